@@ -1,0 +1,68 @@
+"""The `ll-loop` command line: a thin shell that parses arguments and calls little_loops.fsm.
+
+Each subcommand lives in its own module with `register(subparsers)`; the module's
+handler receives explicit arguments and returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from little_loops import __version__
+from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_INTERRUPTED
+from little_loops.fsm.errors import LoopDefinitionError, LoopError
+
+# Subcommand name -> module under little_loops.cli. Order is the order `--help` lists them.
+SUBCOMMANDS: dict[str, str] = {
+    "validate": "validate",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (also used to check the CLI reference in docs/)."""
+    parser = argparse.ArgumentParser(
+        prog="ll-loop",
+        description="Run finite-state automation loops defined in .loops/*.yaml.",
+        epilog="Shorthand: `ll-loop NAME [run flags]` is `ll-loop run NAME [run flags]`.",
+    )
+    parser.add_argument("--version", action="version", version=f"ll-loop {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in SUBCOMMANDS.values():
+        module = importlib.import_module(f"little_loops.cli.{module_name}")
+        module.register(subparsers)
+    return parser
+
+
+def _with_run_shorthand(argv: list[str]) -> list[str]:
+    """`ll-loop NAME ...` means `ll-loop run NAME ...` when NAME is not a subcommand."""
+    if argv and "run" in SUBCOMMANDS and not argv[0].startswith("-") and argv[0] not in SUBCOMMANDS:
+        return ["run", *argv]
+    return argv
+
+
+def main_loop(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `ll-loop`; returns the process exit code."""
+    args_list = _with_run_shorthand(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_DEFINITION
+    if getattr(args, "handler", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_DEFINITION
+    try:
+        code: int = args.handler(args)
+        return code
+    except LoopDefinitionError as exc:
+        print(f"ll-loop: error: {exc}", file=sys.stderr)
+        return EXIT_DEFINITION
+    except LoopError as exc:
+        print(f"ll-loop: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ll-loop: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

@@ -1,0 +1,46 @@
+"""The FSM loop engine, one module per step of the pipeline a loop file travels:
+
+    loader         read YAML (the only place that does) with line marks
+    validation     check the raw definition and the model; errors name loop > state > key
+    compilers      turn goal / convergence / invariants / imperative specs into an FSM
+    schema         the typed model: FSMLoop, StateConfig, EvaluateConfig, RouteConfig, LLMConfig
+    interpolation  resolve ${namespace.path} references at run time
+    runners        run an action (bash or claude) as a request/result pair
+    evaluators     turn an action result into a verdict
+    executor       enter states, run, evaluate, route, enforce limits, emit events
+    persistence    state and event files under .loops/.running/, resume, stop, scope locks
+
+Public names are re-exported here lazily, so importing the package stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "LoopError": "errors",
+    "LoopDefinitionError": "errors",
+    "LoopRuntimeError": "errors",
+    "InterpolationError": "errors",
+    "DEFAULT_LLM_MODEL": "schema",
+    "FSMLoop": "schema",
+    "StateConfig": "schema",
+    "EvaluateConfig": "schema",
+    "RouteConfig": "schema",
+    "LLMConfig": "schema",
+    "InterpolationContext": "interpolation",
+    "interpolate": "interpolation",
+    "interpolate_dict": "interpolation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'little_loops.fsm' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"little_loops.fsm.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(_EXPORTS)

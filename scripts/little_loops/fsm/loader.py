@@ -1,0 +1,175 @@
+"""Read loop files: YAML text to plain data plus the line of every key (the only YAML reader)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from little_loops.fsm.errors import LoopDefinitionError
+
+KeyPath = tuple[str | int, ...]
+
+# The C parser when PyYAML was built with libyaml; the pure-Python one otherwise.
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# Guard against YAML 1.1 booleans: `on`, `off`, `yes`, `no`, `y`, `n` stay strings, so a
+# state called `yes` or a key `on` is not silently turned into True. Only true/false are bools.
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+
+# Bound on constructed nodes, so alias bombs ("billion laughs") fail fast instead of
+# exhausting memory.
+_MAX_NODES = 200_000
+
+
+class _LoopYamlLoader(_BaseLoader):  # type: ignore[misc]
+    """Safe loader with YAML 1.2-style booleans."""
+
+
+_LoopYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _BOOL_TAG]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+_LoopYamlLoader.add_implicit_resolver(_BOOL_TAG, _BOOL_RE, list("tTfF"))
+
+
+@dataclass
+class LoadedDocument:
+    """A parsed loop file: its data and the 1-based line of each key path."""
+
+    data: dict[str, Any]
+    source: str
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+
+    def line_of(self, path: KeyPath) -> int | None:
+        """The line of *path*, or of its nearest ancestor that has one."""
+        for end in range(len(path), 0, -1):
+            line = self.lines.get(path[:end])
+            if line is not None:
+                return line
+        return None
+
+
+class _Builder:
+    """Turns a composed YAML node tree into Python data, recording key lines."""
+
+    def __init__(self, loader: Any, source: str) -> None:
+        self.loader = loader
+        self.source = source
+        self.lines: dict[KeyPath, int] = {}
+        self.count = 0
+        self.active: set[int] = set()
+
+    def fail(self, node: Any, message: str) -> LoopDefinitionError:
+        mark = node.start_mark
+        return LoopDefinitionError(f"{self.source}:{mark.line + 1}:{mark.column + 1}: {message}")
+
+    def build(self, node: Any, path: KeyPath) -> Any:
+        self.count += 1
+        if self.count > _MAX_NODES:
+            raise self.fail(node, f"document too large (over {_MAX_NODES} nodes after aliases)")
+        if id(node) in self.active:
+            raise self.fail(node, "recursive YAML alias")
+        if isinstance(node, yaml.MappingNode):
+            self.active.add(id(node))
+            try:
+                return self._mapping(node, path)
+            finally:
+                self.active.discard(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            self.active.add(id(node))
+            try:
+                items = []
+                for index, item in enumerate(node.value):
+                    self.lines.setdefault((*path, index), item.start_mark.line + 1)
+                    items.append(self.build(item, (*path, index)))
+                return items
+            finally:
+                self.active.discard(id(node))
+        return self.loader.construct_object(node, deep=True)
+
+    def _mapping(self, node: Any, path: KeyPath) -> dict[Any, Any]:
+        self.loader.flatten_mapping(node)  # resolves `<<:` merge keys
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.fail(key_node, "a mapping key must be a plain value, not a list or map")
+            key = self.loader.construct_object(key_node, deep=True)
+            if key is None:
+                key = ""
+            if key in out:
+                where = ".".join(str(p) for p in path) or "top level"
+                raise self.fail(key_node, f"duplicate key '{key}' in {where}")
+            key_path = (*path, key if isinstance(key, str | int) else str(key))
+            self.lines[key_path] = key_node.start_mark.line + 1
+            out[key] = self.build(value_node, key_path)
+        return out
+
+
+def load_text(text: str, source: str = "<string>") -> LoadedDocument:
+    """Parse loop YAML *text*; *source* names it in messages.
+
+    Raises LoopDefinitionError for syntax errors (with line and column), an empty
+    document, several documents, or a top level that is not a mapping.
+    """
+    loader = _LoopYamlLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            problem = exc.problem or exc.context or "invalid YAML"
+            if mark is None:
+                raise LoopDefinitionError(f"{source}: YAML syntax error: {problem}") from None
+            raise LoopDefinitionError(
+                f"{source}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {problem}"
+            ) from None
+        except yaml.YAMLError as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+            raise LoopDefinitionError(f"{source}: YAML error: {detail}") from None
+        if node is None:
+            raise LoopDefinitionError(
+                f"{source}: the file is empty; a loop needs at least 'name', 'initial' and 'states'"
+            )
+        builder = _Builder(loader, source)
+        try:
+            data = builder.build(node, ())
+        except yaml.YAMLError as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+            raise LoopDefinitionError(f"{source}: YAML error: {detail}") from None
+        except RecursionError:
+            raise LoopDefinitionError(f"{source}: YAML nesting is too deep") from None
+    finally:
+        loader.dispose()
+    if data is None:
+        raise LoopDefinitionError(
+            f"{source}: the file is empty; a loop needs at least 'name', 'initial' and 'states'"
+        )
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        raise LoopDefinitionError(
+            f"{source}: the top level must be a mapping of loop settings, got {kind}"
+        )
+    return LoadedDocument(data=data, source=source, lines=builder.lines)
+
+
+def load_file(path: str | Path) -> LoadedDocument:
+    """Read and parse the loop file at *path*; any failure is a LoopDefinitionError."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise LoopDefinitionError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise LoopDefinitionError(f"{p}: is a directory, not a loop file") from None
+    except OSError as exc:
+        raise LoopDefinitionError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoopDefinitionError(f"{p}: not UTF-8 text (bad byte at offset {exc.start})") from None
+    return load_text(text, source=str(p))

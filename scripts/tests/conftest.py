@@ -1,0 +1,3 @@
+"""Shared fixtures: small factories for loop projects and processes."""
+
+from __future__ import annotations
