@@ -69,6 +69,19 @@ def test_state_round_trips_through_the_file(project: Path) -> None:
     assert json.loads(store.state_file.read_text())["current_state"] == "verify"
 
 
+def test_undecodable_output_survives_state_and_events(project: Path) -> None:
+    # Output decoded with errors="surrogateescape" holds lone surrogates; UTF-8 cannot encode them.
+    output = b"bad \xff byte".decode("utf-8", errors="surrogateescape")
+    store = StatePersistence("fix")
+    store.save_state(LoopState("fix", "a", captured={"out": {"output": output}}))
+    store.append_event({"event": "action_complete", "output": output})
+    loaded = store.load_state()
+    assert loaded is not None
+    assert loaded.captured["out"]["output"] == output
+    assert store.read_events() == [{"event": "action_complete", "output": output}]
+    store.close()
+
+
 def test_to_dict_from_dict_round_trip() -> None:
     state = full_state()
     assert LoopState.from_dict(json.loads(json.dumps(state.to_dict()))) == state

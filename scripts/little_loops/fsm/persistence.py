@@ -57,6 +57,7 @@ __all__ = [
     "default_loops_dir",
     "display_path",
     "get_loop_history",
+    "json_bytes",
     "list_running_loops",
     "validate_loop_name",
     "write_atomic",
@@ -94,12 +95,13 @@ def validate_loop_name(name: str) -> str:
     return name
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` so readers see the old or the new file, never a part of one."""
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace `path` with `data` so readers see the old or the new file, never a part of one."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -114,6 +116,16 @@ def write_atomic(path: Path, text: str) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def json_bytes(value: Any, indent: int | None = None) -> bytes:
+    """UTF-8 JSON; strings holding undecodable bytes (lone surrogates) are escaped, not lost."""
+    separators = None if indent else (",", ":")
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, indent=indent, separators=separators).encode("ascii")
 
 
 class StatePersistence:
@@ -145,9 +157,9 @@ class StatePersistence:
     def save_state(self, state: LoopState) -> None:
         """Write `state` atomically, stamping `updated_at`. Old file intact if anything fails."""
         state.updated_at = iso_now()
-        text = json.dumps(state.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        data = json_bytes(state.to_dict(), indent=2) + b"\n"
         self.running_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.state_file, text)
+        write_atomic(self.state_file, data)
 
     def load_state(self) -> LoopState | None:
         """The saved state, or None when there is none; CorruptStateError if it is unreadable."""
@@ -178,7 +190,7 @@ class StatePersistence:
 
     def append_event(self, event: dict[str, Any]) -> None:
         """Append `event` as one JSON line; it is in the file (not a buffer) when this returns."""
-        line = (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        line = json_bytes(event) + b"\n"
         with self._lock:
             fd = self._open_events()
             view = memoryview(line)
