@@ -167,9 +167,15 @@ def test_kill_9_mid_write_leaves_readable_state_and_events(project: Path) -> Non
     numbers = [json.loads(line)["n"] for line in complete.splitlines()]
     assert numbers == list(range(1, len(numbers) + 1))
     assert len(store.read_events()) == len(numbers)
-    # The next run's initialize() sweeps temp files a killed save left behind.
+    # The next run's initialize() sweeps temp files a killed save left behind, and its first
+    # append trims any torn tail: then every line of the log is valid JSON.
     store.initialize()
     assert leftovers(project) == ["fix.events.jsonl", "fix.state.json"]
+    store.append_event({"event": "resumed"})
+    store.close()
+    lines = store.events_file.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    assert [json.loads(line)["event"] for line in lines[:-1]][-2:] == ["route", "resumed"]
 
 
 CORRUPT_CASES: list[tuple[str, bytes, str]] = [
