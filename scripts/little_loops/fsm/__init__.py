@@ -32,6 +32,10 @@ _EXPORTS: dict[str, str] = {
     "InterpolationContext": "interpolation",
     "interpolate": "interpolation",
     "interpolate_dict": "interpolation",
+    "ActionResult": "runners",
+    "ActionRunner": "runners",
+    "ActionRequest": "runners",
+    "DefaultActionRunner": "runners",
 }
 
 
