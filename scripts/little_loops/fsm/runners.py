@@ -251,6 +251,10 @@ class DefaultActionRunner:
                 os.close(fd)
         self._wake_r = self._wake_w = self._devnull = -1
 
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
     def __enter__(self) -> DefaultActionRunner:
         return self
 
