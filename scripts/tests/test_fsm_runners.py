@@ -215,6 +215,28 @@ def test_output_dir_receives_stdout_by_default(tmp_path: Path) -> None:
     assert not result.truncated
 
 
+def test_unwritable_output_file_is_an_error_result(
+    runner: DefaultActionRunner, tmp_path: Path
+) -> None:
+    (tmp_path / "afile").write_text("")
+    target = tmp_path / "afile" / "out"
+    result = runner.execute(ActionRequest("touch ran", 10, False, output_file=target))
+    assert result.exit_code == 126
+    assert result.error == f"cannot write action output to {target}: File exists"
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_output_file_failing_midway_keeps_the_result(runner: DefaultActionRunner) -> None:
+    full = Path("/dev/full")
+    result = runner.execute(ActionRequest("echo hi", 10, False, output_file=full))
+    assert (result.output, result.exit_code, result.error) == ("hi\n", 0, None)
+    assert result.output_path is None
+    assert result.stderr == (
+        "ll-loop: cannot write action output to /dev/full: No space left on device\n"
+    )
+
+
 def test_truncated_tail_does_not_start_inside_a_character(tmp_path: Path) -> None:
     with DefaultActionRunner(cwd=tmp_path, tail_bytes=1001) as runner:
         result = runner.run("for i in $(seq 2000); do printf 'é'; done", 10, False)

@@ -353,6 +353,7 @@ class DefaultActionRunner:
             if pidfd >= 0:
                 os.close(pidfd)
             returncode = proc.wait()
+        write_note = ""
         if stop is None and self._cancel_reason is not None:
             stop = "cancel"  # it ended while cancel() was already killing it
         if stop == "cancel":
@@ -365,17 +366,19 @@ class DefaultActionRunner:
             else:
                 message = f"action printed nothing for {span} (idle_timeout)"
             return _result(out, err, TIMEOUT_EXIT_CODE, start, out_path, message, timed_out=True)
+        if sink.write_error is not None:
+            # The action is not at fault; its tail is still good, only the file is incomplete.
+            write_note = f"cannot write action output to {out_path}: {sink.write_error}"
+            out_path = None
         exit_code = 128 - returncode if returncode < 0 else returncode
         error = None
-        if sink.write_error is not None:
-            error = f"cannot write action output to {out_path}: {sink.write_error}"
         if (
             request.is_slash_command
             and exit_code != 0
             and (_CLAUDE_ROOT_REFUSAL in err.text() or _CLAUDE_ROOT_REFUSAL in out.text())
         ):
             error = CLAUDE_ROOT_ERROR
-        return _result(out, err, exit_code, start, out_path, error, note=False)
+        return _result(out, err, exit_code, start, out_path, error, note=write_note)
 
     def _stopped_result(
         self, out: _Tail, err: _Tail, start: float, out_path: Path | None
@@ -411,13 +414,14 @@ def _result(
     error: str | None,
     *,
     timed_out: bool = False,
-    note: bool = True,
+    note: str | None = None,
 ) -> ActionResult:
+    """The result; `note` (default: the error) is appended to the action's real stderr."""
     stderr = err.text()
-    if error is not None and note:
-        # Keep what the action said and add why it ended, as the last line.
+    note = error if note is None else note
+    if note:
         sep = "\n" if stderr and not stderr.endswith("\n") else ""
-        stderr = f"{stderr}{sep}ll-loop: {error}\n"
+        stderr = f"{stderr}{sep}ll-loop: {note}\n"
     return ActionResult(
         output=out.text(),
         stderr=stderr,
