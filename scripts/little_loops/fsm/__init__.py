@@ -46,6 +46,10 @@ _EXPORTS: dict[str, str] = {
     "acquire_scope": "locks",
     "LockHandle": "locks",
     "pid_alive": "pids",
+    "ActionResult": "runners",
+    "ActionRunner": "runners",
+    "ActionRequest": "runners",
+    "DefaultActionRunner": "runners",
 }
 
 
