@@ -32,6 +32,10 @@ _EXPORTS: dict[str, str] = {
     "InterpolationContext": "interpolation",
     "interpolate": "interpolation",
     "interpolate_dict": "interpolation",
+    "EvaluationResult": "evaluators",
+    "evaluate": "evaluators",
+    "default_evaluation": "evaluators",
+    "evaluate_llm_structured": "llm_judge",
 }
 
 
