@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import anthropic  # imported up front so that timing assertions do not include the import
 import pytest
 from support.fake_anthropic import FakeAnthropic, Reply
 
@@ -278,8 +279,6 @@ def test_build_message_request_is_what_is_sent(fake_anthropic: FakeAnthropic) ->
 
 
 def test_fake_streams_tool_use_like_the_api(fake_anthropic: FakeAnthropic) -> None:
-    import anthropic
-
     fake_anthropic.reply_tool({"verdict": "success", "confidence": 1, "reason": "ok"}, text="hm")
     client = anthropic.Anthropic(max_retries=0, timeout=5)
     with client.messages.stream(
@@ -309,8 +308,6 @@ def test_fake_count_tokens_and_unknown_paths(fake_anthropic: FakeAnthropic) -> N
 
 
 def test_fake_without_script_answers_500_and_stops_while_hanging() -> None:
-    import anthropic
-
     fake = FakeAnthropic().start()
     fake.reply_hang(60, then=Reply("message"))
     client = anthropic.Anthropic(base_url=fake.url, api_key="k", max_retries=0, timeout=0.5)
@@ -321,3 +318,19 @@ def test_fake_without_script_answers_500_and_stops_while_hanging() -> None:
     started = time.monotonic()
     fake.stop()
     assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"schema": ["verdict"]}, "schema must be a mapping with type: object"),
+        ({"schema": {"type": "string"}}, "schema must be a mapping with type: object"),
+        ({"min_confidence": "0.7"}, "min_confidence must be a number, not '0.7'"),
+    ],
+)
+def test_bad_settings_are_error_without_network(
+    fake_anthropic: FakeAnthropic, kwargs: dict[str, Any], message: str
+) -> None:
+    result = evaluate_llm_structured("x", timeout=5, **kwargs)
+    assert result.details["error"] == message
+    assert fake_anthropic.requests == []

@@ -107,6 +107,10 @@ def evaluate_llm_structured(
     from the environment (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL).
     """
     schema = schema or DEFAULT_LLM_SCHEMA
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return _error("schema must be a mapping with type: object", model)
+    if isinstance(min_confidence, bool) or not isinstance(min_confidence, int | float):
+        return _error(f"min_confidence must be a number, not {min_confidence!r}", model)
     request = build_message_request(output, prompt, schema, model, max_tokens)
     if client is None:
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
