@@ -50,6 +50,10 @@ _EXPORTS: dict[str, str] = {
     "ActionRunner": "runners",
     "ActionRequest": "runners",
     "DefaultActionRunner": "runners",
+    "EvaluationResult": "evaluators",
+    "evaluate": "evaluators",
+    "default_evaluation": "evaluators",
+    "evaluate_llm_structured": "llm_judge",
 }
 
 
