@@ -24,6 +24,7 @@ _BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 # Bound on constructed nodes, so alias bombs ("billion laughs") fail fast instead of
 # exhausting memory.
 _MAX_NODES = 200_000
+_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 class _LoopYamlLoader(_BaseLoader):  # type: ignore[misc]
@@ -74,6 +75,9 @@ class _Builder:
             raise self.fail(node, f"document too large (over {_MAX_NODES} nodes after aliases)")
         if id(node) in self.active:
             raise self.fail(node, "recursive YAML alias")
+        if isinstance(node, yaml.CollectionNode) and node.tag not in _COLLECTION_TAGS:
+            # Only plain maps and lists; never construct objects from tags like !!python/....
+            raise self.fail(node, f"unsupported YAML tag '{node.tag}'")
         if isinstance(node, yaml.MappingNode):
             self.active.add(id(node))
             try:
