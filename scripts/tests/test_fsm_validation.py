@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import sys
 import textwrap
+import types
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -799,3 +801,70 @@ def test_any_definition_gives_problems_not_exceptions(data: dict[str, Any]) -> N
         fsm = FSMLoop.from_dict(data)
         check_graph(fsm)
         assert not [p for p in validate_fsm(fsm) if p.message.startswith("expected")]
+
+
+def test_an_empty_verdict_is_an_error() -> None:
+    data = with_state("check", {"action": "x", "route": {"": "done", "_": "fix"}})
+    assert messages(validate_definition(data)) == [
+        "loop 'demo' > states > check > route > : a verdict must be a non-empty string"
+    ]
+
+
+# --- paradigm files ---------------------------------------------------------------------------
+# The paradigm compilers live in little_loops.fsm.compilers (another part of the pipeline);
+# these tests put a small stand-in module in its place to check how validation uses it.
+
+
+def _stand_in_compilers(monkeypatch: pytest.MonkeyPatch, compile_paradigm: Any) -> None:
+    module = types.ModuleType("little_loops.fsm.compilers")
+    module.compile_paradigm = compile_paradigm  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "little_loops.fsm.compilers", module)
+
+
+GOAL = """\
+    paradigm: goal
+    name: goal-types
+    goal: No type errors
+    tools: [/ll:check_code types, /ll:manage_issue bug fix]
+    """
+
+
+def test_a_paradigm_file_is_compiled_then_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def compile_paradigm(spec: dict[str, Any]) -> FSMLoop:
+        seen.append(spec)
+        return FSMLoop.from_dict(
+            {
+                "name": spec["name"],
+                "paradigm": spec["paradigm"],
+                "initial": "evaluate",
+                "states": {
+                    "evaluate": {"action": spec["tools"][0], "on_success": "done"},
+                    "fix": {"action": spec["tools"][1], "next": "evaluat"},
+                    "done": {"terminal": True},
+                },
+            }
+        )
+
+    _stand_in_compilers(monkeypatch, compile_paradigm)
+    report = check_document(load_text(textwrap.dedent(GOAL), "goal.yaml"))
+    assert seen[0]["goal"] == "No type errors"
+    assert messages(report.problems()) == [
+        "loop 'goal-types' > states > fix > next: 'evaluat' is not a state (did you mean "
+        "evaluate?)",
+        "loop 'goal-types' > states > fix: unreachable from the initial state 'evaluate'",
+    ]
+    assert report.fsm is None
+
+
+def test_compiler_errors_become_problems(monkeypatch: pytest.MonkeyPatch) -> None:
+    def compile_paradigm(spec: dict[str, Any]) -> FSMLoop:
+        raise LoopDefinitionError("missing required key 'goal'")
+
+    _stand_in_compilers(monkeypatch, compile_paradigm)
+    report = check_document(load_text(textwrap.dedent(GOAL), "goal.yaml"))
+    assert messages(report.errors) == [
+        "loop 'goal-types' > paradigm: goal: missing required key 'goal'"
+    ]
+    assert report.errors[0].line == 1

@@ -329,6 +329,8 @@ class _Checker:
                     f"a verdict must be a string, got {describe(verdict)} (quote it)",
                 )
                 continue
+            if not verdict:
+                self.add((*path, verdict), "a verdict must be a non-empty string")
             problem = _string(target)
             if problem is not None:
                 self.add((*path, verdict), problem.replace("a string", "a state name", 1))
