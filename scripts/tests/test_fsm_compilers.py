@@ -21,7 +21,7 @@ from little_loops.fsm.compilers import (
 )
 from little_loops.fsm.errors import LoopDefinitionError
 from little_loops.fsm.loader import load_file, load_text
-from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop
+from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
 from little_loops.fsm.writer import dump_fsm_yaml
 
 PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
@@ -291,6 +291,11 @@ def test_any_valid_spec_compiles_to_a_sound_fsm_that_round_trips(spec: dict[str,
     assert dangling_targets(fsm) == []
     assert unreachable_from_terminal(fsm) == []
     assert fsm.terminal_states() != []
+    for key in ("max_iterations", "backoff", "timeout", "maintain", "scope"):
+        if key in spec:
+            assert getattr(fsm, key) == spec[key], key
+    assert fsm.llm == LLMConfig.from_dict(spec.get("llm", {}))
+    assert spec.get("context", {}).items() <= fsm.context.items()
     if "action_type" in spec:
         assert all(s.action_type == spec["action_type"] for s in fsm.states.values() if s.action)
     assert compile_paradigm(load_text(dump_fsm_yaml(fsm)).data) == fsm
@@ -444,6 +449,11 @@ def test_missing_required_field(spec: dict[str, Any], message: str) -> None:
             {**IMPERATIVE, "action_type": "bash"},
             "paradigm 'imperative' > action_type: unknown value 'bash'; known: prompt,"
             " slash_command, shell",
+        ),
+        (
+            {**IMPERATIVE, "action_type": 1},
+            "paradigm 'imperative' > action_type: expected one of prompt, slash_command, shell,"
+            " got integer",
         ),
         (
             {**IMPERATIVE, "llm": {"modle": "x"}},

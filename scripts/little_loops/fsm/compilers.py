@@ -74,10 +74,6 @@ def _strings(reader: SpecReader, key: str) -> list[str]:
     return out
 
 
-def _name(reader: SpecReader) -> str:
-    return reader.string("name")
-
-
 def _build(
     reader: SpecReader,
     paradigm: str,
@@ -127,7 +123,7 @@ def compile_goal(spec: dict[str, Any]) -> FSMLoop:
             " use paradigm 'imperative' for longer sequences",
             "tools",
         )
-    name = _name(reader) if "name" in spec else goal_slug(goal)
+    name = reader.string("name") if "name" in spec else goal_slug(goal)
     fix: dict[str, Any] = {"action": tools[1]} if len(tools) == 2 else {}
     fix["next"] = "evaluate"
     states: dict[str, dict[str, Any]] = {
@@ -154,7 +150,7 @@ def compile_convergence(spec: dict[str, Any]) -> FSMLoop:
     """`measure -> (target: done | progress: apply | stall: done)`, `apply -> measure`."""
     reader = SpecReader("paradigm 'convergence'", spec)
     reader.check_keys(CONVERGENCE_KEYS)
-    name = _name(reader)
+    name = reader.string("name")
     check = reader.string("check")
     toward = reader.number("toward")
     using = reader.string("using")
@@ -193,7 +189,7 @@ def compile_invariants(spec: dict[str, Any]) -> FSMLoop:
     """
     reader = SpecReader("paradigm 'invariants'", spec)
     reader.check_keys(INVARIANTS_KEYS)
-    name = _name(reader)
+    name = reader.string("name")
     suffixes: list[str] = []
     pairs: list[tuple[str, str]] = []
     seen: dict[str, str] = {}
@@ -241,7 +237,7 @@ def compile_imperative(spec: dict[str, Any]) -> FSMLoop:
     """
     reader = SpecReader("paradigm 'imperative'", spec)
     reader.check_keys(IMPERATIVE_KEYS)
-    name = _name(reader)
+    name = reader.string("name")
     steps = _strings(reader, "steps")
     until = reader.mapping("until")
     until.check_keys(UNTIL_KEYS)
@@ -280,7 +276,7 @@ def compile_fsm(spec: dict[str, Any]) -> FSMLoop:
     name = spec.get("name")
     reader = SpecReader(f"loop '{name}'" if isinstance(name, str) else "loop", spec)
     reader.check_keys(FSM_KEYS)
-    _name(reader)
+    reader.string("name")
     reader.string("initial")
     states = reader.mapping("states")
     for state_name, state in states.data.items():

@@ -109,10 +109,12 @@ class SpecReader:
 
     def choice(self, key: str, choices: tuple[str, ...]) -> str:
         value = self.require(key)
-        if not isinstance(value, str) or value not in choices:
-            shown = value if isinstance(value, str) else type_name(value)
-            hint = did_you_mean(shown, choices) if isinstance(value, str) else ""
-            raise self.error(f"unknown value '{shown}'{hint}; known: {', '.join(choices)}", key)
+        known = ", ".join(choices)
+        if not isinstance(value, str):
+            raise self.error(f"expected one of {known}, got {type_name(value)}", key)
+        if value not in choices:
+            hint = did_you_mean(value, choices)
+            raise self.error(f"unknown value '{value}'{hint}; known: {known}", key)
         return value
 
     def items(self, key: str) -> list[Any]:
