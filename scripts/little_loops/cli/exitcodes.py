@@ -10,3 +10,4 @@ EXIT_TIMEOUT = 4  # stopped by the loop-level timeout
 EXIT_HANDOFF = 5  # context handoff: awaiting continuation (resume it later)
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
 EXIT_STOPPED = 143  # SIGTERM / `ll-loop stop`
+EXIT_BUDGET = 6  # the spending budget was used up (see fsm/outcomes.py)

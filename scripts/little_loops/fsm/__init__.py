@@ -23,6 +23,8 @@ _EXPORTS: dict[str, str] = {
     "LoopDefinitionError": "errors",
     "LoopRuntimeError": "errors",
     "InterpolationError": "errors",
+    "CorruptStateError": "errors",
+    "ScopeConflictError": "errors",
     "DEFAULT_LLM_MODEL": "schema",
     "FSMLoop": "schema",
     "StateConfig": "schema",
@@ -34,6 +36,18 @@ _EXPORTS: dict[str, str] = {
     "InterpolationContext": "interpolation",
     "interpolate": "interpolation",
     "interpolate_dict": "interpolation",
+    "OUTCOMES": "outcomes",
+    "STATUSES": "outcomes",
+    "TERMINATION_STATUS": "outcomes",
+    "TERMINATION_EXIT_CODE": "outcomes",
+    "LoopState": "loopstate",
+    "StatePersistence": "persistence",
+    "RunInfo": "persistence",
+    "list_running_loops": "persistence",
+    "get_loop_history": "persistence",
+    "acquire_scope": "locks",
+    "LockHandle": "locks",
+    "pid_alive": "pids",
 }
 
 

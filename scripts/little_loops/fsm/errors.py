@@ -17,3 +17,11 @@ class LoopRuntimeError(LoopError):
 
 class InterpolationError(LoopRuntimeError):
     """A `${namespace.path}` reference could not be resolved."""
+
+
+class CorruptStateError(LoopRuntimeError):
+    """A file under `.loops/.running/` cannot be read back (truncated, not JSON, wrong shape)."""
+
+
+class ScopeConflictError(LoopRuntimeError):
+    """Another live loop holds a scope that overlaps the one a run asked for."""

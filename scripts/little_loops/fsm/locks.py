@@ -1,0 +1,284 @@
+"""Scope locks: a run claims the paths it edits; overlapping claims by live loops are refused.
+
+Every claim is one record file `.loops/.running/<name>.lock`. Checking the records and
+writing a new one happens under an exclusive `flock` on `.loops/.running/.scopes.lock`, so of
+many simultaneous starts exactly one wins a contested scope. A record whose process is gone
+(crash, kill -9, reboot) is stale: the next start deletes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
+from little_loops.fsm.persistence import (
+    RUNNING_DIR,
+    default_loops_dir,
+    display_path,
+    validate_loop_name,
+    write_atomic,
+)
+from little_loops.fsm.pids import pid_alive, process_start_ticks
+from little_loops.fsm.timefmt import format_duration, iso_now
+
+LOCK_SUFFIX = ".lock"
+MUTEX_NAME = ".scopes.lock"  # never deleted: removing a flock file would let two holders in
+DEFAULT_SCOPE: tuple[str, ...] = (".",)
+
+
+def project_root(loops_dir: Path) -> Path:
+    """The directory scope paths are relative to: the parent of `.loops`."""
+    return Path(loops_dir).resolve().parent
+
+
+def normalize_scope(scope: Sequence[str], root: Path) -> list[str]:
+    """Scope paths as POSIX paths relative to `root` (`.` for the root itself), in order, unique.
+
+    `./src/`, `src//` and `src` all become `src`; symlinks and `..` are resolved; a path
+    outside the project stays absolute. An empty scope claims the whole project.
+    """
+    root = root.resolve()
+    result: list[str] = []
+    for entry in list(scope) or list(DEFAULT_SCOPE):
+        if not isinstance(entry, str) or not entry.strip() or "\0" in entry:
+            raise LoopDefinitionError(f"scope entry {entry!r} is not a path")
+        path = Path(entry)
+        absolute = (path if path.is_absolute() else root / path).resolve()
+        try:
+            text = absolute.relative_to(root).as_posix()
+        except ValueError:
+            text = absolute.as_posix()
+        if text not in result:
+            result.append(text)
+    return result
+
+
+def scopes_overlap(a: str, b: str, root: Path) -> bool:
+    """True if normalized scope paths `a` and `b` are equal or one lies inside the other."""
+    pa, pb = (PurePosixPath(root.resolve().as_posix()) / p for p in (a, b))
+    return pa == pb or pa in pb.parents or pb in pa.parents
+
+
+@dataclass(frozen=True)
+class LockRecord:
+    """One claim: which loop, which process, which paths."""
+
+    loop: str
+    pid: int
+    scope: list[str]
+    started_at: str
+    hostname: str
+    pid_start: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record file's JSON content."""
+        return {
+            "loop": self.loop,
+            "pid": self.pid,
+            "pid_start": self.pid_start,
+            "scope": self.scope,
+            "started_at": self.started_at,
+            "hostname": self.hostname,
+        }
+
+    @property
+    def alive(self) -> bool:
+        """The holder still runs (a record from another host is assumed alive: no way to tell)."""
+        if self.hostname != socket.gethostname():
+            return True
+        return pid_alive(self.pid, self.pid_start)
+
+    def holder(self) -> str:
+        """`loop 'a' (pid 123)` as messages name the holder."""
+        host = "" if self.hostname == socket.gethostname() else f" on {self.hostname}"
+        return f"loop {self.loop!r} (pid {self.pid}{host})"
+
+
+def _read_record(path: Path) -> LockRecord:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return LockRecord(
+            loop=str(data["loop"]),
+            pid=int(data["pid"]),
+            scope=[str(item) for item in data["scope"]],
+            started_at=str(data.get("started_at", "")),
+            hostname=str(data.get("hostname", "")),
+            pid_start=None if data.get("pid_start") is None else int(data["pid_start"]),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CorruptStateError(
+            f"{display_path(path)}: unreadable scope lock ({type(exc).__name__}: {exc}); delete"
+            f" it if no loop named {path.name[: -len(LOCK_SUFFIX)]!r} is running"
+        ) from None
+
+
+def read_scope_locks(loops_dir: Path | None = None) -> list[LockRecord]:
+    """Every lock record under `.running/` (live or stale), by loop name; for status displays."""
+    running = (Path(loops_dir) if loops_dir is not None else default_loops_dir()) / RUNNING_DIR
+    if not running.is_dir():
+        return []
+    records = []
+    for path in sorted(running.glob(f"*{LOCK_SUFFIX}")):
+        if path.name.startswith("."):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            records.append(_read_record(path))
+    return records
+
+
+@contextlib.contextmanager
+def _mutex(running: Path) -> Iterator[None]:
+    """Hold the exclusive flock that serialises every check-and-claim in this `.running/`."""
+    fd = os.open(running / MUTEX_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+@dataclass(frozen=True)
+class _Conflict:
+    holder: LockRecord
+    mine: str
+    theirs: str
+    same_loop: bool
+
+    def overlap(self, loop_name: str) -> str:
+        if self.same_loop:
+            return f"loop {loop_name!r} is already running (pid {self.holder.pid})"
+        return (
+            f"scope {self.mine!r} of loop {loop_name!r} overlaps {self.theirs!r}"
+            f" held by {self.holder.holder()}"
+        )
+
+
+class LockHandle:
+    """A claimed scope; `release()` (or leaving the `with` block) gives it back."""
+
+    def __init__(self, record: LockRecord, path: Path, reclaimed: Sequence[str]) -> None:
+        self.record = record
+        self.path = path
+        self.reclaimed: tuple[str, ...] = tuple(reclaimed)  # notes about stale locks removed
+        self.released = False
+
+    @property
+    def loop_name(self) -> str:
+        return self.record.loop
+
+    @property
+    def scope(self) -> list[str]:
+        return self.record.scope
+
+    def release(self) -> None:
+        """Delete our record (only if it is still ours); safe to call twice or from a child."""
+        if self.released or os.getpid() != self.record.pid:
+            return
+        with _mutex(self.path.parent):
+            try:
+                current = _read_record(self.path)
+            except (FileNotFoundError, CorruptStateError):
+                current = None
+            if current is not None and (current.pid, current.loop) == (
+                self.record.pid,
+                self.record.loop,
+            ):
+                self.path.unlink(missing_ok=True)
+        self.released = True
+
+    def __enter__(self) -> LockHandle:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+def _check(running: Path, me: LockRecord, root: Path, reclaimed: list[str]) -> _Conflict | None:
+    """The first live claim that conflicts with `me`; stale records are deleted on the way."""
+    for path in sorted(running.glob(f"*{LOCK_SUFFIX}")):
+        if path.name.startswith("."):
+            continue
+        try:
+            other = _read_record(path)
+        except FileNotFoundError:
+            continue
+        if not other.alive:
+            path.unlink(missing_ok=True)
+            reclaimed.append(
+                f"reclaimed the scope lock of loop {other.loop!r}: its process"
+                f" (pid {other.pid}) is gone"
+            )
+            continue
+        if other.loop == me.loop:
+            return _Conflict(other, "", "", same_loop=True)
+        for mine in me.scope:
+            for theirs in other.scope:
+                if scopes_overlap(mine, theirs, root):
+                    return _Conflict(other, mine, theirs, same_loop=False)
+    return None
+
+
+def acquire_scope(
+    loop_name: str,
+    scope: Sequence[str],
+    loops_dir: Path | None = None,
+    *,
+    queue: bool = False,
+    poll: float = 0.2,
+    on_wait: Callable[[str], None] | None = None,
+    timeout: float | None = None,
+) -> LockHandle:
+    """Claim `scope` for `loop_name`, or raise ScopeConflictError naming the holder.
+
+    With `queue=True`, wait instead: `on_wait(message)` is called once for each loop waited
+    for, then the claim is retried every `poll` seconds until free (or `timeout` seconds pass).
+    """
+    validate_loop_name(loop_name)
+    loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
+    running = loops_dir / RUNNING_DIR
+    running.mkdir(parents=True, exist_ok=True)
+    root = project_root(loops_dir)
+    me = LockRecord(
+        loop=loop_name,
+        pid=os.getpid(),
+        scope=normalize_scope(scope, root),
+        started_at=iso_now(),
+        hostname=socket.gethostname(),
+        pid_start=process_start_ticks(os.getpid()),
+    )
+    path = running / f"{loop_name}{LOCK_SUFFIX}"
+    started = time.monotonic()
+    reclaimed: list[str] = []
+    waited_for: set[tuple[str, int]] = set()
+    while True:
+        with _mutex(running):
+            conflict = _check(running, me, root, reclaimed)
+            if conflict is None:
+                write_atomic(path, json.dumps(me.to_dict(), indent=2) + "\n")
+                return LockHandle(me, path, reclaimed)
+        what = conflict.overlap(loop_name)
+        holder = conflict.holder.loop
+        if not queue:
+            raise ScopeConflictError(
+                f"{what}; wait with --queue or stop it with 'll-loop stop {holder}'"
+            )
+        waited = time.monotonic() - started
+        if timeout is not None and waited >= timeout:
+            raise ScopeConflictError(
+                f"{what}; still held after waiting {format_duration(waited * 1000)}"
+            )
+        key = (holder, conflict.holder.pid)
+        if key not in waited_for:
+            waited_for.add(key)
+            if on_wait is not None:
+                on_wait(f"queued: {what}; waiting for it to finish")
+        time.sleep(poll if timeout is None else max(0.0, min(poll, timeout - waited)))

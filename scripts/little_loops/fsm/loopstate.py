@@ -1,0 +1,158 @@
+"""The state of a run as saved in `<name>.state.json`: fields, JSON shape, validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from little_loops.fsm.errors import CorruptStateError
+from little_loops.fsm.outcomes import STATUS_RUNNING, STATUSES
+from little_loops.fsm.timefmt import iso_now
+
+SCHEMA_VERSION = 1
+
+
+class StateShapeError(ValueError):
+    """What is wrong with a parsed document (the caller turns it into a CorruptStateError)."""
+
+
+_MISSING = object()
+
+
+def _get(data: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any = _MISSING) -> Any:
+    """`data[key]` checked against `kinds`; booleans never pass for integers."""
+    if key not in data:
+        if default is _MISSING:
+            raise StateShapeError(f"missing {key!r}")
+        return default() if callable(default) else default
+    value = data[key]
+    if value is None and type(None) in kinds:
+        return None
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        names = " or ".join(_TYPE_NAMES[k] for k in kinds)
+        raise StateShapeError(f"{key!r} should be {names}, found {json_type(value)}")
+    return value
+
+
+_TYPE_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    dict: "an object",
+    list: "a list",
+    type(None): "null",
+    bool: "a boolean",
+}
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a value's type, as error messages say it."""
+    for kind, name in (
+        (bool, "a boolean"),
+        (int, "an integer"),
+        (float, "a number"),
+        (str, "a string"),
+        (dict, "an object"),
+        (list, "a list"),
+    ):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+@dataclass
+class LoopState:
+    """Everything needed to show a run and to resume it where it stopped."""
+
+    loop_name: str
+    current_state: str
+    iteration: int = 0
+    captured: dict[str, Any] = field(default_factory=dict)
+    prev_result: dict[str, Any] | None = None
+    last_result: dict[str, Any] | None = None
+    started_at: str = field(default_factory=iso_now)
+    updated_at: str = field(default_factory=iso_now)
+    status: str = STATUS_RUNNING
+    continuation_prompt: str | None = None
+    pid: int | None = None
+    pid_start: int | None = None  # process start ticks, so a reused pid is not taken for ours
+    elapsed_ms: int = 0
+    context: dict[str, Any] = field(default_factory=dict)  # context overrides to resume with
+    loop_path: str | None = None  # the loop file the run came from
+    terminated_by: str | None = None
+    error: str | None = None
+    scope: list[str] = field(default_factory=lambda: ["."])
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the state file's content)."""
+        return {
+            "schema_version": self.schema_version,
+            "loop_name": self.loop_name,
+            "status": self.status,
+            "current_state": self.current_state,
+            "iteration": self.iteration,
+            "captured": self.captured,
+            "prev_result": self.prev_result,
+            "last_result": self.last_result,
+            "started_at": self.started_at,
+            "updated_at": self.updated_at,
+            "elapsed_ms": self.elapsed_ms,
+            "continuation_prompt": self.continuation_prompt,
+            "pid": self.pid,
+            "pid_start": self.pid_start,
+            "context": self.context,
+            "loop_path": self.loop_path,
+            "terminated_by": self.terminated_by,
+            "error": self.error,
+            "scope": self.scope,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "state") -> LoopState:
+        """Build from a parsed state file; raise CorruptStateError naming `source` if malformed."""
+        try:
+            return parse_state(data)
+        except StateShapeError as exc:
+            raise CorruptStateError(f"{source}: corrupt state file ({exc})") from None
+
+
+def parse_state(data: Any) -> LoopState:
+    """Check a parsed state file's shape and build the LoopState; raise StateShapeError."""
+    if not isinstance(data, dict):
+        raise StateShapeError(f"expected a JSON object, found {json_type(data)}")
+    version = _get(data, "schema_version", (int,), SCHEMA_VERSION)
+    if version > SCHEMA_VERSION:
+        raise StateShapeError(
+            f"schema_version {version} is newer than this ll-loop reads ({SCHEMA_VERSION})"
+        )
+    status = _get(data, "status", (str,))
+    if status not in STATUSES:
+        raise StateShapeError(f"unknown status {status!r}")
+    iteration = _get(data, "iteration", (int,))
+    elapsed_ms = _get(data, "elapsed_ms", (int,), 0)
+    if iteration < 0 or elapsed_ms < 0:
+        raise StateShapeError("'iteration' and 'elapsed_ms' cannot be negative")
+    scope = _get(data, "scope", (list,), lambda: ["."])
+    if not all(isinstance(item, str) for item in scope):
+        raise StateShapeError("'scope' should be a list of strings")
+    return LoopState(
+        schema_version=version,
+        loop_name=_get(data, "loop_name", (str,)),
+        current_state=_get(data, "current_state", (str,)),
+        iteration=iteration,
+        status=status,
+        started_at=_get(data, "started_at", (str,)),
+        updated_at=_get(data, "updated_at", (str,), data.get("started_at")),
+        captured=_get(data, "captured", (dict,), dict),
+        prev_result=_get(data, "prev_result", (dict, type(None)), None),
+        last_result=_get(data, "last_result", (dict, type(None)), None),
+        elapsed_ms=elapsed_ms,
+        continuation_prompt=_get(data, "continuation_prompt", (str, type(None)), None),
+        pid=_get(data, "pid", (int, type(None)), None),
+        pid_start=_get(data, "pid_start", (int, type(None)), None),
+        context=_get(data, "context", (dict,), dict),
+        loop_path=_get(data, "loop_path", (str, type(None)), None),
+        terminated_by=_get(data, "terminated_by", (str, type(None)), None),
+        error=_get(data, "error", (str, type(None)), None),
+        scope=scope,
+    )

@@ -1,0 +1,314 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
+from little_loops.fsm.locks import (
+    LockHandle,
+    acquire_scope,
+    normalize_scope,
+    read_scope_locks,
+    scopes_overlap,
+)
+
+
+@pytest.fixture
+def loops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".loops").mkdir()
+    return tmp_path / ".loops"
+
+
+@pytest.fixture
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def write_record(loops: Path, loop: str, pid: int, scope: list[str], **extra: object) -> Path:
+    running = loops / ".running"
+    running.mkdir(exist_ok=True)
+    record = {
+        "loop": loop,
+        "pid": pid,
+        "scope": scope,
+        "started_at": "t",
+        "hostname": os.uname().nodename,
+        **extra,
+    }
+    path = running / f"{loop}.lock"
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "overlap"),
+    [
+        (".", "src", True),
+        ("src", "src", True),
+        ("src", "src/api", True),
+        ("src/api", "src", True),
+        ("src/api", "src/apiv2", False),
+        ("src", "tests", False),
+        ("src/api/v1", "src/api", True),
+        ("docs", "docs.txt", False),
+        ("/elsewhere", "src", False),
+        ("/", "src", True),
+    ],
+)
+def test_overlap_rules(tmp_path: Path, a: str, b: str, overlap: bool) -> None:
+    assert scopes_overlap(a, b, tmp_path) is overlap
+    assert scopes_overlap(b, a, tmp_path) is overlap
+
+
+@pytest.mark.parametrize(
+    ("scope", "normalized"),
+    [
+        ([], ["."]),
+        (["."], ["."]),
+        (["./"], ["."]),
+        (["./src/"], ["src"]),
+        (["src//api/"], ["src/api"]),
+        (["src", "./src", "tests/"], ["src", "tests"]),
+        (["src/../lib"], ["lib"]),
+    ],
+)
+def test_scope_paths_are_normalized(
+    tmp_path: Path, scope: list[str], normalized: list[str]
+) -> None:
+    assert normalize_scope(scope, tmp_path) == normalized
+
+
+def test_scope_outside_the_project_stays_absolute(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    assert normalize_scope(["../shared"], root) == [(tmp_path / "shared").as_posix()]
+    # `..` is an ancestor of the project, so it overlaps everything in it.
+    assert scopes_overlap(normalize_scope([".."], root)[0], "src", root)
+
+
+def test_symlinked_scope_overlaps_its_target(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "src")
+    assert normalize_scope(["link/api"], tmp_path) == ["src/api"]
+
+
+@pytest.mark.parametrize("entry", ["", "  ", "a\0b"])
+def test_scope_entry_must_be_a_path(tmp_path: Path, entry: str) -> None:
+    with pytest.raises(LoopDefinitionError) as info:
+        normalize_scope([entry], tmp_path)
+    assert str(info.value) == f"scope entry {entry!r} is not a path"
+
+
+def test_acquire_writes_a_record_and_release_removes_it(loops: Path) -> None:
+    with acquire_scope("a", ["./src/"], loops) as handle:
+        assert handle.scope == ["src"]
+        record = json.loads((loops / ".running" / "a.lock").read_text())
+        assert (record["loop"], record["pid"], record["scope"]) == ("a", os.getpid(), ["src"])
+        assert [r.loop for r in read_scope_locks(loops)] == ["a"]
+    assert not (loops / ".running" / "a.lock").exists()
+    handle.release()  # twice is fine
+    acquire_scope("b", ["src"], loops).release()
+
+
+def test_overlapping_scope_is_refused_naming_the_holder(loops: Path) -> None:
+    held = acquire_scope("a", ["src"], loops)
+    with pytest.raises(ScopeConflictError) as info:
+        acquire_scope("b", ["tests", "src/api"], loops)
+    assert str(info.value) == (
+        f"scope 'src/api' of loop 'b' overlaps 'src' held by loop 'a' (pid {os.getpid()});"
+        " wait with --queue or stop it with 'll-loop stop a'"
+    )
+    assert not (loops / ".running" / "b.lock").exists()
+    with acquire_scope("c", ["srcx", "tests"], loops) as other:
+        assert other.scope == ["srcx", "tests"]
+    held.release()
+
+
+def test_default_scope_claims_the_whole_project(loops: Path) -> None:
+    with acquire_scope("a", [], loops), pytest.raises(ScopeConflictError, match="overlaps '.'"):
+        acquire_scope("b", ["deep/inside"], loops)
+
+
+def test_same_loop_twice_is_refused(loops: Path) -> None:
+    with acquire_scope("a", ["src"], loops), pytest.raises(ScopeConflictError) as info:
+        acquire_scope("a", ["docs"], loops)
+    assert str(info.value) == (
+        f"loop 'a' is already running (pid {os.getpid()});"
+        " wait with --queue or stop it with 'll-loop stop a'"
+    )
+
+
+def test_stale_lock_of_dead_process_is_reclaimed(loops: Path, dead_pid: int) -> None:
+    write_record(loops, "a", dead_pid, ["."])
+    with acquire_scope("b", ["src"], loops) as handle:
+        assert handle.reclaimed == (
+            f"reclaimed the scope lock of loop 'a': its process (pid {dead_pid}) is gone",
+        )
+    assert read_scope_locks(loops) == []
+
+
+def test_lock_of_a_reused_pid_is_stale(loops: Path) -> None:
+    # Our own pid is alive, but with another start time it is not the process that locked.
+    write_record(loops, "a", os.getpid(), ["."], pid_start=1)
+    with acquire_scope("b", ["src"], loops) as handle:
+        assert len(handle.reclaimed) == 1
+
+
+def test_lock_from_another_host_is_respected(loops: Path, dead_pid: int) -> None:
+    write_record(loops, "a", dead_pid, ["src"], hostname="other-box")
+    with pytest.raises(ScopeConflictError) as info:
+        acquire_scope("b", ["src"], loops)
+    assert str(info.value) == (
+        f"scope 'src' of loop 'b' overlaps 'src' held by loop 'a' (pid {dead_pid} on other-box);"
+        " wait with --queue or stop it with 'll-loop stop a'"
+    )
+
+
+def test_unreadable_lock_record_is_reported(loops: Path) -> None:
+    (loops / ".running").mkdir()
+    (loops / ".running" / "a.lock").write_text("{not json")
+    with pytest.raises(CorruptStateError) as info:
+        acquire_scope("b", ["src"], loops)
+    assert str(info.value) == (
+        ".loops/.running/a.lock: unreadable scope lock (JSONDecodeError: Expecting property"
+        " name enclosed in double quotes: line 1 column 2 (char 1)); delete it if no loop"
+        " named 'a' is running"
+    )
+
+
+def test_release_leaves_a_record_that_is_not_ours(loops: Path) -> None:
+    handle = acquire_scope("a", ["src"], loops)
+    path = write_record(loops, "a", os.getppid(), ["src"])
+    handle.release()
+    assert path.exists()
+
+
+CRASHER = """
+import os, signal, sys
+from little_loops.fsm.locks import acquire_scope
+acquire_scope("crashy", ["src"], sys.argv[1])
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_lock_of_a_killed_run_is_reclaimed(loops: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", CRASHER, str(loops)], check=False)
+    assert proc.returncode == -signal.SIGKILL
+    assert [r.loop for r in read_scope_locks(loops)] == ["crashy"]
+    with acquire_scope("next", ["src/api"], loops) as handle:
+        assert handle.reclaimed[0].startswith("reclaimed the scope lock of loop 'crashy'")
+
+
+def test_queue_waits_until_the_scope_is_free(loops: Path) -> None:
+    held = acquire_scope("a", ["src"], loops)
+    notes: list[str] = []
+    waiting = threading.Event()
+    result: list[LockHandle] = []
+
+    def on_wait(message: str) -> None:
+        notes.append(message)
+        waiting.set()
+
+    def start_b() -> None:
+        result.append(
+            acquire_scope("b", ["src/api"], loops, queue=True, poll=0.02, on_wait=on_wait)
+        )
+
+    thread = threading.Thread(target=start_b)
+    thread.start()
+    assert waiting.wait(5)
+    time.sleep(0.1)  # several polls while still held
+    assert result == []
+    held.release()
+    thread.join(5)
+    assert [h.loop_name for h in result] == ["b"]
+    assert notes == [
+        f"queued: scope 'src/api' of loop 'b' overlaps 'src' held by loop 'a' (pid {os.getpid()});"
+        " waiting for it to finish"
+    ]
+    result[0].release()
+
+
+def test_queue_gives_up_after_timeout(loops: Path) -> None:
+    with acquire_scope("a", ["src"], loops), pytest.raises(ScopeConflictError) as info:
+        acquire_scope("b", ["src"], loops, queue=True, poll=0.02, timeout=0.1)
+    message = str(info.value)
+    assert message.startswith(
+        f"scope 'src' of loop 'b' overlaps 'src' held by loop 'a' (pid {os.getpid()});"
+        " still held after waiting "
+    )
+
+
+STARTER = """
+import sys, time
+from pathlib import Path
+from little_loops.fsm.errors import ScopeConflictError
+from little_loops.fsm.locks import acquire_scope
+loops, name, scope = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+go, release = loops / "go", loops / "release"
+while not go.exists():
+    time.sleep(0.002)
+try:
+    handle = acquire_scope(name, [scope], loops)
+except ScopeConflictError as exc:
+    print("REFUSED", exc, flush=True)
+    sys.exit(0)
+print("ADMITTED", name, flush=True)
+while not release.exists():
+    time.sleep(0.01)
+handle.release()
+"""
+
+
+def race(loops: Path, scopes: list[str]) -> list[str]:
+    """Start one process per scope, let them all claim at once, return their first lines."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", STARTER, str(loops), f"loop-{i}", scope],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i, scope in enumerate(scopes)
+    ]
+    try:
+        time.sleep(0.3)  # let the interpreters start and reach the barrier
+        (loops / "go").touch()
+        lines = []
+        for proc in procs:
+            assert proc.stdout is not None
+            lines.append(proc.stdout.readline().strip())
+    finally:
+        (loops / "release").touch()
+        for proc in procs:
+            proc.wait(10)
+    return lines
+
+
+@pytest.mark.reliability
+def test_twenty_concurrent_starts_on_one_scope_admit_exactly_one(loops: Path) -> None:
+    (loops / ".running").mkdir()
+    lines = race(loops, ["src", "./src/", "src/api", "."] * 5)
+    admitted = [line for line in lines if line.startswith("ADMITTED")]
+    refused = [line for line in lines if line.startswith("REFUSED")]
+    assert len(admitted) == 1, lines
+    assert len(refused) == 19, lines
+    winner = admitted[0].split()[1]
+    assert all(f"held by loop '{winner}'" in line for line in refused), lines
+    assert read_scope_locks(loops) == []
+
+
+@pytest.mark.reliability
+def test_twenty_concurrent_starts_on_disjoint_scopes_all_run(loops: Path) -> None:
+    lines = race(loops, [f"pkg{i}" for i in range(20)])
+    assert sorted(lines) == sorted(f"ADMITTED loop-{i}" for i in range(20))
