@@ -2,9 +2,11 @@
 
 Ours is exactly `${` + one of the seven namespaces + `.` + a path + `}`, where the path is
 made of names and indices: `${captured.errors.output}`, `${result.details.items[0]}`,
-`${context.files.0}`. `$${` is a literal `${`. Everything else passes through untouched,
-so bash keeps its own forms: `$VAR`, `$(cmd)`, `${VAR}`, `${VAR:-default}`, `${#VAR}`,
-`${VAR/a/b}`. Interpolation only looks values up; it never evaluates code.
+`${context.files.0}`. `$${` is a literal `${`. A `${name.path}` whose name is not one of
+the namespaces is an error (bash has no such form, so it is a typo). Everything else
+passes through untouched, so bash keeps its own forms: `$VAR`, `$(cmd)`, `${VAR}`,
+`${VAR:-default}`, `${#VAR}`, `${VAR/a/b}`. Interpolation only looks values up; it never
+evaluates code.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.suggest import did_you_mean
 from little_loops.fsm.timefmt import format_duration
 
 NAMESPACES: tuple[str, ...] = ("context", "captured", "prev", "result", "state", "loop", "env")
@@ -78,6 +81,9 @@ class InterpolationContext:
     def resolve(self, namespace: str, path: str, _depth: int = 0) -> Any:
         """Look up `${namespace.path}`; raises InterpolationError naming the variable."""
         ref = f"${{{namespace}.{path}}}"
+        if namespace not in NAMESPACES:
+            hint = did_you_mean(namespace, NAMESPACES) or f" (known: {', '.join(NAMESPACES)})"
+            raise InterpolationError(f"{ref}: unknown namespace '{namespace}'{hint}")
         root = self.namespace(namespace)
         segments = parse_path(path, ref)
         if namespace == "prev" and root is None:

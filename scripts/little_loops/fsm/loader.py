@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.errors import LoopFileError
 
 KeyPath = tuple[str | int, ...]
 
@@ -24,6 +24,7 @@ _BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 # Bound on constructed nodes, so alias bombs ("billion laughs") fail fast instead of
 # exhausting memory.
 _MAX_NODES = 200_000
+_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 class _LoopYamlLoader(_BaseLoader):  # type: ignore[misc]
@@ -64,9 +65,9 @@ class _Builder:
         self.count = 0
         self.active: set[int] = set()
 
-    def fail(self, node: Any, message: str) -> LoopDefinitionError:
+    def fail(self, node: Any, message: str) -> LoopFileError:
         mark = node.start_mark
-        return LoopDefinitionError(f"{self.source}:{mark.line + 1}:{mark.column + 1}: {message}")
+        return LoopFileError(self.source, message, mark.line + 1, mark.column + 1)
 
     def build(self, node: Any, path: KeyPath) -> Any:
         self.count += 1
@@ -74,6 +75,9 @@ class _Builder:
             raise self.fail(node, f"document too large (over {_MAX_NODES} nodes after aliases)")
         if id(node) in self.active:
             raise self.fail(node, "recursive YAML alias")
+        if isinstance(node, yaml.CollectionNode) and node.tag not in _COLLECTION_TAGS:
+            # Only plain maps and lists; never construct objects from tags like !!python/....
+            raise self.fail(node, f"unsupported YAML tag '{node.tag}'")
         if isinstance(node, yaml.MappingNode):
             self.active.add(id(node))
             try:
@@ -92,84 +96,94 @@ class _Builder:
                 self.active.discard(id(node))
         return self.loader.construct_object(node, deep=True)
 
+    def _key(self, key_node: Any) -> Any:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise self.fail(key_node, "a mapping key must be a plain value, not a list or map")
+        key = self.loader.construct_object(key_node, deep=True)
+        return "" if key is None else key
+
     def _mapping(self, node: Any, path: KeyPath) -> dict[Any, Any]:
-        self.loader.flatten_mapping(node)  # resolves `<<:` merge keys
+        # A key written twice is an error; a key that overrides one brought in by a
+        # `<<:` merge is not, so duplicates are looked for before merging.
+        written: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self._key(key_node)
+            if key in written:
+                where = " > ".join(str(p) for p in path) or "the top level"
+                raise self.fail(key_node, f"duplicate key '{key}' in {where}")
+            written.add(key)
+        self.loader.flatten_mapping(node)  # resolves `<<:` merges; later keys win
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise self.fail(key_node, "a mapping key must be a plain value, not a list or map")
-            key = self.loader.construct_object(key_node, deep=True)
-            if key is None:
-                key = ""
-            if key in out:
-                where = ".".join(str(p) for p in path) or "top level"
-                raise self.fail(key_node, f"duplicate key '{key}' in {where}")
+            key = self._key(key_node)
             key_path = (*path, key if isinstance(key, str | int) else str(key))
             self.lines[key_path] = key_node.start_mark.line + 1
             out[key] = self.build(value_node, key_path)
         return out
 
 
+def _syntax_error(source: str, exc: yaml.YAMLError) -> LoopFileError:
+    """A one-line error for a YAML exception, with line and column when it has a mark."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        if mark is not None:
+            return LoopFileError(
+                source, f"YAML syntax error: {problem}", mark.line + 1, mark.column + 1
+            )
+        return LoopFileError(source, f"YAML syntax error: {problem}")
+    detail = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+    return LoopFileError(source, f"YAML error: {detail}")
+
+
+_EMPTY = "the file is empty; a loop needs at least 'name', 'initial' and 'states'"
+
+
 def load_text(text: str, source: str = "<string>") -> LoadedDocument:
     """Parse loop YAML *text*; *source* names it in messages.
 
-    Raises LoopDefinitionError for syntax errors (with line and column), an empty
-    document, several documents, or a top level that is not a mapping.
+    Raises LoopFileError (a LoopDefinitionError) for syntax errors (with line and
+    column), an empty document, several documents, or a top level that is not a mapping.
     """
     loader = _LoopYamlLoader(text)
     try:
         try:
             node = loader.get_single_node()
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            problem = exc.problem or exc.context or "invalid YAML"
-            if mark is None:
-                raise LoopDefinitionError(f"{source}: YAML syntax error: {problem}") from None
-            raise LoopDefinitionError(
-                f"{source}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {problem}"
-            ) from None
-        except yaml.YAMLError as exc:
-            detail = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
-            raise LoopDefinitionError(f"{source}: YAML error: {detail}") from None
-        if node is None:
-            raise LoopDefinitionError(
-                f"{source}: the file is empty; a loop needs at least 'name', 'initial' and 'states'"
-            )
-        builder = _Builder(loader, source)
-        try:
+            if node is None:
+                raise LoopFileError(source, _EMPTY)
+            builder = _Builder(loader, source)
             data = builder.build(node, ())
         except yaml.YAMLError as exc:
-            detail = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
-            raise LoopDefinitionError(f"{source}: YAML error: {detail}") from None
+            raise _syntax_error(source, exc) from None
         except RecursionError:
-            raise LoopDefinitionError(f"{source}: YAML nesting is too deep") from None
+            raise LoopFileError(source, "YAML nesting is too deep") from None
     finally:
         loader.dispose()
     if data is None:
-        raise LoopDefinitionError(
-            f"{source}: the file is empty; a loop needs at least 'name', 'initial' and 'states'"
-        )
+        raise LoopFileError(source, _EMPTY)
     if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
-        raise LoopDefinitionError(
-            f"{source}: the top level must be a mapping of loop settings, got {kind}"
-        )
+        kind = {list: "a list", str: "a string", bool: "true/false"}.get(type(data), "a scalar")
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            kind = "a number"
+        raise LoopFileError(source, f"the top level must be a mapping of loop settings, got {kind}")
     return LoadedDocument(data=data, source=source, lines=builder.lines)
 
 
 def load_file(path: str | Path) -> LoadedDocument:
-    """Read and parse the loop file at *path*; any failure is a LoopDefinitionError."""
+    """Read and parse the loop file at *path*; any failure is a LoopFileError."""
     p = Path(path)
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise LoopDefinitionError(f"{p}: no such file") from None
+        raise LoopFileError(str(p), "no such file") from None
     except IsADirectoryError:
-        raise LoopDefinitionError(f"{p}: is a directory, not a loop file") from None
+        raise LoopFileError(str(p), "is a directory, not a loop file") from None
     except OSError as exc:
-        raise LoopDefinitionError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        raise LoopFileError(str(p), f"cannot read: {exc.strerror or exc}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LoopDefinitionError(f"{p}: not UTF-8 text (bad byte at offset {exc.start})") from None
+        raise LoopFileError(str(p), f"not UTF-8 text (bad byte at offset {exc.start})") from None
     return load_text(text, source=str(p))

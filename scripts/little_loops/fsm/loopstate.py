@@ -66,6 +66,7 @@ class LoopState:
     loop_name: str
     current_state: str
     iteration: int = 0
+    pass_states: list[str] = field(default_factory=list)  # states already run in this pass
     captured: dict[str, Any] = field(default_factory=dict)
     prev_result: dict[str, Any] | None = None
     last_result: dict[str, Any] | None = None
@@ -91,6 +92,7 @@ class LoopState:
             "status": self.status,
             "current_state": self.current_state,
             "iteration": self.iteration,
+            "pass_states": self.pass_states,
             "captured": self.captured,
             "prev_result": self.prev_result,
             "last_result": self.last_result,
@@ -135,11 +137,15 @@ def parse_state(data: Any) -> LoopState:
     scope = _get(data, "scope", (list,), lambda: ["."])
     if not all(isinstance(item, str) for item in scope):
         raise StateShapeError("'scope' should be a list of strings")
+    pass_states = _get(data, "pass_states", (list,), list)
+    if not all(isinstance(item, str) for item in pass_states):
+        raise StateShapeError("'pass_states' should be a list of strings")
     return LoopState(
         schema_version=version,
         loop_name=_get(data, "loop_name", (str,)),
         current_state=_get(data, "current_state", (str,)),
         iteration=iteration,
+        pass_states=pass_states,
         status=status,
         started_at=_get(data, "started_at", (str,)),
         updated_at=_get(data, "updated_at", (str,), data.get("started_at")),

@@ -360,3 +360,13 @@ def list_running_loops(loops_dir: Path | None = None) -> list[RunInfo]:
 def get_loop_history(loop_name: str, loops_dir: Path | None = None) -> list[dict[str, Any]]:
     """The events of the last run of `loop_name`, oldest first."""
     return StatePersistence(loop_name, loops_dir).read_events()
+
+
+def __getattr__(name: str) -> Any:
+    # PersistentExecutor lives in its own module (it needs the executor, which needs this
+    # one); it is importable from here as the public API promises.
+    if name == "PersistentExecutor":
+        from little_loops.fsm.persistent_executor import PersistentExecutor
+
+        return PersistentExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,6 +6,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
 DEFAULT_LLM_MODEL = "claude-haiku-4-5"
+# `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
+DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
 
 EvaluatorType = Literal[
@@ -186,7 +188,10 @@ class LLMConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LLMConfig:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        kwargs = {k: v for k, v in data.items() if k in known}
+        if kwargs.get("model") == DEFAULT_LLM_MODEL_TOKEN:
+            kwargs["model"] = DEFAULT_LLM_MODEL
+        return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         return _non_default_items(self)

@@ -1,0 +1,230 @@
+"""Turn executor events into the progress lines a person follows on stderr."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, TextIO
+
+from little_loops.fsm.timefmt import format_duration
+
+ACTION_WIDTH = 60
+_GOOD = {"success", "target", "progress"}
+_BAD = {"failure", "error", "stall", "blocked"}
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+_GREEN, _RED, _YELLOW, _DIM, _BOLD, _RESET = (
+    "\033[32m",
+    "\033[31m",
+    "\033[33m",
+    "\033[2m",
+    "\033[1m",
+    "\033[0m",
+)
+
+
+def use_color(stream: TextIO, no_color_flag: bool = False) -> bool:
+    """Colour only on a terminal, and never with --no-color or NO_COLOR set (any value)."""
+    if no_color_flag or "NO_COLOR" in os.environ:
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def shorten(action: str, width: int = ACTION_WIDTH) -> str:
+    """The first line of *action*, cut to *width* characters with `…`."""
+    lines = action.strip().splitlines() or [""]
+    first = lines[0].strip()
+    if len(lines) > 1:
+        first += " …"
+    if len(first) > width:
+        first = first[: width - 1].rstrip() + "…"
+    return first
+
+
+def verdict_detail(event: dict[str, Any]) -> str:
+    """The parenthesised detail after a verdict: `(exit 1)`, `(confidence: 0.92)`, ..."""
+    kind = event.get("type")
+    if event.get("verdict") == "error" and event.get("error"):
+        return f"({shorten(str(event['error']), 80)})"
+    if "confidence" in event and isinstance(event["confidence"], int | float):
+        return f"(confidence: {event['confidence']:.2f})"
+    if (kind in ("exit_code", "none") or "llm_skipped" in event) and "exit_code" in event:
+        return f"(exit {event['exit_code']})"
+    if kind == "convergence" and "current" in event:
+        delta = event.get("delta")
+        extra = f", delta: {delta:+g}" if isinstance(delta, int | float) else ""
+        return f"(current: {event['current']:g}{extra})"
+    if "value" in event and kind in ("output_numeric", "output_json"):
+        return f"(value: {event['value']})"
+    if kind == "output_contains" and "matched" in event:
+        return "(matched)" if event["matched"] else "(not matched)"
+    if "exit_code" in event:
+        return f"(exit {event['exit_code']})"
+    return ""
+
+
+def outcome_line(final: dict[str, Any]) -> str:
+    """The closing line, e.g. `Loop completed: done (1 iteration, 2m 34s)`."""
+    n = final.get("iterations", 0)
+    stats = f"{n} iteration{'' if n == 1 else 's'}, {format_duration(final.get('duration_ms', 0))}"
+    state = final.get("final_state", "?")
+    how = final.get("terminated_by")
+    if how == "terminal":
+        return f"Loop completed: {state} ({stats})"
+    if how == "max_iterations":
+        return f"Loop stopped: max_iterations reached in {state} ({stats})"
+    if how == "timeout":
+        return f"Loop stopped: timeout reached in {state} ({stats})"
+    if how == "handoff":
+        return f"Loop paused for handoff in {state} ({stats}); continue with: ll-loop resume NAME"
+    if how in ("interrupted", "stopped"):
+        return f"Loop {how} in {state} ({stats}); continue with: ll-loop resume NAME"
+    if how == "budget":
+        return f"Loop stopped: cost budget reached in {state} ({stats})"
+    error = final.get("error") or "unknown error"
+    return f"Loop failed in {state}: {error} ({stats})"
+
+
+class ProgressDisplay:
+    """An event callback that prints progress; live elapsed time on a TTY only."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        max_iterations: int,
+        loop_name: str = "NAME",
+        color: bool = False,
+        live: bool = False,
+        quiet: bool = False,
+    ) -> None:
+        self.stream = stream
+        self.max_iterations = max_iterations
+        self.loop_name = loop_name
+        self.color = color
+        self.live = live
+        self.quiet = quiet
+        self._action_started = 0.0
+        self._action_ms: int | None = None
+        self._ticker: threading.Thread | None = None
+        self._stop_ticking = threading.Event()
+        self._pending_state = ""
+        self._pending_iteration = 0
+        self._header_printed = False
+        self._last_exit: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        handler = getattr(self, f"_on_{event.get('event')}", None)
+        if handler is not None:
+            handler(event)
+
+    def close(self) -> None:
+        self._stop_ticker()
+
+    # -- event handlers ----------------------------------------------------------------
+
+    def _on_state_enter(self, event: dict[str, Any]) -> None:
+        self._action_ms = None
+        self._pending_state = event["state"]
+        self._pending_iteration = event.get("iteration", 0)
+        self._header_printed = False
+
+    def _header(self, what: str) -> None:
+        counter = f"[{self._pending_iteration}/{self.max_iterations}]"
+        state = self._paint(self._pending_state, _BOLD)
+        self._write(f"{self._paint(counter, _DIM)} {state} → {what}\n")
+        self._header_printed = True
+
+    def _on_action_start(self, event: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        self._header(shorten(str(event.get("action", ""))))
+        self._action_started = time.monotonic()
+        if self.live:
+            self._start_ticker()
+
+    def _on_action_complete(self, event: dict[str, Any]) -> None:
+        self._stop_ticker()
+        self._action_ms = int(event.get("duration_ms", 0))
+        self._last_exit = event.get("exit_code")
+
+    def _on_evaluate(self, event: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        if not self._header_printed:
+            self._header(f"(evaluate {event.get('type')})")
+        verdict = str(event.get("verdict"))
+        base = verdict.removesuffix("_uncertain")
+        if base in _GOOD:
+            mark = self._paint("✓", _GREEN)
+        elif base in _BAD:
+            mark = self._paint("✗", _RED)
+        else:
+            mark = self._paint("•", _YELLOW)
+        detail = verdict_detail(event)
+        note = " (LLM off: judged by exit code)" if "llm_skipped" in event else ""
+        text = f"       {mark} {verdict}"
+        if detail:
+            text += f" {detail}"
+        text += note + self._duration_suffix()
+        self._write(text + "\n")
+        self._action_ms = None
+
+    def _on_route(self, event: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        if event.get("reason") == "next" and self._action_ms is not None:
+            exit_code = getattr(self, "_last_exit", None)
+            self._write(f"       • done (exit {exit_code}){self._duration_suffix()}\n")
+            self._action_ms = None
+        if event.get("reason") == "maintain restart":
+            self._write(f"       ↻ maintain: restarting at {event['to']}\n")
+            return
+        self._write(f"       → {event['to']}\n")
+
+    def _on_loop_complete(self, event: dict[str, Any]) -> None:
+        self._stop_ticker()
+        line = outcome_line(event).replace(
+            "ll-loop resume NAME", f"ll-loop resume {self.loop_name}"
+        )
+        color = _GREEN if event.get("terminated_by") == "terminal" else _RED
+        self._write(f"\n{self._paint(line, color)}\n")
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _duration_suffix(self) -> str:
+        if self._action_ms is None:
+            return ""
+        return self._paint(f"  {format_duration(self._action_ms)}", _DIM)
+
+    def _paint(self, text: str, code: str) -> str:
+        return f"{code}{text}{_RESET}" if self.color else text
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(text)
+            self.stream.flush()
+
+    def _start_ticker(self) -> None:
+        self._stop_ticking.clear()
+        self._ticker = threading.Thread(target=self._tick, name="ll-loop-ticker", daemon=True)
+        self._ticker.start()
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is None:
+            return
+        self._stop_ticking.set()
+        self._ticker.join()
+        self._ticker = None
+        self._write("\r\033[K")
+
+    def _tick(self) -> None:
+        frame = 0
+        while not self._stop_ticking.wait(0.0 if frame == 0 else 0.1):
+            elapsed = int((time.monotonic() - self._action_started) * 1000)
+            spinner = _SPINNER[frame % len(_SPINNER)]
+            self._write(f"\r       {spinner} running {format_duration(elapsed)}\033[K")
+            frame += 1

@@ -1,0 +1,61 @@
+"""Turn a loop NAME or PATH from the command line into a loop file path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.suggest import did_you_mean
+
+LOOPS_DIR = Path(".loops")
+# Looked for in this order: a compiled FSM first, then the file as written.
+LOOP_SUFFIXES: tuple[str, ...] = (".fsm.yaml", ".yaml", ".yml")
+
+
+def _looks_like_path(text: str) -> bool:
+    return "/" in text or "\\" in text or text.endswith((".yaml", ".yml"))
+
+
+def available_loops(loops_dir: Path = LOOPS_DIR) -> list[str]:
+    """The loop names in *loops_dir* (`x` for x.yaml, x.yml and x.fsm.yaml), sorted."""
+    if not loops_dir.is_dir():
+        return []
+    names: set[str] = set()
+    for entry in loops_dir.iterdir():
+        if entry.name.startswith(".") or not entry.is_file():
+            continue
+        for suffix in LOOP_SUFFIXES:
+            if entry.name.endswith(suffix) and len(entry.name) > len(suffix):
+                names.add(entry.name[: -len(suffix)])
+                break
+    return sorted(names)
+
+
+def resolve_loop_path(name_or_path: str, loops_dir: Path = LOOPS_DIR) -> Path:
+    """The loop file for *name_or_path*: an existing file, else `.loops/NAME.fsm.yaml`,
+    `.loops/NAME.yaml` or `.loops/NAME.yml`.
+
+    Raises LoopFileError for a PATH that is not a file, and LoopDefinitionError naming
+    what was looked for and the loops there are for a NAME that is not found.
+    """
+    given = Path(name_or_path)
+    if given.is_file():
+        return given
+    if _looks_like_path(name_or_path):
+        if given.is_dir():
+            raise LoopFileError(name_or_path, "is a directory, not a loop file")
+        raise LoopFileError(name_or_path, "no such file")
+    candidates = [loops_dir / f"{name_or_path}{suffix}" for suffix in LOOP_SUFFIXES]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    names = available_loops(loops_dir)
+    looked = ", ".join(str(c) for c in candidates)
+    hint = did_you_mean(name_or_path, names)
+    if names:
+        known = f"available: {', '.join(names)}"
+    elif loops_dir.is_dir():
+        known = f"{loops_dir}/ has no loops"
+    else:
+        known = f"there is no {loops_dir}/ folder here"
+    raise LoopDefinitionError(f"no loop named '{name_or_path}'{hint}; looked for {looked}; {known}")

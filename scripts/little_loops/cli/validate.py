@@ -1,0 +1,135 @@
+"""`ll-loop validate NAME|PATH...`: check loop files without running them.
+
+The list of problems is this command's data, so it goes to stdout: one line per problem,
+`path:line: severity: message` (`path:line:column:` for YAML syntax errors, `path:` when
+there is no line), then `path: ok` for each valid file. Exit 0 when every file is valid
+(warnings allowed unless --strict), 2 when any is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_OK
+from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
+from little_loops.fsm.validation import FileReport, check_file
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check loop files without running them",
+        description="Check loop files and list every problem. NAME means .loops/NAME.yaml.",
+    )
+    parser.add_argument(
+        "loops", nargs="+", metavar="NAME|PATH", help="loop names or loop file paths"
+    )
+    parser.add_argument(
+        "--json", action="store_true", dest="as_json", help="print a JSON report on stdout"
+    )
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="print only problems, not 'path: ok'"
+    )
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return validate_command(args.loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet)
+
+
+def validate_file(
+    name_or_path: str, *, strict: bool = False, loops_dir: Path = LOOPS_DIR
+) -> FileReport:
+    """The report for one command-line argument (a loop that cannot be found is an error)."""
+    try:
+        path = resolve_loop_path(name_or_path, loops_dir)
+    except LoopFileError as exc:
+        return FileReport(name_or_path, errors=[ValidationError(exc.detail)])
+    except LoopDefinitionError as exc:
+        return FileReport(name_or_path, errors=[ValidationError(str(exc))])
+    report = check_file(path)
+    if strict and report.warnings:
+        promoted = [replace(w, severity="error") for w in report.warnings]
+        report = FileReport(report.path, None, sorted([*report.errors, *promoted], key=_line), [])
+    return report
+
+
+def _line(problem: ValidationError) -> int:
+    return problem.line or 0
+
+
+def format_problem(path: str, problem: ValidationError) -> str:
+    """`path:line[:column]: severity: message`."""
+    where = path
+    if problem.line is not None:
+        where += f":{problem.line}"
+        if problem.column is not None:
+            where += f":{problem.column}"
+    return f"{where}: {problem.severity}: {problem}"
+
+
+def problem_json(problem: ValidationError) -> dict[str, Any]:
+    """One problem in the documented `--json` shape."""
+    return {
+        "severity": problem.severity,
+        "message": str(problem),
+        "detail": problem.message,
+        "line": problem.line,
+        "column": problem.column,
+        "loop": problem.loop,
+        "state": problem.state,
+        "key": problem.key,
+        "keys": [str(k) for k in problem.path],
+    }
+
+
+def report_json(reports: Sequence[FileReport]) -> dict[str, Any]:
+    """The whole `--json` document: `{"valid": bool, "files": [...]}`."""
+    files = []
+    for report in reports:
+        problems = report.problems()
+        loop = report.fsm.name if report.fsm is not None else None
+        loop = loop or next((p.loop for p in problems if p.loop), None)
+        files.append(
+            {
+                "path": report.path,
+                "loop": loop,
+                "valid": report.valid,
+                "errors": [problem_json(p) for p in problems],
+            }
+        )
+    return {"valid": all(r.valid for r in reports), "files": files}
+
+
+def validate_command(
+    loops: Sequence[str],
+    *,
+    as_json: bool = False,
+    strict: bool = False,
+    quiet: bool = False,
+    loops_dir: Path = LOOPS_DIR,
+    out: TextIO | None = None,
+) -> int:
+    """Validate each of *loops* (names or paths); exit 0 when all are valid, 2 otherwise."""
+    stream = sys.stdout if out is None else out
+    reports = [validate_file(item, strict=strict, loops_dir=loops_dir) for item in loops]
+    if as_json:
+        json.dump(report_json(reports), stream, indent=2)
+        stream.write("\n")
+    else:
+        for report in reports:
+            for problem in report.problems():
+                print(format_problem(report.path, problem), file=stream)
+            if report.valid and not quiet:
+                count = len(report.warnings)
+                note = f" ({count} warning{'s' if count != 1 else ''})" if count else ""
+                print(f"{report.path}: ok{note}", file=stream)
+    return EXIT_OK if all(r.valid for r in reports) else EXIT_DEFINITION

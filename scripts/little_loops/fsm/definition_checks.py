@@ -1,0 +1,343 @@
+"""Check a raw loop definition (plain YAML data): keys, types, enums and required fields."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from little_loops.fsm.errors import Severity, ValidationError
+from little_loops.fsm.schema import (
+    ACTION_TYPES,
+    CURRENT_STATE_TOKEN,
+    DIRECTIONS,
+    EVALUATOR_TYPES,
+    OPERATORS,
+)
+from little_loops.fsm.suggest import did_you_mean
+
+KeyPath = tuple[str | int, ...]
+# A check returns what is wrong with a value, or None when it is fine.
+Check = Callable[[Any], str | None]
+
+# The loop name names files under .loops/.running/, so it must be a plain file name.
+_LOOP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# A capture name is read back as ${captured.NAME}, so it must be one path segment.
+_CAPTURE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def describe(value: Any) -> str:
+    """How a wrong value reads in a message: `'ten'`, `1.5`, `true`, `null`, `a list`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# --- value checks -------------------------------------------------------------------
+
+
+def _string(value: Any) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return None
+    if isinstance(value, str):
+        return "expected a non-empty string, got ''"
+    return f"expected a string, got {describe(value)}"
+
+
+def _text(value: Any) -> str | None:
+    """A string that may be empty (an action or prompt of '' is odd but well-formed)."""
+    return None if isinstance(value, str) else f"expected a string, got {describe(value)}"
+
+
+def _boolean(value: Any) -> str | None:
+    return None if isinstance(value, bool) else f"expected true or false, got {describe(value)}"
+
+
+def _mapping(value: Any) -> str | None:
+    return None if isinstance(value, Mapping) else f"expected a mapping, got {describe(value)}"
+
+
+def _string_list(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return f"expected a list of strings, got {describe(value)}"
+    for item in value:
+        if _string(item) is not None:
+            return f"expected a list of strings, got {describe(item)} in it"
+    return None
+
+
+def _integer(minimum: int) -> Check:
+    def check(value: Any) -> str | None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"expected a whole number >= {minimum}, got {describe(value)}"
+        if value < minimum:
+            return f"expected a whole number >= {minimum}, got {value}"
+        return None
+
+    return check
+
+
+def _number(low: float, high: float | None = None, *, above: bool = False) -> Check:
+    """A finite int or float, >= low (or > low when *above*), <= high when given."""
+    if high is not None:
+        want = f"a number from {low:g} to {high:g}"
+    else:
+        want = f"a number {'>' if above else '>='} {low:g}"
+
+    def check(value: Any) -> str | None:
+        if not _is_number(value) or not math.isfinite(value):
+            return f"expected {want}, got {describe(value)}"
+        too_low = value <= low if above else value < low
+        if too_low or (high is not None and value > high):
+            return f"expected {want}, got {value}"
+        return None
+
+    return check
+
+
+def _number_or_reference(low: float | None = None) -> Check:
+    """A number, a numeric string, or a string with a `${...}` reference resolved at run time."""
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, str):
+            if "${" in value:
+                return None
+            try:
+                value = float(value)
+            except ValueError:
+                return f"expected a number or a ${{...}} reference, got {describe(value)}"
+        if not _is_number(value) or not math.isfinite(value):
+            return f"expected a number or a ${{...}} reference, got {describe(value)}"
+        if low is not None and value < low:
+            return f"expected a number >= {low:g}, got {value}"
+        return None
+
+    return check
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, str | int | float | bool):
+        return None
+    return f"expected a string, number or true/false, got {describe(value)}"
+
+
+def _one_of(choices: tuple[str, ...]) -> Check:
+    def check(value: Any) -> str | None:
+        if isinstance(value, str) and value in choices:
+            return None
+        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
+        return f"expected one of {', '.join(choices)}, got {describe(value)}{hint}"
+
+    return check
+
+
+def _pattern(rx: re.Pattern[str], why: str) -> Check:
+    def check(value: Any) -> str | None:
+        problem = _string(value)
+        if problem is not None:
+            return problem
+        return None if rx.match(value) else f"expected {why}, got {describe(value)}"
+
+    return check
+
+
+def _optional(check: Check) -> Check:
+    """null is the same as leaving the key out (for fields whose default is unset)."""
+
+    def optional(value: Any) -> str | None:
+        return None if value is None else check(value)
+
+    return optional
+
+
+# --- the keys of each level; tests hold them equal to the dataclass fields -------------
+
+LOOP_KEYS: dict[str, Check] = {
+    "name": _pattern(_LOOP_NAME, "a name of letters, digits, '.', '_' and '-'"),
+    "initial": _string,
+    "states": _mapping,
+    "paradigm": _optional(_string),
+    "context": _optional(_mapping),
+    "scope": _optional(_string_list),
+    "max_iterations": _integer(1),
+    "backoff": _optional(_number(0)),
+    "timeout": _optional(_number(0, above=True)),
+    "maintain": _boolean,
+    "llm": _mapping,
+}
+STATE_KEYS: dict[str, Check] = {
+    "action": _optional(_text),
+    "action_type": _optional(_one_of(ACTION_TYPES)),
+    "capture": _optional(_pattern(_CAPTURE_NAME, "a name of letters, digits, '_' and '-'")),
+    "timeout": _optional(_number(0, above=True)),
+    "evaluate": _optional(_mapping),
+    "route": _optional(_mapping),
+    "on_success": _optional(_string),
+    "on_failure": _optional(_string),
+    "on_error": _optional(_string),
+    "next": _optional(_string),
+    "terminal": _boolean,
+    "on_maintain": _optional(_string),
+}
+EVALUATE_KEYS: dict[str, Check] = {
+    "type": _one_of(EVALUATOR_TYPES),
+    "operator": _optional(_one_of(OPERATORS)),
+    "target": _optional(_scalar),
+    "tolerance": _optional(_number_or_reference(0)),
+    "pattern": _optional(_string),
+    "negate": _boolean,
+    "path": _optional(_string),
+    "previous": _optional(_text),
+    "direction": _one_of(DIRECTIONS),
+    "prompt": _optional(_text),
+    "schema": _optional(_mapping),
+    "min_confidence": _number(0, 1),
+    "uncertain_suffix": _boolean,
+    "source": _optional(_text),
+}
+LLM_KEYS: dict[str, Check] = {
+    "enabled": _boolean,
+    "model": _string,
+    "max_tokens": _integer(1),
+    "timeout": _number(0, above=True),
+}
+
+REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
+# Which evaluate keys each evaluator reads (besides `type` and `source`), and which it needs.
+EVALUATOR_KEYS: dict[str, tuple[str, ...]] = {
+    "exit_code": (),
+    "output_numeric": ("operator", "target"),
+    "output_json": ("path", "operator", "target"),
+    "output_contains": ("pattern", "negate"),
+    "convergence": ("target", "tolerance", "previous", "direction"),
+    "llm_structured": ("prompt", "schema", "min_confidence", "uncertain_suffix"),
+}
+EVALUATOR_REQUIRED: dict[str, tuple[str, ...]] = {
+    "output_numeric": ("operator", "target"),
+    "output_json": ("path", "operator", "target"),
+    "output_contains": ("pattern",),
+    "convergence": ("target",),
+}
+# Evaluators that compare numbers: their target must be a number (or a reference).
+_NUMERIC_TARGET = ("output_numeric", "convergence")
+
+
+class _Checker:
+    """Walks one definition, collecting problems with their key paths."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        name = data.get("name")
+        self.loop = name if isinstance(name, str) and name else None
+        self.problems: list[ValidationError] = []
+
+    def add(
+        self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
+    ) -> None:
+        self.problems.append(ValidationError.at(self.loop, path, message, severity, key))
+
+    def keys(self, data: Mapping[Any, Any], path: KeyPath, allowed: dict[str, Check]) -> None:
+        """Unknown keys and the type of each known one."""
+        for key, value in data.items():
+            if not isinstance(key, str) or key not in allowed:
+                word = str(key)
+                hint = did_you_mean(word, allowed) or f" (allowed: {', '.join(allowed)})"
+                self.add((*path, word), f"unknown key{hint}")
+                continue
+            problem = allowed[key](value)
+            if problem is not None:
+                self.add((*path, key), problem)
+
+    def required(self, data: Mapping[Any, Any], path: KeyPath, keys: tuple[str, ...]) -> None:
+        for key in keys:
+            if data.get(key) is None:
+                self.add(path, f"missing required key '{key}'", key=key)
+
+    def loop_level(self, data: Mapping[Any, Any]) -> None:
+        self.keys(data, (), LOOP_KEYS)
+        self.required(data, (), REQUIRED_LOOP_KEYS)
+        if isinstance(data.get("states"), Mapping):
+            self.states(data["states"])
+        if isinstance(data.get("llm"), Mapping):
+            self.keys(data["llm"], ("llm",), LLM_KEYS)
+
+    def states(self, states: Mapping[Any, Any]) -> None:
+        if not states:
+            self.add(("states",), "expected at least one state")
+        for name, state in states.items():
+            path: KeyPath = ("states", str(name))
+            if not isinstance(name, str):
+                self.add(path, f"a state name must be a string, got {describe(name)} (quote it)")
+                continue
+            if name == CURRENT_STATE_TOKEN:
+                self.add(path, f"'{name}' means 'this state again' and cannot name a state")
+            if not isinstance(state, Mapping):
+                self.add(path, f"expected a mapping of state settings, got {describe(state)}")
+                continue
+            self.keys(state, path, STATE_KEYS)
+            if isinstance(state.get("evaluate"), Mapping):
+                self.evaluate(state["evaluate"], (*path, "evaluate"))
+            if isinstance(state.get("route"), Mapping):
+                self.route(state["route"], (*path, "route"))
+
+    def evaluate(self, data: Mapping[Any, Any], path: KeyPath) -> None:
+        self.keys(data, path, EVALUATE_KEYS)
+        self.required(data, path, ("type",))
+        kind = data.get("type")
+        if kind not in EVALUATOR_KEYS:
+            return
+        needed = EVALUATOR_REQUIRED.get(kind, ())
+        for key in needed:
+            if data.get(key) is None:
+                others = " and ".join(needed)
+                self.add(
+                    path,
+                    f"missing required key '{key}' (the {kind} evaluator needs {others})",
+                    key=key,
+                )
+        used = EVALUATOR_KEYS[kind]
+        for key in data:
+            if key in EVALUATE_KEYS and key not in (*used, "type", "source"):
+                self.add((*path, key), f"not used by the {kind} evaluator", "warning")
+        target = data.get("target")
+        if kind in _NUMERIC_TARGET and target is not None:
+            problem = _number_or_reference()(target)
+            if problem is not None and _scalar(target) is None:
+                self.add((*path, "target"), problem)
+
+    def route(self, data: Mapping[Any, Any], path: KeyPath) -> None:
+        if not data:
+            self.add(path, "expected at least one 'verdict: state' entry")
+        for verdict, target in data.items():
+            if not isinstance(verdict, str):
+                self.add(
+                    (*path, str(verdict)),
+                    f"a verdict must be a string, got {describe(verdict)} (quote it)",
+                )
+                continue
+            if not verdict:
+                self.add((*path, verdict), "a verdict must be a non-empty string")
+            problem = _string(target)
+            if problem is not None:
+                self.add((*path, verdict), problem.replace("a string", "a state name", 1))
+
+
+def check_definition(data: Mapping[str, Any]) -> list[ValidationError]:
+    """Every problem in the raw definition *data*, in document order."""
+    checker = _Checker(data)
+    checker.loop_level(data)
+    return checker.problems

@@ -1,0 +1,525 @@
+"""Run a loop: enter states, run actions, evaluate, route, enforce limits, emit events."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.errors import InterpolationError, LoopError
+from little_loops.fsm.evaluators import EvaluationResult, evaluate
+from little_loops.fsm.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.routing import ERROR_VERDICT, resolve_route
+from little_loops.fsm.runners import (
+    ActionRequest,
+    ActionResult,
+    ActionRunner,
+    DefaultActionRunner,
+)
+from little_loops.fsm.schema import CURRENT_STATE_TOKEN, EvaluateConfig, FSMLoop, StateConfig
+from little_loops.fsm.timefmt import iso_now
+
+__all__ = [
+    "ActionResult",
+    "ActionRunner",
+    "DefaultActionRunner",
+    "EventCallback",
+    "ExecutionResult",
+    "FSMExecutor",
+]
+
+EventCallback = Callable[[dict[str, Any]], None]
+
+# Seconds an action may run when its state sets no `timeout:`. Claude Code sessions
+# legitimately take many minutes; shell checks should not.
+DEFAULT_SHELL_TIMEOUT = 120
+DEFAULT_PROMPT_TIMEOUT = 1800
+
+# A prompt action that prints this at the start of a line hands its context over: the
+# run stops with terminated_by "handoff" and can be resumed with the text.
+HANDOFF_PATTERN = re.compile(r"^CONTEXT_HANDOFF:[ \t]*(.*)$", re.MULTILINE)
+
+# Strings longer than this are shortened in events (the full output stays in the
+# output file and, up to the runner's tail, in `captured`).
+EVENT_TEXT_LIMIT = 2000
+
+
+@dataclass
+class ExecutionResult:
+    """How a run ended."""
+
+    final_state: str
+    iterations: int
+    terminated_by: str  # terminal, max_iterations, timeout, error, handoff, interrupted, stopped
+    duration_ms: int
+    captured: dict[str, Any]
+    error: str | None = None
+    handoff: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _StepOutcome:
+    """What running one state produced: a target to go to, or a reason to stop."""
+
+    target: str | None = None
+    verdict: str | None = None
+    reason: str = ""
+    stop: str | None = None  # a terminated_by value
+    error: str | None = None
+
+
+@dataclass
+class ExecutorSnapshot:
+    """Everything needed to continue a run later (persisted by PersistentExecutor)."""
+
+    current_state: str
+    iteration: int
+    pass_states: list[str] = field(default_factory=list)
+    captured: dict[str, Any] = field(default_factory=dict)
+    prev_result: dict[str, Any] | None = None
+    last_result: dict[str, Any] | None = None
+    started_at: str = ""
+    elapsed_ms: int = 0
+    continuation: str | None = None
+
+
+class FSMExecutor:
+    """Execute an FSM loop until a terminal state or a limit.
+
+    The executor only ever moves along transitions the loop declares: a route that
+    resolves to an undeclared state ends the run with terminated_by "error".
+    """
+
+    def __init__(
+        self,
+        fsm: FSMLoop,
+        event_callback: EventCallback | None = None,
+        action_runner: ActionRunner | None = None,
+        *,
+        llm_client: Any = None,
+        output_dir: Path | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        self.fsm = fsm
+        self.event_callback: EventCallback = event_callback or (lambda _event: None)
+        self.action_runner: ActionRunner = action_runner or DefaultActionRunner()
+        self.llm_client = llm_client
+        self.output_dir = output_dir
+
+        self.current_state = fsm.initial
+        self.iteration = 0
+        self.pass_states: list[str] = []
+        self.captured: dict[str, Any] = {}
+        self.prev_result: dict[str, Any] | None = None
+        self.last_result: dict[str, Any] | None = None
+        self.started_at = ""
+        self.continuation: str | None = None
+        self._elapsed_before_ms = 0
+        self._start_monotonic = 0.0
+        self._shutdown = threading.Event()
+        self._shutdown_reason = "interrupted"
+        self._sleep = sleep
+
+    # -- control -----------------------------------------------------------------------
+
+    def request_shutdown(self, reason: str = "interrupted") -> None:
+        """Stop as soon as possible: kill the running action and end the run.
+
+        *reason* becomes terminated_by ("interrupted" for Ctrl-C, "stopped" for
+        `ll-loop stop` / SIGTERM). Safe to call from a signal handler or another thread.
+        """
+        self._shutdown_reason = reason
+        self._shutdown.set()
+        cancel = getattr(self.action_runner, "cancel", None)
+        if callable(cancel):
+            cancel(reason)
+
+    def snapshot(self) -> ExecutorSnapshot:
+        return ExecutorSnapshot(
+            current_state=self.current_state,
+            iteration=self.iteration,
+            pass_states=list(self.pass_states),
+            captured=self.captured,
+            prev_result=self.prev_result,
+            last_result=self.last_result,
+            started_at=self.started_at,
+            elapsed_ms=self.elapsed_ms(),
+            continuation=self.continuation,
+        )
+
+    def restore(self, snap: ExecutorSnapshot) -> None:
+        """Continue from *snap* on the next run(): the saved state runs again from its start."""
+        if snap.current_state not in self.fsm.states:
+            raise LoopError(
+                f"cannot resume: saved state '{snap.current_state}' is not a state of loop "
+                f"'{self.fsm.name}' (the loop file changed?)"
+            )
+        self.current_state = snap.current_state
+        self.iteration = snap.iteration
+        self.pass_states = [s for s in snap.pass_states if s != snap.current_state]
+        self.captured = dict(snap.captured)
+        self.prev_result = snap.prev_result
+        self.last_result = snap.last_result
+        self.started_at = snap.started_at
+        self._elapsed_before_ms = snap.elapsed_ms
+        self.continuation = snap.continuation
+
+    def elapsed_ms(self) -> int:
+        if not self._start_monotonic:
+            return self._elapsed_before_ms
+        return self._elapsed_before_ms + int((time.monotonic() - self._start_monotonic) * 1000)
+
+    # -- the loop ----------------------------------------------------------------------
+
+    def run(self) -> ExecutionResult:
+        """Execute from the current state until a terminal state or a limit is reached."""
+        self._start_monotonic = time.monotonic()
+        if not self.started_at:
+            self.started_at = iso_now()
+        self._emit(
+            "loop_start",
+            {
+                "loop": self.fsm.name,
+                "state": self.current_state,
+                "max_iterations": self.fsm.max_iterations,
+                "resumed": self._elapsed_before_ms > 0 or self.iteration > 0,
+            },
+        )
+        try:
+            return self._loop()
+        except LoopError as exc:
+            return self._finish("error", error=str(exc))
+        except Exception as exc:  # a bug must still end the run with its state saved
+            return self._finish("error", error=f"internal error: {type(exc).__name__}: {exc}")
+
+    def _loop(self) -> ExecutionResult:
+        while True:
+            if self._shutdown.is_set():
+                return self._finish(self._shutdown_reason)
+            state = self.fsm.states[self.current_state]
+
+            if state.terminal:
+                if state.action:
+                    ended = self._run_terminal_action(state)
+                    if ended is not None:
+                        return ended
+                if self.fsm.maintain:
+                    restart = state.on_maintain or self.fsm.initial
+                    if restart not in self.fsm.states:
+                        return self._illegal(restart)
+                    self._emit_route(restart, "maintain", "maintain restart")
+                    self.current_state = restart
+                    self.pass_states = [restart]  # a restart always begins a new pass
+                    continue
+                return self._finish("terminal")
+
+            if self.iteration == 0 or self.current_state in self.pass_states:
+                # A pass ends when the loop comes back to a state it already ran.
+                if self.iteration >= self.fsm.max_iterations:
+                    return self._finish("max_iterations")
+                if self.iteration > 0 and self.fsm.backoff:
+                    self._wait(float(self.fsm.backoff))
+                    if self._shutdown.is_set():
+                        return self._finish(self._shutdown_reason)
+                self.iteration += 1
+                self.pass_states = []
+            if self._loop_deadline_passed():
+                return self._finish("timeout")
+            self.pass_states.append(self.current_state)
+
+            self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
+            outcome = self._execute_state(self.current_state, state)
+            if outcome.stop is not None:
+                return self._finish(outcome.stop, error=outcome.error)
+            if outcome.target is None:
+                shown = outcome.verdict if outcome.verdict is not None else "(none)"
+                detail = f"no valid transition from '{self.current_state}' for verdict '{shown}'"
+                if outcome.error:
+                    detail += f": {outcome.error}"
+                return self._finish("error", error=detail)
+            if outcome.target not in self.fsm.states:
+                return self._illegal(outcome.target, outcome.verdict)
+            self._emit_route(outcome.target, outcome.verdict, outcome.reason)
+            self.current_state = outcome.target
+
+    def _execute_state(self, name: str, state: StateConfig) -> _StepOutcome:
+        ctx = self._context()
+        action_result: ActionResult | None = None
+        if state.action:
+            try:
+                action_result = self._run_action(name, state, ctx)
+            except InterpolationError as exc:
+                return self._error_outcome(state, ctx, f"in action of state '{name}': {exc}")
+            stop = self._stop_after_action(action_result)
+            if stop is not None:
+                return stop
+            if state.is_prompt():
+                handoff = HANDOFF_PATTERN.search(action_result.output)
+                if handoff is not None:
+                    self.continuation = handoff.group(1).strip()
+                    return _StepOutcome(stop="handoff")
+
+        if state.next is not None:
+            return self._route(state, None, self._context())
+
+        result = self._evaluate(name, state, action_result, ctx)
+        self.last_result = {"verdict": result.verdict, "details": result.details}
+        self._set_prev(name, action_result, result.verdict)
+        route_ctx = self._context()
+        outcome = self._route(state, result.verdict, route_ctx)
+        if outcome.target is None and result.verdict == ERROR_VERDICT:
+            outcome.error = str(result.details.get("error") or "") or None
+        return outcome
+
+    def _route(
+        self, state: StateConfig, verdict: str | None, ctx: InterpolationContext
+    ) -> _StepOutcome:
+        choice = resolve_route(state, verdict)
+        if choice is None:
+            return _StepOutcome(verdict=verdict)
+        if choice.target == CURRENT_STATE_TOKEN:
+            return _StepOutcome(self.current_state, verdict, f"{choice.reason} ($current)")
+        try:
+            target = interpolate(choice.target, ctx)
+        except InterpolationError as exc:
+            return _StepOutcome(
+                verdict=verdict, stop="error", error=f"route of state '{self.current_state}': {exc}"
+            )
+        return _StepOutcome(target, verdict, choice.reason)
+
+    def _error_outcome(
+        self, state: StateConfig, ctx: InterpolationContext, msg: str
+    ) -> _StepOutcome:
+        """An error that happened before evaluation: routed like an `error` verdict."""
+        self.last_result = {"verdict": ERROR_VERDICT, "details": {"error": msg}}
+        self._emit(
+            "evaluate",
+            {"state": self.current_state, "type": "none", "verdict": ERROR_VERDICT, "error": msg},
+        )
+        outcome = self._route(state, ERROR_VERDICT, ctx)
+        if outcome.target is None and outcome.stop is None:
+            outcome.error = msg
+        return outcome
+
+    # -- actions -----------------------------------------------------------------------
+
+    def _run_action(self, name: str, state: StateConfig, ctx: InterpolationContext) -> ActionResult:
+        assert state.action is not None
+        action = interpolate(state.action, ctx)
+        is_prompt = state.is_prompt()
+        if is_prompt and self.continuation:
+            action = f"Continue from this handoff note: {self.continuation}\n\n{action}"
+            self.continuation = None
+        timeout = float(
+            state.timeout or (DEFAULT_PROMPT_TIMEOUT if is_prompt else DEFAULT_SHELL_TIMEOUT)
+        )
+        remaining = self._loop_remaining_s()
+        if remaining is not None:
+            timeout = max(0.001, min(timeout, remaining))
+        self._emit(
+            "action_start",
+            {
+                "state": name,
+                "action": _short(action),
+                "action_type": "prompt" if is_prompt else "shell",
+                "timeout": timeout,
+            },
+        )
+        execute = getattr(self.action_runner, "execute", None)
+        if callable(execute):
+            output_file = None
+            if self.output_dir is not None:
+                output_file = self.output_dir / f"{self.fsm.name}.{name}.out"
+            result: ActionResult = execute(
+                ActionRequest(
+                    action=action,
+                    timeout=timeout,
+                    is_slash_command=is_prompt,
+                    output_file=output_file,
+                )
+            )
+        else:
+            result = self.action_runner.run(action, timeout=timeout, is_slash_command=is_prompt)
+        complete: dict[str, Any] = {
+            "state": name,
+            "exit_code": result.exit_code,
+            "duration_ms": result.duration_ms,
+            "output": _short(result.output, tail=True),
+        }
+        for extra in ("error", "truncated", "output_path"):
+            value = getattr(result, extra, None)
+            if value:
+                complete[extra] = value
+        self._emit("action_complete", complete)
+        if state.capture:
+            self.captured[state.capture] = {
+                "output": _chomp(result.output),
+                "stderr": result.stderr,
+                "exit_code": result.exit_code,
+                "duration_ms": result.duration_ms,
+            }
+        return result
+
+    def _run_terminal_action(self, state: StateConfig) -> ExecutionResult | None:
+        """A terminal state's action runs once, as the loop's last step."""
+        ctx = self._context()
+        self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
+        try:
+            result = self._run_action(self.current_state, state, ctx)
+        except InterpolationError as exc:
+            return self._finish("error", error=f"in action of state '{self.current_state}': {exc}")
+        stop = self._stop_after_action(result)
+        if stop is not None:
+            return self._finish(stop.stop or "error", error=stop.error)
+        return None
+
+    def _stop_after_action(self, result: ActionResult) -> _StepOutcome | None:
+        if self._shutdown.is_set():
+            return _StepOutcome(stop=self._shutdown_reason)
+        if getattr(result, "timed_out", False) and self._loop_deadline_passed():
+            return _StepOutcome(stop="timeout", error="loop timeout reached during an action")
+        return None
+
+    # -- evaluation --------------------------------------------------------------------
+
+    def _evaluate(
+        self,
+        name: str,
+        state: StateConfig,
+        action_result: ActionResult | None,
+        ctx: InterpolationContext,
+    ) -> EvaluationResult:
+        output = action_result.output if action_result else ""
+        exit_code = action_result.exit_code if action_result else 0
+        runner_error = getattr(action_result, "error", None) if action_result else None
+        if state.evaluate is not None:
+            config = state.evaluate
+        elif action_result is not None and state.is_prompt():
+            config = EvaluateConfig(type="llm_structured")
+        else:
+            config = EvaluateConfig(type="exit_code")
+        if runner_error:
+            # The action could not run properly (timeout, missing executable, ...): no
+            # evaluator can judge it, and an LLM call would be paid for nothing.
+            result = EvaluationResult(
+                ERROR_VERDICT, {"error": runner_error, "exit_code": exit_code}
+            )
+        else:
+            result = evaluate(
+                config, output, exit_code, ctx, llm=self.fsm.llm, client=self.llm_client
+            )
+        event: dict[str, Any] = {"state": name, "type": config.type, "verdict": result.verdict}
+        for key, value in result.details.items():
+            event.setdefault(key, _event_value(value))
+        self._emit("evaluate", event)
+        return result
+
+    # -- context and bookkeeping -------------------------------------------------------
+
+    def _context(self) -> InterpolationContext:
+        return InterpolationContext(
+            context=self.fsm.context,
+            captured=self.captured,
+            prev=self.prev_result,
+            result=self.last_result,
+            state_name=self.current_state,
+            iteration=self.iteration,
+            loop_name=self.fsm.name,
+            started_at=self.started_at,
+            elapsed_ms=self.elapsed_ms(),
+        )
+
+    def _set_prev(self, name: str, action: ActionResult | None, verdict: str) -> None:
+        """`prev` is the last state that produced a verdict. Unconditional `next:` states
+        do not replace it, so `measure → apply → measure` compares measurements."""
+        self.prev_result = {
+            "state": name,
+            "output": _chomp(action.output) if action else "",
+            "stderr": action.stderr if action else "",
+            "exit_code": action.exit_code if action else 0,
+            "verdict": verdict,
+        }
+
+    def _loop_remaining_s(self) -> float | None:
+        if not self.fsm.timeout:
+            return None
+        return float(self.fsm.timeout) - self.elapsed_ms() / 1000
+
+    def _loop_deadline_passed(self) -> bool:
+        remaining = self._loop_remaining_s()
+        return remaining is not None and remaining <= 0
+
+    def _wait(self, seconds: float) -> None:
+        if self._sleep is not None:
+            self._sleep(seconds)
+        else:
+            self._shutdown.wait(seconds)
+
+    def _illegal(self, target: str, verdict: str | None = None) -> ExecutionResult:
+        declared = ", ".join(self.fsm.states)
+        return self._finish(
+            "error",
+            error=(
+                f"illegal transition {self.current_state} → {target}: '{target}' is not a "
+                f"declared state (verdict {verdict!r}; declared: {declared})"
+            ),
+        )
+
+    def _emit_route(self, target: str, verdict: str | None, reason: str) -> None:
+        self._emit(
+            "route",
+            {"from": self.current_state, "to": target, "verdict": verdict, "reason": reason},
+        )
+
+    def _emit(self, event: str, data: dict[str, Any]) -> None:
+        self.event_callback({"event": event, "ts": iso_now(), **data})
+
+    def _finish(self, terminated_by: str, error: str | None = None) -> ExecutionResult:
+        result = ExecutionResult(
+            final_state=self.current_state,
+            iterations=self.iteration,
+            terminated_by=terminated_by,
+            duration_ms=self.elapsed_ms(),
+            captured=self.captured,
+            error=error,
+            handoff=self.continuation if terminated_by == "handoff" else None,
+        )
+        payload: dict[str, Any] = {
+            "final_state": result.final_state,
+            "iterations": result.iterations,
+            "terminated_by": terminated_by,
+            "duration_ms": result.duration_ms,
+        }
+        if error:
+            payload["error"] = error
+        if result.handoff is not None:
+            payload["handoff"] = result.handoff
+        self._emit("loop_complete", payload)
+        return result
+
+
+def _chomp(text: str) -> str:
+    """Output as `$(...)` would give it: trailing newlines removed, so
+    `[ "${captured.n.output}" -ge 3 ]` works. The output file keeps every byte."""
+    return text.rstrip("\r\n")
+
+
+def _short(text: str, limit: int = EVENT_TEXT_LIMIT, tail: bool = False) -> str:
+    if len(text) <= limit:
+        return text
+    if tail:
+        return "…" + text[-limit:]
+    return text[:limit] + "…"
+
+
+def _event_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return _short(value)
+    return value

@@ -1,0 +1,251 @@
+"""Check a loop model as a state machine: targets exist, every state can move on or end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from little_loops.fsm.errors import Severity, ValidationError
+from little_loops.fsm.interpolation import NAMESPACES, OPEN, references
+from little_loops.fsm.schema import (
+    CURRENT_STATE_TOKEN,
+    ROUTE_DEFAULT_KEY,
+    ROUTE_ERROR_KEY,
+    FSMLoop,
+    StateConfig,
+)
+from little_loops.fsm.suggest import did_you_mean
+
+KeyPath = tuple[str | int, ...]
+
+# The fields of the namespaces whose shape is fixed (see interpolation.InterpolationContext).
+_FIXED_FIELDS: dict[str, tuple[str, ...]] = {
+    "state": ("name", "iteration"),
+    "loop": ("name", "started_at", "elapsed_ms", "elapsed"),
+}
+_SHORTHAND = ("on_success", "on_failure", "on_error")
+
+
+def targets(state: StateConfig) -> list[tuple[KeyPath, str]]:
+    """Every declared transition of *state* as (key path within the state, raw target).
+
+    The same targets as `StateConfig.transitions()`, but with the key each one is written
+    under, so a message can point at it.
+    """
+    out: list[tuple[KeyPath, str]] = []
+    if state.next is not None:
+        out.append((("next",), state.next))
+    if state.route is not None:
+        out.extend((("route", verdict), target) for verdict, target in state.route.routes.items())
+        if state.route.default is not None:
+            out.append((("route", ROUTE_DEFAULT_KEY), state.route.default))
+        if state.route.error is not None:
+            out.append((("route", ROUTE_ERROR_KEY), state.route.error))
+    for key in (*_SHORTHAND, "on_maintain"):
+        target = getattr(state, key)
+        if target is not None:
+            out.append(((key,), target))
+    return out
+
+
+def _is_dynamic(target: str) -> bool:
+    """A target with a `${...}` reference is only known at run time."""
+    return OPEN in target
+
+
+class _GraphChecker:
+    def __init__(self, fsm: FSMLoop) -> None:
+        self.fsm = fsm
+        self.problems: list[ValidationError] = []
+
+    def add(
+        self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
+    ) -> None:
+        self.problems.append(
+            ValidationError.at(self.fsm.name or None, path, message, severity, key)
+        )
+
+    def not_a_state(self, name: str) -> str:
+        hint = did_you_mean(name, self.fsm.states) or f" (states: {', '.join(self.fsm.states)})"
+        return f"'{name}' is not a state{hint}"
+
+    def run(self) -> list[ValidationError]:
+        fsm = self.fsm
+        if fsm.initial not in fsm.states:
+            self.add(("initial",), self.not_a_state(fsm.initial))
+        if not fsm.terminal_states():
+            self.add(("states",), "no terminal state (mark at least one with terminal: true)")
+        for name, state in fsm.states.items():
+            self.state(name, state)
+        self.reachability()
+        self.references()
+        return self.problems
+
+    def state(self, name: str, state: StateConfig) -> None:
+        path: KeyPath = ("states", name)
+        for where, target in targets(state):
+            known = target == CURRENT_STATE_TOKEN or _is_dynamic(target)
+            if not known and target not in self.fsm.states:
+                self.add((*path, *where), self.not_a_state(target))
+        if state.terminal:
+            for key in ("next", "route", *_SHORTHAND):
+                if getattr(state, key) is not None:
+                    self.add(
+                        (*path, key),
+                        "contradicts terminal: true (a terminal state ends the loop)",
+                    )
+        elif (
+            state.next is None
+            and state.route is None
+            and not any(getattr(state, key) is not None for key in _SHORTHAND)
+        ):
+            self.add(
+                path,
+                "dead end: not terminal and no way out "
+                "(add next, route, on_success/on_failure/on_error, or terminal: true)",
+            )
+        if not state.terminal:
+            if state.next is not None:
+                for key in ("route", *_SHORTHAND):
+                    if getattr(state, key) is not None:
+                        self.add(
+                            (*path, key),
+                            f"never used: next always moves on to '{state.next}'",
+                            "warning",
+                        )
+            elif state.route is not None:
+                for key in _SHORTHAND:
+                    if getattr(state, key) is not None:
+                        self.add(
+                            (*path, key), "ignored: route decides where this state goes", "warning"
+                        )
+        if state.on_maintain is not None:
+            if not state.terminal:
+                self.add((*path, "on_maintain"), "only used by terminal states", "warning")
+            elif not self.fsm.maintain:
+                self.add(
+                    (*path, "on_maintain"),
+                    "unused: the loop does not set maintain: true",
+                    "warning",
+                )
+        if state.evaluate is not None and state.action is None and state.evaluate.source is None:
+            self.add(
+                (*path, "evaluate"),
+                "nothing to evaluate: the state has no action and evaluate has no source",
+            )
+        action = state.action or ""
+        first_word = action.split(maxsplit=1)[0] if action.strip() else ""
+        if state.action_type is None and first_word.startswith("/") and "/" in first_word[1:]:
+            self.add(
+                (*path, "action"),
+                f"'{first_word}' looks like a file path, but an action starting with '/' "
+                "is sent to Claude as a slash command; add action_type: shell to run it in bash",
+                "warning",
+            )
+
+    def edges(self) -> tuple[dict[str, set[str]], bool]:
+        """Known successors of each state, and whether any target is only known at run time."""
+        graph: dict[str, set[str]] = {name: set() for name in self.fsm.states}
+        dynamic = False
+        for name, state in self.fsm.states.items():
+            for _, target in targets(state):
+                if _is_dynamic(target):
+                    dynamic = True
+                elif target == CURRENT_STATE_TOKEN:
+                    graph[name].add(name)
+                elif target in graph:
+                    graph[name].add(target)
+            if state.terminal and self.fsm.maintain and self.fsm.initial in graph:
+                # maintain: true restarts a finished loop from on_maintain or the initial state.
+                graph[name].add(self.fsm.initial)
+        return graph, dynamic
+
+    def reachability(self) -> None:
+        graph, dynamic = self.edges()
+        if dynamic or self.fsm.initial not in graph:
+            return
+        reached = _closure([self.fsm.initial], graph)
+        for name in self.fsm.states:
+            if name not in reached:
+                self.add(
+                    ("states", name),
+                    f"unreachable from the initial state '{self.fsm.initial}'",
+                    "warning",
+                )
+        backward: dict[str, set[str]] = {name: set() for name in graph}
+        for name, successors in graph.items():
+            for successor in successors:
+                backward[successor].add(name)
+        finishing = _closure(self.fsm.terminal_states(), backward)
+        if not self.fsm.terminal_states():
+            return
+        for name in self.fsm.states:
+            if name in reached and name not in finishing:
+                self.add(
+                    ("states", name),
+                    "no path from here to a terminal state: the loop can only stop "
+                    "at max_iterations",
+                    "warning",
+                )
+
+    def references(self) -> None:
+        captures = {s.capture for s in self.fsm.states.values() if s.capture is not None}
+        for path, text in self.strings():
+            for namespace, ref_path in references(text):
+                ref = f"${{{namespace}.{ref_path}}}"
+                first = ref_path.split(".", 1)[0].split("[", 1)[0]
+                if namespace not in NAMESPACES:
+                    hint = (
+                        did_you_mean(namespace, NAMESPACES) or f" (known: {', '.join(NAMESPACES)})"
+                    )
+                    self.add(path, f"{ref}: unknown namespace '{namespace}'{hint}")
+                elif namespace in _FIXED_FIELDS and first not in _FIXED_FIELDS[namespace]:
+                    fields = _FIXED_FIELDS[namespace]
+                    hint = did_you_mean(first, fields) or f" (known: {', '.join(fields)})"
+                    self.add(path, f"{ref}: '{namespace}' has no '{first}'{hint}")
+                elif namespace == "context" and first not in self.fsm.context:
+                    self.add(path, f"{ref}: context has no key '{first}'", "warning")
+                elif namespace == "captured" and first not in captures:
+                    self.add(path, f"{ref}: no state captures '{first}'", "warning")
+
+    def strings(self) -> Iterator[tuple[KeyPath, str]]:
+        """Every string the executor interpolates, with its key path."""
+        yield from _walk_strings(self.fsm.context, ("context",))
+        for name, state in self.fsm.states.items():
+            path: KeyPath = ("states", name)
+            if isinstance(state.action, str):
+                yield (*path, "action"), state.action
+            if state.evaluate is not None:
+                for key in ("source", "target", "tolerance", "previous", "prompt", "pattern"):
+                    value = getattr(state.evaluate, key)
+                    if isinstance(value, str):
+                        yield (*path, "evaluate", key), value
+            for where, target in targets(state):
+                yield (*path, *where), target
+
+
+def _walk_strings(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _walk_strings(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk_strings(item, (*path, index))
+
+
+def _closure(start: list[str], graph: Mapping[str, set[str]]) -> set[str]:
+    seen = set(start)
+    todo = list(start)
+    while todo:
+        for successor in graph.get(todo.pop(), ()):
+            if successor not in seen:
+                seen.add(successor)
+                todo.append(successor)
+    return seen
+
+
+def check_graph(fsm: FSMLoop) -> list[ValidationError]:
+    """Every problem with *fsm* as a state machine (its fields must already be well-typed)."""
+    return _GraphChecker(fsm).run()

@@ -1,0 +1,263 @@
+"""The `llm_structured` evaluator: the one place ll-loop asks a model for a verdict.
+
+One Messages API call with a forced `evaluate` tool whose input schema is the verdict
+schema. It is bounded in time (one deadline over every attempt) and in size (the last
+4000 characters of output), and every failure becomes the `error` verdict with a
+one-line reason in `details["error"]`; it never raises into the loop. The anthropic
+package is imported only when a call is about to be made.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from typing import Any
+
+from little_loops.fsm.evaluators import EvaluationResult
+from little_loops.fsm.schema import DEFAULT_LLM_MODEL
+
+DEFAULT_LLM_PROMPT = "Evaluate whether this action succeeded based on its output."
+
+DEFAULT_LLM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {
+            "type": "string",
+            "enum": ["success", "failure", "blocked", "partial"],
+            "description": (
+                "- success: The action completed its goal\n"
+                "- failure: The action failed, should retry\n"
+                "- blocked: Cannot proceed without external help\n"
+                "- partial: Made progress but not complete\n"
+            ),
+        },
+        "confidence": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Confidence in this verdict (0-1)",
+        },
+        "reason": {"type": "string", "description": "Brief explanation"},
+    },
+    "required": ["verdict", "confidence", "reason"],
+}
+
+TOOL_NAME = "evaluate"
+TOOL_DESCRIPTION = "Provide your evaluation of the action result"
+MAX_OUTPUT_CHARS = 4000
+NO_API_KEY = "no API key: set ANTHROPIC_API_KEY"
+
+# Transient answers worth another attempt while the deadline allows one.
+_RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_MAX_ATTEMPTS = 3
+_FIRST_BACKOFF = 0.5
+# An attempt is only worth starting with at least this many seconds left.
+_MIN_ATTEMPT_SECONDS = 1.0
+
+
+def build_message_request(
+    output: str,
+    prompt: str | None = None,
+    schema: dict[str, Any] | None = None,
+    model: str = DEFAULT_LLM_MODEL,
+    max_tokens: int = 256,
+) -> dict[str, Any]:
+    """The keyword arguments of the `messages.create` call that judges *output*."""
+    truncated = output[-MAX_OUTPUT_CHARS:]
+    note = ""
+    if len(output) > MAX_OUTPUT_CHARS:
+        note = f"(Output truncated: the last {MAX_OUTPUT_CHARS} of {len(output)} characters.)\n"
+    content = (
+        f"{prompt or DEFAULT_LLM_PROMPT}\n\n{note}<action_output>\n{truncated}\n</action_output>"
+    )
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "messages": [{"role": "user", "content": content}],
+        "tools": [
+            {
+                "name": TOOL_NAME,
+                "description": TOOL_DESCRIPTION,
+                "input_schema": schema or DEFAULT_LLM_SCHEMA,
+            }
+        ],
+        "tool_choice": {"type": "tool", "name": TOOL_NAME},
+    }
+
+
+def evaluate_llm_structured(
+    output: str,
+    prompt: str | None = None,
+    schema: dict[str, Any] | None = None,
+    min_confidence: float = 0.5,
+    uncertain_suffix: bool = False,
+    model: str = DEFAULT_LLM_MODEL,
+    max_tokens: int = 256,
+    timeout: float = 30,
+    client: Any = None,
+) -> EvaluationResult:
+    """Ask *model* for a verdict on *output* and return it with its confidence.
+
+    `details`: confidence, confident (confidence >= min_confidence), reason, raw (the
+    tool input), model, usage {input_tokens, output_tokens}. With *uncertain_suffix*, an
+    unconfident verdict becomes `<verdict>_uncertain`. *timeout* bounds the whole call,
+    retries included. *client* is an `anthropic.Anthropic` to use instead of one built
+    from the environment (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL).
+    """
+    schema = schema or DEFAULT_LLM_SCHEMA
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return _error("schema must be a mapping with type: object", model)
+    if isinstance(min_confidence, bool) or not isinstance(min_confidence, int | float):
+        return _error(f"min_confidence must be a number, not {min_confidence!r}", model)
+    request = build_message_request(output, prompt, schema, model, max_tokens)
+    if client is None:
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            return _error(NO_API_KEY, model)
+        try:
+            import anthropic
+        except ImportError:
+            return _error("the anthropic package is not installed (pip install anthropic)", model)
+        client = anthropic.Anthropic(timeout=timeout, max_retries=0)
+    response, failure = _call(client, request, timeout)
+    if response is None:
+        return _error(failure, model)
+    return _verdict(response, schema, min_confidence, uncertain_suffix, model)
+
+
+def _error(message: str, model: str, **details: Any) -> EvaluationResult:
+    return EvaluationResult("error", {**details, "model": model, "error": message})
+
+
+def _call(client: Any, request: dict[str, Any], timeout: float) -> tuple[Any, str]:
+    """(response, "") or (None, one-line reason); retries transient failures until the
+    deadline, each attempt's own timeout being the time that is left."""
+    import anthropic
+
+    deadline = time.monotonic() + timeout
+    reason = "no attempt made"
+    for attempt in range(_MAX_ATTEMPTS):
+        left = deadline - time.monotonic()
+        if attempt and left < _MIN_ATTEMPT_SECONDS:
+            break
+        retry_after: float | None = None
+        try:
+            return client.with_options(timeout=max(left, 0.1), max_retries=0).messages.create(
+                **request
+            ), ""
+        except anthropic.APITimeoutError:
+            return None, f"API call timed out after {timeout:g}s"
+        except anthropic.APIStatusError as exc:
+            reason = f"API error {exc.status_code}: {_status_message(exc)}"
+            if exc.status_code not in _RETRY_STATUSES:
+                return None, reason
+            retry_after = _retry_after(exc)
+        except anthropic.APIConnectionError as exc:
+            reason = f"cannot reach the API: {_one_line(str(exc.__cause__ or exc))}"
+        except anthropic.AnthropicError as exc:  # e.g. a response that is not a message
+            return None, f"bad API response: {_one_line(str(exc))}"
+        except ValueError as exc:  # json.JSONDecodeError and pydantic errors on a bad body
+            return None, f"bad API response: {_one_line(str(exc))}"
+        pause = _FIRST_BACKOFF * 2**attempt if retry_after is None else retry_after
+        if deadline - time.monotonic() - pause < _MIN_ATTEMPT_SECONDS:
+            break
+        time.sleep(pause)
+    return None, reason
+
+
+def _status_message(exc: Any) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return _one_line(err["message"])
+    return _one_line(str(exc.message))
+
+
+def _retry_after(exc: Any) -> float | None:
+    try:
+        value = float(exc.response.headers.get("retry-after", ""))
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _verdict(
+    response: Any,
+    schema: dict[str, Any],
+    min_confidence: float,
+    uncertain_suffix: bool,
+    model: str,
+) -> EvaluationResult:
+    """The EvaluationResult a Messages API *response* stands for (error if it is unusable)."""
+    usage = {
+        "input_tokens": getattr(getattr(response, "usage", None), "input_tokens", None),
+        "output_tokens": getattr(getattr(response, "usage", None), "output_tokens", None),
+    }
+    answer = None
+    for block in getattr(response, "content", None) or []:
+        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == TOOL_NAME:
+            answer = block.input
+            break
+    if answer is None:
+        stop = getattr(response, "stop_reason", None)
+        return _error(
+            f"the model did not call the {TOOL_NAME} tool (stop_reason: {stop})",
+            model,
+            usage=usage,
+        )
+    if not isinstance(answer, dict):
+        return _error("the model's evaluation is not an object", model, usage=usage)
+    verdict = answer.get("verdict")
+    if not isinstance(verdict, str) or not verdict:
+        return _error("the model's evaluation has no verdict", model, raw=answer, usage=usage)
+    allowed = _verdict_enum(schema)
+    if allowed and verdict not in allowed:
+        return _error(
+            f"the model answered verdict '{_one_line(verdict, 40)}', "
+            f"which is not one of: {', '.join(map(str, allowed))}",
+            model,
+            raw=answer,
+            usage=usage,
+        )
+    confidence = answer.get("confidence", 1.0)
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not math.isfinite(confidence)
+    ):
+        return _error(
+            f"the model's confidence is not a number: {_one_line(json.dumps(confidence), 40)}",
+            model,
+            raw=answer,
+            usage=usage,
+        )
+    confidence = min(max(float(confidence), 0.0), 1.0)
+    confident = confidence >= min_confidence
+    if uncertain_suffix and not confident:
+        verdict = f"{verdict}_uncertain"
+    reason = answer.get("reason", "")
+    return EvaluationResult(
+        verdict,
+        {
+            "confidence": confidence,
+            "confident": confident,
+            "reason": reason if isinstance(reason, str) else json.dumps(reason),
+            "raw": answer,
+            "model": model,
+            "usage": usage,
+        },
+    )
+
+
+def _verdict_enum(schema: dict[str, Any]) -> list[Any]:
+    props = schema.get("properties")
+    spec = props.get("verdict") if isinstance(props, dict) else None
+    enum = spec.get("enum") if isinstance(spec, dict) else None
+    return list(enum) if isinstance(enum, list) else []

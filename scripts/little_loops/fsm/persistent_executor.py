@@ -1,0 +1,147 @@
+"""Run a loop with its state and events saved under .loops/.running/, so it can be resumed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.executor import EventCallback, ExecutionResult, ExecutorSnapshot, FSMExecutor
+from little_loops.fsm.loopstate import LoopState
+from little_loops.fsm.outcomes import (
+    RESUMABLE_STATUSES,
+    STATUS_COMPLETED,
+    STATUS_RUNNING,
+    outcome_of,
+)
+from little_loops.fsm.persistence import StatePersistence
+from little_loops.fsm.pids import pid_alive, process_start_ticks
+from little_loops.fsm.schema import FSMLoop
+
+# Events after which the state file is rewritten: entering a state (so a crash resumes
+# it) and the end of the run. Saving on every event would cost an fsync per line.
+_SAVE_ON = frozenset({"state_enter", "loop_complete"})
+
+
+class PersistentExecutor:
+    """An FSMExecutor whose progress survives Ctrl-C, `ll-loop stop`, crashes and reboots.
+
+    Every event is appended to `<name>.events.jsonl`; the state file is replaced
+    atomically when a state is entered and when the run ends. A resumed run re-enters
+    the saved state and runs its action again from the start.
+    """
+
+    def __init__(
+        self,
+        fsm: FSMLoop,
+        persistence: StatePersistence | None = None,
+        loops_dir: Path | None = None,
+        *,
+        loop_path: str | None = None,
+        **executor_kwargs: Any,
+    ) -> None:
+        self.fsm = fsm
+        self.persistence = persistence or StatePersistence(fsm.name, loops_dir)
+        self.loop_path = loop_path
+        self._user_callback: EventCallback | None = executor_kwargs.pop("event_callback", None)
+        executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
+        self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
+
+    def request_shutdown(self, reason: str = "interrupted") -> None:
+        """Stop the run gracefully (kills the running action); its state stays resumable."""
+        self.executor.request_shutdown(reason)
+
+    def run(self, clear_previous: bool = True) -> ExecutionResult:
+        """Start the loop from its initial state (forgetting any earlier run by default)."""
+        self.persistence.initialize()
+        if clear_previous:
+            self.persistence.clear_all()
+        return self._run()
+
+    def resume(self) -> ExecutionResult:
+        """Continue the saved run: captures, prev, iteration count and elapsed time intact."""
+        self.persistence.initialize()
+        saved = self.persistence.load_state()
+        name = self.fsm.name
+        if saved is None:
+            raise LoopRuntimeError(
+                f"loop '{name}' has no saved run to resume; start it with 'll-loop run {name}'"
+            )
+        if saved.status not in RESUMABLE_STATUSES:
+            how = "completed" if saved.status == STATUS_COMPLETED else f"ended ({saved.status})"
+            why = f": {saved.error}" if saved.error else ""
+            raise LoopRuntimeError(
+                f"loop '{name}' {how}{why}; nothing to resume, start it again with "
+                f"'ll-loop run {name}'"
+            )
+        if (
+            saved.status == STATUS_RUNNING
+            and saved.pid != os.getpid()
+            and pid_alive(saved.pid, saved.pid_start)
+        ):
+            raise LoopRuntimeError(
+                f"loop '{name}' is still running (pid {saved.pid}); stop it first with "
+                f"'ll-loop stop {name}'"
+            )
+        self.executor.restore(
+            ExecutorSnapshot(
+                current_state=saved.current_state,
+                iteration=saved.iteration,
+                pass_states=saved.pass_states,
+                captured=saved.captured,
+                prev_result=saved.prev_result,
+                last_result=saved.last_result,
+                started_at=saved.started_at,
+                elapsed_ms=saved.elapsed_ms,
+                continuation=saved.continuation_prompt,
+            )
+        )
+        return self._run()
+
+    def _run(self) -> ExecutionResult:
+        try:
+            result = self.executor.run()
+        finally:
+            self.persistence.close()
+        return result
+
+    def _state(self, status: str, result: dict[str, Any] | None = None) -> LoopState:
+        snap = self.executor.snapshot()
+        pid = os.getpid()
+        state = LoopState(
+            loop_name=self.fsm.name,
+            current_state=snap.current_state,
+            iteration=snap.iteration,
+            pass_states=snap.pass_states,
+            captured=snap.captured,
+            prev_result=snap.prev_result,
+            last_result=snap.last_result,
+            started_at=snap.started_at,
+            status=status,
+            continuation_prompt=snap.continuation,
+            pid=pid,
+            pid_start=process_start_ticks(pid),
+            elapsed_ms=snap.elapsed_ms,
+            context=dict(self.fsm.context),
+            loop_path=self.loop_path,
+            scope=self.fsm.effective_scope(),
+        )
+        if result is not None:
+            state.terminated_by = result.get("terminated_by")
+            state.error = result.get("error")
+        return state
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        self.persistence.append_event(event)
+        kind = event.get("event")
+        if kind == "loop_start":
+            self.persistence.save_state(self._state(STATUS_RUNNING))
+        elif kind in _SAVE_ON:
+            if kind == "loop_complete":
+                status = outcome_of(str(event.get("terminated_by"))).status
+                self.persistence.save_state(self._state(status, event))
+            else:
+                self.persistence.save_state(self._state(STATUS_RUNNING))
+        if self._user_callback is not None:
+            self._user_callback(event)

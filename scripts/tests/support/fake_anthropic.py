@@ -1,0 +1,326 @@
+"""A scripted fake of the Anthropic Messages API on 127.0.0.1, for real clients in tests.
+
+Tests queue the replies the server should give (`reply_tool`, `reply_text`,
+`reply_error`, `reply_malformed`, `reply_hang`); each `POST /v1/messages` takes the next
+one, answering as JSON or, when the request says `"stream": true`, as server-sent events
+the way the real API streams. Every request is recorded for assertions. `POST
+/v1/messages/count_tokens` answers an estimate (characters / 4); other paths are 404.
+Hanging handlers wake up when the server stops, so `stop()` always returns promptly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(payload: Any) -> int:
+    """A rough token count of a request payload: its compact JSON length / 4."""
+    text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+    return max(1, len(text) // CHARS_PER_TOKEN)
+
+
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    return estimate_tokens(
+        {k: body.get(k) for k in ("system", "messages", "tools", "tool_choice") if k in body}
+    )
+
+
+@dataclass
+class RecordedRequest:
+    """One request the fake received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def credential(self) -> str | None:
+        """The key or token the client sent (`x-api-key`, or `authorization: Bearer`)."""
+        if "x-api-key" in self.headers:
+            return self.headers["x-api-key"]
+        auth = self.headers.get("authorization", "")
+        return auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
+
+    @property
+    def user_text(self) -> str:
+        """The text of the last user message (string content or its text blocks)."""
+        content = self.body["messages"][-1]["content"]
+        if isinstance(content, str):
+            return content
+        return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+@dataclass
+class Reply:
+    """One scripted answer to a `/v1/messages` request."""
+
+    kind: str  # "message", "error", "malformed", "hang"
+    content: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] | None = None
+    stop_reason: str = "end_turn"
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    then: Reply | None = None
+
+
+class FakeAnthropic:
+    """The fake server; use as a context manager or call start() / stop()."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self.default_reply: Reply | None = None
+        self._replies: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._ids = itertools.count(1)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FakeAnthropic:
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes hanging handlers
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+        self._server.server_close()  # joins the handler threads
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- scripting -------------------------------------------------------------------
+
+    def reply(self, reply: Reply) -> FakeAnthropic:
+        with self._lock:
+            self._replies.append(reply)
+        return self
+
+    def reply_tool(
+        self,
+        input: dict[str, Any],
+        *,
+        name: str = "evaluate",
+        usage: dict[str, int] | None = None,
+        text: str | None = None,
+    ) -> FakeAnthropic:
+        """Answer with a `tool_use` block calling *name* with *input* (after *text*)."""
+        content: list[dict[str, Any]] = []
+        if text is not None:
+            content.append({"type": "text", "text": text})
+        content.append(
+            {
+                "type": "tool_use",
+                "id": f"toolu_fake_{next(self._ids)}",
+                "name": name,
+                "input": input,
+            }
+        )
+        return self.reply(Reply("message", content, usage, stop_reason="tool_use"))
+
+    def reply_text(self, text: str, *, usage: dict[str, int] | None = None) -> FakeAnthropic:
+        """Answer with a plain assistant text message."""
+        return self.reply(Reply("message", [{"type": "text", "text": text}], usage))
+
+    def reply_error(
+        self, status: int, body: Any = None, *, headers: dict[str, str] | None = None
+    ) -> FakeAnthropic:
+        """Answer with HTTP *status*; *body* defaults to the API's error envelope."""
+        if body is None:
+            kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+            body = {"type": "error", "error": {"type": kind, "message": f"fake {status}"}}
+        return self.reply(Reply("error", status=status, body=body, headers=dict(headers or {})))
+
+    def reply_malformed(self, raw: str = '{"id": "msg_broken", "content": [') -> FakeAnthropic:
+        """Answer 200 with a body that is not valid JSON."""
+        return self.reply(Reply("malformed", body=raw))
+
+    def reply_hang(self, seconds: float, then: Reply | None = None) -> FakeAnthropic:
+        """Send nothing for *seconds* (or until stop), then *then* or close the socket."""
+        return self.reply(Reply("hang", seconds=seconds, then=then))
+
+    def record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def next_reply(self) -> Reply | None:
+        with self._lock:
+            return self._replies.popleft() if self._replies else self.default_reply
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not yet used."""
+        with self._lock:
+            return len(self._replies)
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to *seconds*; True if the server is stopping."""
+        return self._stopping.wait(seconds)
+
+    def message_id(self) -> str:
+        return f"msg_fake_{next(self._ids)}"
+
+
+def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        server_fake = fake
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_fake: FakeAnthropic
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_GET(self) -> None:
+        self.server_fake.record(self._recorded(None))
+        self._send_json(404, _error_body("not_found_error", f"no route GET {self.path}"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"null")
+        except json.JSONDecodeError:
+            body = raw.decode("utf-8", "replace")
+        self.server_fake.record(self._recorded(body))
+        path = self.path.split("?", 1)[0]
+        if path == "/v1/messages/count_tokens" and isinstance(body, dict):
+            self._send_json(200, {"input_tokens": _prompt_tokens(body)})
+        elif path == "/v1/messages" and isinstance(body, dict):
+            self._answer(body, self.server_fake.next_reply())
+        elif path in ("/v1/messages", "/v1/messages/count_tokens"):
+            self._send_json(400, _error_body("invalid_request_error", "body is not JSON"))
+        else:
+            self._send_json(404, _error_body("not_found_error", f"no route POST {path}"))
+
+    def _recorded(self, body: Any) -> RecordedRequest:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        return RecordedRequest(self.command, self.path, headers, body)
+
+    def _answer(self, body: dict[str, Any], reply: Reply | None) -> None:
+        fake = self.server_fake
+        if reply is None:
+            self._send_json(500, _error_body("api_error", "fake_anthropic: no scripted reply"))
+            return
+        if reply.kind == "hang":
+            if fake.wait(reply.seconds) or reply.then is None:
+                self.close_connection = True
+                return
+            reply = reply.then
+        if reply.kind == "error":
+            self._send_json(reply.status, reply.body, reply.headers)
+        elif reply.kind == "malformed":
+            self._send_raw(200, "application/json", str(reply.body).encode())
+        elif body.get("stream"):
+            self._stream(body, reply)
+        else:
+            self._send_json(200, self._message(body, reply))
+
+    def _message(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        usage = reply.usage or {
+            "input_tokens": _prompt_tokens(body),
+            "output_tokens": estimate_tokens(reply.content),
+        }
+        return {
+            "id": self.server_fake.message_id(),
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude-fake"),
+            "content": reply.content,
+            "stop_reason": reply.stop_reason,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+    def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+        message = self._message(body, reply)
+        usage = message["usage"]
+        start = {**message, "content": [], "stop_reason": None}
+        start["usage"] = {"input_tokens": usage["input_tokens"], "output_tokens": 1}
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("message_start", {"type": "message_start", "message": start})
+        ]
+        for index, block in enumerate(message["content"]):
+            if block["type"] == "tool_use":
+                empty = {**block, "input": {}}
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            else:
+                empty = {**block, "text": ""}
+                delta = {"type": "text_delta", "text": block["text"]}
+            events += [
+                ("content_block_start", {"type": "content_block_start", "index": index,
+                                         "content_block": empty}),
+                ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                         "delta": delta}),
+                ("content_block_stop", {"type": "content_block_stop", "index": index}),
+            ]  # fmt: skip
+        events += [
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                    "usage": {"output_tokens": usage["output_tokens"]},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for name, data in events:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+    def _send_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, "application/json", json.dumps(data).encode(), headers)
+
+    def _send_raw(
+        self, status: int, ctype: str, payload: bytes, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(payload)))
+        self.send_header("request-id", f"req_fake_{status}")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(payload)
+        self.close_connection = True
+
+
+def _error_body(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}

@@ -1,0 +1,186 @@
+"""The progress display: events in, the design doc's lines out."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from little_loops.cli.display import (
+    ProgressDisplay,
+    outcome_line,
+    shorten,
+    use_color,
+    verdict_detail,
+)
+
+
+def feed(events: list[dict[str, Any]], **kw: Any) -> str:
+    out = io.StringIO()
+    display = ProgressDisplay(out, max_iterations=20, loop_name="fix-types", **kw)
+    for event in events:
+        display(event)
+    display.close()
+    return out.getvalue()
+
+
+DOC_RUN: list[dict[str, Any]] = [
+    {"event": "loop_start", "loop": "fix-types"},
+    {"event": "state_enter", "state": "check", "iteration": 1},
+    {"event": "action_start", "state": "check", "action": "mypy src/"},
+    {"event": "action_complete", "exit_code": 1, "duration_ms": 2340},
+    {"event": "evaluate", "type": "exit_code", "verdict": "failure", "exit_code": 1},
+    {"event": "route", "from": "check", "to": "fix", "verdict": "failure", "reason": "on_failure"},
+    {"event": "state_enter", "state": "fix", "iteration": 1},
+    {"event": "action_start", "state": "fix", "action": "/ll:manage_issue bug fix"},
+    {"event": "action_complete", "exit_code": 0, "duration_ms": 45000},
+    {"event": "evaluate", "type": "llm_structured", "verdict": "success", "confidence": 0.92},
+    {"event": "route", "from": "fix", "to": "verify", "verdict": "success", "reason": "on_success"},
+    {"event": "state_enter", "state": "verify", "iteration": 1},
+    {"event": "action_start", "state": "verify", "action": "pytest tests/"},
+    {"event": "action_complete", "exit_code": 0, "duration_ms": 107000},
+    {"event": "evaluate", "type": "exit_code", "verdict": "success", "exit_code": 0},
+    {
+        "event": "route",
+        "from": "verify",
+        "to": "done",
+        "verdict": "success",
+        "reason": "on_success",
+    },
+    {
+        "event": "loop_complete",
+        "final_state": "done",
+        "iterations": 1,
+        "terminated_by": "terminal",
+        "duration_ms": 154000,
+    },
+]
+
+
+def test_doc_progress_display() -> None:
+    assert feed(DOC_RUN) == (
+        "[1/20] check → mypy src/\n"
+        "       ✗ failure (exit 1)  2.3s\n"
+        "       → fix\n"
+        "[1/20] fix → /ll:manage_issue bug fix\n"
+        "       ✓ success (confidence: 0.92)  45.0s\n"
+        "       → verify\n"
+        "[1/20] verify → pytest tests/\n"
+        "       ✓ success (exit 0)  1m 47s\n"
+        "       → done\n"
+        "\n"
+        "Loop completed: done (1 iteration, 2m 34s)\n"
+    )
+
+
+def test_quiet_prints_only_the_outcome() -> None:
+    assert feed(DOC_RUN, quiet=True) == "\nLoop completed: done (1 iteration, 2m 34s)\n"
+
+
+def test_color_codes_only_when_asked() -> None:
+    assert "\033[" not in feed(DOC_RUN)
+    assert "\033[32m✓\033[0m" in feed(DOC_RUN, color=True)
+
+
+def test_next_state_and_decision_state_lines() -> None:
+    text = feed(
+        [
+            {"event": "state_enter", "state": "apply", "iteration": 2},
+            {"event": "action_start", "state": "apply", "action": "make fix"},
+            {"event": "action_complete", "exit_code": 0, "duration_ms": 10},
+            {"event": "route", "from": "apply", "to": "decide", "verdict": None, "reason": "next"},
+            {"event": "state_enter", "state": "decide", "iteration": 2},
+            {"event": "evaluate", "type": "output_numeric", "verdict": "failure", "value": 3.0},
+            {"event": "route", "from": "decide", "to": "x", "verdict": "failure", "reason": "r"},
+        ]
+    )
+    assert text == (
+        "[2/20] apply → make fix\n"
+        "       • done (exit 0)  10ms\n"
+        "       → decide\n"
+        "[2/20] decide → (evaluate output_numeric)\n"
+        "       ✗ failure (value: 3.0)\n"
+        "       → x\n"
+    )
+
+
+def test_live_ticker_draws_and_clears() -> None:
+    events = DOC_RUN[:4]
+    text = feed(events, live=True)
+    assert "running" in text
+    assert text.endswith("\r\033[K")
+
+
+@pytest.mark.parametrize(
+    ("action", "short"),
+    [
+        ("mypy src/", "mypy src/"),
+        ("a" * 100, "a" * 59 + "…"),
+        ("line one\nline two", "line one …"),
+    ],
+)
+def test_shorten(action: str, short: str) -> None:
+    assert shorten(action) == short
+
+
+@pytest.mark.parametrize(
+    ("event", "detail"),
+    [
+        ({"type": "exit_code", "verdict": "failure", "exit_code": 1}, "(exit 1)"),
+        ({"type": "llm_structured", "verdict": "success", "confidence": 0.5}, "(confidence: 0.50)"),
+        (
+            {"type": "convergence", "verdict": "progress", "current": 3.0, "delta": -2.0},
+            "(current: 3, delta: -2)",
+        ),
+        ({"type": "output_contains", "verdict": "success", "matched": True}, "(matched)"),
+        (
+            {"type": "exit_code", "verdict": "error", "error": "claude: not found"},
+            "(claude: not found)",
+        ),
+    ],
+)
+def test_verdict_detail(event: dict[str, Any], detail: str) -> None:
+    assert verdict_detail(event) == detail
+
+
+@pytest.mark.parametrize(
+    ("final", "line"),
+    [
+        (
+            {
+                "terminated_by": "max_iterations",
+                "final_state": "fix",
+                "iterations": 3,
+                "duration_ms": 5,
+            },
+            "Loop stopped: max_iterations reached in fix (3 iterations, 5ms)",
+        ),
+        (
+            {
+                "terminated_by": "error",
+                "final_state": "check",
+                "iterations": 1,
+                "duration_ms": 0,
+                "error": "boom",
+            },
+            "Loop failed in check: boom (1 iteration, 0ms)",
+        ),
+    ],
+)
+def test_outcome_line(final: dict[str, Any], line: str) -> None:
+    assert outcome_line(final) == line
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_use_color_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color(_Tty()) is True
+    assert use_color(io.StringIO()) is False
+    assert use_color(_Tty(), no_color_flag=True) is False
+    monkeypatch.setenv("NO_COLOR", "")
+    assert use_color(_Tty()) is False

@@ -1,0 +1,218 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import LoopProject
+
+DATA = Path(__file__).parent / "data"
+INVALID = sorted((DATA / "invalid_loops").glob("*.yaml"))
+REPO = Path(__file__).resolve().parents[2]
+
+GOOD = """\
+name: good
+initial: check
+states:
+  check:
+    action: "true"
+    on_success: done
+    on_failure: check
+  done:
+    terminal: true
+"""
+WARNS = (
+    GOOD
+    + """\
+  spare:
+    next: done
+"""
+)
+
+
+def expectation(path: Path) -> str:
+    first = path.read_text().splitlines()[0] if path.read_text() else ""
+    assert first.startswith("# expect: "), f"{path.name} must start with '# expect: ...'"
+    return first.removeprefix("# expect: ")
+
+
+def test_the_invalid_folder_covers_at_least_fifteen_kinds_of_mistake() -> None:
+    assert len(INVALID) >= 15
+
+
+@pytest.mark.parametrize("path", INVALID, ids=[p.stem for p in INVALID])
+def test_each_invalid_loop_fails_naming_the_culprit(loop_project: LoopProject, path: Path) -> None:
+    result = loop_project.run("validate", str(path))
+    assert result.code == 2
+    assert expectation(path) in result.out
+    assert "Traceback" not in result.out + result.err
+    for line in result.out.splitlines():
+        assert line.startswith(f"{path}:"), line
+
+
+def test_a_missing_file_is_one_line(loop_project: LoopProject) -> None:
+    result = loop_project.run("validate", ".loops/nope.yaml")
+    assert (result.code, result.out) == (2, ".loops/nope.yaml: error: no such file\n")
+
+
+def test_a_directory_is_one_line(loop_project: LoopProject) -> None:
+    result = loop_project.run("validate", ".loops/")
+    assert (result.code, result.out) == (2, ".loops/: error: is a directory, not a loop file\n")
+
+
+def test_an_unknown_name_lists_the_available_loops(loop_project: LoopProject) -> None:
+    loop_project.write("hello", GOOD)
+    loop_project.write("other", GOOD)
+    result = loop_project.run("validate", "helo")
+    assert result.code == 2
+    assert result.out == (
+        "helo: error: no loop named 'helo' (did you mean hello?); looked for "
+        ".loops/helo.fsm.yaml, .loops/helo.yaml, .loops/helo.yml; available: hello, other\n"
+    )
+
+
+def test_a_valid_loop_by_name(loop_project: LoopProject) -> None:
+    loop_project.write("good", GOOD)
+    result = loop_project.run("validate", "good")
+    assert (result.code, result.out, result.err) == (0, ".loops/good.yaml: ok\n", "")
+
+
+def test_several_files_fail_if_any_fails(loop_project: LoopProject) -> None:
+    loop_project.write("good", GOOD)
+    loop_project.write("bad", GOOD.replace("on_failure", "on_falure"))
+    result = loop_project.run("validate", "good", "bad", ".loops/good.yaml")
+    assert result.code == 2
+    assert result.out.splitlines() == [
+        ".loops/good.yaml: ok",
+        ".loops/bad.yaml:7: error: loop 'good' > states > check > on_falure: unknown key "
+        "(did you mean on_failure?)",
+        ".loops/good.yaml: ok",
+    ]
+    assert loop_project.run("validate", "good", ".loops/good.yaml").code == 0
+
+
+def test_quiet_prints_only_problems(loop_project: LoopProject) -> None:
+    loop_project.write("good", GOOD)
+    loop_project.write("warns", WARNS)
+    result = loop_project.run("validate", "-q", "good", "warns")
+    assert result.code == 0
+    assert result.out == (
+        ".loops/warns.yaml:10: warning: loop 'good' > states > spare: unreachable from the "
+        "initial state 'check'\n"
+    )
+
+
+def test_warnings_pass_unless_strict(loop_project: LoopProject) -> None:
+    loop_project.write("warns", WARNS)
+    result = loop_project.run("validate", "warns")
+    assert result.code == 0
+    assert result.out.splitlines() == [
+        ".loops/warns.yaml:10: warning: loop 'good' > states > spare: unreachable from the "
+        "initial state 'check'",
+        ".loops/warns.yaml: ok (1 warning)",
+    ]
+    strict = loop_project.run("validate", "--strict", "warns")
+    assert strict.code == 2
+    assert strict.out == (
+        ".loops/warns.yaml:10: error: loop 'good' > states > spare: unreachable from the "
+        "initial state 'check'\n"
+    )
+
+
+def test_yaml_syntax_errors_give_line_and_column(loop_project: LoopProject) -> None:
+    loop_project.write("broken", "name: x\nstates:\n  a: [1, 2\n")
+    result = loop_project.run("validate", "broken")
+    assert result.code == 2
+    assert result.out.startswith(".loops/broken.yaml:4:1: error: YAML syntax error: ")
+
+
+def test_json_report(loop_project: LoopProject) -> None:
+    loop_project.write("good", GOOD)
+    loop_project.write("warns", WARNS)
+    loop_project.write("bad", GOOD.replace("max", "").replace("initial: check", "initial: chek"))
+    result = loop_project.run("validate", "--json", "good", "warns", "bad", "gone")
+    assert result.code == 2
+    report = json.loads(result.out)
+    assert report["valid"] is False
+    assert [(f["path"], f["loop"], f["valid"]) for f in report["files"]] == [
+        (".loops/good.yaml", "good", True),
+        (".loops/warns.yaml", "good", True),
+        (".loops/bad.yaml", "good", False),
+        ("gone", None, False),
+    ]
+    assert report["files"][0]["errors"] == []
+    assert report["files"][1]["errors"] == [
+        {
+            "severity": "warning",
+            "message": "loop 'good' > states > spare: unreachable from the initial state 'check'",
+            "detail": "unreachable from the initial state 'check'",
+            "line": 10,
+            "column": None,
+            "loop": "good",
+            "state": "spare",
+            "key": None,
+            "keys": ["states", "spare"],
+        }
+    ]
+    bad = report["files"][2]["errors"][0]
+    assert (bad["line"], bad["key"], bad["state"]) == (2, "initial", None)
+    assert report["files"][3]["errors"][0]["message"].startswith("no loop named 'gone'")
+
+
+def test_json_strict_and_all_valid(loop_project: LoopProject) -> None:
+    loop_project.write("warns", WARNS)
+    assert json.loads(loop_project.run("validate", "--json", "warns").out)["valid"] is True
+    result = loop_project.run("validate", "--json", "--strict", "warns")
+    assert result.code == 2
+    report = json.loads(result.out)
+    assert report["valid"] is False
+    assert report["files"][0]["errors"][0]["severity"] == "error"
+
+
+def test_names_resolve_to_compiled_fsm_first(loop_project: LoopProject) -> None:
+    loop_project.write("both.fsm.yaml", GOOD)
+    loop_project.write("both", "not: [valid")
+    loop_project.write("short.yml", GOOD)
+    result = loop_project.run("validate", "both", "short")
+    assert result.out.splitlines() == [".loops/both.fsm.yaml: ok", ".loops/short.yml: ok"]
+
+
+def test_no_arguments_is_a_usage_error(loop_project: LoopProject) -> None:
+    result = loop_project.run("validate")
+    assert result.code == 2
+    assert "the following arguments are required: NAME|PATH" in result.err
+
+
+def _imported(*argv: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "little_loops.cli", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=30,
+    )
+    names = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    return proc, names
+
+
+@pytest.mark.parametrize("argv", [["validate", ".loops/hello.yaml"], ["--help"]])
+def test_validate_and_help_import_nothing_heavy(argv: list[str]) -> None:
+    started = time.perf_counter()
+    proc, imported = _imported(*argv, cwd=REPO)
+    elapsed = time.perf_counter() - started
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "little_loops" in imported
+    assert "yaml" in imported or argv == ["--help"]
+    assert not imported & {"anthropic", "jsonschema", "httpx", "pydantic"}
+    # Generous bound for a loaded 2-core machine; it typically takes ~0.1 s.
+    assert elapsed < 5

@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.interpolation import (
+    NAMESPACES,
+    InterpolationContext,
+    interpolate,
+    interpolate_dict,
+    interpolate_value,
+    references,
+)
+
+
+@pytest.fixture
+def ctx() -> InterpolationContext:
+    return InterpolationContext(
+        context={
+            "dir": "src/",
+            "target": 0,
+            "files": ["a.py", "b.py"],
+            "nested": {"deep": {"value": 42}},
+            "empty": "",
+            "nothing": None,
+            "cmd": "mypy ${context.dir}",
+            "flag": True,
+        },
+        captured={"errors": {"output": "4", "stderr": "", "exit_code": 1, "duration_ms": 12}},
+        prev={"output": "7", "exit_code": 0, "state": "measure"},
+        result={"verdict": "success", "details": {"reason": "fixed", "items": ["x", "y"]}},
+        state_name="check",
+        iteration=3,
+        loop_name="fix-types",
+        started_at="2026-01-15T10:30:00+00:00",
+        elapsed_ms=154_000,
+        env={"HOME": "/home/me", "CI": "1"},
+    )
+
+
+def test_there_are_seven_namespaces() -> None:
+    assert NAMESPACES == ("context", "captured", "prev", "result", "state", "loop", "env")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("${context.dir}", "src/"),
+        ("${captured.errors.output}", "4"),
+        ("${captured.errors}", "4"),  # shorthand for .output
+        ("${captured.errors.exit_code}", "1"),
+        ("${prev.output}", "7"),
+        ("${prev.state}", "measure"),
+        ("${result.verdict}", "success"),
+        ("${result.details.reason}", "fixed"),
+        ("${state.name}", "check"),
+        ("${state.iteration}", "3"),
+        ("${loop.name}", "fix-types"),
+        ("${loop.started_at}", "2026-01-15T10:30:00+00:00"),
+        ("${loop.elapsed_ms}", "154000"),
+        ("${loop.elapsed}", "2m 34s"),
+        ("${env.HOME}", "/home/me"),
+    ],
+)
+def test_every_namespace_resolves(ctx: InterpolationContext, text: str, expected: str) -> None:
+    assert interpolate(text, ctx) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("${context.nested.deep.value}", "42"),
+        ("${context.files[1]}", "b.py"),
+        ("${context.files.0}", "a.py"),
+        ("${result.details.items[0]}", "x"),
+        ("${context.files}", '["a.py", "b.py"]'),
+        ("${context.nested}", '{"deep": {"value": 42}}'),
+        ("${context.flag}", "true"),
+        ("mypy ${context.dir} --strict; echo ${state.iteration}", "mypy src/ --strict; echo 3"),
+    ],
+)
+def test_paths_indices_and_text_forms(ctx: InterpolationContext, text: str, expected: str) -> None:
+    assert interpolate(text, ctx) == expected
+
+
+def test_empty_values_interpolate_as_empty_strings(ctx: InterpolationContext) -> None:
+    assert interpolate("[${context.empty}][${context.nothing}]", ctx) == "[][]"
+
+
+def test_escape_gives_a_literal_reference(ctx: InterpolationContext) -> None:
+    assert interpolate("echo '$${context.dir}' ${context.dir}", ctx) == "echo '${context.dir}' src/"
+    assert interpolate("$${", ctx) == "${"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "echo $HOME $$ $1",
+        "echo $(git rev-parse HEAD)",
+        "echo ${HOME} ${PATH}",
+        "echo ${VAR:-default} ${VAR:=x} ${#VAR} ${VAR/a/b} ${VAR%.py}",
+        "awk '{print $1}'",
+        "echo ${context.dir:-x}",  # not our form: the path may not contain ':'
+    ],
+)
+def test_bash_forms_pass_through_untouched(ctx: InterpolationContext, text: str) -> None:
+    assert interpolate(text, ctx) == text
+    assert references(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "${context.missing}",
+            "${context.missing}: undefined variable ('missing' not found in context)",
+        ),
+        (
+            "${context.nested.deep.nope}",
+            "${context.nested.deep.nope}: undefined variable ('nope' not found in "
+            "context.nested.deep)",
+        ),
+        (
+            "${context.files[5]}",
+            "${context.files[5]}: undefined variable (index 5 out of range in "
+            "context.files, which has 2 items)",
+        ),
+        (
+            "${context.dir.x}",
+            "${context.dir.x}: undefined variable (context.dir is str, not a mapping)",
+        ),
+        ("${env.NOPE}", "${env.NOPE}: undefined variable ('NOPE' not found in env)"),
+        (
+            "${captured.other.output}",
+            "${captured.other.output}: undefined variable ('other' not found in captured)",
+        ),
+        ("${contxt.dir}", "${contxt.dir}: unknown namespace 'contxt' (did you mean context?)"),
+        (
+            "${zzz.dir}",
+            "${zzz.dir}: unknown namespace 'zzz' (known: context, captured, prev, "
+            "result, state, loop, env)",
+        ),
+        ("${context.a..b}", "${context.a..b}: malformed path"),
+    ],
+)
+def test_undefined_references_name_the_variable(
+    ctx: InterpolationContext, text: str, message: str
+) -> None:
+    with pytest.raises(InterpolationError) as info:
+        interpolate(f"echo {text}", ctx)
+    assert str(info.value) == message
+
+
+def test_result_before_evaluation_is_an_error_and_prev_before_any_state_is_empty() -> None:
+    ctx = InterpolationContext()
+    with pytest.raises(
+        InterpolationError, match=r"^\$\{result\.verdict\}: no evaluation result yet"
+    ):
+        interpolate("${result.verdict}", ctx)
+    assert interpolate("[${prev.output}]", ctx) == "[]"
+
+
+def test_context_may_refer_to_context(ctx: InterpolationContext) -> None:
+    assert interpolate("${context.cmd}", ctx) == "mypy src/"
+
+
+def test_context_cycles_are_an_error() -> None:
+    ctx = InterpolationContext(context={"a": "x ${context.b}", "b": "y ${context.a}"})
+    with pytest.raises(InterpolationError, match="context values refer to each other in a cycle"):
+        interpolate("${context.a}", ctx)
+
+
+def test_a_whole_value_reference_keeps_its_type(ctx: InterpolationContext) -> None:
+    assert interpolate_value("${context.target}", ctx) == 0
+    assert interpolate_value("${context.files}", ctx) == ["a.py", "b.py"]
+    assert interpolate_value("n=${context.target}", ctx) == "n=0"
+    assert interpolate_value(5, ctx) == 5
+    assert interpolate_value("$${context.target}", ctx) == "${context.target}"
+
+
+def test_interpolate_dict_recurses(ctx: InterpolationContext) -> None:
+    data: dict[str, Any] = {
+        "target": "${context.target}",
+        "list": ["${context.dir}", 1],
+        "inner": {"previous": "${prev.output}"},
+    }
+    assert interpolate_dict(data, ctx) == {
+        "target": 0,
+        "list": ["src/", 1],
+        "inner": {"previous": "7"},
+    }
+
+
+def test_references_lists_our_forms_only() -> None:
+    assert references("${context.a} $${context.b} ${HOME} ${captured.x.output}") == [
+        ("context", "a"),
+        ("captured", "x.output"),
+    ]
+
+
+def test_interpolation_never_evaluates_code(ctx: InterpolationContext) -> None:
+    ctx.context = {"code": "$(rm -rf /)", "py": "__import__('os')"}
+    assert interpolate("${context.code} ${context.py}", ctx) == "$(rm -rf /) __import__('os')"

@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.loader import load_file, load_text
+
+
+def load(text: str) -> object:
+    return load_text(textwrap.dedent(text), "f.yaml").data
+
+
+def test_data_and_lines() -> None:
+    doc = load_text(
+        textwrap.dedent(
+            """\
+            name: demo
+            states:
+              check:
+                action: pytest
+                route:
+                  success: done
+              done:
+                terminal: true
+            scope:
+              - src/
+            """
+        ),
+        "f.yaml",
+    )
+    assert doc.data["states"]["check"]["route"] == {"success": "done"}
+    assert doc.line_of(("name",)) == 1
+    assert doc.line_of(("states", "check", "route", "success")) == 6
+    assert doc.line_of(("states", "done", "terminal")) == 8
+    assert doc.line_of(("scope", 0)) == 10
+    # A key that is not in the file: the line of its nearest ancestor that is.
+    assert doc.line_of(("states", "check", "evaluate", "type")) == 3
+    assert doc.line_of(("nowhere",)) is None
+    assert doc.line_of(()) is None
+
+
+def test_only_true_and_false_are_booleans() -> None:
+    data = load(
+        """\
+        on: yes
+        off: no
+        y: n
+        states:
+          yes: {terminal: true}
+          no: {terminal: True}
+        flags: [true, false, TRUE, False, On, Off]
+        """
+    )
+    assert data == {
+        "on": "yes",
+        "off": "no",
+        "y": "n",
+        "states": {"yes": {"terminal": True}, "no": {"terminal": True}},
+        "flags": [True, False, True, False, "On", "Off"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "f.yaml: the file is empty; a loop needs at least 'name', 'initial' and 'states'"),
+        (
+            "# only a comment\n",
+            "f.yaml: the file is empty; a loop needs at least 'name', 'initial' and 'states'",
+        ),
+        ("- a\n- b\n", "f.yaml: the top level must be a mapping of loop settings, got a list"),
+        ("just words\n", "f.yaml: the top level must be a mapping of loop settings, got a string"),
+        ("42\n", "f.yaml: the top level must be a mapping of loop settings, got a number"),
+        ("a: 1\nb: 2\na: 3\n", "f.yaml:3:1: duplicate key 'a' in the top level"),
+        ("s:\n  x:\n    k: 1\n    k: 2\n", "f.yaml:4:5: duplicate key 'k' in s > x"),
+        ("? [a, b]\n: 1\n", "f.yaml:1:3: a mapping key must be a plain value, not a list or map"),
+        ("a: &x [*x]\n", "f.yaml:1:4: recursive YAML alias"),
+        (
+            "a: !!python/object/apply:os.system [echo]\n",
+            "f.yaml:1:4: unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'",
+        ),
+        ("a: !!set {x}\n", "f.yaml:1:4: unsupported YAML tag 'tag:yaml.org,2002:set'"),
+    ],
+)
+def test_errors_are_one_line_with_position(text: str, message: str) -> None:
+    with pytest.raises(LoopFileError) as info:
+        load_text(text, "f.yaml")
+    assert str(info.value) == message
+    assert isinstance(info.value, LoopDefinitionError)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("name: x\nstates: [\n", "f.yaml:3:1: YAML syntax error: "),
+        ("a: 1\n b: 2\n", "f.yaml:2:3: YAML syntax error: "),
+        ("a: 1\n---\nb: 2\n", "f.yaml:2:1: YAML syntax error: "),
+        ("a: 'open\n", "f.yaml:2:1: YAML syntax error: "),
+        ("a: !!python/name:os.system ''\n", "f.yaml:1:4: YAML syntax error: "),
+    ],
+)
+def test_yaml_syntax_errors_report_line_and_column(text: str, where: str) -> None:
+    with pytest.raises(LoopFileError) as info:
+        load_text(text, "f.yaml")
+    assert str(info.value).startswith(where)
+    assert "\n" not in str(info.value)
+    error = info.value
+    assert (error.source, f"{error.line}:{error.column}") == ("f.yaml", where.split(":", 1)[1][:3])
+
+
+def test_merge_keys_may_be_overridden() -> None:
+    data = load(
+        """\
+        base: &base
+          action: pytest
+          next: fix
+        states:
+          check:
+            <<: *base
+            next: done
+        """
+    )
+    assert data["states"]["check"] == {"action": "pytest", "next": "done"}
+
+
+def test_alias_bombs_fail_fast() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 8):
+        refs = ", ".join([f"*a{i - 1}"] * 10)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    with pytest.raises(
+        LoopFileError, match=r"document too large \(over 200000 nodes after aliases\)"
+    ):
+        load_text("\n".join(lines) + "\n", "bomb.yaml")
+
+
+def test_load_file(tmp_path: Path) -> None:
+    path = tmp_path / "loop.yaml"
+    path.write_text("name: demo\n")
+    doc = load_file(path)
+    assert (doc.data, doc.source) == ({"name": "demo"}, str(path))
+
+
+def test_load_file_errors_are_one_line(tmp_path: Path) -> None:
+    with pytest.raises(LoopFileError) as info:
+        load_file(tmp_path / "missing.yaml")
+    assert str(info.value) == f"{tmp_path}/missing.yaml: no such file"
+    with pytest.raises(LoopFileError, match=r": is a directory, not a loop file$"):
+        load_file(tmp_path)
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"name: \xff\xfe\n")
+    with pytest.raises(
+        LoopFileError, match=r"binary\.yaml: not UTF-8 text \(bad byte at offset 6\)$"
+    ):
+        load_file(binary)

@@ -1,0 +1,170 @@
+"""PersistentExecutor: state and events on disk, resume with everything intact."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.executor import ActionResult
+from little_loops.fsm.persistence import PersistentExecutor, StatePersistence
+from little_loops.fsm.runners import DefaultActionRunner
+from little_loops.fsm.schema import FSMLoop, StateConfig
+
+
+def counting_loop() -> FSMLoop:
+    """measure (captures n) → bump → measure ... until n >= 3."""
+    return FSMLoop(
+        name="count",
+        initial="measure",
+        states={
+            "measure": StateConfig(
+                action="cat n 2>/dev/null || echo 0", capture="n", on_success="decide"
+            ),
+            "decide": StateConfig(
+                action='[ "${captured.n.output}" -ge 3 ]', on_success="done", on_failure="bump"
+            ),
+            "bump": StateConfig(
+                action="echo $(( $(cat n 2>/dev/null || echo 0) + 1 )) > n", next="measure"
+            ),
+            "done": StateConfig(terminal=True),
+        },
+        max_iterations=10,
+    )
+
+
+class StopAt:
+    """Event callback that asks for shutdown when a given state is entered the Nth time."""
+
+    def __init__(self, state: str, nth: int) -> None:
+        self.state, self.nth, self.seen = state, nth, 0
+        self.executor: PersistentExecutor | None = None
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if event["event"] == "state_enter" and event["state"] == self.state:
+            self.seen += 1
+            if self.seen == self.nth and self.executor is not None:
+                self.executor.request_shutdown("stopped")
+
+
+def test_run_saves_state_and_events(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    runner = DefaultActionRunner(cwd=tmp_path)
+    result = PersistentExecutor(counting_loop(), loops_dir=loops, action_runner=runner).run()
+    assert result.terminated_by == "terminal"
+    store = StatePersistence("count", loops)
+    state = store.load_state()
+    assert state is not None
+    assert (state.status, state.current_state, state.terminated_by) == (
+        "completed",
+        "done",
+        "terminal",
+    )
+    assert state.captured["n"]["output"] == "3"
+    assert state.pid == os.getpid()
+    events = store.read_events()
+    assert events[0]["event"] == "loop_start"
+    assert events[-1]["event"] == "loop_complete"
+    for line in store.events_file.read_text().splitlines():
+        json.loads(line)
+    assert (loops / ".running" / "count.measure.out").read_text() == "3\n"
+
+
+def test_stop_then_resume_keeps_captures_iterations_and_elapsed(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    stopper = StopAt("bump", 2)
+    first = PersistentExecutor(
+        counting_loop(),
+        loops_dir=loops,
+        action_runner=DefaultActionRunner(cwd=tmp_path),
+        event_callback=stopper,
+    )
+    stopper.executor = first
+    stopped = first.run()
+    assert (stopped.terminated_by, stopped.final_state) == ("stopped", "bump")
+    saved = StatePersistence("count", loops).load_state()
+    assert saved is not None
+    assert (saved.status, saved.current_state, saved.iteration) == ("stopped", "bump", 2)
+    assert saved.captured["n"]["output"] == "1"
+
+    second = PersistentExecutor(
+        counting_loop(), loops_dir=loops, action_runner=DefaultActionRunner(cwd=tmp_path)
+    )
+    result = second.resume()
+    assert result.terminated_by == "terminal"
+    assert result.captured["n"]["output"] == "3"
+    assert result.iterations == 4  # passes continue from 2, not from 0
+    assert result.duration_ms >= saved.elapsed_ms
+    kinds = [e["event"] for e in StatePersistence("count", loops).read_events()]
+    assert kinds.count("loop_start") == 2  # one log across the stop and the resume
+
+
+def test_resume_without_saved_run(tmp_path: Path) -> None:
+    with pytest.raises(LoopRuntimeError, match="^loop 'count' has no saved run to resume; "):
+        PersistentExecutor(counting_loop(), loops_dir=tmp_path / ".loops").resume()
+
+
+def test_resume_of_completed_run_is_refused(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    PersistentExecutor(
+        counting_loop(), loops_dir=loops, action_runner=DefaultActionRunner(cwd=tmp_path)
+    ).run()
+    with pytest.raises(LoopRuntimeError) as info:
+        PersistentExecutor(counting_loop(), loops_dir=loops).resume()
+    assert str(info.value) == (
+        "loop 'count' completed; nothing to resume, start it again with 'll-loop run count'"
+    )
+
+
+def test_resume_of_live_run_is_refused(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    store = StatePersistence("count", loops)
+    store.initialize()
+    from little_loops.fsm.loopstate import LoopState
+    from little_loops.fsm.pids import process_start_ticks
+
+    parent = os.getppid()
+    store.save_state(
+        LoopState(
+            loop_name="count",
+            current_state="bump",
+            pid=parent,
+            pid_start=process_start_ticks(parent),
+        )
+    )
+    with pytest.raises(LoopRuntimeError, match=rf"still running \(pid {parent}\)"):
+        PersistentExecutor(counting_loop(), loops_dir=loops).resume()
+
+
+def test_handoff_is_resumable_and_passes_the_note_on(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    fsm = FSMLoop(
+        name="handoff",
+        initial="work",
+        states={
+            "work": StateConfig(action="/ll:work", on_success="done", on_failure="done"),
+            "done": StateConfig(terminal=True),
+        },
+    )
+    fsm.llm.enabled = False
+    prompts: list[str] = []
+
+    class Claude:
+        def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+            prompts.append(action)
+            if len(prompts) == 1:
+                return ActionResult("half done\nCONTEXT_HANDOFF: finish b.py\n", "", 0, 1)
+            return ActionResult("all done", "", 0, 1)
+
+    first = PersistentExecutor(fsm, loops_dir=loops, action_runner=Claude()).run()
+    assert first.terminated_by == "handoff"
+    saved = StatePersistence("handoff", loops).load_state()
+    assert saved is not None
+    assert (saved.status, saved.continuation_prompt) == ("awaiting_continuation", "finish b.py")
+    second = PersistentExecutor(fsm, loops_dir=loops, action_runner=Claude()).resume()
+    assert second.terminated_by == "terminal"
+    assert prompts[1] == "Continue from this handoff note: finish b.py\n\n/ll:work"

@@ -1,0 +1,368 @@
+"""DefaultActionRunner with real processes: bash, and a fake `claude` script on PATH."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+import threading
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from little_loops.fsm.runners import (
+    CLAUDE_ROOT_ERROR,
+    ActionRequest,
+    ActionResult,
+    DefaultActionRunner,
+)
+from little_loops.fsm.schema import StateConfig
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+
+REAL_REFUSAL = (
+    "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+)
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Iterator[DefaultActionRunner]:
+    with DefaultActionRunner(cwd=tmp_path, grace_seconds=0.3) as r:
+        yield r
+
+
+@pytest.fixture
+def marker() -> str:
+    """A `sleep` duration no other process on the machine has on its command line."""
+    return f"300.{random.randrange(10**8):08d}"
+
+
+def survivors(marker: str, settle: float = 1.0) -> list[str]:
+    """Live processes whose command line contains `marker`, after giving SIGKILL a moment."""
+    needle = marker.encode()
+    until = time.monotonic() + settle
+    while True:
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if needle in cmdline and state != "Z":
+                found.append(entry + ": " + cmdline.replace(b"\0", b" ").decode())
+        if not found or time.monotonic() > until:
+            return found
+        time.sleep(0.02)
+
+
+def fake_claude(bin_dir: Path, body: str) -> None:
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "claude"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+
+
+def test_exit_code_and_separate_streams(runner: DefaultActionRunner) -> None:
+    result = runner.run("echo out; echo err >&2; exit 3", 10, False)
+    assert (result.output, result.stderr, result.exit_code) == ("out\n", "err\n", 3)
+    assert (result.error, result.timed_out, result.truncated) == (None, False, False)
+    assert result.duration_ms >= 0
+
+
+def test_action_result_keeps_the_seed_positional_fields() -> None:
+    # Test doubles written against the original four-field ActionResult must keep working.
+    result = ActionResult("out", "err", 1, 5)
+    assert (result.output, result.stderr, result.exit_code, result.duration_ms) == (
+        "out",
+        "err",
+        1,
+        5,
+    )
+    assert (result.truncated, result.output_path, result.timed_out, result.error) == (
+        False,
+        None,
+        False,
+        None,
+    )
+
+
+def test_death_by_signal_is_128_plus_signal(runner: DefaultActionRunner) -> None:
+    assert runner.run("kill -KILL $$", 10, False).exit_code == 137
+
+
+def test_runs_in_the_working_directory_with_env_overlay(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    with DefaultActionRunner(cwd=tmp_path) as runner:
+        assert runner.run("pwd", 10, False).output == f"{tmp_path}\n"
+        request = ActionRequest('pwd; echo "$LL_X"', 10, False, cwd=other, env={"LL_X": "y"})
+        assert runner.execute(request).output == f"{other}\ny\n"
+
+
+def test_five_megabytes_on_both_streams_at_once(tmp_path: Path) -> None:
+    action = (
+        "head -c 5000000 /dev/zero | tr '\\0' o & head -c 5000000 /dev/zero | tr '\\0' e >&2; wait"
+    )
+    started = time.monotonic()
+    with DefaultActionRunner(cwd=tmp_path, tail_bytes=8 * 1024 * 1024) as runner:
+        result = runner.run(action, 20, False)
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 0
+    assert result.output == "o" * 5_000_000
+    assert result.stderr == "e" * 5_000_000
+
+
+def test_timeout_kills_the_whole_group_and_keeps_stderr(
+    runner: DefaultActionRunner, marker: str
+) -> None:
+    started = time.monotonic()
+    result = runner.run(f"echo said >&2; sleep {marker} & sleep {marker}", 0.5, False)
+    assert time.monotonic() - started < 1.5
+    assert result.exit_code == 124
+    assert result.timed_out
+    assert result.error == "action timed out after 500ms"
+    assert result.stderr == "said\nll-loop: action timed out after 500ms\n"
+    assert survivors(marker) == []
+
+
+def test_timeout_escalates_to_sigkill_after_grace(runner: DefaultActionRunner, marker: str) -> None:
+    started = time.monotonic()
+    result = runner.run(f"trap '' TERM; sleep {marker} & sleep {marker}; sleep 1", 0.3, False)
+    elapsed = time.monotonic() - started
+    assert 0.6 <= elapsed < 2  # timeout 0.3 + grace 0.3: TERM was ignored, KILL was not
+    assert result.exit_code == 124
+    assert survivors(marker) == []
+
+
+def test_background_child_does_not_hold_up_a_finished_action(
+    runner: DefaultActionRunner, marker: str
+) -> None:
+    started = time.monotonic()
+    result = runner.run(f"sleep {marker} & echo hi", 30, False)
+    assert time.monotonic() - started < 1
+    assert (result.output, result.exit_code, result.error) == ("hi\n", 0, None)
+    assert survivors(marker) == []
+
+
+def test_background_child_with_redirected_output_is_ended_too(
+    runner: DefaultActionRunner, marker: str
+) -> None:
+    result = runner.run(f"sleep {marker} >/dev/null 2>&1 & echo hi", 30, False)
+    assert (result.output, result.exit_code) == ("hi\n", 0)
+    assert survivors(marker) == []
+
+
+def test_idle_timeout_kills_a_silent_action(runner: DefaultActionRunner, marker: str) -> None:
+    started = time.monotonic()
+    result = runner.execute(
+        ActionRequest(f"echo start; sleep {marker}", 30, False, idle_timeout=0.5)
+    )
+    elapsed = time.monotonic() - started
+    assert 0.5 <= elapsed < 2.5
+    assert (result.output, result.exit_code, result.timed_out) == ("start\n", 124, True)
+    assert result.error == "action printed nothing for 500ms (idle_timeout)"
+    assert survivors(marker) == []
+
+
+def test_idle_timeout_spares_a_chatty_action(runner: DefaultActionRunner) -> None:
+    action = "for i in 1 2 3 4 5 6 7 8; do echo $i >&2; sleep 0.1; done"
+    result = runner.execute(ActionRequest(action, 30, False, idle_timeout=0.5))
+    assert (result.exit_code, result.error) == (0, None)
+    assert result.stderr == "".join(f"{i}\n" for i in range(1, 9))
+
+
+def test_tail_is_bounded_and_the_file_has_everything(tmp_path: Path) -> None:
+    count = 2_800_000  # `seq` prints about 20 MB
+    out_file = tmp_path / ".loops" / ".running" / "loop.state.out"
+    with DefaultActionRunner(cwd=tmp_path, tail_bytes=1024 * 1024) as runner:
+        tracemalloc.start()
+        try:
+            result = runner.execute(ActionRequest(f"seq {count}", 30, False, output_file=out_file))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    expected = "".join(f"{i}\n" for i in range(1, count + 1)).encode()
+    assert len(expected) > 20_000_000
+    assert peak < 6 * 1024 * 1024
+    assert result.truncated
+    assert result.output_path == str(out_file)
+    assert out_file.read_bytes() == expected
+    assert result.output.encode() == expected[-1024 * 1024 :]
+
+
+def test_keep_output_false_writes_no_file(tmp_path: Path) -> None:
+    out_file = tmp_path / "out"
+    with DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path, keep_output=False) as runner:
+        result = runner.execute(ActionRequest("echo hi", 10, False, output_file=out_file))
+    assert (result.output, result.output_path) == ("hi\n", None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_output_dir_receives_stdout_by_default(tmp_path: Path) -> None:
+    with DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path / "running") as runner:
+        result = runner.run("echo hi", 10, False)
+    assert result.output_path is not None
+    assert Path(result.output_path).parent == tmp_path / "running"
+    assert Path(result.output_path).read_text() == "hi\n"
+    assert not result.truncated
+
+
+def test_unwritable_output_file_is_an_error_result(
+    runner: DefaultActionRunner, tmp_path: Path
+) -> None:
+    (tmp_path / "afile").write_text("")
+    target = tmp_path / "afile" / "out"
+    result = runner.execute(ActionRequest("touch ran", 10, False, output_file=target))
+    assert result.exit_code == 126
+    assert result.error == f"cannot write action output to {target}: File exists"
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_output_file_failing_midway_keeps_the_result(runner: DefaultActionRunner) -> None:
+    full = Path("/dev/full")
+    result = runner.execute(ActionRequest("echo hi", 10, False, output_file=full))
+    assert (result.output, result.exit_code, result.error) == ("hi\n", 0, None)
+    assert result.output_path is None
+    assert result.stderr == (
+        "ll-loop: cannot write action output to /dev/full: No space left on device\n"
+    )
+
+
+def test_truncated_tail_does_not_start_inside_a_character(tmp_path: Path) -> None:
+    with DefaultActionRunner(cwd=tmp_path, tail_bytes=1001) as runner:
+        result = runner.run("for i in $(seq 2000); do printf 'é'; done", 10, False)
+    assert result.truncated
+    assert result.output == "é" * 500
+
+
+def test_non_utf8_output_is_replaced(runner: DefaultActionRunner) -> None:
+    result = runner.run("printf 'a\\377b'; printf 'c\\376' >&2", 10, False)
+    assert (result.output, result.stderr) == ("a\ufffdb", "c\ufffd")
+
+
+def test_cancel_from_another_thread(runner: DefaultActionRunner, marker: str) -> None:
+    threading.Timer(0.2, runner.cancel).start()
+    started = time.monotonic()
+    result = runner.run(f"echo up; sleep {marker} & sleep {marker}", 30, False)
+    assert time.monotonic() - started < 1.5
+    assert (result.output, result.exit_code) == ("up\n", 143)
+    assert result.error == "action cancelled (stopped)"
+    assert survivors(marker) == []
+
+
+def test_cancel_from_a_signal_handler(runner: DefaultActionRunner, marker: str) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        runner.cancel("interrupted")
+
+    previous = signal.signal(signal.SIGUSR1, on_signal)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1))
+    try:
+        timer.start()
+        started = time.monotonic()
+        result = runner.run(f"sleep {marker}", 30, False)
+        assert time.monotonic() - started < 1.5
+    finally:
+        timer.join()
+        signal.signal(signal.SIGUSR1, previous)
+    assert (result.exit_code, result.error) == (130, "action cancelled (interrupted)")
+    assert survivors(marker) == []
+
+
+def test_cancel_is_sticky_until_reset(runner: DefaultActionRunner, tmp_path: Path) -> None:
+    runner.cancel("stopped")
+    result = runner.run("touch ran", 10, False)
+    assert (result.exit_code, result.error) == (143, "action cancelled (stopped)")
+    assert not (tmp_path / "ran").exists()
+    assert runner.cancelled == "stopped"
+    runner.reset()
+    assert runner.run("touch ran", 10, False).exit_code == 0
+    assert (tmp_path / "ran").exists()
+
+
+def test_prompt_reaches_claude_with_the_right_argv(
+    runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    record = tmp_path / "argv"
+    fake_claude(bin_dir, f'printf "%s\\0" "$@" > {record}; pwd >> {record}; echo answered')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    state = StateConfig(action="Analyze the test failures", action_type="prompt")
+    assert state.action is not None
+
+    result = runner.run(state.action, 10, state.is_prompt())
+
+    assert (result.output, result.exit_code) == ("answered\n", 0)
+    *argv, cwd = record.read_text().split("\0")
+    assert argv == ["--dangerously-skip-permissions", "-p", "Analyze the test failures"]
+    assert cwd == f"{tmp_path}\n"
+
+
+def test_missing_claude_is_an_error_result(
+    runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = runner.run("/ll:help", 10, True)
+    assert result.exit_code == 127
+    assert result.error == (
+        "claude: command not found on PATH "
+        "(install Claude Code: npm install -g @anthropic-ai/claude-code)"
+    )
+
+
+def test_missing_bash_is_an_error_result(
+    runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = runner.run("true", 10, False)
+    assert (result.exit_code, result.error) == (127, "bash: command not found on PATH")
+
+
+def test_missing_working_directory_is_an_error_result(tmp_path: Path) -> None:
+    with DefaultActionRunner(cwd=tmp_path / "gone") as runner:
+        result = runner.run("true", 10, False)
+    assert result.exit_code == 127
+    assert result.error == f"working directory not found: {tmp_path / 'gone'}"
+
+
+def test_claude_refusing_root_names_is_sandbox(
+    runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_claude(bin_dir, f"echo '{REAL_REFUSAL}' >&2; exit 1")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    result = runner.run("fix it", 10, True)
+    assert result.exit_code == 1
+    assert result.error == CLAUDE_ROOT_ERROR
+    assert result.error == (
+        "claude refuses --dangerously-skip-permissions as root; "
+        "set IS_SANDBOX=1 in a sandbox, or run as a normal user"
+    )
+
+
+def test_same_text_from_a_shell_action_is_not_a_claude_refusal(
+    runner: DefaultActionRunner,
+) -> None:
+    result = runner.run(f"echo '{REAL_REFUSAL}' >&2; exit 1", 10, False)
+    assert (result.exit_code, result.error) == (1, None)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="counts descriptors in /proc/self/fd")
+def test_no_descriptor_leak(
+    runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner.run("true", 10, False)
+    before = len(os.listdir("/proc/self/fd"))
+    for action in ("true", "exit 3", "sleep 5"):
+        runner.run(action, 0.2, False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    runner.run("true", 10, True)  # claude not found
+    assert len(os.listdir("/proc/self/fd")) == before
