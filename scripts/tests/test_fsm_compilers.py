@@ -20,8 +20,10 @@ from little_loops.fsm.compilers import (
     goal_slug,
 )
 from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.executor import FSMExecutor
 from little_loops.fsm.loader import load_file, load_text
 from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
+from little_loops.fsm.validation import check_file, load_and_validate, validate_fsm
 from little_loops.fsm.writer import dump_fsm_yaml
 
 PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
@@ -83,6 +85,14 @@ def test_golden_example_compiles_to_expected_fsm(name: str) -> None:
         assert compiled.states[state_name].action == state.action, state_name
         assert compiled.states[state_name].transitions() == state.transitions(), state_name
     assert compiled == expected
+    assert validate_fsm(compiled) == []
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_validating_a_paradigm_file_compiles_it(name: str) -> None:
+    report = check_file(PARADIGM_DATA / f"{name}.yaml")
+    assert (report.errors, report.warnings) == ([], [])
+    assert report.fsm == compile_paradigm(load_file(PARADIGM_DATA / f"{name}.yaml").data)
 
 
 @pytest.mark.parametrize("name", GOLDEN)
@@ -190,6 +200,63 @@ def test_compiled_output_with_source_paradigm_loads_as_fsm() -> None:
     assert again.paradigm == "goal"
 
 
+# --- compiled loops run ---------------------------------------------------------------
+
+RUNNABLE = {
+    "goal": """\
+paradigm: goal
+goal: Three lines in the log
+tools:
+  - test "$(wc -l < log)" -ge 3
+  - echo line >> log
+""",
+    "goal-one-tool": """\
+paradigm: goal
+goal: Three lines in the log
+tools:
+  - echo line >> log; test "$(wc -l < log)" -ge 3
+""",
+    "convergence": """\
+paradigm: convergence
+name: count-down
+check: wc -l < log
+toward: 0
+using: sed -i 1d log
+""",
+    "invariants": """\
+paradigm: invariants
+name: files-exist
+constraints:
+  - {name: a-exists, check: test -f a, fix: touch a}
+  - {name: b-exists, check: test -f b, fix: touch b}
+""",
+    "imperative": """\
+paradigm: imperative
+name: append
+steps: [echo one >> log, echo two >> log]
+until: {check: test "$(wc -l < log)" -ge 6}
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNNABLE))
+def test_a_paradigm_file_runs_after_loading(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("log").write_text("x\ny\n" if name == "convergence" else "", encoding="utf-8")
+    path = tmp_path / "loop.yaml"
+    path.write_text(RUNNABLE[name] + "max_iterations: 20\n", encoding="utf-8")
+    result = FSMExecutor(load_and_validate(path)).run()
+    assert (result.terminated_by, result.final_state) == (
+        "terminal",
+        "all_valid" if name == "invariants" else "done",
+    )
+    lines = Path("log").read_text(encoding="utf-8").splitlines()
+    expected = {"convergence": 0, "invariants": 0, "imperative": 6}.get(name, 3)
+    assert len(lines) == expected
+
+
 # --- properties ------------------------------------------------------------------------
 
 _word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_ ", min_size=1, max_size=12)
@@ -286,6 +353,7 @@ _imperative_specs = st.builds(
 @given(spec=st.one_of(_goal_specs, _convergence_specs, _invariants_specs, _imperative_specs))
 def test_any_valid_spec_compiles_to_a_sound_fsm_that_round_trips(spec: dict[str, Any]) -> None:
     fsm = compile_paradigm(spec)
+    assert [str(p) for p in validate_fsm(fsm) if p.severity == "error"] == []
     assert fsm.paradigm == spec["paradigm"]
     assert fsm.initial in fsm.states
     assert dangling_targets(fsm) == []
@@ -516,14 +584,32 @@ def test_unknown_key_is_rejected_with_suggestion(spec: dict[str, Any], message: 
             "paradigm: expected a string, got list; known: goal, convergence, invariants,"
             " imperative, fsm",
         ),
+        # Native FSM documents get the raw definition checks of little_loops.fsm.validation.
         (
             {"name": "x", "initial": "a", "states": {"a": None}},
-            "loop 'x' > states > a: expected a mapping, got null",
+            "loop 'x' > states > a: expected a mapping of state settings, got null",
         ),
-        ({"name": "x", "states": {}}, "loop 'x': missing required field 'initial'"),
         (
-            {"name": "x", "initial": "a", "states": {}, "inital": "a"},
-            "loop 'x': unknown key 'inital' (did you mean initial?)",
+            {"name": "x", "states": {"a": {"terminal": True}}},
+            "loop 'x': missing required key 'initial'",
+        ),
+        (
+            {"name": "x", "initial": "a", "states": {"a": {"terminal": True}}, "inital": "a"},
+            "loop 'x' > inital: unknown key (did you mean initial?)",
+        ),
+        (
+            {
+                "name": "x",
+                "paradigm": "goal",
+                "initial": "a",
+                "states": {"a": {"action": "t", "on_sucess": "b"}, "b": {"terminal": True}},
+            },
+            "loop 'x' > states > a > on_sucess: unknown key (did you mean on_success?)",
+        ),
+        (
+            {"name": "x", "paradigm": "goall", "initial": "a", "states": {"a": {"terminal": True}}},
+            "unknown paradigm 'goall' (did you mean goal?); known: goal, convergence, invariants,"
+            " imperative, fsm",
         ),
     ],
 )

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Any, Protocol
 
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.errors import LoopDefinitionError, LoopValidationError
 from little_loops.fsm.paradigm_spec import (
     LOOP_SETTINGS,
     SpecReader,
@@ -20,6 +20,7 @@ from little_loops.fsm.paradigm_spec import (
 )
 from little_loops.fsm.schema import DIRECTIONS, FSMLoop
 from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.validation import validate_definition
 
 DONE = "done"
 ALL_VALID = "all_valid"
@@ -253,36 +254,15 @@ def compile_imperative(spec: dict[str, Any]) -> FSMLoop:
     return _build(reader, "imperative", name, "step_0", states)
 
 
-FSM_KEYS = (
-    "name",
-    "paradigm",
-    "initial",
-    "context",
-    "states",
-    "scope",
-    "max_iterations",
-    "backoff",
-    "timeout",
-    "maintain",
-    "llm",
-)
-
-
 def compile_fsm(spec: dict[str, Any]) -> FSMLoop:
-    """The native format: check the top-level shape and build the model unchanged.
+    """The native format: the raw definition checks every loop file gets, then the model.
 
-    The states themselves are checked by `little_loops.fsm.validation`.
+    Raises LoopValidationError (a LoopDefinitionError) carrying every error found.
     """
-    name = spec.get("name")
-    reader = SpecReader(f"loop '{name}'" if isinstance(name, str) else "loop", spec)
-    reader.check_keys(FSM_KEYS)
-    reader.string("name")
-    reader.string("initial")
-    states = reader.mapping("states")
-    for state_name, state in states.data.items():
-        states.child(state, str(state_name))
-    settings = read_loop_settings(reader)
-    return FSMLoop.from_dict({**spec, **settings})
+    errors = [p for p in validate_definition(spec) if p.severity == "error"]
+    if errors:
+        raise LoopValidationError(errors)
+    return FSMLoop.from_dict(spec)
 
 
 COMPILERS: dict[str, ParadigmCompiler] = {
