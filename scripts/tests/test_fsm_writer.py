@@ -174,3 +174,9 @@ def test_any_loop_round_trips_exactly(
         }
     )
     assert reload(dump_fsm_yaml(fsm)) == fsm
+
+
+@pytest.mark.parametrize("text", ["a\r\nb", "0\x85", "x\u2028y", "p\u2029", "tab\there\n"])
+def test_unusual_line_breaks_survive(text: str) -> None:
+    fsm = loop(states={"s": {"action": text, "terminal": True}}, initial="s")
+    assert reload(dump_fsm_yaml(fsm)).states["s"].action == text
