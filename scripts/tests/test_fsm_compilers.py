@@ -625,3 +625,21 @@ def test_compilers_are_registered_by_paradigm_name() -> None:
     assert COMPILERS["invariants"] is compile_invariants
     assert COMPILERS["imperative"] is compile_imperative
     assert list(COMPILERS) == ["goal", "convergence", "invariants", "imperative", "fsm"]
+
+
+def test_spend_and_idle_limits_carry_over() -> None:
+    fsm = compile_paradigm(
+        {
+            "paradigm": "goal",
+            "goal": "Tests pass",
+            "tools": ["pytest", "/ll:fix"],
+            "idle_timeout": 300,
+            "max_cost_usd": 2.5,
+        }
+    )
+    assert (fsm.idle_timeout, fsm.max_cost_usd) == (300, 2.5)
+
+
+def test_zero_budget_is_rejected() -> None:
+    with pytest.raises(LoopDefinitionError, match="max_cost_usd: must be more than 0 dollars"):
+        compile_paradigm({"paradigm": "goal", "goal": "x", "tools": ["a"], "max_cost_usd": 0})

@@ -103,7 +103,9 @@ class TestPricing:
         spend.add(None, {"input_tokens": 2}, "claude_")
         assert spend.cost_usd == 0.5
         assert spend.usage == {"claude_input_tokens": 5, "claude_output_tokens": 1}
-        assert spend.reached(0.5) and not spend.reached(0.6) and not spend.reached(None)
+        assert spend.reached(0.5)
+        assert not spend.reached(0.6)
+        assert not spend.reached(None)
 
 
 class TestBudget:

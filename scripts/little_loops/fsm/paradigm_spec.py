@@ -16,6 +16,8 @@ LOOP_SETTINGS: tuple[str, ...] = (
     "max_iterations",
     "backoff",
     "timeout",
+    "idle_timeout",
+    "max_cost_usd",
     "maintain",
     "llm",
     "scope",
@@ -158,11 +160,16 @@ def read_loop_settings(reader: SpecReader) -> dict[str, Any]:
         out["max_iterations"] = value
     if "backoff" in data:
         out["backoff"] = reader.number("backoff", minimum=0)
-    if "timeout" in data:
-        timeout = reader.number("timeout", minimum=0)
-        if timeout == 0:
-            raise reader.error("must be more than 0 seconds", "timeout")
-        out["timeout"] = timeout
+    for key, unit in (
+        ("timeout", "seconds"),
+        ("idle_timeout", "seconds"),
+        ("max_cost_usd", "dollars"),
+    ):
+        if key in data:
+            value = reader.number(key, minimum=0)
+            if value == 0:
+                raise reader.error(f"must be more than 0 {unit}", key)
+            out[key] = value
     if "maintain" in data:
         out["maintain"] = reader.boolean("maintain")
     if "llm" in data:
