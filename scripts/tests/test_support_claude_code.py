@@ -94,3 +94,25 @@ def test_without_npm_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(pytest.skip.Exception) as info:
         claude_code_or_skip(tmp_path / "cache")
     assert str(info.value) == "Claude Code CLI unavailable: npm not found on PATH"
+
+
+def test_postinstall_runs_when_npm_skipped_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    # npm with ignore-scripts leaves the package's stub `claude`, which exits 1.
+    _script(
+        bin_dir / "npm",
+        'bin="$5/node_modules/.bin"; pkg="$5/node_modules/@anthropic-ai/claude-code"\n'
+        'mkdir -p "$bin" "$pkg"; touch "$pkg/install.cjs"\n'
+        'printf \'#!/bin/sh\\nexit 1\\n\' > "$bin/claude"; chmod +x "$bin/claude"',
+    )
+    # The postinstall puts the real binary in place.
+    _script(
+        bin_dir / "node",
+        '[ "$1" = install.cjs ] || exit 9\n'
+        "printf '#!/bin/sh\\necho 9.9.9\\n' > ../../.bin/claude",
+    )
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin:/bin")
+    prefix = tmp_path / "cache"
+    assert install_claude_code(prefix, "9.9.9") == claude_binary(prefix)

@@ -85,12 +85,32 @@ def install_claude_code(prefix: Path = INSTALL_DIR, version: str = CLAUDE_CODE_V
         if proc.returncode != 0:
             raise ClaudeCodeUnavailable(f"npm install failed: {_first_error_line(proc.stderr)}")
         found = installed_version(prefix)
+        if found is None:
+            # npm installed a stub `claude` and skipped the package's postinstall, which
+            # puts the native binary in place (ignore-scripts, unapproved scripts): run it.
+            _run_postinstall(prefix)
+            found = installed_version(prefix)
         if found != version:
             raise ClaudeCodeUnavailable(
                 f"npm installed {CLAUDE_CODE_PACKAGE}, but {claude_binary(prefix)} reports "
                 f"version {found or '(none: it does not run)'}, not {version}"
             )
         return claude_binary(prefix)
+
+
+def _run_postinstall(prefix: Path) -> None:
+    script = prefix / "node_modules" / CLAUDE_CODE_PACKAGE / "install.cjs"
+    node = shutil.which("node")
+    if node is None or not script.exists():
+        return
+    subprocess.run(
+        [node, script.name],
+        cwd=script.parent,
+        capture_output=True,
+        timeout=INSTALL_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def _first_error_line(stderr: str) -> str:
