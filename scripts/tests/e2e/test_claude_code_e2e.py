@@ -88,7 +88,8 @@ def test_slash_command_judged_by_default_llm(fake_anthropic: FakeAnthropic, tmp_
     assert evaluated["reason"] == "the team was greeted"
     (action,) = _of(events, "action_complete")
     assert action["exit_code"] == 0
-    assert action["output"] == "Hello, team! -- GREETER-7731\n"
+    # --output-format json: the action's output is Claude Code's `result` text.
+    assert action["output"] == "Hello, team! -- GREETER-7731"
 
     # Claude Code itself expanded the command file into the prompt it sent.
     (turn,) = agent.requests
@@ -99,7 +100,7 @@ def test_slash_command_judged_by_default_llm(fake_anthropic: FakeAnthropic, tmp_
     # ... and the judge saw what Claude Code printed.
     (verdict_call,) = judge.requests
     assert verdict_call.body["model"] == DEFAULT_LLM_MODEL
-    assert "<action_output>\nHello, team! -- GREETER-7731\n\n</action_output>" in (
+    assert "<action_output>\nHello, team! -- GREETER-7731\n</action_output>" in (
         verdict_call.user_text
     )
     assert fake_anthropic.unrouted == []
@@ -149,7 +150,7 @@ def test_prompt_action_judged_by_explicit_evaluator(
     assert verdict_call.body["model"] == "claude-judge-test"
     assert verdict_call.user_text == (
         "Are all tests passing now?\n\n"
-        "<action_output>\nTwo of the three tests still fail.\n\n</action_output>"
+        "<action_output>\nTwo of the three tests still fail.\n</action_output>"
     )
 
 
@@ -201,6 +202,13 @@ def test_fix_loop_converges_through_claude_code_tools(
     assert [r["content"] for r in after_read.tool_results] == ["1\tbroken\n2\t"]
     assert "has been updated successfully" in after_edit.tool_results[-1]["content"]
     assert judge.requests == []  # `next:` routes without evaluating
+    # Claude Code's JSON report: its answer is the output, its cost and tokens are spend.
+    fix_done = _of(events, "action_complete")[1]
+    assert fix_done["output"] == "status.txt now says fixed."
+    assert fix_done["cost_usd"] > 0
+    assert fix_done["usage"]["input_tokens"] > 0
+    assert result.cost_usd == fix_done["cost_usd"]
+    assert result.usage["claude_output_tokens"] == fix_done["usage"]["output_tokens"]
 
 
 def test_api_down_ends_the_run_with_the_api_error(
@@ -225,18 +233,19 @@ def test_api_down_ends_the_run_with_the_api_error(
     result, events = _run(fsm, tmp_path)
 
     assert (result.terminated_by, result.final_state) == ("error", "work")
-    assert (
-        result.error
-        == "no valid transition from 'work' for verdict 'error': API error 529: fake 529"
+    assert (result.error or "").startswith(
+        "no valid transition from 'work' for verdict 'error': "
+        "claude reported an error: API Error: 529 fake 529."
     )
     (action,) = _of(events, "action_complete")
-    # Claude Code prints API errors on stdout and exits 1, after its one allowed retry.
+    # Claude Code reports API errors in its JSON (is_error) and exits 1, after its one
+    # allowed retry.
     assert action["exit_code"] == 1
     assert action["output"].startswith("API Error: 529 fake 529.")
     assert len(agent.requests) == 2
     (evaluated,) = _of(events, "evaluate")
     assert evaluated["verdict"] == "error"
-    assert len(judge.requests) == 3  # the judge's own attempts, all overloaded
+    assert judge.requests == []  # a failed Claude Code call is not sent to the judge
 
 
 def test_judge_error_takes_the_error_route(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
@@ -275,7 +284,6 @@ def test_unknown_slash_command_is_printed_not_sent(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
     agent, judge = _routes(fake_anthropic)
-    judge.reply_tool({"verdict": "failure", "confidence": 0.95, "reason": "no such command"})
     fsm = _loop("""
         name: missing-command
         initial: work
@@ -283,7 +291,7 @@ def test_unknown_slash_command_is_printed_not_sent(
           work:
             action: "/ll:not-there"
             on_success: done
-            on_failure: missing
+            on_error: missing
           missing:
             terminal: true
           done:
@@ -292,10 +300,14 @@ def test_unknown_slash_command_is_printed_not_sent(
 
     result, events = _run(fsm, tmp_path)
 
-    # Claude Code answers a command it has no file for by itself, with exit 0; only
-    # the judge can tell that nothing was done.
+    # Claude Code answers a command it has no file for by itself, with exit 0 and no API
+    # call; ll-loop turns that into an error verdict without paying for a judge call.
     (action,) = _of(events, "action_complete")
-    assert (action["exit_code"], action["output"]) == (0, "Unknown command: /ll:not-there\n")
+    assert (action["exit_code"], action["output"]) == (0, "Unknown command: /ll:not-there")
+    assert action["error"] == (
+        "claude does not know the slash command /ll:not-there (is there a "
+        ".claude/commands file for it in the loop's project?)"
+    )
     assert agent.requests == []
-    assert "Unknown command: /ll:not-there" in judge.requests[0].user_text
+    assert judge.requests == []
     assert (result.terminated_by, result.final_state) == ("terminal", "missing")
