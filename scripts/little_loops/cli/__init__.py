@@ -25,6 +25,7 @@ SUBCOMMANDS: dict[str, str] = {
     "list": "listing",
     "history": "history",
     "validate": "validate",
+    "compile": "compile",
 }
 
 
