@@ -17,6 +17,7 @@ from little_loops.fsm.timefmt import iso_now
 
 LOG_SUFFIX = ".log"
 START_WAIT_SECONDS = 2.0  # how long the parent watches the child start before reporting
+SETTLE_SECONDS = 0.3  # after the child's state shows its pid, how long to watch it fail fast
 _TAIL_LINES = 20
 
 # Started children, kept referenced so a long-lived caller (a test) does not get a
@@ -96,8 +97,8 @@ def start_background(
 def _watch_start(
     proc: subprocess.Popen[bytes], persistence: StatePersistence, wait: float
 ) -> int | None:
-    """The child's exit code if it ended within `wait`, else None once it is under way
-    (its state file shows its pid) or the time is up (e.g. queued behind another loop)."""
+    """The child's exit code if it ended while watched, else None once it has been under way
+    (its state file shows its pid) for SETTLE_SECONDS, or `wait` is up (e.g. it is queued)."""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         code = proc.poll()
@@ -108,6 +109,10 @@ def _watch_start(
         except LoopError:
             state = None  # being replaced right now, or an old corrupt one: keep watching
         if state is not None and state.pid == proc.pid:
+            # Under way. A run that fails in its first moments is still worth reporting here.
+            deadline = min(deadline, time.monotonic() + SETTLE_SECONDS)
+            while proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
             return proc.poll()
         time.sleep(0.05)
     return proc.poll()

@@ -69,7 +69,7 @@ def stop_command(
         print(f"ll-loop: loop '{loop_name}' is not running (it has no saved run)", file=sys.stderr)
         return EXIT_FAILED
     pid = state.pid
-    if pid is None or not pid_alive(pid, state.pid_start):
+    if state.status != STATUS_RUNNING or pid is None or not pid_alive(pid, state.pid_start):
         stale = f"stale pid {pid}; " if pid is not None and state.status == STATUS_RUNNING else ""
         hint = (
             f"; resume it with 'll-loop resume {loop_name}'"

@@ -40,7 +40,7 @@ def ll_loop(root: Path, *args: str, timeout: float = 20) -> subprocess.Completed
     )
 
 
-def wait_for(check: Callable[[], bool], timeout: float = 10, what: str = "condition") -> None:
+def wait_for(check: Callable[[], bool], timeout: float = 5, what: str = "condition") -> None:
     """Poll `check` every 20 ms until it is true; fail the test after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while not check():
@@ -70,6 +70,17 @@ def marker_processes(marker: str) -> list[int]:
     for entry in Path("/proc").glob("[0-9]*"):
         with contextlib.suppress(OSError):
             if marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+    return found
+
+
+def sleepers(marker: str) -> list[int]:
+    """Pids of live `sleep MARKER` processes."""
+    wanted = b"sleep\0" + marker.encode() + b"\0"
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            if (entry / "cmdline").read_bytes() == wanted:
                 found.append(int(entry.name))
     return found
 
