@@ -6,12 +6,16 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from little_loops.cli import main_loop
 from little_loops.fsm.compilers import compile_paradigm
 from little_loops.fsm.loader import load_file, load_text
+
+if TYPE_CHECKING:
+    from conftest import LoopProject
 
 PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
 
@@ -206,4 +210,27 @@ def test_validate_compiles_a_paradigm_file(
     assert main_loop(["validate", "types"]) == 0
     assert main_loop(["validate", "bad"]) == 2
     out = capsys.readouterr().out
-    assert "paradigm 'imperative': missing required field 'until'" in out
+    assert (
+        ".loops/bad.yaml: error: loop 'b': missing required field 'until' (paradigm imperative)"
+        in out
+    )
+
+
+def test_paradigm_errors_point_at_the_bad_field(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "inv",
+        """\
+        paradigm: invariants
+        name: inv
+        constraints:
+          - name: a
+            check: "true"
+            fix: [1]
+        """,
+    )
+    result = loop_project.run("validate", "inv")
+    assert result.code == 2
+    assert result.out == (
+        ".loops/inv.yaml:6: error: loop 'inv' > constraints > 0 > fix: "
+        "expected a string, got list (paradigm invariants)\n"
+    )

@@ -91,7 +91,8 @@ def test_valid_definition_has_no_problems() -> None:
         (
             loop(goal="green"),
             "loop 'demo' > goal: unknown key (allowed: name, initial, states, paradigm, "
-            "context, scope, max_iterations, backoff, timeout, maintain, llm)",
+            "context, scope, max_iterations, backoff, timeout, idle_timeout, max_cost_usd, "
+            "maintain, llm)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
@@ -864,7 +865,5 @@ def test_compiler_errors_become_problems(monkeypatch: pytest.MonkeyPatch) -> Non
 
     _stand_in_compilers(monkeypatch, compile_paradigm)
     report = check_document(load_text(textwrap.dedent(GOAL), "goal.yaml"))
-    assert messages(report.errors) == [
-        "loop 'goal-types' > paradigm: goal: missing required key 'goal'"
-    ]
+    assert messages(report.errors) == ["loop 'goal-types' > paradigm: missing required key 'goal'"]
     assert report.errors[0].line == 1
