@@ -13,6 +13,7 @@ from support.fake_anthropic import FakeAnthropic
 
 from little_loops.cli import main_loop
 from little_loops.cli.exitcodes import (
+    EXIT_BUDGET,
     EXIT_DEFINITION,
     EXIT_FAILED,
     EXIT_HANDOFF,
@@ -95,6 +96,8 @@ def test_json_prints_the_execution_result(loop_project: LoopProject) -> None:
         },
         "error": None,
         "handoff": None,
+        "cost_usd": 0.0,
+        "usage": {},
     }
     assert "Loop completed" in result.err  # progress still goes to stderr
 
@@ -206,6 +209,35 @@ def test_handoff_exits_5_and_resume_continues_with_the_note(
     assert prompt.startswith("Continue from this handoff note: finish the parser\n\n/do-work")
 
 
+def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = loop_project.root / "bin"
+    report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
+    _fake_claude(bin_dir, f"echo '{report}'")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    loop_project.write(
+        "spender",
+        """\
+        name: spender
+        initial: fix
+        max_cost_usd: 0.1
+        states:
+          fix:
+            action: /fix it
+            evaluate:
+              type: exit_code
+            on_success: fix
+            on_failure: fix
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "spender", "--json")
+    assert result.code == EXIT_BUDGET
+    assert json.loads(result.out)["terminated_by"] == "budget"
+    assert "Loop stopped: cost budget reached in fix (" in result.err
+    assert result.err.endswith(", $0.1200)\n")
+
+
 JUDGED = """\
     name: judged
     initial: check
@@ -271,7 +303,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(loop_project: LoopProject) -> 
         "loop: plan\n"
         "file: .loops/plan.yaml\n"
         "initial: make\n"
-        "limits: max_iterations 4, timeout none, backoff 2.0s, maintain no\n"
+        "limits: max_iterations 4, timeout none, backoff 2.0s, maintain no, max_cost_usd none\n"
         "scope: src\n"
         "llm: claude-haiku-4-5 (off)\n"
         "context: target='out.txt'\n"

@@ -35,7 +35,8 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         f"initial: {fsm.initial}",
         "limits: "
         f"max_iterations {fsm.max_iterations}, timeout {_seconds(fsm.timeout)}, "
-        f"backoff {_seconds(fsm.backoff)}, maintain {'yes' if fsm.maintain else 'no'}",
+        f"backoff {_seconds(fsm.backoff)}, maintain {'yes' if fsm.maintain else 'no'}, "
+        f"max_cost_usd {'none' if fsm.max_cost_usd is None else f'${fsm.max_cost_usd:g}'}",
         f"scope: {', '.join(fsm.effective_scope())}",
         f"llm: {llm.model}" + ("" if llm.enabled else " (off)"),
     ]

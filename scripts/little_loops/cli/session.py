@@ -11,7 +11,6 @@ from typing import Any
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
 from little_loops.cli.signals import ShutdownSignals
-from little_loops.fsm.executor import ExecutionResult
 from little_loops.fsm.locks import acquire_scope, project_root
 from little_loops.fsm.outcomes import RESUMABLE_STATUSES, outcome_of
 from little_loops.fsm.persistence import (
@@ -22,6 +21,7 @@ from little_loops.fsm.persistence import (
     write_atomic,
 )
 from little_loops.fsm.persistent_executor import PersistentExecutor
+from little_loops.fsm.records import ExecutionResult
 from little_loops.fsm.runners import DefaultActionRunner
 from little_loops.fsm.schema import FSMLoop
 from little_loops.fsm.timefmt import format_duration
