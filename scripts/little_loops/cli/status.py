@@ -96,6 +96,8 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
         ("started", state.started_at),
         ("updated", state.updated_at),
     ]
+    if state.cost_usd > 0:
+        rows.append(("cost", f"${state.cost_usd:.4f}"))
     if state.last_result and state.last_result.get("verdict") is not None:
         rows.append(("last verdict", str(state.last_result["verdict"])))
     if state.error:
