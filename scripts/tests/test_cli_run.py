@@ -236,6 +236,7 @@ def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPat
     assert json.loads(result.out)["terminated_by"] == "budget"
     assert "Loop stopped: cost budget reached in fix (" in result.err
     assert result.err.endswith(", $0.1200)\n")
+    assert "cost:         $0.1200" in loop_project.run("status", "spender").out.splitlines()
 
 
 JUDGED = """\
