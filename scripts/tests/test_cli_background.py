@@ -8,8 +8,8 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import LoopProject
 from support import llproc
+from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
 from little_loops.fsm.pids import pid_alive

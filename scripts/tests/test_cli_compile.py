@@ -15,7 +15,7 @@ from little_loops.fsm.compilers import compile_paradigm
 from little_loops.fsm.loader import load_file, load_text
 
 if TYPE_CHECKING:
-    from conftest import LoopProject
+    from support.project import LoopProject
 
 PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
 

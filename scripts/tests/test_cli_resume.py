@@ -8,8 +8,8 @@ import signal
 import uuid
 
 import pytest
-from conftest import LoopProject
 from support import llproc
+from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 

@@ -8,8 +8,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import LoopProject
 from support.fake_anthropic import FakeAnthropic
+from support.project import LoopProject
 
 from little_loops.cli import main_loop
 from little_loops.cli.exitcodes import (

@@ -6,8 +6,8 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import LoopProject
 from support import llproc
+from support.project import LoopProject
 
 from little_loops.cli import build_parser
 from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK

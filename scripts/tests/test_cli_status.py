@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from conftest import LoopProject
+from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
 

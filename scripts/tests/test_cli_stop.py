@@ -10,8 +10,8 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import LoopProject
 from support import llproc
+from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_STOPPED
 from little_loops.cli.stop import stop_command

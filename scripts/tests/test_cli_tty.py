@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import LoopProject
+from support.project import LoopProject
 
 SLEEPY = """\
     name: sleepy

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import LoopProject
+    from support.project import LoopProject
 
 DATA = Path(__file__).parent / "data"
 INVALID = sorted((DATA / "invalid_loops").glob("*.yaml"))
