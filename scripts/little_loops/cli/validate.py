@@ -14,12 +14,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_OK
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
-from little_loops.fsm.validation import FileReport, check_file
+
+if TYPE_CHECKING:
+    from little_loops.fsm.validation import FileReport
 
 
 def register(subparsers: Any) -> None:
@@ -49,6 +51,10 @@ def validate_file(
     name_or_path: str, *, strict: bool = False, loops_dir: Path = LOOPS_DIR
 ) -> FileReport:
     """The report for one command-line argument (a loop that cannot be found is an error)."""
+    # Imported here so that building the parser (`ll-loop --help`) does not load YAML and
+    # the validators: startup time is part of the product.
+    from little_loops.fsm.validation import FileReport, check_file
+
     try:
         path = resolve_loop_path(name_or_path, loops_dir)
     except LoopFileError as exc:
