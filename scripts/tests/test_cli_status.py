@@ -178,3 +178,19 @@ def test_history_of_a_loop_that_never_ran(loop_project: LoopProject) -> None:
         "ll-loop: loop 'hello' has no events yet\n",
     )
     assert loop_project.run("history", "hello", "--json").out == "[]\n"
+
+
+def test_history_shows_events_of_unexpected_shape_raw(loop_project: LoopProject) -> None:
+    loop_project.write("odd", HELLO.replace("name: hello", "name: odd"))
+    running = loop_project.loops / ".running"
+    running.mkdir()
+    (running / "odd.events.jsonl").write_text(
+        '{"event": "action_complete", "ts": "t1", "state": "s", "duration_ms": "slow"}\n'
+        '{"event": "loop_complete", "ts": "t2", "iterations": 1, "duration_ms": 1e999}\n'
+    )
+    result = loop_project.run("history", "odd")
+    assert result.code == EXIT_OK
+    assert result.out.splitlines() == [
+        't1 action_complete {"state": "s", "duration_ms": "slow"}',
+        't2 loop_complete   {"iterations": 1, "duration_ms": Infinity}',
+    ]

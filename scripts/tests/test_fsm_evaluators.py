@@ -192,6 +192,8 @@ def test_output_json_details() -> None:
         ('{"a": 1}', ".b", "eq", "path .b: key 'b' not found in ."),
         ('{"a": "x"}', ".a", "lt", "operator lt needs a number, but .a is a string"),
         ('{"a": 1}', ".a", "is", "unknown operator 'is' (expected one of eq, ne, lt, le, gt, ge)"),
+        ("[" * 100_000, ".a", "eq", "output is JSON nested too deeply to read"),
+        ('{"a": ' + "9" * 5000 + "}", ".a", "eq", "output is JSON with a number too long to read"),
     ],
 )  # fmt: skip
 def test_output_json_errors(output: str, path: str, operator: str, message: str) -> None:

@@ -312,3 +312,11 @@ def test_twenty_concurrent_starts_on_one_scope_admit_exactly_one(loops: Path) ->
 def test_twenty_concurrent_starts_on_disjoint_scopes_all_run(loops: Path) -> None:
     lines = race(loops, [f"pkg{i}" for i in range(20)])
     assert sorted(lines) == sorted(f"ADMITTED loop-{i}" for i in range(20))
+
+
+def test_lock_record_nested_too_deeply_is_reported(loops: Path) -> None:
+    (loops / ".running").mkdir()
+    (loops / ".running" / "a.lock").write_text('{"a":' * 100_000)
+    with pytest.raises(CorruptStateError) as info:
+        acquire_scope("b", ["src"], loops)
+    assert str(info.value).startswith(".loops/.running/a.lock: unreadable scope lock (Recursion")

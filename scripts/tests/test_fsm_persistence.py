@@ -230,6 +230,18 @@ CORRUPT_CASES: list[tuple[str, bytes, str]] = [
         b' "started_at": "t"}',
         "it belongs to loop 'lint'",
     ),
+    ("nested too deeply", b'{"a":' * 100_000 + b"1" + b"}" * 100_000, "JSON nested too deeply"),
+    (
+        "too many digits",
+        b'{"loop_name": "fix", "current_state": "a", "iteration": ' + b"9" * 5000 + b"}",
+        "a number with too many digits",
+    ),
+    (
+        "NaN cost",
+        b'{"loop_name": "fix", "current_state": "a", "iteration": 1, "status": "running",'
+        b' "started_at": "t", "cost_usd": NaN}',
+        "'cost_usd' should be a finite number, found nan",
+    ),
 ]
 
 
@@ -428,3 +440,28 @@ def test_every_termination_reason_has_one_status_and_exit_code() -> None:
         "stopped": "stopped",
     }
     assert outcome_of("no-such-reason") == OUTCOMES["error"]
+
+
+def test_event_lines_too_deep_or_too_long_are_reported_with_their_line(project: Path) -> None:
+    store = StatePersistence("fix")
+    store.initialize()
+    good = b'{"event": "loop_start"}\n'
+    for bad, problem in (
+        (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, "JSON nested too deeply"),
+        (b'{"n": ' + b"9" * 5000 + b"}", "a number with too many digits"),
+    ):
+        store.events_file.write_bytes(good + bad + b"\n" + good)
+        with pytest.raises(CorruptStateError) as info:
+            store.read_events()
+        assert str(info.value) == (
+            f".loops/.running/fix.events.jsonl:2: corrupt event line ({problem})"
+        )
+
+
+def test_a_torn_tail_too_deep_to_parse_is_trimmed_before_appending(project: Path) -> None:
+    store = StatePersistence("fix")
+    store.initialize()
+    store.events_file.write_bytes(b'{"event": "a"}\n' + b'{"x":[' * 100_000)
+    store.append_event({"event": "b"})
+    store.close()
+    assert store.events_file.read_bytes() == b'{"event": "a"}\n{"event":"b"}\n'

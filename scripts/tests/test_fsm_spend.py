@@ -80,6 +80,7 @@ class TestClaudeReport:
         assert apply_report(raw) is raw
         assert parse_report("{not json") is None
         assert parse_report("[1, 2]") is None
+        assert parse_report('{"a":' * 100_000) is None  # too deep for json: not a report
 
     def test_is_error_report_is_an_error(self) -> None:
         report = {**REPORT, "is_error": True, "result": "API Error: 500 overloaded\nmore"}

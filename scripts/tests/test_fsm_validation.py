@@ -867,3 +867,12 @@ def test_compiler_errors_become_problems(monkeypatch: pytest.MonkeyPatch) -> Non
     report = check_document(load_text(textwrap.dedent(GOAL), "goal.yaml"))
     assert messages(report.errors) == ["loop 'goal-types' > paradigm: missing required key 'goal'"]
     assert report.errors[0].line == 1
+
+
+def test_an_evaluator_type_that_is_a_list_or_map_is_reported_not_a_crash() -> None:
+    for kind, shown in (([], "a list"), ({"a": 1}, "a mapping")):
+        problems = validate_definition(evaluate_state(type=kind))
+        assert messages(problems)[0].startswith(
+            "loop 'demo' > states > check > evaluate > type: expected one of exit_code, "
+        )
+        assert messages(problems)[0].endswith(f"got {shown}")

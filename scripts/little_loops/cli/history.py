@@ -31,7 +31,24 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def format_event(event: dict[str, Any], loop: str = "NAME") -> str:
-    """One event as `ts event state → ...`."""
+    """One event as `ts event state → ...`; fields of unexpected types are shown as JSON."""
+    try:
+        return _format_known(event, loop)
+    except (TypeError, ValueError, OverflowError):
+        # Not what ll-loop writes (a file edited by hand, a newer version): show it raw
+        # rather than fail the whole history.
+        rest = {k: v for k, v in event.items() if k not in ("ts", "event")}
+        return f"{event.get('ts', '-')} {str(event.get('event', '?')):<15} {_raw(rest)}"
+
+
+def _raw(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except ValueError:  # an integer too long to print
+        return "(unprintable event)"
+
+
+def _format_known(event: dict[str, Any], loop: str) -> str:
     from little_loops.cli.display import outcome_line, shorten, verdict_detail
     from little_loops.fsm.timefmt import format_duration
 
@@ -58,7 +75,7 @@ def format_event(event: dict[str, Any], loop: str = "NAME") -> str:
         line = outcome_line(event)
         return f"{head} {line.replace('ll-loop resume NAME', f'll-loop resume {loop}')}"
     rest = {k: v for k, v in event.items() if k not in ("ts", "event")}
-    return f"{head} {json.dumps(rest, ensure_ascii=False)}"
+    return f"{head} {_raw(rest)}"
 
 
 def history_command(

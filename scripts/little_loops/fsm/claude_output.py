@@ -31,7 +31,7 @@ def parse_report(stdout: str) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -301,8 +301,8 @@ class _Checker:
         self.keys(data, path, EVALUATE_KEYS)
         self.required(data, path, ("type",))
         kind = data.get("type")
-        if kind not in EVALUATOR_KEYS:
-            return
+        if not isinstance(kind, str) or kind not in EVALUATOR_KEYS:
+            return  # a wrong type was reported by keys(); a list or map is not even hashable
         needed = EVALUATOR_REQUIRED.get(kind, ())
         for key in needed:
             if data.get(key) is None:

@@ -182,6 +182,10 @@ def evaluate_output_json(
             f"output is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
             **details,
         )
+    except RecursionError:
+        return _error("output is JSON nested too deeply to read", **details)
+    except ValueError:  # an integer with more digits than Python converts
+        return _error("output is JSON with a number too long to read", **details)
     try:
         value = extract_json_path(data, path)
     except JsonPathError as exc:

@@ -114,7 +114,7 @@ def _read_record(path: Path) -> LockRecord:
             hostname=str(data.get("hostname", "")),
             pid_start=None if data.get("pid_start") is None else int(data["pid_start"]),
         )
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CorruptStateError(
             f"{display_path(path)}: unreadable scope lock ({type(exc).__name__}: {exc}); delete"
             f" it if no loop named {path.name[: -len(LOCK_SUFFIX)]!r} is running"

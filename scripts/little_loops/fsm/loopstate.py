@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,6 +145,8 @@ def parse_state(data: Any) -> LoopState:
         raise StateShapeError("'scope' should be a list of strings")
     cost = _get(data, "cost_usd", (int, float), 0.0)
     usage = _get(data, "usage", (dict,), dict)
+    if not math.isfinite(cost):  # NaN would never reach a budget: refuse it
+        raise StateShapeError(f"'cost_usd' should be a finite number, found {cost}")
     if cost < 0 or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
         raise StateShapeError("'cost_usd' cannot be negative and 'usage' holds token counts")
     pass_states = _get(data, "pass_states", (list,), list)

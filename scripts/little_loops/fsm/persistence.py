@@ -175,7 +175,7 @@ class StatePersistence:
             state = parse_state(data)
             if state.loop_name != self.loop_name:
                 raise StateShapeError(f"it belongs to loop {state.loop_name!r}")
-        except (StateShapeError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (StateShapeError, ValueError, RecursionError) as exc:
             raise CorruptStateError(
                 f"{where}: corrupt state file ({_describe(exc)}); delete it, or start the loop"
                 f" over with 'll-loop run {self.loop_name}'"
@@ -218,7 +218,7 @@ class StatePersistence:
                 event = json.loads(_decode(chunk))
                 if not isinstance(event, dict):
                     raise StateShapeError(f"expected a JSON object, found {json_type(event)}")
-            except (StateShapeError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            except (StateShapeError, ValueError, RecursionError) as exc:
                 if number - 1 == last:
                     break  # torn tail: no newline after it, the writer died mid-line
                 raise CorruptStateError(
@@ -294,7 +294,7 @@ def _trim_torn_tail(fd: int) -> None:
     fragment = os.pread(fd, size - keep, keep)
     try:
         complete = isinstance(json.loads(fragment), dict)
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, too many digits
         complete = False
     if complete:  # only the newline was lost: keep the event
         os.write(fd, b"\n")
@@ -314,6 +314,10 @@ def _describe(exc: Exception) -> str:
         return "not UTF-8 text"
     if isinstance(exc, json.JSONDecodeError):
         return f"invalid or truncated JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return "a number with too many digits"
     return str(exc)
 
 

@@ -38,7 +38,7 @@ def pid_alive(pid: int | None, start_ticks: int | None = None) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # gone, or not a pid at all (a corrupt file)
         return False
     except PermissionError:
         pass  # exists, owned by another user
