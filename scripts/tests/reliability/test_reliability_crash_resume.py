@@ -1,0 +1,140 @@
+"""SIGKILL of a whole `ll-loop run` process group at random moments, then `ll-loop resume`.
+
+The loop counts to N through four states with captures; every action sleeps a random
+0-50 ms and is idempotent (it derives what it writes from captures, not from what an
+interrupted run may already have written), so the final captures are known exactly. Each
+repetition kills the run (and maybe the resumes) at a random moment and resumes until the
+loop ends; afterwards the state file and every line of the event log must parse, the run
+must be `completed`, and the captures must hold the final values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.reliability
+
+REPETITIONS = 20
+N = 6  # passes: 4 actions each, 24 actions in all
+SLEEP = "sleep 0.0$((RANDOM % 6))"  # 0-50 ms
+
+LOOP = textwrap.dedent(
+    f"""\
+    name: crashy
+    initial: read
+    max_iterations: 50
+    context:
+      n: {N}
+    states:
+      read:
+        action: '{SLEEP}; cat count 2>/dev/null || echo 0'
+        capture: seen
+        next: bump
+      bump:
+        action: >-
+          {SLEEP}; echo $(( ${{captured.seen}} + 1 )) > count.tmp
+          && mv count.tmp count && cat count
+        capture: bumped
+        next: square
+      square:
+        action: '{SLEEP}; echo $(( ${{captured.bumped}} * ${{captured.bumped}} ))'
+        capture: squared
+        next: check
+      check:
+        action: >-
+          {SLEEP}; echo "${{captured.bumped}}/${{context.n}}";
+          test ${{captured.bumped}} -ge ${{context.n}}
+        capture: checked
+        on_success: done
+        on_failure: read
+      done:
+        terminal: true
+    """
+)
+
+
+def start(root: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "little_loops.cli", *args],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def run_and_maybe_kill(
+    root: Path, args: list[str], kill_after: float | None
+) -> tuple[int | None, str]:
+    """Run ll-loop; SIGKILL its whole group after `kill_after` s. (exit code or None, stderr)."""
+    proc = start(root, *args)
+    try:
+        if kill_after is not None:
+            try:
+                proc.wait(timeout=kill_after)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return None, ""
+        _, err = proc.communicate(timeout=30)
+        return proc.returncode, err.decode()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
+    rng = random.Random(20260115)
+    kills = resumes = 0
+    for repetition in range(REPETITIONS):
+        root = tmp_path / f"r{repetition}"
+        (root / ".loops").mkdir(parents=True)
+        (root / ".loops" / "crashy.yaml").write_text(LOOP)
+        started = time.monotonic()
+        code, err = run_and_maybe_kill(root, ["run", "crashy", "--quiet"], rng.uniform(0, 0.8))
+        attempts = 0
+        while code != 0:
+            assert code is None, f"repetition {repetition}: exit {code}: {err}"
+            kills += 1
+            attempts += 1
+            assert attempts < 20, f"repetition {repetition} did not finish"
+            state_file = root / ".loops/.running/crashy.state.json"
+            # Killed before the first save: nothing ran yet, so start it again.
+            args = ["resume", "crashy"] if state_file.exists() else ["run", "crashy"]
+            resumes += args[0] == "resume"
+            kill_after = rng.uniform(0, 0.5) if rng.random() < 0.4 else None
+            code, err = run_and_maybe_kill(root, [*args, "--quiet"], kill_after)
+        running = root / ".loops/.running"
+        state = json.loads((running / "crashy.state.json").read_text())
+        assert state["status"] == "completed", state
+        assert state["current_state"] == "done"
+        outputs = {name: value["output"] for name, value in state["captured"].items()}
+        assert outputs == {
+            "seen": str(N - 1),
+            "bumped": str(N),
+            "squared": str(N * N),
+            "checked": f"{N}/{N}",
+        }, f"repetition {repetition}"
+        assert (root / "count").read_text() == f"{N}\n"
+        events = [
+            json.loads(line) for line in (running / "crashy.events.jsonl").read_bytes().splitlines()
+        ]
+        assert events[-1]["event"] == "loop_complete"
+        assert events[-1]["terminated_by"] == "terminal"
+        assert not list(running.glob(".*.tmp")), "a temp file of a killed save was left"
+        assert not (running / "crashy.lock").exists(), "the scope lock was not released"
+        assert time.monotonic() - started < 15
+    assert kills >= REPETITIONS // 2, "too few runs were actually killed to prove anything"
+    assert resumes >= REPETITIONS // 2
