@@ -465,3 +465,33 @@ def test_a_torn_tail_too_deep_to_parse_is_trimmed_before_appending(project: Path
     store.append_event({"event": "b"})
     store.close()
     assert store.events_file.read_bytes() == b'{"event": "a"}\n{"event":"b"}\n'
+
+
+def test_saves_are_fsynced_on_demand_and_at_least_once_an_interval(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import little_loops.fsm.persistence as persistence
+
+    calls: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store = StatePersistence("fix")
+    store.initialize()
+
+    def fsyncs(**kwargs: Any) -> int:
+        calls.clear()
+        store.save_state(full_state(), **kwargs)
+        assert store.load_state() == store.load_state()  # readable after every save
+        return len(calls)
+
+    assert fsyncs() == 2  # the first save: the file and the folder
+    assert fsyncs() == 0  # within the interval: atomic, not fsynced
+    assert fsyncs(durable=True) == 2
+    assert fsyncs(durable=False) == 0
+    monkeypatch.setattr(persistence, "DURABLE_INTERVAL_S", 0.0)
+    assert fsyncs() == 2

@@ -7,6 +7,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,12 @@ STATE_SUFFIX = ".state.json"
 EVENTS_SUFFIX = ".events.jsonl"
 # Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
 _MAX_NAME_BYTES = 200
+# Seconds between fsynced state saves of a run (every save is atomic; see save_state). An
+# fsync of the file and of its folder costs milliseconds, as much as a whole quick action.
+DURABLE_INTERVAL_S = 1.0
 
 __all__ = [
+    "DURABLE_INTERVAL_S",
     "EVENTS_SUFFIX",
     "RUNNING_DIR",
     "SCHEMA_VERSION",
@@ -95,20 +100,28 @@ def validate_loop_name(name: str) -> str:
     return name
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Replace `path` with `data` so readers see the old or the new file, never a part of one."""
+def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` so readers see the old or the new file, never a part of one.
+
+    Atomic always (a temp file renamed over `path`), so no crash of this process leaves a
+    half-written file. `durable` also fsyncs the data before the rename and the folder
+    after it, so the new file survives a power cut or a kernel crash too.
+    """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     # Make the rename itself durable; not every file system allows fsync on a directory.
     with contextlib.suppress(OSError):
         dir_fd = os.open(path.parent, os.O_RDONLY)
@@ -145,6 +158,7 @@ class StatePersistence:
         self._events_fd: int | None = None
         self._events_id: tuple[int, int, int] | None = None  # (pid, st_dev, st_ino)
         self._lock = threading.Lock()
+        self._durable_at: float | None = None  # time.monotonic() of the last fsynced save
 
     def initialize(self) -> None:
         """Create `.running/` if needed and remove temp files a killed save left behind."""
@@ -154,12 +168,22 @@ class StatePersistence:
 
     # -- state -------------------------------------------------------------------------------
 
-    def save_state(self, state: LoopState) -> None:
-        """Write `state` atomically, stamping `updated_at`. Old file intact if anything fails."""
+    def save_state(self, state: LoopState, *, durable: bool | None = None) -> None:
+        """Write `state` atomically, stamping `updated_at`. Old file intact if anything fails.
+
+        Every save is atomic. It is also fsynced (durable across a power cut) when `durable`
+        is True, and when None if the last durable save is DURABLE_INTERVAL_S old or more:
+        a loop of quick actions pays for one fsync a second, not two per state.
+        """
         state.updated_at = iso_now()
         data = json_bytes(state.to_dict(), indent=2) + b"\n"
+        now = time.monotonic()
+        if durable is None:
+            durable = self._durable_at is None or now - self._durable_at >= DURABLE_INTERVAL_S
         self.running_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.state_file, data)
+        write_atomic(self.state_file, data, durable=durable)
+        if durable:
+            self._durable_at = now
 
     def load_state(self) -> LoopState | None:
         """The saved state, or None when there is none; CorruptStateError if it is unreadable."""

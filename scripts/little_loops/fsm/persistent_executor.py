@@ -20,7 +20,7 @@ from little_loops.fsm.pids import pid_alive, process_start_ticks
 from little_loops.fsm.schema import FSMLoop
 
 # Events after which the state file is rewritten: entering a state (so a crash resumes
-# it) and the end of the run. Saving on every event would cost an fsync per line.
+# it) and the end of the run. Saving on every event would cost a file replace per line.
 _SAVE_ON = frozenset({"state_enter", "loop_complete"})
 
 
@@ -139,12 +139,14 @@ class PersistentExecutor:
     def _on_event(self, event: dict[str, Any]) -> None:
         self.persistence.append_event(event)
         kind = event.get("event")
+        # The start and the end of a run are always durable (fsynced); a state entry is
+        # atomic, and durable at least once a second (StatePersistence.save_state).
         if kind == "loop_start":
-            self.persistence.save_state(self._state(STATUS_RUNNING))
+            self.persistence.save_state(self._state(STATUS_RUNNING), durable=True)
         elif kind in _SAVE_ON:
             if kind == "loop_complete":
                 status = outcome_of(str(event.get("terminated_by"))).status
-                self.persistence.save_state(self._state(status, event))
+                self.persistence.save_state(self._state(status, event), durable=True)
             else:
                 self.persistence.save_state(self._state(STATUS_RUNNING))
         if self._user_callback is not None:
