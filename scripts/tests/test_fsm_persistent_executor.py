@@ -168,3 +168,74 @@ def test_handoff_is_resumable_and_passes_the_note_on(tmp_path: Path) -> None:
     second = PersistentExecutor(fsm, loops_dir=loops, action_runner=Claude()).resume()
     assert second.terminated_by == "terminal"
     assert prompts[1] == "Continue from this handoff note: finish b.py\n\n/ll:work"
+
+
+def test_a_huge_capture_keeps_a_bounded_tail_in_the_state_file(tmp_path: Path) -> None:
+    # 1 MB of output, captured and evaluated: `captured` and `prev` keep the last 64 KiB
+    # each, the state file stays small, and the .out file has every byte.
+    from little_loops.fsm.records import SAVED_TEXT_LIMIT
+
+    fsm = FSMLoop(
+        name="big",
+        initial="shout",
+        states={
+            "shout": StateConfig(
+                action="head -c 1000000 /dev/zero | tr '\\0' x; echo END; echo oops >&2",
+                capture="loud",
+                on_success="done",
+                on_failure="done",
+            ),
+            "done": StateConfig(terminal=True),
+        },
+    )
+    loops = tmp_path / ".loops"
+    runner = DefaultActionRunner(cwd=tmp_path)
+    result = PersistentExecutor(fsm, loops_dir=loops, action_runner=runner).run()
+    assert result.terminated_by == "terminal"
+    out_file = loops / ".running" / "big.shout.out"
+    assert out_file.stat().st_size == 1_000_004
+    state = StatePersistence("big", loops).load_state()
+    assert state is not None
+    loud = state.captured["loud"]
+    assert loud["output"] == "x" * (SAVED_TEXT_LIMIT - 3) + "END"
+    assert loud["stderr"] == "oops\n"
+    assert loud["truncated"] is True
+    assert loud["output_path"] == str(out_file)
+    assert state.prev_result is not None
+    assert state.prev_result["output"] == loud["output"]
+    assert result.captured["loud"] == loud  # the run itself sees what a resume would see
+    assert (loops / ".running" / "big.state.json").stat().st_size < 3 * SAVED_TEXT_LIMIT
+
+
+def record_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of the files fsynced from now on (the fsync still happens)."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_start_and_end_are_fsynced_and_quick_states_at_most_once_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced = record_fsyncs(monkeypatch)
+    fsm = FSMLoop(
+        name="quick",
+        initial="a",
+        states={"a": StateConfig(action="true", on_success="$current")},
+        max_iterations=20,
+    )
+    loops = tmp_path / ".loops"
+    runner = DefaultActionRunner(cwd=tmp_path)
+    result = PersistentExecutor(fsm, loops_dir=loops, action_runner=runner).run()
+    assert result.terminated_by == "max_iterations"
+    state_saves = [p for p in synced if ".quick.state.json." in p]
+    folder = [p for p in synced if p == str(loops / ".running")]
+    # loop_start and loop_complete; the 20 state entries take well under a second
+    assert len(state_saves) == len(folder) == 2
+    assert StatePersistence("quick", loops).load_state() is not None

@@ -16,8 +16,8 @@ from little_loops.fsm.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.records import (
     ExecutionResult,
     ExecutorSnapshot,
-    chomp,
     event_value,
+    saved_result,
     short,
 )
 from little_loops.fsm.routing import ERROR_VERDICT, resolve_route
@@ -346,12 +346,7 @@ class FSMExecutor:
             complete["spent_usd"] = round(self.spend.cost_usd, 6)
         self._emit("action_complete", complete)
         if state.capture:
-            self.captured[state.capture] = {
-                "output": chomp(result.output),
-                "stderr": result.stderr,
-                "exit_code": result.exit_code,
-                "duration_ms": result.duration_ms,
-            }
+            self.captured[state.capture] = saved_result(result)
         return result
 
     def _run_terminal_action(self, state: StateConfig) -> ExecutionResult | None:
@@ -432,13 +427,9 @@ class FSMExecutor:
     def _set_prev(self, name: str, action: ActionResult | None, verdict: str) -> None:
         """`prev` is the last state that produced a verdict. Unconditional `next:` states
         do not replace it, so `measure → apply → measure` compares measurements."""
-        self.prev_result = {
-            "state": name,
-            "output": chomp(action.output) if action else "",
-            "stderr": action.stderr if action else "",
-            "exit_code": action.exit_code if action else 0,
-            "verdict": verdict,
-        }
+        saved = saved_result(action) if action else {"output": "", "stderr": "", "exit_code": 0}
+        saved.pop("duration_ms", None)
+        self.prev_result = {"state": name, **saved, "verdict": verdict}
 
     def _spends(self, state: StateConfig) -> bool:
         """True when running *state* calls Claude: a prompt action or an LLM judge."""

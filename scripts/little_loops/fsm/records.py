@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from little_loops.fsm.runners import ActionResult
 
 # Strings longer than this are shortened in events (the full output stays in the
-# output file and, up to the runner's tail, in `captured`).
+# output file and, up to SAVED_TEXT_LIMIT, in `captured`).
 EVENT_TEXT_LIMIT = 2000
+# `captured` and `prev` keep at most the last this many characters of an action's stdout
+# and stderr. They live in the state file, saved at every state entry, so a capture of a
+# command that printed 200 MB must not make it 4 MiB (the runner's tail). A longer capture
+# could not be passed to a shell action anyway: Linux limits one argument to 128 KiB.
+SAVED_TEXT_LIMIT = 64 * 1024
 
 
 @dataclass
@@ -52,6 +60,13 @@ def chomp(text: str) -> str:
     return text.rstrip("\r\n")
 
 
+def saved_tail(text: str, limit: int = SAVED_TEXT_LIMIT) -> tuple[str, bool]:
+    """The last `limit` characters of `text`, and whether anything was cut."""
+    if len(text) <= limit:
+        return text, False
+    return text[-limit:], True
+
+
 def short(text: str, limit: int = EVENT_TEXT_LIMIT, tail: bool = False) -> str:
     if len(text) <= limit:
         return text
@@ -64,3 +79,25 @@ def event_value(value: Any) -> Any:
     if isinstance(value, str):
         return short(value)
     return value
+
+
+def saved_result(result: ActionResult) -> dict[str, Any]:
+    """An action's result as `captured` and `prev` keep it: the tail of each stream.
+
+    At most SAVED_TEXT_LIMIT characters of stdout and of stderr; when the action printed
+    more, `truncated` is true and `output_path` names the file with all of stdout.
+    """
+    output, cut_out = saved_tail(chomp(result.output))
+    stderr, cut_err = saved_tail(result.stderr)
+    saved: dict[str, Any] = {
+        "output": output,
+        "stderr": stderr,
+        "exit_code": result.exit_code,
+        "duration_ms": result.duration_ms,
+    }
+    if cut_out or cut_err or getattr(result, "truncated", False):
+        saved["truncated"] = True
+        path = getattr(result, "output_path", None)
+        if path:
+            saved["output_path"] = path
+    return saved
