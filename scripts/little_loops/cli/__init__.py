@@ -29,8 +29,13 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (also used to check the CLI reference in docs/)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full argument parser (also used to check the CLI reference in docs/).
+
+    With `only=COMMAND`, the parser has just that subcommand: `main_loop` uses it when the
+    command is known, so running one command does not import the modules of all the others
+    (startup time is part of the product). Its parsing and messages are the same.
+    """
     parser = argparse.ArgumentParser(
         prog="ll-loop",
         description="Run finite-state automation loops defined in .loops/*.yaml.",
@@ -38,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ll-loop {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in SUBCOMMANDS.values():
+    for name, module_name in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            continue
         module = importlib.import_module(f"little_loops.cli.{module_name}")
         module.register(subparsers)
     return parser
@@ -54,7 +61,7 @@ def _with_run_shorthand(argv: list[str]) -> list[str]:
 def main_loop(argv: Sequence[str] | None = None) -> int:
     """Entry point of `ll-loop`; returns the process exit code."""
     args_list = _with_run_shorthand(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser()
+    parser = build_parser(args_list[0] if args_list and args_list[0] in SUBCOMMANDS else None)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help

@@ -1,0 +1,51 @@
+"""`ll-loop` itself: what starting a command loads (startup time is part of the product)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+PROBE = """\
+import contextlib, io, sys
+from little_loops.cli import main_loop
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main_loop(sys.argv[1:])
+loaded = sorted(m for m in sys.modules if m.startswith("little_loops.cli.") or m in (
+    "yaml", "jsonschema", "anthropic", "little_loops.fsm.executor", "little_loops.fsm.runners"))
+print(code, " ".join(loaded))
+"""
+
+
+def loaded_by(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    code, _, modules = proc.stdout.strip().partition(" ")
+    return int(code), set(modules.split())
+
+
+def test_help_loads_no_yaml_and_no_runner(tmp_path: Path) -> None:
+    code, modules = loaded_by(tmp_path, "--help")
+    assert code == 0
+    assert "little_loops.cli.run" in modules  # every subcommand is listed
+    assert not modules & {"yaml", "jsonschema", "anthropic", "little_loops.fsm.executor"}
+
+
+def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
+    loop = tmp_path / "x.yaml"
+    loop.write_text("name: x\ninitial: a\nstates:\n  a:\n    terminal: true\n")
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    cli = {m for m in modules if m.startswith("little_loops.cli.")}
+    assert cli <= {
+        "little_loops.cli.validate",
+        "little_loops.cli.resolve",
+        "little_loops.cli.exitcodes",
+    }
+    assert "yaml" in modules
+    assert not modules & {"jsonschema", "anthropic", "little_loops.fsm.runners"}
