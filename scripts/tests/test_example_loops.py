@@ -80,7 +80,8 @@ def test_example_validates_without_warnings(path: Path) -> None:
 def test_example_starts_with_the_modeline_and_a_comment(path: Path) -> None:
     lines = path.read_text().splitlines()
     assert lines[0] == MODELINE
-    assert lines[1].startswith("# ") and len(lines[1]) > 20
+    assert lines[1].startswith("# ")
+    assert len(lines[1]) > 20
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
