@@ -49,7 +49,7 @@ def test_run_completes_with_the_doc_progress_lines(loop_project: LoopProject) ->
     assert lines[0] == "[1/5] check → test -f flag && echo present || { echo missing; exit 1; }"
     assert lines[1].startswith("       ✗ failure (exit 1)  ")
     assert lines[2:4] == ["       → fix", "[1/5] fix → touch flag && echo fixed"]
-    assert lines[4].startswith("       • done (exit 0)  ")
+    assert lines[4].startswith("       • exit 0  ")
     assert lines[5:7] == [
         "       → check",
         "[2/5] check → test -f flag && echo present || { echo missing; exit 1; }",
