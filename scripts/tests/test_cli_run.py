@@ -49,7 +49,7 @@ def test_run_completes_with_the_doc_progress_lines(loop_project: LoopProject) ->
     assert lines[0] == "[1/5] check → test -f flag && echo present || { echo missing; exit 1; }"
     assert lines[1].startswith("       ✗ failure (exit 1)  ")
     assert lines[2:4] == ["       → fix", "[1/5] fix → touch flag && echo fixed"]
-    assert lines[4].startswith("       • done (exit 0)  ")
+    assert lines[4].startswith("       • exit 0  ")
     assert lines[5:7] == [
         "       → check",
         "[2/5] check → test -f flag && echo present || { echo missing; exit 1; }",
@@ -386,3 +386,37 @@ def test_signal_handlers_are_restored_after_a_run(loop_project: LoopProject) -> 
     loop_project.write("hello", HELLO)
     assert loop_project.run("run", "hello").code == EXIT_OK
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_max_cost_flag_overrides_the_file(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = loop_project.root / "bin"
+    report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
+    _fake_claude(bin_dir, f"echo '{report}'")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    loop_project.write(
+        "spender",
+        """\
+        name: spender
+        initial: fix
+        max_cost_usd: 100
+        states:
+          fix:
+            action: /fix it
+            evaluate:
+              type: exit_code
+            on_success: fix
+            on_failure: fix
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "spender", "--json", "--max-cost", "0.05")
+    assert result.code == EXIT_BUDGET
+    assert json.loads(result.out)["cost_usd"] == pytest.approx(0.08)
+    assert loop_project.run("run", "spender", "--max-cost", "0").code == 2
+    assert (
+        "--max-cost: must be more than 0, got 0"
+        in loop_project.run("run", "spender", "--max-cost", "0").err
+    )

@@ -103,9 +103,18 @@ def test_apply_overrides_leaves_the_loop_unchanged() -> None:
 
 
 def test_overrides_recorded_for_resume(loop_project: LoopProject) -> None:
-    save_overrides("x", loop_project.loops, RunOptions(max_iterations=3, llm_model="m"))
+    save_overrides(
+        "x", loop_project.loops, RunOptions(max_iterations=3, llm_model="m", max_cost=1.5)
+    )
     restored = saved_overrides("x", loop_project.loops, RunOptions(quiet=True))
-    assert restored == RunOptions(max_iterations=3, llm_model="m", quiet=True)
+    assert restored == RunOptions(max_iterations=3, llm_model="m", max_cost=1.5, quiet=True)
+    assert (
+        apply_overrides(
+            FSMLoop.from_dict({"name": "x", "initial": "a", "states": {"a": {"terminal": True}}}),
+            restored,
+        ).max_cost_usd
+        == 1.5
+    )
     # Flags given again win over the record.
     again = saved_overrides("x", loop_project.loops, RunOptions(max_iterations=9))
     assert again.max_iterations == 9

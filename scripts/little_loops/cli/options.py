@@ -13,6 +13,7 @@ class RunOptions:
     max_iterations: int | None = None
     no_llm: bool = False
     llm_model: str | None = None
+    max_cost: float | None = None
     queue: bool = False
     quiet: bool = False
     as_json: bool = False
@@ -27,6 +28,8 @@ class RunOptions:
             out.append("--no-llm")
         if self.llm_model is not None:
             out += ["--llm-model", self.llm_model]
+        if self.max_cost is not None:
+            out += ["--max-cost", repr(self.max_cost)]
         for flag, given in (
             ("--queue", self.queue),
             ("--quiet", self.quiet),
@@ -49,6 +52,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_dollars(text: str) -> float:
+    """argparse type: a spend limit in US dollars, more than 0."""
+    try:
+        value = float(text.removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount in dollars, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """The flags that shape a run (run and resume both take them)."""
     parser.add_argument(
@@ -64,6 +78,13 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
         help="never call the LLM: llm_structured states are judged by exit code",
     )
     parser.add_argument("--llm-model", metavar="MODEL", help="the model of the LLM evaluator")
+    parser.add_argument(
+        "--max-cost",
+        type=positive_dollars,
+        metavar="USD",
+        help="end the run (exit 6) before the next paid step once Claude spend reaches USD "
+        "(overrides max_cost_usd of the loop file)",
+    )
     parser.add_argument(
         "--queue",
         action="store_true",
@@ -89,6 +110,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         max_iterations=args.max_iterations,
         no_llm=args.no_llm,
         llm_model=args.llm_model,
+        max_cost=args.max_cost,
         queue=args.queue,
         quiet=args.quiet,
         as_json=args.as_json,

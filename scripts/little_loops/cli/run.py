@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +52,15 @@ def run_command(
 ) -> int:
     """Run the loop NAME|PATH; returns the exit code of its outcome (0 for a dry run)."""
     # Imported here so `ll-loop --help` does not load the executor.
-    from little_loops.cli.resolve import resolve_loop_path
+    from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.session import apply_overrides, run_session
     from little_loops.fsm.persistence import display_path
     from little_loops.fsm.validation import load_and_validate
 
     path = resolve_loop_path(name_or_path, loops_dir)
+    note = stale_compiled_note(path)
+    if note is not None:
+        print(f"ll-loop: note: {note}", file=sys.stderr)
     fsm = apply_overrides(load_and_validate(path), options)
     if dry_run:
         from little_loops.cli.plan import format_plan

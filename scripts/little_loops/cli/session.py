@@ -30,7 +30,7 @@ OPTIONS_SUFFIX = ".options.json"
 
 
 def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
-    """The loop with -n, --no-llm and --llm-model applied (the file's model is not changed)."""
+    """The loop with -n, --no-llm, --llm-model and --max-cost applied (the file is not changed)."""
     llm = fsm.llm
     if options.no_llm:
         llm = dataclasses.replace(llm, enabled=False)
@@ -39,6 +39,8 @@ def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
     changes: dict[str, Any] = {"llm": llm}
     if options.max_iterations is not None:
         changes["max_iterations"] = options.max_iterations
+    if options.max_cost is not None:
+        changes["max_cost_usd"] = options.max_cost
     return dataclasses.replace(fsm, **changes)
 
 
@@ -48,11 +50,12 @@ def options_file(loop_name: str, loops_dir: Path) -> Path:
 
 
 def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None:
-    """Record -n, --no-llm and --llm-model of a run."""
+    """Record -n, --no-llm, --llm-model and --max-cost of a run."""
     data = {
         "max_iterations": options.max_iterations,
         "no_llm": options.no_llm,
         "llm_model": options.llm_model,
+        "max_cost": options.max_cost,
     }
     path = options_file(loop_name, loops_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +72,9 @@ def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> Run
         return options
     n = data.get("max_iterations")
     model = data.get("llm_model")
+    cost = data.get("max_cost")
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost > 0:
+        cost = None
     return dataclasses.replace(
         options,
         max_iterations=options.max_iterations
@@ -76,6 +82,7 @@ def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> Run
         else (n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None),
         no_llm=options.no_llm or data.get("no_llm") is True,
         llm_model=options.llm_model or (model if isinstance(model, str) else None),
+        max_cost=options.max_cost if options.max_cost is not None else cost,
     )
 
 
