@@ -420,3 +420,25 @@ def test_max_cost_flag_overrides_the_file(
         "--max-cost: must be more than 0, got 0"
         in loop_project.run("run", "spender", "--max-cost", "0").err
     )
+
+
+def test_run_removes_temp_files_a_killed_run_left(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "tidy",
+        """\
+        name: tidy
+        initial: done
+        states:
+          done:
+            terminal: true
+        """,
+    )
+    running = loop_project.loops / ".running"
+    running.mkdir()
+    left = [
+        running / f".tidy.{what}.k1ll3d_9.tmp" for what in ("state.json", "options.json", "lock")
+    ]
+    for path in left:
+        path.write_text("{")
+    assert loop_project.run("run", "tidy").code == 0
+    assert [p.name for p in left if p.exists()] == []

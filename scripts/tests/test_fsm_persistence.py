@@ -495,3 +495,20 @@ def test_saves_are_fsynced_on_demand_and_at_least_once_an_interval(
     assert fsyncs(durable=False) == 0
     monkeypatch.setattr(persistence, "DURABLE_INTERVAL_S", 0.0)
     assert fsyncs() == 2
+
+
+def test_leftover_temp_files_of_a_killed_write_are_removed_exactly(project: Path) -> None:
+    from little_loops.fsm.persistence import remove_leftover_temp_files
+
+    running = project / ".running"
+    running.mkdir()
+    target = running / "fix.options.json"
+    ours = running / ".fix.options.json.ab_c1234.tmp"
+    other_loop = running / ".fix.options.json.options.json.ab_c1234.tmp"  # loop "fix.options.json"
+    not_mkstemp = running / ".fix.options.json.x.tmp"
+    for path in (ours, other_loop, not_mkstemp):
+        path.write_text("{")
+    remove_leftover_temp_files(target)
+    assert not ours.exists()
+    assert other_loop.exists()
+    assert not_mkstemp.exists()

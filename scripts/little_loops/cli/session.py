@@ -18,6 +18,7 @@ from little_loops.fsm.persistence import (
     StatePersistence,
     display_path,
     json_bytes,
+    remove_leftover_temp_files,
     write_atomic,
 )
 from little_loops.fsm.persistent_executor import PersistentExecutor
@@ -59,6 +60,7 @@ def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None
     }
     path = options_file(loop_name, loops_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftover_temp_files(path)  # this run holds the loop's lock: no other writer
     write_atomic(path, json_bytes(data, indent=2) + b"\n")
 
 

@@ -24,6 +24,7 @@ from little_loops.fsm.persistence import (
     RUNNING_DIR,
     default_loops_dir,
     display_path,
+    remove_leftover_temp_files,
     validate_loop_name,
     write_atomic,
 )
@@ -263,6 +264,8 @@ def acquire_scope(
         with _mutex(running):
             conflict = _check(running, me, root, reclaimed)
             if conflict is None:
+                # Under the mutex nobody else writes lock files: a temp file is a leftover.
+                remove_leftover_temp_files(path)
                 write_atomic(path, json.dumps(me.to_dict(), indent=2) + "\n")
                 return LockHandle(me, path, reclaimed)
         what = conflict.overlap(loop_name)

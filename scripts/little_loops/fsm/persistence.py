@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -64,6 +65,7 @@ __all__ = [
     "get_loop_history",
     "json_bytes",
     "list_running_loops",
+    "remove_leftover_temp_files",
     "validate_loop_name",
     "write_atomic",
 ]
@@ -131,6 +133,21 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None
             os.close(dir_fd)
 
 
+def remove_leftover_temp_files(path: Path) -> None:
+    """Delete the temp files of `write_atomic(path, ...)` calls that a crash cut short.
+
+    Only for a writer that no other process writes `path` with at the same moment (the
+    temp file of a write in progress would go too).
+    """
+    # Exactly what mkstemp makes: ".<name>." + 8 random characters + ".tmp", so the temp
+    # files of a loop whose name merely starts with this one are not matched.
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    with contextlib.suppress(OSError):
+        for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+            if pattern.fullmatch(leftover.name):
+                leftover.unlink(missing_ok=True)
+
+
 def json_bytes(value: Any, indent: int | None = None) -> bytes:
     """UTF-8 JSON; strings holding undecodable bytes (lone surrogates) are escaped, not lost."""
     separators = None if indent else (",", ":")
@@ -163,8 +180,7 @@ class StatePersistence:
     def initialize(self) -> None:
         """Create `.running/` if needed and remove temp files a killed save left behind."""
         self.running_dir.mkdir(parents=True, exist_ok=True)
-        for leftover in self.running_dir.glob(f".{self.state_file.name}.*.tmp"):
-            leftover.unlink(missing_ok=True)
+        remove_leftover_temp_files(self.state_file)
 
     # -- state -------------------------------------------------------------------------------
 

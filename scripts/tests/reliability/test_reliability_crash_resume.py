@@ -133,7 +133,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
         ]
         assert events[-1]["event"] == "loop_complete"
         assert events[-1]["terminated_by"] == "terminal"
-        assert not list(running.glob(".*.tmp")), "a temp file of a killed save was left"
+        left = [p.name for p in running.glob(".*.tmp")]
+        assert not left, f"repetition {repetition}: temp files of killed saves were left: {left}"
         assert not (running / "crashy.lock").exists(), "the scope lock was not released"
         assert time.monotonic() - started < 15
     assert kills >= REPETITIONS // 2, "too few runs were actually killed to prove anything"
