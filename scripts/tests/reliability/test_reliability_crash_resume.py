@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from little_loops.fsm.pids import pid_alive
+
 pytestmark = pytest.mark.reliability
 
 REPETITIONS = 20
@@ -111,6 +113,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
             attempts += 1
             assert attempts < 20, f"repetition {repetition} did not finish"
             state_file = root / ".loops/.running/crashy.state.json"
+            if state_file.exists() and json.loads(state_file.read_text())["status"] == "completed":
+                break  # killed on its way out: the run had finished and saved that it had
             # Killed before the first save: nothing ran yet, so start it again.
             args = ["resume", "crashy"] if state_file.exists() else ["run", "crashy"]
             resumes += args[0] == "resume"
@@ -135,7 +139,9 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
         assert events[-1]["terminated_by"] == "terminal"
         left = [p.name for p in running.glob(".*.tmp")]
         assert not left, f"repetition {repetition}: temp files of killed saves were left: {left}"
-        assert not (running / "crashy.lock").exists(), "the scope lock was not released"
+        lock = running / "crashy.lock"
+        if lock.exists():  # only a run killed after it finished may leave it, and it is stale
+            assert not pid_alive(json.loads(lock.read_text())["pid"])
         assert time.monotonic() - started < 15
     assert kills >= REPETITIONS // 2, "too few runs were actually killed to prove anything"
     assert resumes >= REPETITIONS // 2
