@@ -184,3 +184,30 @@ def test_use_color_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     assert use_color(_Tty(), no_color_flag=True) is False
     monkeypatch.setenv("NO_COLOR", "")
     assert use_color(_Tty()) is False
+
+
+def test_costs_are_shown_per_action_and_in_total() -> None:
+    text = feed(
+        [
+            {"event": "state_enter", "state": "fix", "iteration": 1},
+            {"event": "action_start", "state": "fix", "action": "/ll:fix"},
+            {"event": "action_complete", "exit_code": 0, "duration_ms": 1500, "cost_usd": 0.0125},
+            {
+                "event": "evaluate",
+                "type": "llm_structured",
+                "verdict": "success",
+                "confidence": 0.9,
+            },
+            {"event": "route", "from": "fix", "to": "done", "verdict": "success", "reason": "r"},
+            {
+                "event": "loop_complete",
+                "final_state": "done",
+                "iterations": 1,
+                "terminated_by": "terminal",
+                "duration_ms": 1500,
+                "cost_usd": 0.0137,
+            },
+        ]
+    )
+    assert "       ✓ success (confidence: 0.90)  1.5s  $0.0125\n" in text
+    assert text.endswith("Loop completed: done (1 iteration, 1.5s, $0.0137)\n")

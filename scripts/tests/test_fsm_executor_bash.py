@@ -103,6 +103,8 @@ def test_prompt_action_reaches_fake_claude_with_right_argv(
     assert result.terminated_by == "terminal"
     assert json.loads(argv_file.read_text()) == [
         "--dangerously-skip-permissions",
+        "--output-format",
+        "json",
         "-p",
         "Fix the failing test in test_a.py",
     ]

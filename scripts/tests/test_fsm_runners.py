@@ -302,7 +302,13 @@ def test_prompt_reaches_claude_with_the_right_argv(
 
     assert (result.output, result.exit_code) == ("answered\n", 0)
     *argv, cwd = record.read_text().split("\0")
-    assert argv == ["--dangerously-skip-permissions", "-p", "Analyze the test failures"]
+    assert argv == [
+        "--dangerously-skip-permissions",
+        "--output-format",
+        "json",
+        "-p",
+        "Analyze the test failures",
+    ]
     assert cwd == f"{tmp_path}\n"
 
 

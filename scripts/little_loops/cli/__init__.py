@@ -18,6 +18,7 @@ from little_loops.fsm.errors import LoopDefinitionError, LoopError
 # Subcommand name -> module under little_loops.cli. Order is the order `--help` lists them.
 SUBCOMMANDS: dict[str, str] = {
     "validate": "validate",
+    "compile": "compile",
 }
 
 

@@ -69,6 +69,9 @@ def outcome_line(final: dict[str, Any]) -> str:
     """The closing line, e.g. `Loop completed: done (1 iteration, 2m 34s)`."""
     n = final.get("iterations", 0)
     stats = f"{n} iteration{'' if n == 1 else 's'}, {format_duration(final.get('duration_ms', 0))}"
+    cost = final.get("cost_usd")
+    if isinstance(cost, int | float) and cost > 0:
+        stats += f", ${cost:.4f}"
     state = final.get("final_state", "?")
     how = final.get("terminated_by")
     if how == "terminal":
@@ -114,6 +117,7 @@ class ProgressDisplay:
         self._pending_iteration = 0
         self._header_printed = False
         self._last_exit: Any = None
+        self._action_cost: float | None = None
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -150,6 +154,8 @@ class ProgressDisplay:
         self._stop_ticker()
         self._action_ms = int(event.get("duration_ms", 0))
         self._last_exit = event.get("exit_code")
+        cost = event.get("cost_usd")
+        self._action_cost = float(cost) if isinstance(cost, int | float) else None
 
     def _on_evaluate(self, event: dict[str, Any]) -> None:
         if self.quiet:
@@ -198,7 +204,11 @@ class ProgressDisplay:
     def _duration_suffix(self) -> str:
         if self._action_ms is None:
             return ""
-        return self._paint(f"  {format_duration(self._action_ms)}", _DIM)
+        text = f"  {format_duration(self._action_ms)}"
+        if self._action_cost:
+            text += f"  ${self._action_cost:.4f}"
+            self._action_cost = None
+        return self._paint(text, _DIM)
 
     def _paint(self, text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if self.color else text

@@ -39,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     "EvaluateConfig": "schema",
     "RouteConfig": "schema",
     "LLMConfig": "schema",
+    "compile_paradigm": "compilers",
+    "dump_fsm_yaml": "writer",
     "InterpolationContext": "interpolation",
     "interpolate": "interpolation",
     "interpolate_dict": "interpolation",

@@ -177,6 +177,8 @@ LOOP_KEYS: dict[str, Check] = {
     "max_iterations": _integer(1),
     "backoff": _optional(_number(0)),
     "timeout": _optional(_number(0, above=True)),
+    "idle_timeout": _optional(_number(0, above=True)),
+    "max_cost_usd": _optional(_number(0, above=True)),
     "maintain": _boolean,
     "llm": _mapping,
 }
@@ -185,6 +187,7 @@ STATE_KEYS: dict[str, Check] = {
     "action_type": _optional(_one_of(ACTION_TYPES)),
     "capture": _optional(_pattern(_CAPTURE_NAME, "a name of letters, digits, '_' and '-'")),
     "timeout": _optional(_number(0, above=True)),
+    "idle_timeout": _optional(_number(0, above=True)),
     "evaluate": _optional(_mapping),
     "route": _optional(_mapping),
     "on_success": _optional(_string),

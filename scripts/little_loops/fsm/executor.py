@@ -6,13 +6,20 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.errors import InterpolationError, LoopError
 from little_loops.fsm.evaluators import EvaluationResult, evaluate
 from little_loops.fsm.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.records import (
+    ExecutionResult,
+    ExecutorSnapshot,
+    chomp,
+    event_value,
+    short,
+)
 from little_loops.fsm.routing import ERROR_VERDICT, resolve_route
 from little_loops.fsm.runners import (
     ActionRequest,
@@ -21,6 +28,7 @@ from little_loops.fsm.runners import (
     DefaultActionRunner,
 )
 from little_loops.fsm.schema import CURRENT_STATE_TOKEN, EvaluateConfig, FSMLoop, StateConfig
+from little_loops.fsm.spend import Spend
 from little_loops.fsm.timefmt import iso_now
 
 __all__ = [
@@ -29,6 +37,7 @@ __all__ = [
     "DefaultActionRunner",
     "EventCallback",
     "ExecutionResult",
+    "ExecutorSnapshot",
     "FSMExecutor",
 ]
 
@@ -43,26 +52,6 @@ DEFAULT_PROMPT_TIMEOUT = 1800
 # run stops with terminated_by "handoff" and can be resumed with the text.
 HANDOFF_PATTERN = re.compile(r"^CONTEXT_HANDOFF:[ \t]*(.*)$", re.MULTILINE)
 
-# Strings longer than this are shortened in events (the full output stays in the
-# output file and, up to the runner's tail, in `captured`).
-EVENT_TEXT_LIMIT = 2000
-
-
-@dataclass
-class ExecutionResult:
-    """How a run ended."""
-
-    final_state: str
-    iterations: int
-    terminated_by: str  # terminal, max_iterations, timeout, error, handoff, interrupted, stopped
-    duration_ms: int
-    captured: dict[str, Any]
-    error: str | None = None
-    handoff: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
 class _StepOutcome:
@@ -73,21 +62,6 @@ class _StepOutcome:
     reason: str = ""
     stop: str | None = None  # a terminated_by value
     error: str | None = None
-
-
-@dataclass
-class ExecutorSnapshot:
-    """Everything needed to continue a run later (persisted by PersistentExecutor)."""
-
-    current_state: str
-    iteration: int
-    pass_states: list[str] = field(default_factory=list)
-    captured: dict[str, Any] = field(default_factory=dict)
-    prev_result: dict[str, Any] | None = None
-    last_result: dict[str, Any] | None = None
-    started_at: str = ""
-    elapsed_ms: int = 0
-    continuation: str | None = None
 
 
 class FSMExecutor:
@@ -121,6 +95,7 @@ class FSMExecutor:
         self.last_result: dict[str, Any] | None = None
         self.started_at = ""
         self.continuation: str | None = None
+        self.spend = Spend()
         self._elapsed_before_ms = 0
         self._start_monotonic = 0.0
         self._shutdown = threading.Event()
@@ -152,6 +127,8 @@ class FSMExecutor:
             started_at=self.started_at,
             elapsed_ms=self.elapsed_ms(),
             continuation=self.continuation,
+            cost_usd=self.spend.cost_usd,
+            usage=dict(self.spend.usage),
         )
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -170,6 +147,7 @@ class FSMExecutor:
         self.started_at = snap.started_at
         self._elapsed_before_ms = snap.elapsed_ms
         self.continuation = snap.continuation
+        self.spend = Spend(snap.cost_usd, dict(snap.usage))
 
     def elapsed_ms(self) -> int:
         if not self._start_monotonic:
@@ -232,6 +210,11 @@ class FSMExecutor:
                 self.pass_states = []
             if self._loop_deadline_passed():
                 return self._finish("timeout")
+            limit = self.fsm.max_cost_usd
+            if limit is not None and self._spends(state) and self.spend.reached(limit):
+                return self._finish(
+                    "budget", error=self.spend.budget_message(limit, self.current_state)
+                )
             self.pass_states.append(self.current_state)
 
             self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
@@ -327,7 +310,7 @@ class FSMExecutor:
             "action_start",
             {
                 "state": name,
-                "action": _short(action),
+                "action": short(action),
                 "action_type": "prompt" if is_prompt else "shell",
                 "timeout": timeout,
             },
@@ -342,6 +325,7 @@ class FSMExecutor:
                     action=action,
                     timeout=timeout,
                     is_slash_command=is_prompt,
+                    idle_timeout=state.idle_timeout or self.fsm.idle_timeout,
                     output_file=output_file,
                 )
             )
@@ -351,16 +335,19 @@ class FSMExecutor:
             "state": name,
             "exit_code": result.exit_code,
             "duration_ms": result.duration_ms,
-            "output": _short(result.output, tail=True),
+            "output": short(result.output, tail=True),
         }
-        for extra in ("error", "truncated", "output_path"):
+        for extra in ("error", "truncated", "output_path", "cost_usd", "usage"):
             value = getattr(result, extra, None)
             if value:
                 complete[extra] = value
+        self.spend.add(getattr(result, "cost_usd", None), getattr(result, "usage", None), "claude_")
+        if self.spend.cost_usd:
+            complete["spent_usd"] = round(self.spend.cost_usd, 6)
         self._emit("action_complete", complete)
         if state.capture:
             self.captured[state.capture] = {
-                "output": _chomp(result.output),
+                "output": chomp(result.output),
                 "stderr": result.stderr,
                 "exit_code": result.exit_code,
                 "duration_ms": result.duration_ms,
@@ -416,8 +403,14 @@ class FSMExecutor:
                 config, output, exit_code, ctx, llm=self.fsm.llm, client=self.llm_client
             )
         event: dict[str, Any] = {"state": name, "type": config.type, "verdict": result.verdict}
+        usage = result.details.get("usage")
+        if isinstance(usage, dict) and usage:
+            model = str(result.details.get("model") or self.fsm.llm.model)
+            cost = self.spend.add_judge(model, usage)
+            if cost is not None:
+                event["cost_usd"] = round(cost, 6)
         for key, value in result.details.items():
-            event.setdefault(key, _event_value(value))
+            event.setdefault(key, event_value(value))
         self._emit("evaluate", event)
         return result
 
@@ -441,11 +434,18 @@ class FSMExecutor:
         do not replace it, so `measure → apply → measure` compares measurements."""
         self.prev_result = {
             "state": name,
-            "output": _chomp(action.output) if action else "",
+            "output": chomp(action.output) if action else "",
             "stderr": action.stderr if action else "",
             "exit_code": action.exit_code if action else 0,
             "verdict": verdict,
         }
+
+    def _spends(self, state: StateConfig) -> bool:
+        """True when running *state* calls Claude: a prompt action or an LLM judge."""
+        if state.action and state.is_prompt():
+            return True
+        judged = state.evaluate is not None and state.evaluate.type == "llm_structured"
+        return judged and self.fsm.llm.enabled
 
     def _loop_remaining_s(self) -> float | None:
         if not self.fsm.timeout:
@@ -490,6 +490,8 @@ class FSMExecutor:
             captured=self.captured,
             error=error,
             handoff=self.continuation if terminated_by == "handoff" else None,
+            cost_usd=round(self.spend.cost_usd, 6),
+            usage=dict(self.spend.usage),
         )
         payload: dict[str, Any] = {
             "final_state": result.final_state,
@@ -501,25 +503,8 @@ class FSMExecutor:
             payload["error"] = error
         if result.handoff is not None:
             payload["handoff"] = result.handoff
+        if self.spend.cost_usd or self.spend.usage:
+            payload["cost_usd"] = result.cost_usd
+            payload["usage"] = result.usage
         self._emit("loop_complete", payload)
         return result
-
-
-def _chomp(text: str) -> str:
-    """Output as `$(...)` would give it: trailing newlines removed, so
-    `[ "${captured.n.output}" -ge 3 ]` works. The output file keeps every byte."""
-    return text.rstrip("\r\n")
-
-
-def _short(text: str, limit: int = EVENT_TEXT_LIMIT, tail: bool = False) -> str:
-    if len(text) <= limit:
-        return text
-    if tail:
-        return "…" + text[-limit:]
-    return text[:limit] + "…"
-
-
-def _event_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return _short(value)
-    return value

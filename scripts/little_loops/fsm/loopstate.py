@@ -37,6 +37,7 @@ def _get(data: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any =
 _TYPE_NAMES: dict[type, str] = {
     str: "a string",
     int: "an integer",
+    float: "a number",
     dict: "an object",
     list: "a list",
     type(None): "null",
@@ -82,6 +83,8 @@ class LoopState:
     terminated_by: str | None = None
     error: str | None = None
     scope: list[str] = field(default_factory=lambda: ["."])
+    cost_usd: float = 0.0  # spend so far (Claude Code's cost + the LLM judge's estimate)
+    usage: dict[str, int] = field(default_factory=dict)  # token counters
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,6 +110,8 @@ class LoopState:
             "terminated_by": self.terminated_by,
             "error": self.error,
             "scope": self.scope,
+            "cost_usd": self.cost_usd,
+            "usage": self.usage,
         }
 
     @classmethod
@@ -137,6 +142,10 @@ def parse_state(data: Any) -> LoopState:
     scope = _get(data, "scope", (list,), lambda: ["."])
     if not all(isinstance(item, str) for item in scope):
         raise StateShapeError("'scope' should be a list of strings")
+    cost = _get(data, "cost_usd", (int, float), 0.0)
+    usage = _get(data, "usage", (dict,), dict)
+    if cost < 0 or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
+        raise StateShapeError("'cost_usd' cannot be negative and 'usage' holds token counts")
     pass_states = _get(data, "pass_states", (list,), list)
     if not all(isinstance(item, str) for item in pass_states):
         raise StateShapeError("'pass_states' should be a list of strings")
@@ -161,4 +170,6 @@ def parse_state(data: Any) -> LoopState:
         terminated_by=_get(data, "terminated_by", (str, type(None)), None),
         error=_get(data, "error", (str, type(None)), None),
         scope=scope,
+        cost_usd=float(cost),
+        usage=usage,
     )

@@ -95,6 +95,8 @@ class PersistentExecutor:
                 started_at=saved.started_at,
                 elapsed_ms=saved.elapsed_ms,
                 continuation=saved.continuation_prompt,
+                cost_usd=saved.cost_usd,
+                usage=saved.usage,
             )
         )
         return self._run()
@@ -126,6 +128,8 @@ class PersistentExecutor:
             context=dict(self.fsm.context),
             loop_path=self.loop_path,
             scope=self.fsm.effective_scope(),
+            cost_usd=round(snap.cost_usd, 6),
+            usage=snap.usage,
         )
         if result is not None:
             state.terminated_by = result.get("terminated_by")

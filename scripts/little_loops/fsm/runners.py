@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from little_loops.fsm.claude_output import CLAUDE_JSON_FLAGS, apply_report
 from little_loops.fsm.timefmt import format_duration
 
 TIMEOUT_EXIT_CODE = 124
@@ -56,6 +57,8 @@ class ActionResult:
     output_path: str | None = None
     timed_out: bool = False
     error: str | None = None
+    cost_usd: float | None = None  # Claude Code's total_cost_usd for a prompt action
+    usage: dict[str, int] | None = None  # Claude Code's token counters
 
 
 class ActionRunner(Protocol):
@@ -159,7 +162,13 @@ class DefaultActionRunner:
     def argv(self, action: str, is_slash_command: bool) -> list[str]:
         """The command line an action runs as."""
         if is_slash_command:
-            return [*self.claude_command, *CLAUDE_FLAGS, action]
+            return [
+                *self.claude_command,
+                CLAUDE_FLAGS[0],
+                *CLAUDE_JSON_FLAGS,
+                CLAUDE_FLAGS[1],
+                action,
+            ]
         return ["bash", "-c", action]
 
     def execute(self, request: ActionRequest) -> ActionResult:
@@ -204,7 +213,8 @@ class DefaultActionRunner:
                 os.close(out_w)
                 os.close(err_w)
             self._pgid = proc.pid
-            return self._supervise(proc, request, out_r, err_r, out_fd, out_path, start)
+            result = self._supervise(proc, request, out_r, err_r, out_fd, out_path, start)
+            return apply_report(result) if request.is_slash_command else result
         finally:
             os.close(out_r)
             os.close(err_r)

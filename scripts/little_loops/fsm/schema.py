@@ -116,6 +116,7 @@ class StateConfig:
     action_type: ActionType | None = None
     capture: str | None = None
     timeout: float | None = None
+    idle_timeout: float | None = None
     evaluate: EvaluateConfig | None = None
     route: RouteConfig | None = None
     on_success: str | None = None
@@ -210,6 +211,8 @@ class FSMLoop:
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     backoff: float | None = None
     timeout: float | None = None
+    idle_timeout: float | None = None
+    max_cost_usd: float | None = None
     maintain: bool = False
     llm: LLMConfig = field(default_factory=LLMConfig)
 
@@ -240,7 +243,15 @@ class FSMLoop:
         if self.context:
             out["context"] = self.context
         out["states"] = {name: state.to_dict() for name, state in self.states.items()}
-        for key in ("scope", "max_iterations", "backoff", "timeout", "maintain"):
+        for key in (
+            "scope",
+            "max_iterations",
+            "backoff",
+            "timeout",
+            "idle_timeout",
+            "max_cost_usd",
+            "maintain",
+        ):
             if key in rest:
                 out[key] = rest[key]
         llm = self.llm.to_dict()

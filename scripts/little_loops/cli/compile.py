@@ -1,0 +1,115 @@
+"""`ll-loop compile INPUT [-o OUTPUT]`: write the FSM a paradigm file compiles to."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_OK
+from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.fsm.errors import LoopRuntimeError, LoopValidationError
+
+STDOUT = "-"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "compile",
+        help="compile a paradigm loop file to the FSM it runs as",
+        description=(
+            "Compile a goal / convergence / invariants / imperative loop file to its FSM and"
+            " write it as YAML (default: X.fsm.yaml next to X.yaml)."
+        ),
+    )
+    parser.add_argument("input", metavar="INPUT", help="loop name (.loops/NAME.yaml) or path")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUTPUT",
+        help="where to write the FSM; '-' prints it to stdout",
+    )
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return compile_command(args.input, args.output)
+
+
+def default_output(source: Path) -> Path:
+    """`X.fsm.yaml` next to `X.yaml` (or `X.yml`, or `X`)."""
+    stem = source.name
+    for suffix in (".yaml", ".yml"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    return source.with_name(f"{stem}.fsm.yaml")
+
+
+def resolve_source(name_or_path: str, loops_dir: Path = LOOPS_DIR) -> Path:
+    """The file to compile: a path as given; a NAME is `.loops/NAME.yaml` (or `.yml`).
+
+    Unlike `ll-loop run`, a NAME does not pick `.loops/NAME.fsm.yaml` first: that is
+    this command's own output, not its source.
+    """
+    for suffix in (".yaml", ".yml"):
+        candidate = loops_dir / f"{name_or_path}{suffix}"
+        if "/" not in name_or_path and candidate.is_file():
+            return candidate
+    return resolve_loop_path(name_or_path, loops_dir)
+
+
+def compile_command(input_name: str, output: str | None) -> int:
+    """Compile INPUT and write the FSM to *output* (a path, `-` for stdout, None for default).
+
+    Raises LoopDefinitionError (exit 2) when the input is not a valid loop.
+    """
+    from little_loops.fsm.compilers import compile_paradigm
+    from little_loops.fsm.loader import load_file
+    from little_loops.fsm.validation import validate_fsm
+    from little_loops.fsm.writer import dump_fsm_yaml
+
+    source = resolve_source(input_name)
+    fsm = compile_paradigm(load_file(source).data)
+    errors = [p for p in validate_fsm(fsm) if p.severity == "error"]
+    if errors:
+        raise LoopValidationError(errors, source=str(source))
+    header = (
+        f"Compiled by `ll-loop compile` from {source} (paradigm: {fsm.paradigm or 'fsm'}).\n"
+        "Edit the source file and compile again rather than editing this one."
+    )
+    text = dump_fsm_yaml(fsm, header=header)
+    if output == STDOUT:
+        sys.stdout.write(text)
+        return EXIT_OK
+    target = Path(output) if output is not None else default_output(source)
+    if _same_file(source, target):
+        print(
+            f"ll-loop: error: refusing to overwrite the input file {source}; choose another -o",
+            file=sys.stderr,
+        )
+        return EXIT_DEFINITION
+    write_output(target, text)
+    print(f"wrote {target}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write *text* to *path* atomically, readable like any file the user creates."""
+    from little_loops.fsm.persistence import write_atomic
+
+    try:
+        write_atomic(path, text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)  # mkstemp creates 0600; this is a file to read
+    except OSError as exc:
+        raise LoopRuntimeError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,70 @@
+"""Read Claude Code's `--output-format json` report: the answer text, its cost and tokens."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from little_loops.fsm.runners import ActionResult
+
+# Flags added to every Claude Code action so its answer arrives with cost and usage.
+CLAUDE_JSON_FLAGS: tuple[str, ...] = ("--output-format", "json")
+
+# Token counters taken from Claude Code's `usage` and summed into the loop's spend.
+USAGE_KEYS: tuple[str, ...] = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+def parse_report(stdout: str) -> dict[str, Any] | None:
+    """The JSON object Claude Code printed, or None when stdout is not one."""
+    text = stdout.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def usage_of(report: dict[str, Any]) -> dict[str, int]:
+    """The integer token counters of a report's `usage`."""
+    usage = report.get("usage")
+    if not isinstance(usage, dict):
+        return {}
+    return {
+        key: int(usage[key])
+        for key in USAGE_KEYS
+        if isinstance(usage.get(key), int | float) and not isinstance(usage.get(key), bool)
+    }
+
+
+def apply_report(result: ActionResult) -> ActionResult:
+    """Replace the raw JSON with Claude's answer and record its cost and tokens.
+
+    Output that is not Claude Code's JSON report (an older CLI, a crash, a fake) is left
+    as it is, so evaluation still sees what was printed.
+    """
+    report = parse_report(result.output)
+    if report is None or "result" not in report and "total_cost_usd" not in report:
+        return result
+    answer = report.get("result")
+    cost = report.get("total_cost_usd")
+    changes: dict[str, Any] = {
+        "output": answer if isinstance(answer, str) else "",
+        "usage": usage_of(report),
+    }
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        changes["cost_usd"] = float(cost)
+    if report.get("is_error") is True and result.error is None:
+        first = (answer if isinstance(answer, str) else "").strip().splitlines()
+        changes["error"] = "claude reported an error: " + (first[0] if first else "no detail")
+        if result.exit_code == 0:
+            changes["exit_code"] = 1
+    return dataclasses.replace(result, **changes)

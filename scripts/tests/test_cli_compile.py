@@ -1,0 +1,209 @@
+"""`ll-loop compile`, run through main_loop as a user would."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from little_loops.cli import main_loop
+from little_loops.fsm.compilers import compile_paradigm
+from little_loops.fsm.loader import load_file, load_text
+
+PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
+
+GOAL = """\
+paradigm: goal
+goal: "No type errors in src/"
+tools:
+  - /ll:check_code types
+  - /ll:manage_issue bug fix
+max_iterations: 20
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str, str], Path]:
+    """Run in an empty project folder; the factory writes `.loops/<name>.yaml`."""
+    monkeypatch.chdir(tmp_path)
+
+    def write(name: str, text: str) -> Path:
+        path = tmp_path / ".loops" / f"{name}.yaml"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write
+
+
+def test_default_output_is_next_to_input(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project("types", GOAL)
+    assert main_loop(["compile", str(source)]) == 0
+    out = source.with_name("types.fsm.yaml")
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"wrote {out}\n"
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith(
+        f"# Compiled by `ll-loop compile` from {source} (paradigm: goal).\n"
+        "# Edit the source file and compile again rather than editing this one.\n"
+        "name: goal-no-type-errors\n"
+        "initial: evaluate\n"
+    )
+    assert compile_paradigm(load_file(out).data) == compile_paradigm(load_file(source).data)
+
+
+def test_loop_name_resolves_to_loops_folder(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project("types", GOAL)
+    assert main_loop(["compile", "types", "-o", "out.yaml"]) == 0
+    assert capsys.readouterr().err == "wrote out.yaml\n"
+    assert load_file("out.yaml").data["name"] == "goal-no-type-errors"
+
+
+def test_dash_output_prints_yaml_to_stdout_only(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project("types", GOAL)
+    assert main_loop(["compile", str(source), "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert compile_paradigm(load_text(captured.out).data) == compile_paradigm(
+        load_file(source).data
+    )
+    assert sorted(p.name for p in source.parent.iterdir()) == ["types.yaml"]
+
+
+@pytest.mark.parametrize("name", ["goal", "convergence", "invariants", "imperative", "fsm"])
+def test_compiled_file_loads_to_an_equal_fsm(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / f"{name}.yaml"
+    shutil.copy(PARADIGM_DATA / f"{name}.yaml", source)
+    assert main_loop(["compile", str(source)]) == 0
+    compiled = load_file(tmp_path / f"{name}.fsm.yaml")
+    assert compile_paradigm(compiled.data) == compile_paradigm(load_file(source).data)
+
+
+def test_overwrites_an_existing_output_atomically(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project("types", GOAL)
+    out = source.with_name("types.fsm.yaml")
+    out.write_text("stale\n", encoding="utf-8")
+    assert main_loop(["compile", str(source)]) == 0
+    assert out.read_text(encoding="utf-8") != "stale\n"
+    assert sorted(p.name for p in source.parent.iterdir()) == ["types.fsm.yaml", "types.yaml"]
+    assert out.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_refuses_to_overwrite_the_input(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project("types", GOAL)
+    assert main_loop(["compile", str(source), "-o", str(source)]) == 2
+    assert capsys.readouterr().err == (
+        f"ll-loop: error: refusing to overwrite the input file {source}; choose another -o\n"
+    )
+    assert source.read_text(encoding="utf-8") == GOAL
+
+
+def test_definition_error_exits_2_with_one_line(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project("bad", "paradigm: convergence\nname: x\ncheck: c\nusing: u\n")
+    assert main_loop(["compile", str(source)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "ll-loop: error: paradigm 'convergence': missing required field 'toward'\n"
+    )
+    assert not source.with_name("bad.fsm.yaml").exists()
+
+
+def test_unknown_paradigm_exits_2(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project("bad", "paradigm: convergance\n")
+    assert main_loop(["compile", str(source)]) == 2
+    assert capsys.readouterr().err == (
+        "ll-loop: error: unknown paradigm 'convergance' (did you mean convergence?);"
+        " known: goal, convergence, invariants, imperative, fsm\n"
+    )
+
+
+def test_missing_input_exits_2(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main_loop(["compile", "nope.yaml"]) == 2
+    assert capsys.readouterr().err == "ll-loop: error: nope.yaml: no such file\n"
+
+
+def test_unwritable_output_exits_1(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project("types", GOAL)
+    assert main_loop(["compile", str(source), "-o", "missing/dir/out.yaml"]) == 1
+    assert capsys.readouterr().err == (
+        "ll-loop: error: cannot write missing/dir/out.yaml: No such file or directory\n"
+    )
+
+
+def test_name_compiles_the_source_not_its_compiled_output(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project("types", GOAL)
+    assert main_loop(["compile", "types"]) == 0
+    assert main_loop(["compile", "types"]) == 0
+    assert capsys.readouterr().err == "wrote .loops/types.fsm.yaml\n" * 2
+    assert sorted(p.name for p in source.parent.iterdir()) == ["types.fsm.yaml", "types.yaml"]
+
+
+def test_unknown_name_exits_2(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project("types", GOAL)
+    assert main_loop(["compile", "typse"]) == 2
+    assert capsys.readouterr().err == (
+        "ll-loop: error: no loop named 'typse' (did you mean types?); looked for"
+        " .loops/typse.fsm.yaml, .loops/typse.yaml, .loops/typse.yml; available: types\n"
+    )
+
+
+def test_invalid_fsm_file_exits_2_naming_the_key(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = project(
+        "raw",
+        "name: raw\ninitial: a\nstates:\n  a: {action: 'true', on_sucess: b}\n"
+        "  b: {terminal: true}\n",
+    )
+    assert main_loop(["compile", str(source), "-o", "-"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "ll-loop: error: loop 'raw' > states > a > on_sucess: unknown key"
+        " (did you mean on_success?)\n"
+    )
+
+
+def test_validate_compiles_a_paradigm_file(
+    project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    project("types", GOAL)
+    project("bad", "paradigm: imperative\nname: b\nsteps: [make]\n")
+    assert main_loop(["validate", "types"]) == 0
+    assert main_loop(["validate", "bad"]) == 2
+    out = capsys.readouterr().out
+    assert "paradigm 'imperative': missing required field 'until'" in out

@@ -1,0 +1,243 @@
+"""Spend and limits: Claude Code's JSON report, cost accounting, max_cost_usd, idle_timeout."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from little_loops.fsm.claude_output import apply_report, parse_report
+from little_loops.fsm.executor import FSMExecutor
+from little_loops.fsm.persistence import PersistentExecutor, StatePersistence
+from little_loops.fsm.pricing import estimate_cost
+from little_loops.fsm.runners import ActionResult, DefaultActionRunner
+from little_loops.fsm.schema import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.spend import Spend
+
+REPORT = {
+    "type": "result",
+    "subtype": "success",
+    "is_error": False,
+    "result": "Fixed the bug",
+    "total_cost_usd": 0.0125,
+    "usage": {"input_tokens": 1200, "output_tokens": 80, "cache_read_input_tokens": 300},
+}
+
+
+def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cost: float) -> Path:
+    """A `claude` on PATH that prints the JSON shape of `--output-format json` and logs argv."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "claude-calls.jsonl"
+    script = bin_dir / "claude"
+    report = {**REPORT, "total_cost_usd": cost}
+    script.write_text(
+        "#!/usr/bin/env python3\n"
+        "import json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        f"print(json.dumps({report!r}))\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def prompt_loop(**kw: Any) -> FSMLoop:
+    """A loop of repeated prompt actions that never succeeds on its own."""
+    return FSMLoop(
+        name="spender",
+        initial="fix",
+        states={
+            "fix": StateConfig(
+                action="Fix it", action_type="prompt", on_success="fix", on_failure="fix"
+            ),
+            "done": StateConfig(terminal=True),
+        },
+        llm=LLMConfig(enabled=False),
+        **kw,
+    )
+
+
+class TestClaudeReport:
+    def test_report_becomes_output_cost_and_usage(self) -> None:
+        result = apply_report(ActionResult(json.dumps(REPORT), "", 0, 5))
+        assert result.output == "Fixed the bug"
+        assert result.cost_usd == 0.0125
+        assert result.usage == {
+            "input_tokens": 1200,
+            "output_tokens": 80,
+            "cache_read_input_tokens": 300,
+        }
+        assert result.error is None
+
+    def test_plain_text_is_left_alone(self) -> None:
+        raw = ActionResult("just text\n", "", 0, 5)
+        assert apply_report(raw) is raw
+        assert parse_report("{not json") is None
+        assert parse_report("[1, 2]") is None
+
+    def test_is_error_report_is_an_error(self) -> None:
+        report = {**REPORT, "is_error": True, "result": "API Error: 500 overloaded\nmore"}
+        result = apply_report(ActionResult(json.dumps(report), "", 0, 5))
+        assert result.exit_code == 1
+        assert result.error == "claude reported an error: API Error: 500 overloaded"
+
+
+class TestPricing:
+    def test_known_model_and_dated_snapshot(self) -> None:
+        usage = {"input_tokens": 1_000_000, "output_tokens": 100_000}
+        assert estimate_cost("claude-haiku-4-5", usage) == pytest.approx(1.5)
+        assert estimate_cost("claude-haiku-4-5-20251001", usage) == pytest.approx(1.5)
+
+    def test_unknown_model_is_not_guessed(self) -> None:
+        assert estimate_cost("someone-elses-model", {"input_tokens": 5}) is None
+
+    def test_spend_adds_tokens_with_prefix(self) -> None:
+        spend = Spend()
+        spend.add(0.5, {"input_tokens": 3, "output_tokens": 1, "junk": "x"}, "claude_")
+        spend.add(None, {"input_tokens": 2}, "claude_")
+        assert spend.cost_usd == 0.5
+        assert spend.usage == {"claude_input_tokens": 5, "claude_output_tokens": 1}
+        assert spend.reached(0.5)
+        assert not spend.reached(0.6)
+        assert not spend.reached(None)
+
+
+class TestBudget:
+    def test_budget_stops_after_the_first_paid_call_that_crosses_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        calls = fake_claude(tmp_path, monkeypatch, cost=0.04)
+        events: list[dict[str, Any]] = []
+        fsm = prompt_loop(max_cost_usd=0.1, max_iterations=20)
+        result = FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        # 0.04, 0.08, 0.12: the third call crosses $0.10, so no fourth call starts.
+        assert len(calls.read_text().splitlines()) == 3
+        assert result.terminated_by == "budget"
+        assert result.cost_usd == pytest.approx(0.12)
+        assert result.error == "spend $0.1200 reached max_cost_usd $0.1 before state 'fix'"
+        complete = [e for e in events if e["event"] == "action_complete"]
+        assert complete[0]["cost_usd"] == 0.04
+        assert complete[0]["usage"]["input_tokens"] == 1200
+        assert complete[-1]["spent_usd"] == pytest.approx(0.12)
+        assert result.usage["claude_input_tokens"] == 3600
+
+    def test_shell_states_run_on_after_the_budget_is_reached(self) -> None:
+        class Runner:
+            def __init__(self) -> None:
+                self.calls: list[str] = []
+
+            def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+                self.calls.append(action)
+                out = ActionResult("x", "", 1, 1)
+                if is_slash_command:
+                    out.cost_usd = 1.0
+                return out
+
+        fsm = FSMLoop(
+            name="mixed",
+            initial="fix",
+            states={
+                "fix": StateConfig(action="/fix", next="check"),
+                "check": StateConfig(action="test", on_success="done", on_failure="fix"),
+                "done": StateConfig(terminal=True),
+            },
+            max_cost_usd=0.5,
+        )
+        runner = Runner()
+        result = FSMExecutor(fsm, action_runner=runner).run()
+        assert runner.calls == ["/fix", "test"]
+        assert (result.terminated_by, result.final_state) == ("budget", "fix")
+
+    def test_spend_is_saved_and_survives_resume(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        fake_claude(tmp_path, monkeypatch, cost=0.25)
+        loops = tmp_path / ".loops"
+        fsm = prompt_loop(max_iterations=2)
+        first = PersistentExecutor(
+            fsm, loops_dir=loops, action_runner=DefaultActionRunner(cwd=tmp_path)
+        )
+        assert first.run().terminated_by == "max_iterations"
+        state = StatePersistence("spender", loops).load_state()
+        assert state is not None
+        assert state.cost_usd == pytest.approx(0.5)
+        assert state.usage["claude_output_tokens"] == 160
+
+
+class TestIdleTimeout:
+    def test_silent_action_is_killed_within_two_seconds_of_the_limit(self, tmp_path: Path) -> None:
+        fsm = FSMLoop(
+            name="idle",
+            initial="wait",
+            states={
+                "wait": StateConfig(action="sleep 30", idle_timeout=0.5, on_error="done"),
+                "done": StateConfig(terminal=True),
+            },
+        )
+        events: list[dict[str, Any]] = []
+        started = time.monotonic()
+        result = FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        assert time.monotonic() - started < 2.5
+        assert result.final_state == "done"
+        complete = next(e for e in events if e["event"] == "action_complete")
+        assert complete["exit_code"] == 124
+        assert complete["error"] == "action printed nothing for 500ms (idle_timeout)"
+        assert next(e for e in events if e["event"] == "evaluate")["verdict"] == "error"
+
+    def test_loop_default_applies_and_chatty_action_survives(self, tmp_path: Path) -> None:
+        fsm = FSMLoop(
+            name="idle",
+            initial="chatty",
+            states={
+                "chatty": StateConfig(
+                    action="for i in 1 2 3 4 5 6; do echo $i; sleep 0.2; done",
+                    on_success="silent",
+                ),
+                "silent": StateConfig(action="sleep 30", on_error="done"),
+                "done": StateConfig(terminal=True),
+            },
+            idle_timeout=0.6,
+        )
+        events: list[dict[str, Any]] = []
+        FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        codes = [e["exit_code"] for e in events if e["event"] == "action_complete"]
+        assert codes == [0, 124]
+
+
+def test_llm_judge_tokens_and_estimate_count_toward_spend(fake_anthropic: Any) -> None:
+    fake_anthropic.reply_tool(
+        {"verdict": "success", "confidence": 0.9, "reason": "ok"},
+        usage={"input_tokens": 1000, "output_tokens": 50},
+    )
+
+    class Runner:
+        def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+            return ActionResult("done", "", 0, 1)
+
+    fsm = FSMLoop(
+        name="judged",
+        initial="fix",
+        states={
+            "fix": StateConfig(action="/fix", on_success="done", on_failure="fix"),
+            "done": StateConfig(terminal=True),
+        },
+        llm=LLMConfig(model="claude-haiku-4-5"),
+    )
+    events: list[dict[str, Any]] = []
+    result = FSMExecutor(fsm, event_callback=events.append, action_runner=Runner()).run()
+    assert result.final_state == "done"
+    assert result.usage == {"judge_input_tokens": 1000, "judge_output_tokens": 50}
+    assert result.cost_usd == pytest.approx(0.00125)
+    assert next(e for e in events if e["event"] == "evaluate")["cost_usd"] == 0.00125
