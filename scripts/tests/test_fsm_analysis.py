@@ -606,55 +606,83 @@ def test_verdicts_are_text_when_a_schema_has_no_enum() -> None:
 
 # --- the design doc's own examples ----------------------------------------------------
 
-DOC_LOOPS = TESTS / "data" / "doc_loops"
-# True findings in the design doc's examples (see docs/analysis.md): line, then where and
-# how each message starts (the rest of each message is asserted by the rule tests above).
-EXPECTED_DOC_WARNINGS: dict[str, list[str]] = {
-    "code-quality-guardian.yaml": [
-        "29: loop 'code-quality-guardian' > maintain: maintain: true keeps this loop running, "
-        "but an 'error' verdict (exit code 2 or more, a timeout, a failed LLM call) in "
-        "'check_tests', 'check_lint' and 'check_types' has no route"
+DATA = TESTS / "data"
+DOC_LOOPS = DATA / "doc_loops"
+EXAMPLES = sorted(DOC_LOOPS.glob("*.yaml")) + sorted((DATA / "paradigms").glob("*.yaml"))
+_GUARDIAN = (
+    "maintain: true keeps this loop running, but an 'error' verdict (exit code 2 or more, a "
+    "timeout, a failed LLM call) in {} has no route"
+)
+# True findings in the design doc's examples and the paradigm examples (see
+# docs/analysis.md): the line, then where and how each message starts (the rest of each
+# message is asserted by the rule tests above). A compiled paradigm state has no line.
+EXPECTED_EXAMPLE_WARNINGS: dict[str, list[str]] = {
+    "doc_loops/code-quality-guardian.yaml": [
+        "29: loop 'code-quality-guardian' > maintain: "
+        + _GUARDIAN.format("'check_tests', 'check_lint' and 'check_types'")
     ],
-    "fix-types.yaml": ["10: loop 'fix-types' > states > fix: verdicts 'blocked' and 'partial'"],
-    "goal-no-type-errors.yaml": [
+    "doc_loops/fix-types.yaml": ["10: loop 'fix-types' > states > fix: verdicts 'blocked' and"],
+    "doc_loops/goal-no-type-errors.yaml": [
         "5: loop 'goal-no-type-errors' > states > evaluate: verdicts 'blocked' and 'partial'"
     ],
-    "lint-fix-cycle.yaml": ["6: loop 'lint-fix-cycle' > states > check: verdicts 'blocked' and"],
-    "reduce-errors.yaml": [
+    "doc_loops/lint-fix-cycle.yaml": [
+        "6: loop 'lint-fix-cycle' > states > check: verdicts 'blocked' and 'partial'"
+    ],
+    "doc_loops/reduce-errors.yaml": [
         "25: loop 'reduce-errors' > states > done > action: ${captured.errors.output} pastes"
     ],
-    "safe-refactor.yaml": [
+    "doc_loops/safe-refactor.yaml": [
         "28: loop 'safe-refactor' > states > analyze > route > _: '_' does not catch",
         "41: loop 'safe-refactor' > states > refactor > route > _: '_' does not catch",
         "50: loop 'safe-refactor' > states > manual_check > action: ${result.details.reason} "
         "pastes",
     ],
-    "smart-fix.yaml": [
+    "doc_loops/smart-fix.yaml": [
         "15: loop 'smart-fix' > states > fix > route > _: '_' does not catch",
         "34: loop 'smart-fix' > states > escalate > action: ${result.details.reason} pastes",
+    ],
+    "paradigms/fsm.expected.yaml": [
+        "4: loop 'lint-fix-cycle' > states > check: verdicts 'blocked' and 'partial'"
+    ],
+    "paradigms/fsm.yaml": [
+        "6: loop 'lint-fix-cycle' > states > check: verdicts 'blocked' and 'partial'"
+    ],
+    "paradigms/goal.expected.yaml": [
+        "4: loop 'goal-no-type-errors' > states > evaluate: verdicts 'blocked' and 'partial'"
+    ],
+    "paradigms/goal.yaml": [
+        "None: loop 'goal-no-type-errors' > states > evaluate: verdicts 'blocked' and 'partial'"
+    ],
+    "paradigms/invariants.expected.yaml": [
+        "31: loop 'code-quality-guardian' > maintain: "
+        + _GUARDIAN.format("'check_tests_pass', 'check_lint_clean' and 'check_types_valid'")
+    ],
+    "paradigms/invariants.yaml": [
+        "14: loop 'code-quality-guardian' > maintain: "
+        + _GUARDIAN.format("'check_tests_pass', 'check_lint_clean' and 'check_types_valid'")
     ],
 }
 
 
-@pytest.mark.parametrize("path", sorted(DOC_LOOPS.glob("*.yaml")), ids=lambda p: p.name)
-def test_doc_examples_warnings(path: Path) -> None:
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_example_loops_warnings(path: Path) -> None:
     report = check_document(load_file(path))
     assert report.errors == []
     found = [f"{p.line}: {p}" for p in report.warnings]
-    expected = EXPECTED_DOC_WARNINGS.get(path.name, [])
+    expected = EXPECTED_EXAMPLE_WARNINGS.get(f"{path.parent.name}/{path.name}", [])
     assert len(found) == len(expected), found
     for line, start in zip(found, expected, strict=True):
         assert line.startswith(start)
 
 
-def test_shipped_loops_have_no_warnings() -> None:
-    for path in sorted((TESTS.parent.parent / ".loops").glob("*.yaml")):
-        assert check_document(load_file(path)).problems() == [], path
-
-
 def test_analyze_on_a_clean_model_is_empty() -> None:
     fsm = FSMLoop.from_dict(load_file(DOC_LOOPS / "test-until-pass.yaml").data)
     assert analyze(fsm) == []
+
+
+def test_shipped_loops_have_no_warnings() -> None:
+    for path in sorted((TESTS.parent.parent / ".loops").glob("*.yaml")):
+        assert check_document(load_file(path)).problems() == [], path
 
 
 # --- through ll-loop validate ---------------------------------------------------------
