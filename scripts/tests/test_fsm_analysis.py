@@ -268,6 +268,35 @@ def test_maintain_loop_that_an_error_would_end() -> None:
     assert problems(text.replace("on_failure: fix", "on_failure: fix\n    on_error: fix")) == []
 
 
+def test_maintain_restart_at_a_terminal_state_is_an_error() -> None:
+    text = dedent("""\
+        name: demo
+        initial: check
+        maintain: true
+        states:
+          check:
+            action: pytest
+            on_success: done
+            on_failure: check
+            on_error: check
+          done:
+            action: echo done
+            terminal: true
+            on_maintain: report
+          report:
+            action: echo report
+            terminal: true
+            on_maintain: done
+        """)
+    assert problems(text, "error") == [
+        "13: error: loop 'demo' > states > done > on_maintain: maintain: true restarts at "
+        "'report', which is terminal: the loop would go round done → report → done forever "
+        "without starting an iteration, so max_iterations never stops it; restart at a state "
+        "that is not terminal"
+    ]
+    assert problems(text.replace("on_maintain: done", "on_maintain: check"), "error") == []
+
+
 # --- reachability (graph_checks) ------------------------------------------------------
 
 

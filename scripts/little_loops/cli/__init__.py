@@ -19,6 +19,8 @@ from little_loops.fsm.errors import LoopDefinitionError, LoopError
 SUBCOMMANDS: dict[str, str] = {
     "validate": "validate",
     "compile": "compile",
+    "graph": "graph",
+    "simulate": "simulate",
 }
 
 

@@ -2,6 +2,7 @@
 
     loader         read YAML (the only place that does) with line marks
     validation     check the raw definition and the model; errors name loop > state > key
+    analysis       what would go wrong at run time: unrouted verdicts, reads before set, injection
     compilers      turn goal / convergence / invariants / imperative specs into an FSM
     schema         the typed model: FSMLoop, StateConfig, EvaluateConfig, RouteConfig, LLMConfig
     interpolation  resolve ${namespace.path} references at run time
@@ -9,6 +10,8 @@
     evaluators     turn an action result into a verdict
     executor       enter states, run, evaluate, route, enforce limits, emit events
     persistence    state and event files under .loops/.running/, resume, stop, scope locks
+    graph          draw the state machine as Mermaid or Graphviz
+    simulate       walk the state machine with scripted verdicts, running nothing
 
 Public names are re-exported here lazily, so importing the package stays cheap.
 """
@@ -33,6 +36,12 @@ _EXPORTS: dict[str, str] = {
     "load_and_validate": "validation",
     "validate_definition": "validation",
     "validate_fsm": "validation",
+    "analyze": "analysis",
+    "state_verdicts": "verdicts",
+    "render_mermaid": "graph",
+    "render_dot": "graph",
+    "simulate": "simulate",
+    "SimulationResult": "simulate",
     "DEFAULT_LLM_MODEL": "schema",
     "FSMLoop": "schema",
     "StateConfig": "schema",

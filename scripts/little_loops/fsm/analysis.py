@@ -1,12 +1,16 @@
 """Static analysis of a valid loop: mistakes that would only show up while it runs.
 
-Three rules, each a warning (`ll-loop validate --strict` makes them errors):
+Warnings (`ll-loop validate --strict` makes them errors):
 
 * verdict coverage: a verdict the state's evaluator can give that has no route, so the
-  loop would stop with "no valid transition";
+  loop would stop with "no valid transition" (for `error`, only where a `_` default
+  suggests the author meant to catch everything, and in `maintain: true` loops);
 * used before set: `${captured.X}` or `${result.*}` read on some path before any state
   sets it (a dataflow analysis over the state graph);
 * shell injection: output text pasted into a bash command by `${...}` interpolation.
+
+One error: `maintain: true` restarts that go round terminal states only, which nothing
+stops.
 
 Reachability (unreachable states, states with no way to a terminal state), undefined
 `${context.X}` and unknown namespaces are checked in `graph_checks`.
@@ -95,6 +99,7 @@ class _Analyzer:
         for name, state in self.fsm.states.items():
             self.coverage(name, state)
         self.maintain_errors()
+        self.restart_cycles()
         self.used_before_set()
         self.injection()
         return self.problems
@@ -144,6 +149,41 @@ class _Analyzer:
                 'stops it with "no valid transition"; add on_error: or _error: where it should '
                 "recover",
             )
+
+    def restart_cycles(self) -> None:
+        """Restarts that only ever reach terminal states never start a pass, so nothing
+        (not even max_iterations) stops them: the terminal actions run forever."""
+        fsm = self.fsm
+        if not fsm.maintain:
+            return
+        reported: set[str] = set()
+        for name in fsm.terminal_states():
+            chain = [name]
+            while True:
+                here = fsm.states[chain[-1]]
+                restart = here.on_maintain or fsm.initial
+                if restart not in fsm.states or not fsm.states[restart].terminal:
+                    break
+                if restart in chain:
+                    cycle = chain[chain.index(restart) :]
+                    if restart == name and not reported & set(cycle):
+                        reported.update(cycle)
+                        state = fsm.states[name]
+                        self.problems.append(
+                            ValidationError.at(
+                                fsm.name or None,
+                                ("states", name, "on_maintain")
+                                if state.on_maintain is not None
+                                else ("states", name),
+                                f"maintain: true restarts at '{cycle[1 % len(cycle)]}', "
+                                "which is terminal: "
+                                f"the loop would go round {' → '.join([*cycle, restart])} "
+                                "forever without starting an iteration, so max_iterations "
+                                "never stops it; restart at a state that is not terminal",
+                            )
+                        )
+                    break
+                chain.append(restart)
 
     # -- used before set ---------------------------------------------------------------
 
