@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from conftest import LoopProject
 
 from little_loops.fsm.graph import render_dot, render_mermaid
 from little_loops.fsm.validation import load_and_validate
 
+FIX_TYPES = (Path(__file__).parent / "data" / "doc_loops" / "fix-types.yaml").read_text()
 LOOP = """\
 name: demo
 initial: check
@@ -63,3 +66,10 @@ def test_graph_rejects_an_unknown_format(loop_project: LoopProject) -> None:
     result = loop_project.run("graph", "demo", "--format", "svg")
     assert result.code == 2
     assert "argument --format: invalid choice: 'svg'" in result.err
+
+
+def test_the_example_in_docs_is_the_real_output(loop_project: LoopProject) -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "analysis.md").read_text()
+    block = docs.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    loop_project.write("fix-types", FIX_TYPES)
+    assert loop_project.run("graph", "fix-types").out == block

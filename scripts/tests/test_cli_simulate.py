@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import LoopProject
@@ -182,3 +183,12 @@ def test_parse_verdicts_joins_repeated_states() -> None:
     assert parse_verdicts(["a=x,y", "b=z", "a= w "]) == {"a": ["x", "y", "w"], "b": ["z"]}
     with pytest.raises(LoopDefinitionError):
         parse_verdicts(["=x"])
+
+
+def test_the_example_in_docs_is_the_real_output(loop_project: LoopProject) -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "analysis.md").read_text()
+    command = "ll-loop simulate fix-types --verdicts check=failure,success --verdicts fix=success"
+    block = docs.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
+    loop_project.write("fix-types", FIX_TYPES)
+    result = loop_project.run(*command.split()[1:])
+    assert result.out == block
