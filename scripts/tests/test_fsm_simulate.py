@@ -421,7 +421,7 @@ def test_simulation_walks_the_executors_path(
     events: list[dict[str, Any]] = []
     executor = FSMExecutor(fsm, events.append, ExitCodeRunner(script, default))
     ran = executor.run()
-    simulated = simulate(fsm, script, default)
+    simulated = simulate(fsm, script, default, max_steps=1000)
     entered = [(e["state"], e["iteration"]) for e in events if e["event"] == "state_enter"]
     assert [(s.state, s.iteration) for s in simulated.steps] == entered
     assert simulated.terminated_by == ran.terminated_by
