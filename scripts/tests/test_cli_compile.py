@@ -6,12 +6,16 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from little_loops.cli import main_loop
 from little_loops.fsm.compilers import compile_paradigm
 from little_loops.fsm.loader import load_file, load_text
+
+if TYPE_CHECKING:
+    from support.project import LoopProject
 
 PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
 
@@ -206,4 +210,59 @@ def test_validate_compiles_a_paradigm_file(
     assert main_loop(["validate", "types"]) == 0
     assert main_loop(["validate", "bad"]) == 2
     out = capsys.readouterr().out
-    assert "paradigm 'imperative': missing required field 'until'" in out
+    assert (
+        ".loops/bad.yaml: error: loop 'b': missing required field 'until' (paradigm imperative)"
+        in out
+    )
+
+
+def test_paradigm_errors_point_at_the_bad_field(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "inv",
+        """\
+        paradigm: invariants
+        name: inv
+        constraints:
+          - name: a
+            check: "true"
+            fix: [1]
+        """,
+    )
+    result = loop_project.run("validate", "inv")
+    assert result.code == 2
+    assert result.out == (
+        ".loops/inv.yaml:6: error: loop 'inv' > constraints > 0 > fix: "
+        "expected a string, got list (paradigm invariants)\n"
+    )
+
+
+def test_stale_compiled_file_is_flagged_by_run_and_validate(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "goal",
+        """\
+        paradigm: goal
+        name: greet
+        goal: say hi
+        tools: ["true"]
+        """,
+    )
+    assert loop_project.run("compile", "goal").code == 0
+    compiled = loop_project.loops / "goal.fsm.yaml"
+    source = loop_project.loops / "goal.yaml"
+    fresh = loop_project.run("validate", "goal")
+    assert fresh.out == ".loops/goal.fsm.yaml: ok\n"
+    os.utime(compiled, (1_000_000, 1_000_000))  # the source is now newer than its compile
+    note = (
+        ".loops/goal.fsm.yaml is older than .loops/goal.yaml: it runs as compiled before "
+        "that edit; refresh it with 'll-loop compile .loops/goal.yaml' (or delete it)"
+    )
+    stale = loop_project.run("validate", "goal")
+    assert (
+        stale.out
+        == f".loops/goal.fsm.yaml: warning: {note}\n.loops/goal.fsm.yaml: ok (1 warning)\n"
+    )
+    assert loop_project.run("validate", "--strict", "goal").code == 2
+    run = loop_project.run("run", "goal", "--quiet")
+    assert run.code == 0
+    assert run.err.startswith(f"ll-loop: note: {note}\n")
+    assert source.exists()

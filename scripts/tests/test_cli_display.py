@@ -97,7 +97,7 @@ def test_next_state_and_decision_state_lines() -> None:
     )
     assert text == (
         "[2/20] apply → make fix\n"
-        "       • done (exit 0)  10ms\n"
+        "       • exit 0  10ms\n"
         "       → decide\n"
         "[2/20] decide → (evaluate output_numeric)\n"
         "       ✗ failure (value: 3.0)\n"
@@ -211,3 +211,26 @@ def test_costs_are_shown_per_action_and_in_total() -> None:
     )
     assert "       ✓ success (confidence: 0.90)  1.5s  $0.0125\n" in text
     assert text.endswith("Loop completed: done (1 iteration, 1.5s, $0.0137)\n")
+
+
+def test_terminal_state_action_gets_its_result_line() -> None:
+    text = feed(
+        [
+            {"event": "state_enter", "state": "done", "iteration": 2},
+            {"event": "action_start", "state": "done", "action": "echo bye"},
+            {"event": "action_complete", "exit_code": 0, "duration_ms": 3},
+            {
+                "event": "loop_complete",
+                "final_state": "done",
+                "iterations": 2,
+                "terminated_by": "terminal",
+                "duration_ms": 30,
+            },
+        ]
+    )
+    assert text == (
+        "[2/20] done → echo bye\n"
+        "       • exit 0  3ms\n"
+        "\n"
+        "Loop completed: done (2 iterations, 30ms)\n"
+    )

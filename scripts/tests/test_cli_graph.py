@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import LoopProject
+from support.project import LoopProject
 
 from little_loops.fsm.graph import render_dot, render_mermaid
 from little_loops.fsm.validation import load_and_validate

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import LoopProject
+from support.project import LoopProject
 
 from little_loops.cli.simulate import parse_verdicts
 from little_loops.fsm.errors import LoopDefinitionError

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conftest import LoopProject
+    from support.project import LoopProject
 
 DATA = Path(__file__).parent / "data"
 INVALID = sorted((DATA / "invalid_loops").glob("*.yaml"))
@@ -176,8 +176,8 @@ def test_json_strict_and_all_valid(loop_project: LoopProject) -> None:
 
 
 def test_names_resolve_to_compiled_fsm_first(loop_project: LoopProject) -> None:
-    loop_project.write("both.fsm.yaml", GOOD)
     loop_project.write("both", "not: [valid")
+    loop_project.write("both.fsm.yaml", GOOD)  # compiled after its source: not stale
     loop_project.write("short.yml", GOOD)
     result = loop_project.run("validate", "both", "short")
     assert result.out.splitlines() == [".loops/both.fsm.yaml: ok", ".loops/short.yml: ok"]

@@ -6,7 +6,7 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from conftest import LoopProject
+from support.project import LoopProject
 
 from little_loops.fsm.analysis import analyze, successors
 from little_loops.fsm.llm_judge import DEFAULT_LLM_SCHEMA
@@ -50,7 +50,28 @@ def test_default_verdicts_match_the_judges_schema() -> None:
     assert list(DEFAULT_LLM_VERDICTS) == DEFAULT_LLM_SCHEMA["properties"]["verdict"]["enum"]
 
 
-def test_exit_code_failure_without_a_route() -> None:
+def test_exit_code_success_without_a_route() -> None:
+    text = dedent("""\
+        name: demo
+        initial: check
+        states:
+          check:
+            action: pytest
+            on_failure: done
+          done:
+            terminal: true
+        """)
+    assert problems(text) == [
+        "4: warning: loop 'demo' > states > check: verdict 'success' (exit_code) has no route: "
+        f"{STOP}; add on_success: STATE"
+    ]
+    assert (
+        problems(text.replace("on_failure: done", "on_failure: done\n    on_success: done")) == []
+    )
+
+
+def test_an_unrouted_failure_is_a_deliberate_stop() -> None:
+    # Leaving `failure` unrouted is how a loop fails its run (exit 1), e.g. a CI gate.
     text = dedent("""\
         name: demo
         initial: check
@@ -61,13 +82,64 @@ def test_exit_code_failure_without_a_route() -> None:
           done:
             terminal: true
         """)
+    assert problems(text) == []
+
+
+def test_route_keys_the_evaluator_never_gives() -> None:
+    text = dedent("""\
+        name: demo
+        initial: check
+        states:
+          check:
+            action: pytest
+            route:
+              sucess: done
+              failure: check
+              target: done
+          done:
+            terminal: true
+        """)
     assert problems(text) == [
-        "4: warning: loop 'demo' > states > check: verdict 'failure' (exit_code) has no route: "
-        f"{STOP}; add on_failure: STATE"
+        "6: warning: loop 'demo' > states > check > route: verdict 'success' (exit_code) has no "
+        f"route and there is no '_' default: {STOP}; add it or _: STATE to route",
+        "7: warning: loop 'demo' > states > check > route > sucess: never used: exit_code does "
+        "not give the verdict 'sucess' (it gives success, failure, error) (did you mean "
+        "success?)",
+        "9: warning: loop 'demo' > states > check > route > target: never used: exit_code does "
+        "not give the verdict 'target' (it gives success, failure, error)",
     ]
-    assert (
-        problems(text.replace("on_success: done", "on_success: done\n    on_failure: check")) == []
+    fixed = text.replace("sucess:", "success:").replace(
+        "      target: done\n", "      error: done\n"
     )
+    assert problems(fixed) == []
+
+
+def test_llm_route_keys_may_be_the_no_llm_fallback() -> None:
+    # `ll-loop run --no-llm` judges an llm_structured state by exit code: success/failure.
+    text = dedent("""\
+        name: demo
+        initial: analyze
+        states:
+          analyze:
+            action: /ll:audit
+            evaluate:
+              type: llm_structured
+              schema: {properties: {verdict: {enum: [found, none]}}}
+            route:
+              found: done
+              none: done
+              success: done
+              failure: done
+              _error: done
+          done:
+            terminal: true
+        """)
+    assert problems(text) == []
+    assert problems(text.replace("failure: done", "fuond: done")) == [
+        "13: warning: loop 'demo' > states > analyze > route > fuond: never used: "
+        "llm_structured does not give the verdict 'fuond' (it gives found, none, error) "
+        "(did you mean found?)"
+    ]
 
 
 def test_default_llm_schema_gives_blocked_and_partial() -> None:

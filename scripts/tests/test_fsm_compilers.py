@@ -527,7 +527,7 @@ def test_missing_required_field(spec: dict[str, Any], message: str) -> None:
         ),
         (
             {**IMPERATIVE, "llm": {"modle": "x"}},
-            "paradigm 'imperative' > llm: unknown key 'modle' (did you mean model?)",
+            "paradigm 'imperative' > llm > modle: unknown key (did you mean model?)",
         ),
     ],
 )
@@ -542,24 +542,24 @@ def test_wrongly_typed_field(spec: dict[str, Any], message: str) -> None:
     [
         (
             {**without(GOAL, "tools"), "tols": ["x"]},
-            "paradigm 'goal': unknown key 'tols' (did you mean tools?)",
+            "paradigm 'goal' > tols: unknown key (did you mean tools?)",
         ),
         (
             {**CONVERGENCE, "tolerence": 1},
-            "paradigm 'convergence': unknown key 'tolerence' (did you mean tolerance?)",
+            "paradigm 'convergence' > tolerence: unknown key (did you mean tolerance?)",
         ),
         (
             {**INVARIANTS, "constraints": [{"name": "a", "check": "c", "fixx": "f"}]},
-            "paradigm 'invariants' > constraints[0]: unknown key 'fixx' (did you mean fix?)",
+            "paradigm 'invariants' > constraints[0] > fixx: unknown key (did you mean fix?)",
         ),
         (
             {**IMPERATIVE, "until": {"check": "c", "pass": True}},
-            "paradigm 'imperative' > until: unknown key 'pass' (did you mean passes?)",
+            "paradigm 'imperative' > until > pass: unknown key (did you mean passes?)",
         ),
-        ({**IMPERATIVE, "colour": "red"}, "paradigm 'imperative': unknown key 'colour'"),
+        ({**IMPERATIVE, "colour": "red"}, "paradigm 'imperative' > colour: unknown key"),
         (
             {**IMPERATIVE, "states": {}},
-            "paradigm 'imperative': unknown key 'states' (did you mean steps?)",
+            "paradigm 'imperative' > states: unknown key (did you mean steps?)",
         ),
     ],
 )

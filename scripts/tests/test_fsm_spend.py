@@ -87,6 +87,21 @@ class TestClaudeReport:
         assert result.exit_code == 1
         assert result.error == "claude reported an error: API Error: 500 overloaded"
 
+    def test_claude_failing_without_a_report_is_an_error(self) -> None:
+        result = apply_report(ActionResult("", "Segmentation fault\n", 139, 5))
+        assert result.error == "claude exited with status 139: Segmentation fault"
+
+    def test_unknown_slash_command_is_an_error(self) -> None:
+        result = apply_report(ActionResult("Unknown command: /ll:nope\n", "", 0, 5))
+        assert result.error == (
+            "claude does not know the slash command /ll:nope (is there a "
+            ".claude/commands file for it in the loop's project?)"
+        )
+
+    def test_successful_plain_output_stays_unjudged_by_runner(self) -> None:
+        raw = ActionResult("All done. Unknown command: is just text here\n", "", 0, 5)
+        assert apply_report(raw).error is None
+
 
 class TestPricing:
     def test_known_model_and_dated_snapshot(self) -> None:

@@ -865,7 +865,5 @@ def test_compiler_errors_become_problems(monkeypatch: pytest.MonkeyPatch) -> Non
 
     _stand_in_compilers(monkeypatch, compile_paradigm)
     report = check_document(load_text(textwrap.dedent(GOAL), "goal.yaml"))
-    assert messages(report.errors) == [
-        "loop 'goal-types' > paradigm: goal: missing required key 'goal'"
-    ]
+    assert messages(report.errors) == ["loop 'goal-types' > paradigm: missing required key 'goal'"]
     assert report.errors[0].line == 1

@@ -8,15 +8,22 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from little_loops import __version__
-from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_INTERRUPTED
+from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_INTERRUPTED
 from little_loops.fsm.errors import LoopDefinitionError, LoopError
 
 # Subcommand name -> module under little_loops.cli. Order is the order `--help` lists them.
 SUBCOMMANDS: dict[str, str] = {
+    "run": "run",
+    "resume": "resume",
+    "stop": "stop",
+    "status": "status",
+    "list": "listing",
+    "history": "history",
     "validate": "validate",
     "compile": "compile",
     "graph": "graph",
@@ -66,6 +73,11 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     except LoopError as exc:
         print(f"ll-loop: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (`ll-loop history x | head`): not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("ll-loop: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

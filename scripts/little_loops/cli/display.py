@@ -184,7 +184,7 @@ class ProgressDisplay:
             return
         if event.get("reason") == "next" and self._action_ms is not None:
             exit_code = getattr(self, "_last_exit", None)
-            self._write(f"       • done (exit {exit_code}){self._duration_suffix()}\n")
+            self._write(f"       • exit {exit_code}{self._duration_suffix()}\n")
             self._action_ms = None
         if event.get("reason") == "maintain restart":
             self._write(f"       ↻ maintain: restarting at {event['to']}\n")
@@ -193,6 +193,10 @@ class ProgressDisplay:
 
     def _on_loop_complete(self, event: dict[str, Any]) -> None:
         self._stop_ticker()
+        if self._action_ms is not None and not self.quiet:
+            # A terminal state's action: nothing evaluates or routes it.
+            self._write(f"       • exit {self._last_exit}{self._duration_suffix()}\n")
+            self._action_ms = None
         line = outcome_line(event).replace(
             "ll-loop resume NAME", f"ll-loop resume {self.loop_name}"
         )

@@ -59,3 +59,24 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path = LOOPS_DIR) -> Path:
     else:
         known = f"there is no {loops_dir}/ folder here"
     raise LoopDefinitionError(f"no loop named '{name_or_path}'{hint}; looked for {looked}; {known}")
+
+
+def stale_compiled_note(path: Path) -> str | None:
+    """A note when *path* is a compiled `X.fsm.yaml` older than its source `X.yaml`/`X.yml`.
+
+    `run NAME` prefers the compiled file, so edits to the source would silently not run.
+    """
+    if not path.name.endswith(".fsm.yaml"):
+        return None
+    stem = path.name[: -len(".fsm.yaml")]
+    for suffix in (".yaml", ".yml"):
+        source = path.with_name(stem + suffix)
+        try:
+            if source.stat().st_mtime > path.stat().st_mtime:
+                return (
+                    f"{path} is older than {source}: it runs as compiled before that edit; "
+                    f"refresh it with 'll-loop compile {source}' (or delete it)"
+                )
+        except OSError:
+            continue
+    return None

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_OK
-from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path, stale_compiled_note
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
 from little_loops.fsm.validation import FileReport, check_file
 
@@ -56,6 +56,9 @@ def validate_file(
     except LoopDefinitionError as exc:
         return FileReport(name_or_path, errors=[ValidationError(str(exc))])
     report = check_file(path)
+    note = stale_compiled_note(path)
+    if note is not None:
+        report.warnings.append(ValidationError(note, severity="warning"))
     if strict and report.warnings:
         promoted = [replace(w, severity="error") for w in report.warnings]
         report = FileReport(report.path, None, sorted([*report.errors, *promoted], key=_line), [])

@@ -1,18 +1,34 @@
 """The FSM loop engine, one module per step of the pipeline a loop file travels:
 
-    loader         read YAML (the only place that does) with line marks
-    validation     check the raw definition and the model; errors name loop > state > key
-    analysis       what would go wrong at run time: unrouted verdicts, reads before set, injection
-    compilers      turn goal / convergence / invariants / imperative specs into an FSM
-    schema         the typed model: FSMLoop, StateConfig, EvaluateConfig, RouteConfig, LLMConfig
-    interpolation  resolve ${namespace.path} references at run time
-    runners        run an action (bash or claude) as a request/result pair
-    evaluators     turn an action result into a verdict
-    executor       enter states, run, evaluate, route, enforce limits, emit events
-    persistence    state and event files under .loops/.running/, resume, stop, scope locks
-    graph          draw the state machine as Mermaid or Graphviz
-    simulate       walk the state machine with scripted verdicts, running nothing
+    load       loader            read YAML (the only place that does) with the line of every key
+    validate   validation        check a file; collects problems from:
+                 definition_checks   keys, types and required fields of the raw definition
+                 graph_checks        targets, terminal states, ways out, reachability
+                 analysis            unrouted verdicts, reads before set, output in bash
+                 verdicts            the verdicts each state's evaluator can give
+    compile    compilers         goal / convergence / invariants / imperative specs -> FSM
+                 paradigm_spec       reading and type-checking a paradigm spec's fields
+                 writer              the FSM back to readable YAML (`ll-loop compile`)
+    model      schema            FSMLoop, StateConfig, EvaluateConfig, RouteConfig, LLMConfig
+    interpolate interpolation    ${namespace.path} references, resolved at run time
+    run        runners           an action (bash or claude) as a request/result pair
+                 claude_output       Claude Code's JSON report: answer, cost and tokens
+    evaluate   evaluators        an action's result -> a verdict (Tier 1, and the registry)
+                 llm_judge           the llm_structured evaluator (the one LLM call)
+                 jsonpath            jq-style paths for output_json
+    route      routing           a verdict -> the next state, in the documented order
+    execute    executor          enter states, run, evaluate, route, enforce limits, emit events
+                 records             ExecutionResult, ExecutorSnapshot, event text limits
+                 spend / pricing     dollars and tokens spent, the max_cost_usd budget
+    persist    persistence       state and event files under .loops/.running/
+                 persistent_executor  a run that saves itself and can be resumed
+                 loopstate           the state file's model
+                 outcomes            status and exit code of each way a run ends
+                 locks / pids        scope locks between concurrent runs, process checks
+    inspect    graph             the state machine as Mermaid or Graphviz (`ll-loop graph`)
+               simulate          a walk with scripted verdicts, running nothing
 
+Shared: errors (the error hierarchy), suggest (did-you-mean), timefmt (durations).
 Public names are re-exported here lazily, so importing the package stays cheap.
 """
 

@@ -32,10 +32,13 @@ from little_loops.fsm.schema import (
     FSMLoop,
     StateConfig,
 )
+from little_loops.fsm.suggest import did_you_mean
 from little_loops.fsm.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
 
 # A pseudo capture name for "some state has produced an evaluation result" (`${result.*}`).
 _RESULT = "\0result"
+# The verdict a loop may leave unrouted on purpose, to fail the run.
+DELIBERATE_STOP = "failure"
 _SHORTHAND_VERDICTS = {"success": "on_success", "failure": "on_failure", ERROR_VERDICT: "on_error"}
 # Fields of the untrusted namespaces that hold numbers or names the loop itself chose.
 _SAFE_CAPTURED_FIELDS = ("exit_code", "duration_ms")
@@ -98,6 +101,7 @@ class _Analyzer:
     def run(self) -> list[ValidationError]:
         for name, state in self.fsm.states.items():
             self.coverage(name, state)
+            self.never_given(name, state)
         self.maintain_errors()
         self.restart_cycles()
         self.used_before_set()
@@ -111,7 +115,13 @@ class _Analyzer:
         if found is None:
             return
         path: KeyPath = ("states", name)
-        unrouted = [v for v in found.verdicts or () if resolve_route(state, v) is None]
+        # An unrouted `failure` is how a loop fails its run on purpose (exit 1: a CI gate);
+        # every other verdict left without a route is almost always an oversight.
+        unrouted = [
+            v
+            for v in found.verdicts or ()
+            if v != DELIBERATE_STOP and resolve_route(state, v) is None
+        ]
         if unrouted:
             self.warn(
                 (*path, "route") if state.route is not None else path,
@@ -127,6 +137,25 @@ class _Analyzer:
                 f"'_' does not catch the 'error' verdict ({found.error_causes}): with no "
                 'error: or _error: in route, an error stops the loop with "no valid '
                 'transition"; add _error: STATE if the loop should go on',
+            )
+
+    def never_given(self, name: str, state: StateConfig) -> None:
+        """Route keys the state's evaluator never answers: usually a typo (`sucess:`)."""
+        found = state_verdicts(self.fsm, state)
+        if found is None or found.verdicts is None or state.route is None:
+            return
+        possible = [*found.verdicts, ERROR_VERDICT]
+        if found.evaluator == "llm_structured":
+            possible += ["success", "failure"]  # `ll-loop run --no-llm` judges by exit code
+        for key in state.route.routes:
+            if key in possible:
+                continue
+            hint = did_you_mean(key, found.verdicts)
+            gives = ", ".join(dict.fromkeys([*found.verdicts, ERROR_VERDICT]))
+            self.warn(
+                ("states", name, "route", key),
+                f"never used: {found.source} does not give the verdict '{key}' "
+                f"(it gives {gives}){hint}",
             )
 
     def maintain_errors(self) -> None:

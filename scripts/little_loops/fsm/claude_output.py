@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 # Flags added to every Claude Code action so its answer arrives with cost and usage.
 CLAUDE_JSON_FLAGS: tuple[str, ...] = ("--output-format", "json")
 
+# What Claude Code answers, with exit 0 and no API call, to a slash command it has no file for.
+UNKNOWN_COMMAND = "Unknown command:"
+
 # Token counters taken from Claude Code's `usage` and summed into the loop's spend.
 USAGE_KEYS: tuple[str, ...] = (
     "input_tokens",
@@ -49,11 +52,13 @@ def apply_report(result: ActionResult) -> ActionResult:
     """Replace the raw JSON with Claude's answer and record its cost and tokens.
 
     Output that is not Claude Code's JSON report (an older CLI, a crash, a fake) is left
-    as it is, so evaluation still sees what was printed.
+    as it is, so evaluation still sees what was printed. Claude Code failing (non-zero
+    exit, `is_error`) or not knowing a slash command becomes `error`: judging such output
+    with the LLM would be paid for nothing and would send the loop round again.
     """
     report = parse_report(result.output)
     if report is None or "result" not in report and "total_cost_usd" not in report:
-        return result
+        return _flag_failure(result, result.output)
     answer = report.get("result")
     cost = report.get("total_cost_usd")
     changes: dict[str, Any] = {
@@ -67,4 +72,25 @@ def apply_report(result: ActionResult) -> ActionResult:
         changes["error"] = "claude reported an error: " + (first[0] if first else "no detail")
         if result.exit_code == 0:
             changes["exit_code"] = 1
-    return dataclasses.replace(result, **changes)
+    return _flag_failure(dataclasses.replace(result, **changes), changes["output"])
+
+
+def _flag_failure(result: ActionResult, text: str) -> ActionResult:
+    """Set `error` when Claude Code failed or did not know the slash command."""
+    if result.error is not None:
+        return result
+    stripped = text.strip()
+    if stripped.startswith(UNKNOWN_COMMAND) and "\n" not in stripped:
+        command = stripped.removeprefix(UNKNOWN_COMMAND).strip()
+        message = (
+            f"claude does not know the slash command {command} (is there a "
+            f".claude/commands file for it in the loop's project?)"
+        )
+        return dataclasses.replace(result, error=message)
+    if result.exit_code != 0:
+        lines = stripped.splitlines() or result.stderr.strip().splitlines()
+        detail = lines[0] if lines else "no output"
+        return dataclasses.replace(
+            result, error=f"claude exited with status {result.exit_code}: {detail}"
+        )
+    return result

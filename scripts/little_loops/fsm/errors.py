@@ -102,6 +102,15 @@ class LoopValidationError(LoopDefinitionError):
         super().__init__(f"{where}{first}" + (f" (and {more} more)" if more > 0 else ""))
 
 
+class ParadigmSpecError(LoopDefinitionError):
+    """A paradigm spec is wrong at `key_path` (e.g. `('constraints', 1, 'fix')`)."""
+
+    def __init__(self, message: str, detail: str, key_path: tuple[str | int, ...]) -> None:
+        super().__init__(message)
+        self.detail = detail
+        self.key_path = key_path
+
+
 class LoopRuntimeError(LoopError):
     """Running a loop failed in a way the loop file could not prevent; the CLI exits 1."""
 

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.errors import ParadigmSpecError
 from little_loops.fsm.schema import ACTION_TYPES
 from little_loops.fsm.suggest import did_you_mean
 
@@ -68,8 +68,14 @@ class SpecReader:
             parts.append(key)
         return " > ".join(parts)
 
-    def error(self, message: str, key: str | None = None) -> LoopDefinitionError:
-        return LoopDefinitionError(f"{self.where(key)}: {message}")
+    def error(self, message: str, key: str | None = None) -> ParadigmSpecError:
+        path: list[str | int] = []
+        for part in (*self.path, *([key] if key is not None else [])):
+            name, _, index = part.partition("[")
+            path.append(name)
+            if index.endswith("]") and index[:-1].isdigit():
+                path.append(int(index[:-1]))
+        return ParadigmSpecError(f"{self.where(key)}: {message}", message, tuple(path))
 
     def check_keys(self, allowed: Iterable[str]) -> None:
         """Reject the first key not in *allowed*, suggesting the closest allowed one."""
@@ -77,7 +83,7 @@ class SpecReader:
         for key in self.data:
             if key not in choices:
                 hint = did_you_mean(str(key), choices)
-                raise self.error(f"unknown key '{key}'{hint}")
+                raise self.error(f"unknown key{hint}", str(key))
 
     def require(self, key: str) -> Any:
         if key not in self.data:

@@ -27,6 +27,7 @@ from little_loops.fsm.errors import (
     LoopDefinitionError,
     LoopFileError,
     LoopValidationError,
+    ParadigmSpecError,
     ValidationError,
 )
 from little_loops.fsm.graph_checks import check_graph
@@ -143,8 +144,10 @@ def _compile(
         fsm: FSMLoop = compilers.compile_paradigm(dict(data))
     except LoopValidationError as exc:
         return None, exc.errors
+    except ParadigmSpecError as exc:
+        return None, [ValidationError.at(loop, exc.key_path, f"{exc.detail} (paradigm {paradigm})")]
     except LoopDefinitionError as exc:
-        return None, [ValidationError.at(loop, ("paradigm",), f"{paradigm}: {exc}")]
+        return None, [ValidationError.at(loop, ("paradigm",), str(exc))]
     return fsm, validate_fsm(fsm)
 
 

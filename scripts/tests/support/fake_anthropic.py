@@ -3,9 +3,14 @@
 Tests queue the replies the server should give (`reply_tool`, `reply_text`,
 `reply_error`, `reply_malformed`, `reply_hang`); each `POST /v1/messages` takes the next
 one, answering as JSON or, when the request says `"stream": true`, as server-sent events
-the way the real API streams. Every request is recorded for assertions. `POST
-/v1/messages/count_tokens` answers an estimate (characters / 4); other paths are 404.
-Hanging handlers wake up when the server stops, so `stop()` always returns promptly.
+the way the real API streams (message_start, ping, content_block_start/delta/stop with
+text_delta or input_json_delta, message_delta with stop_reason and usage, message_stop).
+When several clients share one server (Claude Code and the LLM judge), `route(name,
+predicate)` gives the requests a predicate selects their own queue of replies; requests
+no route selects take the server's own queue, then `default_reply`. Every request is
+recorded for assertions. `POST /v1/messages/count_tokens` answers an estimate
+(characters / 4); other paths are 404. Hanging handlers wake up when the server stops,
+so `stop()` always returns promptly.
 """
 
 from __future__ import annotations
@@ -14,11 +19,14 @@ import itertools
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 CHARS_PER_TOKEN = 4
+# Ids of messages and tool calls, unique across every queue of every server.
+_ids = itertools.count(1)
 
 
 def estimate_tokens(payload: Any) -> int:
@@ -51,12 +59,76 @@ class RecordedRequest:
         return auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
 
     @property
+    def messages(self) -> list[dict[str, Any]]:
+        messages = self.body.get("messages") if isinstance(self.body, dict) else None
+        return messages if isinstance(messages, list) else []
+
+    @property
     def user_text(self) -> str:
-        """The text of the last user message (string content or its text blocks)."""
-        content = self.body["messages"][-1]["content"]
-        if isinstance(content, str):
-            return content
-        return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+        """The text of the last user message (string content or its text blocks).
+
+        Claude Code may put a `role: system` message after it, so this looks for the
+        last message whose role is user.
+        """
+        users = [m for m in self.messages if m.get("role") == "user"]
+        return _text_of(users[-1]["content"]) if users else ""
+
+    @property
+    def all_user_text(self) -> str:
+        """The text of every user message, in order, one per line."""
+        return "\n".join(_text_of(m["content"]) for m in self.messages if m.get("role") == "user")
+
+    @property
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every `tool_result` block the client sent back, in order."""
+        return [
+            block
+            for m in self.messages
+            if m.get("role") == "user" and isinstance(m.get("content"), list)
+            for block in m["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools the request offers the model."""
+        tools = self.body.get("tools") if isinstance(self.body, dict) else None
+        return [str(t.get("name")) for t in tools or [] if isinstance(t, dict)]
+
+    def tool(self, name: str) -> dict[str, Any]:
+        """The definition of the offered tool *name* (KeyError if it is not offered)."""
+        for tool in self.body.get("tools") or []:
+            if tool.get("name") == name:
+                return dict(tool)
+        raise KeyError(name)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+Predicate = Callable[[RecordedRequest], bool]
+
+
+def is_judge(request: RecordedRequest) -> bool:
+    """The LLM judge's call: a messages request that forces the `evaluate` tool."""
+    body = request.body if isinstance(request.body, dict) else {}
+    return body.get("tool_choice") == {"type": "tool", "name": "evaluate"}
+
+
+def is_claude_code(request: RecordedRequest) -> bool:
+    """Any request Claude Code makes (its user agent is `claude-cli/<version> ...`)."""
+    return request.headers.get("user-agent", "").startswith("claude-cli/")
+
+
+def is_claude_code_turn(request: RecordedRequest) -> bool:
+    """A turn of Claude Code's agent: a Claude Code request that offers the model tools
+    (side requests such as title generation offer none)."""
+    return is_claude_code(request) and bool(request.tool_names)
 
 
 @dataclass
@@ -74,16 +146,96 @@ class Reply:
     then: Reply | None = None
 
 
-class FakeAnthropic:
-    """The fake server; use as a context manager or call start() / stop()."""
+class ReplyQueue:
+    """Scripted replies taken in order; `default_reply` answers once they run out."""
 
     def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
         self.default_reply: Reply | None = None
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
+
+    def reply(self, reply: Reply) -> Self:
+        with self._lock:
+            self._replies.append(reply)
+        return self
+
+    def reply_tool(
+        self,
+        input: dict[str, Any],
+        *,
+        name: str = "evaluate",
+        usage: dict[str, int] | None = None,
+        text: str | None = None,
+    ) -> Self:
+        """Answer with a `tool_use` block calling *name* with *input* (after *text*)."""
+        content: list[dict[str, Any]] = []
+        if text is not None:
+            content.append({"type": "text", "text": text})
+        content.append(
+            {"type": "tool_use", "id": f"toolu_fake_{next(_ids)}", "name": name, "input": input}
+        )
+        return self.reply(Reply("message", content, usage, stop_reason="tool_use"))
+
+    def reply_text(self, text: str, *, usage: dict[str, int] | None = None) -> Self:
+        """Answer with a plain assistant text message."""
+        return self.reply(Reply("message", [{"type": "text", "text": text}], usage))
+
+    def reply_error(
+        self, status: int, body: Any = None, *, headers: dict[str, str] | None = None
+    ) -> Self:
+        """Answer with HTTP *status*; *body* defaults to the API's error envelope."""
+        return self.reply(error_reply(status, body, headers=headers))
+
+    def reply_malformed(self, raw: str = '{"id": "msg_broken", "content": [') -> Self:
+        """Answer 200 with a body that is not valid JSON."""
+        return self.reply(Reply("malformed", body=raw))
+
+    def reply_hang(self, seconds: float, then: Reply | None = None) -> Self:
+        """Send nothing for *seconds* (or until stop), then *then* or close the socket."""
+        return self.reply(Reply("hang", seconds=seconds, then=then))
+
+    def next_reply(self) -> Reply | None:
+        with self._lock:
+            return self._replies.popleft() if self._replies else self.default_reply
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not yet used."""
+        with self._lock:
+            return len(self._replies)
+
+
+def error_reply(status: int, body: Any = None, *, headers: dict[str, str] | None = None) -> Reply:
+    """An HTTP *status* answer; *body* defaults to the API's error envelope."""
+    if body is None:
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }.get(status, "api_error")
+        body = {"type": "error", "error": {"type": kind, "message": f"fake {status}"}}
+    return Reply("error", status=status, body=body, headers=dict(headers or {}))
+
+
+class Route(ReplyQueue):
+    """The replies for the requests *predicate* selects, and those requests."""
+
+    def __init__(self, name: str, predicate: Predicate) -> None:
+        super().__init__()
+        self.name = name
+        self.predicate = predicate
+        self.requests: list[RecordedRequest] = []
+
+
+class FakeAnthropic(ReplyQueue):
+    """The fake server; use as a context manager or call start() / stop()."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[RecordedRequest] = []
+        self.routes: list[Route] = []
         self._stopping = threading.Event()
-        self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._thread: threading.Thread | None = None
 
@@ -116,74 +268,51 @@ class FakeAnthropic:
 
     # --- scripting -------------------------------------------------------------------
 
-    def reply(self, reply: Reply) -> FakeAnthropic:
+    def route(self, name: str, predicate: Predicate) -> Route:
+        """A queue for the `/v1/messages` requests *predicate* selects (the first route
+        that selects a request answers it). A route with no reply left answers 500."""
+        route = Route(name, predicate)
         with self._lock:
-            self._replies.append(reply)
-        return self
+            self.routes.append(route)
+        return route
 
-    def reply_tool(
-        self,
-        input: dict[str, Any],
-        *,
-        name: str = "evaluate",
-        usage: dict[str, int] | None = None,
-        text: str | None = None,
-    ) -> FakeAnthropic:
-        """Answer with a `tool_use` block calling *name* with *input* (after *text*)."""
-        content: list[dict[str, Any]] = []
-        if text is not None:
-            content.append({"type": "text", "text": text})
-        content.append(
-            {
-                "type": "tool_use",
-                "id": f"toolu_fake_{next(self._ids)}",
-                "name": name,
-                "input": input,
-            }
-        )
-        return self.reply(Reply("message", content, usage, stop_reason="tool_use"))
-
-    def reply_text(self, text: str, *, usage: dict[str, int] | None = None) -> FakeAnthropic:
-        """Answer with a plain assistant text message."""
-        return self.reply(Reply("message", [{"type": "text", "text": text}], usage))
-
-    def reply_error(
-        self, status: int, body: Any = None, *, headers: dict[str, str] | None = None
-    ) -> FakeAnthropic:
-        """Answer with HTTP *status*; *body* defaults to the API's error envelope."""
-        if body is None:
-            kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
-            body = {"type": "error", "error": {"type": kind, "message": f"fake {status}"}}
-        return self.reply(Reply("error", status=status, body=body, headers=dict(headers or {})))
-
-    def reply_malformed(self, raw: str = '{"id": "msg_broken", "content": [') -> FakeAnthropic:
-        """Answer 200 with a body that is not valid JSON."""
-        return self.reply(Reply("malformed", body=raw))
-
-    def reply_hang(self, seconds: float, then: Reply | None = None) -> FakeAnthropic:
-        """Send nothing for *seconds* (or until stop), then *then* or close the socket."""
-        return self.reply(Reply("hang", seconds=seconds, then=then))
+    @property
+    def unrouted(self) -> list[RecordedRequest]:
+        """The `/v1/messages` requests no route selected."""
+        with self._lock:
+            routed = {id(r) for route in self.routes for r in route.requests}
+            return [
+                r
+                for r in self.requests
+                if r.path.split("?", 1)[0] == "/v1/messages" and id(r) not in routed
+            ]
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
 
-    def next_reply(self) -> Reply | None:
+    def dispatch(self, request: RecordedRequest) -> Reply | None:
+        """The reply to a `/v1/messages` request: its route's next one, else this queue's."""
         with self._lock:
-            return self._replies.popleft() if self._replies else self.default_reply
-
-    @property
-    def pending(self) -> int:
-        """Scripted replies not yet used."""
-        with self._lock:
-            return len(self._replies)
+            routes = list(self.routes)
+        for route in routes:
+            if route.predicate(request):
+                with self._lock:
+                    route.requests.append(request)
+                reply = route.next_reply()
+                if reply is None:
+                    return error_reply(
+                        500, _error_body("api_error", f"fake_anthropic: no reply for {route.name}")
+                    )
+                return reply
+        return self.next_reply()
 
     def wait(self, seconds: float) -> bool:
         """Sleep up to *seconds*; True if the server is stopping."""
         return self._stopping.wait(seconds)
 
     def message_id(self) -> str:
-        return f"msg_fake_{next(self._ids)}"
+        return f"msg_fake_{next(_ids)}"
 
 
 def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
@@ -211,12 +340,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
         except json.JSONDecodeError:
             body = raw.decode("utf-8", "replace")
-        self.server_fake.record(self._recorded(body))
+        request = self._recorded(body)
+        self.server_fake.record(request)
         path = self.path.split("?", 1)[0]
         if path == "/v1/messages/count_tokens" and isinstance(body, dict):
             self._send_json(200, {"input_tokens": _prompt_tokens(body)})
         elif path == "/v1/messages" and isinstance(body, dict):
-            self._answer(body, self.server_fake.next_reply())
+            self._answer(body, self.server_fake.dispatch(request))
         elif path in ("/v1/messages", "/v1/messages/count_tokens"):
             self._send_json(400, _error_body("invalid_request_error", "body is not JSON"))
         else:
@@ -265,9 +395,15 @@ class _Handler(BaseHTTPRequestHandler):
         message = self._message(body, reply)
         usage = message["usage"]
         start = {**message, "content": [], "stop_reason": None}
-        start["usage"] = {"input_tokens": usage["input_tokens"], "output_tokens": 1}
+        start["usage"] = {
+            "input_tokens": usage["input_tokens"],
+            "cache_creation_input_tokens": usage.get("cache_creation_input_tokens", 0),
+            "cache_read_input_tokens": usage.get("cache_read_input_tokens", 0),
+            "output_tokens": 1,
+        }
         events: list[tuple[str, dict[str, Any]]] = [
-            ("message_start", {"type": "message_start", "message": start})
+            ("message_start", {"type": "message_start", "message": start}),
+            ("ping", {"type": "ping"}),
         ]
         for index, block in enumerate(message["content"]):
             if block["type"] == "tool_use":

@@ -1,0 +1,67 @@
+"""`--dry-run`: a loop's execution plan as text (states, actions, evaluators, routes, limits)."""
+
+from __future__ import annotations
+
+from little_loops.fsm.schema import FSMLoop, StateConfig
+from little_loops.fsm.timefmt import format_duration
+
+
+def _seconds(value: float | None) -> str:
+    return "none" if not value else format_duration(float(value) * 1000)
+
+
+def _evaluator(state: StateConfig, llm_enabled: bool) -> str | None:
+    """How the state's result becomes a verdict, as the executor will do it."""
+    if state.next is not None:
+        return None  # an unconditional `next:` is taken without evaluating
+    if state.evaluate is not None:
+        kind = state.evaluate.type
+        note = ""
+    elif state.action and state.is_prompt():
+        kind, note = "llm_structured", " (default for prompt actions)"
+    else:
+        kind, note = "exit_code", " (default)"
+    if kind == "llm_structured" and not llm_enabled:
+        note += " (LLM off: judged by exit code)"
+    return kind + note
+
+
+def format_plan(fsm: FSMLoop, source: str) -> str:
+    """The plan `ll-loop run NAME --dry-run` prints; nothing is run to make it."""
+    llm = fsm.llm
+    lines = [
+        f"loop: {fsm.name}" + (f" (paradigm: {fsm.paradigm})" if fsm.paradigm else ""),
+        f"file: {source}",
+        f"initial: {fsm.initial}",
+        "limits: "
+        f"max_iterations {fsm.max_iterations}, timeout {_seconds(fsm.timeout)}, "
+        f"backoff {_seconds(fsm.backoff)}, maintain {'yes' if fsm.maintain else 'no'}, "
+        f"max_cost_usd {'none' if fsm.max_cost_usd is None else f'${fsm.max_cost_usd:g}'}",
+        f"scope: {', '.join(fsm.effective_scope())}",
+        f"llm: {llm.model}" + ("" if llm.enabled else " (off)"),
+    ]
+    if fsm.context:
+        lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in fsm.context.items()))
+    lines.append("states:")
+    for name, state in fsm.states.items():
+        tags = [
+            tag
+            for tag, on in (("initial", name == fsm.initial), ("terminal", state.terminal))
+            if on
+        ]
+        lines.append(f"  {name}" + (f"  [{', '.join(tags)}]" if tags else ""))
+        if state.action:
+            kind = "prompt" if state.is_prompt() else "shell"
+            action = state.action.strip().replace("\n", "\n      ")
+            lines.append(f"    action ({kind}): {action}")
+            if state.capture:
+                lines.append(f"    capture: {state.capture}")
+            if state.timeout:
+                lines.append(f"    timeout: {_seconds(state.timeout)}")
+        evaluator = None if state.terminal else _evaluator(state, llm.enabled)
+        if evaluator is not None:
+            lines.append(f"    evaluate: {evaluator}")
+        routes = [f"{label} → {target}" for label, target in state.transitions()]
+        if routes:
+            lines.append(f"    routes: {', '.join(routes)}")
+    return "\n".join(lines) + "\n"

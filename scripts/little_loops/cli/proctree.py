@@ -1,0 +1,41 @@
+"""Find a process's children (Linux /proc) and signal the process groups they lead."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+
+def child_pids(pid: int) -> list[int]:
+    """The pids whose parent is `pid` (empty where /proc is not available)."""
+    children = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        # Field 2 (the command name) is in parentheses and may contain spaces or ')'.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            children.append(int(entry.name))
+    return sorted(children)
+
+
+def signal_children(pid: int, sig: signal.Signals) -> list[int]:
+    """Send `sig` to each child of `pid`: to its whole process group when it leads its own
+    (an action runs in its own session), else to the child alone. Returns the children."""
+    try:
+        own_group = os.getpgid(pid)
+    except OSError:
+        own_group = -1
+    children = child_pids(pid)
+    for child in children:
+        with contextlib.suppress(OSError):
+            group = os.getpgid(child)
+            if group == child and group != own_group:
+                os.killpg(group, sig)
+            else:
+                os.kill(child, sig)
+    return children

@@ -1,0 +1,63 @@
+"""`ll-loop resume NAME`: continue a stopped, interrupted, crashed or handed-off run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
+from little_loops.cli.resolve import LOOPS_DIR
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "resume",
+        help="continue a run from its saved state",
+        description="Continue the saved run of a loop: captures, prev, iteration count, "
+        "elapsed time and context intact. The state it was in runs again from its start. "
+        "Run flags not given again keep the values the run was started with.",
+    )
+    parser.add_argument("loop", metavar="NAME", help="loop name (or loop file path)")
+    add_run_flags(parser)
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return resume_command(args.loop, options_from_args(args))
+
+
+def resume_command(name: str, options: RunOptions, *, loops_dir: Path = LOOPS_DIR) -> int:
+    """Resume the saved run of NAME in the foreground; returns its outcome's exit code."""
+    from little_loops.cli.resolve import resolve_loop_path
+    from little_loops.cli.runref import run_name
+    from little_loops.cli.session import (
+        apply_overrides,
+        merge_saved_context,
+        run_session,
+        saved_overrides,
+    )
+    from little_loops.fsm.errors import LoopRuntimeError
+    from little_loops.fsm.persistence import StatePersistence
+    from little_loops.fsm.validation import load_and_validate
+
+    loop_name = run_name(name, loops_dir)
+    saved = StatePersistence(loop_name, loops_dir).load_state()
+    if saved is None:
+        raise LoopRuntimeError(
+            f"loop '{loop_name}' has no saved run to resume; start it with "
+            f"'ll-loop run {loop_name}'"
+        )
+    # The file the run came from, if it is still there; else look the name up again.
+    if saved.loop_path and Path(saved.loop_path).is_file():
+        path = Path(saved.loop_path)
+    else:
+        path = resolve_loop_path(name, loops_dir)
+    fsm = load_and_validate(path)
+    if fsm.name != loop_name:
+        raise LoopRuntimeError(
+            f"cannot resume: {path} now defines loop '{fsm.name}', not '{loop_name}'"
+        )
+    options = saved_overrides(loop_name, loops_dir, options)
+    fsm = merge_saved_context(apply_overrides(fsm, options), saved.context)
+    return run_session(fsm, path, options, loops_dir.resolve(), resume=True)

@@ -1,0 +1,75 @@
+"""`ll-loop run NAME|PATH`: run a loop in the foreground, in the background, or as a plan."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
+from little_loops.cli.resolve import LOOPS_DIR
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a loop (also: ll-loop NAME)",
+        description="Run a loop. NAME means .loops/NAME.fsm.yaml or .loops/NAME.yaml; "
+        "a PATH is used as given.",
+    )
+    parser.add_argument("loop", metavar="NAME|PATH", help="loop name or loop file path")
+    parser.add_argument(
+        "--background",
+        action="store_true",
+        help="detach; output goes to .loops/.running/NAME.log and the pid is printed",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the execution plan (states, actions, evaluators, routes, limits); run nothing",
+    )
+    add_run_flags(parser)
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return run_command(
+        args.loop,
+        options_from_args(args),
+        dry_run=args.dry_run,
+        background=args.background,
+    )
+
+
+def run_command(
+    name_or_path: str,
+    options: RunOptions,
+    *,
+    dry_run: bool = False,
+    background: bool = False,
+    loops_dir: Path = LOOPS_DIR,
+) -> int:
+    """Run the loop NAME|PATH; returns the exit code of its outcome (0 for a dry run)."""
+    # Imported here so `ll-loop --help` does not load the executor.
+    from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
+    from little_loops.cli.session import apply_overrides, run_session
+    from little_loops.fsm.persistence import display_path
+    from little_loops.fsm.validation import load_and_validate
+
+    path = resolve_loop_path(name_or_path, loops_dir)
+    note = stale_compiled_note(path)
+    if note is not None:
+        print(f"ll-loop: note: {note}", file=sys.stderr)
+    fsm = apply_overrides(load_and_validate(path), options)
+    if dry_run:
+        from little_loops.cli.plan import format_plan
+
+        print(format_plan(fsm, display_path(path.resolve())), end="")
+        return 0
+    loops_dir = loops_dir.resolve()
+    if background:
+        from little_loops.cli.background import start_background
+
+        return start_background(path, fsm.name, fsm.effective_scope(), options, loops_dir)
+    return run_session(fsm, path, options, loops_dir)

@@ -1,0 +1,168 @@
+"""The one path `run` and `resume` share: overrides, scope lock, signals, display, outcome."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from little_loops.cli.display import ProgressDisplay, use_color
+from little_loops.cli.options import RunOptions
+from little_loops.cli.signals import ShutdownSignals
+from little_loops.fsm.locks import acquire_scope, project_root
+from little_loops.fsm.outcomes import RESUMABLE_STATUSES, outcome_of
+from little_loops.fsm.persistence import (
+    RUNNING_DIR,
+    StatePersistence,
+    display_path,
+    json_bytes,
+    write_atomic,
+)
+from little_loops.fsm.persistent_executor import PersistentExecutor
+from little_loops.fsm.records import ExecutionResult
+from little_loops.fsm.runners import DefaultActionRunner
+from little_loops.fsm.schema import FSMLoop
+from little_loops.fsm.timefmt import format_duration
+
+OPTIONS_SUFFIX = ".options.json"
+
+
+def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
+    """The loop with -n, --no-llm, --llm-model and --max-cost applied (the file is not changed)."""
+    llm = fsm.llm
+    if options.no_llm:
+        llm = dataclasses.replace(llm, enabled=False)
+    if options.llm_model is not None:
+        llm = dataclasses.replace(llm, model=options.llm_model)
+    changes: dict[str, Any] = {"llm": llm}
+    if options.max_iterations is not None:
+        changes["max_iterations"] = options.max_iterations
+    if options.max_cost is not None:
+        changes["max_cost_usd"] = options.max_cost
+    return dataclasses.replace(fsm, **changes)
+
+
+def options_file(loop_name: str, loops_dir: Path) -> Path:
+    """Where a run records its overrides, so `resume` continues with the same limits."""
+    return loops_dir / RUNNING_DIR / f"{loop_name}{OPTIONS_SUFFIX}"
+
+
+def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None:
+    """Record -n, --no-llm, --llm-model and --max-cost of a run."""
+    data = {
+        "max_iterations": options.max_iterations,
+        "no_llm": options.no_llm,
+        "llm_model": options.llm_model,
+        "max_cost": options.max_cost,
+    }
+    path = options_file(loop_name, loops_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json_bytes(data, indent=2) + b"\n")
+
+
+def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> RunOptions:
+    """`options` with the flags the run was started with filled in where not given again."""
+    try:
+        data = json.loads(options_file(loop_name, loops_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return options  # no record (an older run) or unreadable: the file's values apply
+    if not isinstance(data, dict):
+        return options
+    n = data.get("max_iterations")
+    model = data.get("llm_model")
+    cost = data.get("max_cost")
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost > 0:
+        cost = None
+    return dataclasses.replace(
+        options,
+        max_iterations=options.max_iterations
+        if options.max_iterations is not None
+        else (n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None),
+        no_llm=options.no_llm or data.get("no_llm") is True,
+        llm_model=options.llm_model or (model if isinstance(model, str) else None),
+        max_cost=options.max_cost if options.max_cost is not None else cost,
+    )
+
+
+def run_session(
+    fsm: FSMLoop,
+    loop_path: Path,
+    options: RunOptions,
+    loops_dir: Path,
+    *,
+    resume: bool = False,
+) -> int:
+    """Run (or resume) `fsm` in the foreground; returns the exit code of its outcome.
+
+    Claims the loop's scope first (waiting with a note under `--queue`), then runs with the
+    progress display on stderr and the signal handlers of `ShutdownSignals`; the lock is
+    released and the previous signal handlers are back however the run ends.
+    """
+    err = sys.stderr
+    lock = acquire_scope(
+        fsm.name,
+        fsm.effective_scope(),
+        loops_dir,
+        queue=options.queue,
+        on_wait=lambda message: print(f"ll-loop: {message}", file=err, flush=True),
+    )
+    try:
+        for note in lock.reclaimed:
+            print(f"ll-loop: {note}", file=err)
+        result = _execute(fsm, loop_path, options, loops_dir, resume=resume)
+    finally:
+        lock.release()
+    if options.as_json:
+        sys.stdout.write(json_bytes(result.to_dict(), indent=2).decode("utf-8") + "\n")
+        sys.stdout.flush()
+    return outcome_of(result.terminated_by).exit_code
+
+
+def _execute(
+    fsm: FSMLoop, loop_path: Path, options: RunOptions, loops_dir: Path, *, resume: bool
+) -> ExecutionResult:
+    err = sys.stderr
+    isatty = getattr(err, "isatty", None)
+    display = ProgressDisplay(
+        err,
+        max_iterations=fsm.max_iterations,
+        loop_name=fsm.name,
+        color=use_color(err, options.no_color),
+        live=bool(isatty and isatty()) and not options.quiet,
+        quiet=options.quiet,
+    )
+    runner = DefaultActionRunner(cwd=project_root(loops_dir))
+    persistence = StatePersistence(fsm.name, loops_dir)
+    executor = PersistentExecutor(
+        fsm,
+        persistence,
+        loop_path=display_path(loop_path.resolve()),
+        event_callback=display,
+        action_runner=runner,
+    )
+    try:
+        with ShutdownSignals(executor.request_shutdown):
+            if resume:
+                saved = persistence.load_state()
+                if saved is not None and saved.status in RESUMABLE_STATUSES and not options.quiet:
+                    print(
+                        f"ll-loop: resuming loop '{fsm.name}' at state '{saved.current_state}'"
+                        f" (iteration {saved.iteration}, "
+                        f"{format_duration(saved.elapsed_ms)} elapsed)",
+                        file=err,
+                    )
+                return executor.resume()
+            save_overrides(fsm.name, loops_dir, options)
+            return executor.run()
+    finally:
+        display.close()
+        runner.close()
+
+
+def merge_saved_context(fsm: FSMLoop, saved_context: dict[str, Any]) -> FSMLoop:
+    """The loop with the context its run was started with laid over the file's."""
+    if not saved_context:
+        return fsm
+    return dataclasses.replace(fsm, context={**fsm.context, **saved_context})

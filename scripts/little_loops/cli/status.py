@@ -1,0 +1,112 @@
+"""`ll-loop status NAME`: where a run is, whether its process lives, how it ended."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from little_loops.cli.resolve import LOOPS_DIR
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "status",
+        help="show the state of a loop's run",
+        description="Show the saved state of a loop's last or current run.",
+    )
+    parser.add_argument("loop", metavar="NAME", help="loop name")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        dest="as_json",
+        help="print the state file's fields plus alive and crashed as JSON",
+    )
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return status_command(args.loop, as_json=args.as_json)
+
+
+def max_iterations_of(loop_name: str, loop_path: str | None, loops_dir: Path) -> int | None:
+    """The iteration limit the run goes by: its -n if it had one, else its loop file's."""
+    from little_loops.cli.options import RunOptions
+    from little_loops.cli.session import saved_overrides
+    from little_loops.fsm.errors import LoopError
+    from little_loops.fsm.loader import load_file
+    from little_loops.fsm.schema import DEFAULT_MAX_ITERATIONS
+
+    given = saved_overrides(loop_name, loops_dir, RunOptions()).max_iterations
+    if given is not None:
+        return given
+    if not loop_path:
+        return None
+    try:
+        value = load_file(loop_path).data.get("max_iterations", DEFAULT_MAX_ITERATIONS)
+    except LoopError:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_DIR) -> int:
+    """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
+    from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
+    from little_loops.cli.runref import run_name
+    from little_loops.fsm.outcomes import STATUS_RUNNING
+    from little_loops.fsm.persistence import StatePersistence, display_path
+    from little_loops.fsm.pids import pid_alive
+    from little_loops.fsm.timefmt import format_duration
+
+    loop_name = run_name(name, loops_dir)
+    persistence = StatePersistence(loop_name, loops_dir)
+    state = persistence.load_state()
+    if state is None:
+        print(
+            f"ll-loop: loop '{loop_name}' has not run yet"
+            f" (no {display_path(persistence.state_file)});"
+            f" start it with 'll-loop run {loop_name}'",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    alive = pid_alive(state.pid, state.pid_start)
+    crashed = state.status == STATUS_RUNNING and not alive
+    if as_json:
+        print(json.dumps({**state.to_dict(), "alive": alive, "crashed": crashed}, indent=2))
+        return EXIT_OK
+    limit = max_iterations_of(loop_name, state.loop_path, loops_dir)
+    if crashed:
+        status = (
+            f"crashed: its process (pid {state.pid}) is gone; "
+            f"resume with ll-loop resume {loop_name}"
+        )
+    elif state.status == STATUS_RUNNING:
+        status = f"running (pid {state.pid})"
+    else:
+        how = state.terminated_by
+        status = state.status + (f" ({how})" if how and how != state.status else "")
+    rows = [
+        ("loop", loop_name),
+        ("status", status),
+        ("state", state.current_state),
+        ("iteration", f"{state.iteration}/{limit}" if limit else str(state.iteration)),
+        ("elapsed", format_duration(state.elapsed_ms)),
+        ("started", state.started_at),
+        ("updated", state.updated_at),
+    ]
+    if state.cost_usd > 0:
+        rows.append(("cost", f"${state.cost_usd:.4f}"))
+    if state.last_result and state.last_result.get("verdict") is not None:
+        rows.append(("last verdict", str(state.last_result["verdict"])))
+    if state.error:
+        rows.append(("error", state.error))
+    if state.continuation_prompt:
+        rows.append(("handoff", state.continuation_prompt))
+    if state.loop_path:
+        rows.append(("file", state.loop_path))
+    width = max(len(key) for key, _ in rows) + 1
+    for key, value in rows:
+        print(f"{key + ':':<{width}} {value}")
+    return EXIT_OK

@@ -1,0 +1,313 @@
+"""Loops that run the real Claude Code CLI, which talks to the scripted Messages API.
+
+The same fake server answers Claude Code's agent turns (route "agent") and the LLM
+judge's calls (route "judge"); anything else Claude Code asks gets a harmless "OK".
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.claude_code import CLAUDE_CODE_VERSION
+from support.fake_anthropic import (
+    FakeAnthropic,
+    Route,
+    error_reply,
+    is_claude_code_turn,
+    is_judge,
+)
+
+from little_loops.fsm.executor import ExecutionResult, FSMExecutor
+from little_loops.fsm.loader import load_text
+from little_loops.fsm.persistence import get_loop_history
+from little_loops.fsm.persistent_executor import PersistentExecutor
+from little_loops.fsm.runners import DefaultActionRunner
+from little_loops.fsm.schema import DEFAULT_LLM_MODEL, FSMLoop
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]
+
+
+def _loop(yaml_text: str) -> FSMLoop:
+    return FSMLoop.from_dict(load_text(textwrap.dedent(yaml_text), "e2e.yaml").data)
+
+
+def _routes(fake: FakeAnthropic) -> tuple[Route, Route]:
+    return fake.route("agent", is_claude_code_turn), fake.route("judge", is_judge)
+
+
+def _run(fsm: FSMLoop, project: Path) -> tuple[ExecutionResult, list[dict[str, Any]]]:
+    events: list[dict[str, Any]] = []
+    with DefaultActionRunner(cwd=project) as runner:
+        result = FSMExecutor(fsm, events.append, runner).run()
+    return result, events
+
+
+def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == kind]
+
+
+def _path(events: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
+    return [(e["from"], e["to"], e["verdict"]) for e in _of(events, "route")]
+
+
+def test_slash_command_judged_by_default_llm(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude" / "commands").mkdir(parents=True)
+    (project / ".claude" / "commands" / "greet.md").write_text(
+        "---\ndescription: Greet the team\n---\n"
+        "Greet the team in one line and sign it GREETER-7731.\n"
+    )
+    agent, judge = _routes(fake_anthropic)
+    agent.reply_text("Hello, team! -- GREETER-7731")
+    judge.reply_tool({"verdict": "success", "confidence": 0.9, "reason": "the team was greeted"})
+    fsm = _loop("""
+        name: greet
+        initial: greet
+        states:
+          greet:
+            action: "/greet"
+            on_success: done
+            on_failure: greet
+          done:
+            terminal: true
+    """)
+
+    loops_dir = project / ".loops"
+    with DefaultActionRunner(cwd=project) as runner:
+        result = PersistentExecutor(fsm, loops_dir=loops_dir, action_runner=runner).run()
+
+    assert (result.terminated_by, result.final_state, result.iterations) == ("terminal", "done", 1)
+    events = get_loop_history("greet", loops_dir)
+    assert _path(events) == [("greet", "done", "success")]
+    (evaluated,) = _of(events, "evaluate")
+    assert evaluated["type"] == "llm_structured"
+    assert (evaluated["verdict"], evaluated["confidence"]) == ("success", 0.9)
+    assert evaluated["reason"] == "the team was greeted"
+    (action,) = _of(events, "action_complete")
+    assert action["exit_code"] == 0
+    # --output-format json: the action's output is Claude Code's `result` text.
+    assert action["output"] == "Hello, team! -- GREETER-7731"
+
+    # Claude Code itself expanded the command file into the prompt it sent.
+    (turn,) = agent.requests
+    assert turn.headers["user-agent"].startswith(f"claude-cli/{CLAUDE_CODE_VERSION} ")
+    assert turn.body["stream"] is True
+    assert "<command-name>/greet</command-name>" in turn.all_user_text
+    assert "Greet the team in one line and sign it GREETER-7731." in turn.all_user_text
+    # ... and the judge saw what Claude Code printed.
+    (verdict_call,) = judge.requests
+    assert verdict_call.body["model"] == DEFAULT_LLM_MODEL
+    assert "<action_output>\nHello, team! -- GREETER-7731\n</action_output>" in (
+        verdict_call.user_text
+    )
+    assert fake_anthropic.unrouted == []
+
+
+def test_prompt_action_judged_by_explicit_evaluator(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent, judge = _routes(fake_anthropic)
+    agent.reply_text(
+        "Two of the three tests still fail.", usage={"input_tokens": 900, "output_tokens": 9}
+    )
+    judge.reply_tool({"verdict": "partial", "confidence": 0.75, "reason": "1 of 3 fixed"})
+    fsm = _loop("""
+        name: tests
+        initial: work
+        llm:
+          model: claude-judge-test
+        states:
+          work:
+            action_type: prompt
+            action: "Fix the failing tests in ${context.suite}"
+            evaluate:
+              type: llm_structured
+              prompt: "Are all tests passing now?"
+            route:
+              success: done
+              partial: review
+              failure: work
+          review:
+            terminal: true
+          done:
+            terminal: true
+        context:
+          suite: tests/unit
+    """)
+
+    result, events = _run(fsm, tmp_path)
+
+    assert (result.terminated_by, result.final_state) == ("terminal", "review")
+    assert _path(events) == [("work", "review", "partial")]
+    (evaluated,) = _of(events, "evaluate")
+    assert (evaluated["verdict"], evaluated["confidence"]) == ("partial", 0.75)
+    (turn,) = agent.requests
+    assert turn.user_text.endswith("Fix the failing tests in tests/unit")
+    (verdict_call,) = judge.requests
+    assert verdict_call.body["model"] == "claude-judge-test"
+    assert verdict_call.user_text == (
+        "Are all tests passing now?\n\n"
+        "<action_output>\nTwo of the three tests still fail.\n</action_output>"
+    )
+
+
+def test_fix_loop_converges_through_claude_code_tools(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    status = tmp_path / "status.txt"
+    status.write_text("broken\n")
+    agent, judge = _routes(fake_anthropic)
+    # The scripted model reads the file, edits it, then says it is done: Claude Code
+    # runs both tools itself (permissions skipped) and sends their results back.
+    agent.reply_tool({"file_path": str(status)}, name="Read", text="Let me look at it.")
+    agent.reply_tool(
+        {"file_path": str(status), "old_string": "broken", "new_string": "fixed"}, name="Edit"
+    )
+    agent.reply_text("status.txt now says fixed.")
+    fsm = _loop("""
+        name: fix-status
+        initial: check
+        max_iterations: 3
+        states:
+          check:
+            action: "grep -q fixed status.txt"
+            on_success: done
+            on_failure: fix
+          fix:
+            action_type: prompt
+            action: "Make status.txt say fixed"
+            next: check
+          done:
+            terminal: true
+    """)
+
+    result, events = _run(fsm, tmp_path)
+
+    assert (result.terminated_by, result.final_state, result.iterations) == ("terminal", "done", 2)
+    assert status.read_text() == "fixed\n"
+    assert _path(events) == [
+        ("check", "fix", "failure"),
+        ("fix", "check", None),
+        ("check", "done", "success"),
+    ]
+    assert [e["exit_code"] for e in _of(events, "action_complete")] == [1, 0, 0]
+    first, after_read, after_edit = agent.requests
+    # The tools the script calls are the ones Claude Code offers, with these inputs.
+    assert {"Read", "Edit", "Write", "Bash"} <= set(first.tool_names)
+    edit_schema = first.tool("Edit")["input_schema"]
+    assert set(edit_schema["required"]) == {"file_path", "old_string", "new_string"}
+    assert [r["content"] for r in after_read.tool_results] == ["1\tbroken\n2\t"]
+    assert "has been updated successfully" in after_edit.tool_results[-1]["content"]
+    assert judge.requests == []  # `next:` routes without evaluating
+    # Claude Code's JSON report: its answer is the output, its cost and tokens are spend.
+    fix_done = _of(events, "action_complete")[1]
+    assert fix_done["output"] == "status.txt now says fixed."
+    assert fix_done["cost_usd"] > 0
+    assert fix_done["usage"]["input_tokens"] > 0
+    assert result.cost_usd == fix_done["cost_usd"]
+    assert result.usage["claude_output_tokens"] == fix_done["usage"]["output_tokens"]
+
+
+def test_api_down_ends_the_run_with_the_api_error(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent, judge = _routes(fake_anthropic)
+    overloaded = error_reply(529, headers={"retry-after": "0"})
+    agent.default_reply = judge.default_reply = overloaded
+    fsm = _loop("""
+        name: overloaded
+        initial: work
+        states:
+          work:
+            action_type: prompt
+            action: "Say hello"
+            on_success: done
+            on_failure: work
+          done:
+            terminal: true
+    """)
+
+    result, events = _run(fsm, tmp_path)
+
+    assert (result.terminated_by, result.final_state) == ("error", "work")
+    assert (result.error or "").startswith(
+        "no valid transition from 'work' for verdict 'error': "
+        "claude reported an error: API Error: 529 fake 529."
+    )
+    (action,) = _of(events, "action_complete")
+    # Claude Code reports API errors in its JSON (is_error) and exits 1, after its one
+    # allowed retry.
+    assert action["exit_code"] == 1
+    assert action["output"].startswith("API Error: 529 fake 529.")
+    assert len(agent.requests) == 2
+    (evaluated,) = _of(events, "evaluate")
+    assert evaluated["verdict"] == "error"
+    assert judge.requests == []  # a failed Claude Code call is not sent to the judge
+
+
+def test_judge_error_takes_the_error_route(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    agent, judge = _routes(fake_anthropic)
+    agent.reply_text("Done.")
+    judge.reply_error(400)
+    fsm = _loop("""
+        name: judged
+        initial: work
+        states:
+          work:
+            action_type: prompt
+            action: "Do it"
+            route:
+              success: done
+              failure: work
+              _error: probe
+          probe:
+            action: "true"
+            on_success: done
+          done:
+            terminal: true
+    """)
+
+    result, events = _run(fsm, tmp_path)
+
+    assert (result.terminated_by, result.final_state) == ("terminal", "done")
+    assert _path(events) == [("work", "probe", "error"), ("probe", "done", "success")]
+    evaluated = _of(events, "evaluate")[0]
+    assert evaluated["verdict"] == "error"
+    assert evaluated["error"] == "API error 400: fake 400"
+    assert len(judge.requests) == 1  # a 400 is not retried
+
+
+def test_unknown_slash_command_is_printed_not_sent(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent, judge = _routes(fake_anthropic)
+    fsm = _loop("""
+        name: missing-command
+        initial: work
+        states:
+          work:
+            action: "/ll:not-there"
+            on_success: done
+            on_error: missing
+          missing:
+            terminal: true
+          done:
+            terminal: true
+    """)
+
+    result, events = _run(fsm, tmp_path)
+
+    # Claude Code answers a command it has no file for by itself, with exit 0 and no API
+    # call; ll-loop turns that into an error verdict without paying for a judge call.
+    (action,) = _of(events, "action_complete")
+    assert (action["exit_code"], action["output"]) == (0, "Unknown command: /ll:not-there")
+    assert action["error"] == (
+        "claude does not know the slash command /ll:not-there (is there a "
+        ".claude/commands file for it in the loop's project?)"
+    )
+    assert agent.requests == []
+    assert judge.requests == []
+    assert (result.terminated_by, result.final_state) == ("terminal", "missing")

@@ -1,0 +1,92 @@
+"""Helpers for tests that run `ll-loop` as a real process (its own session, like a shell job)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def start(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`ll-loop ARGS...` in `root`, in a new session, with stdout and stderr captured."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "little_loops.cli", *args],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def ll_loop(root: Path, *args: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
+    """Run `ll-loop ARGS...` in `root` to completion."""
+    return subprocess.run(
+        [sys.executable, "-m", "little_loops.cli", *args],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 5, what: str = "condition") -> None:
+    """Poll `check` every 20 ms until it is true; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def state(root: Path, name: str) -> dict[str, Any]:
+    """The parsed state file of loop `name` ({} while there is none or it is being replaced)."""
+    try:
+        data = json.loads((root / ".loops" / ".running" / f"{name}.state.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def events(root: Path, name: str) -> list[dict[str, Any]]:
+    """Every line of the event log, each parsed as JSON (a bad line fails the test)."""
+    path = root / ".loops" / ".running" / f"{name}.events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def marker_processes(marker: str) -> list[int]:
+    """Pids whose command line contains `marker` (zombies have none, so they do not count)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+    return found
+
+
+def sleepers(marker: str) -> list[int]:
+    """Pids of live `sleep MARKER` processes."""
+    wanted = b"sleep\0" + marker.encode() + b"\0"
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            if (entry / "cmdline").read_bytes() == wanted:
+                found.append(int(entry.name))
+    return found
+
+
+def kill_marked(marker: str) -> None:
+    """Clean-up: SIGKILL whatever a failed test left running."""
+    for pid in marker_processes(marker):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)

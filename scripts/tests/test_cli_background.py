@@ -1,0 +1,131 @@
+"""`ll-loop run --background`: detached start, pid and log; failures reported by the parent."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from support import llproc
+from support.project import LoopProject
+
+from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
+from little_loops.fsm.pids import pid_alive
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    value = f"30.{uuid.uuid4().int % 10**12:012d}"
+    yield value
+    llproc.kill_marked(value)
+
+
+SLOW = """\
+    name: slow
+    initial: a
+    states:
+      a:
+        action: echo started; sleep {marker}
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_background_start_status_and_stop(loop_project: LoopProject, marker: str) -> None:
+    loop_project.write("slow", SLOW.format(marker=marker))
+    result = loop_project.run("run", "slow", "--background", "-n", "3")
+    assert result.code == EXIT_OK, result.err
+    pid = int(result.out)
+    assert result.err == (
+        f"started loop 'slow' in the background (pid {pid})\n"
+        "  follow: tail -f .loops/.running/slow.log\n"
+        "  status: ll-loop status slow\n"
+        "  stop:   ll-loop stop slow\n"
+    )
+    assert llproc.state(loop_project.root, "slow")["pid"] == pid
+    assert os.getsid(pid) == pid  # its own session: closing this terminal does not end it
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, what="the action")
+    status = loop_project.run("status", "slow")
+    assert f"status:    running (pid {pid})" in status.out.splitlines()
+    assert "iteration: 1/3" in status.out.splitlines()  # the forwarded -n
+
+    stop = loop_project.run("stop", "slow")
+    assert stop.code == EXIT_OK
+    assert not pid_alive(pid)
+    assert llproc.sleepers(marker) == []
+    assert llproc.state(loop_project.root, "slow")["status"] == "stopped"
+    log = (loop_project.loops / ".running" / "slow.log").read_text()
+    assert "--- ll-loop run slow --background at " in log
+    assert "[1/3] a → echo started; sleep " in log
+    assert "Loop stopped in a (1 iteration, " in log
+
+
+def test_background_json(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "quick",
+        """\
+        name: quick
+        initial: done
+        states:
+          done:
+            action: echo hi
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "quick", "--background", "--json")
+    assert result.code == EXIT_OK, result.err
+    data = json.loads(result.out)
+    assert data == {"loop": "quick", "pid": data["pid"], "log": ".loops/.running/quick.log"}
+    assert "started loop 'quick' in the background" in result.err
+
+
+def test_a_run_that_fails_at_once_is_reported_by_the_parent(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "broken",
+        """\
+        name: broken
+        initial: a
+        states:
+          a:
+            action: exit 3
+            on_success: done
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "broken", "--background")
+    assert result.code == EXIT_FAILED
+    assert result.out == ""
+    lines = result.err.splitlines()
+    assert lines[0] == (
+        "ll-loop: error: the background run of loop 'broken' exited with code 1;"
+        " its output (.loops/.running/broken.log):"
+    )
+    assert lines[1] == "  [1/50] a → exit 3"
+    assert lines[-1].startswith("  Loop failed in a: no valid transition from 'a'")
+
+
+def test_invalid_loop_is_refused_before_starting(loop_project: LoopProject) -> None:
+    loop_project.write("bad", "name: bad\ninitial: a\nstates: {}\n")
+    result = loop_project.run("run", "bad", "--background")
+    assert result.code == EXIT_DEFINITION
+    assert result.err.startswith("ll-loop: error: .loops/bad.yaml")
+    assert not (loop_project.loops / ".running" / "bad.log").exists()
+
+
+def test_scope_conflict_is_refused_by_the_parent(loop_project: LoopProject, marker: str) -> None:
+    loop_project.write("slow", SLOW.format(marker=marker))
+    first = loop_project.run("run", "slow", "--background")
+    pid = int(first.out)
+    try:
+        second = loop_project.run("run", "slow", "--background")
+        assert second.code == EXIT_FAILED
+        assert second.err == (
+            f"ll-loop: error: loop 'slow' is already running (pid {pid}); wait with --queue"
+            " or stop it with 'll-loop stop slow'\n"
+        )
+    finally:
+        assert loop_project.run("stop", "slow").code == EXIT_OK

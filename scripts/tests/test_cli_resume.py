@@ -1,0 +1,192 @@
+"""`ll-loop resume`: after kill -9 of the whole process group, after Ctrl-C, and its refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import uuid
+
+import pytest
+from support import llproc
+from support.project import LoopProject
+
+from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+
+CRASHY = """\
+    name: crashy
+    initial: count
+    context:
+      greeting: hi
+    states:
+      count:
+        action: echo 41
+        capture: n
+        next: slow
+      slow:
+        action: if [ -e go ]; then echo fast; else touch started; sleep {marker}; fi
+        on_success: report
+      report:
+        action: echo "n=${{captured.n.output}} greeting=${{context.greeting}} prev=${{prev.output}}"
+        capture: report
+        next: done
+      done:
+        terminal: true
+"""
+
+
+@pytest.fixture
+def marker() -> str:
+    """A `sleep` argument no other process has, to find (and clean up) our actions."""
+    value = f"30.{uuid.uuid4().int % 10**12:012d}"
+    yield value
+    llproc.kill_marked(value)
+
+
+def test_kill_9_of_the_process_group_then_resume_to_completion(
+    loop_project: LoopProject, marker: str
+) -> None:
+    loop_project.write("crashy", CRASHY.format(marker=marker))
+    proc = llproc.start(loop_project.root, "run", "crashy")
+    llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the slow action")
+    before = llproc.state(loop_project.root, "crashy")
+    os.killpg(proc.pid, signal.SIGKILL)  # the loop's whole group, as closing a terminal might
+    assert proc.wait(timeout=5) == -signal.SIGKILL
+    llproc.kill_marked(marker)  # the action has its own session; it would be orphaned
+
+    crashed = loop_project.run("status", "crashy")
+    assert f"crashed: its process (pid {proc.pid}) is gone; resume with ll-loop resume crashy" in (
+        crashed.out
+    )
+    # The file's context changes after the crash: the run keeps the context it started with.
+    loop_project.write(
+        "crashy", CRASHY.format(marker=marker).replace("greeting: hi", "greeting: changed")
+    )
+    (loop_project.root / "go").touch()
+    resumed = llproc.ll_loop(loop_project.root, "resume", "crashy", "--json")
+    assert resumed.returncode == EXIT_OK, resumed.stderr
+    assert "ll-loop: resuming loop 'crashy' at state 'slow' (iteration 1, " in resumed.stderr
+    result = json.loads(resumed.stdout)
+    assert result["terminated_by"] == "terminal"
+    assert result["captured"]["n"]["output"] == "41"
+    assert result["captured"]["report"]["output"] == "n=41 greeting=hi prev=fast"
+    assert result["duration_ms"] >= before["elapsed_ms"]
+    after = llproc.state(loop_project.root, "crashy")
+    assert after["status"] == "completed"
+    assert after["iteration"] == before["iteration"] == 1
+    events = llproc.events(loop_project.root, "crashy")  # every line parses
+    starts = [e for e in events if e["event"] == "loop_start"]
+    assert [s["resumed"] for s in starts] == [False, True]
+    assert [e["state"] for e in events if e["event"] == "state_enter"] == [
+        "count",
+        "slow",
+        "slow",
+        "report",
+    ]
+    assert events[-1]["event"] == "loop_complete"
+
+
+def test_ctrl_c_then_resume_continues_in_process(loop_project: LoopProject, marker: str) -> None:
+    loop_project.write("crashy", CRASHY.format(marker=marker))
+    proc = llproc.start(loop_project.root, "run", "crashy")
+    llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the slow action")
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=5)
+    assert proc.returncode == EXIT_INTERRUPTED
+    assert "Loop interrupted in slow (1 iteration, " in err
+    assert llproc.sleepers(marker) == []
+    assert llproc.state(loop_project.root, "crashy")["status"] == "interrupted"
+
+    (loop_project.root / "go").touch()
+    resumed = loop_project.run("resume", "crashy")
+    assert resumed.code == EXIT_OK, resumed.err
+    assert "[1/50] slow → if [ -e go ]" in resumed.err
+    assert "Loop completed: done (1 iteration, " in resumed.err
+    state = llproc.state(loop_project.root, "crashy")
+    assert state["captured"]["report"]["output"] == "n=41 greeting=hi prev=fast"
+
+
+def test_resume_keeps_the_runs_overrides(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "spin",
+        """\
+        name: spin
+        initial: a
+        states:
+          a:
+            action: "false"
+            on_failure: a
+            on_success: done
+          done:
+            terminal: true
+        """,
+    )
+    # Simulate a crash after the run started with -n 2: its state says running, pid gone.
+    assert loop_project.run("run", "spin", "-n", "2").code == 3
+    state_file = loop_project.loops / ".running" / "spin.state.json"
+    data = json.loads(state_file.read_text())
+    data.update(status="running", iteration=1, current_state="a", pid=2**22 + 1)
+    state_file.write_text(json.dumps(data))
+    result = loop_project.run("resume", "spin")
+    assert result.code == 3
+    assert "[2/2] a → false" in result.err
+
+
+def test_resume_refusals_are_one_line(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "ok",
+        """\
+        name: ok
+        initial: done
+        states:
+          done:
+            terminal: true
+        """,
+    )
+    never = loop_project.run("resume", "ok")
+    assert never.code == EXIT_FAILED
+    assert never.err == (
+        "ll-loop: error: loop 'ok' has no saved run to resume; start it with 'll-loop run ok'\n"
+    )
+    assert loop_project.run("run", "ok").code == EXIT_OK
+    done = loop_project.run("resume", "ok")
+    assert done.code == EXIT_FAILED
+    assert done.err == (
+        "ll-loop: error: loop 'ok' completed; nothing to resume, start it again with "
+        "'ll-loop run ok'\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"schema_version": 1, "loop_name": "ok", "sta', "invalid or truncated JSON at line 1"),
+        ("", "empty"),
+        ("[1, 2]", "expected a JSON object, found a list"),
+    ],
+)
+def test_corrupt_state_file_gives_a_clear_message(
+    loop_project: LoopProject, content: str, why: str
+) -> None:
+    loop_project.write(
+        "ok",
+        """\
+        name: ok
+        initial: done
+        states:
+          done:
+            terminal: true
+        """,
+    )
+    running = loop_project.loops / ".running"
+    running.mkdir()
+    (running / "ok.state.json").write_text(content)
+    for command in ("resume", "status", "stop"):
+        result = loop_project.run(command, "ok")
+        assert result.code == EXIT_FAILED
+        assert result.err.startswith(
+            "ll-loop: error: .loops/.running/ok.state.json: corrupt state file ("
+        ), result.err
+        assert why in result.err
+        assert result.err.endswith("); delete it, or start the loop over with 'll-loop run ok'\n")
+        assert "Traceback" not in result.err

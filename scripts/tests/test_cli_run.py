@@ -1,0 +1,422 @@
+"""`ll-loop run` through main_loop: progress lines, outcomes and exit codes, flags, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from support.fake_anthropic import FakeAnthropic
+from support.project import LoopProject
+
+from little_loops.cli import main_loop
+from little_loops.cli.exitcodes import (
+    EXIT_BUDGET,
+    EXIT_DEFINITION,
+    EXIT_FAILED,
+    EXIT_HANDOFF,
+    EXIT_MAX_ITERATIONS,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+)
+
+HELLO = """\
+    name: hello
+    initial: check
+    states:
+      check:
+        action: test -f flag && echo present || { echo missing; exit 1; }
+        capture: seen
+        on_success: done
+        on_failure: fix
+      fix:
+        action: touch flag && echo fixed
+        next: check
+      done:
+        terminal: true
+    max_iterations: 5
+"""
+
+
+def test_run_completes_with_the_doc_progress_lines(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    result = loop_project.run("run", "hello")
+    assert result.code == EXIT_OK
+    assert result.out == ""  # stdout is kept for data
+    lines = result.err.splitlines()
+    assert lines[0] == "[1/5] check → test -f flag && echo present || { echo missing; exit 1; }"
+    assert lines[1].startswith("       ✗ failure (exit 1)  ")
+    assert lines[2:4] == ["       → fix", "[1/5] fix → touch flag && echo fixed"]
+    assert lines[4].startswith("       • exit 0  ")
+    assert lines[5:7] == [
+        "       → check",
+        "[2/5] check → test -f flag && echo present || { echo missing; exit 1; }",
+    ]
+    assert lines[7].startswith("       ✓ success (exit 0)  ")
+    assert lines[8] == "       → done"
+    assert lines[-1].startswith("Loop completed: done (2 iterations, ")
+    assert "\033[" not in result.err  # not a terminal: no colour, no ticker
+
+
+def test_shorthand_name_means_run(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    result = loop_project.run("hello", "--quiet")
+    assert result.code == EXIT_OK
+    assert result.err.strip().startswith("Loop completed: done (2 iterations, ")
+    assert "→" not in result.err  # --quiet: the outcome line only
+
+
+def test_run_by_path_and_fsm_yaml_first(loop_project: LoopProject) -> None:
+    loop_project.write("hello.fsm", HELLO.replace("max_iterations: 5", "max_iterations: 7"))
+    loop_project.write("hello", HELLO)
+    assert "[1/7] check" in loop_project.run("run", "hello").err
+    other = loop_project.root / "elsewhere.yaml"
+    other.write_text(loop_project.loops.joinpath("hello.yaml").read_text())
+    assert "[1/5] check" in loop_project.run("run", str(other)).err
+
+
+def test_json_prints_the_execution_result(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    result = loop_project.run("run", "hello", "--json")
+    data = json.loads(result.out)
+    assert data == {
+        "final_state": "done",
+        "iterations": 2,
+        "terminated_by": "terminal",
+        "duration_ms": data["duration_ms"],
+        "captured": {
+            "seen": {
+                "output": "present",
+                "stderr": "",
+                "exit_code": 0,
+                "duration_ms": data["captured"]["seen"]["duration_ms"],
+            }
+        },
+        "error": None,
+        "handoff": None,
+        "cost_usd": 0.0,
+        "usage": {},
+    }
+    assert "Loop completed" in result.err  # progress still goes to stderr
+
+
+def test_max_iterations_flag_overrides_the_file_and_exits_3(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "spin",
+        """\
+        name: spin
+        initial: a
+        states:
+          a:
+            action: "false"
+            on_failure: a
+            on_success: done
+          done:
+            terminal: true
+        """,
+    )
+    for flag in ("-n", "--max-iterations"):
+        result = loop_project.run("run", "spin", flag, "2")
+        assert result.code == EXIT_MAX_ITERATIONS
+        assert "[2/2] a → false" in result.err
+        assert "[3/2]" not in result.err
+        assert "Loop stopped: max_iterations reached in a (2 iterations, " in result.err
+
+
+def test_error_outcome_exits_1_with_the_reason(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "broken",
+        """\
+        name: broken
+        initial: a
+        states:
+          a:
+            action: exit 3
+            on_success: done
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "broken")
+    assert result.code == EXIT_FAILED
+    assert (
+        "Loop failed in a: no valid transition from 'a' for verdict 'error': exit code 3"
+        in result.err
+    )
+
+
+def test_loop_timeout_exits_4(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "slow",
+        """\
+        name: slow
+        initial: a
+        timeout: 0.3
+        states:
+          a:
+            action: sleep 5
+            next: done
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "slow")
+    assert result.code == EXIT_TIMEOUT
+    assert "Loop stopped: timeout reached in a" in result.err
+
+
+def _fake_claude(bin_dir: Path, script: str) -> None:
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / "claude"
+    path.write_text(f"#!/bin/bash\n{script}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def test_handoff_exits_5_and_resume_continues_with_the_note(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = loop_project.root / "bin"
+    # First call hands off; the resumed call gets the note prepended to its prompt.
+    _fake_claude(
+        bin_dir,
+        'if [ -e handed ]; then printf "%s" "${@: -1}" > prompt.txt; exit 0; fi\n'
+        'touch handed; echo "CONTEXT_HANDOFF: finish the parser"',
+    )
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    loop_project.write(
+        "work",
+        """\
+        name: work
+        initial: code
+        states:
+          code:
+            action: /do-work
+            next: done
+          done:
+            terminal: true
+        """,
+    )
+    first = loop_project.run("run", "work")
+    assert first.code == EXIT_HANDOFF
+    assert "Loop paused for handoff in code (1 iteration, " in first.err
+    assert "continue with: ll-loop resume work" in first.err
+    assert loop_project.run("status", "work", "--json").out.count('"awaiting_continuation"') == 1
+    second = loop_project.run("resume", "work")
+    assert second.code == EXIT_OK, second.err
+    prompt = (loop_project.root / "prompt.txt").read_text()
+    assert prompt.startswith("Continue from this handoff note: finish the parser\n\n/do-work")
+
+
+def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = loop_project.root / "bin"
+    report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
+    _fake_claude(bin_dir, f"echo '{report}'")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    loop_project.write(
+        "spender",
+        """\
+        name: spender
+        initial: fix
+        max_cost_usd: 0.1
+        states:
+          fix:
+            action: /fix it
+            evaluate:
+              type: exit_code
+            on_success: fix
+            on_failure: fix
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "spender", "--json")
+    assert result.code == EXIT_BUDGET
+    assert json.loads(result.out)["terminated_by"] == "budget"
+    assert "Loop stopped: cost budget reached in fix (" in result.err
+    assert result.err.endswith(", $0.1200)\n")
+    assert "cost:         $0.1200" in loop_project.run("status", "spender").out.splitlines()
+
+
+JUDGED = """\
+    name: judged
+    initial: check
+    states:
+      check:
+        action: echo looks fine
+        evaluate:
+          type: llm_structured
+        on_success: done
+        on_failure: done
+        on_error: done
+      done:
+        terminal: true
+"""
+
+
+def test_no_llm_judges_by_exit_code(loop_project: LoopProject) -> None:
+    loop_project.write("judged", JUDGED)
+    result = loop_project.run("run", "judged", "--no-llm")
+    assert result.code == EXIT_OK
+    assert "✓ success (exit 0) (LLM off: judged by exit code)" in result.err
+
+
+def test_llm_model_flag_reaches_the_api(
+    loop_project: LoopProject, fake_anthropic: FakeAnthropic
+) -> None:
+    loop_project.write("judged", JUDGED)
+    fake_anthropic.reply_tool({"verdict": "success", "confidence": 0.9, "reason": "ok"})
+    result = loop_project.run("run", "judged", "--llm-model", "claude-test-model")
+    assert result.code == EXIT_OK, result.err
+    (request,) = fake_anthropic.requests
+    assert request.body["model"] == "claude-test-model"
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "plan",
+        """\
+        name: plan
+        initial: make
+        scope: [src]
+        backoff: 2
+        context:
+          target: out.txt
+        states:
+          make:
+            action: touch ${context.target}
+            capture: made
+            on_success: review
+            on_failure: make
+          review:
+            action: /review the change
+            route:
+              success: done
+              _: make
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "plan", "--dry-run", "-n", "4", "--no-llm")
+    assert result.code == EXIT_OK
+    assert result.out == (
+        "loop: plan\n"
+        "file: .loops/plan.yaml\n"
+        "initial: make\n"
+        "limits: max_iterations 4, timeout none, backoff 2.0s, maintain no, max_cost_usd none\n"
+        "scope: src\n"
+        "llm: claude-haiku-4-5 (off)\n"
+        "context: target='out.txt'\n"
+        "states:\n"
+        "  make  [initial]\n"
+        "    action (shell): touch ${context.target}\n"
+        "    capture: made\n"
+        "    evaluate: exit_code (default)\n"
+        "    routes: success → review, failure → make\n"
+        "  review\n"
+        "    action (prompt): /review the change\n"
+        "    evaluate: llm_structured (default for prompt actions) (LLM off: judged by exit code)\n"
+        "    routes: success → done, _ → make\n"
+        "  done  [terminal]\n"
+    )
+    assert not (loop_project.root / "out.txt").exists()
+    assert not (loop_project.loops / ".running").exists()
+
+
+def test_unknown_loop_lists_the_available_ones(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    result = loop_project.run("run", "helo")
+    assert result.code == EXIT_DEFINITION
+    assert result.err == (
+        "ll-loop: error: no loop named 'helo' (did you mean hello?); looked for "
+        ".loops/helo.fsm.yaml, .loops/helo.yaml, .loops/helo.yml; available: hello\n"
+    )
+
+
+def test_no_loops_folder_is_a_message_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for argv in (["run", "x"], ["status", "x"], ["resume", "x"], ["stop", "x"], ["history", "x"]):
+        assert main_loop(argv) == EXIT_DEFINITION
+        err = capsys.readouterr().err
+        assert err.endswith("; there is no .loops/ folder here\n"), err
+    assert main_loop(["list"]) == EXIT_OK
+    assert capsys.readouterr().err == "ll-loop: no loops in .loops/ (it does not exist)\n"
+
+
+def test_invalid_definition_exits_2(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "bad",
+        """\
+        name: bad
+        initial: a
+        states:
+          a:
+            action: "true"
+            on_sucess: a
+        """,
+    )
+    result = loop_project.run("run", "bad")
+    assert result.code == EXIT_DEFINITION
+    assert result.err.startswith("ll-loop: error: .loops/bad.yaml:")
+    assert "on_sucess" in result.err
+    assert len(result.err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "hello", "-n", "0"],
+        ["run", "hello", "-n", "x"],
+        ["run"],
+        ["history", "h", "--tail", "0"],
+    ],
+)
+def test_usage_errors_exit_2(loop_project: LoopProject, argv: list[str]) -> None:
+    loop_project.write("hello", HELLO)
+    assert loop_project.run(*argv).code == EXIT_DEFINITION
+
+
+def test_signal_handlers_are_restored_after_a_run(loop_project: LoopProject) -> None:
+    import signal
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    loop_project.write("hello", HELLO)
+    assert loop_project.run("run", "hello").code == EXIT_OK
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_max_cost_flag_overrides_the_file(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = loop_project.root / "bin"
+    report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
+    _fake_claude(bin_dir, f"echo '{report}'")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    loop_project.write(
+        "spender",
+        """\
+        name: spender
+        initial: fix
+        max_cost_usd: 100
+        states:
+          fix:
+            action: /fix it
+            evaluate:
+              type: exit_code
+            on_success: fix
+            on_failure: fix
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "spender", "--json", "--max-cost", "0.05")
+    assert result.code == EXIT_BUDGET
+    assert json.loads(result.out)["cost_usd"] == pytest.approx(0.08)
+    assert loop_project.run("run", "spender", "--max-cost", "0").code == 2
+    assert (
+        "--max-cost: must be more than 0, got 0"
+        in loop_project.run("run", "spender", "--max-cost", "0").err
+    )

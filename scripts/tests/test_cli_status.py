@@ -1,0 +1,180 @@
+"""`ll-loop status`, `list [--running]` and `history`: text and the documented --json shapes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from support.project import LoopProject
+
+from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
+
+HELLO = """\
+    name: hello
+    initial: check
+    states:
+      check:
+        action: test -f flag && echo present || { touch flag; exit 1; }
+        on_success: done
+        on_failure: check
+      done:
+        terminal: true
+    max_iterations: 5
+"""
+
+
+def _crashed_state(project: LoopProject, name: str) -> int:
+    """Make NAME's state say `running` with the pid of a process that has exited."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    path = project.loops / ".running" / f"{name}.state.json"
+    data = json.loads(path.read_text())
+    data.update(status="running", pid=gone.pid, pid_start=None, terminated_by=None)
+    path.write_text(json.dumps(data))
+    return gone.pid
+
+
+def test_status_text_and_json(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    assert loop_project.run("run", "hello", "-n", "4").code == EXIT_OK
+    result = loop_project.run("status", "hello")
+    assert result.code == EXIT_OK
+    lines = result.out.splitlines()
+    assert lines[:4] == [
+        "loop:         hello",
+        "status:       completed (terminal)",
+        "state:        done",
+        "iteration:    2/4",  # the run's -n, not the file's 5
+    ]
+    assert lines[4].startswith("elapsed:      ")
+    assert "last verdict: success" in lines
+    assert "file:         .loops/hello.yaml" in lines
+
+    data = json.loads(loop_project.run("status", "hello", "--json").out)
+    assert data["loop_name"] == "hello"
+    assert data["status"] == "completed"
+    assert data["iteration"] == 2
+    assert (data["alive"], data["crashed"]) == (True, False)  # this test process wrote it
+    assert set(data) >= {"current_state", "captured", "pid", "started_at", "elapsed_ms", "scope"}
+
+
+def test_status_of_a_crashed_run(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    loop_project.run("run", "hello")
+    pid = _crashed_state(loop_project, "hello")
+    result = loop_project.run("status", "hello")
+    assert (
+        f"status:       crashed: its process (pid {pid}) is gone; resume with ll-loop resume hello"
+        in result.out.splitlines()
+    )
+    data = json.loads(loop_project.run("status", "hello", "--json").out)
+    assert (data["alive"], data["crashed"]) == (False, True)
+
+
+def test_status_of_a_loop_that_never_ran(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    result = loop_project.run("status", "hello")
+    assert (result.code, result.err) == (
+        EXIT_FAILED,
+        "ll-loop: loop 'hello' has not run yet (no .loops/.running/hello.state.json);"
+        " start it with 'll-loop run hello'\n",
+    )
+    unknown = loop_project.run("status", "nope")
+    assert unknown.code == EXIT_DEFINITION
+    assert unknown.err.startswith("ll-loop: error: no loop named 'nope'; looked for ")
+
+
+def test_list_loops_and_runs(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    loop_project.write(
+        "goal",
+        """\
+        name: goal
+        paradigm: goal
+        goal: tests pass
+        tools: ["pytest"]
+        """,
+    )
+    loop_project.write("broken", "name: [unclosed\n")
+    loop_project.run("run", "hello")
+    listing = loop_project.run("list")
+    assert listing.code == EXIT_OK
+    assert listing.out.splitlines() == [
+        "NAME    PARADIGM  STATUS     PATH",
+        "broken  invalid   -          .loops/broken.yaml",
+        "goal    goal      -          .loops/goal.yaml",
+        "hello   fsm       completed  .loops/hello.yaml",
+    ]
+    rows = json.loads(loop_project.run("list", "--json").out)
+    assert [(r["name"], r["paradigm"], r["status"]) for r in rows] == [
+        ("broken", None, None),
+        ("goal", "goal", None),
+        ("hello", "fsm", "completed"),
+    ]
+    assert rows[0]["error"].startswith(".loops/broken.yaml:2:1: YAML syntax error")
+
+    pid = _crashed_state(loop_project, "hello")
+    running = loop_project.run("list", "--running")
+    assert running.out.splitlines() == [
+        "LOOP   STATUS   STATE  ITER  PID",
+        f"hello  crashed  done   2     {pid} (dead)",
+    ]
+    (run,) = json.loads(loop_project.run("list", "--running", "--json").out)
+    assert run == {
+        "loop": "hello",
+        "status": "running",
+        "alive": False,
+        "crashed": True,
+        "current_state": "done",
+        "iteration": 2,
+        "pid": pid,
+        "started_at": run["started_at"],
+        "updated_at": run["updated_at"],
+        "state_file": ".loops/.running/hello.state.json",
+    }
+
+
+def test_list_running_shows_a_corrupt_state_file(loop_project: LoopProject) -> None:
+    running = loop_project.loops / ".running"
+    running.mkdir()
+    (running / "x.state.json").write_text("{")
+    result = loop_project.run("list", "--running")
+    assert result.out.splitlines()[1] == "x     corrupt  -      -     -"
+    (row,) = json.loads(loop_project.run("list", "--running", "--json").out)
+    assert row["error"].startswith(".loops/.running/x.state.json: corrupt state file (")
+
+
+def test_history_lines_tail_and_json(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    loop_project.run("run", "hello")
+    result = loop_project.run("history", "hello")
+    assert result.code == EXIT_OK
+    lines = [line.split(" ", 1)[1].strip() for line in result.out.splitlines()]
+    assert lines[:3] == [
+        "loop_start      hello at check",
+        "state_enter     check (iteration 1)",
+        "action_start    check → test -f flag && echo present || { touch flag; exit 1; }",
+    ]
+    assert lines[3].startswith("action_complete check → exit 1 in ")
+    assert lines[4:6] == [
+        "evaluate        check → failure (exit 1)",
+        "route           check → check (failure)",
+    ]
+    assert lines[-1].startswith("loop_complete   Loop completed: done (2 iterations, ")
+    tail = loop_project.run("history", "hello", "--tail", "2").out.splitlines()
+    assert len(tail) == 2
+    assert tail[1] == result.out.splitlines()[-1]
+    events = json.loads(loop_project.run("history", "hello", "--json", "--tail", "3").out)
+    assert [e["event"] for e in events] == ["evaluate", "route", "loop_complete"]
+    assert events[-1]["terminated_by"] == "terminal"
+
+
+def test_history_of_a_loop_that_never_ran(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    result = loop_project.run("history", "hello")
+    assert (result.code, result.out, result.err) == (
+        EXIT_FAILED,
+        "",
+        "ll-loop: loop 'hello' has no events yet\n",
+    )
+    assert loop_project.run("history", "hello", "--json").out == "[]\n"

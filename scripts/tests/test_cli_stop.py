@@ -1,0 +1,157 @@
+"""`ll-loop stop`: a running loop and its action's processes are gone within 5 s."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from support import llproc
+from support.project import LoopProject
+
+from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_STOPPED
+from little_loops.cli.stop import stop_command
+from little_loops.fsm.pids import process_start_ticks
+
+SLOW = """\
+    name: slow
+    initial: a
+    states:
+      a:
+        action: echo one
+        capture: one
+        next: b
+      b:
+        action: sleep {marker} & sleep {marker}; echo never
+        next: done
+      done:
+        terminal: true
+"""
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    value = f"30.{uuid.uuid4().int % 10**12:012d}"
+    yield value
+    llproc.kill_marked(value)
+
+
+def test_stop_ends_a_foreground_loop_and_its_grandchild(
+    loop_project: LoopProject, marker: str
+) -> None:
+    loop_project.write("slow", SLOW.format(marker=marker))
+    proc = llproc.start(loop_project.root, "run", "slow")
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 2, what="both sleeps")
+    started = time.monotonic()
+    result = llproc.ll_loop(loop_project.root, "stop", "slow")
+    _, err = proc.communicate(timeout=5)
+    took = time.monotonic() - started
+    assert took < 5
+    assert result.returncode == EXIT_OK, result.stderr
+    assert result.stderr.startswith(
+        f"stopping loop 'slow' (pid {proc.pid})...\nloop 'slow' stopped in "
+    )
+    assert result.stderr.endswith(" in state 'b'; continue with: ll-loop resume slow\n")
+    assert proc.returncode == EXIT_STOPPED
+    assert "Loop stopped in b (1 iteration, " in err
+    assert llproc.sleepers(marker) == []
+    state = llproc.state(loop_project.root, "slow")
+    assert (state["status"], state["terminated_by"]) == ("stopped", "stopped")
+    llproc.events(loop_project.root, "slow")  # every line is JSON
+
+
+def test_stop_escalates_to_sigkill_when_the_loop_does_not_stop(
+    loop_project: LoopProject, marker: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A "loop" that ignores SIGTERM and has an action in its own session.
+    stubborn = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, subprocess, time\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            f"subprocess.Popen(['bash', '-c', 'sleep {marker} & sleep {marker}'],"
+            " start_new_session=True)\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert stubborn.stdout is not None
+        assert stubborn.stdout.readline() == "ready\n"
+        llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 2, what="both sleeps")
+        running = loop_project.loops / ".running"
+        running.mkdir()
+        state = {
+            "loop_name": "slow",
+            "status": "running",
+            "current_state": "b",
+            "iteration": 1,
+            "started_at": "2026-01-15T10:30:00.000+00:00",
+            "pid": stubborn.pid,
+            "pid_start": process_start_ticks(stubborn.pid),
+        }
+        (running / "slow.state.json").write_text(json.dumps(state))
+        started = time.monotonic()
+        assert stop_command("slow", grace=0.5) == EXIT_OK
+        assert time.monotonic() - started < 2
+        assert stubborn.wait(timeout=2) == -9
+        assert "loop 'slow' killed (it did not stop within 0.5s) in " in capsys.readouterr().err
+        llproc.wait_for(lambda: llproc.sleepers(marker) == [], 2, "the action's group")
+        assert llproc.state(loop_project.root, "slow")["status"] == "stopped"
+    finally:
+        stubborn.kill()
+        stubborn.wait()
+
+
+def test_a_stale_pid_is_reported_not_signalled(loop_project: LoopProject) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    running = loop_project.loops / ".running"
+    running.mkdir()
+    state = {
+        "loop_name": "slow",
+        "status": "running",
+        "current_state": "b",
+        "iteration": 1,
+        "started_at": "2026-01-15T10:30:00.000+00:00",
+        "pid": gone.pid,
+    }
+    (running / "slow.state.json").write_text(json.dumps(state))
+    result = loop_project.run("stop", "slow")
+    assert result.code == EXIT_FAILED
+    assert result.err == (
+        f"ll-loop: loop 'slow' is not running (stale pid {gone.pid}; last status: running);"
+        " resume it with 'll-loop resume slow'\n"
+    )
+    assert llproc.state(loop_project.root, "slow")["status"] == "running"  # left as it was
+
+
+def test_stop_of_a_finished_or_never_run_loop(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "ok",
+        """\
+        name: ok
+        initial: done
+        states:
+          done:
+            terminal: true
+        """,
+    )
+    never = loop_project.run("stop", "ok")
+    assert (never.code, never.err) == (
+        EXIT_FAILED,
+        "ll-loop: loop 'ok' is not running (it has no saved run)\n",
+    )
+    loop_project.run("run", "ok")
+    done = loop_project.run("stop", "ok")
+    assert (done.code, done.err) == (
+        EXIT_FAILED,
+        "ll-loop: loop 'ok' is not running (last status: completed)\n",
+    )

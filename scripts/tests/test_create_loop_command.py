@@ -1,0 +1,168 @@
+"""commands/create_loop.md (the /ll:create-loop Claude Code command) and its plugin manifest.
+
+The command is text for Claude, so these tests check what makes it work: the frontmatter
+Claude Code reads, loop examples that really validate, a key reference that matches the
+compilers, and no text that Claude Code's own substitutions would mangle.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from little_loops.fsm.compilers import (
+    CONSTRAINT_KEYS,
+    CONVERGENCE_KEYS,
+    GOAL_KEYS,
+    IMPERATIVE_KEYS,
+    INVARIANTS_KEYS,
+    PARADIGMS,
+    UNTIL_KEYS,
+)
+from little_loops.fsm.loader import load_text
+from little_loops.fsm.paradigm_spec import LLM_KEYS, LOOP_SETTINGS
+from little_loops.fsm.schema import EVALUATOR_TYPES, OPERATORS, StateConfig
+from little_loops.fsm.validation import check_document
+
+REPO = Path(__file__).resolve().parents[2]
+COMMAND = REPO / "commands" / "create_loop.md"
+PLUGIN = REPO / ".claude-plugin" / "plugin.json"
+MARKETPLACE = REPO / ".claude-plugin" / "marketplace.json"
+YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def split_command() -> tuple[dict[str, Any], str]:
+    """The frontmatter mapping and the body, split the way Claude Code splits them."""
+    text = COMMAND.read_text()
+    assert text.startswith("---\n")
+    head, sep, body = text[4:].partition("\n---\n")
+    assert sep, "the frontmatter has no closing ---"
+    meta = yaml.safe_load(head)
+    assert isinstance(meta, dict)
+    return meta, body
+
+
+def yaml_blocks() -> list[str]:
+    return YAML_BLOCK.findall(split_command()[1])
+
+
+def test_frontmatter_has_the_keys_claude_code_reads() -> None:
+    meta, _ = split_command()
+    assert set(meta) == {"description", "argument-hint", "allowed-tools"}
+    assert isinstance(meta["description"], str)
+    # Claude Code's plugin guide asks for a /help description under 60 characters.
+    assert len(meta["description"]) < 60
+    assert isinstance(meta["argument-hint"], str)
+    tools = [t.strip() for t in meta["allowed-tools"].split(",")]
+    for tool in (
+        "AskUserQuestion",
+        "Read",
+        "Write",
+        "Bash(ll-loop validate:*)",
+        "Bash(ll-loop compile:*)",
+    ):
+        assert tool in tools
+
+
+def test_the_command_never_pre_approves_running_a_loop() -> None:
+    meta, _ = split_command()
+    assert "ll-loop run" not in meta["allowed-tools"]
+    assert "Bash(ll-loop:*)" not in meta["allowed-tools"]
+
+
+def test_the_body_uses_the_arguments_and_says_what_matters() -> None:
+    _, body = split_command()
+    for needle in (
+        "$ARGUMENTS",
+        "AskUserQuestion",
+        "multiSelect: true",
+        ".loops/",
+        "ll-loop validate",
+        "ll-loop run <name> --dry-run",
+        "--dangerously-skip-permissions",
+        "Never overwrite a file without asking",
+    ):
+        assert needle in body, needle
+
+
+def test_nothing_in_the_body_is_mangled_by_claude_code_substitution() -> None:
+    _, body = split_command()
+    # `$0`, `$1`, ... are replaced by positional arguments.
+    assert re.findall(r"\$\d", body) == []
+    # "!`cmd`" and "```!" blocks are run as shell commands when the command loads.
+    assert re.findall(r"(?:^|\s)!`", body) == []
+    assert "```!" not in body
+
+
+def test_there_is_an_example_for_every_paradigm() -> None:
+    paradigms = [yaml.safe_load(block).get("paradigm") for block in yaml_blocks()]
+    assert sorted(paradigms) == sorted(PARADIGMS)
+
+
+@pytest.mark.parametrize("index", range(len(YAML_BLOCK.findall(COMMAND.read_text()))))
+def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int) -> None:
+    block = yaml_blocks()[index]
+    report = check_document(load_text(block, f"create_loop.md yaml block {index + 1}"))
+    assert [str(e) for e in report.errors] == []
+    assert [str(w) for w in report.warnings] == []
+    assert report.fsm is not None
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        GOAL_KEYS,
+        CONVERGENCE_KEYS,
+        INVARIANTS_KEYS,
+        CONSTRAINT_KEYS,
+        IMPERATIVE_KEYS,
+        UNTIL_KEYS,
+        LOOP_SETTINGS,
+        LLM_KEYS,
+        tuple(f.name for f in fields(StateConfig)),
+        EVALUATOR_TYPES,
+    ],
+    ids=[
+        "goal",
+        "convergence",
+        "invariants",
+        "constraint",
+        "imperative",
+        "until",
+        "settings",
+        "llm",
+        "state",
+        "evaluators",
+    ],
+)
+def test_the_reference_names_every_key_the_compilers_accept(keys: tuple[str, ...]) -> None:
+    _, body = split_command()
+    missing = [key for key in keys if f"`{key}`" not in body]
+    assert missing == []
+
+
+def test_the_reference_lists_the_operators() -> None:
+    _, body = split_command()
+    assert f"`{' '.join(OPERATORS)}`" in body
+
+
+def test_plugin_manifest_names_the_plugin_ll_and_maps_create_loop() -> None:
+    manifest = json.loads(PLUGIN.read_text())
+    assert manifest["name"] == "ll"
+    # Without this mapping the command would be /ll:create_loop, after the file name.
+    source = manifest["commands"]["create-loop"]["source"]
+    assert (REPO / source).resolve() == COMMAND.resolve()
+
+
+def test_marketplace_offers_the_plugin_from_this_folder() -> None:
+    market = json.loads(MARKETPLACE.read_text())
+    (entry,) = market["plugins"]
+    assert entry["name"] == "ll"
+    assert (REPO / entry["source"]).resolve() == REPO.resolve()
+    assert entry["version"] == json.loads(PLUGIN.read_text())["version"]

@@ -1,0 +1,74 @@
+"""docs/guide.md, the user guide's front page: its examples run through the real checks and
+the numbers it quotes come from the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from little_loops.fsm.executor import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
+from little_loops.fsm.loader import load_text
+from little_loops.fsm.outcomes import TERMINATION_EXIT_CODE
+from little_loops.fsm.schema import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.validation import check_document
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+GUIDE = DOCS / "guide.md"
+HOOKS = DOCS.parent / ".pre-commit-hooks.yaml"
+
+
+def blocks(language: str) -> list[str]:
+    pattern = re.compile(rf"^```{language}\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+    return pattern.findall(GUIDE.read_text())
+
+
+YAML_BLOCKS = blocks("yaml")
+
+
+def test_the_guide_links_every_other_doc() -> None:
+    text = GUIDE.read_text()
+    others = sorted(p.name for p in DOCS.glob("*.md") if p != GUIDE)
+    assert others
+    assert [name for name in others if f"]({name}" not in text] == []
+
+
+@pytest.mark.parametrize("index", range(len(YAML_BLOCKS)))
+def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int) -> None:
+    report = check_document(load_text(YAML_BLOCKS[index], f"guide.md yaml block {index + 1}"))
+    assert [str(e) for e in report.errors] == []
+    assert [str(w) for w in report.warnings] == []
+
+
+def test_the_pre_commit_snippet_uses_the_hook_this_repo_declares() -> None:
+    (snippet,) = [b for b in blocks("text") if b.startswith("repos:")]
+    config = yaml.safe_load(snippet)
+    hook_ids = {hook["id"] for hook in yaml.safe_load(HOOKS.read_text())}
+    (repo,) = config["repos"]
+    assert {hook["id"] for hook in repo["hooks"]} <= hook_ids
+    assert set(repo) == {"repo", "rev", "hooks"}
+
+
+def test_the_limits_table_quotes_the_real_defaults() -> None:
+    text = GUIDE.read_text()
+    assert f"| `max_iterations` | {DEFAULT_MAX_ITERATIONS} |" in text
+    assert f"{DEFAULT_SHELL_TIMEOUT} s for shell, {DEFAULT_PROMPT_TIMEOUT} s for Claude" in text
+
+
+def test_the_exit_codes_quoted_are_the_real_ones() -> None:
+    text = " ".join(GUIDE.read_text().split())
+    for terminated_by, phrase in (
+        ("terminal", "0 completed"),
+        ("error", "1 failed"),
+        ("max_iterations", "3 `max_iterations`"),
+        ("timeout", "4 timeout"),
+        ("handoff", "5 context handoff"),
+        ("budget", "6 budget"),
+        ("interrupted", "130 interrupted"),
+        ("stopped", "143 stopped"),
+    ):
+        code = phrase.split()[0]
+        assert TERMINATION_EXIT_CODE[terminated_by] == int(code), terminated_by
+        assert phrase in text, phrase

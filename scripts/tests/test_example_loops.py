@@ -1,0 +1,164 @@
+"""The loops shipped in .loops/ validate cleanly and run to a terminal state without Claude.
+
+Each run happens in a temporary copy of the project, so scratch files never touch the repo.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from little_loops.fsm.executor import FSMExecutor
+from little_loops.fsm.records import ExecutionResult
+from little_loops.fsm.runners import DefaultActionRunner
+from little_loops.fsm.validation import check_file, load_and_validate
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((REPO / ".loops").glob("*.yaml"))
+MODELINE = "# yaml-language-server: $schema=../scripts/little_loops/fsm/fsm-loop-schema.json"
+
+
+@dataclass
+class Run:
+    result: ExecutionResult
+    states: list[str]
+    seconds: float
+
+
+def copy_project(dest: Path) -> Path:
+    """The parts of the project the example loops read: .loops/ and the package."""
+    ignore = shutil.ignore_patterns("__pycache__", ".running")
+    shutil.copytree(REPO / ".loops", dest / ".loops", ignore=ignore)
+    shutil.copytree(
+        REPO / "scripts" / "little_loops", dest / "scripts" / "little_loops", ignore=ignore
+    )
+    return dest
+
+
+def run_loop(project: Path, name: str) -> Run:
+    fsm = load_and_validate(project / ".loops" / f"{name}.yaml")
+    events: list[dict[str, Any]] = []
+    executor = FSMExecutor(
+        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=project)
+    )
+    started = time.monotonic()
+    result = executor.run()
+    seconds = time.monotonic() - started
+    # The states entered, then the one the run ended in (a terminal state without an
+    # action ends the run without being entered).
+    states = [e["state"] for e in events if e["event"] == "state_enter"]
+    if not states or states[-1] != result.final_state:
+        states.append(result.final_state)
+    return Run(result, states, seconds)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return copy_project(tmp_path)
+
+
+def test_the_examples_are_there() -> None:
+    names = {p.stem for p in EXAMPLES}
+    assert {"hello", "count-down", "invariants-demo", "lint-fix", "ci-checks"} <= names
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_validates_without_warnings(path: Path) -> None:
+    report = check_file(path)
+    assert report.errors == []
+    assert report.warnings == []
+    assert report.fsm is not None
+    assert report.fsm.name == path.stem
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_starts_with_the_modeline_and_a_comment(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    assert lines[0] == MODELINE
+    assert lines[1].startswith("# ")
+    assert len(lines[1]) > 20
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_needs_no_claude(path: Path) -> None:
+    fsm = load_and_validate(path)
+    for name, state in fsm.states.items():
+        assert not state.is_prompt(), name
+        assert state.evaluate is None or state.evaluate.type != "llm_structured", name
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_runs_to_a_terminal_state(project: Path, path: Path) -> None:
+    run = run_loop(project, path.stem)
+    assert run.result.terminated_by == "terminal", run.result.error
+    assert run.result.error is None
+    # Measured well under 1 s each; the bound leaves room for a busy machine.
+    assert run.seconds < 5
+
+
+def test_count_down_counts_three_two_one_zero_and_resets(project: Path) -> None:
+    run = run_loop(project, "count-down")
+    assert run.states == ["measure", "apply"] * 3 + ["measure", "done"]
+    assert run.result.iterations == 4
+    assert run.result.captured["current_value"]["output"] == "0"
+    assert not (project / ".loops/.running/count-down.n").exists()
+
+    again = run_loop(project, "count-down")
+    assert again.states == run.states
+
+
+def test_invariants_demo_fixes_both_constraints_then_holds(project: Path) -> None:
+    first = run_loop(project, "invariants-demo")
+    assert first.states == [
+        "check_settings_exist",
+        "fix_settings_exist",
+        "check_settings_exist",
+        "check_debug_off",
+        "fix_debug_off",
+        "check_debug_off",
+        "all_valid",
+    ]
+    settings = project / ".loops/.running/invariants-demo/settings.ini"
+    assert settings.read_text() == "debug = false\n"
+
+    second = run_loop(project, "invariants-demo")
+    assert second.states == ["check_settings_exist", "check_debug_off", "all_valid"]
+    assert second.result.terminated_by == "terminal"
+
+
+def test_lint_fix_strips_the_whitespace_it_finds(project: Path) -> None:
+    run = run_loop(project, "lint-fix")
+    assert run.states == ["evaluate", "fix", "evaluate", "done"]
+    sample = project / ".loops/.running/lint-fix/sample.txt"
+    assert sample.read_text() == "alpha\nbeta\ngamma\n"
+
+    again = run_loop(project, "lint-fix")
+    assert again.states == ["evaluate", "done"]
+
+
+def test_ci_checks_passes_on_this_project(project: Path) -> None:
+    run = run_loop(project, "ci-checks")
+    assert run.states == ["lint", "typecheck", "test", "done"]
+
+
+def test_ci_checks_fixes_trailing_whitespace_in_loop_files(project: Path) -> None:
+    hello = project / ".loops/hello.yaml"
+    original = hello.read_text()
+    hello.write_text(original.replace("max_iterations: 5", "max_iterations: 5   "))
+    run = run_loop(project, "ci-checks")
+    assert run.states == ["lint", "fix_lint", "lint", "typecheck", "test", "done"]
+    assert run.result.terminated_by == "terminal"
+    assert hello.read_text() == original
+
+
+def test_ci_checks_fails_the_run_when_a_module_does_not_compile(project: Path) -> None:
+    (project / "scripts/little_loops/broken.py").write_text("def broken(:\n")
+    run = run_loop(project, "ci-checks")
+    assert run.result.terminated_by == "error"
+    assert run.result.final_state == "typecheck"
+    assert run.result.error == "no valid transition from 'typecheck' for verdict 'failure'"
