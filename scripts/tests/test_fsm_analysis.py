@@ -340,7 +340,7 @@ def test_maintain_loop_that_an_error_would_end() -> None:
     assert problems(text.replace("on_failure: fix", "on_failure: fix\n    on_error: fix")) == []
 
 
-def test_maintain_restart_at_a_terminal_state_is_an_error() -> None:
+def test_maintain_restart_at_a_terminal_state_is_a_warning() -> None:
     text = dedent("""\
         name: demo
         initial: check
@@ -360,13 +360,14 @@ def test_maintain_restart_at_a_terminal_state_is_an_error() -> None:
             terminal: true
             on_maintain: done
         """)
-    assert problems(text, "error") == [
-        "13: error: loop 'demo' > states > done > on_maintain: maintain: true restarts at "
-        "'report', which is terminal: the loop would go round done → report → done forever "
-        "without starting an iteration, so max_iterations never stops it; restart at a state "
-        "that is not terminal"
+    assert problems(text, "error") == []
+    assert problems(text, "warning") == [
+        "13: warning: loop 'demo' > states > done > on_maintain: maintain: true restarts at "
+        "'report', which is terminal: the loop goes round done → report → done, running only "
+        "terminal actions, one iteration each, until max_iterations ends it; restart at a "
+        "state that is not terminal"
     ]
-    assert problems(text.replace("on_maintain: done", "on_maintain: check"), "error") == []
+    assert problems(text.replace("on_maintain: done", "on_maintain: check"), "warning") == []
 
 
 # --- reachability (graph_checks) ------------------------------------------------------

@@ -9,8 +9,8 @@ Warnings (`ll-loop validate --strict` makes them errors):
   sets it (a dataflow analysis over the state graph);
 * shell injection: output text pasted into a bash command by `${...}` interpolation.
 
-One error: `maintain: true` restarts that go round terminal states only, which nothing
-stops.
+A warning for `maintain: true` restarts that go round terminal states only (they do no
+work but the terminal actions, until max_iterations).
 
 Reachability (unreachable states, states with no way to a terminal state), undefined
 `${context.X}` and unknown namespaces are checked in `graph_checks`.
@@ -180,8 +180,8 @@ class _Analyzer:
             )
 
     def restart_cycles(self) -> None:
-        """Restarts that only ever reach terminal states never start a pass, so nothing
-        (not even max_iterations) stops them: the terminal actions run forever."""
+        """Restarts that only ever reach terminal states do no work but their terminal
+        actions, over and over until max_iterations."""
         fsm = self.fsm
         if not fsm.maintain:
             return
@@ -206,9 +206,11 @@ class _Analyzer:
                                 else ("states", name),
                                 f"maintain: true restarts at '{cycle[1 % len(cycle)]}', "
                                 "which is terminal: "
-                                f"the loop would go round {' → '.join([*cycle, restart])} "
-                                "forever without starting an iteration, so max_iterations "
-                                "never stops it; restart at a state that is not terminal",
+                                f"the loop goes round {' → '.join([*cycle, restart])}, "
+                                "running only terminal actions, one iteration each, until "
+                                "max_iterations ends it; restart at a state that is not "
+                                "terminal",
+                                "warning",
                             )
                         )
                     break

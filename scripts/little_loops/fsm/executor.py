@@ -194,7 +194,16 @@ class FSMExecutor:
                         return self._illegal(restart)
                     self._emit_route(restart, "maintain", "maintain restart")
                     self.current_state = restart
-                    self.pass_states = [restart]  # a restart always begins a new pass
+                    # A restart always begins a new pass, even when it lands on a terminal
+                    # state, so max_iterations bounds every maintain loop.
+                    if self.iteration >= self.fsm.max_iterations:
+                        return self._finish("max_iterations")
+                    if self.fsm.backoff:
+                        self._wait(float(self.fsm.backoff))
+                        if self._shutdown.is_set():
+                            return self._finish(self._shutdown_reason)
+                    self.iteration += 1
+                    self.pass_states = []
                     continue
                 return self._finish("terminal")
 

@@ -125,8 +125,6 @@ class _Walk:
         self.result: dict[str, Any] | None = None
         self.prompts = 0
         self.judged = 0
-        # Terminal states entered since the last state that was not terminal.
-        self.restarts: list[str] = []
 
     def end(self, how: str, message: str) -> SimulationResult:
         unused = {
@@ -153,14 +151,6 @@ class _Walk:
                 return self.end(MAX_STEPS, f"stopped after {self.max_steps} steps (max_steps)")
             state = fsm.states[self.current]
             if state.terminal:
-                if self.current in self.restarts:
-                    cycle = " → ".join([*self.restarts, self.current])
-                    return self.end(
-                        ERROR,
-                        f"maintain restarts go round terminal states forever ({cycle}): "
-                        "the run would never stop",
-                    )
-                self.restarts.append(self.current)
                 step = self.enter(state)
                 self.steps.append(step)
                 if not fsm.maintain:
@@ -171,7 +161,14 @@ class _Walk:
                 if restart not in fsm.states:
                     return self.end(ERROR, self.illegal(restart, None))
                 self.current = restart
-                self.pass_states = [restart]
+                # As in the executor: a restart begins a new pass, terminal or not.
+                if self.iteration >= fsm.max_iterations:
+                    return self.end(
+                        MAX_ITERATIONS,
+                        f"max_iterations ({fsm.max_iterations}) reached in '{self.current}'",
+                    )
+                self.iteration += 1
+                self.pass_states = []
                 continue
             if self.iteration == 0 or self.current in self.pass_states:
                 if self.iteration >= fsm.max_iterations:
@@ -182,7 +179,6 @@ class _Walk:
                 self.iteration += 1
                 self.pass_states = []
             self.pass_states.append(self.current)
-            self.restarts = []
             step = self.enter(state)
             self.steps.append(step)
             verdict: str | None = None
