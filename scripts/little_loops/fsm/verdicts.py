@@ -57,13 +57,8 @@ class StateVerdicts:
 
 
 def effective_evaluator(state: StateConfig) -> EvaluateConfig:
-    """The evaluator the executor uses for *state*: its `evaluate:`, else `llm_structured`
-    for a prompt or slash command, else `exit_code`."""
-    if state.evaluate is not None:
-        return state.evaluate
-    if state.action and state.is_prompt():
-        return EvaluateConfig(type="llm_structured")
-    return EvaluateConfig(type="exit_code")
+    """The evaluator the executor uses for *state* (see StateConfig.effective_evaluate)."""
+    return state.effective_evaluate()
 
 
 def schema_verdicts(schema: Any) -> list[str] | None:
