@@ -85,13 +85,15 @@ def test_golden_example_compiles_to_expected_fsm(name: str) -> None:
         assert compiled.states[state_name].action == state.action, state_name
         assert compiled.states[state_name].transitions() == state.transitions(), state_name
     assert compiled == expected
-    assert validate_fsm(compiled) == []
+    # No errors; the static analysis's warnings on these examples are asserted in
+    # test_fsm_analysis.py.
+    assert [p for p in validate_fsm(compiled) if p.severity == "error"] == []
 
 
 @pytest.mark.parametrize("name", GOLDEN)
 def test_validating_a_paradigm_file_compiles_it(name: str) -> None:
     report = check_file(PARADIGM_DATA / f"{name}.yaml")
-    assert (report.errors, report.warnings) == ([], [])
+    assert report.errors == []  # warnings: see test_fsm_analysis.py
     assert report.fsm == compile_paradigm(load_file(PARADIGM_DATA / f"{name}.yaml").data)
 
 

@@ -566,3 +566,19 @@ class TestShutdownAndResume:
         executor = FSMExecutor(check_fix_done(), action_runner=ScriptedRunner())
         with pytest.raises(Exception, match="saved state 'gone' is not a state of loop 'test'"):
             executor.restore(ExecutorSnapshot(current_state="gone", iteration=1))
+
+
+def test_maintain_restart_between_terminal_states_is_bounded() -> None:
+    fsm = loop(
+        {
+            "done": StateConfig(action="echo done", terminal=True, on_maintain="report"),
+            "report": StateConfig(action="echo report", terminal=True, on_maintain="done"),
+        },
+        initial="done",
+        maintain=True,
+        max_iterations=3,
+    )
+    runner = ScriptedRunner()
+    result, _ = run(fsm, runner)
+    assert result.terminated_by == "max_iterations"
+    assert runner.calls == ["echo done", "echo report", "echo done", "echo report"]

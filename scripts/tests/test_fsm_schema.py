@@ -255,7 +255,9 @@ def test_example_loop_files_are_valid(path: Path) -> None:
     doc = load_file(path)
     assert sorted(VALIDATOR.iter_errors(doc.data), key=str) == []
     report = check_document(doc)
-    assert [str(p) for p in report.problems()] == []
+    # Warnings the static analysis finds in the design doc's examples are asserted in
+    # test_fsm_analysis.py; here: no errors.
+    assert [str(p) for p in report.errors] == []
     assert report.fsm is not None
 
 

@@ -444,6 +444,10 @@ def test_graph_of_a_valid_loop_is_clean() -> None:
             "and evaluate has no source",
         ),
         (
+            with_state("fix", {"action": "echo ${context.dir}", "next": "check"}),
+            "loop 'demo' > states > fix > action: ${context.dir}: context has no key 'dir'",
+        ),
+        (
             with_state("fix", {"action": "echo ${contxt.dir}", "next": "check"}),
             "loop 'demo' > states > fix > action: ${contxt.dir}: unknown namespace 'contxt' "
             "(did you mean context?)",
@@ -493,10 +497,6 @@ def test_graph_errors(data: dict[str, Any], message: str) -> None:
             "loop 'demo' > states > fix > action: '/usr/bin/make' looks like a file path, but an "
             "action starting with '/' is sent to Claude as a slash command; add action_type: "
             "shell to run it in bash",
-        ),
-        (
-            with_state("fix", {"action": "echo ${context.dir}", "next": "check"}),
-            "loop 'demo' > states > fix > action: ${context.dir}: context has no key 'dir'",
         ),
         (
             with_state("fix", {"action": "echo ${captured.errors.output}", "next": "check"}),

@@ -26,6 +26,8 @@ SUBCOMMANDS: dict[str, str] = {
     "history": "history",
     "validate": "validate",
     "compile": "compile",
+    "graph": "graph",
+    "simulate": "simulate",
 }
 
 

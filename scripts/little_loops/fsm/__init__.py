@@ -4,6 +4,8 @@
     validate   validation        check a file; collects problems from:
                  definition_checks   keys, types and required fields of the raw definition
                  graph_checks        targets, terminal states, ways out, reachability
+                 analysis            unrouted verdicts, reads before set, output in bash
+                 verdicts            the verdicts each state's evaluator can give
     compile    compilers         goal / convergence / invariants / imperative specs -> FSM
                  paradigm_spec       reading and type-checking a paradigm spec's fields
                  writer              the FSM back to readable YAML (`ll-loop compile`)
@@ -23,6 +25,8 @@
                  loopstate           the state file's model
                  outcomes            status and exit code of each way a run ends
                  locks / pids        scope locks between concurrent runs, process checks
+    inspect    graph             the state machine as Mermaid or Graphviz (`ll-loop graph`)
+               simulate          a walk with scripted verdicts, running nothing
 
 Shared: errors (the error hierarchy), suggest (did-you-mean), timefmt (durations).
 Public names are re-exported here lazily, so importing the package stays cheap.
@@ -48,6 +52,12 @@ _EXPORTS: dict[str, str] = {
     "load_and_validate": "validation",
     "validate_definition": "validation",
     "validate_fsm": "validation",
+    "analyze": "analysis",
+    "state_verdicts": "verdicts",
+    "render_mermaid": "graph",
+    "render_dot": "graph",
+    "simulate": "simulate",
+    "SimulationResult": "simulate",
     "DEFAULT_LLM_MODEL": "schema",
     "FSMLoop": "schema",
     "StateConfig": "schema",

@@ -27,7 +27,7 @@ from little_loops.fsm.runners import (
     ActionRunner,
     DefaultActionRunner,
 )
-from little_loops.fsm.schema import CURRENT_STATE_TOKEN, EvaluateConfig, FSMLoop, StateConfig
+from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.spend import Spend
 from little_loops.fsm.timefmt import iso_now
 
@@ -194,7 +194,16 @@ class FSMExecutor:
                         return self._illegal(restart)
                     self._emit_route(restart, "maintain", "maintain restart")
                     self.current_state = restart
-                    self.pass_states = [restart]  # a restart always begins a new pass
+                    # A restart always begins a new pass, even when it lands on a terminal
+                    # state, so max_iterations bounds every maintain loop.
+                    if self.iteration >= self.fsm.max_iterations:
+                        return self._finish("max_iterations")
+                    if self.fsm.backoff:
+                        self._wait(float(self.fsm.backoff))
+                        if self._shutdown.is_set():
+                            return self._finish(self._shutdown_reason)
+                    self.iteration += 1
+                    self.pass_states = []
                     continue
                 return self._finish("terminal")
 
@@ -381,12 +390,7 @@ class FSMExecutor:
         output = action_result.output if action_result else ""
         exit_code = action_result.exit_code if action_result else 0
         runner_error = getattr(action_result, "error", None) if action_result else None
-        if state.evaluate is not None:
-            config = state.evaluate
-        elif action_result is not None and state.is_prompt():
-            config = EvaluateConfig(type="llm_structured")
-        else:
-            config = EvaluateConfig(type="exit_code")
+        config = state.effective_evaluate()
         if runner_error:
             # The action could not run properly (timeout, missing executable, ...): no
             # evaluator can judge it, and an LLM call would be paid for nothing.
@@ -435,8 +439,7 @@ class FSMExecutor:
         """True when running *state* calls Claude: a prompt action or an LLM judge."""
         if state.action and state.is_prompt():
             return True
-        judged = state.evaluate is not None and state.evaluate.type == "llm_structured"
-        return judged and self.fsm.llm.enabled
+        return state.effective_evaluate().type == "llm_structured" and self.fsm.llm.enabled
 
     def _loop_remaining_s(self) -> float | None:
         if not self.fsm.timeout:

@@ -204,7 +204,7 @@ class _GraphChecker:
                     hint = did_you_mean(first, fields) or f" (known: {', '.join(fields)})"
                     self.add(path, f"{ref}: '{namespace}' has no '{first}'{hint}")
                 elif namespace == "context" and first not in self.fsm.context:
-                    self.add(path, f"{ref}: context has no key '{first}'", "warning")
+                    self.add(path, f"{ref}: context has no key '{first}'")
                 elif namespace == "captured" and first not in captures:
                     self.add(path, f"{ref}: no state captures '{first}'", "warning")
 

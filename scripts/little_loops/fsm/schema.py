@@ -150,6 +150,15 @@ class StateConfig:
             return self.action_type in ("prompt", "slash_command")
         return bool(self.action) and str(self.action).startswith("/")
 
+    def effective_evaluate(self) -> EvaluateConfig:
+        """The evaluator this state uses: its `evaluate:`, else the design doc's default:
+        `llm_structured` for a prompt or slash command, `exit_code` for everything else."""
+        if self.evaluate is not None:
+            return self.evaluate
+        if self.action and self.is_prompt():
+            return EvaluateConfig(type="llm_structured")
+        return EvaluateConfig(type="exit_code")
+
     def transitions(self) -> list[tuple[str, str]]:
         """Every declared (label, target) pair of this state, in resolution order.
 

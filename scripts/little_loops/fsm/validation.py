@@ -6,6 +6,8 @@ Two layers of checks, in this order:
   required keys, the type and range of every field, enums, evaluator-specific fields.
 * `graph_checks` looks at the FSMLoop model: the initial state and every transition
   target exist, there is a terminal state, no non-terminal dead ends, reachability.
+* `analysis` then looks for what would go wrong at run time: verdicts with no route,
+  `${captured.X}` read before it is set, command output pasted into bash commands.
 
 The graph is only checked once the fields are well-formed, so one typo does not
 produce a cascade of follow-on messages.
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.analysis import analyze
 from little_loops.fsm.definition_checks import check_definition
 from little_loops.fsm.errors import (
     LoopDefinitionError,
@@ -118,7 +121,15 @@ def validate_fsm(fsm: FSMLoop) -> list[ValidationError]:
     problems = check_definition(fsm.to_dict())
     if _has_errors(problems):
         return problems
-    return problems + check_graph(fsm)
+    return problems + _check_machine(fsm)
+
+
+def _check_machine(fsm: FSMLoop) -> list[ValidationError]:
+    """The state-machine checks, then (when those found no error) the static analysis."""
+    problems = check_graph(fsm)
+    if _has_errors(problems):
+        return problems
+    return problems + analyze(fsm)
 
 
 def _compile(
@@ -154,7 +165,7 @@ def check_document(doc: LoadedDocument) -> FileReport:
         problems = validate_definition(data)
         if not _has_errors(problems):
             fsm = FSMLoop.from_dict(dict(data))
-            problems += check_graph(fsm)
+            problems += _check_machine(fsm)
     for problem in problems:
         if problem.line is None:
             problem.line = doc.line_of(problem.path)

@@ -1,0 +1,46 @@
+"""`ll-loop graph NAME [--format mermaid|dot]`: print a loop's state machine as a diagram."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from little_loops.cli.exitcodes import EXIT_OK
+from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.fsm.graph import FORMATS, render
+from little_loops.fsm.validation import load_and_validate
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "graph",
+        help="print a loop's states and transitions as a Mermaid or Graphviz diagram",
+        description=(
+            "Print every state and transition of a loop. Mermaid (the default) renders in "
+            "GitHub Markdown inside a ```mermaid block; dot is for Graphviz (dot -Tsvg)."
+        ),
+    )
+    parser.add_argument("loop", metavar="NAME|PATH", help="loop name or loop file path")
+    parser.add_argument(
+        "--format", choices=FORMATS, default="mermaid", help="diagram language (default: mermaid)"
+    )
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return graph_command(args.loop, fmt=args.format)
+
+
+def graph_command(
+    name_or_path: str,
+    *,
+    fmt: str = "mermaid",
+    loops_dir: Path = LOOPS_DIR,
+    out: TextIO | None = None,
+) -> int:
+    """Print the diagram of one loop on stdout; an invalid loop raises LoopDefinitionError."""
+    fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
+    (sys.stdout if out is None else out).write(render(fsm, fmt))
+    return EXIT_OK

@@ -1,0 +1,408 @@
+"""Static analysis of a valid loop: mistakes that would only show up while it runs.
+
+Warnings (`ll-loop validate --strict` makes them errors):
+
+* verdict coverage: a verdict the state's evaluator can give that has no route, so the
+  loop would stop with "no valid transition" (for `error`, only where a `_` default
+  suggests the author meant to catch everything, and in `maintain: true` loops);
+* used before set: `${captured.X}` or `${result.*}` read on some path before any state
+  sets it (a dataflow analysis over the state graph);
+* shell injection: output text pasted into a bash command by `${...}` interpolation.
+
+A warning for `maintain: true` restarts that go round terminal states only (they do no
+work but the terminal actions, until max_iterations).
+
+Reachability (unreachable states, states with no way to a terminal state), undefined
+`${context.X}` and unknown namespaces are checked in `graph_checks`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from little_loops.fsm.errors import ValidationError
+from little_loops.fsm.graph_checks import KeyPath, targets
+from little_loops.fsm.interpolation import OPEN, references
+from little_loops.fsm.routing import ERROR_VERDICT, resolve_route
+from little_loops.fsm.schema import (
+    CURRENT_STATE_TOKEN,
+    ROUTE_DEFAULT_KEY,
+    FSMLoop,
+    StateConfig,
+)
+from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
+
+# A pseudo capture name for "some state has produced an evaluation result" (`${result.*}`).
+_RESULT = "\0result"
+# The verdict a loop may leave unrouted on purpose, to fail the run.
+DELIBERATE_STOP = "failure"
+_SHORTHAND_VERDICTS = {"success": "on_success", "failure": "on_failure", ERROR_VERDICT: "on_error"}
+# Fields of the untrusted namespaces that hold numbers or names the loop itself chose.
+_SAFE_CAPTURED_FIELDS = ("exit_code", "duration_ms")
+_SAFE_PREV_FIELDS = ("exit_code", "state")
+_MAX_CONTEXT_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class Use:
+    """One `${namespace.path}` reference in a field the executor interpolates."""
+
+    path: KeyPath  # where it is written, from the loop's top level
+    namespace: str
+    ref_path: str
+    via: str | None = None  # the `${context.X}` it was reached through, if any
+
+    @property
+    def text(self) -> str:
+        return f"${{{self.namespace}.{self.ref_path}}}"
+
+    @property
+    def first(self) -> str:
+        return self.ref_path.split(".", 1)[0].split("[", 1)[0]
+
+
+def _quoted(items: list[str]) -> str:
+    quoted = [f"'{item}'" for item in items]
+    if len(quoted) == 1:
+        return quoted[0]
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def successors(fsm: FSMLoop) -> dict[str, list[str]]:
+    """The states each state can move to (declared, known targets; `$current` is itself;
+    a terminal state of a `maintain: true` loop restarts at `on_maintain` or `initial`)."""
+    graph: dict[str, list[str]] = {}
+    for name, state in fsm.states.items():
+        out: list[str] = []
+        if state.terminal:
+            if fsm.maintain:
+                out.append(state.on_maintain or fsm.initial)
+        else:
+            for key, target in targets(state):
+                if key == ("on_maintain",):
+                    continue
+                out.append(name if target == CURRENT_STATE_TOKEN else target)
+        graph[name] = [t for t in dict.fromkeys(out) if t in fsm.states]
+    return graph
+
+
+class _Analyzer:
+    def __init__(self, fsm: FSMLoop) -> None:
+        self.fsm = fsm
+        self.problems: list[ValidationError] = []
+        self.graph = successors(fsm)
+
+    def warn(self, path: KeyPath, message: str) -> None:
+        self.problems.append(ValidationError.at(self.fsm.name or None, path, message, "warning"))
+
+    def run(self) -> list[ValidationError]:
+        for name, state in self.fsm.states.items():
+            self.coverage(name, state)
+            self.never_given(name, state)
+        self.maintain_errors()
+        self.restart_cycles()
+        self.used_before_set()
+        self.injection()
+        return self.problems
+
+    # -- verdict coverage --------------------------------------------------------------
+
+    def coverage(self, name: str, state: StateConfig) -> None:
+        found = state_verdicts(self.fsm, state)
+        if found is None:
+            return
+        path: KeyPath = ("states", name)
+        # An unrouted `failure` is how a loop fails its run on purpose (exit 1: a CI gate);
+        # every other verdict left without a route is almost always an oversight.
+        unrouted = [
+            v
+            for v in found.verdicts or ()
+            if v != DELIBERATE_STOP and resolve_route(state, v) is None
+        ]
+        if unrouted:
+            self.warn(
+                (*path, "route") if state.route is not None else path,
+                _unrouted_message(state, found, unrouted),
+            )
+        if (
+            state.route is not None
+            and state.route.default is not None
+            and resolve_route(state, ERROR_VERDICT) is None
+        ):
+            self.warn(
+                (*path, "route", ROUTE_DEFAULT_KEY),
+                f"'_' does not catch the 'error' verdict ({found.error_causes}): with no "
+                'error: or _error: in route, an error stops the loop with "no valid '
+                'transition"; add _error: STATE if the loop should go on',
+            )
+
+    def never_given(self, name: str, state: StateConfig) -> None:
+        """Route keys the state's evaluator never answers: usually a typo (`sucess:`)."""
+        found = state_verdicts(self.fsm, state)
+        if found is None or found.verdicts is None or state.route is None:
+            return
+        possible = [*found.verdicts, ERROR_VERDICT]
+        if found.evaluator == "llm_structured":
+            possible += ["success", "failure"]  # `ll-loop run --no-llm` judges by exit code
+        for key in state.route.routes:
+            if key in possible:
+                continue
+            hint = did_you_mean(key, found.verdicts)
+            gives = ", ".join(dict.fromkeys([*found.verdicts, ERROR_VERDICT]))
+            self.warn(
+                ("states", name, "route", key),
+                f"never used: {found.source} does not give the verdict '{key}' "
+                f"(it gives {gives}){hint}",
+            )
+
+    def maintain_errors(self) -> None:
+        """A `maintain: true` loop is meant to keep going; an unrouted error ends it."""
+        if not self.fsm.maintain:
+            return
+        names = []
+        for name, state in self.fsm.states.items():
+            found = state_verdicts(self.fsm, state)
+            if found is None or resolve_route(state, ERROR_VERDICT) is not None:
+                continue
+            if state.route is not None and state.route.default is not None:
+                continue  # warned about '_' above
+            names.append(name)
+        if names:
+            self.warn(
+                ("maintain",),
+                "maintain: true keeps this loop running, but an 'error' verdict (exit code 2 or "
+                f"more, a timeout, a failed LLM call) in {_quoted(names)} has no route and "
+                'stops it with "no valid transition"; add on_error: or _error: where it should '
+                "recover",
+            )
+
+    def restart_cycles(self) -> None:
+        """Restarts that only ever reach terminal states do no work but their terminal
+        actions, over and over until max_iterations."""
+        fsm = self.fsm
+        if not fsm.maintain:
+            return
+        reported: set[str] = set()
+        for name in fsm.terminal_states():
+            chain = [name]
+            while True:
+                here = fsm.states[chain[-1]]
+                restart = here.on_maintain or fsm.initial
+                if restart not in fsm.states or not fsm.states[restart].terminal:
+                    break
+                if restart in chain:
+                    cycle = chain[chain.index(restart) :]
+                    if restart == name and not reported & set(cycle):
+                        reported.update(cycle)
+                        state = fsm.states[name]
+                        self.problems.append(
+                            ValidationError.at(
+                                fsm.name or None,
+                                ("states", name, "on_maintain")
+                                if state.on_maintain is not None
+                                else ("states", name),
+                                f"maintain: true restarts at '{cycle[1 % len(cycle)]}', "
+                                "which is terminal: "
+                                f"the loop goes round {' → '.join([*cycle, restart])}, "
+                                "running only terminal actions, one iteration each, until "
+                                "max_iterations ends it; restart at a state that is not "
+                                "terminal",
+                                "warning",
+                            )
+                        )
+                    break
+                chain.append(restart)
+
+    # -- used before set ---------------------------------------------------------------
+
+    def available(self) -> dict[str, set[str]]:
+        """For each reachable state: what is surely set on entry, on every path from
+        `initial` (capture names, and _RESULT once some state has been evaluated)."""
+        fsm = self.fsm
+        gens = {name: self.gen(state) for name, state in fsm.states.items()}
+        everything = set().union(*gens.values())
+        reach = {fsm.initial}
+        todo = [fsm.initial]
+        while todo:
+            for succ in self.graph[todo.pop()]:
+                if succ not in reach:
+                    reach.add(succ)
+                    todo.append(succ)
+        entry: dict[str, set[str]] = {n: set(everything) for n in reach}
+        entry[fsm.initial] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name in reach:
+                out = entry[name] | gens[name]
+                for succ in self.graph[name]:
+                    if succ != fsm.initial and not entry[succ] <= out:
+                        entry[succ] &= out
+                        changed = True
+        return entry
+
+    @staticmethod
+    def gen(state: StateConfig) -> set[str]:
+        made: set[str] = set()
+        if state.action and state.capture:
+            made.add(state.capture)
+        if not state.terminal and state.next is None:
+            made.add(_RESULT)
+        return made
+
+    def used_before_set(self) -> None:
+        entry = self.available()
+        # Names no state captures at all are reported by graph_checks.
+        captures = {s.capture for s in self.fsm.states.values() if s.capture}
+        for name, state in self.fsm.states.items():
+            if name not in entry:
+                continue  # unreachable: graph_checks says so
+            for use in self.uses(name, state):
+                if use.namespace == "captured" and use.first in captures:
+                    needed = use.first
+                elif use.namespace == "result":
+                    needed = _RESULT
+                else:
+                    continue
+                have = set(entry[name])
+                if use.path[2] != "action":
+                    # Evaluate fields and routes come after the action's capture, and
+                    # routes after the state's own evaluation.
+                    have |= self.gen(state) - ({_RESULT} if use.path[2] == "evaluate" else set())
+                if needed in have:
+                    continue
+                trail = " → ".join(self.example_path(name, needed))
+                via = f" (through {use.via})" if use.via else ""
+                if needed == _RESULT:
+                    what = "before any state has been evaluated, and then the reference fails "
+                    what += '("no evaluation result yet")'
+                else:
+                    what = f"before any state captures '{needed}', and then the reference "
+                    what += "fails as an undefined variable"
+                self.warn(use.path, f"{use.text}{via}: the loop can reach here ({trail}) {what}")
+
+    def example_path(self, goal: str, needed: str) -> list[str]:
+        """A shortest path from `initial` to *goal* through states that do not set *needed*."""
+        start = self.fsm.initial
+        before: dict[str, str | None] = {start: None}
+        queue = deque([start])
+        while queue:
+            here = queue.popleft()
+            if here == goal:
+                break
+            if needed in self.gen(self.fsm.states[here]):
+                continue
+            for succ in self.graph[here]:
+                if succ not in before:
+                    before[succ] = here
+                    queue.append(succ)
+        trail: list[str] = []
+        step: str | None = goal
+        while step is not None:
+            trail.append(step)
+            step = before.get(step)
+        return trail[::-1]
+
+    def uses(self, name: str, state: StateConfig) -> Iterator[Use]:
+        """Every reference in the fields of *state* the executor interpolates."""
+        path: KeyPath = ("states", name)
+        fields: list[tuple[KeyPath, str]] = []
+        if isinstance(state.action, str):
+            fields.append(((*path, "action"), state.action))
+        if state.evaluate is not None:
+            for key in ("source", "target", "tolerance", "previous", "prompt", "pattern", "path"):
+                value = getattr(state.evaluate, key)
+                if isinstance(value, str):
+                    fields.append(((*path, "evaluate", key), value))
+        for where, target in targets(state):
+            if where != ("on_maintain",):
+                fields.append(((*path, *where), target))
+        for where, text in fields:
+            yield from _expand(where, text, self.fsm.context)
+
+    # -- shell injection ---------------------------------------------------------------
+
+    def injection(self) -> None:
+        verdicts_are_text = free_text_verdicts(self.fsm)
+        for name, state in self.fsm.states.items():
+            if not state.action or state.is_prompt():
+                continue
+            seen: set[str] = set()
+            for use in _expand(("states", name, "action"), state.action, self.fsm.context):
+                if use.text in seen or not _untrusted(use, verdicts_are_text):
+                    continue
+                seen.add(use.text)
+                self.warn(use.path, _injection_message(use))
+
+
+def _expand(path: KeyPath, text: str, context: Mapping[str, object]) -> Iterator[Use]:
+    """The references in *text*, and those reached through `${context.X}` values."""
+    pending: list[tuple[str, str | None, int]] = [(text, None, 0)]
+    while pending:
+        chunk, via, depth = pending.pop(0)
+        for namespace, ref_path in references(chunk):
+            use = Use(path, namespace, ref_path, via)
+            yield use
+            value = context.get(use.first) if namespace == "context" else None
+            if isinstance(value, str) and OPEN in value and depth < _MAX_CONTEXT_DEPTH:
+                pending.append((value, via or use.text, depth + 1))
+
+
+def _untrusted(use: Use, verdicts_are_text: bool) -> bool:
+    """Whether *use* pastes text the loop does not control (command output, model text)."""
+    parts = use.ref_path.replace("[", ".").split(".")
+    if use.namespace == "captured":
+        return not (len(parts) > 1 and parts[1] in _SAFE_CAPTURED_FIELDS)
+    if use.namespace == "prev":
+        return parts[0] not in _SAFE_PREV_FIELDS and (parts[0] != "verdict" or verdicts_are_text)
+    if use.namespace == "result":
+        return parts[0] != "verdict" or verdicts_are_text
+    return False
+
+
+def _injection_message(use: Use) -> str:
+    via = f" (through {use.via})" if use.via else ""
+    head = (
+        f"{use.text}{via} pastes text this loop does not control into a bash command before "
+        "bash reads it, so quotes do not protect it: a quote in it breaks the command, and "
+        "$(...) or ; in it runs as code; "
+    )
+    if use.namespace == "result":
+        return head + (
+            "there is no safe way to hand evaluation details to bash: use them in a prompt "
+            "action (passed to claude as one argument) or leave them out"
+        )
+    return head + (
+        "instead have the command that prints it save it too (cmd | tee FILE) and read it "
+        'here as "$(cat FILE)", or branch on it with evaluate: source:, which no shell sees'
+    )
+
+
+def _unrouted_message(state: StateConfig, found: StateVerdicts, unrouted: list[str]) -> str:
+    one = len(unrouted) == 1
+    head = (
+        f"verdict{'' if one else 's'} {_quoted(unrouted)} ({found.source}) "
+        f"{'has' if one else 'have'} no route"
+    )
+    stop = 'the loop would stop here with "no valid transition"'
+    if state.route is not None:
+        return (
+            f"{head} and there is no '_' default: {stop}; add "
+            f"{'it' if one else 'them'} or _: STATE to route"
+        )
+    if all(v in _SHORTHAND_VERDICTS for v in unrouted):
+        keys = " and ".join(f"{_SHORTHAND_VERDICTS[v]}: STATE" for v in unrouted)
+        return f"{head}: {stop}; add {keys}"
+    return (
+        f"{head}: {stop}; on_success/on_failure cannot route "
+        f"{'it' if one else 'them'}: use a route table with an entry for each verdict "
+        "(or _: STATE for the rest)"
+    )
+
+
+def analyze(fsm: FSMLoop) -> list[ValidationError]:
+    """Warnings about *fsm* that need the whole state machine (its targets must exist)."""
+    return _Analyzer(fsm).run()

@@ -1,0 +1,189 @@
+"""Draw a loop's state machine as a Mermaid flowchart or a Graphviz digraph.
+
+Only the transitions the executor can take are drawn: `next` alone when a state has it,
+else its `route:` table, else `on_success`/`on_failure`/`on_error`, and for a terminal
+state of a `maintain: true` loop the restart edge. Edges between the same two states are
+merged into one with the verdicts joined (`success, failure`). `$current` is a self-loop;
+a target with a `${...}` reference is a dashed edge to a note showing the reference.
+States get generated ids (`s0`, `s1`, ...) so no state name can break the syntax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from little_loops.fsm.interpolation import OPEN
+from little_loops.fsm.schema import (
+    CURRENT_STATE_TOKEN,
+    ROUTE_DEFAULT_KEY,
+    ROUTE_ERROR_KEY,
+    FSMLoop,
+    StateConfig,
+)
+
+MAINTAIN_LABEL = "maintain"
+FORMATS: tuple[str, ...] = ("mermaid", "dot")
+
+
+@dataclass
+class Edge:
+    """One drawn edge: `kind` is `step`, `maintain` (restart) or `dynamic` (to a note)."""
+
+    source: str
+    target: str
+    kind: str
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return ", ".join(self.labels)
+
+
+def effective_transitions(fsm: FSMLoop, state: StateConfig) -> list[tuple[str, str]]:
+    """(label, raw target) of each transition the executor can take from *state*."""
+    if state.terminal:
+        if fsm.maintain:
+            return [(MAINTAIN_LABEL, state.on_maintain or fsm.initial)]
+        return []
+    if state.next is not None:
+        return [("next", state.next)]
+    if state.route is not None:
+        out = list(state.route.routes.items())
+        if state.route.default is not None:
+            out.append((ROUTE_DEFAULT_KEY, state.route.default))
+        if state.route.error is not None:
+            out.append((ROUTE_ERROR_KEY, state.route.error))
+        return out
+    shorthand = (
+        ("success", state.on_success),
+        ("failure", state.on_failure),
+        ("error", state.on_error),
+    )
+    return [(label, target) for label, target in shorthand if target is not None]
+
+
+def edges(fsm: FSMLoop) -> list[Edge]:
+    """Every drawn edge, in state order, same-target transitions merged."""
+    out: list[Edge] = []
+    for name, state in fsm.states.items():
+        merged: dict[tuple[str, str], Edge] = {}
+        for label, raw in effective_transitions(fsm, state):
+            target = name if raw == CURRENT_STATE_TOKEN else raw
+            if OPEN in target or target not in fsm.states:
+                kind = "dynamic"
+            elif label == MAINTAIN_LABEL and state.terminal:
+                kind = "maintain"
+            else:
+                kind = "step"
+            edge = merged.get((target, kind))
+            if edge is None:
+                edge = merged[(target, kind)] = Edge(name, target, kind)
+                out.append(edge)
+            edge.labels.append(label)
+    return out
+
+
+def _ids(fsm: FSMLoop) -> dict[str, str]:
+    return {name: f"s{index}" for index, name in enumerate(fsm.states)}
+
+
+def _notes(graph: list[Edge]) -> dict[str, str]:
+    """An id for each distinct dynamic target (`d0`, `d1`, ...)."""
+    notes: dict[str, str] = {}
+    for edge in graph:
+        if edge.kind == "dynamic" and edge.target not in notes:
+            notes[edge.target] = f"d{len(notes)}"
+    return notes
+
+
+# --- Mermaid ----------------------------------------------------------------------------
+
+# Characters that Mermaid could read as syntax even inside quotes, as its `#code;` entities.
+_MERMAID_ENTITIES = {c: f"#{ord(c)};" for c in '"#&<>|;%`\\'}
+
+
+def mermaid_text(text: str) -> str:
+    """*text* safe inside a quoted Mermaid label: one line, syntax characters as entities."""
+    one_line = " ".join(text.split())
+    return "".join(_MERMAID_ENTITIES.get(c, c) for c in one_line)
+
+
+def render_mermaid(fsm: FSMLoop) -> str:
+    """A Mermaid `flowchart TD` of *fsm* (renders in GitHub Markdown inside ```mermaid)."""
+    ids = _ids(fsm)
+    graph = edges(fsm)
+    notes = _notes(graph)
+    lines = ["flowchart TD", f"    %% loop: {mermaid_text(fsm.name)}"]
+    lines.append("    loop_start((start))")
+    for name, state in fsm.states.items():
+        text = mermaid_text(name)
+        shape = f'(["{text}"])' if state.terminal else f'["{text}"]'
+        lines.append(f"    {ids[name]}{shape}")
+    for target, note in notes.items():
+        lines.append(f'    {note}>"{mermaid_text(target)}"]')
+    if fsm.initial in ids:
+        lines.append(f"    loop_start --> {ids[fsm.initial]}")
+    for edge in graph:
+        source = ids[edge.source]
+        label = f'|"{mermaid_text(edge.label)}"|'
+        if edge.kind == "dynamic":
+            lines.append(f"    {source} -.->{label} {notes[edge.target]}")
+        elif edge.kind == "maintain":
+            lines.append(f"    {source} ==>{label} {ids[edge.target]}")
+        else:
+            lines.append(f"    {source} -->{label} {ids[edge.target]}")
+    terminals = [ids[name] for name in fsm.terminal_states()]
+    lines.append("    classDef terminal stroke-width:3px")
+    if terminals:
+        lines.append(f"    class {','.join(terminals)} terminal")
+    if notes:
+        lines.append("    classDef dynamic stroke-dasharray:4 3")
+        lines.append(f"    class {','.join(notes.values())} dynamic")
+    return "\n".join(lines) + "\n"
+
+
+# --- Graphviz ---------------------------------------------------------------------------
+
+
+def dot_text(text: str) -> str:
+    """*text* as a quoted Graphviz string."""
+    one_line = " ".join(text.split())
+    return '"' + one_line.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_dot(fsm: FSMLoop) -> str:
+    """A Graphviz `digraph` of *fsm* (`dot -Tsvg` draws it)."""
+    ids = _ids(fsm)
+    graph = edges(fsm)
+    notes = _notes(graph)
+    lines = [
+        f"digraph {dot_text(fsm.name)} {{",
+        "    node [shape=box, style=rounded];",
+        "    loop_start [shape=point, width=0.2];",
+    ]
+    for name, state in fsm.states.items():
+        extra = ", peripheries=2" if state.terminal else ""
+        lines.append(f"    {ids[name]} [label={dot_text(name)}{extra}];")
+    for target, note in notes.items():
+        lines.append(f"    {note} [label={dot_text(target)}, shape=note, style=dashed];")
+    if fsm.initial in ids:
+        lines.append(f"    loop_start -> {ids[fsm.initial]};")
+    for edge in graph:
+        attrs = f"label={dot_text(edge.label)}"
+        if edge.kind == "dynamic":
+            target, attrs = notes[edge.target], attrs + ", style=dashed"
+        elif edge.kind == "maintain":
+            target, attrs = ids[edge.target], attrs + ", style=bold"
+        else:
+            target = ids[edge.target]
+        lines.append(f"    {ids[edge.source]} -> {target} [{attrs}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS = {"mermaid": render_mermaid, "dot": render_dot}
+
+
+def render(fsm: FSMLoop, fmt: str = "mermaid") -> str:
+    """*fsm* drawn in *fmt* (one of FORMATS)."""
+    return RENDERERS[fmt](fsm)

@@ -1,0 +1,345 @@
+"""Walk a loop with scripted verdicts instead of running actions: a rehearsal of its routing.
+
+The walk follows the executor's rules exactly: the same route resolution
+(`routing.resolve_route`), the same passes for `max_iterations` (a pass ends when the loop
+comes back to a state it already ran in this pass; a `maintain` restart begins a new one),
+the same handling of terminal states, `$current` and undeclared targets. Nothing runs, so
+what depends on a run (output, captures, elapsed time, cost, the loop `timeout`) is not
+known: references to it are shown as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
+from little_loops.fsm.interpolation import ESCAPE, OPEN, InterpolationContext, references, to_text
+from little_loops.fsm.routing import resolve_route
+from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
+from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.timefmt import format_duration
+from little_loops.fsm.verdicts import effective_evaluator, state_verdicts
+
+# How a simulation ends, and the exit code `ll-loop simulate` returns for it. The first
+# three are the executor's own terminated_by values (fsm/outcomes.py); the others are
+# the walk itself not being able to go on.
+TERMINAL = "terminal"
+MAX_ITERATIONS = "max_iterations"
+ERROR = "error"
+SCRIPT_EXHAUSTED = "script_exhausted"
+UNRESOLVED_TARGET = "unresolved_target"
+MAX_STEPS = "max_steps"
+SIMULATION_EXIT_CODES: dict[str, int] = {
+    TERMINAL: 0,
+    ERROR: 1,
+    SCRIPT_EXHAUSTED: 2,
+    UNRESOLVED_TARGET: 2,
+    MAX_ITERATIONS: 3,
+    MAX_STEPS: 3,
+}
+
+
+@dataclass
+class SimulatedStep:
+    """One state the walk entered: what would run, the verdict it got, where it went."""
+
+    state: str
+    iteration: int
+    action: str | None = None  # with what simulation can resolve resolved
+    action_type: str | None = None  # "shell" or "prompt"
+    verdict: str | None = None
+    verdict_from: str | None = None  # "scripted" or "default"
+    target: str | None = None
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SimulationResult:
+    """The whole walk and how it ended."""
+
+    loop: str
+    max_iterations: int
+    steps: list[SimulatedStep]
+    terminated_by: str
+    final_state: str
+    iterations: int
+    message: str
+    notes: list[str] = field(default_factory=list)
+    unused: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return SIMULATION_EXIT_CODES[self.terminated_by]
+
+    @property
+    def path(self) -> list[str]:
+        return [step.state for step in self.steps]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["exit_code"] = self.exit_code
+        out["path"] = self.path
+        return out
+
+
+def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
+    """Raise LoopDefinitionError when *verdicts* names a state that takes none."""
+    for name, items in verdicts.items():
+        if name not in fsm.states:
+            hint = did_you_mean(name, fsm.states) or f" (states: {', '.join(fsm.states)})"
+            raise LoopDefinitionError(
+                f"--verdicts: '{name}' is not a state of loop '{fsm.name}'{hint}"
+            )
+        state = fsm.states[name]
+        if state.terminal or state.next is not None:
+            why = "it is terminal" if state.terminal else "it has next:"
+            raise LoopDefinitionError(
+                f"--verdicts: state '{name}' is not evaluated ({why}), so it takes no verdicts"
+            )
+        if any(not v for v in items):
+            raise LoopDefinitionError(f"--verdicts: state '{name}' has an empty verdict")
+
+
+class _Walk:
+    def __init__(
+        self,
+        fsm: FSMLoop,
+        verdicts: Mapping[str, Sequence[str]],
+        default: str | None,
+        max_steps: int | None,
+    ) -> None:
+        self.fsm = fsm
+        self.script = {name: list(items) for name, items in verdicts.items()}
+        self.used = dict.fromkeys(self.script, 0)
+        self.default = default
+        self.max_steps = max_steps
+        self.steps: list[SimulatedStep] = []
+        self.current = fsm.initial
+        self.iteration = 0
+        self.pass_states: list[str] = []
+        self.captured: set[str] = set()
+        self.prev: dict[str, Any] | None = None
+        self.result: dict[str, Any] | None = None
+        self.prompts = 0
+        self.judged = 0
+
+    def end(self, how: str, message: str) -> SimulationResult:
+        unused = {
+            name: items[self.used[name] :]
+            for name, items in self.script.items()
+            if self.used[name] < len(items)
+        }
+        return SimulationResult(
+            loop=self.fsm.name,
+            max_iterations=self.fsm.max_iterations,
+            steps=self.steps,
+            terminated_by=how,
+            final_state=self.current,
+            iterations=self.iteration,
+            message=message,
+            notes=self.limit_notes(),
+            unused=unused,
+        )
+
+    def run(self) -> SimulationResult:
+        fsm = self.fsm
+        while True:
+            if self.max_steps is not None and len(self.steps) >= self.max_steps:
+                return self.end(MAX_STEPS, f"stopped after {self.max_steps} steps (max_steps)")
+            state = fsm.states[self.current]
+            if state.terminal:
+                step = self.enter(state)
+                self.steps.append(step)
+                if not fsm.maintain:
+                    step.reason = "terminal"
+                    return self.end(TERMINAL, f"reached terminal state '{self.current}'")
+                restart = state.on_maintain or fsm.initial
+                step.target, step.reason = restart, "maintain restart"
+                if restart not in fsm.states:
+                    return self.end(ERROR, self.illegal(restart, None))
+                self.current = restart
+                # As in the executor: a restart begins a new pass, terminal or not.
+                if self.iteration >= fsm.max_iterations:
+                    return self.end(
+                        MAX_ITERATIONS,
+                        f"max_iterations ({fsm.max_iterations}) reached in '{self.current}'",
+                    )
+                self.iteration += 1
+                self.pass_states = []
+                continue
+            if self.iteration == 0 or self.current in self.pass_states:
+                if self.iteration >= fsm.max_iterations:
+                    return self.end(
+                        MAX_ITERATIONS,
+                        f"max_iterations ({fsm.max_iterations}) reached in '{self.current}'",
+                    )
+                self.iteration += 1
+                self.pass_states = []
+            self.pass_states.append(self.current)
+            step = self.enter(state)
+            self.steps.append(step)
+            verdict: str | None = None
+            if state.next is None:
+                picked = self.next_verdict()
+                if picked is None:
+                    given = self.script.get(self.current, [])
+                    used = f" (scripted: {', '.join(given)})" if given else ""
+                    return self.end(
+                        SCRIPT_EXHAUSTED,
+                        f"no scripted verdict left for '{self.current}'{used} and no --default",
+                    )
+                verdict, step.verdict_from = picked
+                step.verdict = verdict
+                self.check_verdict(state, step)
+                self.prev = {"state": self.current, "verdict": verdict}
+                self.result = {"verdict": verdict}
+            choice = resolve_route(state, verdict)
+            if choice is None:
+                return self.end(
+                    ERROR, f"no valid transition from '{self.current}' for verdict '{verdict}'"
+                )
+            if choice.target == CURRENT_STATE_TOKEN:
+                target, reason = self.current, f"{choice.reason} ($current)"
+            else:
+                target, _ = self.render(choice.target)
+                reason = choice.reason
+            step.target, step.reason = target, reason
+            if OPEN in target:
+                return self.end(
+                    UNRESOLVED_TARGET,
+                    f"route target '{target}' of '{self.current}' is only known when the loop runs",
+                )
+            if target not in fsm.states:
+                return self.end(ERROR, self.illegal(target, verdict))
+            self.current = target
+
+    def enter(self, state: StateConfig) -> SimulatedStep:
+        """The step for entering the current state: its action, as far as it can be known."""
+        step = SimulatedStep(self.current, self.iteration)
+        if state.action:
+            step.action, step.notes = self.render(state.action)
+            step.action_type = "prompt" if state.is_prompt() else "shell"
+            if state.is_prompt():
+                self.prompts += 1
+            if state.capture:
+                self.captured.add(state.capture)
+        if not state.terminal and state.next is None:
+            judge = effective_evaluator(state).type == "llm_structured"
+            if judge and self.fsm.llm.enabled and state.action:
+                self.judged += 1
+        return step
+
+    def next_verdict(self) -> tuple[str, str] | None:
+        items = self.script.get(self.current, [])
+        index = self.used.get(self.current, 0)
+        if index < len(items):
+            self.used[self.current] = index + 1
+            return items[index], "scripted"
+        if self.default is not None:
+            return self.default, "default"
+        return None
+
+    def check_verdict(self, state: StateConfig, step: SimulatedStep) -> None:
+        found = state_verdicts(self.fsm, state)
+        if found is None or step.verdict is None or found.can_give(step.verdict) is not False:
+            return
+        possible = ", ".join([*(found.verdicts or ()), "error"])
+        step.notes.append(
+            f"'{step.verdict}' is not a verdict this state can give ({found.source}: {possible})"
+        )
+
+    def render(self, text: str) -> tuple[str, list[str]]:
+        """*text* with the references a simulation knows resolved; notes on the others."""
+        ctx = InterpolationContext(
+            context=self.fsm.context,
+            prev=self.prev,
+            result=self.result,
+            state_name=self.current,
+            iteration=self.iteration,
+            loop_name=self.fsm.name,
+            env={},
+        )
+        notes: list[str] = []
+        parts = text.split(ESCAPE)
+        for index, part in enumerate(parts):
+            for namespace, path in references(part):
+                ref = f"${{{namespace}.{path}}}"
+                first = path.split(".", 1)[0].split("[", 1)[0]
+                if namespace == "captured" and first not in self.captured:
+                    notes.append(
+                        f"{ref}: nothing is captured as '{first}' yet on this path; the run "
+                        "would fail here (undefined variable)"
+                    )
+                elif namespace == "result" and self.result is None:
+                    notes.append(f"{ref}: no evaluation result yet; the run would fail here")
+                if not _known(namespace, first, self.prev):
+                    continue
+                try:
+                    value = to_text(ctx.resolve(namespace, path))
+                except InterpolationError:
+                    continue
+                part = part.replace(ref, value)
+            parts[index] = part
+        return OPEN.join(parts), notes
+
+    def illegal(self, target: str, verdict: str | None) -> str:
+        return (
+            f"illegal transition {self.current} → {target}: '{target}' is not a declared state "
+            f"(verdict {verdict!r})"
+        )
+
+    def limit_notes(self) -> list[str]:
+        fsm = self.fsm
+        notes: list[str] = []
+        calls = [
+            f"{count} {what}{'s' if count != 1 else ''}"
+            for count, what in ((self.prompts, "prompt action"), (self.judged, "LLM evaluation"))
+            if count
+        ]
+        if calls:
+            notes.append(f"this path calls Claude: {' and '.join(calls)}")
+        if fsm.backoff and self.iteration > 1:
+            waits = self.iteration - 1
+            total = format_duration(waits * float(fsm.backoff) * 1000)
+            notes.append(f"backoff: the run would wait {total} in all ({waits} × {fsm.backoff:g}s)")
+        if fsm.timeout:
+            notes.append(
+                f"timeout ({format_duration(int(float(fsm.timeout) * 1000))}) not simulated: "
+                "no action runs, so no time passes"
+            )
+        if fsm.max_cost_usd is not None:
+            notes.append(f"max_cost_usd ({fsm.max_cost_usd:g}) not simulated: nothing is spent")
+        return notes
+
+
+def _known(namespace: str, first: str, prev: Mapping[str, Any] | None) -> bool:
+    """Whether a simulation knows the value of a reference (outputs, captures, time, the
+    environment and evaluation details it does not; env is not printed on purpose)."""
+    if namespace in ("context", "state"):
+        return True
+    if namespace == "loop":
+        return first == "name"
+    if namespace == "prev":
+        return prev is None or first in ("state", "verdict")
+    if namespace == "result":
+        return first == "verdict"
+    return False
+
+
+def simulate(
+    fsm: FSMLoop,
+    verdicts: Mapping[str, Sequence[str]],
+    default: str | None = None,
+    max_steps: int | None = None,
+) -> SimulationResult:
+    """Walk *fsm* from its initial state with *verdicts* (state -> verdicts, used in order).
+
+    A state whose list is used up gets *default*; with no default the walk stops
+    (`script_exhausted`). Raises LoopDefinitionError when *verdicts* names a state that
+    does not exist or takes no verdicts (terminal, or `next:`).
+    """
+    check_script(fsm, verdicts)
+    return _Walk(fsm, verdicts, default, max_steps).run()

@@ -1,0 +1,194 @@
+"""`ll-loop simulate`: the walk on stdout, exit codes by how it ended, bad scripts refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.project import LoopProject
+
+from little_loops.cli.simulate import parse_verdicts
+from little_loops.fsm.errors import LoopDefinitionError
+
+FIX_TYPES = """\
+name: fix-types
+initial: check
+states:
+  check:
+    action: mypy src/
+    on_success: done
+    on_failure: fix
+  fix:
+    action: /ll:manage_issue bug fix
+    on_success: check
+    on_failure: check
+  done:
+    terminal: true
+max_iterations: 10
+"""
+
+
+def test_simulate_prints_the_walk_and_exits_0_at_a_terminal_state(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("fix-types", FIX_TYPES)
+    result = loop_project.run(
+        "simulate", "fix-types", "--verdicts", "check=failure,success", "--verdicts", "fix=success"
+    )
+    assert result.code == 0
+    assert result.err == ""
+    assert result.out == (
+        "[1/10] check → mypy src/\n"
+        "       ✗ failure (scripted)\n"
+        "       → fix (on_failure)\n"
+        "[1/10] fix → /ll:manage_issue bug fix\n"
+        "       ✓ success (scripted)\n"
+        "       → check (on_success)\n"
+        "[2/10] check → mypy src/\n"
+        "       ✓ success (scripted)\n"
+        "       → done (on_success)\n"
+        "[2/10] done\n"
+        "\n"
+        "Simulation ended: done (2 iterations)\n"
+        "Note: this path calls Claude: 1 prompt action and 1 LLM evaluation\n"
+    )
+
+
+def test_default_and_max_iterations_exit_3(loop_project: LoopProject) -> None:
+    loop_project.write("fix-types", FIX_TYPES.replace("max_iterations: 10", "max_iterations: 2"))
+    result = loop_project.run("simulate", "fix-types", "--default", "failure")
+    assert result.code == 3
+    assert result.out.splitlines()[-2:] == [
+        "Simulation stopped: max_iterations (2) reached in 'check' (2 iterations)",
+        "Note: this path calls Claude: 2 prompt actions and 2 LLM evaluations",
+    ]
+    assert result.out.count("(default)") == 4
+
+
+def test_no_valid_transition_exits_1(loop_project: LoopProject) -> None:
+    loop_project.write("fix-types", FIX_TYPES)
+    result = loop_project.run(
+        "simulate", "fix-types", "--verdicts", "check=failure,success", "--verdicts", "fix=blocked"
+    )
+    assert result.code == 1
+    assert result.out.splitlines()[-4:] == [
+        "",
+        "Simulation stopped in fix: no valid transition from 'fix' for verdict 'blocked' "
+        "(1 iteration)",
+        "Unused scripted verdicts: check=success",
+        "Note: this path calls Claude: 1 prompt action and 1 LLM evaluation",
+    ]
+
+
+def test_a_used_up_script_exits_2(loop_project: LoopProject) -> None:
+    loop_project.write("fix-types", FIX_TYPES)
+    result = loop_project.run("simulate", "fix-types", "--verdicts", "check=failure")
+    assert result.code == 2
+    assert result.out.splitlines()[-3:] == [
+        "",
+        "Simulation stopped in fix: no scripted verdict left for 'fix' and no --default "
+        "(1 iteration)",
+        "Note: this path calls Claude: 1 prompt action and 1 LLM evaluation",
+    ]
+
+
+def test_json_output(loop_project: LoopProject) -> None:
+    loop_project.write("fix-types", FIX_TYPES)
+    result = loop_project.run("simulate", "fix-types", "--json", "--default", "success")
+    assert result.code == 0
+    data = json.loads(result.out)
+    assert data["path"] == ["check", "done"]
+    assert data["terminated_by"] == "terminal"
+    assert data["exit_code"] == 0
+    assert data["steps"][0] == {
+        "state": "check",
+        "iteration": 1,
+        "action": "mypy src/",
+        "action_type": "shell",
+        "verdict": "success",
+        "verdict_from": "default",
+        "target": "done",
+        "reason": "on_success",
+        "notes": [],
+    }
+
+
+def test_notes_and_multi_line_actions(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "notes",
+        """\
+        name: notes
+        initial: report
+        states:
+          report:
+            action: |
+              echo "${captured.x.exit_code}"
+              echo second line
+            on_success: done
+            on_failure: done
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("simulate", "notes", "--default", "success")
+    assert result.out.splitlines()[:3] == [
+        '[1/50] report → echo "${captured.x.exit_code}"',
+        "         echo second line",
+        "       ! ${captured.x.exit_code}: nothing is captured as 'x' yet on this path; the run "
+        "would fail here (undefined variable)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--verdicts", "chek=success"],
+            "ll-loop: error: --verdicts: 'chek' is not a state of loop 'fix-types' "
+            "(did you mean check?)\n",
+        ),
+        (
+            ["--verdicts", "check"],
+            "ll-loop: error: --verdicts 'check': expected STATE=VERDICT[,VERDICT...], "
+            "e.g. check=failure,success\n",
+        ),
+        (
+            ["--verdicts", "check=a,,b"],
+            "ll-loop: error: --verdicts: state 'check' has an empty verdict\n",
+        ),
+    ],
+)
+def test_bad_verdicts_exit_2_with_one_line(
+    loop_project: LoopProject, argv: list[str], message: str
+) -> None:
+    loop_project.write("fix-types", FIX_TYPES)
+    result = loop_project.run("simulate", "fix-types", *argv)
+    assert result.code == 2
+    assert result.out == ""
+    assert result.err == message
+
+
+def test_an_invalid_loop_is_not_simulated(loop_project: LoopProject) -> None:
+    loop_project.write("fix-types", FIX_TYPES.replace("initial: check", "initial: chek"))
+    result = loop_project.run("simulate", "fix-types")
+    assert result.code == 2
+    assert result.err == (
+        "ll-loop: error: .loops/fix-types.yaml:2: loop 'fix-types' > initial: 'chek' is not a "
+        "state (did you mean check?)\n"
+    )
+
+
+def test_parse_verdicts_joins_repeated_states() -> None:
+    assert parse_verdicts(["a=x,y", "b=z", "a= w "]) == {"a": ["x", "y", "w"], "b": ["z"]}
+    with pytest.raises(LoopDefinitionError):
+        parse_verdicts(["=x"])
+
+
+def test_the_example_in_docs_is_the_real_output(loop_project: LoopProject) -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "analysis.md").read_text()
+    command = "ll-loop simulate fix-types --verdicts check=failure,success --verdicts fix=success"
+    block = docs.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
+    loop_project.write("fix-types", FIX_TYPES)
+    result = loop_project.run(*command.split()[1:])
+    assert result.out == block

@@ -1,0 +1,229 @@
+"""Diagrams: golden output for two loops, and every example loop drawn completely."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from little_loops.fsm.graph import (
+    dot_text,
+    edges,
+    effective_transitions,
+    mermaid_text,
+    render_dot,
+    render_mermaid,
+)
+from little_loops.fsm.loader import load_file, load_text
+from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop
+from little_loops.fsm.validation import check_document
+
+TESTS = Path(__file__).parent
+REPO = TESTS.parent.parent
+DOT = shutil.which("dot")
+
+
+def _doc_loops() -> list[tuple[str, FSMLoop]]:
+    """Every valid loop written in a ```yaml block of docs/*.md (paradigm files compiled)."""
+    found = []
+    for doc in sorted((REPO / "docs").glob("*.md")):
+        for index, text in enumerate(re.findall(r"```yaml\n(.*?)```", doc.read_text(), re.S)):
+            loaded = load_text(text, f"{doc.name}#{index}")
+            if not isinstance(loaded.data, dict) or "name" not in loaded.data:
+                continue
+            report = check_document(loaded)
+            if report.fsm is not None:
+                found.append((f"{doc.name}#{index}", report.fsm))
+    return found
+
+
+def _file_loops() -> list[tuple[str, FSMLoop]]:
+    paths = [
+        *sorted((REPO / ".loops").glob("*.yaml")),
+        *sorted((TESTS / "data" / "doc_loops").glob("*.yaml")),
+        *sorted((TESTS / "data" / "paradigms").glob("*.yaml")),
+    ]
+    found = []
+    for path in paths:
+        report = check_document(load_file(path))
+        assert report.fsm is not None, path
+        found.append((f"{path.parent.name}/{path.name}", report.fsm))
+    return found
+
+
+EXAMPLES = _file_loops() + _doc_loops()
+
+
+def test_there_are_examples_to_draw() -> None:
+    assert len([name for name, _ in EXAMPLES if ".md#" in name]) >= 8
+    assert len(EXAMPLES) >= 35
+
+
+def loop(text: str) -> FSMLoop:
+    report = check_document(load_text(dedent(text), "loop.yaml"))
+    assert report.fsm is not None, report.errors
+    return report.fsm
+
+
+FIX_TYPES = load_file(TESTS / "data" / "doc_loops" / "fix-types.yaml")
+
+
+def test_golden_mermaid_fix_types() -> None:
+    assert render_mermaid(FSMLoop.from_dict(FIX_TYPES.data)) == dedent("""\
+        flowchart TD
+            %% loop: fix-types
+            loop_start((start))
+            s0["check"]
+            s1["fix"]
+            s2(["done"])
+            loop_start --> s0
+            s0 -->|"success"| s2
+            s0 -->|"failure"| s1
+            s1 -->|"success, failure"| s0
+            classDef terminal stroke-width:3px
+            class s2 terminal
+        """)
+
+
+def test_golden_dot_fix_types() -> None:
+    assert render_dot(FSMLoop.from_dict(FIX_TYPES.data)) == dedent("""\
+        digraph "fix-types" {
+            node [shape=box, style=rounded];
+            loop_start [shape=point, width=0.2];
+            s0 [label="check"];
+            s1 [label="fix"];
+            s2 [label="done", peripheries=2];
+            loop_start -> s0;
+            s0 -> s2 [label="success"];
+            s0 -> s1 [label="failure"];
+            s1 -> s0 [label="success, failure"];
+        }
+        """)
+
+
+ODD = """\
+    name: odd
+    initial: 'say "hi" | end'
+    maintain: true
+    context:
+      next_state: end
+    states:
+      'say "hi" | end':
+        action: echo hi
+        route:
+          success: end
+          failure: $current
+          '#1; x': end
+          _error: ${context.next_state}
+      end:
+        terminal: true
+        on_maintain: 'say "hi" | end'
+    """
+
+
+def test_golden_mermaid_with_odd_names_restart_self_loop_and_dynamic_target() -> None:
+    assert render_mermaid(loop(ODD)) == dedent("""\
+        flowchart TD
+            %% loop: odd
+            loop_start((start))
+            s0["say #34;hi#34; #124; end"]
+            s1(["end"])
+            d0>"${context.next_state}"]
+            loop_start --> s0
+            s0 -->|"success, #35;1#59; x"| s1
+            s0 -->|"failure"| s0
+            s0 -.->|"_error"| d0
+            s1 ==>|"maintain"| s0
+            classDef terminal stroke-width:3px
+            class s1 terminal
+            classDef dynamic stroke-dasharray:4 3
+            class d0 dynamic
+        """)
+
+
+def test_golden_dot_with_odd_names_restart_self_loop_and_dynamic_target() -> None:
+    assert render_dot(loop(ODD)) == dedent("""\
+        digraph "odd" {
+            node [shape=box, style=rounded];
+            loop_start [shape=point, width=0.2];
+            s0 [label="say \\"hi\\" | end"];
+            s1 [label="end", peripheries=2];
+            d0 [label="${context.next_state}", shape=note, style=dashed];
+            loop_start -> s0;
+            s0 -> s1 [label="success, #1; x"];
+            s0 -> s0 [label="failure"];
+            s0 -> d0 [label="_error", style=dashed];
+            s1 -> s0 [label="maintain", style=bold];
+        }
+        """)
+
+
+def test_mermaid_text_is_one_line_without_syntax_characters() -> None:
+    text = mermaid_text('a "b"\n<c> & d | e; 50% `f` \\ #g')
+    assert text == "a #34;b#34; #60;c#62; #38; d #124; e#59; 50#37; #96;f#96; #92; #35;g"
+
+
+def test_shadowed_transitions_are_not_drawn() -> None:
+    # `next` wins over on_failure, and route over on_success: the executor never takes them.
+    fsm = FSMLoop.from_dict(
+        {
+            "name": "x",
+            "initial": "a",
+            "states": {
+                "a": {"action": "x", "next": "b", "on_failure": "c"},
+                "b": {"action": "x", "route": {"_": "c"}, "on_success": "a"},
+                "c": {"terminal": True, "on_maintain": "a"},
+            },
+        }
+    )
+    assert [(e.source, e.target, e.label) for e in edges(fsm)] == [
+        ("a", "b", "next"),
+        ("b", "c", "_"),
+    ]
+
+
+@pytest.mark.parametrize(("name", "fsm"), EXAMPLES, ids=[name for name, _ in EXAMPLES])
+def test_every_state_and_transition_is_drawn(name: str, fsm: FSMLoop) -> None:
+    mermaid = render_mermaid(fsm)
+    dot = render_dot(fsm)
+    ids = {state: f"s{i}" for i, state in enumerate(fsm.states)}
+    assert mermaid.startswith("flowchart TD\n")
+    assert f"loop_start --> {ids[fsm.initial]}\n" in mermaid
+    assert f"loop_start -> {ids[fsm.initial]};\n" in dot
+    for state_name, state in fsm.states.items():
+        sid = ids[state_name]
+        label = mermaid_text(state_name)
+        if state.terminal:
+            assert f'    {sid}(["{label}"])\n' in mermaid
+            assert re.search(rf"^    class .*\b{sid}\b.* terminal$", mermaid, re.M)
+            assert f"    {sid} [label={dot_text(state_name)}, peripheries=2];\n" in dot
+        else:
+            assert f'    {sid}["{label}"]\n' in mermaid
+            assert f"    {sid} [label={dot_text(state_name)}];\n" in dot
+        for verdict, raw in effective_transitions(fsm, state):
+            target = state_name if raw == CURRENT_STATE_TOKEN else raw
+            assert target in ids, (state_name, raw)
+            arrow = "==>" if verdict == "maintain" else "-->"
+            edge = re.search(rf'^    {sid} {arrow}\|"([^"]*)"\| {ids[target]}$', mermaid, re.M)
+            assert edge is not None, (state_name, verdict, target)
+            assert verdict in edge.group(1).split(", ")
+            assert re.search(
+                rf'^    {sid} -> {ids[target]} \[label="[^"]*\b{re.escape(verdict)}\b', dot, re.M
+            )
+
+
+@pytest.mark.skipif(DOT is None, reason="Graphviz (dot) is not installed")
+def test_graphviz_accepts_every_example() -> None:
+    assert DOT is not None
+    graphs = [render_dot(fsm) for _, fsm in EXAMPLES] + [render_dot(loop(ODD))]
+    # One dot process reads every graph and writes one SVG for each.
+    done = subprocess.run(
+        [DOT, "-Tsvg"], input="".join(graphs), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.count("</svg>") == len(graphs)
