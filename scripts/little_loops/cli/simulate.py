@@ -25,7 +25,6 @@ from little_loops.fsm.simulate import (
     SimulationResult,
     simulate,
 )
-from little_loops.fsm.validation import load_and_validate
 
 INDENT = " " * 7
 _GOOD = {"success", "target", "progress"}
@@ -143,6 +142,9 @@ def simulate_command(
     out: TextIO | None = None,
 ) -> int:
     """Simulate one loop and print the walk; returns the exit code for how it ended."""
+    # Imported here so that `ll-loop --help` does not load YAML and the validators.
+    from little_loops.fsm.validation import load_and_validate
+
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
     result = simulate(fsm, verdicts, default)
     stream = sys.stdout if out is None else out
