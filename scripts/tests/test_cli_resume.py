@@ -52,7 +52,8 @@ def test_kill_9_of_the_process_group_then_resume_to_completion(
     before = llproc.state(loop_project.root, "crashy")
     os.killpg(proc.pid, signal.SIGKILL)  # the loop's whole group, as closing a terminal might
     assert proc.wait(timeout=5) == -signal.SIGKILL
-    llproc.kill_marked(marker)  # the action has its own session; it would be orphaned
+    # The action has a session of its own, so it outlives the killed group...
+    assert llproc.sleepers(marker) != []
 
     crashed = loop_project.run("status", "crashy")
     assert f"crashed: its process (pid {proc.pid}) is gone; resume with ll-loop resume crashy" in (
@@ -66,6 +67,9 @@ def test_kill_9_of_the_process_group_then_resume_to_completion(
     resumed = llproc.ll_loop(loop_project.root, "resume", "crashy", "--json")
     assert resumed.returncode == EXIT_OK, resumed.stderr
     assert "ll-loop: resuming loop 'crashy' at state 'slow' (iteration 1, " in resumed.stderr
+    # ...until resume ends it before running the state again: never two agents at once.
+    assert "process(es) the crashed run's action left running (pids " in resumed.stderr
+    assert llproc.sleepers(marker) == []
     result = json.loads(resumed.stdout)
     assert result["terminated_by"] == "terminal"
     assert result["captured"]["n"]["output"] == "41"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -155,3 +157,34 @@ def test_stop_of_a_finished_or_never_run_loop(loop_project: LoopProject) -> None
         EXIT_FAILED,
         "ll-loop: loop 'ok' is not running (last status: completed)\n",
     )
+
+
+def test_stop_of_a_crashed_run_ends_the_action_it_left_running(
+    loop_project: LoopProject, marker: str
+) -> None:
+    loop_project.write("slow", SLOW.format(marker=marker))
+    proc = llproc.start(loop_project.root, "run", "slow")
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 2, what="the sleeping action")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=5)
+    assert len(llproc.sleepers(marker)) == 2  # the action's own session outlives the loop
+    result = loop_project.run("stop", "slow")
+    assert result.code == EXIT_FAILED
+    assert f"is not running (stale pid {proc.pid}; last status: running)" in result.err
+    assert "process(es) its action left running (pids " in result.err
+    assert llproc.sleepers(marker) == []
+
+
+def test_a_new_run_after_a_crash_ends_the_old_action_first(
+    loop_project: LoopProject, marker: str
+) -> None:
+    loop_project.write("slow", SLOW.format(marker=marker))
+    proc = llproc.start(loop_project.root, "run", "slow")
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 2, what="the sleeping action")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=5)
+    loop_project.write("slow", SLOW.format(marker=marker).replace("sleep", "echo"))
+    result = loop_project.run("run", "slow")
+    assert result.code == EXIT_OK, result.err
+    assert "process(es) the crashed run's action left running" in result.err
+    assert llproc.sleepers(marker) == []

@@ -191,6 +191,13 @@ class ProgressDisplay:
             return
         self._write(f"       → {event['to']}\n")
 
+    def _on_orphans_killed(self, event: dict[str, Any]) -> None:
+        pids = event.get("pids") or []
+        self._write(
+            f"ll-loop: ended {len(pids)} process(es) the crashed run's action left running "
+            f"(pids {', '.join(map(str, pids))})\n"
+        )
+
     def _on_loop_complete(self, event: dict[str, Any]) -> None:
         self._stop_ticker()
         if self._action_ms is not None and not self.quiet:

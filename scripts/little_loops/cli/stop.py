@@ -81,6 +81,16 @@ def stop_command(
             f"{hint}",
             file=sys.stderr,
         )
+        if stale and pid is not None:
+            from little_loops.fsm.orphans import kill_orphaned_actions
+
+            ended = kill_orphaned_actions(loop_name, pid)
+            if ended:
+                print(
+                    f"ll-loop: ended {len(ended)} process(es) its action left running "
+                    f"(pids {', '.join(map(str, ended))})",
+                    file=sys.stderr,
+                )
         return EXIT_FAILED
     if pid == os.getpid():
         print(f"ll-loop: loop '{loop_name}' is this process; not stopping it", file=sys.stderr)

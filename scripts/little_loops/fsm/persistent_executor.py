@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError
 from little_loops.fsm.executor import EventCallback, ExecutionResult, ExecutorSnapshot, FSMExecutor
 from little_loops.fsm.loopstate import LoopState
+from little_loops.fsm.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.outcomes import (
     RESUMABLE_STATUSES,
     STATUS_COMPLETED,
@@ -46,7 +47,12 @@ class PersistentExecutor:
         self.loop_path = loop_path
         self._user_callback: EventCallback | None = executor_kwargs.pop("event_callback", None)
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
-        self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
+        env = dict(executor_kwargs.pop("action_env", None) or {})
+        env[RUN_MARKER_ENV] = run_marker(fsm.name, os.getpid())
+        self.executor = FSMExecutor(
+            fsm, event_callback=self._on_event, action_env=env, **executor_kwargs
+        )
+        self._orphans: list[int] = []
 
     def request_shutdown(self, reason: str = "interrupted") -> None:
         """Stop the run gracefully (kills the running action); its state stays resumable."""
@@ -55,6 +61,11 @@ class PersistentExecutor:
     def run(self, clear_previous: bool = True) -> ExecutionResult:
         """Start the loop from its initial state (forgetting any earlier run by default)."""
         self.persistence.initialize()
+        try:
+            previous = self.persistence.load_state()
+        except CorruptStateError:
+            previous = None  # a fresh run replaces an unreadable state file
+        self._end_orphans(previous)
         if clear_previous:
             self.persistence.clear_all()
         return self._run()
@@ -84,6 +95,7 @@ class PersistentExecutor:
                 f"loop '{name}' is still running (pid {saved.pid}); stop it first with "
                 f"'ll-loop stop {name}'"
             )
+        self._end_orphans(saved)
         self.executor.restore(
             ExecutorSnapshot(
                 current_state=saved.current_state,
@@ -100,6 +112,17 @@ class PersistentExecutor:
             )
         )
         return self._run()
+
+    def _end_orphans(self, previous: LoopState | None) -> None:
+        """A crashed run's action may still be running (it has its own session): end it."""
+        if (
+            previous is not None
+            and previous.status == STATUS_RUNNING
+            and previous.pid is not None
+            and previous.pid != os.getpid()
+            and not pid_alive(previous.pid, previous.pid_start)
+        ):
+            self._orphans = kill_orphaned_actions(self.fsm.name, previous.pid)
 
     def _run(self) -> ExecutionResult:
         try:
@@ -151,3 +174,6 @@ class PersistentExecutor:
                 self.persistence.save_state(self._state(STATUS_RUNNING))
         if self._user_callback is not None:
             self._user_callback(event)
+        if kind == "loop_start" and self._orphans:
+            pids, self._orphans = self._orphans, []
+            self._on_event({"event": "orphans_killed", "ts": event.get("ts"), "pids": pids})

@@ -1,0 +1,72 @@
+"""Find and end the actions a crashed run left behind.
+
+Every action of a persisted run carries `LL_LOOP_RUN=<loop>:<pid of ll-loop>` in its
+environment. An action runs in a session of its own (so a timeout can kill its whole
+tree), which also means `kill -9` of ll-loop does not take the action with it. Before a
+crashed run is resumed, run again or reported by `stop`, the processes that still carry
+its marker are ended, so two agents never work on the same files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+RUN_MARKER_ENV = "LL_LOOP_RUN"
+
+
+def run_marker(loop_name: str, pid: int) -> str:
+    """The value of LL_LOOP_RUN for the actions of run *pid* of *loop_name*."""
+    return f"{loop_name}:{pid}"
+
+
+def marked_processes(marker: str) -> list[int]:
+    """The pids whose environment has LL_LOOP_RUN=*marker* (Linux /proc; [] elsewhere)."""
+    wanted = f"{RUN_MARKER_ENV}={marker}".encode()
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if wanted in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def kill_orphaned_actions(loop_name: str, dead_pid: int, grace: float = 2.0) -> list[int]:
+    """End every process left by the actions of the dead run *dead_pid*: SIGTERM to their
+    process groups, SIGKILL to what is left after *grace* seconds. Returns the pids found."""
+    pids = [p for p in marked_processes(run_marker(loop_name, dead_pid)) if p != os.getpid()]
+    if not pids:
+        return []
+    groups = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            groups.add(os.getpgid(pid))
+    groups.discard(os.getpgid(0))
+    for group in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGTERM)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and _any_alive(pids):
+        time.sleep(0.05)
+    for group in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def _any_alive(pids: list[int]) -> bool:
+    from little_loops.fsm.pids import pid_alive
+
+    return any(pid_alive(pid) for pid in pids)
