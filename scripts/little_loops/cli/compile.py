@@ -110,6 +110,6 @@ def write_output(path: Path, text: str) -> None:
         write_atomic(path, text)
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(path, 0o666 & ~umask)  # mkstemp creates 0600; this is a file to read
+        os.chmod(path, 0o666 & ~umask)  # write_atomic creates 0600; this is a file to read
     except OSError as exc:
         raise LoopRuntimeError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -47,11 +47,7 @@ class PersistentExecutor:
         self.loop_path = loop_path
         self._user_callback: EventCallback | None = executor_kwargs.pop("event_callback", None)
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
-        env = dict(executor_kwargs.pop("action_env", None) or {})
-        env[RUN_MARKER_ENV] = run_marker(fsm.name, os.getpid())
-        self.executor = FSMExecutor(
-            fsm, event_callback=self._on_event, action_env=env, **executor_kwargs
-        )
+        self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
         self._orphans: list[int] = []
 
     def request_shutdown(self, reason: str = "interrupted") -> None:
@@ -125,10 +121,18 @@ class PersistentExecutor:
             self._orphans = kill_orphaned_actions(self.fsm.name, previous.pid)
 
     def _run(self) -> ExecutionResult:
+        # Actions inherit the marker from this process's environment (cheaper than an env
+        # per action), so a crash's leftovers can be found; it is restored afterwards.
+        before = os.environ.get(RUN_MARKER_ENV)
+        os.environ[RUN_MARKER_ENV] = run_marker(self.fsm.name, os.getpid())
         try:
             result = self.executor.run()
         finally:
             self.persistence.close()
+            if before is None:
+                os.environ.pop(RUN_MARKER_ENV, None)
+            else:
+                os.environ[RUN_MARKER_ENV] = before
         return result
 
     def _state(self, status: str, result: dict[str, Any] | None = None) -> LoopState:
