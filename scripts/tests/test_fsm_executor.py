@@ -582,3 +582,77 @@ def test_maintain_restart_between_terminal_states_is_bounded() -> None:
     result, _ = run(fsm, runner)
     assert result.terminated_by == "max_iterations"
     assert runner.calls == ["echo done", "echo report", "echo done", "echo report"]
+
+
+def test_backoff_never_waits_past_the_loop_timeout() -> None:
+    fsm = loop(
+        {"check": StateConfig(action="c", on_failure="check"), "done": StateConfig(terminal=True)},
+        timeout=0.4,
+        backoff=10,
+    )
+    started = time.monotonic()
+    result, _ = run(fsm, ScriptedRunner(default=Reply(1)))
+    assert time.monotonic() - started < 2
+    assert (result.terminated_by, result.iterations) == ("timeout", 1)
+
+
+class TestNextWhenTheActionCannotRun:
+    def test_undefined_variable_does_not_take_next(self) -> None:
+        fsm = loop(
+            {
+                "deploy": StateConfig(action="echo ${captured.build.output}", next="done"),
+                "done": StateConfig(terminal=True),
+            },
+            initial="deploy",
+        )
+        result, _ = run(fsm, ScriptedRunner())
+        assert (result.terminated_by, result.final_state) == ("error", "deploy")
+        assert "${captured.build.output}" in (result.error or "")
+
+    def test_on_error_catches_it(self) -> None:
+        fsm = loop(
+            {
+                "deploy": StateConfig(
+                    action="echo ${captured.build.output}", next="done", on_error="failed"
+                ),
+                "done": StateConfig(terminal=True),
+                "failed": StateConfig(terminal=True),
+            },
+            initial="deploy",
+        )
+        result, events = run(fsm, ScriptedRunner())
+        assert result.final_state == "failed"
+        route = next(e for e in events if e["event"] == "route")
+        assert (route["to"], route["verdict"], route["reason"]) == ("failed", "error", "on_error")
+
+    def test_a_timed_out_action_does_not_take_next(self) -> None:
+        class TimedOut:
+            def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+                result = ActionResult("", "", 124, 5)
+                result.error = "action timed out after 5ms"
+                return result
+
+        fsm = loop(
+            {"build": StateConfig(action="make", next="done"), "done": StateConfig(terminal=True)},
+            initial="build",
+        )
+        result = FSMExecutor(fsm, action_runner=TimedOut()).run()
+        assert result.terminated_by == "error"
+        assert result.error == (
+            "no valid transition from 'build' for verdict 'error': action timed out after 5ms"
+        )
+
+
+def test_a_failing_event_sink_ends_the_run_with_an_error_not_an_exception() -> None:
+    def full_disk(event: dict[str, Any]) -> None:
+        if event["event"] != "loop_start":
+            raise OSError(28, "No space left on device")
+
+    result = FSMExecutor(
+        check_fix_done(), event_callback=full_disk, action_runner=ScriptedRunner()
+    ).run()
+    assert result.terminated_by == "error"
+    assert result.error == (
+        "internal error: OSError: [Errno 28] No space left on device; could not record the end "
+        "of the run: OSError: [Errno 28] No space left on device"
+    )

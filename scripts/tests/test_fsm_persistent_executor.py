@@ -239,3 +239,147 @@ def test_start_and_end_are_fsynced_and_quick_states_at_most_once_a_second(
     # loop_start and loop_complete; the 20 state entries take well under a second
     assert len(state_saves) == len(folder) == 2
     assert StatePersistence("quick", loops).load_state() is not None
+
+
+# --- a stop at any moment, then resume, behaves like an uninterrupted run ----------------
+
+
+class AlwaysRunner:
+    """check fails, everything else succeeds: deterministic routes for any interleaving."""
+
+    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+        return ActionResult("", "", 1 if action.startswith("check") else 0, 0)
+
+
+LOOPS = {
+    "retry": {
+        "name": "retry",
+        "initial": "check",
+        "max_iterations": 3,
+        "backoff": 5,
+        "states": {
+            "check": {"action": "check", "on_failure": "fix", "on_success": "done"},
+            "fix": {"action": "fix", "next": "check"},
+            "done": {"terminal": True},
+        },
+    },
+    "maintain": {
+        "name": "maintain",
+        "initial": "check",
+        "max_iterations": 4,
+        "backoff": 5,
+        "maintain": True,
+        "states": {
+            "check": {"action": "ok", "on_success": "all_valid"},
+            "other": {"action": "ok2", "on_success": "all_valid"},
+            "all_valid": {"action": "report", "terminal": True, "on_maintain": "other"},
+        },
+    },
+    "current": {
+        "name": "current",
+        "initial": "check",
+        "max_iterations": 3,
+        "backoff": 5,
+        "states": {
+            "check": {"action": "check", "route": {"failure": "$current", "success": "done"}},
+            "done": {"terminal": True},
+        },
+    },
+}
+
+
+class StopAtEvent:
+    """Event callback that asks for a stop at the k-th event."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.seen: list[dict[str, Any]] = []
+        self.executor: PersistentExecutor | None = None
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self.seen.append(event)
+        if len(self.seen) == self.k and self.executor is not None:
+            self.executor.request_shutdown("stopped")
+
+
+def _routes(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(e["from"], e["to"], e["verdict"]) for e in events if e["event"] == "route"]
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_stop_at_any_event_then_resume_matches_an_uninterrupted_run(
+    tmp_path: Path, name: str
+) -> None:
+    fsm = FSMLoop.from_dict(LOOPS[name])
+    whole: list[dict[str, Any]] = []
+    expected = PersistentExecutor(
+        fsm,
+        loops_dir=tmp_path / "whole",
+        action_runner=AlwaysRunner(),
+        event_callback=whole.append,
+        sleep=lambda s: None,
+    ).run()
+    for k in range(1, len(whole) - 1):
+        loops = tmp_path / f"stop{k}"
+        stopper = StopAtEvent(k)
+        first = PersistentExecutor(
+            fsm,
+            loops_dir=loops,
+            action_runner=AlwaysRunner(),
+            sleep=lambda s: None,
+            event_callback=stopper,
+        )
+        stopper.executor = first
+        seen = stopper.seen
+        stopped = first.run()
+        if stopped.terminated_by != "stopped":
+            continue  # the stop came too late to matter
+        rest: list[dict[str, Any]] = []
+        result = PersistentExecutor(
+            fsm,
+            loops_dir=loops,
+            action_runner=AlwaysRunner(),
+            sleep=lambda s: None,
+            event_callback=rest.append,
+        ).resume()
+        assert _routes(seen) + _routes(rest) == _routes(whole), f"stop at event {k}"
+        assert (result.terminated_by, result.iterations) == (
+            expected.terminated_by,
+            expected.iterations,
+        ), f"stop at event {k} ({seen[-1]['event']})"
+
+
+def test_a_stop_during_the_continued_prompt_keeps_the_handoff_note(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    fsm = FSMLoop(
+        name="handoff",
+        initial="work",
+        states={
+            "work": StateConfig(action="/ll:work", on_success="done", on_failure="done"),
+            "done": StateConfig(terminal=True),
+        },
+    )
+    fsm.llm.enabled = False
+    prompts: list[str] = []
+    holder: dict[str, PersistentExecutor] = {}
+
+    class Claude:
+        def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+            prompts.append(action)
+            if len(prompts) == 1:
+                return ActionResult("CONTEXT_HANDOFF: step 3 of 7\n", "", 0, 1)
+            if len(prompts) == 2:
+                holder["run"].request_shutdown("interrupted")  # Ctrl-C mid-prompt
+            return ActionResult("done", "", 0, 1)
+
+    assert (
+        PersistentExecutor(fsm, loops_dir=loops, action_runner=Claude()).run().terminated_by
+        == "handoff"
+    )
+    holder["run"] = PersistentExecutor(fsm, loops_dir=loops, action_runner=Claude())
+    assert holder["run"].resume().terminated_by == "interrupted"
+    assert (
+        PersistentExecutor(fsm, loops_dir=loops, action_runner=Claude()).resume().terminated_by
+        == "terminal"
+    )
+    assert prompts[2] == prompts[1] == "Continue from this handoff note: step 3 of 7\n\n/ll:work"

@@ -257,3 +257,40 @@ def test_llm_judge_tokens_and_estimate_count_toward_spend(fake_anthropic: Any) -
     assert result.usage == {"judge_input_tokens": 1000, "judge_output_tokens": 50}
     assert result.cost_usd == pytest.approx(0.00125)
     assert next(e for e in events if e["event"] == "evaluate")["cost_usd"] == 0.00125
+
+
+def test_idle_timeout_does_not_apply_to_claude_actions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Claude Code run in JSON mode is silent until its report: 1 s of silence is normal.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "claude"
+    script.write_text(f"#!/bin/sh\nsleep 1\necho '{json.dumps(REPORT)}'\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    fsm = prompt_loop(idle_timeout=0.3, max_iterations=1)
+    events: list[dict[str, Any]] = []
+    FSMExecutor(
+        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+    ).run()
+    complete = next(e for e in events if e["event"] == "action_complete")
+    assert complete["exit_code"] == 0
+    assert complete["output"] == "Fixed the bug"
+
+
+def test_validate_warns_about_idle_timeout_on_a_claude_state() -> None:
+    from little_loops.fsm.loader import load_text
+    from little_loops.fsm.validation import check_document
+
+    text = (
+        "name: x\ninitial: fix\nstates:\n  fix:\n    action: /ll:fix\n    idle_timeout: 60\n"
+        "    on_success: done\n    on_failure: done\n    on_error: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    report = check_document(load_text(text, "x.yaml"))
+    assert [str(w) for w in report.warnings if "idle_timeout" in str(w)] == [
+        "loop 'x' > states > fix > idle_timeout: ignored for a Claude action: Claude Code "
+        "prints its JSON report only when it is done, so it is silent until then; use timeout "
+        "to bound it"
+    ]

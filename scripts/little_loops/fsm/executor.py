@@ -93,6 +93,8 @@ class FSMExecutor:
         self.current_state = fsm.initial
         self.iteration = 0
         self.pass_states: list[str] = []
+        self.entered = False  # the current state's entry (and action) has begun
+        self.pass_pending = False  # a maintain restart: a new pass begins before the next state
         self.captured: dict[str, Any] = {}
         self.prev_result: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
@@ -124,6 +126,8 @@ class FSMExecutor:
             current_state=self.current_state,
             iteration=self.iteration,
             pass_states=list(self.pass_states),
+            entered=self.entered,
+            pass_pending=self.pass_pending,
             captured=self.captured,
             prev_result=self.prev_result,
             last_result=self.last_result,
@@ -143,7 +147,13 @@ class FSMExecutor:
             )
         self.current_state = snap.current_state
         self.iteration = snap.iteration
-        self.pass_states = [s for s in snap.pass_states if s != snap.current_state]
+        # A state that was entered (stopped or crashed mid-action) runs again within the
+        # same pass; one that was only routed to is entered as an uninterrupted run would.
+        self.pass_states = [
+            s for s in snap.pass_states if not (snap.entered and s == snap.current_state)
+        ]
+        self.entered = False
+        self.pass_pending = snap.pass_pending
         self.captured = dict(snap.captured)
         self.prev_result = snap.prev_result
         self.last_result = snap.last_result
@@ -185,41 +195,32 @@ class FSMExecutor:
             if self._shutdown.is_set():
                 return self._finish(self._shutdown_reason)
             state = self.fsm.states[self.current_state]
+            # A pass ends when the loop comes back to a state it already ran in this pass;
+            # a maintain restart always begins a new one.
+            if (
+                (self.iteration == 0 and not state.terminal)
+                or self.pass_pending
+                or (not state.terminal and self.current_state in self.pass_states)
+            ):
+                ended = self._start_pass()
+                if ended is not None:
+                    return ended
 
             if state.terminal:
                 if state.action:
                     ended = self._run_terminal_action(state)
                     if ended is not None:
                         return ended
-                if self.fsm.maintain:
-                    restart = state.on_maintain or self.fsm.initial
-                    if restart not in self.fsm.states:
-                        return self._illegal(restart)
-                    self._emit_route(restart, "maintain", "maintain restart")
-                    self.current_state = restart
-                    # A restart always begins a new pass, even when it lands on a terminal
-                    # state, so max_iterations bounds every maintain loop.
-                    if self.iteration >= self.fsm.max_iterations:
-                        return self._finish("max_iterations")
-                    if self.fsm.backoff:
-                        self._wait(float(self.fsm.backoff))
-                        if self._shutdown.is_set():
-                            return self._finish(self._shutdown_reason)
-                    self.iteration += 1
-                    self.pass_states = []
-                    continue
-                return self._finish("terminal")
+                if not self.fsm.maintain:
+                    return self._finish("terminal")
+                restart = state.on_maintain or self.fsm.initial
+                if restart not in self.fsm.states:
+                    return self._illegal(restart)
+                self._emit_route(restart, "maintain", "maintain restart")
+                self._move_to(restart)
+                self.pass_pending = True
+                continue
 
-            if self.iteration == 0 or self.current_state in self.pass_states:
-                # A pass ends when the loop comes back to a state it already ran.
-                if self.iteration >= self.fsm.max_iterations:
-                    return self._finish("max_iterations")
-                if self.iteration > 0 and self.fsm.backoff:
-                    self._wait(float(self.fsm.backoff))
-                    if self._shutdown.is_set():
-                        return self._finish(self._shutdown_reason)
-                self.iteration += 1
-                self.pass_states = []
             if self._loop_deadline_passed():
                 return self._finish("timeout")
             limit = self.fsm.max_cost_usd
@@ -228,7 +229,7 @@ class FSMExecutor:
                     "budget", error=self.spend.budget_message(limit, self.current_state)
                 )
             self.pass_states.append(self.current_state)
-
+            self.entered = True
             self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
             outcome = self._execute_state(self.current_state, state)
             if outcome.stop is not None:
@@ -242,7 +243,33 @@ class FSMExecutor:
             if outcome.target not in self.fsm.states:
                 return self._illegal(outcome.target, outcome.verdict)
             self._emit_route(outcome.target, outcome.verdict, outcome.reason)
-            self.current_state = outcome.target
+            self._move_to(outcome.target)
+
+    def _start_pass(self) -> ExecutionResult | None:
+        """Begin the next pass, or end the run at a limit. Backoff waits here, never past
+        the loop's timeout; a stop during the wait leaves the pass pending for resume."""
+        if self.iteration >= self.fsm.max_iterations:
+            return self._finish("max_iterations")
+        if self._loop_deadline_passed():
+            return self._finish("timeout")
+        if self.iteration > 0 and self.fsm.backoff:
+            wait = float(self.fsm.backoff)
+            remaining = self._loop_remaining_s()
+            if remaining is not None:
+                wait = min(wait, max(0.0, remaining))
+            self._wait(wait)
+            if self._shutdown.is_set():
+                return self._finish(self._shutdown_reason)
+            if self._loop_deadline_passed():
+                return self._finish("timeout")
+        self.iteration += 1
+        self.pass_states = []
+        self.pass_pending = False
+        return None
+
+    def _move_to(self, target: str) -> None:
+        self.current_state = target
+        self.entered = False
 
     def _execute_state(self, name: str, state: StateConfig) -> _StepOutcome:
         ctx = self._context()
@@ -256,12 +283,16 @@ class FSMExecutor:
             if stop is not None:
                 return stop
             if state.is_prompt():
+                self.continuation = None  # the note went to this prompt
                 handoff = HANDOFF_PATTERN.search(action_result.output)
                 if handoff is not None:
                     self.continuation = handoff.group(1).strip()
                     return _StepOutcome(stop="handoff")
 
         if state.next is not None:
+            runner_error = getattr(action_result, "error", None) if action_result else None
+            if runner_error:
+                return self._error_outcome(state, self._context(), runner_error)
             return self._route(state, None, self._context())
 
         result = self._evaluate(name, state, action_result, ctx)
@@ -274,9 +305,14 @@ class FSMExecutor:
         return outcome
 
     def _route(
-        self, state: StateConfig, verdict: str | None, ctx: InterpolationContext
+        self,
+        state: StateConfig,
+        verdict: str | None,
+        ctx: InterpolationContext,
+        *,
+        action_failed: bool = False,
     ) -> _StepOutcome:
-        choice = resolve_route(state, verdict)
+        choice = resolve_route(state, verdict, action_failed=action_failed)
         if choice is None:
             return _StepOutcome(verdict=verdict)
         if choice.target == CURRENT_STATE_TOKEN:
@@ -298,7 +334,7 @@ class FSMExecutor:
             "evaluate",
             {"state": self.current_state, "type": "none", "verdict": ERROR_VERDICT, "error": msg},
         )
-        outcome = self._route(state, ERROR_VERDICT, ctx)
+        outcome = self._route(state, ERROR_VERDICT, ctx, action_failed=True)
         if outcome.target is None and outcome.stop is None:
             outcome.error = msg
         return outcome
@@ -310,8 +346,8 @@ class FSMExecutor:
         action = interpolate(state.action, ctx)
         is_prompt = state.is_prompt()
         if is_prompt and self.continuation:
+            # Kept until the action has run: a stop mid-action must not lose the note.
             action = f"Continue from this handoff note: {self.continuation}\n\n{action}"
-            self.continuation = None
         timeout = float(
             state.timeout or (DEFAULT_PROMPT_TIMEOUT if is_prompt else DEFAULT_SHELL_TIMEOUT)
         )
@@ -337,7 +373,8 @@ class FSMExecutor:
                     action=action,
                     timeout=timeout,
                     is_slash_command=is_prompt,
-                    idle_timeout=state.idle_timeout or self.fsm.idle_timeout,
+                    # Claude Code's JSON report comes only at the end: silence is normal.
+                    idle_timeout=None if is_prompt else state.idle_timeout or self.fsm.idle_timeout,
                     env=self.action_env,
                     output_file=output_file,
                 )
@@ -365,6 +402,7 @@ class FSMExecutor:
     def _run_terminal_action(self, state: StateConfig) -> ExecutionResult | None:
         """A terminal state's action runs once, as the loop's last step."""
         ctx = self._context()
+        self.entered = True
         self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
         try:
             result = self._run_action(self.current_state, state, ctx)
@@ -373,6 +411,8 @@ class FSMExecutor:
         stop = self._stop_after_action(result)
         if stop is not None:
             return self._finish(stop.stop or "error", error=stop.error)
+        if state.is_prompt():
+            self.continuation = None
         return None
 
     def _stop_after_action(self, result: ActionResult) -> _StepOutcome | None:
@@ -504,5 +544,9 @@ class FSMExecutor:
         if self.spend.cost_usd or self.spend.usage:
             payload["cost_usd"] = result.cost_usd
             payload["usage"] = result.usage
-        self._emit("loop_complete", payload)
+        try:
+            self._emit("loop_complete", payload)
+        except Exception as exc:  # e.g. the disk is full: still report how the run ended
+            note = f"could not record the end of the run: {type(exc).__name__}: {exc}"
+            result.error = f"{error}; {note}" if error else note
         return result

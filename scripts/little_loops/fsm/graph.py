@@ -46,7 +46,16 @@ def effective_transitions(fsm: FSMLoop, state: StateConfig) -> list[tuple[str, s
             return [(MAINTAIN_LABEL, state.on_maintain or fsm.initial)]
         return []
     if state.next is not None:
-        return [("next", state.next)]
+        # next, unless the action cannot run: then only an error route continues.
+        out = [("next", state.next)]
+        if state.route is not None:
+            if "error" in state.route.routes:
+                out.append(("error", state.route.routes["error"]))
+            elif state.route.error is not None:
+                out.append((ROUTE_ERROR_KEY, state.route.error))
+        elif state.on_error is not None:
+            out.append(("error", state.on_error))
+        return out
     if state.route is not None:
         out = list(state.route.routes.items())
         if state.route.default is not None:

@@ -106,19 +106,35 @@ class _GraphChecker:
             )
         if not state.terminal:
             if state.next is not None:
-                for key in ("route", *_SHORTHAND):
+                # Only an error route is used with next: when the action cannot run.
+                for key in ("on_success", "on_failure"):
                     if getattr(state, key) is not None:
                         self.add(
                             (*path, key),
-                            f"never used: next always moves on to '{state.next}'",
+                            f"never used: next always moves on to '{state.next}' (only "
+                            "on_error is used, when the action cannot run)",
                             "warning",
                         )
+                if state.route is not None and state.route.routes.keys() - {"error"}:
+                    self.add(
+                        (*path, "route"),
+                        f"never used but for error/_error: next always moves on to "
+                        f"'{state.next}' unless the action cannot run",
+                        "warning",
+                    )
             elif state.route is not None:
                 for key in _SHORTHAND:
                     if getattr(state, key) is not None:
                         self.add(
                             (*path, key), "ignored: route decides where this state goes", "warning"
                         )
+        if state.idle_timeout is not None and state.action and state.is_prompt():
+            self.add(
+                (*path, "idle_timeout"),
+                "ignored for a Claude action: Claude Code prints its JSON report only when it "
+                "is done, so it is silent until then; use timeout to bound it",
+                "warning",
+            )
         if state.on_maintain is not None:
             if not state.terminal:
                 self.add((*path, "on_maintain"), "only used by terminal states", "warning")

@@ -69,6 +69,8 @@ class LoopState:
     current_state: str
     iteration: int = 0
     pass_states: list[str] = field(default_factory=list)  # states already run in this pass
+    entered: bool = True  # current_state had begun (its action runs again on resume)
+    pass_pending: bool = False  # a maintain restart's new pass has not begun yet
     captured: dict[str, Any] = field(default_factory=dict)
     prev_result: dict[str, Any] | None = None
     last_result: dict[str, Any] | None = None
@@ -97,6 +99,8 @@ class LoopState:
             "current_state": self.current_state,
             "iteration": self.iteration,
             "pass_states": self.pass_states,
+            "entered": self.entered,
+            "pass_pending": self.pass_pending,
             "captured": self.captured,
             "prev_result": self.prev_result,
             "last_result": self.last_result,
@@ -158,6 +162,8 @@ def parse_state(data: Any) -> LoopState:
         current_state=_get(data, "current_state", (str,)),
         iteration=iteration,
         pass_states=pass_states,
+        entered=_get(data, "entered", (bool,), True),
+        pass_pending=_get(data, "pass_pending", (bool,), False),
         status=status,
         started_at=_get(data, "started_at", (str,)),
         updated_at=_get(data, "updated_at", (str,), data.get("started_at")),

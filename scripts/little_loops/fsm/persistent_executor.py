@@ -97,6 +97,8 @@ class PersistentExecutor:
                 current_state=saved.current_state,
                 iteration=saved.iteration,
                 pass_states=saved.pass_states,
+                entered=saved.entered,
+                pass_pending=saved.pass_pending,
                 captured=saved.captured,
                 prev_result=saved.prev_result,
                 last_result=saved.last_result,
@@ -143,6 +145,8 @@ class PersistentExecutor:
             current_state=snap.current_state,
             iteration=snap.iteration,
             pass_states=snap.pass_states,
+            entered=snap.entered,
+            pass_pending=snap.pass_pending,
             captured=snap.captured,
             prev_result=snap.prev_result,
             last_result=snap.last_result,
@@ -176,6 +180,10 @@ class PersistentExecutor:
                 self.persistence.save_state(self._state(status, event), durable=True)
             else:
                 self.persistence.save_state(self._state(STATUS_RUNNING))
+        elif kind == "action_complete" and event.get("cost_usd"):
+            # Money was spent: record it now, so a crash before the next state cannot
+            # hide it from max_cost_usd.
+            self.persistence.save_state(self._state(STATUS_RUNNING))
         if self._user_callback is not None:
             self._user_callback(event)
         if kind == "loop_start" and self._orphans:

@@ -44,6 +44,8 @@ class ExecutorSnapshot:
     current_state: str
     iteration: int
     pass_states: list[str] = field(default_factory=list)
+    entered: bool = True  # current_state had been entered (it runs again on resume)
+    pass_pending: bool = False  # a maintain restart's new pass has not begun yet
     captured: dict[str, Any] = field(default_factory=dict)
     prev_result: dict[str, Any] | None = None
     last_result: dict[str, Any] | None = None

@@ -17,15 +17,20 @@ class RouteChoice:
     reason: str
 
 
-def resolve_route(state: StateConfig, verdict: str | None) -> RouteChoice | None:
+def resolve_route(
+    state: StateConfig, verdict: str | None, *, action_failed: bool = False
+) -> RouteChoice | None:
     """The route *state* declares for *verdict*, or None when it declares none.
 
     Order: `next` (unconditional), then the `route:` table (which overrides the
     shorthand), then `on_success`/`on_failure`/`on_error`. In a table, an `error`
     verdict uses `error:` or `_error:`, never `_`: a catch-all must not hide a crashed
-    action or a failed LLM call, which would keep an unattended loop spending.
+    action or a failed LLM call, which would keep an unattended loop spending. For the
+    same reason `next` is not taken when the action could not run (*action_failed*: its
+    command could not be built, it timed out, its program is missing): only an error route
+    (`on_error`, `error:`/`_error:`) continues from there.
     """
-    if state.next is not None:
+    if state.next is not None and not action_failed:
         return RouteChoice(state.next, "next")
     if verdict is None:
         return None
