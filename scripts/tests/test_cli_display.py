@@ -75,7 +75,7 @@ def test_doc_progress_display() -> None:
 
 
 def test_quiet_prints_only_the_outcome() -> None:
-    assert feed(DOC_RUN, quiet=True) == "\nLoop completed: done (1 iteration, 2m 34s)\n"
+    assert feed(DOC_RUN, quiet=True) == "Loop completed: done (1 iteration, 2m 34s)\n"
 
 
 def test_color_codes_only_when_asked() -> None:

@@ -355,7 +355,8 @@ def test_route_verdicts_are_free_form_but_must_be_strings() -> None:
 
 def test_loop_name_must_be_a_plain_file_name() -> None:
     assert messages(validate_definition(loop(name="a/b"))) == [
-        "loop 'a/b' > name: expected a name of letters, digits, '.', '_' and '-', got 'a/b'"
+        "loop 'a/b' > name: expected a name of at most 200 letters, digits, '.', '_' and '-', "
+        "got 'a/b'"
     ]
 
 
@@ -877,3 +878,11 @@ def test_an_evaluator_type_that_is_a_list_or_map_is_reported_not_a_crash() -> No
             "loop 'demo' > states > check > evaluate > type: expected one of exit_code, "
         )
         assert messages(problems)[0].endswith(f"got {shown}")
+
+
+def test_loop_name_longer_than_a_file_name_allows_is_refused() -> None:
+    assert messages(validate_definition(loop(name="a" * 201))) == [
+        f"loop '{'a' * 201}' > name: expected a name of at most 200 letters, digits, '.', '_' "
+        f"and '-', got '{'a' * 201}'"
+    ]
+    assert messages(validate_definition(loop(name="a" * 200))) == []

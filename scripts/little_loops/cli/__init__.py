@@ -88,3 +88,9 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ll-loop: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OSError as exc:
+        # The file system said no (.loops/.running is a file, a disk is full, ...): that is
+        # the user's to fix, not a bug, so one line naming the file.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"ll-loop: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAILED

@@ -208,7 +208,8 @@ class ProgressDisplay:
             "ll-loop resume NAME", f"ll-loop resume {self.loop_name}"
         )
         color = _GREEN if event.get("terminated_by") == "terminal" else _RED
-        self._write(f"\n{self._paint(line, color)}\n")
+        blank = "" if self.quiet else "\n"
+        self._write(f"{blank}{self._paint(line, color)}\n")
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -65,8 +66,8 @@ def apply_report(result: ActionResult) -> ActionResult:
         "output": answer if isinstance(answer, str) else "",
         "usage": usage_of(report),
     }
-    if isinstance(cost, int | float) and not isinstance(cost, bool):
-        changes["cost_usd"] = float(cost)
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost):
+        changes["cost_usd"] = max(0.0, float(cost))
     if report.get("is_error") is True and result.error is None:
         first = (answer if isinstance(answer, str) else "").strip().splitlines()
         changes["error"] = "claude reported an error: " + (first[0] if first else "no detail")

@@ -22,7 +22,8 @@ KeyPath = tuple[str | int, ...]
 Check = Callable[[Any], str | None]
 
 # The loop name names files under .loops/.running/, so it must be a plain file name.
-_LOOP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# It names files under .loops/.running/, whose names must fit in 255 bytes.
+_LOOP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
 _CAPTURE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -168,7 +169,7 @@ def _optional(check: Check) -> Check:
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
 LOOP_KEYS: dict[str, Check] = {
-    "name": _pattern(_LOOP_NAME, "a name of letters, digits, '.', '_' and '-'"),
+    "name": _pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
     "initial": _string,
     "states": _mapping,
     "paradigm": _optional(_string),

@@ -11,6 +11,8 @@ import json
 import math
 import operator as op
 import re
+import signal
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -176,7 +178,7 @@ def evaluate_output_json(
     if not output.strip():
         return _error("output is empty, expected JSON", **details)
     try:
-        data = json.loads(output)
+        data = json.loads(output, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         return _error(
             f"output is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
@@ -184,6 +186,8 @@ def evaluate_output_json(
         )
     except RecursionError:
         return _error("output is JSON nested too deeply to read", **details)
+    except _NotJSON as exc:
+        return _error(f"output is not valid JSON: {exc}", **details)
     except ValueError:  # an integer with more digits than Python converts
         return _error("output is JSON with a number too long to read", **details)
     try:
@@ -206,6 +210,47 @@ def evaluate_output_json(
     return EvaluationResult("success" if compare(value, wanted) else "failure", details)
 
 
+class _NotJSON(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json accepts NaN and Infinity; JSON does not, and they would poison the
+    # state and event files (which must stay readable by any JSON parser).
+    raise _NotJSON(f"{name} is not a JSON value")
+
+
+# A regular expression may backtrack for hours ((a+)+b on "aaaa…!"); past this many seconds
+# the match is abandoned and the verdict is `error`, so the loop's limits still hold.
+REGEX_TIME_LIMIT = 10.0
+
+
+class _RegexTooSlow(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _RegexTooSlow
+
+
+def _search_within(pattern: str, text: str, seconds: float) -> bool:
+    """re.search (MULTILINE) abandoned after *seconds*.
+
+    CPython's matcher checks for signals as it works, so a SIGALRM handler that raises
+    stops it; that only works on the main thread, elsewhere the search is unbounded.
+    """
+    compiled = re.compile(pattern, re.MULTILINE)
+    if threading.current_thread() is not threading.main_thread():
+        return compiled.search(text) is not None
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return compiled.search(text) is not None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def evaluate_output_contains(output: str, pattern: str, negate: bool = False) -> EvaluationResult:
     """`success` when *pattern* occurs in the output (`failure` when not; swapped by *negate*).
 
@@ -220,10 +265,16 @@ def evaluate_output_contains(output: str, pattern: str, negate: bool = False) ->
         mode = "substring"
     else:
         try:
-            if re.search(pattern, output, re.MULTILINE):
+            if _search_within(pattern, output, REGEX_TIME_LIMIT):
                 mode = "regex"
         except re.error:
             pass  # not a regex: the substring test above was the whole test
+        except _RegexTooSlow:
+            return _error(
+                f"pattern took longer than {REGEX_TIME_LIMIT:g}s to match (a nested "
+                "quantifier like (a+)+ backtracks without end); simplify the pattern",
+                **details,
+            )
     details["matched"] = mode is not None
     details["mode"] = mode
     found = mode is not None

@@ -17,6 +17,7 @@ from little_loops.fsm.records import (
     ExecutionResult,
     ExecutorSnapshot,
     event_value,
+    output_file_name,
     saved_result,
     short,
 )
@@ -367,7 +368,7 @@ class FSMExecutor:
         if callable(execute):
             output_file = None
             if self.output_dir is not None:
-                output_file = self.output_dir / f"{self.fsm.name}.{name}.out"
+                output_file = self.output_dir / output_file_name(self.fsm.name, name)
             result: ActionResult = execute(
                 ActionRequest(
                     action=action,

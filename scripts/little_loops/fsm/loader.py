@@ -31,8 +31,10 @@ class _LoopYamlLoader(_BaseLoader):  # type: ignore[misc]
     """Safe loader with YAML 1.2-style booleans."""
 
 
+# Dates stay strings too (`released: 2001-12-14`): loop data must be plain JSON values.
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _LoopYamlLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != _BOOL_TAG]
+    first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL_TAG, _TIMESTAMP_TAG)]
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
 _LoopYamlLoader.add_implicit_resolver(_BOOL_TAG, _BOOL_RE, list("tTfF"))
@@ -94,7 +96,15 @@ class _Builder:
                 return items
             finally:
                 self.active.discard(id(node))
-        return self.loader.construct_object(node, deep=True)
+        value = self.loader.construct_object(node, deep=True)
+        if value is not None and not isinstance(value, str | int | float | bool):
+            # `!!binary`, `!!timestamp`, ...: not a JSON value, so it could not be saved
+            # in the state file or passed to an action.
+            tag = node.tag.rsplit(":", 1)[-1]
+            raise self.fail(
+                node, f"a value tagged !!{tag} is not supported here; write it as a string"
+            )
+        return value
 
     def _key(self, key_node: Any) -> Any:
         if not isinstance(key_node, yaml.ScalarNode):

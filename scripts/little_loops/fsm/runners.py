@@ -209,6 +209,9 @@ class DefaultActionRunner:
                 )
             except OSError as exc:
                 return self._spawn_failure(exc, argv[0], cwd, request.is_slash_command, start)
+            except ValueError:  # "embedded null byte": a value with \0 interpolated in
+                message = "the action contains a NUL byte, which a command line cannot carry"
+                return _failed(CANNOT_RUN_EXIT_CODE, message, start)
             finally:
                 os.close(out_w)
                 os.close(err_w)
