@@ -120,6 +120,7 @@ class _Walk:
         self.current = fsm.initial
         self.iteration = 0
         self.pass_states: list[str] = []
+        self.pass_pending = False
         self.captured: set[str] = set()
         self.prev: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
@@ -150,6 +151,21 @@ class _Walk:
             if self.max_steps is not None and len(self.steps) >= self.max_steps:
                 return self.end(MAX_STEPS, f"stopped after {self.max_steps} steps (max_steps)")
             state = fsm.states[self.current]
+            # As in the executor: a pass ends when the loop comes back to a state it ran
+            # in this pass, and a maintain restart always begins a new one.
+            if (
+                (self.iteration == 0 and not state.terminal)
+                or self.pass_pending
+                or (not state.terminal and self.current in self.pass_states)
+            ):
+                if self.iteration >= fsm.max_iterations:
+                    return self.end(
+                        MAX_ITERATIONS,
+                        f"max_iterations ({fsm.max_iterations}) reached in '{self.current}'",
+                    )
+                self.iteration += 1
+                self.pass_states = []
+                self.pass_pending = False
             if state.terminal:
                 step = self.enter(state)
                 self.steps.append(step)
@@ -161,23 +177,8 @@ class _Walk:
                 if restart not in fsm.states:
                     return self.end(ERROR, self.illegal(restart, None))
                 self.current = restart
-                # As in the executor: a restart begins a new pass, terminal or not.
-                if self.iteration >= fsm.max_iterations:
-                    return self.end(
-                        MAX_ITERATIONS,
-                        f"max_iterations ({fsm.max_iterations}) reached in '{self.current}'",
-                    )
-                self.iteration += 1
-                self.pass_states = []
+                self.pass_pending = True
                 continue
-            if self.iteration == 0 or self.current in self.pass_states:
-                if self.iteration >= fsm.max_iterations:
-                    return self.end(
-                        MAX_ITERATIONS,
-                        f"max_iterations ({fsm.max_iterations}) reached in '{self.current}'",
-                    )
-                self.iteration += 1
-                self.pass_states = []
             self.pass_states.append(self.current)
             step = self.enter(state)
             self.steps.append(step)
