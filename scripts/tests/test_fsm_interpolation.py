@@ -11,6 +11,7 @@ from little_loops.fsm.interpolation import (
     interpolate,
     interpolate_dict,
     interpolate_value,
+    near_misses,
     references,
 )
 
@@ -203,3 +204,16 @@ def test_references_lists_our_forms_only() -> None:
 def test_interpolation_never_evaluates_code(ctx: InterpolationContext) -> None:
     ctx.context = {"code": "$(rm -rf /)", "py": "__import__('os')"}
     assert interpolate("${context.code} ${context.py}", ctx) == "$(rm -rf /) __import__('os')"
+
+
+@pytest.mark.parametrize(
+    ("text", "misses"),
+    [
+        ("echo ${captured.}", ["${captured.}"]),
+        ("echo ${ context.x }", ["${ context.x }"]),
+        ("echo ${prev.output }", ["${prev.output }"]),
+        ("echo ${context.x} ${HOME} ${VAR:-x} ${state} $${context.}", []),
+    ],
+)
+def test_near_misses(text: str, misses: list[str]) -> None:
+    assert near_misses(text) == misses

@@ -886,3 +886,14 @@ def test_loop_name_longer_than_a_file_name_allows_is_refused() -> None:
         f"and '-', got '{'a' * 201}'"
     ]
     assert messages(validate_definition(loop(name="a" * 200))) == []
+
+
+def test_a_reference_written_wrong_is_a_warning() -> None:
+    data = loop()
+    data["states"]["check"]["action"] = "echo ${ captured.out.output } ${state}"
+    fsm = FSMLoop.from_dict(data)
+    assert [str(p) for p in validate_fsm(fsm) if "not a reference" in str(p)] == [
+        "loop 'demo' > states > check > action: ${ captured.out.output } is not a reference "
+        "(write ${namespace.path} with no spaces, e.g. ${captured.NAME.output}); it would "
+        "reach the action unchanged"
+    ]

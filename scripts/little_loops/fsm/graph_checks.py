@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from little_loops.fsm.errors import Severity, ValidationError
-from little_loops.fsm.interpolation import NAMESPACES, OPEN, references
+from little_loops.fsm.interpolation import NAMESPACES, OPEN, near_misses, references
 from little_loops.fsm.schema import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
@@ -207,6 +207,13 @@ class _GraphChecker:
     def references(self) -> None:
         captures = {s.capture for s in self.fsm.states.values() if s.capture is not None}
         for path, text in self.strings():
+            for miss in near_misses(text):
+                self.add(
+                    path,
+                    f"{miss} is not a reference (write ${{namespace.path}} with no spaces, "
+                    "e.g. ${captured.NAME.output}); it would reach the action unchanged",
+                    "warning",
+                )
             for namespace, ref_path in references(text):
                 ref = f"${{{namespace}.{ref_path}}}"
                 first = ref_path.split(".", 1)[0].split("[", 1)[0]

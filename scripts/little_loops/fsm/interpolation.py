@@ -205,3 +205,21 @@ def references(text: str) -> list[tuple[str, str]]:
     return [
         (m.group("ns"), m.group("path")) for m in _REFERENCE.finditer(text) if m.group(0) != ESCAPE
     ]
+
+
+# `${` + a namespace name used the way no reference is written: `${captured.}`,
+# `${ context.x }`, `${prev.output }`. Bash would get them unchanged. (`${state}` alone
+# is left alone: it may well be a bash variable.)
+_NS = "(?:" + "|".join(NAMESPACES) + ")"
+_NEAR_MISS = re.compile(r"\$\{(?:\s+" + _NS + r"\b[^}\n]*|\s*" + _NS + r"\s*\.[^}\n]*)\}")
+
+
+def near_misses(text: str) -> list[str]:
+    """`${...}` spans that name one of our namespaces but are not a valid reference."""
+    valid = {m.span() for m in _REFERENCE.finditer(text)}
+    escaped = {m.start() + 1 for m in _REFERENCE.finditer(text) if m.group(0) == ESCAPE}
+    return [
+        m.group(0)
+        for m in _NEAR_MISS.finditer(text)
+        if m.span() not in valid and m.start() not in escaped
+    ]
