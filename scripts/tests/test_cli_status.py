@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from datetime import UTC, datetime, timedelta
 
 from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
+from little_loops.fsm.pids import process_start_ticks
 
 HELLO = """\
     name: hello
@@ -194,3 +197,23 @@ def test_history_shows_events_of_unexpected_shape_raw(loop_project: LoopProject)
         't1 action_complete {"state": "s", "duration_ms": "slow"}',
         't2 loop_complete   {"iterations": 1, "duration_ms": Infinity}',
     ]
+
+
+def test_status_of_a_live_run_counts_the_time_in_its_state(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    assert loop_project.run("run", "hello").code == EXIT_OK
+    path = loop_project.loops / ".running" / "hello.state.json"
+    data = json.loads(path.read_text())
+    entered = (datetime.now(UTC) - timedelta(seconds=90)).isoformat()
+    data.update(
+        status="running",
+        pid=os.getpid(),
+        pid_start=process_start_ticks(os.getpid()),
+        elapsed_ms=30_000,
+        updated_at=entered,
+    )
+    path.write_text(json.dumps(data))
+    out = loop_project.run("status", "hello").out
+    assert "elapsed:      2m 0s (1m 30s in this state)" in out.splitlines()
+    shown = json.loads(loop_project.run("status", "hello", "--json").out)
+    assert 120_000 <= shown["elapsed_now_ms"] < 125_000

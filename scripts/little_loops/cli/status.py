@@ -73,8 +73,14 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
         return EXIT_FAILED
     alive = pid_alive(state.pid, state.pid_start)
     crashed = state.status == STATUS_RUNNING and not alive
+    # The state file is written when a state is entered; for a live run, add the time
+    # since then, so a long Claude step does not read as 0ms.
+    in_state_ms = _since(state.updated_at) if alive and state.status == STATUS_RUNNING else 0
     if as_json:
-        print(json.dumps({**state.to_dict(), "alive": alive, "crashed": crashed}, indent=2))
+        data = {**state.to_dict(), "alive": alive, "crashed": crashed}
+        if in_state_ms:
+            data["elapsed_now_ms"] = state.elapsed_ms + in_state_ms
+        print(json.dumps(data, indent=2))
         return EXIT_OK
     limit = max_iterations_of(loop_name, state.loop_path, loops_dir)
     if crashed:
@@ -92,7 +98,11 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
         ("status", status),
         ("state", state.current_state),
         ("iteration", f"{state.iteration}/{limit}" if limit else str(state.iteration)),
-        ("elapsed", format_duration(state.elapsed_ms)),
+        (
+            "elapsed",
+            format_duration(state.elapsed_ms + in_state_ms)
+            + (f" ({format_duration(in_state_ms)} in this state)" if in_state_ms else ""),
+        ),
         ("started", state.started_at),
         ("updated", state.updated_at),
     ]
@@ -110,3 +120,16 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     for key, value in rows:
         print(f"{key + ':':<{width}} {value}")
     return EXIT_OK
+
+
+def _since(timestamp: str) -> int:
+    """Milliseconds from the ISO *timestamp* until now (0 when it cannot be read)."""
+    from datetime import UTC, datetime
+
+    try:
+        then = datetime.fromisoformat(timestamp)
+    except ValueError:
+        return 0
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    return max(0, int((datetime.now(UTC) - then).total_seconds() * 1000))
