@@ -7,18 +7,15 @@ import os
 import signal
 from pathlib import Path
 
+from little_loops.fsm.pids import stat_fields
+
 
 def child_pids(pid: int) -> list[int]:
     """The pids whose parent is `pid` (empty where /proc is not available)."""
     children = []
     for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
-        except OSError:
-            continue
-        # Field 2 (the command name) is in parentheses and may contain spaces or ')'.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[1] == str(pid):
+        fields = stat_fields(int(entry.name))
+        if fields is not None and len(fields) > 1 and fields[1] == str(pid):
             children.append(int(entry.name))
     return sorted(children)
 

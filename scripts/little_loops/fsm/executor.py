@@ -81,15 +81,12 @@ class FSMExecutor:
         llm_client: Any = None,
         output_dir: Path | None = None,
         sleep: Callable[[float], None] | None = None,
-        action_env: dict[str, str] | None = None,
     ) -> None:
         self.fsm = fsm
         self.event_callback: EventCallback = event_callback or (lambda _event: None)
         self.action_runner: ActionRunner = action_runner or DefaultActionRunner()
         self.llm_client = llm_client
         self.output_dir = output_dir
-        self.action_env = action_env  # added to every action's environment (runners that
-        # take an ActionRequest only)
 
         self.current_state = fsm.initial
         self.iteration = 0
@@ -376,7 +373,6 @@ class FSMExecutor:
                     is_slash_command=is_prompt,
                     # Claude Code's JSON report comes only at the end: silence is normal.
                     idle_timeout=None if is_prompt else state.idle_timeout or self.fsm.idle_timeout,
-                    env=self.action_env,
                     output_file=output_file,
                 )
             )

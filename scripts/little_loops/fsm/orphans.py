@@ -15,6 +15,8 @@ import signal
 import time
 from pathlib import Path
 
+from little_loops.fsm.pids import pid_alive
+
 RUN_MARKER_ENV = "LL_LOOP_RUN"
 
 
@@ -67,6 +69,4 @@ def kill_orphaned_actions(loop_name: str, dead_pid: int, grace: float = 2.0) -> 
 
 
 def _any_alive(pids: list[int]) -> bool:
-    from little_loops.fsm.pids import pid_alive
-
     return any(pid_alive(pid) for pid in pids)

@@ -6,30 +6,33 @@ import os
 from pathlib import Path
 
 
-def process_start_ticks(pid: int) -> int | None:
-    """The start time of `pid` in clock ticks since boot (Linux /proc), or None if unknown.
+def stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state first), or None.
 
-    A recorded (pid, start) pair identifies a process even after the pid is reused.
+    The command name (field 2) is in parentheses and may itself contain spaces or ')'.
     """
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
-    # The command name (field 2) is in parentheses and may itself contain spaces or ')'.
-    fields = stat[stat.rfind(")") + 2 :].split()
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """The start time of `pid` in clock ticks since boot (Linux /proc), or None if unknown.
+
+    A recorded (pid, start) pair identifies a process even after the pid is reused.
+    """
+    fields = stat_fields(pid)
     try:
-        return int(fields[19])  # field 22 overall: starttime
+        return int(fields[19]) if fields else None  # field 22 overall: starttime
     except (IndexError, ValueError):
         return None
 
 
 def _is_zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return False
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return bool(fields) and fields[0] in ("Z", "X")
+    fields = stat_fields(pid)
+    return fields is not None and bool(fields) and fields[0] in ("Z", "X")
 
 
 def pid_alive(pid: int | None, start_ticks: int | None = None) -> bool:

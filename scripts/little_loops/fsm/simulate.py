@@ -20,7 +20,7 @@ from little_loops.fsm.routing import resolve_route
 from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.suggest import did_you_mean
 from little_loops.fsm.timefmt import format_duration
-from little_loops.fsm.verdicts import effective_evaluator, state_verdicts
+from little_loops.fsm.verdicts import state_verdicts
 
 # How a simulation ends, and the exit code `ll-loop simulate` returns for it. The first
 # three are the executor's own terminated_by values (fsm/outcomes.py); the others are
@@ -228,7 +228,7 @@ class _Walk:
             if state.capture:
                 self.captured.add(state.capture)
         if not state.terminal and state.next is None:
-            judge = effective_evaluator(state).type == "llm_structured"
+            judge = state.effective_evaluate().type == "llm_structured"
             if judge and self.fsm.llm.enabled and state.action:
                 self.judged += 1
         return step

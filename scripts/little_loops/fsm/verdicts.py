@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from little_loops.fsm.routing import ERROR_VERDICT
-from little_loops.fsm.schema import EvaluateConfig, FSMLoop, StateConfig
+from little_loops.fsm.schema import FSMLoop, StateConfig
 
 # What each deterministic evaluator answers besides `error` (see fsm/evaluators.py).
 _FIXED: dict[str, tuple[str, ...]] = {
@@ -56,11 +56,6 @@ class StateVerdicts:
         return verdict in self.verdicts
 
 
-def effective_evaluator(state: StateConfig) -> EvaluateConfig:
-    """The evaluator the executor uses for *state* (see StateConfig.effective_evaluate)."""
-    return state.effective_evaluate()
-
-
 def schema_verdicts(schema: Any) -> list[str] | None:
     """The verdict enum of an llm_structured schema (None when it has none)."""
     if schema is None:
@@ -77,7 +72,7 @@ def state_verdicts(fsm: FSMLoop, state: StateConfig) -> StateVerdicts | None:
     """What *state* can answer, or None when it is not evaluated (terminal, or `next:`)."""
     if state.terminal or state.next is not None:
         return None
-    config = effective_evaluator(state)
+    config = state.effective_evaluate()
     kind = config.type
     causes = _ERROR_CAUSES.get(kind, "a failed evaluation")
     if state.action:
