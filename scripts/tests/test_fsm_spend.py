@@ -145,6 +145,22 @@ class TestBudget:
         assert complete[-1]["spent_usd"] == pytest.approx(0.12)
         assert result.usage["claude_input_tokens"] == 3600
 
+    def test_recorded_dollars_are_rounded_to_micro_dollars(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # Claude Code sums its cost in floating point and can report float noise; the
+        # event and the run's total must agree to the digit, whatever Claude printed.
+        fake_claude(tmp_path, monkeypatch, cost=0.29152500000000003)
+        events: list[dict[str, Any]] = []
+        fsm = prompt_loop(max_iterations=1)
+        result = FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        (complete,) = [e for e in events if e["event"] == "action_complete"]
+        assert repr(complete["cost_usd"]) == "0.291525"
+        assert repr(complete["spent_usd"]) == "0.291525"
+        assert result.cost_usd == complete["cost_usd"]
+
     def test_shell_states_run_on_after_the_budget_is_reached(self) -> None:
         class Runner:
             def __init__(self) -> None:

@@ -387,7 +387,9 @@ class FSMExecutor:
         for extra in ("error", "truncated", "output_path", "cost_usd", "usage"):
             value = getattr(result, extra, None)
             if value:
-                complete[extra] = value
+                # Claude's own sum can carry float noise (0.29152500000000003): every
+                # dollar figure the product records is rounded to micro-dollars.
+                complete[extra] = round(value, 6) if extra == "cost_usd" else value
         self.spend.add(getattr(result, "cost_usd", None), getattr(result, "usage", None), "claude_")
         if self.spend.cost_usd:
             complete["spent_usd"] = round(self.spend.cost_usd, 6)
