@@ -154,7 +154,8 @@ def test_verdict_detail(event: dict[str, Any], detail: str) -> None:
                 "iterations": 3,
                 "duration_ms": 5,
             },
-            "Loop stopped: max_iterations reached in fix (3 iterations, 5ms)",
+            "Loop stopped: max_iterations reached in fix (3 iterations, 5ms); "
+            "to go on: ll-loop resume NAME --max-iterations N",
         ),
         (
             {

@@ -194,3 +194,103 @@ def test_corrupt_state_file_gives_a_clear_message(
         assert why in result.err
         assert result.err.endswith("); delete it, or start the loop over with 'll-loop run ok'\n")
         assert "Traceback" not in result.err
+
+
+COUNTER = """\
+    name: counter
+    initial: bump
+    {limits}
+    states:
+      bump:
+        action: "echo x >> ticks; echo ${{context.word}}"
+        capture: last
+        evaluate:
+          type: exit_code
+        on_success: check
+      check:
+        action: "[ $(wc -l < ticks) -ge 5 ]"
+        on_success: done
+        on_failure: bump
+      done:
+        action: "echo final=${{captured.last.output}}"
+        terminal: true
+"""
+
+
+def test_a_run_stopped_by_max_iterations_goes_on_with_a_higher_limit(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("counter", COUNTER.format(limits="context: {word: kept}"))
+    first = loop_project.run("run", "counter", "-n", "2")
+    assert first.code == 3
+    assert first.err.endswith("to go on: ll-loop resume counter --max-iterations N\n")
+    status = loop_project.run("status", "counter").out
+    assert "to go on:     ll-loop resume counter --max-iterations N" in status.splitlines()
+
+    # The limit the run had is remembered: resuming without raising it is refused, and
+    # the saved run is left as it was.
+    state_file = loop_project.loops / ".running" / "counter.state.json"
+    saved = state_file.read_bytes()
+    again = loop_project.run("resume", "counter")
+    assert again.code == EXIT_FAILED
+    assert again.err == (
+        "ll-loop: error: loop 'counter' has run 2 of its 2 iterations; "
+        "to go on: ll-loop resume counter --max-iterations N\n"
+    )
+    assert state_file.read_bytes() == saved
+
+    more = loop_project.run("resume", "counter", "--max-iterations", "4")
+    assert more.code == 3
+    assert "resuming loop 'counter' at state 'bump' (iteration 2," in more.err
+    assert (loop_project.root / "ticks").read_text() == "x\n" * 4  # 2 + 2 more, none re-run
+
+    # The raised limit is now the run's: a plain resume is refused at 4, and 10 finishes.
+    assert "has run 4 of its 4 iterations" in loop_project.run("resume", "counter").err
+    done = loop_project.run("resume", "counter", "-n", "10")
+    assert done.code == EXIT_OK, done.err
+    assert (loop_project.root / "ticks").read_text() == "x\n" * 5
+    assert "final=kept" in done.err  # the capture and context survived both stops
+    state = json.loads(state_file.read_text())
+    assert (state["status"], state["iteration"]) == ("completed", 5)
+
+
+def test_a_run_stopped_by_its_timeout_goes_on_once_the_file_allows_more(
+    loop_project: LoopProject,
+) -> None:
+    path = loop_project.write(
+        "counter",
+        COUNTER.format(limits="timeout: 0.5\n    context: {word: w}").replace(
+            "echo x >> ticks;", "echo x >> ticks; sleep 0.2;"
+        ),
+    )
+    first = loop_project.run("run", "counter")
+    assert first.code == 4
+    assert "to go on: raise timeout: in the loop file, then ll-loop resume counter" in first.err
+    refused = loop_project.run("resume", "counter")
+    assert refused.code == EXIT_FAILED
+    assert "of its 0.5s timeout; to go on: raise timeout: in the loop file" in refused.err
+    path.write_text(path.read_text().replace("timeout: 0.5", "timeout: 30"))
+    done = loop_project.run("resume", "counter")
+    assert done.code == EXIT_OK, done.err
+    assert (loop_project.root / "ticks").read_text() == "x\n" * 5
+
+
+def test_other_failures_are_still_not_resumable(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "broken",
+        """\
+        name: broken
+        initial: a
+        states:
+          a:
+            action: "exit 7"
+            on_success: done
+          done:
+            terminal: true
+        """,
+    )
+    assert loop_project.run("run", "broken").code == EXIT_FAILED
+    refused = loop_project.run("resume", "broken", "-n", "99")
+    assert refused.code == EXIT_FAILED
+    assert refused.err.startswith("ll-loop: error: loop 'broken' ended (failed): ")
+    assert refused.err.endswith("nothing to resume, start it again with 'll-loop run broken'\n")

@@ -235,8 +235,23 @@ def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPat
     assert result.code == EXIT_BUDGET
     assert json.loads(result.out)["terminated_by"] == "budget"
     assert "Loop stopped: cost budget reached in fix (" in result.err
-    assert result.err.endswith(", $0.1200)\n")
+    # Three Claude calls ran, three passes are counted (none for the call that was not made).
+    assert "reached in fix (3 iterations, " in result.err
+    assert result.err.endswith(", $0.1200); to go on: ll-loop resume spender --max-cost USD\n")
     assert "cost:         $0.1200" in loop_project.run("status", "spender").out.splitlines()
+
+    # The spend is kept: the same budget cannot go on, a higher one can.
+    refused = loop_project.run("resume", "spender")
+    assert refused.code == EXIT_FAILED
+    assert refused.err == (
+        "ll-loop: error: loop 'spender' has spent $0.1200 of its $0.1 budget; "
+        "to go on: ll-loop resume spender --max-cost USD\n"
+    )
+    more = loop_project.run("resume", "spender", "--max-cost", "0.2", "--json")
+    assert more.code == EXIT_BUDGET
+    # 0.12 -> 0.16 -> 0.20: two more Claude calls, then the new budget is reached.
+    assert json.loads(more.out)["cost_usd"] == pytest.approx(0.2)
+    assert json.loads(more.out)["iterations"] == 5
 
 
 JUDGED = """\

@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any, TextIO
 
+from little_loops.fsm.outcomes import RAISABLE_LIMITS
 from little_loops.fsm.timefmt import format_duration
 
 ACTION_WIDTH = 60
@@ -76,16 +77,15 @@ def outcome_line(final: dict[str, Any]) -> str:
     how = final.get("terminated_by")
     if how == "terminal":
         return f"Loop completed: {state} ({stats})"
-    if how == "max_iterations":
-        return f"Loop stopped: max_iterations reached in {state} ({stats})"
-    if how == "timeout":
-        return f"Loop stopped: timeout reached in {state} ({stats})"
+    if how in RAISABLE_LIMITS:
+        what = "cost budget" if how == "budget" else how
+        return (
+            f"Loop stopped: {what} reached in {state} ({stats}); to go on: {RAISABLE_LIMITS[how]}"
+        )
     if how == "handoff":
         return f"Loop paused for handoff in {state} ({stats}); continue with: ll-loop resume NAME"
     if how in ("interrupted", "stopped"):
         return f"Loop {how} in {state} ({stats}); continue with: ll-loop resume NAME"
-    if how == "budget":
-        return f"Loop stopped: cost budget reached in {state} ({stats})"
     error = final.get("error") or "unknown error"
     return f"Loop failed in {state}: {error} ({stats})"
 

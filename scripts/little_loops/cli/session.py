@@ -12,7 +12,7 @@ from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
 from little_loops.cli.signals import ShutdownSignals
 from little_loops.fsm.locks import acquire_scope, project_root
-from little_loops.fsm.outcomes import RESUMABLE_STATUSES, outcome_of
+from little_loops.fsm.outcomes import outcome_of
 from little_loops.fsm.persistence import (
     RUNNING_DIR,
     StatePersistence,
@@ -147,17 +147,18 @@ def _execute(
     try:
         with ShutdownSignals(executor.request_shutdown):
             if resume:
-                saved = persistence.load_state()
-                if saved is not None and saved.status in RESUMABLE_STATUSES and not options.quiet:
+                saved = executor.resumable_state()
+                if not options.quiet:
                     print(
                         f"ll-loop: resuming loop '{fsm.name}' at state '{saved.current_state}'"
                         f" (iteration {saved.iteration}, "
                         f"{format_duration(saved.elapsed_ms)} elapsed)",
                         file=err,
                     )
-                return executor.resume()
+            # The flags in force (on resume: the saved ones, with any given again on top),
+            # so a later resume continues with the same limits.
             save_overrides(fsm.name, loops_dir, options)
-            return executor.run()
+            return executor.resume() if resume else executor.run()
     finally:
         display.close()
         runner.close()

@@ -193,6 +193,18 @@ class FSMExecutor:
             if self._shutdown.is_set():
                 return self._finish(self._shutdown_reason)
             state = self.fsm.states[self.current_state]
+            # The budget is checked before a pass is counted, so a run stopped by it shows
+            # the passes that ran, and a resume with a higher budget starts the next one.
+            limit = self.fsm.max_cost_usd
+            if (
+                limit is not None
+                and not state.terminal
+                and self._spends(state)
+                and self.spend.reached(limit)
+            ):
+                return self._finish(
+                    "budget", error=self.spend.budget_message(limit, self.current_state)
+                )
             # A pass ends when the loop comes back to a state it already ran in this pass;
             # a maintain restart always begins a new one.
             if (
@@ -221,11 +233,6 @@ class FSMExecutor:
 
             if self._loop_deadline_passed():
                 return self._finish("timeout")
-            limit = self.fsm.max_cost_usd
-            if limit is not None and self._spends(state) and self.spend.reached(limit):
-                return self._finish(
-                    "budget", error=self.spend.budget_message(limit, self.current_state)
-                )
             self.pass_states.append(self.current_state)
             self.entered = True
             self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})

@@ -64,6 +64,23 @@ TERMINATION_STATUS: dict[str, str] = {o.terminated_by: o.status for o in _TABLE}
 TERMINATION_EXIT_CODE: dict[str, int] = {o.terminated_by: o.exit_code for o in _TABLE}
 
 
+# A run that ended at one of these limits stopped *before* a step started, with everything
+# it had (captures, prev, spend) saved: raise the limit and it can be resumed. The value
+# says how (NAME is the loop's name).
+RAISABLE_LIMITS: dict[str, str] = {
+    BUDGET: "ll-loop resume NAME --max-cost USD",
+    MAX_ITERATIONS: "ll-loop resume NAME --max-iterations N",
+    TIMEOUT: "raise timeout: in the loop file, then ll-loop resume NAME",
+}
+
+
+def can_resume(status: str, terminated_by: str | None) -> bool:
+    """Whether a saved run may be resumed at all (a limit still has to be raised first)."""
+    return status in RESUMABLE_STATUSES or (
+        status == STATUS_FAILED and terminated_by in RAISABLE_LIMITS
+    )
+
+
 def outcome_of(terminated_by: str) -> Outcome:
     """The outcome for a `terminated_by` value; an unknown value is a bug, reported as `error`."""
     return OUTCOMES.get(terminated_by, OUTCOMES[ERROR])

@@ -11,9 +11,13 @@ from little_loops.fsm.executor import EventCallback, ExecutionResult, ExecutorSn
 from little_loops.fsm.loopstate import LoopState
 from little_loops.fsm.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.outcomes import (
-    RESUMABLE_STATUSES,
+    BUDGET,
+    MAX_ITERATIONS,
+    RAISABLE_LIMITS,
     STATUS_COMPLETED,
+    STATUS_FAILED,
     STATUS_RUNNING,
+    can_resume,
     outcome_of,
 )
 from little_loops.fsm.persistence import StatePersistence
@@ -68,29 +72,7 @@ class PersistentExecutor:
 
     def resume(self) -> ExecutionResult:
         """Continue the saved run: captures, prev, iteration count and elapsed time intact."""
-        self.persistence.initialize()
-        saved = self.persistence.load_state()
-        name = self.fsm.name
-        if saved is None:
-            raise LoopRuntimeError(
-                f"loop '{name}' has no saved run to resume; start it with 'll-loop run {name}'"
-            )
-        if saved.status not in RESUMABLE_STATUSES:
-            how = "completed" if saved.status == STATUS_COMPLETED else f"ended ({saved.status})"
-            why = f": {saved.error}" if saved.error else ""
-            raise LoopRuntimeError(
-                f"loop '{name}' {how}{why}; nothing to resume, start it again with "
-                f"'ll-loop run {name}'"
-            )
-        if (
-            saved.status == STATUS_RUNNING
-            and saved.pid != os.getpid()
-            and pid_alive(saved.pid, saved.pid_start)
-        ):
-            raise LoopRuntimeError(
-                f"loop '{name}' is still running (pid {saved.pid}); stop it first with "
-                f"'ll-loop stop {name}'"
-            )
+        saved = self.resumable_state()
         self._end_orphans(saved)
         self.executor.restore(
             ExecutorSnapshot(
@@ -110,6 +92,37 @@ class PersistentExecutor:
             )
         )
         return self._run()
+
+    def resumable_state(self) -> LoopState:
+        """The saved run, if it can be resumed now; else LoopRuntimeError says why not."""
+        self.persistence.initialize()
+        saved = self.persistence.load_state()
+        name = self.fsm.name
+        if saved is None:
+            raise LoopRuntimeError(
+                f"loop '{name}' has no saved run to resume; start it with 'll-loop run {name}'"
+            )
+        if not can_resume(saved.status, saved.terminated_by):
+            how = "completed" if saved.status == STATUS_COMPLETED else f"ended ({saved.status})"
+            why = f": {saved.error}" if saved.error else ""
+            raise LoopRuntimeError(
+                f"loop '{name}' {how}{why}; nothing to resume, start it again with "
+                f"'ll-loop run {name}'"
+            )
+        if saved.status == STATUS_FAILED:
+            reached = limit_still_reached(self.fsm, saved)
+            if reached is not None:
+                raise LoopRuntimeError(reached)
+        if (
+            saved.status == STATUS_RUNNING
+            and saved.pid != os.getpid()
+            and pid_alive(saved.pid, saved.pid_start)
+        ):
+            raise LoopRuntimeError(
+                f"loop '{name}' is still running (pid {saved.pid}); stop it first with "
+                f"'ll-loop stop {name}'"
+            )
+        return saved
 
     def _end_orphans(self, previous: LoopState | None) -> None:
         """A crashed run's action may still be running (it has its own session): end it."""
@@ -189,3 +202,28 @@ class PersistentExecutor:
         if kind == "loop_start" and self._orphans:
             pids, self._orphans = self._orphans, []
             self._on_event({"event": "orphans_killed", "ts": event.get("ts"), "pids": pids})
+
+
+def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:
+    """Why a run that ended at a limit cannot go on yet, or None once the limit is raised."""
+    name = fsm.name
+    hint = RAISABLE_LIMITS.get(str(saved.terminated_by), "").replace("NAME", name)
+    if saved.terminated_by == BUDGET:
+        limit = fsm.max_cost_usd
+        if limit is not None and saved.cost_usd >= limit:
+            return (
+                f"loop '{name}' has spent ${saved.cost_usd:.4f} of its ${limit:g} budget; "
+                f"to go on: {hint}"
+            )
+    elif saved.terminated_by == MAX_ITERATIONS:
+        if saved.iteration >= fsm.max_iterations:
+            return (
+                f"loop '{name}' has run {saved.iteration} of its {fsm.max_iterations} "
+                f"iterations; to go on: {hint}"
+            )
+    elif fsm.timeout is not None and saved.elapsed_ms >= fsm.timeout * 1000:
+        return (
+            f"loop '{name}' has run {saved.elapsed_ms / 1000:g}s of its {fsm.timeout:g}s "
+            f"timeout; to go on: {hint}"
+        )
+    return None
