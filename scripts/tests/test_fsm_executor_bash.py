@@ -104,7 +104,8 @@ def test_prompt_action_reaches_fake_claude_with_right_argv(
     assert json.loads(argv_file.read_text()) == [
         "--dangerously-skip-permissions",
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         "-p",
         "Fix the failing test in test_a.py",
     ]

@@ -305,7 +305,8 @@ def test_prompt_reaches_claude_with_the_right_argv(
     assert argv == [
         "--dangerously-skip-permissions",
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         "-p",
         "Analyze the test failures",
     ]

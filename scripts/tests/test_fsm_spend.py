@@ -75,6 +75,24 @@ class TestClaudeReport:
         }
         assert result.error is None
 
+    def test_stream_transcript_ends_in_the_report(self) -> None:
+        transcript = "\n".join(
+            json.dumps(line)
+            for line in (
+                {"type": "system", "subtype": "init", "tools": ["Read"]},
+                {"type": "assistant", "message": {"id": "m", "content": [], "usage": {}}},
+                {"type": "user", "message": {"content": [{"type": "tool_result"}]}},
+                {**REPORT, "type": "result"},
+            )
+        )
+        raw = ActionResult(transcript + "\n", "", 0, 5, truncated=True, output_path="x.out")
+        result = apply_report(raw)
+        assert (result.output, result.cost_usd) == ("Fixed the bug", 0.0125)
+        # The answer is whole even if the transcript outgrew the tail; the file keeps it all.
+        assert (result.truncated, result.output_path) == (False, "x.out")
+        # One assistant line on its own is a session cut short, not a report.
+        assert parse_report(json.dumps({"type": "assistant", "message": {}})) is None
+
     def test_plain_text_is_left_alone(self) -> None:
         raw = ActionResult("just text\n", "", 0, 5)
         assert apply_report(raw) is raw
@@ -275,38 +293,91 @@ def test_llm_judge_tokens_and_estimate_count_toward_spend(fake_anthropic: Any) -
     assert next(e for e in events if e["event"] == "evaluate")["cost_usd"] == 0.00125
 
 
-def test_idle_timeout_does_not_apply_to_claude_actions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A Claude Code run in JSON mode is silent until its report: 1 s of silence is normal.
+def _stream_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> None:
+    """A `claude` on PATH whose shell *body* prints a stream-json transcript."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "claude"
-    script.write_text(f"#!/bin/sh\nsleep 1\necho '{json.dumps(REPORT)}'\n")
+    script.write_text(f"#!/bin/sh\n{body}")
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    fsm = prompt_loop(idle_timeout=0.3, max_iterations=1)
+
+
+def _line(data: dict[str, Any]) -> str:
+    return "echo '" + json.dumps(data) + "'\n"
+
+
+def _said(text: str, message_id: str = "m1", output_tokens: int = 10) -> str:
+    usage = {"input_tokens": 100, "output_tokens": output_tokens}
+    message = {"id": message_id, "content": [{"type": "text", "text": text}], "usage": usage}
+    return _line({"type": "assistant", "message": message})
+
+
+def test_idle_timeout_ends_a_claude_session_that_goes_silent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code streams a line per message: a session that stops printing is stuck.
+    _stream_claude(
+        tmp_path,
+        monkeypatch,
+        _line({"type": "system", "subtype": "init"})
+        + _said("Looking at the tests.", "m1", 5)
+        + _said("Looking at the tests.", "m1", 12)  # the same message, its usage so far
+        + _said("Running them now.", "m2", 7)
+        + "exec sleep 30\n",
+    )
+    fsm = prompt_loop(idle_timeout=0.5, max_iterations=1)
+    events: list[dict[str, Any]] = []
+    started = time.monotonic()
+    FSMExecutor(
+        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+    ).run()
+    assert time.monotonic() - started < 10
+    complete = next(e for e in events if e["event"] == "action_complete")
+    assert complete["exit_code"] == 124
+    assert complete["error"] == "action printed nothing for 500ms (idle_timeout)"
+    # What Claude had said and used before it went quiet is kept; no cost was reported.
+    assert complete["output"] == "Looking at the tests.\nLooking at the tests.\nRunning them now."
+    assert complete["usage"] == {"input_tokens": 200, "output_tokens": 19}
+    assert "cost_usd" not in complete
+
+
+def test_idle_timeout_spares_a_claude_session_that_keeps_streaming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = "".join(_said(f"step {i}", f"m{i}") + "sleep 0.25\n" for i in range(6))
+    report = {**REPORT, "type": "result"}
+    _stream_claude(tmp_path, monkeypatch, steps + _line(report))
+    fsm = prompt_loop(idle_timeout=0.8, max_iterations=1)
     events: list[dict[str, Any]] = []
     FSMExecutor(
         fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
     ).run()
     complete = next(e for e in events if e["event"] == "action_complete")
     assert complete["exit_code"] == 0
-    assert complete["output"] == "Fixed the bug"
+    assert complete["output"] == "Fixed the bug"  # the result line's answer, not the steps
+    assert complete["cost_usd"] == 0.0125
 
 
-def test_validate_warns_about_idle_timeout_on_a_claude_state() -> None:
+def test_validate_warns_about_a_short_idle_timeout_on_a_claude_state() -> None:
     from little_loops.fsm.loader import load_text
     from little_loops.fsm.validation import check_document
 
-    text = (
-        "name: x\ninitial: fix\nstates:\n  fix:\n    action: /ll:fix\n    idle_timeout: 60\n"
-        "    on_success: done\n    on_failure: done\n    on_error: done\n"
-        "  done:\n    terminal: true\n"
-    )
-    report = check_document(load_text(text, "x.yaml"))
-    assert [str(w) for w in report.warnings if "idle_timeout" in str(w)] == [
-        "loop 'x' > states > fix > idle_timeout: ignored for a Claude action: Claude Code "
-        "prints its JSON report only when it is done, so it is silent until then; use timeout "
-        "to bound it"
+    def warnings(idle: str) -> list[str]:
+        text = (
+            f"name: x\ninitial: fix\n{idle}states:\n  fix:\n    action: /ll:fix\n"
+            "    on_success: check\n    on_failure: check\n    on_error: check\n"
+            "  check:\n    action: make test\n    idle_timeout: 5\n    next: done\n"
+            "  done:\n    terminal: true\n"
+        )
+        report = check_document(load_text(text, "x.yaml"))
+        return [str(w) for w in report.warnings if "idle_timeout" in str(w)]
+
+    # Shell actions may have any idle_timeout; a Claude action's needs room for long steps.
+    assert warnings("") == []
+    assert warnings("idle_timeout: 300\n") == []
+    assert warnings("idle_timeout: 60\n") == [
+        "loop 'x' > idle_timeout: 60s is short for Claude action 'fix': Claude Code prints "
+        "a line only when a message or a tool call is finished, so a long reply or a long "
+        "tool call (a test run) is silent for longer; 120s or more is safer"
     ]

@@ -1,4 +1,10 @@
-"""Read Claude Code's `--output-format json` report: the answer text, its cost and tokens."""
+"""Read Claude Code's `--output-format stream-json` transcript: the answer, its cost and tokens.
+
+Claude Code prints one JSON line per step (the session's start, each assistant message,
+each tool result) and, last, a `result` line with the answer, `total_cost_usd` and `usage`.
+Streaming rather than one report at the end is what lets `idle_timeout` see a session that
+has stopped making progress, and lets a person follow it in the action's `.out` file.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from little_loops.fsm.runners import ActionResult
 
-# Flags added to every Claude Code action so its answer arrives with cost and usage.
-CLAUDE_JSON_FLAGS: tuple[str, ...] = ("--output-format", "json")
+# Flags added to every Claude Code action so its answer arrives with cost and usage
+# (`-p` accepts stream-json only with --verbose).
+CLAUDE_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json", "--verbose")
 
 # What Claude Code answers, with exit 0 and no API call, to a slash command it has no file for.
 UNKNOWN_COMMAND = "Unknown command:"
@@ -26,8 +33,51 @@ USAGE_KEYS: tuple[str, ...] = (
 
 
 def parse_report(stdout: str) -> dict[str, Any] | None:
-    """The JSON object Claude Code printed, or None when stdout is not one."""
+    """Claude Code's final report: the last `result` line of a stream-json transcript, or
+    the one JSON object of `--output-format json`; None when stdout holds neither."""
     text = stdout.strip()
+    if not text.startswith("{"):
+        return None
+    whole = _json_object(text)
+    if whole is not None and whole.get("type") in (None, "result"):
+        return whole
+    for line in reversed(text.splitlines()):
+        data = _json_object(line.strip())
+        if data is not None and data.get("type") == "result":
+            return data
+    return None
+
+
+def partial_session(stdout: str) -> tuple[str, dict[str, int]] | None:
+    """What a stream-json session that never reported (killed, crashed) had said: the text
+    of its assistant messages and the tokens they used. None when stdout is not a stream."""
+    texts: list[str] = []
+    usage_by_message: dict[str, dict[str, int]] = {}
+    seen_stream = False
+    for line in stdout.splitlines():
+        data = _json_object(line.strip())
+        if data is None or not isinstance(data.get("type"), str):
+            continue
+        seen_stream = True
+        message = data.get("message")
+        if data["type"] != "assistant" or not isinstance(message, dict):
+            continue
+        for block in message.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                texts.append(str(block.get("text", "")))
+        # One message comes as several lines (a line per content block), each with the
+        # message's usage so far: the last line of a message id holds its count.
+        usage_by_message[str(message.get("id"))] = usage_of(message)
+    if not seen_stream:
+        return None
+    total: dict[str, int] = {}
+    for usage in usage_by_message.values():
+        for key, value in usage.items():
+            total[key] = total.get(key, 0) + value
+    return "\n".join(texts), total
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
@@ -59,12 +109,19 @@ def apply_report(result: ActionResult) -> ActionResult:
     """
     report = parse_report(result.output)
     if report is None or "result" not in report and "total_cost_usd" not in report:
-        return _flag_failure(result, result.output)
+        partial = partial_session(result.output)
+        if partial is None:
+            return _flag_failure(result, result.output)
+        # No report (a timeout, a stop, a crash): keep what Claude had said and used.
+        text, usage = partial
+        return _flag_failure(dataclasses.replace(result, output=text, usage=usage), text)
     answer = report.get("result")
     cost = report.get("total_cost_usd")
     changes: dict[str, Any] = {
         "output": answer if isinstance(answer, str) else "",
         "usage": usage_of(report),
+        # The answer is whole even when the transcript outgrew the runner's tail.
+        "truncated": False,
     }
     if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost):
         changes["cost_usd"] = max(0.0, float(cost))

@@ -378,8 +378,9 @@ class FSMExecutor:
                     action=action,
                     timeout=timeout,
                     is_slash_command=is_prompt,
-                    # Claude Code's JSON report comes only at the end: silence is normal.
-                    idle_timeout=None if is_prompt else state.idle_timeout or self.fsm.idle_timeout,
+                    # Claude Code streams a line per message and tool result, so a
+                    # silent session is a stuck one (or one inside a long tool call).
+                    idle_timeout=state.idle_timeout or self.fsm.idle_timeout,
                     output_file=output_file,
                 )
             )

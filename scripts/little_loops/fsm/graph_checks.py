@@ -24,6 +24,8 @@ _FIXED_FIELDS: dict[str, tuple[str, ...]] = {
     "loop": ("name", "started_at", "elapsed_ms", "elapsed"),
 }
 _SHORTHAND = ("on_success", "on_failure", "on_error")
+# An idle_timeout below this on a Claude action risks ending a session that is working.
+CLAUDE_QUIET_SECONDS = 120
 
 
 def targets(state: StateConfig) -> list[tuple[KeyPath, str]]:
@@ -128,11 +130,15 @@ class _GraphChecker:
                         self.add(
                             (*path, key), "ignored: route decides where this state goes", "warning"
                         )
-        if state.idle_timeout is not None and state.action and state.is_prompt():
+        idle = state.idle_timeout if state.idle_timeout is not None else self.fsm.idle_timeout
+        if idle is not None and idle < CLAUDE_QUIET_SECONDS and state.action and state.is_prompt():
+            where = (*path, "idle_timeout") if state.idle_timeout is not None else ("idle_timeout",)
             self.add(
-                (*path, "idle_timeout"),
-                "ignored for a Claude action: Claude Code prints its JSON report only when it "
-                "is done, so it is silent until then; use timeout to bound it",
+                where,
+                f"{idle:g}s is short for Claude action '{name}': Claude Code prints a line "
+                f"only when a message or a tool call is finished, so a long reply or a long "
+                f"tool call (a test run) is silent for longer; {CLAUDE_QUIET_SECONDS}s or "
+                f"more is safer",
                 "warning",
             )
         if state.on_maintain is not None:

@@ -311,3 +311,42 @@ def test_unknown_slash_command_is_printed_not_sent(
     assert agent.requests == []
     assert judge.requests == []
     assert (result.terminated_by, result.final_state) == ("terminal", "missing")
+
+
+def test_idle_timeout_ends_a_session_whose_api_call_hangs(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent, judge = _routes(fake_anthropic)
+    # The model runs one tool, then the API goes quiet: Claude Code streamed the first
+    # turn and its tool result, then prints nothing while it waits.
+    agent.reply_tool({"command": "echo probe-1234"}, name="Bash", text="Checking first.")
+    agent.reply_hang(60)
+    fsm = _loop("""
+        name: stuck
+        initial: work
+        states:
+          work:
+            action_type: prompt
+            action: "Check and report"
+            idle_timeout: 3
+            on_success: done
+            on_failure: work
+            on_error: gave-up
+          gave-up:
+            terminal: true
+          done:
+            terminal: true
+    """)
+
+    result, events = _run(fsm, tmp_path)
+
+    assert (result.terminated_by, result.final_state) == ("terminal", "gave-up")
+    (action,) = _of(events, "action_complete")
+    assert action["exit_code"] == 124
+    assert action["error"] == "action printed nothing for 3.0s (idle_timeout)"
+    # Claude's words before it went quiet are the output; its tokens so far are counted.
+    assert action["output"] == "Checking first."
+    assert action["usage"]["input_tokens"] > 0
+    assert 3000 <= action["duration_ms"] < 20_000
+    assert len(agent.requests) == 2
+    assert judge.requests == []
