@@ -68,6 +68,21 @@ def test_shorthand_name_means_run(loop_project: LoopProject) -> None:
     assert "→" not in result.err  # --quiet: the outcome line only
 
 
+def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    result = loop_project.run("-n", "1", "--quiet", "hello")
+    assert result.code == EXIT_MAX_ITERATIONS
+    assert result.err.startswith("Loop stopped: max_iterations reached in check (1 iteration, ")
+    # Top-level flags and named subcommands keep their meaning.
+    assert loop_project.run("--version").code == EXIT_OK
+    assert loop_project.run("--json", "status", "hello").code == EXIT_DEFINITION
+    top_help = loop_project.run("--help")
+    assert (top_help.code, top_help.out.startswith("usage: ll-loop [-h] [--version] COMMAND")) == (
+        EXIT_OK,
+        True,
+    )
+
+
 def test_run_by_path_and_fsm_yaml_first(loop_project: LoopProject) -> None:
     loop_project.write("hello.fsm", HELLO.replace("max_iterations: 5", "max_iterations: 7"))
     loop_project.write("hello", HELLO)

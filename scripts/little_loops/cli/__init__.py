@@ -54,10 +54,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _with_run_shorthand(argv: list[str]) -> list[str]:
-    """`ll-loop NAME ...` means `ll-loop run NAME ...` when NAME is not a subcommand."""
-    if argv and "run" in SUBCOMMANDS and not argv[0].startswith("-") and argv[0] not in SUBCOMMANDS:
-        return ["run", *argv]
-    return argv
+    """`ll-loop NAME ...` means `ll-loop run NAME ...` when NAME is not a subcommand; so
+    does `ll-loop -n 5 NAME` (run flags first), when no subcommand is named at all."""
+    if not argv or "run" not in SUBCOMMANDS:
+        return argv
+    first = argv[0]
+    if not first.startswith("-"):
+        return argv if first in SUBCOMMANDS else ["run", *argv]
+    if first in ("-h", "--help", "--version") or any(arg in SUBCOMMANDS for arg in argv):
+        return argv
+    return ["run", *argv]
 
 
 def main_loop(argv: Sequence[str] | None = None) -> int:
