@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
+import re
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,6 +114,55 @@ def test_live_ticker_draws_and_clears() -> None:
     text = feed(events, live=True)
     assert "running" in text
     assert text.endswith("\r\033[K")
+
+
+def test_live_ticker_shows_the_latest_step_of_a_claude_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    transcript = tmp_path / "fix.out"
+    tool = {"type": "tool_use", "name": "Bash", "input": {"command": "pytest -q\ttests/"}}
+    transcript.write_text(
+        json.dumps({"type": "system", "subtype": "init"})
+        + "\n"
+        + json.dumps({"type": "assistant", "message": {"content": [tool]}})
+        + "\n"
+    )
+    out = io.StringIO()
+    display = ProgressDisplay(out, max_iterations=5, live=True)
+    display({"event": "state_enter", "state": "fix", "iteration": 1})
+    display(
+        {
+            "event": "action_start",
+            "state": "fix",
+            "action": "Fix the tests",
+            "action_type": "prompt",
+            "output_path": str(transcript),
+        }
+    )
+    deadline = time.monotonic() + 5
+    while "· Bash: pytest -q tests/" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    display({"event": "action_complete", "exit_code": 0, "duration_ms": 700})
+    display.close()
+    # The tab in the command is shown as a space; the line is cleared to its end.
+    assert re.search(r"running \d+m?s · Bash: pytest -q tests/\033\[K", out.getvalue())
+    # A shell action's output file is not read: its output is not Claude's steps.
+    shell = feed(
+        [
+            {"event": "state_enter", "state": "check", "iteration": 1},
+            {
+                "event": "action_start",
+                "state": "check",
+                "action": "cat fix.out",
+                "action_type": "shell",
+                "output_path": str(transcript),
+            },
+        ],
+        live=True,
+    )
+    assert "running" in shell
+    assert "Bash" not in shell
 
 
 @pytest.mark.parametrize(

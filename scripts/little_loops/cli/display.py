@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from typing import Any, TextIO
 
+from little_loops.fsm.claude_output import latest_step
 from little_loops.fsm.outcomes import RAISABLE_LIMITS
 from little_loops.fsm.timefmt import format_duration
 
@@ -42,6 +44,11 @@ def shorten(action: str, width: int = ACTION_WIDTH) -> str:
     if len(first) > width:
         first = first[: width - 1].rstrip() + "…"
     return first
+
+
+def printable(text: str) -> str:
+    """*text* with control characters (escape sequences, tabs) shown as spaces."""
+    return "".join(ch if ch.isprintable() else " " for ch in text)
 
 
 def verdict_detail(event: dict[str, Any]) -> str:
@@ -110,6 +117,7 @@ class ProgressDisplay:
         self.live = live
         self.quiet = quiet
         self._action_started = 0.0
+        self._claude_transcript: str | None = None
         self._action_ms: int | None = None
         self._ticker: threading.Thread | None = None
         self._stop_ticking = threading.Event()
@@ -147,6 +155,10 @@ class ProgressDisplay:
             return
         self._header(shorten(str(event.get("action", ""))))
         self._action_started = time.monotonic()
+        # A Claude session streams into its output file: the ticker shows its latest step.
+        path = event.get("output_path")
+        is_claude = event.get("action_type") == "prompt" and isinstance(path, str)
+        self._claude_transcript = path if is_claude else None
         if self.live:
             self._start_ticker()
 
@@ -245,8 +257,17 @@ class ProgressDisplay:
 
     def _tick(self) -> None:
         frame = 0
+        step: str | None = None
         while not self._stop_ticking.wait(0.0 if frame == 0 else 0.1):
             elapsed = int((time.monotonic() - self._action_started) * 1000)
             spinner = _SPINNER[frame % len(_SPINNER)]
-            self._write(f"\r       {spinner} running {format_duration(elapsed)}\033[K")
+            line = f"       {spinner} running {format_duration(elapsed)}"
+            if self._claude_transcript is not None:
+                if frame % 5 == 0:  # the file is read twice a second, not at every frame
+                    step = latest_step(self._claude_transcript)
+                if step:
+                    room = shutil.get_terminal_size().columns - len(line) - 4
+                    if room >= 10:
+                        line += " · " + shorten(printable(step), room)
+            self._write(f"\r{line}\033[K")
             frame += 1

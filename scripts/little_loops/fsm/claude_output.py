@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -75,6 +76,54 @@ def partial_session(stdout: str) -> tuple[str, dict[str, int]] | None:
         for key, value in usage.items():
             total[key] = total.get(key, 0) + value
     return "\n".join(texts), total
+
+
+# Tool inputs that say best what a tool call is doing, in order of preference.
+_TOOL_SUBJECTS: tuple[str, ...] = ("command", "file_path", "path", "pattern", "url", "description")
+# How much of the end of a transcript `latest_step` reads: a step's line is rarely longer.
+_STEP_WINDOW = 256 * 1024
+
+
+def describe_step(line: str) -> str | None:
+    """One line for a person about a stream-json line of Claude's: `Bash: pytest -q`,
+    `Read: src/app.py`, or the first line of what it said; None for other lines."""
+    data = _json_object(line.strip())
+    message = data.get("message") if data is not None else None
+    if data is None or data.get("type") != "assistant" or not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    for block in reversed(blocks):
+        if block.get("type") == "tool_use":
+            name = str(block.get("name") or "tool")
+            given = block.get("input")
+            inputs = given if isinstance(given, dict) else {}
+            subject = next(
+                (str(inputs[k]) for k in _TOOL_SUBJECTS if isinstance(inputs.get(k), str)), ""
+            )
+            return f"{name}: {' '.join(subject.split())}" if subject.strip() else name
+        if block.get("type") == "text":
+            words = str(block.get("text") or "").strip().splitlines()
+            if words:
+                return words[0].strip()
+    return None
+
+
+def latest_step(path: str) -> str | None:
+    """What the Claude session streaming into *path* did last (see `describe_step`), read
+    from the end of the file; None when the file is missing or shows no step yet."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - _STEP_WINDOW))
+            tail = handle.read(_STEP_WINDOW)
+    except OSError:
+        return None
+    for raw in reversed(tail.splitlines()):
+        step = describe_step(raw.decode("utf-8", errors="replace"))
+        if step is not None:
+            return step
+    return None
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

@@ -359,20 +359,20 @@ class FSMExecutor:
         remaining = self._loop_remaining_s()
         if remaining is not None:
             timeout = max(0.001, min(timeout, remaining))
-        self._emit(
-            "action_start",
-            {
-                "state": name,
-                "action": short(action),
-                "action_type": "prompt" if is_prompt else "shell",
-                "timeout": timeout,
-            },
-        )
         execute = getattr(self.action_runner, "execute", None)
+        output_file = None
+        if callable(execute) and self.output_dir is not None:
+            output_file = self.output_dir / output_file_name(self.fsm.name, name)
+        start: dict[str, Any] = {
+            "state": name,
+            "action": short(action),
+            "action_type": "prompt" if is_prompt else "shell",
+            "timeout": timeout,
+        }
+        if output_file is not None:
+            start["output_path"] = str(output_file)  # where its output streams, live
+        self._emit("action_start", start)
         if callable(execute):
-            output_file = None
-            if self.output_dir is not None:
-                output_file = self.output_dir / output_file_name(self.fsm.name, name)
             result: ActionResult = execute(
                 ActionRequest(
                     action=action,

@@ -1,0 +1,71 @@
+"""What a person is shown of a running Claude session: its latest step, from the stream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from little_loops.cli.display import printable
+from little_loops.fsm.claude_output import describe_step, latest_step
+
+
+def assistant(*blocks: dict[str, Any]) -> str:
+    return json.dumps({"type": "assistant", "message": {"id": "m", "content": list(blocks)}})
+
+
+def tool(name: str, **inputs: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": inputs}
+
+
+@pytest.mark.parametrize(
+    ("line", "step"),
+    [
+        (
+            assistant(tool("Bash", command="pytest -q\n  --lf", description="run")),
+            "Bash: pytest -q --lf",
+        ),
+        (assistant(tool("Read", file_path="/src/app.py")), "Read: /src/app.py"),
+        (assistant(tool("Grep", pattern="TODO", path="src")), "Grep: src"),
+        (assistant(tool("TodoWrite", todos=[])), "TodoWrite"),
+        (assistant({"type": "text", "text": "\n  Let me look.\nThen fix it."}), "Let me look."),
+        # The last block of a message is the newest thing it did.
+        (
+            assistant({"type": "text", "text": "First"}, tool("Edit", file_path="a.py")),
+            "Edit: a.py",
+        ),
+        (assistant({"type": "thinking", "thinking": "hmm"}), None),
+        (json.dumps({"type": "user", "message": {"content": [{"type": "tool_result"}]}}), None),
+        (json.dumps({"type": "result", "result": "done"}), None),
+        (json.dumps({"type": "assistant", "message": "not a dict"}), None),
+        (json.dumps({"type": "assistant", "message": {"content": [1, None, "x"]}}), None),
+        ("not json at all", None),
+        ("[1, 2]", None),
+        ("", None),
+    ],
+)
+def test_describe_step(line: str, step: str | None) -> None:
+    assert describe_step(line) == step
+
+
+def test_latest_step_reads_the_end_of_a_growing_transcript(tmp_path: Path) -> None:
+    path = tmp_path / "fix.out"
+    assert latest_step(str(path)) is None  # not there yet
+    path.write_text(json.dumps({"type": "system", "subtype": "init"}) + "\n")
+    assert latest_step(str(path)) is None
+    # A long transcript: megabytes of tool results, then the step that matters.
+    big = json.dumps({"type": "user", "message": {"content": "x" * 100_000}})
+    with path.open("a") as handle:
+        handle.write(assistant(tool("Read", file_path="old.py")) + "\n")
+        handle.write((big + "\n") * 30)
+        handle.write(assistant(tool("Write", file_path="new.py")) + "\n")
+        handle.write('{"type": "assistant", "message": {"content": [{"ty')  # mid-write
+    assert latest_step(str(path)) == "Write: new.py"
+    path.write_bytes(b"\xff\xfe garbage \n" + assistant(tool("Bash", command="ls")).encode())
+    assert latest_step(str(path)) == "Bash: ls"
+
+
+def test_printable_blanks_control_characters() -> None:
+    assert printable("ok\x1b[31m red\x07") == "ok [31m red "
