@@ -63,9 +63,53 @@ def test_only_true_and_false_are_booleans() -> None:
     }
 
 
+def test_numbers_are_read_as_yaml_1_2_writes_them() -> None:
+    data = load(
+        """\
+        timeout: 1e3
+        small: 1.5e-3
+        half: .5
+        ten: 010
+        octal: 0o17
+        hex: 0x1F
+        plus: +7
+        minus: -3.5
+        clock: 1:30
+        time: 12:30:00
+        grouped: 1_000
+        binary: 0b11
+        quoted: "1e3"
+        tagged: !!int "42"
+        far: -.inf
+        12: twelve
+        """
+    )
+    assert data == {
+        "timeout": 1000.0,
+        "small": 0.0015,
+        "half": 0.5,
+        "ten": 10,  # YAML 1.1 would say 8
+        "octal": 15,
+        "hex": 31,
+        "plus": 7,
+        "minus": -3.5,
+        "clock": "1:30",  # YAML 1.1 would say 90
+        "time": "12:30:00",
+        "grouped": "1_000",
+        "binary": "0b11",
+        "quoted": "1e3",
+        "tagged": 42,
+        "far": float("-inf"),
+        12: "twelve",
+    }
+    assert [type(data[k]) for k in ("timeout", "ten", "plus")] == [float, int, int]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
+        ("a: !!int abc\n", "f.yaml:1:4: 'abc' is not an integer"),
+        ("a: !!float 1.2.3\n", "f.yaml:1:4: '1.2.3' is not a number"),
         ("", "f.yaml: the file is empty; a loop needs at least 'name', 'initial' and 'states'"),
         (
             "# only a comment\n",

@@ -105,7 +105,24 @@ def test_long_commands_stay_on_one_line() -> None:
 
 
 @pytest.mark.parametrize(
-    "word", ["yes", "no", "on", "off", "y", "n", "Y", "N", "true", "False", "null", "~", "1.5"]
+    "word",
+    [
+        "yes",
+        "no",
+        "on",
+        "off",
+        "y",
+        "n",
+        "Y",
+        "N",
+        "true",
+        "False",
+        "null",
+        "~",
+        "1.5",
+        "1e3",
+        "0o7",
+    ],
 )
 def test_strings_a_yaml_1_1_reader_would_misread_are_quoted(word: str) -> None:
     fsm = loop(

@@ -27,17 +27,48 @@ _MAX_NODES = 200_000
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
+# Numbers as YAML 1.2 writes them, not 1.1: `1e3` is a number, while `010` is ten (not
+# octal eight), and `1:30` (not 90), `1_000` and `0b11` stay strings.
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+INT_RE = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+FLOAT_RE = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+
+
 class _LoopYamlLoader(_BaseLoader):  # type: ignore[misc]
-    """Safe loader with YAML 1.2-style booleans."""
+    """Safe loader with YAML 1.2-style booleans and numbers."""
 
 
 # Dates stay strings too (`released: 2001-12-14`): loop data must be plain JSON values.
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_REPLACED_TAGS = (_BOOL_TAG, _TIMESTAMP_TAG, _INT_TAG, _FLOAT_TAG)
 _LoopYamlLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL_TAG, _TIMESTAMP_TAG)]
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _REPLACED_TAGS]
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
 _LoopYamlLoader.add_implicit_resolver(_BOOL_TAG, _BOOL_RE, list("tTfF"))
+# The int pattern is tried first: `12` is an int, `12.0` and `1e3` are floats.
+_LoopYamlLoader.add_implicit_resolver(_INT_TAG, INT_RE, list("-+0123456789"))
+_LoopYamlLoader.add_implicit_resolver(_FLOAT_TAG, FLOAT_RE, list("-+0123456789."))
+
+
+def _yaml12_number(tag: str, text: str) -> int | float:
+    """The value of a scalar tagged int or float, read the YAML 1.2 way (ValueError if bad)."""
+    if tag == _INT_TAG:
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        return int(text, 10)
+    lowered = text.lower()
+    if lowered in (".inf", "+.inf", "-.inf"):
+        return float(lowered.replace(".", ""))
+    if lowered == ".nan":
+        return float("nan")
+    return float(text)
 
 
 @dataclass
@@ -96,7 +127,7 @@ class _Builder:
                 return items
             finally:
                 self.active.discard(id(node))
-        value = self.loader.construct_object(node, deep=True)
+        value = self._scalar(node)
         if value is not None and not isinstance(value, str | int | float | bool):
             # `!!binary`, `!!timestamp`, ...: not a JSON value, so it could not be saved
             # in the state file or passed to an action.
@@ -109,8 +140,17 @@ class _Builder:
     def _key(self, key_node: Any) -> Any:
         if not isinstance(key_node, yaml.ScalarNode):
             raise self.fail(key_node, "a mapping key must be a plain value, not a list or map")
-        key = self.loader.construct_object(key_node, deep=True)
+        key = self._scalar(key_node)
         return "" if key is None else key
+
+    def _scalar(self, node: Any) -> Any:
+        if node.tag in (_INT_TAG, _FLOAT_TAG) and isinstance(node.value, str):
+            try:
+                return _yaml12_number(node.tag, node.value)
+            except ValueError:
+                kind = "an integer" if node.tag == _INT_TAG else "a number"
+                raise self.fail(node, f"'{node.value}' is not {kind}") from None
+        return self.loader.construct_object(node, deep=True)
 
     def _mapping(self, node: Any, path: KeyPath) -> dict[Any, Any]:
         # A key written twice is an error; a key that overrides one brought in by a

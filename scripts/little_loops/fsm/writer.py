@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from little_loops.fsm.loader import FLOAT_RE, INT_RE
 from little_loops.fsm.schema import FSMLoop
 
 # Top-level keys come in reading order; any other key of FSMLoop.to_dict() follows.
@@ -36,7 +37,8 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    if _YAML11_EXTRA_BOOLS.match(value):
+    if _YAML11_EXTRA_BOOLS.match(value) or INT_RE.match(value) or FLOAT_RE.match(value):
+        # Also what ll-loop's YAML 1.2 reader takes for a number (`1e3`, `010`).
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 
