@@ -49,3 +49,21 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     }
     assert "yaml" in modules
     assert not modules & {"jsonschema", "anthropic", "little_loops.fsm.runners"}
+
+
+def test_the_shorthand_knows_every_run_flag_that_takes_a_value() -> None:
+    import argparse
+
+    from little_loops.cli import RUN_FLAGS_WITH_VALUE, build_parser
+
+    parser = build_parser("run")
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    taking_values = {
+        flag
+        for action in commands.choices["run"]._actions
+        if action.option_strings
+        and action.nargs is None
+        and not isinstance(action, argparse._StoreTrueAction | argparse._HelpAction)
+        for flag in action.option_strings
+    }
+    assert taking_values == RUN_FLAGS_WITH_VALUE

@@ -294,3 +294,17 @@ def test_other_failures_are_still_not_resumable(loop_project: LoopProject) -> No
     assert refused.code == EXIT_FAILED
     assert refused.err.startswith("ll-loop: error: loop 'broken' ended (failed): ")
     assert refused.err.endswith("nothing to resume, start it again with 'll-loop run broken'\n")
+
+
+def test_a_resume_that_cannot_restore_changes_nothing(loop_project: LoopProject) -> None:
+    path = loop_project.write("counter", COUNTER.format(limits="context: {word: w}"))
+    assert loop_project.run("run", "counter", "-n", "2").code == 3
+    running = loop_project.loops / ".running"
+    before = {p.name: p.read_bytes() for p in running.iterdir() if p.is_file()}
+    path.write_text(path.read_text().replace("bump", "grow"))  # the saved state is gone
+    result = loop_project.run("resume", "counter", "-n", "9")
+    assert result.code == EXIT_FAILED
+    assert result.err.startswith("ll-loop: error: cannot resume: saved state 'bump' ")
+    assert "resuming" not in result.err  # nothing was resumed
+    after = {p.name: p.read_bytes() for p in running.iterdir() if p.is_file()}
+    assert after == before  # not even the new -n was recorded

@@ -73,9 +73,23 @@ def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) ->
     result = loop_project.run("-n", "1", "--quiet", "hello")
     assert result.code == EXIT_MAX_ITERATIONS
     assert result.err.startswith("Loop stopped: max_iterations reached in check (1 iteration, ")
-    # Top-level flags and named subcommands keep their meaning.
+    # A flag's value is not taken for the name, even when it is a command's name.
+    model = loop_project.run("--llm-model", "list", "-n", "1", "-q", "hello")
+    assert (model.code, model.err.startswith("Loop completed: done (1 iteration")) == (
+        EXIT_OK,
+        True,
+    )
+    # `--` ends the flags: a loop may be called like a command.
+    named = loop_project.run("-q", "--", "status")
+    assert named.code == EXIT_DEFINITION
+    assert "no loop named 'status'" in named.err
+    # Flags written before a command go to that command, which names any it does not take.
+    status = loop_project.run("--json", "status", "hello")
+    assert (status.code, json.loads(status.out)["loop_name"]) == (EXIT_OK, "hello")
+    wrong = loop_project.run("--max-cost", "1", "status", "hello")
+    assert wrong.code == EXIT_DEFINITION
+    assert wrong.err.endswith("ll-loop: error: unrecognized arguments: --max-cost 1\n")
     assert loop_project.run("--version").code == EXIT_OK
-    assert loop_project.run("--json", "status", "hello").code == EXIT_DEFINITION
     top_help = loop_project.run("--help")
     assert (top_help.code, top_help.out.startswith("usage: ll-loop [-h] [--version] COMMAND")) == (
         EXIT_OK,

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from little_loops.cli.display import printable
-from little_loops.fsm.claude_output import describe_step, latest_step
+from little_loops.fsm import claude_output
+from little_loops.fsm.claude_output import describe_step, latest_step, report_from_file
 
 
 def assistant(*blocks: dict[str, Any]) -> str:
@@ -69,3 +70,34 @@ def test_latest_step_reads_the_end_of_a_growing_transcript(tmp_path: Path) -> No
 
 def test_printable_blanks_control_characters() -> None:
     assert printable("ok\x1b[31m red\x07") == "ok [31m red "
+
+
+@pytest.mark.parametrize(
+    ("content", "found"),
+    [
+        (b'{"type": "result", "result": "ok"}', True),  # no newline at all
+        (b'{"type": "system"}\r\n{"type": "result", "result": "ok"}\r\n\r\n', True),
+        (b'{"type": "result", "result": "ok"}\n{"type": "assistant"}\n', False),  # not last
+        (b"", False),
+        (b"\n\n\n", False),
+        (b"\xff\xfe\n", False),
+    ],
+)
+def test_report_from_file_reads_the_last_line(tmp_path: Path, content: bytes, found: bool) -> None:
+    path = tmp_path / "t.out"
+    path.write_bytes(content)
+    report = report_from_file(str(path))
+    assert (report == {"type": "result", "result": "ok"}) is found
+    assert report_from_file(str(tmp_path / "missing.out")) is None
+
+
+def test_report_from_file_finds_a_line_across_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_output, "_BLOCK", 7)  # many small blocks
+    path = tmp_path / "t.out"
+    line = json.dumps({"type": "result", "result": "x" * 50})
+    path.write_text(f'{{"type": "system"}}\n{line}\n')
+    assert report_from_file(str(path)) == json.loads(line)
+    monkeypatch.setattr(claude_output, "_MAX_REPORT_LINE", 20)  # longer than allowed
+    assert report_from_file(str(path)) is None

@@ -17,7 +17,7 @@ from little_loops.fsm.persistence import PersistentExecutor, StatePersistence
 from little_loops.fsm.pricing import estimate_cost
 from little_loops.fsm.runners import ActionResult, DefaultActionRunner
 from little_loops.fsm.schema import FSMLoop, LLMConfig, StateConfig
-from little_loops.fsm.spend import Spend
+from little_loops.fsm.spend import Spend, dollars
 
 REPORT = {
     "type": "result",
@@ -47,14 +47,18 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cost: float) ->
     return log
 
 
-def prompt_loop(**kw: Any) -> FSMLoop:
+def prompt_loop(state_idle_timeout: float | None = None, **kw: Any) -> FSMLoop:
     """A loop of repeated prompt actions that never succeeds on its own."""
     return FSMLoop(
         name="spender",
         initial="fix",
         states={
             "fix": StateConfig(
-                action="Fix it", action_type="prompt", on_success="fix", on_failure="fix"
+                action="Fix it",
+                action_type="prompt",
+                on_success="fix",
+                on_failure="fix",
+                idle_timeout=state_idle_timeout,
             ),
             "done": StateConfig(terminal=True),
         },
@@ -92,6 +96,45 @@ class TestClaudeReport:
         assert (result.truncated, result.output_path) == (False, "x.out")
         # One assistant line on its own is a session cut short, not a report.
         assert parse_report(json.dumps({"type": "assistant", "message": {}})) is None
+
+    def test_lines_that_are_not_json_are_passed_over(self) -> None:
+        report = json.dumps({**REPORT, "type": "result"})
+        warning_first = f"Warning: update available\n{report}\n"
+        assert parse_report(warning_first) == {**REPORT, "type": "result"}
+        cut_tail = 'ol_result", "content": "xxxx"}}\n' + report  # a tail starts mid-line
+        assert apply_report(ActionResult(cut_tail, "", 0, 5)).cost_usd == 0.0125
+
+    def test_a_session_without_its_report_keeps_its_words_and_tokens(self) -> None:
+        def said(text: str, message: dict[str, Any]) -> str:
+            content = [{"type": "text", "text": text}]
+            return json.dumps({"type": "assistant", "message": {**message, "content": content}})
+
+        stream = "\n".join(
+            [
+                json.dumps({"type": "system", "subtype": "init"}),
+                said("one", {"usage": {"input_tokens": 10, "output_tokens": 1}}),
+                said("two", {"usage": {"input_tokens": 20, "output_tokens": 2}}),  # no ids
+                said(
+                    "three",
+                    {
+                        "id": "m3",
+                        "model": "claude-haiku-4-5-20251001",
+                        "usage": {"input_tokens": 1_000_000, "output_tokens": 0},
+                    },
+                ),
+            ]
+        )
+        # Cut short by a limit: the runner's error stands; the tokens are priced.
+        killed = apply_report(ActionResult(stream, "", 124, 5, error="action timed out"))
+        assert (killed.output, killed.error) == ("one\ntwo\nthree", "action timed out")
+        assert killed.usage == {"input_tokens": 1_000_030, "output_tokens": 3}
+        assert killed.cost_usd == pytest.approx(1.0 + 30 / 1e6 + 3 * 5 / 1e6)
+        # Exit 0 without a report: the session did not finish, which is not a success.
+        ended = apply_report(ActionResult(stream, "", 0, 5))
+        assert (ended.exit_code, ended.error) == (
+            1,
+            "claude ended without its final report (the session did not finish)",
+        )
 
     def test_plain_text_is_left_alone(self) -> None:
         raw = ActionResult("just text\n", "", 0, 5)
@@ -140,6 +183,13 @@ class TestPricing:
         assert spend.reached(0.5)
         assert not spend.reached(0.6)
         assert not spend.reached(None)
+        assert [dollars(x) for x in (0.1, 2, 2.50, 1e-9, 0.12345)] == [
+            "$0.1",
+            "$2",
+            "$2.5",
+            "$0.000000001",
+            "$0.12345",
+        ]
 
 
 class TestBudget:
@@ -178,6 +228,49 @@ class TestBudget:
         assert repr(complete["cost_usd"]) == "0.291525"
         assert repr(complete["spent_usd"]) == "0.291525"
         assert result.cost_usd == complete["cost_usd"]
+
+    def test_a_report_beyond_the_in_memory_tail_is_read_from_the_output_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # A long session (big tool results) and a long answer: more than the runner keeps.
+        big_result = json.dumps({"type": "user", "message": {"content": "r" * 50_000}})
+        answer = "A" * 300_000
+        report = json.dumps({**REPORT, "type": "result", "result": answer})
+        transcript = tmp_path / "transcript.jsonl"
+        transcript.write_text((big_result + "\n") * 10 + report + "\n\n")
+        _stream_claude(tmp_path, monkeypatch, f"cat {transcript}\n")
+        runner = DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path, tail_bytes=64 * 1024)
+        result = runner.run("Fix it", 30, True)
+        assert result.error is None
+        assert (result.cost_usd, result.output, result.truncated) == (0.0125, answer, False)
+
+    def test_a_paid_terminal_action_waits_for_the_budget_too(self) -> None:
+        class Runner:
+            def __init__(self) -> None:
+                self.calls: list[str] = []
+
+            def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+                self.calls.append(action)
+                out = ActionResult("x", "", 0, 1)
+                out.cost_usd = 0.1 if is_slash_command else None
+                return out
+
+        fsm = FSMLoop(
+            name="maintained",
+            initial="check",
+            states={
+                "check": StateConfig(action="true", on_success="done", on_failure="done"),
+                "done": StateConfig(terminal=True, action="/report"),
+            },
+            maintain=True,
+            max_iterations=10,
+            max_cost_usd=0.15,
+        )
+        runner = Runner()
+        result = FSMExecutor(fsm, action_runner=runner).run()
+        # $0.10, $0.20: the second report crosses $0.15, so no third one starts.
+        assert runner.calls == ["true", "/report", "true", "/report", "true"]
+        assert (result.terminated_by, result.final_state) == ("budget", "done")
 
     def test_shell_states_run_on_after_the_budget_is_reached(self) -> None:
         class Runner:
@@ -326,7 +419,7 @@ def test_idle_timeout_ends_a_claude_session_that_goes_silent(
         + _said("Running them now.", "m2", 7)
         + "exec sleep 30\n",
     )
-    fsm = prompt_loop(idle_timeout=0.5, max_iterations=1)
+    fsm = prompt_loop(state_idle_timeout=0.5, max_iterations=1)
     events: list[dict[str, Any]] = []
     started = time.monotonic()
     FSMExecutor(
@@ -348,7 +441,7 @@ def test_idle_timeout_spares_a_claude_session_that_keeps_streaming(
     steps = "".join(_said(f"step {i}", f"m{i}") + "sleep 0.25\n" for i in range(6))
     report = {**REPORT, "type": "result"}
     _stream_claude(tmp_path, monkeypatch, steps + _line(report))
-    fsm = prompt_loop(idle_timeout=0.8, max_iterations=1)
+    fsm = prompt_loop(state_idle_timeout=0.8, max_iterations=1)
     events: list[dict[str, Any]] = []
     FSMExecutor(
         fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
@@ -359,25 +452,42 @@ def test_idle_timeout_spares_a_claude_session_that_keeps_streaming(
     assert complete["cost_usd"] == 0.0125
 
 
+def test_the_loops_idle_timeout_does_not_end_a_claude_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A loop-level idle_timeout is for its shell steps: a Claude session inside a long
+    # tool call (1 s of silence here) is not ended by it.
+    report = {**REPORT, "type": "result"}
+    _stream_claude(tmp_path, monkeypatch, _said("running the suite") + "sleep 1\n" + _line(report))
+    fsm = prompt_loop(idle_timeout=0.3, max_iterations=1)
+    events: list[dict[str, Any]] = []
+    FSMExecutor(
+        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+    ).run()
+    complete = next(e for e in events if e["event"] == "action_complete")
+    assert (complete["exit_code"], complete["output"]) == (0, "Fixed the bug")
+
+
 def test_validate_warns_about_a_short_idle_timeout_on_a_claude_state() -> None:
     from little_loops.fsm.loader import load_text
     from little_loops.fsm.validation import check_document
 
     def warnings(idle: str) -> list[str]:
         text = (
-            f"name: x\ninitial: fix\n{idle}states:\n  fix:\n    action: /ll:fix\n"
-            "    on_success: check\n    on_failure: check\n    on_error: check\n"
+            f"name: x\ninitial: fix\nidle_timeout: 5\nstates:\n  fix:\n    action: /ll:fix\n"
+            f"{idle}    on_success: check\n    on_failure: check\n    on_error: check\n"
             "  check:\n    action: make test\n    idle_timeout: 5\n    next: done\n"
             "  done:\n    terminal: true\n"
         )
         report = check_document(load_text(text, "x.yaml"))
         return [str(w) for w in report.warnings if "idle_timeout" in str(w)]
 
-    # Shell actions may have any idle_timeout; a Claude action's needs room for long steps.
+    # Shell actions may have any idle_timeout (the loop's applies to them only); a Claude
+    # action's own needs room for long steps.
     assert warnings("") == []
-    assert warnings("idle_timeout: 300\n") == []
-    assert warnings("idle_timeout: 60\n") == [
-        "loop 'x' > idle_timeout: 60s is short for Claude action 'fix': Claude Code prints "
-        "a line only when a message or a tool call is finished, so a long reply or a long "
-        "tool call (a test run) is silent for longer; 120s or more is safer"
+    assert warnings("    idle_timeout: 300\n") == []
+    assert warnings("    idle_timeout: 60\n") == [
+        "loop 'x' > states > fix > idle_timeout: 60s is short for a Claude action: Claude "
+        "Code prints a line only when a message or a tool call is finished, so a long reply "
+        "or a long tool call (a test run) is silent for longer; 120s or more is safer"
     ]

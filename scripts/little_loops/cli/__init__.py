@@ -41,7 +41,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ll-loop",
         description="Run finite-state automation loops defined in .loops/*.yaml.",
-        epilog="Shorthand: `ll-loop NAME [run flags]` is `ll-loop run NAME [run flags]`.",
+        epilog="Shorthand: `ll-loop [run flags] NAME [run flags]` is `ll-loop run NAME ...`. "
+        "Flags written before a command are given to that command.",
     )
     parser.add_argument("--version", action="version", version=f"ll-loop {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -53,17 +54,46 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# The run flags that take a value (checked against the run parser by the tests): the
+# shorthand must skip their values when it looks for the loop name.
+RUN_FLAGS_WITH_VALUE: frozenset[str] = frozenset(
+    {"-n", "--max-iterations", "--llm-model", "--max-cost"}
+)
+_TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
+
+
 def _with_run_shorthand(argv: list[str]) -> list[str]:
-    """`ll-loop NAME ...` means `ll-loop run NAME ...` when NAME is not a subcommand; so
-    does `ll-loop -n 5 NAME` (run flags first), when no subcommand is named at all."""
+    """`ll-loop [run flags] NAME [run flags]` means `ll-loop run NAME ...` when NAME is not
+    a subcommand. Flags written before a subcommand (`ll-loop --json status x`) are moved
+    to the end, where that subcommand's parser takes them or names the ones it does not
+    know (`unrecognized arguments: --max-cost 1`)."""
     if not argv or "run" not in SUBCOMMANDS:
         return argv
-    first = argv[0]
-    if not first.startswith("-"):
-        return argv if first in SUBCOMMANDS else ["run", *argv]
-    if first in ("-h", "--help", "--version") or any(arg in SUBCOMMANDS for arg in argv):
-        return argv
-    return ["run", *argv]
+    found = _first_word(argv)
+    if found is None:
+        # Only flags: top-level ones stay; run flags get run's own "NAME is required".
+        return argv if argv[0] in _TOP_LEVEL_FLAGS else ["run", *argv]
+    index, word, after_dashes = found
+    if word in SUBCOMMANDS and not after_dashes:
+        return [word, *argv[index + 1 :], *argv[:index]]
+    return argv if argv[0] in _TOP_LEVEL_FLAGS else ["run", *argv]
+
+
+def _first_word(argv: list[str]) -> tuple[int, str, bool] | None:
+    """The index and text of the first argument that is not a flag or a flag's value, and
+    whether it came after `--` (then it is a name even if it looks like a subcommand)."""
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "--":
+            return (index + 1, argv[index + 1], True) if index + 1 < len(argv) else None
+        if arg in RUN_FLAGS_WITH_VALUE:
+            index += 2
+        elif arg.startswith("-") and arg != "-":
+            index += 1
+        else:
+            return index, arg, False
+    return None
 
 
 def main_loop(argv: Sequence[str] | None = None) -> int:

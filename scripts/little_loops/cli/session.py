@@ -12,6 +12,7 @@ from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
 from little_loops.cli.signals import ShutdownSignals
 from little_loops.fsm.locks import acquire_scope, project_root
+from little_loops.fsm.loopstate import LoopState
 from little_loops.fsm.outcomes import outcome_of
 from little_loops.fsm.persistence import (
     RUNNING_DIR,
@@ -146,8 +147,14 @@ def _execute(
     )
     try:
         with ShutdownSignals(executor.request_shutdown):
-            if resume:
-                saved = executor.resumable_state()
+            if not resume:
+                save_overrides(fsm.name, loops_dir, options)
+                return executor.run()
+
+            def restored(saved: LoopState) -> None:
+                # The flags in force (the saved ones, with any given again on top), so a
+                # later resume goes on with the same limits.
+                save_overrides(fsm.name, loops_dir, options)
                 if not options.quiet:
                     print(
                         f"ll-loop: resuming loop '{fsm.name}' at state '{saved.current_state}'"
@@ -155,10 +162,8 @@ def _execute(
                         f"{format_duration(saved.elapsed_ms)} elapsed)",
                         file=err,
                     )
-            # The flags in force (on resume: the saved ones, with any given again on top),
-            # so a later resume continues with the same limits.
-            save_overrides(fsm.name, loops_dir, options)
-            return executor.resume() if resume else executor.run()
+
+            return executor.resume(restored)
     finally:
         display.close()
         runner.close()

@@ -12,7 +12,9 @@ import dataclasses
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from little_loops.fsm.pricing import estimate_cost
 
 if TYPE_CHECKING:
     from little_loops.fsm.runners import ActionResult
@@ -35,10 +37,9 @@ USAGE_KEYS: tuple[str, ...] = (
 
 def parse_report(stdout: str) -> dict[str, Any] | None:
     """Claude Code's final report: the last `result` line of a stream-json transcript, or
-    the one JSON object of `--output-format json`; None when stdout holds neither."""
+    the one JSON object of `--output-format json`; None when stdout holds neither. Lines
+    that are not JSON (a warning printed first, a tail cut mid-line) are passed over."""
     text = stdout.strip()
-    if not text.startswith("{"):
-        return None
     whole = _json_object(text)
     if whole is not None and whole.get("type") in (None, "result"):
         return whole
@@ -49,13 +50,59 @@ def parse_report(stdout: str) -> dict[str, Any] | None:
     return None
 
 
-def partial_session(stdout: str) -> tuple[str, dict[str, int]] | None:
+def report_from_file(path: str) -> dict[str, Any] | None:
+    """The `result` line at the end of a transcript file: for an answer or a transcript
+    longer than the runner keeps in memory. None when the last line is not a report."""
+    try:
+        with open(path, "rb") as handle:
+            end = handle.seek(0, os.SEEK_END)
+            start = end
+            # Find where the last non-empty line starts, reading backwards in blocks.
+            while start > 0 and end - start <= _MAX_REPORT_LINE:
+                step = min(_BLOCK, start)
+                handle.seek(start - step)
+                block = handle.read(step)
+                if start == end:
+                    block = block.rstrip(b"\r\n")
+                    end = start - step + len(block)
+                newline = block.rfind(b"\n")
+                if newline >= 0:
+                    start = start - step + newline + 1
+                    break
+                start -= step
+            if end - start > _MAX_REPORT_LINE:
+                return None
+            handle.seek(start)
+            line = handle.read(end - start)
+    except OSError:
+        return None
+    data = _json_object(line.decode("utf-8", errors="replace").strip())
+    return data if data is not None and data.get("type") == "result" else None
+
+
+# A report line longer than this is not read back from the file (it would not fit the
+# memory a run is allowed); reading goes backwards in blocks of _BLOCK bytes.
+_MAX_REPORT_LINE = 32 * 1024 * 1024
+_BLOCK = 1024 * 1024
+
+
+class PartialSession(NamedTuple):
+    """What a stream-json session that never reported had said and used."""
+
+    text: str
+    usage: dict[str, int]
+    model: str | None
+
+
+def partial_session(stdout: str) -> PartialSession | None:
     """What a stream-json session that never reported (killed, crashed) had said: the text
-    of its assistant messages and the tokens they used. None when stdout is not a stream."""
+    of its assistant messages, the tokens they used and their model. None when stdout is
+    not a stream."""
     texts: list[str] = []
     usage_by_message: dict[str, dict[str, int]] = {}
+    model: str | None = None
     seen_stream = False
-    for line in stdout.splitlines():
+    for number, line in enumerate(stdout.splitlines()):
         data = _json_object(line.strip())
         if data is None or not isinstance(data.get("type"), str):
             continue
@@ -67,15 +114,19 @@ def partial_session(stdout: str) -> tuple[str, dict[str, int]] | None:
             if isinstance(block, dict) and block.get("type") == "text":
                 texts.append(str(block.get("text", "")))
         # One message comes as several lines (a line per content block), each with the
-        # message's usage so far: the last line of a message id holds its count.
-        usage_by_message[str(message.get("id"))] = usage_of(message)
+        # message's usage so far: the last line of a message id holds its count. A line
+        # without an id is a message of its own.
+        key = message.get("id")
+        usage_by_message[str(key) if key else f"#{number}"] = usage_of(message)
+        if isinstance(message.get("model"), str):
+            model = message["model"]
     if not seen_stream:
         return None
     total: dict[str, int] = {}
     for usage in usage_by_message.values():
-        for key, value in usage.items():
-            total[key] = total.get(key, 0) + value
-    return "\n".join(texts), total
+        for name, value in usage.items():
+            total[name] = total.get(name, 0) + value
+    return PartialSession("\n".join(texts), total, model)
 
 
 # Tool inputs that say best what a tool call is doing, in order of preference.
@@ -157,13 +208,13 @@ def apply_report(result: ActionResult) -> ActionResult:
     with the LLM would be paid for nothing and would send the loop round again.
     """
     report = parse_report(result.output)
+    if report is None and result.truncated and result.output_path:
+        report = report_from_file(result.output_path)
     if report is None or "result" not in report and "total_cost_usd" not in report:
         partial = partial_session(result.output)
         if partial is None:
             return _flag_failure(result, result.output)
-        # No report (a timeout, a stop, a crash): keep what Claude had said and used.
-        text, usage = partial
-        return _flag_failure(dataclasses.replace(result, output=text, usage=usage), text)
+        return _flag_failure(_without_report(result, partial), partial.text)
     answer = report.get("result")
     cost = report.get("total_cost_usd")
     changes: dict[str, Any] = {
@@ -180,6 +231,20 @@ def apply_report(result: ActionResult) -> ActionResult:
         if result.exit_code == 0:
             changes["exit_code"] = 1
     return _flag_failure(dataclasses.replace(result, **changes), changes["output"])
+
+
+def _without_report(result: ActionResult, partial: PartialSession) -> ActionResult:
+    """A session that ended without its report (a timeout, a stop, a crash): keep what
+    Claude had said and the tokens it used, priced from its model where the price is known,
+    so the budget sees them. One that exited 0 without a report did not finish properly."""
+    changes: dict[str, Any] = {"output": partial.text, "usage": partial.usage}
+    cost = estimate_cost(partial.model, partial.usage) if partial.model else None
+    if cost:
+        changes["cost_usd"] = cost
+    if result.error is None and result.exit_code == 0:
+        changes["exit_code"] = 1
+        changes["error"] = "claude ended without its final report (the session did not finish)"
+    return dataclasses.replace(result, **changes)
 
 
 def _flag_failure(result: ActionResult, text: str) -> ActionResult:

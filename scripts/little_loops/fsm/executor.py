@@ -196,12 +196,7 @@ class FSMExecutor:
             # The budget is checked before a pass is counted, so a run stopped by it shows
             # the passes that ran, and a resume with a higher budget starts the next one.
             limit = self.fsm.max_cost_usd
-            if (
-                limit is not None
-                and not state.terminal
-                and self._spends(state)
-                and self.spend.reached(limit)
-            ):
+            if limit is not None and self._spends(state) and self.spend.reached(limit):
                 return self._finish(
                     "budget", error=self.spend.budget_message(limit, self.current_state)
                 )
@@ -378,9 +373,7 @@ class FSMExecutor:
                     action=action,
                     timeout=timeout,
                     is_slash_command=is_prompt,
-                    # Claude Code streams a line per message and tool result, so a
-                    # silent session is a stuck one (or one inside a long tool call).
-                    idle_timeout=state.idle_timeout or self.fsm.idle_timeout,
+                    idle_timeout=self._idle_timeout(state, is_prompt),
                     output_file=output_file,
                 )
             )
@@ -486,10 +479,20 @@ class FSMExecutor:
         saved.pop("duration_ms", None)
         self.prev_result = {"state": name, **saved, "verdict": verdict}
 
+    def _idle_timeout(self, state: StateConfig, is_prompt: bool) -> float | None:
+        """A state's own idle_timeout applies to its action; the loop's to shell actions
+        only. Claude Code prints nothing during a long reply or tool call, so a Claude
+        session is only ended for silence when its state asks for that."""
+        if state.idle_timeout is not None:
+            return state.idle_timeout
+        return None if is_prompt else self.fsm.idle_timeout
+
     def _spends(self, state: StateConfig) -> bool:
         """True when running *state* calls Claude: a prompt action or an LLM judge."""
         if state.action and state.is_prompt():
             return True
+        if state.terminal:
+            return False  # a terminal state's action is not evaluated
         return state.effective_evaluate().type == "llm_structured" and self.fsm.llm.enabled
 
     def _loop_remaining_s(self) -> float | None:

@@ -130,15 +130,13 @@ class _GraphChecker:
                         self.add(
                             (*path, key), "ignored: route decides where this state goes", "warning"
                         )
-        idle = state.idle_timeout if state.idle_timeout is not None else self.fsm.idle_timeout
+        idle = state.idle_timeout
         if idle is not None and idle < CLAUDE_QUIET_SECONDS and state.action and state.is_prompt():
-            where = (*path, "idle_timeout") if state.idle_timeout is not None else ("idle_timeout",)
             self.add(
-                where,
-                f"{idle:g}s is short for Claude action '{name}': Claude Code prints a line "
-                f"only when a message or a tool call is finished, so a long reply or a long "
-                f"tool call (a test run) is silent for longer; {CLAUDE_QUIET_SECONDS}s or "
-                f"more is safer",
+                (*path, "idle_timeout"),
+                f"{idle:g}s is short for a Claude action: Claude Code prints a line only when "
+                f"a message or a tool call is finished, so a long reply or a long tool call "
+                f"(a test run) is silent for longer; {CLAUDE_QUIET_SECONDS}s or more is safer",
                 "warning",
             )
         if state.on_maintain is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from little_loops.fsm.outcomes import (
 from little_loops.fsm.persistence import StatePersistence
 from little_loops.fsm.pids import pid_alive, process_start_ticks
 from little_loops.fsm.schema import FSMLoop
+from little_loops.fsm.spend import dollars
 
 # Events after which the state file is rewritten: entering a state (so a crash resumes
 # it) and the end of the run. Saving on every event would cost a file replace per line.
@@ -70,8 +72,11 @@ class PersistentExecutor:
             self.persistence.clear_all()
         return self._run()
 
-    def resume(self) -> ExecutionResult:
-        """Continue the saved run: captures, prev, iteration count and elapsed time intact."""
+    def resume(self, on_restored: Callable[[LoopState], None] | None = None) -> ExecutionResult:
+        """Continue the saved run: captures, prev, iteration count and elapsed time intact.
+
+        *on_restored* is called with the saved run once it has been restored, just before
+        the run goes on (nothing is written before then if the run cannot be resumed)."""
         saved = self.resumable_state()
         self._end_orphans(saved)
         self.executor.restore(
@@ -91,6 +96,8 @@ class PersistentExecutor:
                 usage=saved.usage,
             )
         )
+        if on_restored is not None:
+            on_restored(saved)
         return self._run()
 
     def resumable_state(self) -> LoopState:
@@ -212,7 +219,7 @@ def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:
         limit = fsm.max_cost_usd
         if limit is not None and saved.cost_usd >= limit:
             return (
-                f"loop '{name}' has spent ${saved.cost_usd:.4f} of its ${limit:g} budget; "
+                f"loop '{name}' has spent ${saved.cost_usd:.4f} of its {dollars(limit)} budget; "
                 f"to go on: {hint}"
             )
     elif saved.terminated_by == MAX_ITERATIONS:

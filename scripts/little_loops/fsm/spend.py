@@ -35,6 +35,11 @@ class Spend:
 
     def budget_message(self, limit: float, state: str) -> str:
         return (
-            f"spend ${self.cost_usd:.4f} reached max_cost_usd ${float(limit):g} "
+            f"spend ${self.cost_usd:.4f} reached max_cost_usd {dollars(limit)} "
             f"before state '{state}'"
         )
+
+
+def dollars(amount: float) -> str:
+    """A limit as written, without exponent: `$0.1`, `$2`, `$0.000000001`."""
+    return "$" + (f"{float(amount):.10f}".rstrip("0").rstrip(".") or "0")
