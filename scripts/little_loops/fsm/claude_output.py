@@ -82,7 +82,7 @@ def report_from_file(path: str) -> dict[str, Any] | None:
 
 # A report line longer than this is not read back from the file (it would not fit the
 # memory a run is allowed); reading goes backwards in blocks of _BLOCK bytes.
-_MAX_REPORT_LINE = 32 * 1024 * 1024
+_MAX_REPORT_LINE = 8 * 1024 * 1024  # a Claude answer is bounded by its output tokens: far less
 _BLOCK = 1024 * 1024
 
 
