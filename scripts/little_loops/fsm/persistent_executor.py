@@ -55,6 +55,7 @@ class PersistentExecutor:
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
         self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
         self._orphans: list[int] = []
+        self._own_start: tuple[int, int | None] | None = None
 
     def request_shutdown(self, reason: str = "interrupted") -> None:
         """Stop the run gracefully (kills the running action); its state stays resumable."""
@@ -174,7 +175,7 @@ class PersistentExecutor:
             status=status,
             continuation_prompt=snap.continuation,
             pid=pid,
-            pid_start=process_start_ticks(pid),
+            pid_start=self._start_ticks(pid),
             elapsed_ms=snap.elapsed_ms,
             context=dict(self.fsm.context),
             loop_path=self.loop_path,
@@ -186,6 +187,12 @@ class PersistentExecutor:
             state.terminated_by = result.get("terminated_by")
             state.error = result.get("error")
         return state
+
+    def _start_ticks(self, pid: int) -> int | None:
+        """This process's start time, read from /proc once (not at every save)."""
+        if self._own_start is None or self._own_start[0] != pid:
+            self._own_start = (pid, process_start_ticks(pid))
+        return self._own_start[1]
 
     def _on_event(self, event: dict[str, Any]) -> None:
         self.persistence.append_event(event)

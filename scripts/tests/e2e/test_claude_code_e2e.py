@@ -88,7 +88,7 @@ def test_slash_command_judged_by_default_llm(fake_anthropic: FakeAnthropic, tmp_
     assert evaluated["reason"] == "the team was greeted"
     (action,) = _of(events, "action_complete")
     assert action["exit_code"] == 0
-    # --output-format json: the action's output is Claude Code's `result` text.
+    # The action's output is the `result` text of Claude Code's final report.
     assert action["output"] == "Hello, team! -- GREETER-7731"
 
     # Claude Code itself expanded the command file into the prompt it sent.
@@ -350,3 +350,61 @@ def test_idle_timeout_ends_a_session_whose_api_call_hangs(
     assert 3000 <= action["duration_ms"] < 20_000
     assert len(agent.requests) == 2
     assert judge.requests == []
+
+
+def test_the_terminal_shows_what_claude_is_doing(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    agent, _judge = _routes(fake_anthropic)
+    agent.reply_tool({"command": "sleep 1.5; echo tests-ok", "description": "run"}, name="Bash")
+    agent.reply_text("The tests pass.")
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "watch.yaml").write_text(
+        textwrap.dedent("""\
+            name: watch
+            initial: work
+            states:
+              work:
+                action_type: prompt
+                action: "Run the tests"
+                evaluate:
+                  type: exit_code
+                on_success: done
+                on_failure: done
+              done:
+                terminal: true
+        """)
+    )
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "little_loops.cli", "watch", "--no-color"],
+        cwd=tmp_path,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, "TERM": "xterm", "COLUMNS": "100"},
+        start_new_session=True,
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # EIO: the terminal's other side is closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=30) == 0
+    screen = b"".join(chunks).decode("utf-8", errors="replace")
+    # While Claude Code ran the tool, the spinner line named it.
+    assert " · Bash: sleep 1.5; echo tests-ok\x1b[K" in screen
+    assert "Loop completed: done (1 iteration, " in screen
+    transcript = (tmp_path / ".loops" / ".running" / "watch.work.out").read_text()
+    assert '"tool_use_result"' in transcript or '"tool_result"' in transcript
