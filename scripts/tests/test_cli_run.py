@@ -11,6 +11,7 @@ import pytest
 from support.fake_anthropic import FakeAnthropic
 from support.project import LoopProject
 
+from little_loops import __version__
 from little_loops.cli import main_loop
 from little_loops.cli.exitcodes import (
     EXIT_BUDGET,
@@ -83,12 +84,15 @@ def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) ->
     named = loop_project.run("-q", "--", "status")
     assert named.code == EXIT_DEFINITION
     assert "no loop named 'status'" in named.err
-    # Flags written before a command go to that command, which names any it does not take.
-    status = loop_project.run("--json", "status", "hello")
-    assert (status.code, json.loads(status.out)["loop_name"]) == (EXIT_OK, "hello")
-    wrong = loop_project.run("--max-cost", "1", "status", "hello")
-    assert wrong.code == EXIT_DEFINITION
-    assert wrong.err.endswith("ll-loop: error: unrecognized arguments: --max-cost 1\n")
+    # Flags written before a command are a usage error that says where they go.
+    for argv in (("--json", "status", "hello"), ("--format", "dot", "graph", "hello")):
+        misplaced = loop_project.run(*argv)
+        assert misplaced.code == EXIT_DEFINITION
+        assert misplaced.err.endswith(
+            f"ll-loop: error: options go after the command: write 'll-loop {argv[-2]} ... "
+            f"{argv[0]}', not '{argv[0]}' before '{argv[-2]}'\n"
+        )
+    assert loop_project.run("--version", "status", "hello").out == f"ll-loop {__version__}\n"
     assert loop_project.run("--version").code == EXIT_OK
     top_help = loop_project.run("--help")
     assert (top_help.code, top_help.out.startswith("usage: ll-loop [-h] [--version] COMMAND")) == (

@@ -125,6 +125,35 @@ def test_warnings_pass_unless_strict(loop_project: LoopProject) -> None:
     )
 
 
+def test_a_route_key_that_yaml_1_1_would_read_as_a_boolean_is_a_verdict_name(
+    loop_project: LoopProject,
+) -> None:
+    # `true:` is the verdict 'true' (keys are text); exit_code never gives it: a warning.
+    loop_project.write(
+        "verdicts",
+        """\
+        name: verdicts
+        initial: check
+        states:
+          check:
+            action: "true"
+            route:
+              true: done
+              _: done
+              _error: done
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("validate", "verdicts")
+    assert result.out.splitlines() == [
+        ".loops/verdicts.yaml:7: warning: loop 'verdicts' > states > check > route > true: "
+        "never used: exit_code does not give the verdict 'true' (it gives success, failure, "
+        "error)",
+        ".loops/verdicts.yaml: ok (1 warning)",
+    ]
+
+
 def test_yaml_syntax_errors_give_line_and_column(loop_project: LoopProject) -> None:
     loop_project.write("broken", "name: x\nstates:\n  a: [1, 2\n")
     result = loop_project.run("validate", "broken")

@@ -101,3 +101,15 @@ def test_report_from_file_finds_a_line_across_blocks(
     assert report_from_file(str(path)) == json.loads(line)
     monkeypatch.setattr(claude_output, "_MAX_REPORT_LINE", 20)  # longer than allowed
     assert report_from_file(str(path)) is None
+
+
+def test_file_lines_reads_in_blocks_and_passes_over_overlong_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_output, "_BLOCK", 4)
+    monkeypatch.setattr(claude_output, "_MAX_REPORT_LINE", 10)
+    path = tmp_path / "t.out"
+    path.write_bytes(b"one\n" + b"x" * 50 + b"\ntwo\n\xff\nend")
+    assert list(claude_output.file_lines(str(path))) == ["one", "two", "\ufffd", "end"]
+    assert list(claude_output.file_lines(str(tmp_path / "missing"))) == []
+    assert list(claude_output.file_lines(None)) == []

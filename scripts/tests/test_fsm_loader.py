@@ -100,7 +100,7 @@ def test_numbers_are_read_as_yaml_1_2_writes_them() -> None:
         "quoted": "1e3",
         "tagged": 42,
         "far": float("-inf"),
-        12: "twelve",
+        "12": "twelve",  # a key is its text
     }
     assert [type(data[k]) for k in ("timeout", "ten", "plus")] == [float, int, int]
 
@@ -110,6 +110,8 @@ def test_numbers_are_read_as_yaml_1_2_writes_them() -> None:
     [
         ("a: !!int abc\n", "f.yaml:1:4: 'abc' is not an integer"),
         ("a: !!float 1.2.3\n", "f.yaml:1:4: '1.2.3' is not a number"),
+        ("a: !!int 1_000\n", "f.yaml:1:4: '1_000' is not an integer"),
+        ("a: " + "9" * 5000 + "\n", "f.yaml:1:4: '" + "9" * 40 + "…' has too many digits"),
         ("", "f.yaml: the file is empty; a loop needs at least 'name', 'initial' and 'states'"),
         (
             "# only a comment\n",
@@ -201,3 +203,18 @@ def test_load_file_errors_are_one_line(tmp_path: Path) -> None:
         LoopFileError, match=r"binary\.yaml: not UTF-8 text \(bad byte at offset 6\)$"
     ):
         load_file(binary)
+
+
+def test_keys_are_their_text() -> None:
+    # As in the JSON state file and in ${context.NAME}: a key never turns into a number.
+    data = load(
+        """\
+        context:
+          1e3: a
+          010: b
+          true: c
+          1:30: d
+          "q": e
+        """
+    )
+    assert data == {"context": {"1e3": "a", "010": "b", "true": "c", "1:30": "d", "q": "e"}}

@@ -15,7 +15,7 @@ from little_loops.fsm.claude_output import apply_report, parse_report
 from little_loops.fsm.executor import FSMExecutor
 from little_loops.fsm.persistence import PersistentExecutor, StatePersistence
 from little_loops.fsm.pricing import estimate_cost
-from little_loops.fsm.runners import ActionResult, DefaultActionRunner
+from little_loops.fsm.runners import ActionRequest, ActionResult, DefaultActionRunner
 from little_loops.fsm.schema import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.spend import Spend, dollars
 
@@ -173,6 +173,25 @@ class TestPricing:
 
     def test_unknown_model_is_not_guessed(self) -> None:
         assert estimate_cost("someone-elses-model", {"input_tokens": 5}) is None
+        assert estimate_cost("claude-haiku-4-5", {"input_tokens": "5"}) is None
+
+    def test_a_newer_model_is_priced_as_its_family(self) -> None:
+        usage = {"input_tokens": 1_000_000, "output_tokens": 1_000_000}
+        assert estimate_cost("claude-opus-4-8", usage) == pytest.approx(5 + 25)
+        assert estimate_cost("claude-sonnet-4-6-20260101", usage) == pytest.approx(3 + 15)
+        assert estimate_cost("claude-3-7-sonnet-latest", usage) == pytest.approx(3 + 15)
+        assert estimate_cost("claude-opus-4-1", usage) == pytest.approx(15 + 75)  # listed
+
+    def test_cache_tokens_are_priced(self) -> None:
+        # A Claude Code session is mostly cache reads: leaving them out would count ~nothing.
+        usage = {
+            "input_tokens": 3,
+            "output_tokens": 200,
+            "cache_creation_input_tokens": 20_000,
+            "cache_read_input_tokens": 150_000,
+        }
+        expected = (3 * 3 + 200 * 15 + 20_000 * 3 * 1.25 + 150_000 * 3 * 0.1) / 1e6
+        assert estimate_cost("claude-sonnet-4-5", usage) == pytest.approx(expected)
 
     def test_spend_adds_tokens_with_prefix(self) -> None:
         spend = Spend()
@@ -271,6 +290,32 @@ class TestBudget:
         # $0.10, $0.20: the second report crosses $0.15, so no third one starts.
         assert runner.calls == ["true", "/report", "true", "/report", "true"]
         assert (result.terminated_by, result.final_state) == ("budget", "done")
+
+    def test_a_long_session_cut_short_counts_every_message_not_just_the_tail(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        tool_result = json.dumps({"type": "user", "message": {"content": "r" * 20_000}})
+        turn = {
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "step"}],
+            "usage": {"input_tokens": 1000, "output_tokens": 100},
+        }
+        lines = [
+            json.dumps({"type": "assistant", "message": {**turn, "id": f"m{i}"}})
+            + "\n"
+            + tool_result
+            for i in range(40)
+        ]
+        transcript = tmp_path / "transcript.jsonl"
+        transcript.write_text("\n".join(lines) + "\n")
+        _stream_claude(tmp_path, monkeypatch, f"cat {transcript}\nexec sleep 30\n")
+        runner = DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path, tail_bytes=64 * 1024)
+        result = runner.execute(ActionRequest("Fix it", 30, True, idle_timeout=0.5))
+        assert result.exit_code == 124
+        # 40 messages of 1000 + 100 tokens, though only ~3 fit in the 64 KiB tail.
+        assert result.usage == {"input_tokens": 40_000, "output_tokens": 4_000}
+        assert result.cost_usd == pytest.approx((40_000 * 3 + 4_000 * 15) / 1e6)
+        assert result.output == "\n".join(["step"] * 40)
 
     def test_shell_states_run_on_after_the_budget_is_reached(self) -> None:
         class Runner:

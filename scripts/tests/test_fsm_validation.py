@@ -119,7 +119,15 @@ def test_valid_definition_has_no_problems() -> None:
             "loop 'demo' > max_iterations: expected a whole number >= 1, got 0",
         ),
         (loop(timeout=0), "loop 'demo' > timeout: expected a number > 0, got 0"),
-        (loop(timeout=float("inf")), "loop 'demo' > timeout: expected a number > 0, got inf"),
+        (
+            loop(timeout=float("inf")),
+            "loop 'demo' > timeout: expected a number > 0 (a finite one), got inf",
+        ),
+        (
+            loop(max_iterations=1000.0),
+            "loop 'demo' > max_iterations: expected a whole number >= 1, got 1000.0 "
+            "(write it as 1000)",
+        ),
         (loop(backoff=-1), "loop 'demo' > backoff: expected a number >= 0, got -1"),
         (loop(maintain="no"), "loop 'demo' > maintain: expected true or false, got 'no'"),
         (loop(scope="src/"), "loop 'demo' > scope: expected a list of strings, got 'src/'"),

@@ -41,8 +41,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ll-loop",
         description="Run finite-state automation loops defined in .loops/*.yaml.",
-        epilog="Shorthand: `ll-loop [run flags] NAME [run flags]` is `ll-loop run NAME ...`. "
-        "Flags written before a command are given to that command.",
+        epilog="Shorthand: `ll-loop [run flags] NAME [run flags]` is `ll-loop run NAME ...` "
+        "(write `--` before a NAME that is also a command's name).",
     )
     parser.add_argument("--version", action="version", version=f"ll-loop {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -64,41 +64,55 @@ _TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 
 def _with_run_shorthand(argv: list[str]) -> list[str]:
     """`ll-loop [run flags] NAME [run flags]` means `ll-loop run NAME ...` when NAME is not
-    a subcommand. Flags written before a subcommand (`ll-loop --json status x`) are moved
-    to the end, where that subcommand's parser takes them or names the ones it does not
-    know (`unrecognized arguments: --max-cost 1`)."""
+    a subcommand (after `--`, NAME may be any word). Other argument lists are left as they
+    are; `_misplaced_option` catches flags written before a subcommand."""
     if not argv or "run" not in SUBCOMMANDS:
         return argv
-    found = _first_word(argv)
-    if found is None:
-        # Only flags: top-level ones stay; run flags get run's own "NAME is required".
-        return argv if argv[0] in _TOP_LEVEL_FLAGS else ["run", *argv]
-    index, word, after_dashes = found
-    if word in SUBCOMMANDS and not after_dashes:
-        return [word, *argv[index + 1 :], *argv[:index]]
-    return argv if argv[0] in _TOP_LEVEL_FLAGS else ["run", *argv]
+    first = argv[0]
+    if not first.startswith("-") or first == "-":
+        return argv if first in SUBCOMMANDS else ["run", *argv]
+    if first in _TOP_LEVEL_FLAGS or _command_after_flags(argv) is not None:
+        return argv
+    return ["run", *argv]
 
 
-def _first_word(argv: list[str]) -> tuple[int, str, bool] | None:
-    """The index and text of the first argument that is not a flag or a flag's value, and
-    whether it came after `--` (then it is a name even if it looks like a subcommand)."""
+def _command_after_flags(argv: list[str]) -> str | None:
+    """The subcommand named after leading flags (`ll-loop --json status x`), if any; the
+    values of run flags and words after `--` are not commands."""
     index = 0
     while index < len(argv):
         arg = argv[index]
         if arg == "--":
-            return (index + 1, argv[index + 1], True) if index + 1 < len(argv) else None
-        if arg in RUN_FLAGS_WITH_VALUE:
-            index += 2
-        elif arg.startswith("-") and arg != "-":
-            index += 1
-        else:
-            return index, arg, False
+            return None
+        if arg in SUBCOMMANDS:
+            return arg
+        index += 2 if arg in RUN_FLAGS_WITH_VALUE else 1
     return None
+
+
+def _misplaced_option(argv: list[str]) -> str | None:
+    """A one-line usage error for flags written before the subcommand they belong to."""
+    if not argv or not argv[0].startswith("-") or argv[0] in _TOP_LEVEL_FLAGS:
+        return None
+    command = _command_after_flags(argv)
+    if command is None:
+        return None
+    return (
+        f"options go after the command: write 'll-loop {command} ... {argv[0]}', "
+        f"not '{argv[0]}' before '{command}'"
+    )
 
 
 def main_loop(argv: Sequence[str] | None = None) -> int:
     """Entry point of `ll-loop`; returns the process exit code."""
     args_list = _with_run_shorthand(list(sys.argv[1:] if argv is None else argv))
+    misplaced = _misplaced_option(args_list)
+    if misplaced is not None:
+        print(
+            f"usage: ll-loop [-h] [--version] COMMAND ...\nll-loop: error: {misplaced}",
+            file=sys.stderr,
+        )
+        return EXIT_DEFINITION
     parser = build_parser(args_list[0] if args_list and args_list[0] in SUBCOMMANDS else None)
     try:
         args = parser.parse_args(args_list)

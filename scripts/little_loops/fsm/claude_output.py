@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from little_loops.fsm.pricing import estimate_cost
@@ -86,6 +87,29 @@ _MAX_REPORT_LINE = 8 * 1024 * 1024  # a Claude answer is bounded by its output t
 _BLOCK = 1024 * 1024
 
 
+def file_lines(path: str | None) -> Iterator[str]:
+    """The lines of a transcript file, read in blocks (never the whole file at once); a
+    line longer than a report may be is passed over. Nothing when it cannot be read."""
+    if path is None:
+        return
+    try:
+        with open(path, "rb") as handle:
+            pending = b""
+            skipping = False
+            while block := handle.read(_BLOCK):
+                *complete, pending = (pending + block).split(b"\n")
+                for raw in complete:
+                    if not skipping:
+                        yield raw.decode("utf-8", errors="replace")
+                    skipping = False
+                if len(pending) > _MAX_REPORT_LINE:
+                    pending, skipping = b"", True
+            if pending and not skipping:
+                yield pending.decode("utf-8", errors="replace")
+    except OSError:
+        return
+
+
 class PartialSession(NamedTuple):
     """What a stream-json session that never reported had said and used."""
 
@@ -94,15 +118,15 @@ class PartialSession(NamedTuple):
     model: str | None
 
 
-def partial_session(stdout: str) -> PartialSession | None:
+def partial_session(lines: Iterable[str]) -> PartialSession | None:
     """What a stream-json session that never reported (killed, crashed) had said: the text
-    of its assistant messages, the tokens they used and their model. None when stdout is
-    not a stream."""
+    of its assistant messages, the tokens they used and their model, from its lines. None
+    when they are not a stream."""
     texts: list[str] = []
     usage_by_message: dict[str, dict[str, int]] = {}
     model: str | None = None
     seen_stream = False
-    for number, line in enumerate(stdout.splitlines()):
+    for number, line in enumerate(lines):
         data = _json_object(line.strip())
         if data is None or not isinstance(data.get("type"), str):
             continue
@@ -211,7 +235,10 @@ def apply_report(result: ActionResult) -> ActionResult:
     if report is None and result.truncated and result.output_path:
         report = report_from_file(result.output_path)
     if report is None or "result" not in report and "total_cost_usd" not in report:
-        partial = partial_session(result.output)
+        whole_file = result.truncated and result.output_path
+        # The whole session counts, not just the tail the runner kept in memory.
+        lines = file_lines(result.output_path) if whole_file else result.output.splitlines()
+        partial = partial_session(lines)
         if partial is None:
             return _flag_failure(result, result.output)
         return _flag_failure(_without_report(result, partial), partial.text)

@@ -84,6 +84,8 @@ def _string_list(value: Any) -> str | None:
 
 def _integer(minimum: int) -> Check:
     def check(value: Any) -> str | None:
+        if isinstance(value, float) and value.is_integer() and value >= minimum:
+            return f"expected a whole number >= {minimum}, got {value!r} (write it as {int(value)})"
         if not isinstance(value, int) or isinstance(value, bool):
             return f"expected a whole number >= {minimum}, got {describe(value)}"
         if value < minimum:
@@ -101,7 +103,9 @@ def _number(low: float, high: float | None = None, *, above: bool = False) -> Ch
         want = f"a number {'>' if above else '>='} {low:g}"
 
     def check(value: Any) -> str | None:
-        if not _is_number(value) or not math.isfinite(value):
+        if _is_number(value) and not math.isfinite(value):
+            return f"expected {want} (a finite one), got {value}"
+        if not _is_number(value):
             return f"expected {want}, got {describe(value)}"
         too_low = value <= low if above else value < low
         if too_low or (high is not None and value > high):

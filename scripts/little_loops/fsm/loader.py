@@ -57,6 +57,8 @@ _LoopYamlLoader.add_implicit_resolver(_FLOAT_TAG, FLOAT_RE, list("-+0123456789."
 
 def _yaml12_number(tag: str, text: str) -> int | float:
     """The value of a scalar tagged int or float, read the YAML 1.2 way (ValueError if bad)."""
+    if not (INT_RE if tag == _INT_TAG else FLOAT_RE).match(text):
+        raise ValueError(text)  # `!!int 1_000`: a tag does not bring back YAML 1.1 forms
     if tag == _INT_TAG:
         if text.startswith("0o"):
             return int(text[2:], 8)
@@ -140,8 +142,9 @@ class _Builder:
     def _key(self, key_node: Any) -> Any:
         if not isinstance(key_node, yaml.ScalarNode):
             raise self.fail(key_node, "a mapping key must be a plain value, not a list or map")
-        key = self._scalar(key_node)
-        return "" if key is None else key
+        # A key is its text: `1e3:`, `010:` and `true:` name `1e3`, `010` and `true`, as in
+        # the JSON state file (whose keys are strings) and in `${context.1e3}`.
+        return str(key_node.value)
 
     def _scalar(self, node: Any) -> Any:
         if node.tag in (_INT_TAG, _FLOAT_TAG) and isinstance(node.value, str):
@@ -149,7 +152,10 @@ class _Builder:
                 return _yaml12_number(node.tag, node.value)
             except ValueError:
                 kind = "an integer" if node.tag == _INT_TAG else "a number"
-                raise self.fail(node, f"'{node.value}' is not {kind}") from None
+                shown = node.value if len(node.value) <= 40 else node.value[:40] + "…"
+                if INT_RE.match(node.value):  # digits past Python's limit on int() input
+                    raise self.fail(node, f"'{shown}' has too many digits") from None
+                raise self.fail(node, f"'{shown}' is not {kind}") from None
         return self.loader.construct_object(node, deep=True)
 
     def _mapping(self, node: Any, path: KeyPath) -> dict[Any, Any]:

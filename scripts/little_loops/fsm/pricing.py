@@ -1,32 +1,74 @@
-"""Estimate what an LLM judge call cost from its tokens (Claude Code reports its own cost)."""
+"""Estimate what tokens cost: for LLM judge calls, and for a Claude Code session that was cut
+short before it could report its own cost."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
-# US dollars per million (input, output) tokens, from Anthropic's published prices. A model
-# that is not listed is counted in tokens only; its cost is not guessed.
+# US dollars per million (input, output) tokens, from Anthropic's published prices.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-haiku-4-5": (1.0, 5.0),
     "claude-3-5-haiku-latest": (0.8, 4.0),
     "claude-sonnet-4-5": (3.0, 15.0),
     "claude-sonnet-4-0": (3.0, 15.0),
+    "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4-0": (15.0, 75.0),
 }
 
+# A Claude model not listed above (a newer version) is priced as the newest listed model of
+# its family: an estimate, but a budget that counts nothing for it would not stop anything.
+# A model of no known family is counted in tokens only; its cost is not guessed.
+FAMILY_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "opus": PRICES_PER_MTOK["claude-opus-4-5"],
+    "sonnet": PRICES_PER_MTOK["claude-sonnet-4-5"],
+    "haiku": PRICES_PER_MTOK["claude-haiku-4-5"],
+}
+_FAMILY = re.compile(r"^claude-(?:[0-9-]+-)?(opus|sonnet|haiku)\b")
 
-def estimate_cost(model: str, usage: Mapping[str, object]) -> float | None:
-    """Dollars for *usage* (input_tokens, output_tokens) on *model*, or None if unknown."""
+# Prompt caching, as multiples of the input price: writing the cache (5-minute) and
+# reading from it. Claude Code sessions are mostly cache reads.
+CACHE_WRITE_FACTOR = 1.25
+CACHE_READ_FACTOR = 0.1
+
+
+def price_of(model: str) -> tuple[float, float] | None:
+    """(input, output) dollars per million tokens for *model*, or None if unknown."""
     price = PRICES_PER_MTOK.get(model)
     if price is None:
-        # Dated snapshots share their family's price: claude-haiku-4-5-20251001.
+        # Dated snapshots share their model's price: claude-haiku-4-5-20251001.
         price = next(
             (p for name, p in PRICES_PER_MTOK.items() if model.startswith(name + "-")), None
         )
     if price is None:
+        family = _FAMILY.match(model)
+        price = FAMILY_PRICES_PER_MTOK[family.group(1)] if family else None
+    return price
+
+
+def estimate_cost(model: str, usage: Mapping[str, object]) -> float | None:
+    """Dollars for *usage* (input, output and cache tokens) on *model*, or None if unknown."""
+    price = price_of(model)
+    if price is None:
         return None
-    tokens_in = usage.get("input_tokens", 0)
-    tokens_out = usage.get("output_tokens", 0)
-    if not isinstance(tokens_in, int | float) or not isinstance(tokens_out, int | float):
-        return None
-    return (tokens_in * price[0] + tokens_out * price[1]) / 1_000_000
+    counts = []
+    for key in (
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ):
+        value = usage.get(key, 0)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        counts.append(value)
+    tokens_in, tokens_out, cache_write, cache_read = counts
+    per_input = price[0]
+    dollars = (
+        tokens_in * per_input
+        + tokens_out * price[1]
+        + cache_write * per_input * CACHE_WRITE_FACTOR
+        + cache_read * per_input * CACHE_READ_FACTOR
+    )
+    return dollars / 1_000_000
