@@ -43,10 +43,16 @@ def loop(name: str, scope: str, seconds: float) -> str:
 
 def start_all(root: Path, names: list[str], *flags: str) -> dict[str, subprocess.Popen[str]]:
     go = root / "go"
-    # Each process waits for the same file, so all twenty start their claims together.
+    ready = root / "ready"
+    ready.mkdir()
+    # Each process says it is ready (imports done), then waits for the same file: once all
+    # twenty are ready, `go` makes them start their claims together, however slowly a busy
+    # machine brought them up.
     waiter = (
         "import os, sys, time\n"
-        "from little_loops.cli import main_loop\n"
+        "from little_loops.cli import build_parser, main_loop\n"
+        "build_parser('run')\n"  # the run command's modules are imported before `ready`
+        f"open(os.path.join({str(ready)!r}, sys.argv[2]), 'w').close()\n"
         f"while not os.path.exists({str(go)!r}): time.sleep(0.002)\n"
         "raise SystemExit(main_loop(sys.argv[1:]))\n"
     )
@@ -62,7 +68,11 @@ def start_all(root: Path, names: list[str], *flags: str) -> dict[str, subprocess
         )
         for name in names
     }
-    time.sleep(0.5)  # let them all import and wait
+    deadline = time.monotonic() + 60
+    while len(list(ready.iterdir())) < len(names):
+        assert time.monotonic() < deadline, "the runs did not all start within 60 s"
+        assert all(p.poll() is None for p in procs.values()), "a run ended before go"
+        time.sleep(0.01)
     go.touch()
     return procs
 
@@ -120,9 +130,11 @@ def test_twenty_runs_without_queue(project: Path) -> None:
 
 
 def test_twenty_runs_with_queue(project: Path) -> None:
-    shared, own = write_loops(project, 0.15, 1.0)
+    # Each shared run holds 'src' for 0.5 s: the first holds it while all the others claim.
+    shared, own = write_loops(project, 0.5, 1.0)
+    procs = start_all(project, shared + own, "--queue")
     started = time.monotonic()
-    results = finish(start_all(project, shared + own, "--queue"))
+    results = finish(procs)
     assert all(code == 0 for code, _ in results.values()), results
     spans = sorted(intervals(project, name) for name in shared)
     for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
