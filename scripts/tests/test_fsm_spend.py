@@ -47,6 +47,21 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cost: float) ->
     return log
 
 
+class PayingRunner:
+    """A runner that records actions; each Claude action costs *cost* dollars."""
+
+    def __init__(self, cost: float, exit_code: int) -> None:
+        self.cost = cost
+        self.exit_code = exit_code
+        self.calls: list[str] = []
+
+    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+        self.calls.append(action)
+        out = ActionResult("x", "", self.exit_code, 1)
+        out.cost_usd = self.cost if is_slash_command else None
+        return out
+
+
 def prompt_loop(state_idle_timeout: float | None = None, **kw: Any) -> FSMLoop:
     """A loop of repeated prompt actions that never succeeds on its own."""
     return FSMLoop(
@@ -264,16 +279,6 @@ class TestBudget:
         assert (result.cost_usd, result.output, result.truncated) == (0.0125, answer, False)
 
     def test_a_paid_terminal_action_waits_for_the_budget_too(self) -> None:
-        class Runner:
-            def __init__(self) -> None:
-                self.calls: list[str] = []
-
-            def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
-                self.calls.append(action)
-                out = ActionResult("x", "", 0, 1)
-                out.cost_usd = 0.1 if is_slash_command else None
-                return out
-
         fsm = FSMLoop(
             name="maintained",
             initial="check",
@@ -285,7 +290,7 @@ class TestBudget:
             max_iterations=10,
             max_cost_usd=0.15,
         )
-        runner = Runner()
+        runner = PayingRunner(cost=0.1, exit_code=0)
         result = FSMExecutor(fsm, action_runner=runner).run()
         # $0.10, $0.20: the second report crosses $0.15, so no third one starts.
         assert runner.calls == ["true", "/report", "true", "/report", "true"]
@@ -318,17 +323,6 @@ class TestBudget:
         assert result.output == "\n".join(["step"] * 40)
 
     def test_shell_states_run_on_after_the_budget_is_reached(self) -> None:
-        class Runner:
-            def __init__(self) -> None:
-                self.calls: list[str] = []
-
-            def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
-                self.calls.append(action)
-                out = ActionResult("x", "", 1, 1)
-                if is_slash_command:
-                    out.cost_usd = 1.0
-                return out
-
         fsm = FSMLoop(
             name="mixed",
             initial="fix",
@@ -339,7 +333,7 @@ class TestBudget:
             },
             max_cost_usd=0.5,
         )
-        runner = Runner()
+        runner = PayingRunner(cost=1.0, exit_code=1)
         result = FSMExecutor(fsm, action_runner=runner).run()
         assert runner.calls == ["/fix", "test"]
         assert (result.terminated_by, result.final_state) == ("budget", "fix")
@@ -431,6 +425,15 @@ def test_llm_judge_tokens_and_estimate_count_toward_spend(fake_anthropic: Any) -
     assert next(e for e in events if e["event"] == "evaluate")["cost_usd"] == 0.00125
 
 
+def _first_action_complete(fsm: FSMLoop, project: Path) -> dict[str, Any]:
+    """Run *fsm* with real processes in *project*; its first `action_complete` event."""
+    events: list[dict[str, Any]] = []
+    FSMExecutor(
+        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=project)
+    ).run()
+    return next(e for e in events if e["event"] == "action_complete")
+
+
 def _stream_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> None:
     """A `claude` on PATH whose shell *body* prints a stream-json transcript."""
     bin_dir = tmp_path / "bin"
@@ -487,11 +490,7 @@ def test_idle_timeout_spares_a_claude_session_that_keeps_streaming(
     report = {**REPORT, "type": "result"}
     _stream_claude(tmp_path, monkeypatch, steps + _line(report))
     fsm = prompt_loop(state_idle_timeout=0.8, max_iterations=1)
-    events: list[dict[str, Any]] = []
-    FSMExecutor(
-        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
-    ).run()
-    complete = next(e for e in events if e["event"] == "action_complete")
+    complete = _first_action_complete(fsm, tmp_path)
     assert complete["exit_code"] == 0
     assert complete["output"] == "Fixed the bug"  # the result line's answer, not the steps
     assert complete["cost_usd"] == 0.0125
@@ -505,11 +504,7 @@ def test_the_loops_idle_timeout_does_not_end_a_claude_session(
     report = {**REPORT, "type": "result"}
     _stream_claude(tmp_path, monkeypatch, _said("running the suite") + "sleep 1\n" + _line(report))
     fsm = prompt_loop(idle_timeout=0.3, max_iterations=1)
-    events: list[dict[str, Any]] = []
-    FSMExecutor(
-        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
-    ).run()
-    complete = next(e for e in events if e["event"] == "action_complete")
+    complete = _first_action_complete(fsm, tmp_path)
     assert (complete["exit_code"], complete["output"]) == (0, "Fixed the bug")
 
 
