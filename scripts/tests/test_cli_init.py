@@ -51,19 +51,16 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     assert not modules & {"jsonschema", "anthropic", "little_loops.fsm.runners"}
 
 
-def test_the_shorthand_knows_every_run_flag_that_takes_a_value() -> None:
+def test_the_shorthand_knows_every_run_flag() -> None:
     import argparse
 
-    from little_loops.cli import RUN_FLAGS_WITH_VALUE, build_parser
+    from little_loops.cli import RUN_FLAGS_WITH_VALUE, RUN_FLAGS_WITHOUT_VALUE, build_parser
 
     parser = build_parser("run")
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    taking_values = {
-        flag
-        for action in commands.choices["run"]._actions
-        if action.option_strings
-        and action.nargs is None
-        and not isinstance(action, argparse._StoreTrueAction | argparse._HelpAction)
-        for flag in action.option_strings
-    }
+    flags = [a for a in commands.choices["run"]._actions if a.option_strings]
+    plain = (argparse._StoreTrueAction, argparse._HelpAction)
+    taking_values = {f for a in flags if not isinstance(a, plain) for f in a.option_strings}
+    switches = {f for a in flags if isinstance(a, plain) for f in a.option_strings}
     assert taking_values == RUN_FLAGS_WITH_VALUE
+    assert switches == RUN_FLAGS_WITHOUT_VALUE

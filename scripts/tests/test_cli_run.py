@@ -85,13 +85,21 @@ def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) ->
     assert named.code == EXIT_DEFINITION
     assert "no loop named 'status'" in named.err
     # Flags written before a command are a usage error that says where they go.
-    for argv in (("--json", "status", "hello"), ("--format", "dot", "graph", "hello")):
+    for argv, flags in (
+        (("--json", "status", "hello"), "--json"),
+        (("--format", "dot", "graph", "hello"), "--format dot"),
+        (("-n", "5", "run", "hello"), "-n 5"),
+    ):
         misplaced = loop_project.run(*argv)
         assert misplaced.code == EXIT_DEFINITION
+        command = argv[-2]
         assert misplaced.err.endswith(
-            f"ll-loop: error: options go after the command: write 'll-loop {argv[-2]} ... "
-            f"{argv[0]}', not '{argv[0]}' before '{argv[-2]}'\n"
+            f"ll-loop: error: options go after the command: write 'll-loop {command} ... "
+            f"{flags}', not '{flags}' before '{command}'\n"
         )
+    # A loop name then a stray word is not taken for a misplaced command.
+    stray = loop_project.run("-q", "hello", "status")
+    assert stray.err.endswith("ll-loop: error: unrecognized arguments: status\n")
     assert loop_project.run("--version", "status", "hello").out == f"ll-loop {__version__}\n"
     assert loop_project.run("--version").code == EXIT_OK
     top_help = loop_project.run("--help")
@@ -490,3 +498,27 @@ def test_run_removes_temp_files_a_killed_run_left(loop_project: LoopProject) -> 
         path.write_text("{")
     assert loop_project.run("run", "tidy").code == 0
     assert [p.name for p in left if p.exists()] == []
+
+
+def test_context_keys_that_look_like_numbers_are_read_as_written(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write(
+        "keys",
+        """\
+        name: keys
+        initial: say
+        context:
+          010: ten
+          1e3: thousand
+        states:
+          say:
+            action: "echo ${context.010} ${context.1e3} > said.txt"
+            next: done
+          done:
+            terminal: true
+        """,
+    )
+    assert loop_project.run("validate", "--strict", "keys").code == EXIT_OK
+    assert loop_project.run("run", "keys", "-q").code == EXIT_OK
+    assert (loop_project.root / "said.txt").read_text() == "ten thousand\n"

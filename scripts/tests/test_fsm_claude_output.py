@@ -113,3 +113,21 @@ def test_file_lines_reads_in_blocks_and_passes_over_overlong_lines(
     assert list(claude_output.file_lines(str(path))) == ["one", "two", "\ufffd", "end"]
     assert list(claude_output.file_lines(str(tmp_path / "missing"))) == []
     assert list(claude_output.file_lines(None)) == []
+
+
+def test_a_cut_short_session_keeps_a_bounded_tail_and_survives_a_missing_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from little_loops.fsm.claude_output import apply_report
+    from little_loops.fsm.runners import ActionResult
+
+    monkeypatch.setattr(claude_output, "_MAX_PARTIAL_TEXT", 12)
+    words = "\n".join(
+        assistant({"type": "text", "text": text}) for text in ("first words", "last words")
+    )
+    missing = str(tmp_path / "gone.out")
+    # The runner said its tail was cut and the file has all, but the file is gone: the
+    # tail in memory is used; the words kept are the last 12 characters.
+    raw = ActionResult(words, "", 124, 5, error="timed out", truncated=True, output_path=missing)
+    result = apply_report(raw)
+    assert (result.output, result.truncated) == ("s\nlast words", True)

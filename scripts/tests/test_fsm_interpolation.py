@@ -28,6 +28,8 @@ def ctx() -> InterpolationContext:
             "nothing": None,
             "cmd": "mypy ${context.dir}",
             "flag": True,
+            "010": "leading zero",
+            "7": "seven",
         },
         captured={"errors": {"output": "4", "stderr": "", "exit_code": 1, "duration_ms": 12}},
         prev={"output": "7", "exit_code": 0, "state": "measure"},
@@ -79,6 +81,9 @@ def test_every_namespace_resolves(ctx: InterpolationContext, text: str, expected
         ("${context.files}", '["a.py", "b.py"]'),
         ("${context.nested}", '{"deep": {"value": 42}}'),
         ("${context.flag}", "true"),
+        # Keys are text: `010` is a name; a plain number finds the key with that text.
+        ("${context.010}", "leading zero"),
+        ("${context.7}", "seven"),
         ("mypy ${context.dir} --strict; echo ${state.iteration}", "mypy src/ --strict; echo 3"),
     ],
 )

@@ -112,6 +112,7 @@ def test_numbers_are_read_as_yaml_1_2_writes_them() -> None:
         ("a: !!float 1.2.3\n", "f.yaml:1:4: '1.2.3' is not a number"),
         ("a: !!int 1_000\n", "f.yaml:1:4: '1_000' is not an integer"),
         ("a: " + "9" * 5000 + "\n", "f.yaml:1:4: '" + "9" * 40 + "…' has too many digits"),
+        ("a: 0x" + "f" * 4000 + "\n", "f.yaml:1:4: '0x" + "f" * 38 + "…' has too many digits"),
         ("", "f.yaml: the file is empty; a loop needs at least 'name', 'initial' and 'states'"),
         (
             "# only a comment\n",

@@ -196,6 +196,14 @@ class TestPricing:
         assert estimate_cost("claude-sonnet-4-6-20260101", usage) == pytest.approx(3 + 15)
         assert estimate_cost("claude-3-7-sonnet-latest", usage) == pytest.approx(3 + 15)
         assert estimate_cost("claude-opus-4-1", usage) == pytest.approx(15 + 75)  # listed
+        # Older models are listed with their own (higher) price, dated or not.
+        assert estimate_cost("claude-opus-4-20250514", usage) == pytest.approx(15 + 75)
+        assert estimate_cost("claude-3-opus-20240229", usage) == pytest.approx(15 + 75)
+        # Provider prefixes name the same model; names that only contain a family do not.
+        assert estimate_cost("us.anthropic.claude-sonnet-4-5-20250929-v1:0", usage) == 18
+        assert estimate_cost("anthropic/claude-haiku-4-5", usage) == pytest.approx(1 + 5)
+        assert estimate_cost("my-claude-haiku", usage) is None
+        assert estimate_cost("claude-haikus", usage) is None
 
     def test_cache_tokens_are_priced(self) -> None:
         # A Claude Code session is mostly cache reads: leaving them out would count ~nothing.

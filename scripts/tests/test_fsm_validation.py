@@ -143,7 +143,10 @@ def test_valid_definition_has_no_problems() -> None:
         ),
         (loop(llm={"model": ""}), "loop 'demo' > llm > model: expected a non-empty string, got ''"),
         (loop(llm=None), "loop 'demo' > llm: expected a mapping, got null"),
-        (loop(initial=3), "loop 'demo' > initial: expected a string, got 3"),
+        (
+            loop(initial=3),
+            "loop 'demo' > initial: expected a string, got the number 3 (quote it as written)",
+        ),
         (loop(states=[]), "loop 'demo' > states: expected a mapping, got a list"),
         (loop(states={}), "loop 'demo' > states: expected at least one state"),
         (
@@ -161,7 +164,8 @@ def test_valid_definition_has_no_problems() -> None:
         ),
         (
             with_state("check", {"action": "x", "next": 5}),
-            "loop 'demo' > states > check > next: expected a string, got 5",
+            "loop 'demo' > states > check > next: expected a string, got the number 5 "
+            "(quote it as written)",
         ),
         (
             with_state("check", {"action": "x", "route": {}}),

@@ -59,6 +59,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 RUN_FLAGS_WITH_VALUE: frozenset[str] = frozenset(
     {"-n", "--max-iterations", "--llm-model", "--max-cost"}
 )
+RUN_FLAGS_WITHOUT_VALUE: frozenset[str] = frozenset(
+    {"-h", "--help", "--background", "--dry-run", "--no-llm", "--queue", "-q", "--quiet"}
+    | {"--json", "--no-color"}
+)
 _TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 
 
@@ -77,16 +81,37 @@ def _with_run_shorthand(argv: list[str]) -> list[str]:
 
 
 def _command_after_flags(argv: list[str]) -> str | None:
-    """The subcommand named after leading flags (`ll-loop --json status x`), if any; the
-    values of run flags and words after `--` are not commands."""
+    """The subcommand named by the first word after leading flags (`ll-loop --json status
+    x`), if it is one; the values of run flags and a word after `--` are not commands."""
+    index = _first_word(argv)
+    return None if index is None else argv[index]
+
+
+def _first_word(argv: list[str]) -> int | None:
+    """The index of the first word that is no flag and no flag's value, if it names a
+    subcommand (and comes before any `--`). A flag run does not know may be another
+    command's with its value: `--format dot graph x` names `graph`."""
     index = 0
     while index < len(argv):
         arg = argv[index]
         if arg == "--":
             return None
-        if arg in SUBCOMMANDS:
-            return arg
-        index += 2 if arg in RUN_FLAGS_WITH_VALUE else 1
+        if not arg.startswith("-") or arg == "-":
+            return index if arg in SUBCOMMANDS else None
+        if arg in RUN_FLAGS_WITH_VALUE:
+            index += 2
+            continue
+        after = argv[index + 1 : index + 3]
+        if (
+            arg not in RUN_FLAGS_WITHOUT_VALUE
+            and "=" not in arg
+            and len(after) == 2
+            and not after[0].startswith("-")
+            and after[0] not in SUBCOMMANDS
+            and after[1] in SUBCOMMANDS
+        ):
+            return index + 2
+        index += 1
     return None
 
 
@@ -94,12 +119,13 @@ def _misplaced_option(argv: list[str]) -> str | None:
     """A one-line usage error for flags written before the subcommand they belong to."""
     if not argv or not argv[0].startswith("-") or argv[0] in _TOP_LEVEL_FLAGS:
         return None
-    command = _command_after_flags(argv)
-    if command is None:
+    index = _first_word(argv)
+    if index is None:
         return None
+    command, flags = argv[index], " ".join(argv[:index])
     return (
-        f"options go after the command: write 'll-loop {command} ... {argv[0]}', "
-        f"not '{argv[0]}' before '{command}'"
+        f"options go after the command: write 'll-loop {command} ... {flags}', "
+        f"not '{flags}' before '{command}'"
     )
 
 

@@ -85,6 +85,8 @@ def report_from_file(path: str) -> dict[str, Any] | None:
 # memory a run is allowed); reading goes backwards in blocks of _BLOCK bytes.
 _MAX_REPORT_LINE = 8 * 1024 * 1024  # a Claude answer is bounded by its output tokens: far less
 _BLOCK = 1024 * 1024
+# The most of a cut-short session's words kept as its output (characters, from the end).
+_MAX_PARTIAL_TEXT = 4 * 1024 * 1024
 
 
 def file_lines(path: str | None) -> Iterator[str]:
@@ -239,6 +241,8 @@ def apply_report(result: ActionResult) -> ActionResult:
         # The whole session counts, not just the tail the runner kept in memory.
         lines = file_lines(result.output_path) if whole_file else result.output.splitlines()
         partial = partial_session(lines)
+        if partial is None and whole_file:  # the file is gone: what is in memory will do
+            partial = partial_session(result.output.splitlines())
         if partial is None:
             return _flag_failure(result, result.output)
         return _flag_failure(_without_report(result, partial), partial.text)
@@ -264,7 +268,13 @@ def _without_report(result: ActionResult, partial: PartialSession) -> ActionResu
     """A session that ended without its report (a timeout, a stop, a crash): keep what
     Claude had said and the tokens it used, priced from its model where the price is known,
     so the budget sees them. One that exited 0 without a report did not finish properly."""
-    changes: dict[str, Any] = {"output": partial.text, "usage": partial.usage}
+    text = partial.text
+    changes: dict[str, Any] = {
+        # As much of what Claude said as the runner would have kept of plain output.
+        "output": text[-_MAX_PARTIAL_TEXT:],
+        "usage": partial.usage,
+        "truncated": len(text) > _MAX_PARTIAL_TEXT,
+    }
     cost = estimate_cost(partial.model, partial.usage) if partial.model else None
     if cost:
         changes["cost_usd"] = cost

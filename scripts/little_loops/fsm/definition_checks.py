@@ -57,6 +57,9 @@ def _string(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return "expected a non-empty string, got ''"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # `next: 02` reads as the number 2: quoting keeps the text as written.
+        return f"expected a string, got the number {describe(value)} (quote it as written)"
     return f"expected a string, got {describe(value)}"
 
 
@@ -71,6 +74,24 @@ def _boolean(value: Any) -> str | None:
 
 def _mapping(value: Any) -> str | None:
     return None if isinstance(value, Mapping) else f"expected a mapping, got {describe(value)}"
+
+
+def _judge_schema(value: Any) -> str | None:
+    """An llm_structured schema: a mapping whose verdict enum, if any, lists names."""
+    problem = _mapping(value)
+    if problem is not None:
+        return problem
+    props = value.get("properties")
+    spec = props.get("verdict") if isinstance(props, Mapping) else None
+    enum = spec.get("enum") if isinstance(spec, Mapping) else None
+    if isinstance(enum, list):
+        for item in enum:
+            if not isinstance(item, str):
+                return (
+                    f"the verdict enum must list names (strings), got {describe(item)} "
+                    f"(quote it): the judge's verdict is text, routed by name"
+                )
+    return None
 
 
 def _string_list(value: Any) -> str | None:
@@ -213,7 +234,7 @@ EVALUATE_KEYS: dict[str, Check] = {
     "previous": _optional(_text),
     "direction": _one_of(DIRECTIONS),
     "prompt": _optional(_text),
-    "schema": _optional(_mapping),
+    "schema": _optional(_judge_schema),
     "min_confidence": _number(0, 1),
     "uncertain_suffix": _boolean,
     "source": _optional(_text),

@@ -108,7 +108,8 @@ class InterpolationContext:
 
 
 def parse_path(path: str, ref: str) -> list[str | int]:
-    """Split `a.b[0].c` into ['a', 'b', 0, 'c']; all-digit names become indices too."""
+    """Split `a.b[0].c` into ['a', 'b', 0, 'c']; all-digit names become indices too
+    (`items.0`), unless they have a leading zero (`context.010` names the key `010`)."""
     segments: list[str | int] = []
     pos = 0
     for match in _SEGMENT.finditer(path):
@@ -118,8 +119,8 @@ def parse_path(path: str, ref: str) -> list[str | int]:
         name, index = match.group(1), match.group(2)
         if index is not None:
             segments.append(int(index))
-        elif name.isdigit():
-            segments.append(int(name))
+        elif name.isdigit() and str(int(name)) == name:
+            segments.append(int(name))  # `010` stays a name: keys are text (`010:`)
         else:
             segments.append(name)
         pos = match.end()

@@ -38,6 +38,9 @@ FLOAT_RE = re.compile(
 )
 
 
+_MAX_INT_BITS = 14_000  # about 4200 decimal digits, under Python's limit of 4300
+
+
 class _LoopYamlLoader(_BaseLoader):  # type: ignore[misc]
     """Safe loader with YAML 1.2-style booleans and numbers."""
 
@@ -60,10 +63,12 @@ def _yaml12_number(tag: str, text: str) -> int | float:
     if not (INT_RE if tag == _INT_TAG else FLOAT_RE).match(text):
         raise ValueError(text)  # `!!int 1_000`: a tag does not bring back YAML 1.1 forms
     if tag == _INT_TAG:
-        if text.startswith("0o"):
-            return int(text[2:], 8)
-        if text.startswith("0x"):
-            return int(text[2:], 16)
+        if text.startswith(("0o", "0x")):
+            value = int(text[2:], 8 if text[1] == "o" else 16)
+            # Python writes no int of over 4300 digits (json.dumps of the state would fail).
+            if value.bit_length() > _MAX_INT_BITS:
+                raise ValueError(text)
+            return value
         return int(text, 10)
     lowered = text.lower()
     if lowered in (".inf", "+.inf", "-.inf"):

@@ -6,15 +6,23 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-# US dollars per million (input, output) tokens, from Anthropic's published prices.
+# US dollars per million (input, output) tokens, from Anthropic's published prices. A name
+# also matches its dated snapshots (`claude-haiku-4-5-20251001`); the longest match wins.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-haiku-4-5": (1.0, 5.0),
-    "claude-3-5-haiku-latest": (0.8, 4.0),
     "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4-0": (3.0, 15.0),
     "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),
     "claude-opus-4-0": (15.0, 75.0),
+    "claude-opus-4-20250514": (15.0, 75.0),
+    "claude-sonnet-4-0": (3.0, 15.0),
+    "claude-sonnet-4-20250514": (3.0, 15.0),
+    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-3-5-sonnet": (3.0, 15.0),
+    "claude-3-5-haiku": (0.8, 4.0),
+    "claude-3-opus": (15.0, 75.0),
+    "claude-3-sonnet": (3.0, 15.0),
+    "claude-3-haiku": (0.25, 1.25),
 }
 
 # A Claude model not listed above (a newer version) is priced as the newest listed model of
@@ -25,7 +33,9 @@ FAMILY_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "sonnet": PRICES_PER_MTOK["claude-sonnet-4-5"],
     "haiku": PRICES_PER_MTOK["claude-haiku-4-5"],
 }
-_FAMILY = re.compile(r"^claude-(?:[0-9-]+-)?(opus|sonnet|haiku)\b")
+_FAMILY = re.compile(r"^claude-(?:[0-9-]+-)?(opus|sonnet|haiku)(?:-|$)")
+# Provider prefixes name the same models: `anthropic/claude-...`, `us.anthropic.claude-...`.
+_MODEL_NAME = re.compile(r"(?:^|[/.])(claude-[a-z0-9.:-]+)$")
 
 # Prompt caching, as multiples of the input price: writing the cache (5-minute) and
 # reading from it. Claude Code sessions are mostly cache reads.
@@ -35,16 +45,15 @@ CACHE_READ_FACTOR = 0.1
 
 def price_of(model: str) -> tuple[float, float] | None:
     """(input, output) dollars per million tokens for *model*, or None if unknown."""
-    price = PRICES_PER_MTOK.get(model)
-    if price is None:
-        # Dated snapshots share their model's price: claude-haiku-4-5-20251001.
-        price = next(
-            (p for name, p in PRICES_PER_MTOK.items() if model.startswith(name + "-")), None
-        )
-    if price is None:
-        family = _FAMILY.match(model)
-        price = FAMILY_PRICES_PER_MTOK[family.group(1)] if family else None
-    return price
+    found = _MODEL_NAME.search(model)
+    if found is None:
+        return None
+    name = found.group(1)
+    matches = [key for key in PRICES_PER_MTOK if name == key or name.startswith(key + "-")]
+    if matches:
+        return PRICES_PER_MTOK[max(matches, key=len)]
+    family = _FAMILY.match(name)
+    return FAMILY_PRICES_PER_MTOK[family.group(1)] if family else None
 
 
 def estimate_cost(model: str, usage: Mapping[str, object]) -> float | None:

@@ -69,10 +69,16 @@ def start_all(root: Path, names: list[str], *flags: str) -> dict[str, subprocess
         for name in names
     }
     deadline = time.monotonic() + 60
-    while len(list(ready.iterdir())) < len(names):
-        assert time.monotonic() < deadline, "the runs did not all start within 60 s"
-        assert all(p.poll() is None for p in procs.values()), "a run ended before go"
-        time.sleep(0.01)
+    try:
+        while len(list(ready.iterdir())) < len(names):
+            assert time.monotonic() < deadline, "the runs did not all start within 60 s"
+            assert all(p.poll() is None for p in procs.values()), "a run ended before go"
+            time.sleep(0.01)
+    except BaseException:
+        for proc in procs.values():  # none may wait for `go` after the test
+            proc.kill()
+            proc.wait()
+        raise
     go.touch()
     return procs
 
