@@ -11,7 +11,6 @@ evaluates code.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -158,6 +157,8 @@ def to_text(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, Mapping | list | tuple):
+        import json  # only here: `validate` reads no values, and starts faster without it
+
         return json.dumps(value, default=str)
     return str(value)
 
