@@ -124,7 +124,7 @@ def test_llm_route_keys_may_be_the_no_llm_fallback() -> None:
             action: /ll:audit
             evaluate:
               type: llm_structured
-              schema: {properties: {verdict: {enum: [found, none]}}}
+              schema: {type: object, properties: {verdict: {enum: [found, none]}}}
             route:
               found: done
               none: done

@@ -131,3 +131,10 @@ def test_a_cut_short_session_keeps_a_bounded_tail_and_survives_a_missing_file(
     raw = ActionResult(words, "", 124, 5, error="timed out", truncated=True, output_path=missing)
     result = apply_report(raw)
     assert (result.output, result.truncated) == ("s\nlast words", True)
+    # Under the cap but only the tail was read: still truncated, the lost start is shown.
+    monkeypatch.setattr(claude_output, "_MAX_PARTIAL_TEXT", 1000)
+    result = apply_report(raw)
+    assert (result.output, result.truncated) == ("first words\nlast words", True)
+    # All of it in memory, under the cap: whole.
+    whole = apply_report(ActionResult(words, "", 124, 5, error="timed out"))
+    assert whole.truncated is False

@@ -203,6 +203,18 @@ class TestPricing:
         assert estimate_cost("us.anthropic.claude-sonnet-4-5-20250929-v1:0", usage) == 18
         assert estimate_cost("anthropic/claude-haiku-4-5", usage) == pytest.approx(1 + 5)
         assert estimate_cost("my-claude-haiku", usage) is None
+        # Vertex, OpenRouter-style dotted versions, context-window tags, any case.
+        for name, price in (
+            ("claude-sonnet-4-5@20250929", 3 + 15),
+            ("claude-3-5-sonnet-v2@20241022", 3 + 15),
+            ("claude-opus-4-1@20250805", 15 + 75),
+            ("anthropic/claude-opus-4.1", 15 + 75),
+            ("anthropic/claude-opus-4", 15 + 75),
+            ("anthropic/claude-3.5-sonnet", 3 + 15),
+            ("claude-sonnet-4-5-20250929[1m]", 3 + 15),
+            ("Claude-Haiku-4-5 ", 1 + 5),
+        ):
+            assert estimate_cost(name, usage) == pytest.approx(price), name
         assert estimate_cost("claude-haikus", usage) is None
 
     def test_cache_tokens_are_priced(self) -> None:

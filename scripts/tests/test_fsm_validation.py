@@ -909,3 +909,39 @@ def test_a_reference_written_wrong_is_a_warning() -> None:
         "(write ${namespace.path} with no spaces, e.g. ${captured.NAME.output}); it would "
         "reach the action unchanged"
     ]
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        (
+            {"properties": {"verdict": {"enum": ["a"]}}},
+            "expected type: object (the judge answers with an object holding its verdict), "
+            "got type: null",
+        ),
+        (
+            {"type": "object", "properties": {"verdict": {"enum": []}}},
+            "the verdict enum is empty: list the verdicts the judge may give",
+        ),
+        (
+            {"type": "object", "properties": {"verdict": {"enum": ["a", 1]}}},
+            "the verdict enum must list names (strings), got 1 (quote it): the judge's "
+            "verdict is text, routed by name",
+        ),
+        (
+            {"type": "object", "properties": {"verdict": {"enum": ["a", ["b"]]}}},
+            "the verdict enum must list names (strings), got a list: the judge's verdict is "
+            "text, routed by name",
+        ),
+    ],
+)
+def test_a_judge_schema_must_be_one_the_judge_can_answer(
+    schema: dict[str, object], problem: str
+) -> None:
+    data = with_state(
+        "check",
+        {"action": "/x", "evaluate": {"type": "llm_structured", "schema": schema}, "next": "done"},
+    )
+    assert messages(validate_definition(data)) == [
+        f"loop 'demo' > states > check > evaluate > schema: {problem}"
+    ]

@@ -241,11 +241,12 @@ def apply_report(result: ActionResult) -> ActionResult:
         # The whole session counts, not just the tail the runner kept in memory.
         lines = file_lines(result.output_path) if whole_file else result.output.splitlines()
         partial = partial_session(lines)
+        whole = bool(whole_file) or not result.truncated
         if partial is None and whole_file:  # the file is gone: what is in memory will do
-            partial = partial_session(result.output.splitlines())
+            partial, whole = partial_session(result.output.splitlines()), False
         if partial is None:
             return _flag_failure(result, result.output)
-        return _flag_failure(_without_report(result, partial), partial.text)
+        return _flag_failure(_without_report(result, partial, whole), partial.text)
     answer = report.get("result")
     cost = report.get("total_cost_usd")
     changes: dict[str, Any] = {
@@ -264,16 +265,17 @@ def apply_report(result: ActionResult) -> ActionResult:
     return _flag_failure(dataclasses.replace(result, **changes), changes["output"])
 
 
-def _without_report(result: ActionResult, partial: PartialSession) -> ActionResult:
+def _without_report(result: ActionResult, partial: PartialSession, whole: bool) -> ActionResult:
     """A session that ended without its report (a timeout, a stop, a crash): keep what
     Claude had said and the tokens it used, priced from its model where the price is known,
-    so the budget sees them. One that exited 0 without a report did not finish properly."""
+    so the budget sees them. One that exited 0 without a report did not finish properly.
+    *whole* says the session was read in full (not only the runner's in-memory tail)."""
     text = partial.text
     changes: dict[str, Any] = {
         # As much of what Claude said as the runner would have kept of plain output.
         "output": text[-_MAX_PARTIAL_TEXT:],
         "usage": partial.usage,
-        "truncated": len(text) > _MAX_PARTIAL_TEXT,
+        "truncated": len(text) > _MAX_PARTIAL_TEXT or not whole,
     }
     cost = estimate_cost(partial.model, partial.usage) if partial.model else None
     if cost:

@@ -81,15 +81,23 @@ def _judge_schema(value: Any) -> str | None:
     problem = _mapping(value)
     if problem is not None:
         return problem
+    if value.get("type") != "object":
+        return (
+            f"expected type: object (the judge answers with an object holding its verdict), "
+            f"got type: {describe(value.get('type'))}"
+        )
     props = value.get("properties")
     spec = props.get("verdict") if isinstance(props, Mapping) else None
     enum = spec.get("enum") if isinstance(spec, Mapping) else None
     if isinstance(enum, list):
+        if not enum:
+            return "the verdict enum is empty: list the verdicts the judge may give"
         for item in enum:
             if not isinstance(item, str):
+                quote = " (quote it)" if not isinstance(item, list | Mapping) else ""
                 return (
-                    f"the verdict enum must list names (strings), got {describe(item)} "
-                    f"(quote it): the judge's verdict is text, routed by name"
+                    f"the verdict enum must list names (strings), got {describe(item)}"
+                    f"{quote}: the judge's verdict is text, routed by name"
                 )
     return None
 

@@ -33,9 +33,16 @@ FAMILY_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "sonnet": PRICES_PER_MTOK["claude-sonnet-4-5"],
     "haiku": PRICES_PER_MTOK["claude-haiku-4-5"],
 }
+# Names without a minor version that mean the first release (only as the whole name: a
+# prefix `claude-opus-4-` would also match the newer claude-opus-4-8).
+ALIASES: dict[str, str] = {
+    "claude-opus-4": "claude-opus-4-0",
+    "claude-sonnet-4": "claude-sonnet-4-0",
+}
 _FAMILY = re.compile(r"^claude-(?:[0-9-]+-)?(opus|sonnet|haiku)(?:-|$)")
-# Provider prefixes name the same models: `anthropic/claude-...`, `us.anthropic.claude-...`.
-_MODEL_NAME = re.compile(r"(?:^|[/.])(claude-[a-z0-9.:-]+)$")
+# The model inside a provider's name for it: `anthropic/claude-3.5-sonnet`,
+# `us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `claude-sonnet-4-5@20250929` (Vertex).
+_MODEL_NAME = re.compile(r"(?:^|[/.@ ])(claude-[a-z0-9.-]*[a-z0-9])")
 
 # Prompt caching, as multiples of the input price: writing the cache (5-minute) and
 # reading from it. Claude Code sessions are mostly cache reads.
@@ -45,10 +52,11 @@ CACHE_READ_FACTOR = 0.1
 
 def price_of(model: str) -> tuple[float, float] | None:
     """(input, output) dollars per million tokens for *model*, or None if unknown."""
-    found = _MODEL_NAME.search(model)
+    found = _MODEL_NAME.search(model.strip().lower())
     if found is None:
         return None
-    name = found.group(1)
+    name = found.group(1).replace(".", "-")  # `claude-3.5-sonnet` is `claude-3-5-sonnet`
+    name = ALIASES.get(name, name)
     matches = [key for key in PRICES_PER_MTOK if name == key or name.startswith(key + "-")]
     if matches:
         return PRICES_PER_MTOK[max(matches, key=len)]
