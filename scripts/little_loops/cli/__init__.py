@@ -75,22 +75,15 @@ def _with_run_shorthand(argv: list[str]) -> list[str]:
     first = argv[0]
     if not first.startswith("-") or first == "-":
         return argv if first in SUBCOMMANDS else ["run", *argv]
-    if first in _TOP_LEVEL_FLAGS or _command_after_flags(argv) is not None:
+    if first in _TOP_LEVEL_FLAGS or _first_word(argv) is not None:
         return argv
     return ["run", *argv]
 
 
-def _command_after_flags(argv: list[str]) -> str | None:
-    """The subcommand named by the first word after leading flags (`ll-loop --json status
-    x`), if it is one; the values of run flags and a word after `--` are not commands."""
-    index = _first_word(argv)
-    return None if index is None else argv[index]
-
-
 def _first_word(argv: list[str]) -> int | None:
     """The index of the first word that is no flag and no flag's value, if it names a
-    subcommand (and comes before any `--`). A flag run does not know may be another
-    command's with its value: `--format dot graph x` names `graph`."""
+    subcommand (`ll-loop --json status x`) and comes before any `--`. A flag run does not
+    know may be another command's with its value: `--format dot graph x` names `graph`."""
     index = 0
     while index < len(argv):
         arg = argv[index]

@@ -55,7 +55,7 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
     from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.outcomes import RAISABLE_LIMITS, STATUS_FAILED, STATUS_RUNNING
+    from little_loops.fsm.outcomes import STATUS_FAILED, STATUS_RUNNING, how_to_go_on
     from little_loops.fsm.persistence import StatePersistence, display_path
     from little_loops.fsm.pids import pid_alive
     from little_loops.fsm.timefmt import format_duration
@@ -112,8 +112,9 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
         rows.append(("last verdict", str(state.last_result["verdict"])))
     if state.error:
         rows.append(("error", state.error))
-    if state.status == STATUS_FAILED and state.terminated_by in RAISABLE_LIMITS:
-        rows.append(("to go on", RAISABLE_LIMITS[state.terminated_by].replace("NAME", loop_name)))
+    hint = how_to_go_on(state.terminated_by, loop_name)
+    if state.status == STATUS_FAILED and hint is not None:
+        rows.append(("to go on", hint))
     if state.continuation_prompt:
         rows.append(("handoff", state.continuation_prompt))
     if state.loop_path:

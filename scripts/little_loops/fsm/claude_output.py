@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from little_loops.fsm.pricing import estimate_cost
+from little_loops.fsm.pricing import USAGE_KEYS, estimate_cost
 
 if TYPE_CHECKING:
     from little_loops.fsm.runners import ActionResult
@@ -26,14 +26,6 @@ CLAUDE_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json", "--verbo
 
 # What Claude Code answers, with exit 0 and no API call, to a slash command it has no file for.
 UNKNOWN_COMMAND = "Unknown command:"
-
-# Token counters taken from Claude Code's `usage` and summed into the loop's spend.
-USAGE_KEYS: tuple[str, ...] = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 
 
 def parse_report(stdout: str) -> dict[str, Any] | None:
@@ -237,13 +229,13 @@ def apply_report(result: ActionResult) -> ActionResult:
     if report is None and result.truncated and result.output_path:
         report = report_from_file(result.output_path)
     if report is None or "result" not in report and "total_cost_usd" not in report:
-        whole_file = result.truncated and result.output_path
-        # The whole session counts, not just the tail the runner kept in memory.
-        lines = file_lines(result.output_path) if whole_file else result.output.splitlines()
-        partial = partial_session(lines)
-        whole = bool(whole_file) or not result.truncated
-        if partial is None and whole_file:  # the file is gone: what is in memory will do
-            partial, whole = partial_session(result.output.splitlines()), False
+        partial, whole = None, not result.truncated
+        if result.truncated and result.output_path:
+            # The whole session counts, not just the tail the runner kept in memory.
+            partial = partial_session(file_lines(result.output_path))
+            whole = partial is not None
+        if partial is None:  # all of it is in memory, or the file is gone: use memory
+            partial = partial_session(result.output.splitlines())
         if partial is None:
             return _flag_failure(result, result.output)
         return _flag_failure(_without_report(result, partial, whole), partial.text)

@@ -74,6 +74,12 @@ RAISABLE_LIMITS: dict[str, str] = {
 }
 
 
+def how_to_go_on(terminated_by: str | None, loop_name: str) -> str | None:
+    """The command (or step) that continues a run stopped at a limit, or None."""
+    hint = RAISABLE_LIMITS.get(str(terminated_by))
+    return None if hint is None else hint.replace("NAME", loop_name)
+
+
 def can_resume(status: str, terminated_by: str | None) -> bool:
     """Whether a saved run may be resumed at all (a limit still has to be raised first)."""
     return status in RESUMABLE_STATUSES or (

@@ -14,17 +14,17 @@ from little_loops.fsm.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_
 from little_loops.fsm.outcomes import (
     BUDGET,
     MAX_ITERATIONS,
-    RAISABLE_LIMITS,
     STATUS_COMPLETED,
     STATUS_FAILED,
     STATUS_RUNNING,
     can_resume,
+    how_to_go_on,
     outcome_of,
 )
 from little_loops.fsm.persistence import StatePersistence
 from little_loops.fsm.pids import pid_alive, process_start_ticks
 from little_loops.fsm.schema import FSMLoop
-from little_loops.fsm.spend import dollars
+from little_loops.fsm.spend import Spend, dollars
 
 # Events after which the state file is rewritten: entering a state (so a crash resumes
 # it) and the end of the run. Saving on every event would cost a file replace per line.
@@ -221,10 +221,10 @@ class PersistentExecutor:
 def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:
     """Why a run that ended at a limit cannot go on yet, or None once the limit is raised."""
     name = fsm.name
-    hint = RAISABLE_LIMITS.get(str(saved.terminated_by), "").replace("NAME", name)
+    hint = how_to_go_on(saved.terminated_by, name)
     if saved.terminated_by == BUDGET:
         limit = fsm.max_cost_usd
-        if limit is not None and saved.cost_usd >= limit:
+        if limit is not None and Spend(cost_usd=saved.cost_usd).reached(limit):
             return (
                 f"loop '{name}' has spent ${saved.cost_usd:.4f} of its {dollars(limit)} budget; "
                 f"to go on: {hint}"

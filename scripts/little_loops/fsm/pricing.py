@@ -44,6 +44,15 @@ _FAMILY = re.compile(r"^claude-(?:[0-9-]+-)?(opus|sonnet|haiku)(?:-|$)")
 # `us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `claude-sonnet-4-5@20250929` (Vertex).
 _MODEL_NAME = re.compile(r"(?:^|[/.@ ])(claude-[a-z0-9.-]*[a-z0-9])")
 
+# Token counters of a `usage` (Claude Code's and the API's): all four are priced, and
+# summed into the loop's spend.
+USAGE_KEYS: tuple[str, ...] = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
 # Prompt caching, as multiples of the input price: writing the cache (5-minute) and
 # reading from it. Claude Code sessions are mostly cache reads.
 CACHE_WRITE_FACTOR = 1.25
@@ -70,12 +79,7 @@ def estimate_cost(model: str, usage: Mapping[str, object]) -> float | None:
     if price is None:
         return None
     counts = []
-    for key in (
-        "input_tokens",
-        "output_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ):
+    for key in USAGE_KEYS:
         value = usage.get(key, 0)
         if not isinstance(value, int | float) or isinstance(value, bool):
             return None
