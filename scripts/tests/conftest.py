@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import llproc
 from support.fake_anthropic import FakeAnthropic
 from support.project import LoopProject
 
@@ -28,3 +30,11 @@ def loop_project(
     (tmp_path / ".loops").mkdir()
     monkeypatch.chdir(tmp_path)
     return LoopProject(tmp_path, capsys)
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A `sleep` argument no other process has, to find (and clean up) a test's actions."""
+    value = f"30.{uuid.uuid4().int % 10**12:012d}"
+    yield value
+    llproc.kill_marked(value)

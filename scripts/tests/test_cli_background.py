@@ -4,23 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
-from collections.abc import Iterator
 
-import pytest
 from support import llproc
 from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
 from little_loops.fsm.pids import pid_alive
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    value = f"30.{uuid.uuid4().int % 10**12:012d}"
-    yield value
-    llproc.kill_marked(value)
-
 
 SLOW = """\
     name: slow

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import uuid
 
 import pytest
 from support import llproc
@@ -33,14 +32,6 @@ CRASHY = """\
       done:
         terminal: true
 """
-
-
-@pytest.fixture
-def marker() -> str:
-    """A `sleep` argument no other process has, to find (and clean up) our actions."""
-    value = f"30.{uuid.uuid4().int % 10**12:012d}"
-    yield value
-    llproc.kill_marked(value)
 
 
 def test_kill_9_of_the_process_group_then_resume_to_completion(

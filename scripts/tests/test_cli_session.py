@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-
-import pytest
 from support import llproc
 from support.project import LoopProject
 
@@ -14,14 +10,6 @@ from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
 from little_loops.cli.options import RunOptions, options_from_args
 from little_loops.cli.session import apply_overrides, save_overrides, saved_overrides
 from little_loops.fsm.schema import FSMLoop, LLMConfig, StateConfig
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    value = f"30.{uuid.uuid4().int % 10**12:012d}"
-    yield value
-    llproc.kill_marked(value)
-
 
 HOLDER = """\
     name: holder

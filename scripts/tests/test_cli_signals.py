@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-import uuid
-from collections.abc import Iterator
 
 import pytest
 from support import llproc
@@ -14,14 +12,6 @@ from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_INTERRUPTED, EXIT_STOPPED
 from little_loops.cli.signals import ShutdownSignals
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    value = f"30.{uuid.uuid4().int % 10**12:012d}"
-    yield value
-    llproc.kill_marked(value)
-
 
 STUBBORN = """\
     name: stubborn

@@ -8,8 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 
 import pytest
 from support import llproc
@@ -33,13 +31,6 @@ SLOW = """\
       done:
         terminal: true
 """
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    value = f"30.{uuid.uuid4().int % 10**12:012d}"
-    yield value
-    llproc.kill_marked(value)
 
 
 def test_stop_ends_a_foreground_loop_and_its_grandchild(
