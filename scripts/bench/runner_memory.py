@@ -17,7 +17,7 @@ import tempfile
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from little_loops.fsm.runners import ActionRequest, DefaultActionRunner
+from little_loops.fsm.actions.runners import ActionRequest, DefaultActionRunner
 
 size, keep, out_dir = int(sys.argv[1]), sys.argv[2] == "keep", Path(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from little_loops.fsm.runners import DefaultActionRunner
+from little_loops.fsm.actions.runners import DefaultActionRunner
 
 
 def bare(n: int) -> float:

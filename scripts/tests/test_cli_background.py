@@ -9,7 +9,7 @@ from support import llproc
 from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
-from little_loops.fsm.pids import pid_alive
+from little_loops.fsm.runs.pids import pid_alive
 
 SLOW = """\
     name: slow

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from little_loops.cli import main_loop
-from little_loops.fsm.compilers import compile_paradigm
-from little_loops.fsm.loader import load_file, load_text
+from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.paradigms.compile import compile_paradigm
 
 if TYPE_CHECKING:
     from support.project import LoopProject

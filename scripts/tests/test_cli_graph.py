@@ -6,8 +6,8 @@ from pathlib import Path
 
 from support.project import LoopProject
 
-from little_loops.fsm.graph import render_dot, render_mermaid
-from little_loops.fsm.validation import load_and_validate
+from little_loops.fsm.definition.diagram import render_dot, render_mermaid
+from little_loops.fsm.definition.validation import load_and_validate
 
 FIX_TYPES = (Path(__file__).parent / "data" / "doc_loops" / "fix-types.yaml").read_text()
 LOOP = """\

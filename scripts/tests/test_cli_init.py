@@ -12,7 +12,8 @@ from little_loops.cli import main_loop
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main_loop(sys.argv[1:])
 loaded = sorted(m for m in sys.modules if m.startswith("little_loops.cli.") or m in (
-    "yaml", "jsonschema", "anthropic", "little_loops.fsm.executor", "little_loops.fsm.runners"))
+    "yaml", "jsonschema", "anthropic",
+    "little_loops.fsm.engine.executor", "little_loops.fsm.actions.runners"))
 print(code, " ".join(loaded))
 """
 
@@ -33,7 +34,7 @@ def test_help_loads_no_yaml_and_no_runner(tmp_path: Path) -> None:
     code, modules = loaded_by(tmp_path, "--help")
     assert code == 0
     assert "little_loops.cli.run" in modules  # every subcommand is listed
-    assert not modules & {"yaml", "jsonschema", "anthropic", "little_loops.fsm.executor"}
+    assert not modules & {"yaml", "jsonschema", "anthropic", "little_loops.fsm.engine.executor"}
 
 
 def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
@@ -48,7 +49,7 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
         "little_loops.cli.exitcodes",
     }
     assert "yaml" in modules
-    assert not modules & {"jsonschema", "anthropic", "little_loops.fsm.runners"}
+    assert not modules & {"jsonschema", "anthropic", "little_loops.fsm.actions.runners"}
 
 
 def test_the_shorthand_knows_every_run_flag() -> None:

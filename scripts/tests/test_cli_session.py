@@ -9,7 +9,7 @@ from little_loops.cli import build_parser
 from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
 from little_loops.cli.options import RunOptions, options_from_args
 from little_loops.cli.session import apply_overrides, save_overrides, saved_overrides
-from little_loops.fsm.schema import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 
 HOLDER = """\
     name: holder

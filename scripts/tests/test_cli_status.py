@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
-from little_loops.fsm.pids import process_start_ticks
+from little_loops.fsm.runs.pids import process_start_ticks
 
 HELLO = """\
     name: hello

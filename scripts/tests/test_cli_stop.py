@@ -15,7 +15,7 @@ from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_STOPPED
 from little_loops.cli.stop import stop_command
-from little_loops.fsm.pids import process_start_ticks
+from little_loops.fsm.runs.pids import process_start_ticks
 
 SLOW = """\
     name: slow

@@ -16,7 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from little_loops.fsm.compilers import (
+from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.model import EVALUATOR_TYPES, OPERATORS, StateConfig
+from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.paradigms.compile import (
     CONSTRAINT_KEYS,
     CONVERGENCE_KEYS,
     GOAL_KEYS,
@@ -25,10 +28,7 @@ from little_loops.fsm.compilers import (
     PARADIGMS,
     UNTIL_KEYS,
 )
-from little_loops.fsm.loader import load_text
-from little_loops.fsm.paradigm_spec import LLM_KEYS, LOOP_SETTINGS
-from little_loops.fsm.schema import EVALUATOR_TYPES, OPERATORS, StateConfig
-from little_loops.fsm.validation import check_document
+from little_loops.fsm.paradigms.spec import LLM_KEYS, LOOP_SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]
 COMMAND = REPO / "commands" / "create_loop.md"

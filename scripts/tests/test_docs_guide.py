@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from little_loops.fsm.executor import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
-from little_loops.fsm.loader import load_text
-from little_loops.fsm.outcomes import TERMINATION_EXIT_CODE
-from little_loops.fsm.schema import DEFAULT_MAX_ITERATIONS
-from little_loops.fsm.validation import check_document
+from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.engine.executor import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
+from little_loops.fsm.runs.outcomes import TERMINATION_EXIT_CODE
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 GUIDE = DOCS / "guide.md"

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.executor import FSMExecutor
-from little_loops.fsm.records import ExecutionResult
-from little_loops.fsm.runners import DefaultActionRunner
-from little_loops.fsm.validation import check_file, load_and_validate
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.validation import check_file, load_and_validate
+from little_loops.fsm.engine.executor import FSMExecutor
+from little_loops.fsm.engine.records import ExecutionResult
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / ".loops").glob("*.yaml"))

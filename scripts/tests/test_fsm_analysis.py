@@ -8,12 +8,12 @@ from textwrap import dedent
 import pytest
 from support.project import LoopProject
 
-from little_loops.fsm.analysis import analyze, successors
-from little_loops.fsm.llm_judge import DEFAULT_LLM_SCHEMA
-from little_loops.fsm.loader import load_file, load_text
-from little_loops.fsm.schema import FSMLoop
-from little_loops.fsm.validation import check_document
-from little_loops.fsm.verdicts import DEFAULT_LLM_VERDICTS, state_verdicts
+from little_loops.fsm.definition.analysis import analyze, successors
+from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_SCHEMA
+from little_loops.fsm.evaluators.verdicts import DEFAULT_LLM_VERDICTS, state_verdicts
 
 TESTS = Path(__file__).parent
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from little_loops.cli.display import printable
-from little_loops.fsm import claude_output
-from little_loops.fsm.claude_output import describe_step, latest_step, report_from_file
+from little_loops.fsm.actions import claude as claude_output
+from little_loops.fsm.actions.claude import describe_step, latest_step, report_from_file
 
 
 def assistant(*blocks: dict[str, Any]) -> str:
@@ -118,8 +118,8 @@ def test_file_lines_reads_in_blocks_and_passes_over_overlong_lines(
 def test_a_cut_short_session_keeps_a_bounded_tail_and_survives_a_missing_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from little_loops.fsm.claude_output import apply_report
-    from little_loops.fsm.runners import ActionResult
+    from little_loops.fsm.actions.claude import apply_report
+    from little_loops.fsm.actions.runners import ActionResult
 
     monkeypatch.setattr(claude_output, "_MAX_PARTIAL_TEXT", 12)
     words = "\n".join(

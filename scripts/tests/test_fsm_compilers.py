@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from little_loops.fsm.compilers import (
+from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
+from little_loops.fsm.definition.validation import check_file, load_and_validate, validate_fsm
+from little_loops.fsm.definition.writer import dump_fsm_yaml
+from little_loops.fsm.engine.executor import FSMExecutor
+from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.paradigms.compile import (
     COMPILERS,
     compile_convergence,
     compile_goal,
@@ -19,12 +25,6 @@ from little_loops.fsm.compilers import (
     constraint_state_suffix,
     goal_slug,
 )
-from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.executor import FSMExecutor
-from little_loops.fsm.loader import load_file, load_text
-from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
-from little_loops.fsm.validation import check_file, load_and_validate, validate_fsm
-from little_loops.fsm.writer import dump_fsm_yaml
 
 PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
 GOLDEN = sorted(
@@ -586,7 +586,7 @@ def test_unknown_key_is_rejected_with_suggestion(spec: dict[str, Any], message: 
             "paradigm: expected a string, got list; known: goal, convergence, invariants,"
             " imperative, fsm",
         ),
-        # Native FSM documents get the raw definition checks of little_loops.fsm.validation.
+        # Native FSM documents get the raw definition checks of definition.validation.
         (
             {"name": "x", "initial": "a", "states": {"a": None}},
             "loop 'x' > states > a: expected a mapping of state settings, got null",

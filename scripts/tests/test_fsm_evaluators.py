@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.evaluators import (
+from little_loops.fsm.definition.model import EVALUATOR_TYPES, EvaluateConfig, LLMConfig
+from little_loops.fsm.engine.interpolation import InterpolationContext
+from little_loops.fsm.evaluators.builtin import (
     EVALUATORS,
     LLM_SKIPPED_NOTE,
     EvaluationResult,
@@ -18,9 +20,7 @@ from little_loops.fsm.evaluators import (
     evaluate_output_json,
     evaluate_output_numeric,
 )
-from little_loops.fsm.interpolation import InterpolationContext
-from little_loops.fsm.jsonpath import JsonPathError, extract_json_path
-from little_loops.fsm.schema import EVALUATOR_TYPES, EvaluateConfig, LLMConfig
+from little_loops.fsm.evaluators.jsonpath import JsonPathError, extract_json_path
 
 
 def ctx(**kwargs: Any) -> InterpolationContext:
@@ -447,7 +447,7 @@ def test_importing_evaluators_does_not_import_anthropic() -> None:
         "import sys\n"
         "import little_loops.fsm.evaluators as ev\n"
         "assert 'anthropic' not in sys.modules, 'anthropic imported'\n"
-        "assert 'little_loops.fsm.llm_judge' not in sys.modules, 'judge imported'\n"
+        "assert 'little_loops.fsm.evaluators.llm_structured' not in sys.modules, 'judge imported'\n"
         "assert callable(ev.evaluate_llm_structured)\n"
         "assert 'anthropic' not in sys.modules, 'anthropic imported by the judge'\n"
     )

@@ -10,8 +10,14 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.executor import ActionResult, ExecutorSnapshot, FSMExecutor
-from little_loops.fsm.schema import EvaluateConfig, FSMLoop, LLMConfig, RouteConfig, StateConfig
+from little_loops.fsm.definition.model import (
+    EvaluateConfig,
+    FSMLoop,
+    LLMConfig,
+    RouteConfig,
+    StateConfig,
+)
+from little_loops.fsm.engine.executor import ActionResult, ExecutorSnapshot, FSMExecutor
 
 
 @dataclass

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.executor import FSMExecutor
-from little_loops.fsm.runners import DefaultActionRunner
-from little_loops.fsm.schema import FSMLoop, LLMConfig, RouteConfig, StateConfig
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.model import FSMLoop, LLMConfig, RouteConfig, StateConfig
+from little_loops.fsm.engine.executor import FSMExecutor
 
 
 def run_loop(fsm: FSMLoop, cwd: Path) -> tuple[Any, list[dict[str, Any]]]:

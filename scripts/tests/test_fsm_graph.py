@@ -10,7 +10,7 @@ from textwrap import dedent
 
 import pytest
 
-from little_loops.fsm.graph import (
+from little_loops.fsm.definition.diagram import (
     dot_text,
     edges,
     effective_transitions,
@@ -18,9 +18,9 @@ from little_loops.fsm.graph import (
     render_dot,
     render_mermaid,
 )
-from little_loops.fsm.loader import load_file, load_text
-from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop
-from little_loops.fsm.validation import check_document
+from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop
+from little_loops.fsm.definition.validation import check_document
 
 TESTS = Path(__file__).parent
 REPO = TESTS.parent.parent

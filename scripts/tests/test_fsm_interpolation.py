@@ -4,8 +4,7 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.errors import InterpolationError
-from little_loops.fsm.interpolation import (
+from little_loops.fsm.engine.interpolation import (
     NAMESPACES,
     InterpolationContext,
     interpolate,
@@ -14,6 +13,7 @@ from little_loops.fsm.interpolation import (
     near_misses,
     references,
 )
+from little_loops.fsm.errors import InterpolationError
 
 
 @pytest.fixture

@@ -9,15 +9,15 @@ import anthropic  # imported up front so that timing assertions do not include t
 import pytest
 from support.fake_anthropic import FakeAnthropic, Reply
 
+from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
+from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.evaluators import evaluate, evaluate_llm_structured
-from little_loops.fsm.interpolation import InterpolationContext
-from little_loops.fsm.llm_judge import (
+from little_loops.fsm.evaluators.llm_structured import (
     DEFAULT_LLM_PROMPT,
     DEFAULT_LLM_SCHEMA,
     MAX_OUTPUT_CHARS,
     build_message_request,
 )
-from little_loops.fsm.schema import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
 
 CUSTOM_SCHEMA: dict[str, Any] = {
     "type": "object",

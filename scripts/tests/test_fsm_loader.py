@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
-from little_loops.fsm.loader import load_file, load_text
 
 
 def load(text: str) -> object:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
-from little_loops.fsm.locks import (
+from little_loops.fsm.runs.locks import (
     LockHandle,
     acquire_scope,
     normalize_scope,
@@ -196,7 +196,7 @@ def test_release_leaves_a_record_that_is_not_ours(loops: Path) -> None:
 
 CRASHER = """
 import os, signal, sys
-from little_loops.fsm.locks import acquire_scope
+from little_loops.fsm.runs.locks import acquire_scope
 acquire_scope("crashy", ["src"], sys.argv[1])
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -254,7 +254,7 @@ STARTER = """
 import sys, time
 from pathlib import Path
 from little_loops.fsm.errors import ScopeConflictError
-from little_loops.fsm.locks import acquire_scope
+from little_loops.fsm.runs.locks import acquire_scope
 loops, name, scope = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 go, release = loops / "go", loops / "release"
 while not go.exists():

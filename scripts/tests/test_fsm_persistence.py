@@ -13,15 +13,15 @@ import pytest
 
 from little_loops.cli import exitcodes
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError
-from little_loops.fsm.loopstate import LoopState
-from little_loops.fsm.outcomes import OUTCOMES, STATUSES, TERMINATION_EXIT_CODE, outcome_of
-from little_loops.fsm.persistence import (
+from little_loops.fsm.runs.outcomes import OUTCOMES, STATUSES, TERMINATION_EXIT_CODE, outcome_of
+from little_loops.fsm.runs.pids import process_start_ticks
+from little_loops.fsm.runs.state import LoopState
+from little_loops.fsm.runs.store import (
     StatePersistence,
     get_loop_history,
     list_running_loops,
     validate_loop_name,
 )
-from little_loops.fsm.pids import process_start_ticks
 
 
 @pytest.fixture
@@ -134,8 +134,8 @@ def test_unserializable_state_leaves_old_file(project: Path) -> None:
 
 WRITER = """
 import sys
-from little_loops.fsm.persistence import StatePersistence
-from little_loops.fsm.loopstate import LoopState
+from little_loops.fsm.runs.store import StatePersistence
+from little_loops.fsm.runs.state import LoopState
 store = StatePersistence("fix", sys.argv[1])
 i = 0
 while True:
@@ -287,7 +287,7 @@ def test_events_are_in_the_file_for_another_process_while_open(project: Path) ->
     store.append_event({"event": "a"})
     store.append_event({"event": "b"})
     reader = (
-        "import sys; from little_loops.fsm.persistence import get_loop_history;"
+        "import sys; from little_loops.fsm.runs.store import get_loop_history;"
         " print([e['event'] for e in get_loop_history('fix', sys.argv[1])])"
     )
     out = subprocess.run(
@@ -470,7 +470,7 @@ def test_a_torn_tail_too_deep_to_parse_is_trimmed_before_appending(project: Path
 def test_saves_are_fsynced_on_demand_and_at_least_once_an_interval(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import little_loops.fsm.persistence as persistence
+    import little_loops.fsm.runs.store as persistence
 
     calls: list[int] = []
     real_fsync = os.fsync
@@ -498,7 +498,7 @@ def test_saves_are_fsynced_on_demand_and_at_least_once_an_interval(
 
 
 def test_leftover_temp_files_of_a_killed_write_are_removed_exactly(project: Path) -> None:
-    from little_loops.fsm.persistence import remove_leftover_temp_files
+    from little_loops.fsm.runs.store import remove_leftover_temp_files
 
     running = project / ".running"
     running.mkdir()

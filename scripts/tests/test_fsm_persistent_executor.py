@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.engine.executor import ActionResult
 from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.executor import ActionResult
 from little_loops.fsm.persistence import PersistentExecutor, StatePersistence
-from little_loops.fsm.runners import DefaultActionRunner
-from little_loops.fsm.schema import FSMLoop, StateConfig
 
 
 def counting_loop() -> FSMLoop:
@@ -124,8 +124,8 @@ def test_resume_of_live_run_is_refused(tmp_path: Path) -> None:
     loops = tmp_path / ".loops"
     store = StatePersistence("count", loops)
     store.initialize()
-    from little_loops.fsm.loopstate import LoopState
-    from little_loops.fsm.pids import process_start_ticks
+    from little_loops.fsm.runs.pids import process_start_ticks
+    from little_loops.fsm.runs.state import LoopState
 
     parent = os.getppid()
     store.save_state(
@@ -173,7 +173,7 @@ def test_handoff_is_resumable_and_passes_the_note_on(tmp_path: Path) -> None:
 def test_a_huge_capture_keeps_a_bounded_tail_in_the_state_file(tmp_path: Path) -> None:
     # 1 MB of output, captured and evaluated: `captured` and `prev` keep the last 64 KiB
     # each, the state file stays small, and the .out file has every byte.
-    from little_loops.fsm.records import SAVED_TEXT_LIMIT
+    from little_loops.fsm.engine.records import SAVED_TEXT_LIMIT
 
     fsm = FSMLoop(
         name="big",

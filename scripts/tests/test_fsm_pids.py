@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 
-from little_loops.fsm.pids import pid_alive, process_start_ticks
+from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
 
 
 def test_this_process_is_alive_and_keeps_its_start_time() -> None:

@@ -15,13 +15,13 @@ from types import FrameType
 
 import pytest
 
-from little_loops.fsm.runners import (
+from little_loops.fsm.actions.runners import (
     CLAUDE_ROOT_ERROR,
     ActionRequest,
     ActionResult,
     DefaultActionRunner,
 )
-from little_loops.fsm.schema import StateConfig
+from little_loops.fsm.definition.model import StateConfig
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
 

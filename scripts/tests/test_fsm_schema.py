@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from little_loops.fsm.loader import load_file, load_text
-from little_loops.fsm.schema import (
+from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     DEFAULT_LLM_MODEL,
     DEFAULT_MAX_ITERATIONS,
@@ -25,7 +25,7 @@ from little_loops.fsm.schema import (
     RouteConfig,
     StateConfig,
 )
-from little_loops.fsm.validation import check_document
+from little_loops.fsm.definition.validation import check_document
 
 TESTS = Path(__file__).parent
 REPO = TESTS.parents[1]

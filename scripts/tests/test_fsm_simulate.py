@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.engine.executor import ActionResult, FSMExecutor
+from little_loops.fsm.engine.simulate import SimulationResult, simulate
 from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.executor import ActionResult, FSMExecutor
-from little_loops.fsm.loader import load_file, load_text
-from little_loops.fsm.schema import FSMLoop
-from little_loops.fsm.simulate import SimulationResult, simulate
-from little_loops.fsm.validation import check_document
 
 DOC_LOOPS = Path(__file__).parent / "data" / "doc_loops"
 

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.claude_output import apply_report, parse_report
-from little_loops.fsm.executor import FSMExecutor
+from little_loops.fsm.actions.claude import apply_report, parse_report
+from little_loops.fsm.actions.runners import ActionRequest, ActionResult, DefaultActionRunner
+from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.persistence import PersistentExecutor, StatePersistence
-from little_loops.fsm.pricing import estimate_cost
-from little_loops.fsm.runners import ActionRequest, ActionResult, DefaultActionRunner
-from little_loops.fsm.schema import FSMLoop, LLMConfig, StateConfig
-from little_loops.fsm.spend import Spend, dollars
+from little_loops.fsm.runs.pricing import estimate_cost
+from little_loops.fsm.runs.spend import Spend, dollars
 
 REPORT = {
     "type": "result",
@@ -529,8 +529,8 @@ def test_the_loops_idle_timeout_does_not_end_a_claude_session(
 
 
 def test_validate_warns_about_a_short_idle_timeout_on_a_claude_state() -> None:
-    from little_loops.fsm.loader import load_text
-    from little_loops.fsm.validation import check_document
+    from little_loops.fsm.definition.loader import load_text
+    from little_loops.fsm.definition.validation import check_document
 
     def warnings(idle: str) -> list[str]:
         text = (

@@ -11,22 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from little_loops.fsm.definition_checks import (
+from little_loops.fsm.definition.graph_checks import check_graph, targets
+from little_loops.fsm.definition.key_checks import (
     EVALUATE_KEYS,
     EVALUATOR_KEYS,
     LLM_KEYS,
     LOOP_KEYS,
     STATE_KEYS,
 )
-from little_loops.fsm.errors import (
-    LoopDefinitionError,
-    LoopFileError,
-    LoopValidationError,
-    ValidationError,
-)
-from little_loops.fsm.graph_checks import check_graph, targets
-from little_loops.fsm.loader import load_text
-from little_loops.fsm.schema import (
+from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.model import (
     DEFAULT_LLM_MODEL,
     EVALUATOR_TYPES,
     EvaluateConfig,
@@ -35,12 +29,18 @@ from little_loops.fsm.schema import (
     RouteConfig,
     StateConfig,
 )
-from little_loops.fsm.validation import (
+from little_loops.fsm.definition.validation import (
     check_document,
     check_file,
     load_and_validate,
     validate_definition,
     validate_fsm,
+)
+from little_loops.fsm.errors import (
+    LoopDefinitionError,
+    LoopFileError,
+    LoopValidationError,
+    ValidationError,
 )
 
 
@@ -826,14 +826,14 @@ def test_an_empty_verdict_is_an_error() -> None:
 
 
 # --- paradigm files ---------------------------------------------------------------------------
-# The paradigm compilers live in little_loops.fsm.compilers (another part of the pipeline);
+# The paradigm compilers live in little_loops.fsm.paradigms.compile (another part of the pipeline);
 # these tests put a small stand-in module in its place to check how validation uses it.
 
 
 def _stand_in_compilers(monkeypatch: pytest.MonkeyPatch, compile_paradigm: Any) -> None:
-    module = types.ModuleType("little_loops.fsm.compilers")
+    module = types.ModuleType("little_loops.fsm.paradigms.compile")
     module.compile_paradigm = compile_paradigm  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "little_loops.fsm.compilers", module)
+    monkeypatch.setitem(sys.modules, "little_loops.fsm.paradigms.compile", module)
 
 
 GOAL = """\

@@ -9,9 +9,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from little_loops.fsm.loader import load_text
-from little_loops.fsm.schema import FSMLoop
-from little_loops.fsm.writer import dump_fsm_yaml
+from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.writer import dump_fsm_yaml
 
 
 def loop(**extra: Any) -> FSMLoop:

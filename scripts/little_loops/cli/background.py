@@ -11,8 +11,8 @@ from pathlib import Path
 
 from little_loops.cli.options import RunOptions
 from little_loops.fsm.errors import LoopError
-from little_loops.fsm.locks import acquire_scope, project_root
-from little_loops.fsm.persistence import RUNNING_DIR, StatePersistence, display_path
+from little_loops.fsm.runs.locks import acquire_scope, project_root
+from little_loops.fsm.runs.store import RUNNING_DIR, StatePersistence, display_path
 from little_loops.fsm.timefmt import iso_now
 
 LOG_SUFFIX = ".log"

@@ -65,10 +65,10 @@ def compile_command(input_name: str, output: str | None) -> int:
 
     Raises LoopDefinitionError (exit 2) when the input is not a valid loop.
     """
-    from little_loops.fsm.compilers import compile_paradigm
-    from little_loops.fsm.loader import load_file
-    from little_loops.fsm.validation import validate_fsm
-    from little_loops.fsm.writer import dump_fsm_yaml
+    from little_loops.fsm.definition.loader import load_file
+    from little_loops.fsm.definition.validation import validate_fsm
+    from little_loops.fsm.definition.writer import dump_fsm_yaml
+    from little_loops.fsm.paradigms.compile import compile_paradigm
 
     source = resolve_source(input_name)
     fsm = compile_paradigm(load_file(source).data)
@@ -104,7 +104,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def write_output(path: Path, text: str) -> None:
     """Write *text* to *path* atomically, readable like any file the user creates."""
-    from little_loops.fsm.persistence import write_atomic
+    from little_loops.fsm.runs.store import write_atomic
 
     try:
         write_atomic(path, text)

@@ -8,8 +8,8 @@ import threading
 import time
 from typing import Any, TextIO
 
-from little_loops.fsm.claude_output import latest_step
-from little_loops.fsm.outcomes import RAISABLE_LIMITS
+from little_loops.fsm.actions.claude import latest_step
+from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
 from little_loops.fsm.timefmt import format_duration
 
 ACTION_WIDTH = 60

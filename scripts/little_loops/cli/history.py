@@ -84,7 +84,7 @@ def history_command(
     """Print the events of NAME's last run; 1 when it has none."""
     from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.persistence import get_loop_history
+    from little_loops.fsm.runs.store import get_loop_history
 
     loop_name = run_name(name, loops_dir)
     events = get_loop_history(loop_name, loops_dir)

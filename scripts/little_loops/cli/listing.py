@@ -34,9 +34,9 @@ def _handler(args: argparse.Namespace) -> int:
 def loop_rows(loops_dir: Path) -> list[dict[str, Any]]:
     """One dict per loop file in `loops_dir`: name, path, paradigm, status (or error)."""
     from little_loops.cli.resolve import available_loops, resolve_loop_path
+    from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.loader import load_file
-    from little_loops.fsm.persistence import StatePersistence, display_path, validate_loop_name
+    from little_loops.fsm.runs.store import StatePersistence, display_path, validate_loop_name
 
     rows = []
     for name in available_loops(loops_dir):
@@ -61,7 +61,7 @@ def loop_rows(loops_dir: Path) -> list[dict[str, Any]]:
 
 def run_rows(loops_dir: Path) -> list[dict[str, Any]]:
     """One dict per state file: loop, status, alive, crashed, state, iteration, pid, ..."""
-    from little_loops.fsm.persistence import display_path, list_running_loops
+    from little_loops.fsm.runs.store import display_path, list_running_loops
 
     rows = []
     for info in list_running_loops(loops_dir):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.schema import FSMLoop, StateConfig
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.timefmt import format_duration
 
 

@@ -37,9 +37,9 @@ def resume_command(name: str, options: RunOptions, *, loops_dir: Path = LOOPS_DI
         run_session,
         saved_overrides,
     )
+    from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.errors import LoopRuntimeError
-    from little_loops.fsm.persistence import StatePersistence
-    from little_loops.fsm.validation import load_and_validate
+    from little_loops.fsm.runs.store import StatePersistence
 
     loop_name = run_name(name, loops_dir)
     saved = StatePersistence(loop_name, loops_dir).load_state()

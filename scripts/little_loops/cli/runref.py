@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.persistence import RUNNING_DIR, STATE_SUFFIX, validate_loop_name
+from little_loops.fsm.runs.store import RUNNING_DIR, STATE_SUFFIX, validate_loop_name
 
 
 def has_state(name: str, loops_dir: Path) -> bool:
@@ -27,7 +27,7 @@ def run_name(name_or_path: str, loops_dir: Path) -> str:
     if has_state(name_or_path, loops_dir):
         return name_or_path
     from little_loops.cli.resolve import resolve_loop_path
-    from little_loops.fsm.loader import load_file
+    from little_loops.fsm.definition.loader import load_file
 
     path = resolve_loop_path(name_or_path, loops_dir)
     name = load_file(path).data.get("name")

@@ -11,10 +11,14 @@ from typing import Any
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
 from little_loops.cli.signals import ShutdownSignals
-from little_loops.fsm.locks import acquire_scope, project_root
-from little_loops.fsm.loopstate import LoopState
-from little_loops.fsm.outcomes import outcome_of
-from little_loops.fsm.persistence import (
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.records import ExecutionResult
+from little_loops.fsm.runs.locks import acquire_scope, project_root
+from little_loops.fsm.runs.outcomes import outcome_of
+from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.state import LoopState
+from little_loops.fsm.runs.store import (
     RUNNING_DIR,
     StatePersistence,
     display_path,
@@ -22,10 +26,6 @@ from little_loops.fsm.persistence import (
     remove_leftover_temp_files,
     write_atomic,
 )
-from little_loops.fsm.persistent_executor import PersistentExecutor
-from little_loops.fsm.records import ExecutionResult
-from little_loops.fsm.runners import DefaultActionRunner
-from little_loops.fsm.schema import FSMLoop
 from little_loops.fsm.timefmt import format_duration
 
 OPTIONS_SUFFIX = ".options.json"

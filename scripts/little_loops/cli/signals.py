@@ -11,7 +11,7 @@ from types import FrameType
 from typing import Any
 
 from little_loops.cli.exitcodes import EXIT_INTERRUPTED, EXIT_STOPPED
-from little_loops.cli.proctree import signal_children
+from little_loops.fsm.runs.proctree import signal_children
 
 # terminated_by reason and exit code for each signal.
 REASONS: dict[int, tuple[str, int]] = {

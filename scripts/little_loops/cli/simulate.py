@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
-from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.simulate import (
+from little_loops.fsm.engine.simulate import (
     MAX_ITERATIONS,
     TERMINAL,
     SimulatedStep,
     SimulationResult,
     simulate,
 )
+from little_loops.fsm.errors import LoopDefinitionError
 
 INDENT = " " * 7
 _GOOD = {"success", "target", "progress"}
@@ -143,7 +143,7 @@ def simulate_command(
 ) -> int:
     """Simulate one loop and print the walk; returns the exit code for how it ended."""
     # Imported here so that `ll-loop --help` does not load YAML and the validators.
-    from little_loops.fsm.validation import load_and_validate
+    from little_loops.fsm.definition.validation import load_and_validate
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
     result = simulate(fsm, verdicts, default)

@@ -35,9 +35,9 @@ def max_iterations_of(loop_name: str, loop_path: str | None, loops_dir: Path) ->
     """The iteration limit the run goes by: its -n if it had one, else its loop file's."""
     from little_loops.cli.options import RunOptions
     from little_loops.cli.session import saved_overrides
+    from little_loops.fsm.definition.loader import load_file
+    from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
     from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.loader import load_file
-    from little_loops.fsm.schema import DEFAULT_MAX_ITERATIONS
 
     given = saved_overrides(loop_name, loops_dir, RunOptions()).max_iterations
     if given is not None:
@@ -55,9 +55,9 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
     from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.outcomes import STATUS_FAILED, STATUS_RUNNING, how_to_go_on
-    from little_loops.fsm.persistence import StatePersistence, display_path
-    from little_loops.fsm.pids import pid_alive
+    from little_loops.fsm.runs.outcomes import STATUS_FAILED, STATUS_RUNNING, how_to_go_on
+    from little_loops.fsm.runs.pids import pid_alive
+    from little_loops.fsm.runs.store import StatePersistence, display_path
     from little_loops.fsm.timefmt import format_duration
 
     loop_name = run_name(name, loops_dir)

@@ -34,7 +34,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _wait_gone(pid: int, pid_start: int | None, seconds: float) -> bool:
-    from little_loops.fsm.pids import pid_alive
+    from little_loops.fsm.runs.pids import pid_alive
 
     deadline = time.monotonic() + seconds
     while pid_alive(pid, pid_start):
@@ -56,11 +56,11 @@ def stop_command(
     signalled, and the state file is left as it is (a crashed run stays resumable).
     """
     from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
-    from little_loops.cli.proctree import signal_children
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.outcomes import STATUS_RUNNING, STATUS_STOPPED
-    from little_loops.fsm.persistence import StatePersistence
-    from little_loops.fsm.pids import pid_alive
+    from little_loops.fsm.runs.outcomes import STATUS_RUNNING, STATUS_STOPPED
+    from little_loops.fsm.runs.pids import pid_alive
+    from little_loops.fsm.runs.proctree import signal_children
+    from little_loops.fsm.runs.store import StatePersistence
 
     loop_name = run_name(name, loops_dir)
     persistence = StatePersistence(loop_name, loops_dir)
@@ -82,7 +82,7 @@ def stop_command(
             file=sys.stderr,
         )
         if stale and pid is not None:
-            from little_loops.fsm.orphans import kill_orphaned_actions
+            from little_loops.fsm.runs.orphans import kill_orphaned_actions
 
             ended = kill_orphaned_actions(loop_name, pid)
             if ended:

@@ -20,7 +20,7 @@ from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path, stale_compile
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
 
 if TYPE_CHECKING:
-    from little_loops.fsm.validation import FileReport
+    from little_loops.fsm.definition.validation import FileReport
 
 
 def register(subparsers: Any) -> None:
@@ -52,7 +52,7 @@ def validate_file(
     """The report for one command-line argument (a loop that cannot be found is an error)."""
     # Imported here so that building the parser (`ll-loop --help`) does not load YAML and
     # the validators: startup time is part of the product.
-    from little_loops.fsm.validation import FileReport, check_file
+    from little_loops.fsm.definition.validation import FileReport, check_file
 
     try:
         path = resolve_loop_path(name_or_path, loops_dir)

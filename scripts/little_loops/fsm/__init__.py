@@ -1,42 +1,125 @@
-"""The FSM loop engine, one module per step of the pipeline a loop file travels:
+"""The FSM loop engine: a loop file travels load -> validate -> compile -> run -> persist.
 
-    load       loader            read YAML (the only place that does) with the line of every key
-    validate   validation        check a file; collects problems from:
-                 definition_checks   keys, types and required fields of the raw definition
-                 graph_checks        targets, terminal states, ways out, reachability
-                 analysis            unrouted verdicts, reads before set, output in bash
-                 verdicts            the verdicts each state's evaluator can give
-    compile    compilers         goal / convergence / invariants / imperative specs -> FSM
-                 paradigm_spec       reading and type-checking a paradigm spec's fields
-                 writer              the FSM back to readable YAML (`ll-loop compile`)
-    model      schema            FSMLoop, StateConfig, EvaluateConfig, RouteConfig, LLMConfig
-    interpolate interpolation    ${namespace.path} references, resolved at run time
-    run        runners           an action (bash or claude) as a request/result pair
-                 claude_output       Claude Code's JSON report: answer, cost and tokens
-    evaluate   evaluators        an action's result -> a verdict (Tier 1, and the registry)
-                 llm_judge           the llm_structured evaluator (the one LLM call)
-                 jsonpath            jq-style paths for output_json
-    route      routing           a verdict -> the next state, in the documented order
-    execute    executor          enter states, run, evaluate, route, enforce limits, emit events
-                 records             ExecutionResult, ExecutorSnapshot, event text limits
-                 spend / pricing     dollars and tokens spent, the max_cost_usd budget
-    persist    persistence       state and event files under .loops/.running/
-                 persistent_executor  a run that saves itself and can be resumed
-                 loopstate           the state file's model
-                 outcomes            status and exit code of each way a run ends
-                 locks / pids        scope locks between concurrent runs, process checks
-    inspect    graph             the state machine as Mermaid or Graphviz (`ll-loop graph`)
-               simulate          a walk with scripted verdicts, running nothing
+The folder tree is the pipeline (docs/architecture.md has a line for every module):
+
+    definition/   load YAML, check keys and the graph, the typed model, analysis, the writer
+    paradigms/    goal / convergence / invariants / imperative specs compiled to an FSM
+    evaluators/   an action's result -> a verdict: one spec per evaluator, one registry
+    engine/       interpolate, step, route, count passes, enforce limits, simulate
+    actions/      run a shell command or a Claude Code prompt as a request/result pair
+    runs/         a run on disk: the .running layout, state and events, locks, processes, spend
 
 Shared: errors (the error hierarchy), suggest (did-you-mean), timefmt (durations).
-Public names are re-exported here lazily, so importing the package stays cheap.
+The seed paths (`schema`, `executor`, `evaluators`, `persistence`, `validation`,
+`interpolation`, `compilers`) stay importable. The names below load lazily at run time, so
+importing this package stays cheap; type checkers see them through the imports under
+TYPE_CHECKING.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.runners import (
+        ActionRequest,
+        ActionResult,
+        ActionRunner,
+        DefaultActionRunner,
+    )
+    from little_loops.fsm.definition.analysis import (
+        analyze,
+    )
+    from little_loops.fsm.definition.diagram import (
+        render_dot,
+        render_mermaid,
+    )
+    from little_loops.fsm.definition.model import (
+        DEFAULT_LLM_MODEL,
+        EvaluateConfig,
+        FSMLoop,
+        LLMConfig,
+        RouteConfig,
+        StateConfig,
+    )
+    from little_loops.fsm.definition.validation import (
+        FileReport,
+        check_file,
+        load_and_validate,
+        validate_definition,
+        validate_fsm,
+    )
+    from little_loops.fsm.definition.writer import (
+        dump_fsm_yaml,
+    )
+    from little_loops.fsm.engine.executor import (
+        FSMExecutor,
+    )
+    from little_loops.fsm.engine.interpolation import (
+        InterpolationContext,
+        interpolate,
+        interpolate_dict,
+    )
+    from little_loops.fsm.engine.records import (
+        ExecutionResult,
+    )
+    from little_loops.fsm.engine.simulate import (
+        SimulationResult,
+        simulate,
+    )
+    from little_loops.fsm.errors import (
+        CorruptStateError,
+        InterpolationError,
+        LoopDefinitionError,
+        LoopError,
+        LoopFileError,
+        LoopRuntimeError,
+        LoopValidationError,
+        ScopeConflictError,
+        ValidationError,
+    )
+    from little_loops.fsm.evaluators.builtin import (
+        EvaluationResult,
+        default_evaluation,
+        evaluate,
+    )
+    from little_loops.fsm.evaluators.llm_structured import (
+        evaluate_llm_structured,
+    )
+    from little_loops.fsm.evaluators.verdicts import (
+        state_verdicts,
+    )
+    from little_loops.fsm.paradigms.compile import (
+        compile_paradigm,
+    )
+    from little_loops.fsm.runs.locks import (
+        LockHandle,
+        acquire_scope,
+    )
+    from little_loops.fsm.runs.outcomes import (
+        OUTCOMES,
+        STATUSES,
+        TERMINATION_EXIT_CODE,
+        TERMINATION_STATUS,
+    )
+    from little_loops.fsm.runs.pids import (
+        pid_alive,
+    )
+    from little_loops.fsm.runs.resumable import (
+        PersistentExecutor,
+    )
+    from little_loops.fsm.runs.state import (
+        LoopState,
+    )
+    from little_loops.fsm.runs.store import (
+        RunInfo,
+        StatePersistence,
+        get_loop_history,
+        list_running_loops,
+    )
+
+# The module that serves each public name (a test holds it equal to the imports above).
 _EXPORTS: dict[str, str] = {
     "LoopError": "errors",
     "LoopDefinitionError": "errors",
@@ -47,55 +130,112 @@ _EXPORTS: dict[str, str] = {
     "LoopFileError": "errors",
     "LoopValidationError": "errors",
     "ValidationError": "errors",
-    "FileReport": "validation",
-    "check_file": "validation",
-    "load_and_validate": "validation",
-    "validate_definition": "validation",
-    "validate_fsm": "validation",
-    "analyze": "analysis",
-    "state_verdicts": "verdicts",
-    "render_mermaid": "graph",
-    "render_dot": "graph",
-    "simulate": "simulate",
-    "SimulationResult": "simulate",
-    "DEFAULT_LLM_MODEL": "schema",
-    "FSMLoop": "schema",
-    "StateConfig": "schema",
-    "EvaluateConfig": "schema",
-    "RouteConfig": "schema",
-    "LLMConfig": "schema",
-    "compile_paradigm": "compilers",
-    "dump_fsm_yaml": "writer",
-    "InterpolationContext": "interpolation",
-    "interpolate": "interpolation",
-    "interpolate_dict": "interpolation",
-    "OUTCOMES": "outcomes",
-    "STATUSES": "outcomes",
-    "TERMINATION_STATUS": "outcomes",
-    "TERMINATION_EXIT_CODE": "outcomes",
-    "LoopState": "loopstate",
-    "StatePersistence": "persistence",
-    "RunInfo": "persistence",
-    "list_running_loops": "persistence",
-    "get_loop_history": "persistence",
-    "acquire_scope": "locks",
-    "LockHandle": "locks",
-    "pid_alive": "pids",
-    "PersistentExecutor": "persistent_executor",
-    "FSMExecutor": "executor",
-    "ExecutionResult": "executor",
-    "ActionResult": "runners",
-    "ActionRunner": "runners",
-    "ActionRequest": "runners",
-    "DefaultActionRunner": "runners",
-    "EvaluationResult": "evaluators",
-    "evaluate": "evaluators",
-    "default_evaluation": "evaluators",
-    "evaluate_llm_structured": "llm_judge",
+    "FileReport": "definition.validation",
+    "check_file": "definition.validation",
+    "load_and_validate": "definition.validation",
+    "validate_definition": "definition.validation",
+    "validate_fsm": "definition.validation",
+    "analyze": "definition.analysis",
+    "state_verdicts": "evaluators.verdicts",
+    "render_mermaid": "definition.diagram",
+    "render_dot": "definition.diagram",
+    "simulate": "engine.simulate",
+    "SimulationResult": "engine.simulate",
+    "DEFAULT_LLM_MODEL": "definition.model",
+    "FSMLoop": "definition.model",
+    "StateConfig": "definition.model",
+    "EvaluateConfig": "definition.model",
+    "RouteConfig": "definition.model",
+    "LLMConfig": "definition.model",
+    "compile_paradigm": "paradigms.compile",
+    "dump_fsm_yaml": "definition.writer",
+    "InterpolationContext": "engine.interpolation",
+    "interpolate": "engine.interpolation",
+    "interpolate_dict": "engine.interpolation",
+    "OUTCOMES": "runs.outcomes",
+    "STATUSES": "runs.outcomes",
+    "TERMINATION_STATUS": "runs.outcomes",
+    "TERMINATION_EXIT_CODE": "runs.outcomes",
+    "LoopState": "runs.state",
+    "StatePersistence": "runs.store",
+    "RunInfo": "runs.store",
+    "list_running_loops": "runs.store",
+    "get_loop_history": "runs.store",
+    "acquire_scope": "runs.locks",
+    "LockHandle": "runs.locks",
+    "pid_alive": "runs.pids",
+    "PersistentExecutor": "runs.resumable",
+    "FSMExecutor": "engine.executor",
+    "ExecutionResult": "engine.records",
+    "ActionResult": "actions.runners",
+    "ActionRunner": "actions.runners",
+    "ActionRequest": "actions.runners",
+    "DefaultActionRunner": "actions.runners",
+    "EvaluationResult": "evaluators.builtin",
+    "evaluate": "evaluators.builtin",
+    "default_evaluation": "evaluators.builtin",
+    "evaluate_llm_structured": "evaluators.llm_structured",
 }
 
+__all__ = [
+    "ActionRequest",
+    "ActionResult",
+    "ActionRunner",
+    "CorruptStateError",
+    "DEFAULT_LLM_MODEL",
+    "DefaultActionRunner",
+    "EvaluateConfig",
+    "EvaluationResult",
+    "ExecutionResult",
+    "FSMExecutor",
+    "FSMLoop",
+    "FileReport",
+    "InterpolationContext",
+    "InterpolationError",
+    "LLMConfig",
+    "LockHandle",
+    "LoopDefinitionError",
+    "LoopError",
+    "LoopFileError",
+    "LoopRuntimeError",
+    "LoopState",
+    "LoopValidationError",
+    "OUTCOMES",
+    "PersistentExecutor",
+    "RouteConfig",
+    "RunInfo",
+    "STATUSES",
+    "ScopeConflictError",
+    "SimulationResult",
+    "StateConfig",
+    "StatePersistence",
+    "TERMINATION_EXIT_CODE",
+    "TERMINATION_STATUS",
+    "ValidationError",
+    "acquire_scope",
+    "analyze",
+    "check_file",
+    "compile_paradigm",
+    "default_evaluation",
+    "dump_fsm_yaml",
+    "evaluate",
+    "evaluate_llm_structured",
+    "get_loop_history",
+    "interpolate",
+    "interpolate_dict",
+    "list_running_loops",
+    "load_and_validate",
+    "pid_alive",
+    "render_dot",
+    "render_mermaid",
+    "simulate",
+    "state_verdicts",
+    "validate_definition",
+    "validate_fsm",
+]
 
-def __getattr__(name: str) -> Any:
+
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'little_loops.fsm' has no attribute {name!r}")
@@ -103,4 +243,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(_EXPORTS)
+    return list(__all__)

@@ -20,12 +20,12 @@ from support.fake_anthropic import (
     is_judge,
 )
 
-from little_loops.fsm.executor import ExecutionResult, FSMExecutor
-from little_loops.fsm.loader import load_text
-from little_loops.fsm.persistence import get_loop_history
-from little_loops.fsm.persistent_executor import PersistentExecutor
-from little_loops.fsm.runners import DefaultActionRunner
-from little_loops.fsm.schema import DEFAULT_LLM_MODEL, FSMLoop
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, FSMLoop
+from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
+from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.store import get_loop_history
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]
 

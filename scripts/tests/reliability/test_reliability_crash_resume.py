@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.pids import pid_alive
+from little_loops.fsm.runs.pids import pid_alive
 
 pytestmark = pytest.mark.reliability
 

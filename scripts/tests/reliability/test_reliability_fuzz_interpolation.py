@@ -14,8 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from support.timelimit import time_limit
 
-from little_loops.fsm.errors import InterpolationError
-from little_loops.fsm.interpolation import (
+from little_loops.fsm.engine.interpolation import (
     NAMESPACES,
     InterpolationContext,
     interpolate,
@@ -23,6 +22,7 @@ from little_loops.fsm.interpolation import (
     interpolate_value,
     references,
 )
+from little_loops.fsm.errors import InterpolationError
 
 pytestmark = pytest.mark.reliability
 

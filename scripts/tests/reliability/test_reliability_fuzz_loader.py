@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from support.timelimit import time_limit
 
 from little_loops.cli import main_loop
+from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.validation import FileReport, check_document
 from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.loader import load_text
-from little_loops.fsm.validation import FileReport, check_document
 
 pytestmark = pytest.mark.reliability
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from little_loops.fsm.errors import Severity, ValidationError
-from little_loops.fsm.interpolation import NAMESPACES, OPEN, near_misses, references
-from little_loops.fsm.schema import (
+from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
     ROUTE_ERROR_KEY,
     FSMLoop,
     StateConfig,
 )
+from little_loops.fsm.engine.interpolation import NAMESPACES, OPEN, near_misses, references
+from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]

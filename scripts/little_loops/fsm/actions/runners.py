@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from little_loops.fsm.claude_output import CLAUDE_JSON_FLAGS, apply_report
+from little_loops.fsm.actions.claude import CLAUDE_JSON_FLAGS, apply_report
 from little_loops.fsm.timefmt import format_duration
 
 TIMEOUT_EXIT_CODE = 124

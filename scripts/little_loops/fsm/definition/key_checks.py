@@ -7,14 +7,14 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from little_loops.fsm.errors import Severity, ValidationError
-from little_loops.fsm.schema import (
+from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
     EVALUATOR_TYPES,
     OPERATORS,
 )
+from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]

@@ -22,18 +22,18 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from little_loops.fsm.errors import ValidationError
-from little_loops.fsm.graph_checks import KeyPath, targets
-from little_loops.fsm.interpolation import OPEN, references
-from little_loops.fsm.routing import ERROR_VERDICT, resolve_route
-from little_loops.fsm.schema import (
+from little_loops.fsm.definition.graph_checks import KeyPath, targets
+from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
     FSMLoop,
     StateConfig,
 )
+from little_loops.fsm.engine.interpolation import OPEN, references
+from little_loops.fsm.engine.routing import ERROR_VERDICT, resolve_route
+from little_loops.fsm.errors import ValidationError
+from little_loops.fsm.evaluators.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
 from little_loops.fsm.suggest import did_you_mean
-from little_loops.fsm.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
 
 # A pseudo capture name for "some state has produced an evaluation result" (`${result.*}`).
 _RESULT = "\0result"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from little_loops.fsm.schema import StateConfig
+from little_loops.fsm.definition.model import StateConfig
 
 ERROR_VERDICT = "error"
 

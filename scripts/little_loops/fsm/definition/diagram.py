@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from little_loops.fsm.interpolation import OPEN
-from little_loops.fsm.schema import (
+from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
     ROUTE_ERROR_KEY,
     FSMLoop,
     StateConfig,
 )
+from little_loops.fsm.engine.interpolation import OPEN
 
 MAINTAIN_LABEL = "maintain"
 FORMATS: tuple[str, ...] = ("mermaid", "dot")

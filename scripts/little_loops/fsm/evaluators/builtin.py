@@ -15,16 +15,13 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from little_loops.fsm.definition.model import DIRECTIONS, OPERATORS, EvaluateConfig, LLMConfig
+from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate_value, to_text
 from little_loops.fsm.errors import InterpolationError
-from little_loops.fsm.interpolation import InterpolationContext, interpolate_value, to_text
-from little_loops.fsm.jsonpath import JsonPathError, extract_json_path, json_kind
-from little_loops.fsm.schema import DIRECTIONS, OPERATORS, EvaluateConfig, LLMConfig
+from little_loops.fsm.evaluators.jsonpath import JsonPathError, extract_json_path, json_kind
 from little_loops.fsm.suggest import did_you_mean
-
-if TYPE_CHECKING:
-    from little_loops.fsm.llm_judge import evaluate_llm_structured as evaluate_llm_structured
 
 LLM_SKIPPED_NOTE = "LLM evaluation disabled (--no-llm or llm.enabled: false); used exit_code"
 
@@ -410,7 +407,7 @@ def _run_llm_structured(
 ) -> EvaluationResult:
     if not llm.enabled:
         return _llm_skipped(exit_code)
-    from little_loops.fsm.llm_judge import evaluate_llm_structured
+    from little_loops.fsm.evaluators.llm_structured import evaluate_llm_structured
 
     return evaluate_llm_structured(
         output,
@@ -495,13 +492,3 @@ def default_evaluation(
     slash commands, `exit_code` for shell commands."""
     config = EvaluateConfig(type="llm_structured" if state_is_prompt else "exit_code")
     return evaluate(config, output, exit_code, context, llm=llm, client=client)
-
-
-def __getattr__(name: str) -> Any:
-    # `evaluate_llm_structured` is re-exported lazily so that importing this module
-    # does not import the judge (and never the anthropic package).
-    if name == "evaluate_llm_structured":
-        from little_loops.fsm import llm_judge
-
-        return llm_judge.evaluate_llm_structured
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

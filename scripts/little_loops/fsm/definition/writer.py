@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from little_loops.fsm.loader import FLOAT_RE, INT_RE
-from little_loops.fsm.schema import FSMLoop
+from little_loops.fsm.definition.loader import FLOAT_RE, INT_RE
+from little_loops.fsm.definition.model import FSMLoop
 
 # Top-level keys come in reading order; any other key of FSMLoop.to_dict() follows.
 _LEADING_KEYS = ("name", "initial", "context", "states")

@@ -7,7 +7,7 @@ import os
 import signal
 from pathlib import Path
 
-from little_loops.fsm.pids import stat_fields
+from little_loops.fsm.runs.pids import stat_fields
 
 
 def child_pids(pid: int) -> list[int]:

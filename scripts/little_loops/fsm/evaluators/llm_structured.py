@@ -15,8 +15,8 @@ import os
 import time
 from typing import Any
 
-from little_loops.fsm.evaluators import EvaluationResult
-from little_loops.fsm.schema import DEFAULT_LLM_MODEL
+from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL
+from little_loops.fsm.evaluators.builtin import EvaluationResult
 
 DEFAULT_LLM_PROMPT = "Evaluate whether this action succeeded based on its output."
 

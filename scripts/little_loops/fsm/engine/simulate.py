@@ -14,13 +14,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
+from little_loops.fsm.engine.interpolation import (
+    ESCAPE,
+    OPEN,
+    InterpolationContext,
+    references,
+    to_text,
+)
+from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
-from little_loops.fsm.interpolation import ESCAPE, OPEN, InterpolationContext, references, to_text
-from little_loops.fsm.routing import resolve_route
-from little_loops.fsm.schema import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
+from little_loops.fsm.evaluators.verdicts import state_verdicts
 from little_loops.fsm.suggest import did_you_mean
 from little_loops.fsm.timefmt import format_duration
-from little_loops.fsm.verdicts import state_verdicts
 
 # How a simulation ends, and the exit code `ll-loop simulate` returns for it. The first
 # three are the executor's own terminated_by values (fsm/outcomes.py); the others are

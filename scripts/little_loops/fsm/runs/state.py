@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError
-from little_loops.fsm.outcomes import STATUS_RUNNING, STATUSES
+from little_loops.fsm.runs.outcomes import STATUS_RUNNING, STATUSES
 from little_loops.fsm.timefmt import iso_now
 
 SCHEMA_VERSION = 1

@@ -20,7 +20,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
-from little_loops.fsm.persistence import (
+from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
+from little_loops.fsm.runs.store import (
     RUNNING_DIR,
     default_loops_dir,
     display_path,
@@ -28,7 +29,6 @@ from little_loops.fsm.persistence import (
     validate_loop_name,
     write_atomic,
 )
-from little_loops.fsm.pids import pid_alive, process_start_ticks
 from little_loops.fsm.timefmt import format_duration, iso_now
 
 LOCK_SUFFIX = ".lock"

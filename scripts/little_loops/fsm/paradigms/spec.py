@@ -6,8 +6,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from little_loops.fsm.definition.model import ACTION_TYPES
 from little_loops.fsm.errors import ParadigmSpecError
-from little_loops.fsm.schema import ACTION_TYPES
 from little_loops.fsm.suggest import did_you_mean
 
 # Loop-level settings a paradigm spec may carry; they pass into the compiled FSM unchanged

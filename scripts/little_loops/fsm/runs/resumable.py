@@ -7,11 +7,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.executor import (
+    EventCallback,
+    ExecutionResult,
+    ExecutorSnapshot,
+    FSMExecutor,
+)
 from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError
-from little_loops.fsm.executor import EventCallback, ExecutionResult, ExecutorSnapshot, FSMExecutor
-from little_loops.fsm.loopstate import LoopState
-from little_loops.fsm.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
-from little_loops.fsm.outcomes import (
+from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
+from little_loops.fsm.runs.outcomes import (
     BUDGET,
     MAX_ITERATIONS,
     STATUS_COMPLETED,
@@ -21,10 +26,10 @@ from little_loops.fsm.outcomes import (
     how_to_go_on,
     outcome_of,
 )
-from little_loops.fsm.persistence import StatePersistence
-from little_loops.fsm.pids import pid_alive, process_start_ticks
-from little_loops.fsm.schema import FSMLoop
-from little_loops.fsm.spend import Spend, dollars
+from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
+from little_loops.fsm.runs.spend import Spend, dollars
+from little_loops.fsm.runs.state import LoopState
+from little_loops.fsm.runs.store import StatePersistence
 
 # Events after which the state file is rewritten: entering a state (so a crash resumes
 # it) and the end of the run. Saving on every event would cost a file replace per line.

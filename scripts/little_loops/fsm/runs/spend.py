@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from little_loops.fsm.pricing import estimate_cost
+from little_loops.fsm.runs.pricing import estimate_cost
 
 
 @dataclass

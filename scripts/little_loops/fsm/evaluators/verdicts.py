@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from little_loops.fsm.routing import ERROR_VERDICT
-from little_loops.fsm.schema import FSMLoop, StateConfig
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.engine.routing import ERROR_VERDICT
 
 # What each deterministic evaluator answers besides `error` (see fsm/evaluators.py).
 _FIXED: dict[str, tuple[str, ...]] = {

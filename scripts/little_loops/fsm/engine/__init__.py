@@ -1,0 +1,1 @@
+"""Step a loop: interpolate, run, evaluate, route, count passes, enforce limits."""

@@ -1,0 +1,1 @@
+"""Compile paradigm specs (goal, convergence, invariants, imperative) into FSM loops."""
