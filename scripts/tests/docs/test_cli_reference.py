@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
 
 import pytest
+from support.paths import REPO
 
 from little_loops.cli import SUBCOMMANDS, build_parser
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+DOC = REPO / "docs" / "cli.md"
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:

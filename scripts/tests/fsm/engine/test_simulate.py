@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import DATA
 
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import FSMLoop
@@ -18,7 +18,7 @@ from little_loops.fsm.engine.executor import ActionResult, FSMExecutor
 from little_loops.fsm.engine.simulate import SimulationResult, simulate
 from little_loops.fsm.errors import LoopDefinitionError
 
-DOC_LOOPS = Path(__file__).parent / "data" / "doc_loops"
+DOC_LOOPS = DATA / "doc_loops"
 
 
 def doc_loop(name: str) -> FSMLoop:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import fields
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from support.paths import REPO
 
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import EVALUATOR_TYPES, OPERATORS, StateConfig
@@ -30,7 +30,6 @@ from little_loops.fsm.paradigms.compile import (
 )
 from little_loops.fsm.paradigms.spec import LLM_KEYS, LOOP_SETTINGS
 
-REPO = Path(__file__).resolve().parents[2]
 COMMAND = REPO / "commands" / "create_loop.md"
 PLUGIN = REPO / ".claude-plugin" / "plugin.json"
 MARKETPLACE = REPO / ".claude-plugin" / "marketplace.json"

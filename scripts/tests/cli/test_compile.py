@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support.paths import DATA
 
 from little_loops.cli import main_loop
 from little_loops.fsm.definition.loader import load_file, load_text
@@ -17,7 +18,7 @@ from little_loops.fsm.paradigms.compile import compile_paradigm
 if TYPE_CHECKING:
     from support.project import LoopProject
 
-PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
+PARADIGM_DATA = DATA / "paradigms"
 
 GOAL = """\
 paradigm: goal

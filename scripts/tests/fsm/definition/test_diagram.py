@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from pathlib import Path
 from textwrap import dedent
 
 import pytest
+from support.paths import DATA, REPO
 
 from little_loops.fsm.definition.diagram import (
     dot_text,
@@ -22,8 +22,6 @@ from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop
 from little_loops.fsm.definition.validation import check_document
 
-TESTS = Path(__file__).parent
-REPO = TESTS.parent.parent
 DOT = shutil.which("dot")
 
 
@@ -44,8 +42,8 @@ def _doc_loops() -> list[tuple[str, FSMLoop]]:
 def _file_loops() -> list[tuple[str, FSMLoop]]:
     paths = [
         *sorted((REPO / ".loops").glob("*.yaml")),
-        *sorted((TESTS / "data" / "doc_loops").glob("*.yaml")),
-        *sorted((TESTS / "data" / "paradigms").glob("*.yaml")),
+        *sorted((DATA / "doc_loops").glob("*.yaml")),
+        *sorted((DATA / "paradigms").glob("*.yaml")),
     ]
     found = []
     for path in paths:
@@ -69,7 +67,7 @@ def loop(text: str) -> FSMLoop:
     return report.fsm
 
 
-FIX_TYPES = load_file(TESTS / "data" / "doc_loops" / "fix-types.yaml")
+FIX_TYPES = load_file(DATA / "doc_loops" / "fix-types.yaml")
 
 
 def test_golden_mermaid_fix_types() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
+from support.paths import DATA, REPO
 from support.project import LoopProject
 
 from little_loops.fsm.definition.analysis import analyze, successors
@@ -14,8 +15,6 @@ from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_SCHEMA
 from little_loops.fsm.evaluators.verdicts import DEFAULT_LLM_VERDICTS, state_verdicts
-
-TESTS = Path(__file__).parent
 
 STOP = 'the loop would stop here with "no valid transition"'
 INJECTION = (
@@ -417,9 +416,7 @@ def test_state_that_cannot_reach_a_terminal_state() -> None:
 
 
 def test_successors_follow_maintain_restarts_and_current() -> None:
-    fsm = FSMLoop.from_dict(
-        load_file(TESTS / "data" / "doc_loops" / "code-quality-guardian.yaml").data
-    )
+    fsm = FSMLoop.from_dict(load_file(DATA / "doc_loops" / "code-quality-guardian.yaml").data)
     graph = successors(fsm)
     assert graph["all_valid"] == ["check_tests"]
     assert graph["fix_tests"] == ["check_tests"]
@@ -708,7 +705,6 @@ def test_verdicts_are_text_when_a_schema_has_no_enum() -> None:
 
 # --- the design doc's own examples ----------------------------------------------------
 
-DATA = TESTS / "data"
 DOC_LOOPS = DATA / "doc_loops"
 EXAMPLES = sorted(DOC_LOOPS.glob("*.yaml")) + sorted((DATA / "paradigms").glob("*.yaml"))
 _GUARDIAN = (
@@ -783,7 +779,7 @@ def test_analyze_on_a_clean_model_is_empty() -> None:
 
 
 def test_shipped_loops_have_no_warnings() -> None:
-    for path in sorted((TESTS.parent.parent / ".loops").glob("*.yaml")):
+    for path in sorted((REPO / ".loops").glob("*.yaml")):
         assert check_document(load_file(path)).problems() == [], path
 
 

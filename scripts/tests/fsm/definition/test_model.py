@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from support.paths import REPO, TESTS
 
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import (
@@ -27,8 +28,6 @@ from little_loops.fsm.definition.model import (
 )
 from little_loops.fsm.definition.validation import check_document
 
-TESTS = Path(__file__).parent
-REPO = TESTS.parents[1]
 SCHEMA_PATH = REPO / "scripts" / "little_loops" / "fsm" / "fsm-loop-schema.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
 DEFS = SCHEMA["$defs"]
@@ -256,7 +255,7 @@ def test_example_loop_files_are_valid(path: Path) -> None:
     assert sorted(VALIDATOR.iter_errors(doc.data), key=str) == []
     report = check_document(doc)
     # Warnings the static analysis finds in the design doc's examples are asserted in
-    # test_fsm_analysis.py; here: no errors.
+    # fsm/definition/test_analysis.py; here: no errors.
     assert [str(p) for p in report.errors] == []
     assert report.fsm is not None
 

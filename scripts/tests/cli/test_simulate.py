@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from support.paths import REPO
 from support.project import LoopProject
 
 from little_loops.cli.simulate import parse_verdicts
@@ -186,7 +186,7 @@ def test_parse_verdicts_joins_repeated_states() -> None:
 
 
 def test_the_example_in_docs_is_the_real_output(loop_project: LoopProject) -> None:
-    docs = (Path(__file__).parents[2] / "docs" / "analysis.md").read_text()
+    docs = (REPO / "docs" / "analysis.md").read_text()
     command = "ll-loop simulate fix-types --verdicts check=failure,success --verdicts fix=success"
     block = docs.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
     loop_project.write("fix-types", FIX_TYPES)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from support.paths import DATA, REPO
 from support.project import LoopProject
 
 from little_loops.fsm.definition.diagram import render_dot, render_mermaid
 from little_loops.fsm.definition.validation import load_and_validate
 
-FIX_TYPES = (Path(__file__).parent / "data" / "doc_loops" / "fix-types.yaml").read_text()
+FIX_TYPES = (DATA / "doc_loops" / "fix-types.yaml").read_text()
 LOOP = """\
 name: demo
 initial: check
@@ -69,7 +68,7 @@ def test_graph_rejects_an_unknown_format(loop_project: LoopProject) -> None:
 
 
 def test_the_example_in_docs_is_the_real_output(loop_project: LoopProject) -> None:
-    docs = (Path(__file__).parents[2] / "docs" / "analysis.md").read_text()
+    docs = (REPO / "docs" / "analysis.md").read_text()
     block = docs.split("```mermaid\n", 1)[1].split("```", 1)[0]
     loop_project.write("fix-types", FIX_TYPES)
     assert loop_project.run("graph", "fix-types").out == block

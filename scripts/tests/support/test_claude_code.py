@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
+
 from support.claude_code import (
     ClaudeCodeUnavailable,
     claude_binary,

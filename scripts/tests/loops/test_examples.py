@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.paths import REPO
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.validation import check_file, load_and_validate
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.engine.records import ExecutionResult
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / ".loops").glob("*.yaml"))
 MODELINE = "# yaml-language-server: $schema=../scripts/little_loops/fsm/fsm-loop-schema.json"
 

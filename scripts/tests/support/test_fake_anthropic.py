@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import anthropic
 import pytest
+
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn, is_judge
 
 MESSAGES = [{"role": "user", "content": "hi"}]

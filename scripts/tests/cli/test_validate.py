@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support.paths import DATA, REPO
 
 if TYPE_CHECKING:
     from support.project import LoopProject
 
-DATA = Path(__file__).parent / "data"
 INVALID = sorted((DATA / "invalid_loops").glob("*.yaml"))
-REPO = Path(__file__).resolve().parents[2]
 
 GOOD = """\
 name: good

@@ -4,10 +4,10 @@ the numbers it quotes come from the code."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
+from support.paths import REPO
 
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
@@ -15,7 +15,7 @@ from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.engine.executor import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
 from little_loops.fsm.runs.outcomes import TERMINATION_EXIT_CODE
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = REPO / "docs"
 GUIDE = DOCS / "guide.md"
 HOOKS = DOCS.parent / ".pre-commit-hooks.yaml"
 

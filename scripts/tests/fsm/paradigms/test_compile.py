@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import DATA
 
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
@@ -26,7 +27,7 @@ from little_loops.fsm.paradigms.compile import (
     goal_slug,
 )
 
-PARADIGM_DATA = Path(__file__).parent / "data" / "paradigms"
+PARADIGM_DATA = DATA / "paradigms"
 GOLDEN = sorted(
     path.name.removesuffix(".yaml")
     for path in PARADIGM_DATA.glob("*.yaml")
@@ -86,14 +87,14 @@ def test_golden_example_compiles_to_expected_fsm(name: str) -> None:
         assert compiled.states[state_name].transitions() == state.transitions(), state_name
     assert compiled == expected
     # No errors; the static analysis's warnings on these examples are asserted in
-    # test_fsm_analysis.py.
+    # fsm/definition/test_analysis.py.
     assert [p for p in validate_fsm(compiled) if p.severity == "error"] == []
 
 
 @pytest.mark.parametrize("name", GOLDEN)
 def test_validating_a_paradigm_file_compiles_it(name: str) -> None:
     report = check_file(PARADIGM_DATA / f"{name}.yaml")
-    assert report.errors == []  # warnings: see test_fsm_analysis.py
+    assert report.errors == []  # warnings: see fsm/definition/test_analysis.py
     assert report.fsm == compile_paradigm(load_file(PARADIGM_DATA / f"{name}.yaml").data)
 
 

@@ -1,0 +1,9 @@
+"""Where the tests find the repository, their own folder and their data files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+REPO = TESTS.parents[1]
+DATA = TESTS / "data"
