@@ -13,7 +13,8 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.engine.records import output_file_name
 from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.evaluators.builtin import evaluate_output_contains, evaluate_output_json
+from little_loops.fsm.evaluators.output_contains import evaluate_output_contains
+from little_loops.fsm.evaluators.output_json import evaluate_output_json
 
 
 def test_dates_in_yaml_stay_strings() -> None:
@@ -32,7 +33,7 @@ def test_tagged_non_json_values_are_refused_with_their_place() -> None:
 def test_a_catastrophic_regex_gives_error_within_its_time_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("little_loops.fsm.evaluators.builtin.REGEX_TIME_LIMIT", 0.3)
+    monkeypatch.setattr("little_loops.fsm.evaluators.output_contains.REGEX_TIME_LIMIT", 0.3)
     started = time.monotonic()
     result = evaluate_output_contains("a" * 40 + "!", "(a+)+b")
     assert time.monotonic() - started < 2

@@ -9,6 +9,9 @@ import time
 from typing import Any, TextIO
 
 from little_loops.fsm.actions.claude import latest_step
+from little_loops.fsm.evaluators.exit_code import exit_detail
+from little_loops.fsm.evaluators.registry import SPECS
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
 from little_loops.fsm.timefmt import format_duration
 
@@ -53,24 +56,14 @@ def printable(text: str) -> str:
 
 def verdict_detail(event: dict[str, Any]) -> str:
     """The parenthesised detail after a verdict: `(exit 1)`, `(confidence: 0.92)`, ..."""
-    kind = event.get("type")
-    if event.get("verdict") == "error" and event.get("error"):
+    if event.get("verdict") == ERROR_VERDICT and event.get("error"):
         return f"({shorten(str(event['error']), 80)})"
-    if "confidence" in event and isinstance(event["confidence"], int | float):
-        return f"(confidence: {event['confidence']:.2f})"
-    if (kind in ("exit_code", "none") or "llm_skipped" in event) and "exit_code" in event:
-        return f"(exit {event['exit_code']})"
-    if kind == "convergence" and "current" in event:
-        delta = event.get("delta")
-        extra = f", delta: {delta:+g}" if isinstance(delta, int | float) else ""
-        return f"(current: {event['current']:g}{extra})"
-    if "value" in event and kind in ("output_numeric", "output_json"):
-        return f"(value: {event['value']})"
-    if kind == "output_contains" and "matched" in event:
-        return "(matched)" if event["matched"] else "(not matched)"
-    if "exit_code" in event:
-        return f"(exit {event['exit_code']})"
-    return ""
+    spec = SPECS.get(str(event.get("type")))
+    if spec is not None and "llm_skipped" not in event:
+        detail = spec.detail(event)
+        if detail is not None:
+            return detail
+    return exit_detail(event) or ""
 
 
 def outcome_line(final: dict[str, Any]) -> str:

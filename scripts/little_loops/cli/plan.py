@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model import DEFAULT_PROMPT_EVALUATOR, FSMLoop, StateConfig
+from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.timefmt import format_duration
 
 
@@ -14,14 +15,14 @@ def _evaluator(state: StateConfig, llm_enabled: bool) -> str | None:
     """How the state's result becomes a verdict, as the executor will do it."""
     if state.next is not None:
         return None  # an unconditional `next:` is taken without evaluating
+    kind = state.effective_evaluate().type
     if state.evaluate is not None:
-        kind = state.evaluate.type
         note = ""
-    elif state.action and state.is_prompt():
-        kind, note = "llm_structured", " (default for prompt actions)"
+    elif kind == DEFAULT_PROMPT_EVALUATOR:
+        note = " (default for prompt actions)"
     else:
-        kind, note = "exit_code", " (default)"
-    if kind == "llm_structured" and not llm_enabled:
+        note = " (default)"
+    if needs_llm(kind) and not llm_enabled:
         note += " (LLM off: judged by exit code)"
     return kind + note
 

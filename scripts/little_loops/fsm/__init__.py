@@ -79,13 +79,15 @@ if TYPE_CHECKING:
         ScopeConflictError,
         ValidationError,
     )
-    from little_loops.fsm.evaluators.builtin import (
-        EvaluationResult,
+    from little_loops.fsm.evaluators.dispatch import (
         default_evaluation,
         evaluate,
     )
     from little_loops.fsm.evaluators.llm_structured import (
         evaluate_llm_structured,
+    )
+    from little_loops.fsm.evaluators.spec import (
+        EvaluationResult,
     )
     from little_loops.fsm.evaluators.verdicts import (
         state_verdicts,
@@ -171,9 +173,9 @@ _EXPORTS: dict[str, str] = {
     "ActionRunner": "actions.runners",
     "ActionRequest": "actions.runners",
     "DefaultActionRunner": "actions.runners",
-    "EvaluationResult": "evaluators.builtin",
-    "evaluate": "evaluators.builtin",
-    "default_evaluation": "evaluators.builtin",
+    "EvaluationResult": "evaluators.spec",
+    "evaluate": "evaluators.dispatch",
+    "default_evaluation": "evaluators.dispatch",
     "evaluate_llm_structured": "evaluators.llm_structured",
 }
 

@@ -5,7 +5,6 @@ from little_loops.fsm.definition.model import (
     DEFAULT_LLM_MODEL,
     DEFAULT_MAX_ITERATIONS,
     DIRECTIONS,
-    EVALUATOR_TYPES,
     OPERATORS,
     EvaluateConfig,
     FSMLoop,
@@ -13,6 +12,7 @@ from little_loops.fsm.definition.model import (
     RouteConfig,
     StateConfig,
 )
+from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 
 __all__ = [
     "ACTION_TYPES",

@@ -17,8 +17,9 @@ import yaml
 from support.paths import REPO
 
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.model import EVALUATOR_TYPES, OPERATORS, StateConfig
+from little_loops.fsm.definition.model import OPERATORS, StateConfig
 from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.paradigms.compile import (
     CONSTRAINT_KEYS,
     CONVERGENCE_KEYS,

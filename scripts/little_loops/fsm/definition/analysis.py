@@ -30,8 +30,10 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.engine.interpolation import OPEN, references
-from little_loops.fsm.engine.routing import ERROR_VERDICT, resolve_route
+from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.errors import ValidationError
+from little_loops.fsm.evaluators.registry import interpolated_fields
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.evaluators.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
 from little_loops.fsm.suggest import did_you_mean
 
@@ -313,7 +315,7 @@ class _Analyzer:
         if isinstance(state.action, str):
             fields.append(((*path, "action"), state.action))
         if state.evaluate is not None:
-            for key in ("source", "target", "tolerance", "previous", "prompt", "pattern", "path"):
+            for key in interpolated_fields(state.evaluate.type):
                 value = getattr(state.evaluate, key)
                 if isinstance(value, str):
                     fields.append(((*path, "evaluate", key), value))

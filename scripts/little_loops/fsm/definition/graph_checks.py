@@ -14,6 +14,7 @@ from little_loops.fsm.definition.model import (
 )
 from little_loops.fsm.engine.interpolation import NAMESPACES, OPEN, near_misses, references
 from little_loops.fsm.errors import Severity, ValidationError
+from little_loops.fsm.evaluators.registry import interpolated_fields
 from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]
@@ -243,7 +244,7 @@ class _GraphChecker:
             if isinstance(state.action, str):
                 yield (*path, "action"), state.action
             if state.evaluate is not None:
-                for key in ("source", "target", "tolerance", "previous", "prompt", "pattern"):
+                for key in interpolated_fields(state.evaluate.type):
                     value = getattr(state.evaluate, key)
                     if isinstance(value, str):
                         yield (*path, "evaluate", key), value

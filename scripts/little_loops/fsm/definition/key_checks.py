@@ -11,10 +11,11 @@ from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
-    EVALUATOR_TYPES,
     OPERATORS,
 )
 from little_loops.fsm.errors import Severity, ValidationError
+from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
+from little_loops.fsm.evaluators.spec import COMMON_KEYS
 from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]
@@ -255,23 +256,6 @@ LLM_KEYS: dict[str, Check] = {
 }
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
-# Which evaluate keys each evaluator reads (besides `type` and `source`), and which it needs.
-EVALUATOR_KEYS: dict[str, tuple[str, ...]] = {
-    "exit_code": (),
-    "output_numeric": ("operator", "target"),
-    "output_json": ("path", "operator", "target"),
-    "output_contains": ("pattern", "negate"),
-    "convergence": ("target", "tolerance", "previous", "direction"),
-    "llm_structured": ("prompt", "schema", "min_confidence", "uncertain_suffix"),
-}
-EVALUATOR_REQUIRED: dict[str, tuple[str, ...]] = {
-    "output_numeric": ("operator", "target"),
-    "output_json": ("path", "operator", "target"),
-    "output_contains": ("pattern",),
-    "convergence": ("target",),
-}
-# Evaluators that compare numbers: their target must be a number (or a reference).
-_NUMERIC_TARGET = ("output_numeric", "convergence")
 
 
 class _Checker:
@@ -335,9 +319,10 @@ class _Checker:
         self.keys(data, path, EVALUATE_KEYS)
         self.required(data, path, ("type",))
         kind = data.get("type")
-        if not isinstance(kind, str) or kind not in EVALUATOR_KEYS:
+        if not isinstance(kind, str) or kind not in SPECS:
             return  # a wrong type was reported by keys(); a list or map is not even hashable
-        needed = EVALUATOR_REQUIRED.get(kind, ())
+        spec = SPECS[kind]
+        needed = spec.required
         for key in needed:
             if data.get(key) is None:
                 others = " and ".join(needed)
@@ -346,12 +331,11 @@ class _Checker:
                     f"missing required key '{key}' (the {kind} evaluator needs {others})",
                     key=key,
                 )
-        used = EVALUATOR_KEYS[kind]
         for key in data:
-            if key in EVALUATE_KEYS and key not in (*used, "type", "source"):
+            if key in EVALUATE_KEYS and key not in (*spec.keys, *COMMON_KEYS):
                 self.add((*path, key), f"not used by the {kind} evaluator", "warning")
         target = data.get("target")
-        if kind in _NUMERIC_TARGET and target is not None:
+        if spec.numeric_target and target is not None:
             problem = _number_or_reference()(target)
             if problem is not None and _scalar(target) is None:
                 self.add((*path, "target"), problem)

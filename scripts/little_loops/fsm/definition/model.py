@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 # `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
 
-EvaluatorType = Literal[
-    "exit_code",
-    "output_numeric",
-    "output_json",
-    "output_contains",
-    "convergence",
-    "llm_structured",
-]
 ActionType = Literal["prompt", "slash_command", "shell"]
 
-EVALUATOR_TYPES: tuple[str, ...] = (
-    "exit_code",
-    "output_numeric",
-    "output_json",
-    "output_contains",
-    "convergence",
-    "llm_structured",
-)
-ACTION_TYPES: tuple[str, ...] = ("prompt", "slash_command", "shell")
+# The evaluator of a state without `evaluate:` (the evaluators are fsm/evaluators/registry.py).
+DEFAULT_EVALUATOR = "exit_code"
+DEFAULT_PROMPT_EVALUATOR = "llm_structured"  # for a prompt or slash command
+ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
 OPERATORS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")
 
@@ -54,7 +41,7 @@ def _non_default_items(obj: Any) -> dict[str, Any]:
 class EvaluateConfig:
     """How to turn an action's result into a verdict (`evaluate:` of a state)."""
 
-    type: EvaluatorType
+    type: str  # a name in fsm/evaluators/registry.py
     operator: str | None = None
     target: Any = None
     tolerance: Any = None
@@ -156,8 +143,8 @@ class StateConfig:
         if self.evaluate is not None:
             return self.evaluate
         if self.action and self.is_prompt():
-            return EvaluateConfig(type="llm_structured")
-        return EvaluateConfig(type="exit_code")
+            return EvaluateConfig(type=DEFAULT_PROMPT_EVALUATOR)
+        return EvaluateConfig(type=DEFAULT_EVALUATOR)
 
     def transitions(self) -> list[tuple[str, str]]:
         """Every declared (label, target) pair of this state, in resolution order.

@@ -26,9 +26,11 @@ from little_loops.fsm.engine.records import (
     saved_result,
     short,
 )
-from little_loops.fsm.engine.routing import ERROR_VERDICT, resolve_route
+from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.errors import InterpolationError, LoopError
-from little_loops.fsm.evaluators.builtin import EvaluationResult, evaluate
+from little_loops.fsm.evaluators.dispatch import evaluate
+from little_loops.fsm.evaluators.registry import needs_llm
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
 from little_loops.fsm.runs.spend import Spend
 from little_loops.fsm.timefmt import iso_now
 
@@ -493,7 +495,7 @@ class FSMExecutor:
             return True
         if state.terminal:
             return False  # a terminal state's action is not evaluated
-        return state.effective_evaluate().type == "llm_structured" and self.fsm.llm.enabled
+        return needs_llm(state.effective_evaluate().type) and self.fsm.llm.enabled
 
     def _loop_remaining_s(self) -> float | None:
         if not self.fsm.timeout:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from little_loops.fsm.definition.model import StateConfig
-
-ERROR_VERDICT = "error"
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from little_loops.fsm.engine.interpolation import (
 )
 from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
+from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.evaluators.verdicts import state_verdicts
 from little_loops.fsm.suggest import did_you_mean
 from little_loops.fsm.timefmt import format_duration
@@ -234,7 +235,7 @@ class _Walk:
             if state.capture:
                 self.captured.add(state.capture)
         if not state.terminal and state.next is None:
-            judge = state.effective_evaluate().type == "llm_structured"
+            judge = needs_llm(state.effective_evaluate().type)
             if judge and self.fsm.llm.enabled and state.action:
                 self.judged += 1
         return step

@@ -9,14 +9,15 @@ package is imported only when a call is about to be made.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL
-from little_loops.fsm.evaluators.builtin import EvaluationResult
+from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
+from little_loops.fsm.engine.interpolation import to_text
+from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result
 
 DEFAULT_LLM_PROMPT = "Evaluate whether this action succeeded based on its output."
 
@@ -43,6 +44,9 @@ DEFAULT_LLM_SCHEMA: dict[str, Any] = {
     },
     "required": ["verdict", "confidence", "reason"],
 }
+DEFAULT_LLM_VERDICTS: tuple[str, ...] = tuple(DEFAULT_LLM_SCHEMA["properties"]["verdict"]["enum"])
+# With `uncertain_suffix: true`, an unconfident verdict gets this suffix (`success_uncertain`).
+UNCERTAIN_SUFFIX = "_uncertain"
 
 TOOL_NAME = "evaluate"
 TOOL_DESCRIPTION = "Provide your evaluation of the action result"
@@ -127,7 +131,7 @@ def evaluate_llm_structured(
 
 
 def _error(message: str, model: str, **details: Any) -> EvaluationResult:
-    return EvaluationResult("error", {**details, "model": model, "error": message})
+    return error_result(message, **details, model=model)
 
 
 def _call(client: Any, request: dict[str, Any], timeout: float) -> tuple[Any, str]:
@@ -196,6 +200,8 @@ def _verdict(
     model: str,
 ) -> EvaluationResult:
     """The EvaluationResult a Messages API *response* stands for (error if it is unusable)."""
+    import json  # here, not at the top: `ll-loop validate` reads this module's SPEC only
+
     usage = {
         "input_tokens": getattr(getattr(response, "usage", None), "input_tokens", None),
         "output_tokens": getattr(getattr(response, "usage", None), "output_tokens", None),
@@ -241,7 +247,7 @@ def _verdict(
     confidence = min(max(float(confidence), 0.0), 1.0)
     confident = confidence >= min_confidence
     if uncertain_suffix and not confident:
-        verdict = f"{verdict}_uncertain"
+        verdict += UNCERTAIN_SUFFIX
     reason = answer.get("reason", "")
     return EvaluationResult(
         verdict,
@@ -256,8 +262,65 @@ def _verdict(
     )
 
 
-def _verdict_enum(schema: dict[str, Any]) -> list[Any]:
-    props = schema.get("properties")
+def _verdict_enum(schema: Any) -> list[Any] | None:
+    """The verdict enum of a judge schema, as written (None when it has none)."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
     spec = props.get("verdict") if isinstance(props, dict) else None
     enum = spec.get("enum") if isinstance(spec, dict) else None
-    return list(enum) if isinstance(enum, list) else []
+    return list(enum) if isinstance(enum, list) else None
+
+
+def schema_verdicts(schema: Any) -> list[str] | None:
+    """The verdicts a judge *schema* allows (the default schema's when None; None when it
+    has no verdict enum, so the verdict is whatever the model answers)."""
+    if schema is None:
+        return list(DEFAULT_LLM_VERDICTS)
+    enum = _verdict_enum(schema)
+    return None if enum is None else [str(v) for v in enum]
+
+
+def _config_verdicts(config: EvaluateConfig) -> tuple[str, ...] | None:
+    enum = schema_verdicts(config.schema)
+    if enum is None:
+        return None
+    verdicts = tuple(enum)
+    if config.uncertain_suffix:
+        verdicts += tuple(v + UNCERTAIN_SUFFIX for v in verdicts)
+    return verdicts
+
+
+def _run(
+    config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
+) -> EvaluationResult:
+    return evaluate_llm_structured(
+        output,
+        prompt=to_text(config.prompt) if config.prompt is not None else None,
+        schema=config.schema,
+        min_confidence=config.min_confidence,
+        uncertain_suffix=config.uncertain_suffix,
+        model=llm.model,
+        max_tokens=llm.max_tokens,
+        timeout=llm.timeout,
+        client=client,
+    )
+
+
+def _detail(event: Mapping[str, Any]) -> str | None:
+    confidence = event.get("confidence")
+    if isinstance(confidence, int | float):
+        return f"(confidence: {confidence:.2f})"
+    return None
+
+
+SPEC = EvaluatorSpec(
+    name="llm_structured",
+    summary="a model reads the output and answers a verdict from the schema's enum",
+    run=_run,
+    keys=("prompt", "schema", "min_confidence", "uncertain_suffix"),
+    interpolated=("prompt",),
+    verdicts=DEFAULT_LLM_VERDICTS,
+    error_causes="a failed LLM call",
+    needs_llm=True,
+    detail=_detail,
+    config_verdicts=_config_verdicts,
+)

@@ -3,33 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.engine.routing import ERROR_VERDICT
-
-# What each deterministic evaluator answers besides `error` (see fsm/evaluators.py).
-_FIXED: dict[str, tuple[str, ...]] = {
-    "exit_code": ("success", "failure"),
-    "output_numeric": ("success", "failure"),
-    "output_json": ("success", "failure"),
-    "output_contains": ("success", "failure"),
-    "convergence": ("target", "progress", "stall"),
-}
-# The default verdict schema of llm_structured (fsm/llm_judge.py: DEFAULT_LLM_SCHEMA). Kept
-# here so validation does not import the judge; a test holds the two together.
-DEFAULT_LLM_VERDICTS: tuple[str, ...] = ("success", "failure", "blocked", "partial")
-UNCERTAIN_SUFFIX = "_uncertain"
-
-# What can make each evaluator answer `error`, for messages.
-_ERROR_CAUSES: dict[str, str] = {
-    "exit_code": "exit code 2 or more",
-    "output_numeric": "output that is not a number",
-    "output_json": "output that is not JSON or lacks the path",
-    "output_contains": "a reference that cannot be resolved",
-    "convergence": "output that is not a number",
-    "llm_structured": "a failed LLM call",
-}
+from little_loops.fsm.definition.model import DEFAULT_EVALUATOR, FSMLoop, StateConfig
+from little_loops.fsm.evaluators.registry import SPECS
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 
 
 @dataclass(frozen=True)
@@ -56,48 +33,36 @@ class StateVerdicts:
         return verdict in self.verdicts
 
 
-def schema_verdicts(schema: Any) -> list[str] | None:
-    """The verdict enum of an llm_structured schema (None when it has none)."""
-    if schema is None:
-        return list(DEFAULT_LLM_VERDICTS)
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    spec = props.get("verdict") if isinstance(props, dict) else None
-    enum = spec.get("enum") if isinstance(spec, dict) else None
-    if not isinstance(enum, list):
-        return None
-    return [str(v) for v in enum]
-
-
 def state_verdicts(fsm: FSMLoop, state: StateConfig) -> StateVerdicts | None:
     """What *state* can answer, or None when it is not evaluated (terminal, or `next:`)."""
     if state.terminal or state.next is not None:
         return None
     config = state.effective_evaluate()
-    kind = config.type
-    causes = _ERROR_CAUSES.get(kind, "a failed evaluation")
+    spec = SPECS.get(config.type)
+    causes = spec.error_causes if spec is not None else "a failed evaluation"
     if state.action:
         causes += ", a timeout, a missing command"
-    if kind == "llm_structured":
-        if not fsm.llm.enabled:
-            # llm.enabled: false judges by exit code instead (evaluators._llm_skipped).
-            kind = "exit_code"
-            source = "exit_code: llm.enabled is false"
-            causes = _ERROR_CAUSES["exit_code"] + (", a timeout" if state.action else "")
-            verdicts: tuple[str, ...] | None = _FIXED["exit_code"]
-        else:
-            enum = schema_verdicts(config.schema)
-            source = "llm_structured, default schema" if config.schema is None else "llm_structured"
-            verdicts = None if enum is None else tuple(enum)
-            if verdicts is not None and config.uncertain_suffix:
-                verdicts += tuple(v + UNCERTAIN_SUFFIX for v in verdicts)
-                source += ", uncertain_suffix"
+    if spec is None:
+        return StateVerdicts(config.type, config.type, (), causes)
+    source = spec.name
+    verdicts: tuple[str, ...] | None
+    if spec.needs_llm and not fsm.llm.enabled:
+        # llm.enabled: false judges by exit code instead (dispatch.llm_skipped).
+        spec = SPECS[DEFAULT_EVALUATOR]
+        source = f"{spec.name}: llm.enabled is false"
+        causes = spec.error_causes + (", a timeout" if state.action else "")
+        verdicts = spec.verdicts
     else:
-        source = kind
-        verdicts = _FIXED.get(kind, ())
-    if kind == "exit_code" and not state.action:
+        verdicts = spec.verdicts_for(config)
+        if spec.config_verdicts is not None:  # verdicts read from the judge's schema
+            if config.schema is None:
+                source += ", default schema"
+            if verdicts is not None and config.uncertain_suffix:
+                source += ", uncertain_suffix"
+    if spec.name == DEFAULT_EVALUATOR and not state.action:
         # Nothing ran, so the exit code is 0: only `success` (or an error).
         verdicts = ("success",)
-    return StateVerdicts(kind, source, verdicts, causes)
+    return StateVerdicts(spec.name, source, verdicts, causes)
 
 
 def free_text_verdicts(fsm: FSMLoop) -> bool:

@@ -13,8 +13,8 @@ from little_loops.fsm.definition.analysis import analyze, successors
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.validation import check_document
-from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_SCHEMA
-from little_loops.fsm.evaluators.verdicts import DEFAULT_LLM_VERDICTS, state_verdicts
+from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_SCHEMA, DEFAULT_LLM_VERDICTS
+from little_loops.fsm.evaluators.verdicts import state_verdicts
 
 STOP = 'the loop would stop here with "no valid transition"'
 INJECTION = (

@@ -18,7 +18,6 @@ from little_loops.fsm.definition.model import (
     DEFAULT_LLM_MODEL,
     DEFAULT_MAX_ITERATIONS,
     DIRECTIONS,
-    EVALUATOR_TYPES,
     OPERATORS,
     EvaluateConfig,
     FSMLoop,
@@ -27,6 +26,7 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 
 SCHEMA_PATH = REPO / "scripts" / "little_loops" / "fsm" / "fsm-loop-schema.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from little_loops.fsm.definition.graph_checks import check_graph, targets
 from little_loops.fsm.definition.key_checks import (
     EVALUATE_KEYS,
-    EVALUATOR_KEYS,
     LLM_KEYS,
     LOOP_KEYS,
     STATE_KEYS,
@@ -22,7 +21,6 @@ from little_loops.fsm.definition.key_checks import (
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import (
     DEFAULT_LLM_MODEL,
-    EVALUATOR_TYPES,
     EvaluateConfig,
     FSMLoop,
     LLMConfig,
@@ -42,6 +40,7 @@ from little_loops.fsm.errors import (
     LoopValidationError,
     ValidationError,
 )
+from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES, EVALUATOR_TYPES, SPECS
 
 
 def loop(**overrides: Any) -> dict[str, Any]:
@@ -385,10 +384,11 @@ def test_checked_keys_are_the_dataclass_fields(table: dict[str, Any], cls: type)
     assert list(table) == [f.name for f in fields(cls)]
 
 
-def test_every_evaluator_type_has_its_keys_listed() -> None:
-    assert set(EVALUATOR_KEYS) == set(EVALUATOR_TYPES)
-    for keys in EVALUATOR_KEYS.values():
-        assert set(keys) <= set(EVALUATE_KEYS)
+def test_every_evaluator_key_is_checked_and_every_checked_key_is_read() -> None:
+    assert set(EVALUATE_KEY_NAMES) == set(EVALUATE_KEYS)
+    for spec in SPECS.values():
+        assert set(spec.required) <= set(spec.keys), spec.name
+        assert set(spec.interpolated) <= set(spec.keys), spec.name
 
 
 # --- the state machine ---------------------------------------------------------------------

@@ -1,0 +1,114 @@
+"""Evaluate a state's result: resolve the config's references, pick the evaluator, run it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from little_loops.fsm.definition.model import (
+    DEFAULT_EVALUATOR,
+    DEFAULT_PROMPT_EVALUATOR,
+    EvaluateConfig,
+    LLMConfig,
+)
+from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate_value, to_text
+from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.evaluators.exit_code import evaluate_exit_code
+from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields
+from little_loops.fsm.evaluators.spec import (
+    EvaluationResult,
+    EvaluatorSpec,
+    RunEvaluator,
+    error_result,
+    shorten,
+)
+from little_loops.fsm.suggest import did_you_mean
+
+LLM_SKIPPED_NOTE = "LLM evaluation disabled (--no-llm or llm.enabled: false); used exit_code"
+
+
+def llm_skipped(exit_code: int) -> EvaluationResult:
+    """The verdict of an LLM evaluator when LLM evaluation is off: the exit code's."""
+    result = evaluate_exit_code(exit_code)
+    result.details["llm_skipped"] = LLM_SKIPPED_NOTE
+    return result
+
+
+def _guarded(spec: EvaluatorSpec) -> RunEvaluator:
+    """*spec*'s run, judging by exit code when it needs a model and LLM evaluation is off."""
+    if not spec.needs_llm:
+        return spec.run
+
+    def run(
+        config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
+    ) -> EvaluationResult:
+        if not llm.enabled:
+            return llm_skipped(exit_code)
+        return spec.run(config, output, exit_code, llm, client)
+
+    return run
+
+
+# The seed's registry: evaluator name -> run(config, output, exit_code, llm, client).
+EVALUATORS: dict[str, RunEvaluator] = {name: _guarded(spec) for name, spec in SPECS.items()}
+
+
+def resolve_config(config: EvaluateConfig, context: InterpolationContext) -> EvaluateConfig:
+    """A copy of *config* with `${...}` resolved in the keys its evaluator interpolates.
+
+    Raises InterpolationError naming the variable.
+    """
+    changes = {
+        name: interpolate_value(getattr(config, name), context)
+        for name in interpolated_fields(config.type)
+        if getattr(config, name) is not None
+    }
+    return replace(config, **changes)
+
+
+def evaluate(
+    config: EvaluateConfig,
+    output: str,
+    exit_code: int,
+    context: InterpolationContext,
+    *,
+    llm: LLMConfig | None = None,
+    client: Any = None,
+) -> EvaluationResult:
+    """Evaluate an action's result as *config* says; never raises for bad input or values.
+
+    With `source:` set, the interpolated source is evaluated instead of *output*. With
+    `llm.enabled` false, `llm_structured` falls back to `exit_code` and says so in
+    `details["llm_skipped"]`. Every `error` verdict carries `details["error"]`.
+    """
+    spec = SPECS.get(config.type)
+    if spec is None:
+        return error_result(
+            f"unknown evaluator type {shorten(str(config.type))}"
+            f"{did_you_mean(str(config.type), SPECS)}"
+        )
+    llm = llm or LLMConfig()
+    if spec.needs_llm and not llm.enabled:
+        return llm_skipped(exit_code)  # before interpolating: the prompt is not used
+    try:
+        resolved = resolve_config(config, context)
+    except InterpolationError as exc:
+        return error_result(str(exc))
+    if resolved.source is not None:
+        output = to_text(resolved.source)
+    return spec.run(resolved, output, exit_code, llm, client)
+
+
+def default_evaluation(
+    state_is_prompt: bool,
+    output: str,
+    exit_code: int,
+    context: InterpolationContext,
+    *,
+    llm: LLMConfig | None = None,
+    client: Any = None,
+) -> EvaluationResult:
+    """The evaluation of a state without `evaluate:`: `llm_structured` for prompts and
+    slash commands, `exit_code` for shell commands."""
+    config = EvaluateConfig(type=DEFAULT_PROMPT_EVALUATOR if state_is_prompt else DEFAULT_EVALUATOR)
+    return evaluate(config, output, exit_code, context, llm=llm, client=client)

@@ -1,0 +1,51 @@
+"""The `output_numeric` evaluator: compare the number an action printed with a target."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
+from little_loops.fsm.evaluators.numbers import as_number, comparison, output_number
+from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, missing
+
+
+def evaluate_output_numeric(output: str, operator: str, target: Any) -> EvaluationResult:
+    """Compare the number the action printed with *target*: `success` when
+    `value <operator> target` holds, `failure` when not, `error` when either is no number."""
+    details: dict[str, Any] = {"value": None, "target": target, "operator": operator}
+    try:
+        compare = comparison(operator)
+        wanted = as_number(target, "target")
+        details["target"] = wanted
+        value = output_number(output)
+    except ValueError as exc:
+        return error_result(str(exc), **details)
+    details["value"] = value
+    return EvaluationResult("success" if compare(value, wanted) else "failure", details)
+
+
+def _run(
+    config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
+) -> EvaluationResult:
+    if problem := missing(config, "operator", "target"):
+        return problem
+    return evaluate_output_numeric(output, str(config.operator), config.target)
+
+
+def value_detail(event: Mapping[str, Any]) -> str | None:
+    """`(value: V)`: the value that was compared."""
+    return f"(value: {event['value']})" if "value" in event else None
+
+
+SPEC = EvaluatorSpec(
+    name="output_numeric",
+    summary="the number the action printed, compared with target",
+    run=_run,
+    keys=("operator", "target"),
+    required=("operator", "target"),
+    interpolated=("target",),
+    error_causes="output that is not a number",
+    numeric_target=True,
+    detail=value_detail,
+)
