@@ -945,3 +945,28 @@ def test_a_judge_schema_must_be_one_the_judge_can_answer(
     assert messages(validate_definition(data)) == [
         f"loop 'demo' > states > check > evaluate > schema: {problem}"
     ]
+
+
+@pytest.mark.parametrize(
+    ("evaluate", "key"),
+    [
+        ("{type: output_json, path: '${context.nokey}', operator: eq, target: 1}", "path"),
+        ("{type: output_json, path: .a, operator: eq, target: '${context.nokey}'}", "target"),
+        ("{type: output_contains, pattern: '${context.nokey}'}", "pattern"),
+        ("{type: convergence, target: 0, tolerance: '${context.nokey}'}", "tolerance"),
+        ("{type: exit_code, source: '${context.nokey}'}", "source"),
+    ],
+)
+def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates(
+    evaluate: str, key: str
+) -> None:
+    text = (
+        "name: t\ninitial: a\ncontext: {key: x}\nstates:\n"
+        f"  a: {{action: 'echo 1', evaluate: {evaluate}, next: done}}\n"
+        "  done: {terminal: true}\n"
+    )
+    report = check_document(load_text(text, "loop.yaml"))
+    errors = [str(p) for p in report.problems() if p.severity == "error"]
+    assert errors == [
+        f"loop 't' > states > a > evaluate > {key}: ${{context.nokey}}: context has no key 'nokey'"
+    ]
