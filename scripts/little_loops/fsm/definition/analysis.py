@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from little_loops.fsm.definition.graph_checks import KeyPath, targets
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
+    DEFAULT_EVALUATOR,
     ROUTE_DEFAULT_KEY,
     FSMLoop,
     StateConfig,
@@ -32,7 +33,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.engine.interpolation import OPEN, references
 from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.errors import ValidationError
-from little_loops.fsm.evaluators.registry import interpolated_fields
+from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.evaluators.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
 from little_loops.fsm.suggest import did_you_mean
@@ -147,8 +148,8 @@ class _Analyzer:
         if found is None or found.verdicts is None or state.route is None:
             return
         possible = [*found.verdicts, ERROR_VERDICT]
-        if found.evaluator == "llm_structured":
-            possible += ["success", "failure"]  # `ll-loop run --no-llm` judges by exit code
+        if needs_llm(found.evaluator):  # `ll-loop run --no-llm` judges by exit code
+            possible += SPECS[DEFAULT_EVALUATOR].verdicts
         for key in state.route.routes:
             if key in possible:
                 continue

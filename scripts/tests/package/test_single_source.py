@@ -1,0 +1,64 @@
+"""Each fact is written in one module: the evaluator names, each evaluator's keys and verdicts."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import little_loops
+from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_VERDICTS
+from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
+
+PACKAGE = Path(little_loops.__file__).parent
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def _string_collections(path: Path) -> Iterator[frozenset[str]]:
+    """The set of strings of every tuple, list or set literal in *path* made only of strings."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
+            items = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+            if len(items) == len(node.elts) and all(isinstance(i, str) for i in items):
+                yield frozenset(items)
+
+
+COLLECTIONS = {path: list(_string_collections(path)) for path in MODULES}
+
+
+def _modules_writing(words: frozenset[str]) -> list[str]:
+    return [
+        str(path.relative_to(PACKAGE))
+        for path, found in COLLECTIONS.items()
+        if any(words == c for c in found)
+    ]
+
+
+@pytest.mark.parametrize("name", [n for n in EVALUATOR_TYPES if len(SPECS[n].keys) > 1])
+def test_an_evaluators_key_list_is_written_once(name: str) -> None:
+    keys = SPECS[name].keys
+    assert _modules_writing(frozenset(keys)) == [f"fsm/evaluators/{name}.py"]
+
+
+@pytest.mark.parametrize("name", EVALUATOR_TYPES)
+def test_an_evaluators_verdict_list_is_written_once(name: str) -> None:
+    verdicts = frozenset(SPECS[name].verdicts)
+    home = "fsm/evaluators/spec.py" if verdicts == {"success", "failure"} else f"{name}.py"
+    assert _modules_writing(verdicts) == [home if "/" in home else f"fsm/evaluators/{home}"]
+
+
+def test_the_judges_default_verdicts_are_written_once() -> None:
+    assert _modules_writing(frozenset(DEFAULT_LLM_VERDICTS)) == ["fsm/evaluators/llm_structured.py"]
+
+
+def test_no_module_lists_the_evaluator_names() -> None:
+    # The registry builds the list from the specs; a hand-written copy would drift.
+    names = set(EVALUATOR_TYPES)
+    writers = [
+        str(path.relative_to(PACKAGE))
+        for path, found in COLLECTIONS.items()
+        if any(len(c & names) >= 3 for c in found)
+    ]
+    assert writers == []
