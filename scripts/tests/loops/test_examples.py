@@ -15,12 +15,13 @@ import pytest
 from support.paths import REPO
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.json_schema import SCHEMA_FILE
 from little_loops.fsm.definition.validation import check_file, load_and_validate
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.engine.records import ExecutionResult
 
 EXAMPLES = sorted((REPO / ".loops").glob("*.yaml"))
-MODELINE = "# yaml-language-server: $schema=../scripts/little_loops/fsm/fsm-loop-schema.json"
+MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_FILE.relative_to(REPO)}"
 
 
 @dataclass

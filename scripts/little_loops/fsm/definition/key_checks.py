@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from little_loops.fsm.definition.model import (
@@ -19,8 +20,28 @@ from little_loops.fsm.evaluators.spec import COMMON_KEYS
 from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]
-# A check returns what is wrong with a value, or None when it is fine.
-Check = Callable[[Any], str | None]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A key's value check: what is wrong with a value (None when it is fine), and the
+    JSON Schema fragment that says the same, for the generated fsm-loop-schema.json."""
+
+    find: Callable[[Any], str | None]
+    json: Mapping[str, Any]
+
+    def __call__(self, value: Any) -> str | None:
+        return self.find(value)
+
+
+def _checks(json: Mapping[str, Any]) -> Callable[[Callable[[Any], str | None]], Check]:
+    """Make the decorated function a Check standing for the JSON Schema *json*."""
+
+    def wrap(find: Callable[[Any], str | None]) -> Check:
+        return Check(find, json)
+
+    return wrap
+
 
 # The loop name names files under .loops/.running/, so it must be a plain file name.
 # It names files under .loops/.running/, whose names must fit in 255 bytes.
@@ -53,6 +74,7 @@ def _is_number(value: Any) -> bool:
 # --- value checks -------------------------------------------------------------------
 
 
+@_checks({"type": "string", "minLength": 1})
 def _string(value: Any) -> str | None:
     if isinstance(value, str) and value.strip():
         return None
@@ -64,19 +86,23 @@ def _string(value: Any) -> str | None:
     return f"expected a string, got {describe(value)}"
 
 
+@_checks({"type": "string"})
 def _text(value: Any) -> str | None:
     """A string that may be empty (an action or prompt of '' is odd but well-formed)."""
     return None if isinstance(value, str) else f"expected a string, got {describe(value)}"
 
 
+@_checks({"type": "boolean"})
 def _boolean(value: Any) -> str | None:
     return None if isinstance(value, bool) else f"expected true or false, got {describe(value)}"
 
 
+@_checks({"type": "object"})
 def _mapping(value: Any) -> str | None:
     return None if isinstance(value, Mapping) else f"expected a mapping, got {describe(value)}"
 
 
+@_checks({"type": "object", "required": ["type"], "properties": {"type": {"const": "object"}}})
 def _judge_schema(value: Any) -> str | None:
     """An llm_structured schema: a mapping whose verdict enum, if any, lists names."""
     problem = _mapping(value)
@@ -103,6 +129,7 @@ def _judge_schema(value: Any) -> str | None:
     return None
 
 
+@_checks({"type": "array", "items": {"type": "string", "minLength": 1}})
 def _string_list(value: Any) -> str | None:
     if not isinstance(value, list):
         return f"expected a list of strings, got {describe(value)}"
@@ -122,7 +149,7 @@ def _integer(minimum: int) -> Check:
             return f"expected a whole number >= {minimum}, got {value}"
         return None
 
-    return check
+    return Check(check, {"type": "integer", "minimum": minimum})
 
 
 def _number(low: float, high: float | None = None, *, above: bool = False) -> Check:
@@ -142,7 +169,10 @@ def _number(low: float, high: float | None = None, *, above: bool = False) -> Ch
             return f"expected {want}, got {value}"
         return None
 
-    return check
+    json: dict[str, Any] = {"type": "number", "exclusiveMinimum" if above else "minimum": low}
+    if high is not None:
+        json["maximum"] = high
+    return Check(check, json)
 
 
 def _number_or_reference(low: float | None = None) -> Check:
@@ -162,9 +192,13 @@ def _number_or_reference(low: float | None = None) -> Check:
             return f"expected a number >= {low:g}, got {value}"
         return None
 
-    return check
+    number: dict[str, Any] = (
+        {"type": "number"} if low is None else {"type": "number", "minimum": low}
+    )
+    return Check(check, {"anyOf": [number, {"type": "string"}]})
 
 
+@_checks({"type": ["string", "number", "boolean"]})
 def _scalar(value: Any) -> str | None:
     if isinstance(value, str | int | float | bool):
         return None
@@ -178,7 +212,7 @@ def _one_of(choices: tuple[str, ...]) -> Check:
         hint = did_you_mean(value, choices) if isinstance(value, str) else ""
         return f"expected one of {', '.join(choices)}, got {describe(value)}{hint}"
 
-    return check
+    return Check(check, {"enum": list(choices)})
 
 
 def _pattern(rx: re.Pattern[str], why: str) -> Check:
@@ -188,7 +222,7 @@ def _pattern(rx: re.Pattern[str], why: str) -> Check:
             return problem
         return None if rx.match(value) else f"expected {why}, got {describe(value)}"
 
-    return check
+    return Check(check, {"type": "string", "pattern": rx.pattern})
 
 
 def _optional(check: Check) -> Check:
@@ -197,7 +231,17 @@ def _optional(check: Check) -> Check:
     def optional(value: Any) -> str | None:
         return None if value is None else check(value)
 
-    return optional
+    return Check(optional, _nullable(check.json))
+
+
+def _nullable(json: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON Schema *json* that also accepts null."""
+    if "enum" in json:
+        return {**json, "enum": [*json["enum"], None]}
+    if "anyOf" in json:
+        return {**json, "anyOf": [*json["anyOf"], {"type": "null"}]}
+    kinds = json["type"] if isinstance(json["type"], list) else [json["type"]]
+    return {**json, "type": [*kinds, "null"]}
 
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
@@ -256,6 +300,8 @@ LLM_KEYS: dict[str, Check] = {
 }
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
+# What the target of an evaluator that compares numbers must be.
+NUMERIC_TARGET = _number_or_reference()
 
 
 class _Checker:
@@ -336,7 +382,7 @@ class _Checker:
                 self.add((*path, key), f"not used by the {kind} evaluator", "warning")
         target = data.get("target")
         if spec.numeric_target and target is not None:
-            problem = _number_or_reference()(target)
+            problem = NUMERIC_TARGET(target)
             if problem is not None and _scalar(target) is None:
                 self.add((*path, "target"), problem)
 

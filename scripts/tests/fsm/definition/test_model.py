@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 from support.paths import REPO, TESTS
 
+from little_loops.fsm.definition.json_schema import SCHEMA_FILE
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
@@ -28,8 +29,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 
-SCHEMA_PATH = REPO / "scripts" / "little_loops" / "fsm" / "fsm-loop-schema.json"
-SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
+SCHEMA: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())
 DEFS = SCHEMA["$defs"]
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 

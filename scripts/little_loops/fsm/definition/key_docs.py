@@ -1,0 +1,135 @@
+"""What each loop-file key means, in one sentence: for the JSON Schema and editor hovers."""
+
+from __future__ import annotations
+
+from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+
+FILE = (
+    "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "
+    "evaluator turns into a verdict, and routes from verdicts to the next state. Files with a "
+    "paradigm other than fsm are checked by that paradigm's compiler instead. `ll-loop "
+    "validate` checks everything this schema checks and more (transition targets, reachability)."
+)
+PARADIGM_FILE = (
+    "A loop written in a paradigm ({paradigms}) that ll-loop compiles into states; the "
+    "paradigm's compiler checks its keys."
+)
+STATE_NAME = (
+    "The name of a state, `$current` for this state again, or a string with a ${...} "
+    "reference resolved at run time."
+)
+
+# Each level: a description of the mapping, then one per key (the keys are key_checks').
+LOOP = "A loop written directly as states and transitions."
+LOOP_KEYS: dict[str, str] = {
+    "name": (
+        "The loop's identifier; it names files under .loops/.running/, so at most 200 letters, "
+        "digits, '.', '_' and '-'."
+    ),
+    "initial": "The state the loop starts in.",
+    "states": "The states, by name.",
+    "paradigm": (
+        "The paradigm this file is written in; fsm (the default) for states and transitions."
+    ),
+    "context": "Variables for ${context.NAME} references; values may refer to each other.",
+    "scope": (
+        "Paths this loop changes; two loops with overlapping scopes do not run at once. "
+        "Default: the whole project."
+    ),
+    "max_iterations": (
+        f"Safety limit on iterations (default {DEFAULT_MAX_ITERATIONS}); the loop stops with "
+        "exit code 3 when it is reached."
+    ),
+    "backoff": "Seconds to wait between iterations.",
+    "timeout": "Maximum wall-clock seconds for the whole loop.",
+    "idle_timeout": (
+        "Default for every state: kill an action that prints nothing for this many seconds "
+        "(exit 124, verdict error)."
+    ),
+    "max_cost_usd": (
+        "Spend budget in US dollars (Claude Code's total_cost_usd plus the LLM judge's "
+        "estimate); the run ends with terminated_by 'budget' before the next paid action once "
+        "it is reached."
+    ),
+    "maintain": (
+        "After reaching a terminal state, start again (from its on_maintain, or the initial "
+        "state). Default false."
+    ),
+    "llm": "Settings of LLM evaluation (the llm_structured evaluator).",
+}
+
+STATE = "One state: an optional action, how to evaluate it, and where to go next."
+STATE_KEYS: dict[str, str] = {
+    "action": (
+        "A shell command run with bash, or a Claude Code prompt / slash command (an action "
+        "starting with '/' goes to Claude unless action_type says otherwise)."
+    ),
+    "action_type": (
+        "How to run the action: prompt or slash_command (Claude Code), or shell (bash). "
+        "Default: '/'-prefixed actions go to Claude, others to bash."
+    ),
+    "capture": (
+        "Store the action's result as ${captured.NAME} (output, stderr, exit_code, duration_ms)."
+    ),
+    "timeout": "Maximum seconds for this state's action.",
+    "idle_timeout": (
+        "Kill this state's action when it prints nothing (stdout or stderr) for this many "
+        "seconds (exit 124, verdict error)."
+    ),
+    "evaluate": (
+        "How to turn the action's result into a verdict. Default: exit_code for shell actions, "
+        "llm_structured for Claude actions."
+    ),
+    "route": "Verdict to next state; takes precedence over on_success/on_failure/on_error.",
+    "on_success": "Next state when the verdict is success.",
+    "on_failure": "Next state when the verdict is failure.",
+    "on_error": (
+        "Next state when the verdict is error (the action crashed or timed out, or evaluation "
+        "failed)."
+    ),
+    "next": (
+        "Unconditional next state; the action still runs but no evaluation is needed to move on."
+    ),
+    "terminal": "The loop ends when this state has run. Default false.",
+    "on_maintain": (
+        "For a terminal state of a loop with maintain: true, the state to start again from "
+        "(default: the initial state)."
+    ),
+}
+
+EVALUATE = "An evaluator: turns the action's result into a verdict."
+# The evaluators that read a key are added in front from the registry: `output_json: ...`.
+EVALUATE_KEYS: dict[str, str] = {
+    "type": "The evaluator:",
+    "operator": "the comparison: eq, ne, lt, le, gt, ge.",
+    "target": "the value to compare with or converge to; may be a ${...} reference.",
+    "tolerance": "the value counts as on target within this distance; may be a ${...} reference.",
+    "pattern": "the substring or regular expression to look for.",
+    "negate": "success when the pattern is NOT found. Default false.",
+    "path": "jq-style path of the value to compare, e.g. .summary.failed.",
+    "previous": "the previous measurement, usually ${prev.output}.",
+    "direction": "whether smaller (minimize, the default) or larger values are progress.",
+    "prompt": "the question put to the model about the output.",
+    "schema": "JSON Schema of the model's answer; it must have a verdict.",
+    "min_confidence": "answers below this confidence are not confident. Default 0.5.",
+    "uncertain_suffix": "append _uncertain to the verdict when not confident. Default false.",
+    "source": "Evaluate this (usually a ${...} reference) instead of the action's output.",
+}
+
+ROUTE = (
+    "Verdict to next state. `_` is the default for any other verdict, `_error` the route for "
+    "errors."
+)
+ROUTE_DEFAULT = "Next state for a verdict with no entry of its own."
+ROUTE_ERROR = "Next state when the action or the evaluation fails with an error."
+
+LLM = "Settings of the llm_structured evaluator, the only place ll-loop calls a model itself."
+LLM_KEYS: dict[str, str] = {
+    "enabled": "false turns LLM evaluation off (for CI). Default true.",
+    "model": (
+        'The model for evaluation; the default is DEFAULT_LLM_MODEL ("${DEFAULT_LLM_MODEL}" '
+        "also means the default)."
+    ),
+    "max_tokens": "Maximum tokens of an evaluation answer. Default 256.",
+    "timeout": "Seconds per evaluation call. Default 30.",
+}
