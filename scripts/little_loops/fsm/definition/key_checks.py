@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
@@ -20,6 +20,8 @@ from little_loops.fsm.evaluators.spec import COMMON_KEYS
 from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]
+# A mapping read from YAML: keys are usually strings, but a file may have any scalar there.
+YAMLMapping = Mapping[Any, object]
 
 
 @dataclass(frozen=True)
@@ -27,17 +29,17 @@ class Check:
     """A key's value check: what is wrong with a value (None when it is fine), and the
     JSON Schema fragment that says the same, for the generated fsm-loop-schema.json."""
 
-    find: Callable[[Any], str | None]
+    find: Callable[[object], str | None]
     json: Mapping[str, Any]
 
-    def __call__(self, value: Any) -> str | None:
+    def __call__(self, value: object) -> str | None:
         return self.find(value)
 
 
-def _checks(json: Mapping[str, Any]) -> Callable[[Callable[[Any], str | None]], Check]:
+def _checks(json: Mapping[str, Any]) -> Callable[[Callable[[object], str | None]], Check]:
     """Make the decorated function a Check standing for the JSON Schema *json*."""
 
-    def wrap(find: Callable[[Any], str | None]) -> Check:
+    def wrap(find: Callable[[object], str | None]) -> Check:
         return Check(find, json)
 
     return wrap
@@ -50,7 +52,7 @@ _LOOP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 _CAPTURE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     """How a wrong value reads in a message: `'ten'`, `1.5`, `true`, `null`, `a list`."""
     if value is None:
         return "null"
@@ -67,7 +69,7 @@ def describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -75,7 +77,7 @@ def _is_number(value: Any) -> bool:
 
 
 @_checks({"type": "string", "minLength": 1})
-def _string(value: Any) -> str | None:
+def _string(value: object) -> str | None:
     if isinstance(value, str) and value.strip():
         return None
     if isinstance(value, str):
@@ -87,27 +89,26 @@ def _string(value: Any) -> str | None:
 
 
 @_checks({"type": "string"})
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """A string that may be empty (an action or prompt of '' is odd but well-formed)."""
     return None if isinstance(value, str) else f"expected a string, got {describe(value)}"
 
 
 @_checks({"type": "boolean"})
-def _boolean(value: Any) -> str | None:
+def _boolean(value: object) -> str | None:
     return None if isinstance(value, bool) else f"expected true or false, got {describe(value)}"
 
 
 @_checks({"type": "object"})
-def _mapping(value: Any) -> str | None:
+def _mapping(value: object) -> str | None:
     return None if isinstance(value, Mapping) else f"expected a mapping, got {describe(value)}"
 
 
 @_checks({"type": "object", "required": ["type"], "properties": {"type": {"const": "object"}}})
-def _judge_schema(value: Any) -> str | None:
+def _judge_schema(value: object) -> str | None:
     """An llm_structured schema: a mapping whose verdict enum, if any, lists names."""
-    problem = _mapping(value)
-    if problem is not None:
-        return problem
+    if not isinstance(value, Mapping):
+        return _mapping(value)
     if value.get("type") != "object":
         return (
             f"expected type: object (the judge answers with an object holding its verdict), "
@@ -130,7 +131,7 @@ def _judge_schema(value: Any) -> str | None:
 
 
 @_checks({"type": "array", "items": {"type": "string", "minLength": 1}})
-def _string_list(value: Any) -> str | None:
+def _string_list(value: object) -> str | None:
     if not isinstance(value, list):
         return f"expected a list of strings, got {describe(value)}"
     for item in value:
@@ -140,7 +141,7 @@ def _string_list(value: Any) -> str | None:
 
 
 def _integer(minimum: int) -> Check:
-    def check(value: Any) -> str | None:
+    def check(value: object) -> str | None:
         if isinstance(value, float) and value.is_integer() and value >= minimum:
             return f"expected a whole number >= {minimum}, got {value!r} (write it as {int(value)})"
         if not isinstance(value, int) or isinstance(value, bool):
@@ -159,7 +160,7 @@ def _number(low: float, high: float | None = None, *, above: bool = False) -> Ch
     else:
         want = f"a number {'>' if above else '>='} {low:g}"
 
-    def check(value: Any) -> str | None:
+    def check(value: object) -> str | None:
         if _is_number(value) and not math.isfinite(value):
             return f"expected {want} (a finite one), got {value}"
         if not _is_number(value):
@@ -178,7 +179,7 @@ def _number(low: float, high: float | None = None, *, above: bool = False) -> Ch
 def _number_or_reference(low: float | None = None) -> Check:
     """A number, a numeric string, or a string with a `${...}` reference resolved at run time."""
 
-    def check(value: Any) -> str | None:
+    def check(value: object) -> str | None:
         if isinstance(value, str):
             if "${" in value:
                 return None
@@ -199,14 +200,14 @@ def _number_or_reference(low: float | None = None) -> Check:
 
 
 @_checks({"type": ["string", "number", "boolean"]})
-def _scalar(value: Any) -> str | None:
+def _scalar(value: object) -> str | None:
     if isinstance(value, str | int | float | bool):
         return None
     return f"expected a string, number or true/false, got {describe(value)}"
 
 
 def _one_of(choices: tuple[str, ...]) -> Check:
-    def check(value: Any) -> str | None:
+    def check(value: object) -> str | None:
         if isinstance(value, str) and value in choices:
             return None
         hint = did_you_mean(value, choices) if isinstance(value, str) else ""
@@ -216,9 +217,9 @@ def _one_of(choices: tuple[str, ...]) -> Check:
 
 
 def _pattern(rx: re.Pattern[str], why: str) -> Check:
-    def check(value: Any) -> str | None:
+    def check(value: object) -> str | None:
         problem = _string(value)
-        if problem is not None:
+        if problem is not None or not isinstance(value, str):
             return problem
         return None if rx.match(value) else f"expected {why}, got {describe(value)}"
 
@@ -228,7 +229,7 @@ def _pattern(rx: re.Pattern[str], why: str) -> Check:
 def _optional(check: Check) -> Check:
     """null is the same as leaving the key out (for fields whose default is unset)."""
 
-    def optional(value: Any) -> str | None:
+    def optional(value: object) -> str | None:
         return None if value is None else check(value)
 
     return Check(optional, _nullable(check.json))
@@ -317,7 +318,7 @@ class _Checker:
     ) -> None:
         self.problems.append(ValidationError.at(self.loop, path, message, severity, key))
 
-    def keys(self, data: Mapping[Any, Any], path: KeyPath, allowed: dict[str, Check]) -> None:
+    def keys(self, data: YAMLMapping, path: KeyPath, allowed: dict[str, Check]) -> None:
         """Unknown keys and the type of each known one."""
         for key, value in data.items():
             if not isinstance(key, str) or key not in allowed:
@@ -329,20 +330,21 @@ class _Checker:
             if problem is not None:
                 self.add((*path, key), problem)
 
-    def required(self, data: Mapping[Any, Any], path: KeyPath, keys: tuple[str, ...]) -> None:
+    def required(self, data: YAMLMapping, path: KeyPath, keys: tuple[str, ...]) -> None:
         for key in keys:
             if data.get(key) is None:
                 self.add(path, f"missing required key '{key}'", key=key)
 
-    def loop_level(self, data: Mapping[Any, Any]) -> None:
+    def loop_level(self, data: YAMLMapping) -> None:
         self.keys(data, (), LOOP_KEYS)
         self.required(data, (), REQUIRED_LOOP_KEYS)
-        if isinstance(data.get("states"), Mapping):
-            self.states(data["states"])
-        if isinstance(data.get("llm"), Mapping):
-            self.keys(data["llm"], ("llm",), LLM_KEYS)
+        states, llm = data.get("states"), data.get("llm")
+        if isinstance(states, Mapping):
+            self.states(states)
+        if isinstance(llm, Mapping):
+            self.keys(llm, ("llm",), LLM_KEYS)
 
-    def states(self, states: Mapping[Any, Any]) -> None:
+    def states(self, states: YAMLMapping) -> None:
         if not states:
             self.add(("states",), "expected at least one state")
         for name, state in states.items():
@@ -361,7 +363,7 @@ class _Checker:
             if isinstance(state.get("route"), Mapping):
                 self.route(state["route"], (*path, "route"))
 
-    def evaluate(self, data: Mapping[Any, Any], path: KeyPath) -> None:
+    def evaluate(self, data: YAMLMapping, path: KeyPath) -> None:
         self.keys(data, path, EVALUATE_KEYS)
         self.required(data, path, ("type",))
         kind = data.get("type")
@@ -377,16 +379,16 @@ class _Checker:
                     f"missing required key '{key}' (the {kind} evaluator needs {others})",
                     key=key,
                 )
-        for key in data:
-            if key in EVALUATE_KEYS and key not in (*spec.keys, *COMMON_KEYS):
-                self.add((*path, key), f"not used by the {kind} evaluator", "warning")
+        for unused in data:
+            if unused in EVALUATE_KEYS and unused not in (*spec.keys, *COMMON_KEYS):
+                self.add((*path, str(unused)), f"not used by the {kind} evaluator", "warning")
         target = data.get("target")
         if spec.numeric_target and target is not None:
             problem = NUMERIC_TARGET(target)
             if problem is not None and _scalar(target) is None:
                 self.add((*path, "target"), problem)
 
-    def route(self, data: Mapping[Any, Any], path: KeyPath) -> None:
+    def route(self, data: YAMLMapping, path: KeyPath) -> None:
         if not data:
             self.add(path, "expected at least one 'verdict: state' entry")
         for verdict, target in data.items():

@@ -13,9 +13,9 @@ from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, er
 
 def evaluate_convergence(
     output: str,
-    target: Any,
-    previous: Any = None,
-    tolerance: Any = 0,
+    target: object,
+    previous: object = None,
+    tolerance: object = 0,
     direction: str = "minimize",
 ) -> EvaluationResult:
     """Compare the measured value with *target* and with the *previous* measurement.
@@ -50,7 +50,11 @@ def evaluate_convergence(
         details["current"] = current
         before: int | float | None = None
         if previous is not None and to_text(previous).strip():
-            before = previous if is_number(previous) else output_number(previous, "previous value")
+            before = (
+                previous
+                if is_number(previous)
+                else output_number(to_text(previous), "previous value")
+            )
     except ValueError as exc:
         return error_result(str(exc), **details)
     details["previous"] = before
@@ -75,7 +79,7 @@ def _run(
     )
 
 
-def _detail(event: Mapping[str, Any]) -> str | None:
+def _detail(event: Mapping[str, object]) -> str | None:
     if "current" not in event:
         return None
     delta = event.get("delta")

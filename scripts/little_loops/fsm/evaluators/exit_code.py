@@ -25,7 +25,7 @@ def _run(
     return evaluate_exit_code(exit_code)
 
 
-def exit_detail(event: Mapping[str, Any]) -> str | None:
+def exit_detail(event: Mapping[str, object]) -> str | None:
     """`(exit N)` when the event carries the action's exit code."""
     return f"(exit {event['exit_code']})" if "exit_code" in event else None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 # One segment of a jq-style path: `.name`, `[3]`, `[-1]`, `["odd key"]` (`.` before `[` allowed).
 _PATH_TOKEN = re.compile(
@@ -15,7 +14,7 @@ def _shorten(text: str, limit: int = 40) -> str:
     return f"'{text[: limit - 3]}...'" if len(text) > limit else f"'{text}'"
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -23,7 +22,7 @@ class JsonPathError(ValueError):
     """A jq-style path is malformed or leads nowhere in the document."""
 
 
-def extract_json_path(data: Any, path: str) -> Any:
+def extract_json_path(data: object, path: str) -> object:
     """The value at jq-style *path* (`.`, `.a.b`, `.items[0]`, `.items[-1]`, `.["a b"]`)."""
     if not path or not path.strip():
         raise JsonPathError("path is empty")
@@ -64,7 +63,7 @@ def extract_json_path(data: Any, path: str) -> Any:
     return value
 
 
-def json_kind(value: Any) -> str:
+def json_kind(value: object) -> str:
     """How a JSON value is named in messages: `a string`, `an array`, `null` ..."""
     if value is None:
         return "null"

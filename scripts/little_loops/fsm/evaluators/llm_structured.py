@@ -305,7 +305,7 @@ def _run(
     )
 
 
-def _detail(event: Mapping[str, Any]) -> str | None:
+def _detail(event: Mapping[str, object]) -> str | None:
     confidence = event.get("confidence")
     if isinstance(confidence, int | float):
         return f"(confidence: {confidence:.2f})"

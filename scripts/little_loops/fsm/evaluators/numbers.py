@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator as op
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from little_loops.fsm.definition.model import OPERATORS
 from little_loops.fsm.engine.interpolation import to_text
@@ -21,7 +21,7 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -38,7 +38,7 @@ def parse_number(text: str) -> int | float:
     return value
 
 
-def as_number(value: Any, what: str) -> int | float:
+def as_number(value: object, what: str) -> int | float:
     """*value* (a number or a numeric string) as a number; ValueError names *what*."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return value

@@ -6,6 +6,7 @@ import re
 import signal
 import threading
 from collections.abc import Mapping
+from types import FrameType
 from typing import Any
 
 from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
@@ -21,7 +22,7 @@ class _RegexTooSlow(Exception):
     pass
 
 
-def _alarm(signum: int, frame: Any) -> None:
+def _alarm(signum: int, frame: FrameType | None) -> None:
     raise _RegexTooSlow
 
 
@@ -81,7 +82,7 @@ def _run(
     return evaluate_output_contains(output, to_text(config.pattern), bool(config.negate))
 
 
-def _detail(event: Mapping[str, Any]) -> str | None:
+def _detail(event: Mapping[str, object]) -> str | None:
     if "matched" not in event:
         return None
     return "(matched)" if event["matched"] else "(not matched)"

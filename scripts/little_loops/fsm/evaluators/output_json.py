@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
 from little_loops.fsm.engine.interpolation import to_text
@@ -16,13 +16,13 @@ class _NotJSON(ValueError):
     pass
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     # Python's json accepts NaN and Infinity; JSON does not, and they would poison the
     # state and event files (which must stay readable by any JSON parser).
     raise _NotJSON(f"{name} is not a JSON value")
 
 
-def _json_equal(a: Any, b: Any) -> bool:
+def _json_equal(a: object, b: object) -> bool:
     """JSON equality: 0 == 0.0, but true != 1 and "0" != 0."""
     if is_number(a) and is_number(b):
         return bool(a == b)
@@ -31,7 +31,7 @@ def _json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _parse(output: str) -> tuple[Any, str | None]:
+def _parse(output: str) -> tuple[object, str | None]:
     """(data, None) or (None, why the output is not JSON)."""
     import json  # here, not at the top: `ll-loop validate` reads this module's SPEC only
 
@@ -50,7 +50,7 @@ def _parse(output: str) -> tuple[Any, str | None]:
 
 
 def evaluate_output_json(
-    output: str, path: str, operator: str = "eq", target: Any = None
+    output: str, path: str, operator: str = "eq", target: object = None
 ) -> EvaluationResult:
     """Parse the output as JSON, take the value at *path* and compare it with *target*.
 

@@ -10,7 +10,7 @@ from little_loops.fsm.evaluators.numbers import as_number, comparison, output_nu
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, missing
 
 
-def evaluate_output_numeric(output: str, operator: str, target: Any) -> EvaluationResult:
+def evaluate_output_numeric(output: str, operator: str, target: object) -> EvaluationResult:
     """Compare the number the action printed with *target*: `success` when
     `value <operator> target` holds, `failure` when not, `error` when either is no number."""
     details: dict[str, Any] = {"value": None, "target": target, "operator": operator}
@@ -33,7 +33,7 @@ def _run(
     return evaluate_output_numeric(output, str(config.operator), config.target)
 
 
-def value_detail(event: Mapping[str, Any]) -> str | None:
+def value_detail(event: Mapping[str, object]) -> str | None:
     """`(value: V)`: the value that was compared."""
     return f"(value: {event['value']})" if "value" in event else None
 

@@ -55,7 +55,7 @@ class RunEvaluator(Protocol):
     ) -> EvaluationResult: ...
 
 
-def _no_detail(event: Mapping[str, Any]) -> str | None:
+def _no_detail(event: Mapping[str, object]) -> str | None:
     return None
 
 
@@ -75,7 +75,7 @@ class EvaluatorSpec:
     numeric_target: bool = False  # its `target` must be a number (or a reference)
     needs_llm: bool = False  # with `llm.enabled: false` it is judged by exit code instead
     # The parenthesised detail the progress line shows after a verdict, from the event.
-    detail: Callable[[Mapping[str, Any]], str | None] = _no_detail
+    detail: Callable[[Mapping[str, object]], str | None] = _no_detail
     # The verdicts a given config allows, when they depend on it (a judge's schema); None
     # from this function means "whatever the model answers".
     config_verdicts: Callable[[EvaluateConfig], tuple[str, ...] | None] | None = None
