@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from little_loops.fsm.definition.graph_checks import KeyPath, targets
+from little_loops.fsm.definition.graph_checks import KeyPath
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
@@ -30,7 +30,8 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.engine.interpolation import OPEN, references
-from little_loops.fsm.engine.routing import ERROR_VERDICT, resolve_route
+from little_loops.fsm.engine.routing import resolve_route
+from little_loops.fsm.engine.transitions import ERROR_VERDICT, declared, restart
 from little_loops.fsm.errors import ValidationError
 from little_loops.fsm.evaluators.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
 from little_loops.fsm.suggest import did_you_mean
@@ -76,15 +77,12 @@ def successors(fsm: FSMLoop) -> dict[str, list[str]]:
     a terminal state of a `maintain: true` loop restarts at `on_maintain` or `initial`)."""
     graph: dict[str, list[str]] = {}
     for name, state in fsm.states.items():
-        out: list[str] = []
+        restarted = restart(fsm, state)
         if state.terminal:
-            if fsm.maintain:
-                out.append(state.on_maintain or fsm.initial)
+            ways = [] if restarted is None else [restarted]
         else:
-            for key, target in targets(state):
-                if key == ("on_maintain",):
-                    continue
-                out.append(name if target == CURRENT_STATE_TOKEN else target)
+            ways = [t for t in declared(state) if t.key != ("on_maintain",)]
+        out = [name if t.target == CURRENT_STATE_TOKEN else t.target for t in ways]
         graph[name] = [t for t in dict.fromkeys(out) if t in fsm.states]
     return graph
 
@@ -189,13 +187,13 @@ class _Analyzer:
         for name in fsm.terminal_states():
             chain = [name]
             while True:
-                here = fsm.states[chain[-1]]
-                restart = here.on_maintain or fsm.initial
-                if restart not in fsm.states or not fsm.states[restart].terminal:
+                way = restart(fsm, fsm.states[chain[-1]])
+                again = fsm.initial if way is None else way.target
+                if again not in fsm.states or not fsm.states[again].terminal:
                     break
-                if restart in chain:
-                    cycle = chain[chain.index(restart) :]
-                    if restart == name and not reported & set(cycle):
+                if again in chain:
+                    cycle = chain[chain.index(again) :]
+                    if again == name and not reported & set(cycle):
                         reported.update(cycle)
                         state = fsm.states[name]
                         self.problems.append(
@@ -206,7 +204,7 @@ class _Analyzer:
                                 else ("states", name),
                                 f"maintain: true restarts at '{cycle[1 % len(cycle)]}', "
                                 "which is terminal: "
-                                f"the loop goes round {' → '.join([*cycle, restart])}, "
+                                f"the loop goes round {' → '.join([*cycle, again])}, "
                                 "running only terminal actions, one iteration each, until "
                                 "max_iterations ends it; restart at a state that is not "
                                 "terminal",
@@ -214,7 +212,7 @@ class _Analyzer:
                             )
                         )
                     break
-                chain.append(restart)
+                chain.append(again)
 
     # -- used before set ---------------------------------------------------------------
 
@@ -317,9 +315,9 @@ class _Analyzer:
                 value = getattr(state.evaluate, key)
                 if isinstance(value, str):
                     fields.append(((*path, "evaluate", key), value))
-        for where, target in targets(state):
-            if where != ("on_maintain",):
-                fields.append(((*path, *where), target))
+        fields.extend(
+            ((*path, *t.key), t.target) for t in declared(state) if t.key != ("on_maintain",)
+        )
         for where, text in fields:
             yield from _expand(where, text, self.fsm.context)
 

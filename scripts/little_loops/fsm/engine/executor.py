@@ -26,7 +26,8 @@ from little_loops.fsm.engine.records import (
     saved_result,
     short,
 )
-from little_loops.fsm.engine.routing import ERROR_VERDICT, resolve_route
+from little_loops.fsm.engine.routing import resolve_route
+from little_loops.fsm.engine.transitions import ERROR_VERDICT, MAINTAIN_LABEL, restart
 from little_loops.fsm.errors import InterpolationError, LoopError
 from little_loops.fsm.evaluators.builtin import EvaluationResult, evaluate
 from little_loops.fsm.runs.spend import Spend
@@ -216,13 +217,13 @@ class FSMExecutor:
                     ended = self._run_terminal_action(state)
                     if ended is not None:
                         return ended
-                if not self.fsm.maintain:
+                way = restart(self.fsm, state)
+                if way is None:
                     return self._finish("terminal")
-                restart = state.on_maintain or self.fsm.initial
-                if restart not in self.fsm.states:
-                    return self._illegal(restart)
-                self._emit_route(restart, "maintain", "maintain restart")
-                self._move_to(restart)
+                if way.target not in self.fsm.states:
+                    return self._illegal(way.target)
+                self._emit_route(way.target, MAINTAIN_LABEL, "maintain restart")
+                self._move_to(way.target)
                 self.pass_pending = True
                 continue
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from little_loops.fsm.definition.model import StateConfig
-
-ERROR_VERDICT = "error"
+from little_loops.fsm.engine.transitions import ERROR_VERDICT as ERROR_VERDICT
+from little_loops.fsm.engine.transitions import NEXT_KEY, transitions
 
 
 @dataclass(frozen=True)
@@ -30,26 +30,11 @@ def resolve_route(
     command could not be built, it timed out, its program is missing): only an error route
     (`on_error`, `error:`/`_error:`) continues from there.
     """
-    if state.next is not None and not action_failed:
-        return RouteChoice(state.next, "next")
-    if verdict is None:
-        return None
-    if state.route is not None:
-        table = state.route
-        if verdict in table.routes:
-            return RouteChoice(table.routes[verdict], f"route '{verdict}'")
-        if verdict == ERROR_VERDICT:
-            if table.error is not None:
-                return RouteChoice(table.error, "route '_error'")
-            return None
-        if table.default is not None:
-            return RouteChoice(table.default, "route '_' (default)")
-        return None
-    shorthand = {
-        "success": state.on_success,
-        "failure": state.on_failure,
-        ERROR_VERDICT: state.on_error,
-    }.get(verdict)
-    if shorthand is not None:
-        return RouteChoice(shorthand, f"on_{verdict}")
+    for transition in transitions(state):
+        if transition.key == NEXT_KEY:
+            if action_failed:
+                continue
+        elif verdict is None or not transition.answers(verdict):
+            continue
+        return RouteChoice(transition.target, transition.reason)
     return None

@@ -23,6 +23,7 @@ from little_loops.fsm.engine.interpolation import (
     to_text,
 )
 from little_loops.fsm.engine.routing import resolve_route
+from little_loops.fsm.engine.transitions import restart
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.evaluators.verdicts import state_verdicts
 from little_loops.fsm.suggest import did_you_mean
@@ -175,14 +176,14 @@ class _Walk:
             if state.terminal:
                 step = self.enter(state)
                 self.steps.append(step)
-                if not fsm.maintain:
+                way = restart(fsm, state)
+                if way is None:
                     step.reason = "terminal"
                     return self.end(TERMINAL, f"reached terminal state '{self.current}'")
-                restart = state.on_maintain or fsm.initial
-                step.target, step.reason = restart, "maintain restart"
-                if restart not in fsm.states:
-                    return self.end(ERROR, self.illegal(restart, None))
-                self.current = restart
+                step.target, step.reason = way.target, "maintain restart"
+                if way.target not in fsm.states:
+                    return self.end(ERROR, self.illegal(way.target, None))
+                self.current = way.target
                 self.pass_pending = True
                 continue
             self.pass_states.append(self.current)
