@@ -18,6 +18,7 @@ from little_loops.fsm.actions.runners import (
 )
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import (
     ExecutionResult,
     ExecutorSnapshot,
@@ -90,10 +91,8 @@ class FSMExecutor:
         self.output_dir = output_dir
 
         self.current_state = fsm.initial
-        self.iteration = 0
-        self.pass_states: list[str] = []
+        self.passes = Passes()
         self.entered = False  # the current state's entry (and action) has begun
-        self.pass_pending = False  # a maintain restart: a new pass begins before the next state
         self.captured: dict[str, Any] = {}
         self.prev_result: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
@@ -123,10 +122,10 @@ class FSMExecutor:
     def snapshot(self) -> ExecutorSnapshot:
         return ExecutorSnapshot(
             current_state=self.current_state,
-            iteration=self.iteration,
-            pass_states=list(self.pass_states),
+            iteration=self.passes.iteration,
+            pass_states=list(self.passes.states),
             entered=self.entered,
-            pass_pending=self.pass_pending,
+            pass_pending=self.passes.pending,
             captured=self.captured,
             prev_result=self.prev_result,
             last_result=self.last_result,
@@ -145,14 +144,14 @@ class FSMExecutor:
                 f"'{self.fsm.name}' (the loop file changed?)"
             )
         self.current_state = snap.current_state
-        self.iteration = snap.iteration
         # A state that was entered (stopped or crashed mid-action) runs again within the
         # same pass; one that was only routed to is entered as an uninterrupted run would.
-        self.pass_states = [
-            s for s in snap.pass_states if not (snap.entered and s == snap.current_state)
-        ]
+        self.passes = Passes(
+            snap.iteration,
+            [s for s in snap.pass_states if not (snap.entered and s == snap.current_state)],
+            snap.pass_pending,
+        )
         self.entered = False
-        self.pass_pending = snap.pass_pending
         self.captured = dict(snap.captured)
         self.prev_result = snap.prev_result
         self.last_result = snap.last_result
@@ -179,7 +178,7 @@ class FSMExecutor:
                 "loop": self.fsm.name,
                 "state": self.current_state,
                 "max_iterations": self.fsm.max_iterations,
-                "resumed": self._elapsed_before_ms > 0 or self.iteration > 0,
+                "resumed": self._elapsed_before_ms > 0 or self.passes.iteration > 0,
             },
         )
         try:
@@ -201,13 +200,7 @@ class FSMExecutor:
                 return self._finish(
                     "budget", error=self.spend.budget_message(limit, self.current_state)
                 )
-            # A pass ends when the loop comes back to a state it already ran in this pass;
-            # a maintain restart always begins a new one.
-            if (
-                (self.iteration == 0 and not state.terminal)
-                or self.pass_pending
-                or (not state.terminal and self.current_state in self.pass_states)
-            ):
+            if self.passes.begins(self.current_state, state):
                 ended = self._start_pass()
                 if ended is not None:
                     return ended
@@ -224,14 +217,16 @@ class FSMExecutor:
                     return self._illegal(way.target)
                 self._emit_route(way.target, MAINTAIN_LABEL, "maintain restart")
                 self._move_to(way.target)
-                self.pass_pending = True
+                self.passes.restarted()
                 continue
 
             if self._loop_deadline_passed():
                 return self._finish("timeout")
-            self.pass_states.append(self.current_state)
+            self.passes.ran(self.current_state)
             self.entered = True
-            self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
+            self._emit(
+                "state_enter", {"state": self.current_state, "iteration": self.passes.iteration}
+            )
             outcome = self._execute_state(self.current_state, state)
             if outcome.stop is not None:
                 return self._finish(outcome.stop, error=outcome.error)
@@ -249,11 +244,11 @@ class FSMExecutor:
     def _start_pass(self) -> ExecutionResult | None:
         """Begin the next pass, or end the run at a limit. Backoff waits here, never past
         the loop's timeout; a stop during the wait leaves the pass pending for resume."""
-        if self.iteration >= self.fsm.max_iterations:
+        if self.passes.iteration >= self.fsm.max_iterations:
             return self._finish("max_iterations")
         if self._loop_deadline_passed():
             return self._finish("timeout")
-        if self.iteration > 0 and self.fsm.backoff:
+        if self.passes.iteration > 0 and self.fsm.backoff:
             wait = float(self.fsm.backoff)
             remaining = self._loop_remaining_s()
             if remaining is not None:
@@ -263,9 +258,7 @@ class FSMExecutor:
                 return self._finish(self._shutdown_reason)
             if self._loop_deadline_passed():
                 return self._finish("timeout")
-        self.iteration += 1
-        self.pass_states = []
-        self.pass_pending = False
+        self.passes.start()
         return None
 
     def _move_to(self, target: str) -> None:
@@ -404,7 +397,7 @@ class FSMExecutor:
         """A terminal state's action runs once, as the loop's last step."""
         ctx = self._context()
         self.entered = True
-        self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
+        self._emit("state_enter", {"state": self.current_state, "iteration": self.passes.iteration})
         try:
             result = self._run_action(self.current_state, state, ctx)
         except InterpolationError as exc:
@@ -467,7 +460,7 @@ class FSMExecutor:
             prev=self.prev_result,
             result=self.last_result,
             state_name=self.current_state,
-            iteration=self.iteration,
+            iteration=self.passes.iteration,
             loop_name=self.fsm.name,
             started_at=self.started_at,
             elapsed_ms=self.elapsed_ms(),
@@ -533,7 +526,7 @@ class FSMExecutor:
     def _finish(self, terminated_by: str, error: str | None = None) -> ExecutionResult:
         result = ExecutionResult(
             final_state=self.current_state,
-            iterations=self.iteration,
+            iterations=self.passes.iteration,
             terminated_by=terminated_by,
             duration_ms=self.elapsed_ms(),
             captured=self.captured,
