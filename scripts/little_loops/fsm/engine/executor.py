@@ -10,12 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.actions.runners import (
-    ActionRequest,
-    ActionResult,
-    ActionRunner,
-    DefaultActionRunner,
-)
+from little_loops.fsm.actions.protocol import ActionRunner, RunsActions, as_action_runner
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.passes import Passes
@@ -78,7 +75,7 @@ class FSMExecutor:
         self,
         fsm: FSMLoop,
         event_callback: EventCallback | None = None,
-        action_runner: ActionRunner | None = None,
+        action_runner: ActionRunner | RunsActions | None = None,
         *,
         llm_client: Any = None,
         output_dir: Path | None = None,
@@ -86,7 +83,9 @@ class FSMExecutor:
     ) -> None:
         self.fsm = fsm
         self.event_callback: EventCallback = event_callback or (lambda _event: None)
-        self.action_runner: ActionRunner = action_runner or DefaultActionRunner()
+        self.action_runner: ActionRunner = (
+            DefaultActionRunner() if action_runner is None else as_action_runner(action_runner)
+        )
         self.llm_client = llm_client
         self.output_dir = output_dir
 
@@ -115,9 +114,7 @@ class FSMExecutor:
         """
         self._shutdown_reason = reason
         self._shutdown.set()
-        cancel = getattr(self.action_runner, "cancel", None)
-        if callable(cancel):
-            cancel(reason)
+        self.action_runner.cancel(reason)
 
     def snapshot(self) -> ExecutorSnapshot:
         return ExecutorSnapshot(
@@ -284,9 +281,8 @@ class FSMExecutor:
                     return _StepOutcome(stop="handoff")
 
         if state.next is not None:
-            runner_error = getattr(action_result, "error", None) if action_result else None
-            if runner_error:
-                return self._error_outcome(state, self._context(), runner_error)
+            if action_result is not None and action_result.error:
+                return self._error_outcome(state, self._context(), action_result.error)
             return self._route(state, None, self._context())
 
         result = self._evaluate(name, state, action_result, ctx)
@@ -348,9 +344,8 @@ class FSMExecutor:
         remaining = self._loop_remaining_s()
         if remaining is not None:
             timeout = max(0.001, min(timeout, remaining))
-        execute = getattr(self.action_runner, "execute", None)
         output_file = None
-        if callable(execute) and self.output_dir is not None:
+        if self.action_runner.streams_output and self.output_dir is not None:
             output_file = self.output_dir / output_file_name(self.fsm.name, name)
         start: dict[str, Any] = {
             "state": name,
@@ -361,31 +356,34 @@ class FSMExecutor:
         if output_file is not None:
             start["output_path"] = str(output_file)  # where its output streams, live
         self._emit("action_start", start)
-        if callable(execute):
-            result: ActionResult = execute(
-                ActionRequest(
-                    action=action,
-                    timeout=timeout,
-                    is_slash_command=is_prompt,
-                    idle_timeout=self._idle_timeout(state, is_prompt),
-                    output_file=output_file,
-                )
+        result = self.action_runner.execute(
+            ActionRequest(
+                action=action,
+                timeout=timeout,
+                is_slash_command=is_prompt,
+                idle_timeout=self._idle_timeout(state, is_prompt),
+                output_file=output_file,
             )
-        else:
-            result = self.action_runner.run(action, timeout=timeout, is_slash_command=is_prompt)
+        )
         complete: dict[str, Any] = {
             "state": name,
             "exit_code": result.exit_code,
             "duration_ms": result.duration_ms,
             "output": short(result.output, tail=True),
         }
-        for extra in ("error", "truncated", "output_path", "cost_usd", "usage"):
-            value = getattr(result, extra, None)
-            if value:
-                # Claude's own sum can carry float noise (0.29152500000000003): every
-                # dollar figure the product records is rounded to micro-dollars.
-                complete[extra] = round(value, 6) if extra == "cost_usd" else value
-        self.spend.add(getattr(result, "cost_usd", None), getattr(result, "usage", None), "claude_")
+        if result.error:
+            complete["error"] = result.error
+        if result.truncated:
+            complete["truncated"] = result.truncated
+        if result.output_path:
+            complete["output_path"] = result.output_path
+        if result.cost_usd:
+            # Claude's own sum can carry float noise (0.29152500000000003): every
+            # dollar figure the product records is rounded to micro-dollars.
+            complete["cost_usd"] = round(result.cost_usd, 6)
+        if result.usage:
+            complete["usage"] = result.usage
+        self.spend.add(result.cost_usd, result.usage, "claude_")
         if self.spend.cost_usd:
             complete["spent_usd"] = round(self.spend.cost_usd, 6)
         self._emit("action_complete", complete)
@@ -412,7 +410,7 @@ class FSMExecutor:
     def _stop_after_action(self, result: ActionResult) -> _StepOutcome | None:
         if self._shutdown.is_set():
             return _StepOutcome(stop=self._shutdown_reason)
-        if getattr(result, "timed_out", False) and self._loop_deadline_passed():
+        if result.timed_out and self._loop_deadline_passed():
             return _StepOutcome(stop="timeout", error="loop timeout reached during an action")
         return None
 
@@ -427,7 +425,7 @@ class FSMExecutor:
     ) -> EvaluationResult:
         output = action_result.output if action_result else ""
         exit_code = action_result.exit_code if action_result else 0
-        runner_error = getattr(action_result, "error", None) if action_result else None
+        runner_error = action_result.error if action_result else None
         config = state.effective_evaluate()
         if runner_error:
             # The action could not run properly (timeout, missing executable, ...): no

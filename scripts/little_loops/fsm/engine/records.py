@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from little_loops.fsm.actions.runners import ActionResult
+    from little_loops.fsm.actions.request import ActionResult
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
