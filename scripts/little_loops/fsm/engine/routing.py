@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
+from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.transitions import ERROR_VERDICT as ERROR_VERDICT
 from little_loops.fsm.engine.transitions import NEXT_KEY, transitions
+from little_loops.fsm.errors import InterpolationError
+
+
+@dataclass
+class StepOutcome:
+    """What running one state produced: a target to go to, or a reason to stop."""
+
+    target: str | None = None
+    verdict: str | None = None
+    reason: str = ""
+    stop: str | None = None  # a terminated_by value
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -38,3 +51,26 @@ def resolve_route(
             continue
         return RouteChoice(transition.target, transition.reason)
     return None
+
+
+def follow_route(
+    state: StateConfig,
+    verdict: str | None,
+    ctx: InterpolationContext,
+    current: str,
+    *,
+    action_failed: bool = False,
+) -> StepOutcome:
+    """Where the state *current* goes for *verdict*: `$current` and `${...}` resolved."""
+    choice = resolve_route(state, verdict, action_failed=action_failed)
+    if choice is None:
+        return StepOutcome(verdict=verdict)
+    if choice.target == CURRENT_STATE_TOKEN:
+        return StepOutcome(current, verdict, f"{choice.reason} ($current)")
+    try:
+        target = interpolate(choice.target, ctx)
+    except InterpolationError as exc:
+        return StepOutcome(
+            verdict=verdict, stop="error", error=f"route of state '{current}': {exc}"
+        )
+    return StepOutcome(target, verdict, choice.reason)

@@ -10,7 +10,7 @@ from little_loops.fsm.actions import protocol
 from little_loops.fsm.actions.protocol import ActionRunner, RunOnly, as_action_runner
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.engine import executor
+from little_loops.fsm.engine import executor, records, step
 
 
 class OnlyRun:
@@ -23,13 +23,13 @@ class OnlyRun:
 
 
 def _runner_calls(source: str) -> set[str]:
-    """The attributes the executor reads on `self.action_runner`."""
+    """The attributes read on `self.action_runner` (executor) or `self.runner` (step)."""
     names = set()
     for node in ast.walk(ast.parse(source)):
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "action_runner"
+            and node.value.attr in ("action_runner", "runner")
         ):
             names.add(node.attr)
     return names
@@ -43,15 +43,17 @@ def _declared() -> set[str]:
 
 
 def test_the_protocol_declares_every_call_the_executor_makes() -> None:
-    source = Path(inspect.getfile(executor)).read_text()
-    calls = _runner_calls(source)
+    calls = set()
+    for module in (executor, step):
+        source = Path(inspect.getfile(module)).read_text()
+        calls |= _runner_calls(source)
+        assert "getattr(" not in source
     assert {"execute", "cancel", "streams_output"} <= calls
     assert calls <= _declared()
-    assert "getattr(" not in source
 
 
 def test_no_runner_module_probes_with_getattr() -> None:
-    for module in (protocol, executor):
+    for module in (protocol, executor, step, records):
         assert "getattr(" not in inspect.getsource(module)
 
 
