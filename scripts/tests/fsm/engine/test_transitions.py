@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support.paths import REPO
+from support.paths import DATA, REPO
 
 from little_loops.fsm.definition.analysis import successors
 from little_loops.fsm.definition.diagram import edges, effective_transitions
@@ -33,19 +33,27 @@ ALL_KINDS = {
 
 
 def _shipped() -> list[tuple[str, FSMLoop]]:
+    """The loops shipped in `.loops/`, the documented loops and the paradigm examples."""
+    paths = [
+        *sorted((REPO / ".loops").glob("*.yaml")),
+        *sorted((DATA / "doc_loops").glob("*.yaml")),
+        *sorted((DATA / "paradigms").glob("*.yaml")),
+    ]
     found = []
-    for path in sorted((REPO / ".loops").glob("*.yaml")):
+    for path in paths:
         report = check_document(load_file(path))
         assert report.fsm is not None, path
-        found.append((path.name, report.fsm))
+        found.append((f"{path.parent.name}/{path.name}", report.fsm))
     return found
 
 
 SHIPPED = _shipped()
 
 
-def test_there_are_shipped_loops() -> None:
-    assert len(SHIPPED) >= 3
+def test_there_are_shipped_loops_with_every_kind_of_transition() -> None:
+    assert len([name for name, _ in SHIPPED if name.startswith(".loops/")]) >= 3
+    kinds = {t.key[0] for _, fsm in SHIPPED for s in fsm.states.values() for t in declared(s)}
+    assert {"next", "route", "on_success", "on_failure"} <= kinds
 
 
 def test_declared_lists_every_key_in_resolution_order() -> None:
