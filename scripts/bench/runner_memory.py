@@ -17,7 +17,8 @@ import tempfile
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from little_loops.fsm.actions.runners import ActionRequest, DefaultActionRunner
+from little_loops.fsm.actions.request import ActionRequest
+from little_loops.fsm.actions.runners import DefaultActionRunner
 
 size, keep, out_dir = int(sys.argv[1]), sys.argv[2] == "keep", Path(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from little_loops.fsm.definition.model import DEFAULT_PROMPT_EVALUATOR, FSMLoop, StateConfig
+from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.timefmt import format_duration
 
@@ -62,7 +63,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         evaluator = None if state.terminal else _evaluator(state, llm.enabled)
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")
-        routes = [f"{label} → {target}" for label, target in state.transitions()]
+        routes = [f"{t.label} → {t.target}" for t in declared(state)]
         if routes:
             lines.append(f"    routes: {', '.join(routes)}")
     return "\n".join(lines) + "\n"

@@ -22,12 +22,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from little_loops.fsm.actions.runners import (
-        ActionRequest,
-        ActionResult,
-        ActionRunner,
-        DefaultActionRunner,
-    )
+    from little_loops.fsm.actions.protocol import ActionRunner
+    from little_loops.fsm.actions.request import ActionRequest, ActionResult
+    from little_loops.fsm.actions.runners import DefaultActionRunner
     from little_loops.fsm.definition.analysis import (
         analyze,
     )
@@ -169,9 +166,9 @@ _EXPORTS: dict[str, str] = {
     "PersistentExecutor": "runs.resumable",
     "FSMExecutor": "engine.executor",
     "ExecutionResult": "engine.records",
-    "ActionResult": "actions.runners",
-    "ActionRunner": "actions.runners",
-    "ActionRequest": "actions.runners",
+    "ActionResult": "actions.request",
+    "ActionRunner": "actions.protocol",
+    "ActionRequest": "actions.request",
     "DefaultActionRunner": "actions.runners",
     "EvaluationResult": "evaluators.spec",
     "evaluate": "evaluators.dispatch",

@@ -12,7 +12,7 @@ from support.paths import REPO
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.definition.validation import check_document
-from little_loops.fsm.engine.executor import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
+from little_loops.fsm.engine.limits import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
 from little_loops.fsm.runs.outcomes import TERMINATION_EXIT_CODE
 
 DOCS = REPO / "docs"

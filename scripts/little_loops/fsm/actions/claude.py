@@ -13,12 +13,10 @@ import json
 import math
 import os
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
+from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.runs.pricing import USAGE_KEYS, estimate_cost
-
-if TYPE_CHECKING:
-    from little_loops.fsm.actions.runners import ActionResult
 
 # Flags added to every Claude Code action so its answer arrives with cost and usage
 # (`-p` accepts stream-json only with --verbose).

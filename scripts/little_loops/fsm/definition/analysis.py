@@ -19,10 +19,9 @@ Reachability (unreachable states, states with no way to a terminal state), undef
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 
-from little_loops.fsm.definition.graph_checks import KeyPath, targets
+from little_loops.fsm.definition.graph_checks import KeyPath
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     DEFAULT_EVALUATOR,
@@ -30,8 +29,9 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.engine.interpolation import OPEN, references
+from little_loops.fsm.definition.uses import Use, expand, injection_message, untrusted
 from little_loops.fsm.engine.routing import resolve_route
+from little_loops.fsm.engine.transitions import declared, restart
 from little_loops.fsm.errors import ValidationError
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -43,28 +43,6 @@ _RESULT = "\0result"
 # The verdict a loop may leave unrouted on purpose, to fail the run.
 DELIBERATE_STOP = "failure"
 _SHORTHAND_VERDICTS = {"success": "on_success", "failure": "on_failure", ERROR_VERDICT: "on_error"}
-# Fields of the untrusted namespaces that hold numbers or names the loop itself chose.
-_SAFE_CAPTURED_FIELDS = ("exit_code", "duration_ms")
-_SAFE_PREV_FIELDS = ("exit_code", "state")
-_MAX_CONTEXT_DEPTH = 10
-
-
-@dataclass(frozen=True)
-class Use:
-    """One `${namespace.path}` reference in a field the executor interpolates."""
-
-    path: KeyPath  # where it is written, from the loop's top level
-    namespace: str
-    ref_path: str
-    via: str | None = None  # the `${context.X}` it was reached through, if any
-
-    @property
-    def text(self) -> str:
-        return f"${{{self.namespace}.{self.ref_path}}}"
-
-    @property
-    def first(self) -> str:
-        return self.ref_path.split(".", 1)[0].split("[", 1)[0]
 
 
 def _quoted(items: list[str]) -> str:
@@ -79,15 +57,12 @@ def successors(fsm: FSMLoop) -> dict[str, list[str]]:
     a terminal state of a `maintain: true` loop restarts at `on_maintain` or `initial`)."""
     graph: dict[str, list[str]] = {}
     for name, state in fsm.states.items():
-        out: list[str] = []
+        restarted = restart(fsm, state)
         if state.terminal:
-            if fsm.maintain:
-                out.append(state.on_maintain or fsm.initial)
+            ways = [] if restarted is None else [restarted]
         else:
-            for key, target in targets(state):
-                if key == ("on_maintain",):
-                    continue
-                out.append(name if target == CURRENT_STATE_TOKEN else target)
+            ways = [t for t in declared(state) if t.key != ("on_maintain",)]
+        out = [name if t.target == CURRENT_STATE_TOKEN else t.target for t in ways]
         graph[name] = [t for t in dict.fromkeys(out) if t in fsm.states]
     return graph
 
@@ -192,13 +167,13 @@ class _Analyzer:
         for name in fsm.terminal_states():
             chain = [name]
             while True:
-                here = fsm.states[chain[-1]]
-                restart = here.on_maintain or fsm.initial
-                if restart not in fsm.states or not fsm.states[restart].terminal:
+                way = restart(fsm, fsm.states[chain[-1]])
+                again = fsm.initial if way is None else way.target
+                if again not in fsm.states or not fsm.states[again].terminal:
                     break
-                if restart in chain:
-                    cycle = chain[chain.index(restart) :]
-                    if restart == name and not reported & set(cycle):
+                if again in chain:
+                    cycle = chain[chain.index(again) :]
+                    if again == name and not reported & set(cycle):
                         reported.update(cycle)
                         state = fsm.states[name]
                         self.problems.append(
@@ -209,7 +184,7 @@ class _Analyzer:
                                 else ("states", name),
                                 f"maintain: true restarts at '{cycle[1 % len(cycle)]}', "
                                 "which is terminal: "
-                                f"the loop goes round {' → '.join([*cycle, restart])}, "
+                                f"the loop goes round {' → '.join([*cycle, again])}, "
                                 "running only terminal actions, one iteration each, until "
                                 "max_iterations ends it; restart at a state that is not "
                                 "terminal",
@@ -217,7 +192,7 @@ class _Analyzer:
                             )
                         )
                     break
-                chain.append(restart)
+                chain.append(again)
 
     # -- used before set ---------------------------------------------------------------
 
@@ -320,11 +295,11 @@ class _Analyzer:
                 value = getattr(state.evaluate, key)
                 if isinstance(value, str):
                     fields.append(((*path, "evaluate", key), value))
-        for where, target in targets(state):
-            if where != ("on_maintain",):
-                fields.append(((*path, *where), target))
+        fields.extend(
+            ((*path, *t.key), t.target) for t in declared(state) if t.key != ("on_maintain",)
+        )
         for where, text in fields:
-            yield from _expand(where, text, self.fsm.context)
+            yield from expand(where, text, self.fsm.context)
 
     # -- shell injection ---------------------------------------------------------------
 
@@ -334,54 +309,11 @@ class _Analyzer:
             if not state.action or state.is_prompt():
                 continue
             seen: set[str] = set()
-            for use in _expand(("states", name, "action"), state.action, self.fsm.context):
-                if use.text in seen or not _untrusted(use, verdicts_are_text):
+            for use in expand(("states", name, "action"), state.action, self.fsm.context):
+                if use.text in seen or not untrusted(use, verdicts_are_text):
                     continue
                 seen.add(use.text)
-                self.warn(use.path, _injection_message(use))
-
-
-def _expand(path: KeyPath, text: str, context: Mapping[str, object]) -> Iterator[Use]:
-    """The references in *text*, and those reached through `${context.X}` values."""
-    pending: list[tuple[str, str | None, int]] = [(text, None, 0)]
-    while pending:
-        chunk, via, depth = pending.pop(0)
-        for namespace, ref_path in references(chunk):
-            use = Use(path, namespace, ref_path, via)
-            yield use
-            value = context.get(use.first) if namespace == "context" else None
-            if isinstance(value, str) and OPEN in value and depth < _MAX_CONTEXT_DEPTH:
-                pending.append((value, via or use.text, depth + 1))
-
-
-def _untrusted(use: Use, verdicts_are_text: bool) -> bool:
-    """Whether *use* pastes text the loop does not control (command output, model text)."""
-    parts = use.ref_path.replace("[", ".").split(".")
-    if use.namespace == "captured":
-        return not (len(parts) > 1 and parts[1] in _SAFE_CAPTURED_FIELDS)
-    if use.namespace == "prev":
-        return parts[0] not in _SAFE_PREV_FIELDS and (parts[0] != "verdict" or verdicts_are_text)
-    if use.namespace == "result":
-        return parts[0] != "verdict" or verdicts_are_text
-    return False
-
-
-def _injection_message(use: Use) -> str:
-    via = f" (through {use.via})" if use.via else ""
-    head = (
-        f"{use.text}{via} pastes text this loop does not control into a bash command before "
-        "bash reads it, so quotes do not protect it: a quote in it breaks the command, and "
-        "$(...) or ; in it runs as code; "
-    )
-    if use.namespace == "result":
-        return head + (
-            "there is no safe way to hand evaluation details to bash: use them in a prompt "
-            "action (passed to claude as one argument) or leave them out"
-        )
-    return head + (
-        "instead have the command that prints it save it too (cmd | tee FILE) and read it "
-        'here as "$(cat FILE)", or branch on it with evaluate: source:, which no shell sees'
-    )
+                self.warn(use.path, injection_message(use))
 
 
 def _unrouted_message(state: StateConfig, found: StateVerdicts, unrouted: list[str]) -> str:

@@ -12,16 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from little_loops.fsm.definition.model import (
-    CURRENT_STATE_TOKEN,
-    ROUTE_DEFAULT_KEY,
-    ROUTE_ERROR_KEY,
-    FSMLoop,
-    StateConfig,
-)
+from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.engine.interpolation import OPEN
+from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, moves
 
-MAINTAIN_LABEL = "maintain"
 FORMATS: tuple[str, ...] = ("mermaid", "dot")
 
 
@@ -41,34 +35,7 @@ class Edge:
 
 def effective_transitions(fsm: FSMLoop, state: StateConfig) -> list[tuple[str, str]]:
     """(label, raw target) of each transition the executor can take from *state*."""
-    if state.terminal:
-        if fsm.maintain:
-            return [(MAINTAIN_LABEL, state.on_maintain or fsm.initial)]
-        return []
-    if state.next is not None:
-        # next, unless the action cannot run: then only an error route continues.
-        out = [("next", state.next)]
-        if state.route is not None:
-            if "error" in state.route.routes:
-                out.append(("error", state.route.routes["error"]))
-            elif state.route.error is not None:
-                out.append((ROUTE_ERROR_KEY, state.route.error))
-        elif state.on_error is not None:
-            out.append(("error", state.on_error))
-        return out
-    if state.route is not None:
-        out = list(state.route.routes.items())
-        if state.route.default is not None:
-            out.append((ROUTE_DEFAULT_KEY, state.route.default))
-        if state.route.error is not None:
-            out.append((ROUTE_ERROR_KEY, state.route.error))
-        return out
-    shorthand = (
-        ("success", state.on_success),
-        ("failure", state.on_failure),
-        ("error", state.on_error),
-    )
-    return [(label, target) for label, target in shorthand if target is not None]
+    return [(t.label, t.target) for t in moves(fsm, state)]
 
 
 def edges(fsm: FSMLoop) -> list[Edge]:

@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model import (
-    CURRENT_STATE_TOKEN,
-    ROUTE_DEFAULT_KEY,
-    ROUTE_ERROR_KEY,
-    FSMLoop,
-    StateConfig,
-)
+from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.engine.interpolation import NAMESPACES, OPEN, near_misses, references
+from little_loops.fsm.engine.transitions import declared, restart
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import interpolated_fields
 from little_loops.fsm.suggest import did_you_mean
@@ -27,28 +22,6 @@ _FIXED_FIELDS: dict[str, tuple[str, ...]] = {
 _SHORTHAND = ("on_success", "on_failure", "on_error")
 # An idle_timeout below this on a Claude action risks ending a session that is working.
 CLAUDE_QUIET_SECONDS = 120
-
-
-def targets(state: StateConfig) -> list[tuple[KeyPath, str]]:
-    """Every declared transition of *state* as (key path within the state, raw target).
-
-    The same targets as `StateConfig.transitions()`, but with the key each one is written
-    under, so a message can point at it.
-    """
-    out: list[tuple[KeyPath, str]] = []
-    if state.next is not None:
-        out.append((("next",), state.next))
-    if state.route is not None:
-        out.extend((("route", verdict), target) for verdict, target in state.route.routes.items())
-        if state.route.default is not None:
-            out.append((("route", ROUTE_DEFAULT_KEY), state.route.default))
-        if state.route.error is not None:
-            out.append((("route", ROUTE_ERROR_KEY), state.route.error))
-    for key in (*_SHORTHAND, "on_maintain"):
-        target = getattr(state, key)
-        if target is not None:
-            out.append(((key,), target))
-    return out
 
 
 def _is_dynamic(target: str) -> bool:
@@ -86,10 +59,11 @@ class _GraphChecker:
 
     def state(self, name: str, state: StateConfig) -> None:
         path: KeyPath = ("states", name)
-        for where, target in targets(state):
+        for transition in declared(state):
+            target = transition.target
             known = target == CURRENT_STATE_TOKEN or _is_dynamic(target)
             if not known and target not in self.fsm.states:
-                self.add((*path, *where), self.not_a_state(target))
+                self.add((*path, *transition.key), self.not_a_state(target))
         if state.terminal:
             for key in ("next", "route", *_SHORTHAND):
                 if getattr(state, key) is not None:
@@ -169,16 +143,16 @@ class _GraphChecker:
         graph: dict[str, set[str]] = {name: set() for name in self.fsm.states}
         dynamic = False
         for name, state in self.fsm.states.items():
-            for _, target in targets(state):
+            restarted = restart(self.fsm, state)
+            ways = [*declared(state), *([restarted] if restarted is not None else [])]
+            for transition in ways:
+                target = transition.target
                 if _is_dynamic(target):
                     dynamic = True
                 elif target == CURRENT_STATE_TOKEN:
                     graph[name].add(name)
                 elif target in graph:
                     graph[name].add(target)
-            if state.terminal and self.fsm.maintain and self.fsm.initial in graph:
-                # maintain: true restarts a finished loop from on_maintain or the initial state.
-                graph[name].add(self.fsm.initial)
         return graph, dynamic
 
     def reachability(self) -> None:
@@ -248,8 +222,8 @@ class _GraphChecker:
                     value = getattr(state.evaluate, key)
                     if isinstance(value, str):
                         yield (*path, "evaluate", key), value
-            for where, target in targets(state):
-                yield (*path, *where), target
+            for transition in declared(state):
+                yield (*path, *transition.key), transition.target
 
 
 def _walk_strings(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:

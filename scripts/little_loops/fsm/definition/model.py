@@ -146,32 +146,6 @@ class StateConfig:
             return EvaluateConfig(type=DEFAULT_PROMPT_EVALUATOR)
         return EvaluateConfig(type=DEFAULT_EVALUATOR)
 
-    def transitions(self) -> list[tuple[str, str]]:
-        """Every declared (label, target) pair of this state, in resolution order.
-
-        Labels are verdicts, `next`, `_`, `_error` or `maintain`; targets are raw
-        (they may be `$current` or contain `${...}`).
-        """
-        out: list[tuple[str, str]] = []
-        if self.next is not None:
-            out.append(("next", self.next))
-        if self.route is not None:
-            out.extend(self.route.routes.items())
-            if self.route.default is not None:
-                out.append((ROUTE_DEFAULT_KEY, self.route.default))
-            if self.route.error is not None:
-                out.append((ROUTE_ERROR_KEY, self.route.error))
-        for label, target in (
-            ("success", self.on_success),
-            ("failure", self.on_failure),
-            ("error", self.on_error),
-        ):
-            if target is not None:
-                out.append((label, target))
-        if self.on_maintain is not None:
-            out.append(("maintain", self.on_maintain))
-        return out
-
 
 @dataclass
 class LLMConfig:

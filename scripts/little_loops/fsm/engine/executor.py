@@ -2,35 +2,31 @@
 
 from __future__ import annotations
 
-import re
 import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.actions.runners import (
-    ActionRequest,
-    ActionResult,
-    ActionRunner,
-    DefaultActionRunner,
-)
-from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
+from little_loops.fsm.actions.protocol import ActionRunner, RunsActions, as_action_runner
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.engine import events
+from little_loops.fsm.engine.events import EventCallback
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.engine.limits import RunClock, spends
+from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import (
     ExecutionResult,
     ExecutorSnapshot,
-    event_value,
-    output_file_name,
+    prev_record,
     saved_result,
-    short,
 )
-from little_loops.fsm.engine.routing import resolve_route
+from little_loops.fsm.engine.routing import StepOutcome, follow_route
+from little_loops.fsm.engine.step import StateWork, handoff_note
+from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
 from little_loops.fsm.errors import InterpolationError, LoopError
-from little_loops.fsm.evaluators.dispatch import evaluate
-from little_loops.fsm.evaluators.registry import needs_llm
-from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.spend import Spend
 from little_loops.fsm.timefmt import iso_now
 
@@ -44,28 +40,6 @@ __all__ = [
     "FSMExecutor",
 ]
 
-EventCallback = Callable[[dict[str, Any]], None]
-
-# Seconds an action may run when its state sets no `timeout:`. Claude Code sessions
-# legitimately take many minutes; shell checks should not.
-DEFAULT_SHELL_TIMEOUT = 120
-DEFAULT_PROMPT_TIMEOUT = 1800
-
-# A prompt action that prints this at the start of a line hands its context over: the
-# run stops with terminated_by "handoff" and can be resumed with the text.
-HANDOFF_PATTERN = re.compile(r"^CONTEXT_HANDOFF:[ \t]*(.*)$", re.MULTILINE)
-
-
-@dataclass
-class _StepOutcome:
-    """What running one state produced: a target to go to, or a reason to stop."""
-
-    target: str | None = None
-    verdict: str | None = None
-    reason: str = ""
-    stop: str | None = None  # a terminated_by value
-    error: str | None = None
-
 
 class FSMExecutor:
     """Execute an FSM loop until a terminal state or a limit.
@@ -78,7 +52,7 @@ class FSMExecutor:
         self,
         fsm: FSMLoop,
         event_callback: EventCallback | None = None,
-        action_runner: ActionRunner | None = None,
+        action_runner: ActionRunner | RunsActions | None = None,
         *,
         llm_client: Any = None,
         output_dir: Path | None = None,
@@ -86,23 +60,23 @@ class FSMExecutor:
     ) -> None:
         self.fsm = fsm
         self.event_callback: EventCallback = event_callback or (lambda _event: None)
-        self.action_runner: ActionRunner = action_runner or DefaultActionRunner()
-        self.llm_client = llm_client
-        self.output_dir = output_dir
+        self.action_runner: ActionRunner = (
+            DefaultActionRunner() if action_runner is None else as_action_runner(action_runner)
+        )
+        self.work = StateWork(
+            fsm, self.action_runner, self._emit, output_dir=output_dir, llm_client=llm_client
+        )
 
         self.current_state = fsm.initial
-        self.iteration = 0
-        self.pass_states: list[str] = []
+        self.passes = Passes()
         self.entered = False  # the current state's entry (and action) has begun
-        self.pass_pending = False  # a maintain restart: a new pass begins before the next state
         self.captured: dict[str, Any] = {}
         self.prev_result: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
         self.started_at = ""
         self.continuation: str | None = None
         self.spend = Spend()
-        self._elapsed_before_ms = 0
-        self._start_monotonic = 0.0
+        self.clock = RunClock(fsm.timeout)
         self._shutdown = threading.Event()
         self._shutdown_reason = "interrupted"
         self._sleep = sleep
@@ -117,17 +91,15 @@ class FSMExecutor:
         """
         self._shutdown_reason = reason
         self._shutdown.set()
-        cancel = getattr(self.action_runner, "cancel", None)
-        if callable(cancel):
-            cancel(reason)
+        self.action_runner.cancel(reason)
 
     def snapshot(self) -> ExecutorSnapshot:
         return ExecutorSnapshot(
             current_state=self.current_state,
-            iteration=self.iteration,
-            pass_states=list(self.pass_states),
+            iteration=self.passes.iteration,
+            pass_states=list(self.passes.states),
             entered=self.entered,
-            pass_pending=self.pass_pending,
+            pass_pending=self.passes.pending,
             captured=self.captured,
             prev_result=self.prev_result,
             last_result=self.last_result,
@@ -146,42 +118,40 @@ class FSMExecutor:
                 f"'{self.fsm.name}' (the loop file changed?)"
             )
         self.current_state = snap.current_state
-        self.iteration = snap.iteration
         # A state that was entered (stopped or crashed mid-action) runs again within the
         # same pass; one that was only routed to is entered as an uninterrupted run would.
-        self.pass_states = [
-            s for s in snap.pass_states if not (snap.entered and s == snap.current_state)
-        ]
+        self.passes = Passes(
+            snap.iteration,
+            [s for s in snap.pass_states if not (snap.entered and s == snap.current_state)],
+            snap.pass_pending,
+        )
         self.entered = False
-        self.pass_pending = snap.pass_pending
         self.captured = dict(snap.captured)
         self.prev_result = snap.prev_result
         self.last_result = snap.last_result
         self.started_at = snap.started_at
-        self._elapsed_before_ms = snap.elapsed_ms
+        self.clock.elapsed_before_ms = snap.elapsed_ms
         self.continuation = snap.continuation
         self.spend = Spend(snap.cost_usd, dict(snap.usage))
 
     def elapsed_ms(self) -> int:
-        if not self._start_monotonic:
-            return self._elapsed_before_ms
-        return self._elapsed_before_ms + int((time.monotonic() - self._start_monotonic) * 1000)
+        return self.clock.elapsed_ms()
 
     # -- the loop ----------------------------------------------------------------------
 
     def run(self) -> ExecutionResult:
         """Execute from the current state until a terminal state or a limit is reached."""
-        self._start_monotonic = time.monotonic()
+        self.clock.start()
         if not self.started_at:
             self.started_at = iso_now()
         self._emit(
             "loop_start",
-            {
-                "loop": self.fsm.name,
-                "state": self.current_state,
-                "max_iterations": self.fsm.max_iterations,
-                "resumed": self._elapsed_before_ms > 0 or self.iteration > 0,
-            },
+            events.LoopStart(
+                loop=self.fsm.name,
+                state=self.current_state,
+                max_iterations=self.fsm.max_iterations,
+                resumed=self.clock.elapsed_before_ms > 0 or self.passes.iteration > 0,
+            ),
         )
         try:
             return self._loop()
@@ -198,17 +168,11 @@ class FSMExecutor:
             # The budget is checked before a pass is counted, so a run stopped by it shows
             # the passes that ran, and a resume with a higher budget starts the next one.
             limit = self.fsm.max_cost_usd
-            if limit is not None and self._spends(state) and self.spend.reached(limit):
+            if limit is not None and spends(self.fsm, state) and self.spend.reached(limit):
                 return self._finish(
                     "budget", error=self.spend.budget_message(limit, self.current_state)
                 )
-            # A pass ends when the loop comes back to a state it already ran in this pass;
-            # a maintain restart always begins a new one.
-            if (
-                (self.iteration == 0 and not state.terminal)
-                or self.pass_pending
-                or (not state.terminal and self.current_state in self.pass_states)
-            ):
+            if self.passes.begins(self.current_state, state):
                 ended = self._start_pass()
                 if ended is not None:
                     return ended
@@ -218,21 +182,21 @@ class FSMExecutor:
                     ended = self._run_terminal_action(state)
                     if ended is not None:
                         return ended
-                if not self.fsm.maintain:
+                way = restart(self.fsm, state)
+                if way is None:
                     return self._finish("terminal")
-                restart = state.on_maintain or self.fsm.initial
-                if restart not in self.fsm.states:
-                    return self._illegal(restart)
-                self._emit_route(restart, "maintain", "maintain restart")
-                self._move_to(restart)
-                self.pass_pending = True
+                if way.target not in self.fsm.states:
+                    return self._illegal(way.target)
+                self._emit_route(way.target, MAINTAIN_LABEL, "maintain restart")
+                self._move_to(way.target)
+                self.passes.restarted()
                 continue
 
-            if self._loop_deadline_passed():
+            if self.clock.deadline_passed():
                 return self._finish("timeout")
-            self.pass_states.append(self.current_state)
+            self.passes.ran(self.current_state)
             self.entered = True
-            self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
+            self._emit_enter()
             outcome = self._execute_state(self.current_state, state)
             if outcome.stop is not None:
                 return self._finish(outcome.stop, error=outcome.error)
@@ -250,30 +214,28 @@ class FSMExecutor:
     def _start_pass(self) -> ExecutionResult | None:
         """Begin the next pass, or end the run at a limit. Backoff waits here, never past
         the loop's timeout; a stop during the wait leaves the pass pending for resume."""
-        if self.iteration >= self.fsm.max_iterations:
+        if self.passes.iteration >= self.fsm.max_iterations:
             return self._finish("max_iterations")
-        if self._loop_deadline_passed():
+        if self.clock.deadline_passed():
             return self._finish("timeout")
-        if self.iteration > 0 and self.fsm.backoff:
+        if self.passes.iteration > 0 and self.fsm.backoff:
             wait = float(self.fsm.backoff)
-            remaining = self._loop_remaining_s()
+            remaining = self.clock.remaining_s()
             if remaining is not None:
                 wait = min(wait, max(0.0, remaining))
             self._wait(wait)
             if self._shutdown.is_set():
                 return self._finish(self._shutdown_reason)
-            if self._loop_deadline_passed():
+            if self.clock.deadline_passed():
                 return self._finish("timeout")
-        self.iteration += 1
-        self.pass_states = []
-        self.pass_pending = False
+        self.passes.start()
         return None
 
     def _move_to(self, target: str) -> None:
         self.current_state = target
         self.entered = False
 
-    def _execute_state(self, name: str, state: StateConfig) -> _StepOutcome:
+    def _execute_state(self, name: str, state: StateConfig) -> StepOutcome:
         ctx = self._context()
         action_result: ActionResult | None = None
         if state.action:
@@ -286,57 +248,34 @@ class FSMExecutor:
                 return stop
             if state.is_prompt():
                 self.continuation = None  # the note went to this prompt
-                handoff = HANDOFF_PATTERN.search(action_result.output)
-                if handoff is not None:
-                    self.continuation = handoff.group(1).strip()
-                    return _StepOutcome(stop="handoff")
+                self.continuation = handoff_note(action_result.output)
+                if self.continuation is not None:
+                    return StepOutcome(stop="handoff")
 
         if state.next is not None:
-            runner_error = getattr(action_result, "error", None) if action_result else None
-            if runner_error:
-                return self._error_outcome(state, self._context(), runner_error)
-            return self._route(state, None, self._context())
+            if action_result is not None and action_result.error:
+                return self._error_outcome(state, self._context(), action_result.error)
+            return follow_route(state, None, self._context(), self.current_state)
 
-        result = self._evaluate(name, state, action_result, ctx)
+        result = self.work.judge(name, state, action_result, ctx, self.spend)
         self.last_result = {"verdict": result.verdict, "details": result.details}
         self._set_prev(name, action_result, result.verdict)
         route_ctx = self._context()
-        outcome = self._route(state, result.verdict, route_ctx)
+        outcome = follow_route(state, result.verdict, route_ctx, self.current_state)
         if outcome.target is None and result.verdict == ERROR_VERDICT:
             outcome.error = str(result.details.get("error") or "") or None
         return outcome
 
-    def _route(
-        self,
-        state: StateConfig,
-        verdict: str | None,
-        ctx: InterpolationContext,
-        *,
-        action_failed: bool = False,
-    ) -> _StepOutcome:
-        choice = resolve_route(state, verdict, action_failed=action_failed)
-        if choice is None:
-            return _StepOutcome(verdict=verdict)
-        if choice.target == CURRENT_STATE_TOKEN:
-            return _StepOutcome(self.current_state, verdict, f"{choice.reason} ($current)")
-        try:
-            target = interpolate(choice.target, ctx)
-        except InterpolationError as exc:
-            return _StepOutcome(
-                verdict=verdict, stop="error", error=f"route of state '{self.current_state}': {exc}"
-            )
-        return _StepOutcome(target, verdict, choice.reason)
-
     def _error_outcome(
         self, state: StateConfig, ctx: InterpolationContext, msg: str
-    ) -> _StepOutcome:
+    ) -> StepOutcome:
         """An error that happened before evaluation: routed like an `error` verdict."""
         self.last_result = {"verdict": ERROR_VERDICT, "details": {"error": msg}}
-        self._emit(
-            "evaluate",
-            {"state": self.current_state, "type": "none", "verdict": ERROR_VERDICT, "error": msg},
+        failed = events.Evaluation(
+            state=self.current_state, type="none", verdict=ERROR_VERDICT, error=msg
         )
-        outcome = self._route(state, ERROR_VERDICT, ctx, action_failed=True)
+        self._emit("evaluate", failed)
+        outcome = follow_route(state, ERROR_VERDICT, ctx, self.current_state, action_failed=True)
         if outcome.target is None and outcome.stop is None:
             outcome.error = msg
         return outcome
@@ -350,53 +289,7 @@ class FSMExecutor:
         if is_prompt and self.continuation:
             # Kept until the action has run: a stop mid-action must not lose the note.
             action = f"Continue from this handoff note: {self.continuation}\n\n{action}"
-        timeout = float(
-            state.timeout or (DEFAULT_PROMPT_TIMEOUT if is_prompt else DEFAULT_SHELL_TIMEOUT)
-        )
-        remaining = self._loop_remaining_s()
-        if remaining is not None:
-            timeout = max(0.001, min(timeout, remaining))
-        execute = getattr(self.action_runner, "execute", None)
-        output_file = None
-        if callable(execute) and self.output_dir is not None:
-            output_file = self.output_dir / output_file_name(self.fsm.name, name)
-        start: dict[str, Any] = {
-            "state": name,
-            "action": short(action),
-            "action_type": "prompt" if is_prompt else "shell",
-            "timeout": timeout,
-        }
-        if output_file is not None:
-            start["output_path"] = str(output_file)  # where its output streams, live
-        self._emit("action_start", start)
-        if callable(execute):
-            result: ActionResult = execute(
-                ActionRequest(
-                    action=action,
-                    timeout=timeout,
-                    is_slash_command=is_prompt,
-                    idle_timeout=self._idle_timeout(state, is_prompt),
-                    output_file=output_file,
-                )
-            )
-        else:
-            result = self.action_runner.run(action, timeout=timeout, is_slash_command=is_prompt)
-        complete: dict[str, Any] = {
-            "state": name,
-            "exit_code": result.exit_code,
-            "duration_ms": result.duration_ms,
-            "output": short(result.output, tail=True),
-        }
-        for extra in ("error", "truncated", "output_path", "cost_usd", "usage"):
-            value = getattr(result, extra, None)
-            if value:
-                # Claude's own sum can carry float noise (0.29152500000000003): every
-                # dollar figure the product records is rounded to micro-dollars.
-                complete[extra] = round(value, 6) if extra == "cost_usd" else value
-        self.spend.add(getattr(result, "cost_usd", None), getattr(result, "usage", None), "claude_")
-        if self.spend.cost_usd:
-            complete["spent_usd"] = round(self.spend.cost_usd, 6)
-        self._emit("action_complete", complete)
+        result = self.work.act(name, state, action, self.clock.remaining_s(), self.spend)
         if state.capture:
             self.captured[state.capture] = saved_result(result)
         return result
@@ -405,7 +298,7 @@ class FSMExecutor:
         """A terminal state's action runs once, as the loop's last step."""
         ctx = self._context()
         self.entered = True
-        self._emit("state_enter", {"state": self.current_state, "iteration": self.iteration})
+        self._emit_enter()
         try:
             result = self._run_action(self.current_state, state, ctx)
         except InterpolationError as exc:
@@ -417,47 +310,12 @@ class FSMExecutor:
             self.continuation = None
         return None
 
-    def _stop_after_action(self, result: ActionResult) -> _StepOutcome | None:
+    def _stop_after_action(self, result: ActionResult) -> StepOutcome | None:
         if self._shutdown.is_set():
-            return _StepOutcome(stop=self._shutdown_reason)
-        if getattr(result, "timed_out", False) and self._loop_deadline_passed():
-            return _StepOutcome(stop="timeout", error="loop timeout reached during an action")
+            return StepOutcome(stop=self._shutdown_reason)
+        if result.timed_out and self.clock.deadline_passed():
+            return StepOutcome(stop="timeout", error="loop timeout reached during an action")
         return None
-
-    # -- evaluation --------------------------------------------------------------------
-
-    def _evaluate(
-        self,
-        name: str,
-        state: StateConfig,
-        action_result: ActionResult | None,
-        ctx: InterpolationContext,
-    ) -> EvaluationResult:
-        output = action_result.output if action_result else ""
-        exit_code = action_result.exit_code if action_result else 0
-        runner_error = getattr(action_result, "error", None) if action_result else None
-        config = state.effective_evaluate()
-        if runner_error:
-            # The action could not run properly (timeout, missing executable, ...): no
-            # evaluator can judge it, and an LLM call would be paid for nothing.
-            result = EvaluationResult(
-                ERROR_VERDICT, {"error": runner_error, "exit_code": exit_code}
-            )
-        else:
-            result = evaluate(
-                config, output, exit_code, ctx, llm=self.fsm.llm, client=self.llm_client
-            )
-        event: dict[str, Any] = {"state": name, "type": config.type, "verdict": result.verdict}
-        usage = result.details.get("usage")
-        if isinstance(usage, dict) and usage:
-            model = str(result.details.get("model") or self.fsm.llm.model)
-            cost = self.spend.add_judge(model, usage)
-            if cost is not None:
-                event["cost_usd"] = round(cost, 6)
-        for key, value in result.details.items():
-            event.setdefault(key, event_value(value))
-        self._emit("evaluate", event)
-        return result
 
     # -- context and bookkeeping -------------------------------------------------------
 
@@ -468,7 +326,7 @@ class FSMExecutor:
             prev=self.prev_result,
             result=self.last_result,
             state_name=self.current_state,
-            iteration=self.iteration,
+            iteration=self.passes.iteration,
             loop_name=self.fsm.name,
             started_at=self.started_at,
             elapsed_ms=self.elapsed_ms(),
@@ -477,34 +335,7 @@ class FSMExecutor:
     def _set_prev(self, name: str, action: ActionResult | None, verdict: str) -> None:
         """`prev` is the last state that produced a verdict. Unconditional `next:` states
         do not replace it, so `measure → apply → measure` compares measurements."""
-        saved = saved_result(action) if action else {"output": "", "stderr": "", "exit_code": 0}
-        saved.pop("duration_ms", None)
-        self.prev_result = {"state": name, **saved, "verdict": verdict}
-
-    def _idle_timeout(self, state: StateConfig, is_prompt: bool) -> float | None:
-        """A state's own idle_timeout applies to its action; the loop's to shell actions
-        only. Claude Code prints nothing during a long reply or tool call, so a Claude
-        session is only ended for silence when its state asks for that."""
-        if state.idle_timeout is not None:
-            return state.idle_timeout
-        return None if is_prompt else self.fsm.idle_timeout
-
-    def _spends(self, state: StateConfig) -> bool:
-        """True when running *state* calls Claude: a prompt action or an LLM judge."""
-        if state.action and state.is_prompt():
-            return True
-        if state.terminal:
-            return False  # a terminal state's action is not evaluated
-        return needs_llm(state.effective_evaluate().type) and self.fsm.llm.enabled
-
-    def _loop_remaining_s(self) -> float | None:
-        if not self.fsm.timeout:
-            return None
-        return float(self.fsm.timeout) - self.elapsed_ms() / 1000
-
-    def _loop_deadline_passed(self) -> bool:
-        remaining = self._loop_remaining_s()
-        return remaining is not None and remaining <= 0
+        self.prev_result = prev_record(name, action, verdict)
 
     def _wait(self, seconds: float) -> None:
         if self._sleep is not None:
@@ -523,18 +354,22 @@ class FSMExecutor:
         )
 
     def _emit_route(self, target: str, verdict: str | None, reason: str) -> None:
-        self._emit(
-            "route",
-            {"from": self.current_state, "to": target, "verdict": verdict, "reason": reason},
+        route = events.Route(
+            {"from": self.current_state, "to": target, "verdict": verdict, "reason": reason}
         )
+        self._emit("route", route)
 
-    def _emit(self, event: str, data: dict[str, Any]) -> None:
-        self.event_callback({"event": event, "ts": iso_now(), **data})
+    def _emit_enter(self) -> None:
+        enter = events.StateEnter(state=self.current_state, iteration=self.passes.iteration)
+        self._emit("state_enter", enter)
+
+    def _emit(self, event: str, data: Mapping[str, object]) -> None:
+        self.event_callback(events.stamped(event, data))
 
     def _finish(self, terminated_by: str, error: str | None = None) -> ExecutionResult:
         result = ExecutionResult(
             final_state=self.current_state,
-            iterations=self.iteration,
+            iterations=self.passes.iteration,
             terminated_by=terminated_by,
             duration_ms=self.elapsed_ms(),
             captured=self.captured,
@@ -543,19 +378,7 @@ class FSMExecutor:
             cost_usd=round(self.spend.cost_usd, 6),
             usage=dict(self.spend.usage),
         )
-        payload: dict[str, Any] = {
-            "final_state": result.final_state,
-            "iterations": result.iterations,
-            "terminated_by": terminated_by,
-            "duration_ms": result.duration_ms,
-        }
-        if error:
-            payload["error"] = error
-        if result.handoff is not None:
-            payload["handoff"] = result.handoff
-        if self.spend.cost_usd or self.spend.usage:
-            payload["cost_usd"] = result.cost_usd
-            payload["usage"] = result.usage
+        payload = events.loop_complete(result, bool(self.spend.cost_usd or self.spend.usage))
         try:
             self._emit("loop_complete", payload)
         except Exception as exc:  # e.g. the disk is full: still report how the run ended

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from little_loops.fsm.actions.runners import ActionResult
+    from little_loops.fsm.actions.request import ActionResult
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -101,12 +101,18 @@ def saved_result(result: ActionResult) -> dict[str, Any]:
         "exit_code": result.exit_code,
         "duration_ms": result.duration_ms,
     }
-    if cut_out or cut_err or getattr(result, "truncated", False):
+    if cut_out or cut_err or result.truncated:
         saved["truncated"] = True
-        path = getattr(result, "output_path", None)
-        if path:
-            saved["output_path"] = path
+        if result.output_path:
+            saved["output_path"] = result.output_path
     return saved
+
+
+def prev_record(name: str, action: ActionResult | None, verdict: str) -> dict[str, Any]:
+    """`${prev.*}`: the state that gave the last verdict, its action's result and verdict."""
+    saved = saved_result(action) if action else {"output": "", "stderr": "", "exit_code": 0}
+    saved.pop("duration_ms", None)
+    return {"state": name, **saved, "verdict": verdict}
 
 
 def output_file_name(loop_name: str, state_name: str) -> str:

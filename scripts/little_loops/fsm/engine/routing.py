@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
+from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.engine.transitions import NEXT_KEY, transitions
+from little_loops.fsm.errors import InterpolationError
+
+
+@dataclass
+class StepOutcome:
+    """What running one state produced: a target to go to, or a reason to stop."""
+
+    target: str | None = None
+    verdict: str | None = None
+    reason: str = ""
+    stop: str | None = None  # a terminated_by value
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -29,26 +42,34 @@ def resolve_route(
     command could not be built, it timed out, its program is missing): only an error route
     (`on_error`, `error:`/`_error:`) continues from there.
     """
-    if state.next is not None and not action_failed:
-        return RouteChoice(state.next, "next")
-    if verdict is None:
-        return None
-    if state.route is not None:
-        table = state.route
-        if verdict in table.routes:
-            return RouteChoice(table.routes[verdict], f"route '{verdict}'")
-        if verdict == ERROR_VERDICT:
-            if table.error is not None:
-                return RouteChoice(table.error, "route '_error'")
-            return None
-        if table.default is not None:
-            return RouteChoice(table.default, "route '_' (default)")
-        return None
-    shorthand = {
-        "success": state.on_success,
-        "failure": state.on_failure,
-        ERROR_VERDICT: state.on_error,
-    }.get(verdict)
-    if shorthand is not None:
-        return RouteChoice(shorthand, f"on_{verdict}")
+    for transition in transitions(state):
+        if transition.key == NEXT_KEY:
+            if action_failed:
+                continue
+        elif verdict is None or not transition.answers(verdict):
+            continue
+        return RouteChoice(transition.target, transition.reason)
     return None
+
+
+def follow_route(
+    state: StateConfig,
+    verdict: str | None,
+    ctx: InterpolationContext,
+    current: str,
+    *,
+    action_failed: bool = False,
+) -> StepOutcome:
+    """Where the state *current* goes for *verdict*: `$current` and `${...}` resolved."""
+    choice = resolve_route(state, verdict, action_failed=action_failed)
+    if choice is None:
+        return StepOutcome(verdict=verdict)
+    if choice.target == CURRENT_STATE_TOKEN:
+        return StepOutcome(current, verdict, f"{choice.reason} ($current)")
+    try:
+        target = interpolate(choice.target, ctx)
+    except InterpolationError as exc:
+        return StepOutcome(
+            verdict=verdict, stop="error", error=f"route of state '{current}': {exc}"
+        )
+    return StepOutcome(target, verdict, choice.reason)

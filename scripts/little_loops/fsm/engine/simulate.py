@@ -1,9 +1,8 @@
 """Walk a loop with scripted verdicts instead of running actions: a rehearsal of its routing.
 
 The walk follows the executor's rules exactly: the same route resolution
-(`routing.resolve_route`), the same passes for `max_iterations` (a pass ends when the loop
-comes back to a state it already ran in this pass; a `maintain` restart begins a new one),
-the same handling of terminal states, `$current` and undeclared targets. Nothing runs, so
+(`routing.resolve_route`), the same passes for `max_iterations` (`passes.Passes`), the
+same handling of terminal states, `$current` and undeclared targets. Nothing runs, so
 what depends on a run (output, captures, elapsed time, cost, the loop `timeout`) is not
 known: references to it are shown as written.
 """
@@ -22,7 +21,9 @@ from little_loops.fsm.engine.interpolation import (
     references,
     to_text,
 )
+from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.routing import resolve_route
+from little_loops.fsm.engine.transitions import restart
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.evaluators.verdicts import state_verdicts
@@ -125,9 +126,7 @@ class _Walk:
         self.max_steps = max_steps
         self.steps: list[SimulatedStep] = []
         self.current = fsm.initial
-        self.iteration = 0
-        self.pass_states: list[str] = []
-        self.pass_pending = False
+        self.passes = Passes()
         self.captured: set[str] = set()
         self.prev: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
@@ -146,7 +145,7 @@ class _Walk:
             steps=self.steps,
             terminated_by=how,
             final_state=self.current,
-            iterations=self.iteration,
+            iterations=self.passes.iteration,
             message=message,
             notes=self.limit_notes(),
             unused=unused,
@@ -158,35 +157,27 @@ class _Walk:
             if self.max_steps is not None and len(self.steps) >= self.max_steps:
                 return self.end(MAX_STEPS, f"stopped after {self.max_steps} steps (max_steps)")
             state = fsm.states[self.current]
-            # As in the executor: a pass ends when the loop comes back to a state it ran
-            # in this pass, and a maintain restart always begins a new one.
-            if (
-                (self.iteration == 0 and not state.terminal)
-                or self.pass_pending
-                or (not state.terminal and self.current in self.pass_states)
-            ):
-                if self.iteration >= fsm.max_iterations:
+            if self.passes.begins(self.current, state):
+                if self.passes.iteration >= fsm.max_iterations:
                     return self.end(
                         MAX_ITERATIONS,
                         f"max_iterations ({fsm.max_iterations}) reached in '{self.current}'",
                     )
-                self.iteration += 1
-                self.pass_states = []
-                self.pass_pending = False
+                self.passes.start()
             if state.terminal:
                 step = self.enter(state)
                 self.steps.append(step)
-                if not fsm.maintain:
+                way = restart(fsm, state)
+                if way is None:
                     step.reason = "terminal"
                     return self.end(TERMINAL, f"reached terminal state '{self.current}'")
-                restart = state.on_maintain or fsm.initial
-                step.target, step.reason = restart, "maintain restart"
-                if restart not in fsm.states:
-                    return self.end(ERROR, self.illegal(restart, None))
-                self.current = restart
-                self.pass_pending = True
+                step.target, step.reason = way.target, "maintain restart"
+                if way.target not in fsm.states:
+                    return self.end(ERROR, self.illegal(way.target, None))
+                self.current = way.target
+                self.passes.restarted()
                 continue
-            self.pass_states.append(self.current)
+            self.passes.ran(self.current)
             step = self.enter(state)
             self.steps.append(step)
             verdict: str | None = None
@@ -226,7 +217,7 @@ class _Walk:
 
     def enter(self, state: StateConfig) -> SimulatedStep:
         """The step for entering the current state: its action, as far as it can be known."""
-        step = SimulatedStep(self.current, self.iteration)
+        step = SimulatedStep(self.current, self.passes.iteration)
         if state.action:
             step.action, step.notes = self.render(state.action)
             step.action_type = "prompt" if state.is_prompt() else "shell"
@@ -266,7 +257,7 @@ class _Walk:
             prev=self.prev,
             result=self.result,
             state_name=self.current,
-            iteration=self.iteration,
+            iteration=self.passes.iteration,
             loop_name=self.fsm.name,
             env={},
         )
@@ -309,8 +300,8 @@ class _Walk:
         ]
         if calls:
             notes.append(f"this path calls Claude: {' and '.join(calls)}")
-        if fsm.backoff and self.iteration > 1:
-            waits = self.iteration - 1
+        if fsm.backoff and self.passes.iteration > 1:
+            waits = self.passes.iteration - 1
             total = format_duration(waits * float(fsm.backoff) * 1000)
             notes.append(f"backoff: the run would wait {total} in all ({waits} × {fsm.backoff:g}s)")
         if fsm.timeout:

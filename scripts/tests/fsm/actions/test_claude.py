@@ -119,7 +119,7 @@ def test_a_cut_short_session_keeps_a_bounded_tail_and_survives_a_missing_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from little_loops.fsm.actions.claude import apply_report
-    from little_loops.fsm.actions.runners import ActionResult
+    from little_loops.fsm.actions.request import ActionResult
 
     monkeypatch.setattr(claude_output, "_MAX_PARTIAL_TEXT", 12)
     words = "\n".join(

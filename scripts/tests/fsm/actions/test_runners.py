@@ -15,12 +15,8 @@ from types import FrameType
 
 import pytest
 
-from little_loops.fsm.actions.runners import (
-    CLAUDE_ROOT_ERROR,
-    ActionRequest,
-    ActionResult,
-    DefaultActionRunner,
-)
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.runners import CLAUDE_ROOT_ERROR, DefaultActionRunner
 from little_loops.fsm.definition.model import StateConfig
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")

@@ -172,19 +172,6 @@ def test_is_prompt(action: str | None, action_type: Any, is_prompt: bool) -> Non
     assert StateConfig(action=action, action_type=action_type).is_prompt() is is_prompt
 
 
-def test_transitions_in_resolution_order() -> None:
-    state = StateConfig.from_dict(
-        {"next": "a", "route": {"ok": "b", "_": "c", "_error": "d"}, "on_success": "e"}
-    )
-    assert state.transitions() == [
-        ("next", "a"),
-        ("ok", "b"),
-        ("_", "c"),
-        ("_error", "d"),
-        ("success", "e"),
-    ]
-
-
 # --- the JSON Schema ---------------------------------------------------------------------
 
 

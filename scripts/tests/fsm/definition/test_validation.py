@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from little_loops.fsm.definition.graph_checks import check_graph, targets
+from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.key_checks import (
     EVALUATE_KEYS,
     LLM_KEYS,
@@ -548,30 +548,6 @@ def test_references_that_resolve_are_not_reported() -> None:
     data["states"]["check"].update(action="${context.cmd} ${env.HOME} $HOME ${HOME}", capture="out")
     data["states"]["fix"]["action"] = "echo ${captured.out} ${prev.output} ${state.name} $${x.y}"
     assert graph(data) == []
-
-
-def test_targets_cover_every_transition() -> None:
-    state = StateConfig.from_dict(
-        {
-            "next": "a",
-            "route": {"ok": "b", "_": "c", "_error": "d"},
-            "on_success": "e",
-            "on_failure": "f",
-            "on_error": "g",
-            "on_maintain": "h",
-        }
-    )
-    assert [t for _, t in targets(state)] == [t for _, t in state.transitions()]
-    assert [w for w, _ in targets(state)] == [
-        ("next",),
-        ("route", "ok"),
-        ("route", "_"),
-        ("route", "_error"),
-        ("on_success",),
-        ("on_failure",),
-        ("on_error",),
-        ("on_maintain",),
-    ]
 
 
 # --- models built in Python -----------------------------------------------------------------

@@ -15,6 +15,7 @@ from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, LLMC
 from little_loops.fsm.definition.validation import check_file, load_and_validate, validate_fsm
 from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.engine.executor import FSMExecutor
+from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.errors import LoopDefinitionError
 from little_loops.fsm.paradigms.compile import (
     COMPILERS,
@@ -40,8 +41,7 @@ def unreachable_from_terminal(fsm: FSMLoop) -> list[str]:
     edges: dict[str, set[str]] = {}
     for name, state in fsm.states.items():
         edges[name] = {
-            name if target == CURRENT_STATE_TOKEN else target
-            for _label, target in state.transitions()
+            name if t.target == CURRENT_STATE_TOKEN else t.target for t in declared(state)
         }
     good = {name for name, state in fsm.states.items() if state.terminal}
     changed = True
@@ -56,10 +56,10 @@ def unreachable_from_terminal(fsm: FSMLoop) -> list[str]:
 
 def dangling_targets(fsm: FSMLoop) -> list[tuple[str, str]]:
     return [
-        (name, target)
+        (name, t.target)
         for name, state in fsm.states.items()
-        for _label, target in state.transitions()
-        if target != CURRENT_STATE_TOKEN and target not in fsm.states
+        for t in declared(state)
+        if t.target != CURRENT_STATE_TOKEN and t.target not in fsm.states
     ]
 
 
@@ -84,7 +84,7 @@ def test_golden_example_compiles_to_expected_fsm(name: str) -> None:
     assert list(compiled.states) == list(expected.states)
     for state_name, state in expected.states.items():
         assert compiled.states[state_name].action == state.action, state_name
-        assert compiled.states[state_name].transitions() == state.transitions(), state_name
+        assert declared(compiled.states[state_name]) == declared(state), state_name
     assert compiled == expected
     # No errors; the static analysis's warnings on these examples are asserted in
     # fsm/definition/test_analysis.py.

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from little_loops.fsm.actions.claude import apply_report, parse_report
-from little_loops.fsm.actions.runners import ActionRequest, ActionResult, DefaultActionRunner
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.persistence import PersistentExecutor, StatePersistence

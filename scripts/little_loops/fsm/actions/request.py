@@ -1,0 +1,50 @@
+"""What an action is asked to do and what it did: the request/result pair of every runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+@dataclass
+class ActionRequest:
+    """Everything `DefaultActionRunner.execute` can be told about one action.
+
+    `timeout`/`idle_timeout` are seconds (None: no limit); `cwd` overrides the runner's
+    directory; `env` is laid over the current environment; `output_file` receives all of
+    stdout (instead of the runner's `output_dir` default).
+    """
+
+    action: str
+    timeout: float | None
+    is_slash_command: bool
+    idle_timeout: float | None = None
+    cwd: Path | None = None
+    env: Mapping[str, str] | None = None
+    output_file: Path | None = None
+
+
+@dataclass
+class ActionResult:
+    """What an action did. The first four fields are the executor's original contract.
+
+    `output`/`stderr` hold at most the runner's tail of each stream; `truncated` says the
+    real output was longer and `output_path` names the file that has all of stdout.
+    `error` is a one-line explanation when the action could not run properly (missing
+    executable, claude refusing root, timeout, idle timeout, stop); it means an error verdict.
+    """
+
+    output: str
+    stderr: str
+    exit_code: int
+    duration_ms: int
+    truncated: bool = False
+    output_path: str | None = None
+    timed_out: bool = False
+    error: str | None = None
+    cost_usd: float | None = None  # Claude Code's total_cost_usd for a prompt action
+    usage: dict[str, int] | None = None  # Claude Code's token counters

@@ -1,0 +1,166 @@
+"""The events a run emits (one line each in the events file): their shapes and builders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict
+
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.engine.records import ExecutionResult, event_value, short
+from little_loops.fsm.timefmt import iso_now
+
+# Receives every event: `{"event": NAME, "ts": ISO time, **payload}`.
+EventCallback = Callable[[dict[str, Any]], None]
+
+
+class LoopStart(TypedDict):
+    """`loop_start`: a run (or a resumed run) begins."""
+
+    loop: str
+    state: str
+    max_iterations: int
+    resumed: bool
+
+
+class StateEnter(TypedDict):
+    """`state_enter`: a state is entered (its action is about to run)."""
+
+    state: str
+    iteration: int
+
+
+class _ActionStartKeys(TypedDict):
+    """The keys every `action_start` has."""
+
+    state: str
+    action: str
+    action_type: str  # "prompt" or "shell"
+    timeout: float
+
+
+class ActionStart(_ActionStartKeys, total=False):
+    """`action_start`: an action begins; `output_path` is where its stdout streams, live."""
+
+    output_path: str
+
+
+class _ActionCompleteKeys(TypedDict):
+    """The keys every `action_complete` has."""
+
+    state: str
+    exit_code: int
+    duration_ms: int
+    output: str
+
+
+class ActionComplete(_ActionCompleteKeys, total=False):
+    """`action_complete`: an action ended; optional keys only when they say something."""
+
+    error: str
+    truncated: bool
+    output_path: str
+    cost_usd: float
+    usage: dict[str, int]
+    spent_usd: float
+
+
+class _EvaluationKeys(TypedDict):
+    """The keys every `evaluate` has."""
+
+    state: str
+    type: str
+    verdict: str
+
+
+class Evaluation(_EvaluationKeys, total=False):
+    """`evaluate`: a verdict; the evaluator's details follow as further keys."""
+
+    error: str
+    cost_usd: float
+
+
+# `route`: where the run goes next and why ("from" is a keyword, hence this form).
+Route = TypedDict("Route", {"from": str, "to": str, "verdict": str | None, "reason": str})
+
+
+class _LoopCompleteKeys(TypedDict):
+    """The keys every `loop_complete` has."""
+
+    final_state: str
+    iterations: int
+    terminated_by: str
+    duration_ms: int
+
+
+class LoopComplete(_LoopCompleteKeys, total=False):
+    """`loop_complete`: how the run ended."""
+
+    error: str
+    handoff: str
+    cost_usd: float
+    usage: dict[str, int]
+
+
+def stamped(event: str, payload: Mapping[str, object]) -> dict[str, Any]:
+    """The line written for *event*: its name, the time, then the payload."""
+    return {"event": event, "ts": iso_now(), **payload}
+
+
+def action_complete(name: str, result: ActionResult, spent_usd: float) -> ActionComplete:
+    """The `action_complete` payload for *result* of state *name*."""
+    complete = ActionComplete(
+        state=name,
+        exit_code=result.exit_code,
+        duration_ms=result.duration_ms,
+        output=short(result.output, tail=True),
+    )
+    if result.error:
+        complete["error"] = result.error
+    if result.truncated:
+        complete["truncated"] = result.truncated
+    if result.output_path:
+        complete["output_path"] = result.output_path
+    if result.cost_usd:
+        # Claude's own sum can carry float noise (0.29152500000000003): every
+        # dollar figure the product records is rounded to micro-dollars.
+        complete["cost_usd"] = round(result.cost_usd, 6)
+    if result.usage:
+        complete["usage"] = result.usage
+    if spent_usd:
+        complete["spent_usd"] = round(spent_usd, 6)
+    return complete
+
+
+def evaluation(
+    name: str,
+    kind: str,
+    verdict: str,
+    details: Mapping[str, object],
+    cost_usd: float | None = None,
+) -> dict[str, object]:
+    """The `evaluate` payload: `Evaluation`, then each detail not already given."""
+    head = Evaluation(state=name, type=kind, verdict=verdict)
+    if cost_usd is not None:
+        head["cost_usd"] = round(cost_usd, 6)
+    event: dict[str, object] = dict(head)
+    for key, value in details.items():
+        event.setdefault(key, event_value(value))
+    return event
+
+
+def loop_complete(result: ExecutionResult, spent: bool) -> LoopComplete:
+    """The `loop_complete` payload for *result* (cost and usage when anything was *spent*)."""
+    payload = LoopComplete(
+        final_state=result.final_state,
+        iterations=result.iterations,
+        terminated_by=result.terminated_by,
+        duration_ms=result.duration_ms,
+    )
+    if result.error:
+        payload["error"] = result.error
+    if result.handoff is not None:
+        payload["handoff"] = result.handoff
+    if spent:
+        payload["cost_usd"] = result.cost_usd
+        payload["usage"] = result.usage
+    return payload

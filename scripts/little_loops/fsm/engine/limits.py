@@ -1,0 +1,69 @@
+"""The time limits of a run: action timeouts, idle timeouts and the loop's own deadline."""
+
+from __future__ import annotations
+
+import time
+
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.evaluators.registry import needs_llm
+
+# Seconds an action may run when its state sets no `timeout:`. Claude Code sessions
+# legitimately take many minutes; shell checks should not.
+DEFAULT_SHELL_TIMEOUT = 120
+DEFAULT_PROMPT_TIMEOUT = 1800
+
+
+class RunClock:
+    """A run's elapsed time across resumes, and what is left of the loop's `timeout`."""
+
+    def __init__(self, timeout: float | None, elapsed_before_ms: int = 0) -> None:
+        self.timeout = timeout
+        self.elapsed_before_ms = elapsed_before_ms  # time spent in earlier sessions
+        self._started = 0.0
+
+    def start(self) -> None:
+        """Count time from now on."""
+        self._started = time.monotonic()
+
+    def elapsed_ms(self) -> int:
+        if not self._started:
+            return self.elapsed_before_ms
+        return self.elapsed_before_ms + int((time.monotonic() - self._started) * 1000)
+
+    def remaining_s(self) -> float | None:
+        """Seconds left before the loop's timeout; None when it has none."""
+        if not self.timeout:
+            return None
+        return float(self.timeout) - self.elapsed_ms() / 1000
+
+    def deadline_passed(self) -> bool:
+        remaining = self.remaining_s()
+        return remaining is not None and remaining <= 0
+
+
+def action_timeout(state: StateConfig, is_prompt: bool, remaining: float | None) -> float:
+    """Seconds *state*'s action may run: its `timeout:` or the default, within the loop's."""
+    timeout = float(
+        state.timeout or (DEFAULT_PROMPT_TIMEOUT if is_prompt else DEFAULT_SHELL_TIMEOUT)
+    )
+    if remaining is not None:
+        timeout = max(0.001, min(timeout, remaining))
+    return timeout
+
+
+def idle_timeout(fsm: FSMLoop, state: StateConfig, is_prompt: bool) -> float | None:
+    """A state's own idle_timeout applies to its action; the loop's to shell actions
+    only. Claude Code prints nothing during a long reply or tool call, so a Claude
+    session is only ended for silence when its state asks for that."""
+    if state.idle_timeout is not None:
+        return state.idle_timeout
+    return None if is_prompt else fsm.idle_timeout
+
+
+def spends(fsm: FSMLoop, state: StateConfig) -> bool:
+    """True when running *state* calls Claude: a prompt action or an LLM judge."""
+    if state.action and state.is_prompt():
+        return True
+    if state.terminal:
+        return False  # a terminal state's action is not evaluated
+    return needs_llm(state.effective_evaluate().type) and fsm.llm.enabled

@@ -1,0 +1,119 @@
+"""Do one state's work: run its action and evaluate it, emitting events and adding up spend."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.actions.protocol import ActionRunner
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.engine import events
+from little_loops.fsm.engine.interpolation import InterpolationContext
+from little_loops.fsm.engine.limits import action_timeout, idle_timeout
+from little_loops.fsm.engine.records import output_file_name, short
+from little_loops.fsm.evaluators.dispatch import evaluate
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
+from little_loops.fsm.runs.spend import Spend
+
+Emit = Callable[[str, Mapping[str, object]], None]
+
+# A prompt action that prints this at the start of a line hands its context over: the
+# run stops with terminated_by "handoff" and can be resumed with the text.
+HANDOFF_PATTERN = re.compile(r"^CONTEXT_HANDOFF:[ \t]*(.*)$", re.MULTILINE)
+
+
+def handoff_note(output: str) -> str | None:
+    """The note a prompt action's *output* hands over (`CONTEXT_HANDOFF: ...`), or None."""
+    found = HANDOFF_PATTERN.search(output)
+    return None if found is None else found.group(1).strip()
+
+
+class StateWork:
+    """Runs actions through a runner and evaluates them, for one executor."""
+
+    def __init__(
+        self,
+        fsm: FSMLoop,
+        runner: ActionRunner,
+        emit: Emit,
+        *,
+        output_dir: Path | None = None,
+        llm_client: Any = None,
+    ) -> None:
+        self.fsm = fsm
+        self.runner = runner
+        self.emit = emit
+        self.output_dir = output_dir
+        self.llm_client = llm_client
+
+    def act(
+        self,
+        name: str,
+        state: StateConfig,
+        action: str,
+        remaining_s: float | None,
+        spend: Spend,
+    ) -> ActionResult:
+        """Run *action* (already interpolated) of state *name*, within *remaining_s*."""
+        is_prompt = state.is_prompt()
+        timeout = action_timeout(state, is_prompt, remaining_s)
+        output_file = None
+        if self.runner.streams_output and self.output_dir is not None:
+            output_file = self.output_dir / output_file_name(self.fsm.name, name)
+        start = events.ActionStart(
+            state=name,
+            action=short(action),
+            action_type="prompt" if is_prompt else "shell",
+            timeout=timeout,
+        )
+        if output_file is not None:
+            start["output_path"] = str(output_file)  # where its output streams, live
+        self.emit("action_start", start)
+        result = self.runner.execute(
+            ActionRequest(
+                action=action,
+                timeout=timeout,
+                is_slash_command=is_prompt,
+                idle_timeout=idle_timeout(self.fsm, state, is_prompt),
+                output_file=output_file,
+            )
+        )
+        spend.add(result.cost_usd, result.usage, "claude_")
+        self.emit("action_complete", events.action_complete(name, result, spend.cost_usd))
+        return result
+
+    def judge(
+        self,
+        name: str,
+        state: StateConfig,
+        action_result: ActionResult | None,
+        ctx: InterpolationContext,
+        spend: Spend,
+    ) -> EvaluationResult:
+        """The verdict on state *name*'s action (an error when the action could not run)."""
+        output = action_result.output if action_result else ""
+        exit_code = action_result.exit_code if action_result else 0
+        runner_error = action_result.error if action_result else None
+        config = state.effective_evaluate()
+        if runner_error:
+            # The action could not run properly (timeout, missing executable, ...): no
+            # evaluator can judge it, and an LLM call would be paid for nothing.
+            result = EvaluationResult(
+                ERROR_VERDICT, {"error": runner_error, "exit_code": exit_code}
+            )
+        else:
+            result = evaluate(
+                config, output, exit_code, ctx, llm=self.fsm.llm, client=self.llm_client
+            )
+        cost = None
+        usage = result.details.get("usage")
+        if isinstance(usage, dict) and usage:
+            model = str(result.details.get("model") or self.fsm.llm.model)
+            cost = spend.add_judge(model, usage)
+        self.emit(
+            "evaluate", events.evaluation(name, config.type, result.verdict, result.details, cost)
+        )
+        return result

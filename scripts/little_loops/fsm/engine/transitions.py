@@ -1,0 +1,113 @@
+"""Which transitions a state declares and which the executor can take: the one answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from little_loops.fsm.definition.model import (
+    ROUTE_DEFAULT_KEY,
+    ROUTE_ERROR_KEY,
+    FSMLoop,
+    StateConfig,
+)
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+
+# The label of the edge a `maintain: true` loop takes from a terminal state.
+MAINTAIN_LABEL = "maintain"
+
+NEXT_KEY = ("next",)
+_DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
+_ERROR_KEY = ("route", ROUTE_ERROR_KEY)
+_SHORTHAND = (("success", "on_success"), ("failure", "on_failure"), (ERROR_VERDICT, "on_error"))
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One way out of a state: the label it answers, its raw target, the key it is under.
+
+    Labels are verdicts, `next`, `_`, `_error` or `maintain`; targets are raw (they may be
+    `$current` or hold `${...}`); `key` is the path within the state (`("route", "ok")`,
+    `("on_success",)`), empty for the implicit restart at `initial`.
+    """
+
+    label: str
+    target: str
+    key: tuple[str, ...]
+
+    def answers(self, verdict: str) -> bool:
+        """Whether this transition is taken for *verdict* (`next` is taken for any).
+
+        `_` catches every verdict but `error`: a catch-all must not hide a crashed action
+        or a failed LLM call, which would keep an unattended loop spending.
+        """
+        if self.key == NEXT_KEY:
+            return True
+        if self.key == _DEFAULT_KEY:
+            return verdict != ERROR_VERDICT
+        if self.key == _ERROR_KEY:
+            return verdict == ERROR_VERDICT
+        return self.label == verdict
+
+    @property
+    def reason(self) -> str:
+        """How a route event explains taking it (`next`, `route 'ok'`, `on_success`)."""
+        if self.key == _DEFAULT_KEY:
+            return f"route '{ROUTE_DEFAULT_KEY}' (default)"
+        if self.key[:1] == ("route",):
+            return f"route '{self.label}'"
+        return self.key[0] if self.key else MAINTAIN_LABEL
+
+
+def declared(state: StateConfig) -> list[Transition]:
+    """Every transition written in *state*, in resolution order, taken or not."""
+    out: list[Transition] = []
+    if state.next is not None:
+        out.append(Transition("next", state.next, NEXT_KEY))
+    if state.route is not None:
+        out.extend(Transition(v, t, ("route", v)) for v, t in state.route.routes.items())
+        if state.route.default is not None:
+            out.append(Transition(ROUTE_DEFAULT_KEY, state.route.default, _DEFAULT_KEY))
+        if state.route.error is not None:
+            out.append(Transition(ROUTE_ERROR_KEY, state.route.error, _ERROR_KEY))
+    for verdict, key in _SHORTHAND:
+        target = getattr(state, key)
+        if target is not None:
+            out.append(Transition(verdict, target, (key,)))
+    if state.on_maintain is not None:
+        out.append(Transition(MAINTAIN_LABEL, state.on_maintain, ("on_maintain",)))
+    return out
+
+
+def transitions(state: StateConfig) -> list[Transition]:
+    """The transitions the executor can take after running *state*, in resolution order.
+
+    `next` alone, plus the error route used when the action cannot run; else the `route:`
+    table (which overrides the shorthand); else `on_success`/`on_failure`/`on_error`. A
+    terminal state has none (see `restart`).
+    """
+    if state.terminal:
+        return []
+    written = declared(state)
+    if state.route is not None:
+        table = [t for t in written if t.key[0] == "route"]
+    else:
+        table = [t for t in written if t.key[0].startswith("on_") and t.key != ("on_maintain",)]
+    if state.next is None:
+        return table
+    error = next((t for t in table if t.answers(ERROR_VERDICT)), None)
+    return [written[0]] if error is None else [written[0], error]
+
+
+def restart(fsm: FSMLoop, state: StateConfig) -> Transition | None:
+    """Where a `maintain: true` loop goes on from the terminal *state*, else None."""
+    if not (state.terminal and fsm.maintain):
+        return None
+    if state.on_maintain is not None:
+        return Transition(MAINTAIN_LABEL, state.on_maintain, ("on_maintain",))
+    return Transition(MAINTAIN_LABEL, fsm.initial, ())
+
+
+def moves(fsm: FSMLoop, state: StateConfig) -> list[Transition]:
+    """Every transition a run can take out of *state*: `transitions`, or the restart."""
+    restarted = restart(fsm, state)
+    return transitions(state) if restarted is None else [restarted]

@@ -1,0 +1,76 @@
+"""The `ActionRunner` Protocol declares every call the executor makes on a runner."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+from little_loops.fsm.actions import protocol
+from little_loops.fsm.actions.protocol import ActionRunner, RunOnly, as_action_runner
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.engine import executor, records, step
+
+
+class OnlyRun:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float, bool]] = []
+
+    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
+        self.calls.append((action, timeout, is_slash_command))
+        return ActionResult("out", "", 0, 1)
+
+
+def _runner_calls(source: str) -> set[str]:
+    """The attributes read on `self.action_runner` (executor) or `self.runner` (step)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr in ("action_runner", "runner")
+        ):
+            names.add(node.attr)
+    return names
+
+
+def _declared() -> set[str]:
+    tree = ast.parse(inspect.getsource(ActionRunner))
+    cls = tree.body[0]
+    assert isinstance(cls, ast.ClassDef)
+    return {node.name for node in cls.body if isinstance(node, ast.FunctionDef)}
+
+
+def test_the_protocol_declares_every_call_the_executor_makes() -> None:
+    calls = set()
+    for module in (executor, step):
+        source = Path(inspect.getfile(module)).read_text()
+        calls |= _runner_calls(source)
+        assert "getattr(" not in source
+    assert {"execute", "cancel", "streams_output"} <= calls
+    assert calls <= _declared()
+
+
+def test_no_runner_module_probes_with_getattr() -> None:
+    for module in (protocol, executor, step, records):
+        assert "getattr(" not in inspect.getsource(module)
+
+
+def test_the_default_runner_is_a_full_action_runner(tmp_path: Path) -> None:
+    with DefaultActionRunner(cwd=tmp_path) as runner:
+        assert isinstance(runner, ActionRunner)
+        assert as_action_runner(runner) is runner
+        assert runner.streams_output
+
+
+def test_a_run_only_runner_is_adapted() -> None:
+    inner = OnlyRun()
+    adapted = as_action_runner(inner)
+    assert isinstance(adapted, RunOnly)
+    assert not adapted.streams_output
+    result = adapted.execute(ActionRequest("echo", 5.0, True, idle_timeout=1.0))
+    assert result.output == "out"
+    assert inner.calls == [("echo", 5.0, True)]
+    adapted.cancel("stopped")  # nothing to stop
+    assert adapted.run("x", 1, False).exit_code == 0
