@@ -134,6 +134,18 @@ class SpecReader:
             raise self.error("must not be empty", key)
         return value
 
+    def strings(self, key: str) -> list[str]:
+        """A required non-empty list of non-empty strings."""
+        out: list[str] = []
+        for index, value in enumerate(self.items(key)):
+            where = f"{key}[{index}]"
+            if not isinstance(value, str):
+                raise self.error(f"expected a string, got {type_name(value)}", where)
+            if not value.strip():
+                raise self.error("must not be empty", where)
+            out.append(value)
+        return out
+
     def mapping(self, key: str) -> SpecReader:
         """A reader for the required mapping at *key*."""
         value = self.require(key)
