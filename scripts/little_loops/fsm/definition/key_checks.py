@@ -247,11 +247,8 @@ def _nullable(json: Mapping[str, Any]) -> dict[str, Any]:
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
-LOOP_KEYS: dict[str, Check] = {
-    "name": _pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
-    "initial": _string,
-    "states": _mapping,
-    "paradigm": _optional(_string),
+# Loop settings: the one check of each, for FSM files and paradigm specs alike.
+LOOP_SETTING_KEYS: dict[str, Check] = {
     "context": _optional(_mapping),
     "scope": _optional(_string_list),
     "max_iterations": _integer(1),
@@ -261,6 +258,13 @@ LOOP_KEYS: dict[str, Check] = {
     "max_cost_usd": _optional(_number(0, above=True)),
     "maintain": _boolean,
     "llm": _mapping,
+}
+LOOP_KEYS: dict[str, Check] = {
+    "name": _pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
+    "initial": _string,
+    "states": _mapping,
+    "paradigm": _optional(_string),
+    **LOOP_SETTING_KEYS,
 }
 STATE_KEYS: dict[str, Check] = {
     "action": _optional(_text),
@@ -338,9 +342,13 @@ class _Checker:
     def loop_level(self, data: YAMLMapping) -> None:
         self.keys(data, (), LOOP_KEYS)
         self.required(data, (), REQUIRED_LOOP_KEYS)
-        states, llm = data.get("states"), data.get("llm")
+        states = data.get("states")
         if isinstance(states, Mapping):
             self.states(states)
+        self.llm(data)
+
+    def llm(self, data: YAMLMapping) -> None:
+        llm = data.get("llm")
         if isinstance(llm, Mapping):
             self.keys(llm, ("llm",), LLM_KEYS)
 
@@ -409,4 +417,17 @@ def check_definition(data: Mapping[str, Any]) -> list[ValidationError]:
     """Every problem in the raw definition *data*, in document order."""
     checker = _Checker(data)
     checker.loop_level(data)
+    return checker.problems
+
+
+def check_loop_settings(
+    data: Mapping[str, Any], checks: Mapping[str, Check] = LOOP_SETTING_KEYS
+) -> list[ValidationError]:
+    """Problems in the loop settings of *data* (`checks` names them); other keys are skipped.
+
+    Paradigm specs use this, so a wrong setting reads the same in a spec as in an FSM file.
+    """
+    checker = _Checker(data)
+    checker.keys({key: value for key, value in data.items() if key in checks}, (), dict(checks))
+    checker.llm(data)
     return checker.problems

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from little_loops.fsm.definition.model import DIRECTIONS, FSMLoop
-from little_loops.fsm.paradigms.assemble import DONE, build
+from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import LOOP_SETTINGS, SpecReader
 
 CONVERGENCE_KEYS = (
@@ -48,4 +48,6 @@ def compile_convergence(spec: dict[str, Any]) -> FSMLoop:
         DONE: {"terminal": True},
     }
     context = {"metric_cmd": check, "target": toward, "tolerance": tolerance}
-    return build(reader, "convergence", name, "measure", states, context)
+    return build(
+        reader, "convergence", name, "measure", states, loop_settings(reader, name), context
+    )

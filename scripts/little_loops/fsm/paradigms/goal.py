@@ -7,7 +7,7 @@ import unicodedata
 from typing import Any
 
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.paradigms.assemble import DONE, build
+from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import LOOP_SETTINGS, SpecReader
 
 GOAL_KEYS = ("paradigm", "name", "goal", "tools", *LOOP_SETTINGS)
@@ -59,4 +59,4 @@ def compile_goal(spec: dict[str, Any]) -> FSMLoop:
         "fix": fix,
         DONE: {"terminal": True},
     }
-    return build(reader, "goal", name, "evaluate", states)
+    return build(reader, "goal", name, "evaluate", states, loop_settings(reader, name))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.paradigms.assemble import DONE, build
+from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import LOOP_SETTINGS, SpecReader
 
 IMPERATIVE_KEYS = ("paradigm", "name", "steps", "until", *LOOP_SETTINGS)
@@ -32,4 +32,4 @@ def compile_imperative(spec: dict[str, Any]) -> FSMLoop:
     finished, again = (DONE, "step_0") if passes else ("step_0", DONE)
     states["check_done"] = {"action": check, "on_success": finished, "on_failure": again}
     states[DONE] = {"terminal": True}
-    return build(reader, "imperative", name, "step_0", states)
+    return build(reader, "imperative", name, "step_0", states, loop_settings(reader, name))

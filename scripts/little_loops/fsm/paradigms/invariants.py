@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.paradigms.assemble import build
+from little_loops.fsm.paradigms.assemble import build, loop_settings
 from little_loops.fsm.paradigms.spec import LOOP_SETTINGS, SpecReader
 
 ALL_VALID = "all_valid"
@@ -51,7 +51,7 @@ def compile_invariants(spec: dict[str, Any]) -> FSMLoop:
         seen[suffix] = label
         suffixes.append(suffix)
         pairs.append((constraint.string("check"), constraint.string("fix")))
-    maintain = reader.boolean("maintain") if "maintain" in spec else False
+    settings = loop_settings(reader, name)
     states: dict[str, dict[str, Any]] = {}
     for index, (suffix, (check, fix)) in enumerate(zip(suffixes, pairs, strict=True)):
         following = f"check_{suffixes[index + 1]}" if index + 1 < len(suffixes) else ALL_VALID
@@ -63,6 +63,6 @@ def compile_invariants(spec: dict[str, Any]) -> FSMLoop:
         states[f"fix_{suffix}"] = {"action": fix, "next": f"check_{suffix}"}
     first = f"check_{suffixes[0]}"
     states[ALL_VALID] = {"terminal": True}
-    if maintain:
+    if settings.get("maintain"):
         states[ALL_VALID]["on_maintain"] = first
-    return build(reader, "invariants", name, first, states)
+    return build(reader, "invariants", name, first, states, settings)

@@ -422,21 +422,20 @@ def test_missing_required_field(spec: dict[str, Any], message: str) -> None:
         ),
         (
             {**IMPERATIVE, "max_iterations": 0},
-            "paradigm 'imperative' > max_iterations: must be at least 1, got 0",
+            # Loop settings are checked by the definition's checks: FSM-file wording.
+            "loop 'n' > max_iterations: expected a whole number >= 1, got 0",
         ),
         (
             {**IMPERATIVE, "action_type": "bash"},
-            "paradigm 'imperative' > action_type: unknown value 'bash'; known: prompt,"
-            " slash_command, shell",
+            "loop 'n' > action_type: expected one of prompt, slash_command, shell, got 'bash'",
         ),
         (
             {**IMPERATIVE, "action_type": 1},
-            "paradigm 'imperative' > action_type: expected one of prompt, slash_command, shell,"
-            " got integer",
+            "loop 'n' > action_type: expected one of prompt, slash_command, shell, got 1",
         ),
         (
             {**IMPERATIVE, "llm": {"modle": "x"}},
-            "paradigm 'imperative' > llm > modle: unknown key (did you mean model?)",
+            "loop 'n' > llm > modle: unknown key (did you mean model?)",
         ),
     ],
 )
@@ -552,7 +551,7 @@ def test_spend_and_idle_limits_carry_over() -> None:
 
 
 def test_zero_budget_is_rejected() -> None:
-    with pytest.raises(LoopDefinitionError, match="max_cost_usd: must be more than 0 dollars"):
+    with pytest.raises(LoopDefinitionError, match="max_cost_usd: expected a number > 0, got 0"):
         compile_paradigm({"paradigm": "goal", "goal": "x", "tools": ["a"], "max_cost_usd": 0})
 
 
