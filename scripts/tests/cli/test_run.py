@@ -522,3 +522,20 @@ def test_context_keys_that_look_like_numbers_are_read_as_written(
     assert loop_project.run("validate", "--strict", "keys").code == EXIT_OK
     assert loop_project.run("run", "keys", "-q").code == EXIT_OK
     assert (loop_project.root / "said.txt").read_text() == "ten thousand\n"
+
+
+# --- moved from test_qa_regressions.py ---
+
+
+def test_a_running_folder_that_is_a_file_is_one_line(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "hello",
+        "name: hello\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: b\n"
+        "  b:\n    terminal: true\n",
+    )
+    (loop_project.loops / ".running").write_text("")
+    result = loop_project.run("run", "hello")
+    assert result.code == 1
+    assert (
+        result.err == f"ll-loop: error: {loop_project.loops.resolve() / '.running'}: File exists\n"
+    )

@@ -12,6 +12,7 @@ import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,8 @@ from little_loops.fsm.actions.runners import (
     ActionResult,
     DefaultActionRunner,
 )
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.engine.executor import FSMExecutor
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
 
@@ -373,3 +375,61 @@ def test_no_descriptor_leak(
     monkeypatch.setenv("PATH", str(tmp_path))
     runner.run("true", 10, True)  # claude not found
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+# --- moved from test_qa_regressions.py ---
+
+
+def test_a_nul_byte_in_an_action_is_an_error_result(tmp_path: Path) -> None:
+    result = DefaultActionRunner(cwd=tmp_path).run("echo a\0b", 5, False)
+    assert (result.exit_code, result.error) == (
+        126,
+        "the action contains a NUL byte, which a command line cannot carry",
+    )
+
+
+# --- moved from test_spend.py ---
+
+
+class TestIdleTimeout:
+    def test_silent_action_is_killed_within_two_seconds_of_the_limit(self, tmp_path: Path) -> None:
+        fsm = FSMLoop(
+            name="idle",
+            initial="wait",
+            states={
+                "wait": StateConfig(action="sleep 30", idle_timeout=0.5, on_error="done"),
+                "done": StateConfig(terminal=True),
+            },
+        )
+        events: list[dict[str, Any]] = []
+        started = time.monotonic()
+        result = FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        assert time.monotonic() - started < 2.5
+        assert result.final_state == "done"
+        complete = next(e for e in events if e["event"] == "action_complete")
+        assert complete["exit_code"] == 124
+        assert complete["error"] == "action printed nothing for 500ms (idle_timeout)"
+        assert next(e for e in events if e["event"] == "evaluate")["verdict"] == "error"
+
+    def test_loop_default_applies_and_chatty_action_survives(self, tmp_path: Path) -> None:
+        fsm = FSMLoop(
+            name="idle",
+            initial="chatty",
+            states={
+                "chatty": StateConfig(
+                    action="for i in 1 2 3 4 5 6; do echo $i; sleep 0.2; done",
+                    on_success="silent",
+                ),
+                "silent": StateConfig(action="sleep 30", on_error="done"),
+                "done": StateConfig(terminal=True),
+            },
+            idle_timeout=0.6,
+        )
+        events: list[dict[str, Any]] = []
+        FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        codes = [e["exit_code"] for e in events if e["event"] == "action_complete"]
+        assert codes == [0, 124]
