@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 
 import pytest
 from support.fake_anthropic import FakeAnthropic
+from support.fake_claude import shell_claude
 from support.project import LoopProject
 
 from little_loops import __version__
@@ -208,24 +207,17 @@ def test_loop_timeout_exits_4(loop_project: LoopProject) -> None:
     assert "Loop stopped: timeout reached in a" in result.err
 
 
-def _fake_claude(bin_dir: Path, script: str) -> None:
-    bin_dir.mkdir(exist_ok=True)
-    path = bin_dir / "claude"
-    path.write_text(f"#!/bin/bash\n{script}\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-
-
 def test_handoff_exits_5_and_resume_continues_with_the_note(
     loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = loop_project.root / "bin"
     # First call hands off; the resumed call gets the note prepended to its prompt.
-    _fake_claude(
-        bin_dir,
+    shell_claude(
+        loop_project.root,
+        monkeypatch,
         'if [ -e handed ]; then printf "%s" "${@: -1}" > prompt.txt; exit 0; fi\n'
         'touch handed; echo "CONTEXT_HANDOFF: finish the parser"',
+        shell="bash",
     )
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     loop_project.write(
         "work",
         """\
@@ -251,10 +243,8 @@ def test_handoff_exits_5_and_resume_continues_with_the_note(
 
 
 def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = loop_project.root / "bin"
     report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    _fake_claude(bin_dir, f"echo '{report}'")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'", shell="bash")
     loop_project.write(
         "spender",
         """\
@@ -447,10 +437,8 @@ def test_signal_handlers_are_restored_after_a_run(loop_project: LoopProject) -> 
 def test_max_cost_flag_overrides_the_file(
     loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = loop_project.root / "bin"
     report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    _fake_claude(bin_dir, f"echo '{report}'")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'", shell="bash")
     loop_project.write(
         "spender",
         """\

@@ -21,15 +21,20 @@ REPORT: dict[str, Any] = {
 }
 
 
-def put_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
-    """Write *script* as an executable `tmp_path/bin/claude` first on PATH; its path."""
-    bin_dir = tmp_path / "bin"
+def install_claude(root: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
+    """Write *script* as an executable `root/bin/claude`, first on PATH; its path."""
+    bin_dir = root / "bin"
     bin_dir.mkdir(exist_ok=True)
     path = bin_dir / "claude"
     path.write_text(script)
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return path
+
+
+def shell_claude(root: Path, monkeypatch: pytest.MonkeyPatch, body: str, shell: str = "sh") -> Path:
+    """A `claude` on PATH that runs the shell *body* (`/bin/<shell>`) with claude's argv."""
+    return install_claude(root, monkeypatch, f"#!/bin/{shell}\n{body}\n")
 
 
 def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cost: float) -> Path:
@@ -39,7 +44,7 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cost: float) ->
     """
     log = tmp_path / "claude-calls.jsonl"
     report = {**REPORT, "total_cost_usd": cost}
-    put_on_path(
+    install_claude(
         tmp_path,
         monkeypatch,
         "#!/usr/bin/env python3\n"
@@ -52,7 +57,7 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cost: float) ->
 
 def stream_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> None:
     """A `claude` on PATH whose shell *body* prints a stream-json transcript."""
-    put_on_path(tmp_path, monkeypatch, f"#!/bin/sh\n{body}")
+    shell_claude(tmp_path, monkeypatch, body)
 
 
 def json_line(data: dict[str, Any]) -> str:

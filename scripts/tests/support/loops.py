@@ -7,7 +7,7 @@ from typing import Any
 
 from little_loops.fsm.actions.runners import ActionResult, DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
-from little_loops.fsm.engine.executor import FSMExecutor
+from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
 
 
 class PayingRunner:
@@ -45,10 +45,15 @@ def prompt_loop(state_idle_timeout: float | None = None, **kw: Any) -> FSMLoop:
     )
 
 
+def run_loop(fsm: FSMLoop, cwd: Path) -> tuple[ExecutionResult, list[dict[str, Any]]]:
+    """Run *fsm* with real processes (bash, `claude` from PATH) in *cwd*: result and events."""
+    events: list[dict[str, Any]] = []
+    runner = DefaultActionRunner(cwd=cwd)
+    result = FSMExecutor(fsm, event_callback=events.append, action_runner=runner).run()
+    return result, events
+
+
 def first_action_complete(fsm: FSMLoop, project: Path) -> dict[str, Any]:
     """Run *fsm* with real processes in *project*; its first `action_complete` event."""
-    events: list[dict[str, Any]] = []
-    FSMExecutor(
-        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=project)
-    ).run()
+    _, events = run_loop(fsm, project)
     return next(e for e in events if e["event"] == "action_complete")

@@ -15,6 +15,7 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from support.fake_claude import shell_claude
 
 from little_loops.fsm.actions.runners import (
     CLAUDE_ROOT_ERROR,
@@ -63,13 +64,6 @@ def survivors(marker: str, settle: float = 1.0) -> list[str]:
         if not found or time.monotonic() > until:
             return found
         time.sleep(0.02)
-
-
-def fake_claude(bin_dir: Path, body: str) -> None:
-    bin_dir.mkdir(exist_ok=True)
-    script = bin_dir / "claude"
-    script.write_text(f"#!/bin/sh\n{body}\n")
-    script.chmod(0o755)
 
 
 def test_exit_code_and_separate_streams(runner: DefaultActionRunner) -> None:
@@ -293,10 +287,10 @@ def test_cancel_is_sticky_until_reset(runner: DefaultActionRunner, tmp_path: Pat
 def test_prompt_reaches_claude_with_the_right_argv(
     runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = tmp_path / "bin"
     record = tmp_path / "argv"
-    fake_claude(bin_dir, f'printf "%s\\0" "$@" > {record}; pwd >> {record}; echo answered')
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shell_claude(
+        tmp_path, monkeypatch, f'printf "%s\\0" "$@" > {record}; pwd >> {record}; echo answered'
+    )
     state = StateConfig(action="Analyze the test failures", action_type="prompt")
     assert state.action is not None
 
@@ -345,9 +339,7 @@ def test_missing_working_directory_is_an_error_result(tmp_path: Path) -> None:
 def test_claude_refusing_root_names_is_sandbox(
     runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = tmp_path / "bin"
-    fake_claude(bin_dir, f"echo '{REAL_REFUSAL}' >&2; exit 1")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shell_claude(tmp_path, monkeypatch, f"echo '{REAL_REFUSAL}' >&2; exit 1")
     result = runner.run("fix it", 10, True)
     assert result.exit_code == 1
     assert result.error == CLAUDE_ROOT_ERROR
