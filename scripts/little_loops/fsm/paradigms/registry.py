@@ -1,7 +1,8 @@
 """The paradigm registry: each paradigm name and its compiler, and the dispatch by name.
 
 To add a paradigm, write `paradigms/<name>.py` with a `compile_<name>(spec) -> FSMLoop`
-and add one line to `COMPILERS`.
+and add one line to `COMPILERS`. The templates and naming rules are documented in
+docs/paradigms.md; keep the two in step.
 """
 
 from __future__ import annotations
