@@ -39,6 +39,7 @@ from little_loops.fsm.errors import (
     ParadigmSpecError,
     ValidationError,
 )
+from little_loops.fsm.paradigms.native import FSM_PARADIGM
 
 __all__ = [
     "FileReport",
@@ -49,9 +50,6 @@ __all__ = [
     "validate_definition",
     "validate_fsm",
 ]
-
-# The paradigm of a loop file written directly as states and transitions.
-FSM_PARADIGM = "fsm"
 
 
 @dataclass

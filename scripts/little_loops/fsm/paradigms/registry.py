@@ -15,7 +15,7 @@ from little_loops.fsm.paradigms.convergence import compile_convergence
 from little_loops.fsm.paradigms.goal import compile_goal
 from little_loops.fsm.paradigms.imperative import compile_imperative
 from little_loops.fsm.paradigms.invariants import compile_invariants
-from little_loops.fsm.paradigms.native import compile_fsm
+from little_loops.fsm.paradigms.native import FSM_PARADIGM, compile_fsm
 from little_loops.fsm.paradigms.spec import type_name
 from little_loops.fsm.suggest import did_you_mean
 
@@ -31,7 +31,7 @@ COMPILERS: dict[str, ParadigmCompiler] = {
     "convergence": compile_convergence,
     "invariants": compile_invariants,
     "imperative": compile_imperative,
-    "fsm": compile_fsm,
+    FSM_PARADIGM: compile_fsm,
 }
 PARADIGMS: tuple[str, ...] = tuple(COMPILERS)
 
@@ -45,7 +45,7 @@ def compile_paradigm(spec: dict[str, Any]) -> FSMLoop:
     """
     if not isinstance(spec, dict):
         raise LoopDefinitionError(f"a loop must be a mapping, got {type_name(spec)}")
-    paradigm = spec.get("paradigm", "fsm")
+    paradigm = spec.get("paradigm", FSM_PARADIGM)
     if not isinstance(paradigm, str):
         raise LoopDefinitionError(
             f"paradigm: expected a string, got {type_name(paradigm)}; known: {', '.join(PARADIGMS)}"
