@@ -247,6 +247,9 @@ def _nullable(json: Mapping[str, Any]) -> dict[str, Any]:
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
+# The paradigm of a loop written directly as states (and of a file with no `paradigm:`).
+FSM_PARADIGM = "fsm"
+
 # Loop settings: the one check of each, for FSM files and paradigm specs alike.
 LOOP_SETTING_KEYS: dict[str, Check] = {
     "context": _optional(_mapping),

@@ -23,7 +23,7 @@ from typing import Any
 
 from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph_checks import check_graph
-from little_loops.fsm.definition.key_checks import check_definition
+from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
 from little_loops.fsm.definition.loader import LoadedDocument, load_file
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
@@ -39,7 +39,6 @@ from little_loops.fsm.errors import (
     ParadigmSpecError,
     ValidationError,
 )
-from little_loops.fsm.paradigms.native import FSM_PARADIGM
 
 __all__ = [
     "FileReport",

@@ -8,10 +8,6 @@ from little_loops.fsm.definition.key_checks import check_definition
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.errors import LoopValidationError
 
-# The paradigm of a loop file written directly as states and transitions (also the
-# paradigm of a file with no `paradigm:` key).
-FSM_PARADIGM = "fsm"
-
 
 def compile_fsm(spec: dict[str, Any]) -> FSMLoop:
     """The raw definition checks every loop file gets, then the model.
