@@ -18,6 +18,7 @@ from little_loops.fsm.definition.model import (
     ROUTE_DEFAULT_KEY,
     ROUTE_ERROR_KEY,
 )
+from little_loops.fsm.definition.value_checks import Check
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
 from little_loops.fsm.paradigms.registry import PARADIGMS
@@ -30,7 +31,7 @@ def _ref(name: str) -> dict[str, str]:
 
 
 def _properties(
-    keys: Mapping[str, checks.Check], described: Mapping[str, str]
+    keys: Mapping[str, Check], described: Mapping[str, str]
 ) -> dict[str, dict[str, Any]]:
     """Each checked key's JSON Schema and description; every key must be described."""
     if set(keys) != set(described):

@@ -6,7 +6,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.key_checks import LOOP_SETTING_KEYS, STATE_KEYS, Check
+from little_loops.fsm.definition.key_checks import LOOP_SETTING_KEYS, STATE_KEYS
+from little_loops.fsm.definition.value_checks import Check
 from little_loops.fsm.errors import ParadigmSpecError
 from little_loops.fsm.suggest import did_you_mean
 
