@@ -68,7 +68,7 @@ def compile_command(input_name: str, output: str | None) -> int:
     from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.definition.validation import validate_fsm
     from little_loops.fsm.definition.writer import dump_fsm_yaml
-    from little_loops.fsm.paradigms.compile import compile_paradigm
+    from little_loops.fsm.paradigms.registry import compile_paradigm
 
     source = resolve_source(input_name)
     fsm = compile_paradigm(load_file(source).data)

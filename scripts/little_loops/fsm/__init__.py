@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     from little_loops.fsm.evaluators.verdicts import (
         state_verdicts,
     )
-    from little_loops.fsm.paradigms.compile import (
+    from little_loops.fsm.paradigms.registry import (
         compile_paradigm,
     )
     from little_loops.fsm.runs.locks import (
@@ -146,7 +146,7 @@ _EXPORTS: dict[str, str] = {
     "EvaluateConfig": "definition.model",
     "RouteConfig": "definition.model",
     "LLMConfig": "definition.model",
-    "compile_paradigm": "paradigms.compile",
+    "compile_paradigm": "paradigms.registry",
     "dump_fsm_yaml": "definition.writer",
     "InterpolationContext": "engine.interpolation",
     "interpolate": "engine.interpolation",

@@ -13,7 +13,7 @@ from support.paths import DATA
 
 from little_loops.cli import main_loop
 from little_loops.fsm.definition.loader import load_file, load_text
-from little_loops.fsm.paradigms.compile import compile_paradigm
+from little_loops.fsm.paradigms.registry import compile_paradigm
 
 if TYPE_CHECKING:
     from support.project import LoopProject

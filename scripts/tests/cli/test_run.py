@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 
 import pytest
 from support.fake_anthropic import FakeAnthropic
+from support.fake_claude import shell_claude
 from support.project import LoopProject
 
 from little_loops import __version__
@@ -208,24 +207,17 @@ def test_loop_timeout_exits_4(loop_project: LoopProject) -> None:
     assert "Loop stopped: timeout reached in a" in result.err
 
 
-def _fake_claude(bin_dir: Path, script: str) -> None:
-    bin_dir.mkdir(exist_ok=True)
-    path = bin_dir / "claude"
-    path.write_text(f"#!/bin/bash\n{script}\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-
-
 def test_handoff_exits_5_and_resume_continues_with_the_note(
     loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = loop_project.root / "bin"
     # First call hands off; the resumed call gets the note prepended to its prompt.
-    _fake_claude(
-        bin_dir,
+    shell_claude(
+        loop_project.root,
+        monkeypatch,
         'if [ -e handed ]; then printf "%s" "${@: -1}" > prompt.txt; exit 0; fi\n'
         'touch handed; echo "CONTEXT_HANDOFF: finish the parser"',
+        shell="bash",
     )
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     loop_project.write(
         "work",
         """\
@@ -251,10 +243,8 @@ def test_handoff_exits_5_and_resume_continues_with_the_note(
 
 
 def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = loop_project.root / "bin"
     report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    _fake_claude(bin_dir, f"echo '{report}'")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'", shell="bash")
     loop_project.write(
         "spender",
         """\
@@ -447,10 +437,8 @@ def test_signal_handlers_are_restored_after_a_run(loop_project: LoopProject) -> 
 def test_max_cost_flag_overrides_the_file(
     loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = loop_project.root / "bin"
     report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    _fake_claude(bin_dir, f"echo '{report}'")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'", shell="bash")
     loop_project.write(
         "spender",
         """\
@@ -522,3 +510,20 @@ def test_context_keys_that_look_like_numbers_are_read_as_written(
     assert loop_project.run("validate", "--strict", "keys").code == EXIT_OK
     assert loop_project.run("run", "keys", "-q").code == EXIT_OK
     assert (loop_project.root / "said.txt").read_text() == "ten thousand\n"
+
+
+# --- moved from test_qa_regressions.py ---
+
+
+def test_a_running_folder_that_is_a_file_is_one_line(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "hello",
+        "name: hello\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: b\n"
+        "  b:\n    terminal: true\n",
+    )
+    (loop_project.loops / ".running").write_text("")
+    result = loop_project.run("run", "hello")
+    assert result.code == 1
+    assert (
+        result.err == f"ll-loop: error: {loop_project.loops.resolve() / '.running'}: File exists\n"
+    )

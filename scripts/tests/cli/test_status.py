@@ -7,6 +7,7 @@ import os
 import subprocess
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from support.project import LoopProject
 
 from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
@@ -217,3 +218,28 @@ def test_status_of_a_live_run_counts_the_time_in_its_state(loop_project: LoopPro
     assert "elapsed:      2m 0s (1m 30s in this state)" in out.splitlines()
     shown = json.loads(loop_project.run("status", "hello", "--json").out)
     assert 120_000 <= shown["elapsed_now_ms"] < 125_000
+
+
+# --- moved from test_qa_regressions.py ---
+
+
+def test_json_of_a_run_never_holds_nan(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "nan",
+        """\
+        name: nan
+        initial: a
+        states:
+          a:
+            action: "echo '{\\"a\\": NaN}'"
+            evaluate: {type: output_json, path: .a, operator: eq, target: 0}
+            on_success: done
+            on_failure: done
+            on_error: done
+          done:
+            terminal: true
+        """,
+    )
+    assert loop_project.run("run", "nan", "--quiet").code == 0
+    status = loop_project.run("status", "nan", "--json").out
+    json.loads(status, parse_constant=lambda name: pytest.fail(f"{name} in status --json"))

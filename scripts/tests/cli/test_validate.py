@@ -247,3 +247,47 @@ def test_validate_and_help_import_nothing_heavy(argv: list[str]) -> None:
         assert "json" not in imported
     # Generous bound for a loaded 2-core machine; it typically takes ~0.1 s.
     assert elapsed < 5
+
+
+SETTINGS_FSM = """\
+name: same
+initial: check
+states:
+  check:
+    action: "true"
+    on_success: done
+    on_failure: check
+  done:
+    terminal: true
+"""
+SETTINGS_GOAL = """\
+paradigm: goal
+name: same
+goal: Tests pass
+tools: [pytest]
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("max_iterations: 0", "loop 'same' > max_iterations: expected a whole number >= 1, got 0"),
+        ("timeout: -1", "loop 'same' > timeout: expected a number > 0, got -1"),
+        ('maintain: "yes"', "loop 'same' > maintain: expected true or false, got 'yes'"),
+    ],
+)
+def test_a_bad_loop_setting_reads_the_same_in_an_fsm_file_and_a_paradigm_file(
+    loop_project: LoopProject, setting: str, message: str
+) -> None:
+    fsm = loop_project.write("fsm", SETTINGS_FSM + setting + "\n")
+    goal = loop_project.write("goal", SETTINGS_GOAL + setting + "\n")
+    texts = []
+    for path in (fsm, goal):
+        result = loop_project.run("validate", str(path))
+        assert result.code == 2
+        lines = result.out.splitlines()
+        assert len(lines) == 1, result.out
+        where, _, text = lines[0].partition(": error: ")
+        assert where.startswith(f"{path}:"), lines[0]
+        texts.append(text)
+    assert texts == [message, message]

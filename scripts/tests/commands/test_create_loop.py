@@ -16,20 +16,17 @@ import pytest
 import yaml
 from support.paths import REPO
 
+from little_loops.fsm.definition.key_checks import LLM_KEYS
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import OPERATORS, StateConfig
 from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
-from little_loops.fsm.paradigms.compile import (
-    CONSTRAINT_KEYS,
-    CONVERGENCE_KEYS,
-    GOAL_KEYS,
-    IMPERATIVE_KEYS,
-    INVARIANTS_KEYS,
-    PARADIGMS,
-    UNTIL_KEYS,
-)
-from little_loops.fsm.paradigms.spec import LLM_KEYS, LOOP_SETTINGS
+from little_loops.fsm.paradigms.convergence import CONVERGENCE_KEYS
+from little_loops.fsm.paradigms.goal import GOAL_KEYS
+from little_loops.fsm.paradigms.imperative import IMPERATIVE_KEYS, UNTIL_KEYS
+from little_loops.fsm.paradigms.invariants import CONSTRAINT_KEYS, INVARIANTS_KEYS
+from little_loops.fsm.paradigms.registry import PARADIGMS
+from little_loops.fsm.paradigms.spec import LOOP_SETTINGS
 
 COMMAND = REPO / "commands" / "create_loop.md"
 PLUGIN = REPO / ".claude-plugin" / "plugin.json"
@@ -124,7 +121,7 @@ def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int) -> None
         IMPERATIVE_KEYS,
         UNTIL_KEYS,
         LOOP_SETTINGS,
-        LLM_KEYS,
+        tuple(LLM_KEYS),
         tuple(f.name for f in fields(StateConfig)),
         EVALUATOR_TYPES,
     ],

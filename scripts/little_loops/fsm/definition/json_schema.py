@@ -18,12 +18,12 @@ from little_loops.fsm.definition.model import (
     ROUTE_DEFAULT_KEY,
     ROUTE_ERROR_KEY,
 )
+from little_loops.fsm.definition.value_checks import Check
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
-from little_loops.fsm.paradigms.compile import PARADIGMS
+from little_loops.fsm.paradigms.registry import PARADIGMS
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "fsm-loop-schema.json"
-FSM_PARADIGM = "fsm"
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -31,7 +31,7 @@ def _ref(name: str) -> dict[str, str]:
 
 
 def _properties(
-    keys: Mapping[str, checks.Check], described: Mapping[str, str]
+    keys: Mapping[str, Check], described: Mapping[str, str]
 ) -> dict[str, dict[str, Any]]:
     """Each checked key's JSON Schema and description; every key must be described."""
     if set(keys) != set(described):
@@ -55,7 +55,7 @@ def _loop() -> dict[str, Any]:
         "propertyNames": {"not": {"const": CURRENT_STATE_TOKEN}},
         "additionalProperties": _ref("stateConfig"),
     }
-    props["paradigm"] = {"const": FSM_PARADIGM, "description": docs.LOOP_KEYS["paradigm"]}
+    props["paradigm"] = {"const": checks.FSM_PARADIGM, "description": docs.LOOP_KEYS["paradigm"]}
     props["llm"] = {**_ref("llmConfig"), "description": docs.LOOP_KEYS["llm"]}
     return {
         "type": "object",
@@ -125,14 +125,14 @@ def _route() -> dict[str, Any]:
 
 def build() -> dict[str, Any]:
     """The JSON Schema of a loop file, as fsm-loop-schema.json holds it."""
-    paradigms = [name for name in PARADIGMS if name != FSM_PARADIGM]
+    paradigms = [name for name in PARADIGMS if name != checks.FSM_PARADIGM]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "ll-loop loop file",
         "description": docs.FILE,
         "if": {
             "required": ["paradigm"],
-            "properties": {"paradigm": {"not": {"const": FSM_PARADIGM}}},
+            "properties": {"paradigm": {"not": {"const": checks.FSM_PARADIGM}}},
         },
         "then": _ref("paradigmSpec"),
         "else": _ref("fsmLoop"),

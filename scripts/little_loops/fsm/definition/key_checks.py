@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeGuard
+from collections.abc import Mapping
+from typing import Any
 
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
     OPERATORS,
+)
+from little_loops.fsm.definition.value_checks import (
+    Check,
+    boolean,
+    describe,
+    integer,
+    judge_schema,
+    mapping,
+    number,
+    number_or_reference,
+    one_of,
+    optional,
+    pattern,
+    scalar,
+    string,
+    string_list,
+    text,
 )
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
@@ -23,286 +38,77 @@ KeyPath = tuple[str | int, ...]
 # A mapping read from YAML: keys are usually strings, but a file may have any scalar there.
 YAMLMapping = Mapping[Any, object]
 
-
-@dataclass(frozen=True)
-class Check:
-    """A key's value check: what is wrong with a value (None when it is fine), and the
-    JSON Schema fragment that says the same, for the generated fsm-loop-schema.json."""
-
-    find: Callable[[object], str | None]
-    json: Mapping[str, Any]
-
-    def __call__(self, value: object) -> str | None:
-        return self.find(value)
-
-
-def _checks(json: Mapping[str, Any]) -> Callable[[Callable[[object], str | None]], Check]:
-    """Make the decorated function a Check standing for the JSON Schema *json*."""
-
-    def wrap(find: Callable[[object], str | None]) -> Check:
-        return Check(find, json)
-
-    return wrap
-
-
-# The loop name names files under .loops/.running/, so it must be a plain file name.
-# It names files under .loops/.running/, whose names must fit in 255 bytes.
+# The loop name names files under .loops/.running/: a plain file name that fits in 255 bytes.
 _LOOP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
 _CAPTURE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
-def describe(value: object) -> str:
-    """How a wrong value reads in a message: `'ten'`, `1.5`, `true`, `null`, `a list`."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return f"a {type(value).__name__}"
-
-
-def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-# --- value checks -------------------------------------------------------------------
-
-
-@_checks({"type": "string", "minLength": 1})
-def _string(value: object) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return None
-    if isinstance(value, str):
-        return "expected a non-empty string, got ''"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        # `next: 02` reads as the number 2: quoting keeps the text as written.
-        return f"expected a string, got the number {describe(value)} (quote it as written)"
-    return f"expected a string, got {describe(value)}"
-
-
-@_checks({"type": "string"})
-def _text(value: object) -> str | None:
-    """A string that may be empty (an action or prompt of '' is odd but well-formed)."""
-    return None if isinstance(value, str) else f"expected a string, got {describe(value)}"
-
-
-@_checks({"type": "boolean"})
-def _boolean(value: object) -> str | None:
-    return None if isinstance(value, bool) else f"expected true or false, got {describe(value)}"
-
-
-@_checks({"type": "object"})
-def _mapping(value: object) -> str | None:
-    return None if isinstance(value, Mapping) else f"expected a mapping, got {describe(value)}"
-
-
-@_checks({"type": "object", "required": ["type"], "properties": {"type": {"const": "object"}}})
-def _judge_schema(value: object) -> str | None:
-    """An llm_structured schema: a mapping whose verdict enum, if any, lists names."""
-    if not isinstance(value, Mapping):
-        return _mapping(value)
-    if value.get("type") != "object":
-        return (
-            f"expected type: object (the judge answers with an object holding its verdict), "
-            f"got type: {describe(value.get('type'))}"
-        )
-    props = value.get("properties")
-    spec = props.get("verdict") if isinstance(props, Mapping) else None
-    enum = spec.get("enum") if isinstance(spec, Mapping) else None
-    if isinstance(enum, list):
-        if not enum:
-            return "the verdict enum is empty: list the verdicts the judge may give"
-        for item in enum:
-            if not isinstance(item, str):
-                quote = " (quote it)" if not isinstance(item, list | Mapping) else ""
-                return (
-                    f"the verdict enum must list names (strings), got {describe(item)}"
-                    f"{quote}: the judge's verdict is text, routed by name"
-                )
-    return None
-
-
-@_checks({"type": "array", "items": {"type": "string", "minLength": 1}})
-def _string_list(value: object) -> str | None:
-    if not isinstance(value, list):
-        return f"expected a list of strings, got {describe(value)}"
-    for item in value:
-        if _string(item) is not None:
-            return f"expected a list of strings, got {describe(item)} in it"
-    return None
-
-
-def _integer(minimum: int) -> Check:
-    def check(value: object) -> str | None:
-        if isinstance(value, float) and value.is_integer() and value >= minimum:
-            return f"expected a whole number >= {minimum}, got {value!r} (write it as {int(value)})"
-        if not isinstance(value, int) or isinstance(value, bool):
-            return f"expected a whole number >= {minimum}, got {describe(value)}"
-        if value < minimum:
-            return f"expected a whole number >= {minimum}, got {value}"
-        return None
-
-    return Check(check, {"type": "integer", "minimum": minimum})
-
-
-def _number(low: float, high: float | None = None, *, above: bool = False) -> Check:
-    """A finite int or float, >= low (or > low when *above*), <= high when given."""
-    if high is not None:
-        want = f"a number from {low:g} to {high:g}"
-    else:
-        want = f"a number {'>' if above else '>='} {low:g}"
-
-    def check(value: object) -> str | None:
-        if _is_number(value) and not math.isfinite(value):
-            return f"expected {want} (a finite one), got {value}"
-        if not _is_number(value):
-            return f"expected {want}, got {describe(value)}"
-        too_low = value <= low if above else value < low
-        if too_low or (high is not None and value > high):
-            return f"expected {want}, got {value}"
-        return None
-
-    json: dict[str, Any] = {"type": "number", "exclusiveMinimum" if above else "minimum": low}
-    if high is not None:
-        json["maximum"] = high
-    return Check(check, json)
-
-
-def _number_or_reference(low: float | None = None) -> Check:
-    """A number, a numeric string, or a string with a `${...}` reference resolved at run time."""
-
-    def check(value: object) -> str | None:
-        if isinstance(value, str):
-            if "${" in value:
-                return None
-            try:
-                value = float(value)
-            except ValueError:
-                return f"expected a number or a ${{...}} reference, got {describe(value)}"
-        if not _is_number(value) or not math.isfinite(value):
-            return f"expected a number or a ${{...}} reference, got {describe(value)}"
-        if low is not None and value < low:
-            return f"expected a number >= {low:g}, got {value}"
-        return None
-
-    number: dict[str, Any] = (
-        {"type": "number"} if low is None else {"type": "number", "minimum": low}
-    )
-    return Check(check, {"anyOf": [number, {"type": "string"}]})
-
-
-@_checks({"type": ["string", "number", "boolean"]})
-def _scalar(value: object) -> str | None:
-    if isinstance(value, str | int | float | bool):
-        return None
-    return f"expected a string, number or true/false, got {describe(value)}"
-
-
-def _one_of(choices: tuple[str, ...]) -> Check:
-    def check(value: object) -> str | None:
-        if isinstance(value, str) and value in choices:
-            return None
-        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
-        return f"expected one of {', '.join(choices)}, got {describe(value)}{hint}"
-
-    return Check(check, {"enum": list(choices)})
-
-
-def _pattern(rx: re.Pattern[str], why: str) -> Check:
-    def check(value: object) -> str | None:
-        problem = _string(value)
-        if problem is not None or not isinstance(value, str):
-            return problem
-        return None if rx.match(value) else f"expected {why}, got {describe(value)}"
-
-    return Check(check, {"type": "string", "pattern": rx.pattern})
-
-
-def _optional(check: Check) -> Check:
-    """null is the same as leaving the key out (for fields whose default is unset)."""
-
-    def optional(value: object) -> str | None:
-        return None if value is None else check(value)
-
-    return Check(optional, _nullable(check.json))
-
-
-def _nullable(json: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON Schema *json* that also accepts null."""
-    if "enum" in json:
-        return {**json, "enum": [*json["enum"], None]}
-    if "anyOf" in json:
-        return {**json, "anyOf": [*json["anyOf"], {"type": "null"}]}
-    kinds = json["type"] if isinstance(json["type"], list) else [json["type"]]
-    return {**json, "type": [*kinds, "null"]}
-
-
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
+# The paradigm of a loop written directly as states (and of a file with no `paradigm:`).
+FSM_PARADIGM = "fsm"
+
+# Loop settings: the one check of each, for FSM files and paradigm specs alike.
+LOOP_SETTING_KEYS: dict[str, Check] = {
+    "context": optional(mapping),
+    "scope": optional(string_list),
+    "max_iterations": integer(1),
+    "backoff": optional(number(0)),
+    "timeout": optional(number(0, above=True)),
+    "idle_timeout": optional(number(0, above=True)),
+    "max_cost_usd": optional(number(0, above=True)),
+    "maintain": boolean,
+    "llm": mapping,
+}
 LOOP_KEYS: dict[str, Check] = {
-    "name": _pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
-    "initial": _string,
-    "states": _mapping,
-    "paradigm": _optional(_string),
-    "context": _optional(_mapping),
-    "scope": _optional(_string_list),
-    "max_iterations": _integer(1),
-    "backoff": _optional(_number(0)),
-    "timeout": _optional(_number(0, above=True)),
-    "idle_timeout": _optional(_number(0, above=True)),
-    "max_cost_usd": _optional(_number(0, above=True)),
-    "maintain": _boolean,
-    "llm": _mapping,
+    "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
+    "initial": string,
+    "states": mapping,
+    "paradigm": optional(string),
+    **LOOP_SETTING_KEYS,
 }
 STATE_KEYS: dict[str, Check] = {
-    "action": _optional(_text),
-    "action_type": _optional(_one_of(ACTION_TYPES)),
-    "capture": _optional(_pattern(_CAPTURE_NAME, "a name of letters, digits, '_' and '-'")),
-    "timeout": _optional(_number(0, above=True)),
-    "idle_timeout": _optional(_number(0, above=True)),
-    "evaluate": _optional(_mapping),
-    "route": _optional(_mapping),
-    "on_success": _optional(_string),
-    "on_failure": _optional(_string),
-    "on_error": _optional(_string),
-    "next": _optional(_string),
-    "terminal": _boolean,
-    "on_maintain": _optional(_string),
+    "action": optional(text),
+    "action_type": optional(one_of(ACTION_TYPES)),
+    "capture": optional(pattern(_CAPTURE_NAME, "a name of letters, digits, '_' and '-'")),
+    "timeout": optional(number(0, above=True)),
+    "idle_timeout": optional(number(0, above=True)),
+    "evaluate": optional(mapping),
+    "route": optional(mapping),
+    "on_success": optional(string),
+    "on_failure": optional(string),
+    "on_error": optional(string),
+    "next": optional(string),
+    "terminal": boolean,
+    "on_maintain": optional(string),
 }
 EVALUATE_KEYS: dict[str, Check] = {
-    "type": _one_of(EVALUATOR_TYPES),
-    "operator": _optional(_one_of(OPERATORS)),
-    "target": _optional(_scalar),
-    "tolerance": _optional(_number_or_reference(0)),
-    "pattern": _optional(_string),
-    "negate": _boolean,
-    "path": _optional(_string),
-    "previous": _optional(_text),
-    "direction": _one_of(DIRECTIONS),
-    "prompt": _optional(_text),
-    "schema": _optional(_judge_schema),
-    "min_confidence": _number(0, 1),
-    "uncertain_suffix": _boolean,
-    "source": _optional(_text),
+    "type": one_of(EVALUATOR_TYPES),
+    "operator": optional(one_of(OPERATORS)),
+    "target": optional(scalar),
+    "tolerance": optional(number_or_reference(0)),
+    "pattern": optional(string),
+    "negate": boolean,
+    "path": optional(string),
+    "previous": optional(text),
+    "direction": one_of(DIRECTIONS),
+    "prompt": optional(text),
+    "schema": optional(judge_schema),
+    "min_confidence": number(0, 1),
+    "uncertain_suffix": boolean,
+    "source": optional(text),
 }
 LLM_KEYS: dict[str, Check] = {
-    "enabled": _boolean,
-    "model": _string,
-    "max_tokens": _integer(1),
-    "timeout": _number(0, above=True),
+    "enabled": boolean,
+    "model": string,
+    "max_tokens": integer(1),
+    "timeout": number(0, above=True),
 }
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
 # What the target of an evaluator that compares numbers must be.
-NUMERIC_TARGET = _number_or_reference()
+NUMERIC_TARGET = number_or_reference()
 
 
 class _Checker:
@@ -338,9 +144,13 @@ class _Checker:
     def loop_level(self, data: YAMLMapping) -> None:
         self.keys(data, (), LOOP_KEYS)
         self.required(data, (), REQUIRED_LOOP_KEYS)
-        states, llm = data.get("states"), data.get("llm")
+        states = data.get("states")
         if isinstance(states, Mapping):
             self.states(states)
+        self.llm(data)
+
+    def llm(self, data: YAMLMapping) -> None:
+        llm = data.get("llm")
         if isinstance(llm, Mapping):
             self.keys(llm, ("llm",), LLM_KEYS)
 
@@ -385,7 +195,7 @@ class _Checker:
         target = data.get("target")
         if spec.numeric_target and target is not None:
             problem = NUMERIC_TARGET(target)
-            if problem is not None and _scalar(target) is None:
+            if problem is not None and scalar(target) is None:
                 self.add((*path, "target"), problem)
 
     def route(self, data: YAMLMapping, path: KeyPath) -> None:
@@ -400,7 +210,7 @@ class _Checker:
                 continue
             if not verdict:
                 self.add((*path, verdict), "a verdict must be a non-empty string")
-            problem = _string(target)
+            problem = string(target)
             if problem is not None:
                 self.add((*path, verdict), problem.replace("a string", "a state name", 1))
 
@@ -409,4 +219,17 @@ def check_definition(data: Mapping[str, Any]) -> list[ValidationError]:
     """Every problem in the raw definition *data*, in document order."""
     checker = _Checker(data)
     checker.loop_level(data)
+    return checker.problems
+
+
+def check_loop_settings(
+    data: Mapping[str, Any], checks: Mapping[str, Check] = LOOP_SETTING_KEYS
+) -> list[ValidationError]:
+    """Problems in the loop settings of *data* (`checks` names them); other keys are skipped.
+
+    Paradigm specs use this, so a wrong setting reads the same in a spec as in an FSM file.
+    """
+    checker = _Checker(data)
+    checker.keys({key: value for key, value in data.items() if key in checks}, (), dict(checks))
+    checker.llm(data)
     return checker.problems

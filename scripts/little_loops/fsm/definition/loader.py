@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -13,8 +13,12 @@ from little_loops.fsm.errors import LoopFileError
 
 KeyPath = tuple[str | int, ...]
 
-# The C parser when PyYAML was built with libyaml; the pure-Python one otherwise.
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# The C parser when PyYAML was built with libyaml; the pure-Python one otherwise (both
+# have the SafeLoader interface, which is what the type checker is told).
+if TYPE_CHECKING:
+    _BaseLoader = yaml.SafeLoader
+else:
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Guard against YAML 1.1 booleans: `on`, `off`, `yes`, `no`, `y`, `n` stay strings, so a
 # state called `yes` or a key `on` is not silently turned into True. Only true/false are bools.
@@ -41,7 +45,7 @@ FLOAT_RE = re.compile(
 _MAX_INT_BITS = 14_000  # about 4200 decimal digits, under Python's limit of 4300
 
 
-class _LoopYamlLoader(_BaseLoader):  # type: ignore[misc]
+class _LoopYamlLoader(_BaseLoader):
     """Safe loader with YAML 1.2-style booleans and numbers."""
 
 
@@ -98,18 +102,18 @@ class LoadedDocument:
 class _Builder:
     """Turns a composed YAML node tree into Python data, recording key lines."""
 
-    def __init__(self, loader: Any, source: str) -> None:
+    def __init__(self, loader: _LoopYamlLoader, source: str) -> None:
         self.loader = loader
         self.source = source
         self.lines: dict[KeyPath, int] = {}
         self.count = 0
         self.active: set[int] = set()
 
-    def fail(self, node: Any, message: str) -> LoopFileError:
+    def fail(self, node: yaml.Node, message: str) -> LoopFileError:
         mark = node.start_mark
         return LoopFileError(self.source, message, mark.line + 1, mark.column + 1)
 
-    def build(self, node: Any, path: KeyPath) -> Any:
+    def build(self, node: yaml.Node, path: KeyPath) -> Any:
         self.count += 1
         if self.count > _MAX_NODES:
             raise self.fail(node, f"document too large (over {_MAX_NODES} nodes after aliases)")
@@ -144,14 +148,14 @@ class _Builder:
             )
         return value
 
-    def _key(self, key_node: Any) -> Any:
+    def _key(self, key_node: yaml.Node) -> str:
         if not isinstance(key_node, yaml.ScalarNode):
             raise self.fail(key_node, "a mapping key must be a plain value, not a list or map")
         # A key is its text: `1e3:`, `010:` and `true:` name `1e3`, `010` and `true`, as in
         # the JSON state file (whose keys are strings) and in `${context.1e3}`.
         return str(key_node.value)
 
-    def _scalar(self, node: Any) -> Any:
+    def _scalar(self, node: yaml.Node) -> Any:
         if node.tag in (_INT_TAG, _FLOAT_TAG) and isinstance(node.value, str):
             try:
                 return _yaml12_number(node.tag, node.value)
@@ -163,10 +167,10 @@ class _Builder:
                 raise self.fail(node, f"'{shown}' is not {kind}") from None
         return self.loader.construct_object(node, deep=True)
 
-    def _mapping(self, node: Any, path: KeyPath) -> dict[Any, Any]:
+    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
         # A key written twice is an error; a key that overrides one brought in by a
         # `<<:` merge is not, so duplicates are looked for before merging.
-        written: set[Any] = set()
+        written: set[str] = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
@@ -176,10 +180,10 @@ class _Builder:
                 raise self.fail(key_node, f"duplicate key '{key}' in {where}")
             written.add(key)
         self.loader.flatten_mapping(node)  # resolves `<<:` merges; later keys win
-        out: dict[Any, Any] = {}
+        out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             key = self._key(key_node)
-            key_path = (*path, key if isinstance(key, str | int) else str(key))
+            key_path = (*path, key)
             self.lines[key_path] = key_node.start_mark.line + 1
             out[key] = self.build(value_node, key_path)
         return out

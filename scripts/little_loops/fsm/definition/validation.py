@@ -1,8 +1,9 @@
 """Validate loop definitions, raw and as a model; every problem names loop > state > key.
 
-Two layers of checks, in this order:
+Layers of checks, in this order (a paradigm file is first compiled to an FSM through
+`paradigms.registry`, which needs nothing from this module):
 
-* `definition_checks` looks at the raw YAML data: unknown keys (with did-you-mean),
+* `key_checks` looks at the raw YAML data: unknown keys (with did-you-mean),
   required keys, the type and range of every field, enums, evaluator-specific fields.
 * `graph_checks` looks at the FSMLoop model: the initial state and every transition
   target exist, there is a terminal state, no non-terminal dead ends, reachability.
@@ -15,7 +16,6 @@ produce a cascade of follow-on messages.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 
 from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph_checks import check_graph
-from little_loops.fsm.definition.key_checks import check_definition
+from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
 from little_loops.fsm.definition.loader import LoadedDocument, load_file
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
@@ -49,9 +49,6 @@ __all__ = [
     "validate_definition",
     "validate_fsm",
 ]
-
-# The paradigm of a loop file written directly as states and transitions.
-FSM_PARADIGM = "fsm"
 
 
 @dataclass
@@ -138,10 +135,12 @@ def _compile(
     """Compile a paradigm spec (goal, convergence, ...) and validate the result."""
     name = data.get("name")
     loop = name if isinstance(name, str) and name else None
-    # Imported by name only when a paradigm file is seen, so plain FSM files never load it.
-    compilers = importlib.import_module("little_loops.fsm.paradigms.compile")
+    # Imported here, not at the top, so validating plain FSM files never loads the
+    # compilers (start-up time); the registry imports nothing from this module.
+    from little_loops.fsm.paradigms import registry
+
     try:
-        fsm: FSMLoop = compilers.compile_paradigm(dict(data))
+        fsm = registry.compile_paradigm(dict(data))
     except LoopValidationError as exc:
         return None, exc.errors
     except ParadigmSpecError as exc:

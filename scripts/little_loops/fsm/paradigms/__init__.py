@@ -1,1 +1,1 @@
-"""Compile paradigm specs (goal, convergence, invariants, imperative) into FSM loops."""
+"""Paradigms: short loop specs (goal, convergence, ...) compiled into FSMs; see `registry`."""

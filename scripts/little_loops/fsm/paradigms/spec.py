@@ -6,25 +6,18 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model import ACTION_TYPES
+from little_loops.fsm.definition.key_checks import LOOP_SETTING_KEYS, STATE_KEYS
+from little_loops.fsm.definition.value_checks import Check
 from little_loops.fsm.errors import ParadigmSpecError
 from little_loops.fsm.suggest import did_you_mean
 
-# Loop-level settings a paradigm spec may carry; they pass into the compiled FSM unchanged
-# (`action_type` goes onto every generated action state instead).
-LOOP_SETTINGS: tuple[str, ...] = (
-    "max_iterations",
-    "backoff",
-    "timeout",
-    "idle_timeout",
-    "max_cost_usd",
-    "maintain",
-    "llm",
-    "scope",
-    "context",
-    "action_type",
-)
-LLM_KEYS: tuple[str, ...] = ("enabled", "model", "max_tokens", "timeout")
+# Loop settings a paradigm spec may carry: the FSM's own, checked by the definition's checks
+# (one wording per mistake), plus `action_type`, which goes onto every generated action state.
+SETTING_KEYS: dict[str, Check] = {
+    **LOOP_SETTING_KEYS,
+    "action_type": STATE_KEYS["action_type"],
+}
+LOOP_SETTINGS: tuple[str, ...] = tuple(SETTING_KEYS)
 
 
 def type_name(value: Any) -> str:
@@ -134,6 +127,18 @@ class SpecReader:
             raise self.error("must not be empty", key)
         return value
 
+    def strings(self, key: str) -> list[str]:
+        """A required non-empty list of non-empty strings."""
+        out: list[str] = []
+        for index, value in enumerate(self.items(key)):
+            where = f"{key}[{index}]"
+            if not isinstance(value, str):
+                raise self.error(f"expected a string, got {type_name(value)}", where)
+            if not value.strip():
+                raise self.error("must not be empty", where)
+            out.append(value)
+        return out
+
     def mapping(self, key: str) -> SpecReader:
         """A reader for the required mapping at *key*."""
         value = self.require(key)
@@ -148,74 +153,3 @@ class SpecReader:
         if not isinstance(value, dict):
             raise self.error(f"expected a mapping, got {type_name(value)}", segment)
         return SpecReader(self.label, value, (*self.path, segment))
-
-
-def read_loop_settings(reader: SpecReader) -> dict[str, Any]:
-    """The loop-level settings present in the spec, type-checked, ready for the FSM dict.
-
-    `action_type` is included too; the caller moves it onto the action states.
-    """
-    out: dict[str, Any] = {}
-    data = reader.data
-    if "max_iterations" in data:
-        value = data["max_iterations"]
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise reader.error(f"expected an integer, got {type_name(value)}", "max_iterations")
-        if value < 1:
-            raise reader.error(f"must be at least 1, got {value}", "max_iterations")
-        out["max_iterations"] = value
-    if "backoff" in data:
-        out["backoff"] = reader.number("backoff", minimum=0)
-    for key, unit in (
-        ("timeout", "seconds"),
-        ("idle_timeout", "seconds"),
-        ("max_cost_usd", "dollars"),
-    ):
-        if key in data:
-            value = reader.number(key, minimum=0)
-            if value == 0:
-                raise reader.error(f"must be more than 0 {unit}", key)
-            out[key] = value
-    if "maintain" in data:
-        out["maintain"] = reader.boolean("maintain")
-    if "llm" in data:
-        out["llm"] = _read_llm(reader.mapping("llm"))
-    if "scope" in data:
-        scope = data["scope"]
-        if not isinstance(scope, list):
-            raise reader.error(f"expected a list of paths, got {type_name(scope)}", "scope")
-        for index, path in enumerate(scope):
-            if not isinstance(path, str) or not path.strip():
-                raise reader.error(
-                    f"expected a non-empty path string, got {type_name(path)}", f"scope[{index}]"
-                )
-        out["scope"] = list(scope)
-    if "context" in data:
-        context = reader.mapping("context").data
-        for key in context:
-            if not isinstance(key, str):
-                raise reader.error(f"keys must be strings, got {type_name(key)}", "context")
-        out["context"] = dict(context)
-    if "action_type" in data:
-        out["action_type"] = reader.choice("action_type", ACTION_TYPES)
-    return out
-
-
-def _read_llm(reader: SpecReader) -> dict[str, Any]:
-    reader.check_keys(LLM_KEYS)
-    out: dict[str, Any] = {}
-    if "enabled" in reader.data:
-        out["enabled"] = reader.boolean("enabled")
-    if "model" in reader.data:
-        out["model"] = reader.string("model")
-    if "max_tokens" in reader.data:
-        value = reader.data["max_tokens"]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise reader.error(f"expected a positive integer, got {value!r}", "max_tokens")
-        out["max_tokens"] = value
-    if "timeout" in reader.data:
-        timeout = reader.number("timeout", minimum=0)
-        if timeout == 0:
-            raise reader.error("must be more than 0 seconds", "timeout")
-        out["timeout"] = timeout
-    return out

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fake_claude import REPORT, json_line, said, stream_claude
+from support.loops import first_action_complete, prompt_loop
 
 from little_loops.cli.display import printable
 from little_loops.fsm.actions import claude as claude_output
-from little_loops.fsm.actions.claude import describe_step, latest_step, report_from_file
+from little_loops.fsm.actions.claude import (
+    apply_report,
+    describe_step,
+    latest_step,
+    parse_report,
+    report_from_file,
+)
+from little_loops.fsm.actions.runners import ActionRequest, ActionResult, DefaultActionRunner
+from little_loops.fsm.engine.executor import FSMExecutor
 
 
 def assistant(*blocks: dict[str, Any]) -> str:
@@ -138,3 +149,189 @@ def test_a_cut_short_session_keeps_a_bounded_tail_and_survives_a_missing_file(
     # All of it in memory, under the cap: whole.
     whole = apply_report(ActionResult(words, "", 124, 5, error="timed out"))
     assert whole.truncated is False
+
+
+# --- moved from test_spend.py ---
+
+
+class TestClaudeReport:
+    def test_report_becomes_output_cost_and_usage(self) -> None:
+        result = apply_report(ActionResult(json.dumps(REPORT), "", 0, 5))
+        assert result.output == "Fixed the bug"
+        assert result.cost_usd == 0.0125
+        assert result.usage == {
+            "input_tokens": 1200,
+            "output_tokens": 80,
+            "cache_read_input_tokens": 300,
+        }
+        assert result.error is None
+
+    def test_stream_transcript_ends_in_the_report(self) -> None:
+        transcript = "\n".join(
+            json.dumps(line)
+            for line in (
+                {"type": "system", "subtype": "init", "tools": ["Read"]},
+                {"type": "assistant", "message": {"id": "m", "content": [], "usage": {}}},
+                {"type": "user", "message": {"content": [{"type": "tool_result"}]}},
+                {**REPORT, "type": "result"},
+            )
+        )
+        raw = ActionResult(transcript + "\n", "", 0, 5, truncated=True, output_path="x.out")
+        result = apply_report(raw)
+        assert (result.output, result.cost_usd) == ("Fixed the bug", 0.0125)
+        # The answer is whole even if the transcript outgrew the tail; the file keeps it all.
+        assert (result.truncated, result.output_path) == (False, "x.out")
+        # One assistant line on its own is a session cut short, not a report.
+        assert parse_report(json.dumps({"type": "assistant", "message": {}})) is None
+
+    def test_lines_that_are_not_json_are_passed_over(self) -> None:
+        report = json.dumps({**REPORT, "type": "result"})
+        warning_first = f"Warning: update available\n{report}\n"
+        assert parse_report(warning_first) == {**REPORT, "type": "result"}
+        cut_tail = 'ol_result", "content": "xxxx"}}\n' + report  # a tail starts mid-line
+        assert apply_report(ActionResult(cut_tail, "", 0, 5)).cost_usd == 0.0125
+
+    def test_a_session_without_its_report_keeps_its_words_and_tokens(self) -> None:
+        def said(text: str, message: dict[str, Any]) -> str:
+            content = [{"type": "text", "text": text}]
+            return json.dumps({"type": "assistant", "message": {**message, "content": content}})
+
+        stream = "\n".join(
+            [
+                json.dumps({"type": "system", "subtype": "init"}),
+                said("one", {"usage": {"input_tokens": 10, "output_tokens": 1}}),
+                said("two", {"usage": {"input_tokens": 20, "output_tokens": 2}}),  # no ids
+                said(
+                    "three",
+                    {
+                        "id": "m3",
+                        "model": "claude-haiku-4-5-20251001",
+                        "usage": {"input_tokens": 1_000_000, "output_tokens": 0},
+                    },
+                ),
+            ]
+        )
+        # Cut short by a limit: the runner's error stands; the tokens are priced.
+        killed = apply_report(ActionResult(stream, "", 124, 5, error="action timed out"))
+        assert (killed.output, killed.error) == ("one\ntwo\nthree", "action timed out")
+        assert killed.usage == {"input_tokens": 1_000_030, "output_tokens": 3}
+        assert killed.cost_usd == pytest.approx(1.0 + 30 / 1e6 + 3 * 5 / 1e6)
+        # Exit 0 without a report: the session did not finish, which is not a success.
+        ended = apply_report(ActionResult(stream, "", 0, 5))
+        assert (ended.exit_code, ended.error) == (
+            1,
+            "claude ended without its final report (the session did not finish)",
+        )
+
+    def test_plain_text_is_left_alone(self) -> None:
+        raw = ActionResult("just text\n", "", 0, 5)
+        assert apply_report(raw) is raw
+        assert parse_report("{not json") is None
+        assert parse_report("[1, 2]") is None
+        assert parse_report('{"a":' * 100_000) is None  # too deep for json: not a report
+
+    def test_is_error_report_is_an_error(self) -> None:
+        report = {**REPORT, "is_error": True, "result": "API Error: 500 overloaded\nmore"}
+        result = apply_report(ActionResult(json.dumps(report), "", 0, 5))
+        assert result.exit_code == 1
+        assert result.error == "claude reported an error: API Error: 500 overloaded"
+
+    def test_claude_failing_without_a_report_is_an_error(self) -> None:
+        result = apply_report(ActionResult("", "Segmentation fault\n", 139, 5))
+        assert result.error == "claude exited with status 139: Segmentation fault"
+
+    def test_unknown_slash_command_is_an_error(self) -> None:
+        result = apply_report(ActionResult("Unknown command: /ll:nope\n", "", 0, 5))
+        assert result.error == (
+            "claude does not know the slash command /ll:nope (is there a "
+            ".claude/commands file for it in the loop's project?)"
+        )
+
+    def test_successful_plain_output_stays_unjudged_by_runner(self) -> None:
+        raw = ActionResult("All done. Unknown command: is just text here\n", "", 0, 5)
+        assert apply_report(raw).error is None
+
+
+class TestClaudeSession:
+    def test_a_report_beyond_the_in_memory_tail_is_read_from_the_output_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # A long session (big tool results) and a long answer: more than the runner keeps.
+        big_result = json.dumps({"type": "user", "message": {"content": "r" * 50_000}})
+        answer = "A" * 300_000
+        report = json.dumps({**REPORT, "type": "result", "result": answer})
+        transcript = tmp_path / "transcript.jsonl"
+        transcript.write_text((big_result + "\n") * 10 + report + "\n\n")
+        stream_claude(tmp_path, monkeypatch, f"cat {transcript}\n")
+        runner = DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path, tail_bytes=64 * 1024)
+        result = runner.run("Fix it", 30, True)
+        assert result.error is None
+        assert (result.cost_usd, result.output, result.truncated) == (0.0125, answer, False)
+
+    def test_a_long_session_cut_short_counts_every_message_not_just_the_tail(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        tool_result = json.dumps({"type": "user", "message": {"content": "r" * 20_000}})
+        turn = {
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "step"}],
+            "usage": {"input_tokens": 1000, "output_tokens": 100},
+        }
+        lines = [
+            json.dumps({"type": "assistant", "message": {**turn, "id": f"m{i}"}})
+            + "\n"
+            + tool_result
+            for i in range(40)
+        ]
+        transcript = tmp_path / "transcript.jsonl"
+        transcript.write_text("\n".join(lines) + "\n")
+        stream_claude(tmp_path, monkeypatch, f"cat {transcript}\nexec sleep 30\n")
+        runner = DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path, tail_bytes=64 * 1024)
+        result = runner.execute(ActionRequest("Fix it", 30, True, idle_timeout=0.5))
+        assert result.exit_code == 124
+        # 40 messages of 1000 + 100 tokens, though only ~3 fit in the 64 KiB tail.
+        assert result.usage == {"input_tokens": 40_000, "output_tokens": 4_000}
+        assert result.cost_usd == pytest.approx((40_000 * 3 + 4_000 * 15) / 1e6)
+        assert result.output == "\n".join(["step"] * 40)
+
+
+def test_idle_timeout_ends_a_claude_session_that_goes_silent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code streams a line per message: a session that stops printing is stuck.
+    stream_claude(
+        tmp_path,
+        monkeypatch,
+        json_line({"type": "system", "subtype": "init"})
+        + said("Looking at the tests.", "m1", 5)
+        + said("Looking at the tests.", "m1", 12)  # the same message, its usage so far
+        + said("Running them now.", "m2", 7)
+        + "exec sleep 30\n",
+    )
+    fsm = prompt_loop(state_idle_timeout=0.5, max_iterations=1)
+    events: list[dict[str, Any]] = []
+    started = time.monotonic()
+    FSMExecutor(
+        fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+    ).run()
+    assert time.monotonic() - started < 10
+    complete = next(e for e in events if e["event"] == "action_complete")
+    assert complete["exit_code"] == 124
+    assert complete["error"] == "action printed nothing for 500ms (idle_timeout)"
+    # What Claude had said and used before it went quiet is kept; no cost was reported.
+    assert complete["output"] == "Looking at the tests.\nLooking at the tests.\nRunning them now."
+    assert complete["usage"] == {"input_tokens": 200, "output_tokens": 19}
+    assert "cost_usd" not in complete
+
+
+def test_idle_timeout_spares_a_claude_session_that_keeps_streaming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = "".join(said(f"step {i}", f"m{i}") + "sleep 0.25\n" for i in range(6))
+    report = {**REPORT, "type": "result"}
+    stream_claude(tmp_path, monkeypatch, steps + json_line(report))
+    fsm = prompt_loop(state_idle_timeout=0.8, max_iterations=1)
+    complete = first_action_complete(fsm, tmp_path)
+    assert complete["exit_code"] == 0
+    assert complete["output"] == "Fixed the bug"  # the result line's answer, not the steps
+    assert complete["cost_usd"] == 0.0125

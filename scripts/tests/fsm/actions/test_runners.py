@@ -12,12 +12,15 @@ import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import pytest
+from support.fake_claude import shell_claude
 
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.runners import CLAUDE_ROOT_ERROR, DefaultActionRunner
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.engine.executor import FSMExecutor
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
 
@@ -57,13 +60,6 @@ def survivors(marker: str, settle: float = 1.0) -> list[str]:
         if not found or time.monotonic() > until:
             return found
         time.sleep(0.02)
-
-
-def fake_claude(bin_dir: Path, body: str) -> None:
-    bin_dir.mkdir(exist_ok=True)
-    script = bin_dir / "claude"
-    script.write_text(f"#!/bin/sh\n{body}\n")
-    script.chmod(0o755)
 
 
 def test_exit_code_and_separate_streams(runner: DefaultActionRunner) -> None:
@@ -287,10 +283,10 @@ def test_cancel_is_sticky_until_reset(runner: DefaultActionRunner, tmp_path: Pat
 def test_prompt_reaches_claude_with_the_right_argv(
     runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = tmp_path / "bin"
     record = tmp_path / "argv"
-    fake_claude(bin_dir, f'printf "%s\\0" "$@" > {record}; pwd >> {record}; echo answered')
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shell_claude(
+        tmp_path, monkeypatch, f'printf "%s\\0" "$@" > {record}; pwd >> {record}; echo answered'
+    )
     state = StateConfig(action="Analyze the test failures", action_type="prompt")
     assert state.action is not None
 
@@ -339,9 +335,7 @@ def test_missing_working_directory_is_an_error_result(tmp_path: Path) -> None:
 def test_claude_refusing_root_names_is_sandbox(
     runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = tmp_path / "bin"
-    fake_claude(bin_dir, f"echo '{REAL_REFUSAL}' >&2; exit 1")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shell_claude(tmp_path, monkeypatch, f"echo '{REAL_REFUSAL}' >&2; exit 1")
     result = runner.run("fix it", 10, True)
     assert result.exit_code == 1
     assert result.error == CLAUDE_ROOT_ERROR
@@ -369,3 +363,61 @@ def test_no_descriptor_leak(
     monkeypatch.setenv("PATH", str(tmp_path))
     runner.run("true", 10, True)  # claude not found
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+# --- moved from test_qa_regressions.py ---
+
+
+def test_a_nul_byte_in_an_action_is_an_error_result(tmp_path: Path) -> None:
+    result = DefaultActionRunner(cwd=tmp_path).run("echo a\0b", 5, False)
+    assert (result.exit_code, result.error) == (
+        126,
+        "the action contains a NUL byte, which a command line cannot carry",
+    )
+
+
+# --- moved from test_spend.py ---
+
+
+class TestIdleTimeout:
+    def test_silent_action_is_killed_within_two_seconds_of_the_limit(self, tmp_path: Path) -> None:
+        fsm = FSMLoop(
+            name="idle",
+            initial="wait",
+            states={
+                "wait": StateConfig(action="sleep 30", idle_timeout=0.5, on_error="done"),
+                "done": StateConfig(terminal=True),
+            },
+        )
+        events: list[dict[str, Any]] = []
+        started = time.monotonic()
+        result = FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        assert time.monotonic() - started < 2.5
+        assert result.final_state == "done"
+        complete = next(e for e in events if e["event"] == "action_complete")
+        assert complete["exit_code"] == 124
+        assert complete["error"] == "action printed nothing for 500ms (idle_timeout)"
+        assert next(e for e in events if e["event"] == "evaluate")["verdict"] == "error"
+
+    def test_loop_default_applies_and_chatty_action_survives(self, tmp_path: Path) -> None:
+        fsm = FSMLoop(
+            name="idle",
+            initial="chatty",
+            states={
+                "chatty": StateConfig(
+                    action="for i in 1 2 3 4 5 6; do echo $i; sleep 0.2; done",
+                    on_success="silent",
+                ),
+                "silent": StateConfig(action="sleep 30", on_error="done"),
+                "done": StateConfig(terminal=True),
+            },
+            idle_timeout=0.6,
+        )
+        events: list[dict[str, Any]] = []
+        FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        codes = [e["exit_code"] for e in events if e["event"] == "action_complete"]
+        assert codes == [0, 124]

@@ -819,3 +819,31 @@ def test_validate_prints_analysis_warnings_with_lines_and_strict_fails(
     assert strict.out == f".loops/partial.yaml:4: error: {message}\n"
     as_json = loop_project.run("validate", "--json", "partial")
     assert '"state": "fix"' in as_json.out
+
+
+# --- moved from test_spend.py ---
+
+
+def test_validate_warns_about_a_short_idle_timeout_on_a_claude_state() -> None:
+    from little_loops.fsm.definition.loader import load_text
+    from little_loops.fsm.definition.validation import check_document
+
+    def warnings(idle: str) -> list[str]:
+        text = (
+            f"name: x\ninitial: fix\nidle_timeout: 5\nstates:\n  fix:\n    action: /ll:fix\n"
+            f"{idle}    on_success: check\n    on_failure: check\n    on_error: check\n"
+            "  check:\n    action: make test\n    idle_timeout: 5\n    next: done\n"
+            "  done:\n    terminal: true\n"
+        )
+        report = check_document(load_text(text, "x.yaml"))
+        return [str(w) for w in report.warnings if "idle_timeout" in str(w)]
+
+    # Shell actions may have any idle_timeout (the loop's applies to them only); a Claude
+    # action's own needs room for long steps.
+    assert warnings("") == []
+    assert warnings("    idle_timeout: 300\n") == []
+    assert warnings("    idle_timeout: 60\n") == [
+        "loop 'x' > states > fix > idle_timeout: 60s is short for a Claude action: Claude "
+        "Code prints a line only when a message or a tool call is finished, so a long reply "
+        "or a long tool call (a test run) is silent for longer; 120s or more is safer"
+    ]

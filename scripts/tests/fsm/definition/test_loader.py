@@ -219,3 +219,19 @@ def test_keys_are_their_text() -> None:
         """
     )
     assert data == {"context": {"1e3": "a", "010": "b", "true": "c", "1:30": "d", "q": "e"}}
+
+
+# --- moved from test_qa_regressions.py ---
+
+
+def test_dates_in_yaml_stay_strings() -> None:
+    doc = load_text("name: x\ncontext: {d: 2001-12-14}\n")
+    assert doc.data["context"] == {"d": "2001-12-14"}
+
+
+def test_tagged_non_json_values_are_refused_with_their_place() -> None:
+    with pytest.raises(LoopDefinitionError) as info:
+        load_text("name: x\ncontext: {b: !!binary aGVsbG8=}\n", "x.yaml")
+    assert str(info.value) == (
+        "x.yaml:2:14: a value tagged !!binary is not supported here; write it as a string"
+    )

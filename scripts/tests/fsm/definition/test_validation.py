@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-import sys
 import textwrap
-import types
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -41,6 +39,7 @@ from little_loops.fsm.errors import (
     ValidationError,
 )
 from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES, EVALUATOR_TYPES, SPECS
+from little_loops.fsm.paradigms import registry
 
 
 def loop(**overrides: Any) -> dict[str, Any]:
@@ -802,14 +801,12 @@ def test_an_empty_verdict_is_an_error() -> None:
 
 
 # --- paradigm files ---------------------------------------------------------------------------
-# The paradigm compilers live in little_loops.fsm.paradigms.compile (another part of the pipeline);
-# these tests put a small stand-in module in its place to check how validation uses it.
+# The paradigm compilers live in little_loops.fsm.paradigms (the next stage of the pipeline);
+# these tests put a small stand-in compiler in their place to check how validation uses it.
 
 
 def _stand_in_compilers(monkeypatch: pytest.MonkeyPatch, compile_paradigm: Any) -> None:
-    module = types.ModuleType("little_loops.fsm.paradigms.compile")
-    module.compile_paradigm = compile_paradigm  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "little_loops.fsm.paradigms.compile", module)
+    monkeypatch.setattr(registry, "compile_paradigm", compile_paradigm)
 
 
 GOAL = """\

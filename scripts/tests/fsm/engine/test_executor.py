@@ -6,10 +6,14 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fake_claude import REPORT, fake_claude, json_line, said, stream_claude
+from support.loops import PayingRunner, first_action_complete, prompt_loop
 
+from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
     FSMLoop,
@@ -662,3 +666,92 @@ def test_a_failing_event_sink_ends_the_run_with_an_error_not_an_exception() -> N
         "internal error: OSError: [Errno 28] No space left on device; could not record the end "
         "of the run: OSError: [Errno 28] No space left on device"
     )
+
+
+# --- moved from test_spend.py ---
+
+
+class TestBudget:
+    def test_budget_stops_after_the_first_paid_call_that_crosses_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        calls = fake_claude(tmp_path, monkeypatch, cost=0.04)
+        events: list[dict[str, Any]] = []
+        fsm = prompt_loop(max_cost_usd=0.1, max_iterations=20)
+        result = FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        # 0.04, 0.08, 0.12: the third call crosses $0.10, so no fourth call starts.
+        assert len(calls.read_text().splitlines()) == 3
+        assert result.terminated_by == "budget"
+        assert result.cost_usd == pytest.approx(0.12)
+        assert result.error == "spend $0.1200 reached max_cost_usd $0.1 before state 'fix'"
+        complete = [e for e in events if e["event"] == "action_complete"]
+        assert complete[0]["cost_usd"] == 0.04
+        assert complete[0]["usage"]["input_tokens"] == 1200
+        assert complete[-1]["spent_usd"] == pytest.approx(0.12)
+        assert result.usage["claude_input_tokens"] == 3600
+
+    def test_recorded_dollars_are_rounded_to_micro_dollars(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # Claude Code sums its cost in floating point and can report float noise; the
+        # event and the run's total must agree to the digit, whatever Claude printed.
+        fake_claude(tmp_path, monkeypatch, cost=0.29152500000000003)
+        events: list[dict[str, Any]] = []
+        fsm = prompt_loop(max_iterations=1)
+        result = FSMExecutor(
+            fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
+        ).run()
+        (complete,) = [e for e in events if e["event"] == "action_complete"]
+        assert repr(complete["cost_usd"]) == "0.291525"
+        assert repr(complete["spent_usd"]) == "0.291525"
+        assert result.cost_usd == complete["cost_usd"]
+
+    def test_a_paid_terminal_action_waits_for_the_budget_too(self) -> None:
+        fsm = FSMLoop(
+            name="maintained",
+            initial="check",
+            states={
+                "check": StateConfig(action="true", on_success="done", on_failure="done"),
+                "done": StateConfig(terminal=True, action="/report"),
+            },
+            maintain=True,
+            max_iterations=10,
+            max_cost_usd=0.15,
+        )
+        runner = PayingRunner(cost=0.1, exit_code=0)
+        result = FSMExecutor(fsm, action_runner=runner).run()
+        # $0.10, $0.20: the second report crosses $0.15, so no third one starts.
+        assert runner.calls == ["true", "/report", "true", "/report", "true"]
+        assert (result.terminated_by, result.final_state) == ("budget", "done")
+
+    def test_shell_states_run_on_after_the_budget_is_reached(self) -> None:
+        fsm = FSMLoop(
+            name="mixed",
+            initial="fix",
+            states={
+                "fix": StateConfig(action="/fix", next="check"),
+                "check": StateConfig(action="test", on_success="done", on_failure="fix"),
+                "done": StateConfig(terminal=True),
+            },
+            max_cost_usd=0.5,
+        )
+        runner = PayingRunner(cost=1.0, exit_code=1)
+        result = FSMExecutor(fsm, action_runner=runner).run()
+        assert runner.calls == ["/fix", "test"]
+        assert (result.terminated_by, result.final_state) == ("budget", "fix")
+
+
+def test_the_loops_idle_timeout_does_not_end_a_claude_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A loop-level idle_timeout is for its shell steps: a Claude session inside a long
+    # tool call (1 s of silence here) is not ended by it.
+    report = {**REPORT, "type": "result"}
+    stream_claude(
+        tmp_path, monkeypatch, said("running the suite") + "sleep 1\n" + json_line(report)
+    )
+    fsm = prompt_loop(idle_timeout=0.3, max_iterations=1)
+    complete = first_action_complete(fsm, tmp_path)
+    assert (complete["exit_code"], complete["output"]) == (0, "Fixed the bug")

@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
-from typing import Any
 
 import pytest
+from support.fake_claude import install_claude
+from support.loops import run_loop
 
-from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, RouteConfig, StateConfig
-from little_loops.fsm.engine.executor import FSMExecutor
-
-
-def run_loop(fsm: FSMLoop, cwd: Path) -> tuple[Any, list[dict[str, Any]]]:
-    events: list[dict[str, Any]] = []
-    runner = DefaultActionRunner(cwd=cwd)
-    result = FSMExecutor(fsm, event_callback=events.append, action_runner=runner).run()
-    return result, events
 
 
 def test_current_retry_with_captures_in_bash(tmp_path: Path) -> None:
@@ -72,18 +62,15 @@ def test_undeclared_interpolated_target_with_bash(tmp_path: Path) -> None:
 def test_prompt_action_reaches_fake_claude_with_right_argv(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     argv_file = tmp_path / "argv.json"
-    claude = bin_dir / "claude"
-    claude.write_text(
+    install_claude(
+        tmp_path,
+        monkeypatch,
         "#!/usr/bin/env python3\n"
         "import json, sys\n"
         f"json.dump(sys.argv[1:], open({str(argv_file)!r}, 'w'))\n"
-        "print('I fixed it')\n"
+        "print('I fixed it')\n",
     )
-    claude.chmod(claude.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     fsm = FSMLoop(
         name="prompt",
         initial="ask",

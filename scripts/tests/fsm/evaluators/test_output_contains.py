@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -40,3 +41,20 @@ def test_output_contains(output: str, pattern: str, negate: bool, verdict: str, 
 
 def test_output_contains_empty_pattern_is_error() -> None:
     assert evaluate_output_contains("x", "").details["error"] == "pattern is empty"
+
+
+# --- moved from test_qa_regressions.py ---
+
+
+def test_a_catastrophic_regex_gives_error_within_its_time_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("little_loops.fsm.evaluators.output_contains.REGEX_TIME_LIMIT", 0.3)
+    started = time.monotonic()
+    result = evaluate_output_contains("a" * 40 + "!", "(a+)+b")
+    assert time.monotonic() - started < 2
+    assert result.verdict == "error"
+    assert result.details["error"] == (
+        "pattern took longer than 0.3s to match (a nested quantifier like (a+)+ backtracks "
+        "without end); simplify the pattern"
+    )

@@ -101,3 +101,12 @@ def test_output_json_errors(output: str, path: str, operator: str, message: str)
     result = evaluate_output_json(output, path, operator, 1)
     assert result.verdict == "error"
     assert result.details["error"] == message
+
+
+# --- moved from test_qa_regressions.py ---
+
+
+def test_nan_in_json_output_is_not_json() -> None:
+    result = evaluate_output_json('{"a": NaN}', ".a", "eq", 0)
+    assert result.verdict == "error"
+    assert result.details["error"] == "output is not valid JSON: NaN is not a JSON value"

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fake_claude import fake_claude
+from support.loops import prompt_loop
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
@@ -383,3 +385,23 @@ def test_a_stop_during_the_continued_prompt_keeps_the_handoff_note(tmp_path: Pat
         == "terminal"
     )
     assert prompts[2] == prompts[1] == "Continue from this handoff note: step 3 of 7\n\n/ll:work"
+
+
+# --- moved from test_spend.py ---
+
+
+class TestBudget:
+    def test_spend_is_saved_and_survives_resume(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        fake_claude(tmp_path, monkeypatch, cost=0.25)
+        loops = tmp_path / ".loops"
+        fsm = prompt_loop(max_iterations=2)
+        first = PersistentExecutor(
+            fsm, loops_dir=loops, action_runner=DefaultActionRunner(cwd=tmp_path)
+        )
+        assert first.run().terminated_by == "max_iterations"
+        state = StatePersistence("spender", loops).load_state()
+        assert state is not None
+        assert state.cost_usd == pytest.approx(0.5)
+        assert state.usage["claude_output_tokens"] == 160

@@ -1,14 +1,15 @@
-"""Paradigm compilers: golden examples from the design doc, properties, and spec errors."""
+"""The paradigm registry and dispatch: golden examples, properties, and spec errors."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.paths import DATA
+from support.paths import DATA, REPO
 
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
@@ -17,16 +18,11 @@ from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.paradigms.compile import (
-    COMPILERS,
-    compile_convergence,
-    compile_goal,
-    compile_imperative,
-    compile_invariants,
-    compile_paradigm,
-    constraint_state_suffix,
-    goal_slug,
-)
+from little_loops.fsm.paradigms.convergence import compile_convergence
+from little_loops.fsm.paradigms.goal import compile_goal
+from little_loops.fsm.paradigms.imperative import compile_imperative
+from little_loops.fsm.paradigms.invariants import compile_invariants, constraint_state_suffix
+from little_loops.fsm.paradigms.registry import COMPILERS, compile_paradigm
 
 PARADIGM_DATA = DATA / "paradigms"
 GOLDEN = sorted(
@@ -106,94 +102,6 @@ def test_golden_example_is_written_as_the_expected_file(name: str) -> None:
 
 
 # --- templates and rules ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("goal", "slug"),
-    [
-        ("No type errors in src/", "goal-no-type-errors"),
-        ("All tests pass!", "goal-all-tests-pass"),
-        ("Don't break the build", "goal-dont-break-build"),
-        ("Make every single test in the api module green", "goal-make-every-single-test-api"),
-        ("Zéro erreur", "goal-zero-erreur"),
-        ("???", "goal"),
-    ],
-)
-def test_goal_slug(goal: str, slug: str) -> None:
-    assert goal_slug(goal) == slug
-
-
-def test_explicit_name_wins_over_goal_slug() -> None:
-    fsm = compile_goal({"goal": "No type errors", "tools": ["mypy ."], "name": "types"})
-    assert fsm.name == "types"
-
-
-def test_goal_with_one_tool_runs_it_only_in_evaluate() -> None:
-    fsm = compile_goal({"goal": "clean", "tools": ["ruff check --fix ."]})
-    assert fsm.states["evaluate"].action == "ruff check --fix ."
-    assert fsm.states["fix"].action is None
-    assert fsm.states["fix"].next == "evaluate"
-
-
-@pytest.mark.parametrize(
-    ("name", "suffix"),
-    [("tests-pass", "tests_pass"), ("Lint clean", "lint_clean"), ("--a--b--", "a_b")],
-)
-def test_constraint_state_suffix(name: str, suffix: str) -> None:
-    assert constraint_state_suffix(name) == suffix
-
-
-def test_invariants_without_maintain_has_no_on_maintain() -> None:
-    spec = {"name": "x", "constraints": [{"name": "a", "check": "true", "fix": "true"}]}
-    fsm = compile_invariants(spec)
-    assert fsm.states["all_valid"].on_maintain is None
-    assert fsm.maintain is False
-
-
-def test_convergence_direction_and_settings_carry_over() -> None:
-    fsm = compile_convergence(
-        {
-            "name": "coverage",
-            "check": "cov.sh",
-            "toward": 90,
-            "using": "Add a test for the least covered module",
-            "tolerance": 0.5,
-            "direction": "maximize",
-            "action_type": "prompt",
-            "context": {"module": "api"},
-            "scope": ["src/", "tests/"],
-            "timeout": 600,
-            "backoff": 1.5,
-            "llm": {"enabled": False},
-            "max_iterations": 7,
-        }
-    )
-    assert fsm.context == {"metric_cmd": "cov.sh", "target": 90, "tolerance": 0.5, "module": "api"}
-    evaluate = fsm.states["measure"].evaluate
-    assert evaluate is not None
-    assert evaluate.direction == "maximize"
-    assert fsm.states["measure"].action_type == "prompt"
-    assert fsm.states["apply"].action_type == "prompt"
-    assert fsm.states["done"].action_type is None
-    assert (fsm.scope, fsm.timeout, fsm.backoff, fsm.max_iterations) == (
-        ["src/", "tests/"],
-        600,
-        1.5,
-        7,
-    )
-    assert fsm.llm.enabled is False
-    assert fsm.paradigm == "convergence"
-
-
-def test_no_paradigm_key_is_fsm_passthrough() -> None:
-    spec = {
-        "name": "x",
-        "initial": "a",
-        "states": {"a": {"action": "true", "next": "b"}, "b": {"terminal": True}},
-    }
-    fsm = compile_paradigm(spec)
-    assert fsm == FSMLoop.from_dict(spec)
-    assert fsm.paradigm is None
 
 
 def test_compiled_output_with_source_paradigm_loads_as_fsm() -> None:
@@ -514,21 +422,20 @@ def test_missing_required_field(spec: dict[str, Any], message: str) -> None:
         ),
         (
             {**IMPERATIVE, "max_iterations": 0},
-            "paradigm 'imperative' > max_iterations: must be at least 1, got 0",
+            # Loop settings are checked by the definition's checks: FSM-file wording.
+            "loop 'n' > max_iterations: expected a whole number >= 1, got 0",
         ),
         (
             {**IMPERATIVE, "action_type": "bash"},
-            "paradigm 'imperative' > action_type: unknown value 'bash'; known: prompt,"
-            " slash_command, shell",
+            "loop 'n' > action_type: expected one of prompt, slash_command, shell, got 'bash'",
         ),
         (
             {**IMPERATIVE, "action_type": 1},
-            "paradigm 'imperative' > action_type: expected one of prompt, slash_command, shell,"
-            " got integer",
+            "loop 'n' > action_type: expected one of prompt, slash_command, shell, got 1",
         ),
         (
             {**IMPERATIVE, "llm": {"modle": "x"}},
-            "paradigm 'imperative' > llm > modle: unknown key (did you mean model?)",
+            "loop 'n' > llm > modle: unknown key (did you mean model?)",
         ),
     ],
 )
@@ -644,5 +551,14 @@ def test_spend_and_idle_limits_carry_over() -> None:
 
 
 def test_zero_budget_is_rejected() -> None:
-    with pytest.raises(LoopDefinitionError, match="max_cost_usd: must be more than 0 dollars"):
+    with pytest.raises(LoopDefinitionError, match="max_cost_usd: expected a number > 0, got 0"):
         compile_paradigm({"paradigm": "goal", "goal": "x", "tools": ["a"], "max_cost_usd": 0})
+
+
+def test_the_paradigms_import_nothing_from_validation() -> None:
+    """Validation calls the registry; the other way round would be an import cycle."""
+    folder = REPO / "scripts" / "little_loops" / "fsm" / "paradigms"
+    for path in sorted(folder.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert "little_loops.fsm.definition.validation" not in modules, path.name

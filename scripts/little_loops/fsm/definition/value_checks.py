@@ -1,0 +1,222 @@
+"""Value checks for loop keys: what is wrong with a value, and the JSON Schema saying the same."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+from little_loops.fsm.suggest import did_you_mean
+
+
+@dataclass(frozen=True)
+class Check:
+    """A key's value check: what is wrong with a value (None when it is fine), and the
+    JSON Schema fragment that says the same, for the generated fsm-loop-schema.json."""
+
+    find: Callable[[object], str | None]
+    json: Mapping[str, Any]
+
+    def __call__(self, value: object) -> str | None:
+        return self.find(value)
+
+
+def check_with(json: Mapping[str, Any]) -> Callable[[Callable[[object], str | None]], Check]:
+    """Make the decorated function a Check standing for the JSON Schema *json*."""
+
+    def wrap(find: Callable[[object], str | None]) -> Check:
+        return Check(find, json)
+
+    return wrap
+
+
+def describe(value: object) -> str:
+    """How a wrong value reads in a message: `'ten'`, `1.5`, `true`, `null`, `a list`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@check_with({"type": "string", "minLength": 1})
+def string(value: object) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return None
+    if isinstance(value, str):
+        return "expected a non-empty string, got ''"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # `next: 02` reads as the number 2: quoting keeps the text as written.
+        return f"expected a string, got the number {describe(value)} (quote it as written)"
+    return f"expected a string, got {describe(value)}"
+
+
+@check_with({"type": "string"})
+def text(value: object) -> str | None:
+    """A string that may be empty (an action or prompt of '' is odd but well-formed)."""
+    return None if isinstance(value, str) else f"expected a string, got {describe(value)}"
+
+
+@check_with({"type": "boolean"})
+def boolean(value: object) -> str | None:
+    return None if isinstance(value, bool) else f"expected true or false, got {describe(value)}"
+
+
+@check_with({"type": "object"})
+def mapping(value: object) -> str | None:
+    return None if isinstance(value, Mapping) else f"expected a mapping, got {describe(value)}"
+
+
+@check_with({"type": "object", "required": ["type"], "properties": {"type": {"const": "object"}}})
+def judge_schema(value: object) -> str | None:
+    """An llm_structured schema: a mapping whose verdict enum, if any, lists names."""
+    if not isinstance(value, Mapping):
+        return mapping(value)
+    if value.get("type") != "object":
+        return (
+            f"expected type: object (the judge answers with an object holding its verdict), "
+            f"got type: {describe(value.get('type'))}"
+        )
+    props = value.get("properties")
+    spec = props.get("verdict") if isinstance(props, Mapping) else None
+    enum = spec.get("enum") if isinstance(spec, Mapping) else None
+    if isinstance(enum, list):
+        if not enum:
+            return "the verdict enum is empty: list the verdicts the judge may give"
+        for item in enum:
+            if not isinstance(item, str):
+                quote = " (quote it)" if not isinstance(item, list | Mapping) else ""
+                return (
+                    f"the verdict enum must list names (strings), got {describe(item)}"
+                    f"{quote}: the judge's verdict is text, routed by name"
+                )
+    return None
+
+
+@check_with({"type": "array", "items": {"type": "string", "minLength": 1}})
+def string_list(value: object) -> str | None:
+    if not isinstance(value, list):
+        return f"expected a list of strings, got {describe(value)}"
+    for item in value:
+        if string(item) is not None:
+            return f"expected a list of strings, got {describe(item)} in it"
+    return None
+
+
+def integer(minimum: int) -> Check:
+    def check(value: object) -> str | None:
+        if isinstance(value, float) and value.is_integer() and value >= minimum:
+            return f"expected a whole number >= {minimum}, got {value!r} (write it as {int(value)})"
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"expected a whole number >= {minimum}, got {describe(value)}"
+        if value < minimum:
+            return f"expected a whole number >= {minimum}, got {value}"
+        return None
+
+    return Check(check, {"type": "integer", "minimum": minimum})
+
+
+def number(low: float, high: float | None = None, *, above: bool = False) -> Check:
+    """A finite int or float, >= low (or > low when *above*), <= high when given."""
+    if high is not None:
+        want = f"a number from {low:g} to {high:g}"
+    else:
+        want = f"a number {'>' if above else '>='} {low:g}"
+
+    def check(value: object) -> str | None:
+        if is_number(value) and not math.isfinite(value):
+            return f"expected {want} (a finite one), got {value}"
+        if not is_number(value):
+            return f"expected {want}, got {describe(value)}"
+        too_low = value <= low if above else value < low
+        if too_low or (high is not None and value > high):
+            return f"expected {want}, got {value}"
+        return None
+
+    json: dict[str, Any] = {"type": "number", "exclusiveMinimum" if above else "minimum": low}
+    if high is not None:
+        json["maximum"] = high
+    return Check(check, json)
+
+
+def number_or_reference(low: float | None = None) -> Check:
+    """A number, a numeric string, or a string with a `${...}` reference resolved at run time."""
+
+    def check(value: object) -> str | None:
+        if isinstance(value, str):
+            if "${" in value:
+                return None
+            try:
+                value = float(value)
+            except ValueError:
+                return f"expected a number or a ${{...}} reference, got {describe(value)}"
+        if not is_number(value) or not math.isfinite(value):
+            return f"expected a number or a ${{...}} reference, got {describe(value)}"
+        if low is not None and value < low:
+            return f"expected a number >= {low:g}, got {value}"
+        return None
+
+    number: dict[str, Any] = (
+        {"type": "number"} if low is None else {"type": "number", "minimum": low}
+    )
+    return Check(check, {"anyOf": [number, {"type": "string"}]})
+
+
+@check_with({"type": ["string", "number", "boolean"]})
+def scalar(value: object) -> str | None:
+    if isinstance(value, str | int | float | bool):
+        return None
+    return f"expected a string, number or true/false, got {describe(value)}"
+
+
+def one_of(choices: tuple[str, ...]) -> Check:
+    def check(value: object) -> str | None:
+        if isinstance(value, str) and value in choices:
+            return None
+        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
+        return f"expected one of {', '.join(choices)}, got {describe(value)}{hint}"
+
+    return Check(check, {"enum": list(choices)})
+
+
+def pattern(rx: re.Pattern[str], why: str) -> Check:
+    def check(value: object) -> str | None:
+        problem = string(value)
+        if problem is not None or not isinstance(value, str):
+            return problem
+        return None if rx.match(value) else f"expected {why}, got {describe(value)}"
+
+    return Check(check, {"type": "string", "pattern": rx.pattern})
+
+
+def optional(check: Check) -> Check:
+    """null is the same as leaving the key out (for fields whose default is unset)."""
+
+    def optional(value: object) -> str | None:
+        return None if value is None else check(value)
+
+    return Check(optional, nullable(check.json))
+
+
+def nullable(json: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON Schema *json* that also accepts null."""
+    if "enum" in json:
+        return {**json, "enum": [*json["enum"], None]}
+    if "anyOf" in json:
+        return {**json, "anyOf": [*json["anyOf"], {"type": "null"}]}
+    kinds = json["type"] if isinstance(json["type"], list) else [json["type"]]
+    return {**json, "type": [*kinds, "null"]}

@@ -1,0 +1,40 @@
+"""The spec reader: typed fields, and errors that name paradigm > path > field."""
+
+from __future__ import annotations
+
+import pytest
+
+from little_loops.fsm.errors import ParadigmSpecError
+from little_loops.fsm.paradigms.spec import SpecReader, type_name
+
+
+@pytest.mark.parametrize(
+    ("value", "word"),
+    [
+        (None, "null"),
+        (True, "boolean"),
+        (1, "integer"),
+        (1.5, "number"),
+        ("x", "string"),
+        ([], "list"),
+        ({}, "mapping"),
+    ],
+)
+def test_type_name_uses_the_yaml_word(value: object, word: str) -> None:
+    assert type_name(value) == word
+
+
+def test_an_error_inside_a_list_item_carries_its_key_path() -> None:
+    reader = SpecReader("paradigm 'x'", {"items": [{"fix": 1}]})
+    item = reader.item("items", 0, reader.items("items")[0])
+    with pytest.raises(ParadigmSpecError) as exc:
+        item.string("fix")
+    assert str(exc.value) == "paradigm 'x' > items[0] > fix: expected a string, got integer"
+    assert exc.value.key_path == ("items", 0, "fix")
+    assert exc.value.detail == "expected a string, got integer"
+
+
+def test_strings_rejects_a_blank_item() -> None:
+    reader = SpecReader("paradigm 'x'", {"steps": ["a", "  "]})
+    with pytest.raises(ParadigmSpecError, match=r"^paradigm 'x' > steps\[1\]: must not be empty$"):
+        reader.strings("steps")

@@ -1,0 +1,59 @@
+"""Loop builders and scripted runners shared by tests that run an FSMExecutor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.actions.runners import ActionResult, DefaultActionRunner
+from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
+
+
+class PayingRunner:
+    """A runner that records actions; each Claude action costs *cost* dollars."""
+
+    def __init__(self, cost: float, exit_code: int) -> None:
+        self.cost = cost
+        self.exit_code = exit_code
+        self.calls: list[str] = []
+
+    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+        self.calls.append(action)
+        out = ActionResult("x", "", self.exit_code, 1)
+        out.cost_usd = self.cost if is_slash_command else None
+        return out
+
+
+def prompt_loop(state_idle_timeout: float | None = None, **kw: Any) -> FSMLoop:
+    """A loop of repeated prompt actions that never succeeds on its own."""
+    return FSMLoop(
+        name="spender",
+        initial="fix",
+        states={
+            "fix": StateConfig(
+                action="Fix it",
+                action_type="prompt",
+                on_success="fix",
+                on_failure="fix",
+                idle_timeout=state_idle_timeout,
+            ),
+            "done": StateConfig(terminal=True),
+        },
+        llm=LLMConfig(enabled=False),
+        **kw,
+    )
+
+
+def run_loop(fsm: FSMLoop, cwd: Path) -> tuple[ExecutionResult, list[dict[str, Any]]]:
+    """Run *fsm* with real processes (bash, `claude` from PATH) in *cwd*: result and events."""
+    events: list[dict[str, Any]] = []
+    runner = DefaultActionRunner(cwd=cwd)
+    result = FSMExecutor(fsm, event_callback=events.append, action_runner=runner).run()
+    return result, events
+
+
+def first_action_complete(fsm: FSMLoop, project: Path) -> dict[str, Any]:
+    """Run *fsm* with real processes in *project*; its first `action_complete` event."""
+    _, events = run_loop(fsm, project)
+    return next(e for e in events if e["event"] == "action_complete")
