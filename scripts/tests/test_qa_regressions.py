@@ -11,9 +11,9 @@ from support.project import LoopProject
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.engine.records import output_file_name
 from little_loops.fsm.errors import LoopDefinitionError
 from little_loops.fsm.evaluators.builtin import evaluate_output_contains, evaluate_output_json
+from little_loops.fsm.runs.layout import output_file_name
 
 
 def test_dates_in_yaml_stay_strings() -> None:

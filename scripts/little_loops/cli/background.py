@@ -11,11 +11,11 @@ from pathlib import Path
 
 from little_loops.cli.options import RunOptions
 from little_loops.fsm.errors import LoopError
+from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.locks import acquire_scope, project_root
-from little_loops.fsm.runs.store import RUNNING_DIR, StatePersistence, display_path
+from little_loops.fsm.runs.store import StatePersistence, display_path
 from little_loops.fsm.timefmt import iso_now
 
-LOG_SUFFIX = ".log"
 START_WAIT_SECONDS = 2.0  # how long the parent watches the child start before reporting
 SETTLE_SECONDS = 0.3  # after the child's state shows its pid, how long to watch it fail fast
 _TAIL_LINES = 20
@@ -27,7 +27,7 @@ _STARTED: list[subprocess.Popen[bytes]] = []
 
 def log_file(loop_name: str, loops_dir: Path) -> Path:
     """Where a background run's stdout and stderr go (appended)."""
-    return loops_dir / RUNNING_DIR / f"{loop_name}{LOG_SUFFIX}"
+    return run_files(loop_name, loops_dir).log
 
 
 def child_argv(loop_path: Path, options: RunOptions) -> list[str]:

@@ -36,7 +36,8 @@ def loop_rows(loops_dir: Path) -> list[dict[str, Any]]:
     from little_loops.cli.resolve import available_loops, resolve_loop_path
     from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.runs.store import StatePersistence, display_path, validate_loop_name
+    from little_loops.fsm.runs.layout import validate_loop_name
+    from little_loops.fsm.runs.store import StatePersistence, display_path
 
     rows = []
     for name in available_loops(loops_dir):

@@ -9,6 +9,7 @@ from typing import Any
 
 from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
 from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.fsm.runs.layout import run_files
 
 
 def register(subparsers: Any) -> None:
@@ -22,7 +23,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--background",
         action="store_true",
-        help="detach; output goes to .loops/.running/NAME.log and the pid is printed",
+        help=f"detach; output goes to {run_files('NAME', LOOPS_DIR).log} and the pid is printed",
     )
     parser.add_argument(
         "--dry-run",

@@ -14,12 +14,12 @@ from little_loops.cli.signals import ShutdownSignals
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.records import ExecutionResult
+from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.locks import acquire_scope, project_root
 from little_loops.fsm.runs.outcomes import outcome_of
 from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import (
-    RUNNING_DIR,
     StatePersistence,
     display_path,
     json_bytes,
@@ -27,8 +27,6 @@ from little_loops.fsm.runs.store import (
     write_atomic,
 )
 from little_loops.fsm.timefmt import format_duration
-
-OPTIONS_SUFFIX = ".options.json"
 
 
 def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
@@ -48,7 +46,7 @@ def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
 
 def options_file(loop_name: str, loops_dir: Path) -> Path:
     """Where a run records its overrides, so `resume` continues with the same limits."""
-    return loops_dir / RUNNING_DIR / f"{loop_name}{OPTIONS_SUFFIX}"
+    return run_files(loop_name, loops_dir).options
 
 
 def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None:

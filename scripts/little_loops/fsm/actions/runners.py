@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from little_loops.fsm.actions.claude import CLAUDE_JSON_FLAGS, apply_report
+from little_loops.fsm.runs.layout import action_output_file
 from little_loops.fsm.timefmt import format_duration
 
 TIMEOUT_EXIT_CODE = 124
@@ -280,7 +281,7 @@ class DefaultActionRunner:
         if request.output_file is not None:
             return request.output_file
         if self.output_dir is not None:
-            return self.output_dir / f"action-{os.getpid()}.out"
+            return action_output_file(self.output_dir)
         return None
 
     def _supervise(

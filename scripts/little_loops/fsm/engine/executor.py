@@ -22,13 +22,13 @@ from little_loops.fsm.engine.records import (
     ExecutionResult,
     ExecutorSnapshot,
     event_value,
-    output_file_name,
     saved_result,
     short,
 )
 from little_loops.fsm.engine.routing import ERROR_VERDICT, resolve_route
 from little_loops.fsm.errors import InterpolationError, LoopError
 from little_loops.fsm.evaluators.builtin import EvaluationResult, evaluate
+from little_loops.fsm.runs.layout import output_file_name
 from little_loops.fsm.runs.spend import Spend
 from little_loops.fsm.timefmt import iso_now
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -13,6 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, LoopRuntimeError
+from little_loops.fsm.runs.layout import (
+    RunFiles,
+    default_loops_dir,
+    leftover_temp_files,
+    running_dir,
+    state_files,
+    temp_file,
+    validate_loop_name,
+)
 from little_loops.fsm.runs.outcomes import (
     STATUS_AWAITING_CONTINUATION,
     STATUS_COMPLETED,
@@ -33,21 +41,13 @@ from little_loops.fsm.runs.state import (
 )
 from little_loops.fsm.timefmt import iso_now
 
-RUNNING_DIR = ".running"
-STATE_SUFFIX = ".state.json"
-EVENTS_SUFFIX = ".events.jsonl"
-# Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
-_MAX_NAME_BYTES = 200
 # Seconds between fsynced state saves of a run (every save is atomic; see save_state). An
 # fsync of the file and of its folder costs milliseconds, as much as a whole quick action.
 DURABLE_INTERVAL_S = 1.0
 
 __all__ = [
     "DURABLE_INTERVAL_S",
-    "EVENTS_SUFFIX",
-    "RUNNING_DIR",
     "SCHEMA_VERSION",
-    "STATE_SUFFIX",
     "STATUSES",
     "STATUS_AWAITING_CONTINUATION",
     "STATUS_COMPLETED",
@@ -59,20 +59,13 @@ __all__ = [
     "LoopState",
     "RunInfo",
     "StatePersistence",
-    "default_loops_dir",
     "display_path",
     "get_loop_history",
     "json_bytes",
     "list_running_loops",
     "remove_leftover_temp_files",
-    "validate_loop_name",
     "write_atomic",
 ]
-
-
-def default_loops_dir() -> Path:
-    """`.loops` in the current directory."""
-    return Path.cwd() / ".loops"
 
 
 def display_path(path: Path) -> str:
@@ -81,24 +74,6 @@ def display_path(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
-
-
-def validate_loop_name(name: str) -> str:
-    """Return `name` if it can name files under `.running/`, else raise LoopDefinitionError."""
-    problem = None
-    if not name:
-        problem = "it is empty"
-    elif "/" in name or "\\" in name:
-        problem = "it contains a path separator"
-    elif name.startswith("."):
-        problem = "it starts with '.'"
-    elif any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        problem = "it contains a control character"
-    elif len(name.encode("utf-8", errors="surrogatepass")) > _MAX_NAME_BYTES:
-        problem = f"it is longer than {_MAX_NAME_BYTES} bytes"
-    if problem:
-        raise LoopDefinitionError(f"loop name {name!r} cannot be used as a file name: {problem}")
-    return name
 
 
 def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None:
@@ -111,7 +86,7 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None
     raw = data.encode("utf-8") if isinstance(data, str) else data
     # One temp name per process (its pid in 8 hex digits): cheaper than mkstemp's random
     # name, and two processes never share it. Same shape as remove_leftover_temp_files expects.
-    tmp = str(path.parent / f".{path.name}.{os.getpid():08x}.tmp")
+    tmp = str(temp_file(path))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # run files stay private
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -141,13 +116,9 @@ def remove_leftover_temp_files(path: Path) -> None:
     Only for a writer that no other process writes `path` with at the same moment (the
     temp file of a write in progress would go too).
     """
-    # Exactly what write_atomic makes: ".<name>." + 8 characters + ".tmp", so the temp
-    # files of a loop whose name merely starts with this one are not matched.
-    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
     with contextlib.suppress(OSError):
-        for leftover in path.parent.glob(f".{path.name}.*.tmp"):
-            if pattern.fullmatch(leftover.name):
-                leftover.unlink(missing_ok=True)
+        for leftover in leftover_temp_files(path):
+            leftover.unlink(missing_ok=True)
 
 
 def json_bytes(value: Any, indent: int | None = None) -> bytes:
@@ -171,9 +142,10 @@ class StatePersistence:
     def __init__(self, loop_name: str, loops_dir: Path | None = None) -> None:
         self.loop_name = validate_loop_name(loop_name)
         self.loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
-        self.running_dir = self.loops_dir / RUNNING_DIR
-        self.state_file = self.running_dir / f"{loop_name}{STATE_SUFFIX}"
-        self.events_file = self.running_dir / f"{loop_name}{EVENTS_SUFFIX}"
+        files = RunFiles(loop_name, self.loops_dir)
+        self.running_dir = files.running_dir
+        self.state_file = files.state
+        self.events_file = files.events
         self._events_fd: int | None = None
         self._events_id: tuple[int, int, int] | None = None  # (pid, st_dev, st_ino)
         self._lock = threading.Lock()
@@ -385,14 +357,9 @@ class RunInfo:
 
 def list_running_loops(loops_dir: Path | None = None) -> list[RunInfo]:
     """Every run with a state file under `<loops_dir>/.running/`, by name; never raises on one."""
-    running = (Path(loops_dir) if loops_dir is not None else default_loops_dir()) / RUNNING_DIR
-    if not running.is_dir():
-        return []
+    running = running_dir(loops_dir)
     infos = []
-    for path in sorted(running.glob(f"*{STATE_SUFFIX}")):
-        name = path.name[: -len(STATE_SUFFIX)]
-        if name.startswith("."):
-            continue
+    for name, path in state_files(running):
         try:
             state = StatePersistence(name, running.parent).load_state()
         except (LoopRuntimeError, LoopDefinitionError) as exc:

@@ -13,6 +13,7 @@ import pytest
 
 from little_loops.cli import exitcodes
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError
+from little_loops.fsm.runs.layout import validate_loop_name
 from little_loops.fsm.runs.outcomes import OUTCOMES, STATUSES, TERMINATION_EXIT_CODE, outcome_of
 from little_loops.fsm.runs.pids import process_start_ticks
 from little_loops.fsm.runs.state import LoopState
@@ -20,7 +21,6 @@ from little_loops.fsm.runs.store import (
     StatePersistence,
     get_loop_history,
     list_running_loops,
-    validate_loop_name,
 )
 
 
