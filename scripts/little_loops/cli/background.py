@@ -13,6 +13,7 @@ from little_loops.cli.options import RunOptions
 from little_loops.fsm.errors import LoopError
 from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.locks import acquire_scope, project_root
+from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.store import StatePersistence, display_path
 from little_loops.fsm.timefmt import iso_now
 
@@ -70,7 +71,7 @@ def start_background(
     _STARTED.append(proc)
     code = _watch_start(proc, StatePersistence(loop_name, loops_dir), wait)
     shown = display_path(log)
-    if code is not None and code != 0:
+    if code is not None and code != ExitCode.OK:
         print(
             f"ll-loop: error: the background run of loop '{loop_name}' exited with code {code};"
             f" its output ({shown}):",
@@ -83,7 +84,7 @@ def start_background(
         print(json.dumps({"loop": loop_name, "pid": proc.pid, "log": shown}))
     else:
         print(proc.pid)
-    how = " and already finished" if code == 0 else ""
+    how = " and already finished" if code == ExitCode.OK else ""
     print(
         f"started loop '{loop_name}' in the background (pid {proc.pid}){how}\n"
         f"  follow: tail -f {shown}\n"
@@ -91,7 +92,7 @@ def start_background(
         f"  stop:   ll-loop stop {loop_name}",
         file=sys.stderr,
     )
-    return 0
+    return ExitCode.OK
 
 
 def _watch_start(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.fsm.runs.outcomes import ExitCode, Status
 
 
 def register(subparsers: Any) -> None:
@@ -102,12 +103,12 @@ def list_command(
     rows = run_rows(loops_dir) if running else loop_rows(loops_dir)
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
-        return 0
+        return ExitCode.OK
     if not rows:
         what = "no runs with saved state" if running else "no loops"
         where = f"{loops_dir}/" if loops_dir.is_dir() else f"{loops_dir}/ (it does not exist)"
         print(f"ll-loop: {what} in {where}", file=sys.stderr)
-        return 0
+        return ExitCode.OK
     if running:
         table = [["LOOP", "STATUS", "STATE", "ITER", "PID"]]
         for row in rows:
@@ -116,7 +117,7 @@ def list_command(
                 continue
             status = "crashed" if row["crashed"] else row["status"]
             pid = row["pid"]
-            if pid is None or row["status"] != "running":
+            if pid is None or row["status"] != Status.RUNNING:
                 pid_text = "-"
             else:
                 pid_text = f"{pid} ({'alive' if row['alive'] else 'dead'})"
@@ -129,4 +130,4 @@ def list_command(
             paradigm = row["paradigm"] or "invalid"
             table.append([row["name"], paradigm, row["status"] or "-", row["path"]])
     print(_table(table))
-    return 0
+    return ExitCode.OK

@@ -53,9 +53,8 @@ def max_iterations_of(loop_name: str, loop_path: str | None, loops_dir: Path) ->
 
 def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_DIR) -> int:
     """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
-    from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.outcomes import STATUS_FAILED, STATUS_RUNNING, how_to_go_on
+    from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
     from little_loops.fsm.runs.pids import pid_alive
     from little_loops.fsm.runs.store import StatePersistence, display_path
     from little_loops.fsm.timefmt import format_duration
@@ -70,25 +69,25 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
             f" start it with 'll-loop run {loop_name}'",
             file=sys.stderr,
         )
-        return EXIT_FAILED
+        return ExitCode.FAILED
     alive = pid_alive(state.pid, state.pid_start)
-    crashed = state.status == STATUS_RUNNING and not alive
+    crashed = state.status == Status.RUNNING and not alive
     # The state file is written when a state is entered; for a live run, add the time
     # since then, so a long Claude step does not read as 0ms.
-    in_state_ms = _since(state.updated_at) if alive and state.status == STATUS_RUNNING else 0
+    in_state_ms = _since(state.updated_at) if alive and state.status == Status.RUNNING else 0
     if as_json:
         data = {**state.to_dict(), "alive": alive, "crashed": crashed}
         if in_state_ms:
             data["elapsed_now_ms"] = state.elapsed_ms + in_state_ms
         print(json.dumps(data, indent=2))
-        return EXIT_OK
+        return ExitCode.OK
     limit = max_iterations_of(loop_name, state.loop_path, loops_dir)
     if crashed:
         status = (
             f"crashed: its process (pid {state.pid}) is gone; "
             f"resume with ll-loop resume {loop_name}"
         )
-    elif state.status == STATUS_RUNNING:
+    elif state.status == Status.RUNNING:
         status = f"running (pid {state.pid})"
     else:
         how = state.terminated_by
@@ -113,7 +112,7 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     if state.error:
         rows.append(("error", state.error))
     hint = how_to_go_on(state.terminated_by, loop_name)
-    if state.status == STATUS_FAILED and hint is not None:
+    if state.status == Status.FAILED and hint is not None:
         rows.append(("to go on", hint))
     if state.continuation_prompt:
         rows.append(("handoff", state.continuation_prompt))
@@ -122,7 +121,7 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     width = max(len(key) for key, _ in rows) + 1
     for key, value in rows:
         print(f"{key + ':':<{width}} {value}")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _since(timestamp: str) -> int:

@@ -55,9 +55,8 @@ def stop_command(
     A recorded pid whose process is gone (or is now another program) is reported, never
     signalled, and the state file is left as it is (a crashed run stays resumable).
     """
-    from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.outcomes import STATUS_RUNNING, STATUS_STOPPED
+    from little_loops.fsm.runs.outcomes import ExitCode, Outcome, Status
     from little_loops.fsm.runs.pids import pid_alive
     from little_loops.fsm.runs.proctree import signal_children
     from little_loops.fsm.runs.store import StatePersistence
@@ -67,13 +66,13 @@ def stop_command(
     state = persistence.load_state()
     if state is None:
         print(f"ll-loop: loop '{loop_name}' is not running (it has no saved run)", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
     pid = state.pid
-    if state.status != STATUS_RUNNING or pid is None or not pid_alive(pid, state.pid_start):
-        stale = f"stale pid {pid}; " if pid is not None and state.status == STATUS_RUNNING else ""
+    if state.status != Status.RUNNING or pid is None or not pid_alive(pid, state.pid_start):
+        stale = f"stale pid {pid}; " if pid is not None and state.status == Status.RUNNING else ""
         hint = (
             f"; resume it with 'll-loop resume {loop_name}'"
-            if state.status == STATUS_RUNNING
+            if state.status == Status.RUNNING
             else ""
         )
         print(
@@ -91,16 +90,16 @@ def stop_command(
                     f"(pids {', '.join(map(str, ended))})",
                     file=sys.stderr,
                 )
-        return EXIT_FAILED
+        return ExitCode.FAILED
     if pid == os.getpid():
         print(f"ll-loop: loop '{loop_name}' is this process; not stopping it", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED
 
     started = time.monotonic()
     print(f"stopping loop '{loop_name}' (pid {pid})...", file=sys.stderr)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    how = "stopped"
+    how: str = Outcome.STOPPED
     if not _wait_gone(pid, state.pid_start, grace):
         # Children first: once the loop is gone its action is reparented and harder to find.
         signal_children(pid, signal.SIGKILL)
@@ -109,10 +108,10 @@ def stop_command(
         _wait_gone(pid, state.pid_start, KILL_WAIT_SECONDS)
         how = f"killed (it did not stop within {grace:g}s)"
     after = persistence.load_state()
-    if after is not None and after.status == STATUS_RUNNING and after.pid == pid:
+    if after is not None and after.status == Status.RUNNING and after.pid == pid:
         # The loop could not record its own end (killed): record it for it.
-        after.status = STATUS_STOPPED
-        after.terminated_by = "stopped"
+        after.status = Outcome.STOPPED.status
+        after.terminated_by = Outcome.STOPPED
         persistence.save_state(after)
     elapsed = time.monotonic() - started
     print(
@@ -120,4 +119,4 @@ def stop_command(
         f"'{(after or state).current_state}'; continue with: ll-loop resume {loop_name}",
         file=sys.stderr,
     )
-    return EXIT_OK
+    return ExitCode.OK

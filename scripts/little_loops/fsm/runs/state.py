@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError
-from little_loops.fsm.runs.outcomes import STATUS_RUNNING, STATUSES
+from little_loops.fsm.runs.outcomes import STATUSES, Status
 from little_loops.fsm.timefmt import iso_now
 
 SCHEMA_VERSION = 1
@@ -76,7 +76,7 @@ class LoopState:
     last_result: dict[str, Any] | None = None
     started_at: str = field(default_factory=iso_now)
     updated_at: str = field(default_factory=iso_now)
-    status: str = STATUS_RUNNING
+    status: Status = Status.RUNNING
     continuation_prompt: str | None = None
     pid: int | None = None
     pid_start: int | None = None  # process start ticks, so a reused pid is not taken for ours
@@ -164,7 +164,7 @@ def parse_state(data: Any) -> LoopState:
         pass_states=pass_states,
         entered=_get(data, "entered", (bool,), True),
         pass_pending=_get(data, "pass_pending", (bool,), False),
-        status=status,
+        status=Status(status),
         started_at=_get(data, "started_at", (str,)),
         updated_at=_get(data, "updated_at", (str,), data.get("started_at")),
         captured=_get(data, "captured", (dict,), dict),

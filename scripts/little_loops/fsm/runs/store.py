@@ -21,19 +21,9 @@ from little_loops.fsm.runs.layout import (
     temp_file,
     validate_loop_name,
 )
-from little_loops.fsm.runs.outcomes import (
-    STATUS_AWAITING_CONTINUATION,
-    STATUS_COMPLETED,
-    STATUS_FAILED,
-    STATUS_INTERRUPTED,
-    STATUS_RUNNING,
-    STATUS_STOPPED,
-    STATUSES,
-    TERMINATION_STATUS,
-)
+from little_loops.fsm.runs.outcomes import Status
 from little_loops.fsm.runs.pids import pid_alive
 from little_loops.fsm.runs.state import (
-    SCHEMA_VERSION,
     LoopState,
     StateShapeError,
     json_type,
@@ -47,15 +37,6 @@ DURABLE_INTERVAL_S = 1.0
 
 __all__ = [
     "DURABLE_INTERVAL_S",
-    "SCHEMA_VERSION",
-    "STATUSES",
-    "STATUS_AWAITING_CONTINUATION",
-    "STATUS_COMPLETED",
-    "STATUS_FAILED",
-    "STATUS_INTERRUPTED",
-    "STATUS_RUNNING",
-    "STATUS_STOPPED",
-    "TERMINATION_STATUS",
     "LoopState",
     "RunInfo",
     "StatePersistence",
@@ -352,7 +333,7 @@ class RunInfo:
     @property
     def crashed(self) -> bool:
         """Marked running but its process is gone (killed, rebooted): resumable."""
-        return self.state is not None and self.state.status == STATUS_RUNNING and not self.alive
+        return self.state is not None and self.state.status == Status.RUNNING and not self.alive
 
 
 def list_running_loops(loops_dir: Path | None = None) -> list[RunInfo]:

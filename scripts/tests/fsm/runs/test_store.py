@@ -11,10 +11,15 @@ from typing import Any
 
 import pytest
 
-from little_loops.cli import exitcodes
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError
 from little_loops.fsm.runs.layout import validate_loop_name
-from little_loops.fsm.runs.outcomes import OUTCOMES, STATUSES, TERMINATION_EXIT_CODE, outcome_of
+from little_loops.fsm.runs.outcomes import (
+    OUTCOMES,
+    STATUSES,
+    TERMINATION_EXIT_CODE,
+    ExitCode,
+    outcome_of,
+)
 from little_loops.fsm.runs.pids import process_start_ticks
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import (
@@ -416,18 +421,18 @@ def test_list_running_loops(project: Path, dead_pid: int) -> None:
 
 def test_every_termination_reason_has_one_status_and_exit_code() -> None:
     codes: dict[str, int] = {
-        "terminal": exitcodes.EXIT_OK,
-        "error": exitcodes.EXIT_FAILED,
-        "max_iterations": exitcodes.EXIT_MAX_ITERATIONS,
-        "timeout": exitcodes.EXIT_TIMEOUT,
-        "handoff": exitcodes.EXIT_HANDOFF,
-        "budget": exitcodes.EXIT_BUDGET,
-        "interrupted": exitcodes.EXIT_INTERRUPTED,
-        "stopped": exitcodes.EXIT_STOPPED,
+        "terminal": ExitCode.OK,
+        "error": ExitCode.FAILED,
+        "max_iterations": ExitCode.MAX_ITERATIONS,
+        "timeout": ExitCode.TIMEOUT,
+        "handoff": ExitCode.HANDOFF,
+        "budget": ExitCode.BUDGET,
+        "interrupted": ExitCode.INTERRUPTED,
+        "stopped": ExitCode.STOPPED,
     }
     assert codes == TERMINATION_EXIT_CODE
     assert {o.status for o in OUTCOMES.values()} == set(STATUSES) - {"running"}
-    assert exitcodes.EXIT_DEFINITION not in TERMINATION_EXIT_CODE.values()
+    assert ExitCode.USAGE not in TERMINATION_EXIT_CODE.values()
     statuses: dict[str, Any] = {k: o.status for k, o in OUTCOMES.items()}
     assert statuses == {
         "terminal": "completed",
