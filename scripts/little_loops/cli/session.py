@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,18 +13,13 @@ from little_loops.cli.signals import ShutdownSignals
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.records import ExecutionResult
-from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs import overrides
 from little_loops.fsm.runs.locks import acquire_scope, project_root
 from little_loops.fsm.runs.outcomes import outcome_of
+from little_loops.fsm.runs.overrides import Overrides
 from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.state import LoopState
-from little_loops.fsm.runs.store import (
-    StatePersistence,
-    display_path,
-    json_bytes,
-    remove_leftover_temp_files,
-    write_atomic,
-)
+from little_loops.fsm.runs.store import StatePersistence, display_path, json_bytes
 from little_loops.fsm.timefmt import format_duration
 
 
@@ -44,46 +38,27 @@ def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
     return dataclasses.replace(fsm, **changes)
 
 
-def options_file(loop_name: str, loops_dir: Path) -> Path:
-    """Where a run records its overrides, so `resume` continues with the same limits."""
-    return run_files(loop_name, loops_dir).options
-
-
 def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None:
     """Record -n, --no-llm, --llm-model and --max-cost of a run."""
-    data = {
-        "max_iterations": options.max_iterations,
-        "no_llm": options.no_llm,
-        "llm_model": options.llm_model,
-        "max_cost": options.max_cost,
-    }
-    path = options_file(loop_name, loops_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_leftover_temp_files(path)  # this run holds the loop's lock: no other writer
-    write_atomic(path, json_bytes(data, indent=2) + b"\n")
+    recorded = Overrides(
+        options.max_iterations, options.no_llm, options.llm_model, options.max_cost
+    )
+    overrides.save_overrides(loop_name, loops_dir, recorded)
 
 
 def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> RunOptions:
     """`options` with the flags the run was started with filled in where not given again."""
-    try:
-        data = json.loads(options_file(loop_name, loops_dir).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    saved = overrides.load_overrides(loop_name, loops_dir)
+    if saved is None:
         return options  # no record (an older run) or unreadable: the file's values apply
-    if not isinstance(data, dict):
-        return options
-    n = data.get("max_iterations")
-    model = data.get("llm_model")
-    cost = data.get("max_cost")
-    if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost > 0:
-        cost = None
     return dataclasses.replace(
         options,
         max_iterations=options.max_iterations
         if options.max_iterations is not None
-        else (n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None),
-        no_llm=options.no_llm or data.get("no_llm") is True,
-        llm_model=options.llm_model or (model if isinstance(model, str) else None),
-        max_cost=options.max_cost if options.max_cost is not None else cost,
+        else saved.max_iterations,
+        no_llm=options.no_llm or saved.no_llm,
+        llm_model=options.llm_model or saved.llm_model,
+        max_cost=options.max_cost if options.max_cost is not None else saved.max_cost,
     )
 
 

@@ -11,7 +11,6 @@ from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.executor import (
     EventCallback,
     ExecutionResult,
-    ExecutorSnapshot,
     FSMExecutor,
 )
 from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError
@@ -76,23 +75,7 @@ class PersistentExecutor:
         the run goes on (nothing is written before then if the run cannot be resumed)."""
         saved = self.resumable_state()
         self._end_orphans(saved)
-        self.executor.restore(
-            ExecutorSnapshot(
-                current_state=saved.current_state,
-                iteration=saved.iteration,
-                pass_states=saved.pass_states,
-                entered=saved.entered,
-                pass_pending=saved.pass_pending,
-                captured=saved.captured,
-                prev_result=saved.prev_result,
-                last_result=saved.last_result,
-                started_at=saved.started_at,
-                elapsed_ms=saved.elapsed_ms,
-                continuation=saved.continuation_prompt,
-                cost_usd=saved.cost_usd,
-                usage=saved.usage,
-            )
-        )
+        self.executor.restore(saved.snapshot())
         if on_restored is not None:
             on_restored(saved)
         return self._run()
@@ -157,28 +140,17 @@ class PersistentExecutor:
     def _state(self, status: Status, result: dict[str, Any] | None = None) -> LoopState:
         snap = self.executor.snapshot()
         pid = os.getpid()
-        state = LoopState(
-            loop_name=self.fsm.name,
-            current_state=snap.current_state,
-            iteration=snap.iteration,
-            pass_states=snap.pass_states,
-            entered=snap.entered,
-            pass_pending=snap.pass_pending,
-            captured=snap.captured,
-            prev_result=snap.prev_result,
-            last_result=snap.last_result,
-            started_at=snap.started_at,
+        state = LoopState.from_snapshot(
+            self.fsm.name,
+            snap,
             status=status,
-            continuation_prompt=snap.continuation,
             pid=pid,
             pid_start=self._start_ticks(pid),
-            elapsed_ms=snap.elapsed_ms,
             context=dict(self.fsm.context),
             loop_path=self.loop_path,
             scope=self.fsm.effective_scope(),
-            cost_usd=round(snap.cost_usd, 6),
-            usage=snap.usage,
         )
+        state.cost_usd = round(snap.cost_usd, 6)
         if result is not None:
             state.terminated_by = result.get("terminated_by")
             state.error = result.get("error")

@@ -53,7 +53,7 @@ def full_state() -> LoopState:
         prev_result={"output": "x", "exit_code": 1},
         last_result={"verdict": "failure", "details": {"confidence": 0.65}},
         status="awaiting_continuation",
-        continuation_prompt="carry on from the 3rd error",
+        continuation="carry on from the 3rd error",
         pid=1234,
         pid_start=99,
         elapsed_ms=4567,
