@@ -104,7 +104,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def write_output(path: Path, text: str) -> None:
     """Write *text* to *path* atomically, readable like any file the user creates."""
-    from little_loops.fsm.runs.store import write_atomic
+    from little_loops.fsm.runs.atomic import write_atomic
 
     try:
         write_atomic(path, text)

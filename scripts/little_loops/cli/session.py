@@ -14,12 +14,13 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.runs import overrides
+from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.locks import acquire_scope, project_root
 from little_loops.fsm.runs.outcomes import outcome_of
 from little_loops.fsm.runs.overrides import Overrides
 from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.state import LoopState
-from little_loops.fsm.runs.store import StatePersistence, display_path, json_bytes
+from little_loops.fsm.runs.store import StatePersistence, display_path
 from little_loops.fsm.timefmt import format_duration
 
 

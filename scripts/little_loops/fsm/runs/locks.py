@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
+from little_loops.fsm.runs.atomic import remove_leftover_temp_files, write_atomic
 from little_loops.fsm.runs.layout import (
     default_loops_dir,
     lock_files,
@@ -29,7 +30,7 @@ from little_loops.fsm.runs.layout import (
     validate_loop_name,
 )
 from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
-from little_loops.fsm.runs.store import display_path, remove_leftover_temp_files, write_atomic
+from little_loops.fsm.runs.store import display_path
 from little_loops.fsm.timefmt import format_duration, iso_now
 
 DEFAULT_SCOPE: tuple[str, ...] = (".",)

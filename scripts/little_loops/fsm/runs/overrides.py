@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
 from little_loops.fsm.runs.layout import run_files
-from little_loops.fsm.runs.store import json_bytes, remove_leftover_temp_files, write_atomic
 
 
 class OptionsFile(TypedDict):

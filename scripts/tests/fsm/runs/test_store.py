@@ -503,7 +503,7 @@ def test_saves_are_fsynced_on_demand_and_at_least_once_an_interval(
 
 
 def test_leftover_temp_files_of_a_killed_write_are_removed_exactly(project: Path) -> None:
-    from little_loops.fsm.runs.store import remove_leftover_temp_files
+    from little_loops.fsm.runs.atomic import remove_leftover_temp_files
 
     running = project / ".running"
     running.mkdir()
