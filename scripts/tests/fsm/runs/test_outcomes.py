@@ -39,7 +39,6 @@ RUN_CONTROL = [
             "session",
             "history",
             "listing",
-            "signals",
         )
     ),
 ]

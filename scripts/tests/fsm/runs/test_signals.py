@@ -10,8 +10,8 @@ import pytest
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.cli.signals import ShutdownSignals
 from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.runs.signals import ShutdownSignals
 
 STUBBORN = """\
     name: stubborn
