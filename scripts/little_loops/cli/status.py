@@ -34,7 +34,8 @@ def _handler(args: argparse.Namespace) -> int:
 def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_DIR) -> int:
     """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.control import iteration_limit, live_status, status_json
+    from little_loops.fsm.runs.control import iteration_limit, status_json
+    from little_loops.fsm.runs.liveness import live_status
     from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
     from little_loops.fsm.runs.store import StatePersistence, display_path
     from little_loops.fsm.timefmt import format_duration

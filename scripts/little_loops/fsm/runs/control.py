@@ -7,12 +7,12 @@ import os
 import signal
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.errors import LoopError, LoopRuntimeError
+from little_loops.fsm.runs.liveness import LiveStatus
 from little_loops.fsm.runs.outcomes import Outcome, Status
 from little_loops.fsm.runs.overrides import load_overrides
 from little_loops.fsm.runs.pids import pid_alive
@@ -23,25 +23,6 @@ from little_loops.fsm.runs.store import StatePersistence
 GRACE_SECONDS = 3.0  # how long the loop gets to stop its action and save its state
 KILL_WAIT_SECONDS = 1.0
 _POLL = 0.05
-
-
-@dataclass(frozen=True)
-class LiveStatus:
-    """A saved run as it is now: does its process live, did it crash, how long in this state."""
-
-    alive: bool
-    crashed: bool
-    in_state_ms: int  # time since the state file was written, for a live run (else 0)
-
-
-def live_status(state: LoopState) -> LiveStatus:
-    """Whether the run's process lives, whether it crashed, and its time in the current state."""
-    alive = pid_alive(state.pid, state.pid_start)
-    running = state.status == Status.RUNNING
-    # The state file is written when a state is entered; for a live run, add the time
-    # since then, so a long Claude step does not read as 0ms.
-    in_state_ms = since_ms(state.updated_at) if alive and running else 0
-    return LiveStatus(alive=alive, crashed=running and not alive, in_state_ms=in_state_ms)
 
 
 class StatusJson(StateFile):
@@ -77,17 +58,6 @@ def iteration_limit(state: LoopState, loops_dir: Path) -> int | None:
     except LoopError:
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def since_ms(timestamp: str) -> int:
-    """Milliseconds from the ISO *timestamp* until now (0 when it cannot be read)."""
-    try:
-        then = datetime.fromisoformat(timestamp)
-    except ValueError:
-        return 0
-    if then.tzinfo is None:
-        then = then.replace(tzinfo=UTC)
-    return max(0, int((datetime.now(UTC) - then).total_seconds() * 1000))
 
 
 def stale_pid(state: LoopState) -> int | None:

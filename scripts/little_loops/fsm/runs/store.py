@@ -20,8 +20,7 @@ from little_loops.fsm.runs.layout import (
     state_files,
     validate_loop_name,
 )
-from little_loops.fsm.runs.outcomes import Status
-from little_loops.fsm.runs.pids import pid_alive
+from little_loops.fsm.runs.liveness import live_status
 from little_loops.fsm.runs.state import (
     LoopState,
     StateShapeError,
@@ -269,12 +268,12 @@ class RunInfo:
     @property
     def alive(self) -> bool:
         """The process that wrote the state still runs."""
-        return self.state is not None and pid_alive(self.state.pid, self.state.pid_start)
+        return self.state is not None and live_status(self.state).alive
 
     @property
     def crashed(self) -> bool:
         """Marked running but its process is gone (killed, rebooted): resumable."""
-        return self.state is not None and self.state.status == Status.RUNNING and not self.alive
+        return self.state is not None and live_status(self.state).crashed
 
 
 def list_running_loops(loops_dir: Path | None = None) -> list[RunInfo]:

@@ -12,18 +12,16 @@ import pytest
 
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.control import (
-    LiveStatus,
     can_stop,
     check_same_loop,
     iteration_limit,
-    live_status,
     saved_loop_file,
     saved_run,
-    since_ms,
     stale_pid,
     status_json,
     stop_process,
 )
+from little_loops.fsm.runs.liveness import LiveStatus, live_status, since_ms
 from little_loops.fsm.runs.outcomes import Outcome, Status
 from little_loops.fsm.runs.overrides import Overrides, save_overrides
 from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
