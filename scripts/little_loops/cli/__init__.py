@@ -13,8 +13,8 @@ import sys
 from collections.abc import Sequence
 
 from little_loops import __version__
-from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_INTERRUPTED
 from little_loops.fsm.errors import LoopDefinitionError, LoopError
+from little_loops.fsm.runs.outcomes import ExitCode
 
 # Subcommand name -> module under little_loops.cli. Order is the order `--help` lists them.
 SUBCOMMANDS: dict[str, str] = {
@@ -131,35 +131,35 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
             f"usage: ll-loop [-h] [--version] COMMAND ...\nll-loop: error: {misplaced}",
             file=sys.stderr,
         )
-        return EXIT_DEFINITION
+        return ExitCode.USAGE
     parser = build_parser(args_list[0] if args_list and args_list[0] in SUBCOMMANDS else None)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code) if isinstance(exc.code, int) else EXIT_DEFINITION
+        return int(exc.code) if isinstance(exc.code, int) else ExitCode.USAGE
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
-        return EXIT_DEFINITION
+        return ExitCode.USAGE
     try:
         code: int = args.handler(args)
         return code
     except LoopDefinitionError as exc:
         print(f"ll-loop: error: {exc}", file=sys.stderr)
-        return EXIT_DEFINITION
+        return ExitCode.USAGE
     except LoopError as exc:
         print(f"ll-loop: error: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.FAILED
     except BrokenPipeError:
         # The reader went away (`ll-loop history x | head`): not an error worth a traceback.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILED
+        return ExitCode.FAILED
     except KeyboardInterrupt:
         print("ll-loop: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     except OSError as exc:
         # The file system said no (.loops/.running is a file, a disk is full, ...): that is
         # the user's to fix, not a bug, so one line naming the file.
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"ll-loop: error: {where}{exc.strerror or exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.FAILED

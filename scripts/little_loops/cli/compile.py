@@ -7,9 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_OK
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
 from little_loops.fsm.errors import LoopRuntimeError, LoopValidationError
+from little_loops.fsm.runs.outcomes import ExitCode
 
 STDOUT = "-"
 
@@ -82,17 +82,17 @@ def compile_command(input_name: str, output: str | None) -> int:
     text = dump_fsm_yaml(fsm, header=header)
     if output == STDOUT:
         sys.stdout.write(text)
-        return EXIT_OK
+        return ExitCode.OK
     target = Path(output) if output is not None else default_output(source)
     if _same_file(source, target):
         print(
             f"ll-loop: error: refusing to overwrite the input file {source}; choose another -o",
             file=sys.stderr,
         )
-        return EXIT_DEFINITION
+        return ExitCode.USAGE
     write_output(target, text)
     print(f"wrote {target}", file=sys.stderr)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -104,7 +104,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def write_output(path: Path, text: str) -> None:
     """Write *text* to *path* atomically, readable like any file the user creates."""
-    from little_loops.fsm.runs.store import write_atomic
+    from little_loops.fsm.runs.atomic import write_atomic
 
     try:
         write_atomic(path, text)

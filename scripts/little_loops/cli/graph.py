@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from little_loops.cli.exitcodes import EXIT_OK
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
 from little_loops.fsm.definition.diagram import FORMATS, render
+from little_loops.fsm.runs.outcomes import ExitCode
 
 
 def register(subparsers: Any) -> None:
@@ -45,4 +45,4 @@ def graph_command(
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
     (sys.stdout if out is None else out).write(render(fsm, fmt))
-    return EXIT_OK
+    return ExitCode.OK

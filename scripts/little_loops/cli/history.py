@@ -82,8 +82,8 @@ def history_command(
     name: str, *, tail: int | None = None, as_json: bool = False, loops_dir: Path = LOOPS_DIR
 ) -> int:
     """Print the events of NAME's last run; 1 when it has none."""
-    from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
     from little_loops.cli.runref import run_name
+    from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.runs.store import get_loop_history
 
     loop_name = run_name(name, loops_dir)
@@ -96,4 +96,4 @@ def history_command(
         print(f"ll-loop: loop '{loop_name}' has no events yet", file=sys.stderr)
     for event in events if not as_json else ():
         print(format_event(event, loop_name))
-    return EXIT_OK if events else EXIT_FAILED
+    return ExitCode.OK if events else ExitCode.FAILED

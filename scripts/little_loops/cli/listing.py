@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.fsm.runs.outcomes import ExitCode, Status
 
 
 def register(subparsers: Any) -> None:
@@ -31,44 +32,91 @@ def _handler(args: argparse.Namespace) -> int:
     return list_command(running=args.running, as_json=args.as_json)
 
 
-def loop_rows(loops_dir: Path) -> list[dict[str, Any]]:
-    """One dict per loop file in `loops_dir`: name, path, paradigm, status (or error)."""
+class LoopRow(TypedDict):
+    """`ll-loop list --json`: one loop file (with `error` when it does not load)."""
+
+    name: str
+    path: str
+    paradigm: str | None
+    loop: str
+    error: NotRequired[str]
+    status: str | None
+
+
+class RunRow(TypedDict):
+    """`ll-loop list --running --json`: one run with a state file (`error`: it is corrupt)."""
+
+    loop: str
+    status: str | None
+    alive: bool
+    crashed: bool
+    current_state: str | None
+    iteration: int | None
+    pid: int | None
+    started_at: str | None
+    updated_at: str | None
+    state_file: str
+    error: NotRequired[str]
+
+
+def loop_rows(loops_dir: Path) -> list[LoopRow]:
+    """One row per loop file in `loops_dir`: name, path, paradigm, status (or error)."""
     from little_loops.cli.resolve import available_loops, resolve_loop_path
     from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.runs.store import StatePersistence, display_path, validate_loop_name
+    from little_loops.fsm.runs.layout import validate_loop_name
+    from little_loops.fsm.runs.store import StatePersistence, display_path
 
     rows = []
     for name in available_loops(loops_dir):
         path = resolve_loop_path(name, loops_dir)
-        row: dict[str, Any] = {"name": name, "path": display_path(path.resolve())}
+        shown = display_path(path.resolve())
+        error = None
         try:
             data = load_file(path).data
             paradigm = data.get("paradigm")
-            row["paradigm"] = paradigm if isinstance(paradigm, str) else "fsm"
+            paradigm = paradigm if isinstance(paradigm, str) else "fsm"
             loop = data.get("name")
-            row["loop"] = loop if isinstance(loop, str) and loop else name
+            loop = loop if isinstance(loop, str) and loop else name
         except LoopError as exc:
-            row.update(paradigm=None, loop=name, error=str(exc))
+            paradigm, loop, error = None, name, str(exc)
         try:
-            state = StatePersistence(validate_loop_name(row["loop"]), loops_dir).load_state()
-            row["status"] = None if state is None else state.status
+            state = StatePersistence(validate_loop_name(loop), loops_dir).load_state()
+            status = None if state is None else str(state.status)
         except LoopError:
-            row["status"] = "corrupt"
+            status = "corrupt"
+        row: LoopRow
+        if error is None:
+            row = {
+                "name": name,
+                "path": shown,
+                "paradigm": paradigm,
+                "loop": loop,
+                "status": status,
+            }
+        else:  # the keys in the order the JSON has always had them
+            row = {
+                "name": name,
+                "path": shown,
+                "paradigm": paradigm,
+                "loop": loop,
+                "error": error,
+                "status": status,
+            }
         rows.append(row)
     return rows
 
 
-def run_rows(loops_dir: Path) -> list[dict[str, Any]]:
-    """One dict per state file: loop, status, alive, crashed, state, iteration, pid, ..."""
+def run_rows(loops_dir: Path) -> list[RunRow]:
+    """One row per state file: loop, status, alive, crashed, state, iteration, pid, ..."""
     from little_loops.fsm.runs.store import display_path, list_running_loops
 
     rows = []
     for info in list_running_loops(loops_dir):
         state = info.state
-        row: dict[str, Any] = {
+        row: RunRow = {
             "loop": info.loop_name,
-            "status": None if state is None else state.status,
+            "status": None if state is None else str(state.status),
             "alive": info.alive,
             "crashed": info.crashed,
             "current_state": None if state is None else state.current_state,
@@ -92,40 +140,52 @@ def _table(rows: list[list[str]]) -> str:
     )
 
 
+def _run_table(rows: list[RunRow]) -> list[list[str]]:
+    table = [["LOOP", "STATUS", "STATE", "ITER", "PID"]]
+    for row in rows:
+        if row.get("error"):
+            table.append([row["loop"], "corrupt", "-", "-", "-"])
+            continue
+        status = "crashed" if row["crashed"] else str(row["status"])
+        pid = row["pid"]
+        if pid is None or row["status"] != Status.RUNNING:
+            pid_text = "-"
+        else:
+            pid_text = f"{pid} ({'alive' if row['alive'] else 'dead'})"
+        table.append(
+            [row["loop"], status, str(row["current_state"]), str(row["iteration"]), pid_text]
+        )
+    return table
+
+
+def _loop_table(rows: list[LoopRow]) -> list[list[str]]:
+    table = [["NAME", "PARADIGM", "STATUS", "PATH"]]
+    for row in rows:
+        paradigm = row["paradigm"] or "invalid"
+        table.append([row["name"], paradigm, row["status"] or "-", row["path"]])
+    return table
+
+
 def list_command(
     *, running: bool = False, as_json: bool = False, loops_dir: Path = LOOPS_DIR
 ) -> int:
     """Print the loops (or runs); 0 always, even when there are none."""
     import sys
 
-    rows = run_rows(loops_dir) if running else loop_rows(loops_dir)
+    rows: list[RunRow] | list[LoopRow]
+    if running:
+        rows = runs = run_rows(loops_dir)
+        table = _run_table(runs)
+    else:
+        rows = loops = loop_rows(loops_dir)
+        table = _loop_table(loops)
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
-        return 0
+        return ExitCode.OK
     if not rows:
         what = "no runs with saved state" if running else "no loops"
         where = f"{loops_dir}/" if loops_dir.is_dir() else f"{loops_dir}/ (it does not exist)"
         print(f"ll-loop: {what} in {where}", file=sys.stderr)
-        return 0
-    if running:
-        table = [["LOOP", "STATUS", "STATE", "ITER", "PID"]]
-        for row in rows:
-            if row.get("error"):
-                table.append([row["loop"], "corrupt", "-", "-", "-"])
-                continue
-            status = "crashed" if row["crashed"] else row["status"]
-            pid = row["pid"]
-            if pid is None or row["status"] != "running":
-                pid_text = "-"
-            else:
-                pid_text = f"{pid} ({'alive' if row['alive'] else 'dead'})"
-            table.append(
-                [row["loop"], status, row["current_state"], str(row["iteration"]), pid_text]
-            )
-    else:
-        table = [["NAME", "PARADIGM", "STATUS", "PATH"]]
-        for row in rows:
-            paradigm = row["paradigm"] or "invalid"
-            table.append([row["name"], paradigm, row["status"] or "-", row["path"]])
+        return ExitCode.OK
     print(_table(table))
-    return 0
+    return ExitCode.OK

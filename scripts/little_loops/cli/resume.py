@@ -38,26 +38,14 @@ def resume_command(name: str, options: RunOptions, *, loops_dir: Path = LOOPS_DI
         saved_overrides,
     )
     from little_loops.fsm.definition.validation import load_and_validate
-    from little_loops.fsm.errors import LoopRuntimeError
-    from little_loops.fsm.runs.store import StatePersistence
+    from little_loops.fsm.runs.control import check_same_loop, saved_loop_file, saved_run
 
     loop_name = run_name(name, loops_dir)
-    saved = StatePersistence(loop_name, loops_dir).load_state()
-    if saved is None:
-        raise LoopRuntimeError(
-            f"loop '{loop_name}' has no saved run to resume; start it with "
-            f"'ll-loop run {loop_name}'"
-        )
+    saved = saved_run(loop_name, loops_dir)
     # The file the run came from, if it is still there; else look the name up again.
-    if saved.loop_path and Path(saved.loop_path).is_file():
-        path = Path(saved.loop_path)
-    else:
-        path = resolve_loop_path(name, loops_dir)
+    path = saved_loop_file(saved) or resolve_loop_path(name, loops_dir)
     fsm = load_and_validate(path)
-    if fsm.name != loop_name:
-        raise LoopRuntimeError(
-            f"cannot resume: {path} now defines loop '{fsm.name}', not '{loop_name}'"
-        )
+    check_same_loop(loop_name, fsm.name, path)
     options = saved_overrides(loop_name, loops_dir, options)
     fsm = merge_saved_context(apply_overrides(fsm, options), saved.context)
     return run_session(fsm, path, options, loops_dir.resolve(), resume=True)

@@ -9,6 +9,8 @@ from typing import Any
 
 from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
 from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.outcomes import ExitCode
 
 
 def register(subparsers: Any) -> None:
@@ -22,7 +24,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--background",
         action="store_true",
-        help="detach; output goes to .loops/.running/NAME.log and the pid is printed",
+        help=f"detach; output goes to {run_files('NAME', LOOPS_DIR).log} and the pid is printed",
     )
     parser.add_argument(
         "--dry-run",
@@ -66,7 +68,7 @@ def run_command(
         from little_loops.cli.plan import format_plan
 
         print(format_plan(fsm, display_path(path.resolve())), end="")
-        return 0
+        return ExitCode.OK
     loops_dir = loops_dir.resolve()
     if background:
         from little_loops.cli.background import start_background

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.runs.store import RUNNING_DIR, STATE_SUFFIX, validate_loop_name
+from little_loops.fsm.runs.layout import run_files, validate_loop_name
 
 
 def has_state(name: str, loops_dir: Path) -> bool:
@@ -14,7 +14,7 @@ def has_state(name: str, loops_dir: Path) -> bool:
         validate_loop_name(name)
     except LoopDefinitionError:
         return False
-    return (loops_dir / RUNNING_DIR / f"{name}{STATE_SUFFIX}").is_file()
+    return run_files(name, loops_dir).state.is_file()
 
 
 def run_name(name_or_path: str, loops_dir: Path) -> str:

@@ -1,34 +1,23 @@
-"""The one path `run` and `resume` share: overrides, scope lock, signals, display, outcome."""
+"""The one path `run` and `resume` share: run flags, progress display, the outcome and its code."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
-from little_loops.cli.signals import ShutdownSignals
-from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.engine.records import ExecutionResult
-from little_loops.fsm.runs.locks import acquire_scope, project_root
+from little_loops.fsm.runs import overrides
+from little_loops.fsm.runs.atomic import json_bytes
+from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.outcomes import outcome_of
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.overrides import Overrides
 from little_loops.fsm.runs.state import LoopState
-from little_loops.fsm.runs.store import (
-    RUNNING_DIR,
-    StatePersistence,
-    display_path,
-    json_bytes,
-    remove_leftover_temp_files,
-    write_atomic,
-)
+from little_loops.fsm.runs.store import display_path
 from little_loops.fsm.timefmt import format_duration
-
-OPTIONS_SUFFIX = ".options.json"
 
 
 def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
@@ -46,46 +35,28 @@ def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
     return dataclasses.replace(fsm, **changes)
 
 
-def options_file(loop_name: str, loops_dir: Path) -> Path:
-    """Where a run records its overrides, so `resume` continues with the same limits."""
-    return loops_dir / RUNNING_DIR / f"{loop_name}{OPTIONS_SUFFIX}"
+def _overrides(options: RunOptions) -> Overrides:
+    return Overrides(options.max_iterations, options.no_llm, options.llm_model, options.max_cost)
 
 
 def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None:
     """Record -n, --no-llm, --llm-model and --max-cost of a run."""
-    data = {
-        "max_iterations": options.max_iterations,
-        "no_llm": options.no_llm,
-        "llm_model": options.llm_model,
-        "max_cost": options.max_cost,
-    }
-    path = options_file(loop_name, loops_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_leftover_temp_files(path)  # this run holds the loop's lock: no other writer
-    write_atomic(path, json_bytes(data, indent=2) + b"\n")
+    overrides.save_overrides(loop_name, loops_dir, _overrides(options))
 
 
 def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> RunOptions:
     """`options` with the flags the run was started with filled in where not given again."""
-    try:
-        data = json.loads(options_file(loop_name, loops_dir).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    saved = overrides.load_overrides(loop_name, loops_dir)
+    if saved is None:
         return options  # no record (an older run) or unreadable: the file's values apply
-    if not isinstance(data, dict):
-        return options
-    n = data.get("max_iterations")
-    model = data.get("llm_model")
-    cost = data.get("max_cost")
-    if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost > 0:
-        cost = None
     return dataclasses.replace(
         options,
         max_iterations=options.max_iterations
         if options.max_iterations is not None
-        else (n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None),
-        no_llm=options.no_llm or data.get("no_llm") is True,
-        llm_model=options.llm_model or (model if isinstance(model, str) else None),
-        max_cost=options.max_cost if options.max_cost is not None else cost,
+        else saved.max_iterations,
+        no_llm=options.no_llm or saved.no_llm,
+        llm_model=options.llm_model or saved.llm_model,
+        max_cost=options.max_cost if options.max_cost is not None else saved.max_cost,
     )
 
 
@@ -99,33 +70,9 @@ def run_session(
 ) -> int:
     """Run (or resume) `fsm` in the foreground; returns the exit code of its outcome.
 
-    Claims the loop's scope first (waiting with a note under `--queue`), then runs with the
-    progress display on stderr and the signal handlers of `ShutdownSignals`; the lock is
-    released and the previous signal handlers are back however the run ends.
+    The progress display goes to stderr, with a note while `--queue` waits for the scope
+    and when a resume begins; the result goes to stdout as JSON with `--json`.
     """
-    err = sys.stderr
-    lock = acquire_scope(
-        fsm.name,
-        fsm.effective_scope(),
-        loops_dir,
-        queue=options.queue,
-        on_wait=lambda message: print(f"ll-loop: {message}", file=err, flush=True),
-    )
-    try:
-        for note in lock.reclaimed:
-            print(f"ll-loop: {note}", file=err)
-        result = _execute(fsm, loop_path, options, loops_dir, resume=resume)
-    finally:
-        lock.release()
-    if options.as_json:
-        sys.stdout.write(json_bytes(result.to_dict(), indent=2).decode("utf-8") + "\n")
-        sys.stdout.flush()
-    return outcome_of(result.terminated_by).exit_code
-
-
-def _execute(
-    fsm: FSMLoop, loop_path: Path, options: RunOptions, loops_dir: Path, *, resume: bool
-) -> ExecutionResult:
     err = sys.stderr
     isatty = getattr(err, "isatty", None)
     display = ProgressDisplay(
@@ -136,37 +83,33 @@ def _execute(
         live=bool(isatty and isatty()) and not options.quiet,
         quiet=options.quiet,
     )
-    runner = DefaultActionRunner(cwd=project_root(loops_dir))
-    persistence = StatePersistence(fsm.name, loops_dir)
-    executor = PersistentExecutor(
-        fsm,
-        persistence,
-        loop_path=display_path(loop_path.resolve()),
-        event_callback=display,
-        action_runner=runner,
-    )
+
+    def restored(saved: LoopState) -> None:
+        if not options.quiet:
+            print(
+                f"ll-loop: resuming loop '{fsm.name}' at state '{saved.current_state}'"
+                f" (iteration {saved.iteration}, {format_duration(saved.elapsed_ms)} elapsed)",
+                file=err,
+            )
+
     try:
-        with ShutdownSignals(executor.request_shutdown):
-            if not resume:
-                save_overrides(fsm.name, loops_dir, options)
-                return executor.run()
-
-            def restored(saved: LoopState) -> None:
-                # The flags in force (the saved ones, with any given again on top), so a
-                # later resume goes on with the same limits.
-                save_overrides(fsm.name, loops_dir, options)
-                if not options.quiet:
-                    print(
-                        f"ll-loop: resuming loop '{fsm.name}' at state '{saved.current_state}'"
-                        f" (iteration {saved.iteration}, "
-                        f"{format_duration(saved.elapsed_ms)} elapsed)",
-                        file=err,
-                    )
-
-            return executor.resume(restored)
+        result = run_in_foreground(
+            fsm,
+            display_path(loop_path.resolve()),
+            loops_dir,
+            overrides=_overrides(options),
+            event_callback=display,
+            on_note=lambda message: print(f"ll-loop: {message}", file=err, flush=True),
+            queue=options.queue,
+            resume=resume,
+            on_restored=restored,
+        )
     finally:
         display.close()
-        runner.close()
+    if options.as_json:
+        sys.stdout.write(json_bytes(result.to_dict(), indent=2).decode("utf-8") + "\n")
+        sys.stdout.flush()
+    return outcome_of(result.terminated_by).exit_code
 
 
 def merge_saved_context(fsm: FSMLoop, saved_context: dict[str, Any]) -> FSMLoop:

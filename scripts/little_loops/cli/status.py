@@ -31,32 +31,12 @@ def _handler(args: argparse.Namespace) -> int:
     return status_command(args.loop, as_json=args.as_json)
 
 
-def max_iterations_of(loop_name: str, loop_path: str | None, loops_dir: Path) -> int | None:
-    """The iteration limit the run goes by: its -n if it had one, else its loop file's."""
-    from little_loops.cli.options import RunOptions
-    from little_loops.cli.session import saved_overrides
-    from little_loops.fsm.definition.loader import load_file
-    from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
-    from little_loops.fsm.errors import LoopError
-
-    given = saved_overrides(loop_name, loops_dir, RunOptions()).max_iterations
-    if given is not None:
-        return given
-    if not loop_path:
-        return None
-    try:
-        value = load_file(loop_path).data.get("max_iterations", DEFAULT_MAX_ITERATIONS)
-    except LoopError:
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_DIR) -> int:
     """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
-    from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.outcomes import STATUS_FAILED, STATUS_RUNNING, how_to_go_on
-    from little_loops.fsm.runs.pids import pid_alive
+    from little_loops.fsm.runs.control import iteration_limit, status_json
+    from little_loops.fsm.runs.liveness import live_status
+    from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
     from little_loops.fsm.runs.store import StatePersistence, display_path
     from little_loops.fsm.timefmt import format_duration
 
@@ -70,25 +50,19 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
             f" start it with 'll-loop run {loop_name}'",
             file=sys.stderr,
         )
-        return EXIT_FAILED
-    alive = pid_alive(state.pid, state.pid_start)
-    crashed = state.status == STATUS_RUNNING and not alive
-    # The state file is written when a state is entered; for a live run, add the time
-    # since then, so a long Claude step does not read as 0ms.
-    in_state_ms = _since(state.updated_at) if alive and state.status == STATUS_RUNNING else 0
+        return ExitCode.FAILED
+    live = live_status(state)
+    crashed, in_state_ms = live.crashed, live.in_state_ms
     if as_json:
-        data = {**state.to_dict(), "alive": alive, "crashed": crashed}
-        if in_state_ms:
-            data["elapsed_now_ms"] = state.elapsed_ms + in_state_ms
-        print(json.dumps(data, indent=2))
-        return EXIT_OK
-    limit = max_iterations_of(loop_name, state.loop_path, loops_dir)
+        print(json.dumps(status_json(state, live), indent=2))
+        return ExitCode.OK
+    limit = iteration_limit(state, loops_dir)
     if crashed:
         status = (
             f"crashed: its process (pid {state.pid}) is gone; "
             f"resume with ll-loop resume {loop_name}"
         )
-    elif state.status == STATUS_RUNNING:
+    elif state.status == Status.RUNNING:
         status = f"running (pid {state.pid})"
     else:
         how = state.terminated_by
@@ -113,26 +87,13 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     if state.error:
         rows.append(("error", state.error))
     hint = how_to_go_on(state.terminated_by, loop_name)
-    if state.status == STATUS_FAILED and hint is not None:
+    if state.status == Status.FAILED and hint is not None:
         rows.append(("to go on", hint))
-    if state.continuation_prompt:
-        rows.append(("handoff", state.continuation_prompt))
+    if state.continuation:
+        rows.append(("handoff", state.continuation))
     if state.loop_path:
         rows.append(("file", state.loop_path))
     width = max(len(key) for key, _ in rows) + 1
     for key, value in rows:
         print(f"{key + ':':<{width}} {value}")
-    return EXIT_OK
-
-
-def _since(timestamp: str) -> int:
-    """Milliseconds from the ISO *timestamp* until now (0 when it cannot be read)."""
-    from datetime import UTC, datetime
-
-    try:
-        then = datetime.fromisoformat(timestamp)
-    except ValueError:
-        return 0
-    if then.tzinfo is None:
-        then = then.replace(tzinfo=UTC)
-    return max(0, int((datetime.now(UTC) - then).total_seconds() * 1000))
+    return ExitCode.OK

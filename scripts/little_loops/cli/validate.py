@@ -15,9 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_OK
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path, stale_compiled_note
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
+from little_loops.fsm.runs.outcomes import ExitCode
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.validation import FileReport
@@ -142,4 +142,4 @@ def validate_command(
                 count = len(report.warnings)
                 note = f" ({count} warning{'s' if count != 1 else ''})" if count else ""
                 print(f"{report.path}: ok{note}", file=stream)
-    return EXIT_OK if all(r.valid for r in reports) else EXIT_DEFINITION
+    return ExitCode.OK if all(r.valid for r in reports) else ExitCode.USAGE

@@ -8,7 +8,7 @@ import os
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
+from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.pids import pid_alive
 
 SLOW = """\
@@ -26,7 +26,7 @@ SLOW = """\
 def test_background_start_status_and_stop(loop_project: LoopProject, marker: str) -> None:
     loop_project.write("slow", SLOW.format(marker=marker))
     result = loop_project.run("run", "slow", "--background", "-n", "3")
-    assert result.code == EXIT_OK, result.err
+    assert result.code == ExitCode.OK, result.err
     pid = int(result.out)
     assert result.err == (
         f"started loop 'slow' in the background (pid {pid})\n"
@@ -42,7 +42,7 @@ def test_background_start_status_and_stop(loop_project: LoopProject, marker: str
     assert "iteration: 1/3" in status.out.splitlines()  # the forwarded -n
 
     stop = loop_project.run("stop", "slow")
-    assert stop.code == EXIT_OK
+    assert stop.code == ExitCode.OK
     assert not pid_alive(pid)
     assert llproc.sleepers(marker) == []
     assert llproc.state(loop_project.root, "slow")["status"] == "stopped"
@@ -65,7 +65,7 @@ def test_background_json(loop_project: LoopProject) -> None:
         """,
     )
     result = loop_project.run("run", "quick", "--background", "--json")
-    assert result.code == EXIT_OK, result.err
+    assert result.code == ExitCode.OK, result.err
     data = json.loads(result.out)
     assert data == {"loop": "quick", "pid": data["pid"], "log": ".loops/.running/quick.log"}
     assert "started loop 'quick' in the background" in result.err
@@ -86,7 +86,7 @@ def test_a_run_that_fails_at_once_is_reported_by_the_parent(loop_project: LoopPr
         """,
     )
     result = loop_project.run("run", "broken", "--background")
-    assert result.code == EXIT_FAILED
+    assert result.code == ExitCode.FAILED
     assert result.out == ""
     lines = result.err.splitlines()
     assert lines[0] == (
@@ -100,7 +100,7 @@ def test_a_run_that_fails_at_once_is_reported_by_the_parent(loop_project: LoopPr
 def test_invalid_loop_is_refused_before_starting(loop_project: LoopProject) -> None:
     loop_project.write("bad", "name: bad\ninitial: a\nstates: {}\n")
     result = loop_project.run("run", "bad", "--background")
-    assert result.code == EXIT_DEFINITION
+    assert result.code == ExitCode.USAGE
     assert result.err.startswith("ll-loop: error: .loops/bad.yaml")
     assert not (loop_project.loops / ".running" / "bad.log").exists()
 
@@ -111,10 +111,10 @@ def test_scope_conflict_is_refused_by_the_parent(loop_project: LoopProject, mark
     pid = int(first.out)
     try:
         second = loop_project.run("run", "slow", "--background")
-        assert second.code == EXIT_FAILED
+        assert second.code == ExitCode.FAILED
         assert second.err == (
             f"ll-loop: error: loop 'slow' is already running (pid {pid}); wait with --queue"
             " or stop it with 'll-loop stop slow'\n"
         )
     finally:
-        assert loop_project.run("stop", "slow").code == EXIT_OK
+        assert loop_project.run("stop", "slow").code == ExitCode.OK

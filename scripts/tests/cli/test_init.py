@@ -46,7 +46,6 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     assert cli <= {
         "little_loops.cli.validate",
         "little_loops.cli.resolve",
-        "little_loops.cli.exitcodes",
     }
     assert "yaml" in modules
     assert not modules & {"jsonschema", "anthropic", "little_loops.fsm.actions.runners"}

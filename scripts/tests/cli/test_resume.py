@@ -10,7 +10,7 @@ import pytest
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from little_loops.fsm.runs.outcomes import ExitCode
 
 CRASHY = """\
     name: crashy
@@ -56,7 +56,7 @@ def test_kill_9_of_the_process_group_then_resume_to_completion(
     )
     (loop_project.root / "go").touch()
     resumed = llproc.ll_loop(loop_project.root, "resume", "crashy", "--json")
-    assert resumed.returncode == EXIT_OK, resumed.stderr
+    assert resumed.returncode == ExitCode.OK, resumed.stderr
     assert "ll-loop: resuming loop 'crashy' at state 'slow' (iteration 1, " in resumed.stderr
     # ...until resume ends it before running the state again: never two agents at once.
     assert "process(es) the crashed run's action left running (pids " in resumed.stderr
@@ -87,14 +87,14 @@ def test_ctrl_c_then_resume_continues_in_process(loop_project: LoopProject, mark
     llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the slow action")
     os.kill(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=5)
-    assert proc.returncode == EXIT_INTERRUPTED
+    assert proc.returncode == ExitCode.INTERRUPTED
     assert "Loop interrupted in slow (1 iteration, " in err
     assert llproc.sleepers(marker) == []
     assert llproc.state(loop_project.root, "crashy")["status"] == "interrupted"
 
     (loop_project.root / "go").touch()
     resumed = loop_project.run("resume", "crashy")
-    assert resumed.code == EXIT_OK, resumed.err
+    assert resumed.code == ExitCode.OK, resumed.err
     assert "[1/50] slow → if [ -e go ]" in resumed.err
     assert "Loop completed: done (1 iteration, " in resumed.err
     state = llproc.state(loop_project.root, "crashy")
@@ -139,13 +139,13 @@ def test_resume_refusals_are_one_line(loop_project: LoopProject) -> None:
         """,
     )
     never = loop_project.run("resume", "ok")
-    assert never.code == EXIT_FAILED
+    assert never.code == ExitCode.FAILED
     assert never.err == (
         "ll-loop: error: loop 'ok' has no saved run to resume; start it with 'll-loop run ok'\n"
     )
-    assert loop_project.run("run", "ok").code == EXIT_OK
+    assert loop_project.run("run", "ok").code == ExitCode.OK
     done = loop_project.run("resume", "ok")
-    assert done.code == EXIT_FAILED
+    assert done.code == ExitCode.FAILED
     assert done.err == (
         "ll-loop: error: loop 'ok' completed; nothing to resume, start it again with "
         "'ll-loop run ok'\n"
@@ -178,7 +178,7 @@ def test_corrupt_state_file_gives_a_clear_message(
     (running / "ok.state.json").write_text(content)
     for command in ("resume", "status", "stop"):
         result = loop_project.run(command, "ok")
-        assert result.code == EXIT_FAILED
+        assert result.code == ExitCode.FAILED
         assert result.err.startswith(
             "ll-loop: error: .loops/.running/ok.state.json: corrupt state file ("
         ), result.err
@@ -223,7 +223,7 @@ def test_a_run_stopped_by_max_iterations_goes_on_with_a_higher_limit(
     state_file = loop_project.loops / ".running" / "counter.state.json"
     saved = state_file.read_bytes()
     again = loop_project.run("resume", "counter")
-    assert again.code == EXIT_FAILED
+    assert again.code == ExitCode.FAILED
     assert again.err == (
         "ll-loop: error: loop 'counter' has run 2 of its 2 iterations; "
         "to go on: ll-loop resume counter --max-iterations N\n"
@@ -238,7 +238,7 @@ def test_a_run_stopped_by_max_iterations_goes_on_with_a_higher_limit(
     # The raised limit is now the run's: a plain resume is refused at 4, and 10 finishes.
     assert "has run 4 of its 4 iterations" in loop_project.run("resume", "counter").err
     done = loop_project.run("resume", "counter", "-n", "10")
-    assert done.code == EXIT_OK, done.err
+    assert done.code == ExitCode.OK, done.err
     assert (loop_project.root / "ticks").read_text() == "x\n" * 5
     assert "final=kept" in done.err  # the capture and context survived both stops
     state = json.loads(state_file.read_text())
@@ -258,11 +258,11 @@ def test_a_run_stopped_by_its_timeout_goes_on_once_the_file_allows_more(
     assert first.code == 4
     assert "to go on: raise timeout: in the loop file, then ll-loop resume counter" in first.err
     refused = loop_project.run("resume", "counter")
-    assert refused.code == EXIT_FAILED
+    assert refused.code == ExitCode.FAILED
     assert "of its 0.5s timeout; to go on: raise timeout: in the loop file" in refused.err
     path.write_text(path.read_text().replace("timeout: 0.5", "timeout: 30"))
     done = loop_project.run("resume", "counter")
-    assert done.code == EXIT_OK, done.err
+    assert done.code == ExitCode.OK, done.err
     assert (loop_project.root / "ticks").read_text() == "x\n" * 5
 
 
@@ -280,9 +280,9 @@ def test_other_failures_are_still_not_resumable(loop_project: LoopProject) -> No
             terminal: true
         """,
     )
-    assert loop_project.run("run", "broken").code == EXIT_FAILED
+    assert loop_project.run("run", "broken").code == ExitCode.FAILED
     refused = loop_project.run("resume", "broken", "-n", "99")
-    assert refused.code == EXIT_FAILED
+    assert refused.code == ExitCode.FAILED
     assert refused.err.startswith("ll-loop: error: loop 'broken' ended (failed): ")
     assert refused.err.endswith("nothing to resume, start it again with 'll-loop run broken'\n")
 
@@ -294,7 +294,7 @@ def test_a_resume_that_cannot_restore_changes_nothing(loop_project: LoopProject)
     before = {p.name: p.read_bytes() for p in running.iterdir() if p.is_file()}
     path.write_text(path.read_text().replace("bump", "grow"))  # the saved state is gone
     result = loop_project.run("resume", "counter", "-n", "9")
-    assert result.code == EXIT_FAILED
+    assert result.code == ExitCode.FAILED
     assert result.err.startswith("ll-loop: error: cannot resume: saved state 'bump' ")
     assert "resuming" not in result.err  # nothing was resumed
     after = {p.name: p.read_bytes() for p in running.iterdir() if p.is_file()}

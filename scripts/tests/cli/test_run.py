@@ -12,15 +12,7 @@ from support.project import LoopProject
 
 from little_loops import __version__
 from little_loops.cli import main_loop
-from little_loops.cli.exitcodes import (
-    EXIT_BUDGET,
-    EXIT_DEFINITION,
-    EXIT_FAILED,
-    EXIT_HANDOFF,
-    EXIT_MAX_ITERATIONS,
-    EXIT_OK,
-    EXIT_TIMEOUT,
-)
+from little_loops.fsm.runs.outcomes import ExitCode
 
 HELLO = """\
     name: hello
@@ -43,7 +35,7 @@ HELLO = """\
 def test_run_completes_with_the_doc_progress_lines(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
     result = loop_project.run("run", "hello")
-    assert result.code == EXIT_OK
+    assert result.code == ExitCode.OK
     assert result.out == ""  # stdout is kept for data
     lines = result.err.splitlines()
     assert lines[0] == "[1/5] check → test -f flag && echo present || { echo missing; exit 1; }"
@@ -63,7 +55,7 @@ def test_run_completes_with_the_doc_progress_lines(loop_project: LoopProject) ->
 def test_shorthand_name_means_run(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
     result = loop_project.run("hello", "--quiet")
-    assert result.code == EXIT_OK
+    assert result.code == ExitCode.OK
     assert result.err.strip().startswith("Loop completed: done (2 iterations, ")
     assert "→" not in result.err  # --quiet: the outcome line only
 
@@ -71,17 +63,17 @@ def test_shorthand_name_means_run(loop_project: LoopProject) -> None:
 def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
     result = loop_project.run("-n", "1", "--quiet", "hello")
-    assert result.code == EXIT_MAX_ITERATIONS
+    assert result.code == ExitCode.MAX_ITERATIONS
     assert result.err.startswith("Loop stopped: max_iterations reached in check (1 iteration, ")
     # A flag's value is not taken for the name, even when it is a command's name.
     model = loop_project.run("--llm-model", "list", "-n", "1", "-q", "hello")
     assert (model.code, model.err.startswith("Loop completed: done (1 iteration")) == (
-        EXIT_OK,
+        ExitCode.OK,
         True,
     )
     # `--` ends the flags: a loop may be called like a command.
     named = loop_project.run("-q", "--", "status")
-    assert named.code == EXIT_DEFINITION
+    assert named.code == ExitCode.USAGE
     assert "no loop named 'status'" in named.err
     # Flags written before a command are a usage error that says where they go.
     for argv, flags in (
@@ -90,7 +82,7 @@ def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) ->
         (("-n", "5", "run", "hello"), "-n 5"),
     ):
         misplaced = loop_project.run(*argv)
-        assert misplaced.code == EXIT_DEFINITION
+        assert misplaced.code == ExitCode.USAGE
         command = argv[-2]
         assert misplaced.err.endswith(
             f"ll-loop: error: options go after the command: write 'll-loop {command} ... "
@@ -100,10 +92,10 @@ def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) ->
     stray = loop_project.run("-q", "hello", "status")
     assert stray.err.endswith("ll-loop: error: unrecognized arguments: status\n")
     assert loop_project.run("--version", "status", "hello").out == f"ll-loop {__version__}\n"
-    assert loop_project.run("--version").code == EXIT_OK
+    assert loop_project.run("--version").code == ExitCode.OK
     top_help = loop_project.run("--help")
     assert (top_help.code, top_help.out.startswith("usage: ll-loop [-h] [--version] COMMAND")) == (
-        EXIT_OK,
+        ExitCode.OK,
         True,
     )
 
@@ -159,7 +151,7 @@ def test_max_iterations_flag_overrides_the_file_and_exits_3(loop_project: LoopPr
     )
     for flag in ("-n", "--max-iterations"):
         result = loop_project.run("run", "spin", flag, "2")
-        assert result.code == EXIT_MAX_ITERATIONS
+        assert result.code == ExitCode.MAX_ITERATIONS
         assert "[2/2] a → false" in result.err
         assert "[3/2]" not in result.err
         assert "Loop stopped: max_iterations reached in a (2 iterations, " in result.err
@@ -180,7 +172,7 @@ def test_error_outcome_exits_1_with_the_reason(loop_project: LoopProject) -> Non
         """,
     )
     result = loop_project.run("run", "broken")
-    assert result.code == EXIT_FAILED
+    assert result.code == ExitCode.FAILED
     assert (
         "Loop failed in a: no valid transition from 'a' for verdict 'error': exit code 3"
         in result.err
@@ -203,7 +195,7 @@ def test_loop_timeout_exits_4(loop_project: LoopProject) -> None:
         """,
     )
     result = loop_project.run("run", "slow")
-    assert result.code == EXIT_TIMEOUT
+    assert result.code == ExitCode.TIMEOUT
     assert "Loop stopped: timeout reached in a" in result.err
 
 
@@ -232,12 +224,12 @@ def test_handoff_exits_5_and_resume_continues_with_the_note(
         """,
     )
     first = loop_project.run("run", "work")
-    assert first.code == EXIT_HANDOFF
+    assert first.code == ExitCode.HANDOFF
     assert "Loop paused for handoff in code (1 iteration, " in first.err
     assert "continue with: ll-loop resume work" in first.err
     assert loop_project.run("status", "work", "--json").out.count('"awaiting_continuation"') == 1
     second = loop_project.run("resume", "work")
-    assert second.code == EXIT_OK, second.err
+    assert second.code == ExitCode.OK, second.err
     prompt = (loop_project.root / "prompt.txt").read_text()
     assert prompt.startswith("Continue from this handoff note: finish the parser\n\n/do-work")
 
@@ -263,7 +255,7 @@ def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPat
         """,
     )
     result = loop_project.run("run", "spender", "--json")
-    assert result.code == EXIT_BUDGET
+    assert result.code == ExitCode.BUDGET
     assert json.loads(result.out)["terminated_by"] == "budget"
     assert "Loop stopped: cost budget reached in fix (" in result.err
     # Three Claude calls ran, three passes are counted (none for the call that was not made).
@@ -273,13 +265,13 @@ def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPat
 
     # The spend is kept: the same budget cannot go on, a higher one can.
     refused = loop_project.run("resume", "spender")
-    assert refused.code == EXIT_FAILED
+    assert refused.code == ExitCode.FAILED
     assert refused.err == (
         "ll-loop: error: loop 'spender' has spent $0.1200 of its $0.1 budget; "
         "to go on: ll-loop resume spender --max-cost USD\n"
     )
     more = loop_project.run("resume", "spender", "--max-cost", "0.2", "--json")
-    assert more.code == EXIT_BUDGET
+    assert more.code == ExitCode.BUDGET
     # 0.12 -> 0.16 -> 0.20: two more Claude calls, then the new budget is reached.
     assert json.loads(more.out)["cost_usd"] == pytest.approx(0.2)
     assert json.loads(more.out)["iterations"] == 5
@@ -304,7 +296,7 @@ JUDGED = """\
 def test_no_llm_judges_by_exit_code(loop_project: LoopProject) -> None:
     loop_project.write("judged", JUDGED)
     result = loop_project.run("run", "judged", "--no-llm")
-    assert result.code == EXIT_OK
+    assert result.code == ExitCode.OK
     assert "✓ success (exit 0) (LLM off: judged by exit code)" in result.err
 
 
@@ -314,7 +306,7 @@ def test_llm_model_flag_reaches_the_api(
     loop_project.write("judged", JUDGED)
     fake_anthropic.reply_tool({"verdict": "success", "confidence": 0.9, "reason": "ok"})
     result = loop_project.run("run", "judged", "--llm-model", "claude-test-model")
-    assert result.code == EXIT_OK, result.err
+    assert result.code == ExitCode.OK, result.err
     (request,) = fake_anthropic.requests
     assert request.body["model"] == "claude-test-model"
 
@@ -345,7 +337,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(loop_project: LoopProject) -> 
         """,
     )
     result = loop_project.run("run", "plan", "--dry-run", "-n", "4", "--no-llm")
-    assert result.code == EXIT_OK
+    assert result.code == ExitCode.OK
     assert result.out == (
         "loop: plan\n"
         "file: .loops/plan.yaml\n"
@@ -373,7 +365,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(loop_project: LoopProject) -> 
 def test_unknown_loop_lists_the_available_ones(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
     result = loop_project.run("run", "helo")
-    assert result.code == EXIT_DEFINITION
+    assert result.code == ExitCode.USAGE
     assert result.err == (
         "ll-loop: error: no loop named 'helo' (did you mean hello?); looked for "
         ".loops/helo.fsm.yaml, .loops/helo.yaml, .loops/helo.yml; available: hello\n"
@@ -385,10 +377,10 @@ def test_no_loops_folder_is_a_message_not_a_traceback(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     for argv in (["run", "x"], ["status", "x"], ["resume", "x"], ["stop", "x"], ["history", "x"]):
-        assert main_loop(argv) == EXIT_DEFINITION
+        assert main_loop(argv) == ExitCode.USAGE
         err = capsys.readouterr().err
         assert err.endswith("; there is no .loops/ folder here\n"), err
-    assert main_loop(["list"]) == EXIT_OK
+    assert main_loop(["list"]) == ExitCode.OK
     assert capsys.readouterr().err == "ll-loop: no loops in .loops/ (it does not exist)\n"
 
 
@@ -405,7 +397,7 @@ def test_invalid_definition_exits_2(loop_project: LoopProject) -> None:
         """,
     )
     result = loop_project.run("run", "bad")
-    assert result.code == EXIT_DEFINITION
+    assert result.code == ExitCode.USAGE
     assert result.err.startswith("ll-loop: error: .loops/bad.yaml:")
     assert "on_sucess" in result.err
     assert len(result.err.splitlines()) == 1
@@ -422,7 +414,7 @@ def test_invalid_definition_exits_2(loop_project: LoopProject) -> None:
 )
 def test_usage_errors_exit_2(loop_project: LoopProject, argv: list[str]) -> None:
     loop_project.write("hello", HELLO)
-    assert loop_project.run(*argv).code == EXIT_DEFINITION
+    assert loop_project.run(*argv).code == ExitCode.USAGE
 
 
 def test_signal_handlers_are_restored_after_a_run(loop_project: LoopProject) -> None:
@@ -430,7 +422,7 @@ def test_signal_handlers_are_restored_after_a_run(loop_project: LoopProject) -> 
 
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     loop_project.write("hello", HELLO)
-    assert loop_project.run("run", "hello").code == EXIT_OK
+    assert loop_project.run("run", "hello").code == ExitCode.OK
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
 
@@ -457,7 +449,7 @@ def test_max_cost_flag_overrides_the_file(
         """,
     )
     result = loop_project.run("run", "spender", "--json", "--max-cost", "0.05")
-    assert result.code == EXIT_BUDGET
+    assert result.code == ExitCode.BUDGET
     assert json.loads(result.out)["cost_usd"] == pytest.approx(0.08)
     assert loop_project.run("run", "spender", "--max-cost", "0").code == 2
     assert (
@@ -507,8 +499,8 @@ def test_context_keys_that_look_like_numbers_are_read_as_written(
             terminal: true
         """,
     )
-    assert loop_project.run("validate", "--strict", "keys").code == EXIT_OK
-    assert loop_project.run("run", "keys", "-q").code == EXIT_OK
+    assert loop_project.run("validate", "--strict", "keys").code == ExitCode.OK
+    assert loop_project.run("run", "keys", "-q").code == ExitCode.OK
     assert (loop_project.root / "said.txt").read_text() == "ten thousand\n"
 
 

@@ -6,10 +6,10 @@ from support import llproc
 from support.project import LoopProject
 
 from little_loops.cli import build_parser
-from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
 from little_loops.cli.options import RunOptions, options_from_args
 from little_loops.cli.session import apply_overrides, save_overrides, saved_overrides
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.runs.outcomes import ExitCode
 
 HOLDER = """\
     name: holder
@@ -44,7 +44,7 @@ def test_overlapping_scope_is_refused_naming_the_holder(
     try:
         llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the holder")
         result = loop_project.run("run", "other")
-        assert result.code == EXIT_FAILED
+        assert result.code == ExitCode.FAILED
         assert result.err == (
             f"ll-loop: error: scope 'src/api' of loop 'other' overlaps 'src' held by loop"
             f" 'holder' (pid {proc.pid}); wait with --queue or stop it with 'll-loop stop holder'\n"
@@ -65,8 +65,8 @@ def test_queue_waits_with_a_note_then_runs(loop_project: LoopProject) -> None:
     proc = llproc.start(loop_project.root, "run", "holder")
     llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the holder")
     result = loop_project.run("run", "other", "--queue")
-    assert proc.wait(timeout=5) == EXIT_OK
-    assert result.code == EXIT_OK
+    assert proc.wait(timeout=5) == ExitCode.OK
+    assert result.code == ExitCode.OK
     assert result.err.startswith(
         f"ll-loop: queued: scope 'src/api' of loop 'other' overlaps 'src' held by loop"
         f" 'holder' (pid {proc.pid}); waiting for it to finish\n[1/50] a → echo other ran\n"

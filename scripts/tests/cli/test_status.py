@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from support.project import LoopProject
 
-from little_loops.cli.exitcodes import EXIT_DEFINITION, EXIT_FAILED, EXIT_OK
+from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.pids import process_start_ticks
 
 HELLO = """\
@@ -40,9 +40,9 @@ def _crashed_state(project: LoopProject, name: str) -> int:
 
 def test_status_text_and_json(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
-    assert loop_project.run("run", "hello", "-n", "4").code == EXIT_OK
+    assert loop_project.run("run", "hello", "-n", "4").code == ExitCode.OK
     result = loop_project.run("status", "hello")
-    assert result.code == EXIT_OK
+    assert result.code == ExitCode.OK
     lines = result.out.splitlines()
     assert lines[:4] == [
         "loop:         hello",
@@ -79,12 +79,12 @@ def test_status_of_a_loop_that_never_ran(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
     result = loop_project.run("status", "hello")
     assert (result.code, result.err) == (
-        EXIT_FAILED,
+        ExitCode.FAILED,
         "ll-loop: loop 'hello' has not run yet (no .loops/.running/hello.state.json);"
         " start it with 'll-loop run hello'\n",
     )
     unknown = loop_project.run("status", "nope")
-    assert unknown.code == EXIT_DEFINITION
+    assert unknown.code == ExitCode.USAGE
     assert unknown.err.startswith("ll-loop: error: no loop named 'nope'; looked for ")
 
 
@@ -102,7 +102,7 @@ def test_list_loops_and_runs(loop_project: LoopProject) -> None:
     loop_project.write("broken", "name: [unclosed\n")
     loop_project.run("run", "hello")
     listing = loop_project.run("list")
-    assert listing.code == EXIT_OK
+    assert listing.code == ExitCode.OK
     assert listing.out.splitlines() == [
         "NAME    PARADIGM  STATUS     PATH",
         "broken  invalid   -          .loops/broken.yaml",
@@ -152,7 +152,7 @@ def test_history_lines_tail_and_json(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
     loop_project.run("run", "hello")
     result = loop_project.run("history", "hello")
-    assert result.code == EXIT_OK
+    assert result.code == ExitCode.OK
     lines = [line.split(" ", 1)[1].strip() for line in result.out.splitlines()]
     assert lines[:3] == [
         "loop_start      hello at check",
@@ -177,7 +177,7 @@ def test_history_of_a_loop_that_never_ran(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
     result = loop_project.run("history", "hello")
     assert (result.code, result.out, result.err) == (
-        EXIT_FAILED,
+        ExitCode.FAILED,
         "",
         "ll-loop: loop 'hello' has no events yet\n",
     )
@@ -193,7 +193,7 @@ def test_history_shows_events_of_unexpected_shape_raw(loop_project: LoopProject)
         '{"event": "loop_complete", "ts": "t2", "iterations": 1, "duration_ms": 1e999}\n'
     )
     result = loop_project.run("history", "odd")
-    assert result.code == EXIT_OK
+    assert result.code == ExitCode.OK
     assert result.out.splitlines() == [
         't1 action_complete {"state": "s", "duration_ms": "slow"}',
         't2 loop_complete   {"iterations": 1, "duration_ms": Infinity}',
@@ -202,7 +202,7 @@ def test_history_shows_events_of_unexpected_shape_raw(loop_project: LoopProject)
 
 def test_status_of_a_live_run_counts_the_time_in_its_state(loop_project: LoopProject) -> None:
     loop_project.write("hello", HELLO)
-    assert loop_project.run("run", "hello").code == EXIT_OK
+    assert loop_project.run("run", "hello").code == ExitCode.OK
     path = loop_project.loops / ".running" / "hello.state.json"
     data = json.loads(path.read_text())
     entered = (datetime.now(UTC) - timedelta(seconds=90)).isoformat()

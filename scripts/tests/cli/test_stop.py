@@ -13,8 +13,8 @@ import pytest
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK, EXIT_STOPPED
 from little_loops.cli.stop import stop_command
+from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.pids import process_start_ticks
 
 SLOW = """\
@@ -44,12 +44,12 @@ def test_stop_ends_a_foreground_loop_and_its_grandchild(
     _, err = proc.communicate(timeout=5)
     took = time.monotonic() - started
     assert took < 5
-    assert result.returncode == EXIT_OK, result.stderr
+    assert result.returncode == ExitCode.OK, result.stderr
     assert result.stderr.startswith(
         f"stopping loop 'slow' (pid {proc.pid})...\nloop 'slow' stopped in "
     )
     assert result.stderr.endswith(" in state 'b'; continue with: ll-loop resume slow\n")
-    assert proc.returncode == EXIT_STOPPED
+    assert proc.returncode == ExitCode.STOPPED
     assert "Loop stopped in b (1 iteration, " in err
     assert llproc.sleepers(marker) == []
     state = llproc.state(loop_project.root, "slow")
@@ -92,7 +92,7 @@ def test_stop_escalates_to_sigkill_when_the_loop_does_not_stop(
         }
         (running / "slow.state.json").write_text(json.dumps(state))
         started = time.monotonic()
-        assert stop_command("slow", grace=0.5) == EXIT_OK
+        assert stop_command("slow", grace=0.5) == ExitCode.OK
         assert time.monotonic() - started < 2
         assert stubborn.wait(timeout=2) == -9
         assert "loop 'slow' killed (it did not stop within 0.5s) in " in capsys.readouterr().err
@@ -118,7 +118,7 @@ def test_a_stale_pid_is_reported_not_signalled(loop_project: LoopProject) -> Non
     }
     (running / "slow.state.json").write_text(json.dumps(state))
     result = loop_project.run("stop", "slow")
-    assert result.code == EXIT_FAILED
+    assert result.code == ExitCode.FAILED
     assert result.err == (
         f"ll-loop: loop 'slow' is not running (stale pid {gone.pid}; last status: running);"
         " resume it with 'll-loop resume slow'\n"
@@ -139,13 +139,13 @@ def test_stop_of_a_finished_or_never_run_loop(loop_project: LoopProject) -> None
     )
     never = loop_project.run("stop", "ok")
     assert (never.code, never.err) == (
-        EXIT_FAILED,
+        ExitCode.FAILED,
         "ll-loop: loop 'ok' is not running (it has no saved run)\n",
     )
     loop_project.run("run", "ok")
     done = loop_project.run("stop", "ok")
     assert (done.code, done.err) == (
-        EXIT_FAILED,
+        ExitCode.FAILED,
         "ll-loop: loop 'ok' is not running (last status: completed)\n",
     )
 
@@ -160,7 +160,7 @@ def test_stop_of_a_crashed_run_ends_the_action_it_left_running(
     proc.wait(timeout=5)
     assert len(llproc.sleepers(marker)) == 2  # the action's own session outlives the loop
     result = loop_project.run("stop", "slow")
-    assert result.code == EXIT_FAILED
+    assert result.code == ExitCode.FAILED
     assert f"is not running (stale pid {proc.pid}; last status: running)" in result.err
     assert "process(es) its action left running (pids " in result.err
     assert llproc.sleepers(marker) == []
@@ -176,6 +176,6 @@ def test_a_new_run_after_a_crash_ends_the_old_action_first(
     proc.wait(timeout=5)
     loop_project.write("slow", SLOW.format(marker=marker).replace("sleep", "echo"))
     result = loop_project.run("run", "slow")
-    assert result.code == EXIT_OK, result.err
+    assert result.code == ExitCode.OK, result.err
     assert "process(es) the crashed run's action left running" in result.err
     assert llproc.sleepers(marker) == []

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from support.project import LoopProject, RunResult
 
-from little_loops.cli.exitcodes import EXIT_FAILED, EXIT_OK
+from little_loops.fsm.runs.outcomes import ExitCode
 
 pytestmark = pytest.mark.reliability
 
@@ -137,39 +137,39 @@ def test_corrupt_state_file(victim: LoopProject, path: Path) -> None:
     status = victim.run("status", "victim")
     listing = victim.run("list")
     running = victim.run("list", "--running", "--json")
-    assert listing.code == EXIT_OK
-    assert running.code == EXIT_OK
+    assert listing.code == ExitCode.OK
+    assert running.code == ExitCode.OK
     (entry,) = json.loads(running.out)
     if name in CORRUPT:
         message = f"{STATE_PATH}: corrupt state file ({CORRUPT[name]}); {FIX}"
-        assert status.code == EXIT_FAILED
+        assert status.code == ExitCode.FAILED
         assert one_line_error(status) == f"ll-loop: error: {message}"
         assert entry["error"] == message
         assert "victim" in listing.out
         assert "corrupt" in listing.out
         for command in ("resume", "stop"):
             result = victim.run(command, "victim")
-            assert result.code == EXIT_FAILED, command
+            assert result.code == ExitCode.FAILED, command
             assert one_line_error(result) == f"ll-loop: error: {message}"
         assert (victim.root / STATE_PATH).read_bytes() == path.read_bytes()  # left as it was
     else:
-        assert status.code == EXIT_OK, status.err
+        assert status.code == ExitCode.OK, status.err
         assert "error" not in entry
         stop = victim.run("stop", "victim")
-        assert stop.code == EXIT_FAILED  # nothing runs: no signal sent to any pid
+        assert stop.code == ExitCode.FAILED  # nothing runs: no signal sent to any pid
         assert one_line_error(stop).startswith("ll-loop: loop 'victim' is not running")
         resume = victim.run("resume", "victim")
         if READABLE[name] is None:
-            assert resume.code == EXIT_OK, resume.err
+            assert resume.code == ExitCode.OK, resume.err
             assert json.loads((victim.root / STATE_PATH).read_text())["status"] == "completed"
         else:
-            assert resume.code == EXIT_FAILED
+            assert resume.code == ExitCode.FAILED
             assert resume.err.splitlines()[-1] == f"ll-loop: error: {READABLE[name]}"
 
 
 def interrupted_state(project: LoopProject) -> None:
     """A valid state of a run of `victim` interrupted in `check`."""
-    assert project.run("run", "victim").code == EXIT_OK
+    assert project.run("run", "victim").code == ExitCode.OK
     path = project.root / STATE_PATH
     data = json.loads(path.read_text())
     data.update(status="interrupted", current_state="check", terminated_by="interrupted")
@@ -183,21 +183,21 @@ def test_corrupt_event_file(victim: LoopProject, path: Path) -> None:
     name = stem(path)
     history = victim.run("history", "victim")
     as_json = victim.run("history", "victim", "--json")
-    assert victim.run("status", "victim").code == EXIT_OK
+    assert victim.run("status", "victim").code == ExitCode.OK
     if EVENTS[name] is None:
         assert "Traceback" not in history.err
-        assert history.code in (EXIT_OK, EXIT_FAILED)  # 1: no events
+        assert history.code in (ExitCode.OK, ExitCode.FAILED)  # 1: no events
         events = json.loads(as_json.out)
         assert len(history.out.splitlines()) == len(events)
-        assert (history.code == EXIT_OK) == bool(events)
+        assert (history.code == ExitCode.OK) == bool(events)
     else:
         line, problem = EVENTS[name]
         message = f"ll-loop: error: {EVENTS_PATH}:{line}: corrupt event line ({problem})"
-        assert history.code == as_json.code == EXIT_FAILED
+        assert history.code == as_json.code == ExitCode.FAILED
         assert one_line_error(history) == message
         assert one_line_error(as_json) == message
     # The run resumes from its state file whatever the log holds, and appends whole lines.
-    assert victim.run("resume", "victim").code == EXIT_OK
+    assert victim.run("resume", "victim").code == ExitCode.OK
     lines = [line for line in (victim.root / EVENTS_PATH).read_bytes().split(b"\n") if line]
     resumed = max(i for i, line in enumerate(lines) if b'"resumed":true' in line)
     checked = lines if name in ("torn_last", "only_torn") else lines[resumed:]
@@ -234,5 +234,5 @@ def test_no_traceback_from_the_real_command(
     )
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.splitlines()) <= 1, proc.stderr
-    if proc.returncode != EXIT_OK:
+    if proc.returncode != ExitCode.OK:
         assert proc.stderr.startswith("ll-loop: "), proc.stderr

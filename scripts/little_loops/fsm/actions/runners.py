@@ -16,6 +16,7 @@ from little_loops.fsm.actions.supervisor import (
     ProcessSupervisor,
     failed,
 )
+from little_loops.fsm.runs.layout import action_output_file
 
 CLAUDE_FLAGS: tuple[str, ...] = ("--dangerously-skip-permissions", "-p")
 CLAUDE_INSTALL_HINT = "install Claude Code: npm install -g @anthropic-ai/claude-code"
@@ -129,7 +130,7 @@ class DefaultActionRunner(ProcessSupervisor):
         if request.output_file is not None:
             return request.output_file
         if self.output_dir is not None:
-            return self.output_dir / f"action-{os.getpid()}.out"
+            return action_output_file(self.output_dir)
         return None
 
     def _spawn_failure(

@@ -23,7 +23,7 @@ STATE_NAME = (
 LOOP = "A loop written directly as states and transitions."
 LOOP_KEYS: dict[str, str] = {
     "name": (
-        "The loop's identifier; it names files under .loops/.running/, so at most 200 letters, "
+        "The loop's identifier; it names the run's state and log files, so at most 200 letters, "
         "digits, '.', '_' and '-'."
     ),
     "initial": "The state the loop starts in.",

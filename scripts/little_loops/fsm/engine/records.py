@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.request import ActionResult
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 # Strings longer than this are shortened in events (the full output stays in the
 # output file and, up to SAVED_TEXT_LIMIT, in `captured`).
@@ -113,17 +110,3 @@ def prev_record(name: str, action: ActionResult | None, verdict: str) -> dict[st
     saved = saved_result(action) if action else {"output": "", "stderr": "", "exit_code": 0}
     saved.pop("duration_ms", None)
     return {"state": name, **saved, "verdict": verdict}
-
-
-def output_file_name(loop_name: str, state_name: str) -> str:
-    """`<loop>.<state>.out`, with the state name made safe for one file name.
-
-    State names are free text (`x/../../y` is a valid name), so anything but letters,
-    digits, `.`, `_` and `-` becomes `_`, leading dots go, the length is capped, and a
-    changed name gets a short hash so two states never share a file.
-    """
-    safe = _UNSAFE.sub("_", state_name).lstrip(".")[:80] or "_"
-    if safe != state_name:
-        digest = hashlib.sha1(state_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        safe = f"{safe}-{digest}"
-    return f"{loop_name}.{safe}.out"

@@ -13,9 +13,10 @@ from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
-from little_loops.fsm.engine.records import output_file_name, short
+from little_loops.fsm.engine.records import short
 from little_loops.fsm.evaluators.dispatch import evaluate
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
+from little_loops.fsm.runs.layout import output_file_name
 from little_loops.fsm.runs.spend import Spend
 
 Emit = Callable[[str, Mapping[str, object]], None]

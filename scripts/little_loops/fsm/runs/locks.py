@@ -20,19 +20,19 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
-from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
-from little_loops.fsm.runs.store import (
-    RUNNING_DIR,
+from little_loops.fsm.runs.atomic import remove_leftover_temp_files, write_atomic
+from little_loops.fsm.runs.layout import (
     default_loops_dir,
-    display_path,
-    remove_leftover_temp_files,
+    lock_files,
+    mutex_file,
+    run_files,
+    running_dir,
     validate_loop_name,
-    write_atomic,
 )
+from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
+from little_loops.fsm.runs.store import display_path
 from little_loops.fsm.timefmt import format_duration, iso_now
 
-LOCK_SUFFIX = ".lock"
-MUTEX_NAME = ".scopes.lock"  # never deleted: removing a flock file would let two holders in
 DEFAULT_SCOPE: tuple[str, ...] = (".",)
 
 
@@ -104,7 +104,7 @@ class LockRecord:
         return f"loop {self.loop!r} (pid {self.pid}{host})"
 
 
-def _read_record(path: Path) -> LockRecord:
+def _read_record(path: Path, loop_name: str) -> LockRecord:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return LockRecord(
@@ -118,28 +118,24 @@ def _read_record(path: Path) -> LockRecord:
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CorruptStateError(
             f"{display_path(path)}: unreadable scope lock ({type(exc).__name__}: {exc}); delete"
-            f" it if no loop named {path.name[: -len(LOCK_SUFFIX)]!r} is running"
+            f" it if no loop named {loop_name!r} is running"
         ) from None
 
 
 def read_scope_locks(loops_dir: Path | None = None) -> list[LockRecord]:
     """Every lock record under `.running/` (live or stale), by loop name; for status displays."""
-    running = (Path(loops_dir) if loops_dir is not None else default_loops_dir()) / RUNNING_DIR
-    if not running.is_dir():
-        return []
     records = []
-    for path in sorted(running.glob(f"*{LOCK_SUFFIX}")):
-        if path.name.startswith("."):
-            continue
+    for name, path in lock_files(running_dir(loops_dir)):
         with contextlib.suppress(FileNotFoundError):
-            records.append(_read_record(path))
+            records.append(_read_record(path, name))
     return records
 
 
 @contextlib.contextmanager
 def _mutex(running: Path) -> Iterator[None]:
     """Hold the exclusive flock that serialises every check-and-claim in this `.running/`."""
-    fd = os.open(running / MUTEX_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    # never deleted: removing a flock file would let two holders in
+    fd = os.open(mutex_file(running), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -186,7 +182,7 @@ class LockHandle:
             return
         with _mutex(self.path.parent):
             try:
-                current = _read_record(self.path)
+                current = _read_record(self.path, self.record.loop)
             except (FileNotFoundError, CorruptStateError):
                 current = None
             if current is not None and (current.pid, current.loop) == (
@@ -205,11 +201,9 @@ class LockHandle:
 
 def _check(running: Path, me: LockRecord, root: Path, reclaimed: list[str]) -> _Conflict | None:
     """The first live claim that conflicts with `me`; stale records are deleted on the way."""
-    for path in sorted(running.glob(f"*{LOCK_SUFFIX}")):
-        if path.name.startswith("."):
-            continue
+    for name, path in lock_files(running):
         try:
-            other = _read_record(path)
+            other = _read_record(path, name)
         except FileNotFoundError:
             continue
         if not other.alive:
@@ -245,7 +239,7 @@ def acquire_scope(
     """
     validate_loop_name(loop_name)
     loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
-    running = loops_dir / RUNNING_DIR
+    running = running_dir(loops_dir)
     running.mkdir(parents=True, exist_ok=True)
     root = project_root(loops_dir)
     me = LockRecord(
@@ -256,7 +250,7 @@ def acquire_scope(
         hostname=socket.gethostname(),
         pid_start=process_start_ticks(os.getpid()),
     )
-    path = running / f"{loop_name}{LOCK_SUFFIX}"
+    path = run_files(loop_name, loops_dir).lock
     started = time.monotonic()
     reclaimed: list[str] = []
     waited_for: set[tuple[str, int]] = set()

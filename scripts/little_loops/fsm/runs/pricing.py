@@ -1,5 +1,7 @@
-"""Estimate what tokens cost: for LLM judge calls, and for a Claude Code session that was cut
-short before it could report its own cost."""
+"""Estimate what tokens cost, for LLM judge calls and for cut-short Claude Code sessions.
+
+A Claude Code session that was cut short never reports its own cost; its tokens are priced here.
+"""
 
 from __future__ import annotations
 

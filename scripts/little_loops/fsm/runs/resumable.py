@@ -11,21 +11,11 @@ from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.executor import (
     EventCallback,
     ExecutionResult,
-    ExecutorSnapshot,
     FSMExecutor,
 )
 from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
-from little_loops.fsm.runs.outcomes import (
-    BUDGET,
-    MAX_ITERATIONS,
-    STATUS_COMPLETED,
-    STATUS_FAILED,
-    STATUS_RUNNING,
-    can_resume,
-    how_to_go_on,
-    outcome_of,
-)
+from little_loops.fsm.runs.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
 from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
 from little_loops.fsm.runs.spend import Spend, dollars
 from little_loops.fsm.runs.state import LoopState
@@ -62,7 +52,7 @@ class PersistentExecutor:
         self._orphans: list[int] = []
         self._own_start: tuple[int, int | None] | None = None
 
-    def request_shutdown(self, reason: str = "interrupted") -> None:
+    def request_shutdown(self, reason: str = Outcome.INTERRUPTED) -> None:
         """Stop the run gracefully (kills the running action); its state stays resumable."""
         self.executor.request_shutdown(reason)
 
@@ -85,23 +75,7 @@ class PersistentExecutor:
         the run goes on (nothing is written before then if the run cannot be resumed)."""
         saved = self.resumable_state()
         self._end_orphans(saved)
-        self.executor.restore(
-            ExecutorSnapshot(
-                current_state=saved.current_state,
-                iteration=saved.iteration,
-                pass_states=saved.pass_states,
-                entered=saved.entered,
-                pass_pending=saved.pass_pending,
-                captured=saved.captured,
-                prev_result=saved.prev_result,
-                last_result=saved.last_result,
-                started_at=saved.started_at,
-                elapsed_ms=saved.elapsed_ms,
-                continuation=saved.continuation_prompt,
-                cost_usd=saved.cost_usd,
-                usage=saved.usage,
-            )
-        )
+        self.executor.restore(saved.snapshot())
         if on_restored is not None:
             on_restored(saved)
         return self._run()
@@ -116,18 +90,18 @@ class PersistentExecutor:
                 f"loop '{name}' has no saved run to resume; start it with 'll-loop run {name}'"
             )
         if not can_resume(saved.status, saved.terminated_by):
-            how = "completed" if saved.status == STATUS_COMPLETED else f"ended ({saved.status})"
+            how = "completed" if saved.status == Status.COMPLETED else f"ended ({saved.status})"
             why = f": {saved.error}" if saved.error else ""
             raise LoopRuntimeError(
                 f"loop '{name}' {how}{why}; nothing to resume, start it again with "
                 f"'ll-loop run {name}'"
             )
-        if saved.status == STATUS_FAILED:
+        if saved.status == Status.FAILED:
             reached = limit_still_reached(self.fsm, saved)
             if reached is not None:
                 raise LoopRuntimeError(reached)
         if (
-            saved.status == STATUS_RUNNING
+            saved.status == Status.RUNNING
             and saved.pid != os.getpid()
             and pid_alive(saved.pid, saved.pid_start)
         ):
@@ -141,7 +115,7 @@ class PersistentExecutor:
         """A crashed run's action may still be running (it has its own session): end it."""
         if (
             previous is not None
-            and previous.status == STATUS_RUNNING
+            and previous.status == Status.RUNNING
             and previous.pid is not None
             and previous.pid != os.getpid()
             and not pid_alive(previous.pid, previous.pid_start)
@@ -163,31 +137,20 @@ class PersistentExecutor:
                 os.environ[RUN_MARKER_ENV] = before
         return result
 
-    def _state(self, status: str, result: dict[str, Any] | None = None) -> LoopState:
+    def _state(self, status: Status, result: dict[str, Any] | None = None) -> LoopState:
         snap = self.executor.snapshot()
         pid = os.getpid()
-        state = LoopState(
-            loop_name=self.fsm.name,
-            current_state=snap.current_state,
-            iteration=snap.iteration,
-            pass_states=snap.pass_states,
-            entered=snap.entered,
-            pass_pending=snap.pass_pending,
-            captured=snap.captured,
-            prev_result=snap.prev_result,
-            last_result=snap.last_result,
-            started_at=snap.started_at,
+        state = LoopState.from_snapshot(
+            self.fsm.name,
+            snap,
             status=status,
-            continuation_prompt=snap.continuation,
             pid=pid,
             pid_start=self._start_ticks(pid),
-            elapsed_ms=snap.elapsed_ms,
             context=dict(self.fsm.context),
             loop_path=self.loop_path,
             scope=self.fsm.effective_scope(),
-            cost_usd=round(snap.cost_usd, 6),
-            usage=snap.usage,
         )
+        state.cost_usd = round(snap.cost_usd, 6)
         if result is not None:
             state.terminated_by = result.get("terminated_by")
             state.error = result.get("error")
@@ -205,17 +168,17 @@ class PersistentExecutor:
         # The start and the end of a run are always durable (fsynced); a state entry is
         # atomic, and durable at least once a second (StatePersistence.save_state).
         if kind == "loop_start":
-            self.persistence.save_state(self._state(STATUS_RUNNING), durable=True)
+            self.persistence.save_state(self._state(Status.RUNNING), durable=True)
         elif kind in _SAVE_ON:
             if kind == "loop_complete":
                 status = outcome_of(str(event.get("terminated_by"))).status
                 self.persistence.save_state(self._state(status, event), durable=True)
             else:
-                self.persistence.save_state(self._state(STATUS_RUNNING))
+                self.persistence.save_state(self._state(Status.RUNNING))
         elif kind == "action_complete" and event.get("cost_usd"):
             # Money was spent: record it now, so a crash before the next state cannot
             # hide it from max_cost_usd.
-            self.persistence.save_state(self._state(STATUS_RUNNING))
+            self.persistence.save_state(self._state(Status.RUNNING))
         if self._user_callback is not None:
             self._user_callback(event)
         if kind == "loop_start" and self._orphans:
@@ -227,14 +190,14 @@ def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:
     """Why a run that ended at a limit cannot go on yet, or None once the limit is raised."""
     name = fsm.name
     hint = how_to_go_on(saved.terminated_by, name)
-    if saved.terminated_by == BUDGET:
+    if saved.terminated_by == Outcome.BUDGET:
         limit = fsm.max_cost_usd
         if limit is not None and Spend(cost_usd=saved.cost_usd).reached(limit):
             return (
                 f"loop '{name}' has spent ${saved.cost_usd:.4f} of its {dollars(limit)} budget; "
                 f"to go on: {hint}"
             )
-    elif saved.terminated_by == MAX_ITERATIONS:
+    elif saved.terminated_by == Outcome.MAX_ITERATIONS:
         if saved.iteration >= fsm.max_iterations:
             return (
                 f"loop '{name}' has run {saved.iteration} of its {fsm.max_iterations} "

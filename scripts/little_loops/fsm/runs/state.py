@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, TypedDict
 
+from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.errors import CorruptStateError
-from little_loops.fsm.runs.outcomes import STATUS_RUNNING, STATUSES
+from little_loops.fsm.runs.outcomes import STATUSES, Status
 from little_loops.fsm.timefmt import iso_now
 
 SCHEMA_VERSION = 1
@@ -61,6 +62,35 @@ def json_type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+class StateFile(TypedDict):
+    """The JSON object in `<name>.state.json`, key for key in the order it is written."""
+
+    schema_version: int
+    loop_name: str
+    status: str
+    current_state: str
+    iteration: int
+    pass_states: list[str]
+    entered: bool
+    pass_pending: bool
+    captured: dict[str, Any]
+    prev_result: dict[str, Any] | None
+    last_result: dict[str, Any] | None
+    started_at: str
+    updated_at: str
+    elapsed_ms: int
+    continuation_prompt: str | None  # LoopState.continuation (the key older files have)
+    pid: int | None
+    pid_start: int | None
+    context: dict[str, Any]
+    loop_path: str | None
+    terminated_by: str | None
+    error: str | None
+    scope: list[str]
+    cost_usd: float
+    usage: dict[str, int]
+
+
 @dataclass
 class LoopState:
     """Everything needed to show a run and to resume it where it stopped."""
@@ -76,8 +106,8 @@ class LoopState:
     last_result: dict[str, Any] | None = None
     started_at: str = field(default_factory=iso_now)
     updated_at: str = field(default_factory=iso_now)
-    status: str = STATUS_RUNNING
-    continuation_prompt: str | None = None
+    status: Status = Status.RUNNING
+    continuation: str | None = None  # the note of a context handoff, given to the next prompt
     pid: int | None = None
     pid_start: int | None = None  # process start ticks, so a reused pid is not taken for ours
     elapsed_ms: int = 0
@@ -90,7 +120,7 @@ class LoopState:
     usage: dict[str, int] = field(default_factory=dict)  # token counters
     schema_version: int = SCHEMA_VERSION
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StateFile:
         """A JSON-ready dict (the state file's content)."""
         return {
             "schema_version": self.schema_version,
@@ -107,7 +137,7 @@ class LoopState:
             "started_at": self.started_at,
             "updated_at": self.updated_at,
             "elapsed_ms": self.elapsed_ms,
-            "continuation_prompt": self.continuation_prompt,
+            "continuation_prompt": self.continuation,
             "pid": self.pid,
             "pid_start": self.pid_start,
             "context": self.context,
@@ -120,12 +150,27 @@ class LoopState:
         }
 
     @classmethod
+    def from_snapshot(cls, loop_name: str, snap: ExecutorSnapshot, **run: Any) -> LoopState:
+        """The state of a run whose executor is at `snap`; `run` sets the other fields."""
+        return cls(
+            loop_name=loop_name, **{name: getattr(snap, name) for name in SNAPSHOT_FIELDS}, **run
+        )
+
+    def snapshot(self) -> ExecutorSnapshot:
+        """What the executor needs to go on from this state (resume)."""
+        return ExecutorSnapshot(**{name: getattr(self, name) for name in SNAPSHOT_FIELDS})
+
+    @classmethod
     def from_dict(cls, data: Any, source: str = "state") -> LoopState:
         """Build from a parsed state file; raise CorruptStateError naming `source` if malformed."""
         try:
             return parse_state(data)
         except StateShapeError as exc:
             raise CorruptStateError(f"{source}: corrupt state file ({exc})") from None
+
+
+# The fields a run state shares with the executor's snapshot: the same names in both.
+SNAPSHOT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ExecutorSnapshot))
 
 
 def parse_state(data: Any) -> LoopState:
@@ -164,14 +209,14 @@ def parse_state(data: Any) -> LoopState:
         pass_states=pass_states,
         entered=_get(data, "entered", (bool,), True),
         pass_pending=_get(data, "pass_pending", (bool,), False),
-        status=status,
+        status=Status(status),
         started_at=_get(data, "started_at", (str,)),
         updated_at=_get(data, "updated_at", (str,), data.get("started_at")),
         captured=_get(data, "captured", (dict,), dict),
         prev_result=_get(data, "prev_result", (dict, type(None)), None),
         last_result=_get(data, "last_result", (dict, type(None)), None),
         elapsed_ms=elapsed_ms,
-        continuation_prompt=_get(data, "continuation_prompt", (str, type(None)), None),
+        continuation=_get(data, "continuation_prompt", (str, type(None)), None),
         pid=_get(data, "pid", (int, type(None)), None),
         pid_start=_get(data, "pid_start", (int, type(None)), None),
         context=_get(data, "context", (dict,), dict),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -13,19 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, LoopRuntimeError
-from little_loops.fsm.runs.outcomes import (
-    STATUS_AWAITING_CONTINUATION,
-    STATUS_COMPLETED,
-    STATUS_FAILED,
-    STATUS_INTERRUPTED,
-    STATUS_RUNNING,
-    STATUS_STOPPED,
-    STATUSES,
-    TERMINATION_STATUS,
+from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
+from little_loops.fsm.runs.layout import (
+    RunFiles,
+    default_loops_dir,
+    running_dir,
+    state_files,
+    validate_loop_name,
 )
-from little_loops.fsm.runs.pids import pid_alive
+from little_loops.fsm.runs.liveness import live_status
 from little_loops.fsm.runs.state import (
-    SCHEMA_VERSION,
     LoopState,
     StateShapeError,
     json_type,
@@ -33,46 +29,19 @@ from little_loops.fsm.runs.state import (
 )
 from little_loops.fsm.timefmt import iso_now
 
-RUNNING_DIR = ".running"
-STATE_SUFFIX = ".state.json"
-EVENTS_SUFFIX = ".events.jsonl"
-# Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
-_MAX_NAME_BYTES = 200
 # Seconds between fsynced state saves of a run (every save is atomic; see save_state). An
 # fsync of the file and of its folder costs milliseconds, as much as a whole quick action.
 DURABLE_INTERVAL_S = 1.0
 
 __all__ = [
     "DURABLE_INTERVAL_S",
-    "EVENTS_SUFFIX",
-    "RUNNING_DIR",
-    "SCHEMA_VERSION",
-    "STATE_SUFFIX",
-    "STATUSES",
-    "STATUS_AWAITING_CONTINUATION",
-    "STATUS_COMPLETED",
-    "STATUS_FAILED",
-    "STATUS_INTERRUPTED",
-    "STATUS_RUNNING",
-    "STATUS_STOPPED",
-    "TERMINATION_STATUS",
     "LoopState",
     "RunInfo",
     "StatePersistence",
-    "default_loops_dir",
     "display_path",
     "get_loop_history",
-    "json_bytes",
     "list_running_loops",
-    "remove_leftover_temp_files",
-    "validate_loop_name",
-    "write_atomic",
 ]
-
-
-def default_loops_dir() -> Path:
-    """`.loops` in the current directory."""
-    return Path.cwd() / ".loops"
 
 
 def display_path(path: Path) -> str:
@@ -81,83 +50,6 @@ def display_path(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
-
-
-def validate_loop_name(name: str) -> str:
-    """Return `name` if it can name files under `.running/`, else raise LoopDefinitionError."""
-    problem = None
-    if not name:
-        problem = "it is empty"
-    elif "/" in name or "\\" in name:
-        problem = "it contains a path separator"
-    elif name.startswith("."):
-        problem = "it starts with '.'"
-    elif any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        problem = "it contains a control character"
-    elif len(name.encode("utf-8", errors="surrogatepass")) > _MAX_NAME_BYTES:
-        problem = f"it is longer than {_MAX_NAME_BYTES} bytes"
-    if problem:
-        raise LoopDefinitionError(f"loop name {name!r} cannot be used as a file name: {problem}")
-    return name
-
-
-def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None:
-    """Replace `path` with `data` so readers see the old or the new file, never a part of one.
-
-    Atomic always (a temp file renamed over `path`), so no crash of this process leaves a
-    half-written file. `durable` also fsyncs the data before the rename and the folder
-    after it, so the new file survives a power cut or a kernel crash too.
-    """
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    # One temp name per process (its pid in 8 hex digits): cheaper than mkstemp's random
-    # name, and two processes never share it. Same shape as remove_leftover_temp_files expects.
-    tmp = str(path.parent / f".{path.name}.{os.getpid():08x}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # run files stay private
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(raw)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if not durable:
-        return
-    # Make the rename itself durable; not every file system allows fsync on a directory.
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
-def remove_leftover_temp_files(path: Path) -> None:
-    """Delete the temp files of `write_atomic(path, ...)` calls that a crash cut short.
-
-    Only for a writer that no other process writes `path` with at the same moment (the
-    temp file of a write in progress would go too).
-    """
-    # Exactly what write_atomic makes: ".<name>." + 8 characters + ".tmp", so the temp
-    # files of a loop whose name merely starts with this one are not matched.
-    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
-    with contextlib.suppress(OSError):
-        for leftover in path.parent.glob(f".{path.name}.*.tmp"):
-            if pattern.fullmatch(leftover.name):
-                leftover.unlink(missing_ok=True)
-
-
-def json_bytes(value: Any, indent: int | None = None) -> bytes:
-    """UTF-8 JSON; strings holding undecodable bytes (lone surrogates) are escaped, not lost."""
-    separators = None if indent else (",", ":")
-    try:
-        text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(value, indent=indent, separators=separators).encode("ascii")
 
 
 class StatePersistence:
@@ -171,9 +63,10 @@ class StatePersistence:
     def __init__(self, loop_name: str, loops_dir: Path | None = None) -> None:
         self.loop_name = validate_loop_name(loop_name)
         self.loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
-        self.running_dir = self.loops_dir / RUNNING_DIR
-        self.state_file = self.running_dir / f"{loop_name}{STATE_SUFFIX}"
-        self.events_file = self.running_dir / f"{loop_name}{EVENTS_SUFFIX}"
+        files = RunFiles(loop_name, self.loops_dir)
+        self.running_dir = files.running_dir
+        self.state_file = files.state
+        self.events_file = files.events
         self._events_fd: int | None = None
         self._events_id: tuple[int, int, int] | None = None  # (pid, st_dev, st_ino)
         self._lock = threading.Lock()
@@ -375,24 +268,19 @@ class RunInfo:
     @property
     def alive(self) -> bool:
         """The process that wrote the state still runs."""
-        return self.state is not None and pid_alive(self.state.pid, self.state.pid_start)
+        return self.state is not None and live_status(self.state).alive
 
     @property
     def crashed(self) -> bool:
         """Marked running but its process is gone (killed, rebooted): resumable."""
-        return self.state is not None and self.state.status == STATUS_RUNNING and not self.alive
+        return self.state is not None and live_status(self.state).crashed
 
 
 def list_running_loops(loops_dir: Path | None = None) -> list[RunInfo]:
     """Every run with a state file under `<loops_dir>/.running/`, by name; never raises on one."""
-    running = (Path(loops_dir) if loops_dir is not None else default_loops_dir()) / RUNNING_DIR
-    if not running.is_dir():
-        return []
+    running = running_dir(loops_dir)
     infos = []
-    for path in sorted(running.glob(f"*{STATE_SUFFIX}")):
-        name = path.name[: -len(STATE_SUFFIX)]
-        if name.startswith("."):
-            continue
+    for name, path in state_files(running):
         try:
             state = StatePersistence(name, running.parent).load_state()
         except (LoopRuntimeError, LoopDefinitionError) as exc:

@@ -166,7 +166,7 @@ def test_handoff_is_resumable_and_passes_the_note_on(tmp_path: Path) -> None:
     assert first.terminated_by == "handoff"
     saved = StatePersistence("handoff", loops).load_state()
     assert saved is not None
-    assert (saved.status, saved.continuation_prompt) == ("awaiting_continuation", "finish b.py")
+    assert (saved.status, saved.continuation) == ("awaiting_continuation", "finish b.py")
     second = PersistentExecutor(fsm, loops_dir=loops, action_runner=Claude()).resume()
     assert second.terminated_by == "terminal"
     assert prompts[1] == "Continue from this handoff note: finish b.py\n\n/ll:work"

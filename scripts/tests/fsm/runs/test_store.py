@@ -11,16 +11,21 @@ from typing import Any
 
 import pytest
 
-from little_loops.cli import exitcodes
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError
-from little_loops.fsm.runs.outcomes import OUTCOMES, STATUSES, TERMINATION_EXIT_CODE, outcome_of
+from little_loops.fsm.runs.layout import validate_loop_name
+from little_loops.fsm.runs.outcomes import (
+    OUTCOMES,
+    STATUSES,
+    TERMINATION_EXIT_CODE,
+    ExitCode,
+    outcome_of,
+)
 from little_loops.fsm.runs.pids import process_start_ticks
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import (
     StatePersistence,
     get_loop_history,
     list_running_loops,
-    validate_loop_name,
 )
 
 
@@ -48,7 +53,7 @@ def full_state() -> LoopState:
         prev_result={"output": "x", "exit_code": 1},
         last_result={"verdict": "failure", "details": {"confidence": 0.65}},
         status="awaiting_continuation",
-        continuation_prompt="carry on from the 3rd error",
+        continuation="carry on from the 3rd error",
         pid=1234,
         pid_start=99,
         elapsed_ms=4567,
@@ -416,18 +421,18 @@ def test_list_running_loops(project: Path, dead_pid: int) -> None:
 
 def test_every_termination_reason_has_one_status_and_exit_code() -> None:
     codes: dict[str, int] = {
-        "terminal": exitcodes.EXIT_OK,
-        "error": exitcodes.EXIT_FAILED,
-        "max_iterations": exitcodes.EXIT_MAX_ITERATIONS,
-        "timeout": exitcodes.EXIT_TIMEOUT,
-        "handoff": exitcodes.EXIT_HANDOFF,
-        "budget": exitcodes.EXIT_BUDGET,
-        "interrupted": exitcodes.EXIT_INTERRUPTED,
-        "stopped": exitcodes.EXIT_STOPPED,
+        "terminal": ExitCode.OK,
+        "error": ExitCode.FAILED,
+        "max_iterations": ExitCode.MAX_ITERATIONS,
+        "timeout": ExitCode.TIMEOUT,
+        "handoff": ExitCode.HANDOFF,
+        "budget": ExitCode.BUDGET,
+        "interrupted": ExitCode.INTERRUPTED,
+        "stopped": ExitCode.STOPPED,
     }
     assert codes == TERMINATION_EXIT_CODE
     assert {o.status for o in OUTCOMES.values()} == set(STATUSES) - {"running"}
-    assert exitcodes.EXIT_DEFINITION not in TERMINATION_EXIT_CODE.values()
+    assert ExitCode.USAGE not in TERMINATION_EXIT_CODE.values()
     statuses: dict[str, Any] = {k: o.status for k, o in OUTCOMES.items()}
     assert statuses == {
         "terminal": "completed",
@@ -498,7 +503,7 @@ def test_saves_are_fsynced_on_demand_and_at_least_once_an_interval(
 
 
 def test_leftover_temp_files_of_a_killed_write_are_removed_exactly(project: Path) -> None:
-    from little_loops.fsm.runs.store import remove_leftover_temp_files
+    from little_loops.fsm.runs.atomic import remove_leftover_temp_files
 
     running = project / ".running"
     running.mkdir()

@@ -10,8 +10,8 @@ import pytest
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.cli.exitcodes import EXIT_INTERRUPTED, EXIT_STOPPED
-from little_loops.cli.signals import ShutdownSignals
+from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.runs.signals import ShutdownSignals
 
 STUBBORN = """\
     name: stubborn
@@ -27,7 +27,10 @@ STUBBORN = """\
 
 @pytest.mark.parametrize(
     ("signum", "code", "status"),
-    [(signal.SIGINT, EXIT_INTERRUPTED, "interrupted"), (signal.SIGTERM, EXIT_STOPPED, "stopped")],
+    [
+        (signal.SIGINT, ExitCode.INTERRUPTED, "interrupted"),
+        (signal.SIGTERM, ExitCode.STOPPED, "stopped"),
+    ],
 )
 def test_first_signal_stops_gracefully(
     loop_project: LoopProject, marker: str, signum: int, code: int, status: str
@@ -56,7 +59,7 @@ def test_second_ctrl_c_exits_at_once(loop_project: LoopProject, marker: str) -> 
     os.kill(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=5)
     assert time.monotonic() - sent < 1
-    assert proc.returncode == EXIT_INTERRUPTED
+    assert proc.returncode == ExitCode.INTERRUPTED
     assert "(Ctrl-C again to exit at once)" in err
     assert "ll-loop: SIGINT again: exiting now" in err
     llproc.wait_for(lambda: llproc.sleepers(marker) == [], 2, "the action killed")

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from little_loops.cli.exitcodes import EXIT_INTERRUPTED, EXIT_STOPPED
+from little_loops.fsm.runs.outcomes import Outcome
 from little_loops.fsm.runs.proctree import signal_children
 
-# terminated_by reason and exit code for each signal.
-REASONS: dict[int, tuple[str, int]] = {
-    signal.SIGINT: ("interrupted", EXIT_INTERRUPTED),
-    signal.SIGTERM: ("stopped", EXIT_STOPPED),
+# The outcome (terminated_by reason and exit code) of each signal.
+REASONS: dict[int, Outcome] = {
+    signal.SIGINT: Outcome.INTERRUPTED,
+    signal.SIGTERM: Outcome.STOPPED,
 }
 
 _FIRST_NOTE: dict[int, str] = {
@@ -51,14 +51,14 @@ class ShutdownSignals:
         self._previous.clear()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        reason, code = REASONS[signum]
+        outcome = REASONS[signum]
         if self.received is not None:
             signal_children(os.getpid(), signal.SIGKILL)
             _note(f"\nll-loop: {signal.Signals(signum).name} again: exiting now\n")
-            os._exit(code)
+            os._exit(outcome.exit_code)
         self.received = signum
         _note(_FIRST_NOTE[signum])
-        self.request_shutdown(reason)
+        self.request_shutdown(str(outcome))
 
 
 def _note(text: str) -> None:

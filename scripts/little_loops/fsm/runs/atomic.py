@@ -1,0 +1,66 @@
+"""Files written whole or not at all: atomic (and durable) replaces, and JSON as UTF-8 bytes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.runs.layout import leftover_temp_files, temp_file
+
+
+def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` so readers see the old or the new file, never a part of one.
+
+    Atomic always (a temp file renamed over `path`), so no crash of this process leaves a
+    half-written file. `durable` also fsyncs the data before the rename and the folder
+    after it, so the new file survives a power cut or a kernel crash too.
+    """
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    # One temp name per process (its pid in 8 hex digits): cheaper than mkstemp's random
+    # name, and two processes never share it. Same shape as remove_leftover_temp_files expects.
+    tmp = str(temp_file(path))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # run files stay private
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if not durable:
+        return
+    # Make the rename itself durable; not every file system allows fsync on a directory.
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def remove_leftover_temp_files(path: Path) -> None:
+    """Delete the temp files of `write_atomic(path, ...)` calls that a crash cut short.
+
+    Only for a writer that no other process writes `path` with at the same moment (the
+    temp file of a write in progress would go too).
+    """
+    with contextlib.suppress(OSError):
+        for leftover in leftover_temp_files(path):
+            leftover.unlink(missing_ok=True)
+
+
+def json_bytes(value: Any, indent: int | None = None) -> bytes:
+    """UTF-8 JSON; strings holding undecodable bytes (lone surrogates) are escaped, not lost."""
+    separators = None if indent else (",", ":")
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, indent=indent, separators=separators).encode("ascii")

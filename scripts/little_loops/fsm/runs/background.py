@@ -1,0 +1,104 @@
+"""Start a run detached from the terminal, its output in `.running/NAME.log`, and watch it start."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from little_loops.fsm.errors import LoopError
+from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.locks import acquire_scope, project_root
+from little_loops.fsm.runs.store import StatePersistence
+from little_loops.fsm.timefmt import iso_now
+
+START_WAIT_SECONDS = 2.0  # how long the parent watches the child start before reporting
+SETTLE_SECONDS = 0.3  # after the child's state shows its pid, how long to watch it fail fast
+_TAIL_LINES = 20
+
+# Started children, kept referenced so a long-lived caller (a test) does not get a
+# ResourceWarning for a child that is meant to outlive the Popen object.
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@dataclass(frozen=True)
+class Started:
+    """A detached run: its process, its log, and how it went while it was watched."""
+
+    pid: int
+    log: Path
+    exit_code: int | None  # None: still running when the watch ended
+    log_tail: list[str]  # the last lines it logged, when it failed while watched
+
+
+def start_detached(
+    argv: Sequence[str],
+    loop_name: str,
+    scope: Sequence[str],
+    loops_dir: Path,
+    *,
+    queue: bool = False,
+    wait: float = START_WAIT_SECONDS,
+) -> Started:
+    """Run `argv` (an `ll-loop run` of `loop_name`) in a new session, output to the loop's log.
+
+    Without `queue` the scope is checked first, so an overlap is refused here (a
+    ScopeConflictError) rather than in the log. The child is watched for up to `wait` seconds.
+    """
+    if not queue:
+        acquire_scope(loop_name, scope, loops_dir).release()
+    log = run_files(loop_name, loops_dir).log
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        out.write(f"--- ll-loop run {loop_name} --background at {iso_now()}\n".encode())
+        out.flush()
+        offset = out.tell()
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=project_root(loops_dir),
+            start_new_session=True,
+        )
+    _STARTED.append(proc)
+    code = _watch_start(proc, StatePersistence(loop_name, loops_dir), wait)
+    tail = _tail(log, offset) if code is not None and code != 0 else []
+    return Started(pid=proc.pid, log=log, exit_code=code, log_tail=tail)
+
+
+def _watch_start(
+    proc: subprocess.Popen[bytes], persistence: StatePersistence, wait: float
+) -> int | None:
+    """The child's exit code if it ended while watched, else None once it has been under way
+    (its state file shows its pid) for SETTLE_SECONDS, or `wait` is up (e.g. it is queued)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            return code
+        try:
+            state = persistence.load_state()
+        except LoopError:
+            state = None  # being replaced right now, or an old corrupt one: keep watching
+        if state is not None and state.pid == proc.pid:
+            # Under way. A run that fails in its first moments is still worth reporting here.
+            deadline = min(deadline, time.monotonic() + SETTLE_SECONDS)
+            while proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            return proc.poll()
+        time.sleep(0.05)
+    return proc.poll()
+
+
+def _tail(log: Path, offset: int) -> list[str]:
+    try:
+        with log.open("rb") as handle:
+            handle.seek(offset)
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-_TAIL_LINES:]

@@ -1,0 +1,157 @@
+"""Every file name under `.loops/.running/`: the one module that makes them."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from little_loops.fsm.errors import LoopDefinitionError
+
+LOOPS_DIR_NAME = ".loops"
+RUNNING_DIR = ".running"
+STATE_SUFFIX = ".state.json"  # the run's state (LoopState), replaced atomically
+EVENTS_SUFFIX = ".events.jsonl"  # the run's events, one JSON line each, append-only
+LOCK_SUFFIX = ".lock"  # the run's scope claim (a LockRecord)
+LOG_SUFFIX = ".log"  # stdout and stderr of a background run
+OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume goes on with
+OUTPUT_SUFFIX = ".out"  # the full output of a state's action, when it was cut short
+TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
+MUTEX_NAME = ".scopes.lock"  # the flock all scope claims take; never deleted
+# Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
+MAX_NAME_BYTES = 200
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def default_loops_dir() -> Path:
+    """`.loops` in the current directory."""
+    return Path.cwd() / LOOPS_DIR_NAME
+
+
+def running_dir(loops_dir: Path | None = None) -> Path:
+    """`<loops_dir>/.running` (the current directory's `.loops` when None)."""
+    return (Path(loops_dir) if loops_dir is not None else default_loops_dir()) / RUNNING_DIR
+
+
+def validate_loop_name(name: str) -> str:
+    """Return `name` if it can name files under `.running/`, else raise LoopDefinitionError."""
+    problem = None
+    if not name:
+        problem = "it is empty"
+    elif "/" in name or "\\" in name:
+        problem = "it contains a path separator"
+    elif name.startswith("."):
+        problem = "it starts with '.'"
+    elif any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        problem = "it contains a control character"
+    elif len(name.encode("utf-8", errors="surrogatepass")) > MAX_NAME_BYTES:
+        problem = f"it is longer than {MAX_NAME_BYTES} bytes"
+    if problem:
+        raise LoopDefinitionError(f"loop name {name!r} cannot be used as a file name: {problem}")
+    return name
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of one loop's run under `<loops_dir>/.running/` (the name is not checked)."""
+
+    loop_name: str
+    loops_dir: Path
+
+    @property
+    def running_dir(self) -> Path:
+        return self.loops_dir / RUNNING_DIR
+
+    def _file(self, suffix: str) -> Path:
+        return self.running_dir / f"{self.loop_name}{suffix}"
+
+    @property
+    def state(self) -> Path:
+        return self._file(STATE_SUFFIX)
+
+    @property
+    def events(self) -> Path:
+        return self._file(EVENTS_SUFFIX)
+
+    @property
+    def lock(self) -> Path:
+        return self._file(LOCK_SUFFIX)
+
+    @property
+    def log(self) -> Path:
+        return self._file(LOG_SUFFIX)
+
+    @property
+    def options(self) -> Path:
+        return self._file(OPTIONS_SUFFIX)
+
+
+def run_files(loop_name: str, loops_dir: Path | None = None) -> RunFiles:
+    """The run files of `loop_name` under `loops_dir` (the current `.loops` when None)."""
+    return RunFiles(loop_name, Path(loops_dir) if loops_dir is not None else default_loops_dir())
+
+
+def mutex_file(running: Path) -> Path:
+    """The flock file that serialises the scope claims in the `.running/` folder `running`."""
+    return running / MUTEX_NAME
+
+
+def _named(running: Path, suffix: str) -> list[tuple[str, Path]]:
+    """(loop name, path) of each `<name><suffix>` in `running`, by name; dot files skipped."""
+    if not running.is_dir():
+        return []
+    found = []
+    for path in sorted(running.glob(f"*{suffix}")):
+        name = path.name[: -len(suffix)]
+        if not name.startswith("."):
+            found.append((name, path))
+    return found
+
+
+def state_files(running: Path) -> list[tuple[str, Path]]:
+    """(loop name, state file) of every run with a state file in `running`, by name."""
+    return _named(running, STATE_SUFFIX)
+
+
+def lock_files(running: Path) -> list[tuple[str, Path]]:
+    """(loop name, lock file) of every scope claim in `running`, by name (the mutex skipped)."""
+    return _named(running, LOCK_SUFFIX)
+
+
+def output_file_name(loop_name: str, state_name: str) -> str:
+    """`<loop>.<state>.out`, with the state name made safe for one file name.
+
+    State names are free text (`x/../../y` is a valid name), so anything but letters,
+    digits, `.`, `_` and `-` becomes `_`, leading dots go, the length is capped, and a
+    changed name gets a short hash so two states never share a file.
+    """
+    safe = _UNSAFE.sub("_", state_name).lstrip(".")[:80] or "_"
+    if safe != state_name:
+        digest = hashlib.sha1(state_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        safe = f"{safe}-{digest}"
+    return f"{loop_name}.{safe}{OUTPUT_SUFFIX}"
+
+
+def action_output_file(output_dir: Path, pid: int | None = None) -> Path:
+    """Where a runner keeps the cut-short output of an action whose request names no file."""
+    return output_dir / f"action-{os.getpid() if pid is None else pid}{OUTPUT_SUFFIX}"
+
+
+def temp_file(path: Path, pid: int | None = None) -> Path:
+    """The temp file `write_atomic(path, ...)` writes first: one per process, never shared."""
+    return path.parent / f".{path.name}.{os.getpid() if pid is None else pid:08x}{TEMP_SUFFIX}"
+
+
+def leftover_temp_files(path: Path) -> list[Path]:
+    """The temp files of `write_atomic(path, ...)` calls that a crash cut short."""
+    # Exactly what temp_file makes: ".<name>." + 8 characters + ".tmp", so the temp
+    # files of a loop whose name merely starts with this one are not matched.
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}{re.escape(TEMP_SUFFIX)}")
+    try:
+        candidates = list(path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"))
+    except OSError:
+        return []
+    return [leftover for leftover in candidates if pattern.fullmatch(leftover.name)]

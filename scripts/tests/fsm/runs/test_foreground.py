@@ -1,0 +1,59 @@
+"""Running a loop in this process: the scope is claimed and given back, the flags recorded."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.definition.validation import load_and_validate
+from little_loops.fsm.runs.foreground import run_in_foreground
+from little_loops.fsm.runs.locks import read_scope_locks
+from little_loops.fsm.runs.overrides import Overrides, load_overrides
+from little_loops.fsm.runs.state import LoopState
+
+LOOP = """\
+name: once
+initial: a
+max_iterations: 1
+states:
+  a:
+    action: "true"
+    next: a
+  done:
+    terminal: true
+"""
+
+
+def test_run_then_resume_with_the_flags_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "once.yaml"
+    path.write_text(LOOP)
+    fsm = load_and_validate(path)
+    loops = tmp_path / ".loops"
+    events: list[dict[str, Any]] = []
+    notes: list[str] = []
+    flags = Overrides(max_iterations=1, llm_model="m")
+    first = run_in_foreground(
+        fsm, "once.yaml", loops, overrides=flags, event_callback=events.append, on_note=notes.append
+    )
+    assert first.terminated_by == "max_iterations"
+    assert load_overrides("once", loops) == flags
+    assert read_scope_locks(loops) == []  # given back
+    assert notes == []
+    assert events[0]["event"] == "loop_start"
+    restored: list[LoopState] = []
+    more = Overrides(max_iterations=2, llm_model="m")
+    again = run_in_foreground(
+        dataclasses.replace(fsm, max_iterations=2),
+        "once.yaml",
+        loops,
+        overrides=more,
+        event_callback=events.append,
+        on_note=notes.append,
+        resume=True,
+        on_restored=restored.append,
+    )
+    assert [s.iteration for s in restored] == [1]
+    assert again.terminated_by == "max_iterations"
+    assert load_overrides("once", loops) == more
+    assert read_scope_locks(loops) == []

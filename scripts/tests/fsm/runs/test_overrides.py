@@ -1,0 +1,43 @@
+"""The options file: the run flags a run was started with, read back for resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.overrides import Overrides, load_overrides, save_overrides
+
+
+def test_the_flags_round_trip(tmp_path: Path) -> None:
+    assert load_overrides("x", tmp_path) is None
+    flags = Overrides(max_iterations=4, no_llm=True, llm_model="m", max_cost=0.5)
+    save_overrides("x", tmp_path, flags)
+    assert load_overrides("x", tmp_path) == flags
+    written = json.loads(run_files("x", tmp_path).options.read_text())
+    assert written == {"max_iterations": 4, "no_llm": True, "llm_model": "m", "max_cost": 0.5}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"max_iterations": true, "no_llm": "yes", "llm_model": 3, "max_cost": -1}',
+        '{"max_iterations": 0, "max_cost": true}',
+        "{}",
+    ],
+)
+def test_bad_values_are_ignored(tmp_path: Path, text: str) -> None:
+    path = run_files("x", tmp_path).options
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert load_overrides("x", tmp_path) == Overrides()
+
+
+@pytest.mark.parametrize("text", ["[1]", "not json"])
+def test_an_unreadable_record_is_no_record(tmp_path: Path, text: str) -> None:
+    path = run_files("x", tmp_path).options
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert load_overrides("x", tmp_path) is None
