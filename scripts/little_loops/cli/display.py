@@ -10,7 +10,6 @@ from typing import Any, TextIO
 
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.evaluators.exit_code import exit_detail
-from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
 from little_loops.fsm.timefmt import format_duration
@@ -58,6 +57,8 @@ def verdict_detail(event: dict[str, Any]) -> str:
     """The parenthesised detail after a verdict: `(exit 1)`, `(confidence: 0.92)`, ..."""
     if event.get("verdict") == ERROR_VERDICT and event.get("error"):
         return f"({shorten(str(event['error']), 80)})"
+    from little_loops.fsm.evaluators.registry import SPECS  # loads every evaluator: not at --help
+
     spec = SPECS.get(str(event.get("type")))
     if spec is not None and "llm_skipped" not in event:
         detail = spec.detail(event)

@@ -25,8 +25,6 @@ from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.engine.transitions import restart
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
-from little_loops.fsm.evaluators.registry import needs_llm
-from little_loops.fsm.evaluators.verdicts import state_verdicts
 from little_loops.fsm.suggest import did_you_mean
 from little_loops.fsm.timefmt import format_duration
 
@@ -226,6 +224,8 @@ class _Walk:
             if state.capture:
                 self.captured.add(state.capture)
         if not state.terminal and state.next is None:
+            from little_loops.fsm.evaluators.registry import needs_llm  # not at --help
+
             judge = needs_llm(state.effective_evaluate().type)
             if judge and self.fsm.llm.enabled and state.action:
                 self.judged += 1
@@ -242,6 +242,8 @@ class _Walk:
         return None
 
     def check_verdict(self, state: StateConfig, step: SimulatedStep) -> None:
+        from little_loops.fsm.evaluators.verdicts import state_verdicts  # not at --help
+
         found = state_verdicts(self.fsm, state)
         if found is None or step.verdict is None or found.can_give(step.verdict) is not False:
             return

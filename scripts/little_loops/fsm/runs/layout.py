@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -130,6 +129,8 @@ def output_file_name(loop_name: str, state_name: str) -> str:
     """
     safe = _UNSAFE.sub("_", state_name).lstrip(".")[:80] or "_"
     if safe != state_name:
+        import hashlib  # only for unsafe state names; keeps `--help` and `validate` lean
+
         digest = hashlib.sha1(state_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         safe = f"{safe}-{digest}"
     return f"{loop_name}.{safe}{OUTPUT_SUFFIX}"
