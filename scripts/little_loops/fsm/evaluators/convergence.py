@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from little_loops.fsm.definition.model import DIRECTIONS, EvaluateConfig, LLMConfig
+from little_loops.fsm.definition.value_checks import is_number
 from little_loops.fsm.engine.interpolation import to_text
-from little_loops.fsm.evaluators.numbers import as_number, is_number, output_number
+from little_loops.fsm.evaluators.numbers import as_number, output_number
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, shorten
 
 

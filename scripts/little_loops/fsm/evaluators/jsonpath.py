@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from little_loops.fsm.definition.value_checks import is_number
+
 # One segment of a jq-style path: `.name`, `[3]`, `[-1]`, `["odd key"]` (`.` before `[` allowed).
 _PATH_TOKEN = re.compile(
     r'\.?\[(?P<index>-?\d+)\]|\.?\["(?P<quoted>[^"]*)"\]|\.(?P<name>[^.\[\]]+)'
@@ -12,10 +14,6 @@ _PATH_TOKEN = re.compile(
 
 def _shorten(text: str, limit: int = 40) -> str:
     return f"'{text[: limit - 3]}...'" if len(text) > limit else f"'{text}'"
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 class JsonPathError(ValueError):
@@ -69,7 +67,7 @@ def json_kind(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    if _is_number(value):
+    if is_number(value):
         return "a number"
     if isinstance(value, str):
         return "a string"

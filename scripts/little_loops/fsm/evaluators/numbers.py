@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator as op
 from collections.abc import Callable
-from typing import Any, TypeGuard
+from typing import Any
 
 from little_loops.fsm.definition.model import OPERATORS
 from little_loops.fsm.engine.interpolation import to_text
@@ -19,10 +19,6 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "gt": op.gt,
     "ge": op.ge,
 }
-
-
-def is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def parse_number(text: str) -> int | float:
