@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from little_loops.fsm.runs.overrides import Overrides
+
 
 @dataclass(frozen=True)
-class RunOptions:
-    """The run flags; `None`/False means "not given" (the loop file's value applies)."""
+class RunOptions(Overrides):
+    """The run flags: the overrides a resume repeats, and how this run is shown and queued.
 
-    max_iterations: int | None = None
-    no_llm: bool = False
-    llm_model: str | None = None
-    max_cost: float | None = None
+    `None`/False means "not given" (the loop file's value applies)."""
+
     queue: bool = False
     quiet: bool = False
     as_json: bool = False

@@ -14,7 +14,6 @@ from little_loops.fsm.runs import overrides
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.outcomes import outcome_of
-from little_loops.fsm.runs.overrides import Overrides
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import display_path
 from little_loops.fsm.timefmt import format_duration
@@ -35,13 +34,9 @@ def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
     return dataclasses.replace(fsm, **changes)
 
 
-def _overrides(options: RunOptions) -> Overrides:
-    return Overrides(options.max_iterations, options.no_llm, options.llm_model, options.max_cost)
-
-
 def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None:
     """Record -n, --no-llm, --llm-model and --max-cost of a run."""
-    overrides.save_overrides(loop_name, loops_dir, _overrides(options))
+    overrides.save_overrides(loop_name, loops_dir, options)
 
 
 def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> RunOptions:
@@ -97,7 +92,7 @@ def run_session(
             fsm,
             display_path(loop_path.resolve()),
             loops_dir,
-            overrides=_overrides(options),
+            overrides=options,
             event_callback=display,
             on_note=lambda message: print(f"ll-loop: {message}", file=err, flush=True),
             queue=options.queue,
