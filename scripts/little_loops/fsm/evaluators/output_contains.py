@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import signal
-import threading
 from collections.abc import Mapping
 from types import FrameType
 from typing import Any
@@ -32,6 +30,9 @@ def _search_within(pattern: str, text: str, seconds: float) -> bool:
     CPython's matcher checks for signals as it works, so a SIGALRM handler that raises
     stops it; that only works on the main thread, elsewhere the search is unbounded.
     """
+    import signal  # here, not at the top: `ll-loop validate` reads this module's SPEC only
+    import threading
+
     compiled = re.compile(pattern, re.MULTILINE)
     if threading.current_thread() is not threading.main_thread():
         return compiled.search(text) is not None
