@@ -81,19 +81,34 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
 def history_command(
     name: str, *, tail: int | None = None, as_json: bool = False, loops_dir: Path = LOOPS_DIR
 ) -> int:
-    """Print the events of NAME's last run; 1 when it has none."""
+    """Print the events of NAME's last run; 1 when it has none.
+
+    The events are streamed (a long run's log is never held in memory) and `--tail N`
+    reads only the end of the log."""
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.outcomes import ExitCode
-    from little_loops.fsm.runs.store import get_loop_history
+    from little_loops.fsm.runs.store import StatePersistence
 
     loop_name = run_name(name, loops_dir)
-    events = get_loop_history(loop_name, loops_dir)
-    if tail is not None:
-        events = events[-tail:]
+    store = StatePersistence(loop_name, loops_dir)
+    events = store.tail_events(tail) if tail is not None else store.iter_events()
+    count = 0
+    for event in events:
+        if as_json:
+            text = json.dumps(event, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+            sys.stdout.write(("[\n  " if count == 0 else ",\n  ") + text)
+        else:
+            print(format_event(event, loop_name))
+        count += 1
     if as_json:
-        print(json.dumps(events, ensure_ascii=False, indent=2))
-    elif not events:
+        print("\n]" if count else "[]")
+    elif not count:
         print(f"ll-loop: loop '{loop_name}' has no events yet", file=sys.stderr)
-    for event in events if not as_json else ():
-        print(format_event(event, loop_name))
-    return ExitCode.OK if events else ExitCode.FAILED
+    dropped = store.log.first_kept() > 1
+    if count and dropped and tail is None:
+        print(
+            f"ll-loop: note: older events of this run were rotated away (the log keeps about"
+            f" {store.log.kept_mib()} MiB)",
+            file=sys.stderr,
+        )
+    return ExitCode.OK if count else ExitCode.FAILED

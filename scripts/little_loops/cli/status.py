@@ -51,6 +51,11 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
             file=sys.stderr,
         )
         return ExitCode.FAILED
+    if persistence.replay_error:
+        print(
+            f"ll-loop: warning: showing the last snapshot: {persistence.replay_error}",
+            file=sys.stderr,
+        )
     live = live_status(state)
     crashed, in_state_ms = live.crashed, live.in_state_ms
     if as_json:

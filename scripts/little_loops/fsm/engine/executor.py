@@ -12,6 +12,7 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
+from little_loops.fsm.engine.checkpoint import Checkpoints
 from little_loops.fsm.engine.events import EventCallback
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.limits import RunClock, spends
@@ -19,10 +20,11 @@ from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import (
     ExecutionResult,
     ExecutorSnapshot,
+    acted_record,
     prev_record,
     saved_result,
 )
-from little_loops.fsm.engine.routing import StepOutcome, follow_route
+from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
 from little_loops.fsm.engine.step import StateWork, handoff_note
 from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
 from little_loops.fsm.errors import InterpolationError, LoopError
@@ -41,7 +43,7 @@ __all__ = [
 ]
 
 
-class FSMExecutor:
+class FSMExecutor(Checkpoints):
     """Execute an FSM loop until a terminal state or a limit.
 
     The executor only ever moves along transitions the loop declares: a route that
@@ -75,6 +77,8 @@ class FSMExecutor:
         self.last_result: dict[str, Any] | None = None
         self.started_at = ""
         self.continuation: str | None = None
+        self.acted: dict[str, Any] | None = None  # the current state's finished action
+        self.resumed_action: ActionResult | None = None  # restored: evaluate, not run again
         self.spend = Spend()
         self.clock = RunClock(fsm.timeout)
         self._shutdown = threading.Event()
@@ -92,50 +96,6 @@ class FSMExecutor:
         self._shutdown_reason = reason
         self._shutdown.set()
         self.action_runner.cancel(reason)
-
-    def snapshot(self) -> ExecutorSnapshot:
-        return ExecutorSnapshot(
-            current_state=self.current_state,
-            iteration=self.passes.iteration,
-            pass_states=list(self.passes.states),
-            entered=self.entered,
-            pass_pending=self.passes.pending,
-            captured=self.captured,
-            prev_result=self.prev_result,
-            last_result=self.last_result,
-            started_at=self.started_at,
-            elapsed_ms=self.elapsed_ms(),
-            continuation=self.continuation,
-            cost_usd=self.spend.cost_usd,
-            usage=dict(self.spend.usage),
-        )
-
-    def restore(self, snap: ExecutorSnapshot) -> None:
-        """Continue from *snap* on the next run(): the saved state runs again from its start."""
-        if snap.current_state not in self.fsm.states:
-            raise LoopError(
-                f"cannot resume: saved state '{snap.current_state}' is not a state of loop "
-                f"'{self.fsm.name}' (the loop file changed?)"
-            )
-        self.current_state = snap.current_state
-        # A state that was entered (stopped or crashed mid-action) runs again within the
-        # same pass; one that was only routed to is entered as an uninterrupted run would.
-        self.passes = Passes(
-            snap.iteration,
-            [s for s in snap.pass_states if not (snap.entered and s == snap.current_state)],
-            snap.pass_pending,
-        )
-        self.entered = False
-        self.captured = dict(snap.captured)
-        self.prev_result = snap.prev_result
-        self.last_result = snap.last_result
-        self.started_at = snap.started_at
-        self.clock.elapsed_before_ms = snap.elapsed_ms
-        self.continuation = snap.continuation
-        self.spend = Spend(snap.cost_usd, dict(snap.usage))
-
-    def elapsed_ms(self) -> int:
-        return self.clock.elapsed_ms()
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -165,6 +125,12 @@ class FSMExecutor:
             if self._shutdown.is_set():
                 return self._finish(self._shutdown_reason)
             state = self.fsm.states[self.current_state]
+            done, self.resumed_action = self.resumed_action, None
+            if done is not None:  # resumed after this state's action finished
+                ended = self._after_action(state, done)
+                if ended is not None:
+                    return ended
+                continue
             # The budget is checked before a pass is counted, so a run stopped by it shows
             # the passes that ran, and a resume with a higher budget starts the next one.
             limit = self.fsm.max_cost_usd
@@ -182,14 +148,9 @@ class FSMExecutor:
                     ended = self._run_terminal_action(state)
                     if ended is not None:
                         return ended
-                way = restart(self.fsm, state)
-                if way is None:
-                    return self._finish("terminal")
-                if way.target not in self.fsm.states:
-                    return self._illegal(way.target)
-                self._emit_route(way.target, MAINTAIN_LABEL, "maintain restart")
-                self._move_to(way.target)
-                self.passes.restarted()
+                ended = self._leave_terminal(state)
+                if ended is not None:
+                    return ended
                 continue
 
             if self.clock.deadline_passed():
@@ -197,19 +158,37 @@ class FSMExecutor:
             self.passes.ran(self.current_state)
             self.entered = True
             self._emit_enter()
-            outcome = self._execute_state(self.current_state, state)
-            if outcome.stop is not None:
-                return self._finish(outcome.stop, error=outcome.error)
-            if outcome.target is None:
-                shown = outcome.verdict if outcome.verdict is not None else "(none)"
-                detail = f"no valid transition from '{self.current_state}' for verdict '{shown}'"
-                if outcome.error:
-                    detail += f": {outcome.error}"
-                return self._finish("error", error=detail)
-            if outcome.target not in self.fsm.states:
-                return self._illegal(outcome.target, outcome.verdict)
-            self._emit_route(outcome.target, outcome.verdict, outcome.reason)
-            self._move_to(outcome.target)
+            ended = self._after_action(state, None)
+            if ended is not None:
+                return ended
+
+    def _after_action(
+        self, state: StateConfig, done: ActionResult | None
+    ) -> ExecutionResult | None:
+        """Finish the current (entered) state: its action unless *done*, verdict, route."""
+        if state.terminal:  # only a resumed terminal action gets here
+            ended = self._run_terminal_action(state, done)
+            return ended if ended is not None else self._leave_terminal(state)
+        outcome = self._execute_state(self.current_state, state, done)
+        if outcome.stop is not None:
+            return self._finish(outcome.stop, error=outcome.error)
+        if outcome.target is None:
+            return self._finish("error", error=no_route(self.current_state, outcome))
+        if outcome.target not in self.fsm.states:
+            return self._illegal(outcome.target, outcome.verdict)
+        self._move_to(outcome.target, outcome.verdict, outcome.reason)
+        return None
+
+    def _leave_terminal(self, state: StateConfig) -> ExecutionResult | None:
+        """End the run at a terminal state, or restart a `maintain` loop."""
+        way = restart(self.fsm, state)
+        if way is None:
+            return self._finish("terminal")
+        if way.target not in self.fsm.states:
+            return self._illegal(way.target)
+        self.passes.restarted()
+        self._move_to(way.target, MAINTAIN_LABEL, "maintain restart")
+        return None
 
     def _start_pass(self) -> ExecutionResult | None:
         """Begin the next pass, or end the run at a limit. Backoff waits here, never past
@@ -231,18 +210,29 @@ class FSMExecutor:
         self.passes.start()
         return None
 
-    def _move_to(self, target: str) -> None:
+    def _move_to(self, target: str, verdict: str | None, reason: str) -> None:
+        """Go to *target*; the `route` event is emitted once the run is there (a resume
+        from it enters *target*)."""
+        route = events.Route(
+            {"from": self.current_state, "to": target, "verdict": verdict, "reason": reason}
+        )
         self.current_state = target
         self.entered = False
+        self.acted = None
+        self._emit("route", route)
 
-    def _execute_state(self, name: str, state: StateConfig) -> StepOutcome:
+    def _execute_state(
+        self, name: str, state: StateConfig, done: ActionResult | None = None
+    ) -> StepOutcome:
+        """Run the state's action (unless it already ran: *done*), evaluate it and route."""
         ctx = self._context()
-        action_result: ActionResult | None = None
-        if state.action:
+        action_result: ActionResult | None = done
+        if state.action and done is None:
             try:
                 action_result = self._run_action(name, state, ctx)
             except InterpolationError as exc:
                 return self._error_outcome(state, ctx, f"in action of state '{name}': {exc}")
+        if action_result is not None:
             stop = self._stop_after_action(action_result)
             if stop is not None:
                 return stop
@@ -250,6 +240,7 @@ class FSMExecutor:
                 self.continuation = None  # the note went to this prompt
                 self.continuation = handoff_note(action_result.output)
                 if self.continuation is not None:
+                    self.acted = None  # a resumed run gives the note to this prompt again
                     return StepOutcome(stop="handoff")
 
         if state.next is not None:
@@ -292,17 +283,27 @@ class FSMExecutor:
         result = self.work.act(name, state, action, self.clock.remaining_s(), self.spend)
         if state.capture:
             self.captured[state.capture] = saved_result(result)
+        # Recorded with `action_complete`, so a resume evaluates it rather than running it
+        # again; an action cut short by a stop or the loop's timeout runs again instead.
+        cut_short = self._shutdown.is_set() or (result.timed_out and self.clock.deadline_passed())
+        self.acted = None if cut_short else acted_record(result)
+        self.work.completed(name, result, self.spend)
         return result
 
-    def _run_terminal_action(self, state: StateConfig) -> ExecutionResult | None:
-        """A terminal state's action runs once, as the loop's last step."""
-        ctx = self._context()
-        self.entered = True
-        self._emit_enter()
-        try:
-            result = self._run_action(self.current_state, state, ctx)
-        except InterpolationError as exc:
-            return self._finish("error", error=f"in action of state '{self.current_state}': {exc}")
+    def _run_terminal_action(
+        self, state: StateConfig, done: ActionResult | None = None
+    ) -> ExecutionResult | None:
+        """A terminal state's action runs once, as the loop's last step (*done*: it ran)."""
+        result = done
+        if result is None:
+            ctx = self._context()
+            self.entered = True
+            self._emit_enter()
+            try:
+                result = self._run_action(self.current_state, state, ctx)
+            except InterpolationError as exc:
+                where = f"in action of state '{self.current_state}'"
+                return self._finish("error", error=f"{where}: {exc}")
         stop = self._stop_after_action(result)
         if stop is not None:
             return self._finish(stop.stop or "error", error=stop.error)
@@ -344,20 +345,8 @@ class FSMExecutor:
             self._shutdown.wait(seconds)
 
     def _illegal(self, target: str, verdict: str | None = None) -> ExecutionResult:
-        declared = ", ".join(self.fsm.states)
-        return self._finish(
-            "error",
-            error=(
-                f"illegal transition {self.current_state} → {target}: '{target}' is not a "
-                f"declared state (verdict {verdict!r}; declared: {declared})"
-            ),
-        )
-
-    def _emit_route(self, target: str, verdict: str | None, reason: str) -> None:
-        route = events.Route(
-            {"from": self.current_state, "to": target, "verdict": verdict, "reason": reason}
-        )
-        self._emit("route", route)
+        error = illegal_route(self.current_state, target, verdict, self.fsm.states)
+        return self._finish("error", error=error)
 
     def _emit_enter(self) -> None:
         enter = events.StateEnter(state=self.current_state, iteration=self.passes.iteration)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.engine.records import ExecutorSnapshot
 
 
 @dataclass
@@ -19,6 +20,13 @@ class Passes:
     iteration: int = 0
     states: list[str] = field(default_factory=list)  # states already run in this pass
     pending: bool = False  # a maintain restart: a new pass begins before the next state
+
+    @classmethod
+    def resumed(cls, snap: ExecutorSnapshot, *, rerun: bool) -> Passes:
+        """The passes of a run resumed at *snap*; with *rerun*, its current state runs again
+        within the same pass (so it is taken out of the states already run)."""
+        ran = [s for s in snap.pass_states if not (rerun and s == snap.current_state)]
+        return cls(snap.iteration, ran, snap.pass_pending)
 
     def begins(self, name: str, state: StateConfig) -> bool:
         """Whether entering *state* (named *name*) begins a new pass."""

@@ -55,6 +55,9 @@ class ExecutorSnapshot:
     continuation: str | None = None
     cost_usd: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
+    # The current state's finished action, awaiting its verdict (see acted_record): a run
+    # resumed here evaluates it instead of running the action again.
+    action_result: dict[str, Any] | None = None
 
 
 def chomp(text: str) -> str:
@@ -103,6 +106,38 @@ def saved_result(result: ActionResult) -> dict[str, Any]:
         if result.output_path:
             saved["output_path"] = result.output_path
     return saved
+
+
+def acted_record(result: ActionResult) -> dict[str, Any]:
+    """A finished action as a snapshot keeps it until its verdict: saved_result plus error."""
+    acted = saved_result(result)
+    if result.error:
+        acted["error"] = result.error
+    if result.timed_out:
+        acted["timed_out"] = True
+    return acted
+
+
+def acted_result(acted: dict[str, Any]) -> ActionResult:
+    """The ActionResult an `acted_record` stands for (its output is the saved tail)."""
+    from little_loops.fsm.actions.request import ActionResult
+
+    def text(key: str) -> str:
+        value = acted.get(key)
+        return value if isinstance(value, str) else ""
+
+    code, took = acted.get("exit_code"), acted.get("duration_ms")
+    error = acted.get("error")
+    return ActionResult(
+        output=text("output"),
+        stderr=text("stderr"),
+        exit_code=code if isinstance(code, int) else 1,
+        duration_ms=took if isinstance(took, int) else 0,
+        truncated=bool(acted.get("truncated")),
+        output_path=acted.get("output_path") if isinstance(acted.get("output_path"), str) else None,
+        timed_out=bool(acted.get("timed_out")),
+        error=error if isinstance(error, str) else None,
+    )
 
 
 def prev_record(name: str, action: ActionResult | None, verdict: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
@@ -73,3 +74,20 @@ def follow_route(
             verdict=verdict, stop="error", error=f"route of state '{current}': {exc}"
         )
     return StepOutcome(target, verdict, choice.reason)
+
+
+def no_route(state_name: str, outcome: StepOutcome) -> str:
+    """Why the run ends when no transition of state *state_name* matches *outcome*."""
+    shown = outcome.verdict if outcome.verdict is not None else "(none)"
+    detail = f"no valid transition from '{state_name}' for verdict '{shown}'"
+    return f"{detail}: {outcome.error}" if outcome.error else detail
+
+
+def illegal_route(
+    state_name: str, target: str, verdict: str | None, declared: Iterable[str]
+) -> str:
+    """Why the run ends when a route from *state_name* names an undeclared *target*."""
+    return (
+        f"illegal transition {state_name} → {target}: '{target}' is not a declared state"
+        f" (verdict {verdict!r}; declared: {', '.join(declared)})"
+    )

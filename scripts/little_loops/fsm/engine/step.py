@@ -58,7 +58,8 @@ class StateWork:
         remaining_s: float | None,
         spend: Spend,
     ) -> ActionResult:
-        """Run *action* (already interpolated) of state *name*, within *remaining_s*."""
+        """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
+        caller reports it with `completed`."""
         is_prompt = state.is_prompt()
         timeout = action_timeout(state, is_prompt, remaining_s)
         output_file = None
@@ -83,8 +84,11 @@ class StateWork:
             )
         )
         spend.add(result.cost_usd, result.usage, "claude_")
-        self.emit("action_complete", events.action_complete(name, result, spend.cost_usd))
         return result
+
+    def completed(self, name: str, result: ActionResult, spend: Spend) -> None:
+        """Emit `action_complete` for *result* of state *name* (once the run has taken it in)."""
+        self.emit("action_complete", events.action_complete(name, result, spend.cost_usd))
 
     def judge(
         self,

@@ -13,6 +13,8 @@ LOOPS_DIR_NAME = ".loops"
 RUNNING_DIR = ".running"
 STATE_SUFFIX = ".state.json"  # the run's state (LoopState), replaced atomically
 EVENTS_SUFFIX = ".events.jsonl"  # the run's events, one JSON line each, append-only
+# An older part of the events, rotated out of EVENTS_SUFFIX: `<name>.events.<n>.jsonl`.
+EVENTS_SEGMENT = ".events.{n}.jsonl"
 LOCK_SUFFIX = ".lock"  # the run's scope claim (a LockRecord)
 LOG_SUFFIX = ".log"  # stdout and stderr of a background run
 OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume goes on with
@@ -75,6 +77,24 @@ class RunFiles:
     def events(self) -> Path:
         return self._file(EVENTS_SUFFIX)
 
+    def events_segment(self, number: int) -> Path:
+        """The rotated part number `number` (1 is the oldest) of the events."""
+        return self._file(EVENTS_SEGMENT.format(n=number))
+
+    def events_segments(self) -> list[int]:
+        """The numbers of the rotated parts of the events that exist, oldest first."""
+        head, tail = EVENTS_SEGMENT.split("{n}")
+        prefix, found = f"{self.loop_name}{head}", []
+        try:
+            names = [p.name for p in self.running_dir.glob(f"{glob_escape(prefix)}*{tail}")]
+        except OSError:
+            return []
+        for name in names:
+            number = name[len(prefix) : -len(tail)]
+            if number.isascii() and number.isdigit() and not number.startswith("0"):
+                found.append(int(number))
+        return sorted(found)
+
     @property
     def lock(self) -> Path:
         return self._file(LOCK_SUFFIX)
@@ -86,6 +106,11 @@ class RunFiles:
     @property
     def options(self) -> Path:
         return self._file(OPTIONS_SUFFIX)
+
+
+def glob_escape(text: str) -> str:
+    """*text* as a literal in a glob pattern (`[`, `*` and `?` are pattern characters)."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 def run_files(loop_name: str, loops_dir: Path | None = None) -> RunFiles:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,24 +15,32 @@ from little_loops.fsm.engine.executor import (
     FSMExecutor,
 )
 from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError
+from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
+from little_loops.fsm.runs.journal import SAVED_KEY, Journal
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.runs.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
 from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
+from little_loops.fsm.runs.snapshots import SnapshotWriter
 from little_loops.fsm.runs.spend import Spend, dollars
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
 
-# Events after which the state file is rewritten: entering a state (so a crash resumes
-# it) and the end of the run. Saving on every event would cost a file replace per line.
-_SAVE_ON = frozenset({"state_enter", "loop_complete"})
+# The events are fsynced (durable across a power cut, not only a crash) at the start and
+# the end of a run and at most this many seconds apart; an fsync costs as much as a quick
+# action. (The state file is a snapshot kept by snapshots.SnapshotWriter.)
+DURABLE_INTERVAL_S = 1.0
+# The first and the last event of a run (or of a resumed part of one).
+_BOUNDARIES = frozenset({"loop_start", "loop_complete"})
 
 
 class PersistentExecutor:
     """An FSMExecutor whose progress survives Ctrl-C, `ll-loop stop`, crashes and reboots.
 
-    Every event is appended to `<name>.events.jsonl`; the state file is replaced
-    atomically when a state is entered and when the run ends. A resumed run re-enters
-    the saved state and runs its action again from the start.
+    Every event is appended to `<name>.events.jsonl` before the run goes on, with the
+    changes it made to the run's state (journal), so the log alone says where the run is:
+    a state entered (its action runs again on resume), an action finished (resume evaluates
+    it), a route taken (resume enters the next state). The state file is a snapshot of it
+    (snapshots.SnapshotWriter), at most a few hundredths of a second behind.
     """
 
     def __init__(
@@ -51,6 +60,9 @@ class PersistentExecutor:
         self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
         self._orphans: list[int] = []
         self._own_start: tuple[int, int | None] | None = None
+        self._journal = Journal()
+        self._synced_at = 0.0  # time.monotonic() of the last fsync of the log
+        self._snapshots = SnapshotWriter(self.persistence)
 
     def request_shutdown(self, reason: str = Outcome.INTERRUPTED) -> None:
         """Stop the run gracefully (kills the running action); its state stays resumable."""
@@ -130,6 +142,7 @@ class PersistentExecutor:
         try:
             result = self.executor.run()
         finally:
+            self._snapshots.close()
             self.persistence.close()
             if before is None:
                 os.environ.pop(RUN_MARKER_ENV, None)
@@ -151,6 +164,7 @@ class PersistentExecutor:
             scope=self.fsm.effective_scope(),
         )
         state.cost_usd = round(snap.cost_usd, 6)
+        state.captured = dict(snap.captured)  # the executor's own dict: changed as it runs
         if result is not None:
             state.terminated_by = result.get("terminated_by")
             state.error = result.get("error")
@@ -163,27 +177,38 @@ class PersistentExecutor:
         return self._own_start[1]
 
     def _on_event(self, event: dict[str, Any]) -> None:
-        self.persistence.append_event(event)
         kind = event.get("event")
-        # The start and the end of a run are always durable (fsynced); a state entry is
-        # atomic, and durable at least once a second (StatePersistence.save_state).
-        if kind == "loop_start":
-            self.persistence.save_state(self._state(Status.RUNNING), durable=True)
-        elif kind in _SAVE_ON:
-            if kind == "loop_complete":
-                status = outcome_of(str(event.get("terminated_by"))).status
-                self.persistence.save_state(self._state(status, event), durable=True)
-            else:
-                self.persistence.save_state(self._state(Status.RUNNING))
-        elif kind == "action_complete" and event.get("cost_usd"):
-            # Money was spent: record it now, so a crash before the next state cannot
-            # hide it from max_cost_usd.
-            self.persistence.save_state(self._state(Status.RUNNING))
+        status = Status.RUNNING
+        if kind == "loop_complete":
+            status = outcome_of(str(event.get("terminated_by"))).status
+        state = self._state(status, event if kind == "loop_complete" else None)
+        full = state.to_dict()
+        changes = self._journal.base(full) if kind == "loop_start" else self._journal.changes(full)
+        position = self.persistence.append_event(
+            {**event, SAVED_KEY: changes} if changes else event
+        )
+        self._keep(state, position, boundary=kind in _BOUNDARIES)
         if self._user_callback is not None:
             self._user_callback(event)
         if kind == "loop_start" and self._orphans:
             pids, self._orphans = self._orphans, []
             self._on_event({"event": "orphans_killed", "ts": event.get("ts"), "pids": pids})
+
+    def _keep(self, state: LoopState, position: Position, *, boundary: bool) -> None:
+        """Make the log durable when it is time, and keep the snapshot current."""
+        now = time.monotonic()
+        rotate = position[1] >= SEGMENT_BYTES
+        if boundary or rotate or now - self._synced_at >= DURABLE_INTERVAL_S:
+            self.persistence.log.sync()
+            self._synced_at = now
+        if rotate:
+            # The snapshot first, so the log it points into is never the one rotated away.
+            self._snapshots.write_now(state, position, durable=True)
+            position = (self.persistence.log.rotate(), 0)
+        if boundary or rotate:
+            self._snapshots.write_now(state, position, durable=True)
+        else:
+            self._snapshots.offer(state, position)
 
 
 def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:

@@ -89,6 +89,7 @@ class StateFile(TypedDict):
     scope: list[str]
     cost_usd: float
     usage: dict[str, int]
+    action_result: dict[str, Any] | None  # the current state's finished action (resume judges it)
 
 
 @dataclass
@@ -118,6 +119,7 @@ class LoopState:
     scope: list[str] = field(default_factory=lambda: ["."])
     cost_usd: float = 0.0  # spend so far (Claude Code's cost + the LLM judge's estimate)
     usage: dict[str, int] = field(default_factory=dict)  # token counters
+    action_result: dict[str, Any] | None = None  # records.acted_record, awaiting its verdict
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> StateFile:
@@ -147,6 +149,7 @@ class LoopState:
             "scope": self.scope,
             "cost_usd": self.cost_usd,
             "usage": self.usage,
+            "action_result": self.action_result,
         }
 
     @classmethod
@@ -226,4 +229,5 @@ def parse_state(data: Any) -> LoopState:
         scope=scope,
         cost_usd=float(cost),
         usage=usage,
+        action_result=_get(data, "action_result", (dict, type(None)), None),
     )

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import threading
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, LoopRuntimeError
 from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
+from little_loops.fsm.runs.eventlog import EventLog, Position, describe
+from little_loops.fsm.runs.journal import replay, without_changes
 from little_loops.fsm.runs.layout import (
     RunFiles,
     default_loops_dir,
@@ -24,17 +24,11 @@ from little_loops.fsm.runs.liveness import live_status
 from little_loops.fsm.runs.state import (
     LoopState,
     StateShapeError,
-    json_type,
     parse_state,
 )
 from little_loops.fsm.timefmt import iso_now
 
-# Seconds between fsynced state saves of a run (every save is atomic; see save_state). An
-# fsync of the file and of its folder costs milliseconds, as much as a whole quick action.
-DURABLE_INTERVAL_S = 1.0
-
 __all__ = [
-    "DURABLE_INTERVAL_S",
     "LoopState",
     "RunInfo",
     "StatePersistence",
@@ -55,9 +49,10 @@ def display_path(path: Path) -> str:
 class StatePersistence:
     """The state file and event log of one loop under `<loops_dir>/.running/`.
 
-    The state file is replaced atomically on every save. The event log is append-only: each
-    event is one JSON line written with one write() on an O_APPEND descriptor, so a crash can
-    at worst leave a torn *last* line, which `read_events` skips and the next append trims.
+    The event log (eventlog.EventLog) is the record of the run: every event that changes
+    the run carries the changes (journal). The state file is a snapshot of the run that
+    says how far into the log it is; `load_state` applies the changes of the events after
+    it. The snapshot is replaced atomically, so a reader never sees half of one.
     """
 
     def __init__(self, loop_name: str, loops_dir: Path | None = None) -> None:
@@ -67,10 +62,9 @@ class StatePersistence:
         self.running_dir = files.running_dir
         self.state_file = files.state
         self.events_file = files.events
-        self._events_fd: int | None = None
-        self._events_id: tuple[int, int, int] | None = None  # (pid, st_dev, st_ino)
-        self._lock = threading.Lock()
-        self._durable_at: float | None = None  # time.monotonic() of the last fsynced save
+        self.log = EventLog(files, display_path(files.events))
+        # Why the last load_state could not apply the events after the snapshot, if so.
+        self.replay_error: str | None = None
 
     def initialize(self) -> None:
         """Create `.running/` if needed and remove temp files a killed save left behind."""
@@ -79,25 +73,34 @@ class StatePersistence:
 
     # -- state -------------------------------------------------------------------------------
 
-    def save_state(self, state: LoopState, *, durable: bool | None = None) -> None:
-        """Write `state` atomically, stamping `updated_at`. Old file intact if anything fails.
+    def save_state(
+        self, state: LoopState, *, durable: bool = False, position: Position | None = None
+    ) -> None:
+        """Write `state` atomically as the snapshot at events *position*, stamping `updated_at`.
 
-        Every save is atomic. It is also fsynced (durable across a power cut) when `durable`
-        is True, and when None if the last durable save is DURABLE_INTERVAL_S old or more:
-        a loop of quick actions pays for one fsync a second, not two per state.
+        *position* is where the events after this snapshot begin (the end of the log when
+        None). `durable` also fsyncs it, so it survives a power cut. The old file is intact
+        if anything fails.
         """
         state.updated_at = iso_now()
-        data = json_bytes(state.to_dict(), indent=2) + b"\n"
-        now = time.monotonic()
-        if durable is None:
-            durable = self._durable_at is None or now - self._durable_at >= DURABLE_INTERVAL_S
+        if position is None:
+            position = self.log_end()
+        data: dict[str, Any] = dict(state.to_dict())
+        data["events_segment"], data["events_offset"] = position
         self.running_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.state_file, data, durable=durable)
-        if durable:
-            self._durable_at = now
+        write_atomic(self.state_file, json_bytes(data, indent=2) + b"\n", durable=durable)
+
+    def log_end(self) -> Position:
+        """Where the next event will be written: (current part, its size)."""
+        try:
+            size = os.stat(self.events_file).st_size
+        except FileNotFoundError:
+            size = 0
+        return self.log.current_part(), size
 
     def load_state(self) -> LoopState | None:
-        """The saved state, or None when there is none; CorruptStateError if it is unreadable."""
+        """The run: its snapshot and the changes of every event after it, or None when
+        there is none; CorruptStateError if it is unreadable."""
         where = display_path(self.state_file)
         try:
             raw = self.state_file.read_bytes()
@@ -107,15 +110,39 @@ class StatePersistence:
             raise LoopRuntimeError(f"{where}: cannot read state file: {exc.strerror}") from None
         try:
             data = json.loads(_decode(raw))
+            parse_state(data)  # the snapshot itself must be sound
+        except (StateShapeError, ValueError, RecursionError) as exc:
+            raise CorruptStateError(self._corrupt(where, exc)) from None
+        position = _position(data)
+        self.replay_error = None
+        try:
+            if position is not None:
+                data = self._replayed(data, position)
             state = parse_state(data)
             if state.loop_name != self.loop_name:
                 raise StateShapeError(f"it belongs to loop {state.loop_name!r}")
         except (StateShapeError, ValueError, RecursionError) as exc:
-            raise CorruptStateError(
-                f"{where}: corrupt state file ({_describe(exc)}); delete it, or start the loop"
-                f" over with 'll-loop run {self.loop_name}'"
-            ) from None
+            raise CorruptStateError(self._corrupt(where, exc)) from None
         return state
+
+    def _replayed(self, snapshot: dict[str, Any], position: Position) -> dict[str, Any]:
+        """*snapshot* with the changes of the events after *position*; the snapshot alone
+        (and `replay_error` saying why) when those events cannot be read."""
+        data = dict(snapshot)  # replay replaces values, never changes them in place
+        try:
+            last = replay(data, self.log.events(position))
+        except CorruptStateError as exc:
+            self.replay_error = str(exc)
+            return snapshot
+        if last is not None:
+            data["updated_at"] = last
+        return data
+
+    def _corrupt(self, where: str, exc: Exception) -> str:
+        return (
+            f"{where}: corrupt state file ({describe(exc)}); delete it, or start the loop"
+            f" over with 'll-loop run {self.loop_name}'"
+        )
 
     def clear_state(self) -> None:
         """Delete the state file (no error if absent)."""
@@ -123,51 +150,26 @@ class StatePersistence:
 
     # -- events ------------------------------------------------------------------------------
 
-    def append_event(self, event: dict[str, Any]) -> None:
-        """Append `event` as one JSON line; it is in the file (not a buffer) when this returns."""
-        line = json_bytes(event) + b"\n"
-        with self._lock:
-            fd = self._open_events()
-            view = memoryview(line)
-            while view:  # a regular file takes it in one write(); loop only for safety
-                written = os.write(fd, view)
-                view = view[written:]
+    def append_event(self, event: dict[str, Any]) -> Position:
+        """Append `event` as one JSON line (in the file when this returns); where the log ends."""
+        return self.log.append(event)
 
     def read_events(self) -> list[dict[str, Any]]:
-        """All events, oldest first. A torn last line (a crash mid-append) is skipped.
+        """All events kept, oldest first, as users see them. A torn last line is skipped;
+        a bad line anywhere else is a CorruptStateError naming the file and line."""
+        return [without_changes(event) for event in self.log.events()]
 
-        A bad line anywhere else cannot come from this writer (see the class docstring), so it
-        is reported as a CorruptStateError naming the file and line rather than hidden.
-        """
-        try:
-            raw = self.events_file.read_bytes()
-        except FileNotFoundError:
-            return []
-        lines = raw.split(b"\n")
-        events: list[dict[str, Any]] = []
-        last = len(lines) - 1
-        for number, chunk in enumerate(lines, start=1):
-            if not chunk.strip():
-                continue
-            try:
-                event = json.loads(_decode(chunk))
-                if not isinstance(event, dict):
-                    raise StateShapeError(f"expected a JSON object, found {json_type(event)}")
-            except (StateShapeError, ValueError, RecursionError) as exc:
-                if number - 1 == last:
-                    break  # torn tail: no newline after it, the writer died mid-line
-                raise CorruptStateError(
-                    f"{display_path(self.events_file)}:{number}: corrupt event line"
-                    f" ({_describe(exc)})"
-                ) from None
-            events.append(event)
-        return events
+    def iter_events(self) -> Iterator[dict[str, Any]]:
+        """`read_events`, streamed: one event at a time, the log never read whole."""
+        return (without_changes(event) for event in self.log.events())
+
+    def tail_events(self, count: int) -> list[dict[str, Any]]:
+        """The last *count* events, as users see them, read from the end of the log."""
+        return [without_changes(event) for event in self.log.tail(count)]
 
     def clear_events(self) -> None:
-        """Delete the event log (no error if absent)."""
-        with self._lock:
-            self._close_events()
-            self.events_file.unlink(missing_ok=True)
+        """Delete the event log, every part of it (no error if absent)."""
+        self.log.clear()
 
     def clear_all(self) -> None:
         """Delete both files."""
@@ -176,8 +178,7 @@ class StatePersistence:
 
     def close(self) -> None:
         """Close the event log descriptor (appending again reopens it)."""
-        with self._lock:
-            self._close_events()
+        self.log.close()
 
     def __enter__(self) -> StatePersistence:
         return self
@@ -185,56 +186,14 @@ class StatePersistence:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _open_events(self) -> int:
-        """The append descriptor, reopened after a fork or if the file was removed or replaced."""
-        if self._events_fd is not None and self._events_id is not None:
-            try:
-                st = os.stat(self.events_file)
-                if (os.getpid(), st.st_dev, st.st_ino) == self._events_id:
-                    return self._events_fd
-            except FileNotFoundError:
-                pass
-            self._close_events()
-        self.running_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.events_file, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        _trim_torn_tail(fd)
-        st = os.fstat(fd)
-        self._events_fd, self._events_id = fd, (os.getpid(), st.st_dev, st.st_ino)
-        return fd
 
-    def _close_events(self) -> None:
-        if self._events_fd is not None:
-            # After a fork the descriptor is the parent's copy: closing ours is still right.
-            with contextlib.suppress(OSError):
-                os.close(self._events_fd)
-        self._events_fd, self._events_id = None, None
-
-
-def _trim_torn_tail(fd: int) -> None:
-    """Drop a partial last line left by a crash so the next event starts on a line of its own."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    # Walk back to the last newline; events are small, so this is one read in practice.
-    end = size
-    while end > 0:
-        start = max(0, end - 65536)
-        cut = os.pread(fd, end - start, start).rfind(b"\n")
-        if cut >= 0:
-            keep = start + cut + 1
-            break
-        end = start
-    else:
-        keep = 0
-    fragment = os.pread(fd, size - keep, keep)
-    try:
-        complete = isinstance(json.loads(fragment), dict)
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, too many digits
-        complete = False
-    if complete:  # only the newline was lost: keep the event
-        os.write(fd, b"\n")
-    else:
-        os.ftruncate(fd, keep)
+def _position(data: dict[str, Any]) -> Position | None:
+    """Where the events after a snapshot begin; None for a state file without one (written
+    by an ll-loop that saved the whole state at every step: nothing to replay)."""
+    segment, offset = data.get("events_segment"), data.get("events_offset")
+    if type(segment) is not int or type(offset) is not int or segment < 1 or offset < 0:
+        return None
+    return segment, offset
 
 
 def _decode(raw: bytes) -> str:
@@ -242,18 +201,6 @@ def _decode(raw: bytes) -> str:
     if not text.strip():
         raise StateShapeError("empty")
     return text
-
-
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 text"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"invalid or truncated JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-    if isinstance(exc, RecursionError):
-        return "JSON nested too deeply"
-    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
-        return "a number with too many digits"
-    return str(exc)
 
 
 @dataclass(frozen=True)

@@ -472,11 +472,9 @@ def test_a_torn_tail_too_deep_to_parse_is_trimmed_before_appending(project: Path
     assert store.events_file.read_bytes() == b'{"event": "a"}\n{"event":"b"}\n'
 
 
-def test_saves_are_fsynced_on_demand_and_at_least_once_an_interval(
+def test_snapshots_are_fsynced_on_demand_only(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import little_loops.fsm.runs.store as persistence
-
     calls: list[int] = []
     real_fsync = os.fsync
 
@@ -494,12 +492,9 @@ def test_saves_are_fsynced_on_demand_and_at_least_once_an_interval(
         assert store.load_state() == store.load_state()  # readable after every save
         return len(calls)
 
-    assert fsyncs() == 2  # the first save: the file and the folder
-    assert fsyncs() == 0  # within the interval: atomic, not fsynced
-    assert fsyncs(durable=True) == 2
+    assert fsyncs() == 0  # atomic, not fsynced: the event log is the durable record
+    assert fsyncs(durable=True) == 2  # the file and the folder
     assert fsyncs(durable=False) == 0
-    monkeypatch.setattr(persistence, "DURABLE_INTERVAL_S", 0.0)
-    assert fsyncs() == 2
 
 
 def test_leftover_temp_files_of_a_killed_write_are_removed_exactly(project: Path) -> None:

@@ -1,0 +1,76 @@
+"""What a run's executor saves and goes on from: its snapshot, and restoring one (resume)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.limits import RunClock
+from little_loops.fsm.engine.passes import Passes
+from little_loops.fsm.engine.records import ExecutorSnapshot, acted_result
+from little_loops.fsm.errors import LoopError
+from little_loops.fsm.runs.spend import Spend
+
+
+class Checkpoints:
+    """The snapshot/restore half of FSMExecutor (the fields it sets are declared here)."""
+
+    fsm: FSMLoop
+    current_state: str
+    passes: Passes
+    entered: bool
+    captured: dict[str, Any]
+    prev_result: dict[str, Any] | None
+    last_result: dict[str, Any] | None
+    started_at: str
+    continuation: str | None
+    acted: dict[str, Any] | None
+    resumed_action: ActionResult | None
+    spend: Spend
+    clock: RunClock
+
+    def elapsed_ms(self) -> int:
+        return self.clock.elapsed_ms()
+
+    def snapshot(self) -> ExecutorSnapshot:
+        return ExecutorSnapshot(
+            current_state=self.current_state,
+            iteration=self.passes.iteration,
+            pass_states=list(self.passes.states),
+            entered=self.entered,
+            pass_pending=self.passes.pending,
+            captured=self.captured,
+            prev_result=self.prev_result,
+            last_result=self.last_result,
+            started_at=self.started_at,
+            elapsed_ms=self.elapsed_ms(),
+            continuation=self.continuation,
+            cost_usd=self.spend.cost_usd,
+            usage=dict(self.spend.usage),
+            action_result=self.acted,
+        )
+
+    def restore(self, snap: ExecutorSnapshot) -> None:
+        """Continue from *snap* on the next run(): the saved state runs again from its start."""
+        if snap.current_state not in self.fsm.states:
+            raise LoopError(
+                f"cannot resume: saved state '{snap.current_state}' is not a state of loop "
+                f"'{self.fsm.name}' (the loop file changed?)"
+            )
+        self.current_state = snap.current_state
+        # A state whose action finished goes on to its verdict; one that was entered
+        # (stopped or crashed mid-action) runs again within the same pass; one that was only
+        # routed to is entered as an uninterrupted run would.
+        finished = snap.entered and snap.action_result is not None
+        self.passes = Passes.resumed(snap, rerun=snap.entered and not finished)
+        self.entered = finished
+        self.acted = snap.action_result if finished else None
+        self.resumed_action = acted_result(self.acted) if self.acted is not None else None
+        self.captured = dict(snap.captured)
+        self.prev_result = snap.prev_result
+        self.last_result = snap.last_result
+        self.started_at = snap.started_at
+        self.clock.elapsed_before_ms = snap.elapsed_ms
+        self.continuation = snap.continuation
+        self.spend = Spend(snap.cost_usd, dict(snap.usage))

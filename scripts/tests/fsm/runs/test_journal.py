@@ -1,0 +1,74 @@
+"""Journal: each event records only what changed, and replaying the changes rebuilds the run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from little_loops.fsm.runs.journal import SAVED_KEY, Journal, apply, replay, without_changes
+
+
+def test_first_record_holds_every_field_but_the_file_fields() -> None:
+    state = {"iteration": 0, "captured": {}, "updated_at": "t", "events_offset": 3}
+    assert Journal().base(state) == {"iteration": 0, "captured": {}}
+
+
+def test_only_changed_fields_are_recorded_and_lists_and_objects_record_what_was_added() -> None:
+    journal = Journal()
+    state: dict[str, Any] = {"iteration": 1, "pass_states": ["a"], "captured": {"x": 1}}
+    journal.base(state)
+    assert journal.changes(state) == {}
+    state["pass_states"].append("b")  # changed in place, as the executor does
+    state["captured"]["y"] = 2
+    assert journal.changes(state) == {"pass_states+": ["b"], "captured+": {"y": 2}}
+    state["captured"]["x"] = 5
+    assert journal.changes(state) == {"captured+": {"x": 5}}
+    state["pass_states"] = ["c"]  # a new pass: not an append
+    assert journal.changes(state) == {"pass_states": ["c"]}
+    state["captured"] = {}  # a key removed: the whole object
+    assert journal.changes(state) == {"captured": {}}
+
+
+def test_replaying_the_changes_rebuilds_each_state() -> None:
+    journal = Journal()
+    states: list[dict[str, Any]] = [
+        {"iteration": 0, "pass_states": [], "captured": {}, "prev_result": None},
+        {"iteration": 1, "pass_states": ["a"], "captured": {}, "prev_result": None},
+        {
+            "iteration": 1,
+            "pass_states": ["a", "b"],
+            "captured": {"n": {"output": "1"}},
+            "prev_result": {"v": 1},
+        },
+        {
+            "iteration": 2,
+            "pass_states": ["a"],
+            "captured": {"n": {"output": "2"}},
+            "prev_result": {"v": 2},
+        },
+    ]
+    events = [
+        {"event": "x", "ts": f"t{i}", SAVED_KEY: journal.changes(s)} for i, s in enumerate(states)
+    ]
+    rebuilt: dict[str, Any] = {}
+    assert replay(rebuilt, events) == "t3"
+    assert rebuilt == states[-1]
+    middle: dict[str, Any] = {}
+    replay(middle, events[:3])
+    assert middle == states[2]
+
+
+def test_replay_without_changes_returns_none_and_bad_changes_are_errors() -> None:
+    assert replay({}, [{"event": "x", "ts": "t"}]) is None
+    with pytest.raises(ValueError, match="not an object"):
+        replay({}, [{"event": "x", SAVED_KEY: [1]}])
+    with pytest.raises(ValueError, match="not a list or an object"):
+        apply({"iteration": 1}, {"iteration+": [1]})
+
+
+def test_users_never_see_the_changes() -> None:
+    event = {"event": "route", "to": "b", SAVED_KEY: {"current_state": "b"}}
+    assert without_changes(event) == {"event": "route", "to": "b"}
+    plain = {"event": "route"}
+    assert without_changes(plain) is plain
