@@ -40,6 +40,12 @@ def test_kill_9_of_the_process_group_then_resume_to_completion(
     loop_project.write("crashy", CRASHY.format(marker=marker))
     proc = llproc.start(loop_project.root, "run", "crashy")
     llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the slow action")
+    # The state file is a snapshot of the event log, a few hundredths of a second behind.
+    llproc.wait_for(
+        lambda: llproc.state(loop_project.root, "crashy").get("current_state") == "slow",
+        timeout=1,
+        what="the snapshot of the slow state",
+    )
     before = llproc.state(loop_project.root, "crashy")
     os.killpg(proc.pid, signal.SIGKILL)  # the loop's whole group, as closing a terminal might
     assert proc.wait(timeout=5) == -signal.SIGKILL

@@ -40,13 +40,13 @@ class Checkpoints:
             pass_states=list(self.passes.states),
             entered=self.entered,
             pass_pending=self.passes.pending,
-            captured=self.captured,
+            captured=dict(self.captured),  # a copy: the run goes on changing its own
             prev_result=self.prev_result,
             last_result=self.last_result,
             started_at=self.started_at,
             elapsed_ms=self.elapsed_ms(),
             continuation=self.continuation,
-            cost_usd=self.spend.cost_usd,
+            cost_usd=round(self.spend.cost_usd, 6),  # micro-dollars, as every record
             usage=dict(self.spend.usage),
             action_result=self.acted,
         )

@@ -84,6 +84,7 @@ class FSMExecutor(Checkpoints):
         self._shutdown = threading.Event()
         self._shutdown_reason = "interrupted"
         self._sleep = sleep
+        self.before_wait: Callable[[], None] | None = None  # called before a backoff wait
 
     # -- control -----------------------------------------------------------------------
 
@@ -339,6 +340,8 @@ class FSMExecutor(Checkpoints):
         self.prev_result = prev_record(name, action, verdict)
 
     def _wait(self, seconds: float) -> None:
+        if self.before_wait is not None:
+            self.before_wait()
         if self._sleep is not None:
             self._sleep(seconds)
         else:

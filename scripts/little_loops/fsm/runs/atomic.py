@@ -56,10 +56,16 @@ def remove_leftover_temp_files(path: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
+# One compact encoder for every event line: json.dumps would build a new one per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_bytes(value: Any, indent: int | None = None) -> bytes:
     """UTF-8 JSON; strings holding undecodable bytes (lone surrogates) are escaped, not lost."""
     separators = None if indent else (",", ":")
     try:
+        if not indent:
+            return _COMPACT.encode(value).encode("utf-8")
         text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
         return text.encode("utf-8")
     except UnicodeEncodeError:

@@ -13,7 +13,8 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -23,6 +24,9 @@ from little_loops.fsm.runs.layout import RunFiles
 from little_loops.fsm.runs.state import StateShapeError, json_type
 
 SEGMENT_BYTES = 8 * 1024 * 1024  # the events file is rotated once it is this big
+# How often an append checks that the file is still the one it has open (someone may have
+# deleted `.running/` by hand); a stat() per event would cost as much as the write.
+RECHECK_S = 0.25
 SEGMENTS_KEPT = 4  # rotated parts kept: with the current one, at most ~40 MiB of events
 _BLOCK = 64 * 1024
 
@@ -41,22 +45,52 @@ class EventLog:
         self._fd: int | None = None
         self._id: tuple[int, int, int] | None = None  # (pid, st_dev, st_ino)
         self._part = 0  # the current part's number while the descriptor is open
+        self._end = 0  # the size of the current part, with what this writer wrote
+        self._checked = 0.0  # time.monotonic() of the last check of the file's identity
+        self._held: list[dict[str, Any]] = []  # events waiting to go with the next write
         self._lock = threading.Lock()
 
     # -- writing -----------------------------------------------------------------------
 
-    def append(self, event: dict[str, Any]) -> Position:
-        """Append *event* as one line; it is in the file (not a buffer) when this returns.
+    def append(self, event: dict[str, Any], *, hold: bool = False) -> Position | None:
+        """Append *event* as one line; it is in the file (not a buffer) when this returns,
+        with the lines held before it, all in one write().
 
-        Returns where the log ends after the line (where a reader of later events begins)."""
-        line = json_bytes(event) + b"\n"
+        With *hold* the line waits in memory for the next append without it (or `flush`):
+        for an event after which the run does nothing outside this process before its next
+        event, so a crash loses nothing a resume would not redo the same way. Returns where
+        the log ends after the line (where a reader of later events begins), None if held."""
         with self._lock:
-            fd = self._open()
-            view = memoryview(line)
-            while view:  # a regular file takes it in one write(); loop only for safety
-                written = os.write(fd, view)
-                view = view[written:]
-            return self._part, os.lseek(fd, 0, os.SEEK_CUR)
+            self._held.append(event)
+            return None if hold else self._write_held()
+
+    @property
+    def holding(self) -> bool:
+        """Whether events wait to be written."""
+        return bool(self._held)
+
+    def flush(
+        self, amend: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> Position | None:
+        """Write the held events now, the last one through *amend*; where the log ends
+        (None if nothing was held)."""
+        with self._lock:
+            if not self._held:
+                return None
+            if amend is not None:
+                self._held[-1] = amend(self._held[-1])
+            return self._write_held()
+
+    def _write_held(self) -> Position:
+        fd = self._open()
+        data = b"".join(json_bytes(event) + b"\n" for event in self._held)
+        self._held.clear()
+        view = memoryview(data)
+        while view:  # a regular file takes it in one write(); loop only for safety
+            written = os.write(fd, view)
+            view = view[written:]
+        self._end += len(data)
+        return self._part, self._end
 
     def sync(self) -> None:
         """fsync what was appended (durable across a power cut)."""
@@ -85,17 +119,26 @@ class EventLog:
         """Delete every part of the log."""
         with self._lock:
             self._close()
+            self._held.clear()
             for number in self.files.events_segments():
                 self.files.events_segment(number).unlink(missing_ok=True)
             self.path.unlink(missing_ok=True)
 
     def close(self) -> None:
+        """Write what is held and close the descriptor (appending again reopens it)."""
         with self._lock:
+            if self._held:
+                self._write_held()
             self._close()
 
     def _open(self) -> int:
-        """The append descriptor, reopened after a fork or if the file was removed or replaced."""
+        """The append descriptor, reopened after a fork or if the file was removed or replaced
+        (by hand, or by another process clearing the log: checked every RECHECK_S)."""
         if self._fd is not None and self._id is not None:
+            now = time.monotonic()
+            if now - self._checked < RECHECK_S and self._id[0] == os.getpid():
+                return self._fd
+            self._checked = now
             try:
                 st = os.stat(self.path)
                 if (os.getpid(), st.st_dev, st.st_ino) == self._id:
@@ -108,6 +151,7 @@ class EventLog:
         _trim_torn_tail(fd)
         st = os.fstat(fd)
         self._fd, self._id = fd, (os.getpid(), st.st_dev, st.st_ino)
+        self._end, self._checked = st.st_size, time.monotonic()
         self._part = self.current_part()
         return fd
 

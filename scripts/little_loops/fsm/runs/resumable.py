@@ -22,7 +22,7 @@ from little_loops.fsm.runs.outcomes import Outcome, Status, can_resume, how_to_g
 from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
 from little_loops.fsm.runs.snapshots import SnapshotWriter
 from little_loops.fsm.runs.spend import Spend, dollars
-from little_loops.fsm.runs.state import LoopState
+from little_loops.fsm.runs.state import LoopState, snapshot_fields
 from little_loops.fsm.runs.store import StatePersistence
 
 # The events are fsynced (durable across a power cut, not only a crash) at the start and
@@ -31,6 +31,12 @@ from little_loops.fsm.runs.store import StatePersistence
 DURABLE_INTERVAL_S = 1.0
 # The first and the last event of a run (or of a resumed part of one).
 _BOUNDARIES = frozenset({"loop_start", "loop_complete"})
+# Events after which a run does nothing outside its process before the next event: each
+# waits to be written with the next one (one write() per action, not one per event), and
+# the changes they made go with that one. A crash loses at most them, and a resume redoes
+# them the same way: it enters the state again (no action had started) or judges the
+# recorded action again. An event that records money spent is written at once.
+_HELD = frozenset({"state_enter", "evaluate", "route"})
 
 
 class PersistentExecutor:
@@ -58,9 +64,11 @@ class PersistentExecutor:
         self._user_callback: EventCallback | None = executor_kwargs.pop("event_callback", None)
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
         self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
+        self.executor.before_wait = self._flush
         self._orphans: list[int] = []
         self._own_start: tuple[int, int | None] | None = None
         self._journal = Journal()
+        self._full: dict[str, Any] = {}  # the state file as of the last event (never changed)
         self._synced_at = 0.0  # time.monotonic() of the last fsync of the log
         self._snapshots = SnapshotWriter(self.persistence)
 
@@ -163,8 +171,6 @@ class PersistentExecutor:
             loop_path=self.loop_path,
             scope=self.fsm.effective_scope(),
         )
-        state.cost_usd = round(snap.cost_usd, 6)
-        state.captured = dict(snap.captured)  # the executor's own dict: changed as it runs
         if result is not None:
             state.terminated_by = result.get("terminated_by")
             state.error = result.get("error")
@@ -178,23 +184,54 @@ class PersistentExecutor:
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
-        status = Status.RUNNING
-        if kind == "loop_complete":
-            status = outcome_of(str(event.get("terminated_by"))).status
-        state = self._state(status, event if kind == "loop_complete" else None)
-        full = state.to_dict()
-        changes = self._journal.base(full) if kind == "loop_start" else self._journal.changes(full)
-        position = self.persistence.append_event(
-            {**event, SAVED_KEY: changes} if changes else event
-        )
-        self._keep(state, position, boundary=kind in _BOUNDARIES)
+        if kind in _HELD and not event.get("cost_usd"):
+            self.persistence.append_event(event, hold=True)
+        else:
+            self._record(kind, event)
         if self._user_callback is not None:
             self._user_callback(event)
         if kind == "loop_start" and self._orphans:
             pids, self._orphans = self._orphans, []
             self._on_event({"event": "orphans_killed", "ts": event.get("ts"), "pids": pids})
 
-    def _keep(self, state: LoopState, position: Position, *, boundary: bool) -> None:
+    def _changes(self, kind: object, event: dict[str, Any]) -> dict[str, Any]:
+        """What changed in the run since the last event written, now recorded."""
+        if kind in _BOUNDARIES:  # the whole state, with the run's own fields
+            status = Status.RUNNING
+            if kind == "loop_complete":
+                status = outcome_of(str(event.get("terminated_by"))).status
+            ended = event if kind == "loop_complete" else None
+            fields: dict[str, Any] = dict(self._state(status, ended).to_dict())
+            self._full = fields
+        else:  # only the executor's fields change between the start and the end
+            fields = snapshot_fields(self.executor.snapshot())
+            self._full = {**self._full, **fields}
+        journal = self._journal
+        return journal.base(fields) if kind == "loop_start" else journal.changes(fields)
+
+    def _record(self, kind: object, event: dict[str, Any]) -> None:
+        """Write *event* (and any held before it) with the changes since the last write."""
+        changes = self._changes(kind, event)
+        position = self.persistence.append_event(
+            {**event, SAVED_KEY: changes} if changes else event
+        )
+        assert position is not None
+        self._keep(position, boundary=kind in _BOUNDARIES)
+
+    def _flush(self) -> None:
+        """Write the held events (the run is about to wait: its log must say where it is)."""
+        if not self.persistence.log.holding:
+            return
+        changes = self._changes("flush", {})
+
+        def amend(last: dict[str, Any]) -> dict[str, Any]:
+            return {**last, SAVED_KEY: changes} if changes else last
+
+        position = self.persistence.log.flush(amend)
+        if position is not None:
+            self._keep(position, boundary=False)
+
+    def _keep(self, position: Position, *, boundary: bool) -> None:
         """Make the log durable when it is time, and keep the snapshot current."""
         now = time.monotonic()
         rotate = position[1] >= SEGMENT_BYTES
@@ -203,12 +240,12 @@ class PersistentExecutor:
             self._synced_at = now
         if rotate:
             # The snapshot first, so the log it points into is never the one rotated away.
-            self._snapshots.write_now(state, position, durable=True)
+            self._snapshots.write_now(self._full, position, durable=True)
             position = (self.persistence.log.rotate(), 0)
         if boundary or rotate:
-            self._snapshots.write_now(state, position, durable=True)
+            self._snapshots.write_now(self._full, position, durable=True)
         else:
-            self._snapshots.offer(state, position)
+            self._snapshots.offer(self._full, position)
 
 
 def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:

@@ -139,7 +139,7 @@ class LoopState:
             "started_at": self.started_at,
             "updated_at": self.updated_at,
             "elapsed_ms": self.elapsed_ms,
-            "continuation_prompt": self.continuation,
+            "continuation_prompt": self.continuation,  # _FILE_KEYS
             "pid": self.pid,
             "pid_start": self.pid_start,
             "context": self.context,
@@ -174,6 +174,12 @@ class LoopState:
 
 # The fields a run state shares with the executor's snapshot: the same names in both.
 SNAPSHOT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ExecutorSnapshot))
+_FILE_KEYS = {"continuation": "continuation_prompt"}  # a field saved under an older key
+
+
+def snapshot_fields(snap: ExecutorSnapshot) -> dict[str, Any]:
+    """The fields of the state file that the executor's snapshot *snap* gives, by file key."""
+    return {_FILE_KEYS.get(name, name): getattr(snap, name) for name in SNAPSHOT_FIELDS}
 
 
 def parse_state(data: Any) -> LoopState:

@@ -150,9 +150,10 @@ class StatePersistence:
 
     # -- events ------------------------------------------------------------------------------
 
-    def append_event(self, event: dict[str, Any]) -> Position:
-        """Append `event` as one JSON line (in the file when this returns); where the log ends."""
-        return self.log.append(event)
+    def append_event(self, event: dict[str, Any], *, hold: bool = False) -> Position | None:
+        """Append `event` as one JSON line (in the file when this returns, unless held: see
+        EventLog.append); where the log ends."""
+        return self.log.append(event, hold=hold)
 
     def read_events(self) -> list[dict[str, Any]]:
         """All events kept, oldest first, as users see them. A torn last line is skipped;

@@ -405,3 +405,110 @@ class TestBudget:
         assert state is not None
         assert state.cost_usd == pytest.approx(0.5)
         assert state.usage["claude_output_tokens"] == 160
+
+
+# --- the event log is the record: held events, rotation, fsync policy ---------------------
+
+
+def spin(n: int, backoff: float | None = None) -> FSMLoop:
+    return FSMLoop(
+        name="spin",
+        initial="a",
+        states={"a": StateConfig(action="true", capture="c", on_success="$current")},
+        max_iterations=n,
+        backoff=backoff,
+    )
+
+
+def test_the_log_alone_rebuilds_the_run_at_every_event_written(tmp_path: Path) -> None:
+    """Whatever the state file says, the snapshot of loop_start plus the log is the run."""
+    loops = tmp_path / ".loops"
+    seen: list[tuple[int, int]] = []
+    pe = PersistentExecutor(
+        counting_loop(), loops_dir=loops, action_runner=DefaultActionRunner(cwd=tmp_path)
+    )
+    pe.persistence.initialize()
+
+    def check(event: dict[str, Any]) -> None:
+        if event["event"] in ("action_start", "action_complete"):  # written, not held
+            store = StatePersistence("count", loops)
+            state = store.load_state()
+            assert state is not None
+            assert (state.current_state, state.iteration) == (
+                pe.executor.current_state,
+                pe.executor.passes.iteration,
+            )
+            assert state.captured == pe.executor.captured
+            seen.append((state.iteration, len(state.captured)))
+
+    pe._user_callback = check
+    assert pe.run().terminated_by == "terminal"
+    assert len(seen) > 10
+
+
+def test_held_events_are_written_before_a_backoff_wait(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    during_wait: list[str] = []
+
+    def sleep(seconds: float) -> None:
+        during_wait.append(StatePersistence("spin", loops).read_events()[-1]["event"])
+
+    runner = DefaultActionRunner(cwd=tmp_path)
+    PersistentExecutor(spin(3, backoff=5), loops_dir=loops, action_runner=runner, sleep=sleep).run()
+    assert during_wait == ["route", "route"]
+
+
+def test_a_long_run_rotates_its_log_and_resumes_across_the_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from little_loops.fsm.runs import eventlog, resumable
+
+    monkeypatch.setattr(resumable, "SEGMENT_BYTES", 4000)
+    loops = tmp_path / ".loops"
+    stopper = StopAtEvent(400)
+    first = PersistentExecutor(
+        spin(150), loops_dir=loops, action_runner=AlwaysRunner(), event_callback=stopper
+    )
+    stopper.executor = first
+    assert first.run().terminated_by == "stopped"
+    store = StatePersistence("spin", loops)
+    parts = store.log.files.events_segments()
+    assert len(parts) == eventlog.SEGMENTS_KEPT
+    assert parts[0] > 1  # the oldest parts were dropped
+    stopped = store.load_state()
+    assert stopped is not None
+    result = PersistentExecutor(spin(150), loops_dir=loops, action_runner=AlwaysRunner()).resume()
+    assert (result.terminated_by, result.iterations) == ("max_iterations", 150)
+    assert store.tail_events(1)[0]["event"] == "loop_complete"
+    assert stopped.iteration < 150
+
+
+def test_a_crash_between_rotating_and_the_next_snapshot_loses_nothing(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    runner = DefaultActionRunner(cwd=tmp_path)
+    PersistentExecutor(spin(5), loops_dir=loops, action_runner=runner).run()
+    store = StatePersistence("spin", loops)
+    done = store.load_state()
+    assert done is not None
+    store.log.rotate()  # as a rotation does, after its snapshot: then the process died
+    assert store.load_state() == done
+    store.log.append({"event": "x", "ts": "t", "saved": {"iteration": 99}})
+    after = store.load_state()
+    assert after is not None
+    assert after.iteration == 99  # the new part is read after the rotated one
+
+
+def test_the_log_is_fsynced_at_the_start_the_end_and_at_most_once_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced = record_fsyncs(monkeypatch)
+    loops = tmp_path / ".loops"
+    PersistentExecutor(spin(50), loops_dir=loops, action_runner=AlwaysRunner()).run()
+    log_syncs = [p for p in synced if p.endswith("spin.events.jsonl")]
+    assert 2 <= len(log_syncs) <= 3  # 50 quick steps take well under a second
+    from little_loops.fsm.runs import resumable
+
+    monkeypatch.setattr(resumable, "DURABLE_INTERVAL_S", 0.0)
+    synced.clear()
+    PersistentExecutor(spin(50), loops_dir=loops, action_runner=AlwaysRunner()).run()
+    assert len([p for p in synced if p.endswith("spin.events.jsonl")]) >= 100

@@ -346,7 +346,12 @@ def test_corrupt_middle_line_is_reported(project: Path) -> None:
     )
 
 
-def test_append_reopens_after_the_log_is_cleared_elsewhere(project: Path) -> None:
+def test_append_reopens_after_the_log_is_cleared_elsewhere(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from little_loops.fsm.runs import eventlog
+
+    monkeypatch.setattr(eventlog, "RECHECK_S", 0.0)  # checked at every append
     writer = StatePersistence("fix")
     writer.append_event({"event": "old"})
     StatePersistence("fix").clear_events()
