@@ -1,15 +1,18 @@
 """Run the ll-loop benchmarks through the real `ll-loop` console script and print a table.
 
-Four benchmarks, each against a baseline measured in the same run (alternating, so a
+Benchmarks, each against a baseline measured in the same run (alternating, so a
 busy machine slows both sides alike):
 
 * startup: `ll-loop --help` and `ll-loop validate X` against `python -c pass` of the same
   venv; target <= 6x (median of the per-round ratios);
 * per-iteration overhead: `ll-loop run --quiet` of a loop whose one state runs `true` 500
-  times against 500 bare `subprocess.run(["bash", "-c", "true"])`; target <= 1.25x;
+  times against 500 bare `subprocess.run(["bash", "-c", "true"])`; target <= 1.25x; and the
+  cost of one more step with start-up cancelled (1500 steps minus 500); target <= 0.3 ms;
 * memory: peak RSS of `ll-loop run --quiet` while an action prints 200 MB, with and without
   `capture:` on that state; target <= 80 MiB, state file <= 1 MiB;
-* validate throughput: 500 loop files (raw FSM and paradigm files) in one `ll-loop validate`.
+* validate throughput: 500 loop files (raw FSM and paradigm files) in one `ll-loop validate`;
+* a long run (long_run.py): `status`, `history --tail 5` and `history` after a
+  1,000,000-step `maintain` run (100,000 with --quick): < 0.2 s, <= 50 MiB (history: 100 MiB).
 
 Usage: scripts/dev bench [--quick] [--json]. Exit 1 when a target is missed.
 """
@@ -177,34 +180,59 @@ def bare_bash(n: int) -> float:
     return time.perf_counter() - start
 
 
-def bench_iterations(n: int, rounds: int) -> Row:
-    """A loop of n `true` actions via `ll-loop run --quiet` against n bare bash calls."""
-    loop_times, bare_times, ratios = [], [], []
+def spin_run(root: Path, n: int) -> float:
+    """Seconds of `ll-loop run --quiet` of a loop of n `true` actions (checked: exactly n)."""
+    project(root, {"spin": SPIN.format(n=n)})
+    # Exit 3: the loop ends by max_iterations after exactly n actions.
+    loop = timed([LL_LOOP, "run", "spin", "--quiet"], root, expect=3)
+    events = (root / ".loops/.running/spin.events.jsonl").read_text().splitlines()
+    actions = sum('"event":"action_start"' in line for line in events)
+    if actions != n:
+        raise SystemExit(f"bench: the loop ran {actions} actions, expected {n}")
+    return loop
+
+
+def bench_iterations(n: int, rounds: int) -> list[Row]:
+    """A loop of n `true` actions via `ll-loop run --quiet` against n bare bash calls, and
+    the overhead of one more step: (3n steps - n steps) - 2n bare calls, so start-up and
+    everything done once per run cancel out."""
+    loop_times, bare_times, ratios, extra = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="ll-bench-loop-") as tmp:
-        root = project(Path(tmp), {"spin": SPIN.format(n=n)})
+        root = Path(tmp)
         for _ in range(rounds):
             bare = bare_bash(n)
-            # Exit 3: the loop ends by max_iterations after exactly n actions.
-            loop = timed([LL_LOOP, "run", "spin", "--quiet"], root, expect=3)
-            events = (root / ".loops/.running/spin.events.jsonl").read_text().splitlines()
-            actions = sum('"event":"action_start"' in line for line in events)
-            if actions != n:
-                raise SystemExit(f"bench: the loop ran {actions} actions, expected {n}")
+            loop = spin_run(root, n)
+            long_loop = spin_run(root, 3 * n)
+            long_bare = bare_bash(3 * n)
             bare_times.append(bare)
             loop_times.append(loop)
             ratios.append(loop / bare)
+            extra.append(((long_loop - loop) - (long_bare - bare)) / (2 * n))
     ratio = statistics.median(ratios)
     per_loop = statistics.median(loop_times) / n
     per_bare = statistics.median(bare_times) / n
-    return Row(
-        f"per-iteration: {n} x `true` via `ll-loop run`",
-        f"{statistics.median(loop_times):.2f} s ({per_loop * 1000:.2f} ms/iter)",
-        f"{statistics.median(bare_times):.2f} s ({per_bare * 1000:.2f} ms/call, bare bash)",
-        f"{ratio:.2f}x",
-        "<= 1.25x",
-        ratio <= 1.25,
-        {"rounds": rounds, "loop_seconds": loop_times, "bare_seconds": bare_times},
-    )
+    per_step = statistics.median(extra)
+    details = {"rounds": rounds, "loop_seconds": loop_times, "bare_seconds": bare_times}
+    return [
+        Row(
+            f"per-iteration: {n} x `true` via `ll-loop run`",
+            f"{statistics.median(loop_times):.2f} s ({per_loop * 1000:.2f} ms/iter)",
+            f"{statistics.median(bare_times):.2f} s ({per_bare * 1000:.2f} ms/call, bare bash)",
+            f"{ratio:.2f}x",
+            "<= 1.25x",
+            ratio <= 1.25,
+            details,
+        ),
+        Row(
+            "per-step overhead: one more step of `true`, start-up cancelled",
+            f"{per_step * 1000:.3f} ms/step on top of bash",
+            f"{per_bare * 1000:.2f} ms/call (bare bash)",
+            "-",
+            "<= 0.3 ms",
+            per_step <= 0.0003,
+            {"overhead_seconds_per_step": extra},
+        ),
+    ]
 
 
 # -- memory ---------------------------------------------------------------------------------
@@ -385,13 +413,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     args = parser.parse_args(argv)
+    import long_run  # here: it imports this module's helpers
     if not LL_LOOP.exists():
         raise SystemExit(f"bench: {LL_LOOP} not found; run it with the venv's python")
     steps: list[tuple[str, Callable[[], list[Row]]]] = [
         ("startup", lambda: bench_startup(5 if args.quick else 15)),
-        ("per-iteration", lambda: [bench_iterations(500, 1 if args.quick else 3)]),
+        ("per-iteration", lambda: bench_iterations(500, 1 if args.quick else 3)),
         ("memory", lambda: bench_memory(200_000_000)),
         ("validate", lambda: [bench_validate(500, 1 if args.quick else 3)]),
+        ("long run", lambda: long_run.bench_long_run(100_000 if args.quick else 1_000_000)),
     ]
     # Bytecode as `pip install` leaves it; an editable install may not have it yet.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(PACKAGE)], env=ENV, check=True)
