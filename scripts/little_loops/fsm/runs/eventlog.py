@@ -168,6 +168,8 @@ class EventLog:
         """Every event kept, oldest first, or those after *since*; streamed, part by part."""
         current = self.current_part()
         first, offset = since if since is not None else (1, 0)
+        if first > current:  # the log was cleared since: nothing of it comes after *since*
+            return
         rotated = [n for n in self.files.events_segments() if n >= first]
         for number in [*rotated, current]:
             path = self.path if number == current else self.files.events_segment(number)

@@ -42,8 +42,9 @@ _HELD = frozenset({"state_enter", "evaluate", "route"})
 class PersistentExecutor:
     """An FSMExecutor whose progress survives Ctrl-C, `ll-loop stop`, crashes and reboots.
 
-    Every event is appended to `<name>.events.jsonl` before the run goes on, with the
-    changes it made to the run's state (journal), so the log alone says where the run is:
+    Every event is appended to `<name>.events.jsonl` before the run does anything outside
+    its process (_HELD events go with the next write), with the changes it made to the
+    run's state (journal), so the log alone says where the run is:
     a state entered (its action runs again on resume), an action finished (resume evaluates
     it), a route taken (resume enters the next state). The state file is a snapshot of it
     (snapshots.SnapshotWriter), at most a few hundredths of a second behind.

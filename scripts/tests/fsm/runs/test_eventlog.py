@@ -118,3 +118,8 @@ def test_parts_of_another_loop_are_not_taken(tmp_path: Path) -> None:
         (tmp_path / ".running" / name).write_text("")
     assert ours.events_segments() == [2]
     assert RunFiles("fi[x]", tmp_path).events_segments() == []
+
+
+def test_a_position_in_a_part_that_is_gone_reads_nothing(log: EventLog) -> None:
+    fill(log, 2)
+    assert list(log.events((3, 0))) == []  # the log was cleared and begun again since
