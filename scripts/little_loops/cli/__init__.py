@@ -13,8 +13,6 @@ import sys
 from collections.abc import Sequence
 
 from little_loops import __version__
-from little_loops.fsm.errors import LoopDefinitionError, LoopError
-from little_loops.fsm.runs.outcomes import ExitCode
 
 # Subcommand name -> module under little_loops.cli. Order is the order `--help` lists them.
 SUBCOMMANDS: dict[str, str] = {
@@ -123,10 +121,16 @@ def _misplaced_option(argv: list[str]) -> str | None:
 
 
 def main_loop(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `ll-loop`; returns the process exit code."""
+    """Entry point of `ll-loop`; returns the process exit code.
+
+    The error classes and exit codes are imported once a command is chosen, so that
+    `ll-loop --help` loads no more than argparse and the subcommands' `register`.
+    """
     args_list = _with_run_shorthand(list(sys.argv[1:] if argv is None else argv))
     misplaced = _misplaced_option(args_list)
     if misplaced is not None:
+        from little_loops.fsm.runs.outcomes import ExitCode
+
         print(
             f"usage: ll-loop [-h] [--version] COMMAND ...\nll-loop: error: {misplaced}",
             file=sys.stderr,
@@ -136,7 +140,14 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code) if isinstance(exc.code, int) else ExitCode.USAGE
+        if isinstance(exc.code, int):
+            return int(exc.code)
+        from little_loops.fsm.runs.outcomes import ExitCode
+
+        return ExitCode.USAGE
+    from little_loops.fsm.errors import LoopDefinitionError, LoopError
+    from little_loops.fsm.runs.outcomes import ExitCode
+
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return ExitCode.USAGE

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
+from little_loops.cli.flags import add_run_flags
 from little_loops.cli.resolve import LOOPS_DIR
+
+if TYPE_CHECKING:
+    from little_loops.cli.options import RunOptions
 
 
 def register(subparsers: Any) -> None:
@@ -24,6 +27,8 @@ def register(subparsers: Any) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
+    from little_loops.cli.options import options_from_args
+
     return resume_command(args.loop, options_from_args(args))
 
 

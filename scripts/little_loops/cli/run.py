@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
+from little_loops.cli.flags import add_run_flags
 from little_loops.cli.resolve import LOOPS_DIR
-from little_loops.fsm.runs.layout import run_files
-from little_loops.fsm.runs.outcomes import ExitCode
+
+if TYPE_CHECKING:
+    from little_loops.cli.options import RunOptions
 
 
 def register(subparsers: Any) -> None:
@@ -21,11 +22,12 @@ def register(subparsers: Any) -> None:
         "a PATH is used as given.",
     )
     parser.add_argument("loop", metavar="NAME|PATH", help="loop name or loop file path")
-    parser.add_argument(
+    background = parser.add_argument(
         "--background",
         action="store_true",
-        help=f"detach; output goes to {run_files('NAME', LOOPS_DIR).log} and the pid is printed",
+        help="detach; output goes to %(log)s and the pid is printed",
     )
+    background.log = _LogPath()  # what %(log)s expands to
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -35,7 +37,19 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=_handler)
 
 
+class _LogPath:
+    """The log file of a background run, named when `run --help` is printed: the run
+    layout (and the dataclasses it loads) is not imported to build the parser."""
+
+    def __str__(self) -> str:
+        from little_loops.fsm.runs.layout import run_files
+
+        return str(run_files("NAME", LOOPS_DIR).log)
+
+
 def _handler(args: argparse.Namespace) -> int:
+    from little_loops.cli.options import options_from_args
+
     return run_command(
         args.loop,
         options_from_args(args),
@@ -57,6 +71,7 @@ def run_command(
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.session import apply_overrides, run_session
     from little_loops.fsm.definition.validation import load_and_validate
+    from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.runs.store import display_path
 
     path = resolve_loop_path(name_or_path, loops_dir)
