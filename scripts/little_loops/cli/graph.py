@@ -4,44 +4,27 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.fsm.definition.diagram import FORMATS, render
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "graph",
-        help="print a loop's states and transitions as a Mermaid or Graphviz diagram",
+        help=summary,
         description=(
             "Print every state and transition of a loop. Mermaid (the default) renders in "
             "GitHub Markdown inside a ```mermaid block; dot is for Graphviz (dot -Tsvg)."
         ),
     )
     parser.add_argument("loop", metavar="NAME|PATH", help="loop name or loop file path")
-    fmt = parser.add_argument(
-        "--format", default="mermaid", help="diagram language (default: mermaid)"
+    parser.add_argument(
+        "--format", choices=FORMATS, default="mermaid", help="diagram language (default: mermaid)"
     )
-    # Set after add_argument, which would list the choices at once.
-    fmt.choices = _Formats()
     parser.set_defaults(handler=_handler)
-
-
-class _Formats(Sequence[str]):
-    """The diagram languages (`diagram.FORMATS`), read when argparse first looks at them:
-    building the parser for `ll-loop --help` does not load the model and the engine."""
-
-    def __getitem__(self, index: Any) -> Any:
-        from little_loops.fsm.definition.diagram import FORMATS
-
-        return FORMATS[index]
-
-    def __len__(self) -> int:
-        from little_loops.fsm.definition.diagram import FORMATS
-
-        return len(FORMATS)
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -57,7 +40,6 @@ def graph_command(
 ) -> int:
     """Print the diagram of one loop on stdout; an invalid loop raises LoopDefinitionError."""
     # Imported here so that `ll-loop --help` does not load YAML and the validators.
-    from little_loops.fsm.definition.diagram import render
     from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.runs.outcomes import ExitCode
 

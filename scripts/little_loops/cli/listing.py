@@ -9,10 +9,10 @@ from typing import Any, NotRequired, TypedDict
 from little_loops.cli.resolve import LOOPS_DIR
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "list",
-        help="list the loops in .loops/ (or, with --running, the runs)",
+        help=summary,
         description="List the loops in .loops/ with their paradigm and last status.",
     )
     parser.add_argument(

@@ -13,10 +13,10 @@ if TYPE_CHECKING:
     from little_loops.cli.options import RunOptions
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "resume",
-        help="continue a run from its saved state",
+        help=summary,
         description="Continue the saved run of a loop: captures, prev, iteration count, "
         "elapsed time and context intact. The state it was in runs again from its start. "
         "Run flags not given again keep the values the run was started with.",

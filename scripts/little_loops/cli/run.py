@@ -9,25 +9,25 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.flags import add_run_flags
 from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.fsm.runs.layout import run_files
 
 if TYPE_CHECKING:
     from little_loops.cli.options import RunOptions
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run a loop (also: ll-loop NAME)",
+        help=summary,
         description="Run a loop. NAME means .loops/NAME.fsm.yaml or .loops/NAME.yaml; "
         "a PATH is used as given.",
     )
     parser.add_argument("loop", metavar="NAME|PATH", help="loop name or loop file path")
-    background = parser.add_argument(
+    parser.add_argument(
         "--background",
         action="store_true",
-        help="detach; output goes to %(log)s and the pid is printed",
+        help=f"detach; output goes to {run_files('NAME', LOOPS_DIR).log} and the pid is printed",
     )
-    background.log = _LogPath()  # what %(log)s expands to
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -35,16 +35,6 @@ def register(subparsers: Any) -> None:
     )
     add_run_flags(parser)
     parser.set_defaults(handler=_handler)
-
-
-class _LogPath:
-    """The log file of a background run, named when `run --help` is printed: the run
-    layout (and the dataclasses it loads) is not imported to build the parser."""
-
-    def __str__(self) -> str:
-        from little_loops.fsm.runs.layout import run_files
-
-        return str(run_files("NAME", LOOPS_DIR).log)
 
 
 def _handler(args: argparse.Namespace) -> int:

@@ -25,10 +25,10 @@ _GOOD = {"success", "target", "progress"}
 _BAD = {"failure", "error", "stall", "blocked"}
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "simulate",
-        help="walk a loop with scripted verdicts, running nothing",
+        help=summary,
         description=(
             "Walk a loop from its initial state with scripted verdicts instead of running "
             "its actions: prints the path, the actions it would run and the limits it would "
