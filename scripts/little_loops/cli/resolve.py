@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.suggest import did_you_mean
+
 LOOPS_DIR = Path(".loops")
 # Looked for in this order: a compiled FSM first, then the file as written.
 LOOP_SUFFIXES: tuple[str, ...] = (".fsm.yaml", ".yaml", ".yml")
@@ -38,10 +41,6 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path = LOOPS_DIR) -> Path:
     given = Path(name_or_path)
     if given.is_file():
         return given
-    # Only a name that is not found needs these: `ll-loop --help` imports this module.
-    from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
-    from little_loops.fsm.suggest import did_you_mean
-
     if _looks_like_path(name_or_path):
         if given.is_dir():
             raise LoopFileError(name_or_path, "is a directory, not a loop file")

@@ -92,6 +92,36 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     }
     assert "yaml" in modules
     assert not modules & {"jsonschema", "anthropic", "little_loops.fsm.actions.runners"}
+    # Did-you-mean (difflib) is for a typo; JSON for --json.
+    assert sorted(modules & {"difflib", "json"}) == []
+
+
+# Every regular expression the validate path would compile at import, by module. The
+# loader's are the YAML resolver's (every file read uses them); the others are compiled
+# when first used, so importing a module costs nothing it does not need.
+REGEX_PROBE = """\
+import argparse, dataclasses, enum, pathlib, re, sys, typing
+import yaml
+compiled = set()
+original = re._compile
+def spy(pattern, flags):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "re":
+        frame = frame.f_back
+    compiled.add(frame.f_globals.get("__name__") if frame else None)
+    return original(pattern, flags)
+re._compile = spy
+import little_loops.cli.validate, little_loops.fsm.definition.validation
+re._compile = original
+print(" ".join(sorted(compiled)))
+"""
+
+
+def test_validate_compiles_no_regex_at_import_but_the_yaml_resolvers() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", REGEX_PROBE], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.split() == ["little_loops.fsm.definition.loader"]
 
 
 def test_the_shorthand_knows_every_run_flag() -> None:
