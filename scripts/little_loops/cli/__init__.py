@@ -132,7 +132,7 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     """Entry point of `ll-loop`; returns the process exit code.
 
     The error classes and exit codes are imported once a command is chosen, so that
-    `ll-loop --help` loads no more than argparse and the subcommands' `register`.
+    `ll-loop --help` loads no more than argparse and this module.
     """
     args_list = _with_run_shorthand(list(sys.argv[1:] if argv is None else argv))
     misplaced = _misplaced_option(args_list)

@@ -58,10 +58,12 @@ def test_the_outline_parser_prints_the_full_parsers_help() -> None:
     assert build_parser(outline=True).format_usage() == build_parser().format_usage()
 
 
-# `ll-loop --help` needs argparse and the SUBCOMMANDS table, nothing more: the error
-# classes, exit codes, run options, run layout, diagram, simulator, JSON and did-you-mean
-# load when a command runs.
+# `ll-loop --help` needs argparse and the SUBCOMMANDS table, nothing more: typing, pathlib,
+# the error classes, exit codes, run options, run layout, diagram, simulator, JSON and
+# did-you-mean load when a command runs.
 NOT_AT_HELP = {
+    "typing",
+    "pathlib",
     "dataclasses",
     "json",
     "difflib",
@@ -74,7 +76,7 @@ NOT_AT_HELP = {
 }
 
 
-def test_help_loads_only_argparse_and_the_subcommands(tmp_path: Path) -> None:
+def test_help_loads_only_argparse_and_the_command_table(tmp_path: Path) -> None:
     code, modules = loaded_by(tmp_path, "--help")
     assert code == 0
     assert sorted(modules & NOT_AT_HELP) == []
