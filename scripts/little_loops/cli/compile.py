@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.fsm.errors import LoopRuntimeError, LoopValidationError
+from little_loops.fsm.runs.outcomes import ExitCode
 
 STDOUT = "-"
 
@@ -66,9 +68,7 @@ def compile_command(input_name: str, output: str | None) -> int:
     from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.definition.validation import validate_fsm
     from little_loops.fsm.definition.writer import dump_fsm_yaml
-    from little_loops.fsm.errors import LoopValidationError
     from little_loops.fsm.paradigms.registry import compile_paradigm
-    from little_loops.fsm.runs.outcomes import ExitCode
 
     source = resolve_source(input_name)
     fsm = compile_paradigm(load_file(source).data)
@@ -104,7 +104,6 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def write_output(path: Path, text: str) -> None:
     """Write *text* to *path* atomically, readable like any file the user creates."""
-    from little_loops.fsm.errors import LoopRuntimeError
     from little_loops.fsm.runs.atomic import write_atomic
 
     try:

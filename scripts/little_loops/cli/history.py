@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from little_loops.cli.flags import positive_int
+from little_loops.cli.options import positive_int
 from little_loops.cli.resolve import LOOPS_DIR
 
 
@@ -41,8 +42,6 @@ def format_event(event: dict[str, Any], loop: str = "NAME") -> str:
 
 
 def _raw(value: Any) -> str:
-    import json
-
     try:
         return json.dumps(value, ensure_ascii=False)
     except ValueError:  # an integer too long to print
@@ -92,8 +91,6 @@ def history_command(
     if tail is not None:
         events = events[-tail:]
     if as_json:
-        import json
-
         print(json.dumps(events, ensure_ascii=False, indent=2))
     elif not events:
         print(f"ll-loop: loop '{loop_name}' has no events yet", file=sys.stderr)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.fsm.runs.outcomes import ExitCode, Status
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -139,8 +141,6 @@ def _table(rows: list[list[str]]) -> str:
 
 
 def _run_table(rows: list[RunRow]) -> list[list[str]]:
-    from little_loops.fsm.runs.outcomes import Status
-
     table = [["LOOP", "STATUS", "STATE", "ITER", "PID"]]
     for row in rows:
         if row.get("error"):
@@ -170,10 +170,7 @@ def list_command(
     *, running: bool = False, as_json: bool = False, loops_dir: Path = LOOPS_DIR
 ) -> int:
     """Print the loops (or runs); 0 always, even when there are none."""
-    import json
     import sys
-
-    from little_loops.fsm.runs.outcomes import ExitCode
 
     rows: list[RunRow] | list[LoopRow]
     if running:

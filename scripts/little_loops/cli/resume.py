@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from little_loops.cli.flags import add_run_flags
+from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
 from little_loops.cli.resolve import LOOPS_DIR
-
-if TYPE_CHECKING:
-    from little_loops.cli.options import RunOptions
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -27,8 +24,6 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from little_loops.cli.options import options_from_args
-
     return resume_command(args.loop, options_from_args(args))
 
 

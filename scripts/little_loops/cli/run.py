@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from little_loops.cli.flags import add_run_flags
+from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
 from little_loops.cli.resolve import LOOPS_DIR
 from little_loops.fsm.runs.layout import run_files
-
-if TYPE_CHECKING:
-    from little_loops.cli.options import RunOptions
+from little_loops.fsm.runs.outcomes import ExitCode
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -38,8 +36,6 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from little_loops.cli.options import options_from_args
-
     return run_command(
         args.loop,
         options_from_args(args),
@@ -61,7 +57,6 @@ def run_command(
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.session import apply_overrides, run_session
     from little_loops.fsm.definition.validation import load_and_validate
-    from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.runs.store import display_path
 
     path = resolve_loop_path(name_or_path, loops_dir)

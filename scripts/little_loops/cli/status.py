@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,6 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     live = live_status(state)
     crashed, in_state_ms = live.crashed, live.in_state_ms
     if as_json:
-        import json
-
         print(json.dumps(status_json(state, live), indent=2))
         return ExitCode.OK
     limit = iteration_limit(state, loops_dir)

@@ -11,14 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path, stale_compiled_note
+from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
+from little_loops.fsm.runs.outcomes import ExitCode
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.validation import FileReport
-    from little_loops.fsm.errors import ValidationError
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -50,10 +52,7 @@ def validate_file(
     """The report for one command-line argument (a loop that cannot be found is an error)."""
     # Imported here so that building the parser (`ll-loop --help`) does not load YAML and
     # the validators: startup time is part of the product.
-    from dataclasses import replace
-
     from little_loops.fsm.definition.validation import FileReport, check_file
-    from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
 
     try:
         path = resolve_loop_path(name_or_path, loops_dir)
@@ -128,8 +127,6 @@ def validate_command(
     out: TextIO | None = None,
 ) -> int:
     """Validate each of *loops* (names or paths); exit 0 when all are valid, 2 otherwise."""
-    from little_loops.fsm.runs.outcomes import ExitCode
-
     stream = sys.stdout if out is None else out
     reports = [validate_file(item, strict=strict, loops_dir=loops_dir) for item in loops]
     if as_json:

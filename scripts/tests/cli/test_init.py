@@ -82,6 +82,12 @@ def test_help_loads_only_argparse_and_the_command_table(tmp_path: Path) -> None:
     assert sorted(modules & NOT_AT_HELP) == []
 
 
+def test_simulate_help_loads_no_simulator_and_no_json(tmp_path: Path) -> None:
+    code, modules = loaded_by(tmp_path, "simulate", "--help")
+    assert code == 0
+    assert sorted(modules & {"little_loops.fsm.engine.simulate", "json"}) == []
+
+
 def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     loop = tmp_path / "x.yaml"
     loop.write_text("name: x\ninitial: a\nstates:\n  a:\n    terminal: true\n")
