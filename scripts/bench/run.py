@@ -4,7 +4,7 @@ Benchmarks, each against a baseline measured in the same run (alternating, so a
 busy machine slows both sides alike):
 
 * startup: `ll-loop --help` and `ll-loop validate X` against `python -c pass` of the same
-  venv; target <= 6x (median of the per-round ratios);
+  venv; targets <= 3x and <= 4x (median of the per-round ratios);
 * per-iteration overhead: `ll-loop run --quiet` of a loop whose one state runs `true` 500
   times against 500 bare `subprocess.run(["bash", "-c", "true"])`; target <= 1.25x; and the
   cost of one more step with start-up cancelled (1500 steps minus 500); target <= 0.3 ms;
@@ -154,7 +154,11 @@ def bench_startup(rounds: int) -> list[Row]:
                 times[name].append(timed(argv, root))
     base = statistics.median(times["pass"])
     rows = []
-    for name, label in (("help", "`ll-loop --help`"), ("validate", "`ll-loop validate X`")):
+    # The targets of issue 21: --help <= 3x, validate <= 4x.
+    for name, label, target in (
+        ("help", "`ll-loop --help`", 3),
+        ("validate", "`ll-loop validate X`", 4),
+    ):
         ratio = statistics.median(t / b for t, b in zip(times[name], times["pass"], strict=True))
         rows.append(
             Row(
@@ -162,8 +166,8 @@ def bench_startup(rounds: int) -> list[Row]:
                 ms(statistics.median(times[name])),
                 f"{ms(base)} (`python -c pass`)",
                 f"{ratio:.2f}x",
-                "<= 6x",
-                ratio <= 6,
+                f"<= {target}x",
+                ratio <= target,
                 {"rounds": rounds, "seconds": times[name], "baseline_seconds": times["pass"]},
             )
         )

@@ -13,30 +13,33 @@ import sys
 from collections.abc import Sequence
 
 from little_loops import __version__
-from little_loops.fsm.errors import LoopDefinitionError, LoopError
-from little_loops.fsm.runs.outcomes import ExitCode
 
-# Subcommand name -> module under little_loops.cli. Order is the order `--help` lists them.
-SUBCOMMANDS: dict[str, str] = {
-    "run": "run",
-    "resume": "resume",
-    "stop": "stop",
-    "status": "status",
-    "list": "listing",
-    "history": "history",
-    "validate": "validate",
-    "compile": "compile",
-    "graph": "graph",
-    "simulate": "simulate",
+# Subcommand name -> (module under little_loops.cli, the line `--help` shows for it). Order
+# is the order `--help` lists them.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run a loop (also: ll-loop NAME)"),
+    "resume": ("resume", "continue a run from its saved state"),
+    "stop": ("stop", "stop a running loop (it can be resumed)"),
+    "status": ("status", "show the state of a loop's run"),
+    "list": ("listing", "list the loops in .loops/ (or, with --running, the runs)"),
+    "history": ("history", "show the events of a loop's last run"),
+    "validate": ("validate", "check loop files without running them"),
+    "compile": ("compile", "compile a paradigm loop file to the FSM it runs as"),
+    "graph": ("graph", "print a loop's states and transitions as a Mermaid or Graphviz diagram"),
+    "simulate": ("simulate", "walk a loop with scripted verdicts, running nothing"),
 }
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.ArgumentParser:
     """The full argument parser (also used to check the CLI reference in docs/).
 
     With `only=COMMAND`, the parser has just that subcommand: `main_loop` uses it when the
     command is known, so running one command does not import the modules of all the others
     (startup time is part of the product). Its parsing and messages are the same.
+
+    With `outline=True`, every subcommand is listed with its line from SUBCOMMANDS but none
+    is given its arguments, so no command module is imported: that is all `ll-loop --help`,
+    `--version` and a bare `ll-loop` need.
     """
     parser = argparse.ArgumentParser(
         prog="ll-loop",
@@ -46,11 +49,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ll-loop {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module_name in SUBCOMMANDS.items():
+    for name, (module_name, summary) in SUBCOMMANDS.items():
         if only is not None and name != only:
             continue
+        if outline:
+            subparsers.add_parser(name, help=summary)
+            continue
         module = importlib.import_module(f"little_loops.cli.{module_name}")
-        module.register(subparsers)
+        module.register(subparsers, summary)
     return parser
 
 
@@ -123,20 +129,38 @@ def _misplaced_option(argv: list[str]) -> str | None:
 
 
 def main_loop(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `ll-loop`; returns the process exit code."""
+    """Entry point of `ll-loop`; returns the process exit code.
+
+    The error classes and exit codes are imported once a command is chosen, so that
+    `ll-loop --help` loads no more than argparse and this module.
+    """
     args_list = _with_run_shorthand(list(sys.argv[1:] if argv is None else argv))
     misplaced = _misplaced_option(args_list)
     if misplaced is not None:
+        from little_loops.fsm.runs.outcomes import ExitCode
+
         print(
             f"usage: ll-loop [-h] [--version] COMMAND ...\nll-loop: error: {misplaced}",
             file=sys.stderr,
         )
         return ExitCode.USAGE
-    parser = build_parser(args_list[0] if args_list and args_list[0] in SUBCOMMANDS else None)
+    # After the shorthand and the check above, a list that does not start with a command
+    # is empty or starts with -h, --help or --version: the outline parser answers those.
+    if args_list and args_list[0] in SUBCOMMANDS:
+        parser = build_parser(args_list[0])
+    else:
+        parser = build_parser(outline=True)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code) if isinstance(exc.code, int) else ExitCode.USAGE
+        if isinstance(exc.code, int):
+            return int(exc.code)
+        from little_loops.fsm.runs.outcomes import ExitCode
+
+        return ExitCode.USAGE
+    from little_loops.fsm.errors import LoopDefinitionError, LoopError
+    from little_loops.fsm.runs.outcomes import ExitCode
+
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return ExitCode.USAGE

@@ -14,10 +14,10 @@ from little_loops.fsm.runs.outcomes import ExitCode
 STDOUT = "-"
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser], summary: str) -> None:
     parser = subparsers.add_parser(
         "compile",
-        help="compile a paradigm loop file to the FSM it runs as",
+        help=summary,
         description=(
             "Compile a goal / convergence / invariants / imperative loop file to its FSM and"
             " write it as YAML (default: X.fsm.yaml next to X.yaml)."

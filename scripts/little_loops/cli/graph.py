@@ -12,10 +12,10 @@ from little_loops.fsm.definition.diagram import FORMATS, render
 from little_loops.fsm.runs.outcomes import ExitCode
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "graph",
-        help="print a loop's states and transitions as a Mermaid or Graphviz diagram",
+        help=summary,
         description=(
             "Print every state and transition of a loop. Mermaid (the default) renders in "
             "GitHub Markdown inside a ```mermaid block; dot is for Graphviz (dot -Tsvg)."

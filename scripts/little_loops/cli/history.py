@@ -12,10 +12,10 @@ from little_loops.cli.options import positive_int
 from little_loops.cli.resolve import LOOPS_DIR
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "history",
-        help="show the events of a loop's last run",
+        help=summary,
         description="Show the events of a loop's last run (resumes included), oldest first.",
     )
     parser.add_argument("loop", metavar="NAME", help="loop name")

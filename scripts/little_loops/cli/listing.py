@@ -11,10 +11,10 @@ from little_loops.cli.resolve import LOOPS_DIR
 from little_loops.fsm.runs.outcomes import ExitCode, Status
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "list",
-        help="list the loops in .loops/ (or, with --running, the runs)",
+        help=summary,
         description="List the loops in .loops/ with their paradigm and last status.",
     )
     parser.add_argument(

@@ -10,10 +10,10 @@ from little_loops.cli.options import RunOptions, add_run_flags, options_from_arg
 from little_loops.cli.resolve import LOOPS_DIR
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "resume",
-        help="continue a run from its saved state",
+        help=summary,
         description="Continue the saved run of a loop: captures, prev, iteration count, "
         "elapsed time and context intact. The state it was in runs again from its start. "
         "Run flags not given again keep the values the run was started with.",

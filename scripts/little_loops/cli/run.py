@@ -13,10 +13,10 @@ from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.outcomes import ExitCode
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run a loop (also: ll-loop NAME)",
+        help=summary,
         description="Run a loop. NAME means .loops/NAME.fsm.yaml or .loops/NAME.yaml; "
         "a PATH is used as given.",
     )

@@ -10,31 +10,25 @@ time) or the arguments are wrong.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
-from little_loops.fsm.engine.simulate import (
-    MAX_ITERATIONS,
-    TERMINAL,
-    SimulatedStep,
-    SimulationResult,
-    simulate,
-)
-from little_loops.fsm.errors import LoopDefinitionError
+
+if TYPE_CHECKING:
+    from little_loops.fsm.engine.simulate import SimulatedStep, SimulationResult
 
 INDENT = " " * 7
 _GOOD = {"success", "target", "progress"}
 _BAD = {"failure", "error", "stall", "blocked"}
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "simulate",
-        help="walk a loop with scripted verdicts, running nothing",
+        help=summary,
         description=(
             "Walk a loop from its initial state with scripted verdicts instead of running "
             "its actions: prints the path, the actions it would run and the limits it would "
@@ -70,6 +64,8 @@ def _handler(args: argparse.Namespace) -> int:
 def parse_verdicts(items: Sequence[str]) -> dict[str, list[str]]:
     """`["check=failure,success", "fix=success"]` -> `{"check": ["failure", "success"], ...}`;
     a state given twice gets both lists, in order."""
+    from little_loops.fsm.errors import LoopDefinitionError
+
     script: dict[str, list[str]] = {}
     for item in items:
         state, sep, verdicts = item.partition("=")
@@ -111,6 +107,8 @@ def step_lines(step: SimulatedStep, max_iterations: int) -> list[str]:
 
 def outcome_line(result: SimulationResult) -> str:
     """`Simulation ended: done (2 iterations)`, or why the walk stopped."""
+    from little_loops.fsm.engine.simulate import MAX_ITERATIONS, TERMINAL
+
     n = result.iterations
     count = f"{n} iteration{'' if n == 1 else 's'}"
     if result.terminated_by == TERMINAL:
@@ -144,11 +142,14 @@ def simulate_command(
     """Simulate one loop and print the walk; returns the exit code for how it ended."""
     # Imported here so that `ll-loop --help` does not load YAML and the validators.
     from little_loops.fsm.definition.validation import load_and_validate
+    from little_loops.fsm.engine.simulate import simulate
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
     result = simulate(fsm, verdicts, default)
     stream = sys.stdout if out is None else out
     if as_json:
+        import json
+
         json.dump(result.to_dict(), stream, indent=2, ensure_ascii=False)
         stream.write("\n")
     else:

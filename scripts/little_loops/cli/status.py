@@ -11,10 +11,10 @@ from typing import Any
 from little_loops.cli.resolve import LOOPS_DIR
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "status",
-        help="show the state of a loop's run",
+        help=summary,
         description="Show the saved state of a loop's last or current run.",
     )
     parser.add_argument("loop", metavar="NAME", help="loop name")

@@ -12,10 +12,10 @@ from typing import Any
 from little_loops.cli.resolve import LOOPS_DIR
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "stop",
-        help="stop a running loop (it can be resumed)",
+        help=summary,
         description="Send SIGTERM to the loop's process, wait up to 3 s for it to stop its "
         "action and save its state, then SIGKILL it and its action's process group.",
     )

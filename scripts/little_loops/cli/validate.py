@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from little_loops.fsm.definition.validation import FileReport
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "validate",
-        help="check loop files without running them",
+        help=summary,
         description="Check loop files and list every problem. NAME means .loops/NAME.yaml.",
     )
     parser.add_argument(

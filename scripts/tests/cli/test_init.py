@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +13,7 @@ import contextlib, io, sys
 from little_loops.cli import main_loop
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main_loop(sys.argv[1:])
-loaded = sorted(m for m in sys.modules if m.startswith("little_loops.cli.") or m in (
-    "yaml", "jsonschema", "anthropic",
-    "little_loops.fsm.engine.executor", "little_loops.fsm.actions.runners"))
-print(code, " ".join(loaded))
+print(code, " ".join(sorted(sys.modules)))
 """
 
 
@@ -33,8 +32,60 @@ def loaded_by(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:
 def test_help_loads_no_yaml_and_no_runner(tmp_path: Path) -> None:
     code, modules = loaded_by(tmp_path, "--help")
     assert code == 0
-    assert "little_loops.cli.run" in modules  # every subcommand is listed
     assert not modules & {"yaml", "jsonschema", "anthropic", "little_loops.fsm.engine.executor"}
+
+
+def test_help_lists_every_command_without_importing_one(tmp_path: Path) -> None:
+    from little_loops.cli import SUBCOMMANDS
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "little_loops.cli", "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for name, (_, summary) in SUBCOMMANDS.items():
+        assert re.search(rf"^    {name} +{re.escape(summary.split()[0])}", proc.stdout, re.M)
+    _, modules = loaded_by(tmp_path, "--help")
+    assert sorted(m for m in modules if m.startswith("little_loops.cli.")) == []
+
+
+def test_the_outline_parser_prints_the_full_parsers_help() -> None:
+    from little_loops.cli import build_parser
+
+    assert build_parser(outline=True).format_help() == build_parser().format_help()
+    assert build_parser(outline=True).format_usage() == build_parser().format_usage()
+
+
+# `ll-loop --help` needs argparse and the SUBCOMMANDS table, nothing more: typing, pathlib,
+# the error classes, exit codes, run options, run layout, diagram, simulator, JSON and
+# did-you-mean load when a command runs.
+NOT_AT_HELP = {
+    "typing",
+    "pathlib",
+    "dataclasses",
+    "json",
+    "difflib",
+    "little_loops.fsm.errors",
+    "little_loops.fsm.runs.outcomes",
+    "little_loops.fsm.runs.layout",
+    "little_loops.fsm.definition.diagram",
+    "little_loops.fsm.engine.simulate",
+    "little_loops.cli.options",
+}
+
+
+def test_help_loads_only_argparse_and_the_command_table(tmp_path: Path) -> None:
+    code, modules = loaded_by(tmp_path, "--help")
+    assert code == 0
+    assert sorted(modules & NOT_AT_HELP) == []
+
+
+def test_simulate_help_loads_no_simulator_and_no_json(tmp_path: Path) -> None:
+    code, modules = loaded_by(tmp_path, "simulate", "--help")
+    assert code == 0
+    assert sorted(modules & {"little_loops.fsm.engine.simulate", "json"}) == []
 
 
 def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
@@ -49,11 +100,39 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
     }
     assert "yaml" in modules
     assert not modules & {"jsonschema", "anthropic", "little_loops.fsm.actions.runners"}
+    # Did-you-mean (difflib) is for a typo; JSON for --json.
+    assert sorted(modules & {"difflib", "json"}) == []
+
+
+# Every regular expression the validate path would compile at import, by module. The
+# loader's are the YAML resolver's (every file read uses them); the others are compiled
+# when first used, so importing a module costs nothing it does not need.
+REGEX_PROBE = """\
+import argparse, dataclasses, enum, pathlib, re, sys, typing
+import yaml
+compiled = set()
+original = re._compile
+def spy(pattern, flags):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "re":
+        frame = frame.f_back
+    compiled.add(frame.f_globals.get("__name__") if frame else None)
+    return original(pattern, flags)
+re._compile = spy
+import little_loops.cli.validate, little_loops.fsm.definition.validation
+re._compile = original
+print(" ".join(sorted(compiled)))
+"""
+
+
+def test_validate_compiles_no_regex_at_import_but_the_yaml_resolvers() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", REGEX_PROBE], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.split() == ["little_loops.fsm.definition.loader"]
 
 
 def test_the_shorthand_knows_every_run_flag() -> None:
-    import argparse
-
     from little_loops.cli import RUN_FLAGS_WITH_VALUE, RUN_FLAGS_WITHOUT_VALUE, build_parser
 
     parser = build_parser("run")

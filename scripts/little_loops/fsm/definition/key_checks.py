@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,9 +38,9 @@ KeyPath = tuple[str | int, ...]
 YAMLMapping = Mapping[Any, object]
 
 # The loop name names files under .loops/.running/: a plain file name that fits in 255 bytes.
-_LOOP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+_LOOP_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
-_CAPTURE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------

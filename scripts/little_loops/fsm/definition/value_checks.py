@@ -193,14 +193,16 @@ def one_of(choices: tuple[str, ...]) -> Check:
     return Check(check, {"enum": list(choices)})
 
 
-def pattern(rx: re.Pattern[str], why: str) -> Check:
+def pattern(rx: str, why: str) -> Check:
+    """A string matching the regular expression *rx* (compiled when first used, by re)."""
+
     def check(value: object) -> str | None:
         problem = string(value)
         if problem is not None or not isinstance(value, str):
             return problem
-        return None if rx.match(value) else f"expected {why}, got {describe(value)}"
+        return None if re.match(rx, value) else f"expected {why}, got {describe(value)}"
 
-    return Check(check, {"type": "string", "pattern": rx.pattern})
+    return Check(check, {"type": "string", "pattern": rx})
 
 
 def optional(check: Check) -> Check:

@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from little_loops.fsm.errors import InterpolationError
@@ -27,11 +28,23 @@ OPEN = "${"
 CLOSE = "}"
 ESCAPE = "$${"
 
-# `$${` (escape) or `${identifier.path}`; the path allows names, dots, [N] and dashes.
-_REFERENCE = re.compile(
-    r"\$\$\{|\$\{(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
-)
-_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+# The patterns are compiled on first use, not at import: importing this module is on the
+# path of every command, and most of them never interpolate.
+
+
+@cache
+def _reference() -> re.Pattern[str]:
+    """`$${` (escape) or `${identifier.path}`; the path allows names, dots, [N] and dashes."""
+    return re.compile(
+        r"\$\$\{|\$\{(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
+    )
+
+
+@cache
+def _segment() -> re.Pattern[str]:
+    """One step of a reference path: a name, or an index `[N]`."""
+    return re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
 
 # Context values may refer to other context values; this bounds the chain (and cycles).
 _MAX_CONTEXT_DEPTH = 10
@@ -111,7 +124,7 @@ def parse_path(path: str, ref: str) -> list[str | int]:
     (`items.0`), unless they have a leading zero (`context.010` names the key `010`)."""
     segments: list[str | int] = []
     pos = 0
-    for match in _SEGMENT.finditer(path):
+    for match in _segment().finditer(path):
         between = path[pos : match.start()]
         if between not in ("", "."):
             raise InterpolationError(f"{ref}: malformed path")
@@ -169,7 +182,7 @@ def _substitute(text: str, ctx: InterpolationContext, depth: int) -> str:
             return OPEN
         return to_text(ctx.resolve(match.group("ns"), match.group("path"), depth))
 
-    return _REFERENCE.sub(replace, text)
+    return _reference().sub(replace, text)
 
 
 def interpolate(text: str, ctx: InterpolationContext) -> str:
@@ -186,7 +199,7 @@ def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:
     `target: ${context.target}` stays a number.
     """
     if isinstance(value, str):
-        match = _REFERENCE.fullmatch(value)
+        match = _reference().fullmatch(value)
         if match is not None and match.group(0) != ESCAPE:
             return ctx.resolve(match.group("ns"), match.group("path"))
         return interpolate(value, ctx)
@@ -204,24 +217,25 @@ def interpolate_dict(data: Mapping[str, Any], ctx: InterpolationContext) -> dict
 
 def references(text: str) -> list[tuple[str, str]]:
     """The (namespace, path) pairs *text* refers to, in order; escapes are skipped."""
-    return [
-        (m.group("ns"), m.group("path")) for m in _REFERENCE.finditer(text) if m.group(0) != ESCAPE
-    ]
+    matches = _reference().finditer(text)
+    return [(m.group("ns"), m.group("path")) for m in matches if m.group(0) != ESCAPE]
 
 
 # `${` + a namespace name used the way no reference is written: `${captured.}`,
 # `${ context.x }`, `${prev.output }`. Bash would get them unchanged. (`${state}` alone
 # is left alone: it may well be a bash variable.)
-_NS = "(?:" + "|".join(NAMESPACES) + ")"
-_NEAR_MISS = re.compile(r"\$\{(?:\s+" + _NS + r"\b[^}\n]*|\s*" + _NS + r"\s*\.[^}\n]*)\}")
+@cache
+def _near_miss() -> re.Pattern[str]:
+    ns = "(?:" + "|".join(NAMESPACES) + ")"
+    return re.compile(r"\$\{(?:\s+" + ns + r"\b[^}\n]*|\s*" + ns + r"\s*\.[^}\n]*)\}")
 
 
 def near_misses(text: str) -> list[str]:
     """`${...}` spans that name one of our namespaces but are not a valid reference."""
-    valid = {m.span() for m in _REFERENCE.finditer(text)}
-    escaped = {m.start() + 1 for m in _REFERENCE.finditer(text) if m.group(0) == ESCAPE}
+    valid = {m.span() for m in _reference().finditer(text)}
+    escaped = {m.start() + 1 for m in _reference().finditer(text) if m.group(0) == ESCAPE}
     return [
         m.group(0)
-        for m in _NEAR_MISS.finditer(text)
+        for m in _near_miss().finditer(text)
         if m.span() not in valid and m.start() not in escaped
     ]

@@ -7,9 +7,8 @@ import re
 from little_loops.fsm.definition.value_checks import is_number
 
 # One segment of a jq-style path: `.name`, `[3]`, `[-1]`, `["odd key"]` (`.` before `[` allowed).
-_PATH_TOKEN = re.compile(
-    r'\.?\[(?P<index>-?\d+)\]|\.?\["(?P<quoted>[^"]*)"\]|\.(?P<name>[^.\[\]]+)'
-)
+# Compiled by re when first used (re caches it), not when validate imports the evaluators.
+_PATH_TOKEN = r'\.?\[(?P<index>-?\d+)\]|\.?\["(?P<quoted>[^"]*)"\]|\.(?P<name>[^.\[\]]+)'
 
 
 def _shorten(text: str, limit: int = 40) -> str:
@@ -31,7 +30,7 @@ def extract_json_path(data: object, path: str) -> object:
         path = "." + path  # `summary.failed` reads as `.summary.failed`
     value, pos, walked = data, 0, ""
     while pos < len(path):
-        match = _PATH_TOKEN.match(path, pos)
+        match = re.compile(_PATH_TOKEN).match(path, pos)
         if match is None:
             raise JsonPathError(f"path {path}: malformed at {_shorten(path[pos:])}")
         index, key = match.group("index"), match.group("quoted")
