@@ -418,6 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     args = parser.parse_args(argv)
     import long_run  # here: it imports this module's helpers
+
     if not LL_LOOP.exists():
         raise SystemExit(f"bench: {LL_LOOP} not found; run it with the venv's python")
     steps: list[tuple[str, Callable[[], list[Row]]]] = [
