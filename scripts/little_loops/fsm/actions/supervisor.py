@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from little_loops.fsm.actions import launch
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.timefmt import format_duration
 
@@ -80,6 +81,7 @@ class ProcessSupervisor:
         self._wake_r = -1
         self._wake_w = -1
         self._devnull = -1
+        self._programs = launch.ProgramPaths()
 
     def spawn(
         self,
@@ -105,15 +107,7 @@ class ProcessSupervisor:
         err_r, err_w = os.pipe()
         try:
             try:
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=self._devnull,
-                    stdout=out_w,
-                    stderr=err_w,
-                    cwd=cwd,
-                    env=env,
-                    start_new_session=True,
-                )
+                proc = launch.start(argv, cwd, env, (self._devnull, out_w, err_w), self._programs)
             finally:
                 os.close(out_w)
                 os.close(err_w)
