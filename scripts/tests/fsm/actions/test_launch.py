@@ -41,6 +41,10 @@ def test_an_action_starts_on_the_vfork_path(
     # CPython 3.11+ uses vfork unless a preexec_fn, a user or a group is given; a new
     # session and close_fds are done in the vforked child. The program goes by full path,
     # so the child makes one execve instead of one per PATH entry.
+    found = shutil.which("bash")
+    assert found is not None
+    bash = os.path.abspath(found)
+    monkeypatch.setenv("PATH", f"{os.path.dirname(bash)}{os.pathsep}{os.environ['PATH']}")
     calls: list[dict[str, Any]] = []
     real = subprocess.Popen
 
@@ -57,7 +61,7 @@ def test_an_action_starts_on_the_vfork_path(
         assert kwargs.get(unsafe) in (None, -1), unsafe
     assert kwargs.get("close_fds", True) is True
     assert kwargs["start_new_session"] is True
-    assert kwargs["executable"] == shutil.which("bash")
+    assert kwargs["executable"] == bash
 
 
 def test_a_program_is_looked_up_once_per_path_value(tmp_path: Path) -> None:
