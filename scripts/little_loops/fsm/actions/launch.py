@@ -12,8 +12,8 @@ class ProgramPaths:
     """Where each program of a command line is, looked up on PATH once per PATH value.
 
     CPython searches PATH itself for a bare name: it builds every candidate in Python and
-    the child tries `execve` on each until one works (eight failed calls for `bash` on a
-    typical PATH, with the parent suspended meanwhile). Given the full path, it makes one.
+    the child tries `execve` on each until one works (a failed call per folder before the
+    program's, with the parent suspended meanwhile). Given the full path, it makes one.
     A name is looked up again when PATH changes; when a start from the path found fails
     but CPython's own search works, the name is left to CPython from then on. A PATH with
     a relative entry is left to CPython too (what it finds depends on `cwd`).
