@@ -85,8 +85,7 @@ class DefaultActionRunner(ProcessSupervisor):
         out_fd = -1
         if out_path is not None:
             try:
-                out_path.parent.mkdir(parents=True, exist_ok=True)
-                out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                out_fd = _open_output(out_path)
             except OSError as exc:
                 msg = f"cannot write action output to {out_path}: {exc.strerror}"
                 return failed(CANNOT_RUN_EXIT_CODE, msg, start)
@@ -150,3 +149,15 @@ class DefaultActionRunner(ProcessSupervisor):
         if isinstance(exc, PermissionError):
             return failed(CANNOT_RUN_EXIT_CODE, f"{program}: permission denied", start)
         return failed(CANNOT_RUN_EXIT_CODE, f"{program}: cannot run: {exc.strerror}", start)
+
+
+def _open_output(path: Path) -> int:
+    """Open the output file for writing, creating its folder only when opening fails."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError:
+        pass
+    # The first action of a run (or a folder removed since): raise what creating it raises.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return os.open(path, flags, 0o644)

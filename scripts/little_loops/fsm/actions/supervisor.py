@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from little_loops.fsm.actions import launch
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.timefmt import format_duration
 
@@ -26,6 +27,7 @@ _CHUNK = 64 * 1024
 _FINAL_DRAIN_SECONDS = 0.25  # after SIGKILL, how long to read what is left before giving up
 _POLL_SECONDS = 0.05  # only without pidfd (not Linux): how often to look for the child's exit
 _NEVER = float("inf")
+_HUNG_UP_EMPTY = select.POLLHUP | select.POLLIN
 
 
 class _Tail:
@@ -80,6 +82,7 @@ class ProcessSupervisor:
         self._wake_r = -1
         self._wake_w = -1
         self._devnull = -1
+        self._programs = launch.ProgramPaths()
 
     def spawn(
         self,
@@ -105,15 +108,7 @@ class ProcessSupervisor:
         err_r, err_w = os.pipe()
         try:
             try:
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=self._devnull,
-                    stdout=out_w,
-                    stderr=err_w,
-                    cwd=cwd,
-                    env=env,
-                    start_new_session=True,
-                )
+                proc = launch.start(argv, cwd, env, (self._devnull, out_w, err_w), self._programs)
             finally:
                 os.close(out_w)
                 os.close(err_w)
@@ -197,6 +192,7 @@ class ProcessSupervisor:
         last_output = time.monotonic()
         stop: str | None = None  # "timeout", "idle" or "cancel" once a limit hits
         kill_at: float | None = None  # set when the group got SIGTERM
+        killed = False  # the group got SIGKILL
         try:
             while True:
                 now = time.monotonic()
@@ -225,13 +221,13 @@ class ProcessSupervisor:
                 wait = None if wake_at == _NEVER else max(0.0, wake_at - now)
                 if pidfd < 0 and not exited:
                     wait = _POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS)
-                for fd, _ in poller.poll(None if wait is None else wait * 1000):
+                for fd, events in poller.poll(None if wait is None else wait * 1000):
                     if fd == self._wake_r:
                         _drain_wake(fd)
                     elif fd == pidfd:
                         exited = True
                         poller.unregister(fd)
-                    elif _read(poller, fd, tails[fd], sink):
+                    elif _read(poller, fd, events, tails[fd], sink):
                         last_output = time.monotonic()
                     else:
                         open_pipes -= 1
@@ -239,17 +235,19 @@ class ProcessSupervisor:
                     exited = proc.poll() is not None
             # The unreaped leader keeps the group id ours, so this cannot hit a stranger.
             _signal_group(proc.pid, signal.SIGKILL)
+            killed = True
             # A process that left the group (setsid) may hold a pipe forever: read briefly.
             drain_until = time.monotonic() + _FINAL_DRAIN_SECONDS
             while open_pipes and (left := drain_until - time.monotonic()) > 0:
-                for fd, _ in poller.poll(left * 1000):
+                for fd, events in poller.poll(left * 1000):
                     if fd == self._wake_r:
                         _drain_wake(fd)
-                    elif fd != pidfd and not _read(poller, fd, tails[fd], sink):
+                    elif fd != pidfd and not _read(poller, fd, events, tails[fd], sink):
                         open_pipes -= 1
         finally:
             # Also on KeyboardInterrupt & co: never wait for a child that may still run.
-            _signal_group(proc.pid, signal.SIGKILL)
+            if not killed:
+                _signal_group(proc.pid, signal.SIGKILL)
             self._pgid = None
             if pidfd >= 0:
                 os.close(pidfd)
@@ -315,12 +313,19 @@ def failed(exit_code: int, message: str, start: float) -> ActionResult:
     return ActionResult("", f"ll-loop: {message}\n", exit_code, duration_ms, error=message)
 
 
-def _read(poller: select.poll, fd: int, tail: _Tail, sink: _Sink) -> bool:
-    """Read one chunk from a ready pipe; False (and stop watching it) at end of file."""
-    try:
-        data = os.read(fd, _CHUNK)
-    except OSError:
+def _read(poller: select.poll, fd: int, events: int, tail: _Tail, sink: _Sink) -> bool:
+    """Read one chunk from a ready pipe; False (and stop watching it) at end of file.
+
+    A hang-up without POLLIN is an empty pipe whose writers are all gone: end of file
+    without the read() that would say so.
+    """
+    if (events & _HUNG_UP_EMPTY) == select.POLLHUP:
         data = b""
+    else:
+        try:
+            data = os.read(fd, _CHUNK)
+        except OSError:
+            data = b""
     if not data:
         poller.unregister(fd)
         return False

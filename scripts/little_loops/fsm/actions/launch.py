@@ -1,0 +1,105 @@
+"""Start an action's process in its own session on CPython's vfork path, its program found once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+
+class ProgramPaths:
+    """Where each program of a command line is, looked up on PATH once per PATH value.
+
+    CPython searches PATH itself for a bare name: it builds every candidate in Python and
+    the child tries `execve` on each until one works (a failed call per folder before the
+    program's, with the parent suspended meanwhile). Given the full path, it makes one.
+    A name is looked up again when PATH changes; when a start from the path found fails
+    but CPython's own search works, the name is left to CPython from then on. A PATH with
+    a relative entry is left to CPython too (what it finds depends on `cwd`).
+    """
+
+    __slots__ = ("_found",)
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[str, str | None], str] = {}
+
+    def lookup(self, name: str, path: str | None) -> str:
+        """The full path of *name* on *path* (None: the default PATH), or "" to leave it."""
+        key = (name, path)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = _search(name, path)
+        return found
+
+    def remember(self, name: str, path: str | None, found: str | None) -> None:
+        """Set what `lookup` answers (None: look it up again next time)."""
+        if found is None:
+            self._found.pop((name, path), None)
+        else:
+            self._found[(name, path)] = found
+
+
+def start(
+    argv: Sequence[str],
+    cwd: Path | None,
+    env: Mapping[str, str] | None,
+    fds: tuple[int, int, int],
+    paths: ProgramPaths,
+) -> subprocess.Popen[bytes]:
+    """Start *argv* with stdin, stdout and stderr on *fds*, as the leader of a new session.
+
+    All other descriptors are closed in the child (`close_fds`, the default). No
+    `preexec_fn`, user or group change, so CPython 3.11+ starts it with vfork rather than
+    fork (`start_new_session` and `cwd` are done in the vforked child). Raises what
+    `Popen` raises; a start from the path found that fails is tried again with CPython's
+    own search, whose error (if any) is the one raised.
+    """
+    search = (os.environ if env is None else env).get("PATH")
+    program = paths.lookup(argv[0], search)
+    if not program:
+        return _popen(argv, None, cwd, env, fds)
+    try:
+        return _popen(argv, program, cwd, env, fds)
+    except OSError:
+        pass
+    try:
+        proc = _popen(argv, None, cwd, env, fds)
+    except OSError:
+        paths.remember(argv[0], search, None)  # not the path's fault, e.g. a missing cwd
+        raise
+    paths.remember(argv[0], search, "")
+    return proc
+
+
+def _popen(
+    argv: Sequence[str],
+    executable: str | None,
+    cwd: Path | None,
+    env: Mapping[str, str] | None,
+    fds: tuple[int, int, int],
+) -> subprocess.Popen[bytes]:
+    stdin, stdout, stderr = fds
+    return subprocess.Popen(
+        argv,
+        executable=executable,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _search(name: str, path: str | None) -> str:
+    """What CPython's child would run for *name*: the first executable file on *path*."""
+    if not name or os.sep in name:
+        return ""  # a path: CPython runs it as it is
+    for folder in os.get_exec_path({} if path is None else {"PATH": path}):
+        if not os.path.isabs(folder):
+            return ""
+        candidate = os.path.join(folder, name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return ""
