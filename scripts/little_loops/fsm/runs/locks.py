@@ -12,7 +12,6 @@ import contextlib
 import fcntl
 import json
 import os
-import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,11 @@ from little_loops.fsm.runs.store import display_path
 from little_loops.fsm.timefmt import format_duration, iso_now
 
 DEFAULT_SCOPE: tuple[str, ...] = (".",)
+
+
+def _hostname() -> str:
+    """This machine's name, as socket.gethostname() gives it (without importing socket)."""
+    return os.uname().nodename
 
 
 def project_root(loops_dir: Path) -> Path:
@@ -94,13 +98,13 @@ class LockRecord:
     @property
     def alive(self) -> bool:
         """The holder still runs (a record from another host is assumed alive: no way to tell)."""
-        if self.hostname != socket.gethostname():
+        if self.hostname != _hostname():
             return True
         return pid_alive(self.pid, self.pid_start)
 
     def holder(self) -> str:
         """`loop 'a' (pid 123)` as messages name the holder."""
-        host = "" if self.hostname == socket.gethostname() else f" on {self.hostname}"
+        host = "" if self.hostname == _hostname() else f" on {self.hostname}"
         return f"loop {self.loop!r} (pid {self.pid}{host})"
 
 
@@ -247,7 +251,7 @@ def acquire_scope(
         pid=os.getpid(),
         scope=normalize_scope(scope, root),
         started_at=iso_now(),
-        hostname=socket.gethostname(),
+        hostname=_hostname(),
         pid_start=process_start_ticks(os.getpid()),
     )
     path = run_files(loop_name, loops_dir).lock
