@@ -75,6 +75,8 @@ class _Analyzer:
         self.gens = {name: self.gen(state) for name, state in fsm.states.items()}
         # For each name, how the shortest paths that leave it unset reach each state.
         self.unset_paths: dict[str, dict[str, str | None]] = {}
+        # What each `${context.X}` reaches through context values (uses.expand).
+        self.reached: dict[str, list[tuple[str, str]]] = {}
 
     def warn(self, path: KeyPath, message: str) -> None:
         self.problems.append(ValidationError.at(self.fsm.name or None, path, message, "warning"))
@@ -329,7 +331,7 @@ class _Analyzer:
             ((*path, *t.key), t.target) for t in declared(state) if t.key != ("on_maintain",)
         )
         for where, text in fields:
-            yield from expand(where, text, self.fsm.context)
+            yield from expand(where, text, self.fsm.context, self.reached)
 
     # -- shell injection ---------------------------------------------------------------
 
@@ -339,7 +341,8 @@ class _Analyzer:
             if not state.action or state.is_prompt():
                 continue
             seen: set[str] = set()
-            for use in expand(("states", name, "action"), state.action, self.fsm.context):
+            action = ("states", name, "action")
+            for use in expand(action, state.action, self.fsm.context, self.reached):
                 if use.text in seen or not untrusted(use, verdicts_are_text):
                     continue
                 seen.add(use.text)

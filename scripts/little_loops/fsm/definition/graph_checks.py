@@ -6,7 +6,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
-from little_loops.fsm.engine.interpolation import NAMESPACES, OPEN, near_misses, references
+from little_loops.fsm.engine.interpolation import (
+    NAMESPACES,
+    OPEN,
+    context_problems,
+    near_misses,
+    references,
+)
 from little_loops.fsm.engine.transitions import declared, restart
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import interpolated_fields
@@ -184,6 +190,8 @@ class _GraphChecker:
                 )
 
     def references(self) -> None:
+        for where, message in context_problems(self.fsm.context):
+            self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
         captures = {s.capture for s in self.fsm.states.values() if s.capture is not None}
         for path, text in self.strings():
             for miss in near_misses(text):
