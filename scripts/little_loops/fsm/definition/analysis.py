@@ -30,8 +30,9 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.uses import Use, expand, injection_message, untrusted
+from little_loops.fsm.engine.interpolation import OPEN
 from little_loops.fsm.engine.routing import resolve_route
-from little_loops.fsm.engine.transitions import declared, restart
+from little_loops.fsm.engine.transitions import Transition, declared, restart
 from little_loops.fsm.errors import ValidationError
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -52,16 +53,20 @@ def _quoted(items: list[str]) -> str:
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def successors(fsm: FSMLoop) -> dict[str, list[str]]:
+def successors(
+    fsm: FSMLoop, written: dict[str, list[Transition]] | None = None
+) -> dict[str, list[str]]:
     """The states each state can move to (declared, known targets; `$current` is itself;
-    a terminal state of a `maintain: true` loop restarts at `on_maintain` or `initial`)."""
+    a terminal state of a `maintain: true` loop restarts at `on_maintain` or `initial`).
+    *written* is `declared` of each state, when the caller has it already."""
     graph: dict[str, list[str]] = {}
     for name, state in fsm.states.items():
         restarted = restart(fsm, state)
         if state.terminal:
             ways = [] if restarted is None else [restarted]
         else:
-            ways = [t for t in declared(state) if t.key != ("on_maintain",)]
+            ways = written[name] if written is not None else declared(state)
+            ways = [t for t in ways if t.key != ("on_maintain",)]
         out = [name if t.target == CURRENT_STATE_TOKEN else t.target for t in ways]
         graph[name] = [t for t in dict.fromkeys(out) if t in fsm.states]
     return graph
@@ -71,7 +76,10 @@ class _Analyzer:
     def __init__(self, fsm: FSMLoop) -> None:
         self.fsm = fsm
         self.problems: list[ValidationError] = []
-        self.graph = successors(fsm)
+        # Worked out once per state: what it declares and what its evaluator can give.
+        self.written = {name: declared(state) for name, state in fsm.states.items()}
+        self.found = {name: state_verdicts(fsm, state) for name, state in fsm.states.items()}
+        self.graph = successors(fsm, self.written)
         self.gens = {name: self.gen(state) for name, state in fsm.states.items()}
         # For each name, how the shortest paths that leave it unset reach each state.
         self.unset_paths: dict[str, dict[str, str | None]] = {}
@@ -94,7 +102,7 @@ class _Analyzer:
     # -- verdict coverage --------------------------------------------------------------
 
     def coverage(self, name: str, state: StateConfig) -> None:
-        found = state_verdicts(self.fsm, state)
+        found = self.found[name]
         if found is None:
             return
         path: KeyPath = ("states", name)
@@ -124,7 +132,7 @@ class _Analyzer:
 
     def never_given(self, name: str, state: StateConfig) -> None:
         """Route keys the state's evaluator never answers: usually a typo (`sucess:`)."""
-        found = state_verdicts(self.fsm, state)
+        found = self.found[name]
         if found is None or found.verdicts is None or state.route is None:
             return
         possible = [*found.verdicts, ERROR_VERDICT]
@@ -147,7 +155,7 @@ class _Analyzer:
             return
         names = []
         for name, state in self.fsm.states.items():
-            found = state_verdicts(self.fsm, state)
+            found = self.found[name]
             if found is None or resolve_route(state, ERROR_VERDICT) is not None:
                 continue
             if state.route is not None and state.route.default is not None:
@@ -328,17 +336,18 @@ class _Analyzer:
                 if isinstance(value, str):
                     fields.append(((*path, "evaluate", key), value))
         fields.extend(
-            ((*path, *t.key), t.target) for t in declared(state) if t.key != ("on_maintain",)
+            ((*path, *t.key), t.target) for t in self.written[name] if t.key != ("on_maintain",)
         )
         for where, text in fields:
-            yield from expand(where, text, self.fsm.context, self.reached)
+            if OPEN in text:
+                yield from expand(where, text, self.fsm.context, self.reached)
 
     # -- shell injection ---------------------------------------------------------------
 
     def injection(self) -> None:
         verdicts_are_text = free_text_verdicts(self.fsm)
         for name, state in self.fsm.states.items():
-            if not state.action or state.is_prompt():
+            if not state.action or OPEN not in state.action or state.is_prompt():
                 continue
             seen: set[str] = set()
             action = ("states", name, "action")

@@ -39,6 +39,7 @@ class _GraphChecker:
     def __init__(self, fsm: FSMLoop) -> None:
         self.fsm = fsm
         self.problems: list[ValidationError] = []
+        self.written = {name: declared(state) for name, state in fsm.states.items()}
 
     def add(
         self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
@@ -65,7 +66,7 @@ class _GraphChecker:
 
     def state(self, name: str, state: StateConfig) -> None:
         path: KeyPath = ("states", name)
-        for transition in declared(state):
+        for transition in self.written[name]:
             target = transition.target
             known = target == CURRENT_STATE_TOKEN or _is_dynamic(target)
             if not known and target not in self.fsm.states:
@@ -150,7 +151,7 @@ class _GraphChecker:
         dynamic = False
         for name, state in self.fsm.states.items():
             restarted = restart(self.fsm, state)
-            ways = [*declared(state), *([restarted] if restarted is not None else [])]
+            ways = [*self.written[name], *([restarted] if restarted is not None else [])]
             for transition in ways:
                 target = transition.target
                 if _is_dynamic(target):
@@ -194,6 +195,8 @@ class _GraphChecker:
             self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
         captures = {s.capture for s in self.fsm.states.values() if s.capture is not None}
         for path, text in self.strings():
+            if OPEN not in text:
+                continue  # no reference, and nothing that looks like one
             for miss in near_misses(text):
                 self.add(
                     path,
@@ -230,7 +233,7 @@ class _GraphChecker:
                     value = getattr(state.evaluate, key)
                     if isinstance(value, str):
                         yield (*path, "evaluate", key), value
-            for transition in declared(state):
+            for transition in self.written[name]:
                 yield (*path, *transition.key), transition.target
 
 
