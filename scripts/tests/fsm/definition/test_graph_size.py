@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.project import LoopProject
@@ -175,7 +174,8 @@ def test_a_20000_state_ring_validates_without_recursion(tmp_path: Path) -> None:
     path.write_text(_ring(20_000, way_out=True))
     report = check_file(path)
     assert (report.errors, report.warnings) == ([], [])
-    assert report.fsm is not None and len(report.fsm.states) == 20_001
+    assert report.fsm is not None
+    assert len(report.fsm.states) == 20_001
 
 
 def test_a_20000_state_ring_with_no_way_out_is_reported_state_by_state(tmp_path: Path) -> None:
@@ -205,7 +205,7 @@ def _nested(levels: int) -> str:
 def test_nested_context_within_the_limit_is_valid(tmp_path: Path) -> None:
     path = tmp_path / "nested.yaml"
     path.write_text(_nested(11))  # the last value is 4**10 characters: exactly the limit
-    assert 4**10 == MAX_CONTEXT_SIZE
+    assert MAX_CONTEXT_SIZE == 4**10
     assert check_file(path).errors == []
 
 
