@@ -392,6 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("per-iteration", lambda: [bench_iterations(500, 1 if args.quick else 3)]),
         ("memory", lambda: bench_memory(200_000_000)),
         ("validate", lambda: [bench_validate(500, 1 if args.quick else 3)]),
+        ("validation size", lambda: __import__("graphs").bench_graphs()),
     ]
     # Bytecode as `pip install` leaves it; an editable install may not have it yet.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(PACKAGE)], env=ENV, check=True)
