@@ -97,18 +97,25 @@ SHAPES: dict[str, Callable[[int], str]] = {
 
 def bench_graphs(states: int = STATES) -> list[Row]:
     """`ll-loop validate` of each shape at *states* states, and of nested context values."""
-    cases: list[tuple[str, str, int]] = [
-        (f"{states:,}-state {shape}", make(states), 0) for shape, make in SHAPES.items()
+    # (label, loop file, exit code of validate, whether the time has a target)
+    cases: list[tuple[str, str, int, bool]] = [
+        (f"{states:,}-state {shape}", make(states), 0, True) for shape, make in SHAPES.items()
     ]
-    cases.append((f"{states:,}-state dense, with captures", dense_loop(states, True), 0))
-    cases.append((f"context nested {NESTED_OK} levels", nested_context_loop(NESTED_OK), 0))
+    # Bigger than the dense shape (a capture and a reference per state): no target.
+    cases.append((f"{states:,}-state dense, with captures", dense_loop(states, True), 0, False))
+    cases.append((f"context nested {NESTED_OK} levels", nested_context_loop(NESTED_OK), 0, True))
     cases.append(
-        (f"context nested {NESTED_TOO_BIG} levels", nested_context_loop(NESTED_TOO_BIG), 2)
+        (
+            f"context nested {NESTED_TOO_BIG} levels (an error)",
+            nested_context_loop(NESTED_TOO_BIG),
+            2,
+            True,
+        )
     )
     rows = []
     with tempfile.TemporaryDirectory(prefix="ll-bench-graphs-") as tmp:
         root = project(Path(tmp), {})
-        for i, (label, text, expect) in enumerate(cases):
+        for i, (label, text, expect, target) in enumerate(cases):
             path = root / ".loops" / f"case-{i}.yaml"
             path.write_text(text)
             argv: list[str | Path] = [LL_LOOP, "validate", "--quiet", path]
@@ -116,12 +123,12 @@ def bench_graphs(states: int = STATES) -> list[Row]:
             size = f"{len(text) / 1024:.0f} KiB file"
             rows.append(
                 Row(
-                    f"validate size: {label}" + (" (an error)" if expect else ""),
+                    f"validate size: {label}",
                     f"{seconds:.2f} s",
                     size,
                     "-",
-                    f"< {TARGET_SECONDS:g} s",
-                    seconds < TARGET_SECONDS,
+                    f"< {TARGET_SECONDS:g} s" if target else "(none)",
+                    seconds < TARGET_SECONDS if target else None,
                     {"seconds": seconds, "exit": expect},
                 )
             )
