@@ -43,15 +43,15 @@ def expand(
     once, however often it is repeated) and kept in *reached* for the next field.
     """
     reached = {} if reached is None else reached
-    for namespace, ref_path in references(text):
-        use = Use(path, namespace, ref_path)
-        yield use
-        if namespace == "context":
+    written = [Use(path, namespace, ref_path) for namespace, ref_path in references(text)]
+    yield from written
+    for use in written:
+        if use.namespace == "context":
             found = reached.get(use.text)
             if found is None:
                 found = reached[use.text] = _through(use.first, context)
-            for inner_namespace, inner_path in found:
-                yield Use(path, inner_namespace, inner_path, use.text)
+            for namespace, ref_path in found:
+                yield Use(path, namespace, ref_path, use.text)
 
 
 def _through(key: str, context: Mapping[str, object]) -> list[tuple[str, str]]:
