@@ -26,6 +26,10 @@ _FIXED_FIELDS: dict[str, tuple[str, ...]] = {
     "loop": ("name", "started_at", "elapsed_ms", "elapsed"),
 }
 _SHORTHAND = ("on_success", "on_failure", "on_error")
+# Unknown targets get a did-you-mean for this many distinct names; the states are listed
+# when there are no more than this many.
+_SUGGESTED_NAMES = 20
+_LISTED_STATES = 20
 # An idle_timeout below this on a Claude action risks ending a session that is working.
 CLAUDE_QUIET_SECONDS = 120
 
@@ -40,6 +44,7 @@ class _GraphChecker:
         self.fsm = fsm
         self.problems: list[ValidationError] = []
         self.written = {name: declared(state) for name, state in fsm.states.items()}
+        self.hints: dict[str, str] = {}  # unknown target -> what not_a_state adds
 
     def add(
         self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
@@ -49,7 +54,14 @@ class _GraphChecker:
         )
 
     def not_a_state(self, name: str) -> str:
-        hint = did_you_mean(name, self.fsm.states) or f" (states: {', '.join(self.fsm.states)})"
+        hint = self.hints.get(name)
+        if hint is None:
+            # A did-you-mean compares the name with every state: only for the first few
+            # names, so a big file full of typos is not checked in states x typos.
+            states = self.fsm.states
+            close = did_you_mean(name, states) if len(self.hints) < _SUGGESTED_NAMES else ""
+            listed = f" (states: {', '.join(states)})" if len(states) <= _LISTED_STATES else ""
+            hint = self.hints[name] = close or listed
         return f"'{name}' is not a state{hint}"
 
     def run(self) -> list[ValidationError]:

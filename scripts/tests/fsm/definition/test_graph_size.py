@@ -242,3 +242,18 @@ def test_context_nested_too_deep_or_in_a_cycle_is_one_line_each(tmp_path: Path) 
         "loop 'ctx' > context > b: ${context.b}: context values refer to each other in a cycle "
         "(b → a → b)",
     ]
+
+
+def test_many_unknown_targets_in_a_big_loop_get_few_suggestions() -> None:
+    # each state's next is a typo of the next state: did-you-mean for the first 20 names
+    # only (each compares with every state), and 2,000 states are not listed in a message
+    states: dict[str, object] = {
+        f"s{i}": {"action": "true", "next": f"s{i + 1}x"} for i in range(2_000)
+    }
+    states["done"] = {"terminal": True}
+    fsm = FSMLoop.from_dict({"name": "typos", "initial": "s0", "states": states})
+    errors = [p.message for p in check_graph(fsm) if p.severity == "error"]
+    assert len(errors) == 2_000
+    assert errors[0] == "'s1x' is not a state (did you mean s1?)"
+    assert sum("did you mean" in m for m in errors) == 20
+    assert errors[-1] == "'s2000x' is not a state"
