@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.project import LoopProject
 
-from little_loops.fsm.definition.analysis import analyze
+from little_loops.fsm.definition.analysis import _Analyzer, analyze
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.validation import check_file
@@ -257,3 +258,34 @@ def test_many_unknown_targets_in_a_big_loop_get_few_suggestions() -> None:
     assert errors[0] == "'s1x' is not a state (did you mean s1?)"
     assert sum("did you mean" in m for m in errors) == 20
     assert errors[-1] == "'s2000x' is not a state"
+
+
+class _Counting(dict[str, list[str]]):
+    """A successor map that counts how often a state's successors are read."""
+
+    reads = 0
+
+    def __getitem__(self, key: str) -> list[str]:
+        type(self).reads += 1
+        return super().__getitem__(key)
+
+
+@pytest.mark.parametrize("n", [2_000, 20_000])
+def test_used_before_set_reads_each_state_a_few_times_not_once_per_pass(n: int) -> None:
+    # A ring whose last state captures x, read by the one before it: that x is not set
+    # there has to go all the way round from s0, which took up to n passes over n states.
+    states: dict[str, object] = {f"s{i}": {"action": "true", "next": f"s{i + 1}"} for i in range(n)}
+    states["s0"] = {"action": "true", "on_success": "s1", "on_failure": "done"}
+    states[f"s{n - 2}"] = {"action": "echo ${captured.x.exit_code}", "next": f"s{n - 1}"}
+    states[f"s{n - 1}"] = {"action": "true", "capture": "x", "next": "s0"}
+    states["done"] = {"terminal": True}
+    fsm = FSMLoop.from_dict({"name": "ring", "initial": "s0", "states": states})
+    analyzer = _Analyzer(fsm)
+    analyzer.graph = _Counting(analyzer.graph)
+    _Counting.reads = 0
+    warnings = [p.message for p in analyzer.run()]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(
+        "${captured.x.exit_code}: the loop can reach here (s0 → s1 → s2 → s3 → "
+    )
+    assert _Counting.reads <= 6 * (n + 1)
