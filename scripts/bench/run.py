@@ -426,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("per-iteration", lambda: bench_iterations(500, 1 if args.quick else 3)),
         ("memory", lambda: bench_memory(200_000_000)),
         ("validate", lambda: [bench_validate(500, 1 if args.quick else 3)]),
+        ("validation size", lambda: __import__("graphs").bench_graphs()),
         ("long run", lambda: long_run.bench_long_run(100_000 if args.quick else 1_000_000)),
     ]
     # Bytecode as `pip install` leaves it; an editable install may not have it yet.

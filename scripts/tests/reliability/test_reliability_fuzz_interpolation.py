@@ -15,13 +15,12 @@ from hypothesis import strategies as st
 from support.timelimit import time_limit
 
 from little_loops.fsm.engine.interpolation import (
-    NAMESPACES,
     InterpolationContext,
     interpolate,
     interpolate_dict,
     interpolate_value,
-    references,
 )
+from little_loops.fsm.engine.references import NAMESPACES, references
 from little_loops.fsm.errors import InterpolationError
 
 pytestmark = pytest.mark.reliability

@@ -30,8 +30,9 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.uses import Use, expand, injection_message, untrusted
+from little_loops.fsm.engine.references import OPEN
 from little_loops.fsm.engine.routing import resolve_route
-from little_loops.fsm.engine.transitions import declared, restart
+from little_loops.fsm.engine.transitions import Transition, declared, restart
 from little_loops.fsm.errors import ValidationError
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -52,16 +53,20 @@ def _quoted(items: list[str]) -> str:
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def successors(fsm: FSMLoop) -> dict[str, list[str]]:
+def successors(
+    fsm: FSMLoop, written: dict[str, list[Transition]] | None = None
+) -> dict[str, list[str]]:
     """The states each state can move to (declared, known targets; `$current` is itself;
-    a terminal state of a `maintain: true` loop restarts at `on_maintain` or `initial`)."""
+    a terminal state of a `maintain: true` loop restarts at `on_maintain` or `initial`).
+    *written* is `declared` of each state, when the caller has it already."""
     graph: dict[str, list[str]] = {}
     for name, state in fsm.states.items():
         restarted = restart(fsm, state)
         if state.terminal:
             ways = [] if restarted is None else [restarted]
         else:
-            ways = [t for t in declared(state) if t.key != ("on_maintain",)]
+            ways = written[name] if written is not None else declared(state)
+            ways = [t for t in ways if t.key != ("on_maintain",)]
         out = [name if t.target == CURRENT_STATE_TOKEN else t.target for t in ways]
         graph[name] = [t for t in dict.fromkeys(out) if t in fsm.states]
     return graph
@@ -71,7 +76,15 @@ class _Analyzer:
     def __init__(self, fsm: FSMLoop) -> None:
         self.fsm = fsm
         self.problems: list[ValidationError] = []
-        self.graph = successors(fsm)
+        # Worked out once per state: what it declares and what its evaluator can give.
+        self.written = {name: declared(state) for name, state in fsm.states.items()}
+        self.found = {name: state_verdicts(fsm, state) for name, state in fsm.states.items()}
+        self.graph = successors(fsm, self.written)
+        self.gens = {name: self.gen(state) for name, state in fsm.states.items()}
+        # For each name, how the shortest paths that leave it unset reach each state.
+        self.unset_paths: dict[str, dict[str, str | None]] = {}
+        # What each `${context.X}` reaches through context values (uses.expand).
+        self.reached: dict[str, list[tuple[str, str]]] = {}
 
     def warn(self, path: KeyPath, message: str) -> None:
         self.problems.append(ValidationError.at(self.fsm.name or None, path, message, "warning"))
@@ -89,7 +102,7 @@ class _Analyzer:
     # -- verdict coverage --------------------------------------------------------------
 
     def coverage(self, name: str, state: StateConfig) -> None:
-        found = state_verdicts(self.fsm, state)
+        found = self.found[name]
         if found is None:
             return
         path: KeyPath = ("states", name)
@@ -119,7 +132,7 @@ class _Analyzer:
 
     def never_given(self, name: str, state: StateConfig) -> None:
         """Route keys the state's evaluator never answers: usually a typo (`sucess:`)."""
-        found = state_verdicts(self.fsm, state)
+        found = self.found[name]
         if found is None or found.verdicts is None or state.route is None:
             return
         possible = [*found.verdicts, ERROR_VERDICT]
@@ -142,7 +155,7 @@ class _Analyzer:
             return
         names = []
         for name, state in self.fsm.states.items():
-            found = state_verdicts(self.fsm, state)
+            found = self.found[name]
             if found is None or resolve_route(state, ERROR_VERDICT) is not None:
                 continue
             if state.route is not None and state.route.default is not None:
@@ -163,64 +176,86 @@ class _Analyzer:
         fsm = self.fsm
         if not fsm.maintain:
             return
-        reported: set[str] = set()
-        for name in fsm.terminal_states():
-            chain = [name]
-            while True:
-                way = restart(fsm, fsm.states[chain[-1]])
-                again = fsm.initial if way is None else way.target
-                if again not in fsm.states or not fsm.states[again].terminal:
-                    break
-                if again in chain:
-                    cycle = chain[chain.index(again) :]
-                    if again == name and not reported & set(cycle):
-                        reported.update(cycle)
-                        state = fsm.states[name]
-                        self.problems.append(
-                            ValidationError.at(
-                                fsm.name or None,
-                                ("states", name, "on_maintain")
-                                if state.on_maintain is not None
-                                else ("states", name),
-                                f"maintain: true restarts at '{cycle[1 % len(cycle)]}', "
-                                "which is terminal: "
-                                f"the loop goes round {' → '.join([*cycle, again])}, "
-                                "running only terminal actions, one iteration each, until "
-                                "max_iterations ends it; restart at a state that is not "
-                                "terminal",
-                                "warning",
-                            )
-                        )
-                    break
-                chain.append(again)
+        terminals = fsm.terminal_states()
+        rank = {name: i for i, name in enumerate(terminals)}
+
+        def again(name: str) -> str | None:
+            """The terminal state *name* restarts at, if the restart is terminal."""
+            way = restart(fsm, fsm.states[name])
+            target = fsm.initial if way is None else way.target
+            return target if target in rank else None
+
+        # Each terminal state restarts at one place: follow every chain once, and a
+        # chain that comes back to a state of its own walk has found a cycle.
+        walked: set[str] = set()
+        cycles: list[list[str]] = []
+        for name in terminals:
+            walk: dict[str, int] = {}
+            here: str | None = name
+            while here is not None and here not in walked:
+                walked.add(here)
+                walk[here] = len(walk)
+                here = again(here)
+            if here is not None and here in walk:
+                cycle = list(walk)[walk[here] :]
+                first = min(range(len(cycle)), key=lambda i: rank[cycle[i]])
+                cycles.append(cycle[first:] + cycle[:first])
+        for cycle in sorted(cycles, key=lambda c: rank[c[0]]):
+            name = cycle[0]
+            state = fsm.states[name]
+            self.problems.append(
+                ValidationError.at(
+                    fsm.name or None,
+                    ("states", name, "on_maintain")
+                    if state.on_maintain is not None
+                    else ("states", name),
+                    f"maintain: true restarts at '{cycle[1 % len(cycle)]}', which is terminal: "
+                    f"the loop goes round {' → '.join([*cycle, name])}, "
+                    "running only terminal actions, one iteration each, until "
+                    "max_iterations ends it; restart at a state that is not terminal",
+                    "warning",
+                )
+            )
 
     # -- used before set ---------------------------------------------------------------
 
-    def available(self) -> dict[str, set[str]]:
+    def available(self, bits: dict[str, int]) -> dict[str, int]:
         """For each reachable state: what is surely set on entry, on every path from
-        `initial` (capture names, and _RESULT once some state has been evaluated)."""
-        fsm = self.fsm
-        gens = {name: self.gen(state) for name, state in fsm.states.items()}
-        everything = set().union(*gens.values())
-        reach = {fsm.initial}
-        todo = [fsm.initial]
-        while todo:
-            for succ in self.graph[todo.pop()]:
-                if succ not in reach:
-                    reach.add(succ)
-                    todo.append(succ)
-        entry: dict[str, set[str]] = {n: set(everything) for n in reach}
-        entry[fsm.initial] = set()
-        changed = True
-        while changed:
-            changed = False
-            for name in reach:
-                out = entry[name] | gens[name]
-                for succ in self.graph[name]:
-                    if succ != fsm.initial and not entry[succ] <= out:
-                        entry[succ] &= out
-                        changed = True
+        `initial`, as a bit mask over *bits* (capture names, and _RESULT once some state
+        has been evaluated).
+
+        A worklist: a state is looked at again only when what reaches it shrinks, so a
+        ring of states takes two passes, not one per state (each mask only shrinks).
+        """
+        initial = self.fsm.initial
+        gens = {name: _mask(made, bits) for name, made in self.gens.items()}
+        order = self.reach_order()
+        entry = dict.fromkeys(order, (1 << len(bits)) - 1)
+        entry[initial] = 0
+        queue = deque(order)
+        queued = set(order)
+        while queue:
+            name = queue.popleft()
+            queued.discard(name)
+            out = entry[name] | gens[name]
+            for succ in self.graph[name]:
+                if succ != initial and entry[succ] & ~out:
+                    entry[succ] &= out
+                    if succ not in queued:
+                        queued.add(succ)
+                        queue.append(succ)
         return entry
+
+    def reach_order(self) -> list[str]:
+        """The states reachable from `initial`, breadth first."""
+        order = [self.fsm.initial]
+        seen = set(order)
+        for here in order:  # grows while it is read
+            for succ in self.graph[here]:
+                if succ not in seen:
+                    seen.add(succ)
+                    order.append(succ)
+        return order
 
     @staticmethod
     def gen(state: StateConfig) -> set[str]:
@@ -232,51 +267,56 @@ class _Analyzer:
         return made
 
     def used_before_set(self) -> None:
-        entry = self.available()
         # Names no state captures at all are reported by graph_checks.
         captures = {s.capture for s in self.fsm.states.values() if s.capture}
+        wanted: list[tuple[str, Use, str]] = []
         for name, state in self.fsm.states.items():
-            if name not in entry:
-                continue  # unreachable: graph_checks says so
             for use in self.uses(name, state):
                 if use.namespace == "captured" and use.first in captures:
-                    needed = use.first
+                    wanted.append((name, use, use.first))
                 elif use.namespace == "result":
-                    needed = _RESULT
-                else:
-                    continue
-                have = set(entry[name])
-                if use.path[2] != "action":
-                    # Evaluate fields and routes come after the action's capture, and
-                    # routes after the state's own evaluation.
-                    have |= self.gen(state) - ({_RESULT} if use.path[2] == "evaluate" else set())
-                if needed in have:
-                    continue
-                trail = " → ".join(self.example_path(name, needed))
-                via = f" (through {use.via})" if use.via else ""
-                if needed == _RESULT:
-                    what = "before any state has been evaluated, and then the reference fails "
-                    what += '("no evaluation result yet")'
-                else:
-                    what = f"before any state captures '{needed}', and then the reference "
-                    what += "fails as an undefined variable"
-                self.warn(use.path, f"{use.text}{via}: the loop can reach here ({trail}) {what}")
+                    wanted.append((name, use, _RESULT))
+        if not wanted:
+            return
+        bits = {needed: 1 << i for i, needed in enumerate(dict.fromkeys(w[2] for w in wanted))}
+        entry = self.available(bits)
+        for name, use, needed in wanted:
+            if name not in entry:
+                continue  # unreachable: graph_checks says so
+            have = entry[name]
+            if use.path[2] != "action":
+                # Evaluate fields and routes come after the action's capture, and
+                # routes after the state's own evaluation.
+                made = self.gens[name] - ({_RESULT} if use.path[2] == "evaluate" else set())
+                have |= _mask(made, bits)
+            if have & bits[needed]:
+                continue
+            trail = " → ".join(self.example_path(name, needed))
+            via = f" (through {use.via})" if use.via else ""
+            if needed == _RESULT:
+                what = "before any state has been evaluated, and then the reference fails "
+                what += '("no evaluation result yet")'
+            else:
+                what = f"before any state captures '{needed}', and then the reference "
+                what += "fails as an undefined variable"
+            self.warn(use.path, f"{use.text}{via}: the loop can reach here ({trail}) {what}")
 
     def example_path(self, goal: str, needed: str) -> list[str]:
-        """A shortest path from `initial` to *goal* through states that do not set *needed*."""
-        start = self.fsm.initial
-        before: dict[str, str | None] = {start: None}
-        queue = deque([start])
-        while queue:
-            here = queue.popleft()
-            if here == goal:
-                break
-            if needed in self.gen(self.fsm.states[here]):
-                continue
-            for succ in self.graph[here]:
-                if succ not in before:
-                    before[succ] = here
-                    queue.append(succ)
+        """A shortest path from `initial` to *goal* through states that do not set *needed*
+        (one breadth-first search per name, kept for every state that needs it)."""
+        before = self.unset_paths.get(needed)
+        if before is None:
+            start = self.fsm.initial
+            before = self.unset_paths[needed] = {start: None}
+            queue = deque([start])
+            while queue:
+                here = queue.popleft()
+                if needed in self.gens[here]:
+                    continue
+                for succ in self.graph[here]:
+                    if succ not in before:
+                        before[succ] = here
+                        queue.append(succ)
         trail: list[str] = []
         step: str | None = goal
         while step is not None:
@@ -296,24 +336,33 @@ class _Analyzer:
                 if isinstance(value, str):
                     fields.append(((*path, "evaluate", key), value))
         fields.extend(
-            ((*path, *t.key), t.target) for t in declared(state) if t.key != ("on_maintain",)
+            ((*path, *t.key), t.target) for t in self.written[name] if t.key != ("on_maintain",)
         )
         for where, text in fields:
-            yield from expand(where, text, self.fsm.context)
+            if OPEN in text:
+                yield from expand(where, text, self.fsm.context, self.reached)
 
     # -- shell injection ---------------------------------------------------------------
 
     def injection(self) -> None:
         verdicts_are_text = free_text_verdicts(self.fsm)
         for name, state in self.fsm.states.items():
-            if not state.action or state.is_prompt():
+            if not state.action or OPEN not in state.action or state.is_prompt():
                 continue
             seen: set[str] = set()
-            for use in expand(("states", name, "action"), state.action, self.fsm.context):
+            action = ("states", name, "action")
+            for use in expand(action, state.action, self.fsm.context, self.reached):
                 if use.text in seen or not untrusted(use, verdicts_are_text):
                     continue
                 seen.add(use.text)
                 self.warn(use.path, injection_message(use))
+
+
+def _mask(names: set[str], bits: dict[str, int]) -> int:
+    mask = 0
+    for name in names:
+        mask |= bits.get(name, 0)
+    return mask
 
 
 def _unrouted_message(state: StateConfig, found: StateVerdicts, unrouted: list[str]) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
-from little_loops.fsm.engine.interpolation import OPEN
+from little_loops.fsm.engine.references import OPEN
 from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, moves
 
 FORMATS: tuple[str, ...] = ("mermaid", "dot")

@@ -6,7 +6,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
-from little_loops.fsm.engine.interpolation import NAMESPACES, OPEN, near_misses, references
+from little_loops.fsm.engine.interpolation import context_problems
+from little_loops.fsm.engine.references import NAMESPACES, OPEN, near_misses, references
 from little_loops.fsm.engine.transitions import declared, restart
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import interpolated_fields
@@ -20,6 +21,10 @@ _FIXED_FIELDS: dict[str, tuple[str, ...]] = {
     "loop": ("name", "started_at", "elapsed_ms", "elapsed"),
 }
 _SHORTHAND = ("on_success", "on_failure", "on_error")
+# Unknown targets get a did-you-mean for this many distinct names; the states are listed
+# when there are no more than this many.
+_SUGGESTED_NAMES = 20
+_LISTED_STATES = 20
 # An idle_timeout below this on a Claude action risks ending a session that is working.
 CLAUDE_QUIET_SECONDS = 120
 
@@ -33,6 +38,8 @@ class _GraphChecker:
     def __init__(self, fsm: FSMLoop) -> None:
         self.fsm = fsm
         self.problems: list[ValidationError] = []
+        self.written = {name: declared(state) for name, state in fsm.states.items()}
+        self.hints: dict[str, str] = {}  # unknown target -> what not_a_state adds
 
     def add(
         self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
@@ -42,7 +49,14 @@ class _GraphChecker:
         )
 
     def not_a_state(self, name: str) -> str:
-        hint = did_you_mean(name, self.fsm.states) or f" (states: {', '.join(self.fsm.states)})"
+        hint = self.hints.get(name)
+        if hint is None:
+            # A did-you-mean compares the name with every state: only for the first few
+            # names, so a big file full of typos is not checked in states x typos.
+            states = self.fsm.states
+            close = did_you_mean(name, states) if len(self.hints) < _SUGGESTED_NAMES else ""
+            listed = f" (states: {', '.join(states)})" if len(states) <= _LISTED_STATES else ""
+            hint = self.hints[name] = close or listed
         return f"'{name}' is not a state{hint}"
 
     def run(self) -> list[ValidationError]:
@@ -59,7 +73,7 @@ class _GraphChecker:
 
     def state(self, name: str, state: StateConfig) -> None:
         path: KeyPath = ("states", name)
-        for transition in declared(state):
+        for transition in self.written[name]:
             target = transition.target
             known = target == CURRENT_STATE_TOKEN or _is_dynamic(target)
             if not known and target not in self.fsm.states:
@@ -144,7 +158,7 @@ class _GraphChecker:
         dynamic = False
         for name, state in self.fsm.states.items():
             restarted = restart(self.fsm, state)
-            ways = [*declared(state), *([restarted] if restarted is not None else [])]
+            ways = [*self.written[name], *([restarted] if restarted is not None else [])]
             for transition in ways:
                 target = transition.target
                 if _is_dynamic(target):
@@ -184,8 +198,12 @@ class _GraphChecker:
                 )
 
     def references(self) -> None:
+        for where, message in context_problems(self.fsm.context):
+            self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
         captures = {s.capture for s in self.fsm.states.values() if s.capture is not None}
         for path, text in self.strings():
+            if OPEN not in text:
+                continue  # no reference, and nothing that looks like one
             for miss in near_misses(text):
                 self.add(
                     path,
@@ -222,7 +240,7 @@ class _GraphChecker:
                     value = getattr(state.evaluate, key)
                     if isinstance(value, str):
                         yield (*path, "evaluate", key), value
-            for transition in declared(state):
+            for transition in self.written[name]:
                 yield (*path, *transition.key), transition.target
 
 

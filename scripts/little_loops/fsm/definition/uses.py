@@ -6,12 +6,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from little_loops.fsm.definition.graph_checks import KeyPath
-from little_loops.fsm.engine.interpolation import OPEN, references
+from little_loops.fsm.engine.interpolation import MAX_CONTEXT_DEPTH
+from little_loops.fsm.engine.references import OPEN, references
 
 # Fields of the untrusted namespaces that hold numbers or names the loop itself chose.
 _SAFE_CAPTURED_FIELDS = ("exit_code", "duration_ms")
 _SAFE_PREV_FIELDS = ("exit_code", "state")
-_MAX_CONTEXT_DEPTH = 10
 
 
 @dataclass(frozen=True)
@@ -29,20 +29,55 @@ class Use:
 
     @property
     def first(self) -> str:
-        return self.ref_path.split(".", 1)[0].split("[", 1)[0]
+        return _first(self.ref_path)
 
 
-def expand(path: KeyPath, text: str, context: Mapping[str, object]) -> Iterator[Use]:
-    """The references in *text*, and those reached through `${context.X}` values."""
-    pending: list[tuple[str, str | None, int]] = [(text, None, 0)]
-    while pending:
-        chunk, via, depth = pending.pop(0)
+def expand(
+    path: KeyPath,
+    text: str,
+    context: Mapping[str, object],
+    reached: dict[str, list[tuple[str, str]]] | None = None,
+) -> Iterator[Use]:
+    """The references in *text*, and those reached through `${context.X}` values.
+
+    What a context reference reaches is worked out once (each value it leads to is read
+    once, however often it is repeated) and kept in *reached* for the next field.
+    """
+    reached = {} if reached is None else reached
+    written = [Use(path, namespace, ref_path) for namespace, ref_path in references(text)]
+    yield from written
+    for use in written:
+        if use.namespace == "context":
+            found = reached.get(use.text)
+            if found is None:
+                found = reached[use.text] = _through(use.first, context)
+            for namespace, ref_path in found:
+                yield Use(path, namespace, ref_path, use.text)
+
+
+def _through(key: str, context: Mapping[str, object]) -> list[tuple[str, str]]:
+    """The references reached through the context value *key*, breadth first, each context
+    value read once and no deeper than the interpolation limit."""
+    value = context.get(key)
+    found: list[tuple[str, str]] = []
+    if not (isinstance(value, str) and OPEN in value):
+        return found
+    pending = [(value, 1)]
+    seen = {value}
+    for chunk, depth in pending:  # grows while it is read
         for namespace, ref_path in references(chunk):
-            use = Use(path, namespace, ref_path, via)
-            yield use
-            value = context.get(use.first) if namespace == "context" else None
-            if isinstance(value, str) and OPEN in value and depth < _MAX_CONTEXT_DEPTH:
-                pending.append((value, via or use.text, depth + 1))
+            found.append((namespace, ref_path))
+            inner = context.get(_first(ref_path)) if namespace == "context" else None
+            if not isinstance(inner, str) or OPEN not in inner or inner in seen:
+                continue
+            if depth < MAX_CONTEXT_DEPTH:
+                seen.add(inner)
+                pending.append((inner, depth + 1))
+    return found
+
+
+def _first(ref_path: str) -> str:
+    return ref_path.split(".", 1)[0].split("[", 1)[0]
 
 
 def untrusted(use: Use, verdicts_are_text: bool) -> bool:

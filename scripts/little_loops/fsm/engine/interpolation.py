@@ -12,42 +12,26 @@ evaluates code.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
+from little_loops.fsm.engine.references import (
+    ESCAPE,
+    NAMESPACES,
+    OPEN,
+    parse_path,
+    reference_pattern,
+)
 from little_loops.fsm.errors import InterpolationError
 from little_loops.fsm.suggest import did_you_mean
 from little_loops.fsm.timefmt import format_duration
 
-NAMESPACES: tuple[str, ...] = ("context", "captured", "prev", "result", "state", "loop", "env")
-
-OPEN = "${"
-CLOSE = "}"
-ESCAPE = "$${"
-
-# The patterns are compiled on first use, not at import: importing this module is on the
-# path of every command, and most of them never interpolate.
-
-
-@cache
-def _reference() -> re.Pattern[str]:
-    """`$${` (escape) or `${identifier.path}`; the path allows names, dots, [N] and dashes."""
-    return re.compile(
-        r"\$\$\{|\$\{(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
-    )
-
-
-@cache
-def _segment() -> re.Pattern[str]:
-    """One step of a reference path: a name, or an index `[N]`."""
-    return re.compile(r"([^.\[\]]+)|\[(\d+)\]")
-
-
-# Context values may refer to other context values; this bounds the chain (and cycles).
-_MAX_CONTEXT_DEPTH = 10
+# Context values may refer to other context values. With its references filled in, one may
+# be at most MAX_CONTEXT_SIZE characters, through at most MAX_CONTEXT_DEPTH nested context
+# values; past either, or round a cycle, is an error (`validate` reports it too).
+MAX_CONTEXT_SIZE = 1024 * 1024
+MAX_CONTEXT_DEPTH = 32
 
 
 @dataclass
@@ -90,8 +74,12 @@ class InterpolationContext:
             f"${{{name}...}}: unknown namespace '{name}' (known: {', '.join(NAMESPACES)})"
         )
 
-    def resolve(self, namespace: str, path: str, _depth: int = 0) -> Any:
+    def resolve(self, namespace: str, path: str) -> Any:
         """Look up `${namespace.path}`; raises InterpolationError naming the variable."""
+        return _Expansion(self).resolve(namespace, path)
+
+    def lookup(self, namespace: str, path: str) -> Any:
+        """The value `${namespace.path}` names, as it is (context references not filled in)."""
         ref = f"${{{namespace}.{path}}}"
         if namespace not in NAMESPACES:
             hint = did_you_mean(namespace, NAMESPACES) or f" (known: {', '.join(NAMESPACES)})"
@@ -112,33 +100,7 @@ class InterpolationContext:
         if namespace == "captured" and len(segments) == 1 and isinstance(value, Mapping):
             # `${captured.X}` is shorthand for `${captured.X.output}`.
             value = value.get("output", "")
-        if namespace == "context" and isinstance(value, str) and OPEN in value:
-            if _depth >= _MAX_CONTEXT_DEPTH:
-                raise InterpolationError(f"{ref}: context values refer to each other in a cycle")
-            value = _substitute(value, self, _depth + 1)
         return value
-
-
-def parse_path(path: str, ref: str) -> list[str | int]:
-    """Split `a.b[0].c` into ['a', 'b', 0, 'c']; all-digit names become indices too
-    (`items.0`), unless they have a leading zero (`context.010` names the key `010`)."""
-    segments: list[str | int] = []
-    pos = 0
-    for match in _segment().finditer(path):
-        between = path[pos : match.start()]
-        if between not in ("", "."):
-            raise InterpolationError(f"{ref}: malformed path")
-        name, index = match.group(1), match.group(2)
-        if index is not None:
-            segments.append(int(index))
-        elif name.isdigit() and str(int(name)) == name:
-            segments.append(int(name))  # `010` stays a name: keys are text (`010:`)
-        else:
-            segments.append(name)
-        pos = match.end()
-    if not segments or path[pos:] not in ("",) or path.endswith("."):
-        raise InterpolationError(f"{ref}: malformed path")
-    return segments
 
 
 def _step(value: Any, seg: str | int, ref: str, where: str) -> Any:
@@ -176,20 +138,67 @@ def to_text(value: Any) -> str:
     return str(value)
 
 
-def _substitute(text: str, ctx: InterpolationContext, depth: int) -> str:
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == ESCAPE:
-            return OPEN
-        return to_text(ctx.resolve(match.group("ns"), match.group("path"), depth))
+class _Expansion:
+    """One interpolation: each context value it meets is filled in once, within the limits."""
 
-    return _reference().sub(replace, text)
+    def __init__(self, ctx: InterpolationContext) -> None:
+        self.ctx = ctx
+        self.done: dict[str, str] = {}  # a context value's text -> filled in
+        self.open: dict[str, int] = {}  # texts being filled in -> their place in `paths`
+        self.paths: list[str] = []  # the context paths being filled in, outermost first
+
+    def resolve(self, namespace: str, path: str) -> Any:
+        value = self.ctx.lookup(namespace, path)
+        if namespace == "context" and isinstance(value, str) and OPEN in value:
+            return self.context_value(path, value)
+        return value
+
+    def context_value(self, path: str, text: str) -> str:
+        done = self.done.get(text)
+        if done is not None:
+            return done
+        if text in self.open:
+            raise InterpolationError(_cycle_message([*self.paths[self.open[text] :], path]))
+        if len(self.paths) >= MAX_CONTEXT_DEPTH:
+            # Too deep, unless the values go on round a cycle: then say so.
+            failure = _Measure(self.ctx.context).failure(path, text)
+            cycle = failure is not None and failure[1] == _CYCLE
+            message = failure[2] if failure is not None and cycle else None
+            raise InterpolationError(message or _depth_message(self.paths[0]))
+        self.open[text] = len(self.paths)
+        self.paths.append(path)
+        try:
+            filled = self.substitute(text, path)
+        finally:
+            del self.open[text]
+            self.paths.pop()
+        self.done[text] = filled
+        return filled
+
+    def substitute(self, text: str, context_path: str | None = None) -> str:
+        """*text* with its references filled in; a context value's must stay in the limit."""
+        parts: list[str] = []
+        size = pos = 0
+        for match in reference_pattern().finditer(text):
+            if match.group(0) == ESCAPE:
+                piece = OPEN
+            else:
+                piece = to_text(self.resolve(match.group("ns"), match.group("path")))
+            parts += (text[pos : match.start()], piece)
+            size += match.start() - pos + len(piece)
+            pos = match.end()
+        parts.append(text[pos:])
+        # Checked before the join: until then the pieces are only referred to.
+        if context_path is not None and size + len(text) - pos > MAX_CONTEXT_SIZE:
+            raise InterpolationError(_size_message(context_path))
+        return "".join(parts)
 
 
 def interpolate(text: str, ctx: InterpolationContext) -> str:
     """Replace every `${namespace.path}` in *text*; `$${` becomes a literal `${`."""
     if "${" not in text:
         return text
-    return _substitute(text, ctx, 0)
+    return _Expansion(ctx).substitute(text)
 
 
 def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:
@@ -199,7 +208,7 @@ def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:
     `target: ${context.target}` stays a number.
     """
     if isinstance(value, str):
-        match = _reference().fullmatch(value)
+        match = reference_pattern().fullmatch(value)
         if match is not None and match.group(0) != ESCAPE:
             return ctx.resolve(match.group("ns"), match.group("path"))
         return interpolate(value, ctx)
@@ -215,27 +224,124 @@ def interpolate_dict(data: Mapping[str, Any], ctx: InterpolationContext) -> dict
     return {k: interpolate_value(v, ctx) for k, v in data.items()}
 
 
-def references(text: str) -> list[tuple[str, str]]:
-    """The (namespace, path) pairs *text* refers to, in order; escapes are skipped."""
-    matches = _reference().finditer(text)
-    return [(m.group("ns"), m.group("path")) for m in matches if m.group(0) != ESCAPE]
+# -- limits on context values -----------------------------------------------------------------
+
+_CYCLE, _DEEP, _BIG = "cycle", "deep", "big"
+# Why a context value cannot be filled in: where it starts, the kind, the message.
+Failure = tuple[str, str, str]
 
 
-# `${` + a namespace name used the way no reference is written: `${captured.}`,
-# `${ context.x }`, `${prev.output }`. Bash would get them unchanged. (`${state}` alone
-# is left alone: it may well be a bash variable.)
-@cache
-def _near_miss() -> re.Pattern[str]:
-    ns = "(?:" + "|".join(NAMESPACES) + ")"
-    return re.compile(r"\$\{(?:\s+" + ns + r"\b[^}\n]*|\s*" + ns + r"\s*\.[^}\n]*)\}")
+def _cycle_message(paths: list[str]) -> str:
+    cycle = " → ".join(paths)
+    return f"${{context.{paths[0]}}}: context values refer to each other in a cycle ({cycle})"
 
 
-def near_misses(text: str) -> list[str]:
-    """`${...}` spans that name one of our namespaces but are not a valid reference."""
-    valid = {m.span() for m in _reference().finditer(text)}
-    escaped = {m.start() + 1 for m in _reference().finditer(text) if m.group(0) == ESCAPE}
-    return [
-        m.group(0)
-        for m in _near_miss().finditer(text)
-        if m.span() not in valid and m.start() not in escaped
-    ]
+def _depth_message(path: str) -> str:
+    deep = f"more than {MAX_CONTEXT_DEPTH} deep (the limit)"
+    return f"${{context.{path}}}: context values refer to context values {deep}"
+
+
+def _size_message(path: str) -> str:
+    long = f"longer than {MAX_CONTEXT_SIZE:,} characters (the limit)"
+    return f"${{context.{path}}}: filled in, this context value is {long}"
+
+
+class _Measure:
+    """The size and depth of context values filled in, worked out without filling them in.
+
+    References to other namespaces count as empty (they are only known at run time), so
+    a size is the least the value can have. Each value is measured once.
+    """
+
+    def __init__(self, context: Mapping[str, Any]) -> None:
+        self.context = context
+        self.sized: dict[str, tuple[int, int]] = {}  # text -> (size, depth)
+        self.failed: dict[str, Failure] = {}
+
+    def lookup(self, path: str) -> Any:
+        try:
+            return InterpolationContext(context=self.context).lookup("context", path)
+        except InterpolationError:
+            return None  # graph_checks names a missing key
+
+    def parts(self, text: str) -> tuple[int, list[tuple[str, str]]]:
+        """The characters *text* has of its own, and the context values it refers to."""
+        own = len(text)
+        inner: list[tuple[str, str]] = []
+        for match in reference_pattern().finditer(text):
+            own -= len(match.group(0))
+            if match.group(0) == ESCAPE:
+                own += len(OPEN)
+            elif match.group("ns") == "context":
+                value = self.lookup(match.group("path"))
+                if isinstance(value, str) and OPEN in value:
+                    inner.append((match.group("path"), value))
+                elif value is not None:
+                    own += len(to_text(value))
+        return own, inner
+
+    def failure(self, path: str, text: str) -> Failure | None:
+        """Why the context value *text* (at *path*) cannot be filled in, or None."""
+        # Depth first without recursion: a frame is [path, text, own size, inner, next].
+        stack: list[list[Any]] = []
+        on_stack: dict[str, int] = {}
+
+        def enter(path: str, text: str) -> None:
+            on_stack[text] = len(stack)
+            stack.append([path, text, *self.parts(text), 0])
+
+        if text not in self.sized and text not in self.failed:
+            enter(path, text)
+        while stack:
+            frame = stack[-1]
+            inner = frame[3]
+            if frame[4] < len(inner):
+                kid_path, kid = inner[frame[4]]
+                frame[4] += 1
+                if kid in on_stack:
+                    members = stack[on_stack[kid] :]
+                    found = (
+                        members[0][0],
+                        _CYCLE,
+                        _cycle_message([*(m[0] for m in members), kid_path]),
+                    )
+                    for member in members:
+                        self.failed.setdefault(member[1], found)
+                elif kid not in self.sized and kid not in self.failed:
+                    enter(kid_path, kid)
+                continue
+            stack.pop()
+            del on_stack[frame[1]]
+            if frame[1] not in self.failed:
+                self.finish(*frame[:4])
+        return self.failed.get(text)
+
+    def finish(self, path: str, text: str, own: int, inner: list[tuple[str, str]]) -> None:
+        size, depth = own, 0
+        for _, kid in inner:
+            if kid in self.failed:
+                self.failed[text] = self.failed[kid]
+                return
+            kid_size, kid_depth = self.sized[kid]
+            size += kid_size
+            depth = max(depth, kid_depth)
+        depth += 1
+        if depth > MAX_CONTEXT_DEPTH:
+            self.failed[text] = (path, _DEEP, _depth_message(path))
+        elif size > MAX_CONTEXT_SIZE:
+            self.failed[text] = (path, _BIG, _size_message(path))
+        else:
+            self.sized[text] = (size, depth)
+
+
+def context_problems(context: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The context values that cannot be filled in, as (path, one-line message): past
+    MAX_CONTEXT_SIZE or MAX_CONTEXT_DEPTH, or round a cycle; each cause once, where it starts."""
+    measure = _Measure(context)
+    found: dict[str, str] = {}
+    for key, value in context.items():
+        if isinstance(value, str) and OPEN in value:
+            failure = measure.failure(str(key), value)
+            if failure is not None:
+                found.setdefault(failure[0], failure[2])
+    return list(found.items())

@@ -14,14 +14,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
-from little_loops.fsm.engine.interpolation import (
-    ESCAPE,
-    OPEN,
-    InterpolationContext,
-    references,
-    to_text,
-)
+from little_loops.fsm.engine.interpolation import InterpolationContext, to_text
 from little_loops.fsm.engine.passes import Passes
+from little_loops.fsm.engine.references import ESCAPE, OPEN, references
 from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.engine.transitions import restart
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError

@@ -24,3 +24,27 @@ def test_numbers_and_names_the_loop_chose_are_trusted() -> None:
     assert not untrusted(Use(path, "context", "x"), False)
     assert "tee FILE" in injection_message(Use(path, "captured", "out.output"))
     assert "no safe way" in injection_message(Use(path, "result", "details"))
+
+
+def test_each_context_value_is_read_once_however_often_it_is_repeated() -> None:
+    # a1 .. a30, each the one before four times: filled in, 4**29 copies of `${captured.x}`
+    context = {"a1": "${captured.x}"}
+    for k in range(2, 31):
+        context[f"a{k}"] = f"${{context.a{k - 1}}}" * 4
+    reached: dict[str, list[tuple[str, str]]] = {}
+    found = list(expand(("states", "a", "action"), "echo ${context.a30}", context, reached))
+    # the one written, then the four references in each of a30 .. a2, then a1's
+    assert len(found) == 1 + 4 * 29 + 1
+    assert found[-1] == Use(("states", "a", "action"), "captured", "x", "${context.a30}")
+    assert list(reached) == ["${context.a30}"]  # kept for the next field
+
+
+def test_a_context_cycle_ends() -> None:
+    context = {"a": "${context.b} ${captured.x}", "b": "${context.a}"}
+    found = list(expand(("states", "s", "action"), "${context.a}", context))
+    assert [u.text for u in found] == [
+        "${context.a}",
+        "${context.b}",
+        "${captured.x}",
+        "${context.a}",
+    ]

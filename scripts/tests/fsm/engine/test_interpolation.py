@@ -5,14 +5,15 @@ from typing import Any
 import pytest
 
 from little_loops.fsm.engine.interpolation import (
-    NAMESPACES,
+    MAX_CONTEXT_DEPTH,
+    MAX_CONTEXT_SIZE,
     InterpolationContext,
+    context_problems,
     interpolate,
     interpolate_dict,
     interpolate_value,
-    near_misses,
-    references,
 )
+from little_loops.fsm.engine.references import NAMESPACES, near_misses, references
 from little_loops.fsm.errors import InterpolationError
 
 
@@ -176,6 +177,67 @@ def test_context_cycles_are_an_error() -> None:
     ctx = InterpolationContext(context={"a": "x ${context.b}", "b": "y ${context.a}"})
     with pytest.raises(InterpolationError, match="context values refer to each other in a cycle"):
         interpolate("${context.a}", ctx)
+
+
+def _doubling(levels: int, times: int = 2) -> dict[str, Any]:
+    """`a1: x`, and each `aN` the one before *times* times."""
+    context: dict[str, Any] = {"a1": "x"}
+    for k in range(2, levels + 1):
+        context[f"a{k}"] = f"${{context.a{k - 1}}}" * times
+    return context
+
+
+def test_each_context_value_is_filled_in_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    lookups: list[str] = []
+    real = InterpolationContext.lookup
+
+    def counted(self: InterpolationContext, namespace: str, path: str) -> Any:
+        lookups.append(path)
+        return real(self, namespace, path)
+
+    monkeypatch.setattr(InterpolationContext, "lookup", counted)
+    ctx = InterpolationContext(context=_doubling(20))
+    assert interpolate("${context.a20}", ctx) == "x" * 2**19
+    # one lookup per reference written, not one per copy made (2**20)
+    assert len(lookups) == 1 + 2 * 19
+
+
+def test_a_context_value_past_the_size_limit_is_an_error() -> None:
+    context = _doubling(12, times=4)  # a11 is 4**10 characters, a12 four times that
+    assert len(interpolate("${context.a11}", InterpolationContext(context=context))) == (
+        MAX_CONTEXT_SIZE
+    )
+    with pytest.raises(InterpolationError) as info:
+        interpolate("echo ${context.a12}", InterpolationContext(context=context))
+    assert str(info.value) == (
+        f"${{context.a12}}: filled in, this context value is longer than "
+        f"{MAX_CONTEXT_SIZE:,} characters (the limit)"
+    )
+    assert context_problems(context) == [("a12", str(info.value))]
+
+
+def test_context_values_nested_past_the_depth_limit_are_an_error() -> None:
+    levels = MAX_CONTEXT_DEPTH + 1  # a2 .. a{levels} hold references: MAX_CONTEXT_DEPTH
+    assert interpolate(
+        f"${{context.a{levels}}}", InterpolationContext(context=_doubling(levels, 1))
+    )
+    context = _doubling(levels + 1, 1)
+    with pytest.raises(InterpolationError) as info:
+        interpolate(f"${{context.a{levels + 1}}}", InterpolationContext(context=context))
+    message = (
+        f"${{context.a{levels + 1}}}: context values refer to context values more than "
+        f"{MAX_CONTEXT_DEPTH} deep (the limit)"
+    )
+    assert str(info.value) == message
+    assert context_problems(context) == [(f"a{levels + 1}", message)]
+
+
+def test_a_cycle_past_the_depth_limit_is_still_called_a_cycle() -> None:
+    n = MAX_CONTEXT_DEPTH + 8
+    ring = {f"k{i}": f"<${{context.k{(i + 1) % n}}}>" for i in range(n)}
+    with pytest.raises(InterpolationError, match="in a cycle \\(k32 → k33 → .* → k32\\)$"):
+        interpolate("${context.k0}", InterpolationContext(context=ring))
+    assert [path for path, _ in context_problems(ring)] == ["k0"]
 
 
 def test_a_whole_value_reference_keeps_its_type(ctx: InterpolationContext) -> None:
