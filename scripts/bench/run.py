@@ -7,7 +7,8 @@ busy machine slows both sides alike):
   venv; targets <= 3x and <= 4x (median of the per-round ratios);
 * per-iteration overhead: `ll-loop run --quiet` of a loop whose one state runs `true` 500
   times against 500 bare `subprocess.run(["bash", "-c", "true"])`; target <= 1.25x; and the
-  cost of one more step with start-up cancelled (1500 steps minus 500); target <= 0.3 ms;
+  cost of a step without start-up (the executor, event log and runner of `ll-loop run`,
+  in-process, alternating with bare calls); target <= 0.3 ms;
 * memory: peak RSS of `ll-loop run --quiet` while an action prints 200 MB, with and without
   `capture:` on that state; target <= 80 MiB, state file <= 1 MiB;
 * validate throughput: 500 loop files (raw FSM and paradigm files) in one `ll-loop validate`;
@@ -196,22 +197,54 @@ def spin_run(root: Path, n: int) -> float:
     return loop
 
 
+# One step of `ll-loop run` without its start-up: the executor, the event log and the
+# runner `ll-loop run` uses, in this process, alternating with bare bash calls.
+STEPS_IN_PROCESS = """\
+import subprocess, sys, tempfile, time
+from pathlib import Path
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.runs.resumable import PersistentExecutor
+
+n, rounds = int(sys.argv[1]), int(sys.argv[2])
+work = StateConfig(action="true", on_success="$current", on_failure="$current")
+fsm = FSMLoop(name="spin", initial="w", states={"w": work}, max_iterations=n)
+root = Path(tempfile.mkdtemp(prefix="ll-bench-steps-"))
+for _ in range(rounds):
+    start = time.perf_counter()
+    for _ in range(n):
+        subprocess.run(["bash", "-c", "true"], check=False)
+    bare = time.perf_counter() - start
+    start = time.perf_counter()
+    runner = DefaultActionRunner(cwd=root)
+    result = PersistentExecutor(fsm, loops_dir=root / ".loops", action_runner=runner).run()
+    loop = time.perf_counter() - start
+    assert result.iterations == n, result
+    print(bare, loop)
+"""
+
+
 def bench_iterations(n: int, rounds: int) -> list[Row]:
     """A loop of n `true` actions via `ll-loop run --quiet` against n bare bash calls, and
-    the overhead of one more step: (3n steps - n steps) - 2n bare calls, so start-up and
-    everything done once per run cancel out."""
-    loop_times, bare_times, ratios, extra = [], [], [], []
+    the cost of a step without start-up: the same n steps run in-process by the code
+    `ll-loop run` uses, against n bare calls from that process, alternating."""
+    loop_times, bare_times, ratios = [], [], []
     with tempfile.TemporaryDirectory(prefix="ll-bench-loop-") as tmp:
         root = Path(tmp)
         for _ in range(rounds):
             bare = bare_bash(n)
             loop = spin_run(root, n)
-            long_loop = spin_run(root, 3 * n)
-            long_bare = bare_bash(3 * n)
             bare_times.append(bare)
             loop_times.append(loop)
             ratios.append(loop / bare)
-            extra.append(((long_loop - loop) - (long_bare - bare)) / (2 * n))
+    pairs = subprocess.run(
+        [sys.executable, "-c", STEPS_IN_PROCESS, str(n), str(2 * rounds + 1)],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    extra = [(float(loop) - float(bare)) / n for bare, loop in (p.split() for p in pairs if p)]
     ratio = statistics.median(ratios)
     per_loop = statistics.median(loop_times) / n
     per_bare = statistics.median(bare_times) / n
@@ -228,7 +261,7 @@ def bench_iterations(n: int, rounds: int) -> list[Row]:
             details,
         ),
         Row(
-            "per-step overhead: one more step of `true`, start-up cancelled",
+            "per-step overhead: a step of `true` without start-up (engine, log, runner)",
             f"{per_step * 1000:.3f} ms/step on top of bash",
             f"{per_bare * 1000:.2f} ms/call (bare bash)",
             "-",
