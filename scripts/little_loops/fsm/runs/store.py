@@ -110,33 +110,37 @@ class StatePersistence:
             raise LoopRuntimeError(f"{where}: cannot read state file: {exc.strerror}") from None
         try:
             data = json.loads(_decode(raw))
-            parse_state(data)  # the snapshot itself must be sound
-        except (StateShapeError, ValueError, RecursionError) as exc:
-            raise CorruptStateError(self._corrupt(where, exc)) from None
-        position = _position(data)
-        self.replay_error = None
-        try:
-            if position is not None:
-                data = self._replayed(data, position)
-            state = parse_state(data)
+            state = parse_state(data)  # the snapshot itself must be sound
             if state.loop_name != self.loop_name:
                 raise StateShapeError(f"it belongs to loop {state.loop_name!r}")
         except (StateShapeError, ValueError, RecursionError) as exc:
             raise CorruptStateError(self._corrupt(where, exc)) from None
-        return state
+        self.replay_error = None
+        position = _position(data)
+        return state if position is None else self._replayed(state, data, position)
 
-    def _replayed(self, snapshot: dict[str, Any], position: Position) -> dict[str, Any]:
-        """*snapshot* with the changes of the events after *position*; the snapshot alone
-        (and `replay_error` saying why) when those events cannot be read."""
-        data = dict(snapshot)  # replay replaces values, never changes them in place
+    def _replayed(self, snapshot: LoopState, data: dict[str, Any], position: Position) -> LoopState:
+        """The *snapshot* (parsed from *data*) with the changes of the events after
+        *position*; the snapshot alone, and `replay_error` saying why, when those events
+        cannot be read or applied (a log edited or damaged by hand)."""
+        data = dict(data)  # replay replaces values, never changes them in place
         try:
             last = replay(data, self.log.events(position))
+            if last is not None:
+                data["updated_at"] = last
+            state = parse_state(data)
+            if state.loop_name != self.loop_name:
+                raise StateShapeError(f"it belongs to loop {state.loop_name!r}")
         except CorruptStateError as exc:
             self.replay_error = str(exc)
             return snapshot
-        if last is not None:
-            data["updated_at"] = last
-        return data
+        except (StateShapeError, ValueError, RecursionError) as exc:
+            shown = display_path(self.events_file)
+            self.replay_error = (
+                f"{shown}: cannot apply the events after the snapshot ({describe(exc)})"
+            )
+            return snapshot
+        return state
 
     def _corrupt(self, where: str, exc: Exception) -> str:
         return (

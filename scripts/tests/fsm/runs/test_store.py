@@ -517,3 +517,42 @@ def test_leftover_temp_files_of_a_killed_write_are_removed_exactly(project: Path
     assert not ours.exists()
     assert other_loop.exists()
     assert not_mkstemp.exists()
+
+
+@pytest.mark.parametrize(
+    ("saved", "why"),
+    [
+        ({"iteration+": 3}, "'iteration+' adds to 'iteration', which is not a list or an object"),
+        ({"status": "bogus"}, "unknown status 'bogus'"),
+        ({"captured+": [1]}, "'captured+' adds to 'captured', which is not a list or an object"),
+        ([1, 2], "'saved' of a 'x' event is not an object"),
+    ],
+)
+def test_changes_that_cannot_be_applied_leave_the_snapshot_and_say_why(
+    project: Path, saved: object, why: str
+) -> None:
+    store = StatePersistence("fix")
+    store.save_state(LoopState("fix", "a", iteration=2))
+    store.append_event({"event": "x", "ts": "t", "saved": saved})
+    state = store.load_state()
+    assert state is not None
+    assert (state.current_state, state.iteration) == ("a", 2)
+    assert store.replay_error == (
+        f".loops/.running/fix.events.jsonl: cannot apply the events after the snapshot ({why})"
+    )
+
+
+def test_a_replayed_run_is_the_snapshot_with_each_change_applied(project: Path) -> None:
+    store = StatePersistence("fix")
+    store.save_state(LoopState("fix", "a", iteration=1, captured={"n": {"output": "1"}}))
+    store.append_event({"event": "route", "ts": "t1", "saved": {"current_state": "b"}})
+    store.append_event({"event": "x", "ts": "t2"})  # no changes
+    store.append_event(
+        {"event": "action_complete", "ts": "t3", "saved": {"captured+": {"m": {"output": "2"}}}}
+    )
+    state = store.load_state()
+    assert state is not None
+    assert state.current_state == "b"
+    assert state.captured == {"n": {"output": "1"}, "m": {"output": "2"}}
+    assert state.updated_at == "t3"
+    assert store.replay_error is None
