@@ -305,3 +305,39 @@ def test_a_resume_that_cannot_restore_changes_nothing(loop_project: LoopProject)
     assert "resuming" not in result.err  # nothing was resumed
     after = {p.name: p.read_bytes() for p in running.iterdir() if p.is_file()}
     assert after == before  # not even the new -n was recorded
+
+
+def test_a_damaged_log_after_the_snapshot_is_reported_and_the_snapshot_used(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write(
+        "few",
+        """\
+        name: few
+        initial: a
+        max_iterations: 2
+        states:
+          a:
+            action: "true"
+            on_success: $current
+          done:
+            terminal: true
+        """,
+    )
+    assert loop_project.run("run", "few").code == ExitCode.MAX_ITERATIONS
+    events = loop_project.loops / ".running" / "few.events.jsonl"
+    with events.open("a") as handle:
+        handle.write('{"event":"x","ts":"t","saved":{"iteration+":1}}\n')
+    why = (
+        "showing the last snapshot: .loops/.running/few.events.jsonl: cannot apply the events"
+        " after the snapshot ('iteration+' adds to 'iteration', which is not a list or an object)"
+    )
+    status = loop_project.run("status", "few")
+    assert status.code == ExitCode.OK
+    assert status.err == f"ll-loop: warning: {why}\n"
+    assert "iteration:    2/2" in status.out
+    resumed = loop_project.run("resume", "few", "-n", "3")
+    assert resumed.err.startswith(
+        f"ll-loop: warning: {why.replace('showing the last', 'resuming from the last')}\n"
+    )
+    assert resumed.code == ExitCode.MAX_ITERATIONS

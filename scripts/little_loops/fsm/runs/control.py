@@ -126,9 +126,11 @@ def stop_process(
     return Stopped(killed=killed, state=after or state)
 
 
-def saved_run(loop_name: str, loops_dir: Path) -> LoopState:
-    """The saved run of `loop_name`; LoopRuntimeError when it has none to resume."""
-    saved = StatePersistence(loop_name, loops_dir).load_state()
+def saved_run(loop_name: str, loops_dir: Path, store: StatePersistence | None = None) -> LoopState:
+    """The saved run of `loop_name` (read through *store*, if given: its `replay_error`
+    then says whether the log after the snapshot could be applied); LoopRuntimeError when
+    it has none to resume."""
+    saved = (store or StatePersistence(loop_name, loops_dir)).load_state()
     if saved is None:
         raise LoopRuntimeError(
             f"loop '{loop_name}' has no saved run to resume; start it with "
