@@ -10,7 +10,7 @@ from pathlib import Path
 from little_loops.cli.options import RunOptions
 from little_loops.fsm.runs.background import START_WAIT_SECONDS, start_detached
 from little_loops.fsm.runs.outcomes import ExitCode
-from little_loops.fsm.runs.store import display_path
+from little_loops.fsm.runs.runfile import display_path
 
 
 def child_argv(loop_path: Path, options: RunOptions) -> list[str]:

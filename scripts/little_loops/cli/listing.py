@@ -65,7 +65,8 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
     from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.errors import LoopError
     from little_loops.fsm.runs.layout import validate_loop_name
-    from little_loops.fsm.runs.store import StatePersistence, display_path
+    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.runs.store import StatePersistence
 
     rows = []
     for name in available_loops(loops_dir):
@@ -109,7 +110,8 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
 
 def run_rows(loops_dir: Path) -> list[RunRow]:
     """One row per state file: loop, status, alive, crashed, state, iteration, pid, ..."""
-    from little_loops.fsm.runs.store import display_path, list_running_loops
+    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.runs.store import list_running_loops
 
     rows = []
     for info in list_running_loops(loops_dir):

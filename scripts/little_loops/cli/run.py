@@ -57,7 +57,7 @@ def run_command(
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.session import apply_overrides, run_session
     from little_loops.fsm.definition.validation import load_and_validate
-    from little_loops.fsm.runs.store import display_path
+    from little_loops.fsm.runs.runfile import display_path
 
     path = resolve_loop_path(name_or_path, loops_dir)
     note = stale_compiled_note(path)

@@ -14,8 +14,8 @@ from little_loops.fsm.runs import overrides
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.outcomes import outcome_of
+from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.state import LoopState
-from little_loops.fsm.runs.store import display_path
 from little_loops.fsm.timefmt import format_duration
 
 

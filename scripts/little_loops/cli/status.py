@@ -37,7 +37,8 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     from little_loops.fsm.runs.control import iteration_limit, status_json
     from little_loops.fsm.runs.liveness import live_status
     from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
-    from little_loops.fsm.runs.store import StatePersistence, display_path
+    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.timefmt import format_duration
 
     loop_name = run_name(name, loops_dir)

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.runs.pricing import USAGE_KEYS, estimate_cost
+from little_loops.fsm.runs.runfile import open_run_stream
 
 # Flags added to every Claude Code action so its answer arrives with cost and usage
 # (`-p` accepts stream-json only with --verbose).
@@ -45,7 +46,7 @@ def report_from_file(path: str) -> dict[str, Any] | None:
     """The `result` line at the end of a transcript file: for an answer or a transcript
     longer than the runner keeps in memory. None when the last line is not a report."""
     try:
-        with open(path, "rb") as handle:
+        with open_run_stream(path) as handle:
             end = handle.seek(0, os.SEEK_END)
             start = end
             # Find where the last non-empty line starts, reading backwards in blocks.
@@ -85,7 +86,7 @@ def file_lines(path: str | None) -> Iterator[str]:
     if path is None:
         return
     try:
-        with open(path, "rb") as handle:
+        with open_run_stream(path) as handle:
             pending = b""
             skipping = False
             while block := handle.read(_BLOCK):
@@ -180,7 +181,7 @@ def latest_step(path: str) -> str | None:
     """What the Claude session streaming into *path* did last (see `describe_step`), read
     from the end of the file; None when the file is missing or shows no step yet."""
     try:
-        with open(path, "rb") as handle:
+        with open_run_stream(path) as handle:
             size = handle.seek(0, os.SEEK_END)
             handle.seek(max(0, size - _STEP_WINDOW))
             tail = handle.read(_STEP_WINDOW)

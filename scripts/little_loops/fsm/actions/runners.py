@@ -17,6 +17,7 @@ from little_loops.fsm.actions.supervisor import (
     failed,
 )
 from little_loops.fsm.runs.layout import action_output_file
+from little_loops.fsm.runs.runfile import NotOurFile, open_run_file
 
 CLAUDE_FLAGS: tuple[str, ...] = ("--dangerously-skip-permissions", "-p")
 CLAUDE_INSTALL_HINT = "install Claude Code: npm install -g @anthropic-ai/claude-code"
@@ -89,6 +90,8 @@ class DefaultActionRunner(ProcessSupervisor):
             except OSError as exc:
                 msg = f"cannot write action output to {out_path}: {exc.strerror}"
                 return failed(CANNOT_RUN_EXIT_CODE, msg, start)
+            except NotOurFile as exc:  # a planted link or FIFO: the action does not run
+                return failed(CANNOT_RUN_EXIT_CODE, str(exc), start)
         try:
             result = self.spawn(
                 argv,
@@ -155,9 +158,9 @@ def _open_output(path: Path) -> int:
     """Open the output file for writing, creating its folder only when opening fails."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     try:
-        return os.open(path, flags, 0o644)
-    except OSError:
+        return open_run_file(path, flags, regular_only=False)
+    except FileNotFoundError:
         pass
     # The first action of a run (or a folder removed since): raise what creating it raises.
     path.parent.mkdir(parents=True, exist_ok=True)
-    return os.open(path, flags, 0o644)
+    return open_run_file(path, flags, regular_only=False)

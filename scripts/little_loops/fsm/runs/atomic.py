@@ -22,7 +22,11 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None
     # One temp name per process (its pid in 8 hex digits): cheaper than mkstemp's random
     # name, and two processes never share it. Same shape as remove_leftover_temp_files expects.
     tmp = str(temp_file(path))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # run files stay private
+    # A file (or a planted link) left at the temp name goes first; then the temp file is
+    # created anew (O_EXCL), never opened through a link. Run files stay private (0600).
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from pathlib import Path
 from little_loops.fsm.errors import LoopError
 from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.locks import acquire_scope, project_root
+from little_loops.fsm.runs.runfile import open_run_file, open_run_stream
 from little_loops.fsm.runs.store import StatePersistence
 from little_loops.fsm.timefmt import iso_now
 
@@ -51,7 +53,7 @@ def start_detached(
         acquire_scope(loop_name, scope, loops_dir).release()
     log = run_files(loop_name, loops_dir).log
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
+    with os.fdopen(open_run_file(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
         out.write(f"--- ll-loop run {loop_name} --background at {iso_now()}\n".encode())
         out.flush()
         offset = out.tell()
@@ -95,7 +97,7 @@ def _watch_start(
 
 def _tail(log: Path, offset: int) -> list[str]:
     try:
-        with log.open("rb") as handle:
+        with open_run_stream(log) as handle:
             handle.seek(offset)
             text = handle.read().decode("utf-8", errors="replace")
     except OSError:

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 from little_loops.fsm.errors import CorruptStateError
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.layout import RunFiles
+from little_loops.fsm.runs.runfile import open_run_file, open_run_stream
 from little_loops.fsm.runs.state import StateShapeError, json_type
 
 SEGMENT_BYTES = 8 * 1024 * 1024  # the events file is rotated once it is this big
@@ -147,7 +148,7 @@ class EventLog:
                 pass
             self._close()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = open_run_file(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         _trim_torn_tail(fd)
         st = os.fstat(fd)
         self._fd, self._id = fd, (os.getpid(), st.st_dev, st.st_ino)
@@ -210,7 +211,7 @@ class EventLog:
     def _read(self, path: Path, offset: int) -> Iterator[dict[str, Any]]:
         """The events of one part from byte *offset*; a torn last line is skipped."""
         try:
-            handle: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed below, even mid-stream
+            handle: BinaryIO = open_run_stream(path)
         except FileNotFoundError:
             return
         with handle:
@@ -254,7 +255,7 @@ def _lines_from_end(path: Path, count: int) -> tuple[list[bytes], bool]:
     """Up to *count* non-blank lines at the end of *path*, oldest first, and whether the
     last of them has no newline after it (unfinished: maybe torn by a crash)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_run_file(path, os.O_RDONLY)
     except FileNotFoundError:
         return [], False
     try:

@@ -29,7 +29,7 @@ from little_loops.fsm.runs.layout import (
     validate_loop_name,
 )
 from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
-from little_loops.fsm.runs.store import display_path
+from little_loops.fsm.runs.runfile import display_path, open_run_file, read_run_file
 from little_loops.fsm.timefmt import format_duration, iso_now
 
 DEFAULT_SCOPE: tuple[str, ...] = (".",)
@@ -110,7 +110,7 @@ class LockRecord:
 
 def _read_record(path: Path, loop_name: str) -> LockRecord:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_run_file(path).decode("utf-8"))
         return LockRecord(
             loop=str(data["loop"]),
             pid=int(data["pid"]),
@@ -139,7 +139,7 @@ def read_scope_locks(loops_dir: Path | None = None) -> list[LockRecord]:
 def _mutex(running: Path) -> Iterator[None]:
     """Hold the exclusive flock that serialises every check-and-claim in this `.running/`."""
     # never deleted: removing a flock file would let two holders in
-    fd = os.open(mutex_file(running), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = open_run_file(mutex_file(running), os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

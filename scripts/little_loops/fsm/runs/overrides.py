@@ -9,6 +9,7 @@ from typing import TypedDict
 
 from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
 from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.runfile import read_run_file
 
 
 class OptionsFile(TypedDict):
@@ -47,7 +48,7 @@ def save_overrides(loop_name: str, loops_dir: Path, overrides: Overrides) -> Non
 def load_overrides(loop_name: str, loops_dir: Path) -> Overrides | None:
     """The recorded flags of the run, None when there is no readable record (an older run)."""
     try:
-        data = json.loads(run_files(loop_name, loops_dir).options.read_text(encoding="utf-8"))
+        data = json.loads(read_run_file(run_files(loop_name, loops_dir).options))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict):

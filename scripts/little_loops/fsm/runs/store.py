@@ -21,6 +21,7 @@ from little_loops.fsm.runs.layout import (
     validate_loop_name,
 )
 from little_loops.fsm.runs.liveness import live_status
+from little_loops.fsm.runs.runfile import display_path, read_run_file
 from little_loops.fsm.runs.state import (
     LoopState,
     StateShapeError,
@@ -36,14 +37,6 @@ __all__ = [
     "get_loop_history",
     "list_running_loops",
 ]
-
-
-def display_path(path: Path) -> str:
-    """`path` relative to the current directory when it is inside it, as users typed it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 class StatePersistence:
@@ -103,7 +96,7 @@ class StatePersistence:
         there is none; CorruptStateError if it is unreadable."""
         where = display_path(self.state_file)
         try:
-            raw = self.state_file.read_bytes()
+            raw = read_run_file(self.state_file)
         except FileNotFoundError:
             return None
         except OSError as exc:

@@ -214,7 +214,7 @@ def test_unwritable_output_file_is_an_error_result(
     target = tmp_path / "afile" / "out"
     result = runner.execute(ActionRequest("touch ran", 10, False, output_file=target))
     assert result.exit_code == 126
-    assert result.error == f"cannot write action output to {target}: File exists"
+    assert result.error == f"cannot write action output to {target}: Not a directory"
     assert not (tmp_path / "ran").exists()
 
 
