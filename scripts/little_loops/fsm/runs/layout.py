@@ -24,7 +24,9 @@ MUTEX_NAME = ".scopes.lock"  # the flock all scope claims take; never deleted
 # Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
 MAX_NAME_BYTES = 200
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+# Not kept in the state part of an output file name: a `.` there would make `x` + `a.b` and
+# `x.a` + `b` the same `x.a.b.out`.
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def default_loops_dir() -> Path:
@@ -149,15 +151,16 @@ def output_file_name(loop_name: str, state_name: str) -> str:
     """`<loop>.<state>.out`, with the state name made safe for one file name.
 
     State names are free text (`x/../../y` is a valid name), so anything but letters,
-    digits, `.`, `_` and `-` becomes `_`, leading dots go, the length is capped, and a
-    changed name gets a short hash so two states never share a file.
+    digits, `_` and `-` becomes `_` (a `.` too: `x` + `a.b` must not meet `x.a` + `b`), the
+    length is capped, and a changed name gets `~` and a short hash, which no unchanged name
+    can have, so two states of two loops never share a file.
     """
-    safe = _UNSAFE.sub("_", state_name).lstrip(".")[:80] or "_"
+    safe = _UNSAFE.sub("_", state_name)[:80] or "_"
     if safe != state_name:
         import hashlib  # only for unsafe state names; keeps `--help` and `validate` lean
 
         digest = hashlib.sha1(state_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        safe = f"{safe}-{digest}"
+        safe = f"{safe}~{digest}"
     return f"{loop_name}.{safe}{OUTPUT_SUFFIX}"
 
 

@@ -128,8 +128,8 @@ def test_a_loop_name_must_be_a_plain_file_name() -> None:
     ("state", "name"),
     [
         ("check", "loop.check.out"),
-        ("x/../../etc/passwd", "loop.x_.._.._etc_passwd-"),
-        ("..", "loop._-"),
+        ("x/../../etc/passwd", "loop.x_etc_passwd~"),
+        ("..", "loop._~"),
     ],
 )
 def test_output_files_stay_in_their_folder(state: str, name: str) -> None:
@@ -141,3 +141,14 @@ def test_output_files_stay_in_their_folder(state: str, name: str) -> None:
 
 def test_two_unsafe_state_names_never_share_a_file() -> None:
     assert output_file_name("l", "a/b") != output_file_name("l", "a b")
+
+
+def test_output_files_of_two_loops_never_meet() -> None:
+    # `x` + `a.b` and `x.a` + `b` used to be the same `x.a.b.out`.
+    assert output_file_name("x", "a.b") != output_file_name("x.a", "b")
+    assert output_file_name("x.a", "b") == "x.a.b.out"
+    # A changed name carries `~`, which no unchanged name has: `a_b~<hash>` named by hand
+    # is changed too, so it cannot meet the file of `a.b`.
+    hashed = output_file_name("x", "a.b")
+    assert hashed.startswith("x.a_b~")
+    assert output_file_name("x", hashed[2:-4]) != hashed
