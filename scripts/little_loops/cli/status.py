@@ -57,7 +57,7 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
             f"ll-loop: warning: showing the last snapshot: {persistence.replay_error}",
             file=sys.stderr,
         )
-    live = live_status(state)
+    live = live_status(state, loops_dir)
     crashed, in_state_ms = live.crashed, live.in_state_ms
     if as_json:
         print(json.dumps(status_json(state, live), indent=2))

@@ -52,8 +52,8 @@ def stop_command(
         print(f"ll-loop: loop '{loop_name}' is not running (it has no saved run)", file=sys.stderr)
         return ExitCode.FAILED
     pid = state.pid
-    if not can_stop(state) or pid is None:
-        dead = stale_pid(state)
+    if not can_stop(state, loops_dir) or pid is None:
+        dead = stale_pid(state, loops_dir)
         stale = f"stale pid {pid}; " if pid is not None and state.status == Status.RUNNING else ""
         hint = (
             f"; resume it with 'll-loop resume {loop_name}'"

@@ -6,11 +6,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 from support import llproc
+from support.fakerun import fake_run
 from support.project import LoopProject
 
 from little_loops.cli.stop import stop_command
@@ -61,26 +61,11 @@ def test_stop_escalates_to_sigkill_when_the_loop_does_not_stop(
     loop_project: LoopProject, marker: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A "loop" that ignores SIGTERM and has an action in its own session.
-    stubborn = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import signal, subprocess, time\n"
-            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-            f"subprocess.Popen(['bash', '-c', 'sleep {marker} & sleep {marker}'],"
-            " start_new_session=True)\n"
-            "print('ready', flush=True)\n"
-            "time.sleep(60)\n",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    action = ["bash", "-c", f"sleep {marker} & sleep {marker}"]
+    stubborn = fake_run(loop_project.loops, "slow", ignore_term=True, child=action)
     try:
-        assert stubborn.stdout is not None
-        assert stubborn.stdout.readline() == "ready\n"
         llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 2, what="both sleeps")
         running = loop_project.loops / ".running"
-        running.mkdir()
         state = {
             "loop_name": "slow",
             "status": "running",

@@ -12,7 +12,7 @@ from pathlib import Path
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.errors import LoopError, LoopRuntimeError
-from little_loops.fsm.runs.liveness import LiveStatus
+from little_loops.fsm.runs.liveness import LiveStatus, run_alive
 from little_loops.fsm.runs.outcomes import Outcome, Status
 from little_loops.fsm.runs.overrides import load_overrides
 from little_loops.fsm.runs.pids import pid_alive
@@ -60,20 +60,17 @@ def iteration_limit(state: LoopState, loops_dir: Path) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def stale_pid(state: LoopState) -> int | None:
+def stale_pid(state: LoopState, loops_dir: Path | None = None) -> int | None:
     """The pid of a run marked running whose process is gone (it crashed), else None."""
     if state.status != Status.RUNNING or state.pid is None:
         return None
-    return None if pid_alive(state.pid, state.pid_start) else state.pid
+    return None if run_alive(state, loops_dir) else state.pid
 
 
-def can_stop(state: LoopState) -> bool:
-    """The run is marked running and its recorded process (not a reused pid) still runs."""
-    return (
-        state.status == Status.RUNNING
-        and state.pid is not None
-        and pid_alive(state.pid, state.pid_start)
-    )
+def can_stop(state: LoopState, loops_dir: Path | None = None) -> bool:
+    """The run is marked running and its recorded process still runs and is this run's
+    ll-loop (liveness.run_alive): never a process that merely has the pid."""
+    return state.status == Status.RUNNING and state.pid is not None and run_alive(state, loops_dir)
 
 
 def wait_gone(pid: int, pid_start: int | None, seconds: float) -> bool:
@@ -108,6 +105,11 @@ def stop_process(
     pid = state.pid
     if pid is None:
         raise LoopRuntimeError(f"loop '{state.loop_name}' has no process to stop")
+    if not run_alive(state, persistence.loops_dir):
+        raise LoopRuntimeError(
+            f"loop '{state.loop_name}': process {pid} is not this run's ll-loop (it does not"
+            " hold the run's event log); not stopping it"
+        )
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     killed = False

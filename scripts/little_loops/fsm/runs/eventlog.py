@@ -10,6 +10,7 @@ that runs for a million steps keeps a bounded log. Readers stream it, never load
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import threading
@@ -108,12 +109,16 @@ class EventLog:
         """Move the current part aside and start a new one; drop the oldest parts kept too
         long. Returns the new current part's number."""
         with self._lock:
-            self._close()
+            old, self._fd, self._id = self._fd, None, None  # kept (and locked) until the new
             number = self.current_part()
             with contextlib.suppress(FileNotFoundError):
                 os.replace(self.path, self.files.events_segment(number))
-            for old in self.files.events_segments()[:-SEGMENTS_KEPT]:
-                self.files.events_segment(old).unlink(missing_ok=True)
+            for part in self.files.events_segments()[:-SEGMENTS_KEPT]:
+                self.files.events_segment(part).unlink(missing_ok=True)
+            self._open()  # the new part, locked before the old one lets go
+            if old is not None:
+                with contextlib.suppress(OSError):
+                    os.close(old)
             return number + 1
 
     def clear(self) -> None:
@@ -149,6 +154,9 @@ class EventLog:
             self._close()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = open_run_file(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        # Held while this process writes the log: the proof that a pid in the state file is
+        # this run's writer, not another program that got the pid (see writer_pids).
+        fcntl.flock(fd, fcntl.LOCK_SH)
         _trim_torn_tail(fd)
         st = os.fstat(fd)
         self._fd, self._id = fd, (os.getpid(), st.st_dev, st.st_ino)
@@ -312,3 +320,24 @@ def describe(exc: Exception) -> str:
     if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
         return "a number with too many digits"
     return str(exc)
+
+
+def writer_pids(path: Path) -> set[int] | None:
+    """The processes that hold the writer's lock on the event log at *path* (from
+    /proc/locks); an empty set when none does, None when it cannot be known here."""
+    try:
+        inode = os.stat(path, follow_symlinks=False).st_ino
+        with open("/proc/locks", "rb") as handle:
+            table = handle.read().decode("ascii", errors="replace")
+    except FileNotFoundError:
+        return set() if os.path.exists("/proc/locks") else None
+    except OSError:
+        return None
+    holders = set()
+    for line in table.splitlines():
+        fields = line.split()
+        # `1: FLOCK  ADVISORY  READ  4242 fd:01:123456 0 EOF` (a `->` marks a waiter)
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].endswith(f":{inode}"):
+            with contextlib.suppress(ValueError):
+                holders.add(int(fields[4]))
+    return holders

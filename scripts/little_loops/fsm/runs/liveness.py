@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
+from little_loops.fsm.runs.eventlog import writer_pids
+from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.outcomes import Status
 from little_loops.fsm.runs.pids import pid_alive
 from little_loops.fsm.runs.state import LoopState
@@ -19,9 +22,24 @@ class LiveStatus:
     in_state_ms: int  # time since the state file was written, for a live run (else 0)
 
 
-def live_status(state: LoopState) -> LiveStatus:
+def run_alive(state: LoopState, loops_dir: Path | None = None) -> bool:
+    """Whether the process the state file names is alive and is this run's ll-loop.
+
+    A pid and its start time can be copied into a state file by hand or by a hostile
+    project; with *loops_dir* the process must also hold the writer's lock on the run's
+    event log (Linux /proc/locks; where that cannot be read, the pid check alone decides).
+    """
+    if not pid_alive(state.pid, state.pid_start):
+        return False
+    if loops_dir is None:
+        return True
+    holders = writer_pids(run_files(state.loop_name, loops_dir).events)
+    return holders is None or state.pid in holders
+
+
+def live_status(state: LoopState, loops_dir: Path | None = None) -> LiveStatus:
     """Whether the run's process lives, whether it crashed, and its time in the current state."""
-    alive = pid_alive(state.pid, state.pid_start)
+    alive = run_alive(state, loops_dir)
     running = state.status == Status.RUNNING
     # The state file is written when a state is entered; for a live run, add the time
     # since then, so a long Claude step does not read as 0ms.

@@ -17,9 +17,10 @@ from little_loops.fsm.engine.executor import (
 from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
 from little_loops.fsm.runs.journal import SAVED_KEY, Journal
+from little_loops.fsm.runs.liveness import run_alive
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.runs.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
-from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
+from little_loops.fsm.runs.pids import process_start_ticks
 from little_loops.fsm.runs.snapshots import SnapshotWriter
 from little_loops.fsm.runs.spend import Spend, dollars
 from little_loops.fsm.runs.state import LoopState, snapshot_fields
@@ -124,7 +125,7 @@ class PersistentExecutor:
         if (
             saved.status == Status.RUNNING
             and saved.pid != os.getpid()
-            and pid_alive(saved.pid, saved.pid_start)
+            and run_alive(saved, self.persistence.loops_dir)
         ):
             raise LoopRuntimeError(
                 f"loop '{name}' is still running (pid {saved.pid}); stop it first with "
@@ -139,7 +140,7 @@ class PersistentExecutor:
             and previous.status == Status.RUNNING
             and previous.pid is not None
             and previous.pid != os.getpid()
-            and not pid_alive(previous.pid, previous.pid_start)
+            and not run_alive(previous, self.persistence.loops_dir)
         ):
             self._orphans = kill_orphaned_actions(self.fsm.name, previous.pid)
 

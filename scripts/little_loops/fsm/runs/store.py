@@ -211,14 +211,18 @@ class RunInfo:
     error: str | None = None
 
     @property
+    def _loops_dir(self) -> Path:
+        return self.state_file.parent.parent  # <loops_dir>/.running/<name>.state.json
+
+    @property
     def alive(self) -> bool:
         """The process that wrote the state still runs."""
-        return self.state is not None and live_status(self.state).alive
+        return self.state is not None and live_status(self.state, self._loops_dir).alive
 
     @property
     def crashed(self) -> bool:
         """Marked running but its process is gone (killed, rebooted): resumable."""
-        return self.state is not None and live_status(self.state).crashed
+        return self.state is not None and live_status(self.state, self._loops_dir).crashed
 
 
 def list_running_loops(loops_dir: Path | None = None) -> list[RunInfo]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from support.fakerun import fake_run
 
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.control import (
@@ -81,16 +81,15 @@ def test_the_time_in_the_current_state_counts_for_a_live_run_only(
     assert "elapsed_now_ms" not in status_json(live, live_status(live))
 
 
-def test_stop_process_terms_it_and_records_it_stopped(
-    tmp_path: Path, sleeper: subprocess.Popen[bytes]
-) -> None:
+def test_stop_process_terms_it_and_records_it_stopped(tmp_path: Path) -> None:
+    writer = fake_run(tmp_path, "x")
     persistence = StatePersistence("x", tmp_path)
-    state = _running(sleeper.pid)
+    state = _running(writer.pid)
     persistence.save_state(state)
     stopped = stop_process(persistence, state, grace=5)
-    sleeper.wait()
+    writer.wait()
     assert not stopped.killed
-    assert not pid_alive(sleeper.pid)
+    assert not pid_alive(writer.pid)
     saved = persistence.load_state()
     assert saved is not None
     assert (saved.status, saved.terminated_by) == ("stopped", "stopped")
@@ -98,15 +97,9 @@ def test_stop_process_terms_it_and_records_it_stopped(
     assert stopped.state == saved
 
 
-def test_stop_process_kills_what_ignores_sigterm(tmp_path: Path, marker: str) -> None:
-    code = (
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
-        " print('ready', flush=True); time.sleep(30)"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", code, marker], stdout=subprocess.PIPE)
+def test_stop_process_kills_what_ignores_sigterm(tmp_path: Path) -> None:
+    proc = fake_run(tmp_path, "x", ignore_term=True)
     try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == b"ready\n"
         persistence = StatePersistence("x", tmp_path)
         state = _running(proc.pid)
         persistence.save_state(state)
@@ -117,6 +110,21 @@ def test_stop_process_kills_what_ignores_sigterm(tmp_path: Path, marker: str) ->
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_stop_never_signals_a_process_that_only_has_the_pid(
+    tmp_path: Path, sleeper: subprocess.Popen[bytes]
+) -> None:
+    """A state file naming a live unrelated process, its pid and its start time: that
+    process does not write the run's log, so it is not the run, and nothing signals it."""
+    persistence = StatePersistence("x", tmp_path)
+    state = _running(sleeper.pid)
+    persistence.save_state(state)
+    assert not can_stop(state, tmp_path)
+    assert stale_pid(state, tmp_path) == sleeper.pid
+    with pytest.raises(LoopRuntimeError, match=rf"process {sleeper.pid} is not this run's ll-loop"):
+        stop_process(persistence, state, grace=0.1)
+    assert sleeper.poll() is None  # still running, never signalled
 
 
 def test_stop_process_needs_a_pid(tmp_path: Path) -> None:

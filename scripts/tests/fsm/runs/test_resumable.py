@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from support.fake_claude import fake_claude
+from support.fakerun import fake_run
 from support.loops import prompt_loop
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
@@ -129,17 +130,21 @@ def test_resume_of_live_run_is_refused(tmp_path: Path) -> None:
     from little_loops.fsm.runs.pids import process_start_ticks
     from little_loops.fsm.runs.state import LoopState
 
-    parent = os.getppid()
-    store.save_state(
-        LoopState(
-            loop_name="count",
-            current_state="bump",
-            pid=parent,
-            pid_start=process_start_ticks(parent),
+    writer = fake_run(loops, "count")
+    try:
+        store.save_state(
+            LoopState(
+                loop_name="count",
+                current_state="bump",
+                pid=writer.pid,
+                pid_start=process_start_ticks(writer.pid),
+            )
         )
-    )
-    with pytest.raises(LoopRuntimeError, match=rf"still running \(pid {parent}\)"):
-        PersistentExecutor(counting_loop(), loops_dir=loops).resume()
+        with pytest.raises(LoopRuntimeError, match=rf"still running \(pid {writer.pid}\)"):
+            PersistentExecutor(counting_loop(), loops_dir=loops).resume()
+    finally:
+        writer.kill()
+        writer.wait()
 
 
 def test_handoff_is_resumable_and_passes_the_note_on(tmp_path: Path) -> None:

@@ -401,8 +401,12 @@ def test_ordinary_names_are_accepted(name: str) -> None:
 def test_list_running_loops(project: Path, dead_pid: int) -> None:
     assert list_running_loops() == []
     me = os.getpid()
-    StatePersistence("live").save_state(
-        LoopState("live", "a", pid=me, pid_start=process_start_ticks(me))
+    live = StatePersistence("live")
+    live.save_state(LoopState("live", "a", pid=me, pid_start=process_start_ticks(me)))
+    live.append_event({"event": "loop_start"})  # this process now writes its log
+    # Names this (live) process too, but this process does not write its log: not its run.
+    StatePersistence("foreign").save_state(
+        LoopState("foreign", "a", pid=me, pid_start=process_start_ticks(me))
     )
     StatePersistence("dead").save_state(LoopState("dead", "a", pid=dead_pid))
     StatePersistence("reused").save_state(LoopState("reused", "a", pid=me, pid_start=1))
@@ -411,11 +415,13 @@ def test_list_running_loops(project: Path, dead_pid: int) -> None:
     broken.initialize()
     broken.state_file.write_text("{")
     infos = {info.loop_name: info for info in list_running_loops()}
-    assert sorted(infos) == ["broken", "dead", "done", "live", "reused"]
+    assert sorted(infos) == ["broken", "dead", "done", "foreign", "live", "reused"]
     assert (infos["live"].alive, infos["live"].crashed) == (True, False)
+    assert (infos["foreign"].alive, infos["foreign"].crashed) == (False, True)
     assert (infos["dead"].alive, infos["dead"].crashed) == (False, True)
     assert (infos["reused"].alive, infos["reused"].crashed) == (False, True)
     assert (infos["done"].alive, infos["done"].crashed) == (False, False)
+    live.close()
     assert infos["broken"].state is None
     assert infos["broken"].error == (
         ".loops/.running/broken.state.json: corrupt state file (invalid or truncated JSON at"
