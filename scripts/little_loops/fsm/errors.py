@@ -119,6 +119,10 @@ class InterpolationError(LoopRuntimeError):
     """A `${namespace.path}` reference could not be resolved."""
 
 
+class RunLogError(LoopRuntimeError):
+    """A run could not write its event log (a full disk, ...): it stops, and can be resumed."""
+
+
 class CorruptStateError(LoopRuntimeError):
     """A file under `.loops/.running/` cannot be read back (truncated, not JSON, wrong shape)."""
 

@@ -134,7 +134,8 @@ class EventLog:
         """Write what is held and close the descriptor (appending again reopens it)."""
         with self._lock:
             if self._held:
-                self._write_held()
+                with contextlib.suppress(OSError):  # the run already reported why it stopped
+                    self._write_held()
             self._close()
 
     def _open(self) -> int:

@@ -14,13 +14,14 @@ from little_loops.fsm.engine.executor import (
     ExecutionResult,
     FSMExecutor,
 )
-from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError
+from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError, RunLogError
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
 from little_loops.fsm.runs.journal import SAVED_KEY, Journal
 from little_loops.fsm.runs.liveness import run_alive
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.runs.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
 from little_loops.fsm.runs.pids import process_start_ticks
+from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.snapshots import SnapshotWriter
 from little_loops.fsm.runs.spend import Spend, dollars
 from little_loops.fsm.runs.state import LoopState, snapshot_fields
@@ -186,10 +187,21 @@ class PersistentExecutor:
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
-        if kind in _HELD and not event.get("cost_usd"):
-            self.persistence.append_event(event, hold=True)
-        else:
-            self._record(kind, event)
+        try:
+            if kind in _HELD and not event.get("cost_usd"):
+                self.persistence.append_event(event, hold=True)
+            else:
+                self._record(kind, event)
+        except OSError as exc:  # a full disk, a read-only file system, a removed folder
+            if self._user_callback is not None:
+                self._user_callback(event)  # the run is still shown (and its end)
+            if kind == "loop_complete":
+                return  # the end cannot be written: the run stays resumable from the log
+            raise RunLogError(
+                f"{display_path(self.persistence.events_file)}: cannot write the run's log"
+                f" ({exc.strerror or exc}, errno {exc.errno}); it stops here and can be"
+                f" resumed once that is fixed: ll-loop resume {self.fsm.name}"
+            ) from None
         if self._user_callback is not None:
             self._user_callback(event)
         if kind == "loop_start" and self._orphans:

@@ -1,0 +1,81 @@
+"""A full disk mid-run: one line naming the file and the errno, exit 1, and the run resumes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+LOOP = """\
+name: fill
+initial: a
+max_iterations: 400
+states:
+  a:
+    action: "echo hello"
+    capture: c
+    on_success: $current
+  done:
+    terminal: true
+"""
+
+
+def mount(target: Path, size: str, *options: str) -> bool:
+    argv = [
+        "mount",
+        "-t",
+        "tmpfs",
+        "-o",
+        ",".join([*options, f"size={size}"]),
+        "tmpfs",
+        str(target),
+    ]
+    return subprocess.run(argv, capture_output=True).returncode == 0
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs (root only: the test skips elsewhere)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or not mount(disk, "64k"):
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def ll_loop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "little_loops.cli", *args],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_full_disk_stops_the_run_with_one_line_and_it_resumes(small_disk: Path) -> None:
+    (small_disk / ".loops").mkdir()
+    (small_disk / ".loops" / "fill.yaml").write_text(LOOP)
+    full = ll_loop(small_disk, "run", "fill", "--quiet")
+    assert full.returncode == 1
+    assert "Traceback" not in full.stderr
+    assert (
+        "Loop failed in a: .loops/.running/fill.events.jsonl: cannot write the run's log (No"
+        " space left on device, errno 28); it stops here and can be resumed once that is"
+        " fixed: ll-loop resume fill"
+    ) in full.stderr
+    status = ll_loop(small_disk, "status", "fill")
+    assert "crashed: its process" in status.stdout  # the last state written, resumable
+    assert mount(small_disk, "4m", "remount")
+    resumed = ll_loop(small_disk, "resume", "fill", "--quiet")
+    assert resumed.returncode == 3, resumed.stderr  # on to max_iterations, as uninterrupted
+    done = ll_loop(small_disk, "status", "fill", "--json")
+    assert '"iteration": 400' in done.stdout
