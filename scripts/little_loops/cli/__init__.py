@@ -160,6 +160,7 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE
     from little_loops.fsm.errors import LoopDefinitionError, LoopError
     from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.safetext import one_line
 
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
@@ -168,10 +169,10 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
         return code
     except LoopDefinitionError as exc:
-        print(f"ll-loop: error: {exc}", file=sys.stderr)
+        print(f"ll-loop: error: {one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
     except LoopError as exc:
-        print(f"ll-loop: error: {exc}", file=sys.stderr)
+        print(f"ll-loop: error: {one_line(exc)}", file=sys.stderr)
         return ExitCode.FAILED
     except BrokenPipeError:
         # The reader went away (`ll-loop history x | head`): not an error worth a traceback.
@@ -185,5 +186,5 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
         # The file system said no (.loops/.running is a file, a disk is full, ...): that is
         # the user's to fix, not a bug, so one line naming the file.
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"ll-loop: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"ll-loop: error: {one_line(where)}{exc.strerror or exc}", file=sys.stderr)
         return ExitCode.FAILED

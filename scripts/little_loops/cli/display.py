@@ -12,6 +12,7 @@ from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
+from little_loops.fsm.safetext import one_line
 from little_loops.fsm.timefmt import format_duration
 
 ACTION_WIDTH = 60
@@ -38,9 +39,9 @@ def use_color(stream: TextIO, no_color_flag: bool = False) -> bool:
 
 
 def shorten(action: str, width: int = ACTION_WIDTH) -> str:
-    """The first line of *action*, cut to *width* characters with `…`."""
+    """The first line of *action*, controls escaped, cut to *width* characters with `…`."""
     lines = action.strip().splitlines() or [""]
-    first = lines[0].strip()
+    first = one_line(lines[0].strip())
     if len(lines) > 1:
         first += " …"
     if len(first) > width:
@@ -56,15 +57,15 @@ def printable(text: str) -> str:
 def verdict_detail(event: dict[str, Any]) -> str:
     """The parenthesised detail after a verdict: `(exit 1)`, `(confidence: 0.92)`, ..."""
     if event.get("verdict") == ERROR_VERDICT and event.get("error"):
-        return f"({shorten(str(event['error']), 80)})"
+        return f"({shorten(one_line(event['error']), 80)})"
     from little_loops.fsm.evaluators.registry import SPECS  # loads every evaluator: not at --help
 
     spec = SPECS.get(str(event.get("type")))
     if spec is not None and "llm_skipped" not in event:
         detail = spec.detail(event)
         if detail is not None:
-            return detail
-    return exit_detail(event) or ""
+            return one_line(detail)
+    return one_line(exit_detail(event) or "")
 
 
 def outcome_line(final: dict[str, Any]) -> str:
@@ -74,7 +75,7 @@ def outcome_line(final: dict[str, Any]) -> str:
     cost = final.get("cost_usd")
     if isinstance(cost, int | float) and cost > 0:
         stats += f", ${cost:.4f}"
-    state = final.get("final_state", "?")
+    state = one_line(final.get("final_state", "?"))
     how = final.get("terminated_by")
     if how == "terminal":
         return f"Loop completed: {state} ({stats})"
@@ -87,7 +88,7 @@ def outcome_line(final: dict[str, Any]) -> str:
         return f"Loop paused for handoff in {state} ({stats}); continue with: ll-loop resume NAME"
     if how in ("interrupted", "stopped"):
         return f"Loop {how} in {state} ({stats}); continue with: ll-loop resume NAME"
-    error = final.get("error") or "unknown error"
+    error = one_line(final.get("error") or "unknown error")
     return f"Loop failed in {state}: {error} ({stats})"
 
 
@@ -140,7 +141,7 @@ class ProgressDisplay:
 
     def _header(self, what: str) -> None:
         counter = f"[{self._pending_iteration}/{self.max_iterations}]"
-        state = self._paint(self._pending_state, _BOLD)
+        state = self._paint(one_line(self._pending_state), _BOLD)
         self._write(f"{self._paint(counter, _DIM)} {state} → {what}\n")
         self._header_printed = True
 
@@ -167,8 +168,8 @@ class ProgressDisplay:
         if self.quiet:
             return
         if not self._header_printed:
-            self._header(f"(evaluate {event.get('type')})")
-        verdict = str(event.get("verdict"))
+            self._header(f"(evaluate {one_line(event.get('type'))})")
+        verdict = one_line(event.get("verdict"))
         base = verdict.removesuffix("_uncertain")
         if base in _GOOD:
             mark = self._paint("✓", _GREEN)
@@ -193,9 +194,9 @@ class ProgressDisplay:
             self._write(f"       • exit {exit_code}{self._duration_suffix()}\n")
             self._action_ms = None
         if event.get("reason") == "maintain restart":
-            self._write(f"       ↻ maintain: restarting at {event['to']}\n")
+            self._write(f"       ↻ maintain: restarting at {one_line(event['to'])}\n")
             return
-        self._write(f"       → {event['to']}\n")
+        self._write(f"       → {one_line(event['to'])}\n")
 
     def _on_orphans_killed(self, event: dict[str, Any]) -> None:
         pids = event.get("pids") or []

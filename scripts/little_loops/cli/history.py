@@ -32,13 +32,16 @@ def _handler(args: argparse.Namespace) -> int:
 
 def format_event(event: dict[str, Any], loop: str = "NAME") -> str:
     """One event as `ts event state → ...`; fields of unexpected types are shown as JSON."""
+    from little_loops.fsm.safetext import one_line
+
     try:
-        return _format_known(event, loop)
+        return one_line(_format_known(event, loop))
     except (TypeError, ValueError, OverflowError):
         # Not what ll-loop writes (a file edited by hand, a newer version): show it raw
         # rather than fail the whole history.
         rest = {k: v for k, v in event.items() if k not in ("ts", "event")}
-        return f"{event.get('ts', '-')} {str(event.get('event', '?')):<15} {_raw(rest)}"
+        line = f"{event.get('ts', '-')} {str(event.get('event', '?')):<15} {_raw(rest)}"
+        return one_line(line)
 
 
 def _raw(value: Any) -> str:

@@ -9,6 +9,7 @@ from typing import Any, NotRequired, TypedDict
 
 from little_loops.cli.resolve import LOOPS_DIR
 from little_loops.fsm.runs.outcomes import ExitCode, Status
+from little_loops.fsm.safetext import one_line
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -135,6 +136,7 @@ def run_rows(loops_dir: Path) -> list[RunRow]:
 
 
 def _table(rows: list[list[str]]) -> str:
+    rows = [[one_line(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.fsm.safetext import one_line
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -101,5 +102,5 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
         rows.append(("file", state.loop_path))
     width = max(len(key) for key, _ in rows) + 1
     for key, value in rows:
-        print(f"{key + ':':<{width}} {value}")
+        print(f"{key + ':':<{width}} {one_line(value)}")
     return ExitCode.OK

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path, stale_compiled_note
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
 from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.safetext import one_line
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.validation import FileReport
@@ -81,7 +82,7 @@ def format_problem(path: str, problem: ValidationError) -> str:
         where += f":{problem.line}"
         if problem.column is not None:
             where += f":{problem.column}"
-    return f"{where}: {problem.severity}: {problem}"
+    return f"{one_line(where)}: {problem.severity}: {one_line(problem)}"
 
 
 def problem_json(problem: ValidationError) -> dict[str, Any]:
