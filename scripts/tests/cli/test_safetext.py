@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from support.project import LoopProject
 
 from little_loops.cli.display import ProgressDisplay, outcome_line, shorten
@@ -99,3 +100,15 @@ def test_validate_escapes_a_hostile_state_name_in_its_messages(
     assert result.code == ExitCode.USAGE
     assert clean(result.out + result.err), repr(result.out + result.err)
     assert "n\\x1b[2Jx" in result.out
+
+
+def test_a_file_system_error_names_the_file_not_its_temp_file(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(args: object) -> int:
+        raise OSError(28, "No space left on device", ".loops/.running/.x.state.json.0000abcd.tmp")
+
+    loop_project.write("x", "name: x\ninitial: a\nstates:\n  a:\n    terminal: true\n")
+    monkeypatch.setattr("little_loops.cli.validate._handler", full)
+    result = loop_project.run("validate", "x")
+    assert result.err == "ll-loop: error: .loops/.running/x.state.json: No space left on device\n"
