@@ -41,12 +41,14 @@ def resume_command(name: str, options: RunOptions, *, loops_dir: Path = LOOPS_DI
     from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.runs.control import check_same_loop, saved_loop_file, saved_run
     from little_loops.fsm.runs.store import StatePersistence
+    from little_loops.fsm.safetext import one_line
 
     loop_name = run_name(name, loops_dir)
     store = StatePersistence(loop_name, loops_dir)
     saved = saved_run(loop_name, loops_dir, store)
     if store.replay_error:  # going on from the snapshot may run its last steps again
-        warning = f"ll-loop: warning: resuming from the last snapshot: {store.replay_error}"
+        why = one_line(store.replay_error)
+        warning = f"ll-loop: warning: resuming from the last snapshot: {why}"
         print(warning, file=sys.stderr)
     # The file the run came from, if it is still there; else look the name up again.
     path = saved_loop_file(saved) or resolve_loop_path(name, loops_dir)

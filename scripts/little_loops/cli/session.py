@@ -16,6 +16,7 @@ from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.outcomes import outcome_of
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.state import LoopState
+from little_loops.fsm.safetext import one_line
 from little_loops.fsm.timefmt import format_duration
 
 
@@ -94,7 +95,7 @@ def run_session(
             loops_dir,
             overrides=options,
             event_callback=display,
-            on_note=lambda message: print(f"ll-loop: {message}", file=err, flush=True),
+            on_note=lambda message: print(f"ll-loop: {one_line(message)}", file=err, flush=True),
             queue=options.queue,
             resume=resume,
             on_restored=restored,

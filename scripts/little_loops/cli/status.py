@@ -55,7 +55,7 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
         return ExitCode.FAILED
     if persistence.replay_error:
         print(
-            f"ll-loop: warning: showing the last snapshot: {persistence.replay_error}",
+            f"ll-loop: warning: showing the last snapshot: {one_line(persistence.replay_error)}",
             file=sys.stderr,
         )
     live = live_status(state, loops_dir)

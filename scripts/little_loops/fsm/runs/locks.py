@@ -20,6 +20,7 @@ from typing import Any
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
 from little_loops.fsm.runs.atomic import remove_leftover_temp_files, write_atomic
+from little_loops.fsm.runs.eventlog import describe
 from little_loops.fsm.runs.layout import (
     default_loops_dir,
     lock_files,
@@ -121,9 +122,18 @@ def _read_record(path: Path, loop_name: str) -> LockRecord:
         )
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CorruptStateError(
-            f"{display_path(path)}: unreadable scope lock ({type(exc).__name__}: {exc}); delete"
+            f"{display_path(path)}: unreadable scope lock ({_why(exc)}); delete"
             f" it if no loop named {loop_name!r} is running"
         ) from None
+
+
+def _why(exc: Exception) -> str:
+    """What is wrong with a lock record, in words (no Python names)."""
+    if isinstance(exc, KeyError):
+        return f"missing {exc.args[0]!r}"
+    if isinstance(exc, TypeError) or type(exc) is ValueError:
+        return "a field has the wrong type"
+    return describe(exc)
 
 
 def read_scope_locks(loops_dir: Path | None = None) -> list[LockRecord]:

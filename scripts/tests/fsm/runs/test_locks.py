@@ -181,8 +181,8 @@ def test_unreadable_lock_record_is_reported(loops: Path) -> None:
     with pytest.raises(CorruptStateError) as info:
         acquire_scope("b", ["src"], loops)
     assert str(info.value) == (
-        ".loops/.running/a.lock: unreadable scope lock (JSONDecodeError: Expecting property"
-        " name enclosed in double quotes: line 1 column 2 (char 1)); delete it if no loop"
+        ".loops/.running/a.lock: unreadable scope lock (invalid or truncated JSON at line 1"
+        " column 2: Expecting property name enclosed in double quotes); delete it if no loop"
         " named 'a' is running"
     )
 
@@ -319,4 +319,23 @@ def test_lock_record_nested_too_deeply_is_reported(loops: Path) -> None:
     (loops / ".running" / "a.lock").write_text('{"a":' * 100_000)
     with pytest.raises(CorruptStateError) as info:
         acquire_scope("b", ["src"], loops)
-    assert str(info.value).startswith(".loops/.running/a.lock: unreadable scope lock (Recursion")
+    assert str(info.value).startswith(
+        ".loops/.running/a.lock: unreadable scope lock (JSON nested too deeply)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("record", "why"),
+    [
+        ('{"pid": 1, "scope": []}', "missing 'loop'"),
+        ('{"loop": "a", "pid": "x", "scope": []}', "a field has the wrong type"),
+    ],
+)
+def test_a_lock_record_of_the_wrong_shape_says_why_in_words(
+    loops: Path, record: str, why: str
+) -> None:
+    (loops / ".running").mkdir()
+    (loops / ".running" / "a.lock").write_text(record)
+    with pytest.raises(CorruptStateError) as info:
+        acquire_scope("b", ["src"], loops)
+    assert str(info.value).startswith(f".loops/.running/a.lock: unreadable scope lock ({why});")
