@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import llproc
 
 LOOP = """\
 name: fill
@@ -51,14 +51,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def ll_loop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "little_loops.cli", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return llproc.ll_loop(root, *args, timeout=60)
 
 
 def test_a_full_disk_stops_the_run_with_one_line_and_it_resumes(small_disk: Path) -> None:
