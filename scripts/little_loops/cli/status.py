@@ -38,6 +38,7 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     from little_loops.fsm.runs.control import iteration_limit, status_json
     from little_loops.fsm.runs.liveness import live_status
     from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
+    from little_loops.fsm.runs.pids import pid_alive
     from little_loops.fsm.runs.runfile import display_path
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.timefmt import format_duration
@@ -65,9 +66,11 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
         return ExitCode.OK
     limit = iteration_limit(state, loops_dir)
     if crashed:
+        gone = "is gone"
+        if pid_alive(state.pid, state.pid_start):  # alive, but it does not write this run
+            gone = "runs but is not this run's ll-loop (it does not hold the run's log)"
         status = (
-            f"crashed: its process (pid {state.pid}) is gone; "
-            f"resume with ll-loop resume {loop_name}"
+            f"crashed: its process (pid {state.pid}) {gone}; resume with ll-loop resume {loop_name}"
         )
     elif state.status == Status.RUNNING:
         status = f"running (pid {state.pid})"

@@ -248,3 +248,20 @@ def test_json_of_a_run_never_holds_nan(loop_project: LoopProject) -> None:
     assert loop_project.run("run", "nan", "--quiet").code == 0
     status = loop_project.run("status", "nan", "--json").out
     json.loads(status, parse_constant=lambda name: pytest.fail(f"{name} in status --json"))
+
+
+def test_a_state_naming_a_live_stranger_says_it_is_not_this_run(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("hello", HELLO)
+    assert loop_project.run("run", "hello").code == ExitCode.OK
+    path = loop_project.loops / ".running" / "hello.state.json"
+    data = json.loads(path.read_text())
+    me = os.getpid()  # alive, but it does not hold the run's log
+    data.update(status="running", pid=me, pid_start=process_start_ticks(me))
+    path.write_text(json.dumps(data))
+    out = loop_project.run("status", "hello").out
+    assert (
+        f"status:       crashed: its process (pid {me}) runs but is not this run's ll-loop"
+        " (it does not hold the run's log); resume with ll-loop resume hello"
+    ) in out.splitlines()
