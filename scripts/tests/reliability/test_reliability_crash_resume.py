@@ -19,10 +19,12 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from little_loops.fsm.runs.pids import pid_alive
+from little_loops.fsm.runs.store import StatePersistence
 
 pytestmark = pytest.mark.reliability
 
@@ -76,6 +78,13 @@ def start(root: Path, *args: str) -> subprocess.Popen[bytes]:
     )
 
 
+def record(root: Path) -> dict[str, Any] | None:
+    """The run as its event log records it (the state file is a snapshot that may lag)."""
+    with StatePersistence("crashy", root / ".loops") as store:
+        state = store.load_state()
+    return None if state is None else dict(state.to_dict())
+
+
 def run_and_maybe_kill(
     root: Path, args: list[str], kill_after: float | None
 ) -> tuple[int | None, str]:
@@ -112,16 +121,18 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
             kills += 1
             attempts += 1
             assert attempts < 20, f"repetition {repetition} did not finish"
-            state_file = root / ".loops/.running/crashy.state.json"
-            if state_file.exists() and json.loads(state_file.read_text())["status"] == "completed":
-                break  # killed on its way out: the run had finished and saved that it had
+            recorded = record(root)
+            if recorded is not None and recorded["status"] == "completed":
+                break  # killed on its way out: the run had finished and logged that it had
             # Killed before the first save: nothing ran yet, so start it again.
-            args = ["resume", "crashy"] if state_file.exists() else ["run", "crashy"]
+            args = ["resume", "crashy"] if recorded is not None else ["run", "crashy"]
             resumes += args[0] == "resume"
             kill_after = rng.uniform(0, 0.5) if rng.random() < 0.4 else None
             code, err = run_and_maybe_kill(root, [*args, "--quiet"], kill_after)
         running = root / ".loops/.running"
-        state = json.loads((running / "crashy.state.json").read_text())
+        json.loads((running / "crashy.state.json").read_text())  # the snapshot parses
+        state = record(root)
+        assert state is not None
         assert state["status"] == "completed", state
         assert state["current_state"] == "done"
         outputs = {name: value["output"] for name, value in state["captured"].items()}
