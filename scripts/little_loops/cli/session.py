@@ -9,6 +9,7 @@ from typing import Any
 
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
+from little_loops.fsm.actions.descendants import adopt_orphans
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.runs import overrides
 from little_loops.fsm.runs.atomic import json_bytes
@@ -88,6 +89,7 @@ def run_session(
                 file=err,
             )
 
+    adopt_orphans()  # what an action detaches (setsid, double fork) stays ours to end
     try:
         result = run_in_foreground(
             fsm,

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from little_loops.fsm.actions import launch
+from little_loops.fsm.actions.descendants import Children
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.timefmt import format_duration
 
@@ -106,6 +107,7 @@ class ProcessSupervisor:
         # Bare pipes and a kept /dev/null: Popen's file objects cost ~7% of a `true` action.
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        children = Children.now()
         try:
             try:
                 proc = launch.start(argv, cwd, env, (self._devnull, out_w, err_w), self._programs)
@@ -113,7 +115,9 @@ class ProcessSupervisor:
                 os.close(out_w)
                 os.close(err_w)
             self._pgid = proc.pid
-            return self._supervise(proc, limits, out_r, err_r, out_fd, out_path, start)
+            if children is not None:
+                children.leader = proc.pid
+            return self._supervise(proc, limits, out_r, err_r, out_fd, out_path, start, children)
         finally:
             os.close(out_r)
             os.close(err_r)
@@ -175,8 +179,13 @@ class ProcessSupervisor:
         out_fd: int,
         out_path: Path | None,
         start: float,
+        children: Children | None,
     ) -> ActionResult:
-        """Read both pipes until the child and its group are done; enforce the limits."""
+        """Read both pipes until the child and its group are done; enforce the limits.
+
+        With `children` (descendants are adopted), what the child detached from its group
+        is signalled with the group and reaped at the end.
+        """
         out, err = _Tail(self.tail_bytes), _Tail(self.tail_bytes)
         tails = {out_r: out, err_r: err}
         sink = _Sink(out_r, out_fd)
@@ -205,8 +214,10 @@ class ProcessSupervisor:
                         stop = "idle"
                     if stop is not None or exited:
                         # On a limit, or when the action is over: whatever it left running
-                        # in its group goes too.
+                        # in its group, or detached from it, goes too.
                         _signal_group(proc.pid, signal.SIGTERM)
+                        if children is not None:
+                            children.signal_strays(signal.SIGTERM, action_exited=exited)
                         kill_at = now + self.grace_seconds
                 elif now >= kill_at:
                     break
@@ -227,6 +238,9 @@ class ProcessSupervisor:
                     elif fd == pidfd:
                         exited = True
                         poller.unregister(fd)
+                        if kill_at is not None and children is not None:
+                            # What it detached is ours now: it goes the same way.
+                            children.signal_strays(signal.SIGTERM, action_exited=True)
                     elif _read(poller, fd, events, tails[fd], sink):
                         last_output = time.monotonic()
                     else:
@@ -235,6 +249,8 @@ class ProcessSupervisor:
                     exited = proc.poll() is not None
             # The unreaped leader keeps the group id ours, so this cannot hit a stranger.
             _signal_group(proc.pid, signal.SIGKILL)
+            if children is not None and not children.settled:
+                children.signal_strays(signal.SIGKILL, action_exited=exited)
             killed = True
             # A process that left the group (setsid) may hold a pipe forever: read briefly.
             drain_until = time.monotonic() + _FINAL_DRAIN_SECONDS
@@ -252,6 +268,8 @@ class ProcessSupervisor:
             if pidfd >= 0:
                 os.close(pidfd)
             returncode = proc.wait()
+            if children is not None:
+                children.end_strays(self.grace_seconds)
         write_note = ""
         if stop is None and self._cancel_reason is not None:
             stop = "cancel"  # it ended while cancel() was already killing it

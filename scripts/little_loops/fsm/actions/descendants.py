@@ -1,0 +1,175 @@
+"""An action's detached descendants: adopted through a Linux child subreaper, ended with it.
+
+A process an action detaches from its process group (`setsid`, `setsid -f`, a double
+fork, `set -m; cmd & disown`) would be reparented to init and outlive the action, `stop`
+and Ctrl-C. Once `adopt_orphans()` has made this process a child subreaper
+(`prctl(PR_SET_CHILD_SUBREAPER)`, Linux 3.4+), such a process is reparented here instead:
+it shows up as a child this process did not start. The supervisor notes its children
+before an action starts (`Children.now()`) and, when the action ends for any reason,
+signals and reaps every child that appeared since, until none is left.
+
+Elsewhere (not Linux, or prctl refused) nothing is adopted and nothing is swept: only the
+action's own process group is ended, and the `LL_LOOP_RUN` marker finds what a crashed
+run left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+
+_PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+_REAP_POLL_SECONDS = 0.01
+
+_adopting = False
+
+
+def adopt_orphans() -> bool:
+    """Make this process the subreaper of its descendants; True if it now is.
+
+    Process-wide and lasting: the CLI turns it on for the process that runs a loop. A
+    library caller that wants the same calls it once before running loops.
+    """
+    global _adopting
+    if _adopting:
+        return True
+    if sys.platform != "linux":
+        return False
+    import ctypes  # only here: ~2 ms of start-up that every other command skips
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    _adopting = True
+    return True
+
+
+def adopting() -> bool:
+    """Whether `adopt_orphans()` has made this process a subreaper."""
+    return _adopting
+
+
+class Children:
+    """The children this process had when an action started; the rest came from it."""
+
+    __slots__ = ("known", "leader", "settled")
+
+    def __init__(self, known: frozenset[int]) -> None:
+        self.known = known
+        self.leader = 0  # the action's own process, ended with its group, reaped by Popen
+        self.settled = False  # the action had exited and left nothing: no sweep is needed
+
+    @classmethod
+    def now(cls) -> Children | None:
+        """This process's children now, or None when no descendant is adopted (no sweep)."""
+        return cls(frozenset(_children())) if _adopting else None
+
+    def strays(self) -> list[int]:
+        """The children that appeared since, other than the action: what it detached."""
+        return sorted(_children() - self.known - {self.leader})
+
+    def signal_strays(self, sig: signal.Signals, *, action_exited: bool) -> None:
+        """Send *sig* to each stray: to its process group where it leads one of its own.
+
+        Once the action has exited, everything it left alive is a child here or below one
+        (the kernel reparents before it reports the exit): finding no stray then means
+        there is nothing to sweep.
+        """
+        strays = self.strays()
+        if not strays:
+            self.settled = action_exited
+            return
+        own_group = os.getpgid(0)
+        for pid in strays:
+            _signal(pid, own_group, sig)
+
+    def end_strays(self, within: float) -> list[int]:
+        """SIGKILL and reap every stray, and the children they leave, for up to *within* s.
+
+        Call it after the action is reaped. Returns the pids ended. A killed stray's own
+        children are reparented here as it is reaped, so the sweep repeats until a look
+        finds none (or time is up: a process stuck in the kernel cannot be reaped).
+        """
+        ended: list[int] = []
+        if self.settled:
+            return ended
+        self.leader = 0  # reaped: a process that reuses its pid now is a stray
+        deadline = time.monotonic() + within
+        own_group = os.getpgid(0)
+        while pids := self.strays():
+            for pid in pids:
+                _signal(pid, own_group, signal.SIGKILL)
+            waiting = set(pids)
+            while waiting:
+                for pid in list(waiting):
+                    if _reaped(pid):
+                        waiting.discard(pid)
+                        ended.append(pid)
+                if waiting:
+                    if time.monotonic() >= deadline:
+                        return ended
+                    time.sleep(_REAP_POLL_SECONDS)
+        return ended
+
+
+def _signal(pid: int, own_group: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(OSError):
+        group = os.getpgid(pid)
+        if group == pid and group != own_group:
+            os.killpg(group, sig)
+    with contextlib.suppress(OSError):
+        os.kill(pid, sig)
+
+
+def _reaped(pid: int) -> bool:
+    """Reap *pid* if it has ended; True once it is gone (reaped here or by someone else)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return done == pid
+
+
+def _children() -> set[int]:
+    """The pids whose parent is this process: children of the main thread and of this one.
+
+    Actions are started from one thread, and an orphan is reparented to the subreaper's
+    first live thread (the main one), so the other threads need not be read.
+    """
+    found: set[int] = set()
+    main = os.getpid()
+    for task in {main, threading.get_native_id()}:
+        try:
+            with open(f"/proc/{main}/task/{task}/children", "rb") as file:
+                found.update(map(int, file.read().split()))
+        except FileNotFoundError:
+            if task == main:  # a kernel without CONFIG_PROC_CHILDREN
+                return _children_by_scan()
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _children_by_scan() -> set[int]:
+    """The same answer read from every process's /proc/PID/stat (slower)."""
+    me = str(os.getpid())
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and fields[1].decode() == me:
+            found.add(int(entry))
+    return found

@@ -1,0 +1,117 @@
+"""Processes an action detaches from its group (setsid, double fork, env -i, set -m) end with it.
+
+Each way of detaching is tried with each way an action can end: `ll-loop stop`, the
+state's `timeout:`, Ctrl-C (SIGINT to ll-loop, as a terminal sends it) and the action
+simply exiting. The detached `sleep` must be gone when ll-loop is done with the action.
+Before ll-loop became a child subreaper, most of them lived on after every one of these.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+
+import pytest
+from support import llproc
+from support.project import LoopProject
+
+from little_loops.fsm.runs.outcomes import ExitCode
+
+# Each way an action can start a process that leaves the action's process group.
+DETACHED = {
+    "setsid": "setsid sleep {marker} &",
+    "setsid -f": "setsid -f sleep {marker}",
+    "nohup setsid": "nohup setsid sleep {marker} >/dev/null 2>&1 &",
+    "double fork": "( setsid sleep {marker} & )",
+    "setsid env -i": "setsid env -i sleep {marker} &",  # the child has no LL_LOOP_RUN marker
+    "set -m; disown": "set -m; sleep {marker} & disown",
+}
+
+LOOP = """\
+name: detach
+initial: a
+states:
+  a:
+    action: |
+      {detach}
+      {then}
+    timeout: {timeout}
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def write(loop_project: LoopProject, variety: str, marker: str, then: str, timeout: float) -> None:
+    detach = DETACHED[variety].format(marker=marker)
+    loop_project.write("detach", LOOP.format(detach=detach, then=then, timeout=timeout))
+
+
+def start_and_wait_for_it(loop_project: LoopProject, marker: str) -> subprocess.Popen[str]:
+    proc = llproc.start(loop_project.root, "run", "detach")
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, 10, "the detached sleep")
+    return proc
+
+
+@pytest.mark.parametrize("variety", DETACHED)
+def test_stop_ends_what_the_action_detached(
+    loop_project: LoopProject, marker: str, variety: str
+) -> None:
+    write(loop_project, variety, marker, "sleep 60", 60)
+    proc = start_and_wait_for_it(loop_project, marker)
+    result = llproc.ll_loop(loop_project.root, "stop", "detach")
+    proc.communicate(timeout=10)
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert proc.returncode == ExitCode.STOPPED
+    assert llproc.sleepers(marker) == []
+
+
+@pytest.mark.parametrize("variety", DETACHED)
+def test_a_timeout_ends_what_the_action_detached(
+    loop_project: LoopProject, marker: str, variety: str
+) -> None:
+    write(loop_project, variety, marker, "sleep 60", 1.5)
+    proc = start_and_wait_for_it(loop_project, marker)
+    _, err = proc.communicate(timeout=15)
+    assert "action timed out after 1.5s" in err
+    assert llproc.sleepers(marker) == []
+
+
+@pytest.mark.parametrize("variety", DETACHED)
+def test_ctrl_c_ends_what_the_action_detached(
+    loop_project: LoopProject, marker: str, variety: str
+) -> None:
+    write(loop_project, variety, marker, "sleep 60", 60)
+    proc = start_and_wait_for_it(loop_project, marker)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert "Loop interrupted in a" in err
+    assert llproc.sleepers(marker) == []
+
+
+@pytest.mark.parametrize("variety", DETACHED)
+def test_what_an_action_detached_ends_when_it_exits(
+    loop_project: LoopProject, marker: str, variety: str
+) -> None:
+    # `sleep 0.5` gives the detached process time to exist before the action is over.
+    write(loop_project, variety, marker, "sleep 0.5", 60)
+    result = llproc.ll_loop(loop_project.root, "run", "detach")
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert llproc.sleepers(marker) == []
+
+
+def test_a_resumed_run_ends_what_its_action_detached(
+    loop_project: LoopProject, marker: str
+) -> None:
+    write(loop_project, "double fork", marker, "sleep 60", 60)
+    proc = start_and_wait_for_it(loop_project, marker)
+    assert llproc.ll_loop(loop_project.root, "stop", "detach").returncode == ExitCode.OK
+    proc.communicate(timeout=10)
+    assert llproc.sleepers(marker) == []
+    resumed = llproc.start(loop_project.root, "resume", "detach")
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, 10, "the detached sleep again")
+    assert llproc.ll_loop(loop_project.root, "stop", "detach").returncode == ExitCode.OK
+    resumed.communicate(timeout=10)
+    assert resumed.returncode == ExitCode.STOPPED
+    assert llproc.sleepers(marker) == []
