@@ -186,18 +186,20 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
         # The file system said no (.loops/.running is a file, a disk is full, ...): that is
         # the user's to fix, not a bug, so one line naming the file.
         where = f"{_user_path(exc.filename)}: " if exc.filename else ""
-        print(f"ll-loop: error: {one_line(where)}{exc.strerror or exc}", file=sys.stderr)
+        number = f" (errno {exc.errno})" if exc.errno else ""
+        print(f"ll-loop: error: {one_line(where)}{exc.strerror or exc}{number}", file=sys.stderr)
         return ExitCode.FAILED
 
 
 def _user_path(filename: object) -> str:
-    """*filename*, or for a write_atomic temp file (`.<name>.<8 chars>.tmp`) its target."""
+    """*filename* as users see it: relative to here, a write_atomic temp file as its target."""
     from little_loops.fsm.runs.layout import TEMP_SUFFIX
+    from little_loops.fsm.runs.runfile import display_path
 
     path = str(filename)
     folder, _, name = path.rpartition("/")
     stem = name.removesuffix(TEMP_SUFFIX)
     if stem != name and name.startswith(".") and len(stem) > 10 and stem[-9] == ".":
         name = stem[1:-9]
-        return f"{folder}/{name}" if folder else name
-    return path
+        path = f"{folder}/{name}" if folder else name
+    return display_path(path)

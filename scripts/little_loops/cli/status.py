@@ -36,7 +36,8 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
     """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.control import iteration_limit, status_json
-    from little_loops.fsm.runs.liveness import live_status
+    from little_loops.fsm.runs.layout import run_files
+    from little_loops.fsm.runs.liveness import live_status, low_space
     from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
     from little_loops.fsm.runs.pids import pid_alive
     from little_loops.fsm.runs.runfile import display_path
@@ -96,6 +97,9 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_
         rows.append(("last verdict", str(state.last_result["verdict"])))
     if state.error:
         rows.append(("error", state.error))
+    disk = low_space(run_files(loop_name, loops_dir).running_dir) if crashed else None
+    if disk:
+        rows.append(("disk", disk))
     hint = how_to_go_on(state.terminated_by, loop_name)
     if state.status == Status.FAILED and hint is not None:
         rows.append(("to go on", hint))

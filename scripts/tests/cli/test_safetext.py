@@ -111,4 +111,7 @@ def test_a_file_system_error_names_the_file_not_its_temp_file(
     loop_project.write("x", "name: x\ninitial: a\nstates:\n  a:\n    terminal: true\n")
     monkeypatch.setattr("little_loops.cli.validate._handler", full)
     result = loop_project.run("validate", "x")
-    assert result.err == "ll-loop: error: .loops/.running/x.state.json: No space left on device\n"
+    assert (
+        result.err
+        == "ll-loop: error: .loops/.running/x.state.json: No space left on device (errno 28)\n"
+    )

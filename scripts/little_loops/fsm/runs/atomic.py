@@ -26,7 +26,11 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None
     # created anew (O_EXCL), never opened through a link. Run files stay private (0600).
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, 0o600)
+    except OSError as exc:
+        raise _about(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
@@ -34,9 +38,11 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None
             if durable:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _about(exc, path) from None
         raise
     if not durable:
         return
@@ -47,6 +53,11 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def _about(exc: OSError, path: Path) -> OSError:
+    """*exc* naming the file being replaced (a write or fsync error names no file at all)."""
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def remove_leftover_temp_files(path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,7 +11,10 @@ from little_loops.fsm.runs.eventlog import writer_pids
 from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.outcomes import Status
 from little_loops.fsm.runs.pids import pid_alive
+from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.state import LoopState
+
+LOW_SPACE_BYTES = 1024 * 1024  # less than this free where the run files are: a likely cause
 
 
 @dataclass(frozen=True)
@@ -56,3 +60,22 @@ def since_ms(timestamp: str) -> int:
     if then.tzinfo is None:
         then = then.replace(tzinfo=UTC)
     return max(0, int((datetime.now(UTC) - then).total_seconds() * 1000))
+
+
+def low_space(folder: Path) -> str | None:
+    """A word on the disk holding *folder* when it is (nearly) full, else None.
+
+    A run that crashed there most likely could not write its log: that is what to fix
+    before resuming it.
+    """
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return None
+    free = stats.f_bavail * stats.f_frsize
+    if free >= LOW_SPACE_BYTES:
+        return None
+    return (
+        f"the disk holding {display_path(folder)} is full ({free // 1024} KiB free):"
+        " free some space before resuming"
+    )
