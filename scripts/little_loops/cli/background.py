@@ -13,28 +13,32 @@ from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.runfile import display_path
 
 
-def child_argv(loop_path: Path, options: RunOptions) -> list[str]:
-    """The command line of the detached run: `run` with every option but --background."""
-    return [sys.executable, "-m", "little_loops.cli", "run", str(loop_path), *options.argv()]
+def child_argv(command: str, target: str, options: RunOptions) -> list[str]:
+    """The command line of the detached run: `run`/`resume` with every option but --background."""
+    return [sys.executable, "-m", "little_loops.cli", command, target, *options.argv()]
 
 
 def start_background(
-    loop_path: Path,
+    target: str,
     loop_name: str,
     scope: Sequence[str],
     options: RunOptions,
     loops_dir: Path,
     *,
+    command: str = "run",
     wait: float = START_WAIT_SECONDS,
 ) -> int:
-    """Start the loop in a new session and report its pid; a failed start is reported here.
+    """Start `ll-loop COMMAND TARGET` (a loop file's absolute path, or for `resume` the run's
+    name) in a new session and report its pid; a failed start is reported here.
 
     Without `--queue` the scope is checked first, so an overlap is refused by this command
     (exit 1) rather than in the log. The child's pid goes to stdout (a JSON object with
     `--json`); how to follow, inspect and stop it goes to stderr.
     """
-    argv = child_argv(loop_path.resolve(), options)
-    started = start_detached(argv, loop_name, scope, loops_dir, queue=options.queue, wait=wait)
+    argv = child_argv(command, target, options)
+    started = start_detached(
+        argv, loop_name, scope, loops_dir, queue=options.queue, wait=wait, command=command
+    )
     code = started.exit_code
     shown = display_path(started.log)
     if code is not None and code != ExitCode.OK:

@@ -155,11 +155,20 @@ def _run_table(rows: list[RunRow]) -> list[list[str]]:
         if pid is None or row["status"] != Status.RUNNING:
             pid_text = "-"
         else:
-            pid_text = f"{pid} ({'alive' if row['alive'] else 'dead'})"
+            pid_text = f"{pid} ({_pid_word(pid, row['alive'])})"
         table.append(
             [row["loop"], status, str(row["current_state"]), str(row["iteration"]), pid_text]
         )
     return table
+
+
+def _pid_word(pid: int, alive: bool) -> str:
+    """`alive` (the run's ll-loop), `not this run` (a live process that is not it) or `dead`."""
+    from little_loops.fsm.runs.pids import pid_alive
+
+    if alive:
+        return "alive"
+    return "not this run" if pid_alive(pid) else "dead"
 
 
 def _loop_table(rows: list[LoopRow]) -> list[list[str]]:

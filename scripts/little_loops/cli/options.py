@@ -116,3 +116,15 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         as_json=args.as_json,
         no_color=args.no_color,
     )
+
+
+def add_background_flag(parser: argparse.ArgumentParser) -> None:
+    """`--background`, for `run` and `resume`."""
+    from little_loops.cli.resolve import LOOPS_DIR
+    from little_loops.fsm.runs.layout import run_files
+
+    parser.add_argument(
+        "--background",
+        action="store_true",
+        help=f"detach; output goes to {run_files('NAME', LOOPS_DIR).log} and the pid is printed",
+    )

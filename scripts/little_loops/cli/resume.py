@@ -7,7 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
+from little_loops.cli.options import (
+    RunOptions,
+    add_background_flag,
+    add_run_flags,
+    options_from_args,
+)
 from little_loops.cli.resolve import LOOPS_DIR
 
 
@@ -20,16 +25,19 @@ def register(subparsers: Any, summary: str) -> None:
         "Run flags not given again keep the values the run was started with.",
     )
     parser.add_argument("loop", metavar="NAME", help="loop name (or loop file path)")
+    add_background_flag(parser)
     add_run_flags(parser)
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    return resume_command(args.loop, options_from_args(args))
+    return resume_command(args.loop, options_from_args(args), background=args.background)
 
 
-def resume_command(name: str, options: RunOptions, *, loops_dir: Path = LOOPS_DIR) -> int:
-    """Resume the saved run of NAME in the foreground; returns its outcome's exit code."""
+def resume_command(
+    name: str, options: RunOptions, *, background: bool = False, loops_dir: Path = LOOPS_DIR
+) -> int:
+    """Resume the saved run of NAME in the foreground (or detached); returns the exit code."""
     from little_loops.cli.resolve import resolve_loop_path
     from little_loops.cli.runref import run_name
     from little_loops.cli.session import (
@@ -54,6 +62,17 @@ def resume_command(name: str, options: RunOptions, *, loops_dir: Path = LOOPS_DI
     path = saved_loop_file(saved) or resolve_loop_path(name, loops_dir)
     fsm = load_and_validate(path)
     check_same_loop(loop_name, fsm.name, path)
-    options = saved_overrides(loop_name, loops_dir, options)
+    given, options = options, saved_overrides(loop_name, loops_dir, options)
     fsm = merge_saved_context(apply_overrides(fsm, options), saved.context)
+    if background:
+        from little_loops.cli.background import start_background
+        from little_loops.fsm.runs.resumable import resumable_state
+
+        resumable_state(fsm, store)  # refused here, not in the log, when it cannot go on
+
+        # The detached resume merges the saved flags itself: it gets only those given here.
+        scope = fsm.effective_scope()
+        return start_background(
+            loop_name, loop_name, scope, given, loops_dir.resolve(), command="resume"
+        )
     return run_session(fsm, path, options, loops_dir.resolve(), resume=True)

@@ -7,9 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from little_loops.cli.options import RunOptions, add_run_flags, options_from_args
+from little_loops.cli.options import (
+    RunOptions,
+    add_background_flag,
+    add_run_flags,
+    options_from_args,
+)
 from little_loops.cli.resolve import LOOPS_DIR
-from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.outcomes import ExitCode
 
 
@@ -21,11 +25,7 @@ def register(subparsers: Any, summary: str) -> None:
         "a PATH is used as given.",
     )
     parser.add_argument("loop", metavar="NAME|PATH", help="loop name or loop file path")
-    parser.add_argument(
-        "--background",
-        action="store_true",
-        help=f"detach; output goes to {run_files('NAME', LOOPS_DIR).log} and the pid is printed",
-    )
+    add_background_flag(parser)
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -73,5 +73,6 @@ def run_command(
     if background:
         from little_loops.cli.background import start_background
 
-        return start_background(path, fsm.name, fsm.effective_scope(), options, loops_dir)
+        target = str(path.resolve())
+        return start_background(target, fsm.name, fsm.effective_scope(), options, loops_dir)
     return run_session(fsm, path, options, loops_dir)

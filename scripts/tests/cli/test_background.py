@@ -118,3 +118,46 @@ def test_scope_conflict_is_refused_by_the_parent(loop_project: LoopProject, mark
         )
     finally:
         assert loop_project.run("stop", "slow").code == ExitCode.OK
+
+
+def test_resume_in_the_background_goes_on_with_the_run_flags(
+    loop_project: LoopProject, marker: str
+) -> None:
+    loop_project.write("slow", SLOW.format(marker=marker))
+    started = loop_project.run("run", "slow", "--background", "-n", "3")
+    assert started.code == ExitCode.OK, started.err
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, what="the action")
+    assert loop_project.run("stop", "slow").code == ExitCode.OK
+
+    resumed = loop_project.run("resume", "slow", "--background")
+    assert resumed.code == ExitCode.OK, resumed.err
+    pid = int(resumed.out)
+    assert resumed.err.startswith(f"started loop 'slow' in the background (pid {pid})\n")
+    assert os.getsid(pid) == pid
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, what="the action, again")
+    status = loop_project.run("status", "slow").out.splitlines()
+    assert f"status:    running (pid {pid})" in status
+    assert "iteration: 1/3" in status  # the saved -n 3, and the same pass as before
+
+    again = loop_project.run("resume", "slow", "--background")
+    assert again.code == ExitCode.FAILED
+    assert f"loop 'slow' is still running (pid {pid}); stop it first" in again.err
+
+    assert loop_project.run("stop", "slow").code == ExitCode.OK
+    assert not pid_alive(pid)
+    log = (loop_project.loops / ".running" / "slow.log").read_text()
+    assert "--- ll-loop resume slow --background at " in log
+    assert "ll-loop: resuming loop 'slow' at state 'a' (iteration 1, " in log
+
+
+def test_resume_in_the_background_of_a_finished_run_is_refused(loop_project: LoopProject) -> None:
+    loop_project.write("quick", SLOW.format(marker="0").replace("name: slow", "name: quick"))
+    assert loop_project.run("run", "quick").code == ExitCode.OK
+    result = loop_project.run("resume", "quick", "--background")
+    assert result.code == ExitCode.FAILED
+    assert result.out == ""
+    assert result.err == (  # refused by this command, not by a detached child in the log
+        "ll-loop: error: loop 'quick' completed; nothing to resume,"
+        " start it again with 'll-loop run quick'\n"
+    )
+    assert not (loop_project.loops / ".running" / "quick.log").exists()

@@ -265,3 +265,15 @@ def test_a_state_naming_a_live_stranger_says_it_is_not_this_run(
         f"status:       crashed: its process (pid {me}) runs but is not this run's ll-loop"
         " (it does not hold the run's log); resume with ll-loop resume hello"
     ) in out.splitlines()
+    listed = loop_project.run("list", "--running").out
+    assert f"{me} (not this run)" in listed
+
+
+def test_list_shows_a_pid_whose_process_is_gone_as_dead(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    assert loop_project.run("run", "hello").code == ExitCode.OK
+    path = loop_project.loops / ".running" / "hello.state.json"
+    data = json.loads(path.read_text())
+    data.update(status="running", pid=2**22 + 1)  # above the kernel's pid_max: never alive
+    path.write_text(json.dumps(data))
+    assert f"{2**22 + 1} (dead)" in loop_project.run("list", "--running").out

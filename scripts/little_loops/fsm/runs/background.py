@@ -43,8 +43,9 @@ def start_detached(
     *,
     queue: bool = False,
     wait: float = START_WAIT_SECONDS,
+    command: str = "run",
 ) -> Started:
-    """Run `argv` (an `ll-loop run` of `loop_name`) in a new session, output to the loop's log.
+    """Run `argv` (an `ll-loop COMMAND` of `loop_name`) in a new session, output to its log.
 
     Without `queue` the scope is checked first, so an overlap is refused here (a
     ScopeConflictError) rather than in the log. The child is watched for up to `wait` seconds.
@@ -54,7 +55,7 @@ def start_detached(
     log = run_files(loop_name, loops_dir).log
     log.parent.mkdir(parents=True, exist_ok=True)
     with os.fdopen(open_run_file(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
-        out.write(f"--- ll-loop run {loop_name} --background at {iso_now()}\n".encode())
+        out.write(f"--- ll-loop {command} {loop_name} --background at {iso_now()}\n".encode())
         out.flush()
         offset = out.tell()
         proc = subprocess.Popen(

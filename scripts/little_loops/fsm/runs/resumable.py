@@ -105,34 +105,7 @@ class PersistentExecutor:
 
     def resumable_state(self) -> LoopState:
         """The saved run, if it can be resumed now; else LoopRuntimeError says why not."""
-        self.persistence.initialize()
-        saved = self.persistence.load_state()
-        name = self.fsm.name
-        if saved is None:
-            raise LoopRuntimeError(
-                f"loop '{name}' has no saved run to resume; start it with 'll-loop run {name}'"
-            )
-        if not can_resume(saved.status, saved.terminated_by):
-            how = "completed" if saved.status == Status.COMPLETED else f"ended ({saved.status})"
-            why = f": {saved.error}" if saved.error else ""
-            raise LoopRuntimeError(
-                f"loop '{name}' {how}{why}; nothing to resume, start it again with "
-                f"'ll-loop run {name}'"
-            )
-        if saved.status == Status.FAILED:
-            reached = limit_still_reached(self.fsm, saved)
-            if reached is not None:
-                raise LoopRuntimeError(reached)
-        if (
-            saved.status == Status.RUNNING
-            and saved.pid != os.getpid()
-            and run_alive(saved, self.persistence.loops_dir)
-        ):
-            raise LoopRuntimeError(
-                f"loop '{name}' is still running (pid {saved.pid}); stop it first with "
-                f"'ll-loop stop {name}'"
-            )
-        return saved
+        return resumable_state(self.fsm, self.persistence)
 
     def _end_orphans(self, previous: LoopState | None) -> None:
         """A crashed run's action may still be running (it has its own session): end it."""
@@ -260,6 +233,37 @@ class PersistentExecutor:
             self._snapshots.write_now(self._full, position, durable=True)
         else:
             self._snapshots.offer(self._full, position)
+
+
+def resumable_state(fsm: FSMLoop, persistence: StatePersistence) -> LoopState:
+    """The saved run of *fsm*, if it can be resumed now; else LoopRuntimeError says why not."""
+    persistence.initialize()
+    saved = persistence.load_state()
+    name = fsm.name
+    if saved is None:
+        raise LoopRuntimeError(
+            f"loop '{name}' has no saved run to resume; start it with 'll-loop run {name}'"
+        )
+    if not can_resume(saved.status, saved.terminated_by):
+        how = "completed" if saved.status == Status.COMPLETED else f"ended ({saved.status})"
+        why = f": {saved.error}" if saved.error else ""
+        raise LoopRuntimeError(
+            f"loop '{name}' {how}{why}; nothing to resume, start it again with 'll-loop run {name}'"
+        )
+    if saved.status == Status.FAILED:
+        reached = limit_still_reached(fsm, saved)
+        if reached is not None:
+            raise LoopRuntimeError(reached)
+    if (
+        saved.status == Status.RUNNING
+        and saved.pid != os.getpid()
+        and run_alive(saved, persistence.loops_dir)
+    ):
+        raise LoopRuntimeError(
+            f"loop '{name}' is still running (pid {saved.pid}); stop it first with "
+            f"'ll-loop stop {name}'"
+        )
+    return saved
 
 
 def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:
