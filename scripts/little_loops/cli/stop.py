@@ -44,25 +44,24 @@ def stop_command(
     from little_loops.fsm.runs.orphans import kill_orphaned_actions
     from little_loops.fsm.runs.outcomes import ExitCode, Outcome, Status
     from little_loops.fsm.runs.store import StatePersistence
+    from little_loops.fsm.safetext import one_line
 
     loop_name = run_name(name, loops_dir)
+    shown = one_line(loop_name)  # C1 controls are not refused in names: escape them
     persistence = StatePersistence(loop_name, loops_dir)
     state = persistence.load_state()
     if state is None:
-        print(f"ll-loop: loop '{loop_name}' is not running (it has no saved run)", file=sys.stderr)
+        print(f"ll-loop: loop '{shown}' is not running (it has no saved run)", file=sys.stderr)
         return ExitCode.FAILED
     pid = state.pid
     if not can_stop(state, loops_dir) or pid is None:
         dead = stale_pid(state, loops_dir)
         stale = f"stale pid {pid}; " if pid is not None and state.status == Status.RUNNING else ""
         hint = (
-            f"; resume it with 'll-loop resume {loop_name}'"
-            if state.status == Status.RUNNING
-            else ""
+            f"; resume it with 'll-loop resume {shown}'" if state.status == Status.RUNNING else ""
         )
         print(
-            f"ll-loop: loop '{loop_name}' is not running ({stale}last status: {state.status})"
-            f"{hint}",
+            f"ll-loop: loop '{shown}' is not running ({stale}last status: {state.status}){hint}",
             file=sys.stderr,
         )
         if dead is not None:
@@ -75,18 +74,18 @@ def stop_command(
                 )
         return ExitCode.FAILED
     if pid == os.getpid():
-        print(f"ll-loop: loop '{loop_name}' is this process; not stopping it", file=sys.stderr)
+        print(f"ll-loop: loop '{shown}' is this process; not stopping it", file=sys.stderr)
         return ExitCode.FAILED
 
     grace = GRACE_SECONDS if grace is None else grace
     started = time.monotonic()
-    print(f"stopping loop '{loop_name}' (pid {pid})...", file=sys.stderr)
+    print(f"stopping loop '{shown}' (pid {pid})...", file=sys.stderr)
     stopped = stop_process(persistence, state, grace=grace)
     how = f"killed (it did not stop within {grace:g}s)" if stopped.killed else Outcome.STOPPED
     elapsed = time.monotonic() - started
     print(
-        f"loop '{loop_name}' {how} in {elapsed:.1f}s in state "
-        f"'{stopped.state.current_state}'; continue with: ll-loop resume {loop_name}",
+        f"loop '{shown}' {how} in {elapsed:.1f}s in state "
+        f"'{one_line(stopped.state.current_state)}'; continue with: ll-loop resume {shown}",
         file=sys.stderr,
     )
     return ExitCode.OK

@@ -115,3 +115,11 @@ def test_a_file_system_error_names_the_file_not_its_temp_file(
         result.err
         == "ll-loop: error: .loops/.running/x.state.json: No space left on device (errno 28)\n"
     )
+
+
+def test_stop_escapes_a_hostile_name_typed_for_it(loop_project: LoopProject) -> None:
+    result = loop_project.run("stop", "a\x9bb\x1b[2J")
+    assert result.code != 0
+    assert clean(result.err), repr(result.err)
+    assert "'a\\x9bb\\x1b[2J'" in result.err
+    assert result.err.count("\n") == 1
