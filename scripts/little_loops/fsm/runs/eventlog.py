@@ -51,6 +51,7 @@ class EventLog:
         self._checked = 0.0  # time.monotonic() of the last check of the file's identity
         self._held: list[dict[str, Any]] = []  # events waiting to go with the next write
         self._lock = threading.Lock()
+        self.restarted = False  # the file was removed or replaced under this writer: a new one
 
     # -- writing -----------------------------------------------------------------------
 
@@ -152,6 +153,7 @@ class EventLog:
                     return self._fd
             except FileNotFoundError:
                 pass
+            self.restarted = self._id[0] == os.getpid()  # not a forked child's first write
             self._close()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = open_run_file(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)

@@ -9,7 +9,7 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.executor import EventCallback
 from little_loops.fsm.engine.records import ExecutionResult
-from little_loops.fsm.runs.locks import acquire_scope, project_root
+from little_loops.fsm.runs.locks import LockHandle, acquire_scope, project_root
 from little_loops.fsm.runs.overrides import Overrides, save_overrides
 from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.signals import ShutdownSignals
@@ -47,6 +47,8 @@ def run_in_foreground(
             loop_path=loop_path,
             event_callback=event_callback,
             action_runner=runner,
+            on_note=on_note,
+            on_files_lost=lambda: _restore_lock(lock, on_note),
         )
         try:
             with ShutdownSignals(executor.request_shutdown):
@@ -66,3 +68,9 @@ def run_in_foreground(
             runner.close()
     finally:
         lock.release()
+
+
+def _restore_lock(lock: LockHandle, on_note: Callable[[str], None]) -> None:
+    problem = lock.restore()
+    if problem is not None:
+        on_note(problem)

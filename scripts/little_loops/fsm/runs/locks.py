@@ -206,6 +206,25 @@ class LockHandle:
                 self.path.unlink(missing_ok=True)
         self.released = True
 
+    def restore(self) -> str | None:
+        """Write our record again if it was removed while the claim is held (someone deleted
+        `.running/` during the run); a note when another run has claimed an overlapping
+        scope meanwhile, so it cannot be restored."""
+        if self.released or os.getpid() != self.record.pid:
+            return None
+        running = self.path.parent
+        running.mkdir(parents=True, exist_ok=True)
+        with _mutex(running):
+            if self.path.exists():
+                return None
+            conflict = _check(running, self.record, project_root(running.parent), [])
+            if conflict is not None:
+                return (
+                    f"its scope lock was removed, and meanwhile {conflict.overlap(self.loop_name)}"
+                )
+            write_atomic(self.path, json.dumps(self.record.to_dict(), indent=2) + "\n")
+        return None
+
     def __enter__(self) -> LockHandle:
         return self
 

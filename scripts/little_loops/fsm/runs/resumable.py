@@ -65,6 +65,9 @@ class PersistentExecutor:
         self.persistence = persistence or StatePersistence(fsm.name, loops_dir)
         self.loop_path = loop_path
         self._user_callback: EventCallback | None = executor_kwargs.pop("event_callback", None)
+        self._on_note: Callable[[str], None] | None = executor_kwargs.pop("on_note", None)
+        # Called when the run's files were removed under it (to restore the scope lock).
+        self._on_files_lost: Callable[[], None] | None = executor_kwargs.pop("on_files_lost", None)
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
         self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
         self.executor.before_wait = self._flush
@@ -225,6 +228,20 @@ class PersistentExecutor:
         if boundary or rotate or now - self._synced_at >= DURABLE_INTERVAL_S:
             self.persistence.log.sync()
             self._synced_at = now
+        log = self.persistence.log
+        if log.restarted:
+            # Someone removed the log (or all of .running/) under the run: the new file holds
+            # only what came since, so the whole state goes to a snapshot at once.
+            log.restarted = False
+            boundary = True
+            if self._on_note is not None:
+                self._on_note(
+                    f"{display_path(self.persistence.events_file)} was removed or replaced"
+                    " while the run went on: its earlier events are gone; the run goes on"
+                    " and its state is saved again"
+                )
+            if self._on_files_lost is not None:
+                self._on_files_lost()
         if rotate:
             # The snapshot first, so the log it points into is never the one rotated away.
             self._snapshots.write_now(self._full, position, durable=True)

@@ -1,0 +1,77 @@
+"""`.loops/.running/` removed while a run goes on: it says so, saves its whole state again,
+claims its scope again, and stays resumable."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+
+from support import llproc
+from support.project import LoopProject
+
+from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.runs.store import StatePersistence
+
+STEPS = """\
+name: steps
+initial: a
+max_iterations: 12
+states:
+  a:
+    action: "sleep 0.2; echo step"
+    capture: last
+    on_success: $current
+  done:
+    terminal: true
+"""
+
+NOTE = (
+    "ll-loop: .loops/.running/steps.events.jsonl was removed or replaced while the run went"
+    " on: its earlier events are gone; the run goes on and its state is saved again"
+)
+
+
+def iteration(loop_project: LoopProject) -> int:
+    return int(llproc.state(loop_project.root, "steps").get("iteration", 0))
+
+
+def test_a_run_whose_files_are_removed_says_so_and_keeps_its_state(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("steps", STEPS)
+    proc = llproc.start(loop_project.root, "run", "steps")
+    llproc.wait_for(lambda: iteration(loop_project) >= 3, 10, "three passes")
+    shutil.rmtree(loop_project.loops / ".running")
+    llproc.wait_for(lambda: iteration(loop_project) >= 5, 10, "the state saved again")
+    again = llproc.ll_loop(loop_project.root, "run", "steps")
+    assert again.returncode == ExitCode.FAILED  # the scope lock was claimed again
+    assert "loop 'steps' is already running" in again.stderr
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == ExitCode.MAX_ITERATIONS, err
+    assert err.count(NOTE) == 1
+    state = llproc.state(loop_project.root, "steps")
+    assert (state["status"], state["iteration"]) == ("failed", 12)
+    events = llproc.events(loop_project.root, "steps")
+    assert events[-1]["event"] == "loop_complete"
+
+
+def test_a_run_killed_after_its_files_were_removed_resumes_where_it_was(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("steps", STEPS)
+    proc = llproc.start(loop_project.root, "run", "steps")
+    llproc.wait_for(lambda: iteration(loop_project) >= 3, 10, "three passes")
+    shutil.rmtree(loop_project.loops / ".running")
+    llproc.wait_for(lambda: iteration(loop_project) >= 5, 10, "the state saved again")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    with StatePersistence("steps", loop_project.loops) as store:
+        saved = store.load_state()  # the record: the snapshot and the new log after it
+    assert saved is not None
+    assert saved.iteration >= 5
+    resumed = llproc.ll_loop(loop_project.root, "resume", "steps")
+    assert resumed.returncode == ExitCode.MAX_ITERATIONS, resumed.stderr
+    assert f"resuming loop 'steps' at state 'a' (iteration {saved.iteration}, " in resumed.stderr
+    state = llproc.state(loop_project.root, "steps")
+    assert (state["status"], state["iteration"]) == ("failed", 12)
