@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from little_loops.fsm.actions.descendants import adopt_orphans
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
 
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=500, help="actions per measurement (500)")
     parser.add_argument("--rounds", type=int, default=5, help="measurements each way (5)")
     args = parser.parse_args(argv)
+    adopt_orphans()  # as `ll-loop run` does: each action then pays for the sweep of strays
     with tempfile.TemporaryDirectory(prefix="ll-bench-runner-") as tmp:
         root = Path(tmp)
         request = ActionRequest("true", 60, False, output_file=root / ".running/spin.work.out")

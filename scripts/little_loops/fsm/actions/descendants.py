@@ -147,14 +147,29 @@ def _children() -> set[int]:
     main = os.getpid()
     for task in {main, threading.get_native_id()}:
         try:
-            with open(f"/proc/{main}/task/{task}/children", "rb") as file:
-                found.update(map(int, file.read().split()))
+            found.update(map(int, os.pread(_children_fd(main, task), 65536, 0).split()))
         except FileNotFoundError:
             if task == main:  # a kernel without CONFIG_PROC_CHILDREN
                 return _children_by_scan()
         except (OSError, ValueError):
-            continue
+            stale = _CHILDREN_FDS.pop((main, task), None)  # e.g. the thread has ended
+            if stale is not None:
+                with contextlib.suppress(OSError):
+                    os.close(stale)
     return found
+
+
+_CHILDREN_FDS: dict[tuple[int, int], int] = {}
+
+
+def _children_fd(main: int, task: int) -> int:
+    """A descriptor on /proc/MAIN/task/TASK/children, kept open: pread at 0 reads it anew
+    (a fifth of the cost of opening it each time)."""
+    fd = _CHILDREN_FDS.get((main, task))
+    if fd is None:
+        fd = os.open(f"/proc/{main}/task/{task}/children", os.O_RDONLY | os.O_CLOEXEC)
+        _CHILDREN_FDS[(main, task)] = fd
+    return fd
 
 
 def _children_by_scan() -> set[int]:
