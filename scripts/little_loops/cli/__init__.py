@@ -27,7 +27,20 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("compile", "compile a paradigm loop file to the FSM it runs as"),
     "graph": ("graph", "print a loop's states and transitions as a Mermaid or Graphviz diagram"),
     "simulate": ("simulate", "walk a loop with scripted verdicts, running nothing"),
+    "completion": ("completion", "print a bash or zsh completion script"),
 }
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's, measuring the command names with the indent they are printed at (it
+    counts them 2 columns short, so a name over 8 letters pushed its line down)."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            longest = max(map(len, action.choices), default=0)
+            width = longest + self._current_indent + 4
+            self._action_max_length = max(self._action_max_length, width)
 
 
 def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.ArgumentParser:
@@ -43,6 +56,7 @@ def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.
     """
     parser = argparse.ArgumentParser(
         prog="ll-loop",
+        formatter_class=_HelpFormatter,
         description="Run finite-state automation loops defined in .loops/*.yaml.",
         epilog="Shorthand: `ll-loop [run flags] NAME [run flags]` is `ll-loop run NAME ...` "
         "(write `--` before a NAME that is also a command's name).",
