@@ -1,0 +1,90 @@
+"""Numbers at the limits: the largest accepted values run, larger ones are one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+from support.paths import REPO
+from support.project import LoopProject
+
+from little_loops.fsm.definition.key_checks import MAX_ACTION_SECONDS, MAX_LOOP_SECONDS
+from little_loops.fsm.runs.outcomes import ExitCode
+
+AT_THE_LIMITS = f"""\
+    name: limits
+    initial: a
+    timeout: {MAX_LOOP_SECONDS}
+    idle_timeout: {MAX_ACTION_SECONDS}
+    llm:
+      timeout: {MAX_ACTION_SECONDS}
+    states:
+      a:
+        action: "true"
+        timeout: {MAX_ACTION_SECONDS}
+        idle_timeout: {MAX_ACTION_SECONDS}
+        next: done
+      done:
+        terminal: true
+"""
+
+# The longest backoff: the run's timeout cuts the wait short.
+LONGEST_BACKOFF = f"""\
+    name: patient
+    initial: a
+    backoff: {MAX_LOOP_SECONDS}
+    timeout: 0.5
+    states:
+      a:
+        action: "true"
+        on_success: a
+        on_failure: done
+      done:
+        terminal: true
+"""
+
+HUGE_TIMEOUT = """\
+    name: forever
+    initial: a
+    timeout: 1e308
+    states:
+      a:
+        action: "true"
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_the_largest_accepted_timeouts_run(loop_project: LoopProject) -> None:
+    loop_project.write("limits", AT_THE_LIMITS)
+    assert loop_project.run("validate", "limits").code == ExitCode.OK
+    result = loop_project.run("run", "limits")
+    assert (result.code, result.err.splitlines()[-1][:25]) == (
+        ExitCode.OK,
+        "Loop completed: done (1 i",
+    )
+
+
+def test_the_longest_backoff_waits_until_the_loop_timeout(loop_project: LoopProject) -> None:
+    loop_project.write("patient", LONGEST_BACKOFF)
+    result = loop_project.run("run", "patient")
+    assert result.code == ExitCode.TIMEOUT, result.err
+    assert "internal error" not in result.err
+
+
+@pytest.mark.parametrize("command", [["run", "--dry-run"], ["simulate"]])
+def test_a_huge_timeout_is_the_validate_error_not_a_traceback(
+    loop_project: LoopProject, command: list[str]
+) -> None:
+    loop_project.write("forever", HUGE_TIMEOUT)
+    result = loop_project.run(*command, "forever")
+    assert (result.code, result.out) == (ExitCode.USAGE, "")
+    assert result.err == (
+        "ll-loop: error: .loops/forever.yaml:3: loop 'forever' > timeout: expected a number > 0 "
+        f"and at most {MAX_LOOP_SECONDS} (a year), got 1e+308\n"
+    )
+
+
+def test_the_docs_give_the_limits() -> None:
+    text = (REPO / "docs" / "loop-files.md").read_text()
+    assert f"at most {MAX_LOOP_SECONDS} seconds (a year)" in text
+    assert f"at most {MAX_ACTION_SECONDS} seconds (about" in text
