@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shlex
+
 import pytest
 from support.paths import REPO
 from support.project import LoopProject
@@ -88,3 +91,69 @@ def test_the_docs_give_the_limits() -> None:
     text = (REPO / "docs" / "loop-files.md").read_text()
     assert f"at most {MAX_LOOP_SECONDS} seconds (a year)" in text
     assert f"at most {MAX_ACTION_SECONDS} seconds (about" in text
+
+
+HUGE_MEASUREMENT = """\
+    name: measure
+    initial: measure
+    states:
+      measure:
+        action: "printf '1%0400d\\\\n' 0"
+        evaluate:
+          type: convergence
+          target: 5
+        route:
+          target: done
+          progress: measure
+          stall: measure
+          _error: report
+      report:
+        terminal: true
+      done:
+        terminal: true
+"""
+
+
+def test_a_400_digit_measurement_is_an_error_verdict_routed_by_error(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("measure", HUGE_MEASUREMENT)
+    result = loop_project.run("run", "measure")
+    assert result.code == ExitCode.OK, result.err
+    assert "✗ error (output is too large a number (401 digits; at most 1.8e+308))" in result.err
+    assert "       → report\n" in result.err
+    assert result.err.splitlines()[-1].startswith("Loop completed: report (1 iteration")
+
+
+@pytest.mark.parametrize(
+    ("output", "evaluate", "message"),
+    [
+        ("1e400", "{type: output_numeric, operator: lt, target: 5}", "output is too large"),
+        ('{"n": 1e400}', "{type: output_json, path: .n, operator: lt, target: 5}", ".n is too"),
+    ],
+)
+def test_numbers_out_of_range_in_output_are_error_verdicts(
+    loop_project: LoopProject, output: str, evaluate: str, message: str
+) -> None:
+    loop_project.write(
+        "compare",
+        f"""\
+        name: compare
+        initial: check
+        states:
+          check:
+            action: {json.dumps("echo " + shlex.quote(output))}
+            evaluate: {evaluate}
+            on_success: done
+            on_failure: done
+            on_error: report
+          report:
+            terminal: true
+          done:
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "compare")
+    assert (result.code, "internal error" in result.err) == (ExitCode.OK, False), result.err
+    assert f"✗ error ({message}" in result.err
+    assert "Loop completed: report" in result.err
