@@ -10,6 +10,7 @@ from support.paths import REPO
 from support.project import LoopProject
 
 from little_loops.fsm.definition.key_checks import MAX_ACTION_SECONDS, MAX_LOOP_SECONDS
+from little_loops.fsm.definition.loader import MAX_NESTING
 from little_loops.fsm.runs.outcomes import ExitCode
 
 AT_THE_LIMITS = f"""\
@@ -157,3 +158,33 @@ def test_numbers_out_of_range_in_output_are_error_verdicts(
     assert (result.code, "internal error" in result.err) == (ExitCode.OK, False), result.err
     assert f"✗ error ({message}" in result.err
     assert "Loop completed: report" in result.err
+
+
+def _nested(lists: int) -> str:
+    """A loop whose `context: x:` holds *lists* nested lists (nesting lists + 2 deep)."""
+    return f"""\
+        name: deep
+        initial: a
+        context:
+          x: {"[" * lists}{"]" * lists}
+        states:
+          a:
+            action: "true"
+            next: done
+          done:
+            terminal: true
+        """
+
+
+@pytest.mark.parametrize("command", [["compile"], ["validate"], ["run"], ["simulate"]])
+def test_nesting_past_the_limit_is_one_line_and_up_to_it_works(
+    loop_project: LoopProject, command: list[str]
+) -> None:
+    path = loop_project.write("deep", _nested(MAX_NESTING - 2))
+    assert loop_project.run(*command, str(path)).code == ExitCode.OK
+    loop_project.write("deep", _nested(MAX_NESTING - 1))
+    result = loop_project.run(*command, str(path))
+    printed = (result.out + result.err).splitlines()
+    assert (result.code, len(printed)) == (ExitCode.USAGE, 1), printed
+    assert f"deep.yaml:4:{MAX_NESTING + 4}: " in printed[0]
+    assert printed[0].endswith(f"mappings and lists nested more than {MAX_NESTING} deep")

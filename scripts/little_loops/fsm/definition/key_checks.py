@@ -48,8 +48,6 @@ _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 MAX_ACTION_SECONDS = (2**31 - 1) // 1000
 # The longest loop timeout and backoff: a year (a wait past threading.TIMEOUT_MAX fails).
 MAX_LOOP_SECONDS = 365 * 24 * 60 * 60
-# The deepest nesting of lists and mappings in a loop file (a `context:` value, say).
-MAX_NESTING = 100
 
 _ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
