@@ -92,6 +92,7 @@ def test_the_docs_give_the_limits() -> None:
     text = (REPO / "docs" / "loop-files.md").read_text()
     assert f"at most {MAX_LOOP_SECONDS} seconds (a year)" in text
     assert f"at most {MAX_ACTION_SECONDS} seconds (about" in text
+    assert f"Mappings and lists nest at most {MAX_NESTING} deep" in text
 
 
 HUGE_MEASUREMENT = """\
