@@ -43,6 +43,16 @@ _LOOP_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 
+# The longest time an action may run or stay silent: the action runner waits with poll(),
+# which takes at most 2**31 - 1 milliseconds (about 24.8 days).
+MAX_ACTION_SECONDS = (2**31 - 1) // 1000
+# The longest loop timeout and backoff: a year (a wait past threading.TIMEOUT_MAX fails).
+MAX_LOOP_SECONDS = 365 * 24 * 60 * 60
+
+_ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
+_LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
+
+
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
 # The paradigm of a loop written directly as states (and of a file with no `paradigm:`).
@@ -53,9 +63,9 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "context": optional(mapping),
     "scope": optional(string_list),
     "max_iterations": integer(1),
-    "backoff": optional(number(0)),
-    "timeout": optional(number(0, above=True)),
-    "idle_timeout": optional(number(0, above=True)),
+    "backoff": optional(number(0, MAX_LOOP_SECONDS, why="a year")),
+    "timeout": optional(_LOOP_SECONDS),
+    "idle_timeout": optional(_ACTION_SECONDS),
     "max_cost_usd": optional(number(0, above=True)),
     "maintain": boolean,
     "llm": mapping,
@@ -71,8 +81,8 @@ STATE_KEYS: dict[str, Check] = {
     "action": optional(text),
     "action_type": optional(one_of(ACTION_TYPES)),
     "capture": optional(pattern(_CAPTURE_NAME, "a name of letters, digits, '_' and '-'")),
-    "timeout": optional(number(0, above=True)),
-    "idle_timeout": optional(number(0, above=True)),
+    "timeout": optional(_ACTION_SECONDS),
+    "idle_timeout": optional(_ACTION_SECONDS),
     "evaluate": optional(mapping),
     "route": optional(mapping),
     "on_success": optional(string),
@@ -102,7 +112,7 @@ LLM_KEYS: dict[str, Check] = {
     "enabled": boolean,
     "model": string,
     "max_tokens": integer(1),
-    "timeout": number(0, above=True),
+    "timeout": _ACTION_SECONDS,
 }
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")

@@ -29,6 +29,10 @@ _BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 # exhausting memory.
 _MAX_NODES = 200_000
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+# The deepest nesting of mappings and lists (the top level is 1), so that nothing reading
+# the data (compile, the writer, interpolation) recurses past Python's limit.
+MAX_NESTING = 100
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 # Numbers as YAML 1.2 writes them, not 1.1: `1e3` is a number, while `010` is ten (not
@@ -122,6 +126,8 @@ class _Builder:
         if isinstance(node, yaml.CollectionNode) and node.tag not in _COLLECTION_TAGS:
             # Only plain maps and lists; never construct objects from tags like !!python/....
             raise self.fail(node, f"unsupported YAML tag '{node.tag}'")
+        if isinstance(node, yaml.CollectionNode) and len(path) >= MAX_NESTING:
+            raise self.fail(node, f"mappings and lists nested more than {MAX_NESTING} deep")
         if isinstance(node, yaml.MappingNode):
             self.active.add(id(node))
             try:
@@ -171,13 +177,18 @@ class _Builder:
         # A key written twice is an error; a key that overrides one brought in by a
         # `<<:` merge is not, so duplicates are looked for before merging.
         written: set[str] = set()
+        merges = 0
         for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
+            if key_node.tag == _MERGE_TAG:
+                merges += 1
+                if merges > 1:  # a key written twice, as any other; one `<<:` takes a list
+                    raise self.fail(
+                        key_node, f"duplicate key '<<' in {_where(path)} (write <<: [*a, *b])"
+                    )
                 continue
             key = self._key(key_node)
             if key in written:
-                where = " > ".join(str(p) for p in path) or "the top level"
-                raise self.fail(key_node, f"duplicate key '{key}' in {where}")
+                raise self.fail(key_node, f"duplicate key '{key}' in {_where(path)}")
             written.add(key)
         self.loader.flatten_mapping(node)  # resolves `<<:` merges; later keys win
         out: dict[str, Any] = {}
@@ -187,6 +198,10 @@ class _Builder:
             self.lines[key_path] = key_node.start_mark.line + 1
             out[key] = self.build(value_node, key_path)
         return out
+
+
+def _where(path: KeyPath) -> str:
+    return " > ".join(str(p) for p in path) or "the top level"
 
 
 def _syntax_error(source: str, exc: yaml.YAMLError) -> LoopFileError:

@@ -34,6 +34,7 @@ from little_loops.fsm.definition.model import (
     RouteConfig,
     StateConfig,
 )
+from little_loops.fsm.definition.value_checks import describe
 from little_loops.fsm.errors import (
     LoopDefinitionError,
     LoopFileError,
@@ -85,26 +86,29 @@ def validate_definition(data: Mapping[str, Any]) -> list[ValidationError]:
 def _model_shape(fsm: FSMLoop) -> list[ValidationError]:
     """Problems a hand-built FSMLoop can have that a loaded one cannot: wrong object types."""
     if not isinstance(fsm, FSMLoop):
-        return [ValidationError(f"expected an FSMLoop, got {type(fsm).__name__}")]
+        return [ValidationError(f"expected a loop definition, got {describe(fsm)}")]
     loop = fsm.name if isinstance(fsm.name, str) and fsm.name else None
     if not isinstance(fsm.states, dict):
-        return [ValidationError.at(loop, ("states",), "expected a dict of StateConfig")]
+        problem = f"expected a mapping of states, got {describe(fsm.states)}"
+        return [ValidationError.at(loop, ("states",), problem)]
     problems: list[ValidationError] = []
     if not isinstance(fsm.llm, LLMConfig):
-        problems.append(ValidationError.at(loop, ("llm",), "expected an LLMConfig"))
+        problem = f"expected the llm settings, got {describe(fsm.llm)}"
+        problems.append(ValidationError.at(loop, ("llm",), problem))
     for name, state in fsm.states.items():
         path: tuple[str | int, ...] = ("states", str(name))
         if not isinstance(state, StateConfig):
-            problems.append(ValidationError.at(loop, path, "expected a StateConfig"))
+            problem = f"expected a state's settings, got {describe(state)}"
+            problems.append(ValidationError.at(loop, path, problem))
             continue
         if state.evaluate is not None and not isinstance(state.evaluate, EvaluateConfig):
-            problems.append(
-                ValidationError.at(loop, (*path, "evaluate"), "expected an EvaluateConfig")
-            )
+            problem = f"expected evaluator settings, got {describe(state.evaluate)}"
+            problems.append(ValidationError.at(loop, (*path, "evaluate"), problem))
         if state.route is not None and not (
             isinstance(state.route, RouteConfig) and isinstance(state.route.routes, dict)
         ):
-            problems.append(ValidationError.at(loop, (*path, "route"), "expected a RouteConfig"))
+            problem = f"expected verdict routes, got {describe(state.route)}"
+            problems.append(ValidationError.at(loop, (*path, "route"), problem))
     return problems
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -32,6 +32,10 @@ def check_with(json: Mapping[str, Any]) -> Callable[[Callable[[object], str | No
     return wrap
 
 
+# A whole number of more digits than this is described by its length, not written out.
+_MAX_SHOWN_DIGITS = 20
+
+
 def describe(value: object) -> str:
     """How a wrong value reads in a message: `'ten'`, `1.5`, `true`, `null`, `a list`."""
     if value is None:
@@ -40,6 +44,8 @@ def describe(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         return repr(value)
+    if isinstance(value, int) and abs(value) >= 10**_MAX_SHOWN_DIGITS:
+        return f"a {len(str(abs(value)))}-digit number"
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, Mapping):
@@ -51,6 +57,16 @@ def describe(value: object) -> str:
 
 def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# The largest number a loop may hold (about 1.8e308, the largest float): a whole number
+# past it cannot be compared with a fraction, subtracted from one or shown with `:g`.
+LARGEST_NUMBER = sys.float_info.max
+
+
+def is_finite(value: int | float) -> bool:
+    """Not inf or nan, and within LARGEST_NUMBER (math.isfinite fails on a huge int)."""
+    return abs(value) <= LARGEST_NUMBER
 
 
 @check_with({"type": "string", "minLength": 1})
@@ -130,21 +146,36 @@ def integer(minimum: int) -> Check:
     return Check(check, {"type": "integer", "minimum": minimum})
 
 
-def number(low: float, high: float | None = None, *, above: bool = False) -> Check:
-    """A finite int or float, >= low (or > low when *above*), <= high when given."""
-    if high is not None:
-        want = f"a number from {low:g} to {high:g}"
-    else:
-        want = f"a number {'>' if above else '>='} {low:g}"
+def show_number(value: float) -> str:
+    """*value* as a message writes it: `31536000`, not `3.1536e+07`; `0.5`, `1e+308`."""
+    if isinstance(value, int) or (is_finite(value) and value.is_integer() and value < 1e16):
+        return str(int(value))
+    return f"{value:g}"
+
+
+def number(low: float, high: float | None = None, *, above: bool = False, why: str = "") -> Check:
+    """A finite int or float, >= low (or > low when *above*), <= high when given.
+
+    A range (`from 0 to 1`) is said in every message; a cap with a reason (*why*: `a year`)
+    only when a value is over it, so `timeout: 0` reads `expected a number > 0, got 0`.
+    """
+    least = f"a number {'>' if above else '>='} {show_number(low)}"
+    want = least
+    if high is not None and not why:
+        want = f"a number from {show_number(low)} to {show_number(high)}"
+    too_high = f"{least} and at most {show_number(high or 0)} ({why})" if why else want
 
     def check(value: object) -> str | None:
-        if is_number(value) and not math.isfinite(value):
-            return f"expected {want} (a finite one), got {value}"
         if not is_number(value):
             return f"expected {want}, got {describe(value)}"
-        too_low = value <= low if above else value < low
-        if too_low or (high is not None and value > high):
-            return f"expected {want}, got {value}"
+        if isinstance(value, float) and not is_finite(value):
+            return f"expected {want} (a finite one), got {value}"
+        if high is not None and value > high:
+            return f"expected {too_high}, got {describe(value)}"
+        if not is_finite(value):
+            return f"expected {want} (at most {LARGEST_NUMBER:.1e}), got {describe(value)}"
+        if value <= low if above else value < low:
+            return f"expected {want}, got {describe(value)}"
         return None
 
     json: dict[str, Any] = {"type": "number", "exclusiveMinimum" if above else "minimum": low}
@@ -164,7 +195,9 @@ def number_or_reference(low: float | None = None) -> Check:
                 value = float(value)
             except ValueError:
                 return f"expected a number or a ${{...}} reference, got {describe(value)}"
-        if not is_number(value) or not math.isfinite(value):
+        if isinstance(value, int) and not isinstance(value, bool) and not is_finite(value):
+            return f"expected a number of at most {LARGEST_NUMBER:.1e}, got {describe(value)}"
+        if not is_number(value) or not is_finite(value):
             return f"expected a number or a ${{...}} reference, got {describe(value)}"
         if low is not None and value < low:
             return f"expected a number >= {low:g}, got {value}"

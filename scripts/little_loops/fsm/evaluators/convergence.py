@@ -8,7 +8,7 @@ from typing import Any
 from little_loops.fsm.definition.model import DIRECTIONS, EvaluateConfig, LLMConfig
 from little_loops.fsm.definition.value_checks import is_number
 from little_loops.fsm.engine.interpolation import to_text
-from little_loops.fsm.evaluators.numbers import as_number, output_number
+from little_loops.fsm.evaluators.numbers import as_number, difference, number_text, output_number
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, shorten
 
 
@@ -52,7 +52,7 @@ def evaluate_convergence(
         before: int | float | None = None
         if previous is not None and to_text(previous).strip():
             before = (
-                previous
+                as_number(previous, "previous value")
                 if is_number(previous)
                 else output_number(to_text(previous), "previous value")
             )
@@ -60,7 +60,7 @@ def evaluate_convergence(
         return error_result(str(exc), **details)
     details["previous"] = before
     if before is not None:
-        details["delta"] = current - before
+        details["delta"] = difference(current, before)
     minimize = direction == "minimize"
     if wanted is not None and (
         abs(current - wanted) <= tol or (current < wanted if minimize else current > wanted)
@@ -84,8 +84,8 @@ def _detail(event: Mapping[str, object]) -> str | None:
     if "current" not in event:
         return None
     delta = event.get("delta")
-    extra = f", delta: {delta:+g}" if isinstance(delta, int | float) else ""
-    return f"(current: {event['current']:g}{extra})"
+    extra = f", delta: {number_text(delta, '+')}" if is_number(delta) else ""
+    return f"(current: {number_text(event['current'])}{extra})"
 
 
 SPEC = EvaluatorSpec(

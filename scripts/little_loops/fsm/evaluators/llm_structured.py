@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
+from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.engine.interpolation import to_text
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result
 
@@ -236,7 +237,7 @@ def _verdict(
     if (
         isinstance(confidence, bool)
         or not isinstance(confidence, int | float)
-        or not math.isfinite(confidence)
+        or not is_finite(confidence)  # math.isfinite fails on a 400-digit int
     ):
         return _error(
             f"the model's confidence is not a number: {_one_line(json.dumps(confidence), 40)}",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
-from little_loops.fsm.definition.value_checks import is_number
+from little_loops.fsm.definition.value_checks import LARGEST_NUMBER, is_finite, is_number
 from little_loops.fsm.engine.interpolation import to_text
 from little_loops.fsm.evaluators.jsonpath import JsonPathError, extract_json_path, json_kind
 from little_loops.fsm.evaluators.numbers import as_number, comparison
@@ -70,6 +70,10 @@ def evaluate_output_json(
         value = extract_json_path(data, path)
     except JsonPathError as exc:
         return error_result(str(exc), **details)
+    if is_number(value) and not is_finite(value):  # 1e400 reads as inf; 400 digits as an int
+        return error_result(
+            f"{path} is too large a number (at most {LARGEST_NUMBER:.1e})", **details
+        )
     details["value"] = value
     if operator in ("eq", "ne"):
         equal = _json_equal(value, target)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.key_checks import LOOP_SETTING_KEYS, STATE_KEYS
-from little_loops.fsm.definition.value_checks import Check
+from little_loops.fsm.definition.value_checks import LARGEST_NUMBER, Check, describe, is_finite
+from little_loops.fsm.definition.value_checks import is_number as any_number
 from little_loops.fsm.errors import ParadigmSpecError
 from little_loops.fsm.suggest import did_you_mean
 
@@ -40,10 +40,8 @@ def type_name(value: Any) -> str:
 
 
 def is_number(value: Any) -> bool:
-    """An int or a finite float, but not a boolean."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return math.isfinite(value)
+    """An int or float within LARGEST_NUMBER (so not inf or nan), but not a boolean."""
+    return any_number(value) and is_finite(value)
 
 
 class SpecReader:
@@ -95,6 +93,11 @@ class SpecReader:
     def number(self, key: str, *, minimum: float | None = None) -> float | int:
         """A required finite number, optionally at least *minimum*."""
         value = self.require(key)
+        if any_number(value) and not is_finite(value):  # .inf, .nan, 400 digits
+            want = (
+                "a finite number" if isinstance(value, float) else f"at most {LARGEST_NUMBER:.1e}"
+            )
+            raise self.error(f"expected {want}, got {describe(value)}", key)
         if not is_number(value):
             raise self.error(f"expected a number, got {type_name(value)}", key)
         if minimum is not None and value < minimum:

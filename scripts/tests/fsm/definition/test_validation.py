@@ -584,13 +584,26 @@ def test_validate_fsm_checks_field_types_of_a_hand_built_model() -> None:
 def test_validate_fsm_checks_object_types() -> None:
     fsm = model()
     fsm.states["check"] = {"action": "x"}  # type: ignore[assignment]
-    assert messages(validate_fsm(fsm)) == ["loop 'built' > states > check: expected a StateConfig"]
+    assert messages(validate_fsm(fsm)) == [
+        "loop 'built' > states > check: expected a state's settings, got a mapping"
+    ]
     fsm = model()
     fsm.states["check"].route = {"ok": "done"}  # type: ignore[assignment]
     assert messages(validate_fsm(fsm)) == [
-        "loop 'built' > states > check > route: expected a RouteConfig"
+        "loop 'built' > states > check > route: expected verdict routes, got a mapping"
     ]
-    assert messages(validate_fsm("loop")) == ["expected an FSMLoop, got str"]  # type: ignore[arg-type]
+    assert messages(validate_fsm("loop")) == ["expected a loop definition, got 'loop'"]  # type: ignore[arg-type]
+    fsm = model()
+    fsm.llm = None  # type: ignore[assignment]
+    fsm.states["check"].evaluate = []  # type: ignore[assignment]
+    assert messages(validate_fsm(fsm)) == [
+        "loop 'built' > llm: expected the llm settings, got null",
+        "loop 'built' > states > check > evaluate: expected evaluator settings, got a list",
+    ]
+    fsm.states = 3  # type: ignore[assignment]
+    assert messages(validate_fsm(fsm)) == [
+        "loop 'built' > states: expected a mapping of states, got 3"
+    ]
 
 
 def test_validate_fsm_runs_graph_checks() -> None:

@@ -134,6 +134,10 @@ def test_verdict_outside_the_schema_enum_is_error(fake_anthropic: FakeAnthropic)
             {"verdict": "success", "confidence": True, "reason": "?"},
             "the model's confidence is not a number: true",
         ),
+        (
+            {"verdict": "success", "confidence": 10**400, "reason": "?"},
+            "the model's confidence is not a number: 1" + "0" * 36 + "...",
+        ),
     ],
 )
 def test_unusable_tool_input_is_error(
