@@ -44,6 +44,7 @@ CORRUPT = {
     "captured_list": "'captured' should be an object, found a list",
     "context_string": "'context' should be an object, found a string",
     "continuation_list": "'continuation_prompt' should be a string or null, found a list",
+    "cost_400_digits": "'cost_usd' should be a finite number, found a 401-digit number",
     "cost_negative": "'cost_usd' cannot be negative and 'usage' holds token counts",
     "deep": "JSON nested too deeply",
     "duplicate_keys": "'iteration' should be an integer, found a string",

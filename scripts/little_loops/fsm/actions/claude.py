@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.runs.pricing import USAGE_KEYS, estimate_cost
 from little_loops.fsm.runs.runfile import open_run_stream
 
@@ -246,7 +246,7 @@ def apply_report(result: ActionResult) -> ActionResult:
         # The answer is whole even when the transcript outgrew the runner's tail.
         "truncated": False,
     }
-    if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost):
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and is_finite(cost):
         changes["cost_usd"] = max(0.0, float(cost))
     if report.get("is_error") is True and result.error is None:
         first = (answer if isinstance(answer, str) else "").strip().splitlines()

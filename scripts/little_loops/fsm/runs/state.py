@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
+from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.errors import CorruptStateError
 from little_loops.fsm.runs.outcomes import STATUSES, Status
@@ -203,8 +203,9 @@ def parse_state(data: Any) -> LoopState:
         raise StateShapeError("'scope' should be a list of strings")
     cost = _get(data, "cost_usd", (int, float), 0.0)
     usage = _get(data, "usage", (dict,), dict)
-    if not math.isfinite(cost):  # NaN would never reach a budget: refuse it
-        raise StateShapeError(f"'cost_usd' should be a finite number, found {cost}")
+    if not is_finite(cost):  # NaN would never reach a budget; a 400-digit int breaks float()
+        found = cost if isinstance(cost, float) else f"a {len(str(abs(cost)))}-digit number"
+        raise StateShapeError(f"'cost_usd' should be a finite number, found {found}")
     if cost < 0 or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
         raise StateShapeError("'cost_usd' cannot be negative and 'usage' holds token counts")
     pass_states = _get(data, "pass_states", (list,), list)

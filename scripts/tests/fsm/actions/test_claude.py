@@ -335,3 +335,13 @@ def test_idle_timeout_spares_a_claude_session_that_keeps_streaming(
     assert complete["exit_code"] == 0
     assert complete["output"] == "Fixed the bug"  # the result line's answer, not the steps
     assert complete["cost_usd"] == 0.0125
+
+
+def test_a_cost_no_float_can_hold_is_left_out_not_a_crash() -> None:
+    from little_loops.fsm.actions.request import ActionResult
+
+    for cost in ("1" + "0" * 400, "1e999", "NaN", "0.25"):
+        line = f'{{"type": "result", "result": "done", "total_cost_usd": {cost}}}'
+        result = apply_report(ActionResult(line, "", 0, 5))
+        assert result.output == "done"
+        assert result.cost_usd == (0.25 if cost == "0.25" else None), cost
