@@ -1,0 +1,52 @@
+"""`scripts/dev demo`: the README's first command runs a shipped loop, flags and all."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A copy of what `scripts/dev demo` reads: the script, pyproject.toml and .loops/."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy2(REPO / "scripts" / "dev", tmp_path / "scripts" / "dev")
+    shutil.copy2(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / ".loops").mkdir()
+    shutil.copy2(REPO / ".loops" / "hello.yaml", tmp_path / ".loops" / "hello.yaml")
+    return tmp_path
+
+
+def demo(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    venv = Path(sys.executable).parent.parent  # already set up: the stamp matches
+    return subprocess.run(
+        ["bash", str(checkout / "scripts" / "dev"), "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LL_VENV": str(venv)},
+    )
+
+
+@pytest.mark.parametrize("args", [(), ("-q",), ("hello", "--quiet"), ("--no-color", "-q")])
+def test_demo_runs_hello_with_the_flags_given(checkout: Path, args: tuple[str, ...]) -> None:
+    result = demo(checkout, *args)
+    assert result.returncode == 0, result.stderr
+    assert "Loop completed: done" in result.stderr
+    assert (checkout / ".loops" / ".running" / "hello.state.json").is_file()
+    if "-q" in args or "--quiet" in args:
+        assert "[1/" not in result.stderr  # no progress lines
+
+
+def test_demo_of_an_unknown_loop_is_one_line(checkout: Path) -> None:
+    result = demo(checkout, "nope")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "no loop named 'nope'" in result.stderr
