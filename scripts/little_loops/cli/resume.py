@@ -13,7 +13,7 @@ from little_loops.cli.options import (
     add_run_flags,
     options_from_args,
 )
-from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.cli.resolve import project_loops_dir
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -35,9 +35,10 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def resume_command(
-    name: str, options: RunOptions, *, background: bool = False, loops_dir: Path = LOOPS_DIR
+    name: str, options: RunOptions, *, background: bool = False, loops_dir: Path | None = None
 ) -> int:
     """Resume the saved run of NAME in the foreground (or detached); returns the exit code."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.resolve import resolve_loop_path
     from little_loops.cli.runref import run_name
     from little_loops.cli.session import (
