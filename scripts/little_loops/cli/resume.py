@@ -49,6 +49,7 @@ def resume_command(
     )
     from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.runs.control import check_same_loop, saved_loop_file, saved_run
+    from little_loops.fsm.runs.locks import project_root
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.safetext import one_line
 
@@ -60,7 +61,8 @@ def resume_command(
         warning = f"ll-loop: warning: resuming from the last snapshot: {why}"
         print(warning, file=sys.stderr)
     # The file the run came from, if it is still there; else look the name up again.
-    path = saved_loop_file(saved) or resolve_loop_path(name, loops_dir)
+    root = project_root(loops_dir)
+    path = saved_loop_file(saved, root) or resolve_loop_path(name, loops_dir)
     fsm = load_and_validate(path)
     check_same_loop(loop_name, fsm.name, path)
     given, options = options, saved_overrides(loop_name, loops_dir, options)

@@ -157,3 +157,25 @@ def test_a_nameless_loop_is_found_by_its_file_name_or_path(project: Path, given:
     listed = console(project, "list", "--json")
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert (rows["fix-it"]["loop"], rows["fix-it"]["status"]) == ("goal-say-hi", "completed")
+
+
+RETRY = """\
+name: fix-types
+initial: a
+max_iterations: 2
+states:
+  a:
+    action: echo a >> log.txt; false
+    on_success: done
+    on_failure: a
+  done:
+    terminal: true
+"""
+
+
+def test_resume_in_another_folder_finds_the_file_the_run_came_from(project: Path) -> None:
+    (project / ".loops" / "fix.yaml").write_text(RETRY)  # its name is not its file name
+    assert console(project, "run", "fix", "--quiet").returncode == 3
+    resumed = console(project / "src" / "pkg", "resume", "fix-types", "-n", "3", "--quiet")
+    assert resumed.returncode == 3, resumed.stderr
+    assert (project / "log.txt").read_text() == "a\na\na\n"
