@@ -27,6 +27,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("compile", "compile a paradigm loop file to the FSM it runs as"),
     "graph": ("graph", "print a loop's states and transitions as a Mermaid or Graphviz diagram"),
     "simulate": ("simulate", "walk a loop with scripted verdicts, running nothing"),
+    "init": ("scaffold", "create .loops/ here with a .gitignore and an example loop"),
+    "schema": ("schema", "print the path of the loop-file JSON Schema, for editors"),
     "completion": ("completion", "print a bash or zsh completion script"),
 }
 

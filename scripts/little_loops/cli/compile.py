@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
 from little_loops.fsm.errors import LoopRuntimeError, LoopValidationError
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -47,12 +47,13 @@ def default_output(source: Path) -> Path:
     return source.with_name(f"{stem}.fsm.yaml")
 
 
-def resolve_source(name_or_path: str, loops_dir: Path = LOOPS_DIR) -> Path:
+def resolve_source(name_or_path: str, loops_dir: Path | None = None) -> Path:
     """The file to compile: a path as given; a NAME is `.loops/NAME.yaml` (or `.yml`).
 
     Unlike `ll-loop run`, a NAME does not pick `.loops/NAME.fsm.yaml` first: that is
     this command's own output, not its source.
     """
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     for suffix in (".yaml", ".yml"):
         candidate = loops_dir / f"{name_or_path}{suffix}"
         if "/" not in name_or_path and candidate.is_file():

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
 from little_loops.fsm.definition.diagram import FORMATS, render
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -36,10 +36,11 @@ def graph_command(
     name_or_path: str,
     *,
     fmt: str = "mermaid",
-    loops_dir: Path = LOOPS_DIR,
+    loops_dir: Path | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Print the diagram of one loop on stdout; an invalid loop raises LoopDefinitionError."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so that `ll-loop --help` does not load YAML and the validators.
     from little_loops.fsm.definition.validation import load_and_validate
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.options import positive_int
-from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.cli.resolve import project_loops_dir
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -82,12 +82,13 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
 
 
 def history_command(
-    name: str, *, tail: int | None = None, as_json: bool = False, loops_dir: Path = LOOPS_DIR
+    name: str, *, tail: int | None = None, as_json: bool = False, loops_dir: Path | None = None
 ) -> int:
     """Print the events of NAME's last run; 1 when it has none.
 
     The events are streamed (a long run's log is never held in memory) and `--tail N`
     reads only the end of the log."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.runs.store import StatePersistence

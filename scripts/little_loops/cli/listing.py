@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.cli.resolve import project_loops_dir
 from little_loops.fsm.runs.outcomes import ExitCode, Status
 from little_loops.fsm.safetext import one_line
 
@@ -63,6 +63,7 @@ class RunRow(TypedDict):
 def loop_rows(loops_dir: Path) -> list[LoopRow]:
     """One row per loop file in `loops_dir`: name, path, paradigm, status (or error)."""
     from little_loops.cli.resolve import available_loops, resolve_loop_path
+    from little_loops.cli.runref import loop_name_of
     from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.errors import LoopError
     from little_loops.fsm.runs.layout import validate_loop_name
@@ -71,15 +72,14 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
 
     rows = []
     for name in available_loops(loops_dir):
-        path = resolve_loop_path(name, loops_dir)
+        path = resolve_loop_path(name, loops_dir, stale_ok=True)
         shown = display_path(path.resolve())
         error = None
         try:
             data = load_file(path).data
             paradigm = data.get("paradigm")
             paradigm = paradigm if isinstance(paradigm, str) else "fsm"
-            loop = data.get("name")
-            loop = loop if isinstance(loop, str) and loop else name
+            loop = loop_name_of(path)
         except LoopError as exc:
             paradigm, loop, error = None, name, str(exc)
         try:
@@ -180,9 +180,10 @@ def _loop_table(rows: list[LoopRow]) -> list[list[str]]:
 
 
 def list_command(
-    *, running: bool = False, as_json: bool = False, loops_dir: Path = LOOPS_DIR
+    *, running: bool = False, as_json: bool = False, loops_dir: Path | None = None
 ) -> int:
     """Print the loops (or runs); 0 always, even when there are none."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     import sys
 
     rows: list[RunRow] | list[LoopRow]

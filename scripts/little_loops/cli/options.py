@@ -120,11 +120,13 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
 
 def add_background_flag(parser: argparse.ArgumentParser) -> None:
     """`--background`, for `run` and `resume`."""
-    from little_loops.cli.resolve import LOOPS_DIR
-    from little_loops.fsm.runs.layout import run_files
+    from pathlib import Path
 
+    from little_loops.fsm.runs.layout import LOOPS_DIR_NAME, run_files
+
+    log = run_files("NAME", Path(LOOPS_DIR_NAME)).log
     parser.add_argument(
         "--background",
         action="store_true",
-        help=f"detach; output goes to {run_files('NAME', LOOPS_DIR).log} and the pid is printed",
+        help=f"detach; output goes to {log} and the pid is printed",
     )

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
 from little_loops.fsm.suggest import did_you_mean
 
-LOOPS_DIR = Path(".loops")
 # Looked for in this order: a compiled FSM first, then the file as written.
 LOOP_SUFFIXES: tuple[str, ...] = (".fsm.yaml", ".yaml", ".yml")
+
+
+def project_loops_dir() -> Path:
+    """The `.loops` a command uses (`default_loops_dir`): `.loops` when it is the current
+    folder's; when it is a parent's, its absolute path, with a note on stderr saying so."""
+    from little_loops.fsm.runs.layout import LOOPS_DIR_NAME, default_loops_dir
+
+    found = default_loops_dir()
+    if found.parent == Path.cwd():
+        return Path(LOOPS_DIR_NAME)
+    print(f"ll-loop: using {found}", file=sys.stderr)
+    return found
 
 
 def _looks_like_path(text: str) -> bool:
     return "/" in text or "\\" in text or text.endswith((".yaml", ".yml"))
 
 
-def available_loops(loops_dir: Path = LOOPS_DIR) -> list[str]:
+def available_loops(loops_dir: Path) -> list[str]:
     """The loop names in *loops_dir* (`x` for x.yaml, x.yml and x.fsm.yaml), sorted."""
     if not loops_dir.is_dir():
         return []
@@ -31,12 +43,13 @@ def available_loops(loops_dir: Path = LOOPS_DIR) -> list[str]:
     return sorted(names)
 
 
-def resolve_loop_path(name_or_path: str, loops_dir: Path = LOOPS_DIR) -> Path:
+def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = False) -> Path:
     """The loop file for *name_or_path*: an existing file, else `.loops/NAME.fsm.yaml`,
     `.loops/NAME.yaml` or `.loops/NAME.yml`.
 
     Raises LoopFileError for a PATH that is not a file, and LoopDefinitionError naming
-    what was looked for and the loops there are for a NAME that is not found.
+    what was looked for and the loops there are for a NAME that is not found, or (unless
+    `stale_ok`) for a NAME whose `NAME.fsm.yaml` is older than its source.
     """
     given = Path(name_or_path)
     if given.is_file():
@@ -48,6 +61,8 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path = LOOPS_DIR) -> Path:
     candidates = [loops_dir / f"{name_or_path}{suffix}" for suffix in LOOP_SUFFIXES]
     for candidate in candidates:
         if candidate.is_file():
+            if not stale_ok:
+                _refuse_stale(candidate)
             return candidate
     names = available_loops(loops_dir)
     looked = ", ".join(str(c) for c in candidates)
@@ -61,11 +76,8 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path = LOOPS_DIR) -> Path:
     raise LoopDefinitionError(f"no loop named '{name_or_path}'{hint}; looked for {looked}; {known}")
 
 
-def stale_compiled_note(path: Path) -> str | None:
-    """A note when *path* is a compiled `X.fsm.yaml` older than its source `X.yaml`/`X.yml`.
-
-    `run NAME` prefers the compiled file, so edits to the source would silently not run.
-    """
+def _stale_source(path: Path) -> Path | None:
+    """The source `X.yaml`/`X.yml` edited after *path*, a compiled `X.fsm.yaml`, if any."""
     if not path.name.endswith(".fsm.yaml"):
         return None
     stem = path.name[: -len(".fsm.yaml")]
@@ -73,10 +85,28 @@ def stale_compiled_note(path: Path) -> str | None:
         source = path.with_name(stem + suffix)
         try:
             if source.stat().st_mtime > path.stat().st_mtime:
-                return (
-                    f"{path} is older than {source}: it runs as compiled before that edit; "
-                    f"refresh it with 'll-loop compile {source}' (or delete it)"
-                )
+                return source
         except OSError:
             continue
     return None
+
+
+def _refuse_stale(path: Path) -> None:
+    """A NAME must not silently mean a compiled file older than the source beside it."""
+    source = _stale_source(path)
+    if source is not None:
+        raise LoopDefinitionError(
+            f"{path} is older than {source}, which was edited after it was compiled; "
+            f"re-compile it with 'll-loop compile {source}' or delete {path}"
+        )
+
+
+def stale_compiled_note(path: Path) -> str | None:
+    """A note when *path*, given as a path, is a compiled `X.fsm.yaml` older than its source."""
+    source = _stale_source(path)
+    if source is None:
+        return None
+    return (
+        f"{path} is older than {source}: it runs as compiled before that edit; "
+        f"refresh it with 'll-loop compile {source}' (or delete it)"
+    )

@@ -13,7 +13,7 @@ from little_loops.cli.options import (
     add_run_flags,
     options_from_args,
 )
-from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.cli.resolve import project_loops_dir
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -35,9 +35,10 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def resume_command(
-    name: str, options: RunOptions, *, background: bool = False, loops_dir: Path = LOOPS_DIR
+    name: str, options: RunOptions, *, background: bool = False, loops_dir: Path | None = None
 ) -> int:
     """Resume the saved run of NAME in the foreground (or detached); returns the exit code."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.resolve import resolve_loop_path
     from little_loops.cli.runref import run_name
     from little_loops.cli.session import (
@@ -48,6 +49,7 @@ def resume_command(
     )
     from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.runs.control import check_same_loop, saved_loop_file, saved_run
+    from little_loops.fsm.runs.locks import project_root
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.safetext import one_line
 
@@ -59,7 +61,8 @@ def resume_command(
         warning = f"ll-loop: warning: resuming from the last snapshot: {why}"
         print(warning, file=sys.stderr)
     # The file the run came from, if it is still there; else look the name up again.
-    path = saved_loop_file(saved) or resolve_loop_path(name, loops_dir)
+    root = project_root(loops_dir)
+    path = saved_loop_file(saved, root) or resolve_loop_path(name, loops_dir)
     fsm = load_and_validate(path)
     check_same_loop(loop_name, fsm.name, path)
     given, options = options, saved_overrides(loop_name, loops_dir, options)

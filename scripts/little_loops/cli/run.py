@@ -13,7 +13,7 @@ from little_loops.cli.options import (
     add_run_flags,
     options_from_args,
 )
-from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.cli.resolve import project_loops_dir
 from little_loops.fsm.runs.outcomes import ExitCode
 
 
@@ -50,9 +50,10 @@ def run_command(
     *,
     dry_run: bool = False,
     background: bool = False,
-    loops_dir: Path = LOOPS_DIR,
+    loops_dir: Path | None = None,
 ) -> int:
     """Run the loop NAME|PATH; returns the exit code of its outcome (0 for a dry run)."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so `ll-loop --help` does not load the executor.
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.session import apply_overrides, run_session

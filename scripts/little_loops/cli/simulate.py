@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path
+from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
 
 if TYPE_CHECKING:
     from little_loops.fsm.engine.simulate import SimulatedStep, SimulationResult
@@ -136,10 +136,11 @@ def simulate_command(
     *,
     default: str | None = None,
     as_json: bool = False,
-    loops_dir: Path = LOOPS_DIR,
+    loops_dir: Path | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Simulate one loop and print the walk; returns the exit code for how it ended."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so that `ll-loop --help` does not load YAML and the validators.
     from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.engine.simulate import simulate

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.cli.resolve import project_loops_dir
 from little_loops.fsm.safetext import one_line
 
 
@@ -32,8 +32,9 @@ def _handler(args: argparse.Namespace) -> int:
     return status_command(args.loop, as_json=args.as_json)
 
 
-def status_command(name: str, *, as_json: bool = False, loops_dir: Path = LOOPS_DIR) -> int:
+def status_command(name: str, *, as_json: bool = False, loops_dir: Path | None = None) -> int:
     """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.control import iteration_limit, status_json
     from little_loops.fsm.runs.layout import run_files

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from little_loops.cli.resolve import LOOPS_DIR
+from little_loops.cli.resolve import project_loops_dir
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -30,7 +30,7 @@ def _handler(args: argparse.Namespace) -> int:
 def stop_command(
     name: str,
     *,
-    loops_dir: Path = LOOPS_DIR,
+    loops_dir: Path | None = None,
     grace: float | None = None,
 ) -> int:
     """Stop the run of NAME; 0 when it is gone, 1 when there was nothing running to stop.
@@ -39,6 +39,7 @@ def stop_command(
     signalled, and the state file is left as it is (a crashed run stays resumable). The
     loop gets `grace` seconds (GRACE_SECONDS by default) to stop before it is killed.
     """
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.control import GRACE_SECONDS, can_stop, stale_pid, stop_process
     from little_loops.fsm.runs.orphans import kill_orphaned_actions

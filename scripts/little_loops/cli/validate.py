@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from little_loops.cli.resolve import LOOPS_DIR, resolve_loop_path, stale_compiled_note
+from little_loops.cli.resolve import project_loops_dir, resolve_loop_path, stale_compiled_note
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.safetext import one_line
@@ -48,9 +48,10 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def validate_file(
-    name_or_path: str, *, strict: bool = False, loops_dir: Path = LOOPS_DIR
+    name_or_path: str, *, strict: bool = False, loops_dir: Path | None = None
 ) -> FileReport:
     """The report for one command-line argument (a loop that cannot be found is an error)."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so that building the parser (`ll-loop --help`) does not load YAML and
     # the validators: startup time is part of the product.
     from little_loops.fsm.definition.validation import FileReport, check_file
@@ -124,10 +125,11 @@ def validate_command(
     as_json: bool = False,
     strict: bool = False,
     quiet: bool = False,
-    loops_dir: Path = LOOPS_DIR,
+    loops_dir: Path | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Validate each of *loops* (names or paths); exit 0 when all are valid, 2 otherwise."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     stream = sys.stdout if out is None else out
     reports = [validate_file(item, strict=strict, loops_dir=loops_dir) for item in loops]
     if as_json:

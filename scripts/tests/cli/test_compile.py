@@ -237,7 +237,9 @@ def test_paradigm_errors_point_at_the_bad_field(loop_project: LoopProject) -> No
     )
 
 
-def test_stale_compiled_file_is_flagged_by_run_and_validate(loop_project: LoopProject) -> None:
+def test_a_stale_compiled_file_is_refused_by_name_and_noted_by_path(
+    loop_project: LoopProject,
+) -> None:
     loop_project.write(
         "goal",
         """\
@@ -253,17 +255,30 @@ def test_stale_compiled_file_is_flagged_by_run_and_validate(loop_project: LoopPr
     fresh = loop_project.run("validate", "goal")
     assert fresh.out == ".loops/goal.fsm.yaml: ok\n"
     os.utime(compiled, (1_000_000, 1_000_000))  # the source is now newer than its compile
+    refusal = (
+        ".loops/goal.fsm.yaml is older than .loops/goal.yaml, which was edited after it was "
+        "compiled; re-compile it with 'll-loop compile .loops/goal.yaml' or delete "
+        ".loops/goal.fsm.yaml"
+    )
+    for argv in (("run", "goal"), ("graph", "goal"), ("simulate", "goal")):
+        refused = loop_project.run(*argv)
+        assert (refused.code, refused.out, refused.err) == (2, "", f"ll-loop: error: {refusal}\n")
+    stale = loop_project.run("validate", "goal")
+    assert (stale.code, stale.out) == (2, f"goal: error: {refusal}\n")
+    # A path is the user's explicit choice: it runs, with a note.
     note = (
         ".loops/goal.fsm.yaml is older than .loops/goal.yaml: it runs as compiled before "
         "that edit; refresh it with 'll-loop compile .loops/goal.yaml' (or delete it)"
     )
-    stale = loop_project.run("validate", "goal")
-    assert (
-        stale.out
-        == f".loops/goal.fsm.yaml: warning: {note}\n.loops/goal.fsm.yaml: ok (1 warning)\n"
+    by_path = loop_project.run("validate", ".loops/goal.fsm.yaml")
+    assert by_path.out == (
+        f".loops/goal.fsm.yaml: warning: {note}\n.loops/goal.fsm.yaml: ok (1 warning)\n"
     )
-    assert loop_project.run("validate", "--strict", "goal").code == 2
-    run = loop_project.run("run", "goal", "--quiet")
+    assert loop_project.run("validate", "--strict", ".loops/goal.fsm.yaml").code == 2
+    run = loop_project.run("run", ".loops/goal.fsm.yaml", "--quiet")
     assert run.code == 0
     assert run.err.startswith(f"ll-loop: note: {note}\n")
+    # The command the refusal names fixes it.
+    assert loop_project.run("compile", ".loops/goal.yaml").code == 0
+    assert loop_project.run("run", "goal", "--quiet").code == 0
     assert source.exists()

@@ -12,7 +12,7 @@ from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
 def loops(tmp_path: Path) -> Path:
     folder = tmp_path / ".loops"
     folder.mkdir()
-    for name in ("fix-types.yaml", "lint.yml", "conv.fsm.yaml", "conv.yaml", ".hidden.yaml"):
+    for name in ("fix-types.yaml", "lint.yml", "conv.yaml", "conv.fsm.yaml", ".hidden.yaml"):
         (folder / name).write_text("name: x\n")
     (folder / "notes.txt").write_text("")
     (folder / ".running").mkdir()

@@ -101,8 +101,8 @@ def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) ->
 
 
 def test_run_by_path_and_fsm_yaml_first(loop_project: LoopProject) -> None:
-    loop_project.write("hello.fsm", HELLO.replace("max_iterations: 5", "max_iterations: 7"))
     loop_project.write("hello", HELLO)
+    loop_project.write("hello.fsm", HELLO.replace("max_iterations: 5", "max_iterations: 7"))
     assert "[1/7] check" in loop_project.run("run", "hello").err
     other = loop_project.root / "elsewhere.yaml"
     other.write_text(loop_project.loops.joinpath("hello.yaml").read_text())

@@ -40,6 +40,18 @@ def ll_loop(root: Path, *args: str, timeout: float = 20) -> subprocess.Completed
     )
 
 
+def console(cwd: Path, *args: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
+    """Run the installed `ll-loop` console script (next to this Python) in `cwd`."""
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "ll-loop"), *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def wait_for(check: Callable[[], bool], timeout: float = 5, what: str = "condition") -> None:
     """Poll `check` every 20 ms until it is true; fail the test after `timeout` seconds."""
     deadline = time.monotonic() + timeout

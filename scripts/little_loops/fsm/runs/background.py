@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopError
-from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.layout import make_running_dir, run_files
 from little_loops.fsm.runs.locks import acquire_scope, project_root
 from little_loops.fsm.runs.runfile import open_run_file, open_run_stream
 from little_loops.fsm.runs.store import StatePersistence
@@ -53,7 +53,7 @@ def start_detached(
     if not queue:
         acquire_scope(loop_name, scope, loops_dir).release()
     log = run_files(loop_name, loops_dir).log
-    log.parent.mkdir(parents=True, exist_ok=True)
+    make_running_dir(log.parent)
     with os.fdopen(open_run_file(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
         out.write(f"--- ll-loop {command} {loop_name} --background at {iso_now()}\n".encode())
         out.flush()

@@ -141,10 +141,17 @@ def saved_run(loop_name: str, loops_dir: Path, store: StatePersistence | None = 
     return saved
 
 
-def saved_loop_file(saved: LoopState) -> Path | None:
-    """The loop file the saved run came from, if it is still there."""
-    if saved.loop_path and Path(saved.loop_path).is_file():
-        return Path(saved.loop_path)
+def saved_loop_file(saved: LoopState, root: Path | None = None) -> Path | None:
+    """The loop file the saved run came from, if it is still there.
+
+    A relative path is relative to the folder the run was started in: the current folder,
+    else (a run started in another folder of the project) the project `root`, if given.
+    """
+    if not saved.loop_path:
+        return None
+    for path in (Path(saved.loop_path), None if root is None else root / saved.loop_path):
+        if path is not None and path.is_file():
+            return path
     return None
 
 

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 from little_loops.fsm.errors import CorruptStateError
 from little_loops.fsm.runs.atomic import json_bytes
-from little_loops.fsm.runs.layout import RunFiles
+from little_loops.fsm.runs.layout import RunFiles, make_running_dir
 from little_loops.fsm.runs.runfile import open_run_file, open_run_stream
 from little_loops.fsm.runs.state import StateShapeError, json_type
 
@@ -155,7 +155,7 @@ class EventLog:
                 pass
             self.restarted = self._id[0] == os.getpid()  # not a forked child's first write
             self._close()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_running_dir(self.path.parent)
         fd = open_run_file(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         # Held while this process writes the log: the proof that a pid in the state file is
         # this run's writer, not another program that got the pid (see writer_pids).

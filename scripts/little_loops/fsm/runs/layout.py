@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -11,6 +12,12 @@ from little_loops.fsm.errors import LoopDefinitionError
 
 LOOPS_DIR_NAME = ".loops"
 RUNNING_DIR = ".running"
+GITIGNORE = ".gitignore"
+RUNNING_GITIGNORE = "# Run files of ll-loop: never committed.\n*\n"  # inside `.running/`
+# `.loops/.gitignore` as `ll-loop init` writes it: `.running/` and nothing else.
+LOOPS_GITIGNORE = (
+    f"# ll-loop keeps each run's files in {RUNNING_DIR}/: never commit them.\n{RUNNING_DIR}/\n"
+)
 STATE_SUFFIX = ".state.json"  # the run's state (LoopState), replaced atomically
 EVENTS_SUFFIX = ".events.jsonl"  # the run's events, one JSON line each, append-only
 # An older part of the events, rotated out of EVENTS_SUFFIX: `<name>.events.<n>.jsonl`.
@@ -29,14 +36,51 @@ MAX_NAME_BYTES = 200
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
+def find_loops_dir(start: Path | None = None) -> Path | None:
+    """The nearest `.loops` in `start` (the current directory) or a parent, as git finds `.git`.
+
+    The first `.loops` found is the one, even when it is not a folder (its error then names
+    it). None when there is none up to `/`.
+    """
+    here = Path.cwd() if start is None else Path(start).absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / LOOPS_DIR_NAME
+        if os.path.lexists(candidate):
+            return candidate
+    return None
+
+
 def default_loops_dir() -> Path:
-    """`.loops` in the current directory."""
-    return Path.cwd() / LOOPS_DIR_NAME
+    """The `.loops` all commands use: `find_loops_dir()`, else `.loops` in the current folder."""
+    found = find_loops_dir()
+    return found if found is not None else Path.cwd() / LOOPS_DIR_NAME
 
 
 def running_dir(loops_dir: Path | None = None) -> Path:
-    """`<loops_dir>/.running` (the current directory's `.loops` when None)."""
+    """`<loops_dir>/.running` (the `default_loops_dir()` when None)."""
     return (Path(loops_dir) if loops_dir is not None else default_loops_dir()) / RUNNING_DIR
+
+
+def make_running_dir(running: Path) -> Path:
+    """Create the `.running/` folder `running` if needed, ignored by git: a `.gitignore`
+    holding `*` inside it (it ignores itself too, and no file of the user's is touched).
+
+    The `.gitignore` is best effort: when it cannot be written (a full disk), none is left
+    and the run file written next says what is wrong.
+    """
+    running.mkdir(parents=True, exist_ok=True)
+    ignore = running / GITIGNORE
+    if os.path.lexists(ignore):
+        return running
+    try:
+        with open(ignore, "x", encoding="utf-8") as out:
+            out.write(RUNNING_GITIGNORE)
+    except FileExistsError:
+        pass
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(ignore)
+    return running
 
 
 def validate_loop_name(name: str) -> str:
@@ -116,7 +160,7 @@ def glob_escape(text: str) -> str:
 
 
 def run_files(loop_name: str, loops_dir: Path | None = None) -> RunFiles:
-    """The run files of `loop_name` under `loops_dir` (the current `.loops` when None)."""
+    """The run files of `loop_name` under `loops_dir` (the `default_loops_dir()` when None)."""
     return RunFiles(loop_name, Path(loops_dir) if loops_dir is not None else default_loops_dir())
 
 

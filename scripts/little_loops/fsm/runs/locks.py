@@ -24,6 +24,7 @@ from little_loops.fsm.runs.eventlog import describe
 from little_loops.fsm.runs.layout import (
     default_loops_dir,
     lock_files,
+    make_running_dir,
     mutex_file,
     run_files,
     running_dir,
@@ -273,7 +274,7 @@ def acquire_scope(
     validate_loop_name(loop_name)
     loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
     running = running_dir(loops_dir)
-    running.mkdir(parents=True, exist_ok=True)
+    make_running_dir(running)
     root = project_root(loops_dir)
     me = LockRecord(
         loop=loop_name,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
-from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.layout import make_running_dir, run_files
 from little_loops.fsm.runs.runfile import read_run_file
 
 
@@ -40,7 +40,7 @@ def save_overrides(loop_name: str, loops_dir: Path, overrides: Overrides) -> Non
         "max_cost": overrides.max_cost,
     }
     path = run_files(loop_name, loops_dir).options
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_running_dir(path.parent)
     remove_leftover_temp_files(path)  # this run holds the loop's lock: no other writer
     write_atomic(path, json_bytes(data, indent=2) + b"\n")
 

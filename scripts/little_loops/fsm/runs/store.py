@@ -16,6 +16,7 @@ from little_loops.fsm.runs.journal import replay, without_changes
 from little_loops.fsm.runs.layout import (
     RunFiles,
     default_loops_dir,
+    make_running_dir,
     running_dir,
     state_files,
     validate_loop_name,
@@ -61,7 +62,7 @@ class StatePersistence:
 
     def initialize(self) -> None:
         """Create `.running/` if needed and remove temp files a killed save left behind."""
-        self.running_dir.mkdir(parents=True, exist_ok=True)
+        make_running_dir(self.running_dir)
         remove_leftover_temp_files(self.state_file)
 
     # -- state -------------------------------------------------------------------------------
@@ -80,7 +81,7 @@ class StatePersistence:
             position = self.log_end()
         data: dict[str, Any] = dict(state.to_dict())
         data["events_segment"], data["events_offset"] = position
-        self.running_dir.mkdir(parents=True, exist_ok=True)
+        make_running_dir(self.running_dir)
         write_atomic(self.state_file, json_bytes(data, indent=2) + b"\n", durable=durable)
 
     def log_end(self) -> Position:
