@@ -6,16 +6,20 @@ import os
 import shutil
 import threading
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.runs.layout import stderr_file
 from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
+from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.safetext import one_line
 from little_loops.fsm.timefmt import format_duration
 
 ACTION_WIDTH = 60
+TAIL_LINES = 20  # the most lines of a failed action's output shown, stdout and stderr in all
 _GOOD = {"success", "target", "progress"}
 _BAD = {"failure", "error", "stall", "blocked"}
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -52,6 +56,23 @@ def shorten(action: str, width: int = ACTION_WIDTH) -> str:
 def printable(text: str) -> str:
     """*text* with control characters (escape sequences, tabs) shown as spaces."""
     return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def output_tail(output: str, stderr: str, width: int) -> list[str]:
+    """The last lines of a failed action's stdout, then of its stderr, labelled: at most
+    TAIL_LINES in all (stderr's last lines first to be kept), each escaped and cut to *width*."""
+    err = [line for line in stderr.splitlines() if line.strip()]
+    out = [line for line in output.splitlines() if line.strip()]
+    keep_err = min(len(err), max(TAIL_LINES - len(out), TAIL_LINES // 2))
+    keep_out = min(len(out), TAIL_LINES - keep_err)
+    out, err = out[len(out) - keep_out :], err[len(err) - keep_err :]
+    shown = [("stdout", line) for line in out] + [("stderr", line) for line in err]
+    return [shorten_line(f"{label} │ {one_line(line)}", width) for label, line in shown]
+
+
+def shorten_line(text: str, width: int) -> str:
+    """*text* cut to *width* characters with `…`."""
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
 def verdict_detail(event: dict[str, Any]) -> str:
@@ -121,6 +142,8 @@ class ProgressDisplay:
         self._header_printed = False
         self._last_exit: Any = None
         self._action_cost: float | None = None
+        self._output_path: str | None = None
+        self._output = self._stderr = ""
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -135,6 +158,7 @@ class ProgressDisplay:
 
     def _on_state_enter(self, event: dict[str, Any]) -> None:
         self._action_ms = None
+        self._output_path, self._output, self._stderr = None, "", ""
         self._pending_state = event["state"]
         self._pending_iteration = event.get("iteration", 0)
         self._header_printed = False
@@ -152,6 +176,7 @@ class ProgressDisplay:
         self._action_started = time.monotonic()
         # A Claude session streams into its output file: the ticker shows its latest step.
         path = event.get("output_path")
+        self._output_path = path if isinstance(path, str) else None
         is_claude = event.get("action_type") == "prompt" and isinstance(path, str)
         self._claude_transcript = path if is_claude else None
         if self.live:
@@ -161,6 +186,8 @@ class ProgressDisplay:
         self._stop_ticker()
         self._action_ms = int(event.get("duration_ms", 0))
         self._last_exit = event.get("exit_code")
+        self._output = str(event.get("output") or "")
+        self._stderr = str(event.get("stderr") or "")
         cost = event.get("cost_usd")
         self._action_cost = float(cost) if isinstance(cost, int | float) else None
 
@@ -185,6 +212,8 @@ class ProgressDisplay:
         text += note + self._duration_suffix()
         self._write(text + "\n")
         self._action_ms = None
+        if base in ("failure", "error"):
+            self._show_output()
 
     def _on_route(self, event: dict[str, Any]) -> None:
         if self.quiet:
@@ -219,6 +248,20 @@ class ProgressDisplay:
         self._write(f"{blank}{self._paint(line, color)}\n")
 
     # -- helpers -----------------------------------------------------------------------
+
+    def _show_output(self) -> None:
+        """The end of the failed action's output, and where all of it is."""
+        width = shutil.get_terminal_size().columns - 9
+        lines = output_tail(self._output, self._stderr, max(40, width))
+        path = self._output_path
+        if path is not None:
+            where = f"full output: {one_line(display_path(path))}"
+            if self._stderr:
+                where += f" (stderr: {one_line(display_path(stderr_file(Path(path))))})"
+            lines.append(where)
+        for line in lines:
+            self._write(f"         {self._paint(line, _DIM)}\n")
+        self._output, self._stderr, self._output_path = "", "", None
 
     def _duration_suffix(self) -> str:
         if self._action_ms is None:
