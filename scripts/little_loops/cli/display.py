@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -125,6 +126,7 @@ class ProgressDisplay:
         color: bool = False,
         live: bool = False,
         quiet: bool = False,
+        verbose: bool = False,
     ) -> None:
         self.stream = stream
         self.max_iterations = max_iterations
@@ -132,8 +134,11 @@ class ProgressDisplay:
         self.color = color
         self.live = live
         self.quiet = quiet
+        self.verbose = verbose and not quiet
+        self._output_tail: OutputTail | None = None
         self._action_started = 0.0
         self._claude_transcript: str | None = None
+        self._transcript_before: tuple[int, int] | None = None
         self._action_ms: int | None = None
         self._ticker: threading.Thread | None = None
         self._stop_ticking = threading.Event()
@@ -179,11 +184,19 @@ class ProgressDisplay:
         self._output_path = path if isinstance(path, str) else None
         is_claude = event.get("action_type") == "prompt" and isinstance(path, str)
         self._claude_transcript = path if is_claude else None
-        if self.live:
+        # The file still holds the state's last run until the runner empties it.
+        before = signature(path) if isinstance(path, str) and is_claude and self.live else None
+        self._transcript_before = before
+        if self.verbose and isinstance(path, str):
+            self._output_tail = OutputTail(path, claude=is_claude)
+        if self.live or self._output_tail is not None:
             self._start_ticker()
 
     def _on_action_complete(self, event: dict[str, Any]) -> None:
         self._stop_ticker()
+        if self._output_tail is not None:
+            self._stream(self._output_tail.poll(final=True))
+            self._output_tail = None
         self._action_ms = int(event.get("duration_ms", 0))
         self._last_exit = event.get("exit_code")
         self._output = str(event.get("output") or "")
@@ -195,7 +208,10 @@ class ProgressDisplay:
         if self.quiet:
             return
         if not self._header_printed:
-            self._header(f"(evaluate {one_line(event.get('type'))})")
+            if event.get("type") == "none" and event.get("error"):
+                self._header("(action not run)")  # e.g. a ${...} it names cannot be filled in
+            else:
+                self._header(f"(evaluate {one_line(event.get('type'))})")
         verdict = one_line(event.get("verdict"))
         base = verdict.removesuffix("_uncertain")
         if base in _GOOD:
@@ -252,7 +268,7 @@ class ProgressDisplay:
     def _show_output(self) -> None:
         """The end of the failed action's output, and where all of it is."""
         width = shutil.get_terminal_size().columns - 9
-        lines = output_tail(self._output, self._stderr, max(40, width))
+        lines = [] if self.verbose else output_tail(self._output, self._stderr, max(40, width))
         path = self._output_path
         if path is not None:
             where = f"full output: {one_line(display_path(path))}"
@@ -291,17 +307,34 @@ class ProgressDisplay:
         self._stop_ticking.set()
         self._ticker.join()
         self._ticker = None
-        self._write("\r\033[K")
+        if self.live:
+            self._write("\r\033[K")
+
+    def _stream(self, lines: list[str]) -> None:
+        """Lines of the running action's output (-v), under its state line."""
+        if lines:
+            clear = "\r\033[K" if self.live else ""
+            self._write(
+                clear + "".join(f"         {self._paint(one_line(x), _DIM)}\n" for x in lines)
+            )
 
     def _tick(self) -> None:
         frame = 0
         step: str | None = None
         while not self._stop_ticking.wait(0.0 if frame == 0 else 0.1):
+            if self._output_tail is not None:
+                self._stream(self._output_tail.poll())
+            if not self.live:
+                frame += 1
+                continue
             elapsed = int((time.monotonic() - self._action_started) * 1000)
             spinner = _SPINNER[frame % len(_SPINNER)]
             line = f"       {spinner} running {format_duration(elapsed)}"
             if self._claude_transcript is not None:
-                if frame % 5 == 0:  # the file is read twice a second, not at every frame
+                if self._transcript_before is not None:
+                    if signature(self._claude_transcript) != self._transcript_before:
+                        self._transcript_before = None
+                elif frame % 5 == 0:  # the file is read twice a second, not at every frame
                     step = latest_step(self._claude_transcript)
                 if step:
                     room = shutil.get_terminal_size().columns - len(line) - 4

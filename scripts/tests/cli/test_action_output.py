@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 from typing import Any
 
 from support import llproc
@@ -105,3 +106,91 @@ def test_a_success_shows_no_output() -> None:
     display({"event": "action_complete", "exit_code": 0, "duration_ms": 5, "output": "fine"})
     display({"event": "evaluate", "type": "exit_code", "verdict": "success", "exit_code": 0})
     assert "fine" not in out.getvalue()
+
+
+WAITS = """\
+    name: waits
+    initial: work
+    states:
+      work:
+        action: "echo first-line; echo warned >&2; until [ -f go ]; do sleep 0.05; done; echo after"
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def _read_lines(stream: Any, into: list[str]) -> threading.Thread:
+    def read() -> None:
+        for line in stream:
+            into.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader
+
+
+def test_verbose_streams_the_actions_output_while_it_runs(loop_project: LoopProject) -> None:
+    loop_project.write("waits", WAITS)
+    proc = llproc.start(loop_project.root, "run", "waits", "-v")
+    seen: list[str] = []
+    reader = _read_lines(proc.stderr, seen)
+    try:
+        # Shown while the action still waits for `go`: streamed, not printed at its end.
+        llproc.wait_for(lambda: "         first-line\n" in seen, what="the first line")
+        llproc.wait_for(lambda: "         stderr │ warned\n" in seen, what="the stderr line")
+        assert not any("exit 0" in line for line in seen)
+        (loop_project.root / "go").touch()
+        assert proc.wait(timeout=20) == ExitCode.OK
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(5)
+    text = "".join(seen)
+    assert text.index("first-line") < text.index("         after\n") < text.index("• exit 0")
+
+
+def test_logs_prints_a_shell_steps_stdout_then_stderr(loop_project: LoopProject) -> None:
+    loop_project.write("typo", TYPO)
+    llproc.ll_loop(loop_project.root, "run", "typo")
+    result = llproc.ll_loop(loop_project.root, "logs", "typo")
+    assert result.returncode == ExitCode.OK
+    lines = result.stdout.splitlines()
+    assert lines[:3] == [
+        "==> .loops/.running/typo.fix.out (state fix, shell action) <==",
+        "building",
+        "==> .loops/.running/typo.fix.err (stderr) <==",
+    ]
+    assert lines[3].endswith("Fix: command not found")
+    assert llproc.ll_loop(loop_project.root, "logs", "typo", "fix").stdout == result.stdout
+    missing = llproc.ll_loop(loop_project.root, "logs", "typo", "done")
+    assert missing.returncode == ExitCode.FAILED
+    assert "no step output of state 'done'" in missing.stderr
+
+
+def test_logs_follow_prints_a_live_step_until_the_run_ends(loop_project: LoopProject) -> None:
+    loop_project.write("waits", WAITS)
+    run = llproc.start(loop_project.root, "run", "waits")
+    started = [run]
+    try:
+        llproc.wait_for(
+            lambda: "first-line" in llproc.ll_loop(loop_project.root, "logs", "waits").stdout,
+            what="the step's output",
+        )
+        follow = llproc.start(loop_project.root, "logs", "waits", "-f")
+        started.append(follow)
+        seen: list[str] = []
+        reader = _read_lines(follow.stdout, seen)
+        llproc.wait_for(lambda: "stderr │ warned\n" in seen, what="the stderr line")
+        assert follow.poll() is None  # the run is live: it keeps following
+        (loop_project.root / "go").touch()
+        assert run.wait(timeout=20) == ExitCode.OK
+        assert follow.wait(timeout=20) == ExitCode.OK  # ends when the run ends
+        reader.join(5)
+        assert "after\n" in seen
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
