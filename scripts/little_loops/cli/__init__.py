@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "status": ("status", "show the state of a loop's run"),
     "list": ("listing", "list the loops in .loops/ (or, with --running, the runs)"),
     "history": ("history", "show the events of a loop's last run"),
+    "logs": ("logs", "print the output of a run's latest step (or follow it with -f)"),
     "validate": ("validate", "check loop files without running them"),
     "compile": ("compile", "compile a paradigm loop file to the FSM it runs as"),
     "graph": ("graph", "print a loop's states and transitions as a Mermaid or Graphviz diagram"),
@@ -83,7 +84,7 @@ RUN_FLAGS_WITH_VALUE: frozenset[str] = frozenset(
 )
 RUN_FLAGS_WITHOUT_VALUE: frozenset[str] = frozenset(
     {"-h", "--help", "--background", "--dry-run", "--no-llm", "--queue", "-q", "--quiet"}
-    | {"--json", "--no-color"}
+    | {"--json", "--no-color", "-v", "--verbose"}
 )
 _TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 

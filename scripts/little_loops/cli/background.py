@@ -57,7 +57,7 @@ def start_background(
     how = " and already finished" if code == ExitCode.OK else ""
     print(
         f"started loop '{loop_name}' in the background (pid {started.pid}){how}\n"
-        f"  follow: tail -f {shown}\n"
+        f"  follow: ll-loop status {loop_name} --follow (or tail -f {shown})\n"
         f"  status: ll-loop status {loop_name}\n"
         f"  stop:   ll-loop stop {loop_name}",
         file=sys.stderr,

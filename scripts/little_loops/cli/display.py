@@ -6,16 +6,21 @@ import os
 import shutil
 import threading
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
+from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.runs.layout import stderr_file
 from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
+from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.safetext import one_line
 from little_loops.fsm.timefmt import format_duration
 
 ACTION_WIDTH = 60
+TAIL_LINES = 20  # the most lines of a failed action's output shown, stdout and stderr in all
 _GOOD = {"success", "target", "progress"}
 _BAD = {"failure", "error", "stall", "blocked"}
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -52,6 +57,23 @@ def shorten(action: str, width: int = ACTION_WIDTH) -> str:
 def printable(text: str) -> str:
     """*text* with control characters (escape sequences, tabs) shown as spaces."""
     return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def output_tail(output: str, stderr: str, width: int) -> list[str]:
+    """The last lines of a failed action's stdout, then of its stderr, labelled: at most
+    TAIL_LINES in all (stderr's last lines first to be kept), each escaped and cut to *width*."""
+    err = [line for line in stderr.splitlines() if line.strip()]
+    out = [line for line in output.splitlines() if line.strip()]
+    keep_err = min(len(err), max(TAIL_LINES - len(out), TAIL_LINES // 2))
+    keep_out = min(len(out), TAIL_LINES - keep_err)
+    out, err = out[len(out) - keep_out :], err[len(err) - keep_err :]
+    shown = [("stdout", line) for line in out] + [("stderr", line) for line in err]
+    return [shorten_line(f"{label} │ {one_line(line)}", width) for label, line in shown]
+
+
+def shorten_line(text: str, width: int) -> str:
+    """*text* cut to *width* characters with `…`."""
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
 def verdict_detail(event: dict[str, Any]) -> str:
@@ -104,6 +126,7 @@ class ProgressDisplay:
         color: bool = False,
         live: bool = False,
         quiet: bool = False,
+        verbose: bool = False,
     ) -> None:
         self.stream = stream
         self.max_iterations = max_iterations
@@ -111,8 +134,11 @@ class ProgressDisplay:
         self.color = color
         self.live = live
         self.quiet = quiet
+        self.verbose = verbose and not quiet
+        self._output_tail: OutputTail | None = None
         self._action_started = 0.0
         self._claude_transcript: str | None = None
+        self._transcript_before: tuple[int, int] | None = None
         self._action_ms: int | None = None
         self._ticker: threading.Thread | None = None
         self._stop_ticking = threading.Event()
@@ -121,6 +147,8 @@ class ProgressDisplay:
         self._header_printed = False
         self._last_exit: Any = None
         self._action_cost: float | None = None
+        self._output_path: str | None = None
+        self._output = self._stderr = ""
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -135,6 +163,7 @@ class ProgressDisplay:
 
     def _on_state_enter(self, event: dict[str, Any]) -> None:
         self._action_ms = None
+        self._output_path, self._output, self._stderr = None, "", ""
         self._pending_state = event["state"]
         self._pending_iteration = event.get("iteration", 0)
         self._header_printed = False
@@ -152,15 +181,26 @@ class ProgressDisplay:
         self._action_started = time.monotonic()
         # A Claude session streams into its output file: the ticker shows its latest step.
         path = event.get("output_path")
+        self._output_path = path if isinstance(path, str) else None
         is_claude = event.get("action_type") == "prompt" and isinstance(path, str)
         self._claude_transcript = path if is_claude else None
-        if self.live:
+        # The file still holds the state's last run until the runner empties it.
+        before = signature(path) if isinstance(path, str) and is_claude and self.live else None
+        self._transcript_before = before
+        if self.verbose and isinstance(path, str):
+            self._output_tail = OutputTail(path, claude=is_claude)
+        if self.live or self._output_tail is not None:
             self._start_ticker()
 
     def _on_action_complete(self, event: dict[str, Any]) -> None:
         self._stop_ticker()
+        if self._output_tail is not None:
+            self._stream(self._output_tail.poll(final=True))
+            self._output_tail = None
         self._action_ms = int(event.get("duration_ms", 0))
         self._last_exit = event.get("exit_code")
+        self._output = str(event.get("output") or "")
+        self._stderr = str(event.get("stderr") or "")
         cost = event.get("cost_usd")
         self._action_cost = float(cost) if isinstance(cost, int | float) else None
 
@@ -168,7 +208,10 @@ class ProgressDisplay:
         if self.quiet:
             return
         if not self._header_printed:
-            self._header(f"(evaluate {one_line(event.get('type'))})")
+            if event.get("type") == "none" and event.get("error"):
+                self._header("(action not run)")  # e.g. a ${...} it names cannot be filled in
+            else:
+                self._header(f"(evaluate {one_line(event.get('type'))})")
         verdict = one_line(event.get("verdict"))
         base = verdict.removesuffix("_uncertain")
         if base in _GOOD:
@@ -185,6 +228,8 @@ class ProgressDisplay:
         text += note + self._duration_suffix()
         self._write(text + "\n")
         self._action_ms = None
+        if base in ("failure", "error"):
+            self._show_output()
 
     def _on_route(self, event: dict[str, Any]) -> None:
         if self.quiet:
@@ -220,6 +265,20 @@ class ProgressDisplay:
 
     # -- helpers -----------------------------------------------------------------------
 
+    def _show_output(self) -> None:
+        """The end of the failed action's output, and where all of it is."""
+        width = shutil.get_terminal_size().columns - 9
+        lines = [] if self.verbose else output_tail(self._output, self._stderr, max(40, width))
+        path = self._output_path
+        if path is not None:
+            where = f"full output: {one_line(display_path(path))}"
+            if self._stderr:
+                where += f" (stderr: {one_line(display_path(stderr_file(Path(path))))})"
+            lines.append(where)
+        for line in lines:
+            self._write(f"         {self._paint(line, _DIM)}\n")
+        self._output, self._stderr, self._output_path = "", "", None
+
     def _duration_suffix(self) -> str:
         if self._action_ms is None:
             return ""
@@ -248,17 +307,34 @@ class ProgressDisplay:
         self._stop_ticking.set()
         self._ticker.join()
         self._ticker = None
-        self._write("\r\033[K")
+        if self.live:
+            self._write("\r\033[K")
+
+    def _stream(self, lines: list[str]) -> None:
+        """Lines of the running action's output (-v), under its state line."""
+        if lines:
+            clear = "\r\033[K" if self.live else ""
+            self._write(
+                clear + "".join(f"         {self._paint(one_line(x), _DIM)}\n" for x in lines)
+            )
 
     def _tick(self) -> None:
         frame = 0
         step: str | None = None
         while not self._stop_ticking.wait(0.0 if frame == 0 else 0.1):
+            if self._output_tail is not None:
+                self._stream(self._output_tail.poll())
+            if not self.live:
+                frame += 1
+                continue
             elapsed = int((time.monotonic() - self._action_started) * 1000)
             spinner = _SPINNER[frame % len(_SPINNER)]
             line = f"       {spinner} running {format_duration(elapsed)}"
             if self._claude_transcript is not None:
-                if frame % 5 == 0:  # the file is read twice a second, not at every frame
+                if self._transcript_before is not None:
+                    if signature(self._claude_transcript) != self._transcript_before:
+                        self._transcript_before = None
+                elif frame % 5 == 0:  # the file is read twice a second, not at every frame
                     step = latest_step(self._claude_transcript)
                 if step:
                     room = shutil.get_terminal_size().columns - len(line) - 4

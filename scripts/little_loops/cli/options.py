@@ -16,6 +16,7 @@ class RunOptions(Overrides):
 
     queue: bool = False
     quiet: bool = False
+    verbose: bool = False
     as_json: bool = False
     no_color: bool = False
 
@@ -33,6 +34,7 @@ class RunOptions(Overrides):
         for flag, given in (
             ("--queue", self.queue),
             ("--quiet", self.quiet),
+            ("--verbose", self.verbose),
             ("--json", self.as_json),
             ("--no-color", self.no_color),
         ):
@@ -94,6 +96,12 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
         "-q", "--quiet", action="store_true", help="print only the outcome line on stderr"
     )
     parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show each action's output live under its state line (Claude's as text)",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         dest="as_json",
@@ -113,6 +121,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         max_cost=args.max_cost,
         queue=args.queue,
         quiet=args.quiet,
+        verbose=args.verbose,
         as_json=args.as_json,
         no_color=args.no_color,
     )

@@ -79,6 +79,7 @@ def run_session(
         color=use_color(err, options.no_color),
         live=bool(isatty and isatty()) and not options.quiet,
         quiet=options.quiet,
+        verbose=options.verbose,
     )
 
     def restored(saved: LoopState) -> None:

@@ -25,15 +25,33 @@ def register(subparsers: Any, summary: str) -> None:
         dest="as_json",
         help="print the state file's fields plus alive and crashed as JSON",
     )
+    parser.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="show the run's progress as `run` does until it ends; exit with its exit code",
+    )
+    parser.add_argument("--no-color", action="store_true", help="no colours with --follow")
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
+    if args.follow:
+        return status_command(args.loop, follow=True, no_color=args.no_color)
     return status_command(args.loop, as_json=args.as_json)
 
 
-def status_command(name: str, *, as_json: bool = False, loops_dir: Path | None = None) -> int:
-    """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt)."""
+def status_command(
+    name: str,
+    *,
+    as_json: bool = False,
+    follow: bool = False,
+    no_color: bool = False,
+    loops_dir: Path | None = None,
+) -> int:
+    """Print the run of NAME; 0 if it has one, 1 if it never ran (or its file is corrupt).
+
+    With `follow`, show its progress until it ends and return the run's exit code."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.control import iteration_limit, status_json
@@ -56,6 +74,10 @@ def status_command(name: str, *, as_json: bool = False, loops_dir: Path | None =
             file=sys.stderr,
         )
         return ExitCode.FAILED
+    if follow:
+        from little_loops.cli.follow import follow_command
+
+        return follow_command(loop_name, loops_dir, no_color=no_color)
     if persistence.replay_error:
         print(
             f"ll-loop: warning: showing the last snapshot: {one_line(persistence.replay_error)}",

@@ -30,7 +30,7 @@ def test_background_start_status_and_stop(loop_project: LoopProject, marker: str
     pid = int(result.out)
     assert result.err == (
         f"started loop 'slow' in the background (pid {pid})\n"
-        "  follow: tail -f .loops/.running/slow.log\n"
+        "  follow: ll-loop status slow --follow (or tail -f .loops/.running/slow.log)\n"
         "  status: ll-loop status slow\n"
         "  stop:   ll-loop stop slow\n"
     )

@@ -122,12 +122,6 @@ def test_live_ticker_shows_the_latest_step_of_a_claude_session(
     monkeypatch.setenv("COLUMNS", "100")
     transcript = tmp_path / "fix.out"
     tool = {"type": "tool_use", "name": "Bash", "input": {"command": "pytest -q\ttests/"}}
-    transcript.write_text(
-        json.dumps({"type": "system", "subtype": "init"})
-        + "\n"
-        + json.dumps({"type": "assistant", "message": {"content": [tool]}})
-        + "\n"
-    )
     out = io.StringIO()
     display = ProgressDisplay(out, max_iterations=5, live=True)
     display({"event": "state_enter", "state": "fix", "iteration": 1})
@@ -139,6 +133,12 @@ def test_live_ticker_shows_the_latest_step_of_a_claude_session(
             "action_type": "prompt",
             "output_path": str(transcript),
         }
+    )
+    transcript.write_text(
+        json.dumps({"type": "system", "subtype": "init"})
+        + "\n"
+        + json.dumps({"type": "assistant", "message": {"content": [tool]}})
+        + "\n"
     )
     deadline = time.monotonic() + 5
     while "· Bash: pytest -q tests/" not in out.getvalue() and time.monotonic() < deadline:
@@ -288,3 +288,51 @@ def test_terminal_state_action_gets_its_result_line() -> None:
         "\n"
         "Loop completed: done (2 iterations, 30ms)\n"
     )
+
+
+def _said(text: str) -> str:
+    return json.dumps(
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}}
+    )
+
+
+def test_a_second_claude_run_of_a_state_does_not_show_the_first_runs_last_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    transcript = tmp_path / "fix.out"
+    transcript.write_text(_said("Old answer of the first run") + "\n")
+    out = io.StringIO()
+    display = ProgressDisplay(out, max_iterations=5, live=True)
+    display({"event": "state_enter", "state": "fix", "iteration": 2})
+    start = {"event": "action_start", "action": "Fix", "action_type": "prompt"}
+    display(start | {"output_path": str(transcript)})
+    time.sleep(0.7)  # the ticker reads the file twice a second
+    assert "Old answer" not in out.getvalue()
+    transcript.write_text(_said("Now working") + "\n")  # the runner empties it, Claude writes
+    deadline = time.monotonic() + 5
+    while "Now working" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    display({"event": "action_complete", "exit_code": 0, "duration_ms": 700})
+    display.close()
+    assert "· Now working" in out.getvalue()
+    assert "Old answer" not in out.getvalue()
+
+
+def test_an_action_that_could_not_be_filled_in_says_so_not_evaluate_none() -> None:
+    text = feed(
+        [
+            {"event": "state_enter", "state": "a", "iteration": 1},
+            {
+                "event": "evaluate",
+                "state": "a",
+                "type": "none",
+                "verdict": "error",
+                "error": "in action of state 'a': ${captured.x.output}: nothing captured as 'x'",
+            },
+        ]
+    )
+    first, second = text.splitlines()[:2]
+    assert first == "[1/20] a → (action not run)"
+    assert "evaluate none" not in text
+    assert "nothing captured as 'x'" in second

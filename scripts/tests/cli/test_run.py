@@ -40,14 +40,18 @@ def test_run_completes_with_the_doc_progress_lines(loop_project: LoopProject) ->
     lines = result.err.splitlines()
     assert lines[0] == "[1/5] check → test -f flag && echo present || { echo missing; exit 1; }"
     assert lines[1].startswith("       ✗ failure (exit 1)  ")
-    assert lines[2:4] == ["       → fix", "[1/5] fix → touch flag && echo fixed"]
-    assert lines[4].startswith("       • exit 0  ")
-    assert lines[5:7] == [
+    assert lines[2:4] == [  # a failure shows the end of the output, and where all of it is
+        "         stdout │ missing",
+        "         full output: .loops/.running/hello.check.out",
+    ]
+    assert lines[4:6] == ["       → fix", "[1/5] fix → touch flag && echo fixed"]
+    assert lines[6].startswith("       • exit 0  ")
+    assert lines[7:9] == [
         "       → check",
         "[2/5] check → test -f flag && echo present || { echo missing; exit 1; }",
     ]
-    assert lines[7].startswith("       ✓ success (exit 0)  ")
-    assert lines[8] == "       → done"
+    assert lines[9].startswith("       ✓ success (exit 0)  ")
+    assert lines[10] == "       → done"
     assert lines[-1].startswith("Loop completed: done (2 iterations, ")
     assert "\033[" not in result.err  # not a terminal: no colour, no ticker
 

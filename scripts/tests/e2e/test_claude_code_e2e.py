@@ -6,6 +6,7 @@ judge's calls (route "judge"); anything else Claude Code asks gets a harmless "O
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -408,3 +409,58 @@ def test_the_terminal_shows_what_claude_is_doing(
     assert "Loop completed: done (1 iteration, " in screen
     transcript = (tmp_path / ".loops" / ".running" / "watch.work.out").read_text()
     assert '"tool_use_result"' in transcript or '"tool_result"' in transcript
+
+
+def test_logs_shows_a_claude_session_as_text_not_json(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    agent, _judge = _routes(fake_anthropic)
+    agent.reply_tool({"command": "echo tests-ok", "description": "run"}, name="Bash")
+    agent.reply_text("The tests pass.")
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "watch.yaml").write_text(
+        textwrap.dedent("""\
+            name: watch
+            initial: work
+            states:
+              work:
+                action_type: prompt
+                action: "Run the tests"
+                evaluate:
+                  type: exit_code
+                on_success: done
+                on_failure: done
+              done:
+                terminal: true
+        """)
+    )
+
+    def ll_loop(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "little_loops.cli", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    run = ll_loop("run", "watch", "-v")
+    assert run.returncode == 0, run.stderr
+    # -v showed the session as it went, as text.
+    assert '→ Bash {"command": "echo tests-ok", "description": "run"}' in run.stderr
+    assert '"type"' not in run.stderr
+    logs = ll_loop("logs", "watch")
+    assert logs.returncode == 0, logs.stderr
+    lines = logs.stdout.splitlines()
+    assert lines[0] == "==> .loops/.running/watch.work.out (state work, Claude session) <=="
+    assert '→ Bash {"command": "echo tests-ok", "description": "run"}' in lines
+    assert "← tests-ok" in lines
+    assert lines[lines.index("answer:") + 1] == "The tests pass."
+    assert any(re.fullmatch(r"cost: \$\d+\.\d{4} \(\d+ turns\)", line) for line in lines)
+    assert '"type"' not in logs.stdout  # not the raw stream-json
+    raw = (tmp_path / ".loops" / ".running" / "watch.work.out").read_text()
+    assert '"type":"result"' in raw.replace(" ", "")

@@ -14,7 +14,7 @@ class ActionRunner(Protocol):
 
     @property
     def streams_output(self) -> bool:
-        """True when `execute` writes all of stdout, live, to the request's `output_file`."""
+        """True when `execute` writes all of stdout and stderr, live, to files (`output_file`)."""
         ...
 
     def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:

@@ -16,7 +16,8 @@ class ActionRequest:
 
     `timeout`/`idle_timeout` are seconds (None: no limit); `cwd` overrides the runner's
     directory; `env` is laid over the current environment; `output_file` receives all of
-    stdout (instead of the runner's `output_dir` default).
+    stdout, and `layout.stderr_file(output_file)` all of stderr (instead of the runner's
+    `output_dir` default).
     """
 
     action: str

@@ -16,7 +16,7 @@ from little_loops.fsm.actions.supervisor import (
     ProcessSupervisor,
     failed,
 )
-from little_loops.fsm.runs.layout import action_output_file
+from little_loops.fsm.runs.layout import action_output_file, stderr_file
 from little_loops.fsm.runs.runfile import NotOurFile, open_run_file
 
 CLAUDE_FLAGS: tuple[str, ...] = ("--dangerously-skip-permissions", "-p")
@@ -35,8 +35,8 @@ class DefaultActionRunner(ProcessSupervisor):
 
     The process is run by `ProcessSupervisor` (own session, both pipes read together, at
     most `tail_bytes` of each kept, TERM then KILL to the whole group on a limit or
-    `cancel()`); all of stdout goes to the output file when `keep_output`. One action at
-    a time per runner.
+    `cancel()`); all of stdout goes to the output file and all of stderr to the file next
+    to it (`layout.stderr_file`) when `keep_output`. One action at a time per runner.
     """
 
     streams_output = True
@@ -83,14 +83,21 @@ class DefaultActionRunner(ProcessSupervisor):
         cwd = request.cwd if request.cwd is not None else self.cwd
         env = None if request.env is None else {**os.environ, **request.env}
         out_path = self._output_path(request)
-        out_fd = -1
+        out_fd = err_fd = -1
         if out_path is not None:
+            err_path = stderr_file(out_path)
             try:
                 out_fd = _open_output(out_path)
+                err_fd = _open_output(err_path)
             except OSError as exc:
-                msg = f"cannot write action output to {out_path}: {exc.strerror}"
+                if out_fd >= 0:
+                    os.close(out_fd)
+                where = err_path if out_fd >= 0 else out_path
+                msg = f"cannot write action output to {where}: {exc.strerror}"
                 return failed(CANNOT_RUN_EXIT_CODE, msg, start)
             except NotOurFile as exc:  # a planted link or FIFO: the action does not run
+                if out_fd >= 0:
+                    os.close(out_fd)
                 return failed(CANNOT_RUN_EXIT_CODE, str(exc), start)
         try:
             result = self.spawn(
@@ -101,6 +108,7 @@ class DefaultActionRunner(ProcessSupervisor):
                 out_fd,
                 out_path,
                 start,
+                err_fd,
             )
         except OSError as exc:
             return self._spawn_failure(exc, argv[0], cwd, request.is_slash_command, start)
@@ -108,8 +116,9 @@ class DefaultActionRunner(ProcessSupervisor):
             message = "the action contains a NUL byte, which a command line cannot carry"
             return failed(CANNOT_RUN_EXIT_CODE, message, start)
         finally:
-            if out_fd >= 0:
-                os.close(out_fd)
+            for fd in (out_fd, err_fd):
+                if fd >= 0:
+                    os.close(fd)
         if not request.is_slash_command:
             return result
         if (

@@ -67,7 +67,7 @@ class ProcessSupervisor:
     """Run children one at a time, each in its own session (process group).
 
     Stdout and stderr are read together in the calling thread; at most `tail_bytes` of
-    each stay in memory, all of stdout goes to the output file given. A timeout, idle
+    each stay in memory, all of stdout and stderr go to the files given. A timeout, idle
     timeout or `cancel()` sends SIGTERM to the whole group and SIGKILL `grace_seconds`
     later; processes a child leaves behind are ended the same way when it exits.
     """
@@ -94,6 +94,7 @@ class ProcessSupervisor:
         out_fd: int,
         out_path: Path | None,
         start: float,
+        err_fd: int = -1,
     ) -> ActionResult:
         """Run *argv* to its end or a limit (`limits`: timeout and idle timeout, seconds).
 
@@ -117,7 +118,8 @@ class ProcessSupervisor:
             self._pgid = proc.pid
             if children is not None:
                 children.leader = proc.pid
-            return self._supervise(proc, limits, out_r, err_r, out_fd, out_path, start, children)
+            fds = (out_fd, err_fd)
+            return self._supervise(proc, limits, out_r, err_r, fds, out_path, start, children)
         finally:
             os.close(out_r)
             os.close(err_r)
@@ -176,7 +178,7 @@ class ProcessSupervisor:
         limits: tuple[float | None, float | None],
         out_r: int,
         err_r: int,
-        out_fd: int,
+        file_fds: tuple[int, int],
         out_path: Path | None,
         start: float,
         children: Children | None,
@@ -188,7 +190,7 @@ class ProcessSupervisor:
         """
         out, err = _Tail(self.tail_bytes), _Tail(self.tail_bytes)
         tails = {out_r: out, err_r: err}
-        sink = _Sink(out_r, out_fd)
+        sinks = {out_r: _Sink(file_fds[0]), err_r: _Sink(file_fds[1])}
         poller = select.poll()
         for fd in (out_r, err_r, self._wake_r):
             poller.register(fd, select.POLLIN)
@@ -241,7 +243,7 @@ class ProcessSupervisor:
                         if kill_at is not None and children is not None:
                             # What it detached is ours now: it goes the same way.
                             children.signal_strays(signal.SIGTERM, action_exited=True)
-                    elif _read(poller, fd, events, tails[fd], sink):
+                    elif _read(poller, fd, events, tails[fd], sinks[fd]):
                         last_output = time.monotonic()
                     else:
                         open_pipes -= 1
@@ -258,7 +260,7 @@ class ProcessSupervisor:
                 for fd, events in poller.poll(left * 1000):
                     if fd == self._wake_r:
                         _drain_wake(fd)
-                    elif fd != pidfd and not _read(poller, fd, events, tails[fd], sink):
+                    elif fd != pidfd and not _read(poller, fd, events, tails[fd], sinks[fd]):
                         open_pipes -= 1
         finally:
             # Also on KeyboardInterrupt & co: never wait for a child that may still run.
@@ -283,9 +285,10 @@ class ProcessSupervisor:
             else:
                 message = f"action printed nothing for {span} (idle_timeout)"
             return _result(out, err, TIMEOUT_EXIT_CODE, start, out_path, message, timed_out=True)
-        if sink.write_error is not None:
+        write_error = sinks[out_r].write_error or sinks[err_r].write_error
+        if write_error is not None:
             # The action is not at fault; its tail is still good, only the file is incomplete.
-            write_note = f"cannot write action output to {out_path}: {sink.write_error}"
+            write_note = f"cannot write action output to {out_path}: {write_error}"
             out_path = None
         exit_code = 128 - returncode if returncode < 0 else returncode
         return _result(out, err, exit_code, start, out_path, None, note=write_note)
@@ -348,8 +351,7 @@ def _read(poller: select.poll, fd: int, events: int, tail: _Tail, sink: _Sink) -
         poller.unregister(fd)
         return False
     tail.add(data)
-    if fd == sink.pipe_fd:
-        sink.write(data)
+    sink.write(data)
     return True
 
 
@@ -375,12 +377,11 @@ def _drain_wake(fd: int) -> None:
 
 
 class _Sink:
-    """Where all of stdout goes: the output file, until writing it fails once."""
+    """Where all of stdout (or stderr) goes: its file, until writing it fails once."""
 
-    __slots__ = ("file_fd", "pipe_fd", "write_error")
+    __slots__ = ("file_fd", "write_error")
 
-    def __init__(self, pipe_fd: int, file_fd: int) -> None:
-        self.pipe_fd = pipe_fd
+    def __init__(self, file_fd: int) -> None:
         self.file_fd = file_fd
         self.write_error: str | None = None
 

@@ -56,6 +56,7 @@ class _ActionCompleteKeys(TypedDict):
 class ActionComplete(_ActionCompleteKeys, total=False):
     """`action_complete`: an action ended; optional keys only when they say something."""
 
+    stderr: str  # its end, like `output`; all of it is in the file next to `output_path`
     error: str
     truncated: bool
     output_path: str
@@ -114,6 +115,8 @@ def action_complete(name: str, result: ActionResult, spent_usd: float) -> Action
         duration_ms=result.duration_ms,
         output=short(result.output, tail=True),
     )
+    if result.stderr:
+        complete["stderr"] = short(result.stderr, tail=True)
     if result.error:
         complete["error"] = result.error
     if result.truncated:

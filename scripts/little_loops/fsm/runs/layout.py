@@ -25,7 +25,8 @@ EVENTS_SEGMENT = ".events.{n}.jsonl"
 LOCK_SUFFIX = ".lock"  # the run's scope claim (a LockRecord)
 LOG_SUFFIX = ".log"  # stdout and stderr of a background run
 OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume goes on with
-OUTPUT_SUFFIX = ".out"  # the full output of a state's action, when it was cut short
+OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
+ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
 TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
 MUTEX_NAME = ".scopes.lock"  # the flock all scope claims take; never deleted
 # Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
@@ -206,6 +207,11 @@ def output_file_name(loop_name: str, state_name: str) -> str:
         digest = hashlib.sha1(state_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         safe = f"{safe}~{digest}"
     return f"{loop_name}.{safe}{OUTPUT_SUFFIX}"
+
+
+def stderr_file(output_path: Path) -> Path:
+    """Where stderr goes of the action whose stdout goes to *output_path*: `x.out` → `x.err`."""
+    return output_path.with_name(output_path.name.removesuffix(OUTPUT_SUFFIX) + ERROR_SUFFIX)
 
 
 def action_output_file(output_dir: Path, pid: int | None = None) -> Path:

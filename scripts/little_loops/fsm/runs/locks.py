@@ -214,7 +214,7 @@ class LockHandle:
         if self.released or os.getpid() != self.record.pid:
             return None
         running = self.path.parent
-        running.mkdir(parents=True, exist_ok=True)
+        make_running_dir(running)
         with _mutex(running):
             if self.path.exists():
                 return None

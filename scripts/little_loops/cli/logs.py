@@ -1,0 +1,97 @@
+"""`ll-loop logs NAME [STATE]`: the output of a run's latest step, Claude sessions as text."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from little_loops.cli.resolve import project_loops_dir
+
+FOLLOW_POLL_SECONDS = 0.2
+
+
+def register(subparsers: Any, summary: str) -> None:
+    parser = subparsers.add_parser(
+        "logs",
+        help=summary,
+        description="Print the output of the latest step of a loop's current run (or of "
+        "STATE's latest step): a shell action's stdout then stderr, a Claude session as a "
+        "readable transcript.",
+    )
+    parser.add_argument("loop", metavar="NAME", help="loop name")
+    parser.add_argument("state", metavar="STATE", nargs="?", help="the state whose step to show")
+    parser.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="keep printing what the step writes while the run is live; end when it ends",
+    )
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return logs_command(args.loop, args.state, follow=args.follow)
+
+
+def latest_step(loop_name: str, state: str | None, loops_dir: Path) -> dict[str, Any] | None:
+    """The `action_start` event of the run's latest step (of *state*, when given), or None."""
+    from little_loops.fsm.runs.store import StatePersistence
+
+    found = None
+    for event in StatePersistence(loop_name, loops_dir).iter_events():
+        if event.get("event") == "action_start" and state in (None, event.get("state")):
+            found = event
+    return found
+
+
+def logs_command(
+    name: str, state: str | None = None, *, follow: bool = False, loops_dir: Path | None = None
+) -> int:
+    """Print the output of NAME's latest step (of STATE's); 1 when there is none."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
+    from little_loops.cli.outputtail import OutputTail
+    from little_loops.cli.runref import run_name
+    from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.runs.runfile import display_path
+
+    loop_name = run_name(name, loops_dir)
+    start = latest_step(loop_name, state, loops_dir)
+    path = start.get("output_path") if start is not None else None
+    if start is None or not isinstance(path, str):
+        of = f" of state '{state}'" if state is not None else ""
+        print(f"ll-loop: loop '{loop_name}' has no step output{of} yet", file=sys.stderr)
+        return ExitCode.FAILED
+    claude = start.get("action_type") == "prompt"
+    tail = OutputTail(path, claude=claude, from_start=True)
+    step = f"state {start.get('state')}, {'Claude session' if claude else 'shell action'}"
+    print(f"==> {display_path(path)} ({step}) <==")
+    if not follow:
+        out, err = tail.poll_each(final=True)
+        _print(out)
+        if err:
+            _print([f"==> {display_path(tail.paths[1])} (stderr) <==", *err])
+        return ExitCode.OK
+    while _live(loop_name, loops_dir):
+        _print(tail.poll())
+        time.sleep(FOLLOW_POLL_SECONDS)
+    _print(tail.poll(final=True))
+    return ExitCode.OK
+
+
+def _print(lines: list[str]) -> None:
+    if lines:
+        sys.stdout.write("".join(f"{line}\n" for line in lines))
+        sys.stdout.flush()
+
+
+def _live(loop_name: str, loops_dir: Path) -> bool:
+    from little_loops.fsm.runs.liveness import run_alive
+    from little_loops.fsm.runs.outcomes import Status
+    from little_loops.fsm.runs.store import StatePersistence
+
+    with StatePersistence(loop_name, loops_dir) as store:
+        saved = store.load_state()
+    return saved is not None and saved.status == Status.RUNNING and run_alive(saved, loops_dir)

@@ -1,0 +1,85 @@
+"""Follow an action's `.out` and `.err` files as they grow: their new lines, Claude's readable."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from little_loops.fsm.actions.transcript import readable
+from little_loops.fsm.runs.layout import stderr_file
+from little_loops.fsm.runs.runfile import NotOurFile, open_run_stream
+
+_READ_LIMIT = 1024 * 1024  # the most read of one file at one poll (the rest comes next time)
+
+
+class _Followed:
+    __slots__ = ("before", "claude", "label", "offset", "path", "pending")
+
+    def __init__(self, path: Path, label: str, claude: bool) -> None:
+        self.path, self.label, self.claude = path, label, claude
+        self.before = signature(path)  # the last action's file, until the runner truncates it
+        self.offset = 0
+        self.pending = b""
+
+
+class OutputTail:
+    """The new lines of one action's stdout (`output_path`) and stderr files, in order read.
+
+    Made when the action starts: until a file changes it still holds the previous action's
+    output, which is not shown (`from_start`: what the files hold is shown). `claude`:
+    stdout is a stream-json transcript, shown as text. Stderr's lines are labelled.
+    """
+
+    def __init__(self, output_path: str, claude: bool = False, from_start: bool = False) -> None:
+        out = Path(output_path)
+        self.paths = (out, stderr_file(out))
+        self._files = (_Followed(out, "", claude), _Followed(self.paths[1], "stderr │ ", False))
+        if from_start:
+            for followed in self._files:
+                followed.before = None
+
+    def poll(self, final: bool = False) -> list[str]:
+        """The lines written since the last poll; `final` (the action ended): all the rest."""
+        out, err = self.poll_each(final)
+        return out + [self._files[1].label + line for line in err]
+
+    def poll_each(self, final: bool = False) -> tuple[list[str], list[str]]:
+        """Like `poll`, stdout's lines and stderr's apart, without labels."""
+        found: list[list[str]] = []
+        for followed in self._files:
+            if not final and followed.before is not None:
+                if signature(followed.path) == followed.before:
+                    found.append([])
+                    continue
+                followed.before = None
+            found.append(_new_lines(followed, final))
+        return found[0], found[1]
+
+
+def _new_lines(followed: _Followed, final: bool) -> list[str]:
+    data = b""
+    with contextlib.suppress(OSError, NotOurFile), open_run_stream(followed.path) as handle:
+        if handle.seek(0, os.SEEK_END) < followed.offset:  # emptied: the state ran again
+            followed.offset, followed.pending = 0, b""
+        handle.seek(followed.offset)
+        data = handle.read() if final else handle.read(_READ_LIMIT)
+    followed.offset += len(data)
+    *complete, followed.pending = (followed.pending + data).split(b"\n")
+    if final and followed.pending:
+        complete.append(followed.pending)
+        followed.pending = b""
+    shown: list[str] = []
+    for raw in complete:
+        text = raw.decode("utf-8", errors="replace")
+        shown += readable(text) if followed.claude else [text] if text.strip() else []
+    return shown
+
+
+def signature(path: Path | str) -> tuple[int, int] | None:
+    """Size and modification time of *path*, to tell when it changes; None when missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)

@@ -1,0 +1,86 @@
+"""Claude Code's stream-json transcript as text a person reads: words, tool calls, answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+RESULT_WIDTH = 100  # a tool result is shown as its first line, cut to this many characters
+
+
+def readable(line: str) -> list[str]:
+    """The lines a person reads for one line of a Claude session's `.out` file.
+
+    Assistant text as it is, each tool call as `→ Tool {input as JSON}` on one line, each
+    tool result as `← its first line … (+N lines)`, the final answer after `answer:` and
+    the session's cost. A line that is not stream-json (plain output) is kept as it is;
+    stream-json lines that say nothing to a person (hooks, rate limits) give no lines.
+    """
+    stripped = line.strip()
+    data = _object(stripped)
+    if data is None or not isinstance(data.get("type"), str):
+        return [line.rstrip("\r\n")] if stripped else []
+    kind = data["type"]
+    given = data.get("message")
+    message: dict[str, Any] = given if isinstance(given, dict) else {}
+    if kind == "system" and data.get("subtype") == "init":
+        return [f"· session started (model {data.get('model') or '?'})"]
+    if kind == "assistant":
+        return [text for block in _blocks(message) for text in _assistant_block(block)]
+    if kind == "user":
+        return [text for block in _blocks(message) for text in _tool_result(block)]
+    if kind == "result":
+        return _report(data)
+    return []
+
+
+def _assistant_block(block: dict[str, Any]) -> list[str]:
+    if block.get("type") == "text":
+        return str(block.get("text") or "").strip().splitlines()
+    if block.get("type") == "tool_use":
+        given = json.dumps(block.get("input", {}), ensure_ascii=False, separators=(", ", ": "))
+        return [f"→ {block.get('name') or 'tool'} {given}"]
+    return []
+
+
+def _tool_result(block: dict[str, Any]) -> list[str]:
+    if block.get("type") != "tool_result":
+        return []
+    content = block.get("content")
+    if isinstance(content, list):
+        parts = [str(p.get("text") or "") for p in content if isinstance(p, dict)]
+        content = "\n".join(parts)
+    lines = [text for text in str(content or "").splitlines() if text.strip()]
+    first = lines[0].strip() if lines else "(no output)"
+    if len(first) > RESULT_WIDTH:
+        first = first[: RESULT_WIDTH - 1] + "…"
+    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    mark = "← error: " if block.get("is_error") is True else "← "
+    return [f"{mark}{first}{more}"]
+
+
+def _report(data: dict[str, Any]) -> list[str]:
+    answer = data.get("result")
+    lines = ["answer:", *str(answer).splitlines()] if isinstance(answer, str) else []
+    cost = data.get("total_cost_usd")
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        turns = data.get("num_turns")
+        lines.append(f"cost: ${cost:.4f}" + (f" ({turns} turns)" if turns else ""))
+    if data.get("is_error") is True:
+        lines.append("(claude reported an error)")
+    return lines
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _object(text: str) -> dict[str, Any] | None:
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None

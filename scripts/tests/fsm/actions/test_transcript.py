@@ -1,0 +1,76 @@
+"""A Claude session's stream-json lines as the text a person reads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from little_loops.fsm.actions.transcript import readable
+
+
+def _line(data: dict[str, Any]) -> str:
+    return json.dumps(data)
+
+
+def test_a_session_reads_as_words_tool_calls_results_answer_and_cost() -> None:
+    lines = [
+        _line({"type": "system", "subtype": "init", "model": "claude-x", "tools": ["Bash"]}),
+        _line(
+            {
+                "type": "assistant",
+                "message": {
+                    "content": [
+                        {"type": "text", "text": "Let me run the tests."},
+                        {
+                            "type": "tool_use",
+                            "name": "Bash",
+                            "input": {"command": "pytest -q", "description": "run"},
+                        },
+                    ]
+                },
+            }
+        ),
+        _line(
+            {
+                "type": "user",
+                "message": {
+                    "content": [
+                        {"type": "tool_result", "content": "3 passed\nin 0.1s\nok", "id": "t"}
+                    ]
+                },
+            }
+        ),
+        _line(
+            {
+                "type": "user",
+                "message": {
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "is_error": True,
+                            "content": [{"type": "text", "text": "x" * 300}],
+                        }
+                    ]
+                },
+            }
+        ),
+        _line({"type": "rate_limit_event"}),
+        _line({"type": "result", "result": "All pass.", "total_cost_usd": 0.0123, "num_turns": 2}),
+    ]
+    shown = [text for line in lines for text in readable(line)]
+    assert shown == [
+        "· session started (model claude-x)",
+        "Let me run the tests.",
+        '→ Bash {"command": "pytest -q", "description": "run"}',
+        "← 3 passed (+2 lines)",
+        "← error: " + "x" * 99 + "…",
+        "answer:",
+        "All pass.",
+        "cost: $0.0123 (2 turns)",
+    ]
+
+
+def test_plain_lines_are_kept_and_blank_ones_dropped() -> None:
+    assert readable("Warning: something\n") == ["Warning: something"]
+    assert readable("{not json") == ["{not json"]
+    assert readable("   ") == []
