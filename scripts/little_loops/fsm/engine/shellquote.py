@@ -22,18 +22,19 @@ UNQUOTABLE = {
     "comment": "in a bash comment, which a newline in the value would end: "
     "take it out of the comment",
     "backslash": "right after a backslash, which would escape the value's first character",
+    "redirect": "in the word after >& or <&, which bash expands twice: redirect to a "
+    "file with > instead",
     "unknown": "where ll-loop cannot tell how bash reads it",
+    "unclosed": "in a command with a quote, bracket or substitution left open",
 }
 # Words bash reads as syntax at the start of a command: always quoted.
 _RESERVED = {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while"}
 _RESERVED |= {"until", "do", "done", "in", "function", "time"}
 _WORDLIKE = ("top", "cmd", "group")
-# `$` followed by one of these is a special parameter ($#, $$, $?, $1 ...), not a quote.
-_SPECIAL = set("#$?!@*-0123456789")
-_COMMENT_AFTER = set(" \t\n;&|()<>")
+_COMMENT_AFTER = set(" \t\n;&|(<>")  # not `)`: `$(...)#` goes on with its word
 # `<<` or `<<-`, then the delimiter word: 'quoted', "quoted" or plain (maybe \escaped).
 # Compiled on first use, as in `references`.
-_HEREDOC = r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|()<>]+))"
+_HEREDOC = r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n$`\\]*)\"|\\?([^\s;&|()<>'\"`$\\]+))"
 
 
 def quote_word(text: str) -> str:
@@ -95,9 +96,11 @@ def contexts(template: str) -> dict[int, tuple[str, str]]:
 class _Scanner:
     """Reads a bash command far enough to know what quotes each reference is in.
 
-    It follows '...', "...", $'...', backslashes, $(...), (...), $((...)), ((...)),
-    `...`, bash's own ${...}, comments and here-documents. Not followed: `case` patterns
-    (an unmatched `)` is ignored), `[[ =~ ]]` and nested here-documents inside $(...).
+    It follows '...', "...", $'...', backslashes and line continuations, $(...), (...),
+    $((...)), ((...)), `...`, bash's own ${...}, comments and here-documents. Not followed:
+    `case` patterns (an unmatched `)` is ignored). Where it
+    may have lost track (something left open at the end, a here-document delimiter with `$`)
+    it classifies the references as unquotable, so they are refused, never misquoted.
     """
 
     def __init__(self, text: str) -> None:
@@ -107,6 +110,10 @@ class _Scanner:
         self.found: dict[int, str] = {}
         self.heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, quoted)
         self.delimiters: dict[int, str] = {}
+        self.lost = False  # past something it cannot follow: the rest is "unknown"
+        self.boundary = 0  # where the last `(...)` or `((...))` command ended
+        # The words after `>&` being read: [stack depth, whether the word has begun].
+        self.dups: list[list[Any]] = []
 
     def where(self, pos: int) -> str:
         kind: str = self.stack[-1][0]
@@ -115,6 +122,18 @@ class _Scanner:
         if kind in _WORDLIKE:
             return WORD
         return {"dq": DOUBLE, "ansi": ANSI, "arith": ARITH}.get(kind, kind)
+
+    def word_starts(self, i: int) -> bool:
+        """Whether a word starts at *i* (after an unescaped blank or operator; a
+        backslash-newline before it is a line continuation, which bash removes)."""
+        text = self.text
+        while i not in (0, self.boundary) and text[i - 2 : i] == "\\\n":
+            if self.escaped(i - 2):
+                break
+            i -= 2
+        if i == 0 or i == self.boundary:
+            return True
+        return text[i - 1] in _COMMENT_AFTER and not self.escaped(i - 1)
 
     def escaped(self, pos: int) -> bool:
         count = 0
@@ -132,19 +151,31 @@ class _Scanner:
                 if match.group(0) == ESCAPE:  # bash will read `${`
                     self.stack.append(["parameter", kind])
                 else:
-                    self.found[i] = self.where(i)
+                    self.found[i] = "unknown" if self.lost else self.where(i)
+                    if self.dups:
+                        self.found[i] = "redirect"
+                        self.dups[-1][1] = True
                 i = match.end()
                 continue
             if match is not None and match.group(0) != ESCAPE:
                 self.found[i] = "comment" if kind == "comment" else SINGLE
                 if kind == "ansi":
                     self.found[i] = "backslash" if self.escaped(i) else ANSI
+                if self.lost:
+                    self.found[i] = "unknown"
+                elif self.dups and kind != "comment":
+                    self.found[i] = "redirect"
                 i = match.end()
                 continue
             i = self.step(i, kind)
+        # A quote, bracket or substitution left open: bash runs the lines before its syntax
+        # error, and read them some way this scanner did not. Nothing is quoted then.
+        unclosed = [frame[0] for frame in self.stack[1:] if frame[0] != "comment"]
         for start, match in self.matches.items():
             if match.group(0) != ESCAPE:
                 self.found.setdefault(start, "unknown")
+                if unclosed:
+                    self.found[start] = "unclosed"
         return self.found
 
     def step(self, i: int, kind: str) -> int:
@@ -158,9 +189,15 @@ class _Scanner:
         if kind == "comment":
             if c == "\n":
                 stack.pop()
-                return self.newline(i)
+                # A word starts after it: a backslash before the newline was in the comment.
+                self.boundary = self.newline(i)
+                return self.boundary
             return i + 1
         if c == "\\":
+            if two == "\\\n" and kind != "ansi" and text[i - 1 : i] in tuple("$<>&|;("):
+                # A line continuation that joins an operator or `$` to what follows
+                # (`$\<newline>'` is `$'`): bash reads a token this scanner did not.
+                self.lost = True
             # A reference right after it is read next (and refused: see `where`).
             after = self.matches.get(i + 1)
             if after is None:
@@ -174,8 +211,6 @@ class _Scanner:
             if c == "`":
                 stack.pop()
             return i + 1
-        if c == "$" and text[i + 1 : i + 2] in _SPECIAL:
-            return i + 2
         if kind == "dq":
             if c == '"':
                 stack.pop()
@@ -192,11 +227,33 @@ class _Scanner:
             return i + 1
         if kind == "arith":
             if two == "))" and stack[-1][1] == 0:
-                stack.pop()
+                if len(stack.pop()) > 2:  # `((...))`, a command: a word may start after it
+                    self.boundary = i + 2
                 return i + 2
+            # Bash reads to the matching `))` counting parentheses; a reference in it can
+            # only be an integer, so nothing inside needs following, but quotes would.
             stack[-1][1] += {"(": 1, ")": -1}.get(c, 0)
-            return self.dollar(i, kind)
+            self.lost = self.lost or c in "'\"`"
+            return i + 1
         # word context: top level, $(...), (...)
+        process = two in ("<(", ">(")  # a process substitution: part of a word
+        while self.dups and self.dups[-1][0] > len(stack):
+            self.dups.pop()  # its $(...) has closed
+        if self.dups and self.dups[-1][0] == len(stack):
+            if process or c not in " \t\n;&|()<>":
+                self.dups[-1][1] = True
+            elif c in "\n;&|()<>" or self.dups[-1][1]:
+                self.dups.pop()  # the word after `>&` has ended
+        if process:
+            stack.append(["cmd", 0])
+            return i + 2
+        if two in (">&", "<&"):
+            # Bash expands the word after `>&` a second time, quotes or not: no
+            # reference may be in it (this holds for `N>&`, and `&>` is a plain redirect).
+            self.dups.append([len(stack), False])
+            return i + 2
+        if two == "$$":
+            return i + 2  # the process id, here (inside "..." bash reads `$$(` as `$` `$(`)
         if c == "'":
             stack.append(["sq", 0])
         elif c == '"':
@@ -207,28 +264,29 @@ class _Scanner:
         elif two == '$"':
             stack.append(["dq", 0])
             return i + 2
-        elif c == "#" and (i == 0 or text[i - 1] in _COMMENT_AFTER):
+        elif c == "#" and self.word_starts(i):
             stack.append(["comment", 0])
-        elif two == "((" and (i == 0 or text[i - 1] in _COMMENT_AFTER):
-            stack.append(["arith", 0])
+        elif two == "((" and self.word_starts(i):
+            stack.append(["arith", 0, "command"])
             return i + 2
         elif c == "(":
             stack.append(["group", 0])
         elif c == ")":
-            if kind in ("cmd", "group"):
-                stack.pop()
+            if kind in ("cmd", "group") and stack.pop()[0] == "group":
+                self.boundary = i + 1
         elif text.startswith("<<<", i):
             return i + 3  # a here-string: an ordinary word follows
         elif two == "<<":
             heredoc = re.compile(_HEREDOC).match(text, i)
-            if heredoc is not None:
-                word = next(g for g in heredoc.groups()[1:] if g is not None)
-                # Any quoting of the delimiter word turns expansion off in the body.
-                literal = heredoc.group(4) is None or any(q in heredoc.group(0) for q in "'\"\\")
-                delimiter = re.sub(r"['\"\\]", "", word)
-                self.heredocs.append((delimiter, heredoc.group(1) == "-", literal))
-                return heredoc.end()
-            return i + 2
+            end = heredoc.end() if heredoc is not None else i
+            if heredoc is None or (end < len(text) and text[end] not in " \t\n;&|()<>"):
+                self.lost = True  # a delimiter word this scanner does not read
+                return i + 2
+            word = next(g for g in heredoc.groups()[1:] if g is not None)
+            # Any quoting of the delimiter word turns expansion off in the body.
+            literal = heredoc.group(4) is None or heredoc.group(0).endswith("\\" + word)
+            self.heredocs.append((word, heredoc.group(1) == "-", literal))
+            return end
         elif c == "\n":
             return self.newline(i)
         else:
@@ -255,17 +313,24 @@ class _Scanner:
         """After the newline at *i*: skip the bodies of the here-documents it starts."""
         i += 1
         for delimiter, strip, literal in self.heredocs:
+            continued = False  # the line before ended in `\` (a continuation, unquoted)
             while i < len(self.text):
                 end = self.text.find("\n", i)
                 end = len(self.text) if end < 0 else end
                 line = self.text[i:end]
                 for start in self.matches:
                     if i <= start < end and self.matches[start].group(0) != ESCAPE:
-                        self.found[start] = HEREDOC_LITERAL if literal else HEREDOC
+                        kind = HEREDOC_LITERAL if literal else HEREDOC
+                        if not literal and self.escaped(start):
+                            kind = "backslash"
+                        if self.dups:
+                            kind = "redirect"
+                        self.found[start] = "unknown" if self.lost else kind
                         self.delimiters[start] = ("\t" if strip else "") + delimiter
                 i = end + 1
-                if (line.lstrip("\t") if strip else line) == delimiter:
+                if not continued and (line.lstrip("\t") if strip else line) == delimiter:
                     break
+                continued = not literal and self.escaped(end)
         self.heredocs = []
         return i
 

@@ -872,3 +872,10 @@ def test_a_reference_bash_would_read_where_it_cannot_be_quoted_is_an_error() -> 
     assert problems(prompt, "error") == []
     raw = problems(text.replace("${captured", "${raw:captured"))
     assert [p.split(": ", 2)[1] for p in raw] == ["warning"]
+
+
+def test_the_raw_and_unquotable_examples_in_the_docs_are_what_validate_says() -> None:
+    docs = (REPO / "docs" / "analysis.md").read_text()
+    for action in ("echo ${raw:captured.lint.output}", "echo `cat ${captured.lint}`"):
+        (found,) = problems(INJECTION_LOOP.replace("ACTION", action))
+        assert found.split(": ", 2)[2] in docs.splitlines()

@@ -117,6 +117,12 @@ def test_here_documents() -> None:
         ("echo hi # ${context.x}", "in a bash comment"),
         ("echo \\${context.x}", "right after a backslash"),
         ('echo "\\${context.x}"', "right after a backslash"),
+        ("echo hi >&${context.x}", "in the word after >& or <&"),
+        ("echo hi 1>& x${context.x}", "in the word after >& or <&"),
+        ('echo hi >&"$(echo ${context.x})"', "in the word after >& or <&"),
+        ("echo $(echo\n'a' ${context.x}", "in a command with a quote, bracket or substitution"),
+        ("echo $\\\n'${context.x}'", "where ll-loop cannot tell how bash reads it"),
+        ("cat <<$X\n${context.x}\n$X", "where ll-loop cannot tell how bash reads it"),
     ],
 )
 def test_contexts_that_cannot_be_quoted_are_refused(template: str, why: str) -> None:
