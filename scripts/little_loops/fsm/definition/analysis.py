@@ -7,7 +7,8 @@ Warnings (`ll-loop validate --strict` makes them errors):
   suggests the author meant to catch everything, and in `maintain: true` loops);
 * used before set: `${captured.X}` or `${result.*}` read on some path before any state
   sets it (a dataflow analysis over the state graph);
-* shell injection: output text pasted into a bash command by `${...}` interpolation.
+* shell injection: text the loop does not control pasted into a bash command unquoted,
+  by the `${raw:...}` opt-out.
 
 A warning for `maintain: true` restarts that go round terminal states only (they do no
 work but the terminal actions, until max_iterations).
@@ -352,7 +353,7 @@ class _Analyzer:
             seen: set[str] = set()
             action = ("states", name, "action")
             for use in expand(action, state.action, self.fsm.context, self.reached):
-                if use.text in seen or not untrusted(use, verdicts_are_text):
+                if not use.raw or use.text in seen or not untrusted(use, verdicts_are_text):
                     continue
                 seen.add(use.text)
                 self.warn(use.path, injection_message(use))

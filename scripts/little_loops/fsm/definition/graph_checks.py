@@ -8,6 +8,7 @@ from typing import Any
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.engine.interpolation import context_problems
 from little_loops.fsm.engine.references import NAMESPACES, OPEN, near_misses, references
+from little_loops.fsm.engine.shellquote import unquotable
 from little_loops.fsm.engine.transitions import declared, restart
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import interpolated_fields
@@ -211,6 +212,9 @@ class _GraphChecker:
                     "e.g. ${captured.NAME.output}); it would reach the action unchanged",
                     "warning",
                 )
+            if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
+                for problem in unquotable(text):
+                    self.add(path, problem)
             for namespace, ref_path in references(text):
                 ref = f"${{{namespace}.{ref_path}}}"
                 first = ref_path.split(".", 1)[0].split("[", 1)[0]
@@ -227,6 +231,11 @@ class _GraphChecker:
                     self.add(path, f"{ref}: context has no key '{first}'")
                 elif namespace == "captured" and first not in captures:
                     self.add(path, f"{ref}: no state captures '{first}'", "warning")
+
+    def shell(self, name: str | int) -> bool:
+        """Whether state *name*'s action goes to bash (its references get quoted)."""
+        state = self.fsm.states.get(str(name))
+        return state is not None and not state.is_prompt()
 
     def strings(self) -> Iterator[tuple[KeyPath, str]]:
         """Every string the executor interpolates, with its key path."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from little_loops.fsm.definition.graph_checks import KeyPath
 from little_loops.fsm.engine.interpolation import MAX_CONTEXT_DEPTH
-from little_loops.fsm.engine.references import OPEN, references
+from little_loops.fsm.engine.references import OPEN, RAW, raw_references, references
 
 # Fields of the untrusted namespaces that hold numbers or names the loop itself chose.
 _SAFE_CAPTURED_FIELDS = ("exit_code", "duration_ms")
@@ -22,10 +22,18 @@ class Use:
     namespace: str
     ref_path: str
     via: str | None = None  # the `${context.X}` it was reached through, if any
+    raw: bool = False  # written `${raw:...}`, or reached through a `${raw:context.X}`
 
     @property
     def text(self) -> str:
         return f"${{{self.namespace}.{self.ref_path}}}"
+
+    @property
+    def written(self) -> str:
+        """How the reference (or the context reference it was reached through) is written."""
+        if self.via is not None:
+            return self.via
+        return f"${{{RAW if self.raw else ''}{self.namespace}.{self.ref_path}}}"
 
     @property
     def first(self) -> str:
@@ -44,7 +52,7 @@ def expand(
     once, however often it is repeated) and kept in *reached* for the next field.
     """
     reached = {} if reached is None else reached
-    written = [Use(path, namespace, ref_path) for namespace, ref_path in references(text)]
+    written = [Use(path, ns, ref_path, raw=raw) for ns, ref_path, raw in raw_references(text)]
     yield from written
     for use in written:
         if use.namespace == "context":
@@ -52,7 +60,7 @@ def expand(
             if found is None:
                 found = reached[use.text] = _through(use.first, context)
             for namespace, ref_path in found:
-                yield Use(path, namespace, ref_path, use.text)
+                yield Use(path, namespace, ref_path, use.written, use.raw)
 
 
 def _through(key: str, context: Mapping[str, object]) -> list[tuple[str, str]]:
@@ -81,7 +89,8 @@ def _first(ref_path: str) -> str:
 
 
 def untrusted(use: Use, verdicts_are_text: bool) -> bool:
-    """Whether *use* pastes text the loop does not control (command output, model text)."""
+    """Whether *use* stands for text the loop does not control (command output, model text,
+    the environment)."""
     parts = use.ref_path.replace("[", ".").split(".")
     if use.namespace == "captured":
         return not (len(parts) > 1 and parts[1] in _SAFE_CAPTURED_FIELDS)
@@ -89,22 +98,15 @@ def untrusted(use: Use, verdicts_are_text: bool) -> bool:
         return parts[0] not in _SAFE_PREV_FIELDS and (parts[0] != "verdict" or verdicts_are_text)
     if use.namespace == "result":
         return parts[0] != "verdict" or verdicts_are_text
-    return False
+    return use.namespace == "env"
 
 
 def injection_message(use: Use) -> str:
+    """The warning for a `${raw:...}` (shell action) that pastes text the loop does not control."""
     via = f" (through {use.via})" if use.via else ""
-    head = (
-        f"{use.text}{via} pastes text this loop does not control into a bash command before "
-        "bash reads it, so quotes do not protect it: a quote in it breaks the command, and "
-        "$(...) or ; in it runs as code; "
-    )
-    if use.namespace == "result":
-        return head + (
-            "there is no safe way to hand evaluation details to bash: use them in a prompt "
-            "action (passed to claude as one argument) or leave them out"
-        )
-    return head + (
-        "instead have the command that prints it save it too (cmd | tee FILE) and read it "
-        'here as "$(cat FILE)", or branch on it with evaluate: source:, which no shell sees'
+    quoted = use.written.replace(RAW, "", 1)
+    return (
+        f"{use.text}{via} pastes text this loop does not control into a bash command as it "
+        "is (raw: turns quoting off): a quote in it breaks the command, and $(...) or ; in "
+        f"it runs as code; write {quoted} to have it quoted"
     )

@@ -25,6 +25,7 @@ from little_loops.fsm.engine.records import (
     saved_result,
 )
 from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
+from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
 from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
 from little_loops.fsm.errors import InterpolationError, LoopError
@@ -276,8 +277,9 @@ class FSMExecutor(Checkpoints):
 
     def _run_action(self, name: str, state: StateConfig, ctx: InterpolationContext) -> ActionResult:
         assert state.action is not None
-        action = interpolate(state.action, ctx)
         is_prompt = state.is_prompt()
+        # A prompt gets the values as text; bash gets each one quoted where it lands.
+        action = (interpolate if is_prompt else interpolate_shell)(state.action, ctx)
         if is_prompt and self.continuation:
             # Kept until the action has run: a stop mid-action must not lose the note.
             action = f"Continue from this handoff note: {self.continuation}\n\n{action}"

@@ -12,7 +12,8 @@ evaluates code.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +77,7 @@ class InterpolationContext:
 
     def resolve(self, namespace: str, path: str) -> Any:
         """Look up `${namespace.path}`; raises InterpolationError naming the variable."""
-        return _Expansion(self).resolve(namespace, path)
+        return Expansion(self).resolve(namespace, path)
 
     def lookup(self, namespace: str, path: str) -> Any:
         """The value `${namespace.path}` names, as it is (context references not filled in)."""
@@ -138,7 +139,7 @@ def to_text(value: Any) -> str:
     return str(value)
 
 
-class _Expansion:
+class Expansion:
     """One interpolation: each context value it meets is filled in once, within the limits."""
 
     def __init__(self, ctx: InterpolationContext) -> None:
@@ -175,15 +176,22 @@ class _Expansion:
         self.done[text] = filled
         return filled
 
-    def substitute(self, text: str, context_path: str | None = None) -> str:
-        """*text* with its references filled in; a context value's must stay in the limit."""
+    def substitute(
+        self,
+        text: str,
+        context_path: str | None = None,
+        render: Callable[[re.Match[str], Any], str] | None = None,
+    ) -> str:
+        """*text* with its references filled in, each value written by *render* (default:
+        `to_text`); a context value's must stay in the limit."""
         parts: list[str] = []
         size = pos = 0
         for match in reference_pattern().finditer(text):
             if match.group(0) == ESCAPE:
                 piece = OPEN
             else:
-                piece = to_text(self.resolve(match.group("ns"), match.group("path")))
+                value = self.resolve(match.group("ns"), match.group("path"))
+                piece = to_text(value) if render is None else render(match, value)
             parts += (text[pos : match.start()], piece)
             size += match.start() - pos + len(piece)
             pos = match.end()
@@ -198,7 +206,7 @@ def interpolate(text: str, ctx: InterpolationContext) -> str:
     """Replace every `${namespace.path}` in *text*; `$${` becomes a literal `${`."""
     if "${" not in text:
         return text
-    return _Expansion(ctx).substitute(text)
+    return Expansion(ctx).substitute(text)
 
 
 def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:

@@ -12,6 +12,8 @@ NAMESPACES: tuple[str, ...] = ("context", "captured", "prev", "result", "state",
 OPEN = "${"
 CLOSE = "}"
 ESCAPE = "$${"
+# `${raw:captured.x}`: the value pasted into a shell action as it is, not quoted.
+RAW = "raw:"
 
 # The patterns are compiled on first use, not at import: importing this module is on the
 # path of every command, and most of them never interpolate.
@@ -19,9 +21,10 @@ ESCAPE = "$${"
 
 @cache
 def reference_pattern() -> re.Pattern[str]:
-    """`$${` (escape) or `${identifier.path}`; the path allows names, dots, [N] and dashes."""
+    """`$${` (escape) or `${identifier.path}`, maybe `${raw:identifier.path}`; the path allows
+    names, dots, [N] and dashes."""
     return re.compile(
-        r"\$\$\{|\$\{(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
+        r"\$\$\{|\$\{(?P<raw>raw:)?(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
     )
 
 
@@ -55,8 +58,17 @@ def parse_path(path: str, ref: str) -> list[str | int]:
 
 def references(text: str) -> list[tuple[str, str]]:
     """The (namespace, path) pairs *text* refers to, in order; escapes are skipped."""
+    return [(ns, path) for ns, path, _ in raw_references(text)]
+
+
+def raw_references(text: str) -> list[tuple[str, str, bool]]:
+    """(namespace, path, written as `${raw:...}`) for each reference in *text*, in order."""
     matches = reference_pattern().finditer(text)
-    return [(m.group("ns"), m.group("path")) for m in matches if m.group(0) != ESCAPE]
+    return [
+        (m.group("ns"), m.group("path"), m.group("raw") is not None)
+        for m in matches
+        if m.group(0) != ESCAPE
+    ]
 
 
 # `${` + a namespace name used the way no reference is written: `${captured.}`,
@@ -65,7 +77,9 @@ def references(text: str) -> list[tuple[str, str]]:
 @cache
 def _near_miss() -> re.Pattern[str]:
     ns = "(?:" + "|".join(NAMESPACES) + ")"
-    return re.compile(r"\$\{(?:\s+" + ns + r"\b[^}\n]*|\s*" + ns + r"\s*\.[^}\n]*)\}")
+    return re.compile(
+        r"\$\{(?:\s*raw\s*:)?(?:\s+" + ns + r"\b[^}\n]*|\s*" + ns + r"\s*\.[^}\n]*)\}"
+    )
 
 
 def near_misses(text: str) -> list[str]:

@@ -16,8 +16,9 @@ from typing import Any
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.engine.interpolation import InterpolationContext, to_text
 from little_loops.fsm.engine.passes import Passes
-from little_loops.fsm.engine.references import ESCAPE, OPEN, references
+from little_loops.fsm.engine.references import ESCAPE, OPEN, reference_pattern
 from little_loops.fsm.engine.routing import resolve_route
+from little_loops.fsm.engine.shellquote import contexts, quoted
 from little_loops.fsm.engine.transitions import restart
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.suggest import did_you_mean
@@ -212,7 +213,7 @@ class _Walk:
         """The step for entering the current state: its action, as far as it can be known."""
         step = SimulatedStep(self.current, self.passes.iteration)
         if state.action:
-            step.action, step.notes = self.render(state.action)
+            step.action, step.notes = self.render(state.action, not state.is_prompt())
             step.action_type = "prompt" if state.is_prompt() else "shell"
             if state.is_prompt():
                 self.prompts += 1
@@ -247,8 +248,9 @@ class _Walk:
             f"'{step.verdict}' is not a verdict this state can give ({found.source}: {possible})"
         )
 
-    def render(self, text: str) -> tuple[str, list[str]]:
-        """*text* with the references a simulation knows resolved; notes on the others."""
+    def render(self, text: str, shell: bool = False) -> tuple[str, list[str]]:
+        """*text* with the references a simulation knows resolved (quoted as the run would
+        quote them when *shell*: it is a shell action); notes on the others."""
         ctx = InterpolationContext(
             context=self.fsm.context,
             prev=self.prev,
@@ -259,27 +261,39 @@ class _Walk:
             env={},
         )
         notes: list[str] = []
-        parts = text.split(ESCAPE)
-        for index, part in enumerate(parts):
-            for namespace, path in references(part):
-                ref = f"${{{namespace}.{path}}}"
-                first = path.split(".", 1)[0].split("[", 1)[0]
-                if namespace == "captured" and first not in self.captured:
-                    notes.append(
-                        f"{ref}: nothing is captured as '{first}' yet on this path; the run "
-                        "would fail here (undefined variable)"
-                    )
-                elif namespace == "result" and self.result is None:
-                    notes.append(f"{ref}: no evaluation result yet; the run would fail here")
-                if not _known(namespace, first, self.prev):
-                    continue
+        where = contexts(text) if shell and OPEN in text else {}
+        parts: list[str] = []
+        pos = 0
+        for match in reference_pattern().finditer(text):
+            parts.append(text[pos : match.start()])
+            pos = match.end()
+            if match.group(0) == ESCAPE:
+                parts.append(OPEN)
+                continue
+            namespace, path = match.group("ns"), match.group("path")
+            ref = f"${{{namespace}.{path}}}"
+            first = path.split(".", 1)[0].split("[", 1)[0]
+            if namespace == "captured" and first not in self.captured:
+                notes.append(
+                    f"{ref}: nothing is captured as '{first}' yet on this path; the run "
+                    "would fail here (undefined variable)"
+                )
+            elif namespace == "result" and self.result is None:
+                notes.append(f"{ref}: no evaluation result yet; the run would fail here")
+            piece = match.group(0)
+            if _known(namespace, first, self.prev):
                 try:
-                    value = to_text(ctx.resolve(namespace, path))
+                    value = ctx.resolve(namespace, path)
+                    kind, delimiter = where.get(match.start(), ("", ""))
+                    if not kind or match.group("raw"):
+                        piece = to_text(value)
+                    else:
+                        piece = quoted(value, kind, match.group(0), delimiter)
                 except InterpolationError:
-                    continue
-                part = part.replace(ref, value)
-            parts[index] = part
-        return OPEN.join(parts), notes
+                    pass
+            parts.append(piece)
+        parts.append(text[pos:])
+        return "".join(parts), notes
 
     def illegal(self, target: str, verdict: str | None) -> str:
         return (

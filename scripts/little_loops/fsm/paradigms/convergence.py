@@ -39,7 +39,7 @@ def compile_convergence(spec: dict[str, Any]) -> FSMLoop:
         evaluate["direction"] = reader.choice("direction", DIRECTIONS)
     states: dict[str, dict[str, Any]] = {
         "measure": {
-            "action": "${context.metric_cmd}",
+            "action": "${raw:context.metric_cmd}",  # the command itself: not one quoted word
             "capture": "current_value",
             "evaluate": evaluate,
             "route": {"target": DONE, "progress": "apply", "stall": DONE},

@@ -18,17 +18,8 @@ from little_loops.fsm.evaluators.verdicts import state_verdicts
 
 STOP = 'the loop would stop here with "no valid transition"'
 INJECTION = (
-    "pastes text this loop does not control into a bash command before bash reads it, so "
-    "quotes do not protect it: a quote in it breaks the command, and $(...) or ; in it runs "
-    "as code; "
-)
-FILE_ADVICE = (
-    "instead have the command that prints it save it too (cmd | tee FILE) and read it here as "
-    '"$(cat FILE)", or branch on it with evaluate: source:, which no shell sees'
-)
-RESULT_ADVICE = (
-    "there is no safe way to hand evaluation details to bash: use them in a prompt action "
-    "(passed to claude as one argument) or leave them out"
+    "pastes text this loop does not control into a bash command as it is (raw: turns quoting "
+    "off): a quote in it breaks the command, and $(...) or ; in it runs as code; write "
 )
 
 
@@ -634,16 +625,41 @@ INJECTION_LOOP = dedent("""\
 @pytest.mark.parametrize(
     ("action", "ref"),
     [
-        ("echo ${captured.lint.output}", "${captured.lint.output}"),
-        ("echo '${captured.lint}' | notify", "${captured.lint}"),
-        ('echo "${prev.output}"', "${prev.output}"),
-        ('echo "${prev.stderr}"', "${prev.stderr}"),
+        ("echo ${raw:captured.lint.output}", "${captured.lint.output}"),
+        ("echo '${raw:captured.lint}' | notify", "${captured.lint}"),
+        ('echo "${raw:prev.output}"', "${prev.output}"),
+        ('echo "${raw:prev.stderr}"', "${prev.stderr}"),
+        ("echo ${raw:env.HOME}", "${env.HOME}"),
     ],
 )
-def test_output_pasted_into_a_shell_command(action: str, ref: str) -> None:
+def test_untrusted_text_pasted_raw_into_a_shell_command(action: str, ref: str) -> None:
     assert problems(INJECTION_LOOP.replace("ACTION", action)) == [
-        f"10: warning: loop 'demo' > states > report > action: {ref} {INJECTION}{FILE_ADVICE}"
+        f"10: warning: loop 'demo' > states > report > action: {ref} {INJECTION}{ref} to "
+        "have it quoted"
     ]
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "echo ${captured.lint.output} ${env.HOME}",
+        "echo '${captured.lint}' | notify",
+        'echo "${prev.output}" "${prev.stderr}"',
+        "\"echo 'Blocked: ${result.details.reason}'\"",
+    ],
+)
+def test_untrusted_text_quoted_in_a_shell_command_is_safe(action: str) -> None:
+    assert problems(INJECTION_LOOP.replace("ACTION", action)) == []
+
+
+def test_raw_reached_through_a_context_value() -> None:
+    text = INJECTION_LOOP.replace("ACTION", "notify ${raw:context.msg}")
+    text = text.replace("states:\n", "context:\n  msg: 'lint: ${captured.lint}'\nstates:\n")
+    assert problems(text) == [
+        "12: warning: loop 'demo' > states > report > action: ${captured.lint} (through "
+        f"${{raw:context.msg}}) {INJECTION}${{context.msg}} to have it quoted"
+    ]
+    assert problems(text.replace("${raw:context.msg}", "${context.msg}")) == []
 
 
 @pytest.mark.parametrize(
@@ -652,6 +668,7 @@ def test_output_pasted_into_a_shell_command(action: str, ref: str) -> None:
         "exit ${captured.lint.exit_code}",  # a number
         "echo ${prev.state} ${prev.verdict} ${prev.exit_code} ${captured.lint.duration_ms}",
         "echo ${context.dir} ${env.HOME} ${state.iteration}",
+        "echo ${raw:captured.lint.exit_code} ${raw:context.dir} ${raw:state.iteration}",
     ],
 )
 def test_trusted_values_in_shell_commands(action: str) -> None:
@@ -670,11 +687,11 @@ def test_output_in_a_prompt_is_not_a_shell_injection() -> None:
     assert problems(text) == []
 
 
-def test_evaluation_details_in_a_shell_command() -> None:
-    text = INJECTION_LOOP.replace("ACTION", "\"echo 'Blocked: ${result.details.reason}'\"")
+def test_evaluation_details_pasted_raw_into_a_shell_command() -> None:
+    text = INJECTION_LOOP.replace("ACTION", "\"echo 'Blocked: ${raw:result.details.reason}'\"")
     assert problems(text) == [
         "10: warning: loop 'demo' > states > report > action: ${result.details.reason} "
-        f"{INJECTION}{RESULT_ADVICE}"
+        f"{INJECTION}${{result.details.reason}} to have it quoted"
     ]
 
 
@@ -692,14 +709,14 @@ def test_verdicts_are_text_when_a_schema_has_no_enum() -> None:
               _: report
               _error: done
           report:
-            action: echo ${prev.verdict}
+            action: echo ${raw:prev.verdict}
             next: done
           done:
             terminal: true
         """)
     assert problems(text) == [
         "13: warning: loop 'demo' > states > report > action: ${prev.verdict} "
-        f"{INJECTION}{FILE_ADVICE}"
+        f"{INJECTION}${{prev.verdict}} to have it quoted"
     ]
 
 
@@ -726,18 +743,12 @@ EXPECTED_EXAMPLE_WARNINGS: dict[str, list[str]] = {
     "doc_loops/lint-fix-cycle.yaml": [
         "6: loop 'lint-fix-cycle' > states > check: verdicts 'blocked' and 'partial'"
     ],
-    "doc_loops/reduce-errors.yaml": [
-        "25: loop 'reduce-errors' > states > done > action: ${captured.errors.output} pastes"
-    ],
     "doc_loops/safe-refactor.yaml": [
         "28: loop 'safe-refactor' > states > analyze > route > _: '_' does not catch",
         "41: loop 'safe-refactor' > states > refactor > route > _: '_' does not catch",
-        "50: loop 'safe-refactor' > states > manual_check > action: ${result.details.reason} "
-        "pastes",
     ],
     "doc_loops/smart-fix.yaml": [
         "15: loop 'smart-fix' > states > fix > route > _: '_' does not catch",
-        "34: loop 'smart-fix' > states > escalate > action: ${result.details.reason} pastes",
     ],
     "paradigms/fsm.expected.yaml": [
         "4: loop 'lint-fix-cycle' > states > check: verdicts 'blocked' and 'partial'"
@@ -847,3 +858,24 @@ def test_validate_warns_about_a_short_idle_timeout_on_a_claude_state() -> None:
         "Code prints a line only when a message or a tool call is finished, so a long reply "
         "or a long tool call (a test run) is silent for longer; 120s or more is safer"
     ]
+
+
+def test_a_reference_bash_would_read_where_it_cannot_be_quoted_is_an_error() -> None:
+    text = INJECTION_LOOP.replace("ACTION", "echo `cat ${captured.lint}`")
+    assert problems(text) == [
+        "10: error: loop 'demo' > states > report > action: ${captured.lint}: cannot be quoted "
+        "inside `...` (bash parses its text again, so no quoting survives): use $(...) "
+        "instead (or paste it unquoted with ${raw:captured.lint})"
+    ]
+    # A prompt is not read by bash; the raw opt-out is taken as it is (and warned about).
+    prompt = text.replace("echo `", "/ll:explain `")
+    assert problems(prompt, "error") == []
+    raw = problems(text.replace("${captured", "${raw:captured"))
+    assert [p.split(": ", 2)[1] for p in raw] == ["warning"]
+
+
+def test_the_raw_and_unquotable_examples_in_the_docs_are_what_validate_says() -> None:
+    docs = (REPO / "docs" / "analysis.md").read_text()
+    for action in ("echo ${raw:captured.lint.output}", "echo `cat ${captured.lint}`"):
+        (found,) = problems(INJECTION_LOOP.replace("ACTION", action))
+        assert found.split(": ", 2)[2] in docs.splitlines()

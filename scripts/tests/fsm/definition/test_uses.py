@@ -22,8 +22,21 @@ def test_numbers_and_names_the_loop_chose_are_trusted() -> None:
     assert not untrusted(Use(path, "prev", "verdict"), False)
     assert untrusted(Use(path, "prev", "verdict"), True)
     assert not untrusted(Use(path, "context", "x"), False)
-    assert "tee FILE" in injection_message(Use(path, "captured", "out.output"))
-    assert "no safe way" in injection_message(Use(path, "result", "details"))
+    assert untrusted(Use(path, "env", "HOME"), False)  # the environment is not the loop's
+    raw = Use(path, "captured", "out.output", raw=True)
+    assert raw.written == "${raw:captured.out.output}"
+    assert injection_message(raw).endswith("write ${captured.out.output} to have it quoted")
+
+
+def test_raw_is_inherited_through_a_raw_context_reference() -> None:
+    context = {"msg": "got ${captured.out}"}
+    found = list(expand(("states", "a", "action"), "${raw:context.msg} ${context.msg}", context))
+    assert [(u.text, u.via, u.raw) for u in found] == [
+        ("${context.msg}", None, True),
+        ("${context.msg}", None, False),
+        ("${captured.out}", "${raw:context.msg}", True),
+        ("${captured.out}", "${context.msg}", False),
+    ]
 
 
 def test_each_context_value_is_read_once_however_often_it_is_repeated() -> None:

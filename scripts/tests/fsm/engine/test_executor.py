@@ -446,6 +446,22 @@ class TestContextAndHandoff:
         run(fsm, runner)
         assert runner.calls[1] == "echo check 1 failure E1"
 
+    def test_shell_actions_get_values_quoted_and_prompts_as_text(self) -> None:
+        fsm = loop(
+            {
+                "check": StateConfig(action="c", capture="out", next="sh"),
+                "sh": StateConfig(action="echo ${captured.out} '${captured.out}'", next="ask"),
+                "ask": StateConfig(action="/review ${captured.out}", next="done"),
+                "done": StateConfig(terminal=True),
+            }
+        )
+        runner = ScriptedRunner().script("c", [Reply(0, output="it's $(x)")])
+        run(fsm, runner)
+        assert runner.calls[1:] == [
+            "echo 'it'\\''s $(x)' 'it'\\''s $(x)'",
+            "/review it's $(x)",
+        ]
+
     def test_prev_skips_unconditional_states(self) -> None:
         fsm = loop(
             {

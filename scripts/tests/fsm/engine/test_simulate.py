@@ -427,3 +427,24 @@ def test_simulation_walks_the_executors_path(
     assert simulated.final_state == ran.final_state
     if ran.error is not None:
         assert ran.error.startswith(simulated.message)
+
+
+def test_shell_actions_show_values_quoted_as_the_run_quotes_them() -> None:
+    fsm = loop("""\
+        name: quoting
+        initial: a
+        context:
+          title: "it's done"
+        states:
+          a:
+            action: echo ${context.title} '${context.title}' ${raw:context.title}
+            next: b
+          b:
+            action: /note ${context.title}
+            next: done
+          done:
+            terminal: true
+        """)
+    first, second, _ = simulate(fsm, {}, default="success").steps
+    assert first.action == "echo 'it'\\''s done' 'it'\\''s done' it's done"
+    assert second.action == "/note it's done"

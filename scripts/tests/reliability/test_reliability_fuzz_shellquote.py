@@ -1,0 +1,66 @@
+"""Fuzzing the shell quoting with random bash around a reference: a hostile value never runs.
+
+The templates are made of bash's quoting and nesting pieces (quotes, `$(`, backticks,
+comments, here-documents, arithmetic, backslashes, line continuations ...), often broken.
+Whatever the template, either `interpolate_shell` refuses the reference, or real bash runs
+the command and none of the value's payloads (each would create a file) runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from little_loops.fsm.engine.interpolation import InterpolationContext
+from little_loops.fsm.engine.shellquote import interpolate_shell
+from little_loops.fsm.errors import InterpolationError
+
+pytestmark = pytest.mark.reliability
+
+PIECES = [
+    "echo ", " ", "'", '"', "`", "$(", ")", "(", "${X:-", "}", "#", "\\", "\n", ";", "$((",
+    "))", "$'", '$"', "<<EOF\n", "\nEOF\n", "<<'EOF'\n", "<<-EOF\n", "\t", "a", "=", "$",
+    "|", "&&", "case a in a) ", ";; esac", "{ ", "; }", "[[ ", " ]]", "((", "<<<", "\\\n",
+    "${context.x}", "$${", "${raw:context.safe}", "$$", "$'", ">&", "2>&1", "<(", "&",
+]  # fmt: skip
+VALUE = (
+    "$(touch PWNED1)`touch PWNED2`'; touch PWNED3 #\"; touch PWNED4 #\n"
+    "touch PWNED5\nEOF\ntouch PWNED6\n) ; touch PWNED7 #}"
+)
+REF = "${context.x}"
+
+
+@settings(
+    max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(templates=st.lists(st.lists(st.sampled_from(PIECES), min_size=1, max_size=14), max_size=10))
+def test_a_hostile_value_never_runs_whatever_bash_surrounds_it(
+    templates: list[list[str]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    ctx = InterpolationContext(context={"x": VALUE, "safe": "echo"}, env={})
+    commands = []
+    for pieces in templates:
+        template = "".join(pieces)
+        if REF not in template:
+            template += REF
+        try:
+            commands.append(interpolate_shell(template, ctx))
+        except InterpolationError:
+            continue
+    if not commands:
+        return
+    where = tmp_path_factory.mktemp("fuzz")
+    # One bash for the batch: each command in its own `bash -c`, so one's syntax error
+    # cannot change how the next one is read.
+    script = "".join(f"bash -c {_word(c)} </dev/null >/dev/null 2>&1\n" for c in commands)
+    subprocess.run(["bash", "-c", script], cwd=where, timeout=60, check=False)
+    # (Redirections in the templates may create other files, named by the value.)
+    assert sorted(p.name for p in Path(where).glob("PWNED*")) == [], commands
+
+
+def _word(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
