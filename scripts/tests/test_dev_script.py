@@ -15,12 +15,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    """A copy of what `scripts/dev demo` reads: the script, pyproject.toml and .loops/."""
-    (tmp_path / "scripts").mkdir()
+    """A copy of what `scripts/dev demo` reads: the script, pyproject.toml, the shipped hello
+    loop and .loops/."""
+    shipped = tmp_path / "scripts" / "little_loops" / "loops"
+    shipped.mkdir(parents=True)
     shutil.copy2(REPO / "scripts" / "dev", tmp_path / "scripts" / "dev")
     shutil.copy2(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
-    (tmp_path / ".loops").mkdir()
-    shutil.copy2(REPO / ".loops" / "hello.yaml", tmp_path / ".loops" / "hello.yaml")
+    shutil.copy2(REPO / "scripts" / "little_loops" / "loops" / "hello.yaml", shipped)
+    shutil.copytree(REPO / ".loops", tmp_path / ".loops", ignore=shutil.ignore_patterns(".*"))
     return tmp_path
 
 

@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "graph": ("graph", "print a loop's states and transitions as a Mermaid or Graphviz diagram"),
     "simulate": ("simulate", "walk a loop with scripted verdicts, running nothing"),
     "init": ("scaffold", "create .loops/ here with a .gitignore and an example loop"),
+    "new": ("new", "write .loops/NAME.yaml: a skeleton, or a copy of a shipped loop"),
     "schema": ("schema", "print the path of the loop-file JSON Schema, for editors"),
     "completion": ("completion", "print a bash or zsh completion script"),
 }

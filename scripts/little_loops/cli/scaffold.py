@@ -9,7 +9,7 @@ from typing import Any
 
 EXAMPLE_NAME = "example"
 EXAMPLE_LOOP = """\
-# yaml-language-server: $schema={schema}
+{modeline}
 # An example loop written by `ll-loop init`; it needs neither Claude nor an API key.
 # Each constraint is checked in order and, when it does not hold, fixed by its shell
 # command; then the checks run again. Actions run in the project root (the folder
@@ -47,13 +47,41 @@ def _handler(args: argparse.Namespace) -> int:
     return init_command()
 
 
+def modeline() -> str:
+    """The first line of a loop file written here: where editors find the installed schema."""
+    from little_loops.fsm.definition.json_schema import SCHEMA_FILE
+    from little_loops.loops import MODELINE_PREFIX
+
+    return f"{MODELINE_PREFIX}{SCHEMA_FILE}"
+
+
 def init_files(loops_dir: Path) -> dict[Path, str]:
     """The files `init` writes under `loops_dir`, with their text."""
-    from little_loops.fsm.definition.json_schema import SCHEMA_FILE
     from little_loops.fsm.runs.layout import GITIGNORE, LOOPS_GITIGNORE
 
-    example = EXAMPLE_LOOP.format(schema=SCHEMA_FILE, name=EXAMPLE_NAME)
+    example = EXAMPLE_LOOP.format(modeline=modeline(), name=EXAMPLE_NAME)
     return {loops_dir / GITIGNORE: LOOPS_GITIGNORE, loops_dir / f"{EXAMPLE_NAME}.yaml": example}
+
+
+def write_new(path: Path, text: str) -> bool:
+    """Write *text* to *path* unless the file exists (then False: it is never changed)."""
+    try:
+        with open(path, "x", encoding="utf-8") as out:
+            out.write(text)
+    except FileExistsError:
+        return False
+    return True
+
+
+def create_loops_dir(loops_dir: Path) -> list[Path]:
+    """Create `loops_dir` with its `.gitignore` when they are missing; the ones written."""
+    from little_loops.fsm.runs.layout import GITIGNORE, LOOPS_GITIGNORE
+
+    written = [] if loops_dir.is_dir() else [loops_dir]
+    loops_dir.mkdir(exist_ok=True)
+    if write_new(loops_dir / GITIGNORE, LOOPS_GITIGNORE):
+        written.append(loops_dir / GITIGNORE)
+    return written
 
 
 def init_command(root: Path | None = None) -> int:
@@ -66,14 +94,10 @@ def init_command(root: Path | None = None) -> int:
 
     loops_dir = Path(LOOPS_DIR_NAME) if root is None else root / LOOPS_DIR_NAME
     loops_dir.mkdir(exist_ok=True)
-    written, kept = [], []
+    written: list[Path] = []
+    kept: list[Path] = []
     for path, text in init_files(loops_dir).items():
-        try:
-            with open(path, "x", encoding="utf-8") as out:
-                out.write(text)
-            written.append(path)
-        except FileExistsError:
-            kept.append(path)
+        (written if write_new(path, text) else kept).append(path)
     if not written:
         print(
             f"ll-loop: error: {loops_dir}/ is set up already: "

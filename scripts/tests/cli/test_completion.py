@@ -13,6 +13,7 @@ from support import llproc
 
 from little_loops.cli import build_parser
 from little_loops.cli.completion import _subcommands
+from little_loops.loops import library_loops
 
 
 @pytest.fixture
@@ -64,6 +65,8 @@ def complete_bash(root: Path, words: list[str]) -> list[str]:
         (["ll-loop", "compile", "-o", "o"], ["out.yaml"]),
         (["ll-loop", "alpha", "--qu"], ["--queue", "--quiet"]),
         (["ll-loop", "completion", ""], ["bash", "zsh"]),
+        (["ll-loop", "ne"], ["new"]),
+        (["ll-loop", "new", "--from", ""], library_loops()),  # the shipped loops
     ],
 )
 def test_bash_completes_commands_flags_values_and_loop_names(

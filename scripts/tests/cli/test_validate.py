@@ -233,7 +233,7 @@ def _imported(*argv: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], 
     return proc, names
 
 
-@pytest.mark.parametrize("argv", [["validate", ".loops/hello.yaml"], ["--help"]])
+@pytest.mark.parametrize("argv", [["validate", ".loops/ci-checks.yaml"], ["--help"]])
 def test_validate_and_help_import_nothing_heavy(argv: list[str]) -> None:
     started = time.perf_counter()
     proc, imported = _imported(*argv, cwd=REPO)

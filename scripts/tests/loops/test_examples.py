@@ -1,4 +1,5 @@
-"""The loops shipped in .loops/ validate cleanly and run to a terminal state without Claude.
+"""The loops shipped in the package, and this repo's own in .loops/, validate cleanly and run
+to a terminal state without Claude.
 
 Each run happens in a temporary copy of the project, so scratch files never touch the repo.
 """
@@ -12,16 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.paths import REPO
+from support.paths import REPO, SHIPPED_LOOPS
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.json_schema import SCHEMA_FILE
 from little_loops.fsm.definition.validation import check_file, load_and_validate
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.engine.records import ExecutionResult
+from little_loops.loops import LIBRARY_DIR, MODELINE_PREFIX, library_loops
 
-EXAMPLES = sorted((REPO / ".loops").glob("*.yaml"))
-MODELINE = f"# yaml-language-server: $schema=../{SCHEMA_FILE.relative_to(REPO)}"
+SHIPPED = [LIBRARY_DIR / f"{name}.yaml" for name in library_loops()]
+EXAMPLES = SHIPPED_LOOPS
 
 
 @dataclass
@@ -41,8 +43,14 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
+def loop_file(project: Path, name: str) -> Path:
+    """The copy in *project* of the loop *name*: this repo's in .loops/, or a shipped one."""
+    own = project / ".loops" / f"{name}.yaml"
+    return own if own.is_file() else project / "scripts/little_loops/loops" / f"{name}.yaml"
+
+
 def run_loop(project: Path, name: str) -> Run:
-    fsm = load_and_validate(project / ".loops" / f"{name}.yaml")
+    fsm = load_and_validate(loop_file(project, name))
     events: list[dict[str, Any]] = []
     executor = FSMExecutor(
         fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=project)
@@ -64,8 +72,13 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_the_examples_are_there() -> None:
-    names = {p.stem for p in EXAMPLES}
-    assert {"hello", "count-down", "invariants-demo", "lint-fix", "ci-checks"} <= names
+    assert {"hello", "count-down", "invariants-demo", "lint-fix"} <= set(library_loops())
+    assert (REPO / ".loops" / "ci-checks.yaml").is_file()
+
+
+def test_the_shipped_loops_have_one_copy() -> None:
+    # This repo's .loops/ holds only its own loops: a shipped loop there would drift.
+    assert not {p.stem for p in (REPO / ".loops").glob("*.y*ml")} & set(library_loops())
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
@@ -80,9 +93,16 @@ def test_example_validates_without_warnings(path: Path) -> None:
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_starts_with_the_modeline_and_a_comment(path: Path) -> None:
     lines = path.read_text().splitlines()
-    assert lines[0] == MODELINE
+    assert lines[0].startswith(MODELINE_PREFIX)
+    assert (path.parent / lines[0].removeprefix(MODELINE_PREFIX)).resolve() == SCHEMA_FILE
     assert lines[1].startswith("# ")
     assert len(lines[1]) > 20
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_a_shipped_loops_first_comment_line_is_a_sentence(path: Path) -> None:
+    # `ll-loop new --list` shows it as the loop's one-line description.
+    assert path.read_text().splitlines()[1].endswith(".")
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
@@ -148,7 +168,7 @@ def test_ci_checks_passes_on_this_project(project: Path) -> None:
 
 
 def test_ci_checks_fixes_trailing_whitespace_in_loop_files(project: Path) -> None:
-    hello = project / ".loops/hello.yaml"
+    hello = project / "scripts/little_loops/loops/hello.yaml"
     original = hello.read_text()
     hello.write_text(original.replace("max_iterations: 5", "max_iterations: 5   "))
     run = run_loop(project, "ci-checks")

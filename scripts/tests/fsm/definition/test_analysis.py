@@ -6,7 +6,7 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from support.paths import DATA, REPO
+from support.paths import DATA, REPO, SHIPPED_LOOPS
 from support.project import LoopProject
 
 from little_loops.fsm.definition.analysis import analyze, successors
@@ -790,7 +790,7 @@ def test_analyze_on_a_clean_model_is_empty() -> None:
 
 
 def test_shipped_loops_have_no_warnings() -> None:
-    for path in sorted((REPO / ".loops").glob("*.yaml")):
+    for path in SHIPPED_LOOPS:
         assert check_document(load_file(path)).problems() == [], path
 
 

@@ -8,7 +8,7 @@ import subprocess
 from textwrap import dedent
 
 import pytest
-from support.paths import DATA, REPO
+from support.paths import DATA, REPO, SHIPPED_LOOPS
 
 from little_loops.fsm.definition.diagram import (
     dot_text,
@@ -41,7 +41,7 @@ def _doc_loops() -> list[tuple[str, FSMLoop]]:
 
 def _file_loops() -> list[tuple[str, FSMLoop]]:
     paths = [
-        *sorted((REPO / ".loops").glob("*.yaml")),
+        *SHIPPED_LOOPS,
         *sorted((DATA / "doc_loops").glob("*.yaml")),
         *sorted((DATA / "paradigms").glob("*.yaml")),
     ]

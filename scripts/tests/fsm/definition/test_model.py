@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from support.paths import REPO, TESTS
+from support.paths import REPO, SHIPPED_LOOPS, TESTS
 
 from little_loops.fsm.definition.json_schema import SCHEMA_FILE
 from little_loops.fsm.definition.loader import load_file, load_text
@@ -225,9 +225,7 @@ def _doc_blocks() -> list[tuple[str, str]]:
     return blocks
 
 
-LOOP_FILES = sorted((REPO / ".loops").glob("*.yaml")) + sorted(
-    (TESTS / "data" / "doc_loops").glob("*.yaml")
-)
+LOOP_FILES = SHIPPED_LOOPS + sorted((TESTS / "data" / "doc_loops").glob("*.yaml"))
 DOC_BLOCKS = _doc_blocks()
 
 

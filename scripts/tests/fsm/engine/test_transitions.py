@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from support.paths import DATA, REPO
+from support.paths import DATA, SHIPPED_LOOPS
 
 from little_loops.fsm.definition.analysis import successors
 from little_loops.fsm.definition.diagram import edges, effective_transitions
@@ -33,9 +33,9 @@ ALL_KINDS = {
 
 
 def _shipped() -> list[tuple[str, FSMLoop]]:
-    """The loops shipped in `.loops/`, the documented loops and the paradigm examples."""
+    """The shipped loops (`SHIPPED_LOOPS`), the documented loops and the paradigm examples."""
     paths = [
-        *sorted((REPO / ".loops").glob("*.yaml")),
+        *SHIPPED_LOOPS,
         *sorted((DATA / "doc_loops").glob("*.yaml")),
         *sorted((DATA / "paradigms").glob("*.yaml")),
     ]
@@ -51,7 +51,7 @@ SHIPPED = _shipped()
 
 
 def test_there_are_shipped_loops_with_every_kind_of_transition() -> None:
-    assert len([name for name, _ in SHIPPED if name.startswith(".loops/")]) >= 3
+    assert len([name for name, _ in SHIPPED if name.startswith(("loops/", ".loops/"))]) >= 3
     kinds = {t.key[0] for _, fsm in SHIPPED for s in fsm.states.values() for t in declared(s)}
     assert {"next", "route", "on_success", "on_failure"} <= kinds
 

@@ -1,0 +1,80 @@
+"""A real (non-editable) install has the package data: the schema and the shipped loops."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from support.paths import REPO
+
+from little_loops.loops import library_loops
+
+PIP = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", "--no-input"]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel `pip wheel` builds from a copy of the sources (the repo is left clean)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, src / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(
+        REPO / "scripts" / "little_loops", src / "scripts" / "little_loops", ignore=ignore
+    )
+    build = [*PIP, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(src)]
+    subprocess.run(build, check=True, capture_output=True, timeout=120)
+    (found,) = (tmp / "dist").glob("little_loops-*.whl")
+    return found
+
+
+def test_the_wheel_holds_the_schema_and_every_shipped_loop(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "little_loops/fsm/fsm-loop-schema.json" in names
+    assert "little_loops/loops/__init__.py" in names
+    shipped = {n for n in names if n.startswith("little_loops/loops/") and n.endswith(".yaml")}
+    assert shipped == {f"little_loops/loops/{name}.yaml" for name in library_loops()}
+
+
+def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install = [*PIP, "install", "--no-deps", "--no-compile", "--target", str(site), str(wheel)]
+    subprocess.run(install, check=True, capture_output=True, timeout=120)
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+
+    def ll_loop(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "little_loops.cli", *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
+    where = subprocess.run(
+        [sys.executable, "-c", "import little_loops; print(little_loops.__file__)"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(where.stdout.strip()).is_relative_to(site)  # the installed copy, not the repo
+    listed = ll_loop("new", "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == library_loops()
+    assert ll_loop("new", "demo", "--from", "hello").returncode == 0
+    text = (project / ".loops" / "demo.yaml").read_text()
+    assert str(site / "little_loops" / "fsm" / "fsm-loop-schema.json") in text.splitlines()[0]
+    run = ll_loop("run", "demo", "--quiet")
+    assert run.returncode == 0, run.stderr
