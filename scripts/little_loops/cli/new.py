@@ -15,7 +15,7 @@ SKELETON = """\
 #   ll-loop validate {name}    check this file
 #   ll-loop run {name}         run it
 # Make it yours: put your check (tests, lint, a build) in `check` and what repairs it in
-# `fix`. docs/loop-files.md lists every key, Claude prompts and the paradigms included.
+# `fix`. ll-loop's docs/loop-files.md lists every key, Claude prompts included.
 name: {yaml_name}
 initial: check
 states:
@@ -28,7 +28,7 @@ states:
     next: check
   done:
     terminal: true
-# The run stops after this many steps, finished or not.
+# A safety limit: the run stops (exit code 3) after this many iterations, finished or not.
 max_iterations: 10
 """
 
