@@ -15,14 +15,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    """A copy of what `scripts/dev demo` reads: the script, pyproject.toml, the shipped hello
-    loop and .loops/."""
-    shipped = tmp_path / "scripts" / "little_loops" / "loops"
-    shipped.mkdir(parents=True)
+    """A copy of what `scripts/dev demo` and its default loop (`.loops/ci-checks.yaml`, which
+    checks this repo's own files) read: the script, pyproject.toml, the package, .loops/."""
+    (tmp_path / "scripts").mkdir()
     shutil.copy2(REPO / "scripts" / "dev", tmp_path / "scripts" / "dev")
     shutil.copy2(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
-    shutil.copy2(REPO / "scripts" / "little_loops" / "loops" / "hello.yaml", shipped)
-    shutil.copytree(REPO / ".loops", tmp_path / ".loops", ignore=shutil.ignore_patterns(".*"))
+    skip = shutil.ignore_patterns(".*", "__pycache__")
+    shutil.copytree(
+        REPO / "scripts" / "little_loops", tmp_path / "scripts" / "little_loops", ignore=skip
+    )
+    shutil.copytree(REPO / ".loops", tmp_path / ".loops", ignore=skip)
     return tmp_path
 
 
@@ -37,12 +39,22 @@ def demo(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("args", [(), ("-q",), ("hello", "--quiet"), ("--no-color", "-q")])
-def test_demo_runs_hello_with_the_flags_given(checkout: Path, args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("args", "loop"),
+    [
+        ((), "ci-checks"),
+        (("-q",), "ci-checks"),
+        (("hello", "--quiet"), "hello"),  # a shipped loop, by its name
+        (("--no-color", "-q"), "ci-checks"),
+    ],
+)
+def test_demo_runs_a_loop_with_the_flags_given(
+    checkout: Path, args: tuple[str, ...], loop: str
+) -> None:
     result = demo(checkout, *args)
     assert result.returncode == 0, result.stderr
     assert "Loop completed: done" in result.stderr
-    assert (checkout / ".loops" / ".running" / "hello.state.json").is_file()
+    assert (checkout / ".loops" / ".running" / f"{loop}.state.json").is_file()
     if "-q" in args or "--quiet" in args:
         assert "[1/" not in result.stderr  # no progress lines
 
