@@ -111,6 +111,14 @@ _ll_loop_names() {{
         dir=${{dir%/*}}
     done
 }}
+# Loop names are file names anyone could have written: never given to compgen -W, which
+# would expand $(...) in them again, but compared as plain text.
+_ll_loop_matching() {{
+    local name
+    while IFS= read -r name; do
+        [[ $name == "$1"* ]] && COMPREPLY+=("$name")
+    done < <(_ll_loop_names)
+}}
 _ll_loop() {{
     local cur=${{COMP_WORDS[COMP_CWORD]}} prev=${{COMP_WORDS[COMP_CWORD-1]}}
     local cmd='' i flags='-h --help --version' valued=' ' files=' ' positional='names' values=''
@@ -133,11 +141,12 @@ _ll_loop() {{
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     elif [ -z "$cmd" ]; then
-        COMPREPLY=($(compgen -W "{commands} $(_ll_loop_names)" -- "$cur"))
+        COMPREPLY=($(compgen -W "{commands}" -- "$cur"))
+        _ll_loop_matching "$cur"
     else
         case $positional in
             choices:*) COMPREPLY=($(compgen -W "${{positional#choices:}}" -- "$cur")) ;;
-            *names*) COMPREPLY=($(compgen -W "$(_ll_loop_names)" -- "$cur")) ;;
+            *names*) _ll_loop_matching "$cur" ;;
         esac
         if [[ $positional == *files* ]]; then
             COMPREPLY+=($(compgen -f -- "$cur"))

@@ -125,3 +125,30 @@ def test_zsh_runs_it_through_bashcompinit(project: Path) -> None:
     assert lines[0].endswith("_ll_loop")  # compdef'd through bashcompinit
     assert lines[1:3] == ["mermaid", "dot"]
     assert {"alpha", "beta", "out.yaml"} <= set(lines[3:])
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_hostile_loop_file_name_is_offered_as_text_never_run(project: Path, shell: str) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"no {shell} (scripts/dev test installs it)")
+    hostile = "$(touch PWNED)`touch PWNED2`"
+    (project / ".loops" / f"{hostile}.yaml").write_text("name: x\n")
+    show = 'printf "%s\\n" "${COMPREPLY[@]}"'
+    setup = "setopt ksharrays\n" if shell == "zsh" else ""
+    program = (
+        f'eval "$(ll-loop completion {shell})"\n{setup}'
+        f"COMP_WORDS=(ll-loop run ''); COMP_CWORD=2; _ll_loop; {show}\n"
+        f"COMP_WORDS=(ll-loop ''); COMP_CWORD=1; _ll_loop; {show}\n"
+    )
+    argv = [shell, "-f", "-c", program] if shell == "zsh" else [shell, "-c", program]
+    result = subprocess.run(
+        argv,
+        cwd=project / "src" / "pkg",
+        capture_output=True,
+        text=True,
+        env=with_ll_loop_on_path(),
+    )
+    assert result.returncode == 0, result.stderr
+    assert not (project / "src" / "pkg" / "PWNED").exists()
+    assert not (project / "src" / "pkg" / "PWNED2").exists()
+    assert result.stdout.splitlines().count(hostile) == 2  # offered, as it is, both times
