@@ -150,6 +150,7 @@ class ProgressDisplay:
         self._output_path: str | None = None
         self._output = self._stderr = ""
         self._lock = threading.Lock()
+        self._gone = False  # writing to the stream failed once: show nothing more
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = getattr(self, f"_on_{event.get('event')}", None)
@@ -292,9 +293,16 @@ class ProgressDisplay:
         return f"{code}{text}{_RESET}" if self.color else text
 
     def _write(self, text: str) -> None:
+        # The run matters more than its display: a closed pipe (`2>&1 | head`) or a hung-up
+        # terminal ends the display, never the run.
         with self._lock:
-            self.stream.write(text)
-            self.stream.flush()
+            if self._gone:
+                return
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):  # ValueError: the stream was closed
+                self._gone = True
 
     def _start_ticker(self) -> None:
         self._stop_ticking.clear()

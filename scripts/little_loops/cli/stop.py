@@ -16,8 +16,9 @@ def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "stop",
         help=summary,
-        description="Send SIGTERM to the loop's process, wait up to 3 s for it to stop its "
-        "action and save its state, then SIGKILL it and its action's process group.",
+        description="Send SIGTERM to the loop's process, wait up to 5 s for it to stop its "
+        "action and save its state, then SIGKILL it, its action's process group and what "
+        "the action left running.",
     )
     parser.add_argument("loop", metavar="NAME", help="loop name")
     parser.set_defaults(handler=_handler)

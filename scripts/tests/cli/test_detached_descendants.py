@@ -115,3 +115,19 @@ def test_a_resumed_run_ends_what_its_action_detached(
     resumed.communicate(timeout=10)
     assert resumed.returncode == ExitCode.STOPPED
     assert llproc.sleepers(marker) == []
+
+
+def test_orphans_that_end_while_the_action_runs_are_reaped(loop_project: LoopProject) -> None:
+    # 200 double-forked processes end at once; ll-loop, their subreaper, must not keep
+    # 200 zombies until the action ends. The action counts them (its parent is ll-loop).
+    zombies = "ps -o stat= --ppid $PPID | grep -c '^Z' || true"
+    action = f"for i in $(seq 200); do ( /bin/true & ); done; sleep 2.5; {zombies}"
+    loop_project.write(
+        "zombies",
+        f"name: zombies\ninitial: a\nstates:\n  a:\n    action: {action!r}\n"
+        "    capture: count\n    next: done\n  done:\n    terminal: true\n",
+    )
+    result = llproc.ll_loop(loop_project.root, "run", "zombies")
+    assert result.returncode == ExitCode.OK, result.stderr
+    count = llproc.state(loop_project.root, "zombies")["captured"]["count"]["output"]
+    assert int(count) < 10, count

@@ -24,6 +24,7 @@ import time
 
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 _REAP_POLL_SECONDS = 0.01
+REAP_EVERY_SECONDS = 1.0  # while an action runs: how often adopted orphans that ended are reaped
 
 _adopting = False
 
@@ -59,12 +60,20 @@ def adopting() -> bool:
 class Children:
     """The children this process had when an action started; the rest came from it."""
 
-    __slots__ = ("known", "leader", "settled")
+    __slots__ = ("known", "leader", "reap_at", "settled")
 
     def __init__(self, known: frozenset[int]) -> None:
         self.known = known
         self.leader = 0  # the action's own process, ended with its group, reaped by Popen
         self.settled = False  # the action had exited and left nothing: no sweep is needed
+        self.reap_at = time.monotonic() + REAP_EVERY_SECONDS
+
+    def reap_ended(self) -> None:
+        """Reap the strays that have ended, while the action goes on (a loop of `( cmd & )`
+        would otherwise leave a zombie each until the action ends)."""
+        for pid in self.strays():
+            _reaped(pid)
+        self.reap_at = time.monotonic() + REAP_EVERY_SECONDS
 
     @classmethod
     def now(cls) -> Children | None:

@@ -25,6 +25,7 @@ STOPPED_EXIT_CODE = 143
 DEFAULT_TAIL_BYTES = 4 * 1024 * 1024
 
 _CHUNK = 64 * 1024
+SWEEP_SECONDS = 1.0  # after the action: how long to keep killing what it detached
 _FINAL_DRAIN_SECONDS = 0.25  # after SIGKILL, how long to read what is left before giving up
 _POLL_SECONDS = 0.05  # only without pidfd (not Linux): how often to look for the child's exit
 _NEVER = float("inf")
@@ -231,6 +232,10 @@ class ProcessSupervisor:
                     wake_at = min(deadline, last_output + idle)
                 else:
                     wake_at = deadline
+                if children is not None:
+                    if now >= children.reap_at:  # adopted orphans that ended: no zombies
+                        children.reap_ended()
+                    wake_at = min(wake_at, children.reap_at)
                 wait = None if wake_at == _NEVER else max(0.0, wake_at - now)
                 if pidfd < 0 and not exited:
                     wait = _POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS)
@@ -271,7 +276,7 @@ class ProcessSupervisor:
                 os.close(pidfd)
             returncode = proc.wait()
             if children is not None:
-                children.end_strays(self.grace_seconds)
+                children.end_strays(SWEEP_SECONDS)
         write_note = ""
         if stop is None and self._cancel_reason is not None:
             stop = "cancel"  # it ended while cancel() was already killing it

@@ -13,6 +13,7 @@ from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.runs.liveness import LiveStatus, run_alive
+from little_loops.fsm.runs.orphans import kill_orphaned_actions
 from little_loops.fsm.runs.outcomes import Outcome, Status
 from little_loops.fsm.runs.overrides import load_overrides
 from little_loops.fsm.runs.pids import pid_alive
@@ -20,7 +21,7 @@ from little_loops.fsm.runs.proctree import signal_children
 from little_loops.fsm.runs.state import LoopState, StateFile
 from little_loops.fsm.runs.store import StatePersistence
 
-GRACE_SECONDS = 3.0  # how long the loop gets to stop its action and save its state
+GRACE_SECONDS = 5.0  # how long the loop gets to stop its action (2 s + a 1 s sweep) and save
 KILL_WAIT_SECONDS = 1.0
 _POLL = 0.05
 
@@ -119,6 +120,8 @@ def stop_process(
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         wait_gone(pid, state.pid_start, kill_wait)
+        # What the action detached (and ll-loop did not get to sweep) still has the marker.
+        kill_orphaned_actions(state.loop_name, pid)
         killed = True
     after = persistence.load_state()
     if after is not None and after.status == Status.RUNNING and after.pid == pid:

@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM during a run: the first stops gracefully, a second exits at once."""
+"""Ctrl-C, SIGTERM and SIGHUP during a run: the first stops gracefully, a second exits at once."""
 
 from __future__ import annotations
 
@@ -17,17 +17,21 @@ from little_loops.fsm.runs.proctree import signal_children
 REASONS: dict[int, Outcome] = {
     signal.SIGINT: Outcome.INTERRUPTED,
     signal.SIGTERM: Outcome.STOPPED,
+    signal.SIGHUP: Outcome.INTERRUPTED,  # the terminal was closed
 }
 
 _FIRST_NOTE: dict[int, str] = {
     signal.SIGINT: "\nll-loop: interrupted; stopping the action and saving state"
     " (Ctrl-C again to exit at once)\n",
     signal.SIGTERM: "ll-loop: stop requested; stopping the action and saving state\n",
+    signal.SIGHUP: "ll-loop: the terminal went away (SIGHUP); stopping the action and saving"
+    " state\n",
 }
 
 
 class ShutdownSignals:
-    """While active, SIGINT and SIGTERM call `request_shutdown("interrupted"|"stopped")`.
+    """While active, SIGINT, SIGTERM and SIGHUP (a closed terminal; left ignored under nohup)
+    call `request_shutdown("interrupted"|"stopped")`.
 
     A second signal kills the action's process group and exits the process at once with
     130 (SIGINT) or 143 (SIGTERM); the state file then says `running` with a dead pid,
@@ -42,6 +46,8 @@ class ShutdownSignals:
     def __enter__(self) -> ShutdownSignals:
         if threading.current_thread() is threading.main_thread():
             for signum in REASONS:
+                if signal.getsignal(signum) == signal.SIG_IGN and signum == signal.SIGHUP:
+                    continue  # started under nohup: a closed terminal is not a stop
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
