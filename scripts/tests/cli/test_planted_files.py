@@ -106,3 +106,21 @@ def test_a_planted_run_file_is_refused_and_never_followed(
         result = ll_loop(tmp_path, command)
         assert "Traceback" not in result.stderr, (command, result.stderr)
     assert victim.read_text() == "keep me\n"
+
+
+def test_a_running_folder_that_is_a_link_is_refused_and_nothing_is_written_through_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "fix.yaml").write_text(LOOP)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / ".loops" / ".running").symlink_to(outside)
+    for command in ["run fix", "run fix --background"]:
+        result = ll_loop(tmp_path, command)
+        assert result.returncode == 1, (command, result.stderr)
+        assert result.stderr.endswith(
+            "ll-loop: error: .loops/.running: is a symbolic link, not a file ll-loop wrote;"
+            " ll-loop does not follow or use such paths among its run files (remove it)\n"
+        ), (command, result.stderr)
+    assert list(outside.iterdir()) == []

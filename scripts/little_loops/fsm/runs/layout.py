@@ -66,9 +66,14 @@ def make_running_dir(running: Path) -> Path:
     """Create the `.running/` folder `running` if needed, ignored by git: a `.gitignore`
     holding `*` inside it (it ignores itself too, and no file of the user's is touched).
 
-    The `.gitignore` is best effort: when it cannot be written (a full disk), none is left
-    and the run file written next says what is wrong.
+    A `.running` that is a symbolic link is refused (NotOurFile). The `.gitignore` is best
+    effort: when it cannot be written (a full disk), none is left and the run file written
+    next says what is wrong.
     """
+    if running.is_symlink():  # its files would be written wherever it points
+        from little_loops.fsm.runs.runfile import refused
+
+        raise refused(running, "a symbolic link")
     running.mkdir(parents=True, exist_ok=True)
     ignore = running / GITIGNORE
     if os.path.lexists(ignore):

@@ -172,7 +172,15 @@ class PersistentExecutor:
             if self._user_callback is not None:
                 self._user_callback(event)  # the run is still shown (and its end)
             if kind == "loop_complete":
-                return  # the end cannot be written: the run stays resumable from the log
+                # The end cannot be written: the run stays resumable from the log; say so,
+                # or `status` calling it crashed would be all a user learns.
+                if self._on_note is not None:
+                    self._on_note(
+                        f"{display_path(self.persistence.events_file)}: cannot write the end of"
+                        f" the run ({exc.strerror or exc}, errno {exc.errno}); `status` will call"
+                        f" it crashed: resume it once that is fixed: ll-loop resume {self.fsm.name}"
+                    )
+                return
             raise RunLogError(
                 f"{display_path(self.persistence.events_file)}: cannot write the run's log"
                 f" ({exc.strerror or exc}, errno {exc.errno}); it stops here and can be"

@@ -38,7 +38,8 @@ def display_path(path: Path | str) -> str:
         return str(path)
 
 
-def _refused(path: Path | str, what: str) -> NotOurFile:
+def refused(path: Path | str, what: str) -> NotOurFile:
+    """The one-line error for a run-file path that is *what* (a link, a FIFO ...), not ours."""
     return NotOurFile(
         f"{display_path(path)}: is {what}, not a file ll-loop wrote; ll-loop does not follow"
         " or use such paths among its run files (remove it)"
@@ -56,15 +57,15 @@ def open_run_file(
         fd = os.open(path, flags | _SAFE, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise _refused(path, "a symbolic link") from None
+            raise refused(path, "a symbolic link") from None
         if exc.errno in (errno.EISDIR, errno.ENXIO):  # ENXIO: a FIFO nobody reads
-            raise _refused(path, "a directory" if exc.errno == errno.EISDIR else "a FIFO") from None
+            raise refused(path, "a directory" if exc.errno == errno.EISDIR else "a FIFO") from None
         raise
     mode_bits = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode_bits) and (regular_only or stat.S_ISFIFO(mode_bits)):
         os.close(fd)
         what = next((name for test, name in _KINDS if test(mode_bits)), "a special file")
-        raise _refused(path, what)
+        raise refused(path, what)
     return fd
 
 

@@ -517,3 +517,33 @@ def test_the_log_is_fsynced_at_the_start_the_end_and_at_most_once_a_second(
     synced.clear()
     PersistentExecutor(spin(50), loops_dir=loops, action_runner=AlwaysRunner()).run()
     assert len([p for p in synced if p.endswith("spin.events.jsonl")]) >= 100
+
+
+def test_an_end_that_cannot_be_written_is_said_and_the_run_stays_resumable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loops = tmp_path / ".loops"
+    store = StatePersistence("count", loops)
+    write = store.append_event
+
+    def full_at_the_end(event: dict[str, Any], *, hold: bool = False) -> Any:
+        if event.get("event") == "loop_complete":
+            raise OSError(28, "No space left on device")
+        return write(event, hold=hold)
+
+    monkeypatch.setattr(store, "append_event", full_at_the_end)
+    notes: list[str] = []
+    runner = DefaultActionRunner(cwd=tmp_path)
+    executor = PersistentExecutor(
+        counting_loop(), store, action_runner=runner, on_note=notes.append
+    )
+    result = executor.run()
+    assert result.terminated_by == "terminal"
+    assert len(notes) == 1
+    assert (
+        "count.events.jsonl: cannot write the end of the run (No space left on device," in notes[0]
+    )
+    assert notes[0].endswith("resume it once that is fixed: ll-loop resume count")
+    saved = StatePersistence("count", loops).load_state()
+    assert saved is not None
+    assert saved.status == "running"  # the log's last word: resumable
