@@ -52,7 +52,7 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = Fa
     `stale_ok`) for a NAME whose `NAME.fsm.yaml` is older than its source.
     """
     given = Path(name_or_path)
-    if given.is_file():
+    if _is_file(given):
         return given
     if _looks_like_path(name_or_path):
         if given.is_dir():
@@ -60,7 +60,7 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = Fa
         raise LoopFileError(name_or_path, "no such file")
     candidates = [loops_dir / f"{name_or_path}{suffix}" for suffix in LOOP_SUFFIXES]
     for candidate in candidates:
-        if candidate.is_file():
+        if _is_file(candidate):
             if not stale_ok:
                 _refuse_stale(candidate)
             return candidate
@@ -110,3 +110,11 @@ def stale_compiled_note(path: Path) -> str | None:
         f"{path} is older than {source}: it runs as compiled before that edit; "
         f"refresh it with 'll-loop compile {source}' (or delete it)"
     )
+
+
+def _is_file(path: Path) -> bool:
+    """Whether *path* is a file; a name too long for the file system is none (not an error)."""
+    try:
+        return path.is_file()
+    except OSError:  # ENAMETOOLONG: `NAME.fsm.yaml` of a 250-letter NAME.yaml
+        return False

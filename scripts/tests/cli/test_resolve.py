@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.project import LoopProject
 
 from little_loops.cli.resolve import available_loops, resolve_loop_path
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
@@ -58,3 +59,16 @@ def test_a_missing_path_is_not_looked_up_as_a_name(loops: Path) -> None:
     assert str(info.value) == "lint.yaml: no such file"
     with pytest.raises(LoopFileError, match="is a directory, not a loop file"):
         resolve_loop_path(f"{loops}/", loops)
+
+
+def test_a_loop_file_name_too_long_for_its_compiled_twin_still_lists_and_runs(
+    loop_project: LoopProject,
+) -> None:
+    name = "a" * 250  # NAME.fsm.yaml would be 259 bytes: past the file system's 255
+    (loop_project.loops / f"{name}.yaml").write_text(
+        "name: long\ninitial: a\nstates:\n  a:\n    terminal: true\n"
+    )
+    listed = loop_project.run("list")
+    assert listed.code == 0, listed.err
+    assert name in listed.out
+    assert loop_project.run("run", name).code == 0
