@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 
 import pytest
 from support import llproc
@@ -131,3 +132,36 @@ def test_orphans_that_end_while_the_action_runs_are_reaped(loop_project: LoopPro
     assert result.returncode == ExitCode.OK, result.stderr
     count = llproc.state(loop_project.root, "zombies")["captured"]["count"]["output"]
     assert int(count) < 10, count
+
+
+def test_a_closed_terminal_stops_the_run_and_ends_what_the_action_detached(
+    loop_project: LoopProject, marker: str
+) -> None:
+    write(loop_project, "double fork", marker, "sleep 60", 60)
+    proc = start_and_wait_for_it(loop_project, marker)
+    proc.send_signal(signal.SIGHUP)  # what the kernel sends when the terminal goes away
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert "the terminal went away (SIGHUP); stopping the action and saving state" in err
+    assert llproc.sleepers(marker) == []
+    assert llproc.state(loop_project.root, "detach")["status"] == "interrupted"
+
+
+def test_under_nohup_a_hangup_is_ignored(loop_project: LoopProject, marker: str) -> None:
+    loop_project.write(
+        "detach", LOOP.format(detach=f"sleep {marker} &", then="sleep 1", timeout=60)
+    )
+    proc = subprocess.Popen(
+        ["nohup", sys.executable, "-m", "little_loops.cli", "run", "detach"],
+        cwd=loop_project.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, 10, "the action")
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == ExitCode.OK, err
+    assert "SIGHUP" not in err
