@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -55,7 +56,7 @@ def logs_command(
     from little_loops.cli.outputtail import OutputTail
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.outcomes import ExitCode
-    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.runs.runfile import display_path, open_run_stream
 
     loop_name = run_name(name, loops_dir)
     start = latest_step(loop_name, state, loops_dir)
@@ -66,6 +67,9 @@ def logs_command(
         return ExitCode.FAILED
     claude = start.get("action_type") == "prompt"
     tail = OutputTail(path, claude=claude, from_start=True)
+    for planted in tail.paths:  # a link or a FIFO at an output file's name: one line, exit 1
+        with contextlib.suppress(FileNotFoundError), open_run_stream(planted):
+            pass
     step = f"state {start.get('state')}, {'Claude session' if claude else 'shell action'}"
     print(f"==> {display_path(path)} ({step}) <==")
     if not follow:

@@ -38,7 +38,8 @@ REFUSED_BY = {
     "fix.events.1.jsonl": ["history fix"],
     "fix.options.json": ["status fix", "resume fix -n 5"],
     "fix.lock": ["resume fix -n 5", "run fix"],
-    "fix.a.out": ["run fix"],
+    "fix.a.out": ["logs fix a", "run fix"],
+    "fix.a.err": ["logs fix a"],
     "fix.log": ["run fix --background"],
 }
 EVERY_COMMAND = [
@@ -50,6 +51,7 @@ EVERY_COMMAND = [
     "stop fix",
     "list",
     "list --running",
+    "logs fix",
 ]
 
 
@@ -98,7 +100,7 @@ def test_a_planted_run_file_is_refused_and_never_followed(
         result = ll_loop(tmp_path, command)
         assert result.returncode == 1, (command, result.stdout, result.stderr)
         assert message in result.stdout + result.stderr, (command, result.stderr)
-        if planted != "fix.a.out":  # a refused output file fails the step instead
+        if command != "run fix" or planted != "fix.a.out":  # the step fails instead
             assert result.stderr.strip().splitlines()[-1] == f"ll-loop: error: {message}"
         assert os.path.lexists(path)
         assert path.is_symlink() == (kind == "link")
