@@ -85,15 +85,26 @@ class Run:
     files: dict[str, str] = field(default_factory=dict)
     stream: str = "out"
     code: int = 0
-    lines: tuple[int | None, int | None] = (None, None)
+    lines: tuple[int | None, int | None] = (None, None)  # the sample's lines compared
+    printed: tuple[int | None, int | None] | None = None  # the call's (default: the same)
     bare: bool = False  # a project with no other loops
     before: tuple[str, ...] = ()  # an ll-loop call to make first
     cwd: str = "."
 
 
+CONVERGENCE = "paradigm: convergence\nname: c\ncheck: echo 1\nusing: echo\n"
+INVARIANTS = """\
+paradigm: invariants
+name: i
+constraints:
+  - {name: a, check: "true", fix: "true"}
+  - {name: b, check: "true", fix: [x]}
+"""
+UNKNOWN = "paradigm: convergance\nname: u\n"
+
 # Samples compared, volatile parts normalised, to what the call prints in a project holding
 # this repository's .loops/ and scripts/tests/data/doc_loops/.
-COMPARED: dict[Key, Run] = {
+COMPARED: dict[Key, Run | tuple[Run, ...]] = {
     ("docs/cli.md", "[1/5] check → test -f flag"): Run(
         ("run", "hello", "--no-color"), {".loops/hello.yaml": HELLO}, stream="err"
     ),
@@ -148,12 +159,10 @@ COMPARED: dict[Key, Run] = {
     ("docs/cli.md", "ll-loop: error: no loop named 'helo'"): Run(
         ("run", "helo"), {".loops/hello.yaml": HELLO}, "err", code=2, bare=True
     ),
-    ("docs/paradigms.md", "ll-loop: error: paradigm 'convergence'"): Run(
-        ("compile", ".loops/c.yaml"),
-        {".loops/c.yaml": "paradigm: convergence\nname: c\ncheck: echo 1\nusing: echo\n"},
-        "err",
-        code=2,
-        lines=(0, 1),
+    ("docs/paradigms.md", "ll-loop: error: paradigm 'convergence'"): (
+        Run(("compile", ".loops/c.yaml"), {".loops/c.yaml": CONVERGENCE}, "err", 2, (0, 1)),
+        Run(("compile", ".loops/i.yaml"), {".loops/i.yaml": INVARIANTS}, "err", 2, (1, 2), (0, 1)),
+        Run(("compile", ".loops/u.yaml"), {".loops/u.yaml": UNKNOWN}, "err", 2, (2, 3), (0, 1)),
     ),
 }
 
@@ -189,6 +198,7 @@ MESSAGES: dict[Key, str] = {
 
 # Blocks checked by a test of their own in test_doc_outputs.py.
 CUSTOM: set[Key] = {
+    ("README.md", "$ ll-loop fix-types"),
     ("docs/guide.md", "repos:"),
     (
         "docs/loop-files.md",
@@ -199,7 +209,6 @@ CUSTOM: set[Key] = {
 
 # Blocks no check covers, and why.
 UNCHECKED: dict[Key, str] = {
-    ("README.md", "$ ll-loop fix-types"): "needs Claude Code; the display is compared in cli.md",
     ("docs/evaluators.md", "result:"): "the shape of a result, not loop YAML",
     (
         "docs/persistence.md",
