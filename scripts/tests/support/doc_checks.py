@@ -134,6 +134,7 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         files={".loops/tutorial.yaml": "@docs/guide.md|name: tutorial"}
     ),
     ("docs/analysis.md", "$ ll-loop simulate fix-types"): Run(),
+    ("docs/analysis.md", "flowchart TD"): Run(("graph", "fix-types")),
     ("docs/analysis.md", ".loops/fix-types.yaml:10: warning:"): Run(
         ("validate", "fix-types"), code=0, lines=(0, 1)
     ),
