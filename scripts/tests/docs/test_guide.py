@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 from support.paths import REPO
 
 from little_loops.fsm.definition.loader import load_text
@@ -17,7 +16,6 @@ from little_loops.fsm.runs.outcomes import TERMINATION_EXIT_CODE
 
 DOCS = REPO / "docs"
 GUIDE = DOCS / "guide.md"
-HOOKS = DOCS.parent / ".pre-commit-hooks.yaml"
 
 
 def blocks(language: str) -> list[str]:
@@ -40,15 +38,6 @@ def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int) -> None
     report = check_document(load_text(YAML_BLOCKS[index], f"guide.md yaml block {index + 1}"))
     assert [str(e) for e in report.errors] == []
     assert [str(w) for w in report.warnings] == []
-
-
-def test_the_pre_commit_snippet_uses_the_hook_this_repo_declares() -> None:
-    (snippet,) = [b for b in blocks("text") if b.startswith("repos:")]
-    config = yaml.safe_load(snippet)
-    hook_ids = {hook["id"] for hook in yaml.safe_load(HOOKS.read_text())}
-    (repo,) = config["repos"]
-    assert {hook["id"] for hook in repo["hooks"]} <= hook_ids
-    assert set(repo) == {"repo", "rev", "hooks"}
 
 
 def test_the_limits_table_quotes_the_real_defaults() -> None:

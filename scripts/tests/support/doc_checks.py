@@ -1,0 +1,227 @@
+"""How each doc output sample is checked; blocks are named by (doc, the start of their text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from support.doc_blocks import Block
+
+T = TypeVar("T")
+Key = tuple[str, str]
+
+HELLO = """\
+name: hello
+initial: check
+states:
+  check:
+    action: test -f flag && echo present || { echo missing; exit 1; }
+    on_success: done
+    on_failure: fix
+  fix:
+    action: touch flag && echo fixed
+    next: check
+  done:
+    terminal: true
+max_iterations: 5
+"""
+
+
+def sample_loop(name: str, typo: bool = False) -> str:
+    """A loop with `on_sucess` on line 9 (typo) or else an unreachable state on line 14."""
+    return f"""\
+# yaml-language-server: $schema=../scripts/little_loops/fsm/fsm-loop-schema.json
+name: {name}
+initial: check
+max_iterations: 10
+states:
+  check:
+    action: mypy src/
+    on_failure: fix
+    {"on_sucess" if typo else "on_success"}: done
+  fix:
+    action: /ll:manage_issue bug fix
+    next: check
+  done: {{terminal: true}}
+  spare:
+    action: echo never
+    next: done
+"""
+
+
+TYPO = sample_loop("fix-types", typo=True)
+BROKEN = "name: broken\ninitial: check\nstates:\n  check:\n    next: done\n    action: echo: b\n"
+PLAN = """\
+name: plan
+initial: make
+context:
+  target: out.txt
+scope: [src]
+backoff: 2
+max_iterations: 4
+llm:
+  enabled: false
+states:
+  make:
+    action: touch ${context.target}
+    capture: made
+    on_success: review
+    on_failure: make
+  review:
+    action: /review the change
+    route:
+      success: done
+      _: make
+  done:
+    terminal: true
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    """An `ll-loop` call whose output a sample shows (argv empty: the session's own line)."""
+
+    argv: tuple[str, ...] = ()
+    files: dict[str, str] = field(default_factory=dict)
+    stream: str = "out"
+    code: int = 0
+    lines: tuple[int | None, int | None] = (None, None)  # the sample's lines compared
+    printed: tuple[int | None, int | None] | None = None  # the call's (default: the same)
+    bare: bool = False  # a project with no other loops
+    before: tuple[str, ...] = ()  # an ll-loop call to make first
+    cwd: str = "."
+
+
+CONVERGENCE = "paradigm: convergence\nname: c\ncheck: echo 1\nusing: echo\n"
+INVARIANTS = """\
+paradigm: invariants
+name: i
+constraints:
+  - {name: a, check: "true", fix: "true"}
+  - {name: b, check: "true", fix: [x]}
+"""
+UNKNOWN = "paradigm: convergance\nname: u\n"
+
+# Samples compared, volatile parts normalised, to what the call prints in a project holding
+# this repository's .loops/ and scripts/tests/data/doc_loops/.
+COMPARED: dict[Key, Run | tuple[Run, ...]] = {
+    ("docs/cli.md", "[1/5] check → test -f flag"): Run(
+        ("run", "hello", "--no-color"), {".loops/hello.yaml": HELLO}, stream="err"
+    ),
+    ("docs/guide.md", "[1/5] check → test -f greeting.txt"): Run(
+        ("run", "tutorial", "--no-color"),
+        {".loops/tutorial.yaml": "@docs/guide.md|name: tutorial"},
+        "err",
+    ),
+    ("docs/cli.md", "ll-loop: using "): Run(("list",), stream="err", cwd="sub"),
+    ("docs/cli.md", "NAME       PARADIGM"): Run(("list",), lines=(0, 1)),
+    ("docs/cli.md", "LOOP       STATUS"): Run(
+        ("list", "--running"), {".loops/hello.yaml": HELLO}, before=("run", "hello"), lines=(0, 1)
+    ),
+    ("docs/cli.md", "2026-01-15T10:30:00.001+00:00 loop_start"): Run(
+        ("history", "hello"), {".loops/hello.yaml": HELLO}, before=("run", "hello"), lines=(0, 6)
+    ),
+    ("docs/cli.md", "==> .loops/.running/typo.fix.out"): Run(
+        ("logs", "typo"),
+        {
+            ".loops/typo.yaml": "name: typo\ninitial: fix\nstates:\n  fix:\n"
+            "    action: echo building; Fix\n    next: done\n  done:\n    terminal: true\n"
+        },
+        before=("run", "typo"),
+    ),
+    ("docs/cli.md", "loop: plan"): Run(("run", "plan", "--dry-run"), {".loops/plan.yaml": PLAN}),
+    ("docs/guide.md", "$ ll-loop validate tutorial"): Run(
+        files={".loops/tutorial.yaml": "@docs/guide.md|name: tutorial"}
+    ),
+    ("docs/analysis.md", "$ ll-loop simulate fix-types"): Run(),
+    ("docs/analysis.md", "flowchart TD"): Run(("graph", "fix-types")),
+    ("docs/analysis.md", ".loops/fix-types.yaml:10: warning:"): Run(
+        ("validate", "fix-types"), code=0, lines=(0, 1)
+    ),
+    ("docs/loop-files.md", ".loops/fix-types.yaml:9: error:"): Run(
+        ("validate", "fix-types", "extra", "broken", "ok"),
+        {
+            ".loops/fix-types.yaml": TYPO,
+            ".loops/extra.yaml": sample_loop("extra"),
+            ".loops/broken.yaml": BROKEN,
+            ".loops/ok.yaml": HELLO.replace("hello", "ok"),
+        },
+        code=2,
+    ),
+    ("docs/cli.md", ".loops/fix.yaml:9: error:"): Run(
+        ("validate", "fix", "probe", "ok"),
+        {
+            ".loops/fix.yaml": sample_loop("fix", typo=True),
+            ".loops/probe.yaml": sample_loop("probe"),
+            ".loops/ok.yaml": HELLO.replace("hello", "ok"),
+        },
+        code=2,
+    ),
+    ("docs/cli.md", "ll-loop: error: no loop named 'helo'"): Run(
+        ("run", "helo"), {".loops/hello.yaml": HELLO}, "err", code=2, bare=True
+    ),
+    ("docs/paradigms.md", "ll-loop: error: paradigm 'convergence'"): (
+        Run(("compile", ".loops/c.yaml"), {".loops/c.yaml": CONVERGENCE}, "err", 2, (0, 1)),
+        Run(("compile", ".loops/i.yaml"), {".loops/i.yaml": INVARIANTS}, "err", 2, (1, 2), (0, 1)),
+        Run(("compile", ".loops/u.yaml"), {".loops/u.yaml": UNKNOWN}, "err", 2, (2, 3), (0, 1)),
+    ),
+}
+
+# Samples whose wording is checked against the code's messages (test_doc_messages.py): they
+# need a crashed run, a full disk, a second process or similar to reproduce. The value: the
+# words where the message is put together from parts (a state name, a joined piece).
+MESSAGES: dict[Key, str] = {
+    ("docs/analysis.md", "loop 'demo' > states > check > route > sucess"): "exit_code success",
+    ("docs/analysis.md", ".loops/demo.yaml:13: warning:"): "done",
+    ("docs/analysis.md", "loop 'demo' > states > report > action: ${captured.errors"): "fails",
+    ("docs/analysis.md", "loop 'demo' > states > report > action: ${captured.lint.output}"): "",
+    ("docs/analysis.md", "loop 'demo' > states > report > action: ${captured.lint}:"): "inside",
+    ("docs/cli.md", "$ ll-loop run fix-types --background"): "",
+    ("docs/cli.md", "loop:         fix-types"): "",
+    ("docs/cli.md", "ll-loop: error: .loops/goal.fsm.yaml is older"): "",
+    ("docs/cli.md", "ll-loop: error: loop 'x' has no saved run"): "",
+    ("docs/cli.md", "stopping loop 'slow'"): "",
+    ("docs/cli.md", "ll-loop: loop 'slow' is not running"): "",
+    ("docs/cli.md", "ll-loop: error: scope 'src/api'"): "",
+    ("docs/cli.md", "ll-loop: queued: scope"): "",
+    ("docs/cli.md", "ll-loop: error: .loops/ is set up already"): "",
+    ("docs/cli.md", "ll-loop: error: .loops/.running/ok.state.json"): "",
+    ("docs/evaluators.md", "llm_skipped:"): "",
+    ("docs/persistence.md", "loop name '../etc'"): "",
+    ("docs/persistence.md", "ll-loop: error: .loops/.running/fix.events.jsonl"): "is",
+    ("docs/persistence.md", "Loop failed in a:"): "a",
+    ("docs/persistence.md", "status:       crashed"): "",
+    ("docs/persistence.md", "ll-loop: .loops/.running/steps.events.jsonl"): "",
+    ("docs/persistence.md", ".loops/.running/fix-types.state.json: corrupt"): "",
+    ("docs/persistence.md", "ll-loop: error: scope 'src/api'"): "",
+    ("docs/persistence.md", "queued: scope"): "",
+}
+
+# Blocks checked by a test of their own in test_doc_outputs.py.
+CUSTOM: set[Key] = {
+    ("README.md", "$ ll-loop fix-types"),
+    ("docs/guide.md", "repos:"),
+    (
+        "docs/loop-files.md",
+        "# yaml-language-server: $schema=../scripts/little_loops/fsm/fsm-loop-schema.json\n",
+    ),
+    ("docs/evaluators.md", "type: object"),
+}
+
+# Blocks no check covers, and why.
+UNCHECKED: dict[Key, str] = {
+    ("docs/evaluators.md", "result:"): "the shape of a result, not loop YAML",
+    (
+        "docs/persistence.md",
+        "ll-loop: error: .loops/.running/fill.lock",
+    ): "a path and the OS's words",
+    ("docs/persistence.md", ".loops/\n├──"): "a directory tree",
+}
+
+
+def keyed(block: Block, table: dict[Key, T] | set[Key]) -> T | Key | None:
+    """The entry of *table* for *block* (the key itself for a set), or None."""
+    for key in table:
+        if block.starts(*key):
+            return table[key] if isinstance(table, dict) else key
+    return None
