@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 from support.doc_blocks import Block, all_blocks, kind, normalise
-from support.doc_checks import COMPARED, TYPO, Run, keyed
+from support.doc_checks import COMPARED, HELLO, TYPO, Run, keyed
 from support.paths import DATA, REPO
 
 from little_loops.fsm.definition.writer import dump_fsm_yaml
@@ -173,7 +173,7 @@ def test_the_pre_commit_snippet_runs_the_declared_hook(project: LoopProject) -> 
     assert hook["language"] == "system"
     program, *args = shlex.split(hook["entry"])
     assert program == "ll-loop"
-    install(project, {".loops/typo.yaml": TYPO})
+    install(project, {".loops/typo.yaml": TYPO, ".loops/hello.yaml": HELLO})
     assert project.run(*args, ".loops/hello.yaml").code == 0
     assert project.run(*args, ".loops/typo.yaml").code == 2
 

@@ -134,6 +134,8 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         files={".loops/tutorial.yaml": "@docs/guide.md|name: tutorial"}
     ),
     ("docs/analysis.md", "$ ll-loop simulate fix-types"): Run(),
+    ("docs/cli.md", "$ ll-loop new --list"): Run(),
+    ("docs/cli.md", "$ ll-loop new my-first --from hello"): Run(),
     ("docs/analysis.md", "flowchart TD"): Run(("graph", "fix-types")),
     ("docs/analysis.md", ".loops/fix-types.yaml:10: warning:"): Run(
         ("validate", "fix-types"), code=0, lines=(0, 1)
@@ -186,6 +188,7 @@ MESSAGES: dict[Key, str] = {
     ("docs/cli.md", "ll-loop: queued: scope"): "",
     ("docs/cli.md", "ll-loop: error: .loops/ is set up already"): "",
     ("docs/cli.md", "ll-loop: error: .loops/.running/ok.state.json"): "",
+    ("docs/cli.md", "ll-loop: error: .loops/hello.yaml exists already"): "",
     ("docs/evaluators.md", "llm_skipped:"): "",
     ("docs/persistence.md", "loop name '../etc'"): "",
     ("docs/persistence.md", "ll-loop: error: .loops/.running/fix.events.jsonl"): "is",
