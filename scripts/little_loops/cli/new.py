@@ -108,6 +108,8 @@ def _check_name(name: str) -> None:
     from little_loops.fsm.errors import LoopDefinitionError
 
     problem = LOOP_KEYS["name"](name)
+    if problem is None and name.endswith(".fsm"):  # NAME.fsm.yaml is a compiled loop's file
+        problem = "a name ending in '.fsm' makes a file that looks like `compile` output"
     if problem is not None:
         raise LoopDefinitionError(f"cannot name a loop {name!r}: {problem}")
 

@@ -77,6 +77,16 @@ def test_new_refuses_a_name_that_is_no_loop_name(project: Path, name: str) -> No
     assert sorted(p.name for p in (project / ".loops").iterdir()) == []
 
 
+def test_new_refuses_a_name_whose_file_would_look_compiled(project: Path) -> None:
+    result = ll_loop(project, "new", "ok.fsm")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "ll-loop: error: cannot name a loop 'ok.fsm': a name ending in '.fsm' makes a file"
+        " that looks like `compile` output\n"
+    )
+    assert not (project / ".loops" / "ok.fsm.yaml").exists()
+
+
 def test_the_skeleton_validates_strictly_and_runs_without_claude(project: Path) -> None:
     result = ll_loop(project, "new", "fresh")
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
