@@ -127,7 +127,7 @@ def test_warnings_pass_unless_strict(loop_project: LoopProject) -> None:
 def test_a_route_key_that_yaml_1_1_would_read_as_a_boolean_is_a_verdict_name(
     loop_project: LoopProject,
 ) -> None:
-    # `true:` is the verdict 'true' (keys are text); exit_code never gives it: a warning.
+    # `true:` is the verdict 'true' (keys are text); exit_code never gives it: an error.
     loop_project.write(
         "verdicts",
         """\
@@ -145,11 +145,10 @@ def test_a_route_key_that_yaml_1_1_would_read_as_a_boolean_is_a_verdict_name(
         """,
     )
     result = loop_project.run("validate", "verdicts")
+    assert result.code == 2
     assert result.out.splitlines() == [
-        ".loops/verdicts.yaml:7: warning: loop 'verdicts' > states > check > route > true: "
-        "never used: exit_code does not give the verdict 'true' (it gives success, failure, "
-        "error)",
-        ".loops/verdicts.yaml: ok (1 warning)",
+        ".loops/verdicts.yaml:7: error: loop 'verdicts' > states > check > route > true: "
+        "route key 'true' is never given by exit_code (it gives success, failure, error)",
     ]
 
 
