@@ -327,7 +327,7 @@ def test_well_formed_evaluators_pass(evaluate: dict[str, Any]) -> None:
             {"type": "llm"},
             "type",
             "expected one of exit_code, output_numeric, output_json, output_contains, "
-            "convergence, llm_structured, got 'llm'",
+            "convergence, llm_structured, got 'llm' (did you mean llm_structured?)",
         ),
     ],
 )
