@@ -11,6 +11,8 @@ from typing import Any, TextIO
 
 from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
+from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
+from little_loops.fsm.definition.prose import PROMPT_HINT, reads_like_a_sentence
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.layout import stderr_file
@@ -149,6 +151,7 @@ class ProgressDisplay:
         self._action_cost: float | None = None
         self._output_path: str | None = None
         self._output = self._stderr = ""
+        self._shell_action: str | None = None  # the running action, when it went to bash
         self._lock = threading.Lock()
         self._gone = False  # writing to the stream failed once: show nothing more
 
@@ -176,6 +179,8 @@ class ProgressDisplay:
         self._header_printed = True
 
     def _on_action_start(self, event: dict[str, Any]) -> None:
+        shell = event.get("action_type") == "shell"
+        self._shell_action = str(event.get("action", "")) if shell else None
         if self.quiet:
             return
         self._header(shorten(str(event.get("action", ""))))
@@ -276,6 +281,12 @@ class ProgressDisplay:
             if self._stderr:
                 where += f" (stderr: {one_line(display_path(stderr_file(Path(path))))})"
             lines.append(where)
+        action = self._shell_action
+        if self._last_exit == NOT_FOUND_EXIT_CODE and action and reads_like_a_sentence(action):
+            # bash's own "command not found" is in the stderr lines above.
+            lines.append(
+                f"hint: this reads like a sentence for Claude, not a command; {PROMPT_HINT}"
+            )
         for line in lines:
             self._write(f"         {self._paint(line, _DIM)}\n")
         self._output, self._stderr, self._output_path = "", "", None

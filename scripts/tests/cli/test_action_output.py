@@ -51,6 +51,27 @@ def test_a_failing_command_shows_its_stderr_and_where_its_output_is(
     assert "Fix: command not found" in complete["stderr"]
 
 
+def test_a_sentence_bash_cannot_run_gets_a_hint_after_bashs_message(
+    loop_project: LoopProject,
+) -> None:
+    # Not for a mistyped command: `Fix the build` after `;` is not the first word.
+    for action in ("pytset -q", '"echo building; Fix the build"'):
+        loop_project.write("typo", TYPO.replace('"echo building; Fix the build"', action))
+        result = llproc.ll_loop(loop_project.root, "run", "typo")
+        assert ": command not found" in result.stderr
+        assert "hint:" not in result.stderr
+    loop_project.write("typo", TYPO.replace('"echo building; Fix the build"', "Fix the build"))
+    result = llproc.ll_loop(loop_project.root, "run", "typo")
+    lines = result.stderr.splitlines()
+    failure = next(i for i, line in enumerate(lines) if "✗ error (exit code 127" in line)
+    assert lines[failure + 1].endswith("Fix: command not found")
+    assert lines[failure + 2].startswith("         full output: ")
+    assert lines[failure + 3] == (
+        "         hint: this reads like a sentence for Claude, not a command; add "
+        "action_type: prompt to send it to Claude"
+    )
+
+
 def test_quiet_keeps_a_failure_quiet(loop_project: LoopProject) -> None:
     loop_project.write("typo", TYPO)
     result = llproc.ll_loop(loop_project.root, "run", "typo", "--quiet")

@@ -126,7 +126,11 @@ def test_notes_and_multi_line_actions(loop_project: LoopProject) -> None:
               echo "${captured.x.exit_code}"
               echo second line
             on_success: done
-            on_failure: done
+            on_failure: later
+          later:
+            action: "true"
+            capture: x
+            next: done
           done:
             terminal: true
         """,

@@ -127,7 +127,7 @@ def test_warnings_pass_unless_strict(loop_project: LoopProject) -> None:
 def test_a_route_key_that_yaml_1_1_would_read_as_a_boolean_is_a_verdict_name(
     loop_project: LoopProject,
 ) -> None:
-    # `true:` is the verdict 'true' (keys are text); exit_code never gives it: a warning.
+    # `true:` is the verdict 'true' (keys are text); exit_code never gives it: an error.
     loop_project.write(
         "verdicts",
         """\
@@ -145,11 +145,10 @@ def test_a_route_key_that_yaml_1_1_would_read_as_a_boolean_is_a_verdict_name(
         """,
     )
     result = loop_project.run("validate", "verdicts")
+    assert result.code == 2
     assert result.out.splitlines() == [
-        ".loops/verdicts.yaml:7: warning: loop 'verdicts' > states > check > route > true: "
-        "never used: exit_code does not give the verdict 'true' (it gives success, failure, "
-        "error)",
-        ".loops/verdicts.yaml: ok (1 warning)",
+        ".loops/verdicts.yaml:7: error: loop 'verdicts' > states > check > route > true: "
+        "route key 'true' is never given by exit_code (it gives success, failure, error)",
     ]
 
 
@@ -291,3 +290,74 @@ def test_a_bad_loop_setting_reads_the_same_in_an_fsm_file_and_a_paradigm_file(
         assert where.startswith(f"{path}:"), lines[0]
         texts.append(text)
     assert texts == [message, message]
+
+
+SENTENCE = """\
+    name: words
+    initial: fix
+    states:
+      fix:
+        action: ACTION
+        next: done
+      done:
+        terminal: true
+    """
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "Fix the failing test",
+        "Fix the failing test of ${state.name}",
+        "Explain, briefly, why the build broke.",
+    ],
+)
+def test_an_action_that_reads_like_a_sentence_warns_to_make_it_a_prompt(
+    loop_project: LoopProject, action: str
+) -> None:
+    loop_project.write("words", SENTENCE.replace("ACTION", action))
+    result = loop_project.run("validate", "words")
+    assert result.code == 0
+    first = action.split()[0]
+    assert result.out.splitlines()[0] == (
+        f".loops/words.yaml:5: warning: loop 'words' > states > fix > action: this reads like "
+        f"a sentence for Claude, but with no action_type it runs in bash, which has no command "
+        f"'{first}'; add action_type: prompt to send it to Claude"
+    )
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "pytest -q tests",  # on PATH
+        "echo the build is fine",  # a builtin
+        "if the_check; then exit 1; fi",  # a keyword, and shell syntax
+        "Build the docs > out.txt",  # shell syntax
+        "scripts/fix the failing test",  # a path
+        "Fix it",  # too short to tell
+        "nosuchtool the failing test",  # not on PATH, but no capital: a command
+        "${context.tool} the failing test",  # the command is only known at run time
+    ],
+)
+def test_a_command_does_not_read_like_a_sentence(loop_project: LoopProject, action: str) -> None:
+    # Beside a sentence, which does: only that one is reported.
+    text = SENTENCE.replace("next: done", "next: ask").replace("ACTION", action)
+    text = text.rstrip(" ") + "      ask:\n        action: Fix the failing test\n"
+    text += "        next: done\n"
+    loop_project.write("words", text)
+    result = loop_project.run("validate", "words")
+    found = [line for line in result.out.splitlines() if "reads like a sentence" in line]
+    assert [line.split(": warning: ")[1].split(":")[0] for line in found] == [
+        "loop 'words' > states > ask > action"
+    ]
+
+
+def test_action_type_settles_it(loop_project: LoopProject) -> None:
+    text = SENTENCE.replace("ACTION", "Fix the failing test")
+    loop_project.write("words", text)
+    assert "reads like a sentence" in loop_project.run("validate", "words").out
+    for kind in ("shell", "prompt"):
+        typed = text.replace("    next:", f"    action_type: {kind}\n        next:")
+        loop_project.write("words", typed)
+        result = loop_project.run("validate", "--strict", "words")
+        assert result.out.splitlines() == [".loops/words.yaml: ok"], kind

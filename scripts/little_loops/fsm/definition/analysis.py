@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from little_loops.fsm.definition.graph_checks import KeyPath
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
-    DEFAULT_EVALUATOR,
     ROUTE_DEFAULT_KEY,
     FSMLoop,
     StateConfig,
@@ -35,10 +34,9 @@ from little_loops.fsm.engine.references import OPEN
 from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.engine.transitions import Transition, declared, restart
 from little_loops.fsm.errors import ValidationError
-from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
+from little_loops.fsm.evaluators.registry import interpolated_fields
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.evaluators.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
-from little_loops.fsm.suggest import did_you_mean
 
 # A pseudo capture name for "some state has produced an evaluation result" (`${result.*}`).
 _RESULT = "\0result"
@@ -93,7 +91,6 @@ class _Analyzer:
     def run(self) -> list[ValidationError]:
         for name, state in self.fsm.states.items():
             self.coverage(name, state)
-            self.never_given(name, state)
         self.maintain_errors()
         self.restart_cycles()
         self.used_before_set()
@@ -129,25 +126,6 @@ class _Analyzer:
                 f"'_' does not catch the 'error' verdict ({found.error_causes}): with no "
                 'error: or _error: in route, an error stops the loop with "no valid '
                 'transition"; add _error: STATE if the loop should go on',
-            )
-
-    def never_given(self, name: str, state: StateConfig) -> None:
-        """Route keys the state's evaluator never answers: usually a typo (`sucess:`)."""
-        found = self.found[name]
-        if found is None or found.verdicts is None or state.route is None:
-            return
-        possible = [*found.verdicts, ERROR_VERDICT]
-        if needs_llm(found.evaluator):  # `ll-loop run --no-llm` judges by exit code
-            possible += SPECS[DEFAULT_EVALUATOR].verdicts
-        for key in state.route.routes:
-            if key in possible:
-                continue
-            hint = did_you_mean(key, found.verdicts)
-            gives = ", ".join(dict.fromkeys([*found.verdicts, ERROR_VERDICT]))
-            self.warn(
-                ("states", name, "route", key),
-                f"never used: {found.source} does not give the verdict '{key}' "
-                f"(it gives {gives}){hint}",
             )
 
     def maintain_errors(self) -> None:

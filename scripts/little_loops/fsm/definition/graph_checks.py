@@ -5,14 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
+from little_loops.fsm.definition.model import (
+    CURRENT_STATE_TOKEN,
+    DEFAULT_EVALUATOR,
+    FSMLoop,
+    StateConfig,
+)
+from little_loops.fsm.definition.prose import reads_like_a_sentence, sentence_message
 from little_loops.fsm.engine.interpolation import context_problems
 from little_loops.fsm.engine.references import NAMESPACES, OPEN, near_misses, references
 from little_loops.fsm.engine.shellquote import unquotable
 from little_loops.fsm.engine.transitions import declared, restart
 from little_loops.fsm.errors import Severity, ValidationError
-from little_loops.fsm.evaluators.registry import interpolated_fields
-from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.evaluators.verdicts import state_verdicts
+from little_loops.fsm.suggest import closest, did_you_mean
 
 KeyPath = tuple[str | int, ...]
 
@@ -68,6 +76,7 @@ class _GraphChecker:
             self.add(("states",), "no terminal state (mark at least one with terminal: true)")
         for name, state in fsm.states.items():
             self.state(name, state)
+            self.never_given(name, state)
         self.reachability()
         self.references()
         return self.problems
@@ -152,6 +161,30 @@ class _GraphChecker:
                 "is sent to Claude as a slash command; add action_type: shell to run it in bash",
                 "warning",
             )
+        elif state.action_type is None and action and reads_like_a_sentence(action):
+            self.add((*path, "action"), sentence_message(action), "warning")
+
+    def never_given(self, name: str, state: StateConfig) -> None:
+        """Route keys the state's evaluator can never give: a typo (`sucess:`) or a route
+        that can never be taken."""
+        if state.route is None:
+            return
+        found = state_verdicts(self.fsm, state)
+        if found is None or found.verdicts is None:
+            return  # not evaluated, or the model may answer anything
+        possible = [*found.verdicts, ERROR_VERDICT]
+        if needs_llm(found.evaluator):  # `ll-loop run --no-llm` judges by exit code
+            possible += SPECS[DEFAULT_EVALUATOR].verdicts
+        gives = ", ".join(dict.fromkeys([*found.verdicts, ERROR_VERDICT]))
+        for key in state.route.routes:
+            if key in possible:
+                continue
+            close = closest(key, found.verdicts)
+            hint = f"; did you mean '{close}'?" if close else ""
+            self.add(
+                ("states", name, "route", key),
+                f"route key '{key}' is never given by {found.source} (it gives {gives}){hint}",
+            )
 
     def edges(self) -> tuple[dict[str, set[str]], bool]:
         """Known successors of each state, and whether any target is only known at run time."""
@@ -230,7 +263,8 @@ class _GraphChecker:
                 elif namespace == "context" and first not in self.fsm.context:
                     self.add(path, f"{ref}: context has no key '{first}'")
                 elif namespace == "captured" and first not in captures:
-                    self.add(path, f"{ref}: no state captures '{first}'", "warning")
+                    hint = did_you_mean(first, captures) if captures else ""
+                    self.add(path, f"{ref}: no state captures '{first}'{hint}")
 
     def shell(self, name: str | int) -> bool:
         """Whether state *name*'s action goes to bash (its references get quoted)."""

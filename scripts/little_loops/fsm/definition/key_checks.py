@@ -133,12 +133,21 @@ class _Checker:
     ) -> None:
         self.problems.append(ValidationError.at(self.loop, path, message, severity, key))
 
-    def keys(self, data: YAMLMapping, path: KeyPath, allowed: dict[str, Check]) -> None:
-        """Unknown keys and the type of each known one."""
+    def keys(
+        self,
+        data: YAMLMapping,
+        path: KeyPath,
+        allowed: dict[str, Check],
+        suggested: tuple[str, ...] | None = None,
+        whose: str = "allowed",
+    ) -> None:
+        """Unknown keys and the type of each known one; an unknown key is compared with
+        *suggested* (default: every allowed key), listed as `(whose: ...)` when none is close."""
+        choices = tuple(allowed) if suggested is None else suggested
         for key, value in data.items():
             if not isinstance(key, str) or key not in allowed:
                 word = str(key)
-                hint = did_you_mean(word, allowed) or f" (allowed: {', '.join(allowed)})"
+                hint = did_you_mean(word, choices) or f" ({whose}: {', '.join(choices)})"
                 self.add((*path, word), f"unknown key{hint}")
                 continue
             problem = allowed[key](value)
@@ -183,12 +192,15 @@ class _Checker:
                 self.route(state["route"], (*path, "route"))
 
     def evaluate(self, data: YAMLMapping, path: KeyPath) -> None:
-        self.keys(data, path, EVALUATE_KEYS)
-        self.required(data, path, ("type",))
         kind = data.get("type")
-        if not isinstance(kind, str) or kind not in SPECS:
-            return  # a wrong type was reported by keys(); a list or map is not even hashable
-        spec = SPECS[kind]
+        # A list or map is not even hashable; a wrong type is reported by keys().
+        spec = SPECS.get(kind) if isinstance(kind, str) else None
+        if spec is None:
+            self.keys(data, path, EVALUATE_KEYS)
+            self.required(data, path, ("type",))
+            return
+        # An unknown key is most likely a misspelling of one this evaluator reads.
+        self.keys(data, path, EVALUATE_KEYS, (*COMMON_KEYS, *spec.keys), f"{kind} reads")
         needed = spec.required
         for key in needed:
             if data.get(key) is None:

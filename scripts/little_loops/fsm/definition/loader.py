@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from little_loops.fsm.definition.yaml_hints import explain
 from little_loops.fsm.errors import LoopFileError
 
 KeyPath = tuple[str | int, ...]
@@ -204,11 +205,16 @@ def _where(path: KeyPath) -> str:
     return " > ".join(str(p) for p in path) or "the top level"
 
 
-def _syntax_error(source: str, exc: yaml.YAMLError) -> LoopFileError:
-    """A one-line error for a YAML exception, with line and column when it has a mark."""
+def _syntax_error(source: str, exc: yaml.YAMLError, text: str) -> LoopFileError:
+    """A one-line error for a YAML exception, with line and column when it has a mark, and
+    the likely cause when it is a common one (a tab, bad indentation, an unclosed quote)."""
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
+        hint = explain(text, exc)
+        if hint is not None:
+            cause, line, column = hint
+            return LoopFileError(source, f"YAML syntax error: {cause}", line, column)
         if mark is not None:
             return LoopFileError(
                 source, f"YAML syntax error: {problem}", mark.line + 1, mark.column + 1
@@ -236,7 +242,7 @@ def load_text(text: str, source: str = "<string>") -> LoadedDocument:
             builder = _Builder(loader, source)
             data = builder.build(node, ())
         except yaml.YAMLError as exc:
-            raise _syntax_error(source, exc) from None
+            raise _syntax_error(source, exc, text) from None
         except RecursionError:
             raise LoopFileError(source, "YAML nesting is too deep") from None
     finally:

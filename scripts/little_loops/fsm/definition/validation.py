@@ -6,7 +6,8 @@ Layers of checks, in this order (a paradigm file is first compiled to an FSM thr
 * `key_checks` looks at the raw YAML data: unknown keys (with did-you-mean),
   required keys, the type and range of every field, enums, evaluator-specific fields.
 * `graph_checks` looks at the FSMLoop model: the initial state and every transition
-  target exist, there is a terminal state, no non-terminal dead ends, reachability.
+  target exist, there is a terminal state, no non-terminal dead ends, reachability,
+  route keys the state's evaluator can give, `${...}` references that can resolve.
 * `analysis` then looks for what would go wrong at run time: verdicts with no route,
   `${captured.X}` read before it is set, command output pasted into bash commands.
 

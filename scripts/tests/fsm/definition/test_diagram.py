@@ -112,6 +112,9 @@ ODD = """\
     states:
       'say "hi" | end':
         action: echo hi
+        evaluate:
+          type: llm_structured
+          schema: {type: object, properties: {verdict: {enum: [success, failure, '#1; x']}}}
         route:
           success: end
           failure: $current

@@ -38,12 +38,16 @@ def machines(draw: st.DrawFn) -> dict[str, object]:
             if draw(st.booleans()):
                 state["on_maintain"] = draw(target)
         else:
-            reads = draw(st.lists(st.sampled_from(NAMES), max_size=2, unique=True))
-            action = "echo " + " ".join(f"${{captured.{r}.exit_code}}" for r in reads)
-            state = {"action": action, "on_success": draw(target), "on_failure": draw(target)}
+            state = {"action": "echo", "on_success": draw(target), "on_failure": draw(target)}
             if draw(st.booleans()):
                 state["capture"] = draw(st.sampled_from(NAMES))
         states[name] = state
+    # Reads only of names some state captures: reading one no state captures is an error.
+    shells = [s for s in states.values() if isinstance(s, dict) and "action" in s]
+    captured = sorted({str(s["capture"]) for s in shells if "capture" in s})
+    for state in shells if captured else []:
+        reads = draw(st.lists(st.sampled_from(captured), max_size=2, unique=True))
+        state["action"] = "echo " + " ".join(f"${{captured.{r}.exit_code}}" for r in reads)
     if not any(s.get("terminal") for s in states.values()):  # type: ignore[attr-defined]
         states["done"] = {"terminal": True}
     return {

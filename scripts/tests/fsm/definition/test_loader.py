@@ -146,7 +146,7 @@ def test_errors_are_one_line_with_position(text: str, message: str) -> None:
         ("name: x\nstates: [\n", "f.yaml:3:1: YAML syntax error: "),
         ("a: 1\n b: 2\n", "f.yaml:2:3: YAML syntax error: "),
         ("a: 1\n---\nb: 2\n", "f.yaml:2:1: YAML syntax error: "),
-        ("a: 'open\n", "f.yaml:2:1: YAML syntax error: "),
+        ("a: 'open\n", "f.yaml:1:4: YAML syntax error: the string that opens with ' here"),
         ("a: !!python/name:os.system ''\n", "f.yaml:1:4: YAML syntax error: "),
     ],
 )

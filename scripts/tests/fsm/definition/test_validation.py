@@ -327,7 +327,7 @@ def test_well_formed_evaluators_pass(evaluate: dict[str, Any]) -> None:
             {"type": "llm"},
             "type",
             "expected one of exit_code, output_numeric, output_json, output_contains, "
-            "convergence, llm_structured, got 'llm'",
+            "convergence, llm_structured, got 'llm' (did you mean llm_structured?)",
         ),
     ],
 )
@@ -422,8 +422,8 @@ def test_graph_of_a_valid_loop_is_clean() -> None:
             "loop 'demo' > states > fix > next: 'chekc' is not a state (did you mean check?)",
         ),
         (
-            with_state("fix", {"action": "x", "route": {"partial": "fixx", "_": "check"}}),
-            "loop 'demo' > states > fix > route > partial: 'fixx' is not a state (did "
+            with_state("fix", {"action": "x", "route": {"failure": "fixx", "_": "check"}}),
+            "loop 'demo' > states > fix > route > failure: 'fixx' is not a state (did "
             "you mean fix?)",
         ),
         (
@@ -458,6 +458,11 @@ def test_graph_of_a_valid_loop_is_clean() -> None:
         (
             with_state("fix", {"action": "echo ${context.dir}", "next": "check"}),
             "loop 'demo' > states > fix > action: ${context.dir}: context has no key 'dir'",
+        ),
+        (
+            with_state("fix", {"action": "echo ${captured.errors.output}", "next": "check"}),
+            "loop 'demo' > states > fix > action: ${captured.errors.output}: no state captures "
+            "'errors'",
         ),
         (
             with_state("fix", {"action": "echo ${contxt.dir}", "next": "check"}),
@@ -510,11 +515,6 @@ def test_graph_errors(data: dict[str, Any], message: str) -> None:
             "loop 'demo' > states > fix > action: '/usr/bin/make' looks like a file path, but an "
             "action starting with '/' is sent to Claude as a slash command; add action_type: "
             "shell to run it in bash",
-        ),
-        (
-            with_state("fix", {"action": "echo ${captured.errors.output}", "next": "check"}),
-            "loop 'demo' > states > fix > action: ${captured.errors.output}: no state captures "
-            "'errors'",
         ),
     ],
 )
@@ -608,11 +608,11 @@ def test_validate_fsm_checks_object_types() -> None:
 
 def test_validate_fsm_runs_graph_checks() -> None:
     fsm = model(
-        check=StateConfig(action="x", route=RouteConfig(routes={"ok": "dn"})),
+        check=StateConfig(action="x", route=RouteConfig(routes={"success": "dn"})),
         done=StateConfig(terminal=True),
     )
     assert messages(validate_fsm(fsm), "error") == [
-        "loop 'built' > states > check > route > ok: 'dn' is not a state (did you mean done?)"
+        "loop 'built' > states > check > route > success: 'dn' is not a state (did you mean done?)"
     ]
 
 
