@@ -135,6 +135,16 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
     ),
     ("docs/analysis.md", "$ ll-loop simulate fix-types"): Run(),
     ("docs/cli.md", "$ ll-loop new --list"): Run(),
+    ("docs/cli.md", "[1/50] fix → Fix the build"): Run(
+        ("run", "typo", "--no-color"),
+        {
+            ".loops/typo.yaml": "name: typo\ninitial: fix\nstates:\n  fix:\n"
+            "    action: Fix the build\n    on_success: done\n    on_failure: done\n"
+            "    on_error: done\n  done:\n    terminal: true\n"
+        },
+        stream="err",
+        lines=(0, 5),
+    ),
     ("docs/cli.md", "$ ll-loop new my-first --from hello"): Run(),
     ("docs/analysis.md", "flowchart TD"): Run(("graph", "fix-types")),
     ("docs/analysis.md", ".loops/fix-types.yaml:10: warning:"): Run(
@@ -189,6 +199,7 @@ MESSAGES: dict[Key, str] = {
     ("docs/cli.md", "ll-loop: error: .loops/ is set up already"): "",
     ("docs/cli.md", "ll-loop: error: .loops/.running/ok.state.json"): "",
     ("docs/cli.md", "ll-loop: error: .loops/hello.yaml exists already"): "",
+    ("docs/loop-files.md", ".loops/a.yaml:5:1: error: YAML syntax error"): '"',
     ("docs/evaluators.md", "llm_skipped:"): "",
     ("docs/persistence.md", "loop name '../etc'"): "",
     ("docs/persistence.md", "ll-loop: error: .loops/.running/fix.events.jsonl"): "is",

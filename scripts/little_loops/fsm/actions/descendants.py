@@ -24,6 +24,7 @@ import time
 
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 _REAP_POLL_SECONDS = 0.01
+SWEEP_SECONDS = 1.0  # after an action: how long to keep killing what it detached
 REAP_EVERY_SECONDS = 1.0  # while an action runs: how often adopted orphans that ended are reaped
 
 _adopting = False
@@ -99,7 +100,7 @@ class Children:
         for pid in strays:
             _signal(pid, own_group, sig)
 
-    def end_strays(self, within: float) -> list[int]:
+    def end_strays(self, within: float = SWEEP_SECONDS) -> list[int]:
         """SIGKILL and reap every stray, and the children they leave, for up to *within* s.
 
         Call it after the action is reaped. Returns the pids ended. A killed stray's own

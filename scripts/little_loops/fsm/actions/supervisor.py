@@ -25,7 +25,6 @@ STOPPED_EXIT_CODE = 143
 DEFAULT_TAIL_BYTES = 4 * 1024 * 1024
 
 _CHUNK = 64 * 1024
-SWEEP_SECONDS = 1.0  # after the action: how long to keep killing what it detached
 _FINAL_DRAIN_SECONDS = 0.25  # after SIGKILL, how long to read what is left before giving up
 _POLL_SECONDS = 0.05  # only without pidfd (not Linux): how often to look for the child's exit
 _NEVER = float("inf")
@@ -276,7 +275,7 @@ class ProcessSupervisor:
                 os.close(pidfd)
             returncode = proc.wait()
             if children is not None:
-                children.end_strays(SWEEP_SECONDS)
+                children.end_strays()
         write_note = ""
         if stop is None and self._cancel_reason is not None:
             stop = "cancel"  # it ended while cancel() was already killing it
