@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 
 from support import llproc
 from support.project import LoopProject
@@ -36,14 +37,20 @@ def iteration(loop_project: LoopProject) -> int:
     return int(llproc.state(loop_project.root, "steps").get("iteration", 0))
 
 
-def test_a_run_whose_files_are_removed_says_so_and_keeps_its_state(
-    loop_project: LoopProject,
-) -> None:
+def run_and_remove_its_files(loop_project: LoopProject) -> subprocess.Popen[str]:
+    """A run of STEPS whose .running/ is removed after three passes, now two passes on."""
     loop_project.write("steps", STEPS)
     proc = llproc.start(loop_project.root, "run", "steps")
     llproc.wait_for(lambda: iteration(loop_project) >= 3, 10, "three passes")
     shutil.rmtree(loop_project.loops / ".running")
     llproc.wait_for(lambda: iteration(loop_project) >= 5, 10, "the state saved again")
+    return proc
+
+
+def test_a_run_whose_files_are_removed_says_so_and_keeps_its_state(
+    loop_project: LoopProject,
+) -> None:
+    proc = run_and_remove_its_files(loop_project)
     again = llproc.ll_loop(loop_project.root, "run", "steps")
     assert again.returncode == ExitCode.FAILED  # the scope lock was claimed again
     assert "loop 'steps' is already running" in again.stderr
@@ -59,11 +66,7 @@ def test_a_run_whose_files_are_removed_says_so_and_keeps_its_state(
 def test_a_run_killed_after_its_files_were_removed_resumes_where_it_was(
     loop_project: LoopProject,
 ) -> None:
-    loop_project.write("steps", STEPS)
-    proc = llproc.start(loop_project.root, "run", "steps")
-    llproc.wait_for(lambda: iteration(loop_project) >= 3, 10, "three passes")
-    shutil.rmtree(loop_project.loops / ".running")
-    llproc.wait_for(lambda: iteration(loop_project) >= 5, 10, "the state saved again")
+    proc = run_and_remove_its_files(loop_project)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     with StatePersistence("steps", loop_project.loops) as store:

@@ -9,12 +9,12 @@ has stopped making progress, and lets a person follow it in the action's `.out` 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.transcript import json_object
 from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.runs.pricing import USAGE_KEYS, estimate_cost
 from little_loops.fsm.runs.runfile import open_run_stream
@@ -32,11 +32,11 @@ def parse_report(stdout: str) -> dict[str, Any] | None:
     the one JSON object of `--output-format json`; None when stdout holds neither. Lines
     that are not JSON (a warning printed first, a tail cut mid-line) are passed over."""
     text = stdout.strip()
-    whole = _json_object(text)
+    whole = json_object(text)
     if whole is not None and whole.get("type") in (None, "result"):
         return whole
     for line in reversed(text.splitlines()):
-        data = _json_object(line.strip())
+        data = json_object(line.strip())
         if data is not None and data.get("type") == "result":
             return data
     return None
@@ -68,7 +68,7 @@ def report_from_file(path: str) -> dict[str, Any] | None:
             line = handle.read(end - start)
     except OSError:
         return None
-    data = _json_object(line.decode("utf-8", errors="replace").strip())
+    data = json_object(line.decode("utf-8", errors="replace").strip())
     return data if data is not None and data.get("type") == "result" else None
 
 
@@ -120,7 +120,7 @@ def partial_session(lines: Iterable[str]) -> PartialSession | None:
     model: str | None = None
     seen_stream = False
     for number, line in enumerate(lines):
-        data = _json_object(line.strip())
+        data = json_object(line.strip())
         if data is None or not isinstance(data.get("type"), str):
             continue
         seen_stream = True
@@ -155,7 +155,7 @@ _STEP_WINDOW = 256 * 1024
 def describe_step(line: str) -> str | None:
     """One line for a person about a stream-json line of Claude's: `Bash: pytest -q`,
     `Read: src/app.py`, or the first line of what it said; None for other lines."""
-    data = _json_object(line.strip())
+    data = json_object(line.strip())
     message = data.get("message") if data is not None else None
     if data is None or data.get("type") != "assistant" or not isinstance(message, dict):
         return None
@@ -192,16 +192,6 @@ def latest_step(path: str) -> str | None:
         if step is not None:
             return step
     return None
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def usage_of(report: dict[str, Any]) -> dict[str, int]:

@@ -17,7 +17,7 @@ def readable(line: str) -> list[str]:
     stream-json lines that say nothing to a person (hooks, rate limits) give no lines.
     """
     stripped = line.strip()
-    data = _object(stripped)
+    data = json_object(stripped)
     if data is None or not isinstance(data.get("type"), str):
         return [line.rstrip("\r\n")] if stripped else []
     kind = data["type"]
@@ -76,7 +76,8 @@ def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _object(text: str) -> dict[str, Any] | None:
+def json_object(text: str) -> dict[str, Any] | None:
+    """*text* parsed as a JSON object, or None (not JSON, not an object, nested too deep)."""
     if not text.startswith("{"):
         return None
     try:
