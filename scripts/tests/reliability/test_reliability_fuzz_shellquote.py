@@ -26,11 +26,16 @@ PIECES = [
     "))", "$'", '$"', "<<EOF\n", "\nEOF\n", "<<'EOF'\n", "<<-EOF\n", "\t", "a", "=", "$",
     "|", "&&", "case a in a) ", ";; esac", "{ ", "; }", "[[ ", " ]]", "((", "<<<", "\\\n",
     "${context.x}", "$${", "${raw:context.safe}", "$$", "$'", ">&", "2>&1", "<(", "&",
+    # where bash reads a value again: as arithmetic, or as code
+    "$[", "]", "[", " -gt ", " -eq 1", "arr[", "]=1", "let ", "declare -i ", "local -i y=",
+    "eval ", "trap ", "bash -c ", "sh -c ", "env V=", "timeout 1 ", "xargs ", "-exec ",
+    "find . -exec sh -c ", "sudo ", "bash <<<", "sh <<EOF\n",
 ]  # fmt: skip
 VALUE = (
     "$(touch PWNED1)`touch PWNED2`'; touch PWNED3 #\"; touch PWNED4 #\n"
     "touch PWNED5\nEOF\ntouch PWNED6\n) ; touch PWNED7 #}"
 )
+SUBSCRIPT = "a[$(touch PWNED8)]"  # runs if bash evaluates it as arithmetic
 REF = "${context.x}"
 
 
@@ -41,16 +46,20 @@ REF = "${context.x}"
 def test_a_hostile_value_never_runs_whatever_bash_surrounds_it(
     templates: list[list[str]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    ctx = InterpolationContext(context={"x": VALUE, "safe": "echo"}, env={})
+    contexts = [
+        InterpolationContext(context={"x": value, "safe": "echo"}, env={})
+        for value in (VALUE, SUBSCRIPT)
+    ]
     commands = []
     for pieces in templates:
         template = "".join(pieces)
         if REF not in template:
             template += REF
-        try:
-            commands.append(interpolate_shell(template, ctx))
-        except InterpolationError:
-            continue
+        for ctx in contexts:
+            try:
+                commands.append(interpolate_shell(template, ctx))
+            except InterpolationError:
+                continue
     if not commands:
         return
     where = tmp_path_factory.mktemp("fuzz")

@@ -7,6 +7,7 @@ from typing import Any
 
 from little_loops.fsm.engine.interpolation import Expansion, InterpolationContext, to_text
 from little_loops.fsm.engine.references import ESCAPE, OPEN, RAW, reference_pattern
+from little_loops.fsm.engine.shellquote_commands import refine
 from little_loops.fsm.errors import InterpolationError
 
 # Where a reference sits in the action, as bash will read it. The first four are quoted;
@@ -24,13 +25,15 @@ UNQUOTABLE = {
     "backslash": "right after a backslash, which would escape the value's first character",
     "redirect": "in the word after >& or <&, which bash expands twice: redirect to a "
     "file with > instead",
+    "evaluated": "in the arguments of a command that runs them as code (eval, trap, "
+    "bash -c, ssh ...), where the value would run",
     "unknown": "where ll-loop cannot tell how bash reads it",
     "unclosed": "in a command with a quote, bracket or substitution left open",
 }
 # Words bash reads as syntax at the start of a command: always quoted.
 _RESERVED = {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while"}
 _RESERVED |= {"until", "do", "done", "in", "function", "time"}
-_WORDLIKE = ("top", "cmd", "group")
+_WORDLIKE = ("top", "cmd", "group", "cond")
 _COMMENT_AFTER = set(" \t\n;&|(<>")  # not `)`: `$(...)#` goes on with its word
 # `<<` or `<<-`, then the delimiter word: 'quoted', "quoted" or plain (maybe \escaped).
 # Compiled on first use, as in `references`.
@@ -82,7 +85,10 @@ def quoted(value: Any, where: str, ref: str, delimiter: str = "") -> str:
 def refusal(ref: str, where: str) -> str:
     """Why *ref* cannot be quoted in context *where* (one of UNQUOTABLE)."""
     raw = ref.replace(OPEN, OPEN + RAW, 1)
-    return f"{ref}: cannot be quoted {UNQUOTABLE[where]} (or paste it unquoted with {raw})"
+    hint = f"or paste it unquoted with {raw}"
+    if where == "evaluated":  # the value reaches the code as data in a variable
+        hint = f"pass it in a variable: V={ref} bash -c 'echo \"$V\"'; or as code: {raw}"
+    return f"{ref}: cannot be quoted {UNQUOTABLE[where]} ({hint})"
 
 
 def contexts(template: str) -> dict[int, tuple[str, str]]:
@@ -90,6 +96,7 @@ def contexts(template: str) -> dict[int, tuple[str, str]]:
     with the here-document's delimiter for one in a here-document body (else "")."""
     scanner = _Scanner(template)
     found = scanner.run()
+    refine(scanner, found)
     return {start: (kind, scanner.delimiters.get(start, "")) for start, kind in found.items()}
 
 
@@ -97,10 +104,10 @@ class _Scanner:
     """Reads a bash command far enough to know what quotes each reference is in.
 
     It follows '...', "...", $'...', backslashes and line continuations, $(...), (...),
-    $((...)), ((...)), `...`, bash's own ${...}, comments and here-documents. Not followed:
-    `case` patterns (an unmatched `)` is ignored). Where it
-    may have lost track (something left open at the end, a here-document delimiter with `$`)
-    it classifies the references as unquotable, so they are refused, never misquoted.
+    $((...)), $[...], ((...)), [[...]], `...`, bash's own ${...}, comments and here-documents.
+    Not followed: `case` patterns (an unmatched `)` is ignored). Where it may have lost track
+    (something left open at the end, a here-document delimiter with `$`) it classifies the
+    references as unquotable, so they are refused, never misquoted.
     """
 
     def __init__(self, text: str) -> None:
@@ -108,12 +115,16 @@ class _Scanner:
         self.matches = {m.start(): m for m in reference_pattern().finditer(text)}
         self.stack: list[list[Any]] = [["top", 0]]  # [kind, paren depth or parent kind]
         self.found: dict[int, str] = {}
-        self.heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, quoted)
+        self.heredocs: list[tuple[str, bool, bool, int]] = []  # delimiter, -, quoted, at
         self.delimiters: dict[int, str] = {}
+        self.fed: dict[int, int] = {}  # a here-document reference: the offset of its `<<`
         self.lost = False  # past something it cannot follow: the rest is "unknown"
         self.boundary = 0  # where the last `(...)` or `((...))` command ended
         # The words after `>&` being read: [stack depth, whether the word has begun].
         self.dups: list[list[Any]] = []
+        # The stack at each offset; the blanks and operators that split words and commands.
+        self.chains: list[tuple[list[Any], ...]] = []
+        self.seps: set[int] = set()
 
     def where(self, pos: int) -> str:
         kind: str = self.stack[-1][0]
@@ -146,7 +157,7 @@ class _Scanner:
         i = 0
         while i < len(text):
             match = self.matches.get(i)
-            kind = self.stack[-1][0]
+            kind, chain = self.stack[-1][0], tuple(self.stack)
             if match is not None and kind not in ("sq", "ansi", "comment"):
                 if match.group(0) == ESCAPE:  # bash will read `${`
                     self.stack.append(["parameter", kind])
@@ -156,8 +167,7 @@ class _Scanner:
                         self.found[i] = "redirect"
                         self.dups[-1][1] = True
                 i = match.end()
-                continue
-            if match is not None and match.group(0) != ESCAPE:
+            elif match is not None and match.group(0) != ESCAPE:
                 self.found[i] = "comment" if kind == "comment" else SINGLE
                 if kind == "ansi":
                     self.found[i] = "backslash" if self.escaped(i) else ANSI
@@ -166,8 +176,9 @@ class _Scanner:
                 elif self.dups and kind != "comment":
                     self.found[i] = "redirect"
                 i = match.end()
-                continue
-            i = self.step(i, kind)
+            else:
+                i = self.step(i, kind)
+            self.chains += [chain] * (min(i, len(text)) - len(self.chains))
         # A quote, bracket or substitution left open: bash runs the lines before its syntax
         # error, and read them some way this scanner did not. Nothing is quoted then.
         unclosed = [frame[0] for frame in self.stack[1:] if frame[0] != "comment"]
@@ -226,17 +237,26 @@ class _Scanner:
                 return self.dollar(i, kind)
             return i + 1
         if kind == "arith":
-            if two == "))" and stack[-1][1] == 0:
-                if len(stack.pop()) > 2:  # `((...))`, a command: a word may start after it
+            style = stack[-1][2]
+            if stack[-1][1] == 0 and (c == "]" if style == "$[" else two == "))"):
+                if stack.pop()[2] == "((":  # `((...))`, a command: a word may start after it
                     self.boundary = i + 2
-                return i + 2
-            # Bash reads to the matching `))` counting parentheses; a reference in it can
-            # only be an integer, so nothing inside needs following, but quotes would.
-            stack[-1][1] += {"(": 1, ")": -1}.get(c, 0)
+                    self.seps.update((i, i + 1))
+                return i + (1 if style == "$[" else 2)
+            # Bash reads to the matching `))` (or `]` of `$[`) counting brackets; a reference
+            # in it can only be an integer, so nothing inside needs following, but quotes would.
+            stack[-1][1] += ({"[": 1, "]": -1} if style == "$[" else {"(": 1, ")": -1}).get(c, 0)
             self.lost = self.lost or c in "'\"`"
             return i + 1
-        # word context: top level, $(...), (...)
+        # word context: top level, $(...), (...), [[ ... ]]
         process = two in ("<(", ">(")  # a process substitution: part of a word
+        if not process and c in " \t\n;&|()<>":
+            self.seps.add(i)  # (then `>&`, `<<<` and `((` mark their other characters)
+        alone = self.word_starts(i) and text[i + 2 : i + 3] in ("", *" \t\n;&|()<>")
+        if kind == "cond" and two == "]]" and alone:  # `[[ ... ]]`: a command of its own
+            stack.pop()
+            self.seps.update((i, i + 1))
+            return i + 2
         while self.dups and self.dups[-1][0] > len(stack):
             self.dups.pop()  # its $(...) has closed
         if self.dups and self.dups[-1][0] == len(stack):
@@ -251,6 +271,7 @@ class _Scanner:
             # Bash expands the word after `>&` a second time, quotes or not: no
             # reference may be in it (this holds for `N>&`, and `&>` is a plain redirect).
             self.dups.append([len(stack), False])
+            self.seps.add(i + 1)
             return i + 2
         if two == "$$":
             return i + 2  # the process id, here (inside "..." bash reads `$$(` as `$` `$(`)
@@ -267,7 +288,12 @@ class _Scanner:
         elif c == "#" and self.word_starts(i):
             stack.append(["comment", 0])
         elif two == "((" and self.word_starts(i):
-            stack.append(["arith", 0, "command"])
+            stack.append(["arith", 0, "(("])
+            self.seps.update((i, i + 1))
+            return i + 2
+        elif two == "[[" and alone:
+            stack.append(["cond", 0])
+            self.seps.update((i, i + 1))
             return i + 2
         elif c == "(":
             stack.append(["group", 0])
@@ -275,6 +301,7 @@ class _Scanner:
             if kind in ("cmd", "group") and stack.pop()[0] == "group":
                 self.boundary = i + 1
         elif text.startswith("<<<", i):
+            self.seps.update((i + 1, i + 2))
             return i + 3  # a here-string: an ordinary word follows
         elif two == "<<":
             heredoc = re.compile(_HEREDOC).match(text, i)
@@ -285,10 +312,13 @@ class _Scanner:
             word = next(g for g in heredoc.groups()[1:] if g is not None)
             # Any quoting of the delimiter word turns expansion off in the body.
             literal = heredoc.group(4) is None or heredoc.group(0).endswith("\\" + word)
-            self.heredocs.append((word, heredoc.group(1) == "-", literal))
+            self.heredocs.append((word, heredoc.group(1) == "-", literal, i))
+            self.seps.add(i + 1)
             return end
         elif c == "\n":
-            return self.newline(i)
+            end = self.newline(i)
+            self.seps.update(range(i, end))  # the here-document bodies too
+            return end
         else:
             return self.dollar(i, kind)
         return i + 1
@@ -297,8 +327,11 @@ class _Scanner:
         """`$(`, `$((`, `${` and `` ` ``, which open a context in word and "..." contexts."""
         text, stack = self.text, self.stack
         if text.startswith("$((", i):
-            stack.append(["arith", 0])
+            stack.append(["arith", 0, "$(("])
             return i + 3
+        if text.startswith("$[", i):  # bash's old spelling of $((...))
+            stack.append(["arith", 0, "$["])
+            return i + 2
         if text.startswith("$(", i):
             stack.append(["cmd", 0])
             return i + 2
@@ -312,7 +345,7 @@ class _Scanner:
     def newline(self, i: int) -> int:
         """After the newline at *i*: skip the bodies of the here-documents it starts."""
         i += 1
-        for delimiter, strip, literal in self.heredocs:
+        for delimiter, strip, literal, operator in self.heredocs:
             continued = False  # the line before ended in `\` (a continuation, unquoted)
             while i < len(self.text):
                 end = self.text.find("\n", i)
@@ -327,6 +360,7 @@ class _Scanner:
                             kind = "redirect"
                         self.found[start] = "unknown" if self.lost else kind
                         self.delimiters[start] = ("\t" if strip else "") + delimiter
+                        self.fed[start] = operator
                 i = end + 1
                 if not continued and (line.lstrip("\t") if strip else line) == delimiter:
                     break

@@ -1,0 +1,194 @@
+"""Places where bash reads a value's text again, as arithmetic or as code.
+
+`$[...]` is arithmetic like `$((...))`; operands of `-eq` ... `-ge` in `[[ ]]`, array
+subscripts, `let` and `declare -i` arguments take integers only; a reference in the
+arguments of a command that runs them as code (`eval`, `trap`, `bash -c`, `ssh` ...) is
+refused. Each case runs through a real `ll-loop run` and real bash: the payload (it would
+create a file named PWNED) must not run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from little_loops.fsm.engine.interpolation import InterpolationContext
+from little_loops.fsm.engine.shellquote import interpolate_shell, unquotable
+from little_loops.fsm.errors import InterpolationError
+
+CODE = "; touch PWNED"
+SUBSCRIPT = "x[$(touch PWNED)]"
+
+
+def ll_loop(root: Path, command: str, action: str, value: str) -> subprocess.CompletedProcess[str]:
+    """`ll-loop COMMAND` on a loop whose one shell action is *action*; the value is both
+    `${context.v}` and `${captured.v.output}` (command output, unknown to validate)."""
+    (root / ".loops").mkdir(exist_ok=True)
+    (root / "value").write_text(value, encoding="utf-8")
+    (root / "script").write_text("cat\n", encoding="utf-8")
+    loop = {
+        "name": "reeval",
+        "initial": "capture",
+        "context": {"v": value},
+        "states": {
+            "capture": {"action": "cat value", "capture": "v", "next": "act"},
+            "act": {"action": action, "next": "done"},
+            "done": {"terminal": True},
+        },
+    }
+    (root / ".loops" / "reeval.yaml").write_text(yaml.safe_dump(loop), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "little_loops.cli", command, "reeval"],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def pwned(root: Path) -> list[str]:
+    return sorted(p.name for p in root.rglob("PWNED*"))
+
+
+def test_old_arithmetic_is_not_a_here_document(tmp_path: Path) -> None:
+    # `<<2` inside `$[...]` is a shift, not a here-document: the next line is a command.
+    proc = ll_loop(tmp_path, "run", "echo $[1<<2]\necho ${captured.v.output} > out", CODE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    assert (tmp_path / "out").read_text() == CODE + "\n"
+    assert ll_loop(tmp_path, "validate", "echo $[1<<2]\necho ${context.v}", CODE).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "echo $[ ${REF} + 1 ]",
+        "[[ ${REF} -gt 0 ]] && echo yes",
+        '[[ 1 -le "${REF}" ]] && echo yes',
+        "[[ ( x == y || ${REF} -eq 2 ) ]] && echo yes",
+        "arr[${REF}]=1",
+        "declare -i y=${REF}",
+        "f() { local -i y=${REF}; }; f",
+        "typeset -i y; typeset -i y=${REF}",
+        'let "z=${REF}"',
+        "declare ${REF}=1",
+        "declare -n r=${REF}; r=1",
+        "a=(1); [[ -v ${REF} ]]",
+        "a=(1); test -v ${REF}",
+        "printf -v ${REF} x",
+        "read -r ${REF} <<< hi",
+        "a=(1); unset ${REF}",
+    ],
+)
+@pytest.mark.parametrize("ref", ["captured.v.output", "context.v"])
+def test_arithmetic_contexts_take_integers_only(tmp_path: Path, action: str, ref: str) -> None:
+    action = action.replace("REF", ref)
+    proc = ll_loop(tmp_path, "run", action, SUBSCRIPT)
+    assert pwned(tmp_path) == []
+    assert proc.returncode != 0
+    assert "is not an integer, in bash arithmetic" in proc.stdout + proc.stderr
+    assert ll_loop(tmp_path, "validate", action, SUBSCRIPT).returncode == 0  # values unknown
+
+
+@pytest.mark.parametrize(
+    ("action", "out"),
+    [
+        ("[[ ${captured.v.output} -gt 3 ]] && echo big > out", "big\n"),
+        ("arr[${captured.v.output}]=x; echo ${arr[7]} > out", "x\n"),
+        ("declare -i y=${captured.v.output}+1; echo $y > out", "8\n"),
+        ('let "z = ${captured.v.output} * 2"; echo $z > out', "14\n"),
+        ("echo $[ ${captured.v.output} - 1 ] > out", "6\n"),
+    ],
+)
+def test_integers_still_work_there(tmp_path: Path, action: str, out: str) -> None:
+    proc = ll_loop(tmp_path, "run", action, "7")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == out
+    proc = ll_loop(tmp_path, "run", action, SUBSCRIPT)  # and only integers
+    assert "is not an integer, in bash arithmetic" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+
+
+EVALUATING = [
+    "eval echo ${REF}",
+    "trap 'echo ${REF}' EXIT",
+    'trap "echo ${REF}" EXIT',
+    'bash -c "echo ${REF}"',
+    "sh -c 'echo ${REF}'",
+    'dash -c "echo ${REF}"',
+    'zsh -c "echo ${REF}"',
+    "bash -ec \"echo '${REF}'\"",
+    'bash -c "echo $(printf %s ${REF})"',
+    "find . -maxdepth 0 -exec sh -c 'echo ${REF}' \\;",
+    "echo | xargs -I{} sh -c 'echo ${REF}'",
+    "env A=1 bash -c 'echo ${REF}'",
+    'sudo -u nobody bash -c "echo ${REF}"',
+    'timeout 5 bash -c "echo ${REF}"',
+    "nice -n 5 nohup sh -c 'echo ${REF}'",
+    "command eval echo ${REF}",
+    'su -c "echo ${REF}" nobody',
+    "ssh localhost echo ${REF}",
+    "watch -n 1 echo ${REF}",
+    "echo ok; 2>/dev/null eval echo ${REF}",
+    "bash <<< ${REF}",
+    "eval bash <<< ${REF}",
+    "bash -c bash <<< ${REF}",
+    "bash <<EOF\necho ${REF}\nEOF",
+]
+
+
+@pytest.mark.parametrize("action", EVALUATING)
+def test_arguments_run_as_code_are_refused(tmp_path: Path, action: str) -> None:
+    for ref in ("context.v", "captured.v.output"):
+        template = action.replace("REF", ref)
+        proc = ll_loop(tmp_path, "validate", template, CODE)
+        assert proc.returncode != 0
+        assert "in the arguments of a command that runs them as code" in proc.stdout + proc.stderr
+        assert f"V=${{{ref}}} bash -c" in proc.stdout + proc.stderr
+        if ref == "context.v":
+            ctx = InterpolationContext(context={"v": CODE}, env={})
+            with pytest.raises(InterpolationError, match="runs them as code"):
+                interpolate_shell(template, ctx)
+            assert CODE in interpolate_shell(template.replace("${", "${raw:"), ctx)
+        raw = template.replace("${", "${raw:")
+        assert unquotable(raw) == []
+
+
+@pytest.mark.parametrize("action", EVALUATING[:12])
+def test_a_run_refuses_them_too(tmp_path: Path, action: str) -> None:
+    proc = ll_loop(tmp_path, "run", action.replace("REF", "context.v"), CODE)
+    assert proc.returncode != 0
+    assert "runs them as code" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "V=${REF} bash -c 'printf %s \"$V\"' > out",
+        "env V=${REF} sh -c 'printf %s \"$V\"' > out",
+        "bash -c 'printf %s \"$1\"' _ ${REF} > out",
+        "[[ ${REF} == 'x' ]] || printf %s ${REF} > out",
+        '[[ -n ${REF} ]] && printf %s "${REF}" > out',
+        "ls -lt ${REF} 2>/dev/null; printf %s ${REF} > out",
+        'arr[0]=${REF}; printf %s "${arr[0]}" > out',
+        'local_v=${REF}; declare w=${REF}; printf %s "$w" > out',
+        "bash script <<< ${REF} | head -c -1 > out",
+        "cat <<EOF | head -c -1 > out\n${REF}\nEOF",
+        "timeout 5 printf %s ${REF} > out",
+    ],
+)
+def test_data_forms_keep_working(tmp_path: Path, action: str) -> None:
+    for value in (CODE, SUBSCRIPT):
+        for ref in ("context.v", "captured.v.output"):
+            template = action.replace("REF", ref)
+            assert ll_loop(tmp_path, "validate", template, value).returncode == 0
+            proc = ll_loop(tmp_path, "run", template, value)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert (tmp_path / "out").read_text() == value
+            assert pwned(tmp_path) == []
