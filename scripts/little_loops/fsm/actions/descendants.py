@@ -22,6 +22,8 @@ import sys
 import threading
 import time
 
+from little_loops.fsm.runs.proctree import child_pids, signal_leader
+
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 _REAP_POLL_SECONDS = 0.01
 SWEEP_SECONDS = 1.0  # after an action: how long to keep killing what it detached
@@ -98,7 +100,7 @@ class Children:
             return
         own_group = os.getpgid(0)
         for pid in strays:
-            _signal(pid, own_group, sig)
+            signal_leader(pid, own_group, sig)
 
     def end_strays(self, within: float = SWEEP_SECONDS) -> list[int]:
         """SIGKILL and reap every stray, and the children they leave, for up to *within* s.
@@ -115,7 +117,7 @@ class Children:
         own_group = os.getpgid(0)
         while pids := self.strays():
             for pid in pids:
-                _signal(pid, own_group, signal.SIGKILL)
+                signal_leader(pid, own_group, signal.SIGKILL)
             waiting = set(pids)
             while waiting:
                 for pid in list(waiting):
@@ -127,15 +129,6 @@ class Children:
                         return ended
                     time.sleep(_REAP_POLL_SECONDS)
         return ended
-
-
-def _signal(pid: int, own_group: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(OSError):
-        group = os.getpgid(pid)
-        if group == pid and group != own_group:
-            os.killpg(group, sig)
-    with contextlib.suppress(OSError):
-        os.kill(pid, sig)
 
 
 def _reaped(pid: int) -> bool:
@@ -160,7 +153,7 @@ def _children() -> set[int]:
             found.update(map(int, os.pread(_children_fd(main, task), 65536, 0).split()))
         except FileNotFoundError:
             if task == main:  # a kernel without CONFIG_PROC_CHILDREN
-                return _children_by_scan()
+                return set(child_pids(main))
         except (OSError, ValueError):
             stale = _CHILDREN_FDS.pop((main, task), None)  # e.g. the thread has ended
             if stale is not None:
@@ -180,21 +173,3 @@ def _children_fd(main: int, task: int) -> int:
         fd = os.open(f"/proc/{main}/task/{task}/children", os.O_RDONLY | os.O_CLOEXEC)
         _CHILDREN_FDS[(main, task)] = fd
     return fd
-
-
-def _children_by_scan() -> set[int]:
-    """The same answer read from every process's /proc/PID/stat (slower)."""
-    me = str(os.getpid())
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as file:
-                stat = file.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and fields[1].decode() == me:
-            found.add(int(entry))
-    return found

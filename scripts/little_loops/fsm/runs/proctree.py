@@ -29,10 +29,16 @@ def signal_children(pid: int, sig: signal.Signals) -> list[int]:
         own_group = -1
     children = child_pids(pid)
     for child in children:
-        with contextlib.suppress(OSError):
-            group = os.getpgid(child)
-            if group == child and group != own_group:
-                os.killpg(group, sig)
-            else:
-                os.kill(child, sig)
+        signal_leader(child, own_group, sig)
     return children
+
+
+def signal_leader(pid: int, own_group: int, sig: signal.Signals) -> None:
+    """Send `sig` to the process group `pid` leads (one other than `own_group`), else to
+    `pid` alone; a process that is gone already is no error."""
+    with contextlib.suppress(OSError):
+        group = os.getpgid(pid)
+        if group == pid and group != own_group:
+            os.killpg(group, sig)
+        else:
+            os.kill(pid, sig)
