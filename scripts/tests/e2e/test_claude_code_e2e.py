@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import llproc
 from support.claude_code import CLAUDE_CODE_VERSION
 from support.fake_anthropic import (
     FakeAnthropic,
@@ -29,6 +30,23 @@ from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.store import get_loop_history
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]
+
+
+# One Claude step that runs the tests through Claude Code's Bash tool.
+WATCH = textwrap.dedent("""\
+    name: watch
+    initial: work
+    states:
+      work:
+        action_type: prompt
+        action: "Run the tests"
+        evaluate:
+          type: exit_code
+        on_success: done
+        on_failure: done
+      done:
+        terminal: true
+""")
 
 
 def _loop(yaml_text: str) -> FSMLoop:
@@ -365,22 +383,7 @@ def test_the_terminal_shows_what_claude_is_doing(
     agent.reply_tool({"command": "sleep 1.5; echo tests-ok", "description": "run"}, name="Bash")
     agent.reply_text("The tests pass.")
     (tmp_path / ".loops").mkdir()
-    (tmp_path / ".loops" / "watch.yaml").write_text(
-        textwrap.dedent("""\
-            name: watch
-            initial: work
-            states:
-              work:
-                action_type: prompt
-                action: "Run the tests"
-                evaluate:
-                  type: exit_code
-                on_success: done
-                on_failure: done
-              done:
-                terminal: true
-        """)
-    )
+    (tmp_path / ".loops" / "watch.yaml").write_text(WATCH)
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "little_loops.cli", "watch", "--no-color"],
@@ -415,38 +418,15 @@ def test_logs_shows_a_claude_session_as_text_not_json(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
     import subprocess
-    import sys
 
     agent, _judge = _routes(fake_anthropic)
     agent.reply_tool({"command": "echo tests-ok", "description": "run"}, name="Bash")
     agent.reply_text("The tests pass.")
     (tmp_path / ".loops").mkdir()
-    (tmp_path / ".loops" / "watch.yaml").write_text(
-        textwrap.dedent("""\
-            name: watch
-            initial: work
-            states:
-              work:
-                action_type: prompt
-                action: "Run the tests"
-                evaluate:
-                  type: exit_code
-                on_success: done
-                on_failure: done
-              done:
-                terminal: true
-        """)
-    )
+    (tmp_path / ".loops" / "watch.yaml").write_text(WATCH)
 
     def ll_loop(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "little_loops.cli", *args],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        return llproc.ll_loop(tmp_path, *args, timeout=60)
 
     run = ll_loop("run", "watch", "-v")
     assert run.returncode == 0, run.stderr

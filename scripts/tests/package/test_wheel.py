@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from support import llproc
 from support.paths import REPO
 
 from little_loops.loops import library_loops
@@ -52,14 +53,7 @@ def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_
     env = {**os.environ, "PYTHONPATH": str(site)}
 
     def ll_loop(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "little_loops.cli", *args],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+        return llproc.ll_loop(project, *args, timeout=30, env=env)
 
     where = subprocess.run(
         [sys.executable, "-c", "import little_loops; print(little_loops.__file__)"],

@@ -28,8 +28,10 @@ def start(root: Path, *args: str, env: dict[str, str] | None = None) -> subproce
     )
 
 
-def ll_loop(root: Path, *args: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
-    """Run `ll-loop ARGS...` in `root` to completion."""
+def ll_loop(
+    root: Path, *args: str, timeout: float = 20, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `ll-loop ARGS...` in `root` to completion (with `env`, instead of this one's)."""
     return subprocess.run(
         [sys.executable, "-m", "little_loops.cli", *args],
         cwd=root,
@@ -37,6 +39,7 @@ def ll_loop(root: Path, *args: str, timeout: float = 20) -> subprocess.Completed
         capture_output=True,
         text=True,
         timeout=timeout,
+        env=env,
     )
 
 
