@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "list": ("listing", "list the loops in .loops/ (or, with --running, the runs)"),
     "history": ("history", "show the events of a loop's last run"),
     "logs": ("logs", "print the output of a run's latest step (or follow it with -f)"),
+    "runs": ("runs", "list a loop's finished runs kept in .loops/.history/"),
     "validate": ("validate", "check loop files without running them"),
     "compile": ("compile", "compile a paradigm loop file to the FSM it runs as"),
     "graph": ("graph", "print a loop's states and transitions as a Mermaid or Graphviz diagram"),

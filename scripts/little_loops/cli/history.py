@@ -10,6 +10,7 @@ from typing import Any
 
 from little_loops.cli.options import positive_int
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runs import add_run_option
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -19,6 +20,7 @@ def register(subparsers: Any, summary: str) -> None:
         description="Show the events of a loop's last run (resumes included), oldest first.",
     )
     parser.add_argument("loop", metavar="NAME", help="loop name")
+    add_run_option(parser)
     parser.add_argument("--tail", type=positive_int, metavar="N", help="only the last N events")
     parser.add_argument(
         "--json", action="store_true", dest="as_json", help="print the events as a JSON list"
@@ -27,7 +29,7 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    return history_command(args.loop, tail=args.tail, as_json=args.as_json)
+    return history_command(args.loop, tail=args.tail, as_json=args.as_json, run_id=args.run_id)
 
 
 def format_event(event: dict[str, Any], loop: str = "NAME") -> str:
@@ -82,9 +84,14 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
 
 
 def history_command(
-    name: str, *, tail: int | None = None, as_json: bool = False, loops_dir: Path | None = None
+    name: str,
+    *,
+    tail: int | None = None,
+    as_json: bool = False,
+    loops_dir: Path | None = None,
+    run_id: str | None = None,
 ) -> int:
-    """Print the events of NAME's last run; 1 when it has none.
+    """Print the events of NAME's last run (of its archived run *run_id*); 1 when it has none.
 
     The events are streamed (a long run's log is never held in memory) and `--tail N`
     reads only the end of the log."""
@@ -93,8 +100,14 @@ def history_command(
     from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.runs.store import StatePersistence
 
-    loop_name = run_name(name, loops_dir)
-    store = StatePersistence(loop_name, loops_dir)
+    folder = None
+    if run_id is not None:
+        from little_loops.cli.runs import archived_run_folder
+
+        loop_name, folder = archived_run_folder(name, run_id, loops_dir)
+    else:
+        loop_name = run_name(name, loops_dir)
+    store = StatePersistence(loop_name, loops_dir, folder=folder)
     events = store.tail_events(tail) if tail is not None else store.iter_events()
     count = 0
     for event in events:

@@ -135,7 +135,7 @@ def run_rows(loops_dir: Path) -> list[RunRow]:
     return rows
 
 
-def _table(rows: list[list[str]]) -> str:
+def text_table(rows: list[list[str]]) -> str:
     rows = [[one_line(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join(
@@ -201,5 +201,5 @@ def list_command(
         where = f"{loops_dir}/" if loops_dir.is_dir() else f"{loops_dir}/ (it does not exist)"
         print(f"ll-loop: {what} in {where}", file=sys.stderr)
         return ExitCode.OK
-    print(_table(table))
+    print(text_table(table))
     return ExitCode.OK

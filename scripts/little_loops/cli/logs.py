@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runs import add_run_option
 
 FOLLOW_POLL_SECONDS = 0.2
 
@@ -24,6 +25,7 @@ def register(subparsers: Any, summary: str) -> None:
     )
     parser.add_argument("loop", metavar="NAME", help="loop name")
     parser.add_argument("state", metavar="STATE", nargs="?", help="the state whose step to show")
+    add_run_option(parser)
     parser.add_argument(
         "-f",
         "--follow",
@@ -34,37 +36,58 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    return logs_command(args.loop, args.state, follow=args.follow)
+    if args.run_id is not None and args.follow:
+        from little_loops.fsm.errors import LoopRuntimeError
+
+        raise LoopRuntimeError("--follow shows a live run; an archived run (--run) has ended")
+    return logs_command(args.loop, args.state, follow=args.follow, run_id=args.run_id)
 
 
-def latest_step(loop_name: str, state: str | None, loops_dir: Path) -> dict[str, Any] | None:
-    """The `action_start` event of the run's latest step (of *state*, when given), or None."""
+def latest_step(
+    loop_name: str, state: str | None, loops_dir: Path, folder: Path | None = None
+) -> dict[str, Any] | None:
+    """The `action_start` event of the run's latest step (of *state*, when given), or None;
+    the run archived in *folder* when given."""
     from little_loops.fsm.runs.store import StatePersistence
 
     found = None
-    for event in StatePersistence(loop_name, loops_dir).iter_events():
+    for event in StatePersistence(loop_name, loops_dir, folder=folder).iter_events():
         if event.get("event") == "action_start" and state in (None, event.get("state")):
             found = event
     return found
 
 
 def logs_command(
-    name: str, state: str | None = None, *, follow: bool = False, loops_dir: Path | None = None
+    name: str,
+    state: str | None = None,
+    *,
+    follow: bool = False,
+    loops_dir: Path | None = None,
+    run_id: str | None = None,
 ) -> int:
-    """Print the output of NAME's latest step (of STATE's); 1 when there is none."""
+    """Print the output of NAME's latest step (of STATE's) in its current run (its archived
+    run *run_id*); 1 when there is none."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.outputtail import OutputTail
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.runs.runfile import display_path, open_run_stream
 
-    loop_name = run_name(name, loops_dir)
-    start = latest_step(loop_name, state, loops_dir)
+    folder = None
+    if run_id is not None:
+        from little_loops.cli.runs import archived_run_folder
+
+        loop_name, folder = archived_run_folder(name, run_id, loops_dir)
+    else:
+        loop_name = run_name(name, loops_dir)
+    start = latest_step(loop_name, state, loops_dir, folder)
     path = start.get("output_path") if start is not None else None
     if start is None or not isinstance(path, str):
         of = f" of state '{state}'" if state is not None else ""
         print(f"ll-loop: loop '{loop_name}' has no step output{of} yet", file=sys.stderr)
         return ExitCode.FAILED
+    if folder is not None:  # the archive keeps the output under the same file name
+        path = str(folder / Path(path).name)
     claude = start.get("action_type") == "prompt"
     tail = OutputTail(path, claude=claude, from_start=True)
     for planted in tail.paths:  # a link or a FIFO at an output file's name: one line, exit 1

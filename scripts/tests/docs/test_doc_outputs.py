@@ -67,7 +67,7 @@ def real_output(project: LoopProject, run: Run, argv: list[str]) -> str:
     if not run.bare:
         add_loops(project)
     install(project, run.files)
-    if run.before:
+    for _ in range(run.times if run.before else 0):
         project.run(*run.before)
     (project.root / run.cwd).mkdir(exist_ok=True)
     os.chdir(project.root / run.cwd)

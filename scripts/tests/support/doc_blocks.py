@@ -97,12 +97,14 @@ def synopsis_flags(line: str) -> list[str]:
 
 DURATION = re.compile(r"\b\d+(\.\d+)?(ms|s)\b")
 PID = re.compile(r"\b(pid )\d+")
-TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00")
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+RUN_ID = re.compile(r"\b\d{8}-\d{6}(-\d+)?\b")  # an archived run's id (`ll-loop runs`)
 
 
 def normalise(text: str) -> str:
     """*text* with times, durations, pids and column widths made comparable."""
     text = TIMESTAMP.sub("<TIME>", text)
+    text = RUN_ID.sub("<RUN>", text)
     text = DURATION.sub("<T>", text)
     text = PID.sub(r"\1<PID>", text)
     lines = (re.sub(r"(?<=\S) {2,}", "  ", line.rstrip()) for line in text.strip("\n").splitlines())

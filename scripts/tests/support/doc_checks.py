@@ -89,6 +89,7 @@ class Run:
     printed: tuple[int | None, int | None] | None = None  # the call's (default: the same)
     bare: bool = False  # a project with no other loops
     before: tuple[str, ...] = ()  # an ll-loop call to make first
+    times: int = 1  # how many times to make it
     cwd: str = "."
 
 
@@ -128,6 +129,9 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
             "    action: echo building; Fix\n    next: done\n  done:\n    terminal: true\n"
         },
         before=("run", "typo"),
+    ),
+    ("docs/cli.md", "RUN                STARTED"): Run(
+        ("runs", "hello"), {".loops/hello.yaml": HELLO}, before=("run", "hello"), times=2
     ),
     ("docs/cli.md", "loop: plan"): Run(("run", "plan", "--dry-run"), {".loops/plan.yaml": PLAN}),
     ("docs/guide.md", "$ ll-loop validate tutorial"): Run(

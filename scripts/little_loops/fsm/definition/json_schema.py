@@ -57,6 +57,7 @@ def _loop() -> dict[str, Any]:
     }
     props["paradigm"] = {"const": checks.FSM_PARADIGM, "description": docs.LOOP_KEYS["paradigm"]}
     props["llm"] = {**_ref("llmConfig"), "description": docs.LOOP_KEYS["llm"]}
+    props["archive"] = {**_ref("archiveConfig"), "description": docs.LOOP_KEYS["archive"]}
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -155,6 +156,12 @@ def build() -> dict[str, Any]:
                 "description": docs.LLM,
                 "additionalProperties": False,
                 "properties": _properties(checks.LLM_KEYS, docs.LLM_KEYS),
+            },
+            "archiveConfig": {
+                "type": "object",
+                "description": docs.ARCHIVE,
+                "additionalProperties": False,
+                "properties": _properties(checks.ARCHIVE_KEYS, docs.ARCHIVE_KEYS),
             },
         },
     }

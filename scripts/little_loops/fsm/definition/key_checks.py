@@ -69,6 +69,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "max_cost_usd": optional(number(0, above=True)),
     "maintain": boolean,
     "llm": mapping,
+    "archive": mapping,
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -113,6 +114,12 @@ LLM_KEYS: dict[str, Check] = {
     "model": string,
     "max_tokens": integer(1),
     "timeout": _ACTION_SECONDS,
+}
+
+# The run archive (`.loops/.history/`): how many finished runs of the loop to keep, how long.
+ARCHIVE_KEYS: dict[str, Check] = {
+    "keep": integer(0),
+    "max_age_days": optional(number(0, MAX_LOOP_SECONDS / 86400, above=True, why="a year")),
 }
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
@@ -168,9 +175,11 @@ class _Checker:
         self.llm(data)
 
     def llm(self, data: YAMLMapping) -> None:
-        llm = data.get("llm")
-        if isinstance(llm, Mapping):
-            self.keys(llm, ("llm",), LLM_KEYS)
+        """The keys of the loop's `llm:` and `archive:` settings."""
+        for key, allowed in (("llm", LLM_KEYS), ("archive", ARCHIVE_KEYS)):
+            settings = data.get(key)
+            if isinstance(settings, Mapping):
+                self.keys(settings, (key,), allowed)
 
     def states(self, states: YAMLMapping) -> None:
         if not states:

@@ -56,6 +56,7 @@ LOOP_KEYS: dict[str, str] = {
         "state). Default false."
     ),
     "llm": "Settings of LLM evaluation (the llm_structured evaluator).",
+    "archive": "How many finished runs of this loop .loops/.history/ keeps, and for how long.",
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -122,6 +123,12 @@ ROUTE = (
 )
 ROUTE_DEFAULT = "Next state for a verdict with no entry of its own."
 ROUTE_ERROR = "Next state when the action or the evaluation fails with an error."
+
+ARCHIVE = "The run archive: finished runs of the loop kept under .loops/.history/<name>/."
+ARCHIVE_KEYS: dict[str, str] = {
+    "keep": "How many finished runs to keep; the oldest go first; 0 keeps none. Default 50.",
+    "max_age_days": "Also drop runs that ended more than this many days ago. Default: no limit.",
+}
 
 LLM = "Settings of the llm_structured evaluator, the only place ll-loop calls a model itself."
 LLM_KEYS: dict[str, str] = {

@@ -9,6 +9,7 @@ DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 # `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
+DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
 
 ActionType = Literal["prompt", "slash_command", "shell"]
 
@@ -169,6 +170,22 @@ class LLMConfig:
 
 
 @dataclass
+class ArchiveConfig:
+    """How many finished runs of the loop the archive keeps, and for how long (`archive:`)."""
+
+    keep: int = DEFAULT_KEEP_RUNS
+    max_age_days: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArchiveConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return _non_default_items(self)
+
+
+@dataclass
 class FSMLoop:
     """A whole loop: named states, where to start, and loop-level limits and settings."""
 
@@ -185,6 +202,7 @@ class FSMLoop:
     max_cost_usd: float | None = None
     maintain: bool = False
     llm: LLMConfig = field(default_factory=LLMConfig)
+    archive: ArchiveConfig = field(default_factory=ArchiveConfig)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -196,6 +214,8 @@ class FSMLoop:
         }
         if isinstance(data.get("llm"), dict):
             kwargs["llm"] = LLMConfig.from_dict(data["llm"])
+        if isinstance(data.get("archive"), dict):
+            kwargs["archive"] = ArchiveConfig.from_dict(data["archive"])
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         if kwargs.get("scope") is None:
@@ -227,6 +247,9 @@ class FSMLoop:
         llm = self.llm.to_dict()
         if llm:
             out["llm"] = llm
+        archive = self.archive.to_dict()
+        if archive:
+            out["archive"] = archive
         return out
 
     def terminal_states(self) -> list[str]:

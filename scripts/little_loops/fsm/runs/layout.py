@@ -1,4 +1,4 @@
-"""Every file name under `.loops/.running/`: the one module that makes them."""
+"""Every file name under `.loops/.running/` and `.loops/.history/`: made here, nowhere else."""
 
 from __future__ import annotations
 
@@ -12,12 +12,16 @@ from little_loops.fsm.errors import LoopDefinitionError
 
 LOOPS_DIR_NAME = ".loops"
 RUNNING_DIR = ".running"
+HISTORY_DIR = ".history"  # finished runs: `.history/<loop>/<run id>/`, the run files copied
 GITIGNORE = ".gitignore"
 RUNNING_GITIGNORE = "# Run files of ll-loop: never committed.\n*\n"  # inside `.running/`
-# `.loops/.gitignore` as `ll-loop init` writes it: `.running/` and nothing else.
+# `.loops/.gitignore` as `ll-loop init` writes it: `.running/`, `.history/` and nothing else.
 LOOPS_GITIGNORE = (
-    f"# ll-loop keeps each run's files in {RUNNING_DIR}/: never commit them.\n{RUNNING_DIR}/\n"
+    f"# ll-loop keeps each run's files in {RUNNING_DIR}/ and finished runs in {HISTORY_DIR}/:"
+    f" never commit them.\n{RUNNING_DIR}/\n{HISTORY_DIR}/\n"
 )
+RUN_SUMMARY = "run.json"  # an archived run's summary: id, times, outcome, passes, cost
+ARCHIVE_PARTIAL = ".partial-"  # an entry being written: `.partial-<run id>.<pid>[.old]`
 STATE_SUFFIX = ".state.json"  # the run's state (LoopState), replaced atomically
 EVENTS_SUFFIX = ".events.jsonl"  # the run's events, one JSON line each, append-only
 # An older part of the events, rotated out of EVENTS_SUFFIX: `<name>.events.<n>.jsonl`.
@@ -107,16 +111,40 @@ def validate_loop_name(name: str) -> str:
     return name
 
 
+def make_history_dir(loops_dir: Path, loop_name: str) -> Path:
+    """`<loops_dir>/.history/<loop_name>/`, created if needed; `.history/` ignored by git (a
+    `.gitignore` holding `*`) and refused when it, or the loop's folder, is a symbolic link."""
+    folder = make_running_dir(loops_dir / HISTORY_DIR) / loop_name
+    if folder.is_symlink():
+        from little_loops.fsm.runs.runfile import refused
+
+        raise refused(folder, "a symbolic link")
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def archive_dir(loops_dir: Path, loop_name: str) -> Path:
+    """Where the finished runs of `loop_name` are kept: `<loops_dir>/.history/<loop_name>/`."""
+    return loops_dir / HISTORY_DIR / loop_name
+
+
+def partial_entry(folder: Path, run_id: str, pid: int | None = None) -> Path:
+    """The folder an archive entry is written in before it is renamed to `<run id>`."""
+    return folder / f"{ARCHIVE_PARTIAL}{run_id}.{os.getpid() if pid is None else pid}"
+
+
 @dataclass(frozen=True)
 class RunFiles:
-    """The files of one loop's run under `<loops_dir>/.running/` (the name is not checked)."""
+    """The files of one loop's run under `<loops_dir>/.running/` (the name is not checked),
+    or, given a *folder*, those of an archived run (the same names in that folder)."""
 
     loop_name: str
     loops_dir: Path
+    folder: Path | None = None
 
     @property
     def running_dir(self) -> Path:
-        return self.loops_dir / RUNNING_DIR
+        return self.folder if self.folder is not None else self.loops_dir / RUNNING_DIR
 
     def _file(self, suffix: str) -> Path:
         return self.running_dir / f"{self.loop_name}{suffix}"
@@ -195,6 +223,21 @@ def state_files(running: Path) -> list[tuple[str, Path]]:
 def lock_files(running: Path) -> list[tuple[str, Path]]:
     """(loop name, lock file) of every scope claim in `running`, by name (the mutex skipped)."""
     return _named(running, LOCK_SUFFIX)
+
+
+def output_files(running: Path, loop_name: str) -> list[Path]:
+    """The `.out` and `.err` files of `loop_name`'s steps in `running` (no other loop's)."""
+    prefix, found = f"{loop_name}.", []
+    try:
+        candidates = sorted(running.glob(f"{glob_escape(prefix)}*"))
+    except OSError:
+        return []
+    for path in candidates:
+        middle, dot, suffix = path.name[len(prefix) :].rpartition(".")
+        # A state part never holds a `.`: `x.a.b.out` is loop `x.a`'s, not loop `x`'s.
+        if dot and f".{suffix}" in (OUTPUT_SUFFIX, ERROR_SUFFIX) and middle and "." not in middle:
+            found.append(path)
+    return found
 
 
 def output_file_name(loop_name: str, state_name: str) -> str:

@@ -15,8 +15,10 @@ from little_loops.fsm.engine.executor import (
     FSMExecutor,
 )
 from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError, RunLogError
+from little_loops.fsm.runs.archive import archive_run
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
 from little_loops.fsm.runs.journal import SAVED_KEY, Journal
+from little_loops.fsm.runs.layout import RunFiles
 from little_loops.fsm.runs.liveness import run_alive
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.runs.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
@@ -91,6 +93,8 @@ class PersistentExecutor:
             previous = None  # a fresh run replaces an unreadable state file
         self._end_orphans(previous)
         if clear_previous:
+            if previous is not None and previous.status == Status.RUNNING:
+                self._archive(dict(previous.to_dict()))  # it crashed: it never archived itself
             self.persistence.clear_all()
         return self._run()
 
@@ -135,7 +139,20 @@ class PersistentExecutor:
                 os.environ.pop(RUN_MARKER_ENV, None)
             else:
                 os.environ[RUN_MARKER_ENV] = before
+        if self._full.get("status") not in (None, Status.RUNNING):
+            self._archive(self._full)  # it ended, however: into .loops/.history/
         return result
+
+    def _archive(self, state: dict[str, Any]) -> None:
+        """Keep the run's files in the archive; a failure is a note, never the run's outcome."""
+        settings = self.fsm.archive
+        files = RunFiles(self.fsm.name, self.persistence.loops_dir)
+        try:
+            archive_run(files, state, settings.keep, settings.max_age_days)
+        except (OSError, LoopRuntimeError) as exc:
+            if self._on_note is not None:
+                why = f"{exc.strerror}, errno {exc.errno}" if isinstance(exc, OSError) else exc
+                self._on_note(f"the run could not be archived in .loops/.history/ ({why})")
 
     def _state(self, status: Status, result: dict[str, Any] | None = None) -> LoopState:
         snap = self.executor.snapshot()

@@ -49,10 +49,13 @@ class StatePersistence:
     it. The snapshot is replaced atomically, so a reader never sees half of one.
     """
 
-    def __init__(self, loop_name: str, loops_dir: Path | None = None) -> None:
+    def __init__(
+        self, loop_name: str, loops_dir: Path | None = None, *, folder: Path | None = None
+    ) -> None:
+        """*folder*: read an archived run's files there instead of the current run's."""
         self.loop_name = validate_loop_name(loop_name)
         self.loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
-        files = RunFiles(loop_name, self.loops_dir)
+        files = RunFiles(loop_name, self.loops_dir, folder)
         self.running_dir = files.running_dir
         self.state_file = files.state
         self.events_file = files.events

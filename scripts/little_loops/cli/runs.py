@@ -1,0 +1,97 @@
+"""`ll-loop runs [NAME]`: the finished runs kept in `.loops/.history/`, oldest first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from little_loops.cli.resolve import project_loops_dir
+
+
+def register(subparsers: Any, summary: str) -> None:
+    parser = subparsers.add_parser(
+        "runs",
+        help=summary,
+        description="List the finished runs of a loop (of every loop without NAME) that "
+        ".loops/.history/ keeps: id, start, duration, outcome, passes, cost. An id (or its "
+        "start) goes to `history` and `logs` as --run ID.",
+    )
+    parser.add_argument("loop", metavar="NAME", nargs="?", help="loop name")
+    parser.add_argument(
+        "--json", action="store_true", dest="as_json", help="print a JSON list on stdout"
+    )
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    return runs_command(args.loop, as_json=args.as_json)
+
+
+def archived_name(name: str, loops_dir: Path) -> str:
+    """The loop whose archive NAME means: a loop with an archive folder by that name, else
+    the loop a NAME or PATH names as other commands resolve it."""
+    from little_loops.cli.runref import run_name
+    from little_loops.fsm.runs.archive import archived_loops
+
+    return name if name in archived_loops(loops_dir) else run_name(name, loops_dir)
+
+
+def add_run_option(parser: argparse.ArgumentParser) -> None:
+    """The `--run ID` option of the commands that can show an archived run."""
+    parser.add_argument(
+        "--run",
+        metavar="ID",
+        dest="run_id",
+        help="a finished run kept in .loops/.history/ (an id from `ll-loop runs`, its start, "
+        "or `last`) instead of the current one",
+    )
+
+
+def archived_run_folder(name: str, run_ref: str, loops_dir: Path) -> tuple[str, Path]:
+    """(loop name, folder of its archived run *run_ref*); LoopRuntimeError when none."""
+    from little_loops.fsm.runs.archive import find_run
+
+    loop = archived_name(name, loops_dir)
+    _, files = find_run(loops_dir, loop, run_ref)
+    return loop, files.running_dir
+
+
+def runs_command(name: str | None, *, as_json: bool = False, loops_dir: Path | None = None) -> int:
+    """Print the archived runs of NAME (of every loop); 0 always, even when there are none."""
+    loops_dir = project_loops_dir() if loops_dir is None else loops_dir
+    from little_loops.fsm.runs.archive import archived_loops, list_runs
+    from little_loops.fsm.runs.outcomes import ExitCode
+
+    loops = [archived_name(name, loops_dir)] if name is not None else archived_loops(loops_dir)
+    runs = []
+    for loop in loops:
+        found, warnings = list_runs(loops_dir, loop)
+        for warning in warnings:
+            print(f"ll-loop: warning: {warning}", file=sys.stderr)
+        runs += found
+    if as_json:
+        print(json.dumps([run.to_dict() for run in runs], ensure_ascii=False, indent=2))
+        return ExitCode.OK
+    if not runs:
+        of = f" of loop '{loops[0]}'" if name is not None else ""
+        print(f"ll-loop: no finished runs{of} in .loops/.history/ yet", file=sys.stderr)
+        return ExitCode.OK
+    print(_table(runs, with_loop=name is None))
+    return ExitCode.OK
+
+
+def _table(runs: list[Any], *, with_loop: bool) -> str:
+    from little_loops.cli.listing import text_table
+    from little_loops.fsm.timefmt import format_duration
+
+    head = ["RUN", "STARTED", "DURATION", "OUTCOME", "PASSES", "COST"]
+    rows = [(["LOOP"] if with_loop else []) + head]
+    for run in runs:
+        started = run.started_at[:19].replace("T", " ")
+        cost = f"${run.cost_usd:.2f}" if run.cost_usd else "-"
+        row = [run.run_id, started, format_duration(run.duration_ms), run.outcome]
+        rows.append(([run.loop] if with_loop else []) + [*row, str(run.passes), cost])
+    return text_table(rows)
