@@ -26,6 +26,7 @@ from little_loops.fsm.runs.layout import (
     output_files,
     partial_entry,
 )
+from little_loops.fsm.runs.outcomes import Status
 from little_loops.fsm.runs.pids import pid_alive
 from little_loops.fsm.runs.runfile import display_path, open_run_file, read_run_file
 
@@ -116,7 +117,7 @@ def archive_run(
 
 def _summary(run_id: str, loop: str, state: dict[str, Any]) -> ArchivedRun:
     status = str(state.get("status", ""))
-    crashed = status == "running"
+    crashed = status == Status.RUNNING
     outcome = CRASHED if crashed else str(state.get("terminated_by") or status)
     elapsed, passes, spent = state.get("elapsed_ms"), state.get("iteration"), state.get("cost_usd")
     cost = float(spent) if isinstance(spent, int | float) and not isinstance(spent, bool) else 0.0
@@ -162,14 +163,14 @@ def _copy_files(files: RunFiles, into: Path, started: float) -> None:
     """The run's state, events (with their rotated parts), flags, background log and the
     outputs of its steps (those written since it started: older ones are an earlier run's)."""
     sources = [files.state, *map(files.events_segment, files.events_segments()), files.events]
-    sources += [files.options, files.log]
+    for path in [*sources, files.options]:
+        _copy(path, into / path.name, None)
+    _copy(files.log, into / files.log.name, MAX_OUTPUT_BYTES)  # appended to by every run
     for path in output_files(files.running_dir, files.loop_name):
         with contextlib.suppress(OSError):
-            if os.lstat(path).st_mtime >= started:
-                sources.append(path)
-    for path in sources:
-        limit = MAX_OUTPUT_BYTES if path.suffix in (".out", ".err") else None
-        _copy(path, into / path.name, limit)
+            if os.lstat(path).st_mtime < started:
+                continue
+        _copy(path, into / path.name, MAX_OUTPUT_BYTES)
 
 
 def _copy(source: Path, target: Path, limit: int | None) -> None:
