@@ -25,6 +25,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "history": ("history", "show the events of a loop's last run"),
     "logs": ("logs", "print the output of a run's latest step (or follow it with -f)"),
     "runs": ("runs", "list a loop's finished runs kept in .loops/.history/"),
+    "report": ("report", "a run's figures per state and pass, as text, JSON or an HTML page"),
+    "export": ("export", "write a finished run to one .tar.gz, for report --from"),
     "validate": ("validate", "check loop files without running them"),
     "compile": ("compile", "compile a paradigm loop file to the FSM it runs as"),
     "graph": ("graph", "print a loop's states and transitions as a Mermaid or Graphviz diagram"),

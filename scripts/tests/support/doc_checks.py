@@ -102,6 +102,21 @@ constraints:
   - {name: b, check: "true", fix: [x]}
 """
 UNKNOWN = "paradigm: convergance\nname: u\n"
+# Fails until the third pass: check, fix, check, fix, check.
+FIX = """\
+name: fix
+initial: check
+states:
+  check:
+    action: 'n=$(cat n 2>/dev/null || echo 0); echo "check $n"; [ "$n" -ge 2 ]'
+    on_success: done
+    on_failure: fix
+  fix:
+    action: 'sleep 0.15; echo $(( $(cat n 2>/dev/null || echo 0) + 1 )) > n'
+    next: check
+  done:
+    terminal: true
+"""
 
 # Samples compared, volatile parts normalised, to what the call prints in a project holding
 # this repository's .loops/ and scripts/tests/data/doc_loops/.
@@ -132,6 +147,12 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
     ),
     ("docs/cli.md", "RUN                STARTED"): Run(
         ("runs", "hello"), {".loops/hello.yaml": HELLO}, before=("run", "hello"), times=2
+    ),
+    ("docs/cli.md", "loop fix · run"): Run(
+        ("report", "fix"), {".loops/fix.yaml": FIX}, before=("run", "fix")
+    ),
+    ("docs/cli.md", "ll-loop: error: junk.tar.gz"): Run(
+        ("report", "--from", "junk.tar.gz"), {"junk.tar.gz": "\0" * 10240}, "err", code=1
     ),
     ("docs/cli.md", "loop: plan"): Run(("run", "plan", "--dry-run"), {".loops/plan.yaml": PLAN}),
     ("docs/guide.md", "$ ll-loop validate tutorial"): Run(
@@ -217,6 +238,7 @@ MESSAGES: dict[Key, str] = {
 
 # Blocks checked by a test of their own in test_doc_outputs.py.
 CUSTOM: set[Key] = {
+    ("docs/guide.md", "jobs:\n  loop:"),
     ("README.md", "$ ll-loop fix-types"),
     ("docs/guide.md", "repos:"),
     (

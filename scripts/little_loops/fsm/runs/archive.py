@@ -19,6 +19,7 @@ from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.layout import (
     ARCHIVE_PARTIAL,
     HISTORY_DIR,
+    LOOP_DEFINITION,
     RUN_SUMMARY,
     RunFiles,
     archive_dir,
@@ -87,9 +88,14 @@ def run_id_base(started_at: str) -> str:
 
 
 def archive_run(
-    files: RunFiles, state: dict[str, Any], keep: int, max_age_days: float | None = None
+    files: RunFiles,
+    state: dict[str, Any],
+    keep: int,
+    max_age_days: float | None = None,
+    definition: dict[str, Any] | None = None,
 ) -> ArchivedRun | None:
-    """Copy the run in *files* (its saved *state*, as the state file's JSON) into the archive,
+    """Copy the run in *files* (its saved *state*, as the state file's JSON, and the loop's
+    *definition*, as data) into the archive,
     replacing an earlier copy of the same run (a resumed run is archived again when it ends),
     then drop the runs past *keep* and *max_age_days*. None when *keep* is 0.
 
@@ -106,6 +112,8 @@ def archive_run(
     partial.mkdir()
     try:
         _copy_files(files, partial, _started(state))
+        if definition is not None:
+            (partial / LOOP_DEFINITION).write_bytes(json_bytes(definition) + b"\n")
         (partial / RUN_SUMMARY).write_bytes(json_bytes(summary.to_dict(), indent=2) + b"\n")
         _put_in_place(partial, folder / run_id)
     except BaseException:
@@ -269,6 +277,15 @@ def list_runs(loops_dir: Path, loop_name: str) -> tuple[list[ArchivedRun], list[
             )
     runs.sort(key=lambda run: (run.started_at, run.run_id))
     return runs, warnings
+
+
+def archived_definition(folder: Path) -> dict[str, Any] | None:
+    """The loop definition an archived run in *folder* kept, or None (none, or unreadable)."""
+    try:
+        data = json.loads(read_run_file(folder / LOOP_DEFINITION).decode("utf-8"))
+    except (OSError, ValueError, RecursionError, LoopRuntimeError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def archived_loops(loops_dir: Path) -> list[str]:

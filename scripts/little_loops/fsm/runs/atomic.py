@@ -11,8 +11,12 @@ from typing import Any
 from little_loops.fsm.runs.layout import leftover_temp_files, temp_file
 
 
-def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+def write_atomic(
+    path: Path, data: str | bytes, *, durable: bool = True, private: bool = True
+) -> None:
     """Replace `path` with `data` so readers see the old or the new file, never a part of one.
+
+    Run files are *private* (0600); a file made for the user (a report) follows the umask.
 
     Atomic always (a temp file renamed over `path`), so no crash of this process leaves a
     half-written file. `durable` also fsyncs the data before the rename and the folder
@@ -28,7 +32,7 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None
         os.unlink(tmp)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(tmp, flags, 0o600)
+        fd = os.open(tmp, flags, 0o600 if private else 0o666)
     except OSError as exc:
         raise _about(exc, path) from None
     try:

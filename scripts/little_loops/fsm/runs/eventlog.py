@@ -250,14 +250,15 @@ class EventLog:
             yield event
 
     def _parse(self, line: bytes, path: Path, number: int | None) -> dict[str, Any]:
-        where = self.display if path == self.path else str(path.name)
-        if number is not None:
-            where += f":{number}"
         try:
-            event = json.loads(line.rstrip(b"\n").decode("utf-8"))
+            event = json.loads(line)  # bytes: JSON's own UTF-8 decoding; `\n` is whitespace
             if not isinstance(event, dict):
                 raise StateShapeError(f"expected a JSON object, found {json_type(event)}")
         except (StateShapeError, ValueError, RecursionError) as exc:
+            # Where, worked out only for a bad line (a log of a million events is read whole).
+            where = self.display if path == self.path else str(path.name)
+            if number is not None:
+                where += f":{number}"
             raise CorruptStateError(f"{where}: corrupt event line ({describe(exc)})") from None
         return event
 

@@ -21,6 +21,7 @@ LOOPS_GITIGNORE = (
     f" never commit them.\n{RUNNING_DIR}/\n{HISTORY_DIR}/\n"
 )
 RUN_SUMMARY = "run.json"  # an archived run's summary: id, times, outcome, passes, cost
+LOOP_DEFINITION = "loop.json"  # the loop an archived run ran, as data (its report's graph)
 ARCHIVE_PARTIAL = ".partial-"  # an entry being written: `.partial-<run id>.<pid>[.old]`
 STATE_SUFFIX = ".state.json"  # the run's state (LoopState), replaced atomically
 EVENTS_SUFFIX = ".events.jsonl"  # the run's events, one JSON line each, append-only

@@ -148,7 +148,8 @@ class PersistentExecutor:
         settings = self.fsm.archive
         files = RunFiles(self.fsm.name, self.persistence.loops_dir)
         try:
-            archive_run(files, state, settings.keep, settings.max_age_days)
+            definition = self.fsm.to_dict()
+            archive_run(files, state, settings.keep, settings.max_age_days, definition)
         except (OSError, LoopRuntimeError) as exc:
             if self._on_note is not None:
                 why = f"{exc.strerror}, errno {exc.errno}" if isinstance(exc, OSError) else exc

@@ -1,0 +1,222 @@
+"""`ll-loop report NAME [--run ID] | --from FILE...`: a run's figures as text, JSON or HTML."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runs import add_run_option
+
+if TYPE_CHECKING:
+    from little_loops.fsm.runs.report import Report
+
+
+def register(subparsers: Any, summary: str) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help=summary,
+        description="Report a run: per state its visits, verdicts, time, cost and tokens; per "
+        "pass its path and time; totals; the slowest and the costliest state. The current "
+        "(or last) run of NAME, an archived one (--run ID), or the runs in exported files "
+        "(--from FILE..., one combined report).",
+    )
+    parser.add_argument("loop", metavar="NAME", nargs="?", help="loop name")
+    add_run_option(parser)
+    parser.add_argument(
+        "--from",
+        dest="sources",
+        metavar="FILE",
+        nargs="+",
+        type=Path,
+        help="report the runs in these `ll-loop export` files instead (NAME then picks one loop)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", dest="as_json", help="print the figures as JSON"
+    )
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        type=Path,
+        help="also write one self-contained HTML page (graph, timeline, costs, outputs)",
+    )
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    if args.loop is None and not args.sources:
+        raise SystemExit(_usage("give a loop NAME, or --from FILE..."))
+    if args.sources and args.run_id is not None:
+        raise SystemExit(_usage("--run picks an archived run; --from reads exported files"))
+    return report_command(
+        args.loop, run_id=args.run_id, sources=args.sources, as_json=args.as_json, html=args.html
+    )
+
+
+def _usage(message: str) -> int:
+    from little_loops.fsm.runs.outcomes import ExitCode
+
+    print(f"ll-loop report: error: {message}", file=sys.stderr)
+    return ExitCode.USAGE
+
+
+def report_command(
+    name: str | None,
+    *,
+    run_id: str | None = None,
+    sources: list[Path] | None = None,
+    as_json: bool = False,
+    html: Path | None = None,
+    loops_dir: Path | None = None,
+) -> int:
+    """Print the report of one run (or of the runs in *sources*); 1 when there is no run."""
+    from little_loops.fsm.runs.outcomes import ExitCode
+
+    if sources:
+        from little_loops.cli.export import read_exports
+
+        reports = [r for r in read_exports(sources) if name is None or r.loop == name]
+        if not reports:
+            print(f"ll-loop: no run of loop '{name}' in {len(sources)} file(s)", file=sys.stderr)
+            return ExitCode.FAILED
+    else:
+        loops_dir = project_loops_dir() if loops_dir is None else loops_dir
+        assert name is not None
+        found = one_report(name, run_id, loops_dir)
+        if found is None:
+            print(f"ll-loop: loop '{name}' has no run to report yet", file=sys.stderr)
+            return ExitCode.FAILED
+        reports = [found]
+    if as_json:
+        document: Any = reports[0].to_dict() if len(reports) == 1 and not sources else None
+        if document is None:
+            document = {"runs": [r.to_dict() for r in reports], "totals": _totals(reports)}
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+    else:
+        print("\n\n".join(text_report(report) for report in reports))
+        if len(reports) > 1:
+            print("\n" + _totals_line(_totals(reports)))
+    if html is not None:
+        from little_loops.cli.report_html import write_html
+
+        write_html(reports, html)
+        print(f"ll-loop: wrote {html}", file=sys.stderr)
+    return ExitCode.OK
+
+
+def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
+    """The report of NAME's archived run *run_id*, else of its current (or last) run."""
+    from little_loops.cli.runref import run_name
+    from little_loops.cli.runs import archived_name
+    from little_loops.fsm.runs.archive import archived_definition, find_run, list_runs
+    from little_loops.fsm.runs.report import build_report
+    from little_loops.fsm.runs.store import StatePersistence
+
+    if run_id is not None:
+        loop = archived_name(name, loops_dir)
+        run, files = find_run(loops_dir, loop, run_id)
+        store = StatePersistence(loop, loops_dir, folder=files.running_dir)
+        report = build_report(loop, run.run_id, store.log.events())
+        report.definition = archived_definition(files.running_dir)
+        return report
+    loop = run_name(name, loops_dir)
+    store = StatePersistence(loop, loops_dir)
+    report = build_report(loop, None, store.log.events())
+    if not report.events:  # no current run files: the last archived run, if any
+        runs, _ = list_runs(loops_dir, loop)
+        return one_report(loop, runs[-1].run_id, loops_dir) if runs else None
+    archived, _ = list_runs(loops_dir, loop)
+    report.run_id = next((r.run_id for r in archived if r.started_at == report.started_at), None)
+    report.definition = _current_definition(name, loops_dir)
+    return report
+
+
+def _current_definition(name: str, loops_dir: Path) -> dict[str, Any] | None:
+    """The loop file NAME resolves to, compiled, as data; None when it cannot be read."""
+    from little_loops.cli.resolve import resolve_loop_path
+    from little_loops.fsm.definition.loader import load_file
+    from little_loops.fsm.errors import LoopError
+    from little_loops.fsm.paradigms.registry import compile_paradigm
+
+    try:
+        return compile_paradigm(load_file(resolve_loop_path(name, loops_dir)).data).to_dict()
+    except (LoopError, OSError):
+        return None
+
+
+def _money(value: float) -> str:
+    return f"${value:.4f}" if value else "-"
+
+
+def text_report(report: Report) -> str:
+    """The report as a person reads it in a terminal."""
+    from little_loops.cli.listing import text_table
+    from little_loops.fsm.timefmt import format_duration
+
+    head = f"loop {report.loop}" + (f" · run {report.run_id}" if report.run_id else "")
+    ending = f"{report.outcome} in {report.final_state}" if report.outcome else "not ended"
+    lines = [
+        f"{head} · {ending} · {report.pass_count} passes · {report.step_count} steps"
+        f" · {format_duration(report.duration_ms)} · {_money(report.cost_usd)}"
+    ]
+    rows = [["STATE", "VISITS", "VERDICTS", "TIME", "MEDIAN", "COST", "TOKENS"]]
+    for state, f in report.states.items():
+        verdicts = ", ".join(f"{verdict} {count}" for verdict, count in f.verdicts.items())
+        rows.append(
+            [
+                state,
+                str(f.visits),
+                verdicts or "-",
+                format_duration(f.total_ms),
+                format_duration(f.median_ms),
+                _money(f.cost_usd),
+                f"{f.tokens:,}" if f.tokens else "-",
+            ]
+        )
+    lines += ["", text_table(rows), ""]
+    passes = [["PASS", "PATH", "TIME"]]
+    shown = list(report.passes)[-20:]
+    if len(shown) < report.pass_count:
+        lines.append(f"(the last {len(shown)} of {report.pass_count} passes)")
+    for item in shown:
+        path = " → ".join(item["path"])
+        passes.append([str(item["pass"]), path, format_duration(item["duration_ms"])])
+    lines.append(text_table(passes))
+    slow, costly = report.slowest, report.costliest
+    tail = []
+    if slow is not None:
+        tail.append(f"slowest: {slow} ({format_duration(report.states[slow].total_ms)})")
+    if costly is not None:
+        tail.append(f"costliest: {costly} ({_money(report.states[costly].cost_usd)})")
+    if report.resumed:
+        tail.append(f"resumed {report.resumed} time{'s' if report.resumed > 1 else ''}")
+    if tail:
+        lines += ["", " · ".join(tail)]
+    return "\n".join(lines)
+
+
+def _totals(reports: list[Report]) -> dict[str, Any]:
+    outcomes: dict[str, int] = {}
+    for report in reports:
+        key = report.outcome or "not ended"
+        outcomes[key] = outcomes.get(key, 0) + 1
+    return {
+        "runs": len(reports),
+        "outcomes": outcomes,
+        "steps": sum(r.step_count for r in reports),
+        "duration_ms": sum(r.duration_ms for r in reports),
+        "cost_usd": round(sum(r.cost_usd for r in reports), 6),
+    }
+
+
+def _totals_line(totals: dict[str, Any]) -> str:
+    from little_loops.fsm.timefmt import format_duration
+
+    outcomes = ", ".join(f"{name} {count}" for name, count in totals["outcomes"].items())
+    return (
+        f"{totals['runs']} runs ({outcomes}) · {totals['steps']} steps"
+        f" · {format_duration(totals['duration_ms'])} · {_money(totals['cost_usd'])}"
+    )

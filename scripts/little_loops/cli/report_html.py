@@ -1,0 +1,262 @@
+"""`ll-loop report --html FILE`: one self-contained page of inline CSS and SVG, no script."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from little_loops.cli.report_svg import cost_bars_svg, graph_svg, timeline_svg, verdict_class
+from little_loops.fsm.timefmt import format_duration
+
+if TYPE_CHECKING:
+    from little_loops.fsm.runs.report import Report
+
+MAX_STEPS_LISTED = 500  # a longer run lists its last this many steps, each with its output
+MAX_PASSES_LISTED = 200
+OUTCOME_CLASS = {"terminal": "ok", "error": "bad", "max_iterations": "bad", "budget": "bad"}
+
+CSS = """
+:root{--bg:#f6f7f9;--card:#fff;--ink:#1d2330;--muted:#6b7385;--line:#e3e6ec;--accent:#3b5bdb;
+--ok:#2f9e44;--bad:#e03131;--err:#f08c00;--other:#7950f2;--none:#adb5bd}
+*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--ink);
+font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+main{max-width:1100px;margin:0 auto;padding:28px 20px 60px}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:17px;margin:0 0 12px}
+.sub{color:var(--muted);margin:0 0 18px}.muted{color:var(--muted)}
+.badge{display:inline-block;padding:2px 10px;border-radius:999px;color:#fff;font-size:13px;
+font-weight:600;vertical-align:middle;background:var(--other)}
+.badge.ok{background:var(--ok)}.badge.bad{background:var(--bad)}
+.badge.none{background:var(--none)}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;
+margin:0 0 18px}
+.card,section{background:var(--card);border:1px solid var(--line);border-radius:12px;
+padding:14px 16px}
+section{margin:0 0 18px;overflow-x:auto}.card b{display:block;font-size:22px}
+.card span{color:var(--muted);font-size:13px}
+table{border-collapse:collapse;width:100%;font-size:14px}
+th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:top}
+th{color:var(--muted);font-weight:600;font-size:12px;text-transform:uppercase;letter-spacing:.03em}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+svg text{font:12px system-ui,sans-serif;fill:var(--ink)}
+svg.graph{display:block;margin:0 auto;max-width:100%;height:auto}
+.node rect{fill:#f1f3f5;stroke:#ced4da;stroke-width:1.5}
+.node.visited rect{fill:#edf2ff;stroke:var(--accent);stroke-width:2}
+.node.terminal rect{stroke-width:3.5}.node.initial rect{stroke-dasharray:6 3}
+.node text{text-anchor:middle}.node .name{font-weight:600}.node .visits{fill:var(--muted)}
+.edge{fill:none;stroke:#ced4da;stroke-width:1.2;stroke-dasharray:4 4}
+.edge.taken{stroke:var(--accent);stroke-width:2.4;stroke-dasharray:none}
+.arrowhead{fill:#868e96}.count{fill:var(--accent);font-weight:700}
+svg.timeline,svg.costs{width:100%;height:auto}
+.lane{text-anchor:end;fill:var(--muted)}.tick{fill:var(--muted);font-size:11px}
+.grid{stroke:var(--line)}
+.bar.ok{fill:var(--ok)}.bar.bad{fill:var(--bad)}.bar.err{fill:var(--err)}
+.bar.other{fill:var(--other)}.bar.none{fill:var(--none)}.bar.cost{fill:var(--accent)}
+.legend span{display:inline-block;margin-right:14px;font-size:13px;color:var(--muted)}
+.legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px}
+details{border-bottom:1px solid var(--line);padding:6px 0}
+summary{cursor:pointer;list-style-position:outside}
+summary .v{font-weight:600}.v.ok{color:var(--ok)}.v.bad{color:var(--bad)}
+.v.err{color:var(--err)}.v.other{color:var(--other)}.v.none{color:var(--muted)}
+pre{background:#0f1320;color:#e9ecef;border-radius:8px;padding:10px 12px;overflow-x:auto;
+font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;
+word-break:break-word;max-height:420px}
+pre.err{background:#2b1216}
+footer{color:var(--muted);font-size:12px;margin-top:24px}
+"""
+
+_LEGEND = (
+    '<p class="legend"><span><i style="background:var(--ok)"></i>success</span>'
+    '<span><i style="background:var(--bad)"></i>failure</span>'
+    '<span><i style="background:var(--err)"></i>error</span>'
+    '<span><i style="background:var(--other)"></i>other verdict</span>'
+    '<span><i style="background:var(--none)"></i>no verdict</span></p>'
+)
+
+
+def _money(value: float) -> str:
+    return f"${value:.4f}" if value else "–"
+
+
+def _loop_shape(report: Report) -> tuple[list[str], str | None, set[tuple[str, str]], set[str]]:
+    """States, initial state, declared transitions and terminal states: from the loop the run
+    kept (its definition), else only what the run's events show."""
+    states = list(report.states)
+    initial, transitions, terminals = (states[0] if states else None), set(), set()
+    definition = report.definition
+    if definition is not None:
+        from little_loops.fsm.definition.diagram import edges
+        from little_loops.fsm.definition.model import FSMLoop
+
+        try:
+            fsm = FSMLoop.from_dict(definition)
+            transitions = {(e.source, e.target) for e in edges(fsm) if e.kind != "dynamic"}
+            states = list(fsm.states) + [s for s in states if s not in fsm.states]
+            initial, terminals = fsm.initial, set(fsm.terminal_states())
+        except (TypeError, ValueError, KeyError, AttributeError):
+            pass  # a damaged definition: draw what the events show
+    for source, target in report.edges:
+        states += [s for s in (source, target) if s not in states]
+    return states, initial, transitions, terminals
+
+
+def run_section(report: Report) -> str:
+    """Everything about one run: its cards, graph, timeline, costs, tables and steps."""
+    outcome = report.outcome or "not ended"
+    badge = OUTCOME_CLASS.get(outcome, "none" if report.outcome is None else "other")
+    run = f" · run {escape(report.run_id)}" if report.run_id else ""
+    started = escape((report.started_at or "")[:19].replace("T", " "))
+    tokens = sum(report.tokens.values())
+    cards = [
+        (f"{report.pass_count:,}", "passes"),
+        (f"{report.step_count:,}", "steps"),
+        (format_duration(report.duration_ms), "duration"),
+        (_money(report.cost_usd), "cost"),
+        (f"{tokens:,}" if tokens else "–", "tokens"),
+    ]
+    if report.slowest:
+        cards.append((escape(report.slowest), "slowest state"))
+    if report.costliest:
+        cards.append((escape(report.costliest), "costliest state"))
+    states, initial, transitions, terminals = _loop_shape(report)
+    ending = f" in {escape(report.final_state)}" if report.final_state else ""
+    return "".join(
+        [
+            f'<h1>{escape(report.loop)} <span class="badge {badge}">{escape(outcome)}</span></h1>',
+            f'<p class="sub">started {started}{run}{ending}'
+            + (f" · resumed {report.resumed}×" if report.resumed else "")
+            + "</p>",
+            '<div class="cards">',
+            *(
+                f'<div class="card"><b>{value}</b><span>{label}</span></div>'
+                for value, label in cards
+            ),
+            "</div>",
+            '<section><h2>State graph</h2><p class="muted">Bold arrows: the path taken, with how '
+            "many times; dashed: transitions never taken. Each state shows its visits.</p>",
+            graph_svg(report, states, initial, transitions, terminals),
+            "</section>",
+            "<section><h2>Timeline</h2>",
+            _LEGEND,
+            timeline_svg(report),
+            "</section>",
+            "<section><h2>Cost per state</h2>",
+            cost_bars_svg(report),
+            "</section>",
+            _states_table(report),
+            _passes_table(report),
+            _steps(report),
+        ]
+    )
+
+
+def _states_table(report: Report) -> str:
+    rows = []
+    for name, f in report.states.items():
+        verdicts = ", ".join(
+            f'<span class="v {verdict_class(v)}">{escape(v)}</span> {n}'
+            for v, n in f.verdicts.items()
+        )
+        rows.append(
+            f"<tr><td>{escape(name)}</td><td class=num>{f.visits}</td><td>{verdicts or '–'}</td>"
+            f"<td class=num>{format_duration(f.total_ms)}</td>"
+            f"<td class=num>{format_duration(f.median_ms)}</td>"
+            f"<td class=num>{_money(f.cost_usd)}</td>"
+            f"<td class=num>{f'{f.tokens:,}' if f.tokens else '–'}</td></tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>" for h in ("state", "visits", "verdicts", "time", "median", "cost", "tokens")
+    )
+    return f"<section><h2>States</h2><table><tr>{head}</tr>{''.join(rows)}</table></section>"
+
+
+def _passes_table(report: Report) -> str:
+    shown = list(report.passes)[-MAX_PASSES_LISTED:]
+    note = (
+        f'<p class="muted">The last {len(shown)} of {report.pass_count:,} passes.</p>'
+        if len(shown) < report.pass_count
+        else ""
+    )
+    rows = "".join(
+        f"<tr><td class=num>{item['pass']}</td><td>{escape(' → '.join(item['path']))}</td>"
+        f"<td class=num>{format_duration(item['duration_ms'])}</td></tr>"
+        for item in shown
+    )
+    return (
+        f"<section><h2>Passes</h2>{note}<table><tr><th>pass</th><th>path</th><th>time</th></tr>"
+        f"{rows}</table></section>"
+    )
+
+
+def _steps(report: Report) -> str:
+    shown = list(report.steps)[-MAX_STEPS_LISTED:]
+    note = (
+        f'<p class="muted">The last {len(shown)} of {report.step_count:,} steps.</p>'
+        if len(shown) < report.step_count
+        else ""
+    )
+    items = []
+    for step in shown:
+        verdict = step.verdict or "no verdict"
+        head = (
+            f"#{step.number} <b>{escape(step.state)}</b> · "
+            f'<span class="v {verdict_class(step.verdict)}">{escape(verdict)}</span>'
+            f" · {format_duration(step.duration_ms)}"
+            + (f" · exit {step.exit_code}" if step.exit_code is not None else "")
+            + (f" · {_money(step.cost_usd)}" if step.cost_usd else "")
+            + (f" → {escape(step.to)}" if step.to else "")
+        )
+        body = []
+        if step.action:
+            kind = "Claude" if step.action_type == "prompt" else "shell"
+            body.append(f'<p class="muted">{kind} action:</p><pre>{escape(step.action)}</pre>')
+        if step.output:
+            body.append(f'<p class="muted">output (its end):</p><pre>{escape(step.output)}</pre>')
+        if step.stderr:
+            body.append(f'<p class="muted">stderr:</p><pre class="err">{escape(step.stderr)}</pre>')
+        if not body:
+            body.append('<p class="muted">No action and no output.</p>')
+        items.append(f"<details><summary>{head}</summary>{''.join(body)}</details>")
+    return f"<section><h2>Steps</h2>{note}{''.join(items)}</section>"
+
+
+def _summary(reports: list[Report]) -> str:
+    """A table of the runs of a combined report (several exported files)."""
+    rows = "".join(
+        f"<tr><td>{escape(r.loop)}</td><td>{escape(r.run_id or '–')}</td>"
+        f'<td><span class="badge {OUTCOME_CLASS.get(r.outcome or "", "other")}">'
+        f"{escape(r.outcome or 'not ended')}</span></td><td class=num>{r.pass_count}</td>"
+        f"<td class=num>{format_duration(r.duration_ms)}</td>"
+        f"<td class=num>{_money(r.cost_usd)}</td></tr>"
+        for r in reports
+    )
+    total = sum(r.cost_usd for r in reports)
+    return (
+        f"<h1>{len(reports)} runs</h1><p class=sub>total cost {_money(total)}</p><section>"
+        "<table><tr><th>loop</th><th>run</th><th>outcome</th><th>passes</th><th>duration</th>"
+        f"<th>cost</th></tr>{rows}</table></section>"
+    )
+
+
+def render_html(reports: list[Report]) -> str:
+    """The page: one run, or a summary of several followed by each run."""
+    from little_loops import __version__
+
+    title = escape(reports[0].loop if len(reports) == 1 else f"{len(reports)} runs")
+    body: list[Any] = [_summary(reports)] if len(reports) > 1 else []
+    body += [f'<article id="run-{i}">{run_section(r)}</article>' for i, r in enumerate(reports)]
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>ll-loop report: {title}</title><style>{CSS}</style></head><body><main>"
+        + "<hr>".join(body)
+        + f"<footer>Made by ll-loop {escape(__version__)} · one file, nothing loaded from the"
+        " network.</footer></main></body></html>\n"
+    )
+
+
+def write_html(reports: list[Report], path: Path) -> None:
+    """Write the page to *path* atomically (a reader never sees half of it)."""
+    from little_loops.fsm.runs.atomic import write_atomic
+
+    write_atomic(path, render_html(reports).encode("utf-8"), durable=False, private=False)

@@ -1,0 +1,272 @@
+"""A run's report, worked out from its events: steps, per-state and per-pass figures, totals."""
+
+from __future__ import annotations
+
+import statistics
+from array import array
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+KEEP_STEPS = 2000
+KEEP_PASSES = 200
+
+
+@dataclass
+class Step:
+    """One visit of a state: when it began, how long it took, what it gave and cost."""
+
+    state: str
+    number: int  # 1, 2, ... in the run
+    iteration: int
+    started_at: str
+    duration_ms: int = 0
+    action_ms: int | None = None
+    exit_code: int | None = None
+    verdict: str | None = None
+    to: str | None = None
+    cost_usd: float = 0.0
+    tokens: dict[str, int] = field(default_factory=dict)
+    output: str = ""  # the end of its stdout, as the event log keeps it
+    stderr: str = ""
+    output_path: str | None = None
+    action_type: str | None = None
+    action: str | None = None
+
+
+@dataclass
+class StateFigures:
+    """What one state added up to over the run."""
+
+    visits: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+    total_ms: int = 0
+    median_ms: int = 0
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+
+@dataclass
+class Report:
+    """A run's figures; `to_dict` is `ll-loop report --json`."""
+
+    loop: str
+    run_id: str | None
+    started_at: str | None = None
+    outcome: str | None = None  # terminated_by, or None while running / after a crash
+    final_state: str | None = None
+    duration_ms: int = 0
+    cost_usd: float = 0.0
+    tokens: dict[str, int] = field(default_factory=dict)
+    step_count: int = 0
+    pass_count: int = 0
+    # The last KEEP_STEPS steps and KEEP_PASSES passes in detail (a long run's report stays
+    # small); the figures per state and the totals count every one.
+    steps: deque[Step] = field(default_factory=lambda: deque(maxlen=KEEP_STEPS))
+    passes: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP_PASSES))
+    states: dict[str, StateFigures] = field(default_factory=dict)
+    edges: dict[tuple[str, str], int] = field(default_factory=dict)
+    resumed: int = 0  # how many times the run was resumed
+    events: int = 0
+    definition: dict[str, Any] | None = None  # the loop as data, when known (for its graph)
+
+    @property
+    def slowest(self) -> str | None:
+        timed = [(f.total_ms, name) for name, f in self.states.items() if f.total_ms > 0]
+        return max(timed)[1] if timed else None
+
+    @property
+    def costliest(self) -> str | None:
+        spent = [(f.cost_usd, name) for name, f in self.states.items() if f.cost_usd > 0]
+        return max(spent)[1] if spent else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "loop": self.loop,
+            "run_id": self.run_id,
+            "started_at": self.started_at,
+            "outcome": self.outcome,
+            "final_state": self.final_state,
+            "steps": self.step_count,
+            "passes": self.pass_count,
+            "duration_ms": self.duration_ms,
+            "cost_usd": round(self.cost_usd, 6),
+            "tokens": self.tokens,
+            "resumed": self.resumed,
+            "slowest_state": self.slowest,
+            "costliest_state": self.costliest,
+            "states": {
+                name: {
+                    "visits": f.visits,
+                    "verdicts": f.verdicts,
+                    "total_ms": f.total_ms,
+                    "median_ms": f.median_ms,
+                    "cost_usd": round(f.cost_usd, 6),
+                    "tokens": f.tokens,
+                }
+                for name, f in self.states.items()
+            },
+            "last_passes": list(self.passes),
+            "edges": [
+                {"from": source, "to": target, "count": count}
+                for (source, target), count in self.edges.items()
+            ],
+        }
+
+
+def _ms_between(start: str, end: str) -> int:
+    try:
+        delta = datetime.fromisoformat(end) - datetime.fromisoformat(start)
+    except (TypeError, ValueError):
+        return 0
+    return max(0, round(delta.total_seconds() * 1000))
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _add_tokens(into: dict[str, int], usage: Any) -> None:
+    if isinstance(usage, dict):
+        for key, value in usage.items():
+            if isinstance(key, str) and type(value) is int:
+                into[key] = into.get(key, 0) + value
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class _Builder:
+    """Folds events, one at a time, into a Report (a long run is never held as events)."""
+
+    def __init__(self, loop: str, run_id: str | None) -> None:
+        self.report = Report(loop, run_id)
+        self.step: Step | None = None
+        self.pass_path: list[str] = []
+        self.pass_start: str | None = None
+        self.pass_number = 0
+        self.last_ts = ""
+        self.times: dict[str, array[int]] = {}  # every step's time, per state, for medians
+
+    def add(self, event: dict[str, Any]) -> None:
+        report, kind, ts = self.report, event.get("event"), event.get("ts")
+        ts = ts if isinstance(ts, str) else ""
+        report.events += 1
+        step = self.step
+        if kind == "state_enter":
+            self._end_step(ts)
+            self._enter(_text(event.get("state")), event.get("iteration"), ts)
+        elif kind == "route":
+            source, target = _text(event.get("from")), _text(event.get("to"))
+            report.edges[(source, target)] = report.edges.get((source, target), 0) + 1
+            if step is not None and source == step.state:
+                step.to = target
+                self._end_step(ts)
+        elif step is not None and kind in _STEP_EVENTS and event.get("state") == step.state:
+            _STEP_EVENTS[kind](step, event)
+        elif kind == "loop_start":
+            if report.started_at is None:
+                report.started_at = ts
+            else:  # a resume: a step cut short by a crash ended with the last event before it
+                report.resumed += 1
+                self._end_step(self.last_ts)
+        elif kind == "loop_complete":
+            self._end_step(ts)
+            self._end_pass(ts)
+            report.outcome = _text(event.get("terminated_by")) or None
+            report.final_state = _text(event.get("final_state")) or None
+            duration = event.get("duration_ms")
+            report.duration_ms = duration if type(duration) is int else report.duration_ms
+        self.last_ts = ts or self.last_ts
+
+    def _enter(self, state: str, iteration: Any, ts: str) -> None:
+        report = self.report
+        iteration = iteration if type(iteration) is int else self.pass_number
+        if iteration != self.pass_number:
+            self._end_pass(ts)
+            self.pass_number, self.pass_start = iteration, ts
+        self.pass_path.append(state)
+        report.step_count += 1
+        self.step = Step(state, report.step_count, iteration, ts)
+        report.steps.append(self.step)
+
+    def _end_step(self, ts: str) -> None:
+        step = self.step
+        if step is None:
+            return
+        step.duration_ms = _ms_between(step.started_at, ts)
+        self.step = None
+        figures = self.report.states.get(step.state)
+        if figures is None:
+            figures = self.report.states[step.state] = StateFigures()
+        figures.visits += 1
+        if step.verdict is not None:
+            figures.verdicts[step.verdict] = figures.verdicts.get(step.verdict, 0) + 1
+        figures.total_ms += step.duration_ms
+        figures.cost_usd += step.cost_usd
+        figures.tokens += sum(step.tokens.values())
+        self.times.setdefault(step.state, array("q")).append(step.duration_ms)
+        self.report.cost_usd += step.cost_usd
+        _add_tokens(self.report.tokens, step.tokens)
+
+    def _end_pass(self, ts: str) -> None:
+        if self.pass_path and self.pass_start is not None:
+            self.report.pass_count += 1
+            self.report.passes.append(
+                {
+                    "pass": self.pass_number,
+                    "path": self.pass_path,
+                    "duration_ms": _ms_between(self.pass_start, ts),
+                }
+            )
+        self.pass_path = []
+
+    def finish(self) -> Report:
+        report = self.report
+        # A live or crashed run: its last step has not ended; it counts as far as it got.
+        self._end_step(self.last_ts)
+        self._end_pass(self.last_ts)
+        for name, spans in self.times.items():
+            report.states[name].median_ms = round(statistics.median(spans))
+        if not report.duration_ms and report.started_at:
+            report.duration_ms = _ms_between(report.started_at, self.last_ts)
+        return report
+
+
+def _action_start(step: Step, event: dict[str, Any]) -> None:
+    step.action_type, step.action = _text(event.get("action_type")), _text(event.get("action"))
+    step.output_path = _text(event.get("output_path")) or None
+
+
+def _action_complete(step: Step, event: dict[str, Any]) -> None:
+    took, code = event.get("duration_ms"), event.get("exit_code")
+    step.action_ms = took if type(took) is int else None
+    step.exit_code = code if type(code) is int else None
+    step.output, step.stderr = _text(event.get("output")), _text(event.get("stderr"))
+    step.cost_usd += _number(event.get("cost_usd"))
+    _add_tokens(step.tokens, event.get("usage"))
+
+
+def _evaluate(step: Step, event: dict[str, Any]) -> None:
+    step.verdict = _text(event.get("verdict")) or None
+    step.cost_usd += _number(event.get("cost_usd"))
+    _add_tokens(step.tokens, event.get("usage"))
+
+
+_STEP_EVENTS = {
+    "action_start": _action_start,
+    "action_complete": _action_complete,
+    "evaluate": _evaluate,
+}
+
+
+def build_report(loop: str, run_id: str | None, events: Iterable[dict[str, Any]]) -> Report:
+    """The report of the run whose *events* (oldest first) are given."""
+    builder = _Builder(loop, run_id)
+    for event in events:
+        if isinstance(event, dict):
+            builder.add(event)
+    return builder.finish()

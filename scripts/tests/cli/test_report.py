@@ -1,0 +1,224 @@
+"""`ll-loop report` and `export` through the console script: figures equal the events' sums."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import llproc
+from support.fake_claude import fake_claude
+from support.project import LoopProject
+
+from little_loops.fsm.runs.outcomes import ExitCode
+
+# A Claude step (a fake `claude` that reports $0.0125 and its tokens) and a shell check that
+# fails until the third pass.
+PAID = """\
+    name: paid
+    initial: check
+    max_iterations: 6
+    states:
+      check:
+        action: 'n=$(cat n 2>/dev/null || echo 0); echo "check $n"; [ "$n" -ge 2 ]'
+        on_success: done
+        on_failure: fix
+      fix:
+        action_type: prompt
+        action: "Fix the check"
+        evaluate:
+          type: exit_code
+        on_success: bump
+        on_failure: done
+      bump:
+        action: 'echo $(( $(cat n 2>/dev/null || echo 0) + 1 )) > n'
+        next: check
+      done:
+        terminal: true
+"""
+COST = 0.0125
+
+
+@pytest.fixture
+def paid(loop_project: LoopProject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    fake_claude(tmp_path, monkeypatch, COST)
+    loop_project.write("paid", PAID)
+    result = llproc.console(loop_project.root, "run", "paid")
+    assert result.returncode == ExitCode.OK, result.stderr
+    return loop_project.root
+
+
+def _events(root: Path, run_id: str) -> list[dict[str, Any]]:
+    history = llproc.console(root, "history", "paid", "--run", run_id, "--json")
+    events = json.loads(history.stdout)
+    assert isinstance(events, list)
+    return events
+
+
+def _ms(start: str, end: str) -> int:
+    return round(
+        (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000
+    )
+
+
+def _expected(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report's figures worked out here, independently, from the raw events."""
+    states: dict[str, dict[str, Any]] = {}
+    entered: tuple[str, str] | None = None
+    cost = 0.0
+    for event in events:
+        kind = event["event"]
+        if kind == "state_enter":
+            entered = (event["state"], event["ts"])
+            figures = states.setdefault(event["state"], {"visits": 0, "verdicts": {}, "ms": 0})
+            figures["visits"] += 1
+        elif kind == "evaluate":
+            verdicts = states[event["state"]]["verdicts"]
+            verdicts[event["verdict"]] = verdicts.get(event["verdict"], 0) + 1
+        elif kind == "route" and entered is not None and event["from"] == entered[0]:
+            states[entered[0]]["ms"] += _ms(entered[1], event["ts"])
+            entered = None
+        cost += event.get("cost_usd", 0) if kind in ("action_complete", "evaluate") else 0
+    passes = len({e["iteration"] for e in events if e["event"] == "state_enter"})
+    return {"states": states, "cost": cost, "passes": passes}
+
+
+def test_report_json_equals_the_sums_of_the_events(paid: Path) -> None:
+    result = llproc.console(paid, "report", "paid", "--json")
+    assert result.returncode == ExitCode.OK, result.stderr
+    report = json.loads(result.stdout)
+    expected = _expected(_events(paid, report["run_id"]))
+    assert report["outcome"] == "terminal"
+    assert report["passes"] == expected["passes"] == 3
+    assert report["cost_usd"] == pytest.approx(expected["cost"])
+    assert report["cost_usd"] == pytest.approx(2 * COST)  # two Claude steps
+    assert report["steps"] == sum(s["visits"] for s in expected["states"].values())
+    for name, figures in expected["states"].items():
+        got = report["states"][name]
+        assert got["visits"] == figures["visits"], name
+        assert got["verdicts"] == figures["verdicts"], name
+        assert got["total_ms"] == figures["ms"], name
+    assert report["states"]["fix"]["cost_usd"] == pytest.approx(2 * COST)
+    assert report["states"]["fix"]["tokens"] == 2 * (1200 + 80 + 300)
+    assert report["costliest_state"] == "fix"
+    assert [p["path"] for p in report["last_passes"]] == [
+        ["check", "fix", "bump"],
+        ["check", "fix", "bump"],
+        ["check"],
+    ]
+    assert {(e["from"], e["to"]): e["count"] for e in report["edges"]}[("check", "fix")] == 2
+
+
+def test_the_text_report_names_states_passes_and_the_costliest(paid: Path) -> None:
+    text = llproc.console(paid, "report", "paid").stdout
+    assert text.startswith("loop paid · run ")
+    assert "terminal in done · 3 passes · 7 steps" in text
+    assert "check → fix → bump" in text
+    assert "costliest: fix ($0.0250)" in text
+    assert "failure 2, success 1" in text
+
+
+def test_report_of_an_archived_run_and_of_none(paid: Path) -> None:
+    runs = json.loads(llproc.console(paid, "runs", "paid", "--json").stdout)
+    by_id = llproc.console(paid, "report", "paid", "--run", runs[0]["run_id"], "--json")
+    assert json.loads(by_id.stdout)["run_id"] == runs[0]["run_id"]
+    (paid / ".loops" / "never.yaml").write_text(
+        "name: never\ninitial: a\nstates:\n  a:\n    terminal: true\n"
+    )
+    none = llproc.console(paid, "report", "never")
+    assert none.returncode == ExitCode.FAILED
+    assert none.stderr == "ll-loop: loop 'never' has no run to report yet\n"
+
+
+def test_export_then_report_from_several_files(paid: Path, tmp_path: Path) -> None:
+    first = tmp_path / "a.tar.gz"
+    assert llproc.console(paid, "export", "paid", "-o", str(first)).returncode == 0
+    (paid / "n").unlink()
+    assert llproc.console(paid, "run", "paid").returncode == 0
+    second = tmp_path / "b.tar.gz"
+    assert llproc.console(paid, "export", "paid", "-o", str(second)).returncode == 0
+    result = llproc.console(paid, "report", "--from", str(first), str(second), "--json")
+    assert result.returncode == ExitCode.OK, result.stderr
+    combined = json.loads(result.stdout)
+    assert len(combined["runs"]) == 2
+    assert combined["runs"][0]["run_id"] != combined["runs"][1]["run_id"]
+    assert combined["totals"]["runs"] == 2
+    assert combined["totals"]["cost_usd"] == pytest.approx(4 * COST)
+    assert combined["totals"]["steps"] == 14
+    html = tmp_path / "all.html"
+    assert (
+        llproc.console(
+            paid, "report", "--from", str(first), str(second), "--html", str(html)
+        ).returncode
+        == 0
+    )
+    assert html.read_text().count('<article id="run-') == 2
+
+
+def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes]]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for info, data in members:
+            info.size = len(data) if info.isfile() else 0
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("../../escaped/20260101-000000/paid.events.jsonl", tarfile.REGTYPE),
+        ("/abs/20260101-000000/paid.events.jsonl", tarfile.REGTYPE),
+        ("paid/20260101-000000/paid.events.jsonl", tarfile.SYMTYPE),
+        ("paid/20260101-000000/paid.events.jsonl", tarfile.CHRTYPE),
+    ],
+)
+def test_a_hostile_export_is_refused_in_one_line(tmp_path: Path, name: str, kind: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = "/etc/passwd"
+    bad = _tar(tmp_path / "bad.tar.gz", [(info, b'{"event": "loop_start"}\n')])
+    result = llproc.console(tmp_path, "report", "--from", str(bad))
+    assert result.returncode != 0
+    assert result.stderr.count("\n") == 1
+    assert "not a run exported by ll-loop export (no run files in it)" in result.stderr
+    assert not (tmp_path.parent / "escaped").exists()
+
+
+def test_a_file_that_is_not_an_export_is_one_line(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"\x1f\x8b not really gzip")
+    for path in (junk, tmp_path / "missing.tar.gz"):
+        result = llproc.console(tmp_path, "report", "--from", str(path))
+        assert result.returncode != 0
+        assert result.stderr.count("\n") == 1
+        assert str(path) in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_hostile_state_names_are_escaped_in_html(loop_project: LoopProject, tmp_path: Path) -> None:
+    loop_project.write(
+        "xss",
+        """\
+        name: xss
+        initial: "<script>alert(1)</script>"
+        states:
+          "<script>alert(1)</script>":
+            action: "echo '<img src=x onerror=alert(2)>'"
+            next: done
+          done:
+            terminal: true
+        """,
+    )
+    assert llproc.console(loop_project.root, "run", "xss").returncode == 0
+    page = tmp_path / "xss.html"
+    assert llproc.console(loop_project.root, "report", "xss", "--html", str(page)).returncode == 0
+    text = page.read_text()
+    assert "<script" not in text
+    assert "<img" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "http://" not in text
+    assert "https://" not in text
