@@ -60,6 +60,7 @@ def install(project: LoopProject, files: dict[str, str]) -> None:
     for name, text in files.items():
         if text.startswith("@"):
             text = block(*text[1:].split("|", 1)).text
+        (project.root / name).parent.mkdir(parents=True, exist_ok=True)
         (project.root / name).write_text(text)
 
 

@@ -154,6 +154,34 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
     ("docs/cli.md", "ll-loop: error: junk.tar.gz"): Run(
         ("report", "--from", "junk.tar.gz"), {"junk.tar.gz": "\0" * 10240}, "err", code=1
     ),
+    ("docs/cli.md", "ll-loop: error: loop 'x' has no saved run"): Run(
+        ("resume", "x"), {".loops/x.yaml": HELLO.replace("hello", "x")}, "err", 1, (0, 1)
+    ),
+    ("docs/cli.md", "ll-loop: loop 'slow' is not running"): Run(
+        ("stop", "slow"),
+        {".loops/slow.yaml": HELLO.replace("hello", "slow")},
+        "err",
+        1,
+        (2, 3),
+        (0, 1),
+    ),
+    ("docs/cli.md", "ll-loop: error: .loops/ is set up already"): Run(
+        ("init",), stream="err", code=1, bare=True, before=("init",)
+    ),
+    ("docs/cli.md", "ll-loop: error: .loops/hello.yaml exists already"): Run(
+        ("new", "hello", "--from", "hello"), {".loops/hello.yaml": HELLO}, "err", 1
+    ),
+    ("docs/cli.md", "ll-loop: error: .loops/.running/ok.state.json"): Run(
+        ("status", "ok"),
+        {
+            ".loops/ok.yaml": HELLO.replace("hello", "ok"),
+            # Cut short: the string `"runn` begins at column 52.
+            ".loops/.running/ok.state.json": '{"schema_version": 1, "loop_name": "ok", '
+            '"status": "runn',
+        },
+        "err",
+        1,
+    ),
     ("docs/cli.md", "loop: plan"): Run(("run", "plan", "--dry-run"), {".loops/plan.yaml": PLAN}),
     ("docs/guide.md", "$ ll-loop validate tutorial"): Run(
         files={".loops/tutorial.yaml": "@docs/guide.md|name: tutorial"}
@@ -216,14 +244,9 @@ MESSAGES: dict[Key, str] = {
     ("docs/cli.md", "$ ll-loop run fix-types --background"): "",
     ("docs/cli.md", "loop:         fix-types"): "",
     ("docs/cli.md", "ll-loop: error: .loops/goal.fsm.yaml is older"): "",
-    ("docs/cli.md", "ll-loop: error: loop 'x' has no saved run"): "",
     ("docs/cli.md", "stopping loop 'slow'"): "",
-    ("docs/cli.md", "ll-loop: loop 'slow' is not running"): "",
     ("docs/cli.md", "ll-loop: error: scope 'src/api'"): "",
     ("docs/cli.md", "ll-loop: queued: scope"): "",
-    ("docs/cli.md", "ll-loop: error: .loops/ is set up already"): "",
-    ("docs/cli.md", "ll-loop: error: .loops/.running/ok.state.json"): "",
-    ("docs/cli.md", "ll-loop: error: .loops/hello.yaml exists already"): "",
     ("docs/loop-files.md", ".loops/a.yaml:5:1: error: YAML syntax error"): '"',
     ("docs/evaluators.md", "llm_skipped:"): "",
     ("docs/persistence.md", "loop name '../etc'"): "",
