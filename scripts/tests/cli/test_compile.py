@@ -144,7 +144,7 @@ def test_unknown_paradigm_exits_2(
     assert main_loop(["compile", str(source)]) == 2
     assert capsys.readouterr().err == (
         "ll-loop: error: unknown paradigm 'convergance' (did you mean convergence?);"
-        " known: goal, convergence, invariants, imperative, fsm\n"
+        " known: goal, convergence, invariants, imperative, ralph, fsm\n"
     )
 
 

@@ -17,6 +17,7 @@ from little_loops.fsm.paradigms.goal import compile_goal
 from little_loops.fsm.paradigms.imperative import compile_imperative
 from little_loops.fsm.paradigms.invariants import compile_invariants
 from little_loops.fsm.paradigms.native import compile_fsm
+from little_loops.fsm.paradigms.ralph import compile_ralph
 from little_loops.fsm.paradigms.spec import type_name
 from little_loops.fsm.suggest import did_you_mean
 
@@ -32,6 +33,7 @@ COMPILERS: dict[str, ParadigmCompiler] = {
     "convergence": compile_convergence,
     "invariants": compile_invariants,
     "imperative": compile_imperative,
+    "ralph": compile_ralph,
     FSM_PARADIGM: compile_fsm,
 }
 PARADIGMS: tuple[str, ...] = tuple(COMPILERS)

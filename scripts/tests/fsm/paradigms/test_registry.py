@@ -22,6 +22,7 @@ from little_loops.fsm.paradigms.convergence import compile_convergence
 from little_loops.fsm.paradigms.goal import compile_goal
 from little_loops.fsm.paradigms.imperative import compile_imperative
 from little_loops.fsm.paradigms.invariants import compile_invariants, constraint_state_suffix
+from little_loops.fsm.paradigms.ralph import compile_ralph
 from little_loops.fsm.paradigms.registry import COMPILERS, compile_paradigm
 
 PARADIGM_DATA = DATA / "paradigms"
@@ -484,16 +485,17 @@ def test_unknown_key_is_rejected_with_suggestion(spec: dict[str, Any], message: 
         (
             {"paradigm": "convergance"},
             "unknown paradigm 'convergance' (did you mean convergence?); known: goal,"
-            " convergence, invariants, imperative, fsm",
+            " convergence, invariants, imperative, ralph, fsm",
         ),
         (
             {"paradigm": "natural"},
-            "unknown paradigm 'natural'; known: goal, convergence, invariants, imperative, fsm",
+            "unknown paradigm 'natural'; known: goal, convergence, invariants, imperative,"
+            " ralph, fsm",
         ),
         (
             {"paradigm": ["goal"]},
             "paradigm: expected a string, got list; known: goal, convergence, invariants,"
-            " imperative, fsm",
+            " imperative, ralph, fsm",
         ),
         # Native FSM documents get the raw definition checks of definition.validation.
         (
@@ -520,7 +522,7 @@ def test_unknown_key_is_rejected_with_suggestion(spec: dict[str, Any], message: 
         (
             {"name": "x", "paradigm": "goall", "initial": "a", "states": {"a": {"terminal": True}}},
             "unknown paradigm 'goall' (did you mean goal?); known: goal, convergence, invariants,"
-            " imperative, fsm",
+            " imperative, ralph, fsm",
         ),
     ],
 )
@@ -535,7 +537,8 @@ def test_compilers_are_registered_by_paradigm_name() -> None:
     assert COMPILERS["convergence"] is compile_convergence
     assert COMPILERS["invariants"] is compile_invariants
     assert COMPILERS["imperative"] is compile_imperative
-    assert list(COMPILERS) == ["goal", "convergence", "invariants", "imperative", "fsm"]
+    assert COMPILERS["ralph"] is compile_ralph
+    assert list(COMPILERS) == ["goal", "convergence", "invariants", "imperative", "ralph", "fsm"]
 
 
 def test_spend_and_idle_limits_carry_over() -> None:
