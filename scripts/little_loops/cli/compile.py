@@ -48,7 +48,8 @@ def default_output(source: Path) -> Path:
 
 
 def resolve_source(name_or_path: str, loops_dir: Path | None = None) -> Path:
-    """The file to compile: a path as given; a NAME is `.loops/NAME.yaml` (or `.yml`).
+    """The file to compile: a path as given; a NAME is `.loops/NAME.yaml` (or `.yml`);
+    `library:NAME` a shipped loop.
 
     Unlike `ll-loop run`, a NAME does not pick `.loops/NAME.fsm.yaml` first: that is
     this command's own output, not its source.
@@ -71,20 +72,29 @@ def compile_command(input_name: str, output: str | None) -> int:
     from little_loops.fsm.definition.writer import dump_fsm_yaml
     from little_loops.fsm.paradigms.registry import compile_paradigm
 
+    from little_loops.loops import LIBRARY_PREFIX
+
     source = resolve_source(input_name)
     fsm = compile_paradigm(load_file(source).data)
+    shipped = input_name.startswith(LIBRARY_PREFIX)
     errors = [p for p in validate_fsm(fsm) if p.severity == "error"]
     if errors:
         raise LoopValidationError(errors, source=str(source))
     header = (
-        f"Compiled by `ll-loop compile` from {source} (paradigm: {fsm.paradigm or 'fsm'}).\n"
+        f"Compiled by `ll-loop compile` from {input_name if shipped else source}"
+        f" (paradigm: {fsm.paradigm or 'fsm'}).\n"
         "Edit the source file and compile again rather than editing this one."
     )
     text = dump_fsm_yaml(fsm, header=header)
     if output == STDOUT:
         sys.stdout.write(text)
         return ExitCode.OK
-    target = Path(output) if output is not None else default_output(source)
+    if output is not None:
+        target = Path(output)
+    elif shipped:  # never into the installed package: into this project's .loops/
+        target = project_loops_dir() / default_output(source).name
+    else:
+        target = default_output(source)
     if _same_file(source, target):
         print(
             f"ll-loop: error: refusing to overwrite the input file {source}; choose another -o",

@@ -44,13 +44,19 @@ def available_loops(loops_dir: Path) -> list[str]:
 
 
 def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = False) -> Path:
-    """The loop file for *name_or_path*: an existing file, else `.loops/NAME.fsm.yaml`,
-    `.loops/NAME.yaml` or `.loops/NAME.yml`.
+    """The loop file for *name_or_path*: `library:NAME` (a shipped loop), an existing file,
+    else `.loops/NAME.fsm.yaml`, `.loops/NAME.yaml` or `.loops/NAME.yml`.
 
     Raises LoopFileError for a PATH that is not a file, and LoopDefinitionError naming
     what was looked for and the loops there are for a NAME that is not found, or (unless
     `stale_ok`) for a NAME whose `NAME.fsm.yaml` is older than its source.
     """
+    from little_loops.loops import LIBRARY_PREFIX
+
+    if name_or_path.startswith(LIBRARY_PREFIX):  # a shipped loop, used where it is installed
+        from little_loops.loops import library_loop_path
+
+        return library_loop_path(name_or_path[len(LIBRARY_PREFIX) :])
     given = Path(name_or_path)
     if _is_file(given):
         return given

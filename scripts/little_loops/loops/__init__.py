@@ -10,6 +10,8 @@ from pathlib import Path
 
 LIBRARY_DIR = Path(__file__).parent
 LIBRARY_SUFFIX = ".yaml"
+# `ll-loop run library:NAME` (and validate, compile, graph ...) uses a shipped loop in place.
+LIBRARY_PREFIX = "library:"
 # The first line of a loop file that editors read to find the JSON Schema of loop files.
 MODELINE_PREFIX = "# yaml-language-server: $schema="
 
