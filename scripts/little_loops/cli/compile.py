@@ -71,7 +71,6 @@ def compile_command(input_name: str, output: str | None) -> int:
     from little_loops.fsm.definition.validation import validate_fsm
     from little_loops.fsm.definition.writer import dump_fsm_yaml
     from little_loops.fsm.paradigms.registry import compile_paradigm
-
     from little_loops.loops import LIBRARY_PREFIX
 
     source = resolve_source(input_name)
