@@ -112,6 +112,11 @@ def _edge(a: tuple[float, float], b: tuple[float, float], count: int, middle: fl
         right = x1 + _NODE_W / 2
         path = f"M{right:.1f},{y1 - 8:.1f} C{right + 45:.1f},{y1 - 30:.1f} {right + 45:.1f},{y1 + 30:.1f} {right:.1f},{y1 + 8:.1f}"  # noqa: E501
         label_at = (right + 40, y1)
+    elif y2 == y1:  # across a layer: an arc under the two states
+        sy = y1 + _NODE_H / 2
+        dip = sy + min(_GAP_Y - 12, 18 + abs(x2 - x1) / 8)
+        path = f"M{x1:.1f},{sy:.1f} Q{(x1 + x2) / 2:.1f},{dip:.1f} {x2:.1f},{sy:.1f}"
+        label_at = ((x1 + x2) / 2, (sy + dip) / 2 + 12)
     elif y2 > y1:
         path = f"M{x1:.1f},{y1 + _NODE_H / 2:.1f} L{x2:.1f},{y2 - _NODE_H / 2:.1f}"
         label_at = ((x1 + x2) / 2 + 8, (y1 + y2) / 2)
