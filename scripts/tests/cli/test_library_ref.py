@@ -27,10 +27,10 @@ def test_run_validate_graph_and_compile_a_shipped_loop(loop_project: LoopProject
     graph = llproc.console(root, "graph", "library:count-down")
     assert graph.returncode == 0
     assert graph.stdout.startswith("flowchart TD")
-    compiled = llproc.console(root, "compile", "library:lint-fix")
+    compiled = llproc.console(root, "compile", "library:whitespace-fix")
     assert compiled.returncode == 0, compiled.stderr
-    written = loop_project.loops / "lint-fix.fsm.yaml"
-    assert "from library:lint-fix (paradigm: goal)" in written.read_text()
+    written = loop_project.loops / "whitespace-fix.fsm.yaml"
+    assert "from library:whitespace-fix (paradigm: goal)" in written.read_text()
     assert _package_files() == before  # nothing written into the installed package
 
 

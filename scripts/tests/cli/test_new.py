@@ -28,7 +28,7 @@ def test_list_shows_each_shipped_loop_with_its_first_comment_line(tmp_path: Path
     assert (result.returncode, result.stderr) == (0, "")
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines] == library_loops()
-    assert {"hello", "count-down", "invariants-demo", "lint-fix"} <= set(library_loops())
+    assert {"hello", "count-down", "invariants-demo", "whitespace-fix"} <= set(library_loops())
     hello = next(line for line in lines if line.startswith("hello "))
     assert hello.split(None, 1)[1] == library_loop_path("hello").read_text().splitlines()[1][2:]
     assert not (tmp_path / ".loops").exists()  # listing writes nothing
