@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     CURRENT_STATE_TOKEN,
@@ -76,6 +77,7 @@ LOOP_KEYS: dict[str, Check] = {
     "states": mapping,
     "paradigm": optional(string),
     **LOOP_SETTING_KEYS,
+    "stall": optional(mapping),
 }
 STATE_KEYS: dict[str, Check] = {
     "action": optional(text),
@@ -91,7 +93,17 @@ STATE_KEYS: dict[str, Check] = {
     "next": optional(string),
     "terminal": boolean,
     "on_maintain": optional(string),
+    "stall": optional(mapping),
+    "on_timeout": optional(string),
 }
+# `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
+STALL_KEYS: dict[str, Check] = {
+    "same_result": optional(integer(1)),
+    "no_change_passes": optional(integer(1)),
+    "max_visits": optional(integer(1)),
+    "on_stall": optional(string),
+}
+LOOP_ONLY_STALL_KEYS: tuple[str, ...] = ("no_change_passes",)
 EVALUATE_KEYS: dict[str, Check] = {
     "type": one_of(EVALUATOR_TYPES),
     "operator": optional(one_of(OPERATORS)),
@@ -166,6 +178,9 @@ class _Checker:
         if isinstance(states, Mapping):
             self.states(states)
         self.llm(data)
+        stall = data.get("stall")
+        if isinstance(stall, Mapping):
+            self.keys(stall, ("stall",), STALL_KEYS)
 
     def llm(self, data: YAMLMapping) -> None:
         llm = data.get("llm")
@@ -190,6 +205,14 @@ class _Checker:
                 self.evaluate(state["evaluate"], (*path, "evaluate"))
             if isinstance(state.get("route"), Mapping):
                 self.route(state["route"], (*path, "route"))
+            stall = state.get("stall")
+            if isinstance(stall, Mapping):
+                self.keys(stall, (*path, "stall"), STALL_KEYS)
+                for key in LOOP_ONLY_STALL_KEYS:
+                    if key in stall:
+                        self.add((*path, "stall", key), "only at the loop level (it counts passes)")
+            for where, problem in approval_problems(state):
+                self.add((*path, *where), problem)
 
     def evaluate(self, data: YAMLMapping, path: KeyPath) -> None:
         kind = data.get("type")

@@ -10,7 +10,10 @@ DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
 
-ActionType = Literal["prompt", "slash_command", "shell"]
+ActionType = Literal["prompt", "slash_command", "shell", "approval"]
+# The action type of a state that asks a person: its action is the question, the answer
+# (`ll-loop approve` / `ll-loop reject`) its verdict.
+APPROVAL = "approval"
 
 # The evaluator of a state without `evaluate:` (the evaluators are fsm/evaluators/registry.py).
 DEFAULT_EVALUATOR = "exit_code"
@@ -96,6 +99,24 @@ class RouteConfig:
 
 
 @dataclass
+class StallConfig:
+    """Stall breakers (`stall:` of the loop or of a state): end a run that spins in place."""
+
+    same_result: int | None = None  # the same verdict on the same output N times in a row
+    no_change_passes: int | None = None  # no change to the git working tree in N passes
+    max_visits: int | None = None  # a state entered more than N times
+    on_stall: str | None = None  # where a stall goes (none: the run ends, terminated_by stall)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StallConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return _non_default_items(self)
+
+
+@dataclass
 class StateConfig:
     """One state: an optional action, how to evaluate it, and where to go next."""
 
@@ -112,11 +133,15 @@ class StateConfig:
     next: str | None = None
     terminal: bool = False
     on_maintain: str | None = None
+    stall: StallConfig | None = None
+    on_timeout: str | None = None  # an approval state's route when its timeout passes
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in known}
+        if isinstance(data.get("stall"), dict):
+            kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if isinstance(data.get("evaluate"), dict):
             kwargs["evaluate"] = EvaluateConfig.from_dict(data["evaluate"])
         if isinstance(data.get("route"), dict):
@@ -129,7 +154,13 @@ class StateConfig:
             out["evaluate"] = self.evaluate.to_dict()
         if self.route is not None:
             out["route"] = self.route.to_dict()
+        if self.stall is not None:
+            out["stall"] = self.stall.to_dict()
         return out
+
+    def is_approval(self) -> bool:
+        """True when the state asks a person (`action_type: approval`) instead of acting."""
+        return self.action_type == APPROVAL
 
     def is_prompt(self) -> bool:
         """True when the action goes to Claude Code (prompt or slash command), not bash."""
@@ -185,6 +216,7 @@ class FSMLoop:
     max_cost_usd: float | None = None
     maintain: bool = False
     llm: LLMConfig = field(default_factory=LLMConfig)
+    stall: StallConfig | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -196,6 +228,8 @@ class FSMLoop:
         }
         if isinstance(data.get("llm"), dict):
             kwargs["llm"] = LLMConfig.from_dict(data["llm"])
+        if isinstance(data.get("stall"), dict):
+            kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         if kwargs.get("scope") is None:
@@ -227,6 +261,8 @@ class FSMLoop:
         llm = self.llm.to_dict()
         if llm:
             out["llm"] = llm
+        if self.stall is not None:
+            out["stall"] = self.stall.to_dict()
         return out
 
     def terminal_states(self) -> list[str]:

@@ -84,6 +84,40 @@ class Evaluation(_EvaluationKeys, total=False):
 Route = TypedDict("Route", {"from": str, "to": str, "verdict": str | None, "reason": str})
 
 
+class StallEvent(TypedDict):
+    """`stall`: a stall breaker fired (`to`: its on_stall state; None: the run ends)."""
+
+    state: str
+    detector: str  # same_result, no_change_passes or max_visits
+    limit: int
+    count: int
+    to: str | None
+    message: str
+
+
+class _ApprovalWaitKeys(TypedDict):
+    """The keys every `approval_wait` has."""
+
+    state: str
+    question: str
+    asked_at: str
+    answer_with: str  # the commands that answer it
+
+
+class ApprovalWait(_ApprovalWaitKeys, total=False):
+    """`approval_wait`: an approval state asks its question and waits for the answer."""
+
+    deadline: str  # when `on_timeout` is taken (ISO time), for a state with a timeout
+
+
+class ApprovalAnswer(TypedDict):
+    """`approval`: the answer came (success: approved, failure: rejected) or the time ran out."""
+
+    state: str
+    verdict: str
+    note: str
+
+
 class _LoopCompleteKeys(TypedDict):
     """The keys every `loop_complete` has."""
 

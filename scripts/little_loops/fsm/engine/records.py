@@ -25,7 +25,8 @@ class ExecutionResult:
 
     final_state: str
     iterations: int
-    # terminal, max_iterations, timeout, error, handoff, budget, interrupted or stopped
+    # terminal, max_iterations, timeout, error, handoff, budget, interrupted, stopped, stall
+    # or awaiting_approval (runs/outcomes.py)
     terminated_by: str
     duration_ms: int
     captured: dict[str, Any]
@@ -58,6 +59,9 @@ class ExecutorSnapshot:
     # The current state's finished action, awaiting its verdict (see acted_record): a run
     # resumed here evaluates it instead of running the action again.
     action_result: dict[str, Any] | None = None
+    # The question an approval state waits on ({state, question, asked_at, deadline}).
+    approval: dict[str, Any] | None = None
+    stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
 
 
 def chomp(text: str) -> str:
