@@ -132,6 +132,7 @@ class LoopComplete(_LoopCompleteKeys, total=False):
 
     error: str
     handoff: str
+    stall: dict[str, Any]  # the stall breaker that ended the run (detector, state, limit, count)
     cost_usd: float
     usage: dict[str, int]
 
@@ -197,6 +198,8 @@ def loop_complete(result: ExecutionResult, spent: bool) -> LoopComplete:
         payload["error"] = result.error
     if result.handoff is not None:
         payload["handoff"] = result.handoff
+    if result.stall is not None:
+        payload["stall"] = result.stall
     if spent:
         payload["cost_usd"] = result.cost_usd
         payload["usage"] = result.usage

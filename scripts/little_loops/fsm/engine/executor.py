@@ -24,7 +24,7 @@ from little_loops.fsm.engine.records import (
     saved_result,
 )
 from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
-from little_loops.fsm.engine.safeguards import Safeguards
+from little_loops.fsm.engine.safeguards import STALLED, Safeguards
 from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
 from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
@@ -265,12 +265,12 @@ class FSMExecutor(Safeguards):
 
         result = self.work.judge(name, state, action_result, ctx, self.spend)
         self.last_result = {"verdict": result.verdict, "details": result.details}
-        self._set_prev(name, action_result, result.verdict)
-        stall = self.stall.judged(
-            name, result.verdict, action_result.output if action_result else ""
-        )
-        if stall is not None:
-            return self._stalled(stall)
+        # `prev`: the last state that gave a verdict (`next:` states do not replace it, so
+        # `measure → apply → measure` compares measurements).
+        self.prev_result = prev_record(name, action_result, result.verdict)
+        stalled = self._same_result(name, result.verdict, action_result)
+        if stalled is not None:
+            return stalled
         route_ctx = self._context()
         outcome = follow_route(state, result.verdict, route_ctx, self.current_state)
         if outcome.target is None and result.verdict == ERROR_VERDICT:
@@ -354,11 +354,6 @@ class FSMExecutor(Safeguards):
             elapsed_ms=self.elapsed_ms(),
         )
 
-    def _set_prev(self, name: str, action: ActionResult | None, verdict: str) -> None:
-        """`prev` is the last state that produced a verdict. Unconditional `next:` states
-        do not replace it, so `measure → apply → measure` compares measurements."""
-        self.prev_result = prev_record(name, action, verdict)
-
     def _wait(self, seconds: float) -> None:
         if self.before_wait is not None:
             self.before_wait()
@@ -389,6 +384,7 @@ class FSMExecutor(Safeguards):
             handoff=self.continuation if terminated_by == "handoff" else None,
             cost_usd=round(self.spend.cost_usd, 6),
             usage=dict(self.spend.usage),
+            stall=self.stalled if terminated_by == STALLED else None,
         )
         payload = events.loop_complete(result, bool(self.spend.cost_usd or self.spend.usage))
         try:

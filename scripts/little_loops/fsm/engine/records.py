@@ -34,6 +34,7 @@ class ExecutionResult:
     handoff: str | None = None
     cost_usd: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
+    stall: dict[str, Any] | None = None  # the stall breaker that ended it: detector, state ...
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.checkpoint import Checkpoints
@@ -39,6 +40,7 @@ class Safeguards(Checkpoints):
 
     def _init_safeguards(self) -> None:
         self.stall = StallWatch(self.fsm)
+        self.stalled: dict[str, Any] | None = None  # the last stall: how a run it ended says
         self.approval = None
         self.answers = None
         self.wait_approval = False
@@ -51,9 +53,22 @@ class Safeguards(Checkpoints):
 
     # -- stall breakers ----------------------------------------------------------------
 
+    def _same_result(
+        self, name: str, verdict: str, action: ActionResult | None
+    ) -> StepOutcome | None:
+        """Where the run goes when state *name*'s *verdict* makes a same_result stall."""
+        stall = self.stall.judged(name, verdict, action.output if action is not None else "")
+        return None if stall is None else self._stalled(stall)
+
     def _stalled(self, stall: Stall) -> StepOutcome:
         """Where *stall* leads: its on_stall state, else the end (terminated_by stall)."""
         message = stall.message()
+        self.stalled = {
+            "detector": stall.detector,
+            "state": stall.state,
+            "limit": stall.limit,
+            "count": stall.count,
+        }
         self._emit(
             "stall",
             events.StallEvent(
