@@ -67,7 +67,8 @@ def test_a_run_stops_at_the_question_and_goes_on_after_approve(project: Path) ->
     assert resumed.returncode == ExitCode.OK, resumed.stderr
     assert json.loads(resumed.stdout)["final_state"] == "done"
     assert (project / "deployed.txt").read_text() == HOSTILE_NOTE
-    assert not (project / "pwned").exists() and not (project / "pwned2").exists()
+    assert not (project / "pwned").exists()
+    assert not (project / "pwned2").exists()
     assert "\x1b" not in resumed.stderr  # the note is shown escaped
     assert "approved (success): ok $(touch pwned)" in resumed.stderr
 
