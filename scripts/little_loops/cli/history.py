@@ -53,6 +53,7 @@ def _raw(value: Any) -> str:
 
 def _format_known(event: dict[str, Any], loop: str) -> str:
     from little_loops.cli.display import outcome_line, shorten, verdict_detail
+    from little_loops.fsm.engine.events import STALL_EVENT
     from little_loops.fsm.timefmt import format_duration
 
     kind = str(event.get("event", "?"))
@@ -74,7 +75,7 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
     if kind == "route":
         why = event.get("verdict") or event.get("reason") or ""
         return f"{head} {event.get('from')} → {event.get('to')}" + (f" ({why})" if why else "")
-    if kind == "stall":
+    if kind == STALL_EVENT:
         return f"{head} {state} → {event.get('message')}" + (
             f" → {event['to']}" if event.get("to") else ""
         )

@@ -84,6 +84,9 @@ class Evaluation(_EvaluationKeys, total=False):
 Route = TypedDict("Route", {"from": str, "to": str, "verdict": str | None, "reason": str})
 
 
+STALL_EVENT = "stall"  # the name of the StallEvent
+
+
 class StallEvent(TypedDict):
     """`stall`: a stall breaker fired (`to`: its on_stall state; None: the run ends)."""
 

@@ -37,7 +37,10 @@ class ExecutionResult:
     stall: dict[str, Any] | None = None  # the stall breaker that ended it: detector, state ...
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.stall is None:
+            del out["stall"]  # only a run a stall breaker ended says which one
+        return out
 
 
 @dataclass

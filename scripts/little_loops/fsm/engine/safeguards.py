@@ -70,7 +70,7 @@ class Safeguards(Checkpoints):
             "count": stall.count,
         }
         self._emit(
-            "stall",
+            events.STALL_EVENT,
             events.StallEvent(
                 state=stall.state,
                 detector=stall.detector,
