@@ -8,6 +8,7 @@ from typing import Any
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
+    APPROVAL,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
     OPERATORS,
@@ -70,6 +71,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "max_cost_usd": optional(number(0, above=True)),
     "maintain": boolean,
     "llm": mapping,
+    "stall": optional(mapping),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -77,8 +79,9 @@ LOOP_KEYS: dict[str, Check] = {
     "states": mapping,
     "paradigm": optional(string),
     **LOOP_SETTING_KEYS,
-    "stall": optional(mapping),
 }
+# How a paradigm's generated action states run (an approval asks, it does not run anything).
+RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
 STATE_KEYS: dict[str, Check] = {
     "action": optional(text),
     "action_type": optional(one_of(ACTION_TYPES)),
@@ -178,14 +181,15 @@ class _Checker:
         if isinstance(states, Mapping):
             self.states(states)
         self.llm(data)
-        stall = data.get("stall")
-        if isinstance(stall, Mapping):
-            self.keys(stall, ("stall",), STALL_KEYS)
 
     def llm(self, data: YAMLMapping) -> None:
+        """The keys of `llm:` and of the loop's `stall:`."""
         llm = data.get("llm")
         if isinstance(llm, Mapping):
             self.keys(llm, ("llm",), LLM_KEYS)
+        stall = data.get("stall")
+        if isinstance(stall, Mapping):
+            self.keys(stall, ("stall",), STALL_KEYS)
 
     def states(self, states: YAMLMapping) -> None:
         if not states:
