@@ -219,3 +219,12 @@ def test_validate_checks_approval_states(
     result = llproc.console(project, "validate", "ship")
     assert result.returncode == ExitCode.USAGE, result.stdout + result.stderr
     assert message in result.stdout + result.stderr
+
+
+def test_resuming_at_an_unanswered_question_is_not_one_more_visit(project: Path) -> None:
+    path = project / ".loops" / "ship.yaml"
+    path.write_text(path.read_text().replace("states:\n", "stall:\n  max_visits: 1\nstates:\n", 1))
+    assert llproc.console(project, "run", "ship").returncode == ExitCode.AWAITING_APPROVAL
+    for _ in range(2):
+        again = llproc.console(project, "resume", "ship")
+        assert again.returncode == ExitCode.AWAITING_APPROVAL, again.stderr

@@ -81,3 +81,5 @@ class Checkpoints:
         self.spend = Spend(snap.cost_usd, dict(snap.usage))
         self.approval = snap.approval
         self.stall.restore(snap.stall_watch)
+        if snap.entered and not finished:
+            self.stall.reentered(snap.current_state)  # entered again: not one more visit

@@ -103,6 +103,11 @@ class StallWatch:
         if isinstance(tree, list) and len(tree) == 2:
             self.tree = list(tree)
 
+    def reentered(self, name: str) -> None:
+        """A resume enters state *name* again: its earlier entry does not count twice."""
+        if self.visits.get(name, 0) > 0:
+            self.visits[name] -= 1
+
     # -- the detectors -----------------------------------------------------------------
 
     def active(self) -> bool:
