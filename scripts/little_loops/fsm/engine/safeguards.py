@@ -26,6 +26,7 @@ STALLED = "stall"
 ANSWER_POLL_S = 0.25
 # Answers the question of an approval: (verdict, note), or None while none is given.
 Answers = Callable[[dict[str, Any]], tuple[str, str] | None]
+# How to answer a question (NAME: the loop's name), as the display and `status` say it.
 ANSWER_COMMANDS = "ll-loop approve NAME [--note TEXT] / ll-loop reject NAME [--note TEXT]"
 
 

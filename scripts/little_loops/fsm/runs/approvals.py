@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.engine.safeguards import ANSWER_COMMANDS
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.atomic import json_bytes, write_atomic
 from little_loops.fsm.runs.layout import make_running_dir, run_files
@@ -20,8 +21,6 @@ from little_loops.fsm.timefmt import iso_now
 
 APPROVED = "success"  # the verdict `ll-loop approve` gives the approval state
 REJECTED = "failure"  # the verdict `ll-loop reject` gives it
-# How to answer, as the display and `status` print it (NAME: the loop's name).
-HOW_TO_ANSWER = "ll-loop approve NAME [--note TEXT] or ll-loop reject NAME [--note TEXT]"
 _MAX_NOTE = 64 * 1024
 
 
@@ -48,7 +47,8 @@ def answers_for(
 
 
 def how_to_answer(loop_name: str) -> str:
-    return HOW_TO_ANSWER.replace("NAME", loop_name)
+    """The commands that answer a question of loop *loop_name* (as the display says them)."""
+    return ANSWER_COMMANDS.replace("NAME", loop_name)
 
 
 def pending_question(state: LoopState) -> dict[str, Any] | None:
