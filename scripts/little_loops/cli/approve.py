@@ -38,8 +38,8 @@ def answer_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.approvals import APPROVED, REJECTED, write_answer
-    from little_loops.fsm.runs.control import saved_run
-    from little_loops.fsm.runs.outcomes import ExitCode, Status
+    from little_loops.fsm.runs.control import can_stop, saved_run
+    from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.safetext import one_line
 
     loop_name = run_name(name, loops_dir)
@@ -48,7 +48,7 @@ def answer_command(
     question = write_answer(loop_name, loops_dir, saved, verdict, note)
     shown, state = one_line(loop_name), one_line(str(question.get("state")))
     done = "approved" if verdict == APPROVED else "rejected"
-    if saved.status == Status.RUNNING:
+    if can_stop(saved, loops_dir):  # its process runs: it waits for the answer
         after = "the run waiting for it goes on"
     else:
         after = f"continue with: ll-loop resume {shown}"
