@@ -20,6 +20,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run a loop (also: ll-loop NAME)"),
     "resume": ("resume", "continue a run from its saved state"),
     "stop": ("stop", "stop a running loop (it can be resumed)"),
+    "approve": ("approve", "answer a run's approval question with yes (verdict success)"),
+    "reject": ("reject", "answer a run's approval question with no (verdict failure)"),
     "status": ("status", "show the state of a loop's run"),
     "list": ("listing", "list the loops in .loops/ (or, with --running, the runs)"),
     "history": ("history", "show the events of a loop's last run"),
@@ -88,7 +90,7 @@ RUN_FLAGS_WITH_VALUE: frozenset[str] = frozenset(
 )
 RUN_FLAGS_WITHOUT_VALUE: frozenset[str] = frozenset(
     {"-h", "--help", "--background", "--dry-run", "--no-llm", "--queue", "-q", "--quiet"}
-    | {"--json", "--no-color", "-v", "--verbose"}
+    | {"--json", "--no-color", "-v", "--verbose", "--wait-approval"}
 )
 _TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 

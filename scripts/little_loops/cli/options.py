@@ -31,6 +31,8 @@ class RunOptions(Overrides):
             out += ["--llm-model", self.llm_model]
         if self.max_cost is not None:
             out += ["--max-cost", repr(self.max_cost)]
+        if self.wait_approval:
+            out.append("--wait-approval")
         for flag, given in (
             ("--queue", self.queue),
             ("--quiet", self.quiet),
@@ -93,6 +95,12 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
         help="wait for a loop holding an overlapping scope instead of refusing to start",
     )
     parser.add_argument(
+        "--wait-approval",
+        action="store_true",
+        help="at an approval state, wait for `ll-loop approve`/`reject` and go on "
+        "(default: stop there, exit 9, and go on with `ll-loop resume`)",
+    )
+    parser.add_argument(
         "-q", "--quiet", action="store_true", help="print only the outcome line on stderr"
     )
     parser.add_argument(
@@ -119,6 +127,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         no_llm=args.no_llm,
         llm_model=args.llm_model,
         max_cost=args.max_cost,
+        wait_approval=args.wait_approval,
         queue=args.queue,
         quiet=args.quiet,
         verbose=args.verbose,

@@ -54,13 +54,15 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         lines.append(f"  {name}" + (f"  [{', '.join(tags)}]" if tags else ""))
         if state.action:
             kind = "prompt" if state.is_prompt() else "shell"
+            kind = "approval" if state.is_approval() else kind
             action = state.action.strip().replace("\n", "\n      ")
             lines.append(f"    action ({kind}): {action}")
             if state.capture:
                 lines.append(f"    capture: {state.capture}")
             if state.timeout:
                 lines.append(f"    timeout: {_seconds(state.timeout)}")
-        evaluator = None if state.terminal else _evaluator(state, llm.enabled)
+        judged = not (state.terminal or state.is_approval())  # an answer is no evaluation
+        evaluator = _evaluator(state, llm.enabled) if judged else None
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")
         routes = [f"{t.label} → {t.target}" for t in declared(state)]

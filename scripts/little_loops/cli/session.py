@@ -54,6 +54,7 @@ def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> Run
         no_llm=options.no_llm or saved.no_llm,
         llm_model=options.llm_model or saved.llm_model,
         max_cost=options.max_cost if options.max_cost is not None else saved.max_cost,
+        wait_approval=options.wait_approval or saved.wait_approval,
     )
 
 

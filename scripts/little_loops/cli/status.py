@@ -54,6 +54,7 @@ def status_command(
     With `follow`, show its progress until it ends and return the run's exit code."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
+    from little_loops.fsm.runs.approvals import how_to_answer, pending_question
     from little_loops.fsm.runs.control import iteration_limit, status_json
     from little_loops.fsm.runs.layout import run_files
     from little_loops.fsm.runs.liveness import live_status, low_space
@@ -128,6 +129,10 @@ def status_command(
         rows.append(("to go on", hint))
     if state.continuation:
         rows.append(("handoff", state.continuation))
+    question = pending_question(state)
+    if question is not None:
+        rows.append(("question", str(question.get("question", ""))))
+        rows.append(("answer", how_to_answer(loop_name)))
     if state.loop_path:
         rows.append(("file", state.loop_path))
     width = max(len(key) for key, _ in rows) + 1

@@ -93,6 +93,25 @@ class Run:
     cwd: str = "."
 
 
+SPIN = """\
+name: spin
+initial: check
+stall: {same_result: 3}
+states:
+  check:
+    action: echo same
+    evaluate: {type: output_contains, pattern: never}
+    on_success: done
+    on_failure: check
+  done: {terminal: true}
+"""
+GATE = """\
+name: gate
+initial: gate
+states:
+  gate: {action_type: approval, action: Ship it?, on_success: done, on_failure: done}
+  done: {terminal: true}
+"""
 CONVERGENCE = "paradigm: convergence\nname: c\ncheck: echo 1\nusing: echo\n"
 INVARIANTS = """\
 paradigm: invariants
@@ -199,6 +218,12 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         lines=(0, 5),
     ),
     ("docs/cli.md", "$ ll-loop new my-first --from hello"): Run(),
+    ("docs/guide.md", "[3/50] check → echo same"): Run(
+        ("run", "spin", "--no-color"), {".loops/spin.yaml": SPIN}, "err", 8, printed=(-7, None)
+    ),
+    ("docs/guide.md", "[1/50] gate → (approval)"): Run(
+        ("run", "gate", "--no-color"), {".loops/gate.yaml": GATE}, "err", 9
+    ),
     ("docs/analysis.md", "flowchart TD"): Run(("graph", "fix-types")),
     ("docs/analysis.md", ".loops/fix-types.yaml:10: warning:"): Run(
         ("validate", "fix-types"), code=0, lines=(0, 1)

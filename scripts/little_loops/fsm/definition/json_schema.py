@@ -58,6 +58,10 @@ def _loop() -> dict[str, Any]:
     props["paradigm"] = {"const": checks.FSM_PARADIGM, "description": docs.LOOP_KEYS["paradigm"]}
     props["llm"] = {**_ref("llmConfig"), "description": docs.LOOP_KEYS["llm"]}
     props["archive"] = {**_ref("archiveConfig"), "description": docs.LOOP_KEYS["archive"]}
+    props["stall"] = {
+        "anyOf": [_ref("stallConfig"), {"type": "null"}],
+        "description": docs.LOOP_KEYS["stall"],
+    }
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -69,7 +73,8 @@ def _loop() -> dict[str, Any]:
 
 def _state() -> dict[str, Any]:
     props = _properties(checks.STATE_KEYS, docs.STATE_KEYS)
-    for key, block in (("evaluate", "evaluateConfig"), ("route", "routeConfig")):
+    blocks = (("evaluate", "evaluateConfig"), ("route", "routeConfig"), ("stall", "stallConfig"))
+    for key, block in blocks:
         props[key] = {
             "anyOf": [_ref(block), {"type": "null"}],
             "description": props[key]["description"],
@@ -151,6 +156,12 @@ def build() -> dict[str, Any]:
             "stateConfig": _state(),
             "evaluateConfig": _evaluate(),
             "routeConfig": _route(),
+            "stallConfig": {
+                "type": "object",
+                "description": docs.STALL,
+                "additionalProperties": False,
+                "properties": _properties(checks.STALL_KEYS, docs.STALL_KEYS),
+            },
             "llmConfig": {
                 "type": "object",
                 "description": docs.LLM,

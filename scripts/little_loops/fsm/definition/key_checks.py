@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
+    APPROVAL,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
     OPERATORS,
@@ -70,6 +72,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "maintain": boolean,
     "llm": mapping,
     "archive": mapping,
+    "stall": optional(mapping),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -78,6 +81,8 @@ LOOP_KEYS: dict[str, Check] = {
     "paradigm": optional(string),
     **LOOP_SETTING_KEYS,
 }
+# How a paradigm's generated action states run (an approval asks, it does not run anything).
+RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
 STATE_KEYS: dict[str, Check] = {
     "action": optional(text),
     "action_type": optional(one_of(ACTION_TYPES)),
@@ -92,7 +97,17 @@ STATE_KEYS: dict[str, Check] = {
     "next": optional(string),
     "terminal": boolean,
     "on_maintain": optional(string),
+    "stall": optional(mapping),
+    "on_timeout": optional(string),
 }
+# `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
+STALL_KEYS: dict[str, Check] = {
+    "same_result": optional(integer(1)),
+    "no_change_passes": optional(integer(1)),
+    "max_visits": optional(integer(1)),
+    "on_stall": optional(string),
+}
+LOOP_ONLY_STALL_KEYS: tuple[str, ...] = ("no_change_passes",)
 EVALUATE_KEYS: dict[str, Check] = {
     "type": one_of(EVALUATOR_TYPES),
     "operator": optional(one_of(OPERATORS)),
@@ -175,8 +190,8 @@ class _Checker:
         self.llm(data)
 
     def llm(self, data: YAMLMapping) -> None:
-        """The keys of the loop's `llm:` and `archive:` settings."""
-        for key, allowed in (("llm", LLM_KEYS), ("archive", ARCHIVE_KEYS)):
+        """The keys of the loop's `llm:`, `archive:` and `stall:` settings."""
+        for key, allowed in (("llm", LLM_KEYS), ("archive", ARCHIVE_KEYS), ("stall", STALL_KEYS)):
             settings = data.get(key)
             if isinstance(settings, Mapping):
                 self.keys(settings, (key,), allowed)
@@ -199,6 +214,14 @@ class _Checker:
                 self.evaluate(state["evaluate"], (*path, "evaluate"))
             if isinstance(state.get("route"), Mapping):
                 self.route(state["route"], (*path, "route"))
+            stall = state.get("stall")
+            if isinstance(stall, Mapping):
+                self.keys(stall, (*path, "stall"), STALL_KEYS)
+                for key in LOOP_ONLY_STALL_KEYS:
+                    if key in stall:
+                        self.add((*path, "stall", key), "only at the loop level (it counts passes)")
+            for where, problem in approval_problems(state):
+                self.add((*path, *where), problem)
 
     def evaluate(self, data: YAMLMapping, path: KeyPath) -> None:
         kind = data.get("type")

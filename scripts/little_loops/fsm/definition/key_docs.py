@@ -57,6 +57,10 @@ LOOP_KEYS: dict[str, str] = {
     ),
     "llm": "Settings of LLM evaluation (the llm_structured evaluator).",
     "archive": "How many finished runs of this loop .loops/.history/ keeps, and for how long.",
+    "stall": (
+        "Stall breakers for every state: end a run that spins without progress (same_result, "
+        "no_change_passes, max_visits), at on_stall or with terminated_by 'stall'."
+    ),
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -66,13 +70,16 @@ STATE_KEYS: dict[str, str] = {
         "starting with '/' goes to Claude unless action_type says otherwise)."
     ),
     "action_type": (
-        "How to run the action: prompt or slash_command (Claude Code), or shell (bash). "
-        "Default: '/'-prefixed actions go to Claude, others to bash."
+        "How to run the action: prompt or slash_command (Claude Code), shell (bash), or "
+        "approval (ask a person: the action is the question, `ll-loop approve`/`reject` the "
+        "verdict). Default: '/'-prefixed actions go to Claude, others to bash."
     ),
     "capture": (
         "Store the action's result as ${captured.NAME} (output, stderr, exit_code, duration_ms)."
     ),
-    "timeout": "Maximum seconds for this state's action.",
+    "timeout": (
+        "Maximum seconds for this state's action (an approval state: to wait for the answer)."
+    ),
     "idle_timeout": (
         "Kill this state's action when it prints nothing (stdout or stderr) for this many "
         "seconds (exit 124, verdict error)."
@@ -96,6 +103,18 @@ STATE_KEYS: dict[str, str] = {
         "For a terminal state of a loop with maintain: true, the state to start again from "
         "(default: the initial state)."
     ),
+    "stall": "Stall breakers for this state; they override the loop's `stall:` here.",
+    "on_timeout": "For an approval state with a timeout: the state to go to when none answered.",
+}
+
+STALL = "Stall breakers: detectors that end a run spinning without progress."
+STALL_KEYS: dict[str, str] = {
+    "same_result": "Stall when a state gives the same verdict on the same output N times in a row.",
+    "no_change_passes": (
+        "Stall when N passes in a row change nothing in the git working tree (loop level only)."
+    ),
+    "max_visits": "Stall when a state is entered more than N times.",
+    "on_stall": "The state to go to on a stall; none: the run ends with terminated_by 'stall'.",
 }
 
 EVALUATE = "An evaluator: turns the action's result into a verdict."

@@ -11,7 +11,10 @@ DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
 
-ActionType = Literal["prompt", "slash_command", "shell"]
+ActionType = Literal["prompt", "slash_command", "shell", "approval"]
+# The action type of a state that asks a person: its action is the question, the answer
+# (`ll-loop approve` / `ll-loop reject`) its verdict.
+APPROVAL = "approval"
 
 # The evaluator of a state without `evaluate:` (the evaluators are fsm/evaluators/registry.py).
 DEFAULT_EVALUATOR = "exit_code"
@@ -97,6 +100,24 @@ class RouteConfig:
 
 
 @dataclass
+class StallConfig:
+    """Stall breakers (`stall:` of the loop or of a state): end a run that spins in place."""
+
+    same_result: int | None = None  # the same verdict on the same output N times in a row
+    no_change_passes: int | None = None  # no change to the git working tree in N passes
+    max_visits: int | None = None  # a state entered more than N times
+    on_stall: str | None = None  # where a stall goes (none: the run ends, terminated_by stall)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StallConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return _non_default_items(self)
+
+
+@dataclass
 class StateConfig:
     """One state: an optional action, how to evaluate it, and where to go next."""
 
@@ -113,11 +134,15 @@ class StateConfig:
     next: str | None = None
     terminal: bool = False
     on_maintain: str | None = None
+    stall: StallConfig | None = None
+    on_timeout: str | None = None  # an approval state's route when its timeout passes
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in known}
+        if isinstance(data.get("stall"), dict):
+            kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if isinstance(data.get("evaluate"), dict):
             kwargs["evaluate"] = EvaluateConfig.from_dict(data["evaluate"])
         if isinstance(data.get("route"), dict):
@@ -130,7 +155,13 @@ class StateConfig:
             out["evaluate"] = self.evaluate.to_dict()
         if self.route is not None:
             out["route"] = self.route.to_dict()
+        if self.stall is not None:
+            out["stall"] = self.stall.to_dict()
         return out
+
+    def is_approval(self) -> bool:
+        """True when the state asks a person (`action_type: approval`) instead of acting."""
+        return self.action_type == APPROVAL
 
     def is_prompt(self) -> bool:
         """True when the action goes to Claude Code (prompt or slash command), not bash."""
@@ -203,6 +234,7 @@ class FSMLoop:
     maintain: bool = False
     llm: LLMConfig = field(default_factory=LLMConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
+    stall: StallConfig | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -216,6 +248,8 @@ class FSMLoop:
             kwargs["llm"] = LLMConfig.from_dict(data["llm"])
         if isinstance(data.get("archive"), dict):
             kwargs["archive"] = ArchiveConfig.from_dict(data["archive"])
+        if isinstance(data.get("stall"), dict):
+            kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         if kwargs.get("scope") is None:
@@ -250,6 +284,8 @@ class FSMLoop:
         archive = self.archive.to_dict()
         if archive:
             out["archive"] = archive
+        if self.stall is not None:
+            out["stall"] = self.stall.to_dict()
         return out
 
     def terminal_states(self) -> list[str]:

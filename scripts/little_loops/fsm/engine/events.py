@@ -84,6 +84,43 @@ class Evaluation(_EvaluationKeys, total=False):
 Route = TypedDict("Route", {"from": str, "to": str, "verdict": str | None, "reason": str})
 
 
+STALL_EVENT = "stall"  # the name of the StallEvent
+
+
+class StallEvent(TypedDict):
+    """`stall`: a stall breaker fired (`to`: its on_stall state; None: the run ends)."""
+
+    state: str
+    detector: str  # same_result, no_change_passes or max_visits
+    limit: int
+    count: int
+    to: str | None
+    message: str
+
+
+class _ApprovalWaitKeys(TypedDict):
+    """The keys every `approval_wait` has."""
+
+    state: str
+    question: str
+    asked_at: str
+    answer_with: str  # the commands that answer it
+
+
+class ApprovalWait(_ApprovalWaitKeys, total=False):
+    """`approval_wait`: an approval state asks its question and waits for the answer."""
+
+    deadline: str  # when `on_timeout` is taken (ISO time), for a state with a timeout
+
+
+class ApprovalAnswer(TypedDict):
+    """`approval`: the answer came (success: approved, failure: rejected) or the time ran out."""
+
+    state: str
+    verdict: str
+    note: str
+
+
 class _LoopCompleteKeys(TypedDict):
     """The keys every `loop_complete` has."""
 
@@ -98,6 +135,7 @@ class LoopComplete(_LoopCompleteKeys, total=False):
 
     error: str
     handoff: str
+    stall: dict[str, Any]  # the stall breaker that ended the run (detector, state, limit, count)
     cost_usd: float
     usage: dict[str, int]
 
@@ -163,6 +201,8 @@ def loop_complete(result: ExecutionResult, spent: bool) -> LoopComplete:
         payload["error"] = result.error
     if result.handoff is not None:
         payload["handoff"] = result.handoff
+    if result.stall is not None:
+        payload["stall"] = result.stall
     if spent:
         payload["cost_usd"] = result.cost_usd
         payload["usage"] = result.usage

@@ -1,4 +1,4 @@
-"""The run flags a run was started with (-n, --no-llm, --llm-model, --max-cost), kept for resume."""
+"""The run flags a run was started with (-n, --max-cost, --wait-approval ...), kept for resume."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ class OptionsFile(TypedDict):
     no_llm: bool
     llm_model: str | None
     max_cost: float | None
+    wait_approval: bool
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Overrides:
     no_llm: bool = False
     llm_model: str | None = None
     max_cost: float | None = None
+    wait_approval: bool = False  # wait at an approval state for the answer, in-process
 
 
 def save_overrides(loop_name: str, loops_dir: Path, overrides: Overrides) -> None:
@@ -38,6 +40,7 @@ def save_overrides(loop_name: str, loops_dir: Path, overrides: Overrides) -> Non
         "no_llm": overrides.no_llm,
         "llm_model": overrides.llm_model,
         "max_cost": overrides.max_cost,
+        "wait_approval": overrides.wait_approval,
     }
     path = run_files(loop_name, loops_dir).options
     make_running_dir(path.parent)
@@ -63,4 +66,5 @@ def load_overrides(loop_name: str, loops_dir: Path) -> Overrides | None:
         no_llm=data.get("no_llm") is True,
         llm_model=model if isinstance(model, str) else None,
         max_cost=cost,
+        wait_approval=data.get("wait_approval") is True,
     )

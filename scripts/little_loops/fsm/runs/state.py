@@ -90,6 +90,8 @@ class StateFile(TypedDict):
     cost_usd: float
     usage: dict[str, int]
     action_result: dict[str, Any] | None  # the current state's finished action (resume judges it)
+    approval: dict[str, Any] | None  # the question an approval state waits on
+    stall_watch: dict[str, Any]  # the stall breakers' counts
 
 
 @dataclass
@@ -120,6 +122,8 @@ class LoopState:
     cost_usd: float = 0.0  # spend so far (Claude Code's cost + the LLM judge's estimate)
     usage: dict[str, int] = field(default_factory=dict)  # token counters
     action_result: dict[str, Any] | None = None  # records.acted_record, awaiting its verdict
+    approval: dict[str, Any] | None = None  # the question an approval state waits on
+    stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> StateFile:
@@ -150,6 +154,8 @@ class LoopState:
             "cost_usd": self.cost_usd,
             "usage": self.usage,
             "action_result": self.action_result,
+            "approval": self.approval,
+            "stall_watch": self.stall_watch,
         }
 
     @classmethod
@@ -237,4 +243,6 @@ def parse_state(data: Any) -> LoopState:
         cost_usd=float(cost),
         usage=usage,
         action_result=_get(data, "action_result", (dict, type(None)), None),
+        approval=_get(data, "approval", (dict, type(None)), None),
+        stall_watch=_get(data, "stall_watch", (dict,), dict),
     )

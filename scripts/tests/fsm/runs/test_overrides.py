@@ -17,7 +17,16 @@ def test_the_flags_round_trip(tmp_path: Path) -> None:
     save_overrides("x", tmp_path, flags)
     assert load_overrides("x", tmp_path) == flags
     written = json.loads(run_files("x", tmp_path).options.read_text())
-    assert written == {"max_iterations": 4, "no_llm": True, "llm_model": "m", "max_cost": 0.5}
+    assert written == {
+        "max_iterations": 4,
+        "no_llm": True,
+        "llm_model": "m",
+        "max_cost": 0.5,
+        "wait_approval": False,
+    }
+    waits = Overrides(wait_approval=True)
+    save_overrides("x", tmp_path, waits)
+    assert load_overrides("x", tmp_path) == waits
 
 
 @pytest.mark.parametrize(
