@@ -42,8 +42,16 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         f"scope: {', '.join(fsm.effective_scope())}",
         f"llm: {llm.model}" + ("" if llm.enabled else " (off)"),
     ]
-    if fsm.context:
-        lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in fsm.context.items()))
+    context = {k: v for k, v in fsm.context.items() if k not in fsm.parameters}
+    if context:
+        lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in context.items()))
+    if fsm.parameters:
+        lines.append("parameters:")
+    for name, spec in fsm.parameters.items():
+        value = f"{fsm.context[name]!r}" if name in fsm.context else "not given"
+        lines.append(f"  {name} = {value}  ({spec.summary()})")
+        if spec.description:
+            lines.append(f"      {spec.description}")
     lines.append("states:")
     for name, state in fsm.states.items():
         tags = [
