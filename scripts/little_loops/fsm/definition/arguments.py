@@ -53,19 +53,20 @@ def bind(
         raise LoopDefinitionError(
             f"loop '{loop}' {takes}, got {len(args.positional)}: extra {extra}"
         )
-    given: dict[str, tuple[object, str]] = {}  # key -> (value, where it came from)
+    # key -> (value, where it came from, whether it is text typed on the command line)
+    given: dict[str, tuple[object, str, bool]] = {}
     source = args.source
     for key, value in args.file_values.items():
-        given[_known(loop, str(key), parameters, context, source)] = (value, source)
+        given[_known(loop, str(key), parameters, context, source)] = (value, source, False)
     for name, value in zip(names, args.positional, strict=False):
-        given[name] = (value, "the command line")
+        given[name] = (value, "the command line", True)
     for pair in args.sets:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise LoopDefinitionError(f"--set {pair}: expected KEY=VALUE")
-        given[_known(loop, key, parameters, context, "--set")] = (value, "--set")
+        given[_known(loop, key, parameters, context, "--set")] = (value, "--set", True)
     out = dict(context)
-    for key, (value, _) in given.items():
+    for key, (value, _, _) in given.items():
         if key not in parameters:
             out[key] = value  # a plain context value: untyped, as the file's
     for name, spec in parameters.items():
@@ -76,9 +77,9 @@ def bind(
                 raise LoopDefinitionError(_missing(loop, name, names))
             out[name] = spec.default
             continue
-        value, where = given[name]
+        value, where, text = given[name]
         try:
-            out[name] = check_value(spec, value)
+            out[name] = check_value(spec, value, text=text)
         except ValueError as exc:
             raise LoopDefinitionError(
                 f"loop '{loop}': parameter '{name}' ({where}): {exc}"

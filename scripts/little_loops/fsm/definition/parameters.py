@@ -105,13 +105,14 @@ def show(value: Any) -> str:
 # --- the type of a value ------------------------------------------------------------
 
 
-def coerce(kind: str, value: object) -> Any:
+def coerce(kind: str, value: object, *, text: bool = False) -> Any:
     """*value* as a value of type *kind*; raises ValueError saying what was expected.
 
-    Text (from the command line) is converted: `123` to an integer, `yes` to true, `a,b`
-    to a list. Other values (from a context file or a default) must have the type already.
+    With *text* (a value typed on the command line) it is converted first: `123` to an
+    integer, `yes` to true, `a,b` to a list. Other values (from a context file, a saved run
+    or the loop file) must have the type already: `"12"` in a JSON file is no integer.
     """
-    converted = _from_text(kind, value) if isinstance(value, str) else value
+    converted = _from_text(kind, value) if text and isinstance(value, str) else value
     if _fits(kind, converted):
         return converted
     raise ValueError(f"expected {_EXPECTED.get(kind, kind)}, got {describe(value)}")
@@ -159,9 +160,10 @@ def _scalar(value: object) -> bool:
     )
 
 
-def check_value(spec: ParameterSpec, value: object) -> Any:
-    """*value* typed for *spec*, and one of its choices; raises ValueError saying why not."""
-    typed = coerce(spec.type, value)
+def check_value(spec: ParameterSpec, value: object, *, text: bool = False) -> Any:
+    """*value* typed for *spec* (converted from *text*, see coerce), and one of its choices;
+    raises ValueError saying why not."""
+    typed = coerce(spec.type, value, text=text)
     if spec.choices is not None:
         items = typed if isinstance(typed, list) else [typed]
         for item in items:
@@ -282,10 +284,6 @@ def _entry_problems(name: str, entry: Mapping[Any, object]) -> Iterator[tuple[Pa
     spec = ParameterSpec(
         type=_type(kind), choices=tuple(choices) if isinstance(choices, list) else None
     )
-    if isinstance(default, str) and kind not in ("string", "path"):
-        # A default is written in the file's own types: `default: "3"` is text, not 3.
-        yield (name, "default"), f"expected {_EXPECTED[str(kind)]}, got {describe(default)}"
-        return
     try:
         check_value(spec, default)
     except ValueError as exc:
@@ -305,8 +303,6 @@ def _choices_problem(kind: str, choices: object) -> tuple[ParamPath, str] | None
         return (), f"expected a non-empty list of values, got {describe(choices)}"
     item_kind = "string" if kind == "list" else kind
     for index, choice in enumerate(choices):
-        if isinstance(choice, str) and item_kind not in ("string", "path"):
-            return (index,), f"expected {_EXPECTED[item_kind]}, got {describe(choice)}"
         try:
             coerce(item_kind, choice)
         except ValueError as exc:
