@@ -231,7 +231,7 @@ def parameter_problems(
             yield (str(name),), f"a parameter name must be {PARAMETER_NAME_RULE}"
             continue
         if name in declared:
-            yield (name,), "declared in context: too: a key is a parameter or a context value"
+            yield (name,), "also a key of context: a name is either a parameter or a context value"
         if isinstance(entry, str):
             if entry not in PARAMETER_TYPES:
                 hint = (
@@ -299,8 +299,10 @@ def _type_hint(word: str) -> str:
 def _choices_problem(kind: str, choices: object) -> tuple[ParamPath, str] | None:
     """What is wrong with `choices:` of a *kind* parameter: each must be a value of it (a
     string, for a list: its items come from the command line as text)."""
-    if not isinstance(choices, list) or not choices:
-        return (), f"expected a non-empty list of values, got {describe(choices)}"
+    if choices == []:
+        return (), "expected at least one value"
+    if not isinstance(choices, list):
+        return (), f"expected a list of values, got {describe(choices)}"
     item_kind = "string" if kind == "list" else kind
     for index, choice in enumerate(choices):
         try:
