@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from little_loops.fsm.definition.model import DEFAULT_PROMPT_EVALUATOR, FSMLoop, StateConfig
 from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.evaluators.registry import needs_llm
@@ -48,7 +50,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
     if fsm.parameters:
         lines.append("parameters:")
     for name, spec in fsm.parameters.items():
-        value = f"{fsm.context[name]!r}" if name in fsm.context else "not given"
+        value = json.dumps(fsm.context[name]) if name in fsm.context else "not given"
         lines.append(f"  {name} = {value}  ({spec.summary()})")
         if spec.description:
             lines.append(f"      {spec.description}")

@@ -238,9 +238,9 @@ def test_dry_run_shows_the_values_this_run_would_use(project: Path) -> None:
         "parameters:\n"
         "  issue = not given  (integer, required)\n"
         "      the issue to fix\n"
-        "  mode = 'quick'  (string, default quick; one of: quick, deep)\n"
+        '  mode = "quick"  (string, default quick; one of: quick, deep)\n'
         "      how hard to try\n"
-        "  labels = ['a', 'b']  (list, default bug)\n"
+        '  labels = ["a", "b"]  (list, default bug)\n'
     ) in done.stdout
     bad = run(project, "run", "fix-issue", "--dry-run", "x")
     assert bad.returncode == ExitCode.USAGE  # a given value is still checked
