@@ -220,12 +220,28 @@ def parse_command_line(parser: argparse.ArgumentParser, argv: list[str]) -> argp
 def _late_values(
     parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]
 ) -> None:
-    """Words argparse left over because they came after a flag (`run NAME --dry-run 123`):
-    a command that takes VALUEs gets them in order; anything else is a usage error."""
+    """Words argparse left over because they came after a flag (`run NAME --dry-run 123`,
+    `run NAME -q -- -5`): a command that takes VALUEs gets them in order; anything else is
+    a usage error."""
+    before, _, after = _split_at_dashes(extra)
     values = getattr(args, "values", None)
-    if not isinstance(values, list) or any(word.startswith("-") for word in extra):
+    if any(word.startswith("-") for word in before):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    values.extend(extra)
+    if not isinstance(values, list):
+        if getattr(args, "command", None) == "resume":
+            parser.error(
+                f"resume takes no parameter values (got {' '.join(before + after)}): "
+                "the run goes on with the values it was started with"
+            )
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    values.extend(before + after)
+
+
+def _split_at_dashes(words: list[str]) -> tuple[list[str], bool, list[str]]:
+    if "--" not in words:
+        return words, False, []
+    at = words.index("--")
+    return words[:at], True, words[at + 1 :]
 
 
 def _user_path(filename: object) -> str:

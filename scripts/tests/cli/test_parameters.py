@@ -85,6 +85,12 @@ def test_the_run_command_and_values_after_flags(project: Path) -> None:
     done = run(project, "run", "fix-issue", "--quiet", "7", "--no-color", "deep")
     assert done.returncode == 0, done.stderr
     assert shown(project).startswith("[7][deep]")
+    negative = run(project, "fix-issue", "-q", "--", "-5", "deep")
+    assert negative.returncode == 0, negative.stderr
+    assert shown(project).startswith("[-5][deep]")
+    flag = run(project, "fix-issue", "1", "--bogus")
+    assert flag.returncode == ExitCode.USAGE
+    assert flag.stderr.endswith("ll-loop: error: unrecognized arguments: --bogus\n")
 
 
 def test_defaults_fill_what_is_not_given(project: Path) -> None:
@@ -266,7 +272,10 @@ def test_resume_keeps_the_values_and_takes_no_new_ones(project: Path) -> None:
     assert state["context"] == {"issue": 77, "tags": ["x", "y z"]}
     again = run(project, "resume", "twice", "5")
     assert again.returncode == ExitCode.USAGE
-    assert again.stderr.endswith("ll-loop: error: unrecognized arguments: 5\n")
+    assert again.stderr.endswith(
+        "ll-loop: error: resume takes no parameter values (got 5): the run goes on with the "
+        "values it was started with\n"
+    )
     resumed = run(project, "resume", "twice", "-n", "5", "-q")
     assert resumed.returncode == 0, resumed.stderr
     assert (project / "seen.txt").read_text() == "[77][x][y z]\n[77][x][y z]\n"
