@@ -44,13 +44,13 @@ def add_help_flag(parser: argparse.ArgumentParser) -> None:
         "-h",
         "--help",
         action=_LoopHelp,
-        nargs=0,
-        default=argparse.SUPPRESS,
         help="show this help (after NAME: with the loop's parameters) and exit",
     )
 
 
-class _LoopHelp(argparse.Action):
+class _LoopHelp(argparse._HelpAction):
+    """argparse's help, then the parameters of the loop named before it."""
+
     def __call__(
         self,
         parser: argparse.ArgumentParser,

@@ -20,7 +20,7 @@ PARAMETER_NAME_RULE = "letters, digits, '_' and '-', not starting with a digit o
 
 _TRUE = ("true", "yes", "1")
 _FALSE = ("false", "no", "0")
-_WHOLE = re.compile(r"^[+-]?\d+$")
+_WHOLE = r"^[+-]?\d+$"  # compiled on first use: importing this is on every command's path
 # What each type expects, as a message says it.
 _EXPECTED: dict[str, str] = {
     "string": "a string",
@@ -120,9 +120,9 @@ def coerce(kind: str, value: object, *, text: bool = False) -> Any:
 
 def _from_text(kind: str, text: str) -> Any:
     if kind == "integer":
-        return int(text) if _WHOLE.match(text.strip()) else text
+        return int(text) if re.match(_WHOLE, text.strip()) else text
     if kind == "number":
-        if _WHOLE.match(text.strip()):
+        if re.match(_WHOLE, text.strip()):
             return int(text)
         try:
             return float(text)
