@@ -11,7 +11,7 @@ from typing import Any
 
 from little_loops.fsm.definition.arguments import Arguments, bind
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
 
 
 def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
@@ -141,6 +141,13 @@ def argv(arguments: Arguments) -> list[str]:
 def resumed_context(fsm: FSMLoop, saved: Mapping[str, Any]) -> dict[str, Any]:
     """The context a resumed run goes on with: the saved values over the file's, its
     parameters' values checked again (the file may have changed since)."""
+    for name, spec in fsm.parameters.items():
+        if spec.required and name not in saved:
+            raise LoopRuntimeError(
+                f"cannot resume: the saved run of loop '{fsm.name}' has no value for its "
+                f"parameter '{name}' (the loop file changed?); start it again with "
+                f"'ll-loop run {fsm.name}'"
+            )
     values = {key: value for key, value in saved.items() if key in fsm.parameters}
     rest = {key: value for key, value in saved.items() if key not in fsm.parameters}
     arguments = Arguments(file_values=values, file_source="the saved run")

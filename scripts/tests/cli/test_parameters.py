@@ -276,6 +276,16 @@ def test_resume_keeps_the_values_and_takes_no_new_ones(project: Path) -> None:
         "ll-loop: error: resume takes no parameter values (got 5): the run goes on with the "
         "values it was started with\n"
     )
+    loop_file = project / ".loops" / "twice.yaml"
+    original = loop_file.read_text()
+    loop_file.write_text(original.replace("  issue: integer\n", "  issue: integer\n  new: path\n"))
+    changed = run(project, "resume", "twice", "-n", "5")
+    assert changed.returncode == ExitCode.FAILED
+    assert changed.stderr == (
+        "ll-loop: error: cannot resume: the saved run of loop 'twice' has no value for its "
+        "parameter 'new' (the loop file changed?); start it again with 'll-loop run twice'\n"
+    )
+    loop_file.write_text(original)
     resumed = run(project, "resume", "twice", "-n", "5", "-q")
     assert resumed.returncode == 0, resumed.stderr
     assert (project / "seen.txt").read_text() == "[77][x][y z]\n[77][x][y z]\n"

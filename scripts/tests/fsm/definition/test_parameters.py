@@ -229,3 +229,14 @@ def test_a_paradigm_file_takes_parameters() -> None:
     assert problems(wrong) == [
         "6: error: loop 'g' > parameters > n > default: expected a whole number, got 'x'"
     ]
+
+
+def test_a_paradigm_parameter_may_not_be_a_key_its_compiler_sets() -> None:
+    text = (
+        "paradigm: convergence\nname: c\ncheck: echo 1\ntoward: 0\nusing: echo fix\n"
+        "parameters:\n  target: integer\n"
+    )
+    assert problems(text) == [
+        "6: error: loop 'c' > parameters: 'target' is set by the convergence compiler "
+        "(paradigm convergence)"
+    ]
