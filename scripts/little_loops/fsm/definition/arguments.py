@@ -75,7 +75,8 @@ def bind(
                 continue
             if spec.required:
                 raise LoopDefinitionError(_missing(loop, name, names))
-            out[name] = spec.default
+            # A copy: the run must not change the loop's default list.
+            out[name] = list(spec.default) if isinstance(spec.default, list) else spec.default
             continue
         value, where, text = given[name]
         try:

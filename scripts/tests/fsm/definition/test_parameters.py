@@ -14,7 +14,7 @@ from little_loops.fsm.definition.parameters import (
     coerce,
     parse_parameters,
 )
-from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.definition.validation import check_document, validate_fsm
 from little_loops.fsm.definition.writer import dump_fsm_yaml
 
 
@@ -239,4 +239,17 @@ def test_a_paradigm_parameter_may_not_be_a_key_its_compiler_sets() -> None:
     assert problems(text) == [
         "6: error: loop 'c' > parameters: 'target' is set by the convergence compiler "
         "(paradigm convergence)"
+    ]
+
+
+def test_a_loop_built_in_python_takes_specs_and_is_checked() -> None:
+    fsm = FSMLoop.from_dict(load_text(LOOP).data)
+    assert validate_fsm(fsm) == []
+    fsm.parameters["extra"] = "integer"  # type: ignore[assignment]
+    assert [str(p) for p in validate_fsm(fsm)] == [
+        "loop 'p' > parameters: expected a ParameterSpec by name, got 'integer'"
+    ]
+    fsm.parameters = {"extra": ParameterSpec(type="integer", default="x")}
+    assert [str(p) for p in validate_fsm(fsm)] == [
+        "loop 'p' > parameters > extra > default: expected a whole number, got 'x'"
     ]
