@@ -313,3 +313,26 @@ def test_the_json_result_and_state_keep_the_typed_values(project: Path) -> None:
     assert context["issue"] == 8
     assert context["labels"] == ["bug"]
     assert context["dry"] is False
+
+
+def test_a_paradigm_file_takes_parameters_and_compiles_them(project: Path) -> None:
+    (project / ".loops" / "grow.yaml").write_text(
+        "paradigm: goal\nname: grow\ngoal: enough\n"
+        "tools: ['test ${context.n} -ge 3 && echo ${context.n} > shown.txt', 'echo more']\n"
+        "parameters:\n  n: {type: integer, default: 5, description: how many}\n"
+    )
+    done = run(project, "grow", "-q")
+    assert done.returncode == 0, done.stderr
+    assert shown(project) == "5\n"
+    assert run(project, "grow", "2", "-n", "1", "-q").returncode == ExitCode.MAX_ITERATIONS
+    compiled = run(project, "compile", ".loops/grow.yaml", "-o", "-")
+    assert compiled.returncode == 0, compiled.stderr
+    assert (
+        "name: grow\nparameters:\n  'n':\n    type: integer\n    default: 5\n"
+        "    description: how many\ninitial: evaluate\n"
+    ) in compiled.stdout
+    (project / ".loops" / "grown.yaml").write_text(
+        compiled.stdout.replace("name: grow", "name: grown")
+    )
+    assert run(project, "grown", "7", "-q").returncode == 0
+    assert shown(project) == "7\n"
