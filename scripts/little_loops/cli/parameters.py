@@ -117,6 +117,13 @@ def read_context_file(name: str) -> dict[str, Any]:
 def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = False) -> FSMLoop:
     """The loop whose context holds this run's values (checked; LoopDefinitionError if not)."""
     context = bind(fsm.name, fsm.parameters, fsm.context, arguments, missing_ok=missing_ok)
+    if arguments != Arguments():
+        # A given value with ${...} in it is filled in like the file's: one that cannot be
+        # (a cycle, past the limits) is refused now rather than when a state reads it.
+        from little_loops.fsm.engine.interpolation import context_problems
+
+        for key, message in context_problems(context):
+            raise LoopDefinitionError(f"loop '{fsm.name}': context '{key}': {message}")
     return dataclasses.replace(fsm, context=context)
 
 

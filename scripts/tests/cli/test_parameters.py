@@ -191,6 +191,13 @@ def test_an_unknown_key_is_refused_with_a_suggestion(project: Path) -> None:
     )
 
 
+def test_a_value_that_refers_to_itself_is_refused_before_the_run(project: Path) -> None:
+    assert refused(project, "fix-issue", "1", "--set", "notes=${context.notes}") == (
+        "ll-loop: error: loop 'fix-issue': context 'notes': ${context.notes}: context values "
+        "refer to each other in a cycle (notes → notes)"
+    )
+
+
 def test_too_many_values_say_how_many_the_loop_takes(project: Path) -> None:
     args = ("1", "deep", "a", "1", "no", "n.md", "extra")
     assert refused(project, "fix-issue", *args) == (
