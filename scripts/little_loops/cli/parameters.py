@@ -159,3 +159,21 @@ def resumed_context(fsm: FSMLoop, saved: Mapping[str, Any]) -> dict[str, Any]:
     rest = {key: value for key, value in saved.items() if key not in fsm.parameters}
     arguments = Arguments(file_values=values, file_source="the saved run")
     return {**bind(fsm.name, fsm.parameters, fsm.context, arguments), **rest}
+
+
+def saved_values(saved_context: Mapping[str, Any], loop_file: Path | None) -> str | None:
+    """`issue=123, labels=a,b`: a saved run's parameter values, for `ll-loop status` (None
+    when its loop file is gone, invalid or declares no parameters)."""
+    if loop_file is None:
+        return None
+    from little_loops.fsm.definition.parameters import show
+    from little_loops.fsm.definition.validation import load_and_validate
+
+    try:
+        fsm = load_and_validate(loop_file)
+    except (LoopDefinitionError, OSError):
+        return None
+    shown = [
+        f"{name}={show(saved_context[name])}" for name in fsm.parameters if name in saved_context
+    ]
+    return ", ".join(shown) or None

@@ -316,6 +316,10 @@ def test_the_json_result_and_state_keep_the_typed_values(project: Path) -> None:
     done = run(project, "fix-issue", "8", "--json", "-q")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["final_state"] == "done"
+    status = run(project, "status", "fix-issue")
+    assert status.stdout.splitlines()[-1] == (
+        "parameters: issue=8, mode=quick, labels=bug, ratio=0.5, dry=false, notes=notes.md"
+    )
     context = llproc.state(project, "fix-issue")["context"]
     assert context["issue"] == 8
     assert context["labels"] == ["bug"]
