@@ -186,6 +186,7 @@ _ENTRY_JSON: dict[str, Any] = {
     "oneOf": [
         # The short form: a type (`ll-loop validate` names a wrong one with did-you-mean).
         {"type": "string", "description": "The type: " + ", ".join(PARAMETER_TYPES) + "."},
+        {"type": "null", "description": "Nothing: a required string."},
         {
             "type": "object",
             "additionalProperties": False,
