@@ -110,7 +110,8 @@ def read_context_file(name: str) -> dict[str, Any]:
             raise LoopDefinitionError(
                 f"context file {name}: expected a mapping of KEY: VALUE"
             ) from None
-        raise LoopDefinitionError(f"context file {exc}") from None
+        message = str(exc).replace(", not a loop file", "")
+        raise LoopDefinitionError(f"context file {message}") from None
     return dict(data)
 
 

@@ -214,6 +214,13 @@ def test_a_context_file_that_is_no_mapping_is_refused(project: Path) -> None:
     assert refused(project, "fix-issue", "--context-file", "none.json") == (
         "ll-loop: error: context file none.json: no such file"
     )
+    assert refused(project, "fix-issue", "--context-file", ".loops") == (
+        "ll-loop: error: context file .loops: is a directory"
+    )
+    (project / "bad.yaml").write_text("issue: [1\n")
+    assert refused(project, "fix-issue", "--context-file", "bad.yaml").startswith(
+        "ll-loop: error: context file bad.yaml:2:1: "
+    )
 
 
 def test_help_after_a_name_lists_its_parameters(project: Path) -> None:
