@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from little_loops.cli import parameters
+from little_loops.fsm.definition.arguments import Arguments
 from little_loops.fsm.runs.overrides import Overrides
 
 
@@ -19,6 +21,7 @@ class RunOptions(Overrides):
     verbose: bool = False
     as_json: bool = False
     no_color: bool = False
+    arguments: Arguments = field(default_factory=Arguments)  # parameter values (run only)
 
     def argv(self) -> list[str]:
         """These options as `ll-loop run` flags (what a background run is started with)."""
@@ -42,7 +45,7 @@ class RunOptions(Overrides):
         ):
             if given:
                 out.append(flag)
-        return out
+        return out + parameters.argv(self.arguments)
 
 
 def positive_int(text: str) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from little_loops.fsm.definition.model import DEFAULT_PROMPT_EVALUATOR, FSMLoop, StateConfig
 from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.evaluators.registry import needs_llm
@@ -42,8 +44,16 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         f"scope: {', '.join(fsm.effective_scope())}",
         f"llm: {llm.model}" + ("" if llm.enabled else " (off)"),
     ]
-    if fsm.context:
-        lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in fsm.context.items()))
+    context = {k: v for k, v in fsm.context.items() if k not in fsm.parameters}
+    if context:
+        lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in context.items()))
+    if fsm.parameters:
+        lines.append("parameters:")
+    for name, spec in fsm.parameters.items():
+        value = json.dumps(fsm.context[name]) if name in fsm.context else "not given"
+        lines.append(f"  {name} = {value}  ({spec.summary()})")
+        if spec.description:
+            lines.append(f"      {spec.description}")
     lines.append("states:")
     for name, state in fsm.states.items():
         tags = [

@@ -110,10 +110,3 @@ def run_session(
         sys.stdout.write(json_bytes(result.to_dict(), indent=2).decode("utf-8") + "\n")
         sys.stdout.flush()
     return outcome_of(result.terminated_by).exit_code
-
-
-def merge_saved_context(fsm: FSMLoop, saved_context: dict[str, Any]) -> FSMLoop:
-    """The loop with the context its run was started with laid over the file's."""
-    if not saved_context:
-        return fsm
-    return dataclasses.replace(fsm, context={**fsm.context, **saved_context})

@@ -136,6 +136,7 @@ states:
   done:
     terminal: true
 """
+FIX_ISSUE = {".loops/fix-issue.yaml": "@docs/guide.md|name: fix-issue"}
 
 # Samples compared, volatile parts normalised, to what the call prints in a project holding
 # this repository's .loops/ and scripts/tests/data/doc_loops/.
@@ -147,6 +148,26 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         ("run", "tutorial", "--no-color"),
         {".loops/tutorial.yaml": "@docs/guide.md|name: tutorial"},
         "err",
+    ),
+    ("docs/guide.md", "$ ll-loop fix-issue 123 -v"): Run(files=FIX_ISSUE, stream="err"),
+    ("docs/guide.md", "ll-loop: error: loop 'fix-issue': missing"): (
+        Run(("fix-issue",), FIX_ISSUE, "err", 2, (0, 1)),
+        Run(("fix-issue", "12a"), FIX_ISSUE, "err", 2, (1, 2), (0, 1)),
+    ),
+    ("docs/guide.md", "parameters of fix-issue"): Run(
+        ("fix-issue", "--help"), FIX_ISSUE, printed=(-5, None)
+    ),
+    ("docs/loop-files.md", "ll-loop: error: loop 'release'"): Run(
+        ("release", "2.1.0", "--set", "targets=pip"),
+        {".loops/release.yaml": "@docs/loop-files.md|name: release"},
+        "err",
+        2,
+    ),
+    ("docs/loop-files.md", "parameters:\n  version = "): Run(
+        ("run", "release", "--dry-run", "2.1.0", "--set", "targets=pypi,docs"),
+        {".loops/release.yaml": "@docs/loop-files.md|name: release"},
+        lines=(None, None),
+        printed=(7, 15),
     ),
     ("docs/cli.md", "ll-loop: using "): Run(("list",), stream="err", cwd="sub"),
     ("docs/cli.md", "NAME       PARADIGM"): Run(("list",), lines=(0, 1)),

@@ -49,6 +49,8 @@ class _GraphChecker:
         self.problems: list[ValidationError] = []
         self.written = {name: declared(state) for name, state in fsm.states.items()}
         self.hints: dict[str, str] = {}  # unknown target -> what not_a_state adds
+        # What ${context.X} may name: a context value or a parameter (given at run time).
+        self.context_keys = [*map(str, fsm.context), *fsm.parameters]
 
     def add(
         self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
@@ -265,8 +267,9 @@ class _GraphChecker:
                     fields = _FIXED_FIELDS[namespace]
                     hint = did_you_mean(first, fields) or f" (known: {', '.join(fields)})"
                     self.add(path, f"{ref}: '{namespace}' has no '{first}'{hint}")
-                elif namespace == "context" and first not in self.fsm.context:
-                    self.add(path, f"{ref}: context has no key '{first}'")
+                elif namespace == "context" and first not in self.context_keys:
+                    hint = did_you_mean(first, self.context_keys)
+                    self.add(path, f"{ref}: context has no key '{first}'{hint}")
                 elif namespace == "captured" and first not in captures:
                     hint = did_you_mean(first, captures) if captures else ""
                     self.add(path, f"{ref}: no state captures '{first}'{hint}")

@@ -13,6 +13,7 @@ from little_loops.fsm.definition.model import (
     DIRECTIONS,
     OPERATORS,
 )
+from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
 from little_loops.fsm.definition.value_checks import (
     Check,
     boolean,
@@ -63,6 +64,7 @@ FSM_PARADIGM = "fsm"
 # Loop settings: the one check of each, for FSM files and paradigm specs alike.
 LOOP_SETTING_KEYS: dict[str, Check] = {
     "context": optional(mapping),
+    "parameters": optional(PARAMETERS_CHECK),
     "scope": optional(string_list),
     "max_iterations": integer(1),
     "backoff": optional(number(0, MAX_LOOP_SECONDS, why="a year")),
@@ -188,6 +190,13 @@ class _Checker:
         if isinstance(states, Mapping):
             self.states(states)
         self.llm(data)
+        self.parameters(data)
+
+    def parameters(self, data: YAMLMapping) -> None:
+        params = data.get("parameters")
+        if isinstance(params, Mapping):
+            for path, message in parameter_problems(params, data.get("context")):
+                self.add(("parameters", *path), message)
 
     def llm(self, data: YAMLMapping) -> None:
         """The keys of the loop's `llm:`, `archive:` and `stall:` settings."""
@@ -285,4 +294,6 @@ def check_loop_settings(
     checker = _Checker(data)
     checker.keys({key: value for key, value in data.items() if key in checks}, (), dict(checks))
     checker.llm(data)
+    if "parameters" in checks:
+        checker.parameters(data)
     return checker.problems

@@ -32,6 +32,11 @@ LOOP_KEYS: dict[str, str] = {
         "The paradigm this file is written in; fsm (the default) for states and transitions."
     ),
     "context": "Variables for ${context.NAME} references; values may refer to each other.",
+    "parameters": (
+        "Typed context keys a run gives values to (`ll-loop run NAME VALUE... --set KEY=VALUE`), "
+        "read as ${context.NAME}: each a type, or a mapping of type, default, required, "
+        "description and choices."
+    ),
     "scope": (
         "Paths this loop changes; two loops with overlapping scopes do not run at once. "
         "Default: the whole project."

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
+
 DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 # `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
@@ -225,6 +227,7 @@ class FSMLoop:
     states: dict[str, StateConfig]
     paradigm: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, ParameterSpec] = field(default_factory=dict)
     scope: list[str] = field(default_factory=list)
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     backoff: float | None = None
@@ -252,6 +255,7 @@ class FSMLoop:
             kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
+        kwargs["parameters"] = parse_parameters(data.get("parameters"))
         if kwargs.get("scope") is None:
             kwargs.pop("scope", None)
         return cls(**kwargs)
@@ -266,6 +270,8 @@ class FSMLoop:
         out["initial"] = self.initial
         if self.context:
             out["context"] = self.context
+        if self.parameters:
+            out["parameters"] = {name: p.to_dict() for name, p in self.parameters.items()}
         out["states"] = {name: state.to_dict() for name, state in self.states.items()}
         for key in (
             "scope",
