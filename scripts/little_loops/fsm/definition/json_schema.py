@@ -57,6 +57,7 @@ def _loop() -> dict[str, Any]:
     }
     props["paradigm"] = {"const": checks.FSM_PARADIGM, "description": docs.LOOP_KEYS["paradigm"]}
     props["llm"] = {**_ref("llmConfig"), "description": docs.LOOP_KEYS["llm"]}
+    props["claude"] = _claude_ref(docs.LOOP_KEYS["claude"])
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -73,12 +74,17 @@ def _state() -> dict[str, Any]:
             "anyOf": [_ref(block), {"type": "null"}],
             "description": props[key]["description"],
         }
+    props["claude"] = _claude_ref(docs.STATE_KEYS["claude"])
     return {
         "type": "object",
         "description": docs.STATE,
         "additionalProperties": False,
         "properties": props,
     }
+
+
+def _claude_ref(description: str) -> dict[str, Any]:
+    return {"anyOf": [_ref("claudeOptions"), {"type": "null"}], "description": description}
 
 
 def _evaluate() -> dict[str, Any]:
@@ -155,6 +161,12 @@ def build() -> dict[str, Any]:
                 "description": docs.LLM,
                 "additionalProperties": False,
                 "properties": _properties(checks.LLM_KEYS, docs.LLM_KEYS),
+            },
+            "claudeOptions": {
+                "type": "object",
+                "description": docs.CLAUDE,
+                "additionalProperties": False,
+                "properties": _properties(checks.CLAUDE_KEYS, docs.CLAUDE_KEYS),
             },
         },
     }

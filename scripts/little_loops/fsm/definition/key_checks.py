@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
+    JUDGE_BACKENDS,
     OPERATORS,
+    SESSION_MODES,
 )
 from little_loops.fsm.definition.value_checks import (
     Check,
@@ -69,6 +72,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "max_cost_usd": optional(number(0, above=True)),
     "maintain": boolean,
     "llm": mapping,
+    "claude": optional(mapping),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -91,6 +95,9 @@ STATE_KEYS: dict[str, Check] = {
     "next": optional(string),
     "terminal": boolean,
     "on_maintain": optional(string),
+    "claude": optional(mapping),
+    "session": one_of(SESSION_MODES),
+    "session_key": optional(string),
 }
 EVALUATE_KEYS: dict[str, Check] = {
     "type": one_of(EVALUATOR_TYPES),
@@ -113,7 +120,12 @@ LLM_KEYS: dict[str, Check] = {
     "model": string,
     "max_tokens": integer(1),
     "timeout": _ACTION_SECONDS,
+    "backend": one_of(JUDGE_BACKENDS),
 }
+# The `claude:` options (of the loop and of a Claude state), from their one table.
+CLAUDE_KEYS: dict[str, Check] = {name: option.check for name, option in CLAUDE_OPTIONS.items()}
+# State keys that only a Claude action (prompt or slash command) can use.
+CLAUDE_STATE_KEYS: tuple[str, ...] = ("claude", "session", "session_key")
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
 # What the target of an evaluator that compares numbers must be.
@@ -171,6 +183,27 @@ class _Checker:
         llm = data.get("llm")
         if isinstance(llm, Mapping):
             self.keys(llm, ("llm",), LLM_KEYS)
+        claude = data.get("claude")
+        if isinstance(claude, Mapping):
+            self.keys(claude, ("claude",), CLAUDE_KEYS)
+
+    def claude_state(self, state: YAMLMapping, path: KeyPath) -> None:
+        """`claude:`, `session:` and `session_key:` only on a state whose action goes to Claude."""
+        claude = state.get("claude")
+        if isinstance(claude, Mapping):
+            self.keys(claude, (*path, "claude"), CLAUDE_KEYS)
+        kind, action = state.get("action_type"), state.get("action")
+        to_claude = kind in ("prompt", "slash_command") or (
+            kind is None and isinstance(action, str) and action.startswith("/")
+        )
+        if to_claude:
+            return
+        why = "this state's action runs with bash" if action else "this state has no action"
+        for key in CLAUDE_STATE_KEYS:
+            if state.get(key) is not None:
+                self.add(
+                    (*path, key), f"only a prompt or slash-command state runs Claude Code ({why})"
+                )
 
     def states(self, states: YAMLMapping) -> None:
         if not states:
@@ -186,6 +219,7 @@ class _Checker:
                 self.add(path, f"expected a mapping of state settings, got {describe(state)}")
                 continue
             self.keys(state, path, STATE_KEYS)
+            self.claude_state(state, path)
             if isinstance(state.get("evaluate"), Mapping):
                 self.evaluate(state["evaluate"], (*path, "evaluate"))
             if isinstance(state.get("route"), Mapping):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 
 FILE = (
@@ -56,6 +57,10 @@ LOOP_KEYS: dict[str, str] = {
         "state). Default false."
     ),
     "llm": "Settings of LLM evaluation (the llm_structured evaluator).",
+    "claude": (
+        "Claude Code options for every prompt and slash-command state; a state's own "
+        "`claude:` is laid over them key by key."
+    ),
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -95,6 +100,17 @@ STATE_KEYS: dict[str, str] = {
         "For a terminal state of a loop with maintain: true, the state to start again from "
         "(default: the initial state)."
     ),
+    "claude": (
+        "Claude Code options of this state's session, laid key by key over the loop's `claude:`."
+    ),
+    "session": (
+        "fresh (the default): a new Claude session each visit; continue: resume this state's "
+        "(or session_key's) previous session of the run."
+    ),
+    "session_key": (
+        "The name this state's Claude session is recorded and resumed under (default: the "
+        "state's name); states with the same key share a session."
+    ),
 }
 
 EVALUATE = "An evaluator: turns the action's result into a verdict."
@@ -132,4 +148,11 @@ LLM_KEYS: dict[str, str] = {
     ),
     "max_tokens": "Maximum tokens of an evaluation answer. Default 256.",
     "timeout": "Seconds per evaluation call. Default 30.",
+    "backend": (
+        "Who judges: api (the Anthropic API, needs ANTHROPIC_API_KEY), claude (Claude Code's "
+        "own login) or auto (the default: api when ANTHROPIC_API_KEY is set, else claude)."
+    ),
 }
+
+CLAUDE = "Claude Code options: each becomes a flag of the `claude` command line."
+CLAUDE_KEYS: dict[str, str] = {name: option.doc for name, option in CLAUDE_OPTIONS.items()}
