@@ -28,6 +28,7 @@ class Checkpoints:
     acted: dict[str, Any] | None
     resumed_action: ActionResult | None
     spend: Spend
+    sessions: dict[str, str]
     clock: RunClock
 
     def elapsed_ms(self) -> int:
@@ -49,6 +50,7 @@ class Checkpoints:
             cost_usd=round(self.spend.cost_usd, 6),  # micro-dollars, as every record
             usage=dict(self.spend.usage),
             action_result=self.acted,
+            sessions=dict(self.sessions),
         )
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -74,3 +76,4 @@ class Checkpoints:
         self.clock.elapsed_before_ms = snap.elapsed_ms
         self.continuation = snap.continuation
         self.spend = Spend(snap.cost_usd, dict(snap.usage))
+        self.sessions = dict(snap.sessions)

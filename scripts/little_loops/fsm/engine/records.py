@@ -58,6 +58,8 @@ class ExecutorSnapshot:
     # The current state's finished action, awaiting its verdict (see acted_record): a run
     # resumed here evaluates it instead of running the action again.
     action_result: dict[str, Any] | None = None
+    # Claude Code session ids by session_key (a state's name by default), for `session: continue`.
+    sessions: dict[str, str] = field(default_factory=dict)
 
 
 def chomp(text: str) -> str:
