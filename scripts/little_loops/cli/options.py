@@ -31,6 +31,8 @@ class RunOptions(Overrides):
             out += ["--llm-model", self.llm_model]
         if self.max_cost is not None:
             out += ["--max-cost", repr(self.max_cost)]
+        if self.model is not None:
+            out += ["--model", self.model]
         for flag, given in (
             ("--queue", self.queue),
             ("--quiet", self.quiet),
@@ -81,6 +83,11 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--llm-model", metavar="MODEL", help="the model of the LLM evaluator")
     parser.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="the Claude model of every prompt and slash-command state (overrides claude: model)",
+    )
+    parser.add_argument(
         "--max-cost",
         type=positive_dollars,
         metavar="USD",
@@ -119,6 +126,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         no_llm=args.no_llm,
         llm_model=args.llm_model,
         max_cost=args.max_cost,
+        model=args.model,
         queue=args.queue,
         quiet=args.quiet,
         verbose=args.verbose,
