@@ -122,8 +122,11 @@ LLM_KEYS: dict[str, Check] = {
     "timeout": _ACTION_SECONDS,
     "backend": one_of(JUDGE_BACKENDS),
 }
-# The `claude:` options (of the loop and of a Claude state), from their one table.
-CLAUDE_KEYS: dict[str, Check] = {name: option.check for name, option in CLAUDE_OPTIONS.items()}
+# The `claude:` options (of the loop and of a Claude state), from their one table; null
+# in a state unsets the loop's value.
+CLAUDE_KEYS: dict[str, Check] = {
+    name: optional(option.check) for name, option in CLAUDE_OPTIONS.items()
+}
 # State keys that only a Claude action (prompt or slash command) can use.
 CLAUDE_STATE_KEYS: tuple[str, ...] = ("claude", "session", "session_key")
 

@@ -1,0 +1,190 @@
+"""Per-state `claude:` options and `session: continue`, with the real Claude Code CLI.
+
+Each test runs `ll-loop run` as a process; Claude Code talks to the scripted Messages API,
+and the tests read what it sent: the model, the tools offered, the earlier turns.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import llproc
+from support.fake_anthropic import FakeAnthropic, Route, is_claude_code
+
+from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.store import get_loop_history
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]
+
+OPTIONS_LOOP = """\
+    name: options
+    initial: plan
+    claude:
+      model: claude-loop-default
+      tools: [Read]
+    states:
+      plan:
+        action_type: prompt
+        action: "Plan the change"
+        claude:
+          model: claude-state-model
+          tools: [Bash, Read]
+        next: write
+      write:
+        action_type: prompt
+        action: "Write the change"
+        next: chat
+      chat:
+        action_type: prompt
+        action: "Just answer"
+        claude:
+          tools: []
+        next: permissive
+      permissive:
+        action_type: prompt
+        action: "Check with rules"
+        claude:
+          tools: null
+          allowed_tools: [Read]
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def _project(tmp_path: Path, name: str, text: str) -> Path:
+    (tmp_path / ".loops").mkdir(exist_ok=True)
+    (tmp_path / ".loops" / f"{name}.yaml").write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _agent(fake: FakeAnthropic) -> Route:
+    # In -p mode Claude Code 2.1.197 sends only the agent's turns (no side requests).
+    return fake.route("agent", is_claude_code)
+
+
+def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == kind]
+
+
+def test_claude_options_reach_the_api_request(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    agent = _agent(fake_anthropic)
+    for answer in ("planned", "written", "answered", "checked"):
+        agent.reply_text(answer)
+    project = _project(tmp_path, "options", OPTIONS_LOOP)
+
+    run = llproc.ll_loop(project, "run", "options", timeout=120)
+
+    assert run.returncode == 0, run.stderr
+    plan, write, chat, permissive = agent.requests
+    # The state's own options win over the loop's, key by key.
+    assert plan.body["model"] == "claude-state-model"
+    assert sorted(plan.tool_names) == ["Bash", "Read"]
+    # A state without `claude:` runs with the loop's.
+    assert write.body["model"] == "claude-loop-default"
+    assert write.tool_names == ["Read"]
+    # `tools: []` offers none at all; the model is still the loop's.
+    assert chat.body["model"] == "claude-loop-default"
+    assert chat.tool_names == []
+    # allowed_tools is a permission rule: while permissions are skipped (the default) it
+    # restricts nothing, so every built-in tool is offered (`tools: null` unset the loop's).
+    assert {"Bash", "Edit", "Read", "Write"} <= set(permissive.tool_names)
+
+
+def test_model_flag_overrides_every_claude_state(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent = _agent(fake_anthropic)
+    for answer in ("planned", "written", "answered", "checked"):
+        agent.reply_text(answer)
+    project = _project(tmp_path, "options", OPTIONS_LOOP)
+
+    run = llproc.ll_loop(project, "run", "options", "--model", "claude-from-cli", timeout=120)
+
+    assert run.returncode == 0, run.stderr
+    assert [r.body["model"] for r in agent.requests] == ["claude-from-cli"] * 4
+    # Only the model changed: the tools are still each state's.
+    assert sorted(agent.requests[0].tool_names) == ["Bash", "Read"]
+    assert agent.requests[2].tool_names == []
+
+
+# `fix` runs twice (the check fails once); with `session: continue`, its second pass
+# resumes the session of the first.
+SESSION_LOOP = """\
+    name: session
+    initial: fix
+    states:
+      fix:
+        action_type: prompt
+        action: "Fix attempt ${{state.iteration}}"
+        session: continue
+        next: check
+      check:
+        action: '{check}'
+        on_success: done
+        on_failure: fix
+      done:
+        terminal: true
+"""
+FAIL_ONCE = "test -f tried || { touch tried; exit 1; }"
+
+
+def test_session_continue_sends_the_earlier_turns(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent = _agent(fake_anthropic)
+    agent.reply_text("FIRST-ATTEMPT-7731: changed foo.py")
+    agent.reply_text("SECOND-ATTEMPT: changed bar.py too")
+    project = _project(tmp_path, "session", SESSION_LOOP.format(check=FAIL_ONCE))
+
+    run = llproc.ll_loop(project, "run", "session", timeout=120)
+
+    assert run.returncode == 0, run.stderr
+    first, second = agent.requests
+    assert "Fix attempt 1" in first.all_user_text
+    assert "FIRST-ATTEMPT-7731" not in json.dumps(first.messages)
+    # The second pass is the same conversation: the first prompt and answer come first.
+    assert "Fix attempt 1" in second.all_user_text
+    assistant = [m for m in second.messages if m.get("role") == "assistant"]
+    assert "FIRST-ATTEMPT-7731" in json.dumps(assistant)
+    assert second.user_text.strip().endswith("Fix attempt 2")
+    events = get_loop_history("session", project / ".loops")
+    starts = [e for e in _of(events, "action_start") if e["state"] == "fix"]
+    completes = [e for e in _of(events, "action_complete") if e["state"] == "fix"]
+    session_id = completes[0]["session_id"]
+    assert "resume_session" not in starts[0]
+    assert starts[1]["resume_session"] == session_id
+    # The session ids are saved with the run (a resume goes on with them).
+    saved = json.loads(run_files("session", project / ".loops").state.read_text())
+    assert saved["sessions"] == {"fix": completes[1]["session_id"]}
+
+
+def test_a_session_claude_cannot_resume_starts_fresh_with_a_note(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent = _agent(fake_anthropic)
+    agent.reply_text("FIRST-ATTEMPT-7731")
+    agent.reply_text("SECOND-ATTEMPT")
+    # The check also deletes Claude Code's saved sessions (as on another machine).
+    check = f'rm -rf "$HOME/.claude/projects"; {FAIL_ONCE}'
+    project = _project(tmp_path, "session", SESSION_LOOP.format(check=check))
+
+    run = llproc.ll_loop(project, "run", "session", timeout=120)
+
+    assert run.returncode == 0, run.stderr
+    first, second = agent.requests  # the failed resume made no API call
+    assert "FIRST-ATTEMPT-7731" not in json.dumps(second.messages)
+    assert second.user_text.strip().endswith("Fix attempt 2")
+    events = get_loop_history("session", project / ".loops")
+    (lost,) = _of(events, "session_lost")
+    first_id = _of(events, "action_complete")[0]["session_id"]
+    assert lost["session_id"] == first_id
+    assert lost["note"] == (
+        f"claude cannot resume session {first_id}: state 'fix' starts a fresh one"
+    )
+    assert lost["note"] in run.stderr
+    assert _of(events, "loop_complete")[0]["terminated_by"] == "terminal"
