@@ -71,7 +71,9 @@ def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["event"] == kind]
 
 
-def test_claude_options_reach_the_api_request(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+def test_claude_options_reach_the_api_request(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
     agent = _agent(fake_anthropic)
     for answer in ("planned", "written", "answered", "checked"):
         agent.reply_text(answer)
@@ -188,3 +190,65 @@ def test_a_session_claude_cannot_resume_starts_fresh_with_a_note(
     )
     assert lost["note"] in run.stderr
     assert _of(events, "loop_complete")[0]["terminated_by"] == "terminal"
+
+
+def test_every_option_is_a_flag_of_the_pinned_claude(claude_code: Path) -> None:
+    import re
+    import subprocess
+
+    from little_loops.fsm.actions.claude_options import (
+        CLAUDE_OPTIONS,
+        EFFORT_LEVELS,
+        PERMISSION_MODES,
+    )
+
+    shown = subprocess.run(
+        [str(claude_code), "--help"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    help_text = " ".join(shown.split())
+    hidden = {"--max-turns"}  # works (the options loop above would fail) but is not listed
+    for name, option in CLAUDE_OPTIONS.items():
+        if option.flag is not None and option.flag not in hidden:
+            assert re.search(rf"(^|[ ,]){re.escape(option.flag)}[ ,]", help_text), name
+    assert f"({', '.join(EFFORT_LEVELS)})" in help_text
+    modes = re.search(r"--permission-mode <mode> .*?\(choices: ([^)]*)\)", help_text)
+    assert modes is not None
+    assert modes.group(1).replace('"', "").split(", ") == list(PERMISSION_MODES)
+
+
+def test_max_turns_and_the_other_flags_are_accepted(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent = _agent(fake_anthropic)
+    agent.reply_text("done")
+    project = _project(
+        tmp_path,
+        "flags",
+        """\
+        name: flags
+        initial: work
+        states:
+          work:
+            action_type: prompt
+            action: "Work"
+            claude:
+              max_turns: 2
+              effort: low
+              fallback_model: claude-haiku-4-5
+              append_system_prompt: "SYSTEM-NOTE-5521"
+              disallowed_tools: [Write]
+              permission_mode: bypassPermissions
+              extra_args: ["--add-dir", "."]
+            next: done
+          done:
+            terminal: true
+        """,
+    )
+
+    run = llproc.ll_loop(project, "run", "flags", timeout=120)
+
+    assert run.returncode == 0, run.stderr
+    (turn,) = agent.requests
+    assert "SYSTEM-NOTE-5521" in json.dumps(turn.body["system"])
+    assert "Write" not in turn.tool_names and "Edit" in turn.tool_names
+    assert turn.body["output_config"]["effort"] == "low"
