@@ -8,7 +8,6 @@ report whose `structured_output` is the answer and whose `total_cost_usd` is rec
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -55,6 +54,8 @@ def judge_argv(
     text: str, schema: dict[str, Any], model: str, claude: Sequence[str] = ("claude",)
 ) -> list[str]:
     """The command line that asks Claude Code *text*, answered as *schema* by *model*."""
+    import json  # here, not at the top: `ll-loop validate` reads the evaluators' specs only
+
     return [
         *claude,
         *JUDGE_FLAGS,

@@ -6,7 +6,6 @@ put the same text to the model and read its answer with `verdict_from_answer`.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from little_loops.fsm.definition.value_checks import is_finite
@@ -61,6 +60,8 @@ def verdict_from_answer(
     an error when it is not an object, has no verdict or one outside the enum, or a
     confidence that is not a number; `<verdict>_uncertain` below *min_confidence* with
     *uncertain_suffix*."""
+    import json  # here, not at the top: `ll-loop validate` reads the evaluators' specs only
+
     if not isinstance(answer, dict):
         return judge_error("the model's evaluation is not an object", model, usage=usage)
     verdict = answer.get("verdict")

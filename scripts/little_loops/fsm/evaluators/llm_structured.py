@@ -17,11 +17,6 @@ from typing import Any
 
 from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
 from little_loops.fsm.engine.interpolation import to_text
-from little_loops.fsm.evaluators.judge_claude import (
-    CLAUDE_BACKEND,
-    evaluate_with_claude,
-    judge_backend,
-)
 from little_loops.fsm.evaluators.judge_rules import (
     DEFAULT_LLM_PROMPT,
     MAX_OUTPUT_CHARS,
@@ -252,6 +247,13 @@ def _config_verdicts(config: EvaluateConfig) -> tuple[str, ...] | None:
 def _run(
     config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
 ) -> EvaluationResult:
+    # Here, not at the top: `ll-loop validate` reads SPEC only, not the process machinery.
+    from little_loops.fsm.evaluators.judge_claude import (
+        CLAUDE_BACKEND,
+        evaluate_with_claude,
+        judge_backend,
+    )
+
     if judge_backend(llm, client) == CLAUDE_BACKEND:
         schema = config.schema or DEFAULT_LLM_SCHEMA
         problem = judge_input_error(schema, config.min_confidence, llm.model)
