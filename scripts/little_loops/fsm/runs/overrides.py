@@ -1,5 +1,4 @@
-"""The run flags a run was started with (-n, --no-llm, --llm-model, --max-cost, --model),
-kept for resume."""
+"""The run flags a run was started with (-n, --no-llm, --llm-model, --max-cost, --model)."""
 
 from __future__ import annotations
 
