@@ -95,6 +95,12 @@ def test_claude_options_reach_the_api_request(
     # allowed_tools is a permission rule: while permissions are skipped (the default) it
     # restricts nothing, so every built-in tool is offered (`tools: null` unset the loop's).
     assert {"Bash", "Edit", "Read", "Write"} <= set(permissive.tool_names)
+    # Each action's cost is recorded per model, as Claude Code reports it.
+    events = get_loop_history("options", project / ".loops")
+    costs = {e["state"]: e for e in _of(events, "action_complete")}
+    assert list(costs["plan"]["models"]) == ["claude-state-model"]
+    assert list(costs["write"]["models"]) == ["claude-loop-default"]
+    assert costs["plan"]["models"]["claude-state-model"] == costs["plan"]["cost_usd"]
 
 
 def test_model_flag_overrides_every_claude_state(

@@ -223,6 +223,17 @@ def usage_of(report: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def model_costs(report: dict[str, Any]) -> dict[str, float]:
+    """What each model of the session cost, from the report's `modelUsage` (`costUSD`)."""
+    out: dict[str, float] = {}
+    usage = report.get("modelUsage")
+    for model, counts in (usage if isinstance(usage, dict) else {}).items():
+        cost = counts.get("costUSD") if isinstance(counts, dict) else None
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and is_finite(cost):
+            out[str(model)] = max(0.0, float(cost))
+    return out
+
+
 def apply_report(result: ActionResult) -> ActionResult:
     """Replace the raw JSON with Claude's answer and record its cost and tokens.
 
@@ -253,6 +264,7 @@ def apply_report(result: ActionResult) -> ActionResult:
         # The answer is whole even when the transcript outgrew the runner's tail.
         "truncated": False,
         "session_id": session_of(report),
+        "model_costs": model_costs(report) or None,
     }
     if isinstance(cost, int | float) and not isinstance(cost, bool) and is_finite(cost):
         changes["cost_usd"] = max(0.0, float(cost))

@@ -54,3 +54,4 @@ class ActionResult:
     cost_usd: float | None = None  # Claude Code's total_cost_usd for a prompt action
     usage: dict[str, int] | None = None  # Claude Code's token counters
     session_id: str | None = None  # the Claude Code session the action ran in
+    model_costs: dict[str, float] | None = None  # Claude Code's cost of each model it used

@@ -74,6 +74,7 @@ class ActionComplete(_ActionCompleteKeys, total=False):
     usage: dict[str, int]
     spent_usd: float
     session_id: str  # the Claude Code session the action ran in
+    models: dict[str, float]  # the cost of each model the Claude session used
 
 
 class _EvaluationKeys(TypedDict):
@@ -144,6 +145,8 @@ def action_complete(name: str, result: ActionResult, spent_usd: float) -> Action
         complete["spent_usd"] = round(spent_usd, 6)
     if result.session_id:
         complete["session_id"] = result.session_id
+    if result.model_costs:
+        complete["models"] = {name: round(cost, 6) for name, cost in result.model_costs.items()}
     return complete
 
 
