@@ -259,3 +259,25 @@ def test_max_turns_and_the_other_flags_are_accepted(
     assert "Write" not in turn.tool_names
     assert "Edit" in turn.tool_names
     assert turn.body["output_config"]["effort"] == "low"
+
+
+def test_sessions_survive_a_crash_and_resume(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    agent = _agent(fake_anthropic)
+    agent.reply_text("FIRST-ATTEMPT-7731: changed foo.py")
+    agent.reply_text("SECOND-ATTEMPT")
+    # The first check kills ll-loop itself (kill -9: nothing is saved on the way out).
+    crash_once = 'if [ ! -f crashed ]; then touch crashed; kill -9 "$PPID"; sleep 5; fi'
+    project = _project(tmp_path, "session", SESSION_LOOP.format(check=f"{crash_once}; {FAIL_ONCE}"))
+
+    crashed = llproc.ll_loop(project, "run", "session", timeout=120)
+    assert crashed.returncode == -9, crashed.stderr
+    resumed = llproc.ll_loop(project, "resume", "session", timeout=120)
+
+    assert resumed.returncode == 0, resumed.stderr
+    first, second = agent.requests
+    assistant = [m for m in second.messages if m.get("role") == "assistant"]
+    assert "FIRST-ATTEMPT-7731" in json.dumps(assistant)
+    events = get_loop_history("session", project / ".loops")
+    first_id = _of(events, "action_complete")[0]["session_id"]
+    fix_starts = [e for e in _of(events, "action_start") if e["state"] == "fix"]
+    assert fix_starts[-1]["resume_session"] == first_id
