@@ -86,7 +86,7 @@ def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.
 # The run flags that take a value (checked against the run parser by the tests): the
 # shorthand must skip their values when it looks for the loop name.
 RUN_FLAGS_WITH_VALUE: frozenset[str] = frozenset(
-    {"-n", "--max-iterations", "--llm-model", "--max-cost", "--set", "--context-file"}
+    {"-n", "--max-iterations", "--llm-model", "--model", "--max-cost", "--set", "--context-file"}
 )
 RUN_FLAGS_WITHOUT_VALUE: frozenset[str] = frozenset(
     {"-h", "--help", "--background", "--dry-run", "--no-llm", "--queue", "-q", "--quiet"}

@@ -242,6 +242,10 @@ class ProgressDisplay(GateLines):
         if base in ("failure", "error"):
             self._show_output()
 
+    def _on_session_lost(self, event: dict[str, Any]) -> None:
+        if not self.quiet:
+            self._write(f"         {self._paint(one_line(event.get('note')), _DIM)}\n")
+
     def _on_route(self, event: dict[str, Any]) -> None:
         if self.quiet:
             return

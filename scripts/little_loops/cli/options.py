@@ -36,6 +36,8 @@ class RunOptions(Overrides):
             out += ["--max-cost", repr(self.max_cost)]
         if self.wait_approval:
             out.append("--wait-approval")
+        if self.model is not None:
+            out += ["--model", self.model]
         for flag, given in (
             ("--queue", self.queue),
             ("--quiet", self.quiet),
@@ -86,6 +88,11 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--llm-model", metavar="MODEL", help="the model of the LLM evaluator")
     parser.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="the Claude model of every prompt and slash-command state (overrides claude: model)",
+    )
+    parser.add_argument(
         "--max-cost",
         type=positive_dollars,
         metavar="USD",
@@ -131,6 +138,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         llm_model=args.llm_model,
         max_cost=args.max_cost,
         wait_approval=args.wait_approval,
+        model=args.model,
         queue=args.queue,
         quiet=args.quiet,
         verbose=args.verbose,

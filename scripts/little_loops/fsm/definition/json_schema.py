@@ -62,6 +62,7 @@ def _loop() -> dict[str, Any]:
         "anyOf": [_ref("stallConfig"), {"type": "null"}],
         "description": docs.LOOP_KEYS["stall"],
     }
+    props["claude"] = _claude_ref(docs.LOOP_KEYS["claude"])
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -79,12 +80,17 @@ def _state() -> dict[str, Any]:
             "anyOf": [_ref(block), {"type": "null"}],
             "description": props[key]["description"],
         }
+    props["claude"] = _claude_ref(docs.STATE_KEYS["claude"])
     return {
         "type": "object",
         "description": docs.STATE,
         "additionalProperties": False,
         "properties": props,
     }
+
+
+def _claude_ref(description: str) -> dict[str, Any]:
+    return {"anyOf": [_ref("claudeOptions"), {"type": "null"}], "description": description}
 
 
 def _evaluate() -> dict[str, Any]:
@@ -173,6 +179,12 @@ def build() -> dict[str, Any]:
                 "description": docs.ARCHIVE,
                 "additionalProperties": False,
                 "properties": _properties(checks.ARCHIVE_KEYS, docs.ARCHIVE_KEYS),
+            },
+            "claudeOptions": {
+                "type": "object",
+                "description": docs.CLAUDE,
+                "additionalProperties": False,
+                "properties": _properties(checks.CLAUDE_KEYS, docs.CLAUDE_KEYS),
             },
         },
     }

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     APPROVAL,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
+    JUDGE_BACKENDS,
     OPERATORS,
+    SESSION_MODES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
 from little_loops.fsm.definition.value_checks import (
@@ -75,6 +78,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "llm": mapping,
     "archive": mapping,
     "stall": optional(mapping),
+    "claude": optional(mapping),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -101,6 +105,9 @@ STATE_KEYS: dict[str, Check] = {
     "on_maintain": optional(string),
     "stall": optional(mapping),
     "on_timeout": optional(string),
+    "claude": optional(mapping),
+    "session": one_of(SESSION_MODES),
+    "session_key": optional(string),
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
@@ -131,7 +138,15 @@ LLM_KEYS: dict[str, Check] = {
     "model": string,
     "max_tokens": integer(1),
     "timeout": _ACTION_SECONDS,
+    "backend": one_of(JUDGE_BACKENDS),
 }
+# The `claude:` options (of the loop and of a Claude state), from their one table; null
+# in a state unsets the loop's value.
+CLAUDE_KEYS: dict[str, Check] = {
+    name: optional(option.check) for name, option in CLAUDE_OPTIONS.items()
+}
+# State keys that only a Claude action (prompt or slash command) can use.
+CLAUDE_STATE_KEYS: tuple[str, ...] = ("claude", "session", "session_key")
 
 # The run archive (`.loops/.history/`): how many finished runs of the loop to keep, how long.
 ARCHIVE_KEYS: dict[str, Check] = {
@@ -199,11 +214,34 @@ class _Checker:
                 self.add(("parameters", *path), message)
 
     def llm(self, data: YAMLMapping) -> None:
-        """The keys of the loop's `llm:`, `archive:` and `stall:` settings."""
-        for key, allowed in (("llm", LLM_KEYS), ("archive", ARCHIVE_KEYS), ("stall", STALL_KEYS)):
+        """The keys of the loop's `llm:`, `archive:`, `stall:` and `claude:` settings."""
+        for key, allowed in (
+            ("llm", LLM_KEYS),
+            ("archive", ARCHIVE_KEYS),
+            ("stall", STALL_KEYS),
+            ("claude", CLAUDE_KEYS),
+        ):
             settings = data.get(key)
             if isinstance(settings, Mapping):
                 self.keys(settings, (key,), allowed)
+
+    def claude_state(self, state: YAMLMapping, path: KeyPath) -> None:
+        """`claude:`, `session:` and `session_key:` only on a state whose action goes to Claude."""
+        claude = state.get("claude")
+        if isinstance(claude, Mapping):
+            self.keys(claude, (*path, "claude"), CLAUDE_KEYS)
+        kind, action = state.get("action_type"), state.get("action")
+        to_claude = kind in ("prompt", "slash_command") or (
+            kind is None and isinstance(action, str) and action.startswith("/")
+        )
+        if to_claude:
+            return
+        why = "this state's action runs with bash" if action else "this state has no action"
+        for key in CLAUDE_STATE_KEYS:
+            if state.get(key) is not None:
+                self.add(
+                    (*path, key), f"only a prompt or slash-command state runs Claude Code ({why})"
+                )
 
     def states(self, states: YAMLMapping) -> None:
         if not states:
@@ -219,6 +257,7 @@ class _Checker:
                 self.add(path, f"expected a mapping of state settings, got {describe(state)}")
                 continue
             self.keys(state, path, STATE_KEYS)
+            self.claude_state(state, path)
             if isinstance(state.get("evaluate"), Mapping):
                 self.evaluate(state["evaluate"], (*path, "evaluate"))
             if isinstance(state.get("route"), Mapping):

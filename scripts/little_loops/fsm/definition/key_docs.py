@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 
 FILE = (
@@ -66,6 +67,10 @@ LOOP_KEYS: dict[str, str] = {
         "Stall breakers for every state: end a run that spins without progress (same_result, "
         "no_change_passes, max_visits), at on_stall or with terminated_by 'stall'."
     ),
+    "claude": (
+        "Claude Code options for every prompt and slash-command state; a state's own "
+        "`claude:` is laid over them key by key."
+    ),
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -110,6 +115,17 @@ STATE_KEYS: dict[str, str] = {
     ),
     "stall": "Stall breakers for this state; they override the loop's `stall:` here.",
     "on_timeout": "For an approval state with a timeout: the state to go to when none answered.",
+    "claude": (
+        "Claude Code options of this state's session, laid key by key over the loop's `claude:`."
+    ),
+    "session": (
+        "fresh (the default): a new Claude session each visit; continue: resume this state's "
+        "(or session_key's) previous session of the run."
+    ),
+    "session_key": (
+        "The name this state's Claude session is recorded and resumed under (default: the "
+        "state's name); states with the same key share a session."
+    ),
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."
@@ -163,4 +179,11 @@ LLM_KEYS: dict[str, str] = {
     ),
     "max_tokens": "Maximum tokens of an evaluation answer. Default 256.",
     "timeout": "Seconds per evaluation call. Default 30.",
+    "backend": (
+        "Who judges: api (the Anthropic API, needs ANTHROPIC_API_KEY), claude (Claude Code's "
+        "own login) or auto (the default: api when ANTHROPIC_API_KEY is set, else claude)."
+    ),
 }
+
+CLAUDE = "Claude Code options: each becomes a flag of the `claude` command line."
+CLAUDE_KEYS: dict[str, str] = {name: option.doc for name, option in CLAUDE_OPTIONS.items()}

@@ -22,6 +22,12 @@ APPROVAL = "approval"
 DEFAULT_EVALUATOR = "exit_code"
 DEFAULT_PROMPT_EVALUATOR = "llm_structured"  # for a prompt or slash command
 ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
+# Who the llm_structured judge asks: auto (the API with ANTHROPIC_API_KEY, else Claude Code).
+JUDGE_BACKENDS: tuple[str, ...] = ("auto", "api", "claude")
+# `session:` of a Claude state: a new session each visit, or its previous one resumed.
+SESSION_FRESH = "fresh"
+SESSION_CONTINUE = "continue"
+SESSION_MODES: tuple[str, ...] = (SESSION_FRESH, SESSION_CONTINUE)
 OPERATORS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")
 
@@ -138,6 +144,9 @@ class StateConfig:
     on_maintain: str | None = None
     stall: StallConfig | None = None
     on_timeout: str | None = None  # an approval state's route when its timeout passes
+    claude: dict[str, Any] | None = None  # Claude Code options, over the loop's `claude:`
+    session: str = SESSION_FRESH  # or SESSION_CONTINUE: resume the previous session of session_key
+    session_key: str | None = None  # whose session to record and resume (default: the state)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
@@ -153,6 +162,8 @@ class StateConfig:
 
     def to_dict(self) -> dict[str, Any]:
         out = _non_default_items(self)
+        if self.claude is not None:
+            out["claude"] = dict(self.claude)
         if self.evaluate is not None:
             out["evaluate"] = self.evaluate.to_dict()
         if self.route is not None:
@@ -170,6 +181,10 @@ class StateConfig:
         if self.action_type is not None:
             return self.action_type in ("prompt", "slash_command")
         return bool(self.action) and str(self.action).startswith("/")
+
+    def session_name(self, state_name: str) -> str:
+        """Whose Claude session this state records and resumes: session_key, else its name."""
+        return self.session_key or state_name
 
     def effective_evaluate(self) -> EvaluateConfig:
         """The evaluator this state uses: its `evaluate:`, else the design doc's default:
@@ -189,6 +204,7 @@ class LLMConfig:
     model: str = DEFAULT_LLM_MODEL
     max_tokens: int = 256
     timeout: float = 30
+    backend: str = "auto"  # one of JUDGE_BACKENDS
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LLMConfig:
@@ -238,6 +254,7 @@ class FSMLoop:
     llm: LLMConfig = field(default_factory=LLMConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
     stall: StallConfig | None = None
+    claude: dict[str, Any] = field(default_factory=dict)  # Claude Code options of every state
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -258,6 +275,8 @@ class FSMLoop:
         kwargs["parameters"] = parse_parameters(data.get("parameters"))
         if kwargs.get("scope") is None:
             kwargs.pop("scope", None)
+        if kwargs.get("claude") is None:
+            kwargs.pop("claude", None)
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -292,6 +311,8 @@ class FSMLoop:
             out["archive"] = archive
         if self.stall is not None:
             out["stall"] = self.stall.to_dict()
+        if self.claude:
+            out["claude"] = dict(self.claude)
         return out
 
     def terminal_states(self) -> list[str]:

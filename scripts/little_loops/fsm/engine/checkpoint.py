@@ -29,6 +29,7 @@ class Checkpoints:
     acted: dict[str, Any] | None
     resumed_action: ActionResult | None
     spend: Spend
+    sessions: dict[str, str]
     clock: RunClock
     approval: dict[str, Any] | None  # the question an approval state waits on
     stall: StallWatch  # the stall breakers' counts
@@ -54,6 +55,7 @@ class Checkpoints:
             action_result=self.acted,
             approval=self.approval,
             stall_watch=self.stall.record(),
+            sessions=dict(self.sessions),
         )
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -83,3 +85,4 @@ class Checkpoints:
         self.stall.restore(snap.stall_watch)
         if snap.entered and not finished:
             self.stall.reentered(snap.current_state)  # entered again: not one more visit
+        self.sessions = dict(snap.sessions)

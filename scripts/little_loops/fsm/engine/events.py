@@ -39,9 +39,19 @@ class _ActionStartKeys(TypedDict):
 
 
 class ActionStart(_ActionStartKeys, total=False):
-    """`action_start`: an action begins; `output_path` is where its stdout streams, live."""
+    """`action_start`: an action begins; `output_path` is where its stdout streams, live;
+    `resume_session` the Claude Code session a `session: continue` state resumes."""
 
     output_path: str
+    resume_session: str
+
+
+class SessionLost(TypedDict):
+    """`session_lost`: Claude Code could not resume a saved session; the action runs fresh."""
+
+    state: str
+    session_id: str
+    note: str
 
 
 class _ActionCompleteKeys(TypedDict):
@@ -63,6 +73,8 @@ class ActionComplete(_ActionCompleteKeys, total=False):
     cost_usd: float
     usage: dict[str, int]
     spent_usd: float
+    session_id: str  # the Claude Code session the action ran in
+    models: dict[str, float]  # the cost of each model the Claude session used
 
 
 class _EvaluationKeys(TypedDict):
@@ -169,6 +181,10 @@ def action_complete(name: str, result: ActionResult, spent_usd: float) -> Action
         complete["usage"] = result.usage
     if spent_usd:
         complete["spent_usd"] = round(spent_usd, 6)
+    if result.session_id:
+        complete["session_id"] = result.session_id
+    if result.model_costs:
+        complete["models"] = {name: round(cost, 6) for name, cost in result.model_costs.items()}
     return complete
 
 

@@ -81,6 +81,7 @@ class FSMExecutor(Safeguards):
         self.acted: dict[str, Any] | None = None  # the current state's finished action
         self.resumed_action: ActionResult | None = None  # restored: evaluate, not run again
         self.spend = Spend()
+        self.sessions: dict[str, str] = {}  # Claude Code session ids by session_key
         self.clock = RunClock(fsm.timeout)
         self._shutdown = threading.Event()
         self._shutdown_reason = "interrupted"
@@ -301,7 +302,9 @@ class FSMExecutor(Safeguards):
         if is_prompt and self.continuation:
             # Kept until the action has run: a stop mid-action must not lose the note.
             action = f"Continue from this handoff note: {self.continuation}\n\n{action}"
-        result = self.work.act(name, state, action, self.clock.remaining_s(), self.spend)
+        result = self.work.act(
+            name, state, action, self.clock.remaining_s(), self.spend, self.sessions
+        )
         if state.capture:
             self.captured[state.capture] = saved_result(result)
         # Recorded with `action_complete`, so a resume evaluates it rather than running it

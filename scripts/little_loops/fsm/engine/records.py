@@ -66,6 +66,8 @@ class ExecutorSnapshot:
     # The question an approval state waits on ({state, question, asked_at, deadline}).
     approval: dict[str, Any] | None = None
     stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
+    # Claude Code session ids by session_key (a state's name by default), for `session: continue`.
+    sessions: dict[str, str] = field(default_factory=dict)
 
 
 def chomp(text: str) -> str:
