@@ -20,6 +20,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run a loop (also: ll-loop NAME)"),
     "resume": ("resume", "continue a run from its saved state"),
     "stop": ("stop", "stop a running loop (it can be resumed)"),
+    "approve": ("approve", "answer a run's approval question with yes (verdict success)"),
+    "reject": ("reject", "answer a run's approval question with no (verdict failure)"),
     "status": ("status", "show the state of a loop's run"),
     "list": ("listing", "list the loops in .loops/ (or, with --running, the runs)"),
     "history": ("history", "show the events of a loop's last run"),
@@ -84,11 +86,11 @@ def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.
 # The run flags that take a value (checked against the run parser by the tests): the
 # shorthand must skip their values when it looks for the loop name.
 RUN_FLAGS_WITH_VALUE: frozenset[str] = frozenset(
-    {"-n", "--max-iterations", "--llm-model", "--max-cost"}
+    {"-n", "--max-iterations", "--llm-model", "--model", "--max-cost", "--set", "--context-file"}
 )
 RUN_FLAGS_WITHOUT_VALUE: frozenset[str] = frozenset(
     {"-h", "--help", "--background", "--dry-run", "--no-llm", "--queue", "-q", "--quiet"}
-    | {"--json", "--no-color", "-v", "--verbose"}
+    | {"--json", "--no-color", "-v", "--verbose", "--wait-approval"}
 )
 _TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 
@@ -172,7 +174,7 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     else:
         parser = build_parser(outline=True)
     try:
-        args = parser.parse_args(args_list)
+        args = parse_command_line(parser, args_list)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         if isinstance(exc.code, int):
             return int(exc.code)
@@ -210,6 +212,41 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
         number = f" (errno {exc.errno})" if exc.errno else ""
         print(f"ll-loop: error: {one_line(where)}{exc.strerror or exc}{number}", file=sys.stderr)
         return ExitCode.FAILED
+
+
+def parse_command_line(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, but a loop's VALUEs may also follow run flags."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _late_values(parser, args, extra)
+    return args
+
+
+def _late_values(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]
+) -> None:
+    """Words argparse left over because they came after a flag (`run NAME --dry-run 123`,
+    `run NAME -q -- -5`): a command that takes VALUEs gets them in order; anything else is
+    a usage error."""
+    before, _, after = _split_at_dashes(extra)
+    values = getattr(args, "values", None)
+    if any(word.startswith("-") for word in before):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if not isinstance(values, list):
+        if getattr(args, "command", None) == "resume":
+            parser.error(
+                f"resume takes no parameter values (got {' '.join(before + after)}): "
+                "the run goes on with the values it was started with"
+            )
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    values.extend(before + after)
+
+
+def _split_at_dashes(words: list[str]) -> tuple[list[str], bool, list[str]]:
+    if "--" not in words:
+        return words, False, []
+    at = words.index("--")
+    return words[:at], True, words[at + 1 :]
 
 
 def _user_path(filename: object) -> str:

@@ -69,6 +69,8 @@ def _case_arms(parser: argparse.ArgumentParser) -> list[str]:
                     choices += [f"{flag}) values='{words}' ;;" for flag in action.option_strings]
                 elif _names_a_file(str(action.metavar or action.dest)):
                     files += action.option_strings
+            elif action.nargs == "*" and positional:
+                continue  # a loop's VALUEs: what the loop name completes to stays offered
             elif action.choices:
                 positional = "choices:" + " ".join(str(c) for c in action.choices)
             else:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from little_loops.cli.gatelines import GateLines
 from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
@@ -108,6 +109,10 @@ def outcome_line(final: dict[str, Any]) -> str:
         return (
             f"Loop stopped: {what} reached in {state} ({stats}); to go on: {RAISABLE_LIMITS[how]}"
         )
+    if how == "awaiting_approval":
+        return f"Loop awaiting approval in {state} ({stats}); after the answer: ll-loop resume NAME"
+    if how == "stall":
+        return f"Loop stalled in {state}: {one_line(final.get('error') or 'stall')} ({stats})"
     if how == "handoff":
         return f"Loop paused for handoff in {state} ({stats}); continue with: ll-loop resume NAME"
     if how in ("interrupted", "stopped"):
@@ -116,7 +121,7 @@ def outcome_line(final: dict[str, Any]) -> str:
     return f"Loop failed in {state}: {error} ({stats})"
 
 
-class ProgressDisplay:
+class ProgressDisplay(GateLines):
     """An event callback that prints progress; live elapsed time on a TTY only."""
 
     def __init__(
@@ -236,6 +241,10 @@ class ProgressDisplay:
         self._action_ms = None
         if base in ("failure", "error"):
             self._show_output()
+
+    def _on_session_lost(self, event: dict[str, Any]) -> None:
+        if not self.quiet:
+            self._write(f"         {self._paint(one_line(event.get('note')), _DIM)}\n")
 
     def _on_route(self, event: dict[str, Any]) -> None:
         if self.quiet:

@@ -55,6 +55,7 @@ def _raw(value: Any) -> str:
 
 def _format_known(event: dict[str, Any], loop: str) -> str:
     from little_loops.cli.display import outcome_line, shorten, verdict_detail
+    from little_loops.fsm.engine.events import STALL_EVENT
     from little_loops.fsm.timefmt import format_duration
 
     kind = str(event.get("event", "?"))
@@ -76,6 +77,15 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
     if kind == "route":
         why = event.get("verdict") or event.get("reason") or ""
         return f"{head} {event.get('from')} → {event.get('to')}" + (f" ({why})" if why else "")
+    if kind == STALL_EVENT:
+        return f"{head} {state} → {event.get('message')}" + (
+            f" → {event['to']}" if event.get("to") else ""
+        )
+    if kind == "approval_wait":
+        return f"{head} {state} asks: {event.get('question')}"
+    if kind == "approval":
+        note = f": {event['note']}" if event.get("note") else ""
+        return f"{head} {state} → {event.get('verdict')}{note}"
     if kind == "loop_complete":
         line = outcome_line(event)
         return f"{head} {line.replace('ll-loop resume NAME', f'll-loop resume {loop}')}"

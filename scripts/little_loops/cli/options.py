@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from little_loops.cli import parameters
+from little_loops.fsm.definition.arguments import Arguments
 from little_loops.fsm.runs.overrides import Overrides
 
 
@@ -19,6 +21,7 @@ class RunOptions(Overrides):
     verbose: bool = False
     as_json: bool = False
     no_color: bool = False
+    arguments: Arguments = field(default_factory=Arguments)  # parameter values (run only)
 
     def argv(self) -> list[str]:
         """These options as `ll-loop run` flags (what a background run is started with)."""
@@ -31,6 +34,10 @@ class RunOptions(Overrides):
             out += ["--llm-model", self.llm_model]
         if self.max_cost is not None:
             out += ["--max-cost", repr(self.max_cost)]
+        if self.wait_approval:
+            out.append("--wait-approval")
+        if self.model is not None:
+            out += ["--model", self.model]
         for flag, given in (
             ("--queue", self.queue),
             ("--quiet", self.quiet),
@@ -40,7 +47,7 @@ class RunOptions(Overrides):
         ):
             if given:
                 out.append(flag)
-        return out
+        return out + parameters.argv(self.arguments)
 
 
 def positive_int(text: str) -> int:
@@ -81,6 +88,11 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--llm-model", metavar="MODEL", help="the model of the LLM evaluator")
     parser.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="the Claude model of every prompt and slash-command state (overrides claude: model)",
+    )
+    parser.add_argument(
         "--max-cost",
         type=positive_dollars,
         metavar="USD",
@@ -91,6 +103,12 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
         "--queue",
         action="store_true",
         help="wait for a loop holding an overlapping scope instead of refusing to start",
+    )
+    parser.add_argument(
+        "--wait-approval",
+        action="store_true",
+        help="at an approval state, wait for `ll-loop approve`/`reject` and go on "
+        "(default: stop there, exit 9, and go on with `ll-loop resume`)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print only the outcome line on stderr"
@@ -119,6 +137,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         no_llm=args.no_llm,
         llm_model=args.llm_model,
         max_cost=args.max_cost,
+        wait_approval=args.wait_approval,
+        model=args.model,
         queue=args.queue,
         quiet=args.quiet,
         verbose=args.verbose,

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model import DEFAULT_PROMPT_EVALUATOR, FSMLoop, StateConfig
+import json
+
+from little_loops.fsm.actions.claude_options import describe_options, merged
+from little_loops.fsm.definition.model import (
+    DEFAULT_PROMPT_EVALUATOR,
+    SESSION_CONTINUE,
+    FSMLoop,
+    StateConfig,
+)
 from little_loops.fsm.engine.transitions import declared
+from little_loops.fsm.evaluators.judge_claude import API_BACKEND, judge_backend
 from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.timefmt import format_duration
 
@@ -28,6 +37,29 @@ def _evaluator(state: StateConfig, llm_enabled: bool) -> str | None:
     return kind + note
 
 
+def _judge(fsm: FSMLoop) -> str:
+    """Who the llm_structured judge asks in this environment, and why."""
+    backend = judge_backend(fsm.llm)
+    if fsm.llm.backend != "auto":
+        why = "llm.backend"
+    elif backend == API_BACKEND:
+        why = "auto: an API key is set"
+    else:
+        why = "auto: no ANTHROPIC_API_KEY, Claude Code's login"
+    return f"judge backend {backend}, {why}"
+
+
+def _claude_lines(fsm: FSMLoop, name: str, state: StateConfig) -> list[str]:
+    """The Claude Code options and session of a Claude state, as they will be used."""
+    out = []
+    options = merged(fsm.claude, state.claude)
+    if options:
+        out.append(f"    claude: {describe_options(options)}")
+    if state.session == SESSION_CONTINUE:
+        out.append(f"    session: continue ({state.session_name(name)})")
+    return out
+
+
 def format_plan(fsm: FSMLoop, source: str) -> str:
     """The plan `ll-loop run NAME --dry-run` prints; nothing is run to make it."""
     llm = fsm.llm
@@ -40,10 +72,18 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         f"backoff {_seconds(fsm.backoff)}, maintain {'yes' if fsm.maintain else 'no'}, "
         f"max_cost_usd {'none' if fsm.max_cost_usd is None else f'${fsm.max_cost_usd:g}'}",
         f"scope: {', '.join(fsm.effective_scope())}",
-        f"llm: {llm.model}" + ("" if llm.enabled else " (off)"),
+        f"llm: {llm.model}" + (f" ({_judge(fsm)})" if llm.enabled else " (off)"),
     ]
-    if fsm.context:
-        lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in fsm.context.items()))
+    context = {k: v for k, v in fsm.context.items() if k not in fsm.parameters}
+    if context:
+        lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in context.items()))
+    if fsm.parameters:
+        lines.append("parameters:")
+    for name, spec in fsm.parameters.items():
+        value = json.dumps(fsm.context[name]) if name in fsm.context else "not given"
+        lines.append(f"  {name} = {value}  ({spec.summary()})")
+        if spec.description:
+            lines.append(f"      {spec.description}")
     lines.append("states:")
     for name, state in fsm.states.items():
         tags = [
@@ -54,13 +94,17 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         lines.append(f"  {name}" + (f"  [{', '.join(tags)}]" if tags else ""))
         if state.action:
             kind = "prompt" if state.is_prompt() else "shell"
+            kind = "approval" if state.is_approval() else kind
             action = state.action.strip().replace("\n", "\n      ")
             lines.append(f"    action ({kind}): {action}")
             if state.capture:
                 lines.append(f"    capture: {state.capture}")
             if state.timeout:
                 lines.append(f"    timeout: {_seconds(state.timeout)}")
-        evaluator = None if state.terminal else _evaluator(state, llm.enabled)
+            if state.is_prompt():
+                lines += _claude_lines(fsm, name, state)
+        judged = not (state.terminal or state.is_approval())  # an answer is no evaluation
+        evaluator = _evaluator(state, llm.enabled) if judged else None
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")
         routes = [f"{t.label} → {t.target}" for t in declared(state)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,8 @@ def register(subparsers: Any, summary: str) -> None:
         help=summary,
         description="Continue the saved run of a loop: captures, prev, iteration count, "
         "elapsed time and context intact. The state it was in runs again from its start. "
-        "Run flags not given again keep the values the run was started with.",
+        "Run flags not given again keep the values the run was started with, and the "
+        "loop's parameters keep theirs (resume takes no new ones).",
     )
     parser.add_argument("loop", metavar="NAME", help="loop name (or loop file path)")
     add_background_flag(parser)
@@ -39,11 +41,11 @@ def resume_command(
 ) -> int:
     """Resume the saved run of NAME in the foreground (or detached); returns the exit code."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
+    from little_loops.cli.parameters import resumed_context
     from little_loops.cli.resolve import resolve_loop_path
     from little_loops.cli.runref import run_name
     from little_loops.cli.session import (
         apply_overrides,
-        merge_saved_context,
         run_session,
         saved_overrides,
     )
@@ -66,7 +68,8 @@ def resume_command(
     fsm = load_and_validate(path)
     check_same_loop(loop_name, fsm.name, path)
     given, options = options, saved_overrides(loop_name, loops_dir, options)
-    fsm = merge_saved_context(apply_overrides(fsm, options), saved.context)
+    fsm = apply_overrides(fsm, options)
+    fsm = dataclasses.replace(fsm, context=resumed_context(fsm, saved.context))
     if background:
         from little_loops.cli.background import start_background
         from little_loops.fsm.runs.resumable import resumable_state

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,13 @@ from little_loops.cli.options import (
     add_run_flags,
     options_from_args,
 )
+from little_loops.cli.parameters import (
+    add_help_flag,
+    add_parameter_flags,
+    arguments_from,
+    for_background,
+    with_arguments,
+)
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -22,8 +30,11 @@ def register(subparsers: Any, summary: str) -> None:
         "run",
         help=summary,
         description="Run a loop. NAME means .loops/NAME.fsm.yaml or .loops/NAME.yaml; "
-        "a PATH is used as given.",
+        "a PATH is used as given. VALUEs, --set and --context-file give the loop's parameters "
+        "(`ll-loop run NAME --help` lists them).",
+        add_help=False,
     )
+    add_help_flag(parser)
     parser.add_argument("loop", metavar="NAME|PATH", help="loop name or loop file path")
     add_background_flag(parser)
     parser.add_argument(
@@ -32,13 +43,15 @@ def register(subparsers: Any, summary: str) -> None:
         help="print the execution plan (states, actions, evaluators, routes, limits); run nothing",
     )
     add_run_flags(parser)
+    add_parameter_flags(parser)
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
+    arguments = arguments_from(args.values, args.sets, args.context_file)
     return run_command(
         args.loop,
-        options_from_args(args),
+        dataclasses.replace(options_from_args(args), arguments=arguments),
         dry_run=args.dry_run,
         background=args.background,
     )
@@ -64,7 +77,9 @@ def run_command(
     note = stale_compiled_note(path)
     if note is not None:
         print(f"ll-loop: note: {note}", file=sys.stderr)
-    fsm = apply_overrides(load_and_validate(path), options)
+    loaded = apply_overrides(load_and_validate(path), options)
+    # The values are checked before anything runs, also before a detached run starts.
+    fsm = with_arguments(loaded, options.arguments, missing_ok=dry_run)
     if dry_run:
         from little_loops.cli.plan import format_plan
 
@@ -75,5 +90,7 @@ def run_command(
         from little_loops.cli.background import start_background
 
         target = str(path.resolve())
+        arguments = for_background(fsm, options.arguments)
+        options = dataclasses.replace(options, arguments=arguments)
         return start_background(target, fsm.name, fsm.effective_scope(), options, loops_dir)
     return run_session(fsm, path, options, loops_dir)

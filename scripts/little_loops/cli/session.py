@@ -22,7 +22,8 @@ from little_loops.fsm.timefmt import format_duration
 
 
 def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
-    """The loop with -n, --no-llm, --llm-model and --max-cost applied (the file is not changed)."""
+    """The loop with -n, --no-llm, --llm-model, --max-cost and --model applied (the file is
+    not changed)."""
     llm = fsm.llm
     if options.no_llm:
         llm = dataclasses.replace(llm, enabled=False)
@@ -33,11 +34,24 @@ def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
         changes["max_iterations"] = options.max_iterations
     if options.max_cost is not None:
         changes["max_cost_usd"] = options.max_cost
+    if options.model is not None:
+        changes.update(with_claude_model(fsm, options.model))
     return dataclasses.replace(fsm, **changes)
 
 
+def with_claude_model(fsm: FSMLoop, model: str) -> dict[str, Any]:
+    """The `claude` and `states` of *fsm* with *model* as the model of every Claude state."""
+    states = {
+        name: dataclasses.replace(state, claude={**state.claude, "model": model})
+        if state.claude is not None and "model" in state.claude
+        else state
+        for name, state in fsm.states.items()
+    }
+    return {"claude": {**fsm.claude, "model": model}, "states": states}
+
+
 def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None:
-    """Record -n, --no-llm, --llm-model and --max-cost of a run."""
+    """Record -n, --no-llm, --llm-model, --max-cost and --model of a run."""
     overrides.save_overrides(loop_name, loops_dir, options)
 
 
@@ -54,6 +68,8 @@ def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> Run
         no_llm=options.no_llm or saved.no_llm,
         llm_model=options.llm_model or saved.llm_model,
         max_cost=options.max_cost if options.max_cost is not None else saved.max_cost,
+        wait_approval=options.wait_approval or saved.wait_approval,
+        model=options.model or saved.model,
     )
 
 
@@ -109,10 +125,3 @@ def run_session(
         sys.stdout.write(json_bytes(result.to_dict(), indent=2).decode("utf-8") + "\n")
         sys.stdout.flush()
     return outcome_of(result.terminated_by).exit_code
-
-
-def merge_saved_context(fsm: FSMLoop, saved_context: dict[str, Any]) -> FSMLoop:
-    """The loop with the context its run was started with laid over the file's."""
-    if not saved_context:
-        return fsm
-    return dataclasses.replace(fsm, context={**fsm.context, **saved_context})

@@ -53,10 +53,13 @@ def status_command(
 
     With `follow`, show its progress until it ends and return the run's exit code."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
+    from little_loops.cli.parameters import saved_values
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.control import iteration_limit, status_json
+    from little_loops.fsm.runs.approvals import how_to_answer, pending_question
+    from little_loops.fsm.runs.control import iteration_limit, saved_loop_file, status_json
     from little_loops.fsm.runs.layout import run_files
     from little_loops.fsm.runs.liveness import live_status, low_space
+    from little_loops.fsm.runs.locks import project_root
     from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
     from little_loops.fsm.runs.pids import pid_alive
     from little_loops.fsm.runs.runfile import display_path
@@ -128,8 +131,15 @@ def status_command(
         rows.append(("to go on", hint))
     if state.continuation:
         rows.append(("handoff", state.continuation))
+    question = pending_question(state)
+    if question is not None:
+        rows.append(("question", str(question.get("question", ""))))
+        rows.append(("answer", how_to_answer(loop_name)))
     if state.loop_path:
         rows.append(("file", state.loop_path))
+    values = saved_values(state.context, saved_loop_file(state, project_root(loops_dir)))
+    if values is not None:
+        rows.append(("parameters", values))
     width = max(len(key) for key, _ in rows) + 1
     for key, value in rows:
         print(f"{key + ':':<{width}} {one_line(value)}")

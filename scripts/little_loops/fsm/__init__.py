@@ -40,6 +40,9 @@ if TYPE_CHECKING:
         RouteConfig,
         StateConfig,
     )
+    from little_loops.fsm.definition.parameters import (
+        ParameterSpec,
+    )
     from little_loops.fsm.definition.validation import (
         FileReport,
         check_file,
@@ -146,6 +149,7 @@ _EXPORTS: dict[str, str] = {
     "EvaluateConfig": "definition.model",
     "RouteConfig": "definition.model",
     "LLMConfig": "definition.model",
+    "ParameterSpec": "definition.parameters",
     "compile_paradigm": "paradigms.registry",
     "dump_fsm_yaml": "definition.writer",
     "InterpolationContext": "engine.interpolation",
@@ -200,6 +204,7 @@ __all__ = [
     "LoopState",
     "LoopValidationError",
     "OUTCOMES",
+    "ParameterSpec",
     "PersistentExecutor",
     "RouteConfig",
     "RunInfo",

@@ -92,9 +92,12 @@ def test_shorthand_takes_run_flags_before_the_name(loop_project: LoopProject) ->
             f"ll-loop: error: options go after the command: write 'll-loop {command} ... "
             f"{flags}', not '{flags}' before '{command}'\n"
         )
-    # A loop name then a stray word is not taken for a misplaced command.
+    # A loop name then a stray word is not taken for a misplaced command: it is a value.
     stray = loop_project.run("-q", "hello", "status")
-    assert stray.err.endswith("ll-loop: error: unrecognized arguments: status\n")
+    assert stray.err.endswith(
+        "ll-loop: error: loop 'hello' takes no values (it declares no parameters), "
+        "got 1: extra status\n"
+    )
     assert loop_project.run("--version", "status", "hello").out == f"ll-loop {__version__}\n"
     assert loop_project.run("--version").code == ExitCode.OK
     top_help = loop_project.run("--help")

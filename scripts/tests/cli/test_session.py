@@ -90,6 +90,27 @@ def test_apply_overrides_leaves_the_loop_unchanged() -> None:
     assert apply_overrides(fsm, RunOptions()) == fsm
 
 
+def test_model_flag_is_the_model_of_every_claude_state() -> None:
+    fsm = FSMLoop.from_dict(
+        {
+            "name": "x",
+            "initial": "a",
+            "claude": {"model": "loop-model", "tools": ["Read"]},
+            "states": {
+                "a": {"action": "A", "action_type": "prompt", "claude": {"model": "own"}},
+                "b": {"action": "B", "action_type": "prompt", "claude": {"effort": "low"}},
+                "c": {"action": "C", "action_type": "prompt"},
+            },
+        }
+    )
+    changed = apply_overrides(fsm, RunOptions(model="cli-model"))
+    assert changed.claude == {"model": "cli-model", "tools": ["Read"]}
+    assert changed.states["a"].claude == {"model": "cli-model"}
+    assert changed.states["b"].claude == {"effort": "low"}  # the loop's model applies
+    assert changed.states["c"].claude is None
+    assert fsm.states["a"].claude == {"model": "own"}  # the loaded loop is not changed
+
+
 def test_overrides_recorded_for_resume(loop_project: LoopProject) -> None:
     save_overrides(
         "x", loop_project.loops, RunOptions(max_iterations=3, llm_model="m", max_cost=1.5)
@@ -111,7 +132,13 @@ def test_overrides_recorded_for_resume(loop_project: LoopProject) -> None:
 
 def test_options_become_the_same_run_flags() -> None:
     options = RunOptions(
-        max_iterations=3, no_llm=True, llm_model="m", queue=True, quiet=True, as_json=True
+        max_iterations=3,
+        no_llm=True,
+        llm_model="m",
+        model="claude-c",
+        queue=True,
+        quiet=True,
+        as_json=True,
     )
     assert options.argv() == [
         "--max-iterations",
@@ -119,6 +146,8 @@ def test_options_become_the_same_run_flags() -> None:
         "--no-llm",
         "--llm-model",
         "m",
+        "--model",
+        "claude-c",
         "--queue",
         "--quiet",
         "--json",

@@ -26,7 +26,13 @@ from support.doc_blocks import (
 from support.doc_checks import COMPARED, CUSTOM, MESSAGES, UNCHECKED, keyed
 from support.paths import REPO
 
-from little_loops.cli import SUBCOMMANDS, _misplaced_option, _with_run_shorthand, build_parser
+from little_loops.cli import (
+    SUBCOMMANDS,
+    _misplaced_option,
+    _with_run_shorthand,
+    build_parser,
+    parse_command_line,
+)
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.validation import check_document
 
@@ -149,7 +155,7 @@ def check_ll_loop(argv: list[str]) -> None:
     assert args, argv
     assert args[0] in SUBCOMMANDS, f"ll-loop {argv}: no such command"
     try:
-        build_parser(args[0]).parse_args(args)
+        parse_command_line(build_parser(args[0]), args)
     except SystemExit as exc:
         raise AssertionError(f"ll-loop {' '.join(argv)}: usage error") from exc
 
@@ -196,7 +202,7 @@ def test_the_commands_exist(block: Block) -> None:
     "line",
     [
         "ll-loop run fix-types --dry-rn",
-        "ll-loop vaildate x",
+        "ll-loop vaildate --all x",
         "ll-loop graph NAME [--formats dot]",
         "scripts/dev tset",
         "ll-loop list --running x",

@@ -93,6 +93,25 @@ class Run:
     cwd: str = "."
 
 
+SPIN = """\
+name: spin
+initial: check
+stall: {same_result: 3}
+states:
+  check:
+    action: echo same
+    evaluate: {type: output_contains, pattern: never}
+    on_success: done
+    on_failure: check
+  done: {terminal: true}
+"""
+GATE = """\
+name: gate
+initial: gate
+states:
+  gate: {action_type: approval, action: Ship it?, on_success: done, on_failure: done}
+  done: {terminal: true}
+"""
 CONVERGENCE = "paradigm: convergence\nname: c\ncheck: echo 1\nusing: echo\n"
 INVARIANTS = """\
 paradigm: invariants
@@ -117,6 +136,7 @@ states:
   done:
     terminal: true
 """
+FIX_ISSUE = {".loops/fix-issue.yaml": "@docs/guide.md|name: fix-issue"}
 
 # Samples compared, volatile parts normalised, to what the call prints in a project holding
 # this repository's .loops/ and scripts/tests/data/doc_loops/.
@@ -128,6 +148,26 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         ("run", "tutorial", "--no-color"),
         {".loops/tutorial.yaml": "@docs/guide.md|name: tutorial"},
         "err",
+    ),
+    ("docs/guide.md", "$ ll-loop fix-issue 123 -v"): Run(files=FIX_ISSUE, stream="err"),
+    ("docs/guide.md", "ll-loop: error: loop 'fix-issue': missing"): (
+        Run(("fix-issue",), FIX_ISSUE, "err", 2, (0, 1)),
+        Run(("fix-issue", "12a"), FIX_ISSUE, "err", 2, (1, 2), (0, 1)),
+    ),
+    ("docs/guide.md", "parameters of fix-issue"): Run(
+        ("fix-issue", "--help"), FIX_ISSUE, printed=(-5, None)
+    ),
+    ("docs/loop-files.md", "ll-loop: error: loop 'release'"): Run(
+        ("release", "2.1.0", "--set", "targets=pip"),
+        {".loops/release.yaml": "@docs/loop-files.md|name: release"},
+        "err",
+        2,
+    ),
+    ("docs/loop-files.md", "parameters:\n  version = "): Run(
+        ("run", "release", "--dry-run", "2.1.0", "--set", "targets=pypi,docs"),
+        {".loops/release.yaml": "@docs/loop-files.md|name: release"},
+        lines=(None, None),
+        printed=(7, 15),
     ),
     ("docs/cli.md", "ll-loop: using "): Run(("list",), stream="err", cwd="sub"),
     ("docs/cli.md", "NAME       PARADIGM"): Run(("list",), lines=(0, 1)),
@@ -199,6 +239,12 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         lines=(0, 5),
     ),
     ("docs/cli.md", "$ ll-loop new my-first --from hello"): Run(),
+    ("docs/guide.md", "[3/50] check → echo same"): Run(
+        ("run", "spin", "--no-color"), {".loops/spin.yaml": SPIN}, "err", 8, printed=(-7, None)
+    ),
+    ("docs/guide.md", "[1/50] gate → (approval)"): Run(
+        ("run", "gate", "--no-color"), {".loops/gate.yaml": GATE}, "err", 9
+    ),
     ("docs/analysis.md", "flowchart TD"): Run(("graph", "fix-types")),
     ("docs/analysis.md", ".loops/fix-types.yaml:10: warning:"): Run(
         ("validate", "fix-types"), code=0, lines=(0, 1)

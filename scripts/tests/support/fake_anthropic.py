@@ -120,6 +120,16 @@ def is_judge(request: RecordedRequest) -> bool:
     return body.get("tool_choice") == {"type": "tool", "name": "evaluate"}
 
 
+# The tool Claude Code offers (and its model must call) for `--json-schema` output.
+STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
+
+
+def is_claude_judge(request: RecordedRequest) -> bool:
+    """The LLM judge's call through Claude Code (`claude -p --json-schema`): a Claude Code
+    request offering the StructuredOutput tool, which the fake answers by calling it."""
+    return is_claude_code(request) and STRUCTURED_OUTPUT_TOOL in request.tool_names
+
+
 def is_claude_code(request: RecordedRequest) -> bool:
     """Any request Claude Code makes (its user agent is `claude-cli/<version> ...`)."""
     return request.headers.get("user-agent", "").startswith("claude-cli/")

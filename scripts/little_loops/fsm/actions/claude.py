@@ -25,6 +25,20 @@ CLAUDE_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json", "--verbo
 
 # What Claude Code answers, with exit 0 and no API call, to a slash command it has no file for.
 UNKNOWN_COMMAND = "Unknown command:"
+# What Claude Code 2.1.x prints on stderr (exit 1, no API call) for `--resume ID` of a session
+# it has no file for (another machine, a cleaned-up ~/.claude): the action runs fresh instead.
+NO_SESSION = "No conversation found with session ID"
+
+
+def lost_session(result: ActionResult) -> bool:
+    """True when Claude Code could not resume the session it was asked to (see NO_SESSION)."""
+    return result.exit_code != 0 and (NO_SESSION in result.stderr or NO_SESSION in result.output)
+
+
+def session_of(data: dict[str, Any]) -> str | None:
+    """The `session_id` of a stream-json line or report, when it has a usable one."""
+    value = data.get("session_id")
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def parse_report(stdout: str) -> dict[str, Any] | None:
@@ -109,6 +123,7 @@ class PartialSession(NamedTuple):
     text: str
     usage: dict[str, int]
     model: str | None
+    session_id: str | None = None
 
 
 def partial_session(lines: Iterable[str]) -> PartialSession | None:
@@ -118,12 +133,14 @@ def partial_session(lines: Iterable[str]) -> PartialSession | None:
     texts: list[str] = []
     usage_by_message: dict[str, dict[str, int]] = {}
     model: str | None = None
+    session_id: str | None = None
     seen_stream = False
     for number, line in enumerate(lines):
         data = json_object(line.strip())
         if data is None or not isinstance(data.get("type"), str):
             continue
         seen_stream = True
+        session_id = session_id or session_of(data)
         message = data.get("message")
         if data["type"] != "assistant" or not isinstance(message, dict):
             continue
@@ -143,7 +160,7 @@ def partial_session(lines: Iterable[str]) -> PartialSession | None:
     for usage in usage_by_message.values():
         for name, value in usage.items():
             total[name] = total.get(name, 0) + value
-    return PartialSession("\n".join(texts), total, model)
+    return PartialSession("\n".join(texts), total, model, session_id)
 
 
 # Tool inputs that say best what a tool call is doing, in order of preference.
@@ -206,6 +223,17 @@ def usage_of(report: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def model_costs(report: dict[str, Any]) -> dict[str, float]:
+    """What each model of the session cost, from the report's `modelUsage` (`costUSD`)."""
+    out: dict[str, float] = {}
+    usage = report.get("modelUsage")
+    for model, counts in (usage if isinstance(usage, dict) else {}).items():
+        cost = counts.get("costUSD") if isinstance(counts, dict) else None
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and is_finite(cost):
+            out[str(model)] = max(0.0, float(cost))
+    return out
+
+
 def apply_report(result: ActionResult) -> ActionResult:
     """Replace the raw JSON with Claude's answer and record its cost and tokens.
 
@@ -235,6 +263,8 @@ def apply_report(result: ActionResult) -> ActionResult:
         "usage": usage_of(report),
         # The answer is whole even when the transcript outgrew the runner's tail.
         "truncated": False,
+        "session_id": session_of(report),
+        "model_costs": model_costs(report) or None,
     }
     if isinstance(cost, int | float) and not isinstance(cost, bool) and is_finite(cost):
         changes["cost_usd"] = max(0.0, float(cost))
@@ -257,6 +287,7 @@ def _without_report(result: ActionResult, partial: PartialSession, whole: bool) 
         "output": text[-_MAX_PARTIAL_TEXT:],
         "usage": partial.usage,
         "truncated": len(text) > _MAX_PARTIAL_TEXT or not whole,
+        "session_id": partial.session_id,
     }
     cost = estimate_cost(partial.model, partial.usage) if partial.model else None
     if cost:

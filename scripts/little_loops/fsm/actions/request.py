@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -17,7 +17,9 @@ class ActionRequest:
     `timeout`/`idle_timeout` are seconds (None: no limit); `cwd` overrides the runner's
     directory; `env` is laid over the current environment; `output_file` receives all of
     stdout, and `layout.stderr_file(output_file)` all of stderr (instead of the runner's
-    `output_dir` default).
+    `output_dir` default). `claude` holds the `claude:` options of a Claude action (see
+    actions/claude_options.py) and `resume_session` the id of the Claude Code session it
+    continues (`--resume`); both are ignored for a bash action.
     """
 
     action: str
@@ -27,6 +29,8 @@ class ActionRequest:
     cwd: Path | None = None
     env: Mapping[str, str] | None = None
     output_file: Path | None = None
+    claude: Mapping[str, Any] | None = None
+    resume_session: str | None = None
 
 
 @dataclass
@@ -49,3 +53,5 @@ class ActionResult:
     error: str | None = None
     cost_usd: float | None = None  # Claude Code's total_cost_usd for a prompt action
     usage: dict[str, int] | None = None  # Claude Code's token counters
+    session_id: str | None = None  # the Claude Code session the action ran in
+    model_costs: dict[str, float] | None = None  # Claude Code's cost of each model it used

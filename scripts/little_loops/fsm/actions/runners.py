@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from little_loops.fsm.actions.claude import CLAUDE_JSON_FLAGS, apply_report
+from little_loops.fsm.actions.claude_options import claude_flags
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.supervisor import (
     CANNOT_RUN_EXIT_CODE,
@@ -62,16 +64,20 @@ class DefaultActionRunner(ProcessSupervisor):
         """The `ActionRunner` protocol: run with this runner's directory and output settings."""
         return self.execute(ActionRequest(action, timeout, is_slash_command))
 
-    def argv(self, action: str, is_slash_command: bool) -> list[str]:
-        """The command line an action runs as."""
+    def argv(
+        self,
+        action: str,
+        is_slash_command: bool,
+        claude: Mapping[str, Any] | None = None,
+        resume_session: str | None = None,
+    ) -> list[str]:
+        """The command line an action runs as (*claude*: its `claude:` options, and
+        *resume_session*: the Claude Code session it continues)."""
         if is_slash_command:
-            return [
-                *self.claude_command,
-                CLAUDE_FLAGS[0],
-                *CLAUDE_JSON_FLAGS,
-                CLAUDE_FLAGS[1],
-                action,
-            ]
+            flags = claude_flags(claude or {})
+            resume = ["--resume", resume_session] if resume_session else []
+            # `-p` ends the (variadic) option values: the prompt cannot be taken for one.
+            return [*self.claude_command, *flags, *CLAUDE_JSON_FLAGS, *resume, "-p", action]
         return ["bash", "-c", action]
 
     def execute(self, request: ActionRequest) -> ActionResult:
@@ -79,7 +85,9 @@ class DefaultActionRunner(ProcessSupervisor):
         start = time.monotonic()
         if self._cancel_reason is not None:
             return self.stopped(start)
-        argv = self.argv(request.action, request.is_slash_command)
+        argv = self.argv(
+            request.action, request.is_slash_command, request.claude, request.resume_session
+        )
         cwd = request.cwd if request.cwd is not None else self.cwd
         env = None if request.env is None else {**os.environ, **request.env}
         out_path = self._output_path(request)

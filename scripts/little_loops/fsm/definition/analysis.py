@@ -326,7 +326,8 @@ class _Analyzer:
     def injection(self) -> None:
         verdicts_are_text = free_text_verdicts(self.fsm)
         for name, state in self.fsm.states.items():
-            if not state.action or OPEN not in state.action or state.is_prompt():
+            shell = not (state.is_prompt() or state.is_approval())
+            if not state.action or OPEN not in state.action or not shell:
                 continue
             seen: set[str] = set()
             action = ("states", name, "action")

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.engine.references import OPEN
-from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, moves
+from little_loops.fsm.engine.transitions import (
+    MAINTAIN_LABEL,
+    STALL_KEY,
+    STALL_LABEL,
+    TIMEOUT_KEY,
+    declared,
+    moves,
+)
 
 FORMATS: tuple[str, ...] = ("mermaid", "dot")
 
@@ -34,8 +41,15 @@ class Edge:
 
 
 def effective_transitions(fsm: FSMLoop, state: StateConfig) -> list[tuple[str, str]]:
-    """(label, raw target) of each transition the executor can take from *state*."""
-    return [(t.label, t.target) for t in moves(fsm, state)]
+    """(label, raw target) of each transition the executor can take from *state*, with its
+    stall and approval-timeout routes (the loop's on_stall from every non-terminal state)."""
+    ways = [(t.label, t.target) for t in moves(fsm, state)]
+    ways += [(t.label, t.target) for t in declared(state) if t.key in (STALL_KEY, TIMEOUT_KEY)]
+    loop_stall = fsm.stall.on_stall if fsm.stall is not None else None
+    own = state.stall.on_stall if state.stall is not None else None
+    if loop_stall is not None and not state.terminal and own is None:
+        ways.append((STALL_LABEL, loop_stall))
+    return ways
 
 
 def edges(fsm: FSMLoop) -> list[Edge]:

@@ -15,7 +15,7 @@ from little_loops.fsm.definition.prose import reads_like_a_sentence, sentence_me
 from little_loops.fsm.engine.interpolation import context_problems
 from little_loops.fsm.engine.references import NAMESPACES, OPEN, near_misses, references
 from little_loops.fsm.engine.shellquote import unquotable
-from little_loops.fsm.engine.transitions import declared, restart
+from little_loops.fsm.engine.transitions import Transition, declared, restart
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -49,6 +49,8 @@ class _GraphChecker:
         self.problems: list[ValidationError] = []
         self.written = {name: declared(state) for name, state in fsm.states.items()}
         self.hints: dict[str, str] = {}  # unknown target -> what not_a_state adds
+        # What ${context.X} may name: a context value or a parameter (given at run time).
+        self.context_keys = [*map(str, fsm.context), *fsm.parameters]
 
     def add(
         self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
@@ -72,6 +74,9 @@ class _GraphChecker:
         fsm = self.fsm
         if fsm.initial not in fsm.states:
             self.add(("initial",), self.not_a_state(fsm.initial))
+        stall_target = fsm.stall.on_stall if fsm.stall is not None else None
+        if stall_target is not None and stall_target not in fsm.states:
+            self.add(("stall", "on_stall"), self.not_a_state(stall_target))
         if not fsm.terminal_states():
             self.add(("states",), "no terminal state (mark at least one with terminal: true)")
         for name, state in fsm.states.items():
@@ -193,6 +198,8 @@ class _GraphChecker:
         for name, state in self.fsm.states.items():
             restarted = restart(self.fsm, state)
             ways = [*self.written[name], *([restarted] if restarted is not None else [])]
+            if not state.terminal and self.fsm.stall is not None and self.fsm.stall.on_stall:
+                ways.append(Transition("stall", self.fsm.stall.on_stall, ("stall",)))
             for transition in ways:
                 target = transition.target
                 if _is_dynamic(target):
@@ -260,8 +267,9 @@ class _GraphChecker:
                     fields = _FIXED_FIELDS[namespace]
                     hint = did_you_mean(first, fields) or f" (known: {', '.join(fields)})"
                     self.add(path, f"{ref}: '{namespace}' has no '{first}'{hint}")
-                elif namespace == "context" and first not in self.fsm.context:
-                    self.add(path, f"{ref}: context has no key '{first}'")
+                elif namespace == "context" and first not in self.context_keys:
+                    hint = did_you_mean(first, self.context_keys)
+                    self.add(path, f"{ref}: context has no key '{first}'{hint}")
                 elif namespace == "captured" and first not in captures:
                     hint = did_you_mean(first, captures) if captures else ""
                     self.add(path, f"{ref}: no state captures '{first}'{hint}")
@@ -269,7 +277,7 @@ class _GraphChecker:
     def shell(self, name: str | int) -> bool:
         """Whether state *name*'s action goes to bash (its references get quoted)."""
         state = self.fsm.states.get(str(name))
-        return state is not None and not state.is_prompt()
+        return state is not None and not state.is_prompt() and not state.is_approval()
 
     def strings(self) -> Iterator[tuple[KeyPath, str]]:
         """Every string the executor interpolates, with its key path."""

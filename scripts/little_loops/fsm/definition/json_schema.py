@@ -58,6 +58,11 @@ def _loop() -> dict[str, Any]:
     props["paradigm"] = {"const": checks.FSM_PARADIGM, "description": docs.LOOP_KEYS["paradigm"]}
     props["llm"] = {**_ref("llmConfig"), "description": docs.LOOP_KEYS["llm"]}
     props["archive"] = {**_ref("archiveConfig"), "description": docs.LOOP_KEYS["archive"]}
+    props["stall"] = {
+        "anyOf": [_ref("stallConfig"), {"type": "null"}],
+        "description": docs.LOOP_KEYS["stall"],
+    }
+    props["claude"] = _claude_ref(docs.LOOP_KEYS["claude"])
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -69,17 +74,23 @@ def _loop() -> dict[str, Any]:
 
 def _state() -> dict[str, Any]:
     props = _properties(checks.STATE_KEYS, docs.STATE_KEYS)
-    for key, block in (("evaluate", "evaluateConfig"), ("route", "routeConfig")):
+    blocks = (("evaluate", "evaluateConfig"), ("route", "routeConfig"), ("stall", "stallConfig"))
+    for key, block in blocks:
         props[key] = {
             "anyOf": [_ref(block), {"type": "null"}],
             "description": props[key]["description"],
         }
+    props["claude"] = _claude_ref(docs.STATE_KEYS["claude"])
     return {
         "type": "object",
         "description": docs.STATE,
         "additionalProperties": False,
         "properties": props,
     }
+
+
+def _claude_ref(description: str) -> dict[str, Any]:
+    return {"anyOf": [_ref("claudeOptions"), {"type": "null"}], "description": description}
 
 
 def _evaluate() -> dict[str, Any]:
@@ -151,6 +162,12 @@ def build() -> dict[str, Any]:
             "stateConfig": _state(),
             "evaluateConfig": _evaluate(),
             "routeConfig": _route(),
+            "stallConfig": {
+                "type": "object",
+                "description": docs.STALL,
+                "additionalProperties": False,
+                "properties": _properties(checks.STALL_KEYS, docs.STALL_KEYS),
+            },
             "llmConfig": {
                 "type": "object",
                 "description": docs.LLM,
@@ -162,6 +179,12 @@ def build() -> dict[str, Any]:
                 "description": docs.ARCHIVE,
                 "additionalProperties": False,
                 "properties": _properties(checks.ARCHIVE_KEYS, docs.ARCHIVE_KEYS),
+            },
+            "claudeOptions": {
+                "type": "object",
+                "description": docs.CLAUDE,
+                "additionalProperties": False,
+                "properties": _properties(checks.CLAUDE_KEYS, docs.CLAUDE_KEYS),
             },
         },
     }

@@ -5,12 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
+from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
+    APPROVAL,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
+    JUDGE_BACKENDS,
     OPERATORS,
+    SESSION_MODES,
 )
+from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
 from little_loops.fsm.definition.value_checks import (
     Check,
     boolean,
@@ -61,6 +67,7 @@ FSM_PARADIGM = "fsm"
 # Loop settings: the one check of each, for FSM files and paradigm specs alike.
 LOOP_SETTING_KEYS: dict[str, Check] = {
     "context": optional(mapping),
+    "parameters": optional(PARAMETERS_CHECK),
     "scope": optional(string_list),
     "max_iterations": integer(1),
     "backoff": optional(number(0, MAX_LOOP_SECONDS, why="a year")),
@@ -70,6 +77,8 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "maintain": boolean,
     "llm": mapping,
     "archive": mapping,
+    "stall": optional(mapping),
+    "claude": optional(mapping),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -78,6 +87,8 @@ LOOP_KEYS: dict[str, Check] = {
     "paradigm": optional(string),
     **LOOP_SETTING_KEYS,
 }
+# How a paradigm's generated action states run (an approval asks, it does not run anything).
+RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
 STATE_KEYS: dict[str, Check] = {
     "action": optional(text),
     "action_type": optional(one_of(ACTION_TYPES)),
@@ -92,7 +103,20 @@ STATE_KEYS: dict[str, Check] = {
     "next": optional(string),
     "terminal": boolean,
     "on_maintain": optional(string),
+    "stall": optional(mapping),
+    "on_timeout": optional(string),
+    "claude": optional(mapping),
+    "session": one_of(SESSION_MODES),
+    "session_key": optional(string),
 }
+# `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
+STALL_KEYS: dict[str, Check] = {
+    "same_result": optional(integer(1)),
+    "no_change_passes": optional(integer(1)),
+    "max_visits": optional(integer(1)),
+    "on_stall": optional(string),
+}
+LOOP_ONLY_STALL_KEYS: tuple[str, ...] = ("no_change_passes",)
 EVALUATE_KEYS: dict[str, Check] = {
     "type": one_of(EVALUATOR_TYPES),
     "operator": optional(one_of(OPERATORS)),
@@ -114,7 +138,15 @@ LLM_KEYS: dict[str, Check] = {
     "model": string,
     "max_tokens": integer(1),
     "timeout": _ACTION_SECONDS,
+    "backend": one_of(JUDGE_BACKENDS),
 }
+# The `claude:` options (of the loop and of a Claude state), from their one table; null
+# in a state unsets the loop's value.
+CLAUDE_KEYS: dict[str, Check] = {
+    name: optional(option.check) for name, option in CLAUDE_OPTIONS.items()
+}
+# State keys that only a Claude action (prompt or slash command) can use.
+CLAUDE_STATE_KEYS: tuple[str, ...] = ("claude", "session", "session_key")
 
 # The run archive (`.loops/.history/`): how many finished runs of the loop to keep, how long.
 ARCHIVE_KEYS: dict[str, Check] = {
@@ -173,13 +205,43 @@ class _Checker:
         if isinstance(states, Mapping):
             self.states(states)
         self.llm(data)
+        self.parameters(data)
+
+    def parameters(self, data: YAMLMapping) -> None:
+        params = data.get("parameters")
+        if isinstance(params, Mapping):
+            for path, message in parameter_problems(params, data.get("context")):
+                self.add(("parameters", *path), message)
 
     def llm(self, data: YAMLMapping) -> None:
-        """The keys of the loop's `llm:` and `archive:` settings."""
-        for key, allowed in (("llm", LLM_KEYS), ("archive", ARCHIVE_KEYS)):
+        """The keys of the loop's `llm:`, `archive:`, `stall:` and `claude:` settings."""
+        for key, allowed in (
+            ("llm", LLM_KEYS),
+            ("archive", ARCHIVE_KEYS),
+            ("stall", STALL_KEYS),
+            ("claude", CLAUDE_KEYS),
+        ):
             settings = data.get(key)
             if isinstance(settings, Mapping):
                 self.keys(settings, (key,), allowed)
+
+    def claude_state(self, state: YAMLMapping, path: KeyPath) -> None:
+        """`claude:`, `session:` and `session_key:` only on a state whose action goes to Claude."""
+        claude = state.get("claude")
+        if isinstance(claude, Mapping):
+            self.keys(claude, (*path, "claude"), CLAUDE_KEYS)
+        kind, action = state.get("action_type"), state.get("action")
+        to_claude = kind in ("prompt", "slash_command") or (
+            kind is None and isinstance(action, str) and action.startswith("/")
+        )
+        if to_claude:
+            return
+        why = "this state's action runs with bash" if action else "this state has no action"
+        for key in CLAUDE_STATE_KEYS:
+            if state.get(key) is not None:
+                self.add(
+                    (*path, key), f"only a prompt or slash-command state runs Claude Code ({why})"
+                )
 
     def states(self, states: YAMLMapping) -> None:
         if not states:
@@ -195,10 +257,19 @@ class _Checker:
                 self.add(path, f"expected a mapping of state settings, got {describe(state)}")
                 continue
             self.keys(state, path, STATE_KEYS)
+            self.claude_state(state, path)
             if isinstance(state.get("evaluate"), Mapping):
                 self.evaluate(state["evaluate"], (*path, "evaluate"))
             if isinstance(state.get("route"), Mapping):
                 self.route(state["route"], (*path, "route"))
+            stall = state.get("stall")
+            if isinstance(stall, Mapping):
+                self.keys(stall, (*path, "stall"), STALL_KEYS)
+                for key in LOOP_ONLY_STALL_KEYS:
+                    if key in stall:
+                        self.add((*path, "stall", key), "only at the loop level (it counts passes)")
+            for where, problem in approval_problems(state):
+                self.add((*path, *where), problem)
 
     def evaluate(self, data: YAMLMapping, path: KeyPath) -> None:
         kind = data.get("type")
@@ -262,4 +333,6 @@ def check_loop_settings(
     checker = _Checker(data)
     checker.keys({key: value for key, value in data.items() if key in checks}, (), dict(checks))
     checker.llm(data)
+    if "parameters" in checks:
+        checker.parameters(data)
     return checker.problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 
 FILE = (
@@ -32,6 +33,11 @@ LOOP_KEYS: dict[str, str] = {
         "The paradigm this file is written in; fsm (the default) for states and transitions."
     ),
     "context": "Variables for ${context.NAME} references; values may refer to each other.",
+    "parameters": (
+        "Typed context keys a run gives values to (`ll-loop run NAME VALUE... --set KEY=VALUE`), "
+        "read as ${context.NAME}: each a type, or a mapping of type, default, required, "
+        "description and choices."
+    ),
     "scope": (
         "Paths this loop changes; two loops with overlapping scopes do not run at once. "
         "Default: the whole project."
@@ -57,6 +63,14 @@ LOOP_KEYS: dict[str, str] = {
     ),
     "llm": "Settings of LLM evaluation (the llm_structured evaluator).",
     "archive": "How many finished runs of this loop .loops/.history/ keeps, and for how long.",
+    "stall": (
+        "Stall breakers for every state: end a run that spins without progress (same_result, "
+        "no_change_passes, max_visits), at on_stall or with terminated_by 'stall'."
+    ),
+    "claude": (
+        "Claude Code options for every prompt and slash-command state; a state's own "
+        "`claude:` is laid over them key by key."
+    ),
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -66,13 +80,16 @@ STATE_KEYS: dict[str, str] = {
         "starting with '/' goes to Claude unless action_type says otherwise)."
     ),
     "action_type": (
-        "How to run the action: prompt or slash_command (Claude Code), or shell (bash). "
-        "Default: '/'-prefixed actions go to Claude, others to bash."
+        "How to run the action: prompt or slash_command (Claude Code), shell (bash), or "
+        "approval (ask a person: the action is the question, `ll-loop approve`/`reject` the "
+        "verdict). Default: '/'-prefixed actions go to Claude, others to bash."
     ),
     "capture": (
         "Store the action's result as ${captured.NAME} (output, stderr, exit_code, duration_ms)."
     ),
-    "timeout": "Maximum seconds for this state's action.",
+    "timeout": (
+        "Maximum seconds for this state's action (an approval state: to wait for the answer)."
+    ),
     "idle_timeout": (
         "Kill this state's action when it prints nothing (stdout or stderr) for this many "
         "seconds (exit 124, verdict error)."
@@ -96,6 +113,29 @@ STATE_KEYS: dict[str, str] = {
         "For a terminal state of a loop with maintain: true, the state to start again from "
         "(default: the initial state)."
     ),
+    "stall": "Stall breakers for this state; they override the loop's `stall:` here.",
+    "on_timeout": "For an approval state with a timeout: the state to go to when none answered.",
+    "claude": (
+        "Claude Code options of this state's session, laid key by key over the loop's `claude:`."
+    ),
+    "session": (
+        "fresh (the default): a new Claude session each visit; continue: resume this state's "
+        "(or session_key's) previous session of the run."
+    ),
+    "session_key": (
+        "The name this state's Claude session is recorded and resumed under (default: the "
+        "state's name); states with the same key share a session."
+    ),
+}
+
+STALL = "Stall breakers: detectors that end a run spinning without progress."
+STALL_KEYS: dict[str, str] = {
+    "same_result": "Stall when a state gives the same verdict on the same output N times in a row.",
+    "no_change_passes": (
+        "Stall when N passes in a row change nothing in the git working tree (loop level only)."
+    ),
+    "max_visits": "Stall when a state is entered more than N times.",
+    "on_stall": "The state to go to on a stall; none: the run ends with terminated_by 'stall'.",
 }
 
 EVALUATE = "An evaluator: turns the action's result into a verdict."
@@ -139,4 +179,11 @@ LLM_KEYS: dict[str, str] = {
     ),
     "max_tokens": "Maximum tokens of an evaluation answer. Default 256.",
     "timeout": "Seconds per evaluation call. Default 30.",
+    "backend": (
+        "Who judges: api (the Anthropic API, needs ANTHROPIC_API_KEY), claude (Claude Code's "
+        "own login) or auto (the default: api when ANTHROPIC_API_KEY is set, else claude)."
+    ),
 }
+
+CLAUDE = "Claude Code options: each becomes a flag of the `claude` command line."
+CLAUDE_KEYS: dict[str, str] = {name: option.doc for name, option in CLAUDE_OPTIONS.items()}

@@ -5,18 +5,29 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
+
 DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 # `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
 
-ActionType = Literal["prompt", "slash_command", "shell"]
+ActionType = Literal["prompt", "slash_command", "shell", "approval"]
+# The action type of a state that asks a person: its action is the question, the answer
+# (`ll-loop approve` / `ll-loop reject`) its verdict.
+APPROVAL = "approval"
 
 # The evaluator of a state without `evaluate:` (the evaluators are fsm/evaluators/registry.py).
 DEFAULT_EVALUATOR = "exit_code"
 DEFAULT_PROMPT_EVALUATOR = "llm_structured"  # for a prompt or slash command
 ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
+# Who the llm_structured judge asks: auto (the API with ANTHROPIC_API_KEY, else Claude Code).
+JUDGE_BACKENDS: tuple[str, ...] = ("auto", "api", "claude")
+# `session:` of a Claude state: a new session each visit, or its previous one resumed.
+SESSION_FRESH = "fresh"
+SESSION_CONTINUE = "continue"
+SESSION_MODES: tuple[str, ...] = (SESSION_FRESH, SESSION_CONTINUE)
 OPERATORS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")
 
@@ -97,6 +108,24 @@ class RouteConfig:
 
 
 @dataclass
+class StallConfig:
+    """Stall breakers (`stall:` of the loop or of a state): end a run that spins in place."""
+
+    same_result: int | None = None  # the same verdict on the same output N times in a row
+    no_change_passes: int | None = None  # no change to the git working tree in N passes
+    max_visits: int | None = None  # a state entered more than N times
+    on_stall: str | None = None  # where a stall goes (none: the run ends, terminated_by stall)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StallConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return _non_default_items(self)
+
+
+@dataclass
 class StateConfig:
     """One state: an optional action, how to evaluate it, and where to go next."""
 
@@ -113,11 +142,18 @@ class StateConfig:
     next: str | None = None
     terminal: bool = False
     on_maintain: str | None = None
+    stall: StallConfig | None = None
+    on_timeout: str | None = None  # an approval state's route when its timeout passes
+    claude: dict[str, Any] | None = None  # Claude Code options, over the loop's `claude:`
+    session: str = SESSION_FRESH  # or SESSION_CONTINUE: resume the previous session of session_key
+    session_key: str | None = None  # whose session to record and resume (default: the state)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in known}
+        if isinstance(data.get("stall"), dict):
+            kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if isinstance(data.get("evaluate"), dict):
             kwargs["evaluate"] = EvaluateConfig.from_dict(data["evaluate"])
         if isinstance(data.get("route"), dict):
@@ -126,17 +162,29 @@ class StateConfig:
 
     def to_dict(self) -> dict[str, Any]:
         out = _non_default_items(self)
+        if self.claude is not None:
+            out["claude"] = dict(self.claude)
         if self.evaluate is not None:
             out["evaluate"] = self.evaluate.to_dict()
         if self.route is not None:
             out["route"] = self.route.to_dict()
+        if self.stall is not None:
+            out["stall"] = self.stall.to_dict()
         return out
+
+    def is_approval(self) -> bool:
+        """True when the state asks a person (`action_type: approval`) instead of acting."""
+        return self.action_type == APPROVAL
 
     def is_prompt(self) -> bool:
         """True when the action goes to Claude Code (prompt or slash command), not bash."""
         if self.action_type is not None:
             return self.action_type in ("prompt", "slash_command")
         return bool(self.action) and str(self.action).startswith("/")
+
+    def session_name(self, state_name: str) -> str:
+        """Whose Claude session this state records and resumes: session_key, else its name."""
+        return self.session_key or state_name
 
     def effective_evaluate(self) -> EvaluateConfig:
         """The evaluator this state uses: its `evaluate:`, else the design doc's default:
@@ -156,6 +204,7 @@ class LLMConfig:
     model: str = DEFAULT_LLM_MODEL
     max_tokens: int = 256
     timeout: float = 30
+    backend: str = "auto"  # one of JUDGE_BACKENDS
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LLMConfig:
@@ -194,6 +243,7 @@ class FSMLoop:
     states: dict[str, StateConfig]
     paradigm: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, ParameterSpec] = field(default_factory=dict)
     scope: list[str] = field(default_factory=list)
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     backoff: float | None = None
@@ -203,6 +253,8 @@ class FSMLoop:
     maintain: bool = False
     llm: LLMConfig = field(default_factory=LLMConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
+    stall: StallConfig | None = None
+    claude: dict[str, Any] = field(default_factory=dict)  # Claude Code options of every state
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -216,10 +268,15 @@ class FSMLoop:
             kwargs["llm"] = LLMConfig.from_dict(data["llm"])
         if isinstance(data.get("archive"), dict):
             kwargs["archive"] = ArchiveConfig.from_dict(data["archive"])
+        if isinstance(data.get("stall"), dict):
+            kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
+        kwargs["parameters"] = parse_parameters(data.get("parameters"))
         if kwargs.get("scope") is None:
             kwargs.pop("scope", None)
+        if kwargs.get("claude") is None:
+            kwargs.pop("claude", None)
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -232,6 +289,8 @@ class FSMLoop:
         out["initial"] = self.initial
         if self.context:
             out["context"] = self.context
+        if self.parameters:
+            out["parameters"] = {name: p.to_dict() for name, p in self.parameters.items()}
         out["states"] = {name: state.to_dict() for name, state in self.states.items()}
         for key in (
             "scope",
@@ -250,6 +309,10 @@ class FSMLoop:
         archive = self.archive.to_dict()
         if archive:
             out["archive"] = archive
+        if self.stall is not None:
+            out["stall"] = self.stall.to_dict()
+        if self.claude:
+            out["claude"] = dict(self.claude)
         return out
 
     def terminal_states(self) -> list[str]:

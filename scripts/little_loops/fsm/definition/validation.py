@@ -35,6 +35,7 @@ from little_loops.fsm.definition.model import (
     RouteConfig,
     StateConfig,
 )
+from little_loops.fsm.definition.parameters import ParameterSpec
 from little_loops.fsm.definition.value_checks import describe
 from little_loops.fsm.errors import (
     LoopDefinitionError,
@@ -93,6 +94,12 @@ def _model_shape(fsm: FSMLoop) -> list[ValidationError]:
         problem = f"expected a mapping of states, got {describe(fsm.states)}"
         return [ValidationError.at(loop, ("states",), problem)]
     problems: list[ValidationError] = []
+    specs = fsm.parameters
+    values = specs.values() if isinstance(specs, dict) else [specs]
+    wrong = [value for value in values if not isinstance(value, ParameterSpec)]
+    if wrong:
+        problem = f"expected a ParameterSpec by name, got {describe(wrong[0])}"
+        problems.append(ValidationError.at(loop, ("parameters",), problem))
     if not isinstance(fsm.llm, LLMConfig):
         problem = f"expected the llm settings, got {describe(fsm.llm)}"
         problems.append(ValidationError.at(loop, ("llm",), problem))

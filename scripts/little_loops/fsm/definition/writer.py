@@ -11,7 +11,7 @@ from little_loops.fsm.definition.loader import FLOAT_RE, INT_RE
 from little_loops.fsm.definition.model import FSMLoop
 
 # Top-level keys come in reading order; any other key of FSMLoop.to_dict() follows.
-_LEADING_KEYS = ("name", "initial", "context", "states")
+_LEADING_KEYS = ("name", "parameters", "initial", "context", "states")
 
 # Plain scalars that some YAML 1.1 reader would take for a boolean. PyYAML's resolver
 # already quotes yes/no/on/off/true/false; y/n are 1.1 booleans it does not know about.
@@ -47,7 +47,8 @@ _FSMDumper.add_representer(str, _represent_str)
 
 
 def fsm_document(fsm: FSMLoop) -> dict[str, Any]:
-    """The loop as plain data in file order: name, initial, context, states, then settings."""
+    """The loop as plain data in file order: name, parameters, initial, context, states, then
+    settings."""
     data = fsm.to_dict()
     ordered = {key: data[key] for key in _LEADING_KEYS if key in data}
     ordered.update((key, value) for key, value in data.items() if key not in ordered)

@@ -9,6 +9,7 @@ from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutorSnapshot, acted_result
+from little_loops.fsm.engine.stall import StallWatch
 from little_loops.fsm.errors import LoopError
 from little_loops.fsm.runs.spend import Spend
 
@@ -28,7 +29,10 @@ class Checkpoints:
     acted: dict[str, Any] | None
     resumed_action: ActionResult | None
     spend: Spend
+    sessions: dict[str, str]
     clock: RunClock
+    approval: dict[str, Any] | None  # the question an approval state waits on
+    stall: StallWatch  # the stall breakers' counts
 
     def elapsed_ms(self) -> int:
         return self.clock.elapsed_ms()
@@ -49,6 +53,9 @@ class Checkpoints:
             cost_usd=round(self.spend.cost_usd, 6),  # micro-dollars, as every record
             usage=dict(self.spend.usage),
             action_result=self.acted,
+            approval=self.approval,
+            stall_watch=self.stall.record(),
+            sessions=dict(self.sessions),
         )
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -74,3 +81,8 @@ class Checkpoints:
         self.clock.elapsed_before_ms = snap.elapsed_ms
         self.continuation = snap.continuation
         self.spend = Spend(snap.cost_usd, dict(snap.usage))
+        self.approval = snap.approval
+        self.stall.restore(snap.stall_watch)
+        if snap.entered and not finished:
+            self.stall.reentered(snap.current_state)  # entered again: not one more visit
+        self.sessions = dict(snap.sessions)

@@ -39,9 +39,19 @@ class _ActionStartKeys(TypedDict):
 
 
 class ActionStart(_ActionStartKeys, total=False):
-    """`action_start`: an action begins; `output_path` is where its stdout streams, live."""
+    """`action_start`: an action begins; `output_path` is where its stdout streams, live;
+    `resume_session` the Claude Code session a `session: continue` state resumes."""
 
     output_path: str
+    resume_session: str
+
+
+class SessionLost(TypedDict):
+    """`session_lost`: Claude Code could not resume a saved session; the action runs fresh."""
+
+    state: str
+    session_id: str
+    note: str
 
 
 class _ActionCompleteKeys(TypedDict):
@@ -63,6 +73,8 @@ class ActionComplete(_ActionCompleteKeys, total=False):
     cost_usd: float
     usage: dict[str, int]
     spent_usd: float
+    session_id: str  # the Claude Code session the action ran in
+    models: dict[str, float]  # the cost of each model the Claude session used
 
 
 class _EvaluationKeys(TypedDict):
@@ -84,6 +96,43 @@ class Evaluation(_EvaluationKeys, total=False):
 Route = TypedDict("Route", {"from": str, "to": str, "verdict": str | None, "reason": str})
 
 
+STALL_EVENT = "stall"  # the name of the StallEvent
+
+
+class StallEvent(TypedDict):
+    """`stall`: a stall breaker fired (`to`: its on_stall state; None: the run ends)."""
+
+    state: str
+    detector: str  # same_result, no_change_passes or max_visits
+    limit: int
+    count: int
+    to: str | None
+    message: str
+
+
+class _ApprovalWaitKeys(TypedDict):
+    """The keys every `approval_wait` has."""
+
+    state: str
+    question: str
+    asked_at: str
+    answer_with: str  # the commands that answer it
+
+
+class ApprovalWait(_ApprovalWaitKeys, total=False):
+    """`approval_wait`: an approval state asks its question and waits for the answer."""
+
+    deadline: str  # when `on_timeout` is taken (ISO time), for a state with a timeout
+
+
+class ApprovalAnswer(TypedDict):
+    """`approval`: the answer came (success: approved, failure: rejected) or the time ran out."""
+
+    state: str
+    verdict: str
+    note: str
+
+
 class _LoopCompleteKeys(TypedDict):
     """The keys every `loop_complete` has."""
 
@@ -98,6 +147,7 @@ class LoopComplete(_LoopCompleteKeys, total=False):
 
     error: str
     handoff: str
+    stall: dict[str, Any]  # the stall breaker that ended the run (detector, state, limit, count)
     cost_usd: float
     usage: dict[str, int]
 
@@ -131,6 +181,10 @@ def action_complete(name: str, result: ActionResult, spent_usd: float) -> Action
         complete["usage"] = result.usage
     if spent_usd:
         complete["spent_usd"] = round(spent_usd, 6)
+    if result.session_id:
+        complete["session_id"] = result.session_id
+    if result.model_costs:
+        complete["models"] = {name: round(cost, 6) for name, cost in result.model_costs.items()}
     return complete
 
 
@@ -163,6 +217,8 @@ def loop_complete(result: ExecutionResult, spent: bool) -> LoopComplete:
         payload["error"] = result.error
     if result.handoff is not None:
         payload["handoff"] = result.handoff
+    if result.stall is not None:
+        payload["stall"] = result.stall
     if spent:
         payload["cost_usd"] = result.cost_usd
         payload["usage"] = result.usage

@@ -12,7 +12,6 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.checkpoint import Checkpoints
 from little_loops.fsm.engine.events import EventCallback
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.limits import RunClock, spends
@@ -25,6 +24,7 @@ from little_loops.fsm.engine.records import (
     saved_result,
 )
 from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
+from little_loops.fsm.engine.safeguards import STALLED, Safeguards
 from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
 from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 
-class FSMExecutor(Checkpoints):
+class FSMExecutor(Safeguards):
     """Execute an FSM loop until a terminal state or a limit.
 
     The executor only ever moves along transitions the loop declares: a route that
@@ -81,11 +81,13 @@ class FSMExecutor(Checkpoints):
         self.acted: dict[str, Any] | None = None  # the current state's finished action
         self.resumed_action: ActionResult | None = None  # restored: evaluate, not run again
         self.spend = Spend()
+        self.sessions: dict[str, str] = {}  # Claude Code session ids by session_key
         self.clock = RunClock(fsm.timeout)
         self._shutdown = threading.Event()
         self._shutdown_reason = "interrupted"
         self._sleep = sleep
         self.before_wait: Callable[[], None] | None = None  # called before a backoff wait
+        self._init_safeguards()
 
     # -- control -----------------------------------------------------------------------
 
@@ -140,7 +142,8 @@ class FSMExecutor(Checkpoints):
                 return self._finish(
                     "budget", error=self.spend.budget_message(limit, self.current_state)
                 )
-            if self.passes.begins(self.current_state, state):
+            began = self.passes.begins(self.current_state, state)
+            if began:
                 ended = self._start_pass()
                 if ended is not None:
                     return ended
@@ -157,6 +160,12 @@ class FSMExecutor(Checkpoints):
 
             if self.clock.deadline_passed():
                 return self._finish("timeout")
+            stall = self.stall.entering(self.current_state, began)
+            if stall is not None:
+                ended = self._follow(self._stalled(stall))
+                if ended is not None:
+                    return ended
+                continue
             self.passes.ran(self.current_state)
             self.entered = True
             self._emit_enter()
@@ -171,7 +180,10 @@ class FSMExecutor(Checkpoints):
         if state.terminal:  # only a resumed terminal action gets here
             ended = self._run_terminal_action(state, done)
             return ended if ended is not None else self._leave_terminal(state)
-        outcome = self._execute_state(self.current_state, state, done)
+        return self._follow(self._execute_state(self.current_state, state, done))
+
+    def _follow(self, outcome: StepOutcome) -> ExecutionResult | None:
+        """Go where *outcome* leads, or end the run there."""
         if outcome.stop is not None:
             return self._finish(outcome.stop, error=outcome.error)
         if outcome.target is None:
@@ -227,6 +239,8 @@ class FSMExecutor(Checkpoints):
         self, name: str, state: StateConfig, done: ActionResult | None = None
     ) -> StepOutcome:
         """Run the state's action (unless it already ran: *done*), evaluate it and route."""
+        if state.is_approval():
+            return self._ask(name, state)
         ctx = self._context()
         action_result: ActionResult | None = done
         if state.action and done is None:
@@ -252,7 +266,12 @@ class FSMExecutor(Checkpoints):
 
         result = self.work.judge(name, state, action_result, ctx, self.spend)
         self.last_result = {"verdict": result.verdict, "details": result.details}
-        self._set_prev(name, action_result, result.verdict)
+        # `prev`: the last state that gave a verdict (`next:` states do not replace it, so
+        # `measure → apply → measure` compares measurements).
+        self.prev_result = prev_record(name, action_result, result.verdict)
+        stalled = self._same_result(name, result.verdict, action_result)
+        if stalled is not None:
+            return stalled
         route_ctx = self._context()
         outcome = follow_route(state, result.verdict, route_ctx, self.current_state)
         if outcome.target is None and result.verdict == ERROR_VERDICT:
@@ -283,7 +302,9 @@ class FSMExecutor(Checkpoints):
         if is_prompt and self.continuation:
             # Kept until the action has run: a stop mid-action must not lose the note.
             action = f"Continue from this handoff note: {self.continuation}\n\n{action}"
-        result = self.work.act(name, state, action, self.clock.remaining_s(), self.spend)
+        result = self.work.act(
+            name, state, action, self.clock.remaining_s(), self.spend, self.sessions
+        )
         if state.capture:
             self.captured[state.capture] = saved_result(result)
         # Recorded with `action_complete`, so a resume evaluates it rather than running it
@@ -336,11 +357,6 @@ class FSMExecutor(Checkpoints):
             elapsed_ms=self.elapsed_ms(),
         )
 
-    def _set_prev(self, name: str, action: ActionResult | None, verdict: str) -> None:
-        """`prev` is the last state that produced a verdict. Unconditional `next:` states
-        do not replace it, so `measure → apply → measure` compares measurements."""
-        self.prev_result = prev_record(name, action, verdict)
-
     def _wait(self, seconds: float) -> None:
         if self.before_wait is not None:
             self.before_wait()
@@ -371,6 +387,7 @@ class FSMExecutor(Checkpoints):
             handoff=self.continuation if terminated_by == "handoff" else None,
             cost_usd=round(self.spend.cost_usd, 6),
             usage=dict(self.spend.usage),
+            stall=self.stalled if terminated_by == STALLED else None,
         )
         payload = events.loop_complete(result, bool(self.spend.cost_usd or self.spend.usage))
         try:

@@ -25,7 +25,8 @@ class ExecutionResult:
 
     final_state: str
     iterations: int
-    # terminal, max_iterations, timeout, error, handoff, budget, interrupted or stopped
+    # terminal, max_iterations, timeout, error, handoff, budget, interrupted, stopped, stall
+    # or awaiting_approval (runs/outcomes.py)
     terminated_by: str
     duration_ms: int
     captured: dict[str, Any]
@@ -33,9 +34,13 @@ class ExecutionResult:
     handoff: str | None = None
     cost_usd: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
+    stall: dict[str, Any] | None = None  # the stall breaker that ended it: detector, state ...
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.stall is None:
+            del out["stall"]  # only a run a stall breaker ended says which one
+        return out
 
 
 @dataclass
@@ -58,6 +63,11 @@ class ExecutorSnapshot:
     # The current state's finished action, awaiting its verdict (see acted_record): a run
     # resumed here evaluates it instead of running the action again.
     action_result: dict[str, Any] | None = None
+    # The question an approval state waits on ({state, question, asked_at, deadline}).
+    approval: dict[str, Any] | None = None
+    stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
+    # Claude Code session ids by session_key (a state's name by default), for `session: continue`.
+    sessions: dict[str, str] = field(default_factory=dict)
 
 
 def chomp(text: str) -> str:

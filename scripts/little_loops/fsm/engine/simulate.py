@@ -213,7 +213,8 @@ class _Walk:
         """The step for entering the current state: its action, as far as it can be known."""
         step = SimulatedStep(self.current, self.passes.iteration)
         if state.action:
-            step.action, step.notes = self.render(state.action, not state.is_prompt())
+            shell = not (state.is_prompt() or state.is_approval())  # a question is text
+            step.action, step.notes = self.render(state.action, shell)
             step.action_type = "prompt" if state.is_prompt() else "shell"
             if state.is_prompt():
                 self.prompts += 1

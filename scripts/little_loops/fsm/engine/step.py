@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.actions.claude import lost_session
+from little_loops.fsm.actions.claude_options import merged
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
@@ -57,10 +60,16 @@ class StateWork:
         action: str,
         remaining_s: float | None,
         spend: Spend,
+        sessions: dict[str, str] | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
-        caller reports it with `completed`."""
+        caller reports it with `completed`. A Claude action records its session id in
+        *sessions* (by `session_name`), and a `session: continue` one resumes it from there."""
         is_prompt = state.is_prompt()
+        key = state.session_name(name)
+        resume = None
+        if is_prompt and state.session == SESSION_CONTINUE and sessions:
+            resume = sessions.get(key)
         timeout = action_timeout(state, is_prompt, remaining_s)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:
@@ -73,17 +82,27 @@ class StateWork:
         )
         if output_file is not None:
             start["output_path"] = str(output_file)  # where its output streams, live
+        if resume is not None:
+            start["resume_session"] = resume
         self.emit("action_start", start)
-        result = self.runner.execute(
-            ActionRequest(
-                action=action,
-                timeout=timeout,
-                is_slash_command=is_prompt,
-                idle_timeout=idle_timeout(self.fsm, state, is_prompt),
-                output_file=output_file,
-            )
+        request = ActionRequest(
+            action=action,
+            timeout=timeout,
+            is_slash_command=is_prompt,
+            idle_timeout=idle_timeout(self.fsm, state, is_prompt),
+            output_file=output_file,
+            claude=merged(self.fsm.claude, state.claude) if is_prompt else None,
+            resume_session=resume,
         )
+        result = self.runner.execute(request)
+        if resume is not None and lost_session(result):
+            spend.add(result.cost_usd, result.usage, "claude_")
+            note = f"claude cannot resume session {resume}: state '{name}' starts a fresh one"
+            self.emit("session_lost", events.SessionLost(state=name, session_id=resume, note=note))
+            result = self.runner.execute(dataclasses.replace(request, resume_session=None))
         spend.add(result.cost_usd, result.usage, "claude_")
+        if is_prompt and result.session_id and sessions is not None:
+            sessions[key] = result.session_id
         return result
 
     def completed(self, name: str, result: ActionResult, spend: Spend) -> None:
@@ -115,7 +134,10 @@ class StateWork:
             )
         cost = None
         usage = result.details.get("usage")
-        if isinstance(usage, dict) and usage:
+        reported = result.details.get("cost_usd")  # the judge via Claude Code reports its cost
+        if isinstance(reported, float):
+            cost = spend.add_judge_cost(reported, usage)
+        elif isinstance(usage, dict) and usage:
             model = str(result.details.get("model") or self.fsm.llm.model)
             cost = spend.add_judge(model, usage)
         self.emit(

@@ -16,6 +16,13 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 MAINTAIN_LABEL = "maintain"
 
 NEXT_KEY = ("next",)
+# Routes no verdict takes: a stall breaker's (`stall: {on_stall: ...}`) and an approval
+# state's `on_timeout`. They are declared (checked, drawn) but taken by the executor itself.
+STALL_KEY = ("stall", "on_stall")
+TIMEOUT_KEY = ("on_timeout",)
+STALL_LABEL = "stall"
+TIMEOUT_LABEL = "timeout"
+_OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY)
 _DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
 _ERROR_KEY = ("route", ROUTE_ERROR_KEY)
 _SHORTHAND = (("success", "on_success"), ("failure", "on_failure"), (ERROR_VERDICT, "on_error"))
@@ -75,6 +82,10 @@ def declared(state: StateConfig) -> list[Transition]:
             out.append(Transition(verdict, target, (key,)))
     if state.on_maintain is not None:
         out.append(Transition(MAINTAIN_LABEL, state.on_maintain, ("on_maintain",)))
+    if state.stall is not None and state.stall.on_stall is not None:
+        out.append(Transition(STALL_LABEL, state.stall.on_stall, STALL_KEY))
+    if state.on_timeout is not None:
+        out.append(Transition(TIMEOUT_LABEL, state.on_timeout, TIMEOUT_KEY))
     return out
 
 
@@ -91,7 +102,7 @@ def transitions(state: StateConfig) -> list[Transition]:
     if state.route is not None:
         table = [t for t in written if t.key[0] == "route"]
     else:
-        table = [t for t in written if t.key[0].startswith("on_") and t.key != ("on_maintain",)]
+        table = [t for t in written if t.key[0].startswith("on_") and t.key not in _OWN_ROUTES]
     if state.next is None:
         return table
     error = next((t for t in table if t.answers(ERROR_VERDICT)), None)

@@ -16,11 +16,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
-from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.engine.interpolation import to_text
-from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result
-
-DEFAULT_LLM_PROMPT = "Evaluate whether this action succeeded based on its output."
+from little_loops.fsm.evaluators.judge_rules import (
+    DEFAULT_LLM_PROMPT,
+    MAX_OUTPUT_CHARS,
+    UNCERTAIN_SUFFIX,
+    judge_error,
+    judge_input_error,
+    judge_text,
+    one_line,
+    verdict_enum,
+    verdict_from_answer,
+)
+from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec
 
 DEFAULT_LLM_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -46,12 +54,21 @@ DEFAULT_LLM_SCHEMA: dict[str, Any] = {
     "required": ["verdict", "confidence", "reason"],
 }
 DEFAULT_LLM_VERDICTS: tuple[str, ...] = tuple(DEFAULT_LLM_SCHEMA["properties"]["verdict"]["enum"])
-# With `uncertain_suffix: true`, an unconfident verdict gets this suffix (`success_uncertain`).
-UNCERTAIN_SUFFIX = "_uncertain"
+
+__all__ = [
+    "DEFAULT_LLM_PROMPT",
+    "DEFAULT_LLM_SCHEMA",
+    "DEFAULT_LLM_VERDICTS",
+    "MAX_OUTPUT_CHARS",
+    "SPEC",
+    "UNCERTAIN_SUFFIX",
+    "build_message_request",
+    "evaluate_llm_structured",
+    "schema_verdicts",
+]
 
 TOOL_NAME = "evaluate"
 TOOL_DESCRIPTION = "Provide your evaluation of the action result"
-MAX_OUTPUT_CHARS = 4000
 NO_API_KEY = "no API key: set ANTHROPIC_API_KEY"
 
 # Transient answers worth another attempt while the deadline allows one.
@@ -70,13 +87,7 @@ def build_message_request(
     max_tokens: int = 256,
 ) -> dict[str, Any]:
     """The keyword arguments of the `messages.create` call that judges *output*."""
-    truncated = output[-MAX_OUTPUT_CHARS:]
-    note = ""
-    if len(output) > MAX_OUTPUT_CHARS:
-        note = f"(Output truncated: the last {MAX_OUTPUT_CHARS} of {len(output)} characters.)\n"
-    content = (
-        f"{prompt or DEFAULT_LLM_PROMPT}\n\n{note}<action_output>\n{truncated}\n</action_output>"
-    )
+    content = judge_text(output, prompt)
     return {
         "model": model,
         "max_tokens": max_tokens,
@@ -112,10 +123,9 @@ def evaluate_llm_structured(
     from the environment (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL).
     """
     schema = schema or DEFAULT_LLM_SCHEMA
-    if not isinstance(schema, dict) or schema.get("type") != "object":
-        return _error("schema must be a mapping with type: object", model)
-    if isinstance(min_confidence, bool) or not isinstance(min_confidence, int | float):
-        return _error(f"min_confidence must be a number, not {min_confidence!r}", model)
+    problem = judge_input_error(schema, min_confidence, model)
+    if problem is not None:
+        return problem
     request = build_message_request(output, prompt, schema, model, max_tokens)
     if client is None:
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
@@ -131,8 +141,7 @@ def evaluate_llm_structured(
     return _verdict(response, schema, min_confidence, uncertain_suffix, model)
 
 
-def _error(message: str, model: str, **details: Any) -> EvaluationResult:
-    return error_result(message, **details, model=model)
+_error = judge_error
 
 
 def _call(client: Any, request: dict[str, Any], timeout: float) -> tuple[Any, str]:
@@ -159,11 +168,11 @@ def _call(client: Any, request: dict[str, Any], timeout: float) -> tuple[Any, st
                 return None, reason
             retry_after = _retry_after(exc)
         except anthropic.APIConnectionError as exc:
-            reason = f"cannot reach the API: {_one_line(str(exc.__cause__ or exc))}"
+            reason = f"cannot reach the API: {one_line(str(exc.__cause__ or exc))}"
         except anthropic.AnthropicError as exc:  # e.g. a response that is not a message
-            return None, f"bad API response: {_one_line(str(exc))}"
+            return None, f"bad API response: {one_line(str(exc))}"
         except ValueError as exc:  # json.JSONDecodeError and pydantic errors on a bad body
-            return None, f"bad API response: {_one_line(str(exc))}"
+            return None, f"bad API response: {one_line(str(exc))}"
         pause = _FIRST_BACKOFF * 2**attempt if retry_after is None else retry_after
         if deadline - time.monotonic() - pause < _MIN_ATTEMPT_SECONDS:
             break
@@ -176,8 +185,8 @@ def _status_message(exc: Any) -> str:
     if isinstance(body, dict):
         err = body.get("error")
         if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return _one_line(err["message"])
-    return _one_line(str(exc.message))
+            return one_line(err["message"])
+    return one_line(str(exc.message))
 
 
 def _retry_after(exc: Any) -> float | None:
@@ -188,11 +197,6 @@ def _retry_after(exc: Any) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _verdict(
     response: Any,
     schema: dict[str, Any],
@@ -201,7 +205,6 @@ def _verdict(
     model: str,
 ) -> EvaluationResult:
     """The EvaluationResult a Messages API *response* stands for (error if it is unusable)."""
-    import json  # here, not at the top: `ll-loop validate` reads this module's SPEC only
 
     usage = {
         "input_tokens": getattr(getattr(response, "usage", None), "input_tokens", None),
@@ -219,56 +222,7 @@ def _verdict(
             model,
             usage=usage,
         )
-    if not isinstance(answer, dict):
-        return _error("the model's evaluation is not an object", model, usage=usage)
-    verdict = answer.get("verdict")
-    if not isinstance(verdict, str) or not verdict:
-        return _error("the model's evaluation has no verdict", model, raw=answer, usage=usage)
-    allowed = _verdict_enum(schema)
-    if allowed and verdict not in allowed:
-        return _error(
-            f"the model answered verdict '{_one_line(verdict, 40)}', "
-            f"which is not one of: {', '.join(map(str, allowed))}",
-            model,
-            raw=answer,
-            usage=usage,
-        )
-    confidence = answer.get("confidence", 1.0)
-    if (
-        isinstance(confidence, bool)
-        or not isinstance(confidence, int | float)
-        or not is_finite(confidence)  # math.isfinite fails on a 400-digit int
-    ):
-        return _error(
-            f"the model's confidence is not a number: {_one_line(json.dumps(confidence), 40)}",
-            model,
-            raw=answer,
-            usage=usage,
-        )
-    confidence = min(max(float(confidence), 0.0), 1.0)
-    confident = confidence >= min_confidence
-    if uncertain_suffix and not confident:
-        verdict += UNCERTAIN_SUFFIX
-    reason = answer.get("reason", "")
-    return EvaluationResult(
-        verdict,
-        {
-            "confidence": confidence,
-            "confident": confident,
-            "reason": reason if isinstance(reason, str) else json.dumps(reason),
-            "raw": answer,
-            "model": model,
-            "usage": usage,
-        },
-    )
-
-
-def _verdict_enum(schema: Any) -> list[Any] | None:
-    """The verdict enum of a judge schema, as written (None when it has none)."""
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    spec = props.get("verdict") if isinstance(props, dict) else None
-    enum = spec.get("enum") if isinstance(spec, dict) else None
-    return list(enum) if isinstance(enum, list) else None
+    return verdict_from_answer(answer, schema, min_confidence, uncertain_suffix, model, usage)
 
 
 def schema_verdicts(schema: Any) -> list[str] | None:
@@ -276,7 +230,7 @@ def schema_verdicts(schema: Any) -> list[str] | None:
     has no verdict enum, so the verdict is whatever the model answers)."""
     if schema is None:
         return list(DEFAULT_LLM_VERDICTS)
-    enum = _verdict_enum(schema)
+    enum = verdict_enum(schema)
     return None if enum is None else [str(v) for v in enum]
 
 
@@ -293,6 +247,27 @@ def _config_verdicts(config: EvaluateConfig) -> tuple[str, ...] | None:
 def _run(
     config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
 ) -> EvaluationResult:
+    # Here, not at the top: `ll-loop validate` reads SPEC only, not the process machinery.
+    from little_loops.fsm.evaluators.judge_claude import (
+        CLAUDE_BACKEND,
+        evaluate_with_claude,
+        judge_backend,
+    )
+
+    if judge_backend(llm, client) == CLAUDE_BACKEND:
+        schema = config.schema or DEFAULT_LLM_SCHEMA
+        problem = judge_input_error(schema, config.min_confidence, llm.model)
+        if problem is not None:
+            return problem
+        return evaluate_with_claude(
+            output,
+            to_text(config.prompt) if config.prompt is not None else None,
+            schema,
+            config.min_confidence,
+            config.uncertain_suffix,
+            llm.model,
+            llm.timeout,
+        )
     return evaluate_llm_structured(
         output,
         prompt=to_text(config.prompt) if config.prompt is not None else None,

@@ -44,6 +44,9 @@ def build(
                 state["action_type"] = action_type
     user_context = settings.pop("context", None) or {}
     merged = dict(context or {})
+    for key in settings.get("parameters") or {}:
+        if key in merged:
+            raise reader.error(f"'{key}' is set by the {paradigm} compiler", "parameters")
     for key, value in user_context.items():
         if key in merged:
             raise reader.error(f"'{key}' is set by the {paradigm} compiler", "context")

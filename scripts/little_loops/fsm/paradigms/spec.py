@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.key_checks import LOOP_SETTING_KEYS, STATE_KEYS
+from little_loops.fsm.definition.key_checks import LOOP_SETTING_KEYS, RUN_ACTION_TYPE
 from little_loops.fsm.definition.value_checks import LARGEST_NUMBER, Check, describe, is_finite
 from little_loops.fsm.definition.value_checks import is_number as any_number
 from little_loops.fsm.errors import ParadigmSpecError
@@ -15,7 +15,7 @@ from little_loops.fsm.suggest import did_you_mean
 # (one wording per mistake), plus `action_type`, which goes onto every generated action state.
 SETTING_KEYS: dict[str, Check] = {
     **LOOP_SETTING_KEYS,
-    "action_type": STATE_KEYS["action_type"],
+    "action_type": RUN_ACTION_TYPE,
 }
 LOOP_SETTINGS: tuple[str, ...] = tuple(SETTING_KEYS)
 

@@ -251,7 +251,7 @@ class EventLog:
 
     def _parse(self, line: bytes, path: Path, number: int | None) -> dict[str, Any]:
         try:
-            event = json.loads(line)  # bytes: JSON's own UTF-8 decoding; `\n` is whitespace
+            event = json.loads(line.rstrip(b"\n"))  # bytes: JSON's own UTF-8 decoding
             if not isinstance(event, dict):
                 raise StateShapeError(f"expected a JSON object, found {json_type(event)}")
         except (StateShapeError, ValueError, RecursionError) as exc:

@@ -50,6 +50,8 @@ def run_in_foreground(
             on_note=on_note,
             on_files_lost=lambda: _restore_lock(lock, on_note),
         )
+        executor.executor.wait_approval = overrides.wait_approval
+        executor.executor.stall.cwd = project_root(loops_dir)  # no_change_passes looks here
         try:
             with ShutdownSignals(executor.request_shutdown):
                 if not resume:

@@ -29,6 +29,7 @@ EVENTS_SUFFIX = ".events.jsonl"  # the run's events, one JSON line each, append-
 EVENTS_SEGMENT = ".events.{n}.jsonl"
 LOCK_SUFFIX = ".lock"  # the run's scope claim (a LockRecord)
 LOG_SUFFIX = ".log"  # stdout and stderr of a background run
+APPROVAL_SUFFIX = ".approval.json"  # the answer to a run's approval question (approve/reject)
 OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume goes on with
 OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
 ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
@@ -187,6 +188,10 @@ class RunFiles:
     @property
     def options(self) -> Path:
         return self._file(OPTIONS_SUFFIX)
+
+    @property
+    def approval(self) -> Path:
+        return self._file(APPROVAL_SUFFIX)
 
 
 def glob_escape(text: str) -> str:

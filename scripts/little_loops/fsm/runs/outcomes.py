@@ -15,6 +15,8 @@ class ExitCode(IntEnum):
     TIMEOUT = 4  # stopped by the loop-level timeout
     HANDOFF = 5  # context handoff: awaiting continuation (resume it later)
     BUDGET = 6  # the spending budget was used up
+    STALL = 8  # a stall breaker fired and the loop has no on_stall route
+    AWAITING_APPROVAL = 9  # an approval state waits for `ll-loop approve`/`reject` (then resume)
     INTERRUPTED = 130  # Ctrl-C (SIGINT)
     STOPPED = 143  # SIGTERM / `ll-loop stop`
 
@@ -28,6 +30,7 @@ class Status(StrEnum):
     INTERRUPTED = "interrupted"
     STOPPED = "stopped"
     AWAITING_CONTINUATION = "awaiting_continuation"
+    AWAITING_APPROVAL = "awaiting_approval"
 
 
 class Outcome(StrEnum):
@@ -74,6 +77,18 @@ class Outcome(StrEnum):
         "Ctrl-C (SIGINT); resumable",
     )
     STOPPED = ("stopped", Status.STOPPED, ExitCode.STOPPED, "SIGTERM or `ll-loop stop`; resumable")
+    STALL = (
+        "stall",
+        Status.FAILED,
+        ExitCode.STALL,
+        "a stall breaker fired and there is no on_stall route",
+    )
+    AWAITING_APPROVAL = (
+        "awaiting_approval",
+        Status.AWAITING_APPROVAL,
+        ExitCode.AWAITING_APPROVAL,
+        "an approval state waits for its answer; resume it after",
+    )
 
 
 STATUSES: tuple[str, ...] = tuple(Status)
@@ -83,7 +98,13 @@ TERMINATION_EXIT_CODE: dict[str, int] = {outcome: outcome.exit_code for outcome 
 
 # Statuses a run can be resumed from (a `running` one whose pid is dead crashed: also resumable).
 RESUMABLE_STATUSES: frozenset[str] = frozenset(
-    {Status.INTERRUPTED, Status.STOPPED, Status.AWAITING_CONTINUATION, Status.RUNNING}
+    {
+        Status.INTERRUPTED,
+        Status.STOPPED,
+        Status.AWAITING_CONTINUATION,
+        Status.AWAITING_APPROVAL,
+        Status.RUNNING,
+    }
 )
 
 # A run that ended at one of these limits stopped *before* a step started, with everything

@@ -1,4 +1,4 @@
-"""The run flags a run was started with (-n, --no-llm, --llm-model, --max-cost), kept for resume."""
+"""The run flags a run was started with (-n, --max-cost, --model, --wait-approval ...), kept."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ class OptionsFile(TypedDict):
     no_llm: bool
     llm_model: str | None
     max_cost: float | None
+    wait_approval: bool
+    model: str | None
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class Overrides:
     no_llm: bool = False
     llm_model: str | None = None
     max_cost: float | None = None
+    wait_approval: bool = False  # wait at an approval state for the answer, in-process
+    model: str | None = None  # the model of every Claude state
 
 
 def save_overrides(loop_name: str, loops_dir: Path, overrides: Overrides) -> None:
@@ -38,6 +42,8 @@ def save_overrides(loop_name: str, loops_dir: Path, overrides: Overrides) -> Non
         "no_llm": overrides.no_llm,
         "llm_model": overrides.llm_model,
         "max_cost": overrides.max_cost,
+        "wait_approval": overrides.wait_approval,
+        "model": overrides.model,
     }
     path = run_files(loop_name, loops_dir).options
     make_running_dir(path.parent)
@@ -56,6 +62,7 @@ def load_overrides(loop_name: str, loops_dir: Path) -> Overrides | None:
     n = data.get("max_iterations")
     model = data.get("llm_model")
     cost = data.get("max_cost")
+    claude_model = data.get("model")
     if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost > 0:
         cost = None
     return Overrides(
@@ -63,4 +70,6 @@ def load_overrides(loop_name: str, loops_dir: Path) -> Overrides | None:
         no_llm=data.get("no_llm") is True,
         llm_model=model if isinstance(model, str) else None,
         max_cost=cost,
+        wait_approval=data.get("wait_approval") is True,
+        model=claude_model if isinstance(claude_model, str) and claude_model else None,
     )

@@ -15,6 +15,7 @@ from little_loops.fsm.engine.executor import (
     FSMExecutor,
 )
 from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError, RunLogError
+from little_loops.fsm.runs.approvals import answers_for
 from little_loops.fsm.runs.archive import archive_run
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
 from little_loops.fsm.runs.journal import SAVED_KEY, Journal
@@ -73,6 +74,7 @@ class PersistentExecutor:
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
         self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
         self.executor.before_wait = self._flush
+        self.executor.answers = answers_for(fsm.name, self.persistence.loops_dir)
         self._orphans: list[int] = []
         self._own_start: tuple[int, int | None] | None = None
         self._journal = Journal()

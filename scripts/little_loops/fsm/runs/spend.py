@@ -30,6 +30,11 @@ class Spend:
         self.add(cost, usage, "judge_")
         return cost
 
+    def add_judge_cost(self, cost: float, usage: Any) -> float:
+        """Count a judge call whose cost was reported (the judge via Claude Code); returns it."""
+        self.add(cost, usage, "judge_")
+        return cost
+
     def reached(self, limit: float | None) -> bool:
         return limit is not None and self.cost_usd >= float(limit)
 

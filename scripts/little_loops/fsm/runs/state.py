@@ -90,6 +90,9 @@ class StateFile(TypedDict):
     cost_usd: float
     usage: dict[str, int]
     action_result: dict[str, Any] | None  # the current state's finished action (resume judges it)
+    approval: dict[str, Any] | None  # the question an approval state waits on
+    stall_watch: dict[str, Any]  # the stall breakers' counts
+    sessions: dict[str, str]  # Claude Code session ids by session_key (session: continue)
 
 
 @dataclass
@@ -120,6 +123,9 @@ class LoopState:
     cost_usd: float = 0.0  # spend so far (Claude Code's cost + the LLM judge's estimate)
     usage: dict[str, int] = field(default_factory=dict)  # token counters
     action_result: dict[str, Any] | None = None  # records.acted_record, awaiting its verdict
+    approval: dict[str, Any] | None = None  # the question an approval state waits on
+    stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
+    sessions: dict[str, str] = field(default_factory=dict)  # Claude Code sessions by key
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> StateFile:
@@ -150,6 +156,9 @@ class LoopState:
             "cost_usd": self.cost_usd,
             "usage": self.usage,
             "action_result": self.action_result,
+            "approval": self.approval,
+            "stall_watch": self.stall_watch,
+            "sessions": self.sessions,
         }
 
     @classmethod
@@ -208,6 +217,9 @@ def parse_state(data: Any) -> LoopState:
         raise StateShapeError(f"'cost_usd' should be a finite number, found {found}")
     if cost < 0 or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
         raise StateShapeError("'cost_usd' cannot be negative and 'usage' holds token counts")
+    sessions = _get(data, "sessions", (dict,), dict)
+    if not all(isinstance(v, str) for v in sessions.values()):
+        raise StateShapeError("'sessions' should map session keys to session ids (strings)")
     pass_states = _get(data, "pass_states", (list,), list)
     if not all(isinstance(item, str) for item in pass_states):
         raise StateShapeError("'pass_states' should be a list of strings")
@@ -237,4 +249,7 @@ def parse_state(data: Any) -> LoopState:
         cost_usd=float(cost),
         usage=usage,
         action_result=_get(data, "action_result", (dict, type(None)), None),
+        approval=_get(data, "approval", (dict, type(None)), None),
+        stall_watch=_get(data, "stall_watch", (dict,), dict),
+        sessions=sessions,
     )

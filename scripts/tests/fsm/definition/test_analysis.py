@@ -575,7 +575,7 @@ def test_undefined_context_key_is_an_error() -> None:
         """)
     assert problems(text) == [
         "7: error: loop 'demo' > states > check > action: ${context.source}: context has no key "
-        "'source'"
+        "'source' (did you mean src?)"
     ]
     assert problems(text.replace("context.source", "context.src")) == []
 

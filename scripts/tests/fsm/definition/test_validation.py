@@ -89,8 +89,8 @@ def test_valid_definition_has_no_problems() -> None:
         (
             loop(goal="green"),
             "loop 'demo' > goal: unknown key (allowed: name, initial, states, paradigm, "
-            "context, scope, max_iterations, backoff, timeout, idle_timeout, max_cost_usd, "
-            "maintain, llm, archive)",
+            "context, parameters, scope, max_iterations, backoff, timeout, idle_timeout, "
+            "max_cost_usd, maintain, llm, archive, stall, claude)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
@@ -954,5 +954,6 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
     report = check_document(load_text(text, "loop.yaml"))
     errors = [str(p) for p in report.problems() if p.severity == "error"]
     assert errors == [
-        f"loop 't' > states > a > evaluate > {key}: ${{context.nokey}}: context has no key 'nokey'"
+        f"loop 't' > states > a > evaluate > {key}: ${{context.nokey}}: context has no key "
+        "'nokey' (did you mean key?)"
     ]

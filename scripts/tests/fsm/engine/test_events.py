@@ -18,6 +18,7 @@ SHAPES: dict[str, Any] = {
     "action_complete": events.ActionComplete,
     "evaluate": events.Evaluation,
     "route": events.Route,
+    "session_lost": events.SessionLost,
     "loop_complete": events.LoopComplete,
 }
 # Only `evaluate` carries further keys: the evaluator's details.

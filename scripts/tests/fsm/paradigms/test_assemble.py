@@ -9,7 +9,7 @@ import pytest
 from little_loops.fsm.definition.key_checks import (
     LOOP_KEYS,
     LOOP_SETTING_KEYS,
-    STATE_KEYS,
+    RUN_ACTION_TYPE,
     check_definition,
 )
 from little_loops.fsm.errors import LoopDefinitionError, LoopValidationError
@@ -68,6 +68,6 @@ def test_a_bad_setting_reads_the_same_in_a_spec_as_in_an_fsm_file(bad: dict[str,
 
 
 def test_the_spec_settings_are_the_fsm_settings_plus_action_type() -> None:
-    assert {**LOOP_SETTING_KEYS, "action_type": STATE_KEYS["action_type"]} == SETTING_KEYS
+    assert {**LOOP_SETTING_KEYS, "action_type": RUN_ACTION_TYPE} == SETTING_KEYS
     assert set(LOOP_KEYS) == {"name", "initial", "states", "paradigm", *LOOP_SETTING_KEYS}
     assert all(LOOP_KEYS[key] is check for key, check in LOOP_SETTING_KEYS.items())

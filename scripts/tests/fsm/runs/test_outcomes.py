@@ -85,6 +85,8 @@ def test_each_outcome_has_its_status_and_exit_code() -> None:
         "budget": ("failed", 6),
         "interrupted": ("interrupted", 130),
         "stopped": ("stopped", 143),
+        "stall": ("failed", 8),
+        "awaiting_approval": ("awaiting_approval", 9),
     }
     assert {o: o.exit_code for o in Outcome} == TERMINATION_EXIT_CODE
     assert {o: o.status for o in Outcome} == TERMINATION_STATUS

@@ -13,18 +13,28 @@ from little_loops.fsm.runs.overrides import Overrides, load_overrides, save_over
 
 def test_the_flags_round_trip(tmp_path: Path) -> None:
     assert load_overrides("x", tmp_path) is None
-    flags = Overrides(max_iterations=4, no_llm=True, llm_model="m", max_cost=0.5)
+    flags = Overrides(max_iterations=4, no_llm=True, llm_model="m", max_cost=0.5, model="c")
     save_overrides("x", tmp_path, flags)
     assert load_overrides("x", tmp_path) == flags
     written = json.loads(run_files("x", tmp_path).options.read_text())
-    assert written == {"max_iterations": 4, "no_llm": True, "llm_model": "m", "max_cost": 0.5}
+    assert written == {
+        "max_iterations": 4,
+        "no_llm": True,
+        "llm_model": "m",
+        "max_cost": 0.5,
+        "wait_approval": False,
+        "model": "c",
+    }
+    waits = Overrides(wait_approval=True)
+    save_overrides("x", tmp_path, waits)
+    assert load_overrides("x", tmp_path) == waits
 
 
 @pytest.mark.parametrize(
     "text",
     [
         '{"max_iterations": true, "no_llm": "yes", "llm_model": 3, "max_cost": -1}',
-        '{"max_iterations": 0, "max_cost": true}',
+        '{"max_iterations": 0, "max_cost": true, "model": ""}',
         "{}",
     ],
 )

@@ -441,6 +441,8 @@ def test_every_termination_reason_has_one_status_and_exit_code() -> None:
         "budget": ExitCode.BUDGET,
         "interrupted": ExitCode.INTERRUPTED,
         "stopped": ExitCode.STOPPED,
+        "stall": ExitCode.STALL,
+        "awaiting_approval": ExitCode.AWAITING_APPROVAL,
     }
     assert codes == TERMINATION_EXIT_CODE
     assert {o.status for o in OUTCOMES.values()} == set(STATUSES) - {"running"}
@@ -455,6 +457,8 @@ def test_every_termination_reason_has_one_status_and_exit_code() -> None:
         "budget": "failed",
         "interrupted": "interrupted",
         "stopped": "stopped",
+        "stall": "failed",
+        "awaiting_approval": "awaiting_approval",
     }
     assert outcome_of("no-such-reason") == OUTCOMES["error"]
 

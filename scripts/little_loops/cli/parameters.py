@@ -1,0 +1,180 @@
+"""A run's parameter values from its command line: VALUE..., --set KEY=VALUE, --context-file."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.definition.arguments import Arguments, bind
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
+
+
+def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
+    """`VALUE...` after the loop, `--set KEY=VALUE` and `--context-file FILE` (run only)."""
+    parser.add_argument(
+        "values",
+        nargs="*",
+        metavar="VALUE",
+        help="values of the loop's parameters, in the order it declares them",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="sets",
+        metavar="KEY=VALUE",
+        help="give a parameter (or override a context value) by name; repeatable; "
+        "a list is written a,b,c",
+    )
+    parser.add_argument(
+        "--context-file",
+        metavar="FILE",
+        help="a JSON or YAML mapping of parameter and context values (below VALUE and --set)",
+    )
+
+
+def add_help_flag(parser: argparse.ArgumentParser) -> None:
+    """`-h/--help` that, after a loop NAME, also lists that loop's parameters."""
+    parser.add_argument(
+        "-h",
+        "--help",
+        action=_LoopHelp,
+        help="show this help (after NAME: with the loop's parameters) and exit",
+    )
+
+
+class _LoopHelp(argparse._HelpAction):
+    """argparse's help, then the parameters of the loop named before it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        parser.print_help()
+        name = getattr(namespace, "loop", None)
+        if isinstance(name, str):
+            from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
+            from little_loops.fsm.definition.validation import load_and_validate
+            from little_loops.fsm.safetext import one_line
+
+            try:
+                fsm = load_and_validate(resolve_loop_path(name, project_loops_dir()))
+            except LoopDefinitionError as exc:
+                sys.stdout.flush()
+                print(f"ll-loop: error: {one_line(exc)}", file=sys.stderr)
+                parser.exit(2)
+            print("\n" + parameters_help(fsm), end="")
+        parser.exit()
+
+
+def parameters_help(fsm: FSMLoop) -> str:
+    """The `parameters of NAME:` section of `ll-loop run NAME --help`."""
+    if not fsm.parameters:
+        return f"loop '{fsm.name}' declares no parameters\n"
+    names = " ".join(name.upper() for name in fsm.parameters)
+    lines = [f"parameters of {fsm.name} (ll-loop run {fsm.name} {names}):"]
+    for name, spec in fsm.parameters.items():
+        lines.append(f"  {name}  ({spec.summary()})")
+        if spec.description:
+            lines.append(f"      {spec.description}")
+    return "\n".join(lines) + "\n"
+
+
+def arguments_from(
+    values: Sequence[str], sets: Sequence[str], context_file: str | None
+) -> Arguments:
+    """The Arguments of a command line; the context file is read here (it must be a mapping)."""
+    if context_file is None:
+        return Arguments(tuple(values), tuple(sets))
+    file_values = read_context_file(context_file)
+    path = str(Path(context_file).resolve())
+    return Arguments(tuple(values), tuple(sets), file_values, context_file, path)
+
+
+def read_context_file(name: str) -> dict[str, Any]:
+    """The mapping in a JSON or YAML file; LoopDefinitionError when it is not one."""
+    from little_loops.fsm.definition.loader import load_file
+
+    try:
+        data = load_file(name).data
+    except LoopFileError as exc:
+        if exc.line is None and exc.detail.startswith(("the file is empty", "the top level")):
+            raise LoopDefinitionError(
+                f"context file {name}: expected a mapping of KEY: VALUE"
+            ) from None
+        message = str(exc).replace(", not a loop file", "")
+        raise LoopDefinitionError(f"context file {message}") from None
+    return dict(data)
+
+
+def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = False) -> FSMLoop:
+    """The loop whose context holds this run's values (checked; LoopDefinitionError if not)."""
+    context = bind(fsm.name, fsm.parameters, fsm.context, arguments, missing_ok=missing_ok)
+    if arguments != Arguments():
+        # A given value with ${...} in it is filled in like the file's: one that cannot be
+        # (a cycle, past the limits) is refused now rather than when a state reads it.
+        from little_loops.fsm.engine.interpolation import context_problems
+
+        for key, message in context_problems(context):
+            raise LoopDefinitionError(f"loop '{fsm.name}': context '{key}': {message}")
+    return dataclasses.replace(fsm, context=context)
+
+
+def for_background(fsm: FSMLoop, arguments: Arguments) -> Arguments:
+    """The same values for a detached run: positional ones as `--set NAME=VALUE`."""
+    named = tuple(
+        f"{name}={value}" for name, value in zip(fsm.parameters, arguments.positional, strict=False)
+    )
+    return dataclasses.replace(arguments, positional=(), sets=(*named, *arguments.sets))
+
+
+def argv(arguments: Arguments) -> list[str]:
+    """The flags that give these values again (a detached run's command line)."""
+    out: list[str] = []
+    for pair in arguments.sets:
+        out += ["--set", pair]
+    if arguments.file_path is not None:
+        out += ["--context-file", arguments.file_path]
+    return out
+
+
+def resumed_context(fsm: FSMLoop, saved: Mapping[str, Any]) -> dict[str, Any]:
+    """The context a resumed run goes on with: the saved values over the file's, its
+    parameters' values checked again (the file may have changed since)."""
+    for name, spec in fsm.parameters.items():
+        if spec.required and name not in saved:
+            raise LoopRuntimeError(
+                f"cannot resume: the saved run of loop '{fsm.name}' has no value for its "
+                f"parameter '{name}' (the loop file changed?); start it again with "
+                f"'ll-loop run {fsm.name}'"
+            )
+    values = {key: value for key, value in saved.items() if key in fsm.parameters}
+    rest = {key: value for key, value in saved.items() if key not in fsm.parameters}
+    arguments = Arguments(file_values=values, file_source="the saved run")
+    return {**bind(fsm.name, fsm.parameters, fsm.context, arguments), **rest}
+
+
+def saved_values(saved_context: Mapping[str, Any], loop_file: Path | None) -> str | None:
+    """`issue=123, labels=a,b`: a saved run's parameter values, for `ll-loop status` (None
+    when its loop file is gone, invalid or declares no parameters)."""
+    if loop_file is None:
+        return None
+    from little_loops.fsm.definition.parameters import show
+    from little_loops.fsm.definition.validation import load_and_validate
+
+    try:
+        fsm = load_and_validate(loop_file)
+    except (LoopDefinitionError, OSError):
+        return None
+    shown = [
+        f"{name}={show(saved_context[name])}" for name in fsm.parameters if name in saved_context
+    ]
+    return ", ".join(shown) or None

@@ -1,0 +1,175 @@
+"""Stall breakers: notice a run spinning without progress, and say which detector saw it."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.definition.model import FSMLoop, StallConfig
+from little_loops.fsm.errors import LoopRuntimeError
+
+SAME_RESULT = "same_result"
+NO_CHANGE_PASSES = "no_change_passes"
+MAX_VISITS = "max_visits"
+# What a run ended by a stall with no route says, per detector.
+_SAYS = {
+    SAME_RESULT: "state '{state}' gave the same verdict on the same output {count} times in a row",
+    NO_CHANGE_PASSES: "{count} passes in a row changed nothing in the git working tree",
+    MAX_VISITS: "state '{state}' was entered {count} times (more than {limit})",
+}
+_GIT_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A detector fired: which, at which state, its limit, the count, and where it leads."""
+
+    detector: str
+    state: str
+    limit: int
+    count: int
+    target: str | None  # the on_stall state; None: the run ends (terminated_by stall)
+
+    def message(self) -> str:
+        said = _SAYS[self.detector].format(state=self.state, count=self.count, limit=self.limit)
+        return f"stall ({self.detector}: {self.limit}): {said}"
+
+
+def tree_fingerprint(cwd: Path | None) -> str:
+    """A hash of the git working tree in *cwd*: `git status --porcelain=v1 -z` and
+    `git diff HEAD --binary`. LoopRuntimeError when *cwd* is not in a git repository."""
+    digest = hashlib.sha256()
+    for argv in (
+        ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+        ["git", "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff"],
+    ):
+        try:
+            done = subprocess.run(
+                argv, cwd=cwd, capture_output=True, timeout=_GIT_TIMEOUT_S, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise LoopRuntimeError(f"stall: no_change_passes cannot run git: {exc}") from None
+        if done.returncode != 0 and argv[1] == "status":
+            where = str(cwd) if cwd is not None else str(Path.cwd())
+            raise LoopRuntimeError(
+                f"stall: no_change_passes needs a git repository, and {where} is not in one"
+            )
+        # `git diff HEAD` fails in a repository with no commit yet: the status still tells.
+        digest.update(done.stdout if done.returncode == 0 else b"")
+        digest.update(b"\0--\0")
+    return digest.hexdigest()
+
+
+class StallWatch:
+    """The counts the stall breakers go by (saved with the run: a resume keeps them)."""
+
+    def __init__(
+        self,
+        fsm: FSMLoop,
+        cwd: Path | None = None,
+        fingerprint: Callable[[Path | None], str] = tree_fingerprint,
+    ) -> None:
+        self.fsm = fsm
+        self.cwd = cwd
+        self.fingerprint = fingerprint
+        self.visits: dict[str, int] = {}
+        self.results: dict[str, list[Any]] = {}  # state -> [hash of verdict+output, streak]
+        self.tree: list[Any] = [None, 0]  # [last fingerprint, passes in a row with no change]
+
+    # -- what the run saves ------------------------------------------------------------
+
+    def record(self) -> dict[str, Any]:
+        """The counts as the state file keeps them (empty when the loop has no breakers)."""
+        if not self.active():
+            return {}
+        return {
+            "visits": dict(self.visits),
+            "results": {k: list(v) for k, v in self.results.items()},
+            "tree": list(self.tree),
+        }
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        visits, results, tree = saved.get("visits"), saved.get("results"), saved.get("tree")
+        if isinstance(visits, dict):
+            self.visits = {str(k): v for k, v in visits.items() if isinstance(v, int)}
+        if isinstance(results, dict):
+            self.results = {
+                str(k): list(v) for k, v in results.items() if isinstance(v, list) and len(v) == 2
+            }
+        if isinstance(tree, list) and len(tree) == 2:
+            self.tree = list(tree)
+
+    def reentered(self, name: str) -> None:
+        """A resume enters state *name* again: its earlier entry does not count twice."""
+        if self.visits.get(name, 0) > 0:
+            self.visits[name] -= 1
+
+    # -- the detectors -----------------------------------------------------------------
+
+    def active(self) -> bool:
+        return self.fsm.stall is not None or any(s.stall for s in self.fsm.states.values())
+
+    def entering(self, name: str, pass_began: bool) -> Stall | None:
+        """The run is about to enter state *name* (a new pass began just now: *pass_began*)."""
+        if not self.active():
+            return None
+        if pass_began:
+            stall = self._pass_boundary(name)
+            if stall is not None:
+                return stall
+        limit = self._limit(name, MAX_VISITS)
+        self.visits[name] = self.visits.get(name, 0) + 1
+        if limit is not None and self.visits[name] > limit:
+            count = self.visits[name]
+            self.visits[name] = 0  # a stall route that comes back here gets a fresh count
+            return self._stall(MAX_VISITS, name, limit, count)
+        return None
+
+    def judged(self, name: str, verdict: str, output: str) -> Stall | None:
+        """State *name* gave *verdict* on *output*."""
+        limit = self._limit(name, SAME_RESULT)
+        if limit is None:
+            return None
+        key = hashlib.sha256(f"{verdict}\0{output}".encode("utf-8", "surrogatepass")).hexdigest()
+        last = self.results.get(name)
+        streak = last[1] + 1 if last is not None and last[0] == key else 1
+        self.results[name] = [key, streak]
+        if streak >= limit:
+            self.results[name] = [key, 0]
+            return self._stall(SAME_RESULT, name, limit, streak)
+        return None
+
+    def _pass_boundary(self, name: str) -> Stall | None:
+        config = self.fsm.stall
+        limit = config.no_change_passes if config is not None else None
+        if limit is None:
+            return None
+        now = self.fingerprint(self.cwd)
+        unchanged = self.tree[1] + 1 if self.tree[0] == now else 0
+        self.tree = [now, unchanged]
+        if unchanged >= limit:
+            self.tree = [now, 0]
+            return self._stall(NO_CHANGE_PASSES, name, limit, unchanged)
+        return None
+
+    def _configs(self, name: str) -> list[StallConfig]:
+        state = self.fsm.states.get(name)
+        found = [state.stall] if state is not None and state.stall is not None else []
+        return found + ([self.fsm.stall] if self.fsm.stall is not None else [])
+
+    def _limit(self, name: str, detector: str) -> int | None:
+        for config in self._configs(name):
+            value = getattr(config, detector)
+            if value is not None:
+                return int(value)
+        return None
+
+    def _stall(self, detector: str, name: str, limit: int, count: int) -> Stall:
+        loop = [self.fsm.stall] if self.fsm.stall is not None else []
+        configs = loop if detector == NO_CHANGE_PASSES else self._configs(name)
+        target = next((c.on_stall for c in configs if c.on_stall is not None), None)
+        return Stall(detector, name, limit, count, target)

@@ -1,0 +1,356 @@
+"""A loop's parameters through the `ll-loop` console script: values reach real bash actions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from support import llproc
+
+from little_loops.fsm.runs.outcomes import ExitCode
+
+# `show` prints every value, one bracketed word each, so a list shows as several words.
+FIX_ISSUE = """\
+name: fix-issue
+parameters:
+  issue:
+    type: integer
+    description: the issue to fix
+  mode:
+    type: string
+    default: quick
+    choices: [quick, deep]
+    description: how hard to try
+  labels:
+    type: list
+    default: [bug]
+  ratio:
+    type: number
+    default: 0.5
+  dry:
+    type: boolean
+    default: false
+  notes:
+    type: path
+    default: notes.md
+context:
+  greeting: hello
+initial: show
+states:
+  show:
+    action: >-
+      printf '[%s]' ${context.issue} ${context.mode} ${context.labels} ${context.ratio}
+      ${context.dry} ${context.notes} ${context.greeting} > shown.txt
+    next: done
+  done:
+    terminal: true
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "fix-issue.yaml").write_text(FIX_ISSUE)
+    return tmp_path
+
+
+def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return llproc.console(root, *args)
+
+
+def shown(root: Path) -> str:
+    return (root / "shown.txt").read_text()
+
+
+def refused(root: Path, *args: str) -> str:
+    """The one error line of a call that must stop before anything runs."""
+    done = run(root, *args)
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert not (root / "shown.txt").exists()
+    assert not (root / ".loops" / ".running").exists()  # no run was started
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_positional_values_fill_the_declared_order(project: Path) -> None:
+    done = run(project, "fix-issue", "123", "deep", "bug, ui", "2.5", "yes", "docs/x.md", "-q")
+    assert done.returncode == 0, done.stderr
+    assert shown(project) == "[123][deep][bug][ui][2.5][true][docs/x.md][hello]"
+
+
+def test_the_run_command_and_values_after_flags(project: Path) -> None:
+    done = run(project, "run", "fix-issue", "--quiet", "7", "--no-color", "deep")
+    assert done.returncode == 0, done.stderr
+    assert shown(project).startswith("[7][deep]")
+    negative = run(project, "fix-issue", "-q", "--", "-5", "deep")
+    assert negative.returncode == 0, negative.stderr
+    assert shown(project).startswith("[-5][deep]")
+    flag = run(project, "fix-issue", "1", "--bogus")
+    assert flag.returncode == ExitCode.USAGE
+    assert flag.stderr.endswith("ll-loop: error: unrecognized arguments: --bogus\n")
+
+
+def test_defaults_fill_what_is_not_given(project: Path) -> None:
+    assert run(project, "fix-issue", "5", "-q").returncode == 0
+    assert shown(project) == "[5][quick][bug][0.5][false][notes.md][hello]"
+
+
+def test_set_gives_values_by_name_and_wins_over_positional_ones(project: Path) -> None:
+    done = run(
+        project,
+        *("fix-issue", "1", "--set", "issue=9", "--set", "labels=a,b,c"),
+        *("--set", "dry=No", "--set", "greeting=hi there", "-q"),
+    )
+    assert done.returncode == 0, done.stderr
+    # --set on a plain context key overrides it (as text).
+    assert shown(project) == "[9][quick][a][b][c][0.5][false][notes.md][hi there]"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("values.json", '{"issue": 42, "labels": ["x y", "z"], "ratio": 3, "dry": true}'),
+        ("values.yaml", "issue: 42\nlabels: [x y, z]\nratio: 3\ndry: true\n"),
+    ],
+)
+def test_a_context_file_keeps_its_types(project: Path, name: str, text: str) -> None:
+    (project / name).write_text(text)
+    done = run(project, "fix-issue", "--context-file", name, "-q")
+    assert done.returncode == 0, done.stderr
+    assert shown(project) == "[42][quick][x y][z][3][true][notes.md][hello]"
+
+
+def test_precedence_is_defaults_file_positional_set(project: Path) -> None:
+    (project / "v.json").write_text('{"issue": 1, "mode": "deep", "ratio": 9}')
+    done = run(project, "fix-issue", "2", "--context-file", "v.json", "--set", "issue=3", "-q")
+    assert done.returncode == 0, done.stderr
+    assert shown(project) == "[3][deep][bug][9][false][notes.md][hello]"
+
+
+def test_a_missing_required_value_stops_before_anything_runs(project: Path) -> None:
+    assert refused(project, "fix-issue") == (
+        "ll-loop: error: loop 'fix-issue': missing required parameter 'issue' "
+        "(give it as value 1 after the loop name, or --set issue=VALUE)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("1.5",), "parameter 'issue' (the command line): expected a whole number, got '1.5'"),
+        (("abc",), "parameter 'issue' (the command line): expected a whole number, got 'abc'"),
+        (
+            ("1", "--set", "ratio=lots"),
+            "parameter 'ratio' (--set): expected a number, got 'lots'",
+        ),
+        (
+            ("1", "--set", "dry=maybe"),
+            "parameter 'dry' (--set): expected true or false (yes/no, 1/0), got 'maybe'",
+        ),
+        (
+            ("1", "--set", "notes="),
+            "parameter 'notes' (--set): expected a path (a non-empty string), got ''",
+        ),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_one_line(
+    project: Path, args: tuple[str, ...], message: str
+) -> None:
+    assert refused(project, "fix-issue", *args) == f"ll-loop: error: loop 'fix-issue': {message}"
+
+
+def test_a_context_file_value_of_the_wrong_type_is_refused(project: Path) -> None:
+    (project / "v.json").write_text('{"issue": "12", "labels": "a"}')
+    assert refused(project, "fix-issue", "--context-file", "v.json") == (
+        "ll-loop: error: loop 'fix-issue': parameter 'issue' (context file v.json): "
+        "expected a whole number, got '12'"
+    )
+
+
+def test_a_value_not_among_the_choices_is_refused(project: Path) -> None:
+    assert refused(project, "fix-issue", "1", "slow") == (
+        "ll-loop: error: loop 'fix-issue': parameter 'mode' (the command line): "
+        "expected one of quick, deep, got 'slow'"
+    )
+
+
+def test_an_unknown_key_is_refused_with_a_suggestion(project: Path) -> None:
+    assert refused(project, "fix-issue", "1", "--set", "isue=2") == (
+        "ll-loop: error: loop 'fix-issue': unknown key 'isue' in --set (did you mean issue?)"
+    )
+    (project / "v.yaml").write_text("issue: 1\nlabel: [x]\n")
+    assert refused(project, "fix-issue", "--context-file", "v.yaml") == (
+        "ll-loop: error: loop 'fix-issue': unknown key 'label' in context file v.yaml "
+        "(did you mean labels?)"
+    )
+    assert refused(project, "fix-issue", "--set", "issue") == (
+        "ll-loop: error: --set issue: expected KEY=VALUE"
+    )
+
+
+def test_a_value_that_refers_to_itself_is_refused_before_the_run(project: Path) -> None:
+    assert refused(project, "fix-issue", "1", "--set", "notes=${context.notes}") == (
+        "ll-loop: error: loop 'fix-issue': context 'notes': ${context.notes}: context values "
+        "refer to each other in a cycle (notes → notes)"
+    )
+
+
+def test_too_many_values_say_how_many_the_loop_takes(project: Path) -> None:
+    args = ("1", "deep", "a", "1", "no", "n.md", "extra")
+    assert refused(project, "fix-issue", *args) == (
+        "ll-loop: error: loop 'fix-issue' takes 6 values (issue, mode, labels, ratio, dry, "
+        "notes), got 7: extra extra"
+    )
+
+
+def test_a_context_file_that_is_no_mapping_is_refused(project: Path) -> None:
+    (project / "v.json").write_text("[1, 2]")
+    assert refused(project, "fix-issue", "--context-file", "v.json") == (
+        "ll-loop: error: context file v.json: expected a mapping of KEY: VALUE"
+    )
+    assert refused(project, "fix-issue", "--context-file", "none.json") == (
+        "ll-loop: error: context file none.json: no such file"
+    )
+    assert refused(project, "fix-issue", "--context-file", ".loops") == (
+        "ll-loop: error: context file .loops: is a directory"
+    )
+    (project / "bad.yaml").write_text("issue: [1\n")
+    assert refused(project, "fix-issue", "--context-file", "bad.yaml").startswith(
+        "ll-loop: error: context file bad.yaml:2:1: "
+    )
+
+
+def test_help_after_a_name_lists_its_parameters(project: Path) -> None:
+    done = run(project, "run", "fix-issue", "--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: ll-loop run ")
+    section = done.stdout.split("\n\n")[-1]
+    assert section == (
+        "parameters of fix-issue (ll-loop run fix-issue ISSUE MODE LABELS RATIO DRY NOTES):\n"
+        "  issue  (integer, required)\n"
+        "      the issue to fix\n"
+        "  mode  (string, default quick; one of: quick, deep)\n"
+        "      how hard to try\n"
+        "  labels  (list, default bug)\n"
+        "  ratio  (number, default 0.5)\n"
+        "  dry  (boolean, default false)\n"
+        "  notes  (path, default notes.md)\n"
+    )
+    shorthand = run(project, "fix-issue", "--help")
+    assert shorthand.stdout == done.stdout
+    plain = run(project, "run", "--help")
+    assert plain.returncode == 0
+    assert "parameters of" not in plain.stdout
+    assert "--context-file FILE" in plain.stdout
+    missing = run(project, "run", "nope", "--help")
+    assert missing.returncode == ExitCode.USAGE
+    assert missing.stderr.startswith("ll-loop: error: no loop named 'nope'")
+
+
+def test_dry_run_shows_the_values_this_run_would_use(project: Path) -> None:
+    done = run(project, "run", "fix-issue", "--dry-run", "--set", "labels=a,b")
+    assert done.returncode == 0, done.stderr
+    assert "context: greeting='hello'\n" in done.stdout
+    assert (
+        "parameters:\n"
+        "  issue = not given  (integer, required)\n"
+        "      the issue to fix\n"
+        '  mode = "quick"  (string, default quick; one of: quick, deep)\n'
+        "      how hard to try\n"
+        '  labels = ["a", "b"]  (list, default bug)\n'
+    ) in done.stdout
+    bad = run(project, "run", "fix-issue", "--dry-run", "x")
+    assert bad.returncode == ExitCode.USAGE  # a given value is still checked
+
+
+def test_resume_keeps_the_values_and_takes_no_new_ones(project: Path) -> None:
+    (project / ".loops" / "twice.yaml").write_text(
+        "name: twice\n"
+        "parameters:\n  issue: integer\n  tags: {type: list, default: [a]}\n"
+        "initial: show\n"
+        "states:\n"
+        "  show:\n"
+        "    action: |\n"
+        "      printf '[%s]' ${context.issue} ${context.tags} >> seen.txt; echo >> seen.txt\n"
+        '      [ "$(wc -l < seen.txt)" -ge 2 ]\n'
+        "    on_success: done\n"
+        "    on_failure: show\n"
+        "  done:\n    terminal: true\n"
+    )
+    first = run(project, "twice", "77", "--set", "tags=x,y z", "-n", "1", "-q")
+    assert first.returncode == ExitCode.MAX_ITERATIONS, first.stderr
+    state = llproc.state(project, "twice")
+    assert state["context"] == {"issue": 77, "tags": ["x", "y z"]}
+    again = run(project, "resume", "twice", "5")
+    assert again.returncode == ExitCode.USAGE
+    assert again.stderr.endswith(
+        "ll-loop: error: resume takes no parameter values (got 5): the run goes on with the "
+        "values it was started with\n"
+    )
+    loop_file = project / ".loops" / "twice.yaml"
+    original = loop_file.read_text()
+    loop_file.write_text(original.replace("  issue: integer\n", "  issue: integer\n  new: path\n"))
+    changed = run(project, "resume", "twice", "-n", "5")
+    assert changed.returncode == ExitCode.FAILED
+    assert changed.stderr == (
+        "ll-loop: error: cannot resume: the saved run of loop 'twice' has no value for its "
+        "parameter 'new' (the loop file changed?); start it again with 'll-loop run twice'\n"
+    )
+    loop_file.write_text(original)
+    resumed = run(project, "resume", "twice", "-n", "5", "-q")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (project / "seen.txt").read_text() == "[77][x][y z]\n[77][x][y z]\n"
+
+
+def test_a_background_run_gets_the_same_values(project: Path) -> None:
+    (project / "v.json").write_text('{"ratio": 1.25}')
+    done = run(
+        project, "fix-issue", "31", "--context-file", "v.json", "--set", "mode=deep", "--background"
+    )
+    assert done.returncode == 0, done.stderr
+    llproc.wait_for(
+        lambda: llproc.state(project, "fix-issue").get("status") == "completed",
+        timeout=15,
+        what="the background run to complete",
+    )
+    assert shown(project) == "[31][deep][bug][1.25][false][notes.md][hello]"
+
+
+def test_the_json_result_and_state_keep_the_typed_values(project: Path) -> None:
+    done = run(project, "fix-issue", "8", "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["final_state"] == "done"
+    status = run(project, "status", "fix-issue")
+    assert status.stdout.splitlines()[-1] == (
+        "parameters: issue=8, mode=quick, labels=bug, ratio=0.5, dry=false, notes=notes.md"
+    )
+    context = llproc.state(project, "fix-issue")["context"]
+    assert context["issue"] == 8
+    assert context["labels"] == ["bug"]
+    assert context["dry"] is False
+
+
+def test_a_paradigm_file_takes_parameters_and_compiles_them(project: Path) -> None:
+    (project / ".loops" / "grow.yaml").write_text(
+        "paradigm: goal\nname: grow\ngoal: enough\n"
+        "tools: ['test ${context.n} -ge 3 && echo ${context.n} > shown.txt', 'echo more']\n"
+        "parameters:\n  n: {type: integer, default: 5, description: how many}\n"
+    )
+    done = run(project, "grow", "-q")
+    assert done.returncode == 0, done.stderr
+    assert shown(project) == "5\n"
+    assert run(project, "grow", "2", "-n", "1", "-q").returncode == ExitCode.MAX_ITERATIONS
+    compiled = run(project, "compile", ".loops/grow.yaml", "-o", "-")
+    assert compiled.returncode == 0, compiled.stderr
+    assert (
+        "name: grow\nparameters:\n  'n':\n    type: integer\n    default: 5\n"
+        "    description: how many\ninitial: evaluate\n"
+    ) in compiled.stdout
+    (project / ".loops" / "grown.yaml").write_text(
+        compiled.stdout.replace("name: grow", "name: grown")
+    )
+    assert run(project, "grown", "7", "-q").returncode == 0
+    assert shown(project) == "7\n"

@@ -1,0 +1,89 @@
+"""The stall detectors: streaks, visits and the git working-tree fingerprint."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.stall import StallWatch, tree_fingerprint
+from little_loops.fsm.errors import LoopRuntimeError
+
+
+def _loop(stall: dict[str, object], state_stall: dict[str, object] | None = None) -> FSMLoop:
+    a: dict[str, object] = {"action": "true", "on_success": "a", "on_failure": "done"}
+    if state_stall is not None:
+        a["stall"] = state_stall
+    return FSMLoop.from_dict(
+        {
+            "name": "x",
+            "initial": "a",
+            "stall": stall,
+            "states": {"a": a, "done": {"terminal": True}},
+        }
+    )
+
+
+def test_same_result_counts_a_streak_and_a_different_output_breaks_it() -> None:
+    watch = StallWatch(_loop({"same_result": 3, "on_stall": "done"}))
+    assert watch.judged("a", "failure", "out") is None
+    assert watch.judged("a", "failure", "other") is None
+    assert watch.judged("a", "failure", "other") is None
+    stall = watch.judged("a", "failure", "other")
+    assert stall is not None
+    assert (stall.detector, stall.count, stall.target) == ("same_result", 3, "done")
+
+
+def test_a_state_value_overrides_the_loop_and_its_route_comes_first() -> None:
+    watch = StallWatch(
+        _loop({"max_visits": 5, "on_stall": "a"}, {"max_visits": 1, "on_stall": "done"})
+    )
+    assert watch.entering("a", pass_began=False) is None
+    stall = watch.entering("a", pass_began=False)
+    assert stall is not None
+    assert (stall.limit, stall.count, stall.target) == (1, 2, "done")
+
+
+def test_the_counts_round_trip_through_the_saved_record() -> None:
+    fsm = _loop({"same_result": 2})
+    watch = StallWatch(fsm)
+    watch.judged("a", "failure", "same")
+    again = StallWatch(fsm)
+    again.restore(watch.record())
+    assert again.judged("a", "failure", "same") is not None
+
+
+def test_a_loop_without_breakers_records_nothing() -> None:
+    fsm = FSMLoop.from_dict({"name": "x", "initial": "a", "states": {"a": {"terminal": True}}})
+    watch = StallWatch(fsm)
+    assert watch.entering("a", pass_began=True) is None
+    assert watch.record() == {}
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def test_the_fingerprint_sees_edits_new_files_and_binary_changes(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "tests@example.com")
+    _git(tmp_path, "config", "user.name", "Tests")
+    (tmp_path / "a.bin").write_bytes(b"\x00\x01")
+    _git(tmp_path, "add", "a.bin")
+    _git(tmp_path, "commit", "-qm", "one")
+    seen = {tree_fingerprint(tmp_path)}
+    (tmp_path / "a.bin").write_bytes(b"\x00\x02")
+    seen.add(tree_fingerprint(tmp_path))
+    (tmp_path / "a.bin").write_bytes(b"\x00\x03")  # same status line, another diff
+    seen.add(tree_fingerprint(tmp_path))
+    (tmp_path / "new.txt").write_text("x")
+    seen.add(tree_fingerprint(tmp_path))
+    assert len(seen) == 4
+    assert tree_fingerprint(tmp_path) in seen  # and it is stable
+
+
+def test_outside_a_repository_the_fingerprint_is_a_runtime_error(tmp_path: Path) -> None:
+    with pytest.raises(LoopRuntimeError, match="needs a git repository"):
+        tree_fingerprint(tmp_path)

@@ -1,0 +1,40 @@
+"""The answer file: written for the question pending, taken once, stale answers dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.runs.approvals import take_answer, write_answer
+from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.outcomes import Status
+from little_loops.fsm.runs.state import LoopState
+
+QUESTION = {"state": "ask", "question": "Go?", "asked_at": "2026-01-01T00:00:00.000+00:00"}
+
+
+def _waiting(status: Status = Status.AWAITING_APPROVAL) -> LoopState:
+    return LoopState(loop_name="x", current_state="ask", status=status, approval=dict(QUESTION))
+
+
+def test_an_answer_is_taken_once(tmp_path: Path) -> None:
+    write_answer("x", tmp_path, _waiting(), "success", "fine")
+    answer = take_answer("x", tmp_path, QUESTION)
+    assert answer is not None
+    assert (answer.verdict, answer.note) == ("success", "fine")
+    assert take_answer("x", tmp_path, QUESTION) is None
+    assert not run_files("x", tmp_path).approval.exists()
+
+
+def test_an_answer_to_an_earlier_question_is_dropped(tmp_path: Path) -> None:
+    write_answer("x", tmp_path, _waiting(), "failure", "")
+    later = {**QUESTION, "asked_at": "2026-01-02T00:00:00.000+00:00"}
+    assert take_answer("x", tmp_path, later) is None
+    assert not run_files("x", tmp_path).approval.exists()
+
+
+def test_a_finished_run_cannot_be_answered(tmp_path: Path) -> None:
+    with pytest.raises(LoopRuntimeError, match="is not awaiting approval"):
+        write_answer("x", tmp_path, _waiting(Status.COMPLETED), "success", "")
