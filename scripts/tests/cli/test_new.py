@@ -8,7 +8,9 @@ import pytest
 from support.llproc import ll_loop
 
 from little_loops.fsm.definition.json_schema import SCHEMA_FILE
+from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.validation import load_and_validate
+from little_loops.fsm.paradigms.registry import compile_paradigm
 from little_loops.fsm.runs.layout import LOOPS_GITIGNORE
 from little_loops.loops import MODELINE_PREFIX, library_loop_path, library_loops
 
@@ -50,6 +52,13 @@ def test_from_copies_a_shipped_loop_that_validates_and_runs(tmp_path: Path, exam
     ]
     assert load_and_validate(tmp_path / ".loops" / "mine.yaml").name == "mine"
     assert ll_loop(tmp_path, "validate", "--strict", "mine").returncode == 0
+    fsm = compile_paradigm(load_file(tmp_path / ".loops" / "mine.yaml").data)
+    if any(state.is_prompt() for state in fsm.states.values()):
+        # It calls Claude: e2e/test_library_e2e.py runs it; here its plan must come out.
+        plan = ll_loop(tmp_path, "run", "mine", "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert plan.stdout.startswith("loop: mine")
+        return
     run = ll_loop(tmp_path, "run", "mine", "--quiet")
     assert run.returncode == 0, run.stderr
     assert (tmp_path / ".loops" / ".running" / "mine.state.json").is_file()

@@ -17,7 +17,7 @@ import yaml
 from support.paths import REPO
 
 from little_loops.fsm.definition.key_checks import LLM_KEYS
-from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import OPERATORS, StateConfig
 from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
@@ -25,8 +25,9 @@ from little_loops.fsm.paradigms.convergence import CONVERGENCE_KEYS
 from little_loops.fsm.paradigms.goal import GOAL_KEYS
 from little_loops.fsm.paradigms.imperative import IMPERATIVE_KEYS, UNTIL_KEYS
 from little_loops.fsm.paradigms.invariants import CONSTRAINT_KEYS, INVARIANTS_KEYS
-from little_loops.fsm.paradigms.registry import PARADIGMS
+from little_loops.fsm.paradigms.registry import PARADIGMS, compile_paradigm
 from little_loops.fsm.paradigms.spec import LOOP_SETTINGS
+from little_loops.loops import library_loop_path, library_loops
 
 COMMAND = REPO / "commands" / "create_loop.md"
 PLUGIN = REPO / ".claude-plugin" / "plugin.json"
@@ -163,3 +164,19 @@ def test_marketplace_offers_the_plugin_from_this_folder() -> None:
     assert entry["name"] == "ll"
     assert (REPO / entry["source"]).resolve() == REPO.resolve()
     assert entry["version"] == json.loads(PLUGIN.read_text())["version"]
+
+
+def test_the_command_offers_every_library_loop_that_calls_claude() -> None:
+    # Step 1 lists the library so the closest loop is offered before a new one is written.
+    text = COMMAND.read_text()
+    listed = set(re.findall(r"^   \| `([a-z-]+)` \|", text, re.MULTILINE))
+    calls_claude = {
+        name
+        for name in library_loops()
+        if any(
+            state.is_prompt()
+            for state in compile_paradigm(load_file(library_loop_path(name)).data).states.values()
+        )
+    }
+    assert listed == calls_claude
+    assert "Use library:NAME (Recommended)" in text

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Any
 
 import pytest
 from support import llproc
+from support.doc_blocks import all_blocks, normalise
 from support.fake_anthropic import FakeAnthropic, Route, is_claude_code_turn
 
 from little_loops.fsm.definition.loader import load_file
@@ -38,7 +41,19 @@ def _project(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return llproc.ll_loop(root, "run", *args, timeout=300, env=_env())
+    return llproc.ll_loop(root, "run", *args, "--no-color", timeout=300, env=_env())
+
+
+def _as_documented(result: subprocess.CompletedProcess[str], *args: str) -> None:
+    """The run's output is the sample docs/library.md shows for `ll-loop run ARGS`."""
+    command = "$ ll-loop run " + " ".join(shlex.quote(arg) for arg in args)
+    (block,) = [b for b in all_blocks() if b.starts("docs/library.md", command + "\n")]
+    shown = block.text.split("\n", 1)[1]
+
+    def same(text: str) -> str:
+        return normalise(re.sub(r"\$\d+\.\d+", "$<COST>", text))
+
+    assert same(shown) == same(result.stderr)
 
 
 def _ok(root: Path, command: str) -> bool:
@@ -53,6 +68,13 @@ def _routes(root: Path, name: str) -> list[tuple[str, str]]:
 
 def _agent(fake: FakeAnthropic) -> Route:
     return fake.route("agent", is_claude_code_turn)
+
+
+def _edit(agent: Route, path: Path, old: str, new: str) -> None:
+    """Script Claude Code's Read of *path* (its Edit tool refuses a file not read first),
+    then an Edit of it."""
+    agent.reply_tool({"file_path": str(path)}, name="Read")
+    agent.reply_tool({"file_path": str(path), "old_string": old, "new_string": new}, name="Edit")
 
 
 def _prompts(agent: Route) -> list[Any]:
@@ -74,20 +96,20 @@ def test_fix_tests(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
         tmp_path,
         {
             "calc.py": "def add(a, b):\n    return a - b\n",
-            "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+            "test_calc.py": (
+                "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+            ),
         },
     )
     agent = _agent(fake_anthropic)
-    agent.reply_tool(
-        {"file_path": str(root / "calc.py"), "old_string": "a - b", "new_string": "a + b"},
-        name="Edit",
-    )
+    _edit(agent, root / "calc.py", "a - b", "a + b")
     agent.reply_text("add() subtracted; it adds now.")
 
-    result = _run(root, "library:fix-tests", "python -m pytest -q -p no:cacheprovider")
+    result = _run(root, "library:fix-tests", "python -m pytest -q")
 
     assert result.returncode == 0, result.stderr
-    assert _ok(root, "python -m pytest -q -p no:cacheprovider")
+    _as_documented(result, "library:fix-tests", "python -m pytest -q")
+    assert _ok(root, "python -m pytest -q")
     (prompt,) = _prompts(agent)
     assert "assert -1 == 5" in prompt.user_text  # the failing output reached Claude
     assert _routes(root, "fix-tests") == [("test", "fix"), ("fix", "test"), ("test", "done")]
@@ -98,20 +120,21 @@ def test_lint_fix(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     root = _project(tmp_path, {"app.py": source})
     assert not _ok(root, "ruff check .")
     agent = _agent(fake_anthropic)
-    agent.reply_tool(
-        {"file_path": str(root / "app.py"), "old_string": "import os\nimport sys\n\n\n",
-         "new_string": ""},
-        name="Edit",
-    )
+    _edit(agent, root / "app.py", "import os\nimport sys\n\n\n", "")
     agent.reply_text("Removed the two unused imports.")
 
     result = _run(root, "library:lint-fix")
 
     assert result.returncode == 0, result.stderr
+    _as_documented(result, "library:lint-fix")
     assert _ok(root, "ruff check .")
     (prompt,) = _prompts(agent)
     assert "reports 2 problem(s)" in prompt.user_text
-    assert _routes(root, "lint-fix") == [("measure", "fix"), ("fix", "measure"), ("measure", "done")]
+    assert _routes(root, "lint-fix") == [
+        ("measure", "fix"),
+        ("fix", "measure"),
+        ("measure", "done"),
+    ]
 
 
 def test_lint_fix_stops_when_a_pass_changes_nothing(
@@ -130,16 +153,13 @@ def test_type_fix(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     root = _project(tmp_path, {"shapes.py": "def label(n: int) -> str:\n    return n\n"})
     assert not _ok(root, "mypy .")
     agent = _agent(fake_anthropic)
-    agent.reply_tool(
-        {"file_path": str(root / "shapes.py"), "old_string": "return n",
-         "new_string": "return str(n)"},
-        name="Edit",
-    )
+    _edit(agent, root / "shapes.py", "return n", "return str(n)")
     agent.reply_text("label() returns a str now.")
 
     result = _run(root, "library:type-fix")
 
     assert result.returncode == 0, result.stderr
+    _as_documented(result, "library:type-fix")
     assert _ok(root, "mypy .")
     assert _routes(root, "type-fix")[-1] == ("measure", "done")
 
@@ -165,8 +185,13 @@ def test_coverage_up(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     result = _run(root, "library:coverage-up", "100")
 
     assert result.returncode == 0, result.stderr
+    _as_documented(result, "library:coverage-up", "100")
     total = subprocess.run(
-        "coverage report --format=total", shell=True, cwd=root, env=_env(), capture_output=True,
+        "coverage report --format=total",
+        shell=True,
+        cwd=root,
+        env=_env(),
+        capture_output=True,
         text=True,
     )
     assert total.stdout.strip() == "100"
@@ -183,9 +208,10 @@ def test_ralph(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     result = _run(root, "library:ralph")
 
     assert result.returncode == 0, result.stderr
+    _as_documented(result, "library:ralph")
     assert (root / "hello.txt").read_text() == "hello\n"
     (prompt,) = _prompts(agent)
-    assert prompt.user_text.startswith("Write hello.txt saying hello.")
+    assert "Write hello.txt saying hello.\n\nYou are working in a loop" in prompt.user_text
 
 
 def _git(root: Path, *args: str) -> None:
@@ -208,16 +234,13 @@ def test_review_and_fix(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     (root / "even.py").write_text("def is_even(n):\n    return n % 2 == 1\n")  # the bug
     agent = _agent(fake_anthropic)
     agent.reply_text("PROBLEM: even.py:2: is_even returns True for odd numbers")
-    agent.reply_tool(
-        {"file_path": str(root / "even.py"), "old_string": "n % 2 == 1",
-         "new_string": "n % 2 == 0"},
-        name="Edit",
-    )
+    _edit(agent, root / "even.py", "n % 2 == 1", "n % 2 == 0")
     agent.reply_text("Fixed is_even.")
 
-    result = _run(root, "library:review-and-fix", "main", "python -m pytest -q -p no:cacheprovider")
+    result = _run(root, "library:review-and-fix", "main", "python -m pytest -q")
 
     assert result.returncode == 0, result.stderr
+    _as_documented(result, "library:review-and-fix", "main", "python -m pytest -q")
     assert (root / "even.py").read_text() == "def is_even(n):\n    return n % 2 == 0\n"
     review, fix = _prompts(agent)
     assert "-    return n % 2 == 0" in review.user_text  # the diff against main

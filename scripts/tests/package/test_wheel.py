@@ -72,3 +72,9 @@ def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_
     assert str(site / "little_loops" / "fsm" / "fsm-loop-schema.json") in text.splitlines()[0]
     run = ll_loop("run", "demo", "--quiet")
     assert run.returncode == 0, run.stderr
+    # A library loop runs in place from the installed package, in a folder outside the repo:
+    # the tests pass at once (`true`), so fix-tests ends done without calling Claude.
+    shipped = ll_loop("run", "library:fix-tests", "true", "--quiet")
+    assert shipped.returncode == 0, shipped.stderr
+    assert "Loop completed: done" in shipped.stderr
+    assert not list((site / "little_loops" / "loops").glob("*.fsm.yaml"))

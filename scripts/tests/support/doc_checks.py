@@ -307,6 +307,13 @@ MESSAGES: dict[Key, str] = {
 
 # Blocks checked by a test of their own in test_doc_outputs.py.
 CUSTOM: set[Key] = {
+    # Compared with the real run in e2e/test_library_e2e.py (the real Claude Code CLI).
+    ("docs/library.md", "$ ll-loop run library:fix-tests"),
+    ("docs/library.md", "$ ll-loop run library:lint-fix"),
+    ("docs/library.md", "$ ll-loop run library:type-fix"),
+    ("docs/library.md", "$ ll-loop run library:coverage-up"),
+    ("docs/library.md", "$ ll-loop run library:ralph"),
+    ("docs/library.md", "$ ll-loop run library:review-and-fix"),
     ("docs/guide.md", "jobs:\n  loop:"),
     ("README.md", "$ ll-loop fix-types"),
     ("docs/guide.md", "repos:"),
