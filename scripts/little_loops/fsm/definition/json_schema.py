@@ -58,6 +58,10 @@ def _loop() -> dict[str, Any]:
     props["paradigm"] = {"const": checks.FSM_PARADIGM, "description": docs.LOOP_KEYS["paradigm"]}
     props["llm"] = {**_ref("llmConfig"), "description": docs.LOOP_KEYS["llm"]}
     props["archive"] = {**_ref("archiveConfig"), "description": docs.LOOP_KEYS["archive"]}
+    props["notify"] = {
+        "anyOf": [_ref("notifyConfig"), {"type": "null"}],
+        "description": docs.LOOP_KEYS["notify"],
+    }
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -162,6 +166,13 @@ def build() -> dict[str, Any]:
                 "description": docs.ARCHIVE,
                 "additionalProperties": False,
                 "properties": _properties(checks.ARCHIVE_KEYS, docs.ARCHIVE_KEYS),
+            },
+            "notifyConfig": {
+                "type": "object",
+                "description": docs.NOTIFY,
+                "additionalProperties": False,
+                "anyOf": [{"required": ["command"]}, {"required": ["webhook"]}],
+                "properties": _properties(checks.NOTIFY_KEYS, docs.NOTIFY_KEYS),
             },
         },
     }

@@ -10,6 +10,8 @@ DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
+DEFAULT_NOTIFY_TIMEOUT = 10.0  # seconds a notification's command or one webhook try may take
+DEFAULT_NOTIFY_RETRIES = 3  # webhook tries after the first (1 s, 2 s, 4 s ... apart)
 
 ActionType = Literal["prompt", "slash_command", "shell"]
 
@@ -186,6 +188,25 @@ class ArchiveConfig:
 
 
 @dataclass
+class NotifyConfig:
+    """Who hears that a run ended (`notify:`): a command, a webhook, for which outcomes."""
+
+    command: str | None = None
+    webhook: str | None = None
+    on: list[str] | None = None  # outcome words (runs/outcomes NOTIFY_OUTCOMES); None: all
+    timeout: float = DEFAULT_NOTIFY_TIMEOUT
+    retries: int = DEFAULT_NOTIFY_RETRIES
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NotifyConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return _non_default_items(self)
+
+
+@dataclass
 class FSMLoop:
     """A whole loop: named states, where to start, and loop-level limits and settings."""
 
@@ -203,6 +224,7 @@ class FSMLoop:
     maintain: bool = False
     llm: LLMConfig = field(default_factory=LLMConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
+    notify: NotifyConfig | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -216,6 +238,8 @@ class FSMLoop:
             kwargs["llm"] = LLMConfig.from_dict(data["llm"])
         if isinstance(data.get("archive"), dict):
             kwargs["archive"] = ArchiveConfig.from_dict(data["archive"])
+        notify = data.get("notify")
+        kwargs["notify"] = NotifyConfig.from_dict(notify) if isinstance(notify, dict) else None
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         if kwargs.get("scope") is None:
@@ -250,6 +274,8 @@ class FSMLoop:
         archive = self.archive.to_dict()
         if archive:
             out["archive"] = archive
+        if self.notify is not None:
+            out["notify"] = self.notify.to_dict()
         return out
 
     def terminal_states(self) -> list[str]:
