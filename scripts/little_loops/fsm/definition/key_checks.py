@@ -200,7 +200,8 @@ class _Checker:
             if isinstance(settings, Mapping):
                 self.keys(settings, (key,), allowed)
         notify = data.get("notify")
-        if isinstance(notify, Mapping) and all(notify.get(k) is None for k in ("command", "webhook")):
+        told = ("command", "webhook")
+        if isinstance(notify, Mapping) and all(notify.get(key) is None for key in told):
             self.add(("notify",), "expected a command or a webhook (or both) to notify")
 
     def states(self, states: YAMLMapping) -> None:

@@ -116,7 +116,7 @@ def outcome_of(terminated_by: str | None) -> Outcome:
 
 # The words a loop's `notify: on:` names outcomes by: each outcome's own, except `done` for a
 # terminal state and `failed` for an error (the words people say); those two are accepted too.
-_SAID_AS: dict[str, str] = {Outcome.TERMINAL: "done", Outcome.ERROR: "failed"}
+_SAID_AS: dict[Outcome, str] = {Outcome.TERMINAL: "done", Outcome.ERROR: "failed"}
 NOTIFY_OUTCOMES: dict[str, Outcome] = {
     **{_SAID_AS.get(outcome, str(outcome)): outcome for outcome in Outcome},
     **{str(outcome): outcome for outcome in _SAID_AS},
