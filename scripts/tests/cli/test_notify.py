@@ -261,9 +261,7 @@ def test_a_failing_or_slow_command_leaves_the_exit_code(loop_project: LoopProjec
     assert time.monotonic() - began < 20
 
 
-def test_ctrl_c_during_a_hanging_webhook_gives_it_up(
-    loop_project: LoopProject, hook: Hook
-) -> None:
+def test_ctrl_c_during_a_hanging_webhook_gives_it_up(loop_project: LoopProject, hook: Hook) -> None:
     hook.answers = ["hang"]
     _write(loop_project, f"webhook: {hook.url}\ntimeout: 60\nretries: 3")
     proc = subprocess.Popen(

@@ -68,8 +68,7 @@ def last_part(events: Iterable[dict[str, Any]]) -> Part:
         elif kind == "state_enter":
             if found and not found[-1].end:
                 found[-1].end = ts
-            found.append(Visit(str(event.get("state", "")), ts))
-            found[-1].attributes[f"{PREFIX}iteration"] = _number(event.get("iteration"))
+            found.append(Visit(str(event.get("state", "")), ts, attributes=_fresh(event)))
         elif kind == "loop_complete":
             part.ended = ts
             if found and not found[-1].end:
@@ -77,6 +76,16 @@ def last_part(events: Iterable[dict[str, Any]]) -> Part:
         elif found:
             _note_event(found[-1].attributes, kind, event)
     return part
+
+
+def _fresh(event: dict[str, Any]) -> Attributes:
+    """A visit's attributes as it begins: its pass, and nothing spent yet."""
+    return {
+        f"{PREFIX}iteration": _number(event.get("iteration")),
+        f"{PREFIX}cost_usd": 0.0,
+        f"{PREFIX}tokens.input": 0,
+        f"{PREFIX}tokens.output": 0,
+    }
 
 
 def _note_event(attributes: Attributes, kind: object, event: dict[str, Any]) -> None:

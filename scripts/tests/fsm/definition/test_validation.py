@@ -18,7 +18,6 @@ from little_loops.fsm.definition.key_checks import (
     STATE_KEYS,
 )
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.definition.model import (
     DEFAULT_LLM_MODEL,
     EvaluateConfig,
@@ -35,6 +34,7 @@ from little_loops.fsm.definition.validation import (
     validate_definition,
     validate_fsm,
 )
+from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.errors import (
     LoopDefinitionError,
     LoopFileError,
