@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.notify import RunSummary
+from little_loops.fsm.runs.outcomes import Status
 from little_loops.fsm.runs.pricing import USAGE_KEYS
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported only when a run is exported
@@ -173,7 +175,7 @@ def export_run(
         attributes=run_attributes(summary, resumed=part.resumed),
         start_time=start,
     )
-    if summary.status == "failed":
+    if summary.status == Status.FAILED:
         root.set_status(trace.Status(trace.StatusCode.ERROR, summary.error or summary.outcome))
     parent = trace.set_span_in_context(root)
     for visit in part.visits:
@@ -184,7 +186,7 @@ def export_run(
             attributes={f"{PREFIX}state": visit.state, **visit.attributes},
             start_time=at,
         )
-        if visit.attributes.get(f"{PREFIX}verdict") == "error":
+        if visit.attributes.get(f"{PREFIX}verdict") == ERROR_VERDICT:
             span.set_status(trace.Status(trace.StatusCode.ERROR, "verdict: error"))
         span.end(end_time=_nanos(visit.end, at) if visit.end else end)
     root.end(end_time=end)
