@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model import DEFAULT_PROMPT_EVALUATOR, FSMLoop, StateConfig
+from little_loops.fsm.definition.model import (
+    DEFAULT_PROMPT_EVALUATOR,
+    FSMLoop,
+    NotifyConfig,
+    StateConfig,
+)
 from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.evaluators.registry import needs_llm
+from little_loops.fsm.runs.webhook import where
 from little_loops.fsm.timefmt import format_duration
 
 
@@ -28,6 +34,16 @@ def _evaluator(state: StateConfig, llm_enabled: bool) -> str | None:
     return kind + note
 
 
+def _notify(config: NotifyConfig) -> str:
+    """`the command, the webhook https://host (on: done, failed)`: who hears a run end."""
+    told = [
+        *(["the command"] if config.command is not None else []),
+        *([f"the webhook {where(config.webhook)}"] if config.webhook is not None else []),
+    ]
+    when = "every outcome" if config.on is None else ", ".join(config.on)
+    return f"{' and '.join(told)} (on: {when})"
+
+
 def format_plan(fsm: FSMLoop, source: str) -> str:
     """The plan `ll-loop run NAME --dry-run` prints; nothing is run to make it."""
     llm = fsm.llm
@@ -44,6 +60,8 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
     ]
     if fsm.context:
         lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in fsm.context.items()))
+    if fsm.notify is not None:
+        lines.append(f"notify: {_notify(fsm.notify)}")
     lines.append("states:")
     for name, state in fsm.states.items():
         tags = [

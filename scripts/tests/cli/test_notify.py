@@ -294,3 +294,13 @@ def test_a_background_run_notifies_too(loop_project: LoopProject, hook: Hook) ->
     assert done.returncode == ExitCode.OK, done.stderr
     llproc.wait_for(lambda: len(hook.bodies) == 1, timeout=20, what="the webhook's POST")
     assert hook.bodies[0]["outcome"] == "done"
+
+
+def test_the_plan_says_who_is_told(loop_project: LoopProject) -> None:
+    hook = "https://hooks.example.com/x/secret"
+    _write(loop_project, f"command: echo hi\nwebhook: {hook}\non: [done]")
+    done = loop_project.run("run", "hello", "--dry-run")
+    assert done.code == ExitCode.OK
+    assert "notify: the command and the webhook https://hooks.example.com (on: done)\n" in done.out
+    _write(loop_project, "command: echo hi")
+    assert "notify: the command (on: every outcome)\n" in loop_project.run("hello", "--dry-run").out
