@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 import urllib.error
@@ -69,7 +70,8 @@ def _post_once(url: str, body: bytes, timeout: float) -> tuple[str, bool]:
         exc.close()
     except (urllib.error.URLError, OSError, HTTPException, ValueError) as exc:
         why = getattr(exc, "reason", None) or exc
-        return str(why) or type(why).__name__, True
+        # A certificate that does not check out will not check out a second later.
+        return str(why) or type(why).__name__, not isinstance(why, ssl.SSLCertVerificationError)
     if 200 <= status < 300:
         return "", False
     retry = status >= 500 or status in _RETRIED_STATUSES

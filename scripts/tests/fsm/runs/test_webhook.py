@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
 
 from little_loops.fsm.runs.webhook import backoff, post_json, where
 
@@ -49,3 +56,32 @@ def test_a_cancel_during_the_backoff_ends_it() -> None:
     url = f"http://127.0.0.1:{_closed_port()}/hook"
     done = post_json(url, b"{}", timeout=5, retries=3, cancelled=cancelled, sleep=sleep)
     assert (done.delivered, done.tries, done.cancelled) == (False, 1, True)
+
+
+def test_a_certificate_that_fails_to_verify_is_not_tried_again(tmp_path: Path) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    waited: list[float] = []
+    try:
+        url = f"https://127.0.0.1:{server.server_address[1]}/hook"
+        done = post_json(
+            url, b"{}", timeout=5, retries=3, sleep=lambda s, _: waited.append(s) is None
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (done.delivered, done.tries, waited) == (False, 1, [])
+    assert "CERTIFICATE_VERIFY_FAILED" in done.problem
