@@ -9,11 +9,13 @@ from little_loops.fsm.definition.model import (
     DEFAULT_PROMPT_EVALUATOR,
     SESSION_CONTINUE,
     FSMLoop,
+    NotifyConfig,
     StateConfig,
 )
 from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.evaluators.judge_claude import API_BACKEND, judge_backend
 from little_loops.fsm.evaluators.registry import needs_llm
+from little_loops.fsm.runs.webhook import where
 from little_loops.fsm.timefmt import format_duration
 
 
@@ -60,6 +62,16 @@ def _claude_lines(fsm: FSMLoop, name: str, state: StateConfig) -> list[str]:
     return out
 
 
+def _notify(config: NotifyConfig) -> str:
+    """`the command, the webhook https://host (on: done, failed)`: who hears a run end."""
+    told = [
+        *(["the command"] if config.command is not None else []),
+        *([f"the webhook {where(config.webhook)}"] if config.webhook is not None else []),
+    ]
+    when = "every outcome" if config.on is None else ", ".join(config.on)
+    return f"{' and '.join(told)} (on: {when})"
+
+
 def format_plan(fsm: FSMLoop, source: str) -> str:
     """The plan `ll-loop run NAME --dry-run` prints; nothing is run to make it."""
     llm = fsm.llm
@@ -84,6 +96,8 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         lines.append(f"  {name} = {value}  ({spec.summary()})")
         if spec.description:
             lines.append(f"      {spec.description}")
+    if fsm.notify is not None:
+        lines.append(f"notify: {_notify(fsm.notify)}")
     lines.append("states:")
     for name, state in fsm.states.items():
         tags = [

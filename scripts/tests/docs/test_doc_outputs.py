@@ -21,6 +21,7 @@ from support.paths import DATA, REPO
 from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_SCHEMA
 from little_loops.fsm.paradigms.registry import PARADIGMS, compile_paradigm
+from little_loops.fsm.runs.notify import RunSummary
 
 if TYPE_CHECKING:
     from support.fake_anthropic import FakeAnthropic
@@ -228,3 +229,11 @@ def test_the_readme_run_is_what_ll_loop_prints(
         return normalise(re.sub(r"\$\d+\.\d+", "$<COST>", text))
 
     assert costs(shown) == costs(result.err)
+
+
+def test_the_notify_summary_has_the_fields_notifications_send() -> None:
+    shown = json.loads(block("docs/notifications.md", '{\n  "run_id"').text)
+    assert list(shown) == list(RunSummary.__dataclass_fields__)
+    kinds = {"duration_ms": int, "exit_code": int, "passes": int, "cost_usd": float}
+    for name, value in shown.items():
+        assert isinstance(value, kinds.get(name, str)), name

@@ -14,7 +14,13 @@ import little_loops
 
 PACKAGE = Path(little_loops.__file__).parent
 # Distribution name -> the module it installs, where they differ.
-MODULE_OF = {"pyyaml": "yaml"}
+MODULE_OF = {
+    "pyyaml": "yaml",
+    "opentelemetry-sdk": "opentelemetry",
+    "opentelemetry-exporter-otlp-proto-http": "opentelemetry",
+}
+# Extras of the package for its users (dev is for working on it): imported only when used.
+USER_EXTRAS = ("otel",)
 
 
 def _imported_top_levels() -> set[str]:
@@ -30,5 +36,7 @@ def _imported_top_levels() -> set[str]:
 
 def test_runtime_dependencies_are_what_the_package_imports() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    declared = {re.split(r"[<>=!~\[ ]", dep)[0].lower() for dep in project["dependencies"]}
+    extras = [dep for name in USER_EXTRAS for dep in project["optional-dependencies"][name]]
+    deps = [*project["dependencies"], *extras]
+    declared = {re.split(r"[<>=!~\[ ]", dep)[0].lower() for dep in deps}
     assert {MODULE_OF.get(d, d) for d in declared} == _imported_top_levels()

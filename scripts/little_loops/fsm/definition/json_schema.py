@@ -63,6 +63,10 @@ def _loop() -> dict[str, Any]:
         "description": docs.LOOP_KEYS["stall"],
     }
     props["claude"] = _claude_ref(docs.LOOP_KEYS["claude"])
+    props["notify"] = {
+        "anyOf": [_ref("notifyConfig"), {"type": "null"}],
+        "description": docs.LOOP_KEYS["notify"],
+    }
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -185,6 +189,13 @@ def build() -> dict[str, Any]:
                 "description": docs.CLAUDE,
                 "additionalProperties": False,
                 "properties": _properties(checks.CLAUDE_KEYS, docs.CLAUDE_KEYS),
+            },
+            "notifyConfig": {
+                "type": "object",
+                "description": docs.NOTIFY,
+                "additionalProperties": False,
+                "anyOf": [{"required": ["command"]}, {"required": ["webhook"]}],
+                "properties": _properties(checks.NOTIFY_KEYS, docs.NOTIFY_KEYS),
             },
         },
     }

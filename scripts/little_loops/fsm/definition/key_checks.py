@@ -18,6 +18,7 @@ from little_loops.fsm.definition.model import (
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
 from little_loops.fsm.definition.value_checks import (
+    URL,
     Check,
     boolean,
     describe,
@@ -33,10 +34,12 @@ from little_loops.fsm.definition.value_checks import (
     string,
     string_list,
     text,
+    words,
 )
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
+from little_loops.fsm.runs.outcomes import NOTIFY_OUTCOMES
 from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]
@@ -79,6 +82,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "archive": mapping,
     "stall": optional(mapping),
     "claude": optional(mapping),
+    "notify": optional(mapping),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -154,6 +158,23 @@ ARCHIVE_KEYS: dict[str, Check] = {
     "max_age_days": optional(number(0, MAX_LOOP_SECONDS / 86400, above=True, why="a year")),
 }
 
+# Who hears that a run ended: a command and/or a webhook, for some outcomes (default: all).
+NOTIFY_KEYS: dict[str, Check] = {
+    "command": optional(string),
+    "webhook": optional(URL),
+    "on": optional(words(tuple(NOTIFY_OUTCOMES))),
+    "timeout": number(0, 600, above=True, why="ten minutes"),
+    "retries": integer(0, 10),
+}
+# The settings mappings of a loop and the keys of each.
+_SETTINGS: tuple[tuple[str, dict[str, Check]], ...] = (
+    ("llm", LLM_KEYS),
+    ("archive", ARCHIVE_KEYS),
+    ("stall", STALL_KEYS),
+    ("claude", CLAUDE_KEYS),
+    ("notify", NOTIFY_KEYS),
+)
+
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
 # What the target of an evaluator that compares numbers must be.
 NUMERIC_TARGET = number_or_reference()
@@ -214,16 +235,15 @@ class _Checker:
                 self.add(("parameters", *path), message)
 
     def llm(self, data: YAMLMapping) -> None:
-        """The keys of the loop's `llm:`, `archive:`, `stall:` and `claude:` settings."""
-        for key, allowed in (
-            ("llm", LLM_KEYS),
-            ("archive", ARCHIVE_KEYS),
-            ("stall", STALL_KEYS),
-            ("claude", CLAUDE_KEYS),
-        ):
+        """The keys of the loop's mapping settings (`llm:`, `archive:`, `notify:` ...)."""
+        for key, allowed in _SETTINGS:
             settings = data.get(key)
             if isinstance(settings, Mapping):
                 self.keys(settings, (key,), allowed)
+        notify = data.get("notify")
+        told = ("command", "webhook")
+        if isinstance(notify, Mapping) and all(notify.get(key) is None for key in told):
+            self.add(("notify",), "expected a command or a webhook (or both) to notify")
 
     def claude_state(self, state: YAMLMapping, path: KeyPath) -> None:
         """`claude:`, `session:` and `session_key:` only on a state whose action goes to Claude."""

@@ -71,6 +71,7 @@ LOOP_KEYS: dict[str, str] = {
         "Claude Code options for every prompt and slash-command state; a state's own "
         "`claude:` is laid over them key by key."
     ),
+    "notify": "A command and/or a webhook told (with a JSON summary) when a run of this loop ends.",
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -168,6 +169,21 @@ ARCHIVE = "The run archive: finished runs of the loop kept under .loops/.history
 ARCHIVE_KEYS: dict[str, str] = {
     "keep": "How many finished runs to keep; the oldest go first; 0 keeps none. Default 50.",
     "max_age_days": "Also drop runs that ended more than this many days ago. Default: no limit.",
+}
+
+NOTIFY = "Who hears that a run ended: a command, a webhook, or both; they never change its outcome."
+NOTIFY_KEYS: dict[str, str] = {
+    "command": (
+        "A bash command run in the project folder with the run's JSON summary on stdin and "
+        "LL_LOOP_OUTCOME, LL_LOOP_EXIT_CODE, LL_LOOP_NAME, LL_LOOP_RUN_ID set."
+    ),
+    "webhook": "An http:// or https:// URL the run's JSON summary is POSTed to.",
+    "on": (
+        "The outcomes that notify (done, failed, budget, max_iterations, timeout, handoff, "
+        "interrupted, stopped ...). Default: all."
+    ),
+    "timeout": "Seconds the command, or one webhook try, may take. Default 10.",
+    "retries": "Webhook tries after a failed one, 1 s, 2 s, 4 s ... apart. Default 3.",
 }
 
 LLM = "Settings of the llm_structured evaluator, the only place ll-loop calls a model itself."

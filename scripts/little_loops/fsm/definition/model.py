@@ -12,6 +12,8 @@ DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
+DEFAULT_NOTIFY_TIMEOUT = 10.0  # seconds a notification's command or one webhook try may take
+DEFAULT_NOTIFY_RETRIES = 3  # webhook tries after the first (1 s, 2 s, 4 s ... apart)
 
 ActionType = Literal["prompt", "slash_command", "shell", "approval"]
 # The action type of a state that asks a person: its action is the question, the answer
@@ -235,6 +237,25 @@ class ArchiveConfig:
 
 
 @dataclass
+class NotifyConfig:
+    """Who hears that a run ended (`notify:`): a command, a webhook, for which outcomes."""
+
+    command: str | None = None
+    webhook: str | None = None
+    on: list[str] | None = None  # outcome words (runs/outcomes NOTIFY_OUTCOMES); None: all
+    timeout: float = DEFAULT_NOTIFY_TIMEOUT
+    retries: int = DEFAULT_NOTIFY_RETRIES
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NotifyConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return _non_default_items(self)
+
+
+@dataclass
 class FSMLoop:
     """A whole loop: named states, where to start, and loop-level limits and settings."""
 
@@ -255,6 +276,7 @@ class FSMLoop:
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
     stall: StallConfig | None = None
     claude: dict[str, Any] = field(default_factory=dict)  # Claude Code options of every state
+    notify: NotifyConfig | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -270,6 +292,8 @@ class FSMLoop:
             kwargs["archive"] = ArchiveConfig.from_dict(data["archive"])
         if isinstance(data.get("stall"), dict):
             kwargs["stall"] = StallConfig.from_dict(data["stall"])
+        notify = data.get("notify")
+        kwargs["notify"] = NotifyConfig.from_dict(notify) if isinstance(notify, dict) else None
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         kwargs["parameters"] = parse_parameters(data.get("parameters"))
@@ -313,6 +337,8 @@ class FSMLoop:
             out["stall"] = self.stall.to_dict()
         if self.claude:
             out["claude"] = dict(self.claude)
+        if self.notify is not None:
+            out["notify"] = self.notify.to_dict()
         return out
 
     def terminal_states(self) -> list[str]:

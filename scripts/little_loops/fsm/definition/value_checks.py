@@ -133,17 +133,24 @@ def string_list(value: object) -> str | None:
     return None
 
 
-def integer(minimum: int) -> Check:
+def integer(minimum: int, maximum: int | None = None) -> Check:
+    want = f"a whole number >= {minimum}"
+    if maximum is not None:
+        want = f"a whole number from {minimum} to {maximum}"
+
     def check(value: object) -> str | None:
         if isinstance(value, float) and value.is_integer() and value >= minimum:
-            return f"expected a whole number >= {minimum}, got {value!r} (write it as {int(value)})"
+            return f"expected {want}, got {value!r} (write it as {int(value)})"
         if not isinstance(value, int) or isinstance(value, bool):
-            return f"expected a whole number >= {minimum}, got {describe(value)}"
-        if value < minimum:
-            return f"expected a whole number >= {minimum}, got {value}"
+            return f"expected {want}, got {describe(value)}"
+        if value < minimum or (maximum is not None and value > maximum):
+            return f"expected {want}, got {describe(value)}"
         return None
 
-    return Check(check, {"type": "integer", "minimum": minimum})
+    json: dict[str, Any] = {"type": "integer", "minimum": minimum}
+    if maximum is not None:
+        json["maximum"] = maximum
+    return Check(check, json)
 
 
 def show_number(value: float) -> str:
@@ -224,6 +231,37 @@ def one_of(choices: tuple[str, ...]) -> Check:
         return f"expected one of {', '.join(choices)}, got {describe(value)}{hint}"
 
     return Check(check, {"enum": list(choices)})
+
+
+def words(choices: tuple[str, ...]) -> Check:
+    """A non-empty list of names, each one of *choices* (a near miss gets a did-you-mean)."""
+
+    def check(value: object) -> str | None:
+        if not isinstance(value, list) or not value:
+            return f"expected a list of some of {', '.join(choices)}, got {describe(value)}"
+        for item in value:
+            if not isinstance(item, str) or item not in choices:
+                hint = did_you_mean(item, choices) if isinstance(item, str) else ""
+                return f"expected one of {', '.join(choices)}, got {describe(item)}{hint}"
+        return None
+
+    return Check(check, {"type": "array", "minItems": 1, "items": {"enum": list(choices)}})
+
+
+def web_address(value: object) -> str | None:
+    """An http:// or https:// URL with a host."""
+    problem = string(value)
+    if problem is not None or not isinstance(value, str):
+        return problem
+    scheme, _, rest = value.partition("://")
+    if scheme.lower() not in ("http", "https") or not rest.split("/", 1)[0]:
+        return f"expected an http:// or https:// URL, got {describe(value)}"
+    if any(char.isspace() for char in value):
+        return f"expected a URL without spaces, got {describe(value)}"
+    return None
+
+
+URL = Check(web_address, {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^/\\s]+"})
 
 
 def pattern(rx: str, why: str) -> Check:

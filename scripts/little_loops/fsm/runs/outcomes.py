@@ -133,3 +133,17 @@ def can_resume(status: str, terminated_by: str | None) -> bool:
 def outcome_of(terminated_by: str | None) -> Outcome:
     """The outcome for a `terminated_by` value; an unknown value is a bug, reported as `error`."""
     return OUTCOMES.get(str(terminated_by), Outcome.ERROR)
+
+
+# The words a loop's `notify: on:` names outcomes by: each outcome's own, except `done` for a
+# terminal state and `failed` for an error (the words people say); those two are accepted too.
+_SAID_AS: dict[Outcome, str] = {Outcome.TERMINAL: "done", Outcome.ERROR: "failed"}
+NOTIFY_OUTCOMES: dict[str, Outcome] = {
+    **{_SAID_AS.get(outcome, str(outcome)): outcome for outcome in Outcome},
+    **{str(outcome): outcome for outcome in _SAID_AS},
+}
+
+
+def outcome_word(outcome: Outcome) -> str:
+    """How notifications name *outcome*: `done`, `failed`, `budget`, `stopped` ..."""
+    return _SAID_AS.get(outcome, str(outcome))

@@ -15,8 +15,9 @@ from little_loops.fsm.engine.executor import (
     FSMExecutor,
 )
 from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError, RunLogError
+from little_loops.fsm.runs.announce import Announcer
 from little_loops.fsm.runs.approvals import answers_for
-from little_loops.fsm.runs.archive import archive_run
+from little_loops.fsm.runs.archive import ArchivedRun, archive_run
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
 from little_loops.fsm.runs.journal import SAVED_KEY, Journal
 from little_loops.fsm.runs.layout import RunFiles
@@ -81,10 +82,14 @@ class PersistentExecutor:
         self._full: dict[str, Any] = {}  # the state file as of the last event (never changed)
         self._synced_at = 0.0  # time.monotonic() of the last fsync of the log
         self._snapshots = SnapshotWriter(self.persistence)
+        self._announcer = Announcer(fsm, self.persistence.loops_dir, self._on_note or _ignore)
 
     def request_shutdown(self, reason: str = Outcome.INTERRUPTED) -> None:
-        """Stop the run gracefully (kills the running action); its state stays resumable."""
+        """Stop the run gracefully (kills the running action); its state stays resumable.
+
+        Once the run has ended, it skips the notifications still to come instead."""
         self.executor.request_shutdown(reason)
+        self._announcer.cancel()
 
     def run(self, clear_previous: bool = True) -> ExecutionResult:
         """Start the loop from its initial state (forgetting any earlier run by default)."""
@@ -142,20 +147,23 @@ class PersistentExecutor:
             else:
                 os.environ[RUN_MARKER_ENV] = before
         if self._full.get("status") not in (None, Status.RUNNING):
-            self._archive(self._full)  # it ended, however: into .loops/.history/
+            archived = self._archive(self._full)  # it ended, however: into .loops/.history/
+            # Saved and archived: only now are `notify:` and telemetry told (docs/notifications.md).
+            self._announcer.announce(self._full, archived, self.persistence.iter_events)
         return result
 
-    def _archive(self, state: dict[str, Any]) -> None:
+    def _archive(self, state: dict[str, Any]) -> ArchivedRun | None:
         """Keep the run's files in the archive; a failure is a note, never the run's outcome."""
         settings = self.fsm.archive
         files = RunFiles(self.fsm.name, self.persistence.loops_dir)
         try:
             definition = self.fsm.to_dict()
-            archive_run(files, state, settings.keep, settings.max_age_days, definition)
+            return archive_run(files, state, settings.keep, settings.max_age_days, definition)
         except (OSError, LoopRuntimeError) as exc:
             if self._on_note is not None:
                 why = f"{exc.strerror}, errno {exc.errno}" if isinstance(exc, OSError) else exc
                 self._on_note(f"the run could not be archived in .loops/.history/ ({why})")
+            return None
 
     def _state(self, status: Status, result: dict[str, Any] | None = None) -> LoopState:
         snap = self.executor.snapshot()
@@ -278,6 +286,10 @@ class PersistentExecutor:
             self._snapshots.write_now(self._full, position, durable=True)
         else:
             self._snapshots.offer(self._full, position)
+
+
+def _ignore(note: str) -> None:
+    """The note callback of an executor given none."""
 
 
 def resumable_state(fsm: FSMLoop, persistence: StatePersistence) -> LoopState:

@@ -35,6 +35,7 @@ TABLES = {
     "state": key_checks.STATE_KEYS,
     "evaluate": key_checks.EVALUATE_KEYS,
     "llm": key_checks.LLM_KEYS,
+    "notify": key_checks.NOTIFY_KEYS,
 }
 
 

@@ -14,6 +14,7 @@ from little_loops.fsm.definition.key_checks import (
     EVALUATE_KEYS,
     LLM_KEYS,
     LOOP_KEYS,
+    NOTIFY_KEYS,
     STATE_KEYS,
 )
 from little_loops.fsm.definition.loader import load_text
@@ -22,6 +23,7 @@ from little_loops.fsm.definition.model import (
     EvaluateConfig,
     FSMLoop,
     LLMConfig,
+    NotifyConfig,
     RouteConfig,
     StateConfig,
 )
@@ -32,6 +34,7 @@ from little_loops.fsm.definition.validation import (
     validate_definition,
     validate_fsm,
 )
+from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.errors import (
     LoopDefinitionError,
     LoopFileError,
@@ -90,7 +93,7 @@ def test_valid_definition_has_no_problems() -> None:
             loop(goal="green"),
             "loop 'demo' > goal: unknown key (allowed: name, initial, states, paradigm, "
             "context, parameters, scope, max_iterations, backoff, timeout, idle_timeout, "
-            "max_cost_usd, maintain, llm, archive, stall, claude)",
+            "max_cost_usd, maintain, llm, archive, stall, claude, notify)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
@@ -377,6 +380,7 @@ def test_loop_name_must_be_a_plain_file_name() -> None:
         (STATE_KEYS, StateConfig),
         (EVALUATE_KEYS, EvaluateConfig),
         (LLM_KEYS, LLMConfig),
+        (NOTIFY_KEYS, NotifyConfig),
     ],
 )
 def test_checked_keys_are_the_dataclass_fields(table: dict[str, Any], cls: type) -> None:
@@ -957,3 +961,56 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
         f"loop 't' > states > a > evaluate > {key}: ${{context.nokey}}: context has no key "
         "'nokey' (did you mean key?)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("notify", "message"),
+    [
+        (
+            {"webhook": "https://example.com/hook", "on": ["done", "budgt"]},
+            "loop 'demo' > notify > on: expected one of done, failed, max_iterations, timeout, "
+            "handoff, budget, interrupted, stopped, terminal, error, got 'budgt' "
+            "(did you mean budget?)",
+        ),
+        (
+            {"webhook": "ftp://example.com/hook"},
+            "loop 'demo' > notify > webhook: expected an http:// or https:// URL, "
+            "got 'ftp://example.com/hook'",
+        ),
+        (
+            {"command": "true", "retries": 11},
+            "loop 'demo' > notify > retries: expected a whole number from 0 to 10, got 11",
+        ),
+        (
+            {"command": "true", "timout": 5},
+            "loop 'demo' > notify > timout: unknown key (did you mean timeout?)",
+        ),
+        (
+            {"on": ["done"]},
+            "loop 'demo' > notify: expected a command or a webhook (or both) to notify",
+        ),
+    ],
+)
+def test_notify_settings_are_checked(notify: dict[str, Any], message: str) -> None:
+    assert messages(validate_definition(loop(notify=notify))) == [message]
+
+
+def test_notify_settings_read_back_as_written() -> None:
+    text = textwrap.dedent(
+        """\
+        name: demo
+        initial: done
+        states:
+          done:
+            terminal: true
+        notify:
+          command: echo "$LL_LOOP_OUTCOME"
+          on: [done, failed]
+          retries: 0
+        """
+    )
+    fsm = FSMLoop.from_dict(load_text(text).data)
+    assert fsm.notify == NotifyConfig(
+        command='echo "$LL_LOOP_OUTCOME"', on=["done", "failed"], retries=0
+    )
+    assert FSMLoop.from_dict(load_text(dump_fsm_yaml(fsm)).data) == fsm

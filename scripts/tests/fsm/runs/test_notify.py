@@ -1,0 +1,43 @@
+"""A run's notification summary and which outcomes a `notify: on:` list picks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from little_loops.fsm.definition.model import NotifyConfig
+from little_loops.fsm.runs.notify import summarize, wanted
+from little_loops.fsm.runs.outcomes import NOTIFY_OUTCOMES, Outcome, outcome_word
+
+STATE = {
+    "terminated_by": "budget",
+    "started_at": "2026-01-15T10:30:00.001+00:00",
+    "updated_at": "2026-01-15T10:31:00.000+00:00",
+    "elapsed_ms": 60000,
+    "cost_usd": 2.5,
+    "current_state": "fix",
+    "iteration": 4,
+}
+
+
+def test_every_outcome_has_a_word_and_the_aliases_mean_the_same() -> None:
+    assert {outcome_word(o) for o in Outcome} <= set(NOTIFY_OUTCOMES)
+    assert NOTIFY_OUTCOMES["done"] is NOTIFY_OUTCOMES["terminal"] is Outcome.TERMINAL
+    assert NOTIFY_OUTCOMES["failed"] is NOTIFY_OUTCOMES["error"] is Outcome.ERROR
+
+
+def test_a_run_not_archived_has_no_report_and_an_id_from_its_start(tmp_path: Path) -> None:
+    summary = summarize("fix", STATE, None, tmp_path / ".loops")
+    assert (summary.run_id, summary.outcome, summary.exit_code) == ("20260115-103000", "budget", 6)
+    assert (summary.report_path, summary.report_command) == (None, None)
+    assert (summary.cost_usd, summary.passes, summary.last_state) == (2.5, 4, "fix")
+
+
+@pytest.mark.parametrize(
+    ("on", "expected"),
+    [(None, True), (["budget"], True), (["done", "failed"], False), (["max_iterations"], False)],
+)
+def test_on_picks_outcomes(tmp_path: Path, on: list[str] | None, expected: bool) -> None:
+    summary = summarize("fix", STATE, None, tmp_path / ".loops")
+    assert wanted(NotifyConfig(command="true", on=on), summary) is expected
