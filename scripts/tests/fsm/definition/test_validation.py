@@ -969,8 +969,8 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
         (
             {"webhook": "https://example.com/hook", "on": ["done", "budgt"]},
             "loop 'demo' > notify > on: expected one of done, failed, max_iterations, timeout, "
-            "handoff, budget, interrupted, stopped, terminal, error, got 'budgt' "
-            "(did you mean budget?)",
+            "handoff, budget, interrupted, stopped, stall, awaiting_approval, terminal, error, "
+            "got 'budgt' (did you mean budget?)",
         ),
         (
             {"webhook": "ftp://example.com/hook"},
