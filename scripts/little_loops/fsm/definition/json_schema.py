@@ -57,6 +57,8 @@ def _loop() -> dict[str, Any]:
     }
     props["paradigm"] = {"const": checks.FSM_PARADIGM, "description": docs.LOOP_KEYS["paradigm"]}
     props["llm"] = {**_ref("llmConfig"), "description": docs.LOOP_KEYS["llm"]}
+    props["retry"] = _nullable_ref("retryConfig", docs.LOOP_KEYS["retry"])
+    props["rate_limit"] = _nullable_ref("rateLimitConfig", docs.LOOP_KEYS["rate_limit"])
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -66,8 +68,13 @@ def _loop() -> dict[str, Any]:
     }
 
 
+def _nullable_ref(name: str, description: str) -> dict[str, Any]:
+    return {"anyOf": [_ref(name), {"type": "null"}], "description": description}
+
+
 def _state() -> dict[str, Any]:
     props = _properties(checks.STATE_KEYS, docs.STATE_KEYS)
+    props["retry"] = _nullable_ref("retryConfig", docs.STATE_KEYS["retry"])
     for key, block in (("evaluate", "evaluateConfig"), ("route", "routeConfig")):
         props[key] = {
             "anyOf": [_ref(block), {"type": "null"}],
@@ -155,6 +162,18 @@ def build() -> dict[str, Any]:
                 "description": docs.LLM,
                 "additionalProperties": False,
                 "properties": _properties(checks.LLM_KEYS, docs.LLM_KEYS),
+            },
+            "retryConfig": {
+                "type": "object",
+                "description": docs.RETRY,
+                "additionalProperties": False,
+                "properties": _properties(checks.RETRY_KEYS, docs.RETRY_KEYS),
+            },
+            "rateLimitConfig": {
+                "type": "object",
+                "description": docs.RATE_LIMIT,
+                "additionalProperties": False,
+                "properties": _properties(checks.RATE_LIMIT_KEYS, docs.RATE_LIMIT_KEYS),
             },
         },
     }

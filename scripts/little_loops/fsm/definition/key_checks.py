@@ -8,12 +8,16 @@ from typing import Any
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     CURRENT_STATE_TOKEN,
+    DEFAULT_EVALUATOR,
+    DEFAULT_PROMPT_EVALUATOR,
     DIRECTIONS,
     OPERATORS,
+    EvaluateConfig,
 )
 from little_loops.fsm.definition.value_checks import (
     Check,
     boolean,
+    check_with,
     describe,
     integer,
     judge_schema,
@@ -30,7 +34,7 @@ from little_loops.fsm.definition.value_checks import (
 )
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
-from little_loops.fsm.evaluators.spec import COMMON_KEYS
+from little_loops.fsm.evaluators.spec import COMMON_KEYS, ERROR_VERDICT
 from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]
@@ -51,6 +55,40 @@ MAX_LOOP_SECONDS = 365 * 24 * 60 * 60
 
 _ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
+_WAIT_SECONDS = number(0, MAX_LOOP_SECONDS, why="a year")
+# How `retry: {jitter: ...}` spreads the waits (Step Functions' JitterStrategy FULL|NONE).
+JITTER_STRATEGIES: tuple[str, ...] = ("none", "full")
+
+
+@check_with(
+    {
+        "anyOf": [
+            {"type": ["string", "integer"]},
+            {"type": "array", "items": {"type": ["string", "integer"]}, "minItems": 1},
+        ]
+    }
+)
+def retry_on(value: object) -> str | None:
+    """`retry: {on: ...}`: a verdict, `error` or an exit code, or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        return "expected at least one verdict, `error` or exit code"
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, str | int) or item == "":
+            return f"expected verdicts, `error` or exit codes (whole numbers), got {describe(item)}"
+    return None
+
+
+@check_with({"type": "array", "items": {"type": "number", "minimum": 0}, "minItems": 1})
+def wait_ladder(value: object) -> str | None:
+    """`rate_limit: {ladder: ...}`: seconds of each successive wait."""
+    if not isinstance(value, list) or not value:
+        return f"expected a list of seconds, got {describe(value)}"
+    for item in value:
+        problem = _WAIT_SECONDS(item)
+        if problem is not None:
+            return problem
+    return None
 
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
@@ -69,6 +107,8 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "max_cost_usd": optional(number(0, above=True)),
     "maintain": boolean,
     "llm": mapping,
+    "retry": optional(mapping),
+    "rate_limit": optional(mapping),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -91,6 +131,8 @@ STATE_KEYS: dict[str, Check] = {
     "next": optional(string),
     "terminal": boolean,
     "on_maintain": optional(string),
+    "retry": optional(mapping),
+    "on_retry_exhausted": optional(string),
 }
 EVALUATE_KEYS: dict[str, Check] = {
     "type": one_of(EVALUATOR_TYPES),
@@ -113,6 +155,19 @@ LLM_KEYS: dict[str, Check] = {
     "model": string,
     "max_tokens": integer(1),
     "timeout": _ACTION_SECONDS,
+}
+
+RETRY_KEYS: dict[str, Check] = {
+    "on": retry_on,
+    "max_attempts": integer(1),
+    "interval": _WAIT_SECONDS,
+    "backoff_rate": number(1),
+    "max_interval": optional(_LOOP_SECONDS),
+    "jitter": one_of(JITTER_STRATEGIES),
+}
+RATE_LIMIT_KEYS: dict[str, Check] = {
+    "ladder": wait_ladder,
+    "max_wait": _LOOP_SECONDS,
 }
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
@@ -171,6 +226,24 @@ class _Checker:
         llm = data.get("llm")
         if isinstance(llm, Mapping):
             self.keys(llm, ("llm",), LLM_KEYS)
+        retry = data.get("retry")
+        if isinstance(retry, Mapping):
+            self.retry(retry, ("retry",), None)
+        rate_limit = data.get("rate_limit")
+        if isinstance(rate_limit, Mapping):
+            self.keys(rate_limit, ("rate_limit",), RATE_LIMIT_KEYS)
+
+    def retry(self, data: YAMLMapping, path: KeyPath, verdicts: tuple[str, ...] | None) -> None:
+        """A `retry:` block; its `on:` verdicts are checked against *verdicts* when known."""
+        self.keys(data, path, RETRY_KEYS)
+        on = data.get("on")
+        if verdicts is None or retry_on(on) is not None:
+            return
+        known = (ERROR_VERDICT, *verdicts)
+        for item in on if isinstance(on, list) else [on]:
+            if isinstance(item, str) and item.removesuffix("_uncertain") not in known:
+                hint = did_you_mean(item, known) or f" (it gives: {', '.join(known)})"
+                self.add((*path, "on"), f"'{item}' is not a verdict of this state{hint}")
 
     def states(self, states: YAMLMapping) -> None:
         if not states:
@@ -190,6 +263,8 @@ class _Checker:
                 self.evaluate(state["evaluate"], (*path, "evaluate"))
             if isinstance(state.get("route"), Mapping):
                 self.route(state["route"], (*path, "route"))
+            if isinstance(state.get("retry"), Mapping):
+                self.retry(state["retry"], (*path, "retry"), _verdicts_of(state))
 
     def evaluate(self, data: YAMLMapping, path: KeyPath) -> None:
         kind = data.get("type")
@@ -234,6 +309,28 @@ class _Checker:
             problem = string(target)
             if problem is not None:
                 self.add((*path, verdict), problem.replace("a string", "a state name", 1))
+
+
+def _verdicts_of(state: YAMLMapping) -> tuple[str, ...] | None:
+    """The verdicts besides `error` a raw *state* can give, when its file says (else None)."""
+    raw = state.get("evaluate")
+    if raw is not None and not isinstance(raw, Mapping):
+        return None
+    if raw is None:
+        action = state.get("action")
+        kind = state.get("action_type")
+        prompt = kind in ("prompt", "slash_command") or (
+            kind is None and isinstance(action, str) and action.startswith("/")
+        )
+        raw = {"type": DEFAULT_PROMPT_EVALUATOR if prompt and action else DEFAULT_EVALUATOR}
+    kind = raw.get("type")
+    spec = SPECS.get(kind) if isinstance(kind, str) else None
+    if spec is None:
+        return None
+    try:
+        return spec.verdicts_for(EvaluateConfig.from_dict(dict(raw)))
+    except TypeError:
+        return None
 
 
 def check_definition(data: Mapping[str, Any]) -> list[ValidationError]:

@@ -56,6 +56,11 @@ LOOP_KEYS: dict[str, str] = {
         "state). Default false."
     ),
     "llm": "Settings of LLM evaluation (the llm_structured evaluator).",
+    "retry": "The retry policy of every state that has no retry: of its own.",
+    "rate_limit": (
+        "How long to wait when Claude (Claude Code or the LLM judge) answers with a rate, "
+        "overload or usage limit before running the step again."
+    ),
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -95,6 +100,14 @@ STATE_KEYS: dict[str, str] = {
         "For a terminal state of a loop with maintain: true, the state to start again from "
         "(default: the initial state)."
     ),
+    "retry": (
+        "Run the action again after a matching verdict, error or exit code, waiting between "
+        "attempts (as AWS Step Functions' Retry); attempts do not count as iterations."
+    ),
+    "on_retry_exhausted": (
+        "Next state when every attempt of retry: gave a matching result (default: route the "
+        "last attempt's verdict)."
+    ),
 }
 
 EVALUATE = "An evaluator: turns the action's result into a verdict."
@@ -132,4 +145,34 @@ LLM_KEYS: dict[str, str] = {
     ),
     "max_tokens": "Maximum tokens of an evaluation answer. Default 256.",
     "timeout": "Seconds per evaluation call. Default 30.",
+}
+
+RETRY = "When and how to run a state's action again (as AWS Step Functions' Retry)."
+RETRY_KEYS: dict[str, str] = {
+    "on": (
+        "The results that cause a retry: verdicts (success, failure, ...), error, and exit "
+        "codes (whole numbers). Default [error]."
+    ),
+    "max_attempts": "Attempts in all, the first one included. Default 3.",
+    "interval": "Seconds to wait before the second attempt. Default 1.",
+    "backoff_rate": "Each further wait is this many times the one before. Default 2.0.",
+    "max_interval": "No wait between attempts is longer than this many seconds.",
+    "jitter": (
+        "none (the default): wait exactly; full: wait a random time from 0 to the computed wait."
+    ),
+}
+
+RATE_LIMIT = (
+    "Waiting out Claude's rate, overload and usage limits: until the reset time Claude gives, "
+    "else the next step of the ladder."
+)
+RATE_LIMIT_KEYS: dict[str, str] = {
+    "ladder": (
+        "Seconds of each successive wait when no reset time is given; the last repeats. "
+        "Default [60, 300, 900, 1800]."
+    ),
+    "max_wait": (
+        "The longest one step waits for Claude's limits in all before the run ends with an "
+        "error. Default 21600 (6 hours)."
+    ),
 }

@@ -96,6 +96,50 @@ class RouteConfig:
 
 
 @dataclass
+class RetryConfig:
+    """When and how often to run a state's action again (`retry:`), as in AWS Step Functions."""
+
+    on: list[Any] = field(default_factory=lambda: ["error"])  # verdicts, `error`, exit codes
+    max_attempts: int = 3  # attempts in all, the first one included
+    interval: float = 1.0  # seconds before the second attempt
+    backoff_rate: float = 2.0  # each further wait is this many times the one before
+    max_interval: float | None = None  # no wait is longer than this
+    jitter: str = "none"  # "full": each wait is a random time from 0 to its length
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RetryConfig:
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        if "on" in kwargs and not isinstance(kwargs["on"], list):
+            kwargs["on"] = [kwargs["on"]]
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _non_default_items(self)
+
+
+# Seconds to wait for each successive rate limit of Claude with no reset time given.
+DEFAULT_RATE_LIMIT_LADDER: tuple[float, ...] = (60, 300, 900, 1800)
+DEFAULT_RATE_LIMIT_MAX_WAIT = 6 * 60 * 60.0  # a usage limit resets within five hours
+
+
+@dataclass
+class RateLimitConfig:
+    """How to wait out Claude's rate, overload and usage limits (`rate_limit:`)."""
+
+    ladder: list[float] = field(default_factory=lambda: list(DEFAULT_RATE_LIMIT_LADDER))
+    max_wait: float = DEFAULT_RATE_LIMIT_MAX_WAIT  # longest wait in a row for one step
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RateLimitConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return _non_default_items(self)
+
+
+@dataclass
 class StateConfig:
     """One state: an optional action, how to evaluate it, and where to go next."""
 
@@ -112,11 +156,15 @@ class StateConfig:
     next: str | None = None
     terminal: bool = False
     on_maintain: str | None = None
+    retry: RetryConfig | None = None
+    on_retry_exhausted: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in known}
+        if isinstance(data.get("retry"), dict):
+            kwargs["retry"] = RetryConfig.from_dict(data["retry"])
         if isinstance(data.get("evaluate"), dict):
             kwargs["evaluate"] = EvaluateConfig.from_dict(data["evaluate"])
         if isinstance(data.get("route"), dict):
@@ -129,6 +177,8 @@ class StateConfig:
             out["evaluate"] = self.evaluate.to_dict()
         if self.route is not None:
             out["route"] = self.route.to_dict()
+        if self.retry is not None:
+            out["retry"] = self.retry.to_dict()
         return out
 
     def is_prompt(self) -> bool:
@@ -185,6 +235,8 @@ class FSMLoop:
     max_cost_usd: float | None = None
     maintain: bool = False
     llm: LLMConfig = field(default_factory=LLMConfig)
+    retry: RetryConfig | None = None  # the default of states without their own
+    rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -196,6 +248,10 @@ class FSMLoop:
         }
         if isinstance(data.get("llm"), dict):
             kwargs["llm"] = LLMConfig.from_dict(data["llm"])
+        if isinstance(data.get("retry"), dict):
+            kwargs["retry"] = RetryConfig.from_dict(data["retry"])
+        if isinstance(data.get("rate_limit"), dict):
+            kwargs["rate_limit"] = RateLimitConfig.from_dict(data["rate_limit"])
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         if kwargs.get("scope") is None:
@@ -227,7 +283,16 @@ class FSMLoop:
         llm = self.llm.to_dict()
         if llm:
             out["llm"] = llm
+        if self.retry is not None:
+            out["retry"] = self.retry.to_dict()
+        rate_limit = self.rate_limit.to_dict()
+        if rate_limit:
+            out["rate_limit"] = rate_limit
         return out
+
+    def retry_of(self, state: StateConfig) -> RetryConfig | None:
+        """The retry policy of *state*: its own `retry:`, else the loop's (None: no retries)."""
+        return state.retry if state.retry is not None else self.retry
 
     def terminal_states(self) -> list[str]:
         return [name for name, state in self.states.items() if state.terminal]

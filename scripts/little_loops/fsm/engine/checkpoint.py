@@ -6,6 +6,7 @@ from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.attempts import AttemptRecord, Attempts
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutorSnapshot, acted_result
@@ -29,6 +30,7 @@ class Checkpoints:
     resumed_action: ActionResult | None
     spend: Spend
     clock: RunClock
+    attempts: Attempts
 
     def elapsed_ms(self) -> int:
         return self.clock.elapsed_ms()
@@ -49,6 +51,8 @@ class Checkpoints:
             cost_usd=round(self.spend.cost_usd, 6),  # micro-dollars, as every record
             usage=dict(self.spend.usage),
             action_result=self.acted,
+            attempt=self.attempts.snapshot(),
+            waited_ms=dict(self.attempts.waited_ms),
         )
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -74,3 +78,4 @@ class Checkpoints:
         self.clock.elapsed_before_ms = snap.elapsed_ms
         self.continuation = snap.continuation
         self.spend = Spend(snap.cost_usd, dict(snap.usage))
+        self.attempts = Attempts(AttemptRecord.from_dict(snap.attempt), dict(snap.waited_ms))

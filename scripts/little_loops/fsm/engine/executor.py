@@ -12,6 +12,7 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
+from little_loops.fsm.engine.attempts import Attempts
 from little_loops.fsm.engine.checkpoint import Checkpoints
 from little_loops.fsm.engine.events import EventCallback
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
@@ -24,6 +25,7 @@ from little_loops.fsm.engine.records import (
     prev_record,
     saved_result,
 )
+from little_loops.fsm.engine.retrying import Retrying
 from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
 from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
@@ -44,7 +46,7 @@ __all__ = [
 ]
 
 
-class FSMExecutor(Checkpoints):
+class FSMExecutor(Checkpoints, Retrying):
     """Execute an FSM loop until a terminal state or a limit.
 
     The executor only ever moves along transitions the loop declares: a route that
@@ -81,6 +83,7 @@ class FSMExecutor(Checkpoints):
         self.acted: dict[str, Any] | None = None  # the current state's finished action
         self.resumed_action: ActionResult | None = None  # restored: evaluate, not run again
         self.spend = Spend()
+        self.attempts = Attempts()  # retry: attempts and waits (engine/retrying.py)
         self.clock = RunClock(fsm.timeout)
         self._shutdown = threading.Event()
         self._shutdown_reason = "interrupted"
@@ -171,7 +174,14 @@ class FSMExecutor(Checkpoints):
         if state.terminal:  # only a resumed terminal action gets here
             ended = self._run_terminal_action(state, done)
             return ended if ended is not None else self._leave_terminal(state)
-        outcome = self._execute_state(self.current_state, state, done)
+        while True:  # a retry or Claude's limit runs the step again after a wait
+            ended = self._finish_wait()
+            if ended is not None:
+                return ended
+            outcome = self._execute_state(self.current_state, state, done)
+            if not outcome.again:
+                break
+            done = outcome.rejudge
         if outcome.stop is not None:
             return self._finish(outcome.stop, error=outcome.error)
         if outcome.target is None:
@@ -221,6 +231,7 @@ class FSMExecutor(Checkpoints):
         self.current_state = target
         self.entered = False
         self.acted = None
+        self.attempts.left()
         self._emit("route", route)
 
     def _execute_state(
@@ -230,12 +241,15 @@ class FSMExecutor(Checkpoints):
         ctx = self._context()
         action_result: ActionResult | None = done
         if state.action and done is None:
+            self._announce_attempt(name, state)
             try:
                 action_result = self._run_action(name, state, ctx)
             except InterpolationError as exc:
                 return self._error_outcome(state, ctx, f"in action of state '{name}': {exc}")
         if action_result is not None:
-            stop = self._stop_after_action(action_result)
+            stop = self._stop_after_action(action_result) or self._action_limit(
+                name, state, action_result
+            )
             if stop is not None:
                 return stop
             if state.is_prompt():
@@ -247,17 +261,21 @@ class FSMExecutor(Checkpoints):
 
         if state.next is not None:
             if action_result is not None and action_result.error:
-                return self._error_outcome(state, self._context(), action_result.error)
+                failed = self._error_outcome(state, self._context(), action_result.error)
+                return self._retry_or(name, state, failed, action_result)
             return follow_route(state, None, self._context(), self.current_state)
 
         result = self.work.judge(name, state, action_result, ctx, self.spend)
+        limited = self._judge_limit(name, result, action_result)
+        if limited is not None:
+            return limited
         self.last_result = {"verdict": result.verdict, "details": result.details}
         self._set_prev(name, action_result, result.verdict)
         route_ctx = self._context()
         outcome = follow_route(state, result.verdict, route_ctx, self.current_state)
         if outcome.target is None and result.verdict == ERROR_VERDICT:
             outcome.error = str(result.details.get("error") or "") or None
-        return outcome
+        return self._retry_or(name, state, outcome, action_result)
 
     def _error_outcome(
         self, state: StateConfig, ctx: InterpolationContext, msg: str
@@ -371,6 +389,7 @@ class FSMExecutor(Checkpoints):
             handoff=self.continuation if terminated_by == "handoff" else None,
             cost_usd=round(self.spend.cost_usd, 6),
             usage=dict(self.spend.usage),
+            waited_ms=dict(self.attempts.waited_ms),
         )
         payload = events.loop_complete(result, bool(self.spend.cost_usd or self.spend.usage))
         try:

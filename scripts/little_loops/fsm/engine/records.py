@@ -33,6 +33,7 @@ class ExecutionResult:
     handoff: str | None = None
     cost_usd: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
+    waited_ms: dict[str, int] = field(default_factory=dict)  # retry / rate_limit waits
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,6 +59,9 @@ class ExecutorSnapshot:
     # The current state's finished action, awaiting its verdict (see acted_record): a run
     # resumed here evaluates it instead of running the action again.
     action_result: dict[str, Any] | None = None
+    # The current state's attempts and the wait it is in (engine/attempts.AttemptRecord).
+    attempt: dict[str, Any] | None = None
+    waited_ms: dict[str, int] = field(default_factory=dict)
 
 
 def chomp(text: str) -> str:

@@ -18,6 +18,8 @@ MAINTAIN_LABEL = "maintain"
 NEXT_KEY = ("next",)
 _DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
 _ERROR_KEY = ("route", ROUTE_ERROR_KEY)
+RETRY_EXHAUSTED_KEY = ("on_retry_exhausted",)
+RETRY_EXHAUSTED_LABEL = "retry_exhausted"
 _SHORTHAND = (("success", "on_success"), ("failure", "on_failure"), (ERROR_VERDICT, "on_error"))
 
 
@@ -42,6 +44,8 @@ class Transition:
         """
         if self.key == NEXT_KEY:
             return True
+        if self.key == RETRY_EXHAUSTED_KEY:
+            return False  # taken only by the executor, when retry: runs out
         if self.key == _DEFAULT_KEY:
             return verdict != ERROR_VERDICT
         if self.key == _ERROR_KEY:
@@ -75,6 +79,8 @@ def declared(state: StateConfig) -> list[Transition]:
             out.append(Transition(verdict, target, (key,)))
     if state.on_maintain is not None:
         out.append(Transition(MAINTAIN_LABEL, state.on_maintain, ("on_maintain",)))
+    if state.on_retry_exhausted is not None:
+        out.append(Transition(RETRY_EXHAUSTED_LABEL, state.on_retry_exhausted, RETRY_EXHAUSTED_KEY))
     return out
 
 
@@ -88,14 +94,19 @@ def transitions(state: StateConfig) -> list[Transition]:
     if state.terminal:
         return []
     written = declared(state)
+    exhausted = [t for t in written if t.key == RETRY_EXHAUSTED_KEY]
     if state.route is not None:
         table = [t for t in written if t.key[0] == "route"]
     else:
-        table = [t for t in written if t.key[0].startswith("on_") and t.key != ("on_maintain",)]
+        table = [
+            t
+            for t in written
+            if t.key[0].startswith("on_") and t.key not in (("on_maintain",), RETRY_EXHAUSTED_KEY)
+        ]
     if state.next is None:
-        return table
+        return table + exhausted
     error = next((t for t in table if t.answers(ERROR_VERDICT)), None)
-    return [written[0]] if error is None else [written[0], error]
+    return [written[0], *([] if error is None else [error]), *exhausted]
 
 
 def restart(fsm: FSMLoop, state: StateConfig) -> Transition | None:

@@ -90,6 +90,8 @@ class StateFile(TypedDict):
     cost_usd: float
     usage: dict[str, int]
     action_result: dict[str, Any] | None  # the current state's finished action (resume judges it)
+    attempt: dict[str, Any] | None  # the current state's attempts and pending wait
+    waited_ms: dict[str, int]  # time spent in retry and rate-limit waits, by kind
 
 
 @dataclass
@@ -120,6 +122,8 @@ class LoopState:
     cost_usd: float = 0.0  # spend so far (Claude Code's cost + the LLM judge's estimate)
     usage: dict[str, int] = field(default_factory=dict)  # token counters
     action_result: dict[str, Any] | None = None  # records.acted_record, awaiting its verdict
+    attempt: dict[str, Any] | None = None  # engine/attempts.AttemptRecord (a wait survives)
+    waited_ms: dict[str, int] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> StateFile:
@@ -150,6 +154,8 @@ class LoopState:
             "cost_usd": self.cost_usd,
             "usage": self.usage,
             "action_result": self.action_result,
+            "attempt": self.attempt,
+            "waited_ms": self.waited_ms,
         }
 
     @classmethod
@@ -237,4 +243,12 @@ def parse_state(data: Any) -> LoopState:
         cost_usd=float(cost),
         usage=usage,
         action_result=_get(data, "action_result", (dict, type(None)), None),
+        attempt=_get(data, "attempt", (dict, type(None)), None),
+        waited_ms=_waited(_get(data, "waited_ms", (dict,), dict)),
     )
+
+
+def _waited(value: dict[str, Any]) -> dict[str, int]:
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
+        raise StateShapeError("'waited_ms' holds whole milliseconds")
+    return value
