@@ -13,6 +13,7 @@ from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
 from little_loops.fsm.definition.prose import PROMPT_HINT, reads_like_a_sentence
+from little_loops.fsm.engine.attempts import waiting_text
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.layout import stderr_file
@@ -153,6 +154,7 @@ class ProgressDisplay:
         self._output = self._stderr = ""
         self._shell_action: str | None = None  # the running action, when it went to bash
         self._lock = threading.Lock()
+        self._attempt = ""  # ` (attempt 2/3)` in the header of a retried state's action
         self._gone = False  # writing to the stream failed once: show nothing more
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -166,6 +168,7 @@ class ProgressDisplay:
     # -- event handlers ----------------------------------------------------------------
 
     def _on_state_enter(self, event: dict[str, Any]) -> None:
+        self._attempt = ""
         self._action_ms = None
         self._output_path, self._output, self._stderr = None, "", ""
         self._pending_state = event["state"]
@@ -175,7 +178,7 @@ class ProgressDisplay:
     def _header(self, what: str) -> None:
         counter = f"[{self._pending_iteration}/{self.max_iterations}]"
         state = self._paint(one_line(self._pending_state), _BOLD)
-        self._write(f"{self._paint(counter, _DIM)} {state} → {what}\n")
+        self._write(f"{self._paint(counter, _DIM)} {state}{self._attempt} → {what}\n")
         self._header_printed = True
 
     def _on_action_start(self, event: dict[str, Any]) -> None:
@@ -248,6 +251,18 @@ class ProgressDisplay:
             self._write(f"       ↻ maintain: restarting at {one_line(event['to'])}\n")
             return
         self._write(f"       → {one_line(event['to'])}\n")
+
+    def _on_attempt(self, event: dict[str, Any]) -> None:
+        number, most = event.get("attempt"), event.get("max_attempts")
+        self._attempt = f" (attempt {number}/{most})" if number != 1 else ""
+
+    def _on_retry_wait(self, event: dict[str, Any]) -> None:
+        if not self.quiet:
+            self._write(f"       ⏳ {one_line(waiting_text(event))}\n")
+
+    def _on_rate_limit_wait(self, event: dict[str, Any]) -> None:
+        # Shown even with --quiet: a run that seems stuck for hours says why.
+        self._write(f"       ⏳ {one_line(waiting_text(event))}\n")
 
     def _on_orphans_killed(self, event: dict[str, Any]) -> None:
         pids = event.get("pids") or []

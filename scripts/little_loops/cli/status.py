@@ -54,6 +54,7 @@ def status_command(
     With `follow`, show its progress until it ends and return the run's exit code."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
+    from little_loops.fsm.engine.attempts import pending_wait
     from little_loops.fsm.runs.control import iteration_limit, status_json
     from little_loops.fsm.runs.layout import run_files
     from little_loops.fsm.runs.liveness import live_status, low_space
@@ -114,6 +115,11 @@ def status_command(
         ("started", state.started_at),
         ("updated", state.updated_at),
     ]
+    waiting = (
+        pending_wait(state.attempt) if state.status == Status.RUNNING and not crashed else None
+    )
+    if waiting is not None:
+        rows.append(("waiting", waiting))
     if state.cost_usd > 0:
         rows.append(("cost", f"${state.cost_usd:.4f}"))
     if state.last_result and state.last_result.get("verdict") is not None:

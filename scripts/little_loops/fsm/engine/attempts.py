@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -195,3 +196,18 @@ def _secs(value: object) -> str:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return "?"
     return f"{value:g}s" if value < 120 else f"{value / 60:.0f} min"
+
+
+def pending_wait(attempt: Mapping[str, Any] | None, now: float | None = None) -> str | None:
+    """What a saved run's `attempt` says it waits for, as `status` shows it, or None."""
+    record = AttemptRecord.from_dict(dict(attempt) if attempt else None)
+    if record is None or record.wait is None:
+        return None
+    wait = record.wait
+    left = _secs(round(wait.left(now), 1))
+    if wait.kind == LIMIT_WAIT:
+        words = KIND_WORDS.get(wait.limit or "", "limit")
+        whose = "the judge's" if wait.rejudge else "Claude's"
+        resets = f", resets {wait.resets}" if wait.resets else ""
+        return f"for {whose} {words} in state {record.state}{resets} ({left} left)"
+    return f"before attempt {record.number} of state {record.state} ({left} left)"
