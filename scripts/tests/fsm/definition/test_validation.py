@@ -90,7 +90,7 @@ def test_valid_definition_has_no_problems() -> None:
             loop(goal="green"),
             "loop 'demo' > goal: unknown key (allowed: name, initial, states, paradigm, "
             "context, scope, max_iterations, backoff, timeout, idle_timeout, max_cost_usd, "
-            "maintain, llm)",
+            "maintain, llm, retry, rate_limit)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),

@@ -38,7 +38,8 @@ def test_max_interval_caps_the_wait_and_full_jitter_stays_below_it() -> None:
     rng = random.Random(7)
     waits = [retry_delay(jittered, 1, rng) for _ in range(200)]
     assert all(0 <= w <= 4 for w in waits)
-    assert min(waits) < 1 and max(waits) > 3  # spread over the whole range
+    assert min(waits) < 1
+    assert max(waits) > 3  # spread over the whole range
 
 
 def test_on_matches_verdicts_and_exit_codes() -> None:
@@ -63,7 +64,8 @@ def test_a_reset_time_is_waited_for_and_shown_by_status() -> None:
     wait = attempts.plan_limit(
         "fix", ClaudeLimit("usage_limit", resets_at=10_000.0), RateLimitConfig(), rejudge=False
     )
-    assert wait is not None and wait.limit == "usage_limit"
+    assert wait is not None
+    assert wait.limit == "usage_limit"
     shown = pending_wait(attempts.snapshot(), now=wait.until - 30)
     assert shown == f"for Claude's usage limit in state fix, resets {wait.resets} (30s left)"
 
