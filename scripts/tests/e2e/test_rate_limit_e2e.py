@@ -111,7 +111,7 @@ def test_a_usage_limit_with_a_reset_time_is_waited_for(
     assert wait["resets"] == shown
     assert f"waiting for Claude's usage limit (resets {shown})" in stderr
     # Claude Code ran again only once the limit had reset.
-    (again,) = [e for e in of(events, "action_start")][1:]
+    (again,) = of(events, "action_start")[1:]
     assert datetime.fromisoformat(again["ts"]).timestamp() >= resets
     no_verdict_on_a_limit(events)
 
