@@ -91,6 +91,9 @@ def test_a_step_that_fails_twice_then_succeeds(loop_project: LoopProject) -> Non
     assert [e["verdict"] for e in of(events, "evaluate")] == ["failure", "failure", "success"]
     assert "retrying in 0.5s (attempt 2 of 3)" in done.stderr
     assert "work (attempt 3/3) →" in done.stderr
+    history = llproc.console(loop_project.root, "history", "flaky").stdout
+    assert " attempt         work attempt 2 of 3\n" in history
+    assert " retry_wait      work retrying in 1s (attempt 3 of 3)\n" in history
 
 
 def test_the_last_attempts_verdict_is_routed_when_attempts_run_out(
