@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model import DEFAULT_PROMPT_EVALUATOR, FSMLoop, StateConfig
+from little_loops.fsm.definition.model import (
+    DEFAULT_PROMPT_EVALUATOR,
+    FSMLoop,
+    RetryConfig,
+    StateConfig,
+)
 from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.timefmt import format_duration
@@ -26,6 +31,15 @@ def _evaluator(state: StateConfig, llm_enabled: bool) -> str | None:
     if needs_llm(kind) and not llm_enabled:
         note += " (LLM off: judged by exit code)"
     return kind + note
+
+
+def _retry(policy: RetryConfig) -> str:
+    """`on failure, 75; 4 attempts; waits 2s × 3 (at most 30s), jitter full`."""
+    cap = f" (at most {_seconds(policy.max_interval)})" if policy.max_interval else ""
+    return (
+        f"on {', '.join(map(str, policy.on))}; {policy.max_attempts} attempts; waits "
+        f"{_seconds(policy.interval)} × {policy.backoff_rate:g}{cap}, jitter {policy.jitter}"
+    )
 
 
 def format_plan(fsm: FSMLoop, source: str) -> str:
@@ -60,6 +74,9 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
                 lines.append(f"    capture: {state.capture}")
             if state.timeout:
                 lines.append(f"    timeout: {_seconds(state.timeout)}")
+        policy = None if state.terminal or not state.action else fsm.retry_of(state)
+        if policy is not None:
+            lines.append(f"    retry: {_retry(policy)}")
         evaluator = None if state.terminal else _evaluator(state, llm.enabled)
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")

@@ -138,6 +138,9 @@ def test_on_retry_exhausted_and_exit_codes_and_the_loop_default(
     assert [a["attempt"] for a in of(events, "attempt")] == [1, 2]
     (route,) = of(events, "route")
     assert (route["to"], route["reason"]) == ("gave_up", "on_retry_exhausted")
+    plan = llproc.console(loop_project.root, "run", "codes", "--dry-run").stdout
+    assert "    retry: on 7; 2 attempts; waits 100ms × 2, jitter none\n" in plan
+    assert "retry_exhausted → gave_up" in plan
 
 
 def test_stop_during_a_wait_ends_the_run_within_a_second(loop_project: LoopProject) -> None:
