@@ -182,3 +182,22 @@ def test_kill_9_during_a_wait_then_resume_keeps_the_attempt_count(
     due = datetime.fromisoformat(wait["until"]).timestamp()
     assert ts(attempts[1]) >= due - 0.05
     assert (loop_project.root / "n").read_text().strip() == "3"  # three runs in all
+
+
+def test_a_wait_never_runs_past_the_loops_timeout(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "flaky",
+        FLAKY.format(attempts=3, interval=30).replace(
+            "initial: work", "initial: work\n    timeout: 1"
+        ),
+    )
+    asked = time.monotonic()
+
+    done = llproc.console(loop_project.root, "run", "flaky", "--json")
+
+    assert done.returncode == ExitCode.TIMEOUT
+    assert time.monotonic() - asked < 10  # not the 30 s the retry asked for
+    outcome = json.loads(done.stdout)
+    assert outcome["terminated_by"] == "timeout"
+    assert outcome["error"] == "loop timeout reached during a wait"
+    assert outcome["duration_ms"] >= 1000

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -156,3 +160,55 @@ def test_a_limit_past_max_wait_ends_the_run_without_a_verdict(
     assert of(events, "evaluate") == []
     assert [w["seconds"] for w in of(events, "rate_limit_wait")] == [0.5, 0.5]
     assert Path(loop_project.root / ".loops").is_dir()
+
+
+def test_status_shows_the_wait_stop_ends_it_and_resume_finishes_it(
+    claude_code_env: dict[str, str], fake_anthropic: FakeAnthropic, loop_project: LoopProject
+) -> None:
+    agent, judge = routes(fake_anthropic)
+    resets = math.ceil(time.time()) + 10
+    message = f"Claude AI usage limit reached|{resets}"
+    body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
+    agent.reply_until(resets, error_reply(429, body, headers={"retry-after": "0"}))
+    agent.default_reply = Reply("message", [{"type": "text", "text": "Hello."}])
+    judge.reply_tool(SUCCESS)
+    loop_project.write("limited", LOOP)
+    log = loop_project.root / ".loops" / ".running" / "limited.events.jsonl"
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "ll-loop"), "run", "limited"],
+        cwd=loop_project.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        llproc.wait_for(
+            lambda: log.exists() and '"rate_limit_wait"' in log.read_text(),
+            timeout=60,
+            what="the usage-limit wait",
+        )
+        shown = datetime.fromtimestamp(resets).strftime("%H:%M")
+        status = llproc.console(loop_project.root, "status", "limited").stdout
+        (line,) = [line for line in status.splitlines() if line.startswith("waiting:")]
+        assert line.split(None, 1)[1].startswith(
+            f"for Claude's usage limit in state work, resets {shown} ("
+        )
+        asked = time.monotonic()
+        llproc.console(loop_project.root, "stop", "limited")
+        assert proc.wait(timeout=5) == ExitCode.STOPPED
+        assert time.monotonic() - asked < 1.0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    done = llproc.console(loop_project.root, "resume", "limited", "--json", timeout=120)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    events = llproc.events(loop_project.root, "limited")
+    # The resumed run finished the same wait: Claude Code ran again only after the reset.
+    assert len(of(events, "rate_limit_wait")) == 1
+    again = of(events, "action_start")[-1]
+    assert datetime.fromisoformat(again["ts"]).timestamp() >= resets
+    no_verdict_on_a_limit(events)
