@@ -99,7 +99,7 @@ class RouteConfig:
 class RetryConfig:
     """When and how often to run a state's action again (`retry:`), as in AWS Step Functions."""
 
-    on: list[Any] = field(default_factory=lambda: ["error"])  # verdicts, `error`, exit codes
+    on: list[str | int] = field(default_factory=lambda: ["error"])  # verdicts, error, exit codes
     max_attempts: int = 3  # attempts in all, the first one included
     interval: float = 1.0  # seconds before the second attempt
     backoff_rate: float = 2.0  # each further wait is this many times the one before

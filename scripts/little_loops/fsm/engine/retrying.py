@@ -120,8 +120,8 @@ class Retrying:
         """*outcome*, or another attempt when the state's retry policy matches it, or the
         `on_retry_exhausted` route once the attempts are used up."""
         policy = self.fsm.retry_of(state)
-        if policy is None or outcome.stop is not None:
-            return outcome
+        if policy is None or outcome.stop is not None or not state.action:
+            return outcome  # a decision state would judge the same value again
         exit_code = action.exit_code if action is not None else None
         if not retries_on(policy, outcome.verdict, exit_code):
             return outcome

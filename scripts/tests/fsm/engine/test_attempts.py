@@ -118,3 +118,30 @@ def test_on_retry_exhausted_must_name_a_state() -> None:
         "loop 'bad' > states > work > on_retry_exhausted: 'nowhere' is not a state"
         " (states: work, done)"
     ]
+
+
+def test_retry_and_rate_limit_survive_writing_the_loop_back() -> None:
+    from little_loops.fsm.definition.model import FSMLoop
+    from little_loops.fsm.definition.writer import dump_fsm_yaml
+
+    text = """
+        name: kept
+        initial: work
+        retry: {on: [7], max_attempts: 2, interval: 0.1}
+        rate_limit: {ladder: [5, 10], max_wait: 60}
+        states:
+          work:
+            action: exit 7
+            retry: {on: [failure, 3], jitter: full, max_interval: 5}
+            on_retry_exhausted: done
+            on_success: done
+            on_failure: done
+          done:
+            terminal: true
+        """
+    fsm = FSMLoop.from_dict(load_text(dedent(text), "kept.yaml").data)
+    written = dump_fsm_yaml(fsm)
+    assert "'on':" in written  # quoted: a YAML 1.1 reader would take on for true
+    assert FSMLoop.from_dict(load_text(written, "again.yaml").data) == fsm
+    assert fsm.states["work"].retry == RetryConfig(on=["failure", 3], jitter="full", max_interval=5)
+    assert fsm.rate_limit == RateLimitConfig(ladder=[5, 10], max_wait=60)
