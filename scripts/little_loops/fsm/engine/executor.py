@@ -174,14 +174,9 @@ class FSMExecutor(Checkpoints, Retrying):
         if state.terminal:  # only a resumed terminal action gets here
             ended = self._run_terminal_action(state, done)
             return ended if ended is not None else self._leave_terminal(state)
-        while True:  # a retry or Claude's limit runs the step again after a wait
-            ended = self._finish_wait()
-            if ended is not None:
-                return ended
-            outcome = self._execute_state(self.current_state, state, done)
-            if not outcome.again:
-                break
-            done = outcome.rejudge
+        outcome = self._attempts_of(state, done)
+        if isinstance(outcome, ExecutionResult):
+            return outcome
         if outcome.stop is not None:
             return self._finish(outcome.stop, error=outcome.error)
         if outcome.target is None:

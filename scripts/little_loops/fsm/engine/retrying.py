@@ -38,6 +38,22 @@ class Retrying:
     _emit: Callable[[str, Mapping[str, object]], None]
     _wait: Callable[[float], None]
     _finish: Callable[..., ExecutionResult]
+    _execute_state: Callable[[str, StateConfig, ActionResult | None], StepOutcome]
+
+    def _attempts_of(
+        self, state: StateConfig, done: ActionResult | None
+    ) -> StepOutcome | ExecutionResult:
+        """Run the current *state* (its action unless *done*) until it gives an outcome to
+        route: a retry or Claude's limit runs it again after a wait (the run's end, if a
+        stop or the timeout cuts that short)."""
+        while True:
+            ended = self._finish_wait()
+            if ended is not None:
+                return ended
+            outcome = self._execute_state(self.current_state, state, done)
+            if not outcome.again:
+                return outcome
+            done = outcome.rejudge
 
     def _announce_attempt(self, name: str, state: StateConfig) -> None:
         """Emit `attempt` before each attempt of a state with a retry policy."""
