@@ -201,3 +201,37 @@ def test_a_wait_never_runs_past_the_loops_timeout(loop_project: LoopProject) -> 
     assert outcome["terminated_by"] == "timeout"
     assert outcome["error"] == "loop timeout reached during a wait"
     assert outcome["duration_ms"] >= 1000
+
+
+def test_the_loops_retry_leaves_decision_states_alone(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "decide",
+        """\
+        name: decide
+        initial: measure
+        retry: {on: [failure], interval: 5}
+        states:
+          measure:
+            action: echo 3
+            capture: n
+            next: check
+          check:
+            evaluate:
+              type: output_numeric
+              source: "${captured.n.output}"
+              operator: eq
+              target: 0
+            on_success: done
+            on_failure: failed
+          done:
+            terminal: true
+          failed:
+            terminal: true
+        """,
+    )
+
+    done = llproc.console(loop_project.root, "run", "decide", "--json")
+
+    assert json.loads(done.stdout)["final_state"] == "failed"
+    events = llproc.events(loop_project.root, "decide")
+    assert of(events, "retry_wait") == []  # judging the same capture again changes nothing
