@@ -14,6 +14,7 @@ from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
 from little_loops.fsm.definition.prose import PROMPT_HINT, reads_like_a_sentence
+from little_loops.fsm.engine.attempts import waiting_text
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.layout import stderr_file
@@ -158,6 +159,7 @@ class ProgressDisplay(GateLines):
         self._output = self._stderr = ""
         self._shell_action: str | None = None  # the running action, when it went to bash
         self._lock = threading.Lock()
+        self._attempt = ""  # ` (attempt 2/3)` in the header of a retried state's action
         self._gone = False  # writing to the stream failed once: show nothing more
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -171,6 +173,7 @@ class ProgressDisplay(GateLines):
     # -- event handlers ----------------------------------------------------------------
 
     def _on_state_enter(self, event: dict[str, Any]) -> None:
+        self._attempt = ""
         self._action_ms = None
         self._output_path, self._output, self._stderr = None, "", ""
         self._pending_state = event["state"]
@@ -180,7 +183,7 @@ class ProgressDisplay(GateLines):
     def _header(self, what: str) -> None:
         counter = f"[{self._pending_iteration}/{self.max_iterations}]"
         state = self._paint(one_line(self._pending_state), _BOLD)
-        self._write(f"{self._paint(counter, _DIM)} {state} → {what}\n")
+        self._write(f"{self._paint(counter, _DIM)} {state}{self._attempt} → {what}\n")
         self._header_printed = True
 
     def _on_action_start(self, event: dict[str, Any]) -> None:
@@ -257,6 +260,18 @@ class ProgressDisplay(GateLines):
             self._write(f"       ↻ maintain: restarting at {one_line(event['to'])}\n")
             return
         self._write(f"       → {one_line(event['to'])}\n")
+
+    def _on_attempt(self, event: dict[str, Any]) -> None:
+        number, most = event.get("attempt"), event.get("max_attempts")
+        self._attempt = f" (attempt {number}/{most})" if number != 1 else ""
+
+    def _on_retry_wait(self, event: dict[str, Any]) -> None:
+        if not self.quiet:
+            self._write(f"       ⏳ {one_line(waiting_text(event))}\n")
+
+    def _on_rate_limit_wait(self, event: dict[str, Any]) -> None:
+        # Shown even with --quiet: a run that seems stuck for hours says why.
+        self._write(f"       ⏳ {one_line(waiting_text(event))}\n")
 
     def _on_orphans_killed(self, event: dict[str, Any]) -> None:
         pids = event.get("pids") or []

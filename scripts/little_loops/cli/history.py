@@ -86,6 +86,12 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
     if kind == "approval":
         note = f": {event['note']}" if event.get("note") else ""
         return f"{head} {state} → {event.get('verdict')}{note}"
+    if kind == "attempt":
+        return f"{head} {state} attempt {event.get('attempt')} of {event.get('max_attempts')}"
+    if kind in ("retry_wait", "rate_limit_wait"):
+        from little_loops.fsm.engine.attempts import waiting_text
+
+        return f"{head} {state} {waiting_text(event)}"
     if kind == "loop_complete":
         line = outcome_line(event)
         return f"{head} {line.replace('ll-loop resume NAME', f'll-loop resume {loop}')}"

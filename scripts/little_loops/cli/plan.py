@@ -10,6 +10,7 @@ from little_loops.fsm.definition.model import (
     SESSION_CONTINUE,
     FSMLoop,
     NotifyConfig,
+    RetryConfig,
     StateConfig,
 )
 from little_loops.fsm.engine.transitions import declared
@@ -72,6 +73,15 @@ def _notify(config: NotifyConfig) -> str:
     return f"{' and '.join(told)} (on: {when})"
 
 
+def _retry(policy: RetryConfig) -> str:
+    """`on failure, 75; 4 attempts; waits 2s × 3 (at most 30s), jitter full`."""
+    cap = f" (at most {_seconds(policy.max_interval)})" if policy.max_interval else ""
+    return (
+        f"on {', '.join(map(str, policy.on))}; {policy.max_attempts} attempts; waits "
+        f"{_seconds(policy.interval)} × {policy.backoff_rate:g}{cap}, jitter {policy.jitter}"
+    )
+
+
 def format_plan(fsm: FSMLoop, source: str) -> str:
     """The plan `ll-loop run NAME --dry-run` prints; nothing is run to make it."""
     llm = fsm.llm
@@ -117,6 +127,10 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
                 lines.append(f"    timeout: {_seconds(state.timeout)}")
             if state.is_prompt():
                 lines += _claude_lines(fsm, name, state)
+        acts = state.action and not (state.terminal or state.is_approval())
+        policy = fsm.retry_of(state) if acts else None
+        if policy is not None:
+            lines.append(f"    retry: {_retry(policy)}")
         judged = not (state.terminal or state.is_approval())  # an answer is no evaluation
         evaluator = _evaluator(state, llm.enabled) if judged else None
         if evaluator is not None:

@@ -55,6 +55,7 @@ def status_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.parameters import saved_values
     from little_loops.cli.runref import run_name
+    from little_loops.fsm.engine.attempts import pending_wait
     from little_loops.fsm.runs.approvals import how_to_answer, pending_question
     from little_loops.fsm.runs.control import iteration_limit, saved_loop_file, status_json
     from little_loops.fsm.runs.layout import run_files
@@ -117,6 +118,11 @@ def status_command(
         ("started", state.started_at),
         ("updated", state.updated_at),
     ]
+    waiting = (
+        pending_wait(state.attempt) if state.status == Status.RUNNING and not crashed else None
+    )
+    if waiting is not None:
+        rows.append(("waiting", waiting))
     if state.cost_usd > 0:
         rows.append(("cost", f"${state.cost_usd:.4f}"))
     if state.last_result and state.last_result.get("verdict") is not None:

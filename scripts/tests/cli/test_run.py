@@ -137,6 +137,7 @@ def test_json_prints_the_execution_result(loop_project: LoopProject) -> None:
         "handoff": None,
         "cost_usd": 0.0,
         "usage": {},
+        "waited_ms": {},
     }
     assert "Loop completed" in result.err  # progress still goes to stderr
 

@@ -1,10 +1,11 @@
 """A scripted fake of the Anthropic Messages API on 127.0.0.1, for real clients in tests.
 
 Tests queue the replies the server should give (`reply_tool`, `reply_text`,
-`reply_error`, `reply_malformed`, `reply_hang`); each `POST /v1/messages` takes the next
-one, answering as JSON or, when the request says `"stream": true`, as server-sent events
-the way the real API streams (message_start, ping, content_block_start/delta/stop with
-text_delta or input_json_delta, message_delta with stop_reason and usage, message_stop).
+`reply_error`, `reply_malformed`, `reply_hang`, or one repeated `reply_until` a time);
+each `POST /v1/messages` takes the next one, answering as JSON or, when the request says
+`"stream": true`, as server-sent events the way the real API streams (message_start,
+ping, content_block_start/delta/stop with text_delta or input_json_delta, message_delta
+with stop_reason and usage, message_stop).
 When several clients share one server (Claude Code and the LLM judge), `route(name,
 predicate)` gives the requests a predicate selects their own queue of replies; requests
 no route selects take the server's own queue, then `default_reply`. Every request is
@@ -15,9 +16,11 @@ so `stop()` always returns promptly.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -154,6 +157,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     then: Reply | None = None
+    until: float | None = None  # time.time() until which this reply repeats (reply_until)
 
 
 class ReplyQueue:
@@ -196,6 +200,11 @@ class ReplyQueue:
         """Answer with HTTP *status*; *body* defaults to the API's error envelope."""
         return self.reply(error_reply(status, body, headers=headers))
 
+    def reply_until(self, until: float, reply: Reply) -> Self:
+        """Answer every request with *reply* until time.time() reaches *until* (epoch
+        seconds), then go on with the next scripted reply: an API down or limited until then."""
+        return self.reply(dataclasses.replace(reply, until=until))
+
     def reply_malformed(self, raw: str = '{"id": "msg_broken", "content": [') -> Self:
         """Answer 200 with a body that is not valid JSON."""
         return self.reply(Reply("malformed", body=raw))
@@ -206,6 +215,11 @@ class ReplyQueue:
 
     def next_reply(self) -> Reply | None:
         with self._lock:
+            while self._replies and self._replies[0].until is not None:
+                head = self._replies[0]
+                if head.until is not None and time.time() < head.until:
+                    return head
+                self._replies.popleft()  # its time is over
             return self._replies.popleft() if self._replies else self.default_reply
 
     @property

@@ -13,6 +13,7 @@ from typing import Any
 
 from little_loops.fsm.definition import key_checks as checks
 from little_loops.fsm.definition import key_docs as docs
+from little_loops.fsm.definition import retry_checks
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
@@ -67,6 +68,8 @@ def _loop() -> dict[str, Any]:
         "anyOf": [_ref("notifyConfig"), {"type": "null"}],
         "description": docs.LOOP_KEYS["notify"],
     }
+    props["retry"] = _nullable_ref("retryConfig", docs.LOOP_KEYS["retry"])
+    props["rate_limit"] = _nullable_ref("rateLimitConfig", docs.LOOP_KEYS["rate_limit"])
     return {
         "type": "object",
         "description": docs.LOOP,
@@ -76,8 +79,13 @@ def _loop() -> dict[str, Any]:
     }
 
 
+def _nullable_ref(name: str, description: str) -> dict[str, Any]:
+    return {"anyOf": [_ref(name), {"type": "null"}], "description": description}
+
+
 def _state() -> dict[str, Any]:
     props = _properties(checks.STATE_KEYS, docs.STATE_KEYS)
+    props["retry"] = _nullable_ref("retryConfig", docs.STATE_KEYS["retry"])
     blocks = (("evaluate", "evaluateConfig"), ("route", "routeConfig"), ("stall", "stallConfig"))
     for key, block in blocks:
         props[key] = {
@@ -196,6 +204,18 @@ def build() -> dict[str, Any]:
                 "additionalProperties": False,
                 "anyOf": [{"required": ["command"]}, {"required": ["webhook"]}],
                 "properties": _properties(checks.NOTIFY_KEYS, docs.NOTIFY_KEYS),
+            },
+            "retryConfig": {
+                "type": "object",
+                "description": docs.RETRY,
+                "additionalProperties": False,
+                "properties": _properties(retry_checks.RETRY_KEYS, docs.RETRY_KEYS),
+            },
+            "rateLimitConfig": {
+                "type": "object",
+                "description": docs.RATE_LIMIT,
+                "additionalProperties": False,
+                "properties": _properties(retry_checks.RATE_LIMIT_KEYS, docs.RATE_LIMIT_KEYS),
             },
         },
     }

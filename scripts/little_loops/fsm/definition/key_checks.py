@@ -17,7 +17,14 @@ from little_loops.fsm.definition.model import (
     SESSION_MODES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
+from little_loops.fsm.definition.retry_checks import (
+    RATE_LIMIT_KEYS,
+    RETRY_KEYS,
+    unknown_verdicts,
+)
 from little_loops.fsm.definition.value_checks import (
+    MAX_ACTION_SECONDS,
+    MAX_LOOP_SECONDS,
     URL,
     Check,
     boolean,
@@ -52,12 +59,6 @@ _LOOP_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 
-# The longest time an action may run or stay silent: the action runner waits with poll(),
-# which takes at most 2**31 - 1 milliseconds (about 24.8 days).
-MAX_ACTION_SECONDS = (2**31 - 1) // 1000
-# The longest loop timeout and backoff: a year (a wait past threading.TIMEOUT_MAX fails).
-MAX_LOOP_SECONDS = 365 * 24 * 60 * 60
-
 _ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 
@@ -83,6 +84,8 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "stall": optional(mapping),
     "claude": optional(mapping),
     "notify": optional(mapping),
+    "retry": optional(mapping),
+    "rate_limit": optional(mapping),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -112,6 +115,8 @@ STATE_KEYS: dict[str, Check] = {
     "claude": optional(mapping),
     "session": one_of(SESSION_MODES),
     "session_key": optional(string),
+    "retry": optional(mapping),
+    "on_retry_exhausted": optional(string),
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
@@ -173,6 +178,8 @@ _SETTINGS: tuple[tuple[str, dict[str, Check]], ...] = (
     ("stall", STALL_KEYS),
     ("claude", CLAUDE_KEYS),
     ("notify", NOTIFY_KEYS),
+    ("retry", RETRY_KEYS),
+    ("rate_limit", RATE_LIMIT_KEYS),
 )
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
@@ -290,6 +297,11 @@ class _Checker:
                         self.add((*path, "stall", key), "only at the loop level (it counts passes)")
             for where, problem in approval_problems(state):
                 self.add((*path, *where), problem)
+            retry = state.get("retry")
+            if isinstance(retry, Mapping):
+                self.keys(retry, (*path, "retry"), RETRY_KEYS)
+                for problem in unknown_verdicts(retry, state):
+                    self.add((*path, "retry", "on"), problem)
 
     def evaluate(self, data: YAMLMapping, path: KeyPath) -> None:
         kind = data.get("type")

@@ -72,6 +72,11 @@ LOOP_KEYS: dict[str, str] = {
         "`claude:` is laid over them key by key."
     ),
     "notify": "A command and/or a webhook told (with a JSON summary) when a run of this loop ends.",
+    "retry": "The retry policy of every state that has no retry: of its own.",
+    "rate_limit": (
+        "How long to wait when Claude (Claude Code or the LLM judge) answers with a rate, "
+        "overload or usage limit before running the step again."
+    ),
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -126,6 +131,14 @@ STATE_KEYS: dict[str, str] = {
     "session_key": (
         "The name this state's Claude session is recorded and resumed under (default: the "
         "state's name); states with the same key share a session."
+    ),
+    "retry": (
+        "Run the action again after a matching verdict, error or exit code, waiting between "
+        "attempts (as AWS Step Functions' Retry); attempts do not count as iterations."
+    ),
+    "on_retry_exhausted": (
+        "Next state when every attempt of retry: gave a matching result (default: route the "
+        "last attempt's verdict)."
     ),
 }
 
@@ -203,3 +216,33 @@ LLM_KEYS: dict[str, str] = {
 
 CLAUDE = "Claude Code options: each becomes a flag of the `claude` command line."
 CLAUDE_KEYS: dict[str, str] = {name: option.doc for name, option in CLAUDE_OPTIONS.items()}
+
+RETRY = "When and how to run a state's action again (as AWS Step Functions' Retry)."
+RETRY_KEYS: dict[str, str] = {
+    "on": (
+        "The results that cause a retry: verdicts (success, failure, ...), error, and exit "
+        "codes (whole numbers). Default [error]."
+    ),
+    "max_attempts": "Attempts in all, the first one included. Default 3.",
+    "interval": "Seconds to wait before the second attempt. Default 1.",
+    "backoff_rate": "Each further wait is this many times the one before. Default 2.0.",
+    "max_interval": "No wait between attempts is longer than this many seconds.",
+    "jitter": (
+        "none (the default): wait exactly; full: wait a random time from 0 to the computed wait."
+    ),
+}
+
+RATE_LIMIT = (
+    "Waiting out Claude's rate, overload and usage limits: until the reset time Claude gives, "
+    "else the next step of the ladder."
+)
+RATE_LIMIT_KEYS: dict[str, str] = {
+    "ladder": (
+        "Seconds of each successive wait when no reset time is given; the last repeats. "
+        "Default [60, 300, 900, 1800]."
+    ),
+    "max_wait": (
+        "The longest one step waits for Claude's limits in all before the run ends with an "
+        "error. Default 21600 (6 hours)."
+    ),
+}

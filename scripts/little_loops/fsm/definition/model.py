@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from little_loops.fsm.definition.blocks import DEFAULT_KEEP_RUNS as DEFAULT_KEEP_RUNS
+from little_loops.fsm.definition.blocks import DEFAULT_NOTIFY_RETRIES as DEFAULT_NOTIFY_RETRIES
+from little_loops.fsm.definition.blocks import DEFAULT_NOTIFY_TIMEOUT as DEFAULT_NOTIFY_TIMEOUT
+from little_loops.fsm.definition.blocks import (
+    DEFAULT_RATE_LIMIT_LADDER as DEFAULT_RATE_LIMIT_LADDER,
+)
+from little_loops.fsm.definition.blocks import (
+    DEFAULT_RATE_LIMIT_MAX_WAIT as DEFAULT_RATE_LIMIT_MAX_WAIT,
+)
+from little_loops.fsm.definition.blocks import ArchiveConfig as ArchiveConfig
+from little_loops.fsm.definition.blocks import NotifyConfig as NotifyConfig
+from little_loops.fsm.definition.blocks import RateLimitConfig as RateLimitConfig
+from little_loops.fsm.definition.blocks import RetryConfig as RetryConfig
+from little_loops.fsm.definition.blocks import StallConfig as StallConfig
+from little_loops.fsm.definition.blocks import non_default_items as _non_default_items
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 
 DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 # `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
-DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
-DEFAULT_NOTIFY_TIMEOUT = 10.0  # seconds a notification's command or one webhook try may take
-DEFAULT_NOTIFY_RETRIES = 3  # webhook tries after the first (1 s, 2 s, 4 s ... apart)
 
 ActionType = Literal["prompt", "slash_command", "shell", "approval"]
 # The action type of a state that asks a person: its action is the question, the answer
@@ -38,17 +50,6 @@ ROUTE_DEFAULT_KEY = "_"
 ROUTE_ERROR_KEY = "_error"
 # A route target that means "run this state again".
 CURRENT_STATE_TOKEN = "$current"
-
-
-def _non_default_items(obj: Any) -> dict[str, Any]:
-    """The dataclass fields of *obj* whose value differs from the field's default."""
-    out: dict[str, Any] = {}
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        default = f.default_factory() if f.default_factory is not MISSING else f.default
-        if value != default:
-            out[f.name] = value
-    return out
 
 
 @dataclass
@@ -110,24 +111,6 @@ class RouteConfig:
 
 
 @dataclass
-class StallConfig:
-    """Stall breakers (`stall:` of the loop or of a state): end a run that spins in place."""
-
-    same_result: int | None = None  # the same verdict on the same output N times in a row
-    no_change_passes: int | None = None  # no change to the git working tree in N passes
-    max_visits: int | None = None  # a state entered more than N times
-    on_stall: str | None = None  # where a stall goes (none: the run ends, terminated_by stall)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StallConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def to_dict(self) -> dict[str, Any]:
-        return _non_default_items(self)
-
-
-@dataclass
 class StateConfig:
     """One state: an optional action, how to evaluate it, and where to go next."""
 
@@ -149,6 +132,8 @@ class StateConfig:
     claude: dict[str, Any] | None = None  # Claude Code options, over the loop's `claude:`
     session: str = SESSION_FRESH  # or SESSION_CONTINUE: resume the previous session of session_key
     session_key: str | None = None  # whose session to record and resume (default: the state)
+    retry: RetryConfig | None = None
+    on_retry_exhausted: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
@@ -156,6 +141,8 @@ class StateConfig:
         kwargs = {k: v for k, v in data.items() if k in known}
         if isinstance(data.get("stall"), dict):
             kwargs["stall"] = StallConfig.from_dict(data["stall"])
+        if isinstance(data.get("retry"), dict):
+            kwargs["retry"] = RetryConfig.from_dict(data["retry"])
         if isinstance(data.get("evaluate"), dict):
             kwargs["evaluate"] = EvaluateConfig.from_dict(data["evaluate"])
         if isinstance(data.get("route"), dict):
@@ -172,6 +159,8 @@ class StateConfig:
             out["route"] = self.route.to_dict()
         if self.stall is not None:
             out["stall"] = self.stall.to_dict()
+        if self.retry is not None:
+            out["retry"] = self.retry.to_dict()
         return out
 
     def is_approval(self) -> bool:
@@ -221,41 +210,6 @@ class LLMConfig:
 
 
 @dataclass
-class ArchiveConfig:
-    """How many finished runs of the loop the archive keeps, and for how long (`archive:`)."""
-
-    keep: int = DEFAULT_KEEP_RUNS
-    max_age_days: float | None = None
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ArchiveConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def to_dict(self) -> dict[str, Any]:
-        return _non_default_items(self)
-
-
-@dataclass
-class NotifyConfig:
-    """Who hears that a run ended (`notify:`): a command, a webhook, for which outcomes."""
-
-    command: str | None = None
-    webhook: str | None = None
-    on: list[str] | None = None  # outcome words (runs/outcomes NOTIFY_OUTCOMES); None: all
-    timeout: float = DEFAULT_NOTIFY_TIMEOUT
-    retries: int = DEFAULT_NOTIFY_RETRIES
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> NotifyConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def to_dict(self) -> dict[str, Any]:
-        return _non_default_items(self)
-
-
-@dataclass
 class FSMLoop:
     """A whole loop: named states, where to start, and loop-level limits and settings."""
 
@@ -277,6 +231,8 @@ class FSMLoop:
     stall: StallConfig | None = None
     claude: dict[str, Any] = field(default_factory=dict)  # Claude Code options of every state
     notify: NotifyConfig | None = None
+    retry: RetryConfig | None = None  # the default of states without their own
+    rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
@@ -294,6 +250,10 @@ class FSMLoop:
             kwargs["stall"] = StallConfig.from_dict(data["stall"])
         notify = data.get("notify")
         kwargs["notify"] = NotifyConfig.from_dict(notify) if isinstance(notify, dict) else None
+        if isinstance(data.get("retry"), dict):
+            kwargs["retry"] = RetryConfig.from_dict(data["retry"])
+        if isinstance(data.get("rate_limit"), dict):
+            kwargs["rate_limit"] = RateLimitConfig.from_dict(data["rate_limit"])
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         kwargs["parameters"] = parse_parameters(data.get("parameters"))
@@ -339,7 +299,16 @@ class FSMLoop:
             out["claude"] = dict(self.claude)
         if self.notify is not None:
             out["notify"] = self.notify.to_dict()
+        if self.retry is not None:
+            out["retry"] = self.retry.to_dict()
+        rate_limit = self.rate_limit.to_dict()
+        if rate_limit:
+            out["rate_limit"] = rate_limit
         return out
+
+    def retry_of(self, state: StateConfig) -> RetryConfig | None:
+        """The retry policy of *state*: its own `retry:`, else the loop's (None: no retries)."""
+        return state.retry if state.retry is not None else self.retry
 
     def terminal_states(self) -> list[str]:
         return [name for name, state in self.states.items() if state.terminal]

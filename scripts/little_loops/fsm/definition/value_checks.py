@@ -10,6 +10,12 @@ from typing import Any, TypeGuard
 
 from little_loops.fsm.suggest import did_you_mean
 
+# The longest time an action may run or stay silent: the action runner waits with poll(),
+# which takes at most 2**31 - 1 milliseconds (about 24.8 days).
+MAX_ACTION_SECONDS = (2**31 - 1) // 1000
+# The longest loop timeout, backoff or wait: a year (a wait past threading.TIMEOUT_MAX fails).
+MAX_LOOP_SECONDS = 365 * 24 * 60 * 60
+
 
 @dataclass(frozen=True)
 class Check:

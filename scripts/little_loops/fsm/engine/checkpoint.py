@@ -6,6 +6,7 @@ from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.attempts import AttemptRecord, Attempts
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutorSnapshot, acted_result
@@ -33,6 +34,7 @@ class Checkpoints:
     clock: RunClock
     approval: dict[str, Any] | None  # the question an approval state waits on
     stall: StallWatch  # the stall breakers' counts
+    attempts: Attempts
 
     def elapsed_ms(self) -> int:
         return self.clock.elapsed_ms()
@@ -56,6 +58,8 @@ class Checkpoints:
             approval=self.approval,
             stall_watch=self.stall.record(),
             sessions=dict(self.sessions),
+            attempt=self.attempts.snapshot(),
+            waited_ms=dict(self.attempts.waited_ms),
         )
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -86,3 +90,4 @@ class Checkpoints:
         if snap.entered and not finished:
             self.stall.reentered(snap.current_state)  # entered again: not one more visit
         self.sessions = dict(snap.sessions)
+        self.attempts = Attempts(AttemptRecord.from_dict(snap.attempt), dict(snap.waited_ms))

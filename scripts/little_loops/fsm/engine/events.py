@@ -133,6 +133,38 @@ class ApprovalAnswer(TypedDict):
     note: str
 
 
+class Attempt(TypedDict):
+    """`attempt`: an attempt of a state with `retry:` begins (1 for the first)."""
+
+    state: str
+    attempt: int
+    max_attempts: int
+
+
+class _WaitKeys(TypedDict):
+    """The keys every wait event has; `until` is when it ends (ISO time)."""
+
+    state: str
+    seconds: float
+    until: str
+
+
+class RetryWait(_WaitKeys, total=False):
+    """`retry_wait`: a retried state waits before its next attempt (number `attempt`)."""
+
+    attempt: int
+    max_attempts: int
+
+
+class RateLimitWait(_WaitKeys, total=False):
+    """`rate_limit_wait`: Claude (`judge`: the LLM judge) answered with a limit; the step
+    runs again after the wait. `limit`: rate_limit, overloaded or usage_limit."""
+
+    limit: str
+    resets: str
+    judge: bool
+
+
 class _LoopCompleteKeys(TypedDict):
     """The keys every `loop_complete` has."""
 
@@ -150,6 +182,7 @@ class LoopComplete(_LoopCompleteKeys, total=False):
     stall: dict[str, Any]  # the stall breaker that ended the run (detector, state, limit, count)
     cost_usd: float
     usage: dict[str, int]
+    waited_ms: dict[str, int]  # time spent in retry and rate-limit waits, by kind
 
 
 def stamped(event: str, payload: Mapping[str, object]) -> dict[str, Any]:
@@ -222,4 +255,6 @@ def loop_complete(result: ExecutionResult, spent: bool) -> LoopComplete:
     if spent:
         payload["cost_usd"] = result.cost_usd
         payload["usage"] = result.usage
+    if result.waited_ms:
+        payload["waited_ms"] = result.waited_ms
     return payload

@@ -12,6 +12,7 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
+from little_loops.fsm.engine.attempts import Attempts
 from little_loops.fsm.engine.events import EventCallback
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.limits import RunClock, spends
@@ -23,11 +24,12 @@ from little_loops.fsm.engine.records import (
     prev_record,
     saved_result,
 )
+from little_loops.fsm.engine.retrying import Retrying
 from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
 from little_loops.fsm.engine.safeguards import STALLED, Safeguards
 from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
-from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
+from little_loops.fsm.engine.terminals import Terminals
 from little_loops.fsm.errors import InterpolationError, LoopError
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.spend import Spend
@@ -44,7 +46,7 @@ __all__ = [
 ]
 
 
-class FSMExecutor(Safeguards):
+class FSMExecutor(Safeguards, Retrying, Terminals):
     """Execute an FSM loop until a terminal state or a limit.
 
     The executor only ever moves along transitions the loop declares: a route that
@@ -82,6 +84,7 @@ class FSMExecutor(Safeguards):
         self.resumed_action: ActionResult | None = None  # restored: evaluate, not run again
         self.spend = Spend()
         self.sessions: dict[str, str] = {}  # Claude Code session ids by session_key
+        self.attempts = Attempts()  # retry: attempts and waits (engine/retrying.py)
         self.clock = RunClock(fsm.timeout)
         self._shutdown = threading.Event()
         self._shutdown_reason = "interrupted"
@@ -180,7 +183,10 @@ class FSMExecutor(Safeguards):
         if state.terminal:  # only a resumed terminal action gets here
             ended = self._run_terminal_action(state, done)
             return ended if ended is not None else self._leave_terminal(state)
-        return self._follow(self._execute_state(self.current_state, state, done))
+        outcome = self._attempts_of(state, done)
+        if isinstance(outcome, ExecutionResult):
+            return outcome
+        return self._follow(outcome)
 
     def _follow(self, outcome: StepOutcome) -> ExecutionResult | None:
         """Go where *outcome* leads, or end the run there."""
@@ -191,17 +197,6 @@ class FSMExecutor(Safeguards):
         if outcome.target not in self.fsm.states:
             return self._illegal(outcome.target, outcome.verdict)
         self._move_to(outcome.target, outcome.verdict, outcome.reason)
-        return None
-
-    def _leave_terminal(self, state: StateConfig) -> ExecutionResult | None:
-        """End the run at a terminal state, or restart a `maintain` loop."""
-        way = restart(self.fsm, state)
-        if way is None:
-            return self._finish("terminal")
-        if way.target not in self.fsm.states:
-            return self._illegal(way.target)
-        self.passes.restarted()
-        self._move_to(way.target, MAINTAIN_LABEL, "maintain restart")
         return None
 
     def _start_pass(self) -> ExecutionResult | None:
@@ -233,6 +228,7 @@ class FSMExecutor(Safeguards):
         self.current_state = target
         self.entered = False
         self.acted = None
+        self.attempts.left()
         self._emit("route", route)
 
     def _execute_state(
@@ -244,12 +240,15 @@ class FSMExecutor(Safeguards):
         ctx = self._context()
         action_result: ActionResult | None = done
         if state.action and done is None:
+            self._announce_attempt(name, state)
             try:
                 action_result = self._run_action(name, state, ctx)
             except InterpolationError as exc:
                 return self._error_outcome(state, ctx, f"in action of state '{name}': {exc}")
         if action_result is not None:
-            stop = self._stop_after_action(action_result)
+            stop = self._stop_after_action(action_result) or self._action_limit(
+                name, state, action_result
+            )
             if stop is not None:
                 return stop
             if state.is_prompt():
@@ -261,10 +260,14 @@ class FSMExecutor(Safeguards):
 
         if state.next is not None:
             if action_result is not None and action_result.error:
-                return self._error_outcome(state, self._context(), action_result.error)
+                failed = self._error_outcome(state, self._context(), action_result.error)
+                return self._retry_or(name, state, failed, action_result)
             return follow_route(state, None, self._context(), self.current_state)
 
         result = self.work.judge(name, state, action_result, ctx, self.spend)
+        limited = self._judge_limit(name, result, action_result)
+        if limited is not None:
+            return limited
         self.last_result = {"verdict": result.verdict, "details": result.details}
         # `prev`: the last state that gave a verdict (`next:` states do not replace it, so
         # `measure → apply → measure` compares measurements).
@@ -276,7 +279,7 @@ class FSMExecutor(Safeguards):
         outcome = follow_route(state, result.verdict, route_ctx, self.current_state)
         if outcome.target is None and result.verdict == ERROR_VERDICT:
             outcome.error = str(result.details.get("error") or "") or None
-        return outcome
+        return self._retry_or(name, state, outcome, action_result)
 
     def _error_outcome(
         self, state: StateConfig, ctx: InterpolationContext, msg: str
@@ -313,27 +316,6 @@ class FSMExecutor(Safeguards):
         self.acted = None if cut_short else acted_record(result)
         self.work.completed(name, result, self.spend)
         return result
-
-    def _run_terminal_action(
-        self, state: StateConfig, done: ActionResult | None = None
-    ) -> ExecutionResult | None:
-        """A terminal state's action runs once, as the loop's last step (*done*: it ran)."""
-        result = done
-        if result is None:
-            ctx = self._context()
-            self.entered = True
-            self._emit_enter()
-            try:
-                result = self._run_action(self.current_state, state, ctx)
-            except InterpolationError as exc:
-                where = f"in action of state '{self.current_state}'"
-                return self._finish("error", error=f"{where}: {exc}")
-        stop = self._stop_after_action(result)
-        if stop is not None:
-            return self._finish(stop.stop or "error", error=stop.error)
-        if state.is_prompt():
-            self.continuation = None
-        return None
 
     def _stop_after_action(self, result: ActionResult) -> StepOutcome | None:
         if self._shutdown.is_set():
@@ -388,6 +370,7 @@ class FSMExecutor(Safeguards):
             cost_usd=round(self.spend.cost_usd, 6),
             usage=dict(self.spend.usage),
             stall=self.stalled if terminated_by == STALLED else None,
+            waited_ms=dict(self.attempts.waited_ms),
         )
         payload = events.loop_complete(result, bool(self.spend.cost_usd or self.spend.usage))
         try:

@@ -35,6 +35,7 @@ class ExecutionResult:
     cost_usd: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
     stall: dict[str, Any] | None = None  # the stall breaker that ended it: detector, state ...
+    waited_ms: dict[str, int] = field(default_factory=dict)  # retry / rate_limit waits
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -68,6 +69,9 @@ class ExecutorSnapshot:
     stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
     # Claude Code session ids by session_key (a state's name by default), for `session: continue`.
     sessions: dict[str, str] = field(default_factory=dict)
+    # The current state's attempts and the wait it is in (engine/attempts.AttemptRecord).
+    attempt: dict[str, Any] | None = None
+    waited_ms: dict[str, int] = field(default_factory=dict)
 
 
 def chomp(text: str) -> str:

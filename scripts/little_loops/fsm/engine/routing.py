@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.transitions import NEXT_KEY, transitions
 from little_loops.fsm.errors import InterpolationError
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.request import ActionResult
 
 
 @dataclass
@@ -20,6 +24,8 @@ class StepOutcome:
     reason: str = ""
     stop: str | None = None  # a terminated_by value
     error: str | None = None
+    again: bool = False  # run the step again (after its wait) instead of routing
+    rejudge: ActionResult | None = None  # with again: only evaluate this result again
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any
 from little_loops.fsm.actions.claude import lost_session
 from little_loops.fsm.actions.claude_options import merged
 from little_loops.fsm.actions.protocol import ActionRunner
+from little_loops.fsm.actions.ratelimit import judge_limit
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
@@ -140,6 +141,8 @@ class StateWork:
         elif isinstance(usage, dict) and usage:
             model = str(result.details.get("model") or self.fsm.llm.model)
             cost = spend.add_judge(model, usage)
+        if result.verdict == ERROR_VERDICT and judge_limit(result.details) is not None:
+            return result  # not a verdict: the executor waits and asks the judge again
         self.emit(
             "evaluate", events.evaluation(name, config.type, result.verdict, result.details, cost)
         )

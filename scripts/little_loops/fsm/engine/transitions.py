@@ -22,7 +22,9 @@ STALL_KEY = ("stall", "on_stall")
 TIMEOUT_KEY = ("on_timeout",)
 STALL_LABEL = "stall"
 TIMEOUT_LABEL = "timeout"
-_OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY)
+RETRY_EXHAUSTED_KEY = ("on_retry_exhausted",)
+RETRY_EXHAUSTED_LABEL = "retry_exhausted"
+_OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY, RETRY_EXHAUSTED_KEY)
 _DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
 _ERROR_KEY = ("route", ROUTE_ERROR_KEY)
 _SHORTHAND = (("success", "on_success"), ("failure", "on_failure"), (ERROR_VERDICT, "on_error"))
@@ -49,6 +51,8 @@ class Transition:
         """
         if self.key == NEXT_KEY:
             return True
+        if self.key == RETRY_EXHAUSTED_KEY:
+            return False  # taken only by the executor, when retry: runs out
         if self.key == _DEFAULT_KEY:
             return verdict != ERROR_VERDICT
         if self.key == _ERROR_KEY:
@@ -86,6 +90,8 @@ def declared(state: StateConfig) -> list[Transition]:
         out.append(Transition(STALL_LABEL, state.stall.on_stall, STALL_KEY))
     if state.on_timeout is not None:
         out.append(Transition(TIMEOUT_LABEL, state.on_timeout, TIMEOUT_KEY))
+    if state.on_retry_exhausted is not None:
+        out.append(Transition(RETRY_EXHAUSTED_LABEL, state.on_retry_exhausted, RETRY_EXHAUSTED_KEY))
     return out
 
 
@@ -99,14 +105,15 @@ def transitions(state: StateConfig) -> list[Transition]:
     if state.terminal:
         return []
     written = declared(state)
+    exhausted = [t for t in written if t.key == RETRY_EXHAUSTED_KEY]
     if state.route is not None:
         table = [t for t in written if t.key[0] == "route"]
     else:
         table = [t for t in written if t.key[0].startswith("on_") and t.key not in _OWN_ROUTES]
     if state.next is None:
-        return table
+        return table + exhausted
     error = next((t for t in table if t.answers(ERROR_VERDICT)), None)
-    return [written[0]] if error is None else [written[0], error]
+    return [written[0], *([] if error is None else [error]), *exhausted]
 
 
 def restart(fsm: FSMLoop, state: StateConfig) -> Transition | None:

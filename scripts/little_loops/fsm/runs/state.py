@@ -93,6 +93,8 @@ class StateFile(TypedDict):
     approval: dict[str, Any] | None  # the question an approval state waits on
     stall_watch: dict[str, Any]  # the stall breakers' counts
     sessions: dict[str, str]  # Claude Code session ids by session_key (session: continue)
+    attempt: dict[str, Any] | None  # the current state's attempts and pending wait
+    waited_ms: dict[str, int]  # time spent in retry and rate-limit waits, by kind
 
 
 @dataclass
@@ -126,6 +128,8 @@ class LoopState:
     approval: dict[str, Any] | None = None  # the question an approval state waits on
     stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
     sessions: dict[str, str] = field(default_factory=dict)  # Claude Code sessions by key
+    attempt: dict[str, Any] | None = None  # engine/attempts.AttemptRecord (a wait survives)
+    waited_ms: dict[str, int] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> StateFile:
@@ -159,6 +163,8 @@ class LoopState:
             "approval": self.approval,
             "stall_watch": self.stall_watch,
             "sessions": self.sessions,
+            "attempt": self.attempt,
+            "waited_ms": self.waited_ms,
         }
 
     @classmethod
@@ -252,4 +258,12 @@ def parse_state(data: Any) -> LoopState:
         approval=_get(data, "approval", (dict, type(None)), None),
         stall_watch=_get(data, "stall_watch", (dict,), dict),
         sessions=sessions,
+        attempt=_get(data, "attempt", (dict, type(None)), None),
+        waited_ms=_waited(_get(data, "waited_ms", (dict,), dict)),
     )
+
+
+def _waited(value: dict[str, Any]) -> dict[str, int]:
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
+        raise StateShapeError("'waited_ms' holds whole milliseconds")
+    return value

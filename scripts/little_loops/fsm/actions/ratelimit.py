@@ -1,0 +1,127 @@
+"""Recognise Claude's rate, overload and usage limits in a Claude Code result or a judge's error."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from little_loops.fsm.actions.claude import report_from_file
+from little_loops.fsm.actions.request import ActionResult
+
+RATE_LIMIT = "rate_limit"  # HTTP 429: too many requests or tokens for now
+OVERLOADED = "overloaded"  # HTTP 529: the API is overloaded
+USAGE_LIMIT = "usage_limit"  # a plan's usage limit, with the time it resets
+
+# What each kind is called where a person reads it ("waiting for Claude's usage limit").
+KIND_WORDS: dict[str, str] = {
+    RATE_LIMIT: "rate limit",
+    OVERLOADED: "overload",
+    USAGE_LIMIT: "usage limit",
+}
+
+# Claude Code (2.1.x) ends a session the API refused, after its own retries, with
+# `is_error: true`, `api_error_status: 429|529` and a result such as
+# "API Error: Request rejected (429) · <message>" or "API Error: 529 <message>. ...".
+_API_ERROR = re.compile(r"API Error:\s*(?:Request rejected\s*\()?(429|529)\b")
+_OVERLOADED_TEXT = re.compile(r"\boverloaded_error\b|\bOverloaded\b")
+# "Claude AI usage limit reached|1732600000": the time it resets, in epoch seconds.
+_USAGE_EPOCH = re.compile(r"usage limit reached\|(\d{9,11})", re.IGNORECASE)
+# "5-hour limit reached ∙ resets 3pm", "You've hit your limit · resets 15:00",
+# "usage limit reached … resets at 3:30pm": a clock time today or tomorrow.
+_RESETS_AT = re.compile(
+    r"(?:limit reached|hit your [\w -]*limit).*?\bresets(?: at)?\s+"
+    r"(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*([ap]m)?",
+    re.IGNORECASE | re.DOTALL,
+)
+_USAGE_TEXT = re.compile(r"usage limit reached|limit reached\s*[∙·•]\s*resets", re.IGNORECASE)
+# The LLM judge's reason for a refused call (evaluators/llm_structured.py).
+_JUDGE_ERROR = re.compile(r"^API error (429|529)\b")
+
+
+@dataclass(frozen=True)
+class ClaudeLimit:
+    """Claude refused for now: the kind of limit, when it resets (epoch seconds) if said."""
+
+    kind: str
+    resets_at: float | None = None
+    message: str = ""
+
+    def resets_text(self) -> str | None:
+        """The reset time as a person reads it (`15:00`, local time), or None."""
+        if self.resets_at is None:
+            return None
+        return datetime.fromtimestamp(self.resets_at).strftime("%H:%M")
+
+
+def claude_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit | None:
+    """The limit a Claude Code session ended on, or None when it did not end on one."""
+    if result.error is None:
+        return None  # a session that finished is never read as a limit
+    text = "\n".join(part for part in (result.output, result.error, result.stderr) if part)
+    status: int | None = None
+    if result.output_path:
+        report = report_from_file(result.output_path)
+        code = report.get("api_error_status") if report else None
+        if isinstance(code, int) and not isinstance(code, bool):
+            status = code
+    return limit_in(text, status, now)
+
+
+def judge_limit(details: Mapping[str, object], now: float | None = None) -> ClaudeLimit | None:
+    """The limit an LLM judge's `error` verdict (its *details*) stands for, or None."""
+    error = details.get("error")
+    if not isinstance(error, str):
+        return None
+    found = _JUDGE_ERROR.match(error)
+    if found is None:
+        return None
+    return limit_in(error, int(found.group(1)), now)
+
+
+def limit_in(text: str, status: int | None = None, now: float | None = None) -> ClaudeLimit | None:
+    """The limit *text* (and the HTTP *status*, when known) tell of, or None."""
+    if status is None:
+        found = _API_ERROR.search(text)
+        status = int(found.group(1)) if found else None
+    message = _first_line(text)
+    resets = reset_time(text, time.time() if now is None else now)
+    if resets is not None or _USAGE_TEXT.search(text):
+        return ClaudeLimit(USAGE_LIMIT, resets, message)
+    if status == 529 or (status is None and _OVERLOADED_TEXT.search(text) and "API Error" in text):
+        return ClaudeLimit(OVERLOADED, None, message)
+    if status == 429:
+        return ClaudeLimit(RATE_LIMIT, None, message)
+    return None
+
+
+def reset_time(text: str, now: float) -> float | None:
+    """When a usage limit *text* says it resets (epoch seconds), or None."""
+    epoch = _USAGE_EPOCH.search(text)
+    if epoch is not None:
+        return float(epoch.group(1))
+    clock = _RESETS_AT.search(text)
+    if clock is None:
+        return None
+    hour, minute, second = int(clock.group(1)), int(clock.group(2) or 0), int(clock.group(3) or 0)
+    half = (clock.group(4) or "").lower()
+    if half:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    base = datetime.fromtimestamp(now)
+    at = base.replace(hour=hour, minute=minute, second=second, microsecond=0)
+    if at.timestamp() <= now:
+        at += timedelta(days=1)  # the time has passed today: it means tomorrow
+    return at.timestamp()
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:200]
+    return ""

@@ -1,0 +1,113 @@
+"""The keys of `retry:` and `rate_limit:`, and which verdicts a state's `retry: on:` may name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from little_loops.fsm.definition.model import (
+    DEFAULT_EVALUATOR,
+    DEFAULT_PROMPT_EVALUATOR,
+    EvaluateConfig,
+)
+from little_loops.fsm.definition.value_checks import (
+    MAX_LOOP_SECONDS,
+    Check,
+    check_with,
+    describe,
+    integer,
+    number,
+    one_of,
+    optional,
+)
+from little_loops.fsm.evaluators.registry import SPECS
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.suggest import did_you_mean
+
+_WAIT_SECONDS = number(0, MAX_LOOP_SECONDS, why="a year")
+_LONGEST_WAIT = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
+# How `retry: {jitter: ...}` spreads the waits (Step Functions' JitterStrategy FULL|NONE).
+JITTER_STRATEGIES: tuple[str, ...] = ("none", "full")
+
+
+@check_with(
+    {
+        "anyOf": [
+            {"type": ["string", "integer"]},
+            {"type": "array", "items": {"type": ["string", "integer"]}, "minItems": 1},
+        ]
+    }
+)
+def retry_on(value: object) -> str | None:
+    """`retry: {on: ...}`: a verdict, `error` or an exit code, or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        return "expected at least one verdict, `error` or exit code"
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, str | int) or item == "":
+            return f"expected verdicts, `error` or exit codes (whole numbers), got {describe(item)}"
+    return None
+
+
+@check_with({"type": "array", "items": {"type": "number", "minimum": 0}, "minItems": 1})
+def wait_ladder(value: object) -> str | None:
+    """`rate_limit: {ladder: ...}`: seconds of each successive wait."""
+    if not isinstance(value, list) or not value:
+        return f"expected a list of seconds, got {describe(value)}"
+    for item in value:
+        problem = _WAIT_SECONDS(item)
+        if problem is not None:
+            return problem
+    return None
+
+
+RETRY_KEYS: dict[str, Check] = {
+    "on": retry_on,
+    "max_attempts": integer(1),
+    "interval": _WAIT_SECONDS,
+    "backoff_rate": number(1),
+    "max_interval": optional(_LONGEST_WAIT),
+    "jitter": one_of(JITTER_STRATEGIES),
+}
+RATE_LIMIT_KEYS: dict[str, Check] = {
+    "ladder": wait_ladder,
+    "max_wait": _LONGEST_WAIT,
+}
+
+
+def unknown_verdicts(data: Mapping[Any, object], state: Mapping[Any, object]) -> list[str]:
+    """One problem for each verdict a state's `retry:` block *data* names in `on:` that the
+    *state* cannot give (its evaluator's vocabulary, when its file says)."""
+    on = data.get("on")
+    verdicts = _verdicts_of(state)
+    if verdicts is None or retry_on(on) is not None:
+        return []
+    known = (ERROR_VERDICT, *verdicts)
+    problems = []
+    for item in on if isinstance(on, list) else [on]:
+        if isinstance(item, str) and item.removesuffix("_uncertain") not in known:
+            hint = did_you_mean(item, known) or f" (it gives: {', '.join(known)})"
+            problems.append(f"'{item}' is not a verdict of this state{hint}")
+    return problems
+
+
+def _verdicts_of(state: Mapping[Any, object]) -> tuple[str, ...] | None:
+    """The verdicts besides `error` a raw *state* can give, when its file says (else None)."""
+    raw = state.get("evaluate")
+    if raw is not None and not isinstance(raw, Mapping):
+        return None
+    if raw is None:
+        action = state.get("action")
+        kind = state.get("action_type")
+        prompt = kind in ("prompt", "slash_command") or (
+            kind is None and isinstance(action, str) and action.startswith("/")
+        )
+        raw = {"type": DEFAULT_PROMPT_EVALUATOR if prompt and action else DEFAULT_EVALUATOR}
+    kind = raw.get("type")
+    spec = SPECS.get(kind) if isinstance(kind, str) else None
+    if spec is None:
+        return None
+    try:
+        return spec.verdicts_for(EvaluateConfig.from_dict(dict(raw)))
+    except TypeError:
+        return None

@@ -1,0 +1,64 @@
+"""A terminal state: its action runs once as the loop's last step, then the run ends or restarts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.engine.interpolation import InterpolationContext
+from little_loops.fsm.engine.passes import Passes
+from little_loops.fsm.engine.records import ExecutionResult
+from little_loops.fsm.engine.routing import StepOutcome
+from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
+from little_loops.fsm.errors import InterpolationError
+
+
+class Terminals:
+    """The terminal-state half of FSMExecutor (the fields it uses are declared here)."""
+
+    fsm: FSMLoop
+    current_state: str
+    entered: bool
+    continuation: str | None
+    passes: Passes
+
+    _context: Callable[[], InterpolationContext]
+    _emit_enter: Callable[[], None]
+    _run_action: Callable[[str, StateConfig, InterpolationContext], ActionResult]
+    _stop_after_action: Callable[[ActionResult], StepOutcome | None]
+    _finish: Callable[..., ExecutionResult]
+    _illegal: Callable[..., ExecutionResult]
+    _move_to: Callable[[str, str | None, str], None]
+
+    def _run_terminal_action(
+        self, state: StateConfig, done: ActionResult | None = None
+    ) -> ExecutionResult | None:
+        """A terminal state's action runs once, as the loop's last step (*done*: it ran)."""
+        result = done
+        if result is None:
+            ctx = self._context()
+            self.entered = True
+            self._emit_enter()
+            try:
+                result = self._run_action(self.current_state, state, ctx)
+            except InterpolationError as exc:
+                where = f"in action of state '{self.current_state}'"
+                return self._finish("error", error=f"{where}: {exc}")
+        stop = self._stop_after_action(result)
+        if stop is not None:
+            return self._finish(stop.stop or "error", error=stop.error)
+        if state.is_prompt():
+            self.continuation = None
+        return None
+
+    def _leave_terminal(self, state: StateConfig) -> ExecutionResult | None:
+        """End the run at a terminal state, or restart a `maintain` loop."""
+        way = restart(self.fsm, state)
+        if way is None:
+            return self._finish("terminal")
+        if way.target not in self.fsm.states:
+            return self._illegal(way.target)
+        self.passes.restarted()
+        self._move_to(way.target, MAINTAIN_LABEL, "maintain restart")
+        return None

@@ -1,0 +1,147 @@
+"""The retry schedule (Step Functions' Retry) and the rate-limit ladder, and the `retry:` checks."""
+
+from __future__ import annotations
+
+import random
+from textwrap import dedent
+
+import pytest
+
+from little_loops.fsm.actions.ratelimit import ClaudeLimit
+from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.model import RateLimitConfig, RetryConfig
+from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.engine.attempts import (
+    Attempts,
+    ladder_delay,
+    pending_wait,
+    retries_on,
+    retry_delay,
+)
+
+
+def test_the_defaults_are_step_functions_defaults() -> None:
+    policy = RetryConfig()
+    assert (policy.on, policy.max_attempts, policy.interval, policy.backoff_rate) == (
+        ["error"],
+        3,
+        1.0,
+        2.0,
+    )
+    assert [retry_delay(policy, n) for n in (1, 2, 3)] == [1.0, 2.0, 4.0]
+
+
+def test_max_interval_caps_the_wait_and_full_jitter_stays_below_it() -> None:
+    policy = RetryConfig(interval=2, backoff_rate=3, max_interval=10)
+    assert [retry_delay(policy, n) for n in (1, 2, 3)] == [2.0, 6.0, 10.0]
+    jittered = RetryConfig(interval=4, jitter="full")
+    rng = random.Random(7)
+    waits = [retry_delay(jittered, 1, rng) for _ in range(200)]
+    assert all(0 <= w <= 4 for w in waits)
+    assert min(waits) < 1
+    assert max(waits) > 3  # spread over the whole range
+
+
+def test_on_matches_verdicts_and_exit_codes() -> None:
+    policy = RetryConfig(on=["failure", 75])
+    assert retries_on(policy, "failure", 1)
+    assert retries_on(policy, "error", 75)
+    assert not retries_on(policy, "error", 1)
+    assert not retries_on(policy, "success", 0)
+
+
+def test_the_ladder_repeats_its_last_step_and_max_wait_bounds_a_step() -> None:
+    config = RateLimitConfig(ladder=[1, 5], max_wait=8)
+    assert [ladder_delay(config, n) for n in range(4)] == [1.0, 5.0, 5.0, 5.0]
+    attempts = Attempts()
+    limit = ClaudeLimit("rate_limit")
+    planned = [attempts.plan_limit("s", limit, config, rejudge=False) for _ in range(4)]
+    assert [w.seconds if w else None for w in planned] == [1.0, 5.0, 2.0, None]
+
+
+def test_a_reset_time_is_waited_for_and_shown_by_status() -> None:
+    attempts = Attempts()
+    wait = attempts.plan_limit(
+        "fix", ClaudeLimit("usage_limit", resets_at=10_000.0), RateLimitConfig(), rejudge=False
+    )
+    assert wait is not None
+    assert wait.limit == "usage_limit"
+    shown = pending_wait(attempts.snapshot(), now=wait.until - 30)
+    assert shown == f"for Claude's usage limit in state fix, resets {wait.resets} (30s left)"
+
+
+def problems(text: str) -> list[str]:
+    report = check_document(load_text(dedent(text), "loop.yaml"))
+    return [str(p) for p in report.problems()]
+
+
+@pytest.mark.parametrize(
+    ("retry", "message"),
+    [
+        ("{intervl: 1}", "retry > intervl: unknown key (did you mean interval?)"),
+        ("{on: [sucess]}", "retry > on: 'sucess' is not a verdict of this state (did you mean"),
+        ("{on: [1.5]}", "retry > on: expected verdicts, `error` or exit codes"),
+        ("{jitter: half}", "retry > jitter: expected one of none, full, got 'half'"),
+        ("{max_attempts: 0}", "retry > max_attempts: expected a whole number >= 1, got 0"),
+    ],
+)
+def test_a_wrong_retry_is_named(retry: str, message: str) -> None:
+    found = problems(f"""
+        name: bad
+        initial: work
+        states:
+          work:
+            action: exit 1
+            retry: {retry}
+            on_success: done
+          done:
+            terminal: true
+        """)
+    assert any(message in p for p in found), found
+
+
+def test_on_retry_exhausted_must_name_a_state() -> None:
+    found = problems("""
+        name: bad
+        initial: work
+        rate_limit: {ladder: [1, 2], max_wait: 60}
+        states:
+          work:
+            action: exit 1
+            retry: {on: [failure, 3]}
+            on_retry_exhausted: nowhere
+            on_success: done
+          done:
+            terminal: true
+        """)
+    assert found == [
+        "loop 'bad' > states > work > on_retry_exhausted: 'nowhere' is not a state"
+        " (states: work, done)"
+    ]
+
+
+def test_retry_and_rate_limit_survive_writing_the_loop_back() -> None:
+    from little_loops.fsm.definition.model import FSMLoop
+    from little_loops.fsm.definition.writer import dump_fsm_yaml
+
+    text = """
+        name: kept
+        initial: work
+        retry: {on: [7], max_attempts: 2, interval: 0.1}
+        rate_limit: {ladder: [5, 10], max_wait: 60}
+        states:
+          work:
+            action: exit 7
+            retry: {on: [failure, 3], jitter: full, max_interval: 5}
+            on_retry_exhausted: done
+            on_success: done
+            on_failure: done
+          done:
+            terminal: true
+        """
+    fsm = FSMLoop.from_dict(load_text(dedent(text), "kept.yaml").data)
+    written = dump_fsm_yaml(fsm)
+    assert "'on':" in written  # quoted: a YAML 1.1 reader would take on for true
+    assert FSMLoop.from_dict(load_text(written, "again.yaml").data) == fsm
+    assert fsm.states["work"].retry == RetryConfig(on=["failure", 3], jitter="full", max_interval=5)
+    assert fsm.rate_limit == RateLimitConfig(ladder=[5, 10], max_wait=60)
