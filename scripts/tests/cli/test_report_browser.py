@@ -7,25 +7,10 @@ from pathlib import Path
 
 import pytest
 from support import browser, llproc
+from support.doc_checks import FIX
 from support.project import LoopProject
 
 from little_loops.fsm.runs.outcomes import ExitCode
-
-FIX = """\
-    name: fix
-    initial: check
-    max_iterations: 6
-    states:
-      check:
-        action: 'n=$(cat n 2>/dev/null || echo 0); echo "check $n"; [ "$n" -ge 2 ]'
-        on_success: done
-        on_failure: fix
-      fix:
-        action: 'echo $(( $(cat n 2>/dev/null || echo 0) + 1 )) > n; echo fixed'
-        next: check
-      done:
-        terminal: true
-"""
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +20,7 @@ def chromium() -> str:
 
 @pytest.fixture
 def page(loop_project: LoopProject, tmp_path: Path) -> Path:
-    loop_project.write("fix", FIX)
+    loop_project.write("fix", FIX)  # fails until the third pass
     assert llproc.console(loop_project.root, "run", "fix").returncode == ExitCode.OK
     html = tmp_path / "report.html"
     result = llproc.console(loop_project.root, "report", "fix", "--html", str(html))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from typing import Any, Self
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
 DEFAULT_NOTIFY_TIMEOUT = 10.0  # seconds a notification's command or one webhook try may take
@@ -21,18 +21,12 @@ def non_default_items(obj: Any) -> dict[str, Any]:
     return out
 
 
-@dataclass
-class StallConfig:
-    """Stall breakers (`stall:` of the loop or of a state): end a run that spins in place."""
-
-    same_result: int | None = None  # the same verdict on the same output N times in a row
-    no_change_passes: int | None = None  # no change to the git working tree in N passes
-    max_visits: int | None = None  # a state entered more than N times
-    on_stall: str | None = None  # where a stall goes (none: the run ends, terminated_by stall)
+class Block:
+    """A settings mapping read into a dataclass: its known keys in, its non-default fields out."""
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StallConfig:
-        known = {f.name for f in fields(cls)}
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def to_dict(self) -> dict[str, Any]:
@@ -40,7 +34,17 @@ class StallConfig:
 
 
 @dataclass
-class RetryConfig:
+class StallConfig(Block):
+    """Stall breakers (`stall:` of the loop or of a state): end a run that spins in place."""
+
+    same_result: int | None = None  # the same verdict on the same output N times in a row
+    no_change_passes: int | None = None  # no change to the git working tree in N passes
+    max_visits: int | None = None  # a state entered more than N times
+    on_stall: str | None = None  # where a stall goes (none: the run ends, terminated_by stall)
+
+
+@dataclass
+class RetryConfig(Block):
     """When and how often to run a state's action again (`retry:`), as in AWS Step Functions."""
 
     on: list[str | int] = field(default_factory=lambda: ["error"])  # verdicts, error, exit codes
@@ -51,15 +55,11 @@ class RetryConfig:
     jitter: str = "none"  # "full": each wait is a random time from 0 to its length
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RetryConfig:
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known}
-        if "on" in kwargs and not isinstance(kwargs["on"], list):
-            kwargs["on"] = [kwargs["on"]]
-        return cls(**kwargs)
-
-    def to_dict(self) -> dict[str, Any]:
-        return non_default_items(self)
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        on = data.get("on")
+        return super().from_dict(
+            {**data, "on": [on]} if "on" in data and not isinstance(on, list) else data
+        )
 
 
 # Seconds to wait for each successive rate limit of Claude with no reset time given.
@@ -68,39 +68,23 @@ DEFAULT_RATE_LIMIT_MAX_WAIT = 6 * 60 * 60.0  # a usage limit resets within five 
 
 
 @dataclass
-class RateLimitConfig:
+class RateLimitConfig(Block):
     """How to wait out Claude's rate, overload and usage limits (`rate_limit:`)."""
 
     ladder: list[float] = field(default_factory=lambda: list(DEFAULT_RATE_LIMIT_LADDER))
     max_wait: float = DEFAULT_RATE_LIMIT_MAX_WAIT  # longest wait in a row for one step
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RateLimitConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def to_dict(self) -> dict[str, Any]:
-        return non_default_items(self)
-
 
 @dataclass
-class ArchiveConfig:
+class ArchiveConfig(Block):
     """How many finished runs of the loop the archive keeps, and for how long (`archive:`)."""
 
     keep: int = DEFAULT_KEEP_RUNS
     max_age_days: float | None = None
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ArchiveConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def to_dict(self) -> dict[str, Any]:
-        return non_default_items(self)
-
 
 @dataclass
-class NotifyConfig:
+class NotifyConfig(Block):
     """Who hears that a run ended (`notify:`): a command, a webhook, for which outcomes."""
 
     command: str | None = None
@@ -108,11 +92,3 @@ class NotifyConfig:
     on: list[str] | None = None  # outcome words (runs/outcomes NOTIFY_OUTCOMES); None: all
     timeout: float = DEFAULT_NOTIFY_TIMEOUT
     retries: int = DEFAULT_NOTIFY_RETRIES
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> NotifyConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def to_dict(self) -> dict[str, Any]:
-        return non_default_items(self)
