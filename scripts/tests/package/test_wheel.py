@@ -78,3 +78,54 @@ def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_
     assert shipped.returncode == 0, shipped.stderr
     assert "Loop completed: done" in shipped.stderr
     assert not list((site / "little_loops" / "loops").glob("*.fsm.yaml"))
+
+
+def test_a_fresh_venv_runs_a_library_loop_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
+    # A new venv with the wheel installed by its own pip, offline; the dependencies (PyYAML,
+    # anthropic) come from this test's environment through a .pth file, not the network.
+    venv = tmp_path / "fresh"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    deps = {str(Path(p)) for p in sys.path if p.endswith("site-packages")}
+    (Path(site) / "test-deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    pip = [str(python), "-m", "pip", "-q", "--disable-pip-version-check", "--no-input"]
+    subprocess.run(
+        [*pip, "install", "--no-deps", "--no-index", str(wheel)], check=True, timeout=120
+    )
+    project = tmp_path / "elsewhere"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ll_loop = venv / "bin" / "ll-loop"
+    listed = subprocess.run(
+        [str(ll_loop), "new", "--list"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == library_loops()
+    run = subprocess.run(
+        [str(ll_loop), "run", "library:fix-tests", "true"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Loop completed: done" in run.stderr
+    assert (project / ".loops" / ".running" / "fix-tests.state.json").is_file()
+    installed = Path(site) / "little_loops"
+    where = subprocess.run(
+        [str(python), "-c", "import little_loops; print(little_loops.__file__)"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(where.stdout.strip()).parent == installed  # the wheel's copy, not the repo
+    assert not list((installed / "loops").glob("*.fsm.yaml"))
