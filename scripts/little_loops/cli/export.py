@@ -50,7 +50,7 @@ def export_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runs import archived_name
     from little_loops.fsm.runs.archive import find_run
-    from little_loops.fsm.runs.atomic import write_atomic
+    from little_loops.fsm.runs.atomic import write_user_file
     from little_loops.fsm.runs.outcomes import ExitCode
 
     loop = archived_name(name, loops_dir)
@@ -62,7 +62,7 @@ def export_command(
                 if path.is_file() and not path.is_symlink():
                     tar.add(path, arcname=f"{loop}/{run.run_id}/{path.name}", recursive=False)
         packed.seek(0)
-        write_atomic(output, packed.read(), durable=False, private=False)
+        write_user_file(output, packed.read())
     print(f"ll-loop: wrote {output} (loop {loop}, run {run.run_id})", file=sys.stderr)
     return ExitCode.OK
 

@@ -222,3 +222,28 @@ def test_hostile_state_names_are_escaped_in_html(loop_project: LoopProject, tmp_
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "http://" not in text
     assert "https://" not in text
+
+
+def test_a_fifo_or_device_named_as_the_output_is_written_to_not_replaced(
+    paid: Path, tmp_path: Path
+) -> None:
+    """`--html /dev/stdout` or `-o /dev/null` must not put a file of ours in /dev (as root,
+    the device itself was replaced): a FIFO stands in for a device here."""
+    import os
+    import stat
+    import threading
+
+    for argv in (("report", "paid", "--html"), ("export", "paid", "-o")):
+        fifo = tmp_path / f"{argv[0]}.fifo"
+        os.mkfifo(fifo)
+        got: list[bytes] = []
+        reader = threading.Thread(
+            target=lambda f=fifo, into=got: into.append(f.read_bytes()), daemon=True
+        )
+        reader.start()
+        result = llproc.console(paid, *argv, str(fifo))
+        reader.join(timeout=30)
+        assert result.returncode == ExitCode.OK, result.stderr
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        assert got
+        assert got[0][:2] in (b"<!", b"\x1f\x8b")
