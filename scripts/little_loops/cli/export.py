@@ -70,6 +70,7 @@ def export_command(
 def read_exports(sources: list[Path]) -> list[Report]:
     """The report of every run in the exported files *sources*, in the order given;
     LoopRuntimeError naming the file when one is not an export ll-loop can read."""
+    from little_loops.fsm.errors import LoopRuntimeError
     from little_loops.fsm.runs.archive import archived_definition
     from little_loops.fsm.runs.report import build_report
     from little_loops.fsm.runs.store import StatePersistence
@@ -81,7 +82,10 @@ def read_exports(sources: list[Path]) -> list[Report]:
             for loop, run_id in _unpack(source, root):
                 folder = root / loop / run_id
                 store = StatePersistence(loop, root, folder=folder)
-                report = build_report(loop, run_id, store.log.events())
+                try:
+                    report = build_report(loop, run_id, store.log.events())
+                except LoopRuntimeError as exc:  # named by the member, not the temp folder
+                    raise LoopRuntimeError(f"{source}: {exc}".replace(f"{root}/", "")) from None
                 report.definition = archived_definition(folder)
                 reports.append(report)
     return reports

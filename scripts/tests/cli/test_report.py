@@ -247,3 +247,15 @@ def test_a_fifo_or_device_named_as_the_output_is_written_to_not_replaced(
         assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
         assert got
         assert got[0][:2] in (b"<!", b"\x1f\x8b")
+
+
+def test_a_corrupt_event_line_in_an_export_names_the_file_and_member(tmp_path: Path) -> None:
+    """It named the temporary folder the export was unpacked in (gone by then)."""
+    info = tarfile.TarInfo("paid/20260101-000000/paid.events.jsonl")
+    bad = _tar(tmp_path / "bad.tar.gz", [(info, b"{not json\n")])
+    result = llproc.console(tmp_path, "report", "--from", str(bad))
+    assert result.returncode != 0
+    assert result.stderr.startswith(
+        f"ll-loop: error: {bad}: paid/20260101-000000/paid.events.jsonl:1: corrupt event line"
+    )
+    assert result.stderr.count("\n") == 1
