@@ -259,3 +259,23 @@ def test_a_corrupt_event_line_in_an_export_names_the_file_and_member(tmp_path: P
         f"ll-loop: error: {bad}: paid/20260101-000000/paid.events.jsonl:1: corrupt event line"
     )
     assert result.stderr.count("\n") == 1
+
+
+def test_a_cost_that_is_not_a_number_in_an_export_still_gives_json(tmp_path: Path) -> None:
+    """json.loads takes NaN and Infinity: `report --json` printed them back, which is not JSON."""
+    lines = [
+        '{"event":"loop_start","ts":"2026-01-01T00:00:00+00:00","loop":"paid"}',
+        '{"event":"state_enter","ts":"2026-01-01T00:00:00+00:00","state":"a","iteration":1}',
+        '{"event":"action_complete","ts":"2026-01-01T00:00:01+00:00","state":"a","cost_usd":NaN}',
+        '{"event":"action_complete","ts":"2026-01-01T00:00:01+00:00","cost_usd":Infinity}',
+    ]
+    info = tarfile.TarInfo("paid/20260101-000000/paid.events.jsonl")
+    export = _tar(tmp_path / "nan.tar.gz", [(info, ("\n".join(lines) + "\n").encode())])
+    result = llproc.console(tmp_path, "report", "--from", str(export), "--json")
+    assert result.returncode == ExitCode.OK, result.stderr
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    combined = json.loads(result.stdout, parse_constant=refuse)
+    assert combined["totals"]["cost_usd"] == 0
