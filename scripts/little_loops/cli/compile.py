@@ -114,12 +114,9 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def write_output(path: Path, text: str) -> None:
     """Write *text* to *path* atomically, readable like any file the user creates."""
-    from little_loops.fsm.runs.atomic import write_atomic
+    from little_loops.fsm.runs.atomic import write_user_file
 
     try:
-        write_atomic(path, text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(path, 0o666 & ~umask)  # write_atomic creates 0600; this is a file to read
+        write_user_file(path, text)
     except OSError as exc:
         raise LoopRuntimeError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -50,7 +50,7 @@ def export_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runs import archived_name
     from little_loops.fsm.runs.archive import find_run
-    from little_loops.fsm.runs.atomic import write_atomic
+    from little_loops.fsm.runs.atomic import write_user_file
     from little_loops.fsm.runs.outcomes import ExitCode
 
     loop = archived_name(name, loops_dir)
@@ -62,7 +62,7 @@ def export_command(
                 if path.is_file() and not path.is_symlink():
                     tar.add(path, arcname=f"{loop}/{run.run_id}/{path.name}", recursive=False)
         packed.seek(0)
-        write_atomic(output, packed.read(), durable=False, private=False)
+        write_user_file(output, packed.read())
     print(f"ll-loop: wrote {output} (loop {loop}, run {run.run_id})", file=sys.stderr)
     return ExitCode.OK
 
@@ -70,6 +70,7 @@ def export_command(
 def read_exports(sources: list[Path]) -> list[Report]:
     """The report of every run in the exported files *sources*, in the order given;
     LoopRuntimeError naming the file when one is not an export ll-loop can read."""
+    from little_loops.fsm.errors import LoopRuntimeError
     from little_loops.fsm.runs.archive import archived_definition
     from little_loops.fsm.runs.report import build_report
     from little_loops.fsm.runs.store import StatePersistence
@@ -81,7 +82,10 @@ def read_exports(sources: list[Path]) -> list[Report]:
             for loop, run_id in _unpack(source, root):
                 folder = root / loop / run_id
                 store = StatePersistence(loop, root, folder=folder)
-                report = build_report(loop, run_id, store.log.events())
+                try:
+                    report = build_report(loop, run_id, store.log.events())
+                except LoopRuntimeError as exc:  # named by the member, not the temp folder
+                    raise LoopRuntimeError(f"{source}: {exc}".replace(f"{root}/", "")) from None
                 report.definition = archived_definition(folder)
                 reports.append(report)
     return reports

@@ -257,6 +257,6 @@ def render_html(reports: list[Report]) -> str:
 
 def write_html(reports: list[Report], path: Path) -> None:
     """Write the page to *path* atomically (a reader never sees half of it)."""
-    from little_loops.fsm.runs.atomic import write_atomic
+    from little_loops.fsm.runs.atomic import write_user_file
 
-    write_atomic(path, render_html(reports).encode("utf-8"), durable=False, private=False)
+    write_user_file(path, render_html(reports).encode("utf-8"))

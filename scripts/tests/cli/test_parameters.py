@@ -221,6 +221,10 @@ def test_a_context_file_that_is_no_mapping_is_refused(project: Path) -> None:
     assert refused(project, "fix-issue", "--context-file", "bad.yaml").startswith(
         "ll-loop: error: context file bad.yaml:2:1: "
     )
+    # an endless file is not read into memory (it filled memory until killed)
+    assert refused(project, "fix-issue", "--context-file", "/dev/zero") == (
+        "ll-loop: error: context file /dev/zero: larger than 32 MiB"
+    )
 
 
 def test_help_after_a_name_lists_its_parameters(project: Path) -> None:

@@ -222,3 +222,60 @@ def test_hostile_state_names_are_escaped_in_html(loop_project: LoopProject, tmp_
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "http://" not in text
     assert "https://" not in text
+
+
+def test_a_fifo_or_device_named_as_the_output_is_written_to_not_replaced(
+    paid: Path, tmp_path: Path
+) -> None:
+    """`--html /dev/stdout` or `-o /dev/null` must not put a file of ours in /dev (as root,
+    the device itself was replaced): a FIFO stands in for a device here."""
+    import os
+    import stat
+    import threading
+
+    for argv in (("report", "paid", "--html"), ("export", "paid", "-o")):
+        fifo = tmp_path / f"{argv[0]}.fifo"
+        os.mkfifo(fifo)
+        got: list[bytes] = []
+        reader = threading.Thread(
+            target=lambda f=fifo, into=got: into.append(f.read_bytes()), daemon=True
+        )
+        reader.start()
+        result = llproc.console(paid, *argv, str(fifo))
+        reader.join(timeout=30)
+        assert result.returncode == ExitCode.OK, result.stderr
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        assert got
+        assert got[0][:2] in (b"<!", b"\x1f\x8b")
+
+
+def test_a_corrupt_event_line_in_an_export_names_the_file_and_member(tmp_path: Path) -> None:
+    """It named the temporary folder the export was unpacked in (gone by then)."""
+    info = tarfile.TarInfo("paid/20260101-000000/paid.events.jsonl")
+    bad = _tar(tmp_path / "bad.tar.gz", [(info, b"{not json\n")])
+    result = llproc.console(tmp_path, "report", "--from", str(bad))
+    assert result.returncode != 0
+    assert result.stderr.startswith(
+        f"ll-loop: error: {bad}: paid/20260101-000000/paid.events.jsonl:1: corrupt event line"
+    )
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_cost_that_is_not_a_number_in_an_export_still_gives_json(tmp_path: Path) -> None:
+    """json.loads takes NaN and Infinity: `report --json` printed them back, which is not JSON."""
+    lines = [
+        '{"event":"loop_start","ts":"2026-01-01T00:00:00+00:00","loop":"paid"}',
+        '{"event":"state_enter","ts":"2026-01-01T00:00:00+00:00","state":"a","iteration":1}',
+        '{"event":"action_complete","ts":"2026-01-01T00:00:01+00:00","state":"a","cost_usd":NaN}',
+        '{"event":"action_complete","ts":"2026-01-01T00:00:01+00:00","cost_usd":Infinity}',
+    ]
+    info = tarfile.TarInfo("paid/20260101-000000/paid.events.jsonl")
+    export = _tar(tmp_path / "nan.tar.gz", [(info, ("\n".join(lines) + "\n").encode())])
+    result = llproc.console(tmp_path, "report", "--from", str(export), "--json")
+    assert result.returncode == ExitCode.OK, result.stderr
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    combined = json.loads(result.stdout, parse_constant=refuse)
+    assert combined["totals"]["cost_usd"] == 0

@@ -257,3 +257,16 @@ def test_an_entry_holds_only_its_own_runs_outputs(loop_project: LoopProject) -> 
     assert (folder / first / "branch.b.out").read_text() == "b\n"
     assert (folder / second / "branch.a.out").read_text() == "a\n"
     assert not (folder / second / "branch.b.out").exists()  # the first run's, left in .running
+
+
+def test_an_entry_whose_cost_is_not_a_number_is_skipped(loop_project: LoopProject) -> None:
+    """json.loads takes NaN: `runs --json` printed it back, which is not JSON."""
+    loop_project.write("counted", COUNTED)
+    llproc.console(loop_project.root, "run", "counted")
+    entry = _runs(loop_project.root, "counted")[0]
+    summary = archive_dir(loop_project.loops, "counted") / entry["run_id"] / RUN_SUMMARY
+    summary.write_text(json.dumps({**entry, "cost_usd": float("nan")}))
+    result = llproc.console(loop_project.root, "runs", "counted", "--json")
+    assert result.returncode == ExitCode.OK
+    assert json.loads(result.stdout) == []
+    assert "'cost_usd' is not a finite number" in result.stderr

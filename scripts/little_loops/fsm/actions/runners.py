@@ -76,8 +76,9 @@ class DefaultActionRunner(ProcessSupervisor):
         if is_slash_command:
             flags = claude_flags(claude or {})
             resume = ["--resume", resume_session] if resume_session else []
-            # `-p` ends the (variadic) option values: the prompt cannot be taken for one.
-            return [*self.claude_command, *flags, *CLAUDE_JSON_FLAGS, *resume, "-p", action]
+            # `-p` ends the (variadic) option values: the prompt cannot be taken for one; `--`
+            # ends the options, so a prompt starting with `-` (`--settings=...`) is no flag.
+            return [*self.claude_command, *flags, *CLAUDE_JSON_FLAGS, *resume, "-p", "--", action]
         return ["bash", "-c", action]
 
     def execute(self, request: ActionRequest) -> ActionResult:

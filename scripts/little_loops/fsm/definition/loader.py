@@ -29,6 +29,7 @@ _BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 # Bound on constructed nodes, so alias bombs ("billion laughs") fail fast instead of
 # exhausting memory.
 _MAX_NODES = 200_000
+MAX_FILE_BYTES = 32 * 1024 * 1024  # a loop or context file, read whole before parsing
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 # The deepest nesting of mappings and lists (the top level is 1), so that nothing reading
 # the data (compile, the writer, interpolation) recurses past Python's limit.
@@ -261,7 +262,10 @@ def load_file(path: str | Path) -> LoadedDocument:
     """Read and parse the loop file at *path*; any failure is a LoopFileError."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with open(p, "rb") as handle:  # capped: `--context-file /dev/zero` must not fill memory
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise LoopFileError(str(p), f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     except FileNotFoundError:
         raise LoopFileError(str(p), "no such file") from None
     except IsADirectoryError:

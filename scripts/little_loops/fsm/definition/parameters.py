@@ -20,7 +20,10 @@ PARAMETER_NAME_RULE = "letters, digits, '_' and '-', not starting with a digit o
 
 _TRUE = ("true", "yes", "1")
 _FALSE = ("false", "no", "0")
-_WHOLE = r"^[+-]?\d+$"  # compiled on first use: importing this is on every command's path
+# Compiled on first use (importing this is on every command's path). ASCII digits only (int()
+# and float() also take `１２` and `1_000`), and at most 4000 of them (int() refuses 4300+).
+_WHOLE = r"^[+-]?[0-9]{1,4000}$"
+_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 # What each type expects, as a message says it.
 _EXPECTED: dict[str, str] = {
     "string": "a string",
@@ -124,10 +127,7 @@ def _from_text(kind: str, text: str) -> Any:
     if kind == "number":
         if re.match(_WHOLE, text.strip()):
             return int(text)
-        try:
-            return float(text)
-        except ValueError:
-            return text
+        return float(text) if re.match(_NUMBER, text.strip()) else text
     if kind == "boolean":
         word = text.strip().lower()
         return True if word in _TRUE else False if word in _FALSE else text

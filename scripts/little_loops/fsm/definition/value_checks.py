@@ -262,8 +262,16 @@ def web_address(value: object) -> str | None:
     scheme, _, rest = value.partition("://")
     if scheme.lower() not in ("http", "https") or not rest.split("/", 1)[0]:
         return f"expected an http:// or https:// URL, got {describe(value)}"
-    if any(char.isspace() for char in value):
-        return f"expected a URL without spaces, got {describe(value)}"
+    if any(char.isspace() or ord(char) < 32 or ord(char) == 127 for char in value):
+        return f"expected a URL without spaces or control characters, got {describe(value)}"
+    from urllib.parse import urlsplit  # here: only a loop with a webhook needs it
+
+    try:
+        parts = urlsplit(value)
+        if not parts.hostname or (parts.port or 0) < 0:
+            raise ValueError("no host")
+    except ValueError as exc:  # `http://[::1/x`, `http://h:99999/x`: urllib cannot post there
+        return f"expected a URL with a valid host and port ({exc}), got {describe(value)}"
     return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,7 +42,8 @@ class Stall:
 
 def tree_fingerprint(cwd: Path | None) -> str:
     """A hash of the git working tree in *cwd*: `git status --porcelain=v1 -z` and
-    `git diff HEAD --binary`. LoopRuntimeError when *cwd* is not in a git repository."""
+    `git diff HEAD --binary`, and the untracked files' contents. LoopRuntimeError when *cwd* is
+    not in a git repository."""
     digest = hashlib.sha256()
     for argv in (
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
@@ -61,7 +63,37 @@ def tree_fingerprint(cwd: Path | None) -> str:
         # `git diff HEAD` fails in a repository with no commit yet: the status still tells.
         digest.update(done.stdout if done.returncode == 0 else b"")
         digest.update(b"\0--\0")
+        if argv[1] == "status":
+            _hash_untracked(digest, cwd)
     return digest.hexdigest()
+
+
+def _hash_untracked(digest: Any, cwd: Path | None) -> None:
+    """Add the contents of the untracked files to *digest*: the status lists them by name
+    only, and `git diff HEAD` leaves them out, so an edit of one would go unseen."""
+    argv = ["git", "ls-files", "-z", "--others", "--exclude-standard"]
+    try:
+        done = subprocess.run(
+            argv, cwd=cwd, capture_output=True, timeout=_GIT_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LoopRuntimeError(f"stall: no_change_passes cannot run git: {exc}") from None
+    base = cwd if cwd is not None else Path.cwd()
+    for name in sorted(done.stdout.split(b"\0")) if done.returncode == 0 else []:
+        if not name:
+            continue
+        digest.update(name + b"\0")
+        path = base / os.fsdecode(name)
+        try:
+            if path.is_symlink():
+                digest.update(os.fsencode(os.readlink(path)))
+            elif path.is_file():
+                with open(path, "rb") as handle:
+                    while chunk := handle.read(1 << 20):
+                        digest.update(chunk)
+        except OSError:
+            digest.update(b"\0?")  # gone or unreadable between the listing and the read
+        digest.update(b"\0")
 
 
 class StallWatch:

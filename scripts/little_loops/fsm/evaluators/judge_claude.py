@@ -64,6 +64,7 @@ def judge_argv(
         "--model",
         model,
         "-p",
+        "--",  # the question is never read as a flag, whatever it starts with
         text,
     ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from little_loops.fsm.definition.model import FSMLoop
@@ -43,7 +44,9 @@ def compile_ralph(spec: dict[str, Any]) -> FSMLoop:
     start = READ_PROMPT if "prompt_file" in spec else WORK
     checks = f" and these checks pass ({', '.join(f'`{g}`' for g in gates)})" if gates else ""
     told = INSTRUCTIONS.format(promise=promise, checks=checks)
-    context: dict[str, Any] = {"promise": promise}
+    # The promise is matched as written: output_contains reads a pattern as a regular
+    # expression too, and `[DONE]` would match any output holding a D, an O, an N or an E.
+    context: dict[str, Any] = {"promise": re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", promise)}
     states: dict[str, dict[str, Any]] = {}
     if "prompt_file" in spec:
         context["prompt_file"] = reader.string("prompt_file")

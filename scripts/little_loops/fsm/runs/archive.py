@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import shutil
@@ -72,6 +73,8 @@ class ArchivedRun:
             wanted = kinds.get(name, (str,))
             if isinstance(value, bool) or not isinstance(value, wanted):
                 raise ValueError(f"{name!r} is missing or of the wrong type")
+            if isinstance(value, float) and not math.isfinite(value):  # NaN: no JSON out
+                raise ValueError(f"{name!r} is not a finite number")
             values[name] = value
         if not _RUN_ID.match(values["run_id"]):
             raise ValueError(f"run id {values['run_id']!r} is not one ll-loop makes")

@@ -59,6 +59,27 @@ def write_atomic(
             os.close(dir_fd)
 
 
+def write_user_file(path: Path, data: str | bytes) -> None:
+    """Write a file the user named (`--html FILE`, `-o FILE`): replaced atomically like
+    `write_atomic`, except that a device or FIFO there (`/dev/stdout`, `/dev/null`, followed
+    through a link) is written to, never replaced by a file of ours."""
+    import stat
+
+    try:
+        kind = os.stat(path).st_mode
+    except OSError:
+        kind = 0
+    if stat.S_ISCHR(kind) or stat.S_ISFIFO(kind) or stat.S_ISBLK(kind):
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        try:
+            with open(path, "wb") as handle:
+                handle.write(raw)
+        except OSError as exc:
+            raise _about(exc, path) from None
+        return
+    write_atomic(path, data, durable=False, private=False)
+
+
 def _about(exc: OSError, path: Path) -> OSError:
     """*exc* naming the file being replaced (a write or fsync error names no file at all)."""
     return type(exc)(exc.errno, exc.strerror or str(exc), str(path))

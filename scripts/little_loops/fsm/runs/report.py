@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from array import array
 from collections import deque
@@ -125,7 +126,11 @@ def _ms_between(start: str, end: str) -> int:
 
 
 def _number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    """A finite number of an event (an exported one may hold NaN, which --json cannot print)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    number = float(value)
+    return number if math.isfinite(number) else 0.0
 
 
 def _add_tokens(into: dict[str, int], usage: Any) -> None:

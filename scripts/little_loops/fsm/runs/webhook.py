@@ -29,8 +29,11 @@ def backoff(retry: int) -> float:
 
 def where(url: str) -> str:
     """The scheme and host of *url* (its path and query may hold a secret token)."""
-    parts = urllib.parse.urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
+    except ValueError:  # a host or port urllib cannot read: never shown, it may hold a secret
+        return f"{url.partition(':')[0]}://(a host that cannot be read)"
 
 
 @dataclass(frozen=True)

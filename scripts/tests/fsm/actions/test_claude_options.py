@@ -26,6 +26,7 @@ def test_no_options_is_what_a_claude_action_always_ran_with() -> None:
         "stream-json",
         "--verbose",
         "-p",
+        "--",
         "Fix it",
     ]
 
@@ -66,7 +67,7 @@ def test_a_permission_mode_replaces_skipping_permissions() -> None:
 def test_the_prompt_comes_after_p_so_a_tool_list_cannot_take_it() -> None:
     runner = DefaultActionRunner(claude_command=("claude",))
     argv = runner.argv("Fix it", True, {"tools": ["Read"], "extra_args": ["--x"]}, "sess-1")
-    assert argv[-4:] == ["--resume", "sess-1", "-p", "Fix it"]
+    assert argv[-5:] == ["--resume", "sess-1", "-p", "--", "Fix it"]
     assert argv.index("--x") < argv.index("-p")
 
 
@@ -168,3 +169,11 @@ def test_well_formed_claude_options_pass() -> None:
         llm={"backend": "claude"},
     )
     assert _messages(data) == []
+
+
+def test_a_prompt_starting_with_a_dash_is_not_read_as_a_claude_flag() -> None:
+    """Claude Code's `-p` takes no value: without `--` a prompt (or a parameter filling one)
+    such as `--settings=FILE` or `- fix it` was parsed as an option (checked by hand with
+    Claude Code 2.1.197: `claude -p --version` prints the version)."""
+    runner = DefaultActionRunner(claude_command=("claude",))
+    assert runner.argv("--settings=evil.json", True)[-3:] == ["-p", "--", "--settings=evil.json"]

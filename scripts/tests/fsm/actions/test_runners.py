@@ -300,6 +300,7 @@ def test_prompt_reaches_claude_with_the_right_argv(
         "stream-json",
         "--verbose",
         "-p",
+        "--",
         "Analyze the test failures",
     ]
     assert cwd == f"{tmp_path}\n"

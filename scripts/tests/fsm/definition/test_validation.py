@@ -978,6 +978,21 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
             "got 'ftp://example.com/hook'",
         ),
         (
+            {"webhook": "http://127.0.0.1:99999/hook?token=t"},
+            "loop 'demo' > notify > webhook: expected a URL with a valid host and port "
+            "(Port out of range 0-65535), got 'http://127.0.0.1:99999/hook?token=t'",
+        ),
+        (
+            {"webhook": "http://[::1/hook"},
+            "loop 'demo' > notify > webhook: expected a URL with a valid host and port "
+            "(Invalid IPv6 URL), got 'http://[::1/hook'",
+        ),
+        (
+            {"webhook": "https://example.com/hook\x01"},
+            "loop 'demo' > notify > webhook: expected a URL without spaces or control "
+            "characters, got 'https://example.com/hook\\x01'",
+        ),
+        (
             {"command": "true", "retries": 11},
             "loop 'demo' > notify > retries: expected a whole number from 0 to 10, got 11",
         ),

@@ -94,6 +94,7 @@ def test_prompt_action_reaches_fake_claude_with_right_argv(
         "stream-json",
         "--verbose",
         "-p",
+        "--",
         "Fix the failing test in test_a.py",
     ]
     complete = next(e for e in events if e["event"] == "action_complete")

@@ -84,6 +84,16 @@ def test_the_fingerprint_sees_edits_new_files_and_binary_changes(tmp_path: Path)
     assert tree_fingerprint(tmp_path) in seen  # and it is stable
 
 
+def test_the_fingerprint_sees_an_edit_of_an_untracked_file(tmp_path: Path) -> None:
+    """`git status` lists an untracked file by name only and `git diff HEAD` leaves it out:
+    appending to one (notes a loop keeps) is still a change."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "notes.txt").write_text("one\n")
+    before = tree_fingerprint(tmp_path)
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    assert tree_fingerprint(tmp_path) != before
+
+
 def test_outside_a_repository_the_fingerprint_is_a_runtime_error(tmp_path: Path) -> None:
     with pytest.raises(LoopRuntimeError, match="needs a git repository"):
         tree_fingerprint(tmp_path)

@@ -56,6 +56,7 @@ def test_judge_argv_puts_the_prompt_after_p() -> None:
         "--model",
         "claude-m",
         "-p",
+        "--",
         "Judge this",
     ]
 

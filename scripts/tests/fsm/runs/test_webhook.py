@@ -26,6 +26,13 @@ def test_a_note_shows_the_scheme_and_host_not_the_secret_path() -> None:
     assert where("http://127.0.0.1:8080/hook") == "http://127.0.0.1:8080"
 
 
+def test_a_note_about_a_url_urllib_cannot_read_shows_no_part_of_it() -> None:
+    assert where("http://127.0.0.1:99999/hook?token=secret") == (
+        "http://(a host that cannot be read)"
+    )
+    assert "secret" not in where("http://[::1/hook?token=secret")
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
