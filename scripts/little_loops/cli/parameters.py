@@ -118,14 +118,33 @@ def read_context_file(name: str) -> dict[str, Any]:
 def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = False) -> FSMLoop:
     """The loop whose context holds this run's values (checked; LoopDefinitionError if not)."""
     context = bind(fsm.name, fsm.parameters, fsm.context, arguments, missing_ok=missing_ok)
+    # A value given at run time is data, taken as written: it may come from someone else
+    # (an issue title in CI), so a `${env.TOKEN}` in it must not be filled in.
+    for key in given_keys(fsm, arguments):
+        if key in context:
+            context[key] = literal(context[key])
     if arguments != Arguments():
-        # A given value with ${...} in it is filled in like the file's: one that cannot be
-        # (a cycle, past the limits) is refused now rather than when a state reads it.
+        # The file's own context values that use the given ones must still fill in: one
+        # that cannot (a cycle, past the limits) is refused now, not when a state reads it.
         from little_loops.fsm.engine.interpolation import context_problems
 
         for key, message in context_problems(context):
             raise LoopDefinitionError(f"loop '{fsm.name}': context '{key}': {message}")
     return dataclasses.replace(fsm, context=context)
+
+
+def given_keys(fsm: FSMLoop, arguments: Arguments) -> set[str]:
+    """The context keys this run's values give (positional, --set, a context file)."""
+    keys = {str(key) for key in arguments.file_values}
+    keys |= set(list(fsm.parameters)[: len(arguments.positional)])
+    keys |= {pair.partition("=")[0] for pair in arguments.sets}
+    return keys
+
+
+def literal(value: Any) -> Any:
+    """A text *value* with each `${` written `$${`, which interpolation reads as a literal
+    `${`. Other values (numbers, lists) are never filled in, so they stay as they are."""
+    return value.replace("${", "$${") if isinstance(value, str) else value
 
 
 def for_background(fsm: FSMLoop, arguments: Arguments) -> Arguments:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -191,11 +192,27 @@ def test_an_unknown_key_is_refused_with_a_suggestion(project: Path) -> None:
     )
 
 
-def test_a_value_that_refers_to_itself_is_refused_before_the_run(project: Path) -> None:
-    assert refused(project, "fix-issue", "1", "--set", "notes=${context.notes}") == (
-        "ll-loop: error: loop 'fix-issue': context 'notes': ${context.notes}: context values "
-        "refer to each other in a cycle (notes → notes)"
+def test_a_given_value_is_data_never_filled_in(project: Path) -> None:
+    # A value may come from someone else (an issue title in CI): a `${...}` in it stays as
+    # written, so it can read no environment variable and no other value.
+    secret = {**os.environ, "LL_TEST_TOKEN": "s3cret"}
+    done = llproc.ll_loop(
+        project,
+        "fix-issue",
+        "1",
+        "--set",
+        "notes=${context.notes}",
+        "--set",
+        "greeting=${env.LL_TEST_TOKEN} $${x} $(id)",
+        env=secret,
     )
+    assert done.returncode == ExitCode.OK, done.stderr
+    words = shown(project).split("]")
+    assert "[${context.notes}" in words
+    assert "[${env.LL_TEST_TOKEN} $${x} $(id)" in words
+    assert "s3cret" not in done.stderr + shown(project)
+    resumed = llproc.state(project, "fix-issue")["context"]["greeting"]
+    assert "s3cret" not in resumed  # the saved run keeps the value as data too
 
 
 def test_too_many_values_say_how_many_the_loop_takes(project: Path) -> None:
