@@ -228,3 +228,21 @@ def test_resuming_at_an_unanswered_question_is_not_one_more_visit(project: Path)
     for _ in range(2):
         again = llproc.console(project, "resume", "ship")
         assert again.returncode == ExitCode.AWAITING_APPROVAL, again.stderr
+
+
+def test_a_planted_link_at_the_answer_leaves_the_question_open(
+    project: Path, tmp_path: Path
+) -> None:
+    assert llproc.console(project, "run", "ship").returncode == ExitCode.AWAITING_APPROVAL
+    target = tmp_path / "elsewhere.json"
+    target.write_text('{"verdict": "success"}')
+    (project / ".loops" / ".running" / "ship.approval.json").symlink_to(target)
+    again = llproc.console(project, "resume", "ship")
+    assert again.returncode == ExitCode.AWAITING_APPROVAL, again.stderr  # not failed
+    assert "Traceback" not in again.stderr
+    assert not (project / "deployed.txt").exists()  # the planted "answer" was not taken
+    # approve replaces the link with its own file (atomically), never writing through it.
+    assert llproc.console(project, "approve", "ship", "--note", "go").returncode == 0
+    assert target.read_text() == '{"verdict": "success"}'
+    assert llproc.console(project, "resume", "ship").returncode == ExitCode.OK
+    assert (project / "deployed.txt").read_text() == "go"

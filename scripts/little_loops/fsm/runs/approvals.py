@@ -15,7 +15,7 @@ from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.atomic import json_bytes, write_atomic
 from little_loops.fsm.runs.layout import make_running_dir, run_files
 from little_loops.fsm.runs.outcomes import can_resume
-from little_loops.fsm.runs.runfile import read_run_file
+from little_loops.fsm.runs.runfile import NotOurFile, read_run_file
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.timefmt import iso_now
 
@@ -93,6 +93,8 @@ def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> An
         return None
     except (OSError, ValueError):
         return None  # being replaced, or unreadable: asked again at the next look
+    except NotOurFile:
+        return None  # a planted link or FIFO is never read: the question stays open
     if not isinstance(data, dict):
         data = {}
     verdict, note = data.get("verdict"), data.get("note")
