@@ -7,7 +7,7 @@ of Claude Code 2.1.x (`claude --help`; `--max-turns` works but is not listed the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +91,20 @@ def merged(defaults: Mapping[str, Any], own: Mapping[str, Any] | None) -> dict[s
     """A state's options: its own `claude:` laid over the loop's, key by key (null unsets)."""
     out = {**defaults, **(own or {})}
     return {key: value for key, value in out.items() if value is not None}
+
+
+def filled(options: Mapping[str, Any], fill: Callable[[str], str]) -> dict[str, Any]:
+    """*options* with `${...}` filled in (by *fill*) in each text value and list item, so a
+    parameter can pick the model: `claude: {model: "${context.model}"}`."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if isinstance(value, str):
+            out[key] = fill(value)
+        elif isinstance(value, list):
+            out[key] = [fill(item) if isinstance(item, str) else item for item in value]
+        else:
+            out[key] = value
+    return out
 
 
 def claude_flags(options: Mapping[str, Any]) -> list[str]:

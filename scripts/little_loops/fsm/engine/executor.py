@@ -306,7 +306,13 @@ class FSMExecutor(Safeguards, Retrying, Terminals):
             # Kept until the action has run: a stop mid-action must not lose the note.
             action = f"Continue from this handoff note: {self.continuation}\n\n{action}"
         result = self.work.act(
-            name, state, action, self.clock.remaining_s(), self.spend, self.sessions
+            name,
+            state,
+            action,
+            self.clock.remaining_s(),
+            self.spend,
+            self.sessions,
+            fill=lambda text: interpolate(text, ctx),
         )
         if state.capture:
             self.captured[state.capture] = saved_result(result)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.claude import lost_session
-from little_loops.fsm.actions.claude_options import merged
+from little_loops.fsm.actions.claude_options import filled, merged
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.ratelimit import judge_limit
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
@@ -62,6 +62,7 @@ class StateWork:
         remaining_s: float | None,
         spend: Spend,
         sessions: dict[str, str] | None = None,
+        fill: Callable[[str], str] | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
         caller reports it with `completed`. A Claude action records its session id in
@@ -92,7 +93,7 @@ class StateWork:
             is_slash_command=is_prompt,
             idle_timeout=idle_timeout(self.fsm, state, is_prompt),
             output_file=output_file,
-            claude=merged(self.fsm.claude, state.claude) if is_prompt else None,
+            claude=self._options(state, fill) if is_prompt else None,
             resume_session=resume,
         )
         result = self.runner.execute(request)
@@ -105,6 +106,11 @@ class StateWork:
         if is_prompt and result.session_id and sessions is not None:
             sessions[key] = result.session_id
         return result
+
+    def _options(self, state: StateConfig, fill: Callable[[str], str] | None) -> dict[str, Any]:
+        """The state's Claude options over the loop's, `${...}` in them filled in by *fill*."""
+        options = merged(self.fsm.claude, state.claude)
+        return options if fill is None else filled(options, fill)
 
     def completed(self, name: str, result: ActionResult, spend: Spend) -> None:
         """Emit `action_complete` for *result* of state *name* (once the run has taken it in)."""
