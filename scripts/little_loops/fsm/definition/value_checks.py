@@ -255,15 +255,17 @@ def words(choices: tuple[str, ...]) -> Check:
 
 
 def web_address(value: object) -> str | None:
-    """An http:// or https:// URL with a host."""
+    """An http:// or https:// URL with a host. A message never shows the URL past its host:
+    its path or query may hold a secret token."""
     problem = string(value)
     if problem is not None or not isinstance(value, str):
         return problem
     scheme, _, rest = value.partition("://")
+    shown = f"'{_scheme_and_host(scheme, rest)}...'" if rest else describe(value)[:40]
     if scheme.lower() not in ("http", "https") or not rest.split("/", 1)[0]:
-        return f"expected an http:// or https:// URL, got {describe(value)}"
+        return f"expected an http:// or https:// URL, got {shown}"
     if any(char.isspace() or ord(char) < 32 or ord(char) == 127 for char in value):
-        return f"expected a URL without spaces or control characters, got {describe(value)}"
+        return f"expected a URL without spaces or control characters, got {shown}"
     from urllib.parse import urlsplit  # here: only a loop with a webhook needs it
 
     try:
@@ -271,8 +273,15 @@ def web_address(value: object) -> str | None:
         if not parts.hostname or (parts.port or 0) < 0:
             raise ValueError("no host")
     except ValueError as exc:  # `http://[::1/x`, `http://h:99999/x`: urllib cannot post there
-        return f"expected a URL with a valid host and port ({exc}), got {describe(value)}"
+        return f"expected a URL with a valid host and port ({exc}), got {shown}"
     return None
+
+
+def _scheme_and_host(scheme: str, rest: str) -> str:
+    """`https://example.com` of a URL's parts, its host cut at `/`, `?`, `#` or an `@`."""
+    host = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+    host = "".join(char if char.isprintable() else "?" for char in host)[:80]
+    return f"{scheme[:10]}://{host}"
 
 
 URL = Check(web_address, {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^/\\s]+"})

@@ -975,22 +975,23 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
         (
             {"webhook": "ftp://example.com/hook"},
             "loop 'demo' > notify > webhook: expected an http:// or https:// URL, "
-            "got 'ftp://example.com/hook'",
+            "got 'ftp://example.com...'",
         ),
         (
             {"webhook": "http://127.0.0.1:99999/hook?token=t"},
             "loop 'demo' > notify > webhook: expected a URL with a valid host and port "
-            "(Port out of range 0-65535), got 'http://127.0.0.1:99999/hook?token=t'",
+            # The path and query (here a token) are never shown.
+            "(Port out of range 0-65535), got 'http://127.0.0.1:99999...'",
         ),
         (
             {"webhook": "http://[::1/hook"},
             "loop 'demo' > notify > webhook: expected a URL with a valid host and port "
-            "(Invalid IPv6 URL), got 'http://[::1/hook'",
+            "(Invalid IPv6 URL), got 'http://[::1...'",
         ),
         (
             {"webhook": "https://example.com/hook\x01"},
             "loop 'demo' > notify > webhook: expected a URL without spaces or control "
-            "characters, got 'https://example.com/hook\\x01'",
+            "characters, got 'https://example.com...'",
         ),
         (
             {"command": "true", "retries": 11},
