@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 _MEMBER = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,199})/(\d{8}-\d{6}(?:-\d+)?)/([^/\0]{1,255})$")
 MEMBER_BYTES = 64 * 1024 * 1024
 TOTAL_BYTES = 1024 * 1024 * 1024
+MAX_MEMBERS = 100_000
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -103,19 +104,23 @@ def _unpack(source: Path, into: Path) -> list[tuple[str, str]]:
         return LoopRuntimeError(f"{source}: not a run exported by ll-loop export ({why})")
 
     found: list[tuple[str, str]] = []
-    total = 0
+    total = members = 0
     try:
         with tarfile.open(source, mode="r:*") as tar:
             for member in tar:
+                # Every member counts, even one skipped: reading past it unpacks it too.
+                members += 1
+                total += max(0, member.size)
+                if total > TOTAL_BYTES or members > MAX_MEMBERS:
+                    raise bad(f"more than {MAX_MEMBERS:,} files or 1 GiB unpacked")
                 match = _MEMBER.match(member.name)
                 if not member.isfile() or match is None:
                     continue
                 loop, run_id, name = match.groups()
-                if name in (".", "..") or member.size > MEMBER_BYTES:
-                    raise bad(f"{member.name}: {'too big' if member.size else 'bad name'}")
-                total += member.size
-                if total > TOTAL_BYTES:
-                    raise bad("more than 1 GiB unpacked")
+                if name in (".", ".."):
+                    raise bad(f"{member.name}: not a file name")
+                if member.size > MEMBER_BYTES:
+                    raise bad(f"{member.name}: more than 64 MiB")
                 reader = tar.extractfile(member)
                 if reader is None:
                     continue

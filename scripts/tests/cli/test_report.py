@@ -279,3 +279,17 @@ def test_a_cost_that_is_not_a_number_in_an_export_still_gives_json(tmp_path: Pat
 
     combined = json.loads(result.stdout, parse_constant=refuse)
     assert combined["totals"]["cost_usd"] == 0
+
+
+def test_an_export_that_would_unpack_too_much_is_refused(tmp_path: Path) -> None:
+    # A member's declared size counts even when it is not a run file: skipping it still
+    # means unpacking it (a gzip bomb). No member is read past the limit.
+    big = tarfile.TarInfo("junk/huge.bin")
+    big.size = 2 * 1024 * 1024 * 1024
+    bomb = tmp_path / "bomb.tar.gz"
+    with tarfile.open(bomb, "w:gz") as tar:
+        tar.addfile(big, io.BytesIO(b""))  # only the header: the size is what it claims
+    result = llproc.console(tmp_path, "report", "--from", str(bomb))
+    assert result.returncode != 0
+    assert "more than 100,000 files or 1 GiB unpacked" in result.stderr
+    assert result.stderr.count("\n") == 1

@@ -270,3 +270,14 @@ def test_an_entry_whose_cost_is_not_a_number_is_skipped(loop_project: LoopProjec
     assert result.returncode == ExitCode.OK
     assert json.loads(result.stdout) == []
     assert "'cost_usd' is not a finite number" in result.stderr
+
+
+def test_an_entry_is_named_by_its_folders_not_its_run_json(loop_project: LoopProject) -> None:
+    loop_project.write("counted", COUNTED)
+    llproc.console(loop_project.root, "run", "counted")
+    (run,) = _runs(loop_project.root, "counted")
+    summary = archive_dir(loop_project.loops, "counted") / run["run_id"] / RUN_SUMMARY
+    data = json.loads(summary.read_text())
+    summary.write_text(json.dumps({**data, "loop": "../../etc", "run_id": "19990101-000000"}))
+    (shown,) = _runs(loop_project.root, "counted")
+    assert (shown["loop"], shown["run_id"]) == ("counted", run["run_id"])

@@ -244,7 +244,8 @@ def words(choices: tuple[str, ...]) -> Check:
 
     def check(value: object) -> str | None:
         if not isinstance(value, list) or not value:
-            return f"expected a list of some of {', '.join(choices)}, got {describe(value)}"
+            got = "an empty list" if value == [] else describe(value)
+            return f"expected a list of some of {', '.join(choices)}, got {got}"
         for item in value:
             if not isinstance(item, str) or item not in choices:
                 hint = did_you_mean(item, choices) if isinstance(item, str) else ""

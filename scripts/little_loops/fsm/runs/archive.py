@@ -10,7 +10,7 @@ import re
 import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -272,7 +272,9 @@ def list_runs(loops_dir: Path, loop_name: str) -> tuple[list[ArchivedRun], list[
     runs, warnings = [], []
     for entry, _ in _entries(archive_dir(loops_dir, loop_name)):
         try:
-            runs.append(_read_summary(entry))
+            # The folders say which loop and run it is, whatever its run.json claims.
+            summary = replace(_read_summary(entry), loop=loop_name, run_id=entry.name)
+            runs.append(summary)
         except (OSError, ValueError, LoopRuntimeError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             warnings.append(
