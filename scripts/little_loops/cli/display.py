@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from little_loops.cli.gatelines import GateLines
+from little_loops.cli.nesting import child_line, depth_of, indented
 from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
@@ -161,8 +162,13 @@ class ProgressDisplay(GateLines):
         self._lock = threading.Lock()
         self._attempt = ""  # ` (attempt 2/3)` in the header of a retried state's action
         self._gone = False  # writing to the stream failed once: show nothing more
+        self._depth = 0  # how deep in sub-loops the event being shown is
 
     def __call__(self, event: dict[str, Any]) -> None:
+        self._depth = depth_of(event)  # a sub-loop's events: indented (cli/nesting.py)
+        line = child_line(event) if self._depth else None
+        if line is not None:
+            return self._write(line)
         handler = getattr(self, f"_on_{event.get('event')}", None)
         if handler is not None:
             handler(event)
@@ -334,7 +340,7 @@ class ProgressDisplay(GateLines):
             if self._gone:
                 return
             try:
-                self.stream.write(text)
+                self.stream.write(indented(text, self._depth))
                 self.stream.flush()
             except (OSError, ValueError):  # ValueError: the stream was closed
                 self._gone = True

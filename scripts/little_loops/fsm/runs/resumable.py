@@ -191,6 +191,8 @@ class PersistentExecutor:
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
+        if event.get("depth") and kind in _BOUNDARIES:
+            kind = f"child_{kind}"  # a sub-loop's start or end: the run goes on
         try:
             if kind in _HELD and not event.get("cost_usd"):
                 self.persistence.append_event(event, hold=True)

@@ -26,6 +26,7 @@ from little_loops.fsm.definition.model import (
     NotifyConfig,
     RouteConfig,
     StateConfig,
+    model_keys,
 )
 from little_loops.fsm.definition.validation import (
     check_document,
@@ -384,7 +385,7 @@ def test_loop_name_must_be_a_plain_file_name() -> None:
     ],
 )
 def test_checked_keys_are_the_dataclass_fields(table: dict[str, Any], cls: type) -> None:
-    assert list(table) == [f.name for f in fields(cls)]
+    assert list(table) == model_keys(cls)
 
 
 def test_every_evaluator_key_is_checked_and_every_checked_key_is_read() -> None:
