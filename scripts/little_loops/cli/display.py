@@ -106,6 +106,8 @@ def outcome_line(final: dict[str, Any]) -> str:
     how = final.get("terminated_by")
     if how == "terminal":
         return f"Loop completed: {state} ({stats})"
+    if how == "terminal_failure":
+        return f"Loop ended in {state}, a failure outcome ({stats})"
     if how in RAISABLE_LIMITS:
         what = "cost budget" if how == "budget" else how
         return (

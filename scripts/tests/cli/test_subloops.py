@@ -53,8 +53,11 @@ states:
     on_success: done
     on_failure: failed
   failed:
-    action: 'echo "parent saw ${{captured.kid.final_state}} ${{captured.kid.captured.count.output}}" >> side.txt'
+    action: >-
+      echo "parent saw ${{captured.kid.final_state}} ${{captured.kid.captured.count.output}}"
+      >> side.txt
     terminal: true
+    outcome: failure
   done:
     terminal: true
 """
@@ -71,8 +74,10 @@ def test_two_children_in_sequence_route_on_failure_and_pass_captures(
     loop_project.write("child", CHILD)
     loop_project.write("parent", PARENT.format(second="bad"))
     result = llproc.console(loop_project.root, "run", "parent", "--json")
-    assert result.returncode == ExitCode.OK, result.stderr
-    assert json.loads(result.stdout)["final_state"] == "failed"
+    # The run itself ends in a terminal state that says `outcome: failure`: exit 7.
+    assert result.returncode == ExitCode.TERMINAL_FAILURE, result.stderr
+    end = json.loads(result.stdout)
+    assert (end["final_state"], end["terminated_by"]) == ("failed", "terminal_failure")
     assert side(loop_project) == ["child hello", "child bad", "parent saw ok 3"]
     events = llproc.events(loop_project.root, "parent")
     verdicts = [(e["state"], e["verdict"]) for e in events if e["event"] == "evaluate"]
@@ -91,14 +96,18 @@ def test_two_children_in_sequence_route_on_failure_and_pass_captures(
         (None, "failed"),
     ]
     shown = result.stderr
-    assert "    ↳ loop child ended in nope (terminal)\n" in shown
-    assert "    [1/50] check → [ \"bad\" != bad ]\n" in shown
+    assert "    ↳ loop child ended in nope (terminal_failure)\n" in shown
+    assert "Loop ended in failed, a failure outcome (1 iteration, " in shown
+    status = llproc.console(loop_project.root, "status", "parent").stdout
+    assert "terminal_failure" in status
+    assert '    [1/50] check → [ "bad" != bad ]\n' in shown
 
 
 def test_children_succeeding_end_in_done(loop_project: LoopProject) -> None:
     loop_project.write("child", CHILD)
     loop_project.write("parent", PARENT.format(second="fine"))
     result = llproc.console(loop_project.root, "run", "parent", "--json")
+    assert result.returncode == ExitCode.OK, result.stderr
     assert json.loads(result.stdout)["final_state"] == "done"
     assert side(loop_project) == ["child hello", "child fine"]
 
@@ -205,14 +214,16 @@ def test_a_loop_with_an_action_and_a_loop_is_rejected(loop_project: LoopProject)
         """,
     )
     result = llproc.console(loop_project.root, "validate", "parent")
-    assert "go > action: a sub-loop state (loop:) runs the child loop" in result.stdout + result.stderr
+    shown = result.stdout + result.stderr
+    assert "go > action: a sub-loop state (loop:) runs the child loop" in shown
 
 
 def test_the_shared_budget_stops_a_child_mid_way(
     loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'; echo x >> side.txt", shell="bash")
+    body = f"echo '{report}'; echo x >> side.txt"
+    shell_claude(loop_project.root, monkeypatch, body, shell="bash")
     loop_project.write(
         "spender",
         """\
@@ -309,8 +320,9 @@ def test_depth_3_runs_and_resumes_after_kill_9_in_the_grandchild(
     try:
         llproc.wait_for(lambda: "bottom-act t" in side(loop_project), timeout=10, what="bottom")
         llproc.wait_for(
-            lambda: (llproc.state(loop_project.root, "top").get("child") or {}).get("child")
-            is not None,
+            lambda: (
+                (llproc.state(loop_project.root, "top").get("child") or {}).get("child") is not None
+            ),
             timeout=10,
             what="the grandchild in the state file",
         )

@@ -10,6 +10,7 @@ import json
 import re
 import shlex
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ from little_loops.cli import (
     parse_command_line,
 )
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.definition.validation import FileReport, check_document, check_file
 
 BLOCKS = all_blocks()
 # Warnings a loop example keeps on purpose: docs/analysis.md lists them as real findings.
@@ -73,9 +74,23 @@ def test_the_kinds_are_all_there() -> None:
     assert {"loop", "fragment", "commands", "output", "json", "python"} <= found
 
 
+def check_loop_block(block: Block, folder: Path) -> FileReport:
+    """Validate a loop example; one with sub-loops (`loop: NAME`) in a `.loops/` holding
+    the other loop examples of its doc, by name, as a project would."""
+    if not re.search(r"^\s+loop: ", block.text, re.MULTILINE):
+        return check_document(load_text(block.text, block.where))
+    loops = folder / ".loops"
+    loops.mkdir()
+    for other in of_kind("loop"):
+        data = yaml.safe_load(other.text)
+        if other.doc == block.doc and isinstance(data.get("name"), str):
+            (loops / f"{data['name']}.yaml").write_text(other.text)
+    return check_file(loops / f"{yaml.safe_load(block.text)['name']}.yaml")
+
+
 @pytest.mark.parametrize("block", of_kind("loop"), ids=ids(of_kind("loop")))
-def test_a_loop_example_passes_validate_strict(block: Block) -> None:
-    report = check_document(load_text(block.text, block.where))
+def test_a_loop_example_passes_validate_strict(block: Block, tmp_path: Path) -> None:
+    report = check_loop_block(block, tmp_path)
     assert [str(e) for e in report.errors] == []
     expected = keyed(block, EXPECTED_WARNINGS)
     warnings = [str(w) for w in report.warnings]

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.definition.model import (
     OUTCOME_FAILURE,
     OUTCOME_SUCCESS,
@@ -20,13 +21,21 @@ from little_loops.fsm.engine.interpolation import InterpolationContext, interpol
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.engine.routing import StepOutcome, follow_route
+from little_loops.fsm.engine.step import StateWork
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.runs.outcomes import Outcome
 from little_loops.fsm.runs.spend import Spend
 
 # How a child run's end reaches the parent: these stop the whole tree, with the same
 # terminated_by at the top; any other end but a terminal state is the verdict error.
-TREE_STOPS: tuple[str, ...] = ("budget", "interrupted", "stopped", "handoff", "awaiting_approval")
+TREE_STOPS: tuple[str, ...] = (
+    Outcome.BUDGET,
+    Outcome.INTERRUPTED,
+    Outcome.STOPPED,
+    Outcome.HANDOFF,
+    Outcome.AWAITING_APPROVAL,
+)
 SUBLOOP_EVALUATOR = "loop"  # the evaluator type the sub-loop's `evaluate` event names
 
 
@@ -73,6 +82,9 @@ class SubLoops:
     child: Any  # the running child executor (an FSMExecutor), or None
     pending_child: dict[str, Any] | None
     _shutdown: threading.Event
+    _sleep: Callable[[float], None] | None
+    action_runner: ActionRunner
+    work: StateWork
 
     _context: Callable[[], InterpolationContext]
     _emit: Callable[[str, Mapping[str, object]], None]
@@ -134,10 +146,10 @@ class SubLoops:
         child = type(self)(  # type: ignore[call-arg]
             child_fsm,
             event_callback=forward,
-            action_runner=getattr(self, "action_runner", None),
+            action_runner=self.action_runner,
             llm_client=self.work.llm_client,
             output_dir=self.work.output_dir,
-            sleep=getattr(self, "_sleep", None),
+            sleep=self._sleep,
         )
         child._shutdown = self._shutdown  # a stop reaches the whole tree
         return child
@@ -148,12 +160,12 @@ class SubLoops:
         how = result.terminated_by
         if how in TREE_STOPS:
             return StepOutcome(stop=how, error=result.error)
-        if how == "timeout" and self.clock.deadline_passed():
+        if how == Outcome.TIMEOUT and self.clock.deadline_passed():
             return StepOutcome(stop="timeout", error=result.error)
-        if how == "terminal":
-            final = child_fsm.states.get(result.final_state)
-            failed = final is not None and final.outcome == OUTCOME_FAILURE
-            verdict = OUTCOME_FAILURE if failed else OUTCOME_SUCCESS
+        if how == Outcome.TERMINAL:
+            verdict = OUTCOME_SUCCESS
+        elif how == Outcome.TERMINAL_FAILURE:
+            verdict = OUTCOME_FAILURE
         else:
             verdict = ERROR_VERDICT
         details: dict[str, Any] = {

@@ -25,6 +25,7 @@ from little_loops.fsm.definition.model import (
     LLMConfig,
     RouteConfig,
     StateConfig,
+    model_keys,
 )
 from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
@@ -191,7 +192,7 @@ def test_the_json_schema_is_a_valid_draft_2020_12_schema() -> None:
 )
 def test_schema_and_dataclass_list_the_same_keys(definition: str, cls: type) -> None:
     schema = DEFS[definition]
-    assert list(schema["properties"]) == [f.name for f in fields(cls)]
+    assert list(schema["properties"]) == model_keys(cls)
     assert schema["additionalProperties"] is False
     for name, prop in schema["properties"].items():
         assert prop.get("description"), f"{definition}.{name} has no description"

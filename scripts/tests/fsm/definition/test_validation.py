@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import textwrap
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
