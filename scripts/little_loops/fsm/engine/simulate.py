@@ -10,7 +10,7 @@ known: references to it are shown as written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
@@ -33,6 +33,8 @@ ERROR = "error"
 SCRIPT_EXHAUSTED = "script_exhausted"
 UNRESOLVED_TARGET = "unresolved_target"
 MAX_STEPS = "max_steps"
+# `--verdicts build/check=failure`: verdicts for state `check` of the child of state `build`.
+SUBLOOP_SEPARATOR = "/"
 SIMULATION_EXIT_CODES: dict[str, int] = {
     TERMINAL: 0,
     ERROR: 1,
@@ -56,6 +58,7 @@ class SimulatedStep:
     target: str | None = None
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    depth: int = 0  # 1 for a state of a sub-loop's child, named `STATE/CHILD_STATE`
 
 
 @dataclass
@@ -90,6 +93,10 @@ class SimulationResult:
 def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
     """Raise LoopDefinitionError when *verdicts* names a state that takes none."""
     for name, items in verdicts.items():
+        parent, sep, inner = name.partition(SUBLOOP_SEPARATOR)
+        if sep and parent in fsm.children:  # a state of a sub-loop state's child loop
+            check_script(fsm.children[parent], {inner: items})
+            continue
         if name not in fsm.states:
             hint = did_you_mean(name, fsm.states) or f" (states: {', '.join(fsm.states)})"
             raise LoopDefinitionError(
@@ -176,7 +183,7 @@ class _Walk:
             self.steps.append(step)
             verdict: str | None = None
             if state.next is None:
-                picked = self.next_verdict()
+                picked = self.next_verdict() or self.child_verdict(state)
                 if picked is None:
                     given = self.script.get(self.current, [])
                     used = f" (scripted: {', '.join(given)})" if given else ""
@@ -212,6 +219,10 @@ class _Walk:
     def enter(self, state: StateConfig) -> SimulatedStep:
         """The step for entering the current state: its action, as far as it can be known."""
         step = SimulatedStep(self.current, self.passes.iteration)
+        if state.loop is not None:
+            step.action, step.action_type = f"loop {state.loop}", "loop"
+            if state.capture:
+                self.captured.add(state.capture)
         if state.action:
             shell = not (state.is_prompt() or state.is_approval())  # a question is text
             step.action, step.notes = self.render(state.action, shell)
@@ -234,9 +245,42 @@ class _Walk:
         if index < len(items):
             self.used[self.current] = index + 1
             return items[index], "scripted"
-        if self.default is not None:
+        if self.default is not None and not self.child_script():
             return self.default, "default"
         return None
+
+    def child_script(self) -> dict[str, list[str]]:
+        """The verdicts left for states of the current sub-loop state's child, by its names."""
+        prefix = self.current + SUBLOOP_SEPARATOR
+        return {
+            key[len(prefix) :]: items[self.used[key] :]
+            for key, items in self.script.items()
+            if key.startswith(prefix)
+        }
+
+    def child_verdict(self, state: StateConfig) -> tuple[str, str] | None:
+        """Walk the child loop of a sub-loop state with its scripted verdicts: its end is
+        the verdict (success, failure at an `outcome: failure` terminal, else error)."""
+        child, script = self.fsm.children.get(self.current), self.child_script()
+        if child is None or not script:
+            return None
+        given = {**child.context, **(state.with_ or {})}  # `${...}` values shown as written
+        walk = _Walk(replace(child, context=given), script, self.default, self.max_steps)
+        ended = walk.run()
+        for key, count in walk.used.items():
+            self.used[self.current + SUBLOOP_SEPARATOR + key] += count
+        inner = [
+            replace(
+                step, state=f"{self.current}{SUBLOOP_SEPARATOR}{step.state}", depth=step.depth + 1
+            )
+            for step in ended.steps
+        ]
+        self.steps[-1:-1] = inner  # shown before the sub-loop state's verdict
+        final = child.states.get(ended.final_state)
+        verdict = ERROR
+        if ended.terminated_by == TERMINAL and final is not None:
+            verdict = "failure" if final.outcome == "failure" else "success"
+        return verdict, f"loop {child.name} ended in {ended.final_state}: {ended.terminated_by}"
 
     def check_verdict(self, state: StateConfig, step: SimulatedStep) -> None:
         from little_loops.fsm.evaluators.verdicts import state_verdicts  # not at --help

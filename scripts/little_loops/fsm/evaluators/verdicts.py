@@ -37,6 +37,9 @@ def state_verdicts(fsm: FSMLoop, state: StateConfig) -> StateVerdicts | None:
     """What *state* can answer, or None when it is not evaluated (terminal, or `next:`)."""
     if state.terminal or state.next is not None:
         return None
+    if state.loop is not None:  # the child loop's end (engine/subloop.py)
+        causes = "the child loop ended by a limit or an error"
+        return StateVerdicts("loop", f"loop {state.loop}", ("success", "failure"), causes)
     config = state.effective_evaluate()
     spec = SPECS.get(config.type)
     causes = spec.error_causes if spec is not None else "a failed evaluation"
