@@ -26,6 +26,7 @@ from support.doc_blocks import (
 )
 from support.doc_checks import COMPARED, CUSTOM, MESSAGES, UNCHECKED, keyed
 from support.paths import REPO
+from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.cli import (
     SUBCOMMANDS,
@@ -35,7 +36,7 @@ from little_loops.cli import (
     parse_command_line,
 )
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.validation import FileReport, check_document, check_file
+from little_loops.fsm.definition.validation import FileReport, check_document
 
 BLOCKS = all_blocks()
 # Warnings a loop example keeps on purpose: docs/analysis.md lists them as real findings.
@@ -75,17 +76,11 @@ def test_the_kinds_are_all_there() -> None:
 
 
 def check_loop_block(block: Block, folder: Path) -> FileReport:
-    """Validate a loop example; one with sub-loops (`loop: NAME`) in a `.loops/` holding
-    the other loop examples of its doc, by name, as a project would."""
-    if not re.search(r"^\s+loop: ", block.text, re.MULTILINE):
+    """Validate a loop example; one with sub-loops beside the other loop examples of its doc."""
+    if not has_subloops(block.text):
         return check_document(load_text(block.text, block.where))
-    loops = folder / ".loops"
-    loops.mkdir()
-    for other in of_kind("loop"):
-        data = yaml.safe_load(other.text)
-        if other.doc == block.doc and isinstance(data.get("name"), str):
-            (loops / f"{data['name']}.yaml").write_text(other.text)
-    return check_file(loops / f"{yaml.safe_load(block.text)['name']}.yaml")
+    siblings = [b.text for b in of_kind("loop") if b.doc == block.doc]
+    return check_with_siblings(block.text, siblings, folder)
 
 
 @pytest.mark.parametrize("block", of_kind("loop"), ids=ids(of_kind("loop")))

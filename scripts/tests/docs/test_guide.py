@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from support.paths import REPO
+from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
-from little_loops.fsm.definition.validation import check_document, check_file
+from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.engine.limits import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
 from little_loops.fsm.runs.outcomes import TERMINATION_EXIT_CODE
 
@@ -27,11 +28,6 @@ def blocks(language: str) -> list[str]:
 YAML_BLOCKS = blocks("yaml")
 
 
-def loop_name(text: str) -> str:
-    found = re.search(r"^name: (\S+)$", text, re.MULTILINE)
-    return found.group(1) if found else "unnamed"
-
-
 def test_the_guide_links_every_other_doc() -> None:
     text = GUIDE.read_text()
     others = sorted(p.name for p in DOCS.glob("*.md") if p != GUIDE)
@@ -42,10 +38,8 @@ def test_the_guide_links_every_other_doc() -> None:
 @pytest.mark.parametrize("index", range(len(YAML_BLOCKS)))
 def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int, tmp_path: Path) -> None:
     text = YAML_BLOCKS[index]
-    if re.search(r"^\s+loop: ", text, re.MULTILINE):  # sub-loops: the others, by name
-        for other in YAML_BLOCKS:
-            (tmp_path / f"{loop_name(other)}.yaml").write_text(other)
-        report = check_file(tmp_path / f"{loop_name(text)}.yaml")
+    if has_subloops(text):  # its children are the guide's other examples
+        report = check_with_siblings(text, YAML_BLOCKS, tmp_path)
     else:
         report = check_document(load_text(text, f"guide.md yaml block {index + 1}"))
     assert [str(e) for e in report.errors] == []

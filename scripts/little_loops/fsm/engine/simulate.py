@@ -19,6 +19,7 @@ from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.references import ESCAPE, OPEN, reference_pattern
 from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.engine.shellquote import contexts, quoted
+from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.engine.transitions import restart
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.suggest import did_you_mean
@@ -85,6 +86,9 @@ class SimulationResult:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        for step in out["steps"]:
+            if not step["depth"]:
+                del step["depth"]  # only a sub-loop's steps say how deep they are
         out["exit_code"] = self.exit_code
         out["path"] = self.path
         return out
@@ -266,20 +270,12 @@ class _Walk:
             return None
         given = {**child.context, **(state.with_ or {})}  # `${...}` values shown as written
         walk = _Walk(replace(child, context=given), script, self.default, self.max_steps)
-        ended = walk.run()
+        ended, named = walk.run(), self.current + SUBLOOP_SEPARATOR
         for key, count in walk.used.items():
-            self.used[self.current + SUBLOOP_SEPARATOR + key] += count
-        inner = [
-            replace(
-                step, state=f"{self.current}{SUBLOOP_SEPARATOR}{step.state}", depth=step.depth + 1
-            )
-            for step in ended.steps
-        ]
+            self.used[named + key] += count
+        inner = [replace(s, state=named + s.state, depth=s.depth + 1) for s in ended.steps]
         self.steps[-1:-1] = inner  # shown before the sub-loop state's verdict
-        final = child.states.get(ended.final_state)
-        verdict = ERROR
-        if ended.terminated_by == TERMINAL and final is not None:
-            verdict = "failure" if final.outcome == "failure" else "success"
+        verdict = end_verdict(child, ended.terminated_by, ended.final_state)
         return verdict, f"loop {child.name} ended in {ended.final_state}: {ended.terminated_by}"
 
     def check_verdict(self, state: StateConfig, step: SimulatedStep) -> None:

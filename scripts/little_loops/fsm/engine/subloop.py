@@ -39,6 +39,16 @@ TREE_STOPS: tuple[str, ...] = (
 SUBLOOP_EVALUATOR = "loop"  # the evaluator type the sub-loop's `evaluate` event names
 
 
+def end_verdict(child: FSMLoop, terminated_by: str, final_state: str) -> str:
+    """A sub-loop state's verdict when its *child* ended so: success at a terminal state,
+    failure at one with `outcome: failure`, else error (a limit or an error)."""
+    if terminated_by not in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):
+        return ERROR_VERDICT
+    final = child.states.get(final_state)
+    failed = final is not None and final.outcome == OUTCOME_FAILURE
+    return OUTCOME_FAILURE if failed else OUTCOME_SUCCESS
+
+
 def child_context(
     child: FSMLoop, state_name: str, given: Mapping[str, Any], ctx: InterpolationContext
 ) -> dict[str, Any]:
@@ -162,12 +172,7 @@ class SubLoops:
             return StepOutcome(stop=how, error=result.error)
         if how == Outcome.TIMEOUT and self.clock.deadline_passed():
             return StepOutcome(stop="timeout", error=result.error)
-        if how == Outcome.TERMINAL:
-            verdict = OUTCOME_SUCCESS
-        elif how == Outcome.TERMINAL_FAILURE:
-            verdict = OUTCOME_FAILURE
-        else:
-            verdict = ERROR_VERDICT
+        verdict = end_verdict(child_fsm, how, result.final_state)
         details: dict[str, Any] = {
             "loop": child_fsm.name,
             "final_state": result.final_state,

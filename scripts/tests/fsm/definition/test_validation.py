@@ -968,7 +968,8 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
     [
         (
             {"webhook": "https://example.com/hook", "on": ["done", "budgt"]},
-            "loop 'demo' > notify > on: expected one of done, failed, max_iterations, timeout, "
+            "loop 'demo' > notify > on: expected one of done, terminal_failure, failed, "
+            "max_iterations, timeout, "
             "handoff, budget, interrupted, stopped, stall, awaiting_approval, terminal, error, "
             "got 'budgt' (did you mean budget?)",
         ),
