@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from little_loops.fsm.engine.events import DEPTH_KEY
 from little_loops.fsm.safetext import one_line
 
 INDENT = "    "  # one level of sub-loop
@@ -11,7 +12,7 @@ INDENT = "    "  # one level of sub-loop
 
 def depth_of(event: dict[str, Any]) -> int:
     """How deep in sub-loops *event* happened (0: the run's own loop)."""
-    depth = event.get("depth")
+    depth = event.get(DEPTH_KEY)
     return depth if isinstance(depth, int) and depth > 0 else 0
 
 

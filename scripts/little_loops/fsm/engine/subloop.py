@@ -138,19 +138,21 @@ class SubLoops:
             None if bound is None else bound + before / 1000, elapsed_before_ms=before
         )
         self.child = child
+        spent_before = self.spend.cost_usd
         try:
             result: ExecutionResult = child.run()
         finally:
             self.child = None
-        return self._child_verdict(name, state, child_fsm, result)
+        return self._child_verdict(name, state, child_fsm, result, spent_before)
 
     def _new_child(self, child_fsm: FSMLoop) -> Any:
         """An executor of the same kind for *child_fsm*, sharing runner, stop and spend."""
         parent = self
 
         def forward(event: dict[str, Any]) -> None:
-            event["depth"] = int(event.get("depth") or 0) + 1
-            event.setdefault("loop", child_fsm.name)
+            depth = event.get(events.DEPTH_KEY)
+            event[events.DEPTH_KEY] = (depth if isinstance(depth, int) else 0) + 1
+            event.setdefault(events.LOOP_KEY, child_fsm.name)
             parent.event_callback(event)
 
         child = type(self)(  # type: ignore[call-arg]
@@ -165,7 +167,12 @@ class SubLoops:
         return child
 
     def _child_verdict(
-        self, name: str, state: StateConfig, child_fsm: FSMLoop, result: ExecutionResult
+        self,
+        name: str,
+        state: StateConfig,
+        child_fsm: FSMLoop,
+        result: ExecutionResult,
+        spent_before: float,
     ) -> StepOutcome:
         how = result.terminated_by
         if how in TREE_STOPS:
@@ -189,6 +196,8 @@ class SubLoops:
         judged["final_state"] = result.final_state  # type: ignore[typeddict-unknown-key]
         if result.error:
             judged["error"] = result.error
+        if self.spend.cost_usd > spent_before:  # the child's spend, on this state
+            judged["cost_usd"] = round(self.spend.cost_usd - spent_before, 6)
         self._emit("evaluate", judged)
         outcome = follow_route(state, verdict, self._context(), self.current_state)
         if outcome.target is None and verdict == ERROR_VERDICT:
