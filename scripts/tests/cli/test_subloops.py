@@ -355,3 +355,162 @@ def test_depth_3_runs_and_resumes_after_kill_9_in_the_grandchild(
         (1, "middle"),
         (2, "bottom"),
     }
+
+
+SLEEPY_CHILD = """\
+name: sleepy
+initial: start
+max_iterations: {max_iterations}
+states:
+  start:
+    action: echo start >> side.txt
+    next: nap
+  nap:
+    action: 'echo nap >> side.txt; [ -e go ] || sleep {seconds}'
+    on_success: done
+    on_failure: nap
+  done:
+    terminal: true
+"""
+SLEEPY_PARENT = """\
+name: boss
+initial: work
+{limits}
+states:
+  work:
+    loop: sleepy
+    on_success: done
+    on_error: fallback
+  fallback:
+    action: echo fallback >> side.txt
+    terminal: true
+  done:
+    action: echo boss-done >> side.txt
+    terminal: true
+"""
+
+
+def test_stop_during_a_child_stops_the_tree_and_resume_finishes(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("sleepy", SLEEPY_CHILD.format(max_iterations=5, seconds=30))
+    loop_project.write("boss", SLEEPY_PARENT.format(limits=""))
+    proc = llproc.start(loop_project.root, "run", "boss")
+    try:
+        llproc.wait_for(lambda: "nap" in side(loop_project), timeout=10, what="the child")
+        stopped = llproc.console(loop_project.root, "stop", "boss")
+        assert stopped.returncode == 0, stopped.stderr
+        assert proc.wait(timeout=10) == ExitCode.STOPPED
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    saved = llproc.state(loop_project.root, "boss")
+    assert (saved["status"], saved["child"]["loop"]) == ("stopped", "sleepy")
+    assert saved["child"]["current_state"] == "nap"
+    (loop_project.root / "go").write_text("")
+    resumed = llproc.console(loop_project.root, "resume", "boss")
+    assert resumed.returncode == ExitCode.OK, resumed.stderr
+    # The child goes on at `nap` (its `start` does not run again); `nap` was cut short.
+    assert side(loop_project) == ["start", "nap", "nap", "boss-done"]
+
+
+def test_the_parents_timeout_stops_a_child_mid_way(loop_project: LoopProject) -> None:
+    loop_project.write("sleepy", SLEEPY_CHILD.format(max_iterations=5, seconds=30))
+    loop_project.write("boss", SLEEPY_PARENT.format(limits="timeout: 1"))
+    result = llproc.console(loop_project.root, "run", "boss", "--json", timeout=20)
+    assert result.returncode == ExitCode.TIMEOUT, result.stderr
+    end = json.loads(result.stdout)
+    assert (end["terminated_by"], end["final_state"]) == ("timeout", "work")
+    assert side(loop_project) == ["start", "nap"]
+
+
+def test_a_childs_own_limit_is_the_error_verdict(loop_project: LoopProject) -> None:
+    (loop_project.root / "go").write_text("")
+    loop_project.write(
+        "sleepy",
+        SLEEPY_CHILD.format(max_iterations=2, seconds=0).replace("[ -e go ] || sleep 0", "false"),
+    )
+    loop_project.write("boss", SLEEPY_PARENT.format(limits=""))
+    result = llproc.console(loop_project.root, "run", "boss", "--json")
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert json.loads(result.stdout)["final_state"] == "fallback"
+    assert side(loop_project) == ["start", "nap", "nap", "fallback"]
+    (judged,) = [
+        e
+        for e in llproc.events(loop_project.root, "boss")
+        if e["event"] == "evaluate" and not e.get("depth")
+    ]
+    assert (judged["verdict"], judged["final_state"]) == ("error", "nap")
+
+
+def test_a_childs_spend_rolls_up_to_its_state_and_the_run(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = '{"type": "result", "result": "done", "total_cost_usd": 0.04}'
+    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'", shell="bash")
+    loop_project.write(
+        "once",
+        """\
+        name: once
+        initial: ask
+        states:
+          ask:
+            action: /do it
+            evaluate: {type: exit_code}
+            on_success: done
+          done:
+            terminal: true
+        """,
+    )
+    loop_project.write(
+        "top",
+        """\
+        name: top
+        initial: go
+        states:
+          go:
+            loop: once
+            on_success: done
+          done:
+            terminal: true
+        """,
+    )
+    result = llproc.console(loop_project.root, "run", "top", "--json")
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert json.loads(result.stdout)["cost_usd"] == pytest.approx(0.04)
+    (judged,) = [
+        e
+        for e in llproc.events(loop_project.root, "top")
+        if e["event"] == "evaluate" and not e.get("depth")
+    ]
+    assert judged["cost_usd"] == pytest.approx(0.04)
+    shown = llproc.console(loop_project.root, "report", "top", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["states"]["go"]["cost_usd"] == pytest.approx(0.04)
+
+
+def test_graph_and_simulate_show_the_sub_loops(loop_project: LoopProject) -> None:
+    loop_project.write("child", CHILD)
+    loop_project.write("parent", PARENT.format(second="bad"))
+    graph = llproc.console(loop_project.root, "graph", "parent").stdout
+    assert '    s0[["first: loop child"]]\n' in graph
+    assert "subgraph" not in graph
+    expanded = llproc.console(loop_project.root, "graph", "parent", "--expand").stdout
+    assert '    subgraph s1_loop["loop child"]\n' in expanded
+    walk = llproc.console(
+        loop_project.root,
+        "simulate",
+        "parent",
+        "--verdicts",
+        "first=success",
+        "--verdicts",
+        "second/check=failure",
+    )
+    assert walk.returncode == 0, walk.stderr
+    assert '    [1/50] second/check → [ "bad" != bad ]\n' in walk.stdout
+    assert "       ✗ failure (loop child ended in nope: terminal)\n" in walk.stdout
+    assert "Simulation ended: failed (1 iteration)\n" in walk.stdout
+    wrong = llproc.console(loop_project.root, "simulate", "parent", "--verdicts", "first/chek=x")
+    assert wrong.returncode == ExitCode.USAGE
+    assert "'chek' is not a state of loop 'child' (did you mean check?)" in wrong.stderr

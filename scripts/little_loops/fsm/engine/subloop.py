@@ -143,6 +143,11 @@ class SubLoops:
             result: ExecutionResult = child.run()
         finally:
             self.child = None
+        how = result.terminated_by
+        if how in TREE_STOPS or (how == Outcome.TIMEOUT and self.clock.deadline_passed()):
+            # The tree ends here: the run's last snapshot keeps the child where it stopped,
+            # so a resume goes on inside it (a finished child's verdict is routed instead).
+            self.child = child
         return self._child_verdict(name, state, child_fsm, result, spent_before)
 
     def _new_child(self, child_fsm: FSMLoop) -> Any:
