@@ -55,7 +55,8 @@ def test_a_loop_without_sub_loops_reads_no_other_file(tmp_path: Path) -> None:
     path = parent(tmp_path, "action: 'true'\non_success: done\n")
     report = check_file(path)
     assert report.errors == []
-    assert report.fsm is not None and report.fsm.children == {}
+    assert report.fsm is not None
+    assert report.fsm.children == {}
 
 
 @pytest.mark.parametrize(
