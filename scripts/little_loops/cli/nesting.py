@@ -35,3 +35,15 @@ def child_line(event: dict[str, Any]) -> str | None:
         final = one_line(str(event.get("final_state", "")))
         return f"↳ loop {loop} ended in {final} ({how})\n"
     return None
+
+
+def where_in_children(child: object) -> str:
+    """` > LOOP: STATE` for each running sub-loop of a saved run (its `child`), innermost
+    last; empty when the run is in no sub-loop."""
+    out = ""
+    for _ in range(100):  # a saved file is data: never follow an endless chain
+        if not isinstance(child, dict):
+            break
+        out += f" > {child.get('loop', '?')}: {child.get('current_state', '?')}"
+        child = child.get("child")
+    return out

@@ -339,6 +339,8 @@ def test_depth_3_runs_and_resumes_after_kill_9_in_the_grandchild(
         "bottom",
         "act",
     )
+    shown = llproc.console(loop_project.root, "status", "top").stdout
+    assert "run > middle: run > bottom: act\n" in shown
     (loop_project.root / "go").write_text("")
     resumed = llproc.console(loop_project.root, "resume", "top", timeout=30)
     assert resumed.returncode == ExitCode.OK, resumed.stderr
