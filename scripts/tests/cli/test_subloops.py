@@ -516,3 +516,34 @@ def test_graph_and_simulate_show_the_sub_loops(loop_project: LoopProject) -> Non
     wrong = llproc.console(loop_project.root, "simulate", "parent", "--verdicts", "first/chek=x")
     assert wrong.returncode == ExitCode.USAGE
     assert "'chek' is not a state of loop 'child' (did you mean check?)" in wrong.stderr
+
+
+def test_the_dry_run_plan_names_the_child_and_its_values(loop_project: LoopProject) -> None:
+    loop_project.write("child", CHILD)
+    loop_project.write("parent", PARENT.format(second="bad"))
+    plan = llproc.console(loop_project.root, "run", "parent", "--dry-run").stdout
+    assert "  first  [initial]\n    loop: child with n=3, word='${context.w}'\n" in plan
+    assert "    capture: kid\n    routes: success → second, failure → failed\n" in plan
+    assert not (loop_project.root / "side.txt").exists()
+
+
+def test_ctrl_c_in_a_child_interrupts_the_tree(loop_project: LoopProject) -> None:
+    loop_project.write("sleepy", SLEEPY_CHILD.format(max_iterations=5, seconds=30))
+    loop_project.write("boss", SLEEPY_PARENT.format(limits=""))
+    proc = llproc.start(loop_project.root, "run", "boss")
+    try:
+        llproc.wait_for(lambda: "nap" in side(loop_project), timeout=10, what="the child")
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=10) == ExitCode.INTERRUPTED
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    saved = llproc.state(loop_project.root, "boss")
+    assert (saved["status"], saved["terminated_by"]) == ("interrupted", "interrupted")
+    assert saved["child"]["current_state"] == "nap"
+    ends = [e for e in llproc.events(loop_project.root, "boss") if e["event"] == "loop_complete"]
+    assert [(e.get("depth"), e["terminated_by"]) for e in ends] == [
+        (1, "interrupted"),
+        (None, "interrupted"),
+    ]
