@@ -15,7 +15,17 @@ from little_loops.fsm.suggest import did_you_mean
 # Looked for in this order: a compiled FSM first, then the file as written.
 LOOP_SUFFIXES: tuple[str, ...] = (".fsm.yaml", ".yaml", ".yml")
 # The state keys a sub-loop state cannot have: the child is its action and gives its verdict.
-NOT_WITH_LOOP: tuple[str, ...] = ("action", "action_type", "evaluate", "next")
+# (The child's own `timeout`/`max_iterations` bound it; `retry:` would run it again.)
+NOT_WITH_LOOP: tuple[str, ...] = (
+    "action",
+    "action_type",
+    "evaluate",
+    "next",
+    "timeout",
+    "idle_timeout",
+    "retry",
+    "on_retry_exhausted",
+)
 INTERPOLATION_START = "${"
 
 KeyPath = tuple[str | int, ...]
@@ -94,6 +104,11 @@ def attach_children(
             if report.errors or report.fsm is None:
                 first = report.errors[0] if report.errors else "it is not a valid loop"
                 problem = f"child loop {file.name} is not valid: {first}"
+                problems.append(ValidationError.at(fsm.name, path, problem))
+                continue
+            asks = [n for n, s in report.fsm.states.items() if s.is_approval()]
+            if asks:  # `ll-loop approve` answers the run's own question, not a child's
+                problem = f"child loop {file.name} has an approval state ({asks[0]}): not supported"
                 problems.append(ValidationError.at(fsm.name, path, problem))
                 continue
             fsm.children[name] = report.fsm

@@ -24,6 +24,15 @@ states:
 """
 
 
+ASKER = """\
+name: asker
+initial: ask
+states:
+  ask: {action_type: approval, action: Ship?, on_success: done, on_failure: done}
+  done: {terminal: true}
+"""
+
+
 def write(folder: Path, name: str, text: str) -> Path:
     path = folder / f"{name}.yaml"
     path.write_text(textwrap.dedent(text))
@@ -84,10 +93,16 @@ def test_a_loop_without_sub_loops_reads_no_other_file(tmp_path: Path) -> None:
             "with > mod: unknown parameter of loop 'child' (did you mean mode?)",
         ),
         ("loop: ./nope.yaml\non_success: done\n", "nope.yaml: no such file"),
+        (
+            "loop: child\nwith: {n: 1}\nretry: {max_attempts: 2}\non_success: done\n",
+            "go > retry: a sub-loop state (loop:) runs the child loop: it cannot have retry",
+        ),
+        ("loop: asker\non_success: done\n", "child loop asker.yaml has an approval state (ask)"),
     ],
 )
 def test_problems_name_the_state_and_key(tmp_path: Path, state: str, message: str) -> None:
     write(tmp_path, "child", CHILD)
+    write(tmp_path, "asker", ASKER)
     found = errors(parent(tmp_path, state))
     assert any(message in e for e in found), found
 
