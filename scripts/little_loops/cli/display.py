@@ -165,10 +165,11 @@ class ProgressDisplay(GateLines):
         self._attempt = ""  # ` (attempt 2/3)` in the header of a retried state's action
         self._gone = False  # writing to the stream failed once: show nothing more
         self._depth = 0  # how deep in sub-loops the event being shown is
+        self._limits: dict[int, int] = {}  # each sub-loop's max_iterations, by depth
 
     def __call__(self, event: dict[str, Any]) -> None:
         self._depth = depth_of(event)  # a sub-loop's events: indented (cli/nesting.py)
-        line = child_line(event) if self._depth else None
+        line = child_line(event, self._limits) if self._depth else None
         if line is not None:
             return self._write(line)
         handler = getattr(self, f"_on_{event.get('event')}", None)
@@ -189,7 +190,8 @@ class ProgressDisplay(GateLines):
         self._header_printed = False
 
     def _header(self, what: str) -> None:
-        counter = f"[{self._pending_iteration}/{self.max_iterations}]"
+        limit = self._limits.get(self._depth, self.max_iterations)
+        counter = f"[{self._pending_iteration}/{limit}]"
         state = self._paint(one_line(self._pending_state), _BOLD)
         self._write(f"{self._paint(counter, _DIM)} {state}{self._attempt} → {what}\n")
         self._header_printed = True

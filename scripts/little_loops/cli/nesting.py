@@ -25,10 +25,14 @@ def indented(text: str, depth: int) -> str:
     return pad + body.replace("\n", "\n" + pad) + newline
 
 
-def child_line(event: dict[str, Any]) -> str | None:
-    """The line for a sub-loop's start or end (None for its other events)."""
+def child_line(event: dict[str, Any], limits: dict[int, int]) -> str | None:
+    """The line for a sub-loop's start or end (None for its other events); a start
+    records the sub-loop's max_iterations in *limits*, by depth."""
     kind, loop = event.get("event"), one_line(str(event.get("loop", "")))
     if kind == "loop_start":
+        limit = event.get("max_iterations")
+        if isinstance(limit, int):
+            limits[depth_of(event)] = limit
         return f"↳ loop {loop}\n"
     if kind == "loop_complete":
         how = one_line(str(event.get("terminated_by", "")))

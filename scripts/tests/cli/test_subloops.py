@@ -15,6 +15,7 @@ from little_loops.fsm.runs.outcomes import ExitCode
 
 CHILD = """\
 name: child
+max_iterations: 4
 parameters:
   n: integer
   word: string
@@ -98,9 +99,15 @@ def test_two_children_in_sequence_route_on_failure_and_pass_captures(
     shown = result.stderr
     assert "    ↳ loop child ended in nope (terminal_failure)\n" in shown
     assert "Loop ended in failed, a failure outcome (1 iteration, " in shown
+    history = llproc.console(loop_project.root, "history", "parent").stdout.splitlines()
+    assert [line.split(" ", 1)[1] for line in history[:3]] == [
+        "loop_start      parent at first",
+        "state_enter     first (iteration 1)",
+        "loop_start          child at count",
+    ]
     status = llproc.console(loop_project.root, "status", "parent").stdout
     assert "terminal_failure" in status
-    assert '    [1/50] check → [ "bad" != bad ]\n' in shown
+    assert '    [1/4] check → [ "bad" != bad ]\n' in shown
 
 
 def test_children_succeeding_end_in_done(loop_project: LoopProject) -> None:
