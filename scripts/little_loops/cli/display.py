@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from little_loops.cli.gatelines import GateLines
+from little_loops.cli.nesting import child_line, depth_of, indented
 from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
@@ -105,6 +106,8 @@ def outcome_line(final: dict[str, Any]) -> str:
     how = final.get("terminated_by")
     if how == "terminal":
         return f"Loop completed: {state} ({stats})"
+    if how == "terminal_failure":
+        return f"Loop ended in {state}, a failure outcome ({stats})"
     if how in RAISABLE_LIMITS:
         what = "cost budget" if how == "budget" else how
         return (
@@ -161,8 +164,14 @@ class ProgressDisplay(GateLines):
         self._lock = threading.Lock()
         self._attempt = ""  # ` (attempt 2/3)` in the header of a retried state's action
         self._gone = False  # writing to the stream failed once: show nothing more
+        self._depth = 0  # how deep in sub-loops the event being shown is
+        self._limits: dict[int, int] = {}  # each sub-loop's max_iterations, by depth
 
     def __call__(self, event: dict[str, Any]) -> None:
+        self._depth = depth_of(event)  # a sub-loop's events: indented (cli/nesting.py)
+        line = child_line(event, self._limits) if self._depth else None
+        if line is not None:
+            return self._write(line)
         handler = getattr(self, f"_on_{event.get('event')}", None)
         if handler is not None:
             handler(event)
@@ -181,7 +190,8 @@ class ProgressDisplay(GateLines):
         self._header_printed = False
 
     def _header(self, what: str) -> None:
-        counter = f"[{self._pending_iteration}/{self.max_iterations}]"
+        limit = self._limits.get(self._depth, self.max_iterations)
+        counter = f"[{self._pending_iteration}/{limit}]"
         state = self._paint(one_line(self._pending_state), _BOLD)
         self._write(f"{self._paint(counter, _DIM)} {state}{self._attempt} → {what}\n")
         self._header_printed = True
@@ -334,7 +344,7 @@ class ProgressDisplay(GateLines):
             if self._gone:
                 return
             try:
-                self.stream.write(text)
+                self.stream.write(indented(text, self._depth))
                 self.stream.flush()
             except (OSError, ValueError):  # ValueError: the stream was closed
                 self._gone = True

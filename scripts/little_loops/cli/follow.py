@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.engine.events import nested
 from little_loops.fsm.runs.runfile import NotOurFile, open_run_stream
 
 FOLLOW_POLL_SECONDS = 0.1
@@ -67,7 +68,8 @@ def follow_command(loop_name: str, loops_dir: Path, *, no_color: bool = False) -
             live = saved is not None and saved.status == Status.RUNNING
             live = live and saved is not None and run_alive(saved, loops_dir)
             for event in reader.new_events():
-                if display is None or event.get("event") == "loop_start":
+                top = not nested(event)  # a sub-loop's start or end is not the run's
+                if display is None or (top and event.get("event") == "loop_start"):
                     if display is not None:
                         display.close()
                     display = ProgressDisplay(
@@ -79,7 +81,7 @@ def follow_command(loop_name: str, loops_dir: Path, *, no_color: bool = False) -
                     )
                     ended = None
                 display(event)
-                if event.get("event") == "loop_complete":
+                if top and event.get("event") == "loop_complete":
                     outcome = OUTCOMES.get(str(event.get("terminated_by")))
                     ended = outcome.exit_code if outcome is not None else ExitCode.FAILED
             if not live:

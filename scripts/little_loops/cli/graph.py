@@ -25,17 +25,23 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument(
         "--format", choices=FORMATS, default="mermaid", help="diagram language (default: mermaid)"
     )
+    parser.add_argument(
+        "--expand",
+        action="store_true",
+        help="draw the child loop of each sub-loop state (loop:) inside it",
+    )
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    return graph_command(args.loop, fmt=args.format)
+    return graph_command(args.loop, fmt=args.format, expand=args.expand)
 
 
 def graph_command(
     name_or_path: str,
     *,
     fmt: str = "mermaid",
+    expand: bool = False,
     loops_dir: Path | None = None,
     out: TextIO | None = None,
 ) -> int:
@@ -45,5 +51,5 @@ def graph_command(
     from little_loops.fsm.definition.validation import load_and_validate
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
-    (sys.stdout if out is None else out).write(render(fsm, fmt))
+    (sys.stdout if out is None else out).write(render(fsm, fmt, expand))
     return ExitCode.OK

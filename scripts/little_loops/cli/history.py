@@ -55,12 +55,13 @@ def _raw(value: Any) -> str:
 
 def _format_known(event: dict[str, Any], loop: str) -> str:
     from little_loops.cli.display import outcome_line, shorten, verdict_detail
+    from little_loops.cli.nesting import INDENT, depth_of
     from little_loops.fsm.engine.events import STALL_EVENT
     from little_loops.fsm.timefmt import format_duration
 
     kind = str(event.get("event", "?"))
     state = event.get("state")
-    head = f"{event.get('ts', '-')} {kind:<15}"
+    head = f"{event.get('ts', '-')} {kind:<15}" + INDENT * depth_of(event)  # a sub-loop's
     if kind == "loop_start":
         resumed = " (resumed)" if event.get("resumed") else ""
         return f"{head} {event.get('loop', '')} at {state}{resumed}"

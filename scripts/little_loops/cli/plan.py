@@ -127,11 +127,17 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
                 lines.append(f"    timeout: {_seconds(state.timeout)}")
             if state.is_prompt():
                 lines += _claude_lines(fsm, name, state)
+        if state.loop is not None:  # its verdict is how the child loop ends
+            given = ", ".join(f"{k}={v!r}" for k, v in (state.with_ or {}).items())
+            lines.append(f"    loop: {state.loop}" + (f" with {given}" if given else ""))
+            if state.capture:
+                lines.append(f"    capture: {state.capture}")
         acts = state.action and not (state.terminal or state.is_approval())
         policy = fsm.retry_of(state) if acts else None
         if policy is not None:
             lines.append(f"    retry: {_retry(policy)}")
-        judged = not (state.terminal or state.is_approval())  # an answer is no evaluation
+        # An answer is no evaluation; a sub-loop's verdict is how its child ended.
+        judged = not (state.terminal or state.is_approval() or state.loop is not None)
         evaluator = _evaluator(state, llm.enabled) if judged else None
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")

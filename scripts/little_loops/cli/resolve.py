@@ -5,11 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from little_loops.fsm.definition.subloop_checks import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
 from little_loops.fsm.suggest import did_you_mean
-
-# Looked for in this order: a compiled FSM first, then the file as written.
-LOOP_SUFFIXES: tuple[str, ...] = (".fsm.yaml", ".yaml", ".yml")
 
 
 def project_loops_dir() -> Path:

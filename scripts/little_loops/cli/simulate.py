@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from little_loops.fsm.engine.simulate import SimulatedStep, SimulationResult
 
 INDENT = " " * 7
+INDENT_CHILD = " " * 4  # one level of sub-loop
 _GOOD = {"success", "target", "progress"}
 _BAD = {"failure", "error", "stall", "blocked"}
 
@@ -102,7 +103,7 @@ def step_lines(step: SimulatedStep, max_iterations: int) -> list[str]:
         lines.append(f"{INDENT}↻ maintain: restarting at {step.target}")
     elif step.target is not None:
         lines.append(f"{INDENT}→ {step.target} ({step.reason})")
-    return lines
+    return [INDENT_CHILD * step.depth + line for line in lines]  # a sub-loop's: indented
 
 
 def outcome_line(result: SimulationResult) -> str:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from little_loops.cli.nesting import where_in_children
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.fsm.safetext import one_line
 
@@ -108,7 +109,7 @@ def status_command(
     rows = [
         ("loop", loop_name),
         ("status", status),
-        ("state", state.current_state),
+        ("state", state.current_state + where_in_children(state.child)),
         ("iteration", f"{state.iteration}/{limit}" if limit else str(state.iteration)),
         (
             "elapsed",

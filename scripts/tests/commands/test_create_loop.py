@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import fields
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from support.paths import REPO
 
 from little_loops.fsm.definition.key_checks import LLM_KEYS
 from little_loops.fsm.definition.loader import load_file, load_text
-from little_loops.fsm.definition.model import OPERATORS, StateConfig
+from little_loops.fsm.definition.model import OPERATORS, StateConfig, model_keys
 from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.paradigms.convergence import CONVERGENCE_KEYS
@@ -123,7 +122,7 @@ def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int) -> None
         UNTIL_KEYS,
         LOOP_SETTINGS,
         tuple(LLM_KEYS),
-        tuple(f.name for f in fields(StateConfig)),
+        tuple(model_keys(StateConfig)),
         EVALUATOR_TYPES,
     ],
     ids=[

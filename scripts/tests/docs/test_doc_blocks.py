@@ -10,6 +10,7 @@ import json
 import re
 import shlex
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from support.doc_blocks import (
 )
 from support.doc_checks import COMPARED, CUSTOM, MESSAGES, UNCHECKED, keyed
 from support.paths import REPO
+from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.cli import (
     SUBCOMMANDS,
@@ -34,7 +36,7 @@ from little_loops.cli import (
     parse_command_line,
 )
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.definition.validation import FileReport, check_document
 
 BLOCKS = all_blocks()
 # Warnings a loop example keeps on purpose: docs/analysis.md lists them as real findings.
@@ -73,9 +75,17 @@ def test_the_kinds_are_all_there() -> None:
     assert {"loop", "fragment", "commands", "output", "json", "python"} <= found
 
 
+def check_loop_block(block: Block, folder: Path) -> FileReport:
+    """Validate a loop example; one with sub-loops beside the other loop examples of its doc."""
+    if not has_subloops(block.text):
+        return check_document(load_text(block.text, block.where))
+    siblings = [b.text for b in of_kind("loop") if b.doc == block.doc]
+    return check_with_siblings(block.text, siblings, folder)
+
+
 @pytest.mark.parametrize("block", of_kind("loop"), ids=ids(of_kind("loop")))
-def test_a_loop_example_passes_validate_strict(block: Block) -> None:
-    report = check_document(load_text(block.text, block.where))
+def test_a_loop_example_passes_validate_strict(block: Block, tmp_path: Path) -> None:
+    report = check_loop_block(block, tmp_path)
     assert [str(e) for e in report.errors] == []
     expected = keyed(block, EXPECTED_WARNINGS)
     warnings = [str(w) for w in report.warnings]

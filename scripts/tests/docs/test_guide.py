@@ -4,9 +4,11 @@ the numbers it quotes come from the code."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from support.paths import REPO
+from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
@@ -34,8 +36,12 @@ def test_the_guide_links_every_other_doc() -> None:
 
 
 @pytest.mark.parametrize("index", range(len(YAML_BLOCKS)))
-def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int) -> None:
-    report = check_document(load_text(YAML_BLOCKS[index], f"guide.md yaml block {index + 1}"))
+def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int, tmp_path: Path) -> None:
+    text = YAML_BLOCKS[index]
+    if has_subloops(text):  # its children are the guide's other examples
+        report = check_with_siblings(text, YAML_BLOCKS, tmp_path)
+    else:
+        report = check_document(load_text(text, f"guide.md yaml block {index + 1}"))
     assert [str(e) for e in report.errors] == []
     assert [str(w) for w in report.warnings] == []
 

@@ -49,9 +49,12 @@ def all_blocks() -> list[Block]:
 def command_lines(text: str) -> list[str]:
     """The lines of a command block, without comments and blank lines."""
     lines: list[str] = []
+    session = text.startswith("$ ")
     for raw in text.splitlines():
         line = raw.removeprefix("$ ").strip()
-        if raw.startswith(" ") and lines:
+        # An indented line goes on the command before it; in a session (`$ ...`) it is the
+        # command's output (a sub-loop's progress is indented).
+        if raw.startswith(" ") and lines and not session:
             lines[-1] += " " + line
         elif line and not line.startswith("#"):
             lines.append(line)

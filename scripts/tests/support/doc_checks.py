@@ -137,6 +137,11 @@ states:
     terminal: true
 """
 FIX_ISSUE = {".loops/fix-issue.yaml": "@docs/guide.md|name: fix-issue"}
+RELEASE = {  # a parent running a sub-loop twice; NOTES.md is there, VERSION is not
+    ".loops/gate.yaml": "@docs/guide.md|name: gate",
+    ".loops/release.yaml": "@docs/guide.md|name: release",
+    "NOTES.md": "notes\n",
+}
 
 # Samples compared, volatile parts normalised, to what the call prints in a project holding
 # this repository's .loops/ and scripts/tests/data/doc_loops/.
@@ -150,6 +155,7 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         "err",
     ),
     ("docs/guide.md", "$ ll-loop fix-issue 123 -v"): Run(files=FIX_ISSUE, stream="err"),
+    ("docs/guide.md", "$ ll-loop release"): Run(files=RELEASE, stream="err", code=7),
     ("docs/guide.md", "ll-loop: error: loop 'fix-issue': missing"): (
         Run(("fix-issue",), FIX_ISSUE, "err", 2, (0, 1)),
         Run(("fix-issue", "12a"), FIX_ISSUE, "err", 2, (1, 2), (0, 1)),

@@ -239,7 +239,7 @@ class _Analyzer:
     @staticmethod
     def gen(state: StateConfig) -> set[str]:
         made: set[str] = set()
-        if state.action and state.capture:
+        if (state.action or state.loop) and state.capture:
             made.add(state.capture)
         if not state.terminal and state.next is None:
             made.add(_RESULT)

@@ -98,21 +98,23 @@ def mermaid_text(text: str) -> str:
     return "".join(_MERMAID_ENTITIES.get(c, c) for c in one_line)
 
 
-def render_mermaid(fsm: FSMLoop) -> str:
-    """A Mermaid `flowchart TD` of *fsm* (renders in GitHub Markdown inside ```mermaid)."""
-    ids = _ids(fsm)
+def _mermaid_parts(fsm: FSMLoop, prefix: str, expand: bool) -> tuple[list[str], list[str]]:
+    """The node lines and the edge lines of *fsm* (ids start with *prefix*); with *expand*
+    each sub-loop state's child follows as a subgraph, recursively."""
+    ids = {name: prefix + node for name, node in _ids(fsm).items()}
     graph = edges(fsm)
-    notes = _notes(graph)
-    lines = ["flowchart TD", f"    %% loop: {mermaid_text(fsm.name)}"]
-    lines.append("    loop_start((start))")
+    notes = {target: prefix + note for target, note in _notes(graph).items()}
+    nodes: list[str] = []
     for name, state in fsm.states.items():
         text = mermaid_text(name)
-        shape = f'(["{text}"])' if state.terminal else f'["{text}"]'
-        lines.append(f"    {ids[name]}{shape}")
+        if state.loop is not None:
+            shape = f'[["{text}: loop {mermaid_text(state.loop)}"]]'
+        else:
+            shape = f'(["{text}"])' if state.terminal else f'["{text}"]'
+        nodes.append(f"    {ids[name]}{shape}")
     for target, note in notes.items():
-        lines.append(f'    {note}>"{mermaid_text(target)}"]')
-    if fsm.initial in ids:
-        lines.append(f"    loop_start --> {ids[fsm.initial]}")
+        nodes.append(f'    {note}>"{mermaid_text(target)}"]')
+    lines: list[str] = []
     for edge in graph:
         source = ids[edge.source]
         label = f'|"{mermaid_text(edge.label)}"|'
@@ -122,6 +124,28 @@ def render_mermaid(fsm: FSMLoop) -> str:
             lines.append(f"    {source} ==>{label} {ids[edge.target]}")
         else:
             lines.append(f"    {source} -->{label} {ids[edge.target]}")
+    for name, child in fsm.children.items() if expand else ():
+        inner = f"{ids[name]}_"
+        child_nodes, child_edges = _mermaid_parts(child, inner, expand)
+        lines.append(f'    subgraph {inner}loop["loop {mermaid_text(child.name)}"]')
+        lines += [f"    {line}" for line in child_nodes + child_edges]
+        lines.append("    end")
+        lines.append(f"    {ids[name]} -.-> {inner}s{list(child.states).index(child.initial)}")
+    return nodes, lines
+
+
+def render_mermaid(fsm: FSMLoop, expand: bool = False) -> str:
+    """A Mermaid `flowchart TD` of *fsm* (renders in GitHub Markdown inside ```mermaid);
+    with *expand*, each sub-loop state's child loop is drawn inside a subgraph."""
+    ids = _ids(fsm)
+    notes = _notes(edges(fsm))
+    lines = ["flowchart TD", f"    %% loop: {mermaid_text(fsm.name)}"]
+    lines.append("    loop_start((start))")
+    nodes, drawn = _mermaid_parts(fsm, "", expand)
+    lines += nodes
+    if fsm.initial in ids:
+        lines.append(f"    loop_start --> {ids[fsm.initial]}")
+    lines += drawn
     terminals = [ids[name] for name in fsm.terminal_states()]
     lines.append("    classDef terminal stroke-width:3px")
     if terminals:
@@ -141,23 +165,23 @@ def dot_text(text: str) -> str:
     return '"' + one_line.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render_dot(fsm: FSMLoop) -> str:
-    """A Graphviz `digraph` of *fsm* (`dot -Tsvg` draws it)."""
-    ids = _ids(fsm)
+def _dot_parts(fsm: FSMLoop, prefix: str, expand: bool) -> tuple[list[str], list[str]]:
+    """The node and edge lines of *fsm* (ids start with *prefix*); with *expand* each
+    sub-loop state's child follows as a cluster, recursively."""
+    ids = {name: prefix + node for name, node in _ids(fsm).items()}
     graph = edges(fsm)
-    notes = _notes(graph)
-    lines = [
-        f"digraph {dot_text(fsm.name)} {{",
-        "    node [shape=box, style=rounded];",
-        "    loop_start [shape=point, width=0.2];",
-    ]
+    notes = {target: prefix + note for target, note in _notes(graph).items()}
+    lines: list[str] = []
     for name, state in fsm.states.items():
+        if state.loop is not None:
+            label = dot_text(f"{name}: loop {state.loop}")
+            lines.append(f"    {ids[name]} [label={label}, shape=component];")
+            continue
         extra = ", peripheries=2" if state.terminal else ""
         lines.append(f"    {ids[name]} [label={dot_text(name)}{extra}];")
     for target, note in notes.items():
         lines.append(f"    {note} [label={dot_text(target)}, shape=note, style=dashed];")
-    if fsm.initial in ids:
-        lines.append(f"    loop_start -> {ids[fsm.initial]};")
+    edge_lines: list[str] = []
     for edge in graph:
         attrs = f"label={dot_text(edge.label)}"
         if edge.kind == "dynamic":
@@ -166,7 +190,33 @@ def render_dot(fsm: FSMLoop) -> str:
             target, attrs = ids[edge.target], attrs + ", style=bold"
         else:
             target = ids[edge.target]
-        lines.append(f"    {ids[edge.source]} -> {target} [{attrs}];")
+        edge_lines.append(f"    {ids[edge.source]} -> {target} [{attrs}];")
+    for name, child in fsm.children.items() if expand else ():
+        inner = f"{ids[name]}_"
+        edge_lines.append(f"    subgraph cluster_{inner}loop {{")
+        edge_lines.append(f"        label={dot_text('loop ' + child.name)};")
+        child_nodes, child_edges = _dot_parts(child, inner, expand)
+        edge_lines += [f"    {line}" for line in child_nodes + child_edges]
+        edge_lines.append("    }")
+        first = f"{inner}s{list(child.states).index(child.initial)}"
+        edge_lines.append(f"    {ids[name]} -> {first} [style=dotted];")
+    return lines, edge_lines
+
+
+def render_dot(fsm: FSMLoop, expand: bool = False) -> str:
+    """A Graphviz `digraph` of *fsm* (`dot -Tsvg` draws it); with *expand*, each sub-loop
+    state's child loop is drawn inside a cluster."""
+    ids = _ids(fsm)
+    lines = [
+        f"digraph {dot_text(fsm.name)} {{",
+        "    node [shape=box, style=rounded];",
+        "    loop_start [shape=point, width=0.2];",
+    ]
+    nodes, drawn = _dot_parts(fsm, "", expand)
+    lines += nodes
+    if fsm.initial in ids:
+        lines.append(f"    loop_start -> {ids[fsm.initial]};")
+    lines += drawn
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -174,6 +224,6 @@ def render_dot(fsm: FSMLoop) -> str:
 RENDERERS = {"mermaid": render_mermaid, "dot": render_dot}
 
 
-def render(fsm: FSMLoop, fmt: str = "mermaid") -> str:
-    """*fsm* drawn in *fmt* (one of FORMATS)."""
-    return RENDERERS[fmt](fsm)
+def render(fsm: FSMLoop, fmt: str = "mermaid", expand: bool = False) -> str:
+    """*fsm* drawn in *fmt* (one of FORMATS); *expand* draws sub-loops' child loops inside."""
+    return RENDERERS[fmt](fsm, expand)

@@ -15,6 +15,7 @@ from little_loops.fsm.definition.model import (
     JUDGE_BACKENDS,
     OPERATORS,
     SESSION_MODES,
+    TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
 from little_loops.fsm.definition.retry_checks import (
@@ -22,6 +23,7 @@ from little_loops.fsm.definition.retry_checks import (
     RETRY_KEYS,
     unknown_verdicts,
 )
+from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.definition.value_checks import (
     MAX_ACTION_SECONDS,
     MAX_LOOP_SECONDS,
@@ -117,6 +119,9 @@ STATE_KEYS: dict[str, Check] = {
     "session_key": optional(string),
     "retry": optional(mapping),
     "on_retry_exhausted": optional(string),
+    "loop": optional(string),
+    "with": optional(mapping),
+    "outcome": optional(one_of(TERMINAL_OUTCOMES)),
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
@@ -297,6 +302,8 @@ class _Checker:
                         self.add((*path, "stall", key), "only at the loop level (it counts passes)")
             for where, problem in approval_problems(state):
                 self.add((*path, *where), problem)
+            for at, why in subloop_key_problems(state):
+                self.add((*path, *at), why)
             retry = state.get("retry")
             if isinstance(retry, Mapping):
                 self.keys(retry, (*path, "retry"), RETRY_KEYS)

@@ -140,6 +140,16 @@ STATE_KEYS: dict[str, str] = {
         "Next state when every attempt of retry: gave a matching result (default: route the "
         "last attempt's verdict)."
     ),
+    "loop": (
+        "Run this loop (a name in .loops/, a path, or library:NAME) as this state's action; "
+        "its end gives the verdict: success, failure (a terminal state with outcome: failure) "
+        "or error (a limit or an error)."
+    ),
+    "with": "For a sub-loop state: the child loop's parameter values (interpolated).",
+    "outcome": (
+        "For a terminal state: success (the default) or failure, the verdict a parent loop's "
+        "sub-loop state gets when this loop ends here."
+    ),
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

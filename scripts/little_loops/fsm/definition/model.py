@@ -52,6 +52,28 @@ ROUTE_ERROR_KEY = "_error"
 CURRENT_STATE_TOKEN = "$current"
 
 
+# A terminal state's `outcome:` (the verdict a parent's sub-loop state gets when the
+# child loop ends there; failure also sets a top-level run's outcome, runs/outcomes.py).
+OUTCOME_SUCCESS = "success"
+OUTCOME_FAILURE = "failure"
+TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
+
+
+def yaml_key(field_name: str) -> str:
+    """The loop-file key of a model field: `with_` is `with` (a Python keyword)."""
+    return field_name.removesuffix("_")
+
+
+def field_name(key: str) -> str:
+    """The model field of a loop-file key (see yaml_key)."""
+    return "with_" if key == "with" else key
+
+
+def model_keys(cls: type) -> list[str]:
+    """The loop-file keys of a model dataclass: its fields, less the derived ones."""
+    return [yaml_key(f.name) for f in fields(cls) if not f.metadata.get("derived")]
+
+
 @dataclass
 class EvaluateConfig:
     """How to turn an action's result into a verdict (`evaluate:` of a state)."""
@@ -134,11 +156,14 @@ class StateConfig:
     session_key: str | None = None  # whose session to record and resume (default: the state)
     retry: RetryConfig | None = None
     on_retry_exhausted: str | None = None
+    loop: str | None = None  # a sub-loop: run this loop (a name in .loops/ or a path)
+    with_: dict[str, Any] | None = None  # `with:`, the sub-loop's parameter values
+    outcome: str | None = None  # a terminal state's: OUTCOME_SUCCESS or OUTCOME_FAILURE
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known}
+        known = {yaml_key(f.name) for f in fields(cls)}
+        kwargs = {field_name(k): v for k, v in data.items() if k in known}
         if isinstance(data.get("stall"), dict):
             kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if isinstance(data.get("retry"), dict):
@@ -150,7 +175,7 @@ class StateConfig:
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        out = _non_default_items(self)
+        out = {yaml_key(k): v for k, v in _non_default_items(self).items()}
         if self.claude is not None:
             out["claude"] = dict(self.claude)
         if self.evaluate is not None:
@@ -233,6 +258,11 @@ class FSMLoop:
     notify: NotifyConfig | None = None
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
+    # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
+    # file is validated (definition/subloop_checks.py), never written back to a file.
+    children: dict[str, FSMLoop] = field(
+        default_factory=dict, repr=False, compare=False, metadata={"derived": True}
+    )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:

@@ -36,6 +36,7 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.parameters import ParameterSpec
+from little_loops.fsm.definition.subloop_checks import attach_children
 from little_loops.fsm.definition.value_checks import describe
 from little_loops.fsm.errors import (
     LoopDefinitionError,
@@ -179,6 +180,8 @@ def check_document(doc: LoadedDocument) -> FileReport:
         if not _has_errors(problems):
             fsm = FSMLoop.from_dict(dict(data))
             problems += _check_machine(fsm)
+            if not _has_errors(problems):
+                problems += attach_children(fsm, doc.source, check_file)
     for problem in problems:
         if problem.line is None:
             problem.line = doc.line_of(problem.path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
@@ -35,6 +36,8 @@ class Checkpoints:
     approval: dict[str, Any] | None  # the question an approval state waits on
     stall: StallWatch  # the stall breakers' counts
     attempts: Attempts
+    pending_child: dict[str, Any] | None  # a saved child to go on with (engine/subloop.py)
+    child_snapshot: Callable[[], dict[str, Any] | None]
 
     def elapsed_ms(self) -> int:
         return self.clock.elapsed_ms()
@@ -60,6 +63,7 @@ class Checkpoints:
             sessions=dict(self.sessions),
             attempt=self.attempts.snapshot(),
             waited_ms=dict(self.attempts.waited_ms),
+            child=self.child_snapshot(),
         )
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -91,3 +95,4 @@ class Checkpoints:
             self.stall.reentered(snap.current_state)  # entered again: not one more visit
         self.sessions = dict(snap.sessions)
         self.attempts = Attempts(AttemptRecord.from_dict(snap.attempt), dict(snap.waited_ms))
+        self.pending_child = snap.child if snap.entered and not finished else None

@@ -185,6 +185,18 @@ class LoopComplete(_LoopCompleteKeys, total=False):
     waited_ms: dict[str, int]  # time spent in retry and rate-limit waits, by kind
 
 
+# A sub-loop's events go to its parent's log with these keys added (engine/subloop.py):
+# how deep the loop that emitted it is (1: a child of the run's loop), and its name.
+DEPTH_KEY = "depth"
+LOOP_KEY = "loop"
+
+
+def nested(event: Mapping[str, object]) -> bool:
+    """Whether *event* came from a sub-loop (its loop_start/loop_complete do not start or
+    end the run)."""
+    return bool(event.get(DEPTH_KEY))
+
+
 def stamped(event: str, payload: Mapping[str, object]) -> dict[str, Any]:
     """The line written for *event*: its name, the time, then the payload."""
     return {"event": event, "ts": iso_now(), **payload}

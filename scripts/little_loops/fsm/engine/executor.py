@@ -29,6 +29,7 @@ from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_r
 from little_loops.fsm.engine.safeguards import STALLED, Safeguards
 from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
+from little_loops.fsm.engine.subloop import SubLoops
 from little_loops.fsm.engine.terminals import Terminals
 from little_loops.fsm.errors import InterpolationError, LoopError
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 
-class FSMExecutor(Safeguards, Retrying, Terminals):
+class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops):
     """Execute an FSM loop until a terminal state or a limit.
 
     The executor only ever moves along transitions the loop declares: a route that
@@ -90,6 +91,8 @@ class FSMExecutor(Safeguards, Retrying, Terminals):
         self._shutdown_reason = "interrupted"
         self._sleep = sleep
         self.before_wait: Callable[[], None] | None = None  # called before a backoff wait
+        self.child: FSMExecutor | None = None  # a sub-loop state's running child loop
+        self.pending_child: dict[str, Any] | None = None  # its saved snapshot, on resume
         self._init_safeguards()
 
     # -- control -----------------------------------------------------------------------
@@ -102,6 +105,7 @@ class FSMExecutor(Safeguards, Retrying, Terminals):
         """
         self._shutdown_reason = reason
         self._shutdown.set()
+        self.request_child_shutdown(reason)
         self.action_runner.cancel(reason)
 
     # -- the loop ----------------------------------------------------------------------
@@ -237,6 +241,8 @@ class FSMExecutor(Safeguards, Retrying, Terminals):
         """Run the state's action (unless it already ran: *done*), evaluate it and route."""
         if state.is_approval():
             return self._ask(name, state)
+        if state.loop is not None:
+            return self._run_subloop(name, state)
         ctx = self._context()
         action_result: ActionResult | None = done
         if state.action and done is None:

@@ -72,6 +72,9 @@ class ExecutorSnapshot:
     # The current state's attempts and the wait it is in (engine/attempts.AttemptRecord).
     attempt: dict[str, Any] | None = None
     waited_ms: dict[str, int] = field(default_factory=dict)
+    # The running child loop of a sub-loop state (`loop:`): its own snapshot, as a dict of
+    # these fields (with its own `child` when it runs one), and `loop`, its name.
+    child: dict[str, Any] | None = None
 
 
 def chomp(text: str) -> str:

@@ -10,7 +10,7 @@ known: references to it are shown as written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
@@ -19,6 +19,7 @@ from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.references import ESCAPE, OPEN, reference_pattern
 from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.engine.shellquote import contexts, quoted
+from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.engine.transitions import restart
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.suggest import did_you_mean
@@ -33,6 +34,8 @@ ERROR = "error"
 SCRIPT_EXHAUSTED = "script_exhausted"
 UNRESOLVED_TARGET = "unresolved_target"
 MAX_STEPS = "max_steps"
+# `--verdicts build/check=failure`: verdicts for state `check` of the child of state `build`.
+SUBLOOP_SEPARATOR = "/"
 SIMULATION_EXIT_CODES: dict[str, int] = {
     TERMINAL: 0,
     ERROR: 1,
@@ -56,6 +59,7 @@ class SimulatedStep:
     target: str | None = None
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    depth: int = 0  # 1 for a state of a sub-loop's child, named `STATE/CHILD_STATE`
 
 
 @dataclass
@@ -82,6 +86,9 @@ class SimulationResult:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        for step in out["steps"]:
+            if not step["depth"]:
+                del step["depth"]  # only a sub-loop's steps say how deep they are
         out["exit_code"] = self.exit_code
         out["path"] = self.path
         return out
@@ -90,6 +97,10 @@ class SimulationResult:
 def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
     """Raise LoopDefinitionError when *verdicts* names a state that takes none."""
     for name, items in verdicts.items():
+        parent, sep, inner = name.partition(SUBLOOP_SEPARATOR)
+        if sep and parent in fsm.children:  # a state of a sub-loop state's child loop
+            check_script(fsm.children[parent], {inner: items})
+            continue
         if name not in fsm.states:
             hint = did_you_mean(name, fsm.states) or f" (states: {', '.join(fsm.states)})"
             raise LoopDefinitionError(
@@ -176,7 +187,7 @@ class _Walk:
             self.steps.append(step)
             verdict: str | None = None
             if state.next is None:
-                picked = self.next_verdict()
+                picked = self.next_verdict() or self.child_verdict(state)
                 if picked is None:
                     given = self.script.get(self.current, [])
                     used = f" (scripted: {', '.join(given)})" if given else ""
@@ -212,6 +223,10 @@ class _Walk:
     def enter(self, state: StateConfig) -> SimulatedStep:
         """The step for entering the current state: its action, as far as it can be known."""
         step = SimulatedStep(self.current, self.passes.iteration)
+        if state.loop is not None:
+            step.action, step.action_type = f"loop {state.loop}", "loop"
+            if state.capture:
+                self.captured.add(state.capture)
         if state.action:
             shell = not (state.is_prompt() or state.is_approval())  # a question is text
             step.action, step.notes = self.render(state.action, shell)
@@ -234,9 +249,34 @@ class _Walk:
         if index < len(items):
             self.used[self.current] = index + 1
             return items[index], "scripted"
-        if self.default is not None:
+        if self.default is not None and not self.child_script():
             return self.default, "default"
         return None
+
+    def child_script(self) -> dict[str, list[str]]:
+        """The verdicts left for states of the current sub-loop state's child, by its names."""
+        prefix = self.current + SUBLOOP_SEPARATOR
+        return {
+            key[len(prefix) :]: items[self.used[key] :]
+            for key, items in self.script.items()
+            if key.startswith(prefix)
+        }
+
+    def child_verdict(self, state: StateConfig) -> tuple[str, str] | None:
+        """Walk the child loop of a sub-loop state with its scripted verdicts: its end is
+        the verdict (success, failure at an `outcome: failure` terminal, else error)."""
+        child, script = self.fsm.children.get(self.current), self.child_script()
+        if child is None or not script:
+            return None
+        given = {**child.context, **(state.with_ or {})}  # `${...}` values shown as written
+        walk = _Walk(replace(child, context=given), script, self.default, self.max_steps)
+        ended, named = walk.run(), self.current + SUBLOOP_SEPARATOR
+        for key, count in walk.used.items():
+            self.used[named + key] += count
+        inner = [replace(s, state=named + s.state, depth=s.depth + 1) for s in ended.steps]
+        self.steps[-1:-1] = inner  # shown before the sub-loop state's verdict
+        verdict = end_verdict(child, ended.terminated_by, ended.final_state)
+        return verdict, f"loop {child.name} ended in {ended.final_state}: {ended.terminated_by}"
 
     def check_verdict(self, state: StateConfig, step: SimulatedStep) -> None:
         from little_loops.fsm.evaluators.verdicts import state_verdicts  # not at --help

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model import OUTCOME_FAILURE, FSMLoop, StateConfig
 from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.engine.routing import StepOutcome
 from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
 from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.runs.outcomes import Outcome
 
 
 class Terminals:
@@ -56,7 +57,8 @@ class Terminals:
         """End the run at a terminal state, or restart a `maintain` loop."""
         way = restart(self.fsm, state)
         if way is None:
-            return self._finish("terminal")
+            failed = state.outcome == OUTCOME_FAILURE
+            return self._finish(Outcome.TERMINAL_FAILURE if failed else Outcome.TERMINAL)
         if way.target not in self.fsm.states:
             return self._illegal(way.target)
         self.passes.restarted()

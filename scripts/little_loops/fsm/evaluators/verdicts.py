@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from little_loops.fsm.definition.model import DEFAULT_EVALUATOR, FSMLoop, StateConfig
+from little_loops.fsm.definition.model import (
+    DEFAULT_EVALUATOR,
+    TERMINAL_OUTCOMES,
+    FSMLoop,
+    StateConfig,
+)
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 
@@ -37,6 +42,9 @@ def state_verdicts(fsm: FSMLoop, state: StateConfig) -> StateVerdicts | None:
     """What *state* can answer, or None when it is not evaluated (terminal, or `next:`)."""
     if state.terminal or state.next is not None:
         return None
+    if state.loop is not None:  # the child loop's end (engine/subloop.py)
+        causes = "the child loop ended by a limit or an error"
+        return StateVerdicts("loop", f"loop {state.loop}", TERMINAL_OUTCOMES, causes)
     config = state.effective_evaluate()
     spec = SPECS.get(config.type)
     causes = spec.error_causes if spec is not None else "a failed evaluation"

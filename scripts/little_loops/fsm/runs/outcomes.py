@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
     TIMEOUT = 4  # stopped by the loop-level timeout
     HANDOFF = 5  # context handoff: awaiting continuation (resume it later)
     BUDGET = 6  # the spending budget was used up
+    TERMINAL_FAILURE = 7  # the loop ended in a terminal state that says `outcome: failure`
     STALL = 8  # a stall breaker fired and the loop has no on_stall route
     AWAITING_APPROVAL = 9  # an approval state waits for `ll-loop approve`/`reject` (then resume)
     INTERRUPTED = 130  # Ctrl-C (SIGINT)
@@ -49,6 +50,12 @@ class Outcome(StrEnum):
         return member
 
     TERMINAL = ("terminal", Status.COMPLETED, ExitCode.OK, "a terminal state was reached")
+    TERMINAL_FAILURE = (
+        "terminal_failure",
+        Status.FAILED,
+        ExitCode.TERMINAL_FAILURE,
+        "a terminal state with `outcome: failure` was reached",
+    )
     ERROR = (
         "error",
         Status.FAILED,

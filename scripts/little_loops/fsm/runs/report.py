@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from little_loops.fsm.engine.events import nested
+
 KEEP_STEPS = 2000
 KEEP_PASSES = 200
 
@@ -160,6 +162,8 @@ class _Builder:
         report, kind, ts = self.report, event.get("event"), event.get("ts")
         ts = ts if isinstance(ts, str) else ""
         report.events += 1
+        if nested(event):  # a sub-loop's: its cost comes with its state's `evaluate`
+            return
         step = self.step
         if kind == "state_enter":
             self._end_step(ts)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.events import nested
 from little_loops.fsm.engine.executor import (
     EventCallback,
     ExecutionResult,
@@ -191,6 +192,8 @@ class PersistentExecutor:
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
+        if nested(event) and kind in _BOUNDARIES:
+            kind = f"child_{kind}"  # a sub-loop's start or end: the run goes on
         try:
             if kind in _HELD and not event.get("cost_usd"):
                 self.persistence.append_event(event, hold=True)

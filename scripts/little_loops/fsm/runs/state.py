@@ -95,6 +95,7 @@ class StateFile(TypedDict):
     sessions: dict[str, str]  # Claude Code session ids by session_key (session: continue)
     attempt: dict[str, Any] | None  # the current state's attempts and pending wait
     waited_ms: dict[str, int]  # time spent in retry and rate-limit waits, by kind
+    child: dict[str, Any] | None  # a running sub-loop's snapshot, nested (engine/subloop.py)
 
 
 @dataclass
@@ -130,6 +131,7 @@ class LoopState:
     sessions: dict[str, str] = field(default_factory=dict)  # Claude Code sessions by key
     attempt: dict[str, Any] | None = None  # engine/attempts.AttemptRecord (a wait survives)
     waited_ms: dict[str, int] = field(default_factory=dict)
+    child: dict[str, Any] | None = None  # a running sub-loop's snapshot (engine/subloop.py)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> StateFile:
@@ -165,6 +167,7 @@ class LoopState:
             "sessions": self.sessions,
             "attempt": self.attempt,
             "waited_ms": self.waited_ms,
+            "child": self.child,
         }
 
     @classmethod
@@ -260,6 +263,7 @@ def parse_state(data: Any) -> LoopState:
         sessions=sessions,
         attempt=_get(data, "attempt", (dict, type(None)), None),
         waited_ms=_waited(_get(data, "waited_ms", (dict,), dict)),
+        child=_get(data, "child", (dict, type(None)), None),
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.engine.events import nested
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.notify import RunSummary
 from little_loops.fsm.runs.outcomes import Status
@@ -64,6 +65,8 @@ def last_part(events: Iterable[dict[str, Any]]) -> Part:
     found = part.visits
     for event in events:
         kind, ts = event.get("event"), str(event.get("ts", ""))
+        if nested(event):  # a sub-loop's: its cost comes with its state's `evaluate`
+            continue
         if kind == "loop_start":
             part = Part(began=ts, resumed=event.get("resumed") is True)
             found = part.visits

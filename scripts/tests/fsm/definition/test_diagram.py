@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 from textwrap import dedent
 
 import pytest
@@ -20,7 +21,7 @@ from little_loops.fsm.definition.diagram import (
 )
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop
-from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.definition.validation import check_document, load_and_validate
 
 DOT = shutil.which("dot")
 
@@ -198,7 +199,11 @@ def test_every_state_and_transition_is_drawn(name: str, fsm: FSMLoop) -> None:
     for state_name, state in fsm.states.items():
         sid = ids[state_name]
         label = mermaid_text(state_name)
-        if state.terminal:
+        if state.loop is not None:  # a sub-loop state: a subroutine box naming its loop
+            shown = f"{state_name}: loop {state.loop}"
+            assert f'    {sid}[["{mermaid_text(shown)}"]]\n' in mermaid
+            assert f"    {sid} [label={dot_text(shown)}, shape=component];\n" in dot
+        elif state.terminal:
             assert f'    {sid}(["{label}"])\n' in mermaid
             assert re.search(rf"^    class .*\b{sid}\b.* terminal$", mermaid, re.M)
             assert f"    {sid} [label={dot_text(state_name)}, peripheries=2];\n" in dot
@@ -228,3 +233,27 @@ def test_graphviz_accepts_every_example() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert done.stdout.count("</svg>") == len(graphs)
+
+
+def test_a_sub_loop_is_drawn_inside_its_state_with_expand(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    loops.mkdir()
+    (loops / "kid.yaml").write_text(
+        "name: kid\ninitial: a\nstates:\n  a: {action: 'true', on_success: b}\n"
+        "  b: {terminal: true}\n"
+    )
+    (loops / "top.yaml").write_text(
+        "name: top\ninitial: go\nstates:\n  go: {loop: kid, on_success: done}\n"
+        "  done: {terminal: true}\n"
+    )
+    fsm = load_and_validate(loops / "top.yaml")
+    assert "subgraph" not in render_mermaid(fsm)
+    mermaid = render_mermaid(fsm, expand=True)
+    assert '    subgraph s0_loop["loop kid"]\n' in mermaid
+    assert '        s0_s0["a"]\n' in mermaid
+    assert '        s0_s0 -->|"success"| s0_s1\n' in mermaid
+    assert "    s0 -.-> s0_s0\n" in mermaid
+    dot = render_dot(fsm, expand=True)
+    assert "    subgraph cluster_s0_loop {\n" in dot
+    assert '        s0_s1 [label="b", peripheries=2];\n' in dot
+    assert "    s0 -> s0_s0 [style=dotted];\n" in dot

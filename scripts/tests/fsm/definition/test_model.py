@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 from support.paths import REPO, SHIPPED_LOOPS, TESTS
+from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.fsm.definition.json_schema import SCHEMA_FILE
 from little_loops.fsm.definition.loader import load_file, load_text
@@ -25,6 +26,7 @@ from little_loops.fsm.definition.model import (
     LLMConfig,
     RouteConfig,
     StateConfig,
+    model_keys,
 )
 from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
@@ -191,7 +193,7 @@ def test_the_json_schema_is_a_valid_draft_2020_12_schema() -> None:
 )
 def test_schema_and_dataclass_list_the_same_keys(definition: str, cls: type) -> None:
     schema = DEFS[definition]
-    assert list(schema["properties"]) == [f.name for f in fields(cls)]
+    assert list(schema["properties"]) == model_keys(cls)
     assert schema["additionalProperties"] is False
     for name, prop in schema["properties"].items():
         assert prop.get("description"), f"{definition}.{name} has no description"
@@ -246,10 +248,16 @@ def test_example_loop_files_are_valid(path: Path) -> None:
 
 
 @pytest.mark.parametrize(("where", "text"), DOC_BLOCKS, ids=[w for w, _ in DOC_BLOCKS])
-def test_example_loops_in_docs_are_valid(where: str, text: str) -> None:
+def test_example_loops_in_docs_are_valid(where: str, text: str, tmp_path: Path) -> None:
     doc = load_text(text, where)
     assert sorted(VALIDATOR.iter_errors(doc.data), key=str) == []
-    assert [str(p) for p in check_document(doc).problems()] == []
+    if has_subloops(text):  # its children are the doc's other examples
+        doc_name = where.partition("#")[0]
+        siblings = [other for w, other in DOC_BLOCKS if w.partition("#")[0] == doc_name]
+        report = check_with_siblings(text, siblings, tmp_path)
+    else:
+        report = check_document(doc)
+    assert [str(p) for p in report.problems()] == []
 
 
 INVALID = sorted((TESTS / "data" / "invalid_loops").glob("*.yaml"))

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import textwrap
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from little_loops.fsm.definition.model import (
     NotifyConfig,
     RouteConfig,
     StateConfig,
+    model_keys,
 )
 from little_loops.fsm.definition.validation import (
     check_document,
@@ -384,7 +384,7 @@ def test_loop_name_must_be_a_plain_file_name() -> None:
     ],
 )
 def test_checked_keys_are_the_dataclass_fields(table: dict[str, Any], cls: type) -> None:
-    assert list(table) == [f.name for f in fields(cls)]
+    assert list(table) == model_keys(cls)
 
 
 def test_every_evaluator_key_is_checked_and_every_checked_key_is_read() -> None:
@@ -968,7 +968,8 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
     [
         (
             {"webhook": "https://example.com/hook", "on": ["done", "budgt"]},
-            "loop 'demo' > notify > on: expected one of done, failed, max_iterations, timeout, "
+            "loop 'demo' > notify > on: expected one of done, terminal_failure, failed, "
+            "max_iterations, timeout, "
             "handoff, budget, interrupted, stopped, stall, awaiting_approval, terminal, error, "
             "got 'budgt' (did you mean budget?)",
         ),

@@ -78,6 +78,7 @@ def test_the_status_table_of_docs_persistence_is_outcome() -> None:
 def test_each_outcome_has_its_status_and_exit_code() -> None:
     assert {o: (o.status, o.exit_code) for o in Outcome} == {
         "terminal": ("completed", 0),
+        "terminal_failure": ("failed", 7),
         "error": ("failed", 1),
         "max_iterations": ("failed", 3),
         "timeout": ("failed", 4),

@@ -434,6 +434,7 @@ def test_list_running_loops(project: Path, dead_pid: int) -> None:
 def test_every_termination_reason_has_one_status_and_exit_code() -> None:
     codes: dict[str, int] = {
         "terminal": ExitCode.OK,
+        "terminal_failure": ExitCode.TERMINAL_FAILURE,
         "error": ExitCode.FAILED,
         "max_iterations": ExitCode.MAX_ITERATIONS,
         "timeout": ExitCode.TIMEOUT,
@@ -450,6 +451,7 @@ def test_every_termination_reason_has_one_status_and_exit_code() -> None:
     statuses: dict[str, Any] = {k: o.status for k, o in OUTCOMES.items()}
     assert statuses == {
         "terminal": "completed",
+        "terminal_failure": "failed",
         "error": "failed",
         "max_iterations": "failed",
         "timeout": "failed",

@@ -1,0 +1,144 @@
+"""Sub-loop states (`loop:`, `with:`): their keys, and loading and checking each child loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Protocol
+
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.parameters import check_value
+from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
+from little_loops.fsm.suggest import did_you_mean
+
+# Looked for in this order: a compiled FSM first, then the file as written.
+LOOP_SUFFIXES: tuple[str, ...] = (".fsm.yaml", ".yaml", ".yml")
+# The state keys a sub-loop state cannot have: the child is its action and gives its verdict.
+# (The child's own `timeout`/`max_iterations` bound it; `retry:` would run it again.)
+NOT_WITH_LOOP: tuple[str, ...] = (
+    "action",
+    "action_type",
+    "evaluate",
+    "next",
+    "timeout",
+    "idle_timeout",
+    "retry",
+    "on_retry_exhausted",
+)
+INTERPOLATION_START = "${"
+
+KeyPath = tuple[str | int, ...]
+# The loop files being checked, outermost first: a child found among them is recursion.
+_OPEN: ContextVar[tuple[Path, ...]] = ContextVar("subloop_open", default=())
+
+
+class Report(Protocol):
+    """What checking a child file gives (definition/validation.FileReport)."""
+
+    fsm: FSMLoop | None
+    errors: list[ValidationError]
+
+
+def key_problems(state: Mapping[Any, object]) -> Iterator[tuple[KeyPath, str]]:
+    """Keys that do not go together with `loop:` / `with:` / `outcome:` in one raw state."""
+    if state.get("loop") is not None:
+        for key in NOT_WITH_LOOP:
+            if state.get(key) is not None:
+                yield (key,), "a sub-loop state (loop:) runs the child loop: it cannot have " + key
+        if state.get("terminal") is True:
+            yield ("loop",), "a terminal state cannot run a sub-loop"
+    elif state.get("with") is not None:
+        yield ("with",), "only a sub-loop state (loop:) takes parameter values"
+    if state.get("outcome") is not None and state.get("terminal") is not True:
+        yield ("outcome",), "only a terminal state has an outcome"
+
+
+def child_path(name: str, parent_file: Path) -> Path:
+    """The file of the child loop *name*: `library:NAME`, a path (from the parent's folder),
+    else NAME.fsm.yaml / NAME.yaml / NAME.yml in the parent's folder (its .loops/)."""
+    from little_loops.loops import LIBRARY_PREFIX, library_loop_path
+
+    if name.startswith(LIBRARY_PREFIX):
+        return library_loop_path(name[len(LIBRARY_PREFIX) :])
+    folder = parent_file.parent
+    given = folder / name
+    if "/" in name or name.endswith((".yaml", ".yml")):
+        if given.is_file():
+            return given
+        raise LoopFileError(str(given), "no such file")
+    for suffix in LOOP_SUFFIXES:
+        candidate = folder / f"{name}{suffix}"
+        if candidate.is_file():
+            return candidate
+    raise LoopDefinitionError(f"no loop named '{name}' in {folder}/")
+
+
+def attach_children(
+    fsm: FSMLoop, source: str, check: Callable[[Path], Report]
+) -> list[ValidationError]:
+    """Load and check the child loop of each sub-loop state of *fsm* (read from *source*)
+    with *check*, and keep it in `fsm.children`; the problems, at the state's `loop:` key."""
+    subloops = {name: s for name, s in fsm.states.items() if s.loop is not None}
+    if not subloops:
+        return []
+    here = Path(source).resolve()
+    opened = _OPEN.get()
+    token = _OPEN.set((*opened, here))
+    problems: list[ValidationError] = []
+    try:
+        for name, state in subloops.items():
+            assert state.loop is not None
+            path: KeyPath = ("states", name, "loop")
+            try:
+                file = child_path(state.loop, here).resolve()
+            except (LoopDefinitionError, LoopFileError) as exc:
+                problems.append(ValidationError.at(fsm.name, path, str(exc)))
+                continue
+            if file in (*opened, here):
+                chain = " > ".join(p.name for p in (*opened, here)[(*opened, here).index(file) :])
+                problem = f"recursion: {chain} > {file.name} runs itself"
+                problems.append(ValidationError.at(fsm.name, path, problem))
+                continue
+            report = check(file)
+            if report.errors or report.fsm is None:
+                first = report.errors[0] if report.errors else "it is not a valid loop"
+                problem = f"child loop {file.name} is not valid: {first}"
+                problems.append(ValidationError.at(fsm.name, path, problem))
+                continue
+            asks = [n for n, s in report.fsm.states.items() if s.is_approval()]
+            if asks:  # `ll-loop approve` answers the run's own question, not a child's
+                problem = f"child loop {file.name} has an approval state ({asks[0]}): not supported"
+                problems.append(ValidationError.at(fsm.name, path, problem))
+                continue
+            fsm.children[name] = report.fsm
+            for where, problem in with_problems(report.fsm, state.with_ or {}):
+                problems.append(ValidationError.at(fsm.name, ("states", name, *where), problem))
+    finally:
+        _OPEN.reset(token)
+    return problems
+
+
+def with_problems(child: FSMLoop, given: Mapping[str, Any]) -> Iterator[tuple[KeyPath, str]]:
+    """`with:` against the child's parameters: known keys, literal values of the right
+    type (an interpolated value is checked when the state runs), every required one given."""
+    known = [*child.parameters, *child.context]
+    for key, value in given.items():
+        if key not in known:
+            hint = did_you_mean(str(key), known) or (
+                f" ({child.name} has: {', '.join(known)})"
+                if known
+                else f" ({child.name} declares no parameters)"
+            )
+            yield ("with", str(key)), f"unknown parameter of loop '{child.name}'{hint}"
+            continue
+        spec = child.parameters.get(key)
+        if spec is None or (isinstance(value, str) and INTERPOLATION_START in value):
+            continue
+        try:
+            check_value(spec, value)
+        except ValueError as exc:
+            yield ("with", str(key)), f"parameter of loop '{child.name}': {exc}"
+    for name, spec in child.parameters.items():
+        if spec.required and name not in given:
+            yield ("with",), f"missing required parameter '{name}' of loop '{child.name}'"
