@@ -29,7 +29,10 @@ TESTED = {"fix-tests", "lint-fix", "type-fix", "coverage-up", "ralph", "review-a
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PATH": f"{os.environ['PATH']}{os.pathsep}{BIN}"}
+    # The loops' own tools run as on a developer's machine: pytest prints longer summaries
+    # when it sees CI (or BUILD_NUMBER) set, which would change the documented samples.
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}
+    return {**env, "PATH": f"{os.environ['PATH']}{os.pathsep}{BIN}"}
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
