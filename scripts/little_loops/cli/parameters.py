@@ -120,9 +120,11 @@ def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = Fal
     context = bind(fsm.name, fsm.parameters, fsm.context, arguments, missing_ok=missing_ok)
     # A value given at run time is data, taken as written: it may come from someone else
     # (an issue title in CI), so a `${env.TOKEN}` in it must not be filled in.
+    from little_loops.fsm.engine.references import as_data
+
     for key in given_keys(fsm, arguments):
         if key in context:
-            context[key] = literal(context[key])
+            context[key] = as_data(context[key])
     if arguments != Arguments():
         # The file's own context values that use the given ones must still fill in: one
         # that cannot (a cycle, past the limits) is refused now, not when a state reads it.
@@ -139,12 +141,6 @@ def given_keys(fsm: FSMLoop, arguments: Arguments) -> set[str]:
     keys |= set(list(fsm.parameters)[: len(arguments.positional)])
     keys |= {pair.partition("=")[0] for pair in arguments.sets}
     return keys
-
-
-def literal(value: Any) -> Any:
-    """A text *value* with each `${` written `$${`, which interpolation reads as a literal
-    `${`. Other values (numbers, lists) are never filled in, so they stay as they are."""
-    return value.replace("${", "$${") if isinstance(value, str) else value
 
 
 def for_background(fsm: FSMLoop, arguments: Arguments) -> Arguments:

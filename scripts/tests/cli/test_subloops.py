@@ -554,3 +554,27 @@ def test_ctrl_c_in_a_child_interrupts_the_tree(loop_project: LoopProject) -> Non
         (1, "interrupted"),
         (None, "interrupted"),
     ]
+
+
+def test_an_output_handed_to_a_child_is_data(tmp_path: Path) -> None:
+    # A captured output reaches the child through `with:`; a `${env...}` in that output is
+    # text, never filled in, so an action's output cannot read the environment.
+    loops = tmp_path / ".loops"
+    loops.mkdir()
+    (loops / "outer.yaml").write_text(
+        "name: outer\ninitial: fetch\nstates:\n"
+        "  fetch:\n    action: echo 'title $${env.LL_TEST_TOKEN}'\n    capture: issue\n"
+        "    next: inner\n"
+        "  inner:\n    loop: inner\n    with:\n      title: ${captured.issue.output}\n"
+        "    on_success: done\n    on_failure: done\n    on_error: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    (loops / "inner.yaml").write_text(
+        "name: inner\nparameters:\n  title: string\ninitial: show\nstates:\n"
+        "  show:\n    action: printf '%s' ${context.title} > shown.txt\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    env = {**os.environ, "LL_TEST_TOKEN": "s3cret"}
+    done = llproc.ll_loop(tmp_path, "run", "outer", env=env)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "shown.txt").read_text() == "title ${env.LL_TEST_TOKEN}"

@@ -20,6 +20,7 @@ from little_loops.fsm.engine import events
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
+from little_loops.fsm.engine.references import as_data
 from little_loops.fsm.engine.routing import StepOutcome, follow_route
 from little_loops.fsm.engine.step import StateWork
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
@@ -60,10 +61,12 @@ def child_context(
         value = interpolate(raw, ctx) if text else raw
         spec = child.parameters.get(key)
         if spec is None:
-            out[key] = value
+            out[key] = as_data(value) if text else value
             continue
         try:
-            out[key] = check_value(spec, value, text=text)
+            checked = check_value(spec, value, text=text)
+            # A filled-in value is data (an action's output, say): never filled in again.
+            out[key] = as_data(checked) if text else checked
         except ValueError as exc:
             raise LoopDefinitionError(
                 f"state '{state_name}' > with > {key}: parameter of loop '{child.name}': {exc}"
