@@ -11,6 +11,7 @@ from typing import Any
 
 from little_loops.fsm.definition.arguments import Arguments, bind
 from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.interpolation import literal
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
 
 
@@ -139,12 +140,6 @@ def given_keys(fsm: FSMLoop, arguments: Arguments) -> set[str]:
     keys |= set(list(fsm.parameters)[: len(arguments.positional)])
     keys |= {pair.partition("=")[0] for pair in arguments.sets}
     return keys
-
-
-def literal(value: Any) -> Any:
-    """A text *value* with each `${` written `$${`, which interpolation reads as a literal
-    `${`. Other values (numbers, lists) are never filled in, so they stay as they are."""
-    return value.replace("${", "$${") if isinstance(value, str) else value
 
 
 def for_background(fsm: FSMLoop, arguments: Arguments) -> Arguments:

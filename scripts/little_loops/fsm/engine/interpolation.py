@@ -209,6 +209,12 @@ def interpolate(text: str, ctx: InterpolationContext) -> str:
     return Expansion(ctx).substitute(text)
 
 
+def literal(value: Any) -> Any:
+    """A text *value* with each `${` written `$${`, which interpolation reads as a literal
+    `${`. Other values (numbers, lists) are never filled in, so they stay as they are."""
+    return value.replace("${", "$${") if isinstance(value, str) else value
+
+
 def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:
     """Interpolate strings inside *value* (recursing into dicts and lists).
 

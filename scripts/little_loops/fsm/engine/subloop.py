@@ -17,7 +17,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.parameters import check_value
 from little_loops.fsm.definition.subloop_checks import INTERPOLATION_START
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate, literal
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.engine.routing import StepOutcome, follow_route
@@ -59,15 +59,15 @@ def child_context(
         text = isinstance(raw, str) and INTERPOLATION_START in raw
         value = interpolate(raw, ctx) if text else raw
         spec = child.parameters.get(key)
-        if spec is None:
-            out[key] = value
-            continue
         try:
-            out[key] = check_value(spec, value, text=text)
+            value = value if spec is None else check_value(spec, value, text=text)
         except ValueError as exc:
             raise LoopDefinitionError(
                 f"state '{state_name}' > with > {key}: parameter of loop '{child.name}': {exc}"
             ) from None
+        # A filled-in value is data (it may be a command's or Claude's output): the child
+        # must not fill in a `${...}` in it, which could read `${env.TOKEN}`.
+        out[key] = literal(value) if text else value
     for name, spec in child.parameters.items():
         if name not in out:
             if spec.required:
