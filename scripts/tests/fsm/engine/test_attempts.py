@@ -42,6 +42,15 @@ def test_max_interval_caps_the_wait_and_full_jitter_stays_below_it() -> None:
     assert max(waits) > 3  # spread over the whole range
 
 
+def test_a_huge_backoff_never_overflows_and_waits_at_most_a_year() -> None:
+    # backoff_rate: 1e308 (valid) made the third wait 1e306 s: an OverflowError ended the run.
+    year = 365 * 24 * 3600.0
+    assert retry_delay(RetryConfig(interval=0.01, backoff_rate=1e308), 3) == year
+    assert retry_delay(RetryConfig(interval=1, backoff_rate=2), 5000) == year
+    assert retry_delay(RetryConfig(interval=1, backoff_rate=1e308, max_interval=30), 9) == 30
+    assert retry_delay(RetryConfig(interval=0, backoff_rate=1e308), 9) == 0
+
+
 def test_on_matches_verdicts_and_exit_codes() -> None:
     policy = RetryConfig(on=["failure", 75])
     assert retries_on(policy, "failure", 1)
