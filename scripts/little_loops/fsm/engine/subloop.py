@@ -130,13 +130,15 @@ class SubLoops:
             fields = {f.name for f in dataclasses.fields(ExecutorSnapshot)}
             child.restore(ExecutorSnapshot(**{k: v for k, v in saved.items() if k in fields}))
         child.spend = self.spend  # one budget and one total for the whole tree
+        # The child's own timeout counts its time before a resume too (as a run's does);
+        # the parent's bounds what is left of it from now on.
         remaining = self.clock.remaining_s()
-        own = child_fsm.timeout
-        bound = min(x for x in (own, remaining) if x is not None) if (own or remaining) else None
         before = child.clock.elapsed_before_ms
-        child.clock = RunClock(
-            None if bound is None else bound + before / 1000, elapsed_before_ms=before
-        )
+        bounds = [child_fsm.timeout, None if remaining is None else remaining + before / 1000]
+        limits = [float(x) for x in bounds if x is not None]
+        # (a timeout of 0 would read as none: a deadline already passed is a millisecond)
+        bound = max(min(limits), 0.001) if limits else None
+        child.clock = RunClock(bound, elapsed_before_ms=before)
         self.child = child
         spent_before = self.spend.cost_usd
         try:
