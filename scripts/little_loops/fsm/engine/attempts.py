@@ -68,7 +68,10 @@ class Wait:
     rejudge: bool = False  # the action's result stands: only its evaluation runs again
 
     def left(self, now: float | None = None) -> float:
-        return max(0.0, self.until - (time.time() if now is None else now))
+        """Seconds to go: never more than it was planned for (nor a year), so a clock set
+        back while the run was stopped, or a saved file's `until`, cannot stretch it."""
+        longest = min(float(self.seconds), float(MAX_LOOP_SECONDS))
+        return max(0.0, min(self.until - (time.time() if now is None else now), longest))
 
 
 @dataclass
