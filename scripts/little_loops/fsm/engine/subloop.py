@@ -145,12 +145,21 @@ class SubLoops:
             result: ExecutionResult = child.run()
         finally:
             self.child = None
-        how = result.terminated_by
-        if how in TREE_STOPS or (how == Outcome.TIMEOUT and self.clock.deadline_passed()):
+        if self._stops_tree(result.terminated_by):
             # The tree ends here: the run's last snapshot keeps the child where it stopped,
             # so a resume goes on inside it (a finished child's verdict is routed instead).
             self.child = child
         return self._child_verdict(name, state, child_fsm, result, spent_before)
+
+    def _stops_tree(self, how: str) -> bool:
+        """True when the child's end *how* ends this run too: a stop, or a limit of this
+        run (its budget, its deadline); the child's own limits are its verdict `error`."""
+        if how == Outcome.BUDGET:
+            limit = self.fsm.max_cost_usd
+            return limit is not None and self.spend.reached(limit)
+        if how == Outcome.TIMEOUT:
+            return self.clock.deadline_passed()
+        return how in TREE_STOPS
 
     def _new_child(self, child_fsm: FSMLoop) -> Any:
         """An executor of the same kind for *child_fsm*, sharing runner, stop and spend."""
@@ -182,10 +191,8 @@ class SubLoops:
         spent_before: float,
     ) -> StepOutcome:
         how = result.terminated_by
-        if how in TREE_STOPS:
+        if self._stops_tree(how):
             return StepOutcome(stop=how, error=result.error)
-        if how == Outcome.TIMEOUT and self.clock.deadline_passed():
-            return StepOutcome(stop="timeout", error=result.error)
         verdict = end_verdict(child_fsm, how, result.final_state)
         details: dict[str, Any] = {
             "loop": child_fsm.name,
