@@ -152,6 +152,8 @@ class Expansion:
         value = self.ctx.lookup(namespace, path)
         if namespace == "context" and isinstance(value, str) and OPEN in value:
             return self.context_value(path, value)
+        if namespace == "context" and isinstance(value, list | Mapping):
+            return _unescaped(value)
         return value
 
     def context_value(self, path: str, text: str) -> str:
@@ -210,9 +212,27 @@ def interpolate(text: str, ctx: InterpolationContext) -> str:
 
 
 def literal(value: Any) -> Any:
-    """A text *value* with each `${` written `$${`, which interpolation reads as a literal
-    `${`. Other values (numbers, lists) are never filled in, so they stay as they are."""
-    return value.replace("${", "$${") if isinstance(value, str) else value
+    """*value* as data: each `${` in its text (also inside lists and mappings, whose items
+    `${context.KEY.0}` fills in) written `$${`, which interpolation reads as a literal `${`."""
+    if isinstance(value, str):
+        return value.replace(OPEN, ESCAPE)
+    if isinstance(value, list):
+        return [literal(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: literal(item) for key, item in value.items()}
+    return value
+
+
+def _unescaped(value: Any) -> Any:
+    """A whole list or mapping from the context as it reads: each `$${` a literal `${`
+    (its items' other references are not filled in: only `${context.KEY.0}` fills one)."""
+    if isinstance(value, str):
+        return value.replace(ESCAPE, OPEN)
+    if isinstance(value, list):
+        return [_unescaped(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _unescaped(item) for key, item in value.items()}
+    return value
 
 
 def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:

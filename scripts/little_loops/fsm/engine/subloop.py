@@ -17,7 +17,12 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.parameters import check_value
 from little_loops.fsm.definition.subloop_checks import INTERPOLATION_START
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate, literal
+from little_loops.fsm.engine.interpolation import (
+    InterpolationContext,
+    interpolate,
+    interpolate_value,
+    literal,
+)
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.engine.routing import StepOutcome, follow_route
@@ -57,7 +62,8 @@ def child_context(
     out = dict(child.context)
     for key, raw in given.items():
         text = isinstance(raw, str) and INTERPOLATION_START in raw
-        value = interpolate(raw, ctx) if text else raw
+        nested = isinstance(raw, list | Mapping)  # its items are filled in here too
+        value = interpolate(raw, ctx) if text else interpolate_value(raw, ctx) if nested else raw
         spec = child.parameters.get(key)
         try:
             value = value if spec is None else check_value(spec, value, text=text)
@@ -67,7 +73,7 @@ def child_context(
             ) from None
         # A filled-in value is data (it may be a command's or Claude's output): the child
         # must not fill in a `${...}` in it, which could read `${env.TOKEN}`.
-        out[key] = literal(value) if text else value
+        out[key] = literal(value) if text or nested else value
     for name, spec in child.parameters.items():
         if name not in out:
             if spec.required:
