@@ -152,8 +152,8 @@ class Expansion:
         value = self.ctx.lookup(namespace, path)
         if namespace == "context" and isinstance(value, str) and OPEN in value:
             return self.context_value(path, value)
-        if namespace == "context" and isinstance(value, list | Mapping):
-            return _unescaped(value)
+        if namespace == "context" and isinstance(value, list | Mapping) and _escapes(value):
+            return _unescaped(value)  # (else the value itself: a lone reference keeps it)
         return value
 
     def context_value(self, path: str, text: str) -> str:
@@ -221,6 +221,14 @@ def literal(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {key: literal(item) for key, item in value.items()}
     return value
+
+
+def _escapes(value: Any) -> bool:
+    """True when a text in *value* (a list or mapping, at any depth) holds a `$${`."""
+    if isinstance(value, str):
+        return ESCAPE in value
+    items = value.values() if isinstance(value, Mapping) else value
+    return isinstance(value, list | Mapping) and any(_escapes(item) for item in items)
 
 
 def _unescaped(value: Any) -> Any:
