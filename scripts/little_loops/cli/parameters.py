@@ -11,6 +11,7 @@ from typing import Any
 
 from little_loops.fsm.definition.arguments import Arguments, bind
 from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.engine.interpolation import literal
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
 
 
@@ -120,11 +121,10 @@ def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = Fal
     context = bind(fsm.name, fsm.parameters, fsm.context, arguments, missing_ok=missing_ok)
     # A value given at run time is data, taken as written: it may come from someone else
     # (an issue title in CI), so a `${env.TOKEN}` in it must not be filled in.
-    from little_loops.fsm.engine.references import as_data
 
     for key in given_keys(fsm, arguments):
         if key in context:
-            context[key] = as_data(context[key])
+            context[key] = literal(context[key])
     if arguments != Arguments():
         # The file's own context values that use the given ones must still fill in: one
         # that cannot (a cycle, past the limits) is refused now, not when a state reads it.

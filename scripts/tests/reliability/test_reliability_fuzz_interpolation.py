@@ -126,6 +126,8 @@ def test_interpolate_value_and_dict(value: Any, ctx: InterpolationContext) -> No
 @given(st.sampled_from(["a", "b", "x", "0"]), trees, contexts())
 def test_a_lone_reference_keeps_its_type(key: str, value: Any, ctx: InterpolationContext) -> None:
     assume(not isinstance(value, str))
+    # (a `$${` in a list's or mapping's text reads as a literal `${`: test_data_values.py)
+    assume("$${" not in repr(value))
     ctx.context = {key: value}
     assert attempt(interpolate_value, f"${{context.{key}}}", ctx) is value
 

@@ -27,6 +27,9 @@ NOT_WITH_LOOP: tuple[str, ...] = (
     "on_retry_exhausted",
 )
 INTERPOLATION_START = "${"
+# How deep sub-loops may nest: each level runs inside the one above it (one process), and
+# a chain a few times this deep ran out of Python's stack mid-run (an internal error).
+MAX_DEPTH = 32
 
 KeyPath = tuple[str | int, ...]
 # The loop files being checked, outermost first: a child found among them is recursion.
@@ -94,6 +97,10 @@ def attach_children(
                 file = child_path(state.loop, here).resolve()
             except (LoopDefinitionError, LoopFileError) as exc:
                 problems.append(ValidationError.at(fsm.name, path, str(exc)))
+                continue
+            if len(opened) + 1 > MAX_DEPTH:
+                problem = f"sub-loops nest more than {MAX_DEPTH} deep (at {file.name})"
+                problems.append(ValidationError.at(fsm.name, path, problem))
                 continue
             if file in (*opened, here):
                 chain = " > ".join(p.name for p in (*opened, here)[(*opened, here).index(file) :])

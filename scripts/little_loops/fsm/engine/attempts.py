@@ -11,6 +11,7 @@ from typing import Any
 
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit
 from little_loops.fsm.definition.model import RateLimitConfig, RetryConfig
+from little_loops.fsm.definition.value_checks import MAX_LOOP_SECONDS
 
 RETRY_WAIT = "retry"  # a wait between attempts of retry:
 LIMIT_WAIT = "rate_limit"  # a wait for Claude's rate, overload or usage limit
@@ -35,9 +36,15 @@ def retry_delay(policy: RetryConfig, attempt: int, rng: random.Random | None = N
     interval × backoff_rate^(attempt-1), at most max_interval; with `jitter: full` a random
     time from 0 to that (Step Functions' JitterStrategy FULL).
     """
-    delay = float(policy.interval) * float(policy.backoff_rate) ** (attempt - 1)
+    longest = float(MAX_LOOP_SECONDS)  # as long as `interval` may be: never more
     if policy.max_interval is not None:
-        delay = min(delay, float(policy.max_interval))
+        longest = min(longest, float(policy.max_interval))
+    interval = float(policy.interval)
+    try:
+        delay = interval * float(policy.backoff_rate) ** (attempt - 1)
+    except OverflowError:  # a huge backoff_rate or many attempts
+        delay = longest
+    delay = min(delay, longest) if interval > 0 else 0.0
     if policy.jitter == "full":
         delay = (rng or random).uniform(0, delay)
     return delay
@@ -61,7 +68,10 @@ class Wait:
     rejudge: bool = False  # the action's result stands: only its evaluation runs again
 
     def left(self, now: float | None = None) -> float:
-        return max(0.0, self.until - (time.time() if now is None else now))
+        """Seconds to go: never more than it was planned for (nor a year), so a clock set
+        back while the run was stopped, or a saved file's `until`, cannot stretch it."""
+        longest = min(float(self.seconds), float(MAX_LOOP_SECONDS))
+        return max(0.0, min(self.until - (time.time() if now is None else now), longest))
 
 
 @dataclass

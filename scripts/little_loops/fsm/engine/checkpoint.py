@@ -96,3 +96,22 @@ class Checkpoints:
         self.sessions = dict(snap.sessions)
         self.attempts = Attempts(AttemptRecord.from_dict(snap.attempt), dict(snap.waited_ms))
         self.pending_child = snap.child if snap.entered and not finished else None
+        self._check_saved_children()
+
+    def _check_saved_children(self) -> None:
+        """Refuse, as for the run's own state, a saved sub-loop that its file no longer
+        has: routing it as the verdict `error` would end the run that could be resumed."""
+        fsm, state, saved = self.fsm, self.current_state, self.pending_child
+        while isinstance(saved, dict):
+            child, name, at = fsm.children.get(state), saved.get("loop"), saved.get("current_state")
+            if child is None or child.name != name:
+                raise LoopError(
+                    f"cannot resume: state '{state}' of loop '{fsm.name}' no longer runs "
+                    f"loop '{name}' (the loop file changed?)"
+                )
+            if at not in child.states:
+                raise LoopError(
+                    f"cannot resume: saved state '{at}' is not a state of loop "
+                    f"'{child.name}' (the loop file changed?)"
+                )
+            fsm, state, saved = child, str(at), saved.get("child")

@@ -152,6 +152,8 @@ class Expansion:
         value = self.ctx.lookup(namespace, path)
         if namespace == "context" and isinstance(value, str) and OPEN in value:
             return self.context_value(path, value)
+        if namespace == "context" and isinstance(value, list | Mapping) and _escapes(value):
+            return _unescaped(value)  # (else the value itself: a lone reference keeps it)
         return value
 
     def context_value(self, path: str, text: str) -> str:
@@ -207,6 +209,38 @@ def interpolate(text: str, ctx: InterpolationContext) -> str:
     if "${" not in text:
         return text
     return Expansion(ctx).substitute(text)
+
+
+def literal(value: Any) -> Any:
+    """*value* as data: each `${` in its text (also inside lists and mappings, whose items
+    `${context.KEY.0}` fills in) written `$${`, which interpolation reads as a literal `${`."""
+    if isinstance(value, str):
+        return value.replace(OPEN, ESCAPE)
+    if isinstance(value, list):
+        return [literal(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: literal(item) for key, item in value.items()}
+    return value
+
+
+def _escapes(value: Any) -> bool:
+    """True when a text in *value* (a list or mapping, at any depth) holds a `$${`."""
+    if isinstance(value, str):
+        return ESCAPE in value
+    items = value.values() if isinstance(value, Mapping) else value
+    return isinstance(value, list | Mapping) and any(_escapes(item) for item in items)
+
+
+def _unescaped(value: Any) -> Any:
+    """A whole list or mapping from the context as it reads: each `$${` a literal `${`
+    (its items' other references are not filled in: only `${context.KEY.0}` fills one)."""
+    if isinstance(value, str):
+        return value.replace(ESCAPE, OPEN)
+    if isinstance(value, list):
+        return [_unescaped(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _unescaped(item) for key, item in value.items()}
+    return value
 
 
 def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:

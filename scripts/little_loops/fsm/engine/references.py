@@ -19,13 +19,6 @@ RAW = "raw:"
 # path of every command, and most of them never interpolate.
 
 
-def as_data(value: object) -> object:
-    """A text *value* that came from outside the loop file (a run's argument, an action's
-    output handed to a sub-loop) with each `${` written `$${`: read later as a literal `${`,
-    never filled in. Other values are never filled in, so they stay as they are."""
-    return value.replace("${", ESCAPE) if isinstance(value, str) else value
-
-
 @cache
 def reference_pattern() -> re.Pattern[str]:
     """`$${` (escape) or `${identifier.path}`, maybe `${raw:identifier.path}`; the path allows

@@ -17,10 +17,14 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.parameters import check_value
 from little_loops.fsm.definition.subloop_checks import INTERPOLATION_START
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.engine.interpolation import (
+    InterpolationContext,
+    interpolate,
+    interpolate_value,
+    literal,
+)
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
-from little_loops.fsm.engine.references import as_data
 from little_loops.fsm.engine.routing import StepOutcome, follow_route
 from little_loops.fsm.engine.step import StateWork
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
@@ -58,19 +62,18 @@ def child_context(
     out = dict(child.context)
     for key, raw in given.items():
         text = isinstance(raw, str) and INTERPOLATION_START in raw
-        value = interpolate(raw, ctx) if text else raw
+        nested = isinstance(raw, list | Mapping)  # its items are filled in here too
+        value = interpolate(raw, ctx) if text else interpolate_value(raw, ctx) if nested else raw
         spec = child.parameters.get(key)
-        if spec is None:
-            out[key] = as_data(value) if text else value
-            continue
         try:
-            checked = check_value(spec, value, text=text)
-            # A filled-in value is data (an action's output, say): never filled in again.
-            out[key] = as_data(checked) if text else checked
+            value = value if spec is None else check_value(spec, value, text=text)
         except ValueError as exc:
             raise LoopDefinitionError(
                 f"state '{state_name}' > with > {key}: parameter of loop '{child.name}': {exc}"
             ) from None
+        # A filled-in value is data (it may be a command's or Claude's output): the child
+        # must not fill in a `${...}` in it, which could read `${env.TOKEN}`.
+        out[key] = literal(value) if text or nested else value
     for name, spec in child.parameters.items():
         if name not in out:
             if spec.required:
@@ -133,25 +136,36 @@ class SubLoops:
             fields = {f.name for f in dataclasses.fields(ExecutorSnapshot)}
             child.restore(ExecutorSnapshot(**{k: v for k, v in saved.items() if k in fields}))
         child.spend = self.spend  # one budget and one total for the whole tree
+        # The child's own timeout counts its time before a resume too (as a run's does);
+        # the parent's bounds what is left of it from now on.
         remaining = self.clock.remaining_s()
-        own = child_fsm.timeout
-        bound = min(x for x in (own, remaining) if x is not None) if (own or remaining) else None
         before = child.clock.elapsed_before_ms
-        child.clock = RunClock(
-            None if bound is None else bound + before / 1000, elapsed_before_ms=before
-        )
+        bounds = [child_fsm.timeout, None if remaining is None else remaining + before / 1000]
+        limits = [float(x) for x in bounds if x is not None]
+        # (a timeout of 0 would read as none: a deadline already passed is a millisecond)
+        bound = max(min(limits), 0.001) if limits else None
+        child.clock = RunClock(bound, elapsed_before_ms=before)
         self.child = child
         spent_before = self.spend.cost_usd
         try:
             result: ExecutionResult = child.run()
         finally:
             self.child = None
-        how = result.terminated_by
-        if how in TREE_STOPS or (how == Outcome.TIMEOUT and self.clock.deadline_passed()):
+        if self._stops_tree(result.terminated_by):
             # The tree ends here: the run's last snapshot keeps the child where it stopped,
             # so a resume goes on inside it (a finished child's verdict is routed instead).
             self.child = child
         return self._child_verdict(name, state, child_fsm, result, spent_before)
+
+    def _stops_tree(self, how: str) -> bool:
+        """True when the child's end *how* ends this run too: a stop, or a limit of this
+        run (its budget, its deadline); the child's own limits are its verdict `error`."""
+        if how == Outcome.BUDGET:
+            limit = self.fsm.max_cost_usd
+            return limit is not None and self.spend.reached(limit)
+        if how == Outcome.TIMEOUT:
+            return self.clock.deadline_passed()
+        return how in TREE_STOPS
 
     def _new_child(self, child_fsm: FSMLoop) -> Any:
         """An executor of the same kind for *child_fsm*, sharing runner, stop and spend."""
@@ -183,10 +197,8 @@ class SubLoops:
         spent_before: float,
     ) -> StepOutcome:
         how = result.terminated_by
-        if how in TREE_STOPS:
+        if self._stops_tree(how):
             return StepOutcome(stop=how, error=result.error)
-        if how == Outcome.TIMEOUT and self.clock.deadline_passed():
-            return StepOutcome(stop="timeout", error=result.error)
         verdict = end_verdict(child_fsm, how, result.final_state)
         details: dict[str, Any] = {
             "loop": child_fsm.name,

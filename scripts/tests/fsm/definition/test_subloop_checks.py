@@ -134,6 +134,27 @@ def test_recursion_through_a_grandchild_is_rejected(tmp_path: Path) -> None:
     assert "recursion: a.yaml > b.yaml > c.yaml > a.yaml runs itself" in found[0]
 
 
+def chain(folder: Path, levels: int) -> Path:
+    """l0 runs l1 ... runs l<levels>, a loop with no sub-loop: *levels* deep."""
+    for n in range(levels):
+        write(
+            folder,
+            f"l{n}",
+            f"name: l{n}\ninitial: go\nstates:\n  go: {{loop: l{n + 1}, on_success: done}}\n"
+            "  done: {terminal: true}\n",
+        )
+    leaf = f"name: l{levels}\ninitial: go\nstates:\n  go: {{action: 'true', terminal: true}}\n"
+    write(folder, f"l{levels}", leaf)
+    return folder / "l0.yaml"
+
+
+def test_sub_loops_nest_at_most_32_deep(tmp_path: Path) -> None:
+    # 150 levels passed validation and then ran out of Python's stack mid-run.
+    assert errors(chain(tmp_path, 32)) == []
+    (found,) = errors(chain(tmp_path, 33))
+    assert found.endswith("sub-loops nest more than 32 deep (at l33.yaml)")
+
+
 def test_a_loop_running_itself_is_rejected(tmp_path: Path) -> None:
     path = write(
         tmp_path,

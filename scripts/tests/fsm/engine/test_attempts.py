@@ -12,7 +12,9 @@ from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import RateLimitConfig, RetryConfig
 from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.engine.attempts import (
+    RETRY_WAIT,
     Attempts,
+    Wait,
     ladder_delay,
     pending_wait,
     retries_on,
@@ -40,6 +42,24 @@ def test_max_interval_caps_the_wait_and_full_jitter_stays_below_it() -> None:
     assert all(0 <= w <= 4 for w in waits)
     assert min(waits) < 1
     assert max(waits) > 3  # spread over the whole range
+
+
+def test_a_huge_backoff_never_overflows_and_waits_at_most_a_year() -> None:
+    # backoff_rate: 1e308 (valid) made the third wait 1e306 s: an OverflowError ended the run.
+    year = 365 * 24 * 3600.0
+    assert retry_delay(RetryConfig(interval=0.01, backoff_rate=1e308), 3) == year
+    assert retry_delay(RetryConfig(interval=1, backoff_rate=2), 5000) == year
+    assert retry_delay(RetryConfig(interval=1, backoff_rate=1e308, max_interval=30), 9) == 30
+    assert retry_delay(RetryConfig(interval=0, backoff_rate=1e308), 9) == 0
+
+
+def test_a_saved_wait_never_lasts_longer_than_planned() -> None:
+    # The clock set back a day while the run was stopped (or a saved `until` of 1e300,
+    # which ended a resume with an internal OverflowError): the wait is what was planned.
+    assert Wait(RETRY_WAIT, until=1000.0 + 86400, seconds=30).left(now=1000.0) == 30
+    assert Wait(RETRY_WAIT, until=1e300, seconds=1e300).left(now=0.0) == 365 * 24 * 3600.0
+    assert Wait(RETRY_WAIT, until=1010.0, seconds=30).left(now=1000.0) == 10
+    assert Wait(RETRY_WAIT, until=990.0, seconds=30).left(now=1000.0) == 0
 
 
 def test_on_matches_verdicts_and_exit_codes() -> None:
