@@ -28,6 +28,7 @@ _WAIT_SECONDS = number(0, MAX_LOOP_SECONDS, why="a year")
 _LONGEST_WAIT = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 # How `retry: {jitter: ...}` spreads the waits (Step Functions' JitterStrategy FULL|NONE).
 JITTER_STRATEGIES: tuple[str, ...] = ("none", "full")
+MAX_EXIT_CODE = 255  # a process's exit status is one byte
 
 
 @check_with(
@@ -46,6 +47,8 @@ def retry_on(value: object) -> str | None:
     for item in items:
         if isinstance(item, bool) or not isinstance(item, str | int) or item == "":
             return f"expected verdicts, `error` or exit codes (whole numbers), got {describe(item)}"
+        if isinstance(item, int) and not 0 <= item <= MAX_EXIT_CODE:
+            return f"an exit code is a whole number from 0 to {MAX_EXIT_CODE}, got {item}"
     return None
 
 

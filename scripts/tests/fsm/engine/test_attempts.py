@@ -101,6 +101,8 @@ def problems(text: str) -> list[str]:
         ("{intervl: 1}", "retry > intervl: unknown key (did you mean interval?)"),
         ("{on: [sucess]}", "retry > on: 'sucess' is not a verdict of this state (did you mean"),
         ("{on: [1.5]}", "retry > on: expected verdicts, `error` or exit codes"),
+        ("{on: [256]}", "retry > on: an exit code is a whole number from 0 to 255, got 256"),
+        ("{on: [-1]}", "retry > on: an exit code is a whole number from 0 to 255, got -1"),
         ("{jitter: half}", "retry > jitter: expected one of none, full, got 'half'"),
         ("{max_attempts: 0}", "retry > max_attempts: expected a whole number >= 1, got 0"),
     ],
