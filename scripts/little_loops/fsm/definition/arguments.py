@@ -75,8 +75,7 @@ def bind(
                 continue
             if spec.required:
                 raise LoopDefinitionError(_missing(loop, name, names))
-            # A copy: the run must not change the loop's default list.
-            out[name] = list(spec.default) if isinstance(spec.default, list) else spec.default
+            out[name] = spec.run_default()
             continue
         value, where, text = given[name]
         try:

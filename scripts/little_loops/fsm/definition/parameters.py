@@ -51,6 +51,10 @@ class ParameterSpec:
         """A parameter without a default must be given on every run."""
         return self.default is None
 
+    def run_default(self) -> Any:
+        """The default a run starts with: a copy of a list, so a run never changes the loop's."""
+        return list(self.default) if isinstance(self.default, list) else self.default
+
     @classmethod
     def from_raw(cls, raw: object) -> ParameterSpec:
         """The spec a (checked) `parameters:` entry stands for: `integer`, or a mapping."""

@@ -80,7 +80,7 @@ def child_context(
                 raise LoopDefinitionError(
                     f"state '{state_name}': missing parameter '{name}' of loop '{child.name}'"
                 )
-            out[name] = list(spec.default) if isinstance(spec.default, list) else spec.default
+            out[name] = spec.run_default()
     return out
 
 
