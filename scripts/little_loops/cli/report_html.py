@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from little_loops.cli.report_svg import cost_bars_svg, graph_svg, timeline_svg, verdict_class
 from little_loops.fsm.timefmt import format_duration
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.report import Report
+
+T = TypeVar("T")
 
 MAX_STEPS_LISTED = 500  # a longer run lists its last this many steps, each with its output
 MAX_PASSES_LISTED = 200
@@ -170,13 +173,15 @@ def _states_table(report: Report) -> str:
     return f"<section><h2>States</h2><table><tr>{head}</tr>{''.join(rows)}</table></section>"
 
 
+def _last(items: Iterable[T], most: int, count: int, what: str) -> tuple[list[T], str]:
+    """The last *most* of *items* (of *count* in all), and a note saying so when cut."""
+    shown = list(items)[-most:]
+    cut = len(shown) < count
+    return shown, f'<p class="muted">The last {len(shown)} of {count:,} {what}.</p>' if cut else ""
+
+
 def _passes_table(report: Report) -> str:
-    shown = list(report.passes)[-MAX_PASSES_LISTED:]
-    note = (
-        f'<p class="muted">The last {len(shown)} of {report.pass_count:,} passes.</p>'
-        if len(shown) < report.pass_count
-        else ""
-    )
+    shown, note = _last(report.passes, MAX_PASSES_LISTED, report.pass_count, "passes")
     rows = "".join(
         f"<tr><td class=num>{item['pass']}</td><td>{escape(' → '.join(item['path']))}</td>"
         f"<td class=num>{format_duration(item['duration_ms'])}</td></tr>"
@@ -189,12 +194,7 @@ def _passes_table(report: Report) -> str:
 
 
 def _steps(report: Report) -> str:
-    shown = list(report.steps)[-MAX_STEPS_LISTED:]
-    note = (
-        f'<p class="muted">The last {len(shown)} of {report.step_count:,} steps.</p>'
-        if len(shown) < report.step_count
-        else ""
-    )
+    shown, note = _last(report.steps, MAX_STEPS_LISTED, report.step_count, "steps")
     items = []
     for step in shown:
         verdict = step.verdict or "no verdict"
