@@ -41,16 +41,13 @@ states:
 """
 
 
-def side(project: LoopProject) -> list[str]:
-    path = project.root / "side.txt"
-    return path.read_text().splitlines() if path.exists() else []
-
-
 def crash_in_two(project: LoopProject) -> None:
     """Run boss and kill -9 it while its child runs state `two`."""
     proc = llproc.start(project.root, "run", "boss")
     try:
-        llproc.wait_for(lambda: "two-start" in side(project), timeout=15, what="two")
+        llproc.wait_for(
+            lambda: "two-start" in llproc.side_effects(project.root), timeout=15, what="two"
+        )
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     finally:
@@ -68,7 +65,7 @@ def test_a_resumed_child_does_not_get_its_whole_timeout_again(
     # About 2 of the child's 3 seconds are used: `two` (2 s) cannot finish within the rest.
     resumed = llproc.console(loop_project.root, "resume", "boss", timeout=30)
     assert resumed.returncode == ExitCode.TERMINAL_FAILURE, resumed.stderr
-    assert side(loop_project).count("two") == 0
+    assert llproc.side_effects(loop_project.root).count("two") == 0
     assert llproc.state(loop_project.root, "boss")["current_state"] == "late"
 
 
@@ -98,4 +95,4 @@ def test_a_child_file_without_the_saved_state_is_refused_and_the_run_kept(
     loop_project.write("slow", CHILD.replace("timeout: 3", "timeout: 30"))
     resumed = llproc.console(loop_project.root, "resume", "boss", timeout=30)
     assert resumed.returncode == ExitCode.OK, resumed.stderr
-    assert side(loop_project).count("two") == 1
+    assert llproc.side_effects(loop_project.root).count("two") == 1

@@ -65,11 +65,6 @@ states:
 """
 
 
-def side(project: LoopProject) -> list[str]:
-    path = project.root / "side.txt"
-    return path.read_text().splitlines() if path.exists() else []
-
-
 def test_two_children_in_sequence_route_on_failure_and_pass_captures(
     loop_project: LoopProject,
 ) -> None:
@@ -80,7 +75,7 @@ def test_two_children_in_sequence_route_on_failure_and_pass_captures(
     assert result.returncode == ExitCode.TERMINAL_FAILURE, result.stderr
     end = json.loads(result.stdout)
     assert (end["final_state"], end["terminated_by"]) == ("failed", "terminal_failure")
-    assert side(loop_project) == ["child hello", "child bad", "parent saw ok 3"]
+    assert llproc.side_effects(loop_project.root) == ["child hello", "child bad", "parent saw ok 3"]
     events = llproc.events(loop_project.root, "parent")
     verdicts = [(e["state"], e["verdict"]) for e in events if e["event"] == "evaluate"]
     assert verdicts == [
@@ -117,7 +112,7 @@ def test_children_succeeding_end_in_done(loop_project: LoopProject) -> None:
     result = llproc.console(loop_project.root, "run", "parent", "--json")
     assert result.returncode == ExitCode.OK, result.stderr
     assert json.loads(result.stdout)["final_state"] == "done"
-    assert side(loop_project) == ["child hello", "child fine"]
+    assert llproc.side_effects(loop_project.root) == ["child hello", "child fine"]
 
 
 @pytest.mark.parametrize(
@@ -177,7 +172,7 @@ def test_an_interpolated_value_of_the_wrong_type_is_an_error_verdict(
     )
     result = llproc.console(loop_project.root, "run", "parent", "--json")
     assert json.loads(result.stdout)["final_state"] == "broken"
-    assert side(loop_project) == []
+    assert llproc.side_effects(loop_project.root) == []
     (judged,) = [e for e in llproc.events(loop_project.root, "parent") if e["event"] == "evaluate"]
     assert "expected a whole number, got 'many'" in judged["error"]
 
@@ -269,7 +264,7 @@ def test_the_shared_budget_stops_a_child_mid_way(
     end = json.loads(result.stdout)
     assert (end["terminated_by"], end["final_state"]) == ("budget", "work")
     assert end["cost_usd"] == pytest.approx(0.12)
-    assert side(loop_project) == ["x", "x", "x"]
+    assert llproc.side_effects(loop_project.root) == ["x", "x", "x"]
 
 
 DEEP = {
@@ -326,7 +321,11 @@ def test_depth_3_runs_and_resumes_after_kill_9_in_the_grandchild(
         loop_project.write(name, text)
     proc = llproc.start(loop_project.root, "run", "top")
     try:
-        llproc.wait_for(lambda: "bottom-act t" in side(loop_project), timeout=10, what="bottom")
+        llproc.wait_for(
+            lambda: "bottom-act t" in llproc.side_effects(loop_project.root),
+            timeout=10,
+            what="bottom",
+        )
         llproc.wait_for(
             lambda: (
                 (llproc.state(loop_project.root, "top").get("child") or {}).get("child") is not None
@@ -353,7 +352,7 @@ def test_depth_3_runs_and_resumes_after_kill_9_in_the_grandchild(
     resumed = llproc.console(loop_project.root, "resume", "top", timeout=30)
     assert resumed.returncode == ExitCode.OK, resumed.stderr
     # The interrupted grandchild action runs again (documented); nothing before it does.
-    assert side(loop_project) == [
+    assert llproc.side_effects(loop_project.root) == [
         "middle-before",
         "bottom-act t",
         "bottom-act t",
@@ -407,7 +406,9 @@ def test_stop_during_a_child_stops_the_tree_and_resume_finishes(
     loop_project.write("boss", SLEEPY_PARENT.format(limits=""))
     proc = llproc.start(loop_project.root, "run", "boss")
     try:
-        llproc.wait_for(lambda: "nap" in side(loop_project), timeout=10, what="the child")
+        llproc.wait_for(
+            lambda: "nap" in llproc.side_effects(loop_project.root), timeout=10, what="the child"
+        )
         stopped = llproc.console(loop_project.root, "stop", "boss")
         assert stopped.returncode == 0, stopped.stderr
         assert proc.wait(timeout=10) == ExitCode.STOPPED
@@ -422,7 +423,7 @@ def test_stop_during_a_child_stops_the_tree_and_resume_finishes(
     resumed = llproc.console(loop_project.root, "resume", "boss")
     assert resumed.returncode == ExitCode.OK, resumed.stderr
     # The child goes on at `nap` (its `start` does not run again); `nap` was cut short.
-    assert side(loop_project) == ["start", "nap", "nap", "boss-done"]
+    assert llproc.side_effects(loop_project.root) == ["start", "nap", "nap", "boss-done"]
 
 
 def test_the_parents_timeout_stops_a_child_mid_way(loop_project: LoopProject) -> None:
@@ -432,7 +433,7 @@ def test_the_parents_timeout_stops_a_child_mid_way(loop_project: LoopProject) ->
     assert result.returncode == ExitCode.TIMEOUT, result.stderr
     end = json.loads(result.stdout)
     assert (end["terminated_by"], end["final_state"]) == ("timeout", "work")
-    assert side(loop_project) == ["start", "nap"]
+    assert llproc.side_effects(loop_project.root) == ["start", "nap"]
 
 
 def test_a_childs_own_limit_is_the_error_verdict(loop_project: LoopProject) -> None:
@@ -445,7 +446,7 @@ def test_a_childs_own_limit_is_the_error_verdict(loop_project: LoopProject) -> N
     result = llproc.console(loop_project.root, "run", "boss", "--json")
     assert result.returncode == ExitCode.OK, result.stderr
     assert json.loads(result.stdout)["final_state"] == "fallback"
-    assert side(loop_project) == ["start", "nap", "nap", "fallback"]
+    assert llproc.side_effects(loop_project.root) == ["start", "nap", "nap", "fallback"]
     (judged,) = [
         e
         for e in llproc.events(loop_project.root, "boss")
@@ -540,7 +541,9 @@ def test_ctrl_c_in_a_child_interrupts_the_tree(loop_project: LoopProject) -> Non
     loop_project.write("boss", SLEEPY_PARENT.format(limits=""))
     proc = llproc.start(loop_project.root, "run", "boss")
     try:
-        llproc.wait_for(lambda: "nap" in side(loop_project), timeout=10, what="the child")
+        llproc.wait_for(
+            lambda: "nap" in llproc.side_effects(loop_project.root), timeout=10, what="the child"
+        )
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=10) == ExitCode.INTERRUPTED
     finally:

@@ -79,6 +79,12 @@ def events(root: Path, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def side_effects(root: Path) -> list[str]:
+    """The lines a test's actions appended to `side.txt` in *root* ([] before the first)."""
+    path = root / "side.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
 def marker_processes(marker: str) -> list[int]:
     """Pids whose command line contains `marker` (zombies have none, so they do not count)."""
     found = []
