@@ -13,13 +13,19 @@ from little_loops.fsm.errors import LoopDefinitionError
 LOOPS_DIR_NAME = ".loops"
 RUNNING_DIR = ".running"
 HISTORY_DIR = ".history"  # finished runs: `.history/<loop>/<run id>/`, the run files copied
+WORKTREES_DIR = ".worktrees"  # the git worktrees of `--worktree` runs: `.worktrees/<name>@<id>/`
 GITIGNORE = ".gitignore"
 RUNNING_GITIGNORE = "# Run files of ll-loop: never committed.\n*\n"  # inside `.running/`
-# `.loops/.gitignore` as `ll-loop init` writes it: `.running/`, `.history/` and nothing else.
+# `.loops/.gitignore` as `ll-loop init` writes it: `.running/`, `.history/`, `.worktrees/`.
 LOOPS_GITIGNORE = (
-    f"# ll-loop keeps each run's files in {RUNNING_DIR}/ and finished runs in {HISTORY_DIR}/:"
-    f" never commit them.\n{RUNNING_DIR}/\n{HISTORY_DIR}/\n"
+    f"# ll-loop keeps each run's files in {RUNNING_DIR}/, finished runs in {HISTORY_DIR}/ and"
+    f" the worktrees of --worktree runs in {WORKTREES_DIR}/: never commit them.\n"
+    f"{RUNNING_DIR}/\n{HISTORY_DIR}/\n{WORKTREES_DIR}/\n"
 )
+RUN_KEY_SEPARATOR = "@"  # a run's key: `<name>` in the main checkout, `<name>@<run id>` else
+RUN_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+RUN_ID_LENGTH = 4  # a run's short id: RUN_ID_LENGTH characters of RUN_ID_ALPHABET
+RUN_ID_PATTERN = re.compile(rf"[a-z0-9]{{{RUN_ID_LENGTH}}}")
 RUN_SUMMARY = "run.json"  # an archived run's summary: id, times, outcome, passes, cost
 LOOP_DEFINITION = "loop.json"  # the loop an archived run ran, as data (its report's graph)
 ARCHIVE_PARTIAL = ".partial-"  # an entry being written: `.partial-<run id>.<pid>[.old]`
@@ -288,3 +294,28 @@ def leftover_temp_files(path: Path) -> list[Path]:
     except OSError:
         return []
     return [leftover for leftover in candidates if pattern.fullmatch(leftover.name)]
+
+
+def run_key(loop_name: str, run_id: str | None) -> str:
+    """What a run's files are named by: `<name>`, or `<name>@<run id>` given a *run_id*."""
+    return loop_name if run_id is None else f"{loop_name}{RUN_KEY_SEPARATOR}{run_id}"
+
+
+def split_run_key(key: str) -> tuple[str, str | None]:
+    """(loop name, run id or None) of a run key or a `NAME@ID` typed by a user: the part after
+    the last `@` is an id only when it looks like one (a loop may have `@` in its name)."""
+    name, separator, run_id = key.rpartition(RUN_KEY_SEPARATOR)
+    if separator and name and RUN_ID_PATTERN.fullmatch(run_id):
+        return name, run_id
+    return key, None
+
+
+def worktrees_dir(loops_dir: Path) -> Path:
+    """`<loops_dir>/.worktrees/`: the worktrees of `--worktree` runs (create it with
+    make_running_dir, which also makes git ignore it)."""
+    return Path(loops_dir) / WORKTREES_DIR
+
+
+def worktree_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
+    """The worktree of run *run_id* of *loop_name*: `<loops_dir>/.worktrees/<name>@<id>/`."""
+    return worktrees_dir(loops_dir) / run_key(loop_name, run_id)
