@@ -58,6 +58,9 @@ class RunRow(TypedDict):
     updated_at: str | None
     state_file: str
     error: NotRequired[str]
+    run: NotRequired[str]  # a worktree run: NAME@ID, its branch and its worktree folder
+    branch: NotRequired[str]
+    worktree: NotRequired[str]
 
 
 def loop_rows(loops_dir: Path) -> list[LoopRow]:
@@ -131,6 +134,10 @@ def run_rows(loops_dir: Path) -> list[RunRow]:
         }
         if info.error:
             row["error"] = info.error
+        if state is not None and state.worktree is not None:
+            row["run"] = state.ref
+            row["branch"] = state.worktree.get("branch", "")
+            row["worktree"] = display_path(state.worktree.get("path", ""))
         rows.append(row)
     return rows
 
@@ -145,10 +152,14 @@ def text_table(rows: list[list[str]]) -> str:
 
 
 def _run_table(rows: list[RunRow]) -> list[list[str]]:
-    table = [["LOOP", "STATUS", "STATE", "ITER", "PID"]]
+    """LOOP (NAME@ID for a worktree run), STATUS, STATE, ITER, PID, and BRANCH when a run
+    has one."""
+    branches = any(row.get("branch") for row in rows)
+    table = [["LOOP", "STATUS", "STATE", "ITER", "PID"] + (["BRANCH"] if branches else [])]
     for row in rows:
+        tail = [row.get("branch") or "-"] if branches else []
         if row.get("error"):
-            table.append([row["loop"], "corrupt", "-", "-", "-"])
+            table.append([row["loop"], "corrupt", "-", "-", "-", *tail])
             continue
         status = "crashed" if row["crashed"] else str(row["status"])
         pid = row["pid"]
@@ -156,8 +167,9 @@ def _run_table(rows: list[RunRow]) -> list[list[str]]:
             pid_text = "-"
         else:
             pid_text = f"{pid} ({_pid_word(pid, row['alive'])})"
+        name = row.get("run") or row["loop"]
         table.append(
-            [row["loop"], status, str(row["current_state"]), str(row["iteration"]), pid_text]
+            [name, status, str(row["current_state"]), str(row["iteration"]), pid_text, *tail]
         )
     return table
 

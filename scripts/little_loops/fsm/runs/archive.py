@@ -106,15 +106,16 @@ def archive_run(
     old entry or the new one, never half of one. OSError and NotOurFile pass through."""
     if keep <= 0:
         return None
-    folder = make_history_dir(files.loops_dir, files.loop_name)
+    loop = str(state.get("loop_name") or files.loop_name)  # files: maybe `<name>@<id>`
+    folder = make_history_dir(files.loops_dir, loop)
     _tidy(folder)
     run_id = _free_id(folder, str(state.get("started_at", "")))
-    summary = _summary(run_id, files.loop_name, state)
+    summary = _summary(run_id, loop, state)
     partial = partial_entry(folder, run_id)
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
     try:
-        _copy_files(files, partial, _started(state))
+        _copy_files(files, partial, _started(state), loop)
         if definition is not None:
             (partial / LOOP_DEFINITION).write_bytes(json_bytes(definition) + b"\n")
         (partial / RUN_SUMMARY).write_bytes(json_bytes(summary.to_dict(), indent=2) + b"\n")
@@ -170,18 +171,23 @@ def _free_id(folder: Path, started_at: str) -> str:
     raise LoopRuntimeError(f"{display_path(folder)}: too many runs started at {base}")
 
 
-def _copy_files(files: RunFiles, into: Path, started: float) -> None:
+def _copy_files(files: RunFiles, into: Path, started: float, loop: str) -> None:
     """The run's state, events (with their rotated parts), flags, background log and the
-    outputs of its steps (those written since it started: older ones are an earlier run's)."""
+    outputs of its steps (those written since it started: older ones are an earlier run's),
+    named by the *loop*'s name (a worktree run's files are named `<name>@<id>...`)."""
+
+    def kept(path: Path) -> Path:
+        return into / (loop + path.name[len(files.loop_name) :])
+
     sources = [files.state, *map(files.events_segment, files.events_segments()), files.events]
     for path in [*sources, files.options]:
-        _copy(path, into / path.name, None)
-    _copy(files.log, into / files.log.name, MAX_OUTPUT_BYTES)  # appended to by every run
+        _copy(path, kept(path), None)
+    _copy(files.log, kept(files.log), MAX_OUTPUT_BYTES)  # appended to by every run
     for path in output_files(files.running_dir, files.loop_name):
         with contextlib.suppress(OSError):
             if os.lstat(path).st_mtime < started:
                 continue
-        _copy(path, into / path.name, MAX_OUTPUT_BYTES)
+        _copy(path, kept(path), MAX_OUTPUT_BYTES)
 
 
 def _copy(source: Path, target: Path, limit: int | None) -> None:

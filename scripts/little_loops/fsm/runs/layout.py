@@ -144,7 +144,10 @@ def partial_entry(folder: Path, run_id: str, pid: int | None = None) -> Path:
 @dataclass(frozen=True)
 class RunFiles:
     """The files of one loop's run under `<loops_dir>/.running/` (the name is not checked),
-    or, given a *folder*, those of an archived run (the same names in that folder)."""
+    or, given a *folder*, those of an archived run (the same names in that folder).
+
+    *loop_name* is the run's key (`run_key`, `LoopState.key`): the loop's name, or
+    `<name>@<id>` for a run in a worktree; archived files are named by the loop's name."""
 
     loop_name: str
     loops_dir: Path
