@@ -33,9 +33,11 @@ def test_a_run_gets_a_short_id_in_its_state_and_its_first_event(
     loop_project.write("count", COUNT)
     assert loop_project.run("run", "count").code == ExitCode.OK
     run_id = _state(loop_project, "count")["run_id"]
-    assert isinstance(run_id, str) and RUN_ID_PATTERN.fullmatch(run_id)
+    assert isinstance(run_id, str)
+    assert RUN_ID_PATTERN.fullmatch(run_id)
     first = json.loads(run_files("count", loop_project.loops).events.read_text().splitlines()[0])
-    assert first["event"] == "loop_start" and first["run_id"] == run_id
+    assert first["event"] == "loop_start"
+    assert first["run_id"] == run_id
     assert "worktree" not in first  # a run in the main checkout
     assert loop_project.run("run", "count").code == ExitCode.OK
     assert _state(loop_project, "count")["run_id"] != run_id  # each run its own
@@ -47,7 +49,8 @@ def test_status_and_history_take_name_at_id(loop_project: LoopProject) -> None:
     run_id = _state(loop_project, "count")["run_id"]
     by_name = loop_project.run("status", "count")
     by_id = loop_project.run("status", f"count@{run_id}")
-    assert by_id.code == ExitCode.OK and by_id.out == by_name.out
+    assert by_id.code == ExitCode.OK
+    assert by_id.out == by_name.out
     history = loop_project.run("history", f"count@{run_id}")
     assert history.code == ExitCode.OK
     assert history.out == loop_project.run("history", "count").out
@@ -75,9 +78,11 @@ def test_a_state_file_from_before_run_ids_keeps_working(loop_project: LoopProjec
     del data["run_id"], data["worktree"]
     path.write_text(json.dumps(data))
     status = loop_project.run("status", "count")
-    assert status.code == ExitCode.OK and "completed" in status.out
+    assert status.code == ExitCode.OK
+    assert "completed" in status.out
     listed = loop_project.run("list", "--running")
-    assert listed.code == ExitCode.OK and listed.out.splitlines()[1].startswith("count ")
+    assert listed.code == ExitCode.OK
+    assert listed.out.splitlines()[1].startswith("count ")
     assert loop_project.run("run", "count").code == ExitCode.OK  # replaced as before
 
 
@@ -89,7 +94,8 @@ def test_base_without_worktree_and_a_bad_run_id_are_usage_errors(
     assert result.code == ExitCode.USAGE
     assert result.err == "ll-loop: error: --base REF needs --worktree (or worktree: true)\n"
     bad = loop_project.run("run", "count", "--run-id", "../x")
-    assert bad.code == ExitCode.USAGE and "'../x' is not a run id" in bad.err
+    assert bad.code == ExitCode.USAGE
+    assert "'../x' is not a run id" in bad.err
     assert not (loop_project.root / "tally.txt").exists()  # nothing ran
 
 

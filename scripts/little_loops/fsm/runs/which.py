@@ -112,3 +112,30 @@ def pick_run(
         if going:
             return going[0].key
     return runs[-1].key
+
+
+def forget_finished(loops_dir: Path, name: str) -> list[str]:
+    """Delete the run files of *name*'s worktree runs that ended and whose worktree is gone
+    (merged, discarded, or removed as it changed nothing): the archive keeps them. The refs
+    of the runs forgotten."""
+    from little_loops.fsm.runs.layout import output_files, run_files
+    from little_loops.fsm.runs.store import StatePersistence
+
+    forgotten = []
+    for run in runs_of(loops_dir, name):
+        state = run.state
+        if state is None or state.worktree is None or run.going:
+            continue
+        if Path(state.worktree.get("path", "")).exists():
+            continue
+        files = run_files(run.key, loops_dir)
+        StatePersistence(run.key, loops_dir).clear_all()
+        for path in (
+            files.options,
+            files.log,
+            files.approval,
+            *output_files(files.running_dir, run.key),
+        ):
+            path.unlink(missing_ok=True)
+        forgotten.append(run.ref)
+    return forgotten

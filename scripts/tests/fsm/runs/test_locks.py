@@ -353,7 +353,11 @@ def test_runs_in_different_worktrees_do_not_block_each_other(loops: Path) -> Non
         assert first.record.root == str(tree_a.resolve())
         assert second.record.scope == ["src"]
         records = {record.loop: record.root for record in read_scope_locks(loops)}
-        assert records == {"x": None, "x@aaaa": str(tree_a.resolve()), "x@bbbb": str(tree_b.resolve())}
+        assert records == {
+            "x": None,
+            "x@aaaa": str(tree_a.resolve()),
+            "x@bbbb": str(tree_b.resolve()),
+        }
 
 
 def test_the_scope_lock_still_refuses_overlaps_in_one_worktree(loops: Path) -> None:
@@ -370,6 +374,8 @@ def test_a_worktree_scope_reaching_into_the_project_overlaps_the_project(loops: 
     tree = loops / ".worktrees" / "x@aaaa"
     tree.mkdir(parents=True)
     outside = str(loops.parent.resolve() / "src")  # the main checkout's src/, by its path
-    with acquire_scope("y", ["src"], loops):
-        with pytest.raises(ScopeConflictError, match="held by loop 'y'"):
-            acquire_scope("x@aaaa", [outside], loops, root=tree)
+    with (
+        acquire_scope("y", ["src"], loops),
+        pytest.raises(ScopeConflictError, match="held by loop 'y'"),
+    ):
+        acquire_scope("x@aaaa", [outside], loops, root=tree)

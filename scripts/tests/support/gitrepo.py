@@ -1,0 +1,66 @@
+"""Real git repositories for tests: make one, run git in it, and take a byte-exact picture."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+# git must not read the tester's own settings (a global hook, signing, a default branch).
+GIT_ENV = {
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+# Not part of the main checkout's picture: the run files ll-loop keeps there.
+_RUN_FOLDERS = (".git", ".loops/.running", ".loops/.history", ".loops/.worktrees")
+
+
+def git(root: Path, *args: str) -> str:
+    """`git ARGS` in *root*; its stdout. A failing command fails the test with its stderr."""
+    done = subprocess.run(
+        ["git", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def make_repo(root: Path, files: dict[str, str]) -> str:
+    """A repository in *root* on branch `main` with *files* in its first commit; its sha."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Test User")
+    git(root, "config", "user.email", "test@example.com")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def picture(root: Path) -> dict[str, object]:
+    """Every file of the checkout in *root* (bytes; run folders left out), `git status`, HEAD
+    and the user's branches: equal pictures mean the checkout was not touched."""
+    files: dict[str, bytes] = {}
+    for folder, dirs, names in os.walk(root):
+        here = Path(folder)
+        relative = here.relative_to(root).as_posix()
+        dirs[:] = [
+            d for d in dirs if (f"{relative}/{d}" if relative != "." else d) not in _RUN_FOLDERS
+        ]
+        for name in names:
+            files[(here / name).relative_to(root).as_posix()] = (here / name).read_bytes()
+    branches = git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
+    mine = [line for line in branches.splitlines() if not line.startswith("refs/heads/ll/")]
+    return {
+        "files": files,
+        "status": git(root, "status", "--porcelain", "--untracked-files=all"),
+        "head": git(root, "rev-parse", "HEAD"),
+        "branches": mine,
+    }
