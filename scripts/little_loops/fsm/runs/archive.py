@@ -53,6 +53,7 @@ class ArchivedRun:
     final_state: str
     passes: int
     cost_usd: float
+    id: str = ""  # the run's short id (NAME@ID while it ran); "" for runs from before ids
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,6 +70,8 @@ class ArchivedRun:
         }
         values: dict[str, Any] = {}
         for name in cls.__dataclass_fields__:
+            if name == "id" and name not in data:
+                continue  # a run archived before run ids
             value = data.get(name)
             wanted = kinds.get(name, (str,))
             if isinstance(value, bool) or not isinstance(value, wanted):
@@ -144,6 +147,7 @@ def _summary(run_id: str, loop: str, state: dict[str, Any]) -> ArchivedRun:
         final_state=str(state.get("current_state", "")),
         passes=passes if type(passes) is int else 0,
         cost_usd=cost,
+        id=str(state.get("run_id") or ""),
     )
 
 
@@ -309,13 +313,13 @@ def archived_loops(loops_dir: Path) -> list[str]:
 
 
 def find_run(loops_dir: Path, loop_name: str, run_ref: str) -> tuple[ArchivedRun, RunFiles]:
-    """The archived run *run_ref* names (a run id or the start of one; `last` for the latest)
-    and its files; LoopRuntimeError saying what there is when it names none or several."""
+    """The archived run *run_ref* names (a run id or the start of one, the run's short id;
+    `last` for the latest) and its files; LoopRuntimeError saying what there is when it names none or several."""
     runs, _ = list_runs(loops_dir, loop_name)
     if run_ref == "last":
         matches = runs[-1:]
     else:
-        matches = [run for run in runs if run.run_id == run_ref] or [
+        matches = [run for run in runs if run_ref in (run.run_id, run.id)] or [
             run for run in runs if run.run_id.startswith(run_ref)
         ]
     if len(matches) != 1:
