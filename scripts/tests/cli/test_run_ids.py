@@ -105,3 +105,16 @@ def test_split_run_key_takes_only_an_id_shaped_tail() -> None:
     assert split_run_key("fix@AB12") == ("fix@AB12", None)
     assert split_run_key("fix@abc") == ("fix@abc", None)
     assert split_run_key("@ab12") == ("@ab12", None)
+
+
+def test_the_archive_keeps_the_short_id_and_run_takes_it(loop_project: LoopProject) -> None:
+    loop_project.write("count", COUNT)
+    assert loop_project.run("run", "count").code == ExitCode.OK
+    first = _state(loop_project, "count")["run_id"]
+    assert loop_project.run("run", "count").code == ExitCode.OK
+    listed = json.loads(loop_project.run("runs", "count", "--json").out)
+    assert [run["id"] for run in listed][0] == first
+    by_short = loop_project.run("history", "count", "--run", str(first))
+    by_long = loop_project.run("history", "count", "--run", listed[0]["run_id"])
+    assert by_short.code == ExitCode.OK
+    assert by_short.out == by_long.out != loop_project.run("history", "count").out

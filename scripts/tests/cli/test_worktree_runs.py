@@ -153,6 +153,12 @@ def test_a_worktree_run_that_changed_nothing_leaves_no_worktree_or_branch(repo: 
     assert git(repo, "branch", "--list", "ll/*") == ""
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert picture(repo) == before
+    assert ll_loop(repo, "status", key, env=_env()).returncode == ExitCode.OK  # still shown
+    again = ll_loop(repo, "run", "nothing", "--worktree", env=_env())
+    assert again.returncode == ExitCode.OK, again.stderr
+    assert not run_files(key, repo / ".loops").state.exists()  # forgotten: its tree is gone
+    archived = json.loads(ll_loop(repo, "runs", "nothing", "--json", env=_env()).stdout)
+    assert [run["id"] for run in archived][0] == split_run_key(key)[1]  # the archive has it
 
 
 def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> None:
