@@ -314,7 +314,8 @@ def archived_loops(loops_dir: Path) -> list[str]:
 
 def find_run(loops_dir: Path, loop_name: str, run_ref: str) -> tuple[ArchivedRun, RunFiles]:
     """The archived run *run_ref* names (a run id or the start of one, the run's short id;
-    `last` for the latest) and its files; LoopRuntimeError saying what there is when it names none or several."""
+    `last` for the latest) and its files; LoopRuntimeError saying what there is when it
+    names none or several."""
     runs, _ = list_runs(loops_dir, loop_name)
     if run_ref == "last":
         matches = runs[-1:]

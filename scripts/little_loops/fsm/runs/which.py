@@ -53,20 +53,27 @@ class SavedRun:
         return self.state is not None and self.state.status in GOING
 
 
-def runs_of(loops_dir: Path, name: str) -> list[SavedRun]:
-    """The runs of loop *name* with a state file, oldest first (unreadable ones first)."""
+def keys_of(loops_dir: Path, name: str) -> list[str]:
+    """The keys of the runs of loop *name* with a state file: `NAME` and `NAME@ID`s."""
     try:
         validate_loop_name(name)
     except LoopDefinitionError:
         return []
+    return [
+        key
+        for key, _ in state_files(running_dir(loops_dir))
+        if key == name
+        or (key.startswith(name + RUN_KEY_SEPARATOR) and split_run_key(key)[0] == name)
+    ]
+
+
+def runs_of(loops_dir: Path, name: str, keys: list[str] | None = None) -> list[SavedRun]:
+    """The runs of loop *name* with a state file (those of *keys*), oldest first
+    (unreadable ones first)."""
     from little_loops.fsm.runs.store import StatePersistence
 
     found = []
-    for key, _ in state_files(running_dir(loops_dir)):
-        if key != name and not (
-            key.startswith(name + RUN_KEY_SEPARATOR) and split_run_key(key)[0] == name
-        ):
-            continue
+    for key in keys_of(loops_dir, name) if keys is None else keys:
         try:
             state = StatePersistence(key, loops_dir).load_state()
         except LoopError:
@@ -122,7 +129,8 @@ def forget_finished(loops_dir: Path, name: str) -> list[str]:
     from little_loops.fsm.runs.store import StatePersistence
 
     forgotten = []
-    for run in runs_of(loops_dir, name):
+    in_worktrees = [key for key in keys_of(loops_dir, name) if key != name]
+    for run in runs_of(loops_dir, name, in_worktrees) if in_worktrees else []:
         state = run.state
         if state is None or state.worktree is None or run.going:
             continue
