@@ -69,9 +69,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
     from little_loops.cli.runref import loop_name_of
     from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.runs.layout import validate_loop_name
     from little_loops.fsm.runs.runfile import display_path
-    from little_loops.fsm.runs.store import StatePersistence
 
     rows = []
     for name in available_loops(loops_dir):
@@ -85,11 +83,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
             loop = loop_name_of(path)
         except LoopError as exc:
             paradigm, loop, error = None, name, str(exc)
-        try:
-            state = StatePersistence(validate_loop_name(loop), loops_dir).load_state()
-            status = None if state is None else str(state.status)
-        except LoopError:
-            status = "corrupt"
+        status = _latest_status(loops_dir, loop)
         row: LoopRow
         if error is None:
             row = {
@@ -110,6 +104,26 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
             }
         rows.append(row)
     return rows
+
+
+def _latest_status(loops_dir: Path, loop: str) -> str | None:
+    """The status of the loop's latest run (`"corrupt"`: unreadable), with how many runs it
+    has when they are several (worktree runs): `running (3 runs)`."""
+    from little_loops.fsm.errors import LoopError
+    from little_loops.fsm.runs.layout import validate_loop_name
+    from little_loops.fsm.runs.store import StatePersistence
+    from little_loops.fsm.runs.which import keys_of, runs_of
+
+    keys = keys_of(loops_dir, loop)
+    if len(keys) > 1:
+        runs = runs_of(loops_dir, loop, keys)
+        latest = runs[-1].state
+        return f"{'corrupt' if latest is None else latest.status} ({len(runs)} runs)"
+    try:
+        state = StatePersistence(validate_loop_name(loop), loops_dir).load_state()
+    except LoopError:
+        return "corrupt"
+    return None if state is None else str(state.status)
 
 
 def run_rows(loops_dir: Path) -> list[RunRow]:
