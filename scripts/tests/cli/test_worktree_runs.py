@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.doc_blocks import all_blocks
 from support.gitrepo import git, make_repo, picture
 from support.llproc import ll_loop, start, wait_for
 
@@ -203,9 +204,11 @@ def test_stop_with_several_runs_going_asks_for_an_id_or_all(repo: Path) -> None:
         wait_for(lambda key=key: _state(repo, key).get("current_state") == "wait", 15, key)
     refused = ll_loop(repo, "stop", "slow", env=_env())
     assert refused.returncode == ExitCode.FAILED
-    assert refused.stderr.startswith("ll-loop: error: loop 'slow' has 2 runs going (")
-    assert refused.stderr.endswith(" (or --all)\n")
-    assert refused.stderr.count("\n") == 1
+    (sample,) = [
+        b for b in all_blocks() if b.starts("docs/cli.md", "ll-loop: error: loop 'slow' has")
+    ]
+    shown = sample.text.replace("slow@k3x9", keys[0]).replace("slow@m2p7", keys[1])
+    assert refused.stderr == shown  # the sample in docs/cli.md, with these runs' ids
     assert all(_state(repo, key)["status"] == "running" for key in keys)
     stopped = ll_loop(repo, "stop", "slow", "--all", env=_env())
     assert stopped.returncode == ExitCode.OK, stopped.stderr
