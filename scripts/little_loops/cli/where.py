@@ -25,7 +25,12 @@ def add_worktree_flags(parser: argparse.ArgumentParser) -> None:
         metavar="REF",
         help="with --worktree: start the branch from REF (default: HEAD of this checkout)",
     )
-    parser.add_argument("--run-id", type=_run_id, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--run-id",
+        type=_run_id,
+        metavar="ID",
+        help="give the run this id (4 lowercase letters or digits) instead of a random one",
+    )
 
 
 def _run_id(text: str) -> str:
@@ -49,7 +54,7 @@ class Where:
     def for_loop(self, fsm: FSMLoop, loops_dir: Path) -> Where:
         """With the loop's own `worktree: true` taken in, checked, and a run id chosen."""
         from little_loops.fsm.engine.commits import checkpoint_problem
-        from little_loops.fsm.runs.place import new_run_id
+        from little_loops.fsm.runs.place import id_taken, new_run_id
 
         worktree = self.worktree or fsm.worktree
         if self.base is not None and not worktree:
@@ -57,6 +62,11 @@ class Where:
         problem = checkpoint_problem(fsm, worktree)
         if problem is not None:
             raise LoopDefinitionError(problem)
+        if self.run_id is not None and id_taken(loops_dir, fsm.name, self.run_id):
+            raise LoopDefinitionError(
+                f"loop '{fsm.name}' already has a run or a worktree with id '{self.run_id}'"
+                f" (see ll-loop list --running and ll-loop worktree list)"
+            )
         run_id = self.run_id or new_run_id(loops_dir, fsm.name)
         return Where(worktree, self.base, run_id)
 

@@ -322,6 +322,7 @@ CUSTOM: set[Key] = {
     ("docs/library.md", "$ ll-loop run library:ralph"),
     ("docs/library.md", "$ ll-loop run library:review-and-fix"),
     ("docs/guide.md", "jobs:\n  loop:"),
+    ("docs/cli.md", "ll-loop: error: loop 'count' has no run"),  # cli/test_run_ids.py
     # Compared with two live runs in cli/test_worktree_runs.py.
     ("docs/cli.md", "ll-loop: error: loop 'slow' has 2"),
     ("README.md", "$ ll-loop fix-types"),

@@ -63,15 +63,20 @@ class RunPlace:
         )
 
 
+def id_taken(loops_dir: Path, loop_name: str, run_id: str) -> bool:
+    """A run of *loop_name* with *run_id* has files or a worktree (its branch is checked
+    when the worktree is made)."""
+    files = run_files(run_key(loop_name, run_id), loops_dir)
+    taken = (files.state, files.lock, worktree_path(loops_dir, loop_name, run_id))
+    return any(os.path.lexists(path) for path in taken)
+
+
 def new_run_id(loops_dir: Path, loop_name: str) -> str:
-    """A fresh short id for a run of *loop_name*: no run files, worktree or branch of the
-    loop use it yet (checked for the files and the worktree folder here)."""
+    """A fresh short id for a run of *loop_name* (`id_taken` by none)."""
     for _ in range(100):
         raw = os.urandom(RUN_ID_LENGTH)
         run_id = "".join(RUN_ID_ALPHABET[byte % len(RUN_ID_ALPHABET)] for byte in raw)
-        files = run_files(run_key(loop_name, run_id), loops_dir)
-        taken = (files.state, files.lock, worktree_path(loops_dir, loop_name, run_id))
-        if not any(os.path.lexists(path) for path in taken):
+        if not id_taken(loops_dir, loop_name, run_id):
             return run_id
     raise LoopRuntimeError(f"no free run id for loop '{loop_name}' after 100 tries")
 
