@@ -64,7 +64,7 @@ def resume_command(
     loop_name = run_name(name, loops_dir, active="resume")
     store = StatePersistence(loop_name, loops_dir)
     saved = saved_run(loop_name, loops_dir, store)
-    place = saved_place(saved)
+    place = saved_place(saved, loops_dir)
     if store.replay_error:  # going on from the snapshot may run its last steps again
         why = one_line(store.replay_error)
         warning = f"ll-loop: warning: resuming from the last snapshot: {why}"
@@ -91,13 +91,13 @@ def resume_command(
     return run_session(fsm, path, options, loops_dir.resolve(), resume=True, place=place)
 
 
-def saved_place(saved: LoopState) -> RunPlace:
+def saved_place(saved: LoopState, loops_dir: Path) -> RunPlace:
     """Where the saved run ran: its worktree must still be there to go on in it."""
     from little_loops.fsm.errors import LoopRuntimeError
     from little_loops.fsm.runs.place import RunPlace
     from little_loops.fsm.runs.runfile import display_path
 
-    place = RunPlace.of_state(saved.run_id, saved.worktree)
+    place = RunPlace.of_state(saved.run_id, saved.worktree, loops_dir, saved.loop_name)
     if place.path is not None and not (place.workdir or place.path).is_dir():
         raise LoopRuntimeError(
             f"run {saved.ref} ran in worktree {display_path(place.path)}, which is gone;"

@@ -313,6 +313,14 @@ def split_run_key(key: str) -> tuple[str, str | None]:
     return key, None
 
 
+WORKTREE_BRANCH = "ll/{name}/{run_id}"  # the branch a `--worktree` run makes and works on
+
+
+def worktree_branch(loop_name: str, run_id: str) -> str:
+    """The branch of run *run_id* of *loop_name*: `ll/<name>/<id>`."""
+    return WORKTREE_BRANCH.format(name=loop_name, run_id=run_id)
+
+
 def worktrees_dir(loops_dir: Path) -> Path:
     """`<loops_dir>/.worktrees/`: the worktrees of `--worktree` runs (create it with
     make_running_dir, which also makes git ignore it)."""

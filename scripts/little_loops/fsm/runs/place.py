@@ -13,6 +13,7 @@ from little_loops.fsm.runs.layout import (
     RUN_ID_LENGTH,
     run_files,
     run_key,
+    worktree_branch,
     worktree_path,
 )
 
@@ -47,20 +48,34 @@ class RunPlace:
         return {key: str(value) for key, value in zip(_WORKTREE_KEYS, values, strict=True)}
 
     @classmethod
-    def of_state(cls, run_id: str | None, worktree: dict[str, str] | None) -> RunPlace:
-        """The place a saved run ran in (its state file's `run_id` and `worktree`)."""
+    def of_state(
+        cls,
+        run_id: str | None,
+        worktree: dict[str, str] | None,
+        loops_dir: Path,
+        loop_name: str,
+    ) -> RunPlace:
+        """The place a saved run ran in (its state file's `run_id` and `worktree`).
+
+        A state file is not trusted to say where to work: the worktree must be the one
+        ll-loop makes for this run (`.loops/.worktrees/NAME@ID`), the folder the loop ran
+        in must lie inside it, and the branch must be `ll/NAME/ID`; else LoopRuntimeError."""
         if not worktree:
             return cls(run_id)
-        path = worktree.get("path")
-        if not path:
-            raise LoopRuntimeError("the run's state file names no worktree path")
-        return cls(
-            run_id,
-            Path(path),
-            Path(worktree.get("workdir") or path),
-            worktree.get("branch") or None,
-            worktree.get("base") or None,
-        )
+        if run_id is None:
+            raise LoopRuntimeError("the run's state file names a worktree but no run id")
+        expected = worktree_path(Path(loops_dir).resolve(), loop_name, run_id)
+        path = Path(worktree.get("path") or "")
+        workdir = Path(worktree.get("workdir") or path)
+        branch = worktree.get("branch") or ""
+        inside = workdir.resolve() == path.resolve() or path.resolve() in workdir.resolve().parents
+        if path != expected or not inside or branch != worktree_branch(loop_name, run_id):
+            raise LoopRuntimeError(
+                f"the state file of run {run_key(loop_name, run_id)} names a worktree other"
+                f" than its own ({expected}, branch {worktree_branch(loop_name, run_id)});"
+                " not going on there"
+            )
+        return cls(run_id, path, workdir, branch, worktree.get("base") or None)
 
 
 def id_taken(loops_dir: Path, loop_name: str, run_id: str) -> bool:
