@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -411,3 +412,45 @@ def test_commit_text_for_history() -> None:
     )
     rollback = {"event": "rollback", "sha": sha, "count": 1, "files": ["a"]}
     assert commit_text(rollback) == "rollback to 0123456: 1 file discarded"
+
+
+CRASH_AFTER_ACTION = """\
+import os, sys
+from pathlib import Path
+from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.definition.validation import load_and_validate
+from little_loops.fsm.runs.resumable import PersistentExecutor
+
+loop, loops, worktree = map(Path, sys.argv[1:4])
+
+def crash(event):
+    if event["event"] == "action_complete":
+        os._exit(9)  # killed between the action's end and its commit
+
+PersistentExecutor(
+    load_and_validate(loop),
+    loops_dir=loops,
+    action_runner=DefaultActionRunner(cwd=worktree),
+    worktree=worktree,
+    event_callback=crash,
+).run()
+"""
+
+
+def test_a_resume_commits_what_a_crash_left_uncommitted(repo: Path, tmp_path: Path) -> None:
+    loops = tmp_path / "project" / ".loops"
+    loops.mkdir(parents=True)
+    path = tmp_path / "loop.yaml"
+    path.write_text(COUNTER.replace("max_iterations: 3", "max_iterations: 1"))
+    argv = [sys.executable, "-c", CRASH_AFTER_ACTION, str(path), str(loops), str(repo)]
+    assert subprocess.run(argv, check=False).returncode == 9
+    assert log(repo) == ["the user's commit"]  # the action ran; no commit yet
+    resumed = PersistentExecutor(
+        load_and_validate(path),
+        loops_dir=loops,
+        action_runner=DefaultActionRunner(cwd=repo),
+        worktree=repo,
+    )
+    assert resumed.resume().terminated_by == "max_iterations"
+    assert log(repo) == ["ll-loop fix: edit (pass 1)\n\ncounted to 1", "the user's commit"]
+    assert (repo / "n").read_text() == "1\n"  # the action did not run again
