@@ -12,13 +12,15 @@ from typing import Any
 from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.passes import Passes
+from little_loops.fsm.safetext import one_line
 
 GIT_TIMEOUT_S = 120.0  # a commit runs the repository's hooks, which may take a while
 SUMMARY_WIDTH = 100  # the action's one-line summary in a commit message
 # Fallback identity, used only when the repository has none (its own is never replaced).
 FALLBACK_NAME = "ll-loop"
 FALLBACK_EMAIL = "ll-loop@localhost"
-SHORT_SHA = 7
+SHORT_SHA = 7  # the characters of a sha `history` shows
+MAX_LISTED = 100  # the discarded files a rollback event names (`count` has them all)
 
 
 class GitFailed(Exception):
@@ -92,8 +94,6 @@ def last_line(text: str) -> str:
 
 def summary_line(output: str | None) -> str:
     """An action's one-line summary: its last non-empty output line, cut to SUMMARY_WIDTH."""
-    from little_loops.fsm.safetext import one_line
-
     line = one_line(last_line(output or ""))
     return line if len(line) <= SUMMARY_WIDTH else line[: SUMMARY_WIDTH - 1].rstrip() + "…"
 
@@ -135,15 +135,14 @@ def checkpoint_problem(fsm: FSMLoop, in_worktree: bool) -> str | None:
 
 def commit_text(event: Mapping[str, Any]) -> str:
     """A `checkpoint` or `rollback` event as history shows it, after the state's name."""
-    sha = str(event.get("sha") or "")[:SHORT_SHA]
-    if event.get("event") == events.ROLLBACK_EVENT:
-        files = event.get("files")
-        count = event.get("count", len(files) if isinstance(files, list) else 0)
-        said = f"rollback to {sha or '?'}: {count} file{'' if count == 1 else 's'} discarded"
-    else:
-        said = f"commit {sha} (pass {event.get('pass')})" if sha else "commit"
-    error = event.get("error")
-    return f"{said}: {error}" if error else said
+    rollback = event.get("event") == events.ROLLBACK_EVENT
+    if event.get("error"):
+        return f"{'rollback' if rollback else 'commit'}: {event['error']}"
+    sha = str(event.get("sha") or "?")[:SHORT_SHA]
+    if rollback:
+        count = event.get("count", 0)
+        return f"rollback to {sha}: {count} file{'' if count == 1 else 's'} discarded"
+    return f"commit {sha} (pass {event.get('pass')})"
 
 
 class Commits:
@@ -191,9 +190,6 @@ class Commits:
         except GitFailed as exc:
             payload["error"] = str(exc)
         self._emit(events.ROLLBACK_EVENT, payload)
-
-
-MAX_LISTED = 100  # the discarded files a rollback event names (`count` has them all)
 
 
 def _refuse_main_checkout(git: _Git) -> None:

@@ -412,6 +412,9 @@ def test_commit_text_for_history() -> None:
     )
     rollback = {"event": "rollback", "sha": sha, "count": 1, "files": ["a"]}
     assert commit_text(rollback) == "rollback to 0123456: 1 file discarded"
+    assert commit_text({**rollback, "count": 2}) == "rollback to 0123456: 2 files discarded"
+    failed = {"event": "rollback", "error": "git reset failed: no HEAD"}
+    assert commit_text(failed) == "rollback: git reset failed: no HEAD"
 
 
 CRASH_AFTER_ACTION = """\
