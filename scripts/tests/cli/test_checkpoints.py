@@ -146,3 +146,15 @@ def test_validate_names_a_wrong_commit_value(project: Path) -> None:
     assert "loop 'fix' > states > fix > commit: expected true or false, got 'always'" in (
         result.stdout
     )
+
+
+def test_the_dry_run_plan_names_the_checkpoints(project: Path) -> None:
+    result = console(project, "run", "fix", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    plan = result.stdout
+    fix = plan[plan.index("  fix  [initial]") : plan.index("  check\n")]
+    assert "    commit: the worktree, when it changed\n" in fix
+    undo = plan[plan.index("  undo\n") : plan.index("  done  [terminal]")]
+    assert "    rollback: first, back to the worktree's last commit\n" in undo
+    assert plan.count("    commit:") == 1
+    assert plan.count("    rollback:") == 1
