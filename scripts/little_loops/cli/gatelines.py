@@ -1,16 +1,17 @@
-"""The progress lines of stall breakers and approval gates (a part of ProgressDisplay)."""
+"""Progress lines of stall breakers, approval gates and checkpoints (a part of ProgressDisplay)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from little_loops.fsm.engine.commits import commit_text
 from little_loops.fsm.safetext import one_line
 
 _YELLOW, _RED = "\033[33m", "\033[31m"
 
 
 class GateLines:
-    """Prints the `stall`, `approval_wait` and `approval` events."""
+    """Prints the `stall`, `approval_wait`, `approval`, `checkpoint` and `rollback` events."""
 
     quiet: bool
     loop_name: str
@@ -55,3 +56,14 @@ class GateLines:
         note = event.get("note")
         noted = f": {one_line(note)}" if isinstance(note, str) and note else ""
         self._write(f"       • {said} ({verdict}){noted}\n")
+
+    def _on_checkpoint(self, event: dict[str, Any]) -> None:
+        # A failed commit is shown even with --quiet: the run goes on without it.
+        if self.quiet and not event.get("error"):
+            return
+        if not self._header_printed and not self.quiet:
+            self._header(f"({one_line(event.get('event'))})")  # a state without an action
+        mark = "✗" if event.get("error") else "●"
+        self._write(f"       {mark} {one_line(commit_text(event))}\n")
+
+    _on_rollback = _on_checkpoint

@@ -56,7 +56,8 @@ def _raw(value: Any) -> str:
 def _format_known(event: dict[str, Any], loop: str) -> str:
     from little_loops.cli.display import outcome_line, shorten, verdict_detail
     from little_loops.cli.nesting import INDENT, depth_of
-    from little_loops.fsm.engine.events import STALL_EVENT
+    from little_loops.fsm.engine.commits import commit_text
+    from little_loops.fsm.engine.events import CHECKPOINT_EVENT, ROLLBACK_EVENT, STALL_EVENT
     from little_loops.fsm.timefmt import format_duration
 
     kind = str(event.get("event", "?"))
@@ -93,6 +94,8 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
         from little_loops.fsm.engine.attempts import waiting_text
 
         return f"{head} {state} {waiting_text(event)}"
+    if kind in (CHECKPOINT_EVENT, ROLLBACK_EVENT):
+        return f"{head} {state} {commit_text(event)}"
     if kind == "loop_complete":
         line = outcome_line(event)
         return f"{head} {line.replace('ll-loop resume NAME', f'll-loop resume {loop}')}"

@@ -132,6 +132,10 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
             lines.append(f"    loop: {state.loop}" + (f" with {given}" if given else ""))
             if state.capture:
                 lines.append(f"    capture: {state.capture}")
+        if state.rollback:
+            lines.append("    rollback: first, back to the worktree's last commit")
+        if fsm.commits_after(state) and not (state.is_approval() or state.loop is not None):
+            lines.append("    commit: the worktree, when it changed")
         acts = state.action and not (state.terminal or state.is_approval())
         policy = fsm.retry_of(state) if acts else None
         if policy is not None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
 from little_loops.fsm.definition.approval_checks import approval_problems
+from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     APPROVAL,
@@ -89,6 +90,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "notify": optional(mapping),
     "retry": optional(mapping),
     "rate_limit": optional(mapping),
+    "commit": COMMIT_MODE,
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -123,6 +125,8 @@ STATE_KEYS: dict[str, Check] = {
     "loop": optional(string),
     "with": optional(mapping),
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),
+    "commit": optional(boolean),
+    "rollback": boolean,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
@@ -304,6 +308,8 @@ class _Checker:
             for where, problem in approval_problems(state):
                 self.add((*path, *where), problem)
             for at, why in subloop_key_problems(state):
+                self.add((*path, *at), why)
+            for at, why in checkpoint_key_problems(state):
                 self.add((*path, *at), why)
             retry = state.get("retry")
             if isinstance(retry, Mapping):

@@ -81,6 +81,10 @@ LOOP_KEYS: dict[str, str] = {
         "How long to wait when Claude (Claude Code or the LLM judge) answers with a rate, "
         "overload or usage limit before running the step again."
     ),
+    "commit": (
+        "each_pass: in a worktree run, every state's action is followed by a git commit when "
+        "it changed the worktree (as if each state had commit: true). Default false."
+    ),
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -153,6 +157,14 @@ STATE_KEYS: dict[str, str] = {
     "outcome": (
         "For a terminal state: success (the default) or failure, the verdict a parent loop's "
         "sub-loop state gets when this loop ends here."
+    ),
+    "commit": (
+        "In a worktree run: after the action (a state without one: when entered), commit the "
+        "worktree if it changed ('ll-loop NAME: STATE (pass N)'). Default: the loop's commit:."
+    ),
+    "rollback": (
+        "In a worktree run: before the action, discard the worktree's uncommitted changes and "
+        "untracked files (git reset --hard HEAD, git clean -fd); HEAD never moves. Default false."
     ),
 }
 

@@ -58,6 +58,9 @@ OUTCOME_SUCCESS = "success"
 OUTCOME_FAILURE = "failure"
 TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
 
+# The loop's `commit:`: each state's action commits as a `commit: true` state's does.
+COMMIT_EACH_PASS = "each_pass"
+
 
 def yaml_key(field_name: str) -> str:
     """The loop-file key of a model field: `with_` is `with` (a Python keyword)."""
@@ -159,6 +162,8 @@ class StateConfig:
     loop: str | None = None  # a sub-loop: run this loop (a name in .loops/ or a path)
     with_: dict[str, Any] | None = None  # `with:`, the sub-loop's parameter values
     outcome: str | None = None  # a terminal state's: OUTCOME_SUCCESS or OUTCOME_FAILURE
+    commit: bool | None = None  # commit the worktree after the action (None: as the loop says)
+    rollback: bool = False  # reset the worktree to its last commit before the action
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
@@ -259,6 +264,7 @@ class FSMLoop:
     notify: NotifyConfig | None = None
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
+    commit: str | bool = False  # COMMIT_EACH_PASS: every state's action commits (a worktree run)
     # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
     # file is validated (definition/subloop_checks.py), never written back to a file.
     children: dict[str, FSMLoop] = field(
@@ -316,6 +322,7 @@ class FSMLoop:
             "max_cost_usd",
             "maintain",
             "worktree",
+            "commit",
         ):
             if key in rest:
                 out[key] = rest[key]
@@ -341,6 +348,10 @@ class FSMLoop:
     def retry_of(self, state: StateConfig) -> RetryConfig | None:
         """The retry policy of *state*: its own `retry:`, else the loop's (None: no retries)."""
         return state.retry if state.retry is not None else self.retry
+
+    def commits_after(self, state: StateConfig) -> bool:
+        """Whether *state*'s action is followed by a commit: its `commit:`, else the loop's."""
+        return state.commit if state.commit is not None else self.commit == COMMIT_EACH_PASS
 
     def terminal_states(self) -> list[str]:
         return [name for name, state in self.states.items() if state.terminal]

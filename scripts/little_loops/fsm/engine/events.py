@@ -165,6 +165,39 @@ class RateLimitWait(_WaitKeys, total=False):
     judge: bool
 
 
+CHECKPOINT_EVENT = "checkpoint"  # the name of a Checkpoint event
+ROLLBACK_EVENT = "rollback"  # the name of a Rollback event
+
+# `checkpoint`: a state's action changed the worktree and was committed (`commit:`);
+# `sha` is the new commit, `pass` the executor's pass number. A git failure (no commit
+# made; the run goes on) has `error` instead of `sha`. ("pass" is a keyword, hence this form.)
+_CheckpointKeys = TypedDict("_CheckpointKeys", {"state": str, "pass": int})
+
+
+class Checkpoint(_CheckpointKeys, total=False):
+    """`checkpoint`: a commit after a state's action (see above)."""
+
+    sha: str
+    error: str
+
+
+class _RollbackKeys(TypedDict):
+    """The keys every `rollback` has."""
+
+    state: str
+
+
+class Rollback(_RollbackKeys, total=False):
+    """`rollback`: before a `rollback: true` state's action, the worktree went back to commit
+    `sha` (HEAD, which never moves); `files` names up to 100 of the `count` discarded
+    (changed or untracked) files. A git failure has `error` instead."""
+
+    sha: str
+    count: int
+    files: list[str]
+    error: str
+
+
 class _LoopCompleteKeys(TypedDict):
     """The keys every `loop_complete` has."""
 

@@ -13,6 +13,7 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import Attempts
+from little_loops.fsm.engine.commits import Commits
 from little_loops.fsm.engine.events import EventCallback
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.limits import RunClock, spends
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 
-class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops):
+class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops, Commits):
     """Execute an FSM loop until a terminal state or a limit.
 
     The executor only ever moves along transitions the loop declares: a route that
@@ -63,8 +64,10 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops):
         llm_client: Any = None,
         output_dir: Path | None = None,
         sleep: Callable[[float], None] | None = None,
+        worktree: Path | None = None,
     ) -> None:
         self.fsm = fsm
+        self.worktree = worktree  # a worktree run's top-level: checkpoints (engine/commits.py)
         self.event_callback: EventCallback = event_callback or (lambda _event: None)
         self.action_runner: ActionRunner = (
             DefaultActionRunner() if action_runner is None else as_action_runner(action_runner)
@@ -176,6 +179,7 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops):
             self.passes.ran(self.current_state)
             self.entered = True
             self._emit_enter()
+            self._rollback_before(self.current_state, state)
             ended = self._after_action(state, None)
             if ended is not None:
                 return ended
@@ -263,6 +267,7 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops):
                 if self.continuation is not None:
                     self.acted = None  # a resumed run gives the note to this prompt again
                     return StepOutcome(stop="handoff")
+        self._commit_after(name, state, action_result.output if action_result else None)
 
         if state.next is not None:
             if action_result is not None and action_result.error:

@@ -42,12 +42,14 @@ class Stall:
 
 def tree_fingerprint(cwd: Path | None) -> str:
     """A hash of the git working tree in *cwd*: `git status --porcelain=v1 -z` and
-    `git diff HEAD --binary`, and the untracked files' contents. LoopRuntimeError when *cwd* is
-    not in a git repository."""
+    `git diff HEAD --binary`, the untracked files' contents, and HEAD (a pass that commits
+    its changes, `commit:`, leaves a clean tree on a new commit). LoopRuntimeError when *cwd*
+    is not in a git repository."""
     digest = hashlib.sha256()
     for argv in (
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
         ["git", "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff"],
+        ["git", "rev-parse", "--verify", "--quiet", "HEAD"],
     ):
         try:
             done = subprocess.run(
@@ -60,7 +62,8 @@ def tree_fingerprint(cwd: Path | None) -> str:
             raise LoopRuntimeError(
                 f"stall: no_change_passes needs a git repository, and {where} is not in one"
             )
-        # `git diff HEAD` fails in a repository with no commit yet: the status still tells.
+        # `git diff HEAD` and `rev-parse` fail in a repository with no commit yet: the status
+        # still tells.
         digest.update(done.stdout if done.returncode == 0 else b"")
         digest.update(b"\0--\0")
         if argv[1] == "status":

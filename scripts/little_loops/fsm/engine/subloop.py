@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.protocol import ActionRunner
@@ -101,6 +102,7 @@ class SubLoops:
     _sleep: Callable[[float], None] | None
     action_runner: ActionRunner
     work: StateWork
+    worktree: Path | None  # a worktree run's: the child commits and rolls back there too
 
     _context: Callable[[], InterpolationContext]
     _emit: Callable[[str, Mapping[str, object]], None]
@@ -184,6 +186,7 @@ class SubLoops:
             llm_client=self.work.llm_client,
             output_dir=self.work.output_dir,
             sleep=self._sleep,
+            worktree=self.worktree,
         )
         child._shutdown = self._shutdown  # a stop reaches the whole tree
         # In a worktree run (files `<name>@<id>`) its outputs carry the id too, so those of

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import OUTCOME_FAILURE, FSMLoop, StateConfig
@@ -23,6 +24,7 @@ class Terminals:
     entered: bool
     continuation: str | None
     passes: Passes
+    acted: dict[str, Any] | None
 
     _context: Callable[[], InterpolationContext]
     _emit_enter: Callable[[], None]
@@ -31,6 +33,7 @@ class Terminals:
     _finish: Callable[..., ExecutionResult]
     _illegal: Callable[..., ExecutionResult]
     _move_to: Callable[[str, str | None, str], None]
+    _commit_after: Callable[[str, StateConfig, str | None], None]
 
     def _run_terminal_action(
         self, state: StateConfig, done: ActionResult | None = None
@@ -54,7 +57,8 @@ class Terminals:
         return None
 
     def _leave_terminal(self, state: StateConfig) -> ExecutionResult | None:
-        """End the run at a terminal state, or restart a `maintain` loop."""
+        """End the run at a terminal state, or restart a `maintain` loop (a `commit:` first)."""
+        self._commit_after(self.current_state, state, (self.acted or {}).get("output"))
         way = restart(self.fsm, state)
         if way is None:
             failed = state.outcome == OUTCOME_FAILURE

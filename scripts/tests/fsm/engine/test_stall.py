@@ -84,6 +84,19 @@ def test_the_fingerprint_sees_edits_new_files_and_binary_changes(tmp_path: Path)
     assert tree_fingerprint(tmp_path) in seen  # and it is stable
 
 
+def test_the_fingerprint_sees_a_commit(tmp_path: Path) -> None:
+    """A pass that commits what it changed (`commit:`) leaves a clean tree: still a change."""
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "tests@example.com")
+    _git(tmp_path, "config", "user.name", "Tests")
+    _git(tmp_path, "commit", "-q", "--allow-empty", "-m", "one")
+    before = tree_fingerprint(tmp_path)
+    (tmp_path / "a.txt").write_text("x")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-qm", "two")
+    assert tree_fingerprint(tmp_path) != before
+
+
 def test_the_fingerprint_sees_an_edit_of_an_untracked_file(tmp_path: Path) -> None:
     """`git status` lists an untracked file by name only and `git diff HEAD` leaves it out:
     appending to one (notes a loop keeps) is still a change."""

@@ -1,0 +1,200 @@
+"""Checkpoints of a worktree run: `commit:` after a state's action, `rollback:` before it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop, StateConfig
+from little_loops.fsm.engine import events
+from little_loops.fsm.engine.passes import Passes
+from little_loops.fsm.safetext import one_line
+
+GIT_TIMEOUT_S = 120.0  # a commit runs the repository's hooks, which may take a while
+SUMMARY_WIDTH = 100  # the action's one-line summary in a commit message
+# Fallback identity, used only when the repository has none (its own is never replaced).
+FALLBACK_NAME = "ll-loop"
+FALLBACK_EMAIL = "ll-loop@localhost"
+SHORT_SHA = 7  # the characters of a sha `history` shows
+MAX_LISTED = 100  # the discarded files a rollback event names (`count` has them all)
+
+
+class GitFailed(Exception):
+    """A git command failed: its one-line reason."""
+
+
+@dataclass(frozen=True)
+class _Git:
+    """Runs git in one worktree, never through a shell and never prompting."""
+
+    worktree: Path
+
+    def __call__(self, *args: str, config: Sequence[str] = ()) -> str:
+        argv = ["git", *config, "-C", str(self.worktree), *args]
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                env=env,
+                stdin=subprocess.DEVNULL,
+                timeout=GIT_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GitFailed(f"git {args[0]}: {exc}") from None
+        if done.returncode != 0:
+            why = last_line(done.stderr) or last_line(done.stdout) or f"exit {done.returncode}"
+            raise GitFailed(f"git {args[0]} failed: {why}")
+        return done.stdout
+
+    def identity(self) -> list[str]:
+        """`-c user.name=... -c user.email=...` for what the repository does not configure
+        (git's own environment variables still come first)."""
+        config: list[str] = []
+        for key, fallback in (("user.name", FALLBACK_NAME), ("user.email", FALLBACK_EMAIL)):
+            try:
+                configured = self("config", key).strip()
+            except GitFailed:  # `git config KEY` exits 1 when the key is not set
+                configured = ""
+            if key == "user.email" and os.environ.get("EMAIL"):
+                configured = os.environ["EMAIL"]  # git reads it when user.email is not set
+            if not configured:
+                config += ["-c", f"{key}={fallback}"]
+        return config
+
+    def changes(self) -> list[str]:
+        """The paths `git status` lists (changed, staged, untracked), one per file."""
+        out = self("status", "--porcelain=v1", "-z", "--untracked-files=all")
+        entries = out.split("\0")
+        paths: list[str] = []
+        i = 0
+        while i < len(entries):
+            entry = entries[i]
+            i += 1
+            if len(entry) < 4:
+                continue
+            paths.append(entry[3:])
+            if entry[0] in "RC":  # a rename or copy: its source path follows
+                i += 1
+        return paths
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of *text*, stripped (empty when there is none)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def summary_line(output: str | None) -> str:
+    """An action's one-line summary: its last non-empty output line, cut to SUMMARY_WIDTH."""
+    line = one_line(last_line(output or ""))
+    return line if len(line) <= SUMMARY_WIDTH else line[: SUMMARY_WIDTH - 1].rstrip() + "…"
+
+
+def commit_message(loop: str, state: str, pass_number: int, output: str | None) -> list[str]:
+    """The commit's title, then the action's summary when it has one (a paragraph each)."""
+    title = f"ll-loop {loop}: {state} (pass {pass_number})"
+    summary = summary_line(output)
+    return [title, summary] if summary else [title]
+
+
+def uses_checkpoints(fsm: FSMLoop) -> tuple[str, str] | None:
+    """The first checkpoint key *fsm* (or a sub-loop of it) uses and where, else None."""
+    if fsm.commit == COMMIT_EACH_PASS:
+        return f"commit: {COMMIT_EACH_PASS}", ""
+    for name, state in fsm.states.items():
+        if state.commit or state.rollback:
+            return ("commit:" if state.commit else "rollback:"), f"state '{name}'"
+    for child in fsm.children.values():
+        found = uses_checkpoints(child)
+        if found is not None:
+            key, where = found
+            return key, f"{where + ' of ' if where else ''}sub-loop '{child.name}'"
+    return None
+
+
+def checkpoint_problem(fsm: FSMLoop, in_worktree: bool) -> str | None:
+    """Why *fsm* cannot run outside a worktree (None when it can, or *in_worktree*):
+    its checkpoints commit and reset a working tree, never the one a person works in."""
+    found = None if in_worktree else uses_checkpoints(fsm)
+    if found is None:
+        return None
+    key, where = found
+    return (
+        f"loop '{fsm.name}' uses {key}{f' ({where})' if where else ''}; checkpoints need a "
+        "worktree: run it with --worktree or set worktree: true"
+    )
+
+
+def commit_text(event: Mapping[str, Any]) -> str:
+    """A `checkpoint` or `rollback` event as history shows it, after the state's name."""
+    rollback = event.get("event") == events.ROLLBACK_EVENT
+    if event.get("error"):
+        return f"{'rollback' if rollback else 'commit'}: {event['error']}"
+    sha = str(event.get("sha") or "?")[:SHORT_SHA]
+    if rollback:
+        count = event.get("count", 0)
+        return f"rollback to {sha}: {count} file{'' if count == 1 else 's'} discarded"
+    return f"commit {sha} (pass {event.get('pass')})"
+
+
+class Commits:
+    """The checkpoint half of FSMExecutor (the fields it uses are declared here)."""
+
+    fsm: FSMLoop
+    passes: Passes
+    worktree: Path | None
+    _emit: Callable[[str, Mapping[str, object]], None]
+
+    def _commit_after(self, name: str, state: StateConfig, output: str | None) -> None:
+        """Commit the worktree after state *name*'s action (*output*), if it changed."""
+        if self.worktree is None or not self.fsm.commits_after(state):
+            return
+        git = _Git(self.worktree)
+        payload = events.Checkpoint({"state": name, "pass": self.passes.iteration})
+        try:
+            _refuse_main_checkout(git)
+            if not git.changes():
+                return
+            git("add", "-A")
+            message = commit_message(self.fsm.name, name, self.passes.iteration, output)
+            paragraphs = [arg for text in message for arg in ("-m", text)]
+            git("commit", "-q", *paragraphs, config=git.identity())
+            payload["sha"] = git("rev-parse", "HEAD").strip()
+        except GitFailed as exc:
+            # The run goes on: its changes stay in the worktree, for the next commit.
+            payload["error"] = str(exc)
+        self._emit(events.CHECKPOINT_EVENT, payload)
+
+    def _rollback_before(self, name: str, state: StateConfig) -> None:
+        """Return the worktree to its last commit before state *name*'s action."""
+        if self.worktree is None or not state.rollback:
+            return
+        git = _Git(self.worktree)
+        payload = events.Rollback(state=name)
+        try:
+            _refuse_main_checkout(git)
+            files = git.changes()
+            git("reset", "-q", "--hard", "HEAD")
+            git("clean", "-q", "-f", "-d")
+            payload["sha"] = git("rev-parse", "HEAD").strip()
+            payload["count"] = len(files)
+            payload["files"] = files[:MAX_LISTED]
+        except GitFailed as exc:
+            payload["error"] = str(exc)
+        self._emit(events.ROLLBACK_EVENT, payload)
+
+
+def _refuse_main_checkout(git: _Git) -> None:
+    """A checkpoint commits and resets only a linked worktree, never a main checkout."""
+    out = git("rev-parse", "--git-dir", "--git-common-dir").splitlines()
+    dirs = {(git.worktree / line).resolve() for line in out}  # relative to the worktree
+    if len(out) == 2 and len(dirs) == 1:
+        raise GitFailed(f"{git.worktree} is a main checkout, not a worktree: left untouched")
