@@ -56,6 +56,7 @@ def resume_command(
         saved_overrides,
     )
     from little_loops.fsm.definition.validation import load_and_validate
+    from little_loops.fsm.errors import LoopDefinitionError
     from little_loops.fsm.runs.control import check_same_loop, saved_loop_file, saved_run
     from little_loops.fsm.runs.locks import project_root
     from little_loops.fsm.runs.store import StatePersistence
@@ -74,6 +75,11 @@ def resume_command(
     path = saved_loop_file(saved, root) or resolve_loop_path(name, loops_dir)
     fsm = load_and_validate(path)
     check_same_loop(saved.loop_name, fsm.name, path)
+    from little_loops.fsm.engine.commits import checkpoint_problem
+
+    problem = checkpoint_problem(fsm, place.in_worktree)  # the file may have changed since
+    if problem is not None:
+        raise LoopDefinitionError(problem)
     given, options = options, saved_overrides(loop_name, loops_dir, options)
     fsm = apply_overrides(fsm, options)
     fsm = dataclasses.replace(fsm, context=resumed_context(fsm, saved.context))

@@ -53,6 +53,7 @@ def run_in_foreground(
             fsm,
             StatePersistence(key, loops_dir),
             place=place,
+            worktree=None if place is None else place.path,  # commit: and rollback: work there
             loop_path=loop_path,
             event_callback=event_callback,
             action_runner=runner,
@@ -61,8 +62,6 @@ def run_in_foreground(
         )
         executor.executor.wait_approval = overrides.wait_approval
         executor.executor.stall.cwd = workdir  # no_change_passes looks here
-        if place is not None and place.in_worktree:
-            executor.executor.worktree = place.path  # commit: and rollback: work there
         try:
             with ShutdownSignals(executor.request_shutdown):
                 if not resume:
