@@ -1,0 +1,391 @@
+"""The git worktree of a `--worktree` run: made, found, sized up, and kept or removed at its end.
+
+A run's worktree is `<loops_dir>/.worktrees/NAME@ID/` on branch `ll/NAME/ID`; the commit it
+started from is recorded by git itself (`git config branch.ll/NAME/ID.llbase SHA`, removed
+with the branch), so nothing here needs the run's state file. Nothing here writes to the main
+checkout's working tree or index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.runs.gitcmd import git, git_lines
+from little_loops.fsm.runs.layout import (
+    make_running_dir,
+    run_files,
+    run_key,
+    split_run_key,
+    worktree_path,
+    worktrees_dir,
+)
+from little_loops.fsm.runs.locks import LockRecord, read_lock
+from little_loops.fsm.runs.runfile import display_path
+from little_loops.fsm.suggest import did_you_mean
+
+BRANCH_PREFIX = "ll/"  # a run's branch: `ll/<name>/<run id>`
+BASE_KEY = "llbase"  # `branch.<branch>.llbase`: the commit the run's worktree started from
+_BRANCH = re.compile(r"ll/([^/]+)/([a-z0-9]{4})")
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """One run's worktree: its folder, its branch and the commit the branch started from.
+
+    *present* is False when the folder was deleted by hand (the branch, and its commits, are
+    still there); *head_branch* is the branch the folder has checked out (None: detached, or
+    no folder).
+    """
+
+    path: Path
+    branch: str
+    base_sha: str
+    loop: str
+    run_id: str
+    present: bool = True
+    head_branch: str | None = None
+
+    @property
+    def key(self) -> str:
+        """`NAME@ID`, as commands name the run."""
+        return run_key(self.loop, self.run_id)
+
+    @property
+    def on_branch(self) -> bool:
+        """Whether the folder still has the run's branch checked out."""
+        return self.present and self.head_branch == self.branch
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a worktree holds beyond its base commit."""
+
+    commits: int  # commits on the branch after the base
+    files: int  # files that differ from the base, committed or not (untracked ones too)
+    uncommitted: bool  # `git status --porcelain` is not empty
+    moved: bool  # the branch is no longer at its base commit
+
+    @property
+    def any(self) -> bool:
+        """Whether removing the worktree and branch would lose anything."""
+        return self.moved or self.uncommitted
+
+    def summary(self) -> str:
+        """`2 commits, 3 files changed + uncommitted`."""
+        text = f"{_plural(self.commits, 'commit')}, {_plural(self.files, 'file')} changed"
+        return text + (" + uncommitted" if self.uncommitted else "")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def branch_name(loop_name: str, run_id: str) -> str:
+    """The branch of run *run_id* of *loop_name*: `ll/<name>/<id>`."""
+    return f"{BRANCH_PREFIX}{loop_name}/{run_id}"
+
+
+def repo_top(path: Path) -> Path | None:
+    """The top folder of the git checkout *path* is in, or None when it is in none."""
+    folder = Path(path).absolute()
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    done = git(folder, "rev-parse", "--show-toplevel", check=False)
+    return Path(done.out.strip()) if done.ok and done.out.strip() else None
+
+
+def require_repo(path: Path) -> Path:
+    """repo_top(*path*), or a one-line LoopRuntimeError when it is in no git repository or
+    the repository has no commit yet (a worktree starts from a commit)."""
+    top = repo_top(path)
+    if top is None:
+        raise LoopRuntimeError(
+            f"{display_path(Path(path).absolute())} is not in a git repository:"
+            " worktrees need one (git init, and a first commit)"
+        )
+    if not git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).ok:
+        raise LoopRuntimeError(
+            f"the git repository {top} has no commits yet: a worktree starts from a commit"
+            " (make a first commit)"
+        )
+    return top
+
+
+def main_repo(loops_dir: Path) -> Path:
+    """The top of the main checkout: the git checkout *loops_dir* is in."""
+    return require_repo(Path(loops_dir).absolute().parent)
+
+
+def resolve_commit(top: Path, ref: str | None) -> str:
+    """The full sha of *ref* (HEAD when None) in the repository *top*; one line when unknown."""
+    wanted = "HEAD" if ref is None else ref
+    done = git(
+        top,
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        "--end-of-options",
+        f"{wanted}^{{commit}}",
+        check=False,
+    )
+    if ref is not None and (ref.startswith("-") or not done.ok):
+        raise LoopRuntimeError(f"--base {ref!r}: no such commit, branch or tag in {top}")
+    return done.out.strip()
+
+
+def _check_branch_name(top: Path, branch: str, loop_name: str) -> None:
+    if not git(top, "check-ref-format", f"refs/heads/{branch}", check=False).ok:
+        raise LoopRuntimeError(
+            f"loop name {loop_name!r} cannot be part of a git branch name ({branch}):"
+            " rename the loop to run it in a worktree"
+        )
+
+
+def branch_exists(top: Path, branch: str) -> bool:
+    """Whether the local branch *branch* exists in the repository *top*."""
+    return git(top, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).ok
+
+
+def create_worktree(loops_dir: Path, loop_name: str, run_id: str, base: str | None) -> Worktree:
+    """Make the worktree of run *run_id* of *loop_name*: branch `ll/NAME/ID` from *base* (a
+    commit, branch or tag; HEAD of the main checkout when None), checked out in
+    `<loops_dir>/.worktrees/NAME@ID/` (a folder git ignores), its base recorded in git config.
+
+    Refuses (LoopRuntimeError, one line) when the branch or folder exists already, outside
+    a git repository, or for a *base* that names no commit. The main checkout's working tree
+    and index are not touched.
+    """
+    loops_dir = Path(loops_dir).absolute()
+    top = main_repo(loops_dir)
+    sha = resolve_commit(top, base)
+    branch = branch_name(loop_name, run_id)
+    _check_branch_name(top, branch, loop_name)
+    path = worktree_path(loops_dir, loop_name, run_id)
+    if branch_exists(top, branch):
+        raise LoopRuntimeError(
+            f"branch {branch} exists already: run {run_key(loop_name, run_id)}"
+            " has a worktree (ll-loop worktree list)"
+        )
+    if path.exists() or path.is_symlink():
+        raise LoopRuntimeError(f"{display_path(path)} exists already: not making a worktree there")
+    make_running_dir(worktrees_dir(loops_dir))  # with a `.gitignore` of `*`: git ignores it
+    git(top, "worktree", "add", "--quiet", "-b", branch, str(path), sha)
+    try:
+        git(top, "config", f"branch.{branch}.{BASE_KEY}", sha)
+    except LoopRuntimeError:
+        _remove(top, path, branch)
+        raise
+    return Worktree(path, branch, sha, loop_name, run_id, True, branch)
+
+
+def workdir_in(worktree: Worktree, main_cwd: Path) -> Path:
+    """The folder in *worktree* that matches *main_cwd* in the main checkout (the same path
+    relative to the top): the run's working folder. Made when the commit has no such folder
+    (an untracked or empty one in the main checkout)."""
+    main_cwd = Path(main_cwd).resolve()
+    top = repo_top(main_cwd)
+    if top is None:
+        raise LoopRuntimeError(f"{main_cwd} is not in a git repository")
+    try:
+        relative = main_cwd.relative_to(top.resolve())
+    except ValueError:
+        raise LoopRuntimeError(f"{main_cwd} is not inside the checkout {top}") from None
+    folder = worktree.path / relative
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@contextlib.contextmanager
+def snapshot_index(worktree: Path) -> Iterator[dict[str, str]]:
+    """An environment whose GIT_INDEX_FILE is a copy of *worktree*'s index with every change
+    added (`git add -A`), untracked files too: `git diff --cached BASE` then shows all of it,
+    and the worktree's own index is left as it was."""
+    index = Path(git(worktree, "rev-parse", "--git-path", "index").out.strip())
+    index = index if index.is_absolute() else worktree / index
+    with tempfile.TemporaryDirectory(prefix="ll-loop-index-") as folder:
+        copy = Path(folder) / "index"
+        if index.is_file():
+            shutil.copyfile(index, copy)
+        env = {"GIT_INDEX_FILE": str(copy)}
+        git(worktree, "add", "-A", env=env)
+        yield env
+
+
+def changes(worktree: Worktree) -> Changes:
+    """What *worktree* holds beyond its base: commits, files changed (committed, staged,
+    unstaged and untracked, against the base), uncommitted changes or not."""
+    top = worktree.path if worktree.present else None
+    tip = worktree.branch if top is None else "HEAD"
+    where = top if top is not None else _repo_of(worktree)
+    head = git(where, "rev-parse", "--verify", f"{tip}^{{commit}}").out.strip()
+    commits = int(git(where, "rev-list", "--count", f"{worktree.base_sha}..{head}").out.strip())
+    if top is None:
+        files = git_lines(where, "diff", "--name-only", "-z", worktree.base_sha, head)
+        return Changes(commits, _count_z(files), False, head != worktree.base_sha)
+    uncommitted = bool(git(top, "status", "--porcelain").out.strip())
+    with snapshot_index(top) as env:
+        names = git(top, "diff", "--cached", "--name-only", "-z", worktree.base_sha, env=env)
+    return Changes(commits, _count_z([names.out]), uncommitted, head != worktree.base_sha)
+
+
+def _count_z(chunks: list[str]) -> int:
+    return sum(1 for chunk in chunks for name in chunk.split("\0") if name)
+
+
+def _repo_of(worktree: Worktree) -> Path:
+    """The main checkout of a worktree whose folder is gone (`.loops/.worktrees/x` → `.`)."""
+    return require_repo(worktree.path.parent.parent.parent)
+
+
+def finish_worktree(worktree: Worktree) -> str:
+    """At the end of a run: keep *worktree* when it holds anything (commits beyond its base,
+    uncommitted changes), else remove the folder and the branch. A one-line note saying
+    which, for the user."""
+    top = _repo_of(worktree)
+    if not worktree.path.is_dir():
+        git(top, "worktree", "prune")
+        return f"the worktree {display_path(worktree.path)} is gone; branch {worktree.branch} kept"
+    found = changes(worktree)
+    if found.any:
+        return (
+            f"kept worktree {display_path(worktree.path)} (branch {worktree.branch}:"
+            f" {found.summary()})"
+        )
+    _remove(top, worktree.path, worktree.branch)
+    return (
+        f"removed worktree {display_path(worktree.path)} and branch {worktree.branch}:"
+        " the run changed nothing"
+    )
+
+
+def _remove(top: Path, path: Path, branch: str) -> None:
+    """Remove the worktree folder *path* (whatever is in it) and delete *branch*."""
+    if path.is_dir():
+        git(top, "worktree", "remove", "--force", str(path))
+    else:
+        git(top, "worktree", "prune")
+    if branch_exists(top, branch):
+        git(top, "branch", "-D", "--quiet", branch)
+
+
+def worktree_entries(top: Path) -> list[dict[str, str]]:
+    """`git worktree list --porcelain` as one dict per worktree (`worktree`, `branch` ...)."""
+    entries: list[dict[str, str]] = []
+    for block in git(top, "worktree", "list", "--porcelain", "-z").out.split("\0\0"):
+        entry: dict[str, str] = {}
+        for line in block.split("\0"):
+            if line:
+                field, _, value = line.partition(" ")
+                entry[field] = value
+        if "worktree" in entry:
+            entries.append(entry)
+    return entries
+
+
+def _bases(top: Path) -> dict[str, str]:
+    """{branch: base sha} of every branch with an `llbase` recorded."""
+    done = git(top, "config", "--null", "--get-regexp", rf"^branch\..*\.{BASE_KEY}$", check=False)
+    found = {}
+    for item in done.out.split("\0"):
+        key, _, value = item.partition("\n")
+        if key.startswith("branch.") and key.endswith(f".{BASE_KEY}"):
+            found[key[len("branch.") : -len(BASE_KEY) - 1]] = value.strip()
+    return found
+
+
+def find_worktrees(loops_dir: Path, loop_name: str | None = None) -> list[Worktree]:
+    """The kept worktrees of runs (of *loop_name* only, when given), by NAME@ID: the folders
+    `<loops_dir>/.worktrees/NAME@ID/` git knows as worktrees, and the branches `ll/NAME/ID`
+    made for them whose folder was deleted by hand."""
+    loops_dir = Path(loops_dir).absolute()
+    top = main_repo(loops_dir)
+    bases = _bases(top)
+    folder = worktrees_dir(loops_dir).resolve()
+    found: dict[str, Worktree] = {}
+    for entry in worktree_entries(top):
+        path = Path(entry["worktree"])
+        if path.parent.resolve() != folder:
+            continue
+        name, run_id = split_run_key(path.name)
+        if run_id is None:
+            continue
+        branch = branch_name(name, run_id)
+        head = entry.get("branch", "").removeprefix("refs/heads/") or None
+        present = "prunable" not in entry and path.is_dir()
+        base = bases.get(branch) or _fallback_base(top, branch, head)
+        if base:
+            found[path.name] = Worktree(path, branch, base, name, run_id, present, head)
+    for branch, base in bases.items():
+        match = _BRANCH.fullmatch(branch)
+        if match is None or not branch_exists(top, branch):
+            continue
+        name, run_id = match.groups()
+        key = run_key(name, run_id)
+        if key not in found:
+            path = worktree_path(loops_dir, name, run_id)
+            found[key] = Worktree(path, branch, base, name, run_id, False, None)
+    return [
+        found[key] for key in sorted(found) if loop_name is None or found[key].loop == loop_name
+    ]
+
+
+def _fallback_base(top: Path, branch: str, head: str | None) -> str:
+    """A base for a branch whose `llbase` is gone: where it meets the main checkout's HEAD."""
+    tip = branch if branch_exists(top, branch) else head
+    if tip is None:
+        return ""
+    return git(top, "merge-base", "HEAD", tip, check=False).out.strip()
+
+
+def resolve(loops_dir: Path, name: str) -> Worktree:
+    """The kept worktree *name* means: `NAME@ID` that one, `NAME` the only one of loop NAME.
+    One-line LoopRuntimeError when there is none, or several (naming them)."""
+    loop, run_id = split_run_key(name)
+    every = find_worktrees(loops_dir)
+    mine = [wt for wt in every if wt.loop == loop]
+    if run_id is not None:
+        for wt in mine:
+            if wt.run_id == run_id:
+                return wt
+        others = f": loop {loop!r} has {_keys(mine)}" if mine else ""
+        raise LoopRuntimeError(f"no kept worktree {name!r}{others}")
+    if len(mine) == 1:
+        return mine[0]
+    if not mine:
+        hint = did_you_mean(loop, sorted({wt.loop for wt in every}))
+        raise LoopRuntimeError(f"loop {loop!r} has no kept worktree{hint}")
+    raise LoopRuntimeError(
+        f"loop {loop!r} has {len(mine)} kept worktrees: {_keys(mine)}; name one as NAME@ID"
+    )
+
+
+def _keys(worktrees: list[Worktree]) -> str:
+    return ", ".join(wt.key for wt in worktrees)
+
+
+def live_holder(loops_dir: Path, worktree: Worktree) -> LockRecord | None:
+    """The scope lock record of the worktree's run when that run is live, else None (its
+    lock is `<loops_dir>/.running/NAME@ID.lock`). An unreadable lock: CorruptStateError."""
+    path = run_files(worktree.key, Path(loops_dir)).lock
+    try:
+        record = read_lock(path)
+    except FileNotFoundError:
+        return None
+    return record if record.alive else None
+
+
+def refuse_if_live(loops_dir: Path, worktree: Worktree, doing: str) -> None:
+    """LoopRuntimeError when the worktree's run is live: *doing* (`merge`) must wait."""
+    holder = live_holder(loops_dir, worktree)
+    if holder is not None:
+        raise LoopRuntimeError(
+            f"run {worktree.key} is still running (pid {holder.pid}): not going to {doing} its"
+            f" worktree; stop it first with 'll-loop stop {worktree.key}'"
+        )
