@@ -107,7 +107,7 @@ def require_repo(path: Path) -> Path:
     top = repo_top(path)
     if top is None:
         raise LoopRuntimeError(
-            f"{display_path(Path(path).absolute())} is not in a git repository:"
+            f"{Path(path).absolute()} is not in a git repository:"
             " worktrees need one (git init, and a first commit)"
         )
     if not git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).ok:
