@@ -87,8 +87,7 @@ def worktree_command(
             print(f"ll-loop: {worktree.key} changed nothing", file=sys.stderr)
         sys.stdout.write(text)
     elif action == "merge":
-        for note in worktree_merge.merge_worktree(loops_dir, worktree, keep=keep):
-            print(note)
+        worktree_merge.merge_worktree(loops_dir, worktree, keep=keep, on_note=print)
     else:
         print(worktree_merge.discard_worktree(loops_dir, worktree))
     return ExitCode.OK

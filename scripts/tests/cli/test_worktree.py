@@ -147,8 +147,8 @@ def test_a_conflict_is_reported_and_nothing_is_lost(repo: Path) -> None:
     before = snapshot(repo)
     done = ll(repo, "merge", "fix")
     assert one_line_error(done) == (
-        "merging ll/fix/ab12 into main conflicts in app.py: the merge was undone and nothing"
-        " changed; worktree and branch kept (merge by hand: git merge ll/fix/ab12)"
+        "merging ll/fix/ab12 into main conflicts in app.py: the merge was undone and the main"
+        " checkout is as it was; worktree and branch kept (merge by hand: git merge ll/fix/ab12)"
     )
     assert snapshot(repo) == before
     assert head(repo) == main_tip

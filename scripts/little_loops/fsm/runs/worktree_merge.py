@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopRuntimeError
@@ -90,7 +91,13 @@ def _refuse_moved_folder(worktree: Worktree) -> None:
         )
 
 
-def merge_worktree(loops_dir: Path, worktree: Worktree, *, keep: bool = False) -> list[str]:
+def merge_worktree(
+    loops_dir: Path,
+    worktree: Worktree,
+    *,
+    keep: bool = False,
+    on_note: Callable[[str], None] | None = None,
+) -> list[str]:
     """Merge the run's branch into the branch the main checkout is on (a fast-forward when
     possible, else a merge commit); then remove its worktree and branch unless *keep*.
     Changes left uncommitted in the worktree are committed on the branch first.
@@ -98,21 +105,28 @@ def merge_worktree(loops_dir: Path, worktree: Worktree, *, keep: bool = False) -
     Refused, with nothing changed, when the run is live, the main checkout has uncommitted
     changes to tracked files or is not on a branch. A conflict undoes the merge (`git merge
     --abort`) and raises a one-line error naming the files: the worktree and branch stay.
-    Returns what was done, one line each.
+    Returns what was done, one line each; *on_note* is called with each line as it is done
+    (so a commit of leftovers is told even when the merge then conflicts).
     """
     top = main_repo(loops_dir)
     current = _current_branch(top, worktree.branch)
     refuse_if_live(loops_dir, worktree, "merge")
     _refuse_dirty_main(top)
     _refuse_moved_folder(worktree)
-    notes = []
+    notes: list[str] = []
+
+    def say(note: str) -> None:
+        notes.append(note)
+        if on_note is not None:
+            on_note(note)
+
     if worktree.present:
         sha = commit_leftovers(worktree)
         if sha is not None:
-            notes.append(f"committed the changes left in the worktree on {worktree.branch} ({sha})")
+            say(f"committed the changes left in the worktree on {worktree.branch} ({sha})")
     else:
         git(top, "worktree", "prune")
-        notes.append(
+        say(
             f"the folder {display_path(worktree.path)} is gone: merging the commits of"
             f" {worktree.branch} only"
         )
@@ -128,17 +142,17 @@ def merge_worktree(loops_dir: Path, worktree: Worktree, *, keep: bool = False) -
         how = f"fast-forward to {after[:7]}"
     else:
         how = f"merge commit {after[:7]}"
-    notes.append(f"merged {worktree.branch} into {current} ({how})")
+    say(f"merged {worktree.branch} into {current} ({how})")
     elsewhere = _checked_out_elsewhere(top, worktree)
     if elsewhere is not None:
-        notes.append(f"kept branch {worktree.branch}: it is checked out in {elsewhere}")
+        say(f"kept branch {worktree.branch}: it is checked out in {elsewhere}")
     elif keep:
-        notes.append(f"kept worktree {display_path(worktree.path)} and branch {worktree.branch}")
+        say(f"kept worktree {display_path(worktree.path)} and branch {worktree.branch}")
     else:
         if worktree.present:
             git(top, "worktree", "remove", "--force", str(worktree.path))
         git(top, "branch", "-d", "--quiet", worktree.branch)
-        notes.append(f"removed worktree {display_path(worktree.path)} and branch {worktree.branch}")
+        say(f"removed worktree {display_path(worktree.path)} and branch {worktree.branch}")
     return notes
 
 
@@ -156,7 +170,7 @@ def _undo_merge(top: Path, worktree: Worktree, current: str, problem: str) -> No
         names = ", ".join(conflicts[:10]) + (", ..." if len(conflicts) > 10 else "")
         raise LoopRuntimeError(
             f"merging {worktree.branch} into {current} conflicts in {names}: the merge was"
-            f" undone and nothing changed; worktree and branch kept (merge by hand:"
+            f" undone and the main checkout is as it was; worktree and branch kept (merge by hand:"
             f" git merge {worktree.branch})"
         )
     raise LoopRuntimeError(f"`git merge {worktree.branch}` failed: {problem}; nothing was merged")

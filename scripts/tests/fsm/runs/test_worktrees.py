@@ -141,8 +141,8 @@ def test_finish_keeps_a_worktree_with_commits_or_changes(repo: Path, how: str) -
 def test_find_and_resolve(repo: Path) -> None:
     for name, run_id in (("fix", "ab12"), ("fix", "cd34"), ("lint", "ef56")):
         create_worktree(repo / ".loops", name, run_id, None)
-    # A worktree of the user's own, elsewhere, is none of ours.
-    git(repo, "worktree", "add", "--quiet", "-b", "mine", str(repo.parent / "mine"))
+    # A worktree of the user's own elsewhere is none of ours, even named like one.
+    git(repo, "worktree", "add", "--quiet", "-b", "mine", str(repo.parent / "mine@zz99"))
     loops = repo / ".loops"
     assert [wt.key for wt in find_worktrees(loops)] == ["fix@ab12", "fix@cd34", "lint@ef56"]
     assert [wt.key for wt in find_worktrees(loops, "fix")] == ["fix@ab12", "fix@cd34"]
