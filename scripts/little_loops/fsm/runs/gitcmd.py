@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import re
 import subprocess
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopRuntimeError
 
 GIT_TIMEOUT = 120.0  # seconds; a git command that takes longer is stuck (a lock, a hook)
+LOCK_WAIT = 10.0  # seconds a git command is tried again while another git holds its lock
+# How git says another git holds a lock file (`.git/config.lock`, `packed-refs.lock`).
+REPO_LOCK = "ll-loop-worktrees.lock"  # in the repository's common git dir; never deleted
+_held: set[str] = set()  # the repository locks this process holds (so they nest)
+_LOCKED = re.compile(r"could not lock|Unable to create '[^']*\.lock': File exists")
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,20 @@ def git(
     """`git -C where ARGS...` with output captured; LoopRuntimeError (one line naming the
     command and git's words) when it fails and *check*, or when git cannot be run at all."""
     argv = ("git", "-C", str(where), *args)
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        result = _run(argv, where, env)
+        # Runs started together write the same `.git/config` (or packed-refs): git gives
+        # up at once on a lock another git holds, having changed nothing, so try again.
+        if result.ok or not _LOCKED.search(result.err) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if check and not result.ok:
+        raise LoopRuntimeError(f"`git {_shown(args)}` failed in {where}: {result.problem()}")
+    return result
+
+
+def _run(argv: tuple[str, ...], where: Path, env: Mapping[str, str] | None) -> GitResult:
     try:
         done = subprocess.run(
             argv,
@@ -65,14 +88,11 @@ def git(
         raise LoopRuntimeError("git is not installed (no `git` on PATH)") from None
     except subprocess.TimeoutExpired:
         raise LoopRuntimeError(
-            f"`git {' '.join(args)}` in {where} did not finish in {GIT_TIMEOUT:.0f}s"
+            f"`git {_shown(argv[3:])}` in {where} did not finish in {GIT_TIMEOUT:.0f}s"
         ) from None
     except OSError as exc:
         raise LoopRuntimeError(f"git cannot be run: {exc.strerror or exc}") from None
-    result = GitResult(argv, done.returncode, done.stdout, done.stderr)
-    if check and not result.ok:
-        raise LoopRuntimeError(f"`git {_shown(args)}` failed in {where}: {result.problem()}")
-    return result
+    return GitResult(argv, done.returncode, done.stdout, done.stderr)
 
 
 def _shown(args: Sequence[str]) -> str:
@@ -83,3 +103,23 @@ def _shown(args: Sequence[str]) -> str:
 def git_lines(where: Path, *args: str) -> list[str]:
     """The non-empty lines git prints for ARGS (it must succeed)."""
     return [line for line in git(where, *args).out.splitlines() if line]
+
+
+@contextlib.contextmanager
+def repo_lock(top: Path) -> Iterator[None]:
+    """Hold the exclusive flock of the repository *top* (for every checkout of it) while git
+    worktrees are added, listed or removed: `git worktree add` reads every other worktree and
+    fails on one that another git is making or removing. Nested uses hold it once."""
+    common = Path(git(top, "rev-parse", "--git-common-dir").out.strip())
+    path = str((common if common.is_absolute() else Path(top) / common) / REPO_LOCK)
+    if path in _held:
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _held.add(path)
+        yield
+    finally:
+        _held.discard(path)
+        os.close(fd)  # closing the descriptor releases the flock

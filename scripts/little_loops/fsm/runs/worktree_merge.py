@@ -6,13 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.gitcmd import git, git_lines
+from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.worktrees import (
     Worktree,
-    branch_exists,
     main_repo,
     refuse_if_live,
+    remove_worktree,
     snapshot_index,
     worktree_entries,
 )
@@ -125,7 +125,8 @@ def merge_worktree(
         if sha is not None:
             say(f"committed the changes left in the worktree on {worktree.branch} ({sha})")
     else:
-        git(top, "worktree", "prune")
+        with repo_lock(top):
+            git(top, "worktree", "prune")
         say(
             f"the folder {display_path(worktree.path)} is gone: merging the commits of"
             f" {worktree.branch} only"
@@ -149,9 +150,7 @@ def merge_worktree(
     elif keep:
         say(f"kept worktree {display_path(worktree.path)} and branch {worktree.branch}")
     else:
-        if worktree.present:
-            git(top, "worktree", "remove", "--force", str(worktree.path))
-        git(top, "branch", "-d", "--quiet", worktree.branch)
+        remove_worktree(top, worktree.path, worktree.branch, merged_only=True)
         say(f"removed worktree {display_path(worktree.path)} and branch {worktree.branch}")
     return notes
 
@@ -187,10 +186,5 @@ def discard_worktree(loops_dir: Path, worktree: Worktree) -> str:
             f"branch {worktree.branch} is checked out in {elsewhere}: check out another"
             " branch there first; nothing was discarded"
         )
-    if worktree.path.is_dir() and worktree.present:
-        git(top, "worktree", "remove", "--force", str(worktree.path))
-    else:
-        git(top, "worktree", "prune")
-    if branch_exists(top, worktree.branch):
-        git(top, "branch", "-D", "--quiet", worktree.branch)
+    remove_worktree(top, worktree.path, worktree.branch)
     return f"discarded worktree {display_path(worktree.path)} and branch {worktree.branch}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.gitcmd import git, git_lines
+from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock
 from little_loops.fsm.runs.layout import (
     make_running_dir,
     run_files,
@@ -165,8 +165,14 @@ def create_worktree(loops_dir: Path, loop_name: str, run_id: str, base: str | No
     loops_dir = Path(loops_dir).absolute()
     top = main_repo(loops_dir)
     sha = resolve_commit(top, base)
+    _check_branch_name(top, branch_name(loop_name, run_id), loop_name)
+    with repo_lock(top):
+        return _create(top, loops_dir, loop_name, run_id, sha)
+
+
+def _create(top: Path, loops_dir: Path, loop_name: str, run_id: str, sha: str) -> Worktree:
+    """create_worktree's work, under the repository lock (so the checks hold)."""
     branch = branch_name(loop_name, run_id)
-    _check_branch_name(top, branch, loop_name)
     path = worktree_path(loops_dir, loop_name, run_id)
     if branch_exists(top, branch):
         raise LoopRuntimeError(
@@ -176,11 +182,11 @@ def create_worktree(loops_dir: Path, loop_name: str, run_id: str, base: str | No
     if path.exists() or path.is_symlink():
         raise LoopRuntimeError(f"{display_path(path)} exists already: not making a worktree there")
     make_running_dir(worktrees_dir(loops_dir))  # with a `.gitignore` of `*`: git ignores it
-    git(top, "worktree", "add", "--quiet", "-b", branch, str(path), sha)
     try:
+        git(top, "worktree", "add", "--quiet", "-b", branch, str(path), sha)
         git(top, "config", f"branch.{branch}.{BASE_KEY}", sha)
     except LoopRuntimeError:
-        _remove(top, path, branch)
+        remove_worktree(top, path, branch)  # the branch may have been made: it was not there
         raise
     return Worktree(path, branch, sha, loop_name, run_id, True, branch)
 
@@ -250,7 +256,8 @@ def finish_worktree(worktree: Worktree) -> str:
     which, for the user."""
     top = _repo_of(worktree)
     if not worktree.path.is_dir():
-        git(top, "worktree", "prune")
+        with repo_lock(top):
+            git(top, "worktree", "prune")
         return f"the worktree {display_path(worktree.path)} is gone; branch {worktree.branch} kept"
     found = changes(worktree)
     if found.any:
@@ -258,29 +265,38 @@ def finish_worktree(worktree: Worktree) -> str:
             f"kept worktree {display_path(worktree.path)} (branch {worktree.branch}:"
             f" {found.summary()})"
         )
-    _remove(top, worktree.path, worktree.branch)
+    remove_worktree(top, worktree.path, worktree.branch)
     return (
         f"removed worktree {display_path(worktree.path)} and branch {worktree.branch}:"
         " the run changed nothing"
     )
 
 
-def _remove(top: Path, path: Path, branch: str) -> None:
-    """Remove the worktree folder *path* (whatever is in it) and delete *branch*."""
-    if path.is_dir():
-        git(top, "worktree", "remove", "--force", str(path))
-    else:
-        git(top, "worktree", "prune")
-    if branch_exists(top, branch):
-        git(top, "branch", "-D", "--quiet", branch)
+def remove_worktree(top: Path, path: Path, branch: str, *, merged_only: bool = False) -> None:
+    """Remove the worktree folder *path* (whatever is in it; git forgets it when it is gone
+    already) and delete *branch* (with *merged_only*, `git branch -d`: only when merged)."""
+    with repo_lock(top):
+        if path.is_dir():
+            git(top, "worktree", "remove", "--force", str(path))
+        else:
+            git(top, "worktree", "prune")
+        if branch_exists(top, branch):
+            git(top, "branch", "-d" if merged_only else "-D", "--quiet", branch)
 
 
 def worktree_entries(top: Path) -> list[dict[str, str]]:
     """`git worktree list --porcelain` as one dict per worktree (`worktree`, `branch` ...)."""
     entries: list[dict[str, str]] = []
-    for block in git(top, "worktree", "list", "--porcelain", "-z").out.split("\0\0"):
+    with repo_lock(top):
+        done = git(top, "worktree", "list", "--porcelain", "-z", check=False)
+        if done.ok:
+            blocks, separator = done.out.split("\0\0"), "\0"
+        else:  # git before 2.36 has no -z: a line each (a path with a newline is not found)
+            listed = git(top, "worktree", "list", "--porcelain").out
+            blocks, separator = listed.split("\n\n"), "\n"
+    for block in blocks:
         entry: dict[str, str] = {}
-        for line in block.split("\0"):
+        for line in block.split(separator):
             if line:
                 field, _, value = line.partition(" ")
                 entry[field] = value

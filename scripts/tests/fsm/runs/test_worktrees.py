@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -186,3 +188,33 @@ def test_a_deleted_folder_can_still_be_merged(repo: Path) -> None:
     assert head(repo) == tip
     assert (repo / "README").read_text() == "changed\n"
     assert branches(repo) == ["main"]
+
+
+MAKE_AND_FINISH = """
+import sys
+from pathlib import Path
+from little_loops.fsm.runs.worktrees import create_worktree, finish_worktree
+worktree = create_worktree(Path(sys.argv[1]), "fix", sys.argv[2], None)
+if sys.argv[2].startswith("k"):
+    (worktree.path / "new.txt").write_text("kept")
+print(finish_worktree(worktree))
+"""
+
+
+def test_runs_started_together_each_get_their_worktree(repo: Path) -> None:
+    # `git worktree add` reads every other worktree and fails on one being made or removed
+    # at that moment: without the repository lock, some of these failed.
+    ids = [f"k{n:03d}" for n in range(6)] + [f"r{n:03d}" for n in range(6)]
+    starts = [
+        subprocess.Popen(
+            [sys.executable, "-c", MAKE_AND_FINISH, str(repo / ".loops"), run_id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for run_id in ids
+    ]
+    results = [(start.communicate(timeout=120), start.returncode) for start in starts]
+    assert [code for _, code in results] == [0] * len(ids), [err for (_, err), _ in results]
+    assert branches(repo) == [f"ll/fix/{run_id}" for run_id in ids[:6]] + ["main"]
+    assert [wt.run_id for wt in find_worktrees(repo / ".loops")] == ids[:6]
