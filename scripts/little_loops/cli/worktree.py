@@ -95,7 +95,7 @@ def worktree_command(
 
 def _status(loops_dir: Path, worktree: Any) -> str:
     from little_loops.fsm.errors import CorruptStateError
-    from little_loops.fsm.runs.worktrees import live_holder
+    from little_loops.fsm.runs.worktree_merge import live_holder
 
     try:
         return "running" if live_holder(loops_dir, worktree) is not None else "-"

@@ -1,4 +1,4 @@
-"""A kept worktree's changes shown (diff), merged into the main checkout, or thrown away."""
+"""A kept worktree's diff, its merge into the main checkout, or its discarding (not while live)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from pathlib import Path
 
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock
+from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.runs.locks import LockRecord, read_lock
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.worktrees import (
     Worktree,
     main_repo,
-    refuse_if_live,
     remove_worktree,
     snapshot_index,
     worktree_entries,
@@ -188,3 +189,24 @@ def discard_worktree(loops_dir: Path, worktree: Worktree) -> str:
         )
     remove_worktree(top, worktree.path, worktree.branch)
     return f"discarded worktree {display_path(worktree.path)} and branch {worktree.branch}"
+
+
+def live_holder(loops_dir: Path, worktree: Worktree) -> LockRecord | None:
+    """The scope lock record of the worktree's run when that run is live, else None (its
+    lock is `<loops_dir>/.running/NAME@ID.lock`). An unreadable lock: CorruptStateError."""
+    path = run_files(worktree.key, Path(loops_dir)).lock
+    try:
+        record = read_lock(path)
+    except FileNotFoundError:
+        return None
+    return record if record.alive else None
+
+
+def refuse_if_live(loops_dir: Path, worktree: Worktree, doing: str) -> None:
+    """LoopRuntimeError when the worktree's run is live: *doing* (`merge`) must wait."""
+    holder = live_holder(loops_dir, worktree)
+    if holder is not None:
+        raise LoopRuntimeError(
+            f"run {worktree.key} is still running (pid {holder.pid}): not going to {doing} its"
+            f" worktree; stop it first with 'll-loop stop {worktree.key}'"
+        )

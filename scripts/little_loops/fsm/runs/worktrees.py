@@ -20,13 +20,11 @@ from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock
 from little_loops.fsm.runs.layout import (
     make_running_dir,
-    run_files,
     run_key,
     split_run_key,
     worktree_path,
     worktrees_dir,
 )
-from little_loops.fsm.runs.locks import LockRecord, read_lock
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.suggest import did_you_mean
 
@@ -384,24 +382,3 @@ def resolve(loops_dir: Path, name: str) -> Worktree:
 
 def _keys(worktrees: list[Worktree]) -> str:
     return ", ".join(wt.key for wt in worktrees)
-
-
-def live_holder(loops_dir: Path, worktree: Worktree) -> LockRecord | None:
-    """The scope lock record of the worktree's run when that run is live, else None (its
-    lock is `<loops_dir>/.running/NAME@ID.lock`). An unreadable lock: CorruptStateError."""
-    path = run_files(worktree.key, Path(loops_dir)).lock
-    try:
-        record = read_lock(path)
-    except FileNotFoundError:
-        return None
-    return record if record.alive else None
-
-
-def refuse_if_live(loops_dir: Path, worktree: Worktree, doing: str) -> None:
-    """LoopRuntimeError when the worktree's run is live: *doing* (`merge`) must wait."""
-    holder = live_holder(loops_dir, worktree)
-    if holder is not None:
-        raise LoopRuntimeError(
-            f"run {worktree.key} is still running (pid {holder.pid}): not going to {doing} its"
-            f" worktree; stop it first with 'll-loop stop {worktree.key}'"
-        )
