@@ -88,10 +88,11 @@ def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.
 # shorthand must skip their values when it looks for the loop name.
 RUN_FLAGS_WITH_VALUE: frozenset[str] = frozenset(
     {"-n", "--max-iterations", "--llm-model", "--model", "--max-cost", "--set", "--context-file"}
+    | {"--base", "--run-id"}
 )
 RUN_FLAGS_WITHOUT_VALUE: frozenset[str] = frozenset(
     {"-h", "--help", "--background", "--dry-run", "--no-llm", "--queue", "-q", "--quiet"}
-    | {"--json", "--no-color", "-v", "--verbose", "--wait-approval"}
+    | {"--json", "--no-color", "-v", "--verbose", "--wait-approval", "--worktree"}
 )
 _TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 

@@ -42,7 +42,7 @@ def answer_command(
     from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.safetext import one_line
 
-    loop_name = run_name(name, loops_dir)
+    loop_name = run_name(name, loops_dir, active="approve")
     saved = saved_run(loop_name, loops_dir)
     verdict = APPROVED if command == "approve" else REJECTED
     question = write_answer(loop_name, loops_dir, saved, verdict, note)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from little_loops.cli.options import RunOptions
+from little_loops.cli.where import Where
 from little_loops.fsm.runs.background import START_WAIT_SECONDS, start_detached
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.runfile import display_path
@@ -27,17 +28,27 @@ def start_background(
     *,
     command: str = "run",
     wait: float = START_WAIT_SECONDS,
+    where: Where | None = None,
 ) -> int:
     """Start `ll-loop COMMAND TARGET` (a loop file's absolute path, or for `resume` the run's
-    name) in a new session and report its pid; a failed start is reported here.
+    key) in a new session and report its pid; a failed start is reported here. *loop_name*
+    is the run's key (`NAME@ID` in a worktree), *where* says where a `run` happens.
 
     Without `--queue` the scope is checked first, so an overlap is refused by this command
     (exit 1) rather than in the log. The child's pid goes to stdout (a JSON object with
     `--json`); how to follow, inspect and stop it goes to stderr.
     """
-    argv = child_argv(command, target, options)
+    argv = child_argv(command, target, options) + ([] if where is None else where.argv())
+    in_worktree = where is not None and where.worktree
     started = start_detached(
-        argv, loop_name, scope, loops_dir, queue=options.queue, wait=wait, command=command
+        argv,
+        loop_name,
+        scope,
+        loops_dir,
+        queue=options.queue,
+        wait=wait,
+        command=command,
+        check_scope=not in_worktree,
     )
     code = started.exit_code
     shown = display_path(started.log)

@@ -58,6 +58,9 @@ class RunRow(TypedDict):
     updated_at: str | None
     state_file: str
     error: NotRequired[str]
+    run: NotRequired[str]  # a worktree run: NAME@ID, its branch and its worktree folder
+    branch: NotRequired[str]
+    worktree: NotRequired[str]
 
 
 def loop_rows(loops_dir: Path) -> list[LoopRow]:
@@ -66,9 +69,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
     from little_loops.cli.runref import loop_name_of
     from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.runs.layout import validate_loop_name
     from little_loops.fsm.runs.runfile import display_path
-    from little_loops.fsm.runs.store import StatePersistence
 
     rows = []
     for name in available_loops(loops_dir):
@@ -82,11 +83,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
             loop = loop_name_of(path)
         except LoopError as exc:
             paradigm, loop, error = None, name, str(exc)
-        try:
-            state = StatePersistence(validate_loop_name(loop), loops_dir).load_state()
-            status = None if state is None else str(state.status)
-        except LoopError:
-            status = "corrupt"
+        status = _latest_status(loops_dir, loop)
         row: LoopRow
         if error is None:
             row = {
@@ -107,6 +104,26 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
             }
         rows.append(row)
     return rows
+
+
+def _latest_status(loops_dir: Path, loop: str) -> str | None:
+    """The status of the loop's latest run (`"corrupt"`: unreadable), with how many runs it
+    has when they are several (worktree runs): `running (3 runs)`."""
+    from little_loops.fsm.errors import LoopError
+    from little_loops.fsm.runs.layout import validate_loop_name
+    from little_loops.fsm.runs.store import StatePersistence
+    from little_loops.fsm.runs.which import keys_of, runs_of
+
+    keys = keys_of(loops_dir, loop)
+    if len(keys) > 1:
+        runs = runs_of(loops_dir, loop, keys)
+        latest = runs[-1].state
+        return f"{'corrupt' if latest is None else latest.status} ({len(runs)} runs)"
+    try:
+        state = StatePersistence(validate_loop_name(loop), loops_dir).load_state()
+    except LoopError:
+        return "corrupt"
+    return None if state is None else str(state.status)
 
 
 def run_rows(loops_dir: Path) -> list[RunRow]:
@@ -131,6 +148,10 @@ def run_rows(loops_dir: Path) -> list[RunRow]:
         }
         if info.error:
             row["error"] = info.error
+        if state is not None and state.worktree is not None:
+            row["run"] = state.ref
+            row["branch"] = state.worktree.get("branch", "")
+            row["worktree"] = display_path(state.worktree.get("path", ""))
         rows.append(row)
     return rows
 
@@ -145,10 +166,14 @@ def text_table(rows: list[list[str]]) -> str:
 
 
 def _run_table(rows: list[RunRow]) -> list[list[str]]:
-    table = [["LOOP", "STATUS", "STATE", "ITER", "PID"]]
+    """LOOP (NAME@ID for a worktree run), STATUS, STATE, ITER, PID, and BRANCH when a run
+    has one."""
+    branches = any(row.get("branch") for row in rows)
+    table = [["LOOP", "STATUS", "STATE", "ITER", "PID"] + (["BRANCH"] if branches else [])]
     for row in rows:
+        tail = [row.get("branch") or "-"] if branches else []
         if row.get("error"):
-            table.append([row["loop"], "corrupt", "-", "-", "-"])
+            table.append([row["loop"], "corrupt", "-", "-", "-", *tail])
             continue
         status = "crashed" if row["crashed"] else str(row["status"])
         pid = row["pid"]
@@ -156,8 +181,9 @@ def _run_table(rows: list[RunRow]) -> list[list[str]]:
             pid_text = "-"
         else:
             pid_text = f"{pid} ({_pid_word(pid, row['alive'])})"
+        name = row.get("run") or row["loop"]
         table.append(
-            [row["loop"], status, str(row["current_state"]), str(row["iteration"]), pid_text]
+            [name, status, str(row["current_state"]), str(row["iteration"]), pid_text, *tail]
         )
     return table
 

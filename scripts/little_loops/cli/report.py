@@ -112,6 +112,7 @@ def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
     from little_loops.cli.runref import run_name
     from little_loops.cli.runs import archived_name
     from little_loops.fsm.runs.archive import archived_definition, find_run, list_runs
+    from little_loops.fsm.runs.layout import split_run_key
     from little_loops.fsm.runs.report import build_report
     from little_loops.fsm.runs.store import StatePersistence
 
@@ -122,8 +123,9 @@ def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
         report = build_report(loop, run.run_id, store.log.events())
         report.definition = archived_definition(files.running_dir)
         return report
-    loop = run_name(name, loops_dir)
-    store = StatePersistence(loop, loops_dir)
+    key = run_name(name, loops_dir)
+    loop = split_run_key(key)[0]  # a worktree run's files are named NAME@ID
+    store = StatePersistence(key, loops_dir)
     report = build_report(loop, None, store.log.events())
     if not report.events:  # no current run files: the last archived run, if any
         runs, _ = list_runs(loops_dir, loop)

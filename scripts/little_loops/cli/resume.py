@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.options import (
     RunOptions,
@@ -15,6 +15,10 @@ from little_loops.cli.options import (
     options_from_args,
 )
 from little_loops.cli.resolve import project_loops_dir
+
+if TYPE_CHECKING:
+    from little_loops.fsm.runs.place import RunPlace
+    from little_loops.fsm.runs.state import LoopState
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -26,7 +30,9 @@ def register(subparsers: Any, summary: str) -> None:
         "Run flags not given again keep the values the run was started with, and the "
         "loop's parameters keep theirs (resume takes no new ones).",
     )
-    parser.add_argument("loop", metavar="NAME", help="loop name (or loop file path)")
+    parser.add_argument(
+        "loop", metavar="NAME[@ID]", help="loop name (or loop file path), or NAME@ID for one run"
+    )
     add_background_flag(parser)
     add_run_flags(parser)
     parser.set_defaults(handler=_handler)
@@ -55,9 +61,10 @@ def resume_command(
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.safetext import one_line
 
-    loop_name = run_name(name, loops_dir)
+    loop_name = run_name(name, loops_dir, active="resume")
     store = StatePersistence(loop_name, loops_dir)
     saved = saved_run(loop_name, loops_dir, store)
+    place = saved_place(saved, loops_dir)
     if store.replay_error:  # going on from the snapshot may run its last steps again
         why = one_line(store.replay_error)
         warning = f"ll-loop: warning: resuming from the last snapshot: {why}"
@@ -66,7 +73,7 @@ def resume_command(
     root = project_root(loops_dir)
     path = saved_loop_file(saved, root) or resolve_loop_path(name, loops_dir)
     fsm = load_and_validate(path)
-    check_same_loop(loop_name, fsm.name, path)
+    check_same_loop(saved.loop_name, fsm.name, path)
     given, options = options, saved_overrides(loop_name, loops_dir, options)
     fsm = apply_overrides(fsm, options)
     fsm = dataclasses.replace(fsm, context=resumed_context(fsm, saved.context))
@@ -81,4 +88,19 @@ def resume_command(
         return start_background(
             loop_name, loop_name, scope, given, loops_dir.resolve(), command="resume"
         )
-    return run_session(fsm, path, options, loops_dir.resolve(), resume=True)
+    return run_session(fsm, path, options, loops_dir.resolve(), resume=True, place=place)
+
+
+def saved_place(saved: LoopState, loops_dir: Path) -> RunPlace:
+    """Where the saved run ran: its worktree must still be there to go on in it."""
+    from little_loops.fsm.errors import LoopRuntimeError
+    from little_loops.fsm.runs.place import RunPlace
+    from little_loops.fsm.runs.runfile import display_path
+
+    place = RunPlace.of_state(saved.run_id, saved.worktree, loops_dir, saved.loop_name)
+    if place.path is not None and not (place.workdir or place.path).is_dir():
+        raise LoopRuntimeError(
+            f"run {saved.ref} ran in worktree {display_path(place.path)}, which is gone;"
+            f" start it again with 'll-loop run {saved.loop_name} --worktree'"
+        )
+    return place

@@ -22,6 +22,7 @@ from little_loops.cli.parameters import (
     with_arguments,
 )
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.where import Where, add_worktree_flags, where_from_args
 from little_loops.fsm.runs.outcomes import ExitCode
 
 
@@ -43,6 +44,7 @@ def register(subparsers: Any, summary: str) -> None:
         help="print the execution plan (states, actions, evaluators, routes, limits); run nothing",
     )
     add_run_flags(parser)
+    add_worktree_flags(parser)
     add_parameter_flags(parser)
     parser.set_defaults(handler=_handler)
 
@@ -54,6 +56,7 @@ def _handler(args: argparse.Namespace) -> int:
         dataclasses.replace(options_from_args(args), arguments=arguments),
         dry_run=args.dry_run,
         background=args.background,
+        where=where_from_args(args),
     )
 
 
@@ -64,8 +67,10 @@ def run_command(
     dry_run: bool = False,
     background: bool = False,
     loops_dir: Path | None = None,
+    where: Where | None = None,
 ) -> int:
-    """Run the loop NAME|PATH; returns the exit code of its outcome (0 for a dry run)."""
+    """Run the loop NAME|PATH (in a new worktree, *where* says so); returns the exit code of
+    its outcome (0 for a dry run)."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so `ll-loop --help` does not load the executor.
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
@@ -86,11 +91,18 @@ def run_command(
         print(format_plan(fsm, display_path(path.resolve())), end="")
         return ExitCode.OK
     loops_dir = loops_dir.resolve()
+    where = (where or Where()).for_loop(fsm, loops_dir)
+    from little_loops.fsm.runs.which import forget_finished
+
+    forget_finished(loops_dir, fsm.name)  # earlier worktree runs whose worktree is gone
     if background:
         from little_loops.cli.background import start_background
 
         target = str(path.resolve())
         arguments = for_background(fsm, options.arguments)
         options = dataclasses.replace(options, arguments=arguments)
-        return start_background(target, fsm.name, fsm.effective_scope(), options, loops_dir)
-    return run_session(fsm, path, options, loops_dir)
+        return start_background(
+            target, where.key(fsm.name), fsm.effective_scope(), options, loops_dir, where=where
+        )
+    place = where.make_place(fsm.name, loops_dir)
+    return run_session(fsm, path, options, loops_dir, place=place)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.runs.layout import run_files, validate_loop_name
+from little_loops.fsm.runs.layout import run_files, split_run_key, validate_loop_name
 
 
 def has_state(name: str, loops_dir: Path) -> bool:
@@ -17,19 +17,29 @@ def has_state(name: str, loops_dir: Path) -> bool:
     return run_files(name, loops_dir).state.is_file()
 
 
-def run_name(name_or_path: str, loops_dir: Path) -> str:
-    """The loop name whose run files `name_or_path` refers to.
+def run_name(name_or_path: str, loops_dir: Path, *, active: str | None = None) -> str:
+    """The run key (`NAME`, or `NAME@ID` for a worktree run) whose run files `name_or_path`
+    refers to.
 
-    A name with a state file is taken as it is; otherwise it is resolved like `ll-loop run`
-    does (a path, `.loops/NAME.fsm.yaml`, `.loops/NAME.yaml`) and the loop that file
-    defines is used (`loop_name_of`).
+    A key with a state file is taken as it is. `NAME@ID` is the run of NAME with that id.
+    A NAME with several runs means the latest one; with *active* (the command, e.g. `stop`)
+    the one run still going or resumable, and several of those are an error listing them.
+    Otherwise NAME is resolved like `ll-loop run` does (a path, `.loops/NAME.fsm.yaml`,
+    `.loops/NAME.yaml`) and the loop that file defines is used (`loop_name_of`).
     An unknown name raises the resolver's message, which lists the loops there are.
     """
-    if has_state(name_or_path, loops_dir):
-        return name_or_path
-    from little_loops.cli.resolve import resolve_loop_path
+    from little_loops.fsm.runs.which import pick_run, runs_of
 
-    return loop_name_of(resolve_loop_path(name_or_path, loops_dir, stale_ok=True))
+    if "@" in name_or_path and has_state(name_or_path, loops_dir):
+        return name_or_path  # an exact run key (or an old loop with `@` in its name)
+    name, run_id = split_run_key(name_or_path)
+    if run_id is not None:
+        return pick_run(loops_dir, name, run_id)
+    if not runs_of(loops_dir, name_or_path):
+        from little_loops.cli.resolve import resolve_loop_path
+
+        name = loop_name_of(resolve_loop_path(name_or_path, loops_dir, stale_ok=True))
+    return pick_run(loops_dir, name, None, active=active)
 
 
 def loop_name_of(path: Path) -> str:

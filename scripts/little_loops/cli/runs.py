@@ -35,8 +35,11 @@ def archived_name(name: str, loops_dir: Path) -> str:
     the loop a NAME or PATH names as other commands resolve it."""
     from little_loops.cli.runref import run_name
     from little_loops.fsm.runs.archive import archived_loops
+    from little_loops.fsm.runs.layout import split_run_key
 
-    return name if name in archived_loops(loops_dir) else run_name(name, loops_dir)
+    if name in archived_loops(loops_dir):
+        return name
+    return split_run_key(run_name(name, loops_dir))[0]  # NAME@ID: NAME's archive
 
 
 def add_run_option(parser: argparse.ArgumentParser) -> None:

@@ -14,7 +14,9 @@ from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.runs import overrides
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.foreground import run_in_foreground
+from little_loops.fsm.runs.layout import run_key
 from little_loops.fsm.runs.outcomes import outcome_of
+from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.safetext import one_line
@@ -80,18 +82,28 @@ def run_session(
     loops_dir: Path,
     *,
     resume: bool = False,
+    place: RunPlace | None = None,
 ) -> int:
-    """Run (or resume) `fsm` in the foreground; returns the exit code of its outcome.
+    """Run (or resume) `fsm` in the foreground (in *place*'s worktree, if it has one);
+    returns the exit code of its outcome.
 
     The progress display goes to stderr, with a note while `--queue` waits for the scope
     and when a resume begins; the result goes to stdout as JSON with `--json`.
     """
     err = sys.stderr
     isatty = getattr(err, "isatty", None)
+    in_worktree = place is not None and place.in_worktree
+    ref = fsm.name if place is None or not in_worktree else run_key(fsm.name, place.run_id)
+    if in_worktree and not options.quiet and place is not None:
+        print(
+            f"ll-loop: run {ref} in worktree {display_path(place.path or '')}"
+            f" (branch {place.branch})",
+            file=err,
+        )
     display = ProgressDisplay(
         err,
         max_iterations=fsm.max_iterations,
-        loop_name=fsm.name,
+        loop_name=ref,
         color=use_color(err, options.no_color),
         live=bool(isatty and isatty()) and not options.quiet,
         quiet=options.quiet,
@@ -118,6 +130,7 @@ def run_session(
             queue=options.queue,
             resume=resume,
             on_restored=restored,
+            place=place,
         )
     finally:
         display.close()

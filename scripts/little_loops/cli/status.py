@@ -107,7 +107,7 @@ def status_command(
         how = state.terminated_by
         status = state.status + (f" ({how})" if how and how != state.status else "")
     rows = [
-        ("loop", loop_name),
+        ("loop", state.ref if state.worktree is not None else loop_name),
         ("status", status),
         ("state", state.current_state + where_in_children(state.child)),
         ("iteration", f"{state.iteration}/{limit}" if limit else str(state.iteration)),
@@ -142,6 +142,9 @@ def status_command(
     if question is not None:
         rows.append(("question", str(question.get("question", ""))))
         rows.append(("answer", how_to_answer(loop_name)))
+    if state.worktree is not None:
+        where = display_path(state.worktree.get("path", ""))
+        rows.append(("worktree", f"{where} (branch {state.worktree.get('branch', '?')})"))
     if state.loop_path:
         rows.append(("file", state.loop_path))
     values = saved_values(state.context, saved_loop_file(state, project_root(loops_dir)))

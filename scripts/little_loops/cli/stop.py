@@ -20,12 +20,15 @@ def register(subparsers: Any, summary: str) -> None:
         "action and save its state, then SIGKILL it, its action's process group and what "
         "the action left running.",
     )
-    parser.add_argument("loop", metavar="NAME", help="loop name")
+    parser.add_argument("loop", metavar="NAME[@ID]", help="loop name, or NAME@ID for one run")
+    parser.add_argument(
+        "--all", action="store_true", help="stop every running run of NAME (it has several)"
+    )
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    return stop_command(args.loop)
+    return stop_command(args.loop, every=args.all)
 
 
 def stop_command(
@@ -33,8 +36,10 @@ def stop_command(
     *,
     loops_dir: Path | None = None,
     grace: float | None = None,
+    every: bool = False,
 ) -> int:
-    """Stop the run of NAME; 0 when it is gone, 1 when there was nothing running to stop.
+    """Stop the run of NAME (NAME@ID); 0 when it is gone, 1 when there was nothing running
+    to stop. A NAME with several runs going is refused unless *every* (`--all`) is given.
 
     A recorded pid whose process is gone (or is now another program) is reported, never
     signalled, and the state file is left as it is (a crashed run stays resumable). The
@@ -42,13 +47,28 @@ def stop_command(
     """
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
+    from little_loops.fsm.runs.outcomes import Status
+    from little_loops.fsm.runs.which import AmbiguousRunError
+
+    try:
+        keys = [run_name(name, loops_dir, active="stop")]
+    except AmbiguousRunError as exc:
+        if not every:
+            raise AmbiguousRunError(f"{exc} (or --all)", exc.runs) from None
+        running = [r.key for r in exc.runs if r.state and r.state.status == Status.RUNNING]
+        keys = running or [run.key for run in exc.runs]
+    codes = [_stop_one(key, loops_dir, grace) for key in keys]
+    return max(codes)
+
+
+def _stop_one(loop_name: str, loops_dir: Path, grace: float | None) -> int:
+    """Stop the run whose files are named *loop_name* (its key)."""
     from little_loops.fsm.runs.control import GRACE_SECONDS, can_stop, stale_pid, stop_process
     from little_loops.fsm.runs.orphans import kill_orphaned_actions
     from little_loops.fsm.runs.outcomes import ExitCode, Outcome, Status
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.safetext import one_line
 
-    loop_name = run_name(name, loops_dir)
     shown = one_line(loop_name)  # C1 controls are not refused in names: escape them
     persistence = StatePersistence(loop_name, loops_dir)
     state = persistence.load_state()

@@ -77,7 +77,7 @@ def worktree_command(
     if action == "list":
         return _list(loops_dir, name, as_json=as_json)
     from little_loops.fsm.runs import worktree_merge
-    from little_loops.fsm.runs.worktrees import resolve
+    from little_loops.fsm.runs.worktree_find import resolve
 
     assert name is not None  # _usage_problem
     worktree = resolve(loops_dir, name)
@@ -107,7 +107,8 @@ def _list(loops_dir: Path, loop: str | None, *, as_json: bool) -> int:
     from little_loops.cli.listing import text_table
     from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.runs.runfile import display_path
-    from little_loops.fsm.runs.worktrees import changes, find_worktrees
+    from little_loops.fsm.runs.worktree_find import find_worktrees
+    from little_loops.fsm.runs.worktrees import changes
 
     found = find_worktrees(loops_dir, loop)
     rows: list[dict[str, Any]] = []

@@ -86,7 +86,7 @@ def test_init_then_run_leaves_git_clean_but_for_what_the_loop_wrote(tmp_path: Pa
     assert "ll-loop run example" in init.stdout
     assert "ll-loop validate example" in init.stdout
     ignored = (tmp_path / ".loops" / ".gitignore").read_text().splitlines()
-    assert ignored[-2:] == [".running/", ".history/"]
+    assert ignored[-3:] == [".running/", ".history/", ".worktrees/"]
     example = (tmp_path / ".loops" / "example.yaml").read_text()
     assert example.startswith(f"# yaml-language-server: $schema={SCHEMA_FILE}\n")
     assert console(tmp_path, "validate", "--strict", "example").returncode == 0

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from support import llproc
-from support.gitrepo import branches, commit_all, git, head, make_repo, snapshot
+from support.gitrepo import branches, commit_all, git, head, make_repo, untouched
 
-from little_loops.fsm.runs.layout import run_key
+from little_loops.fsm.runs.layout import LOOPS_GITIGNORE, run_key
 from little_loops.fsm.runs.locks import acquire_scope
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.worktrees import Worktree, create_worktree
@@ -19,7 +19,10 @@ from little_loops.fsm.runs.worktrees import Worktree, create_worktree
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = make_repo(tmp_path / "project", {"app.py": "one\ntwo\nthree\n", "README": "r\n"})
+    root = tmp_path / "project"
+    make_repo(
+        root, {".loops/.gitignore": LOOPS_GITIGNORE, "app.py": "one\ntwo\nthree\n", "README": "r\n"}
+    )
     monkeypatch.chdir(root)
     return root
 
@@ -144,13 +147,13 @@ def test_a_conflict_is_reported_and_nothing_is_lost(repo: Path) -> None:
     (repo / "app.py").write_text("one\nzwei\nthree\n")
     main_tip = commit_all(repo, "main edits the same line")
     (repo / "untracked.txt").write_text("the user's\n")
-    before = snapshot(repo)
+    before = untouched(repo)
     done = ll(repo, "merge", "fix")
     assert one_line_error(done) == (
         "merging ll/fix/ab12 into main conflicts in app.py: the merge was undone and the main"
         " checkout is as it was; worktree and branch kept (merge by hand: git merge ll/fix/ab12)"
     )
-    assert snapshot(repo) == before
+    assert untouched(repo) == before
     assert head(repo) == main_tip
     assert head(repo, "ll/fix/ab12") == tip
     assert not (repo / ".git" / "MERGE_HEAD").exists()
@@ -161,37 +164,37 @@ def test_merge_refuses_a_dirty_main_checkout(repo: Path) -> None:
     wt = worktree(repo)
     tip = edit(wt)
     (repo / "README").write_text("the user's work in progress\n")
-    before = snapshot(repo)
+    before = untouched(repo)
     done = ll(repo, "merge", "fix")
     assert one_line_error(done) == (
         f"the main checkout {repo} has uncommitted changes (README): commit or stash them"
         " first; nothing was merged"
     )
-    assert snapshot(repo) == before
+    assert untouched(repo) == before
     assert head(repo, "ll/fix/ab12") == tip
 
 
 def test_merge_refuses_a_detached_main_checkout(repo: Path) -> None:
     edit(worktree(repo))
     git(repo, "checkout", "--quiet", "--detach")
-    before = snapshot(repo)
+    before = untouched(repo)
     assert one_line_error(ll(repo, "merge", "fix")).startswith(
         f"the main checkout {repo} is not on a branch (detached HEAD)"
     )
-    assert snapshot(repo) == before
+    assert untouched(repo) == before
 
 
 def test_discard_removes_the_worktree_and_branch(repo: Path) -> None:
     wt = worktree(repo)
     edit(wt)
     (wt.path / "new.txt").write_text("uncommitted\n")
-    before = snapshot(repo)
+    before = untouched(repo)
     done = ll(repo, "discard", "fix@ab12")
     assert done.returncode == ExitCode.OK, done.stderr
     assert done.stdout == "discarded worktree .loops/.worktrees/fix@ab12 and branch ll/fix/ab12\n"
     assert not wt.path.exists()
     assert branches(repo) == ["main"]
-    assert snapshot(repo) == before
+    assert untouched(repo) == before
     assert ll(repo, "list").stderr == "ll-loop: no kept worktrees\n"
 
 

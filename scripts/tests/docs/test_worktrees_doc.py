@@ -11,9 +11,9 @@ from support.doc_blocks import all_blocks, normalise
 from support.gitrepo import commit_all, make_repo
 from support.paths import REPO
 
-from little_loops.fsm.runs.layout import run_key
+from little_loops.fsm.runs.layout import LOOPS_GITIGNORE, run_key
 from little_loops.fsm.runs.locks import acquire_scope
-from little_loops.fsm.runs.worktrees import create_worktree, finish_worktree
+from little_loops.fsm.runs.worktrees import create_worktree, keep_or_remove
 
 DOC = "docs/worktrees.md"
 # A commit's short sha differs with the time it was made; a blob's does not, but alike.
@@ -41,7 +41,11 @@ def session(root: Path, prefix: str, code: int = 0) -> None:
 def test_the_samples_are_what_ll_loop_prints(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = make_repo(tmp_path / "project", {"app.py": "one\ntwo\nthree\n", "README.md": "# a\n"})
+    root = tmp_path / "project"
+    make_repo(
+        root,
+        {".loops/.gitignore": LOOPS_GITIGNORE, "app.py": "one\ntwo\nthree\n", "README.md": "# a\n"},
+    )
     monkeypatch.chdir(root)
     loops = root / ".loops"
     fixed = create_worktree(loops, "fix", "ab12", None)
@@ -56,8 +60,9 @@ def test_the_samples_are_what_ll_loop_prints(
     linting = create_worktree(loops, "lint", "ef56", None)
     (linting.path / "lint.log").write_text("ok\n")
     unchanged = create_worktree(loops, "docs", "gh78", None)
-    notes = [finish_worktree(fixed), finish_worktree(unchanged)]
-    assert notes == block("kept worktree").splitlines()
+    notes = [keep_or_remove(fixed), keep_or_remove(unchanged)]
+    # The run prints them as notes (`ll-loop: ...`) on stderr.
+    assert [f"ll-loop: {note}" for note in notes] == block("ll-loop: kept worktree").splitlines()
     with acquire_scope(run_key("lint", "ef56"), ["."], loops):
         session(root, "$ ll-loop worktree list")
         refused = llproc.console(root, "worktree", "merge", "lint")

@@ -322,6 +322,9 @@ CUSTOM: set[Key] = {
     ("docs/library.md", "$ ll-loop run library:ralph"),
     ("docs/library.md", "$ ll-loop run library:review-and-fix"),
     ("docs/guide.md", "jobs:\n  loop:"),
+    ("docs/cli.md", "ll-loop: error: loop 'count' has no run"),  # cli/test_run_ids.py
+    # Compared with two live runs in cli/test_worktree_runs.py.
+    ("docs/cli.md", "ll-loop: error: loop 'slow' has 2"),
     ("README.md", "$ ll-loop fix-types"),
     ("docs/guide.md", "repos:"),
     (
@@ -331,7 +334,7 @@ CUSTOM: set[Key] = {
     ("docs/evaluators.md", "type: object"),
     ("docs/notifications.md", '{\n  "run_id"'),
     # Compared on a real git repository in docs/test_worktrees_doc.py.
-    ("docs/worktrees.md", "kept worktree .loops/.worktrees/fix@ab12"),
+    ("docs/worktrees.md", "ll-loop: kept worktree .loops/.worktrees/fix@ab12"),
     ("docs/worktrees.md", "$ ll-loop worktree list"),
     ("docs/worktrees.md", "$ ll-loop worktree diff fix@ab12 --stat"),
     ("docs/worktrees.md", "$ ll-loop worktree diff fix@cd34"),

@@ -1,4 +1,4 @@
-"""Real git repositories for tests: made in a temp folder, read back byte for byte."""
+"""Real git repositories for tests: make one, run git in it, and take a byte-exact picture."""
 
 from __future__ import annotations
 
@@ -6,60 +6,64 @@ import os
 import subprocess
 from pathlib import Path
 
-from little_loops.fsm.runs.layout import LOOPS_DIR_NAME, WORKTREES_DIR
-
-# A git that reads no user or system configuration: the tests see the same git everywhere.
-ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
+# git must not read the tester's own settings (a global hook, signing, a default branch).
+GIT_ENV = {
     "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_TERMINAL_PROMPT": "0",
-    "LC_ALL": "C",
 }
+# Not part of the main checkout's picture: the run files ll-loop keeps there.
+_RUN_FOLDERS = (".git", ".loops/.running", ".loops/.history", ".loops/.worktrees")
 
 
 def git(root: Path, *args: str) -> str:
-    """`git -C root ARGS...`; its stdout (a failure fails the test)."""
+    """`git ARGS` in *root*; its stdout. A failing command fails the test with its stderr."""
     done = subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, text=True, env=ENV, check=False
+        ["git", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
     )
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
     return done.stdout
 
 
-def make_repo(root: Path, files: dict[str, str] | None = None) -> Path:
-    """A git repository in *root* with *files* (and `.loops/`) in a first commit on `main`;
-    the committer is set in the repository's own config."""
+def make_repo(root: Path, files: dict[str, str]) -> str:
+    """A repository in *root* on branch `main` with *files* in its first commit; its sha."""
     root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.name", "Test User")
     git(root, "config", "user.email", "test@example.com")
-    git(root, "config", "commit.gpgsign", "false")
-    for name, text in {".loops/fix.yaml": FIX_LOOP, **(files or {})}.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     git(root, "add", "-A")
-    git(root, "commit", "--quiet", "-m", "first")
-    return root
+    git(root, "commit", "-q", "-m", "first")
+    return git(root, "rev-parse", "HEAD").strip()
 
 
-FIX_LOOP = """\
-name: fix
-initial: fix
-states:
-  fix:
-    action: echo fixed >> notes.txt
-    next: done
-  done:
-    terminal: true
-"""
-
-
-def commit_all(root: Path, message: str) -> str:
-    """Commit every change in the checkout *root*; the new commit's sha."""
-    git(root, "add", "-A")
-    git(root, "commit", "--quiet", "-m", message)
-    return head(root)
+def picture(root: Path) -> dict[str, object]:
+    """Every file of the checkout in *root* (bytes; run folders left out), `git status`, HEAD
+    and the user's branches: equal pictures mean the checkout was not touched."""
+    files: dict[str, bytes] = {}
+    for folder, dirs, names in os.walk(root):
+        here = Path(folder)
+        relative = here.relative_to(root).as_posix()
+        dirs[:] = [
+            d for d in dirs if (f"{relative}/{d}" if relative != "." else d) not in _RUN_FOLDERS
+        ]
+        for name in names:
+            files[(here / name).relative_to(root).as_posix()] = (here / name).read_bytes()
+    branches = git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
+    mine = [line for line in branches.splitlines() if not line.startswith("refs/heads/ll/")]
+    return {
+        "files": files,
+        "status": git(root, "status", "--porcelain", "--untracked-files=all"),
+        "head": git(root, "rev-parse", "HEAD"),
+        "branches": mine,
+    }
 
 
 def head(root: Path, ref: str = "HEAD") -> str:
@@ -67,22 +71,18 @@ def head(root: Path, ref: str = "HEAD") -> str:
     return git(root, "rev-parse", ref).strip()
 
 
+def commit_all(root: Path, message: str) -> str:
+    """Commit every change in the checkout *root* (new files too); the new commit's sha."""
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return head(root)
+
+
 def branches(root: Path) -> list[str]:
     """The local branches of the repository of *root*, sorted."""
     return sorted(git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads").split())
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file of the checkout *root* (not `.git`, not the run worktrees) with its bytes,
-    plus the index's entries, HEAD and `git status`."""
-    skip = {root / ".git", root / LOOPS_DIR_NAME / WORKTREES_DIR}
-    found = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if Path(folder) / d not in skip]
-        for name in files:
-            path = Path(folder) / name
-            found[str(path.relative_to(root))] = path.read_bytes()
-    found["<index>"] = git(root, "ls-files", "--stage").encode()
-    found["<HEAD>"] = head(root).encode()
-    found["<status>"] = git(root, "status", "--porcelain", "--untracked-files=all").encode()
-    return found
+def untouched(root: Path) -> dict[str, object]:
+    """picture() and the index's entries: equal means neither the files nor the index moved."""
+    return {**picture(root), "index": git(root, "ls-files", "--stage")}

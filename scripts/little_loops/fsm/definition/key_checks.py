@@ -81,6 +81,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "idle_timeout": optional(_ACTION_SECONDS),
     "max_cost_usd": optional(number(0, above=True)),
     "maintain": boolean,
+    "worktree": boolean,
     "llm": mapping,
     "archive": mapping,
     "stall": optional(mapping),

@@ -61,6 +61,10 @@ LOOP_KEYS: dict[str, str] = {
         "After reaching a terminal state, start again (from its on_maintain, or the initial "
         "state). Default false."
     ),
+    "worktree": (
+        "Run every run of this loop in a new git worktree on a new branch ll/NAME/ID, as "
+        "`ll-loop run --worktree` does; the main checkout is never touched. Default false."
+    ),
     "llm": "Settings of LLM evaluation (the llm_structured evaluator).",
     "archive": "How many finished runs of this loop .loops/.history/ keeps, and for how long.",
     "stall": (

@@ -251,6 +251,7 @@ class FSMLoop:
     idle_timeout: float | None = None
     max_cost_usd: float | None = None
     maintain: bool = False
+    worktree: bool = False  # every run in a new git worktree (`ll-loop run --worktree`)
     llm: LLMConfig = field(default_factory=LLMConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
     stall: StallConfig | None = None
@@ -314,6 +315,7 @@ class FSMLoop:
             "idle_timeout",
             "max_cost_usd",
             "maintain",
+            "worktree",
         ):
             if key in rest:
                 out[key] = rest[key]

@@ -52,6 +52,7 @@ class StateWork:
         self.runner = runner
         self.emit = emit
         self.output_dir = output_dir
+        self.output_key = fsm.name  # output files are `<key>.<state>.out`: the run's key
         self.llm_client = llm_client
 
     def act(
@@ -75,7 +76,7 @@ class StateWork:
         timeout = action_timeout(state, is_prompt, remaining_s)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:
-            output_file = self.output_dir / output_file_name(self.fsm.name, name)
+            output_file = self.output_dir / output_file_name(self.output_key, name)
         start = events.ActionStart(
             state=name,
             action=short(action),

@@ -186,6 +186,11 @@ class SubLoops:
             sleep=self._sleep,
         )
         child._shutdown = self._shutdown  # a stop reaches the whole tree
+        # In a worktree run (files `<name>@<id>`) its outputs carry the id too, so those of
+        # parallel runs of one parent never meet.
+        key = self.work.output_key
+        if key.startswith(self.fsm.name) and key != self.fsm.name:
+            child.work.output_key = child_fsm.name + key[len(self.fsm.name) :]
         return child
 
     def _child_verdict(

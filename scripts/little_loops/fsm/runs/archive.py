@@ -53,6 +53,7 @@ class ArchivedRun:
     final_state: str
     passes: int
     cost_usd: float
+    id: str = ""  # the run's short id (NAME@ID while it ran); "" for runs from before ids
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,6 +70,8 @@ class ArchivedRun:
         }
         values: dict[str, Any] = {}
         for name in cls.__dataclass_fields__:
+            if name == "id" and name not in data:
+                continue  # a run archived before run ids
             value = data.get(name)
             wanted = kinds.get(name, (str,))
             if isinstance(value, bool) or not isinstance(value, wanted):
@@ -106,15 +109,16 @@ def archive_run(
     old entry or the new one, never half of one. OSError and NotOurFile pass through."""
     if keep <= 0:
         return None
-    folder = make_history_dir(files.loops_dir, files.loop_name)
+    loop = str(state.get("loop_name") or files.loop_name)  # files: maybe `<name>@<id>`
+    folder = make_history_dir(files.loops_dir, loop)
     _tidy(folder)
     run_id = _free_id(folder, str(state.get("started_at", "")))
-    summary = _summary(run_id, files.loop_name, state)
+    summary = _summary(run_id, loop, state)
     partial = partial_entry(folder, run_id)
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
     try:
-        _copy_files(files, partial, _started(state))
+        _copy_files(files, partial, _started(state), loop)
         if definition is not None:
             (partial / LOOP_DEFINITION).write_bytes(json_bytes(definition) + b"\n")
         (partial / RUN_SUMMARY).write_bytes(json_bytes(summary.to_dict(), indent=2) + b"\n")
@@ -143,6 +147,7 @@ def _summary(run_id: str, loop: str, state: dict[str, Any]) -> ArchivedRun:
         final_state=str(state.get("current_state", "")),
         passes=passes if type(passes) is int else 0,
         cost_usd=cost,
+        id=str(state.get("run_id") or ""),
     )
 
 
@@ -170,18 +175,23 @@ def _free_id(folder: Path, started_at: str) -> str:
     raise LoopRuntimeError(f"{display_path(folder)}: too many runs started at {base}")
 
 
-def _copy_files(files: RunFiles, into: Path, started: float) -> None:
+def _copy_files(files: RunFiles, into: Path, started: float, loop: str) -> None:
     """The run's state, events (with their rotated parts), flags, background log and the
-    outputs of its steps (those written since it started: older ones are an earlier run's)."""
+    outputs of its steps (those written since it started: older ones are an earlier run's),
+    named by the *loop*'s name (a worktree run's files are named `<name>@<id>...`)."""
+
+    def kept(path: Path) -> Path:
+        return into / (loop + path.name[len(files.loop_name) :])
+
     sources = [files.state, *map(files.events_segment, files.events_segments()), files.events]
     for path in [*sources, files.options]:
-        _copy(path, into / path.name, None)
-    _copy(files.log, into / files.log.name, MAX_OUTPUT_BYTES)  # appended to by every run
+        _copy(path, kept(path), None)
+    _copy(files.log, kept(files.log), MAX_OUTPUT_BYTES)  # appended to by every run
     for path in output_files(files.running_dir, files.loop_name):
         with contextlib.suppress(OSError):
             if os.lstat(path).st_mtime < started:
                 continue
-        _copy(path, into / path.name, MAX_OUTPUT_BYTES)
+        _copy(path, kept(path), MAX_OUTPUT_BYTES)
 
 
 def _copy(source: Path, target: Path, limit: int | None) -> None:
@@ -303,13 +313,14 @@ def archived_loops(loops_dir: Path) -> list[str]:
 
 
 def find_run(loops_dir: Path, loop_name: str, run_ref: str) -> tuple[ArchivedRun, RunFiles]:
-    """The archived run *run_ref* names (a run id or the start of one; `last` for the latest)
-    and its files; LoopRuntimeError saying what there is when it names none or several."""
+    """The archived run *run_ref* names (a run id or the start of one, the run's short id;
+    `last` for the latest) and its files; LoopRuntimeError saying what there is when it
+    names none or several."""
     runs, _ = list_runs(loops_dir, loop_name)
     if run_ref == "last":
         matches = runs[-1:]
     else:
-        matches = [run for run in runs if run.run_id == run_ref] or [
+        matches = [run for run in runs if run_ref in (run.run_id, run.id)] or [
             run for run in runs if run.run_id.startswith(run_ref)
         ]
     if len(matches) != 1:

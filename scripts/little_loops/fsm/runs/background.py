@@ -44,13 +44,16 @@ def start_detached(
     queue: bool = False,
     wait: float = START_WAIT_SECONDS,
     command: str = "run",
+    check_scope: bool = True,
 ) -> Started:
-    """Run `argv` (an `ll-loop COMMAND` of `loop_name`) in a new session, output to its log.
+    """Run `argv` (an `ll-loop COMMAND` of `loop_name`, a run key) in a new session, output
+    to its log.
 
-    Without `queue` the scope is checked first, so an overlap is refused here (a
-    ScopeConflictError) rather than in the log. The child is watched for up to `wait` seconds.
+    Without `queue` the scope is checked first (unless not *check_scope*: a run in a worktree
+    yet to be made), so an overlap is refused here (a ScopeConflictError) rather than in
+    the log. The child is watched for up to `wait` seconds.
     """
-    if not queue:
+    if not queue and check_scope:
         acquire_scope(loop_name, scope, loops_dir).release()
     log = run_files(loop_name, loops_dir).log
     make_running_dir(log.parent)

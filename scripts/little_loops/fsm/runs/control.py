@@ -49,7 +49,7 @@ def status_json(state: LoopState, live: LiveStatus) -> StatusJson | LiveStatusJs
 
 def iteration_limit(state: LoopState, loops_dir: Path) -> int | None:
     """The iteration limit the run goes by: its -n if it had one, else its loop file's."""
-    saved = load_overrides(state.loop_name, loops_dir)
+    saved = load_overrides(state.key, loops_dir)
     if saved is not None and saved.max_iterations is not None:
         return saved.max_iterations
     if not state.loop_path:

@@ -11,6 +11,7 @@ from little_loops.fsm.engine.executor import EventCallback
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.runs.locks import LockHandle, acquire_scope, project_root
 from little_loops.fsm.runs.overrides import Overrides, save_overrides
+from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.signals import ShutdownSignals
 from little_loops.fsm.runs.state import LoopState
@@ -28,6 +29,7 @@ def run_in_foreground(
     queue: bool = False,
     resume: bool = False,
     on_restored: Callable[[LoopState], None] | None = None,
+    place: RunPlace | None = None,
 ) -> ExecutionResult:
     """Run (or resume) `fsm` with its state under `loops_dir`; returns how it ended.
 
@@ -35,15 +37,22 @@ def run_in_foreground(
     stale claims reclaimed), records `overrides` for a later resume, and runs with the
     handlers of `ShutdownSignals`. The lock is released and the previous signal handlers are
     back however the run ends. `on_restored` hears of the saved run a resume goes on from.
+    *place* is the run's id and worktree: the actions run in the worktree, the scope is its.
     """
-    lock = acquire_scope(fsm.name, fsm.effective_scope(), loops_dir, queue=queue, on_wait=on_note)
+    key = fsm.name if place is None else place.key(fsm.name)
+    workdir = project_root(loops_dir) if place is None or place.workdir is None else place.workdir
+    root = None if place is None or not place.in_worktree else workdir
+    lock = acquire_scope(
+        key, fsm.effective_scope(), loops_dir, queue=queue, on_wait=on_note, root=root
+    )
     try:
         for note in lock.reclaimed:
             on_note(note)
-        runner = DefaultActionRunner(cwd=project_root(loops_dir))
+        runner = DefaultActionRunner(cwd=workdir)
         executor = PersistentExecutor(
             fsm,
-            StatePersistence(fsm.name, loops_dir),
+            StatePersistence(key, loops_dir),
+            place=place,
             loop_path=loop_path,
             event_callback=event_callback,
             action_runner=runner,
@@ -51,25 +60,54 @@ def run_in_foreground(
             on_files_lost=lambda: _restore_lock(lock, on_note),
         )
         executor.executor.wait_approval = overrides.wait_approval
-        executor.executor.stall.cwd = project_root(loops_dir)  # no_change_passes looks here
+        executor.executor.stall.cwd = workdir  # no_change_passes looks here
+        if place is not None and place.in_worktree:
+            executor.executor.worktree = place.path  # commit: and rollback: work there
         try:
             with ShutdownSignals(executor.request_shutdown):
                 if not resume:
-                    save_overrides(fsm.name, loops_dir, overrides)
-                    return executor.run()
+                    save_overrides(key, loops_dir, overrides)
+                    result = executor.run()
+                else:
 
-                def restored(saved: LoopState) -> None:
-                    # The flags in force (the saved ones, with any given again on top), so a
-                    # later resume goes on with the same limits.
-                    save_overrides(fsm.name, loops_dir, overrides)
-                    if on_restored is not None:
-                        on_restored(saved)
+                    def restored(saved: LoopState) -> None:
+                        # The flags in force (the saved ones, with any given again on top),
+                        # so a later resume goes on with the same limits.
+                        save_overrides(key, loops_dir, overrides)
+                        if on_restored is not None:
+                            on_restored(saved)
 
-                return executor.resume(restored)
+                    result = executor.resume(restored)
         finally:
             runner.close()
+        if place is not None and place.in_worktree:
+            _finish_worktree(loops_dir, fsm.name, place, result, on_note)
+        return result
     finally:
         lock.release()
+
+
+def _finish_worktree(
+    loops_dir: Path,
+    loop_name: str,
+    place: RunPlace,
+    result: ExecutionResult,
+    on_note: Callable[[str], None],
+) -> None:
+    """A run that ended leaves its worktree if it made changes, else removes it; one that
+    can go on (stopped, interrupted, awaiting approval) keeps it for `resume`."""
+    from little_loops.fsm.runs.outcomes import outcome_of
+    from little_loops.fsm.runs.which import GOING
+
+    if outcome_of(result.terminated_by).status in GOING:
+        return
+    from little_loops.fsm.errors import LoopError
+    from little_loops.fsm.runs.worktrees import finish_worktree
+
+    try:
+        on_note(finish_worktree(loops_dir, loop_name, place))
+    except LoopError as exc:  # the run's outcome stands; the worktree is left as it is
+        on_note(f"the worktree was left as it is: {exc}")
 
 
 def _restore_lock(lock: LockHandle, on_note: Callable[[str], None]) -> None:

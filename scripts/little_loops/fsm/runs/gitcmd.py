@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.runs.layout import LOCK_SUFFIX
 
 GIT_TIMEOUT = 120.0  # seconds; a git command that takes longer is stuck (a lock, a hook)
 LOCK_WAIT = 10.0  # seconds a git command is tried again while another git holds its lock
 # How git says another git holds a lock file (`.git/config.lock`, `packed-refs.lock`).
-REPO_LOCK = "ll-loop-worktrees.lock"  # in the repository's common git dir; never deleted
+# In the repository's common git dir, never deleted: `ll-loop-worktrees.lock`.
+REPO_LOCK = f"ll-loop-worktrees{LOCK_SUFFIX}"
 _held: set[str] = set()  # the repository locks this process holds (so they nest)
-_LOCKED = re.compile(r"could not lock|Unable to create '[^']*\.lock': File exists")
+_LOCKED = re.compile(r"could not lock|Unable to create '[^']*': File exists")
 
 
 @dataclass(frozen=True)

@@ -144,7 +144,10 @@ def partial_entry(folder: Path, run_id: str, pid: int | None = None) -> Path:
 @dataclass(frozen=True)
 class RunFiles:
     """The files of one loop's run under `<loops_dir>/.running/` (the name is not checked),
-    or, given a *folder*, those of an archived run (the same names in that folder)."""
+    or, given a *folder*, those of an archived run (the same names in that folder).
+
+    *loop_name* is the run's key (`run_key`, `LoopState.key`): the loop's name, or
+    `<name>@<id>` for a run in a worktree; archived files are named by the loop's name."""
 
     loop_name: str
     loops_dir: Path
@@ -308,6 +311,14 @@ def split_run_key(key: str) -> tuple[str, str | None]:
     if separator and name and RUN_ID_PATTERN.fullmatch(run_id):
         return name, run_id
     return key, None
+
+
+WORKTREE_BRANCH = "ll/{name}/{run_id}"  # the branch a `--worktree` run makes and works on
+
+
+def worktree_branch(loop_name: str, run_id: str) -> str:
+    """The branch of run *run_id* of *loop_name*: `ll/<name>/<id>`."""
+    return WORKTREE_BRANCH.format(name=loop_name, run_id=run_id)
 
 
 def worktrees_dir(loops_dir: Path) -> Path:

@@ -37,7 +37,7 @@ def run_alive(state: LoopState, loops_dir: Path | None = None) -> bool:
         return False
     if loops_dir is None:
         return True
-    holders = writer_pids(run_files(state.loop_name, loops_dir).events)
+    holders = writer_pids(run_files(state.key, loops_dir).events)
     return holders is None or state.pid in holders
 
 

@@ -69,9 +69,11 @@ def normalize_scope(scope: Sequence[str], root: Path) -> list[str]:
     return result
 
 
-def scopes_overlap(a: str, b: str, root: Path) -> bool:
-    """True if normalized scope paths `a` and `b` are equal or one lies inside the other."""
-    pa, pb = (PurePosixPath(root.resolve().as_posix()) / p for p in (a, b))
+def scopes_overlap(a: str, b: str, root: Path, root_b: Path | None = None) -> bool:
+    """True if normalized scope paths `a` (relative to *root*) and `b` (relative to *root_b*,
+    else *root*) are equal or one lies inside the other."""
+    pa = PurePosixPath(root.resolve().as_posix()) / a
+    pb = PurePosixPath((root_b or root).resolve().as_posix()) / b
     return pa == pb or pa in pb.parents or pb in pa.parents
 
 
@@ -85,10 +87,11 @@ class LockRecord:
     started_at: str
     hostname: str
     pid_start: int | None = None
+    root: str | None = None  # the folder the scope is relative to (a worktree's); None: project
 
     def to_dict(self) -> dict[str, Any]:
         """The record file's JSON content."""
-        return {
+        data = {
             "loop": self.loop,
             "pid": self.pid,
             "pid_start": self.pid_start,
@@ -96,6 +99,11 @@ class LockRecord:
             "started_at": self.started_at,
             "hostname": self.hostname,
         }
+        return data if self.root is None else {**data, "root": self.root}
+
+    def scope_root(self, project: Path) -> Path:
+        """The folder the scope paths are relative to (the *project* root unless a worktree)."""
+        return project if self.root is None else Path(self.root)
 
     @property
     def alive(self) -> bool:
@@ -120,6 +128,7 @@ def _read_record(path: Path, loop_name: str) -> LockRecord:
             started_at=str(data.get("started_at", "")),
             hostname=str(data.get("hostname", "")),
             pid_start=None if data.get("pid_start") is None else int(data["pid_start"]),
+            root=None if data.get("root") is None else str(data["root"]),
         )
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CorruptStateError(
@@ -247,11 +256,17 @@ def _check(running: Path, me: LockRecord, root: Path, reclaimed: list[str]) -> _
                 f" (pid {other.pid}) is gone"
             )
             continue
-        if other.loop == me.loop:
+        mine_root, their_root = me.scope_root(root).resolve(), other.scope_root(root).resolve()
+        same_tree = mine_root == their_root
+        if other.loop == me.loop and same_tree:
             return _Conflict(other, "", "", same_loop=True)
         for mine in me.scope:
             for theirs in other.scope:
-                if scopes_overlap(mine, theirs, root):
+                # Two trees (the project, a worktree in it) share only paths outside both:
+                # those are absolute. A worktree is not part of the project's `.`.
+                if not same_tree and not (mine.startswith("/") or theirs.startswith("/")):
+                    continue
+                if scopes_overlap(mine, theirs, mine_root, their_root):
                     return _Conflict(other, mine, theirs, same_loop=False)
     return None
 
@@ -265,8 +280,10 @@ def acquire_scope(
     poll: float = 0.2,
     on_wait: Callable[[str], None] | None = None,
     timeout: float | None = None,
+    root: Path | None = None,
 ) -> LockHandle:
-    """Claim `scope` for `loop_name`, or raise ScopeConflictError naming the holder.
+    """Claim `scope` for `loop_name` (a run's key), or raise ScopeConflictError naming the
+    holder. The scope paths are relative to *root* (a run's worktree), else to the project.
 
     With `queue=True`, wait instead: `on_wait(message)` is called once for each loop waited
     for, then the claim is retried every `poll` seconds until free (or `timeout` seconds pass).
@@ -275,14 +292,15 @@ def acquire_scope(
     loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
     running = running_dir(loops_dir)
     make_running_dir(running)
-    root = project_root(loops_dir)
+    project = project_root(loops_dir)
     me = LockRecord(
         loop=loop_name,
         pid=os.getpid(),
-        scope=normalize_scope(scope, root),
+        scope=normalize_scope(scope, project if root is None else root),
         started_at=iso_now(),
         hostname=_hostname(),
         pid_start=process_start_ticks(os.getpid()),
+        root=None if root is None else str(Path(root).resolve()),
     )
     path = run_files(loop_name, loops_dir).lock
     started = time.monotonic()
@@ -290,7 +308,7 @@ def acquire_scope(
     waited_for: set[tuple[str, int]] = set()
     while True:
         with _mutex(running):
-            conflict = _check(running, me, root, reclaimed)
+            conflict = _check(running, me, project, reclaimed)
             if conflict is None:
                 # Under the mutex nobody else writes lock files: a temp file is a leftover.
                 remove_leftover_temp_files(path)

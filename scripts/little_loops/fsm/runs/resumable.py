@@ -26,6 +26,7 @@ from little_loops.fsm.runs.liveness import run_alive
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.runs.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
 from little_loops.fsm.runs.pids import process_start_ticks
+from little_loops.fsm.runs.place import RunPlace, describe
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.snapshots import SnapshotWriter
 from little_loops.fsm.runs.spend import Spend, dollars
@@ -64,10 +65,15 @@ class PersistentExecutor:
         loops_dir: Path | None = None,
         *,
         loop_path: str | None = None,
+        place: RunPlace | None = None,
         **executor_kwargs: Any,
     ) -> None:
+        """*place*: the run's id and worktree (runs/place.py); the files are named by it."""
         self.fsm = fsm
-        self.persistence = persistence or StatePersistence(fsm.name, loops_dir)
+        self.place = place
+        key = fsm.name if place is None else place.key(fsm.name)
+        self.ref = key  # how messages name the run: `NAME`, or `NAME@ID` in a worktree
+        self.persistence = persistence or StatePersistence(key, loops_dir)
         self.loop_path = loop_path
         self._user_callback: EventCallback | None = executor_kwargs.pop("event_callback", None)
         self._on_note: Callable[[str], None] | None = executor_kwargs.pop("on_note", None)
@@ -76,7 +82,8 @@ class PersistentExecutor:
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
         self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
         self.executor.before_wait = self._flush
-        self.executor.answers = answers_for(fsm.name, self.persistence.loops_dir)
+        self.executor.answers = answers_for(self.persistence.loop_name, self.persistence.loops_dir)
+        self.executor.work.output_key = self.persistence.loop_name
         self._orphans: list[int] = []
         self._own_start: tuple[int, int | None] | None = None
         self._journal = Journal()
@@ -156,7 +163,7 @@ class PersistentExecutor:
     def _archive(self, state: dict[str, Any]) -> ArchivedRun | None:
         """Keep the run's files in the archive; a failure is a note, never the run's outcome."""
         settings = self.fsm.archive
-        files = RunFiles(self.fsm.name, self.persistence.loops_dir)
+        files = RunFiles(self.persistence.loop_name, self.persistence.loops_dir)
         try:
             definition = self.fsm.to_dict()
             return archive_run(files, state, settings.keep, settings.max_age_days, definition)
@@ -178,6 +185,8 @@ class PersistentExecutor:
             context=dict(self.fsm.context),
             loop_path=self.loop_path,
             scope=self.fsm.effective_scope(),
+            run_id=None if self.place is None else self.place.run_id,
+            worktree=None if self.place is None else self.place.to_state(),
         )
         if result is not None:
             state.terminated_by = result.get("terminated_by")
@@ -194,6 +203,8 @@ class PersistentExecutor:
         kind = event.get("event")
         if nested(event) and kind in _BOUNDARIES:
             kind = f"child_{kind}"  # a sub-loop's start or end: the run goes on
+        elif kind == "loop_start":
+            event.update(describe(self.place))  # its id and worktree
         try:
             if kind in _HELD and not event.get("cost_usd"):
                 self.persistence.append_event(event, hold=True)
@@ -209,13 +220,13 @@ class PersistentExecutor:
                     self._on_note(
                         f"{display_path(self.persistence.events_file)}: cannot write the end of"
                         f" the run ({exc.strerror or exc}, errno {exc.errno}); `status` will call"
-                        f" it crashed: resume it once that is fixed: ll-loop resume {self.fsm.name}"
+                        f" it crashed: resume it once that is fixed: ll-loop resume {self.ref}"
                     )
                 return
             raise RunLogError(
                 f"{display_path(self.persistence.events_file)}: cannot write the run's log"
                 f" ({exc.strerror or exc}, errno {exc.errno}); it stops here and can be"
-                f" resumed once that is fixed: ll-loop resume {self.fsm.name}"
+                f" resumed once that is fixed: ll-loop resume {self.ref}"
             ) from None
         if self._user_callback is not None:
             self._user_callback(event)

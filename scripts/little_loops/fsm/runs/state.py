@@ -8,6 +8,7 @@ from typing import Any, TypedDict
 from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.errors import CorruptStateError
+from little_loops.fsm.runs.layout import RUN_ID_PATTERN, run_key
 from little_loops.fsm.runs.outcomes import STATUSES, Status
 from little_loops.fsm.timefmt import iso_now
 
@@ -96,6 +97,8 @@ class StateFile(TypedDict):
     attempt: dict[str, Any] | None  # the current state's attempts and pending wait
     waited_ms: dict[str, int]  # time spent in retry and rate-limit waits, by kind
     child: dict[str, Any] | None  # a running sub-loop's snapshot, nested (engine/subloop.py)
+    run_id: str | None  # the run's short id (None in files of versions before run ids)
+    worktree: dict[str, str] | None  # runs/place.RunPlace of a --worktree run (path, branch...)
 
 
 @dataclass
@@ -132,7 +135,19 @@ class LoopState:
     attempt: dict[str, Any] | None = None  # engine/attempts.AttemptRecord (a wait survives)
     waited_ms: dict[str, int] = field(default_factory=dict)
     child: dict[str, Any] | None = None  # a running sub-loop's snapshot (engine/subloop.py)
+    run_id: str | None = None  # the run's short id; None in a state file from before run ids
+    worktree: dict[str, str] | None = None  # where a --worktree run runs (runs/place.py)
     schema_version: int = SCHEMA_VERSION
+
+    @property
+    def key(self) -> str:
+        """What the run's files are named by: `<name>`, or `<name>@<id>` for a worktree run."""
+        return run_key(self.loop_name, self.run_id if self.worktree is not None else None)
+
+    @property
+    def ref(self) -> str:
+        """How a user names this run on the command line: `<name>@<id>` (`<name>` if no id)."""
+        return run_key(self.loop_name, self.run_id)
 
     def to_dict(self) -> StateFile:
         """A JSON-ready dict (the state file's content)."""
@@ -168,6 +183,8 @@ class LoopState:
             "attempt": self.attempt,
             "waited_ms": self.waited_ms,
             "child": self.child,
+            "run_id": self.run_id,
+            "worktree": self.worktree,
         }
 
     @classmethod
@@ -264,7 +281,21 @@ def parse_state(data: Any) -> LoopState:
         attempt=_get(data, "attempt", (dict, type(None)), None),
         waited_ms=_waited(_get(data, "waited_ms", (dict,), dict)),
         child=_get(data, "child", (dict, type(None)), None),
+        run_id=_run_id(_get(data, "run_id", (str, type(None)), None)),
+        worktree=_worktree(_get(data, "worktree", (dict, type(None)), None)),
     )
+
+
+def _run_id(value: str | None) -> str | None:
+    if value is not None and not RUN_ID_PATTERN.fullmatch(value):
+        raise StateShapeError(f"'run_id' {value!r} is not a run id")
+    return value
+
+
+def _worktree(value: dict[str, Any] | None) -> dict[str, str] | None:
+    if value is not None and not all(isinstance(v, str) for v in value.values()):
+        raise StateShapeError("'worktree' should map names to strings")
+    return value
 
 
 def _waited(value: dict[str, Any]) -> dict[str, int]:

@@ -108,8 +108,7 @@ class StatePersistence:
         try:
             data = json.loads(_decode(raw))
             state = parse_state(data)  # the snapshot itself must be sound
-            if state.loop_name != self.loop_name:
-                raise StateShapeError(f"it belongs to loop {state.loop_name!r}")
+            _check_owner(state, self.loop_name)
         except (StateShapeError, ValueError, RecursionError) as exc:
             raise CorruptStateError(self._corrupt(where, exc)) from None
         self.replay_error = None
@@ -126,8 +125,7 @@ class StatePersistence:
             if last is not None:
                 data["updated_at"] = last
             state = parse_state(data)
-            if state.loop_name != self.loop_name:
-                raise StateShapeError(f"it belongs to loop {state.loop_name!r}")
+            _check_owner(state, self.loop_name)
         except CorruptStateError as exc:
             self.replay_error = str(exc)
             return snapshot
@@ -189,6 +187,13 @@ class StatePersistence:
         self.close()
 
 
+def _check_owner(state: LoopState, key: str) -> None:
+    """A state file belongs to the run its file is named by (a copied file would not)."""
+    if state.key != key:
+        what = state.ref if state.worktree is not None else state.loop_name
+        raise StateShapeError(f"it belongs to loop {what!r}")
+
+
 def _position(data: dict[str, Any]) -> Position | None:
     """Where the events after a snapshot begin; None for a state file without one (written
     by an ll-loop that saved the whole state at every step: nothing to replay)."""
@@ -207,7 +212,9 @@ def _decode(raw: bytes) -> str:
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One state file found under `.running/`: its state (or why it could not be read)."""
+    """One state file found under `.running/`: its state (or why it could not be read).
+
+    *loop_name* is the run's key: the loop's name, or `<name>@<id>` for a worktree run."""
 
     loop_name: str
     state_file: Path

@@ -10,12 +10,12 @@ from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock
 from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.locks import LockRecord, read_lock
 from little_loops.fsm.runs.runfile import display_path
+from little_loops.fsm.runs.worktree_find import worktree_entries
 from little_loops.fsm.runs.worktrees import (
     Worktree,
     main_repo,
     remove_worktree,
     snapshot_index,
-    worktree_entries,
 )
 
 LEFTOVER_MESSAGE = "ll-loop {key}: changes left at the end of the run"

@@ -1,4 +1,4 @@
-"""The git worktree of a `--worktree` run: made, found, sized up, and kept or removed at its end.
+"""The git worktree of a `--worktree` run: made, sized up, and kept or removed at its end.
 
 A run's worktree is `<loops_dir>/.worktrees/NAME@ID/` on branch `ll/NAME/ID`; the commit it
 started from is recorded by git itself (`git config branch.ll/NAME/ID.llbase SHA`, removed
@@ -9,28 +9,28 @@ checkout's working tree or index.
 from __future__ import annotations
 
 import contextlib
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock
 from little_loops.fsm.runs.layout import (
     make_running_dir,
     run_key,
-    split_run_key,
+    worktree_branch,
     worktree_path,
     worktrees_dir,
 )
 from little_loops.fsm.runs.runfile import display_path
-from little_loops.fsm.suggest import did_you_mean
 
-BRANCH_PREFIX = "ll/"  # a run's branch: `ll/<name>/<run id>`
+if TYPE_CHECKING:
+    from little_loops.fsm.runs.place import RunPlace
+
 BASE_KEY = "llbase"  # `branch.<branch>.llbase`: the commit the run's worktree started from
-_BRANCH = re.compile(r"ll/([^/]+)/([a-z0-9]{4})")
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,6 @@ class Changes:
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def branch_name(loop_name: str, run_id: str) -> str:
-    """The branch of run *run_id* of *loop_name*: `ll/<name>/<id>`."""
-    return f"{BRANCH_PREFIX}{loop_name}/{run_id}"
 
 
 def repo_top(path: Path) -> Path | None:
@@ -163,14 +158,14 @@ def create_worktree(loops_dir: Path, loop_name: str, run_id: str, base: str | No
     loops_dir = Path(loops_dir).absolute()
     top = main_repo(loops_dir)
     sha = resolve_commit(top, base)
-    _check_branch_name(top, branch_name(loop_name, run_id), loop_name)
+    _check_branch_name(top, worktree_branch(loop_name, run_id), loop_name)
     with repo_lock(top):
         return _create(top, loops_dir, loop_name, run_id, sha)
 
 
 def _create(top: Path, loops_dir: Path, loop_name: str, run_id: str, sha: str) -> Worktree:
     """create_worktree's work, under the repository lock (so the checks hold)."""
-    branch = branch_name(loop_name, run_id)
+    branch = worktree_branch(loop_name, run_id)
     path = worktree_path(loops_dir, loop_name, run_id)
     if branch_exists(top, branch):
         raise LoopRuntimeError(
@@ -248,11 +243,29 @@ def _repo_of(worktree: Worktree) -> Path:
     return require_repo(worktree.path.parent.parent.parent)
 
 
-def finish_worktree(worktree: Worktree) -> str:
-    """At the end of a run: keep *worktree* when it holds anything (commits beyond its base,
-    uncommitted changes), else remove the folder and the branch. A one-line note saying
-    which, for the user."""
-    top = _repo_of(worktree)
+def finish_worktree(loops_dir: Path, loop_name: str, place: RunPlace) -> str:
+    """At the end of run *place* of *loop_name*, in a worktree: keep_or_remove its worktree.
+    A one-line note saying which, for the user."""
+    if place.path is None or place.run_id is None:
+        raise LoopRuntimeError(f"run of {loop_name!r} has no worktree to finish")
+    top = main_repo(loops_dir)
+    branch = place.branch or worktree_branch(loop_name, place.run_id)
+    recorded = git(top, "config", "--get", f"branch.{branch}.{BASE_KEY}", check=False)
+    base = place.base or recorded.out.strip() or head_of(top, branch)
+    worktree = Worktree(place.path, branch, base, loop_name, place.run_id, True, branch)
+    return keep_or_remove(worktree, top)
+
+
+def head_of(top: Path, ref: str) -> str:
+    """The commit sha *ref* names in the repository *top*."""
+    return git(top, "rev-parse", "--verify", f"{ref}^{{commit}}").out.strip()
+
+
+def keep_or_remove(worktree: Worktree, top: Path | None = None) -> str:
+    """Keep *worktree* when it holds anything (commits beyond its base, uncommitted
+    changes), else remove the folder and the branch; a one-line note saying which. *top*:
+    the main checkout (found from the folder when None)."""
+    top = _repo_of(worktree) if top is None else top
     if not worktree.path.is_dir():
         with repo_lock(top):
             git(top, "worktree", "prune")
@@ -280,105 +293,3 @@ def remove_worktree(top: Path, path: Path, branch: str, *, merged_only: bool = F
             git(top, "worktree", "prune")
         if branch_exists(top, branch):
             git(top, "branch", "-d" if merged_only else "-D", "--quiet", branch)
-
-
-def worktree_entries(top: Path) -> list[dict[str, str]]:
-    """`git worktree list --porcelain` as one dict per worktree (`worktree`, `branch` ...)."""
-    entries: list[dict[str, str]] = []
-    with repo_lock(top):
-        done = git(top, "worktree", "list", "--porcelain", "-z", check=False)
-        if done.ok:
-            blocks, separator = done.out.split("\0\0"), "\0"
-        else:  # git before 2.36 has no -z: a line each (a path with a newline is not found)
-            listed = git(top, "worktree", "list", "--porcelain").out
-            blocks, separator = listed.split("\n\n"), "\n"
-    for block in blocks:
-        entry: dict[str, str] = {}
-        for line in block.split(separator):
-            if line:
-                field, _, value = line.partition(" ")
-                entry[field] = value
-        if "worktree" in entry:
-            entries.append(entry)
-    return entries
-
-
-def _bases(top: Path) -> dict[str, str]:
-    """{branch: base sha} of every branch with an `llbase` recorded."""
-    done = git(top, "config", "--null", "--get-regexp", rf"^branch\..*\.{BASE_KEY}$", check=False)
-    found = {}
-    for item in done.out.split("\0"):
-        key, _, value = item.partition("\n")
-        if key.startswith("branch.") and key.endswith(f".{BASE_KEY}"):
-            found[key[len("branch.") : -len(BASE_KEY) - 1]] = value.strip()
-    return found
-
-
-def find_worktrees(loops_dir: Path, loop_name: str | None = None) -> list[Worktree]:
-    """The kept worktrees of runs (of *loop_name* only, when given), by NAME@ID: the folders
-    `<loops_dir>/.worktrees/NAME@ID/` git knows as worktrees, and the branches `ll/NAME/ID`
-    made for them whose folder was deleted by hand."""
-    loops_dir = Path(loops_dir).absolute()
-    top = main_repo(loops_dir)
-    bases = _bases(top)
-    folder = worktrees_dir(loops_dir).resolve()
-    found: dict[str, Worktree] = {}
-    for entry in worktree_entries(top):
-        path = Path(entry["worktree"])
-        if path.parent.resolve() != folder:
-            continue
-        name, run_id = split_run_key(path.name)
-        if run_id is None:
-            continue
-        branch = branch_name(name, run_id)
-        head = entry.get("branch", "").removeprefix("refs/heads/") or None
-        present = "prunable" not in entry and path.is_dir()
-        base = bases.get(branch) or _fallback_base(top, branch, head)
-        if base:
-            found[path.name] = Worktree(path, branch, base, name, run_id, present, head)
-    for branch, base in bases.items():
-        match = _BRANCH.fullmatch(branch)
-        if match is None or not branch_exists(top, branch):
-            continue
-        name, run_id = match.groups()
-        key = run_key(name, run_id)
-        if key not in found:
-            path = worktree_path(loops_dir, name, run_id)
-            found[key] = Worktree(path, branch, base, name, run_id, False, None)
-    return [
-        found[key] for key in sorted(found) if loop_name is None or found[key].loop == loop_name
-    ]
-
-
-def _fallback_base(top: Path, branch: str, head: str | None) -> str:
-    """A base for a branch whose `llbase` is gone: where it meets the main checkout's HEAD."""
-    tip = branch if branch_exists(top, branch) else head
-    if tip is None:
-        return ""
-    return git(top, "merge-base", "HEAD", tip, check=False).out.strip()
-
-
-def resolve(loops_dir: Path, name: str) -> Worktree:
-    """The kept worktree *name* means: `NAME@ID` that one, `NAME` the only one of loop NAME.
-    One-line LoopRuntimeError when there is none, or several (naming them)."""
-    loop, run_id = split_run_key(name)
-    every = find_worktrees(loops_dir)
-    mine = [wt for wt in every if wt.loop == loop]
-    if run_id is not None:
-        for wt in mine:
-            if wt.run_id == run_id:
-                return wt
-        others = f": loop {loop!r} has {_keys(mine)}" if mine else ""
-        raise LoopRuntimeError(f"no kept worktree {name!r}{others}")
-    if len(mine) == 1:
-        return mine[0]
-    if not mine:
-        hint = did_you_mean(loop, sorted({wt.loop for wt in every}))
-        raise LoopRuntimeError(f"loop {loop!r} has no kept worktree{hint}")
-    raise LoopRuntimeError(
-        f"loop {loop!r} has {len(mine)} kept worktrees: {_keys(mine)}; name one as NAME@ID"
-    )
-
-
-def _keys(worktrees: list[Worktree]) -> str:
-    return ", ".join(wt.key for wt in worktrees)

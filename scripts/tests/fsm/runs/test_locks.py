@@ -339,3 +339,43 @@ def test_a_lock_record_of_the_wrong_shape_says_why_in_words(
     with pytest.raises(CorruptStateError) as info:
         acquire_scope("b", ["src"], loops)
     assert str(info.value).startswith(f".loops/.running/a.lock: unreadable scope lock ({why});")
+
+
+def test_runs_in_different_worktrees_do_not_block_each_other(loops: Path) -> None:
+    tree_a, tree_b = loops / ".worktrees" / "x@aaaa", loops / ".worktrees" / "x@bbbb"
+    tree_a.mkdir(parents=True)
+    tree_b.mkdir(parents=True)
+    with (
+        acquire_scope("x", ["."], loops),  # the main checkout's whole project
+        acquire_scope("x@aaaa", ["."], loops, root=tree_a) as first,
+        acquire_scope("x@bbbb", ["src"], loops, root=tree_b) as second,
+    ):
+        assert first.record.root == str(tree_a.resolve())
+        assert second.record.scope == ["src"]
+        records = {record.loop: record.root for record in read_scope_locks(loops)}
+        assert records == {
+            "x": None,
+            "x@aaaa": str(tree_a.resolve()),
+            "x@bbbb": str(tree_b.resolve()),
+        }
+
+
+def test_the_scope_lock_still_refuses_overlaps_in_one_worktree(loops: Path) -> None:
+    tree = loops / ".worktrees" / "x@aaaa"
+    (tree / "src").mkdir(parents=True)
+    with acquire_scope("x@aaaa", ["src"], loops, root=tree):
+        with pytest.raises(ScopeConflictError, match="overlaps 'src'"):
+            acquire_scope("y@cccc", ["src/deep"], loops, root=tree)
+        with pytest.raises(ScopeConflictError, match="already running"):
+            acquire_scope("x@aaaa", ["other"], loops, root=tree)
+
+
+def test_a_worktree_scope_reaching_into_the_project_overlaps_the_project(loops: Path) -> None:
+    tree = loops / ".worktrees" / "x@aaaa"
+    tree.mkdir(parents=True)
+    outside = str(loops.parent.resolve() / "src")  # the main checkout's src/, by its path
+    with (
+        acquire_scope("y", ["src"], loops),
+        pytest.raises(ScopeConflictError, match="held by loop 'y'"),
+    ):
+        acquire_scope("x@aaaa", [outside], loops, root=tree)

@@ -8,24 +8,28 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.gitrepo import branches, commit_all, git, head, make_repo, snapshot
+from support.gitrepo import branches, commit_all, git, head, make_repo, untouched
 
 from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.layout import GITIGNORE, worktree_path, worktrees_dir
+from little_loops.fsm.runs.layout import GITIGNORE, LOOPS_GITIGNORE, worktree_path, worktrees_dir
+from little_loops.fsm.runs.place import RunPlace
+from little_loops.fsm.runs.worktree_find import find_worktrees, resolve
 from little_loops.fsm.runs.worktree_merge import discard_worktree, merge_worktree
 from little_loops.fsm.runs.worktrees import (
     create_worktree,
-    find_worktrees,
     finish_worktree,
+    keep_or_remove,
     repo_top,
-    resolve,
     workdir_in,
 )
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = make_repo(tmp_path / "project", {"src/app.py": "print('hi')\n", "README": "r\n"})
+    root = tmp_path / "project"
+    make_repo(
+        root, {".loops/.gitignore": LOOPS_GITIGNORE, "src/app.py": "print('hi')\n", "README": "r\n"}
+    )
     monkeypatch.chdir(root)
     return root
 
@@ -35,7 +39,7 @@ def test_create_makes_the_branch_and_folder_and_leaves_the_main_checkout_alone(
 ) -> None:
     (repo / "README").write_text("the user's uncommitted edit\n")
     (repo / "scratch.txt").write_text("untracked\n")
-    before = snapshot(repo)
+    before = untouched(repo)
     worktree = create_worktree(repo / ".loops", "fix", "ab12", None)
     assert worktree.path == worktree_path(repo / ".loops", "fix", "ab12")
     assert worktree.path.is_dir()
@@ -48,13 +52,13 @@ def test_create_makes_the_branch_and_folder_and_leaves_the_main_checkout_alone(
     assert (worktree.path / "README").read_text() == "r\n"
     assert not (worktree.path / "scratch.txt").exists()
     assert (worktrees_dir(repo / ".loops") / GITIGNORE).read_text().endswith("*\n")
-    assert snapshot(repo) == before
+    assert untouched(repo) == before
     # Running in it (editing, committing) still leaves the main checkout as it was.
     (worktree.path / "src" / "app.py").write_text("print('fixed')\n")
     commit_all(worktree.path, "fix")
-    note = finish_worktree(worktree)
+    note = keep_or_remove(worktree)
     assert note.startswith("kept worktree")
-    assert snapshot(repo) == before
+    assert untouched(repo) == before
 
 
 def test_a_base_ref_is_the_start_and_a_bad_one_is_one_line(repo: Path) -> None:
@@ -110,7 +114,7 @@ def test_finish_removes_a_worktree_that_changed_nothing(repo: Path) -> None:
     (repo / ".git" / "info" / "exclude").write_text("cache/\n")
     (worktree.path / "cache").mkdir()
     (worktree.path / "cache" / "x.pyc").write_text("compiled\n")
-    note = finish_worktree(worktree)
+    note = keep_or_remove(worktree)
     assert note == (
         "removed worktree .loops/.worktrees/fix@ab12 and branch ll/fix/ab12: the run changed"
         " nothing"
@@ -129,7 +133,7 @@ def test_finish_keeps_a_worktree_with_commits_or_changes(repo: Path, how: str) -
         (worktree.path / "README").write_text("changed\n")
     if how == "commit":
         commit_all(worktree.path, "change")
-    note = finish_worktree(worktree)
+    note = keep_or_remove(worktree)
     expected = {
         "commit": "1 commit, 1 file changed",
         "edit": "0 commits, 1 file changed + uncommitted",
@@ -193,11 +197,11 @@ def test_a_deleted_folder_can_still_be_merged(repo: Path) -> None:
 MAKE_AND_FINISH = """
 import sys
 from pathlib import Path
-from little_loops.fsm.runs.worktrees import create_worktree, finish_worktree
+from little_loops.fsm.runs.worktrees import create_worktree, keep_or_remove
 worktree = create_worktree(Path(sys.argv[1]), "fix", sys.argv[2], None)
 if sys.argv[2].startswith("k"):
     (worktree.path / "new.txt").write_text("kept")
-print(finish_worktree(worktree))
+print(keep_or_remove(worktree))
 """
 
 
@@ -218,3 +222,17 @@ def test_runs_started_together_each_get_their_worktree(repo: Path) -> None:
     assert [code for _, code in results] == [0] * len(ids), [err for (_, err), _ in results]
     assert branches(repo) == [f"ll/fix/{run_id}" for run_id in ids[:6]] + ["main"]
     assert [wt.run_id for wt in find_worktrees(repo / ".loops")] == ids[:6]
+
+
+def test_finish_takes_the_run_place_the_run_was_started_with(repo: Path) -> None:
+    made = create_worktree(repo / ".loops", "fix", "ab12", None)
+    place = RunPlace("ab12", made.path, made.path, made.branch, made.base_sha)
+    (made.path / "README").write_text("changed\n")
+    note = finish_worktree(repo / ".loops", "fix", place)
+    assert note.endswith("(branch ll/fix/ab12: 0 commits, 1 file changed + uncommitted)")
+    (made.path / "README").write_text("r\n")
+    # A place with no branch and base (an older state file) finds them from git.
+    assert finish_worktree(repo / ".loops", "fix", RunPlace("ab12", made.path)).startswith(
+        "removed worktree .loops/.worktrees/fix@ab12 and branch ll/fix/ab12"
+    )
+    assert branches(repo) == ["main"]

@@ -1,0 +1,248 @@
+"""`ll-loop run --worktree`: a run on its own branch in its own worktree, never in the user's
+checkout; several at once; kill -9 then `resume` in the same worktree. Real git, real bash."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.doc_blocks import all_blocks
+from support.gitrepo import git, make_repo, picture
+from support.llproc import ll_loop, start, wait_for
+
+from little_loops.fsm.runs.layout import run_files, split_run_key
+from little_loops.fsm.runs.outcomes import ExitCode
+
+FIX_ISSUE = """\
+    name: fix-issue
+    parameters:
+      issue: integer
+    initial: fix
+    max_iterations: 10
+    states:
+      fix:
+        action: sleep "${context.pause}"; echo "fix for issue ${context.issue}" >> fixes.txt
+        commit: true
+        next: check
+      check:
+        action: test "$(wc -l < fixes.txt)" -ge 2
+        commit: true
+        on_success: done
+        on_failure: fix
+      done:
+        terminal: true
+    context:
+      pause: "0"
+"""
+
+NOTHING = """\
+    name: nothing
+    initial: look
+    states:
+      look:
+        action: ls > /dev/null
+        next: done
+      done:
+        terminal: true
+"""
+
+SLOW = """\
+    name: slow
+    initial: first
+    states:
+      first:
+        action: echo one >> work.txt
+        commit: true
+        next: wait
+      wait:
+        action: test -n "$FAST" || sleep 30
+        next: second
+      second:
+        action: echo two >> work.txt
+        commit: true
+        next: done
+      done:
+        terminal: true
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A project under git with its loops committed, and an uncommitted change of the user's."""
+    root = tmp_path / "project"
+    loops = {
+        f".loops/{name}.yaml": textwrap.dedent(text)
+        for name, text in (("fix-issue", FIX_ISSUE), ("nothing", NOTHING), ("slow", SLOW))
+    }
+    make_repo(root, {"notes.txt": "the user's notes\n", **loops})
+    (root / "notes.txt").write_text("the user's notes\nand an edit not committed yet\n")
+    (root / "mine.txt").write_text("a file git does not know yet\n")
+    return root
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", **extra}
+
+
+def _state(root: Path, key: str) -> dict[str, object]:
+    path = run_files(key, root / ".loops").state
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _key(stderr: str, loop: str) -> str:
+    match = re.search(rf"run ({re.escape(loop)}@[a-z0-9]{{4}}) in worktree", stderr)
+    assert match, stderr
+    return match.group(1)
+
+
+def _commits(root: Path, branch: str, base: str) -> list[str]:
+    return git(root, "log", "--format=%s", f"{base}..{branch}").splitlines()[::-1]
+
+
+def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo: Path) -> None:
+    before = picture(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    done = ll_loop(repo, "run", "fix-issue", "7", "--worktree", env=_env())
+    assert done.returncode == ExitCode.OK, done.stderr
+    key = _key(done.stderr, "fix-issue")
+    run_id = split_run_key(key)[1]
+    branch = f"ll/fix-issue/{run_id}"
+    tree = repo / ".loops" / ".worktrees" / key
+    assert picture(repo) == before  # byte for byte, the user's uncommitted edit included
+    subjects = _commits(repo, branch, base)
+    assert len(subjects) == 2, subjects  # one per pass that changed the tree
+    assert all(re.fullmatch(r"ll-loop fix-issue: fix \(pass \d+\)", s) for s in subjects)
+    assert (tree / "fixes.txt").read_text() == "fix for issue 7\nfix for issue 7\n"
+    assert not (repo / "fixes.txt").exists()
+    state = _state(repo, key)
+    assert state["status"] == "completed"
+    assert state["run_id"] == run_id
+    assert state["worktree"] == {
+        "path": str(tree.resolve()),
+        "workdir": str(tree.resolve()),
+        "branch": branch,
+        "base": base,
+    }
+    status = ll_loop(repo, "status", key, env=_env())
+    assert status.returncode == ExitCode.OK
+    assert f"loop:      {key}\n" in status.stdout
+    assert f"worktree:  .loops/.worktrees/{key} (branch {branch})\n" in status.stdout
+    history = ll_loop(repo, "history", key, env=_env())
+    shas = git(repo, "log", "--format=%h", f"{base}..{branch}").split()
+    assert all(sha in history.stdout for sha in shas), history.stdout
+    listed = ll_loop(repo, "list", "--running", env=_env())
+    assert re.search(
+        rf"^{re.escape(key)} +completed +done .* {re.escape(branch)}$", listed.stdout, re.M
+    )
+
+
+def test_a_worktree_run_that_changed_nothing_leaves_no_worktree_or_branch(repo: Path) -> None:
+    before = picture(repo)
+    done = ll_loop(repo, "run", "nothing", "--worktree", env=_env())
+    assert done.returncode == ExitCode.OK, done.stderr
+    key = _key(done.stderr, "nothing")
+    assert not (repo / ".loops" / ".worktrees" / key).exists()
+    assert git(repo, "branch", "--list", "ll/*") == ""
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert picture(repo) == before
+    assert ll_loop(repo, "status", key, env=_env()).returncode == ExitCode.OK  # still shown
+    again = ll_loop(repo, "run", "nothing", "--worktree", env=_env())
+    assert again.returncode == ExitCode.OK, again.stderr
+    assert not run_files(key, repo / ".loops").state.exists()  # forgotten: its tree is gone
+    archived = json.loads(ll_loop(repo, "runs", "nothing", "--json", env=_env()).stdout)
+    assert [run["id"] for run in archived][0] == split_run_key(key)[1]  # the archive has it
+
+
+def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> None:
+    before = picture(repo)
+    keys = []
+    for issue in ("101", "102", "103"):
+        started = ll_loop(
+            repo,
+            "run", "fix-issue", issue, "--set", "pause=0.5", "--worktree", "--background", "--json",
+            env=_env(),
+        )  # fmt: skip
+        assert started.returncode == ExitCode.OK, started.stderr
+        keys.append(json.loads(started.stdout)["loop"])
+    assert len(set(keys)) == 3
+    assert all(k.startswith("fix-issue@") for k in keys)
+    for key in keys:
+        wait_for(lambda key=key: _state(repo, key).get("status") == "completed", 30, key)
+    spans = []
+    for key, issue in zip(keys, ("101", "102", "103"), strict=True):
+        tree = repo / ".loops" / ".worktrees" / key
+        assert (tree / "fixes.txt").read_text() == f"fix for issue {issue}\n" * 2
+        status = ll_loop(repo, "status", key, env=_env())
+        assert "status:    completed" in status.stdout, status.stdout
+        events = run_files(key, repo / ".loops").events.read_text().splitlines()
+        parsed = [json.loads(line) for line in events]
+        assert all(issue in e.get("action", issue) for e in parsed if e["event"] == "action_start"
+                   and e["state"] == "fix")  # fmt: skip
+        spans.append((parsed[0]["ts"], parsed[-1]["ts"]))
+    assert max(start for start, _ in spans) < min(end for _, end in spans)  # all ran at once
+    branches = git(repo, "branch", "--list", "ll/fix-issue/*").split()
+    assert sorted(branches) == sorted(f"ll/fix-issue/{split_run_key(k)[1]}" for k in keys)
+    assert picture(repo) == before
+
+
+def test_stop_with_several_runs_going_asks_for_an_id_or_all(repo: Path) -> None:
+    keys = []
+    for _ in range(2):
+        started = ll_loop(repo, "run", "slow", "--worktree", "--background", "--json", env=_env())
+        assert started.returncode == ExitCode.OK, started.stderr
+        keys.append(json.loads(started.stdout)["loop"])
+    for key in keys:
+        wait_for(lambda key=key: _state(repo, key).get("current_state") == "wait", 15, key)
+    refused = ll_loop(repo, "stop", "slow", env=_env())
+    assert refused.returncode == ExitCode.FAILED
+    (sample,) = [
+        b for b in all_blocks() if b.starts("docs/cli.md", "ll-loop: error: loop 'slow' has")
+    ]
+    shown = sample.text.replace("slow@k3x9", keys[0]).replace("slow@m2p7", keys[1])
+    assert refused.stderr == shown  # the sample in docs/cli.md, with these runs' ids
+    assert all(_state(repo, key)["status"] == "running" for key in keys)
+    stopped = ll_loop(repo, "stop", "slow", "--all", env=_env())
+    assert stopped.returncode == ExitCode.OK, stopped.stderr
+    assert all(_state(repo, key)["status"] == "stopped" for key in keys)
+    resumed = ll_loop(repo, "resume", "slow", env=_env(FAST="1"))
+    assert resumed.returncode == ExitCode.FAILED
+    assert "has 2 runs going" in resumed.stderr
+    assert "ll-loop resume slow@" in resumed.stderr
+
+
+def test_kill_9_mid_run_then_resume_goes_on_in_the_same_worktree(repo: Path) -> None:
+    before = picture(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    proc = start(repo, "run", "slow", "--worktree")
+    found: list[str] = []
+
+    def waiting() -> bool:
+        found[:] = [p.name for p in (repo / ".loops" / ".running").glob("slow@*.state.json")]
+        return (
+            bool(found)
+            and _state(repo, found[0][: -len(".state.json")]).get("current_state") == "wait"
+        )
+
+    wait_for(waiting, 15, "the run to reach its wait state")
+    key = found[0][: -len(".state.json")]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    tree = repo / ".loops" / ".worktrees" / key
+    assert (tree / "work.txt").read_text() == "one\n"  # the crash left the worktree
+    resumed = ll_loop(repo, "resume", "slow", env=_env(FAST="1"))
+    assert resumed.returncode == ExitCode.OK, resumed.stderr
+    assert (tree / "work.txt").read_text() == "one\ntwo\n"
+    branch = f"ll/slow/{split_run_key(key)[1]}"
+    subjects = _commits(repo, branch, base)
+    assert [s.split(":")[1].split(" (")[0] for s in subjects] == [" first", " second"]
+    assert _state(repo, key)["status"] == "completed"
+    assert picture(repo) == before
