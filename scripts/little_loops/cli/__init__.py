@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "logs": ("logs", "print the output of a run's latest step (or follow it with -f)"),
     "runs": ("runs", "list a loop's finished runs kept in .loops/.history/"),
     "report": ("report", "a run's figures per state and pass, as text, JSON or an HTML page"),
+    "worktree": ("worktree", "list, diff, merge or discard the git worktrees of --worktree runs"),
     "export": ("export", "write a finished run to one .tar.gz, for report --from"),
     "validate": ("validate", "check loop files without running them"),
     "compile": ("compile", "compile a paradigm loop file to the FSM it runs as"),

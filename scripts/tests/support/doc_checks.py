@@ -333,6 +333,14 @@ CUSTOM: set[Key] = {
     ),
     ("docs/evaluators.md", "type: object"),
     ("docs/notifications.md", '{\n  "run_id"'),
+    # Compared on a real git repository in docs/test_worktrees_doc.py.
+    ("docs/worktrees.md", "ll-loop: kept worktree .loops/.worktrees/fix@ab12"),
+    ("docs/worktrees.md", "$ ll-loop worktree list"),
+    ("docs/worktrees.md", "$ ll-loop worktree diff fix@ab12 --stat"),
+    ("docs/worktrees.md", "$ ll-loop worktree diff fix@cd34"),
+    ("docs/worktrees.md", "$ ll-loop worktree merge fix@ab12"),
+    ("docs/worktrees.md", "$ ll-loop worktree merge fix\n"),
+    ("docs/worktrees.md", "$ ll-loop worktree discard fix"),
 }
 
 # Blocks no check covers, and why.

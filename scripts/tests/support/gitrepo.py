@@ -64,3 +64,25 @@ def picture(root: Path) -> dict[str, object]:
         "head": git(root, "rev-parse", "HEAD"),
         "branches": mine,
     }
+
+
+def head(root: Path, ref: str = "HEAD") -> str:
+    """The sha *ref* names in the checkout *root*."""
+    return git(root, "rev-parse", ref).strip()
+
+
+def commit_all(root: Path, message: str) -> str:
+    """Commit every change in the checkout *root* (new files too); the new commit's sha."""
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return head(root)
+
+
+def branches(root: Path) -> list[str]:
+    """The local branches of the repository of *root*, sorted."""
+    return sorted(git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads").split())
+
+
+def untouched(root: Path) -> dict[str, object]:
+    """picture() and the index's entries: equal means neither the files nor the index moved."""
+    return {**picture(root), "index": git(root, "ls-files", "--stage")}

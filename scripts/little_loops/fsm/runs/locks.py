@@ -331,3 +331,11 @@ def acquire_scope(
             if on_wait is not None:
                 on_wait(f"queued: {what}; waiting for it to finish")
         time.sleep(poll if timeout is None else max(0.0, min(poll, timeout - waited)))
+
+
+def read_lock(path: Path) -> LockRecord:
+    """The lock record in *path* (a `.lock` file under `.running/`), live or stale.
+
+    FileNotFoundError when there is none; CorruptStateError when it cannot be read.
+    """
+    return _read_record(path, path.stem)  # `NAME@ID.lock` names run NAME@ID
