@@ -105,4 +105,7 @@ def run_command(
             target, where.key(fsm.name), fsm.effective_scope(), options, loops_dir, where=where
         )
     place = where.make_place(fsm.name, loops_dir)
+    note = None if options.quiet else where.left_out(loops_dir)
+    if note is not None:
+        print(f"ll-loop: note: {note}", file=sys.stderr)
     return run_session(fsm, path, options, loops_dir, place=place)

@@ -92,3 +92,20 @@ class Where:
         made = create_worktree(loops_dir, loop_name, self.run_id, self.base)
         workdir = workdir_in(made, project_root(loops_dir))
         return RunPlace(self.run_id, made.path, workdir, made.branch, made.base_sha)
+
+    def left_out(self, loops_dir: Path) -> str | None:
+        """A note when this checkout has changes a new worktree does not get (it starts
+        from a commit): they stay here, untouched."""
+        if not self.worktree:
+            return None
+        from little_loops.fsm.runs.gitcmd import git_lines
+        from little_loops.fsm.runs.worktrees import main_repo
+
+        changed = git_lines(main_repo(loops_dir), "status", "--porcelain")
+        if not changed:
+            return None
+        start = self.base or "HEAD"
+        return (
+            f"{len(changed)} uncommitted change(s) in this checkout are not in the worktree"
+            f" (it starts from {start}); they stay here, untouched"
+        )

@@ -114,6 +114,10 @@ def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo
     done = ll_loop(repo, "run", "fix-issue", "7", "--worktree", env=_env())
     assert done.returncode == ExitCode.OK, done.stderr
     key = _key(done.stderr, "fix-issue")
+    assert done.stderr.startswith(
+        "ll-loop: note: 2 uncommitted change(s) in this checkout are not in the worktree"
+        " (it starts from HEAD); they stay here, untouched\n"
+    )
     run_id = split_run_key(key)[1]
     branch = f"ll/fix-issue/{run_id}"
     tree = repo / ".loops" / ".worktrees" / key
@@ -134,8 +138,9 @@ def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo
     }
     status = ll_loop(repo, "status", key, env=_env())
     assert status.returncode == ExitCode.OK
-    assert f"loop:      {key}\n" in status.stdout
-    assert f"worktree:  .loops/.worktrees/{key} (branch {branch})\n" in status.stdout
+    assert re.search(rf"^loop: +{re.escape(key)}$", status.stdout, re.M), status.stdout
+    shown = f".loops/.worktrees/{key} (branch {branch})"
+    assert re.search(rf"^worktree: +{re.escape(shown)}$", status.stdout, re.M), status.stdout
     history = ll_loop(repo, "history", key, env=_env())
     shas = git(repo, "log", "--format=%h", f"{base}..{branch}").split()
     assert all(sha in history.stdout for sha in shas), history.stdout
@@ -168,7 +173,7 @@ def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> No
     for issue in ("101", "102", "103"):
         started = ll_loop(
             repo,
-            "run", "fix-issue", issue, "--set", "pause=0.5", "--worktree", "--background", "--json",
+            "run", "fix-issue", issue, "--set", "pause=2", "--worktree", "--background", "--json",
             env=_env(),
         )  # fmt: skip
         assert started.returncode == ExitCode.OK, started.stderr
@@ -182,14 +187,14 @@ def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> No
         tree = repo / ".loops" / ".worktrees" / key
         assert (tree / "fixes.txt").read_text() == f"fix for issue {issue}\n" * 2
         status = ll_loop(repo, "status", key, env=_env())
-        assert "status:    completed" in status.stdout, status.stdout
+        assert re.search(r"^status: +completed \(terminal\)$", status.stdout, re.M), status.stdout
         events = run_files(key, repo / ".loops").events.read_text().splitlines()
         parsed = [json.loads(line) for line in events]
         assert all(issue in e.get("action", issue) for e in parsed if e["event"] == "action_start"
                    and e["state"] == "fix")  # fmt: skip
         spans.append((parsed[0]["ts"], parsed[-1]["ts"]))
     assert max(start for start, _ in spans) < min(end for _, end in spans)  # all ran at once
-    branches = git(repo, "branch", "--list", "ll/fix-issue/*").split()
+    branches = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/ll/").split()
     assert sorted(branches) == sorted(f"ll/fix-issue/{split_run_key(k)[1]}" for k in keys)
     assert picture(repo) == before
 
@@ -246,3 +251,54 @@ def test_kill_9_mid_run_then_resume_goes_on_in_the_same_worktree(repo: Path) -> 
     assert [s.split(":")[1].split(" (")[0] for s in subjects] == [" first", " second"]
     assert _state(repo, key)["status"] == "completed"
     assert picture(repo) == before
+
+
+def test_a_checkpointing_loop_outside_a_worktree_is_refused_before_it_runs(repo: Path) -> None:
+    before = picture(repo)
+    refused = ll_loop(repo, "run", "fix-issue", "7", env=_env())
+    assert refused.returncode == ExitCode.USAGE
+    assert refused.stderr == (
+        "ll-loop: error: loop 'fix-issue' uses commit: (state 'fix'); checkpoints need a"
+        " worktree: run it with --worktree or set worktree: true\n"
+    )
+    assert picture(repo) == before
+    assert not (repo / ".loops" / ".running").exists() or not list(
+        (repo / ".loops" / ".running").glob("*.state.json")
+    )
+
+
+def test_worktree_outside_git_and_a_taken_run_id_are_one_line(repo: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    (plain / ".loops").mkdir(parents=True)
+    (plain / ".loops" / "nothing.yaml").write_text(textwrap.dedent(NOTHING))
+    outside = ll_loop(plain, "run", "nothing", "--worktree", env=_env())
+    assert outside.returncode != ExitCode.OK
+    assert outside.stderr.startswith("ll-loop: error: ")
+    assert outside.stderr.count("\n") == 1
+    assert "git" in outside.stderr
+    first = ll_loop(repo, "run", "fix-issue", "7", "--worktree", "--run-id", "ab12", env=_env())
+    assert first.returncode == ExitCode.OK, first.stderr
+    again = ll_loop(repo, "run", "fix-issue", "8", "--worktree", "--run-id", "ab12", env=_env())
+    assert again.returncode == ExitCode.USAGE
+    assert again.stderr == (
+        "ll-loop: error: loop 'fix-issue' already has a run or a worktree with id 'ab12'"
+        " (see ll-loop list --running and ll-loop worktree list)\n"
+    )
+
+
+def test_a_state_file_cannot_send_resume_to_another_folder(repo: Path, tmp_path: Path) -> None:
+    proc = start(repo, "run", "slow", "--worktree", "--run-id", "cd34")
+    wait_for(lambda: _state(repo, "slow@cd34").get("current_state") == "wait", 15, "the wait")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    path = run_files("slow@cd34", repo / ".loops").state
+    data = json.loads(path.read_text())
+    data["worktree"]["workdir"] = str(elsewhere)  # a folder outside the run's worktree
+    path.write_text(json.dumps(data))
+    refused = ll_loop(repo, "resume", "slow@cd34", env=_env(FAST="1"))
+    assert refused.returncode == ExitCode.FAILED
+    assert refused.stderr.startswith("ll-loop: error: the state file of run slow@cd34 names a")
+    assert refused.stderr.count("\n") == 1
+    assert list(elsewhere.iterdir()) == []  # nothing ran there
