@@ -65,6 +65,10 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
     head = f"{event.get('ts', '-')} {kind:<15}" + INDENT * depth_of(event)  # a sub-loop's
     if kind == "loop_start":
         resumed = " (resumed)" if event.get("resumed") else ""
+        tree = event.get("worktree")
+        if isinstance(tree, dict) and event.get("run_id"):  # a run in a worktree: NAME@ID
+            where = f" (branch {tree.get('branch', '?')})"
+            return f"{head} {event.get('loop', '')}@{event['run_id']} at {state}{where}{resumed}"
         return f"{head} {event.get('loop', '')} at {state}{resumed}"
     if kind == "state_enter":
         return f"{head} {state} (iteration {event.get('iteration', '?')})"

@@ -114,10 +114,11 @@ def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo
     done = ll_loop(repo, "run", "fix-issue", "7", "--worktree", env=_env())
     assert done.returncode == ExitCode.OK, done.stderr
     key = _key(done.stderr, "fix-issue")
-    assert done.stderr.startswith(
-        "ll-loop: note: 2 uncommitted change(s) in this checkout are not in the worktree"
-        " (it starts from HEAD); they stay here, untouched\n"
-    )
+    (sample,) = [b for b in all_blocks() if b.starts("docs/worktrees.md", "$ ll-loop run fix-")]
+    command, _, shown = sample.text.partition("\n")
+    assert command == "$ ll-loop run fix-issue 7 --worktree"  # what this test ran
+    run_id = split_run_key(key)[1]
+    assert done.stderr.startswith(shown.replace("k3x9", str(run_id)))  # docs/worktrees.md
     run_id = split_run_key(key)[1]
     branch = f"ll/fix-issue/{run_id}"
     tree = repo / ".loops" / ".worktrees" / key
@@ -142,6 +143,8 @@ def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo
     shown = f".loops/.worktrees/{key} (branch {branch})"
     assert re.search(rf"^worktree: +{re.escape(shown)}$", status.stdout, re.M), status.stdout
     history = ll_loop(repo, "history", key, env=_env())
+    first = history.stdout.splitlines()[0]
+    assert first.endswith(f"loop_start      {key} at fix (branch {branch})"), first
     shas = git(repo, "log", "--format=%h", f"{base}..{branch}").split()
     assert all(sha in history.stdout for sha in shas), history.stdout
     listed = ll_loop(repo, "list", "--running", env=_env())

@@ -323,6 +323,14 @@ CUSTOM: set[Key] = {
     ("docs/library.md", "$ ll-loop run library:review-and-fix"),
     ("docs/guide.md", "jobs:\n  loop:"),
     ("docs/cli.md", "ll-loop: error: loop 'count' has no run"),  # cli/test_run_ids.py
+    ("docs/worktrees.md", "$ ll-loop run fix-issue 7"),  # cli/test_worktree_runs.py
+    # The parallel-runs story, replayed on a real git repo in docs/test_guide_worktrees.py.
+    ("docs/guide.md", "$ ll-loop list --running\nLOOP              STATUS"),
+    ("docs/guide.md", "$ ll-loop worktree list\nRUN               BRANCH"),
+    ("docs/guide.md", "$ ll-loop worktree diff patch-issue@k3x9"),
+    ("docs/guide.md", "$ ll-loop worktree merge patch-issue@k3x9"),
+    ("docs/guide.md", "$ ll-loop worktree merge patch-issue@m2p7"),
+    ("docs/guide.md", "$ ll-loop worktree discard patch-issue@q8r4"),
     # Compared with two live runs in cli/test_worktree_runs.py.
     ("docs/cli.md", "ll-loop: error: loop 'slow' has 2"),
     ("README.md", "$ ll-loop fix-types"),
