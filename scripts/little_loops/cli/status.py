@@ -145,6 +145,9 @@ def status_command(
     if state.worktree is not None:
         where = display_path(state.worktree.get("path", ""))
         rows.append(("worktree", f"{where} (branch {state.worktree.get('branch', '?')})"))
+    others = _other_runs(name, loop_name, loops_dir)
+    if others:
+        rows.append(("other runs", f"{others} (ll-loop list --running; name one as NAME@ID)"))
     if state.loop_path:
         rows.append(("file", state.loop_path))
     values = saved_values(state.context, saved_loop_file(state, project_root(loops_dir)))
@@ -154,3 +157,14 @@ def status_command(
     for key, value in rows:
         print(f"{key + ':':<{width}} {one_line(value)}")
     return ExitCode.OK
+
+
+def _other_runs(name: str, key: str, loops_dir: Path) -> str | None:
+    """`2 more` when NAME (given without an id) has runs besides the one shown."""
+    from little_loops.fsm.runs.layout import split_run_key
+    from little_loops.fsm.runs.which import keys_of
+
+    if split_run_key(name)[1] is not None:
+        return None
+    more = len(keys_of(loops_dir, split_run_key(key)[0])) - 1
+    return f"{more} more" if more > 0 else None

@@ -197,6 +197,9 @@ def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> No
                    and e["state"] == "fix")  # fmt: skip
         spans.append((parsed[0]["ts"], parsed[-1]["ts"]))
     assert max(start for start, _ in spans) < min(end for _, end in spans)  # all ran at once
+    latest = ll_loop(repo, "status", "fix-issue", env=_env())  # NAME: its latest run
+    assert re.search(r"^other runs: +2 more \(ll-loop list --running; name one as NAME@ID\)$",
+                     latest.stdout, re.M), latest.stdout  # fmt: skip
     branches = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/ll/").split()
     assert sorted(branches) == sorted(f"ll/fix-issue/{split_run_key(k)[1]}" for k in keys)
     assert picture(repo) == before
