@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
+from support.gitrepo import git, linked_worktree, make_repo
 from support.llproc import console
 
 from little_loops.cli.display import ProgressDisplay
@@ -42,23 +42,12 @@ states:
 """
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
-    return done.stdout
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A git repository with the loop in .loops/ and a linked worktree beside it."""
     root = tmp_path / "project"
-    (root / ".loops").mkdir(parents=True)
-    (root / ".loops" / "fix.yaml").write_text(LOOP)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "user@example.com")
-    git(root, "config", "user.name", "User")
-    git(root, "add", ".loops/fix.yaml")
-    git(root, "commit", "-qm", "add the loop")
-    git(root, "worktree", "add", "-q", "-b", "ll/fix/ab12", str(tmp_path / "wt"))
+    make_repo(root, {".loops/fix.yaml": LOOP}, "add the loop")
+    linked_worktree(root, tmp_path / "wt")
     return root
 
 

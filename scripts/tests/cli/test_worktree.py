@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from support import llproc
-from support.gitrepo import branches, commit_all, git, head, make_repo, untouched
+from support.gitrepo import branches, commit_all, git, head, loops_project, untouched
 
-from little_loops.fsm.runs.layout import LOOPS_GITIGNORE, run_key
+from little_loops.fsm.runs.layout import run_key
 from little_loops.fsm.runs.locks import acquire_scope
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.worktrees import Worktree, create_worktree
@@ -19,10 +19,7 @@ from little_loops.fsm.runs.worktrees import Worktree, create_worktree
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    make_repo(
-        root, {".loops/.gitignore": LOOPS_GITIGNORE, "app.py": "one\ntwo\nthree\n", "README": "r\n"}
-    )
+    root = loops_project(tmp_path, {"app.py": "one\ntwo\nthree\n", "README": "r\n"})
     monkeypatch.chdir(root)
     return root
 

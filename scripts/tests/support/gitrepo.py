@@ -29,8 +29,9 @@ def git(root: Path, *args: str) -> str:
     return done.stdout
 
 
-def make_repo(root: Path, files: dict[str, str]) -> str:
-    """A repository in *root* on branch `main` with *files* in its first commit; its sha."""
+def make_repo(root: Path, files: dict[str, str], message: str = "first") -> str:
+    """A repository in *root* on branch `main` with *files* in its first commit (*message*);
+    its sha."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.name", "Test User")
@@ -40,8 +41,24 @@ def make_repo(root: Path, files: dict[str, str]) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
+    git(root, "commit", "-q", "-m", message)
     return git(root, "rev-parse", "HEAD").strip()
+
+
+def loops_project(tmp_path: Path, files: dict[str, str]) -> Path:
+    """`tmp_path/project`: a repository with `.loops/.gitignore` as `ll-loop init` writes it
+    and *files*, committed."""
+    from little_loops.fsm.runs.layout import LOOPS_GITIGNORE
+
+    root = tmp_path / "project"
+    make_repo(root, {".loops/.gitignore": LOOPS_GITIGNORE, **files})
+    return root
+
+
+def linked_worktree(main: Path, path: Path, branch: str = "ll/fix/ab12") -> Path:
+    """A worktree of the repository *main* at *path* on a new *branch*, as a run gets; *path*."""
+    git(main, "worktree", "add", "-q", "-b", branch, str(path))
+    return path
 
 
 def picture(root: Path) -> dict[str, object]:

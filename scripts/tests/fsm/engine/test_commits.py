@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gitrepo import git, linked_worktree, make_repo
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
@@ -18,25 +19,12 @@ from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
 from little_loops.fsm.runs.resumable import PersistentExecutor
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
-    return done.stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository with one commit the user made, and a linked worktree of it (returned)."""
     main = tmp_path / "main"
-    main.mkdir()
-    git(main, "init", "-q", "-b", "main")
-    git(main, "config", "user.email", "user@example.com")
-    git(main, "config", "user.name", "User")
-    (main / "notes.txt").write_text("the user's file\n")
-    git(main, "add", "notes.txt")
-    git(main, "commit", "-qm", "the user's commit")
-    worktree = tmp_path / "wt"
-    git(main, "worktree", "add", "-q", "-b", "ll/fix/ab12", str(worktree))
-    return worktree
+    make_repo(main, {"notes.txt": "the user's file\n"}, "the user's commit")
+    return linked_worktree(main, tmp_path / "wt")
 
 
 def load(tmp_path: Path, text: str) -> FSMLoop:
@@ -306,7 +294,7 @@ def test_a_repository_with_no_identity_gets_the_fallback_one(
 
 def test_the_repositorys_own_identity_is_kept(repo: Path, tmp_path: Path) -> None:
     run(load(tmp_path, COUNTER.replace("max_iterations: 3", "max_iterations: 1")), repo, repo)
-    assert git(repo, "log", "-1", "--format=%an <%ae>").strip() == "User <user@example.com>"
+    assert git(repo, "log", "-1", "--format=%an <%ae>").strip() == "Test User <test@example.com>"
 
 
 def test_a_persistent_run_records_checkpoints_and_resumes_past_them(

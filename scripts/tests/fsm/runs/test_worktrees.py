@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.gitrepo import branches, commit_all, git, head, make_repo, untouched
+from support.gitrepo import branches, commit_all, git, head, loops_project, untouched
 
 from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.layout import GITIGNORE, LOOPS_GITIGNORE, worktree_path, worktrees_dir
+from little_loops.fsm.runs.layout import GITIGNORE, worktree_path, worktrees_dir
 from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.worktree_find import find_worktrees, resolve
 from little_loops.fsm.runs.worktree_merge import discard_worktree, merge_worktree
@@ -26,10 +26,7 @@ from little_loops.fsm.runs.worktrees import (
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    make_repo(
-        root, {".loops/.gitignore": LOOPS_GITIGNORE, "src/app.py": "print('hi')\n", "README": "r\n"}
-    )
+    root = loops_project(tmp_path, {"src/app.py": "print('hi')\n", "README": "r\n"})
     monkeypatch.chdir(root)
     return root
 
