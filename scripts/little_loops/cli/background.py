@@ -29,10 +29,12 @@ def start_background(
     command: str = "run",
     wait: float = START_WAIT_SECONDS,
     where: Where | None = None,
+    root: Path | None = None,
 ) -> int:
     """Start `ll-loop COMMAND TARGET` (a loop file's absolute path, or for `resume` the run's
     key) in a new session and report its pid; a failed start is reported here. *loop_name*
-    is the run's key (`NAME@ID` in a worktree), *where* says where a `run` happens.
+    is the run's key (`NAME@ID` in a worktree), *where* says where a `run` happens, *root*
+    where a resumed worktree run's scope lies.
 
     Without `--queue` the scope is checked first, so an overlap is refused by this command
     (exit 1) rather than in the log. The child's pid goes to stdout (a JSON object with
@@ -49,6 +51,7 @@ def start_background(
         wait=wait,
         command=command,
         check_scope=not in_worktree,
+        root=root,
     )
     code = started.exit_code
     shown = display_path(started.log)

@@ -92,7 +92,13 @@ def resume_command(
         # The detached resume merges the saved flags itself: it gets only those given here.
         scope = fsm.effective_scope()
         return start_background(
-            loop_name, loop_name, scope, given, loops_dir.resolve(), command="resume"
+            loop_name,
+            loop_name,
+            scope,
+            given,
+            loops_dir.resolve(),
+            command="resume",
+            root=place.workdir if place.in_worktree else None,
         )
     return run_session(fsm, path, options, loops_dir.resolve(), resume=True, place=place)
 

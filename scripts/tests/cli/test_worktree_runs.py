@@ -40,6 +40,17 @@ FIX_ISSUE = """\
       pause: "0"
 """
 
+HOLD = """\
+    name: hold
+    initial: hold
+    states:
+      hold:
+        action: sleep 30
+        next: done
+      done:
+        terminal: true
+"""
+
 NOTHING = """\
     name: nothing
     initial: look
@@ -77,7 +88,12 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     loops = {
         f".loops/{name}.yaml": textwrap.dedent(text)
-        for name, text in (("fix-issue", FIX_ISSUE), ("nothing", NOTHING), ("slow", SLOW))
+        for name, text in (
+            ("fix-issue", FIX_ISSUE),
+            ("nothing", NOTHING),
+            ("slow", SLOW),
+            ("hold", HOLD),
+        )
     }
     make_repo(root, {"notes.txt": "the user's notes\n", **loops})
     (root / "notes.txt").write_text("the user's notes\nand an edit not committed yet\n")
@@ -308,3 +324,20 @@ def test_a_state_file_cannot_send_resume_to_another_folder(repo: Path, tmp_path:
     assert refused.stderr.startswith("ll-loop: error: the state file of run slow@cd34 names a")
     assert refused.stderr.count("\n") == 1
     assert list(elsewhere.iterdir()) == []  # nothing ran there
+
+
+def test_a_worktree_run_resumes_in_the_background_beside_a_run_holding_the_project(
+    repo: Path,
+) -> None:
+    started = ll_loop(repo, "run", "slow", "--worktree", "--background", "--run-id", "ef56")
+    assert started.returncode == ExitCode.OK, started.stderr
+    wait_for(lambda: _state(repo, "slow@ef56").get("current_state") == "wait", 15, "the wait")
+    assert ll_loop(repo, "stop", "slow@ef56", env=_env()).returncode == ExitCode.OK
+    holding = ll_loop(repo, "run", "hold", "--background", env=_env())  # scope: the project
+    assert holding.returncode == ExitCode.OK, holding.stderr
+    try:
+        resumed = ll_loop(repo, "resume", "slow@ef56", "--background", env=_env(FAST="1"))
+        assert resumed.returncode == ExitCode.OK, resumed.stderr  # another tree: no overlap
+        wait_for(lambda: _state(repo, "slow@ef56").get("status") == "completed", 15, "the end")
+    finally:
+        ll_loop(repo, "stop", "hold", env=_env())

@@ -45,16 +45,18 @@ def start_detached(
     wait: float = START_WAIT_SECONDS,
     command: str = "run",
     check_scope: bool = True,
+    root: Path | None = None,
 ) -> Started:
     """Run `argv` (an `ll-loop COMMAND` of `loop_name`, a run key) in a new session, output
     to its log.
 
     Without `queue` the scope is checked first (unless not *check_scope*: a run in a worktree
     yet to be made), so an overlap is refused here (a ScopeConflictError) rather than in
-    the log. The child is watched for up to `wait` seconds.
+    the log; its paths are relative to *root* (a worktree's), else to the project. The child
+    is watched for up to `wait` seconds.
     """
     if not queue and check_scope:
-        acquire_scope(loop_name, scope, loops_dir).release()
+        acquire_scope(loop_name, scope, loops_dir, root=root).release()
     log = run_files(loop_name, loops_dir).log
     make_running_dir(log.parent)
     with os.fdopen(open_run_file(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
