@@ -94,12 +94,11 @@ def run_session(
     isatty = getattr(err, "isatty", None)
     in_worktree = place is not None and place.in_worktree
     ref = fsm.name if place is None or not in_worktree else run_key(fsm.name, place.run_id)
-    if in_worktree and not options.quiet and place is not None:
-        print(
-            f"ll-loop: run {ref} in worktree {display_path(place.path or '')}"
-            f" (branch {place.branch})",
-            file=err,
-        )
+    where = ""
+    if place is not None and in_worktree:
+        where = f" in worktree {display_path(place.path or '')} (branch {place.branch})"
+    if where and not resume and not options.quiet:
+        print(f"ll-loop: run {ref}{where}", file=err)
     display = ProgressDisplay(
         err,
         max_iterations=fsm.max_iterations,
@@ -113,8 +112,9 @@ def run_session(
     def restored(saved: LoopState) -> None:
         if not options.quiet:
             print(
-                f"ll-loop: resuming loop '{fsm.name}' at state '{saved.current_state}'"
-                f" (iteration {saved.iteration}, {format_duration(saved.elapsed_ms)} elapsed)",
+                f"ll-loop: resuming loop '{ref}' at state '{saved.current_state}'"
+                f" (iteration {saved.iteration}, {format_duration(saved.elapsed_ms)} elapsed)"
+                + where,
                 file=err,
             )
 
