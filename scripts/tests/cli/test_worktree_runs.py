@@ -269,7 +269,7 @@ def test_kill_9_mid_run_then_resume_goes_on_in_the_same_worktree(repo: Path) -> 
     assert resumed.returncode == ExitCode.OK, resumed.stderr
     assert (tree / "work.txt").read_text() == "one\ntwo\n"
     branch = f"ll/slow/{split_run_key(key)[1]}"
-    first = resumed.stderr.splitlines()[0]
+    first = next(line for line in resumed.stderr.splitlines() if "resuming" in line)
     assert first.startswith(f"ll-loop: resuming loop '{key}' at state 'wait' (iteration 1, ")
     assert first.endswith(f" in worktree .loops/.worktrees/{key} (branch {branch})")
     subjects = _commits(repo, branch, base)
