@@ -344,3 +344,17 @@ def test_a_worktree_run_resumes_in_the_background_beside_a_run_holding_the_proje
         wait_for(lambda: _state(repo, "slow@ef56").get("status") == "completed", 15, "the end")
     finally:
         ll_loop(repo, "stop", "hold", env=_env())
+
+
+def test_a_run_stopped_at_a_limit_keeps_its_worktree_to_go_on_in(repo: Path) -> None:
+    (repo / ".loops" / "spin.yaml").write_text(
+        "name: spin\ninitial: look\nmax_iterations: 1\nstates:\n"
+        "  look:\n    action: ls > /dev/null\n    on_success: look\n    on_failure: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    first = ll_loop(repo, "run", "spin", "--worktree", "--run-id", "gh78", env=_env())
+    assert first.returncode == ExitCode.MAX_ITERATIONS, first.stderr
+    assert (repo / ".loops" / ".worktrees" / "spin@gh78").is_dir()  # kept, though unchanged
+    again = ll_loop(repo, "resume", "spin@gh78", "-n", "2", env=_env())
+    assert again.returncode == ExitCode.MAX_ITERATIONS, again.stderr
+    assert "ll-loop: resuming loop 'spin@gh78' at state 'look'" in again.stderr

@@ -94,11 +94,11 @@ def _finish_worktree(
     on_note: Callable[[str], None],
 ) -> None:
     """A run that ended leaves its worktree if it made changes, else removes it; one that
-    can go on (stopped, interrupted, awaiting approval) keeps it for `resume`."""
-    from little_loops.fsm.runs.outcomes import outcome_of
-    from little_loops.fsm.runs.which import GOING
+    can go on (stopped, interrupted, awaiting approval, a limit reached) keeps it for
+    `resume`."""
+    from little_loops.fsm.runs.outcomes import can_resume, outcome_of
 
-    if outcome_of(result.terminated_by).status in GOING:
+    if can_resume(outcome_of(result.terminated_by).status, result.terminated_by):
         return
     from little_loops.fsm.errors import LoopError
     from little_loops.fsm.runs.worktrees import finish_worktree

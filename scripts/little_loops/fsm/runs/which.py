@@ -13,19 +13,8 @@ from little_loops.fsm.runs.layout import (
     state_files,
     validate_loop_name,
 )
-from little_loops.fsm.runs.outcomes import Status
+from little_loops.fsm.runs.outcomes import can_resume
 from little_loops.fsm.runs.state import LoopState
-
-# A run in one of these can still go on (it runs, or `resume` continues it).
-GOING = frozenset(
-    {
-        Status.RUNNING,
-        Status.INTERRUPTED,
-        Status.STOPPED,
-        Status.AWAITING_CONTINUATION,
-        Status.AWAITING_APPROVAL,
-    }
-)
 
 
 class AmbiguousRunError(LoopRuntimeError):
@@ -50,7 +39,9 @@ class SavedRun:
 
     @property
     def going(self) -> bool:
-        return self.state is not None and self.state.status in GOING
+        """It runs, or `resume` can continue it (a limit reached counts: it can be raised)."""
+        state = self.state
+        return state is not None and can_resume(state.status, state.terminated_by)
 
 
 def keys_of(loops_dir: Path, name: str) -> list[str]:
