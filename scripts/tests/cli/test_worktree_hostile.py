@@ -1,0 +1,57 @@
+"""Hostile uses of `--worktree` runs and `ll-loop worktree`: the main checkout stays as it was
+and nothing is lost. Real git, real bash."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.gitrepo import git, make_repo, picture
+from support.llproc import ll_loop
+
+from little_loops.fsm.runs.outcomes import ExitCode
+
+EDIT = """\
+    name: edit
+    initial: fix
+    states:
+      fix:
+        action: echo fixed >> work.txt
+        commit: true
+        next: done
+      done:
+        terminal: true
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A project under git with its loop committed, and a staged change of the user's."""
+    root = tmp_path / "project"
+    make_repo(root, {"notes.txt": "notes\n", ".loops/edit.yaml": textwrap.dedent(EDIT)})
+    (root / "staged.txt").write_text("staged by the user\n")
+    git(root, "add", "staged.txt")
+    return root
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", **extra}
+
+
+def test_a_checkpoint_never_writes_the_main_index_named_by_git_index_file(repo: Path) -> None:
+    # A git hook (or a wrapper run from one) has GIT_INDEX_FILE set to the main checkout's
+    # index: the worktree's checkpoint must still use the worktree's own index.
+    before = picture(repo)
+    stage = git(repo, "ls-files", "--stage")
+    env = _env(GIT_INDEX_FILE=str(repo / ".git" / "index"))
+    done = ll_loop(repo, "run", "edit", "--worktree", "--run-id", "gi01", env=env)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert git(repo, "ls-files", "--stage") == stage
+    assert picture(repo) == before
+    tree = repo / ".loops" / ".worktrees" / "edit@gi01"
+    assert git(tree, "status", "--porcelain") == ""  # the work is in the checkpoint commit
+    assert git(repo, "log", "--format=%s", "-1", "ll/edit/gi01").strip() == (
+        "ll-loop edit: fix (pass 1)"
+    )
