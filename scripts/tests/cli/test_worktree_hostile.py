@@ -55,3 +55,33 @@ def test_a_checkpoint_never_writes_the_main_index_named_by_git_index_file(repo: 
     assert git(repo, "log", "--format=%s", "-1", "ll/edit/gi01").strip() == (
         "ll-loop edit: fix (pass 1)"
     )
+
+
+GIT_ADD = """\
+    name: git-add
+    worktree: true
+    initial: fix
+    states:
+      fix:
+        action: echo fixed >> work.txt && git add -A
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_a_worktree_runs_actions_use_the_worktrees_index_not_git_index_file(repo: Path) -> None:
+    (repo / ".loops" / "git-add.yaml").write_text(textwrap.dedent(GIT_ADD))
+    git(repo, "add", ".loops/git-add.yaml")
+    git(repo, "commit", "-q", "-m", "git-add loop")
+    (repo / "staged.txt").write_text("staged by the user\n")
+    git(repo, "add", "staged.txt")
+    before = picture(repo)
+    stage = git(repo, "ls-files", "--stage")
+    env = _env(GIT_INDEX_FILE=str(repo / ".git" / "index"))
+    done = ll_loop(repo, "run", "git-add", "--run-id", "ga01", env=env)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert git(repo, "ls-files", "--stage") == stage
+    assert picture(repo) == before
+    tree = repo / ".loops" / ".worktrees" / "git-add@ga01"
+    assert git(tree, "status", "--porcelain") == "A  work.txt\n"  # staged in its own index
