@@ -3,14 +3,18 @@ and nothing is lost. Real git, real bash."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.gitrepo import git, make_repo, picture
-from support.llproc import ll_loop
+from support.llproc import ll_loop, start, wait_for
 
+from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.outcomes import ExitCode
 
 EDIT = """\
@@ -85,3 +89,50 @@ def test_a_worktree_runs_actions_use_the_worktrees_index_not_git_index_file(repo
     assert picture(repo) == before
     tree = repo / ".loops" / ".worktrees" / "git-add@ga01"
     assert git(tree, "status", "--porcelain") == "A  work.txt\n"  # staged in its own index
+
+
+COMMIT_THEN_WAIT = """\
+    name: commit-then-wait
+    initial: change
+    states:
+      change:
+        action: echo changed >> work.txt
+        commit: true
+        next: wait
+      wait:
+        action: test -f "$GO" || sleep 30
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_a_state_file_edited_by_hand_cannot_make_the_end_of_a_run_delete_its_commits(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / ".loops" / "commit-then-wait.yaml").write_text(textwrap.dedent(COMMIT_THEN_WAIT))
+    go = tmp_path / "go"
+    env = _env(GO=str(go))
+    key, branch = "commit-then-wait@cw01", "ll/commit-then-wait/cw01"
+    run = start(repo, "run", "commit-then-wait", "--worktree", "--run-id", "cw01", env=env)
+    state = run_files(key, repo / ".loops").state
+    wait_for(lambda: _saved(state).get("current_state") == "wait", timeout=20)
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    tip = git(repo, "rev-parse", branch).strip()
+    saved = _saved(state)
+    saved["worktree"]["base"] = tip  # the branch's commit now looks like its base
+    state.write_text(json.dumps(saved))
+    go.touch()
+    done = ll_loop(repo, "resume", key, env=env)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert git(repo, "rev-parse", branch).strip() == tip  # the branch and its commit are kept
+    assert "kept worktree" in done.stderr, done.stderr
+
+
+def _saved(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -251,14 +251,13 @@ def finish_worktree(loops_dir: Path, loop_name: str, place: RunPlace) -> str:
     top = main_repo(loops_dir)
     branch = place.branch or worktree_branch(loop_name, place.run_id)
     recorded = git(top, "config", "--get", f"branch.{branch}.{BASE_KEY}", check=False)
-    base = place.base or recorded.out.strip() or head_of(top, branch)
+    # Git's own record first: a state file edited by hand must not make commits look like
+    # none (the branch would be deleted with them). With no base known, nothing is removed.
+    base = recorded.out.strip() or place.base
+    if not base:
+        return f"kept worktree {display_path(place.path)} (branch {branch}: its base is unknown)"
     worktree = Worktree(place.path, branch, base, loop_name, place.run_id, True, branch)
     return keep_or_remove(worktree, top)
-
-
-def head_of(top: Path, ref: str) -> str:
-    """The commit sha *ref* names in the repository *top*."""
-    return git(top, "rev-parse", "--verify", f"{ref}^{{commit}}").out.strip()
 
 
 def keep_or_remove(worktree: Worktree, top: Path | None = None) -> str:
