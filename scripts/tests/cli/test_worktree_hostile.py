@@ -136,3 +136,22 @@ def _saved(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def test_merge_or_discard_never_deletes_a_worktree_made_from_inside_it(repo: Path) -> None:
+    git(repo, "commit", "-q", "-m", "the user's staged file")  # merge needs a clean checkout
+    outer = ll_loop(repo, "run", "edit", "--worktree", "--run-id", "out1", env=_env())
+    assert outer.returncode == ExitCode.OK, outer.stderr
+    folder = repo / ".loops" / ".worktrees" / "edit@out1"
+    inner = ll_loop(folder, "run", "edit", "--worktree", "--run-id", "in01", env=_env())
+    assert inner.returncode == ExitCode.OK, inner.stderr
+    precious = folder / ".loops" / ".worktrees" / "edit@in01" / "precious.txt"
+    precious.write_text("uncommitted work of the inner run\n")
+    head = git(repo, "rev-parse", "HEAD")
+    for action in ("merge", "discard"):
+        done = ll_loop(repo, "worktree", action, "edit@out1", env=_env())
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.startswith("ll-loop: error: "), done.stderr
+        assert "holds another worktree" in done.stderr, done.stderr
+        assert precious.read_text() == "uncommitted work of the inner run\n"
+        assert git(repo, "rev-parse", "HEAD") == head  # nothing merged either

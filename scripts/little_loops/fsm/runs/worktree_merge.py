@@ -14,6 +14,7 @@ from little_loops.fsm.runs.worktree_find import worktree_entries
 from little_loops.fsm.runs.worktrees import (
     Worktree,
     main_repo,
+    refuse_nested,
     remove_worktree,
     snapshot_index,
 )
@@ -114,6 +115,9 @@ def merge_worktree(
     refuse_if_live(loops_dir, worktree, "merge")
     _refuse_dirty_main(top)
     _refuse_moved_folder(worktree)
+    if worktree.present and not keep:
+        with repo_lock(top):
+            refuse_nested(top, worktree.path)  # before the merge, not after it
     notes: list[str] = []
 
     def say(note: str) -> None:

@@ -287,8 +287,22 @@ def remove_worktree(top: Path, path: Path, branch: str, *, merged_only: bool = F
     already) and delete *branch* (with *merged_only*, `git branch -d`: only when merged)."""
     with repo_lock(top):
         if path.is_dir():
+            refuse_nested(top, path)
             git(top, "worktree", "remove", "--force", str(path))
         else:
             git(top, "worktree", "prune")
         if branch_exists(top, branch):
             git(top, "branch", "-d" if merged_only else "-D", "--quiet", branch)
+
+
+def refuse_nested(top: Path, path: Path) -> None:
+    """LoopRuntimeError when another worktree lies inside *path* (a run started from in
+    there): removing *path* would delete that one's files, uncommitted work included."""
+    inside = Path(path).resolve()
+    for line in git(top, "worktree", "list", "--porcelain").out.splitlines():
+        other = Path(line.removeprefix("worktree ")).resolve()
+        if line.startswith("worktree ") and other != inside and other.is_relative_to(inside):
+            raise LoopRuntimeError(
+                f"{display_path(path)} holds another worktree, {display_path(other)}:"
+                " merge or discard that one first; nothing was changed"
+            )
