@@ -155,3 +155,47 @@ def test_merge_or_discard_never_deletes_a_worktree_made_from_inside_it(repo: Pat
         assert "holds another worktree" in done.stderr, done.stderr
         assert precious.read_text() == "uncommitted work of the inner run\n"
         assert git(repo, "rev-parse", "HEAD") == head  # nothing merged either
+
+
+WAIT_THEN_WRITE = """\
+    name: wait-then-write
+    initial: change
+    states:
+      change:
+        action: echo changed >> work.txt
+        commit: true
+        next: wait
+      wait:
+        action: test -f "$GO" || sleep 30
+        next: write
+      write:
+        action: echo written >> written.txt
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_resume_never_follows_a_symlink_planted_at_the_worktrees_place(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / ".loops" / "wait-then-write.yaml").write_text(textwrap.dedent(WAIT_THEN_WRITE))
+    go = tmp_path / "go"
+    env = _env(GO=str(go))
+    key = "wait-then-write@sy01"
+    run = start(repo, "run", "wait-then-write", "--worktree", "--run-id", "sy01", env=env)
+    state = run_files(key, repo / ".loops").state
+    wait_for(lambda: _saved(state).get("current_state") == "wait", timeout=20)
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    folder = repo / ".loops" / ".worktrees" / key
+    folder.rename(tmp_path / "moved")
+    folder.symlink_to(repo)  # the main checkout
+    before = picture(repo)
+    go.touch()
+    done = ll_loop(repo, "resume", key, env=env)
+    assert done.returncode != ExitCode.OK
+    assert done.stderr.startswith("ll-loop: error: "), done.stderr
+    assert "symbolic link" in done.stderr, done.stderr
+    assert not (repo / "written.txt").exists()
+    assert picture(repo) == before
