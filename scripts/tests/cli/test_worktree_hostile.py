@@ -199,3 +199,24 @@ def test_resume_never_follows_a_symlink_planted_at_the_worktrees_place(
     assert "symbolic link" in done.stderr, done.stderr
     assert not (repo / "written.txt").exists()
     assert picture(repo) == before
+
+
+def test_worktree_commands_never_follow_a_symlink_planted_at_the_worktrees_place(
+    repo: Path, tmp_path: Path
+) -> None:
+    git(repo, "commit", "-q", "-m", "the user's staged file")  # merge needs a clean checkout
+    done = ll_loop(repo, "run", "edit", "--worktree", "--run-id", "sy02", env=_env())
+    assert done.returncode == ExitCode.OK, done.stderr
+    folder = repo / ".loops" / ".worktrees" / "edit@sy02"
+    folder.rename(tmp_path / "moved")
+    folder.symlink_to(repo)  # the main checkout, which has an untracked file of the user's
+    (repo / "private.txt").write_text("the user's, never to be committed\n")
+    before = picture(repo)
+    branches = git(repo, "for-each-ref", "refs/heads")
+    for action in ("merge", "discard", "diff"):
+        done = ll_loop(repo, "worktree", action, "edit@sy02", env=_env())
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.startswith("ll-loop: error: "), done.stderr
+        assert "symbolic link" in done.stderr, done.stderr
+    assert picture(repo) == before
+    assert git(repo, "for-each-ref", "refs/heads") == branches
