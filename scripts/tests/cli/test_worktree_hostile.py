@@ -220,3 +220,11 @@ def test_worktree_commands_never_follow_a_symlink_planted_at_the_worktrees_place
         assert "symbolic link" in done.stderr, done.stderr
     assert picture(repo) == before
     assert git(repo, "for-each-ref", "refs/heads") == branches
+
+
+def test_an_option_like_base_of_a_background_run_is_refused_as_a_ref(repo: Path) -> None:
+    done = ll_loop(repo, "run", "edit", "--worktree", "--background", "--base=-x", env=_env())
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("ll-loop: error: "), done.stderr
+    assert "--base '-x': no such commit, branch or tag" in done.stderr, done.stderr
+    assert "usage:" not in done.stderr
