@@ -101,7 +101,9 @@ class Where:
         from little_loops.fsm.runs.gitcmd import git_lines
         from little_loops.fsm.runs.worktrees import main_repo
 
-        changed = git_lines(main_repo(loops_dir), "status", "--porcelain")
+        changed = git_lines(
+            main_repo(loops_dir), "status", "--porcelain", "--untracked-files=normal"
+        )
         if not changed:
             return None
         start = self.base or "HEAD"

@@ -228,3 +228,29 @@ def test_an_option_like_base_of_a_background_run_is_refused_as_a_ref(repo: Path)
     assert done.stderr.startswith("ll-loop: error: "), done.stderr
     assert "--base '-x': no such commit, branch or tag" in done.stderr, done.stderr
     assert "usage:" not in done.stderr
+
+
+NEW_FILE = """\
+    name: new-file
+    initial: write
+    states:
+      write:
+        action: echo "the run's work" > new.txt
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_new_files_count_as_changes_when_git_status_hides_untracked_files(repo: Path) -> None:
+    # `status.showUntrackedFiles=no` (common in big repositories) must not make a run that
+    # only made new files look like it changed nothing: its worktree would be deleted.
+    git(repo, "commit", "-q", "-m", "the user's staged file")  # merge needs a clean checkout
+    git(repo, "config", "status.showUntrackedFiles", "no")
+    (repo / ".loops" / "new-file.yaml").write_text(textwrap.dedent(NEW_FILE))
+    done = ll_loop(repo, "run", "new-file", "--worktree", "--run-id", "nf01", env=_env())
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "kept worktree" in done.stderr, done.stderr
+    merged = ll_loop(repo, "worktree", "merge", "new-file@nf01", env=_env())
+    assert merged.returncode == ExitCode.OK, merged.stderr
+    assert (repo / "new.txt").read_text() == "the run's work\n"

@@ -76,7 +76,7 @@ def _refuse_dirty_main(top: Path) -> None:
 def commit_leftovers(worktree: Worktree) -> str | None:
     """Commit what the run left uncommitted in its worktree, on its branch; the new commit's
     short sha, or None when there was nothing to commit."""
-    if not git(worktree.path, "status", "--porcelain").out.strip():
+    if not git(worktree.path, "status", "--porcelain", "--untracked-files=normal").out.strip():
         return None
     git(worktree.path, "add", "-A")
     message = LEFTOVER_MESSAGE.format(key=worktree.key)

@@ -228,7 +228,7 @@ def changes(worktree: Worktree) -> Changes:
     if top is None:
         files = git_lines(where, "diff", "--name-only", "-z", worktree.base_sha, head)
         return Changes(commits, _count_z(files), False, head != worktree.base_sha)
-    uncommitted = bool(git(top, "status", "--porcelain").out.strip())
+    uncommitted = bool(git(top, "status", "--porcelain", "--untracked-files=normal").out.strip())
     with snapshot_index(top) as env:
         names = git(top, "diff", "--cached", "--name-only", "-z", worktree.base_sha, env=env)
     return Changes(commits, _count_z([names.out]), uncommitted, head != worktree.base_sha)
