@@ -78,7 +78,7 @@ class Where:
         """These as `ll-loop run` flags (a background run is started with them)."""
         out = ["--worktree"] if self.worktree else []
         if self.base is not None:
-            out += ["--base", self.base]
+            out.append(f"--base={self.base}")  # one word: a REF like `-x` is not an option
         return out + (["--run-id", self.run_id] if self.run_id else [])
 
     def make_place(self, loop_name: str, loops_dir: Path) -> RunPlace:
@@ -101,7 +101,9 @@ class Where:
         from little_loops.fsm.runs.gitcmd import git_lines
         from little_loops.fsm.runs.worktrees import main_repo
 
-        changed = git_lines(main_repo(loops_dir), "status", "--porcelain")
+        changed = git_lines(
+            main_repo(loops_dir), "status", "--porcelain", "--untracked-files=normal"
+        )
         if not changed:
             return None
         start = self.base or "HEAD"

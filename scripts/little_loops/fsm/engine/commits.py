@@ -12,6 +12,7 @@ from typing import Any
 from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.passes import Passes
+from little_loops.fsm.runs.gitcmd import git_env
 from little_loops.fsm.safetext import one_line
 
 GIT_TIMEOUT_S = 120.0  # a commit runs the repository's hooks, which may take a while
@@ -35,7 +36,7 @@ class _Git:
 
     def __call__(self, *args: str, config: Sequence[str] = ()) -> str:
         argv = ["git", *config, "-C", str(self.worktree), *args]
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+        env = git_env()  # not the GIT_DIR or GIT_INDEX_FILE of a hook ll-loop runs from
         try:
             done = subprocess.run(
                 argv,

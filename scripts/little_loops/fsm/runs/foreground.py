@@ -9,6 +9,7 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.executor import EventCallback
 from little_loops.fsm.engine.records import ExecutionResult
+from little_loops.fsm.runs.gitcmd import forget_git_location
 from little_loops.fsm.runs.locks import LockHandle, acquire_scope, project_root
 from little_loops.fsm.runs.overrides import Overrides, save_overrides
 from little_loops.fsm.runs.place import RunPlace
@@ -42,6 +43,8 @@ def run_in_foreground(
     key = fsm.name if place is None else place.key(fsm.name)
     workdir = project_root(loops_dir) if place is None or place.workdir is None else place.workdir
     root = None if place is None or not place.in_worktree else workdir
+    if root is not None:  # a hook's GIT_DIR or GIT_INDEX_FILE would make git in the
+        forget_git_location()  # worktree read and write the main checkout's repository
     lock = acquire_scope(
         key, fsm.effective_scope(), loops_dir, queue=queue, on_wait=on_note, root=root
     )

@@ -46,14 +46,24 @@ class GitResult:
         return "; ".join(lines[:3])
 
 
+# Set by git for its hooks: they name one checkout's repository, work tree and index.
+GIT_LOCATION = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+
+
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment for git: never ask on a terminal or open an editor, and
     English messages (they are matched nowhere, but users search for them)."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_MERGE_AUTOEDIT": "no", "LC_ALL": "C"}
-    env.pop("GIT_DIR", None)  # `git -C path` must find the repository of *path*
-    env.pop("GIT_WORK_TREE", None)
-    env.pop("GIT_INDEX_FILE", None)
+    for name in GIT_LOCATION:  # `git -C path` must find the repository of *path*
+        env.pop(name, None)
     return {**env, **(extra or {})}
+
+
+def forget_git_location() -> None:
+    """Drop GIT_LOCATION from this process's environment, so the actions of a worktree run
+    (and the git they run) use the worktree's repository and index, not the main one's."""
+    for name in GIT_LOCATION:
+        os.environ.pop(name, None)
 
 
 def git(

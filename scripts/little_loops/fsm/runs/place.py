@@ -16,6 +16,7 @@ from little_loops.fsm.runs.layout import (
     worktree_branch,
     worktree_path,
 )
+from little_loops.fsm.runs.runfile import display_path
 
 # The keys of a worktree run's `worktree` in its state file.
 _WORKTREE_KEYS = ("path", "workdir", "branch", "base")
@@ -69,6 +70,11 @@ class RunPlace:
         workdir = Path(worktree.get("workdir") or path)
         branch = worktree.get("branch") or ""
         inside = workdir.resolve() == path.resolve() or path.resolve() in workdir.resolve().parents
+        if path == expected and path.resolve() != expected:  # a symbolic link put there
+            raise LoopRuntimeError(
+                f"{display_path(path)} is a symbolic link to {path.resolve()}, not the worktree"
+                f" of run {run_key(loop_name, run_id)}; not going on there"
+            )
         if path != expected or not inside or branch != worktree_branch(loop_name, run_id):
             raise LoopRuntimeError(
                 f"the state file of run {run_key(loop_name, run_id)} names a worktree other"

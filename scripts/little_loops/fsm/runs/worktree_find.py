@@ -16,6 +16,7 @@ from little_loops.fsm.runs.layout import (
     worktree_path,
     worktrees_dir,
 )
+from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.worktrees import BASE_KEY, Worktree, branch_exists, main_repo
 from little_loops.fsm.suggest import did_you_mean
 
@@ -77,7 +78,7 @@ def find_worktrees(loops_dir: Path, loop_name: str | None = None) -> list[Worktr
             continue
         branch = worktree_branch(name, run_id)
         head = entry.get("branch", "").removeprefix("refs/heads/") or None
-        present = "prunable" not in entry and path.is_dir()
+        present = "prunable" not in entry and path.is_dir() and not path.is_symlink()
         base = bases.get(branch) or _fallback_base(top, branch, head)
         if base:
             found[path.name] = Worktree(path, branch, base, name, run_id, present, head)
@@ -106,6 +107,16 @@ def _fallback_base(top: Path, branch: str, head: str | None) -> str:
 def resolve(loops_dir: Path, name: str) -> Worktree:
     """The kept worktree *name* means: `NAME@ID` that one, `NAME` the only one of loop NAME.
     One-line LoopRuntimeError when there is none, or several (naming them)."""
+    found = _resolve(loops_dir, name)
+    if found.path.is_symlink():  # git would work in wherever it points (the main checkout)
+        raise LoopRuntimeError(
+            f"{display_path(found.path)} is a symbolic link, not the worktree of run"
+            f" {found.key}: remove the link; nothing was done"
+        )
+    return found
+
+
+def _resolve(loops_dir: Path, name: str) -> Worktree:
     loop, run_id = split_run_key(name)
     every = find_worktrees(loops_dir)
     mine = [wt for wt in every if wt.loop == loop]

@@ -14,6 +14,7 @@ from little_loops.fsm.runs.worktree_find import worktree_entries
 from little_loops.fsm.runs.worktrees import (
     Worktree,
     main_repo,
+    refuse_nested,
     remove_worktree,
     snapshot_index,
 )
@@ -75,7 +76,7 @@ def _refuse_dirty_main(top: Path) -> None:
 def commit_leftovers(worktree: Worktree) -> str | None:
     """Commit what the run left uncommitted in its worktree, on its branch; the new commit's
     short sha, or None when there was nothing to commit."""
-    if not git(worktree.path, "status", "--porcelain").out.strip():
+    if not git(worktree.path, "status", "--porcelain", "--untracked-files=normal").out.strip():
         return None
     git(worktree.path, "add", "-A")
     message = LEFTOVER_MESSAGE.format(key=worktree.key)
@@ -114,6 +115,9 @@ def merge_worktree(
     refuse_if_live(loops_dir, worktree, "merge")
     _refuse_dirty_main(top)
     _refuse_moved_folder(worktree)
+    if worktree.present and not keep:
+        with repo_lock(top):
+            refuse_nested(top, worktree.path)  # before the merge, not after it
     notes: list[str] = []
 
     def say(note: str) -> None:

@@ -228,7 +228,7 @@ def changes(worktree: Worktree) -> Changes:
     if top is None:
         files = git_lines(where, "diff", "--name-only", "-z", worktree.base_sha, head)
         return Changes(commits, _count_z(files), False, head != worktree.base_sha)
-    uncommitted = bool(git(top, "status", "--porcelain").out.strip())
+    uncommitted = bool(git(top, "status", "--porcelain", "--untracked-files=normal").out.strip())
     with snapshot_index(top) as env:
         names = git(top, "diff", "--cached", "--name-only", "-z", worktree.base_sha, env=env)
     return Changes(commits, _count_z([names.out]), uncommitted, head != worktree.base_sha)
@@ -251,14 +251,13 @@ def finish_worktree(loops_dir: Path, loop_name: str, place: RunPlace) -> str:
     top = main_repo(loops_dir)
     branch = place.branch or worktree_branch(loop_name, place.run_id)
     recorded = git(top, "config", "--get", f"branch.{branch}.{BASE_KEY}", check=False)
-    base = place.base or recorded.out.strip() or head_of(top, branch)
+    # Git's own record first: a state file edited by hand must not make commits look like
+    # none (the branch would be deleted with them). With no base known, nothing is removed.
+    base = recorded.out.strip() or place.base
+    if not base:
+        return f"kept worktree {display_path(place.path)} (branch {branch}: its base is unknown)"
     worktree = Worktree(place.path, branch, base, loop_name, place.run_id, True, branch)
     return keep_or_remove(worktree, top)
-
-
-def head_of(top: Path, ref: str) -> str:
-    """The commit sha *ref* names in the repository *top*."""
-    return git(top, "rev-parse", "--verify", f"{ref}^{{commit}}").out.strip()
 
 
 def keep_or_remove(worktree: Worktree, top: Path | None = None) -> str:
@@ -288,8 +287,22 @@ def remove_worktree(top: Path, path: Path, branch: str, *, merged_only: bool = F
     already) and delete *branch* (with *merged_only*, `git branch -d`: only when merged)."""
     with repo_lock(top):
         if path.is_dir():
+            refuse_nested(top, path)
             git(top, "worktree", "remove", "--force", str(path))
         else:
             git(top, "worktree", "prune")
         if branch_exists(top, branch):
             git(top, "branch", "-d" if merged_only else "-D", "--quiet", branch)
+
+
+def refuse_nested(top: Path, path: Path) -> None:
+    """LoopRuntimeError when another worktree lies inside *path* (a run started from in
+    there): removing *path* would delete that one's files, uncommitted work included."""
+    inside = Path(path).resolve()
+    for line in git(top, "worktree", "list", "--porcelain").out.splitlines():
+        other = Path(line.removeprefix("worktree ")).resolve()
+        if line.startswith("worktree ") and other != inside and other.is_relative_to(inside):
+            raise LoopRuntimeError(
+                f"{display_path(path)} holds another worktree, {display_path(other)}:"
+                " merge or discard that one first; nothing was changed"
+            )
