@@ -92,6 +92,9 @@ def run_command(
         return ExitCode.OK
     loops_dir = loops_dir.resolve()
     where = (where or Where()).for_loop(fsm, loops_dir)
+    from little_loops.fsm.runs.place import refuse_inside_live_worktree
+
+    refuse_inside_live_worktree(loops_dir)
     from little_loops.fsm.runs.which import forget_finished
 
     forget_finished(loops_dir, fsm.name)  # earlier worktree runs whose worktree is gone

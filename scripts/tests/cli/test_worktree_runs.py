@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import sys
 import textwrap
 from pathlib import Path
 
@@ -358,3 +359,34 @@ def test_a_run_stopped_at_a_limit_keeps_its_worktree_to_go_on_in(repo: Path) -> 
     again = ll_loop(repo, "resume", "spin@gh78", "-n", "2", env=_env())
     assert again.returncode == ExitCode.MAX_ITERATIONS, again.stderr
     assert "ll-loop: resuming loop 'spin@gh78' at state 'look'" in again.stderr
+
+
+def test_a_run_inside_a_live_runs_worktree_is_refused_but_its_own_actions_may(
+    repo: Path,
+) -> None:
+    ll = Path(sys.executable).parent / "ll-loop"
+    (repo / ".loops" / "inner.yaml").write_text(
+        "name: inner\ninitial: mark\nstates:\n  mark:\n    action: echo in > inner.txt\n"
+        "    next: done\n  done:\n    terminal: true\n"
+    )
+    (repo / ".loops" / "outer.yaml").write_text(
+        "name: outer\ninitial: call\nstates:\n"
+        f"  call:\n    action: env {ll} run inner && sleep 30\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    git(repo, "add", ".loops/inner.yaml", ".loops/outer.yaml")
+    git(repo, "commit", "-qm", "two loops")
+    started = ll_loop(repo, "run", "outer", "--worktree", "--background", "--run-id", "ij90")
+    assert started.returncode == ExitCode.OK, started.stderr
+    tree = repo / ".loops" / ".worktrees" / "outer@ij90"
+    wait_for(lambda: (tree / "inner.txt").exists(), 15, "the run's own nested run")
+    try:
+        refused = ll_loop(tree, "run", "inner", env=_env())
+        assert refused.returncode == ExitCode.FAILED
+        assert refused.stderr == (
+            "ll-loop: error: this folder is the worktree of run outer@ij90, which is running"
+            f" (pid {_state(repo, 'outer@ij90')['pid']}); wait for it to end, or stop it with"
+            " 'll-loop stop outer@ij90' from the main checkout\n"
+        )
+    finally:
+        ll_loop(repo, "stop", "outer@ij90", env=_env())

@@ -9,10 +9,13 @@ from typing import Any
 
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.layout import (
+    LOOPS_DIR_NAME,
     RUN_ID_ALPHABET,
     RUN_ID_LENGTH,
+    WORKTREES_DIR,
     run_files,
     run_key,
+    split_run_key,
     worktree_branch,
     worktree_path,
 )
@@ -111,3 +114,39 @@ def describe(place: RunPlace | None) -> dict[str, Any]:
     if worktree is not None:
         data["worktree"] = worktree
     return data
+
+
+def enclosing_worktree(loops_dir: Path) -> tuple[Path, str] | None:
+    """(the main checkout's `.loops`, the run key) when *loops_dir* lies in the worktree of
+    a `--worktree` run (`<main>/.loops/.worktrees/NAME@ID/...`), else None."""
+    here = Path(loops_dir).resolve()
+    for folder in here.parents:
+        parent = folder.parent
+        if parent.name == WORKTREES_DIR and parent.parent.name == LOOPS_DIR_NAME:
+            return parent.parent, folder.name
+    return None
+
+
+def refuse_inside_live_worktree(loops_dir: Path) -> None:
+    """A run started in the folder of a live worktree run would edit its files beside it,
+    unseen by its scope lock (the lock lives in the main checkout): refused, unless the run
+    is started by that run's own actions (they carry its `LL_LOOP_RUN` marker)."""
+    from little_loops.fsm.errors import ScopeConflictError
+    from little_loops.fsm.runs.locks import read_lock
+    from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, run_marker
+
+    found = enclosing_worktree(loops_dir)
+    if found is None:
+        return
+    main, key = found
+    try:
+        holder = read_lock(run_files(key, main).lock)
+    except (FileNotFoundError, LoopRuntimeError):
+        return
+    name = split_run_key(key)[0]
+    if not holder.alive or os.environ.get(RUN_MARKER_ENV) == run_marker(name, holder.pid):
+        return
+    raise ScopeConflictError(
+        f"this folder is the worktree of run {key}, which is running (pid {holder.pid});"
+        f" wait for it to end, or stop it with 'll-loop stop {key}' from the main checkout"
+    )
