@@ -12,7 +12,9 @@ from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runs import add_run_option
 
 if TYPE_CHECKING:
+    from little_loops.fsm.runs.archive import ArchivedRun
     from little_loops.fsm.runs.report import Report
+    from little_loops.fsm.runs.store import StatePersistence
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -131,9 +133,27 @@ def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
         runs, _ = list_runs(loops_dir, loop)
         return one_report(loop, runs[-1].run_id, loops_dir) if runs else None
     archived, _ = list_runs(loops_dir, loop)
-    report.run_id = next((r.run_id for r in archived if r.started_at == report.started_at), None)
+    report.run_id = _archived_id(archived, store)
     report.definition = _current_definition(name, loops_dir)
     return report
+
+
+def _archived_id(archived: list[ArchivedRun], store: StatePersistence) -> str | None:
+    """The archive's id of the run in *store*: the entry with its short id, or (a run from
+    before run ids) with the start its state file says (the archive copied that one; the
+    first event's time may be a millisecond later)."""
+    from little_loops.fsm.errors import LoopError
+
+    try:
+        state = store.load_state()
+    except LoopError:
+        return None
+    if state is None:
+        return None
+    for run in archived:
+        if (state.run_id and run.id == state.run_id) or run.started_at == state.started_at:
+            return run.run_id
+    return None
 
 
 def _current_definition(name: str, loops_dir: Path) -> dict[str, Any] | None:

@@ -293,3 +293,21 @@ def test_an_export_that_would_unpack_too_much_is_refused(tmp_path: Path) -> None
     assert result.returncode != 0
     assert "more than 100,000 files or 1 GiB unpacked" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_the_report_finds_its_archive_id_when_the_first_event_is_a_moment_late(
+    paid: Path,
+) -> None:
+    # The state's start and the first event's time are taken a moment apart: under load
+    # they differ by a millisecond or more. The report must still name the archived run.
+    from little_loops.fsm.runs.layout import run_files
+
+    events = run_files("paid", paid / ".loops").events
+    lines = events.read_text().splitlines()
+    first = json.loads(lines[0])
+    assert first["event"] == "loop_start"
+    first["ts"] = "2000-01-01T00:00:00.000+00:00"  # any other time than the state's start
+    events.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    runs = json.loads(llproc.console(paid, "runs", "paid", "--json").stdout)
+    report = json.loads(llproc.console(paid, "report", "paid", "--json").stdout)
+    assert report["run_id"] == runs[-1]["run_id"]
