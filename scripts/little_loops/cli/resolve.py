@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,10 +17,32 @@ def project_loops_dir() -> Path:
     from little_loops.fsm.runs.layout import LOOPS_DIR_NAME, default_loops_dir
 
     found = default_loops_dir()
+    _note_worktree(found)
     if found.parent == Path.cwd():
         return Path(LOOPS_DIR_NAME)
     print(f"ll-loop: using {found}", file=sys.stderr)
     return found
+
+
+def _note_worktree(loops_dir: Path) -> None:
+    """Tell a person working in a run's worktree that the runs are seen from the main
+    checkout (not said to a run's own actions: they carry its LL_LOOP_RUN marker)."""
+    from little_loops.fsm.runs.layout import WORKTREES_DIR
+
+    if WORKTREES_DIR not in loops_dir.absolute().parts:  # the usual case: nothing to import
+        return
+    from little_loops.fsm.runs.orphans import RUN_MARKER_ENV
+    from little_loops.fsm.runs.place import enclosing_worktree
+
+    found = enclosing_worktree(loops_dir)
+    if found is None or os.environ.get(RUN_MARKER_ENV):
+        return
+    main, key = found
+    print(
+        f"ll-loop: note: this folder is the worktree of run {key}; run ll-loop in"
+        f" {main.parent} to see its runs",
+        file=sys.stderr,
+    )
 
 
 def _looks_like_path(text: str) -> bool:

@@ -16,7 +16,7 @@ from support.doc_blocks import all_blocks
 from support.gitrepo import git, make_repo, picture
 from support.llproc import ll_loop, start, wait_for
 
-from little_loops.fsm.runs.layout import run_files, split_run_key
+from little_loops.fsm.runs.layout import output_file_name, run_files, split_run_key, stderr_file
 from little_loops.fsm.runs.outcomes import ExitCode
 
 FIX_ISSUE = """\
@@ -380,10 +380,16 @@ def test_a_run_inside_a_live_runs_worktree_is_refused_but_its_own_actions_may(
     assert started.returncode == ExitCode.OK, started.stderr
     tree = repo / ".loops" / ".worktrees" / "outer@ij90"
     wait_for(lambda: (tree / "inner.txt").exists(), 15, "the run's own nested run")
+    running = run_files("outer@ij90", repo / ".loops").running_dir
+    said = stderr_file(running / output_file_name("outer@ij90", "call")).read_text()
+    assert "Loop completed" in said  # the nested run's own lines, without the note
+    assert "this folder is the worktree" not in said
     try:
         refused = ll_loop(tree, "run", "inner", env=_env())
         assert refused.returncode == ExitCode.FAILED
         assert refused.stderr == (
+            "ll-loop: note: this folder is the worktree of run outer@ij90; run ll-loop in"
+            f" {repo.resolve()} to see its runs\n"
             "ll-loop: error: this folder is the worktree of run outer@ij90, which is running"
             f" (pid {_state(repo, 'outer@ij90')['pid']}); wait for it to end, or stop it with"
             " 'll-loop stop outer@ij90' from the main checkout\n"
