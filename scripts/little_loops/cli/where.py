@@ -98,12 +98,10 @@ class Where:
         from a commit): they stay here, untouched."""
         if not self.worktree:
             return None
-        from little_loops.fsm.runs.gitcmd import git_lines
+        from little_loops.fsm.runs.gitcmd import status_lines
         from little_loops.fsm.runs.worktrees import main_repo
 
-        changed = git_lines(
-            main_repo(loops_dir), "status", "--porcelain", "--untracked-files=normal"
-        )
+        changed = status_lines(main_repo(loops_dir))
         if not changed:
             return None
         start = self.base or "HEAD"

@@ -117,6 +117,13 @@ def git_lines(where: Path, *args: str) -> list[str]:
     return [line for line in git(where, *args).out.splitlines() if line]
 
 
+def status_lines(where: Path, *, untracked: bool = True) -> list[str]:
+    """`git status --porcelain` of the checkout *where*, a line per changed path: new files
+    too (whatever `status.showUntrackedFiles` says), unless not *untracked*."""
+    shown = "normal" if untracked else "no"
+    return git_lines(where, "status", "--porcelain", f"--untracked-files={shown}")
+
+
 @contextlib.contextmanager
 def repo_lock(top: Path) -> Iterator[None]:
     """Hold the exclusive flock of the repository *top* (for every checkout of it) while git

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock
+from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock, status_lines
 from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.locks import LockRecord, read_lock
 from little_loops.fsm.runs.runfile import display_path
@@ -64,7 +64,7 @@ def _checked_out_elsewhere(top: Path, worktree: Worktree) -> Path | None:
 def _refuse_dirty_main(top: Path) -> None:
     """LoopRuntimeError when the main checkout has changes to tracked files: it is never
     touched then (untracked files are fine; git itself refuses to overwrite one)."""
-    dirty = git_lines(top, "status", "--porcelain", "--untracked-files=no")
+    dirty = status_lines(top, untracked=False)
     if dirty:
         names = ", ".join(line[3:] for line in dirty[:5]) + (", ..." if len(dirty) > 5 else "")
         raise LoopRuntimeError(
@@ -76,7 +76,7 @@ def _refuse_dirty_main(top: Path) -> None:
 def commit_leftovers(worktree: Worktree) -> str | None:
     """Commit what the run left uncommitted in its worktree, on its branch; the new commit's
     short sha, or None when there was nothing to commit."""
-    if not git(worktree.path, "status", "--porcelain", "--untracked-files=normal").out.strip():
+    if not status_lines(worktree.path):
         return None
     git(worktree.path, "add", "-A")
     message = LEFTOVER_MESSAGE.format(key=worktree.key)

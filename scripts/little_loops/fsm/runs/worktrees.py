@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock
+from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock, status_lines
 from little_loops.fsm.runs.layout import (
     make_running_dir,
     run_key,
@@ -228,7 +228,7 @@ def changes(worktree: Worktree) -> Changes:
     if top is None:
         files = git_lines(where, "diff", "--name-only", "-z", worktree.base_sha, head)
         return Changes(commits, _count_z(files), False, head != worktree.base_sha)
-    uncommitted = bool(git(top, "status", "--porcelain", "--untracked-files=normal").out.strip())
+    uncommitted = bool(status_lines(top))
     with snapshot_index(top) as env:
         names = git(top, "diff", "--cached", "--name-only", "-z", worktree.base_sha, env=env)
     return Changes(commits, _count_z([names.out]), uncommitted, head != worktree.base_sha)
