@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,10 +11,10 @@ from typing import Any
 from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.passes import Passes
-from little_loops.fsm.runs.gitcmd import git_env
+from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.runs.gitcmd import git
 from little_loops.fsm.safetext import one_line
 
-GIT_TIMEOUT_S = 120.0  # a commit runs the repository's hooks, which may take a while
 SUMMARY_WIDTH = 100  # the action's one-line summary in a commit message
 # Fallback identity, used only when the repository has none (its own is never replaced).
 FALLBACK_NAME = "ll-loop"
@@ -35,25 +34,16 @@ class _Git:
     worktree: Path
 
     def __call__(self, *args: str, config: Sequence[str] = ()) -> str:
-        argv = ["git", *config, "-C", str(self.worktree), *args]
-        env = git_env()  # not the GIT_DIR or GIT_INDEX_FILE of a hook ll-loop runs from
+        """`git [CONFIG] ARGS` in the worktree (gitcmd.git: its environment, timeout and
+        lock retries); its stdout, or GitFailed with git's last line."""
         try:
-            done = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                env=env,
-                stdin=subprocess.DEVNULL,
-                timeout=GIT_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = git(self.worktree, *config, *args, check=False)
+        except LoopRuntimeError as exc:  # git is not there, or it hung past GIT_TIMEOUT
             raise GitFailed(f"git {args[0]}: {exc}") from None
-        if done.returncode != 0:
-            why = last_line(done.stderr) or last_line(done.stdout) or f"exit {done.returncode}"
+        if not done.ok:
+            why = last_line(done.err) or last_line(done.out) or f"exit {done.code}"
             raise GitFailed(f"git {args[0]} failed: {why}")
-        return done.stdout
+        return done.out
 
     def identity(self) -> list[str]:
         """`-c user.name=... -c user.email=...` for what the repository does not configure
