@@ -28,14 +28,14 @@ def run_name(name_or_path: str, loops_dir: Path, *, active: str | None = None) -
     `.loops/NAME.yaml`) and the loop that file defines is used (`loop_name_of`).
     An unknown name raises the resolver's message, which lists the loops there are.
     """
-    from little_loops.fsm.runs.which import pick_run, runs_of
+    from little_loops.fsm.runs.which import keys_of, pick_run
 
     if "@" in name_or_path and has_state(name_or_path, loops_dir):
         return name_or_path  # an exact run key (or an old loop with `@` in its name)
     name, run_id = split_run_key(name_or_path)
     if run_id is not None:
         return pick_run(loops_dir, name, run_id)
-    if not runs_of(loops_dir, name_or_path):
+    if not keys_of(loops_dir, name_or_path):
         from little_loops.cli.resolve import resolve_loop_path
 
         name = loop_name_of(resolve_loop_path(name_or_path, loops_dir, stale_ok=True))

@@ -80,12 +80,15 @@ def pick_run(
     run_id: str | None,
     *,
     active: str | None = None,
-    runs: list[SavedRun] | None = None,
 ) -> str:
     """The key of the run of *name* with *run_id*; without one, of its only run or latest
     run, or (for the command *active*, e.g. `stop`) of its one run still going. *name* itself
-    when it has no runs and no id is asked for. LoopRuntimeError when none or several match."""
-    runs = runs_of(loops_dir, name) if runs is None else runs
+    when it has no runs and no id is asked for. LoopRuntimeError when none or several match.
+    The state files are read only when there is a choice to make."""
+    keys = keys_of(loops_dir, name)
+    if run_id is None and len(keys) < 2:
+        return keys[0] if keys else name
+    runs = runs_of(loops_dir, name, keys)
     if run_id is not None:
         for run in runs:
             if split_run_key(run.key)[1] == run_id or (
@@ -96,8 +99,6 @@ def pick_run(
         raise LoopRuntimeError(
             f"loop '{name}' has no run '{run_id}' (its runs: {known}; see ll-loop list)"
         )
-    if not runs:
-        return name
     if active is not None:
         going = [run for run in runs if run.going]
         if len(going) > 1:
