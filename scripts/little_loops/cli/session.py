@@ -14,7 +14,6 @@ from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.runs import overrides
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.foreground import run_in_foreground
-from little_loops.fsm.runs.layout import run_key
 from little_loops.fsm.runs.outcomes import outcome_of
 from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.runfile import display_path
@@ -92,10 +91,9 @@ def run_session(
     """
     err = sys.stderr
     isatty = getattr(err, "isatty", None)
-    in_worktree = place is not None and place.in_worktree
-    ref = fsm.name if place is None or not in_worktree else run_key(fsm.name, place.run_id)
+    ref = fsm.name if place is None else place.key(fsm.name)  # NAME@ID in a worktree
     where = ""
-    if place is not None and in_worktree:
+    if place is not None and place.in_worktree:
         where = f" in worktree {display_path(place.path or '')} (branch {place.branch})"
     if where and not resume and not options.quiet:
         print(f"ll-loop: run {ref}{where}", file=err)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.runs.layout import RUN_ID_PATTERN, run_key
+from little_loops.fsm.runs.layout import RUN_ID_PATTERN, files_key
 from little_loops.fsm.runs.place import RunPlace
 
 
@@ -72,7 +72,7 @@ class Where:
 
     def key(self, loop_name: str) -> str:
         """The run's key (what its files are named by)."""
-        return run_key(loop_name, self.run_id if self.worktree else None)
+        return files_key(loop_name, self.run_id, self.worktree)
 
     def argv(self) -> list[str]:
         """These as `ll-loop run` flags (a background run is started with them)."""

@@ -304,6 +304,12 @@ def run_key(loop_name: str, run_id: str | None) -> str:
     return loop_name if run_id is None else f"{loop_name}{RUN_KEY_SEPARATOR}{run_id}"
 
 
+def files_key(loop_name: str, run_id: str | None, in_worktree: bool) -> str:
+    """The key a run's files are named by: its id is in it only for a run in a worktree (a
+    run in the main checkout keeps the `<name>.*` files of versions before run ids)."""
+    return run_key(loop_name, run_id if in_worktree else None)
+
+
 def split_run_key(key: str) -> tuple[str, str | None]:
     """(loop name, run id or None) of a run key or a `NAME@ID` typed by a user: the part after
     the last `@` is an id only when it looks like one (a loop may have `@` in its name)."""

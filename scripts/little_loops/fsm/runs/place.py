@@ -13,6 +13,7 @@ from little_loops.fsm.runs.layout import (
     RUN_ID_ALPHABET,
     RUN_ID_LENGTH,
     WORKTREES_DIR,
+    files_key,
     run_files,
     run_key,
     split_run_key,
@@ -42,7 +43,7 @@ class RunPlace:
 
     def key(self, loop_name: str) -> str:
         """What the run's files are named by (LoopState.key says the same of a saved run)."""
-        return run_key(loop_name, self.run_id if self.in_worktree else None)
+        return files_key(loop_name, self.run_id, self.in_worktree)
 
     def to_state(self) -> dict[str, str] | None:
         """The state file's `worktree` (None in the main checkout)."""

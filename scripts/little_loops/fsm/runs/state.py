@@ -8,7 +8,7 @@ from typing import Any, TypedDict
 from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.errors import CorruptStateError
-from little_loops.fsm.runs.layout import RUN_ID_PATTERN, run_key
+from little_loops.fsm.runs.layout import RUN_ID_PATTERN, files_key, run_key
 from little_loops.fsm.runs.outcomes import STATUSES, Status
 from little_loops.fsm.timefmt import iso_now
 
@@ -142,7 +142,7 @@ class LoopState:
     @property
     def key(self) -> str:
         """What the run's files are named by: `<name>`, or `<name>@<id>` for a worktree run."""
-        return run_key(self.loop_name, self.run_id if self.worktree is not None else None)
+        return files_key(self.loop_name, self.run_id, self.worktree is not None)
 
     @property
     def ref(self) -> str:
