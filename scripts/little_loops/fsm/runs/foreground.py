@@ -16,7 +16,6 @@ from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.signals import ShutdownSignals
 from little_loops.fsm.runs.state import LoopState
-from little_loops.fsm.runs.store import StatePersistence
 
 
 def run_in_foreground(
@@ -54,9 +53,8 @@ def run_in_foreground(
         runner = DefaultActionRunner(cwd=workdir)
         executor = PersistentExecutor(
             fsm,
-            StatePersistence(key, loops_dir),
-            place=place,
-            worktree=None if place is None else place.path,  # commit: and rollback: work there
+            loops_dir=loops_dir,
+            place=place,  # its files are named by it; commit: and rollback: work in its tree
             loop_path=loop_path,
             event_callback=event_callback,
             action_runner=runner,

@@ -80,6 +80,7 @@ class PersistentExecutor:
         # Called when the run's files were removed under it (to restore the scope lock).
         self._on_files_lost: Callable[[], None] | None = executor_kwargs.pop("on_files_lost", None)
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
+        executor_kwargs.setdefault("worktree", None if place is None else place.path)
         self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
         self.executor.before_wait = self._flush
         self.executor.answers = answers_for(self.persistence.loop_name, self.persistence.loops_dir)
