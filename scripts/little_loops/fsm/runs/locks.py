@@ -339,3 +339,13 @@ def read_lock(path: Path) -> LockRecord:
     FileNotFoundError when there is none; CorruptStateError when it cannot be read.
     """
     return _read_record(path, path.stem)  # `NAME@ID.lock` names run NAME@ID
+
+
+def live_claim(key: str, loops_dir: Path) -> LockRecord | None:
+    """The scope lock record of run *key* (`NAME` or `NAME@ID`) when that run is live, else
+    None; CorruptStateError when its lock cannot be read."""
+    try:
+        record = read_lock(run_files(key, loops_dir).lock)
+    except FileNotFoundError:
+        return None
+    return record if record.alive else None

@@ -133,7 +133,7 @@ def refuse_inside_live_worktree(loops_dir: Path) -> None:
     unseen by its scope lock (the lock lives in the main checkout): refused, unless the run
     is started by that run's own actions (they carry its `LL_LOOP_RUN` marker)."""
     from little_loops.fsm.errors import ScopeConflictError
-    from little_loops.fsm.runs.locks import read_lock
+    from little_loops.fsm.runs.locks import live_claim
     from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, run_marker
 
     found = enclosing_worktree(loops_dir)
@@ -141,11 +141,11 @@ def refuse_inside_live_worktree(loops_dir: Path) -> None:
         return
     main, key = found
     try:
-        holder = read_lock(run_files(key, main).lock)
-    except (FileNotFoundError, LoopRuntimeError):
+        holder = live_claim(key, main)
+    except LoopRuntimeError:  # an unreadable lock: its run cannot be told live
         return
     name = split_run_key(key)[0]
-    if not holder.alive or os.environ.get(RUN_MARKER_ENV) == run_marker(name, holder.pid):
+    if holder is None or os.environ.get(RUN_MARKER_ENV) == run_marker(name, holder.pid):
         return
     raise ScopeConflictError(
         f"this folder is the worktree of run {key}, which is running (pid {holder.pid});"

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock, status_lines
-from little_loops.fsm.runs.layout import run_files
-from little_loops.fsm.runs.locks import LockRecord, read_lock
+from little_loops.fsm.runs.locks import LockRecord, live_claim
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.worktree_find import worktree_entries
 from little_loops.fsm.runs.worktrees import (
@@ -198,12 +197,7 @@ def discard_worktree(loops_dir: Path, worktree: Worktree) -> str:
 def live_holder(loops_dir: Path, worktree: Worktree) -> LockRecord | None:
     """The scope lock record of the worktree's run when that run is live, else None (its
     lock is `<loops_dir>/.running/NAME@ID.lock`). An unreadable lock: CorruptStateError."""
-    path = run_files(worktree.key, Path(loops_dir)).lock
-    try:
-        record = read_lock(path)
-    except FileNotFoundError:
-        return None
-    return record if record.alive else None
+    return live_claim(worktree.key, Path(loops_dir))
 
 
 def refuse_if_live(loops_dir: Path, worktree: Worktree, doing: str) -> None:
