@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runref import add_run_argument
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -24,7 +25,7 @@ def add_answer_parser(subparsers: Any, command: str, summary: str) -> None:
         "that waits in its process (--wait-approval) goes on by itself; a stopped one goes on "
         "with `ll-loop resume NAME`.",
     )
-    parser.add_argument("loop", metavar="NAME", help="loop name")
+    add_run_argument(parser)
     parser.add_argument(
         "--note", metavar="TEXT", default="", help="a note for the loop, read as ${result.note}"
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from little_loops.cli.options import positive_int
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runref import add_run_argument
 from little_loops.cli.runs import add_run_option
 
 
@@ -19,7 +20,7 @@ def register(subparsers: Any, summary: str) -> None:
         help=summary,
         description="Show the events of a loop's last run (resumes included), oldest first.",
     )
-    parser.add_argument("loop", metavar="NAME", help="loop name")
+    add_run_argument(parser)
     add_run_option(parser)
     parser.add_argument("--tail", type=positive_int, metavar="N", help="only the last N events")
     parser.add_argument(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runref import add_run_argument
 from little_loops.cli.runs import add_run_option
 
 FOLLOW_POLL_SECONDS = 0.2
@@ -23,7 +24,7 @@ def register(subparsers: Any, summary: str) -> None:
         "STATE's latest step): a shell action's stdout then stderr, a Claude session as a "
         "readable transcript.",
     )
-    parser.add_argument("loop", metavar="NAME", help="loop name")
+    add_run_argument(parser)
     parser.add_argument("state", metavar="STATE", nargs="?", help="the state whose step to show")
     add_run_option(parser)
     parser.add_argument(

@@ -15,6 +15,7 @@ from little_loops.cli.options import (
     options_from_args,
 )
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runref import add_run_argument
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.place import RunPlace
@@ -30,9 +31,7 @@ def register(subparsers: Any, summary: str) -> None:
         "Run flags not given again keep the values the run was started with, and the "
         "loop's parameters keep theirs (resume takes no new ones).",
     )
-    parser.add_argument(
-        "loop", metavar="NAME[@ID]", help="loop name (or loop file path), or NAME@ID for one run"
-    )
+    add_run_argument(parser)
     add_background_flag(parser)
     add_run_flags(parser)
     parser.set_defaults(handler=_handler)

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from little_loops.fsm.errors import LoopDefinitionError
 from little_loops.fsm.runs.layout import run_files, split_run_key, validate_loop_name
+
+
+def add_run_argument(parser: argparse.ArgumentParser) -> None:
+    """The NAME[@ID] every command about a run takes (`run_name` says what it means)."""
+    parser.add_argument(
+        "loop", metavar="NAME[@ID]", help="loop name (or loop file path), or NAME@ID for one run"
+    )
 
 
 def has_state(name: str, loops_dir: Path) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 from little_loops.cli.nesting import where_in_children
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runref import add_run_argument
 from little_loops.fsm.safetext import one_line
 
 
@@ -19,7 +20,7 @@ def register(subparsers: Any, summary: str) -> None:
         help=summary,
         description="Show the saved state of a loop's last or current run.",
     )
-    parser.add_argument("loop", metavar="NAME", help="loop name")
+    add_run_argument(parser)
     parser.add_argument(
         "--json",
         action="store_true",

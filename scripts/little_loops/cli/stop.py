@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runref import add_run_argument
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -20,7 +21,7 @@ def register(subparsers: Any, summary: str) -> None:
         "action and save its state, then SIGKILL it, its action's process group and what "
         "the action left running.",
     )
-    parser.add_argument("loop", metavar="NAME[@ID]", help="loop name, or NAME@ID for one run")
+    add_run_argument(parser)
     parser.add_argument(
         "--all", action="store_true", help="stop every running run of NAME (it has several)"
     )
