@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from support.fake_anthropic import FakeAnthropic
-from support.fake_claude import shell_claude
+from support.fake_claude import shell_claude, spender_loop, spending_claude
 from support.project import LoopProject
 
 from little_loops import __version__
@@ -243,25 +243,8 @@ def test_handoff_exits_5_and_resume_continues_with_the_note(
 
 
 def test_budget_exits_6(loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch) -> None:
-    report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'", shell="bash")
-    loop_project.write(
-        "spender",
-        """\
-        name: spender
-        initial: fix
-        max_cost_usd: 0.1
-        states:
-          fix:
-            action: /fix it
-            evaluate:
-              type: exit_code
-            on_success: fix
-            on_failure: fix
-          done:
-            terminal: true
-        """,
-    )
+    spending_claude(loop_project.root, monkeypatch)
+    loop_project.write("spender", spender_loop(0.1))
     result = loop_project.run("run", "spender", "--json")
     assert result.code == ExitCode.BUDGET
     assert json.loads(result.out)["terminated_by"] == "budget"
@@ -437,25 +420,8 @@ def test_signal_handlers_are_restored_after_a_run(loop_project: LoopProject) -> 
 def test_max_cost_flag_overrides_the_file(
     loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'", shell="bash")
-    loop_project.write(
-        "spender",
-        """\
-        name: spender
-        initial: fix
-        max_cost_usd: 100
-        states:
-          fix:
-            action: /fix it
-            evaluate:
-              type: exit_code
-            on_success: fix
-            on_failure: fix
-          done:
-            terminal: true
-        """,
-    )
+    spending_claude(loop_project.root, monkeypatch)
+    loop_project.write("spender", spender_loop(100))
     result = loop_project.run("run", "spender", "--json", "--max-cost", "0.05")
     assert result.code == ExitCode.BUDGET
     assert json.loads(result.out)["cost_usd"] == pytest.approx(0.08)

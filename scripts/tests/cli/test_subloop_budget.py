@@ -6,25 +6,11 @@ import json
 
 import pytest
 from support import llproc
-from support.fake_claude import shell_claude
+from support.fake_claude import spender_loop, spending_claude
 from support.project import LoopProject
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
-SPENDER = """\
-name: spender
-max_cost_usd: {own}
-initial: fix
-states:
-  fix:
-    action: /fix it
-    evaluate:
-      type: exit_code
-    on_success: fix
-    on_failure: fix
-  done:
-    terminal: true
-"""
 BOSS = """\
 name: boss
 initial: work
@@ -45,15 +31,14 @@ states:
 
 @pytest.fixture
 def spending(loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch) -> LoopProject:
-    report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'", shell="bash")
+    spending_claude(loop_project.root, monkeypatch)
     return loop_project
 
 
 def test_a_childs_own_budget_is_the_error_verdict(spending: LoopProject) -> None:
     # Was: the whole run stopped with exit 6, and `resume --max-cost` could not lift the
     # child's own limit, so the run could never go on.
-    spending.write("spender", SPENDER.format(own=0.1))
+    spending.write("spender", spender_loop(0.1))
     spending.write("boss", BOSS.format(budget=""))
     result = llproc.console(spending.root, "run", "boss", "--json")
     assert result.returncode == ExitCode.TERMINAL_FAILURE, result.stderr
@@ -63,7 +48,7 @@ def test_a_childs_own_budget_is_the_error_verdict(spending: LoopProject) -> None
 
 
 def test_the_runs_budget_below_the_childs_stops_the_tree(spending: LoopProject) -> None:
-    spending.write("spender", SPENDER.format(own=1))
+    spending.write("spender", spender_loop(1))
     spending.write("boss", BOSS.format(budget="max_cost_usd: 0.1"))
     result = llproc.console(spending.root, "run", "boss", "--json")
     assert result.returncode == ExitCode.BUDGET, result.stderr

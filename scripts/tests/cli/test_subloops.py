@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from support import llproc
-from support.fake_claude import shell_claude
+from support.fake_claude import shell_claude, spender_loop, spending_claude
 from support.project import LoopProject
 
 from little_loops.fsm.runs.outcomes import ExitCode
@@ -224,25 +224,8 @@ def test_a_loop_with_an_action_and_a_loop_is_rejected(loop_project: LoopProject)
 def test_the_shared_budget_stops_a_child_mid_way(
     loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    report = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
-    body = f"echo '{report}'; echo x >> side.txt"
-    shell_claude(loop_project.root, monkeypatch, body, shell="bash")
-    loop_project.write(
-        "spender",
-        """\
-        name: spender
-        initial: fix
-        states:
-          fix:
-            action: /fix it
-            evaluate:
-              type: exit_code
-            on_success: fix
-            on_failure: fix
-          done:
-            terminal: true
-        """,
-    )
+    spending_claude(loop_project.root, monkeypatch, then="; echo x >> side.txt")
+    loop_project.write("spender", spender_loop())
     loop_project.write(
         "boss",
         """\

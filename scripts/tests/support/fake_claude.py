@@ -70,3 +70,31 @@ def said(text: str, message_id: str = "m1", output_tokens: int = 10) -> str:
     usage = {"input_tokens": 100, "output_tokens": output_tokens}
     message = {"id": message_id, "content": [{"type": "text", "text": text}], "usage": usage}
     return json_line({"type": "assistant", "message": message})
+
+
+# What the spending `claude` reports for each call: $0.04.
+SPENT_PER_CALL = '{"type": "result", "result": "working on it", "total_cost_usd": 0.04}'
+
+
+def spending_claude(root: Path, monkeypatch: pytest.MonkeyPatch, then: str = "") -> Path:
+    """A `claude` on PATH that reports $0.04 a call (SPENT_PER_CALL), then runs shell *then*."""
+    return shell_claude(root, monkeypatch, f"echo '{SPENT_PER_CALL}'{then}", shell="bash")
+
+
+def spender_loop(budget: float | None = None) -> str:
+    """Loop `spender`: calls Claude again and again, until a budget (its own *budget*, as
+    `max_cost_usd`, or one from outside) ends it."""
+    limit = "" if budget is None else f"max_cost_usd: {budget}\n"
+    return f"""\
+name: spender
+{limit}initial: fix
+states:
+  fix:
+    action: /fix it
+    evaluate:
+      type: exit_code
+    on_success: fix
+    on_failure: fix
+  done:
+    terminal: true
+"""
