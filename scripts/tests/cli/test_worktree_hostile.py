@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitrepo import git, make_repo, picture
+from support.gitrepo import git, make_repo, picture, run_env
 from support.llproc import ll_loop, start, wait_for
 
 from little_loops.fsm.runs.layout import run_files
@@ -40,16 +40,12 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", **extra}
-
-
 def test_a_checkpoint_never_writes_the_main_index_named_by_git_index_file(repo: Path) -> None:
     # A git hook (or a wrapper run from one) has GIT_INDEX_FILE set to the main checkout's
     # index: the worktree's checkpoint must still use the worktree's own index.
     before = picture(repo)
     stage = git(repo, "ls-files", "--stage")
-    env = _env(GIT_INDEX_FILE=str(repo / ".git" / "index"))
+    env = run_env(GIT_INDEX_FILE=str(repo / ".git" / "index"))
     done = ll_loop(repo, "run", "edit", "--worktree", "--run-id", "gi01", env=env)
     assert done.returncode == ExitCode.OK, done.stderr
     assert git(repo, "ls-files", "--stage") == stage
@@ -82,7 +78,7 @@ def test_a_worktree_runs_actions_use_the_worktrees_index_not_git_index_file(repo
     git(repo, "add", "staged.txt")
     before = picture(repo)
     stage = git(repo, "ls-files", "--stage")
-    env = _env(GIT_INDEX_FILE=str(repo / ".git" / "index"))
+    env = run_env(GIT_INDEX_FILE=str(repo / ".git" / "index"))
     done = ll_loop(repo, "run", "git-add", "--run-id", "ga01", env=env)
     assert done.returncode == ExitCode.OK, done.stderr
     assert git(repo, "ls-files", "--stage") == stage
@@ -112,7 +108,7 @@ def test_a_state_file_edited_by_hand_cannot_make_the_end_of_a_run_delete_its_com
 ) -> None:
     (repo / ".loops" / "commit-then-wait.yaml").write_text(textwrap.dedent(COMMIT_THEN_WAIT))
     go = tmp_path / "go"
-    env = _env(GO=str(go))
+    env = run_env(GO=str(go))
     key, branch = "commit-then-wait@cw01", "ll/commit-then-wait/cw01"
     run = start(repo, "run", "commit-then-wait", "--worktree", "--run-id", "cw01", env=env)
     state = run_files(key, repo / ".loops").state
@@ -140,16 +136,16 @@ def _saved(path: Path) -> dict[str, Any]:
 
 def test_merge_or_discard_never_deletes_a_worktree_made_from_inside_it(repo: Path) -> None:
     git(repo, "commit", "-q", "-m", "the user's staged file")  # merge needs a clean checkout
-    outer = ll_loop(repo, "run", "edit", "--worktree", "--run-id", "out1", env=_env())
+    outer = ll_loop(repo, "run", "edit", "--worktree", "--run-id", "out1", env=run_env())
     assert outer.returncode == ExitCode.OK, outer.stderr
     folder = repo / ".loops" / ".worktrees" / "edit@out1"
-    inner = ll_loop(folder, "run", "edit", "--worktree", "--run-id", "in01", env=_env())
+    inner = ll_loop(folder, "run", "edit", "--worktree", "--run-id", "in01", env=run_env())
     assert inner.returncode == ExitCode.OK, inner.stderr
     precious = folder / ".loops" / ".worktrees" / "edit@in01" / "precious.txt"
     precious.write_text("uncommitted work of the inner run\n")
     head = git(repo, "rev-parse", "HEAD")
     for action in ("merge", "discard"):
-        done = ll_loop(repo, "worktree", action, "edit@out1", env=_env())
+        done = ll_loop(repo, "worktree", action, "edit@out1", env=run_env())
         assert done.returncode == 1, done.stderr
         assert done.stderr.startswith("ll-loop: error: "), done.stderr
         assert "holds another worktree" in done.stderr, done.stderr
@@ -181,7 +177,7 @@ def test_resume_never_follows_a_symlink_planted_at_the_worktrees_place(
 ) -> None:
     (repo / ".loops" / "wait-then-write.yaml").write_text(textwrap.dedent(WAIT_THEN_WRITE))
     go = tmp_path / "go"
-    env = _env(GO=str(go))
+    env = run_env(GO=str(go))
     key = "wait-then-write@sy01"
     run = start(repo, "run", "wait-then-write", "--worktree", "--run-id", "sy01", env=env)
     state = run_files(key, repo / ".loops").state
@@ -205,7 +201,7 @@ def test_worktree_commands_never_follow_a_symlink_planted_at_the_worktrees_place
     repo: Path, tmp_path: Path
 ) -> None:
     git(repo, "commit", "-q", "-m", "the user's staged file")  # merge needs a clean checkout
-    done = ll_loop(repo, "run", "edit", "--worktree", "--run-id", "sy02", env=_env())
+    done = ll_loop(repo, "run", "edit", "--worktree", "--run-id", "sy02", env=run_env())
     assert done.returncode == ExitCode.OK, done.stderr
     folder = repo / ".loops" / ".worktrees" / "edit@sy02"
     folder.rename(tmp_path / "moved")
@@ -214,7 +210,7 @@ def test_worktree_commands_never_follow_a_symlink_planted_at_the_worktrees_place
     before = picture(repo)
     branches = git(repo, "for-each-ref", "refs/heads")
     for action in ("merge", "discard", "diff"):
-        done = ll_loop(repo, "worktree", action, "edit@sy02", env=_env())
+        done = ll_loop(repo, "worktree", action, "edit@sy02", env=run_env())
         assert done.returncode == 1, done.stderr
         assert done.stderr.startswith("ll-loop: error: "), done.stderr
         assert "symbolic link" in done.stderr, done.stderr
@@ -223,7 +219,7 @@ def test_worktree_commands_never_follow_a_symlink_planted_at_the_worktrees_place
 
 
 def test_an_option_like_base_of_a_background_run_is_refused_as_a_ref(repo: Path) -> None:
-    done = ll_loop(repo, "run", "edit", "--worktree", "--background", "--base=-x", env=_env())
+    done = ll_loop(repo, "run", "edit", "--worktree", "--background", "--base=-x", env=run_env())
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith("ll-loop: error: "), done.stderr
     assert "--base '-x': no such commit, branch or tag" in done.stderr, done.stderr
@@ -248,9 +244,9 @@ def test_new_files_count_as_changes_when_git_status_hides_untracked_files(repo: 
     git(repo, "commit", "-q", "-m", "the user's staged file")  # merge needs a clean checkout
     git(repo, "config", "status.showUntrackedFiles", "no")
     (repo / ".loops" / "new-file.yaml").write_text(textwrap.dedent(NEW_FILE))
-    done = ll_loop(repo, "run", "new-file", "--worktree", "--run-id", "nf01", env=_env())
+    done = ll_loop(repo, "run", "new-file", "--worktree", "--run-id", "nf01", env=run_env())
     assert done.returncode == ExitCode.OK, done.stderr
     assert "kept worktree" in done.stderr, done.stderr
-    merged = ll_loop(repo, "worktree", "merge", "new-file@nf01", env=_env())
+    merged = ll_loop(repo, "worktree", "merge", "new-file@nf01", env=run_env())
     assert merged.returncode == ExitCode.OK, merged.stderr
     assert (repo / "new.txt").read_text() == "the run's work\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.doc_blocks import all_blocks
-from support.gitrepo import git, make_repo, picture
+from support.gitrepo import git, make_repo, picture, run_env
 from support.llproc import ll_loop, start, wait_for
 
 from little_loops.fsm.runs.layout import output_file_name, run_files, split_run_key, stderr_file
@@ -102,10 +102,6 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", **extra}
-
-
 def _state(root: Path, key: str) -> dict[str, object]:
     path = run_files(key, root / ".loops").state
     try:
@@ -128,7 +124,7 @@ def _commits(root: Path, branch: str, base: str) -> list[str]:
 def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo: Path) -> None:
     before = picture(repo)
     base = git(repo, "rev-parse", "HEAD").strip()
-    done = ll_loop(repo, "run", "fix-issue", "7", "--worktree", env=_env())
+    done = ll_loop(repo, "run", "fix-issue", "7", "--worktree", env=run_env())
     assert done.returncode == ExitCode.OK, done.stderr
     key = _key(done.stderr, "fix-issue")
     (sample,) = [b for b in all_blocks() if b.starts("docs/worktrees.md", "$ ll-loop run fix-")]
@@ -154,17 +150,17 @@ def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo
         "branch": branch,
         "base": base,
     }
-    status = ll_loop(repo, "status", key, env=_env())
+    status = ll_loop(repo, "status", key, env=run_env())
     assert status.returncode == ExitCode.OK
     assert re.search(rf"^loop: +{re.escape(key)}$", status.stdout, re.M), status.stdout
     shown = f".loops/.worktrees/{key} (branch {branch})"
     assert re.search(rf"^worktree: +{re.escape(shown)}$", status.stdout, re.M), status.stdout
-    history = ll_loop(repo, "history", key, env=_env())
+    history = ll_loop(repo, "history", key, env=run_env())
     first = history.stdout.splitlines()[0]
     assert first.endswith(f"loop_start      {key} at fix (branch {branch})"), first
     shas = git(repo, "log", "--format=%h", f"{base}..{branch}").split()
     assert all(sha in history.stdout for sha in shas), history.stdout
-    listed = ll_loop(repo, "list", "--running", env=_env())
+    listed = ll_loop(repo, "list", "--running", env=run_env())
     assert re.search(
         rf"^{re.escape(key)} +completed +done .* {re.escape(branch)}$", listed.stdout, re.M
     )
@@ -172,18 +168,18 @@ def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo
 
 def test_a_worktree_run_that_changed_nothing_leaves_no_worktree_or_branch(repo: Path) -> None:
     before = picture(repo)
-    done = ll_loop(repo, "run", "nothing", "--worktree", env=_env())
+    done = ll_loop(repo, "run", "nothing", "--worktree", env=run_env())
     assert done.returncode == ExitCode.OK, done.stderr
     key = _key(done.stderr, "nothing")
     assert not (repo / ".loops" / ".worktrees" / key).exists()
     assert git(repo, "branch", "--list", "ll/*") == ""
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert picture(repo) == before
-    assert ll_loop(repo, "status", key, env=_env()).returncode == ExitCode.OK  # still shown
-    again = ll_loop(repo, "run", "nothing", "--worktree", env=_env())
+    assert ll_loop(repo, "status", key, env=run_env()).returncode == ExitCode.OK  # still shown
+    again = ll_loop(repo, "run", "nothing", "--worktree", env=run_env())
     assert again.returncode == ExitCode.OK, again.stderr
     assert not run_files(key, repo / ".loops").state.exists()  # forgotten: its tree is gone
-    archived = json.loads(ll_loop(repo, "runs", "nothing", "--json", env=_env()).stdout)
+    archived = json.loads(ll_loop(repo, "runs", "nothing", "--json", env=run_env()).stdout)
     assert [run["id"] for run in archived][0] == split_run_key(key)[1]  # the archive has it
 
 
@@ -194,7 +190,7 @@ def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> No
         started = ll_loop(
             repo,
             "run", "fix-issue", issue, "--set", "pause=2", "--worktree", "--background", "--json",
-            env=_env(),
+            env=run_env(),
         )  # fmt: skip
         assert started.returncode == ExitCode.OK, started.stderr
         keys.append(json.loads(started.stdout)["loop"])
@@ -206,7 +202,7 @@ def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> No
     for key, issue in zip(keys, ("101", "102", "103"), strict=True):
         tree = repo / ".loops" / ".worktrees" / key
         assert (tree / "fixes.txt").read_text() == f"fix for issue {issue}\n" * 2
-        status = ll_loop(repo, "status", key, env=_env())
+        status = ll_loop(repo, "status", key, env=run_env())
         assert re.search(r"^status: +completed \(terminal\)$", status.stdout, re.M), status.stdout
         events = run_files(key, repo / ".loops").events.read_text().splitlines()
         parsed = [json.loads(line) for line in events]
@@ -214,7 +210,7 @@ def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> No
                    and e["state"] == "fix")  # fmt: skip
         spans.append((parsed[0]["ts"], parsed[-1]["ts"]))
     assert max(start for start, _ in spans) < min(end for _, end in spans)  # all ran at once
-    latest = ll_loop(repo, "status", "fix-issue", env=_env())  # NAME: its latest run
+    latest = ll_loop(repo, "status", "fix-issue", env=run_env())  # NAME: its latest run
     assert re.search(r"^other runs: +2 more \(ll-loop list --running; name one as NAME@ID\)$",
                      latest.stdout, re.M), latest.stdout  # fmt: skip
     branches = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/ll/").split()
@@ -225,12 +221,14 @@ def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> No
 def test_stop_with_several_runs_going_asks_for_an_id_or_all(repo: Path) -> None:
     keys = []
     for _ in range(2):
-        started = ll_loop(repo, "run", "slow", "--worktree", "--background", "--json", env=_env())
+        started = ll_loop(
+            repo, "run", "slow", "--worktree", "--background", "--json", env=run_env()
+        )
         assert started.returncode == ExitCode.OK, started.stderr
         keys.append(json.loads(started.stdout)["loop"])
     for key in keys:
         wait_for(lambda key=key: _state(repo, key).get("current_state") == "wait", 15, key)
-    refused = ll_loop(repo, "stop", "slow", env=_env())
+    refused = ll_loop(repo, "stop", "slow", env=run_env())
     assert refused.returncode == ExitCode.FAILED
     (sample,) = [
         b for b in all_blocks() if b.starts("docs/cli.md", "ll-loop: error: loop 'slow' has")
@@ -238,10 +236,10 @@ def test_stop_with_several_runs_going_asks_for_an_id_or_all(repo: Path) -> None:
     shown = sample.text.replace("slow@k3x9", keys[0]).replace("slow@m2p7", keys[1])
     assert refused.stderr == shown  # the sample in docs/cli.md, with these runs' ids
     assert all(_state(repo, key)["status"] == "running" for key in keys)
-    stopped = ll_loop(repo, "stop", "slow", "--all", env=_env())
+    stopped = ll_loop(repo, "stop", "slow", "--all", env=run_env())
     assert stopped.returncode == ExitCode.OK, stopped.stderr
     assert all(_state(repo, key)["status"] == "stopped" for key in keys)
-    resumed = ll_loop(repo, "resume", "slow", env=_env(FAST="1"))
+    resumed = ll_loop(repo, "resume", "slow", env=run_env(FAST="1"))
     assert resumed.returncode == ExitCode.FAILED
     assert "has 2 runs going" in resumed.stderr
     assert "ll-loop resume slow@" in resumed.stderr
@@ -266,7 +264,7 @@ def test_kill_9_mid_run_then_resume_goes_on_in_the_same_worktree(repo: Path) -> 
     proc.wait()
     tree = repo / ".loops" / ".worktrees" / key
     assert (tree / "work.txt").read_text() == "one\n"  # the crash left the worktree
-    resumed = ll_loop(repo, "resume", "slow", env=_env(FAST="1"))
+    resumed = ll_loop(repo, "resume", "slow", env=run_env(FAST="1"))
     assert resumed.returncode == ExitCode.OK, resumed.stderr
     assert (tree / "work.txt").read_text() == "one\ntwo\n"
     branch = f"ll/slow/{split_run_key(key)[1]}"
@@ -281,7 +279,7 @@ def test_kill_9_mid_run_then_resume_goes_on_in_the_same_worktree(repo: Path) -> 
 
 def test_a_checkpointing_loop_outside_a_worktree_is_refused_before_it_runs(repo: Path) -> None:
     before = picture(repo)
-    refused = ll_loop(repo, "run", "fix-issue", "7", env=_env())
+    refused = ll_loop(repo, "run", "fix-issue", "7", env=run_env())
     assert refused.returncode == ExitCode.USAGE
     assert refused.stderr == (
         "ll-loop: error: loop 'fix-issue' uses commit: (state 'fix'); checkpoints need a"
@@ -297,14 +295,14 @@ def test_worktree_outside_git_and_a_taken_run_id_are_one_line(repo: Path, tmp_pa
     plain = tmp_path / "plain"
     (plain / ".loops").mkdir(parents=True)
     (plain / ".loops" / "nothing.yaml").write_text(textwrap.dedent(NOTHING))
-    outside = ll_loop(plain, "run", "nothing", "--worktree", env=_env())
+    outside = ll_loop(plain, "run", "nothing", "--worktree", env=run_env())
     assert outside.returncode != ExitCode.OK
     assert outside.stderr.startswith("ll-loop: error: ")
     assert outside.stderr.count("\n") == 1
     assert "git" in outside.stderr
-    first = ll_loop(repo, "run", "fix-issue", "7", "--worktree", "--run-id", "ab12", env=_env())
+    first = ll_loop(repo, "run", "fix-issue", "7", "--worktree", "--run-id", "ab12", env=run_env())
     assert first.returncode == ExitCode.OK, first.stderr
-    again = ll_loop(repo, "run", "fix-issue", "8", "--worktree", "--run-id", "ab12", env=_env())
+    again = ll_loop(repo, "run", "fix-issue", "8", "--worktree", "--run-id", "ab12", env=run_env())
     assert again.returncode == ExitCode.USAGE
     assert again.stderr == (
         "ll-loop: error: loop 'fix-issue' already has a run or a worktree with id 'ab12'"
@@ -323,7 +321,7 @@ def test_a_state_file_cannot_send_resume_to_another_folder(repo: Path, tmp_path:
     data = json.loads(path.read_text())
     data["worktree"]["workdir"] = str(elsewhere)  # a folder outside the run's worktree
     path.write_text(json.dumps(data))
-    refused = ll_loop(repo, "resume", "slow@cd34", env=_env(FAST="1"))
+    refused = ll_loop(repo, "resume", "slow@cd34", env=run_env(FAST="1"))
     assert refused.returncode == ExitCode.FAILED
     assert refused.stderr.startswith("ll-loop: error: the state file of run slow@cd34 names a")
     assert refused.stderr.count("\n") == 1
@@ -336,15 +334,15 @@ def test_a_worktree_run_resumes_in_the_background_beside_a_run_holding_the_proje
     started = ll_loop(repo, "run", "slow", "--worktree", "--background", "--run-id", "ef56")
     assert started.returncode == ExitCode.OK, started.stderr
     wait_for(lambda: _state(repo, "slow@ef56").get("current_state") == "wait", 15, "the wait")
-    assert ll_loop(repo, "stop", "slow@ef56", env=_env()).returncode == ExitCode.OK
-    holding = ll_loop(repo, "run", "hold", "--background", env=_env())  # scope: the project
+    assert ll_loop(repo, "stop", "slow@ef56", env=run_env()).returncode == ExitCode.OK
+    holding = ll_loop(repo, "run", "hold", "--background", env=run_env())  # scope: the project
     assert holding.returncode == ExitCode.OK, holding.stderr
     try:
-        resumed = ll_loop(repo, "resume", "slow@ef56", "--background", env=_env(FAST="1"))
+        resumed = ll_loop(repo, "resume", "slow@ef56", "--background", env=run_env(FAST="1"))
         assert resumed.returncode == ExitCode.OK, resumed.stderr  # another tree: no overlap
         wait_for(lambda: _state(repo, "slow@ef56").get("status") == "completed", 15, "the end")
     finally:
-        ll_loop(repo, "stop", "hold", env=_env())
+        ll_loop(repo, "stop", "hold", env=run_env())
 
 
 def test_a_run_stopped_at_a_limit_keeps_its_worktree_to_go_on_in(repo: Path) -> None:
@@ -353,10 +351,10 @@ def test_a_run_stopped_at_a_limit_keeps_its_worktree_to_go_on_in(repo: Path) -> 
         "  look:\n    action: ls > /dev/null\n    on_success: look\n    on_failure: done\n"
         "  done:\n    terminal: true\n"
     )
-    first = ll_loop(repo, "run", "spin", "--worktree", "--run-id", "gh78", env=_env())
+    first = ll_loop(repo, "run", "spin", "--worktree", "--run-id", "gh78", env=run_env())
     assert first.returncode == ExitCode.MAX_ITERATIONS, first.stderr
     assert (repo / ".loops" / ".worktrees" / "spin@gh78").is_dir()  # kept, though unchanged
-    again = ll_loop(repo, "resume", "spin@gh78", "-n", "2", env=_env())
+    again = ll_loop(repo, "resume", "spin@gh78", "-n", "2", env=run_env())
     assert again.returncode == ExitCode.MAX_ITERATIONS, again.stderr
     assert "ll-loop: resuming loop 'spin@gh78' at state 'look'" in again.stderr
 
@@ -385,7 +383,7 @@ def test_a_run_inside_a_live_runs_worktree_is_refused_but_its_own_actions_may(
     assert "Loop completed" in said  # the nested run's own lines, without the note
     assert "this folder is the worktree" not in said
     try:
-        refused = ll_loop(tree, "run", "inner", env=_env())
+        refused = ll_loop(tree, "run", "inner", env=run_env())
         assert refused.returncode == ExitCode.FAILED
         assert refused.stderr == (
             "ll-loop: note: this folder is the worktree of run outer@ij90; run ll-loop in"
@@ -395,4 +393,4 @@ def test_a_run_inside_a_live_runs_worktree_is_refused_but_its_own_actions_may(
             " 'll-loop stop outer@ij90' from the main checkout\n"
         )
     finally:
-        ll_loop(repo, "stop", "outer@ij90", env=_env())
+        ll_loop(repo, "stop", "outer@ij90", env=run_env())

@@ -16,6 +16,12 @@ GIT_ENV = {
 _RUN_FOLDERS = (".git", ".loops/.running", ".loops/.history", ".loops/.worktrees")
 
 
+def run_env(**extra: str) -> dict[str, str]:
+    """The environment an `ll-loop` under test runs with: this one, no system git config,
+    and *extra*."""
+    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", **extra}
+
+
 def git(root: Path, *args: str) -> str:
     """`git ARGS` in *root*; its stdout. A failing command fails the test with its stderr."""
     done = subprocess.run(
