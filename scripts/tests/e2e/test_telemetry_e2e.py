@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from support import llproc
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn
+from support.otlp import otlp_endpoint
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -40,25 +39,10 @@ LOOP = """\
 
 
 @pytest.fixture
-def collector() -> Iterator[tuple[str, list[bytes]]]:
-    """An OTLP/HTTP endpoint on 127.0.0.1 that keeps the body of each POST."""
-    received: list[bytes] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            received.append(self.rfile.read(int(self.headers["Content-Length"])))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", received
-    server.shutdown()
-    server.server_close()
+def collector() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+    """An OTLP/HTTP endpoint on 127.0.0.1 that keeps each request's path and body."""
+    with otlp_endpoint() as endpoint:
+        yield endpoint
 
 
 def _value(attribute: Any) -> Any:
@@ -66,7 +50,7 @@ def _value(attribute: Any) -> Any:
 
 
 def test_the_claude_steps_span_carries_its_cost_and_tokens(
-    fake_anthropic: FakeAnthropic, tmp_path: Path, collector: tuple[str, list[bytes]]
+    fake_anthropic: FakeAnthropic, tmp_path: Path, collector: tuple[str, list[tuple[str, bytes]]]
 ) -> None:
     agent = fake_anthropic.route("agent", is_claude_code_turn)
     agent.reply_text("hello there", usage={"input_tokens": 1500, "output_tokens": 42})
@@ -82,7 +66,7 @@ def test_the_claude_steps_span_carries_its_cost_and_tokens(
         tmp_path, "run", "ask", timeout=120, env={**env, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
     )
     assert done.returncode == ExitCode.OK, done.stderr
-    [body] = received
+    [(_, body)] = received
     request = ExportTraceServiceRequest.FromString(body)
     spans = {
         span.name: {a.key: _value(a) for a in span.attributes}

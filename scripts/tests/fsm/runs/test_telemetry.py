@@ -6,9 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from support import llproc
+from support.otlp import otlp_endpoint
 
 from little_loops.fsm.runs.archive import list_runs
 from little_loops.fsm.runs.notify import RunSummary, summarize
@@ -171,24 +170,8 @@ def test_traces_are_wanted_when_the_environment_says_so(
 @pytest.fixture
 def collector() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
     """An OTLP/HTTP endpoint on 127.0.0.1 that keeps each request's path and body."""
-    received: list[tuple[str, bytes]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            received.append((self.path, self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", received
-    server.shutdown()
-    server.server_close()
+    with otlp_endpoint() as endpoint:
+        yield endpoint
 
 
 def test_ll_loop_run_sends_the_trace_to_the_otlp_endpoint(
