@@ -56,6 +56,11 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirects)
 
 
+def no_answer(timeout: float) -> str:
+    """What a try that got no answer in time is said to be, whichever clock noticed first."""
+    return f"no answer within {timeout:g}s"
+
+
 def _post_once(url: str, body: bytes, timeout: float) -> tuple[str, bool]:
     """One POST: ('', _) when the server took it (2xx), else (what went wrong, retry?)."""
     request = urllib.request.Request(
@@ -73,6 +78,8 @@ def _post_once(url: str, body: bytes, timeout: float) -> tuple[str, bool]:
         exc.close()
     except (urllib.error.URLError, OSError, HTTPException, ValueError) as exc:
         why = getattr(exc, "reason", None) or exc
+        if isinstance(why, TimeoutError):  # the socket's own timeout: said as post_json's
+            return no_answer(timeout), True
         # A certificate that does not check out will not check out a second later.
         return str(why) or type(why).__name__, not isinstance(why, ssl.SSLCertVerificationError)
     if 200 <= status < 300:
@@ -136,7 +143,7 @@ def post_json(
         if not _wait(done, timeout, cancelled):
             if cancelled.is_set():
                 return Delivery(False, attempt, problem or "cancelled", cancelled=True)
-            problem, retry = f"no answer within {timeout:g}s", True
+            problem, retry = no_answer(timeout), True
         else:
             problem, retry = outcome[0] if outcome else ("the request failed", True)
         if not problem:

@@ -92,3 +92,16 @@ def test_a_certificate_that_fails_to_verify_is_not_tried_again(tmp_path: Path) -
         server.server_close()
     assert (done.delivered, done.tries, waited) == (False, 1, [])
     assert "CERTIFICATE_VERIFY_FAILED" in done.problem
+
+
+def test_a_timeout_reads_the_same_whichever_clock_notices_it_first() -> None:
+    # A try's socket times out at the moment post_json stops waiting for it; under load the
+    # socket's own timeout can come first. Both are "no answer", never Python's "timed out".
+    from little_loops.fsm.runs.webhook import _post_once
+
+    silent = socket.create_server(("127.0.0.1", 0))  # takes the connection, never answers
+    try:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/hook"
+        assert _post_once(url, b"{}", 0.3) == ("no answer within 0.3s", True)
+    finally:
+        silent.close()
