@@ -6,9 +6,11 @@ from little_loops.fsm.engine.interpolation import (
     interpolate_dict,
     interpolate_value,
 )
+from little_loops.fsm.errors import InterpolationError
 
 __all__ = [
     "InterpolationContext",
+    "InterpolationError",
     "interpolate",
     "interpolate_dict",
     "interpolate_value",

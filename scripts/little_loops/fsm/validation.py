@@ -7,9 +7,11 @@ from little_loops.fsm.definition.validation import (
     validate_definition,
     validate_fsm,
 )
+from little_loops.fsm.errors import ValidationError
 
 __all__ = [
     "FileReport",
+    "ValidationError",
     "check_file",
     "load_and_validate",
     "validate_definition",

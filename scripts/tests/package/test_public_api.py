@@ -17,10 +17,19 @@ INIT = Path(fsm.__file__)
 SEED_PATHS = {
     "little_loops.fsm.schema": ["FSMLoop", "StateConfig", "EvaluateConfig", "RouteConfig"],
     "little_loops.fsm.executor": ["FSMExecutor", "ExecutionResult", "ActionResult"],
-    "little_loops.fsm.evaluators": ["evaluate", "EvaluationResult", "evaluate_llm_structured"],
+    "little_loops.fsm.evaluators": [
+        "evaluate",
+        "EvaluationResult",
+        "evaluate_convergence",
+        "evaluate_exit_code",
+        "evaluate_llm_structured",
+        "evaluate_output_contains",
+        "evaluate_output_json",
+        "evaluate_output_numeric",
+    ],
     "little_loops.fsm.persistence": ["StatePersistence", "PersistentExecutor"],
-    "little_loops.fsm.validation": ["validate_fsm", "load_and_validate"],
-    "little_loops.fsm.interpolation": ["InterpolationContext", "interpolate"],
+    "little_loops.fsm.validation": ["validate_fsm", "load_and_validate", "ValidationError"],
+    "little_loops.fsm.interpolation": ["InterpolationContext", "interpolate", "InterpolationError"],
     "little_loops.fsm.compilers": ["compile_paradigm"],
 }
 
