@@ -8,8 +8,8 @@ from typing import Any
 
 RESULT_WIDTH = 100  # a tool result is shown as its first line, cut to this many characters
 # What `tool_lines` keeps of a session: its first this many lines, each cut to this width.
-MAX_TOOL_LINES = 400
-TOOL_LINE_WIDTH = 2000
+MAX_TOOL_LINES = 200
+TOOL_LINE_WIDTH = 500
 
 
 def readable(line: str) -> list[str]:
