@@ -113,8 +113,13 @@ def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
     """The report of NAME's archived run *run_id*, else of its current (or last) run."""
     from little_loops.cli.runref import run_name
     from little_loops.cli.runs import archived_name
-    from little_loops.fsm.runs.archive import archived_definition, find_run, list_runs
-    from little_loops.fsm.runs.layout import split_run_key
+    from little_loops.fsm.runs.archive import (
+        archived_definition,
+        find_run,
+        list_runs,
+        read_definition,
+    )
+    from little_loops.fsm.runs.layout import RunFiles, split_run_key
     from little_loops.fsm.runs.report import build_report
     from little_loops.fsm.runs.store import StatePersistence
 
@@ -134,7 +139,10 @@ def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
         return one_report(loop, runs[-1].run_id, loops_dir) if runs else None
     archived, _ = list_runs(loops_dir, loop)
     report.run_id = _archived_id(archived, store)
-    report.definition = _current_definition(name, loops_dir)
+    # The loop as the run started it; a run from before runs kept it: the file NAME names.
+    report.definition = read_definition(RunFiles(key, loops_dir).definition)
+    if report.definition is None:
+        report.definition = _current_definition(name, loops_dir)
     return report
 
 
@@ -180,6 +188,7 @@ def text_report(report: Report) -> str:
 
     head = f"loop {report.loop}" + (f" · run {report.run_id}" if report.run_id else "")
     ending = f"{report.outcome} in {report.final_state}" if report.outcome else "not ended"
+    ending += {True: " (success)", False: " (failure)", None: ""}[report.success]
     lines = [
         f"{head} · {ending} · {report.pass_count} passes · {report.step_count} steps"
         f" · {format_duration(report.duration_ms)} · {_money(report.cost_usd)}"
@@ -217,6 +226,10 @@ def text_report(report: Report) -> str:
         tail.append(f"resumed {report.resumed} time{'s' if report.resumed > 1 else ''}")
     if tail:
         lines += ["", " · ".join(tail)]
+    if report.error:
+        from little_loops.fsm.safetext import one_line
+
+        lines.append(one_line(f"why: {report.error}"))
     return "\n".join(lines)
 
 

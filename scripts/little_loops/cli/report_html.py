@@ -7,17 +7,22 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from little_loops.cli.report_svg import cost_bars_svg, graph_svg, timeline_svg, verdict_class
+from little_loops.cli.report_svg import (
+    cost_bars_svg,
+    graph_svg,
+    step_verdict,
+    timeline_svg,
+    verdict_class,
+)
 from little_loops.fsm.timefmt import format_duration
 
 if TYPE_CHECKING:
-    from little_loops.fsm.runs.report import Report
+    from little_loops.fsm.runs.report import Report, Step
 
 T = TypeVar("T")
 
 MAX_STEPS_LISTED = 500  # a longer run lists its last this many steps, each with its output
 MAX_PASSES_LISTED = 200
-OUTCOME_CLASS = {"terminal": "ok", "error": "bad", "max_iterations": "bad", "budget": "bad"}
 
 CSS = """
 :root{--bg:#f6f7f9;--card:#fff;--ink:#1d2330;--muted:#6b7385;--line:#e3e6ec;--accent:#3b5bdb;
@@ -26,7 +31,8 @@ CSS = """
 font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 main{max-width:1100px;margin:0 auto;padding:28px 20px 60px}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:17px;margin:0 0 12px}
-.sub{color:var(--muted);margin:0 0 18px}.muted{color:var(--muted)}
+.sub{color:var(--muted);margin:0 0 6px}.muted{color:var(--muted)}
+.ending{margin:0 0 18px}.ending .why{display:block;margin-top:4px}
 .badge{display:inline-block;padding:2px 10px;border-radius:999px;color:#fff;font-size:13px;
 font-weight:600;vertical-align:middle;background:var(--other)}
 .badge.ok{background:var(--ok)}.badge.bad{background:var(--bad)}
@@ -73,12 +79,42 @@ _LEGEND = (
     '<span><i style="background:var(--bad)"></i>failure</span>'
     '<span><i style="background:var(--err)"></i>error</span>'
     '<span><i style="background:var(--other)"></i>other verdict</span>'
-    '<span><i style="background:var(--none)"></i>no verdict</span></p>'
+    '<span><i style="background:var(--none)"></i>not judged (next:)</span></p>'
 )
 
 
 def _money(value: float) -> str:
     return f"${value:.4f}" if value else "–"
+
+
+def badge_class(report: Report) -> str:
+    """The colour of a run's outcome: ok for a success, bad for a failure, none while it has
+    not ended, other for a run that can go on (stopped, interrupted, awaiting an answer)."""
+    if report.outcome is None:
+        return "none"
+    return {True: "ok", False: "bad", None: "other"}[report.success]
+
+
+def _ending(report: Report) -> str:
+    """The state the run ended in, whether that is a success, and why it ended so."""
+    if report.outcome is None:
+        return '<p class="ending muted">Not ended: still running, or its process died.</p>'
+    state = escape(report.final_state or "?")
+    said = escape(report.outcome)
+    if report.success is not None:
+        colour, word = ("ok", "a success") if report.success else ("bad", "a failure")
+        said = f'<span class="v {colour}">{word}</span>'
+    why = escape(report.error or "")
+    stall = report.stall
+    if stall is not None:  # which breaker, and its counts
+        counts = ", ".join(
+            f"{key} {escape(str(stall[key]))}"
+            for key in ("detector", "state", "count", "limit")
+            if key in stall
+        )
+        why += f' <span class="muted">({counts})</span>'
+    why = f'<span class="why"><b>Why:</b> {why}</span>' if why else ""
+    return f'<p class="ending">Ended in <b>{state}</b>: {said}.{why}</p>'
 
 
 def _loop_shape(report: Report) -> tuple[list[str], str | None, set[tuple[str, str]], set[str]]:
@@ -106,7 +142,6 @@ def _loop_shape(report: Report) -> tuple[list[str], str | None, set[tuple[str, s
 def run_section(report: Report) -> str:
     """Everything about one run: its cards, graph, timeline, costs, tables and steps."""
     outcome = report.outcome or "not ended"
-    badge = OUTCOME_CLASS.get(outcome, "none" if report.outcome is None else "other")
     run = f" · run {escape(report.run_id)}" if report.run_id else ""
     started = escape((report.started_at or "")[:19].replace("T", " "))
     tokens = sum(report.tokens.values())
@@ -122,13 +157,14 @@ def run_section(report: Report) -> str:
     if report.costliest:
         cards.append((escape(report.costliest), "costliest state"))
     states, initial, transitions, terminals = _loop_shape(report)
-    ending = f" in {escape(report.final_state)}" if report.final_state else ""
+    badge = f'<span class="badge {badge_class(report)}">{escape(outcome)}</span>'
     return "".join(
         [
-            f'<h1>{escape(report.loop)} <span class="badge {badge}">{escape(outcome)}</span></h1>',
-            f'<p class="sub">started {started}{run}{ending}'
+            f"<h1>{escape(report.loop)} {badge}</h1>",
+            f'<p class="sub">started {started}{run}'
             + (f" · resumed {report.resumed}×" if report.resumed else "")
             + "</p>",
+            _ending(report),
             '<div class="cards">',
             *(
                 f'<div class="card"><b>{value}</b><span>{label}</span></div>'
@@ -197,34 +233,59 @@ def _steps(report: Report) -> str:
     shown, note = _last(report.steps, MAX_STEPS_LISTED, report.step_count, "steps")
     items = []
     for step in shown:
-        verdict = step.verdict or "no verdict"
+        label, colour = step_verdict(step)
         head = (
             f"#{step.number} <b>{escape(step.state)}</b> · "
-            f'<span class="v {verdict_class(step.verdict)}">{escape(verdict)}</span>'
+            f'<span class="v {colour}">{escape(label)}</span>'
             f" · {format_duration(step.duration_ms)}"
             + (f" · exit {step.exit_code}" if step.exit_code is not None else "")
             + (f" · {_money(step.cost_usd)}" if step.cost_usd else "")
+            + (" · resumed" if step.resumed else "")
+            + (' · <span class="v bad">stall</span>' if step.stall else "")
             + (f" → {escape(step.to)}" if step.to else "")
         )
-        body = []
-        if step.action:
-            kind = "Claude" if step.action_type == "prompt" else "shell"
-            body.append(f'<p class="muted">{kind} action:</p><pre>{escape(step.action)}</pre>')
-        if step.output:
-            body.append(f'<p class="muted">output (its end):</p><pre>{escape(step.output)}</pre>')
-        if step.stderr:
-            body.append(f'<p class="muted">stderr:</p><pre class="err">{escape(step.stderr)}</pre>')
-        if not body:
-            body.append('<p class="muted">No action and no output.</p>')
+        body = _step_body(step)
         items.append(f"<details><summary>{head}</summary>{''.join(body)}</details>")
     return f"<section><h2>Steps</h2>{note}{''.join(items)}</section>"
+
+
+def _step_body(step: Step) -> list[str]:
+    """What a step did, each text from the run escaped: its action, the judge's verdict
+    and reason, Claude's tool calls, the end of its output and stderr, a stall."""
+    body = []
+    if step.action:
+        kind = "Claude" if step.action_type == "prompt" else "shell"
+        body.append(f'<p class="muted">{kind} action:</p><pre>{escape(step.action)}</pre>')
+    if step.evaluator is not None:
+        sure = f" (confidence {step.confidence:.2f})" if step.confidence is not None else ""
+        said = f"{escape(step.verdict or '?')}{sure}"
+        body.append(f'<p class="muted">verdict of {escape(step.evaluator)}: {said}</p>')
+        if step.reason and step.reason != step.error:
+            body.append(f"<pre>{escape(step.reason)}</pre>")
+    if step.error:
+        body.append(f'<p class="muted">error:</p><pre class="err">{escape(step.error)}</pre>')
+    if step.tool_calls:
+        calls = escape("\n".join(step.tool_calls))
+        body.append(
+            '<p class="muted">Claude\'s tool calls (as ll-loop logs shows them):</p>'
+            f'<pre class="tools">{calls}</pre>'
+        )
+    if step.output:
+        body.append(f'<p class="muted">output (its end):</p><pre>{escape(step.output)}</pre>')
+    if step.stderr:
+        body.append(f'<p class="muted">stderr:</p><pre class="err">{escape(step.stderr)}</pre>')
+    if step.stall:
+        body.append(f'<p class="muted">stall:</p><pre class="err">{escape(step.stall)}</pre>')
+    if not body:
+        body.append('<p class="muted">No action and no output.</p>')
+    return body
 
 
 def _summary(reports: list[Report]) -> str:
     """A table of the runs of a combined report (several exported files)."""
     rows = "".join(
         f"<tr><td>{escape(r.loop)}</td><td>{escape(r.run_id or '–')}</td>"
-        f'<td><span class="badge {OUTCOME_CLASS.get(r.outcome or "", "other")}">'
+        f'<td><span class="badge {badge_class(r)}">'
         f"{escape(r.outcome or 'not ended')}</span></td><td class=num>{r.pass_count}</td>"
         f"<td class=num>{format_duration(r.duration_ms)}</td>"
         f"<td class=num>{_money(r.cost_usd)}</td></tr>"

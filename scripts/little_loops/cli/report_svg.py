@@ -7,7 +7,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from little_loops.fsm.runs.report import Report
+    from little_loops.fsm.runs.report import Report, Step
 
 MAX_GRAPH_STATES = 60  # more states than this: the graph is left out (the tables remain)
 MAX_TIMELINE_STEPS = 2000  # a longer run's timeline shows its last this many steps
@@ -20,6 +20,19 @@ def verdict_class(verdict: str | None) -> str:
     if verdict is None:
         return "none"
     return VERDICT_CLASS.get(verdict.removesuffix("_uncertain"), "other")
+
+
+def step_verdict(step: Step) -> tuple[str, str]:
+    """A step's label and its colour's CSS class: its verdict; for a step no evaluator
+    judged (its state goes on with `next:`), how its action ended: `claude: success` for a
+    Claude session that reported success (Claude Code's own verdict), else `exit N`."""
+    if step.verdict is not None:
+        return step.verdict, verdict_class(step.verdict)
+    if step.exit_code is None:
+        return "no verdict", "none"
+    if step.action_type == "prompt" and step.exit_code == 0 and step.error is None:
+        return "claude: success", "ok"
+    return f"exit {step.exit_code}", "none"
 
 
 def _layers(
@@ -165,10 +178,11 @@ def timeline_svg(report: Report) -> str:
         x = label_w + start / span * plot_w
         w = max(1.5, step.duration_ms / 1000 / span * plot_w)
         y = rows[step.state] * lane_h + 4
-        tip = f"#{step.number} {step.state}: {step.verdict or '-'} in {step.duration_ms} ms"
+        label, colour = step_verdict(step)
+        tip = f"#{step.number} {step.state}: {label} in {step.duration_ms} ms"
         parts.append(
             f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{lane_h - 8}" rx="2" '
-            f'class="bar {verdict_class(step.verdict)}"><title>{escape(tip)}</title></rect>'
+            f'class="bar {colour}"><title>{escape(tip)}</title></rect>'
         )
     axis_y = len(lanes) * lane_h + 18
     for tick in range(5):

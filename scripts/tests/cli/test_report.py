@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import tarfile
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def test_report_json_equals_the_sums_of_the_events(paid: Path) -> None:
 def test_the_text_report_names_states_passes_and_the_costliest(paid: Path) -> None:
     text = llproc.console(paid, "report", "paid").stdout
     assert text.startswith("loop paid · run ")
-    assert "terminal in done · 3 passes · 7 steps" in text
+    assert "terminal in done (success) · 3 passes · 7 steps" in text
     assert "check → fix → bump" in text
     assert "costliest: fix ($0.0250)" in text
     assert "failure 2, success 1" in text
@@ -311,3 +312,64 @@ def test_the_report_finds_its_archive_id_when_the_first_event_is_a_moment_late(
     runs = json.loads(llproc.console(paid, "runs", "paid", "--json").stdout)
     report = json.loads(llproc.console(paid, "report", "paid", "--json").stdout)
     assert report["run_id"] == runs[-1]["run_id"]
+
+
+RESUMED = """\
+    name: resumed
+    initial: check
+    states:
+      check:
+        action: test -e fixed
+        on_success: done
+        on_failure: fix
+      fix:
+        action: if [ -e again ]; then touch fixed; else touch again; sleep {marker}; fi
+        next: check
+      done:
+        terminal: true
+"""
+PAUSE_S = 1.5  # between the stop and the resume: no step's or pass's time may hold it
+
+
+def test_a_resumed_run_lists_each_pass_once_timed_by_its_steps_own_events(
+    loop_project: LoopProject, marker: str
+) -> None:
+    """Stopped in `fix`, resumed: pass 1 was listed twice, the second time with the time
+    from its start to its end, the pause included."""
+    loop_project.write("resumed", RESUMED.format(marker=marker))
+    root = loop_project.root
+    proc = llproc.start(root, "run", "resumed")
+    llproc.wait_for(lambda: llproc.sleepers(marker) != [], timeout=30, what="the fix action")
+    assert llproc.ll_loop(root, "stop", "resumed", timeout=60).returncode == ExitCode.OK
+    proc.communicate(timeout=60)
+    time.sleep(PAUSE_S)  # the pause the report must not count
+    resumed = llproc.ll_loop(root, "resume", "resumed", timeout=60)
+    assert resumed.returncode == ExitCode.OK, resumed.stderr
+    report = json.loads(llproc.console(root, "report", "resumed", "--json").stdout)
+
+    # Each step's time from its own events: entered → routed, or → the stop; by pass.
+    events = llproc.events(root, "resumed")
+    by_state: dict[str, int] = {}
+    by_pass: dict[int, int] = {}
+    entered: dict[str, Any] | None = None
+    for event in events:
+        if event["event"] == "state_enter":
+            entered = event
+        elif event["event"] in ("route", "loop_complete") and entered is not None:
+            took = _ms(entered["ts"], event["ts"])
+            by_state[entered["state"]] = by_state.get(entered["state"], 0) + took
+            by_pass[entered["iteration"]] = by_pass.get(entered["iteration"], 0) + took
+            entered = None
+    assert [e.get("terminated_by") for e in events if e["event"] == "loop_complete"] == [
+        "stopped",
+        "terminal",
+    ]
+    assert [(p["pass"], p["path"], p["duration_ms"]) for p in report["last_passes"]] == [
+        (1, ["check", "fix"], by_pass[1]),
+        (2, ["check"], by_pass[2]),
+    ]
+    assert (report["passes"], report["resumed"], report["success"]) == (2, 1, True)
+    assert report["states"]["fix"]["visits"] == 1  # the visit the stop cut short, taken up
+    assert report["states"]["fix"]["total_ms"] == by_state["fix"]
+    wall = _ms(events[0]["ts"], events[-1]["ts"])
+    assert by_pass[1] + by_pass[2] <= wall - PAUSE_S * 1000

@@ -4,6 +4,7 @@ the files through Claude Code's own tools; each test checks the loop's real outc
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -116,6 +117,16 @@ def test_fix_tests(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
     (prompt,) = _prompts(agent)
     assert "assert -1 == 5" in prompt.user_text  # the failing output reached Claude
     assert _routes(root, "fix-tests") == [("test", "fix"), ("fix", "test"), ("test", "done")]
+    # The report shows Claude Code's tool calls as `ll-loop logs` does.
+    logs = llproc.ll_loop(root, "logs", "fix-tests", "fix", env=_env())
+    calls = [line for line in logs.stdout.splitlines() if line.startswith(("→ ", "← "))]
+    assert [line.split(" ")[1] for line in calls if line.startswith("→ ")] == ["Read", "Edit"]
+    page = tmp_path / "report.html"
+    report = llproc.ll_loop(root, "report", "fix-tests", "--html", str(page), env=_env())
+    assert report.returncode == 0, report.stderr
+    shown = page.read_text()
+    assert f'<pre class="tools">{html.escape(chr(10).join(calls))}</pre>' in shown
+    assert '<span class="v ok">claude: success</span>' in shown
 
 
 def test_lint_fix(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:

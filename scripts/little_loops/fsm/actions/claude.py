@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.actions.transcript import json_object
+from little_loops.fsm.actions.transcript import json_object, tool_lines
 from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.runs.pricing import USAGE_KEYS, estimate_cost
 from little_loops.fsm.runs.runfile import open_run_stream
@@ -274,6 +274,14 @@ def apply_report(result: ActionResult) -> ActionResult:
         if result.exit_code == 0:
             changes["exit_code"] = 1
     return _flag_failure(dataclasses.replace(result, **changes), changes["output"])
+
+
+def with_tool_calls(result: ActionResult, transcript: str) -> ActionResult:
+    """*result* with the tool calls of its session (transcript.tool_lines), read from its
+    output file (all of it), else from the *transcript* it printed (the runner's tail)."""
+    lines = file_lines(result.output_path) if result.output_path else transcript.splitlines()
+    calls = tool_lines(lines)
+    return dataclasses.replace(result, tool_calls=calls) if calls else result
 
 
 def _without_report(result: ActionResult, partial: PartialSession, whole: bool) -> ActionResult:

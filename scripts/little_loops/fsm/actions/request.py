@@ -55,3 +55,4 @@ class ActionResult:
     usage: dict[str, int] | None = None  # Claude Code's token counters
     session_id: str | None = None  # the Claude Code session the action ran in
     model_costs: dict[str, float] | None = None  # Claude Code's cost of each model it used
+    tool_calls: list[str] | None = None  # a Claude session's tool calls and results, as text

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.actions.claude import CLAUDE_JSON_FLAGS, apply_report
+from little_loops.fsm.actions.claude import CLAUDE_JSON_FLAGS, apply_report, with_tool_calls
 from little_loops.fsm.actions.claude_options import claude_flags
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.supervisor import (
@@ -136,7 +136,8 @@ class DefaultActionRunner(ProcessSupervisor):
             and (_CLAUDE_ROOT_REFUSAL in result.stderr or _CLAUDE_ROOT_REFUSAL in result.output)
         ):
             result.error = CLAUDE_ROOT_ERROR
-        return apply_report(result)
+        transcript = result.output  # apply_report replaces it with Claude's answer
+        return with_tool_calls(apply_report(result), transcript)
 
     def __enter__(self) -> DefaultActionRunner:
         return self

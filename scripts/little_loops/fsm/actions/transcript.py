@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 RESULT_WIDTH = 100  # a tool result is shown as its first line, cut to this many characters
+# What `tool_lines` keeps of a session: its first this many lines, each cut to this width.
+MAX_TOOL_LINES = 200
+TOOL_LINE_WIDTH = 500
 
 
 def readable(line: str) -> list[str]:
@@ -32,6 +36,34 @@ def readable(line: str) -> list[str]:
     if kind == "result":
         return _report(data)
     return []
+
+
+def tool_lines(lines: Iterable[str]) -> list[str]:
+    """The tool calls of a Claude session's transcript *lines* and their results, as
+    `readable` shows them (`→ Bash {...}`, `← ...`): the first MAX_TOOL_LINES, each cut to
+    TOOL_LINE_WIDTH characters, then a line saying how many more there were."""
+    kept: list[str] = []
+    more = 0
+    for line in lines:
+        data = json_object(line.strip())
+        if data is None or data.get("type") not in ("assistant", "user"):
+            continue
+        given = data.get("message")
+        blocks = _blocks(given) if isinstance(given, dict) else []
+        for block in blocks:
+            if block.get("type") == "tool_use":
+                found = _assistant_block(block)
+            else:
+                found = _tool_result(block)
+            for text in found:
+                if len(kept) < MAX_TOOL_LINES:
+                    cut = len(text) > TOOL_LINE_WIDTH
+                    kept.append(text[: TOOL_LINE_WIDTH - 1] + "…" if cut else text)
+                else:
+                    more += 1
+    if more:
+        kept.append(f"(and {more} more lines)")
+    return kept
 
 
 def _assistant_block(block: dict[str, Any]) -> list[str]:

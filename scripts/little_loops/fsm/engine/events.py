@@ -75,6 +75,7 @@ class ActionComplete(_ActionCompleteKeys, total=False):
     spent_usd: float
     session_id: str  # the Claude Code session the action ran in
     models: dict[str, float]  # the cost of each model the Claude session used
+    tool_calls: list[str]  # the Claude session's tool calls and results, as `logs` shows them
 
 
 class _EvaluationKeys(TypedDict):
@@ -263,6 +264,8 @@ def action_complete(name: str, result: ActionResult, spent_usd: float) -> Action
         complete["session_id"] = result.session_id
     if result.model_costs:
         complete["models"] = {name: round(cost, 6) for name, cost in result.model_costs.items()}
+    if result.tool_calls:
+        complete["tool_calls"] = result.tool_calls
     return complete
 
 

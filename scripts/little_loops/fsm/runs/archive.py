@@ -100,8 +100,8 @@ def archive_run(
     max_age_days: float | None = None,
     definition: dict[str, Any] | None = None,
 ) -> ArchivedRun | None:
-    """Copy the run in *files* (its saved *state*, as the state file's JSON, and the loop's
-    *definition*, as data) into the archive,
+    """Copy the run in *files* (its saved *state*, as the state file's JSON, and the loop it
+    ran, as data: the one it kept at its start, else *definition*) into the archive,
     replacing an earlier copy of the same run (a resumed run is archived again when it ends),
     then drop the runs past *keep* and *max_age_days*. None when *keep* is 0.
 
@@ -119,6 +119,8 @@ def archive_run(
     partial.mkdir()
     try:
         _copy_files(files, partial, _started(state), loop)
+        kept = read_definition(files.definition)  # the loop as the run started it
+        definition = kept if kept is not None else definition
         if definition is not None:
             (partial / LOOP_DEFINITION).write_bytes(json_bytes(definition) + b"\n")
         (partial / RUN_SUMMARY).write_bytes(json_bytes(summary.to_dict(), indent=2) + b"\n")
@@ -296,8 +298,13 @@ def list_runs(loops_dir: Path, loop_name: str) -> tuple[list[ArchivedRun], list[
 
 def archived_definition(folder: Path) -> dict[str, Any] | None:
     """The loop definition an archived run in *folder* kept, or None (none, or unreadable)."""
+    return read_definition(folder / LOOP_DEFINITION)
+
+
+def read_definition(path: Path) -> dict[str, Any] | None:
+    """The loop definition a run kept in the file *path*, or None (none, or unreadable)."""
     try:
-        data = json.loads(read_run_file(folder / LOOP_DEFINITION).decode("utf-8"))
+        data = json.loads(read_run_file(path).decode("utf-8"))
     except (OSError, ValueError, RecursionError, LoopRuntimeError):
         return None
     return data if isinstance(data, dict) else None

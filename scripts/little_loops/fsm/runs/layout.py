@@ -37,6 +37,10 @@ LOCK_SUFFIX = ".lock"  # the run's scope claim (a LockRecord)
 LOG_SUFFIX = ".log"  # stdout and stderr of a background run
 APPROVAL_SUFFIX = ".approval.json"  # the answer to a run's approval question (approve/reject)
 OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume goes on with
+# The loop the run runs, as data, written when it starts (or resumes): its report's graph,
+# whatever the loop came from (a `.loops/` file, `library:NAME`, a path). Archived as
+# LOOP_DEFINITION.
+DEFINITION_SUFFIX = ".loop.json"
 OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
 ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
 TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
@@ -201,6 +205,10 @@ class RunFiles:
     @property
     def approval(self) -> Path:
         return self._file(APPROVAL_SUFFIX)
+
+    @property
+    def definition(self) -> Path:
+        return self._file(DEFINITION_SUFFIX)
 
 
 def glob_escape(text: str) -> str:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from little_loops.fsm.engine.events import nested
+from little_loops.fsm.engine.events import STALL_EVENT, nested
+from little_loops.fsm.runs.outcomes import Status, outcome_of
 
 KEEP_STEPS = 2000
 KEEP_PASSES = 200
@@ -37,6 +38,13 @@ class Step:
     output_path: str | None = None
     action_type: str | None = None
     action: str | None = None
+    error: str | None = None  # why its action could not run properly (then an error verdict)
+    evaluator: str | None = None  # the evaluator that gave the verdict (None: not judged)
+    confidence: float | None = None  # the judge's, for an LLM verdict
+    reason: str | None = None  # the judge's reason for its verdict, or the evaluation's error
+    tool_calls: list[str] = field(default_factory=list)  # a Claude session's, as `logs` shows
+    stall: str | None = None  # a stall breaker fired on this step: what it says
+    resumed: bool = False  # cut short (a stop, a crash) and taken up again by a resume
 
 
 @dataclass
@@ -60,6 +68,8 @@ class Report:
     started_at: str | None = None
     outcome: str | None = None  # terminated_by, or None while running / after a crash
     final_state: str | None = None
+    error: str | None = None  # why it ended, when it ended badly (a stall's message, ...)
+    stall: dict[str, Any] | None = None  # the stall breaker that ended it: detector, counts
     duration_ms: int = 0
     cost_usd: float = 0.0
     tokens: dict[str, int] = field(default_factory=dict)
@@ -74,6 +84,16 @@ class Report:
     resumed: int = 0  # how many times the run was resumed
     events: int = 0
     definition: dict[str, Any] | None = None  # the loop as data, when known (for its graph)
+
+    @property
+    def success(self) -> bool | None:
+        """True when the run ended as a success (a terminal state that is one), False when
+        it ended as a failure, None while it has not ended or when it can go on (stopped,
+        interrupted, awaiting an answer): the status its outcome leaves says which."""
+        if self.outcome is None:
+            return None
+        status = outcome_of(self.outcome).status
+        return True if status == Status.COMPLETED else False if status == Status.FAILED else None
 
     @property
     def slowest(self) -> str | None:
@@ -92,6 +112,9 @@ class Report:
             "started_at": self.started_at,
             "outcome": self.outcome,
             "final_state": self.final_state,
+            "success": self.success,
+            "error": self.error,
+            "stall": self.stall,
             "steps": self.step_count,
             "passes": self.pass_count,
             "duration_ms": self.duration_ms,
@@ -147,13 +170,22 @@ def _text(value: Any) -> str:
 
 
 class _Builder:
-    """Folds events, one at a time, into a Report (a long run is never held as events)."""
+    """Folds events, one at a time, into a Report (a long run is never held as events).
+
+    A step lasts from its `state_enter` to its `route` (or the run's end); its time is
+    only the stretches it ran. A step a stop or a crash cut short is held: a resume that
+    takes it up (enters the same state in the same pass, or judges its finished action)
+    goes on with the same step and pass, so a resumed run lists neither twice and never
+    counts the pause."""
 
     def __init__(self, loop: str, run_id: str | None) -> None:
         self.report = Report(loop, run_id)
         self.step: Step | None = None
+        self.since = ""  # when the open step's current stretch began
+        self.cut: Step | None = None  # a step cut short that a resume may take up
+        self.resumed_at = ""  # when the latest resume began
         self.pass_path: list[str] = []
-        self.pass_start: str | None = None
+        self.pass_ms = 0  # the time of the finished steps of the pass under way
         self.pass_number = 0
         self.last_ts = ""
         self.times: dict[str, array[int]] = {}  # every step's time, per state, for medians
@@ -164,50 +196,94 @@ class _Builder:
         report.events += 1
         if nested(event):  # a sub-loop's: its cost comes with its state's `evaluate`
             return
-        step = self.step
         if kind == "state_enter":
-            self._end_step(ts)
             self._enter(_text(event.get("state")), event.get("iteration"), ts)
         elif kind == "route":
             source, target = _text(event.get("from")), _text(event.get("to"))
             report.edges[(source, target)] = report.edges.get((source, target), 0) + 1
-            if step is not None and source == step.state:
+            step = self._current(source, ts)
+            if step is not None:
                 step.to = target
                 self._end_step(ts)
-        elif step is not None and kind in _STEP_EVENTS and event.get("state") == step.state:
-            _STEP_EVENTS[kind](step, event)
+        elif kind in _STEP_EVENTS:
+            step = self._current(event.get("state"), ts)
+            if step is not None:
+                _STEP_EVENTS[kind](step, event)
         elif kind == "loop_start":
             if report.started_at is None:
                 report.started_at = ts
             else:  # a resume: a step cut short by a crash ended with the last event before it
                 report.resumed += 1
-                self._end_step(self.last_ts)
+                self._hold(self.last_ts)
+                self.resumed_at = ts
         elif kind == "loop_complete":
-            self._end_step(ts)
-            self._end_pass(ts)
-            report.outcome = _text(event.get("terminated_by")) or None
-            report.final_state = _text(event.get("final_state")) or None
-            duration = event.get("duration_ms")
-            report.duration_ms = duration if type(duration) is int else report.duration_ms
+            self._hold(ts)
+            self._ended(event)
         self.last_ts = ts or self.last_ts
+
+    def _ended(self, event: dict[str, Any]) -> None:
+        report = self.report
+        report.outcome = _text(event.get("terminated_by")) or None
+        report.final_state = _text(event.get("final_state")) or None
+        report.error = _text(event.get("error")) or None
+        stall = event.get("stall")
+        report.stall = stall if isinstance(stall, dict) else None
+        duration = event.get("duration_ms")
+        report.duration_ms = duration if type(duration) is int else report.duration_ms
+
+    def _current(self, state: Any, ts: str) -> Step | None:
+        """The step an event of *state* belongs to: the open one, or the one cut short that
+        a resume takes up (its stretch began when the resume did)."""
+        if self.step is not None:
+            return self.step if self.step.state == state else None
+        cut = self.cut
+        if cut is None or cut.state != state:
+            return None
+        self.cut, self.step, self.since = None, cut, self.resumed_at or ts
+        cut.resumed = True
+        return cut
 
     def _enter(self, state: str, iteration: Any, ts: str) -> None:
         report = self.report
+        self._end_step(ts)  # a state entered again without a route (a retry)
         iteration = iteration if type(iteration) is int else self.pass_number
+        cut = self.cut
+        if cut is not None and (cut.state, cut.iteration) == (state, iteration):
+            self._current(state, ts)  # the resume runs the step cut short again
+            self.since = ts
+            return
+        self._count_cut()
         if iteration != self.pass_number:
-            self._end_pass(ts)
-            self.pass_number, self.pass_start = iteration, ts
+            self._end_pass()
+            self.pass_number = iteration
         self.pass_path.append(state)
         report.step_count += 1
-        self.step = Step(state, report.step_count, iteration, ts)
+        self.step, self.since = Step(state, report.step_count, iteration, ts), ts
         report.steps.append(self.step)
+
+    def _hold(self, ts: str) -> None:
+        """The run stopped (or crashed) at *ts*: the open step is held for a resume."""
+        step = self.step
+        if step is not None:
+            step.duration_ms += _ms_between(self.since, ts)
+            self.step, self.cut = None, step
 
     def _end_step(self, ts: str) -> None:
         step = self.step
         if step is None:
             return
-        step.duration_ms = _ms_between(step.started_at, ts)
+        step.duration_ms += _ms_between(self.since, ts)
         self.step = None
+        self._count(step)
+
+    def _count_cut(self) -> None:
+        """The step cut short was not taken up again: it ended when it was cut."""
+        if self.cut is not None:
+            cut, self.cut = self.cut, None
+            self._count(cut)
+
+    def _count(self, step: Step) -> None:
+        """Add an ended step to the figures of its state, its pass and the run."""
         figures = self.report.states.get(step.state)
         if figures is None:
             figures = self.report.states[step.state] = StateFigures()
@@ -220,24 +296,24 @@ class _Builder:
         self.times.setdefault(step.state, array("q")).append(step.duration_ms)
         self.report.cost_usd += step.cost_usd
         _add_tokens(self.report.tokens, step.tokens)
+        if step.iteration == self.pass_number:
+            self.pass_ms += step.duration_ms
 
-    def _end_pass(self, ts: str) -> None:
-        if self.pass_path and self.pass_start is not None:
+    def _end_pass(self) -> None:
+        """The pass under way ended: its path, and its time (its steps' time, no pause)."""
+        if self.pass_path:
             self.report.pass_count += 1
             self.report.passes.append(
-                {
-                    "pass": self.pass_number,
-                    "path": self.pass_path,
-                    "duration_ms": _ms_between(self.pass_start, ts),
-                }
+                {"pass": self.pass_number, "path": self.pass_path, "duration_ms": self.pass_ms}
             )
-        self.pass_path = []
+        self.pass_path, self.pass_ms = [], 0
 
     def finish(self) -> Report:
         report = self.report
         # A live or crashed run: its last step has not ended; it counts as far as it got.
         self._end_step(self.last_ts)
-        self._end_pass(self.last_ts)
+        self._count_cut()
+        self._end_pass()
         for name, spans in self.times.items():
             report.states[name].median_ms = round(statistics.median(spans))
         if not report.duration_ms and report.started_at:
@@ -255,20 +331,32 @@ def _action_complete(step: Step, event: dict[str, Any]) -> None:
     step.action_ms = took if type(took) is int else None
     step.exit_code = code if type(code) is int else None
     step.output, step.stderr = _text(event.get("output")), _text(event.get("stderr"))
+    step.error = _text(event.get("error")) or None
+    calls = event.get("tool_calls")
+    step.tool_calls = [c for c in calls if isinstance(c, str)] if isinstance(calls, list) else []
     step.cost_usd += _number(event.get("cost_usd"))
     _add_tokens(step.tokens, event.get("usage"))
 
 
 def _evaluate(step: Step, event: dict[str, Any]) -> None:
     step.verdict = _text(event.get("verdict")) or None
+    step.evaluator = _text(event.get("type")) or None
+    confidence = event.get("confidence")
+    step.confidence = _number(confidence) if confidence is not None else None
+    step.reason = _text(event.get("reason")) or _text(event.get("error")) or None
     step.cost_usd += _number(event.get("cost_usd"))
     _add_tokens(step.tokens, event.get("usage"))
+
+
+def _stall(step: Step, event: dict[str, Any]) -> None:
+    step.stall = _text(event.get("message")) or _text(event.get("detector")) or "stall"
 
 
 _STEP_EVENTS = {
     "action_start": _action_start,
     "action_complete": _action_complete,
     "evaluate": _evaluate,
+    STALL_EVENT: _stall,
 }
 
 

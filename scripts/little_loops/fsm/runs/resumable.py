@@ -19,6 +19,7 @@ from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError, RunLogE
 from little_loops.fsm.runs.announce import Announcer
 from little_loops.fsm.runs.approvals import answers_for
 from little_loops.fsm.runs.archive import ArchivedRun, archive_run
+from little_loops.fsm.runs.atomic import json_bytes, write_atomic
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
 from little_loops.fsm.runs.journal import SAVED_KEY, Journal
 from little_loops.fsm.runs.layout import RunFiles
@@ -112,6 +113,7 @@ class PersistentExecutor:
             if previous is not None and previous.status == Status.RUNNING:
                 self._archive(dict(previous.to_dict()))  # it crashed: it never archived itself
             self.persistence.clear_all()
+        self._keep_definition()
         return self._run()
 
     def resume(self, on_restored: Callable[[LoopState], None] | None = None) -> ExecutionResult:
@@ -124,6 +126,7 @@ class PersistentExecutor:
         self.executor.restore(saved.snapshot())
         if on_restored is not None:
             on_restored(saved)
+        self._keep_definition()
         return self._run()
 
     def resumable_state(self) -> LoopState:
@@ -160,6 +163,19 @@ class PersistentExecutor:
             # Saved and archived: only now are `notify:` and telemetry told (docs/notifications.md).
             self._announcer.announce(self._full, archived, self.persistence.iter_events)
         return result
+
+    def _keep_definition(self) -> None:
+        """Keep the loop the run runs, as data, among its files: its report draws every
+        state and transition from it, whatever the loop came from (`library:NAME`, a path).
+        A failure is a note: the run itself does not need it."""
+        persistence = self.persistence
+        files = RunFiles(persistence.loop_name, persistence.loops_dir, persistence.running_dir)
+        try:
+            write_atomic(files.definition, json_bytes(self.fsm.to_dict()) + b"\n", durable=False)
+        except (OSError, LoopRuntimeError) as exc:
+            if self._on_note is not None:
+                why = f"{exc.strerror}, errno {exc.errno}" if isinstance(exc, OSError) else exc
+                self._on_note(f"{display_path(files.definition)}: cannot be written ({why})")
 
     def _archive(self, state: dict[str, Any]) -> ArchivedRun | None:
         """Keep the run's files in the archive; a failure is a note, never the run's outcome."""

@@ -134,6 +134,7 @@ def forget_finished(loops_dir: Path, name: str) -> list[str]:
             files.options,
             files.log,
             files.approval,
+            files.definition,
             *output_files(files.running_dir, run.key),
         ):
             path.unlink(missing_ok=True)

@@ -422,3 +422,21 @@ class TestIdleTimeout:
         ).run()
         codes = [e["exit_code"] for e in events if e["event"] == "action_complete"]
         assert codes == [0, 124]
+
+
+def test_a_claude_session_s_tool_calls_come_with_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    call = '{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"pytest -q"}}]}}'  # noqa: E501
+    answer = '{"type":"user","message":{"content":[{"type":"tool_result","content":"3 passed"}]}}'
+    report = '{"type":"result","result":"Fixed","total_cost_usd":0.01}'
+    shell_claude(tmp_path, monkeypatch, f"echo '{call}'; echo '{answer}'; echo '{report}'")
+    expected = ['→ Bash {"command": "pytest -q"}', "← 3 passed"]
+    out = tmp_path / "fix.out"
+    with DefaultActionRunner(cwd=tmp_path) as runner:  # all of stdout goes to the file
+        from_file = runner.execute(ActionRequest("/fix", 10, True, output_file=out))
+    with DefaultActionRunner(cwd=tmp_path, keep_output=False) as runner:  # only in memory
+        in_memory = runner.execute(ActionRequest("/fix", 10, True))
+    for result in (from_file, in_memory):
+        assert (result.output, result.tool_calls) == ("Fixed", expected)
+    assert from_file.output_path == str(out)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from little_loops.fsm.actions.transcript import readable
+from little_loops.fsm.actions.transcript import (
+    MAX_TOOL_LINES,
+    TOOL_LINE_WIDTH,
+    readable,
+    tool_lines,
+)
 
 
 def _line(data: dict[str, Any]) -> str:
@@ -74,3 +79,39 @@ def test_plain_lines_are_kept_and_blank_ones_dropped() -> None:
     assert readable("Warning: something\n") == ["Warning: something"]
     assert readable("{not json") == ["{not json"]
     assert readable("   ") == []
+
+
+def _call(command: str) -> str:
+    block = {"type": "tool_use", "name": "Bash", "input": {"command": command}}
+    return _line({"type": "assistant", "message": {"content": [block]}})
+
+
+def _result(text: str) -> str:
+    block = {"type": "tool_result", "content": text}
+    return _line({"type": "user", "message": {"content": [block]}})
+
+
+def test_tool_lines_are_the_calls_and_results_as_readable_shows_them() -> None:
+    lines = [
+        _line({"type": "system", "subtype": "init", "model": "claude-x"}),
+        _line({"type": "assistant", "message": {"content": [{"type": "text", "text": "Hi"}]}}),
+        _call("pytest -q"),
+        _result("1 failed\nsee above"),
+        "plain text, not stream-json",
+        _line({"type": "result", "result": "Done", "total_cost_usd": 0.01}),
+    ]
+    shown = [text for line in lines for text in readable(line)]
+    assert tool_lines(lines) == [
+        '→ Bash {"command": "pytest -q"}',
+        "← 1 failed (+1 lines)",
+    ]
+    assert all(text in shown for text in tool_lines(lines))
+
+
+def test_tool_lines_keep_a_long_session_within_bounds() -> None:
+    lines = [_call("x" * (TOOL_LINE_WIDTH * 2))] + [_call(f"n{n}") for n in range(MAX_TOOL_LINES)]
+    kept = tool_lines(lines)
+    assert len(kept) == MAX_TOOL_LINES + 1
+    assert len(kept[0]) == TOOL_LINE_WIDTH
+    assert kept[0].endswith("…")
+    assert kept[-1] == "(and 1 more lines)"

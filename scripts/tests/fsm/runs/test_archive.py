@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import errno
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from little_loops.fsm.runs import archive
-from little_loops.fsm.runs.archive import archive_run, list_runs, run_id_base
+from little_loops.fsm.runs.archive import (
+    archive_run,
+    archived_definition,
+    list_runs,
+    run_id_base,
+)
 from little_loops.fsm.runs.layout import RunFiles, archive_dir, make_running_dir
 
 STATE: dict[str, Any] = {
@@ -68,3 +74,16 @@ def test_a_failed_write_leaves_the_old_entry_and_no_partial_folder(
     assert sorted(p.name for p in (folder / "20260115-103000").iterdir()) == before
     (run,), _ = list_runs(files.loops_dir, "demo")
     assert run.passes == 2
+
+
+def test_the_archive_keeps_the_loop_the_run_kept_at_its_start(files: RunFiles) -> None:
+    """A crashed run is archived by the next run of its loop, whose file may have changed
+    since: the entry keeps the loop the crashed run ran, not the one given."""
+    ran = {"name": "demo", "initial": "a", "states": {"a": {"terminal": True}}}
+    files.definition.write_text(json.dumps(ran))
+    archive_run(files, STATE, keep=5, definition={"name": "demo", "states": {"changed": {}}})
+    entry = archive_dir(files.loops_dir, "demo") / "20260115-103000"
+    assert archived_definition(entry) == ran
+    files.definition.unlink()  # a run from before runs kept it: the one given
+    archive_run(files, STATE, keep=5, definition={"name": "demo", "states": {"given": {}}})
+    assert archived_definition(entry) == {"name": "demo", "states": {"given": {}}}

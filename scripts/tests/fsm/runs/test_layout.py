@@ -30,7 +30,7 @@ LAYOUT = Path(layout.__file__)
 
 # A string that names a run file: the folder, a suffix at a word's end, or the mutex.
 _RUN_FILE_NAME = re.compile(
-    r"\.running\b|\.state\.json|\.events\.jsonl|\.options\.json|\.scopes\.lock"
+    r"\.running\b|\.state\.json|\.events\.jsonl|\.options\.json|\.loop\.json|\.scopes\.lock"
     r"|\.(lock|log|out|pid|tmp)(?![\w.])"
 )
 
@@ -80,6 +80,7 @@ def test_the_run_files_of_a_loop(tmp_path: Path) -> None:
     assert files.lock == running / "fix.lock"
     assert files.log == running / "fix.log"
     assert files.options == running / "fix.options.json"
+    assert files.definition == running / "fix.loop.json"
     assert mutex_file(running) == running / ".scopes.lock"
     assert action_output_file(running, 255) == running / "action-255.out"
     assert output_file_name("fix", "check") == "fix.check.out"
