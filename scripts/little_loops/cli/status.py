@@ -63,9 +63,16 @@ def status_command(
     from little_loops.fsm.runs.layout import run_files
     from little_loops.fsm.runs.liveness import live_status, low_space
     from little_loops.fsm.runs.locks import project_root
-    from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
+    from little_loops.fsm.runs.outcomes import (
+        ExitCode,
+        Outcome,
+        Status,
+        how_to_go_on,
+        outcome_label,
+    )
     from little_loops.fsm.runs.pids import pid_alive
     from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.runs.spend import format_cost
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.timefmt import format_duration
 
@@ -107,6 +114,8 @@ def status_command(
     else:
         how = state.terminated_by
         status = state.status + (f" ({how})" if how and how != state.status else "")
+        if how in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):  # its name, success or not
+            status = f"{state.status}: ended in {outcome_label(how, state.current_state)}"
     rows = [
         ("loop", state.ref if state.worktree is not None else loop_name),
         ("status", status),
@@ -126,7 +135,7 @@ def status_command(
     if waiting is not None:
         rows.append(("waiting", waiting))
     if state.cost_usd > 0:
-        rows.append(("cost", f"${state.cost_usd:.4f}"))
+        rows.append(("cost", format_cost(state.cost_usd)))
     if state.last_result and state.last_result.get("verdict") is not None:
         rows.append(("last verdict", str(state.last_result["verdict"])))
     if state.error:

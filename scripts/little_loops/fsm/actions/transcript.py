@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from little_loops.fsm.runs.spend import format_cost
+
 RESULT_WIDTH = 100  # a tool result is shown as its first line, cut to this many characters
 
 
@@ -65,7 +67,7 @@ def _report(data: dict[str, Any]) -> list[str]:
     cost = data.get("total_cost_usd")
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         turns = data.get("num_turns")
-        lines.append(f"cost: ${cost:.4f}" + (f" ({turns} turns)" if turns else ""))
+        lines.append(f"cost: {format_cost(cost)}" + (f" ({turns} turns)" if turns else ""))
     if data.get("is_error") is True:
         lines.append("(claude reported an error)")
     return lines

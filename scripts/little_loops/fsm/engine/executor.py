@@ -26,7 +26,13 @@ from little_loops.fsm.engine.records import (
     saved_result,
 )
 from little_loops.fsm.engine.retrying import Retrying
-from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
+from little_loops.fsm.engine.routing import (
+    StepOutcome,
+    error_that_led,
+    follow_route,
+    illegal_route,
+    no_route,
+)
 from little_loops.fsm.engine.safeguards import STALLED, Safeguards
 from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
@@ -82,6 +88,7 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops, Commits):
         self.captured: dict[str, Any] = {}
         self.prev_result: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
+        self.arrived_on_error: str | None = None  # see ExecutorSnapshot.arrived_on_error
         self.started_at = ""
         self.continuation: str | None = None
         self.acted: dict[str, Any] | None = None  # the current state's finished action
@@ -233,6 +240,7 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops, Commits):
         route = events.Route(
             {"from": self.current_state, "to": target, "verdict": verdict, "reason": reason}
         )
+        self.arrived_on_error = error_that_led(self.current_state, verdict, self.last_result)
         self.current_state = target
         self.entered = False
         self.acted = None

@@ -25,6 +25,7 @@ class Terminals:
     continuation: str | None
     passes: Passes
     acted: dict[str, Any] | None
+    arrived_on_error: str | None
 
     _context: Callable[[], InterpolationContext]
     _emit_enter: Callable[[], None]
@@ -61,8 +62,12 @@ class Terminals:
         self._commit_after(self.current_state, state, (self.acted or {}).get("output"))
         way = restart(self.fsm, state)
         if way is None:
-            failed = state.outcome == OUTCOME_FAILURE
-            return self._finish(Outcome.TERMINAL_FAILURE if failed else Outcome.TERMINAL)
+            # A terminal reached on the verdict `error` is a failure whatever it is called:
+            # a run whose Claude step could not run must not exit 0 (runs/outcomes.py).
+            why = self.arrived_on_error
+            if state.outcome == OUTCOME_FAILURE or why is not None:
+                return self._finish(Outcome.TERMINAL_FAILURE, error=why)
+            return self._finish(Outcome.TERMINAL)
         if way.target not in self.fsm.states:
             return self._illegal(way.target)
         self.passes.restarted()
