@@ -107,11 +107,9 @@ def outcome_line(final: dict[str, Any]) -> str:
     how = final.get("terminated_by")
     if how == "terminal":
         return f"Loop completed: {state} ({stats})"
-    if how == "terminal_failure":
-        why = final.get("error")  # reached on the verdict error: which state, what error
-        if why:
-            return f"Loop ended in {state}, a failure: {one_line(why)} ({stats})"
-        return f"Loop ended in {state}, a failure outcome ({stats})"
+    if how == "terminal_failure":  # with an error when reached on the verdict error
+        what = f": {one_line(final['error'])}" if final.get("error") else " outcome"
+        return f"Loop ended in {state}, a failure{what} ({stats})"
     if how in RAISABLE_LIMITS:
         what = "cost budget" if how == "budget" else how
         return (
@@ -195,8 +193,7 @@ class ProgressDisplay(GateLines):
 
     def _header(self, what: str) -> None:
         limit = self._limits.get(self._depth, self.max_iterations)
-        # Before any pass (a loop that starts in a terminal state) no pass number: not [0/N].
-        n = self._pending_iteration
+        n = self._pending_iteration  # 0 before any pass (a terminal initial state): no [0/N]
         counter = f"{self._paint(f'[{n}/{limit}]', _DIM)} " if n else ""
         state = self._paint(one_line(self._pending_state), _BOLD)
         self._write(f"{counter}{state}{self._attempt} → {what}\n")

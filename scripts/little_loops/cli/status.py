@@ -111,11 +111,14 @@ def status_command(
         )
     elif state.status == Status.RUNNING:
         status = f"running (pid {state.pid})"
+    elif state.terminated_by in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):
+        # The terminal state's name, and whether it is a success.
+        status = (
+            f"{state.status}: ended in {outcome_label(state.terminated_by, state.current_state)}"
+        )
     else:
         how = state.terminated_by
         status = state.status + (f" ({how})" if how and how != state.status else "")
-        if how in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):  # its name, success or not
-            status = f"{state.status}: ended in {outcome_label(how, state.current_state)}"
     rows = [
         ("loop", state.ref if state.worktree is not None else loop_name),
         ("status", status),

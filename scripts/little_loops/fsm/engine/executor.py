@@ -26,13 +26,7 @@ from little_loops.fsm.engine.records import (
     saved_result,
 )
 from little_loops.fsm.engine.retrying import Retrying
-from little_loops.fsm.engine.routing import (
-    StepOutcome,
-    error_that_led,
-    follow_route,
-    illegal_route,
-    no_route,
-)
+from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
 from little_loops.fsm.engine.safeguards import STALLED, Safeguards
 from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
@@ -240,7 +234,7 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops, Commits):
         route = events.Route(
             {"from": self.current_state, "to": target, "verdict": verdict, "reason": reason}
         )
-        self.arrived_on_error = error_that_led(self.current_state, verdict, self.last_result)
+        self._arrive(verdict)
         self.current_state = target
         self.entered = False
         self.acted = None

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
 from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.transitions import NEXT_KEY, transitions
 from little_loops.fsm.errors import InterpolationError
-from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.request import ActionResult
@@ -98,17 +97,3 @@ def illegal_route(
         f"illegal transition {state_name} → {target}: '{target}' is not a declared state"
         f" (verdict {verdict!r}; declared: {', '.join(declared)})"
     )
-
-
-def error_that_led(
-    state_name: str, verdict: str | None, last_result: Mapping[str, Any] | None
-) -> str | None:
-    """Why a run leaves *state_name* on the verdict `error` (with the error of its
-    *last_result*), or None for any other verdict: a terminal state reached so ends the run
-    as a failure, saying this."""
-    if verdict != ERROR_VERDICT:
-        return None
-    details = (last_result or {}).get("details")
-    error = details.get("error") if isinstance(details, Mapping) else None
-    why = f"reached from state '{state_name}' on the verdict error"
-    return f"{why}: {error}" if error else why

@@ -13,6 +13,7 @@ from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.engine.routing import StepOutcome
 from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
 from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.outcomes import Outcome
 
 
@@ -25,7 +26,8 @@ class Terminals:
     continuation: str | None
     passes: Passes
     acted: dict[str, Any] | None
-    arrived_on_error: str | None
+    last_result: dict[str, Any] | None
+    arrived_on_error: str | None  # why the run came to current_state on the verdict error
 
     _context: Callable[[], InterpolationContext]
     _emit_enter: Callable[[], None]
@@ -35,6 +37,16 @@ class Terminals:
     _illegal: Callable[..., ExecutionResult]
     _move_to: Callable[[str, str | None, str], None]
     _commit_after: Callable[[str, StateConfig, str | None], None]
+
+    def _arrive(self, verdict: str | None) -> None:
+        """Note why the run leaves the current state: on the verdict `error`, which state
+        gave it and the error (a terminal state reached so ends the run as a failure)."""
+        self.arrived_on_error = None
+        if verdict == ERROR_VERDICT:
+            details = (self.last_result or {}).get("details")
+            error = details.get("error") if isinstance(details, dict) else None
+            why = f"reached from state '{self.current_state}' on the verdict error"
+            self.arrived_on_error = f"{why}: {error}" if error else why
 
     def _run_terminal_action(
         self, state: StateConfig, done: ActionResult | None = None
