@@ -21,6 +21,7 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.layout import stderr_file
 from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
 from little_loops.fsm.runs.runfile import display_path
+from little_loops.fsm.runs.spend import format_cost
 from little_loops.fsm.safetext import one_line
 from little_loops.fsm.timefmt import format_duration
 
@@ -84,7 +85,7 @@ def shorten_line(text: str, width: int) -> str:
 def verdict_detail(event: dict[str, Any]) -> str:
     """The parenthesised detail after a verdict: `(exit 1)`, `(confidence: 0.92)`, ..."""
     if event.get("verdict") == ERROR_VERDICT and event.get("error"):
-        return f"({shorten(one_line(event['error']), 80)})"
+        return f"({one_line(event['error'])})"  # whole: its end is often the hint
     from little_loops.fsm.evaluators.registry import SPECS  # loads every evaluator: not at --help
 
     spec = SPECS.get(str(event.get("type")))
@@ -101,13 +102,14 @@ def outcome_line(final: dict[str, Any]) -> str:
     stats = f"{n} iteration{'' if n == 1 else 's'}, {format_duration(final.get('duration_ms', 0))}"
     cost = final.get("cost_usd")
     if isinstance(cost, int | float) and cost > 0:
-        stats += f", ${cost:.4f}"
+        stats += f", {format_cost(cost)}"
     state = one_line(final.get("final_state", "?"))
     how = final.get("terminated_by")
     if how == "terminal":
         return f"Loop completed: {state} ({stats})"
-    if how == "terminal_failure":
-        return f"Loop ended in {state}, a failure outcome ({stats})"
+    if how == "terminal_failure":  # with an error when reached on the verdict error
+        what = f": {one_line(final['error'])}" if final.get("error") else " outcome"
+        return f"Loop ended in {state}, a failure{what} ({stats})"
     if how in RAISABLE_LIMITS:
         what = "cost budget" if how == "budget" else how
         return (
@@ -191,9 +193,10 @@ class ProgressDisplay(GateLines):
 
     def _header(self, what: str) -> None:
         limit = self._limits.get(self._depth, self.max_iterations)
-        counter = f"[{self._pending_iteration}/{limit}]"
+        n = self._pending_iteration  # 0 before any pass (a terminal initial state): no [0/N]
+        counter = f"{self._paint(f'[{n}/{limit}]', _DIM)} " if n else ""
         state = self._paint(one_line(self._pending_state), _BOLD)
-        self._write(f"{self._paint(counter, _DIM)} {state}{self._attempt} → {what}\n")
+        self._write(f"{counter}{state}{self._attempt} → {what}\n")
         self._header_printed = True
 
     def _on_action_start(self, event: dict[str, Any]) -> None:
@@ -330,7 +333,7 @@ class ProgressDisplay(GateLines):
             return ""
         text = f"  {format_duration(self._action_ms)}"
         if self._action_cost:
-            text += f"  ${self._action_cost:.4f}"
+            text += f"  {format_cost(self._action_cost)}"
             self._action_cost = None
         return self._paint(text, _DIM)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runs import add_run_option
+from little_loops.fsm.runs.spend import format_cost
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.archive import ArchivedRun
@@ -178,7 +179,7 @@ def _current_definition(name: str, loops_dir: Path) -> dict[str, Any] | None:
 
 
 def _money(value: float) -> str:
-    return f"${value:.4f}" if value else "-"
+    return format_cost(value) if value else "-"
 
 
 def text_report(report: Report) -> str:

@@ -88,13 +88,16 @@ def runs_command(name: str | None, *, as_json: bool = False, loops_dir: Path | N
 
 def _table(runs: list[Any], *, with_loop: bool) -> str:
     from little_loops.cli.listing import text_table
+    from little_loops.fsm.runs.outcomes import outcome_label
+    from little_loops.fsm.runs.spend import format_cost
     from little_loops.fsm.timefmt import format_duration
 
     head = ["RUN", "STARTED", "DURATION", "OUTCOME", "PASSES", "COST"]
     rows = [(["LOOP"] if with_loop else []) + head]
     for run in runs:
         started = run.started_at[:19].replace("T", " ")
-        cost = f"${run.cost_usd:.2f}" if run.cost_usd else "-"
-        row = [run.run_id, started, format_duration(run.duration_ms), run.outcome]
+        cost = format_cost(run.cost_usd) if run.cost_usd else "-"
+        outcome = outcome_label(run.outcome, run.final_state)
+        row = [run.run_id, started, format_duration(run.duration_ms), outcome]
         rows.append(([run.loop] if with_loop else []) + [*row, str(run.passes), cost])
     return text_table(rows)

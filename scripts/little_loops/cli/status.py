@@ -63,9 +63,16 @@ def status_command(
     from little_loops.fsm.runs.layout import run_files
     from little_loops.fsm.runs.liveness import live_status, low_space
     from little_loops.fsm.runs.locks import project_root
-    from little_loops.fsm.runs.outcomes import ExitCode, Status, how_to_go_on
+    from little_loops.fsm.runs.outcomes import (
+        ExitCode,
+        Outcome,
+        Status,
+        how_to_go_on,
+        outcome_label,
+    )
     from little_loops.fsm.runs.pids import pid_alive
     from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.runs.spend import format_cost
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.timefmt import format_duration
 
@@ -104,6 +111,11 @@ def status_command(
         )
     elif state.status == Status.RUNNING:
         status = f"running (pid {state.pid})"
+    elif state.terminated_by in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):
+        # The terminal state's name, and whether it is a success.
+        status = (
+            f"{state.status}: ended in {outcome_label(state.terminated_by, state.current_state)}"
+        )
     else:
         how = state.terminated_by
         status = state.status + (f" ({how})" if how and how != state.status else "")
@@ -126,7 +138,7 @@ def status_command(
     if waiting is not None:
         rows.append(("waiting", waiting))
     if state.cost_usd > 0:
-        rows.append(("cost", f"${state.cost_usd:.4f}"))
+        rows.append(("cost", format_cost(state.cost_usd)))
     if state.last_result and state.last_result.get("verdict") is not None:
         rows.append(("last verdict", str(state.last_result["verdict"])))
     if state.error:

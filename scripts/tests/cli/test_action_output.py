@@ -33,7 +33,8 @@ def test_a_failing_command_shows_its_stderr_and_where_its_output_is(
 ) -> None:
     loop_project.write("typo", TYPO)
     result = llproc.ll_loop(loop_project.root, "run", "typo")
-    assert result.returncode == ExitCode.OK  # "failed" is a terminal state
+    # "failed" is a terminal state, reached on the verdict error: the run is a failure.
+    assert result.returncode == ExitCode.TERMINAL_FAILURE
     lines = result.stderr.splitlines()
     failure = next(i for i, line in enumerate(lines) if "✗ error (exit code 127" in line)
     shown = lines[failure + 1 : failure + 4]
@@ -76,7 +77,7 @@ def test_quiet_keeps_a_failure_quiet(loop_project: LoopProject) -> None:
     loop_project.write("typo", TYPO)
     result = llproc.ll_loop(loop_project.root, "run", "typo", "--quiet")
     assert "command not found" not in result.stderr
-    assert result.stderr.startswith("Loop completed: failed")
+    assert result.stderr.startswith("Loop ended in failed, a failure: ")
     # The file has it all the same.
     err_file = loop_project.loops / ".running" / "typo.fix.err"
     assert "Fix: command not found" in err_file.read_text()

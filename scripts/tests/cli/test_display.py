@@ -191,6 +191,10 @@ def test_shorten(action: str, short: str) -> None:
             {"type": "exit_code", "verdict": "error", "error": "claude: not found"},
             "(claude: not found)",
         ),
+        (  # an error is shown whole: its end is the hint (it was cut at 80 with `…`)
+            {"type": "exit_code", "verdict": "error", "error": "x" * 70 + " (is there a hint?)"},
+            "(" + "x" * 70 + " (is there a hint?))",
+        ),
     ],
 )
 def test_verdict_detail(event: dict[str, Any], detail: str) -> None:
@@ -219,6 +223,27 @@ def test_verdict_detail(event: dict[str, Any], detail: str) -> None:
                 "error": "boom",
             },
             "Loop failed in check: boom (1 iteration, 0ms)",
+        ),
+        (
+            {
+                "terminated_by": "terminal_failure",
+                "final_state": "stuck",
+                "iterations": 1,
+                "duration_ms": 0,
+                "error": "reached from state 'fix' on the verdict error: " + "y" * 90,
+            },
+            "Loop ended in stuck, a failure: reached from state 'fix' on the verdict error: "
+            + "y" * 90
+            + " (1 iteration, 0ms)",
+        ),
+        (
+            {
+                "terminated_by": "terminal_failure",
+                "final_state": "blocked",
+                "iterations": 1,
+                "duration_ms": 0,
+            },
+            "Loop ended in blocked, a failure outcome (1 iteration, 0ms)",
         ),
     ],
 )
@@ -265,6 +290,27 @@ def test_costs_are_shown_per_action_and_in_total() -> None:
     )
     assert "       ✓ success (confidence: 0.90)  1.5s  $0.0125\n" in text
     assert text.endswith("Loop completed: done (1 iteration, 1.5s, $0.0137)\n")
+
+
+def test_a_cost_under_a_cent_is_shown_not_rounded_to_nothing() -> None:
+    text = feed(
+        [
+            {"event": "state_enter", "state": "fix", "iteration": 1},
+            {"event": "action_start", "state": "fix", "action": "Say hi"},
+            {"event": "action_complete", "exit_code": 0, "duration_ms": 5, "cost_usd": 0.0003},
+            {"event": "route", "from": "fix", "to": "done", "verdict": None, "reason": "next"},
+            {
+                "event": "loop_complete",
+                "final_state": "done",
+                "iterations": 1,
+                "terminated_by": "terminal",
+                "duration_ms": 5,
+                "cost_usd": 0.00001,
+            },
+        ]
+    )
+    assert "       • exit 0  5ms  $0.0003\n" in text
+    assert text.endswith("Loop completed: done (1 iteration, 5ms, <$0.0001)\n")
 
 
 def test_terminal_state_action_gets_its_result_line() -> None:

@@ -121,10 +121,11 @@ def test_a_400_digit_measurement_is_an_error_verdict_routed_by_error(
 ) -> None:
     loop_project.write("measure", HUGE_MEASUREMENT)
     result = loop_project.run("run", "measure")
-    assert result.code == ExitCode.OK, result.err
+    # `report` is terminal, reached on the verdict error: the run is a failure.
+    assert result.code == ExitCode.TERMINAL_FAILURE, result.err
     assert "✗ error (output is too large a number (401 digits; at most 1.8e+308))" in result.err
     assert "       → report\n" in result.err
-    assert result.err.splitlines()[-1].startswith("Loop completed: report (1 iteration")
+    assert result.err.splitlines()[-1].startswith("Loop ended in report, a failure: ")
 
 
 @pytest.mark.parametrize(
@@ -156,9 +157,12 @@ def test_numbers_out_of_range_in_output_are_error_verdicts(
         """,
     )
     result = loop_project.run("run", "compare")
-    assert (result.code, "internal error" in result.err) == (ExitCode.OK, False), result.err
+    assert (result.code, "internal error" in result.err) == (
+        ExitCode.TERMINAL_FAILURE,  # `report` is terminal, reached on the verdict error
+        False,
+    ), result.err
     assert f"✗ error ({message}" in result.err
-    assert "Loop completed: report" in result.err
+    assert "Loop ended in report, a failure: " in result.err
 
 
 def _nested(lists: int) -> str:

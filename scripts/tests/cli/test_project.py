@@ -46,7 +46,7 @@ def test_every_command_finds_the_loops_of_a_parent_folder(project: Path) -> None
     assert not (below / ".loops").exists()
     status = console(below, "status", "where")
     assert (status.returncode, status.stderr) == (0, note)
-    assert "status:    completed (terminal)" in status.stdout
+    assert "status:    completed: ended in done (success)" in status.stdout
     as_json = console(below, "status", "where", "--json")
     assert json.loads(as_json.stdout)["status"] == "completed"  # the note is not on stdout
     history = console(below, "history", "where")

@@ -293,6 +293,45 @@ def test_other_failures_are_still_not_resumable(loop_project: LoopProject) -> No
     assert refused.err.endswith("nothing to resume, start it again with 'll-loop run broken'\n")
 
 
+def test_a_run_stopped_in_the_terminal_it_reached_on_error_resumes_to_that_failure(
+    loop_project: LoopProject, marker: str
+) -> None:
+    loop_project.write(
+        "gives-up",
+        f"""\
+        name: gives-up
+        initial: work
+        states:
+          work:
+            action: exit 2
+            on_success: done
+            on_error: stuck
+          stuck:
+            action: if [ -e go ]; then echo bye; else touch started; sleep {marker}; fi
+            terminal: true
+          done:
+            terminal: true
+        """,
+    )
+    proc = llproc.start(loop_project.root, "run", "gives-up")
+    llproc.wait_for(
+        lambda: (loop_project.root / "started").exists(), timeout=60, what="stuck's action"
+    )
+    stopped = llproc.ll_loop(loop_project.root, "stop", "gives-up", timeout=60)
+    assert stopped.returncode == ExitCode.OK, stopped.stderr
+    assert proc.wait(timeout=60) == ExitCode.STOPPED
+    # The state file keeps how the run came to `stuck`, so the resumed run ends as it would
+    # have: a failure, saying why.
+    saved = llproc.state(loop_project.root, "gives-up")
+    why = "reached from state 'work' on the verdict error: exit code 2"
+    assert (saved["current_state"], saved["arrived_on_error"]) == ("stuck", why)
+    (loop_project.root / "go").touch()
+    resumed = llproc.ll_loop(loop_project.root, "resume", "gives-up", timeout=60)
+    assert resumed.returncode == ExitCode.TERMINAL_FAILURE, resumed.stderr
+    assert resumed.stderr.splitlines()[-1].startswith(f"Loop ended in stuck, a failure: {why} (")
+    assert llproc.state(loop_project.root, "gives-up")["terminated_by"] == "terminal_failure"
+
+
 def test_a_resume_that_cannot_restore_changes_nothing(loop_project: LoopProject) -> None:
     path = loop_project.write("counter", COUNTER.format(limits="context: {word: w}"))
     assert loop_project.run("run", "counter", "-n", "2").code == 3

@@ -187,6 +187,80 @@ def test_error_outcome_exits_1_with_the_reason(loop_project: LoopProject) -> Non
     )
 
 
+# The README's example as it was: its Claude step calls a slash command no project has.
+README_AS_IT_WAS = """\
+    name: fix-types
+    initial: check
+    states:
+      check:
+        action: exit 1
+        on_success: done
+        on_failure: fix
+      fix:
+        action: /ll:manage_issue bug fix
+        route:
+          success: check
+          _: check
+          _error: stuck
+      done:
+        terminal: true
+      stuck:
+        terminal: true
+    max_iterations: 10
+"""
+UNKNOWN_COMMAND_HINT = (
+    "claude does not know the slash command /ll:manage_issue (is there a .claude/commands"
+    " file for it in the loop's project?)"
+)
+
+
+def test_a_terminal_reached_on_error_exits_7_and_says_why_in_full(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code answers a slash command it has no file for so, exit 0, no API call.
+    shell_claude(loop_project.root, monkeypatch, 'echo "Unknown command: /ll:manage_issue"')
+    loop_project.write("fix-types", README_AS_IT_WAS)
+    result = loop_project.run("run", "fix-types")
+    assert result.code == ExitCode.TERMINAL_FAILURE == 7
+    lines = result.err.splitlines()
+    # The hint is whole (it was cut at 80 characters), on the step and on the last line.
+    assert any(line.startswith(f"       ✗ error ({UNKNOWN_COMMAND_HINT})  ") for line in lines)
+    why = f"reached from state 'fix' on the verdict error: {UNKNOWN_COMMAND_HINT}"
+    assert lines[-1].startswith(f"Loop ended in stuck, a failure: {why} (1 iteration, ")
+    history = loop_project.run("history", "fix-types").out.splitlines()
+    assert any(line.endswith(f" fix → error ({UNKNOWN_COMMAND_HINT})") for line in history)
+    assert f"loop_complete   Loop ended in stuck, a failure: {why} (1 iteration, " in history[-1]
+    state = json.loads(loop_project.run("status", "fix-types", "--json").out)
+    assert (state["status"], state["terminated_by"], state["current_state"]) == (
+        "failed",
+        "terminal_failure",
+        "stuck",
+    )
+    assert state["error"] == why
+
+
+def test_a_loop_that_starts_in_a_terminal_state_shows_no_pass_number(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write(
+        "once",
+        """\
+        name: once
+        initial: done
+        states:
+          done:
+            action: echo hello
+            terminal: true
+        """,
+    )
+    result = loop_project.run("run", "once")
+    assert result.code == ExitCode.OK
+    lines = result.err.splitlines()
+    # No pass begins in a terminal state: no `[0/50]` for a pass that never was.
+    assert lines[0] == "done → echo hello"
+    assert lines[-1].startswith("Loop completed: done (0 iterations, ")
+
+
 def test_loop_timeout_exits_4(loop_project: LoopProject) -> None:
     loop_project.write(
         "slow",

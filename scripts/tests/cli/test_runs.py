@@ -8,7 +8,9 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support import llproc
+from support.fake_claude import shell_claude
 from support.project import LoopProject
 
 from little_loops.fsm.runs.archive import list_runs
@@ -56,6 +58,53 @@ def test_three_runs_are_listed_with_their_outcomes(loop_project: LoopProject) ->
     everything = llproc.console(loop_project.root, "runs").stdout.splitlines()
     assert everything[0].split()[0] == "LOOP"
     assert len(everything) == 4
+
+
+# A Claude step that costs $0.0003, then a check that exits as the file `code` says: 0 ends
+# in `done`, 2 (the verdict error) in `stuck`.
+CHEAP = """\
+    name: cheap
+    initial: work
+    states:
+      work:
+        action_type: prompt
+        action: Say hello
+        next: check
+      check:
+        action: exit $(cat code 2>/dev/null || echo 0)
+        on_success: done
+        on_error: stuck
+      done:
+        terminal: true
+      stuck:
+        terminal: true
+"""
+
+
+def test_outcome_names_the_terminal_and_a_small_cost_is_not_zero(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = '{"type": "result", "result": "Hello", "total_cost_usd": 0.0003}'
+    shell_claude(loop_project.root, monkeypatch, f"echo '{report}'")
+    loop_project.write("cheap", CHEAP)
+    assert llproc.console(loop_project.root, "run", "cheap").returncode == ExitCode.OK
+    (loop_project.root / "code").write_text("2\n")
+    failed = llproc.console(loop_project.root, "run", "cheap")
+    assert failed.returncode == ExitCode.TERMINAL_FAILURE, failed.stderr
+    table = llproc.console(loop_project.root, "runs", "cheap").stdout.splitlines()
+    rows = [[cell.strip() for cell in line.split("  ") if cell.strip()] for line in table]
+    assert rows[0] == ["RUN", "STARTED", "DURATION", "OUTCOME", "PASSES", "COST"]
+    # The terminal's name and whether it is a success (both were `terminal`), and $0.0003
+    # (it was $0.00).
+    assert [(row[3], row[4], row[5]) for row in rows[1:]] == [
+        ("done (success)", "1", "$0.0003"),
+        ("stuck (failure)", "1", "$0.0003"),
+    ]
+    runs = _runs(loop_project.root, "cheap")
+    assert [(r["outcome"], r["status"], r["final_state"]) for r in runs] == [
+        ("terminal", "completed", "done"),
+        ("terminal_failure", "failed", "stuck"),
+    ]
 
 
 def test_history_and_logs_show_an_archived_run(loop_project: LoopProject) -> None:

@@ -47,7 +47,7 @@ def test_status_text_and_json(loop_project: LoopProject) -> None:
     lines = result.out.splitlines()
     assert lines[:4] == [
         "loop:         hello",
-        "status:       completed (terminal)",
+        "status:       completed: ended in done (success)",
         "state:        done",
         "iteration:    2/4",  # the run's -n, not the file's 5
     ]
@@ -62,6 +62,38 @@ def test_status_text_and_json(loop_project: LoopProject) -> None:
     # The run ended: its process (this test) no longer writes its log.
     assert (data["alive"], data["crashed"]) == (False, False)
     assert set(data) >= {"current_state", "captured", "pid", "started_at", "elapsed_ms", "scope"}
+
+
+def test_status_of_a_run_that_ended_in_a_terminal_reached_on_error(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write(
+        "gives-up",
+        """\
+        name: gives-up
+        initial: work
+        states:
+          work:
+            action: exit 2
+            on_success: done
+            on_error: stuck
+          done:
+            terminal: true
+          stuck:
+            terminal: true
+        """,
+    )
+    assert loop_project.run("run", "gives-up").code == ExitCode.TERMINAL_FAILURE
+    lines = loop_project.run("status", "gives-up").out.splitlines()
+    assert lines[1:3] == ["status:       failed: ended in stuck (failure)", "state:        stuck"]
+    assert "error:        reached from state 'work' on the verdict error: exit code 2" in lines
+    # Ended, and not at a limit: nothing to resume, and it says why.
+    refused = loop_project.run("resume", "gives-up")
+    assert (refused.code, refused.err) == (
+        ExitCode.FAILED,
+        "ll-loop: error: loop 'gives-up' ended (failed): reached from state 'work' on the verdict"
+        " error: exit code 2; nothing to resume, start it again with 'll-loop run gives-up'\n",
+    )
 
 
 def test_status_of_a_crashed_run(loop_project: LoopProject) -> None:
@@ -245,7 +277,8 @@ def test_json_of_a_run_never_holds_nan(loop_project: LoopProject) -> None:
             terminal: true
         """,
     )
-    assert loop_project.run("run", "nan", "--quiet").code == 0
+    # NaN is the verdict error, and `done` reached on it ends the run as a failure.
+    assert loop_project.run("run", "nan", "--quiet").code == ExitCode.TERMINAL_FAILURE
     status = loop_project.run("status", "nan", "--json").out
     json.loads(status, parse_constant=lambda name: pytest.fail(f"{name} in status --json"))
 

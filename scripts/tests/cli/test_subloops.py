@@ -102,7 +102,7 @@ def test_two_children_in_sequence_route_on_failure_and_pass_captures(
         "loop_start          child at count",
     ]
     status = llproc.console(loop_project.root, "status", "parent").stdout
-    assert "terminal_failure" in status
+    assert "status:       failed: ended in failed (failure)\n" in status
     assert '    [1/4] check → [ "bad" != bad ]\n' in shown
 
 
@@ -427,8 +427,13 @@ def test_a_childs_own_limit_is_the_error_verdict(loop_project: LoopProject) -> N
     )
     loop_project.write("boss", SLEEPY_PARENT.format(limits=""))
     result = llproc.console(loop_project.root, "run", "boss", "--json")
-    assert result.returncode == ExitCode.OK, result.stderr
+    # `fallback` is terminal, reached on the verdict error: the run is a failure.
+    assert result.returncode == ExitCode.TERMINAL_FAILURE, result.stderr
     assert json.loads(result.stdout)["final_state"] == "fallback"
+    assert result.stderr.splitlines()[-1].startswith(
+        "Loop ended in fallback, a failure: reached from state 'work' on the verdict error:"
+        " loop 'sleepy' ended by max_iterations (1 iteration, "
+    )
     assert llproc.side_effects(loop_project.root) == ["start", "nap", "nap", "fallback"]
     (judged,) = [
         e

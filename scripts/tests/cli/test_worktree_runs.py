@@ -203,7 +203,9 @@ def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> No
         tree = repo / ".loops" / ".worktrees" / key
         assert (tree / "fixes.txt").read_text() == f"fix for issue {issue}\n" * 2
         status = ll_loop(repo, "status", key, env=run_env())
-        assert re.search(r"^status: +completed \(terminal\)$", status.stdout, re.M), status.stdout
+        assert re.search(r"^status: +completed: ended in done \(success\)$", status.stdout, re.M), (
+            status.stdout
+        )
         events = run_files(key, repo / ".loops").events.read_text().splitlines()
         parsed = [json.loads(line) for line in events]
         assert all(issue in e.get("action", issue) for e in parsed if e["event"] == "action_start"

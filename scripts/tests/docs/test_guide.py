@@ -61,6 +61,7 @@ def test_the_exit_codes_quoted_are_the_real_ones() -> None:
         ("timeout", "4 timeout"),
         ("handoff", "5 context handoff"),
         ("budget", "6 budget"),
+        ("terminal_failure", "7 terminal failure"),
         ("interrupted", "130 interrupted"),
         ("stopped", "143 stopped"),
     ):

@@ -329,7 +329,9 @@ def test_unknown_slash_command_is_printed_not_sent(
     )
     assert agent.requests == []
     assert judge.requests == []
-    assert (result.terminated_by, result.final_state) == ("terminal", "missing")
+    # `missing` is terminal, reached on the verdict error: the run is a failure saying why.
+    assert (result.terminated_by, result.final_state) == ("terminal_failure", "missing")
+    assert result.error == f"reached from state 'work' on the verdict error: {action['error']}"
 
 
 def test_idle_timeout_ends_a_session_whose_api_call_hangs(
@@ -359,7 +361,7 @@ def test_idle_timeout_ends_a_session_whose_api_call_hangs(
 
     result, events = _run(fsm, tmp_path)
 
-    assert (result.terminated_by, result.final_state) == ("terminal", "gave-up")
+    assert (result.terminated_by, result.final_state) == ("terminal_failure", "gave-up")
     (action,) = _of(events, "action_complete")
     assert action["exit_code"] == 124
     assert action["error"] == "action printed nothing for 3.0s (idle_timeout)"

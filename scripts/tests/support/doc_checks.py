@@ -242,6 +242,7 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
             "    on_error: done\n  done:\n    terminal: true\n"
         },
         stream="err",
+        code=7,  # `done` reached on the verdict error: a failure
         lines=(0, 5),
     ),
     ("docs/cli.md", "$ ll-loop new my-first --from hello"): Run(),

@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from little_loops.fsm.runs.spend import format_cost
+
 RESULT_WIDTH = 100  # a tool result is shown as its first line, cut to this many characters
 # What `tool_lines` keeps of a session: its first this many lines, each cut to this width.
 MAX_TOOL_LINES = 200
@@ -97,7 +99,7 @@ def _report(data: dict[str, Any]) -> list[str]:
     cost = data.get("total_cost_usd")
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         turns = data.get("num_turns")
-        lines.append(f"cost: ${cost:.4f}" + (f" ({turns} turns)" if turns else ""))
+        lines.append(f"cost: {format_cost(cost)}" + (f" ({turns} turns)" if turns else ""))
     if data.get("is_error") is True:
         lines.append("(claude reported an error)")
     return lines

@@ -26,6 +26,7 @@ class Checkpoints:
     captured: dict[str, Any]
     prev_result: dict[str, Any] | None
     last_result: dict[str, Any] | None
+    arrived_on_error: str | None
     started_at: str
     continuation: str | None
     acted: dict[str, Any] | None
@@ -52,6 +53,7 @@ class Checkpoints:
             captured=dict(self.captured),  # a copy: the run goes on changing its own
             prev_result=self.prev_result,
             last_result=self.last_result,
+            arrived_on_error=self.arrived_on_error,
             started_at=self.started_at,
             elapsed_ms=self.elapsed_ms(),
             continuation=self.continuation,
@@ -85,6 +87,7 @@ class Checkpoints:
         self.captured = dict(snap.captured)
         self.prev_result = snap.prev_result
         self.last_result = snap.last_result
+        self.arrived_on_error = snap.arrived_on_error
         self.started_at = snap.started_at
         self.clock.elapsed_before_ms = snap.elapsed_ms
         self.continuation = snap.continuation

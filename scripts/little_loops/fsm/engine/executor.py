@@ -82,6 +82,7 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops, Commits):
         self.captured: dict[str, Any] = {}
         self.prev_result: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
+        self.arrived_on_error: str | None = None  # see ExecutorSnapshot.arrived_on_error
         self.started_at = ""
         self.continuation: str | None = None
         self.acted: dict[str, Any] | None = None  # the current state's finished action
@@ -233,6 +234,7 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops, Commits):
         route = events.Route(
             {"from": self.current_state, "to": target, "verdict": verdict, "reason": reason}
         )
+        self._arrive(verdict)
         self.current_state = target
         self.entered = False
         self.acted = None

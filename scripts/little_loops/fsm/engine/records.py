@@ -75,6 +75,9 @@ class ExecutorSnapshot:
     # The running child loop of a sub-loop state (`loop:`): its own snapshot, as a dict of
     # these fields (with its own `child` when it runs one), and `loop`, its name.
     child: dict[str, Any] | None = None
+    # Why the run came to current_state on the verdict `error` (the state that gave it and
+    # its error); None when it came another way. A terminal reached so is a failure.
+    arrived_on_error: str | None = None
 
 
 def chomp(text: str) -> str:

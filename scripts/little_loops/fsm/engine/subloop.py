@@ -47,11 +47,14 @@ SUBLOOP_EVALUATOR = "loop"  # the evaluator type the sub-loop's `evaluate` event
 
 def end_verdict(child: FSMLoop, terminated_by: str, final_state: str) -> str:
     """A sub-loop state's verdict when its *child* ended so: success at a terminal state,
-    failure at one with `outcome: failure`, else error (a limit or an error)."""
+    failure at one with `outcome: failure` or one reached on the verdict error, else error
+    (a limit or an error)."""
     if terminated_by not in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):
         return ERROR_VERDICT
     final = child.states.get(final_state)
-    failed = final is not None and final.outcome == OUTCOME_FAILURE
+    failed = terminated_by == Outcome.TERMINAL_FAILURE or (
+        final is not None and final.outcome == OUTCOME_FAILURE
+    )
     return OUTCOME_FAILURE if failed else OUTCOME_SUCCESS
 
 
@@ -214,8 +217,8 @@ class SubLoops:
             "terminated_by": how,
             "captured": dict(result.captured),
         }
-        if result.error:
-            details["error"] = result.error
+        if result.error or verdict == ERROR_VERDICT:  # a limit has no error of its own
+            details["error"] = result.error or f"loop '{child_fsm.name}' ended by {how}"
         self.last_result = {"verdict": verdict, "details": details}
         self.prev_result = {"state": name, "output": result.final_state, "verdict": verdict}
         if state.capture:
@@ -229,5 +232,5 @@ class SubLoops:
         self._emit("evaluate", judged)
         outcome = follow_route(state, verdict, self._context(), self.current_state)
         if outcome.target is None and verdict == ERROR_VERDICT:
-            outcome.error = result.error or f"loop '{child_fsm.name}' ended by {how}"
+            outcome.error = details["error"]
         return outcome

@@ -13,6 +13,7 @@ from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.engine.routing import StepOutcome
 from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
 from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.runs.outcomes import Outcome
 
 
@@ -25,6 +26,8 @@ class Terminals:
     continuation: str | None
     passes: Passes
     acted: dict[str, Any] | None
+    last_result: dict[str, Any] | None
+    arrived_on_error: str | None  # why the run came to current_state on the verdict error
 
     _context: Callable[[], InterpolationContext]
     _emit_enter: Callable[[], None]
@@ -34,6 +37,16 @@ class Terminals:
     _illegal: Callable[..., ExecutionResult]
     _move_to: Callable[[str, str | None, str], None]
     _commit_after: Callable[[str, StateConfig, str | None], None]
+
+    def _arrive(self, verdict: str | None) -> None:
+        """Note why the run leaves the current state: on the verdict `error`, which state
+        gave it and the error (a terminal state reached so ends the run as a failure)."""
+        self.arrived_on_error = None
+        if verdict == ERROR_VERDICT:
+            details = (self.last_result or {}).get("details")
+            error = details.get("error") if isinstance(details, dict) else None
+            why = f"reached from state '{self.current_state}' on the verdict error"
+            self.arrived_on_error = f"{why}: {error}" if error else why
 
     def _run_terminal_action(
         self, state: StateConfig, done: ActionResult | None = None
@@ -61,8 +74,12 @@ class Terminals:
         self._commit_after(self.current_state, state, (self.acted or {}).get("output"))
         way = restart(self.fsm, state)
         if way is None:
-            failed = state.outcome == OUTCOME_FAILURE
-            return self._finish(Outcome.TERMINAL_FAILURE if failed else Outcome.TERMINAL)
+            # A terminal reached on the verdict `error` is a failure whatever it is called:
+            # a run whose Claude step could not run must not exit 0 (runs/outcomes.py).
+            why = self.arrived_on_error
+            if state.outcome == OUTCOME_FAILURE or why is not None:
+                return self._finish(Outcome.TERMINAL_FAILURE, error=why)
+            return self._finish(Outcome.TERMINAL)
         if way.target not in self.fsm.states:
             return self._illegal(way.target)
         self.passes.restarted()

@@ -15,7 +15,7 @@ class ExitCode(IntEnum):
     TIMEOUT = 4  # stopped by the loop-level timeout
     HANDOFF = 5  # context handoff: awaiting continuation (resume it later)
     BUDGET = 6  # the spending budget was used up
-    TERMINAL_FAILURE = 7  # the loop ended in a terminal state that says `outcome: failure`
+    TERMINAL_FAILURE = 7  # ended in a terminal with `outcome: failure`, or reached on `error`
     STALL = 8  # a stall breaker fired and the loop has no on_stall route
     AWAITING_APPROVAL = 9  # an approval state waits for `ll-loop approve`/`reject` (then resume)
     INTERRUPTED = 130  # Ctrl-C (SIGINT)
@@ -54,7 +54,7 @@ class Outcome(StrEnum):
         "terminal_failure",
         Status.FAILED,
         ExitCode.TERMINAL_FAILURE,
-        "a terminal state with `outcome: failure` was reached",
+        "a terminal state with `outcome: failure`, or one reached on the verdict `error`",
     )
     ERROR = (
         "error",
@@ -135,6 +135,16 @@ def can_resume(status: str, terminated_by: str | None) -> bool:
     return status in RESUMABLE_STATUSES or (
         status == Status.FAILED and terminated_by in RAISABLE_LIMITS
     )
+
+
+def outcome_label(terminated_by: str | None, final_state: str) -> str:
+    """How a run's end is named in `runs` and `status`: a terminal state's name and whether
+    it counts as a success (`done (success)`, `stuck (failure)`), else the outcome word."""
+    if terminated_by == Outcome.TERMINAL:
+        return f"{final_state} (success)"
+    if terminated_by == Outcome.TERMINAL_FAILURE:
+        return f"{final_state} (failure)"
+    return str(terminated_by)
 
 
 def outcome_of(terminated_by: str | None) -> Outcome:

@@ -30,7 +30,7 @@ from little_loops.fsm.runs.pids import process_start_ticks
 from little_loops.fsm.runs.place import RunPlace, describe
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.snapshots import SnapshotWriter
-from little_loops.fsm.runs.spend import Spend, dollars
+from little_loops.fsm.runs.spend import Spend, dollars, format_cost
 from little_loops.fsm.runs.state import LoopState, snapshot_fields
 from little_loops.fsm.runs.store import StatePersistence
 
@@ -362,7 +362,8 @@ def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:
         limit = fsm.max_cost_usd
         if limit is not None and Spend(cost_usd=saved.cost_usd).reached(limit):
             return (
-                f"loop '{name}' has spent ${saved.cost_usd:.4f} of its {dollars(limit)} budget; "
+                f"loop '{name}' has spent {format_cost(saved.cost_usd)} of its"
+                f" {dollars(limit)} budget; "
                 f"to go on: {hint}"
             )
     elif saved.terminated_by == Outcome.MAX_ITERATIONS:

@@ -40,7 +40,7 @@ class Spend:
 
     def budget_message(self, limit: float, state: str) -> str:
         return (
-            f"spend ${self.cost_usd:.4f} reached max_cost_usd {dollars(limit)} "
+            f"spend {format_cost(self.cost_usd)} reached max_cost_usd {dollars(limit)} "
             f"before state '{state}'"
         )
 
@@ -48,3 +48,10 @@ class Spend:
 def dollars(amount: float) -> str:
     """A limit as written, without exponent: `$0.1`, `$2`, `$0.000000001`."""
     return "$" + (f"{float(amount):.10f}".rstrip("0").rstrip(".") or "0")
+
+
+def format_cost(amount: float) -> str:
+    """A sum spent, as every command shows one: `$0.1830`, `$0.0003`, `$12.5000`; more than
+    nothing but under half a hundredth of a cent is `<$0.0001`, never `$0.0000`."""
+    text = f"${amount:.4f}"
+    return "<$0.0001" if amount > 0 and text == "$0.0000" else text

@@ -77,6 +77,7 @@ class StateFile(TypedDict):
     captured: dict[str, Any]
     prev_result: dict[str, Any] | None
     last_result: dict[str, Any] | None
+    arrived_on_error: str | None  # why a terminal reached on the verdict error is a failure
     started_at: str
     updated_at: str
     elapsed_ms: int
@@ -114,6 +115,7 @@ class LoopState:
     captured: dict[str, Any] = field(default_factory=dict)
     prev_result: dict[str, Any] | None = None
     last_result: dict[str, Any] | None = None
+    arrived_on_error: str | None = None  # the verdict `error` that led to current_state
     started_at: str = field(default_factory=iso_now)
     updated_at: str = field(default_factory=iso_now)
     status: Status = Status.RUNNING
@@ -163,6 +165,7 @@ class LoopState:
             "captured": self.captured,
             "prev_result": self.prev_result,
             "last_result": self.last_result,
+            "arrived_on_error": self.arrived_on_error,
             "started_at": self.started_at,
             "updated_at": self.updated_at,
             "elapsed_ms": self.elapsed_ms,
@@ -263,6 +266,7 @@ def parse_state(data: Any) -> LoopState:
         captured=_get(data, "captured", (dict,), dict),
         prev_result=_get(data, "prev_result", (dict, type(None)), None),
         last_result=_get(data, "last_result", (dict, type(None)), None),
+        arrived_on_error=_get(data, "arrived_on_error", (str, type(None)), None),
         elapsed_ms=elapsed_ms,
         continuation=_get(data, "continuation_prompt", (str, type(None)), None),
         pid=_get(data, "pid", (int, type(None)), None),

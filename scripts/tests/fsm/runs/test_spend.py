@@ -9,7 +9,7 @@ import pytest
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.executor import FSMExecutor
-from little_loops.fsm.runs.spend import Spend, dollars
+from little_loops.fsm.runs.spend import Spend, dollars, format_cost
 
 
 class TestSpend:
@@ -56,3 +56,15 @@ def test_llm_judge_tokens_and_estimate_count_toward_spend(fake_anthropic: Any) -
     assert result.usage == {"judge_input_tokens": 1000, "judge_output_tokens": 50}
     assert result.cost_usd == pytest.approx(0.00125)
     assert next(e for e in events if e["event"] == "evaluate")["cost_usd"] == 0.00125
+
+
+def test_a_cost_is_shown_with_four_decimals_and_a_tiny_one_not_as_zero() -> None:
+    amounts = (0.1830, 0.0003, 0.00005, 0.00004, 0.0, 12.5)
+    assert [format_cost(x) for x in amounts] == [
+        "$0.1830",
+        "$0.0003",
+        "$0.0001",
+        "<$0.0001",
+        "$0.0000",
+        "$12.5000",
+    ]
