@@ -14,6 +14,7 @@ from little_loops.cli.report_svg import (
     timeline_svg,
     verdict_class,
 )
+from little_loops.fsm.runs.spend import format_cost
 from little_loops.fsm.timefmt import format_duration
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ _LEGEND = (
 
 
 def _money(value: float) -> str:
-    return f"${value:.4f}" if value else "–"
+    return format_cost(value) if value else "–"
 
 
 def badge_class(report: Report) -> str:

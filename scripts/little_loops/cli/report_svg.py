@@ -6,6 +6,8 @@ from collections import deque
 from html import escape
 from typing import TYPE_CHECKING
 
+from little_loops.fsm.runs.spend import format_cost
+
 if TYPE_CHECKING:
     from little_loops.fsm.runs.report import Report, Step
 
@@ -225,7 +227,7 @@ def cost_bars_svg(report: Report) -> str:
             f'<text x="{label_w - 8}" y="{y + 16}" class="lane">{escape(name[:20])}</text>'
             f'<rect x="{label_w}" y="{y + 4}" width="{w:.1f}" height="{row_h - 8}" rx="3" '
             f'class="bar cost"/><text x="{label_w + w + 6:.1f}" y="{y + 16}" class="tick">'
-            f"${cost:.4f}</text>"
+            f"{escape(format_cost(cost))}</text>"
         )
     parts.append("</svg>")
     return "".join(parts)

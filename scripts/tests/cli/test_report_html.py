@@ -133,3 +133,9 @@ def test_the_ending_of_a_stall_says_which_breaker_fired_and_its_counts() -> None
         "<b>Why:</b> stall (same_result: 3): state &#x27;test&#x27; gave the same verdict 3 times"
         ' in a row <span class="muted">(detector same_result, state test, count 3, limit 3)'
     ) in page
+
+
+def test_a_cost_under_a_hundredth_of_a_cent_is_shown_as_every_command_shows_it() -> None:
+    page = render_html([_run(*_claude_step(1, output="done", cost_usd=0.00001))])
+    assert "&lt;$0.0001" in page
+    assert "$0.0000" not in page
