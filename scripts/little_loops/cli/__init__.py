@@ -241,7 +241,7 @@ def _late_values(
                 "the run goes on with the values it was started with"
             )
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    values.extend(before + after)
+    args.values = [*values, *before, *after]  # (not extended in place: it may be the default)
 
 
 def _split_at_dashes(words: list[str]) -> tuple[list[str], bool, list[str]]:
