@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.options import (
     RunOptions,
@@ -24,6 +24,9 @@ from little_loops.cli.parameters import (
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.where import Where, add_worktree_flags, where_from_args
 from little_loops.fsm.runs.outcomes import ExitCode
+
+if TYPE_CHECKING:
+    from little_loops.fsm.definition.model import FSMLoop
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -90,6 +93,9 @@ def run_command(
 
         print(format_plan(fsm, display_path(path.resolve())), end="")
         return ExitCode.OK
+    if not options.quiet:
+        for warning in prose_warnings(fsm):
+            print(f"ll-loop: warning: {warning}", file=sys.stderr)
     loops_dir = loops_dir.resolve()
     where = (where or Where()).for_loop(fsm, loops_dir)
     from little_loops.fsm.runs.place import refuse_inside_live_worktree
@@ -112,3 +118,18 @@ def run_command(
     if note is not None:
         print(f"ll-loop: note: {note}", file=sys.stderr)
     return run_session(fsm, path, options, loops_dir, place=place)
+
+
+def prose_warnings(fsm: FSMLoop) -> list[str]:
+    """validate's warning for each action that reads like a sentence for Claude but runs in
+    bash: `run` says it once before the first step, where it would fail with exit 127."""
+    from little_loops.fsm.definition.prose import sentence_warning
+    from little_loops.fsm.errors import ValidationError
+
+    out = []
+    for name, state in fsm.states.items():
+        warning = sentence_warning(state)
+        if warning is not None:
+            where = ("states", name, "action")
+            out.append(str(ValidationError.at(fsm.name, where, warning, "warning")))
+    return out

@@ -11,7 +11,7 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.definition.prose import reads_like_a_sentence, sentence_message
+from little_loops.fsm.definition.prose import sentence_warning
 from little_loops.fsm.engine.interpolation import context_problems
 from little_loops.fsm.engine.references import NAMESPACES, OPEN, near_misses, references
 from little_loops.fsm.engine.shellquote import unquotable
@@ -166,8 +166,8 @@ class _GraphChecker:
                 "is sent to Claude as a slash command; add action_type: shell to run it in bash",
                 "warning",
             )
-        elif state.action_type is None and action and reads_like_a_sentence(action):
-            self.add((*path, "action"), sentence_message(action), "warning")
+        elif (prose := sentence_warning(state)) is not None:
+            self.add((*path, "action"), prose, "warning")
 
     def never_given(self, name: str, state: StateConfig) -> None:
         """Route keys the state's evaluator can never give: a typo (`sucess:`) or a route
