@@ -183,7 +183,7 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
         from little_loops.fsm.runs.outcomes import ExitCode
 
         return ExitCode.USAGE
-    from little_loops.fsm.errors import LoopDefinitionError, LoopError
+    from little_loops.fsm.errors import LoopDefinitionError, LoopError, LoopSetupError
     from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.safetext import one_line
 
@@ -193,7 +193,7 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
         return code
-    except LoopDefinitionError as exc:
+    except (LoopDefinitionError, LoopSetupError) as exc:
         print(f"ll-loop: error: {one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
     except LoopError as exc:

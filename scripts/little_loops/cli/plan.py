@@ -16,6 +16,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.evaluators.judge_claude import API_BACKEND, judge_backend
 from little_loops.fsm.evaluators.registry import needs_llm
+from little_loops.fsm.runs.preflight import needs
 from little_loops.fsm.runs.webhook import where
 from little_loops.fsm.timefmt import format_duration
 
@@ -63,6 +64,16 @@ def _claude_lines(fsm: FSMLoop, name: str, state: StateConfig) -> list[str]:
     return out
 
 
+def _needs(fsm: FSMLoop) -> list[str]:
+    """`needs: claude (fix, check)`: each agent CLI a run calls, and the states that call it
+    (whether it is ready here is checked before a run's first step: `run`, not the plan)."""
+    lines = []
+    for program, uses in needs(fsm).items():
+        states = (u.state if u.subloop is None else f"{u.subloop} > {u.state}" for u in uses)
+        lines.append(f"needs: {program} ({', '.join(dict.fromkeys(states))})")
+    return lines
+
+
 def _notify(config: NotifyConfig) -> str:
     """`the command, the webhook https://host (on: done, failed)`: who hears a run end."""
     told = [
@@ -96,6 +107,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         f"scope: {', '.join(fsm.effective_scope())}",
         f"llm: {llm.model}" + (f" ({_judge(fsm)})" if llm.enabled else " (off)"),
     ]
+    lines += _needs(fsm)
     context = {k: v for k, v in fsm.context.items() if k not in fsm.parameters}
     if context:
         lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in context.items()))

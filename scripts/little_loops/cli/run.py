@@ -79,7 +79,7 @@ def run_command(
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.session import apply_overrides, run_session
     from little_loops.fsm.definition.validation import load_and_validate
-    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.runs.preflight import require
 
     path = resolve_loop_path(name_or_path, loops_dir)
     note = stale_compiled_note(path)
@@ -89,10 +89,8 @@ def run_command(
     # The values are checked before anything runs, also before a detached run starts.
     fsm = with_arguments(loaded, options.arguments, missing_ok=dry_run)
     if dry_run:
-        from little_loops.cli.plan import format_plan
-
-        print(format_plan(fsm, display_path(path.resolve())), end="")
-        return ExitCode.OK
+        return print_plan(fsm, path)
+    require(fsm)  # a missing `claude` (or one that refuses to run here) stops it before a step
     if not options.quiet:
         for warning in prose_warnings(fsm):
             print(f"ll-loop: warning: {warning}", file=sys.stderr)
@@ -118,6 +116,19 @@ def run_command(
     if note is not None:
         print(f"ll-loop: note: {note}", file=sys.stderr)
     return run_session(fsm, path, options, loops_dir, place=place)
+
+
+def print_plan(fsm: FSMLoop, path: Path) -> int:
+    """`--dry-run`: the plan on stdout; what would stop a run before its first step (a tool
+    it needs, missing here) is a note on stderr, not a failure: the plan is right anyway."""
+    from little_loops.cli.plan import format_plan
+    from little_loops.fsm.runs.preflight import problems
+    from little_loops.fsm.runs.runfile import display_path
+
+    print(format_plan(fsm, display_path(path.resolve())), end="")
+    for problem in problems(fsm).values():
+        print(f"ll-loop: note: a run would stop before its first step: {problem}", file=sys.stderr)
+    return ExitCode.OK
 
 
 def prose_warnings(fsm: FSMLoop) -> list[str]:

@@ -320,3 +320,13 @@ def _closure(start: list[str], graph: Mapping[str, set[str]]) -> set[str]:
 def check_graph(fsm: FSMLoop) -> list[ValidationError]:
     """Every problem with *fsm* as a state machine (its fields must already be well-typed)."""
     return _GraphChecker(fsm).run()
+
+
+def reachable(fsm: FSMLoop, start: str | None = None) -> set[str]:
+    """The states a run can enter from *start* (default: the initial state): every state
+    when a target is only known at run time (`${...}`)."""
+    graph, dynamic = _GraphChecker(fsm).edges()
+    first = fsm.initial if start is None else start
+    if dynamic or first not in graph:
+        return set(fsm.states)
+    return _closure([first], graph)
