@@ -150,9 +150,11 @@ def test_no_llm_takes_the_judge_off_the_list(
     }
     result = llproc.ll_loop(loop_project.root, "run", "fixer", "-n", "1", env=env)
     assert result.returncode == ExitCode.USAGE
-    assert result.stderr.startswith(
+    assert result.stderr == (
         "ll-loop: error: state 'check' is judged through Claude Code (llm_structured, no API "
-        "key), but claude is not on PATH"
+        "key), but claude is not on PATH; install Claude Code: npm install -g "
+        "@anthropic-ai/claude-code (or set ANTHROPIC_API_KEY for the judge, or run with "
+        "--no-llm)\n"
     )
     result = llproc.ll_loop(loop_project.root, "run", "fixer", "-n", "1", "--no-llm", env=env)
     assert result.returncode == ExitCode.MAX_ITERATIONS, result.stderr

@@ -88,12 +88,16 @@ class ClaudeCode:
             flags = claude_flags(merged(fsm.claude, state.claude))
             out.append(("runs a Claude Code prompt", tuple(flags)))
         if fsm.llm.enabled and judged_by_llm(state) and judge_backend(fsm.llm) == CLAUDE_BACKEND:
-            out.append(("is judged through Claude Code (llm_structured, no API key)", JUDGE_FLAGS))
+            why = "llm.backend: claude" if fsm.llm.backend == CLAUDE_BACKEND else "no API key"
+            out.append((f"is judged through Claude Code (llm_structured, {why})", JUDGE_FLAGS))
         return out
 
     def problem(self, uses: Sequence[Use], machine: Machine) -> str | None:
         if machine.which(self.program) is None:
-            return f"{uses[0].where}, but claude is not on PATH; {CLAUDE_INSTALL_HINT}"
+            missing = f"{uses[0].where}, but claude is not on PATH; {CLAUDE_INSTALL_HINT}"
+            if all(use.args == JUDGE_FLAGS for use in uses):  # only the judge asks it
+                missing += " (or set ANTHROPIC_API_KEY for the judge, or run with --no-llm)"
+            return missing
         if machine.root and not any(machine.env.get(v) == "1" for v in _SANDBOX_VARIABLES):
             refused = next((use for use in uses if _refused_as_root(use.args)), None)
             if refused is not None:

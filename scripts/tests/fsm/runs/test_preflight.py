@@ -91,6 +91,12 @@ def test_the_judge_needs_claude_only_without_an_api_key_and_while_llm_is_on(
     assert [u[0] for u in _states(_loop(tmp_path, off))] == ["fix"]
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     assert [u[0] for u in _states(_loop(tmp_path, judged))] == ["fix"]
+    chosen = judged.replace("initial: test", "initial: test\n    llm:\n      backend: claude")
+    assert _states(_loop(tmp_path, chosen))[0] == (
+        "test",
+        None,
+        "is judged through Claude Code (llm_structured, llm.backend: claude)",
+    )
 
 
 def test_a_sub_loops_claude_steps_count_and_are_named_with_it(tmp_path: Path) -> None:
