@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def _bin(root: Path, claude: bool) -> str:
     folder.mkdir(exist_ok=True)
     bash = folder / "bash"
     if not bash.exists():
-        bash.symlink_to("/bin/bash")
+        bash.symlink_to(shutil.which("bash") or "/bin/bash")
     if claude:
         fake = folder / "claude"
         fake.write_text(f"#!/bin/bash\necho called >> claude-calls\necho '{json.dumps(REPORT)}'\n")
