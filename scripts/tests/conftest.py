@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,15 @@ import pytest
 from support import llproc
 from support.fake_anthropic import FakeAnthropic
 from support.project import LoopProject
+
+
+@pytest.fixture(autouse=True)
+def _sandboxed_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As root (a container, CI), Claude Code runs only with IS_SANDBOX=1 and `ll-loop run`
+    checks that before a run's first step: every test runs as in such a sandbox (as the e2e
+    tests' real Claude Code does); the tests of that check take it away."""
+    if os.geteuid() == 0:
+        monkeypatch.setenv("IS_SANDBOX", "1")
 
 
 @pytest.fixture

@@ -183,7 +183,7 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
         from little_loops.fsm.runs.outcomes import ExitCode
 
         return ExitCode.USAGE
-    from little_loops.fsm.errors import LoopDefinitionError, LoopError
+    from little_loops.fsm.errors import LoopDefinitionError, LoopError, LoopSetupError
     from little_loops.fsm.runs.outcomes import ExitCode
     from little_loops.fsm.safetext import one_line
 
@@ -193,7 +193,7 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
         return code
-    except LoopDefinitionError as exc:
+    except (LoopDefinitionError, LoopSetupError) as exc:
         print(f"ll-loop: error: {one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
     except LoopError as exc:
@@ -241,7 +241,7 @@ def _late_values(
                 "the run goes on with the values it was started with"
             )
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    values.extend(before + after)
+    args.values = [*values, *before, *after]  # (not extended in place: it may be the default)
 
 
 def _split_at_dashes(words: list[str]) -> tuple[list[str], bool, list[str]]:

@@ -13,8 +13,8 @@ from little_loops.cli.gatelines import GateLines
 from little_loops.cli.nesting import child_line, depth_of, indented
 from little_loops.cli.outputtail import OutputTail, signature
 from little_loops.fsm.actions.claude import latest_step
-from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
-from little_loops.fsm.definition.prose import PROMPT_HINT, reads_like_a_sentence
+from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
+from little_loops.fsm.definition.prose import cannot_run_hint
 from little_loops.fsm.engine.attempts import waiting_text
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -163,6 +163,7 @@ class ProgressDisplay(GateLines):
         self._output_path: str | None = None
         self._output = self._stderr = ""
         self._shell_action: str | None = None  # the running action, when it went to bash
+        self._bash_failed = False  # bash could not run its command (126/127): always shown
         self._lock = threading.Lock()
         self._attempt = ""  # ` (attempt 2/3)` in the header of a retried state's action
         self._gone = False  # writing to the stream failed once: show nothing more
@@ -228,6 +229,8 @@ class ProgressDisplay(GateLines):
         self._last_exit = event.get("exit_code")
         self._output = str(event.get("output") or "")
         self._stderr = str(event.get("stderr") or "")
+        cannot_run = self._last_exit in (NOT_FOUND_EXIT_CODE, CANNOT_RUN_EXIT_CODE)  # bash's
+        self._bash_failed = cannot_run and bool(self._shell_action) and not event.get("error")
         cost = event.get("cost_usd")
         self._action_cost = float(cost) if isinstance(cost, int | float) else None
 
@@ -255,7 +258,7 @@ class ProgressDisplay(GateLines):
         text += note + self._duration_suffix()
         self._write(text + "\n")
         self._action_ms = None
-        if base in ("failure", "error"):
+        if base in ("failure", "error") or self._bash_failed:
             self._show_output()
 
     def _on_session_lost(self, event: dict[str, Any]) -> None:
@@ -266,9 +269,7 @@ class ProgressDisplay(GateLines):
         if self.quiet:
             return
         if event.get("reason") == "next" and self._action_ms is not None:
-            exit_code = getattr(self, "_last_exit", None)
-            self._write(f"       • exit {exit_code}{self._duration_suffix()}\n")
-            self._action_ms = None
+            self._exit_line()
         if event.get("reason") == "maintain restart":
             self._write(f"       ↻ maintain: restarting at {one_line(event['to'])}\n")
             return
@@ -296,9 +297,7 @@ class ProgressDisplay(GateLines):
     def _on_loop_complete(self, event: dict[str, Any]) -> None:
         self._stop_ticker()
         if self._action_ms is not None and not self.quiet:
-            # A terminal state's action: nothing evaluates or routes it.
-            self._write(f"       • exit {self._last_exit}{self._duration_suffix()}\n")
-            self._action_ms = None
+            self._exit_line()  # a terminal state's action: nothing evaluates or routes it
         line = outcome_line(event).replace(
             "ll-loop resume NAME", f"ll-loop resume {self.loop_name}"
         )
@@ -307,6 +306,13 @@ class ProgressDisplay(GateLines):
         self._write(f"{blank}{self._paint(line, color)}\n")
 
     # -- helpers -----------------------------------------------------------------------
+
+    def _exit_line(self) -> None:
+        """`• exit N` of an action that was not evaluated; what bash could not run is shown."""
+        self._write(f"       • exit {self._last_exit}{self._duration_suffix()}\n")
+        self._action_ms = None
+        if self._bash_failed:  # whatever the route: `next:` would pass it by in silence
+            self._show_output()
 
     def _show_output(self) -> None:
         """The end of the failed action's output, and where all of it is."""
@@ -318,12 +324,9 @@ class ProgressDisplay(GateLines):
             if self._stderr:
                 where += f" (stderr: {one_line(display_path(stderr_file(Path(path))))})"
             lines.append(where)
-        action = self._shell_action
-        if self._last_exit == NOT_FOUND_EXIT_CODE and action and reads_like_a_sentence(action):
-            # bash's own "command not found" is in the stderr lines above.
-            lines.append(
-                f"hint: this reads like a sentence for Claude, not a command; {PROMPT_HINT}"
-            )
+        if self._bash_failed:  # bash's own "command not found" is in the stderr lines above
+            not_found = self._last_exit == NOT_FOUND_EXIT_CODE
+            lines.append(f"hint: {cannot_run_hint(self._shell_action or '', not_found=not_found)}")
         for line in lines:
             self._write(f"         {self._paint(line, _DIM)}\n")
         self._output, self._stderr, self._output_path = "", "", None

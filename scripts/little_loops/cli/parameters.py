@@ -20,6 +20,7 @@ def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "values",
         nargs="*",
+        default=[],  # else argparse counts the optional VALUEs among the required arguments
         metavar="VALUE",
         help="values of the loop's parameters, in the order it declares them",
     )

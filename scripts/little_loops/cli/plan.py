@@ -11,11 +11,13 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
     NotifyConfig,
     RetryConfig,
+    StallConfig,
     StateConfig,
 )
 from little_loops.fsm.engine.transitions import declared
 from little_loops.fsm.evaluators.judge_claude import API_BACKEND, judge_backend
-from little_loops.fsm.evaluators.registry import needs_llm
+from little_loops.fsm.evaluators.registry import judged_by_llm, needs_llm
+from little_loops.fsm.runs.preflight import needs
 from little_loops.fsm.runs.webhook import where
 from little_loops.fsm.timefmt import format_duration
 
@@ -63,6 +65,24 @@ def _claude_lines(fsm: FSMLoop, name: str, state: StateConfig) -> list[str]:
     return out
 
 
+def _needs(fsm: FSMLoop) -> list[str]:
+    """`needs: claude (fix, check)`: each agent CLI a run calls, and the states that call it
+    (whether it is ready here is checked before a run's first step: `run`, not the plan)."""
+    lines = []
+    for program, uses in needs(fsm).items():
+        states = (u.state if u.subloop is None else f"{u.subloop} > {u.state}" for u in uses)
+        lines.append(f"needs: {program} ({', '.join(dict.fromkeys(states))})")
+    return lines
+
+
+def _stall(config: StallConfig) -> str:
+    """`same_result 3, max_visits 10; on_stall → triage`: the breakers and where they go."""
+    breakers = {k: v for k, v in config.to_dict().items() if k != "on_stall"}
+    said = ", ".join(f"{key} {value}" for key, value in breakers.items()) or "no breakers"
+    where = f"on_stall → {config.on_stall}" if config.on_stall else "no on_stall: the run ends"
+    return f"{said}; {where}"
+
+
 def _notify(config: NotifyConfig) -> str:
     """`the command, the webhook https://host (on: done, failed)`: who hears a run end."""
     told = [
@@ -94,8 +114,12 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         f"backoff {_seconds(fsm.backoff)}, maintain {'yes' if fsm.maintain else 'no'}, "
         f"max_cost_usd {'none' if fsm.max_cost_usd is None else f'${fsm.max_cost_usd:g}'}",
         f"scope: {', '.join(fsm.effective_scope())}",
-        f"llm: {llm.model}" + (f" ({_judge(fsm)})" if llm.enabled else " (off)"),
     ]
+    if any(judged_by_llm(state) for state in fsm.states.values()):
+        lines.append(f"llm: {llm.model}" + (f" ({_judge(fsm)})" if llm.enabled else " (off)"))
+    lines += _needs(fsm)
+    if fsm.stall is not None:
+        lines.append(f"stall: {_stall(fsm.stall)}")
     context = {k: v for k, v in fsm.context.items() if k not in fsm.parameters}
     if context:
         lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in context.items()))
@@ -132,6 +156,8 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
             lines.append(f"    loop: {state.loop}" + (f" with {given}" if given else ""))
             if state.capture:
                 lines.append(f"    capture: {state.capture}")
+        if state.stall is not None:
+            lines.append(f"    stall: {_stall(state.stall)}")
         if state.rollback:
             lines.append("    rollback: first, back to the worktree's last commit")
         if fsm.commits_after(state) and not (state.is_approval() or state.loop is not None):

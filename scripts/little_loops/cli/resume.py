@@ -82,6 +82,9 @@ def resume_command(
     given, options = options, saved_overrides(loop_name, loops_dir, options)
     fsm = apply_overrides(fsm, options)
     fsm = dataclasses.replace(fsm, context=resumed_context(fsm, saved.context))
+    from little_loops.fsm.runs.preflight import require
+
+    require(fsm, start=saved.current_state)  # before its next step, as for `run`
     if background:
         from little_loops.cli.background import start_background
         from little_loops.fsm.runs.resumable import resumable_state

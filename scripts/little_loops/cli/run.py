@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.options import (
     RunOptions,
@@ -24,6 +24,9 @@ from little_loops.cli.parameters import (
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.where import Where, add_worktree_flags, where_from_args
 from little_loops.fsm.runs.outcomes import ExitCode
+
+if TYPE_CHECKING:
+    from little_loops.fsm.definition.model import FSMLoop
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -76,7 +79,7 @@ def run_command(
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.session import apply_overrides, run_session
     from little_loops.fsm.definition.validation import load_and_validate
-    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.runs.preflight import require
 
     path = resolve_loop_path(name_or_path, loops_dir)
     note = stale_compiled_note(path)
@@ -86,10 +89,11 @@ def run_command(
     # The values are checked before anything runs, also before a detached run starts.
     fsm = with_arguments(loaded, options.arguments, missing_ok=dry_run)
     if dry_run:
-        from little_loops.cli.plan import format_plan
-
-        print(format_plan(fsm, display_path(path.resolve())), end="")
-        return ExitCode.OK
+        return print_plan(fsm, path)
+    require(fsm)  # a missing `claude` (or one that refuses to run here) stops it before a step
+    if not options.quiet:
+        for warning in prose_warnings(fsm):
+            print(f"ll-loop: warning: {warning}", file=sys.stderr)
     loops_dir = loops_dir.resolve()
     where = (where or Where()).for_loop(fsm, loops_dir)
     from little_loops.fsm.runs.place import refuse_inside_live_worktree
@@ -112,3 +116,31 @@ def run_command(
     if note is not None:
         print(f"ll-loop: note: {note}", file=sys.stderr)
     return run_session(fsm, path, options, loops_dir, place=place)
+
+
+def print_plan(fsm: FSMLoop, path: Path) -> int:
+    """`--dry-run`: the plan on stdout; what would stop a run before its first step (a tool
+    it needs, missing here) is a note on stderr, not a failure: the plan is right anyway."""
+    from little_loops.cli.plan import format_plan
+    from little_loops.fsm.runs.preflight import problems
+    from little_loops.fsm.runs.runfile import display_path
+
+    print(format_plan(fsm, display_path(path.resolve())), end="")
+    for problem in problems(fsm).values():
+        print(f"ll-loop: note: a run would stop before its first step: {problem}", file=sys.stderr)
+    return ExitCode.OK
+
+
+def prose_warnings(fsm: FSMLoop) -> list[str]:
+    """validate's warning for each action that reads like a sentence for Claude but runs in
+    bash: `run` says it once before the first step, where it would fail with exit 127."""
+    from little_loops.fsm.definition.prose import sentence_warning
+    from little_loops.fsm.errors import ValidationError
+
+    out = []
+    for name, state in fsm.states.items():
+        warning = sentence_warning(state)
+        if warning is not None:
+            where = ("states", name, "action")
+            out.append(str(ValidationError.at(fsm.name, where, warning, "warning")))
+    return out

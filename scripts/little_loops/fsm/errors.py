@@ -111,6 +111,11 @@ class ParadigmSpecError(LoopDefinitionError):
         self.key_path = key_path
 
 
+class LoopSetupError(LoopError):
+    """This machine cannot run the loop: a tool it calls is missing or refuses to run here
+    (found before the first step); the CLI exits 2."""
+
+
 class LoopRuntimeError(LoopError):
     """Running a loop failed in a way the loop file could not prevent; the CLI exits 1."""
 

@@ -6,6 +6,7 @@ import io
 import threading
 from typing import Any
 
+import pytest
 from support import llproc
 from support.project import LoopProject
 
@@ -52,25 +53,123 @@ def test_a_failing_command_shows_its_stderr_and_where_its_output_is(
     assert "Fix: command not found" in complete["stderr"]
 
 
-def test_a_sentence_bash_cannot_run_gets_a_hint_after_bashs_message(
+NOT_FOUND_HINT = (
+    "         hint: exit 127: bash found no such command (see stderr above); check its "
+    "spelling and that it is installed and on PATH, or, if the action is meant for Claude, "
+    "add action_type: prompt to send it to Claude"
+)
+# validate's warning, word for word (`run` says it before the first step, and after a 127).
+SENTENCE = (
+    "this reads like a sentence for Claude, but with no action_type it runs in bash, which "
+    "has no command 'Fix'; add action_type: prompt to send it to Claude"
+)
+
+
+def test_a_command_bash_cannot_find_gets_a_hint_after_bashs_message(
     loop_project: LoopProject,
 ) -> None:
-    # Not for a mistyped command: `Fix the build` after `;` is not the first word.
+    # A mistyped command, or a sentence after `;` (not the first word): what to check.
     for action in ("pytset -q", '"echo building; Fix the build"'):
         loop_project.write("typo", TYPO.replace('"echo building; Fix the build"', action))
         result = llproc.ll_loop(loop_project.root, "run", "typo")
-        assert ": command not found" in result.stderr
-        assert "hint:" not in result.stderr
+        lines = result.stderr.splitlines()
+        failure = next(i for i, line in enumerate(lines) if "✗ error (exit code 127" in line)
+        hint = next(i for i in range(failure, len(lines)) if "hint:" in lines[i])
+        assert lines[hint - 1].startswith("         full output: ")
+        assert lines[hint : hint + 2] == [NOT_FOUND_HINT, "       → failed"]
+        assert "warning:" not in result.stderr
+    # A sentence: validate's warning, once before the first step, and as the hint.
     loop_project.write("typo", TYPO.replace('"echo building; Fix the build"', "Fix the build"))
     result = llproc.ll_loop(loop_project.root, "run", "typo")
     lines = result.stderr.splitlines()
+    assert lines[0] == f"ll-loop: warning: loop 'typo' > states > fix > action: {SENTENCE}"
     failure = next(i for i, line in enumerate(lines) if "✗ error (exit code 127" in line)
     assert lines[failure + 1].endswith("Fix: command not found")
     assert lines[failure + 2].startswith("         full output: ")
-    assert lines[failure + 3] == (
-        "         hint: this reads like a sentence for Claude, not a command; add "
-        "action_type: prompt to send it to Claude"
+    assert lines[failure + 3] == f"         hint: {SENTENCE}"
+
+
+PASSES = """\
+    name: passes
+    initial: fix
+    max_iterations: 2
+    states:
+      fix:
+        action: Fix the failing test in the parser
+        next: fix
+      done:
+        terminal: true
+"""
+
+
+def test_a_sentence_with_next_says_why_at_every_pass_not_in_silence(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("passes", PASSES)
+    result = llproc.ll_loop(loop_project.root, "run", "passes")
+    assert result.returncode == ExitCode.MAX_ITERATIONS
+    lines = result.stderr.splitlines()
+    warning = f"ll-loop: warning: loop 'passes' > states > fix > action: {SENTENCE}"
+    assert lines[0] == warning
+    assert lines.count(warning) == 1  # said once, before the first step
+    exits = [i for i, line in enumerate(lines) if line.startswith("       • exit 127")]
+    assert len(exits) == 2  # each pass
+    for at in exits:
+        assert lines[at + 1].startswith("         stderr │ bash: ")
+        assert lines[at + 1].endswith("Fix: command not found")
+        assert lines[at + 2].startswith("         full output: .loops/.running/passes.fix.out")
+        assert lines[at + 3] == f"         hint: {SENTENCE}"
+        assert lines[at + 4] == "       → fix"
+    quiet = llproc.ll_loop(loop_project.root, "run", "passes", "-q")
+    assert "warning" not in quiet.stderr
+    assert "hint" not in quiet.stderr
+
+
+@pytest.mark.parametrize(
+    ("state", "shown_after"),
+    [
+        # an evaluator that calls it a success
+        (
+            "        evaluate:\n          type: output_contains\n          pattern: ok\n"
+            "          negate: true\n        on_success: done\n        on_failure: done\n",
+            "✓ success",
+        ),
+        ("        next: done\n", "• exit 126"),  # no evaluation at all
+    ],
+)
+def test_a_command_bash_cannot_execute_is_shown_whatever_the_verdict(
+    loop_project: LoopProject, state: str, shown_after: str
+) -> None:
+    (loop_project.root / "build.sh").write_text("#!/bin/sh\necho built\n")  # not executable
+    loop_project.write(
+        "build",
+        "name: build\ninitial: make\nstates:\n  make:\n    action: ./build.sh\n"
+        + state.replace("        ", "    ")
+        + "  done:\n    terminal: true\n",
     )
+    result = llproc.ll_loop(loop_project.root, "run", "build")
+    assert result.returncode == ExitCode.OK, result.stderr
+    lines = result.stderr.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith(shown_after))
+    assert lines[at + 1].startswith("         stderr │ bash: ")
+    assert lines[at + 1].endswith("./build.sh: Permission denied")
+    assert lines[at + 3] == (
+        "         hint: exit 126: bash found the command but could not run it (see stderr "
+        "above); make the file executable (chmod +x FILE) or run it with its interpreter "
+        "(bash FILE)"
+    )
+
+
+def test_a_terminal_states_command_bash_cannot_find_is_shown(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "ends",
+        "name: ends\ninitial: done\nstates:\n  done:\n    terminal: true\n    action: pytset -q\n",
+    )
+    result = llproc.ll_loop(loop_project.root, "run", "ends")
+    lines = result.stderr.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("       • exit 127"))
+    assert lines[at + 1].endswith("pytset: command not found")
+    assert lines[at + 3] == NOT_FOUND_HINT
 
 
 def test_quiet_keeps_a_failure_quiet(loop_project: LoopProject) -> None:

@@ -94,6 +94,15 @@ def test_the_run_command_and_values_after_flags(project: Path) -> None:
     assert flag.stderr.endswith("ll-loop: error: unrecognized arguments: --bogus\n")
 
 
+def test_run_without_a_name_asks_for_the_name_alone(project: Path) -> None:
+    done = run(project, "run")
+    assert done.returncode == ExitCode.USAGE
+    # The VALUEs are optional: only NAME|PATH is required.
+    assert done.stderr.endswith(
+        "ll-loop run: error: the following arguments are required: NAME|PATH\n"
+    )
+
+
 def test_defaults_fill_what_is_not_given(project: Path) -> None:
     assert run(project, "fix-issue", "5", "-q").returncode == 0
     assert shown(project) == "[5][quick][bug][0.5][false][notes.md][hello]"

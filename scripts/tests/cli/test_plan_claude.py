@@ -29,6 +29,8 @@ LOOP = """\
         next: check
       check:
         action: pytest
+        evaluate:
+          type: llm_structured
         on_success: done
         on_failure: fix
       done:

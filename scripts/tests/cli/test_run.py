@@ -410,6 +410,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(loop_project: LoopProject) -> 
         "limits: max_iterations 4, timeout none, backoff 2.0s, maintain no, max_cost_usd none\n"
         "scope: src\n"
         "llm: claude-haiku-4-5 (off)\n"
+        "needs: claude (review)\n"
         "context: target='out.txt'\n"
         "states:\n"
         "  make  [initial]\n"

@@ -18,6 +18,17 @@ from little_loops.loops import library_loops
 PIP = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", "--no-input"]
 
 
+def with_claude(env: dict[str, str], root: Path) -> dict[str, str]:
+    """*env* with a `claude` first on PATH that leaves `root/claude-called` if it runs: a
+    fix-tests run checks for claude before its first step, and must not call it."""
+    folder = root / "claude-bin"
+    folder.mkdir()
+    claude = folder / "claude"
+    claude.write_text(f"#!/bin/sh\ntouch {root / 'claude-called'}\nexit 1\n")
+    claude.chmod(0o755)
+    return {**env, "PATH": f"{folder}{os.pathsep}{env.get('PATH', '')}"}
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel `pip wheel` builds from a copy of the sources (the repo is left clean)."""
@@ -50,7 +61,7 @@ def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_
     subprocess.run(install, check=True, capture_output=True, timeout=120)
     project = tmp_path / "project"
     project.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    env = with_claude({**os.environ, "PYTHONPATH": str(site)}, tmp_path)
 
     def ll_loop(*args: str) -> subprocess.CompletedProcess[str]:
         return llproc.ll_loop(project, *args, timeout=30, env=env)
@@ -77,6 +88,7 @@ def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_
     shipped = ll_loop("run", "library:fix-tests", "true", "--quiet")
     assert shipped.returncode == 0, shipped.stderr
     assert "Loop completed: done" in shipped.stderr
+    assert not (tmp_path / "claude-called").exists()
     assert not list((site / "little_loops" / "loops").glob("*.fsm.yaml"))
 
 
@@ -100,7 +112,7 @@ def test_a_fresh_venv_runs_a_library_loop_outside_the_repo(wheel: Path, tmp_path
     )
     project = tmp_path / "elsewhere"
     project.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = with_claude({k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, tmp_path)
     ll_loop = venv / "bin" / "ll-loop"
     listed = subprocess.run(
         [str(ll_loop), "new", "--list"], cwd=project, env=env, capture_output=True, text=True
@@ -117,6 +129,7 @@ def test_a_fresh_venv_runs_a_library_loop_outside_the_repo(wheel: Path, tmp_path
     )
     assert run.returncode == 0, run.stderr
     assert "Loop completed: done" in run.stderr
+    assert not (tmp_path / "claude-called").exists()
     assert (project / ".loops" / ".running" / "fix-tests.state.json").is_file()
     installed = Path(site) / "little_loops"
     where = subprocess.run(

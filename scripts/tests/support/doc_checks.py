@@ -173,7 +173,7 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         ("run", "release", "--dry-run", "2.1.0", "--set", "targets=pypi,docs"),
         {".loops/release.yaml": "@docs/loop-files.md|name: release"},
         lines=(None, None),
-        printed=(7, 15),
+        printed=(6, 14),
     ),
     ("docs/cli.md", "ll-loop: using "): Run(("list",), stream="err", cwd="sub"),
     ("docs/cli.md", "NAME       PARADIGM"): Run(("list",), lines=(0, 1)),
@@ -244,6 +244,7 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
         stream="err",
         code=7,  # `done` reached on the verdict error: a failure
         lines=(0, 5),
+        printed=(1, 6),  # after validate's warning, said once before the first step
     ),
     ("docs/cli.md", "$ ll-loop new my-first --from hello"): Run(),
     ("docs/guide.md", "[3/50] check → echo same"): Run(

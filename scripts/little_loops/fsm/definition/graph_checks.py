@@ -11,7 +11,7 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.definition.prose import reads_like_a_sentence, sentence_message
+from little_loops.fsm.definition.prose import sentence_warning
 from little_loops.fsm.engine.interpolation import context_problems
 from little_loops.fsm.engine.references import NAMESPACES, OPEN, near_misses, references
 from little_loops.fsm.engine.shellquote import unquotable
@@ -166,8 +166,8 @@ class _GraphChecker:
                 "is sent to Claude as a slash command; add action_type: shell to run it in bash",
                 "warning",
             )
-        elif state.action_type is None and action and reads_like_a_sentence(action):
-            self.add((*path, "action"), sentence_message(action), "warning")
+        elif (prose := sentence_warning(state)) is not None:
+            self.add((*path, "action"), prose, "warning")
 
     def never_given(self, name: str, state: StateConfig) -> None:
         """Route keys the state's evaluator can never give: a typo (`sucess:`) or a route
@@ -320,3 +320,13 @@ def _closure(start: list[str], graph: Mapping[str, set[str]]) -> set[str]:
 def check_graph(fsm: FSMLoop) -> list[ValidationError]:
     """Every problem with *fsm* as a state machine (its fields must already be well-typed)."""
     return _GraphChecker(fsm).run()
+
+
+def reachable(fsm: FSMLoop, start: str | None = None) -> set[str]:
+    """The states a run can enter from *start* (default: the initial state): every state
+    when a target is only known at run time (`${...}`)."""
+    graph, dynamic = _GraphChecker(fsm).edges()
+    first = fsm.initial if start is None else start
+    if dynamic or first not in graph:
+        return set(fsm.states)
+    return _closure([first], graph)

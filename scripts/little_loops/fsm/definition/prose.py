@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import shutil
 
+from little_loops.fsm.definition.model import StateConfig
+
 # What to do about it; validate's warning and the run's exit-127 hint both end with it.
 PROMPT_HINT = "add action_type: prompt to send it to Claude"
-
 # Words bash runs without looking on PATH.
 _BASH_WORD_LIST = (
     "if then else elif fi case esac for select while until do done in function time coproc "
@@ -52,4 +53,30 @@ def sentence_message(action: str) -> str:
     return (
         f"this reads like a sentence for Claude, but with no action_type it runs in bash, "
         f"which has no command '{first}'; {PROMPT_HINT}"
+    )
+
+
+def sentence_warning(state: StateConfig) -> str | None:
+    """validate's warning (and `run`'s, once before the first step) for *state*: its action
+    reads like a sentence, and with no action_type it runs in bash; None otherwise."""
+    action = state.action or ""
+    if state.action_type is None and action and reads_like_a_sentence(action):
+        return sentence_message(action)
+    return None
+
+
+def cannot_run_hint(action: str, *, not_found: bool) -> str:
+    """What the run display says when bash could not run the shell *action*'s command:
+    found no such command (exit 127: validate's warning when the action reads like a
+    sentence) or could not execute it (exit 126)."""
+    if not not_found:
+        return (
+            "exit 126: bash found the command but could not run it (see stderr above); make "
+            "the file executable (chmod +x FILE) or run it with its interpreter (bash FILE)"
+        )
+    if reads_like_a_sentence(action):
+        return sentence_message(action)
+    return (
+        "exit 127: bash found no such command (see stderr above); check its spelling and "
+        f"that it is installed and on PATH, or, if the action is meant for Claude, {PROMPT_HINT}"
     )

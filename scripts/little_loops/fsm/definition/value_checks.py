@@ -75,22 +75,34 @@ def is_finite(value: int | float) -> bool:
     return abs(value) <= LARGEST_NUMBER
 
 
+def quote_hint(value: object) -> str:
+    """How to keep a value YAML read as true/false or a number as the text it was meant to
+    be (` (write it as a string: "true")`), for a message; '' for other values."""
+    if isinstance(value, bool):
+        return f' (write it as a string: "{describe(value)}")'
+    # `next: 02` reads as the number 2: quoting keeps the text as written.
+    return " (quote it as written)" if is_number(value) else ""
+
+
+def not_a_string(value: object) -> str:
+    """`expected a string, got true (write it as a string: "true")`."""
+    got = f"the number {describe(value)}" if is_number(value) else describe(value)
+    return f"expected a string, got {got}{quote_hint(value)}"
+
+
 @check_with({"type": "string", "minLength": 1})
 def string(value: object) -> str | None:
     if isinstance(value, str) and value.strip():
         return None
     if isinstance(value, str):
         return "expected a non-empty string, got ''"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        # `next: 02` reads as the number 2: quoting keeps the text as written.
-        return f"expected a string, got the number {describe(value)} (quote it as written)"
-    return f"expected a string, got {describe(value)}"
+    return not_a_string(value)
 
 
 @check_with({"type": "string"})
 def text(value: object) -> str | None:
     """A string that may be empty (an action or prompt of '' is odd but well-formed)."""
-    return None if isinstance(value, str) else f"expected a string, got {describe(value)}"
+    return None if isinstance(value, str) else not_a_string(value)
 
 
 @check_with({"type": "boolean"})
@@ -135,7 +147,7 @@ def string_list(value: object) -> str | None:
         return f"expected a list of strings, got {describe(value)}"
     for item in value:
         if string(item) is not None:
-            return f"expected a list of strings, got {describe(item)} in it"
+            return f"expected a list of strings, got {describe(item)} in it{quote_hint(item)}"
     return None
 
 

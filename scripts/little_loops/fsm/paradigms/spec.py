@@ -6,7 +6,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.key_checks import LOOP_SETTING_KEYS, RUN_ACTION_TYPE
-from little_loops.fsm.definition.value_checks import LARGEST_NUMBER, Check, describe, is_finite
+from little_loops.fsm.definition.value_checks import (
+    LARGEST_NUMBER,
+    Check,
+    describe,
+    is_finite,
+    quote_hint,
+)
 from little_loops.fsm.definition.value_checks import is_number as any_number
 from little_loops.fsm.errors import ParadigmSpecError
 from little_loops.fsm.suggest import did_you_mean
@@ -85,7 +91,7 @@ class SpecReader:
         """A required non-empty string."""
         value = self.require(key)
         if not isinstance(value, str):
-            raise self.error(f"expected a string, got {type_name(value)}", key)
+            raise self.error(f"expected a string, got {type_name(value)}{quote_hint(value)}", key)
         if not value.strip():
             raise self.error("must not be empty", key)
         return value
@@ -136,7 +142,8 @@ class SpecReader:
         for index, value in enumerate(self.items(key)):
             where = f"{key}[{index}]"
             if not isinstance(value, str):
-                raise self.error(f"expected a string, got {type_name(value)}", where)
+                got = f"{type_name(value)}{quote_hint(value)}"
+                raise self.error(f"expected a string, got {got}", where)
             if not value.strip():
                 raise self.error("must not be empty", where)
             out.append(value)

@@ -10,7 +10,7 @@ class ExitCode(IntEnum):
 
     OK = 0  # a terminal state was reached / the command succeeded
     FAILED = 1  # the loop failed (an error with no route out) / the command could not do it
-    USAGE = 2  # invalid loop definition or command-line usage
+    USAGE = 2  # invalid loop definition, command-line usage, or a tool the run needs (set-up)
     MAX_ITERATIONS = 3  # stopped at max_iterations
     TIMEOUT = 4  # stopped by the loop-level timeout
     HANDOFF = 5  # context handoff: awaiting continuation (resume it later)

@@ -133,7 +133,10 @@ def test_valid_definition_has_no_problems() -> None:
         (loop(backoff=-1), "loop 'demo' > backoff: expected a number >= 0, got -1"),
         (loop(maintain="no"), "loop 'demo' > maintain: expected true or false, got 'no'"),
         (loop(scope="src/"), "loop 'demo' > scope: expected a list of strings, got 'src/'"),
-        (loop(scope=["src", 3]), "loop 'demo' > scope: expected a list of strings, got 3 in it"),
+        (
+            loop(scope=["src", 3]),
+            "loop 'demo' > scope: expected a list of strings, got 3 in it (quote it as written)",
+        ),
         (loop(context=["a"]), "loop 'demo' > context: expected a mapping, got a list"),
         (
             loop(llm={"max_tokens": 0}),
@@ -159,6 +162,16 @@ def test_valid_definition_has_no_problems() -> None:
         (
             with_state("check", {"action": ["pytest"], "next": "done"}),
             "loop 'demo' > states > check > action: expected a string, got a list",
+        ),
+        (
+            with_state("check", {"action": True, "next": "done"}),
+            "loop 'demo' > states > check > action: expected a string, got true "
+            '(write it as a string: "true")',
+        ),
+        (
+            with_state("check", {"action": 42, "next": "done"}),
+            "loop 'demo' > states > check > action: expected a string, got the number 42 "
+            "(quote it as written)",
         ),
         (
             with_state("check", {"action": "x", "terminal": None}),

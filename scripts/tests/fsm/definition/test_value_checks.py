@@ -11,6 +11,8 @@ from little_loops.fsm.definition.value_checks import (
     one_of,
     optional,
     string,
+    string_list,
+    text,
 )
 
 
@@ -46,3 +48,13 @@ def test_one_of_suggests_the_closest_choice() -> None:
         "expected one of shell, prompt, got 'shel' (did you mean shell?)"
     )
     assert string(3) == "expected a string, got the number 3 (quote it as written)"
+
+
+def test_a_true_false_or_number_where_text_belongs_says_to_quote_it() -> None:
+    assert text(True) == 'expected a string, got true (write it as a string: "true")'
+    assert string(False) == 'expected a string, got false (write it as a string: "false")'
+    assert text(1.5) == "expected a string, got the number 1.5 (quote it as written)"
+    assert text(None) == "expected a string, got null"
+    assert string_list(["a", True]) == (
+        'expected a list of strings, got true in it (write it as a string: "true")'
+    )

@@ -355,7 +355,15 @@ def test_missing_required_field(spec: dict[str, Any], message: str) -> None:
         ({**GOAL, "goal": ["x"]}, "paradigm 'goal' > goal: expected a string, got list"),
         ({**GOAL, "tools": "mypy"}, "paradigm 'goal' > tools: expected a list, got string"),
         ({**GOAL, "tools": []}, "paradigm 'goal' > tools: must not be empty"),
-        ({**GOAL, "tools": ["a", 3]}, "paradigm 'goal' > tools[1]: expected a string, got integer"),
+        (
+            {**GOAL, "tools": ["a", 3]},
+            "paradigm 'goal' > tools[1]: expected a string, got integer (quote it as written)",
+        ),
+        (
+            {**GOAL, "goal": True},
+            "paradigm 'goal' > goal: expected a string, got boolean "
+            '(write it as a string: "true")',
+        ),
         (
             {**GOAL, "tools": ["a", "b", "c"]},
             "paradigm 'goal' > tools: expected 1 tool (checks and fixes) or 2 (check, then fix),"

@@ -29,9 +29,10 @@ def test_an_error_inside_a_list_item_carries_its_key_path() -> None:
     item = reader.item("items", 0, reader.items("items")[0])
     with pytest.raises(ParadigmSpecError) as exc:
         item.string("fix")
-    assert str(exc.value) == "paradigm 'x' > items[0] > fix: expected a string, got integer"
+    detail = "expected a string, got integer (quote it as written)"
+    assert str(exc.value) == f"paradigm 'x' > items[0] > fix: {detail}"
     assert exc.value.key_path == ("items", 0, "fix")
-    assert exc.value.detail == "expected a string, got integer"
+    assert exc.value.detail == detail
 
 
 def test_strings_rejects_a_blank_item() -> None:

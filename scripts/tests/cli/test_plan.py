@@ -1,0 +1,93 @@
+"""`--dry-run`: the stall breakers, the judge line only with a judge, the agent CLIs needed."""
+
+from __future__ import annotations
+
+import pytest
+from support.fake_claude import shell_claude
+from support.project import LoopProject
+
+from little_loops.fsm.runs.outcomes import ExitCode
+
+SHELL = """\
+    name: shell
+    initial: check
+    stall:
+      same_result: 3
+      no_change_passes: 2
+    states:
+      check:
+        action: pytest
+        stall:
+          max_visits: 5
+          on_stall: done
+        on_success: done
+        on_failure: check
+      done:
+        terminal: true
+"""
+PROMPT = """\
+    name: prompt
+    initial: check
+    states:
+      check:
+        action: pytest
+        on_success: done
+        on_failure: fix
+      fix:
+        action: Fix the failing test
+        action_type: prompt
+        next: check
+      done:
+        terminal: true
+"""
+
+
+def test_the_plan_shows_the_loops_and_each_states_stall_breakers(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("shell", SHELL)
+    result = loop_project.run("run", "shell", "--dry-run")
+    assert result.code == ExitCode.OK, result.err
+    lines = result.out.splitlines()
+    assert "stall: same_result 3, no_change_passes 2; no on_stall: the run ends" in lines
+    at = lines.index("  check  [initial]")
+    assert "    stall: max_visits 5; on_stall → done" in lines[at:]
+
+
+def test_a_loop_with_no_judge_has_no_llm_line(loop_project: LoopProject) -> None:
+    for name, text in (("shell", SHELL), ("prompt", PROMPT)):  # the prompt goes on by next:
+        loop_project.write(name, text)
+        result = loop_project.run("run", name, "--dry-run")
+        assert result.code == ExitCode.OK, result.err
+        assert not any(line.startswith("llm:") for line in result.out.splitlines()), name
+    judged = PROMPT.replace("        next: check", "        on_success: check")
+    loop_project.write("judged", judged)
+    assert "\nllm: claude-haiku-4-5 (" in loop_project.run("run", "judged", "--dry-run").out
+
+
+def test_the_plan_names_the_agent_cli_and_the_states_that_call_it(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("shell", SHELL)
+    loop_project.write("prompt", PROMPT)
+    assert "needs:" not in loop_project.run("run", "shell", "--dry-run").out
+    assert "\nneeds: claude (fix)\n" in loop_project.run("run", "prompt", "--dry-run").out
+
+
+def test_a_dry_run_says_what_would_stop_the_run_but_does_not_fail(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_project.write("prompt", PROMPT)
+    empty = loop_project.root / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = loop_project.run("run", "prompt", "--dry-run")
+    assert result.code == ExitCode.OK
+    assert result.err == (
+        "ll-loop: note: a run would stop before its first step: state 'fix' runs a Claude "
+        "Code prompt, but claude is not on PATH; install Claude Code: npm install -g "
+        "@anthropic-ai/claude-code\n"
+    )
+    shell_claude(loop_project.root, monkeypatch, "exit 0")
+    result = loop_project.run("run", "prompt", "--dry-run")
+    assert (result.code, result.err) == (ExitCode.OK, "")
