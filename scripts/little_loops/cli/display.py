@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from little_loops.cli.gatelines import GateLines
 from little_loops.cli.nesting import child_line, depth_of, indented
-from little_loops.cli.outputtail import OutputTail, signature
+from little_loops.cli.outputtail import OutputTail, output_tail, signature
 from little_loops.fsm.actions.claude import latest_step
 from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
 from little_loops.fsm.definition.prose import cannot_run_hint
@@ -26,7 +26,6 @@ from little_loops.fsm.safetext import one_line
 from little_loops.fsm.timefmt import format_duration
 
 ACTION_WIDTH = 60
-TAIL_LINES = 20  # the most lines of a failed action's output shown, stdout and stderr in all
 _GOOD = {"success", "target", "progress"}
 _BAD = {"failure", "error", "stall", "blocked"}
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -63,23 +62,6 @@ def shorten(action: str, width: int = ACTION_WIDTH) -> str:
 def printable(text: str) -> str:
     """*text* with control characters (escape sequences, tabs) shown as spaces."""
     return "".join(ch if ch.isprintable() else " " for ch in text)
-
-
-def output_tail(output: str, stderr: str, width: int) -> list[str]:
-    """The last lines of a failed action's stdout, then of its stderr, labelled: at most
-    TAIL_LINES in all (stderr's last lines first to be kept), each escaped and cut to *width*."""
-    err = [line for line in stderr.splitlines() if line.strip()]
-    out = [line for line in output.splitlines() if line.strip()]
-    keep_err = min(len(err), max(TAIL_LINES - len(out), TAIL_LINES // 2))
-    keep_out = min(len(out), TAIL_LINES - keep_err)
-    out, err = out[len(out) - keep_out :], err[len(err) - keep_err :]
-    shown = [("stdout", line) for line in out] + [("stderr", line) for line in err]
-    return [shorten_line(f"{label} │ {one_line(line)}", width) for label, line in shown]
-
-
-def shorten_line(text: str, width: int) -> str:
-    """*text* cut to *width* characters with `…`."""
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
 def verdict_detail(event: dict[str, Any]) -> str:

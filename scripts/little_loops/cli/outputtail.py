@@ -1,4 +1,4 @@
-"""Follow an action's `.out` and `.err` files as they grow: their new lines, Claude's readable."""
+"""An action's output as it is shown: its files followed as they grow, and a failed one's tail."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pathlib import Path
 from little_loops.fsm.actions.transcript import readable
 from little_loops.fsm.runs.layout import stderr_file
 from little_loops.fsm.runs.runfile import NotOurFile, open_run_stream
+from little_loops.fsm.safetext import one_line
 
+TAIL_LINES = 20  # the most lines of a failed action's output shown, stdout and stderr in all
 _READ_LIMIT = 1024 * 1024  # the most read of one file at one poll (the rest comes next time)
 
 
@@ -83,3 +85,20 @@ def signature(path: Path | str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns)
+
+
+def output_tail(output: str, stderr: str, width: int) -> list[str]:
+    """The last lines of a failed action's stdout, then of its stderr, labelled: at most
+    TAIL_LINES in all (stderr's last lines first to be kept), each escaped and cut to *width*."""
+    err = [line for line in stderr.splitlines() if line.strip()]
+    out = [line for line in output.splitlines() if line.strip()]
+    keep_err = min(len(err), max(TAIL_LINES - len(out), TAIL_LINES // 2))
+    keep_out = min(len(out), TAIL_LINES - keep_err)
+    out, err = out[len(out) - keep_out :], err[len(err) - keep_err :]
+    shown = [("stdout", line) for line in out] + [("stderr", line) for line in err]
+    return [shorten_line(f"{label} │ {one_line(line)}", width) for label, line in shown]
+
+
+def shorten_line(text: str, width: int) -> str:
+    """*text* cut to *width* characters with `…`."""
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"

@@ -10,7 +10,8 @@ import pytest
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.cli.display import TAIL_LINES, ProgressDisplay
+from little_loops.cli.display import ProgressDisplay
+from little_loops.cli.outputtail import TAIL_LINES
 from little_loops.fsm.runs.outcomes import ExitCode
 
 TYPO = """\
