@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from little_loops.fsm.definition.subloop_checks import COMPILED_SUFFIX as COMPILED_SUFFIX
 from little_loops.fsm.definition.subloop_checks import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
 from little_loops.fsm.suggest import did_you_mean
@@ -103,13 +104,19 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = Fa
     raise LoopDefinitionError(f"no loop named '{name_or_path}'{hint}; looked for {looked}; {known}")
 
 
+def compiled_sources(path: Path) -> list[Path]:
+    """The `X.yaml`/`X.yml` beside *path* when it is a compiled `X.fsm.yaml` (which a NAME
+    means first), that exist."""
+    name = path.name
+    if not name.endswith(COMPILED_SUFFIX) or len(name) == len(COMPILED_SUFFIX):
+        return []
+    stem = name[: -len(COMPILED_SUFFIX)]
+    return [p for p in (path.with_name(stem + s) for s in (".yaml", ".yml")) if _is_file(p)]
+
+
 def _stale_source(path: Path) -> Path | None:
     """The source `X.yaml`/`X.yml` edited after *path*, a compiled `X.fsm.yaml`, if any."""
-    if not path.name.endswith(".fsm.yaml"):
-        return None
-    stem = path.name[: -len(".fsm.yaml")]
-    for suffix in (".yaml", ".yml"):
-        source = path.with_name(stem + suffix)
+    for source in compiled_sources(path):
         try:
             if source.stat().st_mtime > path.stat().st_mtime:
                 return source
@@ -124,7 +131,7 @@ def _refuse_stale(path: Path) -> None:
     if source is not None:
         raise LoopDefinitionError(
             f"{path} is older than {source}, which was edited after it was compiled; "
-            f"re-compile it with 'll-loop compile {source}' or delete {path}"
+            f"re-compile it with 'll-loop compile {source} -o {path}' or delete {path}"
         )
 
 
@@ -135,7 +142,7 @@ def stale_compiled_note(path: Path) -> str | None:
         return None
     return (
         f"{path} is older than {source}: it runs as compiled before that edit; "
-        f"refresh it with 'll-loop compile {source}' (or delete it)"
+        f"refresh it with 'll-loop compile {source} -o {path}' (or delete it)"
     )
 
 

@@ -13,7 +13,8 @@ from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, Validati
 from little_loops.fsm.suggest import did_you_mean
 
 # Looked for in this order: a compiled FSM first, then the file as written.
-LOOP_SUFFIXES: tuple[str, ...] = (".fsm.yaml", ".yaml", ".yml")
+COMPILED_SUFFIX = ".fsm.yaml"  # `ll-loop compile X.yaml -o X.fsm.yaml`
+LOOP_SUFFIXES: tuple[str, ...] = (COMPILED_SUFFIX, ".yaml", ".yml")
 # The state keys a sub-loop state cannot have: the child is its action and gives its verdict.
 # (The child's own `timeout`/`max_iterations` bound it; `retry:` would run it again.)
 NOT_WITH_LOOP: tuple[str, ...] = (
