@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 from support.paths import DATA, REPO
 
+from little_loops.fsm.runs.outcomes import ExitCode
+
 if TYPE_CHECKING:
     from support.project import LoopProject
 
@@ -361,3 +363,62 @@ def test_action_type_settles_it(loop_project: LoopProject) -> None:
         loop_project.write("words", typed)
         result = loop_project.run("validate", "--strict", "words")
         assert result.out.splitlines() == [".loops/words.yaml: ok"], kind
+
+
+ONE_PASS = """\
+    name: one-pass
+    initial: fix
+    states:
+      fix:
+        action: /fix the bug
+        on_success: check
+        on_failure: fix
+      check:
+        action: echo ${captured.report.output}
+        on_success: done
+        on_failure: fix
+      done:
+        terminal: true
+    """
+
+
+def test_an_error_does_not_hide_the_warnings(loop_project: LoopProject) -> None:
+    """Every finding in one pass: a `${captured.x}` no state captures (an error) and an
+    llm_structured state whose blocked/partial verdicts have no route (a warning)."""
+    loop_project.write("one-pass", ONE_PASS)
+    result = loop_project.run("validate", "one-pass")
+    assert result.code == ExitCode.USAGE
+    assert result.out == (
+        ".loops/one-pass.yaml:4: warning: loop 'one-pass' > states > fix: verdicts 'blocked'"
+        " and 'partial' (llm_structured, default schema) have no route: the loop would stop"
+        ' here with "no valid transition"; on_success/on_failure cannot route them: use a route'
+        " table with an entry for each verdict (or _: STATE for the rest)\n"
+        ".loops/one-pass.yaml:9: error: loop 'one-pass' > states > check > action:"
+        " ${captured.report.output}: no state captures 'report'\n"
+    )
+
+
+def test_a_broken_graph_still_checks_its_sub_loops(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "parent",
+        """\
+        name: parent
+        initial: run
+        states:
+          run:
+            loop: chlid
+            on_success: done
+            on_failure: nowhere
+          done:
+            terminal: true
+        """,
+    )
+    loop_project.write("child", "name: child\ninitial: a\nstates:\n  a: {terminal: true}\n")
+    result = loop_project.run("validate", "parent")
+    assert result.code == ExitCode.USAGE
+    assert result.out.splitlines() == [
+        ".loops/parent.yaml:5: error: loop 'parent' > states > run > loop: no loop named"
+        f" 'chlid' in {loop_project.loops.resolve()}/",
+        ".loops/parent.yaml:7: error: loop 'parent' > states > run > on_failure: 'nowhere' is"
+        " not a state (states: run, done)",
+    ]

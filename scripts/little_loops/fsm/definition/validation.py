@@ -12,7 +12,9 @@ Layers of checks, in this order (a paradigm file is first compiled to an FSM thr
   `${captured.X}` read before it is set, command output pasted into bash commands.
 
 The graph is only checked once the fields are well-formed, so one typo does not
-produce a cascade of follow-on messages.
+produce a cascade of follow-on messages. Past that point every check runs, whatever the
+others found: a file with an error still gets its warnings, all in one pass (only the
+analysis needs an initial state that exists, to walk the graph from).
 """
 
 from __future__ import annotations
@@ -137,9 +139,10 @@ def validate_fsm(fsm: FSMLoop) -> list[ValidationError]:
 
 
 def _check_machine(fsm: FSMLoop) -> list[ValidationError]:
-    """The state-machine checks, then (when those found no error) the static analysis."""
+    """The state-machine checks, then the static analysis (which walks the graph from the
+    initial state: it is skipped when that is not a state, an error said already)."""
     problems = check_graph(fsm)
-    if _has_errors(problems):
+    if fsm.initial not in fsm.states:
         return problems
     return problems + analyze(fsm)
 
@@ -180,8 +183,7 @@ def check_document(doc: LoadedDocument) -> FileReport:
         if not _has_errors(problems):
             fsm = FSMLoop.from_dict(dict(data))
             problems += _check_machine(fsm)
-            if not _has_errors(problems):
-                problems += attach_children(fsm, doc.source, check_file)
+            problems += attach_children(fsm, doc.source, check_file)
     for problem in problems:
         if problem.line is None:
             problem.line = doc.line_of(problem.path)
