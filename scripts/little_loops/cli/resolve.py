@@ -94,14 +94,23 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = Fa
             return candidate
     names = available_loops(loops_dir)
     looked = ", ".join(str(c) for c in candidates)
-    hint = did_you_mean(name_or_path, names)
+    hint = did_you_mean(name_or_path, names) or _shipped_hint(name_or_path)
     if names:
         known = f"available: {', '.join(names)}"
     elif loops_dir.is_dir():
         known = f"{loops_dir}/ has no loops"
     else:
-        known = f"there is no {loops_dir}/ folder here"
+        known = f"there is no {loops_dir}/ folder here or above ('ll-loop init' makes one)"
     raise LoopDefinitionError(f"no loop named '{name_or_path}'{hint}; looked for {looked}; {known}")
+
+
+def _shipped_hint(name: str) -> str:
+    """` (did you mean library:X?)` when *name* is close to a shipped loop's name X."""
+    from little_loops.fsm.suggest import closest
+    from little_loops.loops import LIBRARY_PREFIX, library_loops
+
+    close = closest(name, library_loops())
+    return f" (did you mean {LIBRARY_PREFIX}{close}?)" if close else ""
 
 
 def compiled_sources(path: Path) -> list[Path]:

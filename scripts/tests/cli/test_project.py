@@ -67,7 +67,8 @@ def test_without_loops_up_to_the_root_the_error_stays_one_line(tmp_path: Path) -
     assert result.returncode == 2
     assert result.stderr == (
         "ll-loop: error: no loop named 'where'; looked for .loops/where.fsm.yaml, "
-        ".loops/where.yaml, .loops/where.yml; there is no .loops/ folder here\n"
+        ".loops/where.yaml, .loops/where.yml; there is no .loops/ folder here or above"
+        " ('ll-loop init' makes one)\n"
     )
 
 
