@@ -80,7 +80,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
             data = load_file(path).data
             paradigm = data.get("paradigm")
             paradigm = paradigm if isinstance(paradigm, str) else "fsm"
-            loop = loop_name_of(path)
+            loop = loop_name_of(path, loops_dir)
         except LoopError as exc:
             paradigm, loop, error = None, name, str(exc)
         status = _latest_status(loops_dir, loop)

@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from little_loops.fsm.definition.subloop_checks import COMPILED_SUFFIX as COMPILED_SUFFIX
-from little_loops.fsm.definition.subloop_checks import LOOP_SUFFIXES as LOOP_SUFFIXES
+from little_loops.fsm.definition.loop_files import COMPILED_SUFFIX, loop_file_stem
+from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
 from little_loops.fsm.suggest import did_you_mean
 
@@ -58,10 +58,9 @@ def available_loops(loops_dir: Path) -> list[str]:
     for entry in loops_dir.iterdir():
         if entry.name.startswith(".") or not entry.is_file():
             continue
-        for suffix in LOOP_SUFFIXES:
-            if entry.name.endswith(suffix) and len(entry.name) > len(suffix):
-                names.add(entry.name[: -len(suffix)])
-                break
+        stem = loop_file_stem(entry)
+        if stem != entry.name:
+            names.add(stem)
     return sorted(names)
 
 

@@ -147,18 +147,19 @@ tools: ["true"]
 def test_a_nameless_loop_is_found_by_its_file_name_or_path(project: Path, given: str) -> None:
     (project / ".loops" / "fix-it.yaml").write_text(textwrap.dedent(NAMELESS))
     assert console(project, "run", "fix-it", "--quiet").returncode == 0
-    assert (project / ".loops" / ".running" / "goal-say-hi.state.json").is_file()
+    # Runs go by the file's name (the paradigm's name for it is goal-say-hi).
+    assert (project / ".loops" / ".running" / "fix-it.state.json").is_file()
     status = console(project, "status", given)
     assert status.returncode == 0, status.stderr
-    assert "loop:         goal-say-hi\nstatus:       completed" in status.stdout
+    assert "loop:         fix-it\nstatus:       completed" in status.stdout
     history = console(project, "history", given, "--tail", "1")
     assert history.returncode == 0
     assert "Loop completed: done" in history.stdout
     stop = console(project, "stop", given)
-    assert stop.stderr == "ll-loop: loop 'goal-say-hi' is not running (last status: completed)\n"
+    assert stop.stderr == "ll-loop: loop 'fix-it' is not running (last status: completed)\n"
     listed = console(project, "list", "--json")
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
-    assert (rows["fix-it"]["loop"], rows["fix-it"]["status"]) == ("goal-say-hi", "completed")
+    assert (rows["fix-it"]["loop"], rows["fix-it"]["status"]) == ("fix-it", "completed")
 
 
 RETRY = """\
@@ -178,6 +179,6 @@ states:
 def test_resume_in_another_folder_finds_the_file_the_run_came_from(project: Path) -> None:
     (project / ".loops" / "fix.yaml").write_text(RETRY)  # its name is not its file name
     assert console(project, "run", "fix", "--quiet").returncode == 3
-    resumed = console(project / "src" / "pkg", "resume", "fix-types", "-n", "3", "--quiet")
+    resumed = console(project / "src" / "pkg", "resume", "fix", "-n", "3", "--quiet")
     assert resumed.returncode == 3, resumed.stderr
     assert (project / "log.txt").read_text() == "a\na\na\n"

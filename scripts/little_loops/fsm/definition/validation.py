@@ -30,6 +30,7 @@ from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
 from little_loops.fsm.definition.loader import LoadedDocument, load_file
+from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
     FSMLoop,
@@ -210,15 +211,24 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def check_file(path: str | Path) -> FileReport:
-    """Validate the loop file at *path*, collecting every problem instead of raising."""
+def check_file(path: str | Path, folder: FolderNames | None = None) -> FileReport:
+    """Validate the loop file at *path*, collecting every problem instead of raising; with
+    *folder*, also among the other loop files of its `.loops/` (`loop_files`)."""
     with _no_cycle_collection():
         try:
             doc = load_file(path)
         except LoopFileError as exc:
             problem = ValidationError(exc.detail, line=exc.line, column=exc.column)
             return FileReport(str(path), errors=[problem])
-        return check_document(doc)
+        report = check_document(doc)
+        if folder is not None:
+            for problem in folder_problems(Path(path), doc.data, folder):
+                problem.line = doc.line_of(problem.path)
+                (report.errors if problem.severity == "error" else report.warnings).append(problem)
+            report.errors.sort(key=lambda p: p.line or 0)
+            report.warnings.sort(key=lambda p: p.line or 0)
+            report.fsm = None if report.errors else report.fsm
+        return report
 
 
 def load_and_validate(path: str | Path) -> FSMLoop:
