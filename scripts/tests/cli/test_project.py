@@ -89,7 +89,11 @@ def test_init_then_run_leaves_git_clean_but_for_what_the_loop_wrote(tmp_path: Pa
     ignored = (tmp_path / ".loops" / ".gitignore").read_text().splitlines()
     assert ignored[-3:] == [".running/", ".history/", ".worktrees/"]
     example = (tmp_path / ".loops" / "example.yaml").read_text()
-    assert example.startswith(f"# yaml-language-server: $schema={SCHEMA_FILE}\n")
+    # It is committed: nothing in it is a path of this machine (the schema's is not).
+    assert example.startswith("# An example loop written by `ll-loop init`")
+    assert "$schema=" not in example
+    assert str(SCHEMA_FILE.parent) not in example
+    assert "`ll-loop schema`" in example
     assert console(tmp_path, "validate", "--strict", "example").returncode == 0
     git(tmp_path, "add", "-A")
     git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
