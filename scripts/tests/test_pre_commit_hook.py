@@ -95,13 +95,13 @@ def test_the_console_script_exits_2_on_an_invalid_file(tmp_path: Path) -> None:
     if not script.exists():
         pytest.skip(f"the ll-loop console script is not installed next to {sys.executable}")
     (tmp_path / ".loops").mkdir()
-    (tmp_path / ".loops/bad.yaml").write_text(INVALID)
+    (tmp_path / ".loops/bad.yaml").write_text(INVALID.replace("name: ok", "name: bad"))
     (tmp_path / ".loops/ok.yaml").write_text(VALID)
     argv = [str(script), *shlex.split(hook()["entry"])[1:], ".loops/ok.yaml", ".loops/bad.yaml"]
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert done.stdout.splitlines() == [
         ".loops/ok.yaml: ok",
-        ".loops/bad.yaml:6: error: loop 'ok' > states > check > on_sucess: unknown key"
+        ".loops/bad.yaml:6: error: loop 'bad' > states > check > on_sucess: unknown key"
         " (did you mean on_success?)",
     ]

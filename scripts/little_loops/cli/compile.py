@@ -1,4 +1,4 @@
-"""`ll-loop compile INPUT [-o OUTPUT]`: write the FSM a paradigm file compiles to."""
+"""`ll-loop compile INPUT [-o OUTPUT]`: print (or write) the FSM a paradigm file compiles to."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
+from little_loops.cli.resolve import compiled_sources, project_loops_dir, resolve_loop_path
 from little_loops.fsm.errors import LoopRuntimeError, LoopValidationError
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser], su
         help=summary,
         description=(
             "Compile a goal / convergence / invariants / imperative loop file to its FSM and"
-            " write it as YAML (default: X.fsm.yaml next to X.yaml)."
+            " print it as YAML on stdout, or write it to OUTPUT with -o."
         ),
     )
     parser.add_argument("input", metavar="INPUT", help="loop name (.loops/NAME.yaml) or path")
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser], su
         "-o",
         "--output",
         metavar="OUTPUT",
-        help="where to write the FSM; '-' prints it to stdout",
+        help="write the FSM to this file instead of stdout ('-': stdout)",
     )
     parser.set_defaults(handler=_handler)
 
@@ -37,22 +37,12 @@ def _handler(args: argparse.Namespace) -> int:
     return compile_command(args.input, args.output)
 
 
-def default_output(source: Path) -> Path:
-    """`X.fsm.yaml` next to `X.yaml` (or `X.yml`, or `X`)."""
-    stem = source.name
-    for suffix in (".yaml", ".yml"):
-        if stem.endswith(suffix) and len(stem) > len(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    return source.with_name(f"{stem}.fsm.yaml")
-
-
 def resolve_source(name_or_path: str, loops_dir: Path | None = None) -> Path:
     """The file to compile: a path as given; a NAME is `.loops/NAME.yaml` (or `.yml`);
     `library:NAME` a shipped loop.
 
     Unlike `ll-loop run`, a NAME does not pick `.loops/NAME.fsm.yaml` first: that is
-    this command's own output, not its source.
+    this command's output (`-o`), not a source.
     """
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     for suffix in (".yaml", ".yml"):
@@ -63,7 +53,9 @@ def resolve_source(name_or_path: str, loops_dir: Path | None = None) -> Path:
 
 
 def compile_command(input_name: str, output: str | None) -> int:
-    """Compile INPUT and write the FSM to *output* (a path, `-` for stdout, None for default).
+    """Compile INPUT and print the FSM on stdout, or write it to *output* (a path; `-` is
+    stdout). Without `-o` nothing is written: a `.loops/NAME.fsm.yaml` would be what `run
+    NAME` picks from then on, and go stale at the next edit of NAME.yaml.
 
     Raises LoopDefinitionError (exit 2) when the input is not a valid loop.
     """
@@ -85,15 +77,10 @@ def compile_command(input_name: str, output: str | None) -> int:
         "Edit the source file and compile again rather than editing this one."
     )
     text = dump_fsm_yaml(fsm, header=header)
-    if output == STDOUT:
+    if output is None or output == STDOUT:
         sys.stdout.write(text)
         return ExitCode.OK
-    if output is not None:
-        target = Path(output)
-    elif shipped:  # never into the installed package: into this project's .loops/
-        target = project_loops_dir() / default_output(source).name
-    else:
-        target = default_output(source)
+    target = Path(output)
     if _same_file(source, target):
         print(
             f"ll-loop: error: refusing to overwrite the input file {source}; choose another -o",
@@ -102,6 +89,12 @@ def compile_command(input_name: str, output: str | None) -> int:
         return ExitCode.USAGE
     write_output(target, text)
     print(f"wrote {target}", file=sys.stderr)
+    for shadowed in compiled_sources(target)[:1]:  # the user's own file now comes first
+        print(
+            f"ll-loop: note: a loop name now means {target}, not {shadowed}; after editing"
+            f" {shadowed}, compile it again (or delete {target})",
+            file=sys.stderr,
+        )
     return ExitCode.OK
 
 

@@ -1,4 +1,4 @@
-"""`ll-loop list [--running]`: the loops of this project, or the runs with saved state."""
+"""`ll-loop list [--running]`: the loops of this project, or the runs going on."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument(
         "--running",
         action="store_true",
-        help="list only runs that have a state file (status, pid, alive)",
+        help="list the runs going on (status running, live or crashed) instead of the loops",
     )
     parser.add_argument(
         "--json", action="store_true", dest="as_json", help="print a JSON list on stdout"
@@ -80,7 +80,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
             data = load_file(path).data
             paradigm = data.get("paradigm")
             paradigm = paradigm if isinstance(paradigm, str) else "fsm"
-            loop = loop_name_of(path)
+            loop = loop_name_of(path, loops_dir)
         except LoopError as exc:
             paradigm, loop, error = None, name, str(exc)
         status = _latest_status(loops_dir, loop)
@@ -127,13 +127,20 @@ def _latest_status(loops_dir: Path, loop: str) -> str | None:
 
 
 def run_rows(loops_dir: Path) -> list[RunRow]:
-    """One row per state file: loop, status, alive, crashed, state, iteration, pid, ..."""
+    """One row per run going on: loop, status, alive, crashed, state, iteration, pid, ...
+
+    That is a state file whose status is `running` (live, or crashed: its process is gone
+    and `resume` goes on), or whose process still runs; and one that cannot be read, as
+    nothing tells it has ended. Ended runs are `list`'s and `runs`'s to show.
+    """
     from little_loops.fsm.runs.runfile import display_path
     from little_loops.fsm.runs.store import list_running_loops
 
     rows = []
     for info in list_running_loops(loops_dir):
         state = info.state
+        if state is not None and state.status != Status.RUNNING and not info.alive:
+            continue
         row: RunRow = {
             "loop": info.loop_name,
             "status": None if state is None else str(state.status),
@@ -223,7 +230,7 @@ def list_command(
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return ExitCode.OK
     if not rows:
-        what = "no runs with saved state" if running else "no loops"
+        what = "no runs going on" if running else "no loops"
         where = f"{loops_dir}/" if loops_dir.is_dir() else f"{loops_dir}/ (it does not exist)"
         print(f"ll-loop: {what} in {where}", file=sys.stderr)
         return ExitCode.OK

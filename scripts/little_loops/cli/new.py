@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 SKELETON = """\
-{modeline}
 # A new loop of shell commands (it needs neither Claude nor an API key). It starts in
 # `check`; a command that exits 0 is a success, anything else a failure, and the `on_*`
 # keys say where each leads. Actions run in the project root (the folder holding .loops/).
@@ -16,6 +15,7 @@ SKELETON = """\
 #   ll-loop run {name}         run it
 # Make it yours: put your check (tests, lint, a build) in `check` and what repairs it in
 # `fix`. ll-loop's docs/loop-files.md lists every key, Claude prompts included.
+{schema_hint}
 name: {yaml_name}
 initial: check
 states:
@@ -85,14 +85,14 @@ def list_command() -> int:
 
 def loop_text(name: str, source: str | None = None) -> str:
     """The text of loop *name*: the skeleton, or the shipped loop *source* renamed."""
-    from little_loops.cli.scaffold import modeline
+    from little_loops.cli.scaffold import SCHEMA_HINT
     from little_loops.loops import MODELINE_PREFIX, library_loop_path
 
     if source is None:
-        return SKELETON.format(modeline=modeline(), name=name, yaml_name=_yaml_name(name))
+        return SKELETON.format(schema_hint=SCHEMA_HINT, name=name, yaml_name=_yaml_name(name))
     lines = library_loop_path(source).read_text(encoding="utf-8").splitlines(keepends=True)
-    if lines and lines[0].startswith(MODELINE_PREFIX):
-        lines[0] = modeline() + "\n"
+    if lines and lines[0].startswith(MODELINE_PREFIX):  # its path is the package's own
+        lines[0] = SCHEMA_HINT + "\n"
     return re.sub(r"^name:.*$", f"name: {_yaml_name(name)}", "".join(lines), count=1, flags=re.M)
 
 

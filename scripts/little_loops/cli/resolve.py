@@ -6,7 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from little_loops.fsm.definition.subloop_checks import LOOP_SUFFIXES as LOOP_SUFFIXES
+from little_loops.fsm.definition.loop_files import COMPILED_SUFFIX, loop_file_stem
+from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
 from little_loops.fsm.suggest import did_you_mean
 
@@ -57,10 +58,9 @@ def available_loops(loops_dir: Path) -> list[str]:
     for entry in loops_dir.iterdir():
         if entry.name.startswith(".") or not entry.is_file():
             continue
-        for suffix in LOOP_SUFFIXES:
-            if entry.name.endswith(suffix) and len(entry.name) > len(suffix):
-                names.add(entry.name[: -len(suffix)])
-                break
+        stem = loop_file_stem(entry)
+        if stem != entry.name:
+            names.add(stem)
     return sorted(names)
 
 
@@ -93,23 +93,38 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = Fa
             return candidate
     names = available_loops(loops_dir)
     looked = ", ".join(str(c) for c in candidates)
-    hint = did_you_mean(name_or_path, names)
+    hint = did_you_mean(name_or_path, names) or _shipped_hint(name_or_path)
     if names:
         known = f"available: {', '.join(names)}"
     elif loops_dir.is_dir():
         known = f"{loops_dir}/ has no loops"
     else:
-        known = f"there is no {loops_dir}/ folder here"
+        known = f"there is no {loops_dir}/ folder here or above ('ll-loop init' makes one)"
     raise LoopDefinitionError(f"no loop named '{name_or_path}'{hint}; looked for {looked}; {known}")
+
+
+def _shipped_hint(name: str) -> str:
+    """` (did you mean library:X?)` when *name* is close to a shipped loop's name X."""
+    from little_loops.fsm.suggest import closest
+    from little_loops.loops import LIBRARY_PREFIX, library_loops
+
+    close = closest(name, library_loops())
+    return f" (did you mean {LIBRARY_PREFIX}{close}?)" if close else ""
+
+
+def compiled_sources(path: Path) -> list[Path]:
+    """The `X.yaml`/`X.yml` beside *path* when it is a compiled `X.fsm.yaml` (which a NAME
+    means first), that exist."""
+    name = path.name
+    if not name.endswith(COMPILED_SUFFIX) or len(name) == len(COMPILED_SUFFIX):
+        return []
+    stem = name[: -len(COMPILED_SUFFIX)]
+    return [p for p in (path.with_name(stem + s) for s in (".yaml", ".yml")) if _is_file(p)]
 
 
 def _stale_source(path: Path) -> Path | None:
     """The source `X.yaml`/`X.yml` edited after *path*, a compiled `X.fsm.yaml`, if any."""
-    if not path.name.endswith(".fsm.yaml"):
-        return None
-    stem = path.name[: -len(".fsm.yaml")]
-    for suffix in (".yaml", ".yml"):
-        source = path.with_name(stem + suffix)
+    for source in compiled_sources(path):
         try:
             if source.stat().st_mtime > path.stat().st_mtime:
                 return source
@@ -124,7 +139,7 @@ def _refuse_stale(path: Path) -> None:
     if source is not None:
         raise LoopDefinitionError(
             f"{path} is older than {source}, which was edited after it was compiled; "
-            f"re-compile it with 'll-loop compile {source}' or delete {path}"
+            f"re-compile it with 'll-loop compile {source} -o {path}' or delete {path}"
         )
 
 
@@ -135,7 +150,7 @@ def stale_compiled_note(path: Path) -> str | None:
         return None
     return (
         f"{path} is older than {source}: it runs as compiled before that edit; "
-        f"refresh it with 'll-loop compile {source}' (or delete it)"
+        f"refresh it with 'll-loop compile {source} -o {path}' (or delete it)"
     )
 
 

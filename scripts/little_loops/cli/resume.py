@@ -48,7 +48,7 @@ def resume_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.parameters import resumed_context
     from little_loops.cli.resolve import resolve_loop_path
-    from little_loops.cli.runref import run_name
+    from little_loops.cli.runref import named_as_run, run_name
     from little_loops.cli.session import (
         apply_overrides,
         run_session,
@@ -73,7 +73,10 @@ def resume_command(
     root = project_root(loops_dir)
     path = saved_loop_file(saved, root) or resolve_loop_path(name, loops_dir)
     fsm = load_and_validate(path)
-    check_same_loop(saved.loop_name, fsm.name, path)
+    # A run goes by its file's name (`runs_as`); one saved before that, by the file's name:.
+    runs_as = named_as_run(fsm, path).name
+    check_same_loop(saved.loop_name, fsm.name if saved.loop_name == fsm.name else runs_as, path)
+    fsm = dataclasses.replace(fsm, name=saved.loop_name)
     from little_loops.fsm.engine.commits import checkpoint_problem
 
     problem = checkpoint_problem(fsm, place.in_worktree)  # the file may have changed since

@@ -77,6 +77,7 @@ def run_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so `ll-loop --help` does not load the executor.
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
+    from little_loops.cli.runref import named_as_run
     from little_loops.cli.session import apply_overrides, run_session
     from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.runs.preflight import require
@@ -85,7 +86,8 @@ def run_command(
     note = stale_compiled_note(path)
     if note is not None:
         print(f"ll-loop: note: {note}", file=sys.stderr)
-    loaded = apply_overrides(load_and_validate(path), options)
+    # Its runs go by the file's name: a copy of a loop file runs apart from the original.
+    loaded = apply_overrides(named_as_run(load_and_validate(path), path), options)
     # The values are checked before anything runs, also before a detached run starts.
     fsm = with_arguments(loaded, options.arguments, missing_ok=dry_run)
     if dry_run:

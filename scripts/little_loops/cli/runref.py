@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.definition.loop_files import loop_file_stem
+from little_loops.fsm.errors import LoopDefinitionError, LoopError
 from little_loops.fsm.runs.layout import run_files, split_run_key, validate_loop_name
+
+if TYPE_CHECKING:
+    from little_loops.fsm.definition.model import FSMLoop
 
 
 def add_run_argument(parser: argparse.ArgumentParser) -> None:
@@ -46,25 +52,73 @@ def run_name(name_or_path: str, loops_dir: Path, *, active: str | None = None) -
     if not keys_of(loops_dir, name_or_path):
         from little_loops.cli.resolve import resolve_loop_path
 
-        name = loop_name_of(resolve_loop_path(name_or_path, loops_dir, stale_ok=True))
+        path = resolve_loop_path(name_or_path, loops_dir, stale_ok=True)
+        name = loop_name_of(path, loops_dir)
     return pick_run(loops_dir, name, None, active=active)
 
 
-def loop_name_of(path: Path) -> str:
-    """The name the loop file at `path` runs under, which names its run files.
+def runs_as(path: Path) -> str | None:
+    """The name runs of the loop file at *path* go by: the file's name without suffixes
+    (`tut2` for `.loops/tut2.yaml`, whatever its `name:` says, so that a copy of a loop
+    runs apart from the original). None when that cannot name run files."""
+    try:
+        return validate_loop_name(loop_file_stem(path))
+    except LoopDefinitionError:
+        return None
 
-    That is its `name:`, else the name its paradigm gives it (a `goal` file without `name:`
-    runs as `goal-<words of the goal>`), else, for a file that does not compile, its file
-    name without suffixes. Raises LoopError for a file that cannot be read.
+
+def named_as_run(fsm: FSMLoop, path: Path) -> FSMLoop:
+    """*fsm*, loaded from *path*, with the name its run goes by (`runs_as`); its own name
+    where the file name cannot be one."""
+    name = runs_as(path) or fsm.name
+    return fsm if name == fsm.name else dataclasses.replace(fsm, name=name)
+
+
+def loop_name_of(path: Path, loops_dir: Path | None = None) -> str:
+    """The name the loop file at `path` runs under, which names its run files (`runs_as`).
+
+    Runs started before runs went by the file name went by the name the file declares;
+    given *loops_dir*, a file with no runs under its file name but some under that name
+    means those, unless a loop file beside it has that name (they are that file's runs).
+    Raises LoopError for a file that cannot be read when its name is needed.
     """
+    from little_loops.cli.resolve import available_loops
+    from little_loops.fsm.runs.which import keys_of
+
+    name = runs_as(path)
+    if name is None:
+        return declared_run_name(path)
+    if loops_dir is not None and not keys_of(loops_dir, name):
+        older = declared_run_name(path, fallback=name)
+        theirs = older in available_loops(path.parent)  # runs of the file named so
+        if older != name and keys_of(loops_dir, older) and not theirs:
+            return older
+    return name
+
+
+def declared_run_name(path: Path, *, fallback: str | None = None) -> str:
+    """The name the loop file at *path* declares: its `name:`, else the name its paradigm
+    gives it (a `goal` file without `name:` is `goal-<words of the goal>`), else (a file
+    that does not compile) *fallback* or its file name without suffixes."""
     from little_loops.fsm.definition.loader import load_file
+    from little_loops.fsm.definition.loop_files import declared_name
     from little_loops.fsm.paradigms.registry import compile_paradigm
 
-    data = load_file(path).data
-    name = data.get("name") if isinstance(data, dict) else None
-    if not (isinstance(name, str) and name):
+    try:
+        data = load_file(path).data
+    except LoopError:
+        if fallback is None:
+            raise
+        return fallback
+    name = declared_name(data)
+    if name is None:
         try:
             name = compile_paradigm(data).name
         except LoopDefinitionError:
-            name = path.name.split(".")[0]
-    return validate_loop_name(name)
+            name = fallback or loop_file_stem(path)
+    try:
+        return validate_loop_name(name)
+    except LoopDefinitionError:
+        if fallback is None:
+            raise
+        return fallback

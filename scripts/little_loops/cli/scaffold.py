@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 EXAMPLE_NAME = "example"
+# Files written here carry no `# yaml-language-server: $schema=` line: the schema's path
+# differs from machine to machine, and the file is committed. SCHEMA_HINT says where it is.
+SCHEMA_HINT = "# An editor can check this file against the JSON Schema `ll-loop schema` points to."
 EXAMPLE_LOOP = """\
-{modeline}
 # An example loop written by `ll-loop init`; it needs neither Claude nor an API key.
 # Each constraint is checked in order and, when it does not hold, fixed by its shell
 # command; then the checks run again. Actions run in the project root (the folder
@@ -17,6 +19,7 @@ EXAMPLE_LOOP = """\
 #   ll-loop validate {name}    check this file
 #   ll-loop run {name}         run it: it writes hello.txt, then fixes its text
 # Make it yours: replace the checks and fixes with your own (tests, lint, formatting).
+{schema_hint}
 paradigm: invariants
 name: {name}
 constraints:
@@ -47,19 +50,11 @@ def _handler(args: argparse.Namespace) -> int:
     return init_command()
 
 
-def modeline() -> str:
-    """The first line of a loop file written here: where editors find the installed schema."""
-    from little_loops.fsm.definition.json_schema import SCHEMA_FILE
-    from little_loops.loops import MODELINE_PREFIX
-
-    return f"{MODELINE_PREFIX}{SCHEMA_FILE}"
-
-
 def init_files(loops_dir: Path) -> dict[Path, str]:
     """The files `init` writes under `loops_dir`, with their text."""
     from little_loops.fsm.runs.layout import GITIGNORE, LOOPS_GITIGNORE
 
-    example = EXAMPLE_LOOP.format(modeline=modeline(), name=EXAMPLE_NAME)
+    example = EXAMPLE_LOOP.format(schema_hint=SCHEMA_HINT, name=EXAMPLE_NAME)
     return {loops_dir / GITIGNORE: LOOPS_GITIGNORE, loops_dir / f"{EXAMPLE_NAME}.yaml": example}
 
 

@@ -21,6 +21,7 @@ from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.safetext import one_line
 
 if TYPE_CHECKING:
+    from little_loops.fsm.definition.loop_files import FolderNames
     from little_loops.fsm.definition.validation import FileReport
 
 
@@ -48,12 +49,18 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def validate_file(
-    name_or_path: str, *, strict: bool = False, loops_dir: Path | None = None
+    name_or_path: str,
+    *,
+    strict: bool = False,
+    loops_dir: Path | None = None,
+    folder: FolderNames | None = None,
 ) -> FileReport:
-    """The report for one command-line argument (a loop that cannot be found is an error)."""
+    """The report for one command-line argument (a loop that cannot be found is an error);
+    *folder* keeps the names of the loop files of each `.loops/` between calls."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so that building the parser (`ll-loop --help`) does not load YAML and
     # the validators: startup time is part of the product.
+    from little_loops.fsm.definition.loop_files import FolderNames
     from little_loops.fsm.definition.validation import FileReport, check_file
 
     try:
@@ -62,7 +69,7 @@ def validate_file(
         return FileReport(name_or_path, errors=[ValidationError(exc.detail)])
     except LoopDefinitionError as exc:
         return FileReport(name_or_path, errors=[ValidationError(str(exc))])
-    report = check_file(path)
+    report = check_file(path, FolderNames() if folder is None else folder)
     note = stale_compiled_note(path)
     if note is not None:
         report.warnings.append(ValidationError(note, severity="warning"))
@@ -131,7 +138,12 @@ def validate_command(
     """Validate each of *loops* (names or paths); exit 0 when all are valid, 2 otherwise."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     stream = sys.stdout if out is None else out
-    reports = [validate_file(item, strict=strict, loops_dir=loops_dir) for item in loops]
+    from little_loops.fsm.definition.loop_files import FolderNames
+
+    folder = FolderNames()
+    reports = [
+        validate_file(item, strict=strict, loops_dir=loops_dir, folder=folder) for item in loops
+    ]
     if as_json:
         import json  # only for --json: startup time is part of the pre-commit hook
 

@@ -28,6 +28,7 @@ tools:
   - /ll:manage_issue bug fix
 max_iterations: 20
 """
+GREET = "paradigm: goal\nname: greet\ngoal: say hi\ntools: ['true']\n"
 
 
 @pytest.fixture
@@ -44,23 +45,48 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str, s
     return write
 
 
-def test_default_output_is_next_to_input(
+def test_without_o_the_fsm_goes_to_stdout_and_no_file_is_written(
     project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = project("types", GOAL)
     assert main_loop(["compile", str(source)]) == 0
-    out = source.with_name("types.fsm.yaml")
     captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err == f"wrote {out}\n"
-    text = out.read_text(encoding="utf-8")
-    assert text.startswith(
+    assert captured.err == ""
+    assert captured.out.startswith(
         f"# Compiled by `ll-loop compile` from {source} (paradigm: goal).\n"
         "# Edit the source file and compile again rather than editing this one.\n"
         "name: goal-no-type-errors\n"
         "initial: evaluate\n"
     )
-    assert compile_paradigm(load_file(out).data) == compile_paradigm(load_file(source).data)
+    assert compile_paradigm(load_text(captured.out).data) == compile_paradigm(
+        load_file(source).data
+    )
+    assert sorted(p.name for p in source.parent.iterdir()) == ["types.yaml"]
+
+
+def test_compiling_by_name_never_shadows_the_source(loop_project: LoopProject) -> None:
+    """`compile NAME` once wrote `.loops/NAME.fsm.yaml`, which a NAME then meant: after the
+    next edit of NAME.yaml, `run NAME` was refused as stale."""
+    source = loop_project.write("goal", GREET)
+    compiled = loop_project.run("compile", "goal")
+    assert (compiled.code, compiled.err) == (0, "")
+    assert "name: greet\n" in compiled.out
+    assert sorted(p.name for p in loop_project.loops.glob("*.yaml")) == ["goal.yaml"]
+    os.utime(source, (2_000_000_000, 2_000_000_000))  # the next edit
+    assert loop_project.run("run", "goal", "--quiet").code == 0
+
+
+def test_writing_a_compiled_file_beside_its_source_says_it_now_comes_first(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("goal", GREET)
+    result = loop_project.run("compile", "goal", "-o", ".loops/goal.fsm.yaml")
+    assert (result.code, result.out) == (0, "")
+    assert result.err == (
+        "wrote .loops/goal.fsm.yaml\n"
+        "ll-loop: note: a loop name now means .loops/goal.fsm.yaml, not .loops/goal.yaml; after"
+        " editing .loops/goal.yaml, compile it again (or delete .loops/goal.fsm.yaml)\n"
+    )
 
 
 def test_loop_name_resolves_to_loops_folder(
@@ -91,8 +117,9 @@ def test_compiled_file_loads_to_an_equal_fsm(
 ) -> None:
     source = tmp_path / f"{name}.yaml"
     shutil.copy(PARADIGM_DATA / f"{name}.yaml", source)
-    assert main_loop(["compile", str(source)]) == 0
-    compiled = load_file(tmp_path / f"{name}.fsm.yaml")
+    out = tmp_path / f"{name}.fsm.yaml"
+    assert main_loop(["compile", str(source), "-o", str(out)]) == 0
+    compiled = load_file(out)
     assert compile_paradigm(compiled.data) == compile_paradigm(load_file(source).data)
 
 
@@ -102,7 +129,7 @@ def test_overwrites_an_existing_output_atomically(
     source = project("types", GOAL)
     out = source.with_name("types.fsm.yaml")
     out.write_text("stale\n", encoding="utf-8")
-    assert main_loop(["compile", str(source)]) == 0
+    assert main_loop(["compile", str(source), "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") != "stale\n"
     assert sorted(p.name for p in source.parent.iterdir()) == ["types.fsm.yaml", "types.yaml"]
     assert out.stat().st_mode & 0o777 == 0o666 & ~_umask()
@@ -129,12 +156,14 @@ def test_definition_error_exits_2_with_one_line(
     project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = project("bad", "paradigm: convergence\nname: x\ncheck: c\nusing: u\n")
-    assert main_loop(["compile", str(source)]) == 2
+    out = source.with_name("bad.fsm.yaml")
+    assert main_loop(["compile", str(source), "-o", str(out)]) == 2
     captured = capsys.readouterr()
-    assert captured.err == (
-        "ll-loop: error: paradigm 'convergence': missing required field 'toward'\n"
+    assert (captured.out, captured.err) == (
+        "",
+        "ll-loop: error: paradigm 'convergence': missing required field 'toward'\n",
     )
-    assert not source.with_name("bad.fsm.yaml").exists()
+    assert not out.exists()
 
 
 def test_unknown_paradigm_exits_2(
@@ -169,9 +198,10 @@ def test_name_compiles_the_source_not_its_compiled_output(
     project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = project("types", GOAL)
-    assert main_loop(["compile", "types"]) == 0
-    assert main_loop(["compile", "types"]) == 0
-    assert capsys.readouterr().err == "wrote .loops/types.fsm.yaml\n" * 2
+    out = ".loops/types.fsm.yaml"
+    assert main_loop(["compile", "types", "-o", out]) == 0
+    assert main_loop(["compile", "types", "-o", out]) == 0
+    assert capsys.readouterr().err.count(f"wrote {out}\n") == 2
     assert sorted(p.name for p in source.parent.iterdir()) == ["types.fsm.yaml", "types.yaml"]
 
 
@@ -249,7 +279,7 @@ def test_a_stale_compiled_file_is_refused_by_name_and_noted_by_path(
         tools: ["true"]
         """,
     )
-    assert loop_project.run("compile", "goal").code == 0
+    assert loop_project.run("compile", "goal", "-o", ".loops/goal.fsm.yaml").code == 0
     compiled = loop_project.loops / "goal.fsm.yaml"
     source = loop_project.loops / "goal.yaml"
     fresh = loop_project.run("validate", "goal")
@@ -257,8 +287,8 @@ def test_a_stale_compiled_file_is_refused_by_name_and_noted_by_path(
     os.utime(compiled, (1_000_000, 1_000_000))  # the source is now newer than its compile
     refusal = (
         ".loops/goal.fsm.yaml is older than .loops/goal.yaml, which was edited after it was "
-        "compiled; re-compile it with 'll-loop compile .loops/goal.yaml' or delete "
-        ".loops/goal.fsm.yaml"
+        "compiled; re-compile it with 'll-loop compile .loops/goal.yaml -o "
+        ".loops/goal.fsm.yaml' or delete .loops/goal.fsm.yaml"
     )
     for argv in (("run", "goal"), ("graph", "goal"), ("simulate", "goal")):
         refused = loop_project.run(*argv)
@@ -268,7 +298,8 @@ def test_a_stale_compiled_file_is_refused_by_name_and_noted_by_path(
     # A path is the user's explicit choice: it runs, with a note.
     note = (
         ".loops/goal.fsm.yaml is older than .loops/goal.yaml: it runs as compiled before "
-        "that edit; refresh it with 'll-loop compile .loops/goal.yaml' (or delete it)"
+        "that edit; refresh it with 'll-loop compile .loops/goal.yaml -o .loops/goal.fsm.yaml'"
+        " (or delete it)"
     )
     by_path = loop_project.run("validate", ".loops/goal.fsm.yaml")
     assert by_path.out == (
@@ -279,6 +310,6 @@ def test_a_stale_compiled_file_is_refused_by_name_and_noted_by_path(
     assert run.code == 0
     assert run.err.startswith(f"ll-loop: note: {note}\n")
     # The command the refusal names fixes it.
-    assert loop_project.run("compile", ".loops/goal.yaml").code == 0
+    assert loop_project.run("compile", ".loops/goal.yaml", "-o", ".loops/goal.fsm.yaml").code == 0
     assert loop_project.run("run", "goal", "--quiet").code == 0
     assert source.exists()

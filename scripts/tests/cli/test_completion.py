@@ -35,8 +35,10 @@ def script(root: Path, shell: str) -> str:
     return result.stdout
 
 
-def complete_bash(root: Path, words: list[str]) -> list[str]:
-    """COMPREPLY of the generated function for `words` (the last is the one completed)."""
+def complete_bash(root: Path, words: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """COMPREPLY of the generated function for `words` (the last is the one completed), as
+    bash calls it: with its COMP_WORDBREAKS, a `library:x` is the three words `library`,
+    `:` and `x`."""
     quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
     program = (
         f'eval "$1"\nCOMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}\n_ll_loop\n'
@@ -48,6 +50,7 @@ def complete_bash(root: Path, words: list[str]) -> list[str]:
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     ).stdout
     return sorted(line for line in out.splitlines() if line)
 
@@ -73,6 +76,68 @@ def test_bash_completes_commands_flags_values_and_loop_names(
     project: Path, words: list[str], expected: list[str]
 ) -> None:
     assert complete_bash(project, words) == expected
+
+
+SHIPPED = [f"library:{name}" for name in library_loops()]
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["ll-loop", "run", "lib"], SHIPPED),
+        (["ll-loop", "lib"], SHIPPED),  # the `ll-loop NAME` shorthand
+        (["ll-loop", "run", "library", ":"], library_loops()),  # bash puts in what follows `:`
+        (["ll-loop", "run", "library", ":", "fix"], ["fix-tests"]),
+        (["ll-loop", "validate", "library", ":", "hel"], ["hello"]),
+        (["ll-loop", "run", ""], ["alpha", "beta", "out.yaml"]),  # not unless asked for
+    ],
+)
+def test_bash_completes_shipped_loops_after_library(
+    project: Path, words: list[str], expected: list[str]
+) -> None:
+    assert complete_bash(project, words) == expected
+
+
+PARAMETERS = """\
+name: gamma
+parameters:
+  count: {type: integer, default: 3}
+  label: {type: string, default: x}
+context:
+  greeting: hi
+initial: a
+states:
+  a: {terminal: true}
+"""
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["ll-loop", "run", "gamma", "--set", ""], ["count=", "greeting=", "label="]),
+        (["ll-loop", "gamma", "--set", "c"], ["count="]),  # the shorthand
+        (["ll-loop", "run", "-n", "3", "gamma", "--set", "x", "=", "1", "--set", "l"], ["label="]),
+        (["ll-loop", "run", "--set", ""], []),  # no loop named yet
+        (["ll-loop", "run", "nope", "--set", ""], []),  # no such loop: nothing, no error
+        (["ll-loop", "run", "library", ":", "ralph", "--set", "prompt_p"], ["prompt_path="]),
+    ],
+)
+def test_bash_completes_the_keys_set_takes(
+    project: Path, words: list[str], expected: list[str]
+) -> None:
+    (project / ".loops" / "gamma.yaml").write_text(PARAMETERS)
+    assert complete_bash(project, words, env=with_ll_loop_on_path()) == expected
+
+
+def test_completion_keys_lists_a_loops_parameters_then_its_context(project: Path) -> None:
+    (project / ".loops" / "gamma.yaml").write_text(PARAMETERS)
+    keys = llproc.ll_loop(project, "completion", "--keys", "gamma")
+    assert (keys.returncode, keys.stdout) == (0, "count\nlabel\ngreeting\n")
+    missing = llproc.ll_loop(project, "completion")
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        "ll-loop: error: completion needs the shell: bash or zsh\n",
+    )
 
 
 def test_every_flag_of_every_command_completes(project: Path) -> None:
@@ -152,3 +217,59 @@ def test_a_hostile_loop_file_name_is_offered_as_text_never_run(project: Path, sh
     assert not (project / "src" / "pkg" / "PWNED").exists()
     assert not (project / "src" / "pkg" / "PWNED2").exists()
     assert result.stdout.splitlines().count(hostile) == 2  # offered, as it is, both times
+
+
+def interactive(shell: str, cwd: Path, typed: str, shown: str) -> str:
+    """Type *typed* (TABs and all) into a real interactive *shell* that loaded the script, as
+    a person would, and read the terminal until *shown* appears on it (or a minute passes)."""
+    import pty
+    import select
+    import time
+
+    primary, secondary = pty.openpty()
+    env = {**with_ll_loop_on_path(), "PS1": "ready> ", "TERM": "dumb", "INPUTRC": "/dev/null"}
+    process = subprocess.Popen(
+        ["bash", "--norc", "--noprofile", "-i"] if shell == "bash" else ["zsh", "-f", "-i"],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(secondary)
+    screen = b""
+    try:
+        os.write(primary, f'eval "$(ll-loop completion {shell})"; echo load""ed\n'.encode())
+        deadline = time.monotonic() + 60
+        for wanted, then in ((b"loaded", typed.encode()), (shown.encode(), b"")):
+            while wanted not in screen and time.monotonic() < deadline:
+                if select.select([primary], [], [], 0.5)[0]:
+                    screen += os.read(primary, 4096)
+            if then:
+                os.write(primary, then)
+        return screen.decode(errors="replace")
+    finally:
+        process.kill()
+        process.wait()
+        os.close(primary)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+@pytest.mark.parametrize(
+    ("typed", "shown"),
+    [
+        ("ll-loop run library:ral\t", "ll-loop run library:ralph "),
+        ("ll-loop library:fix-t\t", "ll-loop library:fix-tests "),
+        ("ll-loop run library:ralph --set prompt_p\t", "--set prompt_path="),
+        ("ll-loop gamma --set la\t", "--set label="),  # bash adds no space after it; zsh does
+    ],
+)
+def test_a_real_interactive_shell_completes_library_names_and_keys(
+    project: Path, shell: str, typed: str, shown: str
+) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"no {shell} (scripts/dev test installs it)")
+    (project / ".loops" / "gamma.yaml").write_text(PARAMETERS)
+    screen = interactive(shell, project, typed, shown)
+    assert shown in screen, screen

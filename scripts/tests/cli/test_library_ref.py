@@ -29,8 +29,8 @@ def test_run_validate_graph_and_compile_a_shipped_loop(loop_project: LoopProject
     assert graph.stdout.startswith("flowchart TD")
     compiled = llproc.console(root, "compile", "library:whitespace-fix")
     assert compiled.returncode == 0, compiled.stderr
-    written = loop_project.loops / "whitespace-fix.fsm.yaml"
-    assert "from library:whitespace-fix (paradigm: goal)" in written.read_text()
+    assert "from library:whitespace-fix (paradigm: goal)" in compiled.stdout
+    assert not (loop_project.loops / "whitespace-fix.fsm.yaml").exists()  # printed, not written
     assert _package_files() == before  # nothing written into the installed package
 
 

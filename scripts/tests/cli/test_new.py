@@ -7,14 +7,12 @@ from pathlib import Path
 import pytest
 from support.llproc import ll_loop
 
-from little_loops.fsm.definition.json_schema import SCHEMA_FILE
+from little_loops.cli.scaffold import SCHEMA_HINT
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.validation import load_and_validate
 from little_loops.fsm.paradigms.registry import compile_paradigm
 from little_loops.fsm.runs.layout import LOOPS_GITIGNORE
 from little_loops.loops import MODELINE_PREFIX, library_loop_path, library_loops
-
-MODELINE = f"{MODELINE_PREFIX}{SCHEMA_FILE}"
 
 
 @pytest.fixture
@@ -45,7 +43,9 @@ def test_from_copies_a_shipped_loop_that_validates_and_runs(tmp_path: Path, exam
     assert (tmp_path / ".loops" / ".gitignore").read_text() == LOOPS_GITIGNORE
     copy = (tmp_path / ".loops" / "mine.yaml").read_text().splitlines()
     source = library_loop_path(example).read_text().splitlines()
-    assert copy[0] == MODELINE  # the installed schema, as `init` writes it
+    # The shipped loop's schema line points into the package: the copy says how to find it.
+    assert source[0].startswith(MODELINE_PREFIX)
+    assert copy[0] == SCHEMA_HINT
     assert "name: mine" in copy
     assert [line for line in copy[1:] if line != "name: mine"] == [
         line for line in source[1:] if line != f"name: {example}"
@@ -101,7 +101,8 @@ def test_the_skeleton_validates_strictly_and_runs_without_claude(project: Path) 
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
     path = project / ".loops" / "fresh.yaml"
     text = path.read_text()
-    assert text.splitlines()[0] == MODELINE
+    assert "$schema=" not in text  # a path of this machine would be wrong on the next
+    assert SCHEMA_HINT in text.splitlines()
     assert sum(line.startswith("#") for line in text.splitlines()) >= 5  # commented
     fsm = load_and_validate(path)
     assert fsm.name == "fresh"

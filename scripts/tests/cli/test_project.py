@@ -67,7 +67,8 @@ def test_without_loops_up_to_the_root_the_error_stays_one_line(tmp_path: Path) -
     assert result.returncode == 2
     assert result.stderr == (
         "ll-loop: error: no loop named 'where'; looked for .loops/where.fsm.yaml, "
-        ".loops/where.yaml, .loops/where.yml; there is no .loops/ folder here\n"
+        ".loops/where.yaml, .loops/where.yml; there is no .loops/ folder here or above"
+        " ('ll-loop init' makes one)\n"
     )
 
 
@@ -88,7 +89,11 @@ def test_init_then_run_leaves_git_clean_but_for_what_the_loop_wrote(tmp_path: Pa
     ignored = (tmp_path / ".loops" / ".gitignore").read_text().splitlines()
     assert ignored[-3:] == [".running/", ".history/", ".worktrees/"]
     example = (tmp_path / ".loops" / "example.yaml").read_text()
-    assert example.startswith(f"# yaml-language-server: $schema={SCHEMA_FILE}\n")
+    # It is committed: nothing in it is a path of this machine (the schema's is not).
+    assert example.startswith("# An example loop written by `ll-loop init`")
+    assert "$schema=" not in example
+    assert str(SCHEMA_FILE.parent) not in example
+    assert "`ll-loop schema`" in example
     assert console(tmp_path, "validate", "--strict", "example").returncode == 0
     git(tmp_path, "add", "-A")
     git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
@@ -146,18 +151,19 @@ tools: ["true"]
 def test_a_nameless_loop_is_found_by_its_file_name_or_path(project: Path, given: str) -> None:
     (project / ".loops" / "fix-it.yaml").write_text(textwrap.dedent(NAMELESS))
     assert console(project, "run", "fix-it", "--quiet").returncode == 0
-    assert (project / ".loops" / ".running" / "goal-say-hi.state.json").is_file()
+    # Runs go by the file's name (the paradigm's name for it is goal-say-hi).
+    assert (project / ".loops" / ".running" / "fix-it.state.json").is_file()
     status = console(project, "status", given)
     assert status.returncode == 0, status.stderr
-    assert "loop:         goal-say-hi\nstatus:       completed" in status.stdout
+    assert "loop:         fix-it\nstatus:       completed" in status.stdout
     history = console(project, "history", given, "--tail", "1")
     assert history.returncode == 0
     assert "Loop completed: done" in history.stdout
     stop = console(project, "stop", given)
-    assert stop.stderr == "ll-loop: loop 'goal-say-hi' is not running (last status: completed)\n"
+    assert stop.stderr == "ll-loop: loop 'fix-it' is not running (last status: completed)\n"
     listed = console(project, "list", "--json")
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
-    assert (rows["fix-it"]["loop"], rows["fix-it"]["status"]) == ("goal-say-hi", "completed")
+    assert (rows["fix-it"]["loop"], rows["fix-it"]["status"]) == ("fix-it", "completed")
 
 
 RETRY = """\
@@ -177,6 +183,6 @@ states:
 def test_resume_in_another_folder_finds_the_file_the_run_came_from(project: Path) -> None:
     (project / ".loops" / "fix.yaml").write_text(RETRY)  # its name is not its file name
     assert console(project, "run", "fix", "--quiet").returncode == 3
-    resumed = console(project / "src" / "pkg", "resume", "fix-types", "-n", "3", "--quiet")
+    resumed = console(project / "src" / "pkg", "resume", "fix", "-n", "3", "--quiet")
     assert resumed.returncode == 3, resumed.stderr
     assert (project / "log.txt").read_text() == "a\na\na\n"

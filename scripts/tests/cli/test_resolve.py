@@ -46,7 +46,10 @@ def test_an_unknown_name_says_where_it_looked_and_what_exists(loops: Path) -> No
 
 
 def test_an_unknown_name_without_loops(tmp_path: Path) -> None:
-    with pytest.raises(LoopDefinitionError, match=r"; there is no .*/nowhere/ folder here$"):
+    with pytest.raises(
+        LoopDefinitionError,
+        match=r"; there is no .*/nowhere/ folder here or above \('ll-loop init' makes one\)$",
+    ):
         resolve_loop_path("x", tmp_path / "nowhere")
     (tmp_path / "empty").mkdir()
     with pytest.raises(LoopDefinitionError, match=r"; .*/empty/ has no loops$"):

@@ -438,6 +438,21 @@ def test_unknown_loop_lists_the_available_ones(loop_project: LoopProject) -> Non
     )
 
 
+def test_a_typo_of_a_shipped_loop_suggests_it(loop_project: LoopProject) -> None:
+    loop_project.write("hello", HELLO)
+    for argv in (["fix-test"], ["run", "fix-test"], ["status", "fix-test"]):
+        result = loop_project.run(*argv)
+        assert result.code == ExitCode.USAGE
+        assert result.err == (
+            "ll-loop: error: no loop named 'fix-test' (did you mean library:fix-tests?); looked"
+            " for .loops/fix-test.fsm.yaml, .loops/fix-test.yaml, .loops/fix-test.yml;"
+            " available: hello\n"
+        )
+    # A loop of the project's own that is close comes first.
+    loop_project.write("fix-tests", HELLO.replace("name: hello", "name: fix-tests"))
+    assert "(did you mean fix-tests?)" in loop_project.run("fix-test").err
+
+
 def test_no_loops_folder_is_a_message_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -445,7 +460,9 @@ def test_no_loops_folder_is_a_message_not_a_traceback(
     for argv in (["run", "x"], ["status", "x"], ["resume", "x"], ["stop", "x"], ["history", "x"]):
         assert main_loop(argv) == ExitCode.USAGE
         err = capsys.readouterr().err
-        assert err.endswith("; there is no .loops/ folder here\n"), err
+        assert err.endswith(
+            "; there is no .loops/ folder here or above ('ll-loop init' makes one)\n"
+        ), err
     assert main_loop(["list"]) == ExitCode.OK
     assert capsys.readouterr().err == "ll-loop: no loops in .loops/ (it does not exist)\n"
 

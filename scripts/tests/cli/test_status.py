@@ -8,6 +8,7 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from support import llproc
 from support.project import LoopProject
 
 from little_loops.fsm.runs.outcomes import ExitCode
@@ -170,6 +171,50 @@ def test_list_loops_and_runs(loop_project: LoopProject) -> None:
         "updated_at": run["updated_at"],
         "state_file": ".loops/.running/hello.state.json",
     }
+
+
+WAITS = """\
+name: waits
+initial: wait
+scope: [w]
+states:
+  wait:
+    action: "until [ -f go ]; do sleep 0.05; done # {marker}"
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_list_running_lists_only_the_runs_going_on(loop_project: LoopProject, marker: str) -> None:
+    """Runs that ended (completed, failed, stopped ...) are not listed; a live one is."""
+    loop_project.write("hello", HELLO)
+    assert loop_project.run("run", "hello").code == ExitCode.OK
+    for status in ("failed", "stopped", "interrupted", "awaiting_approval"):
+        path = loop_project.loops / ".running" / "hello.state.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "status": status}))
+        nothing = loop_project.run("list", "--running")
+        assert (nothing.code, nothing.out) == (ExitCode.OK, ""), status
+        assert nothing.err == "ll-loop: no runs going on in .loops/\n"
+        assert json.loads(loop_project.run("list", "--running", "--json").out) == []
+    loop_project.write("waits", WAITS.format(marker=marker))
+    live = llproc.start(loop_project.root, "run", "waits")
+    try:
+        llproc.wait_for(
+            lambda: llproc.state(loop_project.root, "waits").get("current_state") == "wait",
+            60,
+            "the run to wait",
+        )
+        listed = loop_project.run("list", "--running").out.splitlines()
+        assert listed == [
+            "LOOP   STATUS   STATE  ITER  PID",
+            f"waits  running  wait   1     {live.pid} (alive)",
+        ]
+        (loop_project.root / "go").touch()
+        assert live.wait(timeout=60) == ExitCode.OK
+    finally:
+        live.kill()
+    assert loop_project.run("list", "--running").out == ""
 
 
 def test_list_running_shows_a_corrupt_state_file(loop_project: LoopProject) -> None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 from support.paths import DATA, REPO
 
+from little_loops.fsm.runs.outcomes import ExitCode
+
 if TYPE_CHECKING:
     from support.project import LoopProject
 
@@ -33,6 +35,11 @@ WARNS = (
     next: done
 """
 )
+
+
+def named(name: str, text: str) -> str:
+    """*text* (a loop named good) as the loop *name*: files in .loops/ are named after it."""
+    return text.replace("name: good", f"name: {name}", 1)
 
 
 def expectation(path: Path) -> str:
@@ -84,12 +91,12 @@ def test_a_valid_loop_by_name(loop_project: LoopProject) -> None:
 
 def test_several_files_fail_if_any_fails(loop_project: LoopProject) -> None:
     loop_project.write("good", GOOD)
-    loop_project.write("bad", GOOD.replace("on_failure", "on_falure"))
+    loop_project.write("bad", named("bad", GOOD).replace("on_failure", "on_falure"))
     result = loop_project.run("validate", "good", "bad", ".loops/good.yaml")
     assert result.code == 2
     assert result.out.splitlines() == [
         ".loops/good.yaml: ok",
-        ".loops/bad.yaml:7: error: loop 'good' > states > check > on_falure: unknown key "
+        ".loops/bad.yaml:7: error: loop 'bad' > states > check > on_falure: unknown key "
         "(did you mean on_failure?)",
         ".loops/good.yaml: ok",
     ]
@@ -98,28 +105,28 @@ def test_several_files_fail_if_any_fails(loop_project: LoopProject) -> None:
 
 def test_quiet_prints_only_problems(loop_project: LoopProject) -> None:
     loop_project.write("good", GOOD)
-    loop_project.write("warns", WARNS)
+    loop_project.write("warns", named("warns", WARNS))
     result = loop_project.run("validate", "-q", "good", "warns")
     assert result.code == 0
     assert result.out == (
-        ".loops/warns.yaml:10: warning: loop 'good' > states > spare: unreachable from the "
+        ".loops/warns.yaml:10: warning: loop 'warns' > states > spare: unreachable from the "
         "initial state 'check'\n"
     )
 
 
 def test_warnings_pass_unless_strict(loop_project: LoopProject) -> None:
-    loop_project.write("warns", WARNS)
+    loop_project.write("warns", named("warns", WARNS))
     result = loop_project.run("validate", "warns")
     assert result.code == 0
     assert result.out.splitlines() == [
-        ".loops/warns.yaml:10: warning: loop 'good' > states > spare: unreachable from the "
+        ".loops/warns.yaml:10: warning: loop 'warns' > states > spare: unreachable from the "
         "initial state 'check'",
         ".loops/warns.yaml: ok (1 warning)",
     ]
     strict = loop_project.run("validate", "--strict", "warns")
     assert strict.code == 2
     assert strict.out == (
-        ".loops/warns.yaml:10: error: loop 'good' > states > spare: unreachable from the "
+        ".loops/warns.yaml:10: error: loop 'warns' > states > spare: unreachable from the "
         "initial state 'check'\n"
     )
 
@@ -161,27 +168,27 @@ def test_yaml_syntax_errors_give_line_and_column(loop_project: LoopProject) -> N
 
 def test_json_report(loop_project: LoopProject) -> None:
     loop_project.write("good", GOOD)
-    loop_project.write("warns", WARNS)
-    loop_project.write("bad", GOOD.replace("max", "").replace("initial: check", "initial: chek"))
+    loop_project.write("warns", named("warns", WARNS))
+    loop_project.write("bad", named("bad", GOOD).replace("initial: check", "initial: chek"))
     result = loop_project.run("validate", "--json", "good", "warns", "bad", "gone")
     assert result.code == 2
     report = json.loads(result.out)
     assert report["valid"] is False
     assert [(f["path"], f["loop"], f["valid"]) for f in report["files"]] == [
         (".loops/good.yaml", "good", True),
-        (".loops/warns.yaml", "good", True),
-        (".loops/bad.yaml", "good", False),
+        (".loops/warns.yaml", "warns", True),
+        (".loops/bad.yaml", "bad", False),
         ("gone", None, False),
     ]
     assert report["files"][0]["errors"] == []
     assert report["files"][1]["errors"] == [
         {
             "severity": "warning",
-            "message": "loop 'good' > states > spare: unreachable from the initial state 'check'",
+            "message": "loop 'warns' > states > spare: unreachable from the initial state 'check'",
             "detail": "unreachable from the initial state 'check'",
             "line": 10,
             "column": None,
-            "loop": "good",
+            "loop": "warns",
             "state": "spare",
             "key": None,
             "keys": ["states", "spare"],
@@ -193,7 +200,7 @@ def test_json_report(loop_project: LoopProject) -> None:
 
 
 def test_json_strict_and_all_valid(loop_project: LoopProject) -> None:
-    loop_project.write("warns", WARNS)
+    loop_project.write("warns", named("warns", WARNS))
     assert json.loads(loop_project.run("validate", "--json", "warns").out)["valid"] is True
     result = loop_project.run("validate", "--json", "--strict", "warns")
     assert result.code == 2
@@ -204,8 +211,8 @@ def test_json_strict_and_all_valid(loop_project: LoopProject) -> None:
 
 def test_names_resolve_to_compiled_fsm_first(loop_project: LoopProject) -> None:
     loop_project.write("both", "not: [valid")
-    loop_project.write("both.fsm.yaml", GOOD)  # compiled after its source: not stale
-    loop_project.write("short.yml", GOOD)
+    loop_project.write("both.fsm.yaml", named("both", GOOD))  # compiled after its source
+    loop_project.write("short.yml", named("short", GOOD))
     result = loop_project.run("validate", "both", "short")
     assert result.out.splitlines() == [".loops/both.fsm.yaml: ok", ".loops/short.yml: ok"]
 
@@ -278,8 +285,11 @@ tools: [pytest]
 def test_a_bad_loop_setting_reads_the_same_in_an_fsm_file_and_a_paradigm_file(
     loop_project: LoopProject, setting: str, message: str
 ) -> None:
-    fsm = loop_project.write("fsm", SETTINGS_FSM + setting + "\n")
-    goal = loop_project.write("goal", SETTINGS_GOAL + setting + "\n")
+    # Outside .loops/: two files of one name there would be an error of their own.
+    fsm = loop_project.root / "fsm.yaml"
+    fsm.write_text(SETTINGS_FSM + setting + "\n")
+    goal = loop_project.root / "goal.yaml"
+    goal.write_text(SETTINGS_GOAL + setting + "\n")
     texts = []
     for path in (fsm, goal):
         result = loop_project.run("validate", str(path))
@@ -361,3 +371,102 @@ def test_action_type_settles_it(loop_project: LoopProject) -> None:
         loop_project.write("words", typed)
         result = loop_project.run("validate", "--strict", "words")
         assert result.out.splitlines() == [".loops/words.yaml: ok"], kind
+
+
+ONE_PASS = """\
+    name: one-pass
+    initial: fix
+    states:
+      fix:
+        action: /fix the bug
+        on_success: check
+        on_failure: fix
+      check:
+        action: echo ${captured.report.output}
+        on_success: done
+        on_failure: fix
+      done:
+        terminal: true
+    """
+
+
+def test_an_error_does_not_hide_the_warnings(loop_project: LoopProject) -> None:
+    """Every finding in one pass: a `${captured.x}` no state captures (an error) and an
+    llm_structured state whose blocked/partial verdicts have no route (a warning)."""
+    loop_project.write("one-pass", ONE_PASS)
+    result = loop_project.run("validate", "one-pass")
+    assert result.code == ExitCode.USAGE
+    assert result.out == (
+        ".loops/one-pass.yaml:4: warning: loop 'one-pass' > states > fix: verdicts 'blocked'"
+        " and 'partial' (llm_structured, default schema) have no route: the loop would stop"
+        ' here with "no valid transition"; on_success/on_failure cannot route them: use a route'
+        " table with an entry for each verdict (or _: STATE for the rest)\n"
+        ".loops/one-pass.yaml:9: error: loop 'one-pass' > states > check > action:"
+        " ${captured.report.output}: no state captures 'report'\n"
+    )
+
+
+def test_a_broken_graph_still_checks_its_sub_loops(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "parent",
+        """\
+        name: parent
+        initial: run
+        states:
+          run:
+            loop: chlid
+            on_success: done
+            on_failure: nowhere
+          done:
+            terminal: true
+        """,
+    )
+    loop_project.write("child", "name: child\ninitial: a\nstates:\n  a: {terminal: true}\n")
+    result = loop_project.run("validate", "parent")
+    assert result.code == ExitCode.USAGE
+    assert result.out.splitlines() == [
+        ".loops/parent.yaml:5: error: loop 'parent' > states > run > loop: no loop named"
+        f" 'chlid' in {loop_project.loops.resolve()}/",
+        ".loops/parent.yaml:7: error: loop 'parent' > states > run > on_failure: 'nowhere' is"
+        " not a state (states: run, done)",
+    ]
+
+
+def test_two_loop_files_with_one_name_are_an_error_naming_both(loop_project: LoopProject) -> None:
+    loop_project.write("tutorial", GOOD)
+    (loop_project.loops / "tut2.yaml").write_text(GOOD)  # `cp tutorial.yaml tut2.yaml`
+    result = loop_project.run("validate", "tut2", "tutorial")
+    assert result.code == ExitCode.USAGE
+    assert result.out.splitlines() == [
+        ".loops/tut2.yaml:1: error: loop 'good' > name: 'good' is also the name of"
+        " .loops/tutorial.yaml: two loop files with one name; name each after its file"
+        " (this one: name: tut2)",
+        ".loops/tut2.yaml:1: warning: loop 'good' > name: 'good' is not the file name 'tut2':"
+        " the loop runs as 'tut2' (its run files and `ll-loop status tut2`); write name: tut2",
+        ".loops/tutorial.yaml:1: error: loop 'good' > name: 'good' is also the name of"
+        " .loops/tut2.yaml: two loop files with one name; name each after its file"
+        " (this one: name: tutorial)",
+        ".loops/tutorial.yaml:1: warning: loop 'good' > name: 'good' is not the file name"
+        " 'tutorial': the loop runs as 'tutorial' (its run files and `ll-loop status"
+        " tutorial`); write name: tutorial",
+    ]
+    (loop_project.loops / "tut2.yaml").write_text(GOOD.replace("name: good", "name: tut2"))
+    loop_project.write("tutorial", GOOD.replace("name: good", "name: tutorial"))
+    fixed = loop_project.run("validate", "tut2", "tutorial")
+    assert (fixed.code, fixed.out) == (0, ".loops/tut2.yaml: ok\n.loops/tutorial.yaml: ok\n")
+
+
+def test_a_compiled_file_shares_its_sources_name(loop_project: LoopProject) -> None:
+    loop_project.write("greet", "paradigm: goal\nname: greet\ngoal: say hi\ntools: ['true']\n")
+    assert loop_project.run("compile", "greet", "-o", ".loops/greet.fsm.yaml").code == 0
+    result = loop_project.run("validate", "greet", ".loops/greet.yaml")
+    assert (result.code, result.out) == (0, ".loops/greet.fsm.yaml: ok\n.loops/greet.yaml: ok\n")
+
+
+def test_a_loop_file_outside_a_loops_folder_is_not_compared_with_its_neighbours(
+    loop_project: LoopProject,
+) -> None:
+    (loop_project.root / "a.yaml").write_text(GOOD)
+    (loop_project.root / "b.yaml").write_text(GOOD)
+    result = loop_project.run("validate", "a.yaml", "b.yaml")
+    assert (result.code, result.out) == (0, "a.yaml: ok\nb.yaml: ok\n")

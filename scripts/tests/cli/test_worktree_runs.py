@@ -161,9 +161,14 @@ def test_a_worktree_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo
     shas = git(repo, "log", "--format=%h", f"{base}..{branch}").split()
     assert all(sha in history.stdout for sha in shas), history.stdout
     listed = ll_loop(repo, "list", "--running", env=run_env())
+    assert key not in listed.stdout  # it ended: `list --running` shows the runs going on
+    # Crashed (status running, its process gone): going on, listed with its branch.
+    state_file = run_files(key, repo / ".loops").state
+    state_file.write_text(json.dumps({**state, "status": "running", "pid": 2**22 + 1}))
+    listed = ll_loop(repo, "list", "--running", env=run_env())
     assert re.search(
-        rf"^{re.escape(key)} +completed +done .* {re.escape(branch)}$", listed.stdout, re.M
-    )
+        rf"^{re.escape(key)} +crashed +done .* {re.escape(branch)}$", listed.stdout, re.M
+    ), listed.stdout
 
 
 def test_a_worktree_run_that_changed_nothing_leaves_no_worktree_or_branch(repo: Path) -> None:

@@ -63,7 +63,7 @@ def test_the_parallel_fix_story_is_what_ll_loop_does(
             text = text.replace(real, shown)
         return text
 
-    for prefix in ("$ ll-loop list --running", "$ ll-loop worktree list"):
+    for prefix in ("$ ll-loop list\n", "$ ll-loop worktree list"):
         command, _, shown = block(prefix).partition("\n")
         result = llproc.console(root, *command.split()[2:])
         assert result.returncode == 0, result.stderr

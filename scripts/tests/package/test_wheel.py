@@ -80,7 +80,9 @@ def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_
     assert [line.split()[0] for line in listed.stdout.splitlines()] == library_loops()
     assert ll_loop("new", "demo", "--from", "hello").returncode == 0
     text = (project / ".loops" / "demo.yaml").read_text()
-    assert str(site / "little_loops" / "fsm" / "fsm-loop-schema.json") in text.splitlines()[0]
+    assert str(site) not in text  # it is committed: no path of this machine's
+    schema = ll_loop("schema")  # what the editor is given instead, in its own settings
+    assert schema.stdout == f"{site / 'little_loops' / 'fsm' / 'fsm-loop-schema.json'}\n"
     run = ll_loop("run", "demo", "--quiet")
     assert run.returncode == 0, run.stderr
     # A library loop runs in place from the installed package, in a folder outside the repo:

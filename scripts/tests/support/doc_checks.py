@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from little_loops.fsm.runs.outcomes import Status
+from little_loops.fsm.runs.state import LoopState
 from support.doc_blocks import Block
 
 T = TypeVar("T")
@@ -25,6 +28,12 @@ states:
     terminal: true
 max_iterations: 5
 """
+
+
+# The state file of a run of hello that crashed at `check`: `list --running` lists it.
+CRASHED = json.dumps(
+    LoopState("hello", "check", status=Status.RUNNING, pid=2**22 + 1).to_dict()  # never alive
+)
 
 
 def sample_loop(name: str, typo: bool = False) -> str:
@@ -178,7 +187,9 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
     ("docs/cli.md", "ll-loop: using "): Run(("list",), stream="err", cwd="sub"),
     ("docs/cli.md", "NAME       PARADIGM"): Run(("list",), lines=(0, 1)),
     ("docs/cli.md", "LOOP       STATUS"): Run(
-        ("list", "--running"), {".loops/hello.yaml": HELLO}, before=("run", "hello"), lines=(0, 1)
+        ("list", "--running"),
+        {".loops/hello.yaml": HELLO, ".loops/.running/hello.state.json": CRASHED},
+        lines=(0, 1),
     ),
     ("docs/cli.md", "2026-01-15T10:30:00.001+00:00 loop_start"): Run(
         ("history", "hello"), {".loops/hello.yaml": HELLO}, before=("run", "hello"), lines=(0, 6)
@@ -327,7 +338,7 @@ CUSTOM: set[Key] = {
     ("docs/cli.md", "ll-loop: error: loop 'count' has no run"),  # cli/test_run_ids.py
     ("docs/worktrees.md", "$ ll-loop run fix-issue 7"),  # cli/test_worktree_runs.py
     # The parallel-runs story, replayed on a real git repo in docs/test_guide_worktrees.py.
-    ("docs/guide.md", "$ ll-loop list --running\nLOOP              STATUS"),
+    ("docs/guide.md", "$ ll-loop list\nNAME         PARADIGM"),
     ("docs/guide.md", "$ ll-loop worktree list\nRUN               BRANCH"),
     ("docs/guide.md", "$ ll-loop worktree diff patch-issue@k3x9"),
     ("docs/guide.md", "$ ll-loop worktree merge patch-issue@k3x9"),
@@ -361,6 +372,7 @@ UNCHECKED: dict[Key, str] = {
         "ll-loop: error: .loops/.running/fill.lock",
     ): "a path and the OS's words",
     ("docs/persistence.md", ".loops/\n├──"): "a directory tree",
+    ("docs/cli.md", '"yaml.schemas"'): "a setting of an editor, not of ll-loop",
 }
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 
-from little_loops.fsm.definition.graph_checks import KeyPath
+from little_loops.fsm.definition.graph_checks import KeyPath, never_given_keys
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
@@ -101,8 +101,10 @@ class _Analyzer:
 
     def coverage(self, name: str, state: StateConfig) -> None:
         found = self.found[name]
-        if found is None:
-            return
+        if found is None or not (state.terminal or self.written[name]):
+            return  # not evaluated, or a dead end (graph_checks says so: no route at all)
+        if never_given_keys(state, found):
+            return  # a route key is a typo (an error): the table is not finished yet
         path: KeyPath = ("states", name)
         # An unrouted `failure` is how a loop fails its run on purpose (exit 1: a CI gate);
         # every other verdict left without a route is almost always an oversight.
@@ -368,5 +370,6 @@ def _unrouted_message(state: StateConfig, found: StateVerdicts, unrouted: list[s
 
 
 def analyze(fsm: FSMLoop) -> list[ValidationError]:
-    """Warnings about *fsm* that need the whole state machine (its targets must exist)."""
+    """Warnings about *fsm* that need the whole state machine (its initial state must exist;
+    targets that are not states are left out of the graph)."""
     return _Analyzer(fsm).run()

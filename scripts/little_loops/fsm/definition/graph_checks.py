@@ -19,7 +19,7 @@ from little_loops.fsm.engine.transitions import Transition, declared, restart
 from little_loops.fsm.errors import Severity, ValidationError
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.evaluators.verdicts import state_verdicts
+from little_loops.fsm.evaluators.verdicts import StateVerdicts, state_verdicts
 from little_loops.fsm.suggest import closest, did_you_mean
 
 KeyPath = tuple[str | int, ...]
@@ -172,18 +172,12 @@ class _GraphChecker:
     def never_given(self, name: str, state: StateConfig) -> None:
         """Route keys the state's evaluator can never give: a typo (`sucess:`) or a route
         that can never be taken."""
-        if state.route is None:
+        found = state_verdicts(self.fsm, state) if state.route is not None else None
+        keys = never_given_keys(state, found)
+        if found is None or found.verdicts is None or not keys:
             return
-        found = state_verdicts(self.fsm, state)
-        if found is None or found.verdicts is None:
-            return  # not evaluated, or the model may answer anything
-        possible = [*found.verdicts, ERROR_VERDICT]
-        if needs_llm(found.evaluator):  # `ll-loop run --no-llm` judges by exit code
-            possible += SPECS[DEFAULT_EVALUATOR].verdicts
         gives = ", ".join(dict.fromkeys([*found.verdicts, ERROR_VERDICT]))
-        for key in state.route.routes:
-            if key in possible:
-                continue
+        for key in keys:
             close = closest(key, found.verdicts)
             hint = f"; did you mean '{close}'?" if close else ""
             self.add(
@@ -293,6 +287,17 @@ class _GraphChecker:
                         yield (*path, "evaluate", key), value
             for transition in self.written[name]:
                 yield (*path, *transition.key), transition.target
+
+
+def never_given_keys(state: StateConfig, found: StateVerdicts | None) -> list[str]:
+    """The keys of *state*'s route table that its evaluator (*found*: `state_verdicts`)
+    can never give: an error each."""
+    if state.route is None or found is None or found.verdicts is None:
+        return []  # not evaluated, or the model may answer anything
+    possible = [*found.verdicts, ERROR_VERDICT]
+    if needs_llm(found.evaluator):  # `ll-loop run --no-llm` judges by exit code
+        possible += SPECS[DEFAULT_EVALUATOR].verdicts
+    return [key for key in state.route.routes if key not in possible]
 
 
 def _walk_strings(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:

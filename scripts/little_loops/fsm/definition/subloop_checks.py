@@ -7,13 +7,12 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
+from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.parameters import check_value
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
 from little_loops.fsm.suggest import did_you_mean
 
-# Looked for in this order: a compiled FSM first, then the file as written.
-LOOP_SUFFIXES: tuple[str, ...] = (".fsm.yaml", ".yaml", ".yml")
 # The state keys a sub-loop state cannot have: the child is its action and gives its verdict.
 # (The child's own `timeout`/`max_iterations` bound it; `retry:` would run it again.)
 NOT_WITH_LOOP: tuple[str, ...] = (

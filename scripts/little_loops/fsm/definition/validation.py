@@ -12,7 +12,9 @@ Layers of checks, in this order (a paradigm file is first compiled to an FSM thr
   `${captured.X}` read before it is set, command output pasted into bash commands.
 
 The graph is only checked once the fields are well-formed, so one typo does not
-produce a cascade of follow-on messages.
+produce a cascade of follow-on messages. Past that point every check runs, whatever the
+others found: a file with an error still gets its warnings, all in one pass (only the
+analysis needs an initial state that exists, to walk the graph from).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
 from little_loops.fsm.definition.loader import LoadedDocument, load_file
+from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
     FSMLoop,
@@ -137,9 +140,10 @@ def validate_fsm(fsm: FSMLoop) -> list[ValidationError]:
 
 
 def _check_machine(fsm: FSMLoop) -> list[ValidationError]:
-    """The state-machine checks, then (when those found no error) the static analysis."""
+    """The state-machine checks, then the static analysis (which walks the graph from the
+    initial state: it is skipped when that is not a state, an error said already)."""
     problems = check_graph(fsm)
-    if _has_errors(problems):
+    if fsm.initial not in fsm.states:
         return problems
     return problems + analyze(fsm)
 
@@ -180,8 +184,7 @@ def check_document(doc: LoadedDocument) -> FileReport:
         if not _has_errors(problems):
             fsm = FSMLoop.from_dict(dict(data))
             problems += _check_machine(fsm)
-            if not _has_errors(problems):
-                problems += attach_children(fsm, doc.source, check_file)
+            problems += attach_children(fsm, doc.source, check_file)
     for problem in problems:
         if problem.line is None:
             problem.line = doc.line_of(problem.path)
@@ -208,15 +211,24 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def check_file(path: str | Path) -> FileReport:
-    """Validate the loop file at *path*, collecting every problem instead of raising."""
+def check_file(path: str | Path, folder: FolderNames | None = None) -> FileReport:
+    """Validate the loop file at *path*, collecting every problem instead of raising; with
+    *folder*, also among the other loop files of its `.loops/` (`loop_files`)."""
     with _no_cycle_collection():
         try:
             doc = load_file(path)
         except LoopFileError as exc:
             problem = ValidationError(exc.detail, line=exc.line, column=exc.column)
             return FileReport(str(path), errors=[problem])
-        return check_document(doc)
+        report = check_document(doc)
+        if folder is not None:
+            for problem in folder_problems(Path(path), doc.data, folder):
+                problem.line = doc.line_of(problem.path)
+                (report.errors if problem.severity == "error" else report.warnings).append(problem)
+            report.errors.sort(key=lambda p: p.line or 0)
+            report.warnings.sort(key=lambda p: p.line or 0)
+            report.fsm = None if report.errors else report.fsm
+        return report
 
 
 def load_and_validate(path: str | Path) -> FSMLoop:

@@ -6,7 +6,8 @@ from enum import IntEnum, StrEnum
 
 
 class ExitCode(IntEnum):
-    """Every code `ll-loop` exits with (the table in docs/guide.md)."""
+    """Every code `ll-loop` exits with (the table in docs/cli.md; the lists in README.md and
+    docs/guide.md are held to it by scripts/tests/docs/test_exit_codes.py)."""
 
     OK = 0  # a terminal state was reached / the command succeeded
     FAILED = 1  # the loop failed (an error with no route out) / the command could not do it

@@ -873,6 +873,11 @@ def test_a_paradigm_file_is_compiled_then_validated(monkeypatch: pytest.MonkeyPa
         "loop 'goal-types' > states > fix > next: 'evaluat' is not a state (did you mean "
         "evaluate?)",
         "loop 'goal-types' > states > fix: unreachable from the initial state 'evaluate'",
+        # The error does not hide the warnings: every finding comes in one pass.
+        "loop 'goal-types' > states > evaluate: verdicts 'blocked' and 'partial' (llm_structured,"
+        ' default schema) have no route: the loop would stop here with "no valid transition";'
+        " on_success/on_failure cannot route them: use a route table with an entry for each"
+        " verdict (or _: STATE for the rest)",
     ]
     assert report.fsm is None
 

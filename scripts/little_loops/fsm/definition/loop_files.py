@@ -1,0 +1,92 @@
+"""Loop files of a `.loops/` folder: their suffixes, the name one runs under, its `name:` checked.
+
+A file's `name:` should be its file name, and no other file's there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.errors import LoopError, ValidationError
+
+# Looked for in this order: a compiled FSM first, then the file as written.
+COMPILED_SUFFIX = ".fsm.yaml"  # `ll-loop compile X.yaml -o X.fsm.yaml`
+LOOP_SUFFIXES: tuple[str, ...] = (COMPILED_SUFFIX, ".yaml", ".yml")
+LOOPS_FOLDER = ".loops"  # the folder whose files are checked against each other
+
+
+def loop_file_stem(path: Path | str) -> str:
+    """The loop name a file stands for: its name without `.fsm.yaml`, `.yaml` or `.yml`
+    (`tut2` for `.loops/tut2.yaml`). A loop's runs are named by it, whatever its `name:`."""
+    name = Path(path).name
+    for suffix in LOOP_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def declared_name(data: Any) -> str | None:
+    """The `name:` a loop file's data declares, if it is a non-empty string."""
+    name = data.get("name") if isinstance(data, Mapping) else None
+    return name if isinstance(name, str) and name else None
+
+
+class FolderNames:
+    """The `name:` each loop file of a `.loops/` folder declares, read once per folder."""
+
+    def __init__(self) -> None:
+        self._folders: dict[Path, dict[str, list[Path]]] = {}
+
+    def files_named(self, folder: Path, name: str) -> list[Path]:
+        """The loop files in *folder* that declare `name: NAME`, by file name."""
+        key = folder.resolve()
+        if key not in self._folders:
+            self._folders[key] = _read_names(folder)
+        return self._folders[key].get(name, [])
+
+
+def _read_names(folder: Path) -> dict[str, list[Path]]:
+    from little_loops.fsm.definition.loader import load_file
+
+    found: dict[str, list[Path]] = {}
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return found
+    for path in entries:
+        if path.name.startswith(".") or loop_file_stem(path) == path.name or not path.is_file():
+            continue  # run files, dot files, files that are not loop files
+        try:
+            name = declared_name(load_file(path).data)
+        except LoopError:
+            continue  # its own validation says what is wrong with it
+        if name is not None:
+            found.setdefault(name, []).append(path)
+    return found
+
+
+def folder_problems(path: Path, data: Any, names: FolderNames) -> list[ValidationError]:
+    """A loop file in a `.loops/` folder whose `name:` is not its file name (a warning: its
+    runs go by the file name), or is also another loop file's there (an error)."""
+    name = declared_name(data)
+    if name is None or path.parent.name != LOOPS_FOLDER:
+        return []
+    stem = loop_file_stem(path)
+    problems = []
+    others = [p for p in names.files_named(path.parent, name) if loop_file_stem(p) != stem]
+    if others:
+        shown = ", ".join(str(path.parent / p.name) for p in others)
+        message = (
+            f"'{name}' is also the name of {shown}: two loop files with one name; name each"
+            f" after its file (this one: name: {stem})"
+        )
+        problems.append(ValidationError.at(name, ("name",), message))
+    if name != stem and not path.name.endswith(COMPILED_SUFFIX):
+        message = (
+            f"'{name}' is not the file name '{stem}': the loop runs as '{stem}' (its run files"
+            f" and `ll-loop status {stem}`); write name: {stem}"
+        )
+        problems.append(ValidationError.at(name, ("name",), message, "warning"))
+    return problems
