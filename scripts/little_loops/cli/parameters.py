@@ -64,11 +64,13 @@ class _LoopHelp(argparse._HelpAction):
         name = getattr(namespace, "loop", None)
         if isinstance(name, str):
             from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
+            from little_loops.cli.runref import named_as_run
             from little_loops.fsm.definition.validation import load_and_validate
             from little_loops.fsm.safetext import one_line
 
             try:
-                fsm = load_and_validate(resolve_loop_path(name, project_loops_dir()))
+                path = resolve_loop_path(name, project_loops_dir())
+                fsm = named_as_run(load_and_validate(path), path)  # as `run NAME` names it
             except LoopDefinitionError as exc:
                 sys.stdout.flush()
                 print(f"ll-loop: error: {one_line(exc)}", file=sys.stderr)
