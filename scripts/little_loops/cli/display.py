@@ -22,7 +22,7 @@ from little_loops.fsm.runs.layout import stderr_file
 from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
 from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.spend import format_cost
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.safetext import one_line, shown
 from little_loops.fsm.timefmt import format_duration
 
 ACTION_WIDTH = 60
@@ -67,7 +67,7 @@ def printable(text: str) -> str:
 def verdict_detail(event: dict[str, Any]) -> str:
     """The parenthesised detail after a verdict: `(exit 1)`, `(confidence: 0.92)`, ..."""
     if event.get("verdict") == ERROR_VERDICT and event.get("error"):
-        return f"({one_line(event['error'])})"  # whole: its end is often the hint
+        return f"({shown(event['error'])})"  # whole (up to a size): its end is often the hint
     from little_loops.fsm.evaluators.registry import SPECS  # loads every evaluator: not at --help
 
     spec = SPECS.get(str(event.get("type")))
@@ -90,7 +90,7 @@ def outcome_line(final: dict[str, Any]) -> str:
     if how == "terminal":
         return f"Loop completed: {state} ({stats})"
     if how == "terminal_failure":  # with an error when reached on the verdict error
-        what = f": {one_line(final['error'])}" if final.get("error") else " outcome"
+        what = f": {shown(final['error'])}" if final.get("error") else " outcome"
         return f"Loop ended in {state}, a failure{what} ({stats})"
     if how in RAISABLE_LIMITS:
         what = "cost budget" if how == "budget" else how
@@ -100,12 +100,12 @@ def outcome_line(final: dict[str, Any]) -> str:
     if how == "awaiting_approval":
         return f"Loop awaiting approval in {state} ({stats}); after the answer: ll-loop resume NAME"
     if how == "stall":
-        return f"Loop stalled in {state}: {one_line(final.get('error') or 'stall')} ({stats})"
+        return f"Loop stalled in {state}: {shown(final.get('error') or 'stall')} ({stats})"
     if how == "handoff":
         return f"Loop paused for handoff in {state} ({stats}); continue with: ll-loop resume NAME"
     if how in ("interrupted", "stopped"):
         return f"Loop {how} in {state} ({stats}); continue with: ll-loop resume NAME"
-    error = one_line(final.get("error") or "unknown error")
+    error = shown(final.get("error") or "unknown error")
     return f"Loop failed in {state}: {error} ({stats})"
 
 

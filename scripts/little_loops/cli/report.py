@@ -228,9 +228,9 @@ def text_report(report: Report) -> str:
     if tail:
         lines += ["", " · ".join(tail)]
     if report.error:
-        from little_loops.fsm.safetext import one_line
+        from little_loops.fsm.safetext import shown
 
-        lines.append(one_line(f"why: {report.error}"))
+        lines.append(f"why: {shown(report.error)}")
     return "\n".join(lines)
 
 

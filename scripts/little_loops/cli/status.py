@@ -11,7 +11,7 @@ from typing import Any
 from little_loops.cli.nesting import where_in_children
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.safetext import one_line, shown
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -142,7 +142,7 @@ def status_command(
     if state.last_result and state.last_result.get("verdict") is not None:
         rows.append(("last verdict", str(state.last_result["verdict"])))
     if state.error:
-        rows.append(("error", state.error))
+        rows.append(("error", shown(state.error)))
     disk = low_space(run_files(loop_name, loops_dir).running_dir) if crashed else None
     if disk:
         rows.append(("disk", disk))

@@ -20,3 +20,16 @@ def one_line(text: object) -> str:
     if all(" " <= ch < "\x7f" or ch >= "\xa0" for ch in s):
         return s
     return "".join(_escape(ch) for ch in s)
+
+
+SHOWN_CHARS = 1000  # the most of an error `shown` prints: its start and its end (the hint)
+
+
+def shown(text: object, limit: int = SHOWN_CHARS) -> str:
+    """*text* on one line (`one_line`), its middle left out when longer than *limit*
+    characters: an error is shown whole up to a size, and its end (often the hint) always."""
+    s = one_line(text)
+    if len(s) <= limit:
+        return s
+    head, tail = limit * 2 // 5, limit // 2
+    return f"{s[:head]} … ({len(s) - head - tail} characters left out) … {s[-tail:]}"
