@@ -33,6 +33,7 @@ from little_loops.fsm.runs.snapshots import SnapshotWriter
 from little_loops.fsm.runs.spend import Spend, dollars, format_cost
 from little_loops.fsm.runs.state import LoopState, snapshot_fields
 from little_loops.fsm.runs.store import StatePersistence
+from little_loops.fsm.safetext import shown
 
 # The events are fsynced (durable across a power cut, not only a crash) at the start and
 # the end of a run and at most this many seconds apart; an fsync costs as much as a quick
@@ -334,7 +335,7 @@ def resumable_state(fsm: FSMLoop, persistence: StatePersistence) -> LoopState:
         )
     if not can_resume(saved.status, saved.terminated_by):
         how = "completed" if saved.status == Status.COMPLETED else f"ended ({saved.status})"
-        why = f": {saved.error}" if saved.error else ""
+        why = f": {shown(saved.error)}" if saved.error else ""
         raise LoopRuntimeError(
             f"loop '{name}' {how}{why}; nothing to resume, start it again with 'll-loop run {name}'"
         )
