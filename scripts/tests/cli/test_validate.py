@@ -456,6 +456,18 @@ def test_two_loop_files_with_one_name_are_an_error_naming_both(loop_project: Loo
     assert (fixed.code, fixed.out) == (0, ".loops/tut2.yaml: ok\n.loops/tutorial.yaml: ok\n")
 
 
+def test_a_file_name_that_cannot_be_a_name_is_not_suggested_as_one(
+    loop_project: LoopProject,
+) -> None:
+    (loop_project.loops / "my loop.yaml").write_text(GOOD)  # a space: runs, but no `name:`
+    result = loop_project.run("validate", "my loop")
+    assert result.code == 0
+    assert "write name: my loop" not in result.out
+    assert "rename the file: 'my loop' cannot be a name:" in result.out
+    (loop_project.loops / "my loop.yaml").write_text(GOOD.replace("name: good", "name: my loop"))
+    assert loop_project.run("validate", "my loop").code == ExitCode.USAGE  # it would be refused
+
+
 def test_a_compiled_file_shares_its_sources_name(loop_project: LoopProject) -> None:
     loop_project.write("greet", "paradigm: goal\nname: greet\ngoal: say hi\ntools: ['true']\n")
     assert loop_project.run("compile", "greet", "-o", ".loops/greet.fsm.yaml").code == 0

@@ -8,6 +8,7 @@ from typing import Any
 from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
+from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     APPROVAL,
@@ -57,7 +58,6 @@ KeyPath = tuple[str | int, ...]
 YAMLMapping = Mapping[Any, object]
 
 # The loop name names files under .loops/.running/: a plain file name that fits in 255 bytes.
-_LOOP_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
@@ -93,7 +93,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "commit": COMMIT_MODE,
 }
 LOOP_KEYS: dict[str, Check] = {
-    "name": pattern(_LOOP_NAME, "a name of at most 200 letters, digits, '.', '_' and '-'"),
+    "name": pattern(LOOP_NAME_PATTERN, "a name of at most 200 letters, digits, '.', '_' and '-'"),
     "initial": string,
     "states": mapping,
     "paradigm": optional(string),

@@ -5,6 +5,7 @@ A file's `name:` should be its file name, and no other file's there.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from little_loops.fsm.errors import LoopError, ValidationError
 COMPILED_SUFFIX = ".fsm.yaml"  # `ll-loop compile X.yaml -o X.fsm.yaml`
 LOOP_SUFFIXES: tuple[str, ...] = (COMPILED_SUFFIX, ".yaml", ".yml")
 LOOPS_FOLDER = ".loops"  # the folder whose files are checked against each other
+LOOP_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"  # what a `name:` may be
 
 
 def loop_file_stem(path: Path | str) -> str:
@@ -80,13 +82,24 @@ def folder_problems(path: Path, data: Any, names: FolderNames) -> list[Validatio
         shown = ", ".join(str(path.parent / p.name) for p in others)
         message = (
             f"'{name}' is also the name of {shown}: two loop files with one name; name each"
-            f" after its file (this one: name: {stem})"
+            f" after its file (this one: {_how_to_name(stem).removeprefix('write ')})"
         )
         problems.append(ValidationError.at(name, ("name",), message))
     if name != stem and not path.name.endswith(COMPILED_SUFFIX):
         message = (
             f"'{name}' is not the file name '{stem}': the loop runs as '{stem}' (its run files"
-            f" and `ll-loop status {stem}`); write name: {stem}"
+            f" and `ll-loop status {stem}`); {_how_to_name(stem)}"
         )
         problems.append(ValidationError.at(name, ("name",), message, "warning"))
     return problems
+
+
+def _how_to_name(stem: str) -> str:
+    """`name: STEM`, or, when STEM cannot be a `name:` (a space, a leading dash, ...), the
+    advice to rename the file: validate must never suggest a name it refuses."""
+    if re.fullmatch(LOOP_NAME_PATTERN, stem):
+        return f"write name: {stem}"
+    return (
+        f"rename the file: '{stem}' cannot be a name: (letters, digits, '.', '_' and '-',"
+        " starting with a letter or digit)"
+    )
