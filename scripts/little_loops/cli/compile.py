@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from little_loops.cli.resolve import compiled_sources, project_loops_dir, resolve_loop_path
-from little_loops.fsm.errors import LoopRuntimeError, LoopValidationError
+from little_loops.fsm.errors import LoopDefinitionError, LoopRuntimeError, LoopValidationError
 from little_loops.fsm.runs.outcomes import ExitCode
 
 STDOUT = "-"
@@ -78,6 +78,8 @@ def compile_command(input_name: str, output: str | None) -> int:
     )
     text = dump_fsm_yaml(fsm, header=header)
     if output is None or output == STDOUT:
+        if sys.stdout is None:  # `ll-loop compile x >&-`: nowhere to print the FSM
+            raise LoopDefinitionError("standard output is closed: write the FSM with -o FILE")
         sys.stdout.write(text)
         return ExitCode.OK
     target = Path(output)

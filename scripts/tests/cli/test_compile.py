@@ -313,3 +313,24 @@ def test_a_stale_compiled_file_is_refused_by_name_and_noted_by_path(
     assert loop_project.run("compile", ".loops/goal.yaml", "-o", ".loops/goal.fsm.yaml").code == 0
     assert loop_project.run("run", "goal", "--quiet").code == 0
     assert source.exists()
+
+
+def test_with_stdout_closed_compile_says_so_in_one_line(
+    project: Callable[[str, str], Path],
+) -> None:
+    import subprocess
+    import sys
+
+    source = project("types", GOAL)
+    result = subprocess.run(
+        [sys.executable, "-m", "little_loops.cli", "compile", str(source)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: os.close(1),  # `ll-loop compile x >&-`
+    )
+    assert (result.returncode, result.stderr) == (
+        2,
+        "ll-loop: error: standard output is closed: write the FSM with -o FILE\n",
+    )
