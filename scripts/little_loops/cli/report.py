@@ -228,9 +228,9 @@ def text_report(report: Report) -> str:
     if tail:
         lines += ["", " · ".join(tail)]
     if report.error:
-        from little_loops.fsm.safetext import shown
+        from little_loops.fsm import safetext
 
-        lines.append(f"why: {shown(report.error)}")
+        lines.append(f"why: {safetext.shown(report.error)}")
     return "\n".join(lines)
 
 
