@@ -1,0 +1,27 @@
+"""The validation-size benchmark (scripts/bench/graphs.py) runs at a small size: every case
+validates with the exit code it expects, so `scripts/dev bench` does not stop half-way."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import pytest
+from support.paths import REPO
+
+BENCH = REPO / "scripts" / "bench"
+
+
+@pytest.fixture
+def graphs(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.syspath_prepend(str(BENCH))
+    for name in ("graphs", "run"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    return importlib.import_module("graphs")
+
+
+def test_every_case_validates_with_the_exit_code_it_expects(graphs: Any) -> None:
+    # bench_graphs runs the real `ll-loop validate` per case and raises on another exit code.
+    rows = graphs.bench_graphs(states=40)
+    assert [row.details["exit"] for row in rows] == [0, 0, 0, 0, 0, 2]
