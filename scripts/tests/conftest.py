@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import llproc
+from support import llproc, slowdown
 from support.fake_anthropic import FakeAnthropic
 from support.project import LoopProject
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Measure the machine's slowdown once, before the first test (see support/slowdown.py)."""
+    slowdown.factor()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    how = "set by" if os.environ.get(slowdown.ENV, "").strip() else "measured; set it with"
+    terminalreporter.write_line(
+        f"test deadlines were scaled by x{slowdown.factor():.2f} ({how} {slowdown.ENV})"
+    )
 
 
 @pytest.fixture

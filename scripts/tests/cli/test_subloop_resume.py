@@ -7,20 +7,25 @@ import signal
 
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.store import StatePersistence
 
-CHILD = """\
+# A timeout of 3 s, two states of 2 s each (all longer on a slower machine, whose starting
+# of processes takes longer too): `two` starts in time, and cannot end in time.
+SECONDS = scaled(1)
+TIMEOUT = f"timeout: {3 * SECONDS:.2f}"
+CHILD = f"""\
 name: slow
-timeout: 3
+{TIMEOUT}
 initial: one
 states:
   one:
-    action: 'sleep 2; echo one >> side.txt'
+    action: 'sleep {2 * SECONDS:.2f}; echo one >> side.txt'
     next: two
   two:
-    action: 'echo two-start >> side.txt; sleep 2; echo two >> side.txt'
+    action: 'echo two-start >> side.txt; sleep {2 * SECONDS:.2f}; echo two >> side.txt'
     next: done
   done:
     terminal: true
@@ -62,7 +67,7 @@ def test_a_resumed_child_does_not_get_its_whole_timeout_again(
     loop_project.write("slow", CHILD)
     loop_project.write("boss", PARENT)
     crash_in_two(loop_project)
-    # About 2 of the child's 3 seconds are used: `two` (2 s) cannot finish within the rest.
+    # About 2 of the child's 3 "seconds" are used: `two` (2) cannot finish within the rest.
     resumed = llproc.console(loop_project.root, "resume", "boss", timeout=30)
     assert resumed.returncode == ExitCode.TERMINAL_FAILURE, resumed.stderr
     assert llproc.side_effects(loop_project.root).count("two") == 0
@@ -92,7 +97,7 @@ def test_a_child_file_without_the_saved_state_is_refused_and_the_run_kept(
     assert saved is not None
     assert saved.child is not None
     assert (saved.child["loop"], saved.child["current_state"]) == ("slow", "two")
-    loop_project.write("slow", CHILD.replace("timeout: 3", "timeout: 30"))
+    loop_project.write("slow", CHILD.replace(TIMEOUT, "timeout: 30"))
     resumed = llproc.console(loop_project.root, "resume", "boss", timeout=30)
     assert resumed.returncode == ExitCode.OK, resumed.stderr
     assert llproc.side_effects(loop_project.root).count("two") == 1

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.layout import leftover_temp_files, temp_file
 from little_loops.fsm.runs.pids import pid_alive
@@ -99,7 +100,7 @@ def run_and_maybe_kill(
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 return None, ""
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=scaled(30))
         return proc.returncode, err.decode()
     finally:
         if proc.poll() is None:
@@ -115,7 +116,10 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
         (root / ".loops").mkdir(parents=True)
         (root / ".loops" / "crashy.yaml").write_text(LOOP)
         started = time.monotonic()
-        code, err = run_and_maybe_kill(root, ["run", "crashy", "--quiet"], rng.uniform(0, 0.8))
+        # Kill moments spread over a run's life, which lasts longer on a slower machine.
+        code, err = run_and_maybe_kill(
+            root, ["run", "crashy", "--quiet"], rng.uniform(0, scaled(0.8))
+        )
         attempts = 0
         while code != 0:
             assert code is None, f"repetition {repetition}: exit {code}: {err}"
@@ -128,7 +132,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
             # Killed before the first save: nothing ran yet, so start it again.
             args = ["resume", "crashy"] if recorded is not None else ["run", "crashy"]
             resumes += args[0] == "resume"
-            kill_after = rng.uniform(0, 0.5) if rng.random() < 0.4 else None
+            kill_after = rng.uniform(0, scaled(0.5)) if rng.random() < 0.4 else None
             code, err = run_and_maybe_kill(root, [*args, "--quiet"], kill_after)
         running = root / ".loops/.running"
         json.loads((running / "crashy.state.json").read_text())  # the snapshot parses
@@ -163,6 +167,6 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
         lock = running / "crashy.lock"
         if lock.exists():  # only a run killed after it finished may leave it, and it is stale
             assert not pid_alive(json.loads(lock.read_text())["pid"])
-        assert time.monotonic() - started < 15
+        assert time.monotonic() - started < scaled(15)
     assert kills >= REPETITIONS // 2, "too few runs were actually killed to prove anything"
     assert resumes >= REPETITIONS // 2

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from support import llproc
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.store import StatePersistence
@@ -147,11 +148,11 @@ def test_kill_9_at_random_moments_then_resume(
         command = "run"
         for _ in range(rng.randint(1, 6)):
             proc = llproc.start(root, command, "tally")
-            time.sleep(rng.uniform(0.0, 0.3))
+            time.sleep(rng.uniform(0.0, scaled(0.3)))  # a run lasts longer on a slower machine
             if proc.poll() is not None:
                 break
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+            proc.wait(timeout=scaled(10))
             kills += 1
             last = store(root).tail_events(1)
             if last and last[0]["event"] == "action_start":
