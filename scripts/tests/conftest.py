@@ -8,13 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import llproc, slowdown
+from support import bytecode, llproc, slowdown
 from support.fake_anthropic import FakeAnthropic
 from support.project import LoopProject
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Measure the machine's slowdown once, before the first test (see support/slowdown.py)."""
+    """Before the first test: the package's bytecode for the processes the tests start, and
+    the machine's slowdown, measured once (see support/bytecode.py and support/slowdown.py)."""
+    bytecode.compile_package()
     slowdown.factor()
 
 
