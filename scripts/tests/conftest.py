@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,17 +13,34 @@ from support.project import LoopProject
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Before the first test: the package's bytecode for the processes the tests start, and
-    the machine's slowdown, measured once (see support/bytecode.py and support/slowdown.py)."""
-    bytecode.compile_package()
-    slowdown.factor()
+    """Before the first test: bytecode written (the test modules' and the package's), and the
+    machine's slowdown measured (see support/bytecode.py and support/slowdown.py)."""
+    bytecode.write_bytecode()
+    slowdown.refresh()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long reliability tests first (the order is otherwise kept): spread over workers
+    (`-n`), none of them is left to run alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("reliability") is None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The machine's slowdown, measured again between tests while the load changes."""
+    slowdown.refresh()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    how = "set by" if os.environ.get(slowdown.ENV, "").strip() else "measured; set it with"
-    terminalreporter.write_line(
-        f"test deadlines were scaled by x{slowdown.factor():.2f} ({how} {slowdown.ENV})"
-    )
+    """Say by how much the deadlines were scaled: the first thing to know of a timeout."""
+    fixed = slowdown.given()
+    if fixed is not None:
+        said = f"x{fixed:.2f} (set by {slowdown.ENV})"
+    else:
+        seen = slowdown.measured() or [slowdown.factor()]
+        span = f"x{min(seen):.2f}" + (f" to x{max(seen):.2f}" if max(seen) > min(seen) else "")
+        said = f"{span} (measured; set it with {slowdown.ENV})"
+    terminalreporter.write_line(f"test deadlines were scaled by {said}")
 
 
 @pytest.fixture

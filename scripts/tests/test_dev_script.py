@@ -98,7 +98,16 @@ def test_the_test_command_says_how_long_it_took(
     (checkout / "scripts" / "tests").mkdir()
     (checkout / "scripts" / "tests" / "test_one.py").write_text("def test_one():\n    pass\n")
     result = subprocess.run(
-        ["bash", str(checkout / "scripts" / "dev"), "test", "-q", "-p", "no:cacheprovider"],
+        [
+            "bash",
+            str(checkout / "scripts" / "dev"),
+            "test",
+            "-n",
+            "0",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
         capture_output=True,
         text=True,
         timeout=scaled(120),

@@ -148,7 +148,7 @@ def test_kill_9_at_random_moments_then_resume(
         command = "run"
         for _ in range(rng.randint(1, 6)):
             proc = llproc.start(root, command, "tally")
-            time.sleep(rng.uniform(0.0, scaled(0.3)))  # a run lasts longer on a slower machine
+            time.sleep(rng.uniform(0.0, 0.3))
             if proc.poll() is not None:
                 break
             os.killpg(proc.pid, signal.SIGKILL)

@@ -4,12 +4,13 @@ A test that waits for a process or a file has a deadline only so that a hang fai
 instead of the suite. On a loaded machine (CI, or several jobs on two cores) everything takes
 longer, so each such deadline is written for an idle machine and multiplied by `factor()`:
 the wall time of a small fixed workload (start Python, compute) over its time on an idle
-machine, measured once per test process. `LL_TEST_SLOWDOWN=3` sets the factor instead.
+machine. The load changes while the tests run, so it is measured again between tests once
+the last measurement is `MAX_AGE_S` old (`refresh()`), and the factor is the larger of the
+last two. `LL_TEST_SLOWDOWN=3` sets the factor instead.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import subprocess
@@ -20,7 +21,11 @@ ENV = "LL_TEST_SLOWDOWN"
 # The workload's wall time on an idle 2-core machine (its CPU time, which load does not change,
 # measured beside a busy loop on each core: 0.14 s; it took as long there when idle).
 REFERENCE_S = 0.14
+MAX_AGE_S = 30.0
 _ROUNDS = 8
+
+_measured: list[float] = []  # every measurement of this process, oldest first
+_measured_at = -math.inf
 
 
 def _workload() -> None:
@@ -37,19 +42,42 @@ def measure() -> float:
     return (time.perf_counter() - started) / REFERENCE_S
 
 
-@functools.cache
+def given() -> float | None:
+    """The factor `LL_TEST_SLOWDOWN` sets (at least 1), or None when it is not set."""
+    text = os.environ.get(ENV, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{ENV}={text!r}: expected a number such as 2.5") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{ENV}={text!r}: expected a number above 0")
+    return max(1.0, value)
+
+
+def refresh(max_age: float = MAX_AGE_S) -> None:
+    """Measure again if the last measurement is older than *max_age* seconds (call it between
+    tests: a measurement takes from 0.15 s on an idle machine to a second or two)."""
+    global _measured_at
+    if given() is None and time.monotonic() - _measured_at > max_age:
+        _measured.append(max(1.0, measure()))
+        _measured_at = time.monotonic()
+
+
 def factor() -> float:
-    """`LL_TEST_SLOWDOWN` if set, else the measured slowdown; never below 1."""
-    given = os.environ.get(ENV, "").strip()
-    if given:
-        try:
-            value = float(given)
-        except ValueError:
-            raise ValueError(f"{ENV}={given!r}: expected a number such as 2.5") from None
-        if not math.isfinite(value) or value <= 0:
-            raise ValueError(f"{ENV}={given!r}: expected a number above 0")
-        return max(1.0, value)
-    return max(1.0, measure())
+    """`LL_TEST_SLOWDOWN` if set, else the larger of the last two measurements; never below 1."""
+    fixed = given()
+    if fixed is not None:
+        return fixed
+    if not _measured:
+        refresh()
+    return max(_measured[-2:])
+
+
+def measured() -> list[float]:
+    """Every factor this process measured, oldest first."""
+    return list(_measured)
 
 
 def scaled(seconds: float, *, at_most: float = math.inf) -> float:
