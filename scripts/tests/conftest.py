@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,10 +14,14 @@ from support.project import LoopProject
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Before the first test: bytecode written (the test modules' and the package's), and the
-    machine's slowdown measured (see support/bytecode.py and support/slowdown.py)."""
+    """Before the first test: bytecode written (the test modules' and the package's), the
+    machine's slowdown measured (see support/bytecode.py and support/slowdown.py), and the
+    variables a pytest-xdist worker gets removed: the processes the tests start (a loop
+    running `python -m pytest`) must see the environment a user has."""
     bytecode.write_bytecode()
     slowdown.refresh()
+    for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
+        del os.environ[name]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -174,7 +174,7 @@ def test_kill_9_during_a_wait_then_resume_keeps_the_attempt_count(
     loop_project: LoopProject,
 ) -> None:
     # The wait lasts long enough (longer on a slower machine) to be killed in.
-    loop_project.write("flaky", FLAKY.format(attempts=3, interval=round(scaled(1.5), 2)))
+    loop_project.write("flaky", FLAKY.format(attempts=3, interval=round(scaled(1), 2)))
     proc = start(loop_project.root, "run", "flaky")
     llproc.wait_for(lambda: waiting(loop_project.root, "flaky"), what="the retry wait")
     os.killpg(proc.pid, signal.SIGKILL)

@@ -28,10 +28,10 @@ states:
 """
 
 
-def child(timeout: float) -> str:
-    """Loop `slow`: `one` takes 2 s and `two` 3 s (longer on a slower machine, where starting
-    processes takes longer too), within *timeout* seconds."""
-    return CHILD.format(timeout=timeout, one=scaled(2), two=scaled(3))
+def child(timeout: float, one: float = 0, two: float = 1) -> str:
+    """Loop `slow`, its states `one` and `two` taking *one* and *two* seconds (longer on a
+    slower machine, where starting processes takes longer too), within *timeout* seconds."""
+    return CHILD.format(timeout=timeout, one=scaled(one), two=scaled(two))
 
 
 PARENT = """\
@@ -70,7 +70,7 @@ def test_a_resumed_child_does_not_get_its_whole_timeout_again(
 ) -> None:
     # `two` starts with 2 "seconds" of the 4 to spare, and at most 2 are left after the
     # crash (they go on counting across it): `two` (3) cannot finish within them.
-    loop_project.write("slow", child(timeout=scaled(4)))
+    loop_project.write("slow", child(timeout=scaled(4), one=2, two=3))
     loop_project.write("boss", PARENT)
     crash_in_two(loop_project)
     resumed = llproc.console(loop_project.root, "resume", "boss", timeout=30)
