@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import llproc
+from support import bytecode, llproc, slowdown
 from support.fake_anthropic import FakeAnthropic
 from support.project import LoopProject
 
@@ -20,6 +20,41 @@ def _sandboxed_root(monkeypatch: pytest.MonkeyPatch) -> None:
     tests' real Claude Code does); the tests of that check take it away."""
     if os.geteuid() == 0:
         monkeypatch.setenv("IS_SANDBOX", "1")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before the first test: bytecode written (the test modules' and the package's), the
+    machine's slowdown measured (see support/bytecode.py and support/slowdown.py), and the
+    variables a pytest-xdist worker gets removed: the processes the tests start (a loop
+    running `python -m pytest`) must see the environment a user has."""
+    bytecode.write_bytecode()
+    slowdown.refresh()
+    for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
+        del os.environ[name]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long reliability tests first (the order is otherwise kept): spread over workers
+    (`-n`), none of them is left to run alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("reliability") is None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The machine's slowdown, measured again between tests while the load changes."""
+    slowdown.refresh()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say by how much the deadlines were scaled: the first thing to know of a timeout."""
+    fixed = slowdown.given()
+    if fixed is not None:
+        said = f"x{fixed:.2f} (set by {slowdown.ENV})"
+    else:
+        seen = slowdown.measured() or [slowdown.factor()]
+        span = f"x{min(seen):.2f}" + (f" to x{max(seen):.2f}" if max(seen) > min(seen) else "")
+        said = f"{span} (measured; set it with {slowdown.ENV})"
+    terminalreporter.write_line(f"test deadlines were scaled by {said}")
 
 
 @pytest.fixture

@@ -1,14 +1,18 @@
-"""`scripts/dev demo`: the README's first command runs a shipped loop, flags and all."""
+"""`scripts/dev`: `demo` (the README's first command) runs a shipped loop, flags and all; `test`
+says how long it took."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.slowdown import scaled
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,7 +38,7 @@ def demo(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
         ["bash", str(checkout / "scripts" / "dev"), "demo", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         env={**os.environ, "LL_VENV": str(venv)},
     )
 
@@ -64,3 +68,51 @@ def test_demo_of_an_unknown_loop_is_one_line(checkout: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert "no loop named 'nope'" in result.stderr
+
+
+@pytest.fixture
+def stub_venv(tmp_path: Path) -> Path:
+    """A venv for `scripts/dev` whose python is this one and whose ruff and mypy only say
+    they ran (`MYPY_EXIT` sets mypy's exit code), its stamp matching pyproject.toml."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    stubs = {
+        "python": f'exec {sys.executable} "$@"',
+        "ruff": 'echo "ruff $*"',
+        "mypy": 'echo mypy; exit "${MYPY_EXIT:-0}"',
+    }
+    for name, body in stubs.items():
+        (venv / "bin" / name).write_text(f"#!/usr/bin/env bash\n{body}\n")
+        (venv / "bin" / name).chmod(0o755)
+    digest = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    (venv / ".ll-installed").write_text(digest + "\n")
+    return venv
+
+
+@pytest.mark.parametrize(
+    ("mypy_exit", "last"), [("0", "all checks passed in"), ("1", "FAILED after")]
+)
+def test_the_test_command_says_how_long_it_took(
+    checkout: Path, stub_venv: Path, mypy_exit: str, last: str
+) -> None:
+    (checkout / "scripts" / "tests").mkdir()
+    (checkout / "scripts" / "tests" / "test_one.py").write_text("def test_one():\n    pass\n")
+    result = subprocess.run(
+        [
+            "bash",
+            str(checkout / "scripts" / "dev"),
+            "test",
+            "-n",
+            "0",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        env={**os.environ, "LL_VENV": str(stub_venv), "MYPY_EXIT": mypy_exit},
+    )
+    assert result.returncode == (0 if mypy_exit == "0" else 1), result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+    assert re.fullmatch(rf"dev: {last} \d+m \d+s", result.stderr.splitlines()[-1]), result.stderr

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
+from support.slowdown import scaled
 
 if TYPE_CHECKING:
     from conftest import LoopProject
@@ -98,7 +99,7 @@ def test_the_console_script_exits_2_on_an_invalid_file(tmp_path: Path) -> None:
     (tmp_path / ".loops/bad.yaml").write_text(INVALID.replace("name: ok", "name: bad"))
     (tmp_path / ".loops/ok.yaml").write_text(VALID)
     argv = [str(script), *shlex.split(hook()["entry"])[1:], ".loops/ok.yaml", ".loops/bad.yaml"]
-    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=scaled(30))
     assert done.returncode == 2
     assert done.stdout.splitlines() == [
         ".loops/ok.yaml: ok",

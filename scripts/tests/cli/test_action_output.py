@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.cli.display import ProgressDisplay
 from little_loops.cli.outputtail import TAIL_LINES
@@ -263,12 +264,12 @@ def test_verbose_streams_the_actions_output_while_it_runs(loop_project: LoopProj
         llproc.wait_for(lambda: "         stderr │ warned\n" in seen, what="the stderr line")
         assert not any("exit 0" in line for line in seen)
         (loop_project.root / "go").touch()
-        assert proc.wait(timeout=20) == ExitCode.OK
+        assert proc.wait(timeout=scaled(20)) == ExitCode.OK
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    reader.join(5)
+    reader.join(scaled(5))
     text = "".join(seen)
     assert text.index("first-line") < text.index("         after\n") < text.index("• exit 0")
 
@@ -307,9 +308,9 @@ def test_logs_follow_prints_a_live_step_until_the_run_ends(loop_project: LoopPro
         llproc.wait_for(lambda: "stderr │ warned\n" in seen, what="the stderr line")
         assert follow.poll() is None  # the run is live: it keeps following
         (loop_project.root / "go").touch()
-        assert run.wait(timeout=20) == ExitCode.OK
-        assert follow.wait(timeout=20) == ExitCode.OK  # ends when the run ends
-        reader.join(5)
+        assert run.wait(timeout=scaled(20)) == ExitCode.OK
+        assert follow.wait(timeout=scaled(20)) == ExitCode.OK  # ends when the run ends
+        reader.join(scaled(5))
         assert "after\n" in seen
     finally:
         for proc in started:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support import llproc
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -136,7 +137,7 @@ def test_a_foreground_wait_is_ended_at_once_by_stop(project: Path) -> None:
         )
         stopped = llproc.console(project, "stop", "ship")
         assert stopped.returncode == ExitCode.OK, stopped.stderr
-        assert run.wait(timeout=10) == ExitCode.STOPPED
+        assert run.wait(timeout=scaled(10)) == ExitCode.STOPPED
     finally:
         if run.poll() is None:
             run.send_signal(signal.SIGKILL)

@@ -15,6 +15,7 @@ import sys
 import pytest
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -61,7 +62,7 @@ def test_stop_ends_what_the_action_detached(
     write(loop_project, variety, marker, "sleep 60", 60)
     proc = start_and_wait_for_it(loop_project, marker)
     result = llproc.ll_loop(loop_project.root, "stop", "detach")
-    proc.communicate(timeout=10)
+    llproc.finish(proc)
     assert result.returncode == ExitCode.OK, result.stderr
     assert proc.returncode == ExitCode.STOPPED
     assert llproc.sleepers(marker) == []
@@ -73,7 +74,7 @@ def test_a_timeout_ends_what_the_action_detached(
 ) -> None:
     write(loop_project, variety, marker, "sleep 60", 1.5)
     proc = start_and_wait_for_it(loop_project, marker)
-    _, err = proc.communicate(timeout=15)
+    _, err = llproc.finish(proc, 15)
     assert "action timed out after 1.5s" in err
     assert llproc.sleepers(marker) == []
 
@@ -85,7 +86,7 @@ def test_ctrl_c_ends_what_the_action_detached(
     write(loop_project, variety, marker, "sleep 60", 60)
     proc = start_and_wait_for_it(loop_project, marker)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=10)
+    _, err = llproc.finish(proc)
     assert proc.returncode == ExitCode.INTERRUPTED, err
     assert "Loop interrupted in a" in err
     assert llproc.sleepers(marker) == []
@@ -95,8 +96,9 @@ def test_ctrl_c_ends_what_the_action_detached(
 def test_what_an_action_detached_ends_when_it_exits(
     loop_project: LoopProject, marker: str, variety: str
 ) -> None:
-    # `sleep 0.5` gives the detached process time to exist before the action is over.
-    write(loop_project, variety, marker, "sleep 0.5", 60)
+    # The action ends only once the detached process exists (however slow the machine).
+    exists = f"until pgrep -xf 'sleep {marker}' >/dev/null; do sleep 0.02; done"
+    write(loop_project, variety, marker, exists, 60)
     result = llproc.ll_loop(loop_project.root, "run", "detach")
     assert result.returncode == ExitCode.OK, result.stderr
     assert llproc.sleepers(marker) == []
@@ -108,12 +110,12 @@ def test_a_resumed_run_ends_what_its_action_detached(
     write(loop_project, "double fork", marker, "sleep 60", 60)
     proc = start_and_wait_for_it(loop_project, marker)
     assert llproc.ll_loop(loop_project.root, "stop", "detach").returncode == ExitCode.OK
-    proc.communicate(timeout=10)
+    llproc.finish(proc)
     assert llproc.sleepers(marker) == []
     resumed = llproc.start(loop_project.root, "resume", "detach")
     llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, 10, "the detached sleep again")
     assert llproc.ll_loop(loop_project.root, "stop", "detach").returncode == ExitCode.OK
-    resumed.communicate(timeout=10)
+    llproc.finish(resumed)
     assert resumed.returncode == ExitCode.STOPPED
     assert llproc.sleepers(marker) == []
 
@@ -122,7 +124,9 @@ def test_orphans_that_end_while_the_action_runs_are_reaped(loop_project: LoopPro
     # 200 double-forked processes end at once; ll-loop, their subreaper, must not keep
     # 200 zombies until the action ends. The action counts them (its parent is ll-loop).
     zombies = "ps -o stat= --ppid $PPID | grep -c '^Z' || true"
-    action = f"for i in $(seq 200); do ( /bin/true & ); done; sleep 2.5; {zombies}"
+    # They end within a moment; ll-loop reaps every REAP_EVERY_SECONDS (1 s) while it waits.
+    settle = scaled(2.5)
+    action = f"for i in $(seq 200); do ( /bin/true & ); done; sleep {settle:.2f}; {zombies}"
     loop_project.write(
         "zombies",
         f"name: zombies\ninitial: a\nstates:\n  a:\n    action: {action!r}\n"
@@ -140,7 +144,7 @@ def test_a_closed_terminal_stops_the_run_and_ends_what_the_action_detached(
     write(loop_project, "double fork", marker, "sleep 60", 60)
     proc = start_and_wait_for_it(loop_project, marker)
     proc.send_signal(signal.SIGHUP)  # what the kernel sends when the terminal goes away
-    _, err = proc.communicate(timeout=10)
+    _, err = llproc.finish(proc)
     assert proc.returncode == ExitCode.INTERRUPTED, err
     assert "the terminal went away (SIGHUP); stopping the action and saving state" in err
     assert llproc.sleepers(marker) == []
@@ -148,9 +152,9 @@ def test_a_closed_terminal_stops_the_run_and_ends_what_the_action_detached(
 
 
 def test_under_nohup_a_hangup_is_ignored(loop_project: LoopProject, marker: str) -> None:
-    loop_project.write(
-        "detach", LOOP.format(detach=f"sleep {marker} &", then="sleep 1", timeout=60)
-    )
+    # The action goes on until the test has sent SIGHUP (and made `go`).
+    then = "until [ -e go ]; do sleep 0.02; done"
+    loop_project.write("detach", LOOP.format(detach=f"sleep {marker} &", then=then, timeout=60))
     proc = subprocess.Popen(
         ["nohup", sys.executable, "-m", "little_loops.cli", "run", "detach"],
         cwd=loop_project.root,
@@ -162,6 +166,7 @@ def test_under_nohup_a_hangup_is_ignored(loop_project: LoopProject, marker: str)
     )
     llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, 10, "the action")
     proc.send_signal(signal.SIGHUP)
-    _, err = proc.communicate(timeout=10)
+    (loop_project.root / "go").touch()
+    _, err = llproc.finish(proc)
     assert proc.returncode == ExitCode.OK, err
     assert "SIGHUP" not in err

@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import llproc
 
 from little_loops.cli.display import (
     ProgressDisplay,
@@ -140,9 +140,7 @@ def test_live_ticker_shows_the_latest_step_of_a_claude_session(
         + json.dumps({"type": "assistant", "message": {"content": [tool]}})
         + "\n"
     )
-    deadline = time.monotonic() + 5
-    while "· Bash: pytest -q tests/" not in out.getvalue() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    llproc.wait_for(lambda: "· Bash: pytest -q tests/" in out.getvalue(), 5, "the step shown")
     display({"event": "action_complete", "exit_code": 0, "duration_ms": 700})
     display.close()
     # The tab in the command is shown as a space; the line is cleared to its end.
@@ -353,12 +351,11 @@ def test_a_second_claude_run_of_a_state_does_not_show_the_first_runs_last_messag
     display({"event": "state_enter", "state": "fix", "iteration": 2})
     start = {"event": "action_start", "action": "Fix", "action_type": "prompt"}
     display(start | {"output_path": str(transcript)})
-    time.sleep(0.7)  # the ticker reads the file twice a second
+    # The ticker draws a frame every 0.1 s and reads the file at every fifth: past frame 5.
+    llproc.wait_for(lambda: out.getvalue().count(" running ") > 6, 5, "seven frames")
     assert "Old answer" not in out.getvalue()
     transcript.write_text(_said("Now working") + "\n")  # the runner empties it, Claude writes
-    deadline = time.monotonic() + 5
-    while "Now working" not in out.getvalue() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    llproc.wait_for(lambda: "Now working" in out.getvalue(), 5, "the new step shown")
     display({"event": "action_complete", "exit_code": 0, "duration_ms": 700})
     display.close()
     assert "· Now working" in out.getvalue()

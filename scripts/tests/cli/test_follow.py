@@ -6,6 +6,7 @@ import threading
 
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -47,12 +48,12 @@ def test_follow_shows_a_background_run_and_exits_with_its_code(
         assert follow.poll() is None  # the run waits for `go`: following goes on
         (loop_project.root / "go").touch()
         # The run stops at max_iterations (exit 3); following exits with the same code.
-        assert follow.wait(timeout=20) == ExitCode.MAX_ITERATIONS
+        assert follow.wait(timeout=scaled(20)) == ExitCode.MAX_ITERATIONS
     finally:
         if follow.poll() is None:
             follow.kill()
             follow.wait()
-    reader.join(5)
+    reader.join(scaled(5))
     text = "".join(seen)
     assert "       ✗ failure (exit 1)" in text
     assert "         stderr │ nope" in text

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.layout import HISTORY_DIR
 from little_loops.fsm.runs.notify import RunSummary
@@ -109,7 +110,7 @@ def _ll_loop(root: Path, *args: str, timeout: float = 60) -> subprocess.Complete
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=scaled(timeout),
         env=_env(),
     )
 
@@ -187,7 +188,7 @@ def test_a_hanging_server_times_out_each_try(loop_project: LoopProject, hook: Ho
     assert len(hook.bodies) == 2
     assert "was not reached after 2 tries (no answer within 1s)" in done.stderr
     # Two tries of 1 s and a 1 s backoff: far less than the server's 30 s hang.
-    assert took < 20
+    assert took < scaled(20, at_most=25)
 
 
 def test_a_client_error_is_not_retried(loop_project: LoopProject, hook: Hook) -> None:
@@ -258,7 +259,7 @@ def test_a_failing_or_slow_command_leaves_the_exit_code(loop_project: LoopProjec
     done = _ll_loop(loop_project.root, "run", "hello")
     assert done.returncode == ExitCode.OK
     assert "ll-loop: notify: the command took longer than 1s and was stopped" in done.stderr
-    assert time.monotonic() - began < 20
+    assert time.monotonic() - began < scaled(20, at_most=25)  # not the command's 30 s
 
 
 def test_ctrl_c_during_a_hanging_webhook_gives_it_up(loop_project: LoopProject, hook: Hook) -> None:
@@ -277,7 +278,7 @@ def test_ctrl_c_during_a_hanging_webhook_gives_it_up(loop_project: LoopProject, 
     try:
         llproc.wait_for(lambda: len(hook.bodies) == 1, timeout=20, what="the webhook's POST")
         os.kill(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=scaled(20))
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.slowdown import scaled
 
 LOOP = """\
 name: fix
@@ -62,7 +63,7 @@ def ll_loop(root: Path, command: str) -> subprocess.CompletedProcess[str]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=20,  # a FIFO must never make a command wait
+        timeout=scaled(20),  # a FIFO must never make a command wait
     )
 
 

@@ -10,6 +10,7 @@ import subprocess
 
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.store import StatePersistence
@@ -20,7 +21,10 @@ initial: a
 max_iterations: 12
 states:
   a:
-    action: "sleep 0.2; echo step"
+    # From pass 6 on, each pass waits for `go`: the test acts while the run is still going.
+    action: >-
+      [ ${state.iteration} -lt 6 ] || until [ -e go ]; do sleep 0.02; done;
+      sleep 0.2; echo step
     capture: last
     on_success: $current
   done:
@@ -38,7 +42,8 @@ def iteration(loop_project: LoopProject) -> int:
 
 
 def run_and_remove_its_files(loop_project: LoopProject) -> subprocess.Popen[str]:
-    """A run of STEPS whose .running/ is removed after three passes, now two passes on."""
+    """A run of STEPS whose .running/ is removed after three passes, now two passes on (and
+    waiting for `go` from pass 6)."""
     loop_project.write("steps", STEPS)
     proc = llproc.start(loop_project.root, "run", "steps")
     llproc.wait_for(lambda: iteration(loop_project) >= 3, 10, "three passes")
@@ -54,7 +59,8 @@ def test_a_run_whose_files_are_removed_says_so_and_keeps_its_state(
     again = llproc.ll_loop(loop_project.root, "run", "steps")
     assert again.returncode == ExitCode.FAILED  # the scope lock was claimed again
     assert "loop 'steps' is already running" in again.stderr
-    _, err = proc.communicate(timeout=20)
+    (loop_project.root / "go").touch()
+    _, err = proc.communicate(timeout=scaled(20))
     assert proc.returncode == ExitCode.MAX_ITERATIONS, err
     assert err.count(NOTE) == 1
     state = llproc.state(loop_project.root, "steps")
@@ -69,6 +75,7 @@ def test_a_run_killed_after_its_files_were_removed_resumes_where_it_was(
     proc = run_and_remove_its_files(loop_project)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
+    (loop_project.root / "go").touch()  # the killed run's action (its own session) ends
     with StatePersistence("steps", loop_project.loops) as store:
         saved = store.load_state()  # the record: the snapshot and the new log after it
     assert saved is not None

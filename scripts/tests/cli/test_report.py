@@ -15,6 +15,7 @@ import pytest
 from support import llproc
 from support.fake_claude import fake_claude
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -244,7 +245,7 @@ def test_a_fifo_or_device_named_as_the_output_is_written_to_not_replaced(
         )
         reader.start()
         result = llproc.console(paid, *argv, str(fifo))
-        reader.join(timeout=30)
+        reader.join(scaled(30))
         assert result.returncode == ExitCode.OK, result.stderr
         assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
         assert got

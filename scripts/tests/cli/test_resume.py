@@ -9,6 +9,7 @@ import signal
 import pytest
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -48,7 +49,7 @@ def test_kill_9_of_the_process_group_then_resume_to_completion(
     )
     before = llproc.state(loop_project.root, "crashy")
     os.killpg(proc.pid, signal.SIGKILL)  # the loop's whole group, as closing a terminal might
-    assert proc.wait(timeout=5) == -signal.SIGKILL
+    assert proc.wait(timeout=scaled(5)) == -signal.SIGKILL
     # The action has a session of its own, so it outlives the killed group...
     assert llproc.sleepers(marker) != []
 
@@ -92,7 +93,7 @@ def test_ctrl_c_then_resume_continues_in_process(loop_project: LoopProject, mark
     proc = llproc.start(loop_project.root, "run", "crashy")
     llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the slow action")
     os.kill(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=5)
+    _, err = proc.communicate(timeout=scaled(5))
     assert proc.returncode == ExitCode.INTERRUPTED
     assert "Loop interrupted in slow (1 iteration, " in err
     assert llproc.sleepers(marker) == []

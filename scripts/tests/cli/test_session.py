@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.cli import build_parser
 from little_loops.cli.options import RunOptions, options_from_args
@@ -56,16 +57,17 @@ def test_overlapping_scope_is_refused_naming_the_holder(
         )
     finally:
         proc.terminate()
-        proc.wait(timeout=5)
+        proc.wait(timeout=scaled(5))
 
 
 def test_queue_waits_with_a_note_then_runs(loop_project: LoopProject) -> None:
-    loop_project.write("holder", HOLDER.format(wait="sleep 0.6"))
+    # The holder holds 'src' long enough (longer on a slower machine) for `other` to queue.
+    loop_project.write("holder", HOLDER.format(wait=f"sleep {scaled(0.6):.2f}"))
     loop_project.write("other", OTHER)
     proc = llproc.start(loop_project.root, "run", "holder")
     llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the holder")
     result = loop_project.run("run", "other", "--queue")
-    assert proc.wait(timeout=5) == ExitCode.OK
+    assert proc.wait(timeout=scaled(5)) == ExitCode.OK
     assert result.code == ExitCode.OK
     assert result.err.startswith(
         f"ll-loop: queued: scope 'src/api' of loop 'other' overlaps 'src' held by loop"

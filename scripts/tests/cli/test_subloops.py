@@ -11,6 +11,7 @@ import pytest
 from support import llproc
 from support.fake_claude import shell_claude, spender_loop, spending_claude
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -394,7 +395,7 @@ def test_stop_during_a_child_stops_the_tree_and_resume_finishes(
         )
         stopped = llproc.console(loop_project.root, "stop", "boss")
         assert stopped.returncode == 0, stopped.stderr
-        assert proc.wait(timeout=10) == ExitCode.STOPPED
+        assert proc.wait(timeout=scaled(10)) == ExitCode.STOPPED
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -411,7 +412,8 @@ def test_stop_during_a_child_stops_the_tree_and_resume_finishes(
 
 def test_the_parents_timeout_stops_a_child_mid_way(loop_project: LoopProject) -> None:
     loop_project.write("sleepy", SLEEPY_CHILD.format(max_iterations=5, seconds=30))
-    loop_project.write("boss", SLEEPY_PARENT.format(limits="timeout: 1"))
+    # The child has started its `nap` within the parent's second (longer on a slower machine).
+    loop_project.write("boss", SLEEPY_PARENT.format(limits=f"timeout: {scaled(1):.2f}"))
     result = llproc.console(loop_project.root, "run", "boss", "--json", timeout=20)
     assert result.returncode == ExitCode.TIMEOUT, result.stderr
     end = json.loads(result.stdout)
@@ -533,7 +535,7 @@ def test_ctrl_c_in_a_child_interrupts_the_tree(loop_project: LoopProject) -> Non
             lambda: "nap" in llproc.side_effects(loop_project.root), timeout=10, what="the child"
         )
         os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(timeout=10) == ExitCode.INTERRUPTED
+        assert proc.wait(timeout=scaled(10)) == ExitCode.INTERRUPTED
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

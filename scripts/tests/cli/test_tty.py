@@ -11,6 +11,7 @@ import time
 
 import pytest
 from support.project import LoopProject
+from support.slowdown import scaled
 
 SLEEPY = """\
     name: sleepy
@@ -39,7 +40,7 @@ def run_on_a_tty(project: LoopProject, *args: str, env: dict[str, str]) -> tuple
     )
     os.close(slave)
     chunks = []
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + scaled(15)
     while time.monotonic() < deadline:
         try:
             data = os.read(master, 4096)
@@ -51,7 +52,7 @@ def run_on_a_tty(project: LoopProject, *args: str, env: dict[str, str]) -> tuple
             break
         chunks.append(data)
     os.close(master)
-    return proc.wait(timeout=5), b"".join(chunks).decode("utf-8", errors="replace")
+    return proc.wait(timeout=scaled(5)), b"".join(chunks).decode("utf-8", errors="replace")
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from support.paths import DATA, REPO
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -229,7 +230,7 @@ def _imported(*argv: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], 
         capture_output=True,
         text=True,
         cwd=cwd,
-        timeout=30,
+        timeout=scaled(30),
     )
     names = {
         line.rsplit("|", 1)[-1].strip().split(".")[0]

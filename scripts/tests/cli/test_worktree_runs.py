@@ -15,6 +15,7 @@ import pytest
 from support.doc_blocks import all_blocks
 from support.gitrepo import git, make_repo, picture, run_env
 from support.llproc import ll_loop, start, wait_for
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.layout import output_file_name, run_files, split_run_key, stderr_file
 from little_loops.fsm.runs.outcomes import ExitCode
@@ -100,6 +101,11 @@ def repo(tmp_path: Path) -> Path:
     (root / "notes.txt").write_text("the user's notes\nand an edit not committed yet\n")
     (root / "mine.txt").write_text("a file git does not know yet\n")
     return root
+
+
+def _text(path: Path) -> str:
+    """The text of *path* ("" while it is not there)."""
+    return path.read_text() if path.exists() else ""
 
 
 def _state(root: Path, key: str) -> dict[str, object]:
@@ -191,10 +197,11 @@ def test_a_worktree_run_that_changed_nothing_leaves_no_worktree_or_branch(repo: 
 def test_three_runs_of_one_loop_at_once_each_on_its_own_branch(repo: Path) -> None:
     before = picture(repo)
     keys = []
+    pause = f"pause={scaled(2):.2f}"  # long enough to start the three (longer when slower)
     for issue in ("101", "102", "103"):
         started = ll_loop(
             repo,
-            "run", "fix-issue", issue, "--set", "pause=2", "--worktree", "--background", "--json",
+            "run", "fix-issue", issue, "--set", pause, "--worktree", "--background", "--json",
             env=run_env(),
         )  # fmt: skip
         assert started.returncode == ExitCode.OK, started.stderr
@@ -384,10 +391,12 @@ def test_a_run_inside_a_live_runs_worktree_is_refused_but_its_own_actions_may(
     started = ll_loop(repo, "run", "outer", "--worktree", "--background", "--run-id", "ij90")
     assert started.returncode == ExitCode.OK, started.stderr
     tree = repo / ".loops" / ".worktrees" / "outer@ij90"
-    wait_for(lambda: (tree / "inner.txt").exists(), 15, "the run's own nested run")
     running = run_files("outer@ij90", repo / ".loops").running_dir
-    said = stderr_file(running / output_file_name("outer@ij90", "call")).read_text()
-    assert "Loop completed" in said  # the nested run's own lines, without the note
+    err = stderr_file(running / output_file_name("outer@ij90", "call"))
+    # The nested run has ended (its action made inner.txt a moment before it said so).
+    wait_for(lambda: "Loop completed" in _text(err), 15, "the run's own nested run")
+    assert (tree / "inner.txt").exists()
+    said = err.read_text()  # the nested run's own lines, without the note
     assert "this folder is the worktree" not in said
     try:
         refused = ll_loop(tree, "run", "inner", env=run_env())

@@ -17,6 +17,7 @@ import yaml
 from support.doc_blocks import Block, all_blocks, kind, normalise
 from support.doc_checks import COMPARED, HELLO, TYPO, Run, keyed
 from support.paths import DATA, REPO
+from support.slowdown import scaled
 
 from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_SCHEMA
@@ -144,7 +145,7 @@ def bash(project: LoopProject, script: str, *flags: str) -> subprocess.Completed
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.paths import REPO, TESTS
+from support.slowdown import scaled
 
 from little_loops.cli.new import loop_text
 from little_loops.loops import library_loops
@@ -42,6 +43,6 @@ def test_the_example_runs(where: str, code: str, tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
     assert done.returncode == 0, f"{where}:\n{done.stderr}"

@@ -21,6 +21,7 @@ from support.fake_anthropic import (
     is_claude_code_turn,
     is_judge,
 )
+from support.slowdown import scaled
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.loader import load_text
@@ -407,7 +408,7 @@ def test_the_terminal_shows_what_claude_is_doing(
             break
         chunks.append(data)
     os.close(master)
-    assert proc.wait(timeout=30) == 0
+    assert proc.wait(timeout=scaled(30)) == 0
     screen = b"".join(chunks).decode("utf-8", errors="replace")
     # While Claude Code ran the tool, the spinner line named it.
     assert " · Bash: sleep 1.5; echo tests-ok\x1b[K" in screen

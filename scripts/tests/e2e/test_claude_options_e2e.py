@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from support import llproc
 from support.fake_anthropic import FakeAnthropic, Route, is_claude_code
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.layout import run_files
 from little_loops.fsm.runs.store import get_loop_history
@@ -209,7 +210,7 @@ def test_every_option_is_a_flag_of_the_pinned_claude(claude_code: Path) -> None:
     )
 
     shown = subprocess.run(
-        [str(claude_code), "--help"], capture_output=True, text=True, timeout=60, check=True
+        [str(claude_code), "--help"], capture_output=True, text=True, timeout=scaled(60), check=True
     ).stdout
     help_text = " ".join(shown.split())
     hidden = {"--max-turns"}  # works (the options loop above would fail) but is not listed

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.fake_anthropic import FakeAnthropic, RecordedRequest, Route, is_claude_code_turn
+from support.slowdown import scaled
 
 REPO = Path(__file__).resolve().parents[3]
 COMMAND = REPO / "commands" / "create_loop.md"
@@ -47,7 +48,7 @@ def run_claude(project: Path, prompt: str, *, plugin: bool = True) -> str:
         cwd=project,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         stdin=subprocess.DEVNULL,
         check=False,
     )

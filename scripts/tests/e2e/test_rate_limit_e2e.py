@@ -20,7 +20,9 @@ from support import llproc
 from support.fake_anthropic import FakeAnthropic, Reply, Route, error_reply, is_claude_code_turn
 from support.fake_anthropic import is_judge as is_judge_request
 from support.project import LoopProject
+from support.slowdown import scaled
 
+from little_loops.fsm.runs.control import GRACE_SECONDS
 from little_loops.fsm.runs.outcomes import ExitCode
 
 pytestmark = pytest.mark.e2e
@@ -99,7 +101,7 @@ def test_a_usage_limit_with_a_reset_time_is_waited_for(
     claude_code_env: dict[str, str], fake_anthropic: FakeAnthropic, loop_project: LoopProject
 ) -> None:
     agent, judge = routes(fake_anthropic)
-    resets = math.ceil(time.time()) + 3
+    resets = math.ceil(time.time() + scaled(3))  # Claude Code has started by then
     message = f"Claude AI usage limit reached|{resets}"
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
     agent.reply_until(resets, error_reply(429, body, headers={"retry-after": "0"}))
@@ -166,7 +168,7 @@ def test_status_shows_the_wait_stop_ends_it_and_resume_finishes_it(
     claude_code_env: dict[str, str], fake_anthropic: FakeAnthropic, loop_project: LoopProject
 ) -> None:
     agent, judge = routes(fake_anthropic)
-    resets = math.ceil(time.time()) + 10
+    resets = math.ceil(time.time() + scaled(10))  # Claude Code has started by then
     message = f"Claude AI usage limit reached|{resets}"
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
     agent.reply_until(resets, error_reply(429, body, headers={"retry-after": "0"}))
@@ -194,10 +196,9 @@ def test_status_shows_the_wait_stop_ends_it_and_resume_finishes_it(
         assert line.split(None, 1)[1].startswith(
             f"for Claude's usage limit in state work, resets {shown} ("
         )
-        asked = time.monotonic()
-        llproc.console(loop_project.root, "stop", "limited")
-        assert proc.wait(timeout=5) == ExitCode.STOPPED
-        assert time.monotonic() - asked < 1.0
+        stop = llproc.console(loop_project.root, "stop", "limited")
+        assert proc.wait(timeout=scaled(5)) == ExitCode.STOPPED
+        assert llproc.stop_seconds(stop) < scaled(1.0, at_most=GRACE_SECONDS)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

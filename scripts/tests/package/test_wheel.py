@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from support import llproc
 from support.paths import REPO
+from support.slowdown import scaled
 
 from little_loops.loops import library_loops
 
@@ -42,7 +43,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         REPO / "scripts" / "little_loops", src / "scripts" / "little_loops", ignore=ignore
     )
     build = [*PIP, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(src)]
-    subprocess.run(build, check=True, capture_output=True, timeout=120)
+    subprocess.run(build, check=True, capture_output=True, timeout=scaled(120))
     (found,) = (tmp / "dist").glob("little_loops-*.whl")
     return found
 
@@ -58,7 +59,7 @@ def test_the_wheel_holds_the_schema_and_every_shipped_loop(wheel: Path) -> None:
 def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     install = [*PIP, "install", "--no-deps", "--no-compile", "--target", str(site), str(wheel)]
-    subprocess.run(install, check=True, capture_output=True, timeout=120)
+    subprocess.run(install, check=True, capture_output=True, timeout=scaled(120))
     project = tmp_path / "project"
     project.mkdir()
     env = with_claude({**os.environ, "PYTHONPATH": str(site)}, tmp_path)
@@ -98,7 +99,7 @@ def test_a_fresh_venv_runs_a_library_loop_outside_the_repo(wheel: Path, tmp_path
     # A new venv with the wheel installed by its own pip, offline; the dependencies (PyYAML,
     # anthropic) come from this test's environment through a .pth file, not the network.
     venv = tmp_path / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=scaled(120))
     python = venv / "bin" / "python"
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -110,7 +111,7 @@ def test_a_fresh_venv_runs_a_library_loop_outside_the_repo(wheel: Path, tmp_path
     (Path(site) / "test-deps.pth").write_text("\n".join(sorted(deps)) + "\n")
     pip = [str(python), "-m", "pip", "-q", "--disable-pip-version-check", "--no-input"]
     subprocess.run(
-        [*pip, "install", "--no-deps", "--no-index", str(wheel)], check=True, timeout=120
+        [*pip, "install", "--no-deps", "--no-index", str(wheel)], check=True, timeout=scaled(120)
     )
     project = tmp_path / "elsewhere"
     project.mkdir()
@@ -127,7 +128,7 @@ def test_a_fresh_venv_runs_a_library_loop_outside_the_repo(wheel: Path, tmp_path
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
     assert run.returncode == 0, run.stderr
     assert "Loop completed: done" in run.stderr

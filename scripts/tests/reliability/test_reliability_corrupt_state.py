@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.project import LoopProject, RunResult
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -234,7 +235,7 @@ def test_no_traceback_from_the_real_command(
         cwd=victim.root,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=scaled(30),
     )
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.splitlines()) <= 1, proc.stderr

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.layout import leftover_temp_files, temp_file
 from little_loops.fsm.runs.pids import pid_alive
@@ -86,20 +87,36 @@ def record(root: Path) -> dict[str, Any] | None:
     return None if state is None else dict(state.to_dict())
 
 
+def logged(root: Path) -> int:
+    """How many events the log holds (lines ended so far)."""
+    try:
+        return (root / ".loops/.running/crashy.events.jsonl").read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
 def run_and_maybe_kill(
-    root: Path, args: list[str], kill_after: float | None
+    root: Path, args: list[str], kill: tuple[int, float] | None
 ) -> tuple[int | None, str]:
-    """Run ll-loop; SIGKILL its whole group after `kill_after` s. (exit code or None, stderr)."""
+    """Run ll-loop; with `kill` (events, seconds), SIGKILL its whole group that many seconds
+    after it has logged that many more events. (exit code or None, stderr)
+
+    Counted in events, not seconds from the start, the kills fall all over a run however
+    slowly a busy machine runs it; the seconds (tens of milliseconds) land them between
+    events, in an action or a save."""
+    before = logged(root)
     proc = start(root, *args)
     try:
-        if kill_after is not None:
-            try:
-                proc.wait(timeout=kill_after)
-            except subprocess.TimeoutExpired:
+        if kill is not None:
+            events, seconds = kill
+            while logged(root) < before + events and proc.poll() is None:
+                time.sleep(0.002)
+            time.sleep(seconds)
+            if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 return None, ""
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=scaled(30))
         return proc.returncode, err.decode()
     finally:
         if proc.poll() is None:
@@ -109,13 +126,24 @@ def run_and_maybe_kill(
 
 def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
     rng = random.Random(20260115)
+    whole = tmp_path / "whole"
+    (whole / ".loops").mkdir(parents=True)
+    (whole / ".loops" / "crashy.yaml").write_text(LOOP)
+    assert run_and_maybe_kill(whole, ["run", "crashy", "--quiet"], None)[0] == 0
+    total = logged(whole)  # the events of a whole run
+
+    def moment(most: int) -> tuple[int, float]:
+        """A kill after up to *most* events; one in five while the process starts."""
+        events = rng.randint(-most // 4, most)
+        return (0, rng.uniform(0, 0.3)) if events < 0 else (events, rng.uniform(0, 0.03))
+
     kills = resumes = 0
     for repetition in range(REPETITIONS):
         root = tmp_path / f"r{repetition}"
         (root / ".loops").mkdir(parents=True)
         (root / ".loops" / "crashy.yaml").write_text(LOOP)
         started = time.monotonic()
-        code, err = run_and_maybe_kill(root, ["run", "crashy", "--quiet"], rng.uniform(0, 0.8))
+        code, err = run_and_maybe_kill(root, ["run", "crashy", "--quiet"], moment(total - 1))
         attempts = 0
         while code != 0:
             assert code is None, f"repetition {repetition}: exit {code}: {err}"
@@ -128,8 +156,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
             # Killed before the first save: nothing ran yet, so start it again.
             args = ["resume", "crashy"] if recorded is not None else ["run", "crashy"]
             resumes += args[0] == "resume"
-            kill_after = rng.uniform(0, 0.5) if rng.random() < 0.4 else None
-            code, err = run_and_maybe_kill(root, [*args, "--quiet"], kill_after)
+            again = moment(total // 2) if rng.random() < 0.4 else None
+            code, err = run_and_maybe_kill(root, [*args, "--quiet"], again)
         running = root / ".loops/.running"
         json.loads((running / "crashy.state.json").read_text())  # the snapshot parses
         state = record(root)
@@ -163,6 +191,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
         lock = running / "crashy.lock"
         if lock.exists():  # only a run killed after it finished may leave it, and it is stale
             assert not pid_alive(json.loads(lock.read_text())["pid"])
-        assert time.monotonic() - started < 15
+        assert time.monotonic() - started < scaled(15)
+    print(f"kill -9: {kills} kills and {resumes} resumes in {REPETITIONS} runs")
     assert kills >= REPETITIONS // 2, "too few runs were actually killed to prove anything"
     assert resumes >= REPETITIONS // 2

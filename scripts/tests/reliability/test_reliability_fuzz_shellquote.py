@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.slowdown import scaled
 
 from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.engine.shellquote import interpolate_shell
@@ -66,7 +67,7 @@ def test_a_hostile_value_never_runs_whatever_bash_surrounds_it(
     # One bash for the batch: each command in its own `bash -c`, so one's syntax error
     # cannot change how the next one is read.
     script = "".join(f"bash -c {_word(c)} </dev/null >/dev/null 2>&1\n" for c in commands)
-    subprocess.run(["bash", "-c", script], cwd=where, timeout=60, check=False)
+    subprocess.run(["bash", "-c", script], cwd=where, timeout=scaled(60), check=False)
     # (Redirections in the templates may create other files, named by the value.)
     assert sorted(p.name for p in Path(where).glob("PWNED*")) == [], commands
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from support import llproc
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.store import StatePersistence
@@ -151,7 +152,7 @@ def test_kill_9_at_random_moments_then_resume(
             if proc.poll() is not None:
                 break
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+            proc.wait(timeout=scaled(10))
             kills += 1
             last = store(root).tail_events(1)
             if last and last[0]["event"] == "action_start":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import select
 import signal
 import subprocess
 import sys
@@ -12,6 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from support.slowdown import scaled
 
 
 def start(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -31,14 +35,17 @@ def start(root: Path, *args: str, env: dict[str, str] | None = None) -> subproce
 def ll_loop(
     root: Path, *args: str, timeout: float = 20, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run `ll-loop ARGS...` in `root` to completion (with `env`, instead of this one's)."""
+    """Run `ll-loop ARGS...` in `root` to completion (with `env`, instead of this one's).
+
+    `timeout` is in idle-machine seconds, scaled by the machine's slowdown (as everywhere here).
+    """
     return subprocess.run(
         [sys.executable, "-m", "little_loops.cli", *args],
         cwd=root,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=scaled(timeout),
         env=env,
     )
 
@@ -51,17 +58,61 @@ def console(cwd: Path, *args: str, timeout: float = 20) -> subprocess.CompletedP
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=scaled(timeout),
     )
 
 
+def stop_seconds(stop: subprocess.CompletedProcess[str]) -> float:
+    """How long the run took to end once `ll-loop stop` asked, as the stop command says (its
+    own start-up, which a loaded machine slows down, not counted)."""
+    took = re.search(r"' stopped in ([0-9.]+)s in state ", stop.stderr)
+    assert took is not None, stop.stderr
+    return float(took[1])
+
+
 def wait_for(check: Callable[[], bool], timeout: float = 5, what: str = "condition") -> None:
-    """Poll `check` every 20 ms until it is true; fail the test after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
+    """Poll `check` every 20 ms until it is true; fail the test after `timeout` idle-machine
+    seconds (scaled)."""
+    limit = scaled(timeout)
+    deadline = time.monotonic() + limit
     while not check():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            raise AssertionError(f"timed out after {limit:.3g}s waiting for {what}")
         time.sleep(0.02)
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 10) -> tuple[str, str]:
+    """Wait for `proc` to exit and return its stdout and stderr; after `timeout` (idle-machine
+    seconds, scaled) kill its process group and fail the test: a hang must not outlive it."""
+    limit = scaled(timeout)
+    try:
+        return proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            if os.getpgid(proc.pid) == proc.pid:  # started in its own session, as by start()
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"still running after {limit:.3g}s; stderr: {err[-2000:]}") from None
+
+
+def read_stderr_until(proc: subprocess.Popen[str], text: str, timeout: float = 10) -> str:
+    """Read `proc`'s stderr (nothing else may have read it yet) until it has printed *text*;
+    return what was read. The rest is left for `finish` or `communicate`."""
+    assert proc.stderr is not None
+    fd, seen = proc.stderr.fileno(), b""
+    limit = scaled(timeout)
+    deadline = time.monotonic() + limit
+    while text.encode() not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no {text!r} on stderr within {limit:.3g}s: {seen!r}")
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise AssertionError(f"stderr ended before {text!r}: {seen!r}")
+            seen += chunk
+    return seen.decode()
 
 
 def state(root: Path, name: str) -> dict[str, Any]:

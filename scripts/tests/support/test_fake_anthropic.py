@@ -6,6 +6,7 @@ import anthropic
 import pytest
 
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn, is_judge
+from support.slowdown import scaled
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 EVALUATE = {"name": "evaluate", "input_schema": {"type": "object"}}
@@ -17,7 +18,7 @@ def _client(fake: FakeAnthropic, user_agent: str = "test/1") -> anthropic.Anthro
         base_url=fake.url,
         api_key="k",
         max_retries=0,
-        timeout=5,
+        timeout=scaled(5),
         default_headers={"user-agent": user_agent},
     )
 

@@ -7,6 +7,8 @@ import signal
 from collections.abc import Iterator
 from types import FrameType
 
+from support.slowdown import scaled
+
 
 class Hang(AssertionError):
     """An input took longer than its time limit."""
@@ -14,13 +16,15 @@ class Hang(AssertionError):
 
 @contextlib.contextmanager
 def time_limit(seconds: float, what: str) -> Iterator[None]:
-    """Fail with Hang if the block runs longer than *seconds* (main thread only: SIGALRM)."""
+    """Fail with Hang if the block runs longer than *seconds* on an idle machine (scaled to
+    this one's slowdown; main thread only: SIGALRM)."""
+    limit = scaled(seconds)
 
     def expire(_signum: int, _frame: FrameType | None) -> None:
-        raise Hang(f"{what} took longer than {seconds}s")
+        raise Hang(f"{what} took longer than {limit:.3g}s")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         yield
     finally:

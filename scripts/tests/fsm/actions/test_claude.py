@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from support.fake_claude import REPORT, json_line, said, stream_claude
 from support.loops import first_action_complete, prompt_loop
+from support.slowdown import scaled
 
 from little_loops.cli.display import printable
 from little_loops.fsm.actions import claude as claude_output
@@ -314,7 +315,7 @@ def test_idle_timeout_ends_a_claude_session_that_goes_silent(
     FSMExecutor(
         fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
     ).run()
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < scaled(10, at_most=25)  # not the `sleep 30`
     complete = next(e for e in events if e["event"] == "action_complete")
     assert complete["exit_code"] == 124
     assert complete["error"] == "action printed nothing for 500ms (idle_timeout)"
@@ -330,7 +331,8 @@ def test_idle_timeout_spares_a_claude_session_that_keeps_streaming(
     steps = "".join(said(f"step {i}", f"m{i}") + "sleep 0.25\n" for i in range(6))
     report = {**REPORT, "type": "result"}
     stream_claude(tmp_path, monkeypatch, steps + json_line(report))
-    fsm = prompt_loop(state_idle_timeout=0.8, max_iterations=1)
+    # A message every 0.25 s, a limit of 0.8 s (longer on a slower machine).
+    fsm = prompt_loop(state_idle_timeout=scaled(0.8), max_iterations=1)
     complete = first_action_complete(fsm, tmp_path)
     assert complete["exit_code"] == 0
     assert complete["output"] == "Fixed the bug"  # the result line's answer, not the steps

@@ -9,13 +9,15 @@ import sys
 import threading
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import pytest
+from support import llproc
 from support.fake_claude import shell_claude
+from support.slowdown import scaled
 
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.runners import CLAUDE_ROOT_ERROR, DefaultActionRunner
@@ -44,7 +46,7 @@ def marker() -> str:
 def survivors(marker: str, settle: float = 1.0) -> list[str]:
     """Live processes whose command line contains `marker`, after giving SIGKILL a moment."""
     needle = marker.encode()
-    until = time.monotonic() + settle
+    until = time.monotonic() + scaled(settle)
     while True:
         found = []
         for entry in os.listdir("/proc"):
@@ -106,7 +108,7 @@ def test_five_megabytes_on_both_streams_at_once(tmp_path: Path) -> None:
     started = time.monotonic()
     with DefaultActionRunner(cwd=tmp_path, tail_bytes=8 * 1024 * 1024) as runner:
         result = runner.run(action, 20, False)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < scaled(5, at_most=15)  # not the 20 s timeout
     assert result.exit_code == 0
     assert result.output == "o" * 5_000_000
     assert result.stderr == "e" * 5_000_000
@@ -117,7 +119,7 @@ def test_timeout_kills_the_whole_group_and_keeps_stderr(
 ) -> None:
     started = time.monotonic()
     result = runner.run(f"echo said >&2; sleep {marker} & sleep {marker}", 0.5, False)
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < scaled(1.5)
     assert result.exit_code == 124
     assert result.timed_out
     assert result.error == "action timed out after 500ms"
@@ -129,7 +131,8 @@ def test_timeout_escalates_to_sigkill_after_grace(runner: DefaultActionRunner, m
     started = time.monotonic()
     result = runner.run(f"trap '' TERM; sleep {marker} & sleep {marker}; sleep 1", 0.3, False)
     elapsed = time.monotonic() - started
-    assert 0.6 <= elapsed < 2  # timeout 0.3 + grace 0.3: TERM was ignored, KILL was not
+    # timeout 0.3 + grace 0.3: TERM was ignored, KILL was not
+    assert 0.6 <= elapsed < scaled(2)
     assert result.exit_code == 124
     assert survivors(marker) == []
 
@@ -139,7 +142,7 @@ def test_background_child_does_not_hold_up_a_finished_action(
 ) -> None:
     started = time.monotonic()
     result = runner.run(f"sleep {marker} & echo hi", 30, False)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < scaled(1, at_most=20)  # not the 30 s timeout
     assert (result.output, result.exit_code, result.error) == ("hi\n", 0, None)
     assert survivors(marker) == []
 
@@ -158,7 +161,7 @@ def test_idle_timeout_kills_a_silent_action(runner: DefaultActionRunner, marker:
         ActionRequest(f"echo start; sleep {marker}", 30, False, idle_timeout=0.5)
     )
     elapsed = time.monotonic() - started
-    assert 0.5 <= elapsed < 2.5
+    assert 0.5 <= elapsed < scaled(2.5, at_most=20)  # not the 30 s timeout
     assert (result.output, result.exit_code, result.timed_out) == ("start\n", 124, True)
     assert result.error == "action printed nothing for 500ms (idle_timeout)"
     assert survivors(marker) == []
@@ -166,7 +169,8 @@ def test_idle_timeout_kills_a_silent_action(runner: DefaultActionRunner, marker:
 
 def test_idle_timeout_spares_a_chatty_action(runner: DefaultActionRunner) -> None:
     action = "for i in 1 2 3 4 5 6 7 8; do echo $i >&2; sleep 0.1; done"
-    result = runner.execute(ActionRequest(action, 30, False, idle_timeout=0.5))
+    # A line every 0.1 s, and a limit five times that (longer where starting `sleep` is slow).
+    result = runner.execute(ActionRequest(action, 30, False, idle_timeout=scaled(0.5)))
     assert (result.exit_code, result.error) == (0, None)
     assert result.stderr == "".join(f"{i}\n" for i in range(1, 9))
 
@@ -241,29 +245,44 @@ def test_non_utf8_output_is_replaced(runner: DefaultActionRunner) -> None:
     assert (result.output, result.stderr) == ("a\ufffdb", "c\ufffd")
 
 
-def test_cancel_from_another_thread(runner: DefaultActionRunner, marker: str) -> None:
-    threading.Timer(0.2, runner.cancel).start()
+def once_running(started: Path, then: Callable[[], object]) -> threading.Thread:
+    """A thread that calls *then* once the action has made the file *started*."""
+
+    def wait_then() -> None:
+        llproc.wait_for(started.exists, 10, "the action to start")
+        then()
+
+    thread = threading.Thread(target=wait_then, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_cancel_from_another_thread(
+    runner: DefaultActionRunner, marker: str, tmp_path: Path
+) -> None:
+    once_running(tmp_path / "started", runner.cancel)
     started = time.monotonic()
-    result = runner.run(f"echo up; sleep {marker} & sleep {marker}", 30, False)
-    assert time.monotonic() - started < 1.5
+    result = runner.run(f"echo up; touch started; sleep {marker} & sleep {marker}", 30, False)
+    assert time.monotonic() - started < scaled(1.5, at_most=20)  # not the 30 s timeout
     assert (result.output, result.exit_code) == ("up\n", 143)
     assert result.error == "action cancelled (stopped)"
     assert survivors(marker) == []
 
 
-def test_cancel_from_a_signal_handler(runner: DefaultActionRunner, marker: str) -> None:
+def test_cancel_from_a_signal_handler(
+    runner: DefaultActionRunner, marker: str, tmp_path: Path
+) -> None:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         runner.cancel("interrupted")
 
     previous = signal.signal(signal.SIGUSR1, on_signal)
-    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1))
     try:
-        timer.start()
+        sender = once_running(tmp_path / "started", lambda: os.kill(os.getpid(), signal.SIGUSR1))
         started = time.monotonic()
-        result = runner.run(f"sleep {marker}", 30, False)
-        assert time.monotonic() - started < 1.5
+        result = runner.run(f"touch started; sleep {marker}", 30, False)
+        assert time.monotonic() - started < scaled(1.5, at_most=20)  # not the 30 s timeout
     finally:
-        timer.join()
+        sender.join()
         signal.signal(signal.SIGUSR1, previous)
     assert (result.exit_code, result.error) == (130, "action cancelled (interrupted)")
     assert survivors(marker) == []
@@ -395,7 +414,8 @@ class TestIdleTimeout:
         result = FSMExecutor(
             fsm, event_callback=events.append, action_runner=DefaultActionRunner(cwd=tmp_path)
         ).run()
-        assert time.monotonic() - started < 2.5
+        # The limit, then `sleep` ends at SIGTERM (the 2 s grace is for what ignores it).
+        assert time.monotonic() - started < 0.5 + scaled(2.0, at_most=20)
         assert result.final_state == "done"
         complete = next(e for e in events if e["event"] == "action_complete")
         assert complete["exit_code"] == 124
@@ -414,7 +434,7 @@ class TestIdleTimeout:
                 "silent": StateConfig(action="sleep 30", on_error="done"),
                 "done": StateConfig(terminal=True),
             },
-            idle_timeout=0.6,
+            idle_timeout=scaled(0.6),  # a line every 0.2 s (longer on a slower machine)
         )
         events: list[dict[str, Any]] = []
         FSMExecutor(

@@ -10,6 +10,7 @@ from textwrap import dedent
 
 import pytest
 from support.paths import DATA, REPO, SHIPPED_LOOPS
+from support.slowdown import scaled
 
 from little_loops.fsm.definition.diagram import (
     dot_text,
@@ -228,7 +229,7 @@ def test_graphviz_accepts_every_example() -> None:
     graphs = [render_dot(fsm) for _, fsm in EXAMPLES] + [render_dot(loop(ODD))]
     # One dot process reads every graph and writes one SVG for each.
     done = subprocess.run(
-        [DOT, "-Tsvg"], input="".join(graphs), capture_output=True, text=True, timeout=60
+        [DOT, "-Tsvg"], input="".join(graphs), capture_output=True, text=True, timeout=scaled(60)
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""

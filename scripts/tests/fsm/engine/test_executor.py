@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from support.fake_claude import REPORT, fake_claude, json_line, said, stream_claude
 from support.loops import PayingRunner, first_action_complete, prompt_loop
+from support.slowdown import scaled
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import (
@@ -359,7 +360,7 @@ class TestLimits:
         started = time.monotonic()
         result, _ = run(fsm, ScriptedRunner(default=Reply(1, delay=0.1)))
         assert result.terminated_by == "timeout"
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < scaled(1.0, at_most=5)  # not 100 passes of 0.1 s
 
     def test_loop_timeout_caps_action_timeout(self) -> None:
         fsm = loop(
@@ -555,7 +556,8 @@ class TestContextAndHandoff:
 
 class TestShutdownAndResume:
     def test_request_shutdown_during_action(self) -> None:
-        runner = ScriptedRunner(default=Reply(1, delay=0.3))
+        # The first action lasts long enough (longer on a slower machine) to be stopped in.
+        runner = ScriptedRunner(default=Reply(1, delay=scaled(0.3)))
         executor = FSMExecutor(check_fix_done(), action_runner=runner)
         timer = threading.Timer(0.1, executor.request_shutdown, args=("stopped",))
         timer.start()
@@ -618,7 +620,7 @@ def test_backoff_never_waits_past_the_loop_timeout() -> None:
     )
     started = time.monotonic()
     result, _ = run(fsm, ScriptedRunner(default=Reply(1)))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < scaled(2, at_most=8)  # not the 10 s backoff
     assert (result.terminated_by, result.iterations) == ("timeout", 1)
 
 

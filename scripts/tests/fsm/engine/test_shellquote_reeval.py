@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.slowdown import scaled
 
 from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.engine.shellquote import interpolate_shell, unquotable
@@ -47,7 +48,7 @@ def ll_loop(root: Path, command: str, action: str, value: str) -> subprocess.Com
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
 
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from support.slowdown import scaled
 
 VALUES = [
     "$(touch PWNED_dollar)",
@@ -89,7 +90,7 @@ def test_values_reach_bash_exactly_and_never_run(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         env=env,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -113,6 +114,6 @@ def test_validate_passes_the_quoted_loop_without_warnings(tmp_path: Path) -> Non
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

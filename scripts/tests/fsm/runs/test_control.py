@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.fakerun import fake_run
+from support.slowdown import scaled
 
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.control import (
@@ -104,7 +105,7 @@ def test_stop_process_kills_what_ignores_sigterm(tmp_path: Path) -> None:
         state = _running(proc.pid)
         persistence.save_state(state)
         stopped = stop_process(persistence, state, grace=0.3)
-        proc.wait(timeout=5)
+        proc.wait(timeout=scaled(5))
         assert stopped.killed
         assert stopped.state.status == Status.STOPPED
     finally:

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from support import llproc
+from support.slowdown import scaled
 
 from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
 from little_loops.fsm.runs.locks import (
@@ -227,11 +229,11 @@ def test_queue_waits_until_the_scope_is_free(loops: Path) -> None:
 
     thread = threading.Thread(target=start_b)
     thread.start()
-    assert waiting.wait(5)
+    assert waiting.wait(scaled(5))
     time.sleep(0.1)  # several polls while still held
     assert result == []
     held.release()
-    thread.join(5)
+    thread.join(scaled(5))
     assert [h.loop_name for h in result] == ["b"]
     assert notes == [
         f"queued: scope 'src/api' of loop 'b' overlaps 'src' held by loop 'a' (pid {os.getpid()});"
@@ -257,6 +259,7 @@ from little_loops.fsm.errors import ScopeConflictError
 from little_loops.fsm.runs.locks import acquire_scope
 loops, name, scope = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 go, release = loops / "go", loops / "release"
+(loops / f"ready-{name}").touch()
 while not go.exists():
     time.sleep(0.002)
 try:
@@ -282,7 +285,10 @@ def race(loops: Path, scopes: list[str]) -> list[str]:
         for i, scope in enumerate(scopes)
     ]
     try:
-        time.sleep(0.3)  # let the interpreters start and reach the barrier
+        # Every interpreter has started and waits at the barrier, however busy the machine.
+        llproc.wait_for(
+            lambda: len(list(loops.glob("ready-*"))) == len(procs), 30, "the claimers to start"
+        )
         (loops / "go").touch()
         lines = []
         for proc in procs:
@@ -291,7 +297,7 @@ def race(loops: Path, scopes: list[str]) -> list[str]:
     finally:
         (loops / "release").touch()
         for proc in procs:
-            proc.wait(10)
+            proc.wait(scaled(10))
     return lines
 
 

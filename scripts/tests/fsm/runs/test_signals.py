@@ -9,6 +9,7 @@ import time
 import pytest
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.signals import ShutdownSignals
@@ -39,7 +40,7 @@ def test_first_signal_stops_gracefully(
     proc = llproc.start(loop_project.root, "run", "stubborn")
     llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the action")
     os.kill(proc.pid, signum)
-    _, err = proc.communicate(timeout=5)
+    _, err = proc.communicate(timeout=scaled(5))
     assert proc.returncode == code
     assert f"Loop {status} in a (1 iteration, " in err
     assert llproc.state(loop_project.root, "stubborn")["status"] == status
@@ -53,12 +54,14 @@ def test_second_ctrl_c_exits_at_once(loop_project: LoopProject, marker: str) -> 
     proc = llproc.start(loop_project.root, "run", "stubborn")
     llproc.wait_for(lambda: (loop_project.root / "started").exists(), what="the action")
     os.kill(proc.pid, signal.SIGINT)
-    time.sleep(0.3)
+    # The first is handled (it says so), and the action has 2 s to end: the second comes now.
+    first = llproc.read_stderr_until(proc, "(Ctrl-C again to exit at once)")
     assert proc.poll() is None  # still waiting for the stubborn action
     sent = time.monotonic()
     os.kill(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=5)
-    assert time.monotonic() - sent < 1
+    _, rest = llproc.finish(proc, 5)
+    err = first + rest
+    assert time.monotonic() - sent < scaled(1, at_most=1.5)  # not at the end of the grace
     assert proc.returncode == ExitCode.INTERRUPTED
     assert "(Ctrl-C again to exit at once)" in err
     assert "ll-loop: SIGINT again: exiting now" in err

@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from support.slowdown import scaled
+
 from little_loops.fsm.runs.snapshots import LAG_S, SnapshotWriter
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
@@ -24,7 +26,7 @@ def test_an_offered_snapshot_is_written_within_the_lag(tmp_path: Path) -> None:
     store = StatePersistence("fix", tmp_path)
     writer = SnapshotWriter(store)
     writer.offer(fields("a", 1), (1, 10))
-    deadline = time.monotonic() + 10 * LAG_S
+    deadline = time.monotonic() + scaled(10 * LAG_S)
     while not store.state_file.exists() and time.monotonic() < deadline:
         time.sleep(LAG_S / 5)
     data = on_disk(store)

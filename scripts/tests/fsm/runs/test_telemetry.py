@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 from support import llproc
 from support.otlp import otlp_endpoint
+from support.slowdown import scaled
 
 from little_loops.fsm.runs.archive import list_runs
 from little_loops.fsm.runs.notify import RunSummary, summarize
@@ -217,7 +218,7 @@ def _wrapped(root: Path, **env: str) -> subprocess.CompletedProcess[str]:
         cwd=root,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
         env=_env(**env),
     )
 

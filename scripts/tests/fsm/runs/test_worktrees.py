@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.gitrepo import branches, commit_all, git, head, loops_project, untouched
+from support.slowdown import scaled
 
 from little_loops.fsm.errors import LoopRuntimeError
 from little_loops.fsm.runs.layout import GITIGNORE, worktree_path, worktrees_dir
@@ -215,7 +216,7 @@ def test_runs_started_together_each_get_their_worktree(repo: Path) -> None:
         )
         for run_id in ids
     ]
-    results = [(start.communicate(timeout=120), start.returncode) for start in starts]
+    results = [(start.communicate(timeout=scaled(120)), start.returncode) for start in starts]
     assert [code for _, code in results] == [0] * len(ids), [err for (_, err), _ in results]
     assert branches(repo) == [f"ll/fix/{run_id}" for run_id in ids[:6]] + ["main"]
     assert [wt.run_id for wt in find_worktrees(repo / ".loops")] == ids[:6]
