@@ -6,11 +6,11 @@ A file's `name:` should be its file name, and no other file's there.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.errors import LoopError, ValidationError
+from little_loops.fsm.errors import ValidationError
 
 # Looked for in this order: a compiled FSM first, then the file as written.
 COMPILED_SUFFIX = ".fsm.yaml"  # `ll-loop compile X.yaml -o X.fsm.yaml`
@@ -50,8 +50,6 @@ class FolderNames:
 
 
 def _read_names(folder: Path) -> dict[str, list[Path]]:
-    from little_loops.fsm.definition.loader import load_file
-
     found: dict[str, list[Path]] = {}
     try:
         entries = sorted(folder.iterdir())
@@ -60,13 +58,64 @@ def _read_names(folder: Path) -> dict[str, list[Path]]:
     for path in entries:
         if path.name.startswith(".") or loop_file_stem(path) == path.name or not path.is_file():
             continue  # run files, dot files, files that are not loop files
-        try:
-            name = declared_name(load_file(path).data)
-        except LoopError:
-            continue  # its own validation says what is wrong with it
+        name = name_in_file(path)
         if name is not None:
             found.setdefault(name, []).append(path)
     return found
+
+
+def name_in_file(path: Path) -> str | None:
+    """The top-level `name:` of the loop file at *path*, read from the start of its YAML
+    event stream (nothing is built, and reading stops at the name); None when it has none or
+    cannot be read or parsed: its own validation says what is wrong with it."""
+    import yaml
+
+    from little_loops.fsm.definition.loader import MAX_FILE_BYTES
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            return None
+        events = yaml.parse(raw.decode("utf-8"), Loader=loader)
+        return _top_level_name(events)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+
+
+def _top_level_name(events: Iterator[Any]) -> str | None:
+    """The scalar after the key `name` of the first document's top mapping, if any."""
+    import yaml
+
+    depth, is_key, after_name = 0, True, False
+    for event in events:
+        if isinstance(event, yaml.DocumentEndEvent):
+            return None
+        if depth == 1 and after_name:  # the value of `name:`
+            return _string(event) if isinstance(event, yaml.ScalarEvent) else None
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            if depth == 0 and isinstance(event, yaml.SequenceStartEvent):
+                return None  # not a mapping of loop settings
+            if depth == 1:
+                is_key = True  # a collection is a value; the next event at depth 1 is a key
+            depth += 1
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+        elif depth == 1 and isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
+            after_name = is_key and isinstance(event, yaml.ScalarEvent) and event.value == "name"
+            is_key = not is_key
+    return None
+
+
+def _string(event: Any) -> str | None:
+    """A scalar event's text when YAML reads it as a non-empty string (`name: 12` is a
+    number, as the loader reads it)."""
+    import yaml
+
+    resolver: Any = yaml.resolver.Resolver()
+    tag = event.tag or resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+    return event.value if tag == "tag:yaml.org,2002:str" and event.value else None
 
 
 def folder_problems(path: Path, data: Any, names: FolderNames) -> list[ValidationError]:
