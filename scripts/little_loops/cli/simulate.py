@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
 
 if TYPE_CHECKING:
-    from little_loops.fsm.engine.simulate import SimulatedStep, SimulationResult
+    from little_loops.fsm.engine.simulation import SimulatedStep, SimulationResult
 
 INDENT = " " * 7
 INDENT_CHILD = " " * 4  # one level of sub-loop
@@ -108,12 +108,14 @@ def step_lines(step: SimulatedStep, max_iterations: int) -> list[str]:
 
 def outcome_line(result: SimulationResult) -> str:
     """`Simulation ended: done (2 iterations)`, or why the walk stopped."""
-    from little_loops.fsm.engine.simulate import MAX_ITERATIONS, TERMINAL
+    from little_loops.fsm.engine.simulation import MAX_ITERATIONS, TERMINAL, TERMINAL_FAILURE
 
     n = result.iterations
     count = f"{n} iteration{'' if n == 1 else 's'}"
     if result.terminated_by == TERMINAL:
         return f"Simulation ended: {result.final_state} ({count})"
+    if result.terminated_by == TERMINAL_FAILURE:
+        return f"Simulation ended in {result.final_state}, a failure: {result.message} ({count})"
     if result.terminated_by == MAX_ITERATIONS:
         return f"Simulation stopped: {result.message} ({count})"
     return f"Simulation stopped in {result.final_state}: {result.message} ({count})"

@@ -65,8 +65,10 @@ if TYPE_CHECKING:
         ExecutionResult,
     )
     from little_loops.fsm.engine.simulate import (
-        SimulationResult,
         simulate,
+    )
+    from little_loops.fsm.engine.simulation import (
+        SimulationResult,
     )
     from little_loops.fsm.errors import (
         CorruptStateError,
@@ -142,7 +144,7 @@ _EXPORTS: dict[str, str] = {
     "render_mermaid": "definition.diagram",
     "render_dot": "definition.diagram",
     "simulate": "engine.simulate",
-    "SimulationResult": "engine.simulate",
+    "SimulationResult": "engine.simulation",
     "DEFAULT_LLM_MODEL": "definition.model",
     "FSMLoop": "definition.model",
     "StateConfig": "definition.model",

@@ -196,3 +196,47 @@ def test_the_example_in_docs_is_the_real_output(loop_project: LoopProject) -> No
     loop_project.write("fix-types", FIX_TYPES)
     result = loop_project.run(*command.split()[1:])
     assert result.out == block
+
+
+STUCK = """\
+name: stuck-demo
+initial: check
+states:
+  check:
+    action: mypy src/
+    on_success: done
+    on_failure: done
+    on_error: stuck
+  stuck:
+    terminal: true
+  done:
+    terminal: true
+  bad:
+    terminal: true
+    outcome: failure
+max_iterations: 3
+"""
+
+
+def test_a_terminal_reached_on_the_verdict_error_ends_the_simulation_as_the_run_would(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("stuck-demo", STUCK)
+    result = loop_project.run("simulate", "stuck-demo", "--verdicts", "check=error")
+    assert result.code == 7  # ExitCode.TERMINAL_FAILURE: what `ll-loop run` exits with
+    assert result.out.splitlines()[-1] == (
+        "Simulation ended in stuck, a failure: reached from state 'check' on the verdict error"
+        " (1 iteration)"
+    )
+    fine = loop_project.run("simulate", "stuck-demo", "--verdicts", "check=failure", "--json")
+    assert fine.code == 0
+    assert json.loads(fine.out)["terminated_by"] == "terminal"
+
+
+def test_an_outcome_failure_terminal_ends_the_simulation_as_a_failure(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("stuck-demo", STUCK.replace("on_failure: done", "on_failure: bad"))
+    result = loop_project.run("simulate", "stuck-demo", "--verdicts", "check=failure", "--json")
+    assert result.code == 7
+    assert json.loads(result.out)["terminated_by"] == "terminal_failure"

@@ -10,88 +10,38 @@ known: references to it are shown as written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
+from little_loops.fsm.definition.model import (
+    CURRENT_STATE_TOKEN,
+    OUTCOME_FAILURE,
+    FSMLoop,
+    StateConfig,
+)
 from little_loops.fsm.engine.interpolation import InterpolationContext, to_text
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.references import ESCAPE, OPEN, reference_pattern
 from little_loops.fsm.engine.routing import resolve_route
 from little_loops.fsm.engine.shellquote import contexts, quoted
+from little_loops.fsm.engine.simulation import (
+    ERROR,
+    MAX_ITERATIONS,
+    MAX_STEPS,
+    SCRIPT_EXHAUSTED,
+    SUBLOOP_SEPARATOR,
+    TERMINAL,
+    TERMINAL_FAILURE,
+    UNRESOLVED_TARGET,
+    SimulatedStep,
+    SimulationResult,
+)
 from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.engine.transitions import restart
 from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.suggest import did_you_mean
 from little_loops.fsm.timefmt import format_duration
-
-# How a simulation ends, and the exit code `ll-loop simulate` returns for it. The first
-# three are the executor's own terminated_by values (fsm/outcomes.py); the others are
-# the walk itself not being able to go on.
-TERMINAL = "terminal"
-MAX_ITERATIONS = "max_iterations"
-ERROR = "error"
-SCRIPT_EXHAUSTED = "script_exhausted"
-UNRESOLVED_TARGET = "unresolved_target"
-MAX_STEPS = "max_steps"
-# `--verdicts build/check=failure`: verdicts for state `check` of the child of state `build`.
-SUBLOOP_SEPARATOR = "/"
-SIMULATION_EXIT_CODES: dict[str, int] = {
-    TERMINAL: 0,
-    ERROR: 1,
-    SCRIPT_EXHAUSTED: 2,
-    UNRESOLVED_TARGET: 2,
-    MAX_ITERATIONS: 3,
-    MAX_STEPS: 3,
-}
-
-
-@dataclass
-class SimulatedStep:
-    """One state the walk entered: what would run, the verdict it got, where it went."""
-
-    state: str
-    iteration: int
-    action: str | None = None  # with what simulation can resolve resolved
-    action_type: str | None = None  # "shell" or "prompt"
-    verdict: str | None = None
-    verdict_from: str | None = None  # "scripted" or "default"
-    target: str | None = None
-    reason: str = ""
-    notes: list[str] = field(default_factory=list)
-    depth: int = 0  # 1 for a state of a sub-loop's child, named `STATE/CHILD_STATE`
-
-
-@dataclass
-class SimulationResult:
-    """The whole walk and how it ended."""
-
-    loop: str
-    max_iterations: int
-    steps: list[SimulatedStep]
-    terminated_by: str
-    final_state: str
-    iterations: int
-    message: str
-    notes: list[str] = field(default_factory=list)
-    unused: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def exit_code(self) -> int:
-        return SIMULATION_EXIT_CODES[self.terminated_by]
-
-    @property
-    def path(self) -> list[str]:
-        return [step.state for step in self.steps]
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        for step in out["steps"]:
-            if not step["depth"]:
-                del step["depth"]  # only a sub-loop's steps say how deep they are
-        out["exit_code"] = self.exit_code
-        out["path"] = self.path
-        return out
 
 
 def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
@@ -131,6 +81,7 @@ class _Walk:
         self.max_steps = max_steps
         self.steps: list[SimulatedStep] = []
         self.current = fsm.initial
+        self.arrived_on_error: str | None = None  # as the executor's (engine/terminals.py)
         self.passes = Passes()
         self.captured: set[str] = set()
         self.prev: dict[str, Any] | None = None
@@ -175,11 +126,11 @@ class _Walk:
                 way = restart(fsm, state)
                 if way is None:
                     step.reason = "terminal"
-                    return self.end(TERMINAL, f"reached terminal state '{self.current}'")
+                    return self.end_in_terminal(state)
                 step.target, step.reason = way.target, "maintain restart"
                 if way.target not in fsm.states:
                     return self.end(ERROR, self.illegal(way.target, None))
-                self.current = way.target
+                self.current, self.arrived_on_error = way.target, None
                 self.passes.restarted()
                 continue
             self.passes.ran(self.current)
@@ -218,7 +169,20 @@ class _Walk:
                 )
             if target not in fsm.states:
                 return self.end(ERROR, self.illegal(target, verdict))
+            self.arrived_on_error = None
+            if verdict == ERROR_VERDICT:
+                self.arrived_on_error = f"reached from state '{self.current}' on the verdict error"
             self.current = target
+
+    def end_in_terminal(self, state: StateConfig) -> SimulationResult:
+        """The end at a terminal state: a failure when it says `outcome: failure` or the walk
+        came to it on the verdict error, as the run ends (engine/terminals.py)."""
+        if self.arrived_on_error is not None:
+            return self.end(TERMINAL_FAILURE, self.arrived_on_error)
+        if state.outcome == OUTCOME_FAILURE:
+            message = f"reached terminal state '{self.current}' (outcome: failure)"
+            return self.end(TERMINAL_FAILURE, message)
+        return self.end(TERMINAL, f"reached terminal state '{self.current}'")
 
     def enter(self, state: StateConfig) -> SimulatedStep:
         """The step for entering the current state: its action, as far as it can be known."""

@@ -1,0 +1,78 @@
+"""What a simulation gives: the states it walked, how it ended, what `simulate` exits with."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from little_loops.fsm.runs.outcomes import ExitCode
+
+# How a simulation ends, and the exit code `ll-loop simulate` returns for it. The first
+# three are the executor's own terminated_by values (fsm/outcomes.py); the others are
+# the walk itself not being able to go on.
+TERMINAL = "terminal"
+TERMINAL_FAILURE = "terminal_failure"  # `outcome: failure`, or reached on the verdict error
+MAX_ITERATIONS = "max_iterations"
+ERROR = "error"
+SCRIPT_EXHAUSTED = "script_exhausted"
+UNRESOLVED_TARGET = "unresolved_target"
+MAX_STEPS = "max_steps"
+# `--verdicts build/check=failure`: verdicts for state `check` of the child of state `build`.
+SUBLOOP_SEPARATOR = "/"
+SIMULATION_EXIT_CODES: dict[str, int] = {
+    TERMINAL: ExitCode.OK,
+    TERMINAL_FAILURE: ExitCode.TERMINAL_FAILURE,  # as the run would exit
+    ERROR: ExitCode.FAILED,
+    SCRIPT_EXHAUSTED: ExitCode.USAGE,
+    UNRESOLVED_TARGET: ExitCode.USAGE,
+    MAX_ITERATIONS: ExitCode.MAX_ITERATIONS,
+    MAX_STEPS: ExitCode.MAX_ITERATIONS,
+}
+
+
+@dataclass
+class SimulatedStep:
+    """One state the walk entered: what would run, the verdict it got, where it went."""
+
+    state: str
+    iteration: int
+    action: str | None = None  # with what simulation can resolve resolved
+    action_type: str | None = None  # "shell" or "prompt"
+    verdict: str | None = None
+    verdict_from: str | None = None  # "scripted" or "default"
+    target: str | None = None
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+    depth: int = 0  # 1 for a state of a sub-loop's child, named `STATE/CHILD_STATE`
+
+
+@dataclass
+class SimulationResult:
+    """The whole walk and how it ended."""
+
+    loop: str
+    max_iterations: int
+    steps: list[SimulatedStep]
+    terminated_by: str
+    final_state: str
+    iterations: int
+    message: str
+    notes: list[str] = field(default_factory=list)
+    unused: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return SIMULATION_EXIT_CODES[self.terminated_by]
+
+    @property
+    def path(self) -> list[str]:
+        return [step.state for step in self.steps]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for step in out["steps"]:
+            if not step["depth"]:
+                del step["depth"]  # only a sub-loop's steps say how deep they are
+        out["exit_code"] = self.exit_code
+        out["path"] = self.path
+        return out
