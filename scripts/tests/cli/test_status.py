@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from support import llproc
+from support.loops import ERROR_TO_TERMINAL
 from support.project import LoopProject
 
 from little_loops.fsm.runs.outcomes import ExitCode
@@ -68,22 +69,7 @@ def test_status_text_and_json(loop_project: LoopProject) -> None:
 def test_status_of_a_run_that_ended_in_a_terminal_reached_on_error(
     loop_project: LoopProject,
 ) -> None:
-    loop_project.write(
-        "gives-up",
-        """\
-        name: gives-up
-        initial: work
-        states:
-          work:
-            action: exit 2
-            on_success: done
-            on_error: stuck
-          done:
-            terminal: true
-          stuck:
-            terminal: true
-        """,
-    )
+    loop_project.write("gives-up", ERROR_TO_TERMINAL)
     assert loop_project.run("run", "gives-up").code == ExitCode.TERMINAL_FAILURE
     lines = loop_project.run("status", "gives-up").out.splitlines()
     assert lines[1:3] == ["status:       failed: ended in stuck (failure)", "state:        stuck"]

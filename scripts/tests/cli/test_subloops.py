@@ -508,10 +508,13 @@ def test_graph_and_simulate_show_the_sub_loops(loop_project: LoopProject) -> Non
         "--verdicts",
         "second/check=failure",
     )
-    assert walk.returncode == 0, walk.stderr
+    assert walk.returncode == 7, walk.stderr  # `failed` says outcome: failure, as a run ends
     assert '    [1/50] second/check → [ "bad" != bad ]\n' in walk.stdout
-    assert "       ✗ failure (loop child ended in nope: terminal)\n" in walk.stdout
-    assert "Simulation ended: failed (1 iteration)\n" in walk.stdout
+    assert "       ✗ failure (loop child ended in nope: terminal_failure)\n" in walk.stdout
+    assert (
+        "Simulation ended in failed, a failure: reached terminal state 'failed'"
+        " (outcome: failure) (1 iteration)\n"
+    ) in walk.stdout
     wrong = llproc.console(loop_project.root, "simulate", "parent", "--verdicts", "first/chek=x")
     assert wrong.returncode == ExitCode.USAGE
     assert "'chek' is not a state of loop 'child' (did you mean check?)" in wrong.stderr

@@ -9,6 +9,22 @@ from little_loops.fsm.actions.runners import ActionResult, DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
 
+# `work` exits 2 (the verdict error) and routes it to `stuck`, which says nothing of outcome:
+# the run ends there as a failure (exit 7), `done` would be a success.
+ERROR_TO_TERMINAL = """\
+    name: gives-up
+    initial: work
+    states:
+      work:
+        action: exit 2
+        on_success: done
+        on_error: stuck
+      stuck:
+        terminal: true
+      done:
+        terminal: true
+"""
+
 
 class PayingRunner:
     """A runner that records actions; each Claude action costs *cost* dollars."""

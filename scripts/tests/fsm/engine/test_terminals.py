@@ -8,6 +8,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from support.loops import ERROR_TO_TERMINAL
+
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import FSMLoop
@@ -16,20 +18,6 @@ from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.runs.outcomes import Outcome
 from little_loops.fsm.runs.state import LoopState
 
-# `work` exits 2 (the verdict error) and routes it to `stuck`, which says nothing of outcome.
-ERROR_TO_TERMINAL = """\
-    name: gives-up
-    initial: work
-    states:
-      work:
-        action: exit 2
-        on_success: done
-        on_error: stuck
-      stuck:
-        terminal: true
-      done:
-        terminal: true
-"""
 WHY = "reached from state 'work' on the verdict error: exit code 2"
 
 
