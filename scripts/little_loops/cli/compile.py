@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from little_loops.cli.resolve import compiled_sources, project_loops_dir, resolve_loop_path
+from little_loops.fsm.definition.loop_files import SOURCE_SUFFIXES
 from little_loops.fsm.errors import LoopDefinitionError, LoopRuntimeError, LoopValidationError
 from little_loops.fsm.runs.outcomes import ExitCode
 
@@ -45,7 +46,7 @@ def resolve_source(name_or_path: str, loops_dir: Path | None = None) -> Path:
     this command's output (`-o`), not a source.
     """
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
-    for suffix in (".yaml", ".yml"):
+    for suffix in SOURCE_SUFFIXES:
         candidate = loops_dir / f"{name_or_path}{suffix}"
         if "/" not in name_or_path and candidate.is_file():
             return candidate

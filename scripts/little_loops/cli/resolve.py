@@ -6,7 +6,11 @@ import os
 import sys
 from pathlib import Path
 
-from little_loops.fsm.definition.loop_files import COMPILED_SUFFIX, loop_file_stem
+from little_loops.fsm.definition.loop_files import (
+    COMPILED_SUFFIX,
+    SOURCE_SUFFIXES,
+    loop_file_stem,
+)
 from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
 from little_loops.fsm.suggest import did_you_mean
@@ -47,7 +51,7 @@ def _note_worktree(loops_dir: Path) -> None:
 
 
 def _looks_like_path(text: str) -> bool:
-    return "/" in text or "\\" in text or text.endswith((".yaml", ".yml"))
+    return "/" in text or "\\" in text or text.endswith(SOURCE_SUFFIXES)
 
 
 def available_loops(loops_dir: Path) -> list[str]:
@@ -119,7 +123,7 @@ def compiled_sources(path: Path) -> list[Path]:
     if not name.endswith(COMPILED_SUFFIX) or len(name) == len(COMPILED_SUFFIX):
         return []
     stem = name[: -len(COMPILED_SUFFIX)]
-    return [p for p in (path.with_name(stem + s) for s in (".yaml", ".yml")) if _is_file(p)]
+    return [p for p in (path.with_name(stem + s) for s in SOURCE_SUFFIXES) if _is_file(p)]
 
 
 def _stale_source(path: Path) -> Path | None:

@@ -14,7 +14,8 @@ from little_loops.fsm.errors import ValidationError
 
 # Looked for in this order: a compiled FSM first, then the file as written.
 COMPILED_SUFFIX = ".fsm.yaml"  # `ll-loop compile X.yaml -o X.fsm.yaml`
-LOOP_SUFFIXES: tuple[str, ...] = (COMPILED_SUFFIX, ".yaml", ".yml")
+SOURCE_SUFFIXES: tuple[str, ...] = (".yaml", ".yml")  # a loop file as written
+LOOP_SUFFIXES: tuple[str, ...] = (COMPILED_SUFFIX, *SOURCE_SUFFIXES)
 LOOPS_FOLDER = ".loops"  # the folder whose files are checked against each other
 LOOP_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"  # what a `name:` may be
 

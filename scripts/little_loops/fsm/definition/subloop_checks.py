@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
+from little_loops.fsm.definition.loop_files import SOURCE_SUFFIXES
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.parameters import check_value
 from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
@@ -65,7 +66,7 @@ def child_path(name: str, parent_file: Path) -> Path:
         return library_loop_path(name[len(LIBRARY_PREFIX) :])
     folder = parent_file.parent
     given = folder / name
-    if "/" in name or name.endswith((".yaml", ".yml")):
+    if "/" in name or name.endswith(SOURCE_SUFFIXES):
         if given.is_file():
             return given
         raise LoopFileError(str(given), "no such file")
