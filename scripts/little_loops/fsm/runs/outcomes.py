@@ -138,13 +138,20 @@ def can_resume(status: str, terminated_by: str | None) -> bool:
     )
 
 
+def succeeded(terminated_by: str | None) -> bool | None:
+    """Whether a run that ended so is a success (True) or a failure (False), by the status
+    its outcome leaves; None when it has not ended or can go on (stopped, awaiting, ...)."""
+    if terminated_by is None:
+        return None
+    status = outcome_of(terminated_by).status
+    return True if status == Status.COMPLETED else False if status == Status.FAILED else None
+
+
 def outcome_label(terminated_by: str | None, final_state: str) -> str:
     """How a run's end is named in `runs` and `status`: a terminal state's name and whether
     it counts as a success (`done (success)`, `stuck (failure)`), else the outcome word."""
-    if terminated_by == Outcome.TERMINAL:
-        return f"{final_state} (success)"
-    if terminated_by == Outcome.TERMINAL_FAILURE:
-        return f"{final_state} (failure)"
+    if terminated_by in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):
+        return f"{final_state} ({'success' if succeeded(terminated_by) else 'failure'})"
     return str(terminated_by)
 
 

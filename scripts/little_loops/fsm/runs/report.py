@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from little_loops.fsm.engine.events import STALL_EVENT, nested
-from little_loops.fsm.runs.outcomes import Status, outcome_of
+from little_loops.fsm.runs.outcomes import succeeded
 
 KEEP_STEPS = 2000
 KEEP_PASSES = 200
@@ -90,10 +90,7 @@ class Report:
         """True when the run ended as a success (a terminal state that is one), False when
         it ended as a failure, None while it has not ended or when it can go on (stopped,
         interrupted, awaiting an answer): the status its outcome leaves says which."""
-        if self.outcome is None:
-            return None
-        status = outcome_of(self.outcome).status
-        return True if status == Status.COMPLETED else False if status == Status.FAILED else None
+        return succeeded(self.outcome)
 
     @property
     def slowest(self) -> str | None:
