@@ -37,7 +37,7 @@ states:
 # Runs .loops/long.yaml to its end in this project with an instant action runner.
 RUN_LONG = """\
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.validation import load_and_validate
+from little_loops.fsm.validate.loopfile import load_and_validate
 from little_loops.fsm.runs.resumable import PersistentExecutor
 
 class Instant:

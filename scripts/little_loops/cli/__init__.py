@@ -162,7 +162,7 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     args_list = _with_run_shorthand(list(sys.argv[1:] if argv is None else argv))
     misplaced = _misplaced_option(args_list)
     if misplaced is not None:
-        from little_loops.fsm.runs.outcomes import ExitCode
+        from little_loops.fsm.facts.outcomes import ExitCode
 
         print(
             f"usage: ll-loop [-h] [--version] COMMAND ...\nll-loop: error: {misplaced}",
@@ -180,12 +180,12 @@ def main_loop(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         if isinstance(exc.code, int):
             return int(exc.code)
-        from little_loops.fsm.runs.outcomes import ExitCode
+        from little_loops.fsm.facts.outcomes import ExitCode
 
         return ExitCode.USAGE
-    from little_loops.fsm.errors import LoopDefinitionError, LoopError, LoopSetupError
-    from little_loops.fsm.runs.outcomes import ExitCode
-    from little_loops.fsm.safetext import one_line
+    from little_loops.fsm.facts.errors import LoopDefinitionError, LoopError, LoopSetupError
+    from little_loops.fsm.facts.outcomes import ExitCode
+    from little_loops.fsm.facts.safetext import one_line
 
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
@@ -253,8 +253,8 @@ def _split_at_dashes(words: list[str]) -> tuple[list[str], bool, list[str]]:
 
 def _user_path(filename: object) -> str:
     """*filename* as users see it: relative to here, a write_atomic temp file as its target."""
-    from little_loops.fsm.runs.layout import TEMP_SUFFIX
-    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.facts.layout import TEMP_SUFFIX
+    from little_loops.fsm.facts.runfile import display_path
 
     path = str(filename)
     folder, _, name = path.rpartition("/")

@@ -38,10 +38,10 @@ def answer_command(
     """Answer the question the run of NAME waits on; 0 once the answer is written."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
+    from little_loops.fsm.facts.outcomes import ExitCode
+    from little_loops.fsm.facts.safetext import one_line
     from little_loops.fsm.runs.approvals import APPROVED, REJECTED, write_answer
     from little_loops.fsm.runs.control import can_stop, saved_run
-    from little_loops.fsm.runs.outcomes import ExitCode
-    from little_loops.fsm.safetext import one_line
 
     loop_name = run_name(name, loops_dir, active="approve")
     saved = saved_run(loop_name, loops_dir)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from little_loops.cli.options import RunOptions
 from little_loops.cli.where import Where
+from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.runs.background import START_WAIT_SECONDS, start_detached
-from little_loops.fsm.runs.outcomes import ExitCode
-from little_loops.fsm.runs.runfile import display_path
 
 
 def child_argv(command: str, target: str, options: RunOptions) -> list[str]:

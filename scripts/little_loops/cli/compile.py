@@ -9,8 +9,8 @@ from pathlib import Path
 
 from little_loops.cli.resolve import compiled_sources, project_loops_dir, resolve_loop_path
 from little_loops.fsm.definition.loop_files import SOURCE_SUFFIXES
-from little_loops.fsm.errors import LoopDefinitionError, LoopRuntimeError, LoopValidationError
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopRuntimeError, LoopValidationError
+from little_loops.fsm.facts.outcomes import ExitCode
 
 STDOUT = "-"
 
@@ -61,9 +61,9 @@ def compile_command(input_name: str, output: str | None) -> int:
     Raises LoopDefinitionError (exit 2) when the input is not a valid loop.
     """
     from little_loops.fsm.definition.loader import load_file
-    from little_loops.fsm.definition.validation import validate_fsm
     from little_loops.fsm.definition.writer import dump_fsm_yaml
     from little_loops.fsm.paradigms.registry import compile_paradigm
+    from little_loops.fsm.validate.loopfile import validate_fsm
     from little_loops.loops import LIBRARY_PREFIX
 
     source = resolve_source(input_name)

@@ -32,7 +32,7 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from little_loops.fsm.errors import LoopDefinitionError
+    from little_loops.fsm.facts.errors import LoopDefinitionError
 
     if args.keys is not None:
         if args.shell is not None:
@@ -47,7 +47,7 @@ def _handler(args: argparse.Namespace) -> int:
 def keys_command(name_or_path: str) -> int:
     """Print the keys `--set` takes for the loop NAME|PATH, one a line."""
     from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
-    from little_loops.fsm.definition.validation import load_and_validate
+    from little_loops.fsm.validate.loopfile import load_and_validate
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, project_loops_dir(), stale_ok=True))
     for key in dict.fromkeys([*fsm.parameters, *map(str, fsm.context)]):

@@ -18,12 +18,12 @@ from little_loops.fsm.definition.prose import cannot_run_hint
 from little_loops.fsm.engine.attempts import waiting_text
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.runs.layout import stderr_file
-from little_loops.fsm.runs.outcomes import RAISABLE_LIMITS
-from little_loops.fsm.runs.runfile import display_path
-from little_loops.fsm.runs.spend import format_cost
-from little_loops.fsm.safetext import one_line, shown
-from little_loops.fsm.timefmt import format_duration
+from little_loops.fsm.facts.layout import stderr_file
+from little_loops.fsm.facts.outcomes import RAISABLE_LIMITS
+from little_loops.fsm.facts.runfile import display_path
+from little_loops.fsm.facts.safetext import one_line, shown
+from little_loops.fsm.facts.spend import format_cost
+from little_loops.fsm.facts.timefmt import format_duration
 
 ACTION_WIDTH = 60
 _GOOD = {"success", "target", "progress"}

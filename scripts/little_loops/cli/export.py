@@ -50,9 +50,9 @@ def export_command(
     """Write NAME's archived run *run_id* (the last one) to *output*; 0 when written."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runs import archived_name
+    from little_loops.fsm.facts.outcomes import ExitCode
     from little_loops.fsm.runs.archive import find_run
     from little_loops.fsm.runs.atomic import write_user_file
-    from little_loops.fsm.runs.outcomes import ExitCode
 
     loop = archived_name(name, loops_dir)
     run, files = find_run(loops_dir, loop, run_id or "last")
@@ -71,7 +71,7 @@ def export_command(
 def read_exports(sources: list[Path]) -> list[Report]:
     """The report of every run in the exported files *sources*, in the order given;
     LoopRuntimeError naming the file when one is not an export ll-loop can read."""
-    from little_loops.fsm.errors import LoopRuntimeError
+    from little_loops.fsm.facts.errors import LoopRuntimeError
     from little_loops.fsm.runs.archive import archived_definition
     from little_loops.fsm.runs.report import build_report
     from little_loops.fsm.runs.store import StatePersistence
@@ -98,7 +98,7 @@ def _unpack(source: Path, into: Path) -> list[tuple[str, str]]:
     Only members shaped `<loop>/<run id>/<name>` that are regular files are unpacked, by
     our own writes (never tarfile's extraction): no link, device, absolute path or `..`
     can reach outside *into*, and the sizes are capped."""
-    from little_loops.fsm.errors import LoopRuntimeError
+    from little_loops.fsm.facts.errors import LoopRuntimeError
 
     def bad(why: str) -> LoopRuntimeError:
         return LoopRuntimeError(f"{source}: not a run exported by ll-loop export ({why})")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.engine.events import nested
-from little_loops.fsm.runs.runfile import NotOurFile, open_run_stream
+from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
 
 FOLLOW_POLL_SECONDS = 0.1
 
@@ -51,8 +51,8 @@ class _LogReader:
 def follow_command(loop_name: str, loops_dir: Path, *, no_color: bool = False) -> int:
     """Show NAME's run as `run` would, until it ends; exit with the run's exit code."""
     from little_loops.cli.display import ProgressDisplay, use_color
+    from little_loops.fsm.facts.outcomes import OUTCOMES, ExitCode, Status
     from little_loops.fsm.runs.liveness import run_alive
-    from little_loops.fsm.runs.outcomes import OUTCOMES, ExitCode, Status
     from little_loops.fsm.runs.store import StatePersistence
 
     store = StatePersistence(loop_name, loops_dir)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from little_loops.fsm.engine.commits import commit_text
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.facts.safetext import one_line
 
 _YELLOW, _RED = "\033[33m", "\033[31m"
 

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
 from little_loops.fsm.definition.diagram import FORMATS, render
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -48,7 +48,7 @@ def graph_command(
     """Print the diagram of one loop on stdout; an invalid loop raises LoopDefinitionError."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so that `ll-loop --help` does not load YAML and the validators.
-    from little_loops.fsm.definition.validation import load_and_validate
+    from little_loops.fsm.validate.loopfile import load_and_validate
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
     (sys.stdout if out is None else out).write(render(fsm, fmt, expand))

@@ -35,7 +35,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 def format_event(event: dict[str, Any], loop: str = "NAME") -> str:
     """One event as `ts event state → ...`; fields of unexpected types are shown as JSON."""
-    from little_loops.fsm.safetext import one_line
+    from little_loops.fsm.facts.safetext import one_line
 
     try:
         return one_line(_format_known(event, loop))
@@ -59,7 +59,7 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
     from little_loops.cli.nesting import INDENT, depth_of
     from little_loops.fsm.engine.commits import commit_text
     from little_loops.fsm.engine.events import CHECKPOINT_EVENT, ROLLBACK_EVENT, STALL_EVENT
-    from little_loops.fsm.timefmt import format_duration
+    from little_loops.fsm.facts.timefmt import format_duration
 
     kind = str(event.get("event", "?"))
     state = event.get("state")
@@ -122,7 +122,7 @@ def history_command(
     reads only the end of the log."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.facts.outcomes import ExitCode
     from little_loops.fsm.runs.store import StatePersistence
 
     folder = None

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from little_loops.cli.resolve import project_loops_dir
-from little_loops.fsm.runs.outcomes import ExitCode, Status
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.facts.outcomes import ExitCode, Status
+from little_loops.fsm.facts.safetext import one_line
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -68,8 +68,8 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
     from little_loops.cli.resolve import available_loops, resolve_loop_path
     from little_loops.cli.runref import loop_name_of
     from little_loops.fsm.definition.loader import load_file
-    from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.facts.runfile import display_path
 
     rows = []
     for name in available_loops(loops_dir):
@@ -109,8 +109,8 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
 def _latest_status(loops_dir: Path, loop: str) -> str | None:
     """The status of the loop's latest run (`"corrupt"`: unreadable), with how many runs it
     has when they are several (worktree runs): `running (3 runs)`."""
-    from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.runs.layout import validate_loop_name
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.facts.layout import validate_loop_name
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.runs.which import keys_of, runs_of
 
@@ -133,7 +133,7 @@ def run_rows(loops_dir: Path) -> list[RunRow]:
     and `resume` goes on), or whose process still runs; and one that cannot be read, as
     nothing tells it has ended. Ended runs are `list`'s and `runs`'s to show.
     """
-    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.facts.runfile import display_path
     from little_loops.fsm.runs.store import list_running_loops
 
     rows = []
@@ -197,7 +197,7 @@ def _run_table(rows: list[RunRow]) -> list[list[str]]:
 
 def _pid_word(pid: int, alive: bool) -> str:
     """`alive` (the run's ll-loop), `not this run` (a live process that is not it) or `dead`."""
-    from little_loops.fsm.runs.pids import pid_alive
+    from little_loops.fsm.processes.pids import pid_alive
 
     if alive:
         return "alive"

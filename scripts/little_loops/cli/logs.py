@@ -38,7 +38,7 @@ def register(subparsers: Any, summary: str) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     if args.run_id is not None and args.follow:
-        from little_loops.fsm.errors import LoopRuntimeError
+        from little_loops.fsm.facts.errors import LoopRuntimeError
 
         raise LoopRuntimeError("--follow shows a live run; an archived run (--run) has ended")
     return logs_command(args.loop, args.state, follow=args.follow, run_id=args.run_id)
@@ -71,8 +71,8 @@ def logs_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.outputtail import OutputTail
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.outcomes import ExitCode
-    from little_loops.fsm.runs.runfile import display_path, open_run_stream
+    from little_loops.fsm.facts.outcomes import ExitCode
+    from little_loops.fsm.facts.runfile import display_path, open_run_stream
 
     folder = None
     if run_id is not None:
@@ -116,8 +116,8 @@ def _print(lines: list[str]) -> None:
 
 
 def _live(loop_name: str, loops_dir: Path) -> bool:
+    from little_loops.fsm.facts.outcomes import Status
     from little_loops.fsm.runs.liveness import run_alive
-    from little_loops.fsm.runs.outcomes import Status
     from little_loops.fsm.runs.store import StatePersistence
 
     with StatePersistence(loop_name, loops_dir) as store:

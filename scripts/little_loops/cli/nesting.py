@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from little_loops.fsm.engine.events import DEPTH_KEY
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.facts.safetext import one_line
 
 INDENT = "    "  # one level of sub-loop
 

@@ -61,7 +61,7 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from little_loops.fsm.errors import LoopDefinitionError
+    from little_loops.fsm.facts.errors import LoopDefinitionError
 
     if args.list:
         if args.name is not None or args.source is not None:
@@ -105,7 +105,7 @@ def _yaml_name(name: str) -> str:
 
 def _check_name(name: str) -> None:
     from little_loops.fsm.definition.key_checks import LOOP_KEYS
-    from little_loops.fsm.errors import LoopDefinitionError
+    from little_loops.fsm.facts.errors import LoopDefinitionError
 
     problem = LOOP_KEYS["name"](name)
     if problem is None and name.endswith(".fsm"):  # NAME.fsm.yaml is a compiled loop's file
@@ -118,9 +118,9 @@ def new_command(name: str, *, source: str | None = None) -> int:
     """Write `.loops/NAME.yaml` (creating `.loops/` here when no folder up has one)."""
     from little_loops.cli.resolve import LOOP_SUFFIXES, project_loops_dir
     from little_loops.cli.scaffold import create_loops_dir, write_new
-    from little_loops.fsm.errors import LoopError
-    from little_loops.fsm.runs.layout import LOOPS_DIR_NAME, find_loops_dir
-    from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.facts.layout import LOOPS_DIR_NAME, find_loops_dir
+    from little_loops.fsm.facts.outcomes import ExitCode
 
     _check_name(name)
     text = loop_text(name, source)

@@ -151,7 +151,7 @@ def add_background_flag(parser: argparse.ArgumentParser) -> None:
     """`--background`, for `run` and `resume`."""
     from pathlib import Path
 
-    from little_loops.fsm.runs.layout import LOOPS_DIR_NAME, run_files
+    from little_loops.fsm.facts.layout import LOOPS_DIR_NAME, run_files
 
     log = run_files("NAME", Path(LOOPS_DIR_NAME)).log
     parser.add_argument(

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 from little_loops.fsm.actions.transcript import readable
-from little_loops.fsm.runs.layout import stderr_file
-from little_loops.fsm.runs.runfile import NotOurFile, open_run_stream
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.facts.layout import stderr_file
+from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
+from little_loops.fsm.facts.safetext import one_line
 
 TAIL_LINES = 20  # the most lines of a failed action's output shown, stdout and stderr in all
 _READ_LIMIT = 1024 * 1024  # the most read of one file at one poll (the rest comes next time)

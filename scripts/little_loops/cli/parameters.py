@@ -11,8 +11,8 @@ from typing import Any
 
 from little_loops.fsm.definition.arguments import Arguments, bind
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.engine.interpolation import literal
-from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
+from little_loops.fsm.values.interpolation import literal
 
 
 def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
@@ -65,8 +65,8 @@ class _LoopHelp(argparse._HelpAction):
         if isinstance(name, str):
             from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
             from little_loops.cli.runref import named_as_run
-            from little_loops.fsm.definition.validation import load_and_validate
-            from little_loops.fsm.safetext import one_line
+            from little_loops.fsm.facts.safetext import one_line
+            from little_loops.fsm.validate.loopfile import load_and_validate
 
             try:
                 path = resolve_loop_path(name, project_loops_dir())
@@ -131,7 +131,7 @@ def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = Fal
     if arguments != Arguments():
         # The file's own context values that use the given ones must still fill in: one
         # that cannot (a cycle, past the limits) is refused now, not when a state reads it.
-        from little_loops.fsm.engine.interpolation import context_problems
+        from little_loops.fsm.values.interpolation import context_problems
 
         for key, message in context_problems(context):
             raise LoopDefinitionError(f"loop '{fsm.name}': context '{key}': {message}")
@@ -186,7 +186,7 @@ def saved_values(saved_context: Mapping[str, Any], loop_file: Path | None) -> st
     if loop_file is None:
         return None
     from little_loops.fsm.definition.parameters import show
-    from little_loops.fsm.definition.validation import load_and_validate
+    from little_loops.fsm.validate.loopfile import load_and_validate
 
     try:
         fsm = load_and_validate(loop_file)

@@ -14,12 +14,13 @@ from little_loops.fsm.definition.model import (
     StallConfig,
     StateConfig,
 )
-from little_loops.fsm.engine.transitions import declared
+from little_loops.fsm.definition.transitions import declared
+from little_loops.fsm.definition.verdicts import judged_by_llm
 from little_loops.fsm.evaluators.judge_claude import API_BACKEND, judge_backend
-from little_loops.fsm.evaluators.registry import judged_by_llm, needs_llm
+from little_loops.fsm.evaluators.registry import needs_llm
+from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.runs.preflight import needs
 from little_loops.fsm.runs.webhook import where
-from little_loops.fsm.timefmt import format_duration
 
 
 def _seconds(value: float | None) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runs import add_run_option
-from little_loops.fsm.runs.spend import format_cost
+from little_loops.fsm.facts.spend import format_cost
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.archive import ArchivedRun
@@ -60,7 +60,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _usage(message: str) -> int:
-    from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.facts.outcomes import ExitCode
 
     print(f"ll-loop report: error: {message}", file=sys.stderr)
     return ExitCode.USAGE
@@ -76,7 +76,7 @@ def report_command(
     loops_dir: Path | None = None,
 ) -> int:
     """Print the report of one run (or of the runs in *sources*); 1 when there is no run."""
-    from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.facts.outcomes import ExitCode
 
     if sources:
         from little_loops.cli.export import read_exports
@@ -114,13 +114,13 @@ def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
     """The report of NAME's archived run *run_id*, else of its current (or last) run."""
     from little_loops.cli.runref import run_name
     from little_loops.cli.runs import archived_name
+    from little_loops.fsm.facts.layout import RunFiles, split_run_key
     from little_loops.fsm.runs.archive import (
         archived_definition,
         find_run,
         list_runs,
         read_definition,
     )
-    from little_loops.fsm.runs.layout import RunFiles, split_run_key
     from little_loops.fsm.runs.report import build_report
     from little_loops.fsm.runs.store import StatePersistence
 
@@ -151,7 +151,7 @@ def _archived_id(archived: list[ArchivedRun], store: StatePersistence) -> str | 
     """The archive's id of the run in *store*: the entry with its short id, or (a run from
     before run ids) with the start its state file says (the archive copied that one; the
     first event's time may be a millisecond later)."""
-    from little_loops.fsm.errors import LoopError
+    from little_loops.fsm.facts.errors import LoopError
 
     try:
         state = store.load_state()
@@ -169,7 +169,7 @@ def _current_definition(name: str, loops_dir: Path) -> dict[str, Any] | None:
     """The loop file NAME resolves to, compiled, as data; None when it cannot be read."""
     from little_loops.cli.resolve import resolve_loop_path
     from little_loops.fsm.definition.loader import load_file
-    from little_loops.fsm.errors import LoopError
+    from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.paradigms.registry import compile_paradigm
 
     try:
@@ -185,7 +185,7 @@ def _money(value: float) -> str:
 def text_report(report: Report) -> str:
     """The report as a person reads it in a terminal."""
     from little_loops.cli.listing import text_table
-    from little_loops.fsm.timefmt import format_duration
+    from little_loops.fsm.facts.timefmt import format_duration
 
     head = f"loop {report.loop}" + (f" · run {report.run_id}" if report.run_id else "")
     ending = f"{report.outcome} in {report.final_state}" if report.outcome else "not ended"
@@ -228,7 +228,7 @@ def text_report(report: Report) -> str:
     if tail:
         lines += ["", " · ".join(tail)]
     if report.error:
-        from little_loops.fsm import safetext
+        from little_loops.fsm.facts import safetext
 
         lines.append(f"why: {safetext.shown(report.error)}")
     return "\n".join(lines)
@@ -249,7 +249,7 @@ def _totals(reports: list[Report]) -> dict[str, Any]:
 
 
 def _totals_line(totals: dict[str, Any]) -> str:
-    from little_loops.fsm.timefmt import format_duration
+    from little_loops.fsm.facts.timefmt import format_duration
 
     outcomes = ", ".join(f"{name} {count}" for name, count in totals["outcomes"].items())
     return (

@@ -14,8 +14,8 @@ from little_loops.cli.report_svg import (
     timeline_svg,
     verdict_class,
 )
-from little_loops.fsm.runs.spend import format_cost
-from little_loops.fsm.timefmt import format_duration
+from little_loops.fsm.facts.spend import format_cost
+from little_loops.fsm.facts.timefmt import format_duration
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.report import Report, Step

@@ -6,7 +6,7 @@ from collections import deque
 from html import escape
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.runs.spend import format_cost
+from little_loops.fsm.facts.spend import format_cost
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.report import Report, Step

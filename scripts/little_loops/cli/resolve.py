@@ -12,14 +12,14 @@ from little_loops.fsm.definition.loop_files import (
     loop_file_stem,
 )
 from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
-from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
-from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.facts.suggest import did_you_mean
 
 
 def project_loops_dir() -> Path:
     """The `.loops` a command uses (`default_loops_dir`): `.loops` when it is the current
     folder's; when it is a parent's, its absolute path, with a note on stderr saying so."""
-    from little_loops.fsm.runs.layout import LOOPS_DIR_NAME, default_loops_dir
+    from little_loops.fsm.facts.layout import LOOPS_DIR_NAME, default_loops_dir
 
     found = default_loops_dir()
     _note_worktree(found)
@@ -32,7 +32,7 @@ def project_loops_dir() -> Path:
 def _note_worktree(loops_dir: Path) -> None:
     """Tell a person working in a run's worktree that the runs are seen from the main
     checkout (not said to a run's own actions: they carry its LL_LOOP_RUN marker)."""
-    from little_loops.fsm.runs.layout import WORKTREES_DIR
+    from little_loops.fsm.facts.layout import WORKTREES_DIR
 
     if WORKTREES_DIR not in loops_dir.absolute().parts:  # the usual case: nothing to import
         return
@@ -109,7 +109,7 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = Fa
 
 def _shipped_hint(name: str) -> str:
     """` (did you mean library:X?)` when *name* is close to a shipped loop's name X."""
-    from little_loops.fsm.suggest import closest
+    from little_loops.fsm.facts.suggest import closest
     from little_loops.loops import LIBRARY_PREFIX, library_loops
 
     close = closest(name, library_loops())

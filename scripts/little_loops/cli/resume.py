@@ -54,12 +54,12 @@ def resume_command(
         run_session,
         saved_overrides,
     )
-    from little_loops.fsm.definition.validation import load_and_validate
-    from little_loops.fsm.errors import LoopDefinitionError
+    from little_loops.fsm.facts.errors import LoopDefinitionError
+    from little_loops.fsm.facts.safetext import one_line
     from little_loops.fsm.runs.control import check_same_loop, saved_loop_file, saved_run
     from little_loops.fsm.runs.locks import project_root
     from little_loops.fsm.runs.store import StatePersistence
-    from little_loops.fsm.safetext import one_line
+    from little_loops.fsm.validate.loopfile import load_and_validate
 
     loop_name = run_name(name, loops_dir, active="resume")
     store = StatePersistence(loop_name, loops_dir)
@@ -110,9 +110,9 @@ def resume_command(
 
 def saved_place(saved: LoopState, loops_dir: Path) -> RunPlace:
     """Where the saved run ran: its worktree must still be there to go on in it."""
-    from little_loops.fsm.errors import LoopRuntimeError
+    from little_loops.fsm.facts.errors import LoopRuntimeError
+    from little_loops.fsm.facts.runfile import display_path
     from little_loops.fsm.runs.place import RunPlace
-    from little_loops.fsm.runs.runfile import display_path
 
     place = RunPlace.of_state(saved.run_id, saved.worktree, loops_dir, saved.loop_name)
     if place.path is not None and not (place.workdir or place.path).is_dir():

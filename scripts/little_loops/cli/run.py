@@ -23,7 +23,7 @@ from little_loops.cli.parameters import (
 )
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.where import Where, add_worktree_flags, where_from_args
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.model import FSMLoop
@@ -79,8 +79,8 @@ def run_command(
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.runref import named_as_run
     from little_loops.cli.session import apply_overrides, run_session
-    from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.runs.preflight import require
+    from little_loops.fsm.validate.loopfile import load_and_validate
 
     path = resolve_loop_path(name_or_path, loops_dir)
     note = stale_compiled_note(path)
@@ -124,8 +124,8 @@ def print_plan(fsm: FSMLoop, path: Path) -> int:
     """`--dry-run`: the plan on stdout; what would stop a run before its first step (a tool
     it needs, missing here) is a note on stderr, not a failure: the plan is right anyway."""
     from little_loops.cli.plan import format_plan
+    from little_loops.fsm.facts.runfile import display_path
     from little_loops.fsm.runs.preflight import problems
-    from little_loops.fsm.runs.runfile import display_path
 
     print(format_plan(fsm, display_path(path.resolve())), end="")
     for problem in problems(fsm).values():
@@ -137,7 +137,7 @@ def prose_warnings(fsm: FSMLoop) -> list[str]:
     """validate's warning for each action that reads like a sentence for Claude but runs in
     bash: `run` says it once before the first step, where it would fail with exit 127."""
     from little_loops.fsm.definition.prose import sentence_warning
-    from little_loops.fsm.errors import ValidationError
+    from little_loops.fsm.facts.errors import ValidationError
 
     out = []
     for name, state in fsm.states.items():

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.definition.loop_files import loop_file_stem
-from little_loops.fsm.errors import LoopDefinitionError, LoopError
-from little_loops.fsm.runs.layout import run_files, split_run_key, validate_loop_name
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopError
+from little_loops.fsm.facts.layout import run_files, split_run_key, validate_loop_name
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.model import FSMLoop

@@ -34,8 +34,8 @@ def archived_name(name: str, loops_dir: Path) -> str:
     """The loop whose archive NAME means: a loop with an archive folder by that name, else
     the loop a NAME or PATH names as other commands resolve it."""
     from little_loops.cli.runref import run_name
+    from little_loops.fsm.facts.layout import split_run_key
     from little_loops.fsm.runs.archive import archived_loops
-    from little_loops.fsm.runs.layout import split_run_key
 
     if name in archived_loops(loops_dir):
         return name
@@ -65,8 +65,8 @@ def archived_run_folder(name: str, run_ref: str, loops_dir: Path) -> tuple[str, 
 def runs_command(name: str | None, *, as_json: bool = False, loops_dir: Path | None = None) -> int:
     """Print the archived runs of NAME (of every loop); 0 always, even when there are none."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
+    from little_loops.fsm.facts.outcomes import ExitCode
     from little_loops.fsm.runs.archive import archived_loops, list_runs
-    from little_loops.fsm.runs.outcomes import ExitCode
 
     loops = [archived_name(name, loops_dir)] if name is not None else archived_loops(loops_dir)
     runs = []
@@ -88,9 +88,9 @@ def runs_command(name: str | None, *, as_json: bool = False, loops_dir: Path | N
 
 def _table(runs: list[Any], *, with_loop: bool) -> str:
     from little_loops.cli.listing import text_table
-    from little_loops.fsm.runs.outcomes import outcome_label
-    from little_loops.fsm.runs.spend import format_cost
-    from little_loops.fsm.timefmt import format_duration
+    from little_loops.fsm.facts.outcomes import outcome_label
+    from little_loops.fsm.facts.spend import format_cost
+    from little_loops.fsm.facts.timefmt import format_duration
 
     head = ["RUN", "STARTED", "DURATION", "OUTCOME", "PASSES", "COST"]
     rows = [(["LOOP"] if with_loop else []) + head]

@@ -52,7 +52,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 def init_files(loops_dir: Path) -> dict[Path, str]:
     """The files `init` writes under `loops_dir`, with their text."""
-    from little_loops.fsm.runs.layout import GITIGNORE, LOOPS_GITIGNORE
+    from little_loops.fsm.facts.layout import GITIGNORE, LOOPS_GITIGNORE
 
     example = EXAMPLE_LOOP.format(schema_hint=SCHEMA_HINT, name=EXAMPLE_NAME)
     return {loops_dir / GITIGNORE: LOOPS_GITIGNORE, loops_dir / f"{EXAMPLE_NAME}.yaml": example}
@@ -70,7 +70,7 @@ def write_new(path: Path, text: str) -> bool:
 
 def create_loops_dir(loops_dir: Path) -> list[Path]:
     """Create `loops_dir` with its `.gitignore` when they are missing; the ones written."""
-    from little_loops.fsm.runs.layout import GITIGNORE, LOOPS_GITIGNORE
+    from little_loops.fsm.facts.layout import GITIGNORE, LOOPS_GITIGNORE
 
     written = [] if loops_dir.is_dir() else [loops_dir]
     loops_dir.mkdir(exist_ok=True)
@@ -84,8 +84,8 @@ def init_command(root: Path | None = None) -> int:
 
     Refuses (exit 1) when every file is there already; a file that exists is never changed.
     """
-    from little_loops.fsm.runs.layout import LOOPS_DIR_NAME
-    from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.facts.layout import LOOPS_DIR_NAME
+    from little_loops.fsm.facts.outcomes import ExitCode
 
     loops_dir = Path(LOOPS_DIR_NAME) if root is None else root / LOOPS_DIR_NAME
     loops_dir.mkdir(exist_ok=True)

@@ -28,8 +28,8 @@ def _handler(args: argparse.Namespace) -> int:
 
 def schema_command(*, content: bool = False) -> int:
     """Print the schema's path (or, with `content`, its text) on stdout."""
-    from little_loops.fsm.definition.json_schema import SCHEMA_FILE
-    from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.facts.outcomes import ExitCode
+    from little_loops.fsm.validate.json_schema import SCHEMA_FILE
 
     if content:
         sys.stdout.write(SCHEMA_FILE.read_text(encoding="utf-8"))

@@ -65,7 +65,7 @@ def _handler(args: argparse.Namespace) -> int:
 def parse_verdicts(items: Sequence[str]) -> dict[str, list[str]]:
     """`["check=failure,success", "fix=success"]` -> `{"check": ["failure", "success"], ...}`;
     a state given twice gets both lists, in order."""
-    from little_loops.fsm.errors import LoopDefinitionError
+    from little_loops.fsm.facts.errors import LoopDefinitionError
 
     script: dict[str, list[str]] = {}
     for item in items:
@@ -145,8 +145,8 @@ def simulate_command(
     """Simulate one loop and print the walk; returns the exit code for how it ended."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so that `ll-loop --help` does not load YAML and the validators.
-    from little_loops.fsm.definition.validation import load_and_validate
     from little_loops.fsm.engine.simulate import simulate
+    from little_loops.fsm.validate.loopfile import load_and_validate
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
     result = simulate(fsm, verdicts, default)

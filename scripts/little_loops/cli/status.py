@@ -11,7 +11,7 @@ from typing import Any
 from little_loops.cli.nesting import where_in_children
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument
-from little_loops.fsm.safetext import one_line, shown
+from little_loops.fsm.facts.safetext import one_line, shown
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -58,23 +58,23 @@ def status_command(
     from little_loops.cli.parameters import saved_values
     from little_loops.cli.runref import run_name
     from little_loops.fsm.engine.attempts import pending_wait
-    from little_loops.fsm.runs.approvals import how_to_answer, pending_question
-    from little_loops.fsm.runs.control import iteration_limit, saved_loop_file, status_json
-    from little_loops.fsm.runs.layout import run_files
-    from little_loops.fsm.runs.liveness import live_status, low_space
-    from little_loops.fsm.runs.locks import project_root
-    from little_loops.fsm.runs.outcomes import (
+    from little_loops.fsm.facts.layout import run_files
+    from little_loops.fsm.facts.outcomes import (
         ExitCode,
         Outcome,
         Status,
         how_to_go_on,
         outcome_label,
     )
-    from little_loops.fsm.runs.pids import pid_alive
-    from little_loops.fsm.runs.runfile import display_path
-    from little_loops.fsm.runs.spend import format_cost
+    from little_loops.fsm.facts.runfile import display_path
+    from little_loops.fsm.facts.spend import format_cost
+    from little_loops.fsm.facts.timefmt import format_duration
+    from little_loops.fsm.processes.pids import pid_alive
+    from little_loops.fsm.runs.approvals import how_to_answer, pending_question
+    from little_loops.fsm.runs.control import iteration_limit, saved_loop_file, status_json
+    from little_loops.fsm.runs.liveness import live_status, low_space
+    from little_loops.fsm.runs.locks import project_root
     from little_loops.fsm.runs.store import StatePersistence
-    from little_loops.fsm.timefmt import format_duration
 
     loop_name = run_name(name, loops_dir)
     persistence = StatePersistence(loop_name, loops_dir)
@@ -174,7 +174,7 @@ def status_command(
 
 def _other_runs(name: str, key: str, loops_dir: Path) -> str | None:
     """`2 more` when NAME (given without an id) has runs besides the one shown."""
-    from little_loops.fsm.runs.layout import split_run_key
+    from little_loops.fsm.facts.layout import split_run_key
     from little_loops.fsm.runs.which import keys_of
 
     if split_run_key(name)[1] is not None:

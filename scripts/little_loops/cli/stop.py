@@ -48,7 +48,7 @@ def stop_command(
     """
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.outcomes import Status
+    from little_loops.fsm.facts.outcomes import Status
     from little_loops.fsm.runs.which import AmbiguousRunError
 
     try:
@@ -64,11 +64,11 @@ def stop_command(
 
 def _stop_one(loop_name: str, loops_dir: Path, grace: float | None) -> int:
     """Stop the run whose files are named *loop_name* (its key)."""
+    from little_loops.fsm.facts.outcomes import ExitCode, Outcome, Status
+    from little_loops.fsm.facts.safetext import one_line
     from little_loops.fsm.runs.control import GRACE_SECONDS, can_stop, stale_pid, stop_process
     from little_loops.fsm.runs.orphans import kill_orphaned_actions
-    from little_loops.fsm.runs.outcomes import ExitCode, Outcome, Status
     from little_loops.fsm.runs.store import StatePersistence
-    from little_loops.fsm.safetext import one_line
 
     shown = one_line(loop_name)  # C1 controls are not refused in names: escape them
     persistence = StatePersistence(loop_name, loops_dir)

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from little_loops.cli.resolve import project_loops_dir, resolve_loop_path, stale_compiled_note
-from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
-from little_loops.fsm.runs.outcomes import ExitCode
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, ValidationError
+from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.facts.safetext import one_line
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.loop_files import FolderNames
-    from little_loops.fsm.definition.validation import FileReport
+    from little_loops.fsm.validate.loopfile import FileReport
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -61,7 +61,7 @@ def validate_file(
     # Imported here so that building the parser (`ll-loop --help`) does not load YAML and
     # the validators: startup time is part of the product.
     from little_loops.fsm.definition.loop_files import FolderNames
-    from little_loops.fsm.definition.validation import FileReport, check_file
+    from little_loops.fsm.validate.loopfile import FileReport, check_file
 
     try:
         path = resolve_loop_path(name_or_path, loops_dir)

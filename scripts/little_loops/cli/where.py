@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.runs.layout import RUN_ID_PATTERN, files_key
+from little_loops.fsm.facts.errors import LoopDefinitionError
+from little_loops.fsm.facts.layout import RUN_ID_PATTERN, files_key
 from little_loops.fsm.runs.place import RunPlace
 
 
@@ -98,7 +98,7 @@ class Where:
         from a commit): they stay here, untouched."""
         if not self.worktree:
             return None
-        from little_loops.fsm.runs.gitcmd import status_lines
+        from little_loops.fsm.processes.gitcmd import status_lines
         from little_loops.fsm.runs.worktrees import main_repo
 
         changed = status_lines(main_repo(loops_dir))

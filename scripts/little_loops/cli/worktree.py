@@ -67,7 +67,7 @@ def worktree_command(
     loops_dir: Path | None = None,
 ) -> int:
     """Run one `ll-loop worktree` action; the exit code (1 when git or a refusal says no)."""
-    from little_loops.fsm.runs.outcomes import ExitCode
+    from little_loops.fsm.facts.outcomes import ExitCode
 
     problem = _usage_problem(action, name, {"stat": stat, "keep": keep, "as_json": as_json})
     if problem is not None:
@@ -94,7 +94,7 @@ def worktree_command(
 
 
 def _status(loops_dir: Path, worktree: Any) -> str:
-    from little_loops.fsm.errors import CorruptStateError
+    from little_loops.fsm.facts.errors import CorruptStateError
     from little_loops.fsm.runs.worktree_merge import live_holder
 
     try:
@@ -105,8 +105,8 @@ def _status(loops_dir: Path, worktree: Any) -> str:
 
 def _list(loops_dir: Path, loop: str | None, *, as_json: bool) -> int:
     from little_loops.cli.listing import text_table
-    from little_loops.fsm.runs.outcomes import ExitCode
-    from little_loops.fsm.runs.runfile import display_path
+    from little_loops.fsm.facts.outcomes import ExitCode
+    from little_loops.fsm.facts.runfile import display_path
     from little_loops.fsm.runs.worktree_find import find_worktrees
     from little_loops.fsm.runs.worktrees import changes
 

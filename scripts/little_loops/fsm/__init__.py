@@ -43,23 +43,14 @@ if TYPE_CHECKING:
     from little_loops.fsm.definition.parameters import (
         ParameterSpec,
     )
-    from little_loops.fsm.definition.validation import (
-        FileReport,
-        check_file,
-        load_and_validate,
-        validate_definition,
-        validate_fsm,
+    from little_loops.fsm.definition.verdicts import (
+        state_verdicts,
     )
     from little_loops.fsm.definition.writer import (
         dump_fsm_yaml,
     )
     from little_loops.fsm.engine.executor import (
         FSMExecutor,
-    )
-    from little_loops.fsm.engine.interpolation import (
-        InterpolationContext,
-        interpolate,
-        interpolate_dict,
     )
     from little_loops.fsm.engine.records import (
         ExecutionResult,
@@ -69,17 +60,6 @@ if TYPE_CHECKING:
     )
     from little_loops.fsm.engine.simulation import (
         SimulationResult,
-    )
-    from little_loops.fsm.errors import (
-        CorruptStateError,
-        InterpolationError,
-        LoopDefinitionError,
-        LoopError,
-        LoopFileError,
-        LoopRuntimeError,
-        LoopValidationError,
-        ScopeConflictError,
-        ValidationError,
     )
     from little_loops.fsm.evaluators.dispatch import (
         default_evaluation,
@@ -91,24 +71,32 @@ if TYPE_CHECKING:
     from little_loops.fsm.evaluators.spec import (
         EvaluationResult,
     )
-    from little_loops.fsm.evaluators.verdicts import (
-        state_verdicts,
+    from little_loops.fsm.facts.errors import (
+        CorruptStateError,
+        InterpolationError,
+        LoopDefinitionError,
+        LoopError,
+        LoopFileError,
+        LoopRuntimeError,
+        LoopValidationError,
+        ScopeConflictError,
+        ValidationError,
     )
-    from little_loops.fsm.paradigms.registry import (
-        compile_paradigm,
-    )
-    from little_loops.fsm.runs.locks import (
-        LockHandle,
-        acquire_scope,
-    )
-    from little_loops.fsm.runs.outcomes import (
+    from little_loops.fsm.facts.outcomes import (
         OUTCOMES,
         STATUSES,
         TERMINATION_EXIT_CODE,
         TERMINATION_STATUS,
     )
-    from little_loops.fsm.runs.pids import (
+    from little_loops.fsm.paradigms.registry import (
+        compile_paradigm,
+    )
+    from little_loops.fsm.processes.pids import (
         pid_alive,
+    )
+    from little_loops.fsm.runs.locks import (
+        LockHandle,
+        acquire_scope,
     )
     from little_loops.fsm.runs.resumable import (
         PersistentExecutor,
@@ -122,25 +110,37 @@ if TYPE_CHECKING:
         get_loop_history,
         list_running_loops,
     )
+    from little_loops.fsm.validate.loopfile import (
+        FileReport,
+        check_file,
+        load_and_validate,
+        validate_definition,
+        validate_fsm,
+    )
+    from little_loops.fsm.values.interpolation import (
+        InterpolationContext,
+        interpolate,
+        interpolate_dict,
+    )
 
 # The module that serves each public name (a test holds it equal to the imports above).
 _EXPORTS: dict[str, str] = {
-    "LoopError": "errors",
-    "LoopDefinitionError": "errors",
-    "LoopRuntimeError": "errors",
-    "InterpolationError": "errors",
-    "CorruptStateError": "errors",
-    "ScopeConflictError": "errors",
-    "LoopFileError": "errors",
-    "LoopValidationError": "errors",
-    "ValidationError": "errors",
-    "FileReport": "definition.validation",
-    "check_file": "definition.validation",
-    "load_and_validate": "definition.validation",
-    "validate_definition": "definition.validation",
-    "validate_fsm": "definition.validation",
+    "LoopError": "facts.errors",
+    "LoopDefinitionError": "facts.errors",
+    "LoopRuntimeError": "facts.errors",
+    "InterpolationError": "facts.errors",
+    "CorruptStateError": "facts.errors",
+    "ScopeConflictError": "facts.errors",
+    "LoopFileError": "facts.errors",
+    "LoopValidationError": "facts.errors",
+    "ValidationError": "facts.errors",
+    "FileReport": "validate.loopfile",
+    "check_file": "validate.loopfile",
+    "load_and_validate": "validate.loopfile",
+    "validate_definition": "validate.loopfile",
+    "validate_fsm": "validate.loopfile",
     "analyze": "definition.analysis",
-    "state_verdicts": "evaluators.verdicts",
+    "state_verdicts": "definition.verdicts",
     "render_mermaid": "definition.diagram",
     "render_dot": "definition.diagram",
     "simulate": "engine.simulate",
@@ -154,13 +154,13 @@ _EXPORTS: dict[str, str] = {
     "ParameterSpec": "definition.parameters",
     "compile_paradigm": "paradigms.registry",
     "dump_fsm_yaml": "definition.writer",
-    "InterpolationContext": "engine.interpolation",
-    "interpolate": "engine.interpolation",
-    "interpolate_dict": "engine.interpolation",
-    "OUTCOMES": "runs.outcomes",
-    "STATUSES": "runs.outcomes",
-    "TERMINATION_STATUS": "runs.outcomes",
-    "TERMINATION_EXIT_CODE": "runs.outcomes",
+    "InterpolationContext": "values.interpolation",
+    "interpolate": "values.interpolation",
+    "interpolate_dict": "values.interpolation",
+    "OUTCOMES": "facts.outcomes",
+    "STATUSES": "facts.outcomes",
+    "TERMINATION_STATUS": "facts.outcomes",
+    "TERMINATION_EXIT_CODE": "facts.outcomes",
     "LoopState": "runs.state",
     "StatePersistence": "runs.store",
     "RunInfo": "runs.store",
@@ -168,7 +168,7 @@ _EXPORTS: dict[str, str] = {
     "get_loop_history": "runs.store",
     "acquire_scope": "runs.locks",
     "LockHandle": "runs.locks",
-    "pid_alive": "runs.pids",
+    "pid_alive": "processes.pids",
     "PersistentExecutor": "runs.resumable",
     "FSMExecutor": "engine.executor",
     "ExecutionResult": "engine.records",

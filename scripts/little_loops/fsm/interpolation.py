@@ -1,12 +1,12 @@
-"""The seed path of interpolation: it lives in `little_loops.fsm.engine.interpolation`."""
+"""The seed path of interpolation: it lives in `little_loops.fsm.values.interpolation`."""
 
-from little_loops.fsm.engine.interpolation import (
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.values.interpolation import (
     InterpolationContext,
     interpolate,
     interpolate_dict,
     interpolate_value,
 )
-from little_loops.fsm.errors import InterpolationError
 
 __all__ = [
     "InterpolationContext",

@@ -1,13 +1,13 @@
-"""The seed path of validation: it lives in `little_loops.fsm.definition.validation`."""
+"""The seed path of validation: it lives in `little_loops.fsm.validate.loopfile`."""
 
-from little_loops.fsm.definition.validation import (
+from little_loops.fsm.facts.errors import ValidationError
+from little_loops.fsm.validate.loopfile import (
     FileReport,
     check_file,
     load_and_validate,
     validate_definition,
     validate_fsm,
 )
-from little_loops.fsm.errors import ValidationError
 
 __all__ = [
     "FileReport",

@@ -29,8 +29,8 @@ def library_loop_path(name: str) -> Path:
     """The file of the shipped loop *name*; LoopDefinitionError naming the others if none."""
     if name in library_loops():
         return LIBRARY_DIR / f"{name}{LIBRARY_SUFFIX}"
-    from little_loops.fsm.errors import LoopDefinitionError
-    from little_loops.fsm.suggest import did_you_mean
+    from little_loops.fsm.facts.errors import LoopDefinitionError
+    from little_loops.fsm.facts.suggest import did_you_mean
 
     names = library_loops()
     raise LoopDefinitionError(

@@ -13,7 +13,7 @@ from support.slowdown import scaled
 
 from little_loops.cli.display import ProgressDisplay
 from little_loops.cli.outputtail import TAIL_LINES
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 TYPO = """\
     name: typo

@@ -12,7 +12,7 @@ import pytest
 from support import llproc
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 # The note comes back through a shell action: hostile text must arrive as data.
 GATE = """\

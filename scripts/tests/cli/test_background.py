@@ -8,8 +8,8 @@ import os
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.fsm.runs.outcomes import ExitCode
-from little_loops.fsm.runs.pids import pid_alive
+from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.processes.pids import pid_alive
 
 SLOW = """\
     name: slow

@@ -17,7 +17,7 @@ from support import llproc
 from support.project import LoopProject
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 # Each way an action can start a process that leaves the action's process group.
 DETACHED = {

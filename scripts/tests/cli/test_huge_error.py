@@ -9,8 +9,8 @@ from pathlib import Path
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.fsm.runs.outcomes import ExitCode
-from little_loops.fsm.safetext import SHOWN_CHARS
+from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.facts.safetext import SHOWN_CHARS
 
 LOOP = """\
     name: huge

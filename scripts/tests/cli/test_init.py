@@ -67,9 +67,9 @@ NOT_AT_HELP = {
     "dataclasses",
     "json",
     "difflib",
-    "little_loops.fsm.errors",
-    "little_loops.fsm.runs.outcomes",
-    "little_loops.fsm.runs.layout",
+    "little_loops.fsm.facts.errors",
+    "little_loops.fsm.facts.outcomes",
+    "little_loops.fsm.facts.layout",
     "little_loops.fsm.definition.diagram",
     "little_loops.fsm.engine.simulate",
     "little_loops.cli.options",
@@ -119,7 +119,7 @@ def spy(pattern, flags):
     compiled.add(frame.f_globals.get("__name__") if frame else None)
     return original(pattern, flags)
 re._compile = spy
-import little_loops.cli.validate, little_loops.fsm.definition.validation
+import little_loops.cli.validate, little_loops.fsm.validate.loopfile
 re._compile = original
 print(" ".join(sorted(compiled)))
 """

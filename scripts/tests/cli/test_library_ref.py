@@ -5,7 +5,7 @@ from __future__ import annotations
 from support import llproc
 from support.project import LoopProject
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.loops import LIBRARY_DIR
 
 

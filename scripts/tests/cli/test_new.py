@@ -9,9 +9,9 @@ from support.llproc import ll_loop
 
 from little_loops.cli.scaffold import SCHEMA_HINT
 from little_loops.fsm.definition.loader import load_file
-from little_loops.fsm.definition.validation import load_and_validate
+from little_loops.fsm.facts.layout import LOOPS_GITIGNORE
 from little_loops.fsm.paradigms.registry import compile_paradigm
-from little_loops.fsm.runs.layout import LOOPS_GITIGNORE
+from little_loops.fsm.validate.loopfile import load_and_validate
 from little_loops.loops import MODELINE_PREFIX, library_loop_path, library_loops
 
 

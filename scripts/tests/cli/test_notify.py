@@ -20,9 +20,9 @@ from support import llproc
 from support.project import LoopProject
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.layout import HISTORY_DIR
+from little_loops.fsm.facts.layout import HISTORY_DIR
+from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.notify import RunSummary
-from little_loops.fsm.runs.outcomes import ExitCode
 
 # The loop's file; FAIL=1 in its context makes it fail (exit 1, outcome `failed`).
 LOOP = """\

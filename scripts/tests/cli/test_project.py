@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.llproc import console
 
-from little_loops.fsm.definition.json_schema import SCHEMA_FILE
+from little_loops.fsm.validate.json_schema import SCHEMA_FILE
 
 WHERE = """\
 name: where

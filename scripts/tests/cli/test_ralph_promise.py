@@ -7,7 +7,7 @@ from support import llproc
 from support.fake_claude import shell_claude
 from support.project import LoopProject
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 RALPH = """\
     paradigm: ralph

@@ -17,7 +17,7 @@ from support.fake_claude import fake_claude
 from support.project import LoopProject
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 # A Claude step (a fake `claude` that reports $0.0125 and its tokens) and a shell check that
 # fails until the third pass.
@@ -302,7 +302,7 @@ def test_the_report_finds_its_archive_id_when_the_first_event_is_a_moment_late(
 ) -> None:
     # The state's start and the first event's time are taken a moment apart: under load
     # they differ by a millisecond or more. The report must still name the archived run.
-    from little_loops.fsm.runs.layout import run_files
+    from little_loops.fsm.facts.layout import run_files
 
     events = run_files("paid", paid / ".loops").events
     lines = events.read_text().splitlines()

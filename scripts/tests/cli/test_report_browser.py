@@ -14,7 +14,7 @@ from support.doc_checks import FIX
 from support.fake_claude import json_line, stream_claude
 from support.project import LoopProject
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 from support.project import LoopProject
 
 from little_loops.cli.resolve import available_loops, resolve_loop_path
-from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from support import llproc
 from support.project import LoopProject
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 CRASHY = """\
     name: crashy

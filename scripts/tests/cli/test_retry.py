@@ -16,8 +16,8 @@ from support import llproc
 from support.project import LoopProject
 from support.slowdown import scaled
 
+from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.control import GRACE_SECONDS
-from little_loops.fsm.runs.outcomes import ExitCode
 
 CONSOLE_SCRIPT = str(Path(sys.executable).parent / "ll-loop")
 # Waits may be late by the time a busy machine takes to wake the run up, never early.

@@ -12,7 +12,7 @@ from support.project import LoopProject
 
 from little_loops import __version__
 from little_loops.cli import main_loop
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 HELLO = """\
     name: hello

@@ -7,8 +7,8 @@ import json
 from support.doc_blocks import all_blocks
 from support.project import LoopProject
 
-from little_loops.fsm.runs.layout import RUN_ID_PATTERN, run_files, split_run_key
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.layout import RUN_ID_PATTERN, run_files, split_run_key
+from little_loops.fsm.facts.outcomes import ExitCode
 
 COUNT = """\
     name: count

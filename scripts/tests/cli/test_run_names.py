@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from support import llproc
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 if TYPE_CHECKING:
     from support.project import LoopProject

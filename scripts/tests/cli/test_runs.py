@@ -13,9 +13,9 @@ from support import llproc
 from support.fake_claude import shell_claude
 from support.project import LoopProject
 
+from little_loops.fsm.facts.layout import HISTORY_DIR, RUN_SUMMARY, archive_dir, running_dir
+from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.archive import list_runs
-from little_loops.fsm.runs.layout import HISTORY_DIR, RUN_SUMMARY, archive_dir, running_dir
-from little_loops.fsm.runs.outcomes import ExitCode
 
 # Each step prints the next number (kept in `n` between runs) and fails on 2 and 3: run 1
 # ends done, run 2 fails twice and ends at max_iterations, run 3 (number 4) ends done.

@@ -9,8 +9,8 @@ from support.project import LoopProject
 
 from little_loops.cli.display import ProgressDisplay, outcome_line, shorten
 from little_loops.cli.history import format_event
-from little_loops.fsm.runs.outcomes import ExitCode
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.facts.safetext import one_line
 
 HOSTILE = "a\x1b[2J\x07\r\n\x00\x7f\x9bz"
 ESCAPED = "a\\x1b[2J\\x07\\r\\n\\x00\\x7f\\x9bz"

@@ -10,7 +10,7 @@ from little_loops.cli import build_parser
 from little_loops.cli.options import RunOptions, options_from_args
 from little_loops.cli.session import apply_overrides, save_overrides, saved_overrides
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 HOLDER = """\
     name: holder

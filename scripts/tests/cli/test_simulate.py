@@ -9,7 +9,7 @@ from support.paths import REPO
 from support.project import LoopProject
 
 from little_loops.cli.simulate import parse_verdicts
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.facts.errors import LoopDefinitionError
 
 FIX_TYPES = """\
 name: fix-types

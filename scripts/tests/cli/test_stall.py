@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import llproc
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 
 def _git(root: Path, *args: str) -> None:

@@ -12,8 +12,8 @@ from support import llproc
 from support.loops import ERROR_TO_TERMINAL
 from support.project import LoopProject
 
-from little_loops.fsm.runs.outcomes import ExitCode
-from little_loops.fsm.runs.pids import process_start_ticks
+from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.store import StatePersistence
 
 HELLO = """\

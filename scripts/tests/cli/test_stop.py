@@ -15,9 +15,9 @@ from support.project import LoopProject
 from support.slowdown import scaled
 
 from little_loops.cli.stop import stop_command
+from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.control import GRACE_SECONDS
-from little_loops.fsm.runs.outcomes import ExitCode
-from little_loops.fsm.runs.pids import process_start_ticks
 
 SLOW = """\
     name: slow

@@ -9,7 +9,7 @@ from support import llproc
 from support.fake_claude import spender_loop, spending_claude
 from support.project import LoopProject
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 BOSS = """\
 name: boss

@@ -13,7 +13,7 @@ from support.fake_claude import shell_claude, spender_loop, spending_claude
 from support.project import LoopProject
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 CHILD = """\
 name: child

@@ -11,7 +11,7 @@ import pytest
 from support.paths import DATA, REPO
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 if TYPE_CHECKING:
     from support.project import LoopProject

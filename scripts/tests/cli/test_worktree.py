@@ -11,9 +11,9 @@ import pytest
 from support import llproc
 from support.gitrepo import branches, commit_all, git, head, loops_project, untouched
 
-from little_loops.fsm.runs.layout import run_key
+from little_loops.fsm.facts.layout import run_key
+from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.locks import acquire_scope
-from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.worktrees import Worktree, create_worktree
 
 

@@ -14,8 +14,8 @@ import pytest
 from support.gitrepo import git, make_repo, picture, run_env
 from support.llproc import ll_loop, start, wait_for
 
-from little_loops.fsm.runs.layout import run_files
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.layout import run_files
+from little_loops.fsm.facts.outcomes import ExitCode
 
 EDIT = """\
     name: edit

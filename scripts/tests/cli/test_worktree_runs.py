@@ -17,8 +17,8 @@ from support.gitrepo import git, make_repo, picture, run_env
 from support.llproc import ll_loop, start, wait_for
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.layout import output_file_name, run_files, split_run_key, stderr_file
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.layout import output_file_name, run_files, split_run_key, stderr_file
+from little_loops.fsm.facts.outcomes import ExitCode
 
 FIX_ISSUE = """\
     name: fix-issue

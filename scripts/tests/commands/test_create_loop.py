@@ -18,7 +18,6 @@ from support.paths import REPO
 from little_loops.fsm.definition.key_checks import LLM_KEYS
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import OPERATORS, StateConfig, model_keys
-from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.paradigms.convergence import CONVERGENCE_KEYS
 from little_loops.fsm.paradigms.goal import GOAL_KEYS
@@ -26,6 +25,7 @@ from little_loops.fsm.paradigms.imperative import IMPERATIVE_KEYS, UNTIL_KEYS
 from little_loops.fsm.paradigms.invariants import CONSTRAINT_KEYS, INVARIANTS_KEYS
 from little_loops.fsm.paradigms.registry import PARADIGMS, compile_paradigm
 from little_loops.fsm.paradigms.spec import LOOP_SETTINGS
+from little_loops.fsm.validate.loopfile import check_document
 from little_loops.loops import library_loop_path, library_loops
 
 COMMAND = REPO / "commands" / "create_loop.md"

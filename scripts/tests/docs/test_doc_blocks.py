@@ -36,7 +36,7 @@ from little_loops.cli import (
     parse_command_line,
 )
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.validation import FileReport, check_document
+from little_loops.fsm.validate.loopfile import FileReport, check_document
 
 BLOCKS = all_blocks()
 # Warnings a loop example keeps on purpose: docs/analysis.md lists them as real findings.

@@ -8,7 +8,7 @@ import re
 import pytest
 from support.paths import REPO
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 # The sentence that lists them: `Exit codes ...: 0 done, 1 failed, ..., 143 stopped.`
 LIST = re.compile(r"Exit codes[^:]*: (0 .*?\b143 \w+)\.")

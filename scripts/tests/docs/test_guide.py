@@ -12,9 +12,9 @@ from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
-from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.engine.limits import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
-from little_loops.fsm.runs.outcomes import TERMINATION_EXIT_CODE
+from little_loops.fsm.facts.outcomes import TERMINATION_EXIT_CODE
+from little_loops.fsm.validate.loopfile import check_document
 
 DOCS = REPO / "docs"
 GUIDE = DOCS / "guide.md"

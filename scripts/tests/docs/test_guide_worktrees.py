@@ -11,7 +11,7 @@ from support import llproc
 from support.doc_blocks import all_blocks, command_lines, normalise
 from support.gitrepo import make_repo
 
-from little_loops.fsm.runs.layout import run_files, split_run_key
+from little_loops.fsm.facts.layout import run_files, split_run_key
 
 DOC = "docs/guide.md"
 COMMIT = re.compile(r"\b(to|commit) [0-9a-f]{7}\b")  # a commit's sha differs with its time

@@ -11,7 +11,7 @@ from support.doc_blocks import all_blocks, normalise
 from support.gitrepo import commit_all, make_repo
 from support.paths import REPO
 
-from little_loops.fsm.runs.layout import LOOPS_GITIGNORE, run_key
+from little_loops.fsm.facts.layout import LOOPS_GITIGNORE, run_key
 from little_loops.fsm.runs.locks import acquire_scope
 from little_loops.fsm.runs.worktrees import create_worktree, keep_or_remove
 

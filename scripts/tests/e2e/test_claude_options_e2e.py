@@ -16,7 +16,7 @@ from support import llproc
 from support.fake_anthropic import FakeAnthropic, Route, is_claude_code
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.runs.store import get_loop_history
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]

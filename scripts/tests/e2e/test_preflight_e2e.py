@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.definition.validation import load_and_validate
 from little_loops.fsm.runs.preflight import needs, problems
+from little_loops.fsm.validate.loopfile import load_and_validate
 
 pytestmark = [
     pytest.mark.e2e,

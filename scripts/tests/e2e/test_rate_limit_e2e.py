@@ -22,8 +22,8 @@ from support.fake_anthropic import is_judge as is_judge_request
 from support.project import LoopProject
 from support.slowdown import scaled
 
+from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.control import GRACE_SECONDS
-from little_loops.fsm.runs.outcomes import ExitCode
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,7 @@ from support import llproc
 from support.doc_blocks import all_blocks
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn, is_judge
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]
 

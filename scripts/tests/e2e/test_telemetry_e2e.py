@@ -15,7 +15,7 @@ from support import llproc
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn
 from support.otlp import otlp_endpoint
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]
 

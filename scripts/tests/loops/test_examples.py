@@ -17,10 +17,10 @@ from support.paths import REPO, SHIPPED_LOOPS
 from support.slowdown import scaled
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.json_schema import SCHEMA_FILE
-from little_loops.fsm.definition.validation import check_file, load_and_validate
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.engine.records import ExecutionResult
+from little_loops.fsm.validate.json_schema import SCHEMA_FILE
+from little_loops.fsm.validate.loopfile import check_file, load_and_validate
 from little_loops.loops import LIBRARY_DIR, MODELINE_PREFIX, library_loops
 
 SHIPPED = [LIBRARY_DIR / f"{name}.yaml" for name in library_loops()]

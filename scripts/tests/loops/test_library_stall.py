@@ -9,7 +9,7 @@ import pytest
 from support import llproc
 from support.fake_claude import fake_claude
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 
 def test_a_fix_that_changes_nothing_stops_fix_tests(

@@ -95,9 +95,9 @@ def test_lazy_and_dynamic_imports_count_and_type_checking_ones_do_not() -> None:
         "    from little_loops.fsm.engine import executor\n"
         "def f():\n"
         "    from little_loops.cli import main_loop\n"
-        "    importlib.import_module('little_loops.fsm.errors')\n"
+        "    importlib.import_module('little_loops.fsm.facts.errors')\n"
     )
-    assert _imports_in(source) == {"little_loops.cli", "little_loops.fsm.errors"}
+    assert _imports_in(source) == {"little_loops.cli", "little_loops.fsm.facts.errors"}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -17,7 +17,7 @@ import pytest
 from support.project import LoopProject, RunResult
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = pytest.mark.reliability
 

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.layout import leftover_temp_files, temp_file
-from little_loops.fsm.runs.pids import pid_alive
+from little_loops.fsm.facts.layout import leftover_temp_files, temp_file
+from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.runs.store import StatePersistence
 
 pytestmark = pytest.mark.reliability

@@ -14,14 +14,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from support.timelimit import time_limit
 
-from little_loops.fsm.engine.interpolation import (
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.values.interpolation import (
     InterpolationContext,
     interpolate,
     interpolate_dict,
     interpolate_value,
 )
-from little_loops.fsm.engine.references import NAMESPACES, references
-from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.values.references import NAMESPACES, references
 
 pytestmark = pytest.mark.reliability
 

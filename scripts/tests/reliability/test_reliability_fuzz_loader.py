@@ -22,8 +22,8 @@ from support.timelimit import time_limit
 
 from little_loops.cli import main_loop
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.validation import FileReport, check_document
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.facts.errors import LoopDefinitionError
+from little_loops.fsm.validate.loopfile import FileReport, check_document
 
 pytestmark = pytest.mark.reliability
 

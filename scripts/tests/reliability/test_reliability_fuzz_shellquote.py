@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.slowdown import scaled
 
-from little_loops.fsm.engine.interpolation import InterpolationContext
-from little_loops.fsm.engine.shellquote import interpolate_shell
-from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.values.interpolation import InterpolationContext
+from little_loops.fsm.values.shellquote import interpolate_shell
 
 pytestmark = pytest.mark.reliability
 

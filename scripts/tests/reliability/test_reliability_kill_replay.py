@@ -16,7 +16,7 @@ import pytest
 from support import llproc
 from support.slowdown import scaled
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.store import StatePersistence
 
 pytestmark = pytest.mark.reliability
@@ -52,7 +52,7 @@ states:
 DIE_AT_EVENT = """\
 import os, sys
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.validation import load_and_validate
+from little_loops.fsm.validate.loopfile import load_and_validate
 from little_loops.fsm.runs.resumable import PersistentExecutor
 
 k, seen = int(sys.argv[1]), []

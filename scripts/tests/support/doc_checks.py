@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from little_loops.fsm.runs.outcomes import Status
+from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.runs.state import LoopState
 from support.doc_blocks import Block
 

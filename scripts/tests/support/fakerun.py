@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.facts.layout import run_files
 
 _HOLD = """\
 import fcntl, os, signal, subprocess, sys, time

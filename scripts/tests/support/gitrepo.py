@@ -54,7 +54,7 @@ def make_repo(root: Path, files: dict[str, str], message: str = "first") -> str:
 def loops_project(tmp_path: Path, files: dict[str, str]) -> Path:
     """`tmp_path/project`: a repository with `.loops/.gitignore` as `ll-loop init` writes it
     and *files*, committed."""
-    from little_loops.fsm.runs.layout import LOOPS_GITIGNORE
+    from little_loops.fsm.facts.layout import LOOPS_GITIGNORE
 
     root = tmp_path / "project"
     make_repo(root, {".loops/.gitignore": LOOPS_GITIGNORE, **files})

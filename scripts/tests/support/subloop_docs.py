@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from little_loops.fsm.definition.validation import FileReport, check_file
+from little_loops.fsm.validate.loopfile import FileReport, check_file
 
 SUBLOOP_LINE = re.compile(r"^\s+loop: ", re.MULTILINE)
 NAME_LINE = re.compile(r"^name: (\S+)$", re.MULTILINE)

@@ -15,9 +15,9 @@ from typing import Any, NamedTuple
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.transcript import json_object, tool_lines
-from little_loops.fsm.definition.value_checks import is_finite
-from little_loops.fsm.runs.pricing import USAGE_KEYS, estimate_cost
-from little_loops.fsm.runs.runfile import open_run_stream
+from little_loops.fsm.facts.pricing import USAGE_KEYS, estimate_cost
+from little_loops.fsm.facts.runfile import open_run_stream
+from little_loops.fsm.values.value_checks import is_finite
 
 # Flags added to every Claude Code action so its answer arrives with cost and usage
 # (`-p` accepts stream-json only with --verbose).

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from little_loops.fsm.definition.value_checks import (
+from little_loops.fsm.values.value_checks import (
     Check,
     integer,
     one_of,

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 
-from little_loops.fsm.runs.proctree import child_pids, signal_leader
+from little_loops.fsm.processes.proctree import child_pids, signal_leader
 
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 _REAP_POLL_SECONDS = 0.01

@@ -18,8 +18,8 @@ from little_loops.fsm.actions.supervisor import (
     ProcessSupervisor,
     failed,
 )
-from little_loops.fsm.runs.layout import action_output_file, stderr_file
-from little_loops.fsm.runs.runfile import NotOurFile, open_run_file
+from little_loops.fsm.facts.layout import action_output_file, stderr_file
+from little_loops.fsm.facts.runfile import NotOurFile, open_run_file
 
 CLAUDE_FLAGS: tuple[str, ...] = ("--dangerously-skip-permissions", "-p")
 CLAUDE_INSTALL_HINT = "install Claude Code: npm install -g @anthropic-ai/claude-code"

@@ -15,7 +15,7 @@ from pathlib import Path
 from little_loops.fsm.actions import launch
 from little_loops.fsm.actions.descendants import Children
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.timefmt import format_duration
+from little_loops.fsm.facts.timefmt import format_duration
 
 TIMEOUT_EXIT_CODE = 124
 CANNOT_RUN_EXIT_CODE = 126

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from little_loops.fsm.runs.spend import format_cost
+from little_loops.fsm.facts.spend import format_cost
 
 RESULT_WIDTH = 100  # a tool result is shown as its first line, cut to this many characters
 # What `tool_lines` keeps of a session: its first this many lines, each cut to this width.

@@ -1,1 +1,1 @@
-"""Load, check and model a loop file: the YAML reader, the typed model, validation, the writer."""
+"""Load, check and model a loop file: the YAML reader, the typed model, the graph and its checks."""

@@ -29,14 +29,14 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
     StateConfig,
 )
+from little_loops.fsm.definition.routing import resolve_route
+from little_loops.fsm.definition.transitions import Transition, declared, restart
 from little_loops.fsm.definition.uses import Use, expand, injection_message, untrusted
-from little_loops.fsm.engine.references import OPEN
-from little_loops.fsm.engine.routing import resolve_route
-from little_loops.fsm.engine.transitions import Transition, declared, restart
-from little_loops.fsm.errors import ValidationError
+from little_loops.fsm.definition.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
 from little_loops.fsm.evaluators.registry import interpolated_fields
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.evaluators.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
+from little_loops.fsm.facts.errors import ValidationError
+from little_loops.fsm.values.references import OPEN
 
 # A pseudo capture name for "some state has produced an evaluation result" (`${result.*}`).
 _RESULT = "\0result"

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from little_loops.fsm.definition.parameters import ParameterSpec, check_value
-from little_loops.fsm.errors import LoopDefinitionError
-from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.facts.errors import LoopDefinitionError
+from little_loops.fsm.facts.suggest import did_you_mean
 
 
 @dataclass(frozen=True)

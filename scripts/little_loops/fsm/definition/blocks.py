@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Self
+
+from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
 DEFAULT_NOTIFY_TIMEOUT = 10.0  # seconds a notification's command or one webhook try may take
 DEFAULT_NOTIFY_RETRIES = 3  # webhook tries after the first (1 s, 2 s, 4 s ... apart)
-
-
-def non_default_items(obj: Any) -> dict[str, Any]:
-    """The dataclass fields of *obj* whose value differs from the field's default."""
-    out: dict[str, Any] = {}
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        default = f.default_factory() if f.default_factory is not MISSING else f.default
-        if value != default:
-            out[f.name] = value
-    return out
 
 
 class Block:

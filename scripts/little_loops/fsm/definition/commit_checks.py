@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.model import APPROVAL, COMMIT_EACH_PASS
-from little_loops.fsm.definition.value_checks import Check, describe
+from little_loops.fsm.values.value_checks import Check, describe
 
 KeyPath = tuple[str | int, ...]
 

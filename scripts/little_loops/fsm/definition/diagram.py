@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
-from little_loops.fsm.engine.references import OPEN
-from little_loops.fsm.engine.transitions import (
+from little_loops.fsm.definition.transitions import (
     MAINTAIN_LABEL,
     STALL_KEY,
     STALL_LABEL,
@@ -22,6 +21,7 @@ from little_loops.fsm.engine.transitions import (
     declared,
     moves,
 )
+from little_loops.fsm.values.references import OPEN
 
 FORMATS: tuple[str, ...] = ("mermaid", "dot")
 

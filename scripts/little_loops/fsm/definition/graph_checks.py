@@ -12,15 +12,15 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.prose import sentence_warning
-from little_loops.fsm.engine.interpolation import context_problems
-from little_loops.fsm.engine.references import NAMESPACES, OPEN, near_misses, references
-from little_loops.fsm.engine.shellquote import unquotable
-from little_loops.fsm.engine.transitions import Transition, declared, restart
-from little_loops.fsm.errors import Severity, ValidationError
+from little_loops.fsm.definition.transitions import Transition, declared, restart
+from little_loops.fsm.definition.verdicts import StateVerdicts, state_verdicts
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.evaluators.verdicts import StateVerdicts, state_verdicts
-from little_loops.fsm.suggest import closest, did_you_mean
+from little_loops.fsm.facts.errors import Severity, ValidationError
+from little_loops.fsm.facts.suggest import closest, did_you_mean
+from little_loops.fsm.values.interpolation import context_problems
+from little_loops.fsm.values.references import NAMESPACES, OPEN, near_misses, references
+from little_loops.fsm.values.shellquote import unquotable
 
 KeyPath = tuple[str | int, ...]
 

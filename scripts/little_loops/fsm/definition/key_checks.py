@@ -26,7 +26,12 @@ from little_loops.fsm.definition.retry_checks import (
     unknown_verdicts,
 )
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
-from little_loops.fsm.definition.value_checks import (
+from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
+from little_loops.fsm.evaluators.spec import COMMON_KEYS
+from little_loops.fsm.facts.errors import Severity, ValidationError
+from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES
+from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values.value_checks import (
     MAX_ACTION_SECONDS,
     MAX_LOOP_SECONDS,
     URL,
@@ -47,11 +52,6 @@ from little_loops.fsm.definition.value_checks import (
     text,
     words,
 )
-from little_loops.fsm.errors import Severity, ValidationError
-from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
-from little_loops.fsm.evaluators.spec import COMMON_KEYS
-from little_loops.fsm.runs.outcomes import NOTIFY_OUTCOMES
-from little_loops.fsm.suggest import did_you_mean
 
 KeyPath = tuple[str | int, ...]
 # A mapping read from YAML: keys are usually strings, but a file may have any scalar there.

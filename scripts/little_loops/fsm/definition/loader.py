@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from little_loops.fsm.definition.yaml_hints import explain
-from little_loops.fsm.errors import LoopFileError
+from little_loops.fsm.facts.errors import LoopFileError
 
 KeyPath = tuple[str | int, ...]
 

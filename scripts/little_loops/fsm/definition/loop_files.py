@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.errors import ValidationError
+from little_loops.fsm.facts.errors import ValidationError
 
 # Looked for in this order: a compiled FSM first, then the file as written.
 COMPILED_SUFFIX = ".fsm.yaml"  # `ll-loop compile X.yaml -o X.fsm.yaml`

@@ -19,12 +19,32 @@ from little_loops.fsm.definition.blocks import NotifyConfig as NotifyConfig
 from little_loops.fsm.definition.blocks import RateLimitConfig as RateLimitConfig
 from little_loops.fsm.definition.blocks import RetryConfig as RetryConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
-from little_loops.fsm.definition.blocks import non_default_items as _non_default_items
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
+from little_loops.fsm.evaluators.config import (
+    DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
+)
+from little_loops.fsm.evaluators.config import (
+    DEFAULT_LLM_MODEL as DEFAULT_LLM_MODEL,
+)
+from little_loops.fsm.evaluators.config import (
+    DEFAULT_LLM_MODEL_TOKEN as DEFAULT_LLM_MODEL_TOKEN,
+)
+from little_loops.fsm.evaluators.config import (
+    DEFAULT_PROMPT_EVALUATOR as DEFAULT_PROMPT_EVALUATOR,
+)
+from little_loops.fsm.evaluators.config import (
+    DIRECTIONS as DIRECTIONS,
+)
+from little_loops.fsm.evaluators.config import (
+    JUDGE_BACKENDS as JUDGE_BACKENDS,
+)
+from little_loops.fsm.evaluators.config import (
+    OPERATORS as OPERATORS,
+)
+from little_loops.fsm.evaluators.config import EvaluateConfig as EvaluateConfig
+from little_loops.fsm.evaluators.config import LLMConfig as LLMConfig
+from little_loops.fsm.values.fields import non_default_items as _non_default_items
 
-DEFAULT_LLM_MODEL = "claude-haiku-4-5"
-# `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
-DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_MAX_ITERATIONS = 50
 
 ActionType = Literal["prompt", "slash_command", "shell", "approval"]
@@ -32,18 +52,11 @@ ActionType = Literal["prompt", "slash_command", "shell", "approval"]
 # (`ll-loop approve` / `ll-loop reject`) its verdict.
 APPROVAL = "approval"
 
-# The evaluator of a state without `evaluate:` (the evaluators are fsm/evaluators/registry.py).
-DEFAULT_EVALUATOR = "exit_code"
-DEFAULT_PROMPT_EVALUATOR = "llm_structured"  # for a prompt or slash command
 ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
-# Who the llm_structured judge asks: auto (the API with ANTHROPIC_API_KEY, else Claude Code).
-JUDGE_BACKENDS: tuple[str, ...] = ("auto", "api", "claude")
 # `session:` of a Claude state: a new session each visit, or its previous one resumed.
 SESSION_FRESH = "fresh"
 SESSION_CONTINUE = "continue"
 SESSION_MODES: tuple[str, ...] = (SESSION_FRESH, SESSION_CONTINUE)
-OPERATORS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
-DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")
 
 # Route-table keys with a meaning of their own; every other key is a verdict.
 ROUTE_DEFAULT_KEY = "_"
@@ -53,7 +66,7 @@ CURRENT_STATE_TOKEN = "$current"
 
 
 # A terminal state's `outcome:` (the verdict a parent's sub-loop state gets when the
-# child loop ends there; failure also sets a top-level run's outcome, runs/outcomes.py).
+# child loop ends there; failure also sets a top-level run's outcome, facts/outcomes.py).
 OUTCOME_SUCCESS = "success"
 OUTCOME_FAILURE = "failure"
 TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
@@ -75,36 +88,6 @@ def field_name(key: str) -> str:
 def model_keys(cls: type) -> list[str]:
     """The loop-file keys of a model dataclass: its fields, less the derived ones."""
     return [yaml_key(f.name) for f in fields(cls) if not f.metadata.get("derived")]
-
-
-@dataclass
-class EvaluateConfig:
-    """How to turn an action's result into a verdict (`evaluate:` of a state)."""
-
-    type: str  # a name in fsm/evaluators/registry.py
-    operator: str | None = None
-    target: Any = None
-    tolerance: Any = None
-    pattern: str | None = None
-    negate: bool = False
-    path: str | None = None
-    previous: str | None = None
-    direction: str = "minimize"
-    prompt: str | None = None
-    schema: dict[str, Any] | None = None
-    min_confidence: float = 0.5
-    uncertain_suffix: bool = False
-    source: str | None = None
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvaluateConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"type": self.type}
-        out.update(_non_default_items(self))
-        return out
 
 
 @dataclass
@@ -215,28 +198,6 @@ class StateConfig:
         if self.action and self.is_prompt():
             return EvaluateConfig(type=DEFAULT_PROMPT_EVALUATOR)
         return EvaluateConfig(type=DEFAULT_EVALUATOR)
-
-
-@dataclass
-class LLMConfig:
-    """Settings of the one LLM touchpoint, the `llm_structured` evaluator (`llm:`)."""
-
-    enabled: bool = True
-    model: str = DEFAULT_LLM_MODEL
-    max_tokens: int = 256
-    timeout: float = 30
-    backend: str = "auto"  # one of JUDGE_BACKENDS
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LLMConfig:
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known}
-        if kwargs.get("model") == DEFAULT_LLM_MODEL_TOKEN:
-            kwargs["model"] = DEFAULT_LLM_MODEL
-        return cls(**kwargs)
-
-    def to_dict(self) -> dict[str, Any]:
-        return _non_default_items(self)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-from little_loops.fsm.definition.value_checks import Check, describe
+from little_loops.fsm.values.value_checks import Check, describe
 
 ParameterType = Literal["string", "integer", "number", "boolean", "path", "list"]
 PARAMETER_TYPES: tuple[str, ...] = get_args(ParameterType)
@@ -228,7 +228,7 @@ def parameter_problems(
     raw: Mapping[Any, object], context: object
 ) -> Iterator[tuple[ParamPath, str]]:
     """Each problem of a `parameters:` mapping, as (path under `parameters`, message)."""
-    from little_loops.fsm.suggest import did_you_mean
+    from little_loops.fsm.facts.suggest import did_you_mean
 
     declared = context if isinstance(context, Mapping) else {}
     for name, entry in raw.items():
@@ -254,7 +254,7 @@ def parameter_problems(
 
 
 def _entry_problems(name: str, entry: Mapping[Any, object]) -> Iterator[tuple[ParamPath, str]]:
-    from little_loops.fsm.suggest import did_you_mean
+    from little_loops.fsm.facts.suggest import did_you_mean
 
     for key in entry:
         if key not in PARAMETER_KEYS:
@@ -296,7 +296,7 @@ def _entry_problems(name: str, entry: Mapping[Any, object]) -> Iterator[tuple[Pa
 
 
 def _type_hint(word: str) -> str:
-    from little_loops.fsm.suggest import did_you_mean
+    from little_loops.fsm.facts.suggest import did_you_mean
 
     return did_you_mean(word, PARAMETER_TYPES) or f" (types: {', '.join(PARAMETER_TYPES)})"
 

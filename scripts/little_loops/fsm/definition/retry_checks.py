@@ -10,7 +10,10 @@ from little_loops.fsm.definition.model import (
     DEFAULT_PROMPT_EVALUATOR,
     EvaluateConfig,
 )
-from little_loops.fsm.definition.value_checks import (
+from little_loops.fsm.evaluators.registry import SPECS
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values.value_checks import (
     MAX_LOOP_SECONDS,
     Check,
     check_with,
@@ -20,9 +23,6 @@ from little_loops.fsm.definition.value_checks import (
     one_of,
     optional,
 )
-from little_loops.fsm.evaluators.registry import SPECS
-from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.suggest import did_you_mean
 
 _WAIT_SECONDS = number(0, MAX_LOOP_SECONDS, why="a year")
 _LONGEST_WAIT = number(0, MAX_LOOP_SECONDS, above=True, why="a year")

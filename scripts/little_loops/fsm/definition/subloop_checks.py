@@ -11,8 +11,8 @@ from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXE
 from little_loops.fsm.definition.loop_files import SOURCE_SUFFIXES
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.parameters import check_value
-from little_loops.fsm.errors import LoopDefinitionError, LoopFileError, ValidationError
-from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, ValidationError
+from little_loops.fsm.facts.suggest import did_you_mean
 
 # The state keys a sub-loop state cannot have: the child is its action and gives its verdict.
 # (The child's own `timeout`/`max_iterations` bound it; `retry:` would run it again.)

@@ -6,8 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from little_loops.fsm.definition.graph_checks import KeyPath
-from little_loops.fsm.engine.interpolation import MAX_CONTEXT_DEPTH
-from little_loops.fsm.engine.references import OPEN, RAW, raw_references, references
+from little_loops.fsm.values.interpolation import MAX_CONTEXT_DEPTH
+from little_loops.fsm.values.references import OPEN, RAW, raw_references, references
 
 # Fields of the untrusted namespaces that hold numbers or names the loop itself chose.
 _SAFE_CAPTURED_FIELDS = ("exit_code", "duration_ms")

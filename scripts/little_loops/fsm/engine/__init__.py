@@ -1,1 +1,1 @@
-"""Step a loop: interpolate, run, evaluate, route, count passes, enforce limits."""
+"""Step a loop: run an action, evaluate it, route, count passes, enforce limits, simulate."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit
 from little_loops.fsm.definition.model import RateLimitConfig, RetryConfig
-from little_loops.fsm.definition.value_checks import MAX_LOOP_SECONDS
+from little_loops.fsm.values.value_checks import MAX_LOOP_SECONDS
 
 RETRY_WAIT = "retry"  # a wait between attempts of retry:
 LIMIT_WAIT = "rate_limit"  # a wait for Claude's rate, overload or usage limit

@@ -12,8 +12,8 @@ from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutorSnapshot, acted_result
 from little_loops.fsm.engine.stall import StallWatch
-from little_loops.fsm.errors import LoopError
-from little_loops.fsm.runs.spend import Spend
+from little_loops.fsm.facts.errors import LoopError
+from little_loops.fsm.facts.spend import Spend
 
 
 class Checkpoints:

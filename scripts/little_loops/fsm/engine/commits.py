@@ -11,9 +11,9 @@ from typing import Any
 from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.passes import Passes
-from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.gitcmd import git
-from little_loops.fsm.safetext import one_line
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.safetext import one_line
+from little_loops.fsm.processes.gitcmd import git
 
 SUMMARY_WIDTH = 100  # the action's one-line summary in a commit message
 # Fallback identity, used only when the repository has none (its own is never replaced).

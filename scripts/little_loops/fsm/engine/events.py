@@ -7,7 +7,7 @@ from typing import Any, TypedDict
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.engine.records import ExecutionResult, event_value, short
-from little_loops.fsm.timefmt import iso_now
+from little_loops.fsm.facts.timefmt import iso_now
 
 # Receives every event: `{"event": NAME, "ts": ISO time, **payload}`.
 EventCallback = Callable[[dict[str, Any]], None]

@@ -11,11 +11,11 @@ from little_loops.fsm.actions.protocol import ActionRunner, RunsActions, as_acti
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.routing import StepOutcome, follow_route, illegal_route, no_route
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import Attempts
 from little_loops.fsm.engine.commits import Commits
 from little_loops.fsm.engine.events import EventCallback
-from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.engine.limits import RunClock, spends
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import (
@@ -26,16 +26,16 @@ from little_loops.fsm.engine.records import (
     saved_result,
 )
 from little_loops.fsm.engine.retrying import Retrying
-from little_loops.fsm.engine.routing import StepOutcome, follow_route, illegal_route, no_route
 from little_loops.fsm.engine.safeguards import STALLED, Safeguards
-from little_loops.fsm.engine.shellquote import interpolate_shell
 from little_loops.fsm.engine.step import StateWork, handoff_note
 from little_loops.fsm.engine.subloop import SubLoops
 from little_loops.fsm.engine.terminals import Terminals
-from little_loops.fsm.errors import InterpolationError, LoopError
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.runs.spend import Spend
-from little_loops.fsm.timefmt import iso_now
+from little_loops.fsm.facts.errors import InterpolationError, LoopError
+from little_loops.fsm.facts.spend import Spend
+from little_loops.fsm.facts.timefmt import iso_now
+from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.values.shellquote import interpolate_shell
 
 __all__ = [
     "ActionResult",

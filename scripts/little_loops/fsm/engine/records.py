@@ -26,7 +26,7 @@ class ExecutionResult:
     final_state: str
     iterations: int
     # terminal, max_iterations, timeout, error, handoff, budget, interrupted, stopped, stall
-    # or awaiting_approval (runs/outcomes.py)
+    # or awaiting_approval (facts/outcomes.py)
     terminated_by: str
     duration_ms: int
     captured: dict[str, Any]

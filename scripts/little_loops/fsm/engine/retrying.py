@@ -10,6 +10,7 @@ from typing import Any
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit, claude_limit, judge_limit
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
+from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import (
     RETRY_WAIT,
@@ -20,7 +21,6 @@ from little_loops.fsm.engine.attempts import (
 )
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.records import ExecutionResult
-from little_loops.fsm.engine.routing import StepOutcome
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
 
 

@@ -10,14 +10,14 @@ from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.transitions import STALL_LABEL, TIMEOUT_LABEL
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.checkpoint import Checkpoints
-from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.engine.routing import StepOutcome, follow_route
 from little_loops.fsm.engine.stall import Stall, StallWatch
-from little_loops.fsm.engine.transitions import STALL_LABEL, TIMEOUT_LABEL
-from little_loops.fsm.errors import InterpolationError
-from little_loops.fsm.timefmt import iso_now
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.facts.timefmt import iso_now
+from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 
 # The terminated_by of a run stopped at an approval state, and of one ended by a stall.
 AWAITING_APPROVAL = "awaiting_approval"

@@ -19,11 +19,9 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.engine.interpolation import InterpolationContext, to_text
+from little_loops.fsm.definition.routing import resolve_route
+from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.engine.passes import Passes
-from little_loops.fsm.engine.references import ESCAPE, OPEN, reference_pattern
-from little_loops.fsm.engine.routing import resolve_route
-from little_loops.fsm.engine.shellquote import contexts, quoted
 from little_loops.fsm.engine.simulation import (
     ERROR,
     MAX_ITERATIONS,
@@ -37,11 +35,13 @@ from little_loops.fsm.engine.simulation import (
     SimulationResult,
 )
 from little_loops.fsm.engine.subloop import end_verdict
-from little_loops.fsm.engine.transitions import restart
-from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.suggest import did_you_mean
-from little_loops.fsm.timefmt import format_duration
+from little_loops.fsm.facts.errors import InterpolationError, LoopDefinitionError
+from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.facts.timefmt import format_duration
+from little_loops.fsm.values.interpolation import InterpolationContext, to_text
+from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
+from little_loops.fsm.values.shellquote import contexts, quoted
 
 
 def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
@@ -243,7 +243,7 @@ class _Walk:
         return verdict, f"loop {child.name} ended in {ended.final_state}: {ended.terminated_by}"
 
     def check_verdict(self, state: StateConfig, step: SimulatedStep) -> None:
-        from little_loops.fsm.evaluators.verdicts import state_verdicts  # not at --help
+        from little_loops.fsm.definition.verdicts import state_verdicts  # not at --help
 
         found = state_verdicts(self.fsm, state)
         if found is None or step.verdict is None or found.can_give(step.verdict) is not False:

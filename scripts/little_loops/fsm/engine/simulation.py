@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from little_loops.fsm.runs.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode
 
 # How a simulation ends, and the exit code `ll-loop simulate` returns for it. The first
 # three are the executor's own terminated_by values (fsm/outcomes.py); the others are

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.definition.model import FSMLoop, StallConfig
-from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.facts.errors import LoopRuntimeError
 
 SAME_RESULT = "same_result"
 NO_CHANGE_PASSES = "no_change_passes"

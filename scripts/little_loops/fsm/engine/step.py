@@ -15,13 +15,13 @@ from little_loops.fsm.actions.ratelimit import judge_limit
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
 from little_loops.fsm.engine.records import short
 from little_loops.fsm.evaluators.dispatch import evaluate
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
-from little_loops.fsm.runs.layout import output_file_name
-from little_loops.fsm.runs.spend import Spend
+from little_loops.fsm.facts.layout import output_file_name
+from little_loops.fsm.facts.spend import Spend
+from little_loops.fsm.values.interpolation import InterpolationContext
 
 Emit = Callable[[str, Mapping[str, object]], None]
 

@@ -16,22 +16,22 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.parameters import check_value
+from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.definition.subloop_checks import INTERPOLATION_START
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.interpolation import (
+from little_loops.fsm.engine.limits import RunClock
+from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
+from little_loops.fsm.engine.step import StateWork
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.facts.errors import InterpolationError, LoopDefinitionError
+from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.facts.spend import Spend
+from little_loops.fsm.values.interpolation import (
     InterpolationContext,
     interpolate,
     interpolate_value,
     literal,
 )
-from little_loops.fsm.engine.limits import RunClock
-from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
-from little_loops.fsm.engine.routing import StepOutcome, follow_route
-from little_loops.fsm.engine.step import StateWork
-from little_loops.fsm.errors import InterpolationError, LoopDefinitionError
-from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.runs.outcomes import Outcome
-from little_loops.fsm.runs.spend import Spend
 
 # How a child run's end reaches the parent: these stop the whole tree, with the same
 # terminated_by at the top; any other end but a terminal state is the verdict error.

@@ -7,14 +7,14 @@ from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import OUTCOME_FAILURE, FSMLoop, StateConfig
-from little_loops.fsm.engine.interpolation import InterpolationContext
+from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.transitions import MAINTAIN_LABEL, restart
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutionResult
-from little_loops.fsm.engine.routing import StepOutcome
-from little_loops.fsm.engine.transitions import MAINTAIN_LABEL, restart
-from little_loops.fsm.errors import InterpolationError
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.runs.outcomes import Outcome
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.values.interpolation import InterpolationContext
 
 
 class Terminals:
@@ -75,7 +75,7 @@ class Terminals:
         way = restart(self.fsm, state)
         if way is None:
             # A terminal reached on the verdict `error` is a failure whatever it is called:
-            # a run whose Claude step could not run must not exit 0 (runs/outcomes.py).
+            # a run whose Claude step could not run must not exit 0 (facts/outcomes.py).
             why = self.arrived_on_error
             if state.outcome == OUTCOME_FAILURE or why is not None:
                 return self._finish(Outcome.TERMINAL_FAILURE, error=why)

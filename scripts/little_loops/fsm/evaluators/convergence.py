@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model import DIRECTIONS, EvaluateConfig, LLMConfig
-from little_loops.fsm.definition.value_checks import is_number
-from little_loops.fsm.engine.interpolation import to_text
+from little_loops.fsm.evaluators.config import DIRECTIONS, EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.numbers import as_number, difference, number_text, output_number
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, shorten
+from little_loops.fsm.values.interpolation import to_text
+from little_loops.fsm.values.value_checks import is_number
 
 
 def evaluate_convergence(

@@ -5,14 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR,
     DEFAULT_PROMPT_EVALUATOR,
     EvaluateConfig,
     LLMConfig,
 )
-from little_loops.fsm.engine.interpolation import InterpolationContext, interpolate_value, to_text
-from little_loops.fsm.errors import InterpolationError
 from little_loops.fsm.evaluators.exit_code import evaluate_exit_code
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields
 from little_loops.fsm.evaluators.spec import (
@@ -22,7 +20,9 @@ from little_loops.fsm.evaluators.spec import (
     error_result,
     shorten,
 )
-from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values.interpolation import InterpolationContext, interpolate_value, to_text
 
 LLM_SKIPPED_NOTE = "LLM evaluation disabled (--no-llm or llm.enabled: false); used exit_code"
 

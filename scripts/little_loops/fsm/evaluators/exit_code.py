@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
+from little_loops.fsm.evaluators.config import EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result
 
 

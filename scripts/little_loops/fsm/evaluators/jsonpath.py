@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from little_loops.fsm.definition.value_checks import is_number
+from little_loops.fsm.values.value_checks import is_number
 
 # One segment of a jq-style path: `.name`, `[3]`, `[-1]`, `["odd key"]` (`.` before `[` allowed).
 # Compiled by re when first used (re caches it), not when validate imports the evaluators.

@@ -15,8 +15,7 @@ from typing import Any
 
 from little_loops.fsm.actions.claude import parse_report, usage_of
 from little_loops.fsm.actions.supervisor import ProcessSupervisor
-from little_loops.fsm.definition.model import LLMConfig
-from little_loops.fsm.definition.value_checks import is_finite
+from little_loops.fsm.evaluators.config import LLMConfig
 from little_loops.fsm.evaluators.judge_rules import (
     judge_error,
     judge_text,
@@ -24,6 +23,7 @@ from little_loops.fsm.evaluators.judge_rules import (
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult
+from little_loops.fsm.values.value_checks import is_finite
 
 # `--tools ""` offers no tools but the StructuredOutput one `--json-schema` adds; `-p` goes
 # last before the prompt, so the variadic `--tools` cannot take the prompt for a tool name.

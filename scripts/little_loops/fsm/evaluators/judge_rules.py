@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.evaluators.spec import EvaluationResult, error_result
+from little_loops.fsm.values.value_checks import is_finite
 
 DEFAULT_LLM_PROMPT = "Evaluate whether this action succeeded based on its output."
 

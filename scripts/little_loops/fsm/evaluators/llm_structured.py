@@ -15,8 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
-from little_loops.fsm.engine.interpolation import to_text
+from little_loops.fsm.evaluators.config import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.judge_rules import (
     DEFAULT_LLM_PROMPT,
     MAX_OUTPUT_CHARS,
@@ -29,6 +28,7 @@ from little_loops.fsm.evaluators.judge_rules import (
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec
+from little_loops.fsm.values.interpolation import to_text
 
 DEFAULT_LLM_SCHEMA: dict[str, Any] = {
     "type": "object",

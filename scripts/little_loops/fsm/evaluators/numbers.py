@@ -7,10 +7,10 @@ import operator as op
 from collections.abc import Callable
 from typing import Any
 
-from little_loops.fsm.definition.model import OPERATORS
-from little_loops.fsm.definition.value_checks import LARGEST_NUMBER, is_finite
-from little_loops.fsm.engine.interpolation import to_text
+from little_loops.fsm.evaluators.config import OPERATORS
 from little_loops.fsm.evaluators.spec import shorten
+from little_loops.fsm.values.interpolation import to_text
+from little_loops.fsm.values.value_checks import LARGEST_NUMBER, is_finite
 
 COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "eq": op.eq,

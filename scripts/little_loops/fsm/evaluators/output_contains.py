@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
-from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
-from little_loops.fsm.engine.interpolation import to_text
+from little_loops.fsm.evaluators.config import EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, missing
+from little_loops.fsm.values.interpolation import to_text
 
 # A regular expression may backtrack for hours ((a+)+b on "aaaa…!"); past this many seconds
 # the match is abandoned and the verdict is `error`, so the loop's limits still hold.

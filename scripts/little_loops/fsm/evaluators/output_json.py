@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
-from little_loops.fsm.definition.value_checks import LARGEST_NUMBER, is_finite, is_number
-from little_loops.fsm.engine.interpolation import to_text
+from little_loops.fsm.evaluators.config import EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.jsonpath import JsonPathError, extract_json_path, json_kind
 from little_loops.fsm.evaluators.numbers import as_number, comparison
 from little_loops.fsm.evaluators.output_numeric import value_detail
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, missing
+from little_loops.fsm.values.interpolation import to_text
+from little_loops.fsm.values.value_checks import LARGEST_NUMBER, is_finite, is_number
 
 
 class _NotJSON(ValueError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.evaluators import (
     convergence,
     exit_code,
@@ -43,11 +42,3 @@ def needs_llm(kind: str) -> bool:
     """True when evaluator *kind* asks a model (so costs money and obeys `llm.enabled`)."""
     spec = SPECS.get(kind)
     return spec is not None and spec.needs_llm
-
-
-def judged_by_llm(state: StateConfig) -> bool:
-    """True when *state*'s result goes to an evaluator that asks a model (while `llm` is
-    enabled): an evaluated state (not terminal, approval, sub-loop or `next:`) of that kind."""
-    if state.terminal or state.is_approval() or state.loop is not None or state.next is not None:
-        return False
-    return needs_llm(state.effective_evaluate().type)

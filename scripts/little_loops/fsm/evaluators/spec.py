@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
+from little_loops.fsm.evaluators.config import EvaluateConfig, LLMConfig
 
 # The verdict every evaluator can give: the action crashed or timed out, or evaluation failed.
 ERROR_VERDICT = "error"

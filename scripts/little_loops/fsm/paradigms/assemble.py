@@ -6,7 +6,7 @@ from typing import Any
 
 from little_loops.fsm.definition.key_checks import check_loop_settings
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.errors import LoopValidationError
+from little_loops.fsm.facts.errors import LoopValidationError
 from little_loops.fsm.paradigms.spec import SETTING_KEYS, SpecReader
 
 # The terminal state most paradigms end in.

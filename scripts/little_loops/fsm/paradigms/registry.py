@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 from little_loops.fsm.definition.key_checks import FSM_PARADIGM
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.facts.errors import LoopDefinitionError
+from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.paradigms.convergence import compile_convergence
 from little_loops.fsm.paradigms.goal import compile_goal
 from little_loops.fsm.paradigms.imperative import compile_imperative
@@ -19,7 +20,6 @@ from little_loops.fsm.paradigms.invariants import compile_invariants
 from little_loops.fsm.paradigms.native import compile_fsm
 from little_loops.fsm.paradigms.ralph import compile_ralph
 from little_loops.fsm.paradigms.spec import type_name
-from little_loops.fsm.suggest import did_you_mean
 
 
 class ParadigmCompiler(Protocol):

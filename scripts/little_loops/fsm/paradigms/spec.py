@@ -6,16 +6,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.key_checks import LOOP_SETTING_KEYS, RUN_ACTION_TYPE
-from little_loops.fsm.definition.value_checks import (
+from little_loops.fsm.facts.errors import ParadigmSpecError
+from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values.value_checks import (
     LARGEST_NUMBER,
     Check,
     describe,
     is_finite,
     quote_hint,
 )
-from little_loops.fsm.definition.value_checks import is_number as any_number
-from little_loops.fsm.errors import ParadigmSpecError
-from little_loops.fsm.suggest import did_you_mean
+from little_loops.fsm.values.value_checks import is_number as any_number
 
 # Loop settings a paradigm spec may carry: the FSM's own, checked by the definition's checks
 # (one wording per mistake), plus `action_type`, which goes onto every generated action state.

@@ -1,1 +1,1 @@
-"""A run on disk and its control: the .running layout, state and events, locks, processes, spend."""
+"""A run on disk and its control: state and events, locks, worktrees, archive, notify."""

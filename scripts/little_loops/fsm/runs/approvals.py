@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.engine.safeguards import ANSWER_COMMANDS
-from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import make_running_dir, run_files
+from little_loops.fsm.facts.outcomes import can_resume
+from little_loops.fsm.facts.runfile import NotOurFile, read_run_file
+from little_loops.fsm.facts.timefmt import iso_now
 from little_loops.fsm.runs.atomic import json_bytes, write_atomic
-from little_loops.fsm.runs.layout import make_running_dir, run_files
-from little_loops.fsm.runs.outcomes import can_resume
-from little_loops.fsm.runs.runfile import NotOurFile, read_run_file
 from little_loops.fsm.runs.state import LoopState
-from little_loops.fsm.timefmt import iso_now
 
 APPROVED = "success"  # the verdict `ll-loop approve` gives the approval state
 REJECTED = "failure"  # the verdict `ll-loop reject` gives it

@@ -15,9 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.atomic import json_bytes
-from little_loops.fsm.runs.layout import (
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import (
     ARCHIVE_PARTIAL,
     HISTORY_DIR,
     LOOP_DEFINITION,
@@ -28,9 +27,10 @@ from little_loops.fsm.runs.layout import (
     output_files,
     partial_entry,
 )
-from little_loops.fsm.runs.outcomes import Status
-from little_loops.fsm.runs.pids import pid_alive
-from little_loops.fsm.runs.runfile import display_path, open_run_file, read_run_file
+from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.facts.runfile import display_path, open_run_file, read_run_file
+from little_loops.fsm.processes.pids import pid_alive
+from little_loops.fsm.runs.atomic import json_bytes
 
 # An archived step output keeps at most its last this many bytes (a cut one says so first).
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.runs.layout import leftover_temp_files, temp_file
+from little_loops.fsm.facts.layout import leftover_temp_files, temp_file
 
 
 def write_atomic(

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.errors import LoopError
-from little_loops.fsm.runs.layout import make_running_dir, run_files
+from little_loops.fsm.facts.errors import LoopError
+from little_loops.fsm.facts.layout import make_running_dir, run_files
+from little_loops.fsm.facts.runfile import open_run_file, open_run_stream
+from little_loops.fsm.facts.timefmt import iso_now
 from little_loops.fsm.runs.locks import acquire_scope, project_root
-from little_loops.fsm.runs.runfile import open_run_file, open_run_stream
 from little_loops.fsm.runs.store import StatePersistence
-from little_loops.fsm.timefmt import iso_now
 
 START_WAIT_SECONDS = 2.0  # how long the parent watches the child start before reporting
 SETTLE_SECONDS = 0.3  # after the child's state shows its pid, how long to watch it fail fast

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
-from little_loops.fsm.errors import LoopError, LoopRuntimeError
+from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
+from little_loops.fsm.facts.outcomes import Outcome, Status
+from little_loops.fsm.processes.pids import pid_alive
+from little_loops.fsm.processes.proctree import signal_children
 from little_loops.fsm.runs.liveness import LiveStatus, run_alive
 from little_loops.fsm.runs.orphans import kill_orphaned_actions
-from little_loops.fsm.runs.outcomes import Outcome, Status
 from little_loops.fsm.runs.overrides import load_overrides
-from little_loops.fsm.runs.pids import pid_alive
-from little_loops.fsm.runs.proctree import signal_children
 from little_loops.fsm.runs.state import LoopState, StateFile
 from little_loops.fsm.runs.store import StatePersistence
 

@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from little_loops.fsm.errors import CorruptStateError
+from little_loops.fsm.facts.errors import CorruptStateError
+from little_loops.fsm.facts.layout import RunFiles, make_running_dir
+from little_loops.fsm.facts.runfile import open_run_file, open_run_stream
 from little_loops.fsm.runs.atomic import json_bytes
-from little_loops.fsm.runs.layout import RunFiles, make_running_dir
-from little_loops.fsm.runs.runfile import open_run_file, open_run_stream
 from little_loops.fsm.runs.state import StateShapeError, json_type
 
 SEGMENT_BYTES = 8 * 1024 * 1024  # the events file is rotated once it is this big

@@ -9,7 +9,7 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.executor import EventCallback
 from little_loops.fsm.engine.records import ExecutionResult
-from little_loops.fsm.runs.gitcmd import forget_git_location
+from little_loops.fsm.processes.gitcmd import forget_git_location
 from little_loops.fsm.runs.locks import LockHandle, acquire_scope, project_root
 from little_loops.fsm.runs.overrides import Overrides, save_overrides
 from little_loops.fsm.runs.place import RunPlace
@@ -97,11 +97,11 @@ def _finish_worktree(
     """A run that ended leaves its worktree if it made changes, else removes it; one that
     can go on (stopped, interrupted, awaiting approval, a limit reached) keeps it for
     `resume`."""
-    from little_loops.fsm.runs.outcomes import can_resume, outcome_of
+    from little_loops.fsm.facts.outcomes import can_resume, outcome_of
 
     if can_resume(outcome_of(result.terminated_by).status, result.terminated_by):
         return
-    from little_loops.fsm.errors import LoopError
+    from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.runs.worktrees import finish_worktree
 
     try:

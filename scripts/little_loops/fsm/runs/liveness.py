@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from little_loops.fsm.facts.layout import run_files
+from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.facts.runfile import display_path
+from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.runs.eventlog import writer_pids
-from little_loops.fsm.runs.layout import run_files
-from little_loops.fsm.runs.outcomes import Status
-from little_loops.fsm.runs.pids import pid_alive
-from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.state import LoopState
 
 LOW_SPACE_BYTES = 1024 * 1024  # less than this free where the run files are: a likely cause

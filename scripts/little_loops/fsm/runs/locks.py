@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
-from little_loops.fsm.runs.atomic import remove_leftover_temp_files, write_atomic
-from little_loops.fsm.runs.eventlog import describe
-from little_loops.fsm.runs.layout import (
+from little_loops.fsm.facts.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
+from little_loops.fsm.facts.layout import (
     default_loops_dir,
     lock_files,
     make_running_dir,
@@ -30,9 +28,11 @@ from little_loops.fsm.runs.layout import (
     running_dir,
     validate_loop_name,
 )
-from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
-from little_loops.fsm.runs.runfile import display_path, open_run_file, read_run_file
-from little_loops.fsm.timefmt import format_duration, iso_now
+from little_loops.fsm.facts.runfile import display_path, open_run_file, read_run_file
+from little_loops.fsm.facts.timefmt import format_duration, iso_now
+from little_loops.fsm.processes.pids import pid_alive, process_start_ticks
+from little_loops.fsm.runs.atomic import remove_leftover_temp_files, write_atomic
+from little_loops.fsm.runs.eventlog import describe
 
 DEFAULT_SCOPE: tuple[str, ...] = (".",)
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.definition.model import NotifyConfig
+from little_loops.fsm.facts.layout import archive_dir
+from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES, outcome_of, outcome_word
 from little_loops.fsm.runs.archive import ArchivedRun, run_id_base
 from little_loops.fsm.runs.atomic import json_bytes
-from little_loops.fsm.runs.layout import archive_dir
-from little_loops.fsm.runs.outcomes import NOTIFY_OUTCOMES, outcome_of, outcome_word
 from little_loops.fsm.runs.webhook import post_json, where
 
 _KILL_GRACE_S = 2.0  # after SIGTERM, how long a timed-out command's group gets before SIGKILL

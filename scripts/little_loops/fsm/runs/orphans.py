@@ -15,7 +15,7 @@ import signal
 import time
 from pathlib import Path
 
-from little_loops.fsm.runs.pids import pid_alive
+from little_loops.fsm.processes.pids import pid_alive
 
 RUN_MARKER_ENV = "LL_LOOP_RUN"
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from little_loops.fsm.facts.layout import make_running_dir, run_files
+from little_loops.fsm.facts.runfile import read_run_file
 from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
-from little_loops.fsm.runs.layout import make_running_dir, run_files
-from little_loops.fsm.runs.runfile import read_run_file
 
 
 class OptionsFile(TypedDict):

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.layout import (
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import (
     LOOPS_DIR_NAME,
     RUN_ID_ALPHABET,
     RUN_ID_LENGTH,
@@ -20,7 +20,7 @@ from little_loops.fsm.runs.layout import (
     worktree_branch,
     worktree_path,
 )
-from little_loops.fsm.runs.runfile import display_path
+from little_loops.fsm.facts.runfile import display_path
 
 # The keys of a worktree run's `worktree` in its state file.
 _WORKTREE_KEYS = ("path", "workdir", "branch", "base")
@@ -132,7 +132,7 @@ def refuse_inside_live_worktree(loops_dir: Path) -> None:
     """A run started in the folder of a live worktree run would edit its files beside it,
     unseen by its scope lock (the lock lives in the main checkout): refused, unless the run
     is started by that run's own actions (they carry its `LL_LOOP_RUN` marker)."""
-    from little_loops.fsm.errors import ScopeConflictError
+    from little_loops.fsm.facts.errors import ScopeConflictError
     from little_loops.fsm.runs.locks import live_claim
     from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, run_marker
 

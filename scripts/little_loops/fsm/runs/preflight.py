@@ -20,9 +20,9 @@ from little_loops.fsm.actions.runners import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ER
 from little_loops.fsm.definition.graph_checks import reachable
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.subloop_checks import MAX_DEPTH
-from little_loops.fsm.errors import LoopSetupError
+from little_loops.fsm.definition.verdicts import judged_by_llm
 from little_loops.fsm.evaluators.judge_claude import CLAUDE_BACKEND, JUDGE_FLAGS, judge_backend
-from little_loops.fsm.evaluators.registry import judged_by_llm
+from little_loops.fsm.facts.errors import LoopSetupError
 
 
 @dataclass(frozen=True)

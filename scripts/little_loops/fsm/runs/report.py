@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from little_loops.fsm.engine.events import STALL_EVENT, nested
-from little_loops.fsm.runs.outcomes import succeeded
+from little_loops.fsm.facts.outcomes import succeeded
 
 KEEP_STEPS = 2000
 KEEP_PASSES = 200

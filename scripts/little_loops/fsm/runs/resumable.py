@@ -15,25 +15,25 @@ from little_loops.fsm.engine.executor import (
     ExecutionResult,
     FSMExecutor,
 )
-from little_loops.fsm.errors import CorruptStateError, LoopRuntimeError, RunLogError
+from little_loops.fsm.facts.errors import CorruptStateError, LoopRuntimeError, RunLogError
+from little_loops.fsm.facts.layout import RunFiles
+from little_loops.fsm.facts.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
+from little_loops.fsm.facts.runfile import display_path
+from little_loops.fsm.facts.safetext import shown
+from little_loops.fsm.facts.spend import Spend, dollars, format_cost
+from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.announce import Announcer
 from little_loops.fsm.runs.approvals import answers_for
 from little_loops.fsm.runs.archive import ArchivedRun, archive_run
 from little_loops.fsm.runs.atomic import json_bytes, write_atomic
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
 from little_loops.fsm.runs.journal import SAVED_KEY, Journal
-from little_loops.fsm.runs.layout import RunFiles
 from little_loops.fsm.runs.liveness import run_alive
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
-from little_loops.fsm.runs.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
-from little_loops.fsm.runs.pids import process_start_ticks
 from little_loops.fsm.runs.place import RunPlace, describe
-from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.snapshots import SnapshotWriter
-from little_loops.fsm.runs.spend import Spend, dollars, format_cost
 from little_loops.fsm.runs.state import LoopState, snapshot_fields
 from little_loops.fsm.runs.store import StatePersistence
-from little_loops.fsm.safetext import shown
 
 # The events are fsynced (durable across a power cut, not only a crash) at the start and
 # the end of a run and at most this many seconds apart; an fsync costs as much as a quick

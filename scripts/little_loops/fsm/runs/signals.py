@@ -10,8 +10,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from little_loops.fsm.runs.outcomes import Outcome
-from little_loops.fsm.runs.proctree import signal_children
+from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.processes.proctree import signal_children
 
 # The outcome (terminated_by reason and exit code) of each signal.
 REASONS: dict[int, Outcome] = {

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
-from little_loops.fsm.definition.value_checks import is_finite
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.errors import CorruptStateError
-from little_loops.fsm.runs.layout import RUN_ID_PATTERN, files_key, run_key
-from little_loops.fsm.runs.outcomes import STATUSES, Status
-from little_loops.fsm.timefmt import iso_now
+from little_loops.fsm.facts.errors import CorruptStateError
+from little_loops.fsm.facts.layout import RUN_ID_PATTERN, files_key, run_key
+from little_loops.fsm.facts.outcomes import STATUSES, Status
+from little_loops.fsm.facts.timefmt import iso_now
+from little_loops.fsm.values.value_checks import is_finite
 
 SCHEMA_VERSION = 1
 

@@ -9,11 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, LoopRuntimeError
-from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
-from little_loops.fsm.runs.eventlog import EventLog, Position, describe
-from little_loops.fsm.runs.journal import replay, without_changes
-from little_loops.fsm.runs.layout import (
+from little_loops.fsm.facts.errors import CorruptStateError, LoopDefinitionError, LoopRuntimeError
+from little_loops.fsm.facts.layout import (
     RunFiles,
     default_loops_dir,
     make_running_dir,
@@ -21,14 +18,17 @@ from little_loops.fsm.runs.layout import (
     state_files,
     validate_loop_name,
 )
+from little_loops.fsm.facts.runfile import display_path, read_run_file
+from little_loops.fsm.facts.timefmt import iso_now
+from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
+from little_loops.fsm.runs.eventlog import EventLog, Position, describe
+from little_loops.fsm.runs.journal import replay, without_changes
 from little_loops.fsm.runs.liveness import live_status
-from little_loops.fsm.runs.runfile import display_path, read_run_file
 from little_loops.fsm.runs.state import (
     LoopState,
     StateShapeError,
     parse_state,
 )
-from little_loops.fsm.timefmt import iso_now
 
 __all__ = [
     "LoopState",

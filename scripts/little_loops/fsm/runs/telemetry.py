@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.engine.events import nested
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.facts.pricing import USAGE_KEYS
 from little_loops.fsm.runs.notify import RunSummary
-from little_loops.fsm.runs.outcomes import Status
-from little_loops.fsm.runs.pricing import USAGE_KEYS
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported only when a run is exported
     from opentelemetry.sdk.trace.export import SpanExporter

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.errors import LoopDefinitionError, LoopError, LoopRuntimeError
-from little_loops.fsm.runs.layout import (
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopError, LoopRuntimeError
+from little_loops.fsm.facts.layout import (
     RUN_KEY_SEPARATOR,
     running_dir,
     split_run_key,
     state_files,
     validate_loop_name,
 )
-from little_loops.fsm.runs.outcomes import can_resume
+from little_loops.fsm.facts.outcomes import can_resume
 from little_loops.fsm.runs.state import LoopState
 
 
@@ -117,7 +117,7 @@ def forget_finished(loops_dir: Path, name: str) -> list[str]:
     """Delete the run files of *name*'s worktree runs that ended and whose worktree is gone
     (merged, discarded, or removed as it changed nothing): the archive keeps them. The refs
     of the runs forgotten."""
-    from little_loops.fsm.runs.layout import output_files, run_files
+    from little_loops.fsm.facts.layout import output_files, run_files
     from little_loops.fsm.runs.store import StatePersistence
 
     forgotten = []

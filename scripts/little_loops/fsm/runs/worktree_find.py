@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.gitcmd import git, repo_lock
-from little_loops.fsm.runs.layout import (
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import (
     RUN_ID_PATTERN,
     WORKTREE_BRANCH,
     run_key,
@@ -16,9 +15,10 @@ from little_loops.fsm.runs.layout import (
     worktree_path,
     worktrees_dir,
 )
-from little_loops.fsm.runs.runfile import display_path
+from little_loops.fsm.facts.runfile import display_path
+from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.processes.gitcmd import git, repo_lock
 from little_loops.fsm.runs.worktrees import BASE_KEY, Worktree, branch_exists, main_repo
-from little_loops.fsm.suggest import did_you_mean
 
 # A run's branch, read back: WORKTREE_BRANCH with its two fields as groups.
 _BRANCH = re.compile(

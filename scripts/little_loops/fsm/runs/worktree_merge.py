@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock, status_lines
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.runfile import display_path
+from little_loops.fsm.processes.gitcmd import git, git_lines, repo_lock, status_lines
 from little_loops.fsm.runs.locks import LockRecord, live_claim
-from little_loops.fsm.runs.runfile import display_path
 from little_loops.fsm.runs.worktree_find import worktree_entries
 from little_loops.fsm.runs.worktrees import (
     Worktree,

@@ -16,16 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.gitcmd import git, git_lines, repo_lock, status_lines
-from little_loops.fsm.runs.layout import (
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import (
     make_running_dir,
     run_key,
     worktree_branch,
     worktree_path,
     worktrees_dir,
 )
-from little_loops.fsm.runs.runfile import display_path
+from little_loops.fsm.facts.runfile import display_path
+from little_loops.fsm.processes.gitcmd import git, git_lines, repo_lock, status_lines
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.place import RunPlace

@@ -14,7 +14,7 @@ from little_loops.fsm.actions.claude_options import (
     merged,
 )
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.validation import validate_definition
+from little_loops.fsm.validate.loopfile import validate_definition
 
 
 def test_no_options_is_what_a_claude_action_always_ran_with() -> None:

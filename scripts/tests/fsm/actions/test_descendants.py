@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from little_loops.fsm.actions import descendants
-from little_loops.fsm.runs.proctree import child_pids
+from little_loops.fsm.processes.proctree import child_pids
 
 
 def test_children_are_found_by_the_children_file_as_by_scanning_proc() -> None:

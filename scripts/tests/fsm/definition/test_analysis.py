@@ -12,9 +12,9 @@ from support.project import LoopProject
 from little_loops.fsm.definition.analysis import analyze, successors
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.validation import check_document
+from little_loops.fsm.definition.verdicts import state_verdicts
 from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_SCHEMA, DEFAULT_LLM_VERDICTS
-from little_loops.fsm.evaluators.verdicts import state_verdicts
+from little_loops.fsm.validate.loopfile import check_document
 
 STOP = 'the loop would stop here with "no valid transition"'
 INJECTION = (
@@ -834,7 +834,7 @@ def test_validate_prints_analysis_warnings_with_lines_and_strict_fails(
 
 def test_validate_warns_about_a_short_idle_timeout_on_a_claude_state() -> None:
     from little_loops.fsm.definition.loader import load_text
-    from little_loops.fsm.definition.validation import check_document
+    from little_loops.fsm.validate.loopfile import check_document
 
     def warnings(idle: str) -> list[str]:
         text = (

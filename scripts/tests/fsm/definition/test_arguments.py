@@ -6,7 +6,7 @@ import pytest
 
 from little_loops.fsm.definition.arguments import Arguments, bind
 from little_loops.fsm.definition.parameters import ParameterSpec
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.facts.errors import LoopDefinitionError
 
 PARAMS = {
     "issue": ParameterSpec(type="integer"),

@@ -22,7 +22,7 @@ from little_loops.fsm.definition.diagram import (
 )
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop
-from little_loops.fsm.definition.validation import check_document, load_and_validate
+from little_loops.fsm.validate.loopfile import check_document, load_and_validate
 
 DOT = shutil.which("dot")
 

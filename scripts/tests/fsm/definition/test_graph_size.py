@@ -13,8 +13,8 @@ from support.project import LoopProject
 from little_loops.fsm.definition.analysis import _Analyzer, analyze
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.validation import check_file
-from little_loops.fsm.engine.interpolation import MAX_CONTEXT_DEPTH, MAX_CONTEXT_SIZE
+from little_loops.fsm.validate.loopfile import check_file
+from little_loops.fsm.values.interpolation import MAX_CONTEXT_DEPTH, MAX_CONTEXT_SIZE
 
 SMALL = settings(
     max_examples=300,

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from little_loops.fsm.definition.loader import load_file, load_text
-from little_loops.fsm.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
 
 
 def load(text: str) -> object:

@@ -13,7 +13,6 @@ import pytest
 from support.paths import REPO, SHIPPED_LOOPS, TESTS
 from support.subloop_docs import check_with_siblings, has_subloops
 
-from little_loops.fsm.definition.json_schema import SCHEMA_FILE
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
@@ -28,8 +27,9 @@ from little_loops.fsm.definition.model import (
     StateConfig,
     model_keys,
 )
-from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
+from little_loops.fsm.validate.json_schema import SCHEMA_FILE
+from little_loops.fsm.validate.loopfile import check_document
 
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())
 DEFS = SCHEMA["$defs"]

@@ -14,8 +14,8 @@ from little_loops.fsm.definition.parameters import (
     coerce,
     parse_parameters,
 )
-from little_loops.fsm.definition.validation import check_document, validate_fsm
 from little_loops.fsm.definition.writer import dump_fsm_yaml
+from little_loops.fsm.validate.loopfile import check_document, validate_fsm
 
 
 @pytest.mark.parametrize(

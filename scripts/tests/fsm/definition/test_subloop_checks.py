@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.definition.validation import check_file
+from little_loops.fsm.validate.loopfile import check_file
 
 CHILD = """\
 name: child

@@ -10,7 +10,6 @@ import pytest
 from little_loops.fsm.actions.ratelimit import ClaudeLimit
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import RateLimitConfig, RetryConfig
-from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.engine.attempts import (
     RETRY_WAIT,
     Attempts,
@@ -20,6 +19,7 @@ from little_loops.fsm.engine.attempts import (
     retries_on,
     retry_delay,
 )
+from little_loops.fsm.validate.loopfile import check_document
 
 
 def test_the_defaults_are_step_functions_defaults() -> None:

@@ -13,10 +13,10 @@ from support.gitrepo import git, linked_worktree, make_repo
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.validation import load_and_validate
 from little_loops.fsm.engine.commits import checkpoint_problem, commit_message, commit_text
 from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
 from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.validate.loopfile import load_and_validate
 
 
 @pytest.fixture
@@ -409,7 +409,7 @@ CRASH_AFTER_ACTION = """\
 import os, sys
 from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.validation import load_and_validate
+from little_loops.fsm.validate.loopfile import load_and_validate
 from little_loops.fsm.runs.resumable import PersistentExecutor
 
 loop, loops, worktree = map(Path, sys.argv[1:4])

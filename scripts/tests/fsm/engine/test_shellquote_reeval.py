@@ -17,9 +17,9 @@ import pytest
 import yaml
 from support.slowdown import scaled
 
-from little_loops.fsm.engine.interpolation import InterpolationContext
-from little_loops.fsm.engine.shellquote import interpolate_shell, unquotable
-from little_loops.fsm.errors import InterpolationError
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.values.interpolation import InterpolationContext
+from little_loops.fsm.values.shellquote import interpolate_shell, unquotable
 
 CODE = "; touch PWNED"
 SUBSCRIPT = "x[$(touch PWNED)]"

@@ -13,10 +13,10 @@ from support.paths import DATA
 
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.validation import check_document
 from little_loops.fsm.engine.executor import ActionResult, FSMExecutor
 from little_loops.fsm.engine.simulate import SimulationResult, simulate
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.facts.errors import LoopDefinitionError
+from little_loops.fsm.validate.loopfile import check_document
 
 DOC_LOOPS = DATA / "doc_loops"
 

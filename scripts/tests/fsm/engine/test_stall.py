@@ -9,7 +9,7 @@ import pytest
 
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.stall import StallWatch, tree_fingerprint
-from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.facts.errors import LoopRuntimeError
 
 
 def _loop(stall: dict[str, object], state_stall: dict[str, object] | None = None) -> FSMLoop:

@@ -15,7 +15,7 @@ from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.executor import ExecutionResult, ExecutorSnapshot, FSMExecutor
 from little_loops.fsm.engine.subloop import end_verdict
-from little_loops.fsm.runs.outcomes import Outcome
+from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.runs.state import LoopState
 
 WHY = "reached from state 'work' on the verdict error: exit code 2"

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
-from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.evaluators.dispatch import (
     EVALUATORS,
     LLM_SKIPPED_NOTE,
@@ -18,6 +17,7 @@ from little_loops.fsm.evaluators.dispatch import (
 )
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.evaluators.spec import EvaluationResult
+from little_loops.fsm.values.interpolation import InterpolationContext
 
 
 def ctx(**kwargs: Any) -> InterpolationContext:

@@ -11,7 +11,6 @@ from support.fake_anthropic import FakeAnthropic, Reply
 from support.slowdown import scaled
 
 from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
-from little_loops.fsm.engine.interpolation import InterpolationContext
 from little_loops.fsm.evaluators import evaluate, evaluate_llm_structured
 from little_loops.fsm.evaluators.llm_structured import (
     DEFAULT_LLM_PROMPT,
@@ -19,6 +18,7 @@ from little_loops.fsm.evaluators.llm_structured import (
     MAX_OUTPUT_CHARS,
     build_message_request,
 )
+from little_loops.fsm.values.interpolation import InterpolationContext
 
 CUSTOM_SCHEMA: dict[str, Any] = {
     "type": "object",

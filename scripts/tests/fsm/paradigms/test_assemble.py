@@ -12,7 +12,7 @@ from little_loops.fsm.definition.key_checks import (
     RUN_ACTION_TYPE,
     check_definition,
 )
-from little_loops.fsm.errors import LoopDefinitionError, LoopValidationError
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopValidationError
 from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import SETTING_KEYS, SpecReader
 

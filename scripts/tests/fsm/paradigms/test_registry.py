@@ -13,17 +13,17 @@ from support.paths import DATA, REPO
 
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
-from little_loops.fsm.definition.validation import check_file, load_and_validate, validate_fsm
+from little_loops.fsm.definition.transitions import declared
 from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.engine.executor import FSMExecutor
-from little_loops.fsm.engine.transitions import declared
-from little_loops.fsm.errors import LoopDefinitionError
+from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.paradigms.convergence import compile_convergence
 from little_loops.fsm.paradigms.goal import compile_goal
 from little_loops.fsm.paradigms.imperative import compile_imperative
 from little_loops.fsm.paradigms.invariants import compile_invariants, constraint_state_suffix
 from little_loops.fsm.paradigms.ralph import compile_ralph
 from little_loops.fsm.paradigms.registry import COMPILERS, compile_paradigm
+from little_loops.fsm.validate.loopfile import check_file, load_and_validate, validate_fsm
 
 PARADIGM_DATA = DATA / "paradigms"
 GOLDEN = sorted(
@@ -573,4 +573,4 @@ def test_the_paradigms_import_nothing_from_validation() -> None:
     for path in sorted(folder.glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        assert "little_loops.fsm.definition.validation" not in modules, path.name
+        assert "little_loops.fsm.validate.loopfile" not in modules, path.name

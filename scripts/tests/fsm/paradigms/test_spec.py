@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from little_loops.fsm.errors import ParadigmSpecError
+from little_loops.fsm.facts.errors import ParadigmSpecError
 from little_loops.fsm.paradigms.spec import SpecReader, type_name
 
 

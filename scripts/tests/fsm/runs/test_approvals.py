@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import run_files
+from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.runs.approvals import take_answer, write_answer
-from little_loops.fsm.runs.layout import run_files
-from little_loops.fsm.runs.outcomes import Status
 from little_loops.fsm.runs.state import LoopState
 
 QUESTION = {"state": "ask", "question": "Go?", "asked_at": "2026-01-01T00:00:00.000+00:00"}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from little_loops.fsm.facts.layout import RunFiles, archive_dir, make_running_dir
 from little_loops.fsm.runs import archive
 from little_loops.fsm.runs.archive import (
     archive_run,
@@ -16,7 +17,6 @@ from little_loops.fsm.runs.archive import (
     list_runs,
     run_id_base,
 )
-from little_loops.fsm.runs.layout import RunFiles, archive_dir, make_running_dir
 
 STATE: dict[str, Any] = {
     "status": "completed",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.runs.background import start_detached
-from little_loops.fsm.runs.layout import run_files
 
 
 def test_a_child_that_fails_at_once_is_reported_with_its_output(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ import pytest
 from support.fakerun import fake_run
 from support.slowdown import scaled
 
-from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.outcomes import Outcome, Status
+from little_loops.fsm.processes.pids import pid_alive, process_start_ticks
 from little_loops.fsm.runs.control import (
     can_stop,
     check_same_loop,
@@ -23,9 +25,7 @@ from little_loops.fsm.runs.control import (
     stop_process,
 )
 from little_loops.fsm.runs.liveness import LiveStatus, live_status, since_ms
-from little_loops.fsm.runs.outcomes import Outcome, Status
 from little_loops.fsm.runs.overrides import Overrides, save_overrides
-from little_loops.fsm.runs.pids import pid_alive, process_start_ticks
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
 

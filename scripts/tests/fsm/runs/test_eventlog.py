@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.errors import CorruptStateError
+from little_loops.fsm.facts.errors import CorruptStateError
+from little_loops.fsm.facts.layout import RunFiles
 from little_loops.fsm.runs import eventlog
 from little_loops.fsm.runs.eventlog import EventLog
-from little_loops.fsm.runs.layout import RunFiles
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.validation import load_and_validate
 from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.locks import read_scope_locks
 from little_loops.fsm.runs.overrides import Overrides, load_overrides
 from little_loops.fsm.runs.state import LoopState
+from little_loops.fsm.validate.loopfile import load_and_validate
 
 LOOP = """\
 name: once

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from support.fakerun import fake_run
 
+from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.liveness import LiveStatus, live_status, since_ms
-from little_loops.fsm.runs.outcomes import Status
-from little_loops.fsm.runs.pids import process_start_ticks
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence, list_running_loops
 

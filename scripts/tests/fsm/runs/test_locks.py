@@ -13,7 +13,7 @@ import pytest
 from support import llproc
 from support.slowdown import scaled
 
-from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
+from little_loops.fsm.facts.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
 from little_loops.fsm.runs.locks import (
     LockHandle,
     acquire_scope,
@@ -255,7 +255,7 @@ def test_queue_gives_up_after_timeout(loops: Path) -> None:
 STARTER = """
 import sys, time
 from pathlib import Path
-from little_loops.fsm.errors import ScopeConflictError
+from little_loops.fsm.facts.errors import ScopeConflictError
 from little_loops.fsm.runs.locks import acquire_scope
 loops, name, scope = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 go, release = loops / "go", loops / "release"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from little_loops.fsm.definition.model import NotifyConfig
+from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES, Outcome, outcome_word
 from little_loops.fsm.runs.notify import summarize, wanted
-from little_loops.fsm.runs.outcomes import NOTIFY_OUTCOMES, Outcome, outcome_word
 
 STATE = {
     "terminated_by": "budget",

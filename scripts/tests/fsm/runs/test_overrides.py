@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.runs.layout import run_files
+from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.runs.overrides import Overrides, load_overrides, save_overrides
 
 

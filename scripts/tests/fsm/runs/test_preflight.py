@@ -10,9 +10,9 @@ import pytest
 from support.fake_claude import shell_claude
 
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.validation import load_and_validate
-from little_loops.fsm.errors import LoopSetupError
+from little_loops.fsm.facts.errors import LoopSetupError
 from little_loops.fsm.runs.preflight import CHECKS, Machine, needs, problems, require
+from little_loops.fsm.validate.loopfile import load_and_validate
 
 INSTALL = "install Claude Code: npm install -g @anthropic-ai/claude-code"
 ROOT = (

@@ -15,7 +15,7 @@ from support.loops import prompt_loop
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine.executor import ActionResult
-from little_loops.fsm.errors import LoopRuntimeError
+from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.persistence import PersistentExecutor, StatePersistence
 
 
@@ -127,7 +127,7 @@ def test_resume_of_live_run_is_refused(tmp_path: Path) -> None:
     loops = tmp_path / ".loops"
     store = StatePersistence("count", loops)
     store.initialize()
-    from little_loops.fsm.runs.pids import process_start_ticks
+    from little_loops.fsm.processes.pids import process_start_ticks
     from little_loops.fsm.runs.state import LoopState
 
     writer = fake_run(loops, "count")

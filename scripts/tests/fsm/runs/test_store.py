@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.errors import CorruptStateError, LoopDefinitionError
-from little_loops.fsm.runs.layout import validate_loop_name
-from little_loops.fsm.runs.outcomes import (
+from little_loops.fsm.facts.errors import CorruptStateError, LoopDefinitionError
+from little_loops.fsm.facts.layout import validate_loop_name
+from little_loops.fsm.facts.outcomes import (
     OUTCOMES,
     STATUSES,
     TERMINATION_EXIT_CODE,
     ExitCode,
     outcome_of,
 )
-from little_loops.fsm.runs.pids import process_start_ticks
+from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import (
     StatePersistence,

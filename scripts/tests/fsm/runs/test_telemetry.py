@@ -18,9 +18,9 @@ from support import llproc
 from support.otlp import otlp_endpoint
 from support.slowdown import scaled
 
+from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.archive import list_runs
 from little_loops.fsm.runs.notify import RunSummary, summarize
-from little_loops.fsm.runs.outcomes import ExitCode
 from little_loops.fsm.runs.telemetry import INSTALL_HINT, export_run, last_part, wanted
 
 # check fails once, then passes: states check, fix, check, done.

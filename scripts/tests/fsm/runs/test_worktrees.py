@@ -11,8 +11,8 @@ import pytest
 from support.gitrepo import branches, commit_all, git, head, loops_project, untouched
 from support.slowdown import scaled
 
-from little_loops.fsm.errors import LoopRuntimeError
-from little_loops.fsm.runs.layout import GITIGNORE, worktree_path, worktrees_dir
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import GITIGNORE, worktree_path, worktrees_dir
 from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.worktree_find import find_worktrees, resolve
 from little_loops.fsm.runs.worktree_merge import discard_worktree, merge_worktree

@@ -1,0 +1,74 @@
+"""How a state's result is judged, as written in the loop file: `evaluate:` and `llm:`.
+
+The evaluators own these settings; definition/model.py reads them into each state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from little_loops.fsm.values.fields import non_default_items
+
+DEFAULT_LLM_MODEL = "claude-haiku-4-5"
+# `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
+DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
+# The evaluator of a state without `evaluate:` (the evaluators are fsm/evaluators/registry.py).
+DEFAULT_EVALUATOR = "exit_code"
+DEFAULT_PROMPT_EVALUATOR = "llm_structured"  # for a prompt or slash command
+# Who the llm_structured judge asks: auto (the API with ANTHROPIC_API_KEY, else Claude Code).
+JUDGE_BACKENDS: tuple[str, ...] = ("auto", "api", "claude")
+OPERATORS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
+DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")
+
+
+@dataclass
+class EvaluateConfig:
+    """How to turn an action's result into a verdict (`evaluate:` of a state)."""
+
+    type: str  # a name in fsm/evaluators/registry.py
+    operator: str | None = None
+    target: Any = None
+    tolerance: Any = None
+    pattern: str | None = None
+    negate: bool = False
+    path: str | None = None
+    previous: str | None = None
+    direction: str = "minimize"
+    prompt: str | None = None
+    schema: dict[str, Any] | None = None
+    min_confidence: float = 0.5
+    uncertain_suffix: bool = False
+    source: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvaluateConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"type": self.type}
+        out.update(non_default_items(self))
+        return out
+
+
+@dataclass
+class LLMConfig:
+    """Settings of the one LLM touchpoint, the `llm_structured` evaluator (`llm:`)."""
+
+    enabled: bool = True
+    model: str = DEFAULT_LLM_MODEL
+    max_tokens: int = 256
+    timeout: float = 30
+    backend: str = "auto"  # one of JUDGE_BACKENDS
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LLMConfig:
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        if kwargs.get("model") == DEFAULT_LLM_MODEL_TOKEN:
+            kwargs["model"] = DEFAULT_LLM_MODEL
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return non_default_items(self)

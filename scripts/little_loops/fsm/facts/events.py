@@ -1,0 +1,30 @@
+"""The names of the events a run writes to its events file: one enum, read by every stage.
+
+`Event` is a `StrEnum`, so a member is equal to (and serialises as) the name on disk:
+`Event.LOOP_COMPLETE == "loop_complete"`. The shapes of the events are in engine/events.py.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Event(StrEnum):
+    """Each event a run can emit, in the order a step usually emits them."""
+
+    LOOP_START = "loop_start"
+    STATE_ENTER = "state_enter"
+    ATTEMPT = "attempt"
+    ROLLBACK = "rollback"
+    ACTION_START = "action_start"
+    SESSION_LOST = "session_lost"
+    ACTION_COMPLETE = "action_complete"
+    RATE_LIMIT_WAIT = "rate_limit_wait"
+    EVALUATE = "evaluate"
+    CHECKPOINT = "checkpoint"
+    RETRY_WAIT = "retry_wait"
+    APPROVAL_WAIT = "approval_wait"
+    APPROVAL = "approval"
+    STALL = "stall"
+    ROUTE = "route"
+    LOOP_COMPLETE = "loop_complete"

@@ -1,0 +1,346 @@
+"""Every file name under `.loops/.running/` and `.loops/.history/`: made here, nowhere else."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from little_loops.fsm.facts.errors import LoopDefinitionError
+
+LOOPS_DIR_NAME = ".loops"
+RUNNING_DIR = ".running"
+HISTORY_DIR = ".history"  # finished runs: `.history/<loop>/<run id>/`, the run files copied
+WORKTREES_DIR = ".worktrees"  # the git worktrees of `--worktree` runs: `.worktrees/<name>@<id>/`
+GITIGNORE = ".gitignore"
+RUNNING_GITIGNORE = "# Run files of ll-loop: never committed.\n*\n"  # inside `.running/`
+# `.loops/.gitignore` as `ll-loop init` writes it: `.running/`, `.history/`, `.worktrees/`.
+LOOPS_GITIGNORE = (
+    f"# ll-loop keeps each run's files in {RUNNING_DIR}/, finished runs in {HISTORY_DIR}/ and"
+    f" the worktrees of --worktree runs in {WORKTREES_DIR}/: never commit them.\n"
+    f"{RUNNING_DIR}/\n{HISTORY_DIR}/\n{WORKTREES_DIR}/\n"
+)
+RUN_KEY_SEPARATOR = "@"  # a run's key: `<name>` in the main checkout, `<name>@<run id>` else
+RUN_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+RUN_ID_LENGTH = 4  # a run's short id: RUN_ID_LENGTH characters of RUN_ID_ALPHABET
+RUN_ID_PATTERN = re.compile(rf"[a-z0-9]{{{RUN_ID_LENGTH}}}")
+RUN_SUMMARY = "run.json"  # an archived run's summary: id, times, outcome, passes, cost
+LOOP_DEFINITION = "loop.json"  # the loop an archived run ran, as data (its report's graph)
+ARCHIVE_PARTIAL = ".partial-"  # an entry being written: `.partial-<run id>.<pid>[.old]`
+STATE_SUFFIX = ".state.json"  # the run's state (LoopState), replaced atomically
+EVENTS_SUFFIX = ".events.jsonl"  # the run's events, one JSON line each, append-only
+# An older part of the events, rotated out of EVENTS_SUFFIX: `<name>.events.<n>.jsonl`.
+EVENTS_SEGMENT = ".events.{n}.jsonl"
+LOCK_SUFFIX = ".lock"  # the run's scope claim (a LockRecord)
+LOG_SUFFIX = ".log"  # stdout and stderr of a background run
+APPROVAL_SUFFIX = ".approval.json"  # the answer to a run's approval question (approve/reject)
+OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume goes on with
+# The loop the run runs, as data, written when it starts (or resumes): its report's graph,
+# whatever the loop came from (a `.loops/` file, `library:NAME`, a path). Archived as
+# LOOP_DEFINITION.
+DEFINITION_SUFFIX = ".loop.json"
+OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
+ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
+TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
+MUTEX_NAME = ".scopes.lock"  # the flock all scope claims take; never deleted
+# Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
+MAX_NAME_BYTES = 200
+
+# Not kept in the state part of an output file name: a `.` there would make `x` + `a.b` and
+# `x.a` + `b` the same `x.a.b.out`.
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def find_loops_dir(start: Path | None = None) -> Path | None:
+    """The nearest `.loops` in `start` (the current directory) or a parent, as git finds `.git`.
+
+    The first `.loops` found is the one, even when it is not a folder (its error then names
+    it). None when there is none up to `/`.
+    """
+    here = Path.cwd() if start is None else Path(start).absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / LOOPS_DIR_NAME
+        if os.path.lexists(candidate):
+            return candidate
+    return None
+
+
+def default_loops_dir() -> Path:
+    """The `.loops` all commands use: `find_loops_dir()`, else `.loops` in the current folder."""
+    found = find_loops_dir()
+    return found if found is not None else Path.cwd() / LOOPS_DIR_NAME
+
+
+def running_dir(loops_dir: Path | None = None) -> Path:
+    """`<loops_dir>/.running` (the `default_loops_dir()` when None)."""
+    return (Path(loops_dir) if loops_dir is not None else default_loops_dir()) / RUNNING_DIR
+
+
+def make_running_dir(running: Path) -> Path:
+    """Create the `.running/` folder `running` if needed, ignored by git: a `.gitignore`
+    holding `*` inside it (it ignores itself too, and no file of the user's is touched).
+
+    A `.running` that is a symbolic link is refused (NotOurFile). The `.gitignore` is best
+    effort: when it cannot be written (a full disk), none is left and the run file written
+    next says what is wrong.
+    """
+    if running.is_symlink():  # its files would be written wherever it points
+        from little_loops.fsm.facts.runfile import refused
+
+        raise refused(running, "a symbolic link")
+    running.mkdir(parents=True, exist_ok=True)
+    ignore = running / GITIGNORE
+    if os.path.lexists(ignore):
+        return running
+    try:
+        with open(ignore, "x", encoding="utf-8") as out:
+            out.write(RUNNING_GITIGNORE)
+    except FileExistsError:
+        pass
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(ignore)
+    return running
+
+
+def validate_loop_name(name: str) -> str:
+    """Return `name` if it can name files under `.running/`, else raise LoopDefinitionError."""
+    problem = None
+    if not name:
+        problem = "it is empty"
+    elif "/" in name or "\\" in name:
+        problem = "it contains a path separator"
+    elif name.startswith("."):
+        problem = "it starts with '.'"
+    elif any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        problem = "it contains a control character"
+    elif len(name.encode("utf-8", errors="surrogatepass")) > MAX_NAME_BYTES:
+        problem = f"it is longer than {MAX_NAME_BYTES} bytes"
+    if problem:
+        raise LoopDefinitionError(f"loop name {name!r} cannot be used as a file name: {problem}")
+    return name
+
+
+def make_history_dir(loops_dir: Path, loop_name: str) -> Path:
+    """`<loops_dir>/.history/<loop_name>/`, created if needed; `.history/` ignored by git (a
+    `.gitignore` holding `*`) and refused when it, or the loop's folder, is a symbolic link."""
+    folder = make_running_dir(loops_dir / HISTORY_DIR) / loop_name
+    if folder.is_symlink():
+        from little_loops.fsm.facts.runfile import refused
+
+        raise refused(folder, "a symbolic link")
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def archive_dir(loops_dir: Path, loop_name: str) -> Path:
+    """Where the finished runs of `loop_name` are kept: `<loops_dir>/.history/<loop_name>/`."""
+    return loops_dir / HISTORY_DIR / loop_name
+
+
+def partial_entry(folder: Path, run_id: str, pid: int | None = None) -> Path:
+    """The folder an archive entry is written in before it is renamed to `<run id>`."""
+    return folder / f"{ARCHIVE_PARTIAL}{run_id}.{os.getpid() if pid is None else pid}"
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of one loop's run under `<loops_dir>/.running/` (the name is not checked),
+    or, given a *folder*, those of an archived run (the same names in that folder).
+
+    *loop_name* is the run's key (`run_key`, `LoopState.key`): the loop's name, or
+    `<name>@<id>` for a run in a worktree; archived files are named by the loop's name."""
+
+    loop_name: str
+    loops_dir: Path
+    folder: Path | None = None
+
+    @property
+    def running_dir(self) -> Path:
+        return self.folder if self.folder is not None else self.loops_dir / RUNNING_DIR
+
+    def _file(self, suffix: str) -> Path:
+        return self.running_dir / f"{self.loop_name}{suffix}"
+
+    @property
+    def state(self) -> Path:
+        return self._file(STATE_SUFFIX)
+
+    @property
+    def events(self) -> Path:
+        return self._file(EVENTS_SUFFIX)
+
+    def events_segment(self, number: int) -> Path:
+        """The rotated part number `number` (1 is the oldest) of the events."""
+        return self._file(EVENTS_SEGMENT.format(n=number))
+
+    def events_segments(self) -> list[int]:
+        """The numbers of the rotated parts of the events that exist, oldest first."""
+        head, tail = EVENTS_SEGMENT.split("{n}")
+        prefix, found = f"{self.loop_name}{head}", []
+        try:
+            names = [p.name for p in self.running_dir.glob(f"{glob_escape(prefix)}*{tail}")]
+        except OSError:
+            return []
+        for name in names:
+            number = name[len(prefix) : -len(tail)]
+            if number.isascii() and number.isdigit() and not number.startswith("0"):
+                found.append(int(number))
+        return sorted(found)
+
+    @property
+    def lock(self) -> Path:
+        return self._file(LOCK_SUFFIX)
+
+    @property
+    def log(self) -> Path:
+        return self._file(LOG_SUFFIX)
+
+    @property
+    def options(self) -> Path:
+        return self._file(OPTIONS_SUFFIX)
+
+    @property
+    def approval(self) -> Path:
+        return self._file(APPROVAL_SUFFIX)
+
+    @property
+    def definition(self) -> Path:
+        return self._file(DEFINITION_SUFFIX)
+
+
+def glob_escape(text: str) -> str:
+    """*text* as a literal in a glob pattern (`[`, `*` and `?` are pattern characters)."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def run_files(loop_name: str, loops_dir: Path | None = None) -> RunFiles:
+    """The run files of `loop_name` under `loops_dir` (the `default_loops_dir()` when None)."""
+    return RunFiles(loop_name, Path(loops_dir) if loops_dir is not None else default_loops_dir())
+
+
+def mutex_file(running: Path) -> Path:
+    """The flock file that serialises the scope claims in the `.running/` folder `running`."""
+    return running / MUTEX_NAME
+
+
+def _named(running: Path, suffix: str) -> list[tuple[str, Path]]:
+    """(loop name, path) of each `<name><suffix>` in `running`, by name; dot files skipped."""
+    if not running.is_dir():
+        return []
+    found = []
+    for path in sorted(running.glob(f"*{suffix}")):
+        name = path.name[: -len(suffix)]
+        if not name.startswith("."):
+            found.append((name, path))
+    return found
+
+
+def state_files(running: Path) -> list[tuple[str, Path]]:
+    """(loop name, state file) of every run with a state file in `running`, by name."""
+    return _named(running, STATE_SUFFIX)
+
+
+def lock_files(running: Path) -> list[tuple[str, Path]]:
+    """(loop name, lock file) of every scope claim in `running`, by name (the mutex skipped)."""
+    return _named(running, LOCK_SUFFIX)
+
+
+def output_files(running: Path, loop_name: str) -> list[Path]:
+    """The `.out` and `.err` files of `loop_name`'s steps in `running` (no other loop's)."""
+    prefix, found = f"{loop_name}.", []
+    try:
+        candidates = sorted(running.glob(f"{glob_escape(prefix)}*"))
+    except OSError:
+        return []
+    for path in candidates:
+        middle, dot, suffix = path.name[len(prefix) :].rpartition(".")
+        # A state part never holds a `.`: `x.a.b.out` is loop `x.a`'s, not loop `x`'s.
+        if dot and f".{suffix}" in (OUTPUT_SUFFIX, ERROR_SUFFIX) and middle and "." not in middle:
+            found.append(path)
+    return found
+
+
+def output_file_name(loop_name: str, state_name: str) -> str:
+    """`<loop>.<state>.out`, with the state name made safe for one file name.
+
+    State names are free text (`x/../../y` is a valid name), so anything but letters,
+    digits, `_` and `-` becomes `_` (a `.` too: `x` + `a.b` must not meet `x.a` + `b`), the
+    length is capped, and a changed name gets `~` and a short hash, which no unchanged name
+    can have, so two states of two loops never share a file.
+    """
+    safe = _UNSAFE.sub("_", state_name)[:80] or "_"
+    if safe != state_name:
+        import hashlib  # only for unsafe state names; keeps `--help` and `validate` lean
+
+        digest = hashlib.sha1(state_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        safe = f"{safe}~{digest}"
+    return f"{loop_name}.{safe}{OUTPUT_SUFFIX}"
+
+
+def stderr_file(output_path: Path) -> Path:
+    """Where stderr goes of the action whose stdout goes to *output_path*: `x.out` → `x.err`."""
+    return output_path.with_name(output_path.name.removesuffix(OUTPUT_SUFFIX) + ERROR_SUFFIX)
+
+
+def action_output_file(output_dir: Path, pid: int | None = None) -> Path:
+    """Where a runner keeps the cut-short output of an action whose request names no file."""
+    return output_dir / f"action-{os.getpid() if pid is None else pid}{OUTPUT_SUFFIX}"
+
+
+def temp_file(path: Path, pid: int | None = None) -> Path:
+    """The temp file `write_atomic(path, ...)` writes first: one per process, never shared."""
+    return path.parent / f".{path.name}.{os.getpid() if pid is None else pid:08x}{TEMP_SUFFIX}"
+
+
+def leftover_temp_files(path: Path) -> list[Path]:
+    """The temp files of `write_atomic(path, ...)` calls that a crash cut short."""
+    # Exactly what temp_file makes: ".<name>." + 8 characters + ".tmp", so the temp
+    # files of a loop whose name merely starts with this one are not matched.
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}{re.escape(TEMP_SUFFIX)}")
+    try:
+        candidates = list(path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"))
+    except OSError:
+        return []
+    return [leftover for leftover in candidates if pattern.fullmatch(leftover.name)]
+
+
+def run_key(loop_name: str, run_id: str | None) -> str:
+    """What a run's files are named by: `<name>`, or `<name>@<run id>` given a *run_id*."""
+    return loop_name if run_id is None else f"{loop_name}{RUN_KEY_SEPARATOR}{run_id}"
+
+
+def files_key(loop_name: str, run_id: str | None, in_worktree: bool) -> str:
+    """The key a run's files are named by: its id is in it only for a run in a worktree (a
+    run in the main checkout keeps the `<name>.*` files of versions before run ids)."""
+    return run_key(loop_name, run_id if in_worktree else None)
+
+
+def split_run_key(key: str) -> tuple[str, str | None]:
+    """(loop name, run id or None) of a run key or a `NAME@ID` typed by a user: the part after
+    the last `@` is an id only when it looks like one (a loop may have `@` in its name)."""
+    name, separator, run_id = key.rpartition(RUN_KEY_SEPARATOR)
+    if separator and name and RUN_ID_PATTERN.fullmatch(run_id):
+        return name, run_id
+    return key, None
+
+
+WORKTREE_BRANCH = "ll/{name}/{run_id}"  # the branch a `--worktree` run makes and works on
+
+
+def worktree_branch(loop_name: str, run_id: str) -> str:
+    """The branch of run *run_id* of *loop_name*: `ll/<name>/<id>`."""
+    return WORKTREE_BRANCH.format(name=loop_name, run_id=run_id)
+
+
+def worktrees_dir(loops_dir: Path) -> Path:
+    """`<loops_dir>/.worktrees/`: the worktrees of `--worktree` runs (create it with
+    make_running_dir, which also makes git ignore it)."""
+    return Path(loops_dir) / WORKTREES_DIR
+
+
+def worktree_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
+    """The worktree of run *run_id* of *loop_name*: `<loops_dir>/.worktrees/<name>@<id>/`."""
+    return worktrees_dir(loops_dir) / run_key(loop_name, run_id)

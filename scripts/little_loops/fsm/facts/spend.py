@@ -1,0 +1,57 @@
+"""What a run has spent on Claude: dollars and tokens, and the budget check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from little_loops.fsm.facts.pricing import estimate_cost
+
+
+@dataclass
+class Spend:
+    """Claude Code's reported cost plus the LLM judge's estimate, and token counters
+    (`claude_*` from Claude Code actions, `judge_*` from llm_structured evaluations)."""
+
+    cost_usd: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def add(self, cost: Any, usage: Any, prefix: str) -> None:
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            self.cost_usd += float(cost)
+        if isinstance(usage, dict):
+            for key, value in usage.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    self.usage[prefix + key] = self.usage.get(prefix + key, 0) + value
+
+    def add_judge(self, model: str, usage: dict[str, Any]) -> float | None:
+        """Count an LLM judge call; returns its estimated cost (None for unpriced models)."""
+        cost = estimate_cost(model, usage)
+        self.add(cost, usage, "judge_")
+        return cost
+
+    def add_judge_cost(self, cost: float, usage: Any) -> float:
+        """Count a judge call whose cost was reported (the judge via Claude Code); returns it."""
+        self.add(cost, usage, "judge_")
+        return cost
+
+    def reached(self, limit: float | None) -> bool:
+        return limit is not None and self.cost_usd >= float(limit)
+
+    def budget_message(self, limit: float, state: str) -> str:
+        return (
+            f"spend {format_cost(self.cost_usd)} reached max_cost_usd {dollars(limit)} "
+            f"before state '{state}'"
+        )
+
+
+def dollars(amount: float) -> str:
+    """A limit as written, without exponent: `$0.1`, `$2`, `$0.000000001`."""
+    return "$" + (f"{float(amount):.10f}".rstrip("0").rstrip(".") or "0")
+
+
+def format_cost(amount: float) -> str:
+    """A sum spent, as every command shows one: `$0.1830`, `$0.0003`, `$12.5000`; more than
+    nothing but under half a hundredth of a cent is `<$0.0001`, never `$0.0000`."""
+    text = f"${amount:.4f}"
+    return "<$0.0001" if amount > 0 and text == "$0.0000" else text

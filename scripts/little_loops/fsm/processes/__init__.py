@@ -1,0 +1,1 @@
+"""Processes outside the engine: process ids, process trees, git commands."""

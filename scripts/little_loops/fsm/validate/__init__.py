@@ -1,0 +1,1 @@
+"""The front door: a loop file of any paradigm read, compiled and checked; its JSON Schema."""

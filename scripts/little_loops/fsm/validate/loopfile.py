@@ -1,0 +1,245 @@
+"""Validate loop definitions, raw and as a model; every problem names loop > state > key.
+
+Layers of checks, in this order (a paradigm file is first compiled to an FSM through
+`paradigms.registry`, which needs nothing from this module):
+
+* `key_checks` looks at the raw YAML data: unknown keys (with did-you-mean),
+  required keys, the type and range of every field, enums, evaluator-specific fields.
+* `graph_checks` looks at the FSMLoop model: the initial state and every transition
+  target exist, there is a terminal state, no non-terminal dead ends, reachability,
+  route keys the state's evaluator can give, `${...}` references that can resolve.
+* `analysis` then looks for what would go wrong at run time: verdicts with no route,
+  `${captured.X}` read before it is set, command output pasted into bash commands.
+
+The graph is only checked once the fields are well-formed, so one typo does not
+produce a cascade of follow-on messages. Past that point every check runs, whatever the
+others found: a file with an error still gets its warnings, all in one pass (only the
+analysis needs an initial state that exists, to walk the graph from).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.definition.analysis import analyze
+from little_loops.fsm.definition.graph_checks import check_graph
+from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
+from little_loops.fsm.definition.loader import LoadedDocument, load_file
+from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
+from little_loops.fsm.definition.model import (
+    EvaluateConfig,
+    FSMLoop,
+    LLMConfig,
+    RouteConfig,
+    StateConfig,
+)
+from little_loops.fsm.definition.parameters import ParameterSpec
+from little_loops.fsm.definition.subloop_checks import attach_children
+from little_loops.fsm.facts.errors import (
+    LoopDefinitionError,
+    LoopFileError,
+    LoopValidationError,
+    ParadigmSpecError,
+    ValidationError,
+)
+from little_loops.fsm.values.value_checks import describe
+
+__all__ = [
+    "FileReport",
+    "ValidationError",
+    "check_document",
+    "check_file",
+    "load_and_validate",
+    "validate_definition",
+    "validate_fsm",
+]
+
+
+@dataclass
+class FileReport:
+    """Everything `ll-loop validate` learns about one file."""
+
+    path: str
+    fsm: FSMLoop | None = None
+    errors: list[ValidationError] = field(default_factory=list)
+    warnings: list[ValidationError] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    def problems(self) -> list[ValidationError]:
+        """Errors and warnings together, in the order of their lines in the file."""
+        return sorted([*self.errors, *self.warnings], key=lambda p: p.line or 0)
+
+
+def _has_errors(problems: list[ValidationError]) -> bool:
+    return any(p.severity == "error" for p in problems)
+
+
+def validate_definition(data: Mapping[str, Any]) -> list[ValidationError]:
+    """Problems in a raw loop definition (the parsed YAML mapping), before it becomes a model."""
+    if not isinstance(data, Mapping):
+        return [ValidationError("the top level must be a mapping of loop settings")]
+    return check_definition(data)
+
+
+def _model_shape(fsm: FSMLoop) -> list[ValidationError]:
+    """Problems a hand-built FSMLoop can have that a loaded one cannot: wrong object types."""
+    if not isinstance(fsm, FSMLoop):
+        return [ValidationError(f"expected a loop definition, got {describe(fsm)}")]
+    loop = fsm.name if isinstance(fsm.name, str) and fsm.name else None
+    if not isinstance(fsm.states, dict):
+        problem = f"expected a mapping of states, got {describe(fsm.states)}"
+        return [ValidationError.at(loop, ("states",), problem)]
+    problems: list[ValidationError] = []
+    specs = fsm.parameters
+    values = specs.values() if isinstance(specs, dict) else [specs]
+    wrong = [value for value in values if not isinstance(value, ParameterSpec)]
+    if wrong:
+        problem = f"expected a ParameterSpec by name, got {describe(wrong[0])}"
+        problems.append(ValidationError.at(loop, ("parameters",), problem))
+    if not isinstance(fsm.llm, LLMConfig):
+        problem = f"expected the llm settings, got {describe(fsm.llm)}"
+        problems.append(ValidationError.at(loop, ("llm",), problem))
+    for name, state in fsm.states.items():
+        path: tuple[str | int, ...] = ("states", str(name))
+        if not isinstance(state, StateConfig):
+            problem = f"expected a state's settings, got {describe(state)}"
+            problems.append(ValidationError.at(loop, path, problem))
+            continue
+        if state.evaluate is not None and not isinstance(state.evaluate, EvaluateConfig):
+            problem = f"expected evaluator settings, got {describe(state.evaluate)}"
+            problems.append(ValidationError.at(loop, (*path, "evaluate"), problem))
+        if state.route is not None and not (
+            isinstance(state.route, RouteConfig) and isinstance(state.route.routes, dict)
+        ):
+            problem = f"expected verdict routes, got {describe(state.route)}"
+            problems.append(ValidationError.at(loop, (*path, "route"), problem))
+    return problems
+
+
+def validate_fsm(fsm: FSMLoop) -> list[ValidationError]:
+    """Problems in a loop model: the type of every field, then the state machine itself.
+
+    Useful for models built in Python or by a paradigm compiler; a model built from a
+    file that passed `validate_definition` only needs the state-machine checks.
+    """
+    problems = _model_shape(fsm)
+    if problems:
+        return problems
+    problems = check_definition(fsm.to_dict())
+    if _has_errors(problems):
+        return problems
+    return problems + _check_machine(fsm)
+
+
+def _check_machine(fsm: FSMLoop) -> list[ValidationError]:
+    """The state-machine checks, then the static analysis (which walks the graph from the
+    initial state: it is skipped when that is not a state, an error said already)."""
+    problems = check_graph(fsm)
+    if fsm.initial not in fsm.states:
+        return problems
+    return problems + analyze(fsm)
+
+
+def _compile(
+    data: Mapping[str, Any], paradigm: str
+) -> tuple[FSMLoop | None, list[ValidationError]]:
+    """Compile a paradigm spec (goal, convergence, ...) and validate the result."""
+    name = data.get("name")
+    loop = name if isinstance(name, str) and name else None
+    # Imported here, not at the top, so validating plain FSM files never loads the
+    # compilers (start-up time); the registry imports nothing from this module.
+    from little_loops.fsm.paradigms import registry
+
+    try:
+        fsm = registry.compile_paradigm(dict(data))
+    except LoopValidationError as exc:
+        return None, exc.errors
+    except ParadigmSpecError as exc:
+        return None, [ValidationError.at(loop, exc.key_path, f"{exc.detail} (paradigm {paradigm})")]
+    except LoopDefinitionError as exc:
+        return None, [ValidationError.at(loop, ("paradigm",), str(exc))]
+    return fsm, validate_fsm(fsm)
+
+
+def check_document(doc: LoadedDocument) -> FileReport:
+    """Validate a parsed loop file; every problem gets the line of the key it is about."""
+    data = doc.data
+    paradigm = data.get("paradigm")
+    fsm: FSMLoop | None = None
+    if paradigm is not None and paradigm != FSM_PARADIGM:
+        if isinstance(paradigm, str):
+            fsm, problems = _compile(data, paradigm)
+        else:
+            problems = validate_definition(data)
+    else:
+        problems = validate_definition(data)
+        if not _has_errors(problems):
+            fsm = FSMLoop.from_dict(dict(data))
+            problems += _check_machine(fsm)
+            problems += attach_children(fsm, doc.source, check_file)
+    for problem in problems:
+        if problem.line is None:
+            problem.line = doc.line_of(problem.path)
+    problems.sort(key=lambda p: p.line or 0)
+    report = FileReport(doc.source)
+    report.errors = [p for p in problems if p.severity == "error"]
+    report.warnings = [p for p in problems if p.severity == "warning"]
+    report.fsm = None if report.errors else fsm
+    return report
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Reading and checking a loop file makes objects that all live until the end (YAML
+    nodes, the data, the model) and hold no garbage cycles; the cyclic collector would walk
+    them over and over (2 s of 5 for a 20,000-state file). Reference counting still frees
+    what is dropped; what is left for the collector is collected after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def check_file(path: str | Path, folder: FolderNames | None = None) -> FileReport:
+    """Validate the loop file at *path*, collecting every problem instead of raising; with
+    *folder*, also among the other loop files of its `.loops/` (`loop_files`)."""
+    with _no_cycle_collection():
+        try:
+            doc = load_file(path)
+        except LoopFileError as exc:
+            problem = ValidationError(exc.detail, line=exc.line, column=exc.column)
+            return FileReport(str(path), errors=[problem])
+        report = check_document(doc)
+        if folder is not None:
+            for problem in folder_problems(Path(path), doc.data, folder):
+                problem.line = doc.line_of(problem.path)
+                (report.errors if problem.severity == "error" else report.warnings).append(problem)
+            report.errors.sort(key=lambda p: p.line or 0)
+            report.warnings.sort(key=lambda p: p.line or 0)
+            report.fsm = None if report.errors else report.fsm
+        return report
+
+
+def load_and_validate(path: str | Path) -> FSMLoop:
+    """Load the loop file at *path* and return its model, or raise.
+
+    Raises LoopFileError when the file cannot be read as YAML, and LoopValidationError
+    (both LoopDefinitionError) carrying every error when it is not a valid loop.
+    Warnings do not stop a load.
+    """
+    with _no_cycle_collection():
+        report = check_document(load_file(path))
+    if report.errors or report.fsm is None:
+        raise LoopValidationError(report.errors, source=report.path)
+    return report.fsm

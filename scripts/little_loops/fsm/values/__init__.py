@@ -1,0 +1,1 @@
+"""The values in a loop file: their checks, ${...} references, interpolation, shell quoting."""

@@ -1,0 +1,93 @@
+"""The syntax of `${namespace.path}` references: finding them, their paths, near misses."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from little_loops.fsm.facts.errors import InterpolationError
+
+NAMESPACES: tuple[str, ...] = ("context", "captured", "prev", "result", "state", "loop", "env")
+
+OPEN = "${"
+CLOSE = "}"
+ESCAPE = "$${"
+# `${raw:captured.x}`: the value pasted into a shell action as it is, not quoted.
+RAW = "raw:"
+
+# The patterns are compiled on first use, not at import: importing this module is on the
+# path of every command, and most of them never interpolate.
+
+
+@cache
+def reference_pattern() -> re.Pattern[str]:
+    """`$${` (escape) or `${identifier.path}`, maybe `${raw:identifier.path}`; the path allows
+    names, dots, [N] and dashes."""
+    return re.compile(
+        r"\$\$\{|\$\{(?P<raw>raw:)?(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
+    )
+
+
+@cache
+def _segment() -> re.Pattern[str]:
+    """One step of a reference path: a name, or an index `[N]`."""
+    return re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_path(path: str, ref: str) -> list[str | int]:
+    """Split `a.b[0].c` into ['a', 'b', 0, 'c']; all-digit names become indices too
+    (`items.0`), unless they have a leading zero (`context.010` names the key `010`)."""
+    segments: list[str | int] = []
+    pos = 0
+    for match in _segment().finditer(path):
+        between = path[pos : match.start()]
+        if between not in ("", "."):
+            raise InterpolationError(f"{ref}: malformed path")
+        name, index = match.group(1), match.group(2)
+        if index is not None:
+            segments.append(int(index))
+        elif name.isdigit() and str(int(name)) == name:
+            segments.append(int(name))  # `010` stays a name: keys are text (`010:`)
+        else:
+            segments.append(name)
+        pos = match.end()
+    if not segments or path[pos:] not in ("",) or path.endswith("."):
+        raise InterpolationError(f"{ref}: malformed path")
+    return segments
+
+
+def references(text: str) -> list[tuple[str, str]]:
+    """The (namespace, path) pairs *text* refers to, in order; escapes are skipped."""
+    return [(ns, path) for ns, path, _ in raw_references(text)]
+
+
+def raw_references(text: str) -> list[tuple[str, str, bool]]:
+    """(namespace, path, written as `${raw:...}`) for each reference in *text*, in order."""
+    matches = reference_pattern().finditer(text)
+    return [
+        (m.group("ns"), m.group("path"), m.group("raw") is not None)
+        for m in matches
+        if m.group(0) != ESCAPE
+    ]
+
+
+# `${` + a namespace name used the way no reference is written: `${captured.}`,
+# `${ context.x }`, `${prev.output }`. Bash would get them unchanged. (`${state}` alone
+# is left alone: it may well be a bash variable.)
+@cache
+def _near_miss() -> re.Pattern[str]:
+    ns = "(?:" + "|".join(NAMESPACES) + ")"
+    return re.compile(
+        r"\$\{(?:\s*raw\s*:)?(?:\s+" + ns + r"\b[^}\n]*|\s*" + ns + r"\s*\.[^}\n]*)\}"
+    )
+
+
+def near_misses(text: str) -> list[str]:
+    """`${...}` spans that name one of our namespaces but are not a valid reference."""
+    valid = {m.span() for m in reference_pattern().finditer(text)}
+    escaped = {m.start() + 1 for m in reference_pattern().finditer(text) if m.group(0) == ESCAPE}
+    return [
+        m.group(0)
+        for m in _near_miss().finditer(text)
+        if m.span() not in valid and m.start() not in escaped
+    ]

@@ -1,0 +1,70 @@
+"""Spend: dollars and tokens added up per source (`claude_*`, `judge_*`), and how they read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.engine.executor import FSMExecutor
+from little_loops.fsm.facts.spend import Spend, dollars, format_cost
+
+
+class TestSpend:
+    def test_spend_adds_tokens_with_prefix(self) -> None:
+        spend = Spend()
+        spend.add(0.5, {"input_tokens": 3, "output_tokens": 1, "junk": "x"}, "claude_")
+        spend.add(None, {"input_tokens": 2}, "claude_")
+        assert spend.cost_usd == 0.5
+        assert spend.usage == {"claude_input_tokens": 5, "claude_output_tokens": 1}
+        assert spend.reached(0.5)
+        assert not spend.reached(0.6)
+        assert not spend.reached(None)
+        assert [dollars(x) for x in (0.1, 2, 2.50, 1e-9, 0.12345)] == [
+            "$0.1",
+            "$2",
+            "$2.5",
+            "$0.000000001",
+            "$0.12345",
+        ]
+
+
+def test_llm_judge_tokens_and_estimate_count_toward_spend(fake_anthropic: Any) -> None:
+    fake_anthropic.reply_tool(
+        {"verdict": "success", "confidence": 0.9, "reason": "ok"},
+        usage={"input_tokens": 1000, "output_tokens": 50},
+    )
+
+    class Runner:
+        def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+            return ActionResult("done", "", 0, 1)
+
+    fsm = FSMLoop(
+        name="judged",
+        initial="fix",
+        states={
+            "fix": StateConfig(action="/fix", on_success="done", on_failure="fix"),
+            "done": StateConfig(terminal=True),
+        },
+        llm=LLMConfig(model="claude-haiku-4-5"),
+    )
+    events: list[dict[str, Any]] = []
+    result = FSMExecutor(fsm, event_callback=events.append, action_runner=Runner()).run()
+    assert result.final_state == "done"
+    assert result.usage == {"judge_input_tokens": 1000, "judge_output_tokens": 50}
+    assert result.cost_usd == pytest.approx(0.00125)
+    assert next(e for e in events if e["event"] == "evaluate")["cost_usd"] == 0.00125
+
+
+def test_a_cost_is_shown_with_four_decimals_and_a_tiny_one_not_as_zero() -> None:
+    amounts = (0.1830, 0.0003, 0.00005, 0.00004, 0.0, 12.5)
+    assert [format_cost(x) for x in amounts] == [
+        "$0.1830",
+        "$0.0003",
+        "$0.0001",
+        "<$0.0001",
+        "$0.0000",
+        "$12.5000",
+    ]
