@@ -80,6 +80,6 @@ class NotifyConfig(Block):
 
     command: str | None = None
     webhook: str | None = None
-    on: list[str] | None = None  # outcome words (runs/outcomes NOTIFY_OUTCOMES); None: all
+    on: list[str] | None = None  # outcome words (facts/outcomes NOTIFY_OUTCOMES); None: all
     timeout: float = DEFAULT_NOTIFY_TIMEOUT
     retries: int = DEFAULT_NOTIFY_RETRIES

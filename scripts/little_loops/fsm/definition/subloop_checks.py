@@ -37,7 +37,7 @@ _OPEN: ContextVar[tuple[Path, ...]] = ContextVar("subloop_open", default=())
 
 
 class Report(Protocol):
-    """What checking a child file gives (definition/validation.FileReport)."""
+    """What checking a child file gives (validate/loopfile.FileReport)."""
 
     fsm: FSMLoop | None
     errors: list[ValidationError]
