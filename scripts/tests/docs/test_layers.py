@@ -70,10 +70,14 @@ def upward_imports(package_root: Path, layers: list[str]) -> list[str]:
     return wrong
 
 
-def test_every_folder_of_the_package_is_a_documented_layer() -> None:
+def test_every_stage_folder_is_a_documented_layer() -> None:
+    # The folders of little_loops/ and little_loops/fsm/; a folder inside one of them (such
+    # as the engine's rules) belongs to that layer.
     layers = set(documented_layers())
     for init in PACKAGE.rglob("__init__.py"):
         folder = "/".join(init.parent.relative_to(PACKAGE).parts)
+        if folder.count("/") > 1 or (folder.count("/") == 1 and not folder.startswith("fsm/")):
+            continue
         assert (folder or "little_loops") in layers, f"{folder}/ is not in the layers of the doc"
 
 
