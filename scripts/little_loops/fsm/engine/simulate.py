@@ -248,7 +248,7 @@ class _Walk:
         found = state_verdicts(self.fsm, state)
         if found is None or step.verdict is None or found.can_give(step.verdict) is not False:
             return
-        possible = ", ".join([*(found.verdicts or ()), "error"])
+        possible = ", ".join([*(found.verdicts or ()), ERROR_VERDICT])
         step.notes.append(
             f"'{step.verdict}' is not a verdict this state can give ({found.source}: {possible})"
         )
