@@ -131,7 +131,7 @@ class Wait:
 
 @dataclass(frozen=True)
 class Enter:
-    """Run the current state as its *kind* does (engine/kinds); *began*: a pass began."""
+    """Run the current state as its *kind* does (engine/kind_registry); *began*: a pass began."""
 
     kind: str
     began: bool

@@ -1,4 +1,4 @@
-"""The rules of a run: each owns its slice of the snapshot, dumped and restored by itself."""
+"""What a rule of a run is (engine/rule_*.py): it owns a slice of the snapshot, dumps, restores."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The kinds of state (action, approval, sub-loop, terminal): a module each, one registry."""
+"""The kinds of state (action, approval, sub-loop, terminal): their names, and a state's kind."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ TERMINAL_KIND = "terminal"
 
 
 def kind_of(state: StateConfig) -> str:
-    """The kind of *state*, a key of kinds.registry.STATE_KINDS."""
+    """The kind of *state*, a key of kind_registry.STATE_KINDS."""
     if state.terminal:
         return TERMINAL_KIND
     if state.is_approval():

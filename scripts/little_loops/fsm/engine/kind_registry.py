@@ -1,4 +1,4 @@
-"""The registry of state kinds: the core names a kind (kinds.kind_of), the driver runs its entry."""
+"""The registry of state kinds: the core names a kind (kinds.kind_of), the driver runs it."""
 
 from __future__ import annotations
 
@@ -7,16 +7,8 @@ from typing import Protocol
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
-from little_loops.fsm.engine.kinds import (
-    ACTION_KIND,
-    APPROVAL_KIND,
-    SUBLOOP_KIND,
-    TERMINAL_KIND,
-    action,
-    approval,
-    subloop,
-    terminal,
-)
+from little_loops.fsm.engine import kind_action, kind_approval, kind_subloop, kind_terminal
+from little_loops.fsm.engine.kinds import ACTION_KIND, APPROVAL_KIND, SUBLOOP_KIND, TERMINAL_KIND
 from little_loops.fsm.engine.run import Run
 
 
@@ -30,8 +22,8 @@ class StateKind(Protocol):
 
 
 STATE_KINDS: dict[str, StateKind] = {
-    ACTION_KIND: action.run_state,
-    APPROVAL_KIND: approval.run_state,
-    SUBLOOP_KIND: subloop.run_state,
-    TERMINAL_KIND: terminal.run_state,
+    ACTION_KIND: kind_action.run_state,
+    APPROVAL_KIND: kind_approval.run_state,
+    SUBLOOP_KIND: kind_subloop.run_state,
+    TERMINAL_KIND: kind_terminal.run_state,
 }
