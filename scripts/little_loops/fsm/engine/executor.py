@@ -169,6 +169,9 @@ class FSMExecutor:
     def _drive(self) -> ExecutionResult:
         """Step the core and perform each command until one ends the run."""
         parts = self.run_parts
+        stop = parts.stopping.asked()
+        if stop is not None:
+            return self._finish(stop)
         happened: core.Happened = core.Arrived()
         done, parts.memory.resumed_action = parts.memory.resumed_action, None
         if done is not None:  # resumed after the current state's action finished
@@ -233,20 +236,27 @@ class FSMExecutor:
 
     def _new_child(self, child_fsm: FSMLoop) -> ChildRun:
         """An executor for *child_fsm*, sharing the runner, the stop flag and the options."""
-        parent = self.event_callback
 
         def forward(event: dict[str, Any]) -> None:
             depth = event.get(events.DEPTH_KEY)
             event[events.DEPTH_KEY] = (depth if isinstance(depth, int) else 0) + 1
             event.setdefault(events.LOOP_KEY, child_fsm.name)
-            parent(event)
+            self.event_callback(event)
 
-        key = self.config.child_key(self.fsm.name, child_fsm.name)
+        # The options of how actions run and where; the run's own ones (where answers and
+        # the stall detector look, the flush before a wait) stay the parent's.
+        config = ExecutorConfig(
+            llm_client=self.config.llm_client,
+            output_dir=self.config.output_dir,
+            output_key=self.config.child_key(self.fsm.name, child_fsm.name),
+            sleep=self.config.sleep,
+            worktree=self.config.worktree,
+        )
         return FSMExecutor(
             child_fsm,
             event_callback=forward,
             action_runner=self.action_runner,
-            config=replace(self.config, output_key=key),
+            config=config,
             stopping=self.run_parts.stopping,  # a stop reaches the whole tree
         )
 
