@@ -1,16 +1,15 @@
-"""Checkpoints of a worktree run: `commit:` after a state's action, `rollback:` before it."""
+"""Git for the checkpoints of a worktree run: commit messages, the worktree check, history text."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop, StateConfig
+from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.processes.gitcmd import git
@@ -28,7 +27,7 @@ class GitFailed(Exception):
 
 
 @dataclass(frozen=True)
-class _Git:
+class Git:
     """Runs git in one worktree, never through a shell and never prompting."""
 
     worktree: Path
@@ -59,6 +58,13 @@ class _Git:
             if not configured:
                 config += ["-c", f"{key}={fallback}"]
         return config
+
+    def refuse_main_checkout(self) -> None:
+        """A checkpoint commits and resets only a linked worktree, never a main checkout."""
+        out = self("rev-parse", "--git-dir", "--git-common-dir").splitlines()
+        dirs = {(self.worktree / line).resolve() for line in out}  # relative to the worktree
+        if len(out) == 2 and len(dirs) == 1:
+            raise GitFailed(f"{self.worktree} is a main checkout, not a worktree: left untouched")
 
     def changes(self) -> list[str]:
         """The paths `git status` lists (changed, staged, untracked), one per file."""
@@ -134,58 +140,3 @@ def commit_text(event: Mapping[str, Any]) -> str:
         count = event.get("count", 0)
         return f"rollback to {sha}: {count} file{'' if count == 1 else 's'} discarded"
     return f"commit {sha} (pass {event.get('pass')})"
-
-
-class Commits:
-    """The checkpoint half of FSMExecutor (the fields it uses are declared here)."""
-
-    fsm: FSMLoop
-    passes: Passes
-    worktree: Path | None
-    _emit: Callable[[str, Mapping[str, object]], None]
-
-    def _commit_after(self, name: str, state: StateConfig, output: str | None) -> None:
-        """Commit the worktree after state *name*'s action (*output*), if it changed."""
-        if self.worktree is None or not self.fsm.commits_after(state):
-            return
-        git = _Git(self.worktree)
-        payload = events.Checkpoint({"state": name, "pass": self.passes.iteration})
-        try:
-            _refuse_main_checkout(git)
-            if not git.changes():
-                return
-            git("add", "-A")
-            message = commit_message(self.fsm.name, name, self.passes.iteration, output)
-            paragraphs = [arg for text in message for arg in ("-m", text)]
-            git("commit", "-q", *paragraphs, config=git.identity())
-            payload["sha"] = git("rev-parse", "HEAD").strip()
-        except GitFailed as exc:
-            # The run goes on: its changes stay in the worktree, for the next commit.
-            payload["error"] = str(exc)
-        self._emit(events.CHECKPOINT_EVENT, payload)
-
-    def _rollback_before(self, name: str, state: StateConfig) -> None:
-        """Return the worktree to its last commit before state *name*'s action."""
-        if self.worktree is None or not state.rollback:
-            return
-        git = _Git(self.worktree)
-        payload = events.Rollback(state=name)
-        try:
-            _refuse_main_checkout(git)
-            files = git.changes()
-            git("reset", "-q", "--hard", "HEAD")
-            git("clean", "-q", "-f", "-d")
-            payload["sha"] = git("rev-parse", "HEAD").strip()
-            payload["count"] = len(files)
-            payload["files"] = files[:MAX_LISTED]
-        except GitFailed as exc:
-            payload["error"] = str(exc)
-        self._emit(events.ROLLBACK_EVENT, payload)
-
-
-def _refuse_main_checkout(git: _Git) -> None:
-    """A checkpoint commits and resets only a linked worktree, never a main checkout."""
-    out = git("rev-parse", "--git-dir", "--git-common-dir").splitlines()
-    dirs = {(git.worktree / line).resolve() for line in out}  # relative to the worktree
-    if len(out) == 2 and len(dirs) == 1:
-        raise GitFailed(f"{git.worktree} is a main checkout, not a worktree: left untouched")

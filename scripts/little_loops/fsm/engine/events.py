@@ -7,6 +7,7 @@ from typing import Any, TypedDict
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.engine.records import ExecutionResult, event_value, short
+from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.timefmt import iso_now
 
 # Receives every event: `{"event": NAME, "ts": ISO time, **payload}`.
@@ -91,13 +92,14 @@ class Evaluation(_EvaluationKeys, total=False):
 
     error: str
     cost_usd: float
+    final_state: str  # a sub-loop state's: where its child ended
 
 
 # `route`: where the run goes next and why ("from" is a keyword, hence this form).
 Route = TypedDict("Route", {"from": str, "to": str, "verdict": str | None, "reason": str})
 
 
-STALL_EVENT = "stall"  # the name of the StallEvent
+STALL_EVENT = Event.STALL  # the name of the StallEvent
 
 
 class StallEvent(TypedDict):
@@ -166,8 +168,8 @@ class RateLimitWait(_WaitKeys, total=False):
     judge: bool
 
 
-CHECKPOINT_EVENT = "checkpoint"  # the name of a Checkpoint event
-ROLLBACK_EVENT = "rollback"  # the name of a Rollback event
+CHECKPOINT_EVENT = Event.CHECKPOINT  # the name of a Checkpoint event
+ROLLBACK_EVENT = Event.ROLLBACK  # the name of a Rollback event
 
 # `checkpoint`: a state's action changed the worktree and was committed (`commit:`);
 # `sha` is the new commit, `pass` the executor's pass number. A git failure (no commit
@@ -231,7 +233,7 @@ def nested(event: Mapping[str, object]) -> bool:
     return bool(event.get(DEPTH_KEY))
 
 
-def stamped(event: str, payload: Mapping[str, object]) -> dict[str, Any]:
+def stamped(event: Event, payload: Mapping[str, object]) -> dict[str, Any]:
     """The line written for *event*: its name, the time, then the payload."""
     return {"event": event, "ts": iso_now(), **payload}
 

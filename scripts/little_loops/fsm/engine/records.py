@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.facts.outcomes import Outcome
+
 if TYPE_CHECKING:
     from little_loops.fsm.actions.request import ActionResult
 
@@ -27,7 +29,7 @@ class ExecutionResult:
     iterations: int
     # terminal, max_iterations, timeout, error, handoff, budget, interrupted, stopped, stall
     # or awaiting_approval (facts/outcomes.py)
-    terminated_by: str
+    terminated_by: Outcome
     duration_ms: int
     captured: dict[str, Any]
     error: str | None = None
@@ -78,6 +80,12 @@ class ExecutorSnapshot:
     # Why the run came to current_state on the verdict `error` (the state that gave it and
     # its error); None when it came another way. A terminal reached so is a failure.
     arrived_on_error: str | None = None
+
+
+def resumed_mid_action(snap: ExecutorSnapshot) -> bool:
+    """Whether a run resumed at *snap* was stopped (or crashed) inside its state's action:
+    the state runs again from its start (a finished action is judged instead)."""
+    return snap.entered and snap.action_result is None
 
 
 def chomp(text: str) -> str:

@@ -81,7 +81,7 @@ class _Walk:
         self.max_steps = max_steps
         self.steps: list[SimulatedStep] = []
         self.current = fsm.initial
-        self.arrived_on_error: str | None = None  # as the executor's (engine/terminals.py)
+        self.arrived_on_error: str | None = None  # as the executor's (engine/core.py)
         self.passes = Passes()
         self.captured: set[str] = set()
         self.prev: dict[str, Any] | None = None
@@ -176,7 +176,7 @@ class _Walk:
 
     def end_in_terminal(self, state: StateConfig) -> SimulationResult:
         """The end at a terminal state: a failure when it says `outcome: failure` or the walk
-        came to it on the verdict error, as the run ends (engine/terminals.py)."""
+        came to it on the verdict error, as the run ends (engine/core.py)."""
         if self.arrived_on_error is not None:
             return self.end(TERMINAL_FAILURE, self.arrived_on_error)
         if state.outcome == OUTCOME_FAILURE:
@@ -248,7 +248,7 @@ class _Walk:
         found = state_verdicts(self.fsm, state)
         if found is None or step.verdict is None or found.can_give(step.verdict) is not False:
             return
-        possible = ", ".join([*(found.verdicts or ()), "error"])
+        possible = ", ".join([*(found.verdicts or ()), ERROR_VERDICT])
         step.notes.append(
             f"'{step.verdict}' is not a verdict this state can give ({found.source}: {possible})"
         )

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.facts.outcomes import ExitCode, Outcome
 
 # How a simulation ends, and the exit code `ll-loop simulate` returns for it. The first
 # three are the executor's own terminated_by values (fsm/outcomes.py); the others are
 # the walk itself not being able to go on.
-TERMINAL = "terminal"
-TERMINAL_FAILURE = "terminal_failure"  # `outcome: failure`, or reached on the verdict error
-MAX_ITERATIONS = "max_iterations"
-ERROR = "error"
+TERMINAL = Outcome.TERMINAL
+TERMINAL_FAILURE = Outcome.TERMINAL_FAILURE  # `outcome: failure`, or reached on the verdict error
+MAX_ITERATIONS = Outcome.MAX_ITERATIONS
+ERROR = Outcome.ERROR
 SCRIPT_EXHAUSTED = "script_exhausted"
 UNRESOLVED_TARGET = "unresolved_target"
 MAX_STEPS = "max_steps"

@@ -16,12 +16,8 @@ from little_loops.fsm.facts.errors import LoopRuntimeError
 SAME_RESULT = "same_result"
 NO_CHANGE_PASSES = "no_change_passes"
 MAX_VISITS = "max_visits"
-# What a run ended by a stall with no route says, per detector.
-_SAYS = {
-    SAME_RESULT: "state '{state}' gave the same verdict on the same output {count} times in a row",
-    NO_CHANGE_PASSES: "{count} passes in a row changed nothing in the git working tree",
-    MAX_VISITS: "state '{state}' was entered {count} times (more than {limit})",
-}
+# When a detector looks: as a pass begins, as a state is entered, once a state gave a verdict.
+AT_PASS, AT_ENTRY, AT_VERDICT = "pass", "entry", "verdict"
 _GIT_TIMEOUT_S = 60.0
 
 
@@ -36,7 +32,8 @@ class Stall:
     target: str | None  # the on_stall state; None: the run ends (terminated_by stall)
 
     def message(self) -> str:
-        said = _SAYS[self.detector].format(state=self.state, count=self.count, limit=self.limit)
+        says = STALL_DETECTORS[self.detector].says
+        said = says.format(state=self.state, count=self.count, limit=self.limit)
         return f"stall ({self.detector}: {self.limit}): {said}"
 
 
@@ -152,43 +149,21 @@ class StallWatch:
         """The run is about to enter state *name* (a new pass began just now: *pass_began*)."""
         if not self.active():
             return None
-        if pass_began:
-            stall = self._pass_boundary(name)
-            if stall is not None:
-                return stall
-        limit = self._limit(name, MAX_VISITS)
-        self.visits[name] = self.visits.get(name, 0) + 1
-        if limit is not None and self.visits[name] > limit:
-            count = self.visits[name]
-            self.visits[name] = 0  # a stall route that comes back here gets a fresh count
-            return self._stall(MAX_VISITS, name, limit, count)
-        return None
+        moments = (AT_PASS, AT_ENTRY) if pass_began else (AT_ENTRY,)
+        return self._look(moments, Seen(name))
 
     def judged(self, name: str, verdict: str, output: str) -> Stall | None:
         """State *name* gave *verdict* on *output*."""
-        limit = self._limit(name, SAME_RESULT)
-        if limit is None:
-            return None
-        key = hashlib.sha256(f"{verdict}\0{output}".encode("utf-8", "surrogatepass")).hexdigest()
-        last = self.results.get(name)
-        streak = last[1] + 1 if last is not None and last[0] == key else 1
-        self.results[name] = [key, streak]
-        if streak >= limit:
-            self.results[name] = [key, 0]
-            return self._stall(SAME_RESULT, name, limit, streak)
-        return None
+        return self._look((AT_VERDICT,), Seen(name, verdict, output))
 
-    def _pass_boundary(self, name: str) -> Stall | None:
-        config = self.fsm.stall
-        limit = config.no_change_passes if config is not None else None
-        if limit is None:
-            return None
-        now = self.fingerprint(self.cwd)
-        unchanged = self.tree[1] + 1 if self.tree[0] == now else 0
-        self.tree = [now, unchanged]
-        if unchanged >= limit:
-            self.tree = [now, 0]
-            return self._stall(NO_CHANGE_PASSES, name, limit, unchanged)
+    def _look(self, moments: tuple[str, ...], seen: Seen) -> Stall | None:
+        """The first stall the detectors of *moments* see, in the registry's order."""
+        for moment in moments:
+            for detector in STALL_DETECTORS.values():
+                if detector.moment == moment:
+                    stall = detector.look(self, seen)
+                    if stall is not None:
+                        return stall
         return None
 
     def _configs(self, name: str) -> list[StallConfig]:
@@ -196,15 +171,92 @@ class StallWatch:
         found = [state.stall] if state is not None and state.stall is not None else []
         return found + ([self.fsm.stall] if self.fsm.stall is not None else [])
 
-    def _limit(self, name: str, detector: str) -> int | None:
+    def limit(self, name: str, detector: str) -> int | None:
         for config in self._configs(name):
             value = getattr(config, detector)
             if value is not None:
                 return int(value)
         return None
 
-    def _stall(self, detector: str, name: str, limit: int, count: int) -> Stall:
+    def stall(self, detector: str, name: str, limit: int, count: int) -> Stall:
         loop = [self.fsm.stall] if self.fsm.stall is not None else []
         configs = loop if detector == NO_CHANGE_PASSES else self._configs(name)
         target = next((c.on_stall for c in configs if c.on_stall is not None), None)
         return Stall(detector, name, limit, count, target)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a detector looks at: the state, and the verdict and output it gave (AT_VERDICT)."""
+
+    state: str
+    verdict: str = ""
+    output: str = ""
+
+
+def _max_visits(watch: StallWatch, seen: Seen) -> Stall | None:
+    name = seen.state
+    limit = watch.limit(name, MAX_VISITS)
+    watch.visits[name] = watch.visits.get(name, 0) + 1
+    if limit is not None and watch.visits[name] > limit:
+        count = watch.visits[name]
+        watch.visits[name] = 0  # a stall route that comes back here gets a fresh count
+        return watch.stall(MAX_VISITS, name, limit, count)
+    return None
+
+
+def _same_result(watch: StallWatch, seen: Seen) -> Stall | None:
+    name = seen.state
+    limit = watch.limit(name, SAME_RESULT)
+    if limit is None:
+        return None
+    text = f"{seen.verdict}\0{seen.output}"
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    last = watch.results.get(name)
+    streak = last[1] + 1 if last is not None and last[0] == key else 1
+    watch.results[name] = [key, streak]
+    if streak >= limit:
+        watch.results[name] = [key, 0]
+        return watch.stall(SAME_RESULT, name, limit, streak)
+    return None
+
+
+def _no_change_passes(watch: StallWatch, seen: Seen) -> Stall | None:
+    config = watch.fsm.stall
+    limit = config.no_change_passes if config is not None else None
+    if limit is None:
+        return None
+    now = watch.fingerprint(watch.cwd)
+    unchanged = watch.tree[1] + 1 if watch.tree[0] == now else 0
+    watch.tree = [now, unchanged]
+    if unchanged >= limit:
+        watch.tree = [now, 0]
+        return watch.stall(NO_CHANGE_PASSES, seen.state, limit, unchanged)
+    return None
+
+
+@dataclass(frozen=True)
+class Detector:
+    """A stall detector: when it looks, how to look, what a run it ended says."""
+
+    moment: str  # AT_PASS, AT_ENTRY or AT_VERDICT
+    look: Callable[[StallWatch, Seen], Stall | None]
+    says: str  # formatted with state, count and limit
+
+
+# The stall detectors, by the key a loop's `stall:` sets each one's limit with.
+STALL_DETECTORS: dict[str, Detector] = {
+    NO_CHANGE_PASSES: Detector(
+        AT_PASS,
+        _no_change_passes,
+        "{count} passes in a row changed nothing in the git working tree",
+    ),
+    MAX_VISITS: Detector(
+        AT_ENTRY, _max_visits, "state '{state}' was entered {count} times (more than {limit})"
+    ),
+    SAME_RESULT: Detector(
+        AT_VERDICT,
+        _same_result,
+        "state '{state}' gave the same verdict on the same output {count} times in a row",
+    ),
+}

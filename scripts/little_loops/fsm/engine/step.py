@@ -19,11 +19,12 @@ from little_loops.fsm.engine.limits import action_timeout, idle_timeout
 from little_loops.fsm.engine.records import short
 from little_loops.fsm.evaluators.dispatch import evaluate
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
+from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import output_file_name
 from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.values.interpolation import InterpolationContext
 
-Emit = Callable[[str, Mapping[str, object]], None]
+Emit = Callable[[Event, Mapping[str, object]], None]
 
 # A prompt action that prints this at the start of a line hands its context over: the
 # run stops with terminated_by "handoff" and can be resumed with the text.
@@ -36,6 +37,29 @@ def handoff_note(output: str) -> str | None:
     return None if found is None else found.group(1).strip()
 
 
+def action_request(
+    fsm: FSMLoop,
+    state: StateConfig,
+    action: str,
+    timeout: float,
+    output_file: Path | None,
+    claude: dict[str, Any] | None,
+    resume: str | None,
+) -> ActionRequest:
+    """The request that runs *state*'s *action* (already interpolated): the one place the
+    engine builds an ActionRequest."""
+    is_prompt = state.is_prompt()
+    return ActionRequest(
+        action=action,
+        timeout=timeout,
+        is_slash_command=is_prompt,
+        idle_timeout=idle_timeout(fsm, state, is_prompt),
+        output_file=output_file,
+        claude=claude,
+        resume_session=resume,
+    )
+
+
 class StateWork:
     """Runs actions through a runner and evaluates them, for one executor."""
 
@@ -46,13 +70,14 @@ class StateWork:
         emit: Emit,
         *,
         output_dir: Path | None = None,
+        output_key: str | None = None,
         llm_client: Any = None,
     ) -> None:
         self.fsm = fsm
         self.runner = runner
         self.emit = emit
         self.output_dir = output_dir
-        self.output_key = fsm.name  # output files are `<key>.<state>.out`: the run's key
+        self.output_key = output_key or fsm.name  # output files are `<key>.<state>.out`
         self.llm_client = llm_client
 
     def act(
@@ -87,21 +112,16 @@ class StateWork:
             start["output_path"] = str(output_file)  # where its output streams, live
         if resume is not None:
             start["resume_session"] = resume
-        self.emit("action_start", start)
-        request = ActionRequest(
-            action=action,
-            timeout=timeout,
-            is_slash_command=is_prompt,
-            idle_timeout=idle_timeout(self.fsm, state, is_prompt),
-            output_file=output_file,
-            claude=self._options(state, fill) if is_prompt else None,
-            resume_session=resume,
-        )
+        self.emit(Event.ACTION_START, start)
+        claude = self._options(state, fill) if is_prompt else None
+        request = action_request(self.fsm, state, action, timeout, output_file, claude, resume)
         result = self.runner.execute(request)
         if resume is not None and lost_session(result):
             spend.add(result.cost_usd, result.usage, "claude_")
             note = f"claude cannot resume session {resume}: state '{name}' starts a fresh one"
-            self.emit("session_lost", events.SessionLost(state=name, session_id=resume, note=note))
+            self.emit(
+                Event.SESSION_LOST, events.SessionLost(state=name, session_id=resume, note=note)
+            )
             result = self.runner.execute(dataclasses.replace(request, resume_session=None))
         spend.add(result.cost_usd, result.usage, "claude_")
         if is_prompt and result.session_id and sessions is not None:
@@ -115,7 +135,7 @@ class StateWork:
 
     def completed(self, name: str, result: ActionResult, spend: Spend) -> None:
         """Emit `action_complete` for *result* of state *name* (once the run has taken it in)."""
-        self.emit("action_complete", events.action_complete(name, result, spend.cost_usd))
+        self.emit(Event.ACTION_COMPLETE, events.action_complete(name, result, spend.cost_usd))
 
     def judge(
         self,
@@ -151,6 +171,7 @@ class StateWork:
         if result.verdict == ERROR_VERDICT and judge_limit(result.details) is not None:
             return result  # not a verdict: the executor waits and asks the judge again
         self.emit(
-            "evaluate", events.evaluation(name, config.type, result.verdict, result.details, cost)
+            Event.EVALUATE,
+            events.evaluation(name, config.type, result.verdict, result.details, cost),
         )
         return result

@@ -1,29 +1,21 @@
-"""A sub-loop state (`loop:`): run the child loop in-process, within the parent's limits."""
+"""A sub-loop state's child: its context, how its end reaches the parent, its saved snapshot."""
 
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.definition.model import (
     OUTCOME_FAILURE,
     OUTCOME_SUCCESS,
     FSMLoop,
-    StateConfig,
 )
 from little_loops.fsm.definition.parameters import check_value
-from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.definition.subloop_checks import INTERPOLATION_START
-from little_loops.fsm.engine import events
-from little_loops.fsm.engine.limits import RunClock
-from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
-from little_loops.fsm.engine.step import StateWork
+from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot, resumed_mid_action
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.facts.errors import InterpolationError, LoopDefinitionError
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopError
 from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.values.interpolation import (
@@ -35,7 +27,7 @@ from little_loops.fsm.values.interpolation import (
 
 # How a child run's end reaches the parent: these stop the whole tree, with the same
 # terminated_by at the top; any other end but a terminal state is the verdict error.
-TREE_STOPS: tuple[str, ...] = (
+TREE_STOPS: tuple[Outcome, ...] = (
     Outcome.BUDGET,
     Outcome.INTERRUPTED,
     Outcome.STOPPED,
@@ -88,149 +80,68 @@ def child_context(
     return out
 
 
-class SubLoops:
-    """The sub-loop half of FSMExecutor (the fields it uses are declared here)."""
+class ChildRun(Protocol):
+    """What a sub-loop state needs of its child's executor (FSMExecutor is one)."""
 
-    fsm: FSMLoop
-    current_state: str
-    captured: dict[str, Any]
-    prev_result: dict[str, Any] | None
-    last_result: dict[str, Any] | None
-    spend: Spend
-    clock: RunClock
-    event_callback: Callable[[dict[str, Any]], None]
-    child: Any  # the running child executor (an FSMExecutor), or None
-    pending_child: dict[str, Any] | None
-    _shutdown: threading.Event
-    _sleep: Callable[[float], None] | None
-    action_runner: ActionRunner
-    work: StateWork
-    worktree: Path | None  # a worktree run's: the child commits and rolls back there too
+    @property
+    def fsm(self) -> FSMLoop: ...
 
-    _context: Callable[[], InterpolationContext]
-    _emit: Callable[[str, Mapping[str, object]], None]
-    _error_outcome: Callable[[StateConfig, InterpolationContext, str], StepOutcome]
+    def run(self) -> ExecutionResult: ...
 
-    def child_snapshot(self) -> dict[str, Any] | None:
-        """The running child's snapshot (with its own child), saved in this one's `child`."""
+    def request_shutdown(self, reason: str = ...) -> None: ...
+
+    def snapshot(self) -> ExecutorSnapshot: ...
+
+    def restore(self, snap: ExecutorSnapshot) -> None: ...
+
+    def share(self, spend: Spend, parent_remaining_s: float | None) -> None: ...
+
+
+class Children:
+    """The child a sub-loop state runs now, or the saved one a resume goes on inside."""
+
+    def __init__(self, fsm: FSMLoop) -> None:
+        self.fsm = fsm
+        self.child: ChildRun | None = None
+        self.pending: dict[str, Any] | None = None  # its saved snapshot, on resume
+
+    def dump(self) -> dict[str, Any]:
+        """The running child's snapshot (with its own child), saved as `child`."""
         if self.child is None:
-            return None
-        return {"loop": self.child.fsm.name, **dataclasses.asdict(self.child.snapshot())}
+            return {"child": None}
+        saved = dataclasses.asdict(self.child.snapshot())
+        return {"child": {"loop": self.child.fsm.name, **saved}}
 
-    def request_child_shutdown(self, reason: str) -> None:
+    def restore(self, snap: ExecutorSnapshot) -> None:
+        self.pending = snap.child if resumed_mid_action(snap) else None
+        check_saved_children(self.fsm, snap.current_state, self.pending)
+
+    def take(self, loop: str) -> ExecutorSnapshot | None:
+        """The saved snapshot of child *loop* to go on from (once), or None."""
+        saved, self.pending = self.pending, None
+        if saved is None or saved.get("loop") != loop:
+            return None
+        fields = {f.name for f in dataclasses.fields(ExecutorSnapshot)}
+        return ExecutorSnapshot(**{k: v for k, v in saved.items() if k in fields})
+
+    def stop(self, reason: str) -> None:
         if self.child is not None:
             self.child.request_shutdown(reason)
 
-    def _run_subloop(self, name: str, state: StateConfig) -> StepOutcome:
-        """Run the child loop of sub-loop state *name*; its end is the verdict."""
-        ctx = self._context()
-        base = self.fsm.children.get(name)
-        if base is None:
-            msg = f"sub-loop '{state.loop}' of state '{name}' was not loaded (validate the file)"
-            return self._error_outcome(state, ctx, msg)
-        try:
-            context = child_context(base, name, state.with_ or {}, ctx)
-        except (InterpolationError, LoopDefinitionError) as exc:
-            return self._error_outcome(state, ctx, str(exc))
-        child_fsm = dataclasses.replace(base, context=context)
-        limits = [x for x in (base.max_cost_usd, self.fsm.max_cost_usd) if x is not None]
-        child_fsm.max_cost_usd = min(limits) if limits else None
-        child = self._new_child(child_fsm)
-        saved, self.pending_child = self.pending_child, None
-        if saved is not None and saved.get("loop") == base.name:
-            fields = {f.name for f in dataclasses.fields(ExecutorSnapshot)}
-            child.restore(ExecutorSnapshot(**{k: v for k, v in saved.items() if k in fields}))
-        child.spend = self.spend  # one budget and one total for the whole tree
-        # The child's own timeout counts its time before a resume too (as a run's does);
-        # the parent's bounds what is left of it from now on.
-        remaining = self.clock.remaining_s()
-        before = child.clock.elapsed_before_ms
-        bounds = [child_fsm.timeout, None if remaining is None else remaining + before / 1000]
-        limits = [float(x) for x in bounds if x is not None]
-        # (a timeout of 0 would read as none: a deadline already passed is a millisecond)
-        bound = max(min(limits), 0.001) if limits else None
-        child.clock = RunClock(bound, elapsed_before_ms=before)
-        self.child = child
-        spent_before = self.spend.cost_usd
-        try:
-            result: ExecutionResult = child.run()
-        finally:
-            self.child = None
-        if self._stops_tree(result.terminated_by):
-            # The tree ends here: the run's last snapshot keeps the child where it stopped,
-            # so a resume goes on inside it (a finished child's verdict is routed instead).
-            self.child = child
-        return self._child_verdict(name, state, child_fsm, result, spent_before)
 
-    def _stops_tree(self, how: str) -> bool:
-        """True when the child's end *how* ends this run too: a stop, or a limit of this
-        run (its budget, its deadline); the child's own limits are its verdict `error`."""
-        if how == Outcome.BUDGET:
-            limit = self.fsm.max_cost_usd
-            return limit is not None and self.spend.reached(limit)
-        if how == Outcome.TIMEOUT:
-            return self.clock.deadline_passed()
-        return how in TREE_STOPS
-
-    def _new_child(self, child_fsm: FSMLoop) -> Any:
-        """An executor of the same kind for *child_fsm*, sharing runner, stop and spend."""
-        parent = self
-
-        def forward(event: dict[str, Any]) -> None:
-            depth = event.get(events.DEPTH_KEY)
-            event[events.DEPTH_KEY] = (depth if isinstance(depth, int) else 0) + 1
-            event.setdefault(events.LOOP_KEY, child_fsm.name)
-            parent.event_callback(event)
-
-        child = type(self)(  # type: ignore[call-arg]
-            child_fsm,
-            event_callback=forward,
-            action_runner=self.action_runner,
-            llm_client=self.work.llm_client,
-            output_dir=self.work.output_dir,
-            sleep=self._sleep,
-            worktree=self.worktree,
-        )
-        child._shutdown = self._shutdown  # a stop reaches the whole tree
-        # In a worktree run (files `<name>@<id>`) its outputs carry the id too, so those of
-        # parallel runs of one parent never meet.
-        key = self.work.output_key
-        if key.startswith(self.fsm.name) and key != self.fsm.name:
-            child.work.output_key = child_fsm.name + key[len(self.fsm.name) :]
-        return child
-
-    def _child_verdict(
-        self,
-        name: str,
-        state: StateConfig,
-        child_fsm: FSMLoop,
-        result: ExecutionResult,
-        spent_before: float,
-    ) -> StepOutcome:
-        how = result.terminated_by
-        if self._stops_tree(how):
-            return StepOutcome(stop=how, error=result.error)
-        verdict = end_verdict(child_fsm, how, result.final_state)
-        details: dict[str, Any] = {
-            "loop": child_fsm.name,
-            "final_state": result.final_state,
-            "terminated_by": how,
-            "captured": dict(result.captured),
-        }
-        if result.error or verdict == ERROR_VERDICT:  # a limit has no error of its own
-            details["error"] = result.error or f"loop '{child_fsm.name}' ended by {how}"
-        self.last_result = {"verdict": verdict, "details": details}
-        self.prev_result = {"state": name, "output": result.final_state, "verdict": verdict}
-        if state.capture:
-            self.captured[state.capture] = {"output": result.final_state, **details}
-        judged = events.Evaluation(state=name, type=SUBLOOP_EVALUATOR, verdict=verdict)
-        judged["final_state"] = result.final_state  # type: ignore[typeddict-unknown-key]
-        if result.error:
-            judged["error"] = result.error
-        if self.spend.cost_usd > spent_before:  # the child's spend, on this state
-            judged["cost_usd"] = round(self.spend.cost_usd - spent_before, 6)
-        self._emit("evaluate", judged)
-        outcome = follow_route(state, verdict, self._context(), self.current_state)
-        if outcome.target is None and verdict == ERROR_VERDICT:
-            outcome.error = details["error"]
-        return outcome
+def check_saved_children(fsm: FSMLoop, state: str, saved: dict[str, Any] | None) -> None:
+    """Refuse, as for the run's own state, a saved sub-loop that its file no longer has:
+    routing it as the verdict `error` would end the run that could be resumed."""
+    while isinstance(saved, dict):
+        child, name, at = fsm.children.get(state), saved.get("loop"), saved.get("current_state")
+        if child is None or child.name != name:
+            raise LoopError(
+                f"cannot resume: state '{state}' of loop '{fsm.name}' no longer runs "
+                f"loop '{name}' (the loop file changed?)"
+            )
+        if at not in child.states:
+            raise LoopError(
+                f"cannot resume: saved state '{at}' is not a state of loop "
+                f"'{child.name}' (the loop file changed?)"
+            )
+        fsm, state, saved = child, str(at), saved.get("child")

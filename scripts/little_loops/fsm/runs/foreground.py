@@ -7,7 +7,7 @@ from pathlib import Path
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.engine.executor import EventCallback
+from little_loops.fsm.engine.executor import EventCallback, ExecutorConfig
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.processes.gitcmd import forget_git_location
 from little_loops.fsm.runs.locks import LockHandle, acquire_scope, project_root
@@ -60,9 +60,9 @@ def run_in_foreground(
             action_runner=runner,
             on_note=on_note,
             on_files_lost=lambda: _restore_lock(lock, on_note),
+            # no_change_passes looks at the tree the actions run in
+            config=ExecutorConfig(wait_approval=overrides.wait_approval, stall_cwd=workdir),
         )
-        executor.executor.wait_approval = overrides.wait_approval
-        executor.executor.stall.cwd = workdir  # no_change_passes looks here
         try:
             with ShutdownSignals(executor.request_shutdown):
                 if not resume:

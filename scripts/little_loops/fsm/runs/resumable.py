@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from little_loops.fsm.engine.events import nested
 from little_loops.fsm.engine.executor import (
     EventCallback,
     ExecutionResult,
+    ExecutorConfig,
     FSMExecutor,
 )
 from little_loops.fsm.facts.errors import CorruptStateError, LoopRuntimeError, RunLogError
@@ -83,10 +85,15 @@ class PersistentExecutor:
         self._on_files_lost: Callable[[], None] | None = executor_kwargs.pop("on_files_lost", None)
         executor_kwargs.setdefault("output_dir", self.persistence.running_dir)
         executor_kwargs.setdefault("worktree", None if place is None else place.path)
-        self.executor = FSMExecutor(fsm, event_callback=self._on_event, **executor_kwargs)
-        self.executor.before_wait = self._flush
-        self.executor.answers = answers_for(self.persistence.loop_name, self.persistence.loops_dir)
-        self.executor.work.output_key = self.persistence.loop_name
+        config = replace(
+            executor_kwargs.pop("config", None) or ExecutorConfig(),
+            before_wait=self._flush,
+            answers=answers_for(self.persistence.loop_name, self.persistence.loops_dir),
+            output_key=self.persistence.loop_name,
+        )
+        self.executor = FSMExecutor(
+            fsm, event_callback=self._on_event, config=config, **executor_kwargs
+        )
         self._orphans: list[int] = []
         self._own_start: tuple[int, int | None] | None = None
         self._journal = Journal()

@@ -1,0 +1,34 @@
+"""How an executor is set up: one ExecutorConfig passed at construction, never fields poked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Answers the question of an approval: (verdict, note), or None while none is given.
+Answers = Callable[[dict[str, Any]], tuple[str, str] | None]
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """The options of one run's executor (a sub-loop's child gets its parent's)."""
+
+    llm_client: Any = None  # the LLM judge's client (None: made when first needed)
+    output_dir: Path | None = None  # where actions stream their output files
+    output_key: str | None = None  # output files are `<key>.<state>.out`; None: the loop's name
+    sleep: Callable[[float], None] | None = None  # waits (backoff, retry); None: a stop ends them
+    worktree: Path | None = None  # a worktree run's top level: commit:/rollback: work there
+    stall_cwd: Path | None = None  # where the stall detector no_change_passes reads git
+    wait_approval: bool = False  # wait for an approval's answer in this process
+    answers: Answers | None = None  # where an approval's answer is read (runs/approvals.py)
+    before_wait: Callable[[], None] | None = None  # called before the run waits (flush the log)
+
+    def child_key(self, parent: str, child: str) -> str | None:
+        """The output key of a sub-loop *child* of loop *parent*: a worktree run's files
+        (`<name>@<id>`) keep the id, so those of parallel runs of one parent never meet."""
+        key = self.output_key
+        if key is not None and key.startswith(parent) and key != parent:
+            return child + key[len(parent) :]
+        return None

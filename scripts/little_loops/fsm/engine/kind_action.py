@@ -1,0 +1,138 @@
+"""The action state kind: run the action (again after a retry's wait), evaluate, route."""
+
+from __future__ import annotations
+
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.routing import StepOutcome, follow_route
+from little_loops.fsm.engine import events
+from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
+from little_loops.fsm.engine.run import Run
+from little_loops.fsm.engine.step import handoff_note
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.facts.events import Event
+from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.values.shellquote import interpolate_shell
+
+
+def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
+    """Run state *name* (its action unless *done*) until it gives an outcome to route: a
+    retry or Claude's limit runs it again after a wait (the run's end, if a stop or the
+    timeout cuts that short)."""
+    while True:
+        ended = run.retries.finish_wait(name, run.limits.clock, run.wait, run.stopping.asked)
+        if ended is not None:
+            return ended
+        outcome = _attempt(run, name, state, done)
+        if not outcome.again:
+            return outcome
+        done = outcome.rejudge
+
+
+def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
+    """One attempt: the action (unless it already ran: *done*), its verdict and route."""
+    ctx = run.context()
+    result = done
+    if state.action and done is None:
+        run.retries.announce(name, state)
+        try:
+            result = run_action(run, name, state, ctx)
+        except InterpolationError as exc:
+            return error_outcome(run, name, state, f"in action of state '{name}': {exc}")
+    if result is not None:
+        stop = stop_after_action(run, result)
+        stop = stop or run.ratelimits.after_action(name, state, result, run.memory)
+        if stop is not None:
+            return stop
+        if state.is_prompt():
+            memory = run.memory
+            memory.continuation = None  # the note went to this prompt
+            memory.continuation = handoff_note(result.output)
+            if memory.continuation is not None:
+                memory.acted = None  # a resumed run gives the note to this prompt again
+                return StepOutcome(stop=Outcome.HANDOFF)
+    run.commits.after(name, state, result.output if result else None, run.position.iteration)
+    if state.next is not None:
+        if result is not None and result.error:
+            failed = error_outcome(run, name, state, result.error)
+            return run.retries.retry_or(name, state, failed, result, run.memory)
+        return follow_route(state, None, run.context(), name)
+    return _judged(run, name, state, result, ctx)
+
+
+def _judged(
+    run: Run,
+    name: str,
+    state: StateConfig,
+    result: ActionResult | None,
+    ctx: InterpolationContext,
+) -> StepOutcome:
+    """Evaluate the action's *result*, note it for `${prev.*}`/`${result.*}`, and route."""
+    judged = run.work.judge(name, state, result, ctx, run.budget.spend)
+    limited = run.ratelimits.after_judge(name, judged, result, run.memory)
+    if limited is not None:
+        return limited
+    run.memory.last_result = {"verdict": judged.verdict, "details": judged.details}
+    # `prev`: the last state that gave a verdict (`next:` states do not replace it, so
+    # `measure → apply → measure` compares measurements).
+    run.memory.prev_result = prev_record(name, result, judged.verdict)
+    stalled = run.stalls.judged(name, judged.verdict, result)
+    if stalled is not None:
+        return stalled
+    outcome = follow_route(state, judged.verdict, run.context(), name)
+    if outcome.target is None and judged.verdict == ERROR_VERDICT:
+        outcome.error = str(judged.details.get("error") or "") or None
+    return run.retries.retry_or(name, state, outcome, result, run.memory)
+
+
+def error_outcome(run: Run, name: str, state: StateConfig, msg: str) -> StepOutcome:
+    """An error that happened before evaluation: routed like an `error` verdict."""
+    run.memory.last_result = {"verdict": ERROR_VERDICT, "details": {"error": msg}}
+    failed = events.Evaluation(state=name, type="none", verdict=ERROR_VERDICT, error=msg)
+    run.emit(Event.EVALUATE, failed)
+    outcome = follow_route(state, ERROR_VERDICT, run.context(), name, action_failed=True)
+    if outcome.target is None and outcome.stop is None:
+        outcome.error = msg
+    return outcome
+
+
+def run_action(run: Run, name: str, state: StateConfig, ctx: InterpolationContext) -> ActionResult:
+    """Run *state*'s action with its `${...}` filled in; record it for a resume."""
+    assert state.action is not None
+    is_prompt = state.is_prompt()
+    # A prompt gets the values as text; bash gets each one quoted where it lands.
+    action = (interpolate if is_prompt else interpolate_shell)(state.action, ctx)
+    memory, clock = run.memory, run.limits.clock
+    if is_prompt and memory.continuation:
+        # Kept until the action has run: a stop mid-action must not lose the note.
+        action = f"Continue from this handoff note: {memory.continuation}\n\n{action}"
+    result = run.work.act(
+        name,
+        state,
+        action,
+        clock.remaining_s(),
+        run.budget.spend,
+        memory.sessions,
+        fill=lambda text: interpolate(text, ctx),
+    )
+    if state.capture:
+        memory.captured[state.capture] = saved_result(result)
+    # Recorded with `action_complete`, so a resume evaluates it rather than running it
+    # again; an action cut short by a stop or the loop's timeout runs again instead.
+    cut_short = run.stopping.asked() is not None or (result.timed_out and clock.deadline_passed())
+    memory.acted = None if cut_short else acted_record(result)
+    run.work.completed(name, result, run.budget.spend)
+    return result
+
+
+def stop_after_action(run: Run, result: ActionResult) -> StepOutcome | None:
+    """The run's end when a stop or the loop's timeout cut the action short."""
+    stop = run.stopping.asked()
+    if stop is not None:
+        return StepOutcome(stop=stop)
+    if result.timed_out and run.limits.clock.deadline_passed():
+        error = "loop timeout reached during an action"
+        return StepOutcome(stop=Outcome.TIMEOUT, error=error)
+    return None

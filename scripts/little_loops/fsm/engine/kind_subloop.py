@@ -1,0 +1,105 @@
+"""The sub-loop state kind (`loop:`): run the child loop in-process, within the parent's limits."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.routing import StepOutcome, follow_route
+from little_loops.fsm.engine import events
+from little_loops.fsm.engine.kind_action import error_outcome
+from little_loops.fsm.engine.records import ExecutionResult
+from little_loops.fsm.engine.run import Run
+from little_loops.fsm.engine.subloop import (
+    SUBLOOP_EVALUATOR,
+    TREE_STOPS,
+    child_context,
+    end_verdict,
+)
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.facts.errors import InterpolationError, LoopDefinitionError
+from little_loops.fsm.facts.events import Event
+from little_loops.fsm.facts.outcomes import Outcome
+
+
+def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
+    """Run the child loop of sub-loop state *name*; its end is the verdict."""
+    base = run.fsm.children.get(name)
+    if base is None:
+        msg = f"sub-loop '{state.loop}' of state '{name}' was not loaded (validate the file)"
+        return error_outcome(run, name, state, msg)
+    try:
+        context = child_context(base, name, state.with_ or {}, run.context())
+    except (InterpolationError, LoopDefinitionError) as exc:
+        return error_outcome(run, name, state, str(exc))
+    child_fsm = dataclasses.replace(base, context=context)
+    limits = [x for x in (base.max_cost_usd, run.fsm.max_cost_usd) if x is not None]
+    child_fsm.max_cost_usd = min(limits) if limits else None
+    child = run.new_child(child_fsm)
+    saved = run.children.take(base.name)
+    if saved is not None:
+        child.restore(saved)
+    child.share(run.budget.spend, run.limits.clock.remaining_s())
+    run.children.child = child
+    spent_before = run.budget.spend.cost_usd
+    try:
+        result = child.run()
+    finally:
+        run.children.child = None
+    if stops_tree(run, result.terminated_by):
+        # The tree ends here: the run's last snapshot keeps the child where it stopped,
+        # so a resume goes on inside it (a finished child's verdict is routed instead).
+        run.children.child = child
+        return StepOutcome(stop=result.terminated_by, error=result.error)
+    return _verdict(run, name, state, child_fsm, result, spent_before)
+
+
+def stops_tree(run: Run, how: Outcome) -> bool:
+    """True when the child's end *how* ends this run too: a stop, or a limit of this run
+    (its budget, its deadline); the child's own limits are its verdict `error`."""
+    if how == Outcome.BUDGET:
+        limit = run.fsm.max_cost_usd
+        return limit is not None and run.budget.spend.reached(limit)
+    if how == Outcome.TIMEOUT:
+        return run.limits.clock.deadline_passed()
+    return how in TREE_STOPS
+
+
+def _verdict(
+    run: Run,
+    name: str,
+    state: StateConfig,
+    child_fsm: FSMLoop,
+    result: ExecutionResult,
+    spent_before: float,
+) -> StepOutcome:
+    """The child's end as this state's verdict (success, failure or error), and its route."""
+    how = result.terminated_by
+    verdict = end_verdict(child_fsm, how, result.final_state)
+    details: dict[str, Any] = {
+        "loop": child_fsm.name,
+        "final_state": result.final_state,
+        "terminated_by": how,
+        "captured": dict(result.captured),
+    }
+    if result.error or verdict == ERROR_VERDICT:  # a limit has no error of its own
+        details["error"] = result.error or f"loop '{child_fsm.name}' ended by {how}"
+    memory = run.memory
+    memory.last_result = {"verdict": verdict, "details": details}
+    memory.prev_result = {"state": name, "output": result.final_state, "verdict": verdict}
+    if state.capture:
+        memory.captured[state.capture] = {"output": result.final_state, **details}
+    judged = events.Evaluation(state=name, type=SUBLOOP_EVALUATOR, verdict=verdict)
+    judged["final_state"] = result.final_state
+    if result.error:
+        judged["error"] = result.error
+    spend = run.budget.spend
+    if spend.cost_usd > spent_before:  # the child's spend, on this state
+        judged["cost_usd"] = round(spend.cost_usd - spent_before, 6)
+    run.emit(Event.EVALUATE, judged)
+    outcome = follow_route(state, verdict, run.context(), name)
+    if outcome.target is None and verdict == ERROR_VERDICT:
+        outcome.error = details["error"]
+    return outcome

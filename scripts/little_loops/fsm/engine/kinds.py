@@ -1,0 +1,21 @@
+"""The kinds of state (action, approval, sub-loop, terminal): their names, and a state's kind."""
+
+from __future__ import annotations
+
+from little_loops.fsm.definition.model import StateConfig
+
+ACTION_KIND = "action"
+APPROVAL_KIND = "approval"  # `action_type: approval` in a loop file
+SUBLOOP_KIND = "subloop"  # `loop:`
+TERMINAL_KIND = "terminal"
+
+
+def kind_of(state: StateConfig) -> str:
+    """The kind of *state*, a key of kind_registry.STATE_KINDS."""
+    if state.terminal:
+        return TERMINAL_KIND
+    if state.is_approval():
+        return APPROVAL_KIND
+    if state.loop is not None:
+        return SUBLOOP_KIND
+    return ACTION_KIND

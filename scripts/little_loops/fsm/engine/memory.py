@@ -1,0 +1,52 @@
+"""What a run remembers between states: captures, prev, result, handoff note, sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.engine.records import ExecutorSnapshot, acted_result
+
+
+@dataclass
+class Memory:
+    """The values `${captured.*}`, `${prev.*}` and `${result.*}` read, and what a resume
+    needs to go on with the current state's action (its finished result, its note)."""
+
+    captured: dict[str, Any] = field(default_factory=dict)
+    prev_result: dict[str, Any] | None = None
+    last_result: dict[str, Any] | None = None
+    started_at: str = ""
+    continuation: str | None = None  # a handoff note, given to the next prompt
+    acted: dict[str, Any] | None = None  # the current state's finished action (acted_record)
+    sessions: dict[str, str] = field(default_factory=dict)  # Claude session ids by session_key
+    resumed_action: ActionResult | None = None  # restored: evaluate it, do not run it again
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "captured": dict(self.captured),  # a copy: the run goes on changing its own
+            "prev_result": self.prev_result,
+            "last_result": self.last_result,
+            "started_at": self.started_at,
+            "continuation": self.continuation,
+            "action_result": self.acted,
+            "sessions": dict(self.sessions),
+        }
+
+    def restore(self, snap: ExecutorSnapshot) -> None:
+        finished = snap.entered and snap.action_result is not None
+        self.acted = snap.action_result if finished else None
+        self.resumed_action = acted_result(self.acted) if self.acted is not None else None
+        self.captured = dict(snap.captured)
+        self.prev_result = snap.prev_result
+        self.last_result = snap.last_result
+        self.started_at = snap.started_at
+        self.continuation = snap.continuation
+        self.sessions = dict(snap.sessions)
+
+    def error_detail(self) -> str | None:
+        """The error of the last verdict's details, if it has one."""
+        details = (self.last_result or {}).get("details")
+        error = details.get("error") if isinstance(details, dict) else None
+        return str(error) if error else None

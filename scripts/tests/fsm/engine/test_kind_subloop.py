@@ -1,0 +1,72 @@
+"""The sub-loop state kind: the child's end is the verdict; a stop ends the whole tree."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from support.engine_parts import loop, parts
+
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.engine.kind_subloop import run_state
+from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
+from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.facts.spend import Spend
+
+CHILD = loop({"fin": StateConfig(terminal=True)}, initial="fin")
+CALL = StateConfig(loop="child", on_success="done", on_failure="done", on_error="done")
+
+
+@dataclass
+class FakeChild:
+    """A child that ends as told, at its terminal state `fin`."""
+
+    fsm: FSMLoop
+    ends: Outcome
+    stopped: list[str] = field(default_factory=list)
+    shared: list[Spend] = field(default_factory=list)
+
+    def run(self) -> ExecutionResult:
+        return ExecutionResult("fin", 1, self.ends, 1, {})
+
+    def request_shutdown(self, reason: str = "interrupted") -> None:
+        self.stopped.append(reason)
+
+    def snapshot(self) -> ExecutorSnapshot:
+        return ExecutorSnapshot(current_state="fin", iteration=1)
+
+    def restore(self, snap: ExecutorSnapshot) -> None:
+        raise AssertionError("nothing saved to restore")
+
+    def share(self, spend: Spend, parent_remaining_s: float | None) -> None:
+        self.shared.append(spend)
+
+
+def _parent(ends: Outcome) -> tuple[FSMLoop, list[FakeChild], Callable[[FSMLoop], FakeChild]]:
+    fsm = loop({"call": CALL, "done": StateConfig(terminal=True)}, initial="call")
+    fsm.children["call"] = CHILD
+    made: list[FakeChild] = []
+
+    def new_child(child_fsm: FSMLoop) -> FakeChild:
+        made.append(FakeChild(child_fsm, ends))
+        return made[-1]
+
+    return fsm, made, new_child
+
+
+def test_a_child_ending_at_its_terminal_state_is_the_verdict_success() -> None:
+    fsm, made, new_child = _parent(Outcome.TERMINAL)
+    run, emitted = parts(fsm, new_child=new_child)
+    outcome = run_state(run, "call", CALL, None)
+    assert (outcome.target, outcome.verdict) == ("done", "success")
+    assert made[0].shared == [run.budget.spend]  # one budget for the tree
+    assert emitted.seen[-1][1]["final_state"] == "fin"
+    assert run.children.child is None
+
+
+def test_a_child_stopped_stops_the_tree_and_stays_saved_for_a_resume() -> None:
+    fsm, _, new_child = _parent(Outcome.STOPPED)
+    run, _ = parts(fsm, new_child=new_child)
+    outcome = run_state(run, "call", CALL, None)
+    assert outcome.stop == Outcome.STOPPED
+    assert run.children.dump()["child"]["loop"] == "t"

@@ -1,0 +1,20 @@
+"""kinds.kind_of: every state is of exactly one kind, named in the registry."""
+
+from __future__ import annotations
+
+from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.engine.kinds import (
+    ACTION_KIND,
+    APPROVAL_KIND,
+    SUBLOOP_KIND,
+    TERMINAL_KIND,
+    kind_of,
+)
+
+
+def test_each_state_has_its_kind() -> None:
+    assert kind_of(StateConfig(terminal=True, action="echo bye")) == TERMINAL_KIND
+    assert kind_of(StateConfig(action="ok?", action_type="approval")) == APPROVAL_KIND
+    assert kind_of(StateConfig(loop="child")) == SUBLOOP_KIND
+    assert kind_of(StateConfig(action="make")) == ACTION_KIND
+    assert kind_of(StateConfig(action="/fix", action_type="prompt")) == ACTION_KIND
