@@ -13,7 +13,7 @@ from typing import Any
 from little_loops.fsm.definition.model import OUTCOME_FAILURE, FSMLoop
 from little_loops.fsm.definition.routing import StepOutcome, illegal_route, no_route
 from little_loops.fsm.definition.transitions import MAINTAIN_LABEL, restart
-from little_loops.fsm.engine.kinds import TERMINAL_KIND, kind_of
+from little_loops.fsm.engine.kinds.names import TERMINAL_KIND, kind_of
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutorSnapshot, resumed_mid_action
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT

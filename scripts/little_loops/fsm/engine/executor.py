@@ -16,8 +16,8 @@ from little_loops.fsm.engine import core, events
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.core import Position
 from little_loops.fsm.engine.events import EventCallback
-from little_loops.fsm.engine.kind_registry import STATE_KINDS
-from little_loops.fsm.engine.kinds import TERMINAL_KIND, kind_of
+from little_loops.fsm.engine.kinds.names import TERMINAL_KIND, kind_of
+from little_loops.fsm.engine.kinds.registry import STATE_KINDS
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.engine.run import Run, Stopping

@@ -12,14 +12,14 @@ from little_loops.fsm.engine import events
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.core import Position, entered
 from little_loops.fsm.engine.memory import Memory
-from little_loops.fsm.engine.rule_approval import Approval
-from little_loops.fsm.engine.rule_budget import Budget
-from little_loops.fsm.engine.rule_commits import Commits
-from little_loops.fsm.engine.rule_limits import Limits
-from little_loops.fsm.engine.rule_ratelimits import RateLimits
-from little_loops.fsm.engine.rule_retries import Retries
-from little_loops.fsm.engine.rule_stalls import Stalls
-from little_loops.fsm.engine.rules import Rule
+from little_loops.fsm.engine.rules.approval import Approval
+from little_loops.fsm.engine.rules.budget import Budget
+from little_loops.fsm.engine.rules.commits import Commits
+from little_loops.fsm.engine.rules.limits import Limits
+from little_loops.fsm.engine.rules.ratelimits import RateLimits
+from little_loops.fsm.engine.rules.retries import Retries
+from little_loops.fsm.engine.rules.rule import Rule
+from little_loops.fsm.engine.rules.stalls import Stalls
 from little_loops.fsm.engine.step import StateWork
 from little_loops.fsm.engine.subloop import Children, ChildRun
 from little_loops.fsm.facts.events import Event

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.engine.rule_approval import ANSWER_COMMANDS
+from little_loops.fsm.engine.rules.approval import ANSWER_COMMANDS
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import make_running_dir, run_files
 from little_loops.fsm.facts.outcomes import can_resume

@@ -10,7 +10,7 @@ from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine import core
 from little_loops.fsm.engine.core import Position, Readings
-from little_loops.fsm.engine.kinds import ACTION_KIND, APPROVAL_KIND, TERMINAL_KIND
+from little_loops.fsm.engine.kinds.names import ACTION_KIND, APPROVAL_KIND, TERMINAL_KIND
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.facts.outcomes import Outcome
 

@@ -6,7 +6,7 @@ from support.engine_parts import loop
 
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.engine.rule_budget import Budget
+from little_loops.fsm.engine.rules.budget import Budget
 from little_loops.fsm.facts.spend import Spend
 
 FSM = loop(

@@ -8,8 +8,8 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import RateLimitConfig, StateConfig
 from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.engine.rule_ratelimits import RateLimits
-from little_loops.fsm.engine.rule_retries import Retries
+from little_loops.fsm.engine.rules.ratelimits import RateLimits
+from little_loops.fsm.engine.rules.retries import Retries
 from little_loops.fsm.evaluators.spec import EvaluationResult
 from little_loops.fsm.facts.outcomes import Outcome
 

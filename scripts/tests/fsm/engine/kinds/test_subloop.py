@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from support.engine_parts import loop, parts
 
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.engine.kind_subloop import run_state
+from little_loops.fsm.engine.kinds.subloop import run_state
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.facts.spend import Spend

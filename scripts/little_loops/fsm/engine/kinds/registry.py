@@ -7,8 +7,16 @@ from typing import Protocol
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
-from little_loops.fsm.engine import kind_action, kind_approval, kind_subloop, kind_terminal
-from little_loops.fsm.engine.kinds import ACTION_KIND, APPROVAL_KIND, SUBLOOP_KIND, TERMINAL_KIND
+from little_loops.fsm.engine.kinds import action as kind_action
+from little_loops.fsm.engine.kinds import approval as kind_approval
+from little_loops.fsm.engine.kinds import subloop as kind_subloop
+from little_loops.fsm.engine.kinds import terminal as kind_terminal
+from little_loops.fsm.engine.kinds.names import (
+    ACTION_KIND,
+    APPROVAL_KIND,
+    SUBLOOP_KIND,
+    TERMINAL_KIND,
+)
 from little_loops.fsm.engine.run import Run
 
 

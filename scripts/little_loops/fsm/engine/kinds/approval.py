@@ -11,7 +11,7 @@ from little_loops.fsm.definition.model import OUTCOME_SUCCESS, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.definition.transitions import TIMEOUT_LABEL
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.rule_approval import ANSWER_COMMANDS, ANSWER_POLL_S
+from little_loops.fsm.engine.rules.approval import ANSWER_COMMANDS, ANSWER_POLL_S
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.events import Event

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.engine.rule_limits import Limits
+from little_loops.fsm.engine.rules.limits import Limits
 
 
 def test_its_slice_dumps_and_restores_the_time_spent_before() -> None:

@@ -9,7 +9,7 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.engine import events
-from little_loops.fsm.engine.kind_action import error_outcome
+from little_loops.fsm.engine.kinds.action import error_outcome
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.engine.subloop import (

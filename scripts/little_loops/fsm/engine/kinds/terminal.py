@@ -5,7 +5,7 @@ from __future__ import annotations
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
-from little_loops.fsm.engine.kind_action import run_action, stop_after_action
+from little_loops.fsm.engine.kinds.action import run_action, stop_after_action
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.outcomes import Outcome

@@ -6,7 +6,7 @@ from support.engine_parts import Exits, loop, parts
 
 from little_loops.fsm.definition.model import RetryConfig, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
-from little_loops.fsm.engine.kind_action import run_state
+from little_loops.fsm.engine.kinds.action import run_state
 from little_loops.fsm.facts.outcomes import Outcome
 
 DONE = StateConfig(terminal=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.engine.rule_approval import Approval
+from little_loops.fsm.engine.rules.approval import Approval
 
 PENDING = {"state": "ask", "question": "Ship?", "asked_at": "2026-01-01T00:00:00+00:00"}
 

@@ -10,7 +10,7 @@ from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.engine.rule_retries import Retries
+from little_loops.fsm.engine.rules.retries import Retries
 from little_loops.fsm.facts.outcomes import Outcome
 
 WORK = StateConfig(

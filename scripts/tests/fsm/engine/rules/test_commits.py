@@ -9,7 +9,7 @@ from support.engine_parts import Recorded, loop
 
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.engine.rule_commits import Commits
+from little_loops.fsm.engine.rules.commits import Commits
 
 WORK = StateConfig(action="make", on_success="done", commit=True, rollback=True)
 FSM = loop({"work": WORK, "done": StateConfig(terminal=True)})

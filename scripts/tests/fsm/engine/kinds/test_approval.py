@@ -9,7 +9,7 @@ from support.engine_parts import loop, parts
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.config import ExecutorConfig
-from little_loops.fsm.engine.kind_approval import run_state
+from little_loops.fsm.engine.kinds.approval import run_state
 from little_loops.fsm.facts.outcomes import Outcome
 
 ASK = StateConfig(

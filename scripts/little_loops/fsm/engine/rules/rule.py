@@ -1,4 +1,4 @@
-"""What a rule of a run is (engine/rule_*.py): it owns a slice of the snapshot, dumps, restores."""
+"""What a rule of a run is (engine/rules/): it owns a slice of the snapshot, dumps, restores."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.engine.kinds import (
+from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
     APPROVAL_KIND,
     SUBLOOP_KIND,

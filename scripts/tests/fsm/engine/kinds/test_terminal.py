@@ -6,7 +6,7 @@ from support.engine_parts import Exits, loop, parts
 
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
-from little_loops.fsm.engine.kind_terminal import run_state
+from little_loops.fsm.engine.kinds.terminal import run_state
 from little_loops.fsm.facts.outcomes import Outcome
 
 BYE = StateConfig(terminal=True, action="echo bye")

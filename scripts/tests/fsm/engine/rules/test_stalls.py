@@ -7,7 +7,7 @@ from support.engine_parts import Recorded, loop
 from little_loops.fsm.definition.model import StallConfig, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.engine.rule_stalls import Stalls
+from little_loops.fsm.engine.rules.stalls import Stalls
 from little_loops.fsm.facts.outcomes import Outcome
 
 STATES = {"work": StateConfig(action="make", on_success="work"), "out": StateConfig(terminal=True)}

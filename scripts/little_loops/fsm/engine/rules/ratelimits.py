@@ -11,7 +11,7 @@ from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.attempts import wait_event
 from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.records import ExecutorSnapshot
-from little_loops.fsm.engine.rule_retries import Retries
+from little_loops.fsm.engine.rules.retries import Retries
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome

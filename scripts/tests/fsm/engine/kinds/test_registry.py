@@ -1,0 +1,24 @@
+"""The registry of state kinds: one entry per kind kind_of can name."""
+
+from __future__ import annotations
+
+from little_loops.fsm.engine.kinds import action as kind_action
+from little_loops.fsm.engine.kinds import approval as kind_approval
+from little_loops.fsm.engine.kinds import subloop as kind_subloop
+from little_loops.fsm.engine.kinds import terminal as kind_terminal
+from little_loops.fsm.engine.kinds.names import (
+    ACTION_KIND,
+    APPROVAL_KIND,
+    SUBLOOP_KIND,
+    TERMINAL_KIND,
+)
+from little_loops.fsm.engine.kinds.registry import STATE_KINDS
+
+
+def test_every_kind_has_its_module_in_the_registry() -> None:
+    assert {
+        ACTION_KIND: kind_action.run_state,
+        APPROVAL_KIND: kind_approval.run_state,
+        SUBLOOP_KIND: kind_subloop.run_state,
+        TERMINAL_KIND: kind_terminal.run_state,
+    } == STATE_KINDS
