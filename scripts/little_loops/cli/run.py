@@ -99,13 +99,9 @@ def run_command(
         for warning in prose_warnings(fsm):
             print(f"ll-loop: warning: {warning}", file=sys.stderr)
     loops_dir = loops_dir.resolve()
-    where = (where or Where()).for_loop(fsm, loops_dir)
-    from little_loops.fsm.runs.place import refuse_inside_live_worktree
+    from little_loops.fsm.runs.start import ready_to_start
 
-    refuse_inside_live_worktree(loops_dir)
-    from little_loops.fsm.runs.which import forget_finished
-
-    forget_finished(loops_dir, fsm.name)  # earlier worktree runs whose worktree is gone
+    where = ready_to_start(fsm, where or Where(), loops_dir)
     if background:
         from little_loops.cli.background import start_background
 

@@ -77,3 +77,16 @@ class Where:
             f"{len(changed)} uncommitted change(s) in this checkout are not in the worktree"
             f" (it starts from {start}); they stay here, untouched"
         )
+
+
+def ready_to_start(fsm: FSMLoop, where: Where, loops_dir: Path) -> Where:
+    """*where* decided for a new run of *fsm* (`Where.for_loop`), once nothing stops it: not
+    started from inside a live run's worktree, and earlier runs whose worktree is gone
+    forgotten (their ids free again)."""
+    from little_loops.fsm.runs.place import refuse_inside_live_worktree
+    from little_loops.fsm.runs.which import forget_finished
+
+    where = where.for_loop(fsm, loops_dir)
+    refuse_inside_live_worktree(loops_dir)
+    forget_finished(loops_dir, fsm.name)  # earlier worktree runs whose worktree is gone
+    return where

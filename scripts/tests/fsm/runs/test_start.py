@@ -10,8 +10,9 @@ from support.gitrepo import loops_project
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.layout import RUN_ID_PATTERN
+from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.runs.place import RunPlace
-from little_loops.fsm.runs.start import Where
+from little_loops.fsm.runs.start import Where, ready_to_start
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
 
@@ -79,3 +80,15 @@ def test_a_worktree_is_made_and_changes_left_here_are_noted(
     assert place.path is not None
     assert (place.path / "src/app.py").read_text() == "print('hi')\n"
     assert place.branch == f"ll/fix/{where.run_id}"
+
+
+def test_ready_to_start_decides_where_and_forgets_runs_whose_worktree_is_gone(
+    tmp_path: Path,
+) -> None:
+    gone = {"path": str(tmp_path / "gone"), "workdir": str(tmp_path / "gone"), "branch": "b"}
+    ended = LoopState("fix", "a", status=Status.COMPLETED, run_id="ab12", worktree=gone)
+    StatePersistence("fix@ab12", tmp_path).save_state(ended)
+    assert StatePersistence("fix@ab12", tmp_path).load_state() is not None
+    where = ready_to_start(_loop(), Where(run_id="cd34"), tmp_path)
+    assert where == Where(False, None, "cd34")
+    assert StatePersistence("fix@ab12", tmp_path).load_state() is None
