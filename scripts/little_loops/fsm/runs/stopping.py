@@ -6,7 +6,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, auto
 from pathlib import Path
 
 from little_loops.fsm.facts.outcomes import Status
@@ -20,10 +20,10 @@ from little_loops.fsm.runs.which import SavedRun
 class Stop(Enum):
     """What `stop_run` found."""
 
-    NO_RUN = "no saved run"
-    NOT_RUNNING = "not running"  # ended, or crashed (its process is gone)
-    THIS_PROCESS = "this process"
-    STOPPED = "stopped"
+    NO_RUN = auto()
+    NOT_RUNNING = auto()  # ended, or crashed (its process is gone)
+    THIS_PROCESS = auto()
+    STOPPED = auto()  # signalled, and ended (killed when it outlived the grace period)
 
 
 @dataclass(frozen=True)
