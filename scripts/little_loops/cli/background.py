@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from little_loops.cli.options import RunOptions
-from little_loops.cli.where import Where
 from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.runs.background import START_WAIT_SECONDS, start_detached
+from little_loops.fsm.runs.start import Where
 
 
 def child_argv(command: str, target: str, options: RunOptions) -> list[str]:

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from little_loops.cli.options import (
     RunOptions,
@@ -16,10 +16,6 @@ from little_loops.cli.options import (
 )
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument
-
-if TYPE_CHECKING:
-    from little_loops.fsm.runs.place import RunPlace
-    from little_loops.fsm.runs.state import LoopState
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -49,15 +45,11 @@ def resume_command(
     from little_loops.cli.parameters import resumed_context
     from little_loops.cli.resolve import resolve_loop_path
     from little_loops.cli.runref import named_as_run, run_name
-    from little_loops.cli.session import (
-        apply_overrides,
-        run_session,
-        saved_overrides,
-    )
-    from little_loops.fsm.facts.errors import LoopDefinitionError
+    from little_loops.cli.session import run_session
     from little_loops.fsm.facts.safetext import one_line
     from little_loops.fsm.runs.control import check_same_loop, saved_loop_file, saved_run
     from little_loops.fsm.runs.locks import project_root
+    from little_loops.fsm.runs.resuming import resumed_loop, saved_place
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.validate.loopfile import load_and_validate
 
@@ -76,14 +68,8 @@ def resume_command(
     # A run goes by its file's name (`runs_as`); one saved before that, by the file's name:.
     runs_as = named_as_run(fsm, path).name
     check_same_loop(saved.loop_name, fsm.name if saved.loop_name == fsm.name else runs_as, path)
-    fsm = dataclasses.replace(fsm, name=saved.loop_name)
-    from little_loops.fsm.engine.commits import checkpoint_problem
-
-    problem = checkpoint_problem(fsm, place.in_worktree)  # the file may have changed since
-    if problem is not None:
-        raise LoopDefinitionError(problem)
-    given, options = options, saved_overrides(loop_name, loops_dir, options)
-    fsm = apply_overrides(fsm, options)
+    given = options
+    fsm, options = resumed_loop(fsm, saved, place, given, loops_dir, loop_name)
     fsm = dataclasses.replace(fsm, context=resumed_context(fsm, saved.context))
     from little_loops.fsm.runs.preflight import require
 
@@ -106,18 +92,3 @@ def resume_command(
             root=place.workdir if place.in_worktree else None,
         )
     return run_session(fsm, path, options, loops_dir.resolve(), resume=True, place=place)
-
-
-def saved_place(saved: LoopState, loops_dir: Path) -> RunPlace:
-    """Where the saved run ran: its worktree must still be there to go on in it."""
-    from little_loops.fsm.facts.errors import LoopRuntimeError
-    from little_loops.fsm.facts.runfile import display_path
-    from little_loops.fsm.runs.place import RunPlace
-
-    place = RunPlace.of_state(saved.run_id, saved.worktree, loops_dir, saved.loop_name)
-    if place.path is not None and not (place.workdir or place.path).is_dir():
-        raise LoopRuntimeError(
-            f"run {saved.ref} ran in worktree {display_path(place.path)}, which is gone;"
-            f" start it again with 'll-loop run {saved.loop_name} --worktree'"
-        )
-    return place

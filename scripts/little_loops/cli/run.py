@@ -22,8 +22,9 @@ from little_loops.cli.parameters import (
     with_arguments,
 )
 from little_loops.cli.resolve import project_loops_dir
-from little_loops.cli.where import Where, add_worktree_flags, where_from_args
+from little_loops.cli.where import add_worktree_flags, where_from_args
 from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.runs.start import Where
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.model import FSMLoop
@@ -78,7 +79,8 @@ def run_command(
     # Imported here so `ll-loop --help` does not load the executor.
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.runref import named_as_run
-    from little_loops.cli.session import apply_overrides, run_session
+    from little_loops.cli.session import run_session
+    from little_loops.fsm.runs.overridden import apply_overrides
     from little_loops.fsm.runs.preflight import require
     from little_loops.fsm.validate.loopfile import load_and_validate
 
@@ -97,13 +99,9 @@ def run_command(
         for warning in prose_warnings(fsm):
             print(f"ll-loop: warning: {warning}", file=sys.stderr)
     loops_dir = loops_dir.resolve()
-    where = (where or Where()).for_loop(fsm, loops_dir)
-    from little_loops.fsm.runs.place import refuse_inside_live_worktree
+    from little_loops.fsm.runs.start import ready_to_start
 
-    refuse_inside_live_worktree(loops_dir)
-    from little_loops.fsm.runs.which import forget_finished
-
-    forget_finished(loops_dir, fsm.name)  # earlier worktree runs whose worktree is gone
+    where = ready_to_start(fsm, where or Where(), loops_dir)
     if background:
         from little_loops.cli.background import start_background
 

@@ -1,11 +1,9 @@
-"""The one path `run` and `resume` share: run flags, progress display, the outcome and its code."""
+"""The one path `run` and `resume` share: the progress display, the outcome and its code."""
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
 
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
@@ -15,63 +13,10 @@ from little_loops.fsm.facts.outcomes import outcome_of
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.facts.timefmt import format_duration
-from little_loops.fsm.runs import overrides
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.state import LoopState
-
-
-def apply_overrides(fsm: FSMLoop, options: RunOptions) -> FSMLoop:
-    """The loop with -n, --no-llm, --llm-model, --max-cost and --model applied (the file is
-    not changed)."""
-    llm = fsm.llm
-    if options.no_llm:
-        llm = dataclasses.replace(llm, enabled=False)
-    if options.llm_model is not None:
-        llm = dataclasses.replace(llm, model=options.llm_model)
-    changes: dict[str, Any] = {"llm": llm}
-    if options.max_iterations is not None:
-        changes["max_iterations"] = options.max_iterations
-    if options.max_cost is not None:
-        changes["max_cost_usd"] = options.max_cost
-    if options.model is not None:
-        changes.update(with_claude_model(fsm, options.model))
-    return dataclasses.replace(fsm, **changes)
-
-
-def with_claude_model(fsm: FSMLoop, model: str) -> dict[str, Any]:
-    """The `claude` and `states` of *fsm* with *model* as the model of every Claude state."""
-    states = {
-        name: dataclasses.replace(state, claude={**state.claude, "model": model})
-        if state.claude is not None and "model" in state.claude
-        else state
-        for name, state in fsm.states.items()
-    }
-    return {"claude": {**fsm.claude, "model": model}, "states": states}
-
-
-def save_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> None:
-    """Record -n, --no-llm, --llm-model, --max-cost and --model of a run."""
-    overrides.save_overrides(loop_name, loops_dir, options)
-
-
-def saved_overrides(loop_name: str, loops_dir: Path, options: RunOptions) -> RunOptions:
-    """`options` with the flags the run was started with filled in where not given again."""
-    saved = overrides.load_overrides(loop_name, loops_dir)
-    if saved is None:
-        return options  # no record (an older run) or unreadable: the file's values apply
-    return dataclasses.replace(
-        options,
-        max_iterations=options.max_iterations
-        if options.max_iterations is not None
-        else saved.max_iterations,
-        no_llm=options.no_llm or saved.no_llm,
-        llm_model=options.llm_model or saved.llm_model,
-        max_cost=options.max_cost if options.max_cost is not None else saved.max_cost,
-        wait_approval=options.wait_approval or saved.wait_approval,
-        model=options.model or saved.model,
-    )
 
 
 def run_session(

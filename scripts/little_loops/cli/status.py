@@ -6,12 +6,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.nesting import where_in_children
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument
 from little_loops.fsm.facts.safetext import one_line, shown
+
+if TYPE_CHECKING:
+    from little_loops.fsm.runs.describe import RunDescription
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -55,25 +58,11 @@ def status_command(
 
     With `follow`, show its progress until it ends and return the run's exit code."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
-    from little_loops.cli.parameters import saved_values
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.engine.attempts import pending_wait
-    from little_loops.fsm.facts.layout import run_files
-    from little_loops.fsm.facts.outcomes import (
-        ExitCode,
-        Outcome,
-        Status,
-        how_to_go_on,
-        outcome_label,
-    )
+    from little_loops.fsm.facts.outcomes import ExitCode
     from little_loops.fsm.facts.runfile import display_path
-    from little_loops.fsm.facts.spend import format_cost
-    from little_loops.fsm.facts.timefmt import format_duration
-    from little_loops.fsm.processes.pids import pid_alive
-    from little_loops.fsm.runs.approvals import how_to_answer, pending_question
-    from little_loops.fsm.runs.control import iteration_limit, saved_loop_file, status_json
-    from little_loops.fsm.runs.liveness import live_status, low_space
-    from little_loops.fsm.runs.locks import project_root
+    from little_loops.fsm.runs.control import status_json
+    from little_loops.fsm.runs.describe import describe
     from little_loops.fsm.runs.store import StatePersistence
 
     loop_name = run_name(name, loops_dir)
@@ -96,56 +85,53 @@ def status_command(
             f"ll-loop: warning: showing the last snapshot: {one_line(persistence.replay_error)}",
             file=sys.stderr,
         )
-    live = live_status(state, loops_dir)
-    crashed, in_state_ms = live.crashed, live.in_state_ms
+    described = describe(state, loop_name, loops_dir, named=name)
     if as_json:
-        print(json.dumps(status_json(state, live), indent=2))
+        print(json.dumps(status_json(state, described.live), indent=2))
         return ExitCode.OK
-    limit = iteration_limit(state, loops_dir)
-    if crashed:
-        gone = "is gone"
-        if pid_alive(state.pid, state.pid_start):  # alive, but it does not write this run
-            gone = "runs but is not this run's ll-loop (it does not hold the run's log)"
-        status = (
-            f"crashed: its process (pid {state.pid}) {gone}; resume with ll-loop resume {loop_name}"
-        )
-    elif state.status == Status.RUNNING:
-        status = f"running (pid {state.pid})"
-    elif state.terminated_by in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):
-        # The terminal state's name, and whether it is a success.
-        status = (
-            f"{state.status}: ended in {outcome_label(state.terminated_by, state.current_state)}"
-        )
-    else:
-        how = state.terminated_by
-        status = state.status + (f" ({how})" if how and how != state.status else "")
+    rows = status_rows(described, loop_name, loops_dir)
+    width = max(len(key) for key, _ in rows) + 1
+    for key, value in rows:
+        print(f"{key + ':':<{width}} {one_line(value)}")
+    return ExitCode.OK
+
+
+def status_rows(
+    described: RunDescription, loop_name: str, loops_dir: Path
+) -> list[tuple[str, str]]:
+    """The `key: value` lines of `status` for the run *loop_name* (its key), in order."""
+    from little_loops.cli.parameters import saved_values
+    from little_loops.fsm.facts.outcomes import Status, how_to_go_on
+    from little_loops.fsm.facts.runfile import display_path
+    from little_loops.fsm.facts.spend import format_cost
+    from little_loops.fsm.facts.timefmt import format_duration
+    from little_loops.fsm.runs.approvals import how_to_answer, pending_question
+    from little_loops.fsm.runs.control import saved_loop_file
+    from little_loops.fsm.runs.locks import project_root
+
+    state, limit, in_state_ms = described.state, described.limit, described.live.in_state_ms
+    elapsed = format_duration(state.elapsed_ms + in_state_ms)
+    if in_state_ms:
+        elapsed += f" ({format_duration(in_state_ms)} in this state)"
     rows = [
         ("loop", state.ref if state.worktree is not None else loop_name),
-        ("status", status),
+        ("status", described.status),
         ("state", state.current_state + where_in_children(state.child)),
         ("iteration", f"{state.iteration}/{limit}" if limit else str(state.iteration)),
-        (
-            "elapsed",
-            format_duration(state.elapsed_ms + in_state_ms)
-            + (f" ({format_duration(in_state_ms)} in this state)" if in_state_ms else ""),
-        ),
+        ("elapsed", elapsed),
         ("started", state.started_at),
         ("updated", state.updated_at),
     ]
-    waiting = (
-        pending_wait(state.attempt) if state.status == Status.RUNNING and not crashed else None
-    )
-    if waiting is not None:
-        rows.append(("waiting", waiting))
+    if described.waiting is not None:
+        rows.append(("waiting", described.waiting))
     if state.cost_usd > 0:
         rows.append(("cost", format_cost(state.cost_usd)))
     if state.last_result and state.last_result.get("verdict") is not None:
         rows.append(("last verdict", str(state.last_result["verdict"])))
     if state.error:
         rows.append(("error", shown(state.error)))
-    disk = low_space(run_files(loop_name, loops_dir).running_dir) if crashed else None
-    if disk:
-        rows.append(("disk", disk))
+    if described.disk:
+        rows.append(("disk", described.disk))
     hint = how_to_go_on(state.terminated_by, loop_name)
     if state.status == Status.FAILED and hint is not None:
         rows.append(("to go on", hint))
@@ -158,26 +144,12 @@ def status_command(
     if state.worktree is not None:
         where = display_path(state.worktree.get("path", ""))
         rows.append(("worktree", f"{where} (branch {state.worktree.get('branch', '?')})"))
-    others = _other_runs(name, loop_name, loops_dir)
-    if others:
-        rows.append(("other runs", f"{others} (ll-loop list --running; name one as NAME@ID)"))
+    if described.other_runs:
+        more = f"{described.other_runs} more"
+        rows.append(("other runs", f"{more} (ll-loop list --running; name one as NAME@ID)"))
     if state.loop_path:
         rows.append(("file", state.loop_path))
     values = saved_values(state.context, saved_loop_file(state, project_root(loops_dir)))
     if values is not None:
         rows.append(("parameters", values))
-    width = max(len(key) for key, _ in rows) + 1
-    for key, value in rows:
-        print(f"{key + ':':<{width}} {one_line(value)}")
-    return ExitCode.OK
-
-
-def _other_runs(name: str, key: str, loops_dir: Path) -> str | None:
-    """`2 more` when NAME (given without an id) has runs besides the one shown."""
-    from little_loops.fsm.facts.layout import split_run_key
-    from little_loops.fsm.runs.which import keys_of
-
-    if split_run_key(name)[1] is not None:
-        return None
-    more = len(keys_of(loops_dir, split_run_key(key)[0])) - 1
-    return f"{more} more" if more > 0 else None
+    return rows

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +46,7 @@ def stop_command(
     """
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.facts.outcomes import Status
+    from little_loops.fsm.runs.stopping import runs_to_stop
     from little_loops.fsm.runs.which import AmbiguousRunError
 
     try:
@@ -56,59 +54,49 @@ def stop_command(
     except AmbiguousRunError as exc:
         if not every:
             raise AmbiguousRunError(f"{exc} (or --all)", exc.runs) from None
-        running = [r.key for r in exc.runs if r.state and r.state.status == Status.RUNNING]
-        keys = running or [run.key for run in exc.runs]
+        keys = runs_to_stop(exc.runs)
     codes = [_stop_one(key, loops_dir, grace) for key in keys]
     return max(codes)
 
 
 def _stop_one(loop_name: str, loops_dir: Path, grace: float | None) -> int:
-    """Stop the run whose files are named *loop_name* (its key)."""
+    """Stop the run whose files are named *loop_name* (its key), and say how it went."""
     from little_loops.fsm.facts.outcomes import ExitCode, Outcome, Status
     from little_loops.fsm.facts.safetext import one_line
-    from little_loops.fsm.runs.control import GRACE_SECONDS, can_stop, stale_pid, stop_process
-    from little_loops.fsm.runs.orphans import kill_orphaned_actions
-    from little_loops.fsm.runs.store import StatePersistence
+    from little_loops.fsm.runs.stopping import Stop, stop_run
 
     shown = one_line(loop_name)  # C1 controls are not refused in names: escape them
-    persistence = StatePersistence(loop_name, loops_dir)
-    state = persistence.load_state()
-    if state is None:
+
+    def stopping(pid: int) -> None:
+        print(f"stopping loop '{shown}' (pid {pid})...", file=sys.stderr)
+
+    report = stop_run(loop_name, loops_dir, grace, on_stopping=stopping)
+    state = report.state
+    if report.what is Stop.NO_RUN or state is None:
         print(f"ll-loop: loop '{shown}' is not running (it has no saved run)", file=sys.stderr)
         return ExitCode.FAILED
-    pid = state.pid
-    if not can_stop(state, loops_dir) or pid is None:
-        dead = stale_pid(state, loops_dir)
-        stale = f"stale pid {pid}; " if pid is not None and state.status == Status.RUNNING else ""
-        hint = (
-            f"; resume it with 'll-loop resume {shown}'" if state.status == Status.RUNNING else ""
-        )
+    if report.what is Stop.NOT_RUNNING:
+        pid, running = state.pid, state.status == Status.RUNNING
+        stale = f"stale pid {pid}; " if pid is not None and running else ""
+        hint = f"; resume it with 'll-loop resume {shown}'" if running else ""
         print(
             f"ll-loop: loop '{shown}' is not running ({stale}last status: {state.status}){hint}",
             file=sys.stderr,
         )
-        if dead is not None:
-            ended = kill_orphaned_actions(loop_name, dead)
-            if ended:
-                print(
-                    f"ll-loop: ended {len(ended)} process(es) its action left running "
-                    f"(pids {', '.join(map(str, ended))})",
-                    file=sys.stderr,
-                )
+        if report.orphans_ended:
+            print(
+                f"ll-loop: ended {len(report.orphans_ended)} process(es) its action left running "
+                f"(pids {', '.join(map(str, report.orphans_ended))})",
+                file=sys.stderr,
+            )
         return ExitCode.FAILED
-    if pid == os.getpid():
+    if report.what is Stop.THIS_PROCESS:
         print(f"ll-loop: loop '{shown}' is this process; not stopping it", file=sys.stderr)
         return ExitCode.FAILED
-
-    grace = GRACE_SECONDS if grace is None else grace
-    started = time.monotonic()
-    print(f"stopping loop '{shown}' (pid {pid})...", file=sys.stderr)
-    stopped = stop_process(persistence, state, grace=grace)
-    how = f"killed (it did not stop within {grace:g}s)" if stopped.killed else Outcome.STOPPED
-    elapsed = time.monotonic() - started
+    how = f"killed (it did not stop within {report.grace:g}s)" if report.killed else Outcome.STOPPED
     print(
-        f"loop '{shown}' {how} in {elapsed:.1f}s in state "
-        f"'{one_line(stopped.state.current_state)}'; continue with: ll-loop resume {shown}",
+        f"loop '{shown}' {how} in {report.seconds:.1f}s in state "
+        f"'{one_line(state.current_state)}'; continue with: ll-loop resume {shown}",
         file=sys.stderr,
     )
     return ExitCode.OK

@@ -1,4 +1,4 @@
-"""The shared run path: scope locks (refuse, --queue), overrides and their record for resume."""
+"""The shared run path: scope locks (refuse, --queue)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,6 @@ from support import llproc
 from support.project import LoopProject
 from support.slowdown import scaled
 
-from little_loops.cli import build_parser
-from little_loops.cli.options import RunOptions, options_from_args
-from little_loops.cli.session import apply_overrides, save_overrides, saved_overrides
-from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.facts.outcomes import ExitCode
 
 HOLDER = """\
@@ -73,87 +69,3 @@ def test_queue_waits_with_a_note_then_runs(loop_project: LoopProject) -> None:
         f"ll-loop: queued: scope 'src/api' of loop 'other' overlaps 'src' held by loop"
         f" 'holder' (pid {proc.pid}); waiting for it to finish\n[1/50] a → echo other ran\n"
     )
-
-
-def _loop() -> FSMLoop:
-    return FSMLoop(name="x", initial="a", states={"a": StateConfig(terminal=True)})
-
-
-def test_apply_overrides_leaves_the_loop_unchanged() -> None:
-    fsm = _loop()
-    changed = apply_overrides(
-        fsm, RunOptions(max_iterations=3, no_llm=True, llm_model="claude-test-model")
-    )
-    assert (changed.max_iterations, changed.llm) == (
-        3,
-        LLMConfig(enabled=False, model="claude-test-model"),
-    )
-    assert (fsm.max_iterations, fsm.llm) == (50, LLMConfig())
-    assert apply_overrides(fsm, RunOptions()) == fsm
-
-
-def test_model_flag_is_the_model_of_every_claude_state() -> None:
-    fsm = FSMLoop.from_dict(
-        {
-            "name": "x",
-            "initial": "a",
-            "claude": {"model": "loop-model", "tools": ["Read"]},
-            "states": {
-                "a": {"action": "A", "action_type": "prompt", "claude": {"model": "own"}},
-                "b": {"action": "B", "action_type": "prompt", "claude": {"effort": "low"}},
-                "c": {"action": "C", "action_type": "prompt"},
-            },
-        }
-    )
-    changed = apply_overrides(fsm, RunOptions(model="cli-model"))
-    assert changed.claude == {"model": "cli-model", "tools": ["Read"]}
-    assert changed.states["a"].claude == {"model": "cli-model"}
-    assert changed.states["b"].claude == {"effort": "low"}  # the loop's model applies
-    assert changed.states["c"].claude is None
-    assert fsm.states["a"].claude == {"model": "own"}  # the loaded loop is not changed
-
-
-def test_overrides_recorded_for_resume(loop_project: LoopProject) -> None:
-    save_overrides(
-        "x", loop_project.loops, RunOptions(max_iterations=3, llm_model="m", max_cost=1.5)
-    )
-    restored = saved_overrides("x", loop_project.loops, RunOptions(quiet=True))
-    assert restored == RunOptions(max_iterations=3, llm_model="m", max_cost=1.5, quiet=True)
-    assert (
-        apply_overrides(
-            FSMLoop.from_dict({"name": "x", "initial": "a", "states": {"a": {"terminal": True}}}),
-            restored,
-        ).max_cost_usd
-        == 1.5
-    )
-    # Flags given again win over the record.
-    again = saved_overrides("x", loop_project.loops, RunOptions(max_iterations=9))
-    assert again.max_iterations == 9
-    assert saved_overrides("none", loop_project.loops, RunOptions()) == RunOptions()
-
-
-def test_options_become_the_same_run_flags() -> None:
-    options = RunOptions(
-        max_iterations=3,
-        no_llm=True,
-        llm_model="m",
-        model="claude-c",
-        queue=True,
-        quiet=True,
-        as_json=True,
-    )
-    assert options.argv() == [
-        "--max-iterations",
-        "3",
-        "--no-llm",
-        "--llm-model",
-        "m",
-        "--model",
-        "claude-c",
-        "--queue",
-        "--quiet",
-        "--json",
-    ]
-    # ... which the run parser turns back into the same options (background forwarding).
-    args = build_parser().parse_args(["run", "x", *options.argv()])
-    assert options_from_args(args) == options

@@ -1,75 +1,140 @@
-"""The run flags a run was started with (-n, --max-cost, --model, --wait-approval ...), kept."""
+"""The run flags of `run` and `resume`, one row each; the record a resume reads them back from."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypeVar
 
 from little_loops.fsm.facts.layout import make_running_dir, run_files
 from little_loops.fsm.facts.runfile import read_run_file
 from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
+from little_loops.fsm.runs.flags import COUNT, DOLLARS, NAME, TEXT, flag, flag_rows
 
+OptionsFile = dict[str, object]  # `<name>.options.json`: a key per row with `resumed=True`
 
-class OptionsFile(TypedDict):
-    """The JSON object in `<name>.options.json`."""
-
-    max_iterations: int | None
-    no_llm: bool
-    llm_model: str | None
-    max_cost: float | None
-    wait_approval: bool
-    model: str | None
+_Flags = TypeVar("_Flags", bound="RunFlags")
 
 
 @dataclass(frozen=True)
-class Overrides:
-    """The flags that change a loop's limits or its LLM for one run (None: the file's value)."""
+class RunFlags:
+    """The run flags, one row each, in the order `--help` lists them. A row is everything
+    about its flag: `run`/`resume` parse it, `--background` passes it on, and with
+    `resumed=True` the options record keeps it and a resume merges it.
 
-    max_iterations: int | None = None
-    no_llm: bool = False
-    llm_model: str | None = None
-    max_cost: float | None = None
-    wait_approval: bool = False  # wait at an approval state for the answer, in-process
-    model: str | None = None  # the model of every Claude state
+    A flag not given has its kind's default (None/False): the loop file's value applies."""
+
+    max_iterations: int | None = flag(
+        "-n",
+        "--max-iterations",
+        kind=COUNT,
+        metavar="N",
+        resumed=True,
+        help="stop after N iterations (overrides max_iterations of the loop file)",
+    )
+    no_llm: bool = flag(
+        "--no-llm",
+        resumed=True,
+        help="never call the LLM: llm_structured states are judged by exit code",
+    )
+    llm_model: str | None = flag(
+        "--llm-model",
+        kind=TEXT,
+        metavar="MODEL",
+        resumed=True,
+        help="the model of the LLM evaluator",
+    )
+    model: str | None = flag(
+        "--model",
+        kind=NAME,
+        metavar="MODEL",
+        resumed=True,
+        help="the Claude model of every prompt and slash-command state (overrides claude: model)",
+    )
+    max_cost: float | None = flag(
+        "--max-cost",
+        kind=DOLLARS,
+        metavar="USD",
+        resumed=True,
+        help="end the run (exit 6) before the next paid step once Claude spend reaches USD "
+        "(overrides max_cost_usd of the loop file)",
+    )
+    queue: bool = flag(
+        "--queue", help="wait for a loop holding an overlapping scope instead of refusing to start"
+    )
+    wait_approval: bool = flag(
+        "--wait-approval",
+        resumed=True,
+        help="at an approval state, wait for `ll-loop approve`/`reject` and go on "
+        "(default: stop there, exit 9, and go on with `ll-loop resume`)",
+    )
+    quiet: bool = flag("-q", "--quiet", help="print only the outcome line on stderr")
+    verbose: bool = flag(
+        "-v",
+        "--verbose",
+        help="show each action's output live under its state line (Claude's as text)",
+    )
+    as_json: bool = flag("--json", help="print the final result as JSON on stdout")
+    no_color: bool = flag("--no-color", help="no colours (also when NO_COLOR is set)")
+
+    def argv(self) -> list[str]:
+        """These flags as `ll-loop run` arguments (what a background run is started with)."""
+        out: list[str] = []
+        for name, row in flag_rows(self):
+            value = getattr(self, name)
+            if row.kind.takes_value and value is not None:
+                out += [row.options[-1], row.kind.word(value)]
+            elif not row.kind.takes_value and value:
+                out.append(row.options[-1])
+        return out
+
+    def record(self) -> OptionsFile:
+        """The options record: the flags a resume repeats."""
+        return {name: getattr(self, name) for name, row in flag_rows(self) if row.resumed}
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> RunFlags:
+        """The flags of a record; a value that is not one of its kind is not given."""
+        return cls(**{name: row.kind.check(data.get(name)) for name, row in _resumed()})
 
 
-def save_overrides(loop_name: str, loops_dir: Path, overrides: Overrides) -> None:
-    """Record the flags of a run, so `resume` continues with the same limits."""
-    data: OptionsFile = {
-        "max_iterations": overrides.max_iterations,
-        "no_llm": overrides.no_llm,
-        "llm_model": overrides.llm_model,
-        "max_cost": overrides.max_cost,
-        "wait_approval": overrides.wait_approval,
-        "model": overrides.model,
+Overrides = RunFlags  # the name `run_in_foreground` and older callers know it by
+
+
+def _resumed() -> list[tuple[str, Any]]:
+    return [(name, row) for name, row in flag_rows(RunFlags) if row.resumed]
+
+
+def resumed_over(given: _Flags, saved: RunFlags | None) -> _Flags:
+    """*given* (the flags `resume` was given) with each repeated flag merged with the saved
+    one as its row says; with no record (an older run), the loop file's values apply."""
+    if saved is None:
+        return given
+    merged = {
+        name: row.merge(getattr(given, name), getattr(saved, name)) for name, row in _resumed()
     }
+    return dataclasses.replace(given, **merged)
+
+
+def save_overrides(loop_name: str, loops_dir: Path, overrides: RunFlags) -> None:
+    """Record the flags of a run, so `resume` continues with the same limits."""
     path = run_files(loop_name, loops_dir).options
     make_running_dir(path.parent)
     remove_leftover_temp_files(path)  # this run holds the loop's lock: no other writer
-    write_atomic(path, json_bytes(data, indent=2) + b"\n")
+    write_atomic(path, json_bytes(overrides.record(), indent=2) + b"\n")
 
 
-def load_overrides(loop_name: str, loops_dir: Path) -> Overrides | None:
+def load_overrides(loop_name: str, loops_dir: Path) -> RunFlags | None:
     """The recorded flags of the run, None when there is no readable record (an older run)."""
     try:
         data = json.loads(read_run_file(run_files(loop_name, loops_dir).options))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict):
-        return None
-    n = data.get("max_iterations")
-    model = data.get("llm_model")
-    cost = data.get("max_cost")
-    claude_model = data.get("model")
-    if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost > 0:
-        cost = None
-    return Overrides(
-        max_iterations=n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None,
-        no_llm=data.get("no_llm") is True,
-        llm_model=model if isinstance(model, str) else None,
-        max_cost=cost,
-        wait_approval=data.get("wait_approval") is True,
-        model=claude_model if isinstance(claude_model, str) and claude_model else None,
-    )
+    return RunFlags.from_record(data) if isinstance(data, dict) else None
+
+
+def resumed_flags(loop_name: str, loops_dir: Path, given: _Flags) -> _Flags:
+    """The flags a resume of *loop_name* runs with: its record, with those given again on top."""
+    return resumed_over(given, load_overrides(loop_name, loops_dir))

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from little_loops.fsm.facts.layout import run_files
-from little_loops.fsm.runs.overrides import Overrides, load_overrides, save_overrides
+from little_loops.fsm.runs.flags import flag_rows
+from little_loops.fsm.runs.overrides import (
+    Overrides,
+    RunFlags,
+    load_overrides,
+    resumed_over,
+    save_overrides,
+)
 
 
 def test_the_flags_round_trip(tmp_path: Path) -> None:
@@ -51,3 +59,30 @@ def test_an_unreadable_record_is_no_record(tmp_path: Path, text: str) -> None:
     path.parent.mkdir(parents=True)
     path.write_text(text)
     assert load_overrides("x", tmp_path) is None
+
+
+def test_the_record_is_the_resumed_rows_and_the_rest_is_not_kept(tmp_path: Path) -> None:
+    flags = RunFlags(max_iterations=2, queue=True, quiet=True, verbose=True, as_json=True)
+    assert set(flags.record()) == {name for name, row in flag_rows(RunFlags) if row.resumed}
+    save_overrides("x", tmp_path, flags)
+    assert load_overrides("x", tmp_path) == RunFlags(max_iterations=2)
+
+
+def test_resume_merges_each_flag_over_the_record() -> None:
+    saved = RunFlags(max_iterations=3, no_llm=True, llm_model="m", max_cost=1.0, model="c")
+    assert resumed_over(RunFlags(quiet=True), saved) == dataclasses.replace(saved, quiet=True)
+    given = RunFlags(max_iterations=9, model="d", wait_approval=True)
+    assert resumed_over(given, saved) == RunFlags(
+        max_iterations=9, no_llm=True, llm_model="m", max_cost=1.0, model="d", wait_approval=True
+    )
+    assert resumed_over(given, None) is given  # no record: the loop file's values apply
+
+
+def test_the_argv_of_the_flags_given() -> None:
+    assert RunFlags().argv() == []
+    assert RunFlags(max_cost=0.1, no_color=True, wait_approval=True).argv() == [
+        "--max-cost",
+        "0.1",
+        "--wait-approval",
+        "--no-color",
+    ]

@@ -1,0 +1,85 @@
+"""Stopping a run by its key: what there was to stop, and how it ended (the CLI says it)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum, auto
+from pathlib import Path
+
+from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.runs.control import GRACE_SECONDS, can_stop, stale_pid, stop_process
+from little_loops.fsm.runs.orphans import kill_orphaned_actions
+from little_loops.fsm.runs.state import LoopState
+from little_loops.fsm.runs.store import StatePersistence
+from little_loops.fsm.runs.which import SavedRun
+
+
+class Stop(Enum):
+    """What `stop_run` found."""
+
+    NO_RUN = auto()
+    NOT_RUNNING = auto()  # ended, or crashed (its process is gone)
+    THIS_PROCESS = auto()
+    STOPPED = auto()  # signalled, and ended (killed when it outlived the grace period)
+
+
+@dataclass(frozen=True)
+class StopReport:
+    """How stopping one run went."""
+
+    what: Stop
+    state: LoopState | None = None  # the run's state (after it stopped, when it did)
+    stale_pid: int | None = None  # a run marked running whose process is gone
+    orphans_ended: list[int] = field(default_factory=list)  # what a crashed run's action left
+    killed: bool = False  # it did not stop within the grace period
+    grace: float = GRACE_SECONDS
+    seconds: float = 0.0  # how long stopping it took
+    pid: int | None = None  # the process that was stopped
+
+
+def runs_to_stop(runs: Sequence[SavedRun]) -> list[str]:
+    """The keys `stop --all` stops among a loop's runs: those running, else every one (each
+    then says it is not running)."""
+    running = [run.key for run in runs if run.state and run.state.status == Status.RUNNING]
+    return running or [run.key for run in runs]
+
+
+def stop_run(
+    key: str,
+    loops_dir: Path,
+    grace: float | None = None,
+    on_stopping: Callable[[int], None] | None = None,
+) -> StopReport:
+    """Stop the run whose files are named *key*: SIGTERM, *grace* seconds (GRACE_SECONDS by
+    default), then SIGKILL; *on_stopping* hears the pid before the wait begins.
+
+    A recorded pid whose process is gone (or is now another program) is never signalled;
+    the state file is left as it is (a crashed run stays resumable) and what its action
+    left running is ended."""
+    persistence = StatePersistence(key, loops_dir)
+    state = persistence.load_state()
+    if state is None:
+        return StopReport(Stop.NO_RUN)
+    pid = state.pid
+    if not can_stop(state, loops_dir) or pid is None:
+        dead = stale_pid(state, loops_dir)
+        ended = kill_orphaned_actions(key, dead) if dead is not None else []
+        return StopReport(Stop.NOT_RUNNING, state, stale_pid=dead, orphans_ended=ended)
+    if pid == os.getpid():
+        return StopReport(Stop.THIS_PROCESS, state)
+    grace = GRACE_SECONDS if grace is None else grace
+    started = time.monotonic()
+    if on_stopping is not None:
+        on_stopping(pid)
+    stopped = stop_process(persistence, state, grace=grace)
+    return StopReport(
+        Stop.STOPPED,
+        stopped.state,
+        killed=stopped.killed,
+        grace=grace,
+        seconds=time.monotonic() - started,
+        pid=pid,
+    )
