@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Protocol, runtime_checkable
 
@@ -17,8 +18,8 @@ class ActionRunner(Protocol):
         """True when `execute` writes all of stdout and stderr, live, to files (`output_file`)."""
         ...
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
-        """Run `action` (bash, or claude when `is_slash_command`) within `timeout` seconds."""
+    def run(self, request: ActionRequest) -> ActionResult:
+        """Run *request* with the runner's own directory and output settings."""
         ...
 
     def execute(self, request: ActionRequest) -> ActionResult:
@@ -33,8 +34,8 @@ class ActionRunner(Protocol):
 class RunsActions(Protocol):
     """The narrow runner of the seed: only `run`. Test doubles implement just this."""
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
-        """Run `action` (bash, or claude when `is_slash_command`) within `timeout` seconds."""
+    def run(self, request: ActionRequest) -> ActionResult:
+        """Run *request*'s action (of kind `request.kind`) within `request.timeout` seconds."""
         ...
 
 
@@ -50,12 +51,12 @@ class RunOnly:
     def __init__(self, runner: RunsActions) -> None:
         self.runner = runner
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
-        return self.runner.run(action, timeout=timeout, is_slash_command=is_slash_command)
+    def run(self, request: ActionRequest) -> ActionResult:
+        return self.runner.run(request)
 
     def execute(self, request: ActionRequest) -> ActionResult:
         timeout = math.inf if request.timeout is None else request.timeout
-        return self.run(request.action, timeout, request.is_slash_command)
+        return self.run(dataclasses.replace(request, timeout=timeout))
 
     def cancel(self, reason: str = "stopped") -> None:
         """Nothing to stop: the executor ends the run when the action returns."""

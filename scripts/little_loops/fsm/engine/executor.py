@@ -35,7 +35,6 @@ from little_loops.fsm.facts.errors import InterpolationError, LoopError
 from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.facts.timefmt import iso_now
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.values.shellquote import interpolate_shell
 
 __all__ = [
     "ActionResult",
@@ -312,10 +311,10 @@ class FSMExecutor(Safeguards, Retrying, Terminals, SubLoops, Commits):
 
     def _run_action(self, name: str, state: StateConfig, ctx: InterpolationContext) -> ActionResult:
         assert state.action is not None
-        is_prompt = state.is_prompt()
+        kind = state.action_kind()
         # A prompt gets the values as text; bash gets each one quoted where it lands.
-        action = (interpolate if is_prompt else interpolate_shell)(state.action, ctx)
-        if is_prompt and self.continuation:
+        action = kind.interpolate(state.action, ctx)
+        if kind.agent is not None and self.continuation:
             # Kept until the action has run: a stop mid-action must not lose the note.
             action = f"Continue from this handoff note: {self.continuation}\n\n{action}"
         result = self.work.act(

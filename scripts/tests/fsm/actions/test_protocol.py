@@ -15,10 +15,10 @@ from little_loops.fsm.engine import executor, records, step
 
 class OnlyRun:
     def __init__(self) -> None:
-        self.calls: list[tuple[str, float, bool]] = []
+        self.calls: list[tuple[str, float | None, str]] = []
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
-        self.calls.append((action, timeout, is_slash_command))
+    def run(self, request: ActionRequest) -> ActionResult:
+        self.calls.append((request.action, request.timeout, request.kind))
         return ActionResult("out", "", 0, 1)
 
 
@@ -69,8 +69,8 @@ def test_a_run_only_runner_is_adapted() -> None:
     adapted = as_action_runner(inner)
     assert isinstance(adapted, RunOnly)
     assert not adapted.streams_output
-    result = adapted.execute(ActionRequest("echo", 5.0, True, idle_timeout=1.0))
+    result = adapted.execute(ActionRequest("echo", 5.0, "claude", idle_timeout=1.0))
     assert result.output == "out"
-    assert inner.calls == [("echo", 5.0, True)]
+    assert inner.calls == [("echo", 5.0, "claude")]
     adapted.cancel("stopped")  # nothing to stop
-    assert adapted.run("x", 1, False).exit_code == 0
+    assert adapted.run(ActionRequest("x", 1, "shell")).exit_code == 0
