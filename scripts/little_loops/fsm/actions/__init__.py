@@ -1,1 +1,1 @@
-"""Run one action (a shell command or a Claude Code prompt) as a request/result pair."""
+"""Run one action as a request/result pair; one module per kind of action (shell, Claude Code), one registry."""
