@@ -1,1 +1,1 @@
-"""Run one action as a request/result pair; one module per kind of action (shell, Claude Code), one registry."""
+"""Run one action as a request/result pair: a module per kind (shell, Claude Code), a registry."""

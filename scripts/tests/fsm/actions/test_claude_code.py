@@ -47,7 +47,8 @@ def test_finish_names_the_root_refusal() -> None:
 def test_the_readers_of_limits_sessions_and_transcripts() -> None:
     limited = ActionResult("API Error: 429 rate limited", "", 1, 1, error="claude exited")
     limit = claude_code.usage_limit(limited)
-    assert limit is not None and limit.kind == "rate_limit"
+    assert limit is not None
+    assert limit.kind == "rate_limit"
     assert claude_code.usage_limit(ActionResult("ok", "", 0, 1)) is None
     lost = ActionResult("", "No conversation found with session ID: x", 1, 1)
     assert claude_code.lost_session(lost)
@@ -61,10 +62,13 @@ def test_the_spec_is_what_prompt_and_slash_command_meant_before_kinds() -> None:
     assert spec.action_types == ("prompt", "slash_command")
     assert spec.interpolation is Interpolation.TEXT
     assert (spec.default_evaluator, spec.default_timeout) == ("llm_structured", 1800)
-    assert spec.options_key == "claude" and spec.options is CLAUDE_OPTIONS
+    assert spec.options_key == "claude"
+    assert spec.options is CLAUDE_OPTIONS
     assert spec.state_keys == ("claude", "session", "session_key")
-    assert spec.sessions and not spec.loop_idle_timeout
-    assert spec.label == "Claude session" and spec.quiet_seconds == 120
+    assert spec.sessions
+    assert not spec.loop_idle_timeout
+    assert spec.label == "Claude session"
+    assert spec.quiet_seconds == 120
 
 
 def test_checking_a_loop_file_does_not_import_the_transcript_readers() -> None:

@@ -60,7 +60,8 @@ def test_each_kind_is_listed_by_its_name_and_its_defaults_exist() -> None:
 def test_a_recorded_step_names_its_kind_by_its_first_action_type() -> None:
     assert recorded("prompt") is claude_code.SPEC
     assert recorded("shell") is shell.SPEC
-    assert recorded("loop") is None and recorded(None) is None
+    assert recorded("loop") is None
+    assert recorded(None) is None
     assert registry.get("claude") is claude_code.SPEC
 
 
@@ -80,7 +81,8 @@ def _with_echo_kind(copy: Path) -> None:
     import_line, entry = (line for line in _doc_block("echo-registry").splitlines() if line)
     source = (actions / "registry.py").read_text()
     old_import = "from little_loops.fsm.actions import claude_code, shell\n"
-    assert old_import in source and "        shell.SPEC,\n" in source
+    assert old_import in source
+    assert "        shell.SPEC,\n" in source
     source = source.replace(old_import, import_line + "\n")
     source = source.replace("        shell.SPEC,\n", f"        shell.SPEC,\n{entry}\n")
     (actions / "registry.py").write_text(source)

@@ -20,8 +20,11 @@ def test_the_spec_serves_shell_and_behaves_as_before_kinds() -> None:
     assert spec.action_types == ("shell",)
     assert spec.interpolation is Interpolation.SHELL
     assert (spec.default_evaluator, spec.default_timeout) == ("exit_code", 120)
-    assert spec.agent is None and spec.readable is None and spec.install_hint == ""
-    assert spec.loop_idle_timeout and not spec.sessions
+    assert spec.agent is None
+    assert spec.readable is None
+    assert spec.install_hint == ""
+    assert spec.loop_idle_timeout
+    assert not spec.sessions
 
 
 def test_the_runner_runs_it_with_bash_and_a_missing_program_has_no_hint(tmp_path: Path) -> None:

@@ -22,13 +22,16 @@ def test_the_defaults_are_a_plain_commands() -> None:
     spec = _plain()
     assert spec.interpolation is Interpolation.TEXT
     assert (spec.default_evaluator, spec.default_timeout) == ("exit_code", 120)
-    assert spec.agent is None and spec.options_key is None and not spec.sessions
+    assert spec.agent is None
+    assert spec.options_key is None
+    assert not spec.sessions
     assert spec.loop_idle_timeout
     result = ActionResult("out", "", 0, 1)
     assert spec.finish(result, ActionRequest("x", 1, "plain")) is result
     assert spec.usage_limit(result) is None
     assert not spec.lost_session(result)
-    assert spec.readable is None and spec.latest_step is None
+    assert spec.readable is None
+    assert spec.latest_step is None
 
 
 def test_shown_as_is_the_agent_else_the_name() -> None:
