@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit, claude_limit, judge_limit
+from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit, judge_limit
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
@@ -115,9 +115,7 @@ class Retrying:
         self, name: str, state: StateConfig, result: ActionResult
     ) -> StepOutcome | None:
         """A Claude Code session that ended on a rate, overload or usage limit: wait, run again."""
-        if not state.is_prompt():
-            return None
-        return self._limit_wait(name, claude_limit(result), rejudge=None)
+        return self._limit_wait(name, state.action_kind().usage_limit(result), rejudge=None)
 
     def _judge_limit(
         self, name: str, result: EvaluationResult, action: ActionResult | None
