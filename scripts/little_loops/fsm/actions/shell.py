@@ -22,4 +22,6 @@ SPEC = ActionKindSpec(
     interpolation=Interpolation.SHELL,
     default_evaluator="exit_code",
     default_timeout=120,  # a check should not take long
+    label="shell action",
+    runs_as="runs with bash",
 )

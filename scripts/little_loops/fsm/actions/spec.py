@@ -96,8 +96,8 @@ class ActionKindSpec:
     # None: the output is plain text.
     readable: Callable[[str], list[str]] | None = None
     latest_step: Callable[[str], str | None] | None = None
-    label: str = "shell action"  # what `ll-loop logs` calls one run of it
-    runs_as: str = "runs with bash"  # how its action runs, for messages: "this state's action ..."
+    label: str = "action"  # what `ll-loop logs` calls one run of it
+    runs_as: str = "runs as a command"  # for messages: "this state's action ..."
     # Which states may use its `state_keys`, for the message when another state does.
     only_states: str = ""
 
