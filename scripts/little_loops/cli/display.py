@@ -6,13 +6,14 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from little_loops.cli.gatelines import GateLines
 from little_loops.cli.nesting import child_line, depth_of, indented
 from little_loops.cli.outputtail import OutputTail, output_tail, signature
-from little_loops.fsm.actions.claude import latest_step
+from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
 from little_loops.fsm.definition.prose import cannot_run_hint
 from little_loops.fsm.engine.attempts import waiting_text
@@ -132,7 +133,8 @@ class ProgressDisplay(GateLines):
         self.verbose = verbose and not quiet
         self._output_tail: OutputTail | None = None
         self._action_started = 0.0
-        self._claude_transcript: str | None = None
+        # An agent's transcript file and how to read its latest step, while it runs.
+        self._transcript: tuple[str, Callable[[str], str | None]] | None = None
         self._transcript_before: tuple[int, int] | None = None
         self._action_ms: int | None = None
         self._ticker: threading.Thread | None = None
@@ -183,8 +185,10 @@ class ProgressDisplay(GateLines):
         self._header_printed = True
 
     def _on_action_start(self, event: dict[str, Any]) -> None:
-        shell = event.get("action_type") == "shell"
-        self._shell_action = str(event.get("action", "")) if shell else None
+        kind = recorded(event.get("action_type"))
+        # bash's own exit codes (127: not found, 126: cannot run) mean that for a command.
+        command = kind is not None and kind.agent is None
+        self._shell_action = str(event.get("action", "")) if command else None
         if self.quiet:
             return
         self._header(shorten(str(event.get("action", ""))))
@@ -192,13 +196,13 @@ class ProgressDisplay(GateLines):
         # A Claude session streams into its output file: the ticker shows its latest step.
         path = event.get("output_path")
         self._output_path = path if isinstance(path, str) else None
-        is_claude = event.get("action_type") == "prompt" and isinstance(path, str)
-        self._claude_transcript = path if is_claude else None
+        steps = kind.latest_step if kind is not None and isinstance(path, str) else None
+        self._transcript = (path, steps) if isinstance(path, str) and steps is not None else None
         # The file still holds the state's last run until the runner empties it.
-        before = signature(path) if isinstance(path, str) and is_claude and self.live else None
-        self._transcript_before = before
+        live = self._transcript is not None and self.live
+        self._transcript_before = signature(path) if isinstance(path, str) and live else None
         if self.verbose and isinstance(path, str):
-            self._output_tail = OutputTail(path, claude=is_claude)
+            self._output_tail = OutputTail(path, kind.readable if kind is not None else None)
         if self.live or self._output_tail is not None:
             self._start_ticker()
 
@@ -371,12 +375,13 @@ class ProgressDisplay(GateLines):
             elapsed = int((time.monotonic() - self._action_started) * 1000)
             spinner = _SPINNER[frame % len(_SPINNER)]
             line = f"       {spinner} running {format_duration(elapsed)}"
-            if self._claude_transcript is not None:
+            if self._transcript is not None:
+                path, latest_step = self._transcript
                 if self._transcript_before is not None:
-                    if signature(self._claude_transcript) != self._transcript_before:
+                    if signature(path) != self._transcript_before:
                         self._transcript_before = None
                 elif frame % 5 == 0:  # the file is read twice a second, not at every frame
-                    step = latest_step(self._claude_transcript)
+                    step = latest_step(path)
                 if step:
                     room = shutil.get_terminal_size().columns - len(line) - 4
                     if room >= 10:

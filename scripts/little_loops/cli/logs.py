@@ -71,6 +71,7 @@ def logs_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.outputtail import OutputTail
     from little_loops.cli.runref import run_name
+    from little_loops.fsm.actions.registry import DEFAULT_KIND, recorded
     from little_loops.fsm.facts.outcomes import ExitCode
     from little_loops.fsm.facts.runfile import display_path, open_run_stream
 
@@ -89,12 +90,12 @@ def logs_command(
         return ExitCode.FAILED
     if folder is not None:  # the archive keeps the output under the same file name
         path = str(folder / Path(path).name)
-    claude = start.get("action_type") == "prompt"
-    tail = OutputTail(path, claude=claude, from_start=True)
+    kind = recorded(start.get("action_type"))
+    tail = OutputTail(path, kind.readable if kind else None, from_start=True)
     for planted in tail.paths:  # a link or a FIFO at an output file's name: one line, exit 1
         with contextlib.suppress(FileNotFoundError), open_run_stream(planted):
             pass
-    step = f"state {start.get('state')}, {'Claude session' if claude else 'shell action'}"
+    step = f"state {start.get('state')}, {(kind or DEFAULT_KIND).label}"
     print(f"==> {display_path(path)} ({step}) <==")
     if not follow:
         out, err = tail.poll_each(final=True)

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-from little_loops.fsm.actions.transcript import readable
 from little_loops.fsm.facts.layout import stderr_file
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
 from little_loops.fsm.facts.safetext import one_line
 
 TAIL_LINES = 20  # the most lines of a failed action's output shown, stdout and stderr in all
 _READ_LIMIT = 1024 * 1024  # the most read of one file at one poll (the rest comes next time)
+Readable = Callable[[str], list[str]]  # one line of a transcript as the lines a person reads
 
 
 class _Followed:
-    __slots__ = ("before", "claude", "label", "offset", "path", "pending")
+    __slots__ = ("before", "label", "offset", "path", "pending", "readable")
 
-    def __init__(self, path: Path, label: str, claude: bool) -> None:
-        self.path, self.label, self.claude = path, label, claude
+    def __init__(self, path: Path, label: str, readable: Readable | None) -> None:
+        self.path, self.label, self.readable = path, label, readable
         self.before = signature(path)  # the last action's file, until the runner truncates it
         self.offset = 0
         self.pending = b""
@@ -29,14 +30,17 @@ class OutputTail:
     """The new lines of one action's stdout (`output_path`) and stderr files, in order read.
 
     Made when the action starts: until a file changes it still holds the previous action's
-    output, which is not shown (`from_start`: what the files hold is shown). `claude`:
-    stdout is a stream-json transcript, shown as text. Stderr's lines are labelled.
+    output, which is not shown (`from_start`: what the files hold is shown). `readable`:
+    how stdout's lines read as text, when it is a transcript (the action kind's
+    `spec.readable`). Stderr's lines are labelled.
     """
 
-    def __init__(self, output_path: str, claude: bool = False, from_start: bool = False) -> None:
+    def __init__(
+        self, output_path: str, readable: Readable | None = None, from_start: bool = False
+    ) -> None:
         out = Path(output_path)
         self.paths = (out, stderr_file(out))
-        self._files = (_Followed(out, "", claude), _Followed(self.paths[1], "stderr │ ", False))
+        self._files = (_Followed(out, "", readable), _Followed(self.paths[1], "stderr │ ", None))
         if from_start:
             for followed in self._files:
                 followed.before = None
@@ -74,7 +78,10 @@ def _new_lines(followed: _Followed, final: bool) -> list[str]:
     shown: list[str] = []
     for raw in complete:
         text = raw.decode("utf-8", errors="replace")
-        shown += readable(text) if followed.claude else [text] if text.strip() else []
+        if followed.readable is not None:
+            shown += followed.readable(text)
+        elif text.strip():
+            shown.append(text)
     return shown
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 from little_loops.fsm.actions.claude_options import describe_options, merged
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import (
-    DEFAULT_PROMPT_EVALUATOR,
+    APPROVAL,
+    DEFAULT_EVALUATOR,
     SESSION_CONTINUE,
     FSMLoop,
     NotifyConfig,
@@ -32,10 +34,11 @@ def _evaluator(state: StateConfig, llm_enabled: bool) -> str | None:
     if state.next is not None:
         return None  # an unconditional `next:` is taken without evaluating
     kind = state.effective_evaluate().type
+    action_kind = state.action_kind()
     if state.evaluate is not None:
         note = ""
-    elif kind == DEFAULT_PROMPT_EVALUATOR:
-        note = " (default for prompt actions)"
+    elif state.action and kind != DEFAULT_EVALUATOR:  # its action kind's own default
+        note = f" (default for {action_kind.action_types[0]} actions)"
     else:
         note = " (default)"
     if needs_llm(kind) and not llm_enabled:
@@ -55,13 +58,13 @@ def _judge(fsm: FSMLoop) -> str:
     return f"judge backend {backend}, {why}"
 
 
-def _claude_lines(fsm: FSMLoop, name: str, state: StateConfig) -> list[str]:
-    """The Claude Code options and session of a Claude state, as they will be used."""
+def _kind_lines(fsm: FSMLoop, name: str, state: StateConfig, kind: ActionKindSpec) -> list[str]:
+    """The options and session of a state whose kind has them, as they will be used."""
     out = []
-    options = merged(fsm.claude, state.claude)
+    options = merged(fsm.claude, state.claude) if kind.options_key else {}
     if options:
-        out.append(f"    claude: {describe_options(options)}")
-    if state.session == SESSION_CONTINUE:
+        out.append(f"    {kind.options_key}: {describe_options(options)}")
+    if kind.sessions and state.session == SESSION_CONTINUE:
         out.append(f"    session: continue ({state.session_name(name)})")
     return out
 
@@ -142,16 +145,16 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         ]
         lines.append(f"  {name}" + (f"  [{', '.join(tags)}]" if tags else ""))
         if state.action:
-            kind = "prompt" if state.is_prompt() else "shell"
-            kind = "approval" if state.is_approval() else kind
+            kind = state.action_kind()
+            written = APPROVAL if state.is_approval() else kind.action_types[0]
             action = state.action.strip().replace("\n", "\n      ")
-            lines.append(f"    action ({kind}): {action}")
+            lines.append(f"    action ({written}): {action}")
             if state.capture:
                 lines.append(f"    capture: {state.capture}")
             if state.timeout:
                 lines.append(f"    timeout: {_seconds(state.timeout)}")
-            if state.is_prompt():
-                lines += _claude_lines(fsm, name, state)
+            if not state.is_approval():
+                lines += _kind_lines(fsm, name, state, kind)
         if state.loop is not None:  # its verdict is how the child loop ends
             given = ", ".join(f"{k}={v!r}" for k, v in (state.with_ or {}).items())
             lines.append(f"    loop: {state.loop}" + (f" with {given}" if given else ""))

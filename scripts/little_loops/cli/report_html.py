@@ -14,6 +14,7 @@ from little_loops.cli.report_svg import (
     timeline_svg,
     verdict_class,
 )
+from little_loops.fsm.actions.registry import DEFAULT_KIND, recorded
 from little_loops.fsm.facts.spend import format_cost
 from little_loops.fsm.facts.timefmt import format_duration
 
@@ -255,8 +256,8 @@ def _step_body(step: Step) -> list[str]:
     and reason, Claude's tool calls, the end of its output and stderr, a stall."""
     body = []
     if step.action:
-        kind = "Claude" if step.action_type == "prompt" else "shell"
-        body.append(f'<p class="muted">{kind} action:</p><pre>{escape(step.action)}</pre>')
+        kind = recorded(step.action_type) or DEFAULT_KIND
+        body.append(f'<p class="muted">{kind.shown_as} action:</p><pre>{escape(step.action)}</pre>')
     if step.evaluator is not None:
         sure = f" (confidence {step.confidence:.2f})" if step.confidence is not None else ""
         said = f"{escape(step.verdict or '?')}{sure}"

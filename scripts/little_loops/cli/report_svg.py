@@ -6,6 +6,7 @@ from collections import deque
 from html import escape
 from typing import TYPE_CHECKING
 
+from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.facts.spend import format_cost
 
 if TYPE_CHECKING:
@@ -32,8 +33,9 @@ def step_verdict(step: Step) -> tuple[str, str]:
         return step.verdict, verdict_class(step.verdict)
     if step.exit_code is None:
         return "no verdict", "none"
-    if step.action_type == "prompt" and step.exit_code == 0 and step.error is None:
-        return "claude: success", "ok"
+    kind = recorded(step.action_type)
+    if kind is not None and kind.agent is not None and step.exit_code == 0 and step.error is None:
+        return f"{kind.name}: success", "ok"
     return f"exit {step.exit_code}", "none"
 
 

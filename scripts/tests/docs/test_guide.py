@@ -10,9 +10,9 @@ import pytest
 from support.paths import REPO
 from support.subloop_docs import check_with_siblings, has_subloops
 
+from little_loops.fsm.actions import claude_code, shell
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
-from little_loops.fsm.engine.limits import DEFAULT_PROMPT_TIMEOUT, DEFAULT_SHELL_TIMEOUT
 from little_loops.fsm.facts.outcomes import TERMINATION_EXIT_CODE
 from little_loops.fsm.validate.loopfile import check_document
 
@@ -49,7 +49,8 @@ def test_every_yaml_example_is_a_valid_loop_without_warnings(index: int, tmp_pat
 def test_the_limits_table_quotes_the_real_defaults() -> None:
     text = GUIDE.read_text()
     assert f"| `max_iterations` | {DEFAULT_MAX_ITERATIONS} |" in text
-    assert f"{DEFAULT_SHELL_TIMEOUT} s for shell, {DEFAULT_PROMPT_TIMEOUT} s for Claude" in text
+    shell_s, claude_s = shell.SPEC.default_timeout, claude_code.SPEC.default_timeout
+    assert f"{shell_s:g} s for shell, {claude_s:g} s for Claude" in text
 
 
 def test_the_exit_codes_quoted_are_the_real_ones() -> None:

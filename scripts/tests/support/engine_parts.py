@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from little_loops.fsm.actions.protocol import as_action_runner
-from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.run import Run, Stopping
@@ -21,7 +21,8 @@ class Exits:
     codes: dict[str, list[int]] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
 
-    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+    def run(self, request: ActionRequest) -> ActionResult:
+        action = request.action
         self.calls.append(action)
         queue = self.codes.get(action)
         code = queue.pop(0) if queue else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import ActionResult, DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
@@ -34,10 +35,11 @@ class PayingRunner:
         self.exit_code = exit_code
         self.calls: list[str] = []
 
-    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+    def run(self, request: ActionRequest) -> ActionResult:
+        action = request.action
         self.calls.append(action)
         out = ActionResult("x", "", self.exit_code, 1)
-        out.cost_usd = self.cost if is_slash_command else None
+        out.cost_usd = self.cost if request.kind == "claude" else None
         return out
 
 

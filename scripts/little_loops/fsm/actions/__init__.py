@@ -1,1 +1,1 @@
-"""Run one action (a shell command or a Claude Code prompt) as a request/result pair."""
+"""Run one action as a request/result pair: a module per kind (shell, Claude Code), a registry."""

@@ -8,11 +8,10 @@ of Claude Code 2.1.x (`claude --help`; `--max-turns` works but is not listed the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from little_loops.fsm.actions.spec import KindOption
 from little_loops.fsm.values.value_checks import (
-    Check,
     integer,
     one_of,
     string,
@@ -33,55 +32,41 @@ PERMISSION_MODES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class ClaudeOption:
-    """One `claude:` key: the flag it becomes (None: handled on its own), its check, its doc.
-
-    `joined`: a list value is one comma-separated argument (tool names); otherwise each
-    item is an argument of its own (permission rules such as `Bash(git *)` hold spaces).
-    """
-
-    flag: str | None
-    check: Check
-    doc: str
-    joined: bool = False
-
-
-CLAUDE_OPTIONS: dict[str, ClaudeOption] = {
-    "model": ClaudeOption("--model", string, "The model of the session (an alias or full name)."),
-    "fallback_model": ClaudeOption(
+CLAUDE_OPTIONS: dict[str, KindOption] = {
+    "model": KindOption("--model", string, "The model of the session (an alias or full name)."),
+    "fallback_model": KindOption(
         "--fallback-model", string, "The model to fall back to when the model is overloaded."
     ),
-    "tools": ClaudeOption(
+    "tools": KindOption(
         "--tools",
         string_list,
         "The only built-in tools the session is offered ([] for none).",
         joined=True,
     ),
-    "allowed_tools": ClaudeOption(
+    "allowed_tools": KindOption(
         "--allowedTools",
         string_list,
         "Permission rules that allow tools without asking (restricts nothing while "
         "permissions are skipped, the default: use tools for that).",
     ),
-    "disallowed_tools": ClaudeOption(
+    "disallowed_tools": KindOption(
         "--disallowedTools", string_list, "Permission rules that deny tools."
     ),
-    "agent": ClaudeOption("--agent", string, "The agent (subagent definition) of the session."),
-    "effort": ClaudeOption(
+    "agent": KindOption("--agent", string, "The agent (subagent definition) of the session."),
+    "effort": KindOption(
         "--effort", one_of(EFFORT_LEVELS), "The effort level: " + ", ".join(EFFORT_LEVELS) + "."
     ),
-    "max_turns": ClaudeOption("--max-turns", integer(1), "The most agent turns of the session."),
-    "append_system_prompt": ClaudeOption(
+    "max_turns": KindOption("--max-turns", integer(1), "The most agent turns of the session."),
+    "append_system_prompt": KindOption(
         "--append-system-prompt", text, "Text appended to Claude Code's system prompt."
     ),
-    "permission_mode": ClaudeOption(
+    "permission_mode": KindOption(
         "--permission-mode",
         one_of(PERMISSION_MODES),
         "The permission mode; when given, --dangerously-skip-permissions (the default) is "
         "not passed.",
     ),
-    "extra_args": ClaudeOption(
+    "extra_args": KindOption(
         None, string_list, "Further claude arguments, passed verbatim and not checked."
     ),
 }

@@ -1,10 +1,14 @@
-"""How the executor runs actions: the `ActionRunner` Protocol, and an adapter for `run` only."""
+"""How the executor runs actions: the `ActionRunner` Protocol, and adapters for `run` only."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Protocol, cast, runtime_checkable
 
+from little_loops.fsm.actions import registry
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 
 
@@ -17,8 +21,8 @@ class ActionRunner(Protocol):
         """True when `execute` writes all of stdout and stderr, live, to files (`output_file`)."""
         ...
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
-        """Run `action` (bash, or claude when `is_slash_command`) within `timeout` seconds."""
+    def run(self, request: ActionRequest) -> ActionResult:
+        """Run *request* with the runner's own directory and output settings."""
         ...
 
     def execute(self, request: ActionRequest) -> ActionResult:
@@ -33,9 +37,38 @@ class ActionRunner(Protocol):
 class RunsActions(Protocol):
     """The narrow runner of the seed: only `run`. Test doubles implement just this."""
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
-        """Run `action` (bash, or claude when `is_slash_command`) within `timeout` seconds."""
+    def run(self, request: ActionRequest) -> ActionResult:
+        """Run *request*'s action (of kind `request.kind`) within `request.timeout` seconds."""
         ...
+
+
+class SeedRunsActions(Protocol):
+    """The runner of the original design: `run(action, timeout, to_agent)`, where the third
+    argument says the action goes to a coding agent (Claude Code) rather than to bash."""
+
+    def run(self, action: str, timeout: float, to_agent: bool, /) -> ActionResult: ...
+
+
+class SeedRunner:
+    """A `RunsActions` over a runner written to the original design's three-argument `run`."""
+
+    def __init__(self, runner: SeedRunsActions) -> None:
+        self.runner = runner
+
+    def run(self, request: ActionRequest) -> ActionResult:
+        to_agent = registry.get(request.kind).agent is not None
+        timeout = math.inf if request.timeout is None else request.timeout
+        return self.runner.run(request.action, timeout, to_agent)
+
+
+def takes_three_arguments(run: Callable[..., object]) -> bool:
+    """True when *run* (a bound method) takes the seed's three positional arguments."""
+    try:
+        parameters = inspect.signature(run).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) == 3
 
 
 class RunOnly:
@@ -50,19 +83,22 @@ class RunOnly:
     def __init__(self, runner: RunsActions) -> None:
         self.runner = runner
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
-        return self.runner.run(action, timeout=timeout, is_slash_command=is_slash_command)
+    def run(self, request: ActionRequest) -> ActionResult:
+        return self.runner.run(request)
 
     def execute(self, request: ActionRequest) -> ActionResult:
         timeout = math.inf if request.timeout is None else request.timeout
-        return self.run(request.action, timeout, request.is_slash_command)
+        return self.run(dataclasses.replace(request, timeout=timeout))
 
     def cancel(self, reason: str = "stopped") -> None:
         """Nothing to stop: the executor ends the run when the action returns."""
 
 
-def as_action_runner(runner: ActionRunner | RunsActions) -> ActionRunner:
-    """*runner* itself when it is a full `ActionRunner`, else wrapped in `RunOnly`."""
+def as_action_runner(runner: ActionRunner | RunsActions | SeedRunsActions) -> ActionRunner:
+    """*runner* itself when it is a full `ActionRunner`, else wrapped in `RunOnly` (through
+    `SeedRunner` when its `run` is the original design's three-argument one)."""
     if isinstance(runner, ActionRunner):
         return runner
-    return RunOnly(runner)
+    if takes_three_arguments(runner.run):
+        return RunOnly(SeedRunner(cast(SeedRunsActions, runner)))
+    return RunOnly(cast(RunsActions, runner))

@@ -17,19 +17,20 @@ class ActionRequest:
     `timeout`/`idle_timeout` are seconds (None: no limit); `cwd` overrides the runner's
     directory; `env` is laid over the current environment; `output_file` receives all of
     stdout, and `layout.stderr_file(output_file)` all of stderr (instead of the runner's
-    `output_dir` default). `claude` holds the `claude:` options of a Claude action (see
-    actions/claude_options.py) and `resume_session` the id of the Claude Code session it
-    continues (`--resume`); both are ignored for a bash action.
+    `output_dir` default). `kind` names the action's kind (`registry.KINDS`); `options`
+    holds the options of its kind (`claude:` of a Claude action, see `spec.options_key`)
+    and `resume_session` the id of the session it continues; both are ignored by a kind
+    without options or sessions.
     """
 
     action: str
     timeout: float | None
-    is_slash_command: bool
+    kind: str
     idle_timeout: float | None = None
     cwd: Path | None = None
     env: Mapping[str, str] | None = None
     output_file: Path | None = None
-    claude: Mapping[str, Any] | None = None
+    options: Mapping[str, Any] | None = None
     resume_session: str | None = None
 
 

@@ -1,4 +1,4 @@
-"""Run one action, a bash command or a Claude Code prompt, as a request/result pair."""
+"""Run one action of any kind (registry.KINDS) as a request/result pair: the one runner."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from little_loops.fsm.actions.claude import CLAUDE_JSON_FLAGS, apply_report, with_tool_calls
-from little_loops.fsm.actions.claude_options import claude_flags
+from little_loops.fsm.actions.registry import KINDS
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.actions.supervisor import (
     CANNOT_RUN_EXIT_CODE,
     DEFAULT_TAIL_BYTES,
@@ -21,21 +20,12 @@ from little_loops.fsm.actions.supervisor import (
 from little_loops.fsm.facts.layout import action_output_file, stderr_file
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_file
 
-CLAUDE_FLAGS: tuple[str, ...] = ("--dangerously-skip-permissions", "-p")
-CLAUDE_INSTALL_HINT = "install Claude Code: npm install -g @anthropic-ai/claude-code"
-CLAUDE_ROOT_ERROR = (
-    "claude refuses --dangerously-skip-permissions as root; "
-    "set IS_SANDBOX=1 in a sandbox, or run as a normal user"
-)
-# What Claude Code (2.1.x) prints on stderr, exit 1, when run as root without IS_SANDBOX=1:
-# "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
-_CLAUDE_ROOT_REFUSAL = "cannot be used with root/sudo privileges"
-
 
 class DefaultActionRunner(ProcessSupervisor):
-    """Run actions as real processes: `bash -c` or `claude --dangerously-skip-permissions -p`.
+    """Run actions as real processes, each started and read as its kind's spec says.
 
-    The process is run by `ProcessSupervisor` (own session, both pipes read together, at
+    *commands* replaces the program of a kind (`spec.program`), by the kind's name. The
+    process is run by `ProcessSupervisor` (own session, both pipes read together, at
     most `tail_bytes` of each kept, TERM then KILL to the whole group on a limit or
     `cancel()`); all of stdout goes to the output file and all of stderr to the file next
     to it (`layout.stderr_file`) when `keep_output`. One action at a time per runner.
@@ -49,46 +39,38 @@ class DefaultActionRunner(ProcessSupervisor):
         output_dir: Path | None = None,
         keep_output: bool = True,
         tail_bytes: int = DEFAULT_TAIL_BYTES,
-        claude_command: Sequence[str] = ("claude",),
         grace_seconds: float = 2.0,
+        commands: Mapping[str, Sequence[str]] | None = None,
+        kinds: Mapping[str, ActionKindSpec] = KINDS,
     ) -> None:
         super().__init__(tail_bytes, grace_seconds)
-        if not claude_command:
-            raise ValueError("claude_command must name an executable")
+        programs = dict(commands or {})
+        for name, program in programs.items():
+            if not program:
+                raise ValueError(f"the command of the {name} kind must name an executable")
         self.cwd = cwd
         self.output_dir = output_dir
         self.keep_output = keep_output
-        self.claude_command = tuple(claude_command)
+        self.kinds = kinds
+        self.programs = {name: tuple(program) for name, program in programs.items()}
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
+    def run(self, request: ActionRequest) -> ActionResult:
         """The `ActionRunner` protocol: run with this runner's directory and output settings."""
-        return self.execute(ActionRequest(action, timeout, is_slash_command))
+        return self.execute(request)
 
-    def argv(
-        self,
-        action: str,
-        is_slash_command: bool,
-        claude: Mapping[str, Any] | None = None,
-        resume_session: str | None = None,
-    ) -> list[str]:
-        """The command line an action runs as (*claude*: its `claude:` options, and
-        *resume_session*: the Claude Code session it continues)."""
-        if is_slash_command:
-            flags = claude_flags(claude or {})
-            resume = ["--resume", resume_session] if resume_session else []
-            # `-p` ends the (variadic) option values: the prompt cannot be taken for one; `--`
-            # ends the options, so a prompt starting with `-` (`--settings=...`) is no flag.
-            return [*self.claude_command, *flags, *CLAUDE_JSON_FLAGS, *resume, "-p", "--", action]
-        return ["bash", "-c", action]
+    def argv(self, request: ActionRequest) -> list[str]:
+        """The command line *request*'s action runs as: its kind's, with this runner's
+        program for the kind."""
+        spec = self.kinds[request.kind]
+        return spec.argv(request, self.programs.get(spec.name, spec.program))
 
     def execute(self, request: ActionRequest) -> ActionResult:
         """Run one action to completion, timeout, idle timeout or cancellation."""
         start = time.monotonic()
         if self._cancel_reason is not None:
             return self.stopped(start)
-        argv = self.argv(
-            request.action, request.is_slash_command, request.claude, request.resume_session
-        )
+        spec = self.kinds[request.kind]
+        argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
         env = None if request.env is None else {**os.environ, **request.env}
         out_path = self._output_path(request)
@@ -120,7 +102,7 @@ class DefaultActionRunner(ProcessSupervisor):
                 err_fd,
             )
         except OSError as exc:
-            return self._spawn_failure(exc, argv[0], cwd, request.is_slash_command, start)
+            return self._spawn_failure(exc, argv[0], cwd, spec.install_hint, start)
         except ValueError:  # "embedded null byte": a value with \0 interpolated in
             message = "the action contains a NUL byte, which a command line cannot carry"
             return failed(CANNOT_RUN_EXIT_CODE, message, start)
@@ -128,16 +110,7 @@ class DefaultActionRunner(ProcessSupervisor):
             for fd in (out_fd, err_fd):
                 if fd >= 0:
                     os.close(fd)
-        if not request.is_slash_command:
-            return result
-        if (
-            result.error is None
-            and result.exit_code != 0
-            and (_CLAUDE_ROOT_REFUSAL in result.stderr or _CLAUDE_ROOT_REFUSAL in result.output)
-        ):
-            result.error = CLAUDE_ROOT_ERROR
-        transcript = result.output  # apply_report replaces it with Claude's answer
-        return with_tool_calls(apply_report(result), transcript)
+        return spec.finish(result, request)
 
     def __enter__(self) -> DefaultActionRunner:
         return self
@@ -159,13 +132,13 @@ class DefaultActionRunner(ProcessSupervisor):
         exc: OSError,
         program: str,
         cwd: Path | None,
-        is_slash_command: bool,
+        install_hint: str,
         start: float,
     ) -> ActionResult:
         if isinstance(exc, FileNotFoundError):
             if cwd is not None and not os.path.isdir(cwd):
                 return failed(NOT_FOUND_EXIT_CODE, f"working directory not found: {cwd}", start)
-            hint = f" ({CLAUDE_INSTALL_HINT})" if is_slash_command else ""
+            hint = f" ({install_hint})" if install_hint else ""
             message = f"{program}: command not found on PATH{hint}"
             return failed(NOT_FOUND_EXIT_CODE, message, start)
         if isinstance(exc, PermissionError):

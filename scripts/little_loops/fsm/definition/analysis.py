@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 
+from little_loops.fsm.actions.spec import Interpolation
 from little_loops.fsm.definition.graph_checks import KeyPath, never_given_keys
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
@@ -328,7 +329,8 @@ class _Analyzer:
     def injection(self) -> None:
         verdicts_are_text = free_text_verdicts(self.fsm)
         for name, state in self.fsm.states.items():
-            shell = not (state.is_prompt() or state.is_approval())
+            quoted = state.action_kind().interpolation is Interpolation.SHELL
+            shell = quoted and not state.is_approval()
             if not state.action or OPEN not in state.action or not shell:
                 continue
             seen: set[str] = set()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from little_loops.fsm.actions.spec import Interpolation
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     DEFAULT_EVALUATOR,
@@ -34,8 +35,6 @@ _SHORTHAND = ("on_success", "on_failure", "on_error")
 # when there are no more than this many.
 _SUGGESTED_NAMES = 20
 _LISTED_STATES = 20
-# An idle_timeout below this on a Claude action risks ending a session that is working.
-CLAUDE_QUIET_SECONDS = 120
 
 
 def _is_dynamic(target: str) -> bool:
@@ -135,12 +134,13 @@ class _GraphChecker:
                             (*path, key), "ignored: route decides where this state goes", "warning"
                         )
         idle = state.idle_timeout
-        if idle is not None and idle < CLAUDE_QUIET_SECONDS and state.action and state.is_prompt():
+        quiet = state.action_kind().quiet_seconds
+        if idle is not None and quiet is not None and idle < quiet and state.action:
+            kind = state.action_kind()
             self.add(
                 (*path, "idle_timeout"),
-                f"{idle:g}s is short for a Claude action: Claude Code prints a line only when "
-                f"a message or a tool call is finished, so a long reply or a long tool call "
-                f"(a test run) is silent for longer; {CLAUDE_QUIET_SECONDS}s or more is safer",
+                f"{idle:g}s is short for a {kind.shown_as} action: {kind.quiet_reason}; "
+                f"{quiet:g}s or more is safer",
                 "warning",
             )
         if state.on_maintain is not None:
@@ -271,7 +271,11 @@ class _GraphChecker:
     def shell(self, name: str | int) -> bool:
         """Whether state *name*'s action goes to bash (its references get quoted)."""
         state = self.fsm.states.get(str(name))
-        return state is not None and not state.is_prompt() and not state.is_approval()
+        return (
+            state is not None
+            and state.action_kind().interpolation is Interpolation.SHELL
+            and not state.is_approval()
+        )
 
     def strings(self) -> Iterator[tuple[KeyPath, str]]:
         """Every string the executor interpolates, with its key path."""

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
+from little_loops.fsm.actions.registry import KINDS, kind_of
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
@@ -164,8 +166,13 @@ LLM_KEYS: dict[str, Check] = {
 CLAUDE_KEYS: dict[str, Check] = {
     name: optional(option.check) for name, option in CLAUDE_OPTIONS.items()
 }
-# State keys that only a Claude action (prompt or slash command) can use.
-CLAUDE_STATE_KEYS: tuple[str, ...] = ("claude", "session", "session_key")
+# State keys that only an action of some kinds can use (`claude:`, `session:` ...), each
+# with the kinds that can.
+KIND_STATE_KEYS: dict[str, tuple[ActionKindSpec, ...]] = {
+    key: tuple(spec for spec in KINDS.values() if key in spec.state_keys)
+    for spec in KINDS.values()
+    for key in spec.state_keys
+}
 
 # The run archive (`.loops/.history/`): how many finished runs of the loop to keep, how long.
 ARCHIVE_KEYS: dict[str, Check] = {
@@ -262,23 +269,19 @@ class _Checker:
         if isinstance(notify, Mapping) and all(notify.get(key) is None for key in told):
             self.add(("notify",), "expected a command or a webhook (or both) to notify")
 
-    def claude_state(self, state: YAMLMapping, path: KeyPath) -> None:
-        """`claude:`, `session:` and `session_key:` only on a state whose action goes to Claude."""
+    def kind_state(self, state: YAMLMapping, path: KeyPath) -> None:
+        """A key only some action kinds use (`claude:`, `session:` ...) only on a state of
+        one of them; `claude:` holds that kind's options."""
         claude = state.get("claude")
         if isinstance(claude, Mapping):
             self.keys(claude, (*path, "claude"), CLAUDE_KEYS)
-        kind, action = state.get("action_type"), state.get("action")
-        to_claude = kind in ("prompt", "slash_command") or (
-            kind is None and isinstance(action, str) and action.startswith("/")
-        )
-        if to_claude:
-            return
-        why = "this state's action runs with bash" if action else "this state has no action"
-        for key in CLAUDE_STATE_KEYS:
-            if state.get(key) is not None:
-                self.add(
-                    (*path, key), f"only a prompt or slash-command state runs Claude Code ({why})"
-                )
+        action = state.get("action")
+        kind = kind_of(state.get("action_type"), action)
+        for key, kinds in KIND_STATE_KEYS.items():
+            if state.get(key) is None or kind in kinds:
+                continue
+            why = f"this state's action {kind.runs_as}" if action else "this state has no action"
+            self.add((*path, key), f"only {kinds[0].only_states} ({why})")
 
     def states(self, states: YAMLMapping) -> None:
         if not states:
@@ -294,7 +297,7 @@ class _Checker:
                 self.add(path, f"expected a mapping of state settings, got {describe(state)}")
                 continue
             self.keys(state, path, STATE_KEYS)
-            self.claude_state(state, path)
+            self.kind_state(state, path)
             if isinstance(state.get("evaluate"), Mapping):
                 self.evaluate(state["evaluate"], (*path, "evaluate"))
             if isinstance(state.get("route"), Mapping):

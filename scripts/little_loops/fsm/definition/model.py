@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, get_args
+from typing import Any
 
+from little_loops.fsm.actions.registry import ACTION_TYPE_NAMES, kind_of
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.blocks import DEFAULT_KEEP_RUNS as DEFAULT_KEEP_RUNS
 from little_loops.fsm.definition.blocks import DEFAULT_NOTIFY_RETRIES as DEFAULT_NOTIFY_RETRIES
 from little_loops.fsm.definition.blocks import DEFAULT_NOTIFY_TIMEOUT as DEFAULT_NOTIFY_TIMEOUT
@@ -30,9 +32,6 @@ from little_loops.fsm.evaluators.config import (
     DEFAULT_LLM_MODEL_TOKEN as DEFAULT_LLM_MODEL_TOKEN,
 )
 from little_loops.fsm.evaluators.config import (
-    DEFAULT_PROMPT_EVALUATOR as DEFAULT_PROMPT_EVALUATOR,
-)
-from little_loops.fsm.evaluators.config import (
     DIRECTIONS as DIRECTIONS,
 )
 from little_loops.fsm.evaluators.config import (
@@ -47,12 +46,13 @@ from little_loops.fsm.values.fields import non_default_items as _non_default_ite
 
 DEFAULT_MAX_ITERATIONS = 50
 
-ActionType = Literal["prompt", "slash_command", "shell", "approval"]
 # The action type of a state that asks a person: its action is the question, the answer
-# (`ll-loop approve` / `ll-loop reject`) its verdict.
+# (`ll-loop approve` / `ll-loop reject`) its verdict. A kind of state, not of action.
 APPROVAL = "approval"
 
-ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
+# Every `action_type:` a loop file may give: each action kind's (actions/registry.py),
+# then the state kinds written the same way.
+ACTION_TYPES: tuple[str, ...] = (*ACTION_TYPE_NAMES, APPROVAL)
 # `session:` of a Claude state: a new session each visit, or its previous one resumed.
 SESSION_FRESH = "fresh"
 SESSION_CONTINUE = "continue"
@@ -123,7 +123,7 @@ class StateConfig:
     """One state: an optional action, how to evaluate it, and where to go next."""
 
     action: str | None = None
-    action_type: ActionType | None = None
+    action_type: str | None = None  # one of ACTION_TYPES
     capture: str | None = None
     timeout: float | None = None
     idle_timeout: float | None = None
@@ -180,23 +180,26 @@ class StateConfig:
         """True when the state asks a person (`action_type: approval`) instead of acting."""
         return self.action_type == APPROVAL
 
+    def action_kind(self) -> ActionKindSpec:
+        """The kind of the state's action (actions/registry.py decides, from `action_type:`
+        and the action's text)."""
+        return kind_of(self.action_type, self.action)
+
     def is_prompt(self) -> bool:
-        """True when the action goes to Claude Code (prompt or slash command), not bash."""
-        if self.action_type is not None:
-            return self.action_type in ("prompt", "slash_command")
-        return bool(self.action) and str(self.action).startswith("/")
+        """True when the action goes to a coding agent (its kind's `agent`), not a command."""
+        return self.action_kind().agent is not None
 
     def session_name(self, state_name: str) -> str:
         """Whose Claude session this state records and resumes: session_key, else its name."""
         return self.session_key or state_name
 
     def effective_evaluate(self) -> EvaluateConfig:
-        """The evaluator this state uses: its `evaluate:`, else the design doc's default:
-        `llm_structured` for a prompt or slash command, `exit_code` for everything else."""
+        """The evaluator this state uses: its `evaluate:`, else its action kind's default
+        (`llm_structured` for a prompt or slash command), else `exit_code`."""
         if self.evaluate is not None:
             return self.evaluate
-        if self.action and self.is_prompt():
-            return EvaluateConfig(type=DEFAULT_PROMPT_EVALUATOR)
+        if self.action:
+            return EvaluateConfig(type=self.action_kind().default_evaluator)
         return EvaluateConfig(type=DEFAULT_EVALUATOR)
 
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model import (
-    DEFAULT_EVALUATOR,
-    DEFAULT_PROMPT_EVALUATOR,
-    EvaluateConfig,
-)
+from little_loops.fsm.actions.registry import kind_of
+from little_loops.fsm.definition.model import DEFAULT_EVALUATOR, EvaluateConfig
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.suggest import did_you_mean
@@ -101,11 +98,8 @@ def _verdicts_of(state: Mapping[Any, object]) -> tuple[str, ...] | None:
         return None
     if raw is None:
         action = state.get("action")
-        kind = state.get("action_type")
-        prompt = kind in ("prompt", "slash_command") or (
-            kind is None and isinstance(action, str) and action.startswith("/")
-        )
-        raw = {"type": DEFAULT_PROMPT_EVALUATOR if prompt and action else DEFAULT_EVALUATOR}
+        default = kind_of(state.get("action_type"), action).default_evaluator
+        raw = {"type": default if action else DEFAULT_EVALUATOR}
     kind = raw.get("type")
     spec = SPECS.get(kind) if isinstance(kind, str) else None
     if spec is None:

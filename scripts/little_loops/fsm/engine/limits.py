@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import time
 
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.evaluators.registry import needs_llm
-
-# Seconds an action may run when its state sets no `timeout:`. Claude Code sessions
-# legitimately take many minutes; shell checks should not.
-DEFAULT_SHELL_TIMEOUT = 120
-DEFAULT_PROMPT_TIMEOUT = 1800
 
 
 class RunClock:
@@ -41,23 +37,21 @@ class RunClock:
         return remaining is not None and remaining <= 0
 
 
-def action_timeout(state: StateConfig, is_prompt: bool, remaining: float | None) -> float:
-    """Seconds *state*'s action may run: its `timeout:` or the default, within the loop's."""
-    timeout = float(
-        state.timeout or (DEFAULT_PROMPT_TIMEOUT if is_prompt else DEFAULT_SHELL_TIMEOUT)
-    )
+def action_timeout(state: StateConfig, kind: ActionKindSpec, remaining: float | None) -> float:
+    """Seconds *state*'s action may run: its `timeout:` or its kind's, within the loop's."""
+    timeout = float(state.timeout or kind.default_timeout)
     if remaining is not None:
         timeout = max(0.001, min(timeout, remaining))
     return timeout
 
 
-def idle_timeout(fsm: FSMLoop, state: StateConfig, is_prompt: bool) -> float | None:
-    """A state's own idle_timeout applies to its action; the loop's to shell actions
-    only. Claude Code prints nothing during a long reply or tool call, so a Claude
-    session is only ended for silence when its state asks for that."""
+def idle_timeout(fsm: FSMLoop, state: StateConfig, kind: ActionKindSpec) -> float | None:
+    """A state's own idle_timeout applies to its action; the loop's only to a kind that
+    takes it (`loop_idle_timeout`). Claude Code prints nothing during a long reply or tool
+    call, so a Claude session is only ended for silence when its state asks for that."""
     if state.idle_timeout is not None:
         return state.idle_timeout
-    return None if is_prompt else fsm.idle_timeout
+    return fsm.idle_timeout if kind.loop_idle_timeout else None
 
 
 def spends(fsm: FSMLoop, state: StateConfig) -> bool:

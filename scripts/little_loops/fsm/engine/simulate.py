@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from little_loops.fsm.actions.spec import Interpolation
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     OUTCOME_FAILURE,
@@ -192,10 +193,11 @@ class _Walk:
             if state.capture:
                 self.captured.add(state.capture)
         if state.action:
-            shell = not (state.is_prompt() or state.is_approval())  # a question is text
-            step.action, step.notes = self.render(state.action, shell)
-            step.action_type = "prompt" if state.is_prompt() else "shell"
-            if state.is_prompt():
+            kind = state.action_kind()
+            shell = kind.interpolation is Interpolation.SHELL and not state.is_approval()
+            step.action, step.notes = self.render(state.action, shell)  # a question is text
+            step.action_type = kind.action_types[0]
+            if kind.agent is not None:
                 self.prompts += 1
             if state.capture:
                 self.captured.add(state.capture)

@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.actions.claude import lost_session
 from little_loops.fsm.actions.claude_options import filled, merged
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.ratelimit import judge_limit
@@ -43,19 +42,19 @@ def action_request(
     action: str,
     timeout: float,
     output_file: Path | None,
-    claude: dict[str, Any] | None,
+    options: dict[str, Any] | None,
     resume: str | None,
 ) -> ActionRequest:
     """The request that runs *state*'s *action* (already interpolated): the one place the
     engine builds an ActionRequest."""
-    is_prompt = state.is_prompt()
+    kind = state.action_kind()
     return ActionRequest(
         action=action,
         timeout=timeout,
-        is_slash_command=is_prompt,
-        idle_timeout=idle_timeout(fsm, state, is_prompt),
+        kind=kind.name,
+        idle_timeout=idle_timeout(fsm, state, kind),
         output_file=output_file,
-        claude=claude,
+        options=options,
         resume_session=resume,
     )
 
@@ -93,19 +92,19 @@ class StateWork:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
         caller reports it with `completed`. A Claude action records its session id in
         *sessions* (by `session_name`), and a `session: continue` one resumes it from there."""
-        is_prompt = state.is_prompt()
+        kind = state.action_kind()
         key = state.session_name(name)
         resume = None
-        if is_prompt and state.session == SESSION_CONTINUE and sessions:
+        if kind.sessions and state.session == SESSION_CONTINUE and sessions:
             resume = sessions.get(key)
-        timeout = action_timeout(state, is_prompt, remaining_s)
+        timeout = action_timeout(state, kind, remaining_s)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:
             output_file = self.output_dir / output_file_name(self.output_key, name)
         start = events.ActionStart(
             state=name,
             action=short(action),
-            action_type="prompt" if is_prompt else "shell",
+            action_type=kind.action_types[0],
             timeout=timeout,
         )
         if output_file is not None:
@@ -113,10 +112,10 @@ class StateWork:
         if resume is not None:
             start["resume_session"] = resume
         self.emit(Event.ACTION_START, start)
-        claude = self._options(state, fill) if is_prompt else None
-        request = action_request(self.fsm, state, action, timeout, output_file, claude, resume)
+        options = self._options(state, fill) if kind.options_key else None
+        request = action_request(self.fsm, state, action, timeout, output_file, options, resume)
         result = self.runner.execute(request)
-        if resume is not None and lost_session(result):
+        if resume is not None and kind.lost_session(result):
             spend.add(result.cost_usd, result.usage, "claude_")
             note = f"claude cannot resume session {resume}: state '{name}' starts a fresh one"
             self.emit(
@@ -124,7 +123,7 @@ class StateWork:
             )
             result = self.runner.execute(dataclasses.replace(request, resume_session=None))
         spend.add(result.cost_usd, result.usage, "claude_")
-        if is_prompt and result.session_id and sessions is not None:
+        if kind.sessions and result.session_id and sessions is not None:
             sessions[key] = result.session_id
         return result
 

@@ -13,9 +13,9 @@ from little_loops.fsm.values.fields import non_default_items
 DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 # `llm.model: "${DEFAULT_LLM_MODEL}"` (as the design doc writes it) means the default model.
 DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
-# The evaluator of a state without `evaluate:` (the evaluators are fsm/evaluators/registry.py).
+# The evaluator of a state without `evaluate:` and without an action (the evaluators are
+# fsm/evaluators/registry.py; a state's action kind names its own: `spec.default_evaluator`).
 DEFAULT_EVALUATOR = "exit_code"
-DEFAULT_PROMPT_EVALUATOR = "llm_structured"  # for a prompt or slash command
 # Who the llm_structured judge asks: auto (the API with ANTHROPIC_API_KEY, else Claude Code).
 JUDGE_BACKENDS: tuple[str, ...] = ("auto", "api", "claude")
 OPERATORS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")

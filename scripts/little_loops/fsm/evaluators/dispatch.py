@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from little_loops.fsm.actions.registry import DEFAULT_KIND, SLASH_KIND
 from little_loops.fsm.evaluators.config import (
-    DEFAULT_EVALUATOR,
-    DEFAULT_PROMPT_EVALUATOR,
     EvaluateConfig,
     LLMConfig,
 )
@@ -108,7 +107,8 @@ def default_evaluation(
     llm: LLMConfig | None = None,
     client: Any = None,
 ) -> EvaluationResult:
-    """The evaluation of a state without `evaluate:`: `llm_structured` for prompts and
-    slash commands, `exit_code` for shell commands."""
-    config = EvaluateConfig(type=DEFAULT_PROMPT_EVALUATOR if state_is_prompt else DEFAULT_EVALUATOR)
+    """The evaluation of a state without `evaluate:`: its action kind's default evaluator
+    (`state_is_prompt`: the kind of a `/` action, `llm_structured`; else `exit_code`)."""
+    kind = SLASH_KIND if state_is_prompt else DEFAULT_KIND
+    config = EvaluateConfig(type=kind.default_evaluator)
     return evaluate(config, output, exit_code, context, llm=llm, client=client)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
 
+from little_loops.fsm.actions.claude_code import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
 from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claude_flags, merged
-from little_loops.fsm.actions.runners import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
 from little_loops.fsm.definition.graph_checks import reachable
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.subloop_checks import MAX_DEPTH
@@ -84,7 +84,7 @@ class ClaudeCode:
 
     def calls(self, fsm: FSMLoop, state: StateConfig) -> list[tuple[str, tuple[str, ...]]]:
         out = []
-        if state.action and state.is_prompt():
+        if state.action and state.action_kind().program[0] == self.program:
             flags = claude_flags(merged(fsm.claude, state.claude))
             out.append(("runs a Claude Code prompt", tuple(flags)))
         if fsm.llm.enabled and judged_by_llm(state) and judge_backend(fsm.llm) == CLAUDE_BACKEND:

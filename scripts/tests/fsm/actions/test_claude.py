@@ -265,7 +265,7 @@ class TestClaudeSession:
         transcript.write_text((big_result + "\n") * 10 + report + "\n\n")
         stream_claude(tmp_path, monkeypatch, f"cat {transcript}\n")
         runner = DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path, tail_bytes=64 * 1024)
-        result = runner.run("Fix it", 30, True)
+        result = runner.run(ActionRequest("Fix it", 30, "claude"))
         assert result.error is None
         assert (result.cost_usd, result.output, result.truncated) == (0.0125, answer, False)
 
@@ -288,7 +288,7 @@ class TestClaudeSession:
         transcript.write_text("\n".join(lines) + "\n")
         stream_claude(tmp_path, monkeypatch, f"cat {transcript}\nexec sleep 30\n")
         runner = DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path, tail_bytes=64 * 1024)
-        result = runner.execute(ActionRequest("Fix it", 30, True, idle_timeout=0.5))
+        result = runner.execute(ActionRequest("Fix it", 30, "claude", idle_timeout=0.5))
         assert result.exit_code == 124
         # 40 messages of 1000 + 100 tokens, though only ~3 fit in the 64 KiB tail.
         assert result.usage == {"input_tokens": 40_000, "output_tokens": 4_000}

@@ -13,13 +13,14 @@ from little_loops.fsm.actions.claude_options import (
     describe_options,
     merged,
 )
+from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.validate.loopfile import validate_definition
 
 
 def test_no_options_is_what_a_claude_action_always_ran_with() -> None:
-    runner = DefaultActionRunner(claude_command=("claude",))
-    assert runner.argv("Fix it", True) == [
+    runner = DefaultActionRunner(commands={"claude": ("claude",)})
+    assert runner.argv(ActionRequest("Fix it", None, "claude")) == [
         "claude",
         SKIP_PERMISSIONS_FLAG,
         "--output-format",
@@ -65,8 +66,16 @@ def test_a_permission_mode_replaces_skipping_permissions() -> None:
 
 
 def test_the_prompt_comes_after_p_so_a_tool_list_cannot_take_it() -> None:
-    runner = DefaultActionRunner(claude_command=("claude",))
-    argv = runner.argv("Fix it", True, {"tools": ["Read"], "extra_args": ["--x"]}, "sess-1")
+    runner = DefaultActionRunner(commands={"claude": ("claude",)})
+    argv = runner.argv(
+        ActionRequest(
+            "Fix it",
+            None,
+            "claude",
+            options={"tools": ["Read"], "extra_args": ["--x"]},
+            resume_session="sess-1",
+        )
+    )
     assert argv[-5:] == ["--resume", "sess-1", "-p", "--", "Fix it"]
     assert argv.index("--x") < argv.index("-p")
 
@@ -175,5 +184,9 @@ def test_a_prompt_starting_with_a_dash_is_not_read_as_a_claude_flag() -> None:
     """Claude Code's `-p` takes no value: without `--` a prompt (or a parameter filling one)
     such as `--settings=FILE` or `- fix it` was parsed as an option (checked by hand with
     Claude Code 2.1.197: `claude -p --version` prints the version)."""
-    runner = DefaultActionRunner(claude_command=("claude",))
-    assert runner.argv("--settings=evil.json", True)[-3:] == ["-p", "--", "--settings=evil.json"]
+    runner = DefaultActionRunner(commands={"claude": ("claude",)})
+    assert runner.argv(ActionRequest("--settings=evil.json", None, "claude"))[-3:] == [
+        "-p",
+        "--",
+        "--settings=evil.json",
+    ]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from little_loops.fsm.actions.launch import ProgramPaths, start
+from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
 
 
@@ -54,7 +55,7 @@ def test_an_action_starts_on_the_vfork_path(
 
     monkeypatch.setattr(subprocess, "Popen", spy)
     with DefaultActionRunner(cwd=tmp_path) as runner:
-        result = runner.run('echo "$0"', 10, False)
+        result = runner.run(ActionRequest('echo "$0"', 10, "shell"))
     assert (result.output, result.exit_code) == ("bash\n", 0)
     (kwargs,) = calls
     for unsafe in ("preexec_fn", "user", "group", "extra_groups", "umask", "process_group"):

@@ -15,10 +15,10 @@ from little_loops.fsm.engine import executor, records, step
 
 class OnlyRun:
     def __init__(self) -> None:
-        self.calls: list[tuple[str, float, bool]] = []
+        self.calls: list[tuple[str, float | None, str]] = []
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
-        self.calls.append((action, timeout, is_slash_command))
+    def run(self, request: ActionRequest) -> ActionResult:
+        self.calls.append((request.action, request.timeout, request.kind))
         return ActionResult("out", "", 0, 1)
 
 
@@ -69,8 +69,52 @@ def test_a_run_only_runner_is_adapted() -> None:
     adapted = as_action_runner(inner)
     assert isinstance(adapted, RunOnly)
     assert not adapted.streams_output
-    result = adapted.execute(ActionRequest("echo", 5.0, True, idle_timeout=1.0))
+    result = adapted.execute(ActionRequest("echo", 5.0, "claude", idle_timeout=1.0))
     assert result.output == "out"
-    assert inner.calls == [("echo", 5.0, True)]
+    assert inner.calls == [("echo", 5.0, "claude")]
     adapted.cancel("stopped")  # nothing to stop
-    assert adapted.run("x", 1, False).exit_code == 0
+    assert adapted.run(ActionRequest("x", 1, "shell")).exit_code == 0
+
+
+class SeedStyle:
+    """A runner written to the original design's `run(action, timeout, is_slash_command)`."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float, bool]] = []
+
+    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+        self.calls.append((action, timeout, is_slash_command))
+        return ActionResult("done", "", 0, 1)
+
+
+def test_a_runner_of_the_original_design_still_runs_a_loop() -> None:
+    # People wrote runners to the seed's three-argument `run`; the executor still drives
+    # them: the third argument is True for an action that goes to the coding agent.
+    from little_loops.fsm.engine.executor import FSMExecutor
+    from little_loops.fsm.schema import FSMLoop
+
+    fsm = FSMLoop.from_dict(
+        {
+            "name": "seed",
+            "initial": "ask",
+            "states": {
+                "ask": {"action": "/fix-it", "evaluate": {"type": "exit_code"}, "next": "check"},
+                "check": {"action": "make test", "timeout": 7, "on_success": "done"},
+                "done": {"terminal": True},
+            },
+        }
+    )
+    runner = SeedStyle()
+    result = FSMExecutor(fsm, action_runner=runner).run()
+    assert result.final_state == "done"
+    assert [(action, agent) for action, _, agent in runner.calls] == [
+        ("/fix-it", True),
+        ("make test", False),
+    ]
+    assert runner.calls[1][1] == 7
+
+
+def test_a_runner_taking_the_request_is_not_mistaken_for_the_seed_one() -> None:
+    runner = OnlyRun()
+    as_action_runner(runner).execute(ActionRequest(action="x", timeout=3, kind="shell"))
+    assert runner.calls == [("x", 3, "shell")]

@@ -19,8 +19,9 @@ from support import llproc
 from support.fake_claude import shell_claude
 from support.slowdown import scaled
 
+from little_loops.fsm.actions.claude_code import CLAUDE_ROOT_ERROR
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.runners import CLAUDE_ROOT_ERROR, DefaultActionRunner
+from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine.executor import FSMExecutor
 
@@ -65,7 +66,7 @@ def survivors(marker: str, settle: float = 1.0) -> list[str]:
 
 
 def test_exit_code_and_separate_streams(runner: DefaultActionRunner) -> None:
-    result = runner.run("echo out; echo err >&2; exit 3", 10, False)
+    result = runner.run(ActionRequest("echo out; echo err >&2; exit 3", 10, "shell"))
     assert (result.output, result.stderr, result.exit_code) == ("out\n", "err\n", 3)
     assert (result.error, result.timed_out, result.truncated) == (None, False, False)
     assert result.duration_ms >= 0
@@ -89,15 +90,15 @@ def test_action_result_keeps_the_seed_positional_fields() -> None:
 
 
 def test_death_by_signal_is_128_plus_signal(runner: DefaultActionRunner) -> None:
-    assert runner.run("kill -KILL $$", 10, False).exit_code == 137
+    assert runner.run(ActionRequest("kill -KILL $$", 10, "shell")).exit_code == 137
 
 
 def test_runs_in_the_working_directory_with_env_overlay(tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     with DefaultActionRunner(cwd=tmp_path) as runner:
-        assert runner.run("pwd", 10, False).output == f"{tmp_path}\n"
-        request = ActionRequest('pwd; echo "$LL_X"', 10, False, cwd=other, env={"LL_X": "y"})
+        assert runner.run(ActionRequest("pwd", 10, "shell")).output == f"{tmp_path}\n"
+        request = ActionRequest('pwd; echo "$LL_X"', 10, "shell", cwd=other, env={"LL_X": "y"})
         assert runner.execute(request).output == f"{other}\ny\n"
 
 
@@ -107,7 +108,7 @@ def test_five_megabytes_on_both_streams_at_once(tmp_path: Path) -> None:
     )
     started = time.monotonic()
     with DefaultActionRunner(cwd=tmp_path, tail_bytes=8 * 1024 * 1024) as runner:
-        result = runner.run(action, 20, False)
+        result = runner.run(ActionRequest(action, 20, "shell"))
     assert time.monotonic() - started < scaled(5, at_most=15)  # not the 20 s timeout
     assert result.exit_code == 0
     assert result.output == "o" * 5_000_000
@@ -118,7 +119,9 @@ def test_timeout_kills_the_whole_group_and_keeps_stderr(
     runner: DefaultActionRunner, marker: str
 ) -> None:
     started = time.monotonic()
-    result = runner.run(f"echo said >&2; sleep {marker} & sleep {marker}", 0.5, False)
+    result = runner.run(
+        ActionRequest(f"echo said >&2; sleep {marker} & sleep {marker}", 0.5, "shell")
+    )
     assert time.monotonic() - started < scaled(1.5)
     assert result.exit_code == 124
     assert result.timed_out
@@ -129,7 +132,9 @@ def test_timeout_kills_the_whole_group_and_keeps_stderr(
 
 def test_timeout_escalates_to_sigkill_after_grace(runner: DefaultActionRunner, marker: str) -> None:
     started = time.monotonic()
-    result = runner.run(f"trap '' TERM; sleep {marker} & sleep {marker}; sleep 1", 0.3, False)
+    result = runner.run(
+        ActionRequest(f"trap '' TERM; sleep {marker} & sleep {marker}; sleep 1", 0.3, "shell")
+    )
     elapsed = time.monotonic() - started
     # timeout 0.3 + grace 0.3: TERM was ignored, KILL was not
     assert 0.6 <= elapsed < scaled(2)
@@ -141,7 +146,7 @@ def test_background_child_does_not_hold_up_a_finished_action(
     runner: DefaultActionRunner, marker: str
 ) -> None:
     started = time.monotonic()
-    result = runner.run(f"sleep {marker} & echo hi", 30, False)
+    result = runner.run(ActionRequest(f"sleep {marker} & echo hi", 30, "shell"))
     assert time.monotonic() - started < scaled(1, at_most=20)  # not the 30 s timeout
     assert (result.output, result.exit_code, result.error) == ("hi\n", 0, None)
     assert survivors(marker) == []
@@ -150,7 +155,7 @@ def test_background_child_does_not_hold_up_a_finished_action(
 def test_background_child_with_redirected_output_is_ended_too(
     runner: DefaultActionRunner, marker: str
 ) -> None:
-    result = runner.run(f"sleep {marker} >/dev/null 2>&1 & echo hi", 30, False)
+    result = runner.run(ActionRequest(f"sleep {marker} >/dev/null 2>&1 & echo hi", 30, "shell"))
     assert (result.output, result.exit_code) == ("hi\n", 0)
     assert survivors(marker) == []
 
@@ -158,7 +163,7 @@ def test_background_child_with_redirected_output_is_ended_too(
 def test_idle_timeout_kills_a_silent_action(runner: DefaultActionRunner, marker: str) -> None:
     started = time.monotonic()
     result = runner.execute(
-        ActionRequest(f"echo start; sleep {marker}", 30, False, idle_timeout=0.5)
+        ActionRequest(f"echo start; sleep {marker}", 30, "shell", idle_timeout=0.5)
     )
     elapsed = time.monotonic() - started
     assert 0.5 <= elapsed < scaled(2.5, at_most=20)  # not the 30 s timeout
@@ -170,7 +175,7 @@ def test_idle_timeout_kills_a_silent_action(runner: DefaultActionRunner, marker:
 def test_idle_timeout_spares_a_chatty_action(runner: DefaultActionRunner) -> None:
     action = "for i in 1 2 3 4 5 6 7 8; do echo $i >&2; sleep 0.1; done"
     # A line every 0.1 s, and a limit five times that (longer where starting `sleep` is slow).
-    result = runner.execute(ActionRequest(action, 30, False, idle_timeout=scaled(0.5)))
+    result = runner.execute(ActionRequest(action, 30, "shell", idle_timeout=scaled(0.5)))
     assert (result.exit_code, result.error) == (0, None)
     assert result.stderr == "".join(f"{i}\n" for i in range(1, 9))
 
@@ -181,7 +186,9 @@ def test_tail_is_bounded_and_the_file_has_everything(tmp_path: Path) -> None:
     with DefaultActionRunner(cwd=tmp_path, tail_bytes=1024 * 1024) as runner:
         tracemalloc.start()
         try:
-            result = runner.execute(ActionRequest(f"seq {count}", 30, False, output_file=out_file))
+            result = runner.execute(
+                ActionRequest(f"seq {count}", 30, "shell", output_file=out_file)
+            )
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
@@ -197,14 +204,14 @@ def test_tail_is_bounded_and_the_file_has_everything(tmp_path: Path) -> None:
 def test_keep_output_false_writes_no_file(tmp_path: Path) -> None:
     out_file = tmp_path / "out"
     with DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path, keep_output=False) as runner:
-        result = runner.execute(ActionRequest("echo hi", 10, False, output_file=out_file))
+        result = runner.execute(ActionRequest("echo hi", 10, "shell", output_file=out_file))
     assert (result.output, result.output_path) == ("hi\n", None)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_output_dir_receives_stdout_by_default(tmp_path: Path) -> None:
     with DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path / "running") as runner:
-        result = runner.run("echo hi", 10, False)
+        result = runner.run(ActionRequest("echo hi", 10, "shell"))
     assert result.output_path is not None
     assert Path(result.output_path).parent == tmp_path / "running"
     assert Path(result.output_path).read_text() == "hi\n"
@@ -216,7 +223,7 @@ def test_unwritable_output_file_is_an_error_result(
 ) -> None:
     (tmp_path / "afile").write_text("")
     target = tmp_path / "afile" / "out"
-    result = runner.execute(ActionRequest("touch ran", 10, False, output_file=target))
+    result = runner.execute(ActionRequest("touch ran", 10, "shell", output_file=target))
     assert result.exit_code == 126
     assert result.error == f"cannot write action output to {target}: Not a directory"
     assert not (tmp_path / "ran").exists()
@@ -225,7 +232,7 @@ def test_unwritable_output_file_is_an_error_result(
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_output_file_failing_midway_keeps_the_result(runner: DefaultActionRunner) -> None:
     full = Path("/dev/full")
-    result = runner.execute(ActionRequest("echo hi", 10, False, output_file=full))
+    result = runner.execute(ActionRequest("echo hi", 10, "shell", output_file=full))
     assert (result.output, result.exit_code, result.error) == ("hi\n", 0, None)
     assert result.output_path is None
     assert result.stderr == (
@@ -235,13 +242,13 @@ def test_output_file_failing_midway_keeps_the_result(runner: DefaultActionRunner
 
 def test_truncated_tail_does_not_start_inside_a_character(tmp_path: Path) -> None:
     with DefaultActionRunner(cwd=tmp_path, tail_bytes=1001) as runner:
-        result = runner.run("for i in $(seq 2000); do printf 'é'; done", 10, False)
+        result = runner.run(ActionRequest("for i in $(seq 2000); do printf 'é'; done", 10, "shell"))
     assert result.truncated
     assert result.output == "é" * 500
 
 
 def test_non_utf8_output_is_replaced(runner: DefaultActionRunner) -> None:
-    result = runner.run("printf 'a\\377b'; printf 'c\\376' >&2", 10, False)
+    result = runner.run(ActionRequest("printf 'a\\377b'; printf 'c\\376' >&2", 10, "shell"))
     assert (result.output, result.stderr) == ("a\ufffdb", "c\ufffd")
 
 
@@ -262,7 +269,9 @@ def test_cancel_from_another_thread(
 ) -> None:
     once_running(tmp_path / "started", runner.cancel)
     started = time.monotonic()
-    result = runner.run(f"echo up; touch started; sleep {marker} & sleep {marker}", 30, False)
+    result = runner.run(
+        ActionRequest(f"echo up; touch started; sleep {marker} & sleep {marker}", 30, "shell")
+    )
     assert time.monotonic() - started < scaled(1.5, at_most=20)  # not the 30 s timeout
     assert (result.output, result.exit_code) == ("up\n", 143)
     assert result.error == "action cancelled (stopped)"
@@ -279,7 +288,7 @@ def test_cancel_from_a_signal_handler(
     try:
         sender = once_running(tmp_path / "started", lambda: os.kill(os.getpid(), signal.SIGUSR1))
         started = time.monotonic()
-        result = runner.run(f"touch started; sleep {marker}", 30, False)
+        result = runner.run(ActionRequest(f"touch started; sleep {marker}", 30, "shell"))
         assert time.monotonic() - started < scaled(1.5, at_most=20)  # not the 30 s timeout
     finally:
         sender.join()
@@ -290,12 +299,12 @@ def test_cancel_from_a_signal_handler(
 
 def test_cancel_is_sticky_until_reset(runner: DefaultActionRunner, tmp_path: Path) -> None:
     runner.cancel("stopped")
-    result = runner.run("touch ran", 10, False)
+    result = runner.run(ActionRequest("touch ran", 10, "shell"))
     assert (result.exit_code, result.error) == (143, "action cancelled (stopped)")
     assert not (tmp_path / "ran").exists()
     assert runner.cancelled == "stopped"
     runner.reset()
-    assert runner.run("touch ran", 10, False).exit_code == 0
+    assert runner.run(ActionRequest("touch ran", 10, "shell")).exit_code == 0
     assert (tmp_path / "ran").exists()
 
 
@@ -309,7 +318,7 @@ def test_prompt_reaches_claude_with_the_right_argv(
     state = StateConfig(action="Analyze the test failures", action_type="prompt")
     assert state.action is not None
 
-    result = runner.run(state.action, 10, state.is_prompt())
+    result = runner.run(ActionRequest(state.action, 10, state.action_kind().name))
 
     assert (result.output, result.exit_code) == ("answered\n", 0)
     *argv, cwd = record.read_text().split("\0")
@@ -329,7 +338,7 @@ def test_missing_claude_is_an_error_result(
     runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    result = runner.run("/ll:help", 10, True)
+    result = runner.run(ActionRequest("/ll:help", 10, "claude"))
     assert result.exit_code == 127
     assert result.error == (
         "claude: command not found on PATH "
@@ -341,13 +350,13 @@ def test_missing_bash_is_an_error_result(
     runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    result = runner.run("true", 10, False)
+    result = runner.run(ActionRequest("true", 10, "shell"))
     assert (result.exit_code, result.error) == (127, "bash: command not found on PATH")
 
 
 def test_missing_working_directory_is_an_error_result(tmp_path: Path) -> None:
     with DefaultActionRunner(cwd=tmp_path / "gone") as runner:
-        result = runner.run("true", 10, False)
+        result = runner.run(ActionRequest("true", 10, "shell"))
     assert result.exit_code == 127
     assert result.error == f"working directory not found: {tmp_path / 'gone'}"
 
@@ -356,7 +365,7 @@ def test_claude_refusing_root_names_is_sandbox(
     runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shell_claude(tmp_path, monkeypatch, f"echo '{REAL_REFUSAL}' >&2; exit 1")
-    result = runner.run("fix it", 10, True)
+    result = runner.run(ActionRequest("fix it", 10, "claude"))
     assert result.exit_code == 1
     assert result.error == CLAUDE_ROOT_ERROR
     assert result.error == (
@@ -368,7 +377,7 @@ def test_claude_refusing_root_names_is_sandbox(
 def test_same_text_from_a_shell_action_is_not_a_claude_refusal(
     runner: DefaultActionRunner,
 ) -> None:
-    result = runner.run(f"echo '{REAL_REFUSAL}' >&2; exit 1", 10, False)
+    result = runner.run(ActionRequest(f"echo '{REAL_REFUSAL}' >&2; exit 1", 10, "shell"))
     assert (result.exit_code, result.error) == (1, None)
 
 
@@ -376,12 +385,12 @@ def test_same_text_from_a_shell_action_is_not_a_claude_refusal(
 def test_no_descriptor_leak(
     runner: DefaultActionRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runner.run("true", 10, False)
+    runner.run(ActionRequest("true", 10, "shell"))
     before = len(os.listdir("/proc/self/fd"))
     for action in ("true", "exit 3", "sleep 5"):
-        runner.run(action, 0.2, False)
+        runner.run(ActionRequest(action, 0.2, "shell"))
     monkeypatch.setenv("PATH", str(tmp_path))
-    runner.run("true", 10, True)  # claude not found
+    runner.run(ActionRequest("true", 10, "claude"))  # claude not found
     assert len(os.listdir("/proc/self/fd")) == before
 
 
@@ -389,7 +398,7 @@ def test_no_descriptor_leak(
 
 
 def test_a_nul_byte_in_an_action_is_an_error_result(tmp_path: Path) -> None:
-    result = DefaultActionRunner(cwd=tmp_path).run("echo a\0b", 5, False)
+    result = DefaultActionRunner(cwd=tmp_path).run(ActionRequest("echo a\0b", 5, "shell"))
     assert (result.exit_code, result.error) == (
         126,
         "the action contains a NUL byte, which a command line cannot carry",
@@ -454,9 +463,9 @@ def test_a_claude_session_s_tool_calls_come_with_its_result(
     expected = ['→ Bash {"command": "pytest -q"}', "← 3 passed"]
     out = tmp_path / "fix.out"
     with DefaultActionRunner(cwd=tmp_path) as runner:  # all of stdout goes to the file
-        from_file = runner.execute(ActionRequest("/fix", 10, True, output_file=out))
+        from_file = runner.execute(ActionRequest("/fix", 10, "claude", output_file=out))
     with DefaultActionRunner(cwd=tmp_path, keep_output=False) as runner:  # only in memory
-        in_memory = runner.execute(ActionRequest("/fix", 10, True))
+        in_memory = runner.execute(ActionRequest("/fix", 10, "claude"))
     for result in (from_file, in_memory):
         assert (result.output, result.tool_calls) == ("Fixed", expected)
     assert from_file.output_path == str(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine.executor import ActionResult, ExecutorSnapshot, FSMExecutor
 from little_loops.fsm.engine.records import acted_record
@@ -13,7 +14,8 @@ class Counting:
     def __init__(self) -> None:
         self.actions: list[str] = []
 
-    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+    def run(self, request: ActionRequest) -> ActionResult:
+        action = request.action
         self.actions.append(action)
         return ActionResult("ok", "", 0, 1)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.executor import FSMExecutor
@@ -29,7 +29,8 @@ class Runner:
     def __init__(self) -> None:
         self.count = 0
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
+    def run(self, request: ActionRequest) -> ActionResult:
+        action = request.action
         self.count += 1
         result = ActionResult("x" * 3000, "", 1 if self.count == 1 else 0, 3)
         if action == "broken":

@@ -14,6 +14,7 @@ from support.fake_claude import REPORT, fake_claude, json_line, said, stream_cla
 from support.loops import PayingRunner, first_action_complete, prompt_loop
 from support.slowdown import scaled
 
+from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
@@ -47,9 +48,11 @@ class ScriptedRunner:
         self.replies.setdefault(action, []).extend(replies)
         return self
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
+    def run(self, request: ActionRequest) -> ActionResult:
+        action = request.action
+        timeout = request.timeout
         self.calls.append(action)
-        self.slash_flags.append(is_slash_command)
+        self.slash_flags.append(request.kind == "claude")
         self.timeouts.append(timeout)
         queue = self.replies.get(action)
         reply = queue.pop(0) if queue else self.default
@@ -303,7 +306,8 @@ class TestRouting:
         runner.default = Reply(1, output="x")
         calls: list[str] = []
 
-        def run_(action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+        def run_(request: ActionRequest) -> ActionResult:
+            action = request.action
             calls.append(action)
             return ActionResult(str(len(calls)), "", 0 if len(calls) == 3 else 1, 0)
 
@@ -655,7 +659,7 @@ class TestNextWhenTheActionCannotRun:
 
     def test_a_timed_out_action_does_not_take_next(self) -> None:
         class TimedOut:
-            def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+            def run(self, request: ActionRequest) -> ActionResult:
                 result = ActionResult("", "", 124, 5)
                 result.error = "action timed out after 5ms"
                 return result

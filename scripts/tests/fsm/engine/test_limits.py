@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from little_loops.fsm.actions import claude_code, shell
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine.limits import (
-    DEFAULT_PROMPT_TIMEOUT,
-    DEFAULT_SHELL_TIMEOUT,
     RunClock,
     action_timeout,
     idle_timeout,
@@ -14,17 +13,17 @@ from little_loops.fsm.engine.limits import (
 
 
 def test_action_timeout_defaults_and_the_loop_deadline() -> None:
-    assert action_timeout(StateConfig(action="x"), False, None) == DEFAULT_SHELL_TIMEOUT
-    assert action_timeout(StateConfig(action="/p"), True, None) == DEFAULT_PROMPT_TIMEOUT
-    assert action_timeout(StateConfig(action="x", timeout=5), False, 2.5) == 2.5
-    assert action_timeout(StateConfig(action="x"), False, -1) == 0.001
+    assert action_timeout(StateConfig(action="x"), shell.SPEC, None) == 120
+    assert action_timeout(StateConfig(action="/p"), claude_code.SPEC, None) == 1800
+    assert action_timeout(StateConfig(action="x", timeout=5), shell.SPEC, 2.5) == 2.5
+    assert action_timeout(StateConfig(action="x"), shell.SPEC, -1) == 0.001
 
 
 def test_idle_timeout_of_the_loop_applies_to_shell_only() -> None:
     fsm = FSMLoop(name="t", initial="a", states={}, idle_timeout=30)
-    assert idle_timeout(fsm, StateConfig(action="x"), False) == 30
-    assert idle_timeout(fsm, StateConfig(action="/p"), True) is None
-    assert idle_timeout(fsm, StateConfig(action="/p", idle_timeout=200), True) == 200
+    assert idle_timeout(fsm, StateConfig(action="x"), shell.SPEC) == 30
+    assert idle_timeout(fsm, StateConfig(action="/p"), claude_code.SPEC) is None
+    assert idle_timeout(fsm, StateConfig(action="/p", idle_timeout=200), claude_code.SPEC) == 200
 
 
 def test_spends_when_claude_is_called() -> None:

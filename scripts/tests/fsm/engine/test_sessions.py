@@ -26,14 +26,14 @@ class SessionRunner:
         self.executor: FSMExecutor | None = None
         self.stop_at: str | None = None
 
-    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
-        return self.execute(ActionRequest(action, timeout, is_slash_command))
+    def run(self, request: ActionRequest) -> ActionResult:
+        return self.execute(request)
 
     def execute(self, request: ActionRequest) -> ActionResult:
         self.requests.append(request)
         if request.action == self.stop_at and self.executor is not None:
             self.executor.request_shutdown("stopped")
-        if not request.is_slash_command:
+        if request.kind != "claude":
             return ActionResult("", "", 1 if len(self.requests) < 3 else 0, 1)
         if request.resume_session in self.lost:
             return ActionResult("", LOST.format(request.resume_session), 1, 1)
@@ -57,7 +57,7 @@ def loop(**fix: Any) -> FSMLoop:
 
 
 def _claude(runner: SessionRunner) -> list[ActionRequest]:
-    return [r for r in runner.requests if r.is_slash_command]
+    return [r for r in runner.requests if r.kind == "claude"]
 
 
 def test_continue_resumes_the_states_last_session_and_fresh_does_not() -> None:

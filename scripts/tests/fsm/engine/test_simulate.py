@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.paths import DATA
 
+from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.executor import ActionResult, FSMExecutor
@@ -366,7 +367,8 @@ class ExitCodeRunner:
     default: str
     used: dict[str, int] = field(default_factory=dict)
 
-    def run(self, action: str, timeout: int | float, is_slash_command: bool) -> ActionResult:
+    def run(self, request: ActionRequest) -> ActionResult:
+        action = request.action
         state = action.split()[-1]
         items = self.script.get(state, [])
         index = self.used.get(state, 0)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.facts.spend import Spend, dollars, format_cost
@@ -38,7 +38,7 @@ def test_llm_judge_tokens_and_estimate_count_toward_spend(fake_anthropic: Any) -
     )
 
     class Runner:
-        def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+        def run(self, request: ActionRequest) -> ActionResult:
             return ActionResult("done", "", 0, 1)
 
     fsm = FSMLoop(

@@ -12,6 +12,7 @@ from support.fake_claude import fake_claude
 from support.fakerun import fake_run
 from support.loops import prompt_loop
 
+from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine.executor import ActionResult
@@ -161,7 +162,8 @@ def test_handoff_is_resumable_and_passes_the_note_on(tmp_path: Path) -> None:
     prompts: list[str] = []
 
     class Claude:
-        def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+        def run(self, request: ActionRequest) -> ActionResult:
+            action = request.action
             prompts.append(action)
             if len(prompts) == 1:
                 return ActionResult("half done\nCONTEXT_HANDOFF: finish b.py\n", "", 0, 1)
@@ -254,7 +256,8 @@ def test_start_and_end_are_fsynced_and_quick_states_at_most_once_a_second(
 class AlwaysRunner:
     """check fails, everything else succeeds: deterministic routes for any interleaving."""
 
-    def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+    def run(self, request: ActionRequest) -> ActionResult:
+        action = request.action
         return ActionResult("", "", 1 if action.startswith("check") else 0, 0)
 
 
@@ -371,7 +374,8 @@ def test_a_stop_during_the_continued_prompt_keeps_the_handoff_note(tmp_path: Pat
     holder: dict[str, PersistentExecutor] = {}
 
     class Claude:
-        def run(self, action: str, timeout: float, is_slash_command: bool) -> ActionResult:
+        def run(self, request: ActionRequest) -> ActionResult:
+            action = request.action
             prompts.append(action)
             if len(prompts) == 1:
                 return ActionResult("CONTEXT_HANDOFF: step 3 of 7\n", "", 0, 1)

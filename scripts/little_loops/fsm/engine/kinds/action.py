@@ -14,7 +14,6 @@ from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.values.shellquote import interpolate_shell
 
 
 def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
@@ -101,11 +100,11 @@ def error_outcome(run: Run, name: str, state: StateConfig, msg: str) -> StepOutc
 def run_action(run: Run, name: str, state: StateConfig, ctx: InterpolationContext) -> ActionResult:
     """Run *state*'s action with its `${...}` filled in; record it for a resume."""
     assert state.action is not None
-    is_prompt = state.is_prompt()
-    # A prompt gets the values as text; bash gets each one quoted where it lands.
-    action = (interpolate if is_prompt else interpolate_shell)(state.action, ctx)
+    kind = state.action_kind()
+    # Each kind says how values land in its text: quoted for bash, as text for an agent.
+    action = kind.interpolate(state.action, ctx)
     memory, clock = run.memory, run.limits.clock
-    if is_prompt and memory.continuation:
+    if kind.agent is not None and memory.continuation:
         # Kept until the action has run: a stop mid-action must not lose the note.
         action = f"Continue from this handoff note: {memory.continuation}\n\n{action}"
     result = run.work.act(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit, claude_limit, judge_limit
+from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit, judge_limit
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
@@ -34,9 +34,7 @@ class RateLimits:
         self, name: str, state: StateConfig, result: ActionResult, memory: Memory
     ) -> StepOutcome | None:
         """A Claude Code session that ended on a rate, overload or usage limit: wait, run again."""
-        if not state.is_prompt():
-            return None
-        return self._wait(name, claude_limit(result), memory, rejudge=None)
+        return self._wait(name, state.action_kind().usage_limit(result), memory, rejudge=None)
 
     def after_judge(
         self, name: str, result: EvaluationResult, action: ActionResult | None, memory: Memory

@@ -1,0 +1,113 @@
+"""The Claude Code action kind (`action_type: prompt`, `slash_command`): `claude -p`, read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS, claude_flags
+from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.ratelimit import ClaudeLimit
+    from little_loops.fsm.actions.request import ActionRequest, ActionResult
+
+# The readers of Claude Code's transcript (json, regular expressions) are imported when an
+# action has run, not when a loop file is checked: `ll-loop validate` stays light.
+
+CLAUDE_INSTALL_HINT = "install Claude Code: npm install -g @anthropic-ai/claude-code"
+CLAUDE_ROOT_ERROR = (
+    "claude refuses --dangerously-skip-permissions as root; "
+    "set IS_SANDBOX=1 in a sandbox, or run as a normal user"
+)
+# What Claude Code (2.1.x) prints on stderr, exit 1, when run as root without IS_SANDBOX=1:
+# "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+_CLAUDE_ROOT_REFUSAL = "cannot be used with root/sudo privileges"
+# An idle_timeout below this on a Claude action risks ending a session that is working.
+CLAUDE_QUIET_SECONDS = 120
+
+
+def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
+    """`claude` with the request's `claude:` options, stream-json output, the session it
+    resumes, and the prompt."""
+    from little_loops.fsm.actions.claude import CLAUDE_JSON_FLAGS
+
+    flags = claude_flags(request.options or {})
+    resume = ["--resume", request.resume_session] if request.resume_session else []
+    # `-p` ends the (variadic) option values: the prompt cannot be taken for one; `--`
+    # ends the options, so a prompt starting with `-` (`--settings=...`) is no flag.
+    return [*program, *flags, *CLAUDE_JSON_FLAGS, *resume, "-p", "--", request.action]
+
+
+def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
+    """Claude's answer, cost, tokens, session and tool calls read from its transcript."""
+    from little_loops.fsm.actions.claude import apply_report, with_tool_calls
+
+    if (
+        result.error is None
+        and result.exit_code != 0
+        and (_CLAUDE_ROOT_REFUSAL in result.stderr or _CLAUDE_ROOT_REFUSAL in result.output)
+    ):
+        result.error = CLAUDE_ROOT_ERROR
+    transcript = result.output  # apply_report replaces it with Claude's answer
+    return with_tool_calls(apply_report(result), transcript)
+
+
+def usage_limit(result: ActionResult) -> ClaudeLimit | None:
+    """The rate, overload or usage limit the session ended on (ratelimit.claude_limit)."""
+    from little_loops.fsm.actions.ratelimit import claude_limit
+
+    return claude_limit(result)
+
+
+def lost_session(result: ActionResult) -> bool:
+    """True when Claude Code could not resume the session it was asked to."""
+    from little_loops.fsm.actions.claude import lost_session as lost
+
+    return lost(result)
+
+
+def readable(line: str) -> list[str]:
+    """One line of the stream-json transcript as the lines a person reads."""
+    from little_loops.fsm.actions.transcript import readable as lines_of
+
+    return lines_of(line)
+
+
+def latest_step(path: str) -> str | None:
+    """The session's latest step, from its transcript file, for the progress ticker."""
+    from little_loops.fsm.actions.claude import latest_step as step_of
+
+    return step_of(path)
+
+
+SPEC = ActionKindSpec(
+    name="claude",
+    summary="a prompt or slash command sent to Claude Code (claude -p)",
+    action_types=("prompt", "slash_command"),
+    argv=argv,
+    program=("claude",),
+    interpolation=Interpolation.TEXT,
+    default_evaluator="llm_structured",
+    default_timeout=1800,  # a session legitimately takes many minutes
+    agent="Claude",
+    options_key="claude",
+    options=CLAUDE_OPTIONS,
+    state_keys=("claude", "session", "session_key"),
+    sessions=True,
+    loop_idle_timeout=False,
+    quiet_seconds=CLAUDE_QUIET_SECONDS,
+    quiet_reason=(
+        "Claude Code prints a line only when a message or a tool call is finished, so a long "
+        "reply or a long tool call (a test run) is silent for longer"
+    ),
+    install_hint=CLAUDE_INSTALL_HINT,
+    finish=finish,
+    usage_limit=usage_limit,
+    lost_session=lost_session,
+    readable=readable,
+    latest_step=latest_step,
+    label="Claude session",
+    runs_as="goes to Claude Code",
+    only_states="a prompt or slash-command state runs Claude Code",
+)

@@ -1,0 +1,111 @@
+"""What an action kind is: the `action_type:` names it serves and how it runs, declared once.
+
+Each kind's module in this folder (`shell.py`, `claude_code.py`) has a `SPEC`; the one list
+of them is `registry.py`. Validation, the defaults of a state, the runner, the dry-run plan
+and the display read the spec, so nothing else names a kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.values.shellquote import interpolate_shell
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.ratelimit import ClaudeLimit
+    from little_loops.fsm.actions.request import ActionRequest, ActionResult
+    from little_loops.fsm.values.value_checks import Check
+
+
+class Interpolation(StrEnum):
+    """How `${...}` values land in an action's text."""
+
+    SHELL = "shell"  # each value quoted for bash where it lands
+    TEXT = "text"  # values as they are (a prompt is text)
+
+    def apply(self, text: str, ctx: InterpolationContext) -> str:
+        """*text* with its references filled in this way."""
+        return (
+            interpolate_shell(text, ctx) if self is Interpolation.SHELL else interpolate(text, ctx)
+        )
+
+
+@dataclass(frozen=True)
+class KindOption:
+    """One key of a kind's options mapping: the flag it becomes (None: handled on its own),
+    its check, its doc. `joined`: a list value is one comma-separated argument; otherwise
+    each item is an argument of its own."""
+
+    flag: str | None
+    check: Check
+    doc: str
+    joined: bool = False
+
+
+def _as_is(result: ActionResult, request: ActionRequest) -> ActionResult:
+    return result
+
+
+def _no_limit(result: ActionResult) -> ClaudeLimit | None:
+    return None
+
+
+def _never(result: ActionResult) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class ActionKindSpec:
+    """Everything ll-loop knows about one kind of action.
+
+    `action_types[0]` is the word the `action_start` event and the run records keep as
+    `action_type` (so `prompt` for every Claude Code action, as before kinds existed).
+    """
+
+    name: str  # the kind's own name, also the key of its program in the runner
+    summary: str  # one line, for the docs and `action_type:`'s description
+    action_types: tuple[str, ...]  # the `action_type:` values that mean this kind
+    # The command line of a request: *program* (the runner's command for this kind) first.
+    argv: Callable[[ActionRequest, Sequence[str]], list[str]]
+    program: tuple[str, ...]  # the command the runner starts it with unless told another
+    interpolation: Interpolation = Interpolation.TEXT
+    default_evaluator: str = "exit_code"  # the evaluator of a state without `evaluate:`
+    default_timeout: float = 120  # seconds, when the state gives no `timeout:`
+    agent: str | None = None  # the coding agent it asks (as a person names it), None: a command
+    # The loop and state key of its options (a mapping), their table, and the state keys
+    # only this kind may use.
+    options_key: str | None = None
+    options: Mapping[str, KindOption] = field(default_factory=dict)
+    state_keys: tuple[str, ...] = ()
+    sessions: bool = False  # `session: continue` resumes its previous session
+    # The loop's `idle_timeout:` applies (an agent may be silent for long; only its state's does).
+    loop_idle_timeout: bool = True
+    # Shortest `idle_timeout:` that does not cut off a working session (None: any), and why.
+    quiet_seconds: float | None = None
+    quiet_reason: str = ""
+    install_hint: str = ""  # said when its program is not on PATH
+    # Reads what it printed: the answer, cost, usage, session, tool calls and errors.
+    finish: Callable[[ActionResult, ActionRequest], ActionResult] = _as_is
+    usage_limit: Callable[[ActionResult], ClaudeLimit | None] = _no_limit  # a rate/usage limit
+    lost_session: Callable[[ActionResult], bool] = _never  # it could not resume the session
+    # Its output file as a person reads it (one printed line to lines), and its latest step;
+    # None: the output is plain text.
+    readable: Callable[[str], list[str]] | None = None
+    latest_step: Callable[[str], str | None] | None = None
+    label: str = "action"  # what `ll-loop logs` calls one run of it
+    runs_as: str = "runs as a command"  # for messages: "this state's action ..."
+    # Which states may use its `state_keys`, for the message when another state does.
+    only_states: str = ""
+
+    @property
+    def shown_as(self) -> str:
+        """The kind as the report and messages name it: its agent, else its name."""
+        return self.agent or self.name
+
+    def interpolate(self, text: str, ctx: InterpolationContext) -> str:
+        """The action's text with `${...}` filled in as this kind needs."""
+        return self.interpolation.apply(text, ctx)

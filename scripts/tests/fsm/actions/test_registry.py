@@ -1,0 +1,141 @@
+"""The action kinds by name, which kind an action is, and the documented way to add one."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.paths import REPO
+
+import little_loops
+from little_loops.fsm.actions import claude_code, registry, shell
+from little_loops.fsm.actions.registry import (
+    ACTION_TYPE_NAMES,
+    BY_ACTION_TYPE,
+    KINDS,
+    kind_of,
+    recorded,
+)
+from little_loops.fsm.definition.model import ACTION_TYPES, APPROVAL
+from little_loops.fsm.evaluators.registry import SPECS
+
+DOC = REPO / "docs" / "architecture.md"
+
+
+@pytest.mark.parametrize(
+    ("action_type", "action", "kind"),
+    [
+        ("prompt", "Fix the bug", claude_code.SPEC),
+        ("slash_command", "/fix", claude_code.SPEC),
+        ("shell", "/usr/bin/true", shell.SPEC),
+        (None, "/fix the bug", claude_code.SPEC),
+        (None, "make test", shell.SPEC),
+        (None, None, shell.SPEC),
+        (APPROVAL, "/ship it?", shell.SPEC),  # a question is no action kind's
+    ],
+)
+def test_which_kind_an_action_is(action_type: str | None, action: str | None, kind: object) -> None:
+    assert kind_of(action_type, action) is kind
+
+
+def test_the_action_types_are_the_kinds_then_the_state_kinds_in_the_documented_order() -> None:
+    assert ACTION_TYPE_NAMES == ("prompt", "slash_command", "shell")
+    assert (*ACTION_TYPE_NAMES, APPROVAL) == ACTION_TYPES
+    assert APPROVAL not in BY_ACTION_TYPE
+
+
+def test_each_kind_is_listed_by_its_name_and_its_defaults_exist() -> None:
+    for name, spec in KINDS.items():
+        assert spec.name == name
+        assert spec.default_evaluator in SPECS
+        assert spec.action_types, name
+
+
+def test_a_recorded_step_names_its_kind_by_its_first_action_type() -> None:
+    assert recorded("prompt") is claude_code.SPEC
+    assert recorded("shell") is shell.SPEC
+    assert recorded("loop") is None
+    assert recorded(None) is None
+    assert registry.get("claude") is claude_code.SPEC
+
+
+# -- the worked example of docs/architecture.md --------------------------------------
+
+
+def _doc_block(marker: str) -> str:
+    match = re.search(rf"<!-- {marker} -->\n *```python\n(.*?)\n *```", DOC.read_text(), re.S)
+    assert match is not None, f"docs/architecture.md has no {marker} block"
+    return textwrap.dedent(match.group(1))
+
+
+def _with_echo_kind(copy: Path) -> None:
+    """The package at *copy* with the doc's echo module and registry entry, nothing else."""
+    actions = copy / "little_loops" / "fsm" / "actions"
+    (actions / "echo.py").write_text(_doc_block("echo-kind") + "\n")
+    import_line, entry = (line for line in _doc_block("echo-registry").splitlines() if line)
+    source = (actions / "registry.py").read_text()
+    old_import = "from little_loops.fsm.actions import claude_code, shell\n"
+    assert old_import in source
+    assert "        shell.SPEC,\n" in source
+    source = source.replace(old_import, import_line + "\n")
+    source = source.replace("        shell.SPEC,\n", f"        shell.SPEC,\n{entry}\n")
+    (actions / "registry.py").write_text(source)
+
+
+LOOP = """\
+name: greet
+initial: say
+context:
+  who: loop
+states:
+  say:
+    action: "hello ${context.who}"
+    action_type: echo
+    capture: said
+    next: check
+  check:
+    action: test "${captured.said.output}" = "hello loop"
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+    outcome: failure
+"""
+
+
+def test_the_documented_echo_kind_is_one_module_and_one_registry_entry(tmp_path: Path) -> None:
+    copy = tmp_path / "package"
+    shutil.copytree(
+        Path(little_loops.__file__).parent,
+        copy / "little_loops",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    _with_echo_kind(copy)
+    project = tmp_path / "project"
+    (project / ".loops").mkdir(parents=True)
+    (project / ".loops" / "greet.yaml").write_text(LOOP)
+    env = {**os.environ, "PYTHONPATH": str(copy), "NO_COLOR": "1"}
+
+    def ll_loop(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "little_loops.cli", *args]
+        return subprocess.run(
+            argv, cwd=project, env=env, capture_output=True, text=True, timeout=60
+        )
+
+    checked = ll_loop("validate", "greet")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    plan = ll_loop("run", "greet", "--dry-run")
+    assert "action (echo): hello ${context.who}" in plan.stdout, plan.stdout + plan.stderr
+    ran = ll_loop("run", "greet")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "hello loop" in ran.stderr
+    # The copy was the one imported: the installed package has no echo kind.
+    assert "echo" not in KINDS
