@@ -7,6 +7,7 @@ handler receives explicit arguments and returns an exit code.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -84,17 +85,22 @@ def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.
     return parser
 
 
-# The run flags that take a value (checked against the run parser by the tests): the
-# shorthand must skip their values when it looks for the loop name.
-RUN_FLAGS_WITH_VALUE: frozenset[str] = frozenset(
-    {"-n", "--max-iterations", "--llm-model", "--model", "--max-cost", "--set", "--context-file"}
-    | {"--base", "--run-id"}
-)
-RUN_FLAGS_WITHOUT_VALUE: frozenset[str] = frozenset(
-    {"-h", "--help", "--background", "--dry-run", "--no-llm", "--queue", "-q", "--quiet"}
-    | {"--json", "--no-color", "-v", "--verbose", "--wait-approval", "--worktree"}
-)
 _TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
+
+
+@functools.cache
+def run_flags() -> tuple[frozenset[str], frozenset[str]]:
+    """The option strings of `run`, as (those taking a value, the switches): read from the
+    run parser itself, and only when a command line starts with a flag (start-up time)."""
+    parser = build_parser("run")
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    flags = [a for a in commands.choices["run"]._actions if a.option_strings]
+    switch = [a for a in flags if a.nargs == 0]
+    with_value = [a for a in flags if a.nargs != 0]
+    return (
+        frozenset(f for a in with_value for f in a.option_strings),
+        frozenset(f for a in switch for f in a.option_strings),
+    )
 
 
 def _with_run_shorthand(argv: list[str]) -> list[str]:
@@ -115,6 +121,7 @@ def _first_word(argv: list[str]) -> int | None:
     """The index of the first word that is no flag and no flag's value, if it names a
     subcommand (`ll-loop --json status x`) and comes before any `--`. A flag run does not
     know may be another command's with its value: `--format dot graph x` names `graph`."""
+    with_value, switches = run_flags()
     index = 0
     while index < len(argv):
         arg = argv[index]
@@ -122,12 +129,12 @@ def _first_word(argv: list[str]) -> int | None:
             return None
         if not arg.startswith("-") or arg == "-":
             return index if arg in SUBCOMMANDS else None
-        if arg in RUN_FLAGS_WITH_VALUE:
+        if arg in with_value:
             index += 2
             continue
         after = argv[index + 1 : index + 3]
         if (
-            arg not in RUN_FLAGS_WITHOUT_VALUE
+            arg not in switches
             and "=" not in arg
             and len(after) == 2
             and not after[0].startswith("-")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 import subprocess
 import sys
@@ -132,14 +131,18 @@ def test_validate_compiles_no_regex_at_import_but_the_yaml_resolvers() -> None:
     assert proc.stdout.split() == ["little_loops.fsm.definition.loader"]
 
 
-def test_the_shorthand_knows_every_run_flag() -> None:
-    from little_loops.cli import RUN_FLAGS_WITH_VALUE, RUN_FLAGS_WITHOUT_VALUE, build_parser
+def test_the_shorthand_reads_the_run_flags_from_the_run_parser() -> None:
+    from little_loops.cli import run_flags
 
-    parser = build_parser("run")
-    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    flags = [a for a in commands.choices["run"]._actions if a.option_strings]
-    plain = (argparse._StoreTrueAction, argparse._HelpAction)
-    taking_values = {f for a in flags if not isinstance(a, plain) for f in a.option_strings}
-    switches = {f for a in flags if isinstance(a, plain) for f in a.option_strings}
-    assert taking_values == RUN_FLAGS_WITH_VALUE
-    assert switches == RUN_FLAGS_WITHOUT_VALUE
+    with_value, switches = run_flags()
+    assert {"-n", "--max-iterations", "--max-cost", "--set", "--base"} <= with_value
+    assert {"-q", "--quiet", "--worktree", "--dry-run", "-h"} <= switches
+    assert not with_value & switches
+
+
+def test_a_run_flag_with_a_value_before_a_word_is_skipped_with_its_value() -> None:
+    # The value of `--set` is `status` here, so the first word is `run`, not `status`.
+    from little_loops.cli import _first_word
+
+    assert _first_word(["--set", "status", "run", "x"]) == 2
+    assert _first_word(["--quiet", "status", "x"]) == 1
