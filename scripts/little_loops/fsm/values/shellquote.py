@@ -11,7 +11,6 @@ from little_loops.fsm.values.references import OPEN, RAW, reference_pattern
 from little_loops.fsm.values.shellquote_commands import refine
 from little_loops.fsm.values.shellscan import (
     ANSI,
-    ARITH,
     DOUBLE,
     HEREDOC,
     HEREDOC_LITERAL,
