@@ -22,7 +22,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 
-from little_loops.fsm.definition.graph import RESTART, LoopGraph, breadth_first, loop_graph
+from little_loops.fsm.definition.graph import (
+    RESTART,
+    WRITTEN,
+    LoopGraph,
+    breadth_first,
+    loop_graph,
+)
 from little_loops.fsm.definition.graph_checks import KeyPath, never_given_keys
 from little_loops.fsm.definition.model import ROUTE_DEFAULT_KEY, FSMLoop, StateConfig
 from little_loops.fsm.definition.routing import resolve_route
@@ -59,8 +65,11 @@ def successors(fsm: FSMLoop, graph: LoopGraph | None = None) -> dict[str, list[s
         if state.terminal:
             ways = [e.target for e in graph.out[name] if e.origin == RESTART]
         else:
-            written = graph.out[name][: len(graph.written[name])]
-            ways = [e.target for e in written if e.key != ("on_maintain",)]
+            ways = [
+                e.target
+                for e in graph.out[name]
+                if e.origin == WRITTEN and e.key != ("on_maintain",)
+            ]
         out[name] = [t for t in dict.fromkeys(ways) if t in fsm.states]
     return out
 
