@@ -13,6 +13,7 @@ static analysis, the diagram and the HTML report. Each of them reads one of two 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 from typing import NamedTuple
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop
@@ -67,7 +68,6 @@ class LoopGraph:
         self.fsm = fsm
         self.written: dict[str, list[Transition]] = {}
         self.out: dict[str, list[Edge]] = {}
-        self.drawn: dict[str, list[Edge]] = {}
         loop_stall = fsm.stall.on_stall if fsm.stall is not None else None
         for name, state in fsm.states.items():
             written = self.written[name] = declared(state)
@@ -75,18 +75,28 @@ class LoopGraph:
             restarted = restart(fsm, state)
             if restarted is not None:
                 out.append(_edge(name, restarted, RESTART))
-            stall = None
             if loop_stall is not None and not state.terminal:
-                stall = Edge(name, STALL_LABEL, loop_stall, LOOP_STALL_KEY, LOOP_STALL)
-                out.append(stall)
+                out.append(Edge(name, STALL_LABEL, loop_stall, LOOP_STALL_KEY, LOOP_STALL))
             self.out[name] = out
-            origin = WRITTEN if restarted is None else RESTART
-            drawn = [_edge(name, t, origin) for t in moves(fsm, state)]
-            drawn += [e for e in out[: len(written)] if e.key in (STALL_KEY, TIMEOUT_KEY)]
+
+    @cached_property
+    def drawn(self) -> dict[str, list[Edge]]:
+        """The edges a run can take out of each state, in the order the executor tries
+        them, then its stall and approval-timeout routes (worked out on first use: the
+        checks do not need it)."""
+        drawn: dict[str, list[Edge]] = {}
+        for name, state in self.fsm.states.items():
+            out = self.out[name]
+            restarted = any(e.origin == RESTART for e in out)
+            ways = [
+                _edge(name, t, RESTART if restarted else WRITTEN) for t in moves(self.fsm, state)
+            ]
+            ways += [e for e in out if e.origin == WRITTEN and e.key in (STALL_KEY, TIMEOUT_KEY)]
             own = state.stall.on_stall if state.stall is not None else None
-            if stall is not None and own is None:
-                drawn.append(stall)
-            self.drawn[name] = drawn
+            if own is None:
+                ways += [e for e in out if e.origin == LOOP_STALL]
+            drawn[name] = ways
+        return drawn
 
     @property
     def nodes(self) -> list[str]:
