@@ -126,12 +126,12 @@ def _loop_shape(report: Report) -> tuple[list[str], str | None, set[tuple[str, s
     initial, transitions, terminals = (states[0] if states else None), set(), set()
     definition = report.definition
     if definition is not None:
-        from little_loops.fsm.definition.diagram import edges
+        from little_loops.fsm.definition.graph import loop_graph
         from little_loops.fsm.definition.model import FSMLoop
 
         try:
             fsm = FSMLoop.from_dict(definition)
-            transitions = {(e.source, e.target) for e in edges(fsm) if e.kind != "dynamic"}
+            transitions = loop_graph(fsm).pairs()
             states = list(fsm.states) + [s for s in states if s not in fsm.states]
             initial, terminals = fsm.initial, set(fsm.terminal_states())
         except (TypeError, ValueError, KeyError, AttributeError):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections import deque
 from html import escape
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.actions.registry import recorded
+from little_loops.fsm.definition.graph import depths
 from little_loops.fsm.facts.spend import format_cost
 
 if TYPE_CHECKING:
@@ -45,18 +45,10 @@ def _layers(
     """States by their distance from *initial* along the edges (unreached ones last)."""
     following: dict[str, list[str]] = {}
     for source, target in edges:
-        following.setdefault(source, []).append(target)
-    depth: dict[str, int] = {}
+        if target in states:
+            following.setdefault(source, []).append(target)
     start = initial if initial in states else (states[0] if states else None)
-    queue = deque([start] if start is not None else [])
-    if start is not None:
-        depth[start] = 0
-    while queue:
-        here = queue.popleft()
-        for there in following.get(here, []):
-            if there in states and there not in depth:
-                depth[there] = depth[here] + 1
-                queue.append(there)
+    depth = depths(start, following) if start is not None else {}
     last = max(depth.values(), default=-1) + 1
     layers: list[list[str]] = [[] for _ in range(max(last + 1, 1))]
     for state in states:

@@ -23,15 +23,17 @@ from collections import deque
 from collections.abc import Iterator
 
 from little_loops.fsm.actions.spec import Interpolation
-from little_loops.fsm.definition.graph_checks import KeyPath, never_given_keys
-from little_loops.fsm.definition.model import (
-    CURRENT_STATE_TOKEN,
-    ROUTE_DEFAULT_KEY,
-    FSMLoop,
-    StateConfig,
+from little_loops.fsm.definition.graph import (
+    RESTART,
+    WRITTEN,
+    LoopGraph,
+    breadth_first,
+    loop_graph,
 )
+from little_loops.fsm.definition.graph_checks import KeyPath, never_given_keys
+from little_loops.fsm.definition.model import ROUTE_DEFAULT_KEY, FSMLoop, StateConfig
 from little_loops.fsm.definition.routing import resolve_route
-from little_loops.fsm.definition.transitions import Transition, declared, restart
+from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.definition.uses import Use, expand, injection_message, untrusted
 from little_loops.fsm.definition.verdicts import StateVerdicts, free_text_verdicts, state_verdicts
 from little_loops.fsm.evaluators.registry import interpolated_fields
@@ -53,33 +55,35 @@ def _quoted(items: list[str]) -> str:
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def successors(
-    fsm: FSMLoop, written: dict[str, list[Transition]] | None = None
-) -> dict[str, list[str]]:
-    """The states each state can move to (declared, known targets; `$current` is itself;
-    a terminal state of a `maintain: true` loop restarts at `on_maintain` or `initial`).
-    *written* is `declared` of each state, when the caller has it already."""
-    graph: dict[str, list[str]] = {}
+def successors(fsm: FSMLoop, graph: LoopGraph | None = None) -> dict[str, list[str]]:
+    """The states each state can move to, over the loop's graph (*graph*, when the caller
+    has it already): what a state declares, known targets only, `$current` is itself; a
+    terminal state only by its restart (a `maintain: true` loop, at `on_maintain` or
+    `initial`); the loop's stall breaker is left out."""
+    graph = loop_graph(fsm) if graph is None else graph
+    out: dict[str, list[str]] = {}
     for name, state in fsm.states.items():
-        restarted = restart(fsm, state)
         if state.terminal:
-            ways = [] if restarted is None else [restarted]
+            ways = [e.target for e in graph.out[name] if e.origin == RESTART]
         else:
-            ways = written[name] if written is not None else declared(state)
-            ways = [t for t in ways if t.key != ("on_maintain",)]
-        out = [name if t.target == CURRENT_STATE_TOKEN else t.target for t in ways]
-        graph[name] = [t for t in dict.fromkeys(out) if t in fsm.states]
-    return graph
+            ways = [
+                e.target
+                for e in graph.out[name]
+                if e.origin == WRITTEN and e.key != ("on_maintain",)
+            ]
+        out[name] = [t for t in dict.fromkeys(ways) if t in fsm.states]
+    return out
 
 
 class _Analyzer:
-    def __init__(self, fsm: FSMLoop) -> None:
+    def __init__(self, fsm: FSMLoop, graph: LoopGraph | None = None) -> None:
         self.fsm = fsm
         self.problems: list[ValidationError] = []
+        graph = loop_graph(fsm) if graph is None else graph
         # Worked out once per state: what it declares and what its evaluator can give.
-        self.written = {name: declared(state) for name, state in fsm.states.items()}
+        self.written = graph.written
         self.found = {name: state_verdicts(fsm, state) for name, state in fsm.states.items()}
-        self.graph = successors(fsm, self.written)
+        self.graph = successors(fsm, graph)
         self.gens = {name: self.gen(state) for name, state in fsm.states.items()}
         # For each name, how the shortest paths that leave it unset reach each state.
         self.unset_paths: dict[str, dict[str, str | None]] = {}
@@ -230,14 +234,7 @@ class _Analyzer:
 
     def reach_order(self) -> list[str]:
         """The states reachable from `initial`, breadth first."""
-        order = [self.fsm.initial]
-        seen = set(order)
-        for here in order:  # grows while it is read
-            for succ in self.graph[here]:
-                if succ not in seen:
-                    seen.add(succ)
-                    order.append(succ)
-        return order
+        return list(breadth_first(self.fsm.initial, self.graph))
 
     @staticmethod
     def gen(state: StateConfig) -> set[str]:
@@ -288,17 +285,9 @@ class _Analyzer:
         (one breadth-first search per name, kept for every state that needs it)."""
         before = self.unset_paths.get(needed)
         if before is None:
-            start = self.fsm.initial
-            before = self.unset_paths[needed] = {start: None}
-            queue = deque([start])
-            while queue:
-                here = queue.popleft()
-                if needed in self.gens[here]:
-                    continue
-                for succ in self.graph[here]:
-                    if succ not in before:
-                        before[succ] = here
-                        queue.append(succ)
+            before = self.unset_paths[needed] = breadth_first(
+                self.fsm.initial, self.graph, lambda here: needed not in self.gens[here]
+            )
         trail: list[str] = []
         step: str | None = goal
         while step is not None:
@@ -371,7 +360,8 @@ def _unrouted_message(state: StateConfig, found: StateVerdicts, unrouted: list[s
     )
 
 
-def analyze(fsm: FSMLoop) -> list[ValidationError]:
+def analyze(fsm: FSMLoop, graph: LoopGraph | None = None) -> list[ValidationError]:
     """Warnings about *fsm* that need the whole state machine (its initial state must exist;
-    targets that are not states are left out of the graph)."""
-    return _Analyzer(fsm).run()
+    targets that are not states are left out of the graph); *graph* is its `loop_graph`,
+    when the caller has it already."""
+    return _Analyzer(fsm, graph).run()

@@ -12,16 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
-from little_loops.fsm.definition.transitions import (
-    MAINTAIN_LABEL,
-    STALL_KEY,
-    STALL_LABEL,
-    TIMEOUT_KEY,
-    declared,
-    moves,
-)
-from little_loops.fsm.values.references import OPEN
+from little_loops.fsm.definition.graph import RESTART, LoopGraph, loop_graph
+from little_loops.fsm.definition.model import FSMLoop
 
 FORMATS: tuple[str, ...] = ("mermaid", "dot")
 
@@ -40,28 +32,18 @@ class Edge:
         return ", ".join(self.labels)
 
 
-def effective_transitions(fsm: FSMLoop, state: StateConfig) -> list[tuple[str, str]]:
-    """(label, raw target) of each transition the executor can take from *state*, with its
-    stall and approval-timeout routes (the loop's on_stall from every non-terminal state)."""
-    ways = [(t.label, t.target) for t in moves(fsm, state)]
-    ways += [(t.label, t.target) for t in declared(state) if t.key in (STALL_KEY, TIMEOUT_KEY)]
-    loop_stall = fsm.stall.on_stall if fsm.stall is not None else None
-    own = state.stall.on_stall if state.stall is not None else None
-    if loop_stall is not None and not state.terminal and own is None:
-        ways.append((STALL_LABEL, loop_stall))
-    return ways
-
-
-def edges(fsm: FSMLoop) -> list[Edge]:
-    """Every drawn edge, in state order, same-target transitions merged."""
+def edges(fsm: FSMLoop, graph: LoopGraph | None = None) -> list[Edge]:
+    """Every drawn edge of the loop's graph (*graph*, when the caller has it already), in
+    state order, same-target transitions merged."""
+    graph = loop_graph(fsm) if graph is None else graph
     out: list[Edge] = []
-    for name, state in fsm.states.items():
+    for name in fsm.states:
         merged: dict[tuple[str, str], Edge] = {}
-        for label, raw in effective_transitions(fsm, state):
-            target = name if raw == CURRENT_STATE_TOKEN else raw
-            if OPEN in target or target not in fsm.states:
+        for way in graph.drawn[name]:
+            target, label = way.target, way.label
+            if way.dynamic or target not in fsm.states:
                 kind = "dynamic"
-            elif label == MAINTAIN_LABEL and state.terminal:
+            elif way.origin == RESTART:
                 kind = "maintain"
             else:
                 kind = "step"

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from little_loops.fsm.actions.spec import Interpolation
+from little_loops.fsm.definition.graph import LoopGraph, closure, loop_graph, reverse
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     DEFAULT_EVALUATOR,
@@ -13,7 +14,6 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.prose import sentence_warning
-from little_loops.fsm.definition.transitions import Transition, declared, restart
 from little_loops.fsm.definition.verdicts import StateVerdicts, state_verdicts
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -43,10 +43,11 @@ def _is_dynamic(target: str) -> bool:
 
 
 class _GraphChecker:
-    def __init__(self, fsm: FSMLoop) -> None:
+    def __init__(self, fsm: FSMLoop, graph: LoopGraph | None = None) -> None:
         self.fsm = fsm
         self.problems: list[ValidationError] = []
-        self.written = {name: declared(state) for name, state in fsm.states.items()}
+        self.graph = loop_graph(fsm) if graph is None else graph
+        self.written = self.graph.written
         self.hints: dict[str, str] = {}  # unknown target -> what not_a_state adds
         # What ${context.X} may name: a context value or a parameter (given at run time).
         self.context_keys = [*map(str, fsm.context), *fsm.parameters]
@@ -85,13 +86,16 @@ class _GraphChecker:
         self.references()
         return self.problems
 
-    def state(self, name: str, state: StateConfig) -> None:
-        path: KeyPath = ("states", name)
+    def targets(self, path: KeyPath, name: str) -> None:
+        """Each target *name* writes is a state, `$current`, or known only at run time."""
         for transition in self.written[name]:
             target = transition.target
             known = target == CURRENT_STATE_TOKEN or _is_dynamic(target)
             if not known and target not in self.fsm.states:
                 self.add((*path, *transition.key), self.not_a_state(target))
+
+    def way_out(self, path: KeyPath, state: StateConfig) -> None:
+        """A terminal state writes no route; any other state writes at least one."""
         if state.terminal:
             for key in ("next", "route", *_SHORTHAND):
                 if getattr(state, key) is not None:
@@ -109,6 +113,11 @@ class _GraphChecker:
                 "dead end: not terminal and no way out "
                 "(add next, route, on_success/on_failure/on_error, or terminal: true)",
             )
+
+    def state(self, name: str, state: StateConfig) -> None:
+        path: KeyPath = ("states", name)
+        self.targets(path, name)
+        self.way_out(path, state)
         if not state.terminal:
             if state.next is not None:
                 # Only an error route is used with next: when the action cannot run.
@@ -185,30 +194,11 @@ class _GraphChecker:
                 f"route key '{key}' is never given by {found.source} (it gives {gives}){hint}",
             )
 
-    def edges(self) -> tuple[dict[str, set[str]], bool]:
-        """Known successors of each state, and whether any target is only known at run time."""
-        graph: dict[str, set[str]] = {name: set() for name in self.fsm.states}
-        dynamic = False
-        for name, state in self.fsm.states.items():
-            restarted = restart(self.fsm, state)
-            ways = [*self.written[name], *([restarted] if restarted is not None else [])]
-            if not state.terminal and self.fsm.stall is not None and self.fsm.stall.on_stall:
-                ways.append(Transition("stall", self.fsm.stall.on_stall, ("stall",)))
-            for transition in ways:
-                target = transition.target
-                if _is_dynamic(target):
-                    dynamic = True
-                elif target == CURRENT_STATE_TOKEN:
-                    graph[name].add(name)
-                elif target in graph:
-                    graph[name].add(target)
-        return graph, dynamic
-
     def reachability(self) -> None:
-        graph, dynamic = self.edges()
+        graph, dynamic = self.graph.successor_sets()
         if dynamic or self.fsm.initial not in graph:
             return
-        reached = _closure([self.fsm.initial], graph)
+        reached = closure([self.fsm.initial], graph)
         for name in self.fsm.states:
             if name not in reached:
                 self.add(
@@ -216,11 +206,7 @@ class _GraphChecker:
                     f"unreachable from the initial state '{self.fsm.initial}'",
                     "warning",
                 )
-        backward: dict[str, set[str]] = {name: set() for name in graph}
-        for name, successors in graph.items():
-            for successor in successors:
-                backward[successor].add(name)
-        finishing = _closure(self.fsm.terminal_states(), backward)
+        finishing = closure(self.fsm.terminal_states(), reverse(graph))
         if not self.fsm.terminal_states():
             return
         for name in self.fsm.states:
@@ -315,27 +301,7 @@ def _walk_strings(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
             yield from _walk_strings(item, (*path, index))
 
 
-def _closure(start: list[str], graph: Mapping[str, set[str]]) -> set[str]:
-    seen = set(start)
-    todo = list(start)
-    while todo:
-        for successor in graph.get(todo.pop(), ()):
-            if successor not in seen:
-                seen.add(successor)
-                todo.append(successor)
-    return seen
-
-
-def check_graph(fsm: FSMLoop) -> list[ValidationError]:
-    """Every problem with *fsm* as a state machine (its fields must already be well-typed)."""
-    return _GraphChecker(fsm).run()
-
-
-def reachable(fsm: FSMLoop, start: str | None = None) -> set[str]:
-    """The states a run can enter from *start* (default: the initial state): every state
-    when a target is only known at run time (`${...}`)."""
-    graph, dynamic = _GraphChecker(fsm).edges()
-    first = fsm.initial if start is None else start
-    if dynamic or first not in graph:
-        return set(fsm.states)
-    return _closure([first], graph)
+def check_graph(fsm: FSMLoop, graph: LoopGraph | None = None) -> list[ValidationError]:
+    """Every problem with *fsm* as a state machine (its fields must already be well-typed);
+    *graph* is its `loop_graph`, when the caller has it already."""
+    return _GraphChecker(fsm, graph).run()

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from little_loops.fsm.evaluators.config import LLMEvaluatorConfig
     from little_loops.fsm.evaluators.convergence import evaluate_convergence
     from little_loops.fsm.evaluators.dispatch import EVALUATORS, default_evaluation, evaluate
     from little_loops.fsm.evaluators.exit_code import evaluate_exit_code
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 _HOMES: dict[str, str] = {
     "EVALUATORS": "dispatch",
     "EvaluationResult": "spec",
+    "LLMEvaluatorConfig": "config",
     "default_evaluation": "dispatch",
     "evaluate": "dispatch",
     "evaluate_convergence": "convergence",
@@ -35,6 +37,7 @@ _HOMES: dict[str, str] = {
 __all__ = [
     "EVALUATORS",
     "EvaluationResult",
+    "LLMEvaluatorConfig",
     "default_evaluation",
     "evaluate",
     "evaluate_convergence",

@@ -72,3 +72,8 @@ class LLMConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return non_default_items(self)
+
+
+# The seed-era name of the judge's settings (the seeds build one from `llm.model`,
+# `llm.max_tokens` and `llm.timeout`): the same class.
+LLMEvaluatorConfig = LLMConfig

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from little_loops.fsm.actions.claude_code import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
 from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claude_flags, merged
-from little_loops.fsm.definition.graph_checks import reachable
+from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.subloop_checks import MAX_DEPTH
 from little_loops.fsm.definition.verdicts import judged_by_llm
@@ -123,7 +123,7 @@ def _states(
 ) -> Iterator[tuple[str, FSMLoop, StateConfig]]:
     """Each state a run can enter, by name, with the loop it is in; the states of the
     sub-loops it can enter too (validation has refused recursion)."""
-    can_enter = reachable(fsm, start)
+    can_enter = loop_graph(fsm).reachable(start)
     for name, state in fsm.states.items():
         if name not in can_enter:
             continue

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.definition.analysis import analyze
+from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
 from little_loops.fsm.definition.loader import LoadedDocument, load_file
@@ -142,10 +143,11 @@ def validate_fsm(fsm: FSMLoop) -> list[ValidationError]:
 def _check_machine(fsm: FSMLoop) -> list[ValidationError]:
     """The state-machine checks, then the static analysis (which walks the graph from the
     initial state: it is skipped when that is not a state, an error said already)."""
-    problems = check_graph(fsm)
+    graph = loop_graph(fsm)
+    problems = check_graph(fsm, graph)
     if fsm.initial not in fsm.states:
         return problems
-    return problems + analyze(fsm)
+    return problems + analyze(fsm, graph)
 
 
 def _compile(

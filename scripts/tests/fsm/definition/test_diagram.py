@@ -15,11 +15,11 @@ from support.slowdown import scaled
 from little_loops.fsm.definition.diagram import (
     dot_text,
     edges,
-    effective_transitions,
     mermaid_text,
     render_dot,
     render_mermaid,
 )
+from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop
 from little_loops.fsm.validate.loopfile import check_document, load_and_validate
@@ -211,7 +211,7 @@ def test_every_state_and_transition_is_drawn(name: str, fsm: FSMLoop) -> None:
         else:
             assert f'    {sid}["{label}"]\n' in mermaid
             assert f"    {sid} [label={dot_text(state_name)}];\n" in dot
-        for verdict, raw in effective_transitions(fsm, state):
+        for verdict, raw in [(e.label, e.raw) for e in loop_graph(fsm).drawn[state_name]]:
             target = state_name if raw == CURRENT_STATE_TOKEN else raw
             assert target in ids, (state_name, raw)
             arrow = "==>" if verdict == "maintain" else "-->"

@@ -6,8 +6,8 @@ import pytest
 from support.paths import DATA, SHIPPED_LOOPS
 
 from little_loops.fsm.definition.analysis import successors
-from little_loops.fsm.definition.diagram import edges, effective_transitions
-from little_loops.fsm.definition.graph_checks import _GraphChecker
+from little_loops.fsm.definition.diagram import edges
+from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.definition.routing import resolve_route
@@ -132,11 +132,14 @@ def _probes(state: StateConfig) -> list[tuple[str, bool]]:
 @pytest.mark.parametrize(("name", "fsm"), SHIPPED, ids=[name for name, _ in SHIPPED])
 def test_routing_checks_and_diagram_read_the_same_edges(name: str, fsm: FSMLoop) -> None:
     drawn = {(e.source, e.target, label) for e in edges(fsm) for label in e.labels}
-    checked, _dynamic = _GraphChecker(fsm).edges()
+    graph = loop_graph(fsm)
+    checked, _dynamic = graph.successor_sets()
     analysed = successors(fsm)
     for state_name, state in fsm.states.items():
         ways = moves(fsm, state)
-        assert effective_transitions(fsm, state) == [(t.label, t.target) for t in ways]
+        assert [(e.label, e.raw) for e in graph.drawn[state_name]] == [
+            (t.label, t.target) for t in ways
+        ]
         for t in ways:
             target = state_name if t.target == CURRENT_STATE_TOKEN else t.target
             # The diagram draws every edge (a dropped `route:` entry fails here).

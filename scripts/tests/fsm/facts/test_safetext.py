@@ -1,0 +1,23 @@
+"""Text made safe for one terminal line (facts/safetext.py)."""
+
+from __future__ import annotations
+
+from little_loops.fsm.facts.safetext import SHOWN_CHARS, one_line, shown
+
+
+def test_one_line_escapes_controls_and_keeps_everything_else() -> None:
+    assert one_line("plain text, é, 日本") == "plain text, é, 日本"
+    assert one_line("a\nb\tc\rd") == "a\\nb\\tc\\rd"
+    assert one_line("\x1b[31mred\x7f\x85") == "\\x1b[31mred\\x7f\\x85"
+    assert one_line(42) == "42"
+
+
+def test_shown_leaves_out_the_middle_of_a_long_text() -> None:
+    assert shown("short") == "short"
+    text = "a" * 400 + "b" * 300 + "c" * 500
+    cut = shown(text)
+    assert cut.startswith("a" * 400 + " … (")
+    assert cut.endswith(") … " + "c" * 500)
+    assert "(300 characters left out)" in cut
+    assert shown("x" * SHOWN_CHARS) == "x" * SHOWN_CHARS
+    assert shown("ab\ncdefghij", limit=5) == "ab … (8 characters left out) … ij"

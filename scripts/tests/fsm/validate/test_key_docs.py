@@ -1,0 +1,44 @@
+"""What each loop-file key means (validate/key_docs.py): every checked key documented, once."""
+
+from __future__ import annotations
+
+import pytest
+
+from little_loops.fsm.definition import key_checks, retry_checks
+from little_loops.fsm.definition.blocks import (
+    DEFAULT_RATE_LIMIT_LADDER,
+    DEFAULT_RATE_LIMIT_MAX_WAIT,
+)
+from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES
+from little_loops.fsm.validate import key_docs
+
+TABLES = [
+    (key_docs.STATE_KEYS, key_checks.STATE_KEYS),
+    (key_docs.STALL_KEYS, key_checks.STALL_KEYS),
+    (key_docs.ARCHIVE_KEYS, key_checks.ARCHIVE_KEYS),
+    (key_docs.NOTIFY_KEYS, key_checks.NOTIFY_KEYS),
+    (key_docs.LLM_KEYS, key_checks.LLM_KEYS),
+    (key_docs.CLAUDE_KEYS, key_checks.CLAUDE_KEYS),
+    (key_docs.RETRY_KEYS, retry_checks.RETRY_KEYS),
+    (key_docs.RATE_LIMIT_KEYS, retry_checks.RATE_LIMIT_KEYS),
+]
+
+
+@pytest.mark.parametrize(("docs", "checks"), TABLES)
+def test_each_checked_key_has_its_sentence(docs: dict[str, str], checks: dict[str, object]) -> None:
+    assert sorted(docs) == sorted(checks)
+    for key, text in docs.items():
+        assert text.strip(), key
+        assert "\n" not in text, key
+
+
+def test_the_loop_and_evaluate_keys() -> None:
+    assert set(key_checks.LOOP_KEYS) <= set(key_docs.LOOP_KEYS)
+    assert set(key_docs.EVALUATE_KEYS) == set(EVALUATE_KEY_NAMES)
+
+
+def test_the_defaults_the_docs_name_are_the_defaults() -> None:
+    ladder = ", ".join(f"{step:g}" for step in DEFAULT_RATE_LIMIT_LADDER)
+    assert f"Default [{ladder}]." in key_docs.RATE_LIMIT_KEYS["ladder"]
+    assert f"Default {DEFAULT_RATE_LIMIT_MAX_WAIT:g} " in key_docs.RATE_LIMIT_KEYS["max_wait"]
+    assert "{paradigms}" in key_docs.PARADIGM_FILE
