@@ -9,7 +9,7 @@ from typing import Any
 
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
-from little_loops.fsm.actions.descendants import adopt_orphans
+from little_loops.fsm.processes.descendants import adopt_orphans
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.outcomes import outcome_of
 from little_loops.fsm.facts.runfile import display_path

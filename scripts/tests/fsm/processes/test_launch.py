@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.actions.launch import ProgramPaths, start
+from little_loops.fsm.processes.launch import ProgramPaths, start
 from little_loops.fsm.actions.runners import DefaultActionRunner
 
 
