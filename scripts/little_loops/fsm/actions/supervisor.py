@@ -68,7 +68,7 @@ class ProcessSupervisor:
             os.set_blocking(self._wake_r, False)
             os.set_blocking(self._wake_w, False)
             self._devnull = os.open(os.devnull, os.O_RDONLY)
-        # Bare pipes and a kept /dev/null: Popen's file objects cost ~7% of a `true` action.
+        # Bare pipes and a kept /dev/null: file objects for them cost ~7% of a `true` action.
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.processes.launch import ProgramPaths, start
 from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.processes.launch import ProgramPaths, start
 
 
 def program(folder: Path, name: str, says: str) -> Path:
