@@ -29,7 +29,7 @@ from typing import Protocol
 
 from little_loops.fsm.processes import launch
 from little_loops.fsm.processes.descendants import Children
-from little_loops.fsm.processes.pids import pid_alive
+from little_loops.fsm.processes.pids import pid_alive, process_start_ticks
 from little_loops.fsm.processes.proctree import live_processes, signal_children, tree_of
 
 _POLL_SECONDS = 0.02  # while ending a child: how often to look whether anything is left
@@ -160,16 +160,24 @@ class _Group:
         return returncode
 
     def end(self, grace: float) -> int:
+        # Every process seen, with its start time: one that leaves the group and whose
+        # parent then dies is no longer found below the child, but is still ended.
+        seen: dict[int, int | None] = {}
         for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 0.0)):
+            self._note(seen)
             self.signal(sig)
             self.signal_detached(sig, exited=not pid_alive(self.pid))
-            if self._session:
-                # What left the group while its parent still runs is neither: by its pid.
-                self._signal_each(sig, self.left())
+            self._signal_each(sig, [pid for pid, at in seen.items() if pid_alive(pid, at)])
             deadline = time.monotonic() + wait
-            while time.monotonic() < deadline and self.left():
+            while time.monotonic() < deadline and self._note(seen):
                 time.sleep(_POLL_SECONDS)
         return self.reap()
+
+    def _note(self, seen: dict[int, int | None]) -> bool:
+        """Add what is left to *seen*; whether anything seen still runs."""
+        for pid in self.left():
+            seen.setdefault(pid, process_start_ticks(pid))
+        return any(pid_alive(pid, at) for pid, at in seen.items())
 
     @staticmethod
     def _signal_each(sig: Signals, pids: list[int]) -> None:
