@@ -1,4 +1,4 @@
-"""Find a process's children (Linux /proc) and signal the process groups they lead."""
+"""The process tree from Linux /proc: a process's children, all below it or in its group."""
 
 from __future__ import annotations
 
