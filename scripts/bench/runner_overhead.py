@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from little_loops.fsm.actions.descendants import adopt_orphans
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.processes.descendants import adopt_orphans
 
 
 def cpu() -> float:

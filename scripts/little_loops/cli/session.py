@@ -7,12 +7,12 @@ from pathlib import Path
 
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
-from little_loops.fsm.actions.descendants import adopt_orphans
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.outcomes import outcome_of
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.facts.timefmt import format_duration
+from little_loops.fsm.processes.descendants import adopt_orphans
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.place import RunPlace

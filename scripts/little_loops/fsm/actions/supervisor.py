@@ -1,21 +1,19 @@
-"""Run one child process in its own session: read its pipes, enforce limits, kill its group."""
+"""Run one action's process to its end: read its pipes, enforce its limits, end all it started."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from little_loops.fsm.actions import launch
-from little_loops.fsm.actions.descendants import Children
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.facts.timefmt import format_duration
+from little_loops.fsm.processes import launch
+from little_loops.fsm.processes.containment import CONTAINMENT, Contained
+from little_loops.fsm.processes.pipes import Sink, Tail, Watch, drain
 
 TIMEOUT_EXIT_CODE = 124
 CANNOT_RUN_EXIT_CODE = 126
@@ -24,47 +22,12 @@ INTERRUPTED_EXIT_CODE = 130
 STOPPED_EXIT_CODE = 143
 DEFAULT_TAIL_BYTES = 4 * 1024 * 1024
 
-_CHUNK = 64 * 1024
 _FINAL_DRAIN_SECONDS = 0.25  # after SIGKILL, how long to read what is left before giving up
-_POLL_SECONDS = 0.05  # only without pidfd (not Linux): how often to look for the child's exit
 _NEVER = float("inf")
-_HUNG_UP_EMPTY = select.POLLHUP | select.POLLIN
-
-
-class _Tail:
-    """The last `limit` bytes of a stream, and how many bytes it had in all."""
-
-    __slots__ = ("buf", "limit", "total")
-
-    def __init__(self, limit: int) -> None:
-        self.buf = bytearray()
-        self.limit = limit
-        self.total = 0
-
-    def add(self, data: bytes) -> None:
-        self.total += len(data)
-        self.buf += data
-        # Trimming at twice the limit keeps the copying linear in the output size.
-        if len(self.buf) > 2 * self.limit:
-            del self.buf[: len(self.buf) - self.limit]
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > min(len(self.buf), self.limit)
-
-    def text(self) -> str:
-        data = self.buf[len(self.buf) - self.limit :] if len(self.buf) > self.limit else self.buf
-        if self.truncated:
-            # Do not start the tail in the middle of a UTF-8 sequence.
-            skip = 0
-            while skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
-                skip += 1
-            data = data[skip:]
-        return data.decode("utf-8", errors="replace")
 
 
 class ProcessSupervisor:
-    """Run children one at a time, each in its own session (process group).
+    """Run children one at a time, each started and ended through processes/containment.py.
 
     Stdout and stderr are read together in the calling thread; at most `tail_bytes` of
     each stay in memory, all of stdout and stderr go to the files given. A timeout, idle
@@ -77,7 +40,7 @@ class ProcessSupervisor:
             raise ValueError("tail_bytes must be at least 1")
         self.tail_bytes = tail_bytes
         self.grace_seconds = grace_seconds
-        self._pgid: int | None = None
+        self._child: Contained | None = None
         self._cancel_reason: str | None = None
         self._cancel_code = STOPPED_EXIT_CODE
         self._wake_r = -1
@@ -105,28 +68,31 @@ class ProcessSupervisor:
             os.set_blocking(self._wake_r, False)
             os.set_blocking(self._wake_w, False)
             self._devnull = os.open(os.devnull, os.O_RDONLY)
-        # Bare pipes and a kept /dev/null: Popen's file objects cost ~7% of a `true` action.
+        # Bare pipes and a kept /dev/null: file objects for them cost ~7% of a `true` action.
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        children = Children.now()
         try:
             try:
-                proc = launch.start(argv, cwd, env, (self._devnull, out_w, err_w), self._programs)
+                child = CONTAINMENT.start(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    streams=(self._devnull, out_w, err_w),
+                    programs=self._programs,
+                )
             finally:
                 os.close(out_w)
                 os.close(err_w)
-            self._pgid = proc.pid
-            if children is not None:
-                children.leader = proc.pid
-            fds = (out_fd, err_fd)
-            return self._supervise(proc, limits, out_r, err_r, fds, out_path, start, children)
+            self._child = child
+            pipes, fds = (out_r, err_r), (out_fd, err_fd)
+            return self._supervise(child, limits, pipes, fds, out_path, start)
         finally:
             os.close(out_r)
             os.close(err_r)
 
     def stopped(self, start: float) -> ActionResult:
         """The result of an action not started because `cancel()` was called."""
-        return self._stopped_result(_Tail(1), _Tail(1), start, None)
+        return self._stopped_result(Tail(1), Tail(1), start, None)
 
     def cancel(self, reason: str = "stopped", exit_code: int | None = None) -> None:
         """Stop the running action, and refuse new ones until `reset()`.
@@ -142,10 +108,9 @@ class ProcessSupervisor:
                 exit_code = INTERRUPTED_EXIT_CODE if interrupted else STOPPED_EXIT_CODE
             self._cancel_code = exit_code
             self._cancel_reason = reason
-        pgid = self._pgid
-        if pgid is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, signal.SIGTERM)
+        child = self._child
+        if child is not None:
+            child.signal(signal.SIGTERM)
         if self._wake_w >= 0:
             with contextlib.suppress(OSError):
                 os.write(self._wake_w, b"\0")
@@ -159,7 +124,7 @@ class ProcessSupervisor:
         """Accept actions again after `cancel()`."""
         self._cancel_reason = None
         if self._wake_r >= 0:
-            _drain_wake(self._wake_r)
+            drain(self._wake_r)
 
     def close(self) -> None:
         """Release the runner's file descriptors; do not call while an action runs."""
@@ -174,122 +139,38 @@ class ProcessSupervisor:
 
     def _supervise(
         self,
-        proc: subprocess.Popen[bytes],
+        child: Contained,
         limits: tuple[float | None, float | None],
-        out_r: int,
-        err_r: int,
+        pipes: tuple[int, int],
         file_fds: tuple[int, int],
         out_path: Path | None,
         start: float,
-        children: Children | None,
     ) -> ActionResult:
-        """Read both pipes until the child and its group are done; enforce the limits.
-
-        With `children` (descendants are adopted), what the child detached from its group
-        is signalled with the group and reaped at the end.
-        """
-        out, err = _Tail(self.tail_bytes), _Tail(self.tail_bytes)
-        tails = {out_r: out, err_r: err}
-        sinks = {out_r: _Sink(file_fds[0]), err_r: _Sink(file_fds[1])}
-        poller = select.poll()
-        for fd in (out_r, err_r, self._wake_r):
-            poller.register(fd, select.POLLIN)
-        pidfd = _open_pidfd(proc.pid)
-        if pidfd >= 0:
-            poller.register(pidfd, select.POLLIN)
-        open_pipes, exited = 2, False
-        timeout, idle = limits
-        deadline = start + timeout if timeout is not None else _NEVER
-        last_output = time.monotonic()
-        stop: str | None = None  # "timeout", "idle" or "cancel" once a limit hits
-        kill_at: float | None = None  # set when the group got SIGTERM
-        killed = False  # the group got SIGKILL
+        """Read both pipes until the child and all it started are done; enforce the limits."""
+        out, err = Tail(self.tail_bytes), Tail(self.tail_bytes)
+        sinks = (Sink(file_fds[0]), Sink(file_fds[1]))
+        watch = Watch(child.process, pipes, ((out, sinks[0]), (err, sinks[1])), self._wake_r)
         try:
-            while True:
-                now = time.monotonic()
-                if kill_at is None:
-                    if self._cancel_reason is not None:
-                        stop = "cancel"
-                    elif now >= deadline:
-                        stop = "timeout"
-                    elif idle is not None and now >= last_output + idle:
-                        stop = "idle"
-                    if stop is not None or exited:
-                        # On a limit, or when the action is over: whatever it left running
-                        # in its group, or detached from it, goes too.
-                        _signal_group(proc.pid, signal.SIGTERM)
-                        if children is not None:
-                            children.signal_strays(signal.SIGTERM, action_exited=exited)
-                        kill_at = now + self.grace_seconds
-                elif now >= kill_at:
-                    break
-                if exited and not open_pipes:
-                    break
-                if kill_at is not None:
-                    wake_at = kill_at
-                elif idle is not None:
-                    wake_at = min(deadline, last_output + idle)
-                else:
-                    wake_at = deadline
-                if children is not None:
-                    if now >= children.reap_at:  # adopted orphans that ended: no zombies
-                        children.reap_ended()
-                    wake_at = min(wake_at, children.reap_at)
-                wait = None if wake_at == _NEVER else max(0.0, wake_at - now)
-                if pidfd < 0 and not exited:
-                    wait = _POLL_SECONDS if wait is None else min(wait, _POLL_SECONDS)
-                for fd, events in poller.poll(None if wait is None else wait * 1000):
-                    if fd == self._wake_r:
-                        _drain_wake(fd)
-                    elif fd == pidfd:
-                        exited = True
-                        poller.unregister(fd)
-                        if kill_at is not None and children is not None:
-                            # What it detached is ours now: it goes the same way.
-                            children.signal_strays(signal.SIGTERM, action_exited=True)
-                    elif _read(poller, fd, events, tails[fd], sinks[fd]):
-                        last_output = time.monotonic()
-                    else:
-                        open_pipes -= 1
-                if pidfd < 0 and not exited:
-                    exited = proc.poll() is not None
-            # The unreaped leader keeps the group id ours, so this cannot hit a stranger.
-            _signal_group(proc.pid, signal.SIGKILL)
-            if children is not None and not children.settled:
-                children.signal_strays(signal.SIGKILL, action_exited=exited)
-            killed = True
-            # A process that left the group (setsid) may hold a pipe forever: read briefly.
-            drain_until = time.monotonic() + _FINAL_DRAIN_SECONDS
-            while open_pipes and (left := drain_until - time.monotonic()) > 0:
-                for fd, events in poller.poll(left * 1000):
-                    if fd == self._wake_r:
-                        _drain_wake(fd)
-                    elif fd != pidfd and not _read(poller, fd, events, tails[fd], sinks[fd]):
-                        open_pipes -= 1
+            stop = self._watch(child, watch, limits, start)
         finally:
             # Also on KeyboardInterrupt & co: never wait for a child that may still run.
-            if not killed:
-                _signal_group(proc.pid, signal.SIGKILL)
-            self._pgid = None
-            if pidfd >= 0:
-                os.close(pidfd)
-            returncode = proc.wait()
-            if children is not None:
-                children.end_strays()
-        write_note = ""
+            self._child = None
+            watch.close()
+            returncode = child.reap()
         if stop is None and self._cancel_reason is not None:
             stop = "cancel"  # it ended while cancel() was already killing it
         if stop == "cancel":
             return self._stopped_result(out, err, start, out_path)
         if stop is not None:
-            limit = timeout if stop == "timeout" else idle
+            limit = limits[0] if stop == "timeout" else limits[1]
             span = format_duration((limit or 0) * 1000)
             if stop == "timeout":
                 message = f"action timed out after {span}"
             else:
                 message = f"action printed nothing for {span} (idle_timeout)"
             return _result(out, err, TIMEOUT_EXIT_CODE, start, out_path, message, timed_out=True)
-        write_error = sinks[out_r].write_error or sinks[err_r].write_error
+        write_note = ""
+        write_error = sinks[0].write_error or sinks[1].write_error
         if write_error is not None:
             # The action is not at fault; its tail is still good, only the file is incomplete.
             write_note = f"cannot write action output to {out_path}: {write_error}"
@@ -297,16 +178,71 @@ class ProcessSupervisor:
         exit_code = 128 - returncode if returncode < 0 else returncode
         return _result(out, err, exit_code, start, out_path, None, note=write_note)
 
+    def _watch(
+        self,
+        child: Contained,
+        watch: Watch,
+        limits: tuple[float | None, float | None],
+        start: float,
+    ) -> str | None:
+        """Read until the child's pipes close and it has exited, or a limit hits; then
+        SIGTERM all of it, SIGKILL it `grace_seconds` later (or when the pipes close).
+        Returns the limit that stopped it ("timeout", "idle" or "cancel"), or None."""
+        timeout, idle = limits
+        deadline = start + timeout if timeout is not None else _NEVER
+        stop: str | None = None
+        kill_at: float | None = None  # set when everything got SIGTERM
+        while True:
+            now = time.monotonic()
+            if kill_at is None:
+                stop = self._limit_hit(now, deadline, idle, watch.last_output)
+                if stop is not None or watch.exited:
+                    # On a limit, or when the action is over: whatever it left running
+                    # in its group, or detached from it, goes too.
+                    child.signal(signal.SIGTERM)
+                    child.signal_detached(signal.SIGTERM, exited=watch.exited)
+                    kill_at = now + self.grace_seconds
+            elif now >= kill_at:
+                break
+            if watch.exited and not watch.open_pipes:
+                break
+            if kill_at is not None:
+                wake_at = kill_at
+            elif idle is not None:
+                wake_at = min(deadline, watch.last_output + idle)
+            else:
+                wake_at = deadline
+            wake_at = min(wake_at, child.housekeep())
+            wait = None if wake_at == _NEVER else max(0.0, wake_at - now)
+            if watch.wait(wait) and kill_at is not None:
+                # What it detached is ours now: it goes the same way.
+                child.signal_detached(signal.SIGTERM, exited=True)
+        child.signal(signal.SIGKILL)
+        child.signal_detached(signal.SIGKILL, exited=watch.exited)
+        watch.drain_for(_FINAL_DRAIN_SECONDS)
+        return stop
+
+    def _limit_hit(
+        self, now: float, deadline: float, idle: float | None, last_output: float
+    ) -> str | None:
+        if self._cancel_reason is not None:
+            return "cancel"
+        if now >= deadline:
+            return "timeout"
+        if idle is not None and now >= last_output + idle:
+            return "idle"
+        return None
+
     def _stopped_result(
-        self, out: _Tail, err: _Tail, start: float, out_path: Path | None
+        self, out: Tail, err: Tail, start: float, out_path: Path | None
     ) -> ActionResult:
         message = f"action cancelled ({self._cancel_reason})"
         return _result(out, err, self._cancel_code, start, out_path, message)
 
 
 def _result(
-    out: _Tail,
-    err: _Tail,
+    out: Tail,
+    err: Tail,
     exit_code: int,
     start: float,
     out_path: Path | None,
@@ -336,65 +272,3 @@ def _result(
 def failed(exit_code: int, message: str, start: float) -> ActionResult:
     duration_ms = int((time.monotonic() - start) * 1000)
     return ActionResult("", f"ll-loop: {message}\n", exit_code, duration_ms, error=message)
-
-
-def _read(poller: select.poll, fd: int, events: int, tail: _Tail, sink: _Sink) -> bool:
-    """Read one chunk from a ready pipe; False (and stop watching it) at end of file.
-
-    A hang-up without POLLIN is an empty pipe whose writers are all gone: end of file
-    without the read() that would say so.
-    """
-    if (events & _HUNG_UP_EMPTY) == select.POLLHUP:
-        data = b""
-    else:
-        try:
-            data = os.read(fd, _CHUNK)
-        except OSError:
-            data = b""
-    if not data:
-        poller.unregister(fd)
-        return False
-    tail.add(data)
-    sink.write(data)
-    return True
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _open_pidfd(pid: int) -> int:
-    """A descriptor that becomes readable when `pid` exits, or -1 where there is none."""
-    if sys.platform == "linux":
-        try:
-            return os.pidfd_open(pid)
-        except OSError:  # kernels before 5.3, or a seccomp filter
-            return -1
-    return -1
-
-
-def _drain_wake(fd: int) -> None:
-    with contextlib.suppress(BlockingIOError, InterruptedError):
-        while os.read(fd, 512):
-            pass
-
-
-class _Sink:
-    """Where all of stdout (or stderr) goes: its file, until writing it fails once."""
-
-    __slots__ = ("file_fd", "write_error")
-
-    def __init__(self, file_fd: int) -> None:
-        self.file_fd = file_fd
-        self.write_error: str | None = None
-
-    def write(self, data: bytes) -> None:
-        if self.file_fd < 0 or self.write_error is not None:
-            return
-        view = memoryview(data)
-        try:
-            while view:
-                view = view[os.write(self.file_fd, view) :]
-        except OSError as exc:  # e.g. a full disk: the action goes on, the file stops
-            self.write_error = exc.strerror or str(exc)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,13 +11,13 @@ from typing import Any
 
 from little_loops.fsm.definition.model import FSMLoop, StallConfig
 from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.processes.gitcmd import git_bytes
 
 SAME_RESULT = "same_result"
 NO_CHANGE_PASSES = "no_change_passes"
 MAX_VISITS = "max_visits"
 # When a detector looks: as a pass begins, as a state is entered, once a state gave a verdict.
 AT_PASS, AT_ENTRY, AT_VERDICT = "pass", "entry", "verdict"
-_GIT_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -44,42 +43,39 @@ def tree_fingerprint(cwd: Path | None) -> str:
     is not in a git repository."""
     digest = hashlib.sha256()
     for argv in (
-        ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
-        ["git", "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff"],
-        ["git", "rev-parse", "--verify", "--quiet", "HEAD"],
+        ("status", "--porcelain=v1", "-z", "--untracked-files=all"),
+        ("diff", "HEAD", "--binary", "--no-color", "--no-ext-diff"),
+        ("rev-parse", "--verify", "--quiet", "HEAD"),
     ):
-        try:
-            done = subprocess.run(
-                argv, cwd=cwd, capture_output=True, timeout=_GIT_TIMEOUT_S, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise LoopRuntimeError(f"stall: no_change_passes cannot run git: {exc}") from None
-        if done.returncode != 0 and argv[1] == "status":
+        code, out = _git(cwd, argv)
+        if code != 0 and argv[0] == "status":
             where = str(cwd) if cwd is not None else str(Path.cwd())
             raise LoopRuntimeError(
                 f"stall: no_change_passes needs a git repository, and {where} is not in one"
             )
         # `git diff HEAD` and `rev-parse` fail in a repository with no commit yet: the status
         # still tells.
-        digest.update(done.stdout if done.returncode == 0 else b"")
+        digest.update(out if code == 0 else b"")
         digest.update(b"\0--\0")
-        if argv[1] == "status":
+        if argv[0] == "status":
             _hash_untracked(digest, cwd)
     return digest.hexdigest()
+
+
+def _git(cwd: Path | None, argv: tuple[str, ...]) -> tuple[int, bytes]:
+    """One git command of the fingerprint in *cwd* (this directory when None)."""
+    try:
+        return git_bytes(cwd if cwd is not None else Path.cwd(), *argv)
+    except LoopRuntimeError as exc:
+        raise LoopRuntimeError(f"stall: no_change_passes cannot run git: {exc}") from None
 
 
 def _hash_untracked(digest: Any, cwd: Path | None) -> None:
     """Add the contents of the untracked files to *digest*: the status lists them by name
     only, and `git diff HEAD` leaves them out, so an edit of one would go unseen."""
-    argv = ["git", "ls-files", "-z", "--others", "--exclude-standard"]
-    try:
-        done = subprocess.run(
-            argv, cwd=cwd, capture_output=True, timeout=_GIT_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise LoopRuntimeError(f"stall: no_change_passes cannot run git: {exc}") from None
+    code, out = _git(cwd, ("ls-files", "-z", "--others", "--exclude-standard"))
     base = cwd if cwd is not None else Path.cwd()
-    for name in sorted(done.stdout.split(b"\0")) if done.returncode == 0 else []:
+    for name in sorted(out.split(b"\0")) if code == 0 else []:
         if not name:
             continue
         digest.update(name + b"\0")

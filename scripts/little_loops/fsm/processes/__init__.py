@@ -1,1 +1,1 @@
-"""Processes outside the engine: process ids, process trees, git commands."""
+"""Processes: where every child starts and ends (containment), process ids and trees, git."""

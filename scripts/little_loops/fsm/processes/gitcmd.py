@@ -14,6 +14,7 @@ from pathlib import Path
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import LOCK_SUFFIX
+from little_loops.fsm.processes.containment import CONTAINMENT
 
 GIT_TIMEOUT = 120.0  # seconds; a git command that takes longer is stuck (a lock, a hook)
 LOCK_WAIT = 10.0  # seconds a git command is tried again while another git holds its lock
@@ -85,26 +86,47 @@ def git(
     return result
 
 
+def git_bytes(where: Path, *args: str) -> tuple[int, bytes]:
+    """`git -C where ARGS...`: its exit code and its standard output as bytes, unchanged (for
+    hashing a tree); LoopRuntimeError only when git cannot be run or is stuck."""
+    code, out, _ = _run_raw(("git", "-C", str(where), *args), where, None)
+    return code, out
+
+
 def _run(argv: tuple[str, ...], where: Path, env: Mapping[str, str] | None) -> GitResult:
+    code, out, err = _run_raw(argv, where, env)
+    return GitResult(argv, code, _text(out), _text(err))
+
+
+def _run_raw(
+    argv: tuple[str, ...], where: Path, env: Mapping[str, str] | None
+) -> tuple[int, bytes, bytes]:
+    # In our session, as before: a Ctrl-C at the terminal reaches git too.
+    streams = (subprocess.DEVNULL, subprocess.PIPE, subprocess.PIPE)
     try:
-        done = subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=GIT_TIMEOUT,
-            env=git_env(env),
-        )
+        child = CONTAINMENT.start(argv, env=git_env(env), streams=streams, session=False)
     except FileNotFoundError:
         raise LoopRuntimeError("git is not installed (no `git` on PATH)") from None
-    except subprocess.TimeoutExpired:
-        raise LoopRuntimeError(
-            f"`git {_shown(argv[3:])}` in {where} did not finish in {GIT_TIMEOUT:.0f}s"
-        ) from None
     except OSError as exc:
         raise LoopRuntimeError(f"git cannot be run: {exc.strerror or exc}") from None
-    return GitResult(argv, done.returncode, done.stdout, done.stderr)
+    with child.process as proc:
+        try:
+            out, err = proc.communicate(timeout=GIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            child.end(0.0)
+            raise LoopRuntimeError(
+                f"`git {_shown(argv[3:])}` in {where} did not finish in {GIT_TIMEOUT:.0f}s"
+            ) from None
+        except BaseException:  # e.g. Ctrl-C: never leave git running
+            child.end(0.0)
+            raise
+    return proc.returncode, out, err
+
+
+def _text(data: bytes) -> str:
+    """Git's output as text (as `text=True` reads it: undecodable bytes replaced, newlines
+    made \\n)."""
+    return data.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _shown(args: Sequence[str]) -> str:

@@ -1,4 +1,4 @@
-"""Find a process's children (Linux /proc) and signal the process groups they lead."""
+"""The process tree from Linux /proc: a process's children, all below it or in its group."""
 
 from __future__ import annotations
 
@@ -42,3 +42,32 @@ def signal_leader(pid: int, own_group: int, sig: signal.Signals) -> None:
             os.killpg(group, sig)
         else:
             os.kill(pid, sig)
+
+
+def live_processes() -> dict[int, tuple[int, int]]:
+    """Every live process (zombies left out) as pid -> (parent pid, process group), from one
+    look at /proc (empty where it is not available)."""
+    found: dict[int, tuple[int, int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = stat_fields(int(entry.name))
+        if fields is None or len(fields) < 3 or fields[0] in ("Z", "X"):
+            continue
+        with contextlib.suppress(ValueError):
+            found[int(entry.name)] = (int(fields[1]), int(fields[2]))
+    return found
+
+
+def tree_of(roots: set[int], table: dict[int, tuple[int, int]], group: int = 0) -> list[int]:
+    """The live processes of *table* that are in *roots*, descend from one, or are in the
+    process group *group* (0: none)."""
+    found = {pid for pid, (_, pgrp) in table.items() if pid in roots or (group and pgrp == group)}
+    below: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        below.setdefault(parent, []).append(pid)
+    todo = list(found | roots)
+    while todo:
+        for child in below.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return sorted(found)

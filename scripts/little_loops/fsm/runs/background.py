@@ -13,6 +13,7 @@ from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.layout import make_running_dir, run_files
 from little_loops.fsm.facts.runfile import open_run_file, open_run_stream
 from little_loops.fsm.facts.timefmt import iso_now
+from little_loops.fsm.processes.containment import CONTAINMENT, Contained
 from little_loops.fsm.runs.locks import acquire_scope, project_root
 from little_loops.fsm.runs.store import StatePersistence
 
@@ -21,8 +22,8 @@ SETTLE_SECONDS = 0.3  # after the child's state shows its pid, how long to watch
 _TAIL_LINES = 20
 
 # Started children, kept referenced so a long-lived caller (a test) does not get a
-# ResourceWarning for a child that is meant to outlive the Popen object.
-_STARTED: list[subprocess.Popen[bytes]] = []
+# ResourceWarning for a child that is meant to outlive its handle.
+_STARTED: list[Contained] = []
 
 
 @dataclass(frozen=True)
@@ -63,25 +64,22 @@ def start_detached(
         out.write(f"--- ll-loop {command} {loop_name} --background at {iso_now()}\n".encode())
         out.flush()
         offset = out.tell()
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+        # Its own session, never ended here: it is meant to outlive this process.
+        child = CONTAINMENT.start(
+            argv,
             cwd=project_root(loops_dir),
-            start_new_session=True,
+            streams=(subprocess.DEVNULL, out.fileno(), subprocess.STDOUT),
         )
-    _STARTED.append(proc)
-    code = _watch_start(proc, StatePersistence(loop_name, loops_dir), wait)
+    _STARTED.append(child)
+    code = _watch_start(child, StatePersistence(loop_name, loops_dir), wait)
     tail = _tail(log, offset) if code is not None and code != 0 else []
-    return Started(pid=proc.pid, log=log, exit_code=code, log_tail=tail)
+    return Started(pid=child.pid, log=log, exit_code=code, log_tail=tail)
 
 
-def _watch_start(
-    proc: subprocess.Popen[bytes], persistence: StatePersistence, wait: float
-) -> int | None:
+def _watch_start(child: Contained, persistence: StatePersistence, wait: float) -> int | None:
     """The child's exit code if it ended while watched, else None once it has been under way
     (its state file shows its pid) for SETTLE_SECONDS, or `wait` is up (e.g. it is queued)."""
+    proc = child.process
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         code = proc.poll()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import time
 from dataclasses import dataclass
@@ -13,8 +11,8 @@ from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.facts.outcomes import Outcome, Status
+from little_loops.fsm.processes.containment import CONTAINMENT
 from little_loops.fsm.processes.pids import pid_alive
-from little_loops.fsm.processes.proctree import signal_children
 from little_loops.fsm.runs.liveness import LiveStatus, run_alive
 from little_loops.fsm.runs.orphans import kill_orphaned_actions
 from little_loops.fsm.runs.overrides import load_overrides
@@ -111,14 +109,10 @@ def stop_process(
             f"loop '{state.loop_name}': process {pid} is not this run's ll-loop (it does not"
             " hold the run's event log); not stopping it"
         )
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
+    CONTAINMENT.signal_recorded(pid, signal.SIGTERM)
     killed = False
     if not wait_gone(pid, state.pid_start, grace):
-        # Children first: once the loop is gone its action is reparented and harder to find.
-        signal_children(pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        CONTAINMENT.signal_recorded(pid, signal.SIGKILL, children=True)
         wait_gone(pid, state.pid_start, kill_wait)
         # What the action detached (and ll-loop did not get to sweep) still has the marker.
         kill_orphaned_actions(state.loop_name, pid)

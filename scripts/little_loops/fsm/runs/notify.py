@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -12,16 +11,17 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from little_loops.fsm.definition.model import NotifyConfig
 from little_loops.fsm.facts.layout import archive_dir
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES, outcome_of, outcome_word
+from little_loops.fsm.processes.containment import CONTAINMENT, Contained
 from little_loops.fsm.runs.archive import ArchivedRun, run_id_base
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.webhook import post_json, where
 
-_KILL_GRACE_S = 2.0  # after SIGTERM, how long a timed-out command's group gets before SIGKILL
+_KILL_GRACE_S = 2.0  # after SIGTERM, how long a timed-out command's tree gets before SIGKILL
 _WAIT_STEP_S = 0.05  # how often the wait for the command looks whether it was cancelled
 
 
@@ -143,19 +143,17 @@ class Notifier:
         try:
             # Its own session: a Ctrl-C at the terminal is ours to handle, and a timeout ends
             # everything it started. Its stdout goes to our stderr (stdout may be --json).
-            proc = subprocess.Popen(
+            child = CONTAINMENT.start(
                 ["bash", "-c", command],
                 cwd=self.cwd,
                 env=env,
-                stdin=subprocess.PIPE,
-                stdout=_stderr_fd(),
-                start_new_session=True,
+                streams=(subprocess.PIPE, _stderr_fd(), None),
             )
         except (OSError, ValueError) as exc:
             self.on_note(f"notify: the command could not start ({exc})")
             return
         try:
-            code = _finish(proc, body, self.config.timeout, self.cancelled)
+            code = _finish(child, body, self.config.timeout, self.cancelled)
         except (OSError, ValueError) as exc:
             self.on_note(f"notify: the command failed ({exc})")
             return
@@ -170,10 +168,12 @@ class Notifier:
 
 
 def _finish(
-    proc: subprocess.Popen[bytes], body: bytes, timeout: float, cancelled: threading.Event
+    child: Contained, body: bytes, timeout: float, cancelled: threading.Event
 ) -> int | None:
-    """Feed *body* to *proc*, wait for its exit code; None when it was stopped (a timeout)."""
-    threading.Thread(target=_feed, args=(proc, body), daemon=True).start()
+    """Feed *body* to *child*, wait for its exit code; None when it was stopped (a timeout
+    or a cancel): then SIGTERM everything it started, SIGKILL what is left after a grace."""
+    proc = child.process
+    threading.Thread(target=_feed, args=(proc.stdin, body), daemon=True).start()
     deadline = time.monotonic() + timeout
     while not cancelled.is_set():
         left = deadline - time.monotonic()
@@ -183,7 +183,7 @@ def _finish(
             return proc.wait(min(left, _WAIT_STEP_S))
         except subprocess.TimeoutExpired:
             continue
-    _end_group(proc)
+    child.end(_KILL_GRACE_S)
     return None
 
 
@@ -195,24 +195,11 @@ def _stderr_fd() -> int:
         return 2
 
 
-def _feed(proc: subprocess.Popen[bytes], body: bytes) -> None:
+def _feed(stdin: IO[bytes] | None, body: bytes) -> None:
     """Write the summary to the command's stdin and close it (a command may not read it)."""
-    stdin = proc.stdin
     if stdin is None:
         return
     with contextlib.suppress(OSError):
         stdin.write(body)
     with contextlib.suppress(OSError):
         stdin.close()
-
-
-def _end_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the command's process group, SIGKILL it after a grace period, reap it."""
-    for sig, wait in ((signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, None)):
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue

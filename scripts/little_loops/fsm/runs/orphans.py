@@ -9,13 +9,10 @@ its marker are ended, so two agents never work on the same files.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import time
 from pathlib import Path
 
-from little_loops.fsm.processes.pids import pid_alive
+from little_loops.fsm.processes.containment import CONTAINMENT
 
 RUN_MARKER_ENV = "LL_LOOP_RUN"
 
@@ -45,28 +42,5 @@ def kill_orphaned_actions(loop_name: str, dead_pid: int, grace: float = 2.0) -> 
     pids = [p for p in marked_processes(run_marker(loop_name, dead_pid)) if p != os.getpid()]
     if not pids:
         return []
-    groups = set()
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            groups.add(os.getpgid(pid))
-    groups.discard(os.getpgid(0))
-    for group in groups:
-        with contextlib.suppress(OSError):
-            os.killpg(group, signal.SIGTERM)
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and _any_alive(pids):
-        time.sleep(0.05)
-    for group in groups:
-        with contextlib.suppress(OSError):
-            os.killpg(group, signal.SIGKILL)
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    CONTAINMENT.end_recorded(pids, grace)
     return pids
-
-
-def _any_alive(pids: list[int]) -> bool:
-    return any(pid_alive(pid) for pid in pids)

@@ -110,3 +110,18 @@ def test_the_fingerprint_sees_an_edit_of_an_untracked_file(tmp_path: Path) -> No
 def test_outside_a_repository_the_fingerprint_is_a_runtime_error(tmp_path: Path) -> None:
     with pytest.raises(LoopRuntimeError, match="needs a git repository"):
         tree_fingerprint(tmp_path)
+
+
+def test_the_fingerprint_hashes_git_output_as_bytes_not_as_decoded_text(tmp_path: Path) -> None:
+    # Two edits that differ only in a byte that is not UTF-8 are two different trees; read
+    # as text (undecodable bytes replaced) they would look the same and fake a stall.
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "tests@example.com")
+    _git(tmp_path, "config", "user.name", "Tests")
+    (tmp_path / "a.txt").write_bytes(b"text\n")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-qm", "one")
+    (tmp_path / "a.txt").write_bytes(b"text \xff\n")
+    first = tree_fingerprint(tmp_path)
+    (tmp_path / "a.txt").write_bytes(b"text \xfe\n")
+    assert tree_fingerprint(tmp_path) != first

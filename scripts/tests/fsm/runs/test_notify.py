@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
+from support.slowdown import scaled
 
 from little_loops.fsm.definition.model import NotifyConfig
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES, Outcome, outcome_word
-from little_loops.fsm.runs.notify import summarize, wanted
+from little_loops.fsm.processes.pids import pid_alive
+from little_loops.fsm.runs.notify import Notifier, summarize, wanted
 
 STATE = {
     "terminated_by": "budget",
@@ -41,3 +44,19 @@ def test_a_run_not_archived_has_no_report_and_an_id_from_its_start(tmp_path: Pat
 def test_on_picks_outcomes(tmp_path: Path, on: list[str] | None, expected: bool) -> None:
     summary = summarize("fix", STATE, None, tmp_path / ".loops")
     assert wanted(NotifyConfig(command="true", on=on), summary) is expected
+
+
+def test_a_command_past_its_timeout_is_ended_with_all_it_started(tmp_path: Path) -> None:
+    # The command and its child ignore SIGTERM: only the SIGKILL after the grace ends them.
+    command = f"trap '' TERM; sleep 300 & echo $! > {tmp_path}/child; wait; wait"
+    notes: list[str] = []
+    notifier = Notifier(NotifyConfig(command=command, timeout=0.5), tmp_path, notes.append)
+    began = time.monotonic()
+    notifier.send(summarize("fix", STATE, None, tmp_path / ".loops"))
+    assert time.monotonic() - began < scaled(0.5 + 2.0 + 2.0)  # timeout, grace, slack
+    assert notes == ["notify: the command took longer than 0.5s and was stopped"]
+    child = int((tmp_path / "child").read_text())
+    deadline = time.monotonic() + scaled(2.0)
+    while pid_alive(child):
+        assert time.monotonic() < deadline, "the command's child still runs"
+        time.sleep(0.02)

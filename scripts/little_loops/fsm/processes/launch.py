@@ -1,4 +1,4 @@
-"""Start an action's process in its own session on CPython's vfork path, its program found once."""
+"""Start a process on CPython's vfork path, its program looked up on PATH once per PATH."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+# stdin, stdout, stderr: a descriptor, subprocess.PIPE / DEVNULL / STDOUT, or None (ours)
+Streams = tuple[int | None, int | None, int | None]
 
 
 class ProgramPaths:
@@ -44,10 +47,13 @@ def start(
     argv: Sequence[str],
     cwd: Path | None,
     env: Mapping[str, str] | None,
-    fds: tuple[int, int, int],
+    fds: Streams,
     paths: ProgramPaths,
+    *,
+    session: bool = True,
 ) -> subprocess.Popen[bytes]:
-    """Start *argv* with stdin, stdout and stderr on *fds*, as the leader of a new session.
+    """Start *argv* with stdin, stdout and stderr on *fds* (descriptors, `subprocess.PIPE`
+    and the like, or None: ours), as the leader of a new session unless not *session*.
 
     All other descriptors are closed in the child (`close_fds`, the default). No
     `preexec_fn`, user or group change, so CPython 3.11+ starts it with vfork rather than
@@ -58,13 +64,13 @@ def start(
     search = (os.environ if env is None else env).get("PATH")
     program = paths.lookup(argv[0], search)
     if not program:
-        return _popen(argv, None, cwd, env, fds)
+        return _popen(argv, None, cwd, env, fds, session)
     try:
-        return _popen(argv, program, cwd, env, fds)
+        return _popen(argv, program, cwd, env, fds, session)
     except OSError:
         pass
     try:
-        proc = _popen(argv, None, cwd, env, fds)
+        proc = _popen(argv, None, cwd, env, fds, session)
     except OSError:
         paths.remember(argv[0], search, None)  # not the path's fault, e.g. a missing cwd
         raise
@@ -77,7 +83,8 @@ def _popen(
     executable: str | None,
     cwd: Path | None,
     env: Mapping[str, str] | None,
-    fds: tuple[int, int, int],
+    fds: Streams,
+    session: bool,
 ) -> subprocess.Popen[bytes]:
     stdin, stdout, stderr = fds
     return subprocess.Popen(
@@ -88,7 +95,7 @@ def _popen(
         stderr=stderr,
         cwd=cwd,
         env=env,
-        start_new_session=True,
+        start_new_session=session,
     )
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.actions.launch import ProgramPaths, start
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.processes.launch import ProgramPaths, start
 
 
 def program(folder: Path, name: str, says: str) -> Path:

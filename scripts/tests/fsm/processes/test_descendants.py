@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from little_loops.fsm.actions import descendants
+from little_loops.fsm.processes import descendants
 from little_loops.fsm.processes.proctree import child_pids
 
 

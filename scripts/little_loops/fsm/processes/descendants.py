@@ -4,9 +4,9 @@ A process an action detaches from its process group (`setsid`, `setsid -f`, a do
 fork, `set -m; cmd & disown`) would be reparented to init and outlive the action, `stop`
 and Ctrl-C. Once `adopt_orphans()` has made this process a child subreaper
 (`prctl(PR_SET_CHILD_SUBREAPER)`, Linux 3.4+), such a process is reparented here instead:
-it shows up as a child this process did not start. The supervisor notes its children
-before an action starts (`Children.now()`) and, when the action ends for any reason,
-signals and reaps every child that appeared since, until none is left.
+it shows up as a child this process did not start. Containment (containment.py) notes
+this process's children before a child starts (`Children.now()`) and, when the child ends
+for any reason, signals and reaps every child that appeared since, until none is left.
 
 Elsewhere (not Linux, or prctl refused) nothing is adopted and nothing is swept: only the
 action's own process group is ended, and the `LL_LOOP_RUN` marker finds what a crashed
