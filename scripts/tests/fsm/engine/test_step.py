@@ -125,9 +125,7 @@ def test_a_claude_action_resumes_its_session_records_the_new_one_and_adds_its_co
     runner = Scripted([paid("fixed", 0, 0.5, "s-2")])
     spend = Spend()
     sessions = {"fix": "s-1"}
-    StateWork(loop(fix=CLAUDE), runner, emitted).act(
-        "fix", CLAUDE, "Fix it", None, spend, sessions
-    )
+    StateWork(loop(fix=CLAUDE), runner, emitted).act("fix", CLAUDE, "Fix it", None, spend, sessions)
     assert runner.requests[0].resume_session == "s-1"
     assert runner.requests[0].options == {}
     assert emitted.seen[0][1]["resume_session"] == "s-1"
@@ -169,7 +167,9 @@ def test_an_action_that_could_not_run_is_the_verdict_error() -> None:
     work = StateWork(loop(check=SHELL), Scripted([]), emitted)
     broken = ActionResult("", "", 124, 1, error="timed out after 50s")
     result = work.judge("check", SHELL, broken, InterpolationContext(env={}), Spend())
-    assert result == EvaluationResult(ERROR_VERDICT, {"error": "timed out after 50s", "exit_code": 124})
+    assert result == EvaluationResult(
+        ERROR_VERDICT, {"error": "timed out after 50s", "exit_code": 124}
+    )
     assert emitted.seen[-1][1]["verdict"] == ERROR_VERDICT
 
 

@@ -66,7 +66,7 @@ def test_a_failed_write_keeps_the_old_content_and_removes_its_temp_file(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(atomic.os, "fsync", disk_full)
-    with pytest.raises(OSError) as raised:
+    with pytest.raises(OSError, match="No space left on device") as raised:
         write_atomic(path, "new")
     assert raised.value.errno == errno.ENOSPC
     assert raised.value.filename == str(path)  # the error names the file being replaced
@@ -93,7 +93,7 @@ def test_an_interrupt_in_the_middle_keeps_the_old_content(
 def test_a_replace_that_cannot_happen_names_the_file_and_leaves_nothing(tmp_path: Path) -> None:
     folder = tmp_path / "taken"
     (folder / "inside").mkdir(parents=True)  # a folder (not empty) cannot be replaced by a file
-    with pytest.raises(OSError) as raised:
+    with pytest.raises(IsADirectoryError) as raised:
         write_atomic(folder, "data")
     assert raised.value.filename == str(folder)
     assert folder.is_dir()

@@ -65,7 +65,8 @@ def test_leftovers_are_committed_on_the_branch(run: Worktree) -> None:
     assert commit_leftovers(run) is None  # nothing to commit
     (run.path / "new.txt").write_text("left\n")
     sha = commit_leftovers(run)
-    assert sha is not None and head(run.path).startswith(sha)
+    assert sha is not None
+    assert head(run.path).startswith(sha)
     message = git(run.path, "log", "-1", "--format=%s").strip()
     assert message == LEFTOVER_MESSAGE.format(key="fix@ab12")
     assert git(run.path, "status", "--porcelain") == ""
@@ -155,7 +156,8 @@ def test_a_live_run_is_neither_merged_nor_discarded(repo: Path, run: Worktree) -
     held = acquire_scope(run.key, ["."], loops)
     try:
         holder = live_holder(loops, run)
-        assert holder is not None and holder.loop == "fix@ab12"
+        assert holder is not None
+        assert holder.loop == "fix@ab12"
         for doing, act in (
             ("merge", lambda: merge_worktree(loops, run)),
             ("discard", lambda: discard_worktree(loops, run)),
