@@ -7,10 +7,12 @@ of Claude Code 2.1.x (`claude --help`; `--max-turns` works but is not listed the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from little_loops.fsm.actions.spec import KindOption
+from little_loops.fsm.actions.spec import filled as filled  # where they were first written
+from little_loops.fsm.actions.spec import merged as merged
 from little_loops.fsm.values.value_checks import (
     integer,
     one_of,
@@ -70,26 +72,6 @@ CLAUDE_OPTIONS: dict[str, KindOption] = {
         None, string_list, "Further claude arguments, passed verbatim and not checked."
     ),
 }
-
-
-def merged(defaults: Mapping[str, Any], own: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A state's options: its own `claude:` laid over the loop's, key by key (null unsets)."""
-    out = {**defaults, **(own or {})}
-    return {key: value for key, value in out.items() if value is not None}
-
-
-def filled(options: Mapping[str, Any], fill: Callable[[str], str]) -> dict[str, Any]:
-    """*options* with `${...}` filled in (by *fill*) in each text value and list item, so a
-    parameter can pick the model: `claude: {model: "${context.model}"}`."""
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        if isinstance(value, str):
-            out[key] = fill(value)
-        elif isinstance(value, list):
-            out[key] = [fill(item) if isinstance(item, str) else item for item in value]
-        else:
-            out[key] = value
-    return out
 
 
 def claude_flags(options: Mapping[str, Any]) -> list[str]:
