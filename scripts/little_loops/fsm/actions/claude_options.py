@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.actions.spec import KindOption
+from little_loops.fsm.actions.spec import KindOption, described
 from little_loops.fsm.actions.spec import filled as filled  # where they were first written
 from little_loops.fsm.actions.spec import merged as merged
 from little_loops.fsm.values.value_checks import (
@@ -100,10 +100,4 @@ def claude_flags(options: Mapping[str, Any]) -> list[str]:
 
 def describe_options(options: Mapping[str, Any]) -> str:
     """*options* on one line, in table order: `model=claude-x, tools=[Read, Bash]`."""
-    parts = []
-    for name in CLAUDE_OPTIONS:
-        if name in options:
-            value = options[name]
-            shown = f"[{', '.join(map(str, value))}]" if isinstance(value, list) else str(value)
-            parts.append(f"{name}={shown}")
-    return ", ".join(parts)
+    return described(options, CLAUDE_OPTIONS)

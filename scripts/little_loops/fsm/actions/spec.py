@@ -114,6 +114,21 @@ class ActionKindSpec:
         """The action's text with `${...}` filled in as this kind needs."""
         return self.interpolation.apply(text, ctx)
 
+    def describe_options(self, options: Mapping[str, Any]) -> str:
+        """*options* on one line, in its table's order (see `described`)."""
+        return described(options, self.options)
+
+
+def described(options: Mapping[str, Any], table: Mapping[str, KindOption]) -> str:
+    """*options* on one line, in *table*'s order: `model=claude-x, tools=[Read, Bash]`."""
+    parts = []
+    for name in table:
+        if name in options:
+            value = options[name]
+            shown = f"[{', '.join(map(str, value))}]" if isinstance(value, list) else str(value)
+            parts.append(f"{name}={shown}")
+    return ", ".join(parts)
+
 
 def merged(defaults: Mapping[str, Any], own: Mapping[str, Any] | None) -> dict[str, Any]:
     """A state's options: its own block laid over the loop's, key by key (null unsets)."""

@@ -36,7 +36,8 @@ def test_each_options_block_is_described_where_it_is_a_key() -> None:
     assert set(key_docs.OPTIONS) == set(key_checks.OPTION_KEYS) == {"claude"}
     for key, text in key_docs.OPTIONS.items():
         assert text.strip(), key
-        assert key_docs.LOOP_KEYS[key].strip() and key_docs.STATE_KEYS[key].strip(), key
+        assert key_docs.LOOP_KEYS[key].strip(), key
+        assert key_docs.STATE_KEYS[key].strip(), key
 
 
 def test_the_loop_and_evaluate_keys() -> None:
