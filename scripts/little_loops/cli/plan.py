@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from little_loops.fsm.actions.claude_options import describe_options, merged
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import (
     APPROVAL,
@@ -61,9 +60,9 @@ def _judge(fsm: FSMLoop) -> str:
 def _kind_lines(fsm: FSMLoop, name: str, state: StateConfig, kind: ActionKindSpec) -> list[str]:
     """The options and session of a state whose kind has them, as they will be used."""
     out = []
-    options = merged(fsm.claude, state.claude) if kind.options_key else {}
+    options = fsm.options_for(state)
     if options:
-        out.append(f"    {kind.options_key}: {describe_options(options)}")
+        out.append(f"    {kind.options_key}: {kind.describe_options(options)}")
     if kind.sessions and state.session == SESSION_CONTINUE:
         out.append(f"    session: continue ({state.session_name(name)})")
     return out

@@ -94,6 +94,14 @@ SPEC = ActionKindSpec(
     options_key="claude",
     options=CLAUDE_OPTIONS,
     state_keys=("claude", "session", "session_key"),
+    options_doc="Claude Code options: each becomes a flag of the `claude` command line.",
+    loop_options_doc=(
+        "Claude Code options for every prompt and slash-command state; a state's own "
+        "`claude:` is laid over them key by key."
+    ),
+    state_options_doc=(
+        "Claude Code options of this state's session, laid key by key over the loop's `claude:`."
+    ),
     sessions=True,
     loop_idle_timeout=False,
     quiet_seconds=CLAUDE_QUIET_SECONDS,

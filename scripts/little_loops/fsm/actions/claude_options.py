@@ -7,10 +7,12 @@ of Claude Code 2.1.x (`claude --help`; `--max-turns` works but is not listed the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.actions.spec import KindOption
+from little_loops.fsm.actions.spec import KindOption, described
+from little_loops.fsm.actions.spec import filled as filled  # where they were first written
+from little_loops.fsm.actions.spec import merged as merged
 from little_loops.fsm.values.value_checks import (
     integer,
     one_of,
@@ -72,26 +74,6 @@ CLAUDE_OPTIONS: dict[str, KindOption] = {
 }
 
 
-def merged(defaults: Mapping[str, Any], own: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A state's options: its own `claude:` laid over the loop's, key by key (null unsets)."""
-    out = {**defaults, **(own or {})}
-    return {key: value for key, value in out.items() if value is not None}
-
-
-def filled(options: Mapping[str, Any], fill: Callable[[str], str]) -> dict[str, Any]:
-    """*options* with `${...}` filled in (by *fill*) in each text value and list item, so a
-    parameter can pick the model: `claude: {model: "${context.model}"}`."""
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        if isinstance(value, str):
-            out[key] = fill(value)
-        elif isinstance(value, list):
-            out[key] = [fill(item) if isinstance(item, str) else item for item in value]
-        else:
-            out[key] = value
-    return out
-
-
 def claude_flags(options: Mapping[str, Any]) -> list[str]:
     """The claude arguments *options* stand for, permission flag first, `extra_args` last.
 
@@ -118,10 +100,4 @@ def claude_flags(options: Mapping[str, Any]) -> list[str]:
 
 def describe_options(options: Mapping[str, Any]) -> str:
     """*options* on one line, in table order: `model=claude-x, tools=[Read, Bash]`."""
-    parts = []
-    for name in CLAUDE_OPTIONS:
-        if name in options:
-            value = options[name]
-            shown = f"[{', '.join(map(str, value))}]" if isinstance(value, list) else str(value)
-            parts.append(f"{name}={shown}")
-    return ", ".join(parts)
+    return described(options, CLAUDE_OPTIONS)

@@ -23,6 +23,10 @@ BY_ACTION_TYPE: dict[str, ActionKindSpec] = {
     name: spec for spec in KINDS.values() for name in spec.action_types
 }
 ACTION_TYPE_NAMES: tuple[str, ...] = tuple(BY_ACTION_TYPE)
+# The kinds with an options block (`claude:` ...), by the loop and state key of the block.
+BY_OPTIONS_KEY: dict[str, ActionKindSpec] = {
+    spec.options_key: spec for spec in KINDS.values() if spec.options_key
+}
 
 
 def kind_of(action_type: object, action: object) -> ActionKindSpec:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.values.shellquote import interpolate_shell
@@ -81,6 +81,10 @@ class ActionKindSpec:
     options_key: str | None = None
     options: Mapping[str, KindOption] = field(default_factory=dict)
     state_keys: tuple[str, ...] = ()
+    # What its options block is, at the loop and in a state: for the JSON Schema and hovers.
+    options_doc: str = ""
+    loop_options_doc: str = ""
+    state_options_doc: str = ""
     sessions: bool = False  # `session: continue` resumes its previous session
     # The loop's `idle_timeout:` applies (an agent may be silent for long; only its state's does).
     loop_idle_timeout: bool = True
@@ -109,3 +113,38 @@ class ActionKindSpec:
     def interpolate(self, text: str, ctx: InterpolationContext) -> str:
         """The action's text with `${...}` filled in as this kind needs."""
         return self.interpolation.apply(text, ctx)
+
+    def describe_options(self, options: Mapping[str, Any]) -> str:
+        """*options* on one line, in its table's order (see `described`)."""
+        return described(options, self.options)
+
+
+def described(options: Mapping[str, Any], table: Mapping[str, KindOption]) -> str:
+    """*options* on one line, in *table*'s order: `model=claude-x, tools=[Read, Bash]`."""
+    parts = []
+    for name in table:
+        if name in options:
+            value = options[name]
+            shown = f"[{', '.join(map(str, value))}]" if isinstance(value, list) else str(value)
+            parts.append(f"{name}={shown}")
+    return ", ".join(parts)
+
+
+def merged(defaults: Mapping[str, Any], own: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A state's options: its own block laid over the loop's, key by key (null unsets)."""
+    out = {**defaults, **(own or {})}
+    return {key: value for key, value in out.items() if value is not None}
+
+
+def filled(options: Mapping[str, Any], fill: Callable[[str], str]) -> dict[str, Any]:
+    """*options* with `${...}` filled in (by *fill*) in each text value and list item, so a
+    parameter can pick the model: `claude: {model: "${context.model}"}`."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if isinstance(value, str):
+            out[key] = fill(value)
+        elif isinstance(value, list):
+            out[key] = [fill(item) if isinstance(item, str) else item for item in value]
+        else:
+            out[key] = value
+    return out

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
-from little_loops.fsm.actions.registry import KINDS, kind_of
+from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, KINDS, kind_of
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
@@ -70,6 +69,14 @@ _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
+# The options block of each action kind that has one (its `options_key`), at the loop and in a
+# state: the keys of each, from the kind's option table; null in a state unsets the loop's.
+OPTION_KEYS: dict[str, dict[str, Check]] = {
+    key: {name: optional(option.check) for name, option in spec.options.items()}
+    for key, spec in BY_OPTIONS_KEY.items()
+}
+_OPTION_BLOCKS: dict[str, Check] = {key: optional(mapping) for key in OPTION_KEYS}
+
 # The paradigm of a loop written directly as states (and of a file with no `paradigm:`).
 FSM_PARADIGM = "fsm"
 
@@ -88,7 +95,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "llm": mapping,
     "archive": mapping,
     "stall": optional(mapping),
-    "claude": optional(mapping),
+    **_OPTION_BLOCKS,
     "notify": optional(mapping),
     "retry": optional(mapping),
     "rate_limit": optional(mapping),
@@ -119,7 +126,7 @@ STATE_KEYS: dict[str, Check] = {
     "on_maintain": optional(string),
     "stall": optional(mapping),
     "on_timeout": optional(string),
-    "claude": optional(mapping),
+    **_OPTION_BLOCKS,
     "session": one_of(SESSION_MODES),
     "session_key": optional(string),
     "retry": optional(mapping),
@@ -161,12 +168,7 @@ LLM_KEYS: dict[str, Check] = {
     "timeout": _ACTION_SECONDS,
     "backend": one_of(JUDGE_BACKENDS),
 }
-# The `claude:` options (of the loop and of a Claude state), from their one table; null
-# in a state unsets the loop's value.
-CLAUDE_KEYS: dict[str, Check] = {
-    name: optional(option.check) for name, option in CLAUDE_OPTIONS.items()
-}
-# State keys that only an action of some kinds can use (`claude:`, `session:` ...), each
+# State keys that only an action of some kinds can use (an options block, `session:` ...), each
 # with the kinds that can.
 KIND_STATE_KEYS: dict[str, tuple[ActionKindSpec, ...]] = {
     key: tuple(spec for spec in KINDS.values() if key in spec.state_keys)
@@ -193,7 +195,7 @@ _SETTINGS: tuple[tuple[str, dict[str, Check]], ...] = (
     ("llm", LLM_KEYS),
     ("archive", ARCHIVE_KEYS),
     ("stall", STALL_KEYS),
-    ("claude", CLAUDE_KEYS),
+    *OPTION_KEYS.items(),
     ("notify", NOTIFY_KEYS),
     ("retry", RETRY_KEYS),
     ("rate_limit", RATE_LIMIT_KEYS),
@@ -270,11 +272,12 @@ class _Checker:
             self.add(("notify",), "expected a command or a webhook (or both) to notify")
 
     def kind_state(self, state: YAMLMapping, path: KeyPath) -> None:
-        """A key only some action kinds use (`claude:`, `session:` ...) only on a state of
-        one of them; `claude:` holds that kind's options."""
-        claude = state.get("claude")
-        if isinstance(claude, Mapping):
-            self.keys(claude, (*path, "claude"), CLAUDE_KEYS)
+        """A key only some action kinds use (an options block, `session:` ...) only on a
+        state of one of them; a kind's options block holds options of its table."""
+        for key, allowed in OPTION_KEYS.items():
+            block = state.get(key)
+            if isinstance(block, Mapping):
+                self.keys(block, (*path, key), allowed)
         action = state.get("action")
         kind = kind_of(state.get("action_type"), action)
         for key, kinds in KIND_STATE_KEYS.items():

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from little_loops.fsm.actions.registry import ACTION_TYPE_NAMES, kind_of
-from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.actions.registry import ACTION_TYPE_NAMES, BY_OPTIONS_KEY, kind_of
+from little_loops.fsm.actions.spec import ActionKindSpec, merged
 from little_loops.fsm.definition.blocks import DEFAULT_KEEP_RUNS as DEFAULT_KEEP_RUNS
 from little_loops.fsm.definition.blocks import DEFAULT_NOTIFY_RETRIES as DEFAULT_NOTIFY_RETRIES
 from little_loops.fsm.definition.blocks import DEFAULT_NOTIFY_TIMEOUT as DEFAULT_NOTIFY_TIMEOUT
@@ -85,9 +85,31 @@ def field_name(key: str) -> str:
     return "with_" if key == "with" else key
 
 
+# The metadata of the field that holds the action kinds' options blocks (`options`): it
+# stands for one loop-file key per kind with options, its `options_key`, where it is.
+_BLOCKS = {"blocks": True}
+
+
 def model_keys(cls: type) -> list[str]:
-    """The loop-file keys of a model dataclass: its fields, less the derived ones."""
-    return [yaml_key(f.name) for f in fields(cls) if not f.metadata.get("derived")]
+    """The loop-file keys of a model dataclass: its fields, less the derived ones, with the
+    options blocks' field as the key of each block."""
+    out: list[str] = []
+    for f in fields(cls):
+        if f.metadata.get("blocks"):
+            out += BY_OPTIONS_KEY
+        elif not f.metadata.get("derived"):
+            out.append(yaml_key(f.name))
+    return out
+
+
+def _plain_keys(cls: type) -> set[str]:
+    """The loop-file keys of *cls* that are one field each (not an options block)."""
+    return {yaml_key(f.name) for f in fields(cls) if not f.metadata.get("blocks")}
+
+
+def _blocks(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The options blocks of a loop or state in *data*, by key (a null one is left out)."""
+    return {key: data[key] for key in BY_OPTIONS_KEY if data.get(key) is not None}
 
 
 @dataclass
@@ -137,7 +159,9 @@ class StateConfig:
     on_maintain: str | None = None
     stall: StallConfig | None = None
     on_timeout: str | None = None  # an approval state's route when its timeout passes
-    claude: dict[str, Any] | None = None  # Claude Code options, over the loop's `claude:`
+    # Each action kind's options block by its key, laid over the loop's (kinds with none:
+    # absent; `{}`: given empty).
+    options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=_BLOCKS)
     session: str = SESSION_FRESH  # or SESSION_CONTINUE: resume the previous session of session_key
     session_key: str | None = None  # whose session to record and resume (default: the state)
     retry: RetryConfig | None = None
@@ -150,8 +174,9 @@ class StateConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
-        known = {yaml_key(f.name) for f in fields(cls)}
+        known = _plain_keys(cls)
         kwargs = {field_name(k): v for k, v in data.items() if k in known}
+        kwargs["options"] = _blocks(data)
         if isinstance(data.get("stall"), dict):
             kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if isinstance(data.get("retry"), dict):
@@ -163,9 +188,12 @@ class StateConfig:
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {yaml_key(k): v for k, v in _non_default_items(self).items()}
-        if self.claude is not None:
-            out["claude"] = dict(self.claude)
+        out: dict[str, Any] = {}
+        for name, value in _non_default_items(self).items():
+            if name == "options":
+                out.update((key, dict(block)) for key, block in self.options.items())
+            else:
+                out[yaml_key(name)] = value
         if self.evaluate is not None:
             out["evaluate"] = self.evaluate.to_dict()
         if self.route is not None:
@@ -175,6 +203,22 @@ class StateConfig:
         if self.retry is not None:
             out["retry"] = self.retry.to_dict()
         return out
+
+    def options_of(self, kind: ActionKindSpec) -> dict[str, Any] | None:
+        """The state's own options block of *kind* (its `options_key`); None: it has none."""
+        return self.options.get(kind.options_key) if kind.options_key else None
+
+    @property
+    def claude(self) -> dict[str, Any] | None:
+        """The state's `claude:` block, as scripts written before `options` read it."""
+        return self.options.get("claude")
+
+    @claude.setter
+    def claude(self, value: dict[str, Any] | None) -> None:
+        if value is None:
+            self.options.pop("claude", None)
+        else:
+            self.options["claude"] = value
 
     def is_approval(self) -> bool:
         """True when the state asks a person (`action_type: approval`) instead of acting."""
@@ -224,7 +268,9 @@ class FSMLoop:
     llm: LLMConfig = field(default_factory=LLMConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
     stall: StallConfig | None = None
-    claude: dict[str, Any] = field(default_factory=dict)  # Claude Code options of every state
+    # Each action kind's options block by its key, for every state of that kind; each kind
+    # with one has it (`{}`: none given).
+    options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=_BLOCKS)
     notify: NotifyConfig | None = None
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
@@ -235,10 +281,15 @@ class FSMLoop:
         default_factory=dict, repr=False, compare=False, metadata={"derived": True}
     )
 
+    def __post_init__(self) -> None:
+        for key in BY_OPTIONS_KEY:
+            self.options.setdefault(key, {})
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
-        known = {f.name for f in fields(cls)}
+        known = _plain_keys(cls)
         kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["options"] = _blocks(data)
         kwargs["states"] = {
             str(name): StateConfig.from_dict(state if isinstance(state, dict) else {})
             for name, state in (data.get("states") or {}).items()
@@ -260,8 +311,6 @@ class FSMLoop:
         kwargs["parameters"] = parse_parameters(data.get("parameters"))
         if kwargs.get("scope") is None:
             kwargs.pop("scope", None)
-        if kwargs.get("claude") is None:
-            kwargs.pop("claude", None)
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -298,8 +347,7 @@ class FSMLoop:
             out["archive"] = archive
         if self.stall is not None:
             out["stall"] = self.stall.to_dict()
-        if self.claude:
-            out["claude"] = dict(self.claude)
+        out.update((key, dict(block)) for key, block in self.options.items() if block)
         if self.notify is not None:
             out["notify"] = self.notify.to_dict()
         if self.retry is not None:
@@ -308,6 +356,25 @@ class FSMLoop:
         if rate_limit:
             out["rate_limit"] = rate_limit
         return out
+
+    def options_of(self, kind: ActionKindSpec) -> dict[str, Any]:
+        """The loop's options block of *kind* (its `options_key`; `{}`: none)."""
+        return self.options.get(kind.options_key, {}) if kind.options_key else {}
+
+    def options_for(self, state: StateConfig) -> dict[str, Any]:
+        """The options *state*'s action runs with: its own block laid over the loop's, key
+        by key (null unsets); `{}` for a kind without options."""
+        kind = state.action_kind()
+        return merged(self.options_of(kind), state.options_of(kind))
+
+    @property
+    def claude(self) -> dict[str, Any]:
+        """The loop's `claude:` block, as scripts written before `options` read it."""
+        return self.options.setdefault("claude", {})
+
+    @claude.setter
+    def claude(self, value: dict[str, Any]) -> None:
+        self.options["claude"] = value
 
     def retry_of(self, state: StateConfig) -> RetryConfig | None:
         """The retry policy of *state*: its own `retry:`, else the loop's (None: no retries)."""

@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.actions.claude_options import filled, merged
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.ratelimit import judge_limit
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.spec import filled
 from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
@@ -128,8 +128,9 @@ class StateWork:
         return result
 
     def _options(self, state: StateConfig, fill: Callable[[str], str] | None) -> dict[str, Any]:
-        """The state's Claude options over the loop's, `${...}` in them filled in by *fill*."""
-        options = merged(self.fsm.claude, state.claude)
+        """The state's options over the loop's (of its action's kind), `${...}` in them
+        filled in by *fill*."""
+        options = self.fsm.options_for(state)
         return options if fill is None else filled(options, fill)
 
     def completed(self, name: str, result: ActionResult, spend: Spend) -> None:

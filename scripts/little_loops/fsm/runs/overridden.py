@@ -5,8 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.runs.overrides import RunFlags
+
+# The option `--model` sets, in each kind's option table that has it.
+MODEL_OPTION = "model"
 
 
 def apply_overrides(fsm: FSMLoop, flags: RunFlags) -> FSMLoop:
@@ -22,16 +26,24 @@ def apply_overrides(fsm: FSMLoop, flags: RunFlags) -> FSMLoop:
     if flags.max_cost is not None:
         changes["max_cost_usd"] = flags.max_cost
     if flags.model is not None:
-        changes.update(with_claude_model(fsm, flags.model))
+        changes.update(with_model(fsm, flags.model))
     return dataclasses.replace(fsm, **changes)
 
 
-def with_claude_model(fsm: FSMLoop, model: str) -> dict[str, Any]:
-    """The `claude` and `states` of *fsm* with *model* as the model of every Claude state."""
-    states = {
-        name: dataclasses.replace(state, claude={**state.claude, "model": model})
-        if state.claude is not None and "model" in state.claude
-        else state
-        for name, state in fsm.states.items()
-    }
-    return {"claude": {**fsm.claude, "model": model}, "states": states}
+def with_model(fsm: FSMLoop, model: str) -> dict[str, Any]:
+    """The `options` and `states` of *fsm* with *model* as the model of every action of a
+    kind whose option table has a model: the loop's block of each such kind, and each
+    state's own block that names a model."""
+    keys = [key for key, spec in BY_OPTIONS_KEY.items() if MODEL_OPTION in spec.options]
+    states = {}
+    for name, state in fsm.states.items():
+        own = {
+            key: {**block, MODEL_OPTION: model}
+            for key, block in state.options.items()
+            if key in keys and MODEL_OPTION in block
+        }
+        states[name] = (
+            dataclasses.replace(state, options={**state.options, **own}) if own else state
+        )
+    options = {**fsm.options, **{key: {**fsm.options[key], MODEL_OPTION: model} for key in keys}}
+    return {"options": options, "states": states}

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
 
+from little_loops.fsm.actions import claude_code
 from little_loops.fsm.actions.claude_code import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
-from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claude_flags, merged
+from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claude_flags
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.subloop_checks import MAX_DEPTH
@@ -80,12 +81,12 @@ class ClaudeCode:
     """`claude`: prompt and slash-command actions, and the llm_structured judge when it asks
     Claude Code (no API key, or `llm.backend: claude`)."""
 
-    program = "claude"
+    program = claude_code.SPEC.program[0]  # the command the kind's runner starts
 
     def calls(self, fsm: FSMLoop, state: StateConfig) -> list[tuple[str, tuple[str, ...]]]:
         out = []
         if state.action and state.action_kind().program[0] == self.program:
-            flags = claude_flags(merged(fsm.claude, state.claude))
+            flags = claude_flags(fsm.options_for(state))
             out.append(("runs a Claude Code prompt", tuple(flags)))
         if fsm.llm.enabled and judged_by_llm(state) and judge_backend(fsm.llm) == CLAUDE_BACKEND:
             why = "llm.backend: claude" if fsm.llm.backend == CLAUDE_BACKEND else "no API key"

@@ -63,7 +63,8 @@ def _loop() -> dict[str, Any]:
         "anyOf": [_ref("stallConfig"), {"type": "null"}],
         "description": docs.LOOP_KEYS["stall"],
     }
-    props["claude"] = _claude_ref(docs.LOOP_KEYS["claude"])
+    for key in checks.OPTION_KEYS:
+        props[key] = _options_ref(key, docs.LOOP_KEYS[key])
     props["notify"] = {
         "anyOf": [_ref("notifyConfig"), {"type": "null"}],
         "description": docs.LOOP_KEYS["notify"],
@@ -92,7 +93,8 @@ def _state() -> dict[str, Any]:
             "anyOf": [_ref(block), {"type": "null"}],
             "description": props[key]["description"],
         }
-    props["claude"] = _claude_ref(docs.STATE_KEYS["claude"])
+    for key in checks.OPTION_KEYS:
+        props[key] = _options_ref(key, docs.STATE_KEYS[key])
     return {
         "type": "object",
         "description": docs.STATE,
@@ -101,8 +103,26 @@ def _state() -> dict[str, Any]:
     }
 
 
-def _claude_ref(description: str) -> dict[str, Any]:
-    return {"anyOf": [_ref("claudeOptions"), {"type": "null"}], "description": description}
+def _options_name(key: str) -> str:
+    """`claudeOptions`: the definition of the options block *key* of an action kind."""
+    return f"{key}Options"
+
+
+def _options_ref(key: str, description: str) -> dict[str, Any]:
+    return _nullable_ref(_options_name(key), description)
+
+
+def _options() -> dict[str, dict[str, Any]]:
+    """The definition of each action kind's options block, by its name."""
+    return {
+        _options_name(key): {
+            "type": "object",
+            "description": docs.OPTIONS[key],
+            "additionalProperties": False,
+            "properties": _properties(allowed, docs.OPTION_KEYS[key]),
+        }
+        for key, allowed in checks.OPTION_KEYS.items()
+    }
 
 
 def _evaluate() -> dict[str, Any]:
@@ -192,12 +212,7 @@ def build() -> dict[str, Any]:
                 "additionalProperties": False,
                 "properties": _properties(checks.ARCHIVE_KEYS, docs.ARCHIVE_KEYS),
             },
-            "claudeOptions": {
-                "type": "object",
-                "description": docs.CLAUDE,
-                "additionalProperties": False,
-                "properties": _properties(checks.CLAUDE_KEYS, docs.CLAUDE_KEYS),
-            },
+            **_options(),
             "notifyConfig": {
                 "type": "object",
                 "description": docs.NOTIFY,

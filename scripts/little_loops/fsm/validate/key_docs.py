@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS
+from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 
 FILE = (
@@ -71,10 +71,7 @@ LOOP_KEYS: dict[str, str] = {
         "Stall breakers for every state: end a run that spins without progress (same_result, "
         "no_change_passes, max_visits), at on_stall or with terminated_by 'stall'."
     ),
-    "claude": (
-        "Claude Code options for every prompt and slash-command state; a state's own "
-        "`claude:` is laid over them key by key."
-    ),
+    **{key: spec.loop_options_doc for key, spec in BY_OPTIONS_KEY.items()},
     "notify": "A command and/or a webhook told (with a JSON summary) when a run of this loop ends.",
     "retry": "The retry policy of every state that has no retry: of its own.",
     "rate_limit": (
@@ -129,9 +126,7 @@ STATE_KEYS: dict[str, str] = {
     ),
     "stall": "Stall breakers for this state; they override the loop's `stall:` here.",
     "on_timeout": "For an approval state with a timeout: the state to go to when none answered.",
-    "claude": (
-        "Claude Code options of this state's session, laid key by key over the loop's `claude:`."
-    ),
+    **{key: spec.state_options_doc for key, spec in BY_OPTIONS_KEY.items()},
     "session": (
         "fresh (the default): a new Claude session each visit; continue: resume this state's "
         "(or session_key's) previous session of the run."
@@ -240,8 +235,13 @@ LLM_KEYS: dict[str, str] = {
     ),
 }
 
-CLAUDE = "Claude Code options: each becomes a flag of the `claude` command line."
-CLAUDE_KEYS: dict[str, str] = {name: option.doc for name, option in CLAUDE_OPTIONS.items()}
+# Each action kind's options block (by its key): what it is, and each option's doc, from the
+# kind's module.
+OPTIONS: dict[str, str] = {key: spec.options_doc for key, spec in BY_OPTIONS_KEY.items()}
+OPTION_KEYS: dict[str, dict[str, str]] = {
+    key: {name: option.doc for name, option in spec.options.items()}
+    for key, spec in BY_OPTIONS_KEY.items()
+}
 
 RETRY = "When and how to run a state's action again (as AWS Step Functions' Retry)."
 RETRY_KEYS: dict[str, str] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -139,3 +140,137 @@ def test_the_documented_echo_kind_is_one_module_and_one_registry_entry(tmp_path:
     assert "hello loop" in ran.stderr
     # The copy was the one imported: the installed package has no echo kind.
     assert "echo" not in KINDS
+
+
+# -- a kind with its own options block: one module and one registry line, nothing else -----
+
+ECHOOPTS = """\
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from little_loops.fsm.actions.request import ActionRequest
+from little_loops.fsm.actions.spec import ActionKindSpec, KindOption
+from little_loops.fsm.values.value_checks import string
+
+
+def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
+    prefix = (request.options or {}).get("prefix", "")
+    return [*program, f"{prefix}{request.action}"]
+
+
+SPEC = ActionKindSpec(
+    name="echoopts",
+    summary="the action's text printed after a prefix",
+    action_types=("echoopts",),
+    argv=argv,
+    program=("printf", "%s"),
+    options_key="echoopts",
+    options={"prefix": KindOption(None, string, "Text printed before the action.")},
+    state_keys=("echoopts",),
+    options_doc="Echoopts options.",
+    loop_options_doc="Echoopts options of every echoopts state.",
+    state_options_doc="Echoopts options of this state, over the loop's.",
+)
+"""
+
+OPTIONS_LOOP = """\
+name: greet
+initial: say
+echoopts:
+  prefix: "loop: "
+states:
+  say:
+    action: "hello"
+    action_type: echoopts
+    echoopts: {prefix: "hi, "}
+    capture: said
+    next: check
+  check:
+    action: test "${captured.said.output}" = "hi, hello"
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+    outcome: failure
+"""
+
+
+def test_a_kind_with_its_own_options_block_needs_no_edit_outside_the_kinds(
+    tmp_path: Path,
+) -> None:
+    copy = tmp_path / "package"
+    shutil.copytree(
+        Path(little_loops.__file__).parent,
+        copy / "little_loops",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    actions = copy / "little_loops" / "fsm" / "actions"
+    (actions / "echoopts.py").write_text(ECHOOPTS)
+    source = (actions / "registry.py").read_text()
+    old_import = "from little_loops.fsm.actions import claude_code, shell\n"
+    assert old_import in source
+    source = source.replace(
+        old_import, "from little_loops.fsm.actions import claude_code, echoopts, shell\n"
+    )
+    source = source.replace(
+        "        shell.SPEC,\n", "        shell.SPEC,\n        echoopts.SPEC,\n"
+    )
+    (actions / "registry.py").write_text(source)
+    project = tmp_path / "project"
+    (project / ".loops").mkdir(parents=True)
+    (project / ".loops" / "greet.yaml").write_text(OPTIONS_LOOP)
+    (project / ".loops" / "typo.yaml").write_text(
+        OPTIONS_LOOP.replace("echoopts: {prefix:", "echoopts: {prefx:").replace(
+            "name: greet", "name: typo"
+        )
+    )
+    (project / ".loops" / "elsewhere.yaml").write_text(
+        OPTIONS_LOOP.replace("action_type: echoopts", "action_type: shell").replace(
+            "name: greet", "name: elsewhere"
+        )
+    )
+    env = {**os.environ, "PYTHONPATH": str(copy), "NO_COLOR": "1"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    checked = run("-m", "little_loops.cli", "validate", "greet")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    typo = run("-m", "little_loops.cli", "validate", "typo")
+    assert typo.returncode != 0
+    assert (
+        "loop 'typo' > states > say > echoopts > prefx: unknown key (did you mean prefix?)"
+        in typo.stdout + typo.stderr
+    ), typo.stdout + typo.stderr
+    # The block is a key of its kind's states only, as `claude:` is.
+    elsewhere = run("-m", "little_loops.cli", "validate", "elsewhere")
+    assert elsewhere.returncode != 0
+    assert "say > echoopts: only " in elsewhere.stdout + elsewhere.stderr
+    plan = run("-m", "little_loops.cli", "run", "greet", "--dry-run")
+    assert "echoopts: prefix=hi, " in plan.stdout, plan.stdout + plan.stderr
+    # The state's option reached the kind's command line: it printed "hi, hello".
+    ran = run("-m", "little_loops.cli", "run", "greet")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    # The JSON Schema of the copy describes the block where it is a key.
+    schema = run(
+        "-c",
+        "import json; from little_loops.fsm.validate.json_schema import build; "
+        "print(json.dumps(build()))",
+    )
+    defs = json.loads(schema.stdout)["$defs"]
+    assert defs["echooptsOptions"]["properties"]["prefix"]["description"] == (
+        "Text printed before the action."
+    )
+    assert "echoopts" in defs["stateConfig"]["properties"]
+    assert "echoopts" in defs["fsmLoop"]["properties"]
+    assert "echoopts" not in KINDS

@@ -277,3 +277,33 @@ def test_paradigm_specs_are_left_to_their_compiler() -> None:
     spec = {"paradigm": "goal", "goal": "No type errors", "tools": ["/ll:check_code types"]}
     assert VALIDATOR.is_valid(spec)
     assert not VALIDATOR.is_valid({**spec, "paradigm": "fsm"})
+
+
+def test_each_kinds_options_block_is_read_through_one_accessor() -> None:
+    from little_loops.fsm.actions import claude_code, shell
+
+    fsm = FSMLoop.from_dict(
+        {
+            "name": "x",
+            "initial": "a",
+            "claude": {"model": "m", "tools": ["Read"]},
+            "states": {
+                "a": {"action": "A", "action_type": "prompt", "claude": {"tools": None}},
+                "b": {"action": "B"},
+            },
+        }
+    )
+    a, b = fsm.states["a"], fsm.states["b"]
+    assert a.options_of(claude_code.SPEC) == {"tools": None} == a.claude
+    assert a.options_of(shell.SPEC) is None
+    assert fsm.options_of(claude_code.SPEC) == {"model": "m", "tools": ["Read"]} == fsm.claude
+    assert fsm.options_for(a) == {"model": "m"}  # null unsets the loop's tools
+    assert fsm.options_for(b) == {}  # bash has no options
+    assert b.claude is None
+    b.claude = {"effort": "low"}
+    assert b.to_dict()["claude"] == {"effort": "low"}
+    b.claude = None
+    assert "claude" not in b.to_dict()
+    again = FSMLoop.from_dict(fsm.to_dict())
+    assert again == fsm
+    assert list(fsm.to_dict()) == ["name", "initial", "states", "claude"]

@@ -18,7 +18,7 @@ TABLES = [
     (key_docs.ARCHIVE_KEYS, key_checks.ARCHIVE_KEYS),
     (key_docs.NOTIFY_KEYS, key_checks.NOTIFY_KEYS),
     (key_docs.LLM_KEYS, key_checks.LLM_KEYS),
-    (key_docs.CLAUDE_KEYS, key_checks.CLAUDE_KEYS),
+    *((key_docs.OPTION_KEYS[key], table) for key, table in key_checks.OPTION_KEYS.items()),
     (key_docs.RETRY_KEYS, retry_checks.RETRY_KEYS),
     (key_docs.RATE_LIMIT_KEYS, retry_checks.RATE_LIMIT_KEYS),
 ]
@@ -30,6 +30,14 @@ def test_each_checked_key_has_its_sentence(docs: dict[str, str], checks: dict[st
     for key, text in docs.items():
         assert text.strip(), key
         assert "\n" not in text, key
+
+
+def test_each_options_block_is_described_where_it_is_a_key() -> None:
+    assert set(key_docs.OPTIONS) == set(key_checks.OPTION_KEYS) == {"claude"}
+    for key, text in key_docs.OPTIONS.items():
+        assert text.strip(), key
+        assert key_docs.LOOP_KEYS[key].strip(), key
+        assert key_docs.STATE_KEYS[key].strip(), key
 
 
 def test_the_loop_and_evaluate_keys() -> None:
