@@ -123,3 +123,21 @@ def test_mypy_sees_the_real_signatures(tmp_path: Path) -> None:
         'type "int")' in line
         for line in lines
     ), done.stdout
+
+
+def test_mypy_sees_how_a_run_ended_as_the_outcome_type(tmp_path: Path) -> None:
+    # `terminated_by` is an Outcome, so a typo such as `== "max_iteration"` is caught.
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from little_loops.fsm import ExecutionResult\n"
+        "def ended(result: ExecutionResult) -> None:\n"
+        "    reveal_type(result.terminated_by)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file"]
+        + [str(REPO / "pyproject.toml"), str(probe)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert 'Revealed type is "little_loops.fsm.facts.outcomes.Outcome"' in done.stdout, done.stdout
