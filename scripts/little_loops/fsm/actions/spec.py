@@ -66,7 +66,7 @@ class ActionKindSpec:
     `action_type` (so `prompt` for every Claude Code action, as before kinds existed).
     """
 
-    name: str  # the kind's own name, also the key of its program in the runner
+    name: str  # its own name: its program's key in the runner, its usage's prefix (NAME_)
     summary: str  # one line, for the docs and `action_type:`'s description
     action_types: tuple[str, ...]  # the `action_type:` values that mean this kind
     # The command line of a request: *program* (the runner's command for this kind) first.

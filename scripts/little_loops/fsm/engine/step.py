@@ -116,13 +116,13 @@ class StateWork:
         request = action_request(self.fsm, state, action, timeout, output_file, options, resume)
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):
-            spend.add(result.cost_usd, result.usage, "claude_")
-            note = f"claude cannot resume session {resume}: state '{name}' starts a fresh one"
+            spend.add(result.cost_usd, result.usage, f"{kind.name}_")
+            note = f"{kind.name} cannot resume session {resume}: state '{name}' starts a fresh one"
             self.emit(
                 Event.SESSION_LOST, events.SessionLost(state=name, session_id=resume, note=note)
             )
             result = self.runner.execute(dataclasses.replace(request, resume_session=None))
-        spend.add(result.cost_usd, result.usage, "claude_")
+        spend.add(result.cost_usd, result.usage, f"{kind.name}_")  # claude_input_tokens ...
         if kind.sessions and result.session_id and sessions is not None:
             sessions[key] = result.session_id
         return result
