@@ -62,13 +62,14 @@ class SeedRunner:
 
 
 def takes_three_arguments(run: Callable[..., object]) -> bool:
-    """True when *run* (a bound method) takes the seed's three positional arguments."""
+    """True when *run* (a bound method) takes the seed's three positional arguments (and
+    maybe more optional ones, as the original design's executor allowed)."""
     try:
         parameters = inspect.signature(run).parameters.values()
     except (TypeError, ValueError):
         return False
     positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) == 3
+    return len(positional) >= 3
 
 
 class RunOnly:

@@ -85,7 +85,9 @@ class RunFlags:
         for name, row in flag_rows(self):
             value = getattr(self, name)
             if row.kind.takes_value and value is not None:
-                out += [row.options[-1], row.kind.word(value)]
+                option, word = row.options[-1], row.kind.word(value)
+                # `--opt=-x`: a value starting with `-` would be taken for a flag of its own.
+                out += [f"{option}={word}"] if word.startswith("-") else [option, word]
             elif not row.kind.takes_value and value:
                 out.append(row.options[-1])
         return out

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from little_loops.fsm.actions import protocol
 from little_loops.fsm.actions.protocol import ActionRunner, RunOnly, as_action_runner
+from little_loops.fsm.actions.registry import SLASH_KIND
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.engine import executor, records, step
@@ -118,3 +119,50 @@ def test_a_runner_taking_the_request_is_not_mistaken_for_the_seed_one() -> None:
     runner = OnlyRun()
     as_action_runner(runner).execute(ActionRequest(action="x", timeout=3, kind="shell"))
     assert runner.calls == [("x", 3, "shell")]
+
+
+class SeedStyleWithExtras:
+    """A seed runner with an optional fourth parameter, as runners that stream lines have."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float, bool]] = []
+
+    def run(
+        self, action: str, timeout: float, is_slash_command: bool, on_line: object = None
+    ) -> ActionResult:
+        self.calls.append((action, timeout, is_slash_command))
+        return ActionResult("done", "", 0, 1)
+
+
+class SeedStyleWithDefaults:
+    """A seed runner whose last argument has a default (the old executor passed it anyway)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float, bool]] = []
+
+    def run(self, action: str, timeout: float = 60, is_slash_command: bool = False) -> ActionResult:
+        self.calls.append((action, timeout, is_slash_command))
+        return ActionResult("done", "", 0, 1)
+
+
+def test_a_seed_runner_with_an_optional_extra_parameter_is_still_the_seed_one() -> None:
+    # The old executor called run(action, timeout=..., is_slash_command=...): extra optional
+    # parameters were fine. Taking such a runner for one of `run(request)` breaks every action.
+    for runner in (SeedStyleWithExtras(), SeedStyleWithDefaults()):
+        request = ActionRequest(action="/x", timeout=3, kind=SLASH_KIND.name)
+        as_action_runner(runner).execute(request)
+        assert runner.calls == [("/x", 3, True)]
+
+
+def test_a_runner_taking_the_request_and_an_option_is_not_the_seed_one() -> None:
+    class RequestAndOption:
+        def __init__(self) -> None:
+            self.kinds: list[str] = []
+
+        def run(self, request: ActionRequest, verbose: bool = False) -> ActionResult:
+            self.kinds.append(request.kind)
+            return ActionResult("", "", 0, 1)
+
+    runner = RequestAndOption()
+    as_action_runner(runner).execute(ActionRequest(action="x", timeout=3, kind="shell"))
+    assert runner.kinds == ["shell"]

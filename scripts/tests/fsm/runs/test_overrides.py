@@ -86,3 +86,10 @@ def test_the_argv_of_the_flags_given() -> None:
         "--wait-approval",
         "--no-color",
     ]
+
+
+def test_a_value_that_looks_like_a_flag_is_passed_on_as_one_argument() -> None:
+    # `run --background --llm-model=--x` is accepted, then its background child was given
+    # `--llm-model --x`, which argparse refuses ("expected one argument"): the run never ran.
+    flags = RunFlags(llm_model="--x", model="-m")
+    assert flags.argv() == ["--llm-model=--x", "--model=-m"]
