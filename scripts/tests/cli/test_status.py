@@ -186,8 +186,9 @@ def test_list_running_lists_only_the_runs_going_on(loop_project: LoopProject, ma
     loop_project.write("waits", WAITS.format(marker=marker))
     live = llproc.start(loop_project.root, "run", "waits")
     try:
+        # The state is saved as routed to (iteration 0), then as entered (iteration 1).
         llproc.wait_for(
-            lambda: llproc.state(loop_project.root, "waits").get("current_state") == "wait",
+            lambda: llproc.state(loop_project.root, "waits").get("iteration") == 1,
             60,
             "the run to wait",
         )

@@ -27,7 +27,7 @@ from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.announce import Announcer
 from little_loops.fsm.runs.approvals import answers_for
 from little_loops.fsm.runs.archive import ArchivedRun, archive_run
-from little_loops.fsm.runs.atomic import json_bytes, write_atomic
+from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
 from little_loops.fsm.runs.journal import SAVED_KEY, Journal
 from little_loops.fsm.runs.liveness import run_alive
@@ -178,6 +178,7 @@ class PersistentExecutor:
         A failure is a note: the run itself does not need it."""
         persistence = self.persistence
         files = RunFiles(persistence.loop_name, persistence.loops_dir, persistence.running_dir)
+        remove_leftover_temp_files(files.definition)  # this run holds the loop's lock
         try:
             write_atomic(files.definition, json_bytes(self.fsm.to_dict()) + b"\n", durable=False)
         except (OSError, LoopRuntimeError) as exc:

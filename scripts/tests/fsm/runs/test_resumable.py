@@ -551,3 +551,20 @@ def test_an_end_that_cannot_be_written_is_said_and_the_run_stays_resumable(
     saved = StatePersistence("count", loops).load_state()
     assert saved is not None
     assert saved.status == "running"  # the log's last word: resumable
+
+
+def test_a_killed_write_of_the_kept_loop_leaves_no_temp_file_behind(tmp_path: Path) -> None:
+    # kill -9 while `.count.loop.json` was being written left its temp file; the next run of
+    # the loop (it holds the loop's lock) removes it, as it does for the state file's.
+    from little_loops.fsm.facts.layout import RunFiles, temp_file
+
+    loops = tmp_path / ".loops"
+    running = loops / ".running"
+    running.mkdir(parents=True)
+    definition = RunFiles("count", loops, running).definition
+    dead = temp_file(definition, 0x7FFFFFF0)
+    dead.write_bytes(b'{"half": ')
+    runner = DefaultActionRunner(cwd=tmp_path)
+    PersistentExecutor(counting_loop(), loops_dir=loops, action_runner=runner).run()
+    assert not dead.exists()
+    assert json.loads(definition.read_text())["name"] == "count"
