@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from support.slowdown import scaled
+from support.llproc import wait_for
 
 from little_loops.fsm.actions.supervisor import ProcessSupervisor, failed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+from little_loops.fsm.processes.pids import pid_alive
 
 
 def _spawn(supervisor: ProcessSupervisor, script: str, out: Path, **limits: float | None):
@@ -64,10 +55,7 @@ def test_a_timeout_ends_the_child_and_what_it_started(tmp_path: Path) -> None:
     assert result.error is not None
     assert "timed out" in result.error
     grandchild = int(pidfile.read_text())
-    deadline = time.monotonic() + scaled(5)
-    while _alive(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(grandchild)
+    wait_for(lambda: not pid_alive(grandchild), 5, "the grandchild to be ended")
 
 
 def test_cancel_from_another_thread_stops_the_action_with_its_exit_code(tmp_path: Path) -> None:
@@ -75,7 +63,7 @@ def test_cancel_from_another_thread_stops_the_action_with_its_exit_code(tmp_path
     started = tmp_path / "started"
     timer = threading.Thread(
         target=lambda: (
-            _wait_for(started),
+            wait_for(started.exists, 10, "the action to start"),
             supervisor.cancel("interrupted"),
         )
     )
@@ -90,12 +78,6 @@ def test_cancel_from_another_thread_stops_the_action_with_its_exit_code(tmp_path
     assert supervisor.cancelled is None
     assert _spawn(supervisor, "exit 0", tmp_path / "e.out").exit_code == 0
     supervisor.close()
-
-
-def _wait_for(path: Path) -> None:
-    deadline = time.monotonic() + scaled(10)
-    while not path.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 def test_bad_arguments_are_refused() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 
+from support.llproc import wait_for
 from support.slowdown import scaled
 
 from little_loops.fsm.runs.orphans import (
@@ -29,9 +29,7 @@ def test_marked_processes_finds_exactly_the_processes_of_that_run() -> None:
     mine = _start(run_marker("loop", 999001))
     other = _start(run_marker("loop", 999002))
     try:
-        deadline = time.monotonic() + scaled(5)
-        while mine.pid not in marked_processes("loop:999001") and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: mine.pid in marked_processes("loop:999001"), 5, "the marked process")
         found = marked_processes("loop:999001")
         assert mine.pid in found
         assert other.pid not in found
@@ -44,9 +42,7 @@ def test_marked_processes_finds_exactly_the_processes_of_that_run() -> None:
 
 def test_kill_orphaned_actions_ends_them_and_says_which() -> None:
     orphan = _start(run_marker("crashed", 999003))
-    deadline = time.monotonic() + scaled(5)
-    while orphan.pid not in marked_processes("crashed:999003") and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(lambda: orphan.pid in marked_processes("crashed:999003"), 5, "the marked process")
     assert kill_orphaned_actions("crashed", 999003, grace=0.5) == [orphan.pid]
     assert orphan.wait(timeout=scaled(5)) is not None
     assert kill_orphaned_actions("crashed", 999003) == []
