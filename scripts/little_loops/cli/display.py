@@ -18,6 +18,8 @@ from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_
 from little_loops.fsm.definition.prose import cannot_run_hint
 from little_loops.fsm.engine.attempts import waiting_text
 from little_loops.fsm.evaluators.exit_code import exit_detail
+from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
+from little_loops.fsm.evaluators.registry import verdict_went_well
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.layout import stderr_file
 from little_loops.fsm.facts.outcomes import RAISABLE_LIMITS
@@ -27,8 +29,6 @@ from little_loops.fsm.facts.spend import format_cost
 from little_loops.fsm.facts.timefmt import format_duration
 
 ACTION_WIDTH = 60
-_GOOD = {"success", "target", "progress"}
-_BAD = {"failure", "error", "stall", "blocked"}
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 _GREEN, _RED, _YELLOW, _DIM, _BOLD, _RESET = (
@@ -229,10 +229,11 @@ class ProgressDisplay(GateLines):
             else:
                 self._header(f"(evaluate {one_line(event.get('type'))})")
         verdict = one_line(event.get("verdict"))
-        base = verdict.removesuffix("_uncertain")
-        if base in _GOOD:
+        base = verdict.removesuffix(UNCERTAIN_SUFFIX)
+        went_well = verdict_went_well(verdict)
+        if went_well:
             mark = self._paint("✓", _GREEN)
-        elif base in _BAD:
+        elif went_well is False:
             mark = self._paint("✗", _RED)
         else:
             mark = self._paint("•", _YELLOW)

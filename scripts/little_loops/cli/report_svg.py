@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.definition.graph import depths
+from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.facts.spend import format_cost
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ def verdict_class(verdict: str | None) -> str:
     """The CSS class of a verdict's colour: ok, bad, err, or other."""
     if verdict is None:
         return "none"
-    return VERDICT_CLASS.get(verdict.removesuffix("_uncertain"), "other")
+    return VERDICT_CLASS.get(verdict.removesuffix(UNCERTAIN_SUFFIX), "other")
 
 
 def step_verdict(step: Step) -> tuple[str, str]:

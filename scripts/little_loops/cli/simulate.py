@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 INDENT = " " * 7
 INDENT_CHILD = " " * 4  # one level of sub-loop
-_GOOD = {"success", "target", "progress"}
-_BAD = {"failure", "error", "stall", "blocked"}
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -80,12 +78,10 @@ def parse_verdicts(items: Sequence[str]) -> dict[str, list[str]]:
 
 
 def _mark(verdict: str) -> str:
-    base = verdict.removesuffix("_uncertain")
-    if base in _GOOD:
-        return "✓"
-    if base in _BAD:
-        return "✗"
-    return "•"
+    from little_loops.fsm.evaluators.registry import verdict_went_well
+
+    went_well = verdict_went_well(verdict)
+    return "•" if went_well is None else "✓" if went_well else "✗"
 
 
 def step_lines(step: SimulatedStep, max_iterations: int) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from little_loops.fsm.actions.registry import kind_of
 from little_loops.fsm.definition.model import DEFAULT_EVALUATOR, EvaluateConfig
+from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.suggest import did_you_mean
@@ -85,7 +86,7 @@ def unknown_verdicts(data: Mapping[Any, object], state: Mapping[Any, object]) ->
     known = (ERROR_VERDICT, *verdicts)
     problems = []
     for item in on if isinstance(on, list) else [on]:
-        if isinstance(item, str) and item.removesuffix("_uncertain") not in known:
+        if isinstance(item, str) and item.removesuffix(UNCERTAIN_SUFFIX) not in known:
             hint = did_you_mean(item, known) or f" (it gives: {', '.join(known)})"
             problems.append(f"'{item}' is not a verdict of this state{hint}")
     return problems

@@ -295,6 +295,7 @@ SPEC = EvaluatorSpec(
     keys=("prompt", "schema", "min_confidence", "uncertain_suffix"),
     interpolated=("prompt",),
     verdicts=DEFAULT_LLM_VERDICTS,
+    bad=("failure", "blocked"),
     error_causes="a failed LLM call",
     needs_llm=True,
     detail=_detail,

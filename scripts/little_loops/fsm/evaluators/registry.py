@@ -10,7 +10,8 @@ from little_loops.fsm.evaluators import (
     output_json,
     output_numeric,
 )
-from little_loops.fsm.evaluators.spec import COMMON_KEYS, EvaluatorSpec
+from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
+from little_loops.fsm.evaluators.spec import COMMON_KEYS, ERROR_VERDICT, EvaluatorSpec
 
 # In the order the docs and messages list them. To add an evaluator: write its module (its
 # evaluate function and SPEC) in this folder and add it here.
@@ -30,6 +31,22 @@ EVALUATOR_TYPES: tuple[str, ...] = tuple(SPECS)
 EVALUATE_KEY_NAMES: tuple[str, ...] = tuple(
     dict.fromkeys(key for key in COMMON_KEYS + sum((s.keys for s in SPECS.values()), ()))
 )
+
+# The verdicts that mean a step went well, and those that mean it did not (`error` too),
+# from each evaluator's spec: the progress display and `simulate` mark them ✓ and ✗.
+GOOD_VERDICTS: frozenset[str] = frozenset(v for s in SPECS.values() for v in s.good)
+BAD_VERDICTS: frozenset[str] = frozenset(
+    {ERROR_VERDICT, *(v for s in SPECS.values() for v in s.bad)}
+)
+
+
+def verdict_went_well(verdict: str) -> bool | None:
+    """True for a good verdict, False for a bad one, None for any other (a judge's own
+    words); a judge's `_uncertain` variant counts as its plain verdict."""
+    base = verdict.removesuffix(UNCERTAIN_SUFFIX)
+    if base in GOOD_VERDICTS:
+        return True
+    return False if base in BAD_VERDICTS else None
 
 
 def interpolated_fields(kind: str) -> tuple[str, ...]:

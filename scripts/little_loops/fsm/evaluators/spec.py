@@ -71,6 +71,8 @@ class EvaluatorSpec:
     required: tuple[str, ...] = ()  # of those, the ones a loop file must give
     interpolated: tuple[str, ...] = ()  # of those, the ones that may hold `${...}`
     verdicts: tuple[str, ...] = ("success", "failure")  # besides `error`
+    good: tuple[str, ...] = ("success",)  # of those, the ones that mean it went well (✓)
+    bad: tuple[str, ...] = ("failure",)  # and the ones that mean it did not (✗), as error does
     error_causes: str = "a failed evaluation"  # what makes it answer `error`, for messages
     numeric_target: bool = False  # its `target` must be a number (or a reference)
     needs_llm: bool = False  # with `llm.enabled: false` it is judged by exit code instead

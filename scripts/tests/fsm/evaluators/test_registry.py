@@ -37,3 +37,22 @@ def test_interpolated_fields_and_needs_llm() -> None:
     assert needs_llm("llm_structured") is True
     assert needs_llm("exit_code") is False
     assert needs_llm("nope") is False
+
+
+def test_good_and_bad_verdicts_come_from_the_specs() -> None:
+    from little_loops.fsm.evaluators.registry import (
+        BAD_VERDICTS,
+        GOOD_VERDICTS,
+        verdict_went_well,
+    )
+
+    assert {"success", "target", "progress"} == GOOD_VERDICTS
+    assert {"failure", "error", "stall", "blocked"} == BAD_VERDICTS
+    for spec in SPECS.values():
+        assert set(spec.good) <= set(spec.verdicts), spec.name
+        assert set(spec.bad) <= set(spec.verdicts), spec.name
+        assert not set(spec.good) & set(spec.bad), spec.name
+    assert verdict_went_well("success") is True
+    assert verdict_went_well("blocked_uncertain") is False
+    assert verdict_went_well("error") is False
+    assert verdict_went_well("partial") is None
