@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.engine.events import nested
+from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
 
 FOLLOW_POLL_SECONDS = 0.1
@@ -69,7 +70,7 @@ def follow_command(loop_name: str, loops_dir: Path, *, no_color: bool = False) -
             live = live and saved is not None and run_alive(saved, loops_dir)
             for event in reader.new_events():
                 top = not nested(event)  # a sub-loop's start or end is not the run's
-                if display is None or (top and event.get("event") == "loop_start"):
+                if display is None or (top and event.get("event") == Event.LOOP_START):
                     if display is not None:
                         display.close()
                     display = ProgressDisplay(
@@ -81,7 +82,7 @@ def follow_command(loop_name: str, loops_dir: Path, *, no_color: bool = False) -
                     )
                     ended = None
                 display(event)
-                if top and event.get("event") == "loop_complete":
+                if top and event.get("event") == Event.LOOP_COMPLETE:
                     outcome = OUTCOMES.get(str(event.get("terminated_by")))
                     ended = outcome.exit_code if outcome is not None else ExitCode.FAILED
             if not live:

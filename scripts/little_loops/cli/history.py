@@ -12,6 +12,7 @@ from little_loops.cli.options import positive_int
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument
 from little_loops.cli.runs import add_run_option
+from little_loops.fsm.facts.events import Event
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -58,50 +59,49 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
     from little_loops.cli.display import outcome_line, shorten, verdict_detail
     from little_loops.cli.nesting import INDENT, depth_of
     from little_loops.fsm.engine.commits import commit_text
-    from little_loops.fsm.engine.events import CHECKPOINT_EVENT, ROLLBACK_EVENT, STALL_EVENT
     from little_loops.fsm.facts.timefmt import format_duration
 
     kind = str(event.get("event", "?"))
     state = event.get("state")
     head = f"{event.get('ts', '-')} {kind:<15}" + INDENT * depth_of(event)  # a sub-loop's
-    if kind == "loop_start":
+    if kind == Event.LOOP_START:
         resumed = " (resumed)" if event.get("resumed") else ""
         tree = event.get("worktree")
         if isinstance(tree, dict) and event.get("run_id"):  # a run in a worktree: NAME@ID
             where = f" (branch {tree.get('branch', '?')})"
             return f"{head} {event.get('loop', '')}@{event['run_id']} at {state}{where}{resumed}"
         return f"{head} {event.get('loop', '')} at {state}{resumed}"
-    if kind == "state_enter":
+    if kind == Event.STATE_ENTER:
         return f"{head} {state} (iteration {event.get('iteration', '?')})"
-    if kind == "action_start":
+    if kind == Event.ACTION_START:
         return f"{head} {state} → {shorten(str(event.get('action', '')))}"
-    if kind == "action_complete":
+    if kind == Event.ACTION_COMPLETE:
         took = format_duration(event.get("duration_ms", 0))
         return f"{head} {state} → exit {event.get('exit_code')} in {took}"
-    if kind == "evaluate":
+    if kind == Event.EVALUATE:
         detail = verdict_detail(event)
         return f"{head} {state} → {event.get('verdict')}" + (f" {detail}" if detail else "")
-    if kind == "route":
+    if kind == Event.ROUTE:
         why = event.get("verdict") or event.get("reason") or ""
         return f"{head} {event.get('from')} → {event.get('to')}" + (f" ({why})" if why else "")
-    if kind == STALL_EVENT:
+    if kind == Event.STALL:
         return f"{head} {state} → {event.get('message')}" + (
             f" → {event['to']}" if event.get("to") else ""
         )
-    if kind == "approval_wait":
+    if kind == Event.APPROVAL_WAIT:
         return f"{head} {state} asks: {event.get('question')}"
-    if kind == "approval":
+    if kind == Event.APPROVAL:
         note = f": {event['note']}" if event.get("note") else ""
         return f"{head} {state} → {event.get('verdict')}{note}"
-    if kind == "attempt":
+    if kind == Event.ATTEMPT:
         return f"{head} {state} attempt {event.get('attempt')} of {event.get('max_attempts')}"
-    if kind in ("retry_wait", "rate_limit_wait"):
+    if kind in (Event.RETRY_WAIT, Event.RATE_LIMIT_WAIT):
         from little_loops.fsm.engine.attempts import waiting_text
 
         return f"{head} {state} {waiting_text(event)}"
-    if kind in (CHECKPOINT_EVENT, ROLLBACK_EVENT):
+    if kind in (Event.CHECKPOINT, Event.ROLLBACK):
         return f"{head} {state} {commit_text(event)}"
-    if kind == "loop_complete":
+    if kind == Event.LOOP_COMPLETE:
         line = outcome_line(event)
         return f"{head} {line.replace('ll-loop resume NAME', f'll-loop resume {loop}')}"
     rest = {k: v for k, v in event.items() if k not in ("ts", "event")}

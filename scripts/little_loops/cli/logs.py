@@ -12,6 +12,7 @@ from typing import Any
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument
 from little_loops.cli.runs import add_run_option
+from little_loops.fsm.facts.events import Event
 
 FOLLOW_POLL_SECONDS = 0.2
 
@@ -53,7 +54,7 @@ def latest_step(
 
     found = None
     for event in StatePersistence(loop_name, loops_dir, folder=folder).iter_events():
-        if event.get("event") == "action_start" and state in (None, event.get("state")):
+        if event.get("event") == Event.ACTION_START and state in (None, event.get("state")):
             found = event
     return found
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from little_loops.fsm.engine.events import DEPTH_KEY
+from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.safetext import one_line
 
 INDENT = "    "  # one level of sub-loop
@@ -29,12 +30,12 @@ def child_line(event: dict[str, Any], limits: dict[int, int]) -> str | None:
     """The line for a sub-loop's start or end (None for its other events); a start
     records the sub-loop's max_iterations in *limits*, by depth."""
     kind, loop = event.get("event"), one_line(str(event.get("loop", "")))
-    if kind == "loop_start":
+    if kind == Event.LOOP_START:
         limit = event.get("max_iterations")
         if isinstance(limit, int):
             limits[depth_of(event)] = limit
         return f"↳ loop {loop}\n"
-    if kind == "loop_complete":
+    if kind == Event.LOOP_COMPLETE:
         how = one_line(str(event.get("terminated_by", "")))
         final = one_line(str(event.get("final_state", "")))
         return f"↳ loop {loop} ended in {final} ({how})\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop
-from little_loops.fsm.engine import events
 from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.processes.gitcmd import git
 
@@ -132,7 +132,7 @@ def checkpoint_problem(fsm: FSMLoop, in_worktree: bool) -> str | None:
 
 def commit_text(event: Mapping[str, Any]) -> str:
     """A `checkpoint` or `rollback` event as history shows it, after the state's name."""
-    rollback = event.get("event") == events.ROLLBACK_EVENT
+    rollback = event.get("event") == Event.ROLLBACK
     if event.get("error"):
         return f"{'rollback' if rollback else 'commit'}: {event['error']}"
     sha = str(event.get("sha") or "?")[:SHORT_SHA]

@@ -99,9 +99,6 @@ class Evaluation(_EvaluationKeys, total=False):
 Route = TypedDict("Route", {"from": str, "to": str, "verdict": str | None, "reason": str})
 
 
-STALL_EVENT = Event.STALL  # the name of the StallEvent
-
-
 class StallEvent(TypedDict):
     """`stall`: a stall breaker fired (`to`: its on_stall state; None: the run ends)."""
 
@@ -167,9 +164,6 @@ class RateLimitWait(_WaitKeys, total=False):
     resets: str
     judge: bool
 
-
-CHECKPOINT_EVENT = Event.CHECKPOINT  # the name of a Checkpoint event
-ROLLBACK_EVENT = Event.ROLLBACK  # the name of a Rollback event
 
 # `checkpoint`: a state's action changed the worktree and was committed (`commit:`);
 # `sha` is the new commit, `pass` the executor's pass number. A git failure (no commit

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from little_loops.fsm.engine.events import STALL_EVENT, nested
+from little_loops.fsm.engine.events import nested
+from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import succeeded
 
 KEEP_STEPS = 2000
@@ -193,9 +194,9 @@ class _Builder:
         report.events += 1
         if nested(event):  # a sub-loop's: its cost comes with its state's `evaluate`
             return
-        if kind == "state_enter":
+        if kind == Event.STATE_ENTER:
             self._enter(_text(event.get("state")), event.get("iteration"), ts)
-        elif kind == "route":
+        elif kind == Event.ROUTE:
             source, target = _text(event.get("from")), _text(event.get("to"))
             report.edges[(source, target)] = report.edges.get((source, target), 0) + 1
             step = self._current(source, ts)
@@ -206,14 +207,14 @@ class _Builder:
             step = self._current(event.get("state"), ts)
             if step is not None:
                 _STEP_EVENTS[kind](step, event)
-        elif kind == "loop_start":
+        elif kind == Event.LOOP_START:
             if report.started_at is None:
                 report.started_at = ts
             else:  # a resume: a step cut short by a crash ended with the last event before it
                 report.resumed += 1
                 self._hold(self.last_ts)
                 self.resumed_at = ts
-        elif kind == "loop_complete":
+        elif kind == Event.LOOP_COMPLETE:
             self._hold(ts)
             self._ended(event)
         self.last_ts = ts or self.last_ts
@@ -350,10 +351,10 @@ def _stall(step: Step, event: dict[str, Any]) -> None:
 
 
 _STEP_EVENTS = {
-    "action_start": _action_start,
-    "action_complete": _action_complete,
-    "evaluate": _evaluate,
-    STALL_EVENT: _stall,
+    Event.ACTION_START: _action_start,
+    Event.ACTION_COMPLETE: _action_complete,
+    Event.EVALUATE: _evaluate,
+    Event.STALL: _stall,
 }
 
 

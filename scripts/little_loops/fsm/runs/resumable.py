@@ -18,6 +18,7 @@ from little_loops.fsm.engine.executor import (
     FSMExecutor,
 )
 from little_loops.fsm.facts.errors import CorruptStateError, LoopRuntimeError, RunLogError
+from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import RunFiles
 from little_loops.fsm.facts.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
 from little_loops.fsm.facts.runfile import display_path
@@ -42,13 +43,13 @@ from little_loops.fsm.runs.store import StatePersistence
 # action. (The state file is a snapshot kept by snapshots.SnapshotWriter.)
 DURABLE_INTERVAL_S = 1.0
 # The first and the last event of a run (or of a resumed part of one).
-_BOUNDARIES = frozenset({"loop_start", "loop_complete"})
+_BOUNDARIES = frozenset({Event.LOOP_START, Event.LOOP_COMPLETE})
 # Events after which a run does nothing outside its process before the next event: each
 # waits to be written with the next one (one write() per action, not one per event), and
 # the changes they made go with that one. A crash loses at most them, and a resume redoes
 # them the same way: it enters the state again (no action had started) or judges the
 # recorded action again. An event that records money spent is written at once.
-_HELD = frozenset({"state_enter", "evaluate", "route"})
+_HELD = frozenset({Event.STATE_ENTER, Event.EVALUATE, Event.ROUTE})
 
 
 class PersistentExecutor:
@@ -229,7 +230,7 @@ class PersistentExecutor:
         kind = event.get("event")
         if nested(event) and kind in _BOUNDARIES:
             kind = f"child_{kind}"  # a sub-loop's start or end: the run goes on
-        elif kind == "loop_start":
+        elif kind == Event.LOOP_START:
             event.update(describe(self.place))  # its id and worktree
         try:
             if kind in _HELD and not event.get("cost_usd"):
@@ -239,7 +240,7 @@ class PersistentExecutor:
         except OSError as exc:  # a full disk, a read-only file system, a removed folder
             if self._user_callback is not None:
                 self._user_callback(event)  # the run is still shown (and its end)
-            if kind == "loop_complete":
+            if kind == Event.LOOP_COMPLETE:
                 # The end cannot be written: the run stays resumable from the log; say so,
                 # or `status` calling it crashed would be all a user learns.
                 if self._on_note is not None:
@@ -256,7 +257,7 @@ class PersistentExecutor:
             ) from None
         if self._user_callback is not None:
             self._user_callback(event)
-        if kind == "loop_start" and self._orphans:
+        if kind == Event.LOOP_START and self._orphans:
             pids, self._orphans = self._orphans, []
             self._on_event({"event": "orphans_killed", "ts": event.get("ts"), "pids": pids})
 
@@ -264,16 +265,16 @@ class PersistentExecutor:
         """What changed in the run since the last event written, now recorded."""
         if kind in _BOUNDARIES:  # the whole state, with the run's own fields
             status = Status.RUNNING
-            if kind == "loop_complete":
+            if kind == Event.LOOP_COMPLETE:
                 status = outcome_of(str(event.get("terminated_by"))).status
-            ended = event if kind == "loop_complete" else None
+            ended = event if kind == Event.LOOP_COMPLETE else None
             fields: dict[str, Any] = dict(self._state(status, ended).to_dict())
             self._full = fields
         else:  # only the executor's fields change between the start and the end
             fields = snapshot_fields(self.executor.snapshot())
             self._full = {**self._full, **fields}
         journal = self._journal
-        return journal.base(fields) if kind == "loop_start" else journal.changes(fields)
+        return journal.base(fields) if kind == Event.LOOP_START else journal.changes(fields)
 
     def _record(self, kind: object, event: dict[str, Any]) -> None:
         """Write *event* (and any held before it) with the changes since the last write."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.engine.events import nested
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.facts.pricing import USAGE_KEYS
 from little_loops.fsm.runs.notify import RunSummary
@@ -67,14 +68,14 @@ def last_part(events: Iterable[dict[str, Any]]) -> Part:
         kind, ts = event.get("event"), str(event.get("ts", ""))
         if nested(event):  # a sub-loop's: its cost comes with its state's `evaluate`
             continue
-        if kind == "loop_start":
+        if kind == Event.LOOP_START:
             part = Part(began=ts, resumed=event.get("resumed") is True)
             found = part.visits
-        elif kind == "state_enter":
+        elif kind == Event.STATE_ENTER:
             if found and not found[-1].end:
                 found[-1].end = ts
             found.append(Visit(str(event.get("state", "")), ts, attributes=_fresh(event)))
-        elif kind == "loop_complete":
+        elif kind == Event.LOOP_COMPLETE:
             part.ended = ts
             if found and not found[-1].end:
                 found[-1].end = ts
@@ -95,9 +96,9 @@ def _fresh(event: dict[str, Any]) -> Attributes:
 
 def _note_event(attributes: Attributes, kind: object, event: dict[str, Any]) -> None:
     """Add what *event* says about the visit under way to its *attributes*."""
-    if kind == "action_start":
+    if kind == Event.ACTION_START:
         attributes[f"{PREFIX}action_type"] = str(event.get("action_type", ""))
-    elif kind == "action_complete":
+    elif kind == Event.ACTION_COMPLETE:
         attributes[f"{PREFIX}exit_code"] = _number(event.get("exit_code"))
         attributes[f"{PREFIX}duration_ms"] = _number(event.get("duration_ms"))
         _add_cost(attributes, event.get("cost_usd"))
@@ -108,11 +109,11 @@ def _note_event(attributes: Attributes, kind: object, event: dict[str, Any]) -> 
             if isinstance(count, int) and not isinstance(count, bool):
                 name = f"{PREFIX}tokens.{key.removesuffix('_tokens')}"
                 attributes[name] = int(attributes.get(name, 0)) + count
-    elif kind == "evaluate":
+    elif kind == Event.EVALUATE:
         attributes[f"{PREFIX}verdict"] = str(event.get("verdict", ""))
         attributes[f"{PREFIX}evaluator"] = str(event.get("type", ""))
         _add_cost(attributes, event.get("cost_usd"))
-    elif kind == "route":
+    elif kind == Event.ROUTE:
         attributes[f"{PREFIX}next_state"] = str(event.get("to", ""))
 
 
