@@ -11,7 +11,7 @@ from little_loops.fsm.engine.executor import EventCallback, ExecutorConfig
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.processes.gitcmd import forget_git_location
 from little_loops.fsm.runs.locks import LockHandle, acquire_scope, project_root
-from little_loops.fsm.runs.overrides import Overrides, save_overrides
+from little_loops.fsm.runs.overrides import RunFlags, save_overrides
 from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.signals import ShutdownSignals
@@ -23,7 +23,7 @@ def run_in_foreground(
     loop_path: str,
     loops_dir: Path,
     *,
-    overrides: Overrides,
+    overrides: RunFlags,
     event_callback: EventCallback,
     on_note: Callable[[str], None],
     queue: bool = False,

@@ -102,9 +102,6 @@ class RunFlags:
         return cls(**{name: row.kind.check(data.get(name)) for name, row in _resumed()})
 
 
-Overrides = RunFlags  # the name `run_in_foreground` and older callers know it by
-
-
 def _resumed() -> list[tuple[str, Any]]:
     return [(name, row) for name, row in flag_rows(RunFlags) if row.resumed]
 

@@ -25,7 +25,7 @@ from little_loops.fsm.runs.control import (
     stop_process,
 )
 from little_loops.fsm.runs.liveness import LiveStatus, live_status, since_ms
-from little_loops.fsm.runs.overrides import Overrides, save_overrides
+from little_loops.fsm.runs.overrides import RunFlags, save_overrides
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
 
@@ -157,6 +157,6 @@ def test_the_iteration_limit_is_the_runs_flag_else_its_files(tmp_path: Path) -> 
     )
     state = LoopState("x", "a", loop_path=str(loop_file))
     assert iteration_limit(state, tmp_path) == 7
-    save_overrides("x", tmp_path, Overrides(max_iterations=3))
+    save_overrides("x", tmp_path, RunFlags(max_iterations=3))
     assert iteration_limit(state, tmp_path) == 3
     assert iteration_limit(LoopState("y", "a"), tmp_path) is None

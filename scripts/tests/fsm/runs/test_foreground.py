@@ -8,7 +8,7 @@ from typing import Any
 
 from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.locks import read_scope_locks
-from little_loops.fsm.runs.overrides import Overrides, load_overrides
+from little_loops.fsm.runs.overrides import RunFlags, load_overrides
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.validate.loopfile import load_and_validate
 
@@ -32,7 +32,7 @@ def test_run_then_resume_with_the_flags_recorded(tmp_path: Path) -> None:
     loops = tmp_path / ".loops"
     events: list[dict[str, Any]] = []
     notes: list[str] = []
-    flags = Overrides(max_iterations=1, llm_model="m")
+    flags = RunFlags(max_iterations=1, llm_model="m")
     first = run_in_foreground(
         fsm, "once.yaml", loops, overrides=flags, event_callback=events.append, on_note=notes.append
     )
@@ -42,7 +42,7 @@ def test_run_then_resume_with_the_flags_recorded(tmp_path: Path) -> None:
     assert notes == []
     assert events[0]["event"] == "loop_start"
     restored: list[LoopState] = []
-    more = Overrides(max_iterations=2, llm_model="m")
+    more = RunFlags(max_iterations=2, llm_model="m")
     again = run_in_foreground(
         dataclasses.replace(fsm, max_iterations=2),
         "once.yaml",

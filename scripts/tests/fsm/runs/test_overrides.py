@@ -11,7 +11,6 @@ import pytest
 from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.runs.flags import flag_rows
 from little_loops.fsm.runs.overrides import (
-    Overrides,
     RunFlags,
     load_overrides,
     resumed_over,
@@ -21,7 +20,7 @@ from little_loops.fsm.runs.overrides import (
 
 def test_the_flags_round_trip(tmp_path: Path) -> None:
     assert load_overrides("x", tmp_path) is None
-    flags = Overrides(max_iterations=4, no_llm=True, llm_model="m", max_cost=0.5, model="c")
+    flags = RunFlags(max_iterations=4, no_llm=True, llm_model="m", max_cost=0.5, model="c")
     save_overrides("x", tmp_path, flags)
     assert load_overrides("x", tmp_path) == flags
     written = json.loads(run_files("x", tmp_path).options.read_text())
@@ -33,7 +32,7 @@ def test_the_flags_round_trip(tmp_path: Path) -> None:
         "wait_approval": False,
         "model": "c",
     }
-    waits = Overrides(wait_approval=True)
+    waits = RunFlags(wait_approval=True)
     save_overrides("x", tmp_path, waits)
     assert load_overrides("x", tmp_path) == waits
 
@@ -50,7 +49,7 @@ def test_bad_values_are_ignored(tmp_path: Path, text: str) -> None:
     path = run_files("x", tmp_path).options
     path.parent.mkdir(parents=True)
     path.write_text(text)
-    assert load_overrides("x", tmp_path) == Overrides()
+    assert load_overrides("x", tmp_path) == RunFlags()
 
 
 @pytest.mark.parametrize("text", ["[1]", "not json"])
