@@ -7,27 +7,17 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from support.loops import ONE_STEP
 from support.project import LoopProject
 
 from little_loops.cli.export import export_command, read_exports
 from little_loops.fsm.facts.errors import LoopRuntimeError
 
-LOOP = """\
-    name: one
-    initial: a
-    states:
-      a:
-        action: "true"
-        next: done
-      done:
-        terminal: true
-"""
-
 
 def test_an_exported_run_reads_back_as_its_report(
     loop_project: LoopProject, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    loop_project.write("one", LOOP)
+    loop_project.write("one", ONE_STEP)
     assert loop_project.run("run", "one").code == 0
     capsys.readouterr()
     out = loop_project.root / "one.tar.gz"

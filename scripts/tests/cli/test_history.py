@@ -5,20 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.loops import ONE_STEP
 from support.project import LoopProject
 
 from little_loops.cli.history import format_event, history_command
-
-LOOP = """\
-    name: one
-    initial: a
-    states:
-      a:
-        action: "true"
-        next: done
-      done:
-        terminal: true
-"""
 
 
 def test_format_event() -> None:
@@ -31,7 +21,7 @@ def test_format_event() -> None:
 
 
 def test_history_of_a_run(loop_project: LoopProject, capsys: pytest.CaptureFixture[str]) -> None:
-    loop_project.write("one", LOOP)
+    loop_project.write("one", ONE_STEP)
     assert loop_project.run("run", "one").code == 0
     capsys.readouterr()
     assert history_command("one", loops_dir=loop_project.loops) == 0

@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
+from support.loops import ONE_STEP
 from support.project import LoopProject
 
 from little_loops.cli.listing import loop_rows, run_rows, text_table
-
-LOOP = """\
-    name: one
-    initial: a
-    states:
-      a:
-        action: "true"
-        next: done
-      done:
-        terminal: true
-"""
 
 
 def test_text_table_lines_up_columns() -> None:
@@ -25,7 +15,7 @@ def test_text_table_lines_up_columns() -> None:
 
 
 def test_loop_rows_name_status_and_errors(loop_project: LoopProject) -> None:
-    loop_project.write("one", LOOP)
+    loop_project.write("one", ONE_STEP)
     (loop_project.loops / "bad.yaml").write_text("a: [")
     rows = {row["name"]: row for row in loop_rows(loop_project.loops)}
     assert rows["one"]["paradigm"] == "fsm"
@@ -39,6 +29,6 @@ def test_loop_rows_name_status_and_errors(loop_project: LoopProject) -> None:
 
 
 def test_run_rows_list_only_runs_going_on(loop_project: LoopProject) -> None:
-    loop_project.write("one", LOOP)
+    loop_project.write("one", ONE_STEP)
     assert loop_project.run("run", "one").code == 0
     assert run_rows(loop_project.loops) == []

@@ -12,6 +12,18 @@ from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
 
 # `work` exits 2 (the verdict error) and routes it to `stuck`, which says nothing of outcome:
 # the run ends there as a failure (exit 7), `done` would be a success.
+# A loop named `one` whose one step runs `true` and ends (LoopProject.write dedents it).
+ONE_STEP = """\
+    name: one
+    initial: a
+    states:
+      a:
+        action: "true"
+        next: done
+      done:
+        terminal: true
+"""
+
 ERROR_TO_TERMINAL = """\
     name: gives-up
     initial: work
