@@ -146,7 +146,9 @@ def test_recorded_processes_are_ended_with_their_groups() -> None:
 
 
 def test_a_recorded_pid_is_signalled_with_its_children_first() -> None:
-    proc = _recorded("sleep 300 & echo $!; wait")
+    # The leader never ends by itself (a bare `wait` would return, and bash exit 0, as soon
+    # as its child was killed, before the leader's own SIGKILL came).
+    proc = _recorded("sleep 300 & echo $!; while :; do sleep 0.2; done")
     assert proc.stdout is not None
     grandchild = int(proc.stdout.readline())
     CONTAINMENT.signal_recorded(proc.pid, signal.SIGKILL, children=True)
