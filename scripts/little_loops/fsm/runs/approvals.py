@@ -32,7 +32,6 @@ from little_loops.fsm.runs.state import LoopState
 APPROVED = "success"  # the verdict `ll-loop approve` gives the approval state
 REJECTED = "failure"  # the verdict `ll-loop reject` gives it
 _MAX_NOTE = 64 * 1024
-TAKEN_SUFFIX = ".taken"  # after the answer file's name: the answer the run took
 
 
 @dataclass(frozen=True)
@@ -89,15 +88,16 @@ def write_answer(
         "answered_at": iso_now(),
         "answered_by": _who(),
     }
-    path = run_files(loop_name, loops_dir).approval
+    files = run_files(loop_name, loops_dir)
+    path, taken = files.approval, files.approval_taken
     make_running_dir(path.parent)
     with _answers_locked(path.parent):
-        for earlier in (path, _taken(path)):
+        for earlier in (path, taken):
             found = _read(earlier)
             if found is not None and _fits(found, question):
                 raise LoopRuntimeError(_already(loop_name, found, verdict))
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(_taken(path))  # an earlier question's: this one is answered now
+            os.unlink(taken)  # an earlier question's: this one is answered now
         write_atomic(path, json_bytes(data, indent=2) + b"\n")
     return question
 
@@ -138,11 +138,6 @@ def _answers_locked(running: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _taken(path: Path) -> Path:
-    """Where the answer the run took is kept until the next question's answer."""
-    return path.with_name(path.name + TAKEN_SUFFIX)
-
-
 def _read(path: Path) -> dict[str, Any] | None:
     """The answer in *path*: None when there is none, or it cannot be read as one."""
     try:
@@ -152,8 +147,9 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else {}
 
 
-def _take(path: Path, question: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer in *path* if it answers *question*, moved aside as taken (under the lock)."""
+def _take(path: Path, taken: Path, question: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer in *path* if it answers *question*, moved aside to *taken* (under the
+    lock)."""
     data = _read(path)
     if data is None:
         return None  # unreadable: asked again at the next look
@@ -161,7 +157,7 @@ def _take(path: Path, question: dict[str, Any]) -> dict[str, Any] | None:
         with contextlib.suppress(OSError):
             os.unlink(path)
         return None
-    os.replace(path, _taken(path))
+    os.replace(path, taken)
     return data
 
 
@@ -178,12 +174,13 @@ def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> An
     """The answer to *question* if one was written (it is then kept aside as taken, so a
     later answer to the same question is refused); an answer to an earlier question is
     removed and not taken."""
-    path = run_files(loop_name, loops_dir).approval
+    files = run_files(loop_name, loops_dir)
+    path = files.approval
     if not os.path.lexists(path):
         return None  # the common case while waiting: no lock taken
     try:
         with _answers_locked(path.parent):
-            data = _take(path, question)
+            data = _take(path, files.approval_taken, question)
     except OSError:
         return None  # no `.running/` folder: asked again at the next look
     if data is None:
