@@ -166,21 +166,26 @@ _SAFE_ERRORS = "ll-loop-locale-safe"
 
 def _escape_unencodable(exc: UnicodeError) -> tuple[bytes, int]:
     """Bytes read undecoded (surrogate escapes) go out as they came; any other character the
-    stream's encoding cannot hold is written escaped (`\\U0001f600`)."""
+    stream's encoding cannot hold is written as JSON writes it (`\\u00b7`, 😀 as
+    `\\ud83d\\ude00`), so `--json` output stays JSON under any locale."""
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
     out = bytearray()
     for ch in exc.object[exc.start : exc.end]:
-        if "\udc80" <= ch <= "\udcff":
-            out.append(ord(ch) - 0xDC00)
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(code - 0xDC00)
+        elif code > 0xFFFF:
+            code -= 0x10000
+            out += b"\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
         else:
-            out += ch.encode("ascii", "backslashreplace")
+            out += b"\\u%04x" % code
     return bytes(out), exc.end
 
 
 def locale_safe_streams() -> None:
     """Make stdout and stderr write what their encoding (a C, Latin-1 or GBK locale) cannot
-    hold as `\\U0001f600` instead of raising: a message never crashes for the locale."""
+    hold as a `\\u00b7` escape instead of raising: a message never crashes for the locale."""
     import codecs
 
     try:

@@ -67,10 +67,16 @@ def test_an_emoji_value_runs_under_an_ascii_locale(project: Path) -> None:
     report = _ll_loop(project, "report", "emo")
     assert report.returncode == ExitCode.OK, report.stderr
     assert "Traceback" not in report.stderr
-    assert "loop emo \\xb7 run " in report.stdout
+    assert "loop emo \\u00b7 run " in report.stdout
     history = _ll_loop(project, "history", "emo")
     assert history.returncode == ExitCode.OK, history.stderr
-    assert "\\U0001f600" in history.stdout + history.stderr
+    assert "\\ud83d\\ude00" in history.stdout
+    # Escaped as JSON escapes it: `--json` output is still JSON, with the text itself in it.
+    as_json = _ll_loop(project, "history", "emo", "--json")
+    assert as_json.returncode == ExitCode.OK, as_json.stderr
+    actions = [e["action"] for e in json.loads(as_json.stdout) if e["event"] == "action_start"]
+    assert len(actions) == 1
+    assert VALUE in actions[0]  # as shown, however the value is handed to bash
 
 
 def test_bytes_given_on_the_command_line_go_back_as_they_came(project: Path) -> None:

@@ -200,6 +200,7 @@ def _show_output(output: IO[bytes]) -> None:
                 b"[ll-loop: the first %d bytes of its output were not kept]\n" % (size - MAX_SHOWN)
                 + shown
             )
+        sys.stderr.flush()  # what we printed before it comes first
         fd = _stderr_fd()
         while shown:
             shown = shown[os.write(fd, shown) :]
