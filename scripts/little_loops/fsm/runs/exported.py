@@ -37,6 +37,7 @@ HEADER_BYTES = 1024 * 1024  # one extended header (a long name, a pax record set
 ALL_HEADER_BYTES = 16 * 1024 * 1024  # all extended headers of a file together, at most
 READ_SECONDS = 300.0  # reading all the files of one report, at most
 _CHUNK = 64 * 1024
+_PER_MEMBER = 2 * tarfile.BLOCKSIZE  # a member's header and padding, past its data
 
 
 class _Stream(Protocol):
@@ -93,7 +94,7 @@ class _Counted:
     def _read(self, size: int) -> bytes:
         if time.monotonic() > self._deadline:
             raise _Refused(f"not read within {READ_SECONDS:g}s (all the files together)")
-        if self._at + size > TOTAL_BYTES + HEADER_BYTES:
+        if self._at + size > TOTAL_BYTES + ALL_HEADER_BYTES + MAX_MEMBERS * _PER_MEMBER:
             raise _Refused(f"more than {MAX_MEMBERS:,} files or 1 GiB unpacked")
         data = self._stream.read(size)
         self._at += len(data)
