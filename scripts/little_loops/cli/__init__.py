@@ -7,6 +7,7 @@ handler receives explicit arguments and returns an exit code.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import os
@@ -160,12 +161,52 @@ def _misplaced_option(argv: list[str]) -> str | None:
     )
 
 
+_SAFE_ERRORS = "ll-loop-locale-safe"
+
+
+def _escape_unencodable(exc: UnicodeError) -> tuple[bytes, int]:
+    """Bytes read undecoded (surrogate escapes) go out as they came; any other character the
+    stream's encoding cannot hold is written as JSON writes it (`\\u00b7`, 😀 as
+    `\\ud83d\\ude00`), so `--json` output stays JSON under any locale."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = bytearray()
+    for ch in exc.object[exc.start : exc.end]:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(code - 0xDC00)
+        elif code > 0xFFFF:
+            code -= 0x10000
+            out += b"\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
+        else:
+            out += b"\\u%04x" % code
+    return bytes(out), exc.end
+
+
+def locale_safe_streams() -> None:
+    """Make stdout and stderr write what their encoding (a C, Latin-1 or GBK locale) cannot
+    hold as a `\\u00b7` escape instead of raising: a message never crashes for the locale."""
+    import codecs
+
+    try:
+        codecs.lookup_error(_SAFE_ERRORS)
+    except LookupError:
+        codecs.register_error(_SAFE_ERRORS, _escape_unencodable)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        encoding = str(getattr(stream, "encoding", "") or "").lower().replace("-", "")
+        if reconfigure is not None and encoding != "utf8":
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors=_SAFE_ERRORS)
+
+
 def main_loop(argv: Sequence[str] | None = None) -> int:
     """Entry point of `ll-loop`; returns the process exit code.
 
     The error classes and exit codes are imported once a command is chosen, so that
     `ll-loop --help` loads no more than argparse and this module.
     """
+    locale_safe_streams()
     args_list = _with_run_shorthand(list(sys.argv[1:] if argv is None else argv))
     misplaced = _misplaced_option(args_list)
     if misplaced is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tarfile
 import tempfile
@@ -15,13 +14,6 @@ from little_loops.cli.runs import add_run_option
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.report import Report
-
-# What `report --from` reads of a file: members `<loop>/<run id>/<file name>`, regular files
-# only, each at most MEMBER_BYTES and all together at most TOTAL_BYTES once unpacked.
-_MEMBER = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,199})/(\d{8}-\d{6}(?:-\d+)?)/([^/\0]{1,255})$")
-MEMBER_BYTES = 64 * 1024 * 1024
-TOTAL_BYTES = 1024 * 1024 * 1024
-MAX_MEMBERS = 100_000
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -73,14 +65,15 @@ def read_exports(sources: list[Path]) -> list[Report]:
     LoopRuntimeError naming the file when one is not an export ll-loop can read."""
     from little_loops.fsm.facts.errors import LoopRuntimeError
     from little_loops.fsm.runs.archive import archived_definition
+    from little_loops.fsm.runs.exported import read_deadline, unpack_export
     from little_loops.fsm.runs.report import build_report
     from little_loops.fsm.runs.store import StatePersistence
 
-    reports = []
+    reports, deadline = [], read_deadline()
     for source in sources:
         with tempfile.TemporaryDirectory(prefix="ll-loop-report-") as unpacked:
             root = Path(unpacked)
-            for loop, run_id in _unpack(source, root):
+            for loop, run_id in unpack_export(source, root, deadline):
                 folder = root / loop / run_id
                 store = StatePersistence(loop, root, folder=folder)
                 try:
@@ -90,52 +83,3 @@ def read_exports(sources: list[Path]) -> list[Report]:
                 report.definition = archived_definition(folder)
                 reports.append(report)
     return reports
-
-
-def _unpack(source: Path, into: Path) -> list[tuple[str, str]]:
-    """Unpack the run files in *source* under *into*; the (loop, run id) pairs found.
-
-    Only members shaped `<loop>/<run id>/<name>` that are regular files are unpacked, by
-    our own writes (never tarfile's extraction): no link, device, absolute path or `..`
-    can reach outside *into*, and the sizes are capped."""
-    from little_loops.fsm.facts.errors import LoopRuntimeError
-
-    def bad(why: str) -> LoopRuntimeError:
-        return LoopRuntimeError(f"{source}: not a run exported by ll-loop export ({why})")
-
-    found: list[tuple[str, str]] = []
-    total = members = 0
-    try:
-        with tarfile.open(source, mode="r:*") as tar:
-            for member in tar:
-                # Every member counts, even one skipped: reading past it unpacks it too.
-                members += 1
-                total += max(0, member.size)
-                if total > TOTAL_BYTES or members > MAX_MEMBERS:
-                    raise bad(f"more than {MAX_MEMBERS:,} files or 1 GiB unpacked")
-                match = _MEMBER.match(member.name)
-                if not member.isfile() or match is None:
-                    continue
-                loop, run_id, name = match.groups()
-                if name in (".", ".."):
-                    raise bad(f"{member.name}: not a file name")
-                if member.size > MEMBER_BYTES:
-                    raise bad(f"{member.name}: more than 64 MiB")
-                reader = tar.extractfile(member)
-                if reader is None:
-                    continue
-                folder = into / loop / run_id
-                folder.mkdir(parents=True, exist_ok=True)
-                with reader, open(folder / name, "xb") as out:
-                    out.write(reader.read(MEMBER_BYTES + 1)[:MEMBER_BYTES])
-                if (loop, run_id) not in found:
-                    found.append((loop, run_id))
-    except FileNotFoundError:
-        raise LoopRuntimeError(f"{source}: no such file") from None
-    except FileExistsError:
-        raise bad("a file is in it twice") from None
-    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
-        raise bad(str(exc) or type(exc).__name__) from None
-    if not found:
-        raise bad("no run files in it")
-    return found

@@ -104,11 +104,17 @@ def arguments_from(
 
 
 def read_context_file(name: str) -> dict[str, Any]:
-    """The mapping in a JSON or YAML file; LoopDefinitionError when it is not one."""
-    from little_loops.fsm.definition.loader import load_file
+    """The mapping in a JSON or YAML file; LoopDefinitionError when it is not one.
+
+    A `.json` file, or text that parses as a JSON object, is read as JSON (the `\\ud83d\\ude00`
+    escapes `json.dumps` writes are one character there, an error in YAML); YAML otherwise."""
+    from little_loops.fsm.definition.loader import load_text, read_file
 
     try:
-        data = load_file(name).data
+        text = read_file(name)
+        data = _json_mapping(name, text)
+        if data is None:
+            data = load_text(text, source=name).data
     except LoopFileError as exc:
         if exc.line is None and exc.detail.startswith(("the file is empty", "the top level")):
             raise LoopDefinitionError(
@@ -117,6 +123,55 @@ def read_context_file(name: str) -> dict[str, Any]:
         message = str(exc).replace(", not a loop file", "")
         raise LoopDefinitionError(f"context file {message}") from None
     return dict(data)
+
+
+def _json_mapping(name: str, text: str) -> dict[str, Any] | None:
+    """The JSON object *text* holds when the file *name* ends in `.json` or *text* parses as
+    one; None to read it as YAML. LoopFileError for a `.json` file that is not such JSON."""
+    import json
+
+    from little_loops.fsm.definition.loader import MAX_NESTING
+
+    is_json = name.lower().endswith(".json")
+    if not is_json and not text.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        if _depth(data) > MAX_NESTING:
+            raise ValueError(f"nested more than {MAX_NESTING} deep")
+    except (ValueError, RecursionError) as exc:
+        if not is_json:
+            return None  # `{a: 1}` is YAML, not JSON
+        why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise LoopFileError(name, f"not valid JSON: {why}") from None
+    if not isinstance(data, dict):
+        raise LoopFileError(name, "the top level must be a mapping")
+    return data
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        twice = next(key for n, (key, _) in enumerate(pairs) if key in dict(pairs[:n]))
+        raise ValueError(f"the key {twice!r} is given twice")
+    return data
+
+
+def _no_constant(word: str) -> Any:
+    raise ValueError(f"{word} is not a JSON number")
+
+
+def _depth(value: Any) -> int:
+    """How deep *value* nests lists and mappings (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            stack.extend(
+                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
 
 
 def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = False) -> FSMLoop:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import signal
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -247,3 +251,73 @@ def test_a_planted_link_at_the_answer_leaves_the_question_open(
     assert target.read_text() == '{"verdict": "success"}'
     assert llproc.console(project, "resume", "ship").returncode == ExitCode.OK
     assert (project / "deployed.txt").read_text() == "go"
+
+
+def _answer(project: Path, command: str, note: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "ll-loop"), command, "ship", "--note", note],
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_of_many_answers_at_once_exactly_one_counts_and_the_run_follows_it(
+    project: Path,
+) -> None:
+    assert llproc.console(project, "run", "ship").returncode == ExitCode.AWAITING_APPROVAL
+    commands = ["approve" if n % 2 else "reject" for n in range(12)]
+    procs = [_answer(project, command, f"answer {n}") for n, command in enumerate(commands)]
+    results = [(proc.wait(timeout=scaled(60)), *proc.communicate()) for proc in procs]
+    won = [n for n, (code, _, _) in enumerate(results) if code == ExitCode.OK]
+    assert len(won) == 1, results
+    first = won[0]
+    said = "approved" if commands[first] == "approve" else "rejected"
+    for n, (code, out, err) in enumerate(results):
+        if n == first:
+            continue
+        assert (code, out) == (ExitCode.FAILED, ""), err
+        assert len(err.splitlines()) == 1, err
+        assert err.startswith(f"ll-loop: error: state 'ask' of loop 'ship' was already {said} at ")
+        assert f"(note: answer {first}); the first answer counts" in err
+    resumed = llproc.console(project, "resume", "ship")
+    assert resumed.returncode == ExitCode.OK, resumed.stderr
+    kept = "deployed.txt" if commands[first] == "approve" else "rejected.txt"
+    assert (project / kept).read_text() == f"answer {first}"
+    assert {p.name for p in project.glob("*.txt")} == {kept}
+
+
+def test_a_second_answer_before_resume_does_not_replace_the_first(project: Path) -> None:
+    assert llproc.console(project, "run", "ship").returncode == ExitCode.AWAITING_APPROVAL
+    assert llproc.console(project, "approve", "ship", "--note", "yes").returncode == ExitCode.OK
+    again = llproc.console(project, "reject", "ship", "--note", "no")
+    assert again.returncode == ExitCode.FAILED
+    assert "was already approved at " in again.stderr
+    assert f" by {pwd.getpwuid(os.getuid()).pw_name} (note: yes)" in again.stderr
+    resumed = llproc.console(project, "resume", "ship")
+    assert resumed.returncode == ExitCode.OK, resumed.stderr
+    assert (project / "deployed.txt").read_text() == "yes"
+    assert not (project / "rejected.txt").exists()
+
+
+def test_an_answer_after_a_waiting_run_took_the_first_is_refused(project: Path) -> None:
+    run = llproc.start(project, "run", "ship", "--wait-approval")
+    try:
+        llproc.wait_for(
+            lambda: llproc.state(project, "ship").get("approval") is not None,
+            timeout=15,
+            what="the question",
+        )
+        assert llproc.console(project, "reject", "ship").returncode == ExitCode.OK
+        # Until the run saves that it moved on, the question looks pending: still refused.
+        late = llproc.console(project, "approve", "ship")
+        assert run.wait(timeout=scaled(20)) == ExitCode.OK
+    finally:
+        if run.poll() is None:
+            run.send_signal(signal.SIGKILL)
+            run.wait()
+    assert late.returncode == ExitCode.FAILED
+    assert (project / "rejected.txt").exists()
+    assert not (project / "deployed.txt").exists()

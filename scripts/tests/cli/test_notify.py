@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -305,3 +306,50 @@ def test_the_plan_says_who_is_told(loop_project: LoopProject) -> None:
     assert "notify: the command and the webhook https://hooks.example.com (on: done)\n" in done.out
     _write(loop_project, "command: echo hi")
     assert "notify: the command (on: every outcome)\n" in loop_project.run("hello", "--dry-run").out
+
+
+def _sleeping(pid: int) -> bool:
+    """Whether *pid* (recorded by the test's command) is still that `sleep 317`."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x00317\x00"
+    except OSError:
+        return False
+
+
+def test_what_the_command_leaves_running_neither_holds_our_pipe_nor_outlives_the_run(
+    loop_project: LoopProject,
+) -> None:
+    command = "sleep 317 & echo $! > sleeper.pid; ps -o pgid= -p $! > sleeper.pgid; echo said"
+    _write(loop_project, f"command: '{command}'")
+    began = time.monotonic()
+    try:
+        done = subprocess.run(
+            ["bash", "-c", f"{Path(sys.executable).parent / 'll-loop'} run hello 2>&1 | cat"],
+            cwd=loop_project.root,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=scaled(60),
+            env=_env(),
+        )
+        took = time.monotonic() - began
+        assert done.returncode == ExitCode.OK, done.stdout
+        assert took < scaled(30, at_most=60)  # not the sleep's 317 s
+        assert "said" in done.stdout  # the command's output is still shown
+        pid = int((loop_project.root / "sleeper.pid").read_text())
+        assert int((loop_project.root / "sleeper.pgid").read_text()) not in (0, os.getpgid(0))
+        llproc.wait_for(lambda: not _sleeping(pid), timeout=10, what="the sleep to be ended")
+    finally:  # only the pid the command recorded, whatever failed above
+        with contextlib.suppress(OSError, ValueError):
+            pid = int((loop_project.root / "sleeper.pid").read_text())
+            if _sleeping(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_the_commands_output_is_shown_last_64_kib(loop_project: LoopProject) -> None:
+    _write(loop_project, "command: 'head -c 100000 /dev/zero | tr \"\\\\0\" x; echo; echo end'")
+    done = _ll_loop(loop_project.root, "run", "hello")
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "[ll-loop: the first 34469 bytes of its output were not kept]" in done.stderr
+    assert done.stderr.count("x") >= 65536 - 100
+    assert "end\n" in done.stderr

@@ -103,6 +103,10 @@ class DefaultActionRunner(ProcessSupervisor):
             )
         except OSError as exc:
             return self._spawn_failure(exc, argv[0], cwd, spec.install_hint, start)
+        except UnicodeEncodeError as exc:  # a lone surrogate (`\ud83d`): no bytes carry it
+            bad = exc.object[exc.start : exc.end].encode("unicode_escape").decode("ascii")
+            message = f"the action contains {bad}, a lone surrogate no encoding can carry"
+            return failed(CANNOT_RUN_EXIT_CODE, message, start)
         except ValueError:  # "embedded null byte": a value with \0 interpolated in
             message = "the action contains a NUL byte, which a command line cannot carry"
             return failed(CANNOT_RUN_EXIT_CODE, message, start)

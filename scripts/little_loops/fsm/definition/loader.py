@@ -260,6 +260,12 @@ def load_text(text: str, source: str = "<string>") -> LoadedDocument:
 
 def load_file(path: str | Path) -> LoadedDocument:
     """Read and parse the loop file at *path*; any failure is a LoopFileError."""
+    return load_text(read_file(path), source=str(path))
+
+
+def read_file(path: str | Path) -> str:
+    """The UTF-8 text of the loop (or context) file at *path*; LoopFileError when it is
+    missing, a directory, larger than MAX_FILE_BYTES or not UTF-8."""
     p = Path(path)
     try:
         with open(p, "rb") as handle:  # capped: `--context-file /dev/zero` must not fill memory
@@ -273,7 +279,6 @@ def load_file(path: str | Path) -> LoadedDocument:
     except OSError as exc:
         raise LoopFileError(str(p), f"cannot read: {exc.strerror or exc}") from None
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LoopFileError(str(p), f"not UTF-8 text (bad byte at offset {exc.start})") from None
-    return load_text(text, source=str(p))

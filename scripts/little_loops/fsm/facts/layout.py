@@ -36,6 +36,8 @@ EVENTS_SEGMENT = ".events.{n}.jsonl"
 LOCK_SUFFIX = ".lock"  # the run's scope claim (a LockRecord)
 LOG_SUFFIX = ".log"  # stdout and stderr of a background run
 APPROVAL_SUFFIX = ".approval.json"  # the answer to a run's approval question (approve/reject)
+# The answer the run took, kept until the next question's answer: a second one is refused.
+APPROVAL_TAKEN_SUFFIX = APPROVAL_SUFFIX + ".taken"
 OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume goes on with
 # The loop the run runs, as data, written when it starts (or resumes): its report's graph,
 # whatever the loop came from (a `.loops/` file, `library:NAME`, a path). Archived as
@@ -205,6 +207,10 @@ class RunFiles:
     @property
     def approval(self) -> Path:
         return self._file(APPROVAL_SUFFIX)
+
+    @property
+    def approval_taken(self) -> Path:
+        return self._file(APPROVAL_TAKEN_SUFFIX)
 
     @property
     def definition(self) -> Path:

@@ -64,9 +64,13 @@ def open_run_file(
     mode_bits = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode_bits) and (regular_only or stat.S_ISFIFO(mode_bits)):
         os.close(fd)
-        what = next((name for test, name in _KINDS if test(mode_bits)), "a special file")
-        raise refused(path, what)
+        raise refused(path, kind_of(mode_bits))
     return fd
+
+
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, by its *mode* (`a FIFO`, `a directory`)."""
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
 def open_run_stream(path: Path | str) -> BinaryIO:

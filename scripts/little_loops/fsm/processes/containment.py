@@ -47,6 +47,12 @@ class Contained(Protocol):
         """The child's Popen (its pipes, `wait`, `poll`)."""
         ...
 
+    def exited(self) -> bool:
+        """Whether the child has exited, without reaping it: until `reap` (or `end`) its
+        pid stays a zombie, so its process group can still be signalled as its own (what
+        it started in the background is ended with it)."""
+        ...
+
     def signal(self, sig: Signals) -> None:
         """Send *sig* to the child and what runs under it; for a child in a session of its
         own, safe from another thread or a signal handler (no /proc is read)."""
@@ -120,6 +126,15 @@ class _Group:
     @property
     def process(self) -> subprocess.Popen[bytes]:
         return self._process
+
+    def exited(self) -> bool:
+        if self._process.returncode is not None:
+            return True
+        try:
+            found = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True  # reaped elsewhere
+        return found is not None
 
     def signal(self, sig: Signals) -> None:
         if self._process.returncode is not None:

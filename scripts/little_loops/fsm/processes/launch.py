@@ -88,15 +88,30 @@ def _popen(
 ) -> subprocess.Popen[bytes]:
     stdin, stdout, stderr = fds
     return subprocess.Popen(
-        argv,
+        [os_bytes(arg) for arg in argv],
         executable=executable,
         stdin=stdin,
         stdout=stdout,
         stderr=stderr,
         cwd=cwd,
-        env=env,
+        env=None if env is None else {os_bytes(k): os_bytes(v) for k, v in env.items()},
         start_new_session=session,
     )
+
+
+def os_bytes(text: str) -> bytes:
+    """*text* as the bytes a command line or an environment variable carries: in the
+    locale's encoding as Python would pass it; in UTF-8 when that encoding cannot hold it
+    (an emoji under a Latin-1, GBK or C locale), so text is never refused for the locale.
+    Bytes Python read from the command line undecoded (surrogate escapes) go back as they
+    came. ValueError for a NUL byte; UnicodeEncodeError for a lone surrogate."""
+    try:
+        raw = os.fsencode(text)
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogateescape")
+    if b"\0" in raw:
+        raise ValueError("embedded null byte")
+    return raw
 
 
 def _search(name: str, path: str | None) -> str:

@@ -1,11 +1,20 @@
-"""The answer to a run's approval question: written by `approve`/`reject`, taken by the run."""
+"""The answer to a run's approval question: written by `approve`/`reject`, taken by the run.
+
+The first answer to a question wins: writing one, checking for an earlier one and the run
+taking one all happen under an exclusive `flock` on the run's `.running/` folder, and a
+taken answer is kept aside (`<name>.approval.json.taken`) until the next question, so a
+second `approve` or `reject` (at the same moment, or after the run took the first) is
+refused naming the first, never counted silently.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
-from collections.abc import Callable
+import pwd
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +24,7 @@ from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import make_running_dir, run_files
 from little_loops.fsm.facts.outcomes import can_resume
 from little_loops.fsm.facts.runfile import NotOurFile, read_run_file
+from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.facts.timefmt import iso_now
 from little_loops.fsm.runs.atomic import json_bytes, write_atomic
 from little_loops.fsm.runs.state import LoopState
@@ -62,7 +72,7 @@ def write_answer(
     loop_name: str, loops_dir: Path, state: LoopState, verdict: str, note: str
 ) -> dict[str, Any]:
     """Answer the question the saved run *state* waits on; LoopRuntimeError when it waits
-    on none. Returns the question answered."""
+    on none, or when it was answered already (naming that answer). Returns the question."""
     question = pending_question(state)
     if question is None:
         raise LoopRuntimeError(
@@ -76,39 +86,108 @@ def write_answer(
         "state": question.get("state"),
         "asked_at": question.get("asked_at"),
         "answered_at": iso_now(),
+        "answered_by": _who(),
     }
-    path = run_files(loop_name, loops_dir).approval
+    files = run_files(loop_name, loops_dir)
+    path, taken = files.approval, files.approval_taken
     make_running_dir(path.parent)
-    write_atomic(path, json_bytes(data, indent=2) + b"\n")
+    with _answers_locked(path.parent):
+        for earlier in (path, taken):
+            found = _read(earlier)
+            if found is not None and _fits(found, question):
+                raise LoopRuntimeError(_already(loop_name, found, verdict))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(taken)  # an earlier question's: this one is answered now
+        write_atomic(path, json_bytes(data, indent=2) + b"\n")
     return question
 
 
-def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> Answer | None:
-    """The answer to *question* if one was written (the file is then removed); an answer to
-    an earlier question is removed and not taken."""
-    path = run_files(loop_name, loops_dir).approval
+def _already(loop_name: str, first: dict[str, Any], verdict: str) -> str:
+    """The one line refusing a second answer: what the first one was, when and by whom."""
+    said = "approved" if first.get("verdict") == APPROVED else "rejected"
+    this = "approve" if verdict == APPROVED else "reject"
+    when, who = first.get("answered_at"), first.get("answered_by")
+    by = (f" at {when}" if isinstance(when, str) else "") + (
+        f" by {who}" if isinstance(who, str) and who else ""
+    )
+    note = first.get("note")
+    noted = f" (note: {note})" if isinstance(note, str) and note else ""
+    return one_line(
+        f"state '{first.get('state')}' of loop '{loop_name}' was already {said}{by}{noted};"
+        f" the first answer counts, this {this} was not recorded"
+    )
+
+
+def _who() -> str:
+    """The name of the user answering (their login name; else their uid)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return f"uid {os.getuid()}"
+
+
+@contextlib.contextmanager
+def _answers_locked(running: Path) -> Iterator[None]:
+    """An exclusive flock on the `.running/` folder *running* for the block (answers only
+    take it, and each holds it for one read and one write)."""
+    fd = os.open(running, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    """The answer in *path*: None when there is none, or it cannot be read as one."""
     try:
         data = json.loads(read_run_file(path))
-    except FileNotFoundError:
+    except (OSError, ValueError, NotOurFile):
+        return None  # missing, unreadable, or a planted link or FIFO: never read
+    return data if isinstance(data, dict) else {}
+
+
+def _take(path: Path, taken: Path, question: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer in *path* if it answers *question*, moved aside to *taken* (under the
+    lock)."""
+    data = _read(path)
+    if data is None:
+        return None  # unreadable: asked again at the next look
+    if not _fits(data, question):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
         return None
-    except (OSError, ValueError):
-        return None  # being replaced, or unreadable: asked again at the next look
-    except NotOurFile:
-        return None  # a planted link or FIFO is never read: the question stays open
-    if not isinstance(data, dict):
-        data = {}
-    verdict, note = data.get("verdict"), data.get("note")
-    fits = (
+    os.replace(path, taken)
+    return data
+
+
+def _fits(data: dict[str, Any], question: dict[str, Any]) -> bool:
+    """Whether the answer *data* answers *question* (not an earlier one)."""
+    return (
         data.get("state") == question.get("state")
         and data.get("asked_at") == question.get("asked_at")
-        and verdict in (APPROVED, REJECTED)
+        and data.get("verdict") in (APPROVED, REJECTED)
     )
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-    if not fits:
+
+
+def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> Answer | None:
+    """The answer to *question* if one was written (it is then kept aside as taken, so a
+    later answer to the same question is refused); an answer to an earlier question is
+    removed and not taken."""
+    files = run_files(loop_name, loops_dir)
+    path = files.approval
+    if not os.path.lexists(path):
+        return None  # the common case while waiting: no lock taken
+    try:
+        with _answers_locked(path.parent):
+            data = _take(path, files.approval_taken, question)
+    except OSError:
+        return None  # no `.running/` folder: asked again at the next look
+    if data is None:
         return None
+    note = data.get("note")
     return Answer(
-        str(verdict),
+        str(data.get("verdict")),
         note if isinstance(note, str) else "",
         str(question.get("state")),
         str(question.get("asked_at")),

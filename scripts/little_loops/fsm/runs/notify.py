@@ -6,6 +6,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +23,8 @@ from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.webhook import post_json, where
 
 _KILL_GRACE_S = 2.0  # after SIGTERM, how long a timed-out command's tree gets before SIGKILL
-_WAIT_STEP_S = 0.05  # how often the wait for the command looks whether it was cancelled
+_WAIT_STEP_S = 0.05  # how often the wait for the command looks whether it ended or was cancelled
+MAX_SHOWN = 64 * 1024  # of the command's output, at most its last this many bytes are shown
 
 
 @dataclass(frozen=True)
@@ -140,23 +142,27 @@ class Notifier:
             "LL_LOOP_NAME": summary.loop,
             "LL_LOOP_RUN_ID": summary.run_id,
         }
-        try:
-            # Its own session: a Ctrl-C at the terminal is ours to handle, and a timeout ends
-            # everything it started. Its stdout goes to our stderr (stdout may be --json).
-            child = CONTAINMENT.start(
-                ["bash", "-c", command],
-                cwd=self.cwd,
-                env=env,
-                streams=(subprocess.PIPE, _stderr_fd(), None),
-            )
-        except (OSError, ValueError) as exc:
-            self.on_note(f"notify: the command could not start ({exc})")
-            return
-        try:
-            code = _finish(child, body, self.config.timeout, self.cancelled)
-        except (OSError, ValueError) as exc:
-            self.on_note(f"notify: the command failed ({exc})")
-            return
+        with tempfile.TemporaryFile() as output:
+            try:
+                # Its own session: a Ctrl-C at the terminal is ours to handle, and its end
+                # ends everything it started. Its output goes to a file, never our stdout or
+                # stderr: what it leaves running must not hold our pipe (`ll-loop run | cat`).
+                child = CONTAINMENT.start(
+                    ["bash", "-c", command],
+                    cwd=self.cwd,
+                    env=env,
+                    streams=(subprocess.PIPE, output.fileno(), output.fileno()),
+                )
+            except (OSError, ValueError) as exc:
+                self.on_note(f"notify: the command could not start ({exc})")
+                return
+            try:
+                code = _finish(child, body, self.config.timeout, self.cancelled)
+            except (OSError, ValueError) as exc:
+                self.on_note(f"notify: the command failed ({exc})")
+                return
+            finally:
+                _show_output(output)
         if code is None and self.cancelled.is_set():
             self.on_note("notify: the command was stopped (interrupted)")
         elif code is None:
@@ -170,21 +176,34 @@ class Notifier:
 def _finish(
     child: Contained, body: bytes, timeout: float, cancelled: threading.Event
 ) -> int | None:
-    """Feed *body* to *child*, wait for its exit code; None when it was stopped (a timeout
-    or a cancel): then SIGTERM everything it started, SIGKILL what is left after a grace."""
-    proc = child.process
-    threading.Thread(target=_feed, args=(proc.stdin, body), daemon=True).start()
+    """Feed *body* to *child*, wait for it to exit, then end its process group (what it left
+    running in the background: SIGTERM, SIGKILL after a grace); its exit code, or None when
+    it was stopped (a timeout or a cancel)."""
+    threading.Thread(target=_feed, args=(child.process.stdin, body), daemon=True).start()
     deadline = time.monotonic() + timeout
-    while not cancelled.is_set():
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        try:
-            return proc.wait(min(left, _WAIT_STEP_S))
-        except subprocess.TimeoutExpired:
-            continue
-    child.end(_KILL_GRACE_S)
-    return None
+    exited = child.exited()
+    while not exited and not cancelled.is_set() and time.monotonic() < deadline:
+        cancelled.wait(_WAIT_STEP_S)
+        exited = child.exited()
+    code = child.end(_KILL_GRACE_S)  # the exited child is not reaped yet: its group is ours
+    return code if exited else None
+
+
+def _show_output(output: IO[bytes]) -> None:
+    """Copy what the command wrote (its last MAX_SHOWN bytes) to our stderr."""
+    with contextlib.suppress(OSError, ValueError):
+        size = output.seek(0, os.SEEK_END)
+        output.seek(max(0, size - MAX_SHOWN))
+        shown = output.read(MAX_SHOWN)
+        if size > MAX_SHOWN:
+            shown = (
+                b"[ll-loop: the first %d bytes of its output were not kept]\n" % (size - MAX_SHOWN)
+                + shown
+            )
+        sys.stderr.flush()  # what we printed before it comes first
+        fd = _stderr_fd()
+        while shown:
+            shown = shown[os.write(fd, shown) :]
 
 
 def _stderr_fd() -> int:

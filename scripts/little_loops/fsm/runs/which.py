@@ -134,6 +134,7 @@ def forget_finished(loops_dir: Path, name: str) -> list[str]:
             files.options,
             files.log,
             files.approval,
+            files.approval_taken,
             files.definition,
             *output_files(files.running_dir, run.key),
         ):

@@ -170,3 +170,23 @@ def test_containment_is_the_only_place_that_starts_or_signals_processes() -> Non
         if any(word in line for word in ("Popen(", "os.killpg(", "os.kill(", "subprocess.run("))
     ]
     assert found == []
+
+
+def test_an_exited_child_is_not_reaped_so_its_group_is_ended_with_it() -> None:
+    child = CONTAINMENT.start(
+        ["bash", "-c", "sleep 319 & echo $!"], streams=(subprocess.DEVNULL, subprocess.PIPE, None)
+    )
+    assert child.process.stdout is not None
+    sleeper = int(child.process.stdout.readline())
+    deadline = time.monotonic() + scaled(10)
+    while not child.exited() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        assert child.exited()
+        assert child.process.returncode is None  # a zombie still: the group id stays its own
+        assert os.getpgid(sleeper) == child.pid
+        assert child.end(1.0) == 0
+        assert not pid_alive(sleeper)
+    finally:
+        if pid_alive(sleeper):
+            os.kill(sleeper, signal.SIGKILL)

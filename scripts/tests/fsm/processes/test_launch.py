@@ -12,7 +12,7 @@ import pytest
 
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.processes.launch import ProgramPaths, start
+from little_loops.fsm.processes.launch import ProgramPaths, os_bytes, start
 
 
 def program(folder: Path, name: str, says: str) -> Path:
@@ -106,3 +106,12 @@ def test_a_failure_that_is_not_the_programs_keeps_its_error(tmp_path: Path) -> N
         start(["prog"], tmp_path / "gone", env, (0, 1, 2), paths)
     assert raised.value.filename == tmp_path / "gone"
     assert paths.lookup("prog", env["PATH"]) == str(tmp_path / "a" / "prog")
+
+
+def test_text_the_locale_cannot_hold_goes_as_utf8() -> None:
+    assert os_bytes("caf\u00e9 \U0001f600") == "caf\u00e9 \U0001f600".encode()
+    assert os_bytes("raw \udce9") == b"raw \xe9"  # undecoded bytes go back as they came
+    with pytest.raises(ValueError, match="null byte"):
+        os_bytes("a\0b")
+    with pytest.raises(UnicodeEncodeError):
+        os_bytes("lone \ud83d")

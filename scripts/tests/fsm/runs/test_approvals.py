@@ -38,3 +38,21 @@ def test_an_answer_to_an_earlier_question_is_dropped(tmp_path: Path) -> None:
 def test_a_finished_run_cannot_be_answered(tmp_path: Path) -> None:
     with pytest.raises(LoopRuntimeError, match="is not awaiting approval"):
         write_answer("x", tmp_path, _waiting(Status.COMPLETED), "success", "")
+
+
+def test_the_first_answer_wins_before_and_after_it_is_taken(tmp_path: Path) -> None:
+    write_answer("x", tmp_path, _waiting(), "success", "first")
+    first = r"already approved at .* \(note: first\); the first answer counts"
+    with pytest.raises(LoopRuntimeError, match=first):
+        write_answer("x", tmp_path, _waiting(), "failure", "second")
+    assert take_answer("x", tmp_path, QUESTION) is not None
+    with pytest.raises(LoopRuntimeError, match="already approved"):
+        write_answer("x", tmp_path, _waiting(), "failure", "late")
+    later = {**QUESTION, "asked_at": "2026-01-02T00:00:00.000+00:00"}
+    asked_again = LoopState(
+        loop_name="x", current_state="ask", status=Status.AWAITING_APPROVAL, approval=later
+    )
+    write_answer("x", tmp_path, asked_again, "failure", "next question")
+    answer = take_answer("x", tmp_path, later)
+    assert answer is not None
+    assert answer.note == "next question"
