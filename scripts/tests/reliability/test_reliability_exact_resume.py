@@ -1,5 +1,6 @@
 """A resume after SIGKILL at an exact write of the event log decides as the run would have:
-the output judged byte for byte, a recorded stall taken, a sub-loop's child gone on in."""
+the output judged byte for byte, a recorded stall taken, a sub-loop's child gone on in, an
+approval's answer taken once."""
 
 from __future__ import annotations
 
@@ -76,6 +77,19 @@ states:
     terminal: true
 """
 
+APPROVAL = """\
+name: ap
+initial: ask
+states:
+  ask:
+    action_type: approval
+    action: "ship it?"
+    on_success: ship
+  ship:
+    action: "echo ship >> effects.txt"
+    terminal: true
+"""
+
 
 def project(root: Path, **loops: str) -> Path:
     (root / ".loops").mkdir(parents=True)
@@ -124,3 +138,16 @@ def test_a_killed_resume_keeps_the_sub_loops_child(tmp_path: Path) -> None:
         done = killwrite.drive(root, "parent", kill_at=k, then_at=2)
         got = killwrite.effects(root)
         assert killwrite.allowed(["c1", "c2"], got, done.rerun), (k, got, done.rerun)
+
+
+def test_an_approval_answer_is_taken_once_whatever_the_kill(tmp_path: Path) -> None:
+    """Killed as the answer's `approval` event was written, the answer was gone (its file
+    removed first) and the run asked again; killed just after it, the resume entered the
+    approval state again and asked a new question. `drive` answers once and fails when a
+    run asks again after taking the answer."""
+    writes = writes_of(project(tmp_path / "whole", ap=APPROVAL), "ap")
+    for k in range(1, writes + 1):
+        root = project(tmp_path / f"k{k}", ap=APPROVAL)
+        done = killwrite.drive(root, "ap", kill_at=k)
+        assert killwrite.allowed(["ship"], killwrite.effects(root), done.rerun), k
+        assert not (root / ".loops" / ".running" / "ap.approval.json").exists(), k

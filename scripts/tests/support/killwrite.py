@@ -76,6 +76,7 @@ class Drive:
     kills: int = 0
     rerun: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
+    approved: bool = False
 
 
 def store(root: Path, name: str) -> StatePersistence:
@@ -89,9 +90,15 @@ def drive(root: Path, name: str, kill_at: int | None = None, then_at: int | None
     kills = [k for k in (kill_at, then_at) if k is not None]
     for _ in range(10):
         saved = store(root, name).load_state()
-        if saved is not None and saved.status == Status.AWAITING_APPROVAL:
+        if saved is not None and saved.status == Status.AWAITING_APPROVAL and not done.approved:
             answer = ll_loop_traced(root, name, None, "approve", name)[0]
             done.outputs.append(answer.stdout + answer.stderr)
+            done.approved = True
+        elif saved is not None and saved.status == Status.AWAITING_APPROVAL:
+            # A person answers once: until a run has taken the answer (its file is there),
+            # it goes on with it; once taken, it must never ask again.
+            answer_file = root / ".loops" / ".running" / f"{name}.approval.json"
+            assert answer_file.exists(), f"{name}: asked again after its answer:\n{done.outputs}"
         elif saved is not None and saved.status not in (Status.RUNNING, Status.INTERRUPTED):
             return done  # it ended
         command = "run" if saved is None else "resume"

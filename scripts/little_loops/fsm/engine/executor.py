@@ -218,6 +218,7 @@ class FSMExecutor:
             parts.memory.acted = None
             parts.retries.attempts.left()
             parts.stalls.left()
+            parts.approval.left()
             self._emit(Event.ROUTE, route)
             return core.Arrived()
         if command.kind != TERMINAL_KIND:

@@ -37,10 +37,12 @@ class Answer:
 def answers_for(
     loop_name: str, loops_dir: Path
 ) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
-    """What a run of *loop_name* asks for the answer to its question: (verdict, note)."""
+    """What a run of *loop_name* asks for the answer to its question: (verdict, note). The
+    answer's file stays until remove_answer: the run removes it once its log has the answer
+    (a crash in between must not lose it)."""
 
     def answer(question: dict[str, Any]) -> tuple[str, str] | None:
-        found = take_answer(loop_name, loops_dir, question)
+        found = take_answer(loop_name, loops_dir, question, keep=True)
         return None if found is None else (found.verdict, found.note)
 
     return answer
@@ -83,9 +85,11 @@ def write_answer(
     return question
 
 
-def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> Answer | None:
-    """The answer to *question* if one was written (the file is then removed); an answer to
-    an earlier question is removed and not taken."""
+def take_answer(
+    loop_name: str, loops_dir: Path, question: dict[str, Any], *, keep: bool = False
+) -> Answer | None:
+    """The answer to *question* if one was written (the file is then removed, unless
+    *keep*); an answer to an earlier question is removed and not taken."""
     path = run_files(loop_name, loops_dir).approval
     try:
         data = json.loads(read_run_file(path))
@@ -103,8 +107,9 @@ def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> An
         and data.get("asked_at") == question.get("asked_at")
         and verdict in (APPROVED, REJECTED)
     )
-    with contextlib.suppress(OSError):
-        os.unlink(path)
+    if not fits or not keep:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
     if not fits:
         return None
     return Answer(
@@ -113,3 +118,9 @@ def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> An
         str(question.get("state")),
         str(question.get("asked_at")),
     )
+
+
+def remove_answer(loop_name: str, loops_dir: Path) -> None:
+    """Remove the answer the run took (its log has it now)."""
+    with contextlib.suppress(OSError):
+        os.unlink(run_files(loop_name, loops_dir).approval)
