@@ -215,7 +215,7 @@ class FSMExecutor:
                     "reason": command.reason,
                 }
             )
-            parts.memory.acted = None
+            parts.memory.left()
             parts.retries.attempts.left()
             parts.stalls.left()
             parts.approval.left()
