@@ -5,11 +5,12 @@ approval and a sub-loop.
 Each loop runs once uninterrupted (the reference: its side effects, the lines its actions
 append to effects.txt, and its end: status, outcome, captures, prev, counts, routes). Then
 for every K from 1 to the number of writes the reference made, it runs again killed (strace,
-support/killwrite.py) as its K-th write begins, and is resumed (`approve`d at its question)
-until it ends. The rule the engine promises: an action whose `action_complete` was written
-never runs again; one killed before that (its `action_start` the last event written) may
-run once more. A second pass (`then`) also kills the first resume as its 2nd write begins,
-right after its own `loop_start`.
+support/killwrite.py) as its K-th write begins, and is resumed until it ends; its question is
+answered once, with `ll-loop approve` between the kill and the resume (also when the killed
+run had asked it but not yet stopped on it). The rule the engine promises: an action whose
+`action_complete` was written never runs again; one killed before that (its `action_start`
+the last event written) may run once more. A second pass (`then`) also kills the first
+resume as its 2nd write begins, right after its own `loop_start`.
 """
 
 from __future__ import annotations

@@ -90,7 +90,12 @@ def drive(root: Path, name: str, kill_at: int | None = None, then_at: int | None
     kills = [k for k in (kill_at, then_at) if k is not None]
     for _ in range(10):
         saved = store(root, name).load_state()
-        if saved is not None and saved.status == Status.AWAITING_APPROVAL and not done.approved:
+        # A crashed run that had asked its question is answered before it is resumed.
+        asked = saved is not None and (
+            saved.status == Status.AWAITING_APPROVAL
+            or (saved.status == Status.RUNNING and saved.approval is not None)
+        )
+        if saved is not None and asked and not done.approved:
             answer = ll_loop_traced(root, name, None, "approve", name)[0]
             done.outputs.append(answer.stdout + answer.stderr)
             done.approved = True

@@ -41,7 +41,7 @@ class Stalls:
     def restore(self, snap: ExecutorSnapshot) -> None:
         self.watch.restore(snap.stall_watch)
         self.fired = _fired(snap.stall_watch.get(FIRED_KEY))
-        if resumed_mid_action(snap) and self.fired is None:
+        if resumed_mid_action(snap):
             self.watch.reentered(snap.current_state)  # entered again: not one more visit
 
     def replayed(self) -> StepOutcome | None:
