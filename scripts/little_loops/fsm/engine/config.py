@@ -23,6 +23,8 @@ class ExecutorConfig:
     stall_cwd: Path | None = None  # where the stall detector no_change_passes reads git
     wait_approval: bool = False  # wait for an approval's answer in this process
     answers: Answers | None = None  # where an approval's answer is read (runs/approvals.py)
+    # Called once the answer taken is in the run's log: its source may forget it now.
+    answer_kept: Callable[[], None] | None = None
     before_wait: Callable[[], None] | None = None  # called before the run waits (flush the log)
 
     def child_key(self, parent: str, child: str) -> str | None:

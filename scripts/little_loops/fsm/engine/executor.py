@@ -174,7 +174,10 @@ class FSMExecutor:
             return self._finish(stop)
         happened: core.Happened = core.Arrived()
         done, parts.memory.resumed_action = parts.memory.resumed_action, None
-        if done is not None:  # resumed after the current state's action finished
+        stalled = parts.stalls.replayed()
+        if stalled is not None:  # resumed after a stall fired: its route, not a new count
+            happened = self._routed(stalled)
+        elif done is not None:  # resumed after the current state's action finished
             happened = self._run_kind(kind_of(self.fsm.states[self.current_state]), done)
         while True:
             parts.position, command = core.step(
@@ -212,8 +215,10 @@ class FSMExecutor:
                     "reason": command.reason,
                 }
             )
-            parts.memory.acted = None
+            parts.memory.left()
             parts.retries.attempts.left()
+            parts.stalls.left()
+            parts.approval.left()
             self._emit(Event.ROUTE, route)
             return core.Arrived()
         if command.kind != TERMINAL_KIND:

@@ -7,6 +7,9 @@ from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.engine.records import ExecutorSnapshot, acted_result
+from little_loops.fsm.evaluators.spec import EvaluationResult
+
+VERDICT_KEY = "verdict"  # in `action_result`: the verdict given, before the run routes it
 
 
 @dataclass
@@ -22,6 +25,7 @@ class Memory:
     acted: dict[str, Any] | None = None  # the current state's finished action (acted_record)
     sessions: dict[str, str] = field(default_factory=dict)  # Claude session ids by session_key
     resumed_action: ActionResult | None = None  # restored: evaluate it, do not run it again
+    resumed_verdict: EvaluationResult | None = None  # restored: its verdict, not judged again
 
     def dump(self) -> dict[str, Any]:
         return {
@@ -38,6 +42,7 @@ class Memory:
         finished = snap.entered and snap.action_result is not None
         self.acted = snap.action_result if finished else None
         self.resumed_action = acted_result(self.acted) if self.acted is not None else None
+        self.resumed_verdict = _verdict(self.acted.get(VERDICT_KEY)) if self.acted else None
         self.captured = dict(snap.captured)
         self.prev_result = snap.prev_result
         self.last_result = snap.last_result
@@ -45,8 +50,31 @@ class Memory:
         self.continuation = snap.continuation
         self.sessions = dict(snap.sessions)
 
+    def verdict(self, judged: EvaluationResult) -> None:
+        """The current state's action got *judged*: kept with it until the run routes it."""
+        if self.acted is not None:
+            self.acted = {**self.acted, VERDICT_KEY: judged.to_dict()}
+
+    def left(self) -> None:
+        """The run left the current state: its action and verdict are routed."""
+        self.acted = None
+        self.resumed_verdict = None
+
+    def take_verdict(self) -> EvaluationResult | None:
+        """The verdict recorded before a resume, once (None: judge the action)."""
+        judged, self.resumed_verdict = self.resumed_verdict, None
+        return judged
+
     def error_detail(self) -> str | None:
         """The error of the last verdict's details, if it has one."""
         details = (self.last_result or {}).get("details")
         error = details.get("error") if isinstance(details, dict) else None
         return str(error) if error else None
+
+
+def _verdict(saved: Any) -> EvaluationResult | None:
+    """The verdict recorded in a saved `action_result`, or None (none, or not one)."""
+    if not isinstance(saved, dict) or not isinstance(saved.get("verdict"), str):
+        return None
+    details = saved.get("details")
+    return EvaluationResult(saved["verdict"], details if isinstance(details, dict) else {})

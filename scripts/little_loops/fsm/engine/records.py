@@ -137,8 +137,16 @@ def saved_result(result: ActionResult) -> dict[str, Any]:
 
 
 def acted_record(result: ActionResult) -> dict[str, Any]:
-    """A finished action as a snapshot keeps it until its verdict: saved_result plus error."""
+    """A finished action as a snapshot keeps it until its verdict: saved_result plus error,
+    with the output as the evaluator sees it, not chomped (a resume judges it again, and
+    `output_contains: "x\n\n"` or a same_result count must see the same bytes); its last
+    SAVED_TEXT_LIMIT characters (a longer one is judged on them: `truncated`)."""
     acted = saved_result(result)
+    acted["output"], cut = saved_tail(result.output)
+    if cut:
+        acted["truncated"] = True
+        if result.output_path:
+            acted["output_path"] = result.output_path
     if result.error:
         acted["error"] = result.error
     if result.timed_out:

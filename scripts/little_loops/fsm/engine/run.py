@@ -75,7 +75,9 @@ class Run:
         self.retries = Retries(fsm, emit)
         self.ratelimits = RateLimits(self.retries)
         self.stalls = Stalls(fsm, emit, cwd=self.config.stall_cwd)
-        self.approval = Approval(self.config.answers, wait=self.config.wait_approval)
+        self.approval = Approval(
+            self.config.answers, wait=self.config.wait_approval, kept=self.config.answer_kept
+        )
         self.commits = Commits(fsm, emit, self.config.worktree)
         self.children = Children(fsm)
 

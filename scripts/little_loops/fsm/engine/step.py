@@ -144,8 +144,10 @@ class StateWork:
         action_result: ActionResult | None,
         ctx: InterpolationContext,
         spend: Spend,
+        record: Callable[[EvaluationResult], None] | None = None,
     ) -> EvaluationResult:
-        """The verdict on state *name*'s action (an error when the action could not run)."""
+        """The verdict on state *name*'s action (an error when the action could not run);
+        *record* keeps it before its `evaluate` event is written (a resume replays it)."""
         output = action_result.output if action_result else ""
         exit_code = action_result.exit_code if action_result else 0
         runner_error = action_result.error if action_result else None
@@ -170,6 +172,8 @@ class StateWork:
             cost = spend.add_judge(model, usage)
         if result.verdict == ERROR_VERDICT and judge_limit(result.details) is not None:
             return result  # not a verdict: the executor waits and asks the judge again
+        if record is not None:
+            record(result)
         self.emit(
             Event.EVALUATE,
             events.evaluation(name, config.type, result.verdict, result.details, cost),

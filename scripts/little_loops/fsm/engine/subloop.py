@@ -13,7 +13,7 @@ from little_loops.fsm.definition.model import (
 )
 from little_loops.fsm.definition.parameters import check_value
 from little_loops.fsm.definition.subloop_checks import INTERPOLATION_START
-from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot, resumed_mid_action
+from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopError
 from little_loops.fsm.facts.outcomes import Outcome
@@ -106,14 +106,19 @@ class Children:
         self.pending: dict[str, Any] | None = None  # its saved snapshot, on resume
 
     def dump(self) -> dict[str, Any]:
-        """The running child's snapshot (with its own child), saved as `child`."""
+        """The running child's snapshot (with its own child), saved as `child`; on a resume,
+        the saved one until the child goes on from it (a resume's own start is saved
+        before the child's: a crash then must not lose where the child was)."""
         if self.child is None:
-            return {"child": None}
+            return {"child": self.pending}
         saved = dataclasses.asdict(self.child.snapshot())
         return {"child": {"loop": self.child.fsm.name, **saved}}
 
     def restore(self, snap: ExecutorSnapshot) -> None:
-        self.pending = snap.child if resumed_mid_action(snap) else None
+        # A saved child is always one still running (a finished one is not kept): go on in
+        # it, also when the run was saved as only arrived at its state (a resume's start,
+        # which enters it again).
+        self.pending = snap.child
         check_saved_children(self.fsm, snap.current_state, self.pending)
 
     def take(self, loop: str) -> ExecutorSnapshot | None:

@@ -47,10 +47,12 @@ class Answer:
 def answers_for(
     loop_name: str, loops_dir: Path
 ) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
-    """What a run of *loop_name* asks for the answer to its question: (verdict, note)."""
+    """What a run of *loop_name* asks for the answer to its question: (verdict, note). The
+    answer's file stays until remove_answer: the run removes it once its log has the answer
+    (a crash in between must not lose it)."""
 
     def answer(question: dict[str, Any]) -> tuple[str, str] | None:
-        found = take_answer(loop_name, loops_dir, question)
+        found = take_answer(loop_name, loops_dir, question, keep=True)
         return None if found is None else (found.verdict, found.note)
 
     return answer
@@ -147,9 +149,11 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else {}
 
 
-def _take(path: Path, taken: Path, question: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer in *path* if it answers *question*, moved aside to *taken* (under the
-    lock)."""
+def _take(
+    path: Path, taken: Path, question: dict[str, Any], keep: bool
+) -> dict[str, Any] | None:
+    """The answer in *path* if it answers *question*, moved aside to *taken* unless *keep*
+    (under the lock)."""
     data = _read(path)
     if data is None:
         return None  # unreadable: asked again at the next look
@@ -157,7 +161,8 @@ def _take(path: Path, taken: Path, question: dict[str, Any]) -> dict[str, Any] |
         with contextlib.suppress(OSError):
             os.unlink(path)
         return None
-    os.replace(path, taken)
+    if not keep:
+        os.replace(path, taken)
     return data
 
 
@@ -170,17 +175,19 @@ def _fits(data: dict[str, Any], question: dict[str, Any]) -> bool:
     )
 
 
-def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> Answer | None:
+def take_answer(
+    loop_name: str, loops_dir: Path, question: dict[str, Any], *, keep: bool = False
+) -> Answer | None:
     """The answer to *question* if one was written (it is then kept aside as taken, so a
-    later answer to the same question is refused); an answer to an earlier question is
-    removed and not taken."""
+    later answer to the same question is refused; with *keep* it stays where it is until
+    remove_answer); an answer to an earlier question is removed and not taken."""
     files = run_files(loop_name, loops_dir)
     path = files.approval
     if not os.path.lexists(path):
         return None  # the common case while waiting: no lock taken
     try:
         with _answers_locked(path.parent):
-            data = _take(path, files.approval_taken, question)
+            data = _take(path, files.approval_taken, question, keep)
     except OSError:
         return None  # no `.running/` folder: asked again at the next look
     if data is None:
@@ -192,3 +199,13 @@ def take_answer(loop_name: str, loops_dir: Path, question: dict[str, Any]) -> An
         str(question.get("state")),
         str(question.get("asked_at")),
     )
+
+
+def remove_answer(loop_name: str, loops_dir: Path) -> None:
+    """Put the answer the run took aside as taken, now that its log has it (a later answer
+    to the same question is still refused)."""
+    files = run_files(loop_name, loops_dir)
+    if not os.path.lexists(files.approval):
+        return
+    with contextlib.suppress(OSError), _answers_locked(files.approval.parent):
+        os.replace(files.approval, files.approval_taken)

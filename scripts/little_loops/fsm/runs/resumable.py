@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from little_loops.fsm.facts.safetext import shown
 from little_loops.fsm.facts.spend import Spend, dollars, format_cost
 from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.announce import Announcer
-from little_loops.fsm.runs.approvals import answers_for
+from little_loops.fsm.runs.approvals import answers_for, remove_answer
 from little_loops.fsm.runs.archive import ArchivedRun, archive_run
 from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
 from little_loops.fsm.runs.eventlog import SEGMENT_BYTES, Position
@@ -90,6 +91,9 @@ class PersistentExecutor:
             executor_kwargs.pop("config", None) or ExecutorConfig(),
             before_wait=self._flush,
             answers=answers_for(self.persistence.loop_name, self.persistence.loops_dir),
+            answer_kept=partial(
+                remove_answer, self.persistence.loop_name, self.persistence.loops_dir
+            ),
             output_key=self.persistence.loop_name,
         )
         self.executor = FSMExecutor(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.engine.records import (
     SAVED_TEXT_LIMIT,
+    acted_record,
+    acted_result,
     chomp,
     event_value,
     prev_record,
@@ -46,3 +48,17 @@ def test_short_and_event_value() -> None:
     assert short("abcdef", 3, tail=True) == "…def"
     assert event_value(7) == 7
     assert event_value("a" * 10_000).endswith("…")
+
+
+def test_a_finished_action_is_kept_as_the_evaluator_saw_it() -> None:
+    """A resume judges the recorded action again: every trailing newline is kept (`captured`
+    and `prev` chomp theirs), and a longer output keeps its tail and says so."""
+    result = ActionResult("line1\n\n", "", 0, 3)
+    acted = acted_record(result)
+    assert acted["output"] == "line1\n\n"
+    assert acted_result(acted).output == "line1\n\n"
+    assert saved_result(result)["output"] == "line1"
+    long = ActionResult("x" * SAVED_TEXT_LIMIT + "\n", "", 0, 3, output_path="/tmp/out")
+    cut = acted_record(long)
+    assert (len(cut["output"]), cut["output"][-1]) == (SAVED_TEXT_LIMIT, "\n")
+    assert (cut["truncated"], cut["output_path"]) == (True, "/tmp/out")

@@ -164,14 +164,16 @@ def test_a_saved_child_is_taken_once_and_only_by_its_loop() -> None:
     assert children.pending is None
 
 
-def test_a_finished_action_or_a_state_not_entered_has_no_child_to_go_on_in() -> None:
+def test_a_saved_child_is_kept_until_it_goes_on_even_when_its_state_is_entered_again() -> None:
+    """A resume's own start saves the run as only arrived at the sub-loop state (it enters it
+    again): the child saved before must be in that save too, and be gone on in after it."""
     parent = parent_loop(child_loop())
     saved: dict[str, Any] = {"loop": "child", "current_state": "check", "iteration": 1}
     children = Children(parent)
-    children.restore(ExecutorSnapshot("build", 1, child=saved, action_result={"exit_code": 0}))
-    assert children.pending is None
     children.restore(ExecutorSnapshot("build", 1, entered=False, child=saved))
-    assert children.pending is None
+    assert children.dump() == {"child": saved}
+    assert children.take("child") == ExecutorSnapshot("check", 1)
+    assert children.dump() == {"child": None}
 
 
 def test_a_saved_child_the_file_no_longer_has_is_refused() -> None:

@@ -9,7 +9,7 @@ import pytest
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.facts.outcomes import Status
-from little_loops.fsm.runs.approvals import take_answer, write_answer
+from little_loops.fsm.runs.approvals import remove_answer, take_answer, write_answer
 from little_loops.fsm.runs.state import LoopState
 
 QUESTION = {"state": "ask", "question": "Go?", "asked_at": "2026-01-01T00:00:00.000+00:00"}
@@ -26,6 +26,15 @@ def test_an_answer_is_taken_once(tmp_path: Path) -> None:
     assert (answer.verdict, answer.note) == ("success", "fine")
     assert take_answer("x", tmp_path, QUESTION) is None
     assert not run_files("x", tmp_path).approval.exists()
+
+
+def test_a_run_keeps_the_answer_file_until_its_log_has_the_answer(tmp_path: Path) -> None:
+    write_answer("x", tmp_path, _waiting(), "success", "")
+    assert take_answer("x", tmp_path, QUESTION, keep=True) is not None
+    assert run_files("x", tmp_path).approval.exists()  # a crash now must not lose it
+    remove_answer("x", tmp_path)
+    assert not run_files("x", tmp_path).approval.exists()
+    remove_answer("x", tmp_path)  # already gone: nothing to do
 
 
 def test_an_answer_to_an_earlier_question_is_dropped(tmp_path: Path) -> None:

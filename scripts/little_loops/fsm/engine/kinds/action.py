@@ -69,7 +69,9 @@ def _judged(
     ctx: InterpolationContext,
 ) -> StepOutcome:
     """Evaluate the action's *result*, note it for `${prev.*}`/`${result.*}`, and route."""
-    judged = run.work.judge(name, state, result, ctx, run.budget.spend)
+    judged = run.memory.take_verdict()  # given before a resume: not asked (or paid) again
+    if judged is None:
+        judged = run.work.judge(name, state, result, ctx, run.budget.spend, run.memory.verdict)
     limited = run.ratelimits.after_judge(name, judged, result, run.memory)
     if limited is not None:
         return limited

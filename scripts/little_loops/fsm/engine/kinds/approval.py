@@ -24,6 +24,9 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
     """Ask *state*'s question and take its answer: now, after waiting (--wait-approval),
     or on a resume (the run stops with terminated_by awaiting_approval meanwhile)."""
     approval = run.approval
+    recorded = approval.recorded(name)
+    if recorded is not None:  # answered before the run was killed: routed, not asked again
+        return _routed(run, name, state, *recorded)
     pending = approval.pending
     if pending is None or pending.get("state") != name:
         try:
@@ -77,9 +80,15 @@ def _wait(run: Run, name: str, state: StateConfig, deadline: object) -> StepOutc
 
 
 def _answered(run: Run, name: str, state: StateConfig, verdict: str, note: str) -> StepOutcome:
-    """The approval state *name* got *verdict* (or timed out): `${result.note}`, route."""
-    run.approval.pending = None
+    """The approval state *name* got *verdict* (or timed out): recorded, then routed."""
+    run.approval.record(verdict, note)
     run.emit(Event.APPROVAL, events.ApprovalAnswer(state=name, verdict=verdict, note=note))
+    run.approval.saved()
+    return _routed(run, name, state, verdict, note)
+
+
+def _routed(run: Run, name: str, state: StateConfig, verdict: str, note: str) -> StepOutcome:
+    """The answer *verdict* of approval state *name*: `${result.note}`, `${prev.*}`, route."""
     run.memory.last_result = {"verdict": verdict, "details": {"note": note}, "note": note}
     code = 0 if verdict == OUTCOME_SUCCESS else 1
     run.memory.prev_result = {

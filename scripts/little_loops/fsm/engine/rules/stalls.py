@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,12 @@ from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.definition.transitions import STALL_LABEL
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.records import ExecutorSnapshot, resumed_mid_action
-from little_loops.fsm.engine.stall import Stall, StallWatch
+from little_loops.fsm.engine.stall import STALL_DETECTORS, Stall, StallWatch
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
 
 Emit = Callable[[Event, Mapping[str, object]], None]
+FIRED_KEY = "fired"  # in `stall_watch`: the stall that fired at the current state
 
 
 class Stalls:
@@ -26,14 +28,29 @@ class Stalls:
         self.watch = StallWatch(fsm, cwd=cwd)
         self.emit = emit
         self.stalled: dict[str, Any] | None = None  # the last stall: how a run it ended says
+        # The stall that fired at the current state, until the run leaves it: saved with the
+        # `stall` event, so a resume takes its route instead of counting again.
+        self.fired: Stall | None = None
 
     def dump(self) -> dict[str, Any]:
-        return {"stall_watch": self.watch.record()}
+        record = self.watch.record()
+        if self.fired is not None:
+            record[FIRED_KEY] = dataclasses.asdict(self.fired)
+        return {"stall_watch": record}
 
     def restore(self, snap: ExecutorSnapshot) -> None:
         self.watch.restore(snap.stall_watch)
+        self.fired = _fired(snap.stall_watch.get(FIRED_KEY))
         if resumed_mid_action(snap):
             self.watch.reentered(snap.current_state)  # entered again: not one more visit
+
+    def replayed(self) -> StepOutcome | None:
+        """Where the stall recorded before a resume leads (it is not counted again)."""
+        return None if self.fired is None else self._outcome(self.fired)
+
+    def left(self) -> None:
+        """The run left the state the stall fired at."""
+        self.fired = None
 
     def entering(self, name: str, began: bool) -> StepOutcome | None:
         """Where the run goes when entering state *name* (a pass *began*) makes a stall."""
@@ -46,23 +63,38 @@ class Stalls:
         return None if stall is None else self._stalled(stall)
 
     def _stalled(self, stall: Stall) -> StepOutcome:
-        """Where *stall* leads: its on_stall state, else the end (terminated_by stall)."""
-        message = stall.message()
-        self.stalled = {
-            "detector": stall.detector,
-            "state": stall.state,
-            "limit": stall.limit,
-            "count": stall.count,
-        }
+        """Record *stall* (the `stall` event saves it) and say where it leads."""
+        self.fired = stall
         payload = events.StallEvent(
             state=stall.state,
             detector=stall.detector,
             limit=stall.limit,
             count=stall.count,
             to=stall.target,
-            message=message,
+            message=stall.message(),
         )
         self.emit(Event.STALL, payload)
+        return self._outcome(stall)
+
+    def _outcome(self, stall: Stall) -> StepOutcome:
+        """Where *stall* leads: its on_stall state, else the end (terminated_by stall)."""
+        self.stalled = {
+            "detector": stall.detector,
+            "state": stall.state,
+            "limit": stall.limit,
+            "count": stall.count,
+        }
         if stall.target is None:
-            return StepOutcome(stop=Outcome.STALL, error=message)
+            return StepOutcome(stop=Outcome.STALL, error=stall.message())
         return StepOutcome(stall.target, STALL_LABEL, f"stall: {stall.detector}")
+
+
+def _fired(saved: Any) -> Stall | None:
+    """The recorded stall of a saved `stall_watch`, or None (none, or from an older file)."""
+    if not isinstance(saved, dict):
+        return None
+    try:
+        stall = Stall(**saved)
+    except TypeError:
+        return None
+    return stall if stall.detector in STALL_DETECTORS else None

@@ -7,6 +7,7 @@ from support.engine_parts import Exits, loop, parts
 from little_loops.fsm.definition.model import RetryConfig, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.kinds.action import run_state
+from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.facts.outcomes import Outcome
 
 DONE = StateConfig(terminal=True)
@@ -49,3 +50,33 @@ def test_a_stop_during_the_action_ends_the_run() -> None:
     run.stopping.request(Outcome.STOPPED)
     assert run_state(run, "work", work, None) == StepOutcome(stop=Outcome.STOPPED)
     assert run.memory.acted is None  # cut short: a resume runs it again
+
+
+def test_a_verdict_is_recorded_with_its_action_and_replayed_on_resume() -> None:
+    """The verdict is kept with the finished action before its `evaluate` event (a judge's
+    cost writes that at once); a run resumed after it routes it without judging again."""
+    fsm = loop(
+        {
+            "work": StateConfig(action="make", on_success="done", on_failure="x"),
+            "done": DONE,
+            "x": DONE,
+        }
+    )
+    run, _ = parts(fsm)
+    run_state(run, "work", fsm.states["work"], None)
+    assert run.memory.acted is not None
+    assert run.memory.acted["verdict"] == {"verdict": "success", "details": {"exit_code": 0}}
+    saved = ExecutorSnapshot(
+        "work",
+        1,
+        action_result={**run.memory.acted, "verdict": {"verdict": "failure", "details": {}}},
+    )
+    again, emitted = parts(fsm)
+    again.memory.restore(saved)
+    done = again.memory.resumed_action
+    outcome = run_state(again, "work", fsm.states["work"], done)
+    assert (outcome.target, outcome.verdict) == ("x", "failure")
+    assert emitted.names() == []  # not judged again: its `evaluate` is in the log
+    again.memory.restore(saved)
+    again.memory.left()
+    assert again.memory.take_verdict() is None

@@ -44,5 +44,20 @@ def test_an_answer_is_routed_and_read_as_the_result() -> None:
         "details": {"note": "not today"},
         "note": "not today",
     }
-    assert run.approval.pending is None
+    # recorded with the question until the run leaves the state (a resume routes it)
+    assert run.approval.recorded("ask") == ("failure", "not today")
     assert asked[0]["question"] == "Ship v2?"
+
+
+def test_an_answer_recorded_before_a_resume_is_routed_without_asking_again() -> None:
+    def answers(pending: dict[str, Any]) -> tuple[str, str]:
+        raise AssertionError("asked again")
+
+    run, emitted = parts(FSM, config=ExecutorConfig(answers=answers))
+    run.approval.pending = {"state": "ask", "question": "Ship v2?", "asked_at": "t"}
+    run.approval.record("failure", "not today")
+    outcome = run_state(run, "ask", ASK, None)
+    assert (outcome.target, outcome.verdict) == ("done", "failure")
+    assert emitted.seen == []  # its `approval` event is in the log already
+    assert run.memory.prev_result is not None
+    assert run.memory.prev_result["output"] == "not today"

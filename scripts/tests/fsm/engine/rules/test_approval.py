@@ -31,3 +31,24 @@ def test_an_answer_is_read_only_for_a_pending_question() -> None:
     assert rule.answer() == ("success", "")
     assert seen == [PENDING]
     assert Approval(None).answer() is None
+
+
+def test_an_answer_taken_is_recorded_with_its_question_until_the_run_leaves() -> None:
+    """Recorded, it is in the slice a resume restores (and routed without asking again);
+    `saved` tells its source it may forget it; leaving the state closes the question."""
+    kept: list[bool] = []
+    rule = Approval(kept=lambda: kept.append(True))
+    rule.pending = dict(PENDING)
+    assert rule.recorded("ask") is None
+    rule.record("failure", "not today")
+    rule.saved()
+    assert kept == [True]
+    again = Approval()
+    again.restore(ExecutorSnapshot(current_state="ask", iteration=1, **rule.dump()))
+    assert again.recorded("ask") == ("failure", "not today")
+    assert again.recorded("other") is None
+    again.left()
+    assert again.dump() == {"approval": None}
+    garbled = Approval()
+    garbled.pending = {**PENDING, "answer": {"verdict": 3}}
+    assert garbled.recorded("ask") is None

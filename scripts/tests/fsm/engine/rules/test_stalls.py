@@ -43,3 +43,35 @@ def test_its_slice_dumps_and_restores_its_counts() -> None:
         ExecutorSnapshot(current_state="work", iteration=1, entered=True, **rule.dump())
     )
     assert stopped.watch.visits == {"work": 0}  # entered again on resume: not one more visit
+
+
+def test_a_stall_recorded_before_a_crash_is_taken_on_resume_not_counted_again() -> None:
+    """The `stall` event saves the stall that fired: a run resumed after it takes its route
+    (without a second event), and leaving the state forgets it."""
+    fsm = loop(STATES, stall=StallConfig(same_result=2, on_stall="out"))
+    rule = Stalls(fsm, Recorded())
+    assert rule.judged("work", "success", None) is None
+    fired = rule.judged("work", "success", None)
+    snap = ExecutorSnapshot(current_state="work", iteration=2, **rule.dump())
+    emitted = Recorded()
+    again = Stalls(fsm, emitted)
+    again.restore(snap)
+    assert again.replayed() == fired == StepOutcome("out", "stall", "stall: same_result")
+    assert again.stalled == {"detector": "same_result", "state": "work", "limit": 2, "count": 2}
+    assert emitted.names() == []
+    again.left()
+    assert again.replayed() is None
+    assert "fired" not in again.dump()["stall_watch"]
+
+
+def test_an_older_or_garbled_recorded_stall_is_not_replayed() -> None:
+    fsm = loop(STATES, stall=StallConfig(same_result=2, on_stall="out"))
+    for fired in (
+        None,
+        "x",
+        {"detector": "nope", "state": "w", "limit": 1, "count": 1, "target": None},
+        {"detector": "same_result"},
+    ):
+        rule = Stalls(fsm, Recorded())
+        rule.restore(ExecutorSnapshot("work", 1, stall_watch={"fired": fired}))
+        assert rule.replayed() is None
