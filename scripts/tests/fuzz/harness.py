@@ -1,0 +1,270 @@
+"""Run batches of bash templates with hostile values through the real `ll-loop run`.
+
+A batch is one loop file of a few hundred states, one template each, chained so that every
+state moves on whatever its verdict (error included). Its values come in every way a run
+takes them: the string parameter `v` and the list parameter `l` (from `--set` or a
+`--context-file`), `${env.LLFUZZ_X}` from the environment, and `${captured.c.output}`, the
+output of a first state that prints `$LLFUZZ_X`. Before its template each state exports its
+name as `LLFUZZ_T` and appends it to the file `$LLFUZZ_RAN`: so the harness knows which
+states ran, and a marker `M<state>` written by a payload names the state that let it run.
+
+A state `ll-loop validate` refuses is dropped and the batch validated again; a state the run
+refuses (its action not run) is counted and the run goes on, or, if the run stops there, is
+run again from the state after it. Refused states count as safe: nothing of theirs ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from support.slowdown import scaled
+
+from fuzz import bashgen
+
+CORPUS = Path(__file__).with_name("corpus.txt")
+END = "LLFUZZ-END"
+# The channels a corpus template's reference is swapped to, one per batch in turn.
+CORPUS_CHANNELS = ("${context.v}", "${captured.c.output}", "${env.LLFUZZ_X}")
+
+
+def corpus() -> list[str]:
+    """The hand-written templates of corpus.txt (each follows a `%%` line)."""
+    found: list[str] = []
+    for block in re.split(r"^%%[^\n]*\n", CORPUS.read_text(), flags=re.MULTILINE):
+        if block.strip():
+            found.append(block.removesuffix("\n"))
+    return found
+
+
+@dataclass
+class Batch:
+    """One loop file's worth of states: (name, template, where it came from) and the values."""
+
+    index: int
+    states: list[tuple[str, str, str]]
+    v: str
+    x: str
+    items: list[str]
+    by_set: bool  # `v` given with --set (else in the context file)
+
+
+@dataclass
+class Tally:
+    """What the batches did."""
+
+    seed: int
+    ran: int = 0
+    refused_by_validate: int = 0
+    refused_at_run: int = 0
+    refused_at_start: int = 0
+    runs: int = 0
+    seconds: float = 0.0
+    escapes: list[str] = field(default_factory=list)
+    escaped_templates: set[str] = field(default_factory=set)
+    start_refusals: list[str] = field(default_factory=list)
+
+    @property
+    def refused(self) -> int:
+        return self.refused_by_validate + self.refused_at_run + self.refused_at_start
+
+    @property
+    def pairs(self) -> int:
+        return self.ran + self.refused
+
+    def summary(self) -> str:
+        corpus_hit = sum(1 for t in self.escaped_templates if t.startswith("corpus"))
+        return (
+            f"value fuzz (LL_FUZZ_SEED={self.seed}): {self.pairs} template x value pairs, "
+            f"{self.ran} ran, {self.refused} refused ({self.refused_by_validate} by validate, "
+            f"{self.refused_at_run} at run time, {self.refused_at_start} at start); "
+            f"{len(self.escapes)} payload runs from {len(self.escaped_templates)} templates "
+            f"({corpus_hit} hand-written); {self.runs} ll-loop runs in {self.seconds:.0f}s"
+        )
+
+
+def make_batches(seed: int, count: int, per_batch: int, marks: Path) -> list[Batch]:
+    """Batches of at least *count* pairs in all: the corpus in each, random templates after."""
+    hand = corpus()
+    values = bashgen.hostile_values(str(marks))
+    lists = bashgen.hostile_lists(str(marks))
+    batches: list[Batch] = []
+    total = 0
+    while total < count:
+        b = len(batches)
+        channel = CORPUS_CHANNELS[b % len(CORPUS_CHANNELS)]
+        texts = [(t.replace(bashgen.CORPUS_REF, channel), f"corpus#{i}") for i, t in enumerate(hand)]
+        fresh = bashgen.templates(seed * 100_003 + b, max(per_batch - len(hand), 0))
+        texts += [(t, f"random#{b}.{i}") for i, t in enumerate(fresh)]
+        states = [(f"b{b:03d}s{i:04d}", t, src) for i, (t, src) in enumerate(texts)]
+        batches.append(
+            Batch(
+                index=b,
+                states=states,
+                v=values[b % len(values)],
+                x=values[(b * 7 + 3) % len(values)],
+                items=lists[b % len(lists)],
+                by_set=b % 2 == 0,
+            )
+        )
+        total += len(states)
+    return batches
+
+
+def loop_document(name: str, states: list[tuple[str, str, str]]) -> dict[str, object]:
+    """The loop file of *states*: a capture first, then each template, each moving on."""
+    names = [s[0] for s in states] + ["llfuzz-end"]
+    body: dict[str, object] = {
+        "llfuzz-capture": {
+            "action": 'printf %s "$LLFUZZ_X"',
+            "capture": "c",
+            "route": {"_": names[0], "_error": names[0]},
+        }
+    }
+    for (state, text, _), nxt in zip(states, names[1:], strict=True):
+        body[state] = {
+            "action": f'export LLFUZZ_T={state}\necho {state} >> "$LLFUZZ_RAN"\n{text}',
+            "timeout": 30,
+            "route": {"_": nxt, "_error": nxt},
+        }
+    body["llfuzz-end"] = {"action": f'echo {END} >> "$LLFUZZ_RAN"', "next": "done"}
+    body["done"] = {"terminal": True}
+    return {
+        "name": name,
+        "initial": "llfuzz-capture",
+        "max_iterations": 1_000_000,
+        "parameters": {"v": {"type": "string"}, "l": {"type": "list", "default": []}},
+        "states": body,
+    }
+
+
+def _ll_loop(root: Path, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "little_loops.cli", *args],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+        env=env,
+        check=False,
+    )
+
+
+def _refused_by_validate(
+    root: Path, path: Path, env: dict[str, str], known: set[str]
+) -> set[str] | str:
+    """The states `ll-loop validate` finds errors in; a message when an error names none."""
+    done = _ll_loop(root, ["validate", "--json", str(path)], env)
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        return f"validate printed no JSON (exit {done.returncode}): {done.stderr[-500:]}"
+    bad: set[str] = set()
+    for file in report.get("files", []):
+        for problem in file.get("errors", []):
+            if problem.get("severity") != "error":
+                continue
+            state = problem.get("state")
+            if state not in known:
+                named = known & set(re.findall(r"b\d{3}s\d{4}", problem.get("message", "")))
+                if not named:
+                    return f"validate: {problem.get('message')}"
+                state = min(named)
+            bad.add(state)
+    return bad
+
+
+def run_batch(root: Path, batch: Batch, marks: Path, tally: Tally) -> None:
+    """Validate, run and re-run *batch* until every state ran or was refused; tally it."""
+    left = list(batch.states)
+    ran_log = root / f"ran-{batch.index}.txt"
+    env = {**os.environ, "LLFUZZ_X": batch.x, "LLFUZZ_RAN": str(ran_log)}
+    context = {"l": batch.items} | ({} if batch.by_set else {"v": batch.v})
+    (root / "context.json").write_text(json.dumps(context))
+    attempt = 0
+    while left:
+        attempt += 1
+        name = f"fz{batch.index}r{attempt}"
+        path = root / ".loops" / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(loop_document(name, left), sort_keys=False))
+        tally.runs += 1
+        bad = _refused_by_validate(root, path, env, {s[0] for s in left})
+        if isinstance(bad, str):
+            raise AssertionError(bad)
+        if bad:
+            tally.refused_by_validate += len(bad)
+            left = [s for s in left if s[0] not in bad]
+            continue
+        ran_log.write_text("")
+        args = ["run", name, "--context-file", "context.json"]
+        if batch.by_set:
+            args += ["--set", f"v={batch.v}"]
+        tally.runs += 1
+        done = _ll_loop(root, args, env)
+        ran = ran_log.read_text().split()
+        if END in ran:
+            tally.ran += len(set(ran) - {END})
+            tally.refused_at_run += len(left) - len(set(ran) - {END})
+            break
+        left = _after_stop(left, set(ran), done, tally)
+    _collect_markers(batch, marks, tally)
+
+
+def _after_stop(
+    left: list[tuple[str, str, str]],
+    ran: set[str],
+    done: subprocess.CompletedProcess[str],
+    tally: Tally,
+) -> list[tuple[str, str, str]]:
+    """The states still to run after a run stopped before its end: those after the stop.
+
+    The state it stopped in is refused when the run's output names it; else (the run ended
+    after a state that ran) the rest is run again from the next state.
+    """
+    last = max((i for i, s in enumerate(left) if s[0] in ran), default=-1)
+    tally.ran += len(ran)
+    tally.refused_at_run += last + 1 - len(ran)
+    rest = left[last + 1 :]
+    if rest and re.search(rf"\b{rest[0][0]}\b", done.stderr + done.stdout):
+        tally.refused_at_run += 1
+        return rest[1:]
+    if last == -1:  # nothing ran, and no state named: the values themselves were refused
+        first = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        tally.start_refusals.append(first)
+        tally.refused_at_start += len(left)
+        return []
+    return rest
+
+
+def _collect_markers(batch: Batch, marks: Path, tally: Tally) -> None:
+    states = {s[0]: s for s in batch.states}
+    for marker in sorted(marks.iterdir()) if marks.exists() else []:
+        if marker.name.startswith("seen-"):
+            continue
+        state = states.get(marker.name.removeprefix("M"))
+        where = f"{state[2]}: {state[1]!r}" if state else f"(unknown state) {marker.name}"
+        said = f"{where} with v={batch.v!r} x={batch.x!r} l={batch.items!r} (batch {batch.index})"
+        tally.escapes.append(said.replace(str(marks), "MARKS"))
+        tally.escaped_templates.add(state[2] if state else marker.name)
+        marker.rename(marks / f"seen-{batch.index}-{marker.name}")
+
+
+def fuzz(root: Path, seed: int, count: int, per_batch: int = 400) -> Tally:
+    """Run at least *count* template x value pairs in the loop project *root*."""
+    marks = root / "marks"
+    marks.mkdir()
+    (root / ".loops").mkdir(exist_ok=True)
+    tally = Tally(seed=seed)
+    started = time.monotonic()
+    for batch in make_batches(seed, count, per_batch, marks):
+        run_batch(root, batch, marks, tally)
+    tally.seconds = time.monotonic() - started
+    return tally

@@ -1,0 +1,82 @@
+"""A value never runs as code: random and hand-written bash templates x hostile values,
+through the real `ll-loop run`.
+
+Each template (fuzz/bashgen.py makes them at random; fuzz/corpus.txt holds the hand-written
+ones) places `${context.v}`, `${context.l}` (a list), `${captured.c.output}` or
+`${env.LLFUZZ_X}` somewhere in bash; each value, if bash ever ran it as code, would create
+a marker file. Batches of a few hundred states run as loops with `ll-loop run`
+(fuzz/harness.py); a state `validate` or the run refuses counts as safe and the others run.
+The test asserts that no marker appears, that at least 10,000 pairs ran or were refused,
+and that at most 60% were refused (a refusal is safe, but a fuzz that is mostly refused
+tests little: about a third of the random templates put the value where bash evaluates it).
+
+A bigger or another run, without scripts/dev (the figures are printed with `-s`):
+
+    LL_FUZZ_N=100000 LL_FUZZ_SEED=7 .venv/bin/python -m pytest -s -p no:cacheprovider \\
+        scripts/tests/fuzz/test_values_stay_data.py
+
+`LL_FUZZ_N` is the number of pairs (default 10,000), `LL_FUZZ_SEED` the seed of the random
+templates (default 29; a failure prints it, to replay the same templates).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from fuzz import bashgen, harness
+
+pytestmark = pytest.mark.reliability
+
+PAIRS = int(os.environ.get("LL_FUZZ_N", "10000"))
+SEED = int(os.environ.get("LL_FUZZ_SEED", "29"))
+MAX_REFUSED_SHARE = 0.6
+
+
+def test_no_hostile_value_runs_whatever_bash_surrounds_it(tmp_path: Path) -> None:
+    tally = harness.fuzz(tmp_path, SEED, PAIRS)
+    print(tally.summary())
+    shown = "\n".join(tally.escapes[:30])
+    assert tally.escapes == [], f"{tally.summary()}\nfirst payload runs:\n{shown}"
+    assert tally.pairs >= PAIRS, tally.summary()
+    assert tally.refused <= MAX_REFUSED_SHARE * tally.pairs, tally.summary()
+    assert tally.start_refusals == [], tally.start_refusals
+
+
+def test_the_harness_sees_a_value_pasted_as_code(tmp_path: Path) -> None:
+    # `${raw:...}` pastes the value as code on purpose: every payload must be seen, so
+    # a quiet fuzz means the values did not run, not that the harness did not look.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (tmp_path / ".loops").mkdir()
+    batch = harness.Batch(
+        index=0,
+        states=[
+            ("b000s0000", "echo ${raw:context.v}", "control#0"),
+            ("b000s0001", "${raw:env.LLFUZZ_X}", "control#1"),
+            ("b000s0002", "echo ${context.v}", "control#2"),
+        ],
+        v=f"x; touch {marks}/M$LLFUZZ_T",
+        x=f"touch {marks}/M$LLFUZZ_T",
+        items=[],
+        by_set=True,
+    )
+    tally = harness.Tally(seed=0)
+    harness.run_batch(tmp_path, batch, marks, tally)
+    assert sorted(e.split(":")[0] for e in tally.escapes) == ["control#0", "control#1"]
+    assert (tally.ran, tally.refused) == (3, 0), tally.summary()
+
+
+def test_the_templates_are_the_same_for_a_seed_and_hold_references() -> None:
+    assert bashgen.templates(5, 50) == bashgen.templates(5, 50)
+    assert bashgen.templates(5, 50) != bashgen.templates(6, 50)
+    assert all(any(ref in t for ref in bashgen.REFS) for t in bashgen.templates(5, 500))
+
+
+def test_the_corpus_holds_enough_hand_written_templates() -> None:
+    found = harness.corpus()
+    assert len(found) >= 120
+    assert all("${" in t for t in found)
+    assert len(set(found)) == len(found)
