@@ -21,13 +21,13 @@ import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from support.slowdown import scaled
-
 from fuzz import bashgen
+from support.slowdown import scaled
 
 CORPUS = Path(__file__).with_name("corpus.txt")
 END = "LLFUZZ-END"
@@ -71,6 +71,17 @@ class Tally:
     escaped_templates: set[str] = field(default_factory=set)
     start_refusals: list[str] = field(default_factory=list)
 
+    def add(self, other: Tally) -> None:
+        """Count *other*'s figures in too."""
+        self.ran += other.ran
+        self.refused_by_validate += other.refused_by_validate
+        self.refused_at_run += other.refused_at_run
+        self.refused_at_start += other.refused_at_start
+        self.runs += other.runs
+        self.escapes += other.escapes
+        self.escaped_templates |= other.escaped_templates
+        self.start_refusals += other.start_refusals
+
     @property
     def refused(self) -> int:
         return self.refused_by_validate + self.refused_at_run + self.refused_at_start
@@ -100,7 +111,9 @@ def make_batches(seed: int, count: int, per_batch: int, marks: Path) -> list[Bat
     while total < count:
         b = len(batches)
         channel = CORPUS_CHANNELS[b % len(CORPUS_CHANNELS)]
-        texts = [(t.replace(bashgen.CORPUS_REF, channel), f"corpus#{i}") for i, t in enumerate(hand)]
+        texts = [
+            (t.replace(bashgen.CORPUS_REF, channel), f"corpus#{i}") for i, t in enumerate(hand)
+        ]
         fresh = bashgen.templates(seed * 100_003 + b, max(per_batch - len(hand), 0))
         texts += [(t, f"random#{b}.{i}") for i, t in enumerate(fresh)]
         states = [(f"b{b:03d}s{i:04d}", t, src) for i, (t, src) in enumerate(texts)]
@@ -182,13 +195,14 @@ def _refused_by_validate(
     return bad
 
 
-def run_batch(root: Path, batch: Batch, marks: Path, tally: Tally) -> None:
+def run_batch(root: Path, batch: Batch, tally: Tally) -> None:
     """Validate, run and re-run *batch* until every state ran or was refused; tally it."""
     left = list(batch.states)
     ran_log = root / f"ran-{batch.index}.txt"
     env = {**os.environ, "LLFUZZ_X": batch.x, "LLFUZZ_RAN": str(ran_log)}
     context = {"l": batch.items} | ({} if batch.by_set else {"v": batch.v})
-    (root / "context.json").write_text(json.dumps(context))
+    context_file = root / f"context-{batch.index}.json"
+    context_file.write_text(json.dumps(context))
     attempt = 0
     while left:
         attempt += 1
@@ -204,7 +218,7 @@ def run_batch(root: Path, batch: Batch, marks: Path, tally: Tally) -> None:
             left = [s for s in left if s[0] not in bad]
             continue
         ran_log.write_text("")
-        args = ["run", name, "--context-file", "context.json"]
+        args = ["run", name, "--context-file", context_file.name]
         if batch.by_set:
             args += ["--set", f"v={batch.v}"]
         tally.runs += 1
@@ -215,7 +229,6 @@ def run_batch(root: Path, batch: Batch, marks: Path, tally: Tally) -> None:
             tally.refused_at_run += len(left) - len(set(ran) - {END})
             break
         left = _after_stop(left, set(ran), done, tally)
-    _collect_markers(batch, marks, tally)
 
 
 def _after_stop(
@@ -244,27 +257,43 @@ def _after_stop(
     return rest
 
 
-def _collect_markers(batch: Batch, marks: Path, tally: Tally) -> None:
-    states = {s[0]: s for s in batch.states}
-    for marker in sorted(marks.iterdir()) if marks.exists() else []:
-        if marker.name.startswith("seen-"):
+def collect_markers(batches: list[Batch], marks: Path, tally: Tally) -> None:
+    """Every marker in *marks* as an escape, with the state its name starts with (a payload
+    whose `$LLFUZZ_T` was not expanded names no state)."""
+    states = {
+        state: (batch, text, source) for batch in batches for state, text, source in batch.states
+    }
+    for marker in sorted(p.name for p in marks.iterdir()):
+        named = re.match(r"M(b\d{3}s\d{4})", marker)
+        if named is None or named[1] not in states:
+            tally.escapes.append(f"a payload ran, its state unknown: marker {marker!r}")
+            tally.escaped_templates.add(marker)
             continue
-        state = states.get(marker.name.removeprefix("M"))
-        where = f"{state[2]}: {state[1]!r}" if state else f"(unknown state) {marker.name}"
-        said = f"{where} with v={batch.v!r} x={batch.x!r} l={batch.items!r} (batch {batch.index})"
+        batch, text, source = states[named[1]]
+        said = f"{source}: {text!r} with v={batch.v!r} x={batch.x!r} l={batch.items!r}"
         tally.escapes.append(said.replace(str(marks), "MARKS"))
-        tally.escaped_templates.add(state[2] if state else marker.name)
-        marker.rename(marks / f"seen-{batch.index}-{marker.name}")
+        tally.escaped_templates.add(source)
 
 
-def fuzz(root: Path, seed: int, count: int, per_batch: int = 400) -> Tally:
-    """Run at least *count* template x value pairs in the loop project *root*."""
+def fuzz(root: Path, seed: int, count: int, per_batch: int = 400, workers: int = 2) -> Tally:
+    """Run at least *count* template x value pairs in the loop project *root*, *workers*
+    batches at a time (an `ll-loop run` waits on its disk writes as much as it computes)."""
     marks = root / "marks"
     marks.mkdir()
-    (root / ".loops").mkdir(exist_ok=True)
-    tally = Tally(seed=seed)
     started = time.monotonic()
-    for batch in make_batches(seed, count, per_batch, marks):
-        run_batch(root, batch, marks, tally)
+    batches = make_batches(seed, count, per_batch, marks)
+
+    def one(batch: Batch) -> Tally:
+        part = Tally(seed=seed)
+        project = root / f"project-{batch.index}"  # loops of one project wait for each other
+        (project / ".loops").mkdir(parents=True)
+        run_batch(project, batch, part)
+        return part
+
+    tally = Tally(seed=seed)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for part in pool.map(one, batches):
+            tally.add(part)
+    collect_markers(batches, marks, tally)
     tally.seconds = time.monotonic() - started
     return tally

@@ -25,7 +25,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from fuzz import bashgen, harness
 
 pytestmark = pytest.mark.reliability
@@ -64,7 +63,8 @@ def test_the_harness_sees_a_value_pasted_as_code(tmp_path: Path) -> None:
         by_set=True,
     )
     tally = harness.Tally(seed=0)
-    harness.run_batch(tmp_path, batch, marks, tally)
+    harness.run_batch(tmp_path, batch, tally)
+    harness.collect_markers([batch], marks, tally)
     assert sorted(e.split(":")[0] for e in tally.escapes) == ["control#0", "control#1"]
     assert (tally.ran, tally.refused) == (3, 0), tally.summary()
 
