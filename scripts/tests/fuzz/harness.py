@@ -54,6 +54,7 @@ class Batch:
     x: str
     items: list[str]
     by_set: bool  # `v` given with --set (else in the context file)
+    marks: Path  # where its values' payloads write their markers
 
 
 @dataclass
@@ -67,6 +68,7 @@ class Tally:
     refused_at_start: int = 0
     runs: int = 0
     seconds: float = 0.0
+    random_pairs: int = 0
     escapes: list[str] = field(default_factory=list)
     escaped_templates: set[str] = field(default_factory=set)
     start_refusals: list[str] = field(default_factory=list)
@@ -93,7 +95,8 @@ class Tally:
     def summary(self) -> str:
         corpus_hit = sum(1 for t in self.escaped_templates if t.startswith("corpus"))
         return (
-            f"value fuzz (LL_FUZZ_SEED={self.seed}): {self.pairs} template x value pairs, "
+            f"value fuzz (LL_FUZZ_SEED={self.seed}): {self.pairs} template x value pairs "
+            f"({self.random_pairs} with random templates, the others hand-written), "
             f"{self.ran} ran, {self.refused} refused ({self.refused_by_validate} by validate, "
             f"{self.refused_at_run} at run time, {self.refused_at_start} at start); "
             f"{len(self.escapes)} payload runs from {len(self.escaped_templates)} templates "
@@ -102,21 +105,27 @@ class Tally:
 
 
 def make_batches(seed: int, count: int, per_batch: int, marks: Path) -> list[Batch]:
-    """Batches of at least *count* pairs in all: the corpus in each, random templates after."""
+    """Batches of at least *count* random templates in all, and the hand-written ones: a
+    third of the corpus in each batch, so that each hand-written template meets every
+    channel (`CORPUS_CHANNELS`) once in nine batches, each time with other values."""
     hand = corpus()
-    values = bashgen.hostile_values(str(marks))
-    lists = bashgen.hostile_lists(str(marks))
+    share = len(CORPUS_CHANNELS)
     batches: list[Batch] = []
-    total = 0
-    while total < count:
+    made = 0
+    while made < count:
         b = len(batches)
-        channel = CORPUS_CHANNELS[b % len(CORPUS_CHANNELS)]
+        channel = CORPUS_CHANNELS[(b // share) % len(CORPUS_CHANNELS)]
         texts = [
-            (t.replace(bashgen.CORPUS_REF, channel), f"corpus#{i}") for i, t in enumerate(hand)
+            (t.replace(bashgen.CORPUS_REF, channel), f"corpus#{i}")
+            for i, t in enumerate(hand)
+            if i % share == b % share
         ]
-        fresh = bashgen.templates(seed * 100_003 + b, max(per_batch - len(hand), 0))
+        fresh = bashgen.templates(seed * 100_003 + b, min(per_batch, count - made))
         texts += [(t, f"random#{b}.{i}") for i, t in enumerate(fresh)]
         states = [(f"b{b:03d}s{i:04d}", t, src) for i, (t, src) in enumerate(texts)]
+        folder = marks / f"b{b:03d}"  # a marker whose $LLFUZZ_T did not expand: the batch
+        values = bashgen.hostile_values(str(folder))
+        lists = bashgen.hostile_lists(str(folder))
         batches.append(
             Batch(
                 index=b,
@@ -125,9 +134,10 @@ def make_batches(seed: int, count: int, per_batch: int, marks: Path) -> list[Bat
                 x=values[(b * 7 + 3) % len(values)],
                 items=lists[b % len(lists)],
                 by_set=b % 2 == 0,
+                marks=folder,
             )
         )
-        total += len(states)
+        made += len(fresh)
     return batches
 
 
@@ -198,6 +208,7 @@ def _refused_by_validate(
 def run_batch(root: Path, batch: Batch, tally: Tally) -> None:
     """Validate, run and re-run *batch* until every state ran or was refused; tally it."""
     left = list(batch.states)
+    batch.marks.mkdir(parents=True, exist_ok=True)
     ran_log = root / f"ran-{batch.index}.txt"
     env = {**os.environ, "LLFUZZ_X": batch.x, "LLFUZZ_RAN": str(ran_log)}
     context = {"l": batch.items} | ({} if batch.by_set else {"v": batch.v})
@@ -257,29 +268,27 @@ def _after_stop(
     return rest
 
 
-def collect_markers(batches: list[Batch], marks: Path, tally: Tally) -> None:
-    """Every marker in *marks* as an escape, with the state its name starts with (a payload
-    whose `$LLFUZZ_T` was not expanded names no state)."""
-    states = {
-        state: (batch, text, source) for batch in batches for state, text, source in batch.states
-    }
-    for marker in sorted(p.name for p in marks.iterdir()):
+def collect_markers(batch: Batch, tally: Tally) -> None:
+    """Every marker in *batch*'s folder as an escape, with the state its name starts with (a
+    payload whose `$LLFUZZ_T` was not expanded names no state, only the batch)."""
+    states = {state: (text, source) for state, text, source in batch.states}
+    values = f"v={batch.v!r} x={batch.x!r} l={batch.items!r}".replace(str(batch.marks), "MARKS")
+    for marker in sorted(p.name for p in batch.marks.iterdir()):
         named = re.match(r"M(b\d{3}s\d{4})", marker)
         if named is None or named[1] not in states:
-            tally.escapes.append(f"a payload ran, its state unknown: marker {marker!r}")
-            tally.escaped_templates.add(marker)
+            tally.escapes.append(f"batch {batch.index}: marker {marker!r}, with {values}")
+            tally.escaped_templates.add(f"batch {batch.index}: marker {marker!r}")
             continue
-        batch, text, source = states[named[1]]
-        said = f"{source}: {text!r} with v={batch.v!r} x={batch.x!r} l={batch.items!r}"
-        tally.escapes.append(said.replace(str(marks), "MARKS"))
+        text, source = states[named[1]]
+        tally.escapes.append(f"{source}: {text!r} with {values}")
         tally.escaped_templates.add(source)
 
 
-def fuzz(root: Path, seed: int, count: int, per_batch: int = 400, workers: int = 2) -> Tally:
-    """Run at least *count* template x value pairs in the loop project *root*, *workers*
-    batches at a time (an `ll-loop run` waits on its disk writes as much as it computes)."""
+def fuzz(root: Path, seed: int, count: int, per_batch: int = 430, workers: int = 2) -> Tally:
+    """Run *count* random template x value pairs (*per_batch* a batch), and the hand-written
+    templates' on top, in the folder *root*, *workers* batches at a time (an `ll-loop run`
+    waits on its disk writes as much as it computes)."""
     marks = root / "marks"
-    marks.mkdir()
     started = time.monotonic()
     batches = make_batches(seed, count, per_batch, marks)
 
@@ -288,12 +297,13 @@ def fuzz(root: Path, seed: int, count: int, per_batch: int = 400, workers: int =
         project = root / f"project-{batch.index}"  # loops of one project wait for each other
         (project / ".loops").mkdir(parents=True)
         run_batch(project, batch, part)
+        collect_markers(batch, part)
         return part
 
     tally = Tally(seed=seed)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for part in pool.map(one, batches):
             tally.add(part)
-    collect_markers(batches, marks, tally)
+    tally.random_pairs = sum(s[2].startswith("random#") for b in batches for s in b.states)
     tally.seconds = time.monotonic() - started
     return tally

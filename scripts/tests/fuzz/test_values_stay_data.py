@@ -6,17 +6,19 @@ ones) places `${context.v}`, `${context.l}` (a list), `${captured.c.output}` or
 `${env.LLFUZZ_X}` somewhere in bash; each value, if bash ever ran it as code, would create
 a marker file. Batches of a few hundred states run as loops with `ll-loop run`
 (fuzz/harness.py); a state `validate` or the run refuses counts as safe and the others run.
-The test asserts that no marker appears, that at least 10,000 pairs ran or were refused,
-and that at most 60% were refused (a refusal is safe, but a fuzz that is mostly refused
-tests little: about a third of the random templates put the value where bash evaluates it).
+The test asserts that no marker appears, that at least 10,000 pairs with random templates
+(and about 2,000 with hand-written ones) ran or were refused, and that at most 60% were
+refused (a refusal is safe, but a fuzz that is mostly refused tests little: about a third of
+the random templates and half of the hand-written ones put the value where bash evaluates
+it, and those a correct ll-loop refuses).
 
 A bigger or another run, without scripts/dev (the figures are printed with `-s`):
 
     LL_FUZZ_N=100000 LL_FUZZ_SEED=7 .venv/bin/python -m pytest -s -p no:cacheprovider \\
         scripts/tests/fuzz/test_values_stay_data.py
 
-`LL_FUZZ_N` is the number of pairs (default 10,000), `LL_FUZZ_SEED` the seed of the random
-templates (default 29; a failure prints it, to replay the same templates).
+`LL_FUZZ_N` is the number of pairs with random templates (default 10,000), `LL_FUZZ_SEED`
+the seed of the random templates (default 29; a failure prints it, to replay the same ones).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def test_no_hostile_value_runs_whatever_bash_surrounds_it(tmp_path: Path) -> Non
     print(tally.summary())
     shown = "\n".join(tally.escapes[:30])
     assert tally.escapes == [], f"{tally.summary()}\nfirst payload runs:\n{shown}"
-    assert tally.pairs >= PAIRS, tally.summary()
+    assert tally.random_pairs >= PAIRS, tally.summary()
     assert tally.refused <= MAX_REFUSED_SHARE * tally.pairs, tally.summary()
     assert tally.start_refusals == [], tally.start_refusals
 
@@ -48,7 +50,6 @@ def test_the_harness_sees_a_value_pasted_as_code(tmp_path: Path) -> None:
     # `${raw:...}` pastes the value as code on purpose: every payload must be seen, so
     # a quiet fuzz means the values did not run, not that the harness did not look.
     marks = tmp_path / "marks"
-    marks.mkdir()
     (tmp_path / ".loops").mkdir()
     batch = harness.Batch(
         index=0,
@@ -61,10 +62,11 @@ def test_the_harness_sees_a_value_pasted_as_code(tmp_path: Path) -> None:
         x=f"touch {marks}/M$LLFUZZ_T",
         items=[],
         by_set=True,
+        marks=marks,
     )
     tally = harness.Tally(seed=0)
     harness.run_batch(tmp_path, batch, tally)
-    harness.collect_markers([batch], marks, tally)
+    harness.collect_markers(batch, tally)
     assert sorted(e.split(":")[0] for e in tally.escapes) == ["control#0", "control#1"]
     assert (tally.ran, tally.refused) == (3, 0), tally.summary()
 
