@@ -93,14 +93,16 @@ class Tally:
         return self.ran + self.refused
 
     def summary(self) -> str:
-        corpus_hit = sum(1 for t in self.escaped_templates if t.startswith("corpus"))
+        hand = sum(1 for t in self.escaped_templates if t.startswith("corpus#"))
+        fresh = sum(1 for t in self.escaped_templates if t.startswith("random#"))
         return (
             f"value fuzz (LL_FUZZ_SEED={self.seed}): {self.pairs} template x value pairs "
             f"({self.random_pairs} with random templates, the others hand-written), "
             f"{self.ran} ran, {self.refused} refused ({self.refused_by_validate} by validate, "
             f"{self.refused_at_run} at run time, {self.refused_at_start} at start); "
-            f"{len(self.escapes)} payload runs from {len(self.escaped_templates)} templates "
-            f"({corpus_hit} hand-written); {self.runs} ll-loop runs in {self.seconds:.0f}s"
+            f"{len(self.escapes)} payload runs: from {hand} hand-written templates, {fresh} "
+            f"random ones and {len(self.escaped_templates) - hand - fresh} markers naming no "
+            f"state; {self.runs} ll-loop runs in {self.seconds:.0f}s"
         )
 
 
