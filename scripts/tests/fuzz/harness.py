@@ -199,7 +199,7 @@ def _refused_by_validate(
                 continue
             state = problem.get("state")
             if state not in known:
-                named = known & set(re.findall(r"b\d{3}s\d{4}", problem.get("message", "")))
+                named = known & set(re.findall(r"b\d+s\d+", problem.get("message", "")))
                 if not named:
                     return f"validate: {problem.get('message')}"
                 state = min(named)
@@ -276,7 +276,7 @@ def collect_markers(batch: Batch, tally: Tally) -> None:
     states = {state: (text, source) for state, text, source in batch.states}
     values = f"v={batch.v!r} x={batch.x!r} l={batch.items!r}".replace(str(batch.marks), "MARKS")
     for marker in sorted(p.name for p in batch.marks.iterdir()):
-        named = re.match(r"M(b\d{3}s\d{4})", marker)
+        named = re.match(r"M(b\d+s\d+)", marker)
         if named is None or named[1] not in states:
             tally.escapes.append(f"batch {batch.index}: marker {marker!r}, with {values}")
             tally.escaped_templates.add(f"batch {batch.index}: marker {marker!r}")
