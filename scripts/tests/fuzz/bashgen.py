@@ -273,7 +273,7 @@ def _refs(text: str) -> int:
 
 def _command(g: random.Random) -> str:
     word = g.choice(WORDS)(g, g.choice(REFS))
-    command = g.choice(EVAL if g.random() < 0.3 else DATA)(g, word)
+    command = g.choice(EVAL if g.random() < 0.25 else DATA)(g, word)
     for _ in range(g.choice([0, 0, 1, 1, 1, 2, 3])):
         command = g.choice(BLOCKS)(g, command)
     if g.random() < 0.05:

@@ -8,7 +8,7 @@ a marker file. Batches of a few hundred states run as loops with `ll-loop run`
 (fuzz/harness.py); a state `validate` or the run refuses counts as safe and the others run.
 The test asserts that no marker appears, that at least 10,000 pairs with random templates
 (and about 2,000 with hand-written ones) ran or were refused, and that at most 60% were
-refused (a refusal is safe, but a fuzz that is mostly refused tests little: about a third of
+refused (a refusal is safe, but a fuzz that is mostly refused tests little: about 30% of
 the random templates and half of the hand-written ones put the value where bash evaluates
 it, and those a correct ll-loop refuses).
 
