@@ -252,16 +252,19 @@ def _after_stop(
 ) -> list[tuple[str, str, str]]:
     """The states still to run after a run stopped before its end: those after the stop.
 
-    The state it stopped in is refused when the run's output names it; else (the run ended
-    after a state that ran) the rest is run again from the next state.
+    The state it stopped in is the last one the run's output names (it shows each state it
+    enters): it, and those before it that did not run, were refused. When none after the
+    last that ran is named (the run ended after it), the rest is run again.
     """
     last = max((i for i, s in enumerate(left) if s[0] in ran), default=-1)
     tally.ran += len(ran)
     tally.refused_at_run += last + 1 - len(ran)
     rest = left[last + 1 :]
-    if rest and re.search(rf"\b{rest[0][0]}\b", done.stderr + done.stdout):
-        tally.refused_at_run += 1
-        return rest[1:]
+    said = done.stderr + done.stdout
+    stop = max((i for i, s in enumerate(rest) if re.search(rf"\b{s[0]}\b", said)), default=None)
+    if stop is not None:
+        tally.refused_at_run += stop + 1
+        return rest[stop + 1 :]
     if last == -1:  # nothing ran, and no state named: the values themselves were refused
         first = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
         tally.start_refusals.append(first)

@@ -24,6 +24,7 @@ the seed of the random templates (default 29; a failure prints it, to replay the
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,25 @@ def test_the_corpus_holds_enough_hand_written_templates() -> None:
     assert len(found) >= 120
     assert all("${" in t for t in found)
     assert len(set(found)) == len(found)
+
+
+def test_a_run_that_stops_in_a_state_goes_on_after_it() -> None:
+    left = [(f"b000s000{i}", "echo ${context.v}", f"random#0.{i}") for i in range(5)]
+
+    def stopped(said: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(["ll-loop"], 1, "", said)
+
+    tally = harness.Tally(seed=0)
+    # Stopped in s0002, the last state the run names: refused; s0001, which the run went
+    # through (its progress line names it), did not run either.
+    said = "b000s0000 ok\nb000s0001 refused\nfailed in b000s0002"
+    rest = harness._after_stop(left, {"b000s0000"}, stopped(said), tally)
+    assert [s[0] for s in rest] == ["b000s0003", "b000s0004"]
+    assert (tally.ran, tally.refused_at_run) == (1, 2)
+    # The run ended after s0003 ran, naming nothing: the rest runs again from s0004.
+    rest = harness._after_stop(rest, {"b000s0003"}, stopped("killed"), tally)
+    assert [s[0] for s in rest] == ["b000s0004"]
+    # Nothing ran and nothing is named: the values were refused before any state.
+    assert harness._after_stop(rest, set(), stopped("bad value"), tally) == []
+    assert (tally.ran, tally.refused_at_run, tally.refused_at_start) == (2, 2, 1)
+    assert tally.start_refusals == ["bad value"]
