@@ -45,6 +45,7 @@ class ActionStart(_ActionStartKeys, total=False):
 
     output_path: str
     resume_session: str
+    values: dict[str, str]  # a shell script's ${...} values, by the variable it reads
 
 
 class SessionLost(TypedDict):

@@ -44,6 +44,7 @@ def action_request(
     output_file: Path | None,
     options: dict[str, Any] | None,
     resume: str | None,
+    env: dict[str, str] | None = None,
 ) -> ActionRequest:
     """The request that runs *state*'s *action* (already interpolated): the one place the
     engine builds an ActionRequest."""
@@ -56,6 +57,7 @@ def action_request(
         output_file=output_file,
         options=options,
         resume_session=resume,
+        env=env or None,
     )
 
 
@@ -88,9 +90,11 @@ class StateWork:
         spend: Spend,
         sessions: dict[str, str] | None = None,
         fill: Callable[[str], str] | None = None,
+        env: dict[str, str] | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
-        caller reports it with `completed`. A Claude action records its session id in
+        caller reports it with `completed`; *env* holds the values a shell script reads
+        (shellquote). A Claude action records its session id in
         *sessions* (by `session_name`), and a `session: continue` one resumes it from there."""
         kind = state.action_kind()
         key = state.session_name(name)
@@ -111,9 +115,13 @@ class StateWork:
             start["output_path"] = str(output_file)  # where its output streams, live
         if resume is not None:
             start["resume_session"] = resume
+        if env:
+            start["values"] = {key: short(value) for key, value in env.items()}
         self.emit(Event.ACTION_START, start)
         options = self._options(state, fill) if kind.options_key else None
-        request = action_request(self.fsm, state, action, timeout, output_file, options, resume)
+        request = action_request(
+            self.fsm, state, action, timeout, output_file, options, resume, env
+        )
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):
             spend.add(result.cost_usd, result.usage, f"{kind.name}_")
