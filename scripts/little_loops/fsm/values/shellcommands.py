@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish", "csh", "tcsh"}
 SHELLS |= {"yash", "posh", "rbash", "oksh", "pdksh", "loksh"}
 # Their arguments are code (or name a file or variables whose contents bash evaluates).
-CODE = {"eval", "source", ".", "trap", "coproc", "alias", "bind", "enable", "fc", "let"}
+CODE = {"eval", "source", ".", "trap", "coproc", "alias", "bind", "enable", "fc"}
 CODE |= {"unset", "read", "getopts", "mapfile", "readarray", "wait", "compgen", "complete"}
 CODE |= {"ssh", "watch", "parallel", "su", "runuser", "sg", "script", "flock"}
 # Commands that run the command their arguments name: what follows may be a shell.
@@ -26,6 +26,7 @@ CODE_VARIABLES |= {"SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD
 CODE_VARIABLES |= {"IFS", "PATH", "BASH_LOADABLES_PATH", "EXECIGNORE", "GLOBIGNORE"}
 _SHELL_OPTION_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
+ARITH = "arith"  # (shellparse.ARITH) an integer is pasted as digits, else refused
 RUNS = "in the arguments of {name}, which bash reads as code"
 
 
@@ -52,7 +53,13 @@ def command_problem(command: Node, inner: Node, start: int) -> str:
     if command.type == "unset_command":
         return RUNS.format(name="unset")
     if command.type == "declaration_command":
-        return _declaration(command, inner)
+        return _declaration(command, inner, start)
+    for child in command.children:
+        inside = child.start_byte <= start < child.end_byte
+        if inside and child.type in ("heredoc_redirect", "herestring_redirect"):
+            return "in the input of a shell that reads it as its script" if runs_stdin(
+                command
+            ) else ""
     words = [c for c in command.children if c.type not in ("variable_assignment", "comment")]
     words = [w for w in words if "redirect" not in w.type]
     assigned = _assignment(command, start)
@@ -79,6 +86,8 @@ def _words_problem(words: list[Node], position: int) -> str:
             return _shell_arguments(words, head, position, name)
         if name in CODE:
             return RUNS.format(name=name)
+        if name == "let":
+            return ARITH
         if name in ("printf",) and any(_text(w) == "-v" for w in words[head + 1 : position]):
             return "as printf -v's variable name, whose subscript bash evaluates"
         if name in ("test", "[") and any(_text(w) == "-v" for w in words[head:]):
@@ -117,29 +126,33 @@ def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> 
 def _assignment(command: Node, start: int) -> str:
     for child in command.children:
         if child.type == "variable_assignment" and child.start_byte <= start < child.end_byte:
-            return _assigned(child)
+            return _assigned(child, start)
     return ""
 
 
-def _assigned(assignment: Node) -> str:
-    name = _text(assignment.child_by_field_name("name"))
+def _assigned(assignment: Node, start: int) -> str:
+    """Why a value at byte *start* of *assignment* would run ("" when it is data)."""
+    named = assignment.child_by_field_name("name")
+    if named is not None and named.start_byte <= start < named.end_byte:
+        return "in the name of a variable bash assigns (it evaluates subscripts there)"
+    name = _text(named)
     if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
         return f"as the value of {name}, which bash or the programs it starts read as code"
     value = assignment.child_by_field_name("value")
     if value is not None and value.type == "array" and "[" in _text(value):
         return "in a compound array assignment, whose [subscripts] bash evaluates"
     if "[" in name:
-        return "in an array subscript, which bash evaluates"
+        return ARITH
     return ""
 
 
-def _declaration(command: Node, inner: Node) -> str:
+def _declaration(command: Node, inner: Node, start: int) -> str:
     flags = "".join(_text(c) for c in command.children if _text(c).startswith(("-", "+")))
     if any(flag in flags for flag in "inaA"):
         return "in a declare/local/export with -i, -n, -a or -A, which evaluate values"
     if inner.type != "variable_assignment":
         return "as a name declare/local/export reads (bash evaluates subscripts and =(...))"
-    return _assigned(inner) or (
+    return _assigned(inner, start) or (
         "in a compound assignment =(...)" if _text(inner).find("=(") >= 0 else ""
     )
 
@@ -155,11 +168,13 @@ def runs_stdin(command: Node) -> bool:
         name = _name(_literal(word) or "")
         if _literal(word) is None:
             return True  # `"$SHELL" <<EOF`: cannot tell, so assume the worst
-        if name in SHELLS or name in ("source", ".", "eval"):
+        if name in ("eval", "source", "."):
+            return True  # what it runs may read its input as code
+        if name in SHELLS:
             rest = [_text(w) for w in words[index + 1 :]]
-            return not any(not r.startswith(("-", "+")) for r in rest) or "-s" in rest or (
-                name in ("source", ".")
-            )
+            options = [r for r in rest if r.startswith(("-", "+"))]
+            script = len(options) < len(rest) and not any("c" in o or "s" in o for o in options)
+            return not script  # `bash -c '...'` may read its input as code too
         if name not in WRAPPERS:
             return False
     return False

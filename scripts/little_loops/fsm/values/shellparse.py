@@ -115,6 +115,8 @@ def _evaluated(chain: list[Node], start: int) -> str:
             problem = command_problem(node, inner, start)
             if problem:
                 return problem
+        elif kind == "file_redirect" and any(c.type in (">&", "<&") for c in node.children):
+            return "in the word after >& or <&, which bash expands twice (redirect with > instead)"
         elif kind == "pipeline":
             problem = pipeline_problem(node, inner)
             if problem:

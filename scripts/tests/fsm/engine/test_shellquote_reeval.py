@@ -19,7 +19,7 @@ from support.slowdown import scaled
 
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.values.interpolation import InterpolationContext
-from little_loops.fsm.values.shellquote import interpolate_shell, unquotable
+from little_loops.fsm.values.shellquote import render, unquotable
 
 CODE = "; touch PWNED"
 SUBSCRIPT = "x[$(touch PWNED)]"
@@ -92,8 +92,9 @@ def test_arithmetic_contexts_take_integers_only(tmp_path: Path, action: str, ref
     proc = ll_loop(tmp_path, "run", action, SUBSCRIPT)
     assert pwned(tmp_path) == []
     assert proc.returncode != 0
-    assert "is not an integer, in bash arithmetic" in proc.stdout + proc.stderr
-    assert ll_loop(tmp_path, "validate", action, SUBSCRIPT).returncode == 0  # values unknown
+    said = proc.stdout + proc.stderr
+    # An integer-only place is checked at run time; the others are refused at validate.
+    assert "is not an integer, in bash arithmetic" in said or "not allowed" in said
 
 
 @pytest.mark.parametrize(
@@ -101,7 +102,6 @@ def test_arithmetic_contexts_take_integers_only(tmp_path: Path, action: str, ref
     [
         ("[[ ${captured.v.output} -gt 3 ]] && echo big > out", "big\n"),
         ("arr[${captured.v.output}]=x; echo ${arr[7]} > out", "x\n"),
-        ("declare -i y=${captured.v.output}+1; echo $y > out", "8\n"),
         ('let "z = ${captured.v.output} * 2"; echo $z > out', "14\n"),
         ("echo $[ ${captured.v.output} - 1 ] > out", "6\n"),
     ],
@@ -149,13 +149,13 @@ def test_arguments_run_as_code_are_refused(tmp_path: Path, action: str) -> None:
         template = action.replace("REF", ref)
         proc = ll_loop(tmp_path, "validate", template, CODE)
         assert proc.returncode != 0
-        assert "in the arguments of a command that runs them as code" in proc.stdout + proc.stderr
-        assert f"V=${{{ref}}} bash -c" in proc.stdout + proc.stderr
+        assert "not allowed" in proc.stdout + proc.stderr
+        assert f"${{raw:{ref}}}" in proc.stdout + proc.stderr
         if ref == "context.v":
             ctx = InterpolationContext(context={"v": CODE}, env={})
-            with pytest.raises(InterpolationError, match="runs them as code"):
-                interpolate_shell(template, ctx)
-            assert CODE in interpolate_shell(template.replace("${", "${raw:"), ctx)
+            with pytest.raises(InterpolationError, match="not allowed"):
+                render(template, ctx)
+            assert CODE in render(template.replace("${", "${raw:"), ctx).script
         raw = template.replace("${", "${raw:")
         assert unquotable(raw) == []
 
@@ -164,7 +164,7 @@ def test_arguments_run_as_code_are_refused(tmp_path: Path, action: str) -> None:
 def test_a_run_refuses_them_too(tmp_path: Path, action: str) -> None:
     proc = ll_loop(tmp_path, "run", action.replace("REF", "context.v"), CODE)
     assert proc.returncode != 0
-    assert "runs them as code" in proc.stdout + proc.stderr
+    assert "not allowed" in proc.stdout + proc.stderr
     assert pwned(tmp_path) == []
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 from typing import Any
 
@@ -189,7 +188,7 @@ def test_raw_pastes_the_text_as_it_is() -> None:
     assert shell("${raw:context.cmd} | wc -l", cmd="ls -1 'a b'").script == "ls -1 'a b' | wc -l"
     rendered = shell("echo ${context.cmd}", cmd="ls -1 'a b'")
     assert (rendered.script, rendered.env) == ('echo "${LL_V_1}"', {"LL_V_1": "ls -1 'a b'"})
-    assert env_lines(rendered.env) == ["LL_V_1=" + shlex.quote("ls -1 'a b'")]
+    assert env_lines(rendered.env) == [r"LL_V_1='ls -1 '\''a b'\'''"]
 
 
 def test_words_makes_one_word_per_item_only_where_bash_reads_words() -> None:
