@@ -193,3 +193,87 @@ def test_data_forms_keep_working(tmp_path: Path, action: str) -> None:
             assert proc.returncode == 0, proc.stdout + proc.stderr
             assert (tmp_path / "out").read_text() == value
             assert pwned(tmp_path) == []
+
+
+def run_with_parameters(root: Path, action: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`ll-loop run` of a loop with a list parameter `targets` and one shell action."""
+    (root / ".loops").mkdir(exist_ok=True)
+    (root / "deploy.sh").write_text('#!/bin/bash\nprintf "%s" "$TARGETS" > out\n')
+    (root / "deploy.sh").chmod(0o755)
+    loop = {
+        "name": "deploy",
+        "initial": "act",
+        "parameters": {"targets": {"type": "list"}},
+        "states": {"act": {"action": action, "next": "done"}, "done": {"terminal": True}},
+    }
+    (root / ".loops" / "deploy.yaml").write_text(yaml.safe_dump(loop), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "little_loops.cli", "run", "deploy", *args],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    )
+
+
+def test_a_list_parameter_in_an_assignment_is_one_word(tmp_path: Path) -> None:
+    # Issue 29, problem 1: `TARGETS=pypi touch PWNED ./deploy.sh` ran `touch PWNED`.
+    action = "TARGETS=${context.targets} ./deploy.sh"
+    proc = run_with_parameters(tmp_path, action, "--set", "targets=pypi,touch,PWNED")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    assert (tmp_path / "out").read_text() == "pypi touch PWNED"
+
+
+def test_a_list_value_in_the_documented_variable_form_stays_data(tmp_path: Path) -> None:
+    # Issue 29, problem 1: `V=a sh -c 'touch PWNED' x bash -c ...` ran `touch PWNED`.
+    action = "V=${context.targets} bash -c 'printf %s \"$V\" > out'"
+    proc = run_with_parameters(tmp_path, action, "--set", "targets=a,sh,-c,touch PWNED,x")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    assert (tmp_path / "out").read_text() == "a sh -c touch PWNED x"
+
+
+# Issue 29, problem 2: templates the hand-written scanner misread; each either is refused
+# or runs with the value as data.
+MISREAD = [
+    'echo "$(case a in a) echo ${REF};; esac)" > out',
+    'bash -c "$(cat <<EOF\necho ${REF}\nEOF\n)"',
+    "time -p bash -c ${REF}",
+    "echo ${x:-$'\\''} ${REF} \\'} > out",
+    "cat <<EOF > out\n${REF}\nEOF",
+    "case a in a)((x=${REF}));; esac",
+    "a=(x ${REF}); printf %s \"${a[1]}\" > out",
+    "arr=([${REF}]=x)",
+    'declare -a "a=(${REF})"',
+    "declare -i n; n=1; declare -n r=${REF}",
+    "compgen -W ${REF}",
+    "compgen -C ${REF} x",
+    "mapfile -C ${REF} -c 1 a <<< x",
+    "BASH_ENV=${REF} bash -c :",
+    "PS4=${REF} bash -xc :",
+    '"$SHELL" -c ${REF}',
+    "$BASH -c ${REF}",
+    "$'\\x65val' ${REF}",
+    "echo ${REF} | bash",
+    "bash <(echo ${REF})",
+    "source <(echo ${REF})",
+    "coproc ${REF}",
+    "timeout --signal KILL 5 bash -c ${REF}",
+    "flock -c ${REF} lockfile",
+    "unshare -r bash -c ${REF}",
+    "script -qc ${REF} /dev/null",
+]
+
+
+@pytest.mark.parametrize("action", MISREAD)
+def test_misread_templates_never_run_the_value(tmp_path: Path, action: str) -> None:
+    payload = "$(touch PWNED)`touch PWNED`;touch PWNED\ntouch PWNED\nEOF\ntouch PWNED\n"
+    for ref in ("context.v", "captured.v.output"):
+        proc = ll_loop(tmp_path, "run", action.replace("REF", ref), payload)
+        assert pwned(tmp_path) == [], proc.stdout + proc.stderr
+        if proc.returncode == 0:
+            assert "touch PWNED" in (tmp_path / "out").read_text()
+        else:
+            assert "not allowed" in proc.stdout + proc.stderr or "error" in proc.stdout
