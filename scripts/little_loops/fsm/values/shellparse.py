@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,7 @@ class Placement:
 
     form: str = ""
     refused: str = ""
+    words: bool = False  # a whole argument word, where a list may become many words
     heredoc: tuple[int, int, int, int] | None = None  # start, end, body start, body end
 
 
@@ -82,7 +83,10 @@ def _place(root: Node, start: int, end: int) -> Placement:
     evaluated = _evaluated(chain, start)
     if evaluated:
         return Placement(form=ARITH) if evaluated == ARITH else Placement(refused=evaluated)
-    return _form(chain)
+    placed = _form(chain)
+    if placed.words and (node.start_byte, node.end_byte) != (start, end):
+        return replace(placed, words=False)  # part of a word: `a${words:...}` is one word
+    return placed
 
 
 def _arith_statement(node: Node) -> bool:
@@ -184,7 +188,18 @@ def _form(chain: list[Node]) -> Placement:
             return Placement(form=DOUBLE)  # a word inside "$(...)" is still a word
         if node.type in ("command_substitution", "process_substitution"):
             break
-    return Placement(form=WORD)
+    return Placement(form=WORD, words=_whole_argument(chain))
+
+
+def _whole_argument(chain: list[Node]) -> bool:
+    """True when the innermost node is a whole word of a command's arguments or of a
+    `for` list, where more words are more arguments."""
+    leaf, parent = chain[0], chain[1] if len(chain) > 1 else None
+    if leaf.type != "word" or parent is None:
+        return False
+    if parent.type == "command":
+        return parent.child_by_field_name("name") is not None and leaf.type == "word"
+    return parent.type == "for_statement"
 
 
 def _heredoc(body: Node) -> Placement:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,10 +103,10 @@ def problem(match: re.Match[str], where: Placement) -> str:
         return ""
     if where.refused:
         return refusal(ref, where.refused)
-    if match.group("words") and where.form != WORD:
+    if match.group("words") and not where.words:
         return (
-            f"{ref}: one word per item is only possible where bash reads words "
-            f"(not inside quotes or a here-document); write ${{{match.group('ns')}."
+            f"{ref}: one word per item is only possible as a whole argument of a command "
+            f"(not in quotes, an assignment or part of a word); write ${{{match.group('ns')}."
             f"{match.group('path')}}} for one word"
         )
     return ""
@@ -123,6 +123,25 @@ def unquotable(text: str) -> list[str]:
         message = problem(template.matches[index], where)
         if message:
             found.append(message)
+    return found
+
+
+def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
+    """A note for each `${context.NAME}` of a list (NAME in *lists*) that bash gets as one
+    word where it reads words: a list once made a word per item there."""
+    if OPEN not in text:
+        return []
+    template = _Template(text)
+    found: list[str] = []
+    for index, where in template.where.items():
+        match = template.matches[index]
+        whole = match.group("ns") == "context" and match.group("path") in lists
+        if whole and where.words and not match.group("words"):
+            words = f"${{{WORDS}context.{match.group('path')}}}"
+            found += [] if any(match.group(0) in f for f in found) else [
+                f"{match.group(0)} is a list: bash gets it as one word, its items joined "
+                f"by spaces; write {words} for one word per item"
+            ]
     return found
 
 
