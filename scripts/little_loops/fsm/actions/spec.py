@@ -30,7 +30,9 @@ class Interpolation(StrEnum):
     def apply(self, text: str, ctx: InterpolationContext) -> Rendered:
         """*text* with its references filled in this way (a shell script's values in the
         environment it runs with)."""
-        return render(text, ctx) if self is Interpolation.SHELL else Rendered(interpolate(text, ctx))
+        return (
+            render(text, ctx) if self is Interpolation.SHELL else Rendered(interpolate(text, ctx))
+        )
 
 
 @dataclass(frozen=True)

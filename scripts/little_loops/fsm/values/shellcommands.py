@@ -57,9 +57,9 @@ def command_problem(command: Node, inner: Node, start: int) -> str:
     for child in command.children:
         inside = child.start_byte <= start < child.end_byte
         if inside and child.type in ("heredoc_redirect", "herestring_redirect"):
-            return "in the input of a shell that reads it as its script" if runs_stdin(
-                command
-            ) else ""
+            return (
+                "in the input of a shell that reads it as its script" if runs_stdin(command) else ""
+            )
     words = [c for c in command.children if c.type not in ("variable_assignment", "comment")]
     words = [w for w in words if "redirect" not in w.type]
     assigned = _assignment(command, start)
@@ -84,7 +84,9 @@ def _words_problem(words: list[Node], position: int) -> str:
         name = _name(literal)
         if name in SHELLS:
             return _shell_arguments(words, head, position, name)
-        if name in CODE:
+        # `.` after a wrapper is a path (`find . -exec`), except after command/builtin.
+        path = name == "." and head > 0 and _literal(words[head - 1]) not in ("command", "builtin")
+        if name in CODE and not path:
             return RUNS.format(name=name)
         if name == "let":
             return ARITH

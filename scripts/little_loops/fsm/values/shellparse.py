@@ -157,11 +157,13 @@ def _shell_input(node: Node, start: int) -> str:
     """Why a here-document or here-string that feeds a shell would run the value."""
     body = node.child_by_field_name("body")
     for child in node.children:
-        if child.type in ("heredoc_redirect", "herestring_redirect") and (
-            child.start_byte <= start < child.end_byte
+        if (
+            child.type in ("heredoc_redirect", "herestring_redirect")
+            and (child.start_byte <= start < child.end_byte)
+            and body is not None
+            and runs_stdin(body)
         ):
-            if body is not None and runs_stdin(body):
-                return "in a here-document a shell reads as its script"
+            return "in a here-document a shell reads as its script"
     return ""
 
 

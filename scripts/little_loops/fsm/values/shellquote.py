@@ -67,7 +67,7 @@ class _Template:
 
     def __init__(self, text: str, raw_text: Any = None) -> None:
         self.salt = secrets.token_hex(4).upper()
-        self.matches = [m for m in reference_pattern().finditer(text)]
+        self.matches = list(reference_pattern().finditer(text))
         parts: list[str] = []
         self.spans: list[tuple[int, int]] = []  # placeholder byte spans, by reference
         size = pos = 0
@@ -138,10 +138,14 @@ def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
         whole = match.group("ns") == "context" and match.group("path") in lists
         if whole and where.words and not match.group("words"):
             words = f"${{{WORDS}context.{match.group('path')}}}"
-            found += [] if any(match.group(0) in f for f in found) else [
-                f"{match.group(0)} is a list: bash gets it as one word, its items joined "
-                f"by spaces; write {words} for one word per item"
-            ]
+            found += (
+                []
+                if any(match.group(0) in f for f in found)
+                else [
+                    f"{match.group(0)} is a list: bash gets it as one word, its items joined "
+                    f"by spaces; write {words} for one word per item"
+                ]
+            )
     return found
 
 
@@ -197,7 +201,9 @@ def render(
     return Rendered(_apply(template.script, edits), env)
 
 
-def _written(match: re.Match[str], where: Placement, value: Any, number: int, env: dict[str, str]) -> str:
+def _written(
+    match: re.Match[str], where: Placement, value: Any, number: int, env: dict[str, str]
+) -> str:
     """The text a reference becomes; its values go into *env*."""
     ref = match.group(0)
     if where.form == ARITH:

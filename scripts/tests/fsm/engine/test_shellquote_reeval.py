@@ -244,7 +244,7 @@ MISREAD = [
     "echo ${x:-$'\\''} ${REF} \\'} > out",
     "cat <<EOF > out\n${REF}\nEOF",
     "case a in a)((x=${REF}));; esac",
-    "a=(x ${REF}); printf %s \"${a[1]}\" > out",
+    'a=(x ${REF}); printf %s "${a[1]}" > out',
     "arr=([${REF}]=x)",
     'declare -a "a=(${REF})"',
     "declare -i n; n=1; declare -n r=${REF}",
