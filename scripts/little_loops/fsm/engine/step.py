@@ -22,6 +22,7 @@ from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import output_file_name
 from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.values.interpolation import InterpolationContext
+from little_loops.fsm.values.shellquote import readable
 
 Emit = Callable[[Event, Mapping[str, object]], None]
 
@@ -107,7 +108,7 @@ class StateWork:
             output_file = self.output_dir / output_file_name(self.output_key, name)
         start = events.ActionStart(
             state=name,
-            action=short(action),
+            action=short(readable(action, env) if env else action),
             action_type=kind.action_types[0],
             timeout=timeout,
         )
@@ -115,7 +116,8 @@ class StateWork:
             start["output_path"] = str(output_file)  # where its output streams, live
         if resume is not None:
             start["resume_session"] = resume
-        if env:
+        if env:  # what bash really runs: the script and the values it reads
+            start["script"] = short(action)
             start["values"] = {key: short(value) for key, value in env.items()}
         self.emit(Event.ACTION_START, start)
         options = self._options(state, fill) if kind.options_key else None

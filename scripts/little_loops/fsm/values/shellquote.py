@@ -246,6 +246,15 @@ def _apply(script: bytes, edits: list[tuple[int, int, str]]) -> str:
     return b"".join(out).decode(errors="surrogateescape")
 
 
+def readable(script: str, env: dict[str, str]) -> str:
+    """*script* with each variable it reads shown as its value: for people (the run's
+    progress, the `action` of `action_start`), never to run."""
+    for name, value in env.items():
+        script = script.replace('"${' + name + '}"', _shown(value))  # a word, as bash reads it
+        script = script.replace("${" + name + "}", value)
+    return script
+
+
 def env_lines(env: dict[str, str]) -> list[str]:
     """The values a script reads, as bash assignments a person can read (and paste)."""
     return [f"{name}={_shown(value)}" for name, value in env.items()]
