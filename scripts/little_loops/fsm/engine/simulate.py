@@ -42,7 +42,7 @@ from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.values.interpolation import InterpolationContext, to_text
 from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
-from little_loops.fsm.values.shellquote import env_lines, render
+from little_loops.fsm.values.shellquote import UNKNOWN_VALUE, env_lines, render
 
 
 def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
@@ -304,10 +304,10 @@ class _Walk:
         self, text: str, ctx: InterpolationContext, values: dict[int, Any], notes: list[str]
     ) -> str:
         """A shell action as the run hands it to bash: the values it reads (one
-        `LL_V_n=...` line each; an unknown one as its reference), then the script."""
+        `LL_V_n=...` line each; an unknown one stays a reference), then the script."""
 
         def lookup(match: Any) -> Any:
-            return values.get(match.start(), match.group(0))
+            return values.get(match.start(), UNKNOWN_VALUE)
 
         try:
             rendered = render(text, ctx, lookup)

@@ -41,6 +41,8 @@ FORMS = {
     HEREDOC_QUOTED: "${{{name}}}",  # its here-document is made unquoted (see _unquote)
     COMMENT: "${{{name}}}",
 }
+# A value *lookup* does not know (a dry run's output, time ...): written as the reference.
+UNKNOWN_VALUE = object()
 # One environment string holds at most this many bytes (Linux MAX_ARG_STRLEN), name too.
 MAX_VALUE_BYTES = 131072 - 64
 
@@ -195,7 +197,8 @@ def render(
         if message:
             raise InterpolationError(message)
         start, end = template.spans[index]
-        edits.append((start, end, _written(match, where, value_of(match), index + 1, env)))
+        number = len({name.split("_")[2] for name in env}) + 1  # LL_V_1, LL_V_2 ... in order
+        edits.append((start, end, _written(match, where, value_of(match), number, env)))
         if where.heredoc is not None:
             edits += _unquote(template.script, where.heredoc)
     return Rendered(_apply(template.script, edits), env)
@@ -206,6 +209,8 @@ def _written(
 ) -> str:
     """The text a reference becomes; its values go into *env*."""
     ref = match.group(0)
+    if value is UNKNOWN_VALUE:
+        return ref
     if where.form == ARITH:
         digits = to_text(value).strip()
         if re.fullmatch(r"-?[0-9]+", digits):
