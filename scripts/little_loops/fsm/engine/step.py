@@ -22,7 +22,6 @@ from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import output_file_name
 from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.values.interpolation import InterpolationContext
-from little_loops.fsm.values.shellquote import readable
 
 Emit = Callable[[Event, Mapping[str, object]], None]
 
@@ -92,11 +91,13 @@ class StateWork:
         sessions: dict[str, str] | None = None,
         fill: Callable[[str], str] | None = None,
         env: dict[str, str] | None = None,
+        shown: str | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
         caller reports it with `completed`; *env* holds the values a shell script reads
-        (shellquote). A Claude action records its session id in
-        *sessions* (by `session_name`), and a `session: continue` one resumes it from there."""
+        (shellquote), *shown* the script with them in place, for people. A Claude action
+        records its session id in *sessions* (by `session_name`), and a `session: continue`
+        one resumes it from there."""
         kind = state.action_kind()
         key = state.session_name(name)
         resume = None
@@ -108,7 +109,7 @@ class StateWork:
             output_file = self.output_dir / output_file_name(self.output_key, name)
         start = events.ActionStart(
             state=name,
-            action=short(readable(action, env) if env else action),
+            action=short(shown or action),
             action_type=kind.action_types[0],
             timeout=timeout,
         )

@@ -161,24 +161,37 @@ def _declaration(command: Node, inner: Node, start: int) -> str:
 
 def runs_stdin(command: Node) -> bool:
     """True when *command* (maybe behind wrappers) is a shell or `source` reading its
-    script from stdin (no script argument, or `-s`)."""
+    script from stdin (no script argument, or `-s`), or may be (`bash -c`, `"$SHELL"`)."""
+    if command.type == "redirected_statement":
+        body = command.child_by_field_name("body")
+        return body is not None and runs_stdin(body)
     if command.type != "command":
         return False
-    words = [c for c in command.children if c.type not in ("variable_assignment",)]
+    words = [c for c in command.children if c.type != "variable_assignment"]
     words = [w for w in words if "redirect" not in w.type]
     for index, word in enumerate(words):
-        name = _name(_literal(word) or "")
-        if _literal(word) is None:
+        literal = _literal(word)
+        if literal is None:
             return True  # `"$SHELL" <<EOF`: cannot tell, so assume the worst
+        name = _name(literal)
         if name in ("eval", "source", "."):
-            return True  # what it runs may read its input as code
+            return index == 0 or name != "."  # what it runs may read its input as code
         if name in SHELLS:
             rest = [_text(w) for w in words[index + 1 :]]
             options = [r for r in rest if r.startswith(("-", "+"))]
             script = len(options) < len(rest) and not any("c" in o or "s" in o for o in options)
             return not script  # `bash -c '...'` may read its input as code too
-        if name not in WRAPPERS:
+        if index == 0 and name not in WRAPPERS:
             return False
+    return False
+
+
+def feeds_shell(redirect: Node) -> bool:
+    """True when a here-document's text goes on through a pipe to a shell reading it
+    (`cat <<EOF | bash`: tree-sitter keeps that pipe inside the redirect)."""
+    for child in redirect.children:
+        if child.type == "pipeline" and any(runs_stdin(c) for c in child.children):
+            return True
     return False
 
 

@@ -6,7 +6,12 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.values.shellcommands import command_problem, pipeline_problem, runs_stdin
+from little_loops.fsm.values.shellcommands import (
+    command_problem,
+    feeds_shell,
+    pipeline_problem,
+    runs_stdin,
+)
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -157,12 +162,9 @@ def _shell_input(node: Node, start: int) -> str:
     """Why a here-document or here-string that feeds a shell would run the value."""
     body = node.child_by_field_name("body")
     for child in node.children:
-        if (
-            child.type in ("heredoc_redirect", "herestring_redirect")
-            and (child.start_byte <= start < child.end_byte)
-            and body is not None
-            and runs_stdin(body)
-        ):
+        inside = child.start_byte <= start < child.end_byte
+        fed = inside and ((body is not None and runs_stdin(body)) or feeds_shell(child))
+        if fed and child.type in ("heredoc_redirect", "herestring_redirect"):
             return "in a here-document a shell reads as its script"
     return ""
 

@@ -53,6 +53,14 @@ class Rendered:
 
     script: str
     env: dict[str, str] = field(default_factory=dict)
+    # The script as a person reads it, each value in place (as the run's progress shows
+    # it; never run): empty when it is the script itself.
+    shown: str = ""
+
+    @property
+    def readable(self) -> str:
+        """The script with its values in place, for people."""
+        return self.shown or self.script
 
 
 def _hint(ref: str) -> str:
@@ -191,6 +199,7 @@ def render(
     template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
     env: dict[str, str] = {}
     edits: list[tuple[int, int, str]] = []
+    shown: list[tuple[int, int, str]] = []  # the same places, with the values in them
     for index, where in template.where.items():
         match = template.matches[index]
         message = problem(match, where)
@@ -198,23 +207,25 @@ def render(
             raise InterpolationError(message)
         start, end = template.spans[index]
         number = len({name.split("_")[2] for name in env}) + 1  # LL_V_1, LL_V_2 ... in order
-        edits.append((start, end, _written(match, where, value_of(match), number, env)))
+        written, seen = _written(match, where, value_of(match), number, env)
+        edits.append((start, end, written))
+        shown.append((start, end, seen))
         if where.heredoc is not None:
             edits += _unquote(template.script, where.heredoc)
-    return Rendered(_apply(template.script, edits), env)
+    return Rendered(_apply(template.script, edits), env, _apply(template.script, shown))
 
 
 def _written(
     match: re.Match[str], where: Placement, value: Any, number: int, env: dict[str, str]
-) -> str:
-    """The text a reference becomes; its values go into *env*."""
+) -> tuple[str, str]:
+    """The text a reference becomes, and how a person reads it; its values go into *env*."""
     ref = match.group(0)
     if value is UNKNOWN_VALUE:
-        return ref
+        return ref, ref
     if where.form == ARITH:
         digits = to_text(value).strip()
         if re.fullmatch(r"-?[0-9]+", digits):
-            return digits
+            return digits, digits
         shown = to_text(value)[:40]
         raise InterpolationError(f"{ref}: {shown!r} is not an integer, in bash arithmetic")
     texts = _values(value, bool(match.group("words")))
@@ -224,7 +235,8 @@ def _written(
         names = [f"{PREFIX}{number}"]
     for name, text in zip(names, texts, strict=True):
         env[name] = _checked(ref, text)
-    return " ".join(FORMS[where.form].format(name=name) for name in names)
+    seen = " ".join(_shown(text) if where.form == WORD else text for text in texts)
+    return " ".join(FORMS[where.form].format(name=name) for name in names), seen
 
 
 def _unquote(script: bytes, heredoc: tuple[int, int, int, int]) -> list[tuple[int, int, str]]:
@@ -249,15 +261,6 @@ def _apply(script: bytes, edits: list[tuple[int, int, str]]) -> str:
         pos = end
     out.append(script[pos:])
     return b"".join(out).decode(errors="surrogateescape")
-
-
-def readable(script: str, env: dict[str, str]) -> str:
-    """*script* with each variable it reads shown as its value: for people (the run's
-    progress, the `action` of `action_start`), never to run."""
-    for name, value in env.items():
-        script = script.replace('"${' + name + '}"', _shown(value))  # a word, as bash reads it
-        script = script.replace("${" + name + "}", value)
-    return script
 
 
 def env_lines(env: dict[str, str]) -> list[str]:

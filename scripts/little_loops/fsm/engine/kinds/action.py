@@ -117,6 +117,7 @@ def run_action(run: Run, name: str, state: StateConfig, ctx: InterpolationContex
         memory.sessions,
         fill=lambda text: interpolate(text, ctx),
         env=rendered.env,
+        shown=rendered.readable,
     )
     if state.capture:
         memory.captured[state.capture] = saved_result(result)
