@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support import llproc
 from support.slowdown import scaled
 
 from little_loops.fsm.facts.errors import InterpolationError
@@ -224,6 +225,11 @@ def test_a_list_parameter_in_an_assignment_is_one_word(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert pwned(tmp_path) == []
     assert (tmp_path / "out").read_text() == "pypi touch PWNED"
+    # The event keeps the action as a person reads it, and adds what bash really ran.
+    start = next(e for e in llproc.events(tmp_path, "deploy") if e["event"] == "action_start")
+    assert start["action"] == "TARGETS='pypi touch PWNED' ./deploy.sh"
+    assert start["script"] == 'TARGETS="${LL_V_1}" ./deploy.sh'
+    assert start["values"] == {"LL_V_1": "pypi touch PWNED"}
 
 
 def test_a_list_value_in_the_documented_variable_form_stays_data(tmp_path: Path) -> None:
