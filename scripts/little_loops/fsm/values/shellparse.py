@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
@@ -215,5 +216,8 @@ def _heredoc(body: Node) -> Placement:
         return Placement(refused=UNKNOWN)
     if not any(quote in start.text for quote in (b"'", b'"', b"\\")):
         return Placement(form=HEREDOC)
+    if not re.fullmatch(rb"""['"\\]*[\w.-]+['"]?""", start.text):
+        # Made unquoted (so the value can be expanded), `"E O"` would be two words.
+        return Placement(refused="in a here-document whose quoted delimiter is not a plain word")
     where = (start.start_byte, start.end_byte, body.start_byte, body.end_byte)
     return Placement(form=HEREDOC_QUOTED, heredoc=where)

@@ -69,3 +69,9 @@ def test_a_whole_argument_may_be_many_words() -> None:
     script = f"echo {REF} a{REF}".encode()
     first, second = placements(script, [(5, 5 + len(REF)), (len(script) - len(REF), len(script))])
     assert (first.words, second.words) == (True, False)
+
+
+def test_a_quoted_delimiter_that_is_not_one_word_is_refused() -> None:
+    # Made unquoted so the value can be expanded, `"E O"` would be the delimiter E and a word.
+    form, refused = place('cat <<-"E O"\n\tX\n\tE O')
+    assert (form, refused) == ("", "in a here-document whose quoted delimiter is not a plain word")
