@@ -42,7 +42,7 @@ initial: show
 states:
   show:
     action: >-
-      printf '[%s]' ${context.issue} ${context.mode} ${context.labels} ${context.ratio}
+      printf '[%s]' ${context.issue} ${context.mode} ${words:context.labels} ${context.ratio}
       ${context.dry} ${context.notes} ${context.greeting} > shown.txt
     next: done
   done:
@@ -304,7 +304,7 @@ def test_resume_keeps_the_values_and_takes_no_new_ones(project: Path) -> None:
         "states:\n"
         "  show:\n"
         "    action: |\n"
-        "      printf '[%s]' ${context.issue} ${context.tags} >> seen.txt; echo >> seen.txt\n"
+        "      printf '[%s]' ${context.issue} ${words:context.tags} >> seen.txt; echo >> seen.txt\n"
         '      [ "$(wc -l < seen.txt)" -ge 2 ]\n'
         "    on_success: done\n"
         "    on_failure: show\n"

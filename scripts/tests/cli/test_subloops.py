@@ -509,7 +509,9 @@ def test_graph_and_simulate_show_the_sub_loops(loop_project: LoopProject) -> Non
         "second/check=failure",
     )
     assert walk.returncode == 7, walk.stderr  # `failed` says outcome: failure, as a run ends
-    assert '    [1/50] second/check → [ "bad" != bad ]\n' in walk.stdout
+    # A shell action is shown as bash gets it: the values it reads, then the script.
+    check = '    [1/50] second/check → LL_V_1=bad\n             [ "${LL_V_1}" != bad ]\n'
+    assert check in walk.stdout
     assert "       ✗ failure (loop child ended in nope: terminal_failure)\n" in walk.stdout
     assert (
         "Simulation ended in failed, a failure: reached terminal state 'failed'"

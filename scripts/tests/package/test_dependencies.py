@@ -16,6 +16,8 @@ PACKAGE = Path(little_loops.__file__).parent
 # Distribution name -> the module it installs, where they differ.
 MODULE_OF = {
     "pyyaml": "yaml",
+    "tree-sitter": "tree_sitter",
+    "tree-sitter-bash": "tree_sitter_bash",
     "opentelemetry-sdk": "opentelemetry",
     "opentelemetry-exporter-otlp-proto-http": "opentelemetry",
 }

@@ -2,7 +2,7 @@
 
 The templates are made of bash's quoting and nesting pieces (quotes, `$(`, backticks,
 comments, here-documents, arithmetic, backslashes, line continuations ...), often broken.
-Whatever the template, either `interpolate_shell` refuses the reference, or real bash runs
+Whatever the template, either `render` refuses the reference, or real bash runs
 the command and none of the value's payloads (each would create a file) runs.
 """
 
@@ -18,7 +18,7 @@ from support.slowdown import scaled
 
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.values.interpolation import InterpolationContext
-from little_loops.fsm.values.shellquote import interpolate_shell
+from little_loops.fsm.values.shellquote import Rendered, render
 
 pytestmark = pytest.mark.reliability
 
@@ -51,14 +51,14 @@ def test_a_hostile_value_never_runs_whatever_bash_surrounds_it(
         InterpolationContext(context={"x": value, "safe": "echo"}, env={})
         for value in (VALUE, SUBSCRIPT)
     ]
-    commands = []
+    commands: list[Rendered] = []
     for pieces in templates:
         template = "".join(pieces)
         if REF not in template:
             template += REF
         for ctx in contexts:
             try:
-                commands.append(interpolate_shell(template, ctx))
+                commands.append(render(template, ctx))
             except InterpolationError:
                 continue
     if not commands:
@@ -66,10 +66,18 @@ def test_a_hostile_value_never_runs_whatever_bash_surrounds_it(
     where = tmp_path_factory.mktemp("fuzz")
     # One bash for the batch: each command in its own `bash -c`, so one's syntax error
     # cannot change how the next one is read.
-    script = "".join(f"bash -c {_word(c)} </dev/null >/dev/null 2>&1\n" for c in commands)
+    script = "".join(
+        f"{_assignments(c)} bash -c {_word(c.script)} </dev/null >/dev/null 2>&1\n"
+        for c in commands
+    )
     subprocess.run(["bash", "-c", script], cwd=where, timeout=scaled(60), check=False)
     # (Redirections in the templates may create other files, named by the value.)
     assert sorted(p.name for p in Path(where).glob("PWNED*")) == [], commands
+
+
+def _assignments(rendered: Rendered) -> str:
+    """The variables a script reads, as `env` assignments before its `bash -c`."""
+    return "env " + " ".join(f"{k}={_word(v)}" for k, v in rendered.env.items())
 
 
 def _word(text: str) -> str:

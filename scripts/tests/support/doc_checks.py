@@ -305,7 +305,9 @@ MESSAGES: dict[Key, str] = {
     ("docs/analysis.md", ".loops/demo.yaml:13: warning:"): "done",
     ("docs/analysis.md", "loop 'demo' > states > report > action: ${captured.errors"): "fails",
     ("docs/analysis.md", "loop 'demo' > states > report > action: ${captured.lint.output}"): "",
-    ("docs/analysis.md", "loop 'demo' > states > report > action: ${captured.lint}:"): "inside",
+    ("docs/analysis.md", "loop 'demo' > states > report > action: ${captured.lint}:"): (
+        "allowed eval"
+    ),
     ("docs/cli.md", "$ ll-loop run fix-types --background"): "",
     ("docs/cli.md", "loop:         fix-types"): "",
     ("docs/cli.md", "ll-loop: error: .loops/goal.fsm.yaml is older"): "",

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.values.shellquote import interpolate_shell
+from little_loops.fsm.values.shellquote import Rendered, render
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.ratelimit import ClaudeLimit
@@ -24,13 +24,14 @@ if TYPE_CHECKING:
 class Interpolation(StrEnum):
     """How `${...}` values land in an action's text."""
 
-    SHELL = "shell"  # each value quoted for bash where it lands
+    SHELL = "shell"  # each value handed to bash in an environment variable
     TEXT = "text"  # values as they are (a prompt is text)
 
-    def apply(self, text: str, ctx: InterpolationContext) -> str:
-        """*text* with its references filled in this way."""
+    def apply(self, text: str, ctx: InterpolationContext) -> Rendered:
+        """*text* with its references filled in this way (a shell script's values in the
+        environment it runs with)."""
         return (
-            interpolate_shell(text, ctx) if self is Interpolation.SHELL else interpolate(text, ctx)
+            render(text, ctx) if self is Interpolation.SHELL else Rendered(interpolate(text, ctx))
         )
 
 
@@ -110,7 +111,7 @@ class ActionKindSpec:
         """The kind as the report and messages name it: its agent, else its name."""
         return self.agent or self.name
 
-    def interpolate(self, text: str, ctx: InterpolationContext) -> str:
+    def interpolate(self, text: str, ctx: InterpolationContext) -> Rendered:
         """The action's text with `${...}` filled in as this kind needs."""
         return self.interpolation.apply(text, ctx)
 

@@ -21,7 +21,7 @@ from little_loops.fsm.facts.errors import Severity, ValidationError
 from little_loops.fsm.facts.suggest import closest, did_you_mean
 from little_loops.fsm.values.interpolation import context_problems
 from little_loops.fsm.values.references import NAMESPACES, OPEN, near_misses, references
-from little_loops.fsm.values.shellquote import unquotable
+from little_loops.fsm.values.shellquote import one_word_lists, unquotable
 
 KeyPath = tuple[str | int, ...]
 
@@ -51,6 +51,9 @@ class _GraphChecker:
         self.hints: dict[str, str] = {}  # unknown target -> what not_a_state adds
         # What ${context.X} may name: a context value or a parameter (given at run time).
         self.context_keys = [*map(str, fsm.context), *fsm.parameters]
+        # The context values that are lists: one word each in a shell action.
+        self.lists = {str(k) for k, v in fsm.context.items() if isinstance(v, list)}
+        self.lists |= {name for name, spec in fsm.parameters.items() if spec.type == "list"}
 
     def add(
         self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
@@ -235,6 +238,8 @@ class _GraphChecker:
             if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
                 for problem in unquotable(text):
                     self.add(path, problem)
+                for note in one_word_lists(text, self.lists):
+                    self.add(path, note, "warning")
             for namespace, ref_path in references(text):
                 ref = f"${{{namespace}.{ref_path}}}"
                 first = ref_path.split(".", 1)[0].split("[", 1)[0]

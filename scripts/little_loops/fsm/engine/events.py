@@ -45,6 +45,8 @@ class ActionStart(_ActionStartKeys, total=False):
 
     output_path: str
     resume_session: str
+    script: str  # a shell action as bash runs it (`action` shows the values in place)
+    values: dict[str, str]  # the values its ${...} became, by the variable it reads
 
 
 class SessionLost(TypedDict):

@@ -42,7 +42,7 @@ from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.values.interpolation import InterpolationContext, to_text
 from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
-from little_loops.fsm.values.shellquote import contexts, quoted
+from little_loops.fsm.values.shellquote import UNKNOWN_VALUE, env_lines, render
 
 
 def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
@@ -268,9 +268,9 @@ class _Walk:
             env={},
         )
         notes: list[str] = []
-        where = contexts(text) if shell and OPEN in text else {}
         parts: list[str] = []
         pos = 0
+        values: dict[int, Any] = {}  # a known reference's value, by where it starts
         for match in reference_pattern().finditer(text):
             parts.append(text[pos : match.start()])
             pos = match.end()
@@ -290,17 +290,31 @@ class _Walk:
             piece = match.group(0)
             if _known(namespace, first, self.prev):
                 try:
-                    value = ctx.resolve(namespace, path)
-                    kind, delimiter = where.get(match.start(), ("", ""))
-                    if not kind or match.group("raw"):
-                        piece = to_text(value)
-                    else:
-                        piece = quoted(value, kind, match.group(0), delimiter)
+                    values[match.start()] = ctx.resolve(namespace, path)
+                    piece = to_text(values[match.start()])
                 except InterpolationError:
                     pass
             parts.append(piece)
         parts.append(text[pos:])
-        return "".join(parts), notes
+        if not shell or OPEN not in text:
+            return "".join(parts), notes
+        return self.shell_script(text, ctx, values, notes), notes
+
+    def shell_script(
+        self, text: str, ctx: InterpolationContext, values: dict[int, Any], notes: list[str]
+    ) -> str:
+        """A shell action as the run hands it to bash: the values it reads (one
+        `LL_V_n=...` line each; an unknown one stays a reference), then the script."""
+
+        def lookup(match: Any) -> Any:
+            return values.get(match.start(), UNKNOWN_VALUE)
+
+        try:
+            rendered = render(text, ctx, lookup)
+        except InterpolationError as exc:
+            notes.append(f"the run would fail here: {exc}")
+            return text
+        return "\n".join([*env_lines(rendered.env), rendered.script])
 
     def illegal(self, target: str, verdict: str | None) -> str:
         return (

@@ -44,6 +44,7 @@ def action_request(
     output_file: Path | None,
     options: dict[str, Any] | None,
     resume: str | None,
+    env: dict[str, str] | None = None,
 ) -> ActionRequest:
     """The request that runs *state*'s *action* (already interpolated): the one place the
     engine builds an ActionRequest."""
@@ -56,6 +57,7 @@ def action_request(
         output_file=output_file,
         options=options,
         resume_session=resume,
+        env=env or None,
     )
 
 
@@ -88,10 +90,14 @@ class StateWork:
         spend: Spend,
         sessions: dict[str, str] | None = None,
         fill: Callable[[str], str] | None = None,
+        env: dict[str, str] | None = None,
+        shown: str | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
-        caller reports it with `completed`. A Claude action records its session id in
-        *sessions* (by `session_name`), and a `session: continue` one resumes it from there."""
+        caller reports it with `completed`; *env* holds the values a shell script reads
+        (shellquote), *shown* the script with them in place, for people. A Claude action
+        records its session id in *sessions* (by `session_name`), and a `session: continue`
+        one resumes it from there."""
         kind = state.action_kind()
         key = state.session_name(name)
         resume = None
@@ -103,7 +109,7 @@ class StateWork:
             output_file = self.output_dir / output_file_name(self.output_key, name)
         start = events.ActionStart(
             state=name,
-            action=short(action),
+            action=short(shown or action),
             action_type=kind.action_types[0],
             timeout=timeout,
         )
@@ -111,9 +117,14 @@ class StateWork:
             start["output_path"] = str(output_file)  # where its output streams, live
         if resume is not None:
             start["resume_session"] = resume
+        if env:  # what bash really runs: the script and the values it reads
+            start["script"] = short(action)
+            start["values"] = {key: short(value) for key, value in env.items()}
         self.emit(Event.ACTION_START, start)
         options = self._options(state, fill) if kind.options_key else None
-        request = action_request(self.fsm, state, action, timeout, output_file, options, resume)
+        request = action_request(
+            self.fsm, state, action, timeout, output_file, options, resume, env
+        )
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):
             spend.add(result.cost_usd, result.usage, f"{kind.name}_")

@@ -14,6 +14,8 @@ CLOSE = "}"
 ESCAPE = "$${"
 # `${raw:captured.x}`: the value pasted into a shell action as it is, not quoted.
 RAW = "raw:"
+# `${words:context.files}`: in a shell action, one bash word per item of a list value.
+WORDS = "words:"
 
 # The patterns are compiled on first use, not at import: importing this module is on the
 # path of every command, and most of them never interpolate.
@@ -21,10 +23,14 @@ RAW = "raw:"
 
 @cache
 def reference_pattern() -> re.Pattern[str]:
-    """`$${` (escape) or `${identifier.path}`, maybe `${raw:identifier.path}`; the path allows
-    names, dots, [N] and dashes."""
+    """`$${` (escape) or `${identifier.path}`, maybe `${raw:...}` or `${words:...}`; the
+    path allows names, dots, [N] and dashes."""
     return re.compile(
-        r"\$\$\{|\$\{(?P<raw>raw:)?(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
+        r"\$\$\{|\$\{(?:(?P<raw>"
+        + re.escape(RAW)
+        + r")|(?P<words>"
+        + re.escape(WORDS)
+        + r"))?(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
     )
 
 
@@ -78,7 +84,7 @@ def raw_references(text: str) -> list[tuple[str, str, bool]]:
 def _near_miss() -> re.Pattern[str]:
     ns = "(?:" + "|".join(NAMESPACES) + ")"
     return re.compile(
-        r"\$\{(?:\s*raw\s*:)?(?:\s+" + ns + r"\b[^}\n]*|\s*" + ns + r"\s*\.[^}\n]*)\}"
+        r"\$\{(?:\s*(?:raw|words)\s*:)?(?:\s+" + ns + r"\b[^}\n]*|\s*" + ns + r"\s*\.[^}\n]*)\}"
     )
 
 

@@ -1,132 +1,274 @@
-"""Quote each `${...}` value in a shell action for the bash context it lands in."""
+"""Hand each `${...}` value of a shell action to bash as an environment variable, never as text.
+
+A reference becomes a parameter expansion of `LL_V_n`, quoted for where it lands
+(shellparse finds that with a bash parser); the value itself travels in the environment,
+so bash expands it as data and a misread of the template can garble text but never run
+the value. `${raw:...}` is pasted as it is; `${words:...}` makes one word per list item.
+"""
 
 from __future__ import annotations
 
 import re
+import secrets
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from typing import Any
 
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.values.interpolation import Expansion, InterpolationContext, to_text
-from little_loops.fsm.values.references import OPEN, RAW, reference_pattern
-from little_loops.fsm.values.shellquote_commands import refine
-from little_loops.fsm.values.shellscan import (
+from little_loops.fsm.values.references import ESCAPE, OPEN, RAW, WORDS, reference_pattern
+from little_loops.fsm.values.shellparse import (
     ANSI,
+    ARITH,
+    COMMENT,
     DOUBLE,
     HEREDOC,
-    HEREDOC_LITERAL,
+    HEREDOC_QUOTED,
     SINGLE,
     WORD,
-    Scanner,
+    Placement,
+    placements,
 )
 
-# How each context the scanner finds is quoted: the first four contexts are quoted; ARITH
-# takes integers only, here-document bodies values without their delimiter line; a
-# reference anywhere else is refused (see UNQUOTABLE).
-UNQUOTABLE = {
-    "backtick": "inside `...` (bash parses its text again, so no quoting survives): "
-    "use $(...) instead",
-    "parameter": "inside a bash ${...} expansion, where quotes mean something else: "
-    "assign the value to a variable first (X=${...}; ${X:-...})",
-    "comment": "in a bash comment, which a newline in the value would end: "
-    "take it out of the comment",
-    "backslash": "right after a backslash, which would escape the value's first character",
-    "redirect": "in the word after >& or <&, which bash expands twice: redirect to a "
-    "file with > instead",
-    "evaluated": "in the arguments of a command that runs them as code (eval, trap, "
-    "bash -c, ssh ...), where the value would run",
-    "unknown": "where ll-loop cannot tell how bash reads it",
-    "unclosed": "in a command with a quote, bracket or substitution left open",
+PREFIX = "LL_V_"
+# How a reference to variable NAME is written where it lands.
+FORMS = {
+    WORD: '"${{{name}}}"',
+    DOUBLE: "${{{name}}}",
+    SINGLE: "'\"${{{name}}}\"'",  # close the quote, expand in "...", open it again
+    ANSI: "'\"${{{name}}}\"$'",
+    HEREDOC: "${{{name}}}",
+    HEREDOC_QUOTED: "${{{name}}}",  # its here-document is made unquoted (see _unquote)
+    COMMENT: "${{{name}}}",
 }
-# Words bash reads as syntax at the start of a command: always quoted.
-_RESERVED = {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while"}
-_RESERVED |= {"until", "do", "done", "in", "function", "time"}
+# A value *lookup* does not know (a dry run's output, time ...): written as the reference.
+UNKNOWN_VALUE = object()
+# One environment string holds at most this many bytes (Linux MAX_ARG_STRLEN), name too.
+MAX_VALUE_BYTES = 131072 - 64
 
 
-def quote_word(text: str) -> str:
-    """*text* as one bash word: as it is when that is safe, else in single quotes."""
-    if text not in _RESERVED and re.fullmatch(r"[\w@%+:,./-]+", text, re.ASCII):
-        return text
-    return "'" + text.replace("'", "'\\''") + "'"
+@dataclass
+class Rendered:
+    """A shell action ready to run: its script and the variables its references read."""
+
+    script: str
+    env: dict[str, str] = field(default_factory=dict)
+    # The script as a person reads it, each value in place (as the run's progress shows
+    # it; never run): empty when it is the script itself.
+    shown: str = ""
+
+    @property
+    def readable(self) -> str:
+        """The script with its values in place, for people."""
+        return self.shown or self.script
 
 
-def _words(value: Any) -> list[str]:
-    """The texts a value stands for: one per item of a list, else one."""
-    if isinstance(value, list | tuple):
-        return [to_text(item) for item in value]
-    return [to_text(value)]
+def _hint(ref: str) -> str:
+    return ref.replace(OPEN, OPEN + RAW, 1)
 
 
-def quoted(value: Any, where: str, ref: str, delimiter: str = "") -> str:
-    """*value* written for context *where* (WORD, DOUBLE, ...); *ref* names it in errors;
-    *delimiter* is a here-document's (with a leading tab if `<<-` strips tabs)."""
-    if where in UNQUOTABLE:
-        raise InterpolationError(refusal(ref, where))
-    words = _words(value)
-    if where == WORD:
-        return " ".join(quote_word(w) for w in words)
-    text = " ".join(words)
-    if where == DOUBLE:
-        return re.sub(r'([\\$`"])', r"\\\1", text)
-    if where == SINGLE:
-        return text.replace("'", "'\\''")
-    if where == ANSI:
-        return text.replace("\\", "\\\\").replace("'", "\\'")
-    if where in (HEREDOC, HEREDOC_LITERAL):
-        strip = delimiter.startswith("\t")
-        ends = delimiter.lstrip("\t")
-        if any((line.lstrip("\t") if strip else line) == ends for line in text.split("\n")):
-            raise InterpolationError(
-                f"{ref}: its value has a line '{ends}', which would end the here-document"
-            )
-        return text if where == HEREDOC_LITERAL else re.sub(r"([\\$`])", r"\\\1", text)
-    if re.fullmatch(r"-?[0-9]+", text.strip()):
-        return text.strip()
-    raise InterpolationError(f"{ref}: {text[:40]!r} is not an integer, in bash arithmetic")
+def refusal(ref: str, why: str) -> str:
+    """The one line that says *ref* cannot be used where it is, and the way out."""
+    return f"{ref}: not allowed {why} (paste it as code with {_hint(ref)} if you mean that)"
 
 
-def refusal(ref: str, where: str) -> str:
-    """Why *ref* cannot be quoted in context *where* (one of UNQUOTABLE)."""
-    raw = ref.replace(OPEN, OPEN + RAW, 1)
-    hint = f"or paste it unquoted with {raw}"
-    if where == "evaluated":  # the value reaches the code as data in a variable
-        hint = f"pass it in a variable: V={ref} bash -c 'echo \"$V\"'; or as code: {raw}"
-    return f"{ref}: cannot be quoted {UNQUOTABLE[where]} ({hint})"
+class _Template:
+    """A shell action with each reference replaced by a placeholder word, parsed."""
+
+    def __init__(self, text: str, raw_text: Any = None) -> None:
+        self.salt = secrets.token_hex(4).upper()
+        self.matches = list(reference_pattern().finditer(text))
+        parts: list[str] = []
+        self.spans: list[tuple[int, int]] = []  # placeholder byte spans, by reference
+        size = pos = 0
+        for index, match in enumerate(self.matches):
+            parts.append(text[pos : match.start()])
+            size += len(text[pos : match.start()].encode())
+            pos = match.end()
+            if match.group(0) == ESCAPE:
+                piece = OPEN
+            elif match.group("raw") and raw_text is not None:
+                piece = raw_text(match)
+            else:
+                piece = f"LLREF{index}X{self.salt}"
+            parts.append(piece)
+            encoded = len(piece.encode())
+            self.spans.append((size, size + encoded))
+            size += encoded
+        parts.append(text[pos:])
+        self.script = "".join(parts).encode()
+        wanted = [i for i, m in enumerate(self.matches) if _quoted(m, raw_text)]
+        found = placements(self.script, [self.spans[i] for i in wanted])
+        self.where: dict[int, Placement] = dict(zip(wanted, found, strict=True))
 
 
-def contexts(template: str) -> dict[int, tuple[str, str]]:
-    """The bash context of each reference in *template*, by the offset where it starts,
-    with the here-document's delimiter for one in a here-document body (else "")."""
-    scanner = Scanner(template)
-    found = scanner.run()
-    refine(scanner, found)
-    return {start: (kind, scanner.delimiters.get(start, "")) for start, kind in found.items()}
+def _quoted(match: re.Match[str], raw_text: Any) -> bool:
+    return match.group(0) != ESCAPE and not (match.group("raw") and raw_text is not None)
 
 
-def interpolate_shell(text: str, ctx: InterpolationContext) -> str:
-    """*text* (a shell action) with each reference's value quoted for its bash context;
-    `${raw:...}` is pasted as it is."""
-    if OPEN not in text:
-        return text
-    where = contexts(text)
-
-    def render(match: re.Match[str], value: Any) -> str:
-        if match.group("raw"):
-            return to_text(value)
-        kind, delimiter = where[match.start()]
-        return quoted(value, kind, match.group(0), delimiter)
-
-    return Expansion(ctx).substitute(text, render=render)
+def problem(match: re.Match[str], where: Placement) -> str:
+    """Why the reference *match* cannot stand at *where* ("" when it can)."""
+    ref = match.group(0)
+    if match.group("raw"):
+        return ""
+    if where.refused:
+        return refusal(ref, where.refused)
+    if match.group("words") and not where.words:
+        return (
+            f"{ref}: one word per item is only possible as a whole argument of a command "
+            f"(not in quotes, an assignment or part of a word); write ${{{match.group('ns')}."
+            f"{match.group('path')}}} for one word"
+        )
+    return ""
 
 
 def unquotable(text: str) -> list[str]:
-    """What is wrong with each reference in a shell action that cannot be quoted where it
-    is (`${raw:...}` is never refused)."""
+    """What is wrong with each reference in a shell action that cannot stand where it is
+    (`${raw:...}` is never refused); an integer-only place is checked at run time."""
     if OPEN not in text:
         return []
-    where = contexts(text)
+    template = _Template(text)
     found = []
-    for match in reference_pattern().finditer(text):
-        kind = where[match.start()][0] if match.start() in where else ""
-        if kind in UNQUOTABLE and not match.group("raw"):
-            found.append(refusal(match.group(0), kind))
+    for index, where in template.where.items():
+        message = problem(template.matches[index], where)
+        if message:
+            found.append(message)
     return found
+
+
+def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
+    """A note for each `${context.NAME}` of a list (NAME in *lists*) that bash gets as one
+    word where it reads words: a list once made a word per item there."""
+    if OPEN not in text:
+        return []
+    template = _Template(text)
+    found: list[str] = []
+    for index, where in template.where.items():
+        match = template.matches[index]
+        whole = match.group("ns") == "context" and match.group("path") in lists
+        if whole and where.words and not match.group("words"):
+            words = f"${{{WORDS}context.{match.group('path')}}}"
+            found += (
+                []
+                if any(match.group(0) in f for f in found)
+                else [
+                    f"{match.group(0)} is a list: bash gets it as one word, its items joined "
+                    f"by spaces; write {words} for one word per item"
+                ]
+            )
+    return found
+
+
+def _values(value: Any, words: bool) -> list[str]:
+    if words and isinstance(value, list | tuple):
+        return [to_text(item) for item in value]
+    if isinstance(value, list | tuple):
+        return [" ".join(to_text(item) for item in value)]
+    return [to_text(value)]
+
+
+def _checked(ref: str, text: str) -> str:
+    if "\0" in text:
+        raise InterpolationError(f"{ref}: its value has a NUL byte, which bash cannot hold")
+    if len(text.encode(errors="surrogateescape")) > MAX_VALUE_BYTES:
+        raise InterpolationError(
+            f"{ref}: its value is {len(text.encode(errors='surrogateescape')):,} bytes, "
+            f"more than the {MAX_VALUE_BYTES:,} one environment variable can hold "
+            "(write it to a file and pass the file's name)"
+        )
+    return text
+
+
+def render(
+    text: str,
+    ctx: InterpolationContext,
+    lookup: Callable[[re.Match[str]], Any] | None = None,
+) -> Rendered:
+    """*text* (a shell action) with each reference replaced by a reference to an
+    environment variable that holds its value (looked up in *ctx*, or by *lookup*);
+    raises InterpolationError for a reference that cannot stand where it is."""
+    if OPEN not in text:
+        return Rendered(text)
+    expansion = Expansion(ctx)
+
+    def value_of(match: re.Match[str]) -> Any:
+        if lookup is not None:
+            return lookup(match)
+        return expansion.resolve(match.group("ns"), match.group("path"))
+
+    template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
+    env: dict[str, str] = {}
+    edits: list[tuple[int, int, str]] = []
+    shown: list[tuple[int, int, str]] = []  # the same places, with the values in them
+    for index, where in template.where.items():
+        match = template.matches[index]
+        message = problem(match, where)
+        if message:
+            raise InterpolationError(message)
+        start, end = template.spans[index]
+        number = len({name.split("_")[2] for name in env}) + 1  # LL_V_1, LL_V_2 ... in order
+        written, seen = _written(match, where, value_of(match), number, env)
+        edits.append((start, end, written))
+        shown.append((start, end, seen))
+        if where.heredoc is not None:
+            edits += _unquote(template.script, where.heredoc)
+    return Rendered(_apply(template.script, edits), env, _apply(template.script, shown))
+
+
+def _written(
+    match: re.Match[str], where: Placement, value: Any, number: int, env: dict[str, str]
+) -> tuple[str, str]:
+    """The text a reference becomes, and how a person reads it; its values go into *env*."""
+    ref = match.group(0)
+    if value is UNKNOWN_VALUE:
+        return ref, ref
+    if where.form == ARITH:
+        digits = to_text(value).strip()
+        if re.fullmatch(r"-?[0-9]+", digits):
+            return digits, digits
+        shown = to_text(value)[:40]
+        raise InterpolationError(f"{ref}: {shown!r} is not an integer, in bash arithmetic")
+    texts = _values(value, bool(match.group("words")))
+    if match.group("words"):
+        names = [f"{PREFIX}{number}_{i}" for i in range(1, len(texts) + 1)]
+    else:
+        names = [f"{PREFIX}{number}"]
+    for name, text in zip(names, texts, strict=True):
+        env[name] = _checked(ref, text)
+    seen = " ".join(_shown(text) if where.form == WORD else text for text in texts)
+    return " ".join(FORMS[where.form].format(name=name) for name in names), seen
+
+
+def _unquote(script: bytes, heredoc: tuple[int, int, int, int]) -> list[tuple[int, int, str]]:
+    """Edits that make a quoted here-document unquoted with the same meaning: its
+    delimiter without quotes, each `\\`, `$` and backtick of its own text escaped."""
+    start, end, body_start, body_end = heredoc
+    delimiter = re.sub(r"""['"\\]""", "", script[start:end].decode(errors="surrogateescape"))
+    edits = [(start, end, delimiter)]
+    for found in re.finditer(rb"[\\$`]", script[body_start:body_end]):
+        at = body_start + found.start()
+        edits.append((at, at + 1, "\\" + found.group(0).decode()))
+    return edits
+
+
+def _apply(script: bytes, edits: list[tuple[int, int, str]]) -> str:
+    out: list[bytes] = []
+    pos = 0
+    for start, end, text in sorted(set(edits)):
+        if start < pos:
+            continue  # the same here-document, already rewritten for another reference
+        out += (script[pos:start], text.encode(errors="surrogateescape"))
+        pos = end
+    out.append(script[pos:])
+    return b"".join(out).decode(errors="surrogateescape")
+
+
+def env_lines(env: dict[str, str]) -> list[str]:
+    """The values a script reads, as bash assignments a person can read (and paste)."""
+    return [f"{name}={_shown(value)}" for name, value in env.items()]
+
+
+def _shown(text: str) -> str:
+    if re.fullmatch(r"[\w@%+:,./-]+", text, re.ASCII):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"

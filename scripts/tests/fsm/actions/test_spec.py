@@ -6,6 +6,7 @@ from little_loops.fsm.actions import claude_code, shell
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 from little_loops.fsm.values.interpolation import InterpolationContext
+from little_loops.fsm.values.shellquote import Rendered
 
 
 def _plain() -> ActionKindSpec:
@@ -40,9 +41,14 @@ def test_shown_as_is_the_agent_else_the_name() -> None:
     assert claude_code.SPEC.shown_as == "Claude"
 
 
-def test_shell_interpolation_quotes_each_value_and_text_keeps_it() -> None:
+def test_shell_interpolation_hands_values_in_the_environment_and_text_keeps_them() -> None:
     ctx = InterpolationContext(context={"who": "a b; rm -rf x"})
-    assert Interpolation.TEXT.apply("hi ${context.who}", ctx) == "hi a b; rm -rf x"
-    assert Interpolation.SHELL.apply("echo ${context.who}", ctx) == "echo 'a b; rm -rf x'"
-    assert shell.SPEC.interpolate("echo ${context.who}", ctx) == "echo 'a b; rm -rf x'"
-    assert claude_code.SPEC.interpolate("fix ${context.who}", ctx) == "fix a b; rm -rf x"
+    assert Interpolation.TEXT.apply("hi ${context.who}", ctx) == Rendered("hi a b; rm -rf x")
+    for rendered in (
+        Interpolation.SHELL.apply("echo ${context.who}", ctx),
+        shell.SPEC.interpolate("echo ${context.who}", ctx),
+    ):
+        assert (rendered.script, rendered.env) == ('echo "${LL_V_1}"', {"LL_V_1": "a b; rm -rf x"})
+        assert rendered.readable == "echo 'a b; rm -rf x'"
+    fix = claude_code.SPEC.interpolate("fix ${context.who}", ctx)
+    assert (fix.script, fix.env) == ("fix a b; rm -rf x", {})

@@ -94,3 +94,19 @@ def test_never_given_keys_are_route_keys_the_evaluator_cannot_give() -> None:
     state = fsm.states["a"]
     assert never_given_keys(state, state_verdicts(fsm, state)) == ["sucess"]
     assert never_given_keys(state, None) == []
+
+
+def test_a_list_written_as_a_whole_argument_is_noted_and_bad_places_refused() -> None:
+    action = (
+        'pytest ${context.files}; echo "${context.files}" ${words:context.files}; eval ${context.v}'
+    )
+    problems = _problems(
+        {"a": {"action": action, "next": "b"}, "b": {"terminal": True}},
+        context={"files": ["a", "b"], "v": "x"},
+    )
+    assert problems == [
+        "error: loop 'x' > states > a > action: ${context.v}: not allowed in the arguments of "
+        "eval, which bash reads as code (paste it as code with ${raw:context.v} if you mean that)",
+        "warning: loop 'x' > states > a > action: ${context.files} is a list: bash gets it as "
+        "one word, its items joined by spaces; write ${words:context.files} for one word per item",
+    ]

@@ -211,15 +211,24 @@ def test_actions_show_what_simulation_knows_and_keep_the_rest() -> None:
     result = simulate(loop(INTERPOLATING), {}, default="success")
     first, second, later, _ = result.steps
     # prev is empty before any state has finished; env and time are not known (nor printed).
-    assert (
-        first.action
-        == "echo '|first|1|interp|src/out|${context.dir}|${env.HOME}|${loop.elapsed}|$HOME'"
-    )
+    # A shell action shows the values its script reads, then the script.
+    assert first.action.splitlines() == [
+        "LL_V_1=''",
+        "LL_V_2=first",
+        "LL_V_3=1",
+        "LL_V_4=interp",
+        "LL_V_5=src/out",
+        "echo ''\"${LL_V_1}\"'|'\"${LL_V_2}\"'|'\"${LL_V_3}\"'|'\"${LL_V_4}\"'|'\"${LL_V_5}\"'"
+        "|${context.dir}|${env.HOME}|${loop.elapsed}|$HOME'",
+    ]
     assert first.notes == []
-    assert second.action == (
-        "echo ${captured.first.exit_code} ${captured.later.output} first success "
-        "${prev.output} success"
-    )
+    assert second.action.splitlines() == [
+        "LL_V_1=first",
+        "LL_V_2=success",
+        "LL_V_3=success",
+        'echo ${captured.first.exit_code} ${captured.later.output} "${LL_V_1}" "${LL_V_2}" '
+        '${prev.output} "${LL_V_3}"',
+    ]
     assert second.notes == [
         "${captured.later.output}: nothing is captured as 'later' yet on this path; the run "
         "would fail here (undefined variable)"
@@ -431,15 +440,16 @@ def test_simulation_walks_the_executors_path(
         assert ran.error.startswith(simulated.message)
 
 
-def test_shell_actions_show_values_quoted_as_the_run_quotes_them() -> None:
+def test_shell_actions_show_the_script_and_the_values_it_reads() -> None:
     fsm = loop("""\
         name: quoting
         initial: a
         context:
           title: "it's done"
+          cmd: echo pasted
         states:
           a:
-            action: echo ${context.title} '${context.title}' ${raw:context.title}
+            action: echo ${context.title} '${context.title}' && ${raw:context.cmd}
             next: b
           b:
             action: /note ${context.title}
@@ -448,5 +458,29 @@ def test_shell_actions_show_values_quoted_as_the_run_quotes_them() -> None:
             terminal: true
         """)
     first, second, _ = simulate(fsm, {}, default="success").steps
-    assert first.action == "echo 'it'\\''s done' 'it'\\''s done' it's done"
+    assert first.action.splitlines() == [
+        "LL_V_1='it'\\''s done'",
+        "LL_V_2='it'\\''s done'",
+        "echo \"${LL_V_1}\" ''\"${LL_V_2}\"'' && echo pasted",
+    ]
     assert second.action == "/note it's done"
+
+
+def test_a_shell_action_the_run_would_refuse_is_a_note() -> None:
+    fsm = loop("""\
+        name: refused
+        initial: a
+        context:
+          v: x
+        states:
+          a:
+            action: echo $(( ${context.v} + 1 ))
+            next: done
+          done:
+            terminal: true
+        """)
+    first, _ = simulate(fsm, {}, default="success").steps
+    assert first.action == "echo $(( ${context.v} + 1 ))"
+    assert first.notes == [
+        "the run would fail here: ${context.v}: 'x' is not an integer, in bash arithmetic"
+    ]

@@ -104,7 +104,8 @@ def run_action(run: Run, name: str, state: StateConfig, ctx: InterpolationContex
     assert state.action is not None
     kind = state.action_kind()
     # Each kind says how values land in its text: quoted for bash, as text for an agent.
-    action = kind.interpolate(state.action, ctx)
+    rendered = kind.interpolate(state.action, ctx)
+    action = rendered.script
     memory, clock = run.memory, run.limits.clock
     if kind.agent is not None and memory.continuation:
         # Kept until the action has run: a stop mid-action must not lose the note.
@@ -117,6 +118,8 @@ def run_action(run: Run, name: str, state: StateConfig, ctx: InterpolationContex
         run.budget.spend,
         memory.sessions,
         fill=lambda text: interpolate(text, ctx),
+        env=rendered.env,
+        shown=rendered.readable,
     )
     if state.capture:
         memory.captured[state.capture] = saved_result(result)

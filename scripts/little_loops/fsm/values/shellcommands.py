@@ -1,0 +1,206 @@
+"""The commands that run their arguments (or their input) as code, and what they refuse."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish", "csh", "tcsh"}
+SHELLS |= {"yash", "posh", "rbash", "oksh", "pdksh", "loksh"}
+# Their arguments are code (or name a file or variables whose contents bash evaluates).
+CODE = {"eval", "source", ".", "trap", "coproc", "alias", "bind", "enable", "fc"}
+CODE |= {"unset", "read", "getopts", "mapfile", "readarray", "wait", "compgen", "complete"}
+CODE |= {"ssh", "watch", "parallel", "su", "runuser", "sg", "script", "flock"}
+# Commands that run the command their arguments name: what follows may be a shell.
+WRAPPERS = {"env", "sudo", "doas", "nice", "nohup", "timeout", "time", "command", "builtin"}
+WRAPPERS |= {"exec", "xargs", "setsid", "stdbuf", "ionice", "chroot", "unshare", "taskset"}
+WRAPPERS |= {"chrt", "cgexec", "firejail", "systemd-run", "strace", "ltrace", "caffeinate"}
+WRAPPERS |= {"find", "nsenter", "prlimit", "numactl", "faketime", "fakeroot", "unbuffer"}
+WRAPPERS |= {"rlwrap", "torsocks", "proxychains", "catchsegv", "valgrind", "gdb", "busybox"}
+DECLARE = {"declare", "typeset", "local", "export", "readonly"}
+# Variables whose contents bash runs (or that make it load code).
+CODE_VARIABLES = {"BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"}
+CODE_VARIABLES |= {"SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
+CODE_VARIABLES |= {"IFS", "PATH", "BASH_LOADABLES_PATH", "EXECIGNORE", "GLOBIGNORE"}
+_SHELL_OPTION_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
+
+ARITH = "arith"  # (shellparse.ARITH) an integer is pasted as digits, else refused
+RUNS = "in the arguments of {name}, which bash reads as code"
+
+
+def _text(node: Node | None) -> str:
+    return "" if node is None or node.text is None else node.text.decode(errors="replace")
+
+
+def _literal(node: Node) -> str | None:
+    """A word's text when bash reads it as it is written, else None."""
+    if node.type == "command_name" and node.child_count == 1:
+        node = node.children[0]
+    if node.type in ("word", "number"):
+        text = _text(node)
+        return None if any(c in text for c in "$`\\'\"") else text
+    return None
+
+
+def _name(text: str) -> str:
+    return text.rsplit("/", 1)[-1]
+
+
+def command_problem(command: Node, inner: Node, start: int) -> str:
+    """Why the reference at byte *start*, in the part *inner* of *command*, would run."""
+    if command.type == "unset_command":
+        return RUNS.format(name="unset")
+    if command.type == "declaration_command":
+        return _declaration(command, inner, start)
+    for child in command.children:
+        inside = child.start_byte <= start < child.end_byte
+        if inside and child.type in ("heredoc_redirect", "herestring_redirect"):
+            return (
+                "in the input of a shell that reads it as its script" if runs_stdin(command) else ""
+            )
+    words = [c for c in command.children if c.type not in ("variable_assignment", "comment")]
+    words = [w for w in words if "redirect" not in w.type]
+    assigned = _assignment(command, start)
+    if assigned:
+        return assigned
+    if inner.type == "variable_assignment" or not words:
+        return ""  # `V=${...} cmd`: an environment variable for cmd
+    position = next((i for i, w in enumerate(words) if w.start_byte <= start < w.end_byte), -1)
+    if position <= 0:
+        return ""  # the command's name: a program named by the value (one word)
+    return _words_problem(words, position)
+
+
+def _words_problem(words: list[Node], position: int) -> str:
+    """Why the word at *position* of a command's *words* would run: the first names the
+    command, and each wrapper (env, sudo, timeout ...) may name another after it."""
+    head = 0
+    while head < position:
+        literal = _literal(words[head])
+        if literal is None:
+            return "in the arguments of a command whose name is not a plain word"
+        name = _name(literal)
+        if name in SHELLS:
+            return _shell_arguments(words, head, position, name)
+        # `.` after a wrapper is a path (`find . -exec`), except after command/builtin.
+        path = name == "." and head > 0 and _literal(words[head - 1]) not in ("command", "builtin")
+        if name in CODE and not path:
+            return RUNS.format(name=name)
+        if name == "let":
+            return ARITH
+        if name in ("printf",) and any(_text(w) == "-v" for w in words[head + 1 : position]):
+            return "as printf -v's variable name, whose subscript bash evaluates"
+        if name in ("test", "[") and any(_text(w) == "-v" for w in words[head:]):
+            return "as the name a -v test reads (bash evaluates its subscript)"
+        if name not in WRAPPERS and head == 0:
+            return ""
+        head += 1  # a wrapper: any later word may name the command it runs
+    return ""
+
+
+def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> str:
+    """A shell's script is code (`bash -c SCRIPT`, `bash FILE`); its later arguments are
+    data (`bash -c '...' _ ${...}`)."""
+    index = head + 1
+    command_string = False
+    while index < len(words):
+        text = _text(words[index])
+        if text in _SHELL_OPTION_VALUES:
+            index += 2
+            continue
+        if not text.startswith(("-", "+")) or text in ("-", "--"):
+            break
+        if text.startswith("-") and not text.startswith("--") and "c" in text:
+            command_string = True
+        if index == position:
+            return f"in the options of {name}"
+        index += 1
+    if position == index or (position > head and words[position].type == "process_substitution"):
+        what = "script" if command_string else "script file"
+        return f"as the {what} {name} runs"
+    if position < index:
+        return f"in the options of {name}"
+    return ""
+
+
+def _assignment(command: Node, start: int) -> str:
+    for child in command.children:
+        if child.type == "variable_assignment" and child.start_byte <= start < child.end_byte:
+            return _assigned(child, start)
+    return ""
+
+
+def _assigned(assignment: Node, start: int) -> str:
+    """Why a value at byte *start* of *assignment* would run ("" when it is data)."""
+    named = assignment.child_by_field_name("name")
+    if named is not None and named.start_byte <= start < named.end_byte:
+        return "in the name of a variable bash assigns (it evaluates subscripts there)"
+    name = _text(named)
+    if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
+        return f"as the value of {name}, which bash or the programs it starts read as code"
+    value = assignment.child_by_field_name("value")
+    if value is not None and value.type == "array" and "[" in _text(value):
+        return "in a compound array assignment, whose [subscripts] bash evaluates"
+    if "[" in name:
+        return ARITH
+    return ""
+
+
+def _declaration(command: Node, inner: Node, start: int) -> str:
+    flags = "".join(_text(c) for c in command.children if _text(c).startswith(("-", "+")))
+    if any(flag in flags for flag in "inaA"):
+        return "in a declare/local/export with -i, -n, -a or -A, which evaluate values"
+    if inner.type != "variable_assignment":
+        return "as a name declare/local/export reads (bash evaluates subscripts and =(...))"
+    return _assigned(inner, start) or (
+        "in a compound assignment =(...)" if _text(inner).find("=(") >= 0 else ""
+    )
+
+
+def runs_stdin(command: Node) -> bool:
+    """True when *command* (maybe behind wrappers) is a shell or `source` reading its
+    script from stdin (no script argument, or `-s`), or may be (`bash -c`, `"$SHELL"`)."""
+    if command.type == "redirected_statement":
+        body = command.child_by_field_name("body")
+        return body is not None and runs_stdin(body)
+    if command.type != "command":
+        return False
+    words = [c for c in command.children if c.type != "variable_assignment"]
+    words = [w for w in words if "redirect" not in w.type]
+    for index, word in enumerate(words):
+        literal = _literal(word)
+        if literal is None:
+            return True  # `"$SHELL" <<EOF`: cannot tell, so assume the worst
+        name = _name(literal)
+        if name in ("eval", "source", "."):
+            return index == 0 or name != "."  # what it runs may read its input as code
+        if name in SHELLS:
+            rest = [_text(w) for w in words[index + 1 :]]
+            options = [r for r in rest if r.startswith(("-", "+"))]
+            script = len(options) < len(rest) and not any("c" in o or "s" in o for o in options)
+            return not script  # `bash -c '...'` may read its input as code too
+        if index == 0 and name not in WRAPPERS:
+            return False
+    return False
+
+
+def feeds_shell(redirect: Node) -> bool:
+    """True when a here-document's text goes on through a pipe to a shell reading it
+    (`cat <<EOF | bash`: tree-sitter keeps that pipe inside the redirect)."""
+    for child in redirect.children:
+        if child.type == "pipeline" and any(runs_stdin(c) for c in child.children):
+            return True
+    return False
+
+
+def pipeline_problem(pipeline: Node, inner: Node) -> str:
+    """Why a value in *inner*, a part of *pipeline*, reaches a shell reading stdin."""
+    after = False
+    for child in pipeline.children:
+        if after and runs_stdin(child):
+            return "in the input of a shell that reads it as its script"
+        if child.id == inner.id:
+            after = True
+    return ""

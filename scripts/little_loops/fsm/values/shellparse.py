@@ -1,0 +1,223 @@
+"""Where each `${...}` of a shell action lands in bash, read with the tree-sitter bash parser."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import TYPE_CHECKING
+
+from little_loops.fsm.values.shellcommands import (
+    command_problem,
+    feeds_shell,
+    pipeline_problem,
+    runs_stdin,
+)
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+# Where a reference lands. The first five are quoted as data (see shellquote.FORMS);
+# ARITH takes an integer only; a reference anywhere else is refused with a reason.
+WORD, DOUBLE, SINGLE, ANSI, HEREDOC = "word", "double", "single", "ansi", "heredoc"
+HEREDOC_QUOTED, COMMENT, ARITH = "heredoc-quoted", "comment", "arith"
+
+UNKNOWN = "where ll-loop cannot tell how bash reads it"
+# Nodes whose text bash evaluates as arithmetic.
+ARITH_NODES = {"arithmetic_expansion", "c_style_for_statement", "subscript"}
+# Nodes a value may sit in as data (its own text is never read as code there).
+_DATA = {
+    "program", "list", "pipeline", "redirected_statement", "command", "string",
+    "string_content", "raw_string", "ansi_c_string", "word", "concatenation",
+    "variable_assignment", "variable_assignments", "file_redirect", "heredoc_redirect",
+    "heredoc_body", "heredoc_content", "command_substitution", "process_substitution",
+    "subshell", "compound_statement", "if_statement", "elif_clause", "else_clause",
+    "while_statement", "for_statement", "do_group", "case_statement", "case_item",
+    "function_definition", "negated_command", "herestring_redirect", "comment",
+    "command_name", "test_command", "binary_expression", "unary_expression",
+    "parenthesized_expression", "expansion", "simple_expansion", "array",
+    "declaration_command", "translated_string", "brace_expression", "extglob_pattern",
+    "regex", "number", "variable_name", "unset_command",
+}  # fmt: skip
+# Operators of `${name OP word}` whose word is data (a default, a pattern, a replacement).
+_DATA_OPERATORS = {":-", "-", ":=", "=", ":+", "+", ":?", "?", "#", "##", "%", "%%"}
+_DATA_OPERATORS |= {"/", "//", "/#", "/%", "^", "^^", ",", ",,", "@"}
+_ARITH_TESTS = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one reference lands: *form* (WORD ...), else *refused* says why; for a
+    reference in a quoted here-document, *start*/*end* are its delimiter's bytes."""
+
+    form: str = ""
+    refused: str = ""
+    words: bool = False  # a whole argument word, where a list may become many words
+    heredoc: tuple[int, int, int, int] | None = None  # start, end, body start, body end
+
+
+@cache
+def _parser() -> Parser:
+    """The bash parser, made on first use: importing it costs ~15 ms no other command pays."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
+    """Where each of *spans* (byte ranges of placeholder words in *script*) lands."""
+    root = _parser().parse(script).root_node
+    if root.has_error:  # bash may read a broken part differently from any guess
+        return [Placement(refused=UNKNOWN) for _ in spans]
+    return [_place(root, start, end) for start, end in spans]
+
+
+def _place(root: Node, start: int, end: int) -> Placement:
+    node = root.descendant_for_byte_range(start, end)
+    if node is None:
+        return Placement(refused=UNKNOWN)
+    chain: list[Node] = []
+    walk: Node | None = node
+    while walk is not None:
+        if walk.is_error or walk.is_missing or walk.type not in _DATA:
+            if walk.type in ARITH_NODES or _arith_statement(walk):
+                return Placement(form=ARITH)
+            return Placement(refused=UNKNOWN)
+        chain.append(walk)
+        walk = walk.parent
+    evaluated = _evaluated(chain, start)
+    if evaluated:
+        return Placement(form=ARITH) if evaluated == ARITH else Placement(refused=evaluated)
+    placed = _form(chain)
+    if placed.words and (node.start_byte, node.end_byte) != (start, end):
+        return replace(placed, words=False)  # part of a word: `a${words:...}` is one word
+    return placed
+
+
+def _arith_statement(node: Node) -> bool:
+    """`((...))`, which tree-sitter reads as a compound statement opened by `((`."""
+    first = node.child(0)
+    return node.type == "compound_statement" and first is not None and first.type == "(("
+
+
+def _evaluated(chain: list[Node], start: int) -> str:
+    """ARITH, or why the value would run, when some node of *chain* (innermost first)
+    reads the text of a variable as code; "" when none does."""
+    for inner, node in zip(chain, chain[1:], strict=False):
+        kind = node.type
+        if _arith_statement(node):
+            return ARITH
+        if kind == "expansion":
+            found = _in_expansion(node, inner)
+            if found:
+                return found
+        elif kind in ("binary_expression", "unary_expression") and _in_test(chain):
+            op = node.child_by_field_name("operator")
+            text = op.text.decode() if op is not None and op.text is not None else ""
+            if text in _ARITH_TESTS:
+                return ARITH
+            if text == "-v":
+                return "as the name a -v test reads (bash evaluates its subscript)"
+        elif kind == "array" and b"[" in (inner.text or b""):
+            return "in a compound array assignment, whose [subscripts] bash evaluates"
+        elif kind in ("command", "declaration_command", "unset_command"):
+            problem = command_problem(node, inner, start)
+            if problem:
+                return problem
+        elif kind == "file_redirect" and any(c.type in (">&", "<&") for c in node.children):
+            return "in the word after >& or <&, which bash expands twice (redirect with > instead)"
+        elif kind == "pipeline":
+            problem = pipeline_problem(node, inner)
+            if problem:
+                return problem
+        elif kind == "redirected_statement":
+            problem = _shell_input(node, start)
+            if problem:
+                return problem
+    return ""
+
+
+def _in_test(chain: list[Node]) -> bool:
+    return any(node.type == "test_command" for node in chain)
+
+
+def _in_expansion(node: Node, inner: Node) -> str:
+    """How `${...}` reads the part *inner* of it: "" for data."""
+    operator = ""
+    for child in node.children:
+        if child.id == inner.id:
+            break
+        if child.type not in ("${", "variable_name", "subscript", "special_variable_name"):
+            operator = child.type
+    if inner.type == "subscript":
+        return ARITH
+    if operator == "!" or (operator == "" and inner.type == "variable_name"):
+        return "as a variable name in ${...} (bash reads ${!name} and subscripts as code)"
+    if operator == ":":
+        return ARITH
+    return "" if operator in _DATA_OPERATORS else UNKNOWN
+
+
+def _shell_input(node: Node, start: int) -> str:
+    """Why a here-document or here-string that feeds a shell would run the value."""
+    body = node.child_by_field_name("body")
+    for child in node.children:
+        inside = child.start_byte <= start < child.end_byte
+        fed = inside and ((body is not None and runs_stdin(body)) or feeds_shell(child))
+        if fed and child.type in ("heredoc_redirect", "herestring_redirect"):
+            return "in a here-document a shell reads as its script"
+    return ""
+
+
+def _form(chain: list[Node]) -> Placement:
+    """How the value is quoted where *chain* (innermost first) puts it."""
+    for node in chain:
+        kind = node.type
+        if kind == "comment":
+            return Placement(form=COMMENT)
+        if kind in ("raw_string",):
+            return Placement(form=SINGLE)
+        if kind == "ansi_c_string":
+            return Placement(form=ANSI)
+        if kind in ("string", "translated_string"):
+            return Placement(form=DOUBLE)
+        if kind == "heredoc_body":
+            return _heredoc(node)
+        if kind in ("command_substitution", "process_substitution", "expansion", "array"):
+            break
+        if kind in ("word", "concatenation", "variable_assignment", "number", "variable_name"):
+            continue
+    for node in chain:
+        if node.type in ("string", "translated_string"):
+            return Placement(form=DOUBLE)  # a word inside "$(...)" is still a word
+        if node.type in ("command_substitution", "process_substitution"):
+            break
+    return Placement(form=WORD, words=_whole_argument(chain))
+
+
+def _whole_argument(chain: list[Node]) -> bool:
+    """True when the innermost node is a whole word of a command's arguments or of a
+    `for` list, where more words are more arguments."""
+    leaf, parent = chain[0], chain[1] if len(chain) > 1 else None
+    if leaf.type != "word" or parent is None:
+        return False
+    if parent.type == "command":
+        return parent.child_by_field_name("name") is not None and leaf.type == "word"
+    return parent.type == "for_statement"
+
+
+def _heredoc(body: Node) -> Placement:
+    redirect = body.parent
+    if redirect is None:
+        return Placement(refused=UNKNOWN)
+    start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+    if start is None or start.text is None:
+        return Placement(refused=UNKNOWN)
+    if not any(quote in start.text for quote in (b"'", b'"', b"\\")):
+        return Placement(form=HEREDOC)
+    if not re.fullmatch(rb"""['"\\]*[\w.-]+['"]?""", start.text):
+        # Made unquoted (so the value can be expanded), `"E O"` would be two words.
+        return Placement(refused="in a here-document whose quoted delimiter is not a plain word")
+    where = (start.start_byte, start.end_byte, body.start_byte, body.end_byte)
+    return Placement(form=HEREDOC_QUOTED, heredoc=where)

@@ -1,0 +1,49 @@
+"""Commands that run their arguments or their input as code refuse a value there."""
+
+from __future__ import annotations
+
+import pytest
+
+from little_loops.fsm.values.shellquote import unquotable
+
+
+@pytest.mark.parametrize(
+    ("template", "why"),
+    [
+        ("eval ${context.x}", "in the arguments of eval"),
+        ("sudo -u root eval ${context.x}", "in the arguments of eval"),
+        ("env X=1 sh -c ${context.x}", "as the script sh runs"),
+        ("bash ${context.x}", "as the script file bash runs"),
+        ("bash -o pipefail -c ${context.x}", "as the script bash runs"),
+        ("find . -exec sh -c ${context.x} \\;", "as the script sh runs"),
+        ("ssh host ${context.x}", "in the arguments of ssh"),
+        ("$BASH -c ${context.x}", "a command whose name is not a plain word"),
+        ("printf -v ${context.x} x", "as printf -v's variable name"),
+        ("test -v ${context.x}", "as the name a -v test reads"),
+        ("declare ${context.x}=1", "in the name of a variable bash assigns"),
+        ("export PS4=${context.x}", "as the value of PS4"),
+        ("echo ${context.x} | sudo bash", "in the input of a shell"),
+        ("bash <<<${context.x}", "in the input of a shell"),
+        ("unset ${context.x}", "in the arguments of unset"),
+    ],
+)
+def test_refused(template: str, why: str) -> None:
+    problems = unquotable(template)
+    assert len(problems) == 1
+    assert why in problems[0]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "V=${context.x} bash -c 'echo \"$V\"'",
+        "bash -c 'echo \"$1\"' _ ${context.x}",
+        "timeout 5 printf %s ${context.x}",
+        "declare w=${context.x}",
+        "bash script <<< ${context.x}",
+        "grep -r ${context.x} .",
+        "git commit -m ${context.x}",
+    ],
+)
+def test_data(template: str) -> None:
+    assert unquotable(template) == []
