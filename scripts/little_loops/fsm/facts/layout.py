@@ -45,7 +45,10 @@ OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session'
 ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
 TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
 MUTEX_NAME = ".scopes.lock"  # the flock all scope claims take; never deleted
-# Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
+# In a repository's common git dir, never deleted: the flock of one `worktree merge` at a time.
+MERGE_LOCK = f"ll-loop-merge{LOCK_SUFFIX}"
+FILE_NAME_MAX = 255  # bytes in one file name (NAME_MAX of Linux's and macOS's file systems)
+# Leaves room for the longest suffix plus a temp-file tail within a FILE_NAME_MAX file name.
 MAX_NAME_BYTES = 200
 
 # Not kept in the state part of an output file name: a `.` there would make `x` + `a.b` and
@@ -344,3 +347,34 @@ def worktrees_dir(loops_dir: Path) -> Path:
 def worktree_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
     """The worktree of run *run_id* of *loop_name*: `<loops_dir>/.worktrees/<name>@<id>/`."""
     return worktrees_dir(loops_dir) / run_key(loop_name, run_id)
+
+
+def name_bytes(name: str) -> int:
+    """The length of *name* in a file name: its UTF-8 bytes."""
+    return len(name.encode("utf-8", errors="surrogatepass"))
+
+
+def run_file_names(loop_name: str) -> list[str]:
+    """Every file name a run of *loop_name* makes of its name, at their longest: those of a
+    run in a worktree (`NAME@ID`, its folder too), a late rotated part of its events, and
+    the temp file of each atomic write."""
+    key = run_key(loop_name, "x" * RUN_ID_LENGTH)
+    suffixes = (
+        STATE_SUFFIX,
+        EVENTS_SUFFIX,
+        EVENTS_SEGMENT.format(n=10**6),
+        LOCK_SUFFIX,
+        LOG_SUFFIX,
+        APPROVAL_SUFFIX,
+        OPTIONS_SUFFIX,
+        DEFINITION_SUFFIX,
+    )
+    names = [key, *(f"{key}{suffix}" for suffix in suffixes)]
+    return [*names, *(temp_file(Path(name), 0).name for name in names[1:])]
+
+
+def state_file_names(loop_name: str, state_name: str) -> list[str]:
+    """The file names a run of *loop_name* makes of the state *state_name* (its action's
+    stdout and stderr), at their longest: in a worktree, whose runs' keys carry an id."""
+    output = output_file_name(run_key(loop_name, "x" * RUN_ID_LENGTH), state_name)
+    return [output, stderr_file(Path(output)).name]

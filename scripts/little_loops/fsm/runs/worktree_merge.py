@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import MERGE_LOCK
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.processes.gitcmd import git, git_lines, repo_lock, status_lines
 from little_loops.fsm.runs.locks import LockRecord, live_claim, waiting_flock
@@ -21,8 +22,6 @@ from little_loops.fsm.runs.worktrees import (
 )
 
 LEFTOVER_MESSAGE = "ll-loop {key}: changes left at the end of the run"
-# In the repository's common git dir, never deleted: one `worktree merge` at a time.
-MERGE_LOCK = "ll-loop-merge.lock"
 MERGE_LOCK_WAIT = 300.0  # seconds a merge waits for another one of the same repository
 # What the user is in the middle of, by the file git keeps meanwhile (`git rev-parse
 # --git-path NAME`: a linked checkout has its own), and how to get out of it.
