@@ -41,6 +41,11 @@ OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume g
 # whatever the loop came from (a `.loops/` file, `library:NAME`, a path). Archived as
 # LOOP_DEFINITION.
 DEFINITION_SUFFIX = ".loop.json"
+# A process starting (or resuming) the run, before its first event: its pid, and the worktree
+# a `run --worktree` makes, so that a later command can roll back what a kill left.
+STARTING_SUFFIX = ".starting.json"
+# `ll-loop stop` of a run found not running: a resume that started before it honours it.
+STOP_REQUEST_SUFFIX = ".stop.json"
 OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
 ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
 TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
@@ -213,6 +218,14 @@ class RunFiles:
     def definition(self) -> Path:
         return self._file(DEFINITION_SUFFIX)
 
+    @property
+    def starting(self) -> Path:
+        return self._file(STARTING_SUFFIX)
+
+    @property
+    def stop_request(self) -> Path:
+        return self._file(STOP_REQUEST_SUFFIX)
+
 
 def glob_escape(text: str) -> str:
     """*text* as a literal in a glob pattern (`[`, `*` and `?` are pattern characters)."""
@@ -244,6 +257,11 @@ def _named(running: Path, suffix: str) -> list[tuple[str, Path]]:
 def state_files(running: Path) -> list[tuple[str, Path]]:
     """(loop name, state file) of every run with a state file in `running`, by name."""
     return _named(running, STATE_SUFFIX)
+
+
+def starting_files(running: Path) -> list[tuple[str, Path]]:
+    """(run key, marker) of every run on its way up in `running`, by key."""
+    return _named(running, STARTING_SUFFIX)
 
 
 def lock_files(running: Path) -> list[tuple[str, Path]]:
@@ -368,6 +386,8 @@ def run_file_names(loop_name: str) -> list[str]:
         APPROVAL_SUFFIX,
         OPTIONS_SUFFIX,
         DEFINITION_SUFFIX,
+        STARTING_SUFFIX,
+        STOP_REQUEST_SUFFIX,
     )
     names = [key, *(f"{key}{suffix}" for suffix in suffixes)]
     return [*names, *(temp_file(Path(name), 0).name for name in names[1:])]
