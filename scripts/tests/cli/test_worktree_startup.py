@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support import llproc
+from support.doc_blocks import all_blocks
 from support.gitrepo import branches, loops_project
 from support.slowdown import scaled
 
@@ -74,6 +75,8 @@ def test_a_resume_of_a_run_killed_while_starting_removes_what_it_left(root: Path
     done = llproc.console(root, "resume", "fix@ab12", timeout=60)
     assert done.returncode != 0
     note, error = done.stderr.splitlines()
+    (shown,) = [b for b in all_blocks() if b.starts("docs/worktrees.md", "ll-loop: note: run fix")]
+    assert note == shown.text.strip()  # docs/worktrees.md shows this line
     assert note == (
         "ll-loop: note: run fix@ab12 was killed while starting, before its first step:"
         " removed its worktree .loops/.worktrees/fix@ab12 and branch ll/fix/ab12"

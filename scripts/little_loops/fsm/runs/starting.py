@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from little_loops.fsm.facts.errors import LoopError
+from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.facts.layout import (
     RUN_KEY_SEPARATOR,
     make_running_dir,
@@ -100,6 +100,12 @@ class Starting:
         self._signalled = False
         self._previous: Any = None
         path = run_files(key, loops_dir).starting
+        other = read_marker(key, loops_dir)
+        if other is not None and other.pid != me and other.alive:
+            raise LoopRuntimeError(
+                f"run {key} is being started by another ll-loop (pid {other.pid}): wait for"
+                " it, or stop it with 'll-loop stop'"
+            )
         if command == RESUME and threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGTERM, self._on_term)
         make_running_dir(running_dir(loops_dir))
@@ -125,7 +131,9 @@ class Starting:
         if not first_event_written(self.key, self.loops_dir):
             made = self.marker if self.made else replace(self.marker, worktree={})
             notes = roll_back(self.key, self.loops_dir, made)
-        run_files(self.key, self.loops_dir).starting.unlink(missing_ok=True)
+        marker = read_marker(self.key, self.loops_dir)
+        if marker is not None and marker.pid == self.marker.pid:  # never another's
+            run_files(self.key, self.loops_dir).starting.unlink(missing_ok=True)
         return notes
 
 
@@ -169,9 +177,13 @@ def forget_dead_starts(loops_dir: Path, loop_name: str, key: str | None = None) 
         marker = read_marker(found, loops_dir)
         if marker is not None and marker.alive:
             continue
+        what = f"run {found} was killed while starting, before its first step"
         if marker is not None and not first_event_written(found, loops_dir):
-            done = roll_back(found, loops_dir, marker)
-            what = f"run {found} was killed while starting, before its first step"
+            try:
+                done = roll_back(found, loops_dir, marker)
+            except LoopError as exc:  # kept for a later try: git may be back then
+                notes.append(f"{what}; what it left could not be removed yet: {exc}")
+                continue
             notes.append(f"{what}: {'; '.join(done)}" if done else what)
         path.unlink(missing_ok=True)
     return notes
