@@ -377,18 +377,9 @@ def run_file_names(loop_name: str) -> list[str]:
     run in a worktree (`NAME@ID`, its folder too), a late rotated part of its events, and
     the temp file of each atomic write."""
     key = run_key(loop_name, "x" * RUN_ID_LENGTH)
-    suffixes = (
-        STATE_SUFFIX,
-        EVENTS_SUFFIX,
-        EVENTS_SEGMENT.format(n=10**6),
-        LOCK_SUFFIX,
-        LOG_SUFFIX,
-        APPROVAL_SUFFIX,
-        OPTIONS_SUFFIX,
-        DEFINITION_SUFFIX,
-        STARTING_SUFFIX,
-        STOP_REQUEST_SUFFIX,
-    )
+    suffixes = [STATE_SUFFIX, EVENTS_SUFFIX, EVENTS_SEGMENT.format(n=10**6), LOCK_SUFFIX]
+    suffixes += [LOG_SUFFIX, APPROVAL_SUFFIX, OPTIONS_SUFFIX, DEFINITION_SUFFIX]
+    suffixes += [STARTING_SUFFIX, STOP_REQUEST_SUFFIX]
     names = [key, *(f"{key}{suffix}" for suffix in suffixes)]
     return [*names, *(temp_file(Path(name), 0).name for name in names[1:])]
 

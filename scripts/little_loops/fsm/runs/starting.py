@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,7 +36,6 @@ from little_loops.fsm.runs.locks import read_lock
 
 RUN = "run"
 RESUME = "resume"
-REQUEST_FALLBACK_SECONDS = 10.0  # where start times cannot be read: a request this fresh holds
 
 
 @dataclass(frozen=True)
@@ -189,12 +187,37 @@ def forget_dead_starts(loops_dir: Path, loop_name: str, key: str | None = None) 
     return notes
 
 
-def request_stop(key: str, loops_dir: Path) -> None:
-    """Leave a stop request for a resume of *key* that has started but not yet said so."""
-    ticks = _boot_ticks()
-    data = {"pid": os.getpid(), "ticks": ticks, "at": time.time()}
+def request_stop(key: str, loops_dir: Path) -> bool:
+    """Leave a stop request for the `ll-loop resume` processes there are now that have not
+    said yet which run they resume (their marker comes next, then they read this): the one
+    of *key* among them stops its run. False when there is none."""
+    pids = [[pid, process_start_ticks(pid)] for pid in _resume_processes()]
+    if not pids:
+        return False
     with contextlib.suppress(OSError, LoopError):
-        write_atomic(run_files(key, loops_dir).stop_request, json.dumps(data) + "\n")
+        write_atomic(run_files(key, loops_dir).stop_request, json.dumps({"pids": pids}) + "\n")
+    return True
+
+
+def _resume_processes() -> list[int]:
+    """The pids of `ll-loop resume` processes (`ll-loop resume ...`, `python -m
+    little_loops.cli resume ...`), this one left out; none where /proc cannot be read."""
+    found = []
+    try:
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as source:
+                args = source.read().split(b"\0")
+        except OSError:
+            continue
+        names = [os.path.basename(arg) for arg in args[:2]]
+        ours = b"ll-loop" in names or b"-m\0little_loops.cli" in b"\0".join(args[1:3])
+        if ours and b"resume" in args and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found
 
 
 def withdraw_stop(key: str, loops_dir: Path) -> None:
@@ -204,26 +227,17 @@ def withdraw_stop(key: str, loops_dir: Path) -> None:
 
 
 def take_stop_request(key: str, loops_dir: Path) -> bool:
-    """Whether a stop request of *key* was made after this process started (then it is for
-    us); the request is removed either way (an older one is for nobody now)."""
+    """Whether a stop request of *key* names this process (a resume that had not said which
+    run it resumes when the stop came); the request is removed either way (it was for a
+    resume started before it: for nobody after this one)."""
     path = run_files(key, loops_dir).stop_request
     try:
         data = json.loads(read_run_file(path))
     except (OSError, LoopError, ValueError):
         return False
     path.unlink(missing_ok=True)
-    mine = process_start_ticks(os.getpid())
+    me = [os.getpid(), process_start_ticks(os.getpid())]
     try:
-        if mine is not None and data.get("ticks") is not None:
-            return int(data["ticks"]) >= mine
-        return time.time() - float(data["at"]) <= REQUEST_FALLBACK_SECONDS
-    except (TypeError, ValueError, KeyError, AttributeError):
+        return me in [list(pair) for pair in data["pids"]]
+    except (TypeError, ValueError, KeyError):
         return False
-
-
-def _boot_ticks() -> int | None:
-    """Now, in the clock ticks since boot that process start times are counted in."""
-    try:
-        return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
-    except (AttributeError, OSError, ValueError):
-        return None

@@ -107,8 +107,8 @@ def _stop_starting_resume(
 ) -> StopReport | None:
     """Stop a resume of *key* on its way up (its marker written, its run not yet marked
     running): SIGTERM, which it keeps until it can stop its run, ending it stopped. None
-    when there is none; a stop request is left then, for a resume that started before this
-    stop but has not written its marker yet (it honours it)."""
+    when there is none; a stop request is left then, for the `ll-loop resume` processes
+    that have not written their marker yet (the one of this run honours it)."""
     loops_dir = persistence.loops_dir
     if not (can_resume(state.status, state.terminated_by) or state.status == Status.RUNNING):
         return None
