@@ -7,18 +7,16 @@ from collections.abc import Iterable
 from little_loops.fsm.definition.loop_files import loop_file_stem
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError, ValidationError
-from little_loops.fsm.facts.layout import (
-    FILE_NAME_MAX,
-    name_bytes,
-    run_file_names,
-    state_file_names,
-    validate_loop_name,
-)
+
+# `layout` is imported where it is used: its patterns are compiled at import, and `validate`
+# compiles none it does not need (cli/test_init.py).
 
 
 def run_names(fsm: FSMLoop, source: str | None) -> list[str]:
     """The names runs of *fsm* may go by: the loop file's name without its suffix (as `run`
     names them), when it can name files, and the loop's own `name:` (as a sub-loop)."""
+    from little_loops.fsm.facts.layout import validate_loop_name
+
     names = [fsm.name] if isinstance(fsm.name, str) and fsm.name else []
     if source:
         try:
@@ -30,6 +28,8 @@ def run_names(fsm: FSMLoop, source: str | None) -> list[str]:
 
 
 def _longest(names: Iterable[str]) -> tuple[str, int]:
+    from little_loops.fsm.facts.layout import name_bytes
+
     name = max(names, key=name_bytes)
     return name, name_bytes(name)
 
@@ -38,6 +38,8 @@ def name_length_problems(fsm: FSMLoop, loop_names: Iterable[str]) -> list[Valida
     """An error for each name that would make a file name longer than FILE_NAME_MAX bytes
     (the runs' files of a loop going by one of *loop_names*, the output files of each of its
     states): every run of it, or every pass through that state, would fail to write it."""
+    from little_loops.fsm.facts.layout import FILE_NAME_MAX, run_file_names, state_file_names
+
     problems: list[ValidationError] = []
     for loop in loop_names:
         file, size = _longest(run_file_names(loop))
