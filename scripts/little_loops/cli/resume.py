@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,36 @@ def resume_command(
 ) -> int:
     """Resume the saved run of NAME in the foreground (or detached); returns the exit code."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
+    from little_loops.cli.runref import run_name
+    from little_loops.fsm.facts.layout import split_run_key
+    from little_loops.fsm.runs.starting import forget_dead_starts
+
+    loop, run_id = split_run_key(name)
+    for note in forget_dead_starts(loops_dir, loop, name if run_id is not None else None):
+        print(f"ll-loop: note: {note}", file=sys.stderr)
+    loop_name = run_name(name, loops_dir, active="resume")
+    if background:
+        return _resume(name, loop_name, options, loops_dir, background=True)
+    from little_loops.fsm.runs.starting import RESUME, starting
+
+    # Before anything else: a `stop` from now on finds this resume, and is honoured.
+    with starting(loop_name, loops_dir, RESUME) as claim:
+        return _resume(name, loop_name, options, loops_dir, stop_pending=claim.stop_pending)
+
+
+def _resume(
+    name: str,
+    loop_name: str,
+    options: RunOptions,
+    loops_dir: Path,
+    *,
+    background: bool = False,
+    stop_pending: Callable[[], bool] | None = None,
+) -> int:
+    """resume_command's work once the run *loop_name* is known."""
     from little_loops.cli.parameters import resumed_context
     from little_loops.cli.resolve import resolve_loop_path
-    from little_loops.cli.runref import named_as_run, run_name
+    from little_loops.cli.runref import named_as_run
     from little_loops.cli.session import run_session
     from little_loops.fsm.facts.safetext import one_line
     from little_loops.fsm.runs.control import check_same_loop, saved_loop_file, saved_run
@@ -53,7 +81,6 @@ def resume_command(
     from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.validate.loopfile import load_and_validate
 
-    loop_name = run_name(name, loops_dir, active="resume")
     store = StatePersistence(loop_name, loops_dir)
     saved = saved_run(loop_name, loops_dir, store)
     place = saved_place(saved, loops_dir)
@@ -91,4 +118,6 @@ def resume_command(
             command="resume",
             root=place.workdir if place.in_worktree else None,
         )
-    return run_session(fsm, path, options, loops_dir.resolve(), resume=True, place=place)
+    return run_session(
+        fsm, path, options, loops_dir.resolve(), resume=True, place=place, stop_pending=stop_pending
+    )

@@ -85,9 +85,9 @@ def run_command(
     from little_loops.fsm.validate.loopfile import load_and_validate
 
     path = resolve_loop_path(name_or_path, loops_dir)
-    note = stale_compiled_note(path)
-    if note is not None:
-        print(f"ll-loop: note: {note}", file=sys.stderr)
+    stale = stale_compiled_note(path)
+    if stale is not None:
+        print(f"ll-loop: note: {stale}", file=sys.stderr)
     # Its runs go by the file's name: a copy of a loop file runs apart from the original.
     loaded = apply_overrides(named_as_run(load_and_validate(path), path), options)
     # The values are checked before anything runs, also before a detached run starts.
@@ -101,7 +101,10 @@ def run_command(
     loops_dir = loops_dir.resolve()
     from little_loops.fsm.runs.start import ready_to_start
 
-    where = ready_to_start(fsm, where or Where(), loops_dir)
+    def note(message: str) -> None:
+        print(f"ll-loop: note: {message}", file=sys.stderr)
+
+    where = ready_to_start(fsm, where or Where(), loops_dir, note)
     if background:
         from little_loops.cli.background import start_background
 
@@ -111,11 +114,11 @@ def run_command(
         return start_background(
             target, where.key(fsm.name), fsm.effective_scope(), options, loops_dir, where=where
         )
-    place = where.make_place(fsm.name, loops_dir)
-    note = None if options.quiet else where.left_out(loops_dir)
-    if note is not None:
-        print(f"ll-loop: note: {note}", file=sys.stderr)
-    return run_session(fsm, path, options, loops_dir, place=place)
+    with where.make_place(fsm.name, loops_dir, note) as place:
+        left = None if options.quiet else where.left_out(loops_dir)
+        if left is not None:
+            note(left)
+        return run_session(fsm, path, options, loops_dir, place=place)
 
 
 def print_plan(fsm: FSMLoop, path: Path) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from little_loops.cli.display import ProgressDisplay, use_color
@@ -27,12 +28,14 @@ def run_session(
     *,
     resume: bool = False,
     place: RunPlace | None = None,
+    stop_pending: Callable[[], bool] | None = None,
 ) -> int:
     """Run (or resume) `fsm` in the foreground (in *place*'s worktree, if it has one);
     returns the exit code of its outcome.
 
     The progress display goes to stderr, with a note while `--queue` waits for the scope
-    and when a resume begins; the result goes to stdout as JSON with `--json`.
+    and when a resume begins; the result goes to stdout as JSON with `--json`. A resume
+    whose *stop_pending* says a `stop` came while it started ends stopped at once.
     """
     err = sys.stderr
     isatty = getattr(err, "isatty", None)
@@ -74,6 +77,7 @@ def run_session(
             resume=resume,
             on_restored=restored,
             place=place,
+            stop_pending=stop_pending,
         )
     finally:
         display.close()

@@ -339,6 +339,7 @@ CUSTOM: set[Key] = {
     ("docs/guide.md", "jobs:\n  loop:"),
     ("docs/cli.md", "ll-loop: error: loop 'count' has no run"),  # cli/test_run_ids.py
     ("docs/worktrees.md", "$ ll-loop run fix-issue 7"),  # cli/test_worktree_runs.py
+    ("docs/worktrees.md", "ll-loop: note: run fix@ab12 was killed"),  # cli/test_worktree_startup
     # The parallel-runs story, replayed on a real git repo in docs/test_guide_worktrees.py.
     ("docs/guide.md", "$ ll-loop list\nNAME         PARADIGM"),
     ("docs/guide.md", "$ ll-loop worktree list\nRUN               BRANCH"),

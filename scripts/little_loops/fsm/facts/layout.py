@@ -43,11 +43,19 @@ OPTIONS_SUFFIX = ".options.json"  # the run flags (-n, --max-cost, ...) resume g
 # whatever the loop came from (a `.loops/` file, `library:NAME`, a path). Archived as
 # LOOP_DEFINITION.
 DEFINITION_SUFFIX = ".loop.json"
+# A process starting (or resuming) the run, before its first event: its pid, and the worktree
+# a `run --worktree` makes, so that a later command can roll back what a kill left.
+STARTING_SUFFIX = ".starting.json"
+# `ll-loop stop` of a run found not running: a resume that started before it honours it.
+STOP_REQUEST_SUFFIX = ".stop.json"
 OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
 ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
 TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
 MUTEX_NAME = ".scopes.lock"  # the flock all scope claims take; never deleted
-# Leaves room for the longest suffix plus a temp-file tail within a 255-byte file name.
+# In a repository's common git dir, never deleted: the flock of one `worktree merge` at a time.
+MERGE_LOCK = f"ll-loop-merge{LOCK_SUFFIX}"
+FILE_NAME_MAX = 255  # bytes in one file name (NAME_MAX of Linux's and macOS's file systems)
+# Leaves room for the longest suffix plus a temp-file tail within a FILE_NAME_MAX file name.
 MAX_NAME_BYTES = 200
 
 # Not kept in the state part of an output file name: a `.` there would make `x` + `a.b` and
@@ -216,6 +224,14 @@ class RunFiles:
     def definition(self) -> Path:
         return self._file(DEFINITION_SUFFIX)
 
+    @property
+    def starting(self) -> Path:
+        return self._file(STARTING_SUFFIX)
+
+    @property
+    def stop_request(self) -> Path:
+        return self._file(STOP_REQUEST_SUFFIX)
+
 
 def glob_escape(text: str) -> str:
     """*text* as a literal in a glob pattern (`[`, `*` and `?` are pattern characters)."""
@@ -247,6 +263,11 @@ def _named(running: Path, suffix: str) -> list[tuple[str, Path]]:
 def state_files(running: Path) -> list[tuple[str, Path]]:
     """(loop name, state file) of every run with a state file in `running`, by name."""
     return _named(running, STATE_SUFFIX)
+
+
+def starting_files(running: Path) -> list[tuple[str, Path]]:
+    """(run key, marker) of every run on its way up in `running`, by key."""
+    return _named(running, STARTING_SUFFIX)
 
 
 def lock_files(running: Path) -> list[tuple[str, Path]]:
@@ -350,3 +371,27 @@ def worktrees_dir(loops_dir: Path) -> Path:
 def worktree_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
     """The worktree of run *run_id* of *loop_name*: `<loops_dir>/.worktrees/<name>@<id>/`."""
     return worktrees_dir(loops_dir) / run_key(loop_name, run_id)
+
+
+def name_bytes(name: str) -> int:
+    """The length of *name* in a file name: its UTF-8 bytes."""
+    return len(name.encode("utf-8", errors="surrogatepass"))
+
+
+def run_file_names(loop_name: str) -> list[str]:
+    """Every file name a run of *loop_name* makes of its name, at their longest: those of a
+    run in a worktree (`NAME@ID`, its folder too), a late rotated part of its events, and
+    the temp file of each atomic write."""
+    key = run_key(loop_name, "x" * RUN_ID_LENGTH)
+    suffixes = [STATE_SUFFIX, EVENTS_SUFFIX, EVENTS_SEGMENT.format(n=10**6), LOCK_SUFFIX]
+    suffixes += [LOG_SUFFIX, APPROVAL_SUFFIX, OPTIONS_SUFFIX, DEFINITION_SUFFIX]
+    suffixes += [STARTING_SUFFIX, STOP_REQUEST_SUFFIX]
+    names = [key, *(f"{key}{suffix}" for suffix in suffixes)]
+    return [*names, *(temp_file(Path(name), 0).name for name in names[1:])]
+
+
+def state_file_names(loop_name: str, state_name: str) -> list[str]:
+    """The file names a run of *loop_name* makes of the state *state_name* (its action's
+    stdout and stderr), at their longest: in a worktree, whose runs' keys carry an id."""
+    output = output_file_name(run_key(loop_name, "x" * RUN_ID_LENGTH), state_name)
+    return [output, stderr_file(Path(output)).name]

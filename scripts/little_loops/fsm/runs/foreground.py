@@ -9,6 +9,7 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.engine.executor import EventCallback, ExecutorConfig
 from little_loops.fsm.engine.records import ExecutionResult
+from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.processes.gitcmd import forget_git_location
 from little_loops.fsm.runs.locks import LockHandle, acquire_scope, project_root
 from little_loops.fsm.runs.overrides import RunFlags, save_overrides
@@ -30,6 +31,7 @@ def run_in_foreground(
     resume: bool = False,
     on_restored: Callable[[LoopState], None] | None = None,
     place: RunPlace | None = None,
+    stop_pending: Callable[[], bool] | None = None,
 ) -> ExecutionResult:
     """Run (or resume) `fsm` with its state under `loops_dir`; returns how it ended.
 
@@ -38,6 +40,8 @@ def run_in_foreground(
     handlers of `ShutdownSignals`. The lock is released and the previous signal handlers are
     back however the run ends. `on_restored` hears of the saved run a resume goes on from.
     *place* is the run's id and worktree: the actions run in the worktree, the scope is its.
+    A resume asks *stop_pending* once its signal handlers are in place: a `stop` that came
+    while it was starting ends it, stopped, before its next step.
     """
     key = fsm.name if place is None else place.key(fsm.name)
     workdir = project_root(loops_dir) if place is None or place.workdir is None else place.workdir
@@ -76,6 +80,8 @@ def run_in_foreground(
                         save_overrides(key, loops_dir, overrides)
                         if on_restored is not None:
                             on_restored(saved)
+                        if stop_pending is not None and stop_pending():
+                            executor.request_shutdown(Outcome.STOPPED)
 
                     result = executor.resume(restored)
         finally:

@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from little_loops.fsm.facts.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
+from little_loops.fsm.facts.errors import (
+    CorruptStateError,
+    LoopDefinitionError,
+    LoopRuntimeError,
+    ScopeConflictError,
+)
 from little_loops.fsm.facts.layout import (
     default_loops_dir,
     lock_files,
@@ -349,3 +354,24 @@ def live_claim(key: str, loops_dir: Path) -> LockRecord | None:
     except FileNotFoundError:
         return None
     return record if record.alive else None
+
+
+@contextlib.contextmanager
+def waiting_flock(path: Path, timeout: float, busy: str) -> Iterator[None]:
+    """Hold the exclusive flock of the file *path* (made when missing, never deleted: removing
+    a flock file would let two holders in). Another holder is waited for up to *timeout*
+    seconds; then LoopRuntimeError(*busy*)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LoopRuntimeError(busy) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock

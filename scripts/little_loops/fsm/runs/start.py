@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,17 +51,43 @@ class Where:
             out.append(f"--base={self.base}")  # one word: a REF like `-x` is not an option
         return out + (["--run-id", self.run_id] if self.run_id else [])
 
-    def make_place(self, loop_name: str, loops_dir: Path) -> RunPlace:
-        """The run's place; with `worktree`, the worktree and its branch are made now."""
+    @contextlib.contextmanager
+    def make_place(
+        self, loop_name: str, loops_dir: Path, on_note: Callable[[str], None] | None = None
+    ) -> Iterator[RunPlace]:
+        """The run's place for the block; with `worktree`, the worktree and its branch are
+        made now, all or nothing: a start-up marker is written first (`starting`), and when
+        the block ends before the run's first event (a refusal, an error) they are removed
+        again (*on_note* hears it). A kill meanwhile leaves the marker for the next command
+        to roll back by."""
         if not self.worktree:
-            return RunPlace(self.run_id)
+            yield RunPlace(self.run_id)
+            return
+        from little_loops.fsm.facts.layout import run_key, worktree_branch, worktree_path
         from little_loops.fsm.runs.locks import project_root
-        from little_loops.fsm.runs.worktrees import create_worktree, workdir_in
+        from little_loops.fsm.runs.starting import RUN, Starting
+        from little_loops.fsm.runs.worktrees import (
+            create_worktree,
+            main_repo,
+            resolve_commit,
+            workdir_in,
+        )
 
         assert self.run_id is not None  # for_loop chose one
-        made = create_worktree(loops_dir, loop_name, self.run_id, self.base)
-        workdir = workdir_in(made, project_root(loops_dir))
-        return RunPlace(self.run_id, made.path, workdir, made.branch, made.base_sha)
+        sha = resolve_commit(main_repo(loops_dir), self.base)
+        path = worktree_path(Path(loops_dir), loop_name, self.run_id)
+        branch = worktree_branch(loop_name, self.run_id)
+        made = {"path": str(path), "branch": branch, "base": sha}
+        claim = Starting(run_key(loop_name, self.run_id), loops_dir, RUN, made)
+        try:
+            worktree = create_worktree(loops_dir, loop_name, self.run_id, sha)
+            claim.made = True
+            workdir = workdir_in(worktree, project_root(loops_dir))
+            yield RunPlace(self.run_id, worktree.path, workdir, worktree.branch, worktree.base_sha)
+        finally:
+            for note in claim.close():
+                if on_note is not None:
+                    on_note(note)
 
     def left_out(self, loops_dir: Path) -> str | None:
         """A note when this checkout has changes a new worktree does not get (it starts
@@ -79,13 +107,20 @@ class Where:
         )
 
 
-def ready_to_start(fsm: FSMLoop, where: Where, loops_dir: Path) -> Where:
+def ready_to_start(
+    fsm: FSMLoop, where: Where, loops_dir: Path, on_note: Callable[[str], None] | None = None
+) -> Where:
     """*where* decided for a new run of *fsm* (`Where.for_loop`), once nothing stops it: not
     started from inside a live run's worktree, and earlier runs whose worktree is gone
-    forgotten (their ids free again)."""
+    forgotten (their ids free again), as are start-ups killed before their first event
+    (their worktree rolled back: *on_note* hears it)."""
     from little_loops.fsm.runs.place import refuse_inside_live_worktree
+    from little_loops.fsm.runs.starting import forget_dead_starts
     from little_loops.fsm.runs.which import forget_finished
 
+    for note in forget_dead_starts(loops_dir, fsm.name):
+        if on_note is not None:
+            on_note(note)
     where = where.for_loop(fsm, loops_dir)
     refuse_inside_live_worktree(loops_dir)
     forget_finished(loops_dir, fsm.name)  # earlier worktree runs whose worktree is gone

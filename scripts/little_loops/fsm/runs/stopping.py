@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
 from pathlib import Path
 
-from little_loops.fsm.facts.outcomes import Status
-from little_loops.fsm.runs.control import GRACE_SECONDS, can_stop, stale_pid, stop_process
+from little_loops.fsm.facts.outcomes import Outcome, Status, can_resume
+from little_loops.fsm.processes.containment import CONTAINMENT
+from little_loops.fsm.runs.control import (
+    GRACE_SECONDS,
+    KILL_WAIT_SECONDS,
+    can_stop,
+    stale_pid,
+    stop_process,
+    wait_gone,
+)
 from little_loops.fsm.runs.orphans import kill_orphaned_actions
+from little_loops.fsm.runs.starting import RESUME, read_marker, request_stop, withdraw_stop
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
 from little_loops.fsm.runs.which import SavedRun
@@ -65,6 +75,9 @@ def stop_run(
         return StopReport(Stop.NO_RUN)
     pid = state.pid
     if not can_stop(state, loops_dir) or pid is None:
+        starting = _stop_starting_resume(key, persistence, state, grace, on_stopping)
+        if starting is not None:
+            return starting
         dead = stale_pid(state, loops_dir)
         ended = kill_orphaned_actions(key, dead) if dead is not None else []
         return StopReport(Stop.NOT_RUNNING, state, stale_pid=dead, orphans_ended=ended)
@@ -82,4 +95,43 @@ def stop_run(
         grace=grace,
         seconds=time.monotonic() - started,
         pid=pid,
+    )
+
+
+def _stop_starting_resume(
+    key: str,
+    persistence: StatePersistence,
+    state: LoopState,
+    grace: float | None,
+    on_stopping: Callable[[int], None] | None,
+) -> StopReport | None:
+    """Stop a resume of *key* on its way up (its marker written, its run not yet marked
+    running): SIGTERM, which it keeps until it can stop its run, ending it stopped. None
+    when there is none; a stop request is left then, for the `ll-loop resume` processes
+    that have not written their marker yet (the one of this run honours it)."""
+    loops_dir = persistence.loops_dir
+    if not (can_resume(state.status, state.terminated_by) or state.status == Status.RUNNING):
+        return None
+    request_stop(key, loops_dir)  # first: a resume writes its marker, then reads this
+    marker = read_marker(key, loops_dir)
+    if marker is None or marker.command != RESUME or not marker.alive:
+        return None
+    grace = GRACE_SECONDS if grace is None else grace
+    started = time.monotonic()
+    if on_stopping is not None:
+        on_stopping(marker.pid)
+    CONTAINMENT.signal_recorded(marker.pid, signal.SIGTERM)
+    killed = not wait_gone(marker.pid, marker.pid_start, grace)
+    if killed:
+        CONTAINMENT.signal_recorded(marker.pid, signal.SIGKILL, children=True)
+        wait_gone(marker.pid, marker.pid_start, KILL_WAIT_SECONDS)
+    withdraw_stop(key, loops_dir)
+    after = persistence.load_state() or state
+    if after.status == Status.RUNNING and after.pid == marker.pid:  # killed: it could not say
+        after.status = Outcome.STOPPED.status
+        after.terminated_by = Outcome.STOPPED
+        persistence.save_state(after)
+    seconds = time.monotonic() - started
+    return StopReport(
+        Stop.STOPPED, after, killed=killed, grace=grace, seconds=seconds, pid=marker.pid
     )

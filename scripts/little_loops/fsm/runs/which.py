@@ -132,6 +132,7 @@ def forget_finished(loops_dir: Path, name: str) -> list[str]:
         StatePersistence(run.key, loops_dir).clear_all()
         for path in (
             files.options,
+            files.stop_request,
             files.log,
             files.approval,
             files.approval_taken,

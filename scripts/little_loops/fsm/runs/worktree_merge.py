@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import MERGE_LOCK
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.processes.gitcmd import git, git_lines, repo_lock, status_lines
-from little_loops.fsm.runs.locks import LockRecord, live_claim
+from little_loops.fsm.runs.locks import LockRecord, live_claim, waiting_flock
 from little_loops.fsm.runs.worktree_find import worktree_entries
 from little_loops.fsm.runs.worktrees import (
     Worktree,
@@ -19,6 +22,18 @@ from little_loops.fsm.runs.worktrees import (
 )
 
 LEFTOVER_MESSAGE = "ll-loop {key}: changes left at the end of the run"
+MERGE_LOCK_WAIT = 300.0  # seconds a merge waits for another one of the same repository
+# What the user is in the middle of, by the file git keeps meanwhile (`git rev-parse
+# --git-path NAME`: a linked checkout has its own), and how to get out of it.
+IN_PROGRESS = (
+    ("MERGE_HEAD", "a merge", "git commit, or git merge --abort"),
+    ("rebase-merge", "a rebase", "git rebase --continue, or git rebase --abort"),
+    ("rebase-apply", "a rebase or git am", "git rebase --abort, or git am --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue, or --abort"),
+    ("REVERT_HEAD", "a revert", "git revert --continue, or --abort"),
+    ("sequencer", "a cherry-pick or revert", "git cherry-pick --abort, or git revert --abort"),
+    ("BISECT_LOG", "a bisect", "git bisect reset"),
+)
 
 
 def diff_text(loops_dir: Path, worktree: Worktree, *, stat: bool = False) -> str:
@@ -103,20 +118,37 @@ def merge_worktree(
     possible, else a merge commit); then remove its worktree and branch unless *keep*.
     Changes left uncommitted in the worktree are committed on the branch first.
 
-    Refused, with nothing changed, when the run is live, the main checkout has uncommitted
-    changes to tracked files or is not on a branch. A conflict undoes the merge (`git merge
-    --abort`) and raises a one-line error naming the files: the worktree and branch stay.
+    One merge of a repository at a time (merge_lock). Refused, with nothing changed, when
+    the run is live, the main checkout has uncommitted changes to tracked files, is not on
+    a branch, is in the middle of a merge, rebase, cherry-pick, revert or bisect, or has an
+    untracked or ignored file the merge would write over. A conflict undoes the merge (our
+    own `git merge --abort`) and raises a one-line error naming the files: the worktree and
+    branch stay.
     Returns what was done, one line each; *on_note* is called with each line as it is done
     (so a commit of leftovers is told even when the merge then conflicts).
     """
     top = main_repo(loops_dir)
-    current = _current_branch(top, worktree.branch)
     refuse_if_live(loops_dir, worktree, "merge")
-    _refuse_dirty_main(top)
-    _refuse_moved_folder(worktree)
-    if worktree.present and not keep:
-        with repo_lock(top):
-            refuse_nested(top, worktree.path)  # before the merge, not after it
+    with merge_lock(top):
+        current = _current_branch(top, worktree.branch)
+        refuse_in_progress(top)
+        _refuse_dirty_main(top)
+        _refuse_moved_folder(worktree)
+        if worktree.present and not keep:
+            with repo_lock(top):
+                refuse_nested(top, worktree.path)  # before the merge, not after it
+        return _merge(top, loops_dir, worktree, current, keep, on_note)
+
+
+def _merge(
+    top: Path,
+    loops_dir: Path,
+    worktree: Worktree,
+    current: str,
+    keep: bool,
+    on_note: Callable[[str], None] | None,
+) -> list[str]:
+    """merge_worktree's work, under the merge lock, once nothing stops it."""
     notes: list[str] = []
 
     def say(note: str) -> None:
@@ -135,11 +167,12 @@ def merge_worktree(
             f"the folder {display_path(worktree.path)} is gone: merging the commits of"
             f" {worktree.branch} only"
         )
+    refuse_overwrites(top, worktree.branch)
     before = _head(top)
     tip = git(top, "rev-parse", "--verify", f"refs/heads/{worktree.branch}").out.strip()
     done = git(top, "merge", "--no-edit", "--quiet", worktree.branch, check=False)
     if not done.ok:
-        _undo_merge(top, worktree, current, done.problem())
+        _undo_merge(top, worktree, current, tip, done.problem())
     after = _head(top)
     if after == before:
         how = "nothing to merge: it is in there already"
@@ -159,15 +192,87 @@ def merge_worktree(
     return notes
 
 
+def merge_lock(top: Path) -> contextlib.AbstractContextManager[None]:
+    """The flock that lets one `worktree merge` of the repository *top* run at a time (any
+    checkout of it): a merge started meanwhile waits, up to MERGE_LOCK_WAIT seconds."""
+    common = Path(git(top, "rev-parse", "--git-common-dir").out.strip())
+    path = (common if common.is_absolute() else top / common) / MERGE_LOCK
+    busy = (
+        f"another ll-loop worktree merge in {top} has been going on for"
+        f" {MERGE_LOCK_WAIT:.0f}s (it holds {path}): try again once it has ended;"
+        " nothing was merged"
+    )
+    return waiting_flock(path, MERGE_LOCK_WAIT, busy)
+
+
+def refuse_in_progress(top: Path) -> None:
+    """LoopRuntimeError when the main checkout is in the middle of a merge, rebase,
+    cherry-pick, revert or bisect of the user's: a merge now would mix into it, and undoing
+    ours would undo theirs."""
+    names = [name for name, _, _ in IN_PROGRESS]
+    args = [arg for name in names for arg in ("--git-path", name)]
+    paths = git(top, "rev-parse", *args).out.splitlines()
+    for (name, what, how), found in zip(IN_PROGRESS, paths, strict=True):
+        path = Path(found) if Path(found).is_absolute() else top / found
+        if os.path.lexists(path):
+            raise LoopRuntimeError(
+                f"the main checkout {top} is in the middle of {what} ({name} is there):"
+                f" finish it first ({how}); nothing was merged"
+            )
+
+
+def refuse_overwrites(top: Path, branch: str) -> None:
+    """LoopRuntimeError when merging *branch* would write over a file of the main checkout
+    that git does not track (untracked, or ignored: git itself replaces an ignored file,
+    `.env` and its secrets included): the paths the branch changed since it forked, and
+    the folders above them, checked against the working tree."""
+    fork = git(top, "merge-base", "HEAD", branch, check=False).out.strip()
+    if not fork:
+        return  # unrelated histories: git refuses the merge itself
+    changed = git(top, "diff", "--name-only", "--no-renames", "-z", fork, branch).out
+    tracked = set(git(top, "ls-files", "-z").out.split("\0"))
+    at_risk = [name for name in changed.split("\0") if name and _at_risk(top, name, tracked)]
+    if at_risk:
+        names = ", ".join(at_risk[:5]) + (", ..." if len(at_risk) > 5 else "")
+        raise LoopRuntimeError(
+            f"merging {branch} would overwrite {names} in the main checkout, which git does"
+            f" not track (untracked or ignored): move it away, or remove it from the branch,"
+            " then merge again; nothing was merged"
+        )
+
+
+def _at_risk(top: Path, name: str, tracked: set[str]) -> bool:
+    """Whether writing the path *name* would replace something untracked: the path itself
+    (a file, a link, or a folder holding untracked files) or a file or link in the place
+    of a folder above it."""
+    parts = name.split("/")
+    for depth in range(1, len(parts)):
+        above = "/".join(parts[:depth])
+        path = top / above
+        if above not in tracked and (path.is_symlink() or path.is_file()):
+            return True
+    path = top / name
+    if not os.path.lexists(path) or name in tracked:
+        return False
+    if path.is_dir() and not path.is_symlink():
+        for folder, _, files in os.walk(path):
+            for file in files:
+                if (Path(folder) / file).relative_to(top).as_posix() not in tracked:
+                    return True
+        return False
+    return True
+
+
 def _head(top: Path) -> str:
     return git(top, "rev-parse", "HEAD").out.strip()
 
 
-def _undo_merge(top: Path, worktree: Worktree, current: str, problem: str) -> None:
-    """After a failed `git merge`: abort it when it stopped at conflicts, then raise."""
+def _undo_merge(top: Path, worktree: Worktree, current: str, tip: str, problem: str) -> None:
+    """After a failed `git merge`: abort it when it stopped at conflicts, then raise. Only
+    our own merge is aborted: one of *tip* (none was in progress before it, under the lock)."""
     conflicts = git_lines(top, "diff", "--name-only", "--diff-filter=U")
-    merging = git(top, "rev-parse", "--verify", "--quiet", "MERGE_HEAD", check=False).ok
-    if merging:
+    merging = git(top, "rev-parse", "--verify", "--quiet", "MERGE_HEAD", check=False)
+    if merging.ok and merging.out.strip() == tip:
         git(top, "merge", "--abort")
     if conflicts:
         names = ", ".join(conflicts[:10]) + (", ..." if len(conflicts) > 10 else "")

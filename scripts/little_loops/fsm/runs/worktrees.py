@@ -9,6 +9,7 @@ checkout's working tree or index.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import (
     make_running_dir,
     run_key,
+    split_run_key,
     worktree_branch,
     worktree_path,
     worktrees_dir,
@@ -306,3 +308,30 @@ def refuse_nested(top: Path, path: Path) -> None:
                 f"{display_path(path)} holds another worktree, {display_path(other)}:"
                 " merge or discard that one first; nothing was changed"
             )
+
+
+def remove_untouched(loops_dir: Path, key: str, base: str) -> str:
+    """Remove the worktree and branch of run *key* made by a start-up that never got to its
+    first step, unless they hold something (a commit beyond *base*, a change): a note saying
+    which. The folder and branch are the ones ll-loop makes for *key*, not what a file says."""
+    name, run_id = split_run_key(key)
+    if run_id is None:
+        return f"run {key} has no worktree"
+    top = main_repo(loops_dir)
+    path, branch = worktree_path(Path(loops_dir), name, run_id), worktree_branch(name, run_id)
+    with repo_lock(top):
+        tip = git(top, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+        moved = tip.ok and tip.out.strip() != base
+        if not tip.ok and not os.path.lexists(path):
+            return "it had made no worktree yet"
+        status = git(path, "status", "--porcelain", check=False) if path.is_dir() else None
+        if moved or (status is not None and status.ok and status.out.strip()):
+            return f"kept worktree {display_path(path)} and branch {branch}: they hold changes"
+        known = any(
+            line == f"worktree {path.resolve()}"
+            for line in git(top, "worktree", "list", "--porcelain").out.splitlines()
+        )
+        if path.is_dir() and not known:  # git was killed before it registered the folder
+            return f"left {display_path(path)}: git does not know it as a worktree"
+        remove_worktree(top, path, branch)
+    return f"removed its worktree {display_path(path)} and branch {branch}"

@@ -10,6 +10,8 @@ Layers of checks, in this order (a paradigm file is first compiled to an FSM thr
   route keys the state's evaluator can give, `${...}` references that can resolve.
 * `analysis` then looks for what would go wrong at run time: verdicts with no route,
   `${captured.X}` read before it is set, command output pasted into bash commands.
+* `name_checks` measures the loop's and the states' names against the file names a run
+  makes of them (at most 255 bytes each).
 
 The graph is only checked once the fields are well-formed, so one typo does not
 produce a cascade of follow-on messages. Past that point every check runs, whatever the
@@ -39,6 +41,7 @@ from little_loops.fsm.definition.model import (
     RouteConfig,
     StateConfig,
 )
+from little_loops.fsm.definition.name_checks import name_length_problems, run_names
 from little_loops.fsm.definition.parameters import ParameterSpec
 from little_loops.fsm.definition.subloop_checks import attach_children
 from little_loops.fsm.facts.errors import (
@@ -187,6 +190,8 @@ def check_document(doc: LoadedDocument) -> FileReport:
             fsm = FSMLoop.from_dict(dict(data))
             problems += _check_machine(fsm)
             problems += attach_children(fsm, doc.source, check_file)
+    if fsm is not None:  # names that would make file names too long for any file system
+        problems += name_length_problems(fsm, run_names(fsm, doc.source))
     for problem in problems:
         if problem.line is None:
             problem.line = doc.line_of(problem.path)

@@ -153,3 +153,23 @@ def test_output_files_of_two_loops_never_meet() -> None:
     hashed = output_file_name("x", "a.b")
     assert hashed.startswith("x.a_b~")
     assert output_file_name("x", hashed[2:-4]) != hashed
+
+
+def test_every_file_name_a_run_makes_of_the_longest_loop_name_can_be_made(
+    tmp_path: Path,
+) -> None:
+    longest = "é" * (layout.MAX_NAME_BYTES // 2)  # the byte limit, in two-byte characters
+    names = layout.run_file_names(longest)
+    assert names[0] == f"{longest}@xxxx"  # a worktree run's folder and key
+    assert f".{longest}@xxxx.approval.json.00000000.tmp" in names
+    for name in names:
+        assert layout.name_bytes(name) <= layout.FILE_NAME_MAX
+        (tmp_path / name).write_text("")  # the file system takes each
+
+
+def test_the_output_file_names_of_a_state_are_measured_in_bytes() -> None:
+    out, err = layout.state_file_names("fix", "check")
+    assert (out, err) == ("fix@xxxx.check.out", "fix@xxxx.check.err")
+    long_state = layout.state_file_names("a" * 200, "s" * 100)[0]
+    assert layout.name_bytes(long_state) == 200 + 5 + 1 + 80 + 9 + 4
+    assert layout.name_bytes("é") == 2

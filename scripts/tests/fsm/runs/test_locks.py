@@ -13,13 +13,19 @@ import pytest
 from support import llproc
 from support.slowdown import scaled
 
-from little_loops.fsm.facts.errors import CorruptStateError, LoopDefinitionError, ScopeConflictError
+from little_loops.fsm.facts.errors import (
+    CorruptStateError,
+    LoopDefinitionError,
+    LoopRuntimeError,
+    ScopeConflictError,
+)
 from little_loops.fsm.runs.locks import (
     LockHandle,
     acquire_scope,
     normalize_scope,
     read_scope_locks,
     scopes_overlap,
+    waiting_flock,
 )
 
 
@@ -385,3 +391,31 @@ def test_a_worktree_scope_reaching_into_the_project_overlaps_the_project(loops: 
         pytest.raises(ScopeConflictError, match="held by loop 'y'"),
     ):
         acquire_scope("x@aaaa", [outside], loops, root=tree)
+
+
+def test_a_waiting_flock_waits_for_its_holder_then_gives_up_with_the_message(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "merge.lock"
+    with waiting_flock(path, 1.0, "busy"):
+        started = time.monotonic()
+        with pytest.raises(LoopRuntimeError, match="^busy$"), waiting_flock(path, 0.3, "busy"):
+            pass
+        assert time.monotonic() - started >= 0.3
+    holder = threading.Event()
+    done = threading.Event()
+
+    def hold() -> None:
+        with waiting_flock(path, 1.0, "busy"):
+            holder.set()
+            done.wait(scaled(5))
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holder.wait(scaled(5))
+    released = threading.Timer(0.2, done.set)
+    released.start()
+    with waiting_flock(path, scaled(10), "busy"):  # the holder lets go: this one goes ahead
+        assert done.is_set()
+    thread.join()
+    assert path.exists()  # never deleted

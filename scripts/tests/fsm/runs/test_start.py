@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.gitrepo import loops_project
+from support.gitrepo import branches, loops_project
 
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.layout import RUN_ID_PATTERN
 from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.start import Where, ready_to_start
 from little_loops.fsm.runs.state import LoopState
@@ -29,7 +30,8 @@ def test_a_run_id_is_chosen_and_the_loops_worktree_key_taken_in(tmp_path: Path) 
     assert where.run_id is not None
     assert RUN_ID_PATTERN.fullmatch(where.run_id)
     assert where.key("fix") == "fix"
-    assert where.make_place("fix", tmp_path) == RunPlace(where.run_id)
+    with where.make_place("fix", tmp_path) as place:
+        assert place == RunPlace(where.run_id)
     assert where.left_out(tmp_path) is None
     assert Where().for_loop(_loop(worktree=True), tmp_path).worktree is True
 
@@ -74,12 +76,19 @@ def test_a_worktree_is_made_and_changes_left_here_are_noted(
         "1 uncommitted change(s) in this checkout are not in the worktree (it starts from"
         " HEAD); they stay here, untouched"
     )
-    place = where.make_place("fix", loops)
-    assert place.in_worktree
-    assert place.run_id == where.run_id
-    assert place.path is not None
-    assert (place.path / "src/app.py").read_text() == "print('hi')\n"
-    assert place.branch == f"ll/fix/{where.run_id}"
+    heard: list[str] = []
+    with where.make_place("fix", loops, heard.append) as place:
+        assert place.in_worktree
+        assert place.run_id == where.run_id
+        assert place.path is not None
+        assert (place.path / "src/app.py").read_text() == "print('hi')\n"
+        assert place.branch == f"ll/fix/{where.run_id}"
+        assert (loops / ".running" / f"fix@{where.run_id}.starting.json").is_file()
+    # No first event was written in the block: the start-up is undone, all of it.
+    assert heard == [f"removed its worktree {display_path(place.path)} and branch {place.branch}"]
+    assert not place.path.exists()
+    assert branches(root) == ["main"]
+    assert not (loops / ".running" / f"fix@{where.run_id}.starting.json").exists()
 
 
 def test_ready_to_start_decides_where_and_forgets_runs_whose_worktree_is_gone(

@@ -1,0 +1,243 @@
+"""A run on its way up: the marker `stop` finds, rolled back when its process dies too soon.
+
+A `run --worktree` writes `.running/KEY.starting.json` (its pid, and the worktree it is about
+to make) before it makes the worktree, and removes it once the run has ended; a resume writes
+one before anything else. So start-up is all or nothing: a process killed before the run's
+first event leaves a marker whose process is gone, and the next `run` of the loop (or a
+`resume` of it) removes the worktree and branch it made, which hold nothing yet. `stop`
+finds a resume by its marker before the resume has marked its run running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
+from little_loops.fsm.facts.layout import (
+    RUN_KEY_SEPARATOR,
+    make_running_dir,
+    run_files,
+    running_dir,
+    starting_files,
+)
+from little_loops.fsm.facts.runfile import read_run_file
+from little_loops.fsm.processes.pids import pid_alive, process_start_ticks
+from little_loops.fsm.runs.atomic import write_atomic
+from little_loops.fsm.runs.locks import read_lock
+
+RUN = "run"
+RESUME = "resume"
+
+
+@dataclass(frozen=True)
+class StartMarker:
+    """What a starting process records: who it is, what it does, and the worktree it makes."""
+
+    pid: int
+    pid_start: int | None
+    command: str  # RUN or RESUME
+    worktree: dict[str, str] = field(default_factory=dict)  # path, branch, base; {}: none
+
+    @property
+    def alive(self) -> bool:
+        return pid_alive(self.pid, self.pid_start)
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {"pid": self.pid, "pid_start": self.pid_start}
+        return json.dumps({**data, "command": self.command, "worktree": self.worktree}) + "\n"
+
+
+def read_marker(key: str, loops_dir: Path) -> StartMarker | None:
+    """The start-up marker of run *key*; None when there is none or it cannot be read (a
+    marker is written atomically: an unreadable one is not ours)."""
+    try:
+        data = json.loads(read_run_file(run_files(key, loops_dir).starting))
+        worktree = data.get("worktree") or {}
+        return StartMarker(
+            int(data["pid"]),
+            None if data.get("pid_start") is None else int(data["pid_start"]),
+            str(data["command"]),
+            {str(k): str(v) for k, v in worktree.items()},
+        )
+    except (OSError, LoopError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def first_event_written(key: str, loops_dir: Path) -> bool:
+    """Whether run *key* got as far as its first event (or a state file)."""
+    files = run_files(key, loops_dir)
+    with contextlib.suppress(OSError):
+        if files.state.exists() or files.events.stat().st_size > 0:
+            return True
+    return False
+
+
+class Starting:
+    """The marker of this process starting run *key*, held until `close()`.
+
+    A resume (*command* RESUME) also catches SIGTERM until its own handlers are installed,
+    so that a `stop` meanwhile is kept for it (`stop_pending`) rather than killing it."""
+
+    def __init__(
+        self, key: str, loops_dir: Path, command: str, worktree: dict[str, str] | None = None
+    ) -> None:
+        self.key = key
+        self.loops_dir = Path(loops_dir)
+        me = os.getpid()
+        self.marker = StartMarker(me, process_start_ticks(me), command, dict(worktree or {}))
+        self.made = False  # set once the worktree is made: only then is it ours to roll back
+        self._signalled = False
+        self._previous: Any = None
+        path = run_files(key, loops_dir).starting
+        other = read_marker(key, loops_dir)
+        if other is not None and other.pid != me and other.alive:
+            raise LoopRuntimeError(
+                f"run {key} is being started by another ll-loop (pid {other.pid}): wait for"
+                " it, or stop it with 'll-loop stop'"
+            )
+        if command == RESUME and threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._on_term)
+        make_running_dir(running_dir(loops_dir))
+        write_atomic(path, self.marker.to_json())
+        # After the marker: a stop that looked before it was there left its request.
+        self._requested = take_stop_request(key, loops_dir)
+
+    def _on_term(self, signum: int, frame: FrameType | None) -> None:
+        self._signalled = True
+
+    def stop_pending(self) -> bool:
+        """Whether a `stop` came while this resume was on its way up: its run is to stop."""
+        return self._signalled or self._requested or take_stop_request(self.key, self.loops_dir)
+
+    def close(self) -> list[str]:
+        """Remove the marker; a run that never wrote its first event has its worktree rolled
+        back (the notes say so). SIGTERM is handled as before again."""
+        if self._previous is not None:
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(signal.SIGTERM, self._previous)
+            self._previous = None
+        notes = []
+        if not first_event_written(self.key, self.loops_dir):
+            made = self.marker if self.made else replace(self.marker, worktree={})
+            notes = roll_back(self.key, self.loops_dir, made)
+        marker = read_marker(self.key, self.loops_dir)
+        if marker is not None and marker.pid == self.marker.pid:  # never another's
+            run_files(self.key, self.loops_dir).starting.unlink(missing_ok=True)
+        return notes
+
+
+@contextlib.contextmanager
+def starting(
+    key: str, loops_dir: Path, command: str, worktree: dict[str, str] | None = None
+) -> Iterator[Starting]:
+    """`Starting` for the block; closed however it ends (its notes are dropped)."""
+    claim = Starting(key, loops_dir, command, worktree)
+    try:
+        yield claim
+    finally:
+        claim.close()
+
+
+def roll_back(key: str, loops_dir: Path, marker: StartMarker) -> list[str]:
+    """Undo what a start-up that never wrote its first event made: the worktree and branch
+    (when they hold nothing beyond the base: else they are kept and said so) and the run
+    files written before the first event."""
+    from little_loops.fsm.runs.worktrees import remove_untouched
+
+    notes = []
+    if marker.worktree:
+        notes.append(remove_untouched(loops_dir, key, marker.worktree.get("base", "")))
+    files = run_files(key, loops_dir)
+    for path in (files.options, files.definition):
+        path.unlink(missing_ok=True)
+    with contextlib.suppress(FileNotFoundError, LoopError):
+        if not read_lock(files.lock).alive:  # its scope claim, left by the kill
+            files.lock.unlink(missing_ok=True)
+    return notes
+
+
+def forget_dead_starts(loops_dir: Path, loop_name: str, key: str | None = None) -> list[str]:
+    """Roll back the start-ups of *loop_name*'s runs (of run *key* only, when given) whose
+    process died before their first event; a note for each."""
+    notes = []
+    for found, path in starting_files(running_dir(loops_dir)):
+        if found != key and not (key is None and found.startswith(loop_name + RUN_KEY_SEPARATOR)):
+            continue
+        marker = read_marker(found, loops_dir)
+        if marker is not None and marker.alive:
+            continue
+        what = f"run {found} was killed while starting, before its first step"
+        if marker is not None and not first_event_written(found, loops_dir):
+            try:
+                done = roll_back(found, loops_dir, marker)
+            except LoopError as exc:  # kept for a later try: git may be back then
+                notes.append(f"{what}; what it left could not be removed yet: {exc}")
+                continue
+            notes.append(f"{what}: {'; '.join(done)}" if done else what)
+        path.unlink(missing_ok=True)
+    return notes
+
+
+def request_stop(key: str, loops_dir: Path) -> bool:
+    """Leave a stop request for the `ll-loop resume` processes there are now that have not
+    said yet which run they resume (their marker comes next, then they read this): the one
+    of *key* among them stops its run. False when there is none."""
+    pids = [[pid, process_start_ticks(pid)] for pid in _resume_processes()]
+    if not pids:
+        return False
+    with contextlib.suppress(OSError, LoopError):
+        write_atomic(run_files(key, loops_dir).stop_request, json.dumps({"pids": pids}) + "\n")
+    return True
+
+
+def _resume_processes() -> list[int]:
+    """The pids of `ll-loop resume` processes (`ll-loop resume ...`, `python -m
+    little_loops.cli resume ...`), this one left out; none where /proc cannot be read."""
+    found = []
+    try:
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as source:
+                args = source.read().split(b"\0")
+        except OSError:
+            continue
+        names = [os.path.basename(arg) for arg in args[:2]]
+        ours = b"ll-loop" in names or b"-m\0little_loops.cli" in b"\0".join(args[1:3])
+        if ours and b"resume" in args and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found
+
+
+def withdraw_stop(key: str, loops_dir: Path) -> None:
+    """Remove the stop request of *key* (the resume it was for has been stopped)."""
+    with contextlib.suppress(OSError):
+        run_files(key, loops_dir).stop_request.unlink()
+
+
+def take_stop_request(key: str, loops_dir: Path) -> bool:
+    """Whether a stop request of *key* names this process (a resume that had not said which
+    run it resumes when the stop came); the request is removed either way (it was for a
+    resume started before it: for nobody after this one)."""
+    path = run_files(key, loops_dir).stop_request
+    try:
+        data = json.loads(read_run_file(path))
+    except (OSError, LoopError, ValueError):
+        return False
+    path.unlink(missing_ok=True)
+    me = [os.getpid(), process_start_ticks(os.getpid())]
+    try:
+        return me in [list(pair) for pair in data["pids"]]
+    except (TypeError, ValueError, KeyError):
+        return False

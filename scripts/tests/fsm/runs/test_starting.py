@@ -1,0 +1,89 @@
+"""A run on its way up: its marker, a stop request kept for it, a dead start-up rolled back."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from little_loops.fsm.facts.layout import run_files
+from little_loops.fsm.processes.pids import process_start_ticks
+from little_loops.fsm.runs.starting import (
+    RESUME,
+    RUN,
+    Starting,
+    StartMarker,
+    first_event_written,
+    forget_dead_starts,
+    read_marker,
+    request_stop,
+    take_stop_request,
+)
+
+
+def dead_pid() -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(done.stdout)
+
+
+def test_a_marker_says_who_starts_the_run_and_goes_with_it(tmp_path: Path) -> None:
+    claim = Starting("fix", tmp_path, RUN)
+    marker = read_marker("fix", tmp_path)
+    assert marker is not None
+    assert (marker.pid, marker.command, marker.worktree) == (os.getpid(), RUN, {})
+    assert marker.alive
+    assert claim.close() == []
+    assert read_marker("fix", tmp_path) is None
+
+
+def test_a_stop_request_is_for_the_resumes_there_were(tmp_path: Path) -> None:
+    assert take_stop_request("fix", tmp_path) is False  # none
+    (tmp_path / ".running").mkdir()  # the run's saved state is there
+    # Left only when some `ll-loop resume` runs on this machine (none of this test's).
+    left = request_stop("fix", tmp_path)
+    assert run_files("fix", tmp_path).stop_request.exists() is left
+    assert take_stop_request("fix", tmp_path) is False  # this process is no resume
+    me = [os.getpid(), process_start_ticks(os.getpid())]
+    for pids, mine in (([me], True), ([[os.getpid(), 1]], False), ([[1, None]], False)):
+        run_files("fix", tmp_path).stop_request.write_text(json.dumps({"pids": pids}))
+        assert take_stop_request("fix", tmp_path) is mine
+        assert not run_files("fix", tmp_path).stop_request.exists()  # taken either way
+
+
+def test_a_resume_keeps_a_sigterm_for_its_run_until_it_closes(tmp_path: Path) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    claim = Starting("fix", tmp_path, RESUME)
+    assert claim.stop_pending() is False
+    os.kill(os.getpid(), signal.SIGTERM)  # `ll-loop stop` finding the marker
+    assert claim.stop_pending() is True
+    claim.close()
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_a_start_up_that_died_before_its_first_event_is_rolled_back(tmp_path: Path) -> None:
+    files = run_files("fix@ab12", tmp_path)
+    files.running_dir.mkdir()
+    files.starting.write_text(StartMarker(dead_pid(), None, RUN).to_json())
+    files.options.write_text("{}")
+    live = run_files("fix@cd34", tmp_path)
+    live.starting.write_text(StartMarker(os.getpid(), None, RUN).to_json())
+    started = run_files("fix@ef56", tmp_path)
+    started.starting.write_text(StartMarker(dead_pid(), None, RUN).to_json())
+    started.events.write_text('{"event": "loop_start"}\n')
+    assert first_event_written("fix@ef56", tmp_path)
+    assert forget_dead_starts(tmp_path, "fix") == [
+        "run fix@ab12 was killed while starting, before its first step"
+    ]
+    assert not files.starting.exists()
+    assert not files.options.exists()
+    assert live.starting.exists()  # its process still starts it
+    assert not started.starting.exists()  # it got going: its files are its record
+    assert started.events.exists()
