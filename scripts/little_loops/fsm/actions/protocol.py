@@ -58,7 +58,7 @@ class SeedRunner:
     def run(self, request: ActionRequest) -> ActionResult:
         to_agent = registry.get(request.kind).agent is not None
         timeout = math.inf if request.timeout is None else request.timeout
-        return self.runner.run(request.action, timeout, to_agent)
+        return self.runner.run(request.standalone(), timeout, to_agent)
 
 
 def takes_three_arguments(run: Callable[..., object]) -> bool:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.values.shellquote import env_lines
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -32,6 +34,15 @@ class ActionRequest:
     output_file: Path | None = None
     options: Mapping[str, Any] | None = None
     resume_session: str | None = None
+
+    def standalone(self) -> str:
+        """The action as one text that needs no environment of its own: each variable of
+        `env` assigned (single-quoted) on a line before it. For a runner that is handed only
+        text (the original design's `run(action, timeout, is_slash_command)`), so a shell
+        script's values still reach it as data."""
+        if not self.env:
+            return self.action
+        return "\n".join([*env_lines(dict(self.env)), self.action])
 
 
 @dataclass

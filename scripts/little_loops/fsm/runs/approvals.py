@@ -149,9 +149,7 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else {}
 
 
-def _take(
-    path: Path, taken: Path, question: dict[str, Any], keep: bool
-) -> dict[str, Any] | None:
+def _take(path: Path, taken: Path, question: dict[str, Any], keep: bool) -> dict[str, Any] | None:
     """The answer in *path* if it answers *question*, moved aside to *taken* unless *keep*
     (under the lock)."""
     data = _read(path)

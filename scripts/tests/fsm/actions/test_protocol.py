@@ -115,6 +115,39 @@ def test_a_runner_of_the_original_design_still_runs_a_loop() -> None:
     assert runner.calls[1][1] == 7
 
 
+def test_a_runner_of_the_original_design_gets_a_script_that_carries_its_values(
+    tmp_path: Path,
+) -> None:
+    # Such a runner is handed only text, not the environment the values travel in: the
+    # text assigns them first, so real bash runs it with each value as data.
+    import subprocess
+
+    from little_loops.fsm.engine.executor import FSMExecutor
+    from little_loops.fsm.schema import FSMLoop
+
+    value = 'it\'s $(touch PWNED) "x"\n; rm -rf /tmp/nothing'
+    fsm = FSMLoop.from_dict(
+        {
+            "name": "seed",
+            "initial": "say",
+            "context": {"v": value},
+            "states": {
+                "say": {"action": "printf '%s|' ${context.v} '${context.v}'", "next": "done"},
+                "done": {"terminal": True},
+            },
+        }
+    )
+    runner = SeedStyle()
+    FSMExecutor(fsm, action_runner=runner).run()
+    script = runner.calls[0][0]
+    assert "$(touch" not in script.split("\n")[-1]  # the value is not in the command itself
+    ran = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True, env={}, cwd=tmp_path
+    )
+    assert ran.stdout == f"{value}|{value}|"
+    assert not (tmp_path / "PWNED").exists()
+
+
 def test_a_runner_taking_the_request_is_not_mistaken_for_the_seed_one() -> None:
     runner = OnlyRun()
     as_action_runner(runner).execute(ActionRequest(action="x", timeout=3, kind="shell"))

@@ -857,15 +857,18 @@ def test_validate_warns_about_a_short_idle_timeout_on_a_claude_state() -> None:
     ]
 
 
-def test_a_reference_bash_would_read_where_it_cannot_be_quoted_is_an_error() -> None:
-    text = INJECTION_LOOP.replace("ACTION", "echo `cat ${captured.lint}`")
+def test_a_reference_bash_would_read_as_code_is_an_error() -> None:
+    text = INJECTION_LOOP.replace("ACTION", "eval ${captured.lint}")
     assert problems(text) == [
-        "10: error: loop 'demo' > states > report > action: ${captured.lint}: cannot be quoted "
-        "inside `...` (bash parses its text again, so no quoting survives): use $(...) "
-        "instead (or paste it unquoted with ${raw:captured.lint})"
+        "10: error: loop 'demo' > states > report > action: ${captured.lint}: not allowed in "
+        "the arguments of eval, which bash reads as code (paste it as code with "
+        "${raw:captured.lint} if you mean that)"
     ]
+    # In backticks the value is read from a variable, so bash parsing the text again is
+    # harmless now: no error.
+    assert problems(INJECTION_LOOP.replace("ACTION", "echo `cat ${captured.lint}`"), "error") == []
     # A prompt is not read by bash; the raw opt-out is taken as it is (and warned about).
-    prompt = text.replace("echo `", "/ll:explain `")
+    prompt = text.replace("eval ", "/ll:explain ")
     assert problems(prompt, "error") == []
     raw = problems(text.replace("${captured", "${raw:captured"))
     assert [p.split(": ", 2)[1] for p in raw] == ["warning"]
@@ -873,6 +876,6 @@ def test_a_reference_bash_would_read_where_it_cannot_be_quoted_is_an_error() -> 
 
 def test_the_raw_and_unquotable_examples_in_the_docs_are_what_validate_says() -> None:
     docs = (REPO / "docs" / "analysis.md").read_text()
-    for action in ("echo ${raw:captured.lint.output}", "echo `cat ${captured.lint}`"):
+    for action in ("echo ${raw:captured.lint.output}", "eval ${captured.lint}"):
         (found,) = problems(INJECTION_LOOP.replace("ACTION", action))
         assert found.split(": ", 2)[2] in docs.splitlines()

@@ -131,7 +131,7 @@ parameters:
 initial: a
 states:
   a:
-    action: echo ${context.issue} ${context.tags} ${context.fast}
+    action: echo ${context.issue} ${words:context.tags} ${context.fast}
     next: done
   done:
     terminal: true

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 import threading
 import time
 from collections.abc import Iterable
@@ -34,6 +36,22 @@ class Reply:
     delay: float = 0.0
 
 
+def filled(request: ActionRequest) -> str:
+    """The action as a person reads it: each value a shell script reads from its environment
+    written in place of its reference, a quoted word `"${LL_V_n}"` as one shell word."""
+    env = request.env or {}
+
+    def value(match: re.Match[str]) -> str:
+        if match.group(1):
+            text = env[match.group(1)]
+            if re.fullmatch(r"[\w./:-]+", text):
+                return text
+            return "'" + text.replace("'", "'\\''") + "'"
+        return env[match.group(2)]
+
+    return re.sub(r'"\$\{(LL_V_\w+)\}"|\$\{(LL_V_\w+)\}', value, request.action)
+
+
 @dataclass
 class ScriptedRunner:
     """An ActionRunner written against the narrow seed Protocol only (no execute/cancel)."""
@@ -49,7 +67,7 @@ class ScriptedRunner:
         return self
 
     def run(self, request: ActionRequest) -> ActionResult:
-        action = request.action
+        action = filled(request)
         timeout = request.timeout
         self.calls.append(action)
         self.slash_flags.append(request.kind == "claude")
@@ -307,8 +325,7 @@ class TestRouting:
         calls: list[str] = []
 
         def run_(request: ActionRequest) -> ActionResult:
-            action = request.action
-            calls.append(action)
+            calls.append(filled(request))
             return ActionResult(str(len(calls)), "", 0 if len(calls) == 3 else 1, 0)
 
         runner.run = run_  # type: ignore[method-assign]
@@ -451,7 +468,7 @@ class TestContextAndHandoff:
         run(fsm, runner)
         assert runner.calls[1] == "echo check 1 failure E1"
 
-    def test_shell_actions_get_values_quoted_and_prompts_as_text(self) -> None:
+    def test_shell_actions_get_values_quoted_and_prompts_as_text(self, tmp_path: Path) -> None:
         fsm = loop(
             {
                 "check": StateConfig(action="c", capture="out", next="sh"),
@@ -460,12 +477,31 @@ class TestContextAndHandoff:
                 "done": StateConfig(terminal=True),
             }
         )
-        runner = ScriptedRunner().script("c", [Reply(0, output="it's $(x)")])
+        runner = ScriptedRunner().script("c", [Reply(0, output="it's $(touch x)")])
+        requests: list[ActionRequest] = []
+        scripted = runner.run
+
+        def keep(request: ActionRequest) -> ActionResult:
+            requests.append(request)
+            return scripted(request)
+
+        runner.run = keep  # type: ignore[method-assign]
         run(fsm, runner)
-        assert runner.calls[1:] == [
-            "echo 'it'\\''s $(x)' 'it'\\''s $(x)'",
-            "/review it's $(x)",
-        ]
+        shell, prompt = requests[1:]
+        # The shell script reads the value from its environment; real bash prints it as data.
+        assert "$(touch" not in shell.action
+        ran = subprocess.run(
+            ["bash", "-c", shell.action],
+            env=dict(shell.env or {}),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert ran.stdout == "it's $(touch x) it's $(touch x)\n"
+        assert not (tmp_path / "x").exists()
+        assert prompt.action == "/review it's $(touch x)"
+        assert not prompt.env
 
     def test_prev_skips_unconditional_states(self) -> None:
         fsm = loop(
