@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -30,11 +30,11 @@ ARITH = "arith"  # (shellparse.ARITH) an integer is pasted as digits, else refus
 RUNS = "in the arguments of {name}, which bash reads as code"
 
 
-def _text(node: Node | None) -> str:
+def _text(node: Any) -> str:
     return "" if node is None or node.text is None else node.text.decode(errors="replace")
 
 
-def _literal(node: Node) -> str | None:
+def _literal(node: Any) -> str | None:
     """A word's text when bash reads it as it is written, else None."""
     if node.type == "command_name" and node.child_count == 1:
         node = node.children[0]
@@ -46,6 +46,34 @@ def _literal(node: Node) -> str | None:
 
 def _name(text: str) -> str:
     return text.rsplit("/", 1)[-1]
+
+
+# Words that may stand before the command a here-document or pipe feeds (`coproc { bash`).
+_BEFORE_COMMAND = {"coproc", "{", "time", "!", "-p"}
+
+
+class _Word:
+    """One bash word of a command: the nodes tree-sitter gives for it, side by side with
+    nothing between (it splits some, as `$"..."` into `$` and a string)."""
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.nodes = nodes
+        self.start_byte, self.end_byte = nodes[0].start_byte, nodes[-1].end_byte
+        self.type = nodes[0].type if len(nodes) == 1 else "concatenation"
+        self.text = b"".join(n.text or b"" for n in nodes)
+
+
+def _words(command: Node) -> list[Any]:
+    """The words of *command* (its name and arguments, not assignments or redirects)."""
+    words: list[_Word] = []
+    for child in command.children:
+        if child.type in ("variable_assignment", "comment") or "redirect" in child.type:
+            continue
+        if words and words[-1].end_byte == child.start_byte:
+            words[-1] = _Word([*words[-1].nodes, child])
+        else:
+            words.append(_Word([child]))
+    return [w.nodes[0] if len(w.nodes) == 1 else w for w in words]
 
 
 def command_problem(command: Node, inner: Node, start: int) -> str:
@@ -60,20 +88,29 @@ def command_problem(command: Node, inner: Node, start: int) -> str:
             return (
                 "in the input of a shell that reads it as its script" if runs_stdin(command) else ""
             )
-    words = [c for c in command.children if c.type not in ("variable_assignment", "comment")]
-    words = [w for w in words if "redirect" not in w.type]
+    words = _words(command)
     assigned = _assignment(command, start)
     if assigned:
         return assigned
     if inner.type == "variable_assignment" or not words:
         return ""  # `V=${...} cmd`: an environment variable for cmd
     position = next((i for i, w in enumerate(words) if w.start_byte <= start < w.end_byte), -1)
+    if position == 0 and split_by_bash(words[0], start):
+        return SPLIT  # `$(echo ${...}) x`: the value's first word would name the command
     if position <= 0:
         return ""  # the command's name: a program named by the value (one word)
-    return _words_problem(words, position)
+    variable = _text(words[position]).split("=", 1)[0]
+    if "=" in _text(words[position]) and _code_variable(variable):
+        # `env PS4=... bash -x`, `time -p ! PS4=...`: an assignment all the same
+        return f"as the value of {variable}, which bash or the programs it starts read as code"
+    return _words_problem(words, position, start)
 
 
-def _words_problem(words: list[Node], position: int) -> str:
+def _code_variable(name: str) -> bool:
+    return name in CODE_VARIABLES or name.startswith("BASH_FUNC_")
+
+
+def _words_problem(words: list[Any], position: int, start: int) -> str:
     """Why the word at *position* of a command's *words* would run: the first names the
     command, and each wrapper (env, sudo, timeout ...) may name another after it."""
     head = 0
@@ -84,8 +121,8 @@ def _words_problem(words: list[Node], position: int) -> str:
         name = _name(literal)
         if name in SHELLS:
             return _shell_arguments(words, head, position, name)
-        # `.` after a wrapper is a path (`find . -exec`), except after command/builtin.
-        path = name == "." and head > 0 and _literal(words[head - 1]) not in ("command", "builtin")
+        # `.` is a path in `find . -exec ...`; after any other word it may be `source`.
+        path = name == "." and head > 0 and _literal(words[0]) == "find"
         if name in CODE and not path:
             return RUNS.format(name=name)
         if name == "let":
@@ -95,12 +132,45 @@ def _words_problem(words: list[Node], position: int) -> str:
         if name in ("test", "[") and any(_text(w) == "-v" for w in words[head:]):
             return "as the name a -v test reads (bash evaluates its subscript)"
         if name not in WRAPPERS and head == 0:
-            return ""
+            return _shell_later(words, position)
         head += 1  # a wrapper: any later word may name the command it runs
+    if split_by_bash(words[position], start):
+        return SPLIT  # `env X=$(echo ${...})`: its words would be what the wrapper runs
     return ""
 
 
-def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> str:
+SPLIT = "in an unquoted $(...) where bash splits its output into the command to run"
+
+
+def split_by_bash(word: Any, start: int) -> bool:
+    """True when the value at byte *start* of *word* comes out of a command substitution
+    (or backticks) that no double quotes enclose, so bash splits it into words."""
+    nodes = list(word.nodes) if isinstance(word, _Word) else [word]
+    while nodes:
+        node = next((n for n in nodes if n.start_byte <= start < n.end_byte), None)
+        if node is None or node.type in ("string", "raw_string", "translated_string"):
+            return False
+        if node.type == "command_substitution":
+            return True
+        nodes = list(node.children)
+    return False
+
+
+def _shell_later(words: list[Any], position: int) -> str:
+    """A command not known as a wrapper may still be one (`setpriv bash -c ...`): a shell
+    named by a later word with a `-c` option between it and the value, or eval, runs it."""
+    for head in range(1, position):
+        name = _name(_literal(words[head]) or "")
+        if name == "eval":
+            return RUNS.format(name=name)
+        if name in SHELLS:
+            options = [_text(w) for w in words[head + 1 : position]]
+            if any(o.startswith("-") and not o.startswith("--") and "c" in o for o in options):
+                return _shell_arguments(words, head, position, name)
+    return ""
+
+
+def _shell_arguments(words: list[Any], head: int, position: int, name: str) -> str:
     """A shell's script is code (`bash -c SCRIPT`, `bash FILE`); its later arguments are
     data (`bash -c '...' _ ${...}`)."""
     index = head + 1
@@ -128,17 +198,17 @@ def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> 
 def _assignment(command: Node, start: int) -> str:
     for child in command.children:
         if child.type == "variable_assignment" and child.start_byte <= start < child.end_byte:
-            return _assigned(child, start)
+            return assigned(child, start)
     return ""
 
 
-def _assigned(assignment: Node, start: int) -> str:
+def assigned(assignment: Node, start: int) -> str:
     """Why a value at byte *start* of *assignment* would run ("" when it is data)."""
     named = assignment.child_by_field_name("name")
     if named is not None and named.start_byte <= start < named.end_byte:
         return "in the name of a variable bash assigns (it evaluates subscripts there)"
     name = _text(named)
-    if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
+    if _code_variable(name):
         return f"as the value of {name}, which bash or the programs it starts read as code"
     value = assignment.child_by_field_name("value")
     if value is not None and value.type == "array" and "[" in _text(value):
@@ -154,7 +224,7 @@ def _declaration(command: Node, inner: Node, start: int) -> str:
         return "in a declare/local/export with -i, -n, -a or -A, which evaluate values"
     if inner.type != "variable_assignment":
         return "as a name declare/local/export reads (bash evaluates subscripts and =(...))"
-    return _assigned(inner, start) or (
+    return assigned(inner, start) or (
         "in a compound assignment =(...)" if _text(inner).find("=(") >= 0 else ""
     )
 
@@ -165,10 +235,14 @@ def runs_stdin(command: Node) -> bool:
     if command.type == "redirected_statement":
         body = command.child_by_field_name("body")
         return body is not None and runs_stdin(body)
+    if command.type in ("list", "pipeline", "negated_command"):
+        # `a && bash <<EOF`: tree-sitter hangs the here-document on the whole list; it is
+        # the input of the last command.
+        last = command.named_children[-1] if command.named_children else None
+        return last is not None and runs_stdin(last)
     if command.type != "command":
         return False
-    words = [c for c in command.children if c.type != "variable_assignment"]
-    words = [w for w in words if "redirect" not in w.type]
+    words = _words(command)
     for index, word in enumerate(words):
         literal = _literal(word)
         if literal is None:
@@ -181,7 +255,7 @@ def runs_stdin(command: Node) -> bool:
             options = [r for r in rest if r.startswith(("-", "+"))]
             script = len(options) < len(rest) and not any("c" in o or "s" in o for o in options)
             return not script  # `bash -c '...'` may read its input as code too
-        if index == 0 and name not in WRAPPERS:
+        if index == 0 and name not in WRAPPERS | _BEFORE_COMMAND:
             return False
     return False
 

@@ -8,6 +8,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.values.shellcommands import (
+    assigned,
     command_problem,
     feeds_shell,
     pipeline_problem,
@@ -68,9 +69,29 @@ def _parser() -> Parser:
 def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
     """Where each of *spans* (byte ranges of placeholder words in *script*) lands."""
     root = _parser().parse(script).root_node
-    if root.has_error:  # bash may read a broken part differently from any guess
+    if root.has_error or _misread(root):  # bash may read it differently from any guess
         return [Placement(refused=UNKNOWN) for _ in spans]
     return [_place(root, start, end) for start, end in spans]
+
+
+def _misread(root: Node) -> bool:
+    """True when the tree has a word bash cannot have read as one: an unquoted blank or
+    newline not escaped by a backslash inside it (tree-sitter sometimes swallows the next
+    line into a redirect's word)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "word" and node.text is not None and _BLANK.search(node.text):
+            return True
+        if node.type not in _NO_WORDS:
+            stack.extend(node.children)
+    return False
+
+
+# A blank or newline not escaped by a backslash; nodes whose words may hold such text.
+_BLANK = re.compile(rb"(?<!\\)[ \t\n]")
+_NO_WORDS = {"raw_string", "string", "ansi_c_string", "heredoc_body", "comment", "regex"}
+_NO_WORDS |= {"translated_string", "string_content", "heredoc_content"}
 
 
 def _place(root: Node, start: int, end: int) -> Placement:
@@ -97,8 +118,10 @@ def _place(root: Node, start: int, end: int) -> Placement:
 
 def _arith_statement(node: Node) -> bool:
     """`((...))`, which tree-sitter reads as a compound statement opened by `((`."""
+    if node.type != "compound_statement" or node.child_count == 0:
+        return False
     first = node.child(0)
-    return node.type == "compound_statement" and first is not None and first.type == "(("
+    return first is not None and first.type == "(("
 
 
 def _evaluated(chain: list[Node], start: int) -> str:
@@ -119,6 +142,10 @@ def _evaluated(chain: list[Node], start: int) -> str:
                 return ARITH
             if text == "-v":
                 return "as the name a -v test reads (bash evaluates its subscript)"
+        elif kind == "variable_assignment":  # `PS4=...; set -x`, or inside one's value
+            problem = assigned(node, start)
+            if problem and problem != ARITH:  # `a[0]=${...}`: only the subscript is
+                return problem
         elif kind == "array" and b"[" in (inner.text or b""):
             return "in a compound array assignment, whose [subscripts] bash evaluates"
         elif kind in ("command", "declaration_command", "unset_command"):

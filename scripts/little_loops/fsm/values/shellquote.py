@@ -72,6 +72,11 @@ def refusal(ref: str, why: str) -> str:
     return f"{ref}: not allowed {why} (paste it as code with {_hint(ref)} if you mean that)"
 
 
+# How text becomes the bytes the parser reads and back: every surrogate passes through as
+# it came (an undecodable byte of the command line, or a lone one the runner then names).
+_BYTES = "surrogatepass"
+
+
 class _Template:
     """A shell action with each reference replaced by a placeholder word, parsed."""
 
@@ -83,7 +88,7 @@ class _Template:
         size = pos = 0
         for index, match in enumerate(self.matches):
             parts.append(text[pos : match.start()])
-            size += len(text[pos : match.start()].encode())
+            size += len(text[pos : match.start()].encode(errors=_BYTES))
             pos = match.end()
             if match.group(0) == ESCAPE:
                 piece = OPEN
@@ -92,11 +97,11 @@ class _Template:
             else:
                 piece = f"LLREF{index}X{self.salt}"
             parts.append(piece)
-            encoded = len(piece.encode())
+            encoded = len(piece.encode(errors=_BYTES))
             self.spans.append((size, size + encoded))
             size += encoded
         parts.append(text[pos:])
-        self.script = "".join(parts).encode()
+        self.script = "".join(parts).encode(errors=_BYTES)
         wanted = [i for i, m in enumerate(self.matches) if _quoted(m, raw_text)]
         found = placements(self.script, [self.spans[i] for i in wanted])
         self.where: dict[int, Placement] = dict(zip(wanted, found, strict=True))
@@ -170,9 +175,11 @@ def _values(value: Any, words: bool) -> list[str]:
 def _checked(ref: str, text: str) -> str:
     if "\0" in text:
         raise InterpolationError(f"{ref}: its value has a NUL byte, which bash cannot hold")
-    if len(text.encode(errors="surrogateescape")) > MAX_VALUE_BYTES:
+    # At most this many bytes (a lone surrogate is counted and left to the runner to name).
+    size = len(text.encode(errors=_BYTES))
+    if size > MAX_VALUE_BYTES:
         raise InterpolationError(
-            f"{ref}: its value is {len(text.encode(errors='surrogateescape')):,} bytes, "
+            f"{ref}: its value is {size:,} bytes, "
             f"more than the {MAX_VALUE_BYTES:,} one environment variable can hold "
             "(write it to a file and pass the file's name)"
         )
@@ -243,7 +250,7 @@ def _unquote(script: bytes, heredoc: tuple[int, int, int, int]) -> list[tuple[in
     """Edits that make a quoted here-document unquoted with the same meaning: its
     delimiter without quotes, each `\\`, `$` and backtick of its own text escaped."""
     start, end, body_start, body_end = heredoc
-    delimiter = re.sub(r"""['"\\]""", "", script[start:end].decode(errors="surrogateescape"))
+    delimiter = re.sub(r"""['"\\]""", "", script[start:end].decode(errors=_BYTES))
     edits = [(start, end, delimiter)]
     for found in re.finditer(rb"[\\$`]", script[body_start:body_end]):
         at = body_start + found.start()
@@ -257,10 +264,10 @@ def _apply(script: bytes, edits: list[tuple[int, int, str]]) -> str:
     for start, end, text in sorted(set(edits)):
         if start < pos:
             continue  # the same here-document, already rewritten for another reference
-        out += (script[pos:start], text.encode(errors="surrogateescape"))
+        out += (script[pos:start], text.encode(errors=_BYTES))
         pos = end
     out.append(script[pos:])
-    return b"".join(out).decode(errors="surrogateescape")
+    return b"".join(out).decode(errors=_BYTES)
 
 
 def env_lines(env: dict[str, str]) -> list[str]:

@@ -563,7 +563,7 @@ def test_maintain_restarts_count_for_reachability() -> None:
 def test_references_that_resolve_are_not_reported() -> None:
     data = loop(context={"dir": "src", "cmd": "mypy ${context.dir}"})
     data["states"]["check"].update(action="${context.cmd} ${env.HOME} $HOME ${HOME}", capture="out")
-    data["states"]["fix"]["action"] = "echo ${captured.out} ${prev.output} ${state.name} $${x.y}"
+    data["states"]["fix"]["action"] = "echo ${captured.out} ${prev.output} ${state.name} '$${x.y}'"
     assert graph(data) == []
 
 

@@ -25,6 +25,20 @@ from little_loops.fsm.values.shellquote import unquotable
         ("echo ${context.x} | sudo bash", "in the input of a shell"),
         ("bash <<<${context.x}", "in the input of a shell"),
         ("unset ${context.x}", "in the arguments of unset"),
+        # Found by the fuzz (scripts/tests/fuzz) once values reached bash in variables:
+        ("PS4=${context.x}; set -x; :", "as the value of PS4"),
+        ("time -p ! PS4=${U:-${context.x}}; set -x", "as the value of PS4"),
+        ("env BASH_ENV=${context.x} bash -c true", "as the value of BASH_ENV"),
+        ("setpriv bash -c ${context.x}", "as the script bash runs"),
+        ('xargs sh -c $"${context.x}" < /dev/null', "as the script sh runs"),
+        ('echo "$(env -u NOPE bash -c $"${context.x}")"', "as the script bash runs"),
+        ('coproc { bash <<< "${context.x}"; }', "in the input of a shell"),
+        ("time -p . <(echo ${context.x})", "in the arguments of ."),
+        (': "$(echo ")")" && bash <<EOF\necho ${context.x}\nEOF', "a shell reads as its script"),
+        ("x=$(env X=$(echo ${context.x}) printenv X)", "splits its output into the command"),
+        ("$(echo ${context.x}) arg", "splits its output into the command"),
+        # tree-sitter swallows the next line into a redirect's word: bash reads `\eval`.
+        ('echo b >> "$R"\n\\eval ${context.x}', "cannot tell how bash reads it"),
     ],
 )
 def test_refused(template: str, why: str) -> None:
@@ -43,6 +57,12 @@ def test_refused(template: str, why: str) -> None:
         "bash script <<< ${context.x}",
         "grep -r ${context.x} .",
         "git commit -m ${context.x}",
+        "grep -r bash ${context.x}",
+        "make CFLAGS=${context.x}",
+        "echo $(echo ${context.x})",
+        'env X="$(echo ${context.x})" printenv X',
+        "find . -name ${context.x}",
+        "arr[0]=${context.x}",
     ],
 )
 def test_data(template: str) -> None:
