@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish", "csh", "tcsh"}
+# (`busybox` is a wrapper: `busybox sh -c ...` names the shell after it.)
+SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"}
 SHELLS |= {"yash", "posh", "rbash", "oksh", "pdksh", "loksh"}
 # Their arguments are code (or name a file or variables whose contents bash evaluates).
 CODE = {"eval", "source", ".", "trap", "coproc", "alias", "bind", "enable", "fc"}
@@ -24,6 +26,9 @@ DECLARE = {"declare", "typeset", "local", "export", "readonly"}
 CODE_VARIABLES = {"BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"}
 CODE_VARIABLES |= {"SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
 CODE_VARIABLES |= {"IFS", "PATH", "BASH_LOADABLES_PATH", "EXECIGNORE", "GLOBIGNORE"}
+# env's option that splits its value into a command line and runs it: -S, -iS, --split-string.
+_SPLIT = re.compile(r"-[^-]*S|--s")
+_ENV_OPTION_VALUES = {"-u", "-C", "-a", "--unset", "--chdir", "--argv0"}
 _SHELL_OPTION_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
 ARITH = "arith"  # (shellparse.ARITH) an integer is pasted as digits, else refused
@@ -94,9 +99,41 @@ def _words_problem(words: list[Node], position: int) -> str:
             return "as printf -v's variable name, whose subscript bash evaluates"
         if name in ("test", "[") and any(_text(w) == "-v" for w in words[head:]):
             return "as the name a -v test reads (bash evaluates its subscript)"
+        if name == "env" and _env_splits(words, head, position):
+            return "in the command line env -S (--split-string) splits and runs"
         if name not in WRAPPERS and head == 0:
-            return ""
+            return _hidden_shell(words, position)
         head += 1  # a wrapper: any later word may name the command it runs
+    return ""
+
+
+def _env_splits(words: list[Node], head: int, position: int) -> bool:
+    """True when env (at *head*) has -S (--split-string) before or at *position*: the rest
+    of its command line is text env splits into words and runs."""
+    index = head + 1
+    while index <= position and index < len(words):
+        text = _text(words[index])
+        if _SPLIT.match(text):
+            return True
+        if text in _ENV_OPTION_VALUES:
+            index += 2
+        elif text.startswith("-") or "=" in text:
+            index += 1
+        else:
+            return False  # the command env runs: what follows is its own
+    return False
+
+
+def _hidden_shell(words: list[Node], position: int) -> str:
+    """Why the word at *position* is the script of a shell's `-c` named by a later word of
+    a command ll-loop does not know (`setpriv sh -c ...`, `docker run img sh -c ...`)."""
+    for index in range(1, position):
+        literal = _literal(words[index])
+        name = _name(literal or "")
+        if name in SHELLS:
+            problem = _shell_arguments(words, index, position, name)
+            if problem == f"as the script {name} runs":
+                return problem
     return ""
 
 

@@ -86,7 +86,7 @@ def _place(root: Node, start: int, end: int) -> Placement:
             return Placement(refused=UNKNOWN)
         chain.append(walk)
         walk = walk.parent
-    evaluated = _evaluated(chain, start)
+    evaluated = _evaluated(chain, start) or _fed_to_shell(chain, start)
     if evaluated:
         return Placement(form=ARITH) if evaluated == ARITH else Placement(refused=evaluated)
     placed = _form(chain)
@@ -136,6 +136,44 @@ def _evaluated(chain: list[Node], start: int) -> str:
             if problem:
                 return problem
     return ""
+
+
+def _fed_to_shell(chain: list[Node], start: int) -> str:
+    """Why the value reaches a shell through a process substitution: `bash < <(echo ...)`
+    reads it as its script, and so does `>(bash)` fed by the command's output."""
+    fed = "in the input of a shell that reads it as its script"
+    for inner, node in zip(chain, chain[1:], strict=False):
+        if node.type == "redirected_statement" and inner.type == "file_redirect":
+            body = node.child_by_field_name("body")
+            if body is not None and runs_stdin(body) and _reads(inner, start):
+                return fed
+        if node.type in ("command", "redirected_statement", "pipeline") and _shell_output(node):
+            return fed
+    return ""
+
+
+def _reads(redirect: Node, start: int) -> bool:
+    """True when *redirect* is `< <(...)` and the value at *start* is inside it."""
+    return any(c.type == "<" for c in redirect.children) and any(
+        c.type == "process_substitution" and c.start_byte <= start < c.end_byte
+        for c in redirect.children
+    )
+
+
+def _shell_output(node: Node) -> bool:
+    """True when some `>(...)` under *node* runs a shell that reads its input."""
+    for child in node.children:
+        if child.type == "process_substitution" and child.children[0].type == ">(":
+            if _any_shell(child):
+                return True
+        elif child.type != "command_substitution" and _shell_output(child):
+            return True
+    return False
+
+
+def _any_shell(node: Node) -> bool:
+    """True when a command anywhere under *node* is a shell that may read its input."""
+    return any(runs_stdin(c) or _any_shell(c) for c in node.children)
 
 
 def _in_test(chain: list[Node]) -> bool:

@@ -283,3 +283,60 @@ def test_misread_templates_never_run_the_value(tmp_path: Path, action: str) -> N
             assert "touch PWNED" in (tmp_path / "out").read_text()
         else:
             assert "not allowed" in proc.stdout + proc.stderr or "error" in proc.stdout
+
+
+# Found by the hostile review of issue 29: each ran its value as code through a real
+# `ll-loop run` while `validate` said ok.
+HIDDEN_SHELLS = [
+    ("env -S ${context.v}", "sh -c 'touch PWNED'"),
+    ('env -S"${context.v}"', "sh -c 'touch PWNED'"),
+    ("env --split-string=${context.v}", "sh -c 'touch PWNED'"),
+    ("timeout -k 1 5 env -iS ${context.v}", "sh -c 'touch PWNED'"),
+    ("setpriv sh -c ${context.v}", "touch PWNED"),
+    ("bash < <(echo ${context.v})", "touch PWNED"),
+    ("echo ${context.v} | tee >(bash) >/dev/null; wait", "touch PWNED"),
+    ("echo ${context.v} > >(cat | sh); wait", "touch PWNED"),
+]
+
+
+@pytest.mark.parametrize(("action", "value"), HIDDEN_SHELLS)
+def test_shells_behind_env_s_unknown_wrappers_and_process_substitutions(
+    tmp_path: Path, action: str, value: str
+) -> None:
+    proc = ll_loop(tmp_path, "validate", action, value)
+    assert proc.returncode != 0
+    assert "not allowed" in proc.stdout + proc.stderr
+    proc = ll_loop(tmp_path, "run", action, value)
+    assert proc.returncode != 0
+    assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "busybox sh -c ${context.v}",  # busybox names the shell after it
+        "env -u X -S ${context.v}",
+    ],
+)
+def test_validate_refuses_other_hidden_shells(tmp_path: Path, action: str) -> None:
+    proc = ll_loop(tmp_path, "validate", action, "touch PWNED")
+    assert proc.returncode != 0
+    assert "not allowed" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "env FOO=1 printf %s ${context.v} > out",  # -S of the command env runs is its own
+        "echo ${context.v} | tee >(cat > out2) > out; wait",
+        "cat < <(printf %s ${context.v}) > out",
+    ],
+)
+def test_near_forms_stay_data(tmp_path: Path, action: str) -> None:
+    for value in (CODE, "sh -c 'touch PWNED'"):
+        assert ll_loop(tmp_path, "validate", action, value).returncode == 0
+        proc = ll_loop(tmp_path, "run", action, value)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert (tmp_path / "out").read_text().rstrip("\n") == value
+        assert pwned(tmp_path) == []
