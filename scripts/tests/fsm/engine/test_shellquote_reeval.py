@@ -340,3 +340,30 @@ def test_near_forms_stay_data(tmp_path: Path, action: str) -> None:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert (tmp_path / "out").read_text().rstrip("\n") == value
         assert pwned(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "shopt -s expand_aliases\nalias e=eval\ne ${context.v}",
+        "set -o posix\nalias echo=eval\necho ${context.v}",
+        'f() { eval "$@"; }\nf ${context.v}',
+        "f() { x=$(( $1 )); }\nf ${context.v}",
+        'f() { g x "$1"; }\ng() { bash -c "$2"; }\nf ${context.v}',
+    ],
+)
+def test_aliases_and_functions_of_the_script_are_followed(tmp_path: Path, action: str) -> None:
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, "a[$(touch PWNED)]; touch PWNED")
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+
+
+def test_a_function_that_keeps_its_arguments_as_data_still_gets_them(tmp_path: Path) -> None:
+    action = 'f() { printf %s "$1" > out; }\nf ${context.v}'
+    assert ll_loop(tmp_path, "validate", action, CODE).returncode == 0
+    proc = ll_loop(tmp_path, "run", action, CODE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == CODE
+    assert pwned(tmp_path) == []
