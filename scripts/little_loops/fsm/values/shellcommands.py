@@ -99,29 +99,35 @@ def _words_problem(words: list[Node], position: int) -> str:
             return "as printf -v's variable name, whose subscript bash evaluates"
         if name in ("test", "[") and any(_text(w) == "-v" for w in words[head:]):
             return "as the name a -v test reads (bash evaluates its subscript)"
-        if name == "env" and _env_splits(words, head, position):
-            return "in the command line env -S (--split-string) splits and runs"
+        problem = _env_problem(words, head, position) if name == "env" else ""
+        if problem:
+            return problem
         if name not in WRAPPERS and head == 0:
             return _hidden_shell(words, position)
         head += 1  # a wrapper: any later word may name the command it runs
     return ""
 
 
-def _env_splits(words: list[Node], head: int, position: int) -> bool:
-    """True when env (at *head*) has -S (--split-string) before or at *position*: the rest
-    of its command line is text env splits into words and runs."""
+def _env_problem(words: list[Node], head: int, position: int) -> str:
+    """Why the word at *position* would run, where env (at *head*) reads it: its options
+    (-S makes the rest a command line) and its NAME=VALUE words come before its command."""
     index = head + 1
     while index <= position and index < len(words):
         text = _text(words[index])
         if _SPLIT.match(text):
-            return True
+            return "in the command line env -S (--split-string) splits and runs"
+        if index == position:
+            named = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", text)
+            if named is None:
+                return "before env's command, where env reads it as an option or NAME=VALUE"
+            return _code_variable(named.group(1))
         if text in _ENV_OPTION_VALUES:
             index += 2
         elif text.startswith("-") or "=" in text:
             index += 1
         else:
-            return False  # the command env runs: what follows is its own
-    return False
+            return ""  # the command env runs: what follows is its own
+    return ""
 
 
 def _hidden_shell(words: list[Node], position: int) -> str:
@@ -175,13 +181,20 @@ def _assigned(assignment: Node, start: int) -> str:
     if named is not None and named.start_byte <= start < named.end_byte:
         return "in the name of a variable bash assigns (it evaluates subscripts there)"
     name = _text(named)
-    if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
-        return f"as the value of {name}, which bash or the programs it starts read as code"
+    if _code_variable(name):
+        return _code_variable(name)
     value = assignment.child_by_field_name("value")
     if value is not None and value.type == "array" and "[" in _text(value):
         return "in a compound array assignment, whose [subscripts] bash evaluates"
     if "[" in name:
         return ARITH
+    return ""
+
+
+def _code_variable(name: str) -> str:
+    """Why a value assigned to the variable *name* would run ("" for most names)."""
+    if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
+        return f"as the value of {name}, which bash or the programs it starts read as code"
     return ""
 
 

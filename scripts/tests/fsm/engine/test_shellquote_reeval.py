@@ -367,3 +367,23 @@ def test_a_function_that_keeps_its_arguments_as_data_still_gets_them(tmp_path: P
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "out").read_text() == CODE
     assert pwned(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("action", "value"),
+    [
+        ("env ${context.v} bash -c 'echo hi'", "BASH_FUNC_echo%%=() { touch PWNED; }"),
+        ("env A=1 ${context.v} bash -c 'echo hi'", "BASH_FUNC_echo%%=() { touch PWNED; }"),
+        ("timeout 5 env ${context.v} true", "-Ssh -c 'touch PWNED'"),
+        ("env BASH_ENV=${context.v} bash -c true", "evil.sh"),
+    ],
+)
+def test_a_value_env_reads_as_an_option_or_a_variable_is_refused(
+    tmp_path: Path, action: str, value: str
+) -> None:
+    (tmp_path / "evil.sh").write_text("touch PWNED\n", encoding="utf-8")
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, value)
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
