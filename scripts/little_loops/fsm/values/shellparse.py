@@ -180,7 +180,7 @@ def _evaluated(chain: list[Node], start: int) -> str:
     reads the text of a variable as code; "" when none does."""
     for inner, node in zip(chain, chain[1:], strict=False):
         kind = node.type
-        if _arith_statement(node):
+        if _arith_statement(node) or _misread_arithmetic(node):
             return ARITH
         if kind == "expansion":
             found = _in_expansion(node, inner)
@@ -248,6 +248,12 @@ def _shell_output(node: Node) -> bool:
 def _any_shell(node: Node) -> bool:
     """True when a command anywhere under *node* is a shell that may read its input."""
     return any(runs_stdin(c) or _any_shell(c) for c in node.children)
+
+
+def _misread_arithmetic(node: Node) -> bool:
+    """`$((...))` that tree-sitter reads as `$( (...) )` (in a here-document's text):
+    bash reads it as arithmetic."""
+    return node.type == "command_substitution" and (node.text or b"").startswith(b"$((")
 
 
 def _in_test(chain: list[Node]) -> bool:

@@ -387,3 +387,14 @@ def test_a_value_env_reads_as_an_option_or_a_variable_is_refused(
         assert proc.returncode != 0
         assert "not allowed" in proc.stdout + proc.stderr
     assert pwned(tmp_path) == []
+
+
+def test_arithmetic_in_a_here_document_takes_integers_only(tmp_path: Path) -> None:
+    # tree-sitter reads `$((` at the start of a here-document line as `$( (`.
+    action = "cat > out <<EOF\n$((\n${context.v} + 1))\nEOF"
+    proc = ll_loop(tmp_path, "run", action, SUBSCRIPT)
+    assert "is not an integer, in bash arithmetic" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    proc = ll_loop(tmp_path, "run", action, "41")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == "42\n"
