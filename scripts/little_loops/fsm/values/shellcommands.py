@@ -31,6 +31,10 @@ _SPLIT = re.compile(r"-[^-]*S|--s")
 _ENV_OPTION_VALUES = {"-u", "-C", "-a", "--unset", "--chdir", "--argv0"}
 _SHELL_OPTION_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
+# Statements made of statements: each inside reads the input the whole one is given.
+_COMPOUND = {"subshell", "compound_statement", "if_statement", "elif_clause", "else_clause"}
+_COMPOUND |= {"while_statement", "for_statement", "c_style_for_statement", "do_group"}
+_COMPOUND |= {"case_statement", "case_item", "list", "pipeline", "negated_command"}
 ARITH = "arith"  # (shellparse.ARITH) an integer is pasted as digits, else refused
 RUNS = "in the arguments of {name}, which bash reads as code"
 
@@ -215,6 +219,8 @@ def runs_stdin(command: Node) -> bool:
     if command.type == "redirected_statement":
         body = command.child_by_field_name("body")
         return body is not None and runs_stdin(body)
+    if command.type in _COMPOUND:  # `| { bash; }`, `| while read l; do eval "$l"; done`
+        return any(runs_stdin(child) for child in command.children)
     if command.type != "command":
         return False
     words = [c for c in command.children if c.type != "variable_assignment"]

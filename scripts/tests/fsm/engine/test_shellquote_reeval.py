@@ -398,3 +398,26 @@ def test_arithmetic_in_a_here_document_takes_integers_only(tmp_path: Path) -> No
     proc = ll_loop(tmp_path, "run", action, "41")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "out").read_text() == "42\n"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        'echo "${context.v}" | { bash; }',
+        'echo "${context.v}" | ( bash )',
+        'echo "${context.v}" | if true; then bash; fi',
+        'echo "${context.v}" | while read -r l; do eval "$l"; done',
+    ],
+)
+def test_a_shell_inside_a_compound_command_of_a_pipeline_is_seen(
+    tmp_path: Path, action: str
+) -> None:
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, "touch PWNED")
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    data = 'echo "${context.v}" | while read -r l; do printf %s "$l"; done > out'
+    proc = ll_loop(tmp_path, "run", data, "touch PWNED")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == "touch PWNED"
