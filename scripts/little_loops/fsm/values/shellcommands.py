@@ -35,6 +35,7 @@ _SHELL_OPTION_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 _COMPOUND = {"subshell", "compound_statement", "if_statement", "elif_clause", "else_clause"}
 _COMPOUND |= {"while_statement", "for_statement", "c_style_for_statement", "do_group"}
 _COMPOUND |= {"case_statement", "case_item", "list", "pipeline", "negated_command"}
+_STDIN_FILES = {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
 ARITH = "arith"  # (shellparse.ARITH) an integer is pasted as digits, else refused
 RUNS = "in the arguments of {name}, which bash reads as code"
 
@@ -233,13 +234,34 @@ def runs_stdin(command: Node) -> bool:
         if name in ("eval", "source", "."):
             return index == 0 or name != "."  # what it runs may read its input as code
         if name in SHELLS:
-            rest = [_text(w) for w in words[index + 1 :]]
-            options = [r for r in rest if r.startswith(("-", "+"))]
-            script = len(options) < len(rest) and not any("c" in o or "s" in o for o in options)
-            return not script  # `bash -c '...'` may read its input as code too
+            return _shell_reads_stdin(words[index + 1 :])
         if index == 0 and name not in WRAPPERS:
             return False
     return False
+
+
+def _shell_reads_stdin(rest: list[Node]) -> bool:
+    """True unless a shell's arguments *rest* name a script file other than its input
+    (`bash -O extglob script`: `extglob` is the option's value; `bash /dev/stdin` reads it);
+    `bash -c '...'` or `-s` may read its input as code too."""
+    index = 0
+    while index < len(rest):
+        text = _text(rest[index])
+        if text in _SHELL_OPTION_VALUES:
+            index += 2
+        elif text == "--":
+            index += 1
+            break
+        elif text.startswith(("-", "+")):
+            if "c" in text or "s" in text:
+                return True
+            index += 1
+        else:
+            break
+    if index >= len(rest):
+        return True
+    script = _literal(rest[index])
+    return script is None or script in _STDIN_FILES
 
 
 def feeds_shell(redirect: Node) -> bool:

@@ -23,6 +23,7 @@ WORD, DOUBLE, SINGLE, ANSI, HEREDOC = "word", "double", "single", "ansi", "hered
 HEREDOC_QUOTED, COMMENT, ARITH = "heredoc-quoted", "comment", "arith"
 
 UNKNOWN = "where ll-loop cannot tell how bash reads it"
+ON_A_DESCRIPTOR = "in a script with a coproc or exec N> >(shell), whose input may run it"
 # Nodes whose text bash evaluates as arithmetic.
 ARITH_NODES = {"arithmetic_expansion", "c_style_for_statement", "subscript"}
 # Nodes a value may sit in as data (its own text is never read as code there).
@@ -71,7 +72,23 @@ def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
     root = _parser().parse(script).root_node
     if root.has_error:  # bash may read a broken part differently from any guess
         return [Placement(refused=UNKNOWN) for _ in spans]
+    if _shell_on_a_descriptor(root):
+        return [Placement(refused=ON_A_DESCRIPTOR) for _ in spans]
     return [_place(root, start, end) for start, end in spans]
+
+
+def _shell_on_a_descriptor(root: Node) -> bool:
+    """True when the script keeps a shell's input open for its later commands to write
+    to: `coproc ...` (its `>&${COPROC[1]}`) or `exec N> >(bash)`."""
+    for node in _nodes(root):
+        name = _text(node.child_by_field_name("name")) if node.type == "command" else ""
+        if name == "coproc":
+            return True
+        body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
+        opened = body is not None and _text(body.child_by_field_name("name")) == "exec"
+        if opened and _shell_output(node):
+            return True
+    return False
 
 
 def _place(root: Node, start: int, end: int, follow: int = 4) -> Placement:

@@ -421,3 +421,24 @@ def test_a_shell_inside_a_compound_command_of_a_pipeline_is_seen(
     proc = ll_loop(tmp_path, "run", data, "touch PWNED")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "out").read_text() == "touch PWNED"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "echo ${context.v} | bash /dev/stdin",
+        "bash /dev/stdin <<< ${context.v}",
+        "echo ${context.v} | bash -O extglob",  # extglob is -O's value, not a script file
+        "echo ${context.v} | bash -o errexit",
+        "exec 3> >(bash); echo ${context.v} >&3; exec 3>&-; sleep 1",
+    ],
+)
+def test_a_shell_reading_the_value_from_its_input_is_seen(tmp_path: Path, action: str) -> None:
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, "touch PWNED")
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    proc = ll_loop(tmp_path, "run", "printf %s ${context.v} | bash -O extglob script > out", CODE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == CODE
