@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
+from little_loops.fsm.values.shellcalls import calls, nodes
 from little_loops.fsm.values.shellcommands import (
     command_problem,
     feeds_shell,
@@ -43,7 +44,6 @@ _DATA = {
 # Operators of `${name OP word}` whose word is data (a default, a pattern, a replacement).
 _DATA_OPERATORS = {":-", "-", ":=", "=", ":+", "+", ":?", "?", "#", "##", "%", "%%"}
 _DATA_OPERATORS |= {"/", "//", "/#", "/%", "^", "^^", ",", ",,", "@"}
-_NAMES = {"variable_name", "special_variable_name"}
 _ARITH_TESTS = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"}
 
 
@@ -80,7 +80,7 @@ def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
 def _shell_on_a_descriptor(root: Node) -> bool:
     """True when the script keeps a shell's input open for its later commands to write
     to: `coproc ...` (its `>&${COPROC[1]}`) or `exec N> >(bash)`."""
-    for node in _nodes(root):
+    for node in nodes(root):
         name = _text(node.child_by_field_name("name")) if node.type == "command" else ""
         if name == "coproc":
             return True
@@ -95,7 +95,7 @@ def _place(root: Node, start: int, end: int, follow: int = 4) -> Placement:
     """Where the bytes *start*..*end* land; an argument of an alias or a function the script
     defines is placed where the alias or the function puts it (*follow* calls deep)."""
     placed = _where(root, start, end)
-    called = _called(root, start, follow) if follow and not placed.refused else ""
+    called = calls(root, start, follow, _place) if follow and not placed.refused else ""
     return Placement(refused=called) if called else placed
 
 
@@ -119,67 +119,6 @@ def _where(root: Node, start: int, end: int) -> Placement:
     if placed.words and (node.start_byte, node.end_byte) != (start, end):
         return replace(placed, words=False)  # part of a word: `a${words:...}` is one word
     return placed
-
-
-def _called(root: Node, start: int, follow: int) -> str:
-    """Why the argument at *start* of a command named by an alias or a function that the
-    script defines would run ("" when it stays data)."""
-    node = root.descendant_for_byte_range(start, start)
-    while node is not None and node.type != "command":
-        node = node.parent
-    named = None if node is None else node.child_by_field_name("name")
-    if node is None or named is None or named.start_byte <= start < named.end_byte:
-        return ""
-    if any(
-        c.type == "variable_assignment" and c.start_byte <= start < c.end_byte
-        for c in node.children
-    ):
-        return ""  # `V=${...} f`: an environment variable
-    name = _text(named)
-    if name in _aliases(root):
-        return f"in the arguments of alias {name}, which ll-loop cannot follow"
-    for body in _functions(root, name):
-        for spot in _positional(body):
-            where = _place(root, spot.start_byte, spot.end_byte, follow - 1)
-            if where.refused or where.form == ARITH:
-                why = where.refused or "in bash arithmetic"
-                return f"as an argument of function {name}, which puts it {why}"
-    return ""
-
-
-def _nodes(root: Node) -> list[Node]:
-    found, pending = [], [root]
-    while pending:
-        node = pending.pop()
-        pending += node.children
-        found.append(node)
-    return found
-
-
-def _aliases(root: Node) -> set[str]:
-    """The names of the aliases the script defines."""
-    commands = [n for n in _nodes(root) if n.type == "command"]
-    defining = [n for n in commands if _text(n.child_by_field_name("name")) == "alias"]
-    words = [w for n in defining for w in n.children[1:]]
-    return {re.sub(r"""['"\\]""", "", _text(w)).split("=", 1)[0] for w in words}
-
-
-def _functions(root: Node, name: str) -> list[Node]:
-    """The bodies of the functions named *name* the script defines."""
-    defined = [n for n in _nodes(root) if n.type == "function_definition"]
-    named = [n for n in defined if _text(n.child_by_field_name("name")) == name]
-    return [b for n in named if (b := n.child_by_field_name("body")) is not None]
-
-
-def _positional(body: Node) -> list[Node]:
-    """The expansions of `$1`..., `$@`, `$*` (also `${...}` forms) in a function's body."""
-    found = []
-    for node in _nodes(body):
-        if node.type in ("simple_expansion", "expansion"):
-            names = [c for c in node.children if c.type in _NAMES]
-            if names and re.fullmatch(r"[0-9@*]+", _text(names[0])):
-                found.append(node)
-    return found
 
 
 def _text(node: Node | None) -> str:

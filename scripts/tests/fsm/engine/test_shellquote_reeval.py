@@ -442,3 +442,22 @@ def test_a_shell_reading_the_value_from_its_input_is_seen(tmp_path: Path, action
     proc = ll_loop(tmp_path, "run", "printf %s ${context.v} | bash -O extglob script > out", CODE)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "out").read_text() == CODE
+
+
+@pytest.mark.parametrize(
+    ("action", "value"),
+    [
+        ("bash -c 'eval \"$1\"' _ ${context.v}", "touch PWNED"),
+        ("V=${context.v} bash -c 'eval \"$V\"'", "touch PWNED"),
+        ("bash -c 'echo $(( $1 ))' _ ${context.v}", SUBSCRIPT),
+        ("find . -maxdepth 0 -exec sh -c 'eval \"$1\"' _ ${context.v} \\;", "touch PWNED"),
+    ],
+)
+def test_the_script_of_sh_c_is_read_for_what_it_does_with_the_value(
+    tmp_path: Path, action: str, value: str
+) -> None:
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, value)
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []

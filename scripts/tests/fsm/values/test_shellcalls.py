@@ -1,0 +1,38 @@
+"""A value handed to an alias, a function or a `sh -c` script is placed where they put it."""
+
+from __future__ import annotations
+
+import pytest
+
+from little_loops.fsm.values.shellquote import unquotable
+
+
+@pytest.mark.parametrize(
+    ("template", "why"),
+    [
+        ("alias e=eval\ne ${context.v}", "in the arguments of alias e"),
+        ('f() { eval "$@"; }; f ${context.v}', "as an argument of function f"),
+        ('f() { g "$1"; }; g() { eval "$1"; }; f ${context.v}', "function g"),
+        ("bash -c 'eval \"$1\"' _ ${context.v}", "as an argument of the script bash -c runs"),
+        ("V=${context.v} bash -c 'eval \"$V\"'", "in the arguments of eval"),
+        ("env V=${context.v} sh -c 'x=$(( $V ))'", "in bash arithmetic"),
+    ],
+)
+def test_followed_into_code(template: str, why: str) -> None:
+    problems = unquotable(template)
+    assert len(problems) == 1
+    assert why in problems[0]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        'f() { printf %s "$1"; }; f ${context.v}',
+        'f() { f "$@"; }; f ${context.v}',  # recursion ends
+        "V=${context.v} bash -c 'echo \"$V\"'",
+        'bash -c \'printf %s "$2"; eval "$1"\' _ a ${context.v}',  # eval reads $1 only
+        'alias ll="ls -l"; echo ${context.v}',
+    ],
+)
+def test_data_stays_data(template: str) -> None:
+    assert unquotable(template) == []
