@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.values.shellcommands import SHELLS
@@ -57,7 +57,7 @@ def calls(root: Node, start: int, follow: int, place: Place) -> str:
     name = _text(named)
     if name in _aliases(root):
         return f"in the arguments of alias {name}, which ll-loop cannot follow"
-    for body in _functions(root, name):
+    for body in _bodies(root).get(name, []):
         why = _used(root, body, {"@", "*", *map(str, range(1, 10))}, follow, place)
         if why:
             return f"as an argument of function {name}, which puts it {why}"
@@ -76,24 +76,49 @@ def _used(root: Node, body: Node, names: set[str], follow: int, place: Place) ->
     return ""
 
 
-def _aliases(root: Node) -> set[str]:
-    """The names of the aliases the script defines."""
+@lru_cache(maxsize=64)
+def _aliases(root: Node) -> frozenset[str]:
+    """The names of the aliases the script defines (read once per script: a node is kept
+    with its tree, so a cached one is never another's)."""
     commands = [n for n in nodes(root) if n.type == "command"]
     defining = [n for n in commands if _text(n.child_by_field_name("name")) == "alias"]
     words = [w for n in defining for w in n.children[1:]]
-    return {re.sub(r"""['"\\]""", "", _text(w)).split("=", 1)[0] for w in words}
+    return frozenset(re.sub(r"""['"\\]""", "", _text(w)).split("=", 1)[0] for w in words)
 
 
-def _functions(root: Node, name: str) -> list[Node]:
-    """The bodies of the functions named *name* the script defines."""
-    defined = [n for n in nodes(root) if n.type == "function_definition"]
-    named = [n for n in defined if _text(n.child_by_field_name("name")) == name]
-    return [b for n in named if (b := n.child_by_field_name("body")) is not None]
+@lru_cache(maxsize=64)
+def _bodies(root: Node) -> dict[str, list[Node]]:
+    """The bodies of the functions the script defines, by name."""
+    found: dict[str, list[Node]] = {}
+    for node in nodes(root):
+        body = node.child_by_field_name("body") if node.type == "function_definition" else None
+        if body is not None:
+            found.setdefault(_text(node.child_by_field_name("name")), []).append(body)
+    return found
 
 
 def _script_argument(command: Node, start: int, follow: int, place: Place) -> str:
     """Why the value at *start* would run in the script of a `sh -c SCRIPT` it is handed
     to: after the script (`$1` ...), or in a variable set for it (`V=... sh -c`)."""
+    found = _shell_script(command)
+    if found is None:
+        return ""
+    words, shell, script = found
+    names = _names(command, list(words), start, shell, script)
+    text = _literal_script(words[script])
+    if not names or text is None:
+        return ""
+    sub = _parsed(text)
+    if sub.has_error:
+        return f"as an argument of the script {_text(words[shell])} -c runs, unreadable"
+    why = _used(sub, sub, names, follow, place)
+    return f"as an argument of the script {_text(words[shell])} -c runs, {why}" if why else ""
+
+
+@lru_cache(maxsize=256)
+def _shell_script(command: Node) -> tuple[tuple[Node, ...], int, int] | None:
+    """A command's words, where they name a shell and where its `-c` script is (once per
+    command, not once per value); None when it runs no `sh -c`."""
     words = [c for c in command.children if c.type not in ("variable_assignment", "comment")]
     words = [w for w in words if "redirect" not in w.type]
     shell = next((i for i, w in enumerate(words) if _text(w).rsplit("/", 1)[-1] in SHELLS), -1)
@@ -102,16 +127,13 @@ def _script_argument(command: Node, start: int, follow: int, place: Place) -> st
         script += 1
     options = "".join(_text(w) for w in words[shell + 1 : script] if not _text(w).startswith("--"))
     if shell < 0 or script >= len(words) or "c" not in options:
-        return ""
-    names = _names(command, words, start, shell, script)
-    text = _literal_script(words[script])
-    if not names or text is None:
-        return ""
-    sub = _parser().parse(text.encode()).root_node
-    if sub.has_error:
-        return f"as an argument of the script {_text(words[shell])} -c runs, unreadable"
-    why = _used(sub, sub, names, follow, place)
-    return f"as an argument of the script {_text(words[shell])} -c runs, {why}" if why else ""
+        return None
+    return tuple(words), shell, script
+
+
+@lru_cache(maxsize=64)
+def _parsed(script: str) -> Node:
+    return _parser().parse(script.encode()).root_node
 
 
 def _names(command: Node, words: list[Node], start: int, shell: int, script: int) -> set[str]:

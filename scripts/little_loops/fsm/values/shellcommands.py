@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -138,14 +139,19 @@ def _env_problem(words: list[Node], head: int, position: int) -> str:
 def _hidden_shell(words: list[Node], position: int) -> str:
     """Why the word at *position* is the script of a shell's `-c` named by a later word of
     a command ll-loop does not know (`setpriv sh -c ...`, `docker run img sh -c ...`)."""
-    for index in range(1, position):
-        literal = _literal(words[index])
-        name = _name(literal or "")
-        if name in SHELLS:
+    for index in _shells_named(tuple(words)):
+        name = _name(_literal(words[index]) or "")
+        if 0 < index < position:
             problem = _shell_arguments(words, index, position, name)
             if problem == f"as the script {name} runs":
                 return problem
     return ""
+
+
+@lru_cache(maxsize=256)
+def _shells_named(words: tuple[Node, ...]) -> tuple[int, ...]:
+    """Where a command's *words* name a shell (once per command, not once per value)."""
+    return tuple(i for i, w in enumerate(words) if _name(_literal(w) or "") in SHELLS)
 
 
 def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.values.shellcalls import calls, nodes
@@ -190,6 +190,7 @@ def _reads(redirect: Node, start: int) -> bool:
     )
 
 
+@lru_cache(maxsize=4096)
 def _shell_output(node: Node) -> bool:
     """True when some `>(...)` under *node* runs a shell that reads its input."""
     for child in node.children:
