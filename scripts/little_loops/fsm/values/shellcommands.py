@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish", "csh", "tcsh"}
+# (`busybox` is a wrapper: `busybox sh -c ...` names the shell after it.)
+SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"}
 SHELLS |= {"yash", "posh", "rbash", "oksh", "pdksh", "loksh"}
 # Their arguments are code (or name a file or variables whose contents bash evaluates).
 CODE = {"eval", "source", ".", "trap", "coproc", "alias", "bind", "enable", "fc"}
@@ -24,8 +27,16 @@ DECLARE = {"declare", "typeset", "local", "export", "readonly"}
 CODE_VARIABLES = {"BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"}
 CODE_VARIABLES |= {"SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
 CODE_VARIABLES |= {"IFS", "PATH", "BASH_LOADABLES_PATH", "EXECIGNORE", "GLOBIGNORE"}
+# env's option that splits its value into a command line and runs it: -S, -iS, --split-string.
+_SPLIT = re.compile(r"-[^-]*S|--s")
+_ENV_OPTION_VALUES = {"-u", "-C", "-a", "--unset", "--chdir", "--argv0"}
 _SHELL_OPTION_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
+# Statements made of statements: each inside reads the input the whole one is given.
+_COMPOUND = {"subshell", "compound_statement", "if_statement", "elif_clause", "else_clause"}
+_COMPOUND |= {"while_statement", "for_statement", "c_style_for_statement", "do_group"}
+_COMPOUND |= {"case_statement", "case_item", "list", "pipeline", "negated_command"}
+_STDIN_FILES = {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
 ARITH = "arith"  # (shellparse.ARITH) an integer is pasted as digits, else refused
 RUNS = "in the arguments of {name}, which bash reads as code"
 
@@ -102,12 +113,8 @@ def command_problem(command: Node, inner: Node, start: int) -> str:
     variable = _text(words[position]).split("=", 1)[0]
     if "=" in _text(words[position]) and _code_variable(variable):
         # `env PS4=... bash -x`, `time -p ! PS4=...`: an assignment all the same
-        return f"as the value of {variable}, which bash or the programs it starts read as code"
+        return _code_variable(variable)
     return _words_problem(words, position, start)
-
-
-def _code_variable(name: str) -> bool:
-    return name in CODE_VARIABLES or name.startswith("BASH_FUNC_")
 
 
 def _words_problem(words: list[Any], position: int, start: int) -> str:
@@ -131,8 +138,11 @@ def _words_problem(words: list[Any], position: int, start: int) -> str:
             return "as printf -v's variable name, whose subscript bash evaluates"
         if name in ("test", "[") and any(_text(w) == "-v" for w in words[head:]):
             return "as the name a -v test reads (bash evaluates its subscript)"
+        problem = _env_problem(words, head, position) if name == "env" else ""
+        if problem:
+            return problem
         if name not in WRAPPERS and head == 0:
-            return _shell_later(words, position)
+            return _hidden_shell(words, position)
         head += 1  # a wrapper: any later word may name the command it runs
     if split_by_bash(words[position], start):
         return SPLIT  # `env X=$(echo ${...})`: its words would be what the wrapper runs
@@ -156,21 +166,47 @@ def split_by_bash(word: Any, start: int) -> bool:
     return False
 
 
-def _shell_later(words: list[Any], position: int) -> str:
-    """A command not known as a wrapper may still be one (`setpriv bash -c ...`): a shell
-    named by a later word with a `-c` option between it and the value, or eval, runs it."""
-    for head in range(1, position):
-        name = _name(_literal(words[head]) or "")
-        if name == "eval":
-            return RUNS.format(name=name)
-        if name in SHELLS:
-            options = [_text(w) for w in words[head + 1 : position]]
-            if any(o.startswith("-") and not o.startswith("--") and "c" in o for o in options):
-                return _shell_arguments(words, head, position, name)
+def _env_problem(words: list[Node], head: int, position: int) -> str:
+    """Why the word at *position* would run, where env (at *head*) reads it: its options
+    (-S makes the rest a command line) and its NAME=VALUE words come before its command."""
+    index = head + 1
+    while index <= position and index < len(words):
+        text = _text(words[index])
+        if _SPLIT.match(text):
+            return "in the command line env -S (--split-string) splits and runs"
+        if index == position:
+            named = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", text)
+            if named is None:
+                return "before env's command, where env reads it as an option or NAME=VALUE"
+            return _code_variable(named.group(1))
+        if text in _ENV_OPTION_VALUES:
+            index += 2
+        elif text.startswith("-") or "=" in text:
+            index += 1
+        else:
+            return ""  # the command env runs: what follows is its own
     return ""
 
 
-def _shell_arguments(words: list[Any], head: int, position: int, name: str) -> str:
+def _hidden_shell(words: list[Node], position: int) -> str:
+    """Why the word at *position* is the script of a shell's `-c` named by a later word of
+    a command ll-loop does not know (`setpriv sh -c ...`, `docker run img sh -c ...`)."""
+    for index in _shells_named(tuple(words)):
+        name = _name(_literal(words[index]) or "")
+        if 0 < index < position:
+            problem = _shell_arguments(words, index, position, name)
+            if problem == f"as the script {name} runs":
+                return problem
+    return ""
+
+
+@lru_cache(maxsize=256)
+def _shells_named(words: tuple[Node, ...]) -> tuple[int, ...]:
+    """Where a command's *words* name a shell (once per command, not once per value)."""
+    return tuple(i for i, w in enumerate(words) if _name(_literal(w) or "") in SHELLS)
+
+
+def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> str:
     """A shell's script is code (`bash -c SCRIPT`, `bash FILE`); its later arguments are
     data (`bash -c '...' _ ${...}`)."""
     index = head + 1
@@ -209,12 +245,19 @@ def assigned(assignment: Node, start: int) -> str:
         return "in the name of a variable bash assigns (it evaluates subscripts there)"
     name = _text(named)
     if _code_variable(name):
-        return f"as the value of {name}, which bash or the programs it starts read as code"
+        return _code_variable(name)
     value = assignment.child_by_field_name("value")
     if value is not None and value.type == "array" and "[" in _text(value):
         return "in a compound array assignment, whose [subscripts] bash evaluates"
     if "[" in name:
         return ARITH
+    return ""
+
+
+def _code_variable(name: str) -> str:
+    """Why a value assigned to the variable *name* would run ("" for most names)."""
+    if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
+        return f"as the value of {name}, which bash or the programs it starts read as code"
     return ""
 
 
@@ -235,11 +278,10 @@ def runs_stdin(command: Node) -> bool:
     if command.type == "redirected_statement":
         body = command.child_by_field_name("body")
         return body is not None and runs_stdin(body)
-    if command.type in ("list", "pipeline", "negated_command"):
-        # `a && bash <<EOF`: tree-sitter hangs the here-document on the whole list; it is
-        # the input of the last command.
-        last = command.named_children[-1] if command.named_children else None
-        return last is not None and runs_stdin(last)
+    if command.type in ("list", "pipeline", "negated_command") or command.type in _COMPOUND:
+        # `a && bash <<EOF` (tree-sitter hangs the here-document on the whole list),
+        # `| { bash; }`, `| while read l; do eval "$l"; done`
+        return any(runs_stdin(child) for child in command.named_children)
     if command.type != "command":
         return False
     words = _words(command)
@@ -251,13 +293,34 @@ def runs_stdin(command: Node) -> bool:
         if name in ("eval", "source", "."):
             return index == 0 or name != "."  # what it runs may read its input as code
         if name in SHELLS:
-            rest = [_text(w) for w in words[index + 1 :]]
-            options = [r for r in rest if r.startswith(("-", "+"))]
-            script = len(options) < len(rest) and not any("c" in o or "s" in o for o in options)
-            return not script  # `bash -c '...'` may read its input as code too
+            return _shell_reads_stdin(words[index + 1 :])
         if index == 0 and name not in WRAPPERS | _BEFORE_COMMAND:
             return False
     return False
+
+
+def _shell_reads_stdin(rest: list[Node]) -> bool:
+    """True unless a shell's arguments *rest* name a script file other than its input
+    (`bash -O extglob script`: `extglob` is the option's value; `bash /dev/stdin` reads it);
+    `bash -c '...'` or `-s` may read its input as code too."""
+    index = 0
+    while index < len(rest):
+        text = _text(rest[index])
+        if text in _SHELL_OPTION_VALUES:
+            index += 2
+        elif text == "--":
+            index += 1
+            break
+        elif text.startswith(("-", "+")):
+            if "c" in text or "s" in text:
+                return True
+            index += 1
+        else:
+            break
+    if index >= len(rest):
+        return True
+    script = _literal(rest[index])
+    return script is None or script in _STDIN_FILES
 
 
 def feeds_shell(redirect: Node) -> bool:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
+from little_loops.fsm.values.shellcalls import calls, nodes
 from little_loops.fsm.values.shellcommands import (
     assigned,
     command_problem,
@@ -24,6 +25,7 @@ WORD, DOUBLE, SINGLE, ANSI, HEREDOC = "word", "double", "single", "ansi", "hered
 HEREDOC_QUOTED, COMMENT, ARITH = "heredoc-quoted", "comment", "arith"
 
 UNKNOWN = "where ll-loop cannot tell how bash reads it"
+ON_A_DESCRIPTOR = "in a script with a coproc or exec N> >(shell), whose input may run it"
 # Nodes whose text bash evaluates as arithmetic.
 ARITH_NODES = {"arithmetic_expansion", "c_style_for_statement", "subscript"}
 # Nodes a value may sit in as data (its own text is never read as code there).
@@ -71,6 +73,8 @@ def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
     root = _parser().parse(script).root_node
     if root.has_error or _misread(root):  # bash may read it differently from any guess
         return [Placement(refused=UNKNOWN) for _ in spans]
+    if _shell_on_a_descriptor(root):
+        return [Placement(refused=ON_A_DESCRIPTOR) for _ in spans]
     return [_place(root, start, end) for start, end in spans]
 
 
@@ -94,7 +98,29 @@ _NO_WORDS = {"raw_string", "string", "ansi_c_string", "heredoc_body", "comment",
 _NO_WORDS |= {"translated_string", "string_content", "heredoc_content"}
 
 
-def _place(root: Node, start: int, end: int) -> Placement:
+def _shell_on_a_descriptor(root: Node) -> bool:
+    """True when the script keeps a shell's input open for its later commands to write
+    to: `coproc ...` (its `>&${COPROC[1]}`) or `exec N> >(bash)`."""
+    for node in nodes(root):
+        name = _text(node.child_by_field_name("name")) if node.type == "command" else ""
+        if name == "coproc":
+            return True
+        body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
+        opened = body is not None and _text(body.child_by_field_name("name")) == "exec"
+        if opened and _shell_output(node):
+            return True
+    return False
+
+
+def _place(root: Node, start: int, end: int, follow: int = 4) -> Placement:
+    """Where the bytes *start*..*end* land; an argument of an alias or a function the script
+    defines is placed where the alias or the function puts it (*follow* calls deep)."""
+    placed = _where(root, start, end)
+    called = calls(root, start, follow, _place) if follow and not placed.refused else ""
+    return Placement(refused=called) if called else placed
+
+
+def _where(root: Node, start: int, end: int) -> Placement:
     node = root.descendant_for_byte_range(start, end)
     if node is None:
         return Placement(refused=UNKNOWN)
@@ -107,13 +133,17 @@ def _place(root: Node, start: int, end: int) -> Placement:
             return Placement(refused=UNKNOWN)
         chain.append(walk)
         walk = walk.parent
-    evaluated = _evaluated(chain, start)
+    evaluated = _evaluated(chain, start) or _fed_to_shell(chain, start)
     if evaluated:
         return Placement(form=ARITH) if evaluated == ARITH else Placement(refused=evaluated)
     placed = _form(chain)
     if placed.words and (node.start_byte, node.end_byte) != (start, end):
         return replace(placed, words=False)  # part of a word: `a${words:...}` is one word
     return placed
+
+
+def _text(node: Node | None) -> str:
+    return "" if node is None or node.text is None else node.text.decode(errors="replace")
 
 
 def _arith_statement(node: Node) -> bool:
@@ -129,7 +159,7 @@ def _evaluated(chain: list[Node], start: int) -> str:
     reads the text of a variable as code; "" when none does."""
     for inner, node in zip(chain, chain[1:], strict=False):
         kind = node.type
-        if _arith_statement(node):
+        if _arith_statement(node) or _misread_arithmetic(node):
             return ARITH
         if kind == "expansion":
             found = _in_expansion(node, inner)
@@ -163,6 +193,51 @@ def _evaluated(chain: list[Node], start: int) -> str:
             if problem:
                 return problem
     return ""
+
+
+def _fed_to_shell(chain: list[Node], start: int) -> str:
+    """Why the value reaches a shell through a process substitution: `bash < <(echo ...)`
+    reads it as its script, and so does `>(bash)` fed by the command's output."""
+    fed = "in the input of a shell that reads it as its script"
+    for inner, node in zip(chain, chain[1:], strict=False):
+        if node.type == "redirected_statement" and inner.type == "file_redirect":
+            body = node.child_by_field_name("body")
+            if body is not None and runs_stdin(body) and _reads(inner, start):
+                return fed
+        if node.type in ("command", "redirected_statement", "pipeline") and _shell_output(node):
+            return fed
+    return ""
+
+
+def _reads(redirect: Node, start: int) -> bool:
+    """True when *redirect* is `< <(...)` and the value at *start* is inside it."""
+    return any(c.type == "<" for c in redirect.children) and any(
+        c.type == "process_substitution" and c.start_byte <= start < c.end_byte
+        for c in redirect.children
+    )
+
+
+@lru_cache(maxsize=4096)
+def _shell_output(node: Node) -> bool:
+    """True when some `>(...)` under *node* runs a shell that reads its input."""
+    for child in node.children:
+        if child.type == "process_substitution" and child.children[0].type == ">(":
+            if _any_shell(child):
+                return True
+        elif child.type != "command_substitution" and _shell_output(child):
+            return True
+    return False
+
+
+def _any_shell(node: Node) -> bool:
+    """True when a command anywhere under *node* is a shell that may read its input."""
+    return any(runs_stdin(c) or _any_shell(c) for c in node.children)
+
+
+def _misread_arithmetic(node: Node) -> bool:
+    """`$((...))` that tree-sitter reads as `$( (...) )` (in a here-document's text):
+    bash reads it as arithmetic."""
+    return node.type == "command_substitution" and (node.text or b"").startswith(b"$((")
 
 
 def _in_test(chain: list[Node]) -> bool:

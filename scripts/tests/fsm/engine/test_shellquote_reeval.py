@@ -283,3 +283,181 @@ def test_misread_templates_never_run_the_value(tmp_path: Path, action: str) -> N
             assert "touch PWNED" in (tmp_path / "out").read_text()
         else:
             assert "not allowed" in proc.stdout + proc.stderr or "error" in proc.stdout
+
+
+# Found by the hostile review of issue 29: each ran its value as code through a real
+# `ll-loop run` while `validate` said ok.
+HIDDEN_SHELLS = [
+    ("env -S ${context.v}", "sh -c 'touch PWNED'"),
+    ('env -S"${context.v}"', "sh -c 'touch PWNED'"),
+    ("env --split-string=${context.v}", "sh -c 'touch PWNED'"),
+    ("timeout -k 1 5 env -iS ${context.v}", "sh -c 'touch PWNED'"),
+    ("setpriv sh -c ${context.v}", "touch PWNED"),
+    ("bash < <(echo ${context.v})", "touch PWNED"),
+    ("echo ${context.v} | tee >(bash) >/dev/null; wait", "touch PWNED"),
+    ("echo ${context.v} > >(cat | sh); wait", "touch PWNED"),
+]
+
+
+@pytest.mark.parametrize(("action", "value"), HIDDEN_SHELLS)
+def test_shells_behind_env_s_unknown_wrappers_and_process_substitutions(
+    tmp_path: Path, action: str, value: str
+) -> None:
+    proc = ll_loop(tmp_path, "validate", action, value)
+    assert proc.returncode != 0
+    assert "not allowed" in proc.stdout + proc.stderr
+    proc = ll_loop(tmp_path, "run", action, value)
+    assert proc.returncode != 0
+    assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "busybox sh -c ${context.v}",  # busybox names the shell after it
+        "env -u X -S ${context.v}",
+    ],
+)
+def test_validate_refuses_other_hidden_shells(tmp_path: Path, action: str) -> None:
+    proc = ll_loop(tmp_path, "validate", action, "touch PWNED")
+    assert proc.returncode != 0
+    assert "not allowed" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "env FOO=1 printf %s ${context.v} > out",  # -S of the command env runs is its own
+        "echo ${context.v} | tee >(cat > out2) > out; wait",
+        "cat < <(printf %s ${context.v}) > out",
+    ],
+)
+def test_near_forms_stay_data(tmp_path: Path, action: str) -> None:
+    for value in (CODE, "sh -c 'touch PWNED'"):
+        assert ll_loop(tmp_path, "validate", action, value).returncode == 0
+        proc = ll_loop(tmp_path, "run", action, value)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert (tmp_path / "out").read_text().rstrip("\n") == value
+        assert pwned(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "shopt -s expand_aliases\nalias e=eval\ne ${context.v}",
+        "set -o posix\nalias echo=eval\necho ${context.v}",
+        'f() { eval "$@"; }\nf ${context.v}',
+        "f() { x=$(( $1 )); }\nf ${context.v}",
+        'f() { g x "$1"; }\ng() { bash -c "$2"; }\nf ${context.v}',
+    ],
+)
+def test_aliases_and_functions_of_the_script_are_followed(tmp_path: Path, action: str) -> None:
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, "a[$(touch PWNED)]; touch PWNED")
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+
+
+def test_a_function_that_keeps_its_arguments_as_data_still_gets_them(tmp_path: Path) -> None:
+    action = 'f() { printf %s "$1" > out; }\nf ${context.v}'
+    assert ll_loop(tmp_path, "validate", action, CODE).returncode == 0
+    proc = ll_loop(tmp_path, "run", action, CODE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == CODE
+    assert pwned(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("action", "value"),
+    [
+        ("env ${context.v} bash -c 'echo hi'", "BASH_FUNC_echo%%=() { touch PWNED; }"),
+        ("env A=1 ${context.v} bash -c 'echo hi'", "BASH_FUNC_echo%%=() { touch PWNED; }"),
+        ("timeout 5 env ${context.v} true", "-Ssh -c 'touch PWNED'"),
+        ("env BASH_ENV=${context.v} bash -c true", "evil.sh"),
+    ],
+)
+def test_a_value_env_reads_as_an_option_or_a_variable_is_refused(
+    tmp_path: Path, action: str, value: str
+) -> None:
+    (tmp_path / "evil.sh").write_text("touch PWNED\n", encoding="utf-8")
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, value)
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+
+
+def test_arithmetic_in_a_here_document_takes_integers_only(tmp_path: Path) -> None:
+    # tree-sitter reads `$((` at the start of a here-document line as `$( (`.
+    action = "cat > out <<EOF\n$((\n${context.v} + 1))\nEOF"
+    proc = ll_loop(tmp_path, "run", action, SUBSCRIPT)
+    assert "is not an integer, in bash arithmetic" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    proc = ll_loop(tmp_path, "run", action, "41")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == "42\n"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        'echo "${context.v}" | { bash; }',
+        'echo "${context.v}" | ( bash )',
+        'echo "${context.v}" | if true; then bash; fi',
+        'echo "${context.v}" | while read -r l; do eval "$l"; done',
+    ],
+)
+def test_a_shell_inside_a_compound_command_of_a_pipeline_is_seen(
+    tmp_path: Path, action: str
+) -> None:
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, "touch PWNED")
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    data = 'echo "${context.v}" | while read -r l; do printf %s "$l"; done > out'
+    proc = ll_loop(tmp_path, "run", data, "touch PWNED")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == "touch PWNED"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "echo ${context.v} | bash /dev/stdin",
+        "bash /dev/stdin <<< ${context.v}",
+        "echo ${context.v} | bash -O extglob",  # extglob is -O's value, not a script file
+        "echo ${context.v} | bash -o errexit",
+        "exec 3> >(bash); echo ${context.v} >&3; exec 3>&-; sleep 1",
+    ],
+)
+def test_a_shell_reading_the_value_from_its_input_is_seen(tmp_path: Path, action: str) -> None:
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, "touch PWNED")
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []
+    proc = ll_loop(tmp_path, "run", "printf %s ${context.v} | bash -O extglob script > out", CODE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out").read_text() == CODE
+
+
+@pytest.mark.parametrize(
+    ("action", "value"),
+    [
+        ("bash -c 'eval \"$1\"' _ ${context.v}", "touch PWNED"),
+        ("V=${context.v} bash -c 'eval \"$V\"'", "touch PWNED"),
+        ("bash -c 'echo $(( $1 ))' _ ${context.v}", SUBSCRIPT),
+        ("find . -maxdepth 0 -exec sh -c 'eval \"$1\"' _ ${context.v} \\;", "touch PWNED"),
+    ],
+)
+def test_the_script_of_sh_c_is_read_for_what_it_does_with_the_value(
+    tmp_path: Path, action: str, value: str
+) -> None:
+    for command in ("validate", "run"):
+        proc = ll_loop(tmp_path, command, action, value)
+        assert proc.returncode != 0
+        assert "not allowed" in proc.stdout + proc.stderr
+    assert pwned(tmp_path) == []

@@ -32,7 +32,7 @@ from little_loops.fsm.values.shellquote import unquotable
         ("setpriv bash -c ${context.x}", "as the script bash runs"),
         ('xargs sh -c $"${context.x}" < /dev/null', "as the script sh runs"),
         ('echo "$(env -u NOPE bash -c $"${context.x}")"', "as the script bash runs"),
-        ('coproc { bash <<< "${context.x}"; }', "in the input of a shell"),
+        ('coproc { bash <<< "${context.x}"; }', "in a script with a coproc"),
         ("time -p . <(echo ${context.x})", "in the arguments of ."),
         (': "$(echo ")")" && bash <<EOF\necho ${context.x}\nEOF', "a shell reads as its script"),
         ("x=$(env X=$(echo ${context.x}) printenv X)", "splits its output into the command"),

@@ -1,0 +1,158 @@
+"""Follow a value into the code it is handed to: an alias, a function, a `sh -c` script."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
+
+from little_loops.fsm.values.shellcommands import SHELLS
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+# Where a reference at (root, start, end) lands, followed *follow* calls deep: shellparse's
+# placement, handed in (it calls back here).
+Place = Callable[["Node", int, int, int], Any]
+ARITH = "arith"  # (shellparse.ARITH)
+_NAMES = {"variable_name", "special_variable_name"}
+
+
+@cache
+def _parser() -> Parser:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def _text(node: Node | None) -> str:
+    return "" if node is None or node.text is None else node.text.decode(errors="replace")
+
+
+def nodes(root: Node) -> list[Node]:
+    """Every node under *root*, *root* too."""
+    found, pending = [], [root]
+    while pending:
+        node = pending.pop()
+        pending += node.children
+        found.append(node)
+    return found
+
+
+def calls(root: Node, start: int, follow: int, place: Place) -> str:
+    """Why the value at *start*, handed to an alias, a function the script defines or the
+    script of `sh -c`, would run there ("" when it stays data)."""
+    node = root.descendant_for_byte_range(start, start)
+    while node is not None and node.type != "command":
+        node = node.parent
+    named = None if node is None else node.child_by_field_name("name")
+    if node is None or named is None or named.start_byte <= start < named.end_byte:
+        return ""
+    inner = _script_argument(node, start, follow, place)
+    assigned = [c for c in node.children if c.type == "variable_assignment"]
+    if inner or any(c.start_byte <= start < c.end_byte for c in assigned):
+        return inner  # `V=${...} f`: an environment variable
+    name = _text(named)
+    if name in _aliases(root):
+        return f"in the arguments of alias {name}, which ll-loop cannot follow"
+    for body in _bodies(root).get(name, []):
+        why = _used(root, body, {"@", "*", *map(str, range(1, 10))}, follow, place)
+        if why:
+            return f"as an argument of function {name}, which puts it {why}"
+    return ""
+
+
+def _used(root: Node, body: Node, names: set[str], follow: int, place: Place) -> str:
+    """Where the variables *names* land in *body* when one of them is not data there."""
+    for node in nodes(body):
+        if node.type in ("simple_expansion", "expansion"):
+            found = [c for c in node.children if c.type in _NAMES]
+            if found and _text(found[0]) in names:
+                where = place(root, node.start_byte, node.end_byte, follow - 1)
+                if where.refused or where.form == ARITH:
+                    return str(where.refused or "in bash arithmetic")
+    return ""
+
+
+@lru_cache(maxsize=64)
+def _aliases(root: Node) -> frozenset[str]:
+    """The names of the aliases the script defines (read once per script: a node is kept
+    with its tree, so a cached one is never another's)."""
+    commands = [n for n in nodes(root) if n.type == "command"]
+    defining = [n for n in commands if _text(n.child_by_field_name("name")) == "alias"]
+    words = [w for n in defining for w in n.children[1:]]
+    return frozenset(re.sub(r"""['"\\]""", "", _text(w)).split("=", 1)[0] for w in words)
+
+
+@lru_cache(maxsize=64)
+def _bodies(root: Node) -> dict[str, list[Node]]:
+    """The bodies of the functions the script defines, by name."""
+    found: dict[str, list[Node]] = {}
+    for node in nodes(root):
+        body = node.child_by_field_name("body") if node.type == "function_definition" else None
+        if body is not None:
+            found.setdefault(_text(node.child_by_field_name("name")), []).append(body)
+    return found
+
+
+def _script_argument(command: Node, start: int, follow: int, place: Place) -> str:
+    """Why the value at *start* would run in the script of a `sh -c SCRIPT` it is handed
+    to: after the script (`$1` ...), or in a variable set for it (`V=... sh -c`)."""
+    found = _shell_script(command)
+    if found is None:
+        return ""
+    words, shell, script = found
+    names = _names(command, list(words), start, shell, script)
+    text = _literal_script(words[script])
+    if not names or text is None:
+        return ""
+    sub = _parsed(text)
+    if sub.has_error:
+        return f"as an argument of the script {_text(words[shell])} -c runs, unreadable"
+    why = _used(sub, sub, names, follow, place)
+    return f"as an argument of the script {_text(words[shell])} -c runs, {why}" if why else ""
+
+
+@lru_cache(maxsize=256)
+def _shell_script(command: Node) -> tuple[tuple[Node, ...], int, int] | None:
+    """A command's words, where they name a shell and where its `-c` script is (once per
+    command, not once per value); None when it runs no `sh -c`."""
+    words = [c for c in command.children if c.type not in ("variable_assignment", "comment")]
+    words = [w for w in words if "redirect" not in w.type]
+    shell = next((i for i, w in enumerate(words) if _text(w).rsplit("/", 1)[-1] in SHELLS), -1)
+    script = shell + 1
+    while shell >= 0 and script < len(words) and _text(words[script]).startswith(("-", "+")):
+        script += 1
+    options = "".join(_text(w) for w in words[shell + 1 : script] if not _text(w).startswith("--"))
+    if shell < 0 or script >= len(words) or "c" not in options:
+        return None
+    return tuple(words), shell, script
+
+
+@lru_cache(maxsize=64)
+def _parsed(script: str) -> Node:
+    return _parser().parse(script.encode()).root_node
+
+
+def _names(command: Node, words: list[Node], start: int, shell: int, script: int) -> set[str]:
+    """The names the script reads the value at *start* by: `$1`, `$@` ... or `$V`."""
+    for child in command.children:
+        if child.type == "variable_assignment" and child.start_byte <= start < child.end_byte:
+            return {_text(child.child_by_field_name("name"))}
+    position = next((i for i, w in enumerate(words) if w.start_byte <= start < w.end_byte), -1)
+    if position > script:
+        return {str(position - script - 1), "@", "*"}
+    assigned = re.match(r"([A-Za-z_]\w*)=", _text(words[position])) if position >= 0 else None
+    return {assigned.group(1)} if assigned and position < shell else set()
+
+
+def _literal_script(word: Node) -> str | None:
+    """The text of a script written as a plain word or in single quotes, else None."""
+    text = _text(word)
+    if word.type == "raw_string":
+        return text[1:-1]
+    if word.type == "word" and not any(c in text for c in "$`\\'\""):
+        return text
+    return None
