@@ -168,8 +168,8 @@ def _evaluated(chain: list[Node], start: int) -> str:
         elif kind in ("binary_expression", "unary_expression") and _in_test(chain):
             op = node.child_by_field_name("operator")
             text = op.text.decode() if op is not None and op.text is not None else ""
-            if text in _ARITH_TESTS:
-                return ARITH
+            if text in _ARITH_TESTS and _in_double_brackets(chain):
+                return ARITH  # `[ x -gt 2 ]` and `test` read a plain integer; `[[` evaluates
             if text == "-v":
                 return "as the name a -v test reads (bash evaluates its subscript)"
         elif kind == "variable_assignment":  # `PS4=...; set -x`, or inside one's value
@@ -242,6 +242,12 @@ def _misread_arithmetic(node: Node) -> bool:
 
 def _in_test(chain: list[Node]) -> bool:
     return any(node.type == "test_command" for node in chain)
+
+
+def _in_double_brackets(chain: list[Node]) -> bool:
+    """True when the innermost test of *chain* is `[[ ... ]]`."""
+    test = next((node for node in chain if node.type == "test_command"), None)
+    return test is not None and test.child_count > 0 and test.children[0].type == "[["
 
 
 def _in_expansion(node: Node, inner: Node) -> str:

@@ -47,6 +47,8 @@ def place(template: str) -> tuple[str, str]:
         ("echo ${a[X]}", ARITH),
         ("echo ${s:X}", ARITH),
         ("[[ X -gt 1 ]]", ARITH),
+        ('[ "X" -gt 1 ]', DOUBLE),  # `[` and test read a plain integer, never evaluate it
+        ("test X -gt 1", WORD),
         ("let n=X", ARITH),
     ],
 )
