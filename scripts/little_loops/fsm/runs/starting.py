@@ -24,6 +24,7 @@ from typing import Any
 from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.facts.layout import (
     RUN_KEY_SEPARATOR,
+    leftover_temp_files,
     make_running_dir,
     run_files,
     running_dir,
@@ -130,9 +131,24 @@ class Starting:
             made = self.marker if self.made else replace(self.marker, worktree={})
             notes = roll_back(self.key, self.loops_dir, made)
         marker = read_marker(self.key, self.loops_dir)
+        path = run_files(self.key, self.loops_dir).starting
         if marker is not None and marker.pid == self.marker.pid:  # never another's
-            run_files(self.key, self.loops_dir).starting.unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
+        remove_dead_temps(path)
         return notes
+
+
+def remove_dead_temps(path: Path) -> None:
+    """Delete the temp files a killed writer of the marker *path* left (each is named by
+    its writer's pid: one whose process is alive may be being written)."""
+    for leftover in leftover_temp_files(path):
+        try:
+            pid = int(leftover.name.rsplit(".", 2)[-2], 16)
+        except ValueError:
+            continue
+        if not pid_alive(pid):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
 
 
 @contextlib.contextmanager
@@ -184,6 +200,7 @@ def forget_dead_starts(loops_dir: Path, loop_name: str, key: str | None = None) 
                 continue
             notes.append(f"{what}: {'; '.join(done)}" if done else what)
         path.unlink(missing_ok=True)
+        remove_dead_temps(path)
     return notes
 
 

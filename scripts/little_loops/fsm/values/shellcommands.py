@@ -28,7 +28,7 @@ CODE_VARIABLES = {"BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_
 CODE_VARIABLES |= {"SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
 CODE_VARIABLES |= {"IFS", "PATH", "BASH_LOADABLES_PATH", "EXECIGNORE", "GLOBIGNORE"}
 # env's option that splits its value into a command line and runs it: -S, -iS, --split-string.
-_SPLIT = re.compile(r"-[^-]*S|--s")
+_SPLIT = r"-[^-]*S|--s"
 _ENV_OPTION_VALUES = {"-u", "-C", "-a", "--unset", "--chdir", "--argv0"}
 _SHELL_OPTION_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
@@ -172,7 +172,7 @@ def _env_problem(words: list[Node], head: int, position: int) -> str:
     index = head + 1
     while index <= position and index < len(words):
         text = _text(words[index])
-        if _SPLIT.match(text):
+        if re.match(_SPLIT, text):
             return "in the command line env -S (--split-string) splits and runs"
         if index == position:
             named = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", text)

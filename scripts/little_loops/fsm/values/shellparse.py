@@ -85,7 +85,7 @@ def _misread(root: Node) -> bool:
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.type == "word" and node.text is not None and _BLANK.search(node.text):
+        if node.type == "word" and node.text is not None and re.search(_BLANK, node.text):
             return True
         if node.type not in _NO_WORDS:
             stack.extend(node.children)
@@ -93,7 +93,7 @@ def _misread(root: Node) -> bool:
 
 
 # A blank or newline not escaped by a backslash; nodes whose words may hold such text.
-_BLANK = re.compile(rb"(?<!\\)[ \t\n]")
+_BLANK = rb"(?<!\\)[ \t\n]"
 _NO_WORDS = {"raw_string", "string", "ansi_c_string", "heredoc_body", "comment", "regex"}
 _NO_WORDS |= {"translated_string", "string_content", "heredoc_content"}
 

@@ -87,3 +87,17 @@ def test_a_start_up_that_died_before_its_first_event_is_rolled_back(tmp_path: Pa
     assert live.starting.exists()  # its process still starts it
     assert not started.starting.exists()  # it got going: its files are its record
     assert started.events.exists()
+
+
+def test_a_marker_save_cut_short_by_a_kill_leaves_no_temp_file(tmp_path: Path) -> None:
+    from little_loops.fsm.facts.layout import temp_file
+
+    path = run_files("fix", tmp_path).starting
+    claim = Starting("fix", tmp_path, RESUME)
+    killed = temp_file(path, dead_pid())  # what a process killed inside write_atomic left
+    killed.write_text("{")
+    writing = temp_file(path, os.getpid())  # a save in progress (this process is alive)
+    writing.write_text("{")
+    claim.close()
+    assert not killed.exists()
+    assert writing.exists()
