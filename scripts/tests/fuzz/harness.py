@@ -19,7 +19,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import yaml
 from fuzz import bashgen
-from support.slowdown import scaled
+from support.llproc import ll_loop
 
 CORPUS = Path(__file__).with_name("corpus.txt")
 END = "LLFUZZ-END"
@@ -170,24 +169,11 @@ def loop_document(name: str, states: list[tuple[str, str, str]]) -> dict[str, ob
     }
 
 
-def _ll_loop(root: Path, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "little_loops.cli", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=scaled(600),
-        env=env,
-        check=False,
-    )
-
-
 def _refused_by_validate(
     root: Path, path: Path, env: dict[str, str], known: set[str]
 ) -> set[str] | str:
     """The states `ll-loop validate` finds errors in; a message when an error names none."""
-    done = _ll_loop(root, ["validate", "--json", str(path)], env)
+    done = ll_loop(root, "validate", "--json", str(path), timeout=600, env=env)
     try:
         report = json.loads(done.stdout)
     except ValueError:
@@ -235,7 +221,7 @@ def run_batch(root: Path, batch: Batch, tally: Tally) -> None:
         if batch.by_set:
             args += ["--set", f"v={batch.v}"]
         tally.runs += 1
-        done = _ll_loop(root, args, env)
+        done = ll_loop(root, *args, timeout=600, env=env)
         ran = ran_log.read_text().split()
         if END in ran:
             tally.ran += len(set(ran) - {END})

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.facts.layout import leftover_temp_files, temp_file
+from little_loops.fsm.processes.pids import pid_alive
 
 
 def write_atomic(
@@ -94,6 +95,25 @@ def remove_leftover_temp_files(path: Path) -> None:
     with contextlib.suppress(OSError):
         for leftover in leftover_temp_files(path):
             leftover.unlink(missing_ok=True)
+
+
+def remove_dead_temp_files(path: Path) -> None:
+    """Delete the temp files of `write_atomic(path, ...)` calls whose process is gone (a
+    file that several processes may write: a live writer's temp file stays)."""
+    for leftover in leftover_temp_files(path):
+        writer = _writer(path, leftover)
+        if writer is not None and not pid_alive(writer):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+
+def _writer(path: Path, leftover: Path) -> int | None:
+    """The pid whose `temp_file(path)` *leftover* is, or None."""
+    try:
+        pid = int(leftover.name.rsplit(".", 2)[-2], 16)
+    except ValueError:
+        return None
+    return pid if temp_file(path, pid) == leftover else None
 
 
 # One compact encoder for every event line: json.dumps would build a new one per call.

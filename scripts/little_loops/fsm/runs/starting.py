@@ -24,7 +24,6 @@ from typing import Any
 from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.facts.layout import (
     RUN_KEY_SEPARATOR,
-    leftover_temp_files,
     make_running_dir,
     run_files,
     running_dir,
@@ -32,7 +31,7 @@ from little_loops.fsm.facts.layout import (
 )
 from little_loops.fsm.facts.runfile import read_run_file
 from little_loops.fsm.processes.pids import pid_alive, process_start_ticks
-from little_loops.fsm.runs.atomic import write_atomic
+from little_loops.fsm.runs.atomic import remove_dead_temp_files, write_atomic
 from little_loops.fsm.runs.locks import read_lock
 
 RUN = "run"
@@ -134,21 +133,8 @@ class Starting:
         path = run_files(self.key, self.loops_dir).starting
         if marker is not None and marker.pid == self.marker.pid:  # never another's
             path.unlink(missing_ok=True)
-        remove_dead_temps(path)
+        remove_dead_temp_files(path)
         return notes
-
-
-def remove_dead_temps(path: Path) -> None:
-    """Delete the temp files a killed writer of the marker *path* left (each is named by
-    its writer's pid: one whose process is alive may be being written)."""
-    for leftover in leftover_temp_files(path):
-        try:
-            pid = int(leftover.name.rsplit(".", 2)[-2], 16)
-        except ValueError:
-            continue
-        if not pid_alive(pid):
-            with contextlib.suppress(OSError):
-                leftover.unlink()
 
 
 @contextlib.contextmanager
@@ -200,7 +186,7 @@ def forget_dead_starts(loops_dir: Path, loop_name: str, key: str | None = None) 
                 continue
             notes.append(f"{what}: {'; '.join(done)}" if done else what)
         path.unlink(missing_ok=True)
-        remove_dead_temps(path)
+        remove_dead_temp_files(path)
     return notes
 
 

@@ -242,7 +242,7 @@ def _written(
         names = [f"{PREFIX}{number}"]
     for name, text in zip(names, texts, strict=True):
         env[name] = _checked(ref, text)
-    seen = " ".join(_shown(text) if where.form == WORD else text for text in texts)
+    seen = " ".join(shell_word(text) if where.form == WORD else text for text in texts)
     return " ".join(FORMS[where.form].format(name=name) for name in names), seen
 
 
@@ -272,10 +272,12 @@ def _apply(script: bytes, edits: list[tuple[int, int, str]]) -> str:
 
 def env_lines(env: dict[str, str]) -> list[str]:
     """The values a script reads, as bash assignments a person can read (and paste)."""
-    return [f"{name}={_shown(value)}" for name, value in env.items()]
+    return [f"{name}={shell_word(value)}" for name, value in env.items()]
 
 
-def _shown(text: str) -> str:
+def shell_word(text: str) -> str:
+    """*text* as one bash word a person can read: as it is when that is safe, else in
+    single quotes."""
     if re.fullmatch(r"[\w@%+:,./-]+", text, re.ASCII):
         return text
     return "'" + text.replace("'", "'\\''") + "'"

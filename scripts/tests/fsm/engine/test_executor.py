@@ -26,6 +26,7 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.engine.executor import ActionResult, ExecutorSnapshot, FSMExecutor
+from little_loops.fsm.values.shellquote import shell_word
 
 
 @dataclass
@@ -43,10 +44,7 @@ def filled(request: ActionRequest) -> str:
 
     def value(match: re.Match[str]) -> str:
         if match.group(1):
-            text = env[match.group(1)]
-            if re.fullmatch(r"[\w./:-]+", text):
-                return text
-            return "'" + text.replace("'", "'\\''") + "'"
+            return shell_word(env[match.group(1)])
         return env[match.group(2)]
 
     return re.sub(r'"\$\{(LL_V_\w+)\}"|\$\{(LL_V_\w+)\}', value, request.action)

@@ -152,3 +152,22 @@ def test_json_bytes_escapes_undecodable_bytes_instead_of_failing() -> None:
         raw = json_bytes(value, indent)
         raw.decode("ascii")  # escaped, so plain ASCII
         assert json.loads(raw) == value
+
+
+def test_only_the_temp_files_of_dead_writers_are_removed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from little_loops.fsm.facts.layout import temp_file
+    from little_loops.fsm.runs.atomic import remove_dead_temp_files
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    path = tmp_path / "x.json"
+    dead, alive = temp_file(path, int(done.stdout)), temp_file(path, os.getpid())
+    for leftover in (dead, alive):
+        leftover.write_text("{")
+    remove_dead_temp_files(path)
+    assert not dead.exists()
+    assert alive.exists()
