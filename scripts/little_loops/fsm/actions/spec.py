@@ -16,6 +16,9 @@ from little_loops.fsm.values.interpolation import InterpolationContext, interpol
 from little_loops.fsm.values.shellquote import Rendered, render
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from little_loops.fsm.actions.machine import Machine
     from little_loops.fsm.actions.ratelimit import ClaudeLimit
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
     from little_loops.fsm.values.value_checks import Check
@@ -33,6 +36,27 @@ class Interpolation(StrEnum):
         return (
             render(text, ctx) if self is Interpolation.SHELL else Rendered(interpolate(text, ctx))
         )
+
+
+class PromptInput(StrEnum):
+    """How an agent's program is handed the prompt."""
+
+    ARGUMENT = "argument"  # the last argument of its command line (the kind's `argv` puts it)
+    STDIN = "stdin"  # on its standard input
+    FILE = "file"  # in a file whose path is in $LL_PROMPT_FILE
+
+
+@dataclass(frozen=True)
+class JudgeSupport:
+    """How an agent's CLI can be the `llm_structured` judge: it answers with JSON that the
+    CLI itself checked against a JSON Schema (Claude Code `--json-schema`, Codex
+    `exec --output-schema`)."""
+
+    # The command line that asks *prompt* with the schema in the file *schema*, given the
+    # agent's options and *program* (the runner's command for the kind), program first.
+    argv: Callable[[str, Path, Mapping[str, Any], Sequence[str]], list[str]]
+    # The JSON object it answered (and its cost in the result), or None when it gave none.
+    verdict: Callable[[ActionResult], dict[str, Any] | None]
 
 
 @dataclass(frozen=True)
@@ -93,6 +117,14 @@ class ActionKindSpec:
     quiet_seconds: float | None = None
     quiet_reason: str = ""
     install_hint: str = ""  # said when its program is not on PATH
+    login_hint: str = ""  # said when it has no key or login (`run codex login, or set ...`)
+    # Why it cannot run here (no key or login, a version we do not support): one line that
+    # names the fix, or None when it is ready. Run before a run's first step (preflight).
+    ready: Callable[[Machine], str | None] | None = None
+    prompt_input: PromptInput = PromptInput.ARGUMENT
+    # How it judges (`llm_structured` through this agent); None: it cannot, for `no_judge`.
+    judge: JudgeSupport | None = None
+    no_judge: str = ""
     # Reads what it printed: the answer, cost, usage, session, tool calls and errors.
     finish: Callable[[ActionResult, ActionRequest], ActionResult] = _as_is
     usage_limit: Callable[[ActionResult], ClaudeLimit | None] = _no_limit  # a rate/usage limit

@@ -1,0 +1,30 @@
+"""Machine: the version a real program prints, and None for one that fails or is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from little_loops.fsm.actions.machine import Machine
+
+
+def _program(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "prog"
+    path.write_text(f"#!/bin/bash\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_version_is_the_first_line_printed(tmp_path: Path) -> None:
+    program = _program(tmp_path, 'echo; echo "  1.2.3 (Tool)"; echo more')
+    assert Machine.here().version(program) == "1.2.3 (Tool)"
+
+
+def test_a_failing_or_missing_program_has_no_version(tmp_path: Path) -> None:
+    assert Machine.here().version(_program(tmp_path, "echo 1.0; exit 3")) is None
+    assert Machine.here().version(str(tmp_path / "nowhere")) is None
+
+
+def test_here_reads_this_process() -> None:
+    here = Machine.here()
+    assert here.which("bash") is not None
+    assert here.home == Path.home()
