@@ -71,6 +71,10 @@ class ExecutorSnapshot:
     stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
     # Claude Code session ids by session_key (a state's name by default), for `session: continue`.
     sessions: dict[str, str] = field(default_factory=dict)
+    # The agent that made each session, by session_key (one not named: claude's, as before).
+    session_agents: dict[str, str] = field(default_factory=dict)
+    # The agents of a fallback list the run found limited or missing: {reason, until, resets}.
+    limited_agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The current state's attempts and the wait it is in (engine/attempts.AttemptRecord).
     attempt: dict[str, Any] | None = None
     waited_ms: dict[str, int] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from typing import Any
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.ratelimit import judge_limit
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.spec import filled
+from little_loops.fsm.actions.spec import ActionKindSpec, filled, merged
 from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
@@ -24,6 +24,9 @@ from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.values.interpolation import InterpolationContext
 
 Emit = Callable[[Event, Mapping[str, object]], None]
+
+# Whose a session recorded without its agent is: the only agent with sessions then.
+CLAUDE_SESSIONS = "claude"
 
 # A prompt action that prints this at the start of a line hands its context over: the
 # run stops with terminated_by "handoff" and can be resumed with the text.
@@ -45,10 +48,11 @@ def action_request(
     options: dict[str, Any] | None,
     resume: str | None,
     env: dict[str, str] | None = None,
+    kind: ActionKindSpec | None = None,
 ) -> ActionRequest:
-    """The request that runs *state*'s *action* (already interpolated): the one place the
-    engine builds an ActionRequest."""
-    kind = state.action_kind()
+    """The request that runs *state*'s *action* (already interpolated) on *kind* (its
+    first agent unless told): the one place the engine builds an ActionRequest."""
+    kind = kind or state.action_kind()
     return ActionRequest(
         action=action,
         timeout=timeout,
@@ -92,17 +96,25 @@ class StateWork:
         fill: Callable[[str], str] | None = None,
         env: dict[str, str] | None = None,
         shown: str | None = None,
+        kind: ActionKindSpec | None = None,
+        session_agents: dict[str, str] | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
         caller reports it with `completed`; *env* holds the values a shell script reads
         (shellquote), *shown* the script with them in place, for people. A Claude action
-        records its session id in *sessions* (by `session_name`), and a `session: continue`
-        one resumes it from there."""
-        kind = state.action_kind()
+        records its session id in *sessions* (by `session_name`) and its agent in
+        *session_agents*; a `session: continue` one resumes it from there when it is the
+        same agent's (another agent's session starts afresh). *kind*: the agent of the
+        state's list that runs it (its first unless told)."""
+        kind = kind or state.action_kind()
         key = state.session_name(name)
-        resume = None
+        resume, fresh = None, None
         if kind.sessions and state.session == SESSION_CONTINUE and sessions:
             resume = sessions.get(key)
+            whose = (session_agents or {}).get(key, CLAUDE_SESSIONS)
+            if resume is not None and whose != kind.name:
+                fresh = f"session '{key}' is {whose}'s: {kind.name} starts a fresh one"
+                resume = None
         timeout = action_timeout(state, kind, remaining_s)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:
@@ -110,20 +122,24 @@ class StateWork:
         start = events.ActionStart(
             state=name,
             action=short(shown or action),
-            action_type=kind.action_types[0],
+            action_type=(kind.action_types or ("prompt",))[0],
             timeout=timeout,
         )
+        if kind.agent is not None:
+            start["agent"] = kind.name  # which agent: `prompt` is any agent's action type
         if output_file is not None:
             start["output_path"] = str(output_file)  # where its output streams, live
         if resume is not None:
             start["resume_session"] = resume
+        if fresh is not None:
+            start["fresh_session"] = fresh
         if env:  # what bash really runs: the script and the values it reads
             start["script"] = short(action)
             start["values"] = {key: short(value) for key, value in env.items()}
         self.emit(Event.ACTION_START, start)
-        options = self._options(state, fill) if kind.options_key else None
+        options = self._options(state, kind, fill) if kind.options_key else None
         request = action_request(
-            self.fsm, state, action, timeout, output_file, options, resume, env
+            self.fsm, state, action, timeout, output_file, options, resume, env, kind
         )
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):
@@ -136,12 +152,16 @@ class StateWork:
         spend.add(result.cost_usd, result.usage, f"{kind.name}_")  # claude_input_tokens ...
         if kind.sessions and result.session_id and sessions is not None:
             sessions[key] = result.session_id
+            if session_agents is not None:
+                session_agents[key] = kind.name
         return result
 
-    def _options(self, state: StateConfig, fill: Callable[[str], str] | None) -> dict[str, Any]:
-        """The state's options over the loop's (of its action's kind), `${...}` in them
-        filled in by *fill*."""
-        options = self.fsm.options_for(state)
+    def _options(
+        self, state: StateConfig, kind: ActionKindSpec, fill: Callable[[str], str] | None
+    ) -> dict[str, Any]:
+        """The state's options over the loop's (of *kind*, the agent that runs it), `${...}`
+        in them filled in by *fill*."""
+        options = merged(self.fsm.options_of(kind), state.options_of(kind))
         return options if fill is None else filled(options, fill)
 
     def completed(self, name: str, result: ActionResult, spend: Spend) -> None:
