@@ -91,7 +91,7 @@ def logs_command(
         return ExitCode.FAILED
     if folder is not None:  # the archive keeps the output under the same file name
         path = str(folder / Path(path).name)
-    kind = recorded(start.get("action_type"))
+    kind = recorded(start.get("action_type"), start.get("agent"))
     tail = OutputTail(path, kind.readable if kind else None, from_start=True)
     for planted in tail.paths:  # a link or a FIFO at an output file's name: one line, exit 1
         with contextlib.suppress(FileNotFoundError), open_run_stream(planted):

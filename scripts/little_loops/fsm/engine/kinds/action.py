@@ -200,6 +200,7 @@ def _switched(
     resets = (entry or {}).get("resets")
     if isinstance(resets, str):
         switch["resets"] = resets
+    run.fallback.switched(dict(switch))
     run.emit(Event.AGENT_SWITCH, switch)
 
 

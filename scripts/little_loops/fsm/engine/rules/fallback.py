@@ -13,7 +13,7 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.engine.records import ExecutorSnapshot
+from little_loops.fsm.engine.records import KEEP_SWITCHES, ExecutorSnapshot
 
 # Why a step went on with the next agent of its list (`reason` of `agent_switch`).
 USAGE_LIMITED = "usage_limit"  # the agent said its usage limit is reached
@@ -76,9 +76,13 @@ class Fallback:
 
     def __init__(self) -> None:
         self.limited: dict[str, dict[str, Any]] = {}
+        self.switches: list[dict[str, Any]] = []  # the last KEEP_SWITCHES `agent_switch`
 
     def dump(self) -> dict[str, Any]:
-        return {"limited_agents": {name: dict(entry) for name, entry in self.limited.items()}}
+        return {
+            "limited_agents": {name: dict(entry) for name, entry in self.limited.items()},
+            "agent_switches": list(self.switches),
+        }
 
     def restore(self, snap: ExecutorSnapshot) -> None:
         self.limited = {
@@ -86,6 +90,11 @@ class Fallback:
             for name, entry in snap.limited_agents.items()
             if isinstance(entry, dict)
         }
+        self.switches = [dict(item) for item in snap.agent_switches if isinstance(item, dict)]
+
+    def switched(self, event: dict[str, Any]) -> None:
+        """A step went on with another agent (*event*, `agent_switch`'s payload)."""
+        self.switches = [*self.switches, dict(event)][-KEEP_SWITCHES:]
 
     def mark(self, kind: ActionKindSpec, why: Refusal) -> None:
         """*kind* refused: skip it until *why* says."""
