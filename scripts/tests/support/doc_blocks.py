@@ -9,7 +9,7 @@ from support.paths import REPO
 
 USER_DOCS = [
     REPO / "README.md",
-    *sorted(p for p in (REPO / "docs").glob("*.md") if p.name != "architecture.md"),
+    *sorted(p for p in (REPO / "docs").rglob("*.md") if p.name != "architecture.md"),
 ]
 FENCE = re.compile(r"^```(\S*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 SYNOPSIS = re.compile(r"NAME|PATH|INPUT|\[|\.\.\.")
