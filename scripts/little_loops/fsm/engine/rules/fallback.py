@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,10 @@ from little_loops.fsm.engine.records import KEEP_SWITCHES, ExecutorSnapshot
 USAGE_LIMITED = "usage_limit"  # the agent said its usage limit is reached
 NOT_INSTALLED = "not_installed"  # its program is not on PATH (exit 127, command not found)
 STILL_LIMITED = "limited"  # an earlier step found it limited, and its reset has not come
+
+# What the runner (`command not found on PATH`) or bash (`command not found`, `No such file
+# or directory` for a path) says, with exit 127, of a program that is not there.
+_MISSING = re.compile(r"command not found|No such file or directory")
 
 # What a person reads for each reason: "claude's usage limit", "claude is not installed".
 REASON_WORDS: dict[str, str] = {
@@ -57,9 +62,8 @@ def refusal(kind: ActionKindSpec, result: ActionResult, ladder_s: float) -> Refu
     """Why *kind*'s *result* sends the step to the next agent, or None (it did the step,
     or failed in a way another agent would not mend: a rate limit waits on the same one).
     A usage limit without a reset time lasts *ladder_s* (the `rate_limit:` ladder's wait)."""
-    if result.exit_code == NOT_FOUND_EXIT_CODE and "command not found" in (
-        f"{result.error or ''}\n{result.stderr}"
-    ):
+    said = f"{result.error or ''}\n{result.stderr}"
+    if result.exit_code == NOT_FOUND_EXIT_CODE and _MISSING.search(said):
         return Refusal(NOT_INSTALLED, None)
     limit: AgentLimit | None = kind.usage_limit(result)
     if limit is None or limit.kind != USAGE_LIMIT:

@@ -46,6 +46,8 @@ def test_a_usage_limit_without_a_time_lasts_the_ladders_wait() -> None:
 def test_a_missing_program_is_a_refusal_for_the_rest_of_the_run() -> None:
     missing = ActionResult("", "", 127, 1, error="claude: command not found on PATH")
     assert refusal(CLAUDE, missing, ladder_s=30) == Refusal(NOT_INSTALLED, None)
+    by_bash = ActionResult("", "bash: line 1: ./agent: No such file or directory\n", 127, 1)
+    assert refusal(CLAUDE, by_bash, ladder_s=30) == Refusal(NOT_INSTALLED, None)
 
 
 def test_a_rate_limit_or_a_failure_is_no_refusal() -> None:

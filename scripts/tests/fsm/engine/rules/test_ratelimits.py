@@ -36,7 +36,9 @@ def test_a_claude_session_ended_on_a_limit_waits_and_runs_again() -> None:
     assert outcome.rejudge is None
     assert memory.acted is None
     assert emitted.names() == ["rate_limit_wait"]
-    assert rule.after_action("make", SHELL.action_kind(), LIMITED, Memory()) is None  # a shell action
+    assert (
+        rule.after_action("make", SHELL.action_kind(), LIMITED, Memory()) is None
+    )  # a shell action
 
 
 def test_a_limit_past_max_wait_ends_the_run_with_error() -> None:
