@@ -274,3 +274,13 @@ def test_a_kind_with_its_own_options_block_needs_no_edit_outside_the_kinds(
     assert "echoopts" in defs["stateConfig"]["properties"]
     assert "echoopts" in defs["fsmLoop"]["properties"]
     assert "echoopts" not in KINDS
+
+
+def test_a_recorded_step_s_kind_is_its_agent_else_its_action_type() -> None:
+    from little_loops.fsm.actions import claude_code, shell
+    from little_loops.fsm.actions.registry import recorded
+
+    assert recorded("prompt", "claude") is claude_code.SPEC
+    assert recorded("prompt") is claude_code.SPEC  # a log from before agents were recorded
+    assert recorded("shell") is shell.SPEC
+    assert recorded("prompt", "mine") is None  # a loop's own agent: plain text, no reader
