@@ -10,8 +10,9 @@ from typing import Any
 
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.ratelimit import judge_limit
+from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.spec import ActionKindSpec, filled, merged
+from little_loops.fsm.actions.spec import ActionKindSpec, filled
 from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
@@ -52,7 +53,7 @@ def action_request(
 ) -> ActionRequest:
     """The request that runs *state*'s *action* (already interpolated) on *kind* (its
     first agent unless told): the one place the engine builds an ActionRequest."""
-    kind = kind or state.action_kind()
+    kind = fsm.kind_for(state) if kind is None else kind
     return ActionRequest(
         action=action,
         timeout=timeout,
@@ -62,6 +63,7 @@ def action_request(
         options=options,
         resume_session=resume,
         env=env or None,
+        spec=kind,
     )
 
 
@@ -106,7 +108,7 @@ class StateWork:
         *session_agents*; a `session: continue` one resumes it from there when it is the
         same agent's (another agent's session starts afresh). *kind*: the agent of the
         state's list that runs it (its first unless told)."""
-        kind = kind or state.action_kind()
+        kind = self.fsm.kind_for(state) if kind is None else kind
         key = state.session_name(name)
         resume, fresh = None, None
         if kind.sessions and state.session == SESSION_CONTINUE and sessions:
@@ -122,7 +124,7 @@ class StateWork:
         start = events.ActionStart(
             state=name,
             action=short(shown or action),
-            action_type=(kind.action_types or ("prompt",))[0],
+            action_type=recorded_type(kind),
             timeout=timeout,
         )
         if kind.agent is not None:
@@ -161,7 +163,7 @@ class StateWork:
     ) -> dict[str, Any]:
         """The state's options over the loop's (of *kind*, the agent that runs it), `${...}`
         in them filled in by *fill*."""
-        options = merged(self.fsm.options_of(kind), state.options_of(kind))
+        options = self.fsm.options_for(state, kind)
         return options if fill is None else filled(options, fill)
 
     def completed(self, name: str, result: ActionResult, spend: Spend) -> None:

@@ -39,7 +39,7 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
     """One attempt: the action (unless it already ran: *done*), its verdict and route."""
     ctx = run.context()
     result = done
-    kind = state.action_kind()
+    kind = run.fsm.kind_for(state) if state.action else state.action_kind()
     if state.action and done is None:
         agents = agents_of(run.fsm, state)
         every = run.fallback.waiting(agents)
@@ -125,7 +125,7 @@ def run_action(
     that ran it last, and its result."""
     assert state.action is not None
     free = run.fallback.free(agents) if len(agents) > 1 else list(agents)
-    kind = free[0] if free else state.action_kind()
+    kind = free[0] if free else run.fsm.kind_for(state)
     if len(agents) > 1 and kind.name != agents[0].name:
         _switched(run, name, agents[0], kind, run.fallback.entry(agents[0]))
     while True:

@@ -34,8 +34,9 @@ REASON_WORDS: dict[str, str] = {
 
 
 def agents_of(fsm: FSMLoop, state: StateConfig) -> list[ActionKindSpec]:
-    """The agents *state* may run on, in the order it tries them (its `agent:` list)."""
-    return [state.action_kind()]
+    """The kinds *state*'s action may run on, in the order it tries them: its agents
+    (`agent:`, a list is the fallback order), or its command's kind."""
+    return fsm.agents_for(state) or [state.action_kind()]
 
 
 def switch_text(event: dict[str, Any]) -> str:
