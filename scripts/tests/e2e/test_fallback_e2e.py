@@ -73,7 +73,7 @@ def test_claude_s_usage_limit_sends_the_step_to_the_next_agent_which_completes_t
     assert done.returncode == ExitCode.OK, done.stderr
     outcome = json.loads(done.stdout)
     assert outcome["final_state"] == "done"
-    assert outcome["iterations"] == 2  # fix (on two agents) and check
+    assert outcome["iterations"] == 1  # fix (on two agents) and check, in one pass
     assert (root / "calc.sh").read_text() == "echo $((2+2))\n"
     events = llproc.events(root, "fallback")
     assert [e.get("agent") for e in _of(events, "action_start")] == ["claude", name, None]
@@ -90,3 +90,63 @@ def test_claude_s_usage_limit_sends_the_step_to_the_next_agent_which_completes_t
     assert report["agents"]["claude"]["actions"] == 1
     assert report["agent_switches"][0]["reason"] == "usage_limit"
     assert agent.requests  # Claude Code was really asked
+
+
+SESSION_LOOP = """\
+name: sessions
+initial: plan
+agent: [claude, {second}]
+{declared}
+states:
+  plan:
+    action_type: prompt
+    action: "Plan the fix"
+    session_key: work
+    evaluate: {{type: exit_code}}
+    next: fix
+  fix:
+    action_type: prompt
+    action: "Now fix it as planned"
+    session: continue
+    session_key: work
+    evaluate: {{type: exit_code}}
+    on_success: done
+    on_failure: failed
+    on_error: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
+def test_a_session_continued_on_another_agent_starts_fresh_with_the_step_s_prompt(
+    claude_code_env: dict[str, str], fake_anthropic: FakeAnthropic, loop_project: LoopProject
+) -> None:
+    root = loop_project.root
+    (root / "calc.sh").write_text("echo $((2+3))\n")
+    (root / "mine.sh").write_text(f'printf "%s\\n" "$1" > prompt.txt\n{MINE}')
+    resets = math.ceil(time.time() + scaled(3600))
+    body = {
+        "type": "error",
+        "error": {"type": "rate_limit_error", "message": f"Claude AI usage limit reached|{resets}"},
+    }
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    agent.reply_text("Planned: change 2+3 to 2+2.")
+    agent.default_reply = error_reply(429, body, headers={"retry-after": "0"})
+    name, declared = SECOND
+    loop_project.write("sessions", SESSION_LOOP.format(second=name, declared=declared))
+
+    done = llproc.console(root, "run", "sessions", "--json", timeout=180)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert json.loads(done.stdout)["final_state"] == "done"
+    events = llproc.events(root, "sessions")
+    plan, fix_claude, fix_second = _of(events, "action_start")
+    assert (plan["agent"], fix_claude["agent"], fix_second["agent"]) == ("claude", "claude", name)
+    assert "resume_session" in fix_claude  # Claude resumes its own session (then is limited)
+    assert "resume_session" not in fix_second
+    assert fix_second["fresh_session"] == f"session 'work' is claude's: {name} starts a fresh one"
+    assert (root / "prompt.txt").read_text() == "Now fix it as planned\n"  # the step's prompt
+    state = json.loads((root / ".loops" / ".running" / "sessions.state.json").read_text())
+    assert state["session_agents"] == {"work": "claude"}  # the second agent made no session

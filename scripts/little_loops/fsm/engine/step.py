@@ -111,12 +111,12 @@ class StateWork:
         kind = self.fsm.kind_for(state) if kind is None else kind
         key = state.session_name(name)
         resume, fresh = None, None
-        if kind.sessions and state.session == SESSION_CONTINUE and sessions:
-            resume = sessions.get(key)
+        if state.session == SESSION_CONTINUE and sessions and key in sessions:
             whose = (session_agents or {}).get(key, CLAUDE_SESSIONS)
-            if resume is not None and whose != kind.name:
+            if whose != kind.name:  # another agent cannot read it: a fresh one, the prompt
                 fresh = f"session '{key}' is {whose}'s: {kind.name} starts a fresh one"
-                resume = None
+            elif kind.sessions:
+                resume = sessions[key]
         timeout = action_timeout(state, kind, remaining_s)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:

@@ -11,7 +11,12 @@ from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import ladder_delay
 from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
-from little_loops.fsm.engine.rules.fallback import STILL_LIMITED, agents_of, refusal
+from little_loops.fsm.engine.rules.fallback import (
+    STILL_LIMITED,
+    USAGE_LIMITED,
+    agents_of,
+    refusal,
+)
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.engine.step import handoff_note
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -127,7 +132,7 @@ def run_action(
     free = run.fallback.free(agents) if len(agents) > 1 else list(agents)
     kind = free[0] if free else run.fsm.kind_for(state)
     if len(agents) > 1 and kind.name != agents[0].name:
-        _switched(run, name, agents[0], kind, run.fallback.entry(agents[0]))
+        _switched(run, name, agents[0], kind, run.fallback.entry(agents[0]), skipped=True)
     while True:
         result = _act(run, name, state, ctx, kind)
         if run.stopping.asked() is not None or len(agents) < 2:
@@ -188,9 +193,14 @@ def _switched(
     source: ActionKindSpec,
     target: ActionKindSpec,
     entry: dict[str, object] | None,
+    *,
+    skipped: bool = False,
 ) -> None:
-    """Emit `agent_switch`: state *name* goes on with *target* instead of *source*."""
+    """Emit `agent_switch`: state *name* goes on with *target* instead of *source* (which
+    an earlier step found limited, when *skipped*)."""
     reason = str((entry or {}).get("reason") or STILL_LIMITED)
+    if skipped and reason == USAGE_LIMITED:
+        reason = STILL_LIMITED
     switch: events.AgentSwitch = {
         "state": name,
         "from": source.name,

@@ -85,7 +85,9 @@ def test_a_usage_limit_runs_the_same_step_on_the_next_agent(loop_project: LoopPr
     outcome, stderr, events = _run(loop_project.root)
 
     assert outcome["final_state"] == "done"
-    assert outcome["iterations"] == 2  # the switch is no step of its own
+    # The switch is no step of its own: each state entered once, in one pass.
+    assert [e["state"] for e in _of(events, "state_enter")] == ["work", "again"]
+    assert outcome["iterations"] == 1
     assert (loop_project.root / "done.txt").read_text() == "second\nsecond\n"
     # The first step tried first, then second; the next skipped first (still limited).
     assert [e["agent"] for e in _of(events, "action_start")] == ["first", "second", "second"]
@@ -116,7 +118,7 @@ def test_a_missing_agent_is_skipped_for_the_rest_of_the_run(loop_project: LoopPr
 
     assert outcome["final_state"] == "done"
     assert [e["agent"] for e in _of(events, "action_start")] == ["missing", "first", "first"]
-    assert [s["reason"] for s in _of(events, "agent_switch")] == ["not_installed", "limited"]
+    assert [s["reason"] for s in _of(events, "agent_switch")] == ["not_installed"] * 2
     assert "↪ missing is not installed: on with first" in stderr
     assert outcome["limited_agents"]["missing"]["until"] is None
 
@@ -128,7 +130,7 @@ def test_every_agent_limited_waits_then_goes_on_with_the_first_free(
     outcome, stderr, events = _run(loop_project.root)
 
     assert outcome["final_state"] == "done"
-    assert outcome["iterations"] == 2
+    assert [e["state"] for e in _of(events, "state_enter")] == ["work", "again"]
     starts = [e["agent"] for e in _of(events, "action_start")]
     # work: first and second limited → wait (the ladder's 1s) → first is free again.
     assert starts[:3] == ["first", "second", "first"]
