@@ -5,12 +5,17 @@ agent; every agent limited waits (the `rate_limit:` ladder) and goes on with the
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
 from little_loops.fsm.facts.outcomes import ExitCode
 
@@ -140,3 +145,52 @@ def test_every_agent_limited_waits_then_goes_on_with_the_first_free(
     assert "⏳ waiting for every agent's usage limit" in stderr
     assert outcome["waited_ms"]["rate_limit"] >= 500
     assert (loop_project.root / "done.txt").read_text().startswith("first\n")
+
+
+def test_the_wait_for_every_agent_stops_at_once_and_a_resume_remembers_who_is_limited(
+    loop_project: LoopProject,
+) -> None:
+    root = loop_project.root
+    _project(loop_project, "first, second", first=1, second=99)
+    # A ladder long enough that only `stop` can end the wait; the resume waits it out afresh.
+    loop_file = root / ".loops" / "fb.yaml"
+    loop_file.write_text(loop_file.read_text().replace("ladder: [1]", f"ladder: [{scaled(3)}]"))
+    log = root / ".loops" / ".running" / "fb.events.jsonl"
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "ll-loop"), "run", "fb"],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        llproc.wait_for(
+            lambda: log.exists() and '"rate_limit_wait"' in log.read_text(),
+            timeout=60,
+            what="the wait for every agent",
+        )
+        status = json.loads(llproc.console(root, "status", "fb", "--json").stdout)
+        assert set(status["limited_agents"]) == {"first", "second"}
+        assert [s["to"] for s in status["agent_switches"]] == ["second"]
+        text = llproc.console(root, "status", "fb").stdout
+        (line,) = [line for line in text.splitlines() if line.startswith("waiting:")]
+        assert line.split(None, 1)[1].startswith("for every agent's usage limit in state work")
+        llproc.console(root, "stop", "fb")
+        assert proc.wait(timeout=scaled(10)) == ExitCode.STOPPED
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    done = llproc.console(root, "resume", "fb", "--json", timeout=120)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["final_state"] == "done"
+    events = _of(llproc.events(root, "fb"), "action_start")
+    # Resumed: the same wait finished, then first (free again) did both steps; neither
+    # agent ran again before the wait had ended.
+    assert [e["agent"] for e in events] == ["first", "second", "first", "first"]
+    assert (root / ".calls-second").read_text() == "1\n"
+    assert [s["to"] for s in outcome["agent_switches"]] == ["second"]
