@@ -202,7 +202,7 @@ def wait_event(
 
 
 def waiting_text(event: dict[str, Any]) -> str:
-    """What a person reads for a wait event: `waiting for Codex's usage limit (resets 15:00)`."""
+    """What a person reads for a wait event: `waiting for Claude's usage limit (resets 15:00)`."""
     if "limit" in event:
         words = KIND_WORDS.get(str(event.get("limit")), "limit")
         whose = _whose(bool(event.get("judge")), event.get("agent"))

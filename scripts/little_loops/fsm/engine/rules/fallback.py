@@ -41,7 +41,7 @@ def agents_of(fsm: FSMLoop, state: StateConfig) -> list[ActionKindSpec]:
 
 def switch_text(event: dict[str, Any]) -> str:
     """An `agent_switch` event as a person reads it: `claude's usage limit (resets 15:00):
-    on with codex`."""
+    on with mine`."""
     words = REASON_WORDS.get(str(event.get("reason")), "{agent} refused")
     said = words.format(agent=event.get("from") or "?")
     resets = event.get("resets")

@@ -194,3 +194,25 @@ def test_the_wait_for_every_agent_stops_at_once_and_a_resume_remembers_who_is_li
     assert [e["agent"] for e in events] == ["first", "second", "first", "first"]
     assert (root / ".calls-second").read_text() == "1\n"
     assert [s["to"] for s in outcome["agent_switches"]] == ["second"]
+
+
+def test_the_fallback_doc_s_example_runs(loop_project: LoopProject, tmp_path: Path) -> None:
+    from support.doc_blocks import all_blocks
+
+    (example,) = [
+        b for b in all_blocks() if b.doc.endswith("fallback.md") and b.text.startswith("name:")
+    ]
+    root = loop_project.root
+    (root / "tools").mkdir()
+    agent = root / "tools" / "my-agent"
+    agent.write_text('#!/usr/bin/env bash\necho "did: $1" >> did.txt\n')
+    agent.chmod(0o755)
+    loop_project.write("fix-all-night", example.text)
+    # No `claude` on PATH: the first agent of the list is not installed, the second does it.
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin"}
+    done = llproc.ll_loop(root, "run", "fix-all-night", "--json", env=env, timeout=60)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert json.loads(done.stdout)["final_state"] == "done"
+    assert (root / "did.txt").read_text() == "did: Fix the failing test in tests/\n"
+    assert "↪ claude is not installed: on with mine" in done.stderr
