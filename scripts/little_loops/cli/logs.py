@@ -96,7 +96,10 @@ def logs_command(
     for planted in tail.paths:  # a link or a FIFO at an output file's name: one line, exit 1
         with contextlib.suppress(FileNotFoundError), open_run_stream(planted):
             pass
-    step = f"state {start.get('state')}, {(kind or DEFAULT_KIND).label}"
+    agent = start.get("agent")
+    # A loop's own agent is no kind of the registry: named as its kind names a call of it.
+    label = f"{agent} call" if kind is None and isinstance(agent, str) else None
+    step = f"state {start.get('state')}, {label or (kind or DEFAULT_KIND).label}"
     print(f"==> {display_path(path)} ({step}) <==")
     if not follow:
         out, err = tail.poll_each(final=True)

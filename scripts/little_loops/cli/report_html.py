@@ -289,8 +289,10 @@ def _step_body(step: Step) -> list[str]:
     and reason, Claude's tool calls, the end of its output and stderr, a stall."""
     body = []
     if step.action:
-        kind = recorded(step.action_type, step.agent) or DEFAULT_KIND
-        body.append(f'<p class="muted">{kind.shown_as} action:</p><pre>{escape(step.action)}</pre>')
+        kind = recorded(step.action_type, step.agent)
+        # A loop's own agent (`agents:`) is no kind of the registry: its name says whose.
+        whose = kind.shown_as if kind else escape(step.agent or DEFAULT_KIND.shown_as)
+        body.append(f'<p class="muted">{whose} action:</p><pre>{escape(step.action)}</pre>')
     if step.evaluator is not None:
         sure = f" (confidence {step.confidence:.2f})" if step.confidence is not None else ""
         said = f"{escape(step.verdict or '?')}{sure}"

@@ -227,3 +227,4 @@ def test_the_report_shows_the_cost_per_agent_and_the_switch(
     # agent, model (none said), actions, cost, tokens
     assert rows == [["first", "", "1", "–", "–"], ["second", "", "1", "$0.1250", "–"]]
     assert "fix: first's usage limit: on with second" in html.unescape(section)
+    assert '<p class="muted">second action:</p><pre>Fix &lt;it&gt;</pre>' in loaded.dom

@@ -115,6 +115,11 @@ def test_a_usage_limit_runs_the_same_step_on_the_next_agent(loop_project: LoopPr
     text = llproc.console(loop_project.root, "report", "fb").stdout
     assert "AGENT" in text
     assert "switch in work: first's usage limit: on with second" in text
+    # `logs` shows the agent that did the step, its output as the plain text it printed.
+    logs = llproc.console(loop_project.root, "logs", "fb", "work")
+    assert logs.returncode == ExitCode.OK, logs.stderr
+    assert "(state work, second call)" in logs.stdout.splitlines()[0]
+    assert logs.stdout.splitlines()[1:] == ["cost: $0.25"]
 
 
 def test_a_missing_agent_is_skipped_for_the_rest_of_the_run(loop_project: LoopProject) -> None:
