@@ -49,7 +49,8 @@ states:
         ),
         (
             "agents:\n  mine: {command: ./agent}\n"
-            "states:\n  fix: {action: Fix, action_type: prompt, agent: [claude, mien], next: done}\n",
+            "states:\n  fix: {action: Fix, action_type: prompt, agent: [claude, mien],"
+            " next: done}\n",
             ".loops/demo.yaml:6: error: loop 'demo' > states > fix > agent: unknown agent "
             "'mien' (did you mean mine?)",
         ),

@@ -247,7 +247,8 @@ def test_a_missing_agent_cli_is_exit_2_and_nothing_runs(tmp_path: Path) -> None:
     run = ll_loop(root, "run", "fallback", env=env)
     assert run.returncode == 2, run.stdout + run.stderr
     assert run.stderr.splitlines() == [
-        f"ll-loop: error: state 'fix' runs a Claude Code prompt, but claude is not on PATH; {INSTALL}"
+        "ll-loop: error: state 'fix' runs a Claude Code prompt, but claude is not on PATH; "
+        + INSTALL
     ]
     assert not (root / "ran.txt").exists()  # not even the shell step before it
     assert not (root / ".loops" / ".running").exists()  # no run file
