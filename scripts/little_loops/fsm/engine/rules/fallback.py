@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from little_loops.fsm.actions.machine import Machine
 from little_loops.fsm.actions.ratelimit import USAGE_LIMIT, AgentLimit
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
@@ -19,6 +20,7 @@ from little_loops.fsm.engine.records import KEEP_SWITCHES, ExecutorSnapshot
 # Why a step went on with the next agent of its list (`reason` of `agent_switch`).
 USAGE_LIMITED = "usage_limit"  # the agent said its usage limit is reached
 NOT_INSTALLED = "not_installed"  # its program is not on PATH (exit 127, command not found)
+NOT_READY = "not_ready"  # it failed, and its readiness check says why (no login, no key)
 STILL_LIMITED = "limited"  # an earlier step found it limited, and its reset has not come
 
 # What the runner (`command not found on PATH`) or bash (`command not found`, `No such file
@@ -29,6 +31,7 @@ _MISSING = re.compile(r"command not found|No such file or directory")
 REASON_WORDS: dict[str, str] = {
     USAGE_LIMITED: "{agent}'s usage limit",
     NOT_INSTALLED: "{agent} is not installed",
+    NOT_READY: "{agent} cannot run here",
     STILL_LIMITED: "{agent} still limited",
 }
 
@@ -59,15 +62,27 @@ class Refusal:
     resets: str | None = None
 
 
-def refusal(kind: ActionKindSpec, result: ActionResult, ladder_s: float) -> Refusal | None:
+def refusal(
+    kind: ActionKindSpec,
+    result: ActionResult,
+    ladder_s: float,
+    machine: Callable[[], Machine] = Machine.here,
+) -> Refusal | None:
     """Why *kind*'s *result* sends the step to the next agent, or None (it did the step,
     or failed in a way another agent would not mend: a rate limit waits on the same one).
-    A usage limit without a reset time lasts *ladder_s* (the `rate_limit:` ladder's wait)."""
+    A usage limit without a reset time lasts *ladder_s* (the `rate_limit:` ladder's wait).
+    A failed agent whose readiness check (on *machine*) now fails, e.g. its login expired,
+    is skipped for the rest of the run, as a missing one."""
     said = f"{result.error or ''}\n{result.stderr}"
     if result.exit_code == NOT_FOUND_EXIT_CODE and _MISSING.search(said):
         return Refusal(NOT_INSTALLED, None)
     limit: AgentLimit | None = kind.usage_limit(result)
-    if limit is None or limit.kind != USAGE_LIMIT:
+    if limit is None:
+        failed = result.error is not None or result.exit_code != 0
+        if failed and kind.ready is not None and kind.ready(machine()) is not None:
+            return Refusal(NOT_READY, None)
+        return None
+    if limit.kind != USAGE_LIMIT:
         return None
     now = time.time()
     if limit.resets_at is not None and limit.resets_at > now:

@@ -6,11 +6,13 @@ import time
 from dataclasses import replace
 
 from little_loops.fsm.actions.claude_code import SPEC as CLAUDE
+from little_loops.fsm.actions.machine import Machine
 from little_loops.fsm.actions.ratelimit import USAGE_LIMIT
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.engine.records import KEEP_SWITCHES, ExecutorSnapshot
 from little_loops.fsm.engine.rules.fallback import (
     NOT_INSTALLED,
+    NOT_READY,
     USAGE_LIMITED,
     Fallback,
     Refusal,
@@ -106,3 +108,19 @@ def test_a_switch_as_a_person_reads_it() -> None:
     assert switch_text(event) == "claude's usage limit (resets 15:00): on with codex"
     missing = {"from": "codex", "to": "gemini", "reason": NOT_INSTALLED}
     assert switch_text(missing) == "codex is not installed: on with gemini"
+
+
+def test_a_failed_agent_that_is_not_ready_is_skipped_for_the_rest_of_the_run() -> None:
+    def machine() -> Machine:
+        return Machine(env={}, root=False, which=lambda name: f"/bin/{name}")
+
+    def ready(here: Machine) -> str | None:
+        return None if here.env.get("OTHER_KEY") else "run `other login`, or set OTHER_KEY"
+
+    other = replace(OTHER, ready=ready)
+    failed = ActionResult("", "401 unauthorized", 1, 1, error="other exited 1")
+    assert refusal(other, failed, ladder_s=30, machine=machine) == Refusal(NOT_READY, None)
+    assert refusal(other, ActionResult("ok", "", 0, 1), 30, machine=machine) is None
+    assert switch_text({"from": "other", "to": "claude", "reason": NOT_READY}) == (
+        "other cannot run here: on with claude"
+    )
