@@ -17,6 +17,7 @@ from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
 from little_loops.fsm.definition.prose import cannot_run_hint
 from little_loops.fsm.engine.attempts import waiting_text
+from little_loops.fsm.engine.rules.fallback import switch_text
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.evaluators.registry import verdict_went_well
@@ -185,7 +186,7 @@ class ProgressDisplay(GateLines):
         self._header_printed = True
 
     def _on_action_start(self, event: dict[str, Any]) -> None:
-        kind = recorded(event.get("action_type"))
+        kind = recorded(event.get("action_type"), event.get("agent"))
         # bash's own exit codes (127: not found, 126: cannot run) mean that for a command.
         command = kind is not None and kind.agent is None
         self._shell_action = str(event.get("action", "")) if command else None
@@ -269,6 +270,11 @@ class ProgressDisplay(GateLines):
     def _on_retry_wait(self, event: dict[str, Any]) -> None:
         if not self.quiet:
             self._write(f"       ⏳ {one_line(waiting_text(event))}\n")
+
+    def _on_agent_switch(self, event: dict[str, Any]) -> None:
+        # Shown even with --quiet: which agent does the work changed, and why.
+        self._stop_ticker()
+        self._write(f"       ↪ {one_line(switch_text(event))}\n")
 
     def _on_rate_limit_wait(self, event: dict[str, Any]) -> None:
         # Shown even with --quiet: a run that seems stuck for hours says why.

@@ -91,12 +91,15 @@ def logs_command(
         return ExitCode.FAILED
     if folder is not None:  # the archive keeps the output under the same file name
         path = str(folder / Path(path).name)
-    kind = recorded(start.get("action_type"))
+    kind = recorded(start.get("action_type"), start.get("agent"))
     tail = OutputTail(path, kind.readable if kind else None, from_start=True)
     for planted in tail.paths:  # a link or a FIFO at an output file's name: one line, exit 1
         with contextlib.suppress(FileNotFoundError), open_run_stream(planted):
             pass
-    step = f"state {start.get('state')}, {(kind or DEFAULT_KIND).label}"
+    agent = start.get("agent")
+    # A loop's own agent is no kind of the registry: named as its kind names a call of it.
+    label = f"{agent} call" if kind is None and isinstance(agent, str) else None
+    step = f"state {start.get('state')}, {label or (kind or DEFAULT_KIND).label}"
     print(f"==> {display_path(path)} ({step}) <==")
     if not follow:
         out, err = tail.poll_each(final=True)

@@ -217,6 +217,7 @@ def text_report(report: Report) -> str:
         path = " → ".join(item["path"])
         passes.append([str(item["pass"]), path, format_duration(item["duration_ms"])])
     lines.append(text_table(passes))
+    lines += _agents_lines(report)
     slow, costly = report.slowest, report.costliest
     tail = []
     if slow is not None:
@@ -232,6 +233,27 @@ def text_report(report: Report) -> str:
 
         lines.append(f"why: {safetext.shown(report.error)}")
     return "\n".join(lines)
+
+
+def _agents_lines(report: Report) -> list[str]:
+    """Cost per agent and model, and each step that went on with another agent."""
+    from little_loops.cli.listing import text_table
+    from little_loops.fsm.engine.rules.fallback import switch_text
+
+    book = report.agents
+    if not book.rows and not book.switches:
+        return []
+    rows = [["AGENT", "MODEL", "ACTIONS", "COST", "TOKENS"]]
+    for name, row in book.rows.items():
+        tokens = sum(row.tokens.values())
+        rows.append(
+            [name, "", str(row.actions), _money(row.cost_usd), f"{tokens:,}" if tokens else "-"]
+        )
+        rows += [["", model, "", _money(cost), ""] for model, cost in row.models.items()]
+    lines = ["", text_table(rows)]
+    for switch in book.switches:
+        lines.append(f"switch in {switch.get('state')}: {switch_text(switch)}")
+    return lines
 
 
 def _totals(reports: list[Report]) -> dict[str, Any]:

@@ -185,6 +185,7 @@ def run_section(report: Report) -> str:
             cost_bars_svg(report),
             "</section>",
             _states_table(report),
+            _agents_table(report),
             _passes_table(report),
             _steps(report),
         ]
@@ -209,6 +210,38 @@ def _states_table(report: Report) -> str:
         f"<th>{h}</th>" for h in ("state", "visits", "verdicts", "time", "median", "cost", "tokens")
     )
     return f"<section><h2>States</h2><table><tr>{head}</tr>{''.join(rows)}</table></section>"
+
+
+def _agents_table(report: Report) -> str:
+    """Cost per agent and model (a row per model under its agent's), and the switches."""
+    from little_loops.fsm.engine.rules.fallback import switch_text
+
+    book = report.agents
+    if not book.rows and not book.switches:
+        return ""
+    rows = []
+    for name, row in book.rows.items():
+        tokens = sum(row.tokens.values())
+        rows.append(
+            f'<tr class="agent"><td>{escape(name)}</td><td></td><td class=num>{row.actions}</td>'
+            f"<td class=num>{_money(row.cost_usd)}</td>"
+            f"<td class=num>{f'{tokens:,}' if tokens else '–'}</td></tr>"
+        )
+        rows += [
+            f'<tr class="model"><td></td><td>{escape(model)}</td><td></td>'
+            f"<td class=num>{_money(cost)}</td><td></td></tr>"
+            for model, cost in row.models.items()
+        ]
+    head = "".join(f"<th>{h}</th>" for h in ("agent", "model", "actions", "cost", "tokens"))
+    switches = "".join(
+        f'<li class="switch">{escape(str(item.get("state")))}: {escape(switch_text(item))}</li>'
+        for item in book.switches
+    )
+    listed = f'<h3>Agent switches</h3><ul class="switches">{switches}</ul>' if switches else ""
+    return (
+        f'<section class="agents"><h2>Cost per agent</h2>'
+        f"<table><tr>{head}</tr>{''.join(rows)}</table>{listed}</section>"
+    )
 
 
 def _last(items: Iterable[T], most: int, count: int, what: str) -> tuple[list[T], str]:
@@ -256,8 +289,10 @@ def _step_body(step: Step) -> list[str]:
     and reason, Claude's tool calls, the end of its output and stderr, a stall."""
     body = []
     if step.action:
-        kind = recorded(step.action_type) or DEFAULT_KIND
-        body.append(f'<p class="muted">{kind.shown_as} action:</p><pre>{escape(step.action)}</pre>')
+        kind = recorded(step.action_type, step.agent)
+        # A loop's own agent (`agents:`) is no kind of the registry: its name says whose.
+        whose = kind.shown_as if kind else escape(step.agent or DEFAULT_KIND.shown_as)
+        body.append(f'<p class="muted">{whose} action:</p><pre>{escape(step.action)}</pre>')
     if step.evaluator is not None:
         sure = f" (confidence {step.confidence:.2f})" if step.confidence is not None else ""
         said = f"{escape(step.verdict or '?')}{sure}"

@@ -34,7 +34,7 @@ def step_verdict(step: Step) -> tuple[str, str]:
         return step.verdict, verdict_class(step.verdict)
     if step.exit_code is None:
         return "no verdict", "none"
-    kind = recorded(step.action_type)
+    kind = recorded(step.action_type, step.agent)
     if kind is not None and kind.agent is not None and step.exit_code == 0 and step.error is None:
         return f"{kind.name}: success", "ok"
     return f"exit {step.exit_code}", "none"

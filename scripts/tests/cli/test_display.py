@@ -379,3 +379,17 @@ def test_an_action_that_could_not_be_filled_in_says_so_not_evaluate_none() -> No
     assert first == "[1/20] a → (action not run)"
     assert "evaluate none" not in text
     assert "nothing captured as 'x'" in second
+
+
+def test_an_agent_switch_is_a_line_even_when_quiet() -> None:
+    switch = {
+        "event": "agent_switch",
+        "state": "fix",
+        "from": "claude",
+        "to": "mine",
+        "reason": "usage_limit",
+        "resets": "15:00",
+    }
+    line = "       ↪ claude's usage limit (resets 15:00): on with mine\n"
+    assert line in feed([{"event": "state_enter", "state": "fix", "iteration": 1}, switch])
+    assert feed([switch], quiet=True) == line

@@ -176,3 +176,55 @@ def test_the_report_shows_the_judge_s_verdict_and_the_terminal_it_ended_in(
     assert 'Ended in <b>stuck</b>: <span class="v bad">a failure</span>.' in dom
     assert '#1 <b>fix</b> · <span class="v bad">failure</span>' in dom
     assert "verdict of llm_structured: failure (confidence 0.80)</p><pre>&lt;b&gt;still red" in dom
+
+
+FALLBACK = """\
+name: fallback
+initial: fix
+agent: [first, second]
+agents:
+  first: {command: ./first.sh, limit_pattern: "usage limit reached"}
+  second: {command: ./second.sh, cost_pattern: 'cost: \\$([0-9.]+)'}
+states:
+  fix:
+    action_type: prompt
+    action: "Fix <it>"
+    evaluate: {type: exit_code}
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def test_the_report_shows_the_cost_per_agent_and_the_switch(
+    chromium: str, loop_project: LoopProject, tmp_path: Path
+) -> None:
+    """A step whose first agent hit its usage limit and whose second agent did it (both
+    bash scripts): the page lists each agent's actions and cost, and the switch."""
+    root = loop_project.root
+    for name, body in (
+        ("first", 'echo "usage limit reached"; exit 1'),
+        ("second", "echo fixed; echo 'cost: $0.125'"),
+    ):
+        (root / f"{name}.sh").write_text(f"#!/usr/bin/env bash\n{body}\n")
+        (root / f"{name}.sh").chmod(0o755)
+    loop_project.write("fallback", FALLBACK)
+    run = llproc.console(root, "run", "fallback", timeout=60)
+    assert run.returncode == ExitCode.OK, run.stderr
+    page = tmp_path / "fallback.html"
+    done = llproc.console(root, "report", "fallback", "--html", str(page))
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "switch in fix: first's usage limit: on with second" in done.stdout
+
+    loaded = browser.load(chromium, page)
+    assert loaded.console == []
+    (section,) = re.findall(r'<section class="agents">(.*?)</section>', loaded.dom, re.S)
+    rows = [
+        re.sub(r"<[^>]+>", "|", row).strip("|").split("||")
+        for row in re.findall(r'<tr class="agent">(.*?)</tr>', section, re.S)
+    ]
+    # agent, model (none said), actions, cost, tokens
+    assert rows == [["first", "", "1", "–", "–"], ["second", "", "1", "$0.1250", "–"]]
+    assert "fix: first's usage limit: on with second" in html.unescape(section)
+    assert '<p class="muted">second action:</p><pre>Fix &lt;it&gt;</pre>' in loaded.dom

@@ -139,3 +139,94 @@ def test_a_cost_under_a_hundredth_of_a_cent_is_shown_as_every_command_shows_it()
     page = render_html([_run(*_claude_step(1, output="done", cost_usd=0.00001))])
     assert "&lt;$0.0001" in page
     assert "$0.0000" not in page
+
+
+def _fallback_run() -> Report:
+    """A step Claude could not do (its usage limit) that a second agent did."""
+    return _run(
+        _ev("state_enter", 1, state="fix", iteration=1),
+        _ev("action_start", 1, state="fix", action="/fix", action_type="prompt", agent="claude"),
+        _ev(
+            "action_complete",
+            2,
+            state="fix",
+            exit_code=1,
+            duration_ms=5,
+            cost_usd=0.01,
+            models={"claude-x": 0.01},
+            usage={"input_tokens": 10},
+            error="usage limit",
+        ),
+        _ev(
+            "agent_switch",
+            2,
+            state="fix",
+            reason="usage_limit",
+            resets="15:00",
+            **{"from": "claude", "to": "other"},
+        ),
+        _ev("action_start", 2, state="fix", action="/fix", action_type="prompt", agent="other"),
+        _ev(
+            "action_complete",
+            3,
+            state="fix",
+            exit_code=0,
+            duration_ms=5,
+            cost_usd=0.25,
+            models={"other-1": 0.25},
+            usage={"input_tokens": 7, "output_tokens": 3},
+        ),
+        _ev(
+            "evaluate",
+            3,
+            state="fix",
+            type="llm_structured",
+            verdict="success",
+            cost_usd=0.02,
+            model="judge-m",
+        ),
+        _ev("route", 3, **{"from": "fix", "to": "done"}, verdict="success", reason="x"),
+        _ev("loop_complete", 3, terminated_by="terminal", final_state="done"),
+    )
+
+
+def test_the_cost_per_agent_and_model_and_the_switches_are_shown() -> None:
+    report = _fallback_run()
+    data = report.to_dict()
+    assert data["agents"] == {
+        "claude": {
+            "actions": 1,
+            "cost_usd": 0.01,
+            "tokens": {"input_tokens": 10},
+            "models": {"claude-x": 0.01},
+        },
+        "other": {
+            "actions": 1,
+            "cost_usd": 0.25,
+            "tokens": {"input_tokens": 7, "output_tokens": 3},
+            "models": {"other-1": 0.25},
+        },
+        "judge": {"actions": 0, "cost_usd": 0.02, "tokens": {}, "models": {"judge-m": 0.02}},
+    }
+    assert data["agent_switches"] == [
+        {
+            "ts": "2026-01-15T10:00:02.000+00:00",
+            "state": "fix",
+            "from": "claude",
+            "to": "other",
+            "reason": "usage_limit",
+            "resets": "15:00",
+        }
+    ]
+    assert round(data["cost_usd"], 6) == 0.28  # the budget's sum: every agent and the judge
+    page = render_html([report])
+    (section,) = re.findall(r'<section class="agents">(.*?)</section>', page, re.S)
+    text = re.sub(r"<[^>]+>", " ", section)
+    for said in ("claude", "claude-x", "other", "other-1", "judge-m", "$0.25"):
+        assert said in text
+    assert "fix: claude&#x27;s usage limit (resets 15:00): on with other" in section
+
+
+def test_a_run_without_agents_has_no_agent_section() -> None:
+    page = render_html([_run(_ev("loop_complete", 1, terminated_by="terminal", final_state="x"))])
+    assert 'class="agents"' not in page

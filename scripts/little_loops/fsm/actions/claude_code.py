@@ -9,7 +9,7 @@ from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS, claude_flags
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 
 if TYPE_CHECKING:
-    from little_loops.fsm.actions.ratelimit import ClaudeLimit
+    from little_loops.fsm.actions.ratelimit import AgentLimit
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
 
 # The readers of Claude Code's transcript (json, regular expressions) are imported when an
@@ -53,7 +53,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     return with_tool_calls(apply_report(result), transcript)
 
 
-def usage_limit(result: ActionResult) -> ClaudeLimit | None:
+def usage_limit(result: ActionResult) -> AgentLimit | None:
     """The rate, overload or usage limit the session ended on (ratelimit.claude_limit)."""
     from little_loops.fsm.actions.ratelimit import claude_limit
 

@@ -1,4 +1,4 @@
-"""Recognise Claude's rate, overload and usage limits in a Claude Code result or a judge's error."""
+"""Recognise an agent's rate, overload and usage limits (Claude Code's words, a judge's error)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,9 @@ _JUDGE_ERROR = re.compile(r"^API error (429|529)\b")
 
 
 @dataclass(frozen=True)
-class ClaudeLimit:
-    """Claude refused for now: the kind of limit, when it resets (epoch seconds) if said."""
+class AgentLimit:
+    """An agent (or the judge) refused for now: the kind of limit, when it resets (epoch
+    seconds) if said. Each agent's kind reads its own (`ActionKindSpec.usage_limit`)."""
 
     kind: str
     resets_at: float | None = None
@@ -56,7 +57,7 @@ class ClaudeLimit:
         return datetime.fromtimestamp(self.resets_at).strftime("%H:%M")
 
 
-def claude_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit | None:
+def claude_limit(result: ActionResult, now: float | None = None) -> AgentLimit | None:
     """The limit a Claude Code session ended on, or None when it did not end on one."""
     if result.error is None:
         return None  # a session that finished is never read as a limit
@@ -70,7 +71,7 @@ def claude_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit 
     return limit_in(text, status, now)
 
 
-def judge_limit(details: Mapping[str, object], now: float | None = None) -> ClaudeLimit | None:
+def judge_limit(details: Mapping[str, object], now: float | None = None) -> AgentLimit | None:
     """The limit an LLM judge's `error` verdict (its *details*) stands for, or None."""
     error = details.get("error")
     if not isinstance(error, str):
@@ -81,7 +82,7 @@ def judge_limit(details: Mapping[str, object], now: float | None = None) -> Clau
     return limit_in(error, int(found.group(1)), now)
 
 
-def limit_in(text: str, status: int | None = None, now: float | None = None) -> ClaudeLimit | None:
+def limit_in(text: str, status: int | None = None, now: float | None = None) -> AgentLimit | None:
     """The limit *text* (and the HTTP *status*, when known) tell of, or None."""
     if status is None:
         found = _API_ERROR.search(text)
@@ -89,11 +90,11 @@ def limit_in(text: str, status: int | None = None, now: float | None = None) -> 
     message = _first_line(text)
     resets = reset_time(text, time.time() if now is None else now)
     if resets is not None or _USAGE_TEXT.search(text):
-        return ClaudeLimit(USAGE_LIMIT, resets, message)
+        return AgentLimit(USAGE_LIMIT, resets, message)
     if status == 529 or (status is None and _OVERLOADED_TEXT.search(text) and "API Error" in text):
-        return ClaudeLimit(OVERLOADED, None, message)
+        return AgentLimit(OVERLOADED, None, message)
     if status == 429:
-        return ClaudeLimit(RATE_LIMIT, None, message)
+        return AgentLimit(RATE_LIMIT, None, message)
     return None
 
 
@@ -118,6 +119,10 @@ def reset_time(text: str, now: float) -> float | None:
     if at.timestamp() <= now:
         at += timedelta(days=1)  # the time has passed today: it means tomorrow
     return at.timestamp()
+
+
+# The name this class had when Claude Code was the only agent.
+ClaudeLimit = AgentLimit
 
 
 def _first_line(text: str) -> str:

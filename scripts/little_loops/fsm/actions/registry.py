@@ -77,9 +77,13 @@ def agent_problem(spec: ActionKindSpec, machine: Machine) -> str | None:
     return None if spec.ready is None else spec.ready(machine)
 
 
-def recorded(action_type: object) -> ActionKindSpec | None:
-    """The kind of a step as its event records it (`action_type` of `action_start`), or
-    None for a step no kind ran (a sub-loop, an old or foreign record)."""
+def recorded(action_type: object, agent: object = None) -> ActionKindSpec | None:
+    """The kind of a step as its `action_start` records it: its `agent` (the kind's name)
+    when it names one, else by its `action_type` (an older record of a prompt: Claude
+    Code); None for a step no kind ran (a sub-loop, an old or foreign record) and for
+    an agent of a loop's own (`agents:`), whose output is plain text."""
+    if isinstance(agent, str):
+        return KINDS.get(agent)
     return BY_ACTION_TYPE.get(action_type) if isinstance(action_type, str) else None
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from little_loops.fsm.actions.machine import Machine
-    from little_loops.fsm.actions.ratelimit import ClaudeLimit
+    from little_loops.fsm.actions.ratelimit import AgentLimit
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
     from little_loops.fsm.values.value_checks import Check
 
@@ -75,7 +75,7 @@ def _as_is(result: ActionResult, request: ActionRequest) -> ActionResult:
     return result
 
 
-def _no_limit(result: ActionResult) -> ClaudeLimit | None:
+def _no_limit(result: ActionResult) -> AgentLimit | None:
     return None
 
 
@@ -127,7 +127,7 @@ class ActionKindSpec:
     no_judge: str = ""
     # Reads what it printed: the answer, cost, usage, session, tool calls and errors.
     finish: Callable[[ActionResult, ActionRequest], ActionResult] = _as_is
-    usage_limit: Callable[[ActionResult], ClaudeLimit | None] = _no_limit  # a rate/usage limit
+    usage_limit: Callable[[ActionResult], AgentLimit | None] = _no_limit  # a rate/usage limit
     lost_session: Callable[[ActionResult], bool] = _never  # it could not resume the session
     # Its output file as a person reads it (one printed line to lines), and its latest step;
     # None: the output is plain text.

@@ -1,4 +1,4 @@
-"""A state's attempts: the retry policy's schedule and Claude's limits, and the wait in between."""
+"""A state's attempts: the retry policy's schedule and agents' limits, and the wait in between."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit
+from little_loops.fsm.actions.ratelimit import KIND_WORDS, AgentLimit
 from little_loops.fsm.definition.model import RateLimitConfig, RetryConfig
 from little_loops.fsm.values.value_checks import MAX_LOOP_SECONDS
 
 RETRY_WAIT = "retry"  # a wait between attempts of retry:
-LIMIT_WAIT = "rate_limit"  # a wait for Claude's rate, overload or usage limit
+LIMIT_WAIT = "rate_limit"  # a wait for an agent's rate, overload or usage limit
+# Whose limit a wait recorded without its agent is: the only agent there was.
+FIRST_AGENT = "Claude"
 
 
 def retries_on(policy: RetryConfig, verdict: str | None, exit_code: int | None) -> bool:
@@ -51,7 +53,7 @@ def retry_delay(policy: RetryConfig, attempt: int, rng: random.Random | None = N
 
 
 def ladder_delay(config: RateLimitConfig, waits_so_far: int) -> float:
-    """The wait for Claude's limit the *waits_so_far*+1-th time in a row (the last step repeats)."""
+    """The wait for an agent's limit the *waits_so_far*+1-th time in a row (the last repeats)."""
     ladder = config.ladder or [60.0]
     return float(ladder[min(waits_so_far, len(ladder) - 1)])
 
@@ -64,8 +66,9 @@ class Wait:
     until: float
     seconds: float  # how long it was planned for
     limit: str | None = None  # for LIMIT_WAIT: ratelimit.RATE_LIMIT, OVERLOADED, USAGE_LIMIT
-    resets: str | None = None  # the reset time Claude gave, as shown (`15:00`)
+    resets: str | None = None  # the reset time the agent gave, as shown (`15:00`)
     rejudge: bool = False  # the action's result stands: only its evaluation runs again
+    agent: str | None = None  # whose limit (as a person names the agent); None: Claude's
 
     def left(self, now: float | None = None) -> float:
         """Seconds to go: never more than it was planned for (nor a year), so a clock set
@@ -81,7 +84,7 @@ class AttemptRecord:
     state: str
     number: int = 1  # the attempt running now or next
     announced: bool = False  # its `attempt` event was emitted
-    limit_waits: int = 0  # waits for Claude's limits in a row, in this step
+    limit_waits: int = 0  # waits for agents' limits in a row, in this step
     limit_waited_s: float = 0.0  # their length in all, for rate_limit.max_wait
     wait: Wait | None = None
 
@@ -134,7 +137,13 @@ class Attempts:
         return record.wait
 
     def plan_limit(
-        self, state: str, limit: ClaudeLimit, config: RateLimitConfig, *, rejudge: bool
+        self,
+        state: str,
+        limit: AgentLimit,
+        config: RateLimitConfig,
+        *,
+        rejudge: bool,
+        agent: str | None = None,
     ) -> Wait | None:
         """Wait for *limit* (until its reset time, else the ladder), or None when that would
         take *state* past `rate_limit.max_wait` in all."""
@@ -157,6 +166,7 @@ class Attempts:
             limit=limit.kind,
             resets=limit.resets_text(),
             rejudge=rejudge,
+            agent=agent,
         )
         return record.wait
 
@@ -186,6 +196,8 @@ def wait_event(
         if wait.resets:
             event["resets"] = wait.resets
         event["judge"] = wait.rejudge
+        if wait.agent:
+            event["agent"] = wait.agent
     return event
 
 
@@ -193,13 +205,20 @@ def waiting_text(event: dict[str, Any]) -> str:
     """What a person reads for a wait event: `waiting for Claude's usage limit (resets 15:00)`."""
     if "limit" in event:
         words = KIND_WORDS.get(str(event.get("limit")), "limit")
-        whose = "the judge's" if event.get("judge") else "Claude's"
+        whose = _whose(bool(event.get("judge")), event.get("agent"))
         resets = event.get("resets")
         tail = f" (resets {resets})" if resets else f" ({_secs(event.get('seconds'))})"
         return f"waiting for {whose} {words}{tail}"
     attempt = event.get("attempt")
     of = f" of {event['max_attempts']}" if event.get("max_attempts") else ""
     return f"retrying in {_secs(event.get('seconds'))} (attempt {attempt}{of})"
+
+
+def _whose(judge: bool, agent: object) -> str:
+    """Whose limit a wait is for: the judge's, or its agent's (Claude's in older records)."""
+    if judge:
+        return "the judge's"
+    return f"{agent if isinstance(agent, str) and agent else FIRST_AGENT}'s"
 
 
 def _secs(value: object) -> str:
@@ -217,7 +236,7 @@ def pending_wait(attempt: Mapping[str, Any] | None, now: float | None = None) ->
     left = _secs(round(wait.left(now), 1))
     if wait.kind == LIMIT_WAIT:
         words = KIND_WORDS.get(wait.limit or "", "limit")
-        whose = "the judge's" if wait.rejudge else "Claude's"
+        whose = _whose(wait.rejudge, wait.agent)
         resets = f", resets {wait.resets}" if wait.resets else ""
         return f"for {whose} {words} in state {record.state}{resets} ({left} left)"
     return f"before attempt {record.number} of state {record.state} ({left} left)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.engine.records import ExecutionResult, event_value, short
@@ -41,10 +41,12 @@ class _ActionStartKeys(TypedDict):
 
 class ActionStart(_ActionStartKeys, total=False):
     """`action_start`: an action begins; `output_path` is where its stdout streams, live;
-    `resume_session` the Claude Code session a `session: continue` state resumes."""
+    `resume_session` the agent's session a `session: continue` state resumes."""
 
+    agent: str  # the agent (kind) that runs a prompt: `claude`, ...; absent: by action_type
     output_path: str
     resume_session: str
+    fresh_session: str  # why a `session: continue` state starts afresh (another agent's session)
     script: str  # a shell action as bash runs it (`action` shows the values in place)
     values: dict[str, str]  # the values its ${...} became, by the variable it reads
 
@@ -55,6 +57,14 @@ class SessionLost(TypedDict):
     state: str
     session_id: str
     note: str
+
+
+# `agent_switch`: the step goes on with the next agent of its list (`agent: [a, b]`);
+# `reason`: engine/rules/fallback's word; `resets`: the clock time the limit said it lifts.
+AgentSwitch = TypedDict(
+    "AgentSwitch",
+    {"state": str, "from": str, "to": str, "reason": str, "resets": NotRequired[str]},
+)
 
 
 class _ActionCompleteKeys(TypedDict):

@@ -283,6 +283,8 @@ class FSMExecutor:
             usage=dict(spend.usage),
             stall=parts.stalls.stalled if terminated_by == Outcome.STALL else None,
             waited_ms=dict(parts.retries.attempts.waited_ms),
+            agent_switches=list(parts.fallback.switches),
+            limited_agents=dict(parts.fallback.limited),
         )
         payload = events.loop_complete(result, bool(spend.cost_usd or spend.usage))
         try:

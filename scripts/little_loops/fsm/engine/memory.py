@@ -23,7 +23,8 @@ class Memory:
     started_at: str = ""
     continuation: str | None = None  # a handoff note, given to the next prompt
     acted: dict[str, Any] | None = None  # the current state's finished action (acted_record)
-    sessions: dict[str, str] = field(default_factory=dict)  # Claude session ids by session_key
+    sessions: dict[str, str] = field(default_factory=dict)  # agent session ids by session_key
+    session_agents: dict[str, str] = field(default_factory=dict)  # whose (absent: claude's)
     resumed_action: ActionResult | None = None  # restored: evaluate it, do not run it again
     resumed_verdict: EvaluationResult | None = None  # restored: its verdict, not judged again
 
@@ -36,6 +37,7 @@ class Memory:
             "continuation": self.continuation,
             "action_result": self.acted,
             "sessions": dict(self.sessions),
+            "session_agents": dict(self.session_agents),
         }
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -49,6 +51,7 @@ class Memory:
         self.started_at = snap.started_at
         self.continuation = snap.continuation
         self.sessions = dict(snap.sessions)
+        self.session_agents = dict(snap.session_agents)
 
     def verdict(self, judged: EvaluationResult) -> None:
         """The current state's action got *judged*: kept with it until the run routes it."""

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from little_loops.fsm.actions.request import ActionResult
 
 
+KEEP_SWITCHES = 50  # a run keeps this many of its latest `agent_switch` events in its state
+
 # Strings longer than this are shortened in events (the full output stays in the
 # output file and, up to SAVED_TEXT_LIMIT, in `captured`).
 EVENT_TEXT_LIMIT = 2000
@@ -38,11 +40,18 @@ class ExecutionResult:
     usage: dict[str, int] = field(default_factory=dict)
     stall: dict[str, Any] | None = None  # the stall breaker that ended it: detector, state ...
     waited_ms: dict[str, int] = field(default_factory=dict)  # retry / rate_limit waits
+    # Each time a step went on with the next agent of its list (`agent_switch`), the last
+    # KEEP_SWITCHES; and the agents still limited or missing when it ended.
+    agent_switches: list[dict[str, Any]] = field(default_factory=list)
+    limited_agents: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         if self.stall is None:
             del out["stall"]  # only a run a stall breaker ended says which one
+        for key in ("agent_switches", "limited_agents"):
+            if not out[key]:
+                del out[key]  # only a run with a fallback list has them
         return out
 
 
@@ -71,6 +80,11 @@ class ExecutorSnapshot:
     stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
     # Claude Code session ids by session_key (a state's name by default), for `session: continue`.
     sessions: dict[str, str] = field(default_factory=dict)
+    # The agent that made each session, by session_key (one not named: claude's, as before).
+    session_agents: dict[str, str] = field(default_factory=dict)
+    # The agents of a fallback list the run found limited or missing: {reason, until, resets}.
+    limited_agents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    agent_switches: list[dict[str, Any]] = field(default_factory=list)  # the last KEEP_SWITCHES
     # The current state's attempts and the wait it is in (engine/attempts.AttemptRecord).
     attempt: dict[str, Any] | None = None
     waited_ms: dict[str, int] = field(default_factory=dict)

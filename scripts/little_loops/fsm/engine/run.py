@@ -15,6 +15,7 @@ from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.rules.approval import Approval
 from little_loops.fsm.engine.rules.budget import Budget
 from little_loops.fsm.engine.rules.commits import Commits
+from little_loops.fsm.engine.rules.fallback import Fallback
 from little_loops.fsm.engine.rules.limits import Limits
 from little_loops.fsm.engine.rules.ratelimits import RateLimits
 from little_loops.fsm.engine.rules.retries import Retries
@@ -74,6 +75,7 @@ class Run:
         self.budget = Budget(fsm)
         self.retries = Retries(fsm, emit)
         self.ratelimits = RateLimits(self.retries)
+        self.fallback = Fallback()
         self.stalls = Stalls(fsm, emit, cwd=self.config.stall_cwd)
         self.approval = Approval(
             self.config.answers, wait=self.config.wait_approval, kept=self.config.answer_kept
@@ -89,6 +91,7 @@ class Run:
             self.budget,
             self.retries,
             self.ratelimits,
+            self.fallback,
             self.stalls,
             self.approval,
             self.commits,

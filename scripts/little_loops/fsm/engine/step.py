@@ -26,6 +26,9 @@ from little_loops.fsm.values.interpolation import InterpolationContext
 
 Emit = Callable[[Event, Mapping[str, object]], None]
 
+# Whose a session recorded without its agent is: the only agent with sessions then.
+CLAUDE_SESSIONS = "claude"
+
 # A prompt action that prints this at the start of a line hands its context over: the
 # run stops with terminated_by "handoff" and can be resumed with the text.
 HANDOFF_PATTERN = re.compile(r"^CONTEXT_HANDOFF:[ \t]*(.*)$", re.MULTILINE)
@@ -48,9 +51,8 @@ def action_request(
     env: dict[str, str] | None = None,
     kind: ActionKindSpec | None = None,
 ) -> ActionRequest:
-    """The request that runs *state*'s *action* (already interpolated) on *kind* (default:
-    the state's first agent, or its command's kind): the one place the engine builds an
-    ActionRequest."""
+    """The request that runs *state*'s *action* (already interpolated) on *kind* (its
+    first agent unless told): the one place the engine builds an ActionRequest."""
     kind = fsm.kind_for(state) if kind is None else kind
     return ActionRequest(
         action=action,
@@ -97,18 +99,24 @@ class StateWork:
         env: dict[str, str] | None = None,
         shown: str | None = None,
         kind: ActionKindSpec | None = None,
+        session_agents: dict[str, str] | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
         caller reports it with `completed`; *env* holds the values a shell script reads
         (shellquote), *shown* the script with them in place, for people. A Claude action
-        records its session id in *sessions* (by `session_name`), and a `session: continue`
-        one resumes it from there. A prompt runs on *kind*, default the state's first agent
-        (`fsm.agents_for(state)` lists them in fallback order)."""
+        records its session id in *sessions* (by `session_name`) and its agent in
+        *session_agents*; a `session: continue` one resumes it from there when it is the
+        same agent's (another agent's session starts afresh). *kind*: the agent of the
+        state's list that runs it (its first unless told)."""
         kind = self.fsm.kind_for(state) if kind is None else kind
         key = state.session_name(name)
-        resume = None
-        if kind.sessions and state.session == SESSION_CONTINUE and sessions:
-            resume = sessions.get(key)
+        resume, fresh = None, None
+        if state.session == SESSION_CONTINUE and sessions and key in sessions:
+            whose = (session_agents or {}).get(key, CLAUDE_SESSIONS)
+            if whose != kind.name:  # another agent cannot read it: a fresh one, the prompt
+                fresh = f"session '{key}' is {whose}'s: {kind.name} starts a fresh one"
+            elif kind.sessions:
+                resume = sessions[key]
         timeout = action_timeout(state, kind, remaining_s)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:
@@ -119,10 +127,14 @@ class StateWork:
             action_type=recorded_type(kind),
             timeout=timeout,
         )
+        if kind.agent is not None:
+            start["agent"] = kind.name  # which agent: `prompt` is any agent's action type
         if output_file is not None:
             start["output_path"] = str(output_file)  # where its output streams, live
         if resume is not None:
             start["resume_session"] = resume
+        if fresh is not None:
+            start["fresh_session"] = fresh
         if env:  # what bash really runs: the script and the values it reads
             start["script"] = short(action)
             start["values"] = {key: short(value) for key, value in env.items()}
@@ -142,12 +154,15 @@ class StateWork:
         spend.add(result.cost_usd, result.usage, f"{kind.name}_")  # claude_input_tokens ...
         if kind.sessions and result.session_id and sessions is not None:
             sessions[key] = result.session_id
+            if session_agents is not None:
+                session_agents[key] = kind.name
         return result
 
     def _options(
         self, state: StateConfig, kind: ActionKindSpec, fill: Callable[[str], str] | None
     ) -> dict[str, Any]:
-        """The state's options of *kind* over the loop's, `${...}` in them filled in by *fill*."""
+        """The state's options over the loop's (of *kind*, the agent that runs it), `${...}`
+        in them filled in by *fill*."""
         options = self.fsm.options_for(state, kind)
         return options if fill is None else filled(options, fill)
 

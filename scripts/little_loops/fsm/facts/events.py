@@ -19,6 +19,7 @@ class Event(StrEnum):
     ACTION_START = "action_start"
     SESSION_LOST = "session_lost"
     ACTION_COMPLETE = "action_complete"
+    AGENT_SWITCH = "agent_switch"
     RATE_LIMIT_WAIT = "rate_limit_wait"
     EVALUATE = "evaluate"
     CHECKPOINT = "checkpoint"

@@ -14,6 +14,7 @@ from typing import Any
 from little_loops.fsm.engine.events import nested
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import succeeded
+from little_loops.fsm.runs.agent_figures import AgentBook, agent_of
 
 KEEP_STEPS = 2000
 KEEP_PASSES = 200
@@ -38,6 +39,7 @@ class Step:
     stderr: str = ""
     output_path: str | None = None
     action_type: str | None = None
+    agent: str | None = None  # the agent that ran it last (a fallback may try several)
     action: str | None = None
     error: str | None = None  # why its action could not run properly (then an error verdict)
     evaluator: str | None = None  # the evaluator that gave the verdict (None: not judged)
@@ -82,6 +84,9 @@ class Report:
     passes: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=KEEP_PASSES))
     states: dict[str, StateFigures] = field(default_factory=dict)
     edges: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Each agent's actions, cost and tokens, cost by model (runs/agent_figures), and the
+    # last steps that went on with another agent of their list.
+    agents: AgentBook = field(default_factory=AgentBook)
     resumed: int = 0  # how many times the run was resumed
     events: int = 0
     definition: dict[str, Any] | None = None  # the loop as data, when known (for its graph)
@@ -118,6 +123,8 @@ class Report:
             "duration_ms": self.duration_ms,
             "cost_usd": round(self.cost_usd, 6),
             "tokens": self.tokens,
+            "agents": self.agents.to_dict(),
+            "agent_switches": list(self.agents.switches),
             "resumed": self.resumed,
             "slowest_state": self.slowest,
             "costliest_state": self.costliest,
@@ -193,6 +200,7 @@ class _Builder:
         ts = ts if isinstance(ts, str) else ""
         report.events += 1
         if nested(event):  # a sub-loop's: its cost comes with its state's `evaluate`
+            report.agents.add_nested(kind, event)
             return
         if kind == Event.STATE_ENTER:
             self._enter(_text(event.get("state")), event.get("iteration"), ts)
@@ -207,6 +215,9 @@ class _Builder:
             step = self._current(event.get("state"), ts)
             if step is not None:
                 _STEP_EVENTS[kind](step, event)
+                report.agents.add(kind, event, step.agent)
+        elif kind == Event.AGENT_SWITCH:
+            report.agents.add(kind, event, None)
         elif kind == Event.LOOP_START:
             if report.started_at is None:
                 report.started_at = ts
@@ -322,6 +333,7 @@ class _Builder:
 def _action_start(step: Step, event: dict[str, Any]) -> None:
     step.action_type, step.action = _text(event.get("action_type")), _text(event.get("action"))
     step.output_path = _text(event.get("output_path")) or None
+    step.agent = agent_of(event)
 
 
 def _action_complete(step: Step, event: dict[str, Any]) -> None:

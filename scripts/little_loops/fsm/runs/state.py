@@ -95,6 +95,9 @@ class StateFile(TypedDict):
     approval: dict[str, Any] | None  # the question an approval state waits on
     stall_watch: dict[str, Any]  # the stall breakers' counts
     sessions: dict[str, str]  # Claude Code session ids by session_key (session: continue)
+    session_agents: dict[str, str]  # the agent of each session (absent: claude)
+    limited_agents: dict[str, dict[str, Any]]  # agents a fallback list skips, and until when
+    agent_switches: list[dict[str, Any]]  # the latest steps that went on with another agent
     attempt: dict[str, Any] | None  # the current state's attempts and pending wait
     waited_ms: dict[str, int]  # time spent in retry and rate-limit waits, by kind
     child: dict[str, Any] | None  # a running sub-loop's snapshot, nested (engine/subloop.py)
@@ -134,6 +137,9 @@ class LoopState:
     approval: dict[str, Any] | None = None  # the question an approval state waits on
     stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
     sessions: dict[str, str] = field(default_factory=dict)  # Claude Code sessions by key
+    session_agents: dict[str, str] = field(default_factory=dict)  # whose each session is
+    limited_agents: dict[str, dict[str, Any]] = field(default_factory=dict)  # engine/rules/fallback
+    agent_switches: list[dict[str, Any]] = field(default_factory=list)  # the latest switches
     attempt: dict[str, Any] | None = None  # engine/attempts.AttemptRecord (a wait survives)
     waited_ms: dict[str, int] = field(default_factory=dict)
     child: dict[str, Any] | None = None  # a running sub-loop's snapshot (engine/subloop.py)
@@ -183,6 +189,9 @@ class LoopState:
             "approval": self.approval,
             "stall_watch": self.stall_watch,
             "sessions": self.sessions,
+            "session_agents": self.session_agents,
+            "limited_agents": self.limited_agents,
+            "agent_switches": self.agent_switches,
             "attempt": self.attempt,
             "waited_ms": self.waited_ms,
             "child": self.child,
@@ -282,6 +291,9 @@ def parse_state(data: Any) -> LoopState:
         approval=_get(data, "approval", (dict, type(None)), None),
         stall_watch=_get(data, "stall_watch", (dict,), dict),
         sessions=sessions,
+        session_agents=_strings(_get(data, "session_agents", (dict,), dict), "session_agents"),
+        limited_agents=_limited(_get(data, "limited_agents", (dict,), dict)),
+        agent_switches=_switches(_get(data, "agent_switches", (list,), list)),
         attempt=_get(data, "attempt", (dict, type(None)), None),
         waited_ms=_waited(_get(data, "waited_ms", (dict,), dict)),
         child=_get(data, "child", (dict, type(None)), None),
@@ -299,6 +311,24 @@ def _run_id(value: str | None) -> str | None:
 def _worktree(value: dict[str, Any] | None) -> dict[str, str] | None:
     if value is not None and not all(isinstance(v, str) for v in value.values()):
         raise StateShapeError("'worktree' should map names to strings")
+    return value
+
+
+def _strings(value: dict[str, Any], key: str) -> dict[str, str]:
+    if not all(isinstance(v, str) for v in value.values()):
+        raise StateShapeError(f"'{key}' should map names to strings")
+    return value
+
+
+def _limited(value: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    if not all(isinstance(v, dict) for v in value.values()):
+        raise StateShapeError("'limited_agents' should map agents to objects")
+    return value
+
+
+def _switches(value: list[Any]) -> list[dict[str, Any]]:
+    if not all(isinstance(v, dict) for v in value):
+        raise StateShapeError("'agent_switches' should be a list of objects")
     return value
 
 

@@ -39,3 +39,10 @@ def test_the_judges_refusals() -> None:
     assert limit.kind == "overloaded"
     assert judge_limit({"error": "API error 400: bad"}) is None
     assert judge_limit({"error": "API call timed out after 30s"}) is None
+
+
+def test_the_limit_has_the_agents_name_and_keeps_its_old_one() -> None:
+    from little_loops.fsm.actions.ratelimit import AgentLimit, ClaudeLimit
+
+    assert ClaudeLimit is AgentLimit
+    assert AgentLimit("usage_limit").resets_text() is None

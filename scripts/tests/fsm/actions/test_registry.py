@@ -299,3 +299,13 @@ def test_an_agent_serving_no_action_type_is_recorded_as_a_prompt() -> None:
     other = dataclasses.replace(registry.DEFAULT_AGENT, name="other", action_types=())
     assert registry.recorded_type(other) == "prompt"
     assert registry.recorded_type(registry.KINDS["shell"]) == "shell"
+
+
+def test_a_recorded_step_s_kind_is_its_agent_else_its_action_type() -> None:
+    from little_loops.fsm.actions import claude_code, shell
+    from little_loops.fsm.actions.registry import recorded
+
+    assert recorded("prompt", "claude") is claude_code.SPEC
+    assert recorded("prompt") is claude_code.SPEC  # a log from before agents were recorded
+    assert recorded("shell") is shell.SPEC
+    assert recorded("prompt", "mine") is None  # a loop's own agent: plain text, no reader

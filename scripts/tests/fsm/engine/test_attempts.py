@@ -167,3 +167,20 @@ def test_retry_and_rate_limit_survive_writing_the_loop_back() -> None:
     assert FSMLoop.from_dict(load_text(written, "again.yaml").data) == fsm
     assert fsm.states["work"].retry == RetryConfig(on=["failure", 3], jitter="full", max_interval=5)
     assert fsm.rate_limit == RateLimitConfig(ladder=[5, 10], max_wait=60)
+
+
+def test_a_limit_wait_names_its_agent_and_an_older_record_claude() -> None:
+    from little_loops.fsm.engine.attempts import pending_wait, waiting_text
+
+    codex = {"state": "fix", "seconds": 30, "limit": "usage_limit", "agent": "Codex"}
+    assert waiting_text(codex) == "waiting for Codex's usage limit (30s)"
+    assert waiting_text({**codex, "agent": "every agent", "resets": "15:00"}) == (
+        "waiting for every agent's usage limit (resets 15:00)"
+    )
+    older = {"state": "fix", "seconds": 30, "limit": "rate_limit"}
+    assert waiting_text(older) == "waiting for Claude's rate limit (30s)"
+    assert waiting_text({**codex, "judge": True}) == "waiting for the judge's usage limit (30s)"
+    wait = {"kind": "rate_limit", "until": 0, "seconds": 60, "limit": "usage_limit"}
+    saved = {"state": "fix", "wait": {**wait, "agent": "Gemini"}}
+    assert pending_wait(saved, now=0).startswith("for Gemini's usage limit in state fix")
+    assert pending_wait({"state": "fix", "wait": wait}, now=0).startswith("for Claude's usage")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,3 +212,22 @@ def test_a_real_bash_action_through_the_default_runner(tmp_path: Path) -> None:
     assert output_file.read_text().strip() == "checked"
     verdict = work.judge("check", SHELL, result, InterpolationContext(env={}), Spend())
     assert verdict.verdict == "failure"
+
+
+def test_a_session_continued_on_another_agent_starts_fresh_and_is_kept_with_that_agent() -> None:
+    other = dataclasses.replace(CLAUDE.action_kind(), name="other", agent="Other")
+    emitted = Recorded()
+    runner = Scripted([paid("fixed", 0, 0.5, "o-1"), paid("again", 0, 0.5, "o-2")])
+    sessions, whose = {"fix": "s-1"}, {"fix": "claude"}
+    work = StateWork(loop(fix=CLAUDE), runner, emitted)
+    work.act("fix", CLAUDE, "Fix it", None, Spend(), sessions, kind=other, session_agents=whose)
+    assert runner.requests[0].kind == "other"
+    assert runner.requests[0].resume_session is None  # claude's session: not other's to resume
+    start = emitted.seen[0][1]
+    assert start["agent"] == "other"
+    assert start["fresh_session"] == "session 'fix' is claude's: other starts a fresh one"
+    assert (sessions, whose) == ({"fix": "o-1"}, {"fix": "other"})
+    # Its own session it resumes; a session recorded before agents were (no owner) is claude's.
+    work.act("fix", CLAUDE, "Fix it", None, Spend(), sessions, kind=other, session_agents=whose)
+    assert runner.requests[1].resume_session == "o-1"
+    assert "fresh_session" not in emitted.seen[1][1]

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.engine import events
+from little_loops.fsm.engine.attempts import ladder_delay
 from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
+from little_loops.fsm.engine.rules.fallback import (
+    STILL_LIMITED,
+    USAGE_LIMITED,
+    agents_of,
+    refusal,
+)
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.engine.step import handoff_note
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -34,16 +44,23 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
     """One attempt: the action (unless it already ran: *done*), its verdict and route."""
     ctx = run.context()
     result = done
+    kind = run.fsm.kind_for(state) if state.action else state.action_kind()
     if state.action and done is None:
+        agents = agents_of(run.fsm, state)
+        every = run.fallback.waiting(agents)
+        if every is not None:  # every agent of the list is limited: wait for the first
+            return run.ratelimits.wait_for(name, every, run.memory)
         run.retries.announce(name, state)
         try:
-            result = run_action(run, name, state, ctx)
+            kind, result = run_action(run, name, state, ctx, agents)
         except InterpolationError as exc:
             return error_outcome(run, name, state, f"in action of state '{name}': {exc}")
     if result is not None:
         stop = stop_after_action(run, result)
-        limited = run.fsm.kind_for(state) if state.action else None
-        stop = stop or run.ratelimits.after_action(name, state, result, run.memory, limited)
+        if stop is None and done is None and state.action:
+            every = run.fallback.waiting(agents_of(run.fsm, state))
+            stop = run.ratelimits.wait_for(name, every, run.memory) if every else None
+        stop = stop or run.ratelimits.after_action(name, kind, result, run.memory)
         if stop is not None:
             return stop
         if state.is_prompt():
@@ -100,28 +117,38 @@ def error_outcome(run: Run, name: str, state: StateConfig, msg: str) -> StepOutc
     return outcome
 
 
-def run_action(run: Run, name: str, state: StateConfig, ctx: InterpolationContext) -> ActionResult:
-    """Run *state*'s action with its `${...}` filled in; record it for a resume."""
+def run_action(
+    run: Run,
+    name: str,
+    state: StateConfig,
+    ctx: InterpolationContext,
+    agents: Sequence[ActionKindSpec] = (),
+) -> tuple[ActionKindSpec, ActionResult]:
+    """Run *state*'s action with its `${...}` filled in, on the first free agent of
+    *agents* (its list; its one kind when empty) and, when that one reports a usage limit
+    or is not installed, on the next (`agent_switch`); record it for a resume. The agent
+    that ran it last, and its result."""
     assert state.action is not None
-    kind = run.fsm.kind_for(state)
-    # Each kind says how values land in its text: quoted for bash, as text for an agent.
-    rendered = kind.interpolate(state.action, ctx)
-    action = rendered.script
+    free = run.fallback.free(agents) if len(agents) > 1 else list(agents)
+    kind = free[0] if free else run.fsm.kind_for(state)
+    if len(agents) > 1 and kind.name != agents[0].name:
+        _switched(run, name, agents[0], kind, run.fallback.entry(agents[0]), skipped=True)
+    while True:
+        result = _act(run, name, state, ctx, kind)
+        if run.stopping.asked() is not None or len(agents) < 2:
+            break
+        ladder = ladder_delay(run.fsm.rate_limit, run.retries.attempts.of(name).limit_waits)
+        why = refusal(kind, result, ladder)
+        if why is None:
+            break
+        run.fallback.mark(kind, why)
+        later = run.fallback.free(agents)
+        if not later:
+            break  # every agent is limited: the rate-limit rule waits for the first
+        run.work.completed(name, result, run.budget.spend)
+        _switched(run, name, kind, later[0], run.fallback.entry(kind))
+        kind = later[0]
     memory, clock = run.memory, run.limits.clock
-    if kind.agent is not None and memory.continuation:
-        # Kept until the action has run: a stop mid-action must not lose the note.
-        action = f"Continue from this handoff note: {memory.continuation}\n\n{action}"
-    result = run.work.act(
-        name,
-        state,
-        action,
-        clock.remaining_s(),
-        run.budget.spend,
-        memory.sessions,
-        fill=lambda text: interpolate(text, ctx),
-        env=rendered.env,
-        shown=rendered.readable,
-    )
     if state.capture:
         memory.captured[state.capture] = saved_result(result)
     # Recorded with `action_complete`, so a resume evaluates it rather than running it
@@ -129,7 +156,62 @@ def run_action(run: Run, name: str, state: StateConfig, ctx: InterpolationContex
     cut_short = run.stopping.asked() is not None or (result.timed_out and clock.deadline_passed())
     memory.acted = None if cut_short else acted_record(result)
     run.work.completed(name, result, run.budget.spend)
-    return result
+    return kind, result
+
+
+def _act(
+    run: Run, name: str, state: StateConfig, ctx: InterpolationContext, kind: ActionKindSpec
+) -> ActionResult:
+    """Run *state*'s action on *kind*: its text filled in as that kind needs. An attempt
+    that goes on with another agent records its own `action_complete` here."""
+    assert state.action is not None
+    # Each kind says how values land in its text: quoted for bash, as text for an agent.
+    rendered = kind.interpolate(state.action, ctx)
+    action = rendered.script
+    memory = run.memory
+    if kind.agent is not None and memory.continuation:
+        # Kept until the action has run: a stop mid-action must not lose the note.
+        action = f"Continue from this handoff note: {memory.continuation}\n\n{action}"
+    return run.work.act(
+        name,
+        state,
+        action,
+        run.limits.clock.remaining_s(),
+        run.budget.spend,
+        memory.sessions,
+        fill=lambda text: interpolate(text, ctx),
+        env=rendered.env,
+        shown=rendered.readable,
+        kind=kind,
+        session_agents=memory.session_agents,
+    )
+
+
+def _switched(
+    run: Run,
+    name: str,
+    source: ActionKindSpec,
+    target: ActionKindSpec,
+    entry: dict[str, object] | None,
+    *,
+    skipped: bool = False,
+) -> None:
+    """Emit `agent_switch`: state *name* goes on with *target* instead of *source* (which
+    an earlier step found limited, when *skipped*)."""
+    reason = str((entry or {}).get("reason") or STILL_LIMITED)
+    if skipped and reason == USAGE_LIMITED:
+        reason = STILL_LIMITED
+    switch: events.AgentSwitch = {
+        "state": name,
+        "from": source.name,
+        "to": target.name,
+        "reason": reason,
+    }
+    resets = (entry or {}).get("resets")
+    if isinstance(resets, str):
+        switch["resets"] = resets
+    run.fallback.switched(dict(switch))
+    run.emit(Event.AGENT_SWITCH, switch)
 
 
 def stop_after_action(run: Run, result: ActionResult) -> StepOutcome | None:

@@ -6,6 +6,7 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.kinds.action import run_action, stop_after_action
+from little_loops.fsm.engine.rules.fallback import agents_of
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.outcomes import Outcome
@@ -21,7 +22,7 @@ def run_state(
         ctx = run.context()
         run.enter(counted=False)
         try:
-            result = run_action(run, name, state, ctx)
+            _, result = run_action(run, name, state, ctx, agents_of(run.fsm, state))
         except InterpolationError as exc:
             return StepOutcome(stop=Outcome.ERROR, error=f"in action of state '{name}': {exc}")
     if result is not None:

@@ -1,21 +1,22 @@
-"""The rate-limit rule: Claude's (or the judge's) limit waits, then the step runs again."""
+"""The rate-limit rule: an agent's (or the judge's) limit waits, then the step runs again."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit, judge_limit
+from little_loops.fsm.actions.ratelimit import KIND_WORDS, AgentLimit, judge_limit
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
-from little_loops.fsm.engine.attempts import wait_event
+from little_loops.fsm.engine.attempts import FIRST_AGENT, wait_event
 from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.engine.rules.retries import Retries
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
+
+EVERY_AGENT = "every agent"  # whose limit a wait is when all of a fallback list are limited
 
 
 class RateLimits:
@@ -32,17 +33,17 @@ class RateLimits:
         return None
 
     def after_action(
-        self,
-        name: str,
-        state: StateConfig,
-        result: ActionResult,
-        memory: Memory,
-        kind: ActionKindSpec | None = None,
+        self, name: str, kind: ActionKindSpec, result: ActionResult, memory: Memory
     ) -> StepOutcome | None:
-        """An agent session (of *kind*, default the state's action type's) that ended on a
-        rate, overload or usage limit: wait, run again."""
-        spec = state.action_kind() if kind is None else kind
-        return self._wait(name, spec.usage_limit(result), memory, rejudge=None)
+        """An agent's (*kind*'s) session that ended on a rate, overload or usage limit:
+        wait, run again."""
+        limit = kind.usage_limit(result)
+        return self._wait(name, limit, memory, rejudge=None, agent=kind.agent)
+
+    def wait_for(self, name: str, limit: AgentLimit, memory: Memory) -> StepOutcome:
+        """Every agent of the state's list is limited (*limit*: until the first is free):
+        wait, then run the step again on the first that is."""
+        return self._planned(name, limit, memory, None, EVERY_AGENT)
 
     def after_judge(
         self, name: str, result: EvaluationResult, action: ActionResult | None, memory: Memory
@@ -58,22 +59,34 @@ class RateLimits:
     def _wait(
         self,
         name: str,
-        limit: ClaudeLimit | None,
+        limit: AgentLimit | None,
         memory: Memory,
         *,
         rejudge: ActionResult | None,
+        agent: str | None = None,
     ) -> StepOutcome | None:
+        """Wait for *limit* (None: there is none) as `_planned` does."""
+        return None if limit is None else self._planned(name, limit, memory, rejudge, agent)
+
+    def _planned(
+        self,
+        name: str,
+        limit: AgentLimit,
+        memory: Memory,
+        rejudge: ActionResult | None,
+        agent: str | None,
+    ) -> StepOutcome:
         """Wait for *limit* and run the step again (only its evaluation when *rejudge* is the
         action's result), or end the run past `rate_limit.max_wait`."""
-        if limit is None:
-            return None
         attempts, config = self.retries.attempts, self.retries.fsm.rate_limit
-        wait = attempts.plan_limit(name, limit, config, rejudge=rejudge is not None)
+        judged = rejudge is not None
+        wait = attempts.plan_limit(name, limit, config, rejudge=judged, agent=agent)
         if wait is None:
             words = KIND_WORDS.get(limit.kind, "limit")
+            whose = f"{agent or FIRST_AGENT}'s"
             return StepOutcome(
                 stop=Outcome.ERROR,
-                error=f"Claude's {words} did not lift within rate_limit.max_wait"
+                error=f"{whose} {words} did not lift within rate_limit.max_wait"
                 f" ({config.max_wait:g}s): {limit.message}",
             )
         if rejudge is None:

@@ -30,18 +30,20 @@ def _rule(max_wait: float = 600) -> tuple[RateLimits, Recorded]:
 def test_a_claude_session_ended_on_a_limit_waits_and_runs_again() -> None:
     rule, emitted = _rule()
     memory = Memory(acted={"output": "x"})
-    outcome = rule.after_action("fix", FIX, LIMITED, memory)
+    outcome = rule.after_action("fix", FIX.action_kind(), LIMITED, memory)
     assert outcome is not None
     assert outcome.again
     assert outcome.rejudge is None
     assert memory.acted is None
     assert emitted.names() == ["rate_limit_wait"]
-    assert rule.after_action("make", SHELL, LIMITED, Memory()) is None  # a shell action
+    assert (
+        rule.after_action("make", SHELL.action_kind(), LIMITED, Memory()) is None
+    )  # a shell action
 
 
 def test_a_limit_past_max_wait_ends_the_run_with_error() -> None:
     rule, _ = _rule(max_wait=0)
-    outcome = rule.after_action("fix", FIX, LIMITED, Memory())
+    outcome = rule.after_action("fix", FIX.action_kind(), LIMITED, Memory())
     assert outcome is not None
     assert outcome.stop == Outcome.ERROR
 

@@ -1,0 +1,152 @@
+"""Fallback with the real Claude Code CLI against the scripted Messages API: Claude answers
+with its usage-limit message, the same step runs on the second agent of the list and the run
+completes; the event, the display line, `--json` and the report show the switch."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from datetime import datetime
+from typing import Any
+
+import pytest
+from support import llproc
+from support.fake_anthropic import FakeAnthropic, error_reply, is_claude_code_turn
+from support.project import LoopProject
+from support.slowdown import scaled
+
+from little_loops.fsm.facts.outcomes import ExitCode
+
+pytestmark = pytest.mark.e2e
+
+# The second agent of the list: its name and what the loop declares for it. Swapping it for
+# another agent (codex, once its module lands) is this one line.
+SECOND = ("mine", "agents: {mine: {command: bash ./mine.sh, cost_pattern: 'cost: \\$([0-9.]+)'}}")
+
+LOOP = """\
+name: fallback
+initial: fix
+agent: [claude, {second}]
+{declared}
+states:
+  fix:
+    action_type: prompt
+    action: "Fix the planted bug in calc.sh"
+    evaluate: {{type: exit_code}}
+    on_success: check
+    on_failure: failed
+    on_error: failed
+  check:
+    action: "bash calc.sh | grep -qx 4"
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+# The second agent fixes the planted bug (2+3 instead of 2+2) and says what it cost.
+MINE = "sed -i 's/2+3/2+2/' calc.sh && echo 'fixed calc.sh' && echo 'cost: $0.125'\n"
+
+
+def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == kind]
+
+
+def test_claude_s_usage_limit_sends_the_step_to_the_next_agent_which_completes_the_run(
+    claude_code_env: dict[str, str], fake_anthropic: FakeAnthropic, loop_project: LoopProject
+) -> None:
+    root = loop_project.root
+    (root / "calc.sh").write_text("echo $((2+3))\n")
+    (root / "mine.sh").write_text(MINE)
+    resets = math.ceil(time.time() + scaled(3600))
+    message = f"Claude AI usage limit reached|{resets}"
+    body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    agent.default_reply = error_reply(429, body, headers={"retry-after": "0"})
+    name, declared = SECOND
+    loop_project.write("fallback", LOOP.format(second=name, declared=declared))
+
+    done = llproc.console(root, "run", "fallback", "--json", timeout=180)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["final_state"] == "done"
+    assert outcome["iterations"] == 1  # fix (on two agents) and check, in one pass
+    assert (root / "calc.sh").read_text() == "echo $((2+2))\n"
+    events = llproc.events(root, "fallback")
+    assert [e.get("agent") for e in _of(events, "action_start")] == ["claude", name, None]
+    shown = datetime.fromtimestamp(resets).strftime("%H:%M")
+    (switch,) = _of(events, "agent_switch")
+    assert (switch["from"], switch["to"], switch["reason"]) == ("claude", name, "usage_limit")
+    assert switch["resets"] == shown
+    assert f"↪ claude's usage limit (resets {shown}): on with {name}" in done.stderr
+    assert _of(events, "rate_limit_wait") == []  # no wait: the second agent was free
+    assert outcome["agent_switches"][0]["to"] == name
+    assert outcome["limited_agents"]["claude"]["until"] == resets
+    report = json.loads(llproc.console(root, "report", "fallback", "--json").stdout)
+    assert report["agents"][name]["cost_usd"] == 0.125
+    assert report["agents"]["claude"]["actions"] == 1
+    assert report["agent_switches"][0]["reason"] == "usage_limit"
+    assert agent.requests  # Claude Code was really asked
+
+
+SESSION_LOOP = """\
+name: sessions
+initial: plan
+agent: [claude, {second}]
+{declared}
+states:
+  plan:
+    action_type: prompt
+    action: "Plan the fix"
+    session_key: work
+    evaluate: {{type: exit_code}}
+    next: fix
+  fix:
+    action_type: prompt
+    action: "Now fix it as planned"
+    session: continue
+    session_key: work
+    evaluate: {{type: exit_code}}
+    on_success: done
+    on_failure: failed
+    on_error: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
+def test_a_session_continued_on_another_agent_starts_fresh_with_the_step_s_prompt(
+    claude_code_env: dict[str, str], fake_anthropic: FakeAnthropic, loop_project: LoopProject
+) -> None:
+    root = loop_project.root
+    (root / "calc.sh").write_text("echo $((2+3))\n")
+    (root / "mine.sh").write_text(f'printf "%s\\n" "$1" > prompt.txt\n{MINE}')
+    resets = math.ceil(time.time() + scaled(3600))
+    body = {
+        "type": "error",
+        "error": {"type": "rate_limit_error", "message": f"Claude AI usage limit reached|{resets}"},
+    }
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    agent.reply_text("Planned: change 2+3 to 2+2.")
+    agent.default_reply = error_reply(429, body, headers={"retry-after": "0"})
+    name, declared = SECOND
+    loop_project.write("sessions", SESSION_LOOP.format(second=name, declared=declared))
+
+    done = llproc.console(root, "run", "sessions", "--json", timeout=180)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert json.loads(done.stdout)["final_state"] == "done"
+    events = llproc.events(root, "sessions")
+    plan, fix_claude, fix_second = _of(events, "action_start")
+    assert (plan["agent"], fix_claude["agent"], fix_second["agent"]) == ("claude", "claude", name)
+    assert "resume_session" in fix_claude  # Claude resumes its own session (then is limited)
+    assert "resume_session" not in fix_second
+    assert fix_second["fresh_session"] == f"session 'work' is claude's: {name} starts a fresh one"
+    assert (root / "prompt.txt").read_text() == "Now fix it as planned\n"  # the step's prompt
+    state = json.loads((root / ".loops" / ".running" / "sessions.state.json").read_text())
+    assert state["session_agents"] == {"work": "claude"}  # the second agent made no session
