@@ -7,7 +7,6 @@ key `sandbox_mode` instead, and keeps the profile it started with.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -85,6 +84,8 @@ CODEX_OPTIONS: dict[str, KindOption] = {
 
 def toml_value(value: Any) -> str:
     """*value* written as TOML (a JSON string is a TOML basic string)."""
+    import json  # here: checking a loop file does not import the readers of output
+
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
