@@ -15,6 +15,7 @@ from support.fake_openai import SHELL_TOOL, FakeOpenAI
 from support.npm_cli import CODEX, cli_or_skip
 from support.project import LoopProject
 
+from little_loops.fsm.actions import codex
 from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = pytest.mark.e2e
@@ -100,7 +101,8 @@ def test_codex_fixes_a_planted_bug_with_its_shell_tool(
     assert first.model == MODEL
     assert first.user_texts[-1] == "--fix calc.py: ANSWER must be 42"  # no flag, the prompt
     assert SHELL_TOOL in first.tool_names
-    assert second.function_outputs and "ANSWER = 42" in second.function_outputs[0]
+    assert second.function_outputs
+    assert "ANSWER = 42" in second.function_outputs[0]
     assert (loop_project.root / "calc.py").read_text() == "ANSWER = 42\n"
     # Recorded under the agent's name. Two requests of 1000 input tokens (200 cached) and 50 output: priced as gpt-5-codex.
     assert out["usage"]["codex_input_tokens"] == 1600
@@ -109,10 +111,12 @@ def test_codex_fixes_a_planted_bug_with_its_shell_tool(
     expected = (1600 * 1.25 + 400 * 0.125 + 100 * 10.0) / 1_000_000
     assert out["cost_usd"] == pytest.approx(expected)
     events = llproc.events(loop_project.root, "fix")
-    done = of(events, "action_complete")[0]
-    assert done.get("session_id") or done.get("output_preview", "").startswith("Fixed")
-    logs = llproc.console(loop_project.root, "logs", "fix", "fix", timeout=60)
-    assert "→ $ sed -i 's/41/42/' calc.py && cat calc.py" in logs.stdout, logs.stdout
+    # The step's output file read as `ll-loop logs` reads a Codex step (the kind's readable).
+    path = Path(of(events, "action_start")[0]["output_path"])
+    lines = [shown for line in path.read_text().splitlines() for shown in codex.readable(line)]
+    assert "→ $ sed -i 's/41/42/' calc.py && cat calc.py" in lines, lines
+    assert "← ANSWER = 42" in lines
+    assert lines[-2:] == ["Fixed: ANSWER is 42.", "tokens: 1600 in, 100 out"]
 
 
 SESSION = """\
@@ -148,7 +152,8 @@ def test_session_continue_sends_the_earlier_turns(
     assert out["final_state"] == "done"
     first, second = fake_openai.requests[:2]
     assert "Say hello" in first.user_texts
-    assert "Say hello" in second.user_texts and "Say hello again" in second.user_texts
+    assert "Say hello" in second.user_texts
+    assert "Say hello again" in second.user_texts
     said = [
         part.get("text")
         for item in second.items
@@ -207,7 +212,8 @@ def test_the_judge_through_codex_returns_a_schema_checked_verdict(
     assert out["final_state"] == "done"
     request = fake_openai.requests[0]
     schema = request.output_schema
-    assert schema is not None and schema["additionalProperties"] is False
+    assert schema is not None
+    assert schema["additionalProperties"] is False
     assert schema["properties"]["verdict"]["enum"] == ["success", "failure", "blocked", "partial"]
     assert "Did the work get done?" in "\n".join(request.user_texts)
     assert "the work is done" in "\n".join(request.user_texts)

@@ -8,13 +8,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.actions.codex_options import CODEX_OPTIONS, codex_flags
+from little_loops.fsm.actions.codex_options import BYPASS_FLAG, CODEX_OPTIONS, codex_flags
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, JudgeSupport
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.machine import Machine
     from little_loops.fsm.actions.ratelimit import ClaudeLimit
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
+
+__all__ = ["BYPASS_FLAG", "SPEC", "argv", "judge_argv", "judge_verdict", "ready", "strict_schema"]
 
 # The readers of its JSON lines (codex_events) are imported when an action has run, not
 # when a loop file is checked: `ll-loop validate` stays light.
