@@ -104,7 +104,8 @@ def test_codex_fixes_a_planted_bug_with_its_shell_tool(
     assert second.function_outputs
     assert "ANSWER = 42" in second.function_outputs[0]
     assert (loop_project.root / "calc.py").read_text() == "ANSWER = 42\n"
-    # Recorded under the agent's name. Two requests of 1000 input tokens (200 cached) and 50 output: priced as gpt-5-codex.
+    # Under the agent's name: two requests of 1000 input tokens (200 cached) and 50
+    # output, priced as gpt-5-codex.
     assert out["usage"]["codex_input_tokens"] == 1600
     assert out["usage"]["codex_cache_read_input_tokens"] == 400
     assert out["usage"]["codex_output_tokens"] == 100

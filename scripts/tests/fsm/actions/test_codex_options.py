@@ -68,7 +68,8 @@ def test_values_are_written_as_toml(value: object, written: str) -> None:
 )
 def test_bad_values_are_named(name: str, value: object, problem: str) -> None:
     found = CODEX_OPTIONS[name].check(value)
-    assert found is not None and found.startswith(problem), found
+    assert found is not None
+    assert found.startswith(problem), found
 
 
 def test_every_option_has_a_doc() -> None:
