@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from support import llproc
+from support.doc_blocks import all_blocks
 from support.fake_openai import SHELL_TOOL, FakeOpenAI
 from support.npm_cli import CODEX, cli_or_skip
 from support.project import LoopProject
@@ -32,25 +33,17 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 """
-FIX = """\
-name: fix
-initial: fix
-agent: codex
-codex: {model: gpt-5-codex}
-rate_limit: {ladder: [0.5, 1], max_wait: 60}
-states:
-  fix:
-    action: "--fix calc.py: ANSWER must be 42"
-    action_type: prompt
-    evaluate: {type: exit_code}
-    next: tests
-  tests:
-    action: python3 -c 'import calc; assert calc.ANSWER == 42, calc.ANSWER'
-    on_success: done
-    on_failure: fix
-  done:
-    terminal: true
-"""
+DOC = "docs/agents/codex.md"
+
+
+def doc_loop(name: str) -> str:
+    """The loop `name` of docs/agents/codex.md: the page's examples are what runs here."""
+    return next(
+        b.text for b in all_blocks() if b.doc == DOC and b.text.startswith(f"name: {name}\n")
+    )
+
+
+FIX = doc_loop("fix-calc")
 
 
 @pytest.fixture(scope="session")
@@ -95,12 +88,13 @@ def test_codex_fixes_a_planted_bug_with_its_shell_tool(
     (loop_project.root / "calc.py").write_text("ANSWER = 41\n")
     fake_openai.reply_shell("sed -i 's/41/42/' calc.py && cat calc.py")
     fake_openai.reply_text("Fixed: ANSWER is 42.")
-    out = run(loop_project, "fix", FIX)
+    out = run(loop_project, "fix-calc", FIX)
     assert out["final_state"] == "done"
     first, second = fake_openai.requests[:2]
     assert first.model == MODEL
     assert first.user_texts[-1] == "--fix calc.py: ANSWER must be 42"  # no flag, the prompt
     assert SHELL_TOOL in first.tool_names
+    assert first.body["reasoning"]["effort"] == "low"  # codex: {config: ...} reached Codex
     assert second.function_outputs
     assert "ANSWER = 42" in second.function_outputs[0]
     assert (loop_project.root / "calc.py").read_text() == "ANSWER = 42\n"
@@ -111,7 +105,7 @@ def test_codex_fixes_a_planted_bug_with_its_shell_tool(
     assert out["usage"]["codex_output_tokens"] == 100
     expected = (1600 * 1.25 + 400 * 0.125 + 100 * 10.0) / 1_000_000
     assert out["cost_usd"] == pytest.approx(expected)
-    events = llproc.events(loop_project.root, "fix")
+    events = llproc.events(loop_project.root, "fix-calc")
     # The step's output file read as `ll-loop logs` reads a Codex step (the kind's readable).
     path = Path(of(events, "action_start")[0]["output_path"])
     lines = [shown for line in path.read_text().splitlines() for shown in codex.readable(line)]
@@ -166,7 +160,7 @@ def test_session_continue_sends_the_earlier_turns(
     assert out["usage"]["codex_input_tokens"] == 1600
 
 
-LIMITED = FIX.replace("name: fix", "name: limited")
+LIMITED = FIX.replace("name: fix-calc", "name: limited")
 
 
 def test_a_usage_limit_is_waited_out_and_the_step_runs_again(
@@ -185,23 +179,7 @@ def test_a_usage_limit_is_waited_out_and_the_step_runs_again(
     assert not [e for e in of(events, "route") if e.get("verdict") == "error"]
 
 
-JUDGED = """\
-name: judged
-initial: work
-llm: {backend: codex}
-states:
-  work:
-    action: echo the work is done
-    evaluate:
-      type: llm_structured
-      prompt: Did the work get done?
-    on_success: done
-    on_failure: failed
-  done:
-    terminal: true
-  failed:
-    terminal: true
-"""
+JUDGED = doc_loop("judged")
 
 
 def test_the_judge_through_codex_returns_a_schema_checked_verdict(

@@ -53,16 +53,14 @@ CODEX_OPTIONS: dict[str, KindOption] = {
     "sandbox": KindOption(
         "--sandbox",
         one_of(SANDBOX_MODES),
-        "Where its shell commands may write: "
-        + ", ".join(SANDBOX_MODES)
-        + "; when given, --dangerously-bypass-approvals-and-sandbox (the default) is not passed.",
+        "Where its shell commands may write; when given, "
+        "--dangerously-bypass-approvals-and-sandbox (the default) is not passed.",
     ),
     "approval_policy": KindOption(
         None,
         one_of(APPROVAL_POLICIES),
-        "When it asks before running a command (config key approval_policy): "
-        + ", ".join(APPROVAL_POLICIES)
-        + "; only with `sandbox` (nobody answers in a loop: never is the one that fits).",
+        "When it asks before running a command (config key approval_policy); only with "
+        "`sandbox` (nobody answers in a loop: never is the one that fits).",
     ),
     "profile": KindOption(
         "--profile",
