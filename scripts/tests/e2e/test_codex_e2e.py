@@ -198,3 +198,38 @@ def test_the_judge_through_codex_returns_a_schema_checked_verdict(
     assert "the work is done" in "\n".join(request.user_texts)
     evaluate = of(llproc.events(loop_project.root, "judged"), "evaluate")[0]
     assert evaluate["verdict"] == "success"
+
+
+AUTO = """\
+name: auto
+initial: work
+agent: codex
+states:
+  work:
+    action: "Write the release notes"
+    action_type: prompt
+    route:
+      success: done
+      _: failed
+      _error: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
+def test_a_codex_state_is_judged_by_codex_when_no_anthropic_key_is_set(
+    fake_openai: FakeOpenAI, loop_project: LoopProject
+) -> None:
+    fake_openai.reply_text("Release notes written.")
+    verdict = {"verdict": "success", "confidence": 0.8, "reason": "notes written"}
+    fake_openai.reply_text(json.dumps(verdict))
+    out = run(loop_project, "auto", AUTO)
+    assert out["final_state"] == "done"
+    work, judge = fake_openai.requests[:2]
+    assert work.output_schema is None
+    assert judge.output_schema is not None
+    assert "Release notes written." in "\n".join(judge.user_texts)
+    evaluate = of(llproc.events(loop_project.root, "auto"), "evaluate")[0]
+    assert (evaluate["verdict"], evaluate.get("reason")) == ("success", "notes written")
