@@ -162,4 +162,6 @@ CLAUDE_CODE = NpmCli(
     "Claude Code CLI",
     "install.cjs",
 )
-CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE,)}
+# Codex's npm package carries its native binary (an optional dependency per platform).
+CODEX = NpmCli("codex", "@openai/codex", "0.171.0", "codex", "Codex CLI")
+CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE, CODEX)}

@@ -46,17 +46,27 @@ class PromptInput(StrEnum):
     FILE = "file"  # in a file whose path is in $LL_PROMPT_FILE
 
 
+def _same_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(schema)
+
+
 @dataclass(frozen=True)
 class JudgeSupport:
     """How an agent's CLI can be the `llm_structured` judge: it answers with JSON that the
     CLI itself checked against a JSON Schema (Claude Code `--json-schema`, Codex
-    `exec --output-schema`)."""
+    `exec --output-schema`). The judge writes `schema(verdict schema)` to a file, runs
+    `argv`, reads the output with the kind's `finish`, then takes `verdict` of it."""
 
     # The command line that asks *prompt* with the schema in the file *schema*, given the
-    # agent's options and *program* (the runner's command for the kind), program first.
+    # agent's options (`model` when the judge names one) and *program*, program first.
     argv: Callable[[str, Path, Mapping[str, Any], Sequence[str]], list[str]]
-    # The JSON object it answered (and its cost in the result), or None when it gave none.
+    # The JSON object it answered, from its finished result, or None when it gave none.
     verdict: Callable[[ActionResult], dict[str, Any] | None]
+    # The verdict schema as this CLI needs it (e.g. closed objects for a strict API).
+    schema: Callable[[Mapping[str, Any]], dict[str, Any]] = _same_schema
+    # True: `llm.model`'s default (a Claude model) is not passed; the agent's own default
+    # model judges unless the loop names one.
+    own_model: bool = False
 
 
 @dataclass(frozen=True)

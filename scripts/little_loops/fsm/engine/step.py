@@ -192,9 +192,9 @@ class StateWork:
                 ERROR_VERDICT, {"error": runner_error, "exit_code": exit_code}
             )
         else:
-            result = evaluate(
-                config, output, exit_code, ctx, llm=self.fsm.llm, client=self.llm_client
-            )
+            # `llm.backend: auto` may judge through the state's own agent.
+            llm = self.fsm.llm.for_agent(self.fsm.kind_for(state).name)
+            result = evaluate(config, output, exit_code, ctx, llm=llm, client=self.llm_client)
         cost = None
         usage = result.details.get("usage")
         reported = result.details.get("cost_usd")  # the judge via Claude Code reports its cost

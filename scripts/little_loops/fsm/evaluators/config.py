@@ -5,7 +5,7 @@ The evaluators own these settings; definition/model.py reads them into each stat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from little_loops.fsm.values.fields import non_default_items
@@ -16,7 +16,9 @@ DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 # The evaluator of a state without `evaluate:` and without an action (the evaluators are
 # fsm/evaluators/registry.py; a state's action kind names its own: `spec.default_evaluator`).
 DEFAULT_EVALUATOR = "exit_code"
-# Who the llm_structured judge asks: auto (the API with ANTHROPIC_API_KEY, else Claude Code).
+# Who the llm_structured judge asks: auto (the API with ANTHROPIC_API_KEY, else the state's
+# agent when it can judge, else Claude Code); `llm.backend` may also name any agent whose
+# kind can judge (its `spec.judge`; definition/agent_checks.py says which).
 JUDGE_BACKENDS: tuple[str, ...] = ("auto", "api", "claude")
 OPERATORS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")
@@ -60,18 +62,27 @@ class LLMConfig:
     model: str = DEFAULT_LLM_MODEL
     max_tokens: int = 256
     timeout: float = 30
-    backend: str = "auto"  # one of JUDGE_BACKENDS
+    backend: str = "auto"  # one of JUDGE_BACKENDS, or an agent that can judge
+    # Not a loop key: the agent of the state being judged, set by the engine (`for_agent`),
+    # for `backend: auto`.
+    agent: str | None = field(default=None, metadata={"derived": True})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LLMConfig:
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"agent"}
         kwargs = {k: v for k, v in data.items() if k in known}
         if kwargs.get("model") == DEFAULT_LLM_MODEL_TOKEN:
             kwargs["model"] = DEFAULT_LLM_MODEL
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        return non_default_items(self)
+        out = non_default_items(self)
+        out.pop("agent", None)
+        return out
+
+    def for_agent(self, agent: str | None) -> LLMConfig:
+        """These settings for judging a state whose agent is *agent* (see `agent`)."""
+        return self if agent == self.agent else replace(self, agent=agent)
 
 
 # The seed-era name of the judge's settings (the seeds build one from `llm.model`,

@@ -1,5 +1,6 @@
 """The judge through Claude Code: `claude -p --json-schema`, on the user's own Claude login.
 
+Also who judges (`judge_backend`): the API, Claude Code or another agent (judge_agent.py).
 With no ANTHROPIC_API_KEY (or `llm.backend: claude`), `llm_structured` asks Claude Code for
 the verdict in structured-output mode: the same question as the API judge, the verdict
 schema as `--json-schema`, no tools and no saved session. Claude Code prints one JSON
@@ -34,6 +35,7 @@ JUDGE_FLAGS: tuple[str, ...] = (
     "--tools",
     "",
 )
+AUTO_BACKEND = "auto"
 API_BACKEND = "api"
 CLAUDE_BACKEND = "claude"
 # Where the API judge finds its credentials (auto chooses the API when one is set).
@@ -41,13 +43,18 @@ API_KEY_VARIABLES: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN
 
 
 def judge_backend(llm: LLMConfig, client: Any = None) -> str:
-    """Who judges: `llm.backend` when it is api or claude; for auto, the API when a client
-    is given or ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is set, else Claude Code."""
-    if llm.backend in (API_BACKEND, CLAUDE_BACKEND):
+    """Who judges: `llm.backend` when it names one (api, claude or another agent that can
+    judge); for auto, the API when a client is given or ANTHROPIC_API_KEY (or
+    ANTHROPIC_AUTH_TOKEN) is set, else the state's agent (`llm.agent`) when it can judge,
+    else Claude Code."""
+    from little_loops.fsm.actions.registry import AGENTS
+
+    if llm.backend != AUTO_BACKEND:
         return llm.backend
     if client is not None or any(os.environ.get(name) for name in API_KEY_VARIABLES):
         return API_BACKEND
-    return CLAUDE_BACKEND
+    spec = AGENTS.get(llm.agent or "")
+    return spec.name if spec is not None and spec.judge is not None else CLAUDE_BACKEND
 
 
 def judge_argv(

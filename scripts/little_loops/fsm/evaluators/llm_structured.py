@@ -248,24 +248,45 @@ def _run(
     config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
 ) -> EvaluationResult:
     # Here, not at the top: `ll-loop validate` reads SPEC only, not the process machinery.
+    from little_loops.fsm.actions.registry import AGENTS
+    from little_loops.fsm.evaluators.judge_agent import evaluate_with_agent
     from little_loops.fsm.evaluators.judge_claude import (
+        API_BACKEND,
         CLAUDE_BACKEND,
         evaluate_with_claude,
         judge_backend,
     )
 
-    if judge_backend(llm, client) == CLAUDE_BACKEND:
+    backend = judge_backend(llm, client)
+    if backend != API_BACKEND:
         schema = config.schema or DEFAULT_LLM_SCHEMA
         problem = judge_input_error(schema, config.min_confidence, llm.model)
         if problem is not None:
             return problem
-        return evaluate_with_claude(
+        prompt = to_text(config.prompt) if config.prompt is not None else None
+        if backend == CLAUDE_BACKEND:
+            return evaluate_with_claude(
+                output,
+                prompt,
+                schema,
+                config.min_confidence,
+                config.uncertain_suffix,
+                llm.model,
+                llm.timeout,
+            )
+        spec = AGENTS.get(backend)
+        if spec is None:
+            return _error(f"no agent {backend} to judge with (llm.backend)", llm.model)
+        judge = spec.judge
+        own_default = judge is not None and judge.own_model and llm.model == DEFAULT_LLM_MODEL
+        return evaluate_with_agent(
+            spec,
             output,
-            to_text(config.prompt) if config.prompt is not None else None,
+            prompt,
             schema,
             config.min_confidence,
             config.uncertain_suffix,
-            llm.model,
+            None if own_default else llm.model,
             llm.timeout,
         )
     return evaluate_llm_structured(

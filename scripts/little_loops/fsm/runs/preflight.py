@@ -78,7 +78,9 @@ class ClaudeCode:
         if claude_code.SPEC in fsm.agents_for(state):
             flags = claude_flags(fsm.options_for(state, claude_code.SPEC))
             out.append(("runs a Claude Code prompt", tuple(flags)))
-        if fsm.llm.enabled and judged_by_llm(state) and judge_backend(fsm.llm) == CLAUDE_BACKEND:
+        # `llm.backend: auto` judges through the state's own agent when it can.
+        judge = judge_backend(fsm.llm.for_agent(fsm.kind_for(state).name))
+        if fsm.llm.enabled and judged_by_llm(state) and judge == CLAUDE_BACKEND:
             why = "llm.backend: claude" if fsm.llm.backend == CLAUDE_BACKEND else "no API key"
             out.append((f"is judged through Claude Code (llm_structured, {why})", JUDGE_FLAGS))
         return out

@@ -1,0 +1,78 @@
+"""The judge through a coding agent's CLI that answers schema-checked JSON (its `spec.judge`).
+
+`llm.backend: <agent>` (or `auto` on a state whose agent can judge, with no Anthropic key)
+asks that agent's CLI the same question as the API judge: the verdict schema, as the agent
+needs it, in a temporary file; its answer read by the agent's own `finish` and checked by
+the shared rules. Its tokens and cost are recorded like the API judge's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.actions.request import ActionRequest
+from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.actions.supervisor import ProcessSupervisor
+from little_loops.fsm.evaluators.judge_rules import (
+    judge_error,
+    judge_text,
+    one_line,
+    verdict_from_answer,
+)
+from little_loops.fsm.evaluators.spec import EvaluationResult
+
+
+def evaluate_with_agent(
+    spec: ActionKindSpec,
+    output: str,
+    prompt: str | None,
+    schema: dict[str, Any],
+    min_confidence: float,
+    uncertain_suffix: bool,
+    model: str | None,
+    timeout: float,
+) -> EvaluationResult:
+    """*spec*'s agent's verdict on *output* (asked with *model*, or the agent's own default
+    when None); an `error` verdict with the reason when it cannot run, times out, fails or
+    gives no JSON object."""
+    judge = spec.judge
+    shown = model or spec.name
+    if judge is None:
+        return judge_error(f"{spec.name} cannot judge: {spec.no_judge}", shown)
+    question = judge_text(output, prompt)
+    options = {"model": model} if model else {}
+    with tempfile.TemporaryDirectory(prefix="ll-judge-") as folder:
+        schema_file = Path(folder) / "schema.json"
+        schema_file.write_text(json.dumps(judge.schema(schema)), encoding="utf-8")
+        argv = judge.argv(question, schema_file, options, spec.program)
+        supervisor = ProcessSupervisor()
+        try:
+            raw = supervisor.spawn(argv, None, None, (timeout, None), -1, None, time.monotonic())
+        except FileNotFoundError:
+            return judge_error(f"{spec.program[0]}: command not found on PATH", shown)
+        except OSError as exc:
+            return judge_error(f"{spec.program[0]}: cannot run: {exc.strerror}", shown)
+        except ValueError:
+            return judge_error("the output to judge contains a NUL byte", shown)
+        finally:
+            supervisor.close()
+    if raw.timed_out:
+        return judge_error(f"{spec.name} timed out after {timeout:g}s", shown)
+    request = ActionRequest(question, timeout, spec.name, env=dict(os.environ), options=options)
+    result = spec.finish(raw, request)
+    details: dict[str, Any] = {"backend": spec.name}
+    if result.cost_usd is not None:
+        details["cost_usd"] = result.cost_usd
+    usage: dict[str, Any] = dict(result.usage or {})
+    answer = judge.verdict(result)
+    if answer is None:
+        why = result.error or f"no JSON object in its answer: {one_line(result.output or '')}"
+        return judge_error(f"{spec.name} gave no verdict: {one_line(why)}", shown, **details)
+    verdict = verdict_from_answer(answer, schema, min_confidence, uncertain_suffix, shown, usage)
+    verdict.details.update(details)
+    return verdict
