@@ -162,4 +162,5 @@ CLAUDE_CODE = NpmCli(
     "Claude Code CLI",
     "install.cjs",
 )
-CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE,)}
+GEMINI_CLI = NpmCli("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", "Gemini CLI")
+CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE, GEMINI_CLI)}
