@@ -137,7 +137,10 @@ def _failed(result: ActionResult, text: str) -> ActionResult:
     """*result* with `error` set when gemini exited non-zero without saying why."""
     if result.error is not None or result.exit_code == 0:
         return result
-    lines = [line.strip() for line in (text or result.stderr).splitlines() if line.strip()]
+    plain = _ANSI.sub("", text or result.stderr)
+    if _UNTRUSTED in plain:
+        return dataclasses.replace(result, error=UNTRUSTED_ERROR)
+    lines = [line.strip() for line in plain.splitlines() if line.strip()]
     lines = [line for line in lines if not line.startswith(_NOISE)] or ["no output"]
     detail = next((line for line in lines if line.startswith("Error")), lines[0])
     return dataclasses.replace(
@@ -146,7 +149,21 @@ def _failed(result: ActionResult, text: str) -> ActionResult:
 
 
 # What Gemini CLI prints on stderr before anything of the session's own.
-_NOISE = ("Warning: 256-color", "YOLO mode is enabled", "Ripgrep is not available", "[STARTUP]")
+_NOISE = (
+    "Warning: 256-color",
+    "YOLO mode is enabled",
+    "Ripgrep is not available",
+    "[STARTUP]",
+    "Approval mode overridden",
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A folder it has not been told to trust (exit 55, nothing sent): "Gemini CLI is not running
+# in a trusted directory. To proceed, either use `--skip-trust`, set ...".
+_UNTRUSTED = "not running in a trusted directory"
+UNTRUSTED_ERROR = (
+    "gemini does not trust the loop's folder: set GEMINI_CLI_TRUST_WORKSPACE=true, trust it "
+    "in an interactive gemini session, or give the state `gemini: {extra_args: [--skip-trust]}`"
+)
 # `--resume ID` of a session it has no file for (exit 42, nothing sent), e.g.
 # 'Error resuming session: Invalid session identifier "…"'.
 NO_SESSION = "Error resuming session:"

@@ -200,6 +200,12 @@ def test_a_session_it_cannot_resume_is_lost_and_says_why() -> None:
     assert not lost_session(finish(recorded("tool"), request()))
 
 
+def test_an_untrusted_folder_says_how_to_trust_it() -> None:
+    result = finish(recorded("untrusted", 55), request())
+    assert result.error == gemini.UNTRUSTED_ERROR
+    assert usage_limit(result) is None
+
+
 def test_output_that_is_not_stream_json_is_kept_and_a_silent_exit_zero_did_not_finish() -> None:
     plain = ActionResult("just text\n", "", 0, 5)
     assert finish(plain, request()).output == "just text\n"
