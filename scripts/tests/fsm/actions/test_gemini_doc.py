@@ -16,6 +16,7 @@ from little_loops.fsm.actions.gemini import (
     GEMINI_OPTIONS,
     MIN_VERSION,
     SPEC,
+    UNTRUSTED_ERROR,
     argv,
     gemini_flags,
 )
@@ -87,6 +88,13 @@ def test_the_settings_shown_are_those_the_tests_give_the_cli(tmp_path: Path) -> 
     (shown,) = blocks("json")
     written = json.loads((gemini_home(tmp_path) / ".gemini" / "settings.json").read_text())
     assert json.loads(shown)["security"] == written["security"]
+
+
+def test_the_untrusted_folder_error_is_the_one_given() -> None:
+    assert UNTRUSTED_ERROR.startswith("gemini does not trust the loop's folder: ")
+    assert "`gemini does not trust the loop's folder: ...`" in TEXT
+    assert "--skip-trust" in UNTRUSTED_ERROR
+    assert "--skip-trust" not in argv(ActionRequest("x", 1, "gemini"), ["gemini"])
 
 
 def test_a_gemini_judge_is_refused_as_the_doc_says() -> None:
