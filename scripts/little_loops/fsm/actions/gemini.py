@@ -33,9 +33,9 @@ GEMINI_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json")
 # asking (nobody is there to answer), as Claude Code runs with its permissions skipped.
 DEFAULT_APPROVAL_MODE = "yolo"
 APPROVAL_MODES: tuple[str, ...] = ("default", "auto_edit", "yolo", "plan")
-# The oldest Gemini CLI with everything used here (stream-json, --approval-mode, --resume
-# by session id): tested with 0.61.
-MIN_VERSION: tuple[int, int, int] = (0, 20, 0)
+# The oldest Gemini CLI checked to have everything used here (stream-json, --approval-mode,
+# --policy, --include-directories, --resume by session id): run with 0.61.0.
+MIN_VERSION: tuple[int, int, int] = (0, 30, 0)
 
 GEMINI_OPTIONS: dict[str, KindOption] = {
     "model": KindOption("--model", string, "The model of the session (gemini-2.5-pro, ...)."),

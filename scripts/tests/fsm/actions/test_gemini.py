@@ -252,7 +252,7 @@ def test_not_ready_without_key_or_login_or_when_too_old(tmp_path: Path) -> None:
     )
     old = ready(machine(tmp_path, {"GEMINI_API_KEY": "k"}, version="0.9.1"))
     assert old == (
-        "gemini 0.9.1 is too old (ll-loop needs 0.20.0 or newer): "
+        "gemini 0.9.1 is too old (ll-loop needs 0.30.0 or newer): "
         "npm install -g @google/gemini-cli@latest"
     )
 
