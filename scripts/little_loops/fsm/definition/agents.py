@@ -2,7 +2,7 @@
 
 `agent:` is a name (`claude`, another built-in agent, a custom agent of `agents:`) or a list
 of them, the fallback order. A name may be a `${context.NAME}` (or `${env.NAME}`) reference,
-so a parameter picks the agent; a filled-in value naming several agents (`claude,codex`, or a
+so a parameter picks the agent; a filled-in value naming several agents (`claude,mine`, or a
 list parameter) is a fallback list too.
 """
 
@@ -117,7 +117,7 @@ def kinds_named(
 
 
 def unknown_agent(name: str, known: Iterable[str]) -> str:
-    """`unknown agent 'codx' (did you mean codex?)`, else the agents there are."""
+    """`unknown agent 'claud' (did you mean claude?)`, else the agents there are."""
     known = list(known)
     hint = did_you_mean(name, known) or f" (agents: {', '.join(known)})"
     return f"unknown agent '{name}'{hint}"
@@ -130,7 +130,7 @@ def project_agents_file(loop_file: Path | None) -> Path:
     from little_loops.fsm.facts.layout import AGENTS_FILE, LOOPS_DIR_NAME, default_loops_dir
 
     if loop_file is not None and Path(loop_file).absolute().parent.name == LOOPS_DIR_NAME:
-        return Path(loop_file).absolute().parent / AGENTS_FILE
+        return Path(loop_file).parent / AGENTS_FILE  # as the loop file is named
     return default_loops_dir() / AGENTS_FILE
 
 
