@@ -20,6 +20,7 @@ from support.fake_gemini import SHELL_TOOL, FakeGemini, gemini_env, gemini_home,
 from support.npm_cli import GEMINI_CLI, cli_or_skip
 from support.project import LoopProject
 
+from little_loops.fsm.actions.gemini import readable
 from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = pytest.mark.e2e
@@ -120,6 +121,28 @@ def test_gemini_fixes_the_planted_bug_with_its_shell_tool(
     assert outcome["cost_usd"] == pytest.approx(expected)
     status = llproc.console(loop_project.root, "status", "fix-calc", "--json", timeout=60)
     assert json.loads(status.stdout)["cost_usd"] == pytest.approx(expected), status.stdout
+    # The session's output file as `ll-loop logs` shows it (the kind's readable lines).
+    out = loop_project.root / ".loops" / ".running" / "fix-calc.fix.out"
+    shown = [text for line in out.read_text().splitlines() for text in readable(line)]
+    assert "The constant is wrong." in shown
+    assert any(text.startswith('→ run_shell_command {"command": "sed -i') for text in shown)
+    assert shown[-1] == "tokens: 1800 in (+400 cached), 60 out"
+
+
+def test_without_a_key_or_login_nothing_runs(
+    fake_gemini: FakeGemini, loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY")
+    (Path(os.environ["HOME"]) / ".gemini" / "settings.json").unlink()  # no chosen login
+    (loop_project.root / "calc.py").write_text("ANSWER = 41\n")
+    loop_project.write("fix-calc", FIX_LOOP)
+
+    done = llproc.console(loop_project.root, "run", "fix-calc", timeout=120)
+
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert "gemini has no API key or login: set GEMINI_API_KEY" in done.stderr
+    assert fake_gemini.requests == []
+    assert not (loop_project.root / ".loops" / ".running" / "fix-calc.events.jsonl").exists()
 
 
 def test_session_continue_sends_the_earlier_turns(
