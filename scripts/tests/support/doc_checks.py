@@ -333,6 +333,9 @@ CUSTOM: set[Key] = {
     ("docs/agents/custom.md", "#!/bin/bash\n# tools/my-agent"),
     ("docs/agents/custom.md", "name: fix-calc"),
     ("docs/agents/custom.md", "$ ll-loop run fix-calc"),
+    # The Gemini command line and install command: fsm/actions/test_gemini_doc.py.
+    ("docs/agents/gemini.md", "gemini --approval-mode yolo"),
+    ("docs/agents/gemini.md", "npm install -g @google/gemini-cli"),
     # Compared with the real run in e2e/test_library_e2e.py (the real Claude Code CLI).
     ("docs/library.md", "$ ll-loop run library:fix-tests"),
     ("docs/library.md", "$ ll-loop run library:lint-fix"),

@@ -164,4 +164,5 @@ CLAUDE_CODE = NpmCli(
 )
 # Codex's npm package carries its native binary (an optional dependency per platform).
 CODEX = NpmCli("codex", "@openai/codex", "0.171.0", "codex", "Codex CLI")
-CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE, CODEX)}
+GEMINI_CLI = NpmCli("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", "Gemini CLI")
+CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE, CODEX, GEMINI_CLI)}

@@ -13,6 +13,7 @@ from little_loops.fsm.actions.claude_options import (
     describe_options,
     merged,
 )
+from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.validate.loopfile import validate_definition
@@ -149,7 +150,9 @@ PROMPT = {"action": "Fix it", "action_type": "prompt"}
         ),
         (
             _loop(PROMPT, llm={"backend": "cli"}),
-            "loop 'demo' > llm > backend: expected one of auto, api, claude, codex, got 'cli'",
+            "loop 'demo' > llm > backend: expected one of auto, api, "
+            + ", ".join(AGENTS)  # each agent: one that cannot judge is told why
+            + ", got 'cli'",
         ),
     ],
 )

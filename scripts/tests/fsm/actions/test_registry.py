@@ -55,7 +55,7 @@ def test_each_kind_is_listed_by_its_name_and_its_defaults_exist() -> None:
     for name, spec in KINDS.items():
         assert spec.name == name
         assert spec.default_evaluator in SPECS
-        assert spec.action_types or spec.agent, name  # an agent kind: chosen by `agent:`
+        assert spec.action_types or spec.agent, name  # an agent other than claude: none
 
 
 def test_a_recorded_step_names_its_kind_by_its_first_action_type() -> None:
@@ -75,14 +75,13 @@ def _doc_block(marker: str) -> str:
     return textwrap.dedent(match.group(1))
 
 
-def _with_import(source: str, line: str) -> str:
-    """The registry *source* whose kinds import also imports the new modules of *line*
-    (`from little_loops.fsm.actions import claude_code, echo, shell`), beside the others."""
-    found = re.search(r"^from little_loops\.fsm\.actions import (.+)$", source, re.MULTILINE)
+def _importing(source: str, names: list[str]) -> str:
+    """registry.py's *source* importing the kind modules *names* beside those it imports."""
+    found = re.search(r"^from little_loops\.fsm\.actions import (.+)$", source, re.M)
     assert found is not None
-    names = sorted({*found.group(1).split(", "), *line.split(" import ")[1].split(", ")})
+    modules = sorted({*found.group(1).split(", "), *names})
     return source.replace(
-        found.group(0), "from little_loops.fsm.actions import " + ", ".join(names)
+        found.group(0), "from little_loops.fsm.actions import " + ", ".join(modules)
     )
 
 
@@ -91,9 +90,10 @@ def _with_echo_kind(copy: Path) -> None:
     actions = copy / "little_loops" / "fsm" / "actions"
     (actions / "echo.py").write_text(_doc_block("echo-kind") + "\n")
     import_line, entry = (line for line in _doc_block("echo-registry").splitlines() if line)
-    source = (actions / "registry.py").read_text()
+    source = _importing(
+        (actions / "registry.py").read_text(), import_line.rsplit(" import ", 1)[1].split(", ")
+    )
     assert "        shell.SPEC,\n" in source
-    source = _with_import(source, import_line)
     source = source.replace("        shell.SPEC,\n", f"        shell.SPEC,\n{entry}\n")
     (actions / "registry.py").write_text(source)
 
@@ -218,10 +218,7 @@ def test_a_kind_with_its_own_options_block_needs_no_edit_outside_the_kinds(
     )
     actions = copy / "little_loops" / "fsm" / "actions"
     (actions / "echoopts.py").write_text(ECHOOPTS)
-    source = (actions / "registry.py").read_text()
-    source = _with_import(
-        source, "from little_loops.fsm.actions import claude_code, echoopts, shell"
-    )
+    source = _importing((actions / "registry.py").read_text(), ["echoopts"])
     source = source.replace(
         "        shell.SPEC,\n", "        shell.SPEC,\n        echoopts.SPEC,\n"
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from support.llproc import ll_loop
 
+from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.definition.agent_checks import agent_problems
 
 HEAD = """\
@@ -55,9 +56,10 @@ states:
             "'mien' (did you mean mine?)",
         ),
         (
-            "parameters:\n  agent: {type: string, default: claude, choices: [claude, mien]}\n"
+            "parameters:\n  agent: {type: string, default: claude, choices: [claude, xyzzy]}\n"
             "agent: ${context.agent}\n" + PROMPT_STATE,
-            ".loops/demo.yaml:5: error: loop 'demo' > agent: unknown agent 'mien' (agents: claude)",
+            ".loops/demo.yaml:5: error: loop 'demo' > agent: unknown agent 'xyzzy' "
+            f"(agents: {', '.join(AGENTS)})",
         ),
         (
             "agent: ${captured.who}\n" + PROMPT_STATE,
@@ -164,6 +166,6 @@ def test_a_broken_project_agents_file_is_one_line_naming_it(
 def test_agent_problems_reads_raw_data() -> None:
     data = {"agent": ["claude", "nope"], "states": {}}
     assert list(agent_problems(data, ("mine",))) == [
-        (("agent",), "unknown agent 'nope' (agents: claude, mine)", "error")
+        (("agent",), f"unknown agent 'nope' (agents: {', '.join([*AGENTS, 'mine'])})", "error")
     ]
     assert list(agent_problems({"agent": "mine", "states": {}}, ("mine",))) == []

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.key_checks import (
     EVALUATE_KEYS,
@@ -93,7 +94,9 @@ def test_valid_definition_has_no_problems() -> None:
             loop(goal="green"),
             "loop 'demo' > goal: unknown key (allowed: name, initial, states, paradigm, "
             "context, parameters, scope, max_iterations, backoff, timeout, idle_timeout, "
-            "max_cost_usd, maintain, worktree, llm, archive, stall, claude, codex, agent, agents, "
+            "max_cost_usd, maintain, worktree, llm, archive, stall, "
+            + "".join(f"{key}, " for key in BY_OPTIONS_KEY)  # claude, and each agent's
+            + "agent, agents, "
             "notify, retry, "
             "rate_limit, commit)",
         ),

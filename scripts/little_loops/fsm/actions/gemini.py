@@ -1,0 +1,322 @@
+"""The Gemini CLI agent (`agent: gemini`): `gemini --output-format stream-json --prompt=...`, read.
+
+Flags and outputs are those of `@google/gemini-cli` 0.61 (`gemini --help`). Its session
+lives in `~/.gemini/tmp/<project>/chats/`; `--resume <session id>` continues it. It
+retries a refused API call itself (up to `general.maxAttempts` of its settings, 10 by
+default) and then ends with a `result` line whose status is `error`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOption
+from little_loops.fsm.values.value_checks import boolean, one_of, string, string_list
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.machine import Machine
+    from little_loops.fsm.actions.ratelimit import ClaudeLimit
+    from little_loops.fsm.actions.request import ActionRequest, ActionResult
+
+GEMINI_INSTALL_HINT = "install Gemini CLI: npm install -g @google/gemini-cli"
+GEMINI_LOGIN_HINT = (
+    "set GEMINI_API_KEY (a key from https://aistudio.google.com/apikey), or run gemini once "
+    "and choose Login with Google"
+)
+# Added to every Gemini action: one JSON object a line, read by gemini_stream.
+GEMINI_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json")
+# The approval mode of an action without `approval_mode:`: every tool call runs without
+# asking (nobody is there to answer), as Claude Code runs with its permissions skipped.
+DEFAULT_APPROVAL_MODE = "yolo"
+APPROVAL_MODES: tuple[str, ...] = ("default", "auto_edit", "yolo", "plan")
+# The oldest Gemini CLI checked to have everything used here (stream-json, --approval-mode,
+# --policy, --include-directories, --resume by session id): run with 0.61.0.
+MIN_VERSION: tuple[int, int, int] = (0, 30, 0)
+
+GEMINI_OPTIONS: dict[str, KindOption] = {
+    "model": KindOption("--model", string, "The model of the session (gemini-2.5-pro, ...)."),
+    "approval_mode": KindOption(
+        "--approval-mode",
+        one_of(APPROVAL_MODES),
+        "Which tool calls run without asking: default (none: a headless session is not "
+        "offered the tools that would ask, such as the shell), auto_edit (file edits), "
+        "yolo (all, the default here), plan (read-only).",
+    ),
+    "sandbox": KindOption(
+        None, boolean, "Run the tools in Gemini CLI's sandbox (--sandbox; docker or podman)."
+    ),
+    "include_directories": KindOption(
+        "--include-directories",
+        string_list,
+        "More directories the session may read and change, beside the project's.",
+    ),
+    "allowed_tools": KindOption(
+        "--allowed-tools",
+        string_list,
+        "Tools that run without asking in approval mode default or auto_edit "
+        "(`run_shell_command(git status)`); deprecated by Gemini CLI in favour of policy.",
+    ),
+    "policy": KindOption(
+        "--policy", string_list, "Policy files or folders of Gemini CLI's policy engine."
+    ),
+    "extensions": KindOption(
+        "--extensions", string_list, "The only Gemini CLI extensions to load (all when not given)."
+    ),
+    "extra_args": KindOption(
+        None, string_list, "Further gemini arguments, passed verbatim and not checked."
+    ),
+}
+
+
+def gemini_flags(options: Mapping[str, Any]) -> list[str]:
+    """The gemini arguments *options* stand for: approval mode first, `extra_args` last;
+    each item of a list is its own `--flag item` (a path may hold a comma)."""
+    out = ["--approval-mode", str(options.get("approval_mode") or DEFAULT_APPROVAL_MODE)]
+    for name, option in GEMINI_OPTIONS.items():
+        value = options.get(name)
+        if value is None or option.flag is None or name == "approval_mode":
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            out += [option.flag, str(item)]
+    if options.get("sandbox") is not None:
+        out.append("--sandbox" if options["sandbox"] else "--sandbox=false")
+    out += [str(arg) for arg in options.get("extra_args") or []]
+    return out
+
+
+def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
+    """`gemini` with the request's `gemini:` options, stream-json output, the session it
+    resumes, and the prompt as `--prompt=TEXT` (one argument: a prompt starting with `-`
+    is no flag)."""
+    flags = gemini_flags(request.options or {})
+    resume = ["--resume", request.resume_session] if request.resume_session else []
+    return [*program, *flags, *GEMINI_JSON_FLAGS, *resume, f"--prompt={request.action}"]
+
+
+def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
+    """Gemini's answer, tokens, cost, session and tool calls, read from its transcript (the
+    output file when there is one: all of it); a failure becomes `error`."""
+    from little_loops.fsm.actions.claude import file_lines
+    from little_loops.fsm.actions.gemini_stream import read_session
+
+    path = result.output_path
+    session = read_session(file_lines(path) if path else result.output.splitlines())
+    if not session.seen and path:
+        session = read_session(result.output.splitlines())  # the file is gone
+    if not session.seen:
+        return _failed(result, result.output)
+    more = [f"(and {session.more_tools} more lines)"] if session.more_tools else []
+    tools = session.tools + more
+    changes: dict[str, Any] = {
+        "output": session.answer,
+        "truncated": False,
+        "session_id": session.session_id,
+        "usage": session.usage() if session.report else None,
+        "model_costs": session.model_costs() or None,
+        "tool_calls": tools or None,
+    }
+    cost = session.cost() if session.report else None
+    if cost is not None:
+        changes["cost_usd"] = cost
+    failure = session.failure()
+    if result.error is None and failure is not None:
+        first = failure.strip().splitlines() or ["no detail"]
+        changes["error"] = f"gemini reported an error: {first[0]}"
+        changes["exit_code"] = result.exit_code or 1
+    elif result.error is None and session.report is None and result.exit_code == 0:
+        changes["error"] = "gemini ended without its final report (the session did not finish)"
+        changes["exit_code"] = 1
+    return _failed(dataclasses.replace(result, **changes), result.stderr)
+
+
+def _failed(result: ActionResult, text: str) -> ActionResult:
+    """*result* with `error` set when gemini exited non-zero without saying why."""
+    if result.error is not None or result.exit_code == 0:
+        return result
+    plain = _ANSI.sub("", text or result.stderr)
+    if _UNTRUSTED in plain:
+        return dataclasses.replace(result, error=UNTRUSTED_ERROR)
+    lines = [line.strip() for line in plain.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith(_NOISE)] or ["no output"]
+    detail = next((line for line in lines if line.startswith("Error")), lines[0])
+    return dataclasses.replace(
+        result, error=f"gemini exited with status {result.exit_code}: {detail}"
+    )
+
+
+# What Gemini CLI prints on stderr before anything of the session's own.
+_NOISE = (
+    "Warning: 256-color",
+    "YOLO mode is enabled",
+    "Ripgrep is not available",
+    "[STARTUP]",
+    "Approval mode overridden",
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A folder it has not been told to trust (exit 55, nothing sent): "Gemini CLI is not running
+# in a trusted directory. To proceed, either use `--skip-trust`, set ...".
+_UNTRUSTED = "not running in a trusted directory"
+UNTRUSTED_ERROR = (
+    "gemini does not trust the loop's folder: set GEMINI_CLI_TRUST_WORKSPACE=true, trust it "
+    "in an interactive gemini session, or give the state `gemini: {extra_args: [--skip-trust]}`"
+)
+# `--resume ID` of a session it has no file for (exit 42, nothing sent), e.g.
+# 'Error resuming session: Invalid session identifier "…"'.
+NO_SESSION = "Error resuming session:"
+# A refused call (after its own retries): the API's 429 RESOURCE_EXHAUSTED message, or its
+# own words for a daily quota; a 503 when the model is overloaded.
+_DAILY = re.compile(r"daily quota|PerDay|\bDaily", re.IGNORECASE)
+_QUOTA = re.compile(
+    r"\b429\b|RESOURCE_EXHAUSTED|exceeded your current quota|Quota exceeded|"
+    r"exhausted your capacity|rate limit",
+    re.IGNORECASE,
+)
+_OVERLOADED = re.compile(r"\b503\b|model is overloaded|UNAVAILABLE")
+# "Please retry in 38.3s." / "Suggested retry after 38s." / "retry in 500ms"
+_RETRY_IN = re.compile(r"(?:retry in|retry after)\s+([0-9.]+)\s*(ms|s)\b", re.IGNORECASE)
+
+
+def usage_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit | None:
+    """The quota or rate limit the session ended on: a daily quota is USAGE_LIMIT, other
+    429s RATE_LIMIT (resetting when the API said to retry), a 503 OVERLOADED."""
+    from little_loops.fsm.actions.ratelimit import OVERLOADED, RATE_LIMIT, USAGE_LIMIT
+    from little_loops.fsm.actions.ratelimit import ClaudeLimit as Limit
+
+    if result.error is None:
+        return None  # a session that finished is never read as a limit
+    text = "\n".join(part for part in (result.error, result.output, result.stderr) if part)
+    message = result.error.removeprefix("gemini reported an error: ")[:200]
+    if _DAILY.search(text) and "quota" in text.lower():
+        return Limit(USAGE_LIMIT, None, message)
+    if _QUOTA.search(text):
+        found = _RETRY_IN.search(text)
+        resets = None
+        if found is not None:
+            seconds = float(found.group(1)) / (1000 if found.group(2).lower() == "ms" else 1)
+            resets = (time.time() if now is None else now) + seconds
+        return Limit(RATE_LIMIT, resets, message)
+    if _OVERLOADED.search(text):
+        return Limit(OVERLOADED, None, message)
+    return None
+
+
+def lost_session(result: ActionResult) -> bool:
+    """True when Gemini CLI could not resume the session it was asked to (see NO_SESSION)."""
+    return result.exit_code != 0 and (NO_SESSION in result.stderr or NO_SESSION in result.output)
+
+
+def readable(line: str) -> list[str]:
+    """One line of the stream-json transcript as the lines a person reads."""
+    from little_loops.fsm.actions.gemini_stream import readable as lines_of
+
+    return lines_of(line)
+
+
+def latest_step(path: str) -> str | None:
+    """The session's latest step, from its transcript file, for the progress ticker."""
+    from little_loops.fsm.actions.gemini_stream import latest_step as step_of
+
+    return step_of(path)
+
+
+# Where Gemini CLI finds a key or login besides the environment: a Google login's token,
+# a key it stored itself, `.env` files it reads, and its settings' chosen auth type.
+_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+_AUTH_SWITCHES = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GEMINI_CLI_USE_COMPUTE_ADC")
+_LOGIN_FILES = (".gemini/oauth_creds.json", ".gemini/gemini-credentials.json")
+_ENV_FILES = (".gemini/.env", ".env")
+
+
+def ready(machine: Machine) -> str | None:
+    """Why Gemini CLI cannot run here (no key or login; a version older than MIN_VERSION),
+    or None. Its version is read only when a key or login is there."""
+    if not _has_login(machine):
+        return f"gemini has no API key or login: {GEMINI_LOGIN_HINT}"
+    shown = machine.version("gemini")
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", shown or "")
+    if found is None:
+        return None  # it did not say (a wrapper): let it run and say what is wrong
+    version = tuple(int(part) for part in found.groups())
+    if version < MIN_VERSION:
+        least = ".".join(map(str, MIN_VERSION))
+        return (
+            f"gemini {found.group(0)} is too old (ll-loop needs {least} or newer): "
+            "npm install -g @google/gemini-cli@latest"
+        )
+    return None
+
+
+def _has_login(machine: Machine) -> bool:
+    import json  # read only in the preflight: checking a loop file stays light
+
+    env = machine.env
+    if any(env.get(name, "").strip() for name in _KEYS):
+        return True
+    if any(env.get(name, "").lower() == "true" for name in (*_AUTH_SWITCHES, "CLOUD_SHELL")):
+        return True
+    home = machine.home
+    if any((home / name).is_file() for name in _LOGIN_FILES):
+        return True
+    for name in _ENV_FILES:
+        try:
+            text = (home / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if any(re.search(rf"^\s*(?:export\s+)?{key}\s*=\s*\S", text, re.M) for key in _KEYS):
+            return True
+    try:
+        settings = json.loads((home / ".gemini/settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    auth = settings.get("security", {}).get("auth", {}) if isinstance(settings, dict) else {}
+    return isinstance(auth, dict) and isinstance(auth.get("selectedType"), str)
+
+
+SPEC = ActionKindSpec(
+    name="gemini",
+    summary="a prompt sent to Gemini CLI (gemini --prompt)",
+    action_types=(),
+    argv=argv,
+    program=("gemini",),
+    interpolation=Interpolation.TEXT,
+    default_evaluator="llm_structured",
+    default_timeout=1800,  # a session legitimately takes many minutes
+    agent="Gemini",
+    options_key="gemini",
+    options=GEMINI_OPTIONS,
+    state_keys=("gemini", "session", "session_key"),
+    options_doc="Gemini CLI options: each becomes a flag of the `gemini` command line.",
+    loop_options_doc=(
+        "Gemini CLI options for every state whose agent is gemini; a state's own `gemini:` "
+        "is laid over them key by key."
+    ),
+    state_options_doc=(
+        "Gemini CLI options of this state's session, laid key by key over the loop's `gemini:`."
+    ),
+    sessions=True,
+    loop_idle_timeout=False,
+    quiet_seconds=120,
+    quiet_reason=(
+        "Gemini CLI prints a line when a tool call starts and ends and as the answer streams, "
+        "so a long tool call (a test run) or its own retries of a refused call are silent"
+    ),
+    install_hint=GEMINI_INSTALL_HINT,
+    login_hint=GEMINI_LOGIN_HINT,
+    ready=ready,
+    no_judge=(
+        "Gemini CLI has no option that makes it answer JSON checked against a schema "
+        "(no --json-schema or --output-schema), so it cannot be the llm_structured judge"
+    ),
+    finish=finish,
+    usage_limit=usage_limit,
+    lost_session=lost_session,
+    readable=readable,
+    latest_step=latest_step,
+    label="Gemini session",
+    runs_as="goes to Gemini CLI",
+    only_states="a prompt state whose agent is gemini runs Gemini CLI",
+)

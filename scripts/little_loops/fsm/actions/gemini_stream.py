@@ -1,0 +1,289 @@
+"""Read Gemini CLI's `--output-format stream-json` lines: the answer, tokens, price, tool calls.
+
+Gemini CLI (0.61) prints one JSON object a line: `init` (session_id, model), `message`
+(role user: the prompt; role assistant: a piece of the answer, `delta: true`), `tool_use`
+(tool_name, tool_id, parameters), `tool_result` (tool_id, status success|error, output,
+error), `error` (severity, message) and last `result` (status success|error, error, stats:
+input_tokens, output_tokens, cached, input, total_tokens, tool_calls, models by name). It
+reports tokens but no cost: the tokens are priced here, per model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from little_loops.fsm.actions.transcript import (
+    MAX_TOOL_LINES,
+    RESULT_WIDTH,
+    TOOL_LINE_WIDTH,
+    json_object,
+)
+from little_loops.fsm.facts.pricing import CACHE_READ_FACTOR
+from little_loops.fsm.facts.runfile import open_run_stream
+
+# US dollars per million (input, output) tokens, Google's published Gemini API prices
+# (standard tier, prompts up to 200k tokens; thinking tokens are output). A name also
+# matches its versions (`gemini-2.5-flash-preview-09-2025`); the longest match wins.
+# Reading from the implicit cache costs CACHE_READ_FACTOR of the input price.
+GEMINI_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "gemini-3.1-pro": (2.0, 12.0),
+    "gemini-3-pro": (2.0, 12.0),
+    "gemini-3-flash": (0.5, 3.0),
+    "gemini-2.5-pro": (1.25, 10.0),
+    "gemini-2.5-flash": (0.30, 2.50),
+    "gemini-2.5-flash-lite": (0.10, 0.40),
+    "gemini-2.0-flash": (0.10, 0.40),
+    "gemini-2.0-flash-lite": (0.075, 0.30),
+}
+# A Gemini model not listed (a newer one) is priced as the newest listed of its family: an
+# estimate, but a budget that counts nothing for it would stop nothing.
+GEMINI_FAMILY_PRICES: dict[str, tuple[float, float]] = {
+    "flash-lite": GEMINI_PRICES_PER_MTOK["gemini-2.5-flash-lite"],
+    "flash": GEMINI_PRICES_PER_MTOK["gemini-3-flash"],
+    "pro": GEMINI_PRICES_PER_MTOK["gemini-3.1-pro"],
+}
+_FAMILY = re.compile(r"^gemini-.*?(flash-lite|flash|pro)\b")
+
+# How much of the end of a transcript `latest_step` reads: a step's line is rarely longer.
+_STEP_WINDOW = 256 * 1024
+
+
+def price_of(model: str) -> tuple[float, float] | None:
+    """(input, output) dollars per million tokens of the Gemini *model*, or None."""
+    name = model.strip().lower().removeprefix("models/")
+    matches = [k for k in GEMINI_PRICES_PER_MTOK if name == k or name.startswith(k + "-")]
+    if matches:
+        return GEMINI_PRICES_PER_MTOK[max(matches, key=len)]
+    family = _FAMILY.match(name)
+    return GEMINI_FAMILY_PRICES[family.group(1)] if family else None
+
+
+def usage_of(stats: Mapping[str, Any]) -> dict[str, int]:
+    """The USAGE_KEYS counters of a `stats` block (the session's or one model's).
+
+    `input_tokens` there is the whole prompt, of which `cached` came from the cache and
+    `input` did not; `output_tokens` counts the answer without thinking, which the total
+    holds (total = prompt + answer + thoughts), so the output is total - prompt.
+    """
+
+    def count(key: str) -> int:
+        value = stats.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return int(value)
+        return 0
+
+    prompt, cached, total = count("input_tokens"), count("cached"), count("total_tokens")
+    fresh = count("input") if "input" in stats else max(0, prompt - cached)
+    output = max(count("output_tokens"), total - prompt)
+    usage = {"input_tokens": fresh, "output_tokens": output}
+    if cached:
+        usage["cache_read_input_tokens"] = cached
+    return usage
+
+
+def dollars(price: tuple[float, float], usage: Mapping[str, int]) -> float:
+    """What *usage* costs at *price* (fresh input, cache reads and output)."""
+    per_in, per_out = price
+    fresh = usage.get("input_tokens", 0) * per_in
+    cached = usage.get("cache_read_input_tokens", 0) * per_in * CACHE_READ_FACTOR
+    return (fresh + cached + usage.get("output_tokens", 0) * per_out) / 1_000_000
+
+
+@dataclass
+class Session:
+    """What a stream-json transcript said: see `read_session`."""
+
+    session_id: str | None = None
+    model: str | None = None
+    pieces: list[str] = field(default_factory=list)  # the answer, a piece per turn
+    tools: list[str] = field(default_factory=list)  # tool calls and results, readable
+    more_tools: int = 0  # tool lines past MAX_TOOL_LINES
+    errors: list[str] = field(default_factory=list)  # `error` events
+    report: dict[str, Any] | None = None  # the `result` line
+    seen: bool = False  # any stream-json line at all
+    _open: bool = False  # the last piece takes more deltas
+
+    @property
+    def answer(self) -> str:
+        return "\n".join(piece.strip() for piece in self.pieces if piece.strip())
+
+    def stats(self) -> dict[str, Any]:
+        given = self.report.get("stats") if self.report else None
+        return given if isinstance(given, dict) else {}
+
+    def usage(self) -> dict[str, int]:
+        return usage_of(self.stats())
+
+    def model_costs(self) -> dict[str, float]:
+        """Dollars per model of the session, for the models whose price is known."""
+        models = self.stats().get("models")
+        out: dict[str, float] = {}
+        for name, stats in (models if isinstance(models, dict) else {}).items():
+            price = price_of(str(name))
+            if price is not None and isinstance(stats, dict):
+                out[str(name)] = dollars(price, usage_of(stats))
+        return out
+
+    def cost(self) -> float | None:
+        """The session's dollars, or None when a model it used has no known price."""
+        models = self.stats().get("models")
+        costs = self.model_costs()
+        if isinstance(models, dict) and models and len(costs) == len(models):
+            return sum(costs.values())
+        if not models and self.model and (price := price_of(self.model)):
+            return dollars(price, self.usage())
+        return None
+
+    def failure(self) -> str | None:
+        """What the CLI said went wrong (the report's error, else an `error` event)."""
+        error = self.report.get("error") if self.report else None
+        message = error.get("message") if isinstance(error, dict) else None
+        if isinstance(message, str):
+            return message
+        if self.report and self.report.get("status") == "error":
+            return self.errors[-1] if self.errors else "no detail"
+        return None
+
+    def add(self, data: dict[str, Any]) -> None:
+        kind = data.get("type")
+        self.seen = True
+        if kind == "init":
+            self.session_id = _text(data.get("session_id")) or self.session_id
+            self.model = _text(data.get("model")) or self.model
+        elif kind == "message" and data.get("role") == "assistant":
+            text = str(data.get("content") or "")
+            if self._open and data.get("delta") is True:
+                self.pieces[-1] += text
+            else:
+                self.pieces.append(text)
+            self._open = data.get("delta") is True
+        elif kind in ("tool_use", "tool_result"):
+            self._open = False
+            for line in readable_event(data):
+                if len(self.tools) < MAX_TOOL_LINES:
+                    cut = len(line) > TOOL_LINE_WIDTH
+                    self.tools.append(line[: TOOL_LINE_WIDTH - 1] + "…" if cut else line)
+                else:
+                    self.more_tools += 1
+        elif kind == "error":
+            self.errors.append(str(data.get("message") or ""))
+        elif kind == "result":
+            self.report = data
+
+
+def read_session(lines: Iterable[str]) -> Session:
+    """The session the stream-json *lines* tell of (lines that are not JSON are passed over)."""
+    session = Session()
+    for line in lines:
+        data = json_object(line.strip())
+        if data is not None and isinstance(data.get("type"), str):
+            session.add(data)
+    return session
+
+
+def readable_event(data: Mapping[str, Any]) -> list[str]:
+    """The lines a person reads for one stream-json object."""
+    kind = data.get("type")
+    if kind == "init":
+        return [f"· session started (model {data.get('model') or '?'})"]
+    if kind == "message" and data.get("role") == "assistant":
+        return [line for line in str(data.get("content") or "").splitlines() if line.strip()]
+    if kind == "tool_use":
+        given = json.dumps(data.get("parameters", {}), ensure_ascii=False, separators=(", ", ": "))
+        return [f"→ {data.get('tool_name') or 'tool'} {given}"]
+    if kind == "tool_result":
+        return [_tool_result(data)]
+    if kind == "error":
+        return [f"! {data.get('message') or 'error'}"]
+    if kind == "result":
+        return _report(data)
+    return []
+
+
+def readable(line: str) -> list[str]:
+    """One line of a Gemini session's `.out` file as the lines a person reads; a line that
+    is not stream-json (plain output) is kept as it is."""
+    stripped = line.strip()
+    data = json_object(stripped)
+    if data is None or not isinstance(data.get("type"), str):
+        return [line.rstrip("\r\n")] if stripped else []
+    return readable_event(data)
+
+
+def describe_step(line: str) -> str | None:
+    """One line about a stream-json line: `run_shell_command: pytest -q`, or the first line
+    of what the model said; None for other lines."""
+    data = json_object(line.strip())
+    if data is None:
+        return None
+    if data.get("type") == "tool_use":
+        name = str(data.get("tool_name") or "tool")
+        given = data.get("parameters")
+        params = given if isinstance(given, dict) else {}
+        keys = ("command", "file_path", "absolute_path", "path", "pattern", "url", "dir_path")
+        subject = next((str(params[k]) for k in keys if isinstance(params.get(k), str)), "")
+        return f"{name}: {' '.join(subject.split())}" if subject.strip() else name
+    if data.get("type") == "message" and data.get("role") == "assistant":
+        words = str(data.get("content") or "").strip().splitlines()
+        return words[0].strip() if words else None
+    return None
+
+
+def latest_step(path: str) -> str | None:
+    """What the Gemini session streaming into *path* did last, from the end of the file."""
+    try:
+        with open_run_stream(path) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - _STEP_WINDOW))
+            tail = handle.read(_STEP_WINDOW)
+    except OSError:
+        return None
+    for raw in reversed(tail.splitlines()):
+        step = describe_step(raw.decode("utf-8", errors="replace"))
+        if step is not None:
+            return step
+    return None
+
+
+def _tool_result(data: Mapping[str, Any]) -> str:
+    error = data.get("error")
+    if data.get("status") == "error":
+        message = error.get("message") if isinstance(error, dict) else None
+        first = (str(message or "failed").strip().splitlines() or ["failed"])[0]
+        return f"← error: {_cut(first)}"
+    lines = [text for text in str(data.get("output") or "").splitlines() if text.strip()]
+    first = _cut(lines[0].strip()) if lines else "(no output)"
+    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    return f"← {first}{more}"
+
+
+def _report(data: Mapping[str, Any]) -> list[str]:
+    stats = data.get("stats")
+    lines = []
+    if isinstance(stats, dict):
+        usage = usage_of(stats)
+        cached = usage.get("cache_read_input_tokens", 0)
+        lines.append(
+            f"tokens: {usage['input_tokens']} in"
+            + (f" (+{cached} cached)" if cached else "")
+            + f", {usage['output_tokens']} out"
+        )
+    error = data.get("error")
+    if data.get("status") == "error":
+        message = error.get("message") if isinstance(error, dict) else None
+        first = (str(message or "no detail").strip().splitlines() or ["no detail"])[0]
+        lines.append(f"(gemini reported an error: {first})")
+    return lines
+
+
+def _cut(text: str) -> str:
+    return text[: RESULT_WIDTH - 1] + "…" if len(text) > RESULT_WIDTH else text
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None

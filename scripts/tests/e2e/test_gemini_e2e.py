@@ -1,0 +1,204 @@
+"""Loops whose agent is Gemini: the real Gemini CLI (npm, pinned) against the scripted Gemini
+API on 127.0.0.1, run by the `ll-loop` console script.
+
+Each test has a fresh HOME whose Gemini settings choose the API key, turn off the update
+check, usage statistics and telemetry (so the CLI calls nothing but the stand-in), and let
+the CLI try a refused call once (its default is 10 tries with backoff).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import llproc
+from support.fake_gemini import SHELL_TOOL, FakeGemini, gemini_env, gemini_home, usage_metadata
+from support.npm_cli import GEMINI_CLI, cli_or_skip
+from support.project import LoopProject
+
+from little_loops.fsm.actions.gemini import readable
+from little_loops.fsm.facts.outcomes import ExitCode
+
+pytestmark = pytest.mark.e2e
+
+MODEL = "gemini-2.5-flash"
+PROMPT = "The check fails: make calc.ANSWER 42."
+FIX_LOOP = f"""\
+    name: fix-calc
+    initial: check
+    agent: gemini
+    gemini:
+      model: {MODEL}
+    max_iterations: 6
+    states:
+      check:
+        action: python3 -c "import calc, sys; sys.exit(0 if calc.ANSWER == 42 else 1)"
+        on_success: done
+        on_failure: fix
+      fix:
+        action_type: prompt
+        action: "{PROMPT}"
+        next: check
+      done:
+        terminal: true
+"""
+
+
+@pytest.fixture(scope="session")
+def gemini_cli() -> Path:
+    """The pinned Gemini CLI (installed into .cache/gemini-cli on first use)."""
+    return cli_or_skip(GEMINI_CLI)
+
+
+@pytest.fixture
+def fake_gemini(
+    gemini_cli: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[FakeGemini]:
+    """The scripted API, and the environment (applied to os.environ, so ll-loop and its
+    children inherit it) that points the pinned gemini, first on PATH, at it."""
+    for name in list(os.environ):
+        if name.startswith(("GEMINI_", "GOOGLE_")):  # nothing of a developer's own login
+            monkeypatch.delenv(name)
+    home = gemini_home(tmp_path_factory.mktemp("gemini-home"))
+    with FakeGemini() as fake:
+        env = gemini_env(fake, home, tmp_path_factory.mktemp("gemini-tmp"))
+        env["PATH"] = f"{gemini_cli.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        yield fake
+
+
+def run(project: LoopProject, name: str, text: str) -> tuple[dict[str, Any], str]:
+    project.write(name, text)
+    done = llproc.console(project.root, "run", name, "--json", timeout=240)
+    assert done.returncode == ExitCode.OK, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+def of(project: LoopProject, name: str, kind: str) -> list[dict[str, Any]]:
+    return [e for e in llproc.events(project.root, name) if e["event"] == kind]
+
+
+def test_gemini_fixes_the_planted_bug_with_its_shell_tool(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    (loop_project.root / "calc.py").write_text("ANSWER = 41\n")
+    fake_gemini.reply_call(
+        {"command": "sed -i 's/41/42/' calc.py", "description": "Fix the constant"},
+        text="The constant is wrong.",
+        usage=usage_metadata(prompt=1000, output=20, cached=400, thoughts=30),
+    )
+    fake_gemini.reply_text("Fixed: ANSWER is 42.", usage=usage_metadata(prompt=1200, output=10))
+
+    outcome, _ = run(loop_project, "fix-calc", FIX_LOOP)
+
+    assert (outcome["terminated_by"], outcome["final_state"]) == ("terminal", "done")
+    assert (loop_project.root / "calc.py").read_text() == "ANSWER = 42\n"
+    first, second = fake_gemini.turns
+    # The loop's prompt and model reach the API; the CLI offers its shell tool.
+    assert first.user_text == PROMPT
+    assert first.model == second.model == MODEL
+    assert SHELL_TOOL in first.tool_names
+    assert first.headers.get("x-goog-api-key") == "fake-gemini-key"
+    # The shell tool ran the call and its result went back to the model.
+    (response,) = second.function_responses
+    assert response["name"] == SHELL_TOOL
+    # Tokens and cost: 1800 fresh input, 400 cached, 20 + 10 answer + 30 thinking.
+    expected = (1800 * 0.30 + 400 * 0.30 * 0.1 + 60 * 2.50) / 1e6
+    (done,) = [e for e in of(loop_project, "fix-calc", "action_complete") if e.get("usage")]
+    assert done["usage"] == {
+        "input_tokens": 1800,
+        "output_tokens": 60,
+        "cache_read_input_tokens": 400,
+    }
+    assert done["cost_usd"] == pytest.approx(expected)
+    assert outcome["cost_usd"] == pytest.approx(expected)
+    status = llproc.console(loop_project.root, "status", "fix-calc", "--json", timeout=60)
+    assert json.loads(status.stdout)["cost_usd"] == pytest.approx(expected), status.stdout
+    # The session's output file as `ll-loop logs` shows it (the kind's readable lines).
+    out = loop_project.root / ".loops" / ".running" / "fix-calc.fix.out"
+    shown = [text for line in out.read_text().splitlines() for text in readable(line)]
+    assert "The constant is wrong." in shown
+    assert any(text.startswith('→ run_shell_command {"command": "sed -i') for text in shown)
+    assert shown[-1] == "tokens: 1800 in (+400 cached), 60 out"
+
+
+def test_without_a_key_or_login_nothing_runs(
+    fake_gemini: FakeGemini, loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY")
+    (Path(os.environ["HOME"]) / ".gemini" / "settings.json").unlink()  # no chosen login
+    (loop_project.root / "calc.py").write_text("ANSWER = 41\n")
+    loop_project.write("fix-calc", FIX_LOOP)
+
+    done = llproc.console(loop_project.root, "run", "fix-calc", timeout=120)
+
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert "gemini has no API key or login: set GEMINI_API_KEY" in done.stderr
+    assert fake_gemini.requests == []
+    assert not (loop_project.root / ".loops" / ".running" / "fix-calc.events.jsonl").exists()
+
+
+def test_session_continue_sends_the_earlier_turns(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    fake_gemini.reply_text("Hello, first time.")
+    fake_gemini.reply_text("Hello again.")
+    loop = """\
+        name: twice
+        initial: greet
+        agent: gemini
+        max_iterations: 6
+        states:
+          greet:
+            action_type: prompt
+            action: "Say hello"
+            session: continue
+            next: count
+          count:
+            action: test -f seen || { touch seen; exit 1; }
+            on_success: done
+            on_failure: greet
+          done:
+            terminal: true
+    """
+
+    outcome, _ = run(loop_project, "twice", loop)
+
+    assert outcome["final_state"] == "done"
+    first, second = fake_gemini.turns
+    assert first.texts("model") == []
+    assert second.texts("model") == ["Hello, first time."]
+    assert second.texts("user")[-2:] == ["Say hello", "Say hello"]
+    sessions = {e.get("session_id") for e in of(loop_project, "twice", "action_complete")}
+    assert len(sessions - {None}) == 1  # the same Gemini session both times
+
+
+def test_a_quota_and_a_rate_limit_are_waited_out(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    (loop_project.root / "calc.py").write_text("ANSWER = 41\n")
+    fake_gemini.reply_quota(daily=True)  # a usage limit: the ladder's 0.5 s
+    fake_gemini.reply_quota(daily=False, retry_seconds=1)  # a rate limit: until retry time
+    fake_gemini.reply_call({"command": "sed -i 's/41/42/' calc.py"})
+    fake_gemini.reply_text("Fixed.")
+    loop = FIX_LOOP.replace(
+        "max_iterations: 6", "max_iterations: 6\n    rate_limit: {ladder: [0.5, 1], max_wait: 60}"
+    )
+
+    outcome, stderr = run(loop_project, "fix-calc", loop)
+
+    assert outcome["final_state"] == "done"
+    waits = of(loop_project, "fix-calc", "rate_limit_wait")
+    assert [w["limit"] for w in waits] == ["usage_limit", "rate_limit"]
+    assert outcome["waited_ms"]["rate_limit"] >= 1000
+    assert len(fake_gemini.turns) == 4  # each refused call made once, then the fix
+    # A limit is never a verdict: the prompt state ran three times, routed once.
+    assert [r["to"] for r in of(loop_project, "fix-calc", "route")].count("check") == 1
+    assert "usage limit" in stderr

@@ -1,0 +1,105 @@
+"""Reading Gemini CLI's stream-json: prices, tokens, the readable transcript, the latest step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from little_loops.fsm.actions.gemini_stream import (
+    dollars,
+    latest_step,
+    price_of,
+    read_session,
+    readable,
+    usage_of,
+)
+
+TOOL_RUN = Path(__file__).parent / "test_gemini_recorded" / "tool.out"
+
+
+@pytest.mark.parametrize(
+    ("model", "price"),
+    [
+        ("gemini-2.5-pro", (1.25, 10.0)),
+        ("models/gemini-2.5-flash", (0.30, 2.50)),
+        ("gemini-2.5-flash-lite", (0.10, 0.40)),  # the longest match, not gemini-2.5-flash
+        ("gemini-2.5-flash-preview-09-2025", (0.30, 2.50)),
+        ("gemini-3.1-pro-preview", (2.0, 12.0)),
+        ("gemini-3.5-flash-lite", (0.10, 0.40)),  # not listed: its family's
+        ("gemini-9-pro", (2.0, 12.0)),
+        ("gpt-5", None),
+    ],
+)
+def test_prices_by_model(model: str, price: tuple[float, float] | None) -> None:
+    assert price_of(model) == price
+
+
+def test_usage_counts_fresh_input_cache_reads_and_thinking_as_output() -> None:
+    stats = {"input_tokens": 2200, "cached": 400, "input": 1800, "output_tokens": 30}
+    assert usage_of({**stats, "total_tokens": 2260}) == {
+        "input_tokens": 1800,
+        "output_tokens": 60,
+        "cache_read_input_tokens": 400,
+    }
+    # Without `input` (an older CLI), fresh input is the prompt less the cached part.
+    assert usage_of({"input_tokens": 100, "cached": 30, "output_tokens": 5})["input_tokens"] == 70
+    assert usage_of({"input_tokens": "x", "output_tokens": True}) == {
+        "input_tokens": 0,
+        "output_tokens": 0,
+    }
+    usage = {"input_tokens": 1_000_000, "cache_read_input_tokens": 1_000_000, "output_tokens": 0}
+    assert dollars((1.25, 10.0), usage) == pytest.approx(1.25 + 0.125)
+
+
+def test_a_recorded_session_read_line_by_line() -> None:
+    session = read_session(TOOL_RUN.read_text().splitlines())
+    assert session.model == "gemini-2.5-flash"
+    assert session.answer == "I will check.\nFixed the constant."
+    assert session.failure() is None
+    assert session.cost() == pytest.approx((1800 * 0.30 + 40 * 0.30 + 60 * 2.50) / 1e6)
+
+
+def test_answer_deltas_join_within_a_turn() -> None:
+    lines = [
+        json.dumps({"type": "message", "role": "assistant", "content": "Hel", "delta": True}),
+        json.dumps({"type": "message", "role": "assistant", "content": "lo.", "delta": True}),
+        json.dumps({"type": "tool_use", "tool_name": "glob", "parameters": {"pattern": "*"}}),
+        json.dumps({"type": "message", "role": "assistant", "content": "Bye.", "delta": True}),
+        json.dumps({"type": "error", "severity": "error", "message": "blocked"}),
+        json.dumps({"type": "result", "status": "error"}),
+    ]
+    session = read_session(lines)
+    assert session.answer == "Hello.\nBye."
+    assert session.failure() == "blocked"
+    assert session.cost() is None  # no stats, no model
+
+
+def test_the_transcript_as_a_person_reads_it() -> None:
+    shown = [text for line in TOOL_RUN.read_text().splitlines() for text in readable(line)]
+    assert shown == [
+        "· session started (model gemini-2.5-flash)",
+        "I will check.",
+        '→ run_shell_command {"command": "printf \'one\\\\ntwo\\\\n\'; exit 3", "description": '
+        '"Show two lines"}',
+        "← one (+1 lines)",
+        "Fixed the constant.",
+        "tokens: 1800 in (+400 cached), 60 out",
+    ]
+    failed = {"type": "tool_result", "status": "error", "error": {"message": "denied\nmore"}}
+    assert readable(json.dumps(failed)) == ["← error: denied"]
+    report = {"type": "result", "status": "error", "error": {"message": "[API Error: x]\ny"}}
+    assert readable(json.dumps(report)) == ["(gemini reported an error: [API Error: x])"]
+    assert readable("plain text\n") == ["plain text"]
+    assert readable("   \n") == []
+
+
+def test_the_latest_step_is_the_last_tool_call_or_words(tmp_path: Path) -> None:
+    lines = TOOL_RUN.read_text().splitlines()
+    path = tmp_path / "run.out"
+    path.write_text("\n".join(lines[:5]) + "\n")
+    assert latest_step(str(path)) == "run_shell_command: printf 'one\\ntwo\\n'; exit 3"
+    path.write_text("\n".join(lines) + "\n")
+    assert latest_step(str(path)) == "Fixed the constant."
+    assert latest_step(str(tmp_path / "missing.out")) is None
