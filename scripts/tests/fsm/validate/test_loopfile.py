@@ -93,7 +93,8 @@ def test_valid_definition_has_no_problems() -> None:
             loop(goal="green"),
             "loop 'demo' > goal: unknown key (allowed: name, initial, states, paradigm, "
             "context, parameters, scope, max_iterations, backoff, timeout, idle_timeout, "
-            "max_cost_usd, maintain, worktree, llm, archive, stall, claude, notify, retry, "
+            "max_cost_usd, maintain, worktree, llm, archive, stall, claude, agent, agents, "
+            "notify, retry, "
             "rate_limit, commit)",
         ),
         (
