@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -56,6 +57,16 @@ class _Names:
                 return None
         return list(dict.fromkeys(out))
 
+    def open_ended(self, value: object) -> bool:
+        """True when *value* names a parameter with no `choices:`: a run may give it any
+        agent (`--set agent=codex`), so no agent's options block is unused."""
+        free = [name for name, spec in self.parameters.items() if not spec.choices]
+        return any(
+            re.search(rf"\bcontext\.{re.escape(name)}\b", written)
+            for written in written_names(value)
+            for name in free
+        )
+
 
 def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iterator[Problem]:
     """Every problem of *data*'s agents; *project* names the project's custom agents."""
@@ -87,7 +98,7 @@ def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iter
             continue
         value = state.get(AGENT_KEY) if state.get(AGENT_KEY) is not None else data.get(AGENT_KEY)
         runs_on = names.possible(value) if value is not None else ["claude"]
-        if runs_on is None:
+        if runs_on is None or names.open_ended(value):
             used.update(AGENTS)  # a reference to an unknown value: any agent may run
             continue
         used.update(runs_on)

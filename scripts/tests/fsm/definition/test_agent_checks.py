@@ -169,3 +169,26 @@ def test_agent_problems_reads_raw_data() -> None:
         (("agent",), f"unknown agent 'nope' (agents: {', '.join([*AGENTS, 'mine'])})", "error")
     ]
     assert list(agent_problems({"agent": "mine", "states": {}}, ("mine",))) == []
+
+
+def _with_parameter(choices: list[str] | None) -> dict[str, object]:
+    parameter: dict[str, object] = {"type": "string", "default": "claude"}
+    if choices is not None:
+        parameter["choices"] = choices
+    return {
+        "parameters": {"agent": parameter},
+        "agent": "${context.agent}",
+        "states": {
+            "fix": {"action": "Fix it", "action_type": "prompt", "codex": {"model": "m"}},
+        },
+    }
+
+
+def test_an_agent_any_run_may_choose_leaves_every_options_block_in_use() -> None:
+    # A parameter without choices: `--set agent=codex` may pick codex, so its block is used.
+    assert list(agent_problems(_with_parameter(None))) == []
+    # With choices that leave codex out, the block can never be used.
+    problems = list(agent_problems(_with_parameter(["claude"])))
+    assert [(path, level) for path, _, level in problems] == [
+        (("states", "fix", "codex"), "warning")
+    ]
