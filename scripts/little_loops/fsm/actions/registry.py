@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.actions import claude_code, shell
+from little_loops.fsm.actions import claude_code, opencode, shell
 from little_loops.fsm.actions.spec import ActionKindSpec
 
 # In the order the docs and messages list their action types. To add an action kind: write
@@ -12,6 +12,7 @@ KINDS: dict[str, ActionKindSpec] = {
     for spec in (
         claude_code.SPEC,
         shell.SPEC,
+        opencode.SPEC,
     )
 }
 # The kind of an action without `action_type:` (unless it is a `/` command, see `kind_of`).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.definition import key_checks, retry_checks
 from little_loops.fsm.definition.blocks import (
     DEFAULT_RATE_LIMIT_LADDER,
@@ -33,7 +34,9 @@ def test_each_checked_key_has_its_sentence(docs: dict[str, str], checks: dict[st
 
 
 def test_each_options_block_is_described_where_it_is_a_key() -> None:
-    assert set(key_docs.OPTIONS) == set(key_checks.OPTION_KEYS) == {"claude"}
+    # Every kind's options block (`claude:`, `opencode:`, ...) is described.
+    assert set(key_docs.OPTIONS) == set(key_checks.OPTION_KEYS) == set(BY_OPTIONS_KEY)
+    assert "claude" in BY_OPTIONS_KEY
     for key, text in key_docs.OPTIONS.items():
         assert text.strip(), key
         assert key_docs.LOOP_KEYS[key].strip(), key
