@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import (
     APPROVAL,
@@ -58,11 +59,18 @@ def _judge(fsm: FSMLoop) -> str:
 
 
 def _kind_lines(fsm: FSMLoop, name: str, state: StateConfig, kind: ActionKindSpec) -> list[str]:
-    """The options and session of a state whose kind has them, as they will be used."""
+    """The agents (a prompt's), options and session of a state, as they will be used."""
     out = []
-    options = fsm.options_for(state)
-    if options:
-        out.append(f"    {kind.options_key}: {kind.describe_options(options)}")
+    agents = fsm.agents_for(state)
+    if len(agents) > 1:
+        shown = ", ".join(agent.name for agent in agents)
+        out.append(f"    agent: {shown} (fallback: the next when one is limited or not ready)")
+    elif agents:
+        out.append(f"    agent: {agents[0].name}")
+    for each in agents or [kind]:
+        options = fsm.options_for(state, each)
+        if options:
+            out.append(f"    {each.options_key}: {each.describe_options(options)}")
     if kind.sessions and state.session == SESSION_CONTINUE:
         out.append(f"    session: continue ({state.session_name(name)})")
     return out
@@ -144,8 +152,8 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         ]
         lines.append(f"  {name}" + (f"  [{', '.join(tags)}]" if tags else ""))
         if state.action:
-            kind = state.action_kind()
-            written = APPROVAL if state.is_approval() else kind.action_types[0]
+            kind = fsm.kind_for(state)
+            written = APPROVAL if state.is_approval() else recorded_type(kind)
             action = state.action.strip().replace("\n", "\n      ")
             lines.append(f"    action ({written}): {action}")
             if state.capture:

@@ -100,7 +100,8 @@ def _resume(
     fsm = dataclasses.replace(fsm, context=resumed_context(fsm, saved.context))
     from little_loops.fsm.runs.preflight import require
 
-    require(fsm, start=saved.current_state)  # before its next step, as for `run`
+    for skipped in require(fsm, start=saved.current_state):  # before its next step, as for `run`
+        print(f"ll-loop: warning: {skipped}", file=sys.stderr)
     if background:
         from little_loops.cli.background import start_background
         from little_loops.fsm.runs.resumable import resumable_state

@@ -94,7 +94,10 @@ def run_command(
     fsm = with_arguments(loaded, options.arguments, missing_ok=dry_run)
     if dry_run:
         return print_plan(fsm, path)
-    require(fsm)  # a missing `claude` (or one that refuses to run here) stops it before a step
+    # A missing agent CLI (or one that refuses to run here) stops it before a step; an agent
+    # of a fallback list that is not ready is named and skipped.
+    for skipped in require(fsm):
+        print(f"ll-loop: warning: {skipped}", file=sys.stderr)
     if not options.quiet:
         for warning in prose_warnings(fsm):
             print(f"ll-loop: warning: {warning}", file=sys.stderr)

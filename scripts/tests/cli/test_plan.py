@@ -91,3 +91,52 @@ def test_a_dry_run_says_what_would_stop_the_run_but_does_not_fail(
     shell_claude(loop_project.root, monkeypatch, "exit 0")
     result = loop_project.run("run", "prompt", "--dry-run")
     assert (result.code, result.err) == (ExitCode.OK, "")
+
+
+AGENTS = """\
+    name: chooser
+    initial: fix
+    parameters:
+      agent: {type: string, default: mine}
+    agent: ${context.agent}
+    agents:
+      mine: {command: ./agent}
+    claude:
+      model: claude-opus-4-5
+    states:
+      fix:
+        action: Fix the failing test
+        action_type: prompt
+        next: review
+      review:
+        action: /review
+        agent: [mine, claude]
+        claude: {effort: high}
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_the_plan_shows_each_prompt_states_agents_and_their_options(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("chooser", AGENTS)
+    result = loop_project.run("run", "chooser", "--dry-run")
+    assert result.code == ExitCode.OK, result.err
+    assert (
+        "  fix  [initial]\n"
+        "    action (prompt): Fix the failing test\n"
+        "    agent: mine\n"
+        "    routes: next → review\n"
+    ) in result.out
+    assert (
+        "  review\n"
+        "    action (prompt): /review\n"
+        "    agent: mine, claude (fallback: the next when one is limited or not ready)\n"
+        "    claude: model=claude-opus-4-5, effort=high\n"
+    ) in result.out
+    assert "needs: mine (fix, review)\nneeds: claude (review)\n" in result.out
+    # The run's own value picks the agent.
+    chosen = loop_project.run("run", "chooser", "claude", "--dry-run")
+    assert "    agent: claude\n    claude: model=claude-opus-4-5\n" in chosen.out

@@ -70,6 +70,7 @@ def test_the_plan_shows_the_claude_options_a_state_runs_with(loop_project: LoopP
     assert (
         "  fix  [initial]\n"
         "    action (prompt): Fix it\n"
+        "    agent: claude\n"
         "    claude: model=claude-opus-4-5, effort=high\n"
         "    session: continue (fixer)\n"
         "    routes: next → check\n"

@@ -1,4 +1,4 @@
-"""The fenced blocks of the user docs (README.md, docs/*.md but architecture.md), sorted by kind."""
+"""The fenced blocks of the user docs (README.md, docs/**/*.md but architecture.md), by kind."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from support.paths import REPO
 USER_DOCS = [
     REPO / "README.md",
     *sorted(p for p in (REPO / "docs").glob("*.md") if p.name != "architecture.md"),
+    *sorted((REPO / "docs" / "agents").glob("*.md")),  # one page per agent
 ]
 FENCE = re.compile(r"^```(\S*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 SYNOPSIS = re.compile(r"NAME|PATH|INPUT|\[|\.\.\.")

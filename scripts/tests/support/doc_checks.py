@@ -329,6 +329,10 @@ MESSAGES: dict[Key, str] = {
 
 # Blocks checked by a test of their own in test_doc_outputs.py.
 CUSTOM: set[Key] = {
+    # The custom agent example, run for real in docs/test_custom_agent_doc.py.
+    ("docs/agents/custom.md", "#!/bin/bash\n# tools/my-agent"),
+    ("docs/agents/custom.md", "name: fix-calc"),
+    ("docs/agents/custom.md", "$ ll-loop run fix-calc"),
     # Compared with the real run in e2e/test_library_e2e.py (the real Claude Code CLI).
     ("docs/library.md", "$ ll-loop run library:fix-tests"),
     ("docs/library.md", "$ ll-loop run library:lint-fix"),

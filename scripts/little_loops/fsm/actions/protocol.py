@@ -56,7 +56,8 @@ class SeedRunner:
         self.runner = runner
 
     def run(self, request: ActionRequest) -> ActionResult:
-        to_agent = registry.get(request.kind).agent is not None
+        spec = request.spec if request.spec is not None else registry.get(request.kind)
+        to_agent = spec.agent is not None
         timeout = math.inf if request.timeout is None else request.timeout
         return self.runner.run(request.standalone(), timeout, to_agent)
 

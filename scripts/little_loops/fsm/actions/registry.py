@@ -19,6 +19,14 @@ KINDS: dict[str, ActionKindSpec] = {
 DEFAULT_KIND = shell.SPEC
 # The kind of an action without `action_type:` that starts with `/`: a slash command.
 SLASH_KIND = claude_code.SPEC
+# The coding agents a prompt or slash-command state can run on (`agent:`), by name: the kinds
+# with an `agent`. `claude` serves `action_type: prompt` itself; any other agent kind serves
+# no action type of its own (`action_types=()`): the state's `agent:` picks it.
+AGENTS: dict[str, ActionKindSpec] = {
+    spec.name: spec for spec in KINDS.values() if spec.agent is not None
+}
+# The agent of a prompt state with no `agent:` anywhere (as before agents could be chosen).
+DEFAULT_AGENT = claude_code.SPEC
 # Every `action_type:` value some kind serves, and its kind.
 BY_ACTION_TYPE: dict[str, ActionKindSpec] = {
     name: spec for spec in KINDS.values() for name in spec.action_types
@@ -41,10 +49,28 @@ def kind_of(action_type: object, action: object) -> ActionKindSpec:
     return DEFAULT_KIND
 
 
+def is_agent_action(action_type: object, action: object) -> bool:
+    """True when an action with this `action_type:` and text goes to a coding agent (a
+    prompt or slash command: the state's `agent:` says which one)."""
+    return kind_of(action_type, action).agent is not None
+
+
+def can_judge(spec: ActionKindSpec) -> bool:
+    """True when the agent *spec* can be the `llm_structured` judge: its CLI answers with
+    schema-checked JSON (`spec.judge`; Claude Code through evaluators/judge_claude.py)."""
+    return spec.judge is not None or spec is DEFAULT_AGENT
+
+
 def recorded(action_type: object) -> ActionKindSpec | None:
     """The kind of a step as its event records it (`action_type` of `action_start`), or
     None for a step no kind ran (a sub-loop, an old or foreign record)."""
     return BY_ACTION_TYPE.get(action_type) if isinstance(action_type, str) else None
+
+
+def recorded_type(spec: ActionKindSpec) -> str:
+    """The `action_type` a step of *spec* is recorded with: its own first action type, or
+    `prompt` for an agent kind that serves none itself (codex, a custom agent ...)."""
+    return spec.action_types[0] if spec.action_types else DEFAULT_AGENT.action_types[0]
 
 
 def get(name: str) -> ActionKindSpec:

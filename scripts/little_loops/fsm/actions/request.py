@@ -11,6 +11,8 @@ from little_loops.fsm.values.shellquote import env_lines
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from little_loops.fsm.actions.spec import ActionKindSpec
+
 
 @dataclass
 class ActionRequest:
@@ -22,7 +24,8 @@ class ActionRequest:
     `output_dir` default). `kind` names the action's kind (`registry.KINDS`); `options`
     holds the options of its kind (`claude:` of a Claude action, see `spec.options_key`)
     and `resume_session` the id of the session it continues; both are ignored by a kind
-    without options or sessions.
+    without options or sessions. `spec` is the kind itself, for a runner that may not know
+    it by name (a loop's custom agent); None: `kind` names one of the runner's kinds.
     """
 
     action: str
@@ -34,6 +37,7 @@ class ActionRequest:
     output_file: Path | None = None
     options: Mapping[str, Any] | None = None
     resume_session: str | None = None
+    spec: ActionKindSpec | None = None
 
     def standalone(self) -> str:
         """The action as one text that needs no environment of its own: each variable of

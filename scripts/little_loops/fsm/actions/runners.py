@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.actions.registry import KINDS
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.actions.spec import ActionKindSpec, PromptInput
 from little_loops.fsm.actions.supervisor import (
     CANNOT_RUN_EXIT_CODE,
     DEFAULT_TAIL_BYTES,
@@ -17,14 +20,25 @@ from little_loops.fsm.actions.supervisor import (
     ProcessSupervisor,
     failed,
 )
-from little_loops.fsm.facts.layout import action_output_file, stderr_file
+from little_loops.fsm.facts.layout import (
+    PROMPT_SUFFIX,
+    action_output_file,
+    prompt_file,
+    stderr_file,
+)
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_file
+
+# Where an agent that reads its prompt from a file (`prompt_input` FILE) finds it.
+PROMPT_FILE_VARIABLE = "LL_PROMPT_FILE"
 
 
 class DefaultActionRunner(ProcessSupervisor):
     """Run actions as real processes, each started and read as its kind's spec says.
 
-    *commands* replaces the program of a kind (`spec.program`), by the kind's name. The
+    *kinds* are the kinds it knows by name (a request may carry its own: `request.spec`);
+    *commands* replaces the program of a kind (`spec.program`), by the kind's name. An
+    agent that takes its prompt on stdin or in a file gets it written beside its output
+    file (`layout.prompt_file`), its stdin that file or `$LL_PROMPT_FILE` its path. The
     process is run by `ProcessSupervisor` (own session, both pipes read together, at
     most `tail_bytes` of each kept, TERM then KILL to the whole group on a limit or
     `cancel()`); all of stdout goes to the output file and all of stderr to the file next
@@ -58,10 +72,14 @@ class DefaultActionRunner(ProcessSupervisor):
         """The `ActionRunner` protocol: run with this runner's directory and output settings."""
         return self.execute(request)
 
+    def spec(self, request: ActionRequest) -> ActionKindSpec:
+        """The kind of *request*: the one it carries, else this runner's of its name."""
+        return request.spec if request.spec is not None else self.kinds[request.kind]
+
     def argv(self, request: ActionRequest) -> list[str]:
         """The command line *request*'s action runs as: its kind's, with this runner's
         program for the kind."""
-        spec = self.kinds[request.kind]
+        spec = self.spec(request)
         return spec.argv(request, self.programs.get(spec.name, spec.program))
 
     def execute(self, request: ActionRequest) -> ActionResult:
@@ -69,12 +87,28 @@ class DefaultActionRunner(ProcessSupervisor):
         start = time.monotonic()
         if self._cancel_reason is not None:
             return self.stopped(start)
-        spec = self.kinds[request.kind]
+        spec = self.spec(request)
         argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
         env = None if request.env is None else {**os.environ, **request.env}
         out_path = self._output_path(request)
-        out_fd = err_fd = -1
+        out_fd = err_fd = in_fd = -1
+        prompt = None
+        if spec.prompt_input is not PromptInput.ARGUMENT:
+            try:
+                prompt = _write_prompt(request.action, out_path)
+            except OSError as exc:
+                return failed(CANNOT_RUN_EXIT_CODE, f"cannot write the prompt: {exc}", start)
+            except UnicodeEncodeError:
+                message = "the prompt contains a lone surrogate no encoding can carry"
+                return failed(CANNOT_RUN_EXIT_CODE, message, start)
+            if spec.prompt_input is PromptInput.STDIN:
+                in_fd = os.open(prompt.path, os.O_RDONLY)
+            else:
+                env = {
+                    **(os.environ if env is None else env),
+                    PROMPT_FILE_VARIABLE: str(prompt.path),
+                }
         if out_path is not None:
             err_path = stderr_file(out_path)
             try:
@@ -100,6 +134,7 @@ class DefaultActionRunner(ProcessSupervisor):
                 out_path,
                 start,
                 err_fd,
+                in_fd,
             )
         except OSError as exc:
             return self._spawn_failure(exc, argv[0], cwd, spec.install_hint, start)
@@ -111,9 +146,11 @@ class DefaultActionRunner(ProcessSupervisor):
             message = "the action contains a NUL byte, which a command line cannot carry"
             return failed(CANNOT_RUN_EXIT_CODE, message, start)
         finally:
-            for fd in (out_fd, err_fd):
+            for fd in (out_fd, err_fd, in_fd):
                 if fd >= 0:
                     os.close(fd)
+            if prompt is not None:
+                prompt.done()
         return spec.finish(result, request)
 
     def __enter__(self) -> DefaultActionRunner:
@@ -148,6 +185,39 @@ class DefaultActionRunner(ProcessSupervisor):
         if isinstance(exc, PermissionError):
             return failed(CANNOT_RUN_EXIT_CODE, f"{program}: permission denied", start)
         return failed(CANNOT_RUN_EXIT_CODE, f"{program}: cannot run: {exc.strerror}", start)
+
+
+@dataclass(frozen=True)
+class _PromptFile:
+    """The prompt of an agent that reads it from stdin or a file: beside the action's
+    output file (kept, like it), else a temporary file (removed when the action is done)."""
+
+    path: Path
+    temporary: bool
+
+    def done(self) -> None:
+        if self.temporary:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+
+
+def _write_prompt(prompt: str, out_path: Path | None) -> _PromptFile:
+    data = prompt.encode("utf-8")
+    if out_path is None:
+        fd, name = tempfile.mkstemp(prefix="ll-loop-", suffix=PROMPT_SUFFIX)
+        made = _PromptFile(Path(name), temporary=True)
+    else:
+        path = prompt_file(out_path).absolute()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = open_run_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, regular_only=False)
+        made = _PromptFile(path, temporary=False)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    return made
 
 
 def _open_output(path: Path) -> int:

@@ -58,8 +58,11 @@ class ProcessSupervisor:
         out_path: Path | None,
         start: float,
         err_fd: int = -1,
+        in_fd: int = -1,
     ) -> ActionResult:
-        """Run *argv* to its end or a limit (`limits`: timeout and idle timeout, seconds).
+        """Run *argv* to its end or a limit (`limits`: timeout and idle timeout, seconds);
+        its stdin is *in_fd* (a file: nothing to feed, so no pipe to deadlock on), else
+        /dev/null.
 
         Raises OSError when it cannot start and ValueError for a NUL byte in *argv*.
         """
@@ -77,7 +80,7 @@ class ProcessSupervisor:
                     argv,
                     cwd=cwd,
                     env=env,
-                    streams=(self._devnull, out_w, err_w),
+                    streams=(in_fd if in_fd >= 0 else self._devnull, out_w, err_w),
                     programs=self._programs,
                 )
             finally:

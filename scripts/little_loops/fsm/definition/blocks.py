@@ -1,15 +1,19 @@
-"""The settings blocks of a loop and its states as dataclasses: stall, retry, limits, archive."""
+"""The settings blocks of a loop and its states as dataclasses: routes, stall, retry, archive."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
+from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
 DEFAULT_NOTIFY_TIMEOUT = 10.0  # seconds a notification's command or one webhook try may take
 DEFAULT_NOTIFY_RETRIES = 3  # webhook tries after the first (1 s, 2 s, 4 s ... apart)
+# Route-table keys with a meaning of their own; every other key is a verdict.
+ROUTE_DEFAULT_KEY = "_"
+ROUTE_ERROR_KEY = "_error"
 
 
 class Block:
@@ -83,3 +87,68 @@ class NotifyConfig(Block):
     on: list[str] | None = None  # outcome words (facts/outcomes NOTIFY_OUTCOMES); None: all
     timeout: float = DEFAULT_NOTIFY_TIMEOUT
     retries: int = DEFAULT_NOTIFY_RETRIES
+
+
+@dataclass
+class RouteConfig:
+    """A verdict → state table (`route:`); `_` is the default, `_error` the error route."""
+
+    routes: dict[str, str] = field(default_factory=dict)
+    default: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RouteConfig:
+        routes = {
+            str(k): v for k, v in data.items() if k not in (ROUTE_DEFAULT_KEY, ROUTE_ERROR_KEY)
+        }
+        return cls(
+            routes=routes,
+            default=data.get(ROUTE_DEFAULT_KEY),
+            error=data.get(ROUTE_ERROR_KEY),
+        )
+
+    def to_dict(self) -> dict[str, str]:
+        out = dict(self.routes)
+        if self.default is not None:
+            out[ROUTE_DEFAULT_KEY] = self.default
+        if self.error is not None:
+            out[ROUTE_ERROR_KEY] = self.error
+        return out
+
+
+def yaml_key(field_name: str) -> str:
+    """The loop-file key of a model field: `with_` is `with` (a Python keyword)."""
+    return field_name.removesuffix("_")
+
+
+def field_name(key: str) -> str:
+    """The model field of a loop-file key (see yaml_key)."""
+    return "with_" if key == "with" else key
+
+
+# The metadata of the field that holds the action kinds' options blocks (`options`): it
+# stands for one loop-file key per kind with options, its `options_key`, where it is.
+BLOCKS_FIELD = {"blocks": True}
+
+
+def model_keys(cls: type) -> list[str]:
+    """The loop-file keys of a model dataclass: its fields, less the derived ones, with the
+    options blocks' field as the key of each block."""
+    out: list[str] = []
+    for f in fields(cls):
+        if f.metadata.get("blocks"):
+            out += BY_OPTIONS_KEY
+        elif not f.metadata.get("derived"):
+            out.append(yaml_key(f.name))
+    return out
+
+
+def plain_keys(cls: type) -> set[str]:
+    """The loop-file keys of *cls* that are one field each (not an options block)."""
+    return {yaml_key(f.name) for f in fields(cls) if not f.metadata.get("blocks")}
+
+
+def option_blocks(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The options blocks of a loop or state in *data*, by key (a null one is left out)."""
+    return {key: data[key] for key in BY_OPTIONS_KEY if data.get(key) is not None}

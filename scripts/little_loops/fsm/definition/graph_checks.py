@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from little_loops.fsm.actions.spec import Interpolation
+from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 from little_loops.fsm.definition.graph import LoopGraph, closure, loop_graph, reverse
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
@@ -17,7 +17,12 @@ from little_loops.fsm.definition.prose import sentence_warning
 from little_loops.fsm.definition.verdicts import StateVerdicts, state_verdicts
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.facts.errors import Severity, ValidationError
+from little_loops.fsm.facts.errors import (
+    InterpolationError,
+    LoopDefinitionError,
+    Severity,
+    ValidationError,
+)
 from little_loops.fsm.facts.suggest import closest, did_you_mean
 from little_loops.fsm.values.interpolation import context_problems
 from little_loops.fsm.values.references import NAMESPACES, OPEN, near_misses, references
@@ -146,9 +151,9 @@ class _GraphChecker:
                             (*path, key), "ignored: route decides where this state goes", "warning"
                         )
         idle = state.idle_timeout
-        quiet = state.action_kind().quiet_seconds
+        kind = self.kind_for(state)
+        quiet = kind.quiet_seconds
         if idle is not None and quiet is not None and idle < quiet and state.action:
-            kind = state.action_kind()
             self.add(
                 (*path, "idle_timeout"),
                 f"{idle:g}s is short for a {kind.shown_as} action: {kind.quiet_reason}; "
@@ -258,6 +263,14 @@ class _GraphChecker:
                 elif namespace == "captured" and first not in captures:
                     hint = did_you_mean(first, captures) if captures else ""
                     self.add(path, f"{ref}: no state captures '{first}'{hint}")
+
+    def kind_for(self, state: StateConfig) -> ActionKindSpec:
+        """The kind *state* runs as (its first agent); for an agent that a parameter picks
+        and none is given yet, the kind of its action type."""
+        try:
+            return self.fsm.kind_for(state)
+        except (LoopDefinitionError, InterpolationError):
+            return state.action_kind()
 
     def shell(self, name: str | int) -> bool:
         """Whether state *name*'s action goes to bash (its references get quoted)."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, KINDS, kind_of
+from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY, KINDS, kind_of
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.agent_checks import AGENTS_CHECK, agent_problems
+from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
@@ -15,7 +17,6 @@ from little_loops.fsm.definition.model import (
     APPROVAL,
     CURRENT_STATE_TOKEN,
     DIRECTIONS,
-    JUDGE_BACKENDS,
     OPERATORS,
     SESSION_MODES,
     TERMINAL_OUTCOMES,
@@ -96,6 +97,8 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "archive": mapping,
     "stall": optional(mapping),
     **_OPTION_BLOCKS,
+    "agent": optional(AGENT_CHECK),
+    "agents": optional(AGENTS_CHECK),
     "notify": optional(mapping),
     "retry": optional(mapping),
     "rate_limit": optional(mapping),
@@ -127,6 +130,7 @@ STATE_KEYS: dict[str, Check] = {
     "stall": optional(mapping),
     "on_timeout": optional(string),
     **_OPTION_BLOCKS,
+    "agent": optional(AGENT_CHECK),
     "session": one_of(SESSION_MODES),
     "session_key": optional(string),
     "retry": optional(mapping),
@@ -166,7 +170,7 @@ LLM_KEYS: dict[str, Check] = {
     "model": string,
     "max_tokens": integer(1),
     "timeout": _ACTION_SECONDS,
-    "backend": one_of(JUDGE_BACKENDS),
+    "backend": string,  # one of JUDGE_BACKENDS or an agent's name: agent_checks.py says which
 }
 # State keys that only an action of some kinds can use (an options block, `session:` ...), each
 # with the kinds that can.
@@ -209,7 +213,8 @@ NUMERIC_TARGET = number_or_reference()
 class _Checker:
     """Walks one definition, collecting problems with their key paths."""
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    def __init__(self, data: Mapping[str, Any], project_agents: Sequence[str] = ()) -> None:
+        self.project_agents = project_agents
         name = data.get("name")
         self.loop = name if isinstance(name, str) and name else None
         self.problems: list[ValidationError] = []
@@ -253,6 +258,8 @@ class _Checker:
             self.states(states)
         self.llm(data)
         self.parameters(data)
+        for path, message, severity in agent_problems(data, self.project_agents):
+            self.add(path, message, severity)
 
     def parameters(self, data: YAMLMapping) -> None:
         params = data.get("parameters")
@@ -280,8 +287,10 @@ class _Checker:
                 self.keys(block, (*path, key), allowed)
         action = state.get("action")
         kind = kind_of(state.get("action_type"), action)
+        # A prompt may run on any agent (`agent:` says which): every agent's keys are its.
+        own = tuple(AGENTS.values()) if kind.agent is not None else (kind,)
         for key, kinds in KIND_STATE_KEYS.items():
-            if state.get(key) is None or kind in kinds:
+            if state.get(key) is None or any(spec in kinds for spec in own):
                 continue
             why = f"this state's action {kind.runs_as}" if action else "this state has no action"
             self.add((*path, key), f"only {kinds[0].only_states} ({why})")
@@ -368,9 +377,12 @@ class _Checker:
                 self.add((*path, verdict), problem.replace("a string", "a state name", 1))
 
 
-def check_definition(data: Mapping[str, Any]) -> list[ValidationError]:
-    """Every problem in the raw definition *data*, in document order."""
-    checker = _Checker(data)
+def check_definition(
+    data: Mapping[str, Any], project_agents: Sequence[str] = ()
+) -> list[ValidationError]:
+    """Every problem in the raw definition *data*, in document order; *project_agents*
+    names the custom agents of its project (`.loops/agents.yaml`)."""
+    checker = _Checker(data, project_agents)
     checker.loop_level(data)
     return checker.problems
 

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
-from little_loops.fsm.actions.registry import ACTION_TYPE_NAMES, BY_OPTIONS_KEY, kind_of
+from little_loops.fsm.actions.custom import AgentDefinition, custom_kind
+from little_loops.fsm.actions.registry import (
+    ACTION_TYPE_NAMES,
+    BY_OPTIONS_KEY,
+    is_agent_action,
+    kind_of,
+)
 from little_loops.fsm.actions.spec import ActionKindSpec, merged
+from little_loops.fsm.definition.agents import agent_kinds, filled_names, kinds_named
+from little_loops.fsm.definition.blocks import (
+    BLOCKS_FIELD,
+    field_name,
+    option_blocks,
+    plain_keys,
+    yaml_key,
+)
 from little_loops.fsm.definition.blocks import DEFAULT_KEEP_RUNS as DEFAULT_KEEP_RUNS
 from little_loops.fsm.definition.blocks import DEFAULT_NOTIFY_RETRIES as DEFAULT_NOTIFY_RETRIES
 from little_loops.fsm.definition.blocks import DEFAULT_NOTIFY_TIMEOUT as DEFAULT_NOTIFY_TIMEOUT
@@ -16,11 +30,15 @@ from little_loops.fsm.definition.blocks import (
 from little_loops.fsm.definition.blocks import (
     DEFAULT_RATE_LIMIT_MAX_WAIT as DEFAULT_RATE_LIMIT_MAX_WAIT,
 )
+from little_loops.fsm.definition.blocks import ROUTE_DEFAULT_KEY as ROUTE_DEFAULT_KEY
+from little_loops.fsm.definition.blocks import ROUTE_ERROR_KEY as ROUTE_ERROR_KEY
 from little_loops.fsm.definition.blocks import ArchiveConfig as ArchiveConfig
 from little_loops.fsm.definition.blocks import NotifyConfig as NotifyConfig
 from little_loops.fsm.definition.blocks import RateLimitConfig as RateLimitConfig
 from little_loops.fsm.definition.blocks import RetryConfig as RetryConfig
+from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
+from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
@@ -58,9 +76,6 @@ SESSION_FRESH = "fresh"
 SESSION_CONTINUE = "continue"
 SESSION_MODES: tuple[str, ...] = (SESSION_FRESH, SESSION_CONTINUE)
 
-# Route-table keys with a meaning of their own; every other key is a verdict.
-ROUTE_DEFAULT_KEY = "_"
-ROUTE_ERROR_KEY = "_error"
 # A route target that means "run this state again".
 CURRENT_STATE_TOKEN = "$current"
 
@@ -73,71 +88,6 @@ TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
 
 # The loop's `commit:`: each state's action commits as a `commit: true` state's does.
 COMMIT_EACH_PASS = "each_pass"
-
-
-def yaml_key(field_name: str) -> str:
-    """The loop-file key of a model field: `with_` is `with` (a Python keyword)."""
-    return field_name.removesuffix("_")
-
-
-def field_name(key: str) -> str:
-    """The model field of a loop-file key (see yaml_key)."""
-    return "with_" if key == "with" else key
-
-
-# The metadata of the field that holds the action kinds' options blocks (`options`): it
-# stands for one loop-file key per kind with options, its `options_key`, where it is.
-_BLOCKS = {"blocks": True}
-
-
-def model_keys(cls: type) -> list[str]:
-    """The loop-file keys of a model dataclass: its fields, less the derived ones, with the
-    options blocks' field as the key of each block."""
-    out: list[str] = []
-    for f in fields(cls):
-        if f.metadata.get("blocks"):
-            out += BY_OPTIONS_KEY
-        elif not f.metadata.get("derived"):
-            out.append(yaml_key(f.name))
-    return out
-
-
-def _plain_keys(cls: type) -> set[str]:
-    """The loop-file keys of *cls* that are one field each (not an options block)."""
-    return {yaml_key(f.name) for f in fields(cls) if not f.metadata.get("blocks")}
-
-
-def _blocks(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The options blocks of a loop or state in *data*, by key (a null one is left out)."""
-    return {key: data[key] for key in BY_OPTIONS_KEY if data.get(key) is not None}
-
-
-@dataclass
-class RouteConfig:
-    """A verdict → state table (`route:`); `_` is the default, `_error` the error route."""
-
-    routes: dict[str, str] = field(default_factory=dict)
-    default: str | None = None
-    error: str | None = None
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RouteConfig:
-        routes = {
-            str(k): v for k, v in data.items() if k not in (ROUTE_DEFAULT_KEY, ROUTE_ERROR_KEY)
-        }
-        return cls(
-            routes=routes,
-            default=data.get(ROUTE_DEFAULT_KEY),
-            error=data.get(ROUTE_ERROR_KEY),
-        )
-
-    def to_dict(self) -> dict[str, str]:
-        out = dict(self.routes)
-        if self.default is not None:
-            out[ROUTE_DEFAULT_KEY] = self.default
-        if self.error is not None:
-            out[ROUTE_ERROR_KEY] = self.error
-        return out
 
 
 @dataclass
@@ -161,7 +111,8 @@ class StateConfig:
     on_timeout: str | None = None  # an approval state's route when its timeout passes
     # Each action kind's options block by its key, laid over the loop's (kinds with none:
     # absent; `{}`: given empty).
-    options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=_BLOCKS)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=BLOCKS_FIELD)
+    agent: str | list[str] | None = None  # its agent (a fallback list): the loop's when None
     session: str = SESSION_FRESH  # or SESSION_CONTINUE: resume the previous session of session_key
     session_key: str | None = None  # whose session to record and resume (default: the state)
     retry: RetryConfig | None = None
@@ -174,9 +125,9 @@ class StateConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
-        known = _plain_keys(cls)
+        known = plain_keys(cls)
         kwargs = {field_name(k): v for k, v in data.items() if k in known}
-        kwargs["options"] = _blocks(data)
+        kwargs["options"] = option_blocks(data)
         if isinstance(data.get("stall"), dict):
             kwargs["stall"] = StallConfig.from_dict(data["stall"])
         if isinstance(data.get("retry"), dict):
@@ -230,8 +181,9 @@ class StateConfig:
         return kind_of(self.action_type, self.action)
 
     def is_prompt(self) -> bool:
-        """True when the action goes to a coding agent (its kind's `agent`), not a command."""
-        return self.action_kind().agent is not None
+        """True when the action goes to a coding agent (a prompt or slash command: the
+        loop's `agents_for` says which), not a command."""
+        return is_agent_action(self.action_type, self.action)
 
     def session_name(self, state_name: str) -> str:
         """Whose Claude session this state records and resumes: session_key, else its name."""
@@ -243,7 +195,7 @@ class StateConfig:
         if self.evaluate is not None:
             return self.evaluate
         if self.action:
-            return EvaluateConfig(type=self.action_kind().default_evaluator)
+            return EvaluateConfig(type=self.action_kind().default_evaluator)  # same for agents
         return EvaluateConfig(type=DEFAULT_EVALUATOR)
 
 
@@ -270,7 +222,14 @@ class FSMLoop:
     stall: StallConfig | None = None
     # Each action kind's options block by its key, for every state of that kind; each kind
     # with one has it (`{}`: none given).
-    options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=_BLOCKS)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=BLOCKS_FIELD)
+    agent: str | list[str] | None = None  # the agent (fallback list) of its prompt states
+    agents: dict[str, AgentDefinition] = field(default_factory=dict)  # its custom agents
+    # The project's custom agents (`.loops/agents.yaml`), set when the file is loaded; the
+    # loop's own `agents:` entry of the same name wins.
+    project_agents: dict[str, AgentDefinition] = field(
+        default_factory=dict, repr=False, compare=False, metadata={"derived": True}
+    )
     notify: NotifyConfig | None = None
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
@@ -287,9 +246,9 @@ class FSMLoop:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
-        known = _plain_keys(cls)
+        known = plain_keys(cls)
         kwargs = {k: v for k, v in data.items() if k in known}
-        kwargs["options"] = _blocks(data)
+        kwargs["options"] = option_blocks(data)
         kwargs["states"] = {
             str(name): StateConfig.from_dict(state if isinstance(state, dict) else {})
             for name, state in (data.get("states") or {}).items()
@@ -309,6 +268,11 @@ class FSMLoop:
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         kwargs["parameters"] = parse_parameters(data.get("parameters"))
+        agents = data.get("agents")
+        kwargs["agents"] = {
+            str(name): AgentDefinition.from_dict(entry, "loop")
+            for name, entry in (agents.items() if isinstance(agents, dict) else ())
+        }
         if kwargs.get("scope") is None:
             kwargs.pop("scope", None)
         return cls(**kwargs)
@@ -336,6 +300,7 @@ class FSMLoop:
             "maintain",
             "worktree",
             "commit",
+            "agent",
         ):
             if key in rest:
                 out[key] = rest[key]
@@ -348,6 +313,8 @@ class FSMLoop:
         if self.stall is not None:
             out["stall"] = self.stall.to_dict()
         out.update((key, dict(block)) for key, block in self.options.items() if block)
+        if self.agents:
+            out["agents"] = {name: agent.to_dict() for name, agent in self.agents.items()}
         if self.notify is not None:
             out["notify"] = self.notify.to_dict()
         if self.retry is not None:
@@ -361,11 +328,39 @@ class FSMLoop:
         """The loop's options block of *kind* (its `options_key`; `{}`: none)."""
         return self.options.get(kind.options_key, {}) if kind.options_key else {}
 
-    def options_for(self, state: StateConfig) -> dict[str, Any]:
-        """The options *state*'s action runs with: its own block laid over the loop's, key
-        by key (null unsets); `{}` for a kind without options."""
-        kind = state.action_kind()
+    def options_for(self, state: StateConfig, kind: ActionKindSpec | None = None) -> dict[str, Any]:
+        """The options *state*'s action runs with on *kind* (default: `kind_for(state)`): its
+        own block laid over the loop's, key by key (null unsets); `{}` for a kind without."""
+        kind = self.kind_for(state) if kind is None else kind
         return merged(self.options_of(kind), state.options_of(kind))
+
+    @property
+    def custom_kinds(self) -> dict[str, ActionKindSpec]:
+        """The kinds of the custom agents this loop can name: the project's, then its own."""
+        agents = {**self.project_agents, **self.agents}
+        return {name: custom_kind(name, agent) for name, agent in agents.items()}
+
+    def agents_for(self, state: StateConfig) -> list[ActionKindSpec]:
+        """The agents *state*'s prompt runs on, in fallback order: its `agent:`, else the
+        loop's, else Claude Code; [] for a state that is no prompt. References are filled in
+        from the context (parameters' defaults under it); LoopDefinitionError for a name
+        no agent has."""
+        if not state.action or not state.is_prompt():
+            return []
+        value = state.agent if state.agent is not None else self.agent
+        defaults = {name: p.run_default() for name, p in self.parameters.items()}
+        names = filled_names(value, {**defaults, **self.context})
+        kinds = agent_kinds(self.custom_kinds) if names else {}
+        where = f"loop '{self.name}' > agent"
+        if state.agent is not None:
+            named = next((key for key, each in self.states.items() if each is state), "?")
+            where = f"loop '{self.name}' > states > {named} > agent"
+        return kinds_named(names, kinds, where)
+
+    def kind_for(self, state: StateConfig) -> ActionKindSpec:
+        """The kind *state*'s action runs as: its first agent, or its command's kind."""
+        agents = self.agents_for(state)
+        return agents[0] if agents else state.action_kind()
 
     @property
     def claude(self) -> dict[str, Any]:

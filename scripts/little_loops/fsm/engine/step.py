@@ -10,8 +10,9 @@ from typing import Any
 
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.ratelimit import judge_limit
+from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.spec import filled
+from little_loops.fsm.actions.spec import ActionKindSpec, filled
 from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
@@ -45,10 +46,12 @@ def action_request(
     options: dict[str, Any] | None,
     resume: str | None,
     env: dict[str, str] | None = None,
+    kind: ActionKindSpec | None = None,
 ) -> ActionRequest:
-    """The request that runs *state*'s *action* (already interpolated): the one place the
-    engine builds an ActionRequest."""
-    kind = state.action_kind()
+    """The request that runs *state*'s *action* (already interpolated) on *kind* (default:
+    the state's first agent, or its command's kind): the one place the engine builds an
+    ActionRequest."""
+    kind = fsm.kind_for(state) if kind is None else kind
     return ActionRequest(
         action=action,
         timeout=timeout,
@@ -58,6 +61,7 @@ def action_request(
         options=options,
         resume_session=resume,
         env=env or None,
+        spec=kind,
     )
 
 
@@ -92,13 +96,15 @@ class StateWork:
         fill: Callable[[str], str] | None = None,
         env: dict[str, str] | None = None,
         shown: str | None = None,
+        kind: ActionKindSpec | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
         caller reports it with `completed`; *env* holds the values a shell script reads
         (shellquote), *shown* the script with them in place, for people. A Claude action
         records its session id in *sessions* (by `session_name`), and a `session: continue`
-        one resumes it from there."""
-        kind = state.action_kind()
+        one resumes it from there. A prompt runs on *kind*, default the state's first agent
+        (`fsm.agents_for(state)` lists them in fallback order)."""
+        kind = self.fsm.kind_for(state) if kind is None else kind
         key = state.session_name(name)
         resume = None
         if kind.sessions and state.session == SESSION_CONTINUE and sessions:
@@ -110,7 +116,7 @@ class StateWork:
         start = events.ActionStart(
             state=name,
             action=short(shown or action),
-            action_type=kind.action_types[0],
+            action_type=recorded_type(kind),
             timeout=timeout,
         )
         if output_file is not None:
@@ -121,9 +127,9 @@ class StateWork:
             start["script"] = short(action)
             start["values"] = {key: short(value) for key, value in env.items()}
         self.emit(Event.ACTION_START, start)
-        options = self._options(state, fill) if kind.options_key else None
+        options = self._options(state, kind, fill) if kind.options_key else None
         request = action_request(
-            self.fsm, state, action, timeout, output_file, options, resume, env
+            self.fsm, state, action, timeout, output_file, options, resume, env, kind
         )
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):
@@ -138,10 +144,11 @@ class StateWork:
             sessions[key] = result.session_id
         return result
 
-    def _options(self, state: StateConfig, fill: Callable[[str], str] | None) -> dict[str, Any]:
-        """The state's options over the loop's (of its action's kind), `${...}` in them
-        filled in by *fill*."""
-        options = self.fsm.options_for(state)
+    def _options(
+        self, state: StateConfig, kind: ActionKindSpec, fill: Callable[[str], str] | None
+    ) -> dict[str, Any]:
+        """The state's options of *kind* over the loop's, `${...}` in them filled in by *fill*."""
+        options = self.fsm.options_for(state, kind)
         return options if fill is None else filled(options, fill)
 
     def completed(self, name: str, result: ActionResult, spend: Spend) -> None:

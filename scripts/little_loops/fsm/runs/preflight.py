@@ -1,44 +1,31 @@
 """What a run needs from this machine, checked before its first step: the agent CLIs it calls.
 
-Each agent CLI is one check in `CHECKS`: the program it needs, which steps of a loop call it
-(with the arguments they pass), and what stops it from running here. A check of another
-agent (codex, gemini, ...) is one more class with the `AgentCheck` methods and a line in
-`CHECKS`; `needs`, `problems`, `require` and the dry-run plan read the tuple.
+Every agent a reachable state may run on (`FSMLoop.agents_for`, sub-loops too) is checked
+from its kind's spec: its program on PATH (`install_hint`), then `ready(machine)` (a login,
+a supported version). Claude Code has one check more in `CHECKS`: the judge's calls and its
+refusal to run as root outside a sandbox. A state with a fallback list may start while one
+of its agents is ready: the others are named in a warning and skipped.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Protocol
 
 from little_loops.fsm.actions import claude_code
 from little_loops.fsm.actions.claude_code import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
 from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claude_flags
+from little_loops.fsm.actions.machine import Machine as Machine
+from little_loops.fsm.actions.registry import AGENTS
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.subloop_checks import MAX_DEPTH
 from little_loops.fsm.definition.verdicts import judged_by_llm
 from little_loops.fsm.evaluators.judge_claude import CLAUDE_BACKEND, JUDGE_FLAGS, judge_backend
 from little_loops.fsm.facts.errors import LoopSetupError
-
-
-@dataclass(frozen=True)
-class Machine:
-    """What the checks look at: the environment, whether this process is root, and how a
-    program is found on PATH (the real ones by default; a test may give its own)."""
-
-    env: Mapping[str, str]
-    root: bool
-    which: Callable[[str], str | None]
-
-    @classmethod
-    def here(cls) -> Machine:
-        root = hasattr(os, "geteuid") and os.geteuid() == 0
-        return cls(dict(os.environ), root, shutil.which)
 
 
 @dataclass(frozen=True)
@@ -49,6 +36,9 @@ class Use:
     subloop: str | None  # the sub-loop the state is in; None: the run's own loop
     what: str  # `runs a Claude Code prompt`
     args: tuple[str, ...]
+    # The state's agents when it has a fallback list (one may stand in for another).
+    fallback: tuple[str, ...] = field(default=(), compare=False)
+    kind: ActionKindSpec | None = field(default=None, compare=False, repr=False)
 
     @property
     def where(self) -> str:
@@ -85,8 +75,8 @@ class ClaudeCode:
 
     def calls(self, fsm: FSMLoop, state: StateConfig) -> list[tuple[str, tuple[str, ...]]]:
         out = []
-        if state.action and state.action_kind().program[0] == self.program:
-            flags = claude_flags(fsm.options_for(state))
+        if claude_code.SPEC in fsm.agents_for(state):
+            flags = claude_flags(fsm.options_for(state, claude_code.SPEC))
             out.append(("runs a Claude Code prompt", tuple(flags)))
         if fsm.llm.enabled and judged_by_llm(state) and judge_backend(fsm.llm) == CLAUDE_BACKEND:
             why = "llm.backend: claude" if fsm.llm.backend == CLAUDE_BACKEND else "no API key"
@@ -135,35 +125,95 @@ def _states(
 
 
 def needs(fsm: FSMLoop, start: str | None = None) -> dict[str, list[Use]]:
-    """The calls of each agent CLI a run of *fsm* (from *start*, default its initial state)
-    can make, by program; a program no reachable state calls is left out."""
+    """The calls of each agent a run of *fsm* (from *start*, default its initial state) can
+    make, by agent name (`claude` ...); an agent no reachable state calls is left out.
+    Raises LoopDefinitionError for a state whose `agent:` names no agent."""
     found: dict[str, list[Use]] = {}
     for name, loop, state in _states(fsm, start):
         subloop = None if loop is fsm else loop.name
+        agents = loop.agents_for(state)
+        fallback = tuple(spec.name for spec in agents) if len(agents) > 1 else ()
         for check in CHECKS:
             for what, args in check.calls(loop, state):
-                found.setdefault(check.program, []).append(Use(name, subloop, what, args))
+                use = Use(name, subloop, what, args, fallback if args != JUDGE_FLAGS else ())
+                found.setdefault(check.program, []).append(use)
+        for spec in agents:
+            if spec is not claude_code.SPEC:
+                what = f"runs a prompt on {spec.shown_as}"
+                found.setdefault(spec.name, []).append(Use(name, subloop, what, (), fallback, spec))
     return found
+
+
+def agent_problem(spec: ActionKindSpec, machine: Machine | None = None) -> str | None:
+    """Why the agent *spec* cannot run here (its program is not on PATH, no login, a version
+    we do not support), one line naming the fix; None when it is ready. A custom agent is
+    its user's command: bash runs it, nothing to check before."""
+    machine = Machine.here() if machine is None else machine
+    if spec.name in AGENTS:
+        program = spec.program[0]
+        if machine.which(program) is None:
+            return f"{program} is not on PATH; {spec.install_hint}"
+    return None if spec.ready is None else spec.ready(machine)
+
+
+def _problem(name: str, uses: Sequence[Use], machine: Machine) -> str | None:
+    """What stops agent *name* making *uses* here, naming the first use."""
+    if name == ClaudeCode.program:
+        problem = CHECKS[0].problem(uses, machine)
+        if problem is not None or claude_code.SPEC.ready is None:
+            return problem
+        ready = claude_code.SPEC.ready(machine)
+        return None if ready is None else f"{uses[0].where}, but {ready}"
+    kind = uses[0].kind
+    problem = None if kind is None else agent_problem(kind, machine)
+    return None if problem is None else f"{uses[0].where}, but {problem}"
+
+
+@dataclass
+class Readiness:
+    """What the agents of a run lack here: `errors` stop it (by agent name), `warnings` name
+    an agent of a fallback list that is skipped (another of the list is ready)."""
+
+    errors: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def readiness(fsm: FSMLoop, start: str | None = None, machine: Machine | None = None) -> Readiness:
+    """Check every agent a run of *fsm* can call (see the module's docstring)."""
+    machine = Machine.here() if machine is None else machine
+    uses = needs(fsm, start)
+    unready = {name: _problem(name, calls, machine) for name, calls in uses.items()}
+    out = Readiness()
+    for name, problem in unready.items():
+        if problem is None:
+            continue
+        # A call is covered when another agent of its state's list is ready.
+        blocking = [
+            use
+            for use in uses[name]
+            if not any(other != name and unready.get(other) is None for other in use.fallback)
+        ]
+        if not blocking:
+            out.warnings.append(f"{problem} ({name} is skipped: the next agent of the list runs)")
+        elif blocking[0] is uses[name][0]:
+            out.errors[name] = problem
+        else:
+            out.errors[name] = _problem(name, blocking, machine) or problem
+    return out
 
 
 def problems(
     fsm: FSMLoop, start: str | None = None, machine: Machine | None = None
 ) -> dict[str, str]:
-    """What stops each agent CLI the run needs, by program (empty: ready to run)."""
-    machine = Machine.here() if machine is None else machine
-    uses = needs(fsm, start)
-    out: dict[str, str] = {}
-    for check in CHECKS:
-        if check.program in uses:
-            problem = check.problem(uses[check.program], machine)
-            if problem is not None:
-                out[check.program] = problem
-    return out
+    """What stops each agent the run needs, by agent name (empty: ready to run)."""
+    return readiness(fsm, start, machine).errors
 
 
-def require(fsm: FSMLoop, start: str | None = None, machine: Machine | None = None) -> None:
-    """Raise LoopSetupError (one line per problem, joined) when a tool the run needs is
-    missing or refuses to run here; nothing has run and no run file is written yet."""
-    found = problems(fsm, start, machine)
-    if found:
-        raise LoopSetupError("; and ".join(found.values()))
+def require(fsm: FSMLoop, start: str | None = None, machine: Machine | None = None) -> list[str]:
+    """Raise LoopSetupError (one line per problem, joined) when an agent the run needs is
+    missing or refuses to run here (nothing has run and no run file is written yet); else
+    the warnings about agents of fallback lists that will be skipped."""
+    found = readiness(fsm, start, machine)
+    if found.errors:
+        raise LoopSetupError("; and ".join(found.errors.values()))
+    return found.warnings

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.actions.custom import AGENT_KEYS, REQUIRED_AGENT_KEYS
 from little_loops.fsm.definition import key_checks as checks
 from little_loops.fsm.definition import retry_checks
 from little_loops.fsm.definition.model import (
@@ -68,6 +69,11 @@ def _loop() -> dict[str, Any]:
     props["notify"] = {
         "anyOf": [_ref("notifyConfig"), {"type": "null"}],
         "description": docs.LOOP_KEYS["notify"],
+    }
+    props["agents"] = {
+        "type": ["object", "null"],
+        "additionalProperties": _ref("customAgent"),
+        "description": docs.LOOP_KEYS["agents"],
     }
     props["retry"] = _nullable_ref("retryConfig", docs.LOOP_KEYS["retry"])
     props["rate_limit"] = _nullable_ref("rateLimitConfig", docs.LOOP_KEYS["rate_limit"])
@@ -213,6 +219,15 @@ def build() -> dict[str, Any]:
                 "properties": _properties(checks.ARCHIVE_KEYS, docs.ARCHIVE_KEYS),
             },
             **_options(),
+            "customAgent": {
+                "type": "object",
+                "description": docs.CUSTOM_AGENT,
+                "required": list(REQUIRED_AGENT_KEYS),
+                "additionalProperties": False,
+                "properties": _properties(
+                    {key: check for key, (check, _) in AGENT_KEYS.items()}, docs.AGENT_KEYS
+                ),
+            },
             "notifyConfig": {
                 "type": "object",
                 "description": docs.NOTIFY,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
+from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
+from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 
 FILE = (
@@ -72,6 +73,17 @@ LOOP_KEYS: dict[str, str] = {
         "no_change_passes, max_visits), at on_stall or with terminated_by 'stall'."
     ),
     **{key: spec.loop_options_doc for key, spec in BY_OPTIONS_KEY.items()},
+    "agent": (
+        "The coding agent of every prompt and slash-command state without its own agent: "
+        f"{', '.join(AGENTS)} (the default is claude) or a custom agent's name; a list is the "
+        "fallback order (the next agent runs the step when one is out of quota or not ready). "
+        "May be a ${context.NAME} reference (a parameter)."
+    ),
+    "agents": (
+        "Custom agents by name, each a command of yours that gets the prompt and prints the "
+        "answer; .loops/agents.yaml declares them for every loop of the project (an entry "
+        "here of the same name wins)."
+    ),
     "notify": "A command and/or a webhook told (with a JSON summary) when a run of this loop ends.",
     "retry": "The retry policy of every state that has no retry: of its own.",
     "rate_limit": (
@@ -127,6 +139,10 @@ STATE_KEYS: dict[str, str] = {
     "stall": "Stall breakers for this state; they override the loop's `stall:` here.",
     "on_timeout": "For an approval state with a timeout: the state to go to when none answered.",
     **{key: spec.state_options_doc for key, spec in BY_OPTIONS_KEY.items()},
+    "agent": (
+        "The coding agent of this prompt or slash-command state (default: the loop's agent, "
+        "else claude), or a list: the fallback order. May be a ${context.NAME} reference."
+    ),
     "session": (
         "fresh (the default): a new Claude session each visit; continue: resume this state's "
         "(or session_key's) previous session of the run."
@@ -230,8 +246,10 @@ LLM_KEYS: dict[str, str] = {
     "max_tokens": "Maximum tokens of an evaluation answer. Default 256.",
     "timeout": "Seconds per evaluation call. Default 30.",
     "backend": (
-        "Who judges: api (the Anthropic API, needs ANTHROPIC_API_KEY), claude (Claude Code's "
-        "own login) or auto (the default: api when ANTHROPIC_API_KEY is set, else claude)."
+        "Who judges: api (the Anthropic API, needs ANTHROPIC_API_KEY), an agent whose CLI "
+        "answers with schema-checked JSON (claude: Claude Code's own login) or auto (the "
+        "default: api when ANTHROPIC_API_KEY is set, else the state's agent when it can judge, "
+        "else claude)."
     ),
 }
 
@@ -242,6 +260,12 @@ OPTION_KEYS: dict[str, dict[str, str]] = {
     key: {name: option.doc for name, option in spec.options.items()}
     for key, spec in BY_OPTIONS_KEY.items()
 }
+
+CUSTOM_AGENT = (
+    "A custom agent: a command of yours, run with bash in the run's working folder; it gets "
+    "the prompt as data (never as shell text) and its stdout is the answer."
+)
+AGENT_KEYS: dict[str, str] = {key: doc for key, (_, doc) in CUSTOM_AGENT_KEYS.items()}
 
 RETRY = "When and how to run a state's action again (as AWS Step Functions' Retry)."
 RETRY_KEYS: dict[str, str] = {

@@ -22,12 +22,14 @@ analysis needs an initial state that exists, to walk the graph from).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.actions.custom import AgentDefinition
+from little_loops.fsm.definition.agents import project_agents_file, read_project_agents
 from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.graph_checks import check_graph
@@ -86,11 +88,14 @@ def _has_errors(problems: list[ValidationError]) -> bool:
     return any(p.severity == "error" for p in problems)
 
 
-def validate_definition(data: Mapping[str, Any]) -> list[ValidationError]:
-    """Problems in a raw loop definition (the parsed YAML mapping), before it becomes a model."""
+def validate_definition(
+    data: Mapping[str, Any], project_agents: Sequence[str] = ()
+) -> list[ValidationError]:
+    """Problems in a raw loop definition (the parsed YAML mapping), before it becomes a model;
+    *project_agents* names the custom agents of its project."""
     if not isinstance(data, Mapping):
         return [ValidationError("the top level must be a mapping of loop settings")]
-    return check_definition(data)
+    return check_definition(data, project_agents)
 
 
 def _model_shape(fsm: FSMLoop) -> list[ValidationError]:
@@ -137,7 +142,7 @@ def validate_fsm(fsm: FSMLoop) -> list[ValidationError]:
     problems = _model_shape(fsm)
     if problems:
         return problems
-    problems = check_definition(fsm.to_dict())
+    problems = check_definition(fsm.to_dict(), tuple(fsm.project_agents))
     if _has_errors(problems):
         return problems
     return problems + _check_machine(fsm)
@@ -154,7 +159,7 @@ def _check_machine(fsm: FSMLoop) -> list[ValidationError]:
 
 
 def _compile(
-    data: Mapping[str, Any], paradigm: str
+    data: Mapping[str, Any], paradigm: str, project: Mapping[str, AgentDefinition]
 ) -> tuple[FSMLoop | None, list[ValidationError]]:
     """Compile a paradigm spec (goal, convergence, ...) and validate the result."""
     name = data.get("name")
@@ -171,6 +176,7 @@ def _compile(
         return None, [ValidationError.at(loop, exc.key_path, f"{exc.detail} (paradigm {paradigm})")]
     except LoopDefinitionError as exc:
         return None, [ValidationError.at(loop, ("paradigm",), str(exc))]
+    fsm.project_agents = dict(project)
     return fsm, validate_fsm(fsm)
 
 
@@ -179,15 +185,19 @@ def check_document(doc: LoadedDocument) -> FileReport:
     data = doc.data
     paradigm = data.get("paradigm")
     fsm: FSMLoop | None = None
+    # The project's custom agents (`.loops/agents.yaml`): a broken file is one error each.
+    project, broken = read_project_agents(project_agents_file(Path(doc.source)))
+    agent_errors = [ValidationError(message) for message in broken]
     if paradigm is not None and paradigm != FSM_PARADIGM:
         if isinstance(paradigm, str):
-            fsm, problems = _compile(data, paradigm)
+            fsm, problems = _compile(data, paradigm, project)
         else:
-            problems = validate_definition(data)
+            problems = validate_definition(data, tuple(project))
     else:
-        problems = validate_definition(data)
+        problems = validate_definition(data, tuple(project))
         if not _has_errors(problems):
             fsm = FSMLoop.from_dict(dict(data))
+            fsm.project_agents = project
             problems += _check_machine(fsm)
             problems += attach_children(fsm, doc.source, check_file)
     if fsm is not None:  # names that would make file names too long for any file system
@@ -196,6 +206,7 @@ def check_document(doc: LoadedDocument) -> FileReport:
         if problem.line is None:
             problem.line = doc.line_of(problem.path)
     problems.sort(key=lambda p: p.line or 0)
+    problems = agent_errors + problems
     report = FileReport(doc.source)
     report.errors = [p for p in problems if p.severity == "error"]
     report.warnings = [p for p in problems if p.severity == "warning"]

@@ -149,7 +149,7 @@ PROMPT = {"action": "Fix it", "action_type": "prompt"}
         ),
         (
             _loop(PROMPT, llm={"backend": "cli"}),
-            "loop 'demo' > llm > backend: expected one of auto, api, claude, got 'cli'",
+            "loop 'demo' > llm > backend: expected one of auto, api, claude, opencode, got 'cli'",
         ),
     ],
 )

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 from support.fake_claude import shell_claude
+from support.llproc import ll_loop
 
+from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopSetupError
-from little_loops.fsm.runs.preflight import CHECKS, Machine, needs, problems, require
+from little_loops.fsm.runs.preflight import (
+    CHECKS,
+    Machine,
+    agent_problem,
+    needs,
+    problems,
+    require,
+)
 from little_loops.fsm.validate.loopfile import load_and_validate
 
 INSTALL = "install Claude Code: npm install -g @anthropic-ai/claude-code"
@@ -189,3 +200,75 @@ def test_as_root_without_is_sandbox_a_claude_on_path_is_refused(
     assert problems(_loop(tmp_path, FIXER)) == {
         "claude": f"state 'fix' runs a Claude Code prompt as root: {ROOT}"
     }
+
+
+FALLBACK = """\
+    name: fallback
+    initial: mark
+    agents:
+      mine: {command: "echo answered"}
+    states:
+      mark:
+        action: touch ran.txt
+        next: fix
+      fix:
+        action: Fix it
+        action_type: prompt
+        agent: AGENT
+        evaluate: {type: exit_code}
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def _project(tmp_path: Path, agent: str) -> Path:
+    (tmp_path / ".loops").mkdir(parents=True)
+    (tmp_path / ".loops" / "fallback.yaml").write_text(
+        textwrap.dedent(FALLBACK).replace("AGENT", agent)
+    )
+    return tmp_path
+
+
+def _no_claude_path(tmp_path: Path) -> dict[str, str]:
+    """An environment whose PATH has bash and coreutils but no `claude`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "touch", "echo", "cat", "env"):
+        found = shutil.which(tool)
+        if found is not None:
+            (bin_dir / tool).symlink_to(found)
+    return {**os.environ, "PATH": str(bin_dir)}
+
+
+def test_a_missing_agent_cli_is_exit_2_and_nothing_runs(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", "[claude]")
+    env = _no_claude_path(tmp_path)
+    run = ll_loop(root, "run", "fallback", env=env)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.splitlines() == [
+        "ll-loop: error: state 'fix' runs a Claude Code prompt, but claude is not on PATH; "
+        + INSTALL
+    ]
+    assert not (root / "ran.txt").exists()  # not even the shell step before it
+    assert not (root / ".loops" / ".running").exists()  # no run file
+
+
+def test_a_fallback_list_starts_while_one_of_its_agents_is_ready(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", "[claude, mine]")
+    run = ll_loop(root, "run", "fallback", env=_no_claude_path(tmp_path), timeout=60)
+    assert run.stderr.splitlines()[0] == (
+        f"ll-loop: warning: state 'fix' runs a Claude Code prompt, but claude is not on PATH; "
+        f"{INSTALL} (claude is skipped: the next agent of the list runs)"
+    )
+    assert (root / "ran.txt").exists()
+
+
+def test_agent_problem_asks_the_kinds_readiness_check() -> None:
+    def not_logged_in(machine: Machine) -> str | None:
+        return "no login: run tool login" if "TOOL_KEY" not in machine.env else None
+
+    spec = dataclasses.replace(AGENTS["claude"], ready=not_logged_in)
+    assert agent_problem(spec, _machine()) == "no login: run tool login"
+    assert agent_problem(spec, _machine(TOOL_KEY="k")) is None
+    assert agent_problem(spec, _machine(on_path=False)) == f"claude is not on PATH; {INSTALL}"

@@ -93,8 +93,8 @@ def test_valid_definition_has_no_problems() -> None:
             loop(goal="green"),
             "loop 'demo' > goal: unknown key (allowed: name, initial, states, paradigm, "
             "context, parameters, scope, max_iterations, backoff, timeout, idle_timeout, "
-            "max_cost_usd, maintain, worktree, llm, archive, stall, claude, opencode, notify, "
-            "retry, rate_limit, commit)",
+            "max_cost_usd, maintain, worktree, llm, archive, stall, claude, opencode, agent, "
+            "agents, notify, retry, rate_limit, commit)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),

@@ -42,7 +42,8 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
             return error_outcome(run, name, state, f"in action of state '{name}': {exc}")
     if result is not None:
         stop = stop_after_action(run, result)
-        stop = stop or run.ratelimits.after_action(name, state, result, run.memory)
+        limited = run.fsm.kind_for(state) if state.action else None
+        stop = stop or run.ratelimits.after_action(name, state, result, run.memory, limited)
         if stop is not None:
             return stop
         if state.is_prompt():
@@ -102,7 +103,7 @@ def error_outcome(run: Run, name: str, state: StateConfig, msg: str) -> StepOutc
 def run_action(run: Run, name: str, state: StateConfig, ctx: InterpolationContext) -> ActionResult:
     """Run *state*'s action with its `${...}` filled in; record it for a resume."""
     assert state.action is not None
-    kind = state.action_kind()
+    kind = run.fsm.kind_for(state)
     # Each kind says how values land in its text: quoted for bash, as text for an agent.
     rendered = kind.interpolate(state.action, ctx)
     action = rendered.script

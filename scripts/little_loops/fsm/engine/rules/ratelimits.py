@@ -6,6 +6,7 @@ from typing import Any
 
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, ClaudeLimit, judge_limit
 from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.attempts import wait_event
@@ -31,10 +32,17 @@ class RateLimits:
         return None
 
     def after_action(
-        self, name: str, state: StateConfig, result: ActionResult, memory: Memory
+        self,
+        name: str,
+        state: StateConfig,
+        result: ActionResult,
+        memory: Memory,
+        kind: ActionKindSpec | None = None,
     ) -> StepOutcome | None:
-        """A Claude Code session that ended on a rate, overload or usage limit: wait, run again."""
-        return self._wait(name, state.action_kind().usage_limit(result), memory, rejudge=None)
+        """An agent session (of *kind*, default the state's action type's) that ended on a
+        rate, overload or usage limit: wait, run again."""
+        spec = state.action_kind() if kind is None else kind
+        return self._wait(name, spec.usage_limit(result), memory, rejudge=None)
 
     def after_judge(
         self, name: str, result: EvaluationResult, action: ActionResult | None, memory: Memory

@@ -1,0 +1,220 @@
+"""A custom agent (`agents:` of a loop or `.loops/agents.yaml`): a command of the user's, as a kind.
+
+The command is the user's fixed text, run with bash; the prompt reaches it as data, never as
+shell text: as its last argument (`"$@"`), on its standard input, or in the file named by
+`$LL_PROMPT_FILE`. Its answer is its stdout; `cost_pattern` reads what it spent and
+`limit_pattern` says it is out of quota.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, PromptInput
+from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values.value_checks import (
+    MAX_ACTION_SECONDS,
+    Check,
+    describe,
+    number,
+    one_of,
+    optional,
+    string,
+    text,
+)
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.ratelimit import ClaudeLimit
+    from little_loops.fsm.actions.request import ActionRequest, ActionResult
+
+PROMPT_MODES: tuple[str, ...] = tuple(mode.value for mode in PromptInput)
+DEFAULT_AGENT_TIMEOUT = 1800  # seconds, like Claude Code's: a session takes minutes
+# bash runs `COMMAND "$@"`: the prompt is the one argument after the command's own.
+_WITH_ARGUMENT = '{command} "$@"'
+
+
+def _regex(value: object) -> str | None:
+    problem = string(value)
+    if problem is not None or not isinstance(value, str):
+        return problem
+    try:
+        re.compile(value)
+    except re.error as exc:
+        return f"not a regular expression: {exc}"
+    return None
+
+
+def _cost_regex(value: object) -> str | None:
+    problem = _regex(value)
+    if problem is not None or not isinstance(value, str):
+        return problem
+    if re.compile(value).groups != 1:
+        return "expected a regular expression with one group (the dollars spent)"
+    return None
+
+
+REGEX = Check(_regex, {"type": "string", "minLength": 1, "format": "regex"})
+COST_REGEX = Check(_cost_regex, {"type": "string", "minLength": 1, "format": "regex"})
+
+# The keys of one custom agent, each with its check and what it means (docs, schema, hovers).
+AGENT_KEYS: dict[str, tuple[Check, str]] = {
+    "command": (
+        text,
+        "The command that runs the agent, with bash, in the run's working folder (the "
+        "project root, or the run's worktree). Required.",
+    ),
+    "prompt": (
+        optional(one_of(PROMPT_MODES)),
+        "How the command gets the prompt: argument (its last argument, the default), stdin, "
+        "or file (the path is in $LL_PROMPT_FILE).",
+    ),
+    "limit_pattern": (
+        optional(REGEX),
+        "A regular expression: output (stdout or stderr) matching it means the agent is out "
+        "of quota, a usage limit (waited out, or the next agent of a fallback list).",
+    ),
+    "cost_pattern": (
+        optional(COST_REGEX),
+        "A regular expression with one group: the dollars the call spent (its last match in "
+        "stdout; when stdout has none, in stderr).",
+    ),
+    "timeout": (
+        optional(number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")),
+        "Seconds a call may run when its state gives no timeout: (default "
+        f"{DEFAULT_AGENT_TIMEOUT}).",
+    ),
+}
+REQUIRED_AGENT_KEYS: tuple[str, ...] = ("command",)
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    """One custom agent as its file declares it; `source` says where (for messages)."""
+
+    command: str
+    prompt: PromptInput = PromptInput.ARGUMENT
+    limit_pattern: str | None = None
+    cost_pattern: str | None = None
+    timeout: float | None = None
+    source: str = "agents"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "agents") -> AgentDefinition:
+        """The definition of checked data (`definition_problems` found nothing)."""
+        return cls(
+            command=str(data["command"]),
+            prompt=PromptInput(data.get("prompt") or PromptInput.ARGUMENT),
+            limit_pattern=data.get("limit_pattern"),
+            cost_pattern=data.get("cost_pattern"),
+            timeout=data.get("timeout"),
+            source=source,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"command": self.command}
+        if self.prompt is not PromptInput.ARGUMENT:
+            out["prompt"] = self.prompt.value
+        for key in ("limit_pattern", "cost_pattern", "timeout"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+def definition_problems(
+    name: object, data: object, builtin: Sequence[str]
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """What is wrong with the custom agent *name* defined as *data*: (key path under the
+    agent, message) each; *builtin* are the names it may not take."""
+    if not isinstance(name, str) or not name:
+        yield (), f"an agent name must be a non-empty string, got {describe(name)}"
+        return
+    if name in builtin:
+        yield (), f"'{name}' is a built-in agent: give the custom one another name"
+    if not isinstance(data, Mapping):
+        yield (), f"expected a mapping with a command, got {describe(data)}"
+        return
+    for key, value in data.items():
+        entry = AGENT_KEYS.get(key) if isinstance(key, str) else None
+        if entry is None:
+            hint = did_you_mean(str(key), AGENT_KEYS) or f" (allowed: {', '.join(AGENT_KEYS)})"
+            yield (str(key),), f"unknown key{hint}"
+            continue
+        problem = entry[0](value)
+        if problem is not None:
+            yield (key,), problem
+    for key in REQUIRED_AGENT_KEYS:
+        if data.get(key) is None:
+            yield (), f"missing required key '{key}' (the command that runs the agent)"
+
+
+def _last_cost(pattern: re.Pattern[str], result: ActionResult) -> float | None:
+    """The dollars of the last match in stdout; when stdout has none, in stderr."""
+    for stream in (result.output, result.stderr):
+        cost = None
+        for found in pattern.finditer(stream):
+            try:
+                cost = float(found.group(1))
+            except (TypeError, ValueError):
+                continue
+        if cost is not None:
+            return cost
+    return None
+
+
+def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
+    """The action kind of the custom agent *name*: bash runs its command; the prompt goes
+    in as its definition says; its stdout is the answer."""
+    script = (
+        _WITH_ARGUMENT.format(command=definition.command)
+        if definition.prompt is PromptInput.ARGUMENT
+        else definition.command
+    )
+    limit = re.compile(definition.limit_pattern) if definition.limit_pattern else None
+    cost = re.compile(definition.cost_pattern) if definition.cost_pattern else None
+
+    def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
+        # `bash -c SCRIPT NAME [PROMPT]`: NAME is $0, the prompt $1, never part of SCRIPT.
+        tail = [request.action] if definition.prompt is PromptInput.ARGUMENT else []
+        return [*program, script, name, *tail]
+
+    def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
+        if cost is not None:
+            spent = _last_cost(cost, result)
+            if spent is not None:
+                result.cost_usd = spent
+        return result
+
+    def usage_limit(result: ActionResult) -> ClaudeLimit | None:
+        if limit is None:
+            return None
+        # Here, not at the top: `ll-loop validate` stays light (ratelimit reads JSON).
+        from little_loops.fsm.actions.ratelimit import USAGE_LIMIT, ClaudeLimit
+
+        found = limit.search(result.output) or limit.search(result.stderr)
+        if found is None:
+            return None
+        return ClaudeLimit(USAGE_LIMIT, None, f"{name}: {found.group(0)}")
+
+    return ActionKindSpec(
+        name=name,
+        summary=f"the custom agent {name}: {definition.command}",
+        action_types=(),
+        argv=argv,
+        program=("bash", "-c"),
+        interpolation=Interpolation.TEXT,
+        default_evaluator="llm_structured",
+        default_timeout=definition.timeout or DEFAULT_AGENT_TIMEOUT,
+        agent=name,
+        install_hint="bash runs it: check its command in the agent's definition",
+        prompt_input=definition.prompt,
+        no_judge=f"the custom agent {name} cannot answer with schema-checked JSON",
+        finish=finish,
+        usage_limit=usage_limit,
+        label=f"{name} call",
+        runs_as=f"goes to the custom agent {name}",
+        only_states="a prompt or slash-command state runs on an agent",
+    )

@@ -1,0 +1,147 @@
+"""Check a raw loop's agents: `agent:` names, custom `agents:`, options blocks, the judge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from little_loops.fsm.actions.custom import definition_problems
+from little_loops.fsm.actions.registry import AGENTS, can_judge, is_agent_action
+from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.agents import (
+    AGENT_KEY,
+    AGENTS_KEY,
+    filled_names,
+    reference_problem,
+    unknown_agent,
+    written_names,
+)
+from little_loops.fsm.definition.parameters import parse_parameters
+from little_loops.fsm.evaluators.config import JUDGE_BACKENDS
+from little_loops.fsm.facts.errors import InterpolationError, Severity
+from little_loops.fsm.values.value_checks import Check, mapping, one_of
+
+KeyPath = tuple[str | int, ...]
+Problem = tuple[KeyPath, str, Severity]
+
+# The JSON Schema of each entry is json_schema.py's `customAgent`, from custom.AGENT_KEYS.
+AGENTS_CHECK = Check(mapping.find, {"type": "object"})
+
+
+class _Names:
+    """The agent names a loop can use, and what an `agent:` value of it stands for."""
+
+    def __init__(self, data: Mapping[str, Any], project: Sequence[str]) -> None:
+        own = data.get(AGENTS_KEY)
+        custom = [str(name) for name in own] if isinstance(own, Mapping) else []
+        self.known: list[str] = list(dict.fromkeys([*AGENTS, *project, *custom]))
+        context = data.get("context")
+        self.context = dict(context) if isinstance(context, Mapping) else {}
+        try:
+            self.parameters = parse_parameters(data.get("parameters"))
+        except (TypeError, ValueError):  # a bad `parameters:` is reported on its own
+            self.parameters = {}
+
+    def possible(self, value: object) -> list[str] | None:
+        """Every name *value* can stand for: as written, with the parameters' defaults and
+        each of their choices; None when that cannot be known before a run."""
+        runs = [{name: p.default for name, p in self.parameters.items()}]
+        for name, spec in self.parameters.items():
+            runs += [{**runs[0], name: choice} for choice in spec.choices or ()]
+        out: list[str] = []
+        for values in runs:
+            try:
+                out += filled_names(value, {**values, **self.context})
+            except InterpolationError:
+                return None
+        return list(dict.fromkeys(out))
+
+
+def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iterator[Problem]:
+    """Every problem of *data*'s agents; *project* names the project's custom agents."""
+    names = _Names(data, project)
+    custom = data.get(AGENTS_KEY)
+    if isinstance(custom, Mapping):
+        for name, entry in custom.items():
+            for at, message in definition_problems(name, entry, tuple(AGENTS)):
+                yield (AGENTS_KEY, str(name), *at), message, "error"
+    yield from _value_problems(names, data.get(AGENT_KEY), (AGENT_KEY,))
+    used: set[str] = set()
+    states = data.get("states")
+    for state_name, state in states.items() if isinstance(states, Mapping) else ():
+        if not isinstance(state, Mapping):
+            continue
+        path: KeyPath = ("states", str(state_name))
+        prompt = state.get("action") and is_agent_action(
+            state.get("action_type"), state.get("action")
+        )
+        if state.get(AGENT_KEY) is not None and not prompt:
+            yield (
+                (*path, AGENT_KEY),
+                "only a prompt or slash-command state runs on an agent",
+                "error",
+            )
+            continue
+        yield from _value_problems(names, state.get(AGENT_KEY), (*path, AGENT_KEY))
+        if not prompt:
+            continue
+        value = state.get(AGENT_KEY) if state.get(AGENT_KEY) is not None else data.get(AGENT_KEY)
+        runs_on = names.possible(value) if value is not None else ["claude"]
+        if runs_on is None:
+            used.update(AGENTS)  # a reference to an unknown value: any agent may run
+            continue
+        used.update(runs_on)
+        yield from _unused_blocks(state, path, runs_on, "this state runs on")
+    yield from _unused_blocks(data, (), sorted(used), "no prompt state runs on")
+    yield from _judge_problems(data, names)
+
+
+def _value_problems(names: _Names, value: object, path: KeyPath) -> Iterator[Problem]:
+    if value is None:
+        return
+    for name in written_names(value):
+        problem = reference_problem(name)
+        if problem is not None:
+            yield path, problem, "error"
+            return
+    possible = names.possible(value)
+    for name in possible or ():
+        if name not in names.known:
+            yield path, unknown_agent(name, dict.fromkeys(names.known)), "error"
+
+
+def _unused_blocks(
+    data: Mapping[str, Any], path: KeyPath, runs_on: list[str], why: str
+) -> Iterator[Problem]:
+    """A warning for the options block of an agent the state (or no state) runs on."""
+    for name, spec in AGENTS.items():
+        key = spec.options_key
+        if not key or data.get(key) is None or name in runs_on:
+            continue
+        if path:
+            shown = ", ".join(runs_on)
+            message = f"not used: {why} {shown} (add {name} to its agent: to use it)"
+        else:
+            message = f"not used: {why} {name}"
+        yield (*path, key), message, "warning"
+
+
+def _judge_problems(data: Mapping[str, Any], names: _Names) -> Iterator[Problem]:
+    """`llm.backend:` is auto, api or an agent that can judge (answers schema-checked JSON)."""
+    llm = data.get("llm")
+    backend = llm.get("backend") if isinstance(llm, Mapping) else None
+    if not isinstance(backend, str) or backend in JUDGE_BACKENDS:
+        return
+    spec: ActionKindSpec | None = AGENTS.get(backend)
+    if spec is None and backend in names.known:
+        yield (
+            ("llm", "backend"),
+            f"the custom agent {backend} cannot judge: it answers with no schema-checked JSON",
+            "error",
+        )
+        return
+    if spec is None:
+        problem = one_of(tuple(dict.fromkeys([*JUDGE_BACKENDS, *AGENTS])))(backend)
+        yield ("llm", "backend"), str(problem), "error"
+    elif not can_judge(spec):
+        yield ("llm", "backend"), f"{backend} cannot judge: {spec.no_judge}", "error"

@@ -1,0 +1,163 @@
+"""Which coding agents a prompt state runs on: the `agent:` key of a loop and a state, resolved.
+
+`agent:` is a name (`claude`, another built-in agent, a custom agent of `agents:`) or a list
+of them, the fallback order. A name may be a `${context.NAME}` (or `${env.NAME}`) reference,
+so a parameter picks the agent; a filled-in value naming several agents (`claude,mine`, or a
+list parameter) is a fallback list too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.actions.custom import AgentDefinition, definition_problems
+from little_loops.fsm.actions.registry import AGENTS, DEFAULT_AGENT
+from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.loader import load_file
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.values.value_checks import Check, describe, string
+
+AGENT_KEY = "agent"  # of a loop (its prompt states' default) and of a state
+AGENTS_KEY = "agents"  # the loop's custom agents, by name
+# The namespaces an `agent:` reference may read: what is known before the first step.
+AGENT_NAMESPACES: tuple[str, ...] = ("context", "env")
+# Patterns, compiled when first used (`ll-loop validate` compiles none at import).
+_REFERENCE = r"\$\{([A-Za-z_][\w-]*)\."
+_WHOLE_REFERENCE = r"^\$\{context\.([A-Za-z_][\w-]*)\}$"
+
+
+def _agent_value(value: object) -> str | None:
+    if isinstance(value, list):
+        if not value:
+            return "expected at least one agent name"
+        for item in value:
+            problem = string(item)
+            if problem is not None:
+                return f"expected a list of agent names, got {describe(item)} in it"
+        return None
+    problem = string(value)
+    return (
+        None
+        if problem is None
+        else f"expected an agent name or a list of them, got {describe(value)}"
+    )
+
+
+AGENT_CHECK = Check(
+    _agent_value,
+    {
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+        ]
+    },
+)
+
+
+def written_names(value: object) -> list[str]:
+    """The names an `agent:` value gives, as written (references not filled in); [] for none."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def reference_problem(name: str) -> str | None:
+    """Why a written agent name cannot be filled in before the run (it reads `captured` ...)."""
+    for namespace in re.findall(_REFERENCE, name):
+        if namespace not in AGENT_NAMESPACES:
+            return (
+                f"'{name}': an agent is chosen before the state runs, so it may read only "
+                "${context.NAME} and ${env.NAME}"
+            )
+    return None
+
+
+def filled_names(value: object, context: Mapping[str, Any]) -> list[str]:
+    """The agent names of an `agent:` value with its references filled in from *context*
+    (a run's values, or the parameters' defaults); a value naming several (`a,b` or a list
+    parameter) stands for all of them, in order. Raises InterpolationError for a reference
+    that cannot be filled in."""
+    ctx = InterpolationContext(context=context)
+    out: list[str] = []
+    for name in written_names(value):
+        whole = re.match(_WHOLE_REFERENCE, name)
+        if whole is not None and isinstance(context.get(whole.group(1)), list):
+            out += [str(item).strip() for item in context[whole.group(1)]]
+            continue
+        out += [part.strip() for part in interpolate(name, ctx).split(",")]
+    return [name for name in dict.fromkeys(out) if name]
+
+
+def agent_kinds(custom: Mapping[str, ActionKindSpec]) -> dict[str, ActionKindSpec]:
+    """Every agent a loop can name: the built-in ones, then its custom ones."""
+    return {**AGENTS, **custom}
+
+
+def kinds_named(
+    names: list[str], kinds: Mapping[str, ActionKindSpec], where: str
+) -> list[ActionKindSpec]:
+    """The agent kinds *names* name; LoopDefinitionError (one line, *where* first, with a
+    did-you-mean) for a name no agent has. No names: the default agent (Claude Code)."""
+    if not names:
+        return [DEFAULT_AGENT]
+    out = []
+    for name in names:
+        spec = kinds.get(name)
+        if spec is None:
+            raise LoopDefinitionError(f"{where}: {unknown_agent(name, kinds)}")
+        out.append(spec)
+    return out
+
+
+def unknown_agent(name: str, known: Iterable[str]) -> str:
+    """`unknown agent 'claud' (did you mean claude?)`, else the agents there are."""
+    known = list(known)
+    hint = did_you_mean(name, known) or f" (agents: {', '.join(known)})"
+    return f"unknown agent '{name}'{hint}"
+
+
+def project_agents_file(loop_file: Path | None) -> Path:
+    """The project's `agents.yaml`: in the `.loops` folder *loop_file* is in, else in the
+    `.loops` of the current folder's project (a library loop, a loop given by path)."""
+    # Here, not at the top: layout compiles patterns, and validate compiles none at import.
+    from little_loops.fsm.facts.layout import AGENTS_FILE, LOOPS_DIR_NAME, default_loops_dir
+
+    if loop_file is not None and Path(loop_file).absolute().parent.name == LOOPS_DIR_NAME:
+        return Path(loop_file).parent / AGENTS_FILE  # as the loop file is named
+    return default_loops_dir() / AGENTS_FILE
+
+
+def read_project_agents(path: Path) -> tuple[dict[str, AgentDefinition], list[str]]:
+    """The custom agents of the project file *path* ({} when there is none), and its
+    problems, one line each naming the file (and the line); a file with a problem gives none."""
+    if not path.exists():
+        return {}, []
+    try:
+        doc = load_file(path)
+    except LoopFileError as exc:
+        return {}, [str(exc).replace("loop settings", "agents")]
+    problems: list[str] = []
+    for key in doc.data:
+        if key != AGENTS_KEY:
+            problems.append(
+                f"{path}:{doc.line_of((str(key),))}: unknown key {key!r} (expected only agents:)"
+            )
+    entries = doc.data.get(AGENTS_KEY)
+    if not isinstance(entries, Mapping):
+        problems.append(f"{path}: expected agents: with a mapping of agents by name")
+        return {}, problems
+    for name, entry in entries.items():
+        for at, message in definition_problems(name, entry, tuple(AGENTS)):
+            where = (AGENTS_KEY, str(name), *at)
+            problems.append(f"{path}:{doc.line_of(where)}: {' > '.join(where)}: {message}")
+    if problems:
+        return {}, problems
+    source = str(path)
+    return {str(n): AgentDefinition.from_dict(e, source) for n, e in entries.items()}, []

@@ -1,0 +1,279 @@
+"""Custom agents: a user's command as a prompt state's agent, run for real by `ll-loop run`."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.llproc import ll_loop
+
+from little_loops.fsm.actions.custom import AgentDefinition, custom_kind, definition_problems
+from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.spec import PromptInput
+
+# The agent of the issue's example: a shell script that answers, and says what it spent.
+AGENT_SCRIPT = """\
+#!/bin/bash
+# A stand-in coding agent: reads the prompt ($1, stdin or $LL_PROMPT_FILE), "fixes" the bug.
+case "$MODE" in
+  stdin) prompt=$(cat) ;;
+  file) prompt=$(cat "$LL_PROMPT_FILE") ;;
+  *) prompt=$1 ;;
+esac
+printf '%s' "$prompt" > prompt.seen
+echo "args: $#"
+sed -i 's/return a - b/return a + b/' calc.txt
+echo "fixed calc.txt"
+echo "tokens: 120, cost: \\$0.03" >&2
+echo "total cost: \\$0.42"
+"""
+
+LOOP = """\
+name: fixer
+initial: test
+agent: mine
+agents:
+  mine:
+    command: MODE={mode} ./tools/agent.sh
+    prompt: {mode}
+    cost_pattern: 'cost: \\$([0-9.]+)'
+    limit_pattern: 'usage limit reached'
+states:
+  test:
+    action: bash calc.sh
+    on_success: done
+    on_failure: fix
+  fix:
+    action: {prompt}
+    action_type: prompt
+    evaluate: {{type: exit_code}}
+    next: test
+  done:
+    terminal: true
+"""
+
+
+def _project(tmp_path: Path, mode: str, prompt: str = "Fix calc.sh: 1 + 2 must be 3") -> Path:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / "tools").mkdir()
+    agent = tmp_path / "tools" / "agent.sh"
+    agent.write_text(AGENT_SCRIPT)
+    agent.chmod(0o755)
+    # The planted bug (in calc.txt), fixed when the agent turns `a - b` into `a + b`.
+    (tmp_path / "calc.txt").write_text("return a - b\n")
+    (tmp_path / "calc.sh").write_text('grep -qF "a + b" calc.txt\n')
+    quoted = json.dumps(prompt)
+    (tmp_path / ".loops" / "fixer.yaml").write_text(LOOP.format(mode=mode, prompt=quoted))
+    return tmp_path
+
+
+def _status(root: Path) -> dict[str, object]:
+    shown = ll_loop(root, "status", "fixer", "--json")
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_shell_script_agent_fixes_the_bug_and_its_cost_is_recorded(tmp_path: Path) -> None:
+    root = _project(tmp_path, "argument")
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Loop completed: done" in run.stderr
+    assert (root / "prompt.seen").read_text() == "Fix calc.sh: 1 + 2 must be 3"
+    status = _status(root)
+    # The last match in stdout (its total); stderr's is read only when stdout has none.
+    assert status["cost_usd"] == pytest.approx(0.42)
+    out = (root / ".loops" / ".running" / "fixer.fix.out").read_text()
+    assert "args: 1" in out  # the prompt is one argument, whatever it holds
+
+
+def test_the_prompt_is_data_never_shell_text(tmp_path: Path) -> None:
+    hostile = "Fix it; touch pwned $(touch pwned2) `touch pwned3` \"'"
+    root = _project(tmp_path, "argument", hostile)
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (root / "prompt.seen").read_text() == hostile
+    assert not list(root.glob("pwned*"))
+
+
+def test_a_prompt_of_more_than_a_megabyte_reaches_the_agent_on_stdin(tmp_path: Path) -> None:
+    big = "x" * (1024 * 1024 + 4096) + " fix calc.sh"
+    root = _project(tmp_path, "stdin", big)
+    run = ll_loop(root, "run", "fixer", timeout=90)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (root / "prompt.seen").read_text() == big
+    out = (root / ".loops" / ".running" / "fixer.fix.out").read_text()
+    assert "args: 0" in out
+    # Kept beside the output file, as the output is.
+    assert (root / ".loops" / ".running" / "fixer.fix.prompt").read_text() == big
+
+
+def test_the_prompt_reaches_the_agent_in_the_file_named_by_ll_prompt_file(tmp_path: Path) -> None:
+    root = _project(tmp_path, "file", "Fix calc.sh, 'please'")
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (root / "prompt.seen").read_text() == "Fix calc.sh, 'please'"
+
+
+def test_output_matching_limit_pattern_is_a_usage_limit_waited_out(tmp_path: Path) -> None:
+    root = _project(tmp_path, "argument")
+    # Out of quota the first time, working the second.
+    (root / "tools" / "agent.sh").write_text(
+        "#!/bin/bash\n"
+        "if [ ! -e tried ]; then touch tried; echo 'Error: usage limit reached'; exit 1; fi\n"
+        + AGENT_SCRIPT.split("\n", 1)[1]
+    )
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text() + "rate_limit:\n  ladder: [1]\n")
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    events = (root / ".loops" / ".running" / "fixer.events.jsonl").read_text().splitlines()
+    waits = [json.loads(line) for line in events if '"rate_limit' in line]
+    assert waits, events
+    assert "usage" in json.dumps(waits)
+
+
+def test_argv_puts_the_prompt_after_the_command_as_one_argument() -> None:
+    kind = custom_kind("mine", AgentDefinition(command="./agent --fast"))
+    request = ActionRequest(action="a b; c", timeout=1, kind="mine")
+    assert kind.argv(request, kind.program) == [
+        "bash",
+        "-c",
+        './agent --fast "$@"',
+        "mine",
+        "a b; c",
+    ]
+    on_stdin = custom_kind("mine", AgentDefinition("./agent", PromptInput.STDIN))
+    assert on_stdin.argv(request, on_stdin.program) == ["bash", "-c", "./agent", "mine"]
+    assert on_stdin.prompt_input is PromptInput.STDIN
+    assert on_stdin.action_types == ()
+    assert on_stdin.judge is None
+    assert "cannot" in on_stdin.no_judge
+
+
+def test_cost_is_the_last_match_in_stdout_else_in_stderr() -> None:
+    kind = custom_kind("mine", AgentDefinition("x", cost_pattern=r"\$([0-9.]+)"))
+    result = ActionResult("spent $1.5 then $2", "and $0.25", 0, 1)
+    assert kind.finish(result, ActionRequest("p", 1, "mine")).cost_usd == 2
+    on_stderr = ActionResult("no money", "$0.5 and $0.25", 0, 1)
+    assert kind.finish(on_stderr, ActionRequest("p", 1, "mine")).cost_usd == 0.25
+    nothing = custom_kind("mine", AgentDefinition("x"))
+    assert nothing.finish(ActionResult("$3", "", 0, 1), ActionRequest("p", 1, "m")).cost_usd is None
+
+
+def test_limit_pattern_gives_a_usage_limit() -> None:
+    kind = custom_kind("mine", AgentDefinition("x", limit_pattern="quota (gone|over)"))
+    limit = kind.usage_limit(ActionResult("", "your quota gone", 1, 1))
+    assert limit is not None
+    assert limit.kind == "usage_limit"
+    assert kind.usage_limit(ActionResult("fine", "", 0, 1)) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "problems"),
+    [
+        (
+            "mine",
+            {"prompt": "stdin"},
+            [((), "missing required key 'command' (the command that runs the agent)")],
+        ),
+        (
+            "mine",
+            {"command": "x", "prompt": "pipe"},
+            [(("prompt",), "expected one of argument, stdin, file, got 'pipe'")],
+        ),
+        (
+            "mine",
+            {"command": "x", "cost_pattern": "cost"},
+            [
+                (
+                    ("cost_pattern",),
+                    "expected a regular expression with one group (the dollars spent)",
+                )
+            ],
+        ),
+        (
+            "mine",
+            {"command": "x", "limit_pattern": "("},
+            [
+                (
+                    ("limit_pattern",),
+                    "not a regular expression: missing ), unterminated subpattern at position 0",
+                )
+            ],
+        ),
+        (
+            "mine",
+            {"command": "x", "comand": "y"},
+            [(("comand",), "unknown key (did you mean command?)")],
+        ),
+        (
+            "claude",
+            {"command": "x"},
+            [((), "'claude' is a built-in agent: give the custom one another name")],
+        ),
+        ("mine", "x", [((), "expected a mapping with a command, got 'x'")]),
+    ],
+)
+def test_definition_problems(name: str, data: object, problems: list[object]) -> None:
+    assert list(definition_problems(name, data, ("claude",))) == problems
+
+
+def test_definition_round_trips() -> None:
+    data = {"command": "x", "prompt": "file", "cost_pattern": "(1)", "timeout": 30}
+    assert AgentDefinition.from_dict(data).to_dict() == data
+    assert custom_kind("m", AgentDefinition.from_dict(data)).default_timeout == 30
+
+
+def test_a_custom_agent_runs_in_the_run_folder(tmp_path: Path) -> None:
+    text = textwrap.dedent(
+        """\
+        name: where
+        initial: ask
+        agents:
+          here: {command: "pwd > seen.txt; echo ok"}
+        states:
+          ask:
+            {action: hi, action_type: prompt, agent: here, evaluate: {type: exit_code}, next: done}
+          done: {terminal: true}
+        """
+    )
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "where.yaml").write_text(text)
+    run = ll_loop(tmp_path, "run", "where", timeout=60, env={**os.environ})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "seen.txt").read_text().strip() == str(tmp_path.resolve())
+
+
+def test_a_sub_loop_runs_its_own_and_the_projects_custom_agents(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    loops.mkdir()
+    (loops / "agents.yaml").write_text(
+        "agents:\n  shared: {command: 'f() { echo \"shared: $1\" >> said.txt; }; f'}\n"
+    )
+    (loops / "parent.yaml").write_text(
+        "name: parent\ninitial: sub\nstates:\n"
+        "  sub: {loop: child, on_success: done, on_failure: done}\n"
+        "  done: {terminal: true}\n"
+    )
+    (loops / "child.yaml").write_text(
+        textwrap.dedent(
+            """\
+            name: child
+            initial: a
+            agents:
+              own: {command: 'f() { echo "own: $1" >> said.txt; }; f', prompt: argument}
+            states:
+              a: {action: one, action_type: prompt, agent: own, evaluate: {type: exit_code},
+                  next: b}
+              b: {action: two, action_type: prompt, agent: shared, evaluate: {type: exit_code},
+                  next: done}
+              done: {terminal: true}
+            """
+        )
+    )
+    run = ll_loop(tmp_path, "run", "parent", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "said.txt").read_text().splitlines() == ["own: one", "shared: two"]
