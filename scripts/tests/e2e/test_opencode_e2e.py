@@ -23,6 +23,7 @@ from support import llproc
 from support.fake_openai_chat import FakeOpenAIChat, error_reply, usage
 from support.npm_cli import OPENCODE, cli_or_skip
 
+from little_loops.fsm.actions import opencode
 from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = pytest.mark.e2e
@@ -121,7 +122,7 @@ states:
     terminal: true
 """
 PROMPT = "-Make the check pass: ANSWER in calc.py must be 42"
-FIX_COMMAND = "sed -i 's/^ANSWER = 41$/ANSWER = 42/' calc.py"
+FIX_COMMAND = "sed -i 's/^ANSWER = 41$/ANSWER = 42/' calc.py && cat calc.py"
 
 
 def run(root: Path, env: dict[str, str], name: str, text: str) -> dict[str, Any]:
@@ -158,7 +159,7 @@ def test_opencode_fixes_a_planted_bug_with_its_shell_tool(
     assert "bash" in first.tool_names
     assert first.tool("bash")["parameters"]["required"] == ["command"]
     # opencode ran the call in the project and sent back what it printed.
-    assert second.tool_results == [""] or second.tool_results == ["(no output)"]
+    assert second.tool_results == ["ANSWER = 42\n"]
     events = llproc.events(root, "fix")
     (action,) = [e for e in of(events, "action_complete") if e.get("state", "fix") == "fix"][:1]
     assert action["output"] == "ANSWER is 42 now."
@@ -169,6 +170,16 @@ def test_opencode_fixes_a_planted_bug_with_its_shell_tool(
     assert action["cost_usd"] == pytest.approx(0.00456)
     status = llproc.ll_loop(root, "status", "fix", "--json", env=env)
     assert json.loads(status.stdout)["cost_usd"] == pytest.approx(0.00456), status.stdout
+    # The kind reads opencode's transcript (the action's .out file) as a person would.
+    out = (root / ".loops" / ".running" / "fix.fix.out").read_text().splitlines()
+    shown = [text for line in out for text in opencode.readable(line)]
+    call = {"command": FIX_COMMAND, "description": "Fix the constant"}
+    assert f"→ bash {json.dumps(call, separators=(', ', ': '))}" in shown
+    assert "← ANSWER = 42" in shown
+    assert shown[-2:] == ["ANSWER is 42 now.", "· step done (1200 in, 20 out, $0.0026)"]
+    assert opencode.latest_step(str(root / ".loops" / ".running" / "fix.fix.out")) == (
+        "ANSWER is 42 now."
+    )
 
 
 SESSION = f"""\
@@ -240,3 +251,21 @@ def test_a_usage_limit_is_recognised_and_waited_out(
     assert (root / "calc.py").read_text() == "ANSWER = 42\n"
     # The refused tries gave no verdict: the one route out of fix is the good answer's.
     assert [(r["from"], r["to"]) for r in of(events, "route")][:1] == [("fix", "check")]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ll-loop logs picks a step's reader by its recorded action_type, `prompt` for "
+    "every agent (so Claude Code's): action_start must name the agent (cli/logs.py, the "
+    "engine's events; not this kind's module)",
+)
+def test_logs_show_the_opencode_session_as_text(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
+) -> None:
+    root, env = project
+    fake_chat.reply_text("Nothing to do.")
+    once = FIX.replace("on_success: check", "on_success: done")
+    assert run(root, env, "fix", once)["final_state"] == "done"
+    logs = llproc.ll_loop(root, "logs", "fix", "fix", env=env)
+    assert logs.returncode == 0, logs.stderr
+    assert "Nothing to do." in logs.stdout.splitlines()
