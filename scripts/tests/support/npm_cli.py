@@ -162,5 +162,7 @@ CLAUDE_CODE = NpmCli(
     "Claude Code CLI",
     "install.cjs",
 )
-OPENCODE = NpmCli("opencode", "opencode-ai", "1.18.33", "opencode", "opencode CLI", "postinstall.mjs")
+OPENCODE = NpmCli(
+    "opencode", "opencode-ai", "1.18.33", "opencode", "opencode CLI", "postinstall.mjs"
+)
 CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE, OPENCODE)}

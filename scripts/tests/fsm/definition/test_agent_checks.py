@@ -57,7 +57,8 @@ states:
         (
             "parameters:\n  agent: {type: string, default: claude, choices: [claude, mien]}\n"
             "agent: ${context.agent}\n" + PROMPT_STATE,
-            ".loops/demo.yaml:5: error: loop 'demo' > agent: unknown agent 'mien' (agents: claude, opencode)",
+            ".loops/demo.yaml:5: error: loop 'demo' > agent: unknown agent 'mien' "
+            "(agents: claude, opencode)",
         ),
         (
             "agent: ${captured.who}\n" + PROMPT_STATE,
