@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from support import llproc
+from support.doc_blocks import all_blocks
 from support.fake_openai_chat import FakeOpenAIChat, error_reply, usage
 from support.npm_cli import OPENCODE, cli_or_skip
 
@@ -269,3 +270,43 @@ def test_logs_show_the_opencode_session_as_text(
     logs = llproc.ll_loop(root, "logs", "fix", "fix", env=env)
     assert logs.returncode == 0, logs.stderr
     assert "Nothing to do." in logs.stdout.splitlines()
+
+
+def test_the_docs_loop_and_provider_config_run_as_the_page_says(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
+) -> None:
+    """docs/agents/opencode.md's loop, with its opencode.json (the local model's server
+    being the stand-in), fixes the bug; no provider comes from the environment."""
+    root, env = project
+    blocks = [b for b in all_blocks() if b.doc == "docs/agents/opencode.md"]
+    config = json.loads(next(b.text for b in blocks if b.info == "json"))
+    local = config["provider"]["local"]
+    assert local["options"]["baseURL"].startswith("http://127.0.0.1:")
+    local["options"]["baseURL"] = fake_chat.url
+    (root / "opencode.json").write_text(json.dumps(config))
+    loop = next(b.text for b in blocks if b.text.startswith("name: fix-answer"))
+    env = {k: v for k, v in env.items() if k != "OPENCODE_CONFIG_CONTENT"}
+    fake_chat.reply_tool("bash", {"command": FIX_COMMAND, "description": "Fix"})
+    fake_chat.reply_text("Fixed.")
+
+    outcome = run(root, env, "fix-answer", loop)
+
+    assert outcome["final_state"] == "done", outcome
+    assert (root / "calc.py").read_text() == "ANSWER = 42\n"
+    assert [t.model for t in fake_chat.turns] == ["qwen3-coder", "qwen3-coder"]
+    assert fake_chat.turns[0].user_texts == ["Make the check pass: ANSWER in calc.py must be 42"]
+
+
+def test_without_a_provider_the_run_stops_before_its_first_step(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
+) -> None:
+    root, env = project
+    env = {k: v for k, v in env.items() if k != "OPENCODE_CONFIG_CONTENT"}
+    (root / ".loops" / "fix.yaml").write_text(textwrap.dedent(FIX))
+
+    done = llproc.ll_loop(root, "run", "fix", env=env, timeout=120)
+
+    assert done.returncode == ExitCode.USAGE, done.stdout + done.stderr
+    assert "opencode has no key or login: run `opencode auth login`" in done.stderr
+    assert fake_chat.requests == []
+    assert not (root / ".loops" / ".running" / "fix.fix.out").exists()
