@@ -213,9 +213,8 @@ def latest_step(path: str) -> str | None:
 
 
 def ready(machine: Machine) -> str | None:
-    """Why opencode cannot run here (not on PATH, older than 1.x, no key or login), or None."""
-    if machine.which(PROGRAM) is None:
-        return f"opencode is not on PATH ({INSTALL_HINT})"
+    """Why opencode cannot run here (older than 1.x, no key or login), or None; whether it
+    is on PATH is registry.agent_problem's question."""
     version = machine.version(PROGRAM)
     found = re.search(_VERSION, version or "")
     if found is not None and int(found.group(1)) < SUPPORTED_MAJOR:

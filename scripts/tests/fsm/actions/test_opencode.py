@@ -12,7 +12,7 @@ from support.paths import DATA
 from little_loops.fsm.actions import opencode
 from little_loops.fsm.actions.machine import Machine
 from little_loops.fsm.actions.ratelimit import RATE_LIMIT, USAGE_LIMIT
-from little_loops.fsm.actions.registry import KINDS
+from little_loops.fsm.actions.registry import KINDS, agent_problem
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.spec import PromptInput
 
@@ -224,8 +224,8 @@ def test_ready_wants_the_program_a_1x_version_and_a_key_or_login(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     no_path = Machine({}, False, lambda name: None, tmp_path, lambda p: None)
-    assert opencode.ready(no_path) == (
-        "opencode is not on PATH (install opencode: npm install -g opencode-ai)"
+    assert agent_problem(opencode.SPEC, no_path) == (
+        "opencode is not on PATH; install opencode: npm install -g opencode-ai"
     )
     assert opencode.ready(_machine(tmp_path, {}, version="0.9.1")) == (
         "opencode 0.9.1 is too old: ll-loop reads 1.x "
