@@ -165,4 +165,7 @@ CLAUDE_CODE = NpmCli(
 # Codex's npm package carries its native binary (an optional dependency per platform).
 CODEX = NpmCli("codex", "@openai/codex", "0.171.0", "codex", "Codex CLI")
 GEMINI_CLI = NpmCli("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", "Gemini CLI")
-CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE, CODEX, GEMINI_CLI)}
+OPENCODE = NpmCli(
+    "opencode", "opencode-ai", "1.18.33", "opencode", "opencode CLI", "postinstall.mjs"
+)
+CLIS: dict[str, NpmCli] = {cli.name: cli for cli in (CLAUDE_CODE, CODEX, GEMINI_CLI, OPENCODE)}

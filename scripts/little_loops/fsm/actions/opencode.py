@@ -1,0 +1,297 @@
+"""The opencode action kind (`agent: opencode`): `opencode run --format json`, the prompt on stdin.
+
+opencode (the `opencode-ai` package on npm, 1.x) runs a model of any provider it is logged
+in to (`opencode auth login`, kept in ~/.local/share/opencode/auth.json) or that its
+config declares (`opencode.json`, `$OPENCODE_CONFIG`, `$OPENCODE_CONFIG_CONTENT`). The
+prompt goes on stdin: `opencode run` joins its message arguments and wraps one that holds
+a space in quotes, and reads `007` as the number 7, so an argument would not arrive as
+written. Its events are read by opencode_events, its limits by opencode_limits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from little_loops.fsm.actions.spec import ActionKindSpec, KindOption, PromptInput
+from little_loops.fsm.values.value_checks import boolean, pattern, string, string_list
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.machine import Machine
+    from little_loops.fsm.actions.opencode_events import Session
+    from little_loops.fsm.actions.ratelimit import ClaudeLimit
+    from little_loops.fsm.actions.request import ActionRequest, ActionResult
+
+PROGRAM = "opencode"
+INSTALL_HINT = "install opencode: npm install -g opencode-ai"
+LOGIN_HINT = (
+    "run `opencode auth login`, set a provider's key (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), "
+    "or declare a provider in opencode.json"
+)
+# Flags of every opencode action: its events as JSON lines, one a line.
+JSON_FLAGS: tuple[str, ...] = ("--format", "json")
+# What opencode 1.18 prints on stderr (exit 1, no event) for `--session ID` it has no
+# record of (another machine, a removed ~/.local/share/opencode/opencode.db).
+NO_SESSION = "Session not found"
+# The oldest major version whose `run --format json` events this module reads.
+SUPPORTED_MAJOR = 1
+# An idle_timeout below this on an opencode action risks ending a session that is working.
+QUIET_SECONDS = 120
+# Environment variables that hold a key of a provider opencode knows.
+KEY_VARIABLES: tuple[str, ...] = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_GENERATIVE_AI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "MISTRAL_API_KEY",
+    "OPENCODE_API_KEY",
+    "OPENCODE_AUTH_CONTENT",
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_CONTENT",
+)
+_VERSION = r"(\d+)\.(\d+)\.(\d+)"  # compiled when first used: validate compiles none
+# How much of the end of its output `latest_step` reads: an event line is rarely longer.
+_STEP_WINDOW = 256 * 1024
+
+OPENCODE_OPTIONS: dict[str, KindOption] = {
+    "model": KindOption(
+        "--model",
+        pattern(r"^[^/\s]+/\S+$", "provider/model, e.g. openai/gpt-5"),
+        "The model, as provider/model (`openai/gpt-5`, `anthropic/claude-sonnet-4-5`).",
+    ),
+    "agent": KindOption("--agent", string, "The opencode agent of the session (build, plan, ...)."),
+    "variant": KindOption(
+        "--variant", string, "The model variant: a provider's reasoning effort (high, max, ...)."
+    ),
+    "auto": KindOption(
+        "--auto",
+        boolean,
+        "Approve every permission the config does not deny (else a tool call that needs "
+        "approval is refused).",
+    ),
+    "thinking": KindOption("--thinking", boolean, "Print the model's thinking into the log."),
+    "pure": KindOption("--pure", boolean, "Run without external plugins."),
+    "title": KindOption("--title", string, "The title of the session."),
+    "files": KindOption("--file", string_list, "Files attached to the prompt."),
+    "extra_args": KindOption(
+        None, string_list, "Further `opencode run` arguments, passed verbatim and not checked."
+    ),
+}
+
+
+def flags(options: Mapping[str, Any]) -> list[str]:
+    """The `opencode run` arguments *options* stand for, `extra_args` last."""
+    out: list[str] = []
+    for name, option in OPENCODE_OPTIONS.items():
+        value = options.get(name)
+        if value is None or option.flag is None:
+            continue
+        if isinstance(value, bool):
+            out += [option.flag] if value else []
+        elif isinstance(value, list):
+            for item in value:
+                out += [option.flag, str(item)]
+        else:
+            out += [option.flag, str(value)]
+    return out + [str(arg) for arg in options.get("extra_args") or []]
+
+
+def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
+    """`opencode run` with JSON events, the request's options and the session it continues;
+    the prompt is its stdin."""
+    options = request.options or {}
+    resume = ["--session", request.resume_session] if request.resume_session else []
+    return [*program, "run", *JSON_FLAGS, *flags(options), *resume]
+
+
+def _session(result: ActionResult) -> Session:
+    from little_loops.fsm.actions.claude import file_lines
+    from little_loops.fsm.actions.opencode_events import read_session
+
+    if result.output_path and os.path.exists(result.output_path):
+        return read_session(file_lines(result.output_path))
+    return read_session(result.output.splitlines())
+
+
+def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
+    """opencode's answer, tokens, cost, session and tool calls, read from its events; an
+    error it reported, or its exit status, becomes `error`."""
+    from little_loops.fsm.actions.opencode_events import error_text, plain
+    from little_loops.fsm.actions.opencode_limits import priced
+
+    session = _session(result)
+    if not session.seen:
+        return _failed(result, plain(result.stderr) or result.output)
+    changes: dict[str, Any] = {
+        "output": session.answer,
+        "usage": dict(session.tokens),
+        "truncated": False,  # the events were read from the whole file
+        "session_id": session.session_id,
+        "tool_calls": session.tool_calls() or None,
+    }
+    model = (request.options or {}).get("model")
+    cost = session.cost
+    if cost <= 0 and isinstance(model, str) and session.tokens:
+        cost = priced(model, session.tokens) or 0.0
+    changes["cost_usd"] = cost
+    if isinstance(model, str) and cost > 0:
+        changes["model_costs"] = {model: cost}
+    done = dataclasses.replace(result, **changes)
+    if result.error is not None:
+        return done
+    if session.errors:
+        done.error = "opencode reported an error: " + error_text(session.errors[-1])
+        done.exit_code = done.exit_code or 1
+    elif result.exit_code != 0:
+        return _failed(done, plain(result.stderr))
+    elif session.steps == 0:
+        done.error = "opencode ended without finishing a step (no answer)"
+        done.exit_code = 1
+    return done
+
+
+def _failed(result: ActionResult, text: str) -> ActionResult:
+    if result.error is not None or result.exit_code == 0:
+        return result
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    detail = lines[0] if lines else "no output"
+    message = f"opencode exited with status {result.exit_code}: {detail}"
+    return dataclasses.replace(result, error=message)
+
+
+def usage_limit(result: ActionResult) -> ClaudeLimit | None:
+    """The rate, overload or usage limit the session ended on (opencode_limits)."""
+    from little_loops.fsm.actions.opencode_limits import message_limit, session_limit
+
+    if result.error is None:
+        return None  # a session that finished is never read as a limit
+    # Its events (with the headers that say when to retry) are in the output file; without
+    # one, finish has put the answer in their place and the error message is what is left.
+    found = session_limit(_session(result))
+    return found if found is not None else message_limit(result.error)
+
+
+def lost_session(result: ActionResult) -> bool:
+    """True when opencode could not continue the session it was asked to (NO_SESSION)."""
+    from little_loops.fsm.actions.opencode_events import plain
+
+    return result.exit_code != 0 and NO_SESSION in plain(result.stderr)
+
+
+def readable(line: str) -> list[str]:
+    """One line of opencode's events as the lines a person reads."""
+    from little_loops.fsm.actions.opencode_events import readable as lines_of
+
+    return lines_of(line)
+
+
+def latest_step(path: str) -> str | None:
+    """The session's latest tool call or words, read from the end of its output file."""
+    from little_loops.fsm.actions.opencode_events import describe_step
+    from little_loops.fsm.facts.runfile import open_run_stream
+
+    try:
+        with open_run_stream(path) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - _STEP_WINDOW))
+            tail = handle.read(_STEP_WINDOW)
+    except OSError:
+        return None
+    for raw in reversed(tail.splitlines()):
+        step = describe_step(raw.decode("utf-8", errors="replace"))
+        if step is not None:
+            return step
+    return None
+
+
+def ready(machine: Machine) -> str | None:
+    """Why opencode cannot run here (older than 1.x, no key or login), or None; whether it
+    is on PATH is registry.agent_problem's question."""
+    version = machine.version(PROGRAM)
+    found = re.search(_VERSION, version or "")
+    if found is not None and int(found.group(1)) < SUPPORTED_MAJOR:
+        old = found.group(0)
+        return f"opencode {old} is too old: ll-loop reads {SUPPORTED_MAJOR}.x ({INSTALL_HINT})"
+    if logged_in(machine.env, machine.home):
+        return None
+    return f"opencode has no key or login: {LOGIN_HINT}"
+
+
+def logged_in(env: Mapping[str, str], home: Path, cwd: Path | None = None) -> bool:
+    """True when opencode has a login (its auth.json), a provider key in *env*, or a
+    config (global, named in *env*, or the project's in *cwd*) that may declare one."""
+    if any(env.get(name) for name in KEY_VARIABLES):
+        return True
+    data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+    config = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode"
+    if _object_file(data / "opencode" / "auth.json"):
+        return True
+    here = Path.cwd() if cwd is None else cwd
+    files = [config / name for name in ("opencode.json", "opencode.jsonc", "config.json")]
+    files += [here / "opencode.json", here / "opencode.jsonc", here / ".opencode" / "opencode.json"]
+    return any(path.is_file() for path in files)
+
+
+def _object_file(path: Path) -> bool:
+    import json  # not at import: checking a loop file stays light
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and bool(data)
+
+
+SPEC = ActionKindSpec(
+    name="opencode",
+    summary="a prompt sent to opencode (opencode run --format json)",
+    action_types=(),
+    argv=argv,
+    program=(PROGRAM,),
+    default_evaluator="llm_structured",
+    default_timeout=1800,  # a session legitimately takes many minutes
+    agent="opencode",
+    options_key="opencode",
+    options=OPENCODE_OPTIONS,
+    state_keys=("opencode", "session", "session_key"),
+    options_doc="opencode options: each becomes a flag of the `opencode run` command line.",
+    loop_options_doc=(
+        "opencode options for every state whose agent is opencode; a state's own "
+        "`opencode:` is laid over them key by key."
+    ),
+    state_options_doc=(
+        "opencode options of this state, laid key by key over the loop's `opencode:`."
+    ),
+    sessions=True,
+    loop_idle_timeout=False,
+    quiet_seconds=QUIET_SECONDS,
+    quiet_reason=(
+        "opencode prints an event only when a part is finished, so a long reply or a long "
+        "tool call (a test run, up to its bash tool's 2-minute default) is silent for longer"
+    ),
+    install_hint=INSTALL_HINT,
+    login_hint=LOGIN_HINT,
+    ready=ready,
+    prompt_input=PromptInput.STDIN,
+    judge=None,
+    no_judge=(
+        "opencode cannot be the judge: `opencode run` has no option that makes it answer "
+        "with JSON checked against a schema"
+    ),
+    finish=finish,
+    usage_limit=usage_limit,
+    lost_session=lost_session,
+    readable=readable,
+    latest_step=latest_step,
+    label="opencode session",
+    runs_as="goes to opencode",
+    only_states="a prompt state whose agent is opencode",
+)
