@@ -137,7 +137,7 @@ def _failed(result: ActionResult, text: str) -> ActionResult:
     """*result* with `error` set when gemini exited non-zero without saying why."""
     if result.error is not None or result.exit_code == 0:
         return result
-    plain = _ANSI.sub("", text or result.stderr)
+    plain = re.sub(_ANSI, "", text or result.stderr)
     if _UNTRUSTED in plain:
         return dataclasses.replace(result, error=UNTRUSTED_ERROR)
     lines = [line.strip() for line in plain.splitlines() if line.strip()]
@@ -156,7 +156,7 @@ _NOISE = (
     "[STARTUP]",
     "Approval mode overridden",
 )
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ANSI = r"\x1b\[[0-9;]*m"
 # A folder it has not been told to trust (exit 55, nothing sent): "Gemini CLI is not running
 # in a trusted directory. To proceed, either use `--skip-trust`, set ...".
 _UNTRUSTED = "not running in a trusted directory"
@@ -167,17 +167,17 @@ UNTRUSTED_ERROR = (
 # `--resume ID` of a session it has no file for (exit 42, nothing sent), e.g.
 # 'Error resuming session: Invalid session identifier "…"'.
 NO_SESSION = "Error resuming session:"
+# Patterns, compiled when a result is read (not when a loop file is checked).
 # A refused call (after its own retries): the API's 429 RESOURCE_EXHAUSTED message, or its
 # own words for a daily quota; a 503 when the model is overloaded.
-_DAILY = re.compile(r"daily quota|PerDay|\bDaily", re.IGNORECASE)
-_QUOTA = re.compile(
-    r"\b429\b|RESOURCE_EXHAUSTED|exceeded your current quota|Quota exceeded|"
-    r"exhausted your capacity|rate limit",
-    re.IGNORECASE,
+_DAILY = r"(?i)daily quota|PerDay|\bDaily"
+_QUOTA = (
+    r"(?i)\b429\b|RESOURCE_EXHAUSTED|exceeded your current quota|Quota exceeded|"
+    r"exhausted your capacity|rate limit"
 )
-_OVERLOADED = re.compile(r"\b503\b|model is overloaded|UNAVAILABLE")
+_OVERLOADED = r"\b503\b|model is overloaded|UNAVAILABLE"
 # "Please retry in 38.3s." / "Suggested retry after 38s." / "retry in 500ms"
-_RETRY_IN = re.compile(r"(?:retry in|retry after)\s+([0-9.]+)\s*(ms|s)\b", re.IGNORECASE)
+_RETRY_IN = r"(?i)(?:retry in|retry after)\s+([0-9.]+)\s*(ms|s)\b"
 
 
 def usage_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit | None:
@@ -190,16 +190,16 @@ def usage_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit |
         return None  # a session that finished is never read as a limit
     text = "\n".join(part for part in (result.error, result.output, result.stderr) if part)
     message = result.error.removeprefix("gemini reported an error: ")[:200]
-    if _DAILY.search(text) and "quota" in text.lower():
+    if re.search(_DAILY, text) and "quota" in text.lower():
         return Limit(USAGE_LIMIT, None, message)
-    if _QUOTA.search(text):
-        found = _RETRY_IN.search(text)
+    if re.search(_QUOTA, text):
+        found = re.search(_RETRY_IN, text)
         resets = None
         if found is not None:
             seconds = float(found.group(1)) / (1000 if found.group(2).lower() == "ms" else 1)
             resets = (time.time() if now is None else now) + seconds
         return Limit(RATE_LIMIT, resets, message)
-    if _OVERLOADED.search(text):
+    if re.search(_OVERLOADED, text):
         return Limit(OVERLOADED, None, message)
     return None
 
