@@ -333,6 +333,9 @@ CUSTOM: set[Key] = {
     ("docs/agents/custom.md", "#!/bin/bash\n# tools/my-agent"),
     ("docs/agents/custom.md", "name: fix-calc"),
     ("docs/agents/custom.md", "$ ll-loop run fix-calc"),
+    # The agents' index and the Claude page: docs/test_agents_index_doc.py.
+    ("docs/agents/README.md", "ll-loop: error: state 'fix'"),
+    ("docs/agents/claude.md", "npm install -g @anthropic-ai/claude-code"),
     # The Gemini command line and install command: fsm/actions/test_gemini_doc.py.
     ("docs/agents/gemini.md", "gemini --approval-mode yolo"),
     ("docs/agents/gemini.md", "npm install -g @google/gemini-cli"),

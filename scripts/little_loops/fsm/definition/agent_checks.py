@@ -59,7 +59,7 @@ class _Names:
 
     def open_ended(self, value: object) -> bool:
         """True when *value* names a parameter with no `choices:`: a run may give it any
-        agent (`--set agent=codex`), so no agent's options block is unused."""
+        agent (`--set agent=NAME`), so no agent's options block is unused."""
         free = [name for name, spec in self.parameters.items() if not spec.choices]
         return any(
             re.search(rf"\bcontext\.{re.escape(name)}\b", written)
