@@ -96,13 +96,15 @@ class StateWork:
         fill: Callable[[str], str] | None = None,
         env: dict[str, str] | None = None,
         shown: str | None = None,
+        kind: ActionKindSpec | None = None,
     ) -> ActionResult:
         """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
         caller reports it with `completed`; *env* holds the values a shell script reads
         (shellquote), *shown* the script with them in place, for people. A Claude action
         records its session id in *sessions* (by `session_name`), and a `session: continue`
-        one resumes it from there. It runs on the state's first agent (`fsm.agents_for`)."""
-        kind = self.fsm.kind_for(state)
+        one resumes it from there. A prompt runs on *kind*, default the state's first agent
+        (`fsm.agents_for(state)` lists them in fallback order)."""
+        kind = self.fsm.kind_for(state) if kind is None else kind
         key = state.session_name(name)
         resume = None
         if kind.sessions and state.session == SESSION_CONTINUE and sessions:

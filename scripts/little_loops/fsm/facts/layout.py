@@ -51,7 +51,6 @@ STOP_REQUEST_SUFFIX = ".stop.json"
 OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
 ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
 PROMPT_SUFFIX = ".prompt"  # the prompt of an agent that reads stdin or a file, next to its .out
-AGENTS_FILE = "agents.yaml"  # `.loops/agents.yaml`: the custom agents every loop of a project sees
 TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
 MUTEX_NAME = ".scopes.lock"  # the flock all scope claims take; never deleted
 # In a repository's common git dir, never deleted: the flock of one `worktree merge` at a time.

@@ -281,3 +281,28 @@ def test_a_kind_with_its_own_options_block_needs_no_edit_outside_the_kinds(
     assert "echoopts" in defs["stateConfig"]["properties"]
     assert "echoopts" in defs["fsmLoop"]["properties"]
     assert "echoopts" not in KINDS
+
+
+def test_the_agents_are_the_kinds_with_an_agent_and_claude_is_the_default() -> None:
+    from little_loops.fsm.actions import registry
+
+    assert "claude" in registry.AGENTS
+    assert all(spec.agent is not None for spec in registry.AGENTS.values())
+    assert "shell" not in registry.AGENTS
+    assert registry.DEFAULT_AGENT is registry.KINDS["claude"]
+    assert registry.is_agent_action("prompt", "x")
+    assert registry.is_agent_action(None, "/review")
+    assert not registry.is_agent_action(None, "make")
+    assert not registry.is_agent_action("approval", "Merge?")
+    assert registry.can_judge(registry.DEFAULT_AGENT)
+    assert not registry.can_judge(registry.KINDS["shell"])
+
+
+def test_an_agent_serving_no_action_type_is_recorded_as_a_prompt() -> None:
+    import dataclasses
+
+    from little_loops.fsm.actions import registry
+
+    other = dataclasses.replace(registry.DEFAULT_AGENT, name="other", action_types=())
+    assert registry.recorded_type(other) == "prompt"
+    assert registry.recorded_type(registry.KINDS["shell"]) == "shell"
