@@ -33,7 +33,8 @@ JSON_FLAGS: tuple[str, ...] = ("--json", "--skip-git-repo-check")
 JUDGE_FLAGS: tuple[str, ...] = (*JSON_FLAGS, "--ephemeral", "--sandbox", "read-only")
 # Codex prints a line only when an item is done; a long command (a test run) is silent.
 CODEX_QUIET_SECONDS = 120
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+# x.y.z in `codex --version` (compiled when asked: `ll-loop validate` compiles no pattern).
+_VERSION = r"(\d+)\.(\d+)\.(\d+)"
 _STEP_WINDOW = 256 * 1024
 
 
@@ -99,7 +100,7 @@ def latest_step(path: str) -> str | None:
 def ready(machine: Machine) -> str | None:
     """Why Codex cannot run here (too old, no key and no login), or None."""
     said = machine.version("codex")
-    found = _VERSION.search(said or "")
+    found = re.search(_VERSION, said or "")
     if found is None:
         return f"codex --version does not run: {CODEX_INSTALL_HINT}"
     version = tuple(int(part) for part in found.groups())
