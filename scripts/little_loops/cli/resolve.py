@@ -9,6 +9,7 @@ from pathlib import Path
 from little_loops.fsm.definition.loop_files import (
     COMPILED_SUFFIX,
     SOURCE_SUFFIXES,
+    is_loop_file,
     loop_file_stem,
 )
 from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
@@ -60,11 +61,8 @@ def available_loops(loops_dir: Path) -> list[str]:
         return []
     names: set[str] = set()
     for entry in loops_dir.iterdir():
-        if entry.name.startswith(".") or not entry.is_file():
-            continue
-        stem = loop_file_stem(entry)
-        if stem != entry.name:
-            names.add(stem)
+        if is_loop_file(entry) and entry.is_file():
+            names.add(loop_file_stem(entry))
     return sorted(names)
 
 

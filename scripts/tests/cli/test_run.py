@@ -420,6 +420,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(loop_project: LoopProject) -> 
         "    routes: success → review, failure → make\n"
         "  review\n"
         "    action (prompt): /review the change\n"
+        "    agent: claude\n"
         "    evaluate: llm_structured (default for prompt actions) (LLM off: judged by exit code)\n"
         "    routes: success → done, _ → make\n"
         "  done  [terminal]\n"

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from little_loops.fsm.actions import claude_code, shell
 from little_loops.fsm.actions.spec import ActionKindSpec
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.machine import Machine
 
 # In the order the docs and messages list their action types. To add an action kind: write
 # its module (its SPEC) in this folder and add it here.
@@ -58,6 +63,18 @@ def can_judge(spec: ActionKindSpec) -> bool:
     """True when the agent *spec* can be the `llm_structured` judge: its CLI answers with
     schema-checked JSON (`spec.judge`; Claude Code through evaluators/judge_claude.py)."""
     return spec.judge is not None or spec is DEFAULT_AGENT
+
+
+def agent_problem(spec: ActionKindSpec, machine: Machine) -> str | None:
+    """Why the agent *spec* cannot run on *machine* (`Machine.here()`): its program is not
+    on PATH, no login, a version we do not support; one line naming the fix, None when it is
+    ready. A custom agent is its user's command, run by bash: nothing to check before. The
+    preflight asks it of every agent of a run; a fallback may ask it before the next agent."""
+    if spec.name in AGENTS:
+        program = spec.program[0]
+        if machine.which(program) is None:
+            return f"{program} is not on PATH; {spec.install_hint}"
+    return None if spec.ready is None else spec.ready(machine)
 
 
 def recorded(action_type: object, agent: object = None) -> ActionKindSpec | None:

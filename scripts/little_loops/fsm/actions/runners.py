@@ -21,9 +21,9 @@ from little_loops.fsm.actions.supervisor import (
     failed,
 )
 from little_loops.fsm.facts.layout import (
+    OUTPUT_SUFFIX,
     PROMPT_SUFFIX,
     action_output_file,
-    prompt_file,
     stderr_file,
 )
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_file
@@ -207,7 +207,9 @@ def _write_prompt(prompt: str, out_path: Path | None) -> _PromptFile:
         fd, name = tempfile.mkstemp(prefix="ll-loop-", suffix=PROMPT_SUFFIX)
         made = _PromptFile(Path(name), temporary=True)
     else:
-        path = prompt_file(out_path).absolute()
+        # Beside the output file: `x.out` → `x.prompt` (kept and archived with it).
+        name = out_path.name.removesuffix(OUTPUT_SUFFIX) + PROMPT_SUFFIX
+        path = out_path.with_name(name).absolute()
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = open_run_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, regular_only=False)
         made = _PromptFile(path, temporary=False)

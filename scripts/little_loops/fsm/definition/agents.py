@@ -17,6 +17,7 @@ from little_loops.fsm.actions.custom import AgentDefinition, definition_problems
 from little_loops.fsm.actions.registry import AGENTS, DEFAULT_AGENT
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.loader import load_file
+from little_loops.fsm.definition.loop_files import AGENTS_FILE_NAME, LOOPS_FOLDER
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
@@ -126,12 +127,12 @@ def unknown_agent(name: str, known: Iterable[str]) -> str:
 def project_agents_file(loop_file: Path | None) -> Path:
     """The project's `agents.yaml`: in the `.loops` folder *loop_file* is in, else in the
     `.loops` of the current folder's project (a library loop, a loop given by path)."""
+    if loop_file is not None and Path(loop_file).absolute().parent.name == LOOPS_FOLDER:
+        return Path(loop_file).parent / AGENTS_FILE_NAME  # as the loop file is named
     # Here, not at the top: layout compiles patterns, and validate compiles none at import.
-    from little_loops.fsm.facts.layout import AGENTS_FILE, LOOPS_DIR_NAME, default_loops_dir
+    from little_loops.fsm.facts.layout import default_loops_dir
 
-    if loop_file is not None and Path(loop_file).absolute().parent.name == LOOPS_DIR_NAME:
-        return Path(loop_file).parent / AGENTS_FILE  # as the loop file is named
-    return default_loops_dir() / AGENTS_FILE
+    return default_loops_dir() / AGENTS_FILE_NAME
 
 
 def read_project_agents(path: Path) -> tuple[dict[str, AgentDefinition], list[str]]:

@@ -214,8 +214,7 @@ class _Checker:
     """Walks one definition, collecting problems with their key paths."""
 
     def __init__(self, data: Mapping[str, Any], project_agents: Sequence[str] = ()) -> None:
-        self.project_agents = project_agents
-        name = data.get("name")
+        self.project_agents, name = project_agents, data.get("name")
         self.loop = name if isinstance(name, str) and name else None
         self.problems: list[ValidationError] = []
 
@@ -287,8 +286,7 @@ class _Checker:
                 self.keys(block, (*path, key), allowed)
         action = state.get("action")
         kind = kind_of(state.get("action_type"), action)
-        # A prompt may run on any agent (`agent:` says which): every agent's keys are its.
-        own = tuple(AGENTS.values()) if kind.agent is not None else (kind,)
+        own = tuple(AGENTS.values()) if kind.agent is not None else (kind,)  # a prompt: any agent
         for key, kinds in KIND_STATE_KEYS.items():
             if state.get(key) is None or any(spec in kinds for spec in own):
                 continue

@@ -18,6 +18,15 @@ SOURCE_SUFFIXES: tuple[str, ...] = (".yaml", ".yml")  # a loop file as written
 LOOP_SUFFIXES: tuple[str, ...] = (COMPILED_SUFFIX, *SOURCE_SUFFIXES)
 LOOPS_FOLDER = ".loops"  # the folder whose files are checked against each other
 LOOP_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"  # what a `name:` may be
+# `.loops/agents.yaml` declares the custom agents every loop of the project sees: no loop.
+AGENTS_FILE_NAME = "agents.yaml"
+
+
+def is_loop_file(path: Path) -> bool:
+    """Whether *path*, an entry of a `.loops/` folder, is a loop file: a loop suffix, not a
+    hidden file, not the project's agents file."""
+    name = path.name
+    return not name.startswith(".") and loop_file_stem(path) != name and name != AGENTS_FILE_NAME
 
 
 def loop_file_stem(path: Path | str) -> str:
@@ -57,7 +66,7 @@ def _read_names(folder: Path) -> dict[str, list[Path]]:
     except OSError:
         return found
     for path in entries:
-        if path.name.startswith(".") or loop_file_stem(path) == path.name or not path.is_file():
+        if not is_loop_file(path) or not path.is_file():
             continue  # run files, dot files, files that are not loop files
         name = name_in_file(path)
         if name is not None:

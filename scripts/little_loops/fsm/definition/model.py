@@ -351,7 +351,11 @@ class FSMLoop:
         defaults = {name: p.run_default() for name, p in self.parameters.items()}
         names = filled_names(value, {**defaults, **self.context})
         kinds = agent_kinds(self.custom_kinds) if names else {}
-        return kinds_named(names, kinds, f"loop '{self.name}' > agent")
+        where = f"loop '{self.name}' > agent"
+        if state.agent is not None:
+            named = next((key for key, each in self.states.items() if each is state), "?")
+            where = f"loop '{self.name}' > states > {named} > agent"
+        return kinds_named(names, kinds, where)
 
     def kind_for(self, state: StateConfig) -> ActionKindSpec:
         """The kind *state*'s action runs as: its first agent, or its command's kind."""

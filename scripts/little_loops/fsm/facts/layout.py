@@ -51,7 +51,7 @@ STOP_REQUEST_SUFFIX = ".stop.json"
 OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
 ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file
 PROMPT_SUFFIX = ".prompt"  # the prompt of an agent that reads stdin or a file, next to its .out
-AGENTS_FILE = "agents.yaml"  # `.loops/agents.yaml`: the custom agents every loop of a project sees
+STEP_SUFFIXES = (OUTPUT_SUFFIX, ERROR_SUFFIX, PROMPT_SUFFIX)  # the files of one step
 TEMP_SUFFIX = ".tmp"  # a write_atomic temp file: `.<name>.<pid in 8 hex digits>.tmp`
 MUTEX_NAME = ".scopes.lock"  # the flock all scope claims take; never deleted
 # In a repository's common git dir, never deleted: the flock of one `worktree merge` at a time.
@@ -278,8 +278,7 @@ def lock_files(running: Path) -> list[tuple[str, Path]]:
 
 
 def output_files(running: Path, loop_name: str) -> list[Path]:
-    """The `.out`, `.err` and `.prompt` files of `loop_name`'s steps in `running` (no
-    other loop's)."""
+    """The `.out`, `.err` and `.prompt` files of `loop_name`'s steps in `running`."""
     prefix, found = f"{loop_name}.", []
     try:
         candidates = sorted(running.glob(f"{glob_escape(prefix)}*"))
@@ -288,8 +287,7 @@ def output_files(running: Path, loop_name: str) -> list[Path]:
     for path in candidates:
         middle, dot, suffix = path.name[len(prefix) :].rpartition(".")
         # A state part never holds a `.`: `x.a.b.out` is loop `x.a`'s, not loop `x`'s.
-        kept = (OUTPUT_SUFFIX, ERROR_SUFFIX, PROMPT_SUFFIX)
-        if dot and f".{suffix}" in kept and middle and "." not in middle:
+        if dot and f".{suffix}" in STEP_SUFFIXES and middle and "." not in middle:
             found.append(path)
     return found
 
@@ -314,12 +312,6 @@ def output_file_name(loop_name: str, state_name: str) -> str:
 def stderr_file(output_path: Path) -> Path:
     """Where stderr goes of the action whose stdout goes to *output_path*: `x.out` → `x.err`."""
     return output_path.with_name(output_path.name.removesuffix(OUTPUT_SUFFIX) + ERROR_SUFFIX)
-
-
-def prompt_file(output_path: Path) -> Path:
-    """Where the prompt goes of the agent action whose stdout goes to *output_path*, when
-    the agent reads it from stdin or a file: `x.out` → `x.prompt`."""
-    return output_path.with_name(output_path.name.removesuffix(OUTPUT_SUFFIX) + PROMPT_SUFFIX)
 
 
 def action_output_file(output_dir: Path, pid: int | None = None) -> Path:

@@ -18,7 +18,7 @@ from little_loops.fsm.actions import claude_code
 from little_loops.fsm.actions.claude_code import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
 from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claude_flags
 from little_loops.fsm.actions.machine import Machine as Machine
-from little_loops.fsm.actions.registry import AGENTS
+from little_loops.fsm.actions.registry import agent_problem as agent_problem
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
@@ -142,18 +142,6 @@ def needs(fsm: FSMLoop, start: str | None = None) -> dict[str, list[Use]]:
                 what = f"runs a prompt on {spec.shown_as}"
                 found.setdefault(spec.name, []).append(Use(name, subloop, what, (), fallback, spec))
     return found
-
-
-def agent_problem(spec: ActionKindSpec, machine: Machine | None = None) -> str | None:
-    """Why the agent *spec* cannot run here (its program is not on PATH, no login, a version
-    we do not support), one line naming the fix; None when it is ready. A custom agent is
-    its user's command: bash runs it, nothing to check before."""
-    machine = Machine.here() if machine is None else machine
-    if spec.name in AGENTS:
-        program = spec.program[0]
-        if machine.which(program) is None:
-            return f"{program} is not on PATH; {spec.install_hint}"
-    return None if spec.ready is None else spec.ready(machine)
 
 
 def _problem(name: str, uses: Sequence[Use], machine: Machine) -> str | None:

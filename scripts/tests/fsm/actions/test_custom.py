@@ -245,3 +245,35 @@ def test_a_custom_agent_runs_in_the_run_folder(tmp_path: Path) -> None:
     run = ll_loop(tmp_path, "run", "where", timeout=60, env={**os.environ})
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "seen.txt").read_text().strip() == str(tmp_path.resolve())
+
+
+def test_a_sub_loop_runs_its_own_and_the_projects_custom_agents(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    loops.mkdir()
+    (loops / "agents.yaml").write_text(
+        "agents:\n  shared: {command: 'f() { echo \"shared: $1\" >> said.txt; }; f'}\n"
+    )
+    (loops / "parent.yaml").write_text(
+        "name: parent\ninitial: sub\nstates:\n"
+        "  sub: {loop: child, on_success: done, on_failure: done}\n"
+        "  done: {terminal: true}\n"
+    )
+    (loops / "child.yaml").write_text(
+        textwrap.dedent(
+            """\
+            name: child
+            initial: a
+            agents:
+              own: {command: 'f() { echo "own: $1" >> said.txt; }; f', prompt: argument}
+            states:
+              a: {action: one, action_type: prompt, agent: own, evaluate: {type: exit_code},
+                  next: b}
+              b: {action: two, action_type: prompt, agent: shared, evaluate: {type: exit_code},
+                  next: done}
+              done: {terminal: true}
+            """
+        )
+    )
+    run = ll_loop(tmp_path, "run", "parent", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "said.txt").read_text().splitlines() == ["own: one", "shared: two"]

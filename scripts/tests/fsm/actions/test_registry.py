@@ -284,3 +284,28 @@ def test_a_recorded_step_s_kind_is_its_agent_else_its_action_type() -> None:
     assert recorded("prompt") is claude_code.SPEC  # a log from before agents were recorded
     assert recorded("shell") is shell.SPEC
     assert recorded("prompt", "mine") is None  # a loop's own agent: plain text, no reader
+
+
+def test_the_agents_are_the_kinds_with_an_agent_and_claude_is_the_default() -> None:
+    from little_loops.fsm.actions import registry
+
+    assert "claude" in registry.AGENTS
+    assert all(spec.agent is not None for spec in registry.AGENTS.values())
+    assert "shell" not in registry.AGENTS
+    assert registry.DEFAULT_AGENT is registry.KINDS["claude"]
+    assert registry.is_agent_action("prompt", "x")
+    assert registry.is_agent_action(None, "/review")
+    assert not registry.is_agent_action(None, "make")
+    assert not registry.is_agent_action("approval", "Merge?")
+    assert registry.can_judge(registry.DEFAULT_AGENT)
+    assert not registry.can_judge(registry.KINDS["shell"])
+
+
+def test_an_agent_serving_no_action_type_is_recorded_as_a_prompt() -> None:
+    import dataclasses
+
+    from little_loops.fsm.actions import registry
+
+    other = dataclasses.replace(registry.DEFAULT_AGENT, name="other", action_types=())
+    assert registry.recorded_type(other) == "prompt"
+    assert registry.recorded_type(registry.KINDS["shell"]) == "shell"

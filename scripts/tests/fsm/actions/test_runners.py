@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -469,3 +469,36 @@ def test_a_claude_session_s_tool_calls_come_with_its_result(
     for result in (from_file, in_memory):
         assert (result.output, result.tool_calls) == ("Fixed", expected)
     assert from_file.output_path == str(out)
+
+
+def test_a_prompt_on_stdin_without_an_output_file_goes_through_a_temporary_file(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+    import glob
+    import tempfile
+
+    from little_loops.fsm.actions.registry import KINDS
+    from little_loops.fsm.actions.spec import PromptInput
+
+    def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
+        return ["bash", "-c", 'wc -c; echo "file=${LL_PROMPT_FILE:-none}"']
+
+    spec = dataclasses.replace(
+        KINDS["shell"], name="reader", argv=argv, prompt_input=PromptInput.STDIN
+    )
+    before = set(glob.glob(f"{tempfile.gettempdir()}/ll-loop-*.prompt"))
+    runner = DefaultActionRunner(keep_output=False)
+    big = "y" * (3 * 1024 * 1024)
+    result = runner.execute(ActionRequest(big, 60, "reader", spec=spec))
+    assert result.exit_code == 0, result.stderr
+    assert result.output.split() == [str(len(big)), "file=none"]
+    assert set(glob.glob(f"{tempfile.gettempdir()}/ll-loop-*.prompt")) == before  # removed
+    as_file = dataclasses.replace(spec, prompt_input=PromptInput.FILE)
+    argv_file = ["bash", "-c", 'cat "$LL_PROMPT_FILE"']
+    as_file = dataclasses.replace(as_file, argv=lambda request, program: argv_file)
+    out = tmp_path / "x.out"
+    result = runner.execute(
+        ActionRequest("the 'prompt'", 60, "reader", output_file=out, spec=as_file)
+    )
+    assert result.output == "the 'prompt'"

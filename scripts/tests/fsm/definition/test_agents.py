@@ -107,3 +107,13 @@ def test_the_project_agents_file_is_seen_by_two_loops_and_a_loop_entry_wins(
         "project agent: Say two",
         "own agent: Say three",
     ]
+
+
+def test_the_project_agents_file_is_no_loop(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "agents.yaml").write_text("agents:\n  mine: {command: x}\n")
+    (tmp_path / ".loops" / "one.yaml").write_text(PROJECT_LOOP.format(name="one"))
+    listed = ll_loop(tmp_path, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "one" in listed.stdout
+    assert "agents" not in listed.stdout
