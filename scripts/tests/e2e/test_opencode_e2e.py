@@ -254,12 +254,6 @@ def test_a_usage_limit_is_recognised_and_waited_out(
     assert [(r["from"], r["to"]) for r in of(events, "route")][:1] == [("fix", "check")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ll-loop logs picks a step's reader by its recorded action_type, `prompt` for "
-    "every agent (so Claude Code's): action_start must name the agent (cli/logs.py, the "
-    "engine's events; not this kind's module)",
-)
 def test_logs_show_the_opencode_session_as_text(
     project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
 ) -> None:

@@ -28,8 +28,9 @@ from little_loops.fsm.values.interpolation import InterpolationContext, interpol
 
 def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
     """Run state *name* (its action unless *done*) until it gives an outcome to route: a
-    retry or Claude's limit runs it again after a wait (the run's end, if a stop or the
-    timeout cuts that short)."""
+    retry or an agent's limit runs it again after a wait (the run's end, if a stop or the
+    timeout cuts that short); a usage limit with agents left in its list goes on with the
+    next one (`run_action`)."""
     while True:
         ended = run.retries.finish_wait(name, run.limits.clock, run.wait, run.stopping.asked)
         if ended is not None:

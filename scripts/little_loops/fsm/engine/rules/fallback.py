@@ -11,6 +11,7 @@ from typing import Any
 
 from little_loops.fsm.actions.machine import Machine
 from little_loops.fsm.actions.ratelimit import USAGE_LIMIT, AgentLimit
+from little_loops.fsm.actions.registry import agent_problem
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
@@ -79,7 +80,7 @@ def refusal(
     limit: AgentLimit | None = kind.usage_limit(result)
     if limit is None:
         failed = result.error is not None or result.exit_code != 0
-        if failed and kind.ready is not None and kind.ready(machine()) is not None:
+        if failed and agent_problem(kind, machine()) is not None:
             return Refusal(NOT_READY, None)
         return None
     if limit.kind != USAGE_LIMIT:

@@ -52,10 +52,14 @@ def test_a_missing_program_is_a_refusal_for_the_rest_of_the_run() -> None:
     assert refusal(CLAUDE, by_bash, ladder_s=30) == Refusal(NOT_INSTALLED, None)
 
 
+def _installed() -> Machine:
+    return Machine(env={}, root=False, which=lambda name: f"/bin/{name}")
+
+
 def test_a_rate_limit_or_a_failure_is_no_refusal() -> None:
     limited = ActionResult("API Error: 429 rate limited", "", 1, 1, error="claude exited 1")
-    assert refusal(CLAUDE, limited, ladder_s=30) is None  # waited out on the same agent
-    assert refusal(CLAUDE, ActionResult("no", "", 1, 1), ladder_s=30) is None
+    assert refusal(CLAUDE, limited, 30, machine=_installed) is None  # waited out on the same one
+    assert refusal(CLAUDE, ActionResult("no", "", 1, 1), 30, machine=_installed) is None
 
 
 def test_limited_agents_are_skipped_until_their_time_then_free_again() -> None:
@@ -111,8 +115,7 @@ def test_a_switch_as_a_person_reads_it() -> None:
 
 
 def test_a_failed_agent_that_is_not_ready_is_skipped_for_the_rest_of_the_run() -> None:
-    def machine() -> Machine:
-        return Machine(env={}, root=False, which=lambda name: f"/bin/{name}")
+    machine = _installed
 
     def ready(here: Machine) -> str | None:
         return None if here.env.get("OTHER_KEY") else "run `other login`, or set OTHER_KEY"
