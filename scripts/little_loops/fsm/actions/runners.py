@@ -91,6 +91,10 @@ class DefaultActionRunner(ProcessSupervisor):
         argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
         env = None if request.env is None else {**os.environ, **request.env}
+        if cwd is not None:
+            # As a shell does: a program that asks $PWD for its folder (opencode) gets the
+            # one it runs in (a worktree), not the folder ll-loop was started from.
+            env = {**(os.environ if env is None else env), "PWD": os.path.abspath(cwd)}
         out_path = self._output_path(request)
         out_fd = err_fd = in_fd = -1
         prompt = None

@@ -502,3 +502,16 @@ def test_a_prompt_on_stdin_without_an_output_file_goes_through_a_temporary_file(
         ActionRequest("the 'prompt'", 60, "reader", output_file=out, spec=as_file)
     )
     assert result.output == "the 'prompt'"
+
+
+def test_a_program_that_reads_pwd_gets_the_folder_it_runs_in(tmp_path: Path) -> None:
+    # printenv is no shell: it reports $PWD as it was handed (bash would reset it itself).
+    where = tmp_path / "worktree"
+    where.mkdir()
+    runner = DefaultActionRunner(keep_output=False, commands={"shell": ("printenv",)})
+    result = runner.execute(ActionRequest("PWD", timeout=30, kind="shell", cwd=where))
+    assert result.output.strip() == str(where)
+    values = runner.execute(
+        ActionRequest("PWD", timeout=30, kind="shell", cwd=where, env={"LL_V_1": "x"})
+    )
+    assert values.output.strip() == str(where)
