@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.claude_code import claude_code_or_skip
 from support.fake_anthropic import FakeAnthropic, Reply
+from support.fake_openai import FakeOpenAI
+from support.npm_cli import CODEX, cli_or_skip
 
 # Keeps an API-error test to about a second: Claude Code's default is 10 retries with
 # exponential backoff, which takes minutes against a server that always answers 5xx.
@@ -52,3 +55,42 @@ def claude_code_env(
         monkeypatch.setenv(name, value)
     fake_anthropic.default_reply = Reply("message", [{"type": "text", "text": SIDE_REPLY_TEXT}])
     return env
+
+
+# The real Codex CLI against the scripted Responses API (support/fake_openai.py).
+CONFIG = """\
+model_provider = "fake"
+
+[model_providers.fake]
+name = "fake"
+base_url = "{url}"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+"""
+
+
+@pytest.fixture(scope="session")
+def codex_cli() -> Path:
+    return cli_or_skip(CODEX)
+
+
+@pytest.fixture
+def fake_openai(
+    codex_cli: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeOpenAI]:
+    """The fake API, and a fresh HOME and CODEX_HOME whose config.toml points Codex at it."""
+    with FakeOpenAI() as fake:
+        home = tmp_path_factory.mktemp("codex-home")
+        codex_home = home / ".codex"
+        codex_home.mkdir()
+        (codex_home / "config.toml").write_text(CONFIG.format(url=fake.url))
+        for name in list(os.environ):
+            if name.startswith(("OPENAI_", "CODEX_", "ANTHROPIC_")):
+                monkeypatch.delenv(name)
+        monkeypatch.setenv("PATH", f"{codex_cli.parent}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("CODEX_HOME", str(codex_home))
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-test-key")
+        yield fake

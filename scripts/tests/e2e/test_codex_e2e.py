@@ -4,8 +4,6 @@ Responses API on 127.0.0.1, run by the `ll-loop` console script."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +11,6 @@ import pytest
 from support import llproc
 from support.doc_blocks import all_blocks
 from support.fake_openai import SHELL_TOOL, FakeOpenAI
-from support.npm_cli import CODEX, cli_or_skip
 from support.project import LoopProject
 
 from little_loops.fsm.actions import codex
@@ -21,18 +18,8 @@ from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = pytest.mark.e2e
 
-MODEL = "gpt-5-codex"
-CONFIG = """\
-model_provider = "fake"
+MODEL = "gpt-5-codex"  # the model docs/agents/codex.md's loops name
 
-[model_providers.fake]
-name = "fake"
-base_url = "{url}"
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-"""
 DOC = "docs/agents/codex.md"
 
 
@@ -44,31 +31,6 @@ def doc_loop(name: str) -> str:
 
 
 FIX = doc_loop("fix-calc")
-
-
-@pytest.fixture(scope="session")
-def codex_cli() -> Path:
-    return cli_or_skip(CODEX)
-
-
-@pytest.fixture
-def fake_openai(
-    codex_cli: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[FakeOpenAI]:
-    """The fake API, and a fresh HOME and CODEX_HOME whose config.toml points Codex at it."""
-    with FakeOpenAI() as fake:
-        home = tmp_path_factory.mktemp("codex-home")
-        codex_home = home / ".codex"
-        codex_home.mkdir()
-        (codex_home / "config.toml").write_text(CONFIG.format(url=fake.url))
-        for name in list(os.environ):
-            if name.startswith(("OPENAI_", "CODEX_", "ANTHROPIC_")):
-                monkeypatch.delenv(name)
-        monkeypatch.setenv("PATH", f"{codex_cli.parent}{os.pathsep}{os.environ['PATH']}")
-        monkeypatch.setenv("HOME", str(home))
-        monkeypatch.setenv("CODEX_HOME", str(codex_home))
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-test-key")
-        yield fake
 
 
 def run(project: LoopProject, name: str, text: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from support import llproc
 from support.fake_anthropic import FakeAnthropic, error_reply, is_claude_code_turn
+from support.fake_openai import FakeOpenAI
 from support.project import LoopProject
 from support.slowdown import scaled
 
@@ -150,3 +151,87 @@ def test_a_session_continued_on_another_agent_starts_fresh_with_the_step_s_promp
     assert (root / "prompt.txt").read_text() == "Now fix it as planned\n"  # the step's prompt
     state = json.loads((root / ".loops" / ".running" / "sessions.state.json").read_text())
     assert state["session_agents"] == {"work": "claude"}  # the second agent made no session
+
+
+CODEX = ("codex", "codex: {model: gpt-5-codex}\nrate_limit: {ladder: [1], max_wait: 120}")
+
+
+def _claude_limited(fake_anthropic: FakeAnthropic) -> tuple[int, Any]:
+    """Claude Code's stand-in answers every turn with its usage-limit message (resets in an
+    hour): the time it resets, and the route (its requests)."""
+    resets = math.ceil(time.time() + scaled(3600))
+    message = f"Claude AI usage limit reached|{resets}"
+    body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    agent.default_reply = error_reply(429, body, headers={"retry-after": "0"})
+    return resets, agent
+
+
+def test_claude_s_usage_limit_sends_the_step_to_codex_which_completes_the_run(
+    fake_openai: FakeOpenAI,
+    claude_code_env: dict[str, str],
+    fake_anthropic: FakeAnthropic,
+    loop_project: LoopProject,
+) -> None:
+    root = loop_project.root
+    (root / "calc.sh").write_text("echo $((2+3))\n")
+    resets, agent = _claude_limited(fake_anthropic)
+    fake_openai.reply_shell("sed -i 's/2+3/2+2/' calc.sh")
+    fake_openai.reply_text("Fixed calc.sh.")
+    name, declared = CODEX
+    loop_project.write("fallback", LOOP.format(second=name, declared=declared))
+
+    done = llproc.console(root, "run", "fallback", "--json", timeout=180)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["final_state"] == "done"
+    assert outcome["iterations"] == 1
+    assert (root / "calc.sh").read_text() == "echo $((2+2))\n"
+    # Codex was handed the step's own prompt, by the model the loop gives.
+    assert fake_openai.requests[0].model == "gpt-5-codex"
+    assert fake_openai.requests[0].user_texts[-1] == "Fix the planted bug in calc.sh"
+    events = llproc.events(root, "fallback")
+    assert [e.get("agent") for e in _of(events, "action_start")] == ["claude", "codex", None]
+    (switch,) = _of(events, "agent_switch")
+    assert (switch["from"], switch["to"], switch["reason"]) == ("claude", "codex", "usage_limit")
+    shown = datetime.fromtimestamp(resets).strftime("%H:%M")
+    assert f"↪ claude's usage limit (resets {shown}): on with codex" in done.stderr
+    assert outcome["agent_switches"][0]["to"] == "codex"
+    report = json.loads(llproc.console(root, "report", "fallback", "--json").stdout)
+    assert report["agents"]["codex"]["cost_usd"] > 0
+    assert report["agent_switches"][0]["to"] == "codex"
+    text = llproc.console(root, "report", "fallback").stdout
+    assert "codex" in text
+    assert agent.requests
+
+
+def test_with_claude_and_codex_limited_the_run_waits_then_goes_on(
+    fake_openai: FakeOpenAI,
+    claude_code_env: dict[str, str],
+    fake_anthropic: FakeAnthropic,
+    loop_project: LoopProject,
+) -> None:
+    root = loop_project.root
+    (root / "calc.sh").write_text("echo $((2+3))\n")
+    _claude_limited(fake_anthropic)
+    # Codex's first answer: its own usage limit, no reset time (the ladder's 1 s); then it
+    # does the work.
+    fake_openai.reply_usage_limit()
+    fake_openai.reply_shell("sed -i 's/2+3/2+2/' calc.sh")
+    fake_openai.reply_text("Fixed calc.sh.")
+    name, declared = CODEX
+    loop_project.write("fallback", LOOP.format(second=name, declared=declared))
+
+    done = llproc.console(root, "run", "fallback", "--json", timeout=180)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert json.loads(done.stdout)["final_state"] == "done"
+    assert (root / "calc.sh").read_text() == "echo $((2+2))\n"
+    events = llproc.events(root, "fallback")
+    (wait,) = _of(events, "rate_limit_wait")
+    assert wait["agent"] == "every agent"
+    assert "⏳ waiting for every agent's usage limit" in done.stderr
+    # Claude is still limited (for an hour): after the wait the step runs on codex again.
+    starts = [e.get("agent") for e in _of(events, "action_start")]
+    assert starts == ["claude", "codex", "codex", None]
