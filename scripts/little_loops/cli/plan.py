@@ -18,7 +18,7 @@ from little_loops.fsm.definition.model import (
 )
 from little_loops.fsm.definition.transitions import declared
 from little_loops.fsm.definition.verdicts import judged_by_llm
-from little_loops.fsm.evaluators.judge_claude import API_BACKEND, judge_backend
+from little_loops.fsm.evaluators.judge_claude import API_BACKEND, CLAUDE_BACKEND, judge_backend
 from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.runs.preflight import needs
@@ -47,15 +47,21 @@ def _evaluator(state: StateConfig, llm_enabled: bool) -> str | None:
 
 
 def _judge(fsm: FSMLoop) -> str:
-    """Who the llm_structured judge asks in this environment, and why."""
-    backend = judge_backend(fsm.llm)
+    """Who the llm_structured judge asks in this environment, and why: with `auto` and no
+    API key, each judged state's own agent when it can judge, else Claude Code."""
     if fsm.llm.backend != "auto":
-        why = "llm.backend"
-    elif backend == API_BACKEND:
+        return f"judge backend {fsm.llm.backend}, llm.backend"
+    judged = [state for state in fsm.states.values() if judged_by_llm(state)]
+    backends = sorted(
+        {judge_backend(fsm.llm.for_agent(fsm.kind_for(state).name)) for state in judged}
+    ) or [judge_backend(fsm.llm)]
+    if backends == [API_BACKEND]:
         why = "auto: an API key is set"
-    else:
+    elif backends == [CLAUDE_BACKEND]:
         why = "auto: no ANTHROPIC_API_KEY, Claude Code's login"
-    return f"judge backend {backend}, {why}"
+    else:
+        why = "auto: no ANTHROPIC_API_KEY, each state's own agent when it can judge"
+    return f"judge backend {', '.join(backends)}, {why}"
 
 
 def _kind_lines(fsm: FSMLoop, name: str, state: StateConfig, kind: ActionKindSpec) -> list[str]:

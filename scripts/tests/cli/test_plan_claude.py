@@ -87,3 +87,39 @@ def test_the_options_survive_writing_the_loop_back() -> None:
         {"model": "claude-sonnet-4-5", "tools": ["Read", "Edit"]},
         "claude",
     )
+
+
+CODEX_STATES = """\
+    name: plan
+    initial: fix
+    agent: codex
+    states:
+      fix:
+        action: Fix it
+        action_type: prompt
+        on_success: check
+        on_failure: fix
+      check:
+        action: pytest
+        evaluate:
+          type: llm_structured
+        on_success: done
+        on_failure: fix
+      done:
+        terminal: true
+"""
+
+
+def test_with_auto_and_no_key_each_state_is_judged_through_its_own_agent(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    loop_project.write("plan", CODEX_STATES)
+    result = loop_project.run("run", "plan", "--dry-run")
+    assert result.code == 0, result.err
+    # fix (on Codex) is judged through Codex; check (a shell command) through Claude Code.
+    assert (
+        "llm: claude-haiku-4-5 (judge backend claude, codex, auto: no ANTHROPIC_API_KEY, "
+        "each state's own agent when it can judge)\n"
+    ) in result.out

@@ -18,6 +18,7 @@ from little_loops.fsm.actions import claude_code
 from little_loops.fsm.actions.claude_code import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
 from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claude_flags
 from little_loops.fsm.actions.machine import Machine as Machine
+from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.registry import agent_problem as agent_problem
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph import loop_graph
@@ -143,7 +144,22 @@ def needs(fsm: FSMLoop, start: str | None = None) -> dict[str, list[Use]]:
             if spec is not claude_code.SPEC:
                 what = f"runs a prompt on {spec.shown_as}"
                 found.setdefault(spec.name, []).append(Use(name, subloop, what, (), fallback, spec))
+        judge = _judging_agent(loop, state)
+        if judge is not None:
+            what = f"is judged through {judge.shown_as} (llm_structured)"
+            found.setdefault(judge.name, []).append(Use(name, subloop, what, (), (), judge))
     return found
+
+
+def _judging_agent(fsm: FSMLoop, state: StateConfig) -> ActionKindSpec | None:
+    """The agent other than Claude Code that judges *state* (`llm.backend: NAME`, or auto
+    on a state whose agent can judge), or None (no LLM judge, the API, or Claude Code: its
+    check is `ClaudeCode.calls`)."""
+    if not fsm.llm.enabled or not judged_by_llm(state):
+        return None
+    backend = judge_backend(fsm.llm.for_agent(fsm.kind_for(state).name))
+    spec = AGENTS.get(backend)
+    return None if spec is None or spec is claude_code.SPEC else spec
 
 
 def _problem(name: str, uses: Sequence[Use], machine: Machine) -> str | None:

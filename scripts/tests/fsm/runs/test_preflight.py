@@ -272,3 +272,34 @@ def test_agent_problem_asks_the_kinds_readiness_check() -> None:
     assert agent_problem(spec, _machine()) == "no login: run tool login"
     assert agent_problem(spec, _machine(TOOL_KEY="k")) is None
     assert agent_problem(spec, _machine(on_path=False)) == f"claude is not on PATH; {INSTALL}"
+
+
+JUDGED_BY_CODEX = """\
+    name: judged
+    initial: check
+    llm: {backend: codex}
+    states:
+      check:
+        action: "true"
+        evaluate: {type: llm_structured, prompt: "Did it pass?"}
+        on_success: done
+        on_failure: done
+      done:
+        terminal: true
+"""
+
+
+def test_a_judge_through_another_agent_needs_that_agent(tmp_path: Path) -> None:
+    fsm = _loop(tmp_path, JUDGED_BY_CODEX)
+    uses = needs(fsm)
+    assert [(u.state, u.what) for u in uses["codex"]] == [
+        ("check", "is judged through Codex (llm_structured)")
+    ]
+    assert "claude" not in uses
+    missing = problems(fsm, machine=_machine(on_path=False))
+    assert missing["codex"].startswith(
+        "state 'check' is judged through Codex (llm_structured), but codex is not on PATH"
+    )
+    # With the LLM off (`--no-llm`), nothing judges and nothing is needed.
+    fsm.llm.enabled = False
+    assert needs(fsm) == {}
