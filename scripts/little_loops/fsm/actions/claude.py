@@ -165,8 +165,6 @@ def partial_session(lines: Iterable[str]) -> PartialSession | None:
 
 # Tool inputs that say best what a tool call is doing, in order of preference.
 _TOOL_SUBJECTS: tuple[str, ...] = ("command", "file_path", "path", "pattern", "url", "description")
-# How much of the end of a transcript `latest_step` reads: a step's line is rarely longer.
-_STEP_WINDOW = 256 * 1024
 
 
 def describe_step(line: str) -> str | None:
@@ -197,18 +195,9 @@ def describe_step(line: str) -> str | None:
 def latest_step(path: str) -> str | None:
     """What the Claude session streaming into *path* did last (see `describe_step`), read
     from the end of the file; None when the file is missing or shows no step yet."""
-    try:
-        with open_run_stream(path) as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - _STEP_WINDOW))
-            tail = handle.read(_STEP_WINDOW)
-    except OSError:
-        return None
-    for raw in reversed(tail.splitlines()):
-        step = describe_step(raw.decode("utf-8", errors="replace"))
-        if step is not None:
-            return step
-    return None
+    from little_loops.fsm.actions.transcript import latest_step as latest
+
+    return latest(path, describe_step)
 
 
 def usage_of(report: dict[str, Any]) -> dict[str, int]:

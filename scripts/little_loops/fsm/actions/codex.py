@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,7 +34,6 @@ JUDGE_FLAGS: tuple[str, ...] = (*JSON_FLAGS, "--ephemeral", "--sandbox", "read-o
 CODEX_QUIET_SECONDS = 120
 # x.y.z in `codex --version` (compiled when asked: `ll-loop validate` compiles no pattern).
 _VERSION = r"(\d+)\.(\d+)\.(\d+)"
-_STEP_WINDOW = 256 * 1024
 
 
 def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
@@ -81,20 +79,9 @@ def readable(line: str) -> list[str]:
 def latest_step(path: str) -> str | None:
     """The session's latest step (`shell: pytest -q`), from the end of its output file."""
     from little_loops.fsm.actions.codex_events import describe_step
-    from little_loops.fsm.facts.runfile import open_run_stream
+    from little_loops.fsm.actions.transcript import latest_step as latest
 
-    try:
-        with open_run_stream(path) as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - _STEP_WINDOW))
-            tail = handle.read(_STEP_WINDOW)
-    except OSError:
-        return None
-    for raw in reversed(tail.splitlines()):
-        step = describe_step(raw.decode("utf-8", errors="replace"))
-        if step is not None:
-            return step
-    return None
+    return latest(path, describe_step)
 
 
 def ready(machine: Machine) -> str | None:

@@ -11,7 +11,6 @@ reports tokens but no cost: the tokens are priced here, per model.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +23,6 @@ from little_loops.fsm.actions.transcript import (
     json_object,
 )
 from little_loops.fsm.facts.pricing import CACHE_READ_FACTOR
-from little_loops.fsm.facts.runfile import open_run_stream
 
 # US dollars per million (input, output) tokens, Google's published Gemini API prices
 # (standard tier, prompts up to 200k tokens; thinking tokens are output). A name also
@@ -48,9 +46,6 @@ GEMINI_FAMILY_PRICES: dict[str, tuple[float, float]] = {
     "pro": GEMINI_PRICES_PER_MTOK["gemini-3.1-pro"],
 }
 _FAMILY = re.compile(r"^gemini-.*?(flash-lite|flash|pro)\b")
-
-# How much of the end of a transcript `latest_step` reads: a step's line is rarely longer.
-_STEP_WINDOW = 256 * 1024
 
 
 def price_of(model: str) -> tuple[float, float] | None:
@@ -236,18 +231,9 @@ def describe_step(line: str) -> str | None:
 
 def latest_step(path: str) -> str | None:
     """What the Gemini session streaming into *path* did last, from the end of the file."""
-    try:
-        with open_run_stream(path) as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - _STEP_WINDOW))
-            tail = handle.read(_STEP_WINDOW)
-    except OSError:
-        return None
-    for raw in reversed(tail.splitlines()):
-        step = describe_step(raw.decode("utf-8", errors="replace"))
-        if step is not None:
-            return step
-    return None
+    from little_loops.fsm.actions.transcript import latest_step as latest
+
+    return latest(path, describe_step)
 
 
 def _tool_result(data: Mapping[str, Any]) -> str:

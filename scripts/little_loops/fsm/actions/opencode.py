@@ -58,8 +58,6 @@ KEY_VARIABLES: tuple[str, ...] = (
     "OPENCODE_CONFIG_CONTENT",
 )
 _VERSION = r"(\d+)\.(\d+)\.(\d+)"  # compiled when first used: validate compiles none
-# How much of the end of its output `latest_step` reads: an event line is rarely longer.
-_STEP_WINDOW = 256 * 1024
 
 OPENCODE_OPTIONS: dict[str, KindOption] = {
     "model": KindOption(
@@ -196,20 +194,9 @@ def readable(line: str) -> list[str]:
 def latest_step(path: str) -> str | None:
     """The session's latest tool call or words, read from the end of its output file."""
     from little_loops.fsm.actions.opencode_events import describe_step
-    from little_loops.fsm.facts.runfile import open_run_stream
+    from little_loops.fsm.actions.transcript import latest_step as latest
 
-    try:
-        with open_run_stream(path) as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - _STEP_WINDOW))
-            tail = handle.read(_STEP_WINDOW)
-    except OSError:
-        return None
-    for raw in reversed(tail.splitlines()):
-        step = describe_step(raw.decode("utf-8", errors="replace"))
-        if step is not None:
-            return step
-    return None
+    return latest(path, describe_step)
 
 
 def ready(machine: Machine) -> str | None:

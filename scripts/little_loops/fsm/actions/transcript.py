@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from little_loops.fsm.facts.runfile import open_run_stream
 from little_loops.fsm.facts.spend import format_cost
 
+# How much of the end of an agent's output file `latest_step` reads: a step's line is rarely
+# longer.
+STEP_WINDOW = 256 * 1024
 RESULT_WIDTH = 100  # a tool result is shown as its first line, cut to this many characters
 # What `tool_lines` keeps of a session: its first this many lines, each cut to this width.
 MAX_TOOL_LINES = 200
@@ -119,3 +124,21 @@ def json_object(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def latest_step(path: str, describe: Callable[[str], str | None]) -> str | None:
+    """What the agent streaming into *path* did last: the last line of the file's end that
+    *describe* (its kind's reader of one output line) makes something of; None when the
+    file is missing or shows no step yet. For every agent's live progress line."""
+    try:
+        with open_run_stream(path) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - STEP_WINDOW))
+            tail = handle.read(STEP_WINDOW)
+    except OSError:
+        return None
+    for raw in reversed(tail.splitlines()):
+        step = describe(raw.decode("utf-8", errors="replace"))
+        if step is not None:
+            return step
+    return None

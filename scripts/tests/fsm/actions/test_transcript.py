@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.transcript import (
@@ -115,3 +116,17 @@ def test_tool_lines_keep_a_long_session_within_bounds() -> None:
     assert len(kept[0]) == TOOL_LINE_WIDTH
     assert kept[0].endswith("…")
     assert kept[-1] == "(and 1 more lines)"
+
+
+def test_latest_step_is_the_last_line_the_reader_describes(tmp_path: Path) -> None:
+    from little_loops.fsm.actions.transcript import STEP_WINDOW, latest_step
+
+    def describe(line: str) -> str | None:
+        return line.removeprefix("step ") if line.startswith("step ") else None
+
+    out = tmp_path / "a.out"
+    out.write_text("step one\n" + "x" * (STEP_WINDOW + 10) + "\nstep two\nnoise\n")
+    assert latest_step(str(out), describe) == "two"
+    out.write_text("step one\n" + "x" * (STEP_WINDOW + 10) + "\n")
+    assert latest_step(str(out), describe) is None  # only the file's end is read
+    assert latest_step(str(tmp_path / "missing.out"), describe) is None
