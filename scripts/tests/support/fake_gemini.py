@@ -14,12 +14,12 @@ assertions. Once the queue is empty, turns get `default_reply` (a 500 when there
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Self
+
+from support.local_server import LocalServer
 
 # The tool Gemini CLI offers for shell commands, and what its model calls it with.
 SHELL_TOOL = "run_shell_command"
@@ -157,48 +157,20 @@ def quota_body(*, daily: bool, retry_seconds: float = 1.0) -> dict[str, Any]:
     }
 
 
-class FakeGemini:
+class FakeGemini(LocalServer[Reply]):
     """The fake server; use as a context manager or call start() / stop()."""
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self.default_reply: Reply | None = None
         self.side_reply = Reply([{"text": ROUTER_CHOICE}], usage_metadata(10, 5))
-        self._replies: deque[Reply] = deque()
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._thread: threading.Thread | None = None
+        super().__init__(_make_handler(self))
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> Self:
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-        self._server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return self.root_url
 
     # --- scripting -------------------------------------------------------------------
-
-    def reply(self, reply: Reply) -> Self:
-        with self._lock:
-            self._replies.append(reply)
-        return self
 
     def reply_text(self, text: str, *, usage: dict[str, int] | None = None) -> Self:
         """Answer with a model turn of *text*."""
@@ -230,11 +202,6 @@ class FakeGemini:
     def next_reply(self) -> Reply | None:
         with self._lock:
             return self._replies.popleft() if self._replies else self.default_reply
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._replies)
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import threading
 import time
-from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
+
+from support.local_server import LocalServer
 
 CHARS_PER_TOKEN = 4
 _ids = itertools.count(1)  # ids of completions and tool calls, unique across servers
@@ -140,48 +140,20 @@ def error_reply(
     return Reply("error", status=status, body=body, headers=dict(headers or {}))
 
 
-class FakeOpenAIChat:
+class FakeOpenAIChat(LocalServer[Reply]):
     """The stand-in server; use as a context manager or call start() / stop()."""
 
     def __init__(self, side_text: str = "Fixing the constant") -> None:
         self.side_text = side_text
         self.requests: list[RecordedRequest] = []
-        self._replies: deque[Reply] = deque()
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._thread: threading.Thread | None = None
+        super().__init__(_make_handler(self))
 
     @property
     def url(self) -> str:
         """The base URL a client is given (`.../v1`)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def start(self) -> Self:
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-        self._server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"{self.root_url}/v1"
 
     # --- scripting -------------------------------------------------------------------
-
-    def reply(self, reply: Reply) -> Self:
-        with self._lock:
-            self._replies.append(reply)
-        return self
 
     def reply_text(self, text: str, *, usage: dict[str, Any] | None = None) -> Self:
         """Answer the next turn with assistant *text*."""
@@ -216,12 +188,6 @@ class FakeOpenAIChat:
         """Answer every turn with *reply* until time.time() reaches *until* (epoch seconds),
         then go on with the next scripted reply: an API limited until then."""
         return self.reply(dataclasses.replace(reply, until=until))
-
-    @property
-    def pending(self) -> int:
-        """Scripted replies not yet used."""
-        with self._lock:
-            return len(self._replies)
 
     @property
     def turns(self) -> list[RecordedRequest]:
