@@ -17,6 +17,7 @@ from little_loops.fsm.definition.agents import (
     unknown_agent,
     written_names,
 )
+from little_loops.fsm.definition.model import SESSION_CONTINUE
 from little_loops.fsm.definition.parameters import parse_parameters
 from little_loops.fsm.evaluators.config import JUDGE_BACKENDS
 from little_loops.fsm.facts.errors import InterpolationError, Severity
@@ -103,6 +104,7 @@ def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iter
             continue
         used.update(runs_on)
         yield from _unused_blocks(state, path, runs_on, "this state runs on")
+        yield from _sessionless(state, path, runs_on)
     yield from _unused_blocks(data, (), sorted(used), "no prompt state runs on")
     yield from _judge_problems(data, names)
 
@@ -119,6 +121,18 @@ def _value_problems(names: _Names, value: object, path: KeyPath) -> Iterator[Pro
     for name in possible or ():
         if name not in names.known:
             yield path, unknown_agent(name, dict.fromkeys(names.known)), "error"
+
+
+def _sessionless(data: Mapping[str, Any], path: KeyPath, runs_on: list[str]) -> Iterator[Problem]:
+    """A warning for `session: continue` on a state none of whose agents keeps a session
+    (a custom agent is a command: each visit starts afresh)."""
+    if data.get("session") != SESSION_CONTINUE:
+        return
+    if any(name in AGENTS and AGENTS[name].sessions for name in runs_on):
+        return
+    shown = ", ".join(runs_on)
+    message = f"no session to continue: {shown} keeps none (each visit starts afresh)"
+    yield (*path, "session"), message, "warning"
 
 
 def _unused_blocks(

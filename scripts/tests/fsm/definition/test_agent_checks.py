@@ -192,3 +192,18 @@ def test_an_agent_any_run_may_choose_leaves_every_options_block_in_use() -> None
     assert [(path, level) for path, _, level in problems] == [
         (("states", "fix", "codex"), "warning")
     ]
+
+
+def test_session_continue_on_an_agent_that_keeps_no_session_is_a_warning() -> None:
+    state = {"action": "Fix it", "action_type": "prompt", "session": "continue"}
+    custom = {"agents": {"mine": {"command": "./mine"}}, "agent": "mine", "states": {"fix": state}}
+    problems = list(agent_problems(custom))
+    assert problems == [
+        (
+            ("states", "fix", "session"),
+            "no session to continue: mine keeps none (each visit starts afresh)",
+            "warning",
+        )
+    ]
+    # On a list with an agent that keeps sessions, the session is that agent's.
+    assert list(agent_problems({**custom, "agent": ["mine", "claude"]})) == []
