@@ -27,6 +27,7 @@ from little_loops.fsm.facts.layout import (
     stderr_file,
 )
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_file
+from little_loops.fsm.processes.launch import Overlay
 
 # Where an agent that reads its prompt from a file (`prompt_input` FILE) finds it.
 PROMPT_FILE_VARIABLE = "LL_PROMPT_FILE"
@@ -90,11 +91,11 @@ class DefaultActionRunner(ProcessSupervisor):
         spec = self.spec(request)
         argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
-        env = None if request.env is None else {**os.environ, **request.env}
+        extra = dict(request.env or {})  # laid over our environment (launch.Overlay)
         if cwd is not None:
             # As a shell does: a program that asks $PWD for its folder (opencode) gets the
             # one it runs in (a worktree), not the folder ll-loop was started from.
-            env = {**(os.environ if env is None else env), "PWD": os.path.abspath(cwd)}
+            extra["PWD"] = os.path.abspath(cwd)
         out_path = self._output_path(request)
         out_fd = err_fd = in_fd = -1
         prompt = None
@@ -109,10 +110,7 @@ class DefaultActionRunner(ProcessSupervisor):
             if spec.prompt_input is PromptInput.STDIN:
                 in_fd = os.open(prompt.path, os.O_RDONLY)
             else:
-                env = {
-                    **(os.environ if env is None else env),
-                    PROMPT_FILE_VARIABLE: str(prompt.path),
-                }
+                extra[PROMPT_FILE_VARIABLE] = str(prompt.path)
         if out_path is not None:
             err_path = stderr_file(out_path)
             try:
@@ -132,7 +130,7 @@ class DefaultActionRunner(ProcessSupervisor):
             result = self.spawn(
                 argv,
                 cwd,
-                env,
+                Overlay(extra) if extra else None,
                 (request.timeout, request.idle_timeout),
                 out_fd,
                 out_path,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 # stdin, stdout, stderr: a descriptor, subprocess.PIPE / DEVNULL / STDOUT, or None (ours)
@@ -41,6 +41,36 @@ class ProgramPaths:
             self._found.pop((name, path), None)
         else:
             self._found[(name, path)] = found
+
+
+class Overlay(Mapping[str, str]):
+    """This process's environment with *extra* variables laid over it, for a child: handed to
+    it as our environment's bytes (`os.environb`) plus the few converted ones, not as every
+    variable encoded again at each start."""
+
+    def __init__(self, extra: Mapping[str, str]) -> None:
+        self.extra = dict(extra)
+
+    def __getitem__(self, name: str) -> str:
+        return self.extra[name] if name in self.extra else os.environ[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.extra
+        yield from (name for name in os.environ if name not in self.extra)
+
+    def __len__(self) -> int:
+        return len(self.extra) + sum(1 for name in os.environ if name not in self.extra)
+
+    def as_bytes(self) -> dict[bytes, bytes]:
+        return {**os.environb, **{os_bytes(k): os_bytes(v) for k, v in self.extra.items()}}
+
+
+def _env_bytes(env: Mapping[str, str] | None) -> dict[bytes, bytes] | None:
+    if env is None:
+        return None
+    if isinstance(env, Overlay):
+        return env.as_bytes()
+    return {os_bytes(k): os_bytes(v) for k, v in env.items()}
 
 
 def start(
@@ -94,7 +124,7 @@ def _popen(
         stdout=stdout,
         stderr=stderr,
         cwd=cwd,
-        env=None if env is None else {os_bytes(k): os_bytes(v) for k, v in env.items()},
+        env=_env_bytes(env),
         start_new_session=session,
     )
 

@@ -12,6 +12,7 @@ import pytest
 
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
+from little_loops.fsm.processes import launch
 from little_loops.fsm.processes.launch import ProgramPaths, os_bytes, start
 
 
@@ -115,3 +116,21 @@ def test_text_the_locale_cannot_hold_goes_as_utf8() -> None:
         os_bytes("a\0b")
     with pytest.raises(UnicodeEncodeError):
         os_bytes("lone \ud83d")
+
+
+def test_a_child_sees_our_environment_and_the_overlay(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LL_TEST_OURS", "ours")
+    monkeypatch.setenv("LL_TEST_REPLACED", "old")
+    overlay = launch.Overlay({"LL_TEST_REPLACED": "new", "LL_TEST_ADDED": "é ✓"})
+    assert overlay["LL_TEST_OURS"] == "ours"
+    assert overlay["LL_TEST_REPLACED"] == "new"
+    assert len(overlay) == len(dict(overlay)) == len(os.environ) + 1
+    proc = launch.start(
+        ["printenv", "LL_TEST_OURS", "LL_TEST_REPLACED", "LL_TEST_ADDED"],
+        None,
+        overlay,
+        (subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL),
+        launch.ProgramPaths(),
+    )
+    out, _ = proc.communicate(timeout=30)
+    assert out.decode().splitlines() == ["ours", "new", "é ✓"]
