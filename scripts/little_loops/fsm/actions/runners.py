@@ -92,10 +92,11 @@ class DefaultActionRunner(ProcessSupervisor):
         argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
         extra = dict(request.env or {})  # laid over our environment (launch.Overlay)
-        if cwd is not None:
+        folder = None if cwd is None else os.path.abspath(cwd)
+        if folder is not None and os.environ.get("PWD") != folder:
             # As a shell does: a program that asks $PWD for its folder (opencode) gets the
             # one it runs in (a worktree), not the folder ll-loop was started from.
-            extra["PWD"] = os.path.abspath(cwd)
+            extra["PWD"] = folder
         out_path = self._output_path(request)
         out_fd = err_fd = in_fd = -1
         prompt = None
