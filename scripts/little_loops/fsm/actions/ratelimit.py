@@ -76,6 +76,14 @@ def judge_limit(details: Mapping[str, object], now: float | None = None) -> Agen
     error = details.get("error")
     if not isinstance(error, str):
         return None
+    kind, resets = details.get("limit"), details.get("resets_at")
+    if isinstance(kind, str) and kind in KIND_WORDS:  # a judge through an agent's CLI
+        at = (
+            float(resets)
+            if isinstance(resets, int | float) and not isinstance(resets, bool)
+            else None
+        )
+        return AgentLimit(kind, at, error)
     found = _JUDGE_ERROR.match(error)
     if found is None:
         return None

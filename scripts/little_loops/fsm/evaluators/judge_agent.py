@@ -69,6 +69,10 @@ def evaluate_with_agent(
     if result.cost_usd is not None:
         details["cost_usd"] = result.cost_usd
     usage: dict[str, Any] = dict(result.usage or {})
+    limit = spec.usage_limit(result)
+    if limit is not None:  # waited out like the API judge's 429 (ratelimit.judge_limit)
+        details.update(limit=limit.kind, resets_at=limit.resets_at)
+        return judge_error(f"{spec.name} is limited: {limit.message}", shown, **details)
     answer = judge.verdict(result)
     if answer is None:
         why = result.error or f"no JSON object in its answer: {one_line(result.output or '')}"

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from little_loops.fsm.actions.ratelimit import USAGE_LIMIT, judge_limit
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.evaluators.config import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.judge_agent import evaluate_with_agent
@@ -91,12 +92,22 @@ def test_no_json_or_a_failed_turn_is_an_error_verdict(calls: Path) -> None:
     assert result.details["error"] == (
         "codex gave no verdict: no JSON object in its answer: I think it worked"
     )
-    (calls / "reply").write_text(lines("", failed="You’ve hit your usage limit. Try again later."))
+    (calls / "reply").write_text(lines("", failed="The model refused."))
     (calls / "status").write_text("1")
     failed = judge()
-    assert failed.details["error"] == (
-        "codex gave no verdict: codex failed: You’ve hit your usage limit. Try again later."
-    )
+    assert failed.details["error"] == "codex gave no verdict: codex failed: The model refused."
+    assert judge_limit(failed.details) is None
+
+
+def test_a_usage_limit_of_the_judging_agent_is_a_limit_the_run_waits_out(calls: Path) -> None:
+    (calls / "reply").write_text(lines("", failed="You’ve hit your usage limit. Try again later."))
+    (calls / "status").write_text("1")
+    limited = judge()
+    assert limited.verdict == "error"
+    assert limited.details["error"].startswith("codex is limited: ")
+    limit = judge_limit(limited.details)
+    assert limit is not None
+    assert limit.kind == USAGE_LIMIT
 
 
 def test_a_missing_cli_is_an_error_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
