@@ -19,6 +19,7 @@ from little_loops.fsm.values.value_checks import (
     MAX_ACTION_SECONDS,
     Check,
     describe,
+    is_finite,
     number,
     one_of,
     optional,
@@ -152,14 +153,17 @@ def definition_problems(
 
 
 def _last_cost(pattern: re.Pattern[str], result: ActionResult) -> float | None:
-    """The dollars of the last match in stdout; when stdout has none, in stderr."""
+    """The dollars of the last match in stdout; when stdout has none, in stderr. A match
+    that is no amount (`-5`, `nan`, `1e400`) is skipped: it would cheat the budget."""
     for stream in (result.output, result.stderr):
         cost = None
         for found in pattern.finditer(stream):
             try:
-                cost = float(found.group(1))
+                spent = float(found.group(1))
             except (TypeError, ValueError):
                 continue
+            if is_finite(spent) and spent >= 0:
+                cost = spent
         if cost is not None:
             return cost
     return None

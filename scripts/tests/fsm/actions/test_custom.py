@@ -277,3 +277,29 @@ def test_a_sub_loop_runs_its_own_and_the_projects_custom_agents(tmp_path: Path) 
     run = ll_loop(tmp_path, "run", "parent", timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "said.txt").read_text().splitlines() == ["own: one", "shared: two"]
+
+
+@pytest.mark.parametrize("printed", ["-5", "nan", "inf", "1e400"])
+def test_a_cost_that_is_no_amount_of_dollars_is_not_recorded(tmp_path: Path, printed: str) -> None:
+    # A negative cost would lower the run's spend under max_cost_usd, and NaN or inf make
+    # the report and the budget meaningless: such a match is not a cost (stderr's is read).
+    root = _project(tmp_path, "argument")
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text().replace("[0-9.]+", "[-0-9.a-z]+"))
+    script = root / "tools" / "agent.sh"
+    script.write_text(script.read_text().replace("\\$0.42", f"\\${printed}"))
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert _status(root)["cost_usd"] == pytest.approx(0.03)
+    report = ll_loop(root, "report", "fixer")
+    assert report.returncode == 0, report.stderr
+    assert f"${printed}" not in report.stdout + report.stderr
+    assert "$0.0300" in report.stdout
+    assert "warning" not in report.stderr
+
+
+def test_finish_skips_a_match_that_is_not_a_finite_cost_of_zero_or_more() -> None:
+    kind = custom_kind("mine", AgentDefinition("x", cost_pattern=r"\$([-0-9.a-z]+)"))
+    for spent in ("$-1", "$nan", "$inf", "$1e400"):
+        result = ActionResult(f"$0.5 then {spent}", "", 0, 1)
+        assert kind.finish(result, ActionRequest("p", 1, "mine")).cost_usd == 0.5
