@@ -19,6 +19,7 @@ from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.loop_files import AGENTS_FILE_NAME, LOOPS_FOLDER
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.values.value_checks import Check, describe, string
@@ -140,6 +141,9 @@ def read_project_agents(path: Path) -> tuple[dict[str, AgentDefinition], list[st
     problems, one line each naming the file (and the line); a file with a problem gives none."""
     if not path.exists():
         return {}, []
+    if not path.is_file():  # a FIFO would hang the read; /dev/zero would fill it
+        what = kind_of(path.stat().st_mode)
+        return {}, [f"{path}: is {what}, not a regular file of agents"]
     try:
         doc = load_file(path)
     except LoopFileError as exc:

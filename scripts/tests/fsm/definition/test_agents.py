@@ -117,3 +117,25 @@ def test_the_project_agents_file_is_no_loop(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     assert "one" in listed.stdout
     assert "agents" not in listed.stdout
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_fifo_or_a_device_as_the_project_agents_file_is_one_line_not_a_hang(
+    tmp_path: Path, command: str
+) -> None:
+    import os
+
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "one.yaml").write_text(PROJECT_LOOP.format(name="one"))
+    agents = tmp_path / ".loops" / "agents.yaml"
+    os.mkfifo(agents)  # nobody writes to it: reading it waits for ever
+    done = ll_loop(tmp_path, command, "one", timeout=30)
+    assert done.returncode != 0
+    assert "agents.yaml" in done.stdout + done.stderr
+    assert "not a regular file" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    agents.unlink()
+    agents.symlink_to("/dev/zero")
+    done = ll_loop(tmp_path, command, "one", timeout=30)
+    assert done.returncode != 0
+    assert "not a regular file" in done.stdout + done.stderr
