@@ -35,6 +35,34 @@ PROMPT_MODES: tuple[str, ...] = tuple(mode.value for mode in PromptInput)
 DEFAULT_AGENT_TIMEOUT = 1800  # seconds, like Claude Code's: a session takes minutes
 # bash runs `COMMAND "$@"`: the prompt is the one argument after the command's own.
 _WITH_ARGUMENT = '{command} "$@"'
+# A command ending in a control operator (`;`, `&`, `|`): "$@" after it runs as a command.
+_ENDS_IN_OPERATOR = r"(?<!\\)[;&|]\Z"
+_NOT_LAST_ARGUMENT = (
+    "the prompt is added as the command's last argument, and after {what} it would {then}: "
+    "end the command with its program or an argument, or use prompt: stdin or file"
+)
+
+
+def with_argument(command: str) -> str:
+    """The script bash runs for an agent taking its prompt as an argument: *command* (its
+    trailing newlines and blanks dropped, so `command: |` works) with `"$@"` after it."""
+    return _WITH_ARGUMENT.format(command=command.rstrip())
+
+
+def argument_problem(command: str) -> str | None:
+    """Why the prompt, added after *command* as its last argument, would not be one: a
+    trailing `;`, `&` or `|` makes it a command of its own, a comment swallows it."""
+    found = re.search(_ENDS_IN_OPERATOR, command.rstrip())
+    if found is not None:
+        return _NOT_LAST_ARGUMENT.format(what=f"'{found.group(0)}'", then="run as a command")
+    # Here, not at the top: the bash parser loads only for a loop with a custom agent.
+    from little_loops.fsm.values.shellparse import COMMENT, placements
+
+    script = with_argument(command).encode("utf-8", "surrogateescape")
+    start = len(script) - len(b'"$@"')
+    if placements(script, [(start, len(script))])[0].form == COMMENT:
+        return _NOT_LAST_ARGUMENT.format(what="a comment", then="be no argument at all")
+    return None
 
 
 def _regex(value: object) -> str | None:
@@ -150,6 +178,11 @@ def definition_problems(
     for key in REQUIRED_AGENT_KEYS:
         if data.get(key) is None:
             yield (), f"missing required key '{key}' (the command that runs the agent)"
+    command = data.get("command")
+    if data.get("prompt") in (None, PromptInput.ARGUMENT.value) and isinstance(command, str):
+        problem = argument_problem(command) if text(command) is None else None
+        if problem is not None:
+            yield ("command",), problem
 
 
 def _last_cost(pattern: re.Pattern[str], result: ActionResult) -> float | None:
@@ -173,7 +206,7 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
     """The action kind of the custom agent *name*: bash runs its command; the prompt goes
     in as its definition says; its stdout is the answer."""
     script = (
-        _WITH_ARGUMENT.format(command=definition.command)
+        with_argument(definition.command)
         if definition.prompt is PromptInput.ARGUMENT
         else definition.command
     )

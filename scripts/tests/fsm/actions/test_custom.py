@@ -303,3 +303,37 @@ def test_finish_skips_a_match_that_is_not_a_finite_cost_of_zero_or_more() -> Non
     for spent in ("$-1", "$nan", "$inf", "$1e400"):
         result = ActionResult(f"$0.5 then {spent}", "", 0, 1)
         assert kind.finish(result, ActionRequest("p", 1, "mine")).cost_usd == 0.5
+
+
+def test_a_command_ending_in_a_newline_gets_the_prompt_as_its_argument(tmp_path: Path) -> None:
+    # `command: |` (a YAML block) ends in a newline: `"$@"` on a line of its own would run
+    # the prompt as a command. Here the prompt names a program that must not run.
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {tmp_path / 'evil.ran'}\n")
+    evil.chmod(0o755)
+    root = _project(tmp_path, "argument", str(evil))
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(
+        loop.read_text().replace(
+            "command: MODE=argument ./tools/agent.sh\n",
+            "command: |\n      MODE=argument ./tools/agent.sh\n",
+        )
+    )
+    ll_loop(root, "run", "fixer", "--max-iterations", "2", timeout=60)
+    assert not (tmp_path / "evil.ran").exists()
+    assert (root / "prompt.seen").read_text() == str(evil)
+
+
+@pytest.mark.parametrize("command", ["./agent --fast;", "./agent &", "./agent |", "./a # fast"])
+def test_a_command_the_prompt_cannot_end_as_an_argument_is_refused(command: str) -> None:
+    problems = list(definition_problems("mine", {"command": command}, ()))
+    assert len(problems) == 1, problems
+    assert problems[0][0] == ("command",)
+    assert "last argument" in problems[0][1]
+    # With the prompt on stdin or in a file, nothing is added to the command.
+    assert not list(definition_problems("mine", {"command": command, "prompt": "stdin"}, ()))
+
+
+@pytest.mark.parametrize("command", ["./a --fast", "f() { echo $1; }; f", "find . -exec x {} \\;"])
+def test_a_command_that_ends_in_a_program_or_its_arguments_is_fine(command: str) -> None:
+    assert not list(definition_problems("mine", {"command": command}, ()))
