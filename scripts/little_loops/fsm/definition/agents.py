@@ -103,10 +103,13 @@ def agent_kinds(custom: Mapping[str, ActionKindSpec]) -> dict[str, ActionKindSpe
 
 
 def kinds_named(
-    names: list[str], kinds: Mapping[str, ActionKindSpec], where: str
+    names: list[str], kinds: Mapping[str, ActionKindSpec], where: str, written: object = None
 ) -> list[ActionKindSpec]:
     """The agent kinds *names* name; LoopDefinitionError (one line, *where* first, with a
-    did-you-mean) for a name no agent has. No names: the default agent (Claude Code)."""
+    did-you-mean) for a name no agent has. No names: the default agent (Claude Code), when
+    no `agent:` is *written*; one filled in to none (`--set agent=`) is an error."""
+    if not names and written is not None:
+        raise LoopDefinitionError(f"{where}: {no_agent(written)}")
     if not names:
         return [DEFAULT_AGENT]
     out = []
@@ -116,6 +119,12 @@ def kinds_named(
             raise LoopDefinitionError(f"{where}: {unknown_agent(name, kinds)}")
         out.append(spec)
     return out
+
+
+def no_agent(value: object) -> str:
+    """`'${context.agent}' names no agent once filled in`: a value that filled to nothing."""
+    written = ", ".join(written_names(value))
+    return f"'{written}' names no agent once filled in (give it an agent name)"
 
 
 def unknown_agent(name: str, known: Iterable[str]) -> str:

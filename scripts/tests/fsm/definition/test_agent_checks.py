@@ -192,3 +192,13 @@ def test_an_agent_any_run_may_choose_leaves_every_options_block_in_use() -> None
     assert [(path, level) for path, _, level in problems] == [
         (("states", "fix", "codex"), "warning")
     ]
+
+
+def test_an_agent_reference_whose_default_fills_to_no_name_is_an_error(tmp_path: Path) -> None:
+    body = "parameters:\n  agent: {type: string, default: ''}\nagent: ${context.agent}\n"
+    code, lines = _validate(tmp_path, body + PROMPT_STATE)
+    assert code != 0
+    assert lines == [
+        ".loops/demo.yaml:5: error: loop 'demo' > agent: '${context.agent}' names no agent "
+        "once filled in (give it an agent name)"
+    ]
