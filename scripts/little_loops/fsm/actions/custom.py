@@ -9,12 +9,15 @@ shell text: as its last argument (`"$@"`), on its standard input, or in the file
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, PromptInput
 from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values import regex_limit
+from little_loops.fsm.values.regex_limit import SLOW_HINT, RegexTooSlow, within
 from little_loops.fsm.values.value_checks import (
     MAX_ACTION_SECONDS,
     Check,
@@ -190,7 +193,9 @@ def _last_cost(pattern: re.Pattern[str], result: ActionResult) -> float | None:
     that is no amount (`-5`, `nan`, `1e400`) is skipped: it would cheat the budget."""
     for stream in (result.output, result.stderr):
         cost = None
-        for found in pattern.finditer(stream):
+        # The iterator does the matching, so the list is made within the time limit.
+        matches: Callable[[], list[re.Match[str]]] = partial(list, pattern.finditer(stream))
+        for found in within(regex_limit.REGEX_TIME_LIMIT, matches):
             try:
                 spent = float(found.group(1))
             except (TypeError, ValueError):
@@ -200,6 +205,13 @@ def _last_cost(pattern: re.Pattern[str], result: ActionResult) -> float | None:
         if cost is not None:
             return cost
     return None
+
+
+def _too_slow(name: str, key: str, result: ActionResult) -> None:
+    """Say in *result*'s stderr (shown by `ll-loop logs`) that *key* was abandoned."""
+    seconds = regex_limit.REGEX_TIME_LIMIT
+    said = f"ll-loop: {name}'s {key} took longer than {seconds:g}s to match ({SLOW_HINT})"
+    result.stderr = f"{result.stderr.rstrip()}\n{said}\n".lstrip()
 
 
 def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
@@ -220,7 +232,11 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
 
     def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         if cost is not None:
-            spent = _last_cost(cost, result)
+            try:
+                spent = _last_cost(cost, result)
+            except RegexTooSlow:
+                spent = None
+                _too_slow(name, "cost_pattern", result)
             if spent is not None:
                 result.cost_usd = spent
         return result
@@ -231,7 +247,13 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
         # Here, not at the top: `ll-loop validate` stays light (ratelimit reads JSON).
         from little_loops.fsm.actions.ratelimit import USAGE_LIMIT, ClaudeLimit
 
-        found = limit.search(result.output) or limit.search(result.stderr)
+        try:
+            found = within(
+                regex_limit.REGEX_TIME_LIMIT,
+                lambda: limit.search(result.output) or limit.search(result.stderr),
+            )
+        except RegexTooSlow:  # taken as no limit; said once, by finish, for the cost
+            return None
         if found is None:
             return None
         return ClaudeLimit(USAGE_LIMIT, None, f"{name}: {found.group(0)}")

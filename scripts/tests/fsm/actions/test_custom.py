@@ -337,3 +337,36 @@ def test_a_command_the_prompt_cannot_end_as_an_argument_is_refused(command: str)
 @pytest.mark.parametrize("command", ["./a --fast", "f() { echo $1; }; f", "find . -exec x {} \\;"])
 def test_a_command_that_ends_in_a_program_or_its_arguments_is_fine(command: str) -> None:
     assert not list(definition_problems("mine", {"command": command}, ()))
+
+
+def test_a_catastrophic_cost_pattern_does_not_hang_the_run(tmp_path: Path) -> None:
+    # (?:a+)+ backtracks without end on "aaaa…!": the match is abandoned after
+    # REGEX_TIME_LIMIT seconds, the cost is not read, and the run goes on to its end.
+    root = _project(tmp_path, "argument")
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text().replace("'cost: \\$([0-9.]+)'", "'(?:a+)+\\$([0-9])'"))
+    script = root / "tools" / "agent.sh"
+    script.write_text(script.read_text() + f"echo {'a' * 40}!\n")
+    run = ll_loop(root, "run", "fixer", timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert _status(root)["cost_usd"] == 0
+    events = (root / ".loops" / ".running" / "fixer.events.jsonl").read_text().splitlines()
+    done = [json.loads(line) for line in events if '"action_complete"' in line]
+    assert "mine's cost_pattern took longer than 10s" in done[-2]["stderr"], done
+
+
+def test_slow_patterns_are_abandoned_within_their_time_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    monkeypatch.setattr("little_loops.fsm.values.regex_limit.REGEX_TIME_LIMIT", 0.3)
+    slow = "(?:a+)+b"
+    kind = custom_kind("mine", AgentDefinition("x", limit_pattern=slow, cost_pattern=f"{slow}(1)"))
+    result = ActionResult("a" * 40 + "!", "", 0, 1)
+    started = time.monotonic()
+    assert kind.usage_limit(result) is None
+    done = kind.finish(result, ActionRequest("p", 1, "mine"))
+    assert time.monotonic() - started < 10
+    assert done.cost_usd is None
+    assert "cost_pattern took longer than 0.3s" in done.stderr
