@@ -156,6 +156,20 @@ class AgentDefinition:
         return out
 
 
+def _name_problem(name: str) -> str | None:
+    """Why `agent:` could never choose the custom agent *name* (it splits a value on commas,
+    strips blanks, fills in `${...}`), or it would garble a display line; None: usable."""
+    if "," in name:
+        return "a comma separates the agents of a fallback list"
+    if name != name.strip():
+        return "blanks around a name are dropped"
+    if "${" in name:
+        return "${...} is filled in"
+    if not name.isprintable():
+        return "it holds a control character"
+    return None
+
+
 def definition_problems(
     name: object, data: object, builtin: Sequence[str]
 ) -> Iterator[tuple[tuple[str, ...], str]]:
@@ -164,6 +178,9 @@ def definition_problems(
     if not isinstance(name, str) or not name:
         yield (), f"an agent name must be a non-empty string, got {describe(name)}"
         return
+    unusable = _name_problem(name)
+    if unusable is not None:
+        yield (), f"an agent: value cannot name it: {unusable}"
     if name in builtin:
         yield (), f"'{name}' is a built-in agent: give the custom one another name"
     if not isinstance(data, Mapping):

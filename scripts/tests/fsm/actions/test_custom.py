@@ -370,3 +370,27 @@ def test_slow_patterns_are_abandoned_within_their_time_limit(
     assert time.monotonic() - started < 10
     assert done.cost_usd is None
     assert "cost_pattern took longer than 0.3s" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["a,b", " x", "x ", "${context.x}", "a\nb", "\x1b[31mred", ""])
+def test_a_name_agent_cannot_name_is_refused_where_it_is_declared(name: str) -> None:
+    # `agent:` splits on commas, strips blanks and fills in ${...}: such a custom agent
+    # could never be chosen, and a control character would rewrite the display.
+    problems = list(definition_problems(name, {"command": "x"}, ()))
+    assert len(problems) == 1, problems
+    assert problems[0][0] == ()
+
+
+@pytest.mark.parametrize("name", ["../x", "a b", "ünï—😀", "n" * 300, "-rf", "my.agent_2"])
+def test_an_odd_but_usable_name_is_fine(name: str) -> None:
+    assert not list(definition_problems(name, {"command": "x"}, ()))
+
+
+def test_validate_refuses_a_custom_agent_whose_name_agent_cannot_give(tmp_path: Path) -> None:
+    root = _project(tmp_path, "argument")
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text().replace("  mine:\n", '  "mine,2":\n', 1))
+    checked = ll_loop(root, "validate", "fixer")
+    assert checked.returncode != 0
+    assert "agents > mine,2: " in checked.stdout, checked.stdout
+    assert "comma" in checked.stdout
