@@ -88,13 +88,23 @@ def _cost_regex(value: object) -> str | None:
     return None
 
 
+def _command(value: object) -> str | None:
+    problem = text(value)
+    if problem is not None or not isinstance(value, str):
+        return problem
+    if not value.strip():  # `bash -c ' "$@"'` would run the prompt as the command
+        return "expected a command, got an empty one"
+    return "a command cannot hold a NUL byte" if "\0" in value else None
+
+
+COMMAND = Check(_command, {"type": "string", "pattern": "\\S"})
 REGEX = Check(_regex, {"type": "string", "minLength": 1, "format": "regex"})
 COST_REGEX = Check(_cost_regex, {"type": "string", "minLength": 1, "format": "regex"})
 
 # The keys of one custom agent, each with its check and what it means (docs, schema, hovers).
 AGENT_KEYS: dict[str, tuple[Check, str]] = {
     "command": (
-        text,
+        COMMAND,
         "The command that runs the agent, with bash, in the run's working folder (the "
         "project root, or the run's worktree). Required.",
     ),
@@ -200,7 +210,7 @@ def definition_problems(
             yield (), f"missing required key '{key}' (the command that runs the agent)"
     command = data.get("command")
     if data.get("prompt") in (None, PromptInput.ARGUMENT.value) and isinstance(command, str):
-        problem = argument_problem(command) if text(command) is None else None
+        problem = argument_problem(command) if _command(command) is None else None
         if problem is not None:
             yield ("command",), problem
 

@@ -394,3 +394,19 @@ def test_validate_refuses_a_custom_agent_whose_name_agent_cannot_give(tmp_path: 
     assert checked.returncode != 0
     assert "agents > mine,2: " in checked.stdout, checked.stdout
     assert "comma" in checked.stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ("", "expected a command, got an empty one"),
+        ("  \n", "expected a command, got an empty one"),
+        ("echo a\0b", "a command cannot hold a NUL byte"),
+    ],
+)
+def test_an_empty_command_or_one_with_a_nul_is_refused(command: str, problem: str) -> None:
+    # An empty command would run the prompt itself as the command (`bash -c ' "$@"'`).
+    for mode in ("argument", "stdin"):
+        assert list(definition_problems("mine", {"command": command, "prompt": mode}, ())) == [
+            (("command",), problem)
+        ]
