@@ -115,8 +115,9 @@ AGENT_KEYS: dict[str, tuple[Check, str]] = {
     ),
     "limit_pattern": (
         optional(REGEX),
-        "A regular expression: output (stdout or stderr) matching it means the agent is out "
-        "of quota, a usage limit (waited out, or the next agent of a fallback list).",
+        "A regular expression: output (stdout or stderr) of a failed call (exit code not 0) "
+        "matching it means the agent is out of quota, a usage limit (waited out, or the next "
+        "agent of a fallback list).",
     ),
     "cost_pattern": (
         optional(COST_REGEX),
@@ -269,7 +270,9 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
         return result
 
     def usage_limit(result: ActionResult) -> ClaudeLimit | None:
-        if limit is None:
+        # As for Claude Code, a call that finished is never read as a limit: an answer may
+        # well mention one (the task is about limits), and re-running it costs each time.
+        if limit is None or (result.exit_code == 0 and result.error is None):
             return None
         # Here, not at the top: `ll-loop validate` stays light (ratelimit reads JSON).
         from little_loops.fsm.actions.ratelimit import USAGE_LIMIT, ClaudeLimit

@@ -410,3 +410,18 @@ def test_an_empty_command_or_one_with_a_nul_is_refused(command: str, problem: st
         assert list(definition_problems("mine", {"command": command, "prompt": mode}, ())) == [
             (("command",), problem)
         ]
+
+
+def test_an_answer_that_mentions_the_limit_pattern_is_no_limit(tmp_path: Path) -> None:
+    # The task is about usage limits, so the answer says so; the call succeeded (exit 0):
+    # as for Claude Code, a call that finished is never read as a limit, not re-run.
+    root = _project(tmp_path, "argument")
+    script = root / "tools" / "agent.sh"
+    script.write_text(script.read_text() + "echo 'handled: usage limit reached is now shown'\n")
+    script.write_text(script.read_text().replace("#!/bin/bash\n", "#!/bin/bash\necho x >> calls\n"))
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text() + "rate_limit:\n  ladder: [1]\n  max_wait: 3\n")
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (root / "calls").read_text() == "x\n"
+    assert "rate_limit_wait" not in (root / ".loops" / ".running" / "fixer.events.jsonl").read_text()
