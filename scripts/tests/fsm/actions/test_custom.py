@@ -424,4 +424,5 @@ def test_an_answer_that_mentions_the_limit_pattern_is_no_limit(tmp_path: Path) -
     run = ll_loop(root, "run", "fixer", timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
     assert (root / "calls").read_text() == "x\n"
-    assert "rate_limit_wait" not in (root / ".loops" / ".running" / "fixer.events.jsonl").read_text()
+    events = (root / ".loops" / ".running" / "fixer.events.jsonl").read_text()
+    assert "rate_limit_wait" not in events
