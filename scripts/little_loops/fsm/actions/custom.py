@@ -9,16 +9,20 @@ shell text: as its last argument (`"$@"`), on its standard input, or in the file
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, PromptInput
 from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values import regex_limit
+from little_loops.fsm.values.regex_limit import SLOW_HINT, RegexTooSlow, within
 from little_loops.fsm.values.value_checks import (
     MAX_ACTION_SECONDS,
     Check,
     describe,
+    is_finite,
     number,
     one_of,
     optional,
@@ -34,6 +38,34 @@ PROMPT_MODES: tuple[str, ...] = tuple(mode.value for mode in PromptInput)
 DEFAULT_AGENT_TIMEOUT = 1800  # seconds, like Claude Code's: a session takes minutes
 # bash runs `COMMAND "$@"`: the prompt is the one argument after the command's own.
 _WITH_ARGUMENT = '{command} "$@"'
+# A command ending in a control operator (`;`, `&`, `|`): "$@" after it runs as a command.
+_ENDS_IN_OPERATOR = r"(?<!\\)[;&|]\Z"
+_NOT_LAST_ARGUMENT = (
+    "the prompt is added as the command's last argument, and after {what} it would {then}: "
+    "end the command with its program or an argument, or use prompt: stdin or file"
+)
+
+
+def with_argument(command: str) -> str:
+    """The script bash runs for an agent taking its prompt as an argument: *command* (its
+    trailing newlines and blanks dropped, so `command: |` works) with `"$@"` after it."""
+    return _WITH_ARGUMENT.format(command=command.rstrip())
+
+
+def argument_problem(command: str) -> str | None:
+    """Why the prompt, added after *command* as its last argument, would not be one: a
+    trailing `;`, `&` or `|` makes it a command of its own, a comment swallows it."""
+    found = re.search(_ENDS_IN_OPERATOR, command.rstrip())
+    if found is not None:
+        return _NOT_LAST_ARGUMENT.format(what=f"'{found.group(0)}'", then="run as a command")
+    # Here, not at the top: the bash parser loads only for a loop with a custom agent.
+    from little_loops.fsm.values.shellparse import COMMENT, placements
+
+    script = with_argument(command).encode("utf-8", "surrogateescape")
+    start = len(script) - len(b'"$@"')
+    if placements(script, [(start, len(script))])[0].form == COMMENT:
+        return _NOT_LAST_ARGUMENT.format(what="a comment", then="be no argument at all")
+    return None
 
 
 def _regex(value: object) -> str | None:
@@ -56,13 +88,23 @@ def _cost_regex(value: object) -> str | None:
     return None
 
 
+def _command(value: object) -> str | None:
+    problem = text(value)
+    if problem is not None or not isinstance(value, str):
+        return problem
+    if not value.strip():  # `bash -c ' "$@"'` would run the prompt as the command
+        return "expected a command, got an empty one"
+    return "a command cannot hold a NUL byte" if "\0" in value else None
+
+
+COMMAND = Check(_command, {"type": "string", "pattern": "\\S"})
 REGEX = Check(_regex, {"type": "string", "minLength": 1, "format": "regex"})
 COST_REGEX = Check(_cost_regex, {"type": "string", "minLength": 1, "format": "regex"})
 
 # The keys of one custom agent, each with its check and what it means (docs, schema, hovers).
 AGENT_KEYS: dict[str, tuple[Check, str]] = {
     "command": (
-        text,
+        COMMAND,
         "The command that runs the agent, with bash, in the run's working folder (the "
         "project root, or the run's worktree). Required.",
     ),
@@ -73,8 +115,9 @@ AGENT_KEYS: dict[str, tuple[Check, str]] = {
     ),
     "limit_pattern": (
         optional(REGEX),
-        "A regular expression: output (stdout or stderr) matching it means the agent is out "
-        "of quota, a usage limit (waited out, or the next agent of a fallback list).",
+        "A regular expression: output (stdout or stderr) of a failed call (exit code not 0) "
+        "matching it means the agent is out of quota, a usage limit (waited out, or the next "
+        "agent of a fallback list).",
     ),
     "cost_pattern": (
         optional(COST_REGEX),
@@ -124,6 +167,20 @@ class AgentDefinition:
         return out
 
 
+def _name_problem(name: str) -> str | None:
+    """Why `agent:` could never choose the custom agent *name* (it splits a value on commas,
+    strips blanks, fills in `${...}`), or it would garble a display line; None: usable."""
+    if "," in name:
+        return "a comma separates the agents of a fallback list"
+    if name != name.strip():
+        return "blanks around a name are dropped"
+    if "${" in name:
+        return "${...} is filled in"
+    if not name.isprintable():
+        return "it holds a control character"
+    return None
+
+
 def definition_problems(
     name: object, data: object, builtin: Sequence[str]
 ) -> Iterator[tuple[tuple[str, ...], str]]:
@@ -132,6 +189,9 @@ def definition_problems(
     if not isinstance(name, str) or not name:
         yield (), f"an agent name must be a non-empty string, got {describe(name)}"
         return
+    unusable = _name_problem(name)
+    if unusable is not None:
+        yield (), f"an agent: value cannot name it: {unusable}"
     if name in builtin:
         yield (), f"'{name}' is a built-in agent: give the custom one another name"
     if not isinstance(data, Mapping):
@@ -149,27 +209,44 @@ def definition_problems(
     for key in REQUIRED_AGENT_KEYS:
         if data.get(key) is None:
             yield (), f"missing required key '{key}' (the command that runs the agent)"
+    command = data.get("command")
+    if data.get("prompt") in (None, PromptInput.ARGUMENT.value) and isinstance(command, str):
+        problem = argument_problem(command) if _command(command) is None else None
+        if problem is not None:
+            yield ("command",), problem
 
 
 def _last_cost(pattern: re.Pattern[str], result: ActionResult) -> float | None:
-    """The dollars of the last match in stdout; when stdout has none, in stderr."""
+    """The dollars of the last match in stdout; when stdout has none, in stderr. A match
+    that is no amount (`-5`, `nan`, `1e400`) is skipped: it would cheat the budget."""
     for stream in (result.output, result.stderr):
         cost = None
-        for found in pattern.finditer(stream):
+        # The iterator does the matching, so the list is made within the time limit.
+        matches: Callable[[], list[re.Match[str]]] = partial(list, pattern.finditer(stream))
+        for found in within(regex_limit.REGEX_TIME_LIMIT, matches):
             try:
-                cost = float(found.group(1))
+                spent = float(found.group(1))
             except (TypeError, ValueError):
                 continue
+            if is_finite(spent) and spent >= 0:
+                cost = spent
         if cost is not None:
             return cost
     return None
+
+
+def _too_slow(name: str, key: str, result: ActionResult) -> None:
+    """Say in *result*'s stderr (shown by `ll-loop logs`) that *key* was abandoned."""
+    seconds = regex_limit.REGEX_TIME_LIMIT
+    said = f"ll-loop: {name}'s {key} took longer than {seconds:g}s to match ({SLOW_HINT})"
+    result.stderr = f"{result.stderr.rstrip()}\n{said}\n".lstrip()
 
 
 def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
     """The action kind of the custom agent *name*: bash runs its command; the prompt goes
     in as its definition says; its stdout is the answer."""
     script = (
-        _WITH_ARGUMENT.format(command=definition.command)
+        with_argument(definition.command)
         if definition.prompt is PromptInput.ARGUMENT
         else definition.command
     )
@@ -183,18 +260,30 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
 
     def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         if cost is not None:
-            spent = _last_cost(cost, result)
+            try:
+                spent = _last_cost(cost, result)
+            except RegexTooSlow:
+                spent = None
+                _too_slow(name, "cost_pattern", result)
             if spent is not None:
                 result.cost_usd = spent
         return result
 
     def usage_limit(result: ActionResult) -> ClaudeLimit | None:
-        if limit is None:
+        # As for Claude Code, a call that finished is never read as a limit: an answer may
+        # well mention one (the task is about limits), and re-running it costs each time.
+        if limit is None or (result.exit_code == 0 and result.error is None):
             return None
         # Here, not at the top: `ll-loop validate` stays light (ratelimit reads JSON).
         from little_loops.fsm.actions.ratelimit import USAGE_LIMIT, ClaudeLimit
 
-        found = limit.search(result.output) or limit.search(result.stderr)
+        try:
+            found = within(
+                regex_limit.REGEX_TIME_LIMIT,
+                lambda: limit.search(result.output) or limit.search(result.stderr),
+            )
+        except RegexTooSlow:  # taken as no limit; said once, by finish, for the cost
+            return None
         if found is None:
             return None
         return ClaudeLimit(USAGE_LIMIT, None, f"{name}: {found.group(0)}")

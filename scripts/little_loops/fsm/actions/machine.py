@@ -3,39 +3,64 @@
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from little_loops.fsm.processes.containment import CONTAINMENT
 
 VERSION_TIMEOUT = (
     30.0  # seconds for `PROGRAM --version` (a node CLI starts slowly on a busy machine)
 )
+VERSION_BYTES = 64 * 1024  # of `PROGRAM --version`'s output: a version is its first line
 
 
 def _version_of(program: str) -> str | None:
-    """The first line `PROGRAM --version` prints, or None when it does not run or fails."""
+    """The first line `PROGRAM --version` prints, or None when it does not run or fails.
+    At most VERSION_BYTES are read: one that prints without end is ended there."""
     streams = (subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL)
     try:
         child = CONTAINMENT.start([program, "--version"], env=None, streams=streams, session=True)
     except (OSError, ValueError):
         return None
+    deadline = time.monotonic() + VERSION_TIMEOUT
     with child.process as proc:
         try:
-            out, _ = proc.communicate(timeout=VERSION_TIMEOUT)
+            out = _read_capped(proc.stdout, deadline) if proc.stdout is not None else None
+            if out is not None and len(out) < VERSION_BYTES:  # it ended its output: and itself?
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            child.end(0.0)
-            return None
+            out = None
         except BaseException:  # e.g. Ctrl-C: never leave it running
             child.end(0.0)
             raise
-    if proc.returncode != 0:
+        if out is None or len(out) >= VERSION_BYTES:  # too slow, or printing without end
+            child.end(0.0)
+        elif proc.returncode != 0:
+            return None
+    if out is None:
         return None
     lines = [line.strip() for line in out.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[0] if lines else None
+
+
+def _read_capped(stream: IO[bytes], deadline: float) -> bytes | None:
+    """What *stream* gives until its end or VERSION_BYTES; None at *deadline* (monotonic)."""
+    out = b""
+    while len(out) < VERSION_BYTES:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([stream], [], [], left)[0]:
+            return None
+        chunk = os.read(stream.fileno(), VERSION_BYTES - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return out
 
 
 @dataclass(frozen=True)

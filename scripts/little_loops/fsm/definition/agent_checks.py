@@ -13,6 +13,7 @@ from little_loops.fsm.definition.agents import (
     AGENT_KEY,
     AGENTS_KEY,
     filled_names,
+    no_agent,
     reference_problem,
     unknown_agent,
     written_names,
@@ -118,6 +119,8 @@ def _value_problems(names: _Names, value: object, path: KeyPath) -> Iterator[Pro
             yield path, problem, "error"
             return
     possible = names.possible(value)
+    if possible == []:
+        yield path, no_agent(value), "error"
     for name in possible or ():
         if name not in names.known:
             yield path, unknown_agent(name, dict.fromkeys(names.known)), "error"

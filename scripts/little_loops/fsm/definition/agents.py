@@ -19,6 +19,7 @@ from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.loop_files import AGENTS_FILE_NAME, LOOPS_FOLDER
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.values.value_checks import Check, describe, string
@@ -102,10 +103,13 @@ def agent_kinds(custom: Mapping[str, ActionKindSpec]) -> dict[str, ActionKindSpe
 
 
 def kinds_named(
-    names: list[str], kinds: Mapping[str, ActionKindSpec], where: str
+    names: list[str], kinds: Mapping[str, ActionKindSpec], where: str, written: object = None
 ) -> list[ActionKindSpec]:
     """The agent kinds *names* name; LoopDefinitionError (one line, *where* first, with a
-    did-you-mean) for a name no agent has. No names: the default agent (Claude Code)."""
+    did-you-mean) for a name no agent has. No names: the default agent (Claude Code), when
+    no `agent:` is *written*; one filled in to none (`--set agent=`) is an error."""
+    if not names and written is not None:
+        raise LoopDefinitionError(f"{where}: {no_agent(written)}")
     if not names:
         return [DEFAULT_AGENT]
     out = []
@@ -115,6 +119,12 @@ def kinds_named(
             raise LoopDefinitionError(f"{where}: {unknown_agent(name, kinds)}")
         out.append(spec)
     return out
+
+
+def no_agent(value: object) -> str:
+    """`'${context.agent}' names no agent once filled in`: a value that filled to nothing."""
+    written = ", ".join(written_names(value))
+    return f"'{written}' names no agent once filled in (give it an agent name)"
 
 
 def unknown_agent(name: str, known: Iterable[str]) -> str:
@@ -140,6 +150,9 @@ def read_project_agents(path: Path) -> tuple[dict[str, AgentDefinition], list[st
     problems, one line each naming the file (and the line); a file with a problem gives none."""
     if not path.exists():
         return {}, []
+    if not path.is_file():  # a FIFO would hang the read; /dev/zero would fill it
+        what = kind_of(path.stat().st_mode)
+        return {}, [f"{path}: is {what}, not a regular file of agents"]
     try:
         doc = load_file(path)
     except LoopFileError as exc:

@@ -355,7 +355,7 @@ class FSMLoop:
         if state.agent is not None:
             named = next((key for key, each in self.states.items() if each is state), "?")
             where = f"loop '{self.name}' > states > {named} > agent"
-        return kinds_named(names, kinds, where)
+        return kinds_named(names, kinds, where, value)
 
     def kind_for(self, state: StateConfig) -> ActionKindSpec:
         """The kind *state*'s action runs as: its first agent, or its command's kind."""

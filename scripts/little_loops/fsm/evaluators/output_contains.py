@@ -4,45 +4,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from types import FrameType
 from typing import Any
 
 from little_loops.fsm.evaluators.config import EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, missing
 from little_loops.fsm.values.interpolation import to_text
-
-# A regular expression may backtrack for hours ((a+)+b on "aaaa…!"); past this many seconds
-# the match is abandoned and the verdict is `error`, so the loop's limits still hold.
-REGEX_TIME_LIMIT = 10.0
-
-
-class _RegexTooSlow(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise _RegexTooSlow
+from little_loops.fsm.values.regex_limit import REGEX_TIME_LIMIT, SLOW_HINT, RegexTooSlow, within
 
 
 def _search_within(pattern: str, text: str, seconds: float) -> bool:
-    """re.search (MULTILINE) abandoned after *seconds*.
-
-    CPython's matcher checks for signals as it works, so a SIGALRM handler that raises
-    stops it; that only works on the main thread, elsewhere the search is unbounded.
-    """
-    import signal  # here, not at the top: `ll-loop validate` reads this module's SPEC only
-    import threading
-
+    """re.search (MULTILINE) abandoned (RegexTooSlow) after *seconds*."""
     compiled = re.compile(pattern, re.MULTILINE)
-    if threading.current_thread() is not threading.main_thread():
-        return compiled.search(text) is not None
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return compiled.search(text) is not None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return within(seconds, lambda: compiled.search(text) is not None)
 
 
 def evaluate_output_contains(output: str, pattern: str, negate: bool = False) -> EvaluationResult:
@@ -63,10 +36,10 @@ def evaluate_output_contains(output: str, pattern: str, negate: bool = False) ->
                 mode = "regex"
         except re.error:
             pass  # not a regex: the substring test above was the whole test
-        except _RegexTooSlow:
+        except RegexTooSlow:
             return error_result(
-                f"pattern took longer than {REGEX_TIME_LIMIT:g}s to match (a nested "
-                "quantifier like (a+)+ backtracks without end); simplify the pattern",
+                f"pattern took longer than {REGEX_TIME_LIMIT:g}s to match ({SLOW_HINT}); "
+                "simplify the pattern",
                 **details,
             )
     details["matched"] = mode is not None

@@ -8,6 +8,7 @@ from typing import Any
 
 from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.facts.events import Event
+from little_loops.fsm.values.value_checks import is_finite
 
 JUDGE = "judge"  # the row of the LLM judge's calls (`evaluate` events that cost)
 KEEP_SWITCHES = 200  # the report lists the last this many `agent_switch` events
@@ -41,12 +42,20 @@ def agent_of(event: dict[str, Any]) -> str | None:
     return kind.name if kind is not None and kind.agent is not None else None
 
 
+def _amount(value: object) -> float:
+    """The dollars of an event's cost: 0 for none, and for what is no amount (NaN, inf, a
+    negative: a damaged or foreign log), which would spoil the sums and `--json`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if is_finite(value) and value >= 0 else 0.0
+
+
 def count(
     agents: dict[str, AgentFigures], agent: str, event: dict[str, Any], *, action: bool
 ) -> None:
     """Add an `action_complete` (*action*) or a judge's `evaluate` *event* to *agent*'s row."""
     cost, usage, models = event.get("cost_usd"), event.get("usage"), event.get("models")
-    spent = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else 0.0
+    spent = _amount(cost)
     if not action and spent <= 0:
         return  # a verdict no model gave
     row = agents.setdefault(agent, AgentFigures())
@@ -59,7 +68,7 @@ def count(
     if isinstance(models, dict):
         for name, each in models.items():
             if isinstance(each, int | float) and not isinstance(each, bool):
-                row.models[str(name)] = row.models.get(str(name), 0.0) + float(each)
+                row.models[str(name)] = row.models.get(str(name), 0.0) + _amount(each)
     elif not action and isinstance(event.get("model"), str):
         row.models[event["model"]] = row.models.get(event["model"], 0.0) + spent
 

@@ -277,3 +277,152 @@ def test_a_sub_loop_runs_its_own_and_the_projects_custom_agents(tmp_path: Path) 
     run = ll_loop(tmp_path, "run", "parent", timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "said.txt").read_text().splitlines() == ["own: one", "shared: two"]
+
+
+@pytest.mark.parametrize("printed", ["-5", "nan", "inf", "1e400"])
+def test_a_cost_that_is_no_amount_of_dollars_is_not_recorded(tmp_path: Path, printed: str) -> None:
+    # A negative cost would lower the run's spend under max_cost_usd, and NaN or inf make
+    # the report and the budget meaningless: such a match is not a cost (stderr's is read).
+    root = _project(tmp_path, "argument")
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text().replace("[0-9.]+", "[-0-9.a-z]+"))
+    script = root / "tools" / "agent.sh"
+    script.write_text(script.read_text().replace("\\$0.42", f"\\${printed}"))
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert _status(root)["cost_usd"] == pytest.approx(0.03)
+    report = ll_loop(root, "report", "fixer")
+    assert report.returncode == 0, report.stderr
+    assert f"${printed}" not in report.stdout + report.stderr
+    assert "$0.0300" in report.stdout
+    assert "warning" not in report.stderr
+
+
+def test_finish_skips_a_match_that_is_not_a_finite_cost_of_zero_or_more() -> None:
+    kind = custom_kind("mine", AgentDefinition("x", cost_pattern=r"\$([-0-9.a-z]+)"))
+    for spent in ("$-1", "$nan", "$inf", "$1e400"):
+        result = ActionResult(f"$0.5 then {spent}", "", 0, 1)
+        assert kind.finish(result, ActionRequest("p", 1, "mine")).cost_usd == 0.5
+
+
+def test_a_command_ending_in_a_newline_gets_the_prompt_as_its_argument(tmp_path: Path) -> None:
+    # `command: |` (a YAML block) ends in a newline: `"$@"` on a line of its own would run
+    # the prompt as a command. Here the prompt names a program that must not run.
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {tmp_path / 'evil.ran'}\n")
+    evil.chmod(0o755)
+    root = _project(tmp_path, "argument", str(evil))
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(
+        loop.read_text().replace(
+            "command: MODE=argument ./tools/agent.sh\n",
+            "command: |\n      MODE=argument ./tools/agent.sh\n",
+        )
+    )
+    ll_loop(root, "run", "fixer", "--max-iterations", "2", timeout=60)
+    assert not (tmp_path / "evil.ran").exists()
+    assert (root / "prompt.seen").read_text() == str(evil)
+
+
+@pytest.mark.parametrize("command", ["./agent --fast;", "./agent &", "./agent |", "./a # fast"])
+def test_a_command_the_prompt_cannot_end_as_an_argument_is_refused(command: str) -> None:
+    problems = list(definition_problems("mine", {"command": command}, ()))
+    assert len(problems) == 1, problems
+    assert problems[0][0] == ("command",)
+    assert "last argument" in problems[0][1]
+    # With the prompt on stdin or in a file, nothing is added to the command.
+    assert not list(definition_problems("mine", {"command": command, "prompt": "stdin"}, ()))
+
+
+@pytest.mark.parametrize("command", ["./a --fast", "f() { echo $1; }; f", "find . -exec x {} \\;"])
+def test_a_command_that_ends_in_a_program_or_its_arguments_is_fine(command: str) -> None:
+    assert not list(definition_problems("mine", {"command": command}, ()))
+
+
+def test_a_catastrophic_cost_pattern_does_not_hang_the_run(tmp_path: Path) -> None:
+    # (?:a+)+ backtracks without end on "aaaa…!": the match is abandoned after
+    # REGEX_TIME_LIMIT seconds, the cost is not read, and the run goes on to its end.
+    root = _project(tmp_path, "argument")
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text().replace("'cost: \\$([0-9.]+)'", "'(?:a+)+\\$([0-9])'"))
+    script = root / "tools" / "agent.sh"
+    script.write_text(script.read_text() + f"echo {'a' * 40}!\n")
+    run = ll_loop(root, "run", "fixer", timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert _status(root)["cost_usd"] == 0
+    events = (root / ".loops" / ".running" / "fixer.events.jsonl").read_text().splitlines()
+    done = [json.loads(line) for line in events if '"action_complete"' in line]
+    assert "mine's cost_pattern took longer than 10s" in done[-2]["stderr"], done
+
+
+def test_slow_patterns_are_abandoned_within_their_time_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    monkeypatch.setattr("little_loops.fsm.values.regex_limit.REGEX_TIME_LIMIT", 0.3)
+    slow = "(?:a+)+b"
+    kind = custom_kind("mine", AgentDefinition("x", limit_pattern=slow, cost_pattern=f"{slow}(1)"))
+    result = ActionResult("a" * 40 + "!", "", 0, 1)
+    started = time.monotonic()
+    assert kind.usage_limit(result) is None
+    done = kind.finish(result, ActionRequest("p", 1, "mine"))
+    assert time.monotonic() - started < 10
+    assert done.cost_usd is None
+    assert "cost_pattern took longer than 0.3s" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["a,b", " x", "x ", "${context.x}", "a\nb", "\x1b[31mred", ""])
+def test_a_name_agent_cannot_name_is_refused_where_it_is_declared(name: str) -> None:
+    # `agent:` splits on commas, strips blanks and fills in ${...}: such a custom agent
+    # could never be chosen, and a control character would rewrite the display.
+    problems = list(definition_problems(name, {"command": "x"}, ()))
+    assert len(problems) == 1, problems
+    assert problems[0][0] == ()
+
+
+@pytest.mark.parametrize("name", ["../x", "a b", "ünï—😀", "n" * 300, "-rf", "my.agent_2"])
+def test_an_odd_but_usable_name_is_fine(name: str) -> None:
+    assert not list(definition_problems(name, {"command": "x"}, ()))
+
+
+def test_validate_refuses_a_custom_agent_whose_name_agent_cannot_give(tmp_path: Path) -> None:
+    root = _project(tmp_path, "argument")
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text().replace("  mine:\n", '  "mine,2":\n', 1))
+    checked = ll_loop(root, "validate", "fixer")
+    assert checked.returncode != 0
+    assert "agents > mine,2: " in checked.stdout, checked.stdout
+    assert "comma" in checked.stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ("", "expected a command, got an empty one"),
+        ("  \n", "expected a command, got an empty one"),
+        ("echo a\0b", "a command cannot hold a NUL byte"),
+    ],
+)
+def test_an_empty_command_or_one_with_a_nul_is_refused(command: str, problem: str) -> None:
+    # An empty command would run the prompt itself as the command (`bash -c ' "$@"'`).
+    for mode in ("argument", "stdin"):
+        assert list(definition_problems("mine", {"command": command, "prompt": mode}, ())) == [
+            (("command",), problem)
+        ]
+
+
+def test_an_answer_that_mentions_the_limit_pattern_is_no_limit(tmp_path: Path) -> None:
+    # The task is about usage limits, so the answer says so; the call succeeded (exit 0):
+    # as for Claude Code, a call that finished is never read as a limit, not re-run.
+    root = _project(tmp_path, "argument")
+    script = root / "tools" / "agent.sh"
+    script.write_text(script.read_text() + "echo 'handled: usage limit reached is now shown'\n")
+    script.write_text(script.read_text().replace("#!/bin/bash\n", "#!/bin/bash\necho x >> calls\n"))
+    loop = root / ".loops" / "fixer.yaml"
+    loop.write_text(loop.read_text() + "rate_limit:\n  ladder: [1]\n  max_wait: 3\n")
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (root / "calls").read_text() == "x\n"
+    events = (root / ".loops" / ".running" / "fixer.events.jsonl").read_text()
+    assert "rate_limit_wait" not in events

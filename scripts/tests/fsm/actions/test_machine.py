@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from little_loops.fsm.actions.machine import Machine
 
 
@@ -28,3 +30,30 @@ def test_here_reads_this_process() -> None:
     here = Machine.here()
     assert here.which("bash") is not None
     assert here.home == Path.home()
+
+
+def test_a_version_printed_without_end_is_read_only_so_far(tmp_path: Path) -> None:
+    # A `codex` on PATH whose --version never stops printing: ll-loop must not hold all of
+    # it (gigabytes within the time limit) nor wait out the limit; the first line will do.
+    import time
+
+    from support.slowdown import scaled
+
+    program = _program(tmp_path, "echo 9.9.9; exec yes spam")
+    started = time.monotonic()
+    assert Machine.here().version(program) == "9.9.9"
+    assert time.monotonic() - started < scaled(10)
+
+
+def test_a_version_that_hangs_gives_none_within_the_time_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from support.slowdown import scaled
+
+    monkeypatch.setattr("little_loops.fsm.actions.machine.VERSION_TIMEOUT", 0.5)
+    program = _program(tmp_path, "echo 1.0; sleep 600")
+    started = time.monotonic()
+    assert Machine.here().version(program) is None
+    assert time.monotonic() - started < scaled(10)

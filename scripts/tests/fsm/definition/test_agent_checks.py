@@ -207,3 +207,13 @@ def test_session_continue_on_an_agent_that_keeps_no_session_is_a_warning() -> No
     ]
     # On a list with an agent that keeps sessions, the session is that agent's.
     assert list(agent_problems({**custom, "agent": ["mine", "claude"]})) == []
+
+
+def test_an_agent_reference_whose_default_fills_to_no_name_is_an_error(tmp_path: Path) -> None:
+    body = "parameters:\n  agent: {type: string, default: ''}\nagent: ${context.agent}\n"
+    code, lines = _validate(tmp_path, body + PROMPT_STATE)
+    assert code != 0
+    assert lines == [
+        ".loops/demo.yaml:5: error: loop 'demo' > agent: '${context.agent}' names no agent "
+        "once filled in (give it an agent name)"
+    ]

@@ -117,3 +117,45 @@ def test_the_project_agents_file_is_no_loop(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     assert "one" in listed.stdout
     assert "agents" not in listed.stdout
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_fifo_or_a_device_as_the_project_agents_file_is_one_line_not_a_hang(
+    tmp_path: Path, command: str
+) -> None:
+    import os
+
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "one.yaml").write_text(PROJECT_LOOP.format(name="one"))
+    agents = tmp_path / ".loops" / "agents.yaml"
+    os.mkfifo(agents)  # nobody writes to it: reading it waits for ever
+    done = ll_loop(tmp_path, command, "one", timeout=30)
+    assert done.returncode != 0
+    assert "agents.yaml" in done.stdout + done.stderr
+    assert "not a regular file" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    agents.unlink()
+    agents.symlink_to("/dev/zero")
+    done = ll_loop(tmp_path, command, "one", timeout=30)
+    assert done.returncode != 0
+    assert "not a regular file" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("value", ["", " , "])
+def test_an_agent_reference_filled_with_no_name_stops_the_run_not_runs_claude(
+    tmp_path: Path, value: str
+) -> None:
+    # `--set agent=` must not quietly run the default agent (Claude Code, and its bill).
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "pick.yaml").write_text(
+        textwrap.dedent(TWO_AGENTS).replace("name: demo", "name: pick")
+    )
+    values = tmp_path / "values.json"
+    values.write_text(f'{{"agent": "{value}"}}')
+    run = ll_loop(tmp_path, "run", "pick", "--context-file", str(values), timeout=30)
+    assert run.returncode == 2, run.stdout + run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "names no agent" in lines[0]
+    assert "claude" not in lines[0]
+    assert not (tmp_path / ".loops" / ".running" / "pick.events.jsonl").exists()
