@@ -55,17 +55,24 @@ def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["event"] == kind]
 
 
+def _claude_limited(fake_anthropic: FakeAnthropic) -> tuple[int, Any]:
+    """Claude Code's stand-in answers every turn with its usage-limit message (resets in an
+    hour): the time it resets, and the route (its requests)."""
+    resets = math.ceil(time.time() + scaled(3600))
+    message = f"Claude AI usage limit reached|{resets}"
+    body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    agent.default_reply = error_reply(429, body, headers={"retry-after": "0"})
+    return resets, agent
+
+
 def test_claude_s_usage_limit_sends_the_step_to_the_next_agent_which_completes_the_run(
     claude_code_env: dict[str, str], fake_anthropic: FakeAnthropic, loop_project: LoopProject
 ) -> None:
     root = loop_project.root
     (root / "calc.sh").write_text("echo $((2+3))\n")
     (root / "mine.sh").write_text(MINE)
-    resets = math.ceil(time.time() + scaled(3600))
-    message = f"Claude AI usage limit reached|{resets}"
-    body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
-    agent = fake_anthropic.route("agent", is_claude_code_turn)
-    agent.default_reply = error_reply(429, body, headers={"retry-after": "0"})
+    resets, agent = _claude_limited(fake_anthropic)
     name, declared = SECOND
     loop_project.write("fallback", LOOP.format(second=name, declared=declared))
 
@@ -154,17 +161,6 @@ def test_a_session_continued_on_another_agent_starts_fresh_with_the_step_s_promp
 
 
 CODEX = ("codex", "codex: {model: gpt-5-codex}\nrate_limit: {ladder: [1], max_wait: 120}")
-
-
-def _claude_limited(fake_anthropic: FakeAnthropic) -> tuple[int, Any]:
-    """Claude Code's stand-in answers every turn with its usage-limit message (resets in an
-    hour): the time it resets, and the route (its requests)."""
-    resets = math.ceil(time.time() + scaled(3600))
-    message = f"Claude AI usage limit reached|{resets}"
-    body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
-    agent = fake_anthropic.route("agent", is_claude_code_turn)
-    agent.default_reply = error_reply(429, body, headers={"retry-after": "0"})
-    return resets, agent
 
 
 def test_claude_s_usage_limit_sends_the_step_to_codex_which_completes_the_run(
