@@ -11,17 +11,16 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.actions.supervisor import ProcessSupervisor
 from little_loops.fsm.evaluators.judge_rules import (
     judge_error,
     judge_text,
     one_line,
+    run_judge,
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult
@@ -50,19 +49,10 @@ def evaluate_with_agent(
         schema_file = Path(folder) / "schema.json"
         schema_file.write_text(json.dumps(judge.schema(schema)), encoding="utf-8")
         argv = judge.argv(question, schema_file, options, spec.program)
-        supervisor = ProcessSupervisor()
-        try:
-            raw = supervisor.spawn(argv, None, None, (timeout, None), -1, None, time.monotonic())
-        except FileNotFoundError:
-            return judge_error(f"{spec.program[0]}: command not found on PATH", shown)
-        except OSError as exc:
-            return judge_error(f"{spec.program[0]}: cannot run: {exc.strerror}", shown)
-        except ValueError:
-            return judge_error("the output to judge contains a NUL byte", shown)
-        finally:
-            supervisor.close()
-    if raw.timed_out:
-        return judge_error(f"{spec.name} timed out after {timeout:g}s", shown)
+        missing = f"{spec.program[0]}: command not found on PATH"
+        raw = run_judge(argv, timeout, spec.name, missing, shown)
+    if isinstance(raw, EvaluationResult):
+        return raw
     request = ActionRequest(question, timeout, spec.name, env=dict(os.environ), options=options)
     result = spec.finish(raw, request)
     details: dict[str, Any] = {"backend": spec.name}

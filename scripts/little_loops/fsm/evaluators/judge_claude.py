@@ -10,17 +10,16 @@ report whose `structured_output` is the answer and whose `total_cost_usd` is rec
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from little_loops.fsm.actions.claude import parse_report, usage_of
-from little_loops.fsm.actions.supervisor import ProcessSupervisor
 from little_loops.fsm.evaluators.config import LLMConfig
 from little_loops.fsm.evaluators.judge_rules import (
     judge_error,
     judge_text,
     one_line,
+    run_judge,
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult
@@ -88,19 +87,10 @@ def evaluate_with_claude(
     """Claude Code's verdict on *output*, read by the shared rules; an `error` verdict with
     the reason when claude is missing, times out, fails or gives no structured answer."""
     argv = judge_argv(judge_text(output, prompt), schema, model)
-    supervisor = ProcessSupervisor()
-    try:
-        result = supervisor.spawn(argv, None, None, (timeout, None), -1, None, time.monotonic())
-    except FileNotFoundError:
-        return judge_error("claude: command not found on PATH (install Claude Code)", model)
-    except OSError as exc:
-        return judge_error(f"claude: cannot run: {exc.strerror}", model)
-    except ValueError:
-        return judge_error("the output to judge contains a NUL byte", model)
-    finally:
-        supervisor.close()
-    if result.timed_out:
-        return judge_error(f"claude timed out after {timeout:g}s", model)
+    missing = "claude: command not found on PATH (install Claude Code)"
+    result = run_judge(argv, timeout, "claude", missing, model)
+    if isinstance(result, EvaluationResult):
+        return result
     report = parse_report(result.output)
     if report is None:
         detail = (result.stderr or result.output).strip().splitlines()

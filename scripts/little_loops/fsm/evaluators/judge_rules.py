@@ -1,15 +1,20 @@
 """The judge's shared rules: its default question and schema, and how an answer becomes a verdict.
 
-Both ways of asking (the Messages API in llm_structured.py, Claude Code in judge_claude.py)
-put the same text to the model and read its answer with `verdict_from_answer`.
+Every way of asking (the Messages API in llm_structured.py, Claude Code in judge_claude.py,
+another agent's CLI in judge_agent.py) puts the same text to the model and reads its answer
+with `verdict_from_answer`; the CLIs are run by `run_judge`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.evaluators.spec import EvaluationResult, error_result
 from little_loops.fsm.values.value_checks import is_finite
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.request import ActionResult
 
 DEFAULT_LLM_PROMPT = "Evaluate whether this action succeeded based on its output."
 
@@ -31,6 +36,32 @@ def judge_text(output: str, prompt: str | None = None) -> str:
 def judge_error(message: str, model: str, **details: Any) -> EvaluationResult:
     """The error verdict of a judge call, with its one-line reason and model."""
     return error_result(message, **details, model=model)
+
+
+def run_judge(
+    argv: Sequence[str], timeout: float, who: str, missing: str, model: str
+) -> ActionResult | EvaluationResult:
+    """Run a judge's CLI (*argv*) to its end within *timeout* seconds: what it printed, or
+    the `error` verdict (judged by *model*) when it cannot start (*missing*: the message for
+    a program not on PATH) or *who* timed out. For every judge that asks a CLI."""
+    import time
+
+    from little_loops.fsm.actions.supervisor import ProcessSupervisor
+
+    supervisor = ProcessSupervisor()
+    try:
+        result = supervisor.spawn(argv, None, None, (timeout, None), -1, None, time.monotonic())
+    except FileNotFoundError:
+        return judge_error(missing, model)
+    except OSError as exc:
+        return judge_error(f"{argv[0]}: cannot run: {exc.strerror}", model)
+    except ValueError:
+        return judge_error("the output to judge contains a NUL byte", model)
+    finally:
+        supervisor.close()
+    if result.timed_out:
+        return judge_error(f"{who} timed out after {timeout:g}s", model)
+    return result
 
 
 def judge_input_error(schema: Any, min_confidence: Any, model: str) -> EvaluationResult | None:
