@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +32,6 @@ JUDGE_FLAGS: tuple[str, ...] = (*JSON_FLAGS, "--ephemeral", "--sandbox", "read-o
 # Codex prints a line only when an item is done; a long command (a test run) is silent.
 CODEX_QUIET_SECONDS = 120
 # x.y.z in `codex --version` (compiled when asked: `ll-loop validate` compiles no pattern).
-_VERSION = r"(\d+)\.(\d+)\.(\d+)"
 
 
 def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
@@ -86,14 +84,14 @@ def latest_step(path: str) -> str | None:
 
 def ready(machine: Machine) -> str | None:
     """Why Codex cannot run here (too old, no key and no login), or None."""
-    said = machine.version("codex")
-    found = re.search(_VERSION, said or "")
-    if found is None:
+    from little_loops.fsm.actions.machine import shown_version, version_numbers
+
+    version = version_numbers(machine.version("codex"))
+    if version is None:
         return f"codex --version does not run: {CODEX_INSTALL_HINT}"
-    version = tuple(int(part) for part in found.groups())
     if version < MIN_VERSION:
-        wanted = ".".join(map(str, MIN_VERSION))
-        return f"codex {found.group(0)} is older than {wanted}: npm install -g @openai/codex"
+        old, wanted = shown_version(version), shown_version(MIN_VERSION)
+        return f"codex {old} is older than {wanted}: npm install -g @openai/codex"
     if any(machine.env.get(name) for name in KEY_VARIABLES):
         return None
     home = machine.env.get("CODEX_HOME") or str(machine.home / ".codex")

@@ -236,15 +236,15 @@ def ready(machine: Machine) -> str | None:
     or None. Its version is read only when a key or login is there."""
     if not _has_login(machine):
         return f"gemini has no API key or login: {GEMINI_LOGIN_HINT}"
-    shown = machine.version("gemini")
-    found = re.search(r"(\d+)\.(\d+)\.(\d+)", shown or "")
-    if found is None:
+    from little_loops.fsm.actions.machine import shown_version, version_numbers
+
+    version = version_numbers(machine.version("gemini"))
+    if version is None:
         return None  # it did not say (a wrapper): let it run and say what is wrong
-    version = tuple(int(part) for part in found.groups())
     if version < MIN_VERSION:
-        least = ".".join(map(str, MIN_VERSION))
+        least = shown_version(MIN_VERSION)
         return (
-            f"gemini {found.group(0)} is too old (ll-loop needs {least} or newer): "
+            f"gemini {shown_version(version)} is too old (ll-loop needs {least} or newer): "
             "npm install -g @google/gemini-cli@latest"
         )
     return None

@@ -63,6 +63,23 @@ def _read_capped(stream: IO[bytes], deadline: float) -> bytes | None:
     return out
 
 
+def version_numbers(said: str | None) -> tuple[int, int, int] | None:
+    """The first `x.y.z` in what a program's `--version` said, as numbers to compare with an
+    agent's oldest supported version; None when it said none."""
+    import re  # here: validate compiles no pattern at import
+
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", said or "")
+    if found is None:
+        return None
+    major, minor, patch = (int(part) for part in found.groups())
+    return major, minor, patch
+
+
+def shown_version(numbers: tuple[int, ...]) -> str:
+    """`0.171.0`."""
+    return ".".join(map(str, numbers))
+
+
 @dataclass(frozen=True)
 class Machine:
     """What the checks look at: the environment, whether this process is root, how a

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,7 +56,6 @@ KEY_VARIABLES: tuple[str, ...] = (
     "OPENCODE_CONFIG",
     "OPENCODE_CONFIG_CONTENT",
 )
-_VERSION = r"(\d+)\.(\d+)\.(\d+)"  # compiled when first used: validate compiles none
 
 OPENCODE_OPTIONS: dict[str, KindOption] = {
     "model": KindOption(
@@ -202,10 +200,11 @@ def latest_step(path: str) -> str | None:
 def ready(machine: Machine) -> str | None:
     """Why opencode cannot run here (older than 1.x, no key or login), or None; whether it
     is on PATH is registry.agent_problem's question."""
-    version = machine.version(PROGRAM)
-    found = re.search(_VERSION, version or "")
-    if found is not None and int(found.group(1)) < SUPPORTED_MAJOR:
-        old = found.group(0)
+    from little_loops.fsm.actions.machine import shown_version, version_numbers
+
+    version = version_numbers(machine.version(PROGRAM))
+    if version is not None and version[0] < SUPPORTED_MAJOR:
+        old = shown_version(version)
         return f"opencode {old} is too old: ll-loop reads {SUPPORTED_MAJOR}.x ({INSTALL_HINT})"
     if logged_in(machine.env, machine.home):
         return None

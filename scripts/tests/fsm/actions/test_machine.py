@@ -57,3 +57,13 @@ def test_a_version_that_hangs_gives_none_within_the_time_limit(
     started = time.monotonic()
     assert Machine.here().version(program) is None
     assert time.monotonic() - started < scaled(10)
+
+
+def test_version_numbers_are_the_first_x_y_z_said() -> None:
+    from little_loops.fsm.actions.machine import shown_version, version_numbers
+
+    assert version_numbers("codex-cli 0.171.0") == (0, 171, 0)
+    assert version_numbers("1.18.33\n2.0.0") == (1, 18, 33)
+    assert version_numbers("no version here") is None
+    assert version_numbers(None) is None
+    assert shown_version((0, 30, 0)) == "0.30.0"
