@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
 from little_loops.fsm.definition.transitions import NEXT_KEY, transitions
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 
@@ -57,6 +58,14 @@ def resolve_route(
             continue
         return RouteChoice(transition.target, transition.reason)
     return None
+
+
+def next_fails(state: StateConfig, exit_code: int | None) -> bool:
+    """Whether a `next:` state whose action exited with *exit_code* takes its error route
+    instead: a non-zero exit does when the state has one (`on_error`, `error:`/`_error:`)."""
+    if state.next is None or exit_code in (0, None):
+        return False
+    return any(t.key != NEXT_KEY and t.answers(ERROR_VERDICT) for t in transitions(state))
 
 
 def follow_route(

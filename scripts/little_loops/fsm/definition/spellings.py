@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS, VERDICT_SYNONYMS
 
@@ -62,6 +62,20 @@ def our_key(level: Level, key: str) -> str:
     return key if found is None else found.ours
 
 
+def in_our_spelling(level: Level, data: Mapping[Any, Any]) -> dict[Any, Any]:
+    """*data* (one mapping at *level*) with each other spelling's key and value written as
+    ours, in place; where a file writes both, ours is kept (validation says so)."""
+    table = spellings_at(level)
+    out: dict[Any, Any] = {}
+    for key, value in data.items():
+        found = table.get(key) if isinstance(key, str) else None
+        if found is None:
+            out[key] = value
+        elif found.ours not in data:
+            out[found.ours] = found.our_value(value)
+    return out
+
+
 __all__ = [
     "LOOP",
     "ROUTE",
@@ -69,6 +83,7 @@ __all__ = [
     "STATE",
     "Level",
     "Spelling",
+    "in_our_spelling",
     "our_key",
     "spellings_at",
 ]

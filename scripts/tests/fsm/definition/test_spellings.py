@@ -26,3 +26,21 @@ def test_each_spelling_once_per_level() -> None:
     seen = [(each.level, each.theirs) for each in SPELLINGS]
     assert len(seen) == len(set(seen))
     assert all(each.theirs != each.ours for each in SPELLINGS)
+
+
+def test_in_our_spelling_keeps_order_and_ours() -> None:
+    from little_loops.fsm.definition.spellings import in_our_spelling
+
+    state = {"action": "x", "on_yes": "a", "on_failure": "b", "failure": True}
+    assert in_our_spelling(STATE, state) == {
+        "action": "x",
+        "on_success": "a",
+        "on_failure": "b",
+        "outcome": "failure",
+    }
+    assert in_our_spelling(STATE, {"on_yes": "a", "on_success": "b"}) == {"on_success": "b"}
+    assert in_our_spelling(ROUTE, {"yes": "a", "no": "b", "_": "c"}) == {
+        "success": "a",
+        "failure": "b",
+        "_": "c",
+    }
