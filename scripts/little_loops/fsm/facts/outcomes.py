@@ -129,6 +129,7 @@ RAISABLE_LIMITS: dict[str, str] = {
     Outcome.BUDGET: "ll-loop resume NAME --max-cost USD",
     Outcome.MAX_ITERATIONS: "ll-loop resume NAME --max-iterations N",
     Outcome.TIMEOUT: "raise timeout: in the loop file, then ll-loop resume NAME",
+    Outcome.MAX_STEPS: "raise max_steps: in the loop file, then ll-loop resume NAME",
 }
 
 
