@@ -138,14 +138,14 @@ class _GraphChecker:
                         self.add(
                             (*path, key),
                             f"never used: next always moves on to '{state.next}' (only "
-                            "on_error is used, when the action cannot run)",
+                            "on_error is used, when the action fails)",
                             "warning",
                         )
                 if state.route is not None and state.route.routes.keys() - {"error"}:
                     self.add(
                         (*path, "route"),
                         f"never used but for error/_error: next always moves on to "
-                        f"'{state.next}' unless the action cannot run",
+                        f"'{state.next}' unless the action fails",
                         "warning",
                     )
             elif state.route is not None:

@@ -520,7 +520,7 @@ def test_graph_errors(data: dict[str, Any], message: str) -> None:
         (
             with_state("fix", {"action": "x", "next": "check", "on_failure": "done"}),
             "loop 'demo' > states > fix > on_failure: never used: next always moves on to 'check' "
-            "(only on_error is used, when the action cannot run)",
+            "(only on_error is used, when the action fails)",
         ),
         (
             with_state("fix", {"action": "x", "route": {"_": "check"}, "on_success": "done"}),
