@@ -159,7 +159,7 @@ def test_lint_fix_stops_when_a_pass_changes_nothing(
 
     result = _run(root, "library:lint-fix")
 
-    assert result.returncode == 0, result.stderr  # `stalled` is a terminal state
+    assert result.returncode == 7, result.stderr  # `stalled` ends in failure (outcome: failure)
     assert _routes(root, "lint-fix")[-1] == ("measure", "stalled")
 
 

@@ -34,6 +34,13 @@ RESTART = "restart"  # a terminal state of a `maintain: true` loop starting over
 LOOP_STALL = "loop_stall"  # the loop's `stall: {on_stall: ...}`, out of each non-terminal state
 # The key of the loop's stall edge: the loop's `stall:` block, not a key of the state.
 LOOP_STALL_KEY = ("stall",)
+LOOP_CAP = "loop_cap"  # the loop's `on_max_steps` / `on_max_iterations`, out of each state
+
+
+def cap_routes(fsm: FSMLoop) -> list[tuple[str, str]]:
+    """The loop's cap routes: (the cap's key, its target) for each written."""
+    caps = (("on_max_steps", fsm.on_max_steps), ("on_max_iterations", fsm.on_max_iterations))
+    return [(key, target) for key, target in caps if target is not None]
 
 
 class Edge(NamedTuple):
@@ -77,6 +84,8 @@ class LoopGraph:
                 out.append(_edge(name, restarted, RESTART))
             if loop_stall is not None and not state.terminal:
                 out.append(Edge(name, STALL_LABEL, loop_stall, LOOP_STALL_KEY, LOOP_STALL))
+            for key, target in cap_routes(fsm) if not state.terminal else ():
+                out.append(Edge(name, key.removeprefix("on_"), target, (key,), LOOP_CAP))
             self.out[name] = out
 
     @cached_property

@@ -14,6 +14,8 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.prose import sentence_warning
+from little_loops.fsm.definition.route_checks import route_problems
+from little_loops.fsm.definition.route_keys import EXTRA_SHORTHANDS
 from little_loops.fsm.definition.verdicts import StateVerdicts, state_verdicts
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -35,7 +37,7 @@ _FIXED_FIELDS: dict[str, tuple[str, ...]] = {
     "state": ("name", "iteration"),
     "loop": ("name", "started_at", "elapsed_ms", "elapsed"),
 }
-_SHORTHAND = ("on_success", "on_failure", "on_error")
+_SHORTHAND = ("on_success", "on_failure", "on_error", *(key for _, key in EXTRA_SHORTHANDS))
 # Unknown targets get a did-you-mean for this many distinct names; the states are listed
 # when there are no more than this many.
 _SUGGESTED_NAMES = 20
@@ -90,6 +92,8 @@ class _GraphChecker:
         for name, state in fsm.states.items():
             self.state(name, state)
             self.never_given(name, state)
+        for path, message, severity in route_problems(fsm):
+            self.add(path, message, severity)
         self.reachability()
         self.references()
         return self.problems
@@ -129,19 +133,19 @@ class _GraphChecker:
         if not state.terminal:
             if state.next is not None:
                 # Only an error route is used with next: when the action cannot run.
-                for key in ("on_success", "on_failure"):
+                for key in ("on_success", "on_failure", "on_partial", "on_blocked"):
                     if getattr(state, key) is not None:
                         self.add(
                             (*path, key),
                             f"never used: next always moves on to '{state.next}' (only "
-                            "on_error is used, when the action cannot run)",
+                            "on_error is used, when the action fails)",
                             "warning",
                         )
                 if state.route is not None and state.route.routes.keys() - {"error"}:
                     self.add(
                         (*path, "route"),
                         f"never used but for error/_error: next always moves on to "
-                        f"'{state.next}' unless the action cannot run",
+                        f"'{state.next}' unless the action fails",
                         "warning",
                     )
             elif state.route is not None:

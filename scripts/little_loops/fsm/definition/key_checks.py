@@ -7,6 +7,7 @@ from typing import Any
 
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY, KINDS, kind_of
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition import route_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK, agent_problems
 from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.approval_checks import approval_problems
@@ -22,11 +23,7 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
-from little_loops.fsm.definition.retry_checks import (
-    RATE_LIMIT_KEYS,
-    RETRY_KEYS,
-    unknown_verdicts,
-)
+from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS, unknown_verdicts
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
@@ -62,7 +59,6 @@ YAMLMapping = Mapping[Any, object]
 # The loop name names files under .loops/.running/: a plain file name that fits in 255 bytes.
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
-
 
 _ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
@@ -110,6 +106,7 @@ LOOP_KEYS: dict[str, Check] = {
     "states": mapping,
     "paradigm": optional(string),
     **LOOP_SETTING_KEYS,
+    **route_keys.LOOP_LIMIT_KEYS,
 }
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
 RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
@@ -140,6 +137,7 @@ STATE_KEYS: dict[str, Check] = {
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),
     "commit": optional(boolean),
     "rollback": boolean,
+    **route_keys.STATE_ROUTE_KEYS,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
@@ -322,7 +320,7 @@ class _Checker:
                 self.add((*path, *where), problem)
             for at, why in subloop_key_problems(state):
                 self.add((*path, *at), why)
-            for at, why in checkpoint_key_problems(state):
+            for at, why in (*checkpoint_key_problems(state), *route_keys.spelling_problems(state)):
                 self.add((*path, *at), why)
             retry = state.get("retry")
             if isinstance(retry, Mapping):

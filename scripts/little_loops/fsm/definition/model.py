@@ -40,6 +40,7 @@ from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
+from little_loops.fsm.definition.spellings import ROUTE, STATE, in_our_spelling
 from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
 )
@@ -122,9 +123,15 @@ class StateConfig:
     outcome: str | None = None  # a terminal state's: OUTCOME_SUCCESS or OUTCOME_FAILURE
     commit: bool | None = None  # commit the worktree after the action (None: as the loop says)
     rollback: bool = False  # reset the worktree to its last commit before the action
+    # The verdicts partial/blocked's routes; caps on re-entry (definition/route_keys.py).
+    on_partial: str | None = None
+    on_blocked: str | None = None
+    max_retries: int | None = None
+    retryable_exit_codes: list[int] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
+        data = in_our_spelling(STATE, data)  # on_yes is on_success ... (spellings.py)
         known = plain_keys(cls)
         kwargs = {field_name(k): v for k, v in data.items() if k in known}
         kwargs["options"] = option_blocks(data)
@@ -135,7 +142,7 @@ class StateConfig:
         if isinstance(data.get("evaluate"), dict):
             kwargs["evaluate"] = EvaluateConfig.from_dict(data["evaluate"])
         if isinstance(data.get("route"), dict):
-            kwargs["route"] = RouteConfig.from_dict(data["route"])
+            kwargs["route"] = RouteConfig.from_dict(in_our_spelling(ROUTE, data["route"]))
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -234,6 +241,10 @@ class FSMLoop:
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
     commit: str | bool = False  # COMMIT_EACH_PASS: every state's action commits (a worktree run)
+    # A cap on steps (None: none); where a cap's run goes, once (definition/route_keys.py).
+    max_steps: int | None = None
+    on_max_steps: str | None = None
+    on_max_iterations: str | None = None
     # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
     # file is validated (definition/subloop_checks.py), never written back to a file.
     children: dict[str, FSMLoop] = field(
@@ -301,6 +312,9 @@ class FSMLoop:
             "worktree",
             "commit",
             "agent",
+            "max_steps",
+            "on_max_steps",
+            "on_max_iterations",
         ):
             if key in rest:
                 out[key] = rest[key]

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
 from little_loops.fsm.definition.transitions import NEXT_KEY, transitions
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.facts.verdict_words import FAILURE
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 
 if TYPE_CHECKING:
@@ -47,7 +49,8 @@ def resolve_route(
     action or a failed LLM call, which would keep an unattended loop spending. For the
     same reason `next` is not taken when the action could not run (*action_failed*: its
     command could not be built, it timed out, its program is missing): only an error route
-    (`on_error`, `error:`/`_error:`) continues from there.
+    (`on_error`, `error:`/`_error:`) continues from there. A `failure` that no route
+    takes goes to the error route, if there is one (little-loops' rule).
     """
     for transition in transitions(state):
         if transition.key == NEXT_KEY:
@@ -56,7 +59,18 @@ def resolve_route(
         elif verdict is None or not transition.answers(verdict):
             continue
         return RouteChoice(transition.target, transition.reason)
+    if verdict == FAILURE:  # a failure with no route of its own takes the error route
+        found = resolve_route(state, ERROR_VERDICT, action_failed=True)
+        return None if found is None else RouteChoice(found.target, f"{found.reason} (failure)")
     return None
+
+
+def next_fails(state: StateConfig, exit_code: int | None) -> bool:
+    """Whether a `next:` state whose action exited with *exit_code* takes its error route
+    instead: a non-zero exit does when the state has one (`on_error`, `error:`/`_error:`)."""
+    if state.next is None or exit_code in (0, None):
+        return False
+    return any(t.key != NEXT_KEY and t.answers(ERROR_VERDICT) for t in transitions(state))
 
 
 def follow_route(

@@ -10,6 +10,7 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
     StateConfig,
 )
+from little_loops.fsm.definition.route_keys import EXTRA_SHORTHANDS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 
 # The label of the edge a `maintain: true` loop takes from a terminal state.
@@ -27,7 +28,12 @@ RETRY_EXHAUSTED_LABEL = "retry_exhausted"
 _OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY, RETRY_EXHAUSTED_KEY)
 _DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
 _ERROR_KEY = ("route", ROUTE_ERROR_KEY)
-_SHORTHAND = (("success", "on_success"), ("failure", "on_failure"), (ERROR_VERDICT, "on_error"))
+_SHORTHAND = (
+    ("success", "on_success"),
+    ("failure", "on_failure"),
+    (ERROR_VERDICT, "on_error"),
+    *EXTRA_SHORTHANDS,
+)
 
 
 @dataclass(frozen=True)

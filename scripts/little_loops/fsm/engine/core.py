@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from little_loops.fsm.definition.model import OUTCOME_FAILURE, FSMLoop
+from little_loops.fsm.definition.endings import ends_in_failure
+from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.routing import StepOutcome, illegal_route, no_route
 from little_loops.fsm.definition.transitions import MAINTAIN_LABEL, restart
 from little_loops.fsm.engine.kinds.names import TERMINAL_KIND, kind_of
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutorSnapshot, resumed_mid_action
+from little_loops.fsm.engine.rules import caps
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.outcomes import Outcome, outcome_of
 
@@ -30,6 +32,10 @@ class Position:
     pass_states: tuple[str, ...] = ()  # states already run in this pass
     pass_pending: bool = False  # a maintain restart: a new pass begins before the next state
     arrived_on_error: str | None = None  # see ExecutorSnapshot.arrived_on_error
+    steps: int = 0  # states run (max_steps)
+    repeats: int = 0  # times the state was entered again in a row (its max_retries)
+    capped: str | None = None  # the cap (an Outcome) whose on_max_* route runs
+    cap_done: bool = False  # that route's state has run: the next arrival ends the run
 
     def dump(self) -> dict[str, Any]:
         """This slice of the run's snapshot."""
@@ -40,6 +46,12 @@ class Position:
             "pass_states": list(self.pass_states),
             "pass_pending": self.pass_pending,
             "arrived_on_error": self.arrived_on_error,
+            "caps": {
+                "steps": self.steps,
+                "repeats": self.repeats,
+                "capped": self.capped,
+                "cap_done": self.cap_done,
+            },
         }
 
     @classmethod
@@ -49,6 +61,7 @@ class Position:
         only routed to is entered as an uninterrupted run would."""
         rerun = resumed_mid_action(snap)
         passes = Passes.resumed(snap, rerun=rerun)
+        caps = snap.caps
         return cls(
             state=snap.current_state,
             entered=snap.entered and snap.action_result is not None,
@@ -56,6 +69,10 @@ class Position:
             pass_states=tuple(passes.states),
             pass_pending=passes.pending,
             arrived_on_error=snap.arrived_on_error,
+            steps=int(caps.get("steps") or 0),
+            repeats=int(caps.get("repeats") or 0),
+            # a run that ended at a cap goes on past it once resumed (the limit was raised)
+            capped=None if caps.get("cap_done") else caps.get("capped"),
         )
 
     def passes(self) -> Passes:
@@ -178,10 +195,17 @@ def _arrived(fsm: FSMLoop, at: Position, read: Readings) -> tuple[Position, Comm
     # passes that ran, and a resume with a higher budget starts the next one.
     if read.budget_error is not None:
         return at, Stop(Outcome.BUDGET, read.budget_error)
+    capped = caps.arrived(fsm, at.state, at.steps, at.repeats, at.capped, at.cap_done)
+    if isinstance(capped, Outcome):
+        return at, Stop(capped)
+    if capped is not None:
+        return _diverted(fsm, at, capped)
+    if at.capped is not None:  # the cap's route: its state runs within the pass at the cap
+        return _enter(fsm, at, read, began=False)
     if not at.passes().begins(at.state, fsm.states[at.state]):
         return _enter(fsm, at, read, began=False)
     if at.iteration >= fsm.max_iterations:
-        return at, Stop(Outcome.MAX_ITERATIONS)
+        return _diverted(fsm, at, caps.at_cap(fsm, Outcome.MAX_ITERATIONS))
     if read.deadline_passed:
         return at, Stop(Outcome.TIMEOUT)
     if at.iteration > 0 and fsm.backoff:
@@ -203,7 +227,21 @@ def _enter(fsm: FSMLoop, at: Position, read: Readings, *, began: bool) -> tuple[
     state = fsm.states[at.state]
     if not state.terminal and read.deadline_passed:
         return at, Stop(Outcome.TIMEOUT)
+    if not state.terminal:
+        at = replace(at, steps=at.steps + 1)
     return at, Enter(kind_of(state), began)
+
+
+def _diverted(fsm: FSMLoop, at: Position, way: caps.Divert | Outcome) -> tuple[Position, Command]:
+    """Stop at a cap with no route (*way* an Outcome), or take its route (caps.Divert)."""
+    if isinstance(way, Outcome):
+        return at, Stop(way)
+    if way.target not in fsm.states:
+        return at, Stop(Outcome.ERROR, illegal_route(at.state, way.target, None, fsm.states))
+    there = replace(at, state=way.target, entered=False, arrived_on_error=None, repeats=0)
+    if way.cap is not None:
+        there = replace(there, capped=str(way.cap), cap_done=False)
+    return there, Move(at.state, None, way.reason)
 
 
 def _routed(fsm: FSMLoop, at: Position, routed: Routed) -> tuple[Position, Command]:
@@ -229,18 +267,22 @@ def _move(
     if verdict == ERROR_VERDICT:
         why = f"reached from state '{at.state}' on the verdict error"
         why = f"{why}: {error}" if error else why
-    there = replace(at, state=target, entered=False, arrived_on_error=why)
-    return there, Move(at.state, verdict, reason)
+    again = at.repeats + 1 if target == at.state else 0
+    done = at.cap_done or at.capped is not None  # the cap's route ran: the run ends next
+    there = replace(at, state=target, entered=False, arrived_on_error=why, repeats=again)
+    return replace(there, cap_done=done), Move(at.state, verdict, reason)
 
 
 def _leave_terminal(fsm: FSMLoop, at: Position) -> tuple[Position, Command]:
     state = fsm.states[at.state]
+    if at.capped is not None:  # a cap's route ended here: the run ends at the cap
+        return at, Stop(outcome_of(at.capped))
     way = restart(fsm, state)
     if way is None:
         # A terminal reached on the verdict `error` is a failure whatever it is called:
         # a run whose Claude step could not run must not exit 0 (facts/outcomes.py).
         why = at.arrived_on_error
-        if state.outcome == OUTCOME_FAILURE or why is not None:
+        if ends_in_failure(at.state, state) or why is not None:
             return at, Stop(Outcome.TERMINAL_FAILURE, why)
         return at, Stop(Outcome.TERMINAL)
     if way.target not in fsm.states:

@@ -94,6 +94,9 @@ class ExecutorSnapshot:
     # Why the run came to current_state on the verdict `error` (the state that gave it and
     # its error); None when it came another way. A terminal reached so is a failure.
     arrived_on_error: str | None = None
+    # The caps' counts (engine/core.Position): `steps` run, `repeats` of current_state in a
+    # row (its max_retries), the cap whose on_max_* route runs (`capped`), and `cap_done`.
+    caps: dict[str, Any] = field(default_factory=dict)
 
 
 def resumed_mid_action(snap: ExecutorSnapshot) -> bool:

@@ -14,15 +14,16 @@ from dataclasses import replace
 from typing import Any
 
 from little_loops.fsm.actions.spec import Interpolation
+from little_loops.fsm.definition.endings import ends_in_failure
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
-    OUTCOME_FAILURE,
     FSMLoop,
     StateConfig,
 )
 from little_loops.fsm.definition.routing import resolve_route
 from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.engine.passes import Passes
+from little_loops.fsm.engine.rules import caps
 from little_loops.fsm.engine.simulation import (
     ERROR,
     MAX_ITERATIONS,
@@ -34,37 +35,17 @@ from little_loops.fsm.engine.simulation import (
     UNRESOLVED_TARGET,
     SimulatedStep,
     SimulationResult,
+    check_script,
 )
 from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.facts.errors import InterpolationError, LoopDefinitionError
-from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.facts.outcomes import Outcome, outcome_of
 from little_loops.fsm.facts.timefmt import format_duration
+from little_loops.fsm.facts.verdict_words import canonical_verdict
 from little_loops.fsm.values.interpolation import InterpolationContext, to_text
 from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
 from little_loops.fsm.values.shellquote import UNKNOWN_VALUE, env_lines, render
-
-
-def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
-    """Raise LoopDefinitionError when *verdicts* names a state that takes none."""
-    for name, items in verdicts.items():
-        parent, sep, inner = name.partition(SUBLOOP_SEPARATOR)
-        if sep and parent in fsm.children:  # a state of a sub-loop state's child loop
-            check_script(fsm.children[parent], {inner: items})
-            continue
-        if name not in fsm.states:
-            hint = did_you_mean(name, fsm.states) or f" (states: {', '.join(fsm.states)})"
-            raise LoopDefinitionError(
-                f"--verdicts: '{name}' is not a state of loop '{fsm.name}'{hint}"
-            )
-        state = fsm.states[name]
-        if state.terminal or state.next is not None:
-            why = "it is terminal" if state.terminal else "it has next:"
-            raise LoopDefinitionError(
-                f"--verdicts: state '{name}' is not evaluated ({why}), so it takes no verdicts"
-            )
-        if any(not v for v in items):
-            raise LoopDefinitionError(f"--verdicts: state '{name}' has an empty verdict")
 
 
 class _Walk:
@@ -84,6 +65,10 @@ class _Walk:
         self.current = fsm.initial
         self.arrived_on_error: str | None = None  # as the executor's (engine/core.py)
         self.passes = Passes()
+        # the caps (engine/rules/caps.py): states run, repeats of the state, a cap's route
+        self.ran, self.repeats = 0, 0
+        self.capped: str | None = None
+        self.cap_done = False
         self.captured: set[str] = set()
         self.prev: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
@@ -114,27 +99,18 @@ class _Walk:
             if self.max_steps is not None and len(self.steps) >= self.max_steps:
                 return self.end(MAX_STEPS, f"stopped after {self.max_steps} steps (max_steps)")
             state = fsm.states[self.current]
-            if self.passes.begins(self.current, state):
-                if self.passes.iteration >= fsm.max_iterations:
-                    return self.end(
-                        MAX_ITERATIONS,
-                        f"max_iterations ({fsm.max_iterations}) reached in '{self.current}'",
-                    )
-                self.passes.start()
+            arrived = self.arrive(state)
+            if isinstance(arrived, SimulationResult):
+                return arrived
+            if arrived:
+                continue
             if state.terminal:
-                step = self.enter(state)
-                self.steps.append(step)
-                way = restart(fsm, state)
-                if way is None:
-                    step.reason = "terminal"
-                    return self.end_in_terminal(state)
-                step.target, step.reason = way.target, "maintain restart"
-                if way.target not in fsm.states:
-                    return self.end(ERROR, self.illegal(way.target, None))
-                self.current, self.arrived_on_error = way.target, None
-                self.passes.restarted()
+                ended = self.terminal(state)
+                if ended is not None:
+                    return ended
                 continue
             self.passes.ran(self.current)
+            self.ran += 1
             step = self.enter(state)
             self.steps.append(step)
             verdict: str | None = None
@@ -173,15 +149,60 @@ class _Walk:
             self.arrived_on_error = None
             if verdict == ERROR_VERDICT:
                 self.arrived_on_error = f"reached from state '{self.current}' on the verdict error"
+            self.repeats = self.repeats + 1 if target == self.current else 0
+            self.cap_done = self.capped is not None
             self.current = target
+
+    def arrive(self, state: StateConfig) -> SimulationResult | bool:
+        """The caps at the arrival at *state*, as the run's (engine/rules/caps.py): the
+        walk's end, True when it went elsewhere instead, False to enter the state."""
+        fsm = self.fsm
+        way = caps.arrived(fsm, self.current, self.ran, self.repeats, self.capped, self.cap_done)
+        if way is None and self.capped is None and self.passes.begins(self.current, state):
+            if self.passes.iteration >= fsm.max_iterations:
+                way = caps.at_cap(fsm, MAX_ITERATIONS)
+            else:
+                self.passes.start()
+        if isinstance(way, Outcome):
+            return self.end(way, self.cap_message(way))
+        if way is None:
+            return False
+        if way.target not in fsm.states:
+            return self.end(ERROR, self.illegal(way.target, None))
+        self.current, self.repeats, self.arrived_on_error = way.target, 0, None
+        self.capped = None if way.cap is None else str(way.cap)
+        return True
+
+    def terminal(self, state: StateConfig) -> SimulationResult | None:
+        """Enter the terminal *state*: the walk's end, or None after a maintain restart."""
+        step = self.enter(state)
+        self.steps.append(step)
+        way = None if self.capped is not None else restart(self.fsm, state)
+        if way is None:
+            step.reason = "terminal"
+            if self.capped is not None:  # a cap's route ended here
+                return self.end(outcome_of(self.capped), self.cap_message(self.capped))
+            return self.end_in_terminal(state)
+        step.target, step.reason = way.target, "maintain restart"
+        if way.target not in self.fsm.states:
+            return self.end(ERROR, self.illegal(way.target, None))
+        self.current, self.arrived_on_error = way.target, None
+        self.passes.restarted()
+        return None
+
+    def cap_message(self, cap: str) -> str:
+        """How a walk that ended at the loop's cap *cap* says so."""
+        limit = self.fsm.max_steps if cap == MAX_STEPS else self.fsm.max_iterations
+        return f"{cap} ({limit}) reached in '{self.current}'"
 
     def end_in_terminal(self, state: StateConfig) -> SimulationResult:
         """The end at a terminal state: a failure when it says `outcome: failure` or the walk
         came to it on the verdict error, as the run ends (engine/core.py)."""
         if self.arrived_on_error is not None:
             return self.end(TERMINAL_FAILURE, self.arrived_on_error)
-        if state.outcome == OUTCOME_FAILURE:
-            message = f"reached terminal state '{self.current}' (outcome: failure)"
+        if ends_in_failure(self.current, state):
+            said = "outcome: failure" if state.outcome else "a failure by its name"
+            message = f"reached terminal state '{self.current}' ({said})"
             return self.end(TERMINAL_FAILURE, message)
         return self.end(TERMINAL, f"reached terminal state '{self.current}'")
 
@@ -373,4 +394,6 @@ def simulate(
     does not exist or takes no verdicts (terminal, or `next:`).
     """
     check_script(fsm, verdicts)
-    return _Walk(fsm, verdicts, default, max_steps).run()
+    ours = {name: [canonical_verdict(v) for v in items] for name, items in verdicts.items()}
+    default = None if default is None else canonical_verdict(default)  # `yes` is success
+    return _Walk(fsm, ours, default, max_steps).run()

@@ -1,11 +1,15 @@
-"""What a simulation gives: the states it walked, how it ended, what `simulate` exits with."""
+"""What a simulation gives: the states it walked, how it ended, its exit code; its script."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.outcomes import ExitCode, Outcome
+from little_loops.fsm.facts.suggest import did_you_mean
 
 # How a simulation ends, and the exit code `ll-loop simulate` returns for it. The first
 # three are the executor's own terminated_by values (fsm/outcomes.py); the others are
@@ -16,7 +20,7 @@ MAX_ITERATIONS = Outcome.MAX_ITERATIONS
 ERROR = Outcome.ERROR
 SCRIPT_EXHAUSTED = "script_exhausted"
 UNRESOLVED_TARGET = "unresolved_target"
-MAX_STEPS = "max_steps"
+MAX_STEPS = Outcome.MAX_STEPS  # the loop's max_steps, or the walk's own bound
 # `--verdicts build/check=failure`: verdicts for state `check` of the child of state `build`.
 SUBLOOP_SEPARATOR = "/"
 SIMULATION_EXIT_CODES: dict[str, int] = {
@@ -26,7 +30,7 @@ SIMULATION_EXIT_CODES: dict[str, int] = {
     SCRIPT_EXHAUSTED: ExitCode.USAGE,
     UNRESOLVED_TARGET: ExitCode.USAGE,
     MAX_ITERATIONS: ExitCode.MAX_ITERATIONS,
-    MAX_STEPS: ExitCode.MAX_ITERATIONS,
+    MAX_STEPS: ExitCode.MAX_STEPS,
 }
 
 
@@ -76,3 +80,25 @@ class SimulationResult:
         out["exit_code"] = self.exit_code
         out["path"] = self.path
         return out
+
+
+def check_script(fsm: FSMLoop, verdicts: Mapping[str, Sequence[str]]) -> None:
+    """Raise LoopDefinitionError when *verdicts* names a state that takes none."""
+    for name, items in verdicts.items():
+        parent, sep, inner = name.partition(SUBLOOP_SEPARATOR)
+        if sep and parent in fsm.children:  # a state of a sub-loop state's child loop
+            check_script(fsm.children[parent], {inner: items})
+            continue
+        if name not in fsm.states:
+            hint = did_you_mean(name, fsm.states) or f" (states: {', '.join(fsm.states)})"
+            raise LoopDefinitionError(
+                f"--verdicts: '{name}' is not a state of loop '{fsm.name}'{hint}"
+            )
+        state = fsm.states[name]
+        if state.terminal or state.next is not None:
+            why = "it is terminal" if state.terminal else "it has next:"
+            raise LoopDefinitionError(
+                f"--verdicts: state '{name}' is not evaluated ({why}), so it takes no verdicts"
+            )
+        if any(not v for v in items):
+            raise LoopDefinitionError(f"--verdicts: state '{name}' has an empty verdict")

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from little_loops.fsm.definition.endings import ends_in_failure
 from little_loops.fsm.definition.model import (
     OUTCOME_FAILURE,
     OUTCOME_SUCCESS,
@@ -39,13 +40,13 @@ SUBLOOP_EVALUATOR = "loop"  # the evaluator type the sub-loop's `evaluate` event
 
 def end_verdict(child: FSMLoop, terminated_by: str, final_state: str) -> str:
     """A sub-loop state's verdict when its *child* ended so: success at a terminal state,
-    failure at one with `outcome: failure` or one reached on the verdict error, else error
-    (a limit or an error)."""
+    failure at one with `outcome: failure` (or a failure name) or one reached on the
+    verdict error, else error (a limit or an error)."""
     if terminated_by not in (Outcome.TERMINAL, Outcome.TERMINAL_FAILURE):
         return ERROR_VERDICT
     final = child.states.get(final_state)
     failed = terminated_by == Outcome.TERMINAL_FAILURE or (
-        final is not None and final.outcome == OUTCOME_FAILURE
+        final is not None and ends_in_failure(final_state, final)
     )
     return OUTCOME_FAILURE if failed else OUTCOME_SUCCESS
 

@@ -21,6 +21,7 @@ from little_loops.fsm.evaluators.spec import (
 )
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.facts.verdict_words import canonical_verdict
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate_value, to_text
 
 LLM_SKIPPED_NOTE = "LLM evaluation disabled (--no-llm or llm.enabled: false); used exit_code"
@@ -95,7 +96,9 @@ def evaluate(
         return error_result(str(exc))
     if resolved.source is not None:
         output = to_text(resolved.source)
-    return spec.run(resolved, output, exit_code, llm, client)
+    result = spec.run(resolved, output, exit_code, llm, client)
+    result.verdict = canonical_verdict(result.verdict)  # any evaluator's `yes` is success
+    return result
 
 
 def default_evaluation(

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.evaluators.spec import EvaluationResult, error_result
+from little_loops.fsm.facts.verdict_words import canonical_verdict
 from little_loops.fsm.values.value_checks import is_finite
 
 if TYPE_CHECKING:
@@ -121,6 +122,7 @@ def verdict_from_answer(
         )
     confidence = min(max(float(confidence), 0.0), 1.0)
     confident = confidence >= min_confidence
+    verdict = canonical_verdict(verdict)  # a judge's `yes` is success (facts/verdict_words.py)
     if uncertain_suffix and not confident:
         verdict += UNCERTAIN_SUFFIX
     reason = answer.get("reason", "")

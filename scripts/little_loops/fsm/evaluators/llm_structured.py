@@ -28,6 +28,7 @@ from little_loops.fsm.evaluators.judge_rules import (
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec
+from little_loops.fsm.facts.verdict_words import canonical_verdict
 from little_loops.fsm.values.interpolation import to_text
 
 DEFAULT_LLM_SCHEMA: dict[str, Any] = {
@@ -238,7 +239,7 @@ def _config_verdicts(config: EvaluateConfig) -> tuple[str, ...] | None:
     enum = schema_verdicts(config.schema)
     if enum is None:
         return None
-    verdicts = tuple(enum)
+    verdicts = tuple(dict.fromkeys(canonical_verdict(v) for v in enum))  # yes is success
     if config.uncertain_suffix:
         verdicts += tuple(v + UNCERTAIN_SUFFIX for v in verdicts)
     return verdicts

@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     TERMINAL_FAILURE = 7  # ended in a terminal with `outcome: failure`, or reached on `error`
     STALL = 8  # a stall breaker fired and the loop has no on_stall route
     AWAITING_APPROVAL = 9  # an approval state waits for `ll-loop approve`/`reject` (then resume)
+    MAX_STEPS = 10  # stopped at max_steps (states run)
     INTERRUPTED = 130  # Ctrl-C (SIGINT)
     STOPPED = 143  # SIGTERM / `ll-loop stop`
 
@@ -69,6 +70,12 @@ class Outcome(StrEnum):
         Status.FAILED,
         ExitCode.MAX_ITERATIONS,
         "max_iterations reached before a terminal state",
+    )
+    MAX_STEPS = (
+        "max_steps",
+        Status.FAILED,
+        ExitCode.MAX_STEPS,
+        "max_steps reached before a terminal state",
     )
     TIMEOUT = ("timeout", Status.FAILED, ExitCode.TIMEOUT, "the loop-level timeout expired")
     HANDOFF = (
@@ -122,6 +129,7 @@ RAISABLE_LIMITS: dict[str, str] = {
     Outcome.BUDGET: "ll-loop resume NAME --max-cost USD",
     Outcome.MAX_ITERATIONS: "ll-loop resume NAME --max-iterations N",
     Outcome.TIMEOUT: "raise timeout: in the loop file, then ll-loop resume NAME",
+    Outcome.MAX_STEPS: "raise max_steps: in the loop file, then ll-loop resume NAME",
 }
 
 

@@ -386,6 +386,10 @@ def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:
                 f"loop '{name}' has run {saved.iteration} of its {fsm.max_iterations} "
                 f"iterations; to go on: {hint}"
             )
+    elif saved.terminated_by == Outcome.MAX_STEPS:
+        steps = int(saved.caps.get("steps") or 0)
+        if fsm.max_steps is not None and steps >= fsm.max_steps:
+            return f"loop '{name}' has run {steps} of its {fsm.max_steps} steps; to go on: {hint}"
     elif fsm.timeout is not None and saved.elapsed_ms >= fsm.timeout * 1000:
         return (
             f"loop '{name}' has run {saved.elapsed_ms / 1000:g}s of its {fsm.timeout:g}s "

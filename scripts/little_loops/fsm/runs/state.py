@@ -78,6 +78,7 @@ class StateFile(TypedDict):
     prev_result: dict[str, Any] | None
     last_result: dict[str, Any] | None
     arrived_on_error: str | None  # why a terminal reached on the verdict error is a failure
+    caps: dict[str, Any]  # steps run, repeats of the state, a cap's route (engine/core.py)
     started_at: str
     updated_at: str
     elapsed_ms: int
@@ -119,6 +120,7 @@ class LoopState:
     prev_result: dict[str, Any] | None = None
     last_result: dict[str, Any] | None = None
     arrived_on_error: str | None = None  # the verdict `error` that led to current_state
+    caps: dict[str, Any] = field(default_factory=dict)  # see StateFile
     started_at: str = field(default_factory=iso_now)
     updated_at: str = field(default_factory=iso_now)
     status: Status = Status.RUNNING
@@ -172,6 +174,7 @@ class LoopState:
             "prev_result": self.prev_result,
             "last_result": self.last_result,
             "arrived_on_error": self.arrived_on_error,
+            "caps": self.caps,
             "started_at": self.started_at,
             "updated_at": self.updated_at,
             "elapsed_ms": self.elapsed_ms,
@@ -276,6 +279,7 @@ def parse_state(data: Any) -> LoopState:
         prev_result=_get(data, "prev_result", (dict, type(None)), None),
         last_result=_get(data, "last_result", (dict, type(None)), None),
         arrived_on_error=_get(data, "arrived_on_error", (str, type(None)), None),
+        caps=_get(data, "caps", (dict,), dict),
         elapsed_ms=elapsed_ms,
         continuation=_get(data, "continuation_prompt", (str, type(None)), None),
         pid=_get(data, "pid", (int, type(None)), None),

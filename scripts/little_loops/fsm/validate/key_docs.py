@@ -94,6 +94,16 @@ LOOP_KEYS: dict[str, str] = {
         "each_pass: in a worktree run, every state's action is followed by a git commit when "
         "it changed the worktree (as if each state had commit: true). Default false."
     ),
+    "max_steps": (
+        "Safety limit on steps (states run, in all passes; default none); the loop stops with "
+        "exit code 10 when it is reached."
+    ),
+    "on_max_steps": (
+        "When max_steps is reached: run this state once (e.g. a summary), then stop (max_steps)."
+    ),
+    "on_max_iterations": (
+        "When max_iterations is reached: run this state once, then stop (max_iterations)."
+    ),
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -157,7 +167,7 @@ STATE_KEYS: dict[str, str] = {
     ),
     "on_retry_exhausted": (
         "Next state when every attempt of retry: gave a matching result (default: route the "
-        "last attempt's verdict)."
+        "last attempt's verdict), or when max_retries is used up."
     ),
     "loop": (
         "Run this loop (a name in .loops/, a path, or library:NAME) as this state's action; "
@@ -166,8 +176,8 @@ STATE_KEYS: dict[str, str] = {
     ),
     "with": "For a sub-loop state: the child loop's parameter values (interpolated).",
     "outcome": (
-        "For a terminal state: success (the default) or failure, the verdict a parent loop's "
-        "sub-loop state gets when this loop ends here."
+        "For a terminal state: success or failure (the default: failure for a state named "
+        "failed, failure, error or aborted, else success), how a run that ends here ends."
     ),
     "commit": (
         "In a worktree run: after the action (a state without one: when entered), commit the "
@@ -177,6 +187,19 @@ STATE_KEYS: dict[str, str] = {
         "In a worktree run: before the action, discard the worktree's uncommitted changes and "
         "untracked files (git reset --hard HEAD, git clean -fd); HEAD never moves. Default false."
     ),
+    "on_partial": "Next state when the verdict is partial.",
+    "on_blocked": "Next state when the verdict is blocked.",
+    "max_retries": (
+        "Enter this state at most 1 + max_retries times in a row; the next time go to "
+        "on_retry_exhausted instead of running it."
+    ),
+    "retryable_exit_codes": (
+        "The exit codes worth retrying: an error with another exit code goes straight to "
+        "on_retry_exhausted (else on_error)."
+    ),
+    "on_yes": "on_success written as little-loops writes it (yes is success).",
+    "on_no": "on_failure written as little-loops writes it (no is failure).",
+    "failure": "true is outcome: failure (false: outcome: success), as little-loops writes it.",
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

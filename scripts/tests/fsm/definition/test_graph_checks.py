@@ -44,7 +44,7 @@ def test_routes_never_used_and_unreachable_states() -> None:
     )
     assert problems == [
         "warning: loop 'x' > states > a > on_success: never used: next always moves on to 'b' "
-        "(only on_error is used, when the action cannot run)",
+        "(only on_error is used, when the action fails)",
         "warning: loop 'x' > states > d: unreachable from the initial state 'a'",
     ]
 

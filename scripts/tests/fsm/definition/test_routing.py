@@ -28,7 +28,9 @@ def test_resolve_route_in_resolution_order() -> None:
     assert resolve_route(state, None) is None
     shorthand = _state({"action": "x", "on_success": "c", "on_error": "d"})
     assert resolve_route(shorthand, "success") == RouteChoice("c", "on_success")
-    assert resolve_route(shorthand, "failure") is None
+    # a failure with no route of its own takes the error route (little-loops' rule)
+    assert resolve_route(shorthand, "failure") == RouteChoice("d", "on_error (failure)")
+    assert resolve_route(_state({"action": "x", "on_success": "c"}), "failure") is None
 
 
 def test_next_is_not_taken_when_the_action_could_not_run() -> None:

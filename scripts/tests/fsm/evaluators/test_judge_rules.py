@@ -79,3 +79,16 @@ def test_one_line_and_verdict_enum() -> None:
     assert verdict_enum(SCHEMA) == ["success", "failure"]
     assert verdict_enum({"type": "object"}) is None
     assert verdict_enum("nope") is None
+
+
+def test_a_judge_saying_yes_or_no_gives_success_or_failure() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"verdict": {"type": "string", "enum": ["yes", "no", "partial"]}},
+    }
+    said = {"yes": "success", "no": "failure", "partial": "partial"}
+    for answer, verdict in said.items():
+        result = verdict_from_answer({"verdict": answer}, schema, 0.5, False, "m", {})
+        assert result.verdict == verdict
+    unsure = verdict_from_answer({"verdict": "no", "confidence": 0.1}, schema, 0.5, True, "m", {})
+    assert unsure.verdict == "failure_uncertain"

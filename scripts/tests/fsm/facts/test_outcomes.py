@@ -81,6 +81,7 @@ def test_each_outcome_has_its_status_and_exit_code() -> None:
         "terminal_failure": ("failed", 7),
         "error": ("failed", 1),
         "max_iterations": ("failed", 3),
+        "max_steps": ("failed", 10),
         "timeout": ("failed", 4),
         "handoff": ("awaiting_continuation", 5),
         "budget": ("failed", 6),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.routing import StepOutcome, follow_route, next_fails
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import ladder_delay
 from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
@@ -73,8 +73,9 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
                 return StepOutcome(stop=Outcome.HANDOFF)
     run.commits.after(name, state, result.output if result else None, run.position.iteration)
     if state.next is not None:
-        if result is not None and result.error:
-            failed = error_outcome(run, name, state, result.error)
+        code = result.exit_code if result is not None else None
+        if result is not None and (result.error or next_fails(state, code)):
+            failed = error_outcome(run, name, state, result.error or f"exit code {code}")
             return run.retries.retry_or(name, state, failed, result, run.memory)
         return follow_route(state, None, run.context(), name)
     return _judged(run, name, state, result, ctx)

@@ -15,10 +15,24 @@ from little_loops.fsm.engine.attempts import wait_event as wait_payload
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.records import ExecutorSnapshot
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
 
 Emit = Callable[[Event, Mapping[str, object]], None]
+
+
+def not_retryable(state: StateConfig, outcome: StepOutcome, exit_code: int | None) -> bool:
+    """Whether *outcome* is an error whose exit code `retryable_exit_codes` leaves out: it
+    is not retried (`retry:`), and goes to `on_retry_exhausted` when the state has one."""
+    codes = state.retryable_exit_codes
+    return (
+        codes is not None
+        and outcome.stop is None
+        and outcome.verdict == ERROR_VERDICT
+        and exit_code is not None
+        and exit_code not in codes
+    )
 
 
 class Retries:
@@ -86,10 +100,16 @@ class Retries:
     ) -> StepOutcome:
         """*outcome*, or another attempt (`again`) when the state's retry policy matches it,
         or the `on_retry_exhausted` route once the attempts are used up."""
+        exit_code = action.exit_code if action is not None else None
+        if not_retryable(state, outcome, exit_code):
+            target = state.on_retry_exhausted
+            if target is None:
+                return outcome  # its error route, not another attempt
+            target = name if target == CURRENT_STATE_TOKEN else target
+            return StepOutcome(target, outcome.verdict, f"on_retry_exhausted (exit {exit_code})")
         policy = self.fsm.retry_of(state)
         if policy is None or outcome.stop is not None or not state.action:
             return outcome  # a decision state would judge the same value again
-        exit_code = action.exit_code if action is not None else None
         if not retries_on(policy, outcome.verdict, exit_code):
             return outcome
         record = self.attempts.of(name)
