@@ -23,6 +23,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.routing import resolve_route
 from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.engine.passes import Passes
+from little_loops.fsm.engine.scenarios import SCENARIOS, scenario_verdict
 from little_loops.fsm.engine.simulation import (
     ERROR,
     MAX_ITERATIONS,
@@ -74,8 +75,12 @@ class _Walk:
         verdicts: Mapping[str, Sequence[str]],
         default: str | None,
         max_steps: int | None,
+        scenario: str | None = None,
     ) -> None:
         self.fsm = fsm
+        self.scenario = scenario
+        self.calls = 0  # actions run so far, for the scenario
+        self.call: int | None = None  # the number of the current state's action
         self.script = {name: list(items) for name, items in verdicts.items()}
         self.used = dict.fromkeys(self.script, 0)
         self.default = default
@@ -188,6 +193,10 @@ class _Walk:
     def enter(self, state: StateConfig) -> SimulatedStep:
         """The step for entering the current state: its action, as far as it can be known."""
         step = SimulatedStep(self.current, self.passes.iteration)
+        self.call = None
+        if not state.terminal and (state.loop is not None or state.action):
+            self.calls += 1
+            self.call = self.calls
         if state.loop is not None:
             step.action, step.action_type = f"loop {state.loop}", "loop"
             if state.capture:
@@ -215,6 +224,8 @@ class _Walk:
         if index < len(items):
             self.used[self.current] = index + 1
             return items[index], "scripted"
+        if self.scenario is not None and not self.child_script():
+            return scenario_verdict(self.scenario, self.call), f"scenario {self.scenario}"
         if self.default is not None and not self.child_script():
             return self.default, "default"
         return None
@@ -235,7 +246,9 @@ class _Walk:
         if child is None or not script:
             return None
         given = {**child.context, **(state.with_ or {})}  # `${...}` values shown as written
-        walk = _Walk(replace(child, context=given), script, self.default, self.max_steps)
+        walk = _Walk(
+            replace(child, context=given), script, self.default, self.max_steps, self.scenario
+        )
         ended, named = walk.run(), self.current + SUBLOOP_SEPARATOR
         for key, count in walk.used.items():
             self.used[named + key] += count
@@ -365,6 +378,7 @@ def simulate(
     verdicts: Mapping[str, Sequence[str]],
     default: str | None = None,
     max_steps: int | None = None,
+    scenario: str | None = None,
 ) -> SimulationResult:
     """Walk *fsm* from its initial state with *verdicts* (state -> verdicts, used in order).
 
@@ -373,4 +387,7 @@ def simulate(
     does not exist or takes no verdicts (terminal, or `next:`).
     """
     check_script(fsm, verdicts)
-    return _Walk(fsm, verdicts, default, max_steps).run()
+    if scenario is not None and scenario not in SCENARIOS:
+        names = ", ".join(SCENARIOS)
+        raise LoopDefinitionError(f"--scenario {scenario!r}: not a scenario ({names})")
+    return _Walk(fsm, verdicts, default, max_steps, scenario).run()

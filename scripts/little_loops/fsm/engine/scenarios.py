@@ -1,0 +1,29 @@
+"""Named verdict patterns for `simulate --scenario`: the verdict each action's run would get."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+
+SUCCESS = "success"
+FAILURE = "failure"
+
+# The names and meanings are little-loops' own (`ll-loop simulate --scenario`), so a loop
+# written for it rehearses the same way here. The argument is the number of the action
+# (1 for the first one the walk runs, sub-loop states counted as one action each).
+SCENARIOS: dict[str, Callable[[int], str]] = {
+    "all-pass": lambda call: SUCCESS,
+    "all-fail": lambda call: FAILURE,
+    "all-error": lambda call: ERROR_VERDICT,
+    "first-fail": lambda call: FAILURE if call == 1 else SUCCESS,
+    "alternating": lambda call: FAILURE if call % 2 == 1 else SUCCESS,
+}
+
+# A state that runs nothing and is still evaluated sees an empty output and exit code 0.
+NOTHING_RAN = SUCCESS
+
+
+def scenario_verdict(scenario: str, call: int | None) -> str:
+    """The verdict *scenario* gives action number *call* (None: the state ran nothing)."""
+    return NOTHING_RAN if call is None else SCENARIOS[scenario](call)
