@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-
-SUCCESS = "success"
-FAILURE = "failure"
+from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS
 
 # The names and meanings are little-loops' own (`ll-loop simulate --scenario`), so a loop
 # written for it rehearses the same way here. The argument is the number of the action
