@@ -38,9 +38,7 @@ def register(subparsers: Any, summary: str) -> None:
         "loops", nargs="+", metavar="NAME|PATH", help="loop names or loop file paths"
     )
     show = parser.add_mutually_exclusive_group()
-    show.add_argument(
-        "--dry-run", action="store_true", help="print the changes but write nothing"
-    )
+    show.add_argument("--dry-run", action="store_true", help="print the changes but write nothing")
     show.add_argument(
         "--diff", action="store_true", help="print the changes as a unified diff; write nothing"
     )
@@ -86,9 +84,7 @@ def file_to_migrate(name_or_path: str, loops_dir: Path) -> Path:
         )
     path = resolve_loop_path(name_or_path, loops_dir, stale_ok=True)
     if path.is_symlink():
-        raise LoopFileError(
-            str(path), "is a symbolic link; migrate the file it points to instead"
-        )
+        raise LoopFileError(str(path), "is a symbolic link; migrate the file it points to instead")
     return path
 
 

@@ -1,4 +1,4 @@
-"""`ll-loop migrate` in a real process: the file rewritten in place, or only shown; bad input refused."""
+"""`ll-loop migrate` in a real process: the file rewritten in place or only shown; bad input."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from support.llproc import ll_loop
 from support.doc_checks import LINT_THEIRS
+from support.llproc import ll_loop
 from support.project import LoopProject
 
 from little_loops.cli.simulate import SCENARIO_NAMES
@@ -114,7 +114,7 @@ def _walk(root: Path, loop: str, scenario: str) -> tuple[list[str], int]:
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
     good = _project(tmp_path)
-    bad = _project(tmp_path, "name: x\n  states: [\n", "bad")
+    _project(tmp_path, "name: x\n  states: [\n", "bad")
     result = ll_loop(tmp_path, "migrate", "lint", "bad")
     assert result.returncode == 2
     assert result.stdout == ""
