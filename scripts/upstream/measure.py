@@ -14,8 +14,9 @@ With --simulate, the original little-loops is installed into its own venv (from
 names an installed `ll-loop` of it) and, for each loop that validates in both, both tools'
 `simulate --scenario S` walks are compared state by state for each scenario: the whole walk
 when theirs ends at a terminal state, else (its simulate stops at 20 steps, or a limit)
-as far as theirs went. --ours-src measures another tree's ll-loop (a merge, say). A dev tool: the network is used
-only to install little-loops' dependencies, and the test suite never runs it against it.
+as far as theirs went. --ours-src measures another tree's ll-loop (a merge, say). A dev
+tool: the network is used only to install little-loops' dependencies, and the test suite
+never runs it against it.
 """
 
 from __future__ import annotations
