@@ -184,6 +184,9 @@ COMPARED: dict[Key, Run | tuple[Run, ...]] = {
     ("docs/cli.md", ".loops/lint.yaml:8: on_yes"): Run(
         ("migrate", "lint"), {".loops/lint.yaml": LINT_THEIRS}
     ),
+    ("docs/little-loops.md", "--- a/.loops/lint.yaml"): Run(
+        ("migrate", "lint", "--diff"), {".loops/lint.yaml": LINT_THEIRS}
+    ),
     ("docs/cli.md", "[1/5] check → test -f flag"): Run(
         ("run", "hello", "--no-color"), {".loops/hello.yaml": HELLO}, stream="err"
     ),
