@@ -150,3 +150,10 @@ def test_a_failed_write_is_exit_1_and_leaves_the_file(loop_project: LoopProject)
     assert result.err.startswith("ll-loop: error: ")
     assert result.err.count("\n") == 1
     assert path.read_text() == THEIRS
+
+
+def test_validate_fix_migrates_then_validates(tmp_path: Path) -> None:
+    path = _project(tmp_path)
+    result = ll_loop(tmp_path, "validate", "--fix", "lint")
+    assert (result.returncode, result.stdout) == (0, CHANGES + ".loops/lint.yaml: ok\n")
+    assert path.read_text() == OURS
