@@ -230,25 +230,25 @@ def compare(theirs: list[str], ended: str, ours: list[str]) -> bool:
     return ours == theirs
 
 
+def upstream_valid(binary: Path, project: Path, loop: Loop) -> bool:
+    """Whether little-loops' own `validate` takes the loop."""
+    checked = subprocess.run(
+        [str(binary), "validate", loop.name],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=upstream_env(project / ".home"),
+        timeout=CALL_TIMEOUT,
+    )
+    return checked.returncode == 0
+
+
 def simulate_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) -> None:
     """Compare both tools' walks of each loop valid in both, for every scenario."""
     out.append(f"== simulate --scenario, little-loops ({binary}) against ours")
-    both = []
-    for loop in loops:
-        if loop.errors:
-            continue
-        checked = subprocess.run(
-            [str(binary), "validate", loop.name],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            env=upstream_env(project / ".home"),
-            timeout=CALL_TIMEOUT,
-        )
-        if checked.returncode == 0:
-            both.append(loop)
-        else:
-            out.append(f"skip  {loop.name}: little-loops' validate says it is not valid")
+    theirs_valid = [loop for loop in loops if upstream_valid(binary, project, loop)]
+    out.append(f"little-loops' own validate: {len(theirs_valid)} of {len(loops)} valid")
+    both = [loop for loop in theirs_valid if not loop.errors]
     matched: list[str] = []
     for loop in both:
         results = []
