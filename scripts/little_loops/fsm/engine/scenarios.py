@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS
 
 # The names and meanings are little-loops' own (`ll-loop simulate --scenario`), so a loop
@@ -25,3 +26,25 @@ NOTHING_RAN = SUCCESS
 def scenario_verdict(scenario: str, call: int | None) -> str:
     """The verdict *scenario* gives action number *call* (None: the state ran nothing)."""
     return NOTHING_RAN if call is None else SCENARIOS[scenario](call)
+
+
+class Scenario:
+    """One walk's scenario: it counts the actions the walk runs and gives each its verdict."""
+
+    def __init__(self, name: str) -> None:
+        if name not in SCENARIOS:
+            raise LoopDefinitionError(
+                f"--scenario {name!r}: not a scenario ({', '.join(SCENARIOS)})"
+            )
+        self.name = name
+        self.calls = 0
+        self.call: int | None = None  # the number of the current state's action
+
+    def entered(self, runs_action: bool) -> None:
+        """A state was entered; *runs_action*: it runs an action (or a sub-loop)."""
+        self.calls += runs_action
+        self.call = self.calls if runs_action else None
+
+    def verdict(self) -> tuple[str, str]:
+        """The verdict of the current state, and where it came from."""
+        return scenario_verdict(self.name, self.call), f"scenario {self.name}"

@@ -23,7 +23,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.routing import resolve_route
 from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.engine.passes import Passes
-from little_loops.fsm.engine.scenarios import SCENARIOS, scenario_verdict
+from little_loops.fsm.engine.scenarios import Scenario
 from little_loops.fsm.engine.simulation import (
     ERROR,
     MAX_ITERATIONS,
@@ -75,12 +75,10 @@ class _Walk:
         verdicts: Mapping[str, Sequence[str]],
         default: str | None,
         max_steps: int | None,
-        scenario: str | None = None,
+        scenario: Scenario | None = None,
     ) -> None:
         self.fsm = fsm
         self.scenario = scenario
-        self.calls = 0  # actions run so far, for the scenario
-        self.call: int | None = None  # the number of the current state's action
         self.script = {name: list(items) for name, items in verdicts.items()}
         self.used = dict.fromkeys(self.script, 0)
         self.default = default
@@ -193,10 +191,8 @@ class _Walk:
     def enter(self, state: StateConfig) -> SimulatedStep:
         """The step for entering the current state: its action, as far as it can be known."""
         step = SimulatedStep(self.current, self.passes.iteration)
-        self.call = None
-        if not state.terminal and (state.loop is not None or state.action):
-            self.calls += 1
-            self.call = self.calls
+        if self.scenario is not None:
+            self.scenario.entered(not state.terminal and bool(state.loop or state.action))
         if state.loop is not None:
             step.action, step.action_type = f"loop {state.loop}", "loop"
             if state.capture:
@@ -225,7 +221,7 @@ class _Walk:
             self.used[self.current] = index + 1
             return items[index], "scripted"
         if self.scenario is not None and not self.child_script():
-            return scenario_verdict(self.scenario, self.call), f"scenario {self.scenario}"
+            return self.scenario.verdict()
         if self.default is not None and not self.child_script():
             return self.default, "default"
         return None
@@ -384,10 +380,9 @@ def simulate(
 
     A state whose list is used up gets *default*; with no default the walk stops
     (`script_exhausted`). Raises LoopDefinitionError when *verdicts* names a state that
-    does not exist or takes no verdicts (terminal, or `next:`).
+    does not exist or takes no verdicts (terminal, or `next:`). *scenario* (a name of
+    `scenarios.SCENARIOS`) gives the states with no scripted verdict left theirs.
     """
     check_script(fsm, verdicts)
-    if scenario is not None and scenario not in SCENARIOS:
-        names = ", ".join(SCENARIOS)
-        raise LoopDefinitionError(f"--scenario {scenario!r}: not a scenario ({names})")
-    return _Walk(fsm, verdicts, default, max_steps, scenario).run()
+    picked = None if scenario is None else Scenario(scenario)
+    return _Walk(fsm, verdicts, default, max_steps, picked).run()

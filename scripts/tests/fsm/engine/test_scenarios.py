@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from little_loops.cli.simulate import SCENARIO_NAMES
-from little_loops.fsm.engine.scenarios import SCENARIOS, scenario_verdict
+from little_loops.fsm.engine.scenarios import SCENARIOS, Scenario, scenario_verdict
+from little_loops.fsm.facts.errors import LoopDefinitionError
 
 
 def test_the_cli_lists_every_scenario_in_order() -> None:
@@ -28,3 +29,17 @@ def test_the_verdict_of_each_action(scenario: str, verdicts: list[str]) -> None:
 
 def test_a_state_that_ran_nothing_passes() -> None:
     assert scenario_verdict("all-fail", None) == "success"
+
+
+def test_a_scenario_counts_the_actions_run() -> None:
+    scenario = Scenario("alternating")
+    seen = []
+    for runs_action in (True, False, True, True):
+        scenario.entered(runs_action)
+        seen.append(scenario.verdict()[0])
+    assert seen == ["failure", "success", "success", "failure"]
+
+
+def test_an_unknown_scenario_is_refused() -> None:
+    with pytest.raises(LoopDefinitionError, match=r"^--scenario 'all-ok': not a scenario \("):
+        Scenario("all-ok")
