@@ -114,6 +114,10 @@ def check_of(error: dict[str, object]) -> str:
         return f"unknown key '{error['key']}'"
     if detail.startswith("missing required key"):
         return detail
+    child = re.match(r"child loop (\S+) is not valid", detail)
+    if child is not None:  # the child's own problem is counted where it is measured
+        return f"child loop not valid: {child.group(1)}"
+    detail = re.sub(r"^\$\{[^}]*\}: ", "${…}: ", detail)
     return re.sub(r"'[^']*'", "'…'", detail)[:90]
 
 

@@ -145,15 +145,24 @@ def _scalar_value(node: yaml.Node) -> object:
     return str(node.value)
 
 
-def _states(root: yaml.MappingNode) -> list[tuple[str, yaml.MappingNode]]:
+# The top-level mappings whose values are states, or parts of states (a fragment), and how
+# a change there is named; a terminal's name ends the run only where it names a state.
+_STATE_MAPPINGS = {"states": "state", "state_defs": "state", "fragments": "fragment"}
+
+
+def _states(root: yaml.MappingNode) -> list[tuple[str, str, yaml.MappingNode]]:
+    """(what, name, mapping) of each state, state_defs entry and fragment of the file."""
+    found = []
     for key_node, value_node in root.value:
-        if key_node.value == "states" and isinstance(value_node, yaml.MappingNode):
-            return [
-                (str(k.value), v)
-                for k, v in value_node.value
-                if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.MappingNode)
-            ]
-    return []
+        what = _STATE_MAPPINGS.get(str(key_node.value))
+        if what is None or not isinstance(value_node, yaml.MappingNode):
+            continue
+        found.extend(
+            (what, str(k.value), v)
+            for k, v in value_node.value
+            if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.MappingNode)
+        )
+    return found
 
 
 def migrate_text(text: str, source: str = "<string>") -> Migration:
@@ -168,13 +177,13 @@ def migrate_text(text: str, source: str = "<string>") -> Migration:
     if not isinstance(root, yaml.MappingNode):
         return Migration(text, text)
     rewriter.mapping(LOOP, root, "")
-    for name, node in _states(root):
-        where = f" in state '{name}'"
-        rewriter.mapping(STATE, node, where)
+    for what, name, node in _states(root):
+        rewriter.mapping(STATE, node, f" in {what} '{name}'")
         for key_node, value_node in node.value:
             if key_node.value == "route" and isinstance(value_node, yaml.MappingNode):
-                rewriter.mapping(ROUTE, value_node, f" in the route of state '{name}'")
-        rewriter.failure_terminal(name, node)
+                rewriter.mapping(ROUTE, value_node, f" in the route of {what} '{name}'")
+        if what == "state":
+            rewriter.failure_terminal(name, node)
     after = rewriter.result()
     load_text(after, source)  # never hand back a file that no longer reads
     by_line = sorted(rewriter.changes, key=lambda c: c.line)

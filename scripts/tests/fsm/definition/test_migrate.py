@@ -129,3 +129,30 @@ def test_a_failure_named_terminal_with_an_outcome_is_left(name: str) -> None:
 def test_not_yaml_is_refused_with_the_line() -> None:
     with pytest.raises(LoopFileError, match=r"^x.yaml:2:\d+: YAML syntax error"):
         migrate_text("name: x\n  bad: [\n", "x.yaml")
+
+
+def test_fragments_and_state_defs_are_rewritten_too() -> None:
+    text = """\
+fragments:
+  shell_exit:
+    action_type: shell
+    on_yes: done  # a caller may override
+state_defs:
+  probe:
+    action: "true"
+    route: {yes: done, no: failed}
+  failed:
+    terminal: true
+"""
+    migration = migrate_text(text, "lib.yaml")
+    assert migration.after == (
+        text.replace("on_yes:", "on_success:")
+        .replace("{yes: done, no: failed}", "{success: done, failure: failed}")
+        .replace("    terminal: true\n", "    terminal: true\n    outcome: failure\n")
+    )
+    assert [c.what for c in migration.changes] == [
+        "on_yes -> on_success in fragment 'shell_exit'",
+        "yes -> success in the route of state 'probe'",
+        "no -> failure in the route of state 'probe'",
+        "wrote outcome: failure in terminal state 'failed' (its name)",
+    ]
