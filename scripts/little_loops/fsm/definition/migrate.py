@@ -152,7 +152,7 @@ _STATE_MAPPINGS = {"states": "state", "state_defs": "state", "fragments": "fragm
 
 def _states(root: yaml.MappingNode) -> list[tuple[str, str, yaml.MappingNode]]:
     """(what, name, mapping) of each state, state_defs entry and fragment of the file."""
-    found = []
+    found: list[tuple[str, str, yaml.MappingNode]] = []
     for key_node, value_node in root.value:
         what = _STATE_MAPPINGS.get(str(key_node.value))
         if what is None or not isinstance(value_node, yaml.MappingNode):
