@@ -52,7 +52,7 @@ CHANGES = """\
 
 
 def _project(tmp_path: Path, text: str = THEIRS, name: str = "lint") -> Path:
-    (tmp_path / ".loops").mkdir(exist_ok=True)
+    (tmp_path / ".loops").mkdir(parents=True, exist_ok=True)
     path = tmp_path / ".loops" / f"{name}.yaml"
     path.write_text(text)
     return path
@@ -98,12 +98,15 @@ def test_the_migrated_loop_validates_and_walks_as_expected(tmp_path: Path) -> No
 
 def test_the_migrated_loop_simulates_as_the_original(tmp_path: Path) -> None:
     """Both spellings are one language: the same walk and end for every scenario."""
-    _project(tmp_path, THEIRS, "theirs")
-    _project(tmp_path, OURS, "ours")
-    if ll_loop(tmp_path, "validate", "theirs").returncode != 0:
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    _project(theirs, THEIRS)
+    _project(ours, OURS)
+    checked = ll_loop(theirs, "validate", "lint")
+    if "on_yes: unknown key" in checked.stdout:
         pytest.skip("this build does not read little-loops' spellings yet (i31-route)")
+    assert checked.returncode == 0, checked.stdout
     for name in SCENARIO_NAMES:
-        assert _walk(tmp_path, "theirs", name) == _walk(tmp_path, "ours", name), name
+        assert _walk(theirs, "lint", name) == _walk(ours, "lint", name), name
 
 
 def _walk(root: Path, loop: str, scenario: str) -> tuple[list[str], int]:
