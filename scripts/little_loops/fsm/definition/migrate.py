@@ -116,10 +116,12 @@ class _Rewriter:
         if node.flow_style:
             self.edits.append(_Edit(end, end, f", {OUTCOME_KEY}: {FAILURE}"))
         else:
-            newline = self.text.find("\n", end)
-            at = len(self.text) if newline < 0 else newline
+            found = self.text.find("\n", end)
+            at = len(self.text) if found < 0 else found
+            eol = "\r\n" if self.text[at - 1 : at + 1] == "\r\n" else "\n"  # the file's kind
+            at -= len(eol) - 1
             indent = " " * key_node.start_mark.column
-            self.edits.append(_Edit(at, at, f"\n{indent}{OUTCOME_KEY}: {FAILURE}"))
+            self.edits.append(_Edit(at, at, f"{eol}{indent}{OUTCOME_KEY}: {FAILURE}"))
         self.changes.append(
             Change(line, f"wrote {OUTCOME_KEY}: {FAILURE} in terminal state '{name}' (its name)")
         )

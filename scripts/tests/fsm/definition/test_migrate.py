@@ -156,3 +156,10 @@ state_defs:
         "no -> failure in the route of state 'probe'",
         "wrote outcome: failure in terminal state 'failed' (its name)",
     ]
+
+
+def test_windows_line_ends_stay_and_a_last_line_without_one() -> None:
+    crlf = THEIRS.replace("\n", "\r\n")
+    assert migrate_text(crlf).after == OURS.replace("\n", "\r\n")
+    text = "name: x\ninitial: failed\nstates:\n  failed:\n    terminal: true"
+    assert migrate_text(text).after == text + "\n    outcome: failure"
