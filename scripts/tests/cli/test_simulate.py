@@ -305,3 +305,16 @@ def test_an_unknown_scenario_is_a_usage_error(loop_project: LoopProject) -> None
     result = loop_project.run("simulate", "scenario", "--scenario", "all-good")
     assert result.code == 2
     assert "invalid choice: 'all-good'" in result.err
+
+
+def test_a_next_state_whose_action_fails_takes_its_error_route(tmp_path: Path) -> None:
+    """As little-loops' simulate: the scenario fails build's action (exit 1), and a `next:`
+    state with an error route goes there; without one it goes on."""
+    (tmp_path / ".loops").mkdir()
+    loop = SCENARIO_LOOP.replace("    next: check\n", "    next: check\n    on_error: broken\n")
+    (tmp_path / ".loops" / "scenario.yaml").write_text(loop)
+    walks = {}
+    for scenario in ("first-fail", "all-pass"):
+        result = ll_loop(tmp_path, "simulate", "scenario", "--scenario", scenario, "--json")
+        walks[scenario] = [step["state"] for step in json.loads(result.stdout)["steps"]]
+    assert walks == {"first-fail": ["build", "broken"], "all-pass": ["build", "check", "done"]}

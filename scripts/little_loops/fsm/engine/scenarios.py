@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.routing import RouteChoice
+from little_loops.fsm.definition.transitions import NEXT_KEY, transitions
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS
@@ -48,3 +51,14 @@ class Scenario:
     def verdict(self) -> tuple[str, str]:
         """The verdict of the current state, and where it came from."""
         return scenario_verdict(self.name, self.call), f"scenario {self.name}"
+
+    def error_route(self, state: StateConfig) -> RouteChoice | None:
+        """Where a `next:` state goes when the scenario fails its action: its error route
+        (`on_error`, `error:`), as a non-zero exit takes there (little-loops' rule), or None.
+        """
+        if self.call is None or SCENARIOS[self.name](self.call) == SUCCESS:
+            return None
+        for way in transitions(state):
+            if way.key != NEXT_KEY and way.answers(ERROR_VERDICT):
+                return RouteChoice(way.target, f"{way.reason} (the action failed)")
+        return None

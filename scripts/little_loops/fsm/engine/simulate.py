@@ -156,6 +156,8 @@ class _Walk:
                 self.prev = {"state": self.current, "verdict": verdict}
                 self.result = {"verdict": verdict}
             choice = resolve_route(state, verdict)
+            if state.next is not None and self.scenario is not None:
+                choice = self.scenario.error_route(state) or choice
             if choice is None:
                 return self.end(
                     ERROR, f"no valid transition from '{self.current}' for verdict '{verdict}'"

@@ -43,3 +43,16 @@ def test_a_scenario_counts_the_actions_run() -> None:
 def test_an_unknown_scenario_is_refused() -> None:
     with pytest.raises(LoopDefinitionError, match=r"^--scenario 'all-ok': not a scenario \("):
         Scenario("all-ok")
+
+
+def test_the_error_route_of_a_next_state_when_its_action_fails() -> None:
+    from little_loops.fsm.definition.model import StateConfig
+
+    state = StateConfig(action="make", next="check", on_error="broken")
+    scenario = Scenario("first-fail")
+    scenario.entered(True)
+    choice = scenario.error_route(state)
+    assert choice is not None
+    assert choice.target == "broken"
+    scenario.entered(True)
+    assert scenario.error_route(state) is None  # the second action passes
