@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "worktree": ("worktree", "list, diff, merge or discard the git worktrees of --worktree runs"),
     "export": ("export", "write a finished run to one .tar.gz, for report --from"),
     "validate": ("validate", "check loop files without running them"),
+    "migrate": ("migrate", "rewrite loop files into the spelling the docs recommend"),
     "compile": ("compile", "compile a paradigm loop file to the FSM it runs as"),
     "graph": ("graph", "print a loop's states and transitions as a Mermaid or Graphviz diagram"),
     "simulate": ("simulate", "walk a loop with scripted verdicts, running nothing"),

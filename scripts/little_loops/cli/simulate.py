@@ -20,6 +20,9 @@ from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
 if TYPE_CHECKING:
     from little_loops.fsm.engine.simulation import SimulatedStep, SimulationResult
 
+# As fsm/engine/scenarios.py SCENARIOS (a test holds them equal): not imported, so that
+# `ll-loop --help` loads no engine module.
+SCENARIO_NAMES = ("all-pass", "all-fail", "all-error", "first-fail", "alternating")
 INDENT = " " * 7
 INDENT_CHILD = " " * 4  # one level of sub-loop
 
@@ -49,6 +52,15 @@ def register(subparsers: Any, summary: str) -> None:
         help="verdict for a state whose scripted verdicts are used up (default: stop there)",
     )
     parser.add_argument(
+        "--scenario",
+        choices=SCENARIO_NAMES,
+        help=(
+            "verdicts by pattern for the states not given --verdicts: all-pass, all-fail, "
+            "all-error, first-fail (the first action fails, the rest pass), alternating "
+            "(odd actions fail, even ones pass)"
+        ),
+    )
+    parser.add_argument(
         "--json", action="store_true", dest="as_json", help="print the walk as JSON"
     )
     parser.set_defaults(handler=_handler)
@@ -56,7 +68,11 @@ def register(subparsers: Any, summary: str) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     return simulate_command(
-        args.loop, parse_verdicts(args.verdicts), default=args.default, as_json=args.as_json
+        args.loop,
+        parse_verdicts(args.verdicts),
+        default=args.default,
+        scenario=args.scenario,
+        as_json=args.as_json,
     )
 
 
@@ -134,6 +150,7 @@ def simulate_command(
     verdicts: dict[str, list[str]],
     *,
     default: str | None = None,
+    scenario: str | None = None,
     as_json: bool = False,
     loops_dir: Path | None = None,
     out: TextIO | None = None,
@@ -145,7 +162,7 @@ def simulate_command(
     from little_loops.fsm.validate.loopfile import load_and_validate
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
-    result = simulate(fsm, verdicts, default)
+    result = simulate(fsm, verdicts, default, scenario=scenario)
     stream = sys.stdout if out is None else out
     if as_json:
         import json

@@ -41,10 +41,19 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print only problems, not 'path: ok'"
     )
+    parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="first rewrite the files into the recommended spelling (as ll-loop migrate)",
+    )
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
+    if args.fix:  # `migrate`'s lines first, then the check of the files it wrote
+        from little_loops.cli.migrate import migrate_command
+
+        migrate_command(args.loops, out=sys.stderr if args.as_json else None)
     return validate_command(args.loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet)
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from support.llproc import ll_loop
 from support.paths import REPO
 from support.project import LoopProject
 
@@ -240,3 +242,79 @@ def test_an_outcome_failure_terminal_ends_the_simulation_as_a_failure(
     result = loop_project.run("simulate", "stuck-demo", "--verdicts", "check=failure", "--json")
     assert result.code == 7
     assert json.loads(result.out)["terminated_by"] == "terminal_failure"
+
+
+SCENARIO_LOOP = """\
+name: scenario
+initial: build
+states:
+  build:
+    action: make
+    next: check
+  check:
+    action: make test
+    on_success: done
+    on_failure: fix
+    on_error: broken
+  fix:
+    action: make fix
+    on_success: check
+    on_failure: check
+  broken:
+    terminal: true
+    outcome: failure
+  done:
+    terminal: true
+max_iterations: 5
+"""
+
+
+@pytest.mark.parametrize(
+    ("scenario", "walk", "code"),
+    [
+        ("all-pass", ["build", "check", "done"], 0),
+        ("first-fail", ["build", "check", "done"], 0),  # the first action is build's (next:)
+        ("alternating", ["build", "check", "done"], 0),  # build fails, check passes
+        ("all-error", ["build", "check", "broken"], 7),
+        ("all-fail", ["build", "check", *["fix", "check"] * 3, "fix"], 3),
+    ],
+)
+def test_scenario_gives_each_action_its_verdict_in_a_real_process(
+    tmp_path: Path, scenario: str, walk: list[str], code: int
+) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "scenario.yaml").write_text(SCENARIO_LOOP.replace("5", "4"))
+    result = ll_loop(tmp_path, "simulate", "scenario", "--scenario", scenario, "--json")
+    assert result.stderr == ""
+    assert [step["state"] for step in json.loads(result.stdout)["steps"]] == walk
+    assert result.returncode == code
+
+
+def test_scripted_verdicts_win_over_the_scenario(loop_project: LoopProject) -> None:
+    loop_project.write("scenario", SCENARIO_LOOP)
+    result = loop_project.run(
+        "simulate", "scenario", "--scenario", "all-pass", "--verdicts", "check=failure"
+    )
+    assert "✗ failure (scripted)" in result.out
+    assert "✓ success (scenario all-pass)" in result.out
+    assert result.code == 0
+
+
+def test_an_unknown_scenario_is_a_usage_error(loop_project: LoopProject) -> None:
+    loop_project.write("scenario", SCENARIO_LOOP)
+    result = loop_project.run("simulate", "scenario", "--scenario", "all-good")
+    assert result.code == 2
+    assert "invalid choice: 'all-good'" in result.err
+
+
+def test_a_next_state_whose_action_fails_takes_its_error_route(tmp_path: Path) -> None:
+    """As little-loops' simulate: the scenario fails build's action (exit 1), and a `next:`
+    state with an error route goes there; without one it goes on."""
+    (tmp_path / ".loops").mkdir()
+    loop = SCENARIO_LOOP.replace("    next: check\n", "    next: check\n    on_error: broken\n")
+    (tmp_path / ".loops" / "scenario.yaml").write_text(loop)
+    walks = {}
+    for scenario in ("first-fail", "all-pass"):
+        result = ll_loop(tmp_path, "simulate", "scenario", "--scenario", scenario, "--json")
+        walks[scenario] = [step["state"] for step in json.loads(result.stdout)["steps"]]
+    assert walks == {"first-fail": ["build", "broken"], "all-pass": ["build", "check", "done"]}

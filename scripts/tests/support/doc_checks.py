@@ -154,7 +154,39 @@ RELEASE = {  # a parent running a sub-loop twice; NOTES.md is there, VERSION is 
 
 # Samples compared, volatile parts normalised, to what the call prints in a project holding
 # this repository's .loops/ and scripts/tests/data/doc_loops/.
+# A loop in little-loops' spelling (docs/cli.md migrate, docs/little-loops.md, test_migrate.py).
+LINT_THEIRS = """\
+# lint until clean
+name: lint
+initial: check
+max_iterations: 4
+states:
+  check:
+    action: "test -f clean"  # the check
+    on_yes: done
+    on_no: fix
+    on_error: error
+  fix:
+    action: "touch clean"
+    route:
+      yes: check
+      "no": failed
+  failed:
+    terminal: true
+    failure: true
+  error:
+    terminal: true
+  done:
+    terminal: true
+"""
+
 COMPARED: dict[Key, Run | tuple[Run, ...]] = {
+    ("docs/cli.md", ".loops/lint.yaml:8: on_yes"): Run(
+        ("migrate", "lint"), {".loops/lint.yaml": LINT_THEIRS}
+    ),
+    ("docs/little-loops.md", "--- a/.loops/lint.yaml"): Run(
+        ("migrate", "lint", "--diff"), {".loops/lint.yaml": LINT_THEIRS}
+    ),
     ("docs/cli.md", "[1/5] check → test -f flag"): Run(
         ("run", "hello", "--no-color"), {".loops/hello.yaml": HELLO}, stream="err"
     ),

@@ -258,6 +258,16 @@ def load_text(text: str, source: str = "<string>") -> LoadedDocument:
     return LoadedDocument(data=data, source=source, lines=builder.lines)
 
 
+def compose_text(text: str) -> yaml.Node | None:
+    """The YAML node tree of *text*, with the start and end of every key and value: for
+    editing a loop file in place (`ll-loop migrate`). Check the text with load_text first."""
+    loader = _LoopYamlLoader(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
+
+
 def load_file(path: str | Path) -> LoadedDocument:
     """Read and parse the loop file at *path*; any failure is a LoopFileError."""
     return load_text(read_file(path), source=str(path))

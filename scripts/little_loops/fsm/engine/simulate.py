@@ -24,6 +24,8 @@ from little_loops.fsm.definition.routing import resolve_route
 from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.rules import caps
+from little_loops.fsm.engine.scenarios import Scenario
+from little_loops.fsm.engine.simulate_notes import known, limit_notes
 from little_loops.fsm.engine.simulation import (
     ERROR,
     MAX_ITERATIONS,
@@ -41,7 +43,6 @@ from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.outcomes import Outcome, outcome_of
-from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.facts.verdict_words import canonical_verdict
 from little_loops.fsm.values.interpolation import InterpolationContext, to_text
 from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
@@ -55,8 +56,10 @@ class _Walk:
         verdicts: Mapping[str, Sequence[str]],
         default: str | None,
         max_steps: int | None,
+        scenario: Scenario | None = None,
     ) -> None:
         self.fsm = fsm
+        self.scenario = scenario
         self.script = {name: list(items) for name, items in verdicts.items()}
         self.used = dict.fromkeys(self.script, 0)
         self.default = default
@@ -89,7 +92,7 @@ class _Walk:
             final_state=self.current,
             iterations=self.passes.iteration,
             message=message,
-            notes=self.limit_notes(),
+            notes=limit_notes(self.fsm, self.prompts, self.judged, self.passes.iteration),
             unused=unused,
         )
 
@@ -129,6 +132,8 @@ class _Walk:
                 self.prev = {"state": self.current, "verdict": verdict}
                 self.result = {"verdict": verdict}
             choice = resolve_route(state, verdict)
+            if state.next is not None and self.scenario is not None:
+                choice = self.scenario.error_route(state) or choice
             if choice is None:
                 return self.end(
                     ERROR, f"no valid transition from '{self.current}' for verdict '{verdict}'"
@@ -209,6 +214,8 @@ class _Walk:
     def enter(self, state: StateConfig) -> SimulatedStep:
         """The step for entering the current state: its action, as far as it can be known."""
         step = SimulatedStep(self.current, self.passes.iteration)
+        if self.scenario is not None:
+            self.scenario.entered(not state.terminal and bool(state.loop or state.action))
         if state.loop is not None:
             step.action, step.action_type = f"loop {state.loop}", "loop"
             if state.capture:
@@ -236,6 +243,8 @@ class _Walk:
         if index < len(items):
             self.used[self.current] = index + 1
             return items[index], "scripted"
+        if self.scenario is not None and not self.child_script():
+            return self.scenario.verdict()
         if self.default is not None and not self.child_script():
             return self.default, "default"
         return None
@@ -256,7 +265,9 @@ class _Walk:
         if child is None or not script:
             return None
         given = {**child.context, **(state.with_ or {})}  # `${...}` values shown as written
-        walk = _Walk(replace(child, context=given), script, self.default, self.max_steps)
+        walk = _Walk(
+            replace(child, context=given), script, self.default, self.max_steps, self.scenario
+        )
         ended, named = walk.run(), self.current + SUBLOOP_SEPARATOR
         for key, count in walk.used.items():
             self.used[named + key] += count
@@ -309,7 +320,7 @@ class _Walk:
             elif namespace == "result" and self.result is None:
                 notes.append(f"{ref}: no evaluation result yet; the run would fail here")
             piece = match.group(0)
-            if _known(namespace, first, self.prev):
+            if known(namespace, first, self.prev):
                 try:
                     values[match.start()] = ctx.resolve(namespace, path)
                     piece = to_text(values[match.start()])
@@ -343,57 +354,23 @@ class _Walk:
             f"(verdict {verdict!r})"
         )
 
-    def limit_notes(self) -> list[str]:
-        fsm = self.fsm
-        notes: list[str] = []
-        calls = [
-            f"{count} {what}{'s' if count != 1 else ''}"
-            for count, what in ((self.prompts, "prompt action"), (self.judged, "LLM evaluation"))
-            if count
-        ]
-        if calls:
-            notes.append(f"this path calls Claude: {' and '.join(calls)}")
-        if fsm.backoff and self.passes.iteration > 1:
-            waits = self.passes.iteration - 1
-            total = format_duration(waits * float(fsm.backoff) * 1000)
-            notes.append(f"backoff: the run would wait {total} in all ({waits} × {fsm.backoff:g}s)")
-        if fsm.timeout:
-            notes.append(
-                f"timeout ({format_duration(int(float(fsm.timeout) * 1000))}) not simulated: "
-                "no action runs, so no time passes"
-            )
-        if fsm.max_cost_usd is not None:
-            notes.append(f"max_cost_usd ({fsm.max_cost_usd:g}) not simulated: nothing is spent")
-        return notes
-
-
-def _known(namespace: str, first: str, prev: Mapping[str, Any] | None) -> bool:
-    """Whether a simulation knows the value of a reference (outputs, captures, time, the
-    environment and evaluation details it does not; env is not printed on purpose)."""
-    if namespace in ("context", "state"):
-        return True
-    if namespace == "loop":
-        return first == "name"
-    if namespace == "prev":
-        return prev is None or first in ("state", "verdict")
-    if namespace == "result":
-        return first == "verdict"
-    return False
-
 
 def simulate(
     fsm: FSMLoop,
     verdicts: Mapping[str, Sequence[str]],
     default: str | None = None,
     max_steps: int | None = None,
+    scenario: str | None = None,
 ) -> SimulationResult:
     """Walk *fsm* from its initial state with *verdicts* (state -> verdicts, used in order).
 
     A state whose list is used up gets *default*; with no default the walk stops
     (`script_exhausted`). Raises LoopDefinitionError when *verdicts* names a state that
-    does not exist or takes no verdicts (terminal, or `next:`).
+    does not exist or takes no verdicts (terminal, or `next:`). *scenario* (a name of
+    `scenarios.SCENARIOS`) gives the states with no scripted verdict left theirs.
     """
     check_script(fsm, verdicts)
     ours = {name: [canonical_verdict(v) for v in items] for name, items in verdicts.items()}
     default = None if default is None else canonical_verdict(default)  # `yes` is success
-    return _Walk(fsm, ours, default, max_steps).run()
+    picked = None if scenario is None else Scenario(scenario)
+    return _Walk(fsm, ours, default, max_steps, picked).run()

@@ -43,7 +43,7 @@ class SimulatedStep:
     action: str | None = None  # with what simulation can resolve resolved
     action_type: str | None = None  # "shell" or "prompt"
     verdict: str | None = None
-    verdict_from: str | None = None  # "scripted" or "default"
+    verdict_from: str | None = None  # "scripted", "default" or "scenario NAME"
     target: str | None = None
     reason: str = ""
     notes: list[str] = field(default_factory=list)

@@ -235,3 +235,14 @@ def test_tagged_non_json_values_are_refused_with_their_place() -> None:
     assert str(info.value) == (
         "x.yaml:2:14: a value tagged !!binary is not supported here; write it as a string"
     )
+
+
+def test_compose_text_gives_the_nodes_with_where_each_key_is() -> None:
+    from little_loops.fsm.definition.loader import compose_text
+
+    node = compose_text("name: x\nstates:\n  a: {terminal: true}\n")
+    assert node is not None
+    (name_key, _), (states_key, states) = node.value
+    assert (name_key.value, name_key.start_mark.line, name_key.start_mark.column) == ("name", 0, 0)
+    (a_key, _) = states.value[0]
+    assert (a_key.value, a_key.start_mark.line, a_key.start_mark.column) == ("a", 2, 2)
