@@ -60,14 +60,14 @@ def compile_command(input_name: str, output: str | None) -> int:
 
     Raises LoopDefinitionError (exit 2) when the input is not a valid loop.
     """
-    from little_loops.fsm.definition.loader import load_file
+    from little_loops.fsm.definition.loopdoc import load_loop
     from little_loops.fsm.definition.writer import dump_fsm_yaml
     from little_loops.fsm.paradigms.registry import compile_paradigm
     from little_loops.fsm.validate.loopfile import validate_fsm
     from little_loops.loops import LIBRARY_PREFIX
 
     source = resolve_source(input_name)
-    fsm = compile_paradigm(load_file(source).data)
+    fsm = compile_paradigm(load_loop(source).data)
     shipped = input_name.startswith(LIBRARY_PREFIX)
     errors = [p for p in validate_fsm(fsm) if p.severity == "error"]
     if errors:
