@@ -22,11 +22,8 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
-from little_loops.fsm.definition.retry_checks import (
-    RATE_LIMIT_KEYS,
-    RETRY_KEYS,
-    unknown_verdicts,
-)
+from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS, unknown_verdicts
+from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
@@ -110,6 +107,7 @@ LOOP_KEYS: dict[str, Check] = {
     "states": mapping,
     "paradigm": optional(string),
     **LOOP_SETTING_KEYS,
+    **REUSE_LOOP_CHECKS,
 }
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
 RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
@@ -140,6 +138,7 @@ STATE_KEYS: dict[str, Check] = {
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),
     "commit": optional(boolean),
     "rollback": boolean,
+    **REUSE_STATE_CHECKS,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
 
 FILE = (
     "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "
@@ -94,6 +95,7 @@ LOOP_KEYS: dict[str, str] = {
         "each_pass: in a worktree run, every state's action is followed by a git commit when "
         "it changed the worktree (as if each state had commit: true). Default false."
     ),
+    **REUSE_LOOP_DOCS,
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -177,6 +179,7 @@ STATE_KEYS: dict[str, str] = {
         "In a worktree run: before the action, discard the worktree's uncommitted changes and "
         "untracked files (git reset --hard HEAD, git clean -fd); HEAD never moves. Default false."
     ),
+    **REUSE_STATE_DOCS,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

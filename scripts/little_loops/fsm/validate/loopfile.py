@@ -35,8 +35,8 @@ from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
 from little_loops.fsm.definition.loader import LoadedDocument
-from little_loops.fsm.definition.loopdoc import load_loop
 from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
+from little_loops.fsm.definition.loopdoc import load_loop
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
     FSMLoop,

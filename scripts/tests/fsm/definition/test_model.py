@@ -27,6 +27,7 @@ from little_loops.fsm.definition.model import (
     StateConfig,
     model_keys,
 )
+from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.validate.json_schema import SCHEMA_FILE
 from little_loops.fsm.validate.loopfile import check_document
@@ -193,7 +194,10 @@ def test_the_json_schema_is_a_valid_draft_2020_12_schema() -> None:
 )
 def test_schema_and_dataclass_list_the_same_keys(definition: str, cls: type) -> None:
     schema = DEFS[definition]
-    assert list(schema["properties"]) == model_keys(cls)
+    # The reuse keys (import:, from:, fragment: ...) are resolved while the file is read:
+    # the schema knows them, the model never sees them.
+    reuse = {FSMLoop: list(REUSE_LOOP_CHECKS), StateConfig: list(REUSE_STATE_CHECKS)}
+    assert list(schema["properties"]) == model_keys(cls) + reuse.get(cls, [])
     assert schema["additionalProperties"] is False
     for name, prop in schema["properties"].items():
         assert prop.get("description"), f"{definition}.{name} has no description"
