@@ -1,7 +1,8 @@
 """`flow:`, a linear chain of state names, and `state_defs:`, their bodies, made into `states:`.
 
 Each entry `NAME` goes on to the next entry (`next:`); `NAME?YES:NO` routes its `success`
-verdict (`yes`) to YES and its `failure` verdict (`no`) to NO; the last entry is a terminal.
+verdict (`yes`) to YES and its `failure` verdict (`no`) to NO (`on_success:`/`on_failure:`,
+upstream's `on_yes:`/`on_no:`); the last entry is a terminal.
 The state's body in `state_defs:` is merged over what the entry makes.
 """
 
@@ -49,7 +50,7 @@ def expand_flow(root: Node, states_written_here: bool) -> Node:
             raise node.fail(f"flow: names state '{name}' twice")
         skeleton: dict[str, object] = {}
         if branches is not None:
-            skeleton = {"on_yes": branches[0], "on_no": branches[1]}
+            skeleton = {"on_success": branches[0], "on_failure": branches[1]}
         elif index + 1 < len(entries):
             skeleton = {"next": entries[index + 1][0][0]}
         if index + 1 == len(entries):

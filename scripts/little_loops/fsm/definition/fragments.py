@@ -53,7 +53,7 @@ def expand_state(name: str, state: Node, fragments: Mapping[str, Node]) -> Node:
     merged = deep_merge(body, state)
     keys = {k: v for k, v in merged.value.items() if k not in (FRAGMENT_KEY, BINDINGS_KEY)}
     merged = Node(keys, state.file, state.line)
-    values = _bind(name, ref.value, fragment, merged_bindings(fragment, state))
+    values = _bind(name, ref, fragment, merged_bindings(fragment, state))
     return _substitute(merged, values)
 
 
@@ -74,10 +74,11 @@ def _unknown(state: str, ref: object, fragments: Mapping[str, Node]) -> str:
     return f"{where}: no fragment named '{ref}'{hint} (fragments: {known})"
 
 
-def _bind(state: str, fragment: str, body: Node, bindings: Node | None) -> dict[str, object]:
-    """The value of each parameter of *fragment* for *state*: bound in `with:`, else its
-    default; a parameter with neither is left out (an error only where it is used)."""
-    where = f"states > {state} > with"
+def _bind(state: str, ref: Node, body: Node, bindings: Node | None) -> dict[str, object]:
+    """The value of each parameter of the fragment *ref* names (*body*) for *state*: bound in
+    `with:`, else its default; an optional one with neither is left out (an error only
+    where it is used)."""
+    where, fragment = f"states > {state} > with", str(ref.value)
     given: dict[str, Node] = {}
     if bindings is not None:
         if not isinstance(bindings.value, dict):
@@ -103,7 +104,7 @@ def _bind(state: str, fragment: str, body: Node, bindings: Node | None) -> dict[
         if default is not None:
             values[key] = default.plain()
         elif _required(spec):
-            at = bindings if bindings is not None else body
+            at = bindings if bindings is not None else ref
             raise at.fail(
                 f"{where}: fragment '{fragment}' needs parameter '{key}' (bind it in with:)"
             )
