@@ -138,7 +138,8 @@ def test_local_fragments_replace_imported_ones_of_the_same_name(tmp_path: Path) 
     root = project(tmp_path, {"lib/checks.yaml": CHECKS_LIB, "uses-lib.yaml": loop})
     compiled = ok(root, "compile", "uses-lib")
     assert "type: output_contains" in compiled
-    assert "import" not in compiled and "fragments" not in compiled
+    assert "import" not in compiled
+    assert "fragments" not in compiled
 
 
 def test_a_library_imports_another_from_its_own_folder(tmp_path: Path) -> None:
@@ -196,7 +197,8 @@ states:
 def test_from_lays_the_child_over_its_base_loop(tmp_path: Path) -> None:
     root = project(tmp_path, {"base.yaml": BASE, "child.yaml": CHILD})
     compiled = ok(root, "compile", "child")
-    assert "name: child\n" in compiled and "max_iterations: 7\n" in compiled
+    assert "name: child\n" in compiled
+    assert "max_iterations: 7\n" in compiled
     assert "  greeting: hello\n  target: moon\n" in compiled
     assert walked(root, "child", "--default", "failure") == ["greet", "sad"]
     result = ll_loop(root, "run", "child")
