@@ -62,6 +62,7 @@ __all__ = [
     "check_document",
     "check_file",
     "load_and_validate",
+    "located",
     "validate_definition",
     "validate_fsm",
 ]
@@ -221,6 +222,14 @@ def _place(problem: ValidationError, doc: LoadedDocument) -> None:
     file, problem.line = doc.where_of(problem.path)
     if file != doc.source:
         problem.file = file
+
+
+def located(errors: Sequence[ValidationError], doc: LoadedDocument) -> LoopValidationError:
+    """The error to raise for *errors* found in *doc*, each placed at its file and line."""
+    for problem in errors:
+        if problem.line is None:
+            _place(problem, doc)
+    return LoopValidationError(sorted(errors, key=lambda p: p.line or 0), source=doc.source)
 
 
 def _file_problem(exc: LoopFileError, path: str | Path) -> ValidationError:

@@ -253,6 +253,18 @@ def test_a_problem_in_a_fragment_names_the_library_s_file_and_line(tmp_path: Pat
     )
 
 
+def test_compile_and_run_name_the_library_s_file_and_line_too(tmp_path: Path) -> None:
+    broken = CHECKS_LIB.replace("type: exit_code", "type: exit_cod")
+    root = project(tmp_path, {"lib/checks.yaml": broken, "uses-lib.yaml": USES_LIB})
+    for command in ("compile", "run"):
+        result = ll_loop(root, command, "uses-lib")
+        assert result.returncode == 2
+        assert result.stderr.startswith(
+            "ll-loop: error: .loops/lib/checks.yaml:6: loop 'uses-lib' > states > make >"
+            " evaluate > type: "
+        ), result.stderr
+
+
 def test_a_problem_from_a_base_loop_names_the_base_s_file(tmp_path: Path) -> None:
     root = project(
         tmp_path,
