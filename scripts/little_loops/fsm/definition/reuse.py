@@ -22,11 +22,11 @@ from little_loops.fsm.definition.fragments import FRAGMENT_KEY, expand_state
 from little_loops.fsm.definition.loader import LoadedDocument, load_file
 from little_loops.fsm.definition.located import Node, deep_merge, unwrap, wrap
 from little_loops.fsm.definition.loop_files import LOOPS_FOLDER, SOURCE_SUFFIXES
+from little_loops.fsm.facts.errors import LoopDefinitionError
 
 BASE_KEY = "from"
 IMPORT_KEY = "import"
 FRAGMENTS_KEY = "fragments"
-LIBRARY_PREFIX_HINT = "library:"
 
 
 def resolve(doc: LoadedDocument) -> LoadedDocument:
@@ -105,14 +105,14 @@ class _Reader:
         return deep_merge(base, child)
 
     def _base_path(self, ref: Node) -> Path:
-        name = str(ref.value)
-        if name.startswith(LIBRARY_PREFIX_HINT):
-            from little_loops.loops import library_loop_path
+        from little_loops.loops import LIBRARY_PREFIX, library_loop_path
 
-            path = library_loop_path(name[len(LIBRARY_PREFIX_HINT) :])
-            if not path.is_file():
-                raise ref.fail(f"from: no shipped loop '{name}'")
-            return path
+        name = str(ref.value)
+        if name.startswith(LIBRARY_PREFIX):
+            try:
+                return library_loop_path(name[len(LIBRARY_PREFIX) :])
+            except LoopDefinitionError as exc:
+                raise ref.fail(f"from: {exc}") from None
         names = (
             (name,) if name.endswith(SOURCE_SUFFIXES) else tuple(name + s for s in SOURCE_SUFFIXES)
         )
