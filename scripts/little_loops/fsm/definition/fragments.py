@@ -1,5 +1,4 @@
-"""`fragment:` on a state: the named fragment's keys under the state's, its `with:` values in
-place of `${param.NAME}`.
+"""`fragment:` on a state: the fragment's keys under the state's, `with:` values for `${param.X}`.
 
 A fragment is a partial state. The state's own keys win at every level (`evaluate:` merges
 key by key); the fragment's `description:` is about the fragment and stays out. A fragment

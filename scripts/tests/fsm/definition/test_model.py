@@ -14,6 +14,7 @@ from support.paths import REPO, SHIPPED_LOOPS, TESTS
 from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.definition.loopdoc import uses_reuse
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     DEFAULT_LLM_MODEL,
@@ -226,7 +227,9 @@ def _doc_blocks() -> list[tuple[str, str]]:
         for index, text in enumerate(re.findall(r"```yaml\n(.*?)```", doc.read_text(), re.S)):
             data = load_text(text, f"{doc.name}#{index}").data
             complete = {"name", "initial", "states"} <= set(data)
-            if complete and data.get("paradigm", "fsm") == "fsm":
+            # A loop that imports fragment libraries needs the doc's other files: it is
+            # checked in a project of them (docs/test_reuse_doc.py, docs/test_doc_blocks.py).
+            if complete and data.get("paradigm", "fsm") == "fsm" and not uses_reuse(data):
                 blocks.append((f"{doc.name}#{index}", text))
     return blocks
 
