@@ -12,6 +12,8 @@ busy machine slows both sides alike):
 * memory: peak RSS of `ll-loop run --quiet` while an action prints 200 MB, with and without
   `capture:` on that state; target <= 80 MiB, state file <= 1 MiB;
 * validate throughput: 500 loop files (raw FSM and paradigm files) in one `ll-loop validate`;
+* reuse (reuse.py): validating loops that import fragment libraries against the same loops
+  compiled to plain ones, one (target <= 1.3x) and 200 in one call;
 * a long run (long_run.py): `status`, `history --tail 5` and `history` after a
   1,000,000-step `maintain` run (100,000 with --quick): < 0.2 s, <= 50 MiB (history: 100 MiB).
 
@@ -459,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("per-iteration", lambda: bench_iterations(500, 1 if args.quick else 3)),
         ("memory", lambda: bench_memory(200_000_000)),
         ("validate", lambda: [bench_validate(500, 1 if args.quick else 3)]),
+        ("reuse", lambda: __import__("reuse").bench_reuse(3 if args.quick else 9)),
         ("validation size", lambda: __import__("graphs").bench_graphs()),
         ("long run", lambda: long_run.bench_long_run(100_000 if args.quick else 1_000_000)),
         ("report", lambda: __import__("report").bench_report(1 if args.quick else 3)),

@@ -60,18 +60,22 @@ def compile_command(input_name: str, output: str | None) -> int:
 
     Raises LoopDefinitionError (exit 2) when the input is not a valid loop.
     """
-    from little_loops.fsm.definition.loader import load_file
+    from little_loops.fsm.definition.loopdoc import load_loop
     from little_loops.fsm.definition.writer import dump_fsm_yaml
     from little_loops.fsm.paradigms.registry import compile_paradigm
-    from little_loops.fsm.validate.loopfile import validate_fsm
+    from little_loops.fsm.validate.loopfile import located, validate_fsm
     from little_loops.loops import LIBRARY_PREFIX
 
     source = resolve_source(input_name)
-    fsm = compile_paradigm(load_file(source).data)
+    doc = load_loop(source)
+    try:
+        fsm = compile_paradigm(doc.data)
+    except LoopValidationError as exc:  # each at its line (of a fragment library too)
+        raise located(exc.errors, doc) from None
     shipped = input_name.startswith(LIBRARY_PREFIX)
     errors = [p for p in validate_fsm(fsm) if p.severity == "error"]
     if errors:
-        raise LoopValidationError(errors, source=str(source))
+        raise located(errors, doc)
     header = (
         f"Compiled by `ll-loop compile` from {input_name if shipped else source}"
         f" (paradigm: {fsm.paradigm or 'fsm'}).\n"

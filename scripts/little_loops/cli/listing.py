@@ -67,7 +67,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
     """One row per loop file in `loops_dir`: name, path, paradigm, status (or error)."""
     from little_loops.cli.resolve import available_loops, resolve_loop_path
     from little_loops.cli.runref import loop_name_of
-    from little_loops.fsm.definition.loader import load_file
+    from little_loops.fsm.definition.loopdoc import load_loop
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.facts.runfile import display_path
 
@@ -77,7 +77,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
         shown = display_path(path.resolve())
         error = None
         try:
-            data = load_file(path).data
+            data = load_loop(path).data
             paradigm = data.get("paradigm")
             paradigm = paradigm if isinstance(paradigm, str) else "fsm"
             loop = loop_name_of(path, loops_dir)

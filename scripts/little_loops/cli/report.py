@@ -168,12 +168,12 @@ def _archived_id(archived: list[ArchivedRun], store: StatePersistence) -> str | 
 def _current_definition(name: str, loops_dir: Path) -> dict[str, Any] | None:
     """The loop file NAME resolves to, compiled, as data; None when it cannot be read."""
     from little_loops.cli.resolve import resolve_loop_path
-    from little_loops.fsm.definition.loader import load_file
+    from little_loops.fsm.definition.loopdoc import load_loop
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.paradigms.registry import compile_paradigm
 
     try:
-        return compile_paradigm(load_file(resolve_loop_path(name, loops_dir)).data).to_dict()
+        return compile_paradigm(load_loop(resolve_loop_path(name, loops_dir)).data).to_dict()
     except (LoopError, OSError):
         return None
 

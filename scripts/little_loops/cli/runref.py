@@ -100,12 +100,12 @@ def declared_run_name(path: Path, *, fallback: str | None = None) -> str:
     """The name the loop file at *path* declares: its `name:`, else the name its paradigm
     gives it (a `goal` file without `name:` is `goal-<words of the goal>`), else (a file
     that does not compile) *fallback* or its file name without suffixes."""
-    from little_loops.fsm.definition.loader import load_file
     from little_loops.fsm.definition.loop_files import declared_name
+    from little_loops.fsm.definition.loopdoc import load_loop
     from little_loops.fsm.paradigms.registry import compile_paradigm
 
     try:
-        data = load_file(path).data
+        data = load_loop(path).data
     except LoopError:
         if fallback is None:
             raise

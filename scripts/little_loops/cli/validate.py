@@ -94,7 +94,7 @@ def _line(problem: ValidationError) -> int:
 
 def format_problem(path: str, problem: ValidationError) -> str:
     """`path:line[:column]: severity: message`."""
-    where = path
+    where = problem.file or path
     if problem.line is not None:
         where += f":{problem.line}"
         if problem.column is not None:
@@ -110,6 +110,7 @@ def problem_json(problem: ValidationError) -> dict[str, Any]:
         "detail": problem.message,
         "line": problem.line,
         "column": problem.column,
+        "file": problem.file,
         "loop": problem.loop,
         "state": problem.state,
         "key": problem.key,

@@ -228,7 +228,7 @@ def test_invalid_fsm_file_exits_2_naming_the_key(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        "ll-loop: error: loop 'raw' > states > a > on_sucess: unknown key"
+        f"ll-loop: error: {source}:4: loop 'raw' > states > a > on_sucess: unknown key"
         " (did you mean on_success?)\n"
     )
 

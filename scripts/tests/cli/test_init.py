@@ -146,3 +146,23 @@ def test_a_run_flag_with_a_value_before_a_word_is_skipped_with_its_value() -> No
 
     assert _first_word(["--set", "status", "run", "x"]) == 2
     assert _first_word(["--quiet", "status", "x"]) == 1
+
+
+REUSE_MODULES = {
+    "little_loops.fsm.definition.reuse",
+    "little_loops.fsm.definition.fragments",
+    "little_loops.fsm.definition.flow",
+    "little_loops.fsm.definition.located",
+}
+
+
+def test_a_loop_without_reuse_keys_loads_no_reuse_module(tmp_path: Path) -> None:
+    loop = tmp_path / "x.yaml"
+    loop.write_text("name: x\ninitial: a\nstates:\n  a:\n    terminal: true\n")
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    assert sorted(modules & REUSE_MODULES) == []
+    loop.write_text("name: x\nflow: [a]\ninitial: a\n")
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    assert modules >= REUSE_MODULES

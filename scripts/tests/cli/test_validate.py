@@ -189,6 +189,7 @@ def test_json_report(loop_project: LoopProject) -> None:
             "detail": "unreachable from the initial state 'check'",
             "line": 10,
             "column": None,
+            "file": None,
             "loop": "warns",
             "state": "spare",
             "key": None,

@@ -26,6 +26,7 @@ from support.doc_blocks import (
 )
 from support.doc_checks import COMPARED, CUSTOM, MESSAGES, UNCHECKED, keyed
 from support.paths import REPO
+from support.reuse_docs import check_in_project, uses_reuse_keys
 from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.cli import (
@@ -77,6 +78,8 @@ def test_the_kinds_are_all_there() -> None:
 
 def check_loop_block(block: Block, folder: Path) -> FileReport:
     """Validate a loop example; one with sub-loops beside the other loop examples of its doc."""
+    if uses_reuse_keys(block.text):  # import:, from:, flow: ... need the doc's other files
+        return check_in_project(block, [b for b in BLOCKS if b.doc == block.doc], folder)
     if not has_subloops(block.text):
         return check_document(load_text(block.text, block.where))
     siblings = [b.text for b in of_kind("loop") if b.doc == block.doc]

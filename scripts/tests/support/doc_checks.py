@@ -361,6 +361,10 @@ MESSAGES: dict[Key, str] = {
 
 # Blocks checked by a test of their own in test_doc_outputs.py.
 CUSTOM: set[Key] = {
+    # The reuse examples, written into a project and run in docs/test_reuse_doc.py.
+    ("docs/reuse.md", ".loops/lib/checks.yaml:7: error:"),
+    ("docs/reuse.md", "# .loops/lib/checks.yaml"),
+    ("docs/reuse.md", "# .loops/greet-moon.yaml"),
     # The custom agent example, run for real in docs/test_custom_agent_doc.py.
     ("docs/agents/custom.md", "#!/bin/bash\n# tools/my-agent"),
     ("docs/agents/custom.md", "name: fix-calc"),

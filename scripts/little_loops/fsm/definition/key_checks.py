@@ -24,6 +24,7 @@ from little_loops.fsm.definition.model import (
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
 from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS, unknown_verdicts
+from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
@@ -107,6 +108,7 @@ LOOP_KEYS: dict[str, Check] = {
     "paradigm": optional(string),
     **LOOP_SETTING_KEYS,
     **route_keys.LOOP_LIMIT_KEYS,
+    **REUSE_LOOP_CHECKS,
 }
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
 RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
@@ -138,6 +140,7 @@ STATE_KEYS: dict[str, Check] = {
     "commit": optional(boolean),
     "rollback": boolean,
     **route_keys.STATE_ROUTE_KEYS,
+    **REUSE_STATE_CHECKS,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {

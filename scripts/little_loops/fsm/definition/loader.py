@@ -90,19 +90,28 @@ def _yaml12_number(tag: str, text: str) -> int | float:
 
 @dataclass
 class LoadedDocument:
-    """A parsed loop file: its data and the 1-based line of each key path."""
+    """A parsed loop file: its data and the 1-based line of each key path.
+
+    *files* names the file of a key path that came from another file than *source* (a
+    fragment library, a base loop: see `reuse`); a line is a line of that file.
+    """
 
     data: dict[str, Any]
     source: str
     lines: dict[KeyPath, int] = field(default_factory=dict)
+    files: dict[KeyPath, str] = field(default_factory=dict)
 
     def line_of(self, path: KeyPath) -> int | None:
         """The line of *path*, or of its nearest ancestor that has one."""
+        return self.where_of(path)[1]
+
+    def where_of(self, path: KeyPath) -> tuple[str, int | None]:
+        """The file and line of *path*, or of its nearest ancestor that has a line."""
         for end in range(len(path), 0, -1):
             line = self.lines.get(path[:end])
             if line is not None:
-                return line
-        return None
+                return self.files.get(path[:end], self.source), line
+        return self.source, None
 
 
 class _Builder:

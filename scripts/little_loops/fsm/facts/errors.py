@@ -43,7 +43,9 @@ class ValidationError:
     """One problem found in a loop definition, and exactly where it is.
 
     *path* is the key path in the document (`("states", "check", "on_sucess")`);
-    *state* and *key* name the state and the offending key when there is one.
+    *state* and *key* name the state and the offending key when there is one. *file* names
+    the file *line* is in when that is not the loop file itself (a fragment library, a
+    base loop).
     """
 
     message: str
@@ -54,6 +56,7 @@ class ValidationError:
     path: tuple[str | int, ...] = ()
     line: int | None = None
     column: int | None = None
+    file: str | None = None
 
     @classmethod
     def at(
@@ -97,6 +100,7 @@ class LoopValidationError(LoopDefinitionError):
         first = self.errors[0] if self.errors else ValidationError("invalid loop definition")
         where = ""
         if source is not None:
+            source = first.file or source
             where = f"{source}:{first.line}: " if first.line is not None else f"{source}: "
         more = len(self.errors) - 1
         super().__init__(f"{where}{first}" + (f" (and {more} more)" if more > 0 else ""))

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.definition.loader import load_file
+from little_loops.fsm.definition.loopdoc import load_loop
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.facts.outcomes import Outcome, Status
@@ -53,7 +53,7 @@ def iteration_limit(state: LoopState, loops_dir: Path) -> int | None:
     if not state.loop_path:
         return None
     try:
-        value = load_file(state.loop_path).data.get("max_iterations", DEFAULT_MAX_ITERATIONS)
+        value = load_loop(state.loop_path).data.get("max_iterations", DEFAULT_MAX_ITERATIONS)
     except LoopError:
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) else None

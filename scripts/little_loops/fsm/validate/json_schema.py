@@ -80,7 +80,13 @@ def _loop() -> dict[str, Any]:
     return {
         "type": "object",
         "description": docs.LOOP,
-        "required": list(checks.REQUIRED_LOOP_KEYS),
+        "required": ["name"],
+        # A loop made from a base loop (from:) or a flow: need not write initial or states.
+        "anyOf": [
+            {"required": list(checks.REQUIRED_LOOP_KEYS)},
+            {"required": ["from"]},
+            {"required": ["initial", "flow"]},
+        ],
         "additionalProperties": False,
         "properties": props,
     }

@@ -34,8 +34,9 @@ from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
-from little_loops.fsm.definition.loader import LoadedDocument, load_file
+from little_loops.fsm.definition.loader import LoadedDocument
 from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
+from little_loops.fsm.definition.loopdoc import load_loop
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
     FSMLoop,
@@ -61,6 +62,7 @@ __all__ = [
     "check_document",
     "check_file",
     "load_and_validate",
+    "located",
     "validate_definition",
     "validate_fsm",
 ]
@@ -204,7 +206,7 @@ def check_document(doc: LoadedDocument) -> FileReport:
         problems += name_length_problems(fsm, run_names(fsm, doc.source))
     for problem in problems:
         if problem.line is None:
-            problem.line = doc.line_of(problem.path)
+            _place(problem, doc)
     problems.sort(key=lambda p: p.line or 0)
     problems = agent_errors + problems
     report = FileReport(doc.source)
@@ -212,6 +214,28 @@ def check_document(doc: LoadedDocument) -> FileReport:
     report.warnings = [p for p in problems if p.severity == "warning"]
     report.fsm = None if report.errors else fsm
     return report
+
+
+def _place(problem: ValidationError, doc: LoadedDocument) -> None:
+    """Give *problem* the line of its key, and its file when the key came from another
+    file (a fragment library or a base loop)."""
+    file, problem.line = doc.where_of(problem.path)
+    if file != doc.source:
+        problem.file = file
+
+
+def located(errors: Sequence[ValidationError], doc: LoadedDocument) -> LoopValidationError:
+    """The error to raise for *errors* found in *doc*, each placed at its file and line."""
+    for problem in errors:
+        if problem.line is None:
+            _place(problem, doc)
+    return LoopValidationError(sorted(errors, key=lambda p: p.line or 0), source=doc.source)
+
+
+def _file_problem(exc: LoopFileError, path: str | Path) -> ValidationError:
+    """A file that cannot be read as a loop (or one it imports): one problem, in its file."""
+    file = exc.source if exc.source != str(path) else None
+    return ValidationError(exc.detail, line=exc.line, column=exc.column, file=file)
 
 
 @contextmanager
@@ -234,14 +258,13 @@ def check_file(path: str | Path, folder: FolderNames | None = None) -> FileRepor
     *folder*, also among the other loop files of its `.loops/` (`loop_files`)."""
     with _no_cycle_collection():
         try:
-            doc = load_file(path)
+            doc = load_loop(path)
         except LoopFileError as exc:
-            problem = ValidationError(exc.detail, line=exc.line, column=exc.column)
-            return FileReport(str(path), errors=[problem])
+            return FileReport(str(path), errors=[_file_problem(exc, path)])
         report = check_document(doc)
         if folder is not None:
             for problem in folder_problems(Path(path), doc.data, folder):
-                problem.line = doc.line_of(problem.path)
+                _place(problem, doc)
                 (report.errors if problem.severity == "error" else report.warnings).append(problem)
             report.errors.sort(key=lambda p: p.line or 0)
             report.warnings.sort(key=lambda p: p.line or 0)
@@ -257,7 +280,7 @@ def load_and_validate(path: str | Path) -> FSMLoop:
     Warnings do not stop a load.
     """
     with _no_cycle_collection():
-        report = check_document(load_file(path))
+        report = check_document(load_loop(path))
     if report.errors or report.fsm is None:
         raise LoopValidationError(report.errors, source=report.path)
     return report.fsm

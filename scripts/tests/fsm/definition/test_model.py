@@ -14,6 +14,7 @@ from support.paths import REPO, SHIPPED_LOOPS, TESTS
 from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.definition.loopdoc import uses_reuse
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     DEFAULT_LLM_MODEL,
@@ -27,6 +28,7 @@ from little_loops.fsm.definition.model import (
     StateConfig,
     model_keys,
 )
+from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.definition.spellings import SPELLINGS, STATE
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.validate.json_schema import SCHEMA_FILE
@@ -195,7 +197,11 @@ def test_the_json_schema_is_a_valid_draft_2020_12_schema() -> None:
 def test_schema_and_dataclass_list_the_same_keys(definition: str, cls: type) -> None:
     schema = DEFS[definition]
     others = {each.theirs for each in SPELLINGS if each.level == STATE and cls is StateConfig}
-    assert [key for key in schema["properties"] if key not in others] == model_keys(cls)
+    # The reuse keys (import:, from:, fragment: ...) are resolved while the file is read:
+    # the schema knows them, the model never sees them.
+    reuse = {FSMLoop: list(REUSE_LOOP_CHECKS), StateConfig: list(REUSE_STATE_CHECKS)}
+    listed = [key for key in schema["properties"] if key not in others]
+    assert listed == model_keys(cls) + reuse.get(cls, [])
     assert schema["additionalProperties"] is False
     for name, prop in schema["properties"].items():
         assert prop.get("description"), f"{definition}.{name} has no description"
@@ -224,7 +230,9 @@ def _doc_blocks() -> list[tuple[str, str]]:
         for index, text in enumerate(re.findall(r"```yaml\n(.*?)```", doc.read_text(), re.S)):
             data = load_text(text, f"{doc.name}#{index}").data
             complete = {"name", "initial", "states"} <= set(data)
-            if complete and data.get("paradigm", "fsm") == "fsm":
+            # A loop that imports fragment libraries needs the doc's other files: it is
+            # checked in a project of them (docs/test_reuse_doc.py, docs/test_doc_blocks.py).
+            if complete and data.get("paradigm", "fsm") == "fsm" and not uses_reuse(data):
                 blocks.append((f"{doc.name}#{index}", text))
     return blocks
 

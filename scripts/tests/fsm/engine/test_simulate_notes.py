@@ -14,9 +14,11 @@ def _loop(**extra: object) -> FSMLoop:
 def test_context_and_state_are_known_but_outputs_are_not() -> None:
     assert known("context", "x", None)
     assert known("state", "name", None)
-    assert known("loop", "name", None) and not known("loop", "elapsed", None)
+    assert known("loop", "name", None)
+    assert not known("loop", "elapsed", None)
     assert not known("captured", "x", None)
-    assert known("result", "verdict", None) and not known("result", "output", None)
+    assert known("result", "verdict", None)
+    assert not known("result", "output", None)
 
 
 def test_limit_notes_name_calls_backoff_timeout_and_budget() -> None:

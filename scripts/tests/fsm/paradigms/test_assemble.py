@@ -12,6 +12,7 @@ from little_loops.fsm.definition.key_checks import (
     RUN_ACTION_TYPE,
     check_definition,
 )
+from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopValidationError
 from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import SETTING_KEYS, SpecReader
@@ -69,5 +70,7 @@ def test_a_bad_setting_reads_the_same_in_a_spec_as_in_an_fsm_file(bad: dict[str,
 
 def test_the_spec_settings_are_the_fsm_settings_plus_action_type() -> None:
     assert {**LOOP_SETTING_KEYS, "action_type": RUN_ACTION_TYPE} == SETTING_KEYS
-    assert set(LOOP_KEYS) == {"name", "initial", "states", "paradigm", *LOOP_SETTING_KEYS}
+    # The reuse keys (import:, from: ...) are resolved while a file is read: no setting.
+    plain = {"name", "initial", "states", "paradigm", *LOOP_SETTING_KEYS}
+    assert set(LOOP_KEYS) == plain | set(REUSE_LOOP_CHECKS)
     assert all(LOOP_KEYS[key] is check for key, check in LOOP_SETTING_KEYS.items())

@@ -28,6 +28,7 @@ from little_loops.fsm.definition.model import (
     StateConfig,
     model_keys,
 )
+from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.definition.spellings import SPELLINGS, STATE
 from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES, EVALUATOR_TYPES, SPECS
@@ -99,7 +100,8 @@ def test_valid_definition_has_no_problems() -> None:
             + "".join(f"{key}, " for key in BY_OPTIONS_KEY)  # claude, and each agent's
             + "agent, agents, "
             "notify, retry, "
-            "rate_limit, commit, max_steps, on_max_steps, on_max_iterations)",
+            "rate_limit, commit, max_steps, on_max_steps, on_max_iterations, "
+            "import, fragments, from, flow, state_defs)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
@@ -403,9 +405,11 @@ def test_loop_name_must_be_a_plain_file_name() -> None:
     ],
 )
 def test_checked_keys_are_the_dataclass_fields(table: dict[str, Any], cls: type) -> None:
-    # ... and the other spellings of keys (definition/spellings.py), read into those fields
+    # ... and the other spellings of keys (definition/spellings.py), read into those fields;
+    # the reuse keys are resolved while the file is read: listed, never in the model.
     others = {each.theirs for each in SPELLINGS if each.level == STATE and cls is StateConfig}
-    assert [key for key in table if key not in others] == model_keys(cls)
+    reuse = {FSMLoop: list(REUSE_LOOP_CHECKS), StateConfig: list(REUSE_STATE_CHECKS)}
+    assert [key for key in table if key not in others] == model_keys(cls) + reuse.get(cls, [])
 
 
 def test_every_evaluator_key_is_checked_and_every_checked_key_is_read() -> None:
