@@ -1,0 +1,114 @@
+"""The keys that steer a run, shared by the list and the run screen; the full-output screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from little_loops.cli.watch import steering
+from little_loops.cli.watch.board import clean
+from little_loops.cli.watch.detail import output_tail
+from little_loops.cli.watch.dialogs import ConfirmDialog, NoteDialog
+
+if TYPE_CHECKING:
+    from little_loops.cli.watch.app import WatchApp
+
+FULL_OUTPUT_WINDOW = 1024 * 1024  # the end of a step's output file the output screen shows
+FULL_OUTPUT_LINES = 5000
+
+STEER_KEYS = [
+    Binding("s", "stop", "stop"),
+    Binding("a", "answer(True)", "approve"),
+    Binding("r", "answer(False)", "reject"),
+    Binding("c", "resume", "resume"),
+    Binding("o", "output", "output"),
+    Binding("h", "report", "html"),
+]
+
+
+class SteeredScreen(Screen[None]):
+    """A screen with a run selected (`selected`), and the keys that act on it."""
+
+    BINDINGS = STEER_KEYS
+
+    @property
+    def watch(self) -> WatchApp:
+        from little_loops.cli.watch.app import WatchApp
+
+        assert isinstance(self.app, WatchApp)
+        return self.app
+
+    def selected(self) -> str | None:
+        """The key of the run the keys act on (None: no run)."""
+        raise NotImplementedError
+
+    def selected_output(self) -> str | None:
+        """The output file of the selected run's latest step, if it has one."""
+        from little_loops.cli.logs import latest_step
+
+        key = self.selected()
+        if key is None:
+            return None
+        start = latest_step(key, None, self.watch.loops_dir)
+        path = start.get("output_path") if start is not None else None
+        return path if isinstance(path, str) else None
+
+    def _act(self, work: str, *args: object) -> None:
+        self.watch.steer(work, self.selected(), *args)
+
+    def action_stop(self) -> None:
+        key = self.selected()
+        if key is None:
+            return
+        question = f"Stop run {clean(key)}? Its action and what it started are killed."
+        self.app.push_screen(ConfirmDialog(question), lambda yes: yes and self._act("stop"))
+
+    def action_answer(self, approve: bool) -> None:
+        key = self.selected()
+        if key is None:
+            return
+        verb = "Approve" if approve else "Reject"
+        self.app.push_screen(
+            NoteDialog(f"{verb} the question run {clean(key)} waits on, with a note:"),
+            lambda note: None if note is None else self._act("answer", approve, note),
+        )
+
+    def action_resume(self) -> None:
+        if self.selected() is not None:
+            self._act("resume")
+
+    def action_report(self) -> None:
+        if self.selected() is not None:
+            self._act("html_report")
+
+    def action_output(self) -> None:
+        path = self.selected_output()
+        if path is None:
+            self.notify("no step output yet")
+            return
+        self.app.push_screen(OutputScreen(path))
+
+
+class OutputScreen(Screen[None]):
+    """A step's full output (its last FULL_OUTPUT_LINES lines), escaped; Escape goes back."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "back"), Binding("q", "app.pop_screen", "back")]
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        lines = output_tail(self.path, None, FULL_OUTPUT_LINES, window=FULL_OUTPUT_WINDOW)
+        head = f"{clean(Path(self.path).name)} (last {len(lines)} lines)"
+        with VerticalScroll():
+            yield Static(Text(head, style="bold"))
+            yield Static(Text("\n".join(lines) or "(empty)"))
+        yield Footer()
