@@ -51,6 +51,8 @@ class BoardScreen(SteeredScreen):
     def reload(self, force: bool = False) -> None:
         """Read the runs again when a file under `.running/` changed, or a live run's
         clock moved on; else only the folder is looked at."""
+        if not self.query(DataTable):  # not composed (yet, or any more)
+            return
         seen = board.signature(self.watch.loops_dir)
         live = any(row.status in ("running", "waiting") for row in self.rows)
         stale = live and time.monotonic() - self._read_at >= CLOCK_SECONDS

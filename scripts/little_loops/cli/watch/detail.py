@@ -78,7 +78,7 @@ def load_view(key: str, loops_dir: Path) -> RunView | None:
         status=clean(described.status),
         waiting=clean(described.waiting or ""),
         question=_question(state),
-        graph=graph_lines(state, report),
+        graph=graph_lines(state, report, loops_dir),
         steps=step_lines(report),
         captured=captured_lines(state),
         costs=cost_lines(state, report, partial),
@@ -115,12 +115,15 @@ def _latest_start(events: list[dict[str, object]]) -> dict[str, object] | None:
     return None
 
 
-def graph_lines(state: LoopState, report: Report) -> list[GraphLine]:
+def graph_lines(state: LoopState, report: Report, loops_dir: Path) -> list[GraphLine]:
     """Each state of the run's loop file with its ways out, the current one and those on
     the path taken marked; the states the events name when the file cannot be read."""
+    from little_loops.fsm.runs.control import saved_loop_file
+    from little_loops.fsm.runs.locks import project_root
+
     visited = {s for pair in report.edges for s in pair} | {s.state for s in report.steps}
     try:
-        names, ways = _loop_edges(state.loop_path)
+        names, ways = _loop_edges(saved_loop_file(state, project_root(loops_dir)))
     except (LoopError, OSError):
         names, ways = sorted(visited | {state.current_state}), {}
     lines = []
@@ -137,17 +140,17 @@ def graph_lines(state: LoopState, report: Report) -> list[GraphLine]:
 _GRAPHS: dict[tuple[str, int], tuple[list[str], dict[str, list[tuple[str, str]]]]] = {}
 
 
-def _loop_edges(path: str | None) -> tuple[list[str], dict[str, list[tuple[str, str]]]]:
+def _loop_edges(path: Path | None) -> tuple[list[str], dict[str, list[tuple[str, str]]]]:
     """The states of the loop file at *path* and each one's drawn edges (target, label),
     from the one graph module; kept while the file is unchanged."""
     from little_loops.fsm.definition.diagram import edges
     from little_loops.fsm.validate.loopfile import load_and_validate
 
-    if not path:
+    if path is None:
         raise OSError("no loop file")
-    stamp = (path, os.stat(path).st_mtime_ns)
+    stamp = (str(path.resolve()), os.stat(path).st_mtime_ns)
     if stamp not in _GRAPHS:
-        fsm = load_and_validate(Path(path))
+        fsm = load_and_validate(path)
         ways: dict[str, list[tuple[str, str]]] = {name: [] for name in fsm.states}
         for edge in edges(fsm):
             ways[edge.source].append((edge.target, edge.label))

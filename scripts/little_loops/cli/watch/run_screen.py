@@ -61,12 +61,14 @@ class RunScreen(SteeredScreen):
 
     def reload(self, force: bool = False) -> None:
         """Read the run again when one of its files changed (a stat each, until then)."""
+        shown = self.query("#run").results(Static)
         seen = self._signature()
         if not force and seen == self._seen:
             return
         self._seen = seen
         self.view = load_view(self.key, self.watch.loops_dir)
-        self.query_one("#run", Static).update(render_view(self.view, self.key))
+        for widget in shown:  # none while the screen is not composed (yet, or any more)
+            widget.update(render_view(self.view, self.key))
 
 
 def render_view(view: RunView | None, key: str) -> Text:
