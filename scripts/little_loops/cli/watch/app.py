@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,9 @@ class WatchApp(App[int]):
     """
 
     def __init__(self, loops_dir: Path, key: str | None = None, **kwargs: Any) -> None:
+        # Under NO_COLOR, Textual drops colours only from a terminal-colour (ANSI) app; its
+        # own palette would be turned into shades of grey, which are colours too.
+        kwargs.setdefault("ansi_color", "NO_COLOR" in os.environ)
         super().__init__(**kwargs)
         self.loops_dir = loops_dir
         self.key = key
