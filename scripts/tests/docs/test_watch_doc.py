@@ -127,12 +127,16 @@ def rendered(loops: Path, key: str | None) -> str:
 BLOCK = re.compile(r"<!-- watch-sample: (\S+) -->\n```text\n(.*?)```", re.DOTALL)
 
 
-def test_the_samples_in_the_doc_are_the_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_samples_in_the_doc_are_the_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("textual")
     monkeypatch.chdir(tmp_path)  # the runs' loop_path is relative to the project
     loops = make_project(tmp_path)
     text = DOC.read_text(encoding="utf-8")
-    samples = {name: rendered(loops, None if name == "list" else name) for name in ("list", "fix-types")}
+    samples = {
+        name: rendered(loops, None if name == "list" else name) for name in ("list", "fix-types")
+    }
     if os.environ.get("LL_WRITE_SAMPLES"):
         text = BLOCK.sub(
             lambda m: f"<!-- watch-sample: {m[1]} -->\n```text\n{samples[m[1]]}\n```", text

@@ -54,13 +54,13 @@ class BoardScreen(SteeredScreen):
         clock moved on; else only the folder is looked at."""
         if not self.query(DataTable):  # not composed (yet, or any more)
             return
-        seen = board.signature(self.watch.loops_dir)
+        seen = board.signature(self.viewer.loops_dir)
         live = any(row.status in ("running", "waiting") for row in self.rows)
         stale = live and time.monotonic() - self._read_at >= CLOCK_SECONDS
         if not force and seen == self._seen and not stale:
             return
         self._seen, self._read_at = seen, time.monotonic()
-        self.show(board.board_rows(self.watch.loops_dir))
+        self.show(board.board_rows(self.viewer.loops_dir))
 
     def show(self, rows: list[board.BoardRow]) -> None:
         table = self.query_one(DataTable)
@@ -88,10 +88,13 @@ class WatchApp(App[int]):
     """`ll-loop watch`: the runs of the project in *loops_dir*; *key*: open that run."""
 
     TITLE = "ll-loop watch"
-    CSS = DIALOG_CSS + """
+    CSS = (
+        DIALOG_CSS
+        + """
     #message { height: auto; }
     DataTable { height: 1fr; }
     """
+    )
 
     def __init__(self, loops_dir: Path, key: str | None = None, **kwargs: Any) -> None:
         # Under NO_COLOR, Textual drops colours only from a terminal-colour (ANSI) app; its

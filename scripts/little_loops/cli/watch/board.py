@@ -116,7 +116,9 @@ def board_rows(loops_dir: Path) -> list[BoardRow]:
     rows: list[tuple[bool, str, list[BoardRow]]] = []
     for info in list_running_loops(loops_dir):
         if info.state is None:
-            broken = BoardRow(info.loop_name, 0, info.loop_name, "-", "corrupt", "-", "-", "", "", "")
+            broken = BoardRow(
+                info.loop_name, 0, info.loop_name, "-", "corrupt", "-", "-", "", "", ""
+            )
             rows.append((False, info.loop_name, [broken]))
             continue
         described = describe(info.state, info.loop_name, loops_dir, named=info.loop_name)

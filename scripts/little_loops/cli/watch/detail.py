@@ -126,11 +126,11 @@ def graph_lines(state: LoopState, report: Report, loops_dir: Path) -> list[Graph
         names, ways = _loop_edges(saved_loop_file(state, project_root(loops_dir)))
     except (LoopError, OSError):
         names, ways = sorted(visited | {state.current_state}), {}
-    lines = []
+    lines, taken = [], report.edges
     for name in names:
         mark = CURRENT if name == state.current_state else VISITED if name in visited else OTHER
         out = ", ".join(
-            f"{clean(target, 40)}{'*' if (name, target) in report.edges else ''} ({clean(label, 40)})"
+            f"{clean(target, 40)}{'*' if (name, target) in taken else ''} ({clean(label, 40)})"
             for target, label in ways.get(name, [])
         )
         lines.append(GraphLine(mark, f"{clean(name, 60)}" + (f" → {out}" if out else "")))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -45,8 +46,8 @@ class RunScreen(SteeredScreen):
         self.set_interval(REFRESH_SECONDS, self.reload)
 
     def _signature(self) -> tuple[object, ...]:
-        files = run_files(self.key, self.watch.loops_dir)
-        paths = [files.state, files.events]
+        files = run_files(self.key, self.viewer.loops_dir)
+        paths: list[Path | str] = [files.state, files.events]
         if self.view is not None and self.view.output_path:
             paths.append(self.view.output_path)
         found: list[object] = []
@@ -66,7 +67,7 @@ class RunScreen(SteeredScreen):
         if not force and seen == self._seen:
             return
         self._seen = seen
-        self.view = load_view(self.key, self.watch.loops_dir)
+        self.view = load_view(self.key, self.viewer.loops_dir)
         for widget in shown:  # none while the screen is not composed (yet, or any more)
             widget.update(render_view(self.view, self.key))
 

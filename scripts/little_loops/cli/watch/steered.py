@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from little_loops.cli.watch import steering
 from little_loops.cli.watch.board import clean
 from little_loops.cli.watch.detail import output_tail
 from little_loops.cli.watch.dialogs import ConfirmDialog, NoteDialog
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 FULL_OUTPUT_WINDOW = 1024 * 1024  # the end of a step's output file the output screen shows
 FULL_OUTPUT_LINES = 5000
 
-STEER_KEYS = [
+STEER_KEYS: list[BindingType] = [
     Binding("s", "stop", "stop"),
     Binding("a", "answer(True)", "approve"),
     Binding("r", "answer(False)", "reject"),
@@ -36,10 +35,10 @@ STEER_KEYS = [
 class SteeredScreen(Screen[None]):
     """A screen with a run selected (`selected`), and the keys that act on it."""
 
-    BINDINGS = STEER_KEYS
+    BINDINGS: ClassVar[list[BindingType]] = list(STEER_KEYS)
 
     @property
-    def watch(self) -> WatchApp:
+    def viewer(self) -> WatchApp:
         from little_loops.cli.watch.app import WatchApp
 
         assert isinstance(self.app, WatchApp)
@@ -56,19 +55,23 @@ class SteeredScreen(Screen[None]):
         key = self.selected()
         if key is None:
             return None
-        start = latest_step(key, None, self.watch.loops_dir)
+        start = latest_step(key, None, self.viewer.loops_dir)
         path = start.get("output_path") if start is not None else None
         return path if isinstance(path, str) else None
 
     def _act(self, work: str, *args: object) -> None:
-        self.watch.steer(work, self.selected(), *args)
+        self.viewer.steer(work, self.selected(), *args)
 
     def action_stop(self) -> None:
         key = self.selected()
         if key is None:
             return
         question = f"Stop run {clean(key)}? Its action and what it started are killed."
-        self.app.push_screen(ConfirmDialog(question), lambda yes: yes and self._act("stop"))
+        self.app.push_screen(ConfirmDialog(question), self._stop_if)
+
+    def _stop_if(self, yes: bool | None) -> None:
+        if yes:
+            self._act("stop")
 
     def action_answer(self, approve: bool) -> None:
         key = self.selected()

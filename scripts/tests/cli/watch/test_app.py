@@ -61,7 +61,9 @@ def screen_text(app: WatchApp) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
-async def until(pilot: Pilot[int], check: Callable[[], bool], what: str, timeout: float = 20) -> None:
+async def until(
+    pilot: Pilot[int], check: Callable[[], bool], what: str, timeout: float = 20
+) -> None:
     """Let the app run until *check* holds; fail after *timeout* idle-machine seconds."""
     deadline = time.monotonic() + scaled(timeout)
     while not check():
@@ -102,8 +104,11 @@ def test_the_list_follows_a_background_run_as_it_moves_on(project: Path) -> None
             await until(pilot, lambda: (board_row(app, "steps") or ())[3:4] == ("first",), "first")
             assert board_row(app, "steps")[2] == "running"  # type: ignore[index]
             (project / "go").touch()
-            await until(pilot, lambda: (board_row(app, "steps") or ())[3:4] == ("second",), "second")
-            assert "steps" in screen_text(app) and "second" in screen_text(app)
+            await until(
+                pilot, lambda: (board_row(app, "steps") or ())[3:4] == ("second",), "second"
+            )
+            assert "steps" in screen_text(app)
+            assert "second" in screen_text(app)
 
     asyncio.run(drive())
     assert llproc.console(project, "stop", "steps").returncode == ExitCode.OK
@@ -166,7 +171,9 @@ def test_a_killed_runner_shows_as_crashed_and_the_resume_key_goes_on(
     async def drive() -> None:
         app = WatchApp(project / ".loops")
         async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: (board_row(app, "steps") or ())[2:3] == ("crashed",), "crash")
+            await until(
+                pilot, lambda: (board_row(app, "steps") or ())[2:3] == ("crashed",), "crash"
+            )
             assert "crashed" in screen_text(app)
             (project / "go").touch()
             await pilot.press("c")

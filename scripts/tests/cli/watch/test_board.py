@@ -46,12 +46,12 @@ def test_a_sub_loop_is_listed_under_its_parent(tmp_path: Path, marker: str) -> N
     assert started.returncode == ExitCode.OK, started.stderr
     try:
         llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, timeout=30, what="the child")
-        llproc.wait_for(
-            lambda: len(board_rows(loops)) == 2, timeout=30, what="the child's row"
-        )
+        llproc.wait_for(lambda: len(board_rows(loops)) == 2, timeout=30, what="the child's row")
         parent, child = (row.cells() for row in board_rows(loops))
-        assert parent[0] == "parent" and parent[2:5] == ("running", "inner", "1/7")
-        assert child[0] == "  └ child" and child[3] == "nap"
+        assert parent[0] == "parent"
+        assert parent[2:5] == ("running", "inner", "1/7")
+        assert child[0] == "  └ child"
+        assert child[3] == "nap"
     finally:
         llproc.console(tmp_path, "stop", "parent")
 

@@ -43,7 +43,9 @@ def test_hostile_text_is_shown_escaped_everywhere(tmp_path: Path, marker: str) -
     from little_loops.cli.watch.app import WatchApp
 
     (tmp_path / ".loops").mkdir()
-    (tmp_path / ".loops" / "hostile.yaml").write_text(textwrap.dedent(HOSTILE.format(marker=marker)))
+    (tmp_path / ".loops" / "hostile.yaml").write_text(
+        textwrap.dedent(HOSTILE.format(marker=marker))
+    )
     started = llproc.console(tmp_path, "run", "hostile", "--background")
     assert started.returncode == ExitCode.OK, started.stderr
     llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, timeout=30, what="the output")
@@ -87,14 +89,15 @@ def test_looking_at_a_run_changes_none_of_its_files(tmp_path: Path) -> None:
     assert llproc.console(tmp_path, "run", "quick").returncode == ExitCode.OK
     before = files_digest(tmp_path)
     view = load_view("quick", tmp_path / ".loops")
-    assert view is not None and view.steps[0].startswith("#1 a ")
+    assert view is not None
+    assert view.steps[0].startswith("#1 a ")
     assert [line.text for line in view.graph] == ["a → done* (next)", "done"]
     assert files_digest(tmp_path) == before
 
 
 def test_only_the_end_of_a_long_log_is_read(tmp_path: Path) -> None:
-    from little_loops.fsm.runs.store import StatePersistence
     from little_loops.fsm.runs.state import LoopState
+    from little_loops.fsm.runs.store import StatePersistence
 
     store = StatePersistence("long", tmp_path / ".loops")
     store.initialize()

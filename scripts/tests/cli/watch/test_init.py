@@ -100,7 +100,9 @@ def _until(check: Callable[[], bool], what: str, show: Callable[[], str]) -> Non
 COLOURS = re.compile(r"\x1b\[[0-9;]*(?:38|48)[;:][0-9;:]*m")  # a foreground or background colour
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (scripts/dev test installs it)")
+@pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="needs tmux (scripts/dev test installs it)"
+)
 @pytest.mark.parametrize("no_color", [False, True], ids=["colour", "NO_COLOR"])
 def test_watch_in_a_real_tmux_pane_at_80x24_then_q_leaves_the_terminal_sane(
     tmp_path: Path, marker: str, no_color: bool
@@ -112,7 +114,7 @@ def test_watch_in_a_real_tmux_pane_at_80x24_then_q_leaves_the_terminal_sane(
     assert started.returncode == ExitCode.OK, started.stderr
     socket = f"ll-watch-{uuid.uuid4().hex[:8]}"
     ll_loop = shlex.quote(str(Path(sys.executable).parent / "ll-loop"))
-    script = f"{ll_loop} watch; echo watch-exited=$?; stty -a; sleep 300"
+    script = f"{ll_loop} watch; echo watch-exited=$?; stty -a; echo stty-done; sleep 300"
     env = {**os.environ, "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
     if no_color:
@@ -126,7 +128,8 @@ def test_watch_in_a_real_tmux_pane_at_80x24_then_q_leaves_the_terminal_sane(
         pane = lambda: _tmux(socket, "capture-pane", "-p", "-t", "0")  # noqa: E731
         _until(lambda: "slow" in pane() and "waiting" in pane(), "the run in the list", pane)
         lines = pane().splitlines()
-        assert len(lines) <= 24 and all(len(line) <= 80 for line in lines)
+        assert len(lines) <= 24
+        assert all(len(line) <= 80 for line in lines)
         assert lines[0].split() == ["LOOP", "RUN", "STATUS", "STATE", "PASS", "ELAPSED", "COST",
                                     "WAITING"]  # fmt: skip
         assert any(line.split()[:1] == ["slow"] and "running" in line for line in lines)
@@ -134,8 +137,9 @@ def test_watch_in_a_real_tmux_pane_at_80x24_then_q_leaves_the_terminal_sane(
         styled = _tmux(socket, "capture-pane", "-p", "-e", "-t", "0")
         assert bool(COLOURS.search(styled)) is not no_color, repr(styled[:400])
         _tmux(socket, "send-keys", "-t", "0", "q")
-        _until(lambda: "watch-exited=0" in pane(), "watch to quit", pane)
+        _until(lambda: "stty-done" in pane(), "watch to quit and stty to tell", pane)
         after = pane()
+        assert "watch-exited=0" in after
         assert _tmux(socket, "display", "-p", "-t", "0", "#{alternate_on}").strip() == "0"
         flags = after.split()
         assert {"icanon", "echo", "icrnl", "opost", "isig"} <= set(flags), after

@@ -64,7 +64,8 @@ def test_the_html_report_is_written_outside_the_run(tmp_path: Path) -> None:
     )
     assert llproc.console(tmp_path, "run", "quick").returncode == ExitCode.OK
     code, said = steering.html_report("quick", tmp_path / ".loops")
-    assert code == 0 and said.startswith("HTML report written: ")
+    assert code == 0
+    assert said.startswith("HTML report written: ")
     path = Path(said.removeprefix("HTML report written: ").removesuffix(" (open it in a browser)"))
     try:
         assert path.parent != tmp_path / ".loops" / ".running"
