@@ -67,3 +67,25 @@ def test_a_corrupt_state_file_is_a_row_saying_so(tmp_path: Path) -> None:
 
 def test_a_cell_is_cut_before_it_is_escaped() -> None:
     assert clean("\x1b" * 1000, 3) == "\\x1b\\x1b\\x1b…"
+
+
+def test_two_worktree_runs_of_a_loop_are_two_rows_named_by_id(tmp_path: Path, marker: str) -> None:
+    from support.gitrepo import loops_project, run_env
+
+    slow = textwrap.dedent(CHILD.format(marker=marker)).replace("child", "slow")
+    root = loops_project(tmp_path, {".loops/slow.yaml": slow})
+    ids = []
+    try:
+        for _ in range(2):
+            started = llproc.ll_loop(
+                root, "run", "slow", "--worktree", "--background", env=run_env()
+            )
+            assert started.returncode == ExitCode.OK, started.stderr
+        llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 2, timeout=60, what="two runs")
+        rows = [row.cells() for row in board_rows(root / ".loops")]
+        ids = sorted(cells[1] for cells in rows)
+        assert sorted(cells[0] for cells in rows) == [f"slow@{run_id}" for run_id in ids]
+        assert [cells[2:4] for cells in rows] == [("running", "nap")] * 2
+    finally:
+        for run_id in ids:
+            llproc.console(root, "stop", f"slow@{run_id}")

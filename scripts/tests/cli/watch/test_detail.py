@@ -109,3 +109,49 @@ def test_only_the_end_of_a_long_log_is_read(tmp_path: Path) -> None:
     view = load_view("long", tmp_path / ".loops")
     assert view is not None
     assert view.steps[-1].startswith(f"#{TAIL_EVENTS} a ")  # numbered within what was read
+
+
+AGENT = """\
+    name: agent
+    initial: fix
+    states:
+      fix:
+        action: Fix the tests.
+        action_type: prompt
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_the_live_step_shows_an_agents_tool_calls_as_they_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, marker: str
+) -> None:
+    from support.fake_claude import json_line, said, stream_claude
+
+    tool = {"type": "tool_use", "name": "Bash", "input": {"command": "pytest -q"}}
+    result = {"type": "tool_result", "content": "3 passed\x1b[0m"}
+    stream_claude(
+        tmp_path,
+        monkeypatch,
+        said("Running the tests.")
+        + json_line({"type": "assistant", "message": {"id": "m2", "content": [tool]}})
+        + json_line({"type": "user", "message": {"content": [result]}})
+        + f"sleep {marker}\n",
+    )
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "agent.yaml").write_text(textwrap.dedent(AGENT))
+    started = llproc.console(tmp_path, "run", "agent", "--background")
+    assert started.returncode == ExitCode.OK, started.stderr
+    try:
+        llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, timeout=30, what="the agent")
+        view = load_view("agent", tmp_path / ".loops")
+        assert view is not None
+        assert view.live == [
+            "fix: Fix the tests.",
+            "Running the tests.",
+            '→ Bash {"command": "pytest -q"}',
+            "← 3 passed\\x1b[0m",
+        ]
+    finally:
+        llproc.console(tmp_path, "stop", "agent")
