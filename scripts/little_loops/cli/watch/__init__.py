@@ -36,11 +36,16 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def watch_command(name: str | None = None, *, loops_dir: Path | None = None) -> int:
-    """Show the view until `q`; 1 when Textual is not installed (the command to run said)."""
+    """Show the view until `q`; 1 when Textual is not installed (the command to run said)
+    or there is no terminal to show it on."""
     from little_loops.fsm.facts.outcomes import ExitCode
 
     if importlib.util.find_spec("textual") is None:
         print(f"ll-loop: watch needs Textual; install it with: {INSTALL}", file=sys.stderr)
+        return ExitCode.FAILED
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # a script would wait forever
+        print("ll-loop: watch needs a terminal; for a script: ll-loop list --running --json",
+              file=sys.stderr)  # fmt: skip
         return ExitCode.FAILED
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     key = None

@@ -70,6 +70,15 @@ def test_watch_without_textual_says_the_one_command_to_run(tmp_path: Path) -> No
     )
 
 
+def test_watch_without_a_terminal_says_so_and_does_not_wait(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    done = llproc.console(tmp_path, "watch")
+    assert done.returncode == ExitCode.FAILED
+    assert done.stderr == (
+        "ll-loop: watch needs a terminal; for a script: ll-loop list --running --json\n"
+    )
+
+
 SLOW = """\
     name: slow
     initial: waiting
