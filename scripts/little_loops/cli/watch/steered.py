@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol, runtime_checkable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,8 +16,16 @@ from little_loops.cli.watch.board import clean
 from little_loops.cli.watch.detail import output_tail
 from little_loops.cli.watch.dialogs import ConfirmDialog, NoteDialog
 
-if TYPE_CHECKING:
-    from little_loops.cli.watch.app import WatchApp
+
+@runtime_checkable
+class Viewer(Protocol):
+    """What a steered screen needs of its app (the `watch` app): the project, and a way to
+    act on a run."""
+
+    loops_dir: Path
+
+    def steer(self, work: str, key: str | None, *args: object) -> None: ...
+
 
 FULL_OUTPUT_WINDOW = 1024 * 1024  # the end of a step's output file the output screen shows
 FULL_OUTPUT_LINES = 5000
@@ -38,11 +46,10 @@ class SteeredScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = list(STEER_KEYS)
 
     @property
-    def viewer(self) -> WatchApp:
-        from little_loops.cli.watch.app import WatchApp
-
-        assert isinstance(self.app, WatchApp)
-        return self.app
+    def viewer(self) -> Viewer:
+        app = self.app
+        assert isinstance(app, Viewer)
+        return app
 
     def selected(self) -> str | None:
         """The key of the run the keys act on (None: no run)."""
