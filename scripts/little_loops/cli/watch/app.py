@@ -16,6 +16,8 @@ from little_loops.cli.watch import board, steering
 from little_loops.cli.watch.dialogs import DIALOG_CSS
 from little_loops.cli.watch.run_screen import RunScreen
 from little_loops.cli.watch.steered import SteeredScreen
+from little_loops.fsm.facts.layout import running_dir
+from little_loops.fsm.facts.runfile import display_path
 
 REFRESH_SECONDS = 0.5  # how often the files are looked at (a stat each)
 CLOCK_SECONDS = 2.0  # a live run's elapsed time moves on: the list is read again this often
@@ -72,7 +74,8 @@ class BoardScreen(SteeredScreen):
         keys = [row.key for row in rows if row.depth == 0]
         if keep in keys:
             table.move_cursor(row=[row.key for row in rows].index(keep))
-        empty = "no runs in .loops/.running/ yet" if not rows else ""
+        where = display_path(running_dir(self.viewer.loops_dir))
+        empty = f"no runs in {where}/ yet" if not rows else ""
         self.query_one("#message", Static).update(Text(empty))
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:

@@ -143,7 +143,9 @@ def read_only(key: str, loops_dir: Path) -> bool:
 def signature(loops_dir: Path) -> tuple[tuple[str, int, int], ...]:
     """Size and time of every file under `.running/`: the list is read again when it
     changes (a stat per file, never a read), or when a live run's clock moves on."""
-    running = loops_dir / ".running"
+    from little_loops.fsm.facts.layout import running_dir
+
+    running = running_dir(loops_dir)
     found = []
     try:
         entries = list(os.scandir(running))
