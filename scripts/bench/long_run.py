@@ -5,7 +5,7 @@ changes, the snapshots, the rotation of the log), in a child process, with an ac
 runner that answers in-process instead of starting bash: a million bash calls would take
 half an hour, and what is measured here is what a long run leaves on disk. Then the real
 `ll-loop status`, `history --tail 5` and `history` run on it, timed and with their peak
-RSS, next to the same commands after a 100-step run.
+RSS, next to the same commands after a 100-step run; and `ll-loop watch` drawn on it.
 """
 
 from __future__ import annotations
@@ -114,4 +114,32 @@ def bench_long_run(steps: int, rounds: int = 3) -> list[Row]:
                     },
                 )
             )
+        rows.append(_watch_row(short, long, steps, rounds))
     return rows
+
+
+WATCH_TARGET_SECONDS = 1.0
+
+
+def _watch_row(short: Path, long: Path, steps: int, rounds: int) -> Row:
+    """`ll-loop watch long` drawn after *steps* steps, against 100: from the view's start
+    (the target) and from the process's (Python and Textual imported: the same for any run)."""
+    from watch_open import open_seconds
+
+    base = statistics.median(open_seconds(short, "long")[0] for _ in range(rounds))
+    measured = [open_seconds(long, "long") for _ in range(rounds)]
+    took, whole, reading = (statistics.median(m[i] for m in measured) for i in range(3))
+    return Row(
+        f"after a {steps:,}-step maintain run: `ll-loop watch long` drawn (80x24, headless)",
+        f"{ms(took)}; {ms(whole)} with start-up; reading the run {ms(reading)}",
+        f"{ms(base)} (after 100 steps)",
+        "-",
+        f"< {WATCH_TARGET_SECONDS:g} s",
+        took < WATCH_TARGET_SECONDS,
+        {
+            "seconds": took,
+            "with_startup_seconds": whole,
+            "reading_seconds": reading,
+            "after_100_seconds": base,
+        },
+    )

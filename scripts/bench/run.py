@@ -16,6 +16,7 @@ busy machine slows both sides alike):
   compiled to plain ones, one (target <= 1.3x) and 200 in one call;
 * a long run (long_run.py): `status`, `history --tail 5` and `history` after a
   1,000,000-step `maintain` run (100,000 with --quick): < 0.2 s, <= 50 MiB (history: 100 MiB).
+  And `ll-loop watch` drawn on it, headless at 80x24 (watch_open.py): < 1 s.
 
 Usage: scripts/dev bench [--quick] [--json]. Exit 1 when a target is missed.
 """

@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "history": ("history", "show the events of a loop's last run"),
     "logs": ("logs", "print the output of a run's latest step (or follow it with -f)"),
     "runs": ("runs", "list a loop's finished runs kept in .loops/.history/"),
+    "watch": ("watch", "a live full-screen view of every run, with keys to steer them"),
     "report": ("report", "a run's figures per state and pass, as text, JSON or an HTML page"),
     "worktree": ("worktree", "list, diff, merge or discard the git worktrees of --worktree runs"),
     "export": ("export", "write a finished run to one .tar.gz, for report --from"),

@@ -22,7 +22,7 @@ MODULE_OF = {
     "opentelemetry-exporter-otlp-proto-http": "opentelemetry",
 }
 # Extras of the package for its users (dev is for working on it): imported only when used.
-USER_EXTRAS = ("otel",)
+USER_EXTRAS = ("otel", "tui")
 
 
 def _imported_top_levels() -> set[str]:

@@ -365,6 +365,9 @@ CUSTOM: set[Key] = {
     ("docs/reuse.md", ".loops/lib/checks.yaml:7: error:"),
     ("docs/reuse.md", "# .loops/lib/checks.yaml"),
     ("docs/reuse.md", "# .loops/greet-moon.yaml"),
+    # The view itself at 80x24, rendered headless and compared in docs/test_watch_doc.py.
+    ("docs/watch.md", " LOOP       RUN"),
+    ("docs/watch.md", "fix-types  run k3f9"),
     # The custom agent example, run for real in docs/test_custom_agent_doc.py.
     ("docs/agents/custom.md", "#!/bin/bash\n# tools/my-agent"),
     ("docs/agents/custom.md", "name: fix-calc"),

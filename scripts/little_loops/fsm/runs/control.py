@@ -14,6 +14,7 @@ from little_loops.fsm.facts.outcomes import Outcome, Status
 from little_loops.fsm.processes.containment import CONTAINMENT
 from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.runs.liveness import LiveStatus, run_alive
+from little_loops.fsm.runs.locks import project_root
 from little_loops.fsm.runs.orphans import kill_orphaned_actions
 from little_loops.fsm.runs.overrides import load_overrides
 from little_loops.fsm.runs.state import LoopState, StateFile
@@ -50,10 +51,13 @@ def iteration_limit(state: LoopState, loops_dir: Path) -> int | None:
     saved = load_overrides(state.key, loops_dir)
     if saved is not None and saved.max_iterations is not None:
         return saved.max_iterations
-    if not state.loop_path:
+    # Its file found as `resume` finds it: from here, else from the project's folder (a
+    # viewer such as `watch` may look from elsewhere).
+    path = saved_loop_file(state, project_root(loops_dir))
+    if path is None:
         return None
     try:
-        value = load_loop(state.loop_path).data.get("max_iterations", DEFAULT_MAX_ITERATIONS)
+        value = load_loop(path).data.get("max_iterations", DEFAULT_MAX_ITERATIONS)
     except LoopError:
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,136 @@
+"""The `watch` application: the list of every run, and a run's screen, live from its files."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Static
+
+from little_loops.cli.watch import board, steering
+from little_loops.cli.watch.dialogs import DIALOG_CSS
+from little_loops.cli.watch.run_screen import RunScreen
+from little_loops.cli.watch.steered import SteeredScreen
+from little_loops.fsm.facts.layout import running_dir
+from little_loops.fsm.facts.runfile import display_path
+
+REFRESH_SECONDS = 0.5  # how often the files are looked at (a stat each)
+CLOCK_SECONDS = 2.0  # a live run's elapsed time moves on: the list is read again this often
+
+
+class BoardScreen(SteeredScreen):
+    """Every run of the project, a line each, its sub-loops under it."""
+
+    BINDINGS = [Binding("enter", "open", "open", show=False), Binding("q", "app.quit", "quit")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[board.BoardRow] = []
+        self._seen: tuple[tuple[str, int, int], ...] | None = None
+        self._read_at = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="runs", cursor_type="row", zebra_stripes=False)
+        yield Static(id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns(*board.COLUMNS)
+        self.reload(force=True)
+        self.set_interval(REFRESH_SECONDS, self.reload)
+
+    def selected(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not self.rows or not 0 <= table.cursor_row < len(self.rows):
+            return None
+        return self.rows[table.cursor_row].key
+
+    def reload(self, force: bool = False) -> None:
+        """Read the runs again when a file under `.running/` changed, or a live run's
+        clock moved on; else only the folder is looked at."""
+        if not self.query(DataTable):  # not composed (yet, or any more)
+            return
+        seen = board.signature(self.viewer.loops_dir)
+        live = any(row.status in ("running", "waiting") for row in self.rows)
+        stale = live and time.monotonic() - self._read_at >= CLOCK_SECONDS
+        if not force and seen == self._seen and not stale:
+            return
+        self._seen, self._read_at = seen, time.monotonic()
+        self.show(board.board_rows(self.viewer.loops_dir))
+
+    def show(self, rows: list[board.BoardRow]) -> None:
+        table = self.query_one(DataTable)
+        keep = self.selected()
+        self.rows = rows
+        table.clear()
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row.cells()))
+        keys = [row.key for row in rows if row.depth == 0]
+        if keep in keys:
+            table.move_cursor(row=[row.key for row in rows].index(keep))
+        where = display_path(running_dir(self.viewer.loops_dir))
+        empty = f"no runs in {where}/ yet" if not rows else ""
+        self.query_one("#message", Static).update(Text(empty))
+
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        key = self.selected()
+        if key is not None:
+            self.app.push_screen(RunScreen(key))
+
+
+class WatchApp(App[int]):
+    """`ll-loop watch`: the runs of the project in *loops_dir*; *key*: open that run."""
+
+    TITLE = "ll-loop watch"
+    CSS = (
+        DIALOG_CSS
+        + """
+    #message { height: auto; }
+    DataTable { height: 1fr; }
+    """
+    )
+
+    def __init__(self, loops_dir: Path, key: str | None = None, **kwargs: Any) -> None:
+        # Under NO_COLOR, Textual drops colours only from a terminal-colour (ANSI) app; its
+        # own palette would be turned into shades of grey, which are colours too.
+        kwargs.setdefault("ansi_color", "NO_COLOR" in os.environ)
+        super().__init__(**kwargs)
+        self.loops_dir = loops_dir
+        self.key = key
+
+    def on_mount(self) -> None:
+        self.push_screen(BoardScreen())
+        if self.key is not None:
+            self.push_screen(RunScreen(self.key))
+
+    def steer(self, work: str, key: str | None, *args: object) -> None:
+        """Do *work* (a function of `steering`) to the run *key* in a thread, then say how
+        it went and read the runs again."""
+        if key is None:
+            return
+        why = steering.refused(key, self.loops_dir)
+        if why is not None:
+            self.notify(why, severity="warning")
+            return
+        self.notify(f"{work.replace('_', ' ')} {board.clean(key)}…")
+        self.run_worker(lambda: self._steered(work, key, args), thread=True, group="steer")
+
+    def _steered(self, work: str, key: str, args: tuple[object, ...]) -> None:
+        act = getattr(steering, work)
+        code, said = act(key, self.loops_dir, *args)
+        self.call_from_thread(self._said, code, said)
+
+    def _said(self, code: int, said: str) -> None:
+        self.notify(said, severity="information" if code == 0 else "error", timeout=8)
+        for screen in self.screen_stack:
+            if isinstance(screen, BoardScreen | RunScreen):
+                screen.reload(force=True)
