@@ -5,6 +5,7 @@ from __future__ import annotations
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.run_keys import RUN_LOOP_KEY_DOCS, RUN_STATE_KEY_DOCS
 
 FILE = (
     "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "
@@ -94,6 +95,7 @@ LOOP_KEYS: dict[str, str] = {
         "each_pass: in a worktree run, every state's action is followed by a git commit when "
         "it changed the worktree (as if each state had commit: true). Default false."
     ),
+    **RUN_LOOP_KEY_DOCS,
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -177,6 +179,7 @@ STATE_KEYS: dict[str, str] = {
         "In a worktree run: before the action, discard the worktree's uncommitted changes and "
         "untracked files (git reset --hard HEAD, git clean -fd); HEAD never moves. Default false."
     ),
+    **RUN_STATE_KEY_DOCS,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

@@ -28,6 +28,7 @@ from little_loops.fsm.definition.model import (
     StateConfig,
     model_keys,
 )
+from little_loops.fsm.definition.run_keys import RUN_LOOP_KEYS
 from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES, EVALUATOR_TYPES, SPECS
 from little_loops.fsm.facts.errors import (
@@ -98,7 +99,7 @@ def test_valid_definition_has_no_problems() -> None:
             + "".join(f"{key}, " for key in BY_OPTIONS_KEY)  # claude, and each agent's
             + "agent, agents, "
             "notify, retry, "
-            "rate_limit, commit)",
+            "rate_limit, commit, " + ", ".join(RUN_LOOP_KEYS) + ")",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
