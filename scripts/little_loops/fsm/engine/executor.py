@@ -24,7 +24,7 @@ from little_loops.fsm.engine.run import Run, Stopping
 from little_loops.fsm.engine.subloop import ChildRun
 from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.events import Event
-from little_loops.fsm.facts.outcomes import Outcome, outcome_of
+from little_loops.fsm.facts.outcomes import HANDOFFS, Outcome, outcome_of
 from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.facts.timefmt import iso_now
 
@@ -278,7 +278,7 @@ class FSMExecutor:
             duration_ms=self.elapsed_ms(),
             captured=parts.memory.captured,
             error=error,
-            handoff=parts.memory.continuation if terminated_by == Outcome.HANDOFF else None,
+            handoff=parts.memory.continuation if terminated_by in HANDOFFS else None,
             cost_usd=round(spend.cost_usd, 6),
             usage=dict(spend.usage),
             stall=parts.stalls.stalled if terminated_by == Outcome.STALL else None,

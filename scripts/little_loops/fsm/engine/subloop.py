@@ -38,6 +38,7 @@ TREE_STOPS: tuple[Outcome, ...] = (
     Outcome.INTERRUPTED,
     Outcome.STOPPED,
     Outcome.HANDOFF,
+    Outcome.HANDOFF_ENDED,
     Outcome.AWAITING_APPROVAL,
 )
 # A child cut off by one of these limits routes to its state's `on_timeout:` when it has one.

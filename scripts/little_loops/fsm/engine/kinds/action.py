@@ -8,6 +8,7 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.run_keys import HANDOFF_TERMINATE
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import ladder_delay
 from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
@@ -70,7 +71,8 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
             memory.continuation = handoff_note(result.output)
             if memory.continuation is not None:
                 memory.acted = None  # a resumed run gives the note to this prompt again
-                return StepOutcome(stop=Outcome.HANDOFF)
+                ends = run.fsm.on_handoff == HANDOFF_TERMINATE
+                return StepOutcome(stop=Outcome.HANDOFF_ENDED if ends else Outcome.HANDOFF)
     run.commits.after(name, state, result.output if result else None, run.position.iteration)
     if state.next is not None:
         if result is not None and result.error:
