@@ -46,8 +46,10 @@ def test_pause_stops_resumable(handing_off: LoopProject) -> None:
     assert not (handing_off.root / "prompt.txt").exists()  # nothing went on by itself
     second = llproc.console(handing_off.root, "resume", "work")
     assert second.returncode == ExitCode.OK, second.stderr
-    assert (handing_off.root / "prompt.txt").read_text().startswith(
-        "Continue from this handoff note: finish the parser"
+    assert (
+        (handing_off.root / "prompt.txt")
+        .read_text()
+        .startswith("Continue from this handoff note: finish the parser")
     )
 
 
@@ -62,8 +64,10 @@ def test_spawn_goes_on_in_a_new_process_with_the_note(handing_off: LoopProject) 
         timeout=30,
         what="the continuation run",
     )
-    assert (handing_off.root / "prompt.txt").read_text().startswith(
-        "Continue from this handoff note: finish the parser\n\n/do-work"
+    assert (
+        (handing_off.root / "prompt.txt")
+        .read_text()
+        .startswith("Continue from this handoff note: finish the parser\n\n/do-work")
     )
     assert llproc.side_effects(handing_off.root) == ["finished"]
 
