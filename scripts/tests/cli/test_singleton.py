@@ -20,7 +20,9 @@ WAITER = """\
     initial: wait
     states:
       wait:
-        action: 'echo started >> "{root}/started.txt"; while [ ! -e "{root}/go" ]; do sleep 0.1; done'
+        action: >-
+          echo started >> "{root}/started.txt";
+          while [ ! -e "{root}/go" ]; do sleep 0.1; done
         next: done
       done:
         terminal: true

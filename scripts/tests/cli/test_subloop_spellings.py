@@ -41,7 +41,9 @@ states:
     on_success: report
     on_failure: failed
   report:
-    action: 'echo "parent read ${captured.ask.verdict.output} (${captured.ask.terminated_by})" >> side.txt'
+    action: >-
+      echo "parent read ${captured.ask.verdict.output} (${captured.ask.terminated_by})"
+      >> side.txt
     next: done
   failed:
     terminal: true

@@ -303,8 +303,9 @@ def acquire_scope(
     holder. The scope paths are relative to *root* (a run's worktree), else to the project.
 
     A *singleton* loop's run also conflicts with every other run of the loop (another id,
-    another worktree). With `queue=True`, wait instead: `on_wait(message)` is called once for each loop waited
-    for, then the claim is retried every `poll` seconds until free (or `timeout` seconds pass).
+    another worktree). With `queue=True`, wait instead: `on_wait(message)` is called once for
+    each loop waited for, then the claim is retried every `poll` seconds until free (or
+    `timeout` seconds pass).
     """
     validate_loop_name(loop_name)
     loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
