@@ -30,6 +30,9 @@ HANDOFF_MODES: tuple[str, ...] = (HANDOFF_PAUSE, HANDOFF_SPAWN, HANDOFF_TERMINAT
 SESSION_MODE_FRESH = "fresh"
 SESSION_MODE_CONTINUE = "continue"  # the previous chained prompt's result leads the prompt
 SESSION_MODE_VALUES: tuple[str, ...] = (SESSION_MODE_FRESH, SESSION_MODE_CONTINUE)
+# What leads a continuing prompt: the heading, then the end of the previous prompt's result.
+CONTINUITY_HEADING = "## Continuity summary from the prior chained state"
+CONTINUITY_CHARS = 4000
 
 # `tamper_guard:` what happens when a state's action changed test files.
 TAMPER_REVERT = "revert"
@@ -41,6 +44,20 @@ PREPATCH_FAIL = "fail"
 PREPATCH_WARN = "warn"
 PREPATCH_ALLOW = "allow"
 PREPATCH_POLICIES: tuple[str, ...] = (PREPATCH_FAIL, PREPATCH_WARN, PREPATCH_ALLOW)
+
+
+def continues(loop_mode: str | None, state_mode: str | None) -> bool:
+    """Whether a prompt state continues the chain: its `session_mode:`, else the loop's."""
+    mode = state_mode if state_mode is not None else loop_mode
+    return mode == SESSION_MODE_CONTINUE
+
+
+def continuity_of(output: str) -> str | None:
+    """What a continuing prompt's result hands the next one: its last CONTINUITY_CHARS
+    characters (None when it said nothing)."""
+    text = output.strip()
+    return text[-CONTINUITY_CHARS:] if text else None
+
 
 _GUARD_KEYS: dict[str, Check] = {
     "session_mode": optional(one_of(SESSION_MODE_VALUES)),

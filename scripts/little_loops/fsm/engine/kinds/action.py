@@ -8,7 +8,12 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
-from little_loops.fsm.definition.run_keys import HANDOFF_TERMINATE
+from little_loops.fsm.definition.run_keys import (
+    CONTINUITY_HEADING,
+    HANDOFF_TERMINATE,
+    continues,
+    continuity_of,
+)
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import ladder_delay
 from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
@@ -69,8 +74,12 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
             memory = run.memory
             memory.continuation = None  # the note went to this prompt
             memory.continuation = handoff_note(result.output)
+            # The chain of `session_mode: continue` prompts: this one's result leads the next.
+            chained = continues(run.fsm.session_mode, state.session_mode) and result.exit_code == 0
+            memory.continuity = continuity_of(result.output) if chained else None
             if memory.continuation is not None:
                 memory.acted = None  # a resumed run gives the note to this prompt again
+                memory.continuity = None  # a handoff goes on in a fresh session
                 ends = run.fsm.on_handoff == HANDOFF_TERMINATE
                 return StepOutcome(stop=Outcome.HANDOFF_ENDED if ends else Outcome.HANDOFF)
     run.commits.after(name, state, result.output if result else None, run.position.iteration)
@@ -172,6 +181,9 @@ def _act(
     rendered = kind.interpolate(state.action, ctx)
     action = rendered.script
     memory = run.memory
+    chained = continues(run.fsm.session_mode, state.session_mode)
+    if kind.agent is not None and memory.continuity and chained:
+        action = f"{CONTINUITY_HEADING}\n\n{memory.continuity}\n\n---\n\n{action}"
     if kind.agent is not None and memory.continuation:
         # Kept until the action has run: a stop mid-action must not lose the note.
         action = f"Continue from this handoff note: {memory.continuation}\n\n{action}"
