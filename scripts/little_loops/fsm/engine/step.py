@@ -140,6 +140,9 @@ class StateWork:
             start["values"] = {key: short(value) for key, value in env.items()}
         self.emit(Event.ACTION_START, start)
         options = self._options(state, kind, fill) if kind.options_key else None
+        if kind.takes_params:  # an MCP tool's arguments
+            params = state.params or {}
+            options = {"params": params if fill is None else filled(params, fill)}
         request = action_request(
             self.fsm, state, action, timeout, output_file, options, resume, env, kind
         )
