@@ -239,8 +239,9 @@ class FSMExecutor:
     def _routed(self, outcome: StepOutcome) -> core.Routed:
         return core.Routed(outcome, self.run_parts.memory.error_detail())
 
-    def _new_child(self, child_fsm: FSMLoop) -> ChildRun:
-        """An executor for *child_fsm*, sharing the runner, the stop flag and the options."""
+    def _new_child(self, child_fsm: FSMLoop, cwd: Path | None = None) -> ChildRun:
+        """An executor for *child_fsm*, sharing the runner, the stop flag and the options;
+        its actions run in *cwd* (a sub-loop's worktree), else where this one's do."""
 
         def forward(event: dict[str, Any]) -> None:
             depth = event.get(events.DEPTH_KEY)
@@ -256,6 +257,7 @@ class FSMExecutor:
             output_key=self.config.child_key(self.fsm.name, child_fsm.name),
             sleep=self.config.sleep,
             worktree=self.config.worktree,
+            cwd=cwd or self.config.cwd,
         )
         return FSMExecutor(
             child_fsm,

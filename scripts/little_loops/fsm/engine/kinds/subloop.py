@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
@@ -14,7 +15,7 @@ from little_loops.fsm.definition.model import (
 )
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.definition.subloop_checks import is_dynamic
-from little_loops.fsm.engine import events
+from little_loops.fsm.engine import branch_tree, events
 from little_loops.fsm.engine.kinds.action import error_outcome
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.engine.run import Run
@@ -31,6 +32,7 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError, LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.values.interpolation import interpolate
 
 
 def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
@@ -52,7 +54,24 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
     child_fsm = dataclasses.replace(base, context=context)
     limits = [x for x in (base.max_cost_usd, run.fsm.max_cost_usd) if x is not None]
     child_fsm.max_cost_usd = min(limits) if limits else None
-    child = run.new_child(child_fsm)
+    here = run.config.cwd or run.config.stall_cwd or Path.cwd()
+    try:
+        branch = interpolate(state.worktree, run.context()).strip() if state.worktree else ""
+        tree = branch_tree.attach(here, branch) if branch else None
+    except (InterpolationError, LoopError) as exc:
+        return error_outcome(run, name, state, f"state '{name}': {exc}")
+    try:
+        return _run_child(run, name, state, base, child_fsm, tree)
+    finally:
+        if tree is not None:
+            branch_tree.detach(here, tree)
+
+
+def _run_child(
+    run: Run, name: str, state: StateConfig, base: FSMLoop, child_fsm: FSMLoop, tree: Path | None
+) -> StepOutcome:
+    """Run the child (in the worktree *tree*, if given) to its end, and route on it."""
+    child = run.new_child(child_fsm) if tree is None else run.new_child(child_fsm, tree)
     saved = run.children.take(base.name)
     if saved is not None:
         child.restore(saved)
