@@ -105,6 +105,8 @@ def outcome_line(final: dict[str, Any]) -> str:
         return f"Loop stalled in {state}: {shown(final.get('error') or 'stall')} ({stats})"
     if how == "handoff":
         return f"Loop paused for handoff in {state} ({stats}); continue with: ll-loop resume NAME"
+    if how == "handoff_ended":
+        return f"Loop ended at a context handoff in {state} (on_handoff: terminate) ({stats})"
     if how in ("interrupted", "stopped"):
         return f"Loop {how} in {state} ({stats}); continue with: ll-loop resume NAME"
     error = shown(final.get("error") or "unknown error")

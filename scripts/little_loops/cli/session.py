@@ -9,7 +9,8 @@ from pathlib import Path
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.facts.outcomes import outcome_of
+from little_loops.fsm.definition.run_keys import HANDOFF_SPAWN
+from little_loops.fsm.facts.outcomes import Outcome, outcome_of
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.facts.timefmt import format_duration
@@ -84,4 +85,29 @@ def run_session(
     if options.as_json:
         sys.stdout.write(json_bytes(result.to_dict(), indent=2).decode("utf-8") + "\n")
         sys.stdout.flush()
+    if result.terminated_by == Outcome.HANDOFF and fsm.on_handoff == HANDOFF_SPAWN:
+        spawn_continuation(ref, fsm, loops_dir, place)
     return outcome_of(result.terminated_by).exit_code
+
+
+def spawn_continuation(ref: str, fsm: FSMLoop, loops_dir: Path, place: RunPlace | None) -> None:
+    """`on_handoff: spawn`: the run paused at a handoff goes on in a new process, `ll-loop
+    resume REF` in the background (its next prompt gets the note in a fresh session)."""
+    from little_loops.cli.background import child_argv
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.runs.background import start_detached
+
+    root = None if place is None or not place.in_worktree else place.workdir
+    argv = child_argv("resume", ref, RunOptions())
+    try:
+        started = start_detached(
+            argv, ref, fsm.effective_scope(), loops_dir, wait=0, command="resume", root=root
+        )
+    except LoopError as exc:
+        print(f"ll-loop: could not continue after the handoff: {exc}", file=sys.stderr)
+        return
+    print(
+        f"ll-loop: context handoff: continuing in the background (pid {started.pid});"
+        f" follow: ll-loop status {ref} --follow",
+        file=sys.stderr,
+    )

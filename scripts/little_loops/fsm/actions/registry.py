@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.actions import claude_code, codex, gemini, opencode, shell
+from little_loops.fsm.actions import claude_code, codex, gemini, mcp_tool, opencode, shell
 from little_loops.fsm.actions.spec import ActionKindSpec
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ KINDS: dict[str, ActionKindSpec] = {
         codex.SPEC,
         gemini.SPEC,
         opencode.SPEC,
+        mcp_tool.SPEC,
     )
 }
 # The kind of an action without `action_type:` (unless it is a `/` command, see `kind_of`).

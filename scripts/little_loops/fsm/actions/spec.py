@@ -116,6 +116,8 @@ class ActionKindSpec:
     options_key: str | None = None
     options: Mapping[str, KindOption] = field(default_factory=dict)
     state_keys: tuple[str, ...] = ()
+    # Its state's `params:` mapping (`${...}` filled in) is the request's options `params`.
+    takes_params: bool = False
     # What its options block is, at the loop and in a state: for the JSON Schema and hovers.
     options_doc: str = ""
     loop_options_doc: str = ""

@@ -11,8 +11,12 @@ from little_loops.fsm.definition.model import APPROVAL
 def approval_problems(state: Mapping[Any, object]) -> Iterator[tuple[tuple[str, ...], str]]:
     """(key path within the state, problem) of each approval rule *state* breaks."""
     if state.get("action_type") != APPROVAL:
-        if state.get("on_timeout") is not None:
-            yield ("on_timeout",), "only used by an approval state (action_type: approval)"
+        # A sub-loop state takes it when its child is cut off by a limit (kinds/subloop.py).
+        if state.get("on_timeout") is not None and state.get("loop") is None:
+            yield (
+                ("on_timeout",),
+                ("only used by an approval state (action_type: approval) or a sub-loop (loop:)"),
+            )
         return
     if state.get("action") is None:
         yield (), "an approval state needs action: the question to ask (missing required key)"

@@ -16,6 +16,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.prose import sentence_warning
 from little_loops.fsm.definition.route_checks import route_problems
 from little_loops.fsm.definition.route_keys import EXTRA_SHORTHANDS
+from little_loops.fsm.definition.subloop_checks import captured_names
 from little_loops.fsm.definition.verdicts import StateVerdicts, state_verdicts
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -233,7 +234,7 @@ class _GraphChecker:
     def references(self) -> None:
         for where, message in context_problems(self.fsm.context):
             self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
-        captures = {s.capture for s in self.fsm.states.values() if s.capture is not None}
+        captures = captured_names(self.fsm)
         for path, text in self.strings():
             if OPEN not in text:
                 continue  # no reference, and nothing that looks like one

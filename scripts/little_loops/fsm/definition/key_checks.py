@@ -25,6 +25,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
 from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS, unknown_verdicts
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
+from little_loops.fsm.definition.run_keys import RUN_LOOP_KEYS, RUN_STATE_KEYS
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
@@ -57,13 +58,11 @@ KeyPath = tuple[str | int, ...]
 # A mapping read from YAML: keys are usually strings, but a file may have any scalar there.
 YAMLMapping = Mapping[Any, object]
 
-# The loop name names files under .loops/.running/: a plain file name that fits in 255 bytes.
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 _ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
-
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
@@ -109,6 +108,7 @@ LOOP_KEYS: dict[str, Check] = {
     **LOOP_SETTING_KEYS,
     **route_keys.LOOP_LIMIT_KEYS,
     **REUSE_LOOP_CHECKS,
+    **RUN_LOOP_KEYS,
 }
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
 RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
@@ -141,6 +141,7 @@ STATE_KEYS: dict[str, Check] = {
     "rollback": boolean,
     **route_keys.STATE_ROUTE_KEYS,
     **REUSE_STATE_CHECKS,
+    **RUN_STATE_KEYS,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {

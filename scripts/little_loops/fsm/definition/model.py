@@ -40,6 +40,7 @@ from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
+from little_loops.fsm.definition.run_keys import HANDOFF_PAUSE, RUN_LOOP_KEYS
 from little_loops.fsm.definition.spellings import ROUTE, STATE, in_our_spelling
 from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
@@ -80,13 +81,11 @@ SESSION_MODES: tuple[str, ...] = (SESSION_FRESH, SESSION_CONTINUE)
 # A route target that means "run this state again".
 CURRENT_STATE_TOKEN = "$current"
 
-
 # A terminal state's `outcome:` (the verdict a parent's sub-loop state gets when the
 # child loop ends there; failure also sets a top-level run's outcome, facts/outcomes.py).
 OUTCOME_SUCCESS = "success"
 OUTCOME_FAILURE = "failure"
 TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
-
 # The loop's `commit:`: each state's action commits as a `commit: true` state's does.
 COMMIT_EACH_PASS = "each_pass"
 
@@ -128,6 +127,12 @@ class StateConfig:
     on_blocked: str | None = None
     max_retries: int | None = None
     retryable_exit_codes: list[int] | None = None
+    context_passthrough: bool = False  # a sub-loop's: the child shares context and captures
+    worktree: str | None = None  # a sub-loop's: its child runs in a worktree of this branch
+    session_mode: str | None = None  # a prompt's: SESSION_MODE_CONTINUE (None: the loop's)
+    tamper_guard: str | None = None  # one of TAMPER_POLICIES (None: the loop's)
+    prepatch_check: str | None = None  # one of PREPATCH_POLICIES (None: the loop's)
+    params: dict[str, Any] | None = None  # an mcp_tool action's arguments
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
@@ -245,11 +250,18 @@ class FSMLoop:
     max_steps: int | None = None
     on_max_steps: str | None = None
     on_max_iterations: str | None = None
+    on_handoff: str = HANDOFF_PAUSE  # one of HANDOFF_MODES: at a prompt's CONTEXT_HANDOFF
+    singleton: bool = False  # one run of this loop at a time, whatever its scope
+    session_mode: str | None = None  # every prompt state's default (definition/run_keys.py)
+    tamper_guard: str | None = None  # every state's default, as prepatch_check's
+    prepatch_check: str | None = None
     # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
-    # file is validated (definition/subloop_checks.py), never written back to a file.
+    # file is validated (definition/subloop_checks.py), never written back to a file; and
+    # `source`, the file it was read from (where a `loop: ${...}` finds its child).
     children: dict[str, FSMLoop] = field(
         default_factory=dict, repr=False, compare=False, metadata={"derived": True}
     )
+    source: str | None = field(default=None, repr=False, compare=False, metadata={"derived": True})
 
     def __post_init__(self) -> None:
         for key in BY_OPTIONS_KEY:
@@ -318,6 +330,7 @@ class FSMLoop:
         ):
             if key in rest:
                 out[key] = rest[key]
+        out.update((key, rest[key]) for key in RUN_LOOP_KEYS if key in rest)
         llm = self.llm.to_dict()
         if llm:
             out["llm"] = llm

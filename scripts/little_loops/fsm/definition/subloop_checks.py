@@ -8,25 +8,30 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
-from little_loops.fsm.definition.loop_files import SOURCE_SUFFIXES
+from little_loops.fsm.definition.loop_files import LOOPS_FOLDER, SOURCE_SUFFIXES
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.parameters import check_value
+from little_loops.fsm.definition.run_keys import SUBLOOP_STATE_KEYS
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, ValidationError
 from little_loops.fsm.facts.suggest import did_you_mean
 
 # The state keys a sub-loop state cannot have: the child is its action and gives its verdict.
-# (The child's own `timeout`/`max_iterations` bound it; `retry:` would run it again.)
+# (`timeout:` bounds the child's time; `retry:` would run it again.)
 NOT_WITH_LOOP: tuple[str, ...] = (
     "action",
     "action_type",
     "evaluate",
     "next",
-    "timeout",
     "idle_timeout",
     "retry",
     "on_retry_exhausted",
 )
 INTERPOLATION_START = "${"
+# What validate says of a `loop: ${...}`: its child is known only when the state runs.
+DYNAMIC_NOTE = (
+    "the child loop is named at run time: it is found, loaded and checked when the state runs"
+    " (a name that is no valid loop is then the verdict error)"
+)
 # How deep sub-loops may nest: each level runs inside the one above it (one process), and
 # a chain a few times this deep ran out of Python's stack mid-run (an internal error).
 MAX_DEPTH = 32
@@ -51,29 +56,56 @@ def key_problems(state: Mapping[Any, object]) -> Iterator[tuple[KeyPath, str]]:
                 yield (key,), "a sub-loop state (loop:) runs the child loop: it cannot have " + key
         if state.get("terminal") is True:
             yield ("loop",), "a terminal state cannot run a sub-loop"
-    elif state.get("with") is not None:
-        yield ("with",), "only a sub-loop state (loop:) takes parameter values"
+        if state.get("with") is not None and state.get("context_passthrough") is True:
+            yield (
+                ("context_passthrough",),
+                "give the child its values with `with:` or share "
+                "the context (context_passthrough), not both",
+            )
+    else:
+        if state.get("with") is not None:
+            yield ("with",), "only a sub-loop state (loop:) takes parameter values"
+        for key in SUBLOOP_STATE_KEYS:
+            if state.get(key) not in (None, False):
+                yield (key,), f"only a sub-loop state (loop:) has {key}"
     if state.get("outcome") is not None and state.get("terminal") is not True:
         yield ("outcome",), "only a terminal state has an outcome"
 
 
+def captured_names(fsm: FSMLoop) -> set[str]:
+    """The names a `${captured.NAME...}` can read: each `capture:`, and each sub-loop state's
+    own name (its child's `terminated_by`; with `with:` or `context_passthrough`, also the
+    child's captures, `${captured.STATE.CAPTURE.output}`)."""
+    names = {s.capture for s in fsm.states.values() if s.capture is not None}
+    return names | {name for name, s in fsm.states.items() if s.loop is not None}
+
+
+def is_dynamic(loop: str) -> bool:
+    """True when a `loop:` names its child with a `${...}`, filled in when the state runs."""
+    return INTERPOLATION_START in loop
+
+
 def child_path(name: str, parent_file: Path) -> Path:
-    """The file of the child loop *name*: `library:NAME`, a path (from the parent's folder),
-    else NAME.fsm.yaml / NAME.yaml / NAME.yml in the parent's folder (its .loops/)."""
+    """The file of the child loop *name*: `library:NAME`; a path ending in `.yaml`/`.yml`
+    (from the parent's folder); else NAME.fsm.yaml / NAME.yaml / NAME.yml, NAME a file name
+    or a folder path such as `oracles/x`, in the parent's folder, then in the project's
+    `.loops/` (a child in `.loops/oracles/` names its siblings from the project)."""
     from little_loops.loops import LIBRARY_PREFIX, library_loop_path
 
     if name.startswith(LIBRARY_PREFIX):
         return library_loop_path(name[len(LIBRARY_PREFIX) :])
     folder = parent_file.parent
-    given = folder / name
-    if "/" in name or name.endswith(SOURCE_SUFFIXES):
+    if name.endswith(SOURCE_SUFFIXES):
+        given = folder / name
         if given.is_file():
             return given
         raise LoopFileError(str(given), "no such file")
-    for suffix in LOOP_SUFFIXES:
-        candidate = folder / f"{name}{suffix}"
-        if candidate.is_file():
-            return candidate
+    project = next((p for p in (folder, *folder.parents) if p.name == LOOPS_FOLDER), folder)
+    for where in dict.fromkeys((folder, project)):
+        for suffix in LOOP_SUFFIXES:
+            candidate = where / f"{name}{suffix}"
+            if candidate.is_file():
+                return candidate
     raise LoopDefinitionError(f"no loop named '{name}' in {folder}/")
 
 
@@ -82,13 +114,19 @@ def attach_children(
 ) -> list[ValidationError]:
     """Load and check the child loop of each sub-loop state of *fsm* (read from *source*)
     with *check*, and keep it in `fsm.children`; the problems, at the state's `loop:` key."""
-    subloops = {name: s for name, s in fsm.states.items() if s.loop is not None}
+    fsm.source = source
+    subloops = {n: s for n, s in fsm.states.items() if s.loop is not None}
+    dynamic = [n for n, s in subloops.items() if s.loop is not None and is_dynamic(s.loop)]
+    problems: list[ValidationError] = [
+        ValidationError.at(fsm.name, ("states", n, "loop"), DYNAMIC_NOTE, "warning")
+        for n in dynamic
+    ]
+    subloops = {n: s for n, s in subloops.items() if n not in dynamic}
     if not subloops:
-        return []
+        return problems
     here = Path(source).resolve()
     opened = _OPEN.get()
     token = _OPEN.set((*opened, here))
-    problems: list[ValidationError] = []
     try:
         for name, state in subloops.items():
             assert state.loop is not None

@@ -20,6 +20,7 @@ class ExecutorConfig:
     output_key: str | None = None  # output files are `<key>.<state>.out`; None: the loop's name
     sleep: Callable[[float], None] | None = None  # waits (backoff, retry); None: a stop ends them
     worktree: Path | None = None  # a worktree run's top level: commit:/rollback: work there
+    cwd: Path | None = None  # where its actions run (a sub-loop's `worktree:`); None: the runner's
     stall_cwd: Path | None = None  # where the stall detector no_change_passes reads git
     wait_approval: bool = False  # wait for an approval's answer in this process
     answers: Answers | None = None  # where an approval's answer is read (runs/approvals.py)

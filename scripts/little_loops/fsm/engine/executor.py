@@ -24,7 +24,7 @@ from little_loops.fsm.engine.run import Run, Stopping
 from little_loops.fsm.engine.subloop import ChildRun
 from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.events import Event
-from little_loops.fsm.facts.outcomes import Outcome, outcome_of
+from little_loops.fsm.facts.outcomes import HANDOFFS, Outcome, outcome_of
 from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.facts.timefmt import iso_now
 
@@ -239,8 +239,9 @@ class FSMExecutor:
     def _routed(self, outcome: StepOutcome) -> core.Routed:
         return core.Routed(outcome, self.run_parts.memory.error_detail())
 
-    def _new_child(self, child_fsm: FSMLoop) -> ChildRun:
-        """An executor for *child_fsm*, sharing the runner, the stop flag and the options."""
+    def _new_child(self, child_fsm: FSMLoop, cwd: Path | None = None) -> ChildRun:
+        """An executor for *child_fsm*, sharing the runner, the stop flag and the options;
+        its actions run in *cwd* (a sub-loop's worktree), else where this one's do."""
 
         def forward(event: dict[str, Any]) -> None:
             depth = event.get(events.DEPTH_KEY)
@@ -256,6 +257,7 @@ class FSMExecutor:
             output_key=self.config.child_key(self.fsm.name, child_fsm.name),
             sleep=self.config.sleep,
             worktree=self.config.worktree,
+            cwd=cwd or self.config.cwd,
         )
         return FSMExecutor(
             child_fsm,
@@ -278,7 +280,7 @@ class FSMExecutor:
             duration_ms=self.elapsed_ms(),
             captured=parts.memory.captured,
             error=error,
-            handoff=parts.memory.continuation if terminated_by == Outcome.HANDOFF else None,
+            handoff=parts.memory.continuation if terminated_by in HANDOFFS else None,
             cost_usd=round(spend.cost_usd, 6),
             usage=dict(spend.usage),
             stall=parts.stalls.stalled if terminated_by == Outcome.STALL else None,

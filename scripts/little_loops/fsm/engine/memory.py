@@ -22,6 +22,7 @@ class Memory:
     last_result: dict[str, Any] | None = None
     started_at: str = ""
     continuation: str | None = None  # a handoff note, given to the next prompt
+    continuity: str | None = None  # `session_mode: continue`: for the next prompt (not saved)
     acted: dict[str, Any] | None = None  # the current state's finished action (acted_record)
     sessions: dict[str, str] = field(default_factory=dict)  # agent session ids by session_key
     session_agents: dict[str, str] = field(default_factory=dict)  # whose (absent: claude's)

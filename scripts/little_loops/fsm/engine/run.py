@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
 
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.definition.model import FSMLoop
@@ -28,6 +30,12 @@ from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.values.interpolation import InterpolationContext
 
 Emit = Callable[[Event, Mapping[str, object]], None]
+
+
+class NewChild(Protocol):
+    """Makes the executor of a sub-loop state's child (its actions in *cwd*, if given)."""
+
+    def __call__(self, child_fsm: FSMLoop, cwd: Path | None = None) -> ChildRun: ...
 
 
 class Stopping:
@@ -56,7 +64,7 @@ class Run:
     emit: Emit
     runner: ActionRunner
     stopping: Stopping
-    new_child: Callable[[FSMLoop], ChildRun]  # an executor for a sub-loop state's child
+    new_child: NewChild  # an executor for a sub-loop state's child
     position: Position = field(init=False)
     memory: Memory = field(default_factory=Memory)
 
@@ -70,6 +78,7 @@ class Run:
             output_dir=self.config.output_dir,
             output_key=self.config.output_key,
             llm_client=self.config.llm_client,
+            cwd=self.config.cwd,
         )
         self.limits = Limits(fsm.timeout)
         self.budget = Budget(fsm)

@@ -50,6 +50,7 @@ def action_request(
     resume: str | None,
     env: dict[str, str] | None = None,
     kind: ActionKindSpec | None = None,
+    cwd: Path | None = None,
 ) -> ActionRequest:
     """The request that runs *state*'s *action* (already interpolated) on *kind* (its
     first agent unless told): the one place the engine builds an ActionRequest."""
@@ -64,6 +65,7 @@ def action_request(
         resume_session=resume,
         env=env or None,
         spec=kind,
+        cwd=cwd,
     )
 
 
@@ -79,8 +81,10 @@ class StateWork:
         output_dir: Path | None = None,
         output_key: str | None = None,
         llm_client: Any = None,
+        cwd: Path | None = None,
     ) -> None:
         self.fsm = fsm
+        self.cwd = cwd  # where its actions run; None: the runner's directory
         self.runner = runner
         self.emit = emit
         self.output_dir = output_dir
@@ -140,8 +144,11 @@ class StateWork:
             start["values"] = {key: short(value) for key, value in env.items()}
         self.emit(Event.ACTION_START, start)
         options = self._options(state, kind, fill) if kind.options_key else None
+        if kind.takes_params:  # an MCP tool's arguments
+            params = state.params or {}
+            options = {"params": params if fill is None else filled(params, fill)}
         request = action_request(
-            self.fsm, state, action, timeout, output_file, options, resume, env, kind
+            self.fsm, state, action, timeout, output_file, options, resume, env, kind, self.cwd
         )
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):

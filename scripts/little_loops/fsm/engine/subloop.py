@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 from little_loops.fsm.definition.endings import ends_in_failure
@@ -13,12 +14,17 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
 )
 from little_loops.fsm.definition.parameters import check_value
-from little_loops.fsm.definition.subloop_checks import INTERPOLATION_START
+from little_loops.fsm.definition.subloop_checks import (
+    INTERPOLATION_START,
+    child_path,
+    is_dynamic,
+)
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopError
 from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.facts.spend import Spend
+from little_loops.fsm.validate.loopfile import load_and_validate
 from little_loops.fsm.values.interpolation import (
     InterpolationContext,
     interpolate,
@@ -33,8 +39,11 @@ TREE_STOPS: tuple[Outcome, ...] = (
     Outcome.INTERRUPTED,
     Outcome.STOPPED,
     Outcome.HANDOFF,
+    Outcome.HANDOFF_ENDED,
     Outcome.AWAITING_APPROVAL,
 )
+# A child cut off by one of these limits routes to its state's `on_timeout:` when it has one.
+CUT_OFF: tuple[Outcome, ...] = (Outcome.TIMEOUT, Outcome.MAX_ITERATIONS)
 SUBLOOP_EVALUATOR = "loop"  # the evaluator type the sub-loop's `evaluate` event names
 
 
@@ -79,6 +88,35 @@ def child_context(
                 )
             out[name] = spec.run_default()
     return out
+
+
+def shared_context(
+    child: FSMLoop, parent_context: Mapping[str, Any], captured: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The context of a `context_passthrough` child: its parameters' defaults, then the
+    parent's context, then each of its captures by name (an action's output as its text),
+    then the child's own `context:`, which wins (as in little-loops). Values given are data to
+    the child, as `with:` values are (the parent's context is as its run holds it)."""
+    outputs = {
+        key: value["output"] if isinstance(value, Mapping) and "exit_code" in value else value
+        for key, value in captured.items()
+    }
+    defaults = {name: spec.run_default() for name, spec in child.parameters.items()}
+    return {**defaults, **parent_context, **literal(outputs), **child.context}
+
+
+def find_child(loop: str, ctx: InterpolationContext, parent: FSMLoop) -> FSMLoop:
+    """The child loop a `loop: ${...}` names now: filled in, found from the parent's file as
+    a written name is, loaded and validated; LoopError in one line when it cannot be."""
+    name = interpolate(loop, ctx).strip()
+    if not name:
+        raise LoopDefinitionError(f"loop: {loop} is empty when filled in")
+    source = Path(parent.source) if parent.source else Path(".loops") / "parent.yaml"
+    try:
+        return load_and_validate(child_path(name, source))
+    except LoopDefinitionError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise LoopDefinitionError(f"loop: {loop} is '{name}': {first}") from None
 
 
 class ChildRun(Protocol):
@@ -139,6 +177,9 @@ def check_saved_children(fsm: FSMLoop, state: str, saved: dict[str, Any] | None)
     """Refuse, as for the run's own state, a saved sub-loop that its file no longer has:
     routing it as the verdict `error` would end the run that could be resumed."""
     while isinstance(saved, dict):
+        config = fsm.states.get(state)
+        if config is not None and config.loop is not None and is_dynamic(config.loop):
+            return  # its child is found again when the state runs: a new name starts afresh
         child, name, at = fsm.children.get(state), saved.get("loop"), saved.get("current_state")
         if child is None or child.name != name:
             raise LoopError(

@@ -6,6 +6,7 @@ from little_loops.fsm.evaluators import (
     convergence,
     exit_code,
     llm_structured,
+    mcp_result,
     output_contains,
     output_json,
     output_numeric,
@@ -24,6 +25,7 @@ SPECS: dict[str, EvaluatorSpec] = {
         output_contains.SPEC,
         convergence.SPEC,
         llm_structured.SPEC,
+        mcp_result.SPEC,
     )
 }
 EVALUATOR_TYPES: tuple[str, ...] = tuple(SPECS)

@@ -84,6 +84,12 @@ class Outcome(StrEnum):
         ExitCode.HANDOFF,
         "context handoff; resume it later",
     )
+    HANDOFF_ENDED = (
+        "handoff_ended",
+        Status.FAILED,
+        ExitCode.HANDOFF,
+        "context handoff with `on_handoff: terminate`; the run ends, not resumable",
+    )
     BUDGET = ("budget", Status.FAILED, ExitCode.BUDGET, "the spending budget was used up")
     INTERRUPTED = (
         "interrupted",
@@ -106,6 +112,8 @@ class Outcome(StrEnum):
     )
 
 
+# The ends at a context handoff (the run's result keeps the note as `handoff`).
+HANDOFFS: tuple[Outcome, ...] = (Outcome.HANDOFF, Outcome.HANDOFF_ENDED)
 STATUSES: tuple[str, ...] = tuple(Status)
 OUTCOMES: dict[str, Outcome] = {outcome: outcome for outcome in Outcome}
 TERMINATION_STATUS: dict[str, str] = {outcome: outcome.status for outcome in Outcome}

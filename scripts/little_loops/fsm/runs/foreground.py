@@ -48,8 +48,9 @@ def run_in_foreground(
     root = None if place is None or not place.in_worktree else workdir
     if root is not None:  # a hook's GIT_DIR or GIT_INDEX_FILE would make git in the
         forget_git_location()  # worktree read and write the main checkout's repository
+    scope = fsm.effective_scope()
     lock = acquire_scope(
-        key, fsm.effective_scope(), loops_dir, queue=queue, on_wait=on_note, root=root
+        key, scope, loops_dir, queue=queue, on_wait=on_note, root=root, singleton=fsm.singleton
     )
     try:
         for note in lock.reclaimed:

@@ -31,6 +31,7 @@ from little_loops.fsm.facts.layout import (
     mutex_file,
     run_files,
     running_dir,
+    split_run_key,
     validate_loop_name,
 )
 from little_loops.fsm.facts.runfile import display_path, open_run_file, read_run_file
@@ -180,6 +181,11 @@ class _Conflict:
     same_loop: bool
 
     def overlap(self, loop_name: str) -> str:
+        if self.same_loop and self.holder.loop != loop_name:  # a singleton's other run
+            return (
+                f"loop {split_run_key(loop_name)[0]!r} is a singleton and already running as"
+                f" {self.holder.loop!r} (pid {self.holder.pid}): one run at a time"
+            )
         if self.same_loop:
             return f"loop {loop_name!r} is already running (pid {self.holder.pid})"
         return (
@@ -247,8 +253,11 @@ class LockHandle:
         self.release()
 
 
-def _check(running: Path, me: LockRecord, root: Path, reclaimed: list[str]) -> _Conflict | None:
-    """The first live claim that conflicts with `me`; stale records are deleted on the way."""
+def _check(
+    running: Path, me: LockRecord, root: Path, reclaimed: list[str], singleton: bool = False
+) -> _Conflict | None:
+    """The first live claim that conflicts with `me` (with *singleton*, also any other run of
+    its loop, in any tree); stale records are deleted on the way."""
     for name, path in lock_files(running):
         try:
             other = _read_record(path, name)
@@ -264,6 +273,8 @@ def _check(running: Path, me: LockRecord, root: Path, reclaimed: list[str]) -> _
         mine_root, their_root = me.scope_root(root).resolve(), other.scope_root(root).resolve()
         same_tree = mine_root == their_root
         if other.loop == me.loop and same_tree:
+            return _Conflict(other, "", "", same_loop=True)
+        if singleton and split_run_key(other.loop)[0] == split_run_key(me.loop)[0]:
             return _Conflict(other, "", "", same_loop=True)
         for mine in me.scope:
             for theirs in other.scope:
@@ -286,12 +297,15 @@ def acquire_scope(
     on_wait: Callable[[str], None] | None = None,
     timeout: float | None = None,
     root: Path | None = None,
+    singleton: bool = False,
 ) -> LockHandle:
     """Claim `scope` for `loop_name` (a run's key), or raise ScopeConflictError naming the
     holder. The scope paths are relative to *root* (a run's worktree), else to the project.
 
-    With `queue=True`, wait instead: `on_wait(message)` is called once for each loop waited
-    for, then the claim is retried every `poll` seconds until free (or `timeout` seconds pass).
+    A *singleton* loop's run also conflicts with every other run of the loop (another id,
+    another worktree). With `queue=True`, wait instead: `on_wait(message)` is called once for
+    each loop waited for, then the claim is retried every `poll` seconds until free (or
+    `timeout` seconds pass).
     """
     validate_loop_name(loop_name)
     loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
@@ -313,7 +327,7 @@ def acquire_scope(
     waited_for: set[tuple[str, int]] = set()
     while True:
         with _mutex(running):
-            conflict = _check(running, me, project, reclaimed)
+            conflict = _check(running, me, project, reclaimed, singleton)
             if conflict is None:
                 # Under the mutex nobody else writes lock files: a temp file is a leftover.
                 remove_leftover_temp_files(path)

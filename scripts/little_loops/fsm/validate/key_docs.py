@@ -6,6 +6,7 @@ from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
+from little_loops.fsm.definition.run_keys import RUN_LOOP_KEY_DOCS, RUN_STATE_KEY_DOCS
 
 FILE = (
     "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "
@@ -106,6 +107,7 @@ LOOP_KEYS: dict[str, str] = {
         "When max_iterations is reached: run this state once, then stop (max_iterations)."
     ),
     **REUSE_LOOP_DOCS,
+    **RUN_LOOP_KEY_DOCS,
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -203,6 +205,7 @@ STATE_KEYS: dict[str, str] = {
     "on_no": "on_failure written as little-loops writes it (no is failure).",
     "failure": "true is outcome: failure (false: outcome: success), as little-loops writes it.",
     **REUSE_STATE_DOCS,
+    **RUN_STATE_KEY_DOCS,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

@@ -46,7 +46,7 @@ def test_which_kind_an_action_is(action_type: str | None, action: str | None, ki
 
 
 def test_the_action_types_are_the_kinds_then_the_state_kinds_in_the_documented_order() -> None:
-    assert ACTION_TYPE_NAMES == ("prompt", "slash_command", "shell")
+    assert ACTION_TYPE_NAMES == ("prompt", "slash_command", "shell", "mcp_tool")
     assert (*ACTION_TYPE_NAMES, APPROVAL) == ACTION_TYPES
     assert APPROVAL not in BY_ACTION_TYPE
 

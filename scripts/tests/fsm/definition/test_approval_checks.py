@@ -28,8 +28,12 @@ def test_each_rule_an_approval_state_breaks() -> None:
     assert _problems(lone) == [(("on_timeout",), "never used: the approval state has no timeout")]
 
 
-def test_on_timeout_belongs_to_approval_states_only() -> None:
+def test_on_timeout_belongs_to_approval_and_sub_loop_states_only() -> None:
     assert _problems({"action": "x", "on_timeout": "a"}) == [
-        (("on_timeout",), "only used by an approval state (action_type: approval)")
+        (
+            ("on_timeout",),
+            "only used by an approval state (action_type: approval) or a sub-loop (loop:)",
+        )
     ]
     assert _problems({"action": "x", "timeout": 5}) == []
+    assert _problems({"loop": "child", "on_timeout": "a"}) == []

@@ -19,6 +19,7 @@ def test_every_evaluator_is_registered_under_its_own_name() -> None:
         "output_contains",
         "convergence",
         "llm_structured",
+        "mcp_result",
     )
     assert all(SPECS[name].name == name for name in EVALUATOR_TYPES)
 
@@ -47,7 +48,9 @@ def test_good_and_bad_verdicts_come_from_the_specs() -> None:
     )
 
     assert {"success", "target", "progress"} == GOOD_VERDICTS
-    assert {"failure", "error", "stall", "blocked"} == BAD_VERDICTS
+    assert {"failure", "error", "stall", "blocked", "tool_error", "not_found", "timeout"} == (
+        BAD_VERDICTS
+    )
     for spec in SPECS.values():
         assert set(spec.good) <= set(spec.verdicts), spec.name
         assert set(spec.bad) <= set(spec.verdicts), spec.name

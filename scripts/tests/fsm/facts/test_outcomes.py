@@ -84,6 +84,7 @@ def test_each_outcome_has_its_status_and_exit_code() -> None:
         "max_steps": ("failed", 10),
         "timeout": ("failed", 4),
         "handoff": ("awaiting_continuation", 5),
+        "handoff_ended": ("failed", 5),
         "budget": ("failed", 6),
         "interrupted": ("interrupted", 130),
         "stopped": ("stopped", 143),

@@ -29,6 +29,7 @@ from little_loops.fsm.definition.model import (
     model_keys,
 )
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
+from little_loops.fsm.definition.run_keys import RUN_LOOP_KEYS
 from little_loops.fsm.definition.spellings import SPELLINGS, STATE
 from little_loops.fsm.definition.writer import dump_fsm_yaml
 from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES, EVALUATOR_TYPES, SPECS
@@ -101,7 +102,7 @@ def test_valid_definition_has_no_problems() -> None:
             + "agent, agents, "
             "notify, retry, "
             "rate_limit, commit, max_steps, on_max_steps, on_max_iterations, "
-            "import, fragments, from, flow, state_defs)",
+            "import, fragments, from, flow, state_defs, " + ", ".join(RUN_LOOP_KEYS) + ")",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),

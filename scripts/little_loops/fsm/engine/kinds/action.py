@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model import OUTCOME_FAILURE, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route, next_fails
-from little_loops.fsm.engine import events
+from little_loops.fsm.definition.run_keys import (
+    CONTINUITY_HEADING,
+    HANDOFF_TERMINATE,
+    continues,
+    continuity_of,
+)
+from little_loops.fsm.engine import events, tamper
 from little_loops.fsm.engine.attempts import ladder_delay
 from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
 from little_loops.fsm.engine.rules.fallback import (
@@ -46,6 +53,9 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
     ctx = run.context()
     result = done
     kind = run.fsm.kind_for(state) if state.action else state.action_kind()
+    policy = tamper.policy_of(run.fsm, state) if done is None else None
+    root = run.config.stall_cwd or Path.cwd()
+    before = tamper.snapshot(root) if policy is not None else None
     if state.action and done is None:
         agents = agents_of(run.fsm, state)
         every = run.fallback.waiting(agents)
@@ -68,9 +78,18 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
             memory = run.memory
             memory.continuation = None  # the note went to this prompt
             memory.continuation = handoff_note(result.output)
+            # The chain of `session_mode: continue` prompts: this one's result leads the next.
+            chained = continues(run.fsm.session_mode, state.session_mode) and result.exit_code == 0
+            memory.continuity = continuity_of(result.output) if chained else None
             if memory.continuation is not None:
                 memory.acted = None  # a resumed run gives the note to this prompt again
-                return StepOutcome(stop=Outcome.HANDOFF)
+                memory.continuity = None  # a handoff goes on in a fresh session
+                ends = run.fsm.on_handoff == HANDOFF_TERMINATE
+                return StepOutcome(stop=Outcome.HANDOFF_ENDED if ends else Outcome.HANDOFF)
+        if before is not None and policy is not None:
+            tampered = _guarded(run, name, state, tamper.check(root, before, name, policy))
+            if tampered is not None:
+                return tampered
     run.commits.after(name, state, result.output if result else None, run.position.iteration)
     if state.next is not None:
         code = result.exit_code if result is not None else None
@@ -106,6 +125,23 @@ def _judged(
     if outcome.target is None and judged.verdict == ERROR_VERDICT:
         outcome.error = str(judged.details.get("error") or "") or None
     return run.retries.retry_or(name, state, outcome, result, run.memory)
+
+
+def _guarded(run: Run, name: str, state: StateConfig, report: tamper.Report) -> StepOutcome | None:
+    """The tamper guard's finding on *state*'s action: kept in `${context._tamper_guard}`;
+    under `fail` (or a `revert` that could not restore all) the state routes as a failure."""
+    run.fsm.context.setdefault(tamper.RECORD_KEY, []).append(report.to_dict())
+    if report.passed:
+        return None
+    shown = ", ".join(f"{f['path']} ({f['kind']})" for f in report.findings)
+    msg = f"tamper_guard: the action of state '{name}' changed test files: {shown}"
+    run.memory.last_result = {"verdict": OUTCOME_FAILURE, "details": {"error": msg}}
+    judged = events.Evaluation(state=name, type="tamper_guard", verdict=OUTCOME_FAILURE, error=msg)
+    run.emit(Event.EVALUATE, judged)
+    target = tamper.failure_target(run.fsm, state)
+    if target is not None:
+        return StepOutcome(target, OUTCOME_FAILURE, "tamper_guard")
+    return follow_route(state, OUTCOME_FAILURE, run.context(), name)
 
 
 def error_outcome(run: Run, name: str, state: StateConfig, msg: str) -> StepOutcome:
@@ -171,6 +207,9 @@ def _act(
     rendered = kind.interpolate(state.action, ctx)
     action = rendered.script
     memory = run.memory
+    chained = continues(run.fsm.session_mode, state.session_mode)
+    if kind.agent is not None and memory.continuity and chained:
+        action = f"{CONTINUITY_HEADING}\n\n{memory.continuity}\n\n---\n\n{action}"
     if kind.agent is not None and memory.continuation:
         # Kept until the action has run: a stop mid-action must not lose the note.
         action = f"Continue from this handoff note: {memory.continuation}\n\n{action}"

@@ -3,45 +3,80 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model import (
+    CURRENT_STATE_TOKEN,
+    OUTCOME_FAILURE,
+    FSMLoop,
+    StateConfig,
+)
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
-from little_loops.fsm.engine import events
+from little_loops.fsm.definition.subloop_checks import is_dynamic
+from little_loops.fsm.engine import branch_tree, events
 from little_loops.fsm.engine.kinds.action import error_outcome
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.engine.subloop import (
+    CUT_OFF,
     SUBLOOP_EVALUATOR,
     TREE_STOPS,
     child_context,
     end_verdict,
+    find_child,
+    shared_context,
 )
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.facts.errors import InterpolationError, LoopDefinitionError
+from little_loops.fsm.facts.errors import InterpolationError, LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.values.interpolation import interpolate
 
 
 def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
     """Run the child loop of sub-loop state *name*; its end is the verdict."""
-    base = run.fsm.children.get(name)
-    if base is None:
-        msg = f"sub-loop '{state.loop}' of state '{name}' was not loaded (validate the file)"
-        return error_outcome(run, name, state, msg)
+    assert state.loop is not None
     try:
-        context = child_context(base, name, state.with_ or {}, run.context())
-    except (InterpolationError, LoopDefinitionError) as exc:
-        return error_outcome(run, name, state, str(exc))
+        base = run.fsm.children.get(name)
+        if base is None and is_dynamic(state.loop):
+            base = find_child(state.loop, run.context(), run.fsm)
+        if base is None:
+            msg = f"sub-loop '{state.loop}' of state '{name}' was not loaded (validate the file)"
+            return error_outcome(run, name, state, msg)
+        if state.context_passthrough:
+            context = shared_context(base, run.fsm.context, run.memory.captured)
+        else:
+            context = child_context(base, name, state.with_ or {}, run.context())
+    except (InterpolationError, LoopError) as exc:
+        return error_outcome(run, name, state, f"state '{name}': {exc}")
     child_fsm = dataclasses.replace(base, context=context)
     limits = [x for x in (base.max_cost_usd, run.fsm.max_cost_usd) if x is not None]
     child_fsm.max_cost_usd = min(limits) if limits else None
-    child = run.new_child(child_fsm)
+    here = run.config.cwd or run.config.stall_cwd or Path.cwd()
+    try:
+        branch = interpolate(state.worktree, run.context()).strip() if state.worktree else ""
+        tree = branch_tree.attach(here, branch) if branch else None
+    except (InterpolationError, LoopError) as exc:
+        return error_outcome(run, name, state, f"state '{name}': {exc}")
+    try:
+        return _run_child(run, name, state, base, child_fsm, tree)
+    finally:
+        if tree is not None:
+            branch_tree.detach(here, tree)
+
+
+def _run_child(
+    run: Run, name: str, state: StateConfig, base: FSMLoop, child_fsm: FSMLoop, tree: Path | None
+) -> StepOutcome:
+    """Run the child (in the worktree *tree*, if given) to its end, and route on it."""
+    child = run.new_child(child_fsm) if tree is None else run.new_child(child_fsm, tree)
     saved = run.children.take(base.name)
     if saved is not None:
         child.restore(saved)
-    child.share(run.budget.spend, run.limits.clock.remaining_s())
+    times = [x for x in (run.limits.clock.remaining_s(), state.timeout) if x is not None]
+    child.share(run.budget.spend, min(times) if times else None)
     run.children.child = child
     spent_before = run.budget.spend.cost_usd
     try:
@@ -53,6 +88,9 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         # so a resume goes on inside it (a finished child's verdict is routed instead).
         run.children.child = child
         return StepOutcome(stop=result.terminated_by, error=result.error)
+    ended = {"terminated_by": str(result.terminated_by)}
+    shared = state.context_passthrough or state.with_ is not None
+    run.memory.captured[name] = {**(result.captured if shared else {}), **ended}
     return _verdict(run, name, state, child_fsm, result, spent_before)
 
 
@@ -78,6 +116,9 @@ def _verdict(
     """The child's end as this state's verdict (success, failure or error), and its route."""
     how = result.terminated_by
     verdict = end_verdict(child_fsm, how, result.final_state)
+    cut_off = how in CUT_OFF
+    if cut_off and how == Outcome.TIMEOUT and state.timeout is not None:
+        verdict = OUTCOME_FAILURE  # the state's own time is up: a failure, as upstream routes it
     details: dict[str, Any] = {
         "loop": child_fsm.name,
         "final_state": result.final_state,
@@ -99,6 +140,9 @@ def _verdict(
     if spend.cost_usd > spent_before:  # the child's spend, on this state
         judged["cost_usd"] = round(spend.cost_usd - spent_before, 6)
     run.emit(Event.EVALUATE, judged)
+    if cut_off and state.on_timeout is not None:  # the child was cut off by a limit
+        target = name if state.on_timeout == CURRENT_STATE_TOKEN else state.on_timeout
+        return StepOutcome(target, verdict, "on_timeout")
     outcome = follow_route(state, verdict, run.context(), name)
     if outcome.target is None and verdict == ERROR_VERDICT:
         outcome.error = details["error"]

@@ -1,0 +1,94 @@
+"""`tamper_guard: fail | revert | allow`: a state whose action changed test files, in a real
+git repository, through the console script and real bash."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.gitrepo import git, make_repo, run_env
+from support.llproc import events, ll_loop
+
+from little_loops.fsm.facts.outcomes import ExitCode
+
+ORIGINAL = "def test_sum():\n    assert 1 + 1 == 2\n"
+
+FIX = """\
+    name: fix
+    tamper_guard: {policy}
+    initial: work
+    states:
+      work:
+        action: 'echo "def test_sum(): pass" > tests/test_sum.py; echo code >> app.py'
+        on_success: done
+        on_failure: tampered
+      tampered:
+        terminal: true
+        outcome: failure
+      done:
+        terminal: true
+"""
+
+
+def _repo(tmp_path: Path, policy: str, action: str | None = None) -> Path:
+    root = tmp_path / "project"
+    text = textwrap.dedent(FIX.format(policy=policy))
+    if action is not None:
+        text = text.replace(
+            "'echo \"def test_sum(): pass\" > tests/test_sum.py; echo code >> app.py'", action
+        )
+    make_repo(root, {".loops/fix.yaml": text, "tests/test_sum.py": ORIGINAL, "app.py": ""})
+    return root
+
+
+def _run(root: Path) -> tuple[int, dict[str, object], str]:
+    done = ll_loop(root, "run", "fix", "--json", env=run_env())
+    return done.returncode, json.loads(done.stdout or "{}"), done.stderr
+
+
+def _guard_error(root: Path) -> str:
+    (judged,) = [e for e in events(root, "fix") if e.get("type") == "tamper_guard"]
+    return str(judged["error"])
+
+
+def test_fail_routes_a_tampering_action_to_the_failure_terminal(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "fail")
+    code, end, err = _run(root)
+    assert code == ExitCode.TERMINAL_FAILURE, err
+    assert end["final_state"] == "tampered"
+    assert "tests/test_sum.py (modified)" in _guard_error(root)
+    assert (root / "tests" / "test_sum.py").read_text() != ORIGINAL  # fail does not undo
+
+
+def test_revert_restores_the_test_and_routes_on(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "revert")
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert end["final_state"] == "done"
+    assert (root / "tests" / "test_sum.py").read_text() == ORIGINAL
+    assert (root / "app.py").read_text() == "code\n"  # the rest of the work stays
+    assert git(root, "status", "--porcelain", "tests") == ""
+
+
+def test_allow_keeps_the_change_and_routes_on(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "allow")
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert (root / "tests" / "test_sum.py").read_text() != ORIGINAL
+
+
+@pytest.mark.parametrize("policy", ["fail", "revert"])
+def test_an_action_that_leaves_tests_alone_is_not_stopped(tmp_path: Path, policy: str) -> None:
+    root = _repo(tmp_path, policy, action="'echo code >> app.py'")
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert end["final_state"] == "done"
+
+
+def test_an_added_test_file_is_found_under_fail(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "fail", action="'echo x > tests/test_new.py'")
+    code, end, err = _run(root)
+    assert code == ExitCode.TERMINAL_FAILURE, err
+    assert "tests/test_new.py (added)" in _guard_error(root)
