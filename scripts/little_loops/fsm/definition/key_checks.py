@@ -11,6 +11,7 @@ from little_loops.fsm.definition.agent_checks import AGENTS_CHECK, agent_problem
 from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
+from little_loops.fsm.definition.evaluate_checks import EVALUATE_EXTRA_KEYS
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
@@ -22,11 +23,7 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
-from little_loops.fsm.definition.retry_checks import (
-    RATE_LIMIT_KEYS,
-    RETRY_KEYS,
-    unknown_verdicts,
-)
+from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS, unknown_verdicts
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
@@ -164,6 +161,7 @@ EVALUATE_KEYS: dict[str, Check] = {
     "min_confidence": number(0, 1),
     "uncertain_suffix": boolean,
     "source": optional(text),
+    **EVALUATE_EXTRA_KEYS,
 }
 LLM_KEYS: dict[str, Check] = {
     "enabled": boolean,

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from little_loops.fsm.evaluators import (
+    classify,
     convergence,
+    diff_stall,
     exit_code,
     llm_structured,
+    open_question_stall,
     output_contains,
     output_json,
     output_numeric,
+    score_stall,
 )
 from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.evaluators.spec import COMMON_KEYS, ERROR_VERDICT, EvaluatorSpec
@@ -24,6 +28,10 @@ SPECS: dict[str, EvaluatorSpec] = {
         output_contains.SPEC,
         convergence.SPEC,
         llm_structured.SPEC,
+        classify.SPEC,
+        diff_stall.SPEC,
+        score_stall.SPEC,
+        open_question_stall.SPEC,
     )
 }
 EVALUATOR_TYPES: tuple[str, ...] = tuple(SPECS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.validate import runtime_key_docs
 
 FILE = (
     "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "
@@ -206,6 +207,7 @@ EVALUATE_KEYS: dict[str, str] = {
     "min_confidence": "answers below this confidence are not confident. Default 0.5.",
     "uncertain_suffix": "append _uncertain to the verdict when not confident. Default false.",
     "source": "Evaluate this (usually a ${...} reference) instead of the action's output.",
+    **runtime_key_docs.EVALUATE_EXTRA_KEYS,
 }
 
 ROUTE = (

@@ -19,6 +19,10 @@ def test_every_evaluator_is_registered_under_its_own_name() -> None:
         "output_contains",
         "convergence",
         "llm_structured",
+        "classify",
+        "diff_stall",
+        "score_stall",
+        "open_question_stall",
     )
     assert all(SPECS[name].name == name for name in EVALUATOR_TYPES)
 
