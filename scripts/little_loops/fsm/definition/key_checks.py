@@ -23,6 +23,7 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
+from little_loops.fsm.definition.ratelimit_routing import STATE_RATE_LIMIT_KEYS
 from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS, unknown_verdicts
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
@@ -132,6 +133,7 @@ STATE_KEYS: dict[str, Check] = {
     "session_key": optional(string),
     "retry": optional(mapping),
     "on_retry_exhausted": optional(string),
+    **STATE_RATE_LIMIT_KEYS,
     "loop": optional(string),
     "with": optional(mapping),
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),

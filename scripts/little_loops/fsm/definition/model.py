@@ -117,6 +117,13 @@ class StateConfig:
     session_key: str | None = None  # whose session to record and resume (default: the state)
     retry: RetryConfig | None = None
     on_retry_exhausted: str | None = None
+    # Its own rate-limit waits over the loop's `rate_limit:` (definition/ratelimit_routing.py),
+    # and where to go when they run out (None: the run ends with an error).
+    max_rate_limit_retries: int | None = None
+    rate_limit_backoff_base_seconds: float | None = None
+    rate_limit_max_wait_seconds: float | None = None
+    rate_limit_long_wait_ladder: list[float] | None = None
+    on_rate_limit_exhausted: str | None = None
     loop: str | None = None  # a sub-loop: run this loop (a name in .loops/ or a path)
     with_: dict[str, Any] | None = None  # `with:`, the sub-loop's parameter values
     outcome: str | None = None  # a terminal state's: OUTCOME_SUCCESS or OUTCOME_FAILURE

@@ -24,7 +24,11 @@ STALL_LABEL = "stall"
 TIMEOUT_LABEL = "timeout"
 RETRY_EXHAUSTED_KEY = ("on_retry_exhausted",)
 RETRY_EXHAUSTED_LABEL = "retry_exhausted"
-_OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY, RETRY_EXHAUSTED_KEY)
+RATE_LIMIT_EXHAUSTED_KEY = ("on_rate_limit_exhausted",)
+RATE_LIMIT_EXHAUSTED_LABEL = "rate_limit_exhausted"
+# Taken only by the executor (when retry: or the rate-limit waits run out), never by a verdict.
+_EXHAUSTED = (RETRY_EXHAUSTED_KEY, RATE_LIMIT_EXHAUSTED_KEY)
+_OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY, *_EXHAUSTED)
 _DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
 _ERROR_KEY = ("route", ROUTE_ERROR_KEY)
 _SHORTHAND = (("success", "on_success"), ("failure", "on_failure"), (ERROR_VERDICT, "on_error"))
@@ -51,8 +55,8 @@ class Transition:
         """
         if self.key == NEXT_KEY:
             return True
-        if self.key == RETRY_EXHAUSTED_KEY:
-            return False  # taken only by the executor, when retry: runs out
+        if self.key in _EXHAUSTED:
+            return False  # taken only by the executor, when retry: or the waits run out
         if self.key == _DEFAULT_KEY:
             return verdict != ERROR_VERDICT
         if self.key == _ERROR_KEY:
@@ -92,6 +96,9 @@ def declared(state: StateConfig) -> list[Transition]:
         out.append(Transition(TIMEOUT_LABEL, state.on_timeout, TIMEOUT_KEY))
     if state.on_retry_exhausted is not None:
         out.append(Transition(RETRY_EXHAUSTED_LABEL, state.on_retry_exhausted, RETRY_EXHAUSTED_KEY))
+    if state.on_rate_limit_exhausted is not None:
+        limited = state.on_rate_limit_exhausted
+        out.append(Transition(RATE_LIMIT_EXHAUSTED_LABEL, limited, RATE_LIMIT_EXHAUSTED_KEY))
     return out
 
 
@@ -105,7 +112,7 @@ def transitions(state: StateConfig) -> list[Transition]:
     if state.terminal:
         return []
     written = declared(state)
-    exhausted = [t for t in written if t.key == RETRY_EXHAUSTED_KEY]
+    exhausted = [t for t in written if t.key in _EXHAUSTED]
     if state.route is not None:
         table = [t for t in written if t.key[0] == "route"]
     else:

@@ -21,3 +21,20 @@ EVALUATE_EXTRA_KEYS: dict[str, str] = {
         "(score_stall), 0 (open_question_stall)."
     ),
 }
+
+# Spliced into key_docs.STATE_KEYS: a state's own rate-limit waits over the loop's `rate_limit:`.
+STATE_RATE_LIMIT_KEYS: dict[str, str] = {
+    "max_rate_limit_retries": (
+        "Waits of the short tier before the long ladder (default 3 when "
+        "rate_limit_backoff_base_seconds is set)."
+    ),
+    "rate_limit_backoff_base_seconds": (
+        "Seconds of the first short-tier wait; each next one is twice as long. Default 30 when "
+        "max_rate_limit_retries is set."
+    ),
+    "rate_limit_max_wait_seconds": "This state's rate_limit.max_wait: its waits in all.",
+    "rate_limit_long_wait_ladder": "This state's rate_limit.ladder, after the short tier.",
+    "on_rate_limit_exhausted": (
+        "The state to go to when the waits reach their max_wait; none: the run ends with an error."
+    ),
+}
