@@ -7,11 +7,11 @@ from typing import Any
 
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY, KINDS, kind_of
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition import runtime_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK, agent_problems
 from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
-from little_loops.fsm.definition.evaluate_checks import EVALUATE_EXTRA_KEYS
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
@@ -23,7 +23,6 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK, parameter_problems
-from little_loops.fsm.definition.ratelimit_routing import STATE_RATE_LIMIT_KEYS
 from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS, unknown_verdicts
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES, SPECS
@@ -100,6 +99,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "notify": optional(mapping),
     "retry": optional(mapping),
     "rate_limit": optional(mapping),
+    **runtime_keys.LOOP_RUNTIME_KEYS,
     "commit": COMMIT_MODE,
 }
 LOOP_KEYS: dict[str, Check] = {
@@ -133,7 +133,7 @@ STATE_KEYS: dict[str, Check] = {
     "session_key": optional(string),
     "retry": optional(mapping),
     "on_retry_exhausted": optional(string),
-    **STATE_RATE_LIMIT_KEYS,
+    **runtime_keys.STATE_RUNTIME_KEYS,
     "loop": optional(string),
     "with": optional(mapping),
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),
@@ -163,7 +163,7 @@ EVALUATE_KEYS: dict[str, Check] = {
     "min_confidence": number(0, 1),
     "uncertain_suffix": boolean,
     "source": optional(text),
-    **EVALUATE_EXTRA_KEYS,
+    **runtime_keys.EVALUATE_RUNTIME_KEYS,
 }
 LLM_KEYS: dict[str, Check] = {
     "enabled": boolean,

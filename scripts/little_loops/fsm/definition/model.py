@@ -39,6 +39,7 @@ from little_loops.fsm.definition.blocks import RetryConfig as RetryConfig
 from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
+from little_loops.fsm.definition.circuit import CircuitConfig
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
@@ -117,8 +118,7 @@ class StateConfig:
     session_key: str | None = None  # whose session to record and resume (default: the state)
     retry: RetryConfig | None = None
     on_retry_exhausted: str | None = None
-    # Its own rate-limit waits over the loop's `rate_limit:` (definition/ratelimit_routing.py),
-    # and where to go when they run out (None: the run ends with an error).
+    # Its own rate-limit waits over the loop's (definition/ratelimit_routing.py), and after:
     max_rate_limit_retries: int | None = None
     rate_limit_backoff_base_seconds: float | None = None
     rate_limit_max_wait_seconds: float | None = None
@@ -240,6 +240,7 @@ class FSMLoop:
     notify: NotifyConfig | None = None
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
+    circuit: CircuitConfig | None = None  # little-loops' repeated-failure breaker
     commit: str | bool = False  # COMMIT_EACH_PASS: every state's action commits (a worktree run)
     # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
     # file is validated (definition/subloop_checks.py), never written back to a file.
@@ -272,6 +273,7 @@ class FSMLoop:
             kwargs["retry"] = RetryConfig.from_dict(data["retry"])
         if isinstance(data.get("rate_limit"), dict):
             kwargs["rate_limit"] = RateLimitConfig.from_dict(data["rate_limit"])
+        kwargs["circuit"] = CircuitConfig.read(data.get("circuit"))
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         kwargs["parameters"] = parse_parameters(data.get("parameters"))
@@ -326,6 +328,8 @@ class FSMLoop:
             out["notify"] = self.notify.to_dict()
         if self.retry is not None:
             out["retry"] = self.retry.to_dict()
+        if self.circuit is not None:
+            out["circuit"] = self.circuit.to_dict()
         rate_limit = self.rate_limit.to_dict()
         if rate_limit:
             out["rate_limit"] = rate_limit

@@ -95,6 +95,7 @@ LOOP_KEYS: dict[str, str] = {
         "each_pass: in a worktree run, every state's action is followed by a git commit when "
         "it changed the worktree (as if each state had commit: true). Default false."
     ),
+    **runtime_key_docs.LOOP_RUNTIME_KEYS,
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."

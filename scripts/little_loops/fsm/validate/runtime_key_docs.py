@@ -38,3 +38,12 @@ STATE_RATE_LIMIT_KEYS: dict[str, str] = {
         "The state to go to when the waits reach their max_wait; none: the run ends with an error."
     ),
 }
+
+# Spliced into key_docs.LOOP_KEYS.
+LOOP_RUNTIME_KEYS: dict[str, str] = {
+    "circuit": (
+        "Breakers (little-loops'): repeated_failure: {window: N, on_repeated_failure: STATE or "
+        "abort, recurrent_window, progress_paths, exclude_paths}; the same state, exit code and "
+        "verdict N steps in a row goes there (abort: the run ends as a stall)."
+    ),
+}

@@ -1,0 +1,18 @@
+"""The keys little-loops' runtime features add to a loop, a state and an `evaluate:` block."""
+
+from __future__ import annotations
+
+from little_loops.fsm.definition.circuit import CIRCUIT_CHECK
+from little_loops.fsm.definition.evaluate_checks import EVALUATE_EXTRA_KEYS
+from little_loops.fsm.definition.ratelimit_routing import STATE_RATE_LIMIT_KEYS
+from little_loops.fsm.values.value_checks import Check
+
+# Each is spliced into its table in key_checks.py (LOOP_SETTING_KEYS, STATE_KEYS,
+# EVALUATE_KEYS); the model's fields and the key docs list the same keys.
+LOOP_RUNTIME_KEYS: dict[str, Check] = {
+    "circuit": CIRCUIT_CHECK,
+}
+STATE_RUNTIME_KEYS: dict[str, Check] = {
+    **STATE_RATE_LIMIT_KEYS,
+}
+EVALUATE_RUNTIME_KEYS: dict[str, Check] = EVALUATE_EXTRA_KEYS
