@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from little_loops.fsm.definition.block_checks import block_problem
 from little_loops.fsm.definition.blocks import Block
 from little_loops.fsm.values.value_checks import (
     Check,
     check_with,
-    describe,
     integer,
     mapping,
     optional,
@@ -74,25 +74,13 @@ REPEATED_FAILURE_KEYS: dict[str, Check] = {
 }
 
 
-def _problem(block: Mapping[Any, object], allowed: Mapping[str, Check], where: str) -> str | None:
-    for key, value in block.items():
-        if key not in allowed:
-            return f"unknown key {where}{key} (allowed: {', '.join(allowed)})"
-        problem = allowed[str(key)](value)
-        if problem is not None:
-            return f"{where}{key}: {problem}"
-    return None
-
-
 @check_with({"type": "object", "properties": {"repeated_failure": {"type": "object"}}})
 def circuit_block(value: object) -> str | None:
     """`circuit:`: a mapping with `repeated_failure:` (its keys checked)."""
-    if not isinstance(value, Mapping):
-        return f"expected a mapping, got {describe(value)}"
-    problem = _problem(value, {"repeated_failure": optional(mapping)}, "")
-    inner = value.get("repeated_failure")
+    problem = block_problem(value, {"repeated_failure": optional(mapping)})
+    inner = value.get("repeated_failure") if isinstance(value, Mapping) else None
     if problem is None and isinstance(inner, Mapping):
-        problem = _problem(inner, REPEATED_FAILURE_KEYS, "repeated_failure > ")
+        problem = block_problem(inner, REPEATED_FAILURE_KEYS, "repeated_failure > ")
     return problem
 
 

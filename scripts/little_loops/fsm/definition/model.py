@@ -16,6 +16,9 @@ from little_loops.fsm.actions.spec import ActionKindSpec, merged
 from little_loops.fsm.definition.agents import agent_kinds, filled_names, kinds_named
 from little_loops.fsm.definition.blocks import (
     BLOCKS_FIELD,
+    STATE_BLOCKS,
+    PruningProfileConfig,
+    ThrottleConfig,
     field_name,
     option_blocks,
     plain_keys,
@@ -124,6 +127,9 @@ class StateConfig:
     rate_limit_max_wait_seconds: float | None = None
     rate_limit_long_wait_ladder: list[float] | None = None
     on_rate_limit_exhausted: str | None = None
+    pruning_profile: PruningProfileConfig | None = None  # definition/state_guards.py
+    throttle: ThrottleConfig | None = None
+    on_throttle_hard: str | None = None
     loop: str | None = None  # a sub-loop: run this loop (a name in .loops/ or a path)
     with_: dict[str, Any] | None = None  # `with:`, the sub-loop's parameter values
     outcome: str | None = None  # a terminal state's: OUTCOME_SUCCESS or OUTCOME_FAILURE
@@ -135,14 +141,9 @@ class StateConfig:
         known = plain_keys(cls)
         kwargs = {field_name(k): v for k, v in data.items() if k in known}
         kwargs["options"] = option_blocks(data)
-        if isinstance(data.get("stall"), dict):
-            kwargs["stall"] = StallConfig.from_dict(data["stall"])
-        if isinstance(data.get("retry"), dict):
-            kwargs["retry"] = RetryConfig.from_dict(data["retry"])
-        if isinstance(data.get("evaluate"), dict):
-            kwargs["evaluate"] = EvaluateConfig.from_dict(data["evaluate"])
-        if isinstance(data.get("route"), dict):
-            kwargs["route"] = RouteConfig.from_dict(data["route"])
+        for key, block in STATE_BLOCKS.items():
+            if isinstance(data.get(key), dict):
+                kwargs[key] = block.from_dict(data[key])
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -152,14 +153,10 @@ class StateConfig:
                 out.update((key, dict(block)) for key, block in self.options.items())
             else:
                 out[yaml_key(name)] = value
-        if self.evaluate is not None:
-            out["evaluate"] = self.evaluate.to_dict()
-        if self.route is not None:
-            out["route"] = self.route.to_dict()
-        if self.stall is not None:
-            out["stall"] = self.stall.to_dict()
-        if self.retry is not None:
-            out["retry"] = self.retry.to_dict()
+        for key in STATE_BLOCKS:
+            block = getattr(self, key)
+            if block is not None:
+                out[key] = block.to_dict()
         return out
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any] | None:
@@ -241,6 +238,7 @@ class FSMLoop:
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
     circuit: CircuitConfig | None = None  # little-loops' repeated-failure breaker
+    artifact_versioning: bool = False  # a declaration only (docs/loop-files.md says so)
     commit: str | bool = False  # COMMIT_EACH_PASS: every state's action commits (a worktree run)
     # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
     # file is validated (definition/subloop_checks.py), never written back to a file.
@@ -310,6 +308,7 @@ class FSMLoop:
             "worktree",
             "commit",
             "agent",
+            "artifact_versioning",
         ):
             if key in rest:
                 out[key] = rest[key]

@@ -26,8 +26,10 @@ RETRY_EXHAUSTED_KEY = ("on_retry_exhausted",)
 RETRY_EXHAUSTED_LABEL = "retry_exhausted"
 RATE_LIMIT_EXHAUSTED_KEY = ("on_rate_limit_exhausted",)
 RATE_LIMIT_EXHAUSTED_LABEL = "rate_limit_exhausted"
-# Taken only by the executor (when retry: or the rate-limit waits run out), never by a verdict.
-_EXHAUSTED = (RETRY_EXHAUSTED_KEY, RATE_LIMIT_EXHAUSTED_KEY)
+THROTTLE_KEY = ("on_throttle_hard",)
+# Taken only by the executor (when retry:, the rate-limit waits or the throttle run out),
+# never by a verdict.
+_EXHAUSTED = (RETRY_EXHAUSTED_KEY, RATE_LIMIT_EXHAUSTED_KEY, THROTTLE_KEY)
 _OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY, *_EXHAUSTED)
 _DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
 _ERROR_KEY = ("route", ROUTE_ERROR_KEY)
@@ -99,6 +101,8 @@ def declared(state: StateConfig) -> list[Transition]:
     if state.on_rate_limit_exhausted is not None:
         limited = state.on_rate_limit_exhausted
         out.append(Transition(RATE_LIMIT_EXHAUSTED_LABEL, limited, RATE_LIMIT_EXHAUSTED_KEY))
+    if state.on_throttle_hard is not None:
+        out.append(Transition(STALL_LABEL, state.on_throttle_hard, THROTTLE_KEY))
     return out
 
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.definition.blocks import ThrottleConfig
 from little_loops.fsm.definition.circuit import ABORT
-from little_loops.fsm.definition.model import FSMLoop, StallConfig
+from little_loops.fsm.definition.model import FSMLoop, StallConfig, StateConfig
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import git_bytes
 
@@ -18,6 +19,7 @@ SAME_RESULT = "same_result"
 NO_CHANGE_PASSES = "no_change_passes"
 MAX_VISITS = "max_visits"
 REPEATED_FAILURE = "repeated_failure"  # circuit: {repeated_failure: ...} (little-loops')
+THROTTLE = "throttle"  # a state's `throttle:` / `on_throttle_hard:` (little-loops')
 # When a detector looks: as a pass begins, as a state is entered, once a state gave a verdict.
 AT_PASS, AT_ENTRY, AT_VERDICT = "pass", "entry", "verdict"
 
@@ -114,6 +116,7 @@ class StallWatch:
         self.repeats: list[list[Any]] = []
         self.seen_triples: dict[str, int] = {}
         self.marks: dict[str, list[Any]] = {}
+        self.stay: list[Any] = [None, 0]  # throttle: [state, entries in a row]
 
     # -- what the run saves ------------------------------------------------------------
 
@@ -128,6 +131,7 @@ class StallWatch:
             "repeats": [list(t) for t in self.repeats],
             "seen_triples": dict(self.seen_triples),
             "marks": dict(self.marks),
+            "stay": list(self.stay),
         }
 
     def restore(self, saved: dict[str, Any]) -> None:
@@ -145,6 +149,9 @@ class StallWatch:
             self.repeats = [list(t) for t in repeats if isinstance(t, list) and len(t) == 3]
         if isinstance(counts, dict):
             self.seen_triples = {str(k): v for k, v in counts.items() if isinstance(v, int)}
+        stay = saved.get("stay")
+        if isinstance(stay, list) and len(stay) == 2:
+            self.stay = list(stay)
         marks = saved.get("marks")
         if isinstance(marks, dict):
             self.marks = {str(k): v for k, v in marks.items() if isinstance(v, list)}
@@ -159,6 +166,8 @@ class StallWatch:
     def active(self) -> bool:
         circuit = self.fsm.circuit
         if circuit is not None and circuit.repeated_failure is not None:
+            return True
+        if any(_throttled(s) for s in self.fsm.states.values()):
             return True
         return self.fsm.stall is not None or any(s.stall for s in self.fsm.states.values())
 
@@ -196,6 +205,9 @@ class StallWatch:
         return None
 
     def stall(self, detector: str, name: str, limit: int, count: int) -> Stall:
+        if detector == THROTTLE:
+            state = self.fsm.states[name]
+            return Stall(detector, name, limit, count, state.on_throttle_hard or state.on_error)
         if detector == REPEATED_FAILURE:
             failure = self.fsm.circuit.repeated_failure if self.fsm.circuit else None
             goes = failure.on_repeated_failure if failure is not None else ABORT
@@ -272,6 +284,26 @@ def _progress_mark(watch: StallWatch, paths: list[str], excluded: list[str]) -> 
     return mark
 
 
+def _throttled(state: StateConfig) -> bool:
+    return state.throttle is not None or state.on_throttle_hard is not None
+
+
+def _throttle(watch: StallWatch, seen: Seen) -> Stall | None:
+    """A throttled state entered once more than `hard_max` times in a row (its action ran
+    hard_max times): to `on_throttle_hard` (else `on_error`, else the run ends)."""
+    name = seen.state
+    count = watch.stay[1] + 1 if watch.stay[0] == name else 1
+    watch.stay = [name, count]
+    state = watch.fsm.states.get(name)
+    if state is None or not _throttled(state):
+        return None
+    limit = (state.throttle or ThrottleConfig()).hard_at
+    if count > limit:
+        watch.stay = [None, 0]
+        return watch.stall(THROTTLE, name, limit, count - 1)
+    return None
+
+
 def _repeated_failure(watch: StallWatch, seen: Seen) -> Stall | None:
     """The same (state, exit code, verdict) `window` steps in a row, or `recurrent_window`
     times in all; a change to one of `progress_paths` since the state's last step resets."""
@@ -324,6 +356,9 @@ STALL_DETECTORS: dict[str, Detector] = {
         AT_VERDICT,
         _same_result,
         "state '{state}' gave the same verdict on the same output {count} times in a row",
+    ),
+    THROTTLE: Detector(
+        AT_ENTRY, _throttle, "state '{state}' ran its action {count} times in a row (throttle)"
     ),
     REPEATED_FAILURE: Detector(
         AT_VERDICT,

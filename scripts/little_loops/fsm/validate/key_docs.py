@@ -179,7 +179,7 @@ STATE_KEYS: dict[str, str] = {
         "In a worktree run: before the action, discard the worktree's uncommitted changes and "
         "untracked files (git reset --hard HEAD, git clean -fd); HEAD never moves. Default false."
     ),
-    **runtime_key_docs.STATE_RATE_LIMIT_KEYS,
+    **runtime_key_docs.STATE_RUNTIME_KEYS,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

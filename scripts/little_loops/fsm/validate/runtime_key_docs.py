@@ -22,8 +22,8 @@ EVALUATE_EXTRA_KEYS: dict[str, str] = {
     ),
 }
 
-# Spliced into key_docs.STATE_KEYS: a state's own rate-limit waits over the loop's `rate_limit:`.
-STATE_RATE_LIMIT_KEYS: dict[str, str] = {
+# Spliced into key_docs.STATE_KEYS: a state's own rate-limit waits, pruning profile, throttle.
+STATE_RUNTIME_KEYS: dict[str, str] = {
     "max_rate_limit_retries": (
         "Waits of the short tier before the long ladder (default 3 when "
         "rate_limit_backoff_base_seconds is set)."
@@ -37,6 +37,17 @@ STATE_RATE_LIMIT_KEYS: dict[str, str] = {
     "on_rate_limit_exhausted": (
         "The state to go to when the waits reach their max_wait; none: the run ends with an error."
     ),
+    "pruning_profile": (
+        "{enabled, name, suppress_catalog, suppress_claude_md}: the agent's session gets "
+        "LL_AUTOMATION=1 and LL_AUTOMATION_PROFILE=name (hooks trim what they add); the "
+        "suppress_* flags are declarations only."
+    ),
+    "throttle": (
+        "{hard_max (default 12), warn_max, normal_max}: the action runs at most hard_max times "
+        "in a row in a self-loop, then the run goes to on_throttle_hard (else on_error, else it "
+        "ends as a stall)."
+    ),
+    "on_throttle_hard": "The state to go to when the throttle's hard_max is reached.",
 }
 
 # Spliced into key_docs.LOOP_KEYS.
@@ -45,5 +56,9 @@ LOOP_RUNTIME_KEYS: dict[str, str] = {
         "Breakers (little-loops'): repeated_failure: {window: N, on_repeated_failure: STATE or "
         "abort, recurrent_window, progress_paths, exclude_paths}; the same state, exit code and "
         "verdict N steps in a row goes there (abort: the run ends as a stall)."
+    ),
+    "artifact_versioning": (
+        "A declaration (little-loops'): the loop keeps each pass's artifacts itself (a "
+        "snapshot state); ll-loop keeps and shows it and changes nothing. Default false."
     ),
 }

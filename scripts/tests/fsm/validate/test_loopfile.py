@@ -98,7 +98,7 @@ def test_valid_definition_has_no_problems() -> None:
             + "".join(f"{key}, " for key in BY_OPTIONS_KEY)  # claude, and each agent's
             + "agent, agents, "
             "notify, retry, "
-            "rate_limit, circuit, commit)",
+            "rate_limit, circuit, artifact_versioning, commit)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
