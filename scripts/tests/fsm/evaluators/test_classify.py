@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -69,8 +70,13 @@ states:
 def test_a_run_routes_by_the_printed_token(tmp_path: Path, sink: str, path: str) -> None:
     root = loops_project(tmp_path, {".loops/sink.yaml": LOOP})
     assert ll_loop(root, "validate", "sink").returncode == 0
-    import os
-
     run = ll_loop(root, "run", "sink", env={**os.environ, "SINK": sink})
     assert run.returncode == 0, run.stderr + run.stdout
     assert f"→ {path}" in run.stdout + run.stderr
+
+
+def test_simulate_takes_a_scripted_token_through_the_route_table(tmp_path: Path) -> None:
+    root = loops_project(tmp_path, {".loops/sink.yaml": LOOP})
+    walk = ll_loop(root, "simulate", "sink", "--verdicts", "pick=issue", "--default", "success")
+    assert walk.returncode == 0, walk.stderr + walk.stdout
+    assert "→ wrote_issue (route 'issue')" in walk.stdout + walk.stderr
