@@ -124,15 +124,20 @@ class StallWatch:
         """The counts as the state file keeps them (empty when the loop has no breakers)."""
         if not self.active():
             return {}
-        return {
+        record: dict[str, Any] = {
             "visits": dict(self.visits),
             "results": {k: list(v) for k, v in self.results.items()},
             "tree": list(self.tree),
+        }
+        # circuit: and throttle: counts, only when a loop has them (older files stay as they were)
+        extra = {
             "repeats": [list(t) for t in self.repeats],
             "seen_triples": dict(self.seen_triples),
             "marks": dict(self.marks),
-            "stay": list(self.stay),
+            "stay": list(self.stay) if self.stay[0] is not None else [],
         }
+        record.update((key, value) for key, value in extra.items() if value)
+        return record
 
     def restore(self, saved: dict[str, Any]) -> None:
         visits, results, tree = saved.get("visits"), saved.get("results"), saved.get("tree")
@@ -160,6 +165,8 @@ class StallWatch:
         """A resume enters state *name* again: its earlier entry does not count twice."""
         if self.visits.get(name, 0) > 0:
             self.visits[name] -= 1
+        if self.stay[0] == name and self.stay[1] > 0:
+            self.stay[1] -= 1
 
     # -- the detectors -----------------------------------------------------------------
 
