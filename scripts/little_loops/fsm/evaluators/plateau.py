@@ -7,6 +7,9 @@ from typing import Any
 
 from little_loops.fsm.evaluators.spec import EvaluationResult, error_result
 
+# The `evaluate:` keys both history evaluators read (score_stall, open_question_stall).
+HISTORY_KEYS: tuple[str, ...] = ("history_file", "max_stall", "epsilon")
+
 
 def read_history(path: str) -> list[float]:
     """The numbers of *path*, one a line; blank and non-number lines are skipped, and a

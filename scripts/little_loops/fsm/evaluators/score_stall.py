@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from little_loops.fsm.evaluators.config import EvaluateConfig, LLMConfig
-from little_loops.fsm.evaluators.plateau import judge_history, stall_detail
+from little_loops.fsm.evaluators.plateau import HISTORY_KEYS, judge_history, stall_detail
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec
 from little_loops.fsm.values.interpolation import to_text
 
@@ -31,7 +31,7 @@ SPEC = EvaluatorSpec(
     summary="success while the score history (higher is better) improves; failure after "
     "max_stall rounds without",
     run=_run,
-    keys=("history_file", "max_stall", "epsilon"),
+    keys=HISTORY_KEYS,
     interpolated=("history_file",),
     error_causes="an unset history_file",
     detail=_detail,
