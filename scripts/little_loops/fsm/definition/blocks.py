@@ -6,6 +6,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
+from little_loops.fsm.definition.state_guards import (
+    AUTOMATION_ENV,
+    AUTOMATION_PROFILE_ENV,
+    DEFAULT_HARD_MAX,
+    DEFAULT_WARN_MAX,
+)
+from little_loops.fsm.evaluators.config import EvaluateConfig
 from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
@@ -115,6 +122,55 @@ class RouteConfig:
         if self.error is not None:
             out[ROUTE_ERROR_KEY] = self.error
         return out
+
+
+@dataclass
+class PruningProfileConfig(Block):
+    """`pruning_profile:` of a state: its agent's session runs with LL_AUTOMATION=1 and
+    LL_AUTOMATION_PROFILE=name, which automation-aware hooks read to trim their output.
+    The suppress_* flags are declarations only (as in little-loops: nothing reads them)."""
+
+    enabled: bool = True
+    name: str = "default"
+    suppress_catalog: bool = False
+    suppress_claude_md: bool = False
+
+    def env(self) -> dict[str, str]:
+        """The variables an agent's session gets (none when not enabled)."""
+        if not self.enabled:
+            return {}
+        return {AUTOMATION_ENV: "1", AUTOMATION_PROFILE_ENV: self.name}
+
+
+@dataclass
+class ThrottleConfig(Block):
+    """`throttle:` of a state: the action's runs in one stay at the state (a self-loop)
+    counted; at warn_max a `throttle` event warns, at hard_max the run goes to
+    `on_throttle_hard` (else `on_error`), past it the run ends with an error. normal_max is
+    the count below which nothing is said (kept for little-loops' files; it changes nothing)."""
+
+    normal_max: int | None = None
+    warn_max: int | None = None
+    hard_max: int | None = None
+
+    @property
+    def warn_at(self) -> int:
+        return DEFAULT_WARN_MAX if self.warn_max is None else self.warn_max
+
+    @property
+    def hard_at(self) -> int:
+        return DEFAULT_HARD_MAX if self.hard_max is None else self.hard_max
+
+
+# A state's settings blocks, each read from and written back to its own mapping.
+STATE_BLOCKS: dict[str, Any] = {
+    "evaluate": EvaluateConfig,
+    "route": RouteConfig,
+    "stall": StallConfig,
+    "retry": RetryConfig,
+    "pruning_profile": PruningProfileConfig,
+    "throttle": ThrottleConfig,
+}
 
 
 def yaml_key(field_name: str) -> str:

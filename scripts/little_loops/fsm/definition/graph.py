@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from typing import NamedTuple
 
+from little_loops.fsm.definition.circuit import TARGET_KEY as CIRCUIT_KEY
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop
 from little_loops.fsm.definition.transitions import (
     STALL_KEY,
@@ -76,6 +77,7 @@ class LoopGraph:
         self.written: dict[str, list[Transition]] = {}
         self.out: dict[str, list[Edge]] = {}
         loop_stall = fsm.stall.on_stall if fsm.stall is not None else None
+        breaker = fsm.circuit.target if fsm.circuit is not None else None
         for name, state in fsm.states.items():
             written = self.written[name] = declared(state)
             out = [_edge(name, t) for t in written]
@@ -86,6 +88,8 @@ class LoopGraph:
                 out.append(Edge(name, STALL_LABEL, loop_stall, LOOP_STALL_KEY, LOOP_STALL))
             for key, target in cap_routes(fsm) if not state.terminal else ():
                 out.append(Edge(name, key.removeprefix("on_"), target, (key,), LOOP_CAP))
+            if breaker is not None and not state.terminal:
+                out.append(Edge(name, STALL_LABEL, breaker, CIRCUIT_KEY, LOOP_STALL))
             self.out[name] = out
 
     @cached_property

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
+from little_loops.fsm.definition.circuit import TARGET_KEY as CIRCUIT_KEY
 from little_loops.fsm.definition.graph import LoopGraph, closure, loop_graph, reverse
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
@@ -88,6 +89,9 @@ class _GraphChecker:
         stall_target = fsm.stall.on_stall if fsm.stall is not None else None
         if stall_target is not None and stall_target not in fsm.states:
             self.add(("stall", "on_stall"), self.not_a_state(stall_target))
+        breaker = fsm.circuit.target if fsm.circuit is not None else None
+        if breaker is not None and breaker not in fsm.states:
+            self.add(CIRCUIT_KEY, self.not_a_state(breaker))
         if not fsm.terminal_states():
             self.add(("states",), "no terminal state (mark at least one with terminal: true)")
         for name, state in fsm.states.items():

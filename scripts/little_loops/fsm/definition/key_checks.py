@@ -7,7 +7,7 @@ from typing import Any
 
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY, KINDS, kind_of
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition import route_keys
+from little_loops.fsm.definition import route_keys, runtime_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK, agent_problems
 from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.approval_checks import approval_problems
@@ -98,6 +98,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "notify": optional(mapping),
     "retry": optional(mapping),
     "rate_limit": optional(mapping),
+    **runtime_keys.LOOP_RUNTIME_KEYS,
     "commit": COMMIT_MODE,
 }
 LOOP_KEYS: dict[str, Check] = {
@@ -134,6 +135,7 @@ STATE_KEYS: dict[str, Check] = {
     "session_key": optional(string),
     "retry": optional(mapping),
     "on_retry_exhausted": optional(string),
+    **runtime_keys.STATE_RUNTIME_KEYS,
     "loop": optional(string),
     "with": optional(mapping),
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),
@@ -166,6 +168,7 @@ EVALUATE_KEYS: dict[str, Check] = {
     "min_confidence": number(0, 1),
     "uncertain_suffix": boolean,
     "source": optional(text),
+    **runtime_keys.EVALUATE_RUNTIME_KEYS,
 }
 LLM_KEYS: dict[str, Check] = {
     "enabled": boolean,

@@ -16,6 +16,9 @@ from little_loops.fsm.actions.spec import ActionKindSpec, merged
 from little_loops.fsm.definition.agents import agent_kinds, filled_names, kinds_named
 from little_loops.fsm.definition.blocks import (
     BLOCKS_FIELD,
+    STATE_BLOCKS,
+    PruningProfileConfig,
+    ThrottleConfig,
     field_name,
     option_blocks,
     plain_keys,
@@ -39,6 +42,7 @@ from little_loops.fsm.definition.blocks import RetryConfig as RetryConfig
 from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
+from little_loops.fsm.definition.circuit import CircuitConfig
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.definition.run_keys import HANDOFF_PAUSE, RUN_LOOP_KEYS
 from little_loops.fsm.definition.spellings import ROUTE, STATE, in_our_spelling
@@ -117,6 +121,15 @@ class StateConfig:
     session_key: str | None = None  # whose session to record and resume (default: the state)
     retry: RetryConfig | None = None
     on_retry_exhausted: str | None = None
+    # Its own rate-limit waits over the loop's (definition/ratelimit_routing.py), and after:
+    max_rate_limit_retries: int | None = None
+    rate_limit_backoff_base_seconds: float | None = None
+    rate_limit_max_wait_seconds: float | None = None
+    rate_limit_long_wait_ladder: list[float] | None = None
+    on_rate_limit_exhausted: str | None = None
+    pruning_profile: PruningProfileConfig | None = None  # definition/state_guards.py
+    throttle: ThrottleConfig | None = None
+    on_throttle_hard: str | None = None
     loop: str | None = None  # a sub-loop: run this loop (a name in .loops/ or a path)
     with_: dict[str, Any] | None = None  # `with:`, the sub-loop's parameter values
     outcome: str | None = None  # a terminal state's: OUTCOME_SUCCESS or OUTCOME_FAILURE
@@ -140,14 +153,10 @@ class StateConfig:
         known = plain_keys(cls)
         kwargs = {field_name(k): v for k, v in data.items() if k in known}
         kwargs["options"] = option_blocks(data)
-        if isinstance(data.get("stall"), dict):
-            kwargs["stall"] = StallConfig.from_dict(data["stall"])
-        if isinstance(data.get("retry"), dict):
-            kwargs["retry"] = RetryConfig.from_dict(data["retry"])
-        if isinstance(data.get("evaluate"), dict):
-            kwargs["evaluate"] = EvaluateConfig.from_dict(data["evaluate"])
-        if isinstance(data.get("route"), dict):
-            kwargs["route"] = RouteConfig.from_dict(in_our_spelling(ROUTE, data["route"]))
+        for key, block in STATE_BLOCKS.items():
+            if isinstance(data.get(key), dict):
+                raw = data[key] if key != "route" else in_our_spelling(ROUTE, data[key])
+                kwargs[key] = block.from_dict(raw)
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -157,14 +166,10 @@ class StateConfig:
                 out.update((key, dict(block)) for key, block in self.options.items())
             else:
                 out[yaml_key(name)] = value
-        if self.evaluate is not None:
-            out["evaluate"] = self.evaluate.to_dict()
-        if self.route is not None:
-            out["route"] = self.route.to_dict()
-        if self.stall is not None:
-            out["stall"] = self.stall.to_dict()
-        if self.retry is not None:
-            out["retry"] = self.retry.to_dict()
+        for key in STATE_BLOCKS:
+            block = getattr(self, key)
+            if block is not None:
+                out[key] = block.to_dict()
         return out
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any] | None:
@@ -245,6 +250,8 @@ class FSMLoop:
     notify: NotifyConfig | None = None
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
+    circuit: CircuitConfig | None = None  # little-loops' repeated-failure breaker
+    artifact_versioning: bool = False  # a declaration only (docs/loop-files.md says so)
     commit: str | bool = False  # COMMIT_EACH_PASS: every state's action commits (a worktree run)
     # A cap on steps (None: none); where a cap's run goes, once (definition/route_keys.py).
     max_steps: int | None = None
@@ -288,6 +295,7 @@ class FSMLoop:
             kwargs["retry"] = RetryConfig.from_dict(data["retry"])
         if isinstance(data.get("rate_limit"), dict):
             kwargs["rate_limit"] = RateLimitConfig.from_dict(data["rate_limit"])
+        kwargs["circuit"] = CircuitConfig.read(data.get("circuit"))
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         kwargs["parameters"] = parse_parameters(data.get("parameters"))
@@ -327,6 +335,7 @@ class FSMLoop:
             "max_steps",
             "on_max_steps",
             "on_max_iterations",
+            "artifact_versioning",
         ):
             if key in rest:
                 out[key] = rest[key]
@@ -346,6 +355,8 @@ class FSMLoop:
             out["notify"] = self.notify.to_dict()
         if self.retry is not None:
             out["retry"] = self.retry.to_dict()
+        if self.circuit is not None:
+            out["circuit"] = self.circuit.to_dict()
         rate_limit = self.rate_limit.to_dict()
         if rate_limit:
             out["rate_limit"] = rate_limit

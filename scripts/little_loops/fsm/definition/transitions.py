@@ -25,7 +25,13 @@ STALL_LABEL = "stall"
 TIMEOUT_LABEL = "timeout"
 RETRY_EXHAUSTED_KEY = ("on_retry_exhausted",)
 RETRY_EXHAUSTED_LABEL = "retry_exhausted"
-_OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY, RETRY_EXHAUSTED_KEY)
+RATE_LIMIT_EXHAUSTED_KEY = ("on_rate_limit_exhausted",)
+RATE_LIMIT_EXHAUSTED_LABEL = "rate_limit_exhausted"
+THROTTLE_KEY = ("on_throttle_hard",)
+# Taken only by the executor (when retry:, the rate-limit waits or the throttle run out),
+# never by a verdict.
+_EXHAUSTED = (RETRY_EXHAUSTED_KEY, RATE_LIMIT_EXHAUSTED_KEY, THROTTLE_KEY)
+_OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY, *_EXHAUSTED)
 _DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
 _ERROR_KEY = ("route", ROUTE_ERROR_KEY)
 _SHORTHAND = (
@@ -57,8 +63,8 @@ class Transition:
         """
         if self.key == NEXT_KEY:
             return True
-        if self.key == RETRY_EXHAUSTED_KEY:
-            return False  # taken only by the executor, when retry: runs out
+        if self.key in _EXHAUSTED:
+            return False  # taken only by the executor, when retry: or the waits run out
         if self.key == _DEFAULT_KEY:
             return verdict != ERROR_VERDICT
         if self.key == _ERROR_KEY:
@@ -98,6 +104,11 @@ def declared(state: StateConfig) -> list[Transition]:
         out.append(Transition(TIMEOUT_LABEL, state.on_timeout, TIMEOUT_KEY))
     if state.on_retry_exhausted is not None:
         out.append(Transition(RETRY_EXHAUSTED_LABEL, state.on_retry_exhausted, RETRY_EXHAUSTED_KEY))
+    if state.on_rate_limit_exhausted is not None:
+        limited = state.on_rate_limit_exhausted
+        out.append(Transition(RATE_LIMIT_EXHAUSTED_LABEL, limited, RATE_LIMIT_EXHAUSTED_KEY))
+    if state.on_throttle_hard is not None:
+        out.append(Transition(STALL_LABEL, state.on_throttle_hard, THROTTLE_KEY))
     return out
 
 
@@ -111,7 +122,7 @@ def transitions(state: StateConfig) -> list[Transition]:
     if state.terminal:
         return []
     written = declared(state)
-    exhausted = [t for t in written if t.key == RETRY_EXHAUSTED_KEY]
+    exhausted = [t for t in written if t.key in _EXHAUSTED]
     if state.route is not None:
         table = [t for t in written if t.key[0] == "route"]
     else:

@@ -9,13 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop, StallConfig
+from little_loops.fsm.definition.blocks import ThrottleConfig
+from little_loops.fsm.definition.circuit import ABORT
+from little_loops.fsm.definition.model import FSMLoop, StallConfig, StateConfig
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import git_bytes
 
 SAME_RESULT = "same_result"
 NO_CHANGE_PASSES = "no_change_passes"
 MAX_VISITS = "max_visits"
+REPEATED_FAILURE = "repeated_failure"  # circuit: {repeated_failure: ...} (little-loops')
+THROTTLE = "throttle"  # a state's `throttle:` / `on_throttle_hard:` (little-loops')
 # When a detector looks: as a pass begins, as a state is entered, once a state gave a verdict.
 AT_PASS, AT_ENTRY, AT_VERDICT = "pass", "entry", "verdict"
 
@@ -107,6 +111,12 @@ class StallWatch:
         self.visits: dict[str, int] = {}
         self.results: dict[str, list[Any]] = {}  # state -> [hash of verdict+output, streak]
         self.tree: list[Any] = [None, 0]  # [last fingerprint, passes in a row with no change]
+        # circuit.repeated_failure: [state, exit code, verdict] of the last steps (same in a
+        # row), each such triple's count in all, and each state's progress_paths fingerprint.
+        self.repeats: list[list[Any]] = []
+        self.seen_triples: dict[str, int] = {}
+        self.marks: dict[str, list[Any]] = {}
+        self.stay: list[Any] = [None, 0]  # throttle: [state, entries in a row]
 
     # -- what the run saves ------------------------------------------------------------
 
@@ -114,11 +124,20 @@ class StallWatch:
         """The counts as the state file keeps them (empty when the loop has no breakers)."""
         if not self.active():
             return {}
-        return {
+        record: dict[str, Any] = {
             "visits": dict(self.visits),
             "results": {k: list(v) for k, v in self.results.items()},
             "tree": list(self.tree),
         }
+        # circuit: and throttle: counts, only when a loop has them (older files stay as they were)
+        extra = {
+            "repeats": [list(t) for t in self.repeats],
+            "seen_triples": dict(self.seen_triples),
+            "marks": dict(self.marks),
+            "stay": list(self.stay) if self.stay[0] is not None else [],
+        }
+        record.update((key, value) for key, value in extra.items() if value)
+        return record
 
     def restore(self, saved: dict[str, Any]) -> None:
         visits, results, tree = saved.get("visits"), saved.get("results"), saved.get("tree")
@@ -130,15 +149,33 @@ class StallWatch:
             }
         if isinstance(tree, list) and len(tree) == 2:
             self.tree = list(tree)
+        repeats, counts = saved.get("repeats"), saved.get("seen_triples")
+        if isinstance(repeats, list):
+            self.repeats = [list(t) for t in repeats if isinstance(t, list) and len(t) == 3]
+        if isinstance(counts, dict):
+            self.seen_triples = {str(k): v for k, v in counts.items() if isinstance(v, int)}
+        stay = saved.get("stay")
+        if isinstance(stay, list) and len(stay) == 2:
+            self.stay = list(stay)
+        marks = saved.get("marks")
+        if isinstance(marks, dict):
+            self.marks = {str(k): v for k, v in marks.items() if isinstance(v, list)}
 
     def reentered(self, name: str) -> None:
         """A resume enters state *name* again: its earlier entry does not count twice."""
         if self.visits.get(name, 0) > 0:
             self.visits[name] -= 1
+        if self.stay[0] == name and self.stay[1] > 0:
+            self.stay[1] -= 1
 
     # -- the detectors -----------------------------------------------------------------
 
     def active(self) -> bool:
+        circuit = self.fsm.circuit
+        if circuit is not None and circuit.repeated_failure is not None:
+            return True
+        if any(_throttled(s) for s in self.fsm.states.values()):
+            return True
         return self.fsm.stall is not None or any(s.stall for s in self.fsm.states.values())
 
     def entering(self, name: str, pass_began: bool) -> Stall | None:
@@ -148,9 +185,9 @@ class StallWatch:
         moments = (AT_PASS, AT_ENTRY) if pass_began else (AT_ENTRY,)
         return self._look(moments, Seen(name))
 
-    def judged(self, name: str, verdict: str, output: str) -> Stall | None:
-        """State *name* gave *verdict* on *output*."""
-        return self._look((AT_VERDICT,), Seen(name, verdict, output))
+    def judged(self, name: str, verdict: str, output: str, exit_code: int = 0) -> Stall | None:
+        """State *name* gave *verdict* on *output* (its action exited with *exit_code*)."""
+        return self._look((AT_VERDICT,), Seen(name, verdict, output, exit_code))
 
     def _look(self, moments: tuple[str, ...], seen: Seen) -> Stall | None:
         """The first stall the detectors of *moments* see, in the registry's order."""
@@ -175,6 +212,13 @@ class StallWatch:
         return None
 
     def stall(self, detector: str, name: str, limit: int, count: int) -> Stall:
+        if detector == THROTTLE:
+            state = self.fsm.states[name]
+            return Stall(detector, name, limit, count, state.on_throttle_hard or state.on_error)
+        if detector == REPEATED_FAILURE:
+            failure = self.fsm.circuit.repeated_failure if self.fsm.circuit else None
+            goes = failure.on_repeated_failure if failure is not None else ABORT
+            return Stall(detector, name, limit, count, None if goes == ABORT else goes)
         loop = [self.fsm.stall] if self.fsm.stall is not None else []
         configs = loop if detector == NO_CHANGE_PASSES else self._configs(name)
         target = next((c.on_stall for c in configs if c.on_stall is not None), None)
@@ -188,6 +232,7 @@ class Seen:
     state: str
     verdict: str = ""
     output: str = ""
+    exit_code: int = 0
 
 
 def _max_visits(watch: StallWatch, seen: Seen) -> Stall | None:
@@ -231,6 +276,70 @@ def _no_change_passes(watch: StallWatch, seen: Seen) -> Stall | None:
     return None
 
 
+def _progress_mark(watch: StallWatch, paths: list[str], excluded: list[str]) -> list[Any]:
+    """(mtime, size) of each of *paths* but *excluded* (0, 0 when missing), under the cwd."""
+    base = watch.cwd if watch.cwd is not None else Path.cwd()
+    mark: list[Any] = []
+    for raw in paths:
+        if raw in excluded:
+            continue
+        try:
+            found = (base / raw).stat()
+            mark.append([found.st_mtime, found.st_size])
+        except OSError:
+            mark.append([0.0, 0])
+    return mark
+
+
+def _throttled(state: StateConfig) -> bool:
+    return state.throttle is not None or state.on_throttle_hard is not None
+
+
+def _throttle(watch: StallWatch, seen: Seen) -> Stall | None:
+    """A throttled state entered once more than `hard_max` times in a row (its action ran
+    hard_max times): to `on_throttle_hard` (else `on_error`, else the run ends)."""
+    name = seen.state
+    count = watch.stay[1] + 1 if watch.stay[0] == name else 1
+    watch.stay = [name, count]
+    state = watch.fsm.states.get(name)
+    if state is None or not _throttled(state):
+        return None
+    limit = (state.throttle or ThrottleConfig()).hard_at
+    if count > limit:
+        watch.stay = [None, 0]
+        return watch.stall(THROTTLE, name, limit, count - 1)
+    return None
+
+
+def _repeated_failure(watch: StallWatch, seen: Seen) -> Stall | None:
+    """The same (state, exit code, verdict) `window` steps in a row, or `recurrent_window`
+    times in all; a change to one of `progress_paths` since the state's last step resets."""
+    config = watch.fsm.circuit.repeated_failure if watch.fsm.circuit is not None else None
+    if config is None:
+        return None
+    name = seen.state
+    if config.progress_paths:
+        mark = _progress_mark(watch, config.progress_paths, config.exclude_paths)
+        before = watch.marks.get(name)
+        if before is not None and before != mark:
+            watch.repeats, watch.marks = [], {}
+        watch.marks[name] = mark
+    triple = [name, seen.exit_code, seen.verdict]
+    if watch.repeats and watch.repeats[-1] != triple:
+        watch.repeats = []
+    watch.repeats = [*watch.repeats, triple][-config.window :]
+    if len(watch.repeats) >= config.window:
+        watch.repeats = []
+        return watch.stall(REPEATED_FAILURE, name, config.window, config.window)
+    if config.recurrent_window is not None:
+        key = f"{name}\0{seen.exit_code}\0{seen.verdict}"
+        watch.seen_triples[key] = watch.seen_triples.get(key, 0) + 1
+        if watch.seen_triples[key] >= config.recurrent_window:
+            count, watch.seen_triples[key] = watch.seen_triples[key], 0
+            return watch.stall(REPEATED_FAILURE, name, config.recurrent_window, count)
+    return None
+
+
 @dataclass(frozen=True)
 class Detector:
     """A stall detector: when it looks, how to look, what a run it ended says."""
@@ -254,5 +363,13 @@ STALL_DETECTORS: dict[str, Detector] = {
         AT_VERDICT,
         _same_result,
         "state '{state}' gave the same verdict on the same output {count} times in a row",
+    ),
+    THROTTLE: Detector(
+        AT_ENTRY, _throttle, "state '{state}' ran its action {count} times in a row (throttle)"
+    ),
+    REPEATED_FAILURE: Detector(
+        AT_VERDICT,
+        _repeated_failure,
+        "state '{state}' ended with the same exit code and verdict {count} times",
     ),
 }

@@ -42,6 +42,13 @@ class EvaluateConfig:
     min_confidence: float = 0.5
     uncertain_suffix: bool = False
     source: str | None = None
+    key: str | None = None  # output_numeric: read the number of a `key=NUMBER` field
+    error_patterns: list[str] | None = None  # output_contains: texts that mean `error`
+    line: str | int | None = None  # classify: which non-empty line (first, last, index)
+    scope: list[str] | None = None  # diff_stall: the paths whose `git diff` counts
+    max_stall: int = 1  # the *_stall evaluators: rounds without progress before `failure`
+    history_file: str | None = None  # score_stall, open_question_stall: one number a line
+    epsilon: float | None = None  # the least change that counts as progress (per evaluator)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvaluateConfig:

@@ -56,8 +56,13 @@ EVALUATORS: dict[str, RunEvaluator] = {name: _guarded(spec) for name, spec in SP
 def resolve_config(config: EvaluateConfig, context: InterpolationContext) -> EvaluateConfig:
     """A copy of *config* with `${...}` resolved in the keys its evaluator interpolates.
 
-    Raises InterpolationError naming the variable.
+    Raises InterpolationError naming the variable. The keys the file leaves out take the
+    evaluator's `defaults` first.
     """
+    spec = SPECS.get(config.type)
+    if spec is not None and spec.defaults:
+        unset = {k: v for k, v in spec.defaults.items() if getattr(config, k) is None}
+        config = replace(config, **unset)
     changes = {
         name: interpolate_value(getattr(config, name), context)
         for name in interpolated_fields(config.type)

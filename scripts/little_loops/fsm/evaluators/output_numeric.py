@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,19 +11,34 @@ from little_loops.fsm.evaluators.numbers import as_number, comparison, output_nu
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result, missing
 
 
-def evaluate_output_numeric(output: str, operator: str, target: object) -> EvaluationResult:
+def evaluate_output_numeric(
+    output: str, operator: str, target: object, key: str | None = None
+) -> EvaluationResult:
     """Compare the number the action printed with *target*: `success` when
-    `value <operator> target` holds, `failure` when not, `error` when either is no number."""
+    `value <operator> target` holds, `failure` when not, `error` when either is no number.
+
+    With *key*, the number is that of the last `key=NUMBER` field in the output (the rest
+    of the output may be anything)."""
     details: dict[str, Any] = {"value": None, "target": target, "operator": operator}
     try:
         compare = comparison(operator)
         wanted = as_number(target, "target")
         details["target"] = wanted
-        value = output_number(output)
+        value = output_number(output) if key is None else keyed_number(output, key)
     except ValueError as exc:
         return error_result(str(exc), **details)
     details["value"] = value
     return EvaluationResult("success" if compare(value, wanted) else "failure", details)
+
+
+def keyed_number(output: str, key: str) -> int | float:
+    """The number of the last `key=NUMBER` (spaces allowed around `=`) in *output*."""
+    found = re.findall(
+        rf"(?<![\w.-]){re.escape(key)}\s*=\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", output
+    )
+    if not found:
+        raise ValueError(f"no '{key}=NUMBER' field in the output")
+    return output_number(found[-1], f"field {key}")
 
 
 def _run(
@@ -30,7 +46,7 @@ def _run(
 ) -> EvaluationResult:
     if problem := missing(config, "operator", "target"):
         return problem
-    return evaluate_output_numeric(output, str(config.operator), config.target)
+    return evaluate_output_numeric(output, str(config.operator), config.target, config.key)
 
 
 def value_detail(event: Mapping[str, object]) -> str | None:
@@ -42,7 +58,7 @@ SPEC = EvaluatorSpec(
     name="output_numeric",
     summary="the number the action printed, compared with target",
     run=_run,
-    keys=("operator", "target"),
+    keys=("operator", "target", "key"),
     required=("operator", "target"),
     interpolated=("target",),
     error_causes="output that is not a number",

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from little_loops.fsm.evaluators import (
+    classify,
     convergence,
+    diff_stall,
     exit_code,
     llm_structured,
     mcp_result,
+    open_question_stall,
     output_contains,
     output_json,
     output_numeric,
+    score_stall,
 )
 from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.evaluators.spec import COMMON_KEYS, ERROR_VERDICT, EvaluatorSpec
@@ -26,6 +30,10 @@ SPECS: dict[str, EvaluatorSpec] = {
         convergence.SPEC,
         llm_structured.SPEC,
         mcp_result.SPEC,
+        classify.SPEC,
+        diff_stall.SPEC,
+        score_stall.SPEC,
+        open_question_stall.SPEC,
     )
 }
 EVALUATOR_TYPES: tuple[str, ...] = tuple(SPECS)

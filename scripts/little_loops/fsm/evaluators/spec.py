@@ -81,6 +81,8 @@ class EvaluatorSpec:
     # The verdicts a given config allows, when they depend on it (a judge's schema); None
     # from this function means "whatever the model answers".
     config_verdicts: Callable[[EvaluateConfig], tuple[str, ...] | None] | None = None
+    # The values of its keys a loop file leaves out (may hold `${...}`), set before resolving.
+    defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def verdicts_for(self, config: EvaluateConfig) -> tuple[str, ...] | None:
         """The verdicts besides `error` *config* can give (None: not known from the file)."""

@@ -7,6 +7,7 @@ from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
 from little_loops.fsm.definition.run_keys import RUN_LOOP_KEY_DOCS, RUN_STATE_KEY_DOCS
+from little_loops.fsm.validate import runtime_key_docs
 
 FILE = (
     "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "
@@ -108,6 +109,7 @@ LOOP_KEYS: dict[str, str] = {
     ),
     **REUSE_LOOP_DOCS,
     **RUN_LOOP_KEY_DOCS,
+    **runtime_key_docs.LOOP_RUNTIME_KEYS,
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -206,6 +208,7 @@ STATE_KEYS: dict[str, str] = {
     "failure": "true is outcome: failure (false: outcome: success), as little-loops writes it.",
     **REUSE_STATE_DOCS,
     **RUN_STATE_KEY_DOCS,
+    **runtime_key_docs.STATE_RUNTIME_KEYS,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."
@@ -235,6 +238,7 @@ EVALUATE_KEYS: dict[str, str] = {
     "min_confidence": "answers below this confidence are not confident. Default 0.5.",
     "uncertain_suffix": "append _uncertain to the verdict when not confident. Default false.",
     "source": "Evaluate this (usually a ${...} reference) instead of the action's output.",
+    **runtime_key_docs.EVALUATE_EXTRA_KEYS,
 }
 
 ROUTE = (

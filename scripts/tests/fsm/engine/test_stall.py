@@ -125,3 +125,51 @@ def test_the_fingerprint_hashes_git_output_as_bytes_not_as_decoded_text(tmp_path
     first = tree_fingerprint(tmp_path)
     (tmp_path / "a.txt").write_bytes(b"text \xfe\n")
     assert tree_fingerprint(tmp_path) != first
+
+
+def _circuit(failure: dict[str, object]) -> FSMLoop:
+    return FSMLoop.from_dict(
+        {
+            "name": "x",
+            "initial": "a",
+            "circuit": {"repeated_failure": failure},
+            "states": {
+                "a": {"action": "false", "on_failure": "a", "on_success": "done"},
+                "fix": {"action": "true", "next": "a"},
+                "done": {"terminal": True},
+            },
+        }
+    )
+
+
+def test_repeated_failure_counts_the_same_exit_code_and_verdict_in_a_row() -> None:
+    watch = StallWatch(_circuit({"window": 3, "on_repeated_failure": "fix"}))
+    assert watch.judged("a", "failure", "one", 1) is None
+    assert watch.judged("a", "failure", "two", 1) is None  # the output does not count
+    assert watch.judged("a", "failure", "x", 2) is None  # another exit code starts again
+    assert watch.judged("a", "failure", "x", 2) is None
+    stall = watch.judged("a", "failure", "x", 2)
+    assert stall is not None
+    assert (stall.detector, stall.target, stall.count) == ("repeated_failure", "fix", 3)
+    saved = StallWatch(_circuit({"window": 3}))
+    saved.restore(watch.record())
+    assert saved.repeats == watch.repeats
+
+
+def test_recurrent_window_counts_in_all_and_abort_ends_the_run() -> None:
+    watch = StallWatch(_circuit({"window": 5, "recurrent_window": 2}))
+    assert watch.judged("a", "failure", "", 1) is None
+    assert watch.judged("fix", "success", "", 0) is None
+    stall = watch.judged("a", "failure", "", 1)
+    assert stall is not None
+    assert stall.target is None
+    assert "same exit code" in stall.message()
+
+
+def test_a_change_to_a_progress_path_starts_the_count_again(tmp_path: Path) -> None:
+    fsm = _circuit({"window": 2, "progress_paths": ["out.txt"]})
+    watch = StallWatch(fsm, cwd=tmp_path)
+    assert watch.judged("a", "failure", "", 1) is None
+    (tmp_path / "out.txt").write_text("more")
+    assert watch.judged("a", "failure", "", 1) is None
+    assert watch.judged("a", "failure", "", 1) is not None

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gitrepo import loops_project
+from support.llproc import ll_loop
 from support.slowdown import scaled
 
 from little_loops.fsm.evaluators.output_contains import evaluate_output_contains
@@ -59,3 +62,32 @@ def test_a_catastrophic_regex_gives_error_within_its_time_limit(
         "pattern took longer than 0.3s to match (a nested quantifier like (a+)+ backtracks "
         "without end); simplify the pattern"
     )
+
+
+ERROR_PATTERN_LOOP = """\
+name: plan
+initial: plan
+states:
+  plan:
+    action: echo "PLAN_AUTH_FAILURE_DETECTED"
+    evaluate:
+      type: output_contains
+      pattern: PLAN_DONE
+      error_patterns: [PLAN_AUTH_FAILURE_DETECTED]
+    on_success: done
+    on_failure: done
+    on_error: login
+  login:
+    terminal: true
+  done:
+    terminal: true
+"""
+
+
+def test_an_error_pattern_turns_a_miss_into_an_error(tmp_path: Path) -> None:
+    assert evaluate_output_contains("AUTH", "OK", error_patterns=["AUTH"]).verdict == "error"
+    assert evaluate_output_contains("AUTH OK", "OK", error_patterns=["AUTH"]).verdict == "success"
+    assert evaluate_output_contains("AUTH", "OK", True, ["AUTH"]).verdict == "success"
+    root = loops_project(tmp_path, {".loops/plan.yaml": ERROR_PATTERN_LOOP})
+    run = ll_loop(root, "run", "plan")
+    assert "→ login" in run.stdout + run.stderr, run.stderr + run.stdout

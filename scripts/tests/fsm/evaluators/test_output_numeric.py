@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from little_loops.fsm.evaluators.output_numeric import evaluate_output_numeric
+import pytest
+from support.gitrepo import loops_project
+from support.llproc import ll_loop
+
+from little_loops.fsm.evaluators.output_numeric import evaluate_output_numeric, keyed_number
 
 
 @pytest.mark.parametrize(
@@ -63,3 +67,31 @@ def test_output_numeric_bad_target_and_operator() -> None:
     assert evaluate_output_numeric("1", "equals", 1).details["error"] == (
         "unknown operator 'equals' (expected one of eq, ne, lt, le, gt, ge)"
     )
+
+
+KEYED_LOOP = """\
+name: gate
+initial: measure
+states:
+  measure:
+    action: echo "ran=12 pass_rate = 0.75 skipped=1"
+    evaluate:
+      type: output_numeric
+      key: pass_rate
+      operator: ge
+      target: 0.8
+    on_success: passed
+    on_failure: too_low
+  passed:
+    terminal: true
+  too_low:
+    terminal: true
+"""
+
+
+def test_key_reads_one_field_of_the_output(tmp_path: Path) -> None:
+    assert keyed_number("a=1 pass_rate=2 pass_rate=3.5", "pass_rate") == 3.5
+    assert evaluate_output_numeric("x=1", "eq", 1, key="pass_rate").verdict == "error"
+    root = loops_project(tmp_path, {".loops/gate.yaml": KEYED_LOOP})
+    run = ll_loop(root, "run", "gate")
+    assert "→ too_low" in run.stdout + run.stderr, run.stderr + run.stdout

@@ -20,6 +20,10 @@ def test_every_evaluator_is_registered_under_its_own_name() -> None:
         "convergence",
         "llm_structured",
         "mcp_result",
+        "classify",
+        "diff_stall",
+        "score_stall",
+        "open_question_stall",
     )
     assert all(SPECS[name].name == name for name in EVALUATOR_TYPES)
 

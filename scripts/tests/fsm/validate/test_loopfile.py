@@ -101,8 +101,10 @@ def test_valid_definition_has_no_problems() -> None:
             + "".join(f"{key}, " for key in BY_OPTIONS_KEY)  # claude, and each agent's
             + "agent, agents, "
             "notify, retry, "
-            "rate_limit, commit, max_steps, on_max_steps, on_max_iterations, "
-            "import, fragments, from, flow, state_defs, " + ", ".join(RUN_LOOP_KEYS) + ")",
+            "rate_limit, circuit, artifact_versioning, commit, max_steps, on_max_steps, "
+            "on_max_iterations, import, fragments, from, flow, state_defs, "
+            + ", ".join(RUN_LOOP_KEYS)
+            + ")",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
@@ -352,7 +354,8 @@ def test_well_formed_evaluators_pass(evaluate: dict[str, Any]) -> None:
             {"type": "llm"},
             "type",
             "expected one of exit_code, output_numeric, output_json, output_contains, "
-            "convergence, llm_structured, got 'llm' (did you mean llm_structured?)",
+            "convergence, llm_structured, classify, diff_stall, score_stall, open_question_stall,"
+            " got 'llm' (did you mean llm_structured?)",
         ),
     ],
 )
@@ -606,7 +609,8 @@ def test_validate_fsm_checks_field_types_of_a_hand_built_model() -> None:
     assert messages(validate_fsm(fsm)) == [
         "loop 'built' > max_iterations: expected a whole number >= 1, got 'ten'",
         "loop 'built' > states > check > evaluate > type: expected one of exit_code, "
-        "output_numeric, output_json, output_contains, convergence, llm_structured, got 'bogus'",
+        "output_numeric, output_json, output_contains, convergence, llm_structured, classify, "
+        "diff_stall, score_stall, open_question_stall, got 'bogus'",
         "loop 'built' > states > done > terminal: expected true or false, got 'yes'",
     ]
 

@@ -205,6 +205,9 @@ def _act(
     assert state.action is not None
     # Each kind says how values land in its text: quoted for bash, as text for an agent.
     rendered = kind.interpolate(state.action, ctx)
+    env = rendered.env
+    if kind.agent is not None and state.pruning_profile is not None:
+        env = {**(env or {}), **state.pruning_profile.env()}  # read by the agent's hooks
     action = rendered.script
     memory = run.memory
     chained = continues(run.fsm.session_mode, state.session_mode)
@@ -221,7 +224,7 @@ def _act(
         run.budget.spend,
         memory.sessions,
         fill=lambda text: interpolate(text, ctx),
-        env=rendered.env,
+        env=env,
         shown=rendered.readable,
         kind=kind,
         session_agents=memory.session_agents,

@@ -7,6 +7,9 @@ from typing import Any
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, AgentLimit, judge_limit
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.blocks import RateLimitConfig
+from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
+from little_loops.fsm.definition.ratelimit_routing import state_rate_limit
 from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.attempts import FIRST_AGENT, wait_event
 from little_loops.fsm.engine.memory import Memory
@@ -77,13 +80,19 @@ class RateLimits:
         agent: str | None,
     ) -> StepOutcome:
         """Wait for *limit* and run the step again (only its evaluation when *rejudge* is the
-        action's result), or end the run past `rate_limit.max_wait`."""
-        attempts, config = self.retries.attempts, self.retries.fsm.rate_limit
+        action's result); past the state's `max_wait`, go to its `on_rate_limit_exhausted`
+        or end the run."""
+        attempts, state = self.retries.attempts, self.retries.fsm.states.get(name)
+        config = self._config(state)
         judged = rejudge is not None
         wait = attempts.plan_limit(name, limit, config, rejudge=judged, agent=agent)
         if wait is None:
             words = KIND_WORDS.get(limit.kind, "limit")
             whose = f"{agent or FIRST_AGENT}'s"
+            if state is not None and state.on_rate_limit_exhausted is not None:
+                target = state.on_rate_limit_exhausted
+                target = name if target == CURRENT_STATE_TOKEN else target
+                return StepOutcome(target, ERROR_VERDICT, f"on_rate_limit_exhausted ({words})")
             return StepOutcome(
                 stop=Outcome.ERROR,
                 error=f"{whose} {words} did not lift within rate_limit.max_wait"
@@ -94,3 +103,16 @@ class RateLimits:
         record = attempts.of(name)
         self.retries.emit(Event.RATE_LIMIT_WAIT, wait_event(name, wait, record, None))
         return StepOutcome(again=True, rejudge=rejudge)
+
+    def _config(self, state: StateConfig | None) -> RateLimitConfig:
+        """The waits of *state*: its own keys laid over the loop's `rate_limit:`."""
+        loop = self.retries.fsm.rate_limit
+        if state is None:
+            return loop
+        return state_rate_limit(
+            loop,
+            retries=state.max_rate_limit_retries,
+            base=state.rate_limit_backoff_base_seconds,
+            max_wait=state.rate_limit_max_wait_seconds,
+            ladder=state.rate_limit_long_wait_ladder,
+        )

@@ -59,7 +59,8 @@ class Stalls:
 
     def judged(self, name: str, verdict: str, action: ActionResult | None) -> StepOutcome | None:
         """Where the run goes when state *name*'s *verdict* makes a same_result stall."""
-        stall = self.watch.judged(name, verdict, action.output if action is not None else "")
+        output, code = (action.output, action.exit_code) if action is not None else ("", 0)
+        stall = self.watch.judged(name, verdict, output, code)
         return None if stall is None else self._stalled(stall)
 
     def _stalled(self, stall: Stall) -> StepOutcome:

@@ -61,3 +61,18 @@ def test_it_keeps_no_slice_of_its_own() -> None:
     rule, _ = _rule()
     rule.restore(ExecutorSnapshot(current_state="fix", iteration=1))
     assert rule.dump() == {}
+
+
+def test_a_states_own_waits_run_out_into_its_route() -> None:
+    own = StateConfig(
+        action="/fix",
+        action_type="prompt",
+        on_success="done",
+        rate_limit_max_wait_seconds=0,
+        on_rate_limit_exhausted="done",
+    )
+    fsm = loop({"fix": own, "done": StateConfig(terminal=True)}, initial="fix")
+    rule = RateLimits(Retries(fsm, Recorded()))
+    outcome = rule.after_action("fix", own.action_kind(), LIMITED, Memory())
+    assert outcome is not None
+    assert (outcome.target, outcome.verdict, outcome.stop) == ("done", "error", None)

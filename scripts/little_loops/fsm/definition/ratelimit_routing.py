@@ -1,0 +1,61 @@
+"""A state's own rate-limit waits (little-loops' keys) laid over the loop's `rate_limit:`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from little_loops.fsm.definition.blocks import RateLimitConfig
+from little_loops.fsm.definition.retry_checks import wait_ladder
+from little_loops.fsm.values.value_checks import (
+    MAX_LOOP_SECONDS,
+    Check,
+    integer,
+    number,
+    optional,
+    string,
+)
+
+# The short tier a state gets when it sets one of its two keys and not the other: this many
+# waits, the first this many seconds, each twice the one before (then the long ladder).
+DEFAULT_SHORT_RETRIES = 3
+DEFAULT_BACKOFF_BASE = 30.0
+
+# Spliced into key_checks.STATE_KEYS (the names are little-loops').
+STATE_RATE_LIMIT_KEYS: dict[str, Check] = {
+    "max_rate_limit_retries": optional(integer(0)),
+    "rate_limit_backoff_base_seconds": optional(number(0, MAX_LOOP_SECONDS, why="a year")),
+    "rate_limit_max_wait_seconds": optional(number(0, MAX_LOOP_SECONDS, why="a year")),
+    "rate_limit_long_wait_ladder": optional(wait_ladder),
+    "on_rate_limit_exhausted": optional(string),
+}
+
+
+def short_tier(retries: int | None, base: float | None) -> list[float]:
+    """The waits of the short tier: *retries* of them from *base* seconds, doubling (none
+    when neither is set)."""
+    if retries is None and base is None:
+        return []
+    count = DEFAULT_SHORT_RETRIES if retries is None else int(retries)
+    first = DEFAULT_BACKOFF_BASE if base is None else float(base)
+    return [first * 2**k for k in range(count)]
+
+
+def state_rate_limit(
+    loop: RateLimitConfig,
+    *,
+    retries: int | None = None,
+    base: float | None = None,
+    max_wait: float | None = None,
+    ladder: list[float] | None = None,
+) -> RateLimitConfig:
+    """The waits of one state: the short tier (*retries* from *base*, doubling), then *ladder*
+    (else the loop's), for at most *max_wait* seconds in all (else the loop's `max_wait`)."""
+    short = short_tier(retries, base)
+    if not short and ladder is None and max_wait is None:
+        return loop
+    long = list(ladder) if ladder is not None else list(loop.ladder)
+    return replace(
+        loop,
+        ladder=short + long,
+        max_wait=float(max_wait) if max_wait is not None else loop.max_wait,
+    )
