@@ -25,7 +25,12 @@ from little_loops.fsm.facts.errors import (
 )
 from little_loops.fsm.facts.suggest import closest, did_you_mean
 from little_loops.fsm.values.interpolation import context_problems
-from little_loops.fsm.values.references import NAMESPACES, OPEN, near_misses, references
+from little_loops.fsm.values.references import (
+    NAMESPACES,
+    OPEN,
+    checked_references,
+    near_misses,
+)
 from little_loops.fsm.values.shellquote import one_word_lists, unquotable
 
 KeyPath = tuple[str | int, ...]
@@ -245,7 +250,7 @@ class _GraphChecker:
                     self.add(path, problem)
                 for note in one_word_lists(text, self.lists):
                     self.add(path, note, "warning")
-            for namespace, ref_path in references(text):
+            for namespace, ref_path, fallback in checked_references(text):
                 ref = f"${{{namespace}.{ref_path}}}"
                 first = ref_path.split(".", 1)[0].split("[", 1)[0]
                 if namespace not in NAMESPACES:
@@ -253,6 +258,8 @@ class _GraphChecker:
                         did_you_mean(namespace, NAMESPACES) or f" (known: {', '.join(NAMESPACES)})"
                     )
                     self.add(path, f"{ref}: unknown namespace '{namespace}'{hint}")
+                elif fallback:
+                    continue  # `:default=` or `?`: what it names may be missing
                 elif namespace in _FIXED_FIELDS and first not in _FIXED_FIELDS[namespace]:
                     fields = _FIXED_FIELDS[namespace]
                     hint = did_you_mean(first, fields) or f" (known: {', '.join(fields)})"

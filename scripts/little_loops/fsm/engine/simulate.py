@@ -40,7 +40,8 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.facts.timefmt import format_duration
-from little_loops.fsm.values.interpolation import InterpolationContext, to_text
+from little_loops.fsm.values.interpolation import Expansion, InterpolationContext, to_text
+from little_loops.fsm.values.modifiers import has_fallback
 from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
 from little_loops.fsm.values.shellquote import UNKNOWN_VALUE, env_lines, render
 
@@ -280,7 +281,9 @@ class _Walk:
             namespace, path = match.group("ns"), match.group("path")
             ref = f"${{{namespace}.{path}}}"
             first = path.split(".", 1)[0].split("[", 1)[0]
-            if namespace == "captured" and first not in self.captured:
+            if has_fallback(match):
+                pass  # a default (or "") stands in for what is missing
+            elif namespace == "captured" and first not in self.captured:
                 notes.append(
                     f"{ref}: nothing is captured as '{first}' yet on this path; the run "
                     "would fail here (undefined variable)"
@@ -290,7 +293,7 @@ class _Walk:
             piece = match.group(0)
             if _known(namespace, first, self.prev):
                 try:
-                    values[match.start()] = ctx.resolve(namespace, path)
+                    values[match.start()] = Expansion(ctx).modified(match, quote=not shell)
                     piece = to_text(values[match.start()])
                 except InterpolationError:
                     pass

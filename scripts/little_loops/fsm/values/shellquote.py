@@ -201,7 +201,8 @@ def render(
     def value_of(match: re.Match[str]) -> Any:
         if lookup is not None:
             return lookup(match)
-        return expansion.resolve(match.group("ns"), match.group("path"))
+        # Pasted as code, `${raw:x:shell}` is quoted; any other value reaches bash as data.
+        return expansion.modified(match, quote=bool(match.group("raw")))
 
     template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
     env: dict[str, str] = {}
