@@ -2,11 +2,11 @@
 
 Ours is exactly `${` + one of the seven namespaces + `.` + a path + `}`, where the path is
 made of names and indices: `${captured.errors.output}`, `${result.details.items[0]}`,
-`${context.files.0}`; a modifier may end it (`${context.x:default=1}`, modifiers.py). `$${` is a literal `${`. A `${name.path}` whose name is not one of
-the namespaces is an error (bash has no such form, so it is a typo). Everything else
-passes through untouched, so bash keeps its own forms: `$VAR`, `$(cmd)`, `${VAR}`,
-`${VAR:-default}`, `${#VAR}`, `${VAR/a/b}`. Interpolation only looks values up; it never
-evaluates code.
+`${context.files.0}`; a modifier may end it (`${context.x:default=1}`, modifiers.py).
+`$${` is a literal `${`. A `${name.path}` whose name is not one of the namespaces is an
+error (bash has no such form, so it is a typo). Everything else passes through untouched,
+so bash keeps its own forms: `$VAR`, `$(cmd)`, `${VAR}`, `${VAR:-default}`, `${#VAR}`,
+`${VAR/a/b}`. Interpolation only looks values up; it never evaluates code.
 """
 
 from __future__ import annotations
