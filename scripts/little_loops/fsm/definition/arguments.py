@@ -75,7 +75,8 @@ def bind(
                 continue
             if spec.required:
                 raise LoopDefinitionError(_missing(loop, name, names))
-            out[name] = spec.run_default()
+            if spec.default is not None:  # (an optional one without: left out)
+                out[name] = spec.run_default()
             continue
         value, where, text = given[name]
         try:

@@ -12,6 +12,7 @@ from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
+from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS, MORE_STATE_KEYS, listed
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     APPROVAL,
@@ -59,14 +60,11 @@ KeyPath = tuple[str | int, ...]
 # A mapping read from YAML: keys are usually strings, but a file may have any scalar there.
 YAMLMapping = Mapping[Any, object]
 
-# The loop name names files under .loops/.running/: a plain file name that fits in 255 bytes.
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
-
 _ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
-
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
@@ -110,6 +108,7 @@ LOOP_KEYS: dict[str, Check] = {
     "states": mapping,
     "paradigm": optional(string),
     **LOOP_SETTING_KEYS,
+    **MORE_LOOP_KEYS,
 }
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
 RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
@@ -140,6 +139,7 @@ STATE_KEYS: dict[str, Check] = {
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),
     "commit": optional(boolean),
     "rollback": boolean,
+    **MORE_STATE_KEYS,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
@@ -237,7 +237,7 @@ class _Checker:
         for key, value in data.items():
             if not isinstance(key, str) or key not in allowed:
                 word = str(key)
-                hint = did_you_mean(word, choices) or f" ({whose}: {', '.join(choices)})"
+                hint = did_you_mean(word, choices) or f" ({whose}: {', '.join(listed(choices))})"
                 self.add((*path, word), f"unknown key{hint}")
                 continue
             problem = allowed[key](value)

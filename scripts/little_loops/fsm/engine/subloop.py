@@ -76,7 +76,8 @@ def child_context(
                 raise LoopDefinitionError(
                     f"state '{state_name}': missing parameter '{name}' of loop '{child.name}'"
                 )
-            out[name] = spec.run_default()
+            if spec.default is not None:  # (an optional one without: left out)
+                out[name] = spec.run_default()
     return out
 
 

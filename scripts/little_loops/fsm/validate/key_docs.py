@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
+from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
+from little_loops.fsm.definition.lint_flags import flag_doc
+from little_loops.fsm.definition.metadata import METADATA_LOOP_DOCS, METADATA_STATE_DOCS
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 
 FILE = (
@@ -94,6 +97,8 @@ LOOP_KEYS: dict[str, str] = {
         "each_pass: in a worktree run, every state's action is followed by a git commit when "
         "it changed the worktree (as if each state had commit: true). Default false."
     ),
+    **METADATA_LOOP_DOCS,
+    **{flag: flag_doc(flag) for flag in LINT_FLAGS},
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -177,6 +182,7 @@ STATE_KEYS: dict[str, str] = {
         "In a worktree run: before the action, discard the worktree's uncommitted changes and "
         "untracked files (git reset --hard HEAD, git clean -fd); HEAD never moves. Default false."
     ),
+    **METADATA_STATE_DOCS,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

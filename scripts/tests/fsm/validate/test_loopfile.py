@@ -98,7 +98,8 @@ def test_valid_definition_has_no_problems() -> None:
             + "".join(f"{key}, " for key in BY_OPTIONS_KEY)  # claude, and each agent's
             + "agent, agents, "
             "notify, retry, "
-            "rate_limit, commit)",
+            "rate_limit, commit, description, category, labels, visibility, commands, input_key, "
+            "required_inputs, *_ok flags)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
