@@ -117,6 +117,9 @@ def run_command(
         return start_background(
             target, where.key(fsm.name), fsm.effective_scope(), options, loops_dir, where=where
         )
+    from little_loops.fsm.runs.scratch import with_run_dir
+
+    fsm = with_run_dir(fsm, loops_dir, where.run_id)  # ${context.run_dir}: this run's folder
     with where.make_place(fsm.name, loops_dir, note) as place:
         left = None if options.quiet else where.left_out(loops_dir)
         if left is not None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 from little_loops.fsm.definition.graph import LoopGraph, closure, loop_graph, reverse
+from little_loops.fsm.definition.metadata import runner_keys
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     DEFAULT_EVALUATOR,
@@ -61,6 +62,7 @@ class _GraphChecker:
         self.hints: dict[str, str] = {}  # unknown target -> what not_a_state adds
         # What ${context.X} may name: a context value or a parameter (given at run time).
         self.context_keys = [*map(str, fsm.context), *fsm.parameters]
+        self.context_keys += runner_keys(bool(fsm.parameters), fsm.input_key, fsm.required_inputs)
         # The context values that are lists: one word each in a shell action.
         self.lists = {str(k) for k, v in fsm.context.items() if isinstance(v, list)}
         self.lists |= {name for name, spec in fsm.parameters.items() if spec.type == "list"}

@@ -31,6 +31,8 @@ PUBLIC = "public"
 VISIBILITIES: tuple[str, ...] = (PUBLIC, "internal", "example")
 # The context key a run's free-form VALUE goes to when the loop names none.
 DEFAULT_INPUT_KEY = "input"
+# The context key of the run's own scratch folder, made by the runner before the first step.
+RUN_DIR_KEY = "run_dir"
 # `commands:` entries: a command line to show, and what it does.
 COMMAND_KEYS: tuple[str, ...] = ("cmd", "comment")
 _KEY_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
@@ -85,6 +87,12 @@ def listed(keys: tuple[str, ...]) -> list[str]:
     """*keys* as an unknown key's message lists them: the lint flags as one `*_ok flags`."""
     flags = [key for key in keys if key in LINT_FLAG_KEYS]
     return [key for key in keys if key not in LINT_FLAG_KEYS] + ["*_ok flags"] * bool(flags)
+
+
+def runner_keys(has_parameters: bool, input_key: str, required: list[str]) -> list[str]:
+    """Context keys a loop may read that a run fills in: its scratch folder, the free-form
+    VALUE's key (a loop without parameters), the required inputs."""
+    return [RUN_DIR_KEY, *([] if has_parameters else [input_key]), *required]
 
 
 def first_line(description: str | None) -> str:
