@@ -89,7 +89,8 @@ def run_command(
     if stale is not None:
         print(f"ll-loop: note: {stale}", file=sys.stderr)
     # Its runs go by the file's name: a copy of a loop file runs apart from the original.
-    loaded = apply_overrides(named_as_run(load_and_validate(path), path), options)
+    loaded = load_and_validate(path, compat=options.compat)
+    loaded = apply_overrides(named_as_run(loaded, path), options)
     # The values are checked before anything runs, also before a detached run starts.
     fsm = with_arguments(loaded, options.arguments, missing_ok=dry_run)
     if dry_run:

@@ -39,13 +39,20 @@ def register(subparsers: Any, summary: str) -> None:
     )
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument(
+        "--compat",
+        action="store_true",
+        help="check the loop as little-loops does: our stricter checks are warnings",
+    )
+    parser.add_argument(
         "-q", "--quiet", action="store_true", help="print only problems, not 'path: ok'"
     )
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    return validate_command(args.loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet)
+    return validate_command(
+        args.loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet, compat=args.compat
+    )
 
 
 def validate_file(
@@ -54,6 +61,7 @@ def validate_file(
     strict: bool = False,
     loops_dir: Path | None = None,
     folder: FolderNames | None = None,
+    compat: bool = False,
 ) -> FileReport:
     """The report for one command-line argument (a loop that cannot be found is an error);
     *folder* keeps the names of the loop files of each `.loops/` between calls."""
@@ -69,7 +77,7 @@ def validate_file(
         return FileReport(name_or_path, errors=[ValidationError(exc.detail)])
     except LoopDefinitionError as exc:
         return FileReport(name_or_path, errors=[ValidationError(str(exc))])
-    report = check_file(path, FolderNames() if folder is None else folder)
+    report = check_file(path, FolderNames() if folder is None else folder, compat)
     note = stale_compiled_note(path)
     if note is not None:
         report.warnings.append(ValidationError(note, severity="warning"))
@@ -131,6 +139,7 @@ def validate_command(
     *,
     as_json: bool = False,
     strict: bool = False,
+    compat: bool = False,
     quiet: bool = False,
     loops_dir: Path | None = None,
     out: TextIO | None = None,
@@ -142,7 +151,8 @@ def validate_command(
 
     folder = FolderNames()
     reports = [
-        validate_file(item, strict=strict, loops_dir=loops_dir, folder=folder) for item in loops
+        validate_file(item, strict=strict, loops_dir=loops_dir, folder=folder, compat=compat)
+        for item in loops
     ]
     if as_json:
         import json  # only for --json: startup time is part of the pre-commit hook

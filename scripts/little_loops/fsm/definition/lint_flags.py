@@ -18,26 +18,16 @@ UNDEFINED_CONTEXT = "undefined-context"
 UNDEFINED_CAPTURE = "undefined-capture"
 UNKNOWN_EVALUATE_KEY = "unknown-evaluate-key"
 STRICTER: dict[str, str] = {
-    ROUTE_NEVER_GIVEN: (
-        "rename the route key to a verdict the evaluator gives, or remove it"
-        " (partial_route_ok: true keeps it)"
-    ),
-    UNQUOTABLE_REFERENCE: (
-        "move the reference out of that place, or write ${raw:...} to paste it as code"
-        " (unsafe_context_interpolation_ok: true pastes it as little-loops does)"
-    ),
-    UNDEFINED_CONTEXT: (
-        "add the key under context: or parameters:, or write ${context.KEY?} or"
-        " ${context.KEY:default=VALUE}"
-    ),
+    ROUTE_NEVER_GIVEN: "use a verdict it gives, remove the key, or set partial_route_ok: true",
+    UNQUOTABLE_REFERENCE: "set unsafe_context_interpolation_ok: true to paste it as written",
+    UNDEFINED_CONTEXT: "declare it under context: or parameters:, or write ${context.KEY?}",
     UNDEFINED_CAPTURE: (
-        "capture it in a state before (capture: NAME), or write ${captured.NAME?}"
-        " (capture_reachability_ok: true keeps it)"
+        "capture it before, write ${captured.NAME?}, or set capture_reachability_ok: true"
     ),
-    UNKNOWN_EVALUATE_KEY: (
-        "remove the key or fix its spelling (evaluate_unknown_keys_ok: true ignores it)"
-    ),
+    UNKNOWN_EVALUATE_KEY: "remove it, or set evaluate_unknown_keys_ok: true",
 }
+# How a stricter check's message ends: its fix, then the way to run the loop as written.
+FIX = "; {fix}, or run with --compat"
 
 # Every `*_ok` flag of little-loops' loops -> the check of ours it silences (None: a lint
 # we do not have, so the flag is accepted and changes nothing). One table, one place.
@@ -65,6 +55,15 @@ CHECKS: dict[str, str | None] = {
 }
 # Spliced into key_checks.LOOP_KEYS; FSMLoop keeps them in one field (`lint_ok`).
 LINT_FLAG_KEYS: dict[str, Check] = dict.fromkeys(CHECKS, boolean)
+
+
+# The one flag that also changes a run: a reference our quoting refuses is pasted as text.
+PASTE_FLAG = "unsafe_context_interpolation_ok"
+
+
+def as_written(flags: dict[str, bool]) -> dict[str, bool]:
+    """*flags* of a loop run with `--compat`: each flag that changes a run is on."""
+    return {**flags, PASTE_FLAG: True}
 
 
 def silenced(flags: dict[str, bool]) -> set[str]:

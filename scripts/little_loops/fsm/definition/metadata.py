@@ -81,12 +81,26 @@ METADATA_STATE_KEYS: dict[str, Check] = {"description": optional(text)}
 # What key_checks splices in: these keys and the lint flags (lint_flags.py).
 MORE_LOOP_KEYS: dict[str, Check] = {**METADATA_LOOP_KEYS, **LINT_FLAG_KEYS}
 MORE_STATE_KEYS: dict[str, Check] = METADATA_STATE_KEYS
+FLAGS: tuple[str, ...] = tuple(LINT_FLAG_KEYS)  # FSMLoop.lint_ok holds these keys
 
 
 def listed(keys: tuple[str, ...]) -> list[str]:
     """*keys* as an unknown key's message lists them: the lint flags as one `*_ok flags`."""
     flags = [key for key in keys if key in LINT_FLAG_KEYS]
     return [key for key in keys if key not in LINT_FLAG_KEYS] + ["*_ok flags"] * bool(flags)
+
+
+def fields_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The FSMLoop fields of these keys and of the `*_ok` flags in a (checked) definition;
+    a key set to null is left out (its field keeps its default)."""
+    fields = {key: data[key] for key in METADATA_LOOP_KEYS if data.get(key) is not None}
+    fields["lint_ok"] = {key: data[key] for key in LINT_FLAG_KEYS if data.get(key) is not None}
+    return fields
+
+
+def kept(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of these fields among a loop's fields not at their defaults (to_dict)."""
+    return {key: fields[key] for key in METADATA_LOOP_KEYS if key in fields}
 
 
 def runner_keys(has_parameters: bool, input_key: str, required: list[str]) -> list[str]:

@@ -39,8 +39,7 @@ from little_loops.fsm.definition.blocks import RetryConfig as RetryConfig
 from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
-from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
-from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, PUBLIC
+from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, FLAGS, PUBLIC, fields_of, kept
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
@@ -124,7 +123,7 @@ class StateConfig:
     outcome: str | None = None  # a terminal state's: OUTCOME_SUCCESS or OUTCOME_FAILURE
     commit: bool | None = None  # commit the worktree after the action (None: as the loop says)
     rollback: bool = False  # reset the worktree to its last commit before the action
-    description: str | None = None  # for people: shown by graph --info and the report
+    description: str | None = None  # for people (graph --info, the report)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
@@ -237,7 +236,7 @@ class FSMLoop:
     retry: RetryConfig | None = None  # the default of states without their own
     rate_limit: RateLimitConfig = field(default_factory=RateLimitConfig)
     commit: str | bool = False  # COMMIT_EACH_PASS: every state's action commits (a worktree run)
-    # Metadata (definition/metadata.py): shown by list, graph --info and the report.
+    # Metadata and inputs (definition/metadata.py), then the `*_ok` flags given (one key each).
     description: str | None = None
     category: str | None = None
     labels: list[str] = field(default_factory=list)
@@ -245,8 +244,7 @@ class FSMLoop:
     commands: list[dict[str, str]] = field(default_factory=list)
     input_key: str = DEFAULT_INPUT_KEY  # where a run's free-form VALUE goes (no parameters)
     required_inputs: list[str] = field(default_factory=list)  # context keys not to be empty
-    # The `*_ok` flags given (definition/lint_flags.py), each a key of its own in the file.
-    lint_ok: dict[str, bool] = field(default_factory=dict, metadata={"keys": tuple(LINT_FLAGS)})
+    lint_ok: dict[str, bool] = field(default_factory=dict, metadata={"keys": FLAGS})
     # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
     # file is validated (definition/subloop_checks.py), never written back to a file.
     children: dict[str, FSMLoop] = field(
@@ -286,10 +284,9 @@ class FSMLoop:
             str(name): AgentDefinition.from_dict(entry, "loop")
             for name, entry in (agents.items() if isinstance(agents, dict) else ())
         }
-        for key in ("scope", "labels", "commands", "required_inputs", "visibility", "input_key"):
-            if kwargs.get(key) is None:
-                kwargs.pop(key, None)
-        kwargs["lint_ok"] = {key: data[key] for key in LINT_FLAGS if data.get(key) is not None}
+        if kwargs.get("scope") is None:
+            kwargs.pop("scope", None)
+        kwargs.update(fields_of(data))  # metadata, inputs and flags; null ones left out
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -337,18 +334,7 @@ class FSMLoop:
         rate_limit = self.rate_limit.to_dict()
         if rate_limit:
             out["rate_limit"] = rate_limit
-        for key in (
-            "description",
-            "category",
-            "labels",
-            "visibility",
-            "commands",
-            "input_key",
-            "required_inputs",
-        ):
-            if key in rest:
-                out[key] = rest[key]
-        out.update(self.lint_ok)
+        out.update(kept(rest), **self.lint_ok)
         return out
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any]:

@@ -70,7 +70,7 @@ class ParameterSpec:
     def from_raw(cls, raw: object, context_value: Any = None) -> ParameterSpec:
         """The spec a (checked) `parameters:` entry stands for: `integer`, or a mapping. A
         value of the same name under `context:` is its default when it has none."""
-        data = raw if isinstance(raw, Mapping) else {"type": raw}
+        data: Mapping[Any, Any] = raw if isinstance(raw, Mapping) else {"type": raw}
         kind = _type(data.get("type", "string"))
         if isinstance(context_value, str):  # as if typed on the command line: `yes`, `3`
             context_value = _from_text(kind, context_value)

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from little_loops.fsm.actions.spec import Interpolation
+from little_loops.fsm.definition.lint_flags import PASTE_FLAG
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     OUTCOME_FAILURE,
@@ -313,7 +314,9 @@ class _Walk:
             return values.get(match.start(), UNKNOWN_VALUE)
 
         try:
-            rendered = render(text, ctx, lookup)
+            rendered = render(
+                text, ctx, lookup, paste_refused=bool(self.fsm.lint_ok.get(PASTE_FLAG))
+            )
         except InterpolationError as exc:
             notes.append(f"the run would fail here: {exc}")
             return text

@@ -239,6 +239,7 @@ def test_an_undeclared_context_reference_is_an_error_with_a_suggestion() -> None
     assert problems(text) == [
         "14: error: loop 'p' > states > a > action: ${context.fats}: context has no key "
         "'fats' (did you mean fast?)"
+        "; declare it under context: or parameters:, or write ${context.KEY?}, or run with --compat"
     ]
 
 

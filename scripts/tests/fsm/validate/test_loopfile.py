@@ -984,6 +984,7 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
     assert errors == [
         f"loop 't' > states > a > evaluate > {key}: ${{context.nokey}}: context has no key "
         "'nokey' (did you mean key?)"
+        "; declare it under context: or parameters:, or write ${context.KEY?}, or run with --compat"
     ]
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.lint_flags import PASTE_FLAG
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.engine import events
@@ -167,7 +168,7 @@ def _act(
     that goes on with another agent records its own `action_complete` here."""
     assert state.action is not None
     # Each kind says how values land in its text: quoted for bash, as text for an agent.
-    rendered = kind.interpolate(state.action, ctx)
+    rendered = kind.interpolate(state.action, ctx, bool(run.fsm.lint_ok.get(PASTE_FLAG)))
     action = rendered.script
     memory = run.memory
     if kind.agent is not None and memory.continuation:
