@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.definition.arguments import Arguments, bind, free_input, missing_inputs
-from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY
+from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, reads_context
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
 from little_loops.fsm.values.interpolation import literal
@@ -183,11 +183,7 @@ def input_key(fsm: FSMLoop) -> str | None:
     key = fsm.input_key
     if key != DEFAULT_INPUT_KEY or key in fsm.required_inputs:
         return key
-    import json
-    import re
-
-    text = json.dumps(fsm.to_dict(), ensure_ascii=False)
-    return key if re.search(rf"\$\{{[a-z]*:?context\.{re.escape(key)}\b", text) else None
+    return key if reads_context(fsm.to_dict(), key) else None
 
 
 def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = False) -> FSMLoop:

@@ -82,3 +82,17 @@ def test_set_gives_the_input_too_and_two_values_are_refused(project: Path) -> No
     two = ll_loop(project, "run", "ask", "a", "b")
     assert two.returncode != 0
     assert "takes one free-form value (context 'topic'), got 2" in two.stderr
+
+
+def test_the_input_hash_and_the_gate_defaults_are_in_the_context(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "gate.yaml").write_text(
+        "name: gate\ninitial: a\nstates:\n  a:\n"
+        "    action: 'echo \"topic=${context.input} ${context.input_hash} "
+        "${context.readiness_threshold}/${context.outcome_threshold}\"'\n"
+        "    next: done\n  done:\n    terminal: true\n"
+    )
+    assert ll_loop(tmp_path, "validate", "gate").returncode == 0
+    ran = ll_loop(tmp_path, "run", "gate", "abc", "--verbose")
+    assert ran.returncode == 0, ran.stderr
+    assert said(ran) == "topic=abc ba7816bf8f01 85/65"

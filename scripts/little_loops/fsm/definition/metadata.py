@@ -33,6 +33,15 @@ VISIBILITIES: tuple[str, ...] = (PUBLIC, "internal", "example")
 DEFAULT_INPUT_KEY = "input"
 # The context key of the run's own scratch folder, made by the runner before the first step.
 RUN_DIR_KEY = "run_dir"
+# A short hash of the free-form input (`input_hash`): a loop's checkpoint files compare it.
+INPUT_HASH_KEY = "input_hash"
+# Context values a run starts with unless the loop or the run gives them (little-loops seeds
+# them from its project config; these are its defaults: confidence gates, no design tokens).
+RUNNER_DEFAULTS: dict[str, Any] = {
+    "readiness_threshold": 85,
+    "outcome_threshold": 65,
+    "design_tokens_context": "",
+}
 # `commands:` entries: a command line to show, and what it does.
 COMMAND_KEYS: tuple[str, ...] = ("cmd", "comment")
 _KEY_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
@@ -106,7 +115,39 @@ def kept(fields: Mapping[str, Any]) -> dict[str, Any]:
 def runner_keys(has_parameters: bool, input_key: str, required: list[str]) -> list[str]:
     """Context keys a loop may read that a run fills in: its scratch folder, the free-form
     VALUE's key (a loop without parameters), the required inputs."""
-    return [RUN_DIR_KEY, *([] if has_parameters else [input_key]), *required]
+    free = [] if has_parameters else [input_key, INPUT_HASH_KEY]
+    return [RUN_DIR_KEY, *free, *required, *RUNNER_DEFAULTS]
+
+
+def reads_context(loop: Mapping[str, Any], key: str) -> bool:
+    """Whether the loop (as data, `FSMLoop.to_dict`) has a `${context.KEY...}` reference."""
+    import json
+    import re
+
+    text = json.dumps(loop, ensure_ascii=False, default=str)
+    return re.search(rf"\$\{{(?:[a-z]+:)?context\.{re.escape(key)}\b", text) is not None
+
+
+def runner_values(
+    context: Mapping[str, Any], input_key: str, loop: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The values a run adds to *context* for the keys the *loop* reads (those the
+    context has already are kept): the defaults above, the input's hash when it is text."""
+    import hashlib
+
+    added = {
+        key: value
+        for key, value in RUNNER_DEFAULTS.items()
+        if key not in context and reads_context(loop, key)
+    }
+    text = context.get(input_key)
+    if (
+        INPUT_HASH_KEY not in context
+        and isinstance(text, str)
+        and reads_context(loop, INPUT_HASH_KEY)
+    ):
+        added[INPUT_HASH_KEY] = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return added
 
 
 def first_line(description: str | None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from little_loops.fsm.definition.metadata import RUN_DIR_KEY
+from little_loops.fsm.definition.metadata import RUN_DIR_KEY, runner_values
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import RUNNING_DIR, make_running_dir, run_key, running_dir
@@ -26,11 +26,12 @@ def run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
 
 
 def with_run_dir(fsm: FSMLoop, loops_dir: Path, run_id: str | None) -> FSMLoop:
-    """*fsm* with `run_dir` in its context (a value given already is kept)."""
-    if fsm.context.get(RUN_DIR_KEY) or run_id is None:
-        return fsm
-    folder = f"{run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
-    return dataclasses.replace(fsm, context={**fsm.context, RUN_DIR_KEY: folder})
+    """*fsm* with `run_dir` in its context, and the other values a run starts with
+    (metadata.runner_values); a value given already is kept."""
+    added = runner_values(fsm.context, fsm.input_key, fsm.to_dict())
+    if not fsm.context.get(RUN_DIR_KEY) and run_id is not None:
+        added[RUN_DIR_KEY] = f"{run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
+    return dataclasses.replace(fsm, context={**fsm.context, **added}) if added else fsm
 
 
 def make_run_dir(fsm: FSMLoop, loops_dir: Path) -> None:

@@ -8,7 +8,14 @@ import pytest
 from support.llproc import ll_loop
 
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.metadata import command_list, first_line, listed, metadata_of
+from little_loops.fsm.definition.metadata import (
+    command_list,
+    first_line,
+    listed,
+    metadata_of,
+    reads_context,
+    runner_values,
+)
 from little_loops.fsm.validate.loopfile import check_document
 
 LOOP = """\
@@ -88,3 +95,15 @@ def test_validate_takes_every_metadata_key(tmp_path: Path) -> None:
     (tmp_path / ".loops" / "described.yaml").write_text(LOOP)
     checked = ll_loop(tmp_path, "validate", "described")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_run_adds_the_values_little_loops_runs_start_with_when_read() -> None:
+    loop = {
+        "states": {"a": {"action": "echo ${context.input_hash} ${context.readiness_threshold}"}}
+    }
+    added = runner_values({"input": "abc"}, "input", loop)
+    assert added == {"readiness_threshold": 85, "input_hash": "ba7816bf8f01"}
+    assert runner_values({"readiness_threshold": 90}, "input", loop) == {}
+    assert reads_context(loop, "input_hash")
+    assert not reads_context(loop, "input")
+    assert runner_values({"input": "abc"}, "input", {"states": {}}) == {}
