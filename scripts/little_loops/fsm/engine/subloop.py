@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from little_loops.fsm.definition.metadata import RUN_DIR_KEY, runner_values
 from little_loops.fsm.definition.model import (
     OUTCOME_FAILURE,
     OUTCOME_SUCCESS,
@@ -78,6 +79,11 @@ def child_context(
                 )
             if spec.default is not None:  # (an optional one without: left out)
                 out[name] = spec.run_default()
+    # The run's folder is the parent's too (as little-loops shares it); the other values a
+    # run starts with, for the keys the child reads.
+    if ctx.context.get(RUN_DIR_KEY) and not out.get(RUN_DIR_KEY):
+        out[RUN_DIR_KEY] = ctx.context[RUN_DIR_KEY]
+    out.update(runner_values(out, child.input_key, child.to_dict()))
     return out
 
 

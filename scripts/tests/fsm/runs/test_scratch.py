@@ -57,3 +57,23 @@ def test_the_folder_is_kept_in_the_context_so_a_resume_goes_on_there(tmp_path: P
 def test_a_run_dir_given_by_the_user_wins(tmp_path: Path) -> None:
     fsm = FSMLoop("x", "a", {"a": StateConfig(terminal=True)}, context={"run_dir": "mine/"})
     assert with_run_dir(fsm, tmp_path, "ab12").context["run_dir"] == "mine/"
+
+
+def test_a_sub_loop_shares_its_parents_folder(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "kid.yaml").write_text(
+        "name: kid\ninitial: a\nstates:\n  a:\n"
+        '    action: \'echo "kid=${context.run_dir}"; test -d "${context.run_dir}"\'\n'
+        "    next: done\n  done:\n    terminal: true\n"
+    )
+    (tmp_path / ".loops" / "parent.yaml").write_text(
+        "name: parent\ninitial: a\nstates:\n  a:\n"
+        "    action: 'echo \"parent=${context.run_dir}\"'\n    next: b\n"
+        "  b:\n    loop: kid\n    on_success: done\n  done:\n    terminal: true\n"
+    )
+    ran = ll_loop(tmp_path, "run", "parent", "--verbose")
+    assert ran.returncode == 0, ran.stderr
+    seen = [row.strip() for row in ran.stderr.splitlines() if "=/" in row and "echo" not in row]
+    parent, kid = (row.split("=", 1)[1] for row in seen)
+    assert parent == kid
+    assert "/runs/parent@" in parent
