@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.fsm.definition.metadata import PUBLIC, metadata_of
 from little_loops.fsm.facts.outcomes import ExitCode, Status
 from little_loops.fsm.facts.safetext import one_line
 
@@ -16,7 +18,8 @@ def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "list",
         help=summary,
-        description="List the loops in .loops/ with their paradigm and last status.",
+        description="List the loops in .loops/ with their paradigm, last status, category "
+        "and description (public loops; --all for internal and example ones too).",
     )
     parser.add_argument(
         "--running",
@@ -26,11 +29,39 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument(
         "--json", action="store_true", dest="as_json", help="print a JSON list on stdout"
     )
+    parser.add_argument("--category", "-c", help="only loops of this category")
+    parser.add_argument(
+        "--label", action="append", default=[], help="only loops with this label (repeatable)"
+    )
+    parser.add_argument(
+        "--all",
+        "-a",
+        action="store_true",
+        dest="show_all",
+        help="also internal loops (sub-loops) and examples (visibility:)",
+    )
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    return list_command(running=args.running, as_json=args.as_json)
+    wanted = Wanted(args.category, tuple(args.label), args.show_all)
+    return list_command(running=args.running, as_json=args.as_json, wanted=wanted)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """Which loops `list` shows: a category, labels (all of them), other visibilities."""
+
+    category: str | None = None
+    labels: tuple[str, ...] = ()
+    show_all: bool = False
+
+    def __call__(self, row: LoopRow) -> bool:
+        if self.category is not None and row["category"] != self.category:
+            return False
+        if any(label not in row["labels"] for label in self.labels):
+            return False
+        return self.show_all or row["visibility"] == PUBLIC
 
 
 class LoopRow(TypedDict):
@@ -42,6 +73,10 @@ class LoopRow(TypedDict):
     loop: str
     error: NotRequired[str]
     status: str | None
+    description: str  # its first line ("" for none), then the other metadata (metadata.py)
+    category: str
+    labels: list[str]
+    visibility: str
 
 
 class RunRow(TypedDict):
@@ -76,8 +111,10 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
         path = resolve_loop_path(name, loops_dir, stale_ok=True)
         shown = display_path(path.resolve())
         error = None
+        about = metadata_of({})
         try:
             data = load_loop(path).data
+            about = metadata_of(data)
             paradigm = data.get("paradigm")
             paradigm = paradigm if isinstance(paradigm, str) else "fsm"
             loop = loop_name_of(path, loops_dir)
@@ -92,6 +129,10 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
                 "paradigm": paradigm,
                 "loop": loop,
                 "status": status,
+                "description": about["description"],
+                "category": about["category"],
+                "labels": about["labels"],
+                "visibility": about["visibility"],
             }
         else:  # the keys in the order the JSON has always had them
             row = {
@@ -101,6 +142,10 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
                 "loop": loop,
                 "error": error,
                 "status": status,
+                "description": about["description"],
+                "category": about["category"],
+                "labels": about["labels"],
+                "visibility": about["visibility"],
             }
         rows.append(row)
     return rows
@@ -205,15 +250,26 @@ def _pid_word(pid: int, alive: bool) -> str:
 
 
 def _loop_table(rows: list[LoopRow]) -> list[list[str]]:
-    table = [["NAME", "PARADIGM", "STATUS", "PATH"]]
+    """NAME, PARADIGM, STATUS, PATH, and CATEGORY and DESCRIPTION when a loop has one."""
+    about = any(row["category"] or row["description"] for row in rows)
+    table = [["NAME", "PARADIGM", "STATUS", "PATH"] + (["CATEGORY", "DESCRIPTION"] * about)]
     for row in rows:
         paradigm = row["paradigm"] or "invalid"
-        table.append([row["name"], paradigm, row["status"] or "-", row["path"]])
+        tail = [row["category"] or "-", _short(row["description"]) or "-"] if about else []
+        table.append([row["name"], paradigm, row["status"] or "-", row["path"], *tail])
     return table
 
 
+def _short(text: str, most: int = 60) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 def list_command(
-    *, running: bool = False, as_json: bool = False, loops_dir: Path | None = None
+    *,
+    running: bool = False,
+    as_json: bool = False,
+    loops_dir: Path | None = None,
+    wanted: Wanted | None = None,
 ) -> int:
     """Print the loops (or runs); 0 always, even when there are none."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
@@ -224,7 +280,13 @@ def list_command(
         rows = runs = run_rows(loops_dir)
         table = _run_table(runs)
     else:
-        rows = loops = loop_rows(loops_dir)
+        every, wanted = loop_rows(loops_dir), wanted or Wanted()
+        rows = loops = [row for row in every if wanted(row)]
+        hidden = 0 if wanted.show_all else sum(row["visibility"] != PUBLIC for row in every)
+        if hidden and not as_json:
+            print(
+                f"ll-loop: {hidden} internal or example loop(s) not listed (--all)", file=sys.stderr
+            )
         table = _loop_table(loops)
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))

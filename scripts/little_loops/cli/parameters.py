@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.arguments import Arguments, bind
+from little_loops.fsm.definition.arguments import Arguments, bind, free_input, missing_inputs
+from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, reads_context
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
 from little_loops.fsm.values.interpolation import literal
@@ -174,9 +175,29 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def input_key(fsm: FSMLoop) -> str | None:
+    """The context key a free-form VALUE goes to, or None when the loop takes none: one
+    without parameters that names its `input_key:`, requires it, or reads it."""
+    if fsm.parameters:
+        return None
+    key = fsm.input_key
+    if key != DEFAULT_INPUT_KEY or key in fsm.required_inputs:
+        return key
+    return key if reads_context(fsm.to_dict(), key) else None
+
+
 def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = False) -> FSMLoop:
     """The loop whose context holds this run's values (checked; LoopDefinitionError if not)."""
-    context = bind(fsm.name, fsm.parameters, fsm.context, arguments, missing_ok=missing_ok)
+    context = bind(
+        fsm.name,
+        fsm.parameters,
+        fsm.context,
+        arguments,
+        missing_ok=missing_ok,
+        input_key=input_key(fsm),
+    )
+    if not missing_ok:
+        missing_inputs(fsm.name, context, fsm.required_inputs, fsm.input_key)
     # A value given at run time is data, taken as written: it may come from someone else
     # (an issue title in CI), so a `${env.TOKEN}` in it must not be filled in.
 
@@ -197,6 +218,9 @@ def given_keys(fsm: FSMLoop, arguments: Arguments) -> set[str]:
     """The context keys this run's values give (positional, --set, a context file)."""
     keys = {str(key) for key in arguments.file_values}
     keys |= set(list(fsm.parameters)[: len(arguments.positional)])
+    key = input_key(fsm)
+    if key is not None and arguments.positional:
+        keys |= set(free_input(arguments.positional[0], fsm.context, key))
     keys |= {pair.partition("=")[0] for pair in arguments.sets}
     return keys
 
@@ -206,6 +230,10 @@ def for_background(fsm: FSMLoop, arguments: Arguments) -> Arguments:
     named = tuple(
         f"{name}={value}" for name, value in zip(fsm.parameters, arguments.positional, strict=False)
     )
+    key = input_key(fsm)
+    if key is not None and arguments.positional:
+        free = free_input(arguments.positional[0], fsm.context, key)
+        named = tuple(f"{key}={value}" for key, value in free.items())
     return dataclasses.replace(arguments, positional=(), sets=(*named, *arguments.sets))
 
 

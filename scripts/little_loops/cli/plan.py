@@ -6,6 +6,7 @@ import json
 
 from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.metadata import PUBLIC, first_line
 from little_loops.fsm.definition.model import (
     APPROVAL,
     DEFAULT_EVALUATOR,
@@ -119,6 +120,24 @@ def _retry(policy: RetryConfig) -> str:
     )
 
 
+def about_lines(fsm: FSMLoop) -> list[str]:
+    """The loop's metadata as the plan shows it (description, category, labels,
+    visibility, its command lines, its input keys): nothing for a loop without."""
+    lines = [f"about: {first_line(fsm.description)}"] if fsm.description else []
+    if fsm.category:
+        lines.append(f"category: {fsm.category}")
+    if fsm.labels:
+        lines.append(f"labels: {', '.join(fsm.labels)}")
+    if fsm.visibility != PUBLIC:
+        lines.append(f"visibility: {fsm.visibility}")
+    if fsm.required_inputs:
+        lines.append(f"required inputs: {', '.join(fsm.required_inputs)}")
+    for entry in fsm.commands:
+        comment = entry.get("comment")
+        lines.append(f"command: {entry.get('cmd')}" + (f"  # {comment}" if comment else ""))
+    return lines
+
+
 def format_plan(fsm: FSMLoop, source: str) -> str:
     """The plan `ll-loop run NAME --dry-run` prints; nothing is run to make it."""
     llm = fsm.llm
@@ -132,6 +151,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         f"max_cost_usd {'none' if fsm.max_cost_usd is None else f'${fsm.max_cost_usd:g}'}",
         f"scope: {', '.join(fsm.effective_scope())}",
     ]
+    lines[1:1] = about_lines(fsm)
     if any(judged_by_llm(state) for state in fsm.states.values()):
         lines.append(f"llm: {llm.model}" + (f" ({_judge(fsm)})" if llm.enabled else " (off)"))
     lines += _needs(fsm)
@@ -157,6 +177,8 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
             if on
         ]
         lines.append(f"  {name}" + (f"  [{', '.join(tags)}]" if tags else ""))
+        if state.description:
+            lines.append(f"    about: {first_line(state.description)}")
         if state.action:
             kind = fsm.kind_for(state)
             written = APPROVAL if state.is_approval() else recorded_type(kind)

@@ -166,6 +166,7 @@ def run_section(report: Report) -> str:
             f'<p class="sub">started {started}{run}'
             + (f" · resumed {report.resumed}×" if report.resumed else "")
             + "</p>",
+            _about(report),
             _ending(report),
             '<div class="cards">',
             *(
@@ -192,6 +193,28 @@ def run_section(report: Report) -> str:
     )
 
 
+def _about(report: Report) -> str:
+    """The loop's metadata (description, category, labels) from its kept definition."""
+    loop = report.definition or {}
+    text = loop.get("description")
+    parts = [f"<p>{escape(text.strip())}</p>"] if isinstance(text, str) and text.strip() else []
+    tags = [str(loop["category"])] if isinstance(loop.get("category"), str) else []
+    labels = loop.get("labels")
+    tags += [str(label) for label in labels] if isinstance(labels, list) else []
+    if tags:
+        shown = " ".join(f'<span class="badge">{escape(tag)}</span>' for tag in tags)
+        parts.append(f'<p class="sub">{shown}</p>')
+    return f'<div class="about">{"".join(parts)}</div>' if parts else ""
+
+
+def _state_about(report: Report, name: str) -> str:
+    """A state's description, as the tooltip of its name in the states table."""
+    states = (report.definition or {}).get("states")
+    state = states.get(name) if isinstance(states, dict) else None
+    text = state.get("description") if isinstance(state, dict) else None
+    return f' title="{escape(text)}"' if isinstance(text, str) else ""
+
+
 def _states_table(report: Report) -> str:
     rows = []
     for name, f in report.states.items():
@@ -200,7 +223,8 @@ def _states_table(report: Report) -> str:
             for v, n in f.verdicts.items()
         )
         rows.append(
-            f"<tr><td>{escape(name)}</td><td class=num>{f.visits}</td><td>{verdicts or '–'}</td>"
+            f"<tr><td{_state_about(report, name)}>{escape(name)}</td>"
+            f"<td class=num>{f.visits}</td><td>{verdicts or '–'}</td>"
             f"<td class=num>{format_duration(f.total_ms)}</td>"
             f"<td class=num>{format_duration(f.median_ms)}</td>"
             f"<td class=num>{_money(f.cost_usd)}</td>"

@@ -91,7 +91,10 @@ def _resume(
     # The file the run came from, if it is still there; else look the name up again.
     root = project_root(loops_dir)
     path = saved_loop_file(saved, root) or resolve_loop_path(name, loops_dir)
-    fsm = load_and_validate(path)
+    from little_loops.fsm.runs.overrides import load_overrides
+
+    recorded = load_overrides(loop_name, loops_dir)  # a run started with --compat goes on so
+    fsm = load_and_validate(path, compat=options.compat or bool(recorded and recorded.compat))
     # A run goes by its file's name (`runs_as`); one saved before that, by the file's name:.
     runs_as = named_as_run(fsm, path).name
     check_same_loop(saved.loop_name, fsm.name if saved.loop_name == fsm.name else runs_as, path)

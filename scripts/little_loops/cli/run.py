@@ -89,7 +89,8 @@ def run_command(
     if stale is not None:
         print(f"ll-loop: note: {stale}", file=sys.stderr)
     # Its runs go by the file's name: a copy of a loop file runs apart from the original.
-    loaded = apply_overrides(named_as_run(load_and_validate(path), path), options)
+    loaded = load_and_validate(path, compat=options.compat)
+    loaded = apply_overrides(named_as_run(loaded, path), options)
     # The values are checked before anything runs, also before a detached run starts.
     fsm = with_arguments(loaded, options.arguments, missing_ok=dry_run)
     if dry_run:
@@ -117,6 +118,9 @@ def run_command(
         return start_background(
             target, where.key(fsm.name), fsm.effective_scope(), options, loops_dir, where=where
         )
+    from little_loops.fsm.runs.scratch import with_run_dir
+
+    fsm = with_run_dir(fsm, loops_dir, where.run_id)  # ${context.run_dir}: this run's folder
     with where.make_place(fsm.name, loops_dir, note) as place:
         left = None if options.quiet else where.left_out(loops_dir)
         if left is not None:

@@ -18,6 +18,7 @@ from little_loops.fsm.processes.descendants import adopt_orphans
 from little_loops.fsm.runs.atomic import json_bytes
 from little_loops.fsm.runs.foreground import run_in_foreground
 from little_loops.fsm.runs.place import RunPlace
+from little_loops.fsm.runs.scratch import make_run_dir
 from little_loops.fsm.runs.state import LoopState
 
 
@@ -65,6 +66,7 @@ def run_session(
                 file=err,
             )
 
+    make_run_dir(fsm, loops_dir)  # made before the first step; made again on a resume
     adopt_orphans()  # what an action detaches (setsid, double fork) stays ours to end
     try:
         result = run_in_foreground(

@@ -63,6 +63,11 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument(
         "--json", action="store_true", dest="as_json", help="print the walk as JSON"
     )
+    parser.add_argument(
+        "--compat",
+        action="store_true",
+        help="load the loop as written (for little-loops): our stricter checks are warnings",
+    )
     parser.set_defaults(handler=_handler)
 
 
@@ -73,6 +78,7 @@ def _handler(args: argparse.Namespace) -> int:
         default=args.default,
         scenario=args.scenario,
         as_json=args.as_json,
+        compat=args.compat,
     )
 
 
@@ -154,6 +160,7 @@ def simulate_command(
     as_json: bool = False,
     loops_dir: Path | None = None,
     out: TextIO | None = None,
+    compat: bool = False,
 ) -> int:
     """Simulate one loop and print the walk; returns the exit code for how it ended."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
@@ -161,7 +168,7 @@ def simulate_command(
     from little_loops.fsm.engine.simulate import simulate
     from little_loops.fsm.validate.loopfile import load_and_validate
 
-    fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir))
+    fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir), compat=compat)
     result = simulate(fsm, verdicts, default, scenario=scenario)
     stream = sys.stdout if out is None else out
     if as_json:

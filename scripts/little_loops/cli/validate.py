@@ -39,6 +39,11 @@ def register(subparsers: Any, summary: str) -> None:
     )
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument(
+        "--compat",
+        action="store_true",
+        help="check the loop as little-loops does: our stricter checks are warnings",
+    )
+    parser.add_argument(
         "-q", "--quiet", action="store_true", help="print only problems, not 'path: ok'"
     )
     parser.add_argument(
@@ -54,7 +59,9 @@ def _handler(args: argparse.Namespace) -> int:
         from little_loops.cli.migrate import migrate_command
 
         migrate_command(args.loops, out=sys.stderr if args.as_json else None)
-    return validate_command(args.loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet)
+    return validate_command(
+        args.loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet, compat=args.compat
+    )
 
 
 def validate_file(
@@ -63,6 +70,7 @@ def validate_file(
     strict: bool = False,
     loops_dir: Path | None = None,
     folder: FolderNames | None = None,
+    compat: bool = False,
 ) -> FileReport:
     """The report for one command-line argument (a loop that cannot be found is an error);
     *folder* keeps the names of the loop files of each `.loops/` between calls."""
@@ -78,7 +86,7 @@ def validate_file(
         return FileReport(name_or_path, errors=[ValidationError(exc.detail)])
     except LoopDefinitionError as exc:
         return FileReport(name_or_path, errors=[ValidationError(str(exc))])
-    report = check_file(path, FolderNames() if folder is None else folder)
+    report = check_file(path, FolderNames() if folder is None else folder, compat)
     note = stale_compiled_note(path)
     if note is not None:
         report.warnings.append(ValidationError(note, severity="warning"))
@@ -141,6 +149,7 @@ def validate_command(
     *,
     as_json: bool = False,
     strict: bool = False,
+    compat: bool = False,
     quiet: bool = False,
     loops_dir: Path | None = None,
     out: TextIO | None = None,
@@ -152,7 +161,8 @@ def validate_command(
 
     folder = FolderNames()
     reports = [
-        validate_file(item, strict=strict, loops_dir=loops_dir, folder=folder) for item in loops
+        validate_file(item, strict=strict, loops_dir=loops_dir, folder=folder, compat=compat)
+        for item in loops
     ]
     if as_json:
         import json  # only for --json: startup time is part of the pre-commit hook

@@ -313,6 +313,8 @@ def test_resume_keeps_the_values_and_takes_no_new_ones(project: Path) -> None:
     first = run(project, "twice", "77", "--set", "tags=x,y z", "-n", "1", "-q")
     assert first.returncode == ExitCode.MAX_ITERATIONS, first.stderr
     state = llproc.state(project, "twice")
+    run_dir = state["context"].pop("run_dir")  # the run's own folder (scratch.py)
+    assert run_dir.endswith("/.loops/.running/runs/twice@" + state["run_id"] + "/")
     assert state["context"] == {"issue": 77, "tags": ["x", "y z"]}
     again = run(project, "resume", "twice", "5")
     assert again.returncode == ExitCode.USAGE
@@ -384,3 +386,28 @@ def test_a_paradigm_file_takes_parameters_and_compiles_them(project: Path) -> No
     )
     assert run(project, "grown", "7", "-q").returncode == 0
     assert shown(project) == "7\n"
+
+
+def test_parameters_written_for_little_loops_run(tmp_path: Path) -> None:
+    """A parameter also in `context:` (its default), one optional without a default, and
+    `values:` (choices): validated and run with real bash, as little-loops runs them."""
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "oracle.yaml").write_text(
+        "name: oracle\n"
+        "parameters:\n"
+        "  depth: {type: integer, required: false}\n"
+        "  source: {type: string, required: false}\n"
+        "  mode: {type: string, values: [fast, deep], default: fast}\n"
+        "context:\n  depth: '2'\n"
+        "initial: a\nstates:\n  a:\n"
+        "    action: 'echo \"${context.depth} [${context.source?}] ${context.mode}\" > shown.txt'\n"
+        "    next: done\n  done:\n    terminal: true\n"
+    )
+    assert run(tmp_path, "validate", "oracle").returncode == 0
+    assert run(tmp_path, "run", "oracle", "-q").returncode == 0
+    assert shown(tmp_path) == "2 [] fast\n"
+    assert run(tmp_path, "run", "oracle", "5", "x", "deep", "-q").returncode == 0
+    assert shown(tmp_path) == "5 [x] deep\n"
+    wrong = run(tmp_path, "run", "oracle", "--set", "mode=slow")
+    assert wrong.returncode == ExitCode.USAGE
+    assert "expected one of fast, deep, got 'slow'" in wrong.stderr

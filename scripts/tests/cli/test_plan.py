@@ -140,3 +140,25 @@ def test_the_plan_shows_each_prompt_states_agents_and_their_options(
     # The run's own value picks the agent.
     chosen = loop_project.run("run", "chooser", "claude", "--dry-run")
     assert "    agent: claude\n    claude: model=claude-opus-4-5\n" in chosen.out
+
+
+def test_the_plan_shows_the_loop_metadata(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "meta",
+        "name: meta\ndescription: |\n  Checks the build.\n  More.\ncategory: gate\n"
+        "labels: [ci]\nvisibility: example\nrequired_inputs: [input]\n"
+        "commands:\n  - {cmd: ll-loop run meta x, comment: run it}\n"
+        "initial: a\nstates:\n  a:\n    description: does a\n    action: 'echo ${context.input}'\n"
+        "    next: done\n  done:\n    terminal: true\n",
+    )
+    plan = loop_project.run("run", "meta", "--dry-run")
+    lines = plan.out.splitlines()
+    assert lines[1:7] == [
+        "about: Checks the build.",
+        "category: gate",
+        "labels: ci",
+        "visibility: example",
+        "required inputs: input",
+        "command: ll-loop run meta x  # run it",
+    ]
+    assert "    about: does a" in lines

@@ -230,3 +230,18 @@ def test_the_cost_per_agent_and_model_and_the_switches_are_shown() -> None:
 def test_a_run_without_agents_has_no_agent_section() -> None:
     page = render_html([_run(_ev("loop_complete", 1, terminated_by="terminal", final_state="x"))])
     assert 'class="agents"' not in page
+
+
+def test_the_loop_metadata_and_state_descriptions_are_shown() -> None:
+    report = _run(_ev("loop_complete", 1, final_state="done", terminated_by="terminal"))
+    report.definition = {
+        "name": "fix",
+        "initial": "done",
+        "description": "Fixes <things>.",
+        "category": "gate",
+        "labels": ["ci"],
+        "states": {"done": {"terminal": True, "description": "the end"}},
+    }
+    page = render_html([report])
+    assert "<p>Fixes &lt;things&gt;.</p>" in page
+    assert '<span class="badge">gate</span> <span class="badge">ci</span>' in page

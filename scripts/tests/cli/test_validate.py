@@ -156,7 +156,9 @@ def test_a_route_key_that_yaml_1_1_would_read_as_a_boolean_is_a_verdict_name(
     assert result.code == 2
     assert result.out.splitlines() == [
         ".loops/verdicts.yaml:7: error: loop 'verdicts' > states > check > route > true: "
-        "route key 'true' is never given by exit_code (it gives success, failure, error)",
+        "route key 'true' is never given by exit_code (it gives success, failure, error)"
+        "; use a verdict it gives, remove the key, or set partial_route_ok: true, "
+        "or run with --compat",
     ]
 
 
@@ -404,7 +406,9 @@ def test_an_error_does_not_hide_the_warnings(loop_project: LoopProject) -> None:
         ' here with "no valid transition"; on_success/on_failure cannot route them: use a route'
         " table with an entry for each verdict (or _: STATE for the rest)\n"
         ".loops/one-pass.yaml:9: error: loop 'one-pass' > states > check > action:"
-        " ${captured.report.output}: no state captures 'report'\n"
+        " ${captured.report.output}: no state captures 'report'"
+        "; capture it before, write ${captured.NAME?}, or set capture_reachability_ok: true, "
+        "or run with --compat\n"
     )
 
 

@@ -30,12 +30,12 @@ class Interpolation(StrEnum):
     SHELL = "shell"  # each value handed to bash in an environment variable
     TEXT = "text"  # values as they are (a prompt is text)
 
-    def apply(self, text: str, ctx: InterpolationContext) -> Rendered:
+    def apply(self, text: str, ctx: InterpolationContext, paste_refused: bool = False) -> Rendered:
         """*text* with its references filled in this way (a shell script's values in the
-        environment it runs with)."""
-        return (
-            render(text, ctx) if self is Interpolation.SHELL else Rendered(interpolate(text, ctx))
-        )
+        environment it runs with; *paste_refused*: see shellquote.render)."""
+        if self is Interpolation.SHELL:
+            return render(text, ctx, paste_refused=paste_refused)
+        return Rendered(interpolate(text, ctx))
 
 
 class PromptInput(StrEnum):
@@ -155,9 +155,11 @@ class ActionKindSpec:
         """The kind as the report and messages name it: its agent, else its name."""
         return self.agent or self.name
 
-    def interpolate(self, text: str, ctx: InterpolationContext) -> Rendered:
+    def interpolate(
+        self, text: str, ctx: InterpolationContext, paste_refused: bool = False
+    ) -> Rendered:
         """The action's text with `${...}` filled in as this kind needs."""
-        return self.interpolation.apply(text, ctx)
+        return self.interpolation.apply(text, ctx, paste_refused)
 
     def describe_options(self, options: Mapping[str, Any]) -> str:
         """*options* on one line, in its table's order (see `described`)."""

@@ -35,14 +35,28 @@ def bind(
     args: Arguments,
     *,
     missing_ok: bool = False,
+    input_key: str | None = None,
 ) -> dict[str, Any]:
     """The context a run starts with: the loop's `context:` and every parameter's value.
 
-    With *missing_ok* (a dry run), a required parameter not given is left out. Raises
-    LoopDefinitionError with one line naming the key for a missing required value, an
-    unknown key, a value of the wrong type or not among the choices, or too many values.
+    With *missing_ok* (a dry run), a required parameter not given is left out. A loop that
+    declares no parameters takes one free-form VALUE into context key *input_key* (see
+    `free_input`). Raises LoopDefinitionError with one line naming the key for a missing
+    required value, an unknown key, a value of the wrong type or not among the choices, or
+    too many values.
     """
     names = list(parameters)
+    # key -> (value, where it came from, whether it is text typed on the command line)
+    given: dict[str, tuple[object, str, bool]] = {}
+    if not names and input_key is not None and args.positional:
+        if len(args.positional) > 1:
+            raise LoopDefinitionError(
+                f"loop '{loop}' takes one free-form value (context '{input_key}'), got "
+                f"{len(args.positional)}: quote it as one word"
+            )
+        for key, value in free_input(args.positional[0], context, input_key).items():
+            given[key] = (value, "the command line", False)
+        args = Arguments((), args.sets, args.file_values, args.file_name, args.file_path)
     if len(args.positional) > len(names):
         takes = (
             f"takes {len(names)} value{'s' if len(names) != 1 else ''} ({', '.join(names)})"
@@ -53,18 +67,18 @@ def bind(
         raise LoopDefinitionError(
             f"loop '{loop}' {takes}, got {len(args.positional)}: extra {extra}"
         )
-    # key -> (value, where it came from, whether it is text typed on the command line)
-    given: dict[str, tuple[object, str, bool]] = {}
     source = args.source
+    # A loop without parameters also knows its input key (`--set input=...`).
+    known = context if names or input_key is None else {input_key: None, **context}
     for key, value in args.file_values.items():
-        given[_known(loop, str(key), parameters, context, source)] = (value, source, False)
+        given[_known(loop, str(key), parameters, known, source)] = (value, source, False)
     for name, value in zip(names, args.positional, strict=False):
         given[name] = (value, "the command line", True)
     for pair in args.sets:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise LoopDefinitionError(f"--set {pair}: expected KEY=VALUE")
-        given[_known(loop, key, parameters, context, "--set")] = (value, "--set", True)
+        given[_known(loop, key, parameters, known, "--set")] = (value, "--set", True)
     out = dict(context)
     for key, (value, _, _) in given.items():
         if key not in parameters:
@@ -75,7 +89,8 @@ def bind(
                 continue
             if spec.required:
                 raise LoopDefinitionError(_missing(loop, name, names))
-            out[name] = spec.run_default()
+            if spec.default is not None:  # (an optional one without: left out)
+                out[name] = spec.run_default()
             continue
         value, where, text = given[name]
         try:
@@ -85,6 +100,37 @@ def bind(
                 f"loop '{loop}': parameter '{name}' ({where}): {exc}"
             ) from None
     return out
+
+
+def free_input(raw: str, context: Mapping[str, Any], input_key: str) -> dict[str, Any]:
+    """The context values one free-form VALUE gives: a JSON object whose keys are keys of
+    the loop's context gives those (as little-loops reads it); anything else is the value
+    of *input_key*, as written."""
+    if raw.lstrip().startswith("{"):
+        import json
+
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            matched = {key: value for key, value in parsed.items() if key in context}
+            if matched:
+                return matched
+    return {input_key: raw}
+
+
+def missing_inputs(
+    loop: str, context: Mapping[str, Any], required: Sequence[str], input_key: str
+) -> None:
+    """Raise LoopDefinitionError (one line, the way out) for the first `required_inputs`
+    key whose context value is missing or empty."""
+    for key in required:
+        if context.get(key) in (None, "", [], {}):
+            how = f"ll-loop run {loop} VALUE" if key == input_key else f"--set {key}=VALUE"
+            raise LoopDefinitionError(
+                f"loop '{loop}' requires input '{key}' but none was provided (give it: {how})"
+            )
 
 
 def _known(

@@ -195,6 +195,8 @@ def model_keys(cls: type) -> list[str]:
     for f in fields(cls):
         if f.metadata.get("blocks"):
             out += BY_OPTIONS_KEY
+        elif f.metadata.get("keys"):
+            out += f.metadata["keys"]  # one field for several keys (the lint flags)
         elif not f.metadata.get("derived"):
             out.append(yaml_key(f.name))
     return out
@@ -202,7 +204,11 @@ def model_keys(cls: type) -> list[str]:
 
 def plain_keys(cls: type) -> set[str]:
     """The loop-file keys of *cls* that are one field each (not an options block)."""
-    return {yaml_key(f.name) for f in fields(cls) if not f.metadata.get("blocks")}
+    return {
+        yaml_key(f.name)
+        for f in fields(cls)
+        if not f.metadata.get("blocks") and not f.metadata.get("keys")
+    }
 
 
 def option_blocks(data: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -8,6 +8,13 @@ from typing import Any
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 from little_loops.fsm.definition.circuit import TARGET_KEY as CIRCUIT_KEY
 from little_loops.fsm.definition.graph import LoopGraph, closure, loop_graph, reverse
+from little_loops.fsm.definition.lint_flags import (
+    ROUTE_NEVER_GIVEN,
+    UNDEFINED_CAPTURE,
+    UNDEFINED_CONTEXT,
+    UNQUOTABLE_REFERENCE,
+)
+from little_loops.fsm.definition.metadata import runner_keys
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     DEFAULT_EVALUATOR,
@@ -29,7 +36,12 @@ from little_loops.fsm.facts.errors import (
 )
 from little_loops.fsm.facts.suggest import closest, did_you_mean
 from little_loops.fsm.values.interpolation import context_problems
-from little_loops.fsm.values.references import NAMESPACES, OPEN, near_misses, references
+from little_loops.fsm.values.references import (
+    NAMESPACES,
+    OPEN,
+    checked_references,
+    near_misses,
+)
 from little_loops.fsm.values.shellquote import one_word_lists, unquotable
 
 KeyPath = tuple[str | int, ...]
@@ -60,15 +72,21 @@ class _GraphChecker:
         self.hints: dict[str, str] = {}  # unknown target -> what not_a_state adds
         # What ${context.X} may name: a context value or a parameter (given at run time).
         self.context_keys = [*map(str, fsm.context), *fsm.parameters]
+        self.filled_keys = runner_keys(bool(fsm.parameters), fsm.input_key, fsm.required_inputs)
         # The context values that are lists: one word each in a shell action.
         self.lists = {str(k) for k, v in fsm.context.items() if isinstance(v, list)}
         self.lists |= {name for name, spec in fsm.parameters.items() if spec.type == "list"}
 
     def add(
-        self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
+        self,
+        path: KeyPath,
+        message: str,
+        severity: Severity = "error",
+        key: str | None = None,
+        check: str | None = None,
     ) -> None:
         self.problems.append(
-            ValidationError.at(self.fsm.name or None, path, message, severity, key)
+            ValidationError.at(self.fsm.name or None, path, message, severity, key, check)
         )
 
     def not_a_state(self, name: str) -> str:
@@ -209,6 +227,7 @@ class _GraphChecker:
             self.add(
                 ("states", name, "route", key),
                 f"route key '{key}' is never given by {found.source} (it gives {gives}){hint}",
+                check=ROUTE_NEVER_GIVEN,
             )
 
     def reachability(self) -> None:
@@ -251,10 +270,10 @@ class _GraphChecker:
                 )
             if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
                 for problem in unquotable(text):
-                    self.add(path, problem)
+                    self.add(path, problem, check=UNQUOTABLE_REFERENCE)
                 for note in one_word_lists(text, self.lists):
                     self.add(path, note, "warning")
-            for namespace, ref_path in references(text):
+            for namespace, ref_path, fallback in checked_references(text):
                 ref = f"${{{namespace}.{ref_path}}}"
                 first = ref_path.split(".", 1)[0].split("[", 1)[0]
                 if namespace not in NAMESPACES:
@@ -262,16 +281,23 @@ class _GraphChecker:
                         did_you_mean(namespace, NAMESPACES) or f" (known: {', '.join(NAMESPACES)})"
                     )
                     self.add(path, f"{ref}: unknown namespace '{namespace}'{hint}")
+                elif fallback:
+                    continue  # `:default=` or `?`: what it names may be missing
                 elif namespace in _FIXED_FIELDS and first not in _FIXED_FIELDS[namespace]:
                     fields = _FIXED_FIELDS[namespace]
                     hint = did_you_mean(first, fields) or f" (known: {', '.join(fields)})"
                     self.add(path, f"{ref}: '{namespace}' has no '{first}'{hint}")
-                elif namespace == "context" and first not in self.context_keys:
+                elif namespace == "context" and first not in [
+                    *self.context_keys,
+                    *self.filled_keys,
+                ]:
                     hint = did_you_mean(first, self.context_keys)
-                    self.add(path, f"{ref}: context has no key '{first}'{hint}")
+                    message = f"{ref}: context has no key '{first}'{hint}"
+                    self.add(path, message, check=UNDEFINED_CONTEXT)
                 elif namespace == "captured" and first not in captures:
                     hint = did_you_mean(first, captures) if captures else ""
-                    self.add(path, f"{ref}: no state captures '{first}'{hint}")
+                    message = f"{ref}: no state captures '{first}'{hint}"
+                    self.add(path, message, check=UNDEFINED_CAPTURE)
 
     def kind_for(self, state: StateConfig) -> ActionKindSpec:
         """The kind *state* runs as (its first agent); for an agent that a parameter picks

@@ -13,6 +13,7 @@ from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
+from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS, MORE_STATE_KEYS, listed
 from little_loops.fsm.definition.model import (
     ACTION_TYPES,
     APPROVAL,
@@ -110,6 +111,7 @@ LOOP_KEYS: dict[str, Check] = {
     **route_keys.LOOP_LIMIT_KEYS,
     **REUSE_LOOP_CHECKS,
     **RUN_LOOP_KEYS,
+    **MORE_LOOP_KEYS,
 }
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
 RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
@@ -144,6 +146,7 @@ STATE_KEYS: dict[str, Check] = {
     **route_keys.STATE_ROUTE_KEYS,
     **REUSE_STATE_CHECKS,
     **RUN_STATE_KEYS,
+    **MORE_STATE_KEYS,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
@@ -242,7 +245,7 @@ class _Checker:
         for key, value in data.items():
             if not isinstance(key, str) or key not in allowed:
                 word = str(key)
-                hint = did_you_mean(word, choices) or f" ({whose}: {', '.join(choices)})"
+                hint = did_you_mean(word, choices) or f" ({whose}: {', '.join(listed(choices))})"
                 self.add((*path, word), f"unknown key{hint}")
                 continue
             problem = allowed[key](value)

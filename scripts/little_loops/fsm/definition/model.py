@@ -43,6 +43,7 @@ from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.circuit import CircuitConfig
+from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, FLAGS, PUBLIC, fields_of, kept
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.definition.run_keys import HANDOFF_PAUSE, RUN_LOOP_KEYS
 from little_loops.fsm.definition.spellings import ROUTE, STATE, in_our_spelling
@@ -146,6 +147,7 @@ class StateConfig:
     tamper_guard: str | None = None  # one of TAMPER_POLICIES (None: the loop's)
     prepatch_check: str | None = None  # one of PREPATCH_POLICIES (None: the loop's)
     params: dict[str, Any] | None = None  # an mcp_tool action's arguments
+    description: str | None = None  # for people (graph --info, the report)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
@@ -262,6 +264,15 @@ class FSMLoop:
     session_mode: str | None = None  # every prompt state's default (definition/run_keys.py)
     tamper_guard: str | None = None  # every state's default, as prepatch_check's
     prepatch_check: str | None = None
+    # Metadata and inputs (definition/metadata.py), then the `*_ok` flags given (one key each).
+    description: str | None = None
+    category: str | None = None
+    labels: list[str] = field(default_factory=list)
+    visibility: str = PUBLIC
+    commands: list[dict[str, str]] = field(default_factory=list)
+    input_key: str = DEFAULT_INPUT_KEY  # where a run's free-form VALUE goes (no parameters)
+    required_inputs: list[str] = field(default_factory=list)  # context keys not to be empty
+    lint_ok: dict[str, bool] = field(default_factory=dict, metadata={"keys": FLAGS})
     # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
     # file is validated (definition/subloop_checks.py), never written back to a file; and
     # `source`, the file it was read from (where a `loop: ${...}` finds its child).
@@ -298,7 +309,7 @@ class FSMLoop:
         kwargs["circuit"] = CircuitConfig.read(data.get("circuit"))
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
-        kwargs["parameters"] = parse_parameters(data.get("parameters"))
+        kwargs["parameters"] = parse_parameters(data.get("parameters"), data.get("context"))
         agents = data.get("agents")
         kwargs["agents"] = {
             str(name): AgentDefinition.from_dict(entry, "loop")
@@ -306,6 +317,7 @@ class FSMLoop:
         }
         if kwargs.get("scope") is None:
             kwargs.pop("scope", None)
+        kwargs.update(fields_of(data))  # metadata, inputs and flags; null ones left out
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -360,6 +372,7 @@ class FSMLoop:
         rate_limit = self.rate_limit.to_dict()
         if rate_limit:
             out["rate_limit"] = rate_limit
+        out.update(kept(rest), **self.lint_ok)
         return out
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any]:

@@ -13,7 +13,16 @@ from little_loops.fsm.values.value_checks import Check, describe
 ParameterType = Literal["string", "integer", "number", "boolean", "path", "list"]
 PARAMETER_TYPES: tuple[str, ...] = get_args(ParameterType)
 # The keys of a parameter written as a mapping (its long form).
-PARAMETER_KEYS: tuple[str, ...] = ("type", "default", "required", "description", "choices")
+PARAMETER_KEYS: tuple[str, ...] = (
+    "type",
+    "default",
+    "required",
+    "description",
+    "choices",
+    "values",  # little-loops' spelling of choices
+)
+# Keys that are another spelling of one above.
+PARAMETER_ALIASES: dict[str, str] = {"values": "choices"}
 # A parameter is read as ${context.NAME}, so its name is one path segment of a reference.
 PARAMETER_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 PARAMETER_NAME_RULE = "letters, digits, '_' and '-', not starting with a digit or '-'"
@@ -39,34 +48,40 @@ ParamPath = tuple[str | int, ...]
 
 @dataclass(frozen=True)
 class ParameterSpec:
-    """One declared parameter: its type, its default (None: it must be given), and help."""
+    """One declared parameter: its type, its default (None: it must be given, unless it is
+    optional), and help."""
 
     type: ParameterType = "string"
     default: Any = None
     description: str | None = None
     choices: tuple[Any, ...] | None = None
+    optional: bool = False  # `required: false` and no default: a run may leave it out
 
     @property
     def required(self) -> bool:
-        """A parameter without a default must be given on every run."""
-        return self.default is None
+        """A parameter without a default must be given on every run, unless optional."""
+        return self.default is None and not self.optional
 
     def run_default(self) -> Any:
         """The default a run starts with: a copy of a list, so a run never changes the loop's."""
         return list(self.default) if isinstance(self.default, list) else self.default
 
     @classmethod
-    def from_raw(cls, raw: object) -> ParameterSpec:
-        """The spec a (checked) `parameters:` entry stands for: `integer`, or a mapping."""
-        if isinstance(raw, str):
-            return cls(type=_type(raw))
-        data = raw if isinstance(raw, Mapping) else {}
-        choices = data.get("choices")
+    def from_raw(cls, raw: object, context_value: Any = None) -> ParameterSpec:
+        """The spec a (checked) `parameters:` entry stands for: `integer`, or a mapping. A
+        value of the same name under `context:` is its default when it has none."""
+        data: Mapping[Any, Any] = raw if isinstance(raw, Mapping) else {"type": raw}
+        kind = _type(data.get("type", "string"))
+        if isinstance(context_value, str):  # as if typed on the command line: `yes`, `3`
+            context_value = _from_text(kind, context_value)
+        choices = data.get("choices", data.get("values"))
+        default = data.get("default")
         return cls(
-            type=_type(data.get("type", "string")),
-            default=data.get("default"),
+            type=kind,
+            default=context_value if default is None else default,
             description=data.get("description"),
             choices=tuple(choices) if isinstance(choices, list) else None,
+            optional=data.get("required") is False,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,11 +93,14 @@ class ParameterSpec:
             out["description"] = self.description
         if self.choices is not None:
             out["choices"] = list(self.choices)
+        if self.optional and self.default is None:
+            out["required"] = False
         return out
 
     def summary(self) -> str:
         """`integer, required` or `list, default a,b; one of: x, y, z` (help and plan)."""
-        parts = [self.type, "required" if self.required else f"default {show(self.default)}"]
+        given = "optional" if self.default is None else f"default {show(self.default)}"
+        parts = [self.type, "required" if self.required else given]
         text = ", ".join(parts)
         if self.choices:
             text += "; one of: " + ", ".join(show(choice) for choice in self.choices)
@@ -93,11 +111,13 @@ def _type(raw: object) -> ParameterType:
     return cast(ParameterType, raw) if raw in PARAMETER_TYPES else "string"
 
 
-def parse_parameters(raw: object) -> dict[str, ParameterSpec]:
-    """The specs of a checked `parameters:` mapping, in declared order."""
+def parse_parameters(raw: object, context: object = None) -> dict[str, ParameterSpec]:
+    """The specs of a checked `parameters:` mapping, in declared order; a parameter also
+    under *context* (the loop's `context:`) has that value as its default when it has none."""
     if not isinstance(raw, Mapping):
         return {}
-    return {str(name): ParameterSpec.from_raw(spec) for name, spec in raw.items()}
+    values = context if isinstance(context, Mapping) else {}
+    return {str(name): ParameterSpec.from_raw(spec, values.get(name)) for name, spec in raw.items()}
 
 
 def show(value: Any) -> str:
@@ -210,6 +230,11 @@ _ENTRY_JSON: dict[str, Any] = {
                     "minItems": 1,
                     "description": "The values it may take.",
                 },
+                "values": {
+                    "type": "array",
+                    "minItems": 1,
+                    "description": "Another spelling of choices.",
+                },
             },
         },
     ]
@@ -230,13 +255,10 @@ def parameter_problems(
     """Each problem of a `parameters:` mapping, as (path under `parameters`, message)."""
     from little_loops.fsm.facts.suggest import did_you_mean
 
-    declared = context if isinstance(context, Mapping) else {}
     for name, entry in raw.items():
         if not isinstance(name, str) or not re.match(PARAMETER_NAME, name):
             yield (str(name),), f"a parameter name must be {PARAMETER_NAME_RULE}"
             continue
-        if name in declared:
-            yield (name,), "also a key of context: a name is either a parameter or a context value"
         if isinstance(entry, str):
             if entry not in PARAMETER_TYPES:
                 hint = (
@@ -273,16 +295,17 @@ def _entry_problems(name: str, entry: Mapping[Any, object]) -> Iterator[tuple[Pa
         yield (name, "required"), f"expected true or false, got {describe(required)}"
     elif required is True and default is not None:
         yield (name, "required"), "a parameter with a default is not required: drop one of them"
-    elif required is False and default is None:
-        yield (name, "required"), "a parameter that is not required needs a default"
+    if "choices" in entry and "values" in entry:
+        yield (name, "values"), "values is another spelling of choices: give one of them"
     description = entry.get("description")
     if description is not None and not isinstance(description, str):
         yield (name, "description"), f"expected a string, got {describe(description)}"
-    choices = entry.get("choices")
+    spelled = "choices" if "choices" in entry else "values"
+    choices = entry.get(spelled)
     if choices is not None:
         problem = _choices_problem(str(kind), choices)
         if problem is not None:
-            yield (name, "choices", *problem[0]), problem[1]
+            yield (name, spelled, *problem[0]), problem[1]
             choices = None
     if default is None:
         return

@@ -15,6 +15,7 @@ from typing import Any
 
 from little_loops.fsm.actions.spec import Interpolation
 from little_loops.fsm.definition.endings import ends_in_failure
+from little_loops.fsm.definition.lint_flags import PASTE_FLAG
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     FSMLoop,
@@ -44,7 +45,8 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.outcomes import Outcome, outcome_of
 from little_loops.fsm.facts.verdict_words import canonical_verdict
-from little_loops.fsm.values.interpolation import InterpolationContext, to_text
+from little_loops.fsm.values.interpolation import Expansion, InterpolationContext, to_text
+from little_loops.fsm.values.modifiers import has_fallback
 from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
 from little_loops.fsm.values.shellquote import UNKNOWN_VALUE, env_lines, render
 
@@ -312,7 +314,9 @@ class _Walk:
             namespace, path = match.group("ns"), match.group("path")
             ref = f"${{{namespace}.{path}}}"
             first = path.split(".", 1)[0].split("[", 1)[0]
-            if namespace == "captured" and first not in self.captured:
+            if has_fallback(match):
+                pass  # a default (or "") stands in for what is missing
+            elif namespace == "captured" and first not in self.captured:
                 notes.append(
                     f"{ref}: nothing is captured as '{first}' yet on this path; the run "
                     "would fail here (undefined variable)"
@@ -322,7 +326,7 @@ class _Walk:
             piece = match.group(0)
             if known(namespace, first, self.prev):
                 try:
-                    values[match.start()] = ctx.resolve(namespace, path)
+                    values[match.start()] = Expansion(ctx).modified(match, quote=not shell)
                     piece = to_text(values[match.start()])
                 except InterpolationError:
                     pass
@@ -342,7 +346,9 @@ class _Walk:
             return values.get(match.start(), UNKNOWN_VALUE)
 
         try:
-            rendered = render(text, ctx, lookup)
+            rendered = render(
+                text, ctx, lookup, paste_refused=bool(self.fsm.lint_ok.get(PASTE_FLAG))
+            )
         except InterpolationError as exc:
             notes.append(f"the run would fail here: {exc}")
             return text

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from little_loops.fsm.definition.endings import ends_in_failure
+from little_loops.fsm.definition.metadata import RUN_DIR_KEY, runner_values
 from little_loops.fsm.definition.model import (
     OUTCOME_FAILURE,
     OUTCOME_SUCCESS,
@@ -86,7 +87,13 @@ def child_context(
                 raise LoopDefinitionError(
                     f"state '{state_name}': missing parameter '{name}' of loop '{child.name}'"
                 )
-            out[name] = spec.run_default()
+            if spec.default is not None:  # (an optional one without: left out)
+                out[name] = spec.run_default()
+    # The run's folder is the parent's too (as little-loops shares it); the other values a
+    # run starts with, for the keys the child reads.
+    if ctx.context.get(RUN_DIR_KEY) and not out.get(RUN_DIR_KEY):
+        out[RUN_DIR_KEY] = ctx.context[RUN_DIR_KEY]
+    out.update(runner_values(out, child.input_key, child.to_dict()))
     return out
 
 

@@ -57,6 +57,9 @@ class ValidationError:
     line: int | None = None
     column: int | None = None
     file: str | None = None
+    # The stricter check it comes from (definition/lint_flags.py), which a `*_ok` flag
+    # silences and `--compat` makes a warning; None for every other problem.
+    check: str | None = None
 
     @classmethod
     def at(
@@ -66,6 +69,7 @@ class ValidationError:
         message: str,
         severity: Severity = "error",
         key: str | None = None,
+        check: str | None = None,
     ) -> ValidationError:
         """A problem at key *path*; the state and key are read off the path.
 
@@ -74,7 +78,7 @@ class ValidationError:
         state = str(path[1]) if len(path) >= 2 and path[0] == "states" else None
         if key is None and path and (path[0] != "states" or len(path) >= 3):
             key = str(path[-1])
-        return cls(message, severity, loop, state, key, tuple(path))
+        return cls(message, severity, loop, state, key, tuple(path), check=check)
 
     def location(self) -> str:
         """`loop 'fix-types' > states > check > on_sucess`: the loop, then the key path."""

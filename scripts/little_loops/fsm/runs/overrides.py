@@ -77,6 +77,11 @@ class RunFlags:
         help="show each action's output live under its state line (Claude's as text)",
     )
     as_json: bool = flag("--json", help="print the final result as JSON on stdout")
+    compat: bool = flag(
+        "--compat",
+        resumed=True,
+        help="run the loop as written (for little-loops): our stricter checks are warnings",
+    )
     no_color: bool = flag("--no-color", help="no colours (also when NO_COLOR is set)")
 
     def argv(self) -> list[str]:

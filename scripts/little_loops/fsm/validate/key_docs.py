@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
+from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
+from little_loops.fsm.definition.lint_flags import flag_doc
+from little_loops.fsm.definition.metadata import METADATA_LOOP_DOCS, METADATA_STATE_DOCS
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
 from little_loops.fsm.definition.run_keys import RUN_LOOP_KEY_DOCS, RUN_STATE_KEY_DOCS
@@ -110,6 +113,8 @@ LOOP_KEYS: dict[str, str] = {
     **REUSE_LOOP_DOCS,
     **RUN_LOOP_KEY_DOCS,
     **runtime_key_docs.LOOP_RUNTIME_KEYS,
+    **METADATA_LOOP_DOCS,
+    **{flag: flag_doc(flag) for flag in LINT_FLAGS},
 }
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
@@ -209,6 +214,7 @@ STATE_KEYS: dict[str, str] = {
     **REUSE_STATE_DOCS,
     **RUN_STATE_KEY_DOCS,
     **runtime_key_docs.STATE_RUNTIME_KEYS,
+    **METADATA_STATE_DOCS,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

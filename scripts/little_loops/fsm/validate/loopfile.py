@@ -34,6 +34,7 @@ from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.graph_checks import check_graph
 from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
+from little_loops.fsm.definition.lint_flags import as_written
 from little_loops.fsm.definition.loader import LoadedDocument
 from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
 from little_loops.fsm.definition.loopdoc import load_loop
@@ -54,6 +55,7 @@ from little_loops.fsm.facts.errors import (
     ParadigmSpecError,
     ValidationError,
 )
+from little_loops.fsm.validate.compat import flags_of, relaxed
 from little_loops.fsm.values.value_checks import describe
 
 __all__ = [
@@ -182,9 +184,11 @@ def _compile(
     return fsm, validate_fsm(fsm)
 
 
-def check_document(doc: LoadedDocument) -> FileReport:
-    """Validate a parsed loop file; every problem gets the line of the key it is about."""
+def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
+    """Validate a parsed loop file; every problem gets the line of the key it is about.
+    With *compat* our stricter checks are warnings (compat.py)."""
     data = doc.data
+    flags = flags_of(data)
     paradigm = data.get("paradigm")
     fsm: FSMLoop | None = None
     # The project's custom agents (`.loops/agents.yaml`): a broken file is one error each.
@@ -193,14 +197,15 @@ def check_document(doc: LoadedDocument) -> FileReport:
     if paradigm is not None and paradigm != FSM_PARADIGM:
         if isinstance(paradigm, str):
             fsm, problems = _compile(data, paradigm, project)
+            problems = relaxed(problems, flags, compat)
         else:
             problems = validate_definition(data, tuple(project))
     else:
-        problems = validate_definition(data, tuple(project))
+        problems = relaxed(validate_definition(data, tuple(project)), flags, compat)
         if not _has_errors(problems):
             fsm = FSMLoop.from_dict(dict(data))
             fsm.project_agents = project
-            problems += _check_machine(fsm)
+            problems += relaxed(_check_machine(fsm), flags, compat)
             problems += attach_children(fsm, doc.source, check_file)
     if fsm is not None:  # names that would make file names too long for any file system
         problems += name_length_problems(fsm, run_names(fsm, doc.source))
@@ -253,15 +258,18 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def check_file(path: str | Path, folder: FolderNames | None = None) -> FileReport:
+def check_file(
+    path: str | Path, folder: FolderNames | None = None, compat: bool = False
+) -> FileReport:
     """Validate the loop file at *path*, collecting every problem instead of raising; with
-    *folder*, also among the other loop files of its `.loops/` (`loop_files`)."""
+    *folder*, also among the other loop files of its `.loops/` (`loop_files`); with
+    *compat*, our stricter checks are warnings."""
     with _no_cycle_collection():
         try:
             doc = load_loop(path)
         except LoopFileError as exc:
             return FileReport(str(path), errors=[_file_problem(exc, path)])
-        report = check_document(doc)
+        report = check_document(doc, compat)
         if folder is not None:
             for problem in folder_problems(Path(path), doc.data, folder):
                 _place(problem, doc)
@@ -272,15 +280,17 @@ def check_file(path: str | Path, folder: FolderNames | None = None) -> FileRepor
         return report
 
 
-def load_and_validate(path: str | Path) -> FSMLoop:
+def load_and_validate(path: str | Path, compat: bool = False) -> FSMLoop:
     """Load the loop file at *path* and return its model, or raise.
 
     Raises LoopFileError when the file cannot be read as YAML, and LoopValidationError
     (both LoopDefinitionError) carrying every error when it is not a valid loop.
-    Warnings do not stop a load.
+    Warnings do not stop a load; with *compat* our stricter checks are warnings.
     """
     with _no_cycle_collection():
-        report = check_document(load_loop(path))
+        report = check_document(load_loop(path), compat)
     if report.errors or report.fsm is None:
         raise LoopValidationError(report.errors, source=report.path)
+    if compat:
+        report.fsm.lint_ok = as_written(report.fsm.lint_ok)
     return report.fsm

@@ -2,11 +2,11 @@
 
 Ours is exactly `${` + one of the seven namespaces + `.` + a path + `}`, where the path is
 made of names and indices: `${captured.errors.output}`, `${result.details.items[0]}`,
-`${context.files.0}`. `$${` is a literal `${`. A `${name.path}` whose name is not one of
-the namespaces is an error (bash has no such form, so it is a typo). Everything else
-passes through untouched, so bash keeps its own forms: `$VAR`, `$(cmd)`, `${VAR}`,
-`${VAR:-default}`, `${#VAR}`, `${VAR/a/b}`. Interpolation only looks values up; it never
-evaluates code.
+`${context.files.0}`; a modifier may end it (`${context.x:default=1}`, modifiers.py).
+`$${` is a literal `${`. A `${name.path}` whose name is not one of the namespaces is an
+error (bash has no such form, so it is a typo). Everything else passes through untouched,
+so bash keeps its own forms: `$VAR`, `$(cmd)`, `${VAR}`, `${VAR:-default}`, `${#VAR}`,
+`${VAR/a/b}`. Interpolation only looks values up; it never evaluates code.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.facts.timefmt import format_duration
+from little_loops.fsm.values.modifiers import modified
+from little_loops.fsm.values.modifiers import to_text as to_text
 from little_loops.fsm.values.references import (
     ESCAPE,
     NAMESPACES,
@@ -122,23 +124,6 @@ def _step(value: Any, seg: str | int, ref: str, where: str) -> Any:
     raise InterpolationError(f"{ref}: undefined variable ({where} is {kind}, not a mapping)")
 
 
-def to_text(value: Any) -> str:
-    """How a resolved value reads inside a string."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, Mapping | list | tuple):
-        import json  # only here: `validate` reads no values, and starts faster without it
-
-        return json.dumps(value, default=str)
-    return str(value)
-
-
 class Expansion:
     """One interpolation: each context value it meets is filled in once, within the limits."""
 
@@ -155,6 +140,12 @@ class Expansion:
         if namespace == "context" and isinstance(value, list | Mapping) and _escapes(value):
             return _unescaped(value)  # (else the value itself: a lone reference keeps it)
         return value
+
+    def modified(self, match: re.Match[str], *, quote: bool = True) -> Any:
+        """The value of the reference *match*, its modifier (if any) applied."""
+        return modified(
+            match, lambda: self.resolve(match.group("ns"), match.group("path")), quote=quote
+        )
 
     def context_value(self, path: str, text: str) -> str:
         done = self.done.get(text)
@@ -192,7 +183,7 @@ class Expansion:
             if match.group(0) == ESCAPE:
                 piece = OPEN
             else:
-                value = self.resolve(match.group("ns"), match.group("path"))
+                value = self.modified(match)
                 piece = to_text(value) if render is None else render(match, value)
             parts += (text[pos : match.start()], piece)
             size += match.start() - pos + len(piece)
@@ -252,7 +243,7 @@ def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:
     if isinstance(value, str):
         match = reference_pattern().fullmatch(value)
         if match is not None and match.group(0) != ESCAPE:
-            return ctx.resolve(match.group("ns"), match.group("path"))
+            return Expansion(ctx).modified(match)
         return interpolate(value, ctx)
     if isinstance(value, Mapping):
         return {k: interpolate_value(v, ctx) for k, v in value.items()}

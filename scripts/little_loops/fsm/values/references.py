@@ -6,6 +6,7 @@ import re
 from functools import cache
 
 from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.values.modifiers import MODIFIER, has_fallback
 
 NAMESPACES: tuple[str, ...] = ("context", "captured", "prev", "result", "state", "loop", "env")
 
@@ -24,13 +25,15 @@ WORDS = "words:"
 @cache
 def reference_pattern() -> re.Pattern[str]:
     """`$${` (escape) or `${identifier.path}`, maybe `${raw:...}` or `${words:...}`; the
-    path allows names, dots, [N] and dashes."""
+    path allows names, dots, [N] and dashes; a modifier may follow it (modifiers.py)."""
     return re.compile(
         r"\$\$\{|\$\{(?:(?P<raw>"
         + re.escape(RAW)
         + r")|(?P<words>"
         + re.escape(WORDS)
-        + r"))?(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)\}"
+        + r"))?(?P<ns>[A-Za-z_][A-Za-z0-9_]*)\.(?P<path>[A-Za-z0-9_\-.\[\]]+)"
+        + MODIFIER
+        + r"\}"
     )
 
 
@@ -60,6 +63,16 @@ def parse_path(path: str, ref: str) -> list[str | int]:
     if not segments or path[pos:] not in ("",) or path.endswith("."):
         raise InterpolationError(f"{ref}: malformed path")
     return segments
+
+
+def checked_references(text: str) -> list[tuple[str, str, bool]]:
+    """(namespace, path, has a fallback) for each reference in *text*: one with a
+    `:default=` or `?` may name what is missing."""
+    return [
+        (m.group("ns"), m.group("path"), has_fallback(m))
+        for m in reference_pattern().finditer(text)
+        if m.group(0) != ESCAPE
+    ]
 
 
 def references(text: str) -> list[tuple[str, str]]:

@@ -80,7 +80,7 @@ _BYTES = "surrogatepass"
 class _Template:
     """A shell action with each reference replaced by a placeholder word, parsed."""
 
-    def __init__(self, text: str, raw_text: Any = None) -> None:
+    def __init__(self, text: str, raw_text: Any = None, pasted: Collection[int] = ()) -> None:
         self.salt = secrets.token_hex(4).upper()
         self.matches = list(reference_pattern().finditer(text))
         parts: list[str] = []
@@ -92,7 +92,7 @@ class _Template:
             pos = match.end()
             if match.group(0) == ESCAPE:
                 piece = OPEN
-            elif match.group("raw") and raw_text is not None:
+            elif (match.group("raw") or index in pasted) and raw_text is not None:
                 piece = raw_text(match)
             else:
                 piece = f"LLREF{index}X{self.salt}"
@@ -102,7 +102,7 @@ class _Template:
             size += encoded
         parts.append(text[pos:])
         self.script = "".join(parts).encode(errors=_BYTES)
-        wanted = [i for i, m in enumerate(self.matches) if _quoted(m, raw_text)]
+        wanted = [i for i, m in enumerate(self.matches) if _quoted(m, raw_text) and i not in pasted]
         found = placements(self.script, [self.spans[i] for i in wanted])
         self.where: dict[int, Placement] = dict(zip(wanted, found, strict=True))
 
@@ -190,10 +190,14 @@ def render(
     text: str,
     ctx: InterpolationContext,
     lookup: Callable[[re.Match[str]], Any] | None = None,
+    *,
+    paste_refused: bool = False,
 ) -> Rendered:
     """*text* (a shell action) with each reference replaced by a reference to an
     environment variable that holds its value (looked up in *ctx*, or by *lookup*);
-    raises InterpolationError for a reference that cannot stand where it is."""
+    raises InterpolationError for a reference that cannot stand where it is, unless
+    *paste_refused* (`unsafe_context_interpolation_ok`, `--compat`): then it is pasted as
+    its text, as `${raw:...}` is and as little-loops pastes every value."""
     if OPEN not in text:
         return Rendered(text)
     expansion = Expansion(ctx)
@@ -201,9 +205,13 @@ def render(
     def value_of(match: re.Match[str]) -> Any:
         if lookup is not None:
             return lookup(match)
-        return expansion.resolve(match.group("ns"), match.group("path"))
+        # Pasted as code, `${raw:x:shell}` is quoted; any other value reaches bash as data.
+        return expansion.modified(match, quote=bool(match.group("raw")))
 
     template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
+    refused = [i for i, where in template.where.items() if problem(template.matches[i], where)]
+    if refused and paste_refused:
+        template = _Template(text, lambda m: to_text(value_of(m)), refused)
     env: dict[str, str] = {}
     edits: list[tuple[int, int, str]] = []
     shown: list[tuple[int, int, str]] = []  # the same places, with the values in them

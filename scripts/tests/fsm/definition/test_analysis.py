@@ -92,9 +92,12 @@ def test_route_keys_the_evaluator_never_gives() -> None:
     # Errors: the state machine is wrong, so the run-time analysis waits for a fix.
     assert problems(text) == [
         "7: error: loop 'demo' > states > check > route > sucess: route key 'sucess' is never "
-        "given by exit_code (it gives success, failure, error); did you mean 'success'?",
+        "given by exit_code (it gives success, failure, error); did you mean 'success'?"
+        "; use a verdict it gives, remove the key, or set partial_route_ok: true, "
+        "or run with --compat",
         "9: error: loop 'demo' > states > check > route > target: route key 'target' is never "
-        "given by exit_code (it gives success, failure, error)",
+        "given by exit_code (it gives success, failure, error); use a verdict it gives, "
+        "remove the key, or set partial_route_ok: true, or run with --compat",
     ]
     fixed = text.replace("sucess:", "success:").replace(
         "      target: done\n", "      error: done\n"
@@ -126,6 +129,8 @@ def test_llm_route_keys_may_be_the_no_llm_fallback() -> None:
     assert problems(text.replace("failure: done", "fuond: done")) == [
         "13: error: loop 'demo' > states > analyze > route > fuond: route key 'fuond' is never "
         "given by llm_structured (it gives found, none, error); did you mean 'found'?"
+        "; use a verdict it gives, remove the key, or set partial_route_ok: true, "
+        "or run with --compat"
     ]
 
 
@@ -576,6 +581,7 @@ def test_undefined_context_key_is_an_error() -> None:
     assert problems(text) == [
         "7: error: loop 'demo' > states > check > action: ${context.source}: context has no key "
         "'source' (did you mean src?)"
+        "; declare it under context: or parameters:, or write ${context.KEY?}, or run with --compat"
     ]
     assert problems(text.replace("context.source", "context.src")) == []
 
@@ -863,6 +869,7 @@ def test_a_reference_bash_would_read_as_code_is_an_error() -> None:
         "10: error: loop 'demo' > states > report > action: ${captured.lint}: not allowed in "
         "the arguments of eval, which bash reads as code (paste it as code with "
         "${raw:captured.lint} if you mean that)"
+        "; set unsafe_context_interpolation_ok: true to paste it as written, or run with --compat"
     ]
     # In backticks the value is read from a variable, so bash parsing the text again is
     # harmless now: no error.

@@ -149,6 +149,13 @@ def test_a_loop_with_parameters_round_trips_through_the_writer() -> None:
     assert FSMLoop.from_dict(load_text(written).data) == fsm
 
 
+def load_and_validate_text(text: str) -> FSMLoop:
+    report = check_document(load_text(text))
+    assert report.valid, report.problems()
+    assert report.fsm is not None
+    return report.fsm
+
+
 def problems(text: str) -> list[str]:
     return [f"{p.line}: {p.severity}: {p}" for p in check_document(load_text(text)).problems()]
 
@@ -166,9 +173,10 @@ def problems(text: str) -> list[str]:
             "issue > required: a parameter with a default is not required: drop one of them",
         ),
         (
-            "{type: string, required: false}",
-            "issue > required: a parameter that is not required needs a default",
+            "{choices: [a], values: [a]}",
+            "issue > values: values is another spelling of choices: give one of them",
         ),
+        ("{values: []}", "issue > values: expected at least one value"),
         ("{required: 1}", "issue > required: expected true or false, got 1"),
         ("{choices: []}", "issue > choices: expected at least one value"),
         ("{choices: a}", "issue > choices: expected a list of values, got 'a'"),
@@ -187,12 +195,27 @@ def test_a_wrong_parameter_is_an_error_at_its_key(entry: str, message: str) -> N
     assert found[0].split(": error: ", 1)[1] == f"loop 'p' > parameters > {message}"
 
 
-def test_a_key_in_both_context_and_parameters_is_an_error() -> None:
+def test_a_key_in_both_context_and_parameters_has_the_context_value_as_default() -> None:
+    """As in little-loops: the context value is the parameter's default (a run may give
+    another); a default of its own wins."""
     text = LOOP.replace("initial: a\n", "initial: a\ncontext:\n  fast: yes\n")
-    assert problems(text) == [
-        "10: error: loop 'p' > parameters > fast: also a key of context: a name is either "
-        "a parameter or a context value"
-    ]
+    assert problems(text) == []
+    fsm = load_and_validate_text(text)
+    assert fsm.parameters["fast"].default is True
+    assert not fsm.parameters["fast"].required
+
+
+def test_an_optional_parameter_without_default_may_be_left_out() -> None:
+    text = LOOP.replace("  fast: boolean\n", "  fast: {type: boolean, required: false}\n")
+    assert problems(text) == []
+    spec = load_and_validate_text(text).parameters["fast"]
+    assert (spec.required, spec.summary()) == (False, "boolean, optional")
+    assert spec.to_dict() == {"type": "boolean", "required": False}
+
+
+def test_values_is_choices() -> None:
+    text = LOOP.replace("  fast: boolean\n", "  fast: {values: [x, y], default: x}\n")
+    assert load_and_validate_text(text).parameters["fast"].choices == ("x", "y")
 
 
 def test_a_parameter_name_must_be_a_reference_segment() -> None:
@@ -216,6 +239,7 @@ def test_an_undeclared_context_reference_is_an_error_with_a_suggestion() -> None
     assert problems(text) == [
         "14: error: loop 'p' > states > a > action: ${context.fats}: context has no key "
         "'fats' (did you mean fast?)"
+        "; declare it under context: or parameters:, or write ${context.KEY?}, or run with --compat"
     ]
 
 

@@ -104,7 +104,8 @@ def test_valid_definition_has_no_problems() -> None:
             "rate_limit, circuit, artifact_versioning, commit, max_steps, on_max_steps, "
             "on_max_iterations, import, fragments, from, flow, state_defs, "
             + ", ".join(RUN_LOOP_KEYS)
-            + ")",
+            + ", description, category, labels, visibility, commands, input_key, "
+            "required_inputs, *_ok flags)",
         ),
         (
             with_state("check", {"action": "x", "on_sucess": "done", "next": "done"}),
@@ -995,6 +996,7 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
     assert errors == [
         f"loop 't' > states > a > evaluate > {key}: ${{context.nokey}}: context has no key "
         "'nokey' (did you mean key?)"
+        "; declare it under context: or parameters:, or write ${context.KEY?}, or run with --compat"
     ]
 
 

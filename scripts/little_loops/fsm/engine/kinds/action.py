@@ -7,6 +7,7 @@ from pathlib import Path
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.lint_flags import PASTE_FLAG
 from little_loops.fsm.definition.model import OUTCOME_FAILURE, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route, next_fails
 from little_loops.fsm.definition.run_keys import (
@@ -204,7 +205,7 @@ def _act(
     that goes on with another agent records its own `action_complete` here."""
     assert state.action is not None
     # Each kind says how values land in its text: quoted for bash, as text for an agent.
-    rendered = kind.interpolate(state.action, ctx)
+    rendered = kind.interpolate(state.action, ctx, bool(run.fsm.lint_ok.get(PASTE_FLAG)))
     env = rendered.env
     if kind.agent is not None and state.pruning_profile is not None:
         env = {**(env or {}), **state.pruning_profile.env()}  # read by the agent's hooks

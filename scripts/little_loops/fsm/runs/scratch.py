@@ -1,0 +1,49 @@
+"""Each run's own scratch folder, `${context.run_dir}`: where it is, made before the first step.
+
+A new run gets `.loops/.running/runs/<loop>@<run id>/` (unless a value for `run_dir` is
+given: `--set run_dir=PATH` or the loop's own context), written with a trailing `/` as
+little-loops writes it, so `${context.run_dir}file` and `${context.run_dir}/file` both
+work. The path is kept in the run's context, so a resumed run goes on in the same folder;
+nothing removes it (the run's files under `.running/` are git-ignored).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from little_loops.fsm.definition.metadata import RUN_DIR_KEY, runner_values
+from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.layout import RUNNING_DIR, make_running_dir, run_key, running_dir
+
+RUN_DIRS = "runs"  # under `.running/`: one folder per run
+
+
+def run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
+    """The scratch folder of run *run_id* of *loop_name*."""
+    return Path(loops_dir) / RUNNING_DIR / RUN_DIRS / run_key(loop_name, run_id)
+
+
+def with_run_dir(fsm: FSMLoop, loops_dir: Path, run_id: str | None) -> FSMLoop:
+    """*fsm* with `run_dir` in its context, and the other values a run starts with
+    (metadata.runner_values); a value given already is kept."""
+    added = runner_values(fsm.context, fsm.input_key, fsm.to_dict())
+    if not fsm.context.get(RUN_DIR_KEY) and run_id is not None:
+        added[RUN_DIR_KEY] = f"{run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
+    return dataclasses.replace(fsm, context={**fsm.context, **added}) if added else fsm
+
+
+def make_run_dir(fsm: FSMLoop, loops_dir: Path) -> None:
+    """Make the run's scratch folder (again, on a resume); `.running/` is made (and
+    checked) first, as for every run file. LoopRuntimeError if the folder cannot be made."""
+    folder = fsm.context.get(RUN_DIR_KEY)
+    if not isinstance(folder, str) or not folder:
+        return
+    make_running_dir(running_dir(loops_dir))
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LoopRuntimeError(
+            f"cannot make the run's folder {folder} ({exc.strerror or exc})"
+        ) from None

@@ -1,0 +1,79 @@
+"""`${context.run_dir}`: each run's own folder, made before the first step, kept on resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.llproc import ll_loop
+
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.runs.scratch import make_run_dir, run_dir_path, with_run_dir
+
+LOOP = """\
+name: scratch
+initial: look
+states:
+  look:
+    action: |
+      test -d "${context.run_dir}" || exit 1
+      echo "folder=${context.run_dir}"
+      date +%N > "${context.run_dir}stamp"
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_each_run_gets_its_own_folder_before_the_first_step(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "scratch.yaml").write_text(LOOP)
+    assert ll_loop(tmp_path, "validate", "scratch").returncode == 0
+    folders = []
+    for _ in range(2):
+        ran = ll_loop(tmp_path, "run", "scratch", "--verbose")
+        assert ran.returncode == 0, ran.stderr
+        line = next(row for row in ran.stderr.splitlines() if "folder=" in row)
+        folder = Path(line.split("folder=", 1)[1].strip())
+        assert (folder / "stamp").is_file()
+        assert folder.parent == (tmp_path / ".loops" / ".running" / "runs").resolve()
+        folders.append(folder)
+    assert folders[0] != folders[1]
+
+
+def test_the_folder_is_kept_in_the_context_so_a_resume_goes_on_there(tmp_path: Path) -> None:
+    fsm = FSMLoop("x", "a", {"a": StateConfig(terminal=True)})
+    given = with_run_dir(fsm, tmp_path, "ab12")
+    folder = given.context["run_dir"]
+    assert folder == f"{run_dir_path(tmp_path, 'x', 'ab12').resolve()}/"
+    # A resumed run's context already has it: kept, and the folder made again.
+    again = with_run_dir(given, tmp_path, "zz99")
+    assert again.context["run_dir"] == folder
+    make_run_dir(again, tmp_path)
+    assert Path(folder).is_dir()
+    json.dumps(again.context)  # saved with the run's state as it is
+
+
+def test_a_run_dir_given_by_the_user_wins(tmp_path: Path) -> None:
+    fsm = FSMLoop("x", "a", {"a": StateConfig(terminal=True)}, context={"run_dir": "mine/"})
+    assert with_run_dir(fsm, tmp_path, "ab12").context["run_dir"] == "mine/"
+
+
+def test_a_sub_loop_shares_its_parents_folder(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "kid.yaml").write_text(
+        "name: kid\ninitial: a\nstates:\n  a:\n"
+        '    action: \'echo "kid=${context.run_dir}"; test -d "${context.run_dir}"\'\n'
+        "    next: done\n  done:\n    terminal: true\n"
+    )
+    (tmp_path / ".loops" / "parent.yaml").write_text(
+        "name: parent\ninitial: a\nstates:\n  a:\n"
+        "    action: 'echo \"parent=${context.run_dir}\"'\n    next: b\n"
+        "  b:\n    loop: kid\n    on_success: done\n  done:\n    terminal: true\n"
+    )
+    ran = ll_loop(tmp_path, "run", "parent", "--verbose")
+    assert ran.returncode == 0, ran.stderr
+    seen = [row.strip() for row in ran.stderr.splitlines() if "=/" in row and "echo" not in row]
+    parent, kid = (row.split("=", 1)[1] for row in seen)
+    assert parent == kid
+    assert "/runs/parent@" in parent

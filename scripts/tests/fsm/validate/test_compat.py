@@ -1,0 +1,110 @@
+"""Stricter checks: a fix in each message, `*_ok` flags silence one, `--compat` runs as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.llproc import ll_loop
+
+from little_loops.fsm.definition.lint_flags import STRICTER, UNKNOWN_EVALUATE_KEY
+from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.facts.errors import ValidationError
+from little_loops.fsm.validate.compat import check_of, relaxed
+from little_loops.fsm.validate.loopfile import check_document
+
+# Written as for little-loops: a value pasted into `eval`, a route key exit_code never
+# gives (to a state a run never reaches), a capture no state makes, a key no context has.
+LOOP = """\
+name: as-written
+initial: run
+context:
+  cmd: "echo ran-as-code"
+states:
+  run:
+    action: 'eval ${context.cmd}'
+    route:
+      success: done
+      partial: odd
+  odd:
+    action: 'echo "${captured.nothing.output} ${context.missing}"'
+    next: done
+  done:
+    terminal: true
+"""
+FLAGS = (
+    "partial_route_ok: true\\nunsafe_context_interpolation_ok: true\\n"
+    "capture_reachability_ok: true\\nevaluate_unknown_keys_ok: true\\n"
+)
+
+
+def errors(text: str, compat: bool = False) -> list[ValidationError]:
+    return check_document(load_text(text, "loop.yaml"), compat).errors
+
+
+def test_each_stricter_check_says_its_fix() -> None:
+    found = errors(LOOP)
+    assert {check_of(p) for p in found} == set(STRICTER) - {UNKNOWN_EVALUATE_KEY}
+    for problem in found:
+        check = check_of(problem)
+        assert check is not None
+        assert str(problem).endswith(f"; {STRICTER[check]}, or run with --compat")
+
+
+def test_flags_silence_their_checks_and_compat_makes_warnings() -> None:
+    flagged = LOOP.replace("initial: run\n", "initial: run\n" + FLAGS.replace("\\n", "\n"))
+    assert [str(p) for p in errors(flagged)] == [
+        "loop 'as-written' > states > odd > action: ${context.missing}: context has no "
+        "key 'missing'; declare it under context: or parameters:, or write ${context.KEY?}, "
+        "or run with --compat"
+    ]
+    assert errors(LOOP, compat=True) == []
+    report = check_document(load_text(LOOP, "loop.yaml"), compat=True)
+    assert len([p for p in report.warnings if p.check]) == len(STRICTER) - 1
+
+
+def test_an_unknown_evaluate_key_is_that_check() -> None:
+    odd = LOOP.replace(
+        "    action: 'eval", "    evaluate: {type: exit_code, weight: 2}\n    action: 'eval"
+    )
+    (found,) = errors(odd)
+    assert check_of(found) == UNKNOWN_EVALUATE_KEY
+    assert errors(odd.replace("initial: run\n", "initial: run\nevaluate_unknown_keys_ok: true\n"))
+    problem = ValidationError.at("x", ("states", "a", "evaluate", "weight"), "unknown key (x)")
+    assert check_of(problem) == UNKNOWN_EVALUATE_KEY
+    assert relaxed([problem], {"evaluate_unknown_keys_ok": True}) == []
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "as-written.yaml").write_text(LOOP)
+    return tmp_path
+
+
+def test_validate_and_run_with_compat_run_the_loop_as_written(project: Path) -> None:
+    """Real bash: refused by default (one line each, exit 2); with --compat it validates
+    with warnings and runs, the refused value pasted as code as little-loops does."""
+    refused = ll_loop(project, "validate", "as-written")
+    assert refused.returncode == 2
+    assert "or run with --compat" in refused.stdout
+    assert ll_loop(project, "run", "as-written").returncode == 2
+    checked = ll_loop(project, "validate", "--compat", "as-written")
+    assert checked.returncode == 0, checked.stdout
+    assert ": warning: " in checked.stdout
+    ran = ll_loop(project, "run", "--compat", "as-written", "--verbose")
+    assert ran.returncode == 0, ran.stderr
+    assert "ran-as-code" in ran.stderr
+
+
+def test_flags_in_the_file_run_it_as_written_too(project: Path) -> None:
+    path = project / ".loops" / "as-written.yaml"
+    path.write_text(
+        path.read_text()
+        .replace("${context.missing}", "${context.missing?}")
+        .replace("initial: run\n", "initial: run\n" + FLAGS.replace("\\n", "\n"))
+    )
+    assert ll_loop(project, "validate", "as-written").returncode == 0
+    ran = ll_loop(project, "run", "as-written", "--verbose")
+    assert ran.returncode == 0, ran.stderr
+    assert "ran-as-code" in ran.stderr
