@@ -104,7 +104,7 @@ def _yaml_name(name: str) -> str:
 
 
 def _check_name(name: str) -> None:
-    from little_loops.fsm.definition.key_checks import LOOP_KEYS
+    from little_loops.fsm.definition.key_tables import LOOP_KEYS
     from little_loops.fsm.facts.errors import LoopDefinitionError
 
     problem = LOOP_KEYS["name"](name)

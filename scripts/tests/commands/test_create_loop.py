@@ -15,7 +15,7 @@ import pytest
 import yaml
 from support.paths import REPO
 
-from little_loops.fsm.definition.key_checks import LLM_KEYS
+from little_loops.fsm.definition.key_tables import LLM_KEYS
 from little_loops.fsm.definition.loader import load_file, load_text
 from little_loops.fsm.definition.model import OPERATORS, StateConfig, model_keys
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES

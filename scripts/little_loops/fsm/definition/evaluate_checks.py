@@ -24,7 +24,7 @@ def line_choice(value: object) -> str | None:
     return None
 
 
-# Spliced into key_checks.EVALUATE_KEYS; each evaluator's spec says which of them it reads.
+# Spliced into key_tables.EVALUATE_KEYS; each evaluator's spec says which of them it reads.
 EVALUATE_EXTRA_KEYS: dict[str, Check] = {
     "key": optional(string),
     "error_patterns": optional(string_list),

@@ -53,7 +53,7 @@ CHECKS: dict[str, str | None] = {
     "pruning_profile_ok": None,  # an unknown pruning_profile value
     "haiku_generator_ok": None,  # a generator state on a small model
 }
-# Spliced into key_checks.LOOP_KEYS; FSMLoop keeps them in one field (`lint_ok`).
+# Spliced into key_tables.LOOP_KEYS; FSMLoop keeps them in one field (`lint_ok`).
 LINT_FLAG_KEYS: dict[str, Check] = dict.fromkeys(CHECKS, boolean)
 
 

@@ -75,7 +75,7 @@ def command_list(value: object) -> str | None:
     return None
 
 
-# Spliced into key_checks.LOOP_KEYS; the FSMLoop fields of the same names follow its others.
+# Spliced into key_tables.LOOP_KEYS; the FSMLoop fields of the same names follow its others.
 METADATA_LOOP_KEYS: dict[str, Check] = {
     "description": optional(text),
     "category": optional(string),
@@ -85,7 +85,7 @@ METADATA_LOOP_KEYS: dict[str, Check] = {
     "input_key": pattern(_KEY_NAME, "a context key name (letters, digits, '_' and '-')"),
     "required_inputs": optional(string_list),
 }
-# Spliced into key_checks.STATE_KEYS.
+# Spliced into key_tables.STATE_KEYS.
 METADATA_STATE_KEYS: dict[str, Check] = {"description": optional(text)}
 # What key_checks splices in: these keys and the lint flags (lint_flags.py).
 MORE_LOOP_KEYS: dict[str, Check] = {**METADATA_LOOP_KEYS, **LINT_FLAG_KEYS}

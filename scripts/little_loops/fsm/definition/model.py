@@ -43,9 +43,9 @@ from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.circuit import CircuitConfig
-from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, FLAGS, PUBLIC, fields_of, kept
+from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, FLAGS, PUBLIC, fields_of
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
-from little_loops.fsm.definition.run_keys import HANDOFF_PAUSE, RUN_LOOP_KEYS
+from little_loops.fsm.definition.run_keys import HANDOFF_PAUSE
 from little_loops.fsm.definition.spellings import ROUTE, STATE, in_our_spelling
 from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
@@ -322,58 +322,10 @@ class FSMLoop:
 
     def to_dict(self) -> dict[str, Any]:
         """The loop as plain data, keys in reading order: name, initial, context, states,
-        then settings; fields left at their defaults are dropped."""
-        rest = _non_default_items(self)
-        out: dict[str, Any] = {"name": self.name}
-        if self.paradigm is not None:
-            out["paradigm"] = self.paradigm
-        out["initial"] = self.initial
-        if self.context:
-            out["context"] = self.context
-        if self.parameters:
-            out["parameters"] = {name: p.to_dict() for name, p in self.parameters.items()}
-        out["states"] = {name: state.to_dict() for name, state in self.states.items()}
-        for key in (
-            "scope",
-            "max_iterations",
-            "backoff",
-            "timeout",
-            "idle_timeout",
-            "max_cost_usd",
-            "maintain",
-            "worktree",
-            "commit",
-            "agent",
-            "max_steps",
-            "on_max_steps",
-            "on_max_iterations",
-            "artifact_versioning",
-        ):
-            if key in rest:
-                out[key] = rest[key]
-        out.update((key, rest[key]) for key in RUN_LOOP_KEYS if key in rest)
-        llm = self.llm.to_dict()
-        if llm:
-            out["llm"] = llm
-        archive = self.archive.to_dict()
-        if archive:
-            out["archive"] = archive
-        if self.stall is not None:
-            out["stall"] = self.stall.to_dict()
-        out.update((key, dict(block)) for key, block in self.options.items() if block)
-        if self.agents:
-            out["agents"] = {name: agent.to_dict() for name, agent in self.agents.items()}
-        if self.notify is not None:
-            out["notify"] = self.notify.to_dict()
-        if self.retry is not None:
-            out["retry"] = self.retry.to_dict()
-        if self.circuit is not None:
-            out["circuit"] = self.circuit.to_dict()
-        rate_limit = self.rate_limit.to_dict()
-        if rate_limit:
-            out["rate_limit"] = rate_limit
-        out.update(kept(rest), **self.lint_ok)
-        return out
+        then settings; fields left at their defaults are dropped (definition/loop_dict.py)."""
+        from little_loops.fsm.definition.loop_dict import loop_to_dict
+
+        return loop_to_dict(self)
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any]:
         """The loop's options block of *kind* (its `options_key`; `{}`: none)."""

@@ -20,7 +20,7 @@ from little_loops.fsm.values.value_checks import (
 DEFAULT_SHORT_RETRIES = 3
 DEFAULT_BACKOFF_BASE = 30.0
 
-# Spliced into key_checks.STATE_KEYS (the names are little-loops').
+# Spliced into key_tables.STATE_KEYS (the names are little-loops').
 STATE_RATE_LIMIT_KEYS: dict[str, Check] = {
     "max_rate_limit_retries": optional(integer(0)),
     "rate_limit_backoff_base_seconds": optional(number(0, MAX_LOOP_SECONDS, why="a year")),

@@ -37,7 +37,7 @@ def exit_codes(value: object) -> str | None:
     return None
 
 
-# A state's keys, after ours (key_checks.STATE_KEYS): the model's fields, then the other
+# A state's keys, after ours (key_tables.STATE_KEYS): the model's fields, then the other
 # spellings of ours (definition/spellings.py), read into our fields.
 STATE_ROUTE_KEYS: dict[str, Check] = {
     "on_partial": optional(string),
@@ -48,7 +48,7 @@ STATE_ROUTE_KEYS: dict[str, Check] = {
     "on_no": optional(string),
     "failure": boolean,
 }
-# The loop's caps and where each one's run goes (after key_checks.LOOP_KEYS).
+# The loop's caps and where each one's run goes (after key_tables.LOOP_KEYS).
 LOOP_LIMIT_KEYS: dict[str, Check] = {
     "max_steps": optional(integer(1)),
     "on_max_steps": optional(string),

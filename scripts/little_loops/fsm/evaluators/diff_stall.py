@@ -11,18 +11,18 @@ from little_loops.fsm.evaluators.config import EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.plateau import stall_detail
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.facts.layout import LOOPS_DIR_NAME
-from little_loops.fsm.processes.gitcmd import git
 
 # Where the last diff and the count are kept between rounds (and runs), per scope:
 # `.loops/tmp/ll-diff-stall-<hash of the scope>.txt` and `.count`, in the current folder.
-MEMORY_DIR = Path(LOOPS_DIR_NAME) / "tmp"
+MEMORY_SUBDIR = "tmp"
 
 
 def _memory(scope: list[str] | None, where: Path) -> tuple[Path, Path]:
     named = "|".join(sorted(scope)) if scope else "_root_"
     key = hashlib.sha256(named.encode()).hexdigest()[:12]
-    folder = where / MEMORY_DIR
+    from little_loops.fsm.facts.layout import LOOPS_DIR_NAME  # its patterns: not at import
+
+    folder = where / LOOPS_DIR_NAME / MEMORY_SUBDIR
     return folder / f"ll-diff-stall-{key}.txt", folder / f"ll-diff-stall-{key}.count"
 
 
@@ -40,6 +40,8 @@ def evaluate_diff_stall(
     """`success` when `git diff --stat` (of *scope*) changed since the last round or has
     not yet stayed the same *max_stall* rounds in a row; `failure` once it has; `error`
     when git fails. The first round only remembers the diff."""
+    from little_loops.fsm.processes.gitcmd import git  # not at import: validate runs no git
+
     here = Path.cwd() if where is None else where
     try:
         result = git(here, "diff", "--stat", *(["--", *scope] if scope else []), check=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from little_loops.fsm.definition.key_checks import FSM_PARADIGM
+from little_loops.fsm.definition.key_tables import FSM_PARADIGM
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.suggest import did_you_mean

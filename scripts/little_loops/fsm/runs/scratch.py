@@ -1,6 +1,7 @@
 """Each run's own scratch folder, `${context.run_dir}`: where it is, made before the first step.
 
-A new run gets `.loops/.running/runs/<loop>@<run id>/` (unless a value for `run_dir` is
+A new run that reads it (or whose evaluators or sub-loops may) gets
+`.loops/.running/runs/<loop>@<run id>/` (unless a value for `run_dir` is
 given: `--set run_dir=PATH` or the loop's own context), written with a trailing `/` as
 little-loops writes it, so `${context.run_dir}file` and `${context.run_dir}/file` both
 work. The path is kept in the run's context, so a resumed run goes on in the same folder;
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
-from little_loops.fsm.definition.metadata import RUN_DIR_KEY, runner_values
+from little_loops.fsm.definition.metadata import RUN_DIR_KEY, reads_context, runner_values
 from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import RUNNING_DIR, make_running_dir, run_key, running_dir
 
@@ -28,10 +31,26 @@ def run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
 def with_run_dir(fsm: FSMLoop, loops_dir: Path, run_id: str | None) -> FSMLoop:
     """*fsm* with `run_dir` in its context, and the other values a run starts with
     (metadata.runner_values); a value given already is kept."""
-    added = runner_values(fsm.context, fsm.input_key, fsm.to_dict())
-    if not fsm.context.get(RUN_DIR_KEY) and run_id is not None:
+    data = fsm.to_dict()
+    added = runner_values(fsm.context, fsm.input_key, data)
+    if not fsm.context.get(RUN_DIR_KEY) and run_id is not None and needs_run_dir(fsm, data):
         added[RUN_DIR_KEY] = f"{run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
     return dataclasses.replace(fsm, context={**fsm.context, **added}) if added else fsm
+
+
+def needs_run_dir(fsm: FSMLoop, data: dict[str, Any]) -> bool:
+    """Whether a run of *fsm* gets a scratch folder: when it reads `${context.run_dir}`, an
+    evaluator of it keeps its history there by default, or it runs sub-loops (which share
+    it); other runs leave `.running/` as it was."""
+    if reads_context(data, RUN_DIR_KEY):
+        return True
+    for state in fsm.states.values():
+        if state.loop is not None:
+            return True
+        spec = SPECS.get(state.effective_evaluate().type)
+        if spec is not None and any(RUN_DIR_KEY in str(v) for v in spec.defaults.values()):
+            return True
+    return False
 
 
 def make_run_dir(fsm: FSMLoop, loops_dir: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.custom import AGENT_KEYS, REQUIRED_AGENT_KEYS
-from little_loops.fsm.definition import key_checks as checks
+from little_loops.fsm.definition import key_tables as checks
 from little_loops.fsm.definition import retry_checks
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,

@@ -33,7 +33,8 @@ from little_loops.fsm.definition.agents import project_agents_file, read_project
 from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.graph_checks import check_graph
-from little_loops.fsm.definition.key_checks import FSM_PARADIGM, check_definition
+from little_loops.fsm.definition.key_checks import check_definition
+from little_loops.fsm.definition.key_tables import FSM_PARADIGM
 from little_loops.fsm.definition.lint_flags import as_written
 from little_loops.fsm.definition.loader import LoadedDocument
 from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
@@ -280,7 +281,7 @@ def check_file(
         return report
 
 
-def load_and_validate(path: str | Path, compat: bool = False) -> FSMLoop:
+def load_and_validate(path: str | Path, *, compat: bool = False) -> FSMLoop:
     """Load the loop file at *path* and return its model, or raise.
 
     Raises LoopFileError when the file cannot be read as YAML, and LoopValidationError

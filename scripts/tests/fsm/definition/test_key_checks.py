@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.definition.key_checks import (
-    LOOP_KEYS,
-    REQUIRED_LOOP_KEYS,
-    STATE_KEYS,
-    check_definition,
-    check_loop_settings,
-)
+from little_loops.fsm.definition.key_checks import check_definition, check_loop_settings
+from little_loops.fsm.definition.key_tables import LOOP_KEYS, REQUIRED_LOOP_KEYS, STATE_KEYS
 
 
 def _messages(data: dict[str, Any]) -> list[str]:

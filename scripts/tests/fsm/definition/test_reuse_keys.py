@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.key_checks import LOOP_KEYS, STATE_KEYS, check_definition
+from little_loops.fsm.definition.key_checks import check_definition
+from little_loops.fsm.definition.key_tables import LOOP_KEYS, STATE_KEYS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_LOOP_DOCS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.definition.key_checks import STATE_KEYS
+from little_loops.fsm.definition.key_tables import STATE_KEYS
 from little_loops.fsm.definition.route_keys import exit_codes, spelling_problems
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.key_checks import LOOP_KEYS, STATE_KEYS
+from little_loops.fsm.definition.key_tables import LOOP_KEYS, STATE_KEYS
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.run_keys import (
     HANDOFF_MODES,

@@ -6,13 +6,12 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.definition.key_checks import (
-    LOOP_KEYS,
-    LOOP_SETTING_KEYS,
-    RUN_ACTION_TYPE,
-    check_definition,
-)
+from little_loops.fsm.definition.key_checks import check_definition
+from little_loops.fsm.definition.key_tables import LOOP_KEYS, LOOP_SETTING_KEYS, RUN_ACTION_TYPE
+from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS
+from little_loops.fsm.definition.route_keys import LOOP_LIMIT_KEYS
+from little_loops.fsm.definition.run_keys import RUN_LOOP_KEYS
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopValidationError
 from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import SETTING_KEYS, SpecReader
@@ -70,7 +69,9 @@ def test_a_bad_setting_reads_the_same_in_a_spec_as_in_an_fsm_file(bad: dict[str,
 
 def test_the_spec_settings_are_the_fsm_settings_plus_action_type() -> None:
     assert {**LOOP_SETTING_KEYS, "action_type": RUN_ACTION_TYPE} == SETTING_KEYS
-    # The reuse keys (import:, from: ...) are resolved while a file is read: no setting.
+    # The reuse keys (import:, from: ...) are resolved while a file is read: no setting;
+    # caps with routes, metadata and little-loops' run keys are an FSM file's own.
     plain = {"name", "initial", "states", "paradigm", *LOOP_SETTING_KEYS}
-    assert set(LOOP_KEYS) == plain | set(REUSE_LOOP_CHECKS)
+    fsm_only = {*REUSE_LOOP_CHECKS, *LOOP_LIMIT_KEYS, *RUN_LOOP_KEYS, *MORE_LOOP_KEYS}
+    assert set(LOOP_KEYS) == plain | fsm_only
     assert all(LOOP_KEYS[key] is check for key, check in LOOP_SETTING_KEYS.items())

@@ -437,11 +437,12 @@ def test_missing_required_field(spec: dict[str, Any], message: str) -> None:
         ),
         (
             {**IMPERATIVE, "action_type": "bash"},
-            "loop 'n' > action_type: expected one of prompt, slash_command, shell, got 'bash'",
+            "loop 'n' > action_type: expected one of prompt, slash_command, shell, mcp_tool, "
+            "got 'bash'",
         ),
         (
             {**IMPERATIVE, "action_type": 1},
-            "loop 'n' > action_type: expected one of prompt, slash_command, shell, got 1",
+            "loop 'n' > action_type: expected one of prompt, slash_command, shell, mcp_tool, got 1",
         ),
         (
             {**IMPERATIVE, "llm": {"modle": "x"}},

@@ -42,7 +42,8 @@ def test_each_run_gets_its_own_folder_before_the_first_step(tmp_path: Path) -> N
 
 
 def test_the_folder_is_kept_in_the_context_so_a_resume_goes_on_there(tmp_path: Path) -> None:
-    fsm = FSMLoop("x", "a", {"a": StateConfig(terminal=True)})
+    reads = StateConfig(action="ls ${context.run_dir}", next="b")
+    fsm = FSMLoop("x", "a", {"a": reads, "b": StateConfig(terminal=True)})
     given = with_run_dir(fsm, tmp_path, "ab12")
     folder = given.context["run_dir"]
     assert folder == f"{run_dir_path(tmp_path, 'x', 'ab12').resolve()}/"
@@ -77,3 +78,29 @@ def test_a_sub_loop_shares_its_parents_folder(tmp_path: Path) -> None:
     parent, kid = (row.split("=", 1)[1] for row in seen)
     assert parent == kid
     assert "/runs/parent@" in parent
+
+
+def test_a_loop_that_never_reads_run_dir_gets_no_folder(tmp_path: Path) -> None:
+    from little_loops.fsm.definition.model import FSMLoop
+    from little_loops.fsm.runs.scratch import needs_run_dir, with_run_dir
+
+    plain = FSMLoop.from_dict(
+        {
+            "name": "p",
+            "initial": "a",
+            "states": {"a": {"action": "true", "next": "b"}, "b": {"terminal": True}},
+        }
+    )
+    assert not needs_run_dir(plain, plain.to_dict())
+    assert "run_dir" not in with_run_dir(plain, tmp_path, "r1").context
+    reads = FSMLoop.from_dict(
+        {
+            "name": "q",
+            "initial": "a",
+            "states": {
+                "a": {"action": "ls ${context.run_dir}", "next": "b"},
+                "b": {"terminal": True},
+            },
+        }
+    )
+    assert with_run_dir(reads, tmp_path, "r1").context["run_dir"].endswith("/q@r1/")

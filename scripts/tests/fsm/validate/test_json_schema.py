@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from little_loops.fsm.definition import key_checks
+from little_loops.fsm.definition import key_tables
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.validate import json_schema, key_docs
 
@@ -32,11 +32,11 @@ SAMPLES: list[Any] = [
     {"type": "object"},
 ]
 TABLES = {
-    "loop": key_checks.LOOP_KEYS,
-    "state": key_checks.STATE_KEYS,
-    "evaluate": key_checks.EVALUATE_KEYS,
-    "llm": key_checks.LLM_KEYS,
-    "notify": key_checks.NOTIFY_KEYS,
+    "loop": key_tables.LOOP_KEYS,
+    "state": key_tables.STATE_KEYS,
+    "evaluate": key_tables.EVALUATE_KEYS,
+    "llm": key_tables.LLM_KEYS,
+    "notify": key_tables.NOTIFY_KEYS,
 }
 
 
@@ -74,7 +74,7 @@ def test_the_schema_is_stricter_where_the_check_is() -> None:
 
 
 def test_an_undescribed_key_stops_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(key_checks.LLM_KEYS, "temperature", key_checks.LLM_KEYS["timeout"])
+    monkeypatch.setitem(key_tables.LLM_KEYS, "temperature", key_tables.LLM_KEYS["timeout"])
     with pytest.raises(ValueError, match="temperature"):
         json_schema.build()
 
@@ -87,4 +87,4 @@ def test_evaluate_key_docs_name_the_evaluators_from_the_registry() -> None:
     for name, spec in SPECS.items():
         assert f"{name} ({spec.summary})" in described["type"]["description"]
     assert not described["source"]["description"].startswith(":")
-    assert set(key_docs.EVALUATE_KEYS) == set(key_checks.EVALUATE_KEYS)
+    assert set(key_docs.EVALUATE_KEYS) == set(key_tables.EVALUATE_KEYS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
-from little_loops.fsm.definition import key_checks, retry_checks
+from little_loops.fsm.definition import key_tables, retry_checks
 from little_loops.fsm.definition.blocks import (
     DEFAULT_RATE_LIMIT_LADDER,
     DEFAULT_RATE_LIMIT_MAX_WAIT,
@@ -14,12 +14,12 @@ from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES
 from little_loops.fsm.validate import key_docs
 
 TABLES = [
-    (key_docs.STATE_KEYS, key_checks.STATE_KEYS),
-    (key_docs.STALL_KEYS, key_checks.STALL_KEYS),
-    (key_docs.ARCHIVE_KEYS, key_checks.ARCHIVE_KEYS),
-    (key_docs.NOTIFY_KEYS, key_checks.NOTIFY_KEYS),
-    (key_docs.LLM_KEYS, key_checks.LLM_KEYS),
-    *((key_docs.OPTION_KEYS[key], table) for key, table in key_checks.OPTION_KEYS.items()),
+    (key_docs.STATE_KEYS, key_tables.STATE_KEYS),
+    (key_docs.STALL_KEYS, key_tables.STALL_KEYS),
+    (key_docs.ARCHIVE_KEYS, key_tables.ARCHIVE_KEYS),
+    (key_docs.NOTIFY_KEYS, key_tables.NOTIFY_KEYS),
+    (key_docs.LLM_KEYS, key_tables.LLM_KEYS),
+    *((key_docs.OPTION_KEYS[key], table) for key, table in key_tables.OPTION_KEYS.items()),
     (key_docs.RETRY_KEYS, retry_checks.RETRY_KEYS),
     (key_docs.RATE_LIMIT_KEYS, retry_checks.RATE_LIMIT_KEYS),
 ]
@@ -34,7 +34,7 @@ def test_each_checked_key_has_its_sentence(docs: dict[str, str], checks: dict[st
 
 
 def test_each_options_block_is_described_where_it_is_a_key() -> None:
-    assert set(key_docs.OPTIONS) == set(key_checks.OPTION_KEYS) == set(BY_OPTIONS_KEY)
+    assert set(key_docs.OPTIONS) == set(key_tables.OPTION_KEYS) == set(BY_OPTIONS_KEY)
     assert "claude" in BY_OPTIONS_KEY
     for key, text in key_docs.OPTIONS.items():
         assert text.strip(), key
@@ -43,7 +43,7 @@ def test_each_options_block_is_described_where_it_is_a_key() -> None:
 
 
 def test_the_loop_and_evaluate_keys() -> None:
-    assert set(key_checks.LOOP_KEYS) <= set(key_docs.LOOP_KEYS)
+    assert set(key_tables.LOOP_KEYS) <= set(key_docs.LOOP_KEYS)
     assert set(key_docs.EVALUATE_KEYS) == set(EVALUATE_KEY_NAMES)
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.definition.graph_checks import check_graph
-from little_loops.fsm.definition.key_checks import (
+from little_loops.fsm.definition.key_tables import (
     EVALUATE_KEYS,
     LLM_KEYS,
     LOOP_KEYS,
@@ -355,8 +355,8 @@ def test_well_formed_evaluators_pass(evaluate: dict[str, Any]) -> None:
             {"type": "llm"},
             "type",
             "expected one of exit_code, output_numeric, output_json, output_contains, "
-            "convergence, llm_structured, classify, diff_stall, score_stall, open_question_stall,"
-            " got 'llm' (did you mean llm_structured?)",
+            "convergence, llm_structured, mcp_result, classify, diff_stall, score_stall, "
+            "open_question_stall, got 'llm' (did you mean llm_structured?)",
         ),
     ],
 )
@@ -414,7 +414,9 @@ def test_checked_keys_are_the_dataclass_fields(table: dict[str, Any], cls: type)
     # the reuse keys are resolved while the file is read: listed, never in the model.
     others = {each.theirs for each in SPELLINGS if each.level == STATE and cls is StateConfig}
     reuse = {FSMLoop: list(REUSE_LOOP_CHECKS), StateConfig: list(REUSE_STATE_CHECKS)}
-    assert [key for key in table if key not in others] == model_keys(cls) + reuse.get(cls, [])
+    resolved = reuse.get(cls, [])
+    assert [key for key in table if key not in others and key not in resolved] == model_keys(cls)
+    assert set(resolved) <= set(table)
 
 
 def test_every_evaluator_key_is_checked_and_every_checked_key_is_read() -> None:
@@ -610,8 +612,8 @@ def test_validate_fsm_checks_field_types_of_a_hand_built_model() -> None:
     assert messages(validate_fsm(fsm)) == [
         "loop 'built' > max_iterations: expected a whole number >= 1, got 'ten'",
         "loop 'built' > states > check > evaluate > type: expected one of exit_code, "
-        "output_numeric, output_json, output_contains, convergence, llm_structured, classify, "
-        "diff_stall, score_stall, open_question_stall, got 'bogus'",
+        "output_numeric, output_json, output_contains, convergence, llm_structured, mcp_result, "
+        "classify, diff_stall, score_stall, open_question_stall, got 'bogus'",
         "loop 'built' > states > done > terminal: expected true or false, got 'yes'",
     ]
 
@@ -1007,8 +1009,8 @@ def test_an_unknown_reference_is_an_error_in_every_key_an_evaluator_interpolates
             {"webhook": "https://example.com/hook", "on": ["done", "budgt"]},
             "loop 'demo' > notify > on: expected one of done, terminal_failure, failed, "
             "max_iterations, max_steps, timeout, "
-            "handoff, budget, interrupted, stopped, stall, awaiting_approval, terminal, error, "
-            "got 'budgt' (did you mean budget?)",
+            "handoff, handoff_ended, budget, interrupted, stopped, stall, awaiting_approval, "
+            "terminal, error, got 'budgt' (did you mean budget?)",
         ),
         (
             {"webhook": "ftp://example.com/hook"},
