@@ -55,6 +55,19 @@ def _looks_like_path(text: str) -> bool:
     return "/" in text or "\\" in text or text.endswith(SOURCE_SUFFIXES)
 
 
+def _in_a_folder(name: str, loops_dir: Path) -> Path | None:
+    """The loop a name with folders (`oracles/x`, as little-loops names a loop in a folder
+    of `.loops/`) names there, or None: a relative name without a suffix or `..` only."""
+    parts = Path(name).parts
+    if Path(name).is_absolute() or ".." in parts or name.endswith(SOURCE_SUFFIXES):
+        return None
+    for suffix in LOOP_SUFFIXES:
+        candidate = loops_dir / f"{name}{suffix}"
+        if _is_file(candidate):
+            return candidate
+    return None
+
+
 def available_loops(loops_dir: Path) -> list[str]:
     """The loop names in *loops_dir* (`x` for x.yaml, x.yml and x.fsm.yaml), sorted."""
     if not loops_dir.is_dir():
@@ -84,6 +97,9 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = Fa
     if _is_file(given):
         return given
     if _looks_like_path(name_or_path):
+        folder_name = _in_a_folder(name_or_path, loops_dir)  # `oracles/x`: .loops/oracles/x.yaml
+        if folder_name is not None:
+            return folder_name
         if given.is_dir():
             raise LoopFileError(name_or_path, "is a directory, not a loop file")
         raise LoopFileError(name_or_path, "no such file")

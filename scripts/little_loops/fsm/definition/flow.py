@@ -51,7 +51,9 @@ def expand_flow(root: Node, states_written_here: bool) -> Node:
         skeleton: dict[str, object] = {}
         if branches is not None:
             skeleton = {"on_success": branches[0], "on_failure": branches[1]}
-        elif index + 1 < len(entries):
+        elif index + 1 < len(entries) and not _terminal(bodies, name):
+            # A state its body makes terminal ends the run there: no `next:` is made for it
+            # (little-loops lets a terminal stand anywhere in the chain, e.g. `failed`).
             skeleton = {"next": entries[index + 1][0][0]}
         if index + 1 == len(entries):
             skeleton["terminal"] = True
@@ -65,3 +67,12 @@ def expand_flow(root: Node, states_written_here: bool) -> Node:
     out = {k: v for k, v in root.value.items() if k not in (FLOW_KEY, BODIES_KEY)}
     out["states"] = Node(states, flow.file, flow.line)
     return Node(out, root.file, root.line)
+
+
+def _terminal(bodies: Node | None, name: str) -> bool:
+    """Whether `state_defs:` makes the state *name* a terminal one."""
+    body = bodies.value.get(name) if bodies is not None else None
+    if body is None or not isinstance(body.value, dict):
+        return False
+    found = body.value.get("terminal")
+    return found is not None and found.value is True

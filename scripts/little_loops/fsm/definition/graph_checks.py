@@ -9,6 +9,7 @@ from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 from little_loops.fsm.definition.circuit import TARGET_KEY as CIRCUIT_KEY
 from little_loops.fsm.definition.graph import LoopGraph, closure, loop_graph, reverse
 from little_loops.fsm.definition.lint_flags import (
+    NOTHING_TO_EVALUATE,
     ROUTE_NEVER_GIVEN,
     UNDEFINED_CAPTURE,
     UNDEFINED_CONTEXT,
@@ -200,6 +201,7 @@ class _GraphChecker:
             self.add(
                 (*path, "evaluate"),
                 "nothing to evaluate: the state has no action and evaluate has no source",
+                check=NOTHING_TO_EVALUATE,
             )
         action = state.action or ""
         first_word = action.split(maxsplit=1)[0] if action.strip() else ""

@@ -17,6 +17,9 @@ UNQUOTABLE_REFERENCE = "unquotable-reference"
 UNDEFINED_CONTEXT = "undefined-context"
 UNDEFINED_CAPTURE = "undefined-capture"
 UNKNOWN_EVALUATE_KEY = "unknown-evaluate-key"
+NOTHING_TO_EVALUATE = "nothing-to-evaluate"
+UNKNOWN_KEY = "unknown-key"
+CLAUDE_SUBAGENT = "claude-subagent"
 STRICTER: dict[str, str] = {
     ROUTE_NEVER_GIVEN: "use a verdict it gives, remove the key, or set partial_route_ok: true",
     UNQUOTABLE_REFERENCE: "set unsafe_context_interpolation_ok: true to paste it as written",
@@ -25,6 +28,13 @@ STRICTER: dict[str, str] = {
         "capture it before, write ${captured.NAME?}, or set capture_reachability_ok: true"
     ),
     UNKNOWN_EVALUATE_KEY: "remove it, or set evaluate_unknown_keys_ok: true",
+    # little-loops evaluates the empty text there: a pattern never found, a number never read.
+    NOTHING_TO_EVALUATE: "give evaluate a source (such as ${prev.output}) or the state an action",
+    # A key of a loop or a state that we do not know: little-loops ignores it without a word.
+    # Its message already says the fix (did-you-mean, or the keys there are): none added.
+    UNKNOWN_KEY: "",
+    # A state's `agent:` names the agent CLI here; little-loops hands it to Claude Code.
+    CLAUDE_SUBAGENT: "for Claude Code's subagent of that name write claude: {agent: NAME}",
 }
 # How a stricter check's message ends: its fix, then the way to run the loop as written.
 FIX = "; {fix}, or run with --compat"

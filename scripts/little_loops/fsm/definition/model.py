@@ -261,6 +261,7 @@ class FSMLoop:
     on_max_iterations: str | None = None
     on_handoff: str = HANDOFF_PAUSE  # one of HANDOFF_MODES: at a prompt's CONTEXT_HANDOFF
     singleton: bool = False  # one run of this loop at a time, whatever its scope
+    default_timeout: float | None = None  # a state's action timeout when it sets none
     session_mode: str | None = None  # every prompt state's default (definition/run_keys.py)
     tamper_guard: str | None = None  # every state's default, as prepatch_check's
     prepatch_check: str | None = None

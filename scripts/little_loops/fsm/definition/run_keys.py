@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.values.value_checks import Check, boolean, mapping, one_of, optional, string
+from little_loops.fsm.values.value_checks import (
+    MAX_ACTION_SECONDS,
+    Check,
+    boolean,
+    mapping,
+    number,
+    one_of,
+    optional,
+    string,
+)
 
 # The state keys only a sub-loop state has (after `loop:` and `with:`): the child shares the
 # parent's context and gives its captures back; its commands run in a worktree of a branch.
@@ -73,6 +82,7 @@ _GUARD_KEYS: dict[str, Check] = {
 RUN_LOOP_KEYS: dict[str, Check] = {
     "on_handoff": one_of(HANDOFF_MODES),
     "singleton": boolean,
+    "default_timeout": optional(number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")),
     **_GUARD_KEYS,
 }
 # A state's (the sub-loop ones first): model.StateConfig has these fields in this order.
@@ -106,6 +116,10 @@ RUN_LOOP_KEY_DOCS: dict[str, str] = {
     "singleton": (
         "Only one run of this loop at a time, whatever its scope or worktree: another start "
         "is refused."
+    ),
+    "default_timeout": (
+        "Seconds every state's action may run when the state sets no timeout: (instead of "
+        "its kind's default)."
     ),
     **{key: f"Every state's default: {doc}" for key, doc in _GUARD_DOCS.items()},
 }

@@ -167,7 +167,10 @@ def attach_children(
 def with_problems(child: FSMLoop, given: Mapping[str, Any]) -> Iterator[tuple[KeyPath, str]]:
     """`with:` against the child's parameters: known keys, literal values of the right
     type (an interpolated value is checked when the state runs), every required one given."""
-    known = [*child.parameters, *child.context]
+    # ... and the child's free-form input (its `input_key`) and required inputs, which
+    # little-loops' parents bind by name as well.
+    inputs = [child.input_key, *child.required_inputs]
+    known = [*child.parameters, *child.context, *(k for k in inputs if k not in child.context)]
     for key, value in given.items():
         if key not in known:
             hint = did_you_mean(str(key), known) or (

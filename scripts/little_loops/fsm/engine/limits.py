@@ -37,9 +37,15 @@ class RunClock:
         return remaining is not None and remaining <= 0
 
 
-def action_timeout(state: StateConfig, kind: ActionKindSpec, remaining: float | None) -> float:
-    """Seconds *state*'s action may run: its `timeout:` or its kind's, within the loop's."""
-    timeout = float(state.timeout or kind.default_timeout)
+def action_timeout(
+    state: StateConfig,
+    kind: ActionKindSpec,
+    remaining: float | None,
+    loop_default: float | None = None,
+) -> float:
+    """Seconds *state*'s action may run: its `timeout:`, else the loop's `default_timeout:`
+    (*loop_default*), else its kind's; within the loop's own time left (*remaining*)."""
+    timeout = float(state.timeout or loop_default or kind.default_timeout)
     if remaining is not None:
         timeout = max(0.001, min(timeout, remaining))
     return timeout

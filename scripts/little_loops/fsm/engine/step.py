@@ -121,7 +121,7 @@ class StateWork:
                 fresh = f"session '{key}' is {whose}'s: {kind.name} starts a fresh one"
             elif kind.sessions:
                 resume = sessions[key]
-        timeout = action_timeout(state, kind, remaining_s)
+        timeout = action_timeout(state, kind, remaining_s, self.fsm.default_timeout)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:
             output_file = self.output_dir / output_file_name(self.output_key, name)

@@ -8,28 +8,40 @@ A loop's true `*_ok` flag drops the problems of the check it names (`lint_flags.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.lint_flags import (
     CHECKS,
+    CLAUDE_SUBAGENT,
     FIX,
     STRICTER,
     UNKNOWN_EVALUATE_KEY,
+    UNKNOWN_KEY,
     silenced,
 )
 from little_loops.fsm.facts.errors import ValidationError
+from little_loops.fsm.values.references import OPEN
 
 _UNKNOWN_KEY = "unknown key"
+_UNKNOWN_AGENT = "unknown agent '"
+AGENT_KEY = "agent"
+CLAUDE_KEY = "claude"
 
 
 def check_of(problem: ValidationError) -> str | None:
-    """The stricter check *problem* comes from (an unknown key of an `evaluate:` mapping is
-    one: key_checks reports it as any unknown key)."""
+    """The stricter check *problem* comes from (an unknown key of the loop, of a state or of
+    an `evaluate:` mapping is one: key_checks reports each as any unknown key)."""
     path = problem.path
-    if problem.check is None and len(path) == 4 and path[0] == "states" and path[2] == "evaluate":
-        return UNKNOWN_EVALUATE_KEY if problem.message.startswith(_UNKNOWN_KEY) else None
-    return problem.check
+    if problem.check is None and _names_a_subagent(problem):
+        return CLAUDE_SUBAGENT
+    if problem.check is not None or not problem.message.startswith(_UNKNOWN_KEY):
+        return problem.check
+    if len(path) == 4 and path[0] == "states" and path[2] == "evaluate":
+        return UNKNOWN_EVALUATE_KEY
+    if len(path) == 1 or (len(path) == 3 and path[0] == "states"):
+        return UNKNOWN_KEY  # a key of the loop or of one of its states
+    return None
 
 
 def flags_of(data: Mapping[str, Any]) -> dict[str, bool]:
@@ -51,7 +63,38 @@ def relaxed(
             continue
         if check in quiet:
             continue
-        message = problem.message + FIX.format(fix=STRICTER[check])
+        fix = STRICTER[check]
+        message = problem.message + (FIX.format(fix=fix) if fix else "")
         severity = "warning" if compat else problem.severity
         out.append(dataclasses.replace(problem, message=message, severity=severity, check=check))
     return out
+
+
+def _names_a_subagent(problem: ValidationError) -> bool:
+    """An unknown agent on a state, not a near miss of one: little-loops' Claude subagent."""
+    path, message = problem.path, problem.message
+    return (
+        len(path) == 3
+        and path[0] == "states"
+        and path[2] == AGENT_KEY
+        and message.startswith(_UNKNOWN_AGENT)
+        and "did you mean" not in message
+    )
+
+
+def as_claude_subagents(data: Mapping[str, Any], agents: Collection[str]) -> dict[str, Any]:
+    """*data* with each state's `agent: NAME` that names none of *agents* read as little-loops
+    reads it, Claude Code's subagent: `claude: {agent: NAME}` (for `--compat`)."""
+    states = data.get("states")
+    if not isinstance(states, Mapping):
+        return dict(data)
+    out: dict[str, Any] = {}
+    for name, state in states.items():
+        value = state.get(AGENT_KEY) if isinstance(state, Mapping) else None
+        if not isinstance(value, str) or value in agents or OPEN in value:
+            out[name] = state
+            continue
+        claude = state.get(CLAUDE_KEY)
+        options = {**(claude if isinstance(claude, Mapping) else {}), AGENT_KEY: value}
+        out[name] = {k: v for k, v in state.items() if k != AGENT_KEY} | {CLAUDE_KEY: options}
+    return {**data, "states": out}

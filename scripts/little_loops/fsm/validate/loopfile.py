@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.custom import AgentDefinition
+from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.definition.agents import project_agents_file, read_project_agents
 from little_loops.fsm.definition.analysis import analyze
 from little_loops.fsm.definition.graph import loop_graph
@@ -56,7 +57,7 @@ from little_loops.fsm.facts.errors import (
     ParadigmSpecError,
     ValidationError,
 )
-from little_loops.fsm.validate.compat import flags_of, relaxed
+from little_loops.fsm.validate.compat import as_claude_subagents, flags_of, relaxed
 from little_loops.fsm.values.value_checks import describe
 
 __all__ = [
@@ -194,6 +195,10 @@ def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
     fsm: FSMLoop | None = None
     # The project's custom agents (`.loops/agents.yaml`): a broken file is one error each.
     project, broken = read_project_agents(project_agents_file(Path(doc.source)))
+    if compat:  # a state's agent that is no agent of ours: Claude Code's, as little-loops has it
+        own = data.get("agents")
+        names = {*AGENTS, *project, *(own if isinstance(own, Mapping) else ())}
+        data = as_claude_subagents(data, names)
     agent_errors = [ValidationError(message) for message in broken]
     if paradigm is not None and paradigm != FSM_PARADIGM:
         if isinstance(paradigm, str):
