@@ -223,3 +223,39 @@ def test_a_loop_in_a_folder_is_named_with_its_folder(tmp_path: Path) -> None:
     missing = console(root, "validate", "oracles/nope")
     assert missing.returncode != 0
     assert "no such file" in missing.stderr + missing.stdout
+
+
+LOOSE_CHILD = """\
+    name: loose
+    initial: go
+    states:
+      go:
+        action: "true"
+        with_:
+          mode: fast
+        next: done
+      done:
+        terminal: true
+"""
+CALLER = """\
+    name: caller
+    initial: call
+    states:
+      call:
+        loop: loose
+        on_yes: done
+        on_no: done
+      done:
+        terminal: true
+"""
+
+
+def test_compat_reaches_the_child_loops_a_parent_calls(tmp_path: Path) -> None:
+    root = project(tmp_path, {"loose": LOOSE_CHILD, "caller": CALLER})
+    strict = console(root, "validate", "caller")
+    assert strict.returncode == 2
+    assert "child loop loose.yaml is not valid" in strict.stdout
+    relaxed = console(root, "validate", "--compat", "caller")
+    assert relaxed.returncode == 0, relaxed.stdout
+    ran = console(root, "run", "--compat", "caller")
+    assert ran.returncode == 0, ran.stdout + ran.stderr

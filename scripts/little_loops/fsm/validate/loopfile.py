@@ -25,6 +25,7 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +213,7 @@ def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
             fsm = FSMLoop.from_dict(dict(data))
             fsm.project_agents = project
             problems += relaxed(_check_machine(fsm), flags, compat)
-            problems += attach_children(fsm, doc.source, check_file)
+            problems += attach_children(fsm, doc.source, partial(check_file, compat=compat))
     if fsm is not None:  # names that would make file names too long for any file system
         problems += name_length_problems(fsm, run_names(fsm, doc.source))
     for problem in problems:
