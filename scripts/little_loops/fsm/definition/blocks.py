@@ -202,13 +202,20 @@ def model_keys(cls: type) -> list[str]:
     return out
 
 
-def plain_keys(cls: type) -> set[str]:
-    """The loop-file keys of *cls* that are one field each (not an options block)."""
-    return {
-        yaml_key(f.name)
-        for f in fields(cls)
-        if not f.metadata.get("blocks") and not f.metadata.get("keys")
-    }
+_PLAIN_KEYS: dict[type, frozenset[str]] = {}  # worked out once per class
+
+
+def plain_keys(cls: type) -> frozenset[str]:
+    """The loop-file keys of *cls* that are one field each (not an options block); worked
+    out once per class (every state of every loop read asks)."""
+    found = _PLAIN_KEYS.get(cls)
+    if found is None:
+        found = _PLAIN_KEYS[cls] = frozenset(
+            yaml_key(f.name)
+            for f in fields(cls)
+            if not f.metadata.get("blocks") and not f.metadata.get("keys")
+        )
+    return found
 
 
 def option_blocks(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
