@@ -217,7 +217,7 @@ def pytest_request(fork: Path, ids: list[str], report: Path, timeout: float) -> 
     path = [str(fork / SRC_FOLDER)] if (fork / SRC_FOLDER).is_dir() else []
     path += [str(fork), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
     env = {"PYTHONPATH": os.pathsep.join(path)}
-    out = fork / RUN_FOLDER / f"{report.stem}.out"
+    out = fork / RUN_FOLDER / f"{report.stem}.txt"  # pytest's output
     return ActionRequest(script, timeout, "shell", cwd=fork, env=env, output_file=out)
 
 
