@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from support.doc_blocks import all_blocks
 from support.gitrepo import git, loops_project, run_env
 from support.llproc import events, finish, ll_loop, start, state, wait_for
 
@@ -164,4 +165,20 @@ def test_the_loops_timeout_cuts_the_tests_short_and_removes_the_fork(tmp_path: P
     git(root, "commit", "-qam", "timeout")
     code, end, err = _run(tmp_path, root)
     assert end["terminated_by"] == "timeout", err
+    _no_fork(tmp_path, root)
+
+
+def test_the_docs_example_catches_a_weak_test(tmp_path: Path) -> None:
+    (example,) = [b for b in all_blocks() if b.starts("docs/loop-files.md", "name: fix-add")]
+    root = _project(tmp_path, "fail", SUM + WEAK)
+    (root / ".loops" / "fix-add.yaml").write_text(example.text)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the docs' loop")
+    done = ll_loop(root, "run", "fix-add", "--json", env=_env(tmp_path), timeout=120)
+    assert done.returncode == ExitCode.TERMINAL_FAILURE, done.stderr
+    assert json.loads(done.stdout)["final_state"] == "failed"
+    (record,) = state(root, "fix-add")["context"]["_prepatch_check"]
+    assert [t["nodeid"] for t in record["tests"] if t["flag"] == "hard"] == [
+        "tests/test_calc.py::test_weak"
+    ]
     _no_fork(tmp_path, root)
