@@ -53,12 +53,6 @@ PREPATCH_FAIL = "fail"
 PREPATCH_WARN = "warn"
 PREPATCH_ALLOW = "allow"
 PREPATCH_POLICIES: tuple[str, ...] = (PREPATCH_FAIL, PREPATCH_WARN, PREPATCH_ALLOW)
-# Not run here yet (little-loops forks a worktree at the base and runs pytest on each new
-# test function there): a loop that asks for it is refused rather than run without it.
-PREPATCH_UNSUPPORTED = (
-    "not supported by ll-loop yet (little-loops runs each new test on the code before the "
-    "patch); remove it to run the loop without that check"
-)
 
 
 def continues(loop_mode: str | None, state_mode: str | None) -> bool:
@@ -77,7 +71,7 @@ def continuity_of(output: str) -> str | None:
 _GUARD_KEYS: dict[str, Check] = {
     "session_mode": optional(one_of(SESSION_MODE_VALUES)),
     "tamper_guard": optional(one_of(TAMPER_POLICIES)),
-    "prepatch_check": optional(Check(lambda value: PREPATCH_UNSUPPORTED, {"enum": [None]})),
+    "prepatch_check": optional(one_of(PREPATCH_POLICIES)),
 }
 RUN_LOOP_KEYS: dict[str, Check] = {
     "on_handoff": one_of(HANDOFF_MODES),
@@ -103,8 +97,10 @@ _GUARD_DOCS: dict[str, str] = {
         "${context._tamper_guard}."
     ),
     "prepatch_check": (
-        "little-loops' check that new tests fail on the code before the patch; not supported "
-        "by ll-loop yet: a loop that sets it is refused."
+        "After the action succeeded, the tests its patch added or changed run in a scratch git "
+        "worktree at the code before the patch: a new one that passes there proves nothing; "
+        "fail routes to a failure terminal, warn records a prepatch_check_flagged event, "
+        "allow only ${context._prepatch_check}."
     ),
 }
 RUN_LOOP_KEY_DOCS: dict[str, str] = {

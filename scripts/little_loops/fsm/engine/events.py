@@ -107,6 +107,16 @@ class Evaluation(_EvaluationKeys, total=False):
     final_state: str  # a sub-loop state's: where its child ended
 
 
+class PrepatchFlagged(TypedDict):
+    """`prepatch_check_flagged`: under `prepatch_check: warn`, new tests of a state's patch
+    passed on the code before it (`tests`: their ids)."""
+
+    state: str
+    policy: str
+    outcomes: int
+    tests: list[str]
+
+
 # `route`: where the run goes next and why ("from" is a keyword, hence this form).
 Route = TypedDict("Route", {"from": str, "to": str, "verdict": str | None, "reason": str})
 

@@ -67,6 +67,8 @@ class Run:
     new_child: NewChild  # an executor for a sub-loop state's child
     position: Position = field(init=False)
     memory: Memory = field(default_factory=Memory)
+    # The pre-patch check's verdict of each patch seen (engine/prepatch.py): not run twice.
+    prepatched: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         fsm, emit = self.fsm, self.emit

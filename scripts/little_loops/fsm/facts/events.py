@@ -22,6 +22,7 @@ class Event(StrEnum):
     AGENT_SWITCH = "agent_switch"
     RATE_LIMIT_WAIT = "rate_limit_wait"
     EVALUATE = "evaluate"
+    PREPATCH_CHECK_FLAGGED = "prepatch_check_flagged"
     CHECKPOINT = "checkpoint"
     RETRY_WAIT = "retry_wait"
     APPROVAL_WAIT = "approval_wait"

@@ -29,7 +29,8 @@ def test_the_checks_refuse_what_upstream_refuses() -> None:
     assert RUN_STATE_KEYS["tamper_guard"]("revert") is None
     assert RUN_STATE_KEYS["tamper_guard"]("ignore") is not None
     assert RUN_STATE_KEYS["context_passthrough"](True) is None
-    assert "not supported by ll-loop yet" in str(RUN_STATE_KEYS["prepatch_check"]("fail"))
+    assert RUN_STATE_KEYS["prepatch_check"]("warn") is None
+    assert RUN_STATE_KEYS["prepatch_check"]("revert") is not None
     assert RUN_STATE_KEYS["prepatch_check"](None) is None
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.lint_flags import PASTE_FLAG
-from little_loops.fsm.definition.model import OUTCOME_FAILURE, StateConfig
+from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route, next_fails
 from little_loops.fsm.definition.run_keys import (
     CONTINUITY_HEADING,
@@ -16,8 +15,9 @@ from little_loops.fsm.definition.run_keys import (
     continues,
     continuity_of,
 )
-from little_loops.fsm.engine import events, tamper
+from little_loops.fsm.engine import events, prepatch, tamper
 from little_loops.fsm.engine.attempts import ladder_delay
+from little_loops.fsm.engine.kinds import guards
 from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
 from little_loops.fsm.engine.rules.fallback import (
     STILL_LIMITED,
@@ -55,7 +55,8 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
     result = done
     kind = run.fsm.kind_for(state) if state.action else state.action_kind()
     policy = tamper.policy_of(run.fsm, state) if done is None else None
-    root = run.config.stall_cwd or Path.cwd()
+    checks = prepatch.policy_of(run.fsm, state) if done is None else None
+    root = guards.where(run)
     before = tamper.snapshot(root) if policy is not None else None
     if state.action and done is None:
         agents = agents_of(run.fsm, state)
@@ -87,10 +88,16 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
                 memory.continuity = None  # a handoff goes on in a fresh session
                 ends = run.fsm.on_handoff == HANDOFF_TERMINATE
                 return StepOutcome(stop=Outcome.HANDOFF_ENDED if ends else Outcome.HANDOFF)
+        # The pre-patch check reads the patch before a `revert` can undo part of it; when
+        # both would route, the tamper guard wins (as in little-loops).
+        checked = guards.prepatched(run, name, state, checks, result) if checks else None
+        if checked is not None and checked.stop is not None:
+            return checked
         if before is not None and policy is not None:
-            tampered = _guarded(run, name, state, tamper.check(root, before, name, policy))
-            if tampered is not None:
-                return tampered
+            report = tamper.check(root, before, name, policy)
+            checked = guards.tampered(run, name, state, report) or checked
+        if checked is not None:
+            return checked
     run.commits.after(name, state, result.output if result else None, run.position.iteration)
     if state.next is not None:
         code = result.exit_code if result is not None else None
@@ -126,23 +133,6 @@ def _judged(
     if outcome.target is None and judged.verdict == ERROR_VERDICT:
         outcome.error = str(judged.details.get("error") or "") or None
     return run.retries.retry_or(name, state, outcome, result, run.memory)
-
-
-def _guarded(run: Run, name: str, state: StateConfig, report: tamper.Report) -> StepOutcome | None:
-    """The tamper guard's finding on *state*'s action: kept in `${context._tamper_guard}`;
-    under `fail` (or a `revert` that could not restore all) the state routes as a failure."""
-    run.fsm.context.setdefault(tamper.RECORD_KEY, []).append(report.to_dict())
-    if report.passed:
-        return None
-    shown = ", ".join(f"{f['path']} ({f['kind']})" for f in report.findings)
-    msg = f"tamper_guard: the action of state '{name}' changed test files: {shown}"
-    run.memory.last_result = {"verdict": OUTCOME_FAILURE, "details": {"error": msg}}
-    judged = events.Evaluation(state=name, type="tamper_guard", verdict=OUTCOME_FAILURE, error=msg)
-    run.emit(Event.EVALUATE, judged)
-    target = tamper.failure_target(run.fsm, state)
-    if target is not None:
-        return StepOutcome(target, OUTCOME_FAILURE, "tamper_guard")
-    return follow_route(state, OUTCOME_FAILURE, run.context(), name)
 
 
 def error_outcome(run: Run, name: str, state: StateConfig, msg: str) -> StepOutcome:
