@@ -12,6 +12,7 @@ from little_loops.fsm.definition.agent_checks import AGENTS_CHECK, agent_problem
 from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE, checkpoint_key_problems
+from little_loops.fsm.definition.learning import LEARNING_STATE_KEYS
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS, MORE_STATE_KEYS, listed
 from little_loops.fsm.definition.model import (
@@ -147,6 +148,7 @@ STATE_KEYS: dict[str, Check] = {
     **REUSE_STATE_CHECKS,
     **RUN_STATE_KEYS,
     **MORE_STATE_KEYS,
+    **LEARNING_STATE_KEYS,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
