@@ -1,4 +1,4 @@
-"""little-loops' learning-test registry as a learning state reads it: is a target proven?
+"""little-loops' learning-test registry, read by a learning state: is a target proven.
 
 A record is `.ll/learning-tests/<slug of the target>.md` in the project, written by
 little-loops' `/ll:explore-api` (and its `ll-learning-tests` tool): YAML front matter with
@@ -80,10 +80,14 @@ class Staleness:
                 threshold *= max(1, self.backstop)
         when = record.get("date")
         try:
-            day = when if isinstance(when, datetime.date) else datetime.date.fromisoformat(str(when))
+            day = when if isinstance(when, datetime.date) else _day(str(when))
         except ValueError:
             return False  # an unreadable date is not stale (as in little-loops)
         return (today - day).days > threshold
+
+
+def _day(text: str) -> datetime.date:
+    return datetime.date.fromisoformat(text)
 
 
 def installed_version(package: str) -> str | None:

@@ -1,5 +1,7 @@
-"""The learning state kind (`type: learning`): prove each target from the learning-test
-registry, running little-loops' `/ll:explore-api` for a missing or stale one."""
+"""The learning state kind (`type: learning`): prove each target from the registry.
+
+A target without a proven record gets little-loops' `/ll:explore-api`, then a second look.
+"""
 
 from __future__ import annotations
 
@@ -102,7 +104,7 @@ def _routed(
     run: Run, name: str, state: StateConfig, verdict: str, details: dict[str, Any]
 ) -> StepOutcome:
     """*verdict* of learning state *name*: emitted, kept for `${result.*}`/`${prev.*}`, routed."""
-    run.memory.last_result = {"verdict": verdict, "details": details}
+    run.memory.last_result = {"verdict": verdict, "details": details, **details}
     run.memory.prev_result = {
         "state": name,
         "output": "",
