@@ -80,7 +80,8 @@ def test_a_missing_target_is_explored_then_proven(tmp_path: Path) -> None:
     root = _project(tmp_path)
     code, out = _run(root, "proven")
     assert code == ExitCode.OK, out
-    assert "/ll:explore-api Acme SDK streaming" in out and "→ done" in out
+    assert "/ll:explore-api Acme SDK streaming" in out
+    assert "→ done" in out
     # pathlib had a record: it was not explored
     assert (root / "explored.txt").read_text() == "exploring Acme SDK streaming\n"
     assert (root / ".ll/learning-tests/acme-sdk-streaming.md").is_file()
@@ -89,7 +90,8 @@ def test_a_missing_target_is_explored_then_proven(tmp_path: Path) -> None:
 def test_a_refuted_target_blocks(tmp_path: Path) -> None:
     code, out = _run(_project(tmp_path), "refuted")
     assert code == ExitCode.TERMINAL_FAILURE, out
-    assert "→ blocked" in out and "blocked on Acme SDK streaming: refuted" in out
+    assert "→ blocked" in out
+    assert "blocked on Acme SDK streaming: refuted" in out
 
 
 def test_a_target_still_unproven_after_its_retries_blocks(tmp_path: Path) -> None:
