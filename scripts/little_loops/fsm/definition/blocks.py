@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
+from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.definition.state_guards import (
     AUTOMATION_ENV,
     AUTOMATION_PROFILE_ENV,
@@ -170,6 +171,7 @@ STATE_BLOCKS: dict[str, Any] = {
     "retry": RetryConfig,
     "pruning_profile": PruningProfileConfig,
     "throttle": ThrottleConfig,
+    "learning": LearningConfig,
 }
 
 

@@ -43,6 +43,7 @@ from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.circuit import CircuitConfig
+from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, FLAGS, PUBLIC, fields_of
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.definition.run_keys import HANDOFF_PAUSE
@@ -148,6 +149,8 @@ class StateConfig:
     prepatch_check: str | None = None  # one of PREPATCH_POLICIES (None: the loop's)
     params: dict[str, Any] | None = None  # an mcp_tool action's arguments
     description: str | None = None  # for people (graph --info, the report)
+    type: str | None = None  # LEARNING_TYPE; with `learning:` a learning state (learning.py)
+    learning: LearningConfig | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:

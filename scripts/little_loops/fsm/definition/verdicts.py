@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from little_loops.fsm.definition.learning import BLOCKED_VERDICT, LEARNING_TYPE, proves
 from little_loops.fsm.definition.model import (
     DEFAULT_EVALUATOR,
+    OUTCOME_FAILURE,
+    OUTCOME_SUCCESS,
     TERMINAL_OUTCOMES,
     FSMLoop,
     StateConfig,
@@ -45,6 +48,10 @@ def state_verdicts(fsm: FSMLoop, state: StateConfig) -> StateVerdicts | None:
     if state.loop is not None:  # the child loop's end (engine/subloop.py)
         causes = "the child loop ended by a limit or an error"
         return StateVerdicts("loop", f"loop {state.loop}", TERMINAL_OUTCOMES, causes)
+    if proves(state):  # all targets proven, else blocked (on_failure without on_blocked)
+        blocked = BLOCKED_VERDICT if state.on_blocked is not None else OUTCOME_FAILURE
+        causes = "a target not read, or /ll:explore-api not run"
+        return StateVerdicts(LEARNING_TYPE, LEARNING_TYPE, (OUTCOME_SUCCESS, blocked), causes)
     config = state.effective_evaluate()
     spec = SPECS.get(config.type)
     causes = spec.error_causes if spec is not None else "a failed evaluation"

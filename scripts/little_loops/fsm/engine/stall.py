@@ -11,6 +11,7 @@ from typing import Any
 
 from little_loops.fsm.definition.blocks import ThrottleConfig
 from little_loops.fsm.definition.circuit import ABORT
+from little_loops.fsm.definition.learning import LEARNING_TYPE
 from little_loops.fsm.definition.model import FSMLoop, StallConfig, StateConfig
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import git_bytes
@@ -302,8 +303,8 @@ def _throttle(watch: StallWatch, seen: Seen) -> Stall | None:
     count = watch.stay[1] + 1 if watch.stay[0] == name else 1
     watch.stay = [name, count]
     state = watch.fsm.states.get(name)
-    if state is None or not _throttled(state):
-        return None
+    if state is None or not _throttled(state) or state.type == LEARNING_TYPE:
+        return None  # a learning state is exempt from hard_max, as in little-loops
     limit = (state.throttle or ThrottleConfig()).hard_at
     if count > limit:
         watch.stay = [None, 0]

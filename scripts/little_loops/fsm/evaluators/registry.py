@@ -7,6 +7,7 @@ from little_loops.fsm.evaluators import (
     convergence,
     diff_stall,
     exit_code,
+    harbor_scorer,
     llm_structured,
     mcp_result,
     open_question_stall,
@@ -34,6 +35,7 @@ SPECS: dict[str, EvaluatorSpec] = {
         diff_stall.SPEC,
         score_stall.SPEC,
         open_question_stall.SPEC,
+        harbor_scorer.SPEC,
     )
 }
 EVALUATOR_TYPES: tuple[str, ...] = tuple(SPECS)

@@ -24,6 +24,7 @@ def test_every_evaluator_is_registered_under_its_own_name() -> None:
         "diff_stall",
         "score_stall",
         "open_question_stall",
+        "harbor_scorer",
     )
     assert all(SPECS[name].name == name for name in EVALUATOR_TYPES)
 

@@ -356,7 +356,7 @@ def test_well_formed_evaluators_pass(evaluate: dict[str, Any]) -> None:
             "type",
             "expected one of exit_code, output_numeric, output_json, output_contains, "
             "convergence, llm_structured, mcp_result, classify, diff_stall, score_stall, "
-            "open_question_stall, got 'llm' (did you mean llm_structured?)",
+            "open_question_stall, harbor_scorer, got 'llm' (did you mean llm_structured?)",
         ),
     ],
 )
@@ -613,7 +613,7 @@ def test_validate_fsm_checks_field_types_of_a_hand_built_model() -> None:
         "loop 'built' > max_iterations: expected a whole number >= 1, got 'ten'",
         "loop 'built' > states > check > evaluate > type: expected one of exit_code, "
         "output_numeric, output_json, output_contains, convergence, llm_structured, mcp_result, "
-        "classify, diff_stall, score_stall, open_question_stall, got 'bogus'",
+        "classify, diff_stall, score_stall, open_question_stall, harbor_scorer, got 'bogus'",
         "loop 'built' > states > done > terminal: expected true or false, got 'yes'",
     ]
 

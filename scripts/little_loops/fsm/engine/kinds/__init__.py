@@ -1,1 +1,1 @@
-"""The kinds of state (action, approval, sub-loop, terminal): one module each, one registry."""
+"""The state kinds (action, approval, sub-loop, learning, terminal): a module each, one registry."""

@@ -1,13 +1,15 @@
-"""The kinds of state (action, approval, sub-loop, terminal): their names, and a state's kind."""
+"""The state kinds (action, approval, sub-loop, learning, terminal): names, and a state's kind."""
 
 from __future__ import annotations
 
+from little_loops.fsm.definition.learning import proves
 from little_loops.fsm.definition.model import StateConfig
 
 ACTION_KIND = "action"
 APPROVAL_KIND = "approval"  # `action_type: approval` in a loop file
 SUBLOOP_KIND = "subloop"  # `loop:`
 TERMINAL_KIND = "terminal"
+LEARNING_KIND = "learning"  # `type: learning` with `learning:`
 
 
 def kind_of(state: StateConfig) -> str:
@@ -18,4 +20,6 @@ def kind_of(state: StateConfig) -> str:
         return APPROVAL_KIND
     if state.loop is not None:
         return SUBLOOP_KIND
+    if proves(state):
+        return LEARNING_KIND
     return ACTION_KIND

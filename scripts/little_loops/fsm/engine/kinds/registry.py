@@ -9,11 +9,13 @@ from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.kinds import action as kind_action
 from little_loops.fsm.engine.kinds import approval as kind_approval
+from little_loops.fsm.engine.kinds import learning as kind_learning
 from little_loops.fsm.engine.kinds import subloop as kind_subloop
 from little_loops.fsm.engine.kinds import terminal as kind_terminal
 from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
     APPROVAL_KIND,
+    LEARNING_KIND,
     SUBLOOP_KIND,
     TERMINAL_KIND,
 )
@@ -33,5 +35,6 @@ STATE_KINDS: dict[str, StateKind] = {
     ACTION_KIND: kind_action.run_state,
     APPROVAL_KIND: kind_approval.run_state,
     SUBLOOP_KIND: kind_subloop.run_state,
+    LEARNING_KIND: kind_learning.run_state,
     TERMINAL_KIND: kind_terminal.run_state,
 }
