@@ -9,9 +9,9 @@ import pytest
 from support.paths import REPO
 from support.project import LoopProject
 
-from little_loops.fsm.definition.key_checks import MAX_ACTION_SECONDS, MAX_LOOP_SECONDS
 from little_loops.fsm.definition.loader import MAX_NESTING
 from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.values.value_checks import MAX_ACTION_SECONDS, MAX_LOOP_SECONDS
 
 AT_THE_LIMITS = f"""\
     name: limits

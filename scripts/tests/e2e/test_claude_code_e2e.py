@@ -389,7 +389,8 @@ def test_the_terminal_shows_what_claude_is_doing(
     (tmp_path / ".loops" / "watch.yaml").write_text(WATCH)
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "little_loops.cli", "watch", "--no-color"],
+        # `run`: a loop named `watch` is not the `watch` command (the live view)
+        [sys.executable, "-m", "little_loops.cli", "run", "watch", "--no-color"],
         cwd=tmp_path,
         stdin=slave,
         stdout=slave,
