@@ -92,3 +92,44 @@ def test_an_added_test_file_is_found_under_fail(tmp_path: Path) -> None:
     code, end, err = _run(root)
     assert code == ExitCode.TERMINAL_FAILURE, err
     assert "tests/test_new.py (added)" in _guard_error(root)
+
+
+USER_WORK = "def test_sum():\n    assert 1 + 1 == 2  # the user's own edit, not committed\n"
+
+
+@pytest.mark.parametrize("staged", [False, True], ids=["unstaged", "staged"])
+def test_revert_keeps_the_users_uncommitted_edit_made_before_the_run(
+    tmp_path: Path, staged: bool
+) -> None:
+    root = _repo(tmp_path, "revert")
+    (root / "tests" / "test_sum.py").write_text(USER_WORK)
+    if staged:
+        git(root, "add", "tests/test_sum.py")
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert end["final_state"] == "done"
+    assert (root / "tests" / "test_sum.py").read_text() == USER_WORK
+
+
+@pytest.mark.parametrize(
+    ("action", "path"),
+    [
+        ("'echo x > tests/test_sum.py; git add tests/test_sum.py'", "tests/test_sum.py"),
+        ("'git rm -q tests/test_sum.py'", "tests/test_sum.py"),
+        ("'echo x > tests/test_mine.py'", "tests/test_mine.py"),
+        ("'echo x > \"tests/test_é [x].py\"'", "tests/test_é [x].py"),
+    ],
+    ids=["staged-by-the-action", "git-rm", "untracked-test", "unusual-name"],
+)
+def test_revert_puts_back_what_was_there_however_the_action_changed_it(
+    tmp_path: Path, action: str, path: str
+) -> None:
+    root = _repo(tmp_path, "revert", action=action)
+    before = ORIGINAL if path == "tests/test_sum.py" else "def test_mine(): pass\n"
+    (root / path).write_text(before)
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert end["final_state"] == "done"
+    assert (root / path).read_text() == before
+    if path == "tests/test_sum.py":
+        assert git(root, "status", "--porcelain", "tests") == ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 
 import yaml
@@ -63,7 +65,13 @@ class _Rewriter:
         self.notes: list[Change] = []  # what it left as it was, and why
 
     def offset(self, mark: yaml.Mark) -> int:
-        return self.line_starts[mark.line] + mark.column
+        # The character index, not line and column: YAML ends a line at a lone \r, a NEL
+        # or U+2028 too, where the text's own lines (and the user's editor) do not.
+        return int(mark.index)
+
+    def line(self, mark: yaml.Mark) -> int:
+        """The 1-based line (counted at \n, as editors and messages count) of *mark*."""
+        return bisect_right(self.line_starts, self.offset(mark))
 
     def mapping(self, level: Level, node: yaml.MappingNode, where: str) -> None:
         """Rename the keys of *node* that have our spelling at *level*."""
@@ -73,7 +81,7 @@ class _Rewriter:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.value not in table:
                 continue
             spelling = table[key_node.value]
-            line = key_node.start_mark.line + 1
+            line = self.line(key_node.start_mark)
             if spelling.ours in keys:
                 why = f"{spelling.ours} is there too"
                 self.notes.append(Change(line, f"left {spelling.theirs}{where}: {why}"))
@@ -84,7 +92,7 @@ class _Rewriter:
         self, spelling: Spelling, key_node: yaml.ScalarNode, value_node: yaml.Node, where: str
     ) -> None:
         start, end = self.offset(key_node.start_mark), self.offset(key_node.end_mark)
-        line = key_node.start_mark.line + 1
+        line = self.line(key_node.start_mark)
         if self.text[start:end].strip("'\"") != spelling.theirs:
             raise LoopFileError(self.source, f"cannot find the key {spelling.theirs}", line)
         if not spelling.values:
@@ -101,8 +109,9 @@ class _Rewriter:
         shown = self.text[start : self.offset(value_node.end_mark)]
         self.changes.append(Change(line, f"{shown} -> {new}{where}"))
 
-    def failure_terminal(self, name: str, node: yaml.MappingNode) -> None:
-        """Write the `outcome: failure` a terminal named like a failure implies."""
+    def failure_terminal(self, name: str, node: yaml.MappingNode, shared: bool) -> None:
+        """Write the `outcome: failure` a terminal named like a failure implies (not in a
+        mapping *shared* through an alias with another state, which it would change too)."""
         keys = {str(k.value): (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
         if name not in FAILURE_TERMINAL_NAMES or "terminal" not in keys:
             return
@@ -111,7 +120,11 @@ class _Rewriter:
         key_node, value_node = keys["terminal"]
         if _scalar_value(value_node) is not True:
             return
-        line = key_node.start_mark.line + 1
+        line = self.line(key_node.start_mark)
+        if shared:
+            why = "its settings are shared with another state through a YAML alias"
+            self.notes.append(Change(line, f"left terminal state '{name}' as it is: {why}"))
+            return
         end = self.offset(value_node.end_mark)
         if node.flow_style:
             self.edits.append(_Edit(end, end, f", {OUTCOME_KEY}: {FAILURE}"))
@@ -120,7 +133,8 @@ class _Rewriter:
             at = len(self.text) if found < 0 else found
             eol = "\r\n" if self.text[at - 1 : at + 1] == "\r\n" else "\n"  # the file's kind
             at -= len(eol) - 1
-            indent = " " * key_node.start_mark.column
+            start = self.offset(key_node.start_mark)
+            indent = " " * (start - self.line_starts[self.line(key_node.start_mark) - 1])
             self.edits.append(_Edit(at, at, f"{eol}{indent}{OUTCOME_KEY}: {FAILURE}"))
         self.changes.append(
             Change(line, f"wrote {OUTCOME_KEY}: {FAILURE} in terminal state '{name}' (its name)")
@@ -179,13 +193,19 @@ def migrate_text(text: str, source: str = "<string>") -> Migration:
     if not isinstance(root, yaml.MappingNode):
         return Migration(text, text)
     rewriter.mapping(LOOP, root, "")
-    for what, name, node in _states(root):
+    found = _states(root)
+    uses = Counter(id(node) for _, _, node in found)
+    seen: set[int] = set()
+    for what, name, node in found:
+        if id(node) in seen:  # an alias (`y: *x`) is the same text: rewritten once, where it is
+            continue
+        seen.add(id(node))
         rewriter.mapping(STATE, node, f" in {what} '{name}'")
         for key_node, value_node in node.value:
             if key_node.value == "route" and isinstance(value_node, yaml.MappingNode):
                 rewriter.mapping(ROUTE, value_node, f" in the route of {what} '{name}'")
         if what == "state":
-            rewriter.failure_terminal(name, node)
+            rewriter.failure_terminal(name, node, uses[id(node)] > 1)
     after = rewriter.result()
     load_text(after, source)  # never hand back a file that no longer reads
     by_line = sorted(rewriter.changes, key=lambda c: c.line)

@@ -44,7 +44,13 @@ from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.circuit import CircuitConfig
 from little_loops.fsm.definition.learning import LearningConfig
-from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, FLAGS, PUBLIC, fields_of
+from little_loops.fsm.definition.metadata import (
+    DEFAULT_INPUT_KEY,
+    FLAGS,
+    METADATA_LOOP_KEYS,
+    PUBLIC,
+    fields_of,
+)
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.definition.run_keys import HANDOFF_PAUSE
 from little_loops.fsm.definition.spellings import ROUTE, STATE, in_our_spelling
@@ -291,7 +297,7 @@ class FSMLoop:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:
-        known = plain_keys(cls)
+        known = plain_keys(cls) - METADATA_LOOP_KEYS.keys()  # those: fields_of, below
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["options"] = option_blocks(data)
         kwargs["states"] = {

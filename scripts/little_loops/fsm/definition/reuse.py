@@ -27,6 +27,9 @@ from little_loops.fsm.facts.errors import LoopDefinitionError
 BASE_KEY = "from"
 IMPORT_KEY = "import"
 FRAGMENTS_KEY = "fragments"
+# How many files deep a `from:` chain or a chain of imports may go (deeper is a mistake, and
+# would exhaust Python's stack).
+MAX_DEPTH = 64
 
 
 def resolve(doc: LoadedDocument) -> LoadedDocument:
@@ -98,6 +101,8 @@ class _Reader:
         if _key(path) in chain:
             names = " -> ".join(p.name for p in (*chain, _key(path)))
             raise base_ref.fail(f"from: '{base_ref.value}' inherits from itself ({names})")
+        if len(chain) > MAX_DEPTH:
+            raise base_ref.fail(f"from: chain of base loops deeper than {MAX_DEPTH} files")
         base = self.inherit(wrap(load_file(path)), (*chain, _key(path)))
         if not isinstance(base.value, dict):
             raise base_ref.fail(f"from: '{base_ref.value}' is not a loop")
@@ -142,6 +147,8 @@ class _Reader:
         if path in chain:
             names = " -> ".join(p.name for p in (*chain, path))
             raise ref.fail(f"import: '{ref.value}' imports itself ({names})")
+        if len(chain) > MAX_DEPTH:
+            raise ref.fail(f"import: chain of libraries deeper than {MAX_DEPTH} files")
         if path not in self.libraries:
             library = wrap(load_file(found))
             if library.get(FRAGMENTS_KEY) is None and library.get(IMPORT_KEY) is None:

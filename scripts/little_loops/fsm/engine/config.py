@@ -27,6 +27,7 @@ class ExecutorConfig:
     # Called once the answer taken is in the run's log: its source may forget it now.
     answer_kept: Callable[[], None] | None = None
     before_wait: Callable[[], None] | None = None  # called before the run waits (flush the log)
+    depth: int = 0  # 0: the run's own loop; 1: a sub-loop's child; 2: its child ...
 
     def child_key(self, parent: str, child: str) -> str | None:
         """The output key of a sub-loop *child* of loop *parent*: a worktree run's files

@@ -258,6 +258,7 @@ class FSMExecutor:
             sleep=self.config.sleep,
             worktree=self.config.worktree,
             cwd=cwd or self.config.cwd,
+            depth=self.config.depth + 1,
         )
         return FSMExecutor(
             child_fsm,

@@ -23,8 +23,6 @@ PYPROJECT = "pyproject.toml"
 # Where a run's context lists what the guard found (little-loops reads the same name).
 RECORD_KEY = "_tamper_guard"
 
-Snapshot = dict[str, str | None]  # a path's content hash; None: it is not there
-
 
 def policy_of(fsm: FSMLoop, state: StateConfig) -> str | None:
     """The tamper policy of *state*: its own `tamper_guard:`, else the loop's (None: none).
@@ -46,8 +44,9 @@ def is_test_file(path: str) -> bool:
 
 
 def _listed(root: Path, *args: str) -> list[str]:
+    """The paths `git ARGS -z` names (as they are: no quoting of unusual names)."""
     result = git(root, *args, check=False)
-    return [line for line in result.out.splitlines() if line] if result.ok else []
+    return [path for path in result.out.split("\0") if path] if result.ok else []
 
 
 def _hash(root: Path, path: str) -> str | None:
@@ -64,11 +63,47 @@ def _hash(root: Path, path: str) -> str | None:
     return hashlib.sha256(data).hexdigest()
 
 
+@dataclass
+class Snapshot:
+    """The test files before an action: each one's content hash (None: it is not there),
+    and how to put it back as it was: the index entry (mode, blob) of one git has as it is,
+    else (the user's own uncommitted work, an untracked file) its bytes and mode."""
+
+    hashes: dict[str, str | None] = field(default_factory=dict)
+    index: dict[str, tuple[str, str]] = field(default_factory=dict)
+    saved: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+
+
+def _index(root: Path) -> dict[str, tuple[str, str]]:
+    """The index's (mode, blob) of each path (merged entries only)."""
+    entries: dict[str, tuple[str, str]] = {}
+    for entry in _listed(root, "ls-files", "-s", "-z"):
+        info, _, path = entry.partition("\t")
+        mode, blob, stage = (info.split() + ["", "", ""])[:3]
+        if stage == "0":
+            entries[path] = (mode, blob)
+    return entries
+
+
 def snapshot(root: Path) -> Snapshot:
-    """The hash of every test file git knows of or would add (tracked and untracked, not
-    ignored), before the action."""
-    paths = _listed(root, "ls-files", "--cached", "--others", "--exclude-standard")
-    return {path: _hash(root, path) for path in paths if is_test_file(path)}
+    """The test files git knows of or would add (tracked and untracked, not ignored), before
+    the action."""
+    paths = _listed(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    tests = [path for path in paths if is_test_file(path)]
+    index = _index(root)
+    unstaged = set(_listed(root, "diff", "--name-only", "-z"))
+    taken = Snapshot()
+    for path in tests:
+        taken.hashes[path] = _hash(root, path)
+        if path in index and path not in unstaged:
+            taken.index[path] = index[path]
+            continue
+        try:
+            file = root / path
+            taken.saved[path] = (file.read_bytes(), file.stat().st_mode & 0o7777)
+        except OSError:
+            pass
+    return taken
 
 
 @dataclass
@@ -100,26 +135,47 @@ class Report:
 
 
 def check(root: Path, before: Snapshot, state: str, policy: str) -> Report:
-    """Compare the test files now with *before*; under `revert`, restore the tracked ones
-    that were changed or deleted from git (an added file is left: it is no tampering with
-    what was there)."""
-    changed = _listed(root, "diff", "--name-only", "HEAD") + _listed(
-        root, "ls-files", "--others", "--exclude-standard"
+    """Compare the test files now with *before*; under `revert`, put back each one that was
+    changed or deleted as it was before the action (the user's uncommitted edits included);
+    an added file is left: it is no tampering with what was there."""
+    changed = _listed(root, "diff", "--name-only", "-z", "HEAD") + _listed(
+        root, "ls-files", "-z", "--others", "--exclude-standard"
     )
-    paths = sorted(set(before) | {p for p in changed if is_test_file(p)})
+    paths = sorted(set(before.hashes) | {p for p in changed if is_test_file(p)})
     report = Report(state, policy)
     for path in paths:
-        old, new = before.get(path), _hash(root, path)
+        old, new = before.hashes.get(path), _hash(root, path)
         if old != new:
             kind = "added" if old is None else "deleted" if new is None else "modified"
             report.findings.append({"path": path, "kind": kind})
     if policy == TAMPER_REVERT:
         wanted = [f["path"] for f in report.findings if f["kind"] != "added"]
-        tracked = set(_listed(root, "ls-files", "--", *wanted)) if wanted else set()
-        back = [p for p in wanted if p in tracked]
-        if back and git(root, "checkout", "--", *back, check=False).ok:
-            report.reverted = back
+        report.reverted = _restore(root, before, wanted)
     return report
+
+
+def _restore(root: Path, before: Snapshot, wanted: list[str]) -> list[str]:
+    """Put each of *wanted* back as *before* has it; the paths put back."""
+    back: list[str] = []
+    for path in (p for p in wanted if p in before.saved):
+        data, mode = before.saved[path]
+        file = root / path
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_bytes(data)
+            file.chmod(mode)
+        except OSError:
+            continue
+        back.append(path)
+    from_git = [p for p in wanted if p in before.index]
+    now = _index(root) if from_git else {}
+    for path in from_git:  # the action may have staged its own version: the old one first
+        if now.get(path) != before.index[path]:
+            kind, blob = before.index[path]
+            git(root, "update-index", "--add", "--cacheinfo", f"{kind},{blob},{path}", check=False)
+    if from_git and git(root, "--literal-pathspecs", "checkout", "--", *from_git, check=False).ok:
+        back += from_git
+    return sorted(back)
 
 
 def failure_target(fsm: FSMLoop, state: StateConfig) -> str | None:

@@ -13,7 +13,9 @@ from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, er
 from little_loops.fsm.facts.errors import LoopRuntimeError
 
 # Where the last diff and the count are kept between rounds (and runs), per scope:
-# `.loops/tmp/ll-diff-stall-<hash of the scope>.txt` and `.count`, in the current folder.
+# `.loops/tmp/ll-diff-stall-<hash of the scope>.txt` and `.count`, in the current folder;
+# the folder is ignored by git (a `.gitignore` holding `*`, as for `.running/`), so the
+# memory is never committed by the loop's own `git add -A`.
 MEMORY_SUBDIR = "tmp"
 
 
@@ -51,8 +53,13 @@ def evaluate_diff_stall(
         return error_result(f"git diff failed: {result.err.strip()[:200]}")
     snapshot, counter = _memory(scope, here)
     details: dict[str, Any] = {"stall_count": 0, "max_stall": max_stall, "diff_changed": True}
+    from little_loops.fsm.facts.layout import make_running_dir
+
     try:
-        snapshot.parent.mkdir(parents=True, exist_ok=True)
+        make_running_dir(snapshot.parent)  # made ignored by git; a symbolic link is refused
+        for path in (snapshot, counter):
+            if path.is_symlink():  # never written through to wherever it points
+                raise LoopRuntimeError(f"{path} is a symbolic link, not diff_stall's memory")
         before = snapshot.read_text(encoding="utf-8") if snapshot.is_file() else None
         count = _count(counter)
         if before is not None and before == result.out:
@@ -64,6 +71,8 @@ def evaluate_diff_stall(
         counter.write_text("0")
     except OSError as exc:
         return error_result(f"diff_stall cannot keep its memory in {snapshot.parent}: {exc}")
+    except LoopRuntimeError as exc:
+        return error_result(f"diff_stall cannot keep its memory: {exc}")
     return EvaluationResult("success", details)
 
 

@@ -107,3 +107,17 @@ def test_a_run_adds_the_values_little_loops_runs_start_with_when_read() -> None:
     assert reads_context(loop, "input_hash")
     assert not reads_context(loop, "input")
     assert runner_values({"input": "abc"}, "input", {"states": {}}) == {}
+
+
+@pytest.mark.parametrize("key", ["required_inputs", "description", "labels", "category"])
+def test_a_metadata_key_set_to_null_keeps_its_default(tmp_path: Path, key: str) -> None:
+    (tmp_path / ".loops").mkdir()
+    text = (
+        f"name: q\n{key}: null\ninitial: a\nstates:\n"
+        "  a:\n    action: 'true'\n    next: done\n  done:\n    terminal: true\n"
+    )
+    (tmp_path / ".loops" / "q.yaml").write_text(text)
+    for args in (("validate", "q"), ("run", "q"), ("simulate", "q")):
+        result = ll_loop(tmp_path, *args)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode == 0, result.stdout + result.stderr

@@ -163,3 +163,46 @@ def test_windows_line_ends_stay_and_a_last_line_without_one() -> None:
     assert migrate_text(crlf).after == OURS.replace("\n", "\r\n")
     text = "name: x\ninitial: failed\nstates:\n  failed:\n    terminal: true"
     assert migrate_text(text).after == text + "\n    outcome: failure"
+
+
+ALIASED = """\
+name: shared
+initial: x
+states:
+  x: &step
+    action: "true"
+    on_yes: done
+    on_no: {first}
+  y: *step
+  {first}: &end
+    terminal: true
+  {second}: *end
+"""
+
+
+def test_a_state_shared_through_an_alias_is_rewritten_once() -> None:
+    text = ALIASED.format(first="done", second="failed")
+    migration = migrate_text(text, "shared.yaml")
+    assert "    on_success: done\n    on_failure: done\n" in migration.after
+    assert [c.line for c in migration.changes] == [6, 7]
+    assert load_text(migration.after).data["states"]["y"]["on_success"] == "done"
+
+
+def test_a_failure_terminal_shared_with_another_terminal_gets_no_outcome() -> None:
+    text = ALIASED.format(first="failed", second="done")
+    migration = migrate_text(text, "shared.yaml")
+    assert "outcome" not in migration.after  # it would make `done` fail too
+    assert any("YAML alias" in note.what for note in migration.notes)
+
+
+@pytest.mark.parametrize("brk", ["\u2028", "\u2029", "\x85", "\r"], ids=["LS", "PS", "NEL", "CR"])
+def test_a_line_break_yaml_counts_inside_a_string_moves_no_edit(brk: str) -> None:
+    text = (
+        f'name: c\ninitial: x\nstates:\n  x:\n    action: "echo a{brk}b"\n    on_yes: failed\n'
+        "  failed:\n    terminal: true\n  zzz:\n    terminal: true\n"
+    )
+    migration = migrate_text(text, "c.yaml")
+    assert migration.after == text.replace("on_yes", "on_success").replace(
+        "  failed:\n    terminal: true\n", "  failed:\n    terminal: true\n    outcome: failure\n"
+    )
+    assert [c.line for c in migration.changes] == [6, 8]

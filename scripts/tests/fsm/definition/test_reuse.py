@@ -387,3 +387,38 @@ def test_a_flow_and_states_in_one_file_are_an_error(tmp_path: Path) -> None:
 def test_the_project_s_loops_folder_is_the_nearest_one_the_file_is_in(tmp_path: Path) -> None:
     assert project_loops_folder(Path(".loops/oracles/x.yaml")) == Path(".loops")
     assert project_loops_folder(tmp_path / ".loops" / "x.yaml") == tmp_path / ".loops"
+
+
+def _chain(tmp_path: Path, key: str, depth: int) -> Path:
+    """A project whose loop starts a chain of DEPTH files, each naming the next by KEY."""
+    files: dict[str, str] = {}
+    for i in range(depth):
+        last = i == depth - 1
+        if key == "from":
+            head = f"name: c{i}\n" + ("" if last else f"from: c{i + 1}\n")
+            body = "initial: a\nstates:\n  a:\n    terminal: true\n"
+            files[f"c{i}.yaml"] = head + (body if last else f"context:\n  k{i}: 1\n")
+        else:
+            head = "" if last else f"import: [c{i + 1}.yaml]\n"
+            files[f"lib/c{i}.yaml"] = head + "fragments:\n  shell_exit:\n    action_type: shell\n"
+    if key == "import":
+        files["uses-lib.yaml"] = USES_LIB.replace("lib/checks.yaml", "lib/c0.yaml")
+    return project(tmp_path, files)
+
+
+@pytest.mark.parametrize("key", ["from", "import"])
+def test_a_chain_too_deep_is_one_line_not_a_traceback(tmp_path: Path, key: str) -> None:
+    root = _chain(tmp_path, key, 1500)
+    name = ".loops/c0.yaml" if key == "from" else ".loops/uses-lib.yaml"
+    result = ll_loop(root, "validate", "-q", name, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"{key}: chain of " in result.stdout
+    assert result.stdout.count("\n") == 1
+
+
+@pytest.mark.parametrize("key", ["from", "import"])
+def test_a_chain_of_a_few_dozen_files_is_fine(tmp_path: Path, key: str) -> None:
+    root = _chain(tmp_path, key, 40)
+    name = ".loops/c0.yaml" if key == "from" else ".loops/uses-lib.yaml"
+    assert ok(root, "validate", "-q", name) == ""

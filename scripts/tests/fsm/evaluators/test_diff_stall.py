@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.gitrepo import loops_project, make_repo
+from support.gitrepo import git, loops_project, make_repo
 from support.llproc import ll_loop
 
 from little_loops.fsm.evaluators.diff_stall import evaluate_diff_stall
@@ -58,3 +58,25 @@ def test_a_run_ends_after_two_rounds_without_change(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr + run.stdout
     assert (root / ".count").read_text().strip() == "5"
     assert "→ stalled" in run.stdout + run.stderr
+
+
+def test_its_memory_is_never_committed_by_the_loop(tmp_path: Path) -> None:
+    root = loops_project(tmp_path, {".loops/fixer.yaml": LOOP, "f": "0\n"})
+    assert ll_loop(root, "run", "fixer").returncode == 0
+    untracked = git(root, "status", "--porcelain", "--untracked-files=all")
+    assert "ll-diff-stall" not in untracked, untracked
+
+
+def test_a_memory_file_that_is_a_symbolic_link_is_not_written_through(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    make_repo(root, {"f": "a\n"})
+    evaluate_diff_stall(None, 2, root)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    for memory in (root / ".loops" / "tmp").glob("ll-diff-stall-*"):
+        memory.unlink()
+        memory.symlink_to(victim)
+    result = evaluate_diff_stall(None, 2, root)
+    assert result.verdict == "error"
+    assert "symbolic link" in str(result.details)
+    assert victim.read_text() == "precious\n"

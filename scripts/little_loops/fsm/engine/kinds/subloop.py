@@ -14,7 +14,7 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
-from little_loops.fsm.definition.subloop_checks import is_dynamic
+from little_loops.fsm.definition.subloop_checks import MAX_DEPTH, is_dynamic
 from little_loops.fsm.engine import branch_tree, events
 from little_loops.fsm.engine.kinds.action import error_outcome
 from little_loops.fsm.engine.records import ExecutionResult
@@ -38,6 +38,12 @@ from little_loops.fsm.values.interpolation import interpolate
 def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
     """Run the child loop of sub-loop state *name*; its end is the verdict."""
     assert state.loop is not None
+    if run.config.depth >= MAX_DEPTH:  # checked at run time too: a `loop: ${...}` may
+        msg = (  # name its own loop, or an ancestor, and nest until Python's stack ran out
+            f"sub-loop '{state.loop}' of state '{name}': sub-loops nested more than"
+            f" {MAX_DEPTH} deep (does a loop run itself?)"
+        )
+        return error_outcome(run, name, state, msg)
     try:
         base = run.fsm.children.get(name)
         if base is None and is_dynamic(state.loop):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from support.engine_parts import loop, parts
+from support.llproc import ll_loop
 
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine.kinds.subloop import run_state
@@ -70,3 +72,30 @@ def test_a_child_stopped_stops_the_tree_and_stays_saved_for_a_resume() -> None:
     outcome = run_state(run, "call", CALL, None)
     assert outcome.stop == Outcome.STOPPED
     assert run.children.dump()["child"]["loop"] == "t"
+
+
+SELF_CALLING = """\
+name: again
+initial: call
+context:
+  child: again
+states:
+  call:
+    loop: "${context.child}"
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def test_a_dynamic_sub_loop_that_runs_itself_stops_at_the_depth_limit(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "again.yaml").write_text(SELF_CALLING)
+    result = ll_loop(tmp_path, "run", "again", timeout=120)
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out[-2000:]
+    assert "RecursionError" not in out
+    assert "internal error" not in out
+    assert "sub-loops nested more than 32 deep (does a loop run itself?)" in out
+    assert out.count("↳ loop again\n") <= 32
