@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.evaluators.spec import EvaluationResult, error_result
+from little_loops.fsm.evaluators.config import EvaluateConfig, LLMConfig
+from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, error_result
+from little_loops.fsm.values.interpolation import to_text
 
 # The `evaluate:` keys both history evaluators read (score_stall, open_question_stall).
 HISTORY_KEYS: tuple[str, ...] = ("history_file", "max_stall", "epsilon")
@@ -71,3 +74,32 @@ def stall_detail(event: object) -> str | None:
     if not isinstance(event, dict) or "stall_count" not in event:
         return None
     return f"(stalled {event['stall_count']}/{event['max_stall']})"
+
+
+def history_spec(
+    name: str, summary: str, *, epsilon: float, history: str, higher_is_better: bool
+) -> EvaluatorSpec:
+    """The spec of an evaluator that judges a history file of numbers (one a line): progress
+    is a new best by more than `epsilon` (*epsilon* by default), in the direction given;
+    `failure` after `max_stall` rounds without. Its file is *history* unless told."""
+
+    def run(
+        config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
+    ) -> EvaluationResult:
+        least = epsilon if config.epsilon is None else float(config.epsilon)
+        path = to_text(config.history_file) if config.history_file is not None else None
+        return judge_history(path, config.max_stall, least, higher_is_better=higher_is_better)
+
+    def detail(event: Mapping[str, object]) -> str | None:
+        return stall_detail(dict(event))
+
+    return EvaluatorSpec(
+        name=name,
+        summary=summary,
+        run=run,
+        keys=HISTORY_KEYS,
+        interpolated=("history_file",),
+        error_causes="an unset history_file",
+        detail=detail,
+        defaults={"history_file": history},
+    )
