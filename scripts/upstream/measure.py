@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -247,6 +247,18 @@ def upstream_valid(binary: Path, project: Path, loop: Loop) -> bool:
     return checked.returncode == 0
 
 
+class _Printed(list[str]):
+    """Lines printed as they are added (a comparison of 100 loops takes many minutes)."""
+
+    def append(self, line: str) -> None:
+        print(line, flush=True)
+        super().append(line)
+
+    def extend(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.append(line)
+
+
 def simulate_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) -> None:
     """Compare both tools' walks of each loop valid in both, for every scenario."""
     out.append(f"== simulate --scenario, little-loops ({binary}) against ours")
@@ -288,6 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--upstream-ll-loop", type=Path, help="an installed little-loops ll-loop")
     parser.add_argument("--keep", type=Path, help="build the scratch project here and keep it")
     parser.add_argument(
+        "--only", nargs="+", metavar="NAME", help="compare the walks of these loops only"
+    )
+    parser.add_argument(
         "--ours-src", type=Path, help="measure the ll-loop of this tree's scripts/ instead"
     )
     args = parser.parse_args(argv)
@@ -309,10 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             out.append("")
         print("\n".join(out), flush=True)
         if args.simulate:
-            out = []
             binary = upstream_ll_loop(args.dir, args.upstream_src, args.upstream_ll_loop)
-            simulate_all(binary.resolve(), project, loops, out)
-            print("\n".join(out))
+            chosen = [loop for loop in loops if not args.only or loop.name in args.only]
+            simulate_all(binary.resolve(), project, chosen, _Printed())
     return 0
 
 
