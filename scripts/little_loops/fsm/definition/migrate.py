@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from little_loops.fsm.definition.endings import FAILURE_NAMES
 from little_loops.fsm.definition.loader import compose_text, load_text
 from little_loops.fsm.definition.spellings import (
     LOOP,
@@ -22,7 +23,6 @@ from little_loops.fsm.facts.verdict_words import FAILURE
 
 # A terminal named so ends the run as a failure unless `outcome:` says otherwise
 # (little-loops' rule, now ours); migrate writes the `outcome: failure` it implies.
-FAILURE_TERMINAL_NAMES = ("failed", "failure", "error", "aborted")
 OUTCOME_KEY = "outcome"
 _TRUE = ("true", "True", "TRUE")
 
@@ -113,7 +113,7 @@ class _Rewriter:
         """Write the `outcome: failure` a terminal named like a failure implies (not in a
         mapping *shared* through an alias with another state, which it would change too)."""
         keys = {str(k.value): (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
-        if name not in FAILURE_TERMINAL_NAMES or "terminal" not in keys:
+        if name not in FAILURE_NAMES or "terminal" not in keys:
             return
         if OUTCOME_KEY in keys or any(k in keys for k in spellings_for(OUTCOME_KEY)):
             return
@@ -212,4 +212,4 @@ def migrate_text(text: str, source: str = "<string>") -> Migration:
     return Migration(text, after, by_line, sorted(rewriter.notes, key=lambda c: c.line))
 
 
-__all__ = ["FAILURE_TERMINAL_NAMES", "Change", "Migration", "migrate_text"]
+__all__ = ["Change", "Migration", "migrate_text"]

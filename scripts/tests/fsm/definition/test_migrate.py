@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from little_loops.fsm.definition.endings import FAILURE_NAMES
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.migrate import FAILURE_TERMINAL_NAMES, migrate_text
+from little_loops.fsm.definition.migrate import migrate_text
 from little_loops.fsm.definition.spellings import SPELLINGS
 from little_loops.fsm.facts.errors import LoopFileError
 
@@ -119,7 +120,7 @@ def test_both_spellings_in_one_state_are_left_with_a_note() -> None:
     ]
 
 
-@pytest.mark.parametrize("name", FAILURE_TERMINAL_NAMES)
+@pytest.mark.parametrize("name", FAILURE_NAMES)
 def test_a_failure_named_terminal_with_an_outcome_is_left(name: str) -> None:
     text = f"name: x\ninitial: {name}\nstates:\n  {name}:\n    terminal: true\n"
     text += "    outcome: success\n"
