@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
-from little_loops.fsm.definition.transitions import NEXT_KEY, transitions
+from little_loops.fsm.definition.transitions import NEXT_KEY, Transition, transitions
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.verdict_words import FAILURE
@@ -65,12 +65,19 @@ def resolve_route(
     return None
 
 
+def error_way(state: StateConfig) -> Transition | None:
+    """*state*'s error route (`on_error`, `error:`/`_error:`), its `next:` aside, or None."""
+    return next(
+        (t for t in transitions(state) if t.key != NEXT_KEY and t.answers(ERROR_VERDICT)), None
+    )
+
+
 def next_fails(state: StateConfig, exit_code: int | None) -> bool:
     """Whether a `next:` state whose action exited with *exit_code* takes its error route
     instead: a non-zero exit does when the state has one (`on_error`, `error:`/`_error:`)."""
     if state.next is None or exit_code in (0, None):
         return False
-    return any(t.key != NEXT_KEY and t.answers(ERROR_VERDICT) for t in transitions(state))
+    return error_way(state) is not None
 
 
 def follow_route(

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import RouteChoice
-from little_loops.fsm.definition.transitions import NEXT_KEY, transitions
+from little_loops.fsm.definition.routing import RouteChoice, error_way
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS
@@ -58,7 +57,5 @@ class Scenario:
         """
         if self.call is None or SCENARIOS[self.name](self.call) == SUCCESS:
             return None
-        for way in transitions(state):
-            if way.key != NEXT_KEY and way.answers(ERROR_VERDICT):
-                return RouteChoice(way.target, f"{way.reason} (the action failed)")
-        return None
+        way = error_way(state)
+        return None if way is None else RouteChoice(way.target, f"{way.reason} (the action failed)")
