@@ -39,10 +39,16 @@ def events_file(root: Path, name: str) -> Path:
 
 
 def ll_loop_traced(
-    root: Path, name: str, kill_at: int | None, *args: str, timeout: float = 60
+    root: Path,
+    name: str,
+    kill_at: int | None,
+    *args: str,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], int]:
-    """`ll-loop ARGS...` in *root* under strace, killed as it begins its *kill_at*-th write
-    to *name*'s log (never when None); the result and the writes it made to the log."""
+    """`ll-loop ARGS...` in *root* under strace (with *env*, else this environment), killed
+    as it begins its *kill_at*-th write to *name*'s log (never when None); the result and
+    the writes it made to the log."""
     assert STRACE is not None, "strace is not installed (scripts/dev setup installs it)"
     (root / ".loops" / ".running").mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,6 +67,7 @@ def ll_loop_traced(
             capture_output=True,
             text=True,
             timeout=scaled(timeout),
+            env=env,
         )
         # Each traced write is one line of the trace; the killed one is there too, unfinished.
         writes = trace.read_text(errors="replace").count("write(")
@@ -83,9 +90,15 @@ def store(root: Path, name: str) -> StatePersistence:
     return StatePersistence(name, root / ".loops")
 
 
-def drive(root: Path, name: str, kill_at: int | None = None, then_at: int | None = None) -> Drive:
-    """Run loop *name* in *root* to its end, killed at the *kill_at*-th write of the whole
-    drive, and the process after that one at its *then_at*-th write."""
+def drive(
+    root: Path,
+    name: str,
+    kill_at: int | None = None,
+    then_at: int | None = None,
+    env: dict[str, str] | None = None,
+) -> Drive:
+    """Run loop *name* in *root* (with *env*) to its end, killed at the *kill_at*-th write
+    of the whole drive, and the process after that one at its *then_at*-th write."""
     done = Drive()
     kills = [k for k in (kill_at, then_at) if k is not None]
     for _ in range(10):
@@ -96,7 +109,7 @@ def drive(root: Path, name: str, kill_at: int | None = None, then_at: int | None
             or (saved.status == Status.RUNNING and saved.approval is not None)
         )
         if saved is not None and asked and not done.approved:
-            answer = ll_loop_traced(root, name, None, "approve", name)[0]
+            answer = ll_loop_traced(root, name, None, "approve", name, env=env)[0]
             done.outputs.append(answer.stdout + answer.stderr)
             done.approved = True
         elif saved is not None and saved.status == Status.AWAITING_APPROVAL:
@@ -112,7 +125,7 @@ def drive(root: Path, name: str, kill_at: int | None = None, then_at: int | None
             # The first kill counts the writes of the whole drive; the second those of the
             # process after the killed one.
             at = kills[0] - done.writes if done.kills == 0 else kills[0]
-        proc, writes = ll_loop_traced(root, name, at, command, name)
+        proc, writes = ll_loop_traced(root, name, at, command, name, env=env)
         done.outputs.append(proc.stdout + proc.stderr)
         assert "Traceback" not in proc.stderr, proc.stderr
         done.writes += writes

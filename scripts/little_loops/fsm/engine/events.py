@@ -107,6 +107,16 @@ class Evaluation(_EvaluationKeys, total=False):
     final_state: str  # a sub-loop state's: where its child ended
 
 
+class Guards(TypedDict, total=False):
+    """`guards`: the verdicts of a state's guards on its action, written before they act
+    (a revert) or route: a resumed run goes by them (`tamper_guard`: its findings;
+    `prepatch_check`: the check's record)."""
+
+    state: str
+    tamper_guard: dict[str, object]
+    prepatch_check: dict[str, object]
+
+
 class PrepatchFlagged(TypedDict):
     """`prepatch_check_flagged`: under `prepatch_check: warn`, new tests of a state's patch
     passed on the code before it (`tests`: their ids)."""

@@ -28,6 +28,10 @@ class Memory:
     session_agents: dict[str, str] = field(default_factory=dict)  # whose (absent: claude's)
     resumed_action: ActionResult | None = None  # restored: evaluate it, do not run it again
     resumed_verdict: EvaluationResult | None = None  # restored: its verdict, not judged again
+    # The guards of the current state's action (engine/kinds/guards.py): the test files
+    # before it, then the guards' verdicts. Saved: a resumed run judges with them.
+    guard: dict[str, Any] | None = None
+    guard_applied: bool = False  # its verdicts were acted on in this process (not saved)
 
     def dump(self) -> dict[str, Any]:
         return {
@@ -39,6 +43,7 @@ class Memory:
             "action_result": self.acted,
             "sessions": dict(self.sessions),
             "session_agents": dict(self.session_agents),
+            "guard": self.guard,
         }
 
     def restore(self, snap: ExecutorSnapshot) -> None:
@@ -53,6 +58,8 @@ class Memory:
         self.continuation = snap.continuation
         self.sessions = dict(snap.sessions)
         self.session_agents = dict(snap.session_agents)
+        self.guard = snap.guard  # cleared when the run leaves its state: it is this one's
+        self.guard_applied = False
 
     def verdict(self, judged: EvaluationResult) -> None:
         """The current state's action got *judged*: kept with it until the run routes it."""
@@ -63,6 +70,8 @@ class Memory:
         """The run left the current state: its action and verdict are routed."""
         self.acted = None
         self.resumed_verdict = None
+        self.guard = None
+        self.guard_applied = False
 
     def take_verdict(self) -> EvaluationResult | None:
         """The verdict recorded before a resume, once (None: judge the action)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
 import shlex
 import shutil
 import tempfile
@@ -17,6 +19,7 @@ from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.definition.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.run_keys import PREPATCH_FAIL, PREPATCH_WARN
+from little_loops.fsm.engine.nofollow import write_below
 from little_loops.fsm.engine.prepatch_tests import (
     Candidate,
     base_of,
@@ -27,11 +30,15 @@ from little_loops.fsm.engine.prepatch_tests import (
 )
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import git, repo_lock
+from little_loops.fsm.processes.pids import pid_alive, process_start_ticks
 
 RECORD_KEY = "_prepatch_check"  # where a run's context lists the checks (little-loops' name)
 PYTEST_TIMEOUT = 300.0  # seconds one pytest run in the fork may take (little-loops' default)
 RUN_FOLDER = ".prepatch-run"  # in the fork: pytest's reports and output
 FORK_PREFIX = "ll-prepatch-"  # the fork's folder, in the system's temporary folder
+# The fork's name after the prefix: the pid and start ticks of the process that made it,
+# so a later check (a resumed run's) removes the forks of a process a crash ended.
+_FORK_NAME = re.compile(re.escape(FORK_PREFIX) + r"(\d+)-(\d+)-[0-9a-f]+")
 SRC_FOLDER = "src"  # put before the fork's top on PYTHONPATH when the project has one
 CLEAN, FLAGGED, SKIPPED = "clean", "flagged", "skipped"  # a check's verdict
 HARD, SOFT, NONE = "hard", "soft", "none"  # a test's flag: only `hard` flags the check
@@ -68,6 +75,13 @@ class Evidence:
 
     def flagged(self) -> list[str]:
         return [t.nodeid for t in self.tests if t.flag == HARD]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evidence:
+        tests = [TestResult(**t) for t in data["tests"]]
+        evidence = cls(str(data["base_ref"]), str(data["base_source"]), str(data["verdict"]))
+        evidence.skipped_reason, evidence.tests = data["skipped_reason"], tests
+        return evidence
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,15 +137,21 @@ def _in_fork(
 ) -> list[TestResult]:
     """Fork a worktree at *base* (detached: no branch is made), give it the test files of
     the patch, run *tests* there (the passing ones again: a pass must hold), remove it."""
-    fork = Path(tempfile.mkdtemp(prefix=FORK_PREFIX))
-    os.rmdir(fork)  # git makes it
+    sweep_forks(top)
+    pid = os.getpid()
+    fork = Path(tempfile.gettempdir()) / (
+        f"{FORK_PREFIX}{pid}-{process_start_ticks(pid) or 0}-{secrets.token_hex(4)}"
+    )
     try:
         with repo_lock(top):
             git(top, "worktree", "add", "--detach", "--quiet", str(fork), base)
         for path in support_files(paths):
-            target = fork / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(top / path, target)
+            try:  # never through a link: not the patch's, nor one the base checks out
+                source = top / path
+                data, mode = source.read_bytes(), source.stat().st_mode & 0o7777
+                write_below(fork, path, data, mode)
+            except OSError as exc:
+                raise LoopRuntimeError(f"{path} cannot be copied into the fork ({exc})") from None
         (fork / RUN_FOLDER).mkdir()
         ids = sorted({t.nodeid for t in tests})
         first = run_tests(fork, ids, fork / RUN_FOLDER / "first.xml")
@@ -148,6 +168,26 @@ def _in_fork(
         return results
     finally:
         remove_fork(top, fork)
+
+
+def sweep_forks(top: Path) -> None:
+    """Remove the forks a crashed run left (a process that is gone made them), and git's
+    records of them in the repository *top*."""
+    folder = Path(tempfile.gettempdir())
+    try:
+        names = [entry.name for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        names = []
+    for name in names:
+        found = _FORK_NAME.fullmatch(name)
+        if found is None or pid_alive(int(found[1]), int(found[2]) or None):
+            continue
+        try:
+            if (folder / name).stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        remove_fork(top, folder / name)
 
 
 def remove_fork(top: Path, fork: Path) -> None:

@@ -97,6 +97,9 @@ class ExecutorSnapshot:
     # The caps' counts (engine/core.Position): `steps` run, `repeats` of current_state in a
     # row (its max_retries), the cap whose on_max_* route runs (`capped`), and `cap_done`.
     caps: dict[str, Any] = field(default_factory=dict)
+    # The guards of the current state's action (engine/kinds/guards.py): the test files as
+    # they were before it, then the guards' verdicts; a resume judges with them.
+    guard: dict[str, Any] | None = None
 
 
 def resumed_mid_action(snap: ExecutorSnapshot) -> bool:

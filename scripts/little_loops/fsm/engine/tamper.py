@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
+import os
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -12,6 +15,7 @@ from typing import Any
 from little_loops.fsm.definition.endings import ends_in_failure
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.run_keys import TAMPER_ALLOW, TAMPER_REVERT
+from little_loops.fsm.engine.nofollow import write_below
 from little_loops.fsm.processes.gitcmd import git
 
 # What counts as a test file (by name, or by a folder on its path), and the config that
@@ -50,8 +54,13 @@ def _listed(root: Path, *args: str) -> list[str]:
 
 
 def _hash(root: Path, path: str) -> str | None:
+    """The content hash of *path* (None: not there); a link's is its target's name: it is
+    never read through (a link to a copy of the file outside is no copy of it)."""
+    file = root / path
     try:
-        data = (root / path).read_bytes()
+        data = (
+            b"link\0" + os.fsencode(os.readlink(file)) if file.is_symlink() else file.read_bytes()
+        )
     except OSError:
         return None
     if path == PYPROJECT:  # only the pytest table: other edits there are not tampering
@@ -72,6 +81,17 @@ class Snapshot:
     hashes: dict[str, str | None] = field(default_factory=dict)
     index: dict[str, tuple[str, str]] = field(default_factory=dict)
     saved: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON keeps it (the saved bytes in base64): a run saves it before the action."""
+        saved = {p: [base64.b64encode(d).decode("ascii"), m] for p, (d, m) in self.saved.items()}
+        return {"hashes": dict(self.hashes), "index": dict(self.index), "saved": saved}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Snapshot:
+        saved = {p: (base64.b64decode(d), int(m)) for p, (d, m) in data["saved"].items()}
+        index = {p: (str(k), str(b)) for p, (k, b) in data["index"].items()}
+        return cls(dict(data["hashes"]), index, saved)
 
 
 def _index(root: Path) -> dict[str, tuple[str, str]]:
@@ -98,11 +118,11 @@ def snapshot(root: Path) -> Snapshot:
         if path in index and path not in unstaged:
             taken.index[path] = index[path]
             continue
-        try:
-            file = root / path
+        file = root / path
+        if file.is_symlink():
+            continue  # not saved: a link is not put back as a file
+        with contextlib.suppress(OSError):
             taken.saved[path] = (file.read_bytes(), file.stat().st_mode & 0o7777)
-        except OSError:
-            pass
     return taken
 
 
@@ -124,6 +144,11 @@ class Report:
         fixable = [f for f in self.findings if f["kind"] != "added"]
         return self.policy == TAMPER_REVERT and len(self.reverted) == len(fixable)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        findings = [dict(f) for f in data["findings"]]
+        return cls(str(data["state"]), str(data["policy"]), findings, list(data["reverted"]))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "state": self.state,
@@ -135,9 +160,14 @@ class Report:
 
 
 def check(root: Path, before: Snapshot, state: str, policy: str) -> Report:
-    """Compare the test files now with *before*; under `revert`, put back each one that was
-    changed or deleted as it was before the action (the user's uncommitted edits included);
-    an added file is left: it is no tampering with what was there."""
+    """Compare the test files now with *before* (`compare`), then act on it (`revert`)."""
+    report = compare(root, before, state, policy)
+    revert(root, before, report)
+    return report
+
+
+def compare(root: Path, before: Snapshot, state: str, policy: str) -> Report:
+    """What the action changed among the test files: each one not as *before* has it."""
     changed = _listed(root, "diff", "--name-only", "-z", "HEAD") + _listed(
         root, "ls-files", "-z", "--others", "--exclude-standard"
     )
@@ -148,22 +178,27 @@ def check(root: Path, before: Snapshot, state: str, policy: str) -> Report:
         if old != new:
             kind = "added" if old is None else "deleted" if new is None else "modified"
             report.findings.append({"path": path, "kind": kind})
-    if policy == TAMPER_REVERT:
-        wanted = [f["path"] for f in report.findings if f["kind"] != "added"]
-        report.reverted = _restore(root, before, wanted)
     return report
 
 
+def revert(root: Path, before: Snapshot, report: Report) -> None:
+    """Under `revert`, put back each test file *report* found changed or deleted as it was
+    before the action (the user's uncommitted edits included); an added file is left: it
+    is no tampering with what was there. Doing it again changes nothing more."""
+    if report.policy == TAMPER_REVERT:
+        wanted = [f["path"] for f in report.findings if f["kind"] != "added"]
+        report.reverted = _restore(root, before, wanted)
+
+
 def _restore(root: Path, before: Snapshot, wanted: list[str]) -> list[str]:
-    """Put each of *wanted* back as *before* has it; the paths put back."""
+    """Put each of *wanted* back as *before* has it; the paths put back. Nothing is written
+    through a link: a link the action left in a test file's place is replaced, and a file
+    below a folder the action made a link is not put back (git's checkout does the same)."""
     back: list[str] = []
     for path in (p for p in wanted if p in before.saved):
         data, mode = before.saved[path]
-        file = root / path
         try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            file.write_bytes(data)
-            file.chmod(mode)
+            write_below(root, path, data, mode)
         except OSError:
             continue
         back.append(path)

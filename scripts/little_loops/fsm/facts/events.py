@@ -21,6 +21,7 @@ class Event(StrEnum):
     ACTION_COMPLETE = "action_complete"
     AGENT_SWITCH = "agent_switch"
     RATE_LIMIT_WAIT = "rate_limit_wait"
+    GUARDS = "guards"
     EVALUATE = "evaluate"
     PREPATCH_CHECK_FLAGGED = "prepatch_check_flagged"
     CHECKPOINT = "checkpoint"

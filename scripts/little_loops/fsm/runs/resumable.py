@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Callable
@@ -274,8 +275,9 @@ class PersistentExecutor:
             ended = event if kind == Event.LOOP_COMPLETE else None
             fields: dict[str, Any] = dict(self._state(status, ended).to_dict())
             self._full = fields
-        else:  # only the executor's fields change between the start and the end
+        else:  # the executor's fields, and the context (the guards add their records)
             fields = snapshot_fields(self.executor.snapshot())
+            fields["context"] = copy.deepcopy(self.fsm.context)  # a copy: changed in place
             self._full = {**self._full, **fields}
         journal = self._journal
         return journal.base(fields) if kind == Event.LOOP_START else journal.changes(fields)

@@ -104,6 +104,7 @@ class StateFile(TypedDict):
     child: dict[str, Any] | None  # a running sub-loop's snapshot, nested (engine/subloop.py)
     run_id: str | None  # the run's short id (None in files of versions before run ids)
     worktree: dict[str, str] | None  # runs/place.RunPlace of a --worktree run (path, branch...)
+    guard: dict[str, Any] | None  # the current action's guards: test files before it, verdicts
 
 
 @dataclass
@@ -147,6 +148,7 @@ class LoopState:
     child: dict[str, Any] | None = None  # a running sub-loop's snapshot (engine/subloop.py)
     run_id: str | None = None  # the run's short id; None in a state file from before run ids
     worktree: dict[str, str] | None = None  # where a --worktree run runs (runs/place.py)
+    guard: dict[str, Any] | None = None  # engine/kinds/guards.py: what a resume judges with
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -200,6 +202,7 @@ class LoopState:
             "child": self.child,
             "run_id": self.run_id,
             "worktree": self.worktree,
+            "guard": self.guard,
         }
 
     @classmethod
@@ -303,6 +306,7 @@ def parse_state(data: Any) -> LoopState:
         child=_get(data, "child", (dict, type(None)), None),
         run_id=_run_id(_get(data, "run_id", (str, type(None)), None)),
         worktree=_worktree(_get(data, "worktree", (dict, type(None)), None)),
+        guard=_get(data, "guard", (dict, type(None)), None),
     )
 
 

@@ -15,7 +15,7 @@ from little_loops.fsm.definition.run_keys import (
     continues,
     continuity_of,
 )
-from little_loops.fsm.engine import events, prepatch, tamper
+from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import ladder_delay
 from little_loops.fsm.engine.kinds import guards
 from little_loops.fsm.engine.records import acted_record, prev_record, saved_result
@@ -54,16 +54,13 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
     ctx = run.context()
     result = done
     kind = run.fsm.kind_for(state) if state.action else state.action_kind()
-    policy = tamper.policy_of(run.fsm, state) if done is None else None
-    checks = prepatch.policy_of(run.fsm, state) if done is None else None
-    root = guards.where(run)
-    before = tamper.snapshot(root) if policy is not None else None
     if state.action and done is None:
         agents = agents_of(run.fsm, state)
         every = run.fallback.waiting(agents)
         if every is not None:  # every agent of the list is limited: wait for the first
             return run.ratelimits.wait_for(name, every, run.memory)
         run.retries.announce(name, state)
+        guards.begin(run, name, state)
         try:
             kind, result = run_action(run, name, state, ctx, agents)
         except InterpolationError as exc:
@@ -88,14 +85,7 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
                 memory.continuity = None  # a handoff goes on in a fresh session
                 ends = run.fsm.on_handoff == HANDOFF_TERMINATE
                 return StepOutcome(stop=Outcome.HANDOFF_ENDED if ends else Outcome.HANDOFF)
-        # The pre-patch check reads the patch before a `revert` can undo part of it; when
-        # both would route, the tamper guard wins (as in little-loops).
-        checked = guards.prepatched(run, name, state, checks, result) if checks else None
-        if checked is not None and checked.stop is not None:
-            return checked
-        if before is not None and policy is not None:
-            report = tamper.check(root, before, name, policy)
-            checked = guards.tampered(run, name, state, report) or checked
+        checked = guards.judge(run, name, state, result) if state.action else None
         if checked is not None:
             return checked
     run.commits.after(name, state, result.output if result else None, run.position.iteration)
