@@ -133,3 +133,49 @@ def test_revert_puts_back_what_was_there_however_the_action_changed_it(
     assert (root / path).read_text() == before
     if path == "tests/test_sum.py":
         assert git(root, "status", "--porcelain", "tests") == ""
+
+
+OUTSIDE = "a file of the user's, outside the project\n"
+
+
+@pytest.mark.parametrize("staged", [False, True], ids=["users-edit", "staged-by-the-action"])
+def test_revert_replaces_a_link_to_a_file_outside_never_writes_through_it(
+    tmp_path: Path, staged: bool
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text(OUTSIDE)
+    action = f"'ln -sf {outside} tests/test_sum.py'"
+    if staged:
+        action = f"'ln -sf {outside} tests/test_sum.py; git add tests/test_sum.py'"
+    root = _repo(tmp_path, "revert", action=action)
+    (root / "tests" / "test_sum.py").write_text(USER_WORK)  # saved before the action
+    code, end, err = _run(root)
+    assert outside.read_text() == OUTSIDE  # nothing went through the link
+    assert code == ExitCode.OK, err
+    assert end["final_state"] == "done"
+    test = root / "tests" / "test_sum.py"
+    assert not test.is_symlink()
+    assert test.read_text() == USER_WORK
+
+
+def test_revert_under_a_folder_made_a_link_writes_nothing_outside_and_fails(
+    tmp_path: Path,
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    action = f"'rm -rf tests && ln -s {elsewhere} tests'"
+    root = _repo(tmp_path, "revert", action=action)
+    (root / "tests" / "test_mine.py").write_text("def test_mine(): pass\n")  # untracked
+    code, end, err = _run(root)
+    assert list(elsewhere.iterdir()) == []  # nothing written below the link
+    assert code == ExitCode.TERMINAL_FAILURE, err
+    assert end["final_state"] == "tampered"
+
+
+def test_a_test_file_made_a_link_to_an_identical_copy_is_found(tmp_path: Path) -> None:
+    copy = tmp_path / "copy.py"
+    copy.write_text(ORIGINAL)
+    root = _repo(tmp_path, "fail", action=f"'ln -sf {copy} tests/test_sum.py'")
+    code, end, err = _run(root)
+    assert code == ExitCode.TERMINAL_FAILURE, err
+    assert "tests/test_sum.py (modified)" in _guard_error(root)

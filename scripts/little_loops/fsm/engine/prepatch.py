@@ -267,9 +267,9 @@ def evidence_file(context: dict[str, Any], evidence: Evidence) -> None:
     run_dir, issue = context.get(RUN_DIR_KEY), context.get("issue_id")
     if not run_dir or not issue:
         return
-    try:
-        path = Path(str(run_dir)) / f"prepatch_evidence_{issue}.json"
-        path.write_text(json.dumps(evidence.to_dict(), indent=2))
+    try:  # never through a link, nor out of run_dir (an issue id with a `/`)
+        data = json.dumps(evidence.to_dict(), indent=2).encode()
+        write_below(Path(str(run_dir)), f"prepatch_evidence_{issue}.json", data, 0o644)
     except OSError:
         pass
 

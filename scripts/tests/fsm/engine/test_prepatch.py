@@ -87,3 +87,20 @@ def test_the_evidence_file_is_written_when_the_run_has_a_folder_and_an_issue(
     assert '"skipped_reason": "why"' in written
     prepatch.evidence_file({"run_dir": str(tmp_path)}, evidence)
     assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_the_evidence_file_never_goes_through_a_link_or_out_of_the_folder(
+    tmp_path: Path,
+) -> None:
+    run_dir, outside = tmp_path / "run", tmp_path / "outside.json"
+    run_dir.mkdir()
+    outside.write_text("mine\n")
+    (run_dir / "prepatch_evidence_BUG-1.json").symlink_to(outside)
+    evidence = prepatch.skipped("why", "abc", "head")
+    prepatch.evidence_file({"run_dir": str(run_dir), "issue_id": "BUG-1"}, evidence)
+    assert outside.read_text() == "mine\n"
+    written = run_dir / "prepatch_evidence_BUG-1.json"
+    assert not written.is_symlink()
+    assert '"skipped_reason": "why"' in written.read_text()
+    prepatch.evidence_file({"run_dir": str(run_dir), "issue_id": "../../x"}, evidence)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outside.json", "run"]
