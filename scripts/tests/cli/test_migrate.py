@@ -160,3 +160,31 @@ def test_validate_fix_migrates_then_validates(tmp_path: Path) -> None:
     result = ll_loop(tmp_path, "validate", "--fix", "lint")
     assert (result.returncode, result.stdout) == (0, CHANGES + ".loops/lint.yaml: ok\n")
     assert path.read_text() == OURS
+
+
+BOM_CRLF = (
+    "\ufeffname: t\r\ninitial: a\r\nstates:\r\n  a:\r\n    action: echo hi\r\n"
+    "    on_yes: done\r\n    on_no: failed\r\n  failed:\r\n    terminal: true\r\n"
+    "  done:\r\n    terminal: true\r\n"
+)
+
+
+@pytest.mark.parametrize("bom", [True, False], ids=["bom-crlf", "crlf"])
+def test_a_file_with_a_byte_order_mark_and_crlf_migrates_as_validate_reads_it(
+    tmp_path: Path, bom: bool
+) -> None:
+    path = tmp_path / ".loops" / "t.yaml"
+    path.parent.mkdir()
+    text = BOM_CRLF if bom else BOM_CRLF[1:]
+    path.write_bytes(text.encode())
+    assert ll_loop(tmp_path, "validate", "t").returncode == 0
+    result = ll_loop(tmp_path, "migrate", "t")
+    assert result.returncode == 0, result.stderr
+    after = path.read_bytes().decode()
+    expected = text.replace("on_yes", "on_success").replace("on_no", "on_failure")
+    expected = expected.replace(
+        "  failed:\r\n    terminal: true\r\n",
+        "  failed:\r\n    terminal: true\r\n    outcome: failure\r\n",
+    )
+    assert after == expected  # the mark and the line ends kept
+    assert ll_loop(tmp_path, "validate", "t").returncode == 0

@@ -25,6 +25,7 @@ from little_loops.fsm.facts.verdict_words import FAILURE
 # (little-loops' rule, now ours); migrate writes the `outcome: failure` it implies.
 OUTCOME_KEY = "outcome"
 _TRUE = ("true", "True", "TRUE")
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -188,10 +189,14 @@ def migrate_text(text: str, source: str = "<string>") -> Migration:
     stay. Raises LoopFileError when the text is not a loop file's YAML.
     """
     load_text(text, source)  # the same checks (and messages) as any read of a loop file
+    # A byte-order mark is left out of the YAML reader's character index (libyaml's): the
+    # text is edited without it, and it is put back in front.
+    bom = BOM if text.startswith(BOM) else ""
+    text = text[len(bom) :]
     root = compose_text(text)
     rewriter = _Rewriter(text, source)
     if not isinstance(root, yaml.MappingNode):
-        return Migration(text, text)
+        return Migration(bom + text, bom + text)
     rewriter.mapping(LOOP, root, "")
     found = _states(root)
     uses = Counter(id(node) for _, _, node in found)
@@ -206,10 +211,10 @@ def migrate_text(text: str, source: str = "<string>") -> Migration:
                 rewriter.mapping(ROUTE, value_node, f" in the route of {what} '{name}'")
         if what == "state":
             rewriter.failure_terminal(name, node, uses[id(node)] > 1)
-    after = rewriter.result()
+    after = bom + rewriter.result()
     load_text(after, source)  # never hand back a file that no longer reads
     by_line = sorted(rewriter.changes, key=lambda c: c.line)
-    return Migration(text, after, by_line, sorted(rewriter.notes, key=lambda c: c.line))
+    return Migration(bom + text, after, by_line, sorted(rewriter.notes, key=lambda c: c.line))
 
 
 __all__ = ["Change", "Migration", "migrate_text"]
