@@ -123,7 +123,35 @@ def read_context_file(name: str) -> dict[str, Any]:
             ) from None
         message = str(exc).replace(", not a loop file", "")
         raise LoopDefinitionError(f"context file {message}") from None
+    where = _nul_at(data)
+    if where is not None:  # refused now, not when the first action that reads it runs
+        raise LoopDefinitionError(
+            f"context file {name}: {where} has a NUL byte, which bash cannot hold"
+        )
     return dict(data)
+
+
+def _nul_at(data: Any) -> str | None:
+    """Where the first key or string value of *data* with a NUL byte is (`key 'a.b'`,
+    `the value of 'a.b'`), or None."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str) and "\0" in item:
+            return f"the value of {path!r}"
+        children = (
+            item.items()
+            if isinstance(item, dict)
+            else enumerate(item)
+            if isinstance(item, list)
+            else ()
+        )
+        for key, child in children:
+            inner = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and "\0" in key:
+                return f"the key {inner!r}"
+            stack.append((inner, child))
+    return None
 
 
 def _json_mapping(name: str, text: str) -> dict[str, Any] | None:

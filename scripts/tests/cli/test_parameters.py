@@ -410,3 +410,20 @@ def test_parameters_written_for_little_loops_run(tmp_path: Path) -> None:
     wrong = run(tmp_path, "run", "oracle", "--set", "mode=slow")
     assert wrong.returncode == ExitCode.USAGE
     assert "expected one of fast, deep, got 'slow'" in wrong.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("v.yaml", 'issue: 1\nmode: "quick\\0"\n', "the value of 'mode'"),
+        ("v.json", '{"issue": 1, "labels": ["a", "b\\u0000"]}', "the value of 'labels.1'"),
+    ],
+    ids=["yaml", "json-list"],
+)
+def test_a_context_file_value_with_a_nul_byte_is_refused_before_the_run(
+    project: Path, name: str, text: str, where: str
+) -> None:
+    (project / name).write_text(text)
+    assert refused(project, "fix-issue", "--context-file", name) == (
+        f"ll-loop: error: context file {name}: {where} has a NUL byte, which bash cannot hold"
+    )
