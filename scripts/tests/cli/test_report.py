@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import subprocess
+import sys
 import tarfile
 import time
 from datetime import datetime
@@ -160,6 +162,28 @@ def test_export_then_report_from_several_files(paid: Path, tmp_path: Path) -> No
         == 0
     )
     assert html.read_text().count('<article id="run-') == 2
+
+
+@pytest.mark.parametrize("reader", ["cat", "gzip -dc"])
+def test_report_from_a_process_substitution_reads_the_pipe(
+    paid: Path, tmp_path: Path, reader: str
+) -> None:
+    """`report --from <(...)` was refused as a FIFO: bash gives a pipe, which is read."""
+    export = tmp_path / "a.tar.gz"
+    assert llproc.console(paid, "export", "paid", "-o", str(export)).returncode == 0
+    ll_loop = str(Path(sys.executable).parent / "ll-loop")
+    script = f'"$1" report --from <({reader} "$2") --json'
+    done = subprocess.run(
+        ["bash", "-c", script, "bash", ll_loop, str(export)],
+        cwd=paid,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    )
+    assert done.returncode == ExitCode.OK, done.stderr
+    (run,) = json.loads(done.stdout)["runs"]
+    assert run["cost_usd"] == pytest.approx(2 * COST)
 
 
 def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes]]) -> Path:

@@ -1,7 +1,8 @@
 """An `ll-loop export` file unpacked within bounds: a regular file, capped sizes, a deadline.
 
-`report --from` reads files someone else made. Only a regular file is opened (a FIFO, a
-device, a socket or a directory is refused before it is read from). It is decompressed as
+`report --from` reads files someone else made. A regular file is opened, and a pipe (a FIFO,
+`<(...)`) is copied into a temporary file first, within the caps and the deadline (a device,
+a socket or a directory is refused before it is read from). It is decompressed as
 a stream, and every byte tarfile asks of that stream is counted: all of them against the
 unpacked total, those of extended headers (GNU long names and links, pax headers, which
 tarfile reads whole into memory) against their own caps, checked *before* they are read.
@@ -16,8 +17,10 @@ import gzip
 import lzma
 import os
 import re
+import select
 import stat
 import tarfile
+import tempfile
 import time
 import zlib
 from collections.abc import Callable
@@ -101,12 +104,14 @@ class _Counted:
         return data
 
 
-def open_regular(source: Path) -> IO[bytes]:
-    """*source* opened for reading if it is a regular file (a link to one is fine);
-    LoopRuntimeError naming what it is otherwise, before anything is read from it."""
+def open_regular(source: Path, deadline: float | None = None) -> IO[bytes]:
+    """*source* opened for reading if it is a regular file (a link to one is fine), or a
+    copy of what a pipe (a FIFO, `<(...)`) gives until its writer ends, by the monotonic
+    time *deadline*; LoopRuntimeError naming what it is otherwise, before anything is read
+    from it."""
     try:
         before = os.stat(source)
-        if not stat.S_ISREG(before.st_mode):
+        if not stat.S_ISREG(before.st_mode) and not stat.S_ISFIFO(before.st_mode):
             raise _kind(source, before.st_mode)
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -114,11 +119,55 @@ def open_regular(source: Path) -> IO[bytes]:
     except OSError as exc:
         raise LoopRuntimeError(f"{source}: cannot read ({exc.strerror or exc})") from None
     mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode):
+        try:
+            return _spooled(source, fd, read_deadline() if deadline is None else deadline)
+        finally:
+            os.close(fd)
     if not stat.S_ISREG(mode):  # swapped between the stat and the open
         os.close(fd)
         raise _kind(source, mode)
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+def _spooled(source: Path, fd: int, deadline: float) -> IO[bytes]:
+    """What the pipe *fd* gives until its writer ends (nothing when it has none), copied
+    into an unnamed temporary file: at most TOTAL_BYTES, by *deadline*."""
+
+    def bad(why: str) -> LoopRuntimeError:
+        return LoopRuntimeError(f"{source}: not a run exported by ll-loop export ({why})")
+
+    copy = tempfile.TemporaryFile()  # noqa: SIM115 (handed back open: the caller closes it)
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    size = 0
+    try:
+        while True:
+            try:
+                data = os.read(fd, _CHUNK)
+            except BlockingIOError:  # its writer has written nothing more yet
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise bad(
+                        f"not read within {READ_SECONDS:g}s (all the files together)"
+                    ) from None
+                poll.poll(min(left, 1.0) * 1000)
+                continue
+            if not data:
+                break
+            size += len(data)
+            if size > TOTAL_BYTES:
+                raise bad("more than 1 GiB")
+            copy.write(data)
+    except BaseException:
+        copy.close()
+        raise
+    if size == 0:
+        copy.close()
+        raise bad("nothing was written to it")
+    copy.seek(0)
+    return copy
 
 
 def _kind(source: Path, mode: int) -> LoopRuntimeError:
@@ -142,7 +191,7 @@ def unpack_export(source: Path, into: Path, deadline: float) -> list[tuple[str, 
     def bad(why: str) -> LoopRuntimeError:
         return LoopRuntimeError(f"{source}: not a run exported by ll-loop export ({why})")
 
-    with open_regular(source) as raw:
+    with open_regular(source, deadline) as raw:
         try:
             return _unpack(raw, into, deadline, bad)
         except FileExistsError:

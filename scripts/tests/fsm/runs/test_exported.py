@@ -116,7 +116,6 @@ def _special(tmp_path: Path, what: str) -> tuple[Path, object]:
     ("what", "named"),
     [
         ("zero", "a character device"),
-        ("fifo", "a FIFO"),
         ("socket", "a socket"),
         ("dir", "a directory"),
     ],
@@ -134,6 +133,19 @@ def test_what_is_not_a_regular_file_is_refused_at_once(
         f"ll-loop: error: {source}: is {named}, not a file ll-loop export wrote",
     )
     del keep
+
+
+def test_a_fifo_nobody_writes_to_ends_at_once(tmp_path: Path) -> None:
+    """A pipe is read (`report --from <(...)`); one with no writer gives nothing at once."""
+    source, _ = _special(tmp_path, "fifo")
+    began = time.monotonic()
+    done, _ = _report_from(source, tmp_path)
+    assert time.monotonic() - began < scaled(30)
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"ll-loop: error: {source}: not a run exported by ll-loop export"
+        " (nothing was written to it)",
+    )
 
 
 def test_a_link_to_an_export_is_read(tmp_path: Path) -> None:
