@@ -124,6 +124,12 @@ AGENT_KEYS: dict[str, tuple[Check, str]] = {
         "A regular expression with one group: the dollars the call spent (its last match in "
         "stdout; when stdout has none, in stderr).",
     ),
+    "options_end": (
+        optional(text),
+        "With prompt: argument, the argument that ends the command's options (`--` for most "
+        "programs): given before the prompt, so a prompt starting with `-` is no option. "
+        "Without it, such a prompt fails the step without running the command.",
+    ),
     "timeout": (
         optional(number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")),
         "Seconds a call may run when its state gives no timeout: (default "
@@ -142,6 +148,7 @@ class AgentDefinition:
     limit_pattern: str | None = None
     cost_pattern: str | None = None
     timeout: float | None = None
+    options_end: str | None = None
     source: str = "agents"
 
     @classmethod
@@ -153,6 +160,7 @@ class AgentDefinition:
             limit_pattern=data.get("limit_pattern"),
             cost_pattern=data.get("cost_pattern"),
             timeout=data.get("timeout"),
+            options_end=data.get("options_end"),
             source=source,
         )
 
@@ -160,7 +168,7 @@ class AgentDefinition:
         out: dict[str, Any] = {"command": self.command}
         if self.prompt is not PromptInput.ARGUMENT:
             out["prompt"] = self.prompt.value
-        for key in ("limit_pattern", "cost_pattern", "timeout"):
+        for key in ("limit_pattern", "cost_pattern", "timeout", "options_end"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -253,10 +261,23 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
     limit = re.compile(definition.limit_pattern) if definition.limit_pattern else None
     cost = re.compile(definition.cost_pattern) if definition.cost_pattern else None
 
+    as_argument = definition.prompt is PromptInput.ARGUMENT
+    options_end = [definition.options_end] if definition.options_end is not None else []
+
     def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
-        # `bash -c SCRIPT NAME [PROMPT]`: NAME is $0, the prompt $1, never part of SCRIPT.
-        tail = [request.action] if definition.prompt is PromptInput.ARGUMENT else []
+        # `bash -c SCRIPT NAME [--] [PROMPT]`: NAME is $0, the prompt the last of "$@",
+        # never part of SCRIPT.
+        tail = [*options_end, request.action] if as_argument else []
         return [*program, script, name, *tail]
+
+    def refuses(request: ActionRequest) -> str | None:
+        if not as_argument or options_end or not request.action.startswith("-"):
+            return None
+        return (
+            f"the prompt starts with '-', which the custom agent {name} would take as an "
+            "option: give the agent options_end: -- (when its command reads what follows as "
+            "arguments), or prompt: stdin or file"
+        )
 
     def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         if cost is not None:
@@ -303,6 +324,7 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
         no_judge=f"the custom agent {name} cannot answer with schema-checked JSON",
         finish=finish,
         usage_limit=usage_limit,
+        refuses=refuses,
         label=f"{name} call",
         runs_as=f"goes to the custom agent {name}",
         only_states="a prompt or slash-command state runs on an agent",

@@ -89,6 +89,9 @@ class DefaultActionRunner(ProcessSupervisor):
         if self._cancel_reason is not None:
             return self.stopped(start)
         spec = self.spec(request)
+        refused = spec.refuses(request)
+        if refused is not None:
+            return failed(CANNOT_RUN_EXIT_CODE, refused, start)
         argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
         extra = dict(request.env or {})  # laid over our environment (launch.Overlay)

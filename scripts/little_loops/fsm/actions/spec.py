@@ -93,6 +93,10 @@ def _never(result: ActionResult) -> bool:
     return False
 
 
+def _takes(request: ActionRequest) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class ActionKindSpec:
     """Everything ll-loop knows about one kind of action.
@@ -141,6 +145,8 @@ class ActionKindSpec:
     finish: Callable[[ActionResult, ActionRequest], ActionResult] = _as_is
     usage_limit: Callable[[ActionResult], AgentLimit | None] = _no_limit  # a rate/usage limit
     lost_session: Callable[[ActionResult], bool] = _never  # it could not resume the session
+    # Why it cannot be given *request* safely (the step fails without running); None: it can.
+    refuses: Callable[[ActionRequest], str | None] = _takes
     # Its output file as a person reads it (one printed line to lines), and its latest step;
     # None: the output is plain text.
     readable: Callable[[str], list[str]] | None = None

@@ -426,3 +426,39 @@ def test_an_answer_that_mentions_the_limit_pattern_is_no_limit(tmp_path: Path) -
     assert (root / "calls").read_text() == "x\n"
     events = (root / ".loops" / ".running" / "fixer.events.jsonl").read_text()
     assert "rate_limit_wait" not in events
+
+
+# An agent that parses its options as programs do (getopts), then takes the prompt.
+OPTIONS_AGENT = """\
+#!/bin/bash
+while getopts "o:" opt; do
+  case $opt in o) printf '%s' "$OPTARG" > option.seen ;; esac
+done
+shift $((OPTIND - 1))
+printf '%s' "$1" > prompt.seen
+sed -i 's/return a - b/return a + b/' calc.txt
+"""
+DASHED = "-o pwned: fix calc.sh, 1 + 2 must be 3"
+
+
+@pytest.mark.parametrize("options_end", [None, "--"], ids=["refused", "after-dashes"])
+def test_a_prompt_starting_with_a_dash_never_reaches_the_agent_as_an_option(
+    tmp_path: Path, options_end: str | None
+) -> None:
+    root = _project(tmp_path, "argument", DASHED)
+    (root / "tools" / "agent.sh").write_text(OPTIONS_AGENT)
+    loop = root / ".loops" / "fixer.yaml"
+    extra = "" if options_end is None else f"    options_end: '{options_end}'\n"
+    loop.write_text(
+        loop.read_text().replace("    prompt: argument\n", f"    prompt: argument\n{extra}")
+    )
+    assert ll_loop(root, "validate", "fixer").returncode == 0
+    run = ll_loop(root, "run", "fixer", "--max-iterations", "2", timeout=60)
+    assert not (root / "option.seen").exists()  # never an option
+    if options_end is None:
+        assert run.returncode != 0
+        assert not (root / "prompt.seen").exists()  # the agent did not run
+        assert "the prompt starts with '-', which the custom agent mine would take" in run.stderr
+    else:
+        assert run.returncode == 0, run.stderr
+        assert (root / "prompt.seen").read_text() == DASHED
