@@ -43,7 +43,7 @@ from little_loops.fsm.values.references import (
     checked_references,
     near_misses,
 )
-from little_loops.fsm.values.shellquote import one_word_lists, unquotable
+from little_loops.fsm.values.shellquote import escape_problems, one_word_lists, unquotable
 
 KeyPath = tuple[str | int, ...]
 
@@ -271,6 +271,11 @@ class _GraphChecker:
                     "warning",
                 )
             if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
+                # An error where its references are refused for it (as before), else a
+                # warning: a branch bash never runs may hold it and the action still work.
+                refs = any(True for _ in checked_references(text))
+                for problem in escape_problems(text):
+                    self.add(path, problem, "error" if refs else "warning")
                 for problem in unquotable(text):
                     self.add(path, problem, check=UNQUOTABLE_REFERENCE)
                 for note in one_word_lists(text, self.lists):

@@ -68,6 +68,12 @@ def _parser() -> Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+def unreadable(script: bytes) -> bool:
+    """Whether ll-loop cannot tell how bash reads *script* (each reference is refused)."""
+    root = _parser().parse(script).root_node
+    return root.has_error or _misread(root)
+
+
 def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
     """Where each of *spans* (byte ranges of placeholder words in *script*) lands."""
     root = _parser().parse(script).root_node

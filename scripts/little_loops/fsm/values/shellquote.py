@@ -28,6 +28,7 @@ from little_loops.fsm.values.shellparse import (
     WORD,
     Placement,
     placements,
+    unreadable,
 )
 
 PREFIX = "LL_V_"
@@ -127,11 +128,59 @@ def problem(match: re.Match[str], where: Placement) -> str:
     return ""
 
 
+# What bash expands in `${...}` (a name, a position, a special parameter, then its operator);
+# `$${NAME}` gives bash `${NAME}`, and anything else stops it with "bad substitution".
+_BASH_EXPANSION = re.compile(
+    r"[!#]?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])([^A-Za-z0-9_.].*)?", re.S
+)
+
+
+def _unexpandable(text: str) -> list[tuple[int, int]]:
+    """Where the `$${...}` escapes of *text* are that give bash a `${...}` it cannot expand."""
+    found = []
+    for match in reference_pattern().finditer(text):
+        close = text.find("}", match.end())
+        inside = text[match.end() : close]
+        if match.group(0) == ESCAPE and close >= 0 and not _BASH_EXPANSION.fullmatch(inside):
+            found.append((match.start(), close + 1))
+    return found
+
+
+def _replaced(text: str, spans: list[tuple[int, int]]) -> bytes:
+    """The script of *text* with each of *spans* made a plain word."""
+    for start, end in reversed(spans):
+        text = text[:start] + "LLESC" + text[end:]
+    return _Template(text).script
+
+
+def escape_problems(text: str) -> list[str]:
+    """A line for each `$${...}` of a shell action that makes bash fail to read it: it gives
+    bash a `${...}` bash cannot expand, where bash would expand it (not in single quotes)."""
+    escapes = _unexpandable(text) if ESCAPE in text else []
+    if not escapes or not unreadable(_Template(text).script):
+        return []
+    if unreadable(_replaced(text, escapes)):
+        return []  # something else makes the action unreadable
+    lines = []
+    for span in escapes:
+        if not unreadable(_replaced(text, [e for e in escapes if e != span])):
+            continue  # this one is read as written (in single quotes, a comment ...)
+        literal = text[span[0] : span[1]]
+        lines.append(
+            f"{literal}: gives bash {literal[1:]}, which bash cannot expand (it stops with "
+            f"'bad substitution'); in single quotes ('{literal}') bash prints it as written"
+        )
+    return lines
+
+
 def unquotable(text: str) -> list[str]:
     """What is wrong with each reference in a shell action that cannot stand where it is
-    (`${raw:...}` is never refused); an integer-only place is checked at run time."""
+    (`${raw:...}` is never refused); an integer-only place is checked at run time. When a
+    `$${...}` is what bash cannot read, none: escape_problems names it."""
     if OPEN not in text:
         return []
+    if escape_problems(text):
+        return []  # the escapes are named instead (escape_problems)
     template = _Template(text)
     found = []
     for index, where in template.where.items():
