@@ -179,3 +179,18 @@ def test_a_test_file_made_a_link_to_an_identical_copy_is_found(tmp_path: Path) -
     code, end, err = _run(root)
     assert code == ExitCode.TERMINAL_FAILURE, err
     assert "tests/test_sum.py (modified)" in _guard_error(root)
+
+
+def test_a_big_untracked_test_file_is_put_back_and_not_copied_into_the_runs_log(
+    tmp_path: Path,
+) -> None:
+    """The test files before the action are saved with the run (a resume judges with
+    them): a file's bytes go to git's object store, the log holds only its blob id."""
+    root = _repo(tmp_path, "revert", action="'echo x > tests/data.bin'")
+    data = bytes(range(256)) * (16 * 1024)  # 4 MiB, not committed
+    (root / "tests" / "data.bin").write_bytes(data)
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert (root / "tests" / "data.bin").read_bytes() == data
+    log = root / ".loops" / ".running" / "fix.events.jsonl"
+    assert log.stat().st_size < 64 * 1024

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import os
@@ -16,7 +15,7 @@ from little_loops.fsm.definition.endings import ends_in_failure
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.run_keys import TAMPER_ALLOW, TAMPER_REVERT
 from little_loops.fsm.engine.nofollow import write_below
-from little_loops.fsm.processes.gitcmd import git
+from little_loops.fsm.processes.gitcmd import git, git_bytes
 
 # What counts as a test file (by name, or by a folder on its path), and the config that
 # chooses which tests run: pytest.ini whole, pyproject.toml's [tool.pytest] table.
@@ -26,6 +25,7 @@ PYTEST_CONFIG = "pytest.ini"
 PYPROJECT = "pyproject.toml"
 # Where a run's context lists what the guard found (little-loops reads the same name).
 RECORD_KEY = "_tamper_guard"
+_BATCH = 200  # paths given to one `git hash-object` (a command line has a limit)
 
 
 def policy_of(fsm: FSMLoop, state: StateConfig) -> str | None:
@@ -76,20 +76,20 @@ def _hash(root: Path, path: str) -> str | None:
 class Snapshot:
     """The test files before an action: each one's content hash (None: it is not there),
     and how to put it back as it was: the index entry (mode, blob) of one git has as it is,
-    else (the user's own uncommitted work, an untracked file) its bytes and mode."""
+    else (the user's own uncommitted work, an untracked file) the blob its bytes were
+    written to in git's object store (unreferenced: git's gc drops it in time), and its
+    mode. Small, so a run saves it before the action."""
 
     hashes: dict[str, str | None] = field(default_factory=dict)
     index: dict[str, tuple[str, str]] = field(default_factory=dict)
-    saved: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+    saved: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """As JSON keeps it (the saved bytes in base64): a run saves it before the action."""
-        saved = {p: [base64.b64encode(d).decode("ascii"), m] for p, (d, m) in self.saved.items()}
-        return {"hashes": dict(self.hashes), "index": dict(self.index), "saved": saved}
+        return {"hashes": dict(self.hashes), "index": dict(self.index), "saved": dict(self.saved)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Snapshot:
-        saved = {p: (base64.b64decode(d), int(m)) for p, (d, m) in data["saved"].items()}
+        saved = {p: (str(b), int(m)) for p, (b, m) in data["saved"].items()}
         index = {p: (str(k), str(b)) for p, (k, b) in data["index"].items()}
         return cls(dict(data["hashes"]), index, saved)
 
@@ -113,17 +113,34 @@ def snapshot(root: Path) -> Snapshot:
     index = _index(root)
     unstaged = set(_listed(root, "diff", "--name-only", "-z"))
     taken = Snapshot()
+    keep: list[str] = []
     for path in tests:
         taken.hashes[path] = _hash(root, path)
         if path in index and path not in unstaged:
             taken.index[path] = index[path]
-            continue
-        file = root / path
-        if file.is_symlink():
-            continue  # not saved: a link is not put back as a file
+        elif (root / path).is_file() and not (root / path).is_symlink():
+            keep.append(path)  # a link is not put back as a file: not saved
+    for path, blob in _stored(root, keep).items():
         with contextlib.suppress(OSError):
-            taken.saved[path] = (file.read_bytes(), file.stat().st_mode & 0o7777)
+            taken.saved[path] = (blob, (root / path).stat().st_mode & 0o7777)
     return taken
+
+
+def _stored(root: Path, paths: list[str]) -> dict[str, str]:
+    """Write the bytes of each of *paths* to git's object store as they are (no filter);
+    the blob of each one written."""
+    blobs: dict[str, str] = {}
+    for at in range(0, len(paths), _BATCH):
+        batch = paths[at : at + _BATCH]
+        done = git(root, "hash-object", "-w", "--no-filters", "--", *batch, check=False)
+        if done.ok:
+            blobs.update(zip(batch, done.out.split(), strict=False))
+            continue
+        for path in batch:  # one could not be read: the others still are
+            one = git(root, "hash-object", "-w", "--no-filters", "--", path, check=False)
+            if one.ok and one.out.strip():
+                blobs[path] = one.out.strip()
+    return blobs
 
 
 @dataclass
@@ -196,7 +213,10 @@ def _restore(root: Path, before: Snapshot, wanted: list[str]) -> list[str]:
     below a folder the action made a link is not put back (git's checkout does the same)."""
     back: list[str] = []
     for path in (p for p in wanted if p in before.saved):
-        data, mode = before.saved[path]
+        blob, mode = before.saved[path]
+        code, data = git_bytes(root, "cat-file", "blob", blob)
+        if code != 0:
+            continue
         try:
             write_below(root, path, data, mode)
         except OSError:
