@@ -99,6 +99,8 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
         from little_loops.fsm.engine.attempts import waiting_text
 
         return f"{head} {state} {waiting_text(event)}"
+    if kind == Event.GUARDS:
+        return f"{head} {state} → {_guards_text(event)}"
     if kind in (Event.CHECKPOINT, Event.ROLLBACK):
         return f"{head} {state} {commit_text(event)}"
     if kind == Event.LOOP_COMPLETE:
@@ -106,6 +108,20 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
         return f"{head} {line.replace('ll-loop resume NAME', f'll-loop resume {loop}')}"
     rest = {k: v for k, v in event.items() if k not in ("ts", "event")}
     return f"{head} {_raw(rest)}"
+
+
+def _guards_text(event: dict[str, Any]) -> str:
+    """`tamper_guard: tests/x.py (modified); prepatch_check: flagged`: the guards' verdicts."""
+    parts = []
+    tamper = event.get("tamper_guard")
+    if isinstance(tamper, dict):
+        found = [f for f in tamper.get("findings") or [] if isinstance(f, dict)]
+        shown = ", ".join(f"{f.get('path')} ({f.get('kind')})" for f in found) or "no change"
+        parts.append(f"tamper_guard: {shown}")
+    prepatch = event.get("prepatch_check")
+    if isinstance(prepatch, dict):
+        parts.append(f"prepatch_check: {prepatch.get('verdict')}")
+    return "; ".join(parts) or "-"
 
 
 def history_command(

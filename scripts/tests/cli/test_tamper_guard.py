@@ -194,3 +194,15 @@ def test_a_big_untracked_test_file_is_put_back_and_not_copied_into_the_runs_log(
     assert (root / "tests" / "data.bin").read_bytes() == data
     log = root / ".loops" / ".running" / "fix.events.jsonl"
     assert log.stat().st_size < 64 * 1024
+
+
+def test_the_guards_verdict_is_written_before_it_routes_and_history_shows_it(
+    tmp_path: Path,
+) -> None:
+    root = _repo(tmp_path, "fail")
+    code, _, err = _run(root)
+    assert code == ExitCode.TERMINAL_FAILURE, err
+    kinds = [e["event"] for e in events(root, "fix")]
+    assert kinds.index("guards") < kinds.index("evaluate") < kinds.index("route")
+    shown = ll_loop(root, "history", "fix", env=run_env()).stdout
+    assert "work → tamper_guard: tests/test_sum.py (modified)" in shown

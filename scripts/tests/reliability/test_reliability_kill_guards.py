@@ -48,6 +48,24 @@ TAMPER = """\
         terminal: true
 """
 
+# Two passes, each reverted: the records of the first must survive a crash in the second.
+TWICE = """\
+    name: shape
+    tamper_guard: revert
+    initial: work
+    states:
+      work:
+        action: 'echo work >> effects.txt; echo "def test_sum(): pass" > tests/test_sum.py'
+        next: count
+      count:
+        action: '[ ${state.iteration} -ge 2 ]'
+        on_success: done
+        on_failure: work
+      done:
+        action: 'echo done >> effects.txt'
+        terminal: true
+"""
+
 CALC = "def add(a, b):\n    return a - b\n"
 TESTS = "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n"
 FIX = "def add(a, b):\n    return a + b\n"
@@ -79,7 +97,7 @@ def project(root: Path, shape: str) -> Path:
         files["patch/test_calc.py"] = TESTS + WEAK  # a copy: the same if it runs twice
         make_repo(root, {**ignore, **files, ".loops/shape.yaml": textwrap.dedent(PREPATCH)})
     else:
-        loop = textwrap.dedent(TAMPER.format(policy=shape))
+        loop = textwrap.dedent(TWICE if shape == "twice" else TAMPER.format(policy=shape))
         make_repo(root, {**ignore, "tests/test_sum.py": ORIGINAL, ".loops/shape.yaml": loop})
     (root / "tmp").mkdir()
     return root
@@ -116,7 +134,7 @@ def end_of(root: Path) -> dict[str, Any]:
     }
 
 
-SHAPES = ("fail", "revert", "prepatch")
+SHAPES = ("fail", "revert", "twice", "prepatch")
 
 
 @pytest.mark.parametrize("then", [None, 2], ids=["once", "resume-killed-too"])
@@ -128,8 +146,11 @@ def test_kill_at_every_write_of_a_guarded_run_resumes_to_the_same_verdict(
     whole = project(tmp_path / "whole", shape)
     ran = killwrite.drive(whole, "shape", env=env_of(whole))
     reference = killwrite.effects(whole), end_of(whole)
-    expected = {"fail": "tampered", "revert": "done", "prepatch": "failed"}[shape]
-    assert reference[1]["current_state"] == expected, ran.outputs
+    expected = {"fail": "tampered", "revert": "done", "twice": "done", "prepatch": "failed"}
+    assert reference[1]["current_state"] == expected[shape], ran.outputs
+    assert len(reference[1]["guards"]["tamper"]) == (
+        0 if shape == "prepatch" else 2 if shape == "twice" else 1
+    )
     assert reference[1]["scratch"] == []
     assert reference[1]["worktrees"] == 1
 

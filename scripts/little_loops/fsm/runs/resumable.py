@@ -214,7 +214,7 @@ class PersistentExecutor:
             status=status,
             pid=pid,
             pid_start=self._start_ticks(pid),
-            context=dict(self.fsm.context),
+            context=copy.deepcopy(self.fsm.context),  # the guards add to its lists in place
             loop_path=self.loop_path,
             scope=self.fsm.effective_scope(),
             run_id=None if self.place is None else self.place.run_id,
