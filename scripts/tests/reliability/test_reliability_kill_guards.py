@@ -48,7 +48,8 @@ TAMPER = """\
         terminal: true
 """
 
-# Two passes, each reverted: the records of the first must survive a crash in the second.
+# Two passes of two guarded states (four records): those of the first must survive a crash
+# in the second.
 TWICE = """\
     name: shape
     tamper_guard: revert
@@ -149,7 +150,7 @@ def test_kill_at_every_write_of_a_guarded_run_resumes_to_the_same_verdict(
     expected = {"fail": "tampered", "revert": "done", "twice": "done", "prepatch": "failed"}
     assert reference[1]["current_state"] == expected[shape], ran.outputs
     assert len(reference[1]["guards"]["tamper"]) == (
-        0 if shape == "prepatch" else 2 if shape == "twice" else 1
+        0 if shape == "prepatch" else 4 if shape == "twice" else 1
     )
     assert reference[1]["scratch"] == []
     assert reference[1]["worktrees"] == 1
