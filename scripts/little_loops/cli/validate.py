@@ -92,7 +92,9 @@ def validate_file(
         report.warnings.append(ValidationError(note, severity="warning"))
     if strict and report.warnings:
         promoted = [replace(w, severity="error") for w in report.warnings]
-        report = FileReport(report.path, None, sorted([*report.errors, *promoted], key=_line), [])
+        report = FileReport(
+            report.path, None, sorted([*report.errors, *promoted], key=_line), [], report.notes
+        )
     return report
 
 
@@ -139,6 +141,7 @@ def report_json(reports: Sequence[FileReport]) -> dict[str, Any]:
                 "loop": loop,
                 "valid": report.valid,
                 "errors": [problem_json(p) for p in problems],
+                "notes": [problem_json(p) for p in report.notes],
             }
         )
     return {"valid": all(r.valid for r in reports), "files": files}
@@ -171,7 +174,7 @@ def validate_command(
         stream.write("\n")
     else:
         for report in reports:
-            for problem in report.problems():
+            for problem in sorted([*report.problems(), *report.notes], key=_line):
                 print(format_problem(report.path, problem), file=stream)
             if report.valid and not quiet:
                 count = len(report.warnings)
