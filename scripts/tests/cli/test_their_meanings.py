@@ -11,6 +11,7 @@ import json
 import textwrap
 from pathlib import Path
 
+from support.fake_anthropic import FakeAnthropic
 from support.llproc import console, events
 
 
@@ -192,3 +193,58 @@ def test_every_compat_run_has_its_folder_where_little_loops_makes_it(tmp_path: P
     assert theirs.startswith(f"{(root / '.loops' / 'runs').resolve()}/extra-20"), theirs
     assert theirs.endswith("/")
     assert Path(theirs).is_dir()
+
+
+JUDGED = """\
+    name: judged
+    initial: check
+    partial_route_ok: true
+    states:
+      check:
+        action: "echo 3 tests passed"
+        evaluate:
+          type: llm_structured
+          prompt: "Did the tests pass?"
+        route:
+          yes: done
+          no: failed
+          cannot_judge: unsure
+          error: failed
+      done:
+        terminal: true
+      unsure:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def judged(root: Path, *flags: str) -> tuple[int, str, str]:
+    """Run the loop once: its exit code, the judge's verdict and the state it went to."""
+    ran = console(root, "run", *flags, "judged")
+    (verdict,) = [e["verdict"] for e in events(root, "judged") if e.get("event") == "evaluate"]
+    (to,) = [e["to"] for e in events(root, "judged") if e.get("event") == "route"]
+    return ran.returncode, str(verdict), str(to)
+
+
+def test_the_judges_evidence_rule_and_cannot_judge_with_compat(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    root = project(tmp_path, {"judged": JUDGED})
+    checked = console(root, "validate", "judged")
+    assert "judged.yaml:8: note: " in checked.stdout
+    assert "cannot_judge" in checked.stdout
+    unevidenced = {"verdict": "success", "confidence": 0.9, "reason": "looks done"}
+    fake_anthropic.reply_tool(unevidenced)
+    assert judged(root) == (0, "success", "done")  # ours: the judge's verdict stands
+    fake_anthropic.reply_tool({**unevidenced, "evidence": " "})
+    assert judged(root, "--compat") == (7, "failure", "failed")  # theirs: no evidence
+    asked = fake_anthropic.requests[-1].body
+    schema = asked["tools"][0]["input_schema"]
+    assert "cannot_judge" in schema["properties"]["verdict"]["enum"]
+    assert "evidence" in schema["required"]
+    assert "Did the tests pass?" in str(asked["messages"])
+    fake_anthropic.reply_tool({**unevidenced, "evidence": "3 tests passed"})
+    assert judged(root, "--compat") == (0, "success", "done")
+    fake_anthropic.reply_tool({"verdict": "cannot_judge", "confidence": 0.9, "reason": "?"})
+    assert judged(root, "--compat") == (0, "cannot_judge", "unsure")

@@ -99,6 +99,23 @@ def _numbers_differ(data: Mapping[str, Any]) -> Iterator[Where]:
             )
 
 
+def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    if not _in_their_spelling(data):
+        return
+    for name, state in _states(data):
+        evaluate = state.get("evaluate")
+        if (
+            isinstance(evaluate, Mapping)
+            and evaluate.get("type") == "llm_structured"
+            and evaluate.get("schema") is None
+        ):
+            yield (
+                ("states", name, "evaluate", "type"),
+                "little-loops' judge answers cannot_judge too, and a verdict it gives without "
+                "quoting the output is failure there; ll-loop takes the judge's verdict",
+            )
+
+
 def _run_dir_differs(data: Mapping[str, Any]) -> Iterator[Where]:
     parameters = data.get("parameters")
     spec = parameters.get(RUN_DIR_KEY) if isinstance(parameters, Mapping) else None
@@ -112,6 +129,7 @@ def _run_dir_differs(data: Mapping[str, Any]) -> Iterator[Where]:
 MEANINGS: tuple[Meaning, ...] = (
     Meaning(MAX_ITERATIONS, _steps_differ, _steps_as_theirs),
     Meaning("output_numeric", _numbers_differ),
+    Meaning("llm_structured", _judge_differs),  # the evaluator reads it: judge_theirs.py
     Meaning(RUN_DIR_KEY, _run_dir_differs),  # the run fills it: definition/arguments.py
 )
 NOTE = "; run with --compat to read it as little-loops does"
