@@ -248,3 +248,44 @@ def test_the_judges_evidence_rule_and_cannot_judge_with_compat(
     assert judged(root, "--compat") == (0, "success", "done")
     fake_anthropic.reply_tool({"verdict": "cannot_judge", "confidence": 0.9, "reason": "?"})
     assert judged(root, "--compat") == (0, "cannot_judge", "unsure")
+
+
+READS_INPUT = """\
+    name: task
+    initial: baseline
+    states:
+      baseline:
+        action: "true"
+        next: plan
+      plan:
+        action: 'echo "planning ${context.input}"'
+        on_yes: done
+        on_no: done
+        on_error: diagnose
+      diagnose:
+        action: "true"
+        next: failed
+      done:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def walked(root: Path, *flags: str) -> list[str]:
+    done = console(root, "simulate", *flags, "task", "--scenario", "all-pass", "--json")
+    return [str(step["state"]) for step in json.loads(done.stdout)["steps"]]
+
+
+def test_simulate_fails_a_state_that_reads_an_input_not_given_with_compat(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"task": READS_INPUT})
+    assert walked(root) == ["baseline", "plan", "done"]  # ours: the value comes at run time
+    assert walked(root, "--compat") == ["baseline", "plan", "diagnose", "failed"]
+    shown = console(root, "simulate", "--compat", "task", "--scenario", "all-pass")
+    assert "${context.input}: no value is given" in shown.stdout
+    ran = console(root, "run", "--compat", "task")  # as the run goes, with no value
+    assert ran.returncode == 7, ran.stderr
+    routes = [e["to"] for e in events(root, "task") if e.get("event") == "route"]
+    assert routes == ["plan", "diagnose", "failed"]
