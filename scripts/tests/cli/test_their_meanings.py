@@ -289,3 +289,16 @@ def test_simulate_fails_a_state_that_reads_an_input_not_given_with_compat(
     assert ran.returncode == 7, ran.stderr
     routes = [e["to"] for e in events(root, "task") if e.get("event") == "route"]
     assert routes == ["plan", "diagnose", "failed"]
+
+
+def test_a_compat_run_makes_no_folder_through_a_linked_runs_folder(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", {"extra": UNDECLARED})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / ".loops" / "runs").symlink_to(elsewhere)
+    refused = console(root, "run", "--compat", "extra")
+    assert refused.returncode != 0
+    assert refused.stderr.startswith("ll-loop: error: ")
+    assert "is a link" in refused.stderr
+    assert list(elsewhere.iterdir()) == []
+    assert not (root / "seen.txt").exists()

@@ -124,7 +124,7 @@ def free_input(raw: str, context: Mapping[str, Any], input_key: str) -> dict[str
 
         try:
             parsed = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
             parsed = None
         if isinstance(parsed, dict):
             matched = {key: value for key, value in parsed.items() if key in context}

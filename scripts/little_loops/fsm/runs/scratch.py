@@ -35,8 +35,13 @@ def run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
 def their_run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
     """little-loops' folder for a run started now (`--compat`): `.loops/runs/<loop>-<time>/`
     (a loop in a folder of `.loops/` as `oracles-gate`); `-<run id>` is added when a run
-    started in the same second has it already, so two runs never share one."""
+    started in the same second has it already, so two runs never share one.
+    LoopRuntimeError when `.loops/runs` is a link (the folder would be outside)."""
     stem = f"{loop_name.replace('/', '-')}-{datetime.now().strftime(THEIR_TIME)}"
+    if (Path(loops_dir) / THEIR_RUN_DIRS).is_symlink():  # its folders would be elsewhere
+        raise LoopRuntimeError(
+            f"{Path(loops_dir) / THEIR_RUN_DIRS} is a link: a run's folder is made in .loops/ only"
+        )
     folder = Path(loops_dir) / THEIR_RUN_DIRS / stem
     return folder.with_name(f"{stem}-{run_id}") if folder.exists() else folder
 
