@@ -41,7 +41,8 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument(
         "--compat",
         action="store_true",
-        help="check the loop as little-loops does: our stricter checks are warnings",
+        help="check the loop as little-loops does: our stricter checks are warnings, and the "
+        "keys it reads otherwise have its meaning",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print only problems, not 'path: ok'"
