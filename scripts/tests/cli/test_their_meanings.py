@@ -302,3 +302,16 @@ def test_a_compat_run_makes_no_folder_through_a_linked_runs_folder(tmp_path: Pat
     assert "is a link" in refused.stderr
     assert list(elsewhere.iterdir()) == []
     assert not (root / "seen.txt").exists()
+
+
+def test_simulate_fails_a_state_that_reads_a_required_parameter_not_given_with_compat(
+    tmp_path: Path,
+) -> None:
+    text = READS_INPUT.replace("${context.input}", "${context.issue}").replace(
+        "    initial: baseline\n",
+        "    initial: baseline\n    parameters:\n      issue:\n        type: string\n"
+        "        required: true\n",
+    )
+    root = project(tmp_path, {"task": text})
+    assert walked(root) == ["baseline", "plan", "done"]
+    assert walked(root, "--compat") == ["baseline", "plan", "diagnose", "failed"]

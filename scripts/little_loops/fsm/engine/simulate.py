@@ -16,6 +16,7 @@ from typing import Any
 from little_loops.fsm.actions.spec import Interpolation
 from little_loops.fsm.definition.endings import ends_in_failure
 from little_loops.fsm.definition.lint_flags import PASTE_FLAG
+from little_loops.fsm.definition.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     FSMLoop,
@@ -225,16 +226,19 @@ class _Walk:
 
     def missing_input(self, state: StateConfig) -> str | None:
         """Under `--compat`, why *state*'s action cannot run: it reads the loop's input
-        (`${context.input}`, no fallback) and no value is given. little-loops' simulate
-        fails to write such an action out and takes the error route; else None."""
-        key = self.fsm.input_key
-        if not self.fsm.theirs or not state.action or key in self.fsm.context:
+        (`${context.input}`) or a required parameter (but `run_dir`, the run's), with no
+        fallback, and no value is given. little-loops' simulate fails to write such an
+        action out and takes the error route; else None."""
+        fsm = self.fsm
+        if not fsm.theirs or not state.action:
             return None
+        required = {k for k, spec in fsm.parameters.items() if spec.required}
+        wanted = ({fsm.input_key} | required) - {RUN_DIR_KEY} - fsm.context.keys()
         for match in reference_pattern().finditer(state.action):
-            if match.group(0) == ESCAPE or has_fallback(match):
+            if match.group(0) == ESCAPE or has_fallback(match) or match.group("ns") != "context":
                 continue
-            path = match.group("path")
-            if match.group("ns") == "context" and path.split(".", 1)[0].split("[", 1)[0] == key:
+            key = match.group("path").split(".", 1)[0].split("[", 1)[0]
+            if key in wanted:
                 return f"${{context.{key}}}: no value is given; the run would fail here"
         return None
 
