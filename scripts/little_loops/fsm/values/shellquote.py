@@ -12,6 +12,7 @@ import re
 import secrets
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from little_loops.fsm.facts.errors import InterpolationError
@@ -75,13 +76,23 @@ def refusal(ref: str, why: str) -> str:
 # How text becomes the bytes the parser reads and back: every surrogate passes through as
 # it came (an undecodable byte of the command line, or a lone one the runner then names).
 _BYTES = "surrogatepass"
+# The placeholders' salt: random, so no text written before the process started can hold
+# one, and the same for the whole process, so two actions that differ only in what their
+# references name (and one action on each step of a run) are parsed once.
+_SALT = secrets.token_hex(4).upper()
+
+
+@lru_cache(maxsize=4096)
+def _placed(script: bytes, spans: tuple[tuple[int, int], ...]) -> tuple[Placement, ...]:
+    """`placements` of a placeholder script, remembered: it depends on nothing else."""
+    return tuple(placements(script, list(spans)))
 
 
 class _Template:
     """A shell action with each reference replaced by a placeholder word, parsed."""
 
     def __init__(self, text: str, raw_text: Any = None, pasted: Collection[int] = ()) -> None:
-        self.salt = secrets.token_hex(4).upper()
+        self.salt = _SALT
         self.matches = list(reference_pattern().finditer(text))
         parts: list[str] = []
         self.spans: list[tuple[int, int]] = []  # placeholder byte spans, by reference
@@ -103,8 +114,15 @@ class _Template:
         parts.append(text[pos:])
         self.script = "".join(parts).encode(errors=_BYTES)
         wanted = [i for i, m in enumerate(self.matches) if _quoted(m, raw_text) and i not in pasted]
-        found = placements(self.script, [self.spans[i] for i in wanted])
+        found = _placed(self.script, tuple(self.spans[i] for i in wanted))
         self.where: dict[int, Placement] = dict(zip(wanted, found, strict=True))
+
+
+@lru_cache(maxsize=1024)
+def _plain(text: str) -> _Template:
+    """The template of *text* with every reference a placeholder (as validation reads it),
+    made once per text: nothing changes a template once made."""
+    return _Template(text)
 
 
 def _quoted(match: re.Match[str], raw_text: Any) -> bool:
@@ -132,7 +150,7 @@ def unquotable(text: str) -> list[str]:
     (`${raw:...}` is never refused); an integer-only place is checked at run time."""
     if OPEN not in text:
         return []
-    template = _Template(text)
+    template = _plain(text)
     found = []
     for index, where in template.where.items():
         message = problem(template.matches[index], where)
@@ -146,7 +164,7 @@ def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
     word where it reads words: a list once made a word per item there."""
     if OPEN not in text:
         return []
-    template = _Template(text)
+    template = _plain(text)
     found: list[str] = []
     for index, where in template.where.items():
         match = template.matches[index]
@@ -208,7 +226,9 @@ def render(
         # Pasted as code, `${raw:x:shell}` is quoted; any other value reaches bash as data.
         return expansion.modified(match, quote=bool(match.group("raw")))
 
-    template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
+    template = _plain(text)  # the same template unless a `${raw:...}` is pasted in it
+    if any(match.group("raw") for match in template.matches):
+        template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
     refused = [i for i, where in template.where.items() if problem(template.matches[i], where)]
     if refused and paste_refused:
         template = _Template(text, lambda m: to_text(value_of(m)), refused)
