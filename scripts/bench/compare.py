@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -326,6 +327,8 @@ def table(result: dict[str, Any]) -> tuple[str, bool]:
 
 
 def main(rev: str, rounds: int, as_json: bool) -> int:
+    # Stopped by SIGTERM as by Ctrl-C: the checkout of REV and the temp folder are removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     result = compare(rev, rounds)
     text, ok = table(result)
     if as_json:
