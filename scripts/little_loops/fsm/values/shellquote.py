@@ -80,6 +80,9 @@ _BYTES = "surrogatepass"
 # one, and the same for the whole process, so two actions that differ only in what their
 # references name (and one action on each step of a run) are parsed once.
 _SALT = os.urandom(4).hex().upper()  # as secrets.token_hex, without importing it
+# Only the loop file's own text is remembered, and only this much of it: a script with a
+# value pasted in (`${raw:...}`, a refused reference under --compat) changes at each step.
+_REMEMBERED_BYTES = 16384
 
 
 @lru_cache(maxsize=4096)
@@ -97,6 +100,7 @@ class _Template:
         parts: list[str] = []
         self.spans: list[tuple[int, int]] = []  # placeholder byte spans, by reference
         size = pos = 0
+        values = False  # a value pasted in the script
         for index, match in enumerate(self.matches):
             parts.append(text[pos : match.start()])
             size += len(text[pos : match.start()].encode(errors=_BYTES))
@@ -104,7 +108,7 @@ class _Template:
             if match.group(0) == ESCAPE:
                 piece = OPEN
             elif (match.group("raw") or index in pasted) and raw_text is not None:
-                piece = raw_text(match)
+                piece, values = raw_text(match), True
             else:
                 piece = f"LLREF{index}X{self.salt}"
             parts.append(piece)
@@ -114,7 +118,11 @@ class _Template:
         parts.append(text[pos:])
         self.script = "".join(parts).encode(errors=_BYTES)
         wanted = [i for i, m in enumerate(self.matches) if _quoted(m, raw_text) and i not in pasted]
-        found = _placed(self.script, tuple(self.spans[i] for i in wanted))
+        spans = tuple(self.spans[i] for i in wanted)
+        if values or len(self.script) > _REMEMBERED_BYTES:
+            found = tuple(placements(self.script, list(spans)))
+        else:
+            found = _placed(self.script, spans)
         self.where: dict[int, Placement] = dict(zip(wanted, found, strict=True))
 
 
@@ -123,6 +131,11 @@ def _plain(text: str) -> _Template:
     """The template of *text* with every reference a placeholder (as validation reads it),
     made once per text: nothing changes a template once made."""
     return _Template(text)
+
+
+def _template(text: str) -> _Template:
+    """`_plain(text)`, remembered unless the text is long."""
+    return _plain(text) if len(text) <= _REMEMBERED_BYTES else _Template(text)
 
 
 def _quoted(match: re.Match[str], raw_text: Any) -> bool:
@@ -150,7 +163,7 @@ def unquotable(text: str) -> list[str]:
     (`${raw:...}` is never refused); an integer-only place is checked at run time."""
     if OPEN not in text:
         return []
-    template = _plain(text)
+    template = _template(text)
     found = []
     for index, where in template.where.items():
         message = problem(template.matches[index], where)
@@ -164,7 +177,7 @@ def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
     word where it reads words: a list once made a word per item there."""
     if OPEN not in text:
         return []
-    template = _plain(text)
+    template = _template(text)
     found: list[str] = []
     for index, where in template.where.items():
         match = template.matches[index]
@@ -226,7 +239,7 @@ def render(
         # Pasted as code, `${raw:x:shell}` is quoted; any other value reaches bash as data.
         return expansion.modified(match, quote=bool(match.group("raw")))
 
-    template = _plain(text)  # the same template unless a `${raw:...}` is pasted in it
+    template = _template(text)  # the same template unless a `${raw:...}` is pasted in it
     if any(match.group("raw") for match in template.matches):
         template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
     refused = [i for i, where in template.where.items() if problem(template.matches[i], where)]

@@ -234,3 +234,16 @@ def test_actions_that_differ_only_in_what_their_references_name_are_parsed_once(
     parsed.clear()
     assert all(unquotable(text) == [] for text in texts)
     assert len(parsed) == 1
+
+
+def test_a_script_with_a_value_pasted_in_is_not_remembered() -> None:
+    # `${raw:...}` pastes a value (up to a 64 KiB capture) into the script at each step: a
+    # long run must not keep thousands of them.
+    from little_loops.fsm.values import shellquote
+
+    before = shellquote._placed.cache_info().currsize
+    for i in range(50):
+        ctx = InterpolationContext(context={"x": f"echo {i}", "y": "v"})
+        rendered = render("${raw:context.x} ${context.y}", ctx)
+        assert rendered.script.startswith(f"echo {i} ")
+    assert shellquote._placed.cache_info().currsize <= before + 1
