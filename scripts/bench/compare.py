@@ -329,7 +329,11 @@ def table(result: dict[str, Any]) -> tuple[str, bool]:
 def main(rev: str, rounds: int, as_json: bool) -> int:
     # Stopped by SIGTERM as by Ctrl-C: the checkout of REV and the temp folder are removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    result = compare(rev, rounds)
+    try:
+        result = compare(rev, rounds)
+    except KeyboardInterrupt:
+        print("bench --compare: interrupted", file=sys.stderr)
+        return 130
     text, ok = table(result)
     if as_json:
         json.dump(result, sys.stdout, indent=2)
