@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
+from little_loops.cli.watch.board import clean
 from little_loops.cli.watch.detail import CURRENT, VISITED, RunView, load_view
 from little_loops.cli.watch.steered import SteeredScreen
 from little_loops.fsm.facts.layout import run_files
@@ -76,7 +77,7 @@ def render_view(view: RunView | None, key: str) -> Text:
     """The run screen's text: its sections, the graph's current state and path marked."""
     text = Text()
     if view is None:
-        text.append(f"run {key} has no saved state")
+        text.append(f"run {clean(key)} has no saved state")
         return text
     text.append(view.header + "\n", style="bold")
     text.append(view.status + "\n")

@@ -309,6 +309,22 @@ def output_file_name(loop_name: str, state_name: str) -> str:
     return f"{loop_name}.{safe}{OUTPUT_SUFFIX}"
 
 
+def run_output(path: object, key: str, loops_dir: Path) -> str | None:
+    """*path* (an event's `output_path`: data, which may name any file) when it is an output
+    file of the run *key* (`<key>.<state>.out` in its `.running/`), else None: nothing
+    else is ever opened as the output of a run."""
+    if not isinstance(path, str) or not path:
+        return None
+    given, prefix = Path(path), f"{key}."
+    middle = given.name[len(prefix) :].removesuffix(OUTPUT_SUFFIX)
+    if not (given.name.startswith(prefix) and given.name.endswith(OUTPUT_SUFFIX)):
+        return None
+    if not middle or "." in middle:  # `x.a.b.out` is loop `x.a`'s, not loop `x`'s
+        return None
+    here = os.path.realpath(running_dir(loops_dir))
+    return path if os.path.realpath(given.parent) == here else None
+
+
 def stderr_file(output_path: Path) -> Path:
     """Where stderr goes of the action whose stdout goes to *output_path*: `x.out` → `x.err`."""
     return output_path.with_name(output_path.name.removesuffix(OUTPUT_SUFFIX) + ERROR_SUFFIX)
