@@ -12,8 +12,8 @@ from little_loops.cli.watch.board import clean
 from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.events import Event
-from little_loops.fsm.facts.layout import run_output
 from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.facts.owned import run_output
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
 from little_loops.fsm.facts.spend import format_cost
 from little_loops.fsm.facts.timefmt import format_duration

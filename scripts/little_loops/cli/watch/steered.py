@@ -60,7 +60,7 @@ class SteeredScreen(Screen[None]):
         """The output file of the selected run's latest step, if it has one of the run's
         own (an event naming any other file is data, never opened)."""
         from little_loops.cli.logs import latest_step
-        from little_loops.fsm.facts.layout import run_output
+        from little_loops.fsm.facts.owned import run_output
 
         key = self.selected()
         if key is None:

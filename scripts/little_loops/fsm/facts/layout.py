@@ -14,6 +14,8 @@ LOOPS_DIR_NAME = ".loops"
 RUNNING_DIR = ".running"
 HISTORY_DIR = ".history"  # finished runs: `.history/<loop>/<run id>/`, the run files copied
 WORKTREES_DIR = ".worktrees"  # the git worktrees of `--worktree` runs: `.worktrees/<name>@<id>/`
+RUN_DIRS = "runs"  # under `.running/`: each run's scratch folder, `${context.run_dir}`
+MEMORY_DIR = "tmp"  # diff_stall's memory of the last diff
 GITIGNORE = ".gitignore"
 RUNNING_GITIGNORE = "# Run files of ll-loop: never committed.\n*\n"  # inside `.running/`
 # `.loops/.gitignore` as `ll-loop init` writes it: `.running/`, `.history/`, `.worktrees/`.
@@ -133,18 +135,6 @@ def validate_loop_name(name: str) -> str:
     if problem:
         raise LoopDefinitionError(f"loop name {name!r} cannot be used as a file name: {problem}")
     return name
-
-
-def make_history_dir(loops_dir: Path, loop_name: str) -> Path:
-    """`<loops_dir>/.history/<loop_name>/`, created if needed; `.history/` ignored by git (a
-    `.gitignore` holding `*`) and refused when it, or the loop's folder, is a symbolic link."""
-    folder = make_running_dir(loops_dir / HISTORY_DIR) / loop_name
-    if folder.is_symlink():
-        from little_loops.fsm.facts.runfile import refused
-
-        raise refused(folder, "a symbolic link")
-    folder.mkdir(exist_ok=True)
-    return folder
 
 
 def archive_dir(loops_dir: Path, loop_name: str) -> Path:
@@ -307,22 +297,6 @@ def output_file_name(loop_name: str, state_name: str) -> str:
         digest = hashlib.sha1(state_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         safe = f"{safe}~{digest}"
     return f"{loop_name}.{safe}{OUTPUT_SUFFIX}"
-
-
-def run_output(path: object, key: str, loops_dir: Path) -> str | None:
-    """*path* (an event's `output_path`: data, which may name any file) when it is an output
-    file of the run *key* (`<key>.<state>.out` in its `.running/`), else None: nothing
-    else is ever opened as the output of a run."""
-    if not isinstance(path, str) or not path:
-        return None
-    given, prefix = Path(path), f"{key}."
-    middle = given.name[len(prefix) :].removesuffix(OUTPUT_SUFFIX)
-    if not (given.name.startswith(prefix) and given.name.endswith(OUTPUT_SUFFIX)):
-        return None
-    if not middle or "." in middle:  # `x.a.b.out` is loop `x.a`'s, not loop `x`'s
-        return None
-    here = os.path.realpath(running_dir(loops_dir))
-    return path if os.path.realpath(given.parent) == here else None
 
 
 def stderr_file(output_path: Path) -> Path:
