@@ -249,3 +249,55 @@ def test_o_opens_only_an_output_file_of_the_run(tmp_path: Path) -> None:
         done = llproc.console(tmp_path, "logs", "talk")
         assert done.returncode == ExitCode.FAILED
         assert "not the run's" not in done.stdout
+
+
+@pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="needs tmux (scripts/dev test installs it)"
+)
+def test_in_a_real_tmux_pane_a_note_of_markup_is_shown_and_watch_stays_up(
+    tmp_path: Path, marker: str
+) -> None:
+    import os
+    import shlex
+    import subprocess
+    import sys
+    import uuid
+
+    from cli.watch.test_init import _tmux, _until
+    from support.slowdown import scaled
+
+    loops = tmp_path / ".loops"
+    loops.mkdir()
+    (loops / "m.yaml").write_text(
+        textwrap.dedent(SLOW.format(name="m", marker=marker, target="done"))
+    )
+    start(tmp_path, "m")
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 1, timeout=30, what="the sleep")
+    assert llproc.console(tmp_path, "stop", "m").returncode == ExitCode.OK
+    (loops / "m.yaml").write_text(
+        textwrap.dedent(SLOW.format(name="m", marker=marker, target='"[/x]"'))
+    )
+    socket = f"ll-watch-{uuid.uuid4().hex[:8]}"
+    ll_loop = shlex.quote(str(Path(sys.executable).parent / "ll-loop"))
+    script = f"{ll_loop} watch 2>&1; echo watch-exited=$?; sleep 300"
+    env = {**os.environ, "TERM": "xterm-256color"}
+    subprocess.run(
+        ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "30",
+         "-c", str(tmp_path), "sh", "-c", script],
+        check=True, env=env, timeout=scaled(20),
+    )  # fmt: skip
+    try:
+        pane = lambda: _tmux(socket, "capture-pane", "-p", "-J", "-t", "0")  # noqa: E731
+        _until(lambda: "stopped" in pane(), "the stopped run in the list", pane)
+        _tmux(socket, "send-keys", "-t", "0", "c")
+        _until(lambda: "is not a state" in pane(), "the resume error as a note", pane)
+        shown = pane()
+        assert "'[/x]'" in shown, shown
+        assert "watch-exited" not in shown  # the view is still up
+        assert "MarkupError" not in shown
+        _tmux(socket, "send-keys", "-t", "0", "q")
+        _until(lambda: "watch-exited=0" in pane(), "watch to quit", pane)
+        assert "Traceback" not in pane()
+    finally:
+        _tmux(socket, "kill-server")
+    assert llproc.sleepers(marker) == []
