@@ -301,3 +301,29 @@ def test_in_a_real_tmux_pane_a_note_of_markup_is_shown_and_watch_stays_up(
     finally:
         _tmux(socket, "kill-server")
     assert llproc.sleepers(marker) == []
+
+
+def test_a_fifo_among_the_run_files_is_said_and_the_view_stays_up(tmp_path: Path) -> None:
+    import os
+
+    loops = tmp_path / ".loops"
+    loops.mkdir()
+    (loops / "x.yaml").write_text("name: x\ninitial: done\nstates:\n  done:\n    terminal: true\n")
+    assert llproc.console(tmp_path, "run", "x").returncode == ExitCode.OK
+    events = loops / ".running" / "x.events.jsonl"
+    events.unlink()
+    os.mkfifo(events)  # opening it to read would wait for a writer forever
+    os.mkfifo(loops / ".running" / "y.state.json")
+
+    async def drive() -> None:
+        app = WatchApp(loops)
+        async with app.run_test(size=(120, 30), notifications=True) as pilot:
+            await until(pilot, lambda: (board_row(app, "y") or ())[2:3] == ("corrupt",), "y")
+            _select(app, "x")
+            await pilot.press("enter")
+            await until(pilot, lambda: "run x cannot be read" in screen_text(app), "why")
+            said = "".join(screen_text(app).split())  # the line wraps where the width says
+            assert "x.events.jsonl:isaFIFO,notafilell-loopwrote" in said
+            assert app.is_running
+
+    asyncio.run(drive())
