@@ -85,6 +85,10 @@ def logs_command(
         loop_name = run_name(name, loops_dir)
     start = latest_step(loop_name, state, loops_dir, folder)
     path = start.get("output_path") if start is not None else None
+    if folder is None:  # an event is data: only an output file of the run is read
+        from little_loops.fsm.facts.owned import run_output
+
+        path = run_output(path, loop_name, loops_dir)
     if start is None or not isinstance(path, str):
         of = f" of state '{state}'" if state is not None else ""
         print(f"ll-loop: loop '{loop_name}' has no step output{of} yet", file=sys.stderr)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.widgets import DataTable, Footer, Static
 
 from little_loops.cli.watch import board, steering
@@ -21,6 +23,7 @@ from little_loops.fsm.facts.runfile import display_path
 
 REFRESH_SECONDS = 0.5  # how often the files are looked at (a stat each)
 CLOCK_SECONDS = 2.0  # a live run's elapsed time moves on: the list is read again this often
+NOTE_CHARS = 1000  # the most of one note shown (a command's error may be long)
 
 
 class BoardScreen(SteeredScreen):
@@ -112,22 +115,49 @@ class WatchApp(App[int]):
         if self.key is not None:
             self.push_screen(RunScreen(self.key))
 
-    def steer(self, work: str, key: str | None, *args: object) -> None:
-        """Do *work* (a function of `steering`) to the run *key* in a thread, then say how
-        it went and read the runs again."""
-        if key is None:
+    def steer(self, work: str, run: tuple[str, str | None] | None, *args: object) -> None:
+        """Do *work* (a function of `steering`) to *run* (its key, and its id when the key
+        was pressed: it acts on that run or on none) in a thread, then say how it went and
+        read the runs again."""
+        if run is None:
             return
+        key, run_id = run
         why = steering.refused(key, self.loops_dir)
         if why is not None:
             self.notify(why, severity="warning")
             return
         self.notify(f"{work.replace('_', ' ')} {board.clean(key)}…")
-        self.run_worker(lambda: self._steered(work, key, args), thread=True, group="steer")
-
-    def _steered(self, work: str, key: str, args: tuple[object, ...]) -> None:
         act = getattr(steering, work)
-        code, said = act(key, self.loops_dir, *args)
+        self.run_worker(
+            lambda: self._steered(lambda: act(key, self.loops_dir, *args, run_id=run_id)),
+            thread=True,
+            group="steer",
+        )
+
+    def _steered(self, work: Callable[[], tuple[int, str]]) -> None:
+        code, said = work()
         self.call_from_thread(self._said, code, said)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every note of the view, shown as data: what it says comes from runs, loop files
+        and commands, so it is never read as markup (`[/x]`, `[link=...]`, `[@click=...]`)
+        and its control characters are shown escaped."""
+        del markup  # never: whoever asks
+        super().notify(
+            board.clean(message, NOTE_CHARS),
+            title=board.clean(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def _said(self, code: int, said: str) -> None:
         self.notify(said, severity="information" if code == 0 else "error", timeout=8)

@@ -121,7 +121,9 @@ def board_rows(loops_dir: Path) -> list[BoardRow]:
             )
             rows.append((False, info.loop_name, [broken]))
             continue
-        described = describe(info.state, info.loop_name, loops_dir, named=info.loop_name)
+        described = describe(
+            info.state, info.loop_name, loops_dir, named=info.loop_name, count_others=False
+        )
         row = row_of(info.loop_name, described)
         live = described.live.alive and info.state.status == Status.RUNNING
         rows.append((not live, info.loop_name, [row, *child_rows(row, info.state.child)]))

@@ -13,6 +13,7 @@ from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.facts.owned import run_output
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
 from little_loops.fsm.facts.spend import format_cost
 from little_loops.fsm.facts.timefmt import format_duration
@@ -88,7 +89,7 @@ def load_view(key: str, loops_dir: Path) -> RunView | None:
     )
     start = _latest_start(events)
     if start is not None and running:
-        view.output_path = str(start.get("output_path") or "") or None
+        view.output_path = run_output(start.get("output_path"), key, loops_dir)
         view.live = _live_lines(start, view.output_path)
     return view
 

@@ -11,8 +11,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
+from little_loops.cli.watch.board import clean
 from little_loops.cli.watch.detail import CURRENT, VISITED, RunView, load_view
 from little_loops.cli.watch.steered import SteeredScreen
+from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.layout import run_files
 
 REFRESH_SECONDS = 0.5
@@ -67,16 +69,21 @@ class RunScreen(SteeredScreen):
         if not force and seen == self._seen:
             return
         self._seen = seen
-        self.view = load_view(self.key, self.viewer.loops_dir)
+        try:
+            self.view, problem = load_view(self.key, self.viewer.loops_dir), None
+        except LoopError as exc:  # a run file planted as a link or a FIFO, say: said, not read
+            self.view, problem = None, str(exc)
         for widget in shown:  # none while the screen is not composed (yet, or any more)
-            widget.update(render_view(self.view, self.key))
+            widget.update(render_view(self.view, self.key, problem))
 
 
-def render_view(view: RunView | None, key: str) -> Text:
-    """The run screen's text: its sections, the graph's current state and path marked."""
+def render_view(view: RunView | None, key: str, problem: str | None = None) -> Text:
+    """The run screen's text: its sections, the graph's current state and path marked
+    (*problem*: why the run cannot be read)."""
     text = Text()
     if view is None:
-        text.append(f"run {key} has no saved state")
+        said = f"cannot be read: {problem}" if problem else "has no saved state"
+        text.append(clean(f"run {key} {said}", 1000))
         return text
     text.append(view.header + "\n", style="bold")
     text.append(view.status + "\n")

@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from little_loops.cli.watch import steering
 from little_loops.cli.watch.board import clean
 from little_loops.cli.watch.detail import output_tail
 from little_loops.cli.watch.dialogs import ConfirmDialog, NoteDialog
@@ -24,7 +25,7 @@ class Viewer(Protocol):
 
     loops_dir: Path
 
-    def steer(self, work: str, key: str | None, *args: object) -> None: ...
+    def steer(self, work: str, run: tuple[str, str | None] | None, *args: object) -> None: ...
 
 
 FULL_OUTPUT_WINDOW = 1024 * 1024  # the end of a step's output file the output screen shows
@@ -56,47 +57,50 @@ class SteeredScreen(Screen[None]):
         raise NotImplementedError
 
     def selected_output(self) -> str | None:
-        """The output file of the selected run's latest step, if it has one."""
+        """The output file of the selected run's latest step, if it has one of the run's
+        own (an event naming any other file is data, never opened)."""
         from little_loops.cli.logs import latest_step
+        from little_loops.fsm.facts.owned import run_output
 
         key = self.selected()
         if key is None:
             return None
         start = latest_step(key, None, self.viewer.loops_dir)
         path = start.get("output_path") if start is not None else None
-        return path if isinstance(path, str) else None
+        return run_output(path, key, self.viewer.loops_dir)
 
-    def _act(self, work: str, *args: object) -> None:
-        self.viewer.steer(work, self.selected(), *args)
+    def chosen(self) -> tuple[str, str | None] | None:
+        """The run a key press names, read when the key is pressed: its key and its id. A
+        question asked about it is answered for that run, or for none."""
+        key = self.selected()
+        if key is None:
+            return None
+        return key, steering.run_id_of(key, self.viewer.loops_dir)
 
     def action_stop(self) -> None:
-        key = self.selected()
-        if key is None:
+        run = self.chosen()
+        if run is None:
             return
-        question = f"Stop run {clean(key)}? Its action and what it started are killed."
-        self.app.push_screen(ConfirmDialog(question), self._stop_if)
-
-    def _stop_if(self, yes: bool | None) -> None:
-        if yes:
-            self._act("stop")
+        question = f"Stop run {_named(run)}? Its action and what it started are killed."
+        self.app.push_screen(
+            ConfirmDialog(question), lambda yes: self.viewer.steer("stop", run) if yes else None
+        )
 
     def action_answer(self, approve: bool) -> None:
-        key = self.selected()
-        if key is None:
+        run = self.chosen()
+        if run is None:
             return
         verb = "Approve" if approve else "Reject"
         self.app.push_screen(
-            NoteDialog(f"{verb} the question run {clean(key)} waits on, with a note:"),
-            lambda note: None if note is None else self._act("answer", approve, note),
+            NoteDialog(f"{verb} the question run {_named(run)} waits on, with a note:"),
+            lambda note: None if note is None else self.viewer.steer("answer", run, approve, note),
         )
 
     def action_resume(self) -> None:
-        if self.selected() is not None:
-            self._act("resume")
+        self.viewer.steer("resume", self.chosen())
 
     def action_report(self) -> None:
-        if self.selected() is not None:
-            self._act("html_report")
+        self.viewer.steer("html_report", self.chosen())
 
     def action_output(self) -> None:
         path = self.selected_output()
@@ -104,6 +108,11 @@ class SteeredScreen(Screen[None]):
             self.notify("no step output yet")
             return
         self.app.push_screen(OutputScreen(path))
+
+
+def _named(run: tuple[str, str | None]) -> str:
+    key, run_id = run
+    return clean(key if run_id is None else f"{key} ({run_id})")
 
 
 class OutputScreen(Screen[None]):

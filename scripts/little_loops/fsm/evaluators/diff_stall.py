@@ -15,16 +15,15 @@ from little_loops.fsm.facts.errors import LoopRuntimeError
 # Where the last diff and the count are kept between rounds (and runs), per scope:
 # `.loops/tmp/ll-diff-stall-<hash of the scope>.txt` and `.count`, in the current folder;
 # the folder is ignored by git (a `.gitignore` holding `*`, as for `.running/`), so the
-# memory is never committed by the loop's own `git add -A`.
-MEMORY_SUBDIR = "tmp"
+# memory is never committed by the loop's own `git add -A`. The folder is layout.MEMORY_DIR.
 
 
 def _memory(scope: list[str] | None, where: Path) -> tuple[Path, Path]:
     named = "|".join(sorted(scope)) if scope else "_root_"
     key = hashlib.sha256(named.encode()).hexdigest()[:12]
-    from little_loops.fsm.facts.layout import LOOPS_DIR_NAME  # its patterns: not at import
+    from little_loops.fsm.facts.layout import LOOPS_DIR_NAME, MEMORY_DIR  # not at import
 
-    folder = where / LOOPS_DIR_NAME / MEMORY_SUBDIR
+    folder = where / LOOPS_DIR_NAME / MEMORY_DIR
     return folder / f"ll-diff-stall-{key}.txt", folder / f"ll-diff-stall-{key}.count"
 
 

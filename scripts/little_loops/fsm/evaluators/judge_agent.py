@@ -24,6 +24,7 @@ from little_loops.fsm.evaluators.judge_rules import (
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult
+from little_loops.fsm.facts.spend import implausible_cost
 
 
 def evaluate_with_agent(
@@ -56,6 +57,9 @@ def evaluate_with_agent(
     request = ActionRequest(question, timeout, spec.name, env=dict(os.environ), options=options)
     result = spec.finish(raw, request)
     details: dict[str, Any] = {"backend": spec.name}
+    implausible = implausible_cost(result.cost_usd)
+    if implausible is not None:
+        return judge_error(f"{spec.name} {implausible}", shown, **details)
     if result.cost_usd is not None:
         details["cost_usd"] = result.cost_usd
     usage: dict[str, Any] = dict(result.usage or {})

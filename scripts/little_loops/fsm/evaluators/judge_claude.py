@@ -23,6 +23,7 @@ from little_loops.fsm.evaluators.judge_rules import (
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult
+from little_loops.fsm.facts.spend import implausible_cost
 from little_loops.fsm.values.value_checks import is_finite
 
 # `--tools ""` offers no tools but the StructuredOutput one `--json-schema` adds; `-p` goes
@@ -99,6 +100,9 @@ def evaluate_with_claude(
     usage = usage_of(report)
     details: dict[str, Any] = {"backend": CLAUDE_BACKEND}
     cost = report.get("total_cost_usd")
+    implausible = implausible_cost(cost)
+    if implausible is not None:
+        return judge_error(f"claude {implausible}", model, **details)
     if isinstance(cost, int | float) and not isinstance(cost, bool) and is_finite(cost):
         details["cost_usd"] = max(0.0, float(cost))
     answer = report.get("structured_output")

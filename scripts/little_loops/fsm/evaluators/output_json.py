@@ -32,7 +32,7 @@ def _json_equal(a: object, b: object) -> bool:
     return bool(a == b)
 
 
-def _parse(output: str) -> tuple[object, str | None]:
+def parse_json(output: str) -> tuple[object, str | None]:
     """(data, None) or (None, why the output is not JSON)."""
     import json  # here, not at the top: `ll-loop validate` reads this module's SPEC only
 
@@ -63,7 +63,7 @@ def evaluate_output_json(
         compare = comparison(operator)
     except ValueError as exc:
         return error_result(str(exc), **details)
-    data, problem = _parse(output)
+    data, problem = parse_json(output)
     if problem is not None:
         return error_result(problem, **details)
     try:

@@ -14,6 +14,8 @@ LOOPS_DIR_NAME = ".loops"
 RUNNING_DIR = ".running"
 HISTORY_DIR = ".history"  # finished runs: `.history/<loop>/<run id>/`, the run files copied
 WORKTREES_DIR = ".worktrees"  # the git worktrees of `--worktree` runs: `.worktrees/<name>@<id>/`
+RUN_DIRS = "runs"  # under `.running/`: each run's scratch folder, `${context.run_dir}`
+MEMORY_DIR = "tmp"  # diff_stall's memory of the last diff
 GITIGNORE = ".gitignore"
 RUNNING_GITIGNORE = "# Run files of ll-loop: never committed.\n*\n"  # inside `.running/`
 # `.loops/.gitignore` as `ll-loop init` writes it: `.running/`, `.history/`, `.worktrees/`.
@@ -134,18 +136,6 @@ def validate_loop_name(name: str) -> str:
     if problem:
         raise LoopDefinitionError(f"loop name {name!r} cannot be used as a file name: {problem}")
     return name
-
-
-def make_history_dir(loops_dir: Path, loop_name: str) -> Path:
-    """`<loops_dir>/.history/<loop_name>/`, created if needed; `.history/` ignored by git (a
-    `.gitignore` holding `*`) and refused when it, or the loop's folder, is a symbolic link."""
-    folder = make_running_dir(loops_dir / HISTORY_DIR) / loop_name
-    if folder.is_symlink():
-        from little_loops.fsm.facts.runfile import refused
-
-        raise refused(folder, "a symbolic link")
-    folder.mkdir(exist_ok=True)
-    return folder
 
 
 def archive_dir(loops_dir: Path, loop_name: str) -> Path:

@@ -45,6 +45,30 @@ class Spend:
         )
 
 
+MOST_PLAUSIBLE_COST_USD = 10_000.0  # what one agent or judge call may say it cost, at most
+
+
+def implausible_cost(cost: object) -> str | None:
+    """Why a cost an agent or a judge reported cannot be one (infinite, NaN, or more than
+    MOST_PLAUSIBLE_COST_USD for one call: counted, `1e300` would end every budget and print
+    as a 300-digit sum), to refuse as an error of its output; None for a plausible cost or
+    no number at all (no cost said)."""
+    if not isinstance(cost, int | float) or isinstance(cost, bool):
+        return None
+    try:
+        value = float(cost)
+    except OverflowError:  # an integer of hundreds of digits
+        value, said = float("inf"), f"a {len(str(cost))}-digit number"
+    else:
+        said = f"${value:.6g}" if value == value else "NaN"
+    if value == value and value <= MOST_PLAUSIBLE_COST_USD:  # NaN is not equal to itself
+        return None
+    return (
+        f"reported a cost of {said}, outside any plausible range (at most "
+        f"{dollars(MOST_PLAUSIBLE_COST_USD)} for one call)"
+    )
+
+
 def dollars(amount: float) -> str:
     """A limit as written, without exponent: `$0.1`, `$2`, `$0.000000001`."""
     return "$" + (f"{float(amount):.10f}".rstrip("0").rstrip(".") or "0")

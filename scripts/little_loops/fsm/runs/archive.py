@@ -23,11 +23,11 @@ from little_loops.fsm.facts.layout import (
     RUN_SUMMARY,
     RunFiles,
     archive_dir,
-    make_history_dir,
     output_files,
     partial_entry,
 )
 from little_loops.fsm.facts.outcomes import Status
+from little_loops.fsm.facts.owned import make_history_dir
 from little_loops.fsm.facts.runfile import display_path, open_run_file, read_run_file
 from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.runs.atomic import json_bytes

@@ -28,13 +28,16 @@ class RunDescription:
     other_runs: int  # the loop's other runs, when it was named without an id
 
 
-def describe(state: LoopState, key: str, loops_dir: Path, *, named: str) -> RunDescription:
+def describe(
+    state: LoopState, key: str, loops_dir: Path, *, named: str, count_others: bool = True
+) -> RunDescription:
     """The description of *state*, the saved run *key*, which the user *named* (NAME or
-    NAME@ID: only a bare NAME counts the loop's other runs)."""
+    NAME@ID: only a bare NAME counts the loop's other runs, unless not *count_others*: a
+    list of every run, which would look through the folder once for each)."""
     live = live_status(state, loops_dir)
     running = state.status == Status.RUNNING and not live.crashed
     others = 0
-    if split_run_key(named)[1] is None:
+    if count_others and split_run_key(named)[1] is None:
         others = max(len(keys_of(loops_dir, split_run_key(key)[0])) - 1, 0)
     return RunDescription(
         state=state,

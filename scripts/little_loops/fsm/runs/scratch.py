@@ -20,9 +20,15 @@ from little_loops.fsm.definition.metadata import RUN_DIR_KEY, reads_context, run
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.facts.layout import RUNNING_DIR, make_running_dir, run_key, running_dir
+from little_loops.fsm.facts.layout import (
+    RUN_DIRS,
+    RUNNING_DIR,
+    make_running_dir,
+    run_key,
+    running_dir,
+)
+from little_loops.fsm.facts.owned import make_own_folder, own_parts
 
-RUN_DIRS = "runs"  # under `.running/`: one folder per run
 THEIR_RUN_DIRS = "runs"  # under `.loops/`: little-loops' run folders (`--compat`)
 THEIR_TIME = "%Y%m%dT%H%M%S"  # the time in the name of one of them
 
@@ -56,7 +62,9 @@ def with_run_dir(fsm: FSMLoop, loops_dir: Path, run_id: str | None) -> FSMLoop:
         if fsm.theirs:
             added[RUN_DIR_KEY] = f"{their_run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
         elif needs_run_dir(fsm, data):
-            added[RUN_DIR_KEY] = f"{run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
+            # The project's folder made absolute, its own folders never followed: a planted
+            # link is refused when the folder is made, and its target is never saved.
+            added[RUN_DIR_KEY] = f"{run_dir_path(Path(loops_dir).resolve(), fsm.name, run_id)}/"
     return dataclasses.replace(fsm, context={**fsm.context, **added}) if added else fsm
 
 
@@ -77,13 +85,17 @@ def needs_run_dir(fsm: FSMLoop, data: dict[str, Any]) -> bool:
 
 def make_run_dir(fsm: FSMLoop, loops_dir: Path) -> None:
     """Make the run's scratch folder (again, on a resume); `.running/` is made (and
-    checked) first, as for every run file. LoopRuntimeError if the folder cannot be made."""
+    checked) first, as for every run file. LoopRuntimeError if the folder cannot be made,
+    NotOurFile when a folder of ours on the way to it is a symbolic link."""
     folder = fsm.context.get(RUN_DIR_KEY)
     if not isinstance(folder, str) or not folder:
         return
     make_running_dir(running_dir(loops_dir))
     try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
+        if own_parts(folder, loops_dir) is not None:  # ours: no folder on the way is a link
+            make_own_folder(folder, loops_dir)
+        else:  # the user's own choice (`--set run_dir=PATH`)
+            Path(folder).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LoopRuntimeError(
             f"cannot make the run's folder {folder} ({exc.strerror or exc})"

@@ -124,7 +124,7 @@ def test_the_stop_key_asks_then_ends_the_run_and_its_processes(project: Path, ma
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: "second" in screen_text(app), "the run screen")
             await pilot.press("s")
-            await until(pilot, lambda: "Stop run steps?" in screen_text(app), "the question")
+            await until(pilot, lambda: "Stop run steps (" in screen_text(app), "the question")
             assert pid_alive(pid)  # nothing is killed before the answer
             await pilot.press("y")
             await until(pilot, lambda: not pid_alive(pid), "the runner to end")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
+import pytest
 from support import llproc
 
 from little_loops.cli.watch.board import board_rows, clean, signature
@@ -89,3 +91,29 @@ def test_two_worktree_runs_of_a_loop_are_two_rows_named_by_id(tmp_path: Path, ma
     finally:
         for run_id in ids:
             llproc.console(root, "stop", f"slow@{run_id}")
+
+
+def test_the_list_never_looks_through_the_folder_once_per_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from little_loops.fsm.runs import describe
+
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "x.yaml").write_text(
+        "name: x\ninitial: done\nstates:\n  done:\n    terminal: true\n"
+    )
+    assert llproc.console(tmp_path, "run", "x").returncode == ExitCode.OK
+    running = tmp_path / ".loops" / ".running"
+    saved = json.loads((running / "x.state.json").read_text())
+    for number in range(40):  # 40 runs: a look through the folder per run is 40 x 40 names
+        (running / f"r{number}.state.json").write_text(
+            json.dumps({**saved, "loop_name": f"r{number}"})
+        )
+
+    def once_per_run(*args: object) -> list[str]:
+        raise AssertionError("the loop's other runs counted for each row")
+
+    monkeypatch.setattr(describe, "keys_of", once_per_run)
+    rows = board_rows(tmp_path / ".loops")
+    assert len(rows) == 41
+    assert {row.status for row in rows} == {"completed"}

@@ -72,3 +72,24 @@ def test_the_html_report_is_written_outside_the_run(tmp_path: Path) -> None:
         assert "<html" in path.read_text()
     finally:
         path.unlink()
+
+
+def test_an_answer_for_a_run_replaced_under_its_name_acts_on_none(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "ask.yaml").write_text(
+        "name: ask\ninitial: q\nstates:\n  q:\n    action_type: approval\n    action: Go?\n"
+        "    on_success: done\n    on_failure: done\n  done:\n    terminal: true\n"
+    )
+    loops = tmp_path / ".loops"
+    assert llproc.console(tmp_path, "run", "ask").returncode == ExitCode.AWAITING_APPROVAL
+    asked = steering.run_id_of("ask", loops)
+    assert asked is not None
+    assert llproc.console(tmp_path, "stop", "ask").returncode in (ExitCode.OK, ExitCode.FAILED)
+    assert llproc.console(tmp_path, "run", "ask").returncode == ExitCode.AWAITING_APPROVAL
+    now = steering.run_id_of("ask", loops)
+    assert now not in (None, asked)  # another run waits under the same name
+    code, said = steering.answer("ask", loops, True, "ok", run_id=asked)
+    assert code == ExitCode.FAILED
+    assert said == f"run ask is now another run ({now}, not {asked}); nothing done"
+    assert not (loops / ".running" / "ask.approval.json").exists()
+    assert steering.answer("ask", loops, True, "ok", run_id=now)[0] == ExitCode.OK

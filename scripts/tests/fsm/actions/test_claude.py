@@ -347,3 +347,18 @@ def test_a_cost_no_float_can_hold_is_left_out_not_a_crash() -> None:
         result = apply_report(ActionResult(line, "", 0, 5))
         assert result.output == "done"
         assert result.cost_usd == (0.25 if cost == "0.25" else None), cost
+
+
+def test_a_cost_outside_any_plausible_range_is_an_error_of_the_output() -> None:
+    from little_loops.fsm.actions.request import ActionResult
+
+    for cost in ("1e300", "1" + "0" * 400, "NaN", "20000"):
+        line = f'{{"type": "result", "result": "done", "total_cost_usd": {cost}}}'
+        result = apply_report(ActionResult(line, "", 0, 5))
+        assert result.cost_usd is None, cost  # never counted
+        assert result.error is not None, cost
+        assert "outside any plausible range" in result.error, cost
+    fine = apply_report(
+        ActionResult('{"type": "result", "result": "ok", "total_cost_usd": 9.5}', "", 0, 5)
+    )
+    assert (fine.cost_usd, fine.error) == (9.5, None)

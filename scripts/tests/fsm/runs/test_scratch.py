@@ -104,3 +104,43 @@ def test_a_loop_that_never_reads_run_dir_gets_no_folder(tmp_path: Path) -> None:
         }
     )
     assert with_run_dir(reads, tmp_path, "r1").context["run_dir"].endswith("/q@r1/")
+
+
+def test_a_planted_runs_link_is_refused_and_nothing_is_made_outside(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / ".loops" / ".running").mkdir(parents=True)
+    outside.mkdir()
+    (project / ".loops" / "scratch.yaml").write_text(LOOP)
+    (project / ".loops" / ".running" / "runs").symlink_to(outside)
+    ran = ll_loop(project, "run", "scratch")
+    assert ran.returncode != 0
+    assert ran.stderr.splitlines() == [
+        "ll-loop: error: .loops/.running/runs: is a symbolic link, not a file ll-loop wrote;"
+        " ll-loop does not follow or use such paths among its run files (remove it)"
+    ]
+    assert list(outside.iterdir()) == []
+    saved = project / ".loops" / ".running" / "scratch.state.json"
+    assert not saved.exists() or str(outside) not in saved.read_text()
+
+
+def test_a_run_folder_made_a_link_before_a_resume_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "scratch.yaml").write_text(
+        "name: scratch\ninitial: ask\nstates:\n  ask:\n    action_type: approval\n"
+        "    action: 'go on in ${context.run_dir}?'\n    on_success: look\n    on_failure: done\n"
+        + LOOP.split("states:\n", 1)[1]
+    )
+    first = ll_loop(tmp_path, "run", "scratch")
+    assert first.returncode == 9, first.stderr  # waits on its question (AWAITING_APPROVAL)
+    folder = Path(json.loads((tmp_path / ".loops/.running/scratch.state.json").read_text())[
+        "context"]["run_dir"])  # fmt: skip
+    folder.rmdir()
+    folder.symlink_to(outside)
+    assert ll_loop(tmp_path, "approve", "scratch").returncode == 0
+    again = ll_loop(tmp_path, "resume", "scratch")
+    assert again.returncode != 0
+    assert "is a symbolic link" in again.stderr
+    assert len(again.stderr.splitlines()) == 1, again.stderr
+    assert list(outside.iterdir()) == []
