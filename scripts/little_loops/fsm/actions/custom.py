@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, PromptInput
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values import regex_limit
@@ -129,6 +130,11 @@ AGENT_KEYS: dict[str, tuple[Check, str]] = {
         "Seconds a call may run when its state gives no timeout: (default "
         f"{DEFAULT_AGENT_TIMEOUT}).",
     ),
+    SANDBOX_KEY: (
+        optional(SANDBOX_CHECK),
+        "The sandbox its calls run in when their state gives none (over the loop's): bwrap, "
+        "none, or a mapping (docs/sandbox.md).",
+    ),
 }
 REQUIRED_AGENT_KEYS: tuple[str, ...] = ("command",)
 
@@ -142,6 +148,7 @@ class AgentDefinition:
     limit_pattern: str | None = None
     cost_pattern: str | None = None
     timeout: float | None = None
+    sandbox: Any = None  # `sandbox:` as written (actions/sandbox.py reads it)
     source: str = "agents"
 
     @classmethod
@@ -153,6 +160,7 @@ class AgentDefinition:
             limit_pattern=data.get("limit_pattern"),
             cost_pattern=data.get("cost_pattern"),
             timeout=data.get("timeout"),
+            sandbox=data.get(SANDBOX_KEY),
             source=source,
         )
 
@@ -160,7 +168,7 @@ class AgentDefinition:
         out: dict[str, Any] = {"command": self.command}
         if self.prompt is not PromptInput.ARGUMENT:
             out["prompt"] = self.prompt.value
-        for key in ("limit_pattern", "cost_pattern", "timeout"):
+        for key in ("limit_pattern", "cost_pattern", "timeout", SANDBOX_KEY):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

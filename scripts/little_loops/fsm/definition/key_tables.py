@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, KINDS
+from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition import route_keys, runtime_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK
@@ -88,6 +89,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "rate_limit": optional(mapping),
     **runtime_keys.LOOP_RUNTIME_KEYS,
     "commit": COMMIT_MODE,
+    SANDBOX_KEY: optional(SANDBOX_CHECK),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(LOOP_NAME_PATTERN, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -133,6 +135,7 @@ STATE_KEYS: dict[str, Check] = {
     **route_keys.STATE_ROUTE_KEYS,
     **REUSE_STATE_CHECKS,
     **RUN_STATE_KEYS,
+    SANDBOX_KEY: optional(SANDBOX_CHECK),
     **MORE_STATE_KEYS,
     **LEARNING_STATE_KEYS,
 }
