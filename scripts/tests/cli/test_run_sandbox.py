@@ -238,3 +238,143 @@ def test_a_step_cannot_signal_the_ll_loop_process(project: Path, home: Path) -> 
     assert "No such process" in str(complete["stderr"])
     state = json.loads((project / ".loops" / ".running" / "sig.state.json").read_text())
     assert state["status"] == "completed"
+
+
+SLEEPS = """\
+name: slow
+initial: nap
+sandbox: bwrap
+states:
+  nap:
+    action: "sleep {marker} & setsid sleep {marker}; echo never"
+    {extra}next: done
+  done:
+    terminal: true
+"""
+
+
+def _slow(root: Path, marker: str, extra: str = "") -> None:
+    (root / ".loops" / "slow.yaml").write_text(SLEEPS.format(marker=marker, extra=extra))
+
+
+def test_stop_ends_every_process_inside_the_sandbox(project: Path, home: Path, marker: str) -> None:
+    """A grandchild that left the step's process group (`setsid`) is ended too: the
+    sandbox's pid namespace goes with bwrap."""
+    _slow(project, marker)
+    proc = llproc.start(project, "run", "slow", env=_env(home))
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 2, 10, "both sleeps")
+    stopped = llproc.ll_loop(project, "stop", "slow", env=_env(home))
+    llproc.finish(proc, 20)
+    assert stopped.returncode == 0, stopped.stderr
+    llproc.wait_for(lambda: llproc.sleepers(marker) == [], 5, "no sleep left")
+    assert llproc.state(project, "slow")["status"] == "stopped"
+
+
+def test_a_timeout_ends_every_process_inside_the_sandbox(
+    project: Path, home: Path, marker: str
+) -> None:
+    _slow(project, marker, extra="timeout: 1\n    on_error: done\n    ")
+    llproc.ll_loop(project, "run", "slow", env=_env(home), timeout=60)
+    _, complete = _step(project, "slow")
+    assert "timed out" in str(complete.get("error"))
+    llproc.wait_for(lambda: llproc.sleepers(marker) == [], 5, "no sleep left")
+
+
+def test_kill_9_of_ll_loop_takes_the_sandboxed_step_with_it(
+    project: Path, home: Path, marker: str
+) -> None:
+    _slow(project, marker)
+    proc = llproc.start(project, "run", "slow", env=_env(home))
+    llproc.wait_for(lambda: len(llproc.sleepers(marker)) == 2, 10, "both sleeps")
+    proc.kill()
+    proc.wait()
+    llproc.wait_for(lambda: llproc.sleepers(marker) == [], 5, "no sleep left")
+
+
+WRAPPER = """\
+#!/bin/bash
+printf '%s\\0' "$@" > "{log}"
+shift 2
+exec "$@"
+"""
+
+
+def test_a_wrapper_of_ones_own_receives_the_exact_command_line(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "argv"
+    wrapper = tmp_path / "wrap"
+    wrapper.write_text(WRAPPER.format(log=log))
+    wrapper.chmod(0o755)
+    action = 'echo "it\'s $((6 * 7))" > answer.txt'
+    _loop(project, "own", action, sandbox=json.dumps({"command": [str(wrapper), "--rm", "x"]}))
+    _run(project, "own", home)
+    start, complete = _step(project, "own")
+    assert log.read_bytes().split(b"\0")[:-1] == [b"--rm", b"x", b"bash", b"-c", action.encode()]
+    assert complete["exit_code"] == 0
+    assert (project / "answer.txt").read_text() == "it's 42\n"
+    assert start["sandbox"] == {
+        "backend": "wrap",
+        "network": True,
+        "command": [str(wrapper), "--rm", "x"],
+    }
+
+
+def _refused_before_a_step(project: Path, home: Path, path: str) -> str:
+    _loop(project, "pre", "echo ran > ran.txt")
+    done = llproc.ll_loop(project, "run", "pre", env={**_env(home), "PATH": path})
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert not (project / "ran.txt").exists()
+    assert not (project / ".loops" / ".running" / "pre.state.json").exists()
+    return done.stderr
+
+
+def test_a_missing_bubblewrap_is_one_line_naming_the_package(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    said = _refused_before_a_step(project, home, str(empty))
+    assert said == (
+        "ll-loop: error: state 'step' runs in a sandbox, but bwrap (bubblewrap) is not on "
+        "PATH; install it: apt-get install bubblewrap (Debian/Ubuntu) or dnf install "
+        "bubblewrap (Fedora), or run with --no-sandbox\n"
+    )
+
+
+def test_bubblewrap_without_user_namespaces_names_the_sysctl(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    """bwrap as a user without user namespaces says this (bubblewrap 0.8) and exits 1."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    fake = folder / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the "
+        "kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    said = _refused_before_a_step(project, home, f"{folder}:{os.environ['PATH']}")
+    assert said.startswith("ll-loop: error: state 'step' runs in a sandbox, but bwrap cannot start")
+    assert "sudo sysctl -w kernel.unprivileged_userns_clone=1" in said
+    assert said.endswith("or run with --no-sandbox\n")
+
+
+def test_a_missing_wrapper_is_refused_before_a_step(project: Path, home: Path) -> None:
+    _loop(project, "pre", "echo ran > ran.txt", sandbox="{command: [no-such-podman, run]}")
+    done = llproc.ll_loop(project, "run", "pre", env=_env(home))
+    assert done.returncode == 2
+    assert done.stderr == (
+        "ll-loop: error: state 'step' runs in a sandbox, but sandbox command no-such-podman "
+        "is not on PATH\n"
+    )
+    assert not (project / "ran.txt").exists()
+
+
+def test_no_sandbox_runs_the_step_unconfined(project: Path, home: Path, outside: Path) -> None:
+    _loop(project, "w", f"echo free > {outside}/target.txt")
+    _run(project, "w", home, "--no-sandbox")
+    start, _ = _step(project, "w")
+    assert "sandbox" not in start
+    assert (outside / "target.txt").read_text() == "free\n"
