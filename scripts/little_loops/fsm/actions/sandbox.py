@@ -11,6 +11,7 @@ to the user's own wrapper (podman, docker, firejail) as its last arguments.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -243,7 +244,7 @@ class Confinement:
             out += ["--tmpfs", str(home)]
             for name in self.home_paths:
                 if not name.startswith("$"):
-                    out += _bind(home / name, writable=True)
+                    out += _bind(_made(home / name), writable=True)
             program = _program_root(env, home)  # an agent installed under $HOME
             if program is not None:
                 out += _bind(program, writable=False)
@@ -279,6 +280,15 @@ def _bind(path: Path | str, *, writable: bool) -> list[str]:
     # `-try`: a path that is not there (an agent never logged in) is no error.
     text = os.path.abspath(path)
     return ["--bind-try" if writable else "--ro-bind-try", text, text]
+
+
+def _made(path: Path) -> Path:
+    """*path*, an agent's folder, made when missing (as the agent would make it), so what
+    it writes there (its sessions) lands in the real $HOME; a file (`.json`) is left."""
+    if path.suffix != ".json" and not path.exists() and not path.is_symlink():
+        with contextlib.suppress(OSError):
+            path.mkdir(parents=True, mode=0o700)
+    return path
 
 
 def _expand(path: str, home: Path | None) -> str:
