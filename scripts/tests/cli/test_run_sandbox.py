@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
+import subprocess
 import sys
 import threading
 import uuid
@@ -378,3 +380,70 @@ def test_no_sandbox_runs_the_step_unconfined(project: Path, home: Path, outside:
     start, _ = _step(project, "w")
     assert "sandbox" not in start
     assert (outside / "target.txt").read_text() == "free\n"
+
+
+def test_the_plan_status_and_report_show_each_states_sandbox(project: Path, home: Path) -> None:
+    (project / ".loops" / "seen.yaml").write_text(
+        "name: seen\ninitial: a\nsandbox: {network: off}\nstates:\n"
+        "  a:\n    action: 'true'\n    next: b\n"
+        "  b:\n    action: 'true'\n    sandbox: none\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    plan = llproc.ll_loop(project, "run", "seen", "--dry-run", env=_env(home)).stdout
+    assert "    action (shell): true\n    sandbox: bwrap, network off\n" in plan
+    assert plan.count("sandbox:") == 1  # b runs unconfined
+    _run(project, "seen", home)
+    status = llproc.ll_loop(project, "status", "seen", env=_env(home)).stdout
+    assert re.search(r"^sandbox: +bwrap, network off \(a\); none \(b\)$", status, re.M), status
+    report = llproc.ll_loop(project, "report", "seen", env=_env(home)).stdout
+    assert "sandboxed: 1 of 2 steps (bwrap 1)" in report
+    data = json.loads(llproc.ll_loop(project, "report", "seen", "--json", env=_env(home)).stdout)
+    assert data["sandboxed_steps"] == {"bwrap": 1}
+    page = project / "report.html"
+    llproc.ll_loop(project, "report", "seen", "--html", str(page), env=_env(home))
+    assert page.read_text().count(" · sandbox bwrap") == 1
+    # Run again with --sandbox: every step confined, status says so from the run's record.
+    _run(project, "seen", home, "--sandbox")
+    status = llproc.ll_loop(project, "status", "seen", env=_env(home)).stdout
+    assert re.search(r"^sandbox: +bwrap, network off \(a, b\)$", status, re.M), status
+
+
+def test_a_worktree_run_writes_and_commits_in_its_worktree_only(project: Path, home: Path) -> None:
+    """With --worktree the step may write (and commit in) its worktree, not the checkout."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    (project / "main.txt").write_text("main\n")
+    env = _env(home)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "first"]):
+        subprocess.run([*git, *args], cwd=project, check=True, env=env)
+    _loop(
+        project,
+        "wt",
+        f"echo new > wt.txt && {' '.join(git)} add wt.txt && {' '.join(git)} commit -qm step"
+        f" && echo pwned > {project}/main.txt",
+    )
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "loop"], cwd=project, check=True, env=env)
+    done = llproc.ll_loop(project, "run", "wt", "--worktree", env=env, timeout=60)
+    assert done.returncode == 0, done.stderr  # the checkout (in /tmp here) is not even seen
+    assert (project / "main.txt").read_text() == "main\n"
+    assert not (project / "wt.txt").exists()
+    branches = subprocess.run(
+        ["git", "log", "--all", "--format=%s"], cwd=project, capture_output=True, text=True
+    ).stdout.split()
+    assert "step" in branches  # the commit made inside landed in the repository
+
+
+def test_a_sub_loop_runs_in_its_parents_sandbox(project: Path, home: Path, outside: Path) -> None:
+    (project / ".loops" / "child.yaml").write_text(
+        "name: child\ninitial: c\nstates:\n"
+        f"  c:\n    action: 'echo made > child.txt; echo x > {outside}/target.txt'\n"
+        "    on_success: done\n    on_failure: done\n  done:\n    terminal: true\n"
+    )
+    (project / ".loops" / "parent.yaml").write_text(
+        "name: parent\ninitial: p\nsandbox: bwrap\nstates:\n"
+        "  p:\n    loop: child\n    on_success: done\n    on_failure: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    llproc.ll_loop(project, "run", "parent", env=_env(home), timeout=60)
+    assert (project / "child.txt").read_text() == "made\n"
+    assert (outside / "target.txt").read_text() == "original\n"

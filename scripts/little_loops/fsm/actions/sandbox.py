@@ -256,11 +256,13 @@ class Confinement:
             out += _bind(_expand(path, home), writable=False)
         for path in self.sandbox.writable:
             out += _bind(_expand(path, home), writable=True)
-        out += ["--bind", str(self.work), str(self.work)]
-        if self.git_dir is not None:
-            out += _bind(self.git_dir, writable=True)
-        if self.loops is not None:
-            out += _bind(self.loops, writable=False)
+        # Outer folders first: `.loops/` inside the tree is read-only, while a worktree
+        # inside `.loops/.worktrees/` is writable again.
+        own = [(self.work, True), (self.git_dir, True), (self.loops, False)]
+        for folder, writable in sorted(
+            ((p, w) for p, w in own if p is not None), key=lambda item: len(item[0].parts)
+        ):
+            out += _bind(folder, writable=writable)
         if home is not None:
             allowed = {os.path.normpath(_expand(p, home)) for p in self.sandbox.allow}
             for name in SECRET_PLACES:
