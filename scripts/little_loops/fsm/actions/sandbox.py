@@ -54,6 +54,25 @@ SECRET_PLACES: tuple[str, ...] = (
     ".password-store",
     ".vault-token",
 )
+# Where programs live under $HOME (pyenv, nvm, pipx, uv, rustup ...): shown read-only, so a
+# venv whose python links into ~/.pyenv, or an agent installed with npm into ~/.nvm, starts.
+# Never a folder that holds credentials (~/.cargo/credentials.toml: only ~/.cargo/bin).
+TOOL_PLACES: tuple[str, ...] = (
+    ".local/bin",
+    ".local/lib",
+    ".local/share/uv",
+    ".local/pipx",
+    ".pyenv",
+    ".nvm",
+    ".volta",
+    ".asdf",
+    ".cargo/bin",
+    ".rustup",
+    ".bun/bin",
+    ".deno/bin",
+    "go/bin",
+    ".npm-global",
+)
 # What a refused step prints (stdout or stderr): said in its output tail. A step without
 # network has its own loopback, where nothing listens: every connection is refused.
 WRITE_REFUSED = ("Read-only file system",)
@@ -245,9 +264,8 @@ class Confinement:
             for name in self.home_paths:
                 if not name.startswith("$"):
                     out += _bind(_made(home / name), writable=True)
-            program = _program_root(env, home)  # an agent installed under $HOME
-            if program is not None:
-                out += _bind(program, writable=False)
+            for place in _tool_places(env, home):  # an agent or Python installed in $HOME
+                out += _bind(place, writable=False)
         for name in self.home_paths:
             moved = env.get(name[1:]) if name.startswith("$") else None  # `$CODEX_HOME`
             if moved and moved.startswith("/"):
@@ -299,14 +317,15 @@ def _expand(path: str, home: Path | None) -> str:
     return os.path.abspath(path)
 
 
-def _program_root(env: Mapping[str, str], home: Path) -> Path | None:
-    """The folder right under $HOME that holds the programs on PATH there (`~/.local`,
-    `~/.nvm`), so an agent installed in $HOME still starts; None when PATH has none there."""
+def _tool_places(env: Mapping[str, str], home: Path) -> list[Path]:
+    """What of $HOME a step reads to start its programs: the PATH entries there and the
+    folders tool managers install into (TOOL_PLACES), read-only."""
+    out = [home / name for name in TOOL_PLACES]
     for folder in (env.get("PATH") or os.environ.get("PATH") or "").split(os.pathsep):
         path = Path(folder)
-        if path.is_absolute() and path != home and home in path.parents:
-            return home / path.relative_to(home).parts[0]
-    return None
+        if path.is_absolute() and home in path.parents:
+            out.append(path)
+    return out
 
 
 def repository_of(work: Path) -> Path | None:
