@@ -447,3 +447,76 @@ def test_a_sub_loop_runs_in_its_parents_sandbox(project: Path, home: Path, outsi
     llproc.ll_loop(project, "run", "parent", env=_env(home), timeout=60)
     assert (project / "child.txt").read_text() == "made\n"
     assert (outside / "target.txt").read_text() == "original\n"
+
+
+COUNT = """\
+name: count
+initial: a
+max_iterations: 1
+states:
+  a:
+    action: "echo $$ >> pids.txt"
+    on_success: a
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def _sandboxes(root: Path, name: str) -> list[object]:
+    history = llproc.ll_loop(root, "history", name, "--json")
+    return [e.get("sandbox") for e in json.loads(history.stdout) if e["event"] == "action_start"]
+
+
+def test_a_resume_goes_on_in_the_sandbox_the_run_started_with(project: Path, home: Path) -> None:
+    (project / ".loops" / "count.yaml").write_text(COUNT)
+    first = llproc.ll_loop(project, "run", "count", "--sandbox", env=_env(home), timeout=60)
+    assert first.returncode == 3, first.stderr  # max_iterations: resumable
+    again = llproc.ll_loop(project, "resume", "count", "-n", "2", env=_env(home), timeout=60)
+    assert again.returncode == 3, again.stderr
+    bwrap = {"backend": "bwrap", "network": True}
+    assert _sandboxes(project, "count") == [bwrap, bwrap]
+    # In its own pid namespace bash is pid 2 (bwrap's init is 1): confined both times.
+    assert (project / "pids.txt").read_text().split() == ["2", "2"]
+    third = llproc.ll_loop(
+        project, "resume", "count", "-n", "3", "--no-sandbox", env=_env(home), timeout=60
+    )
+    assert third.returncode == 3, third.stderr
+    assert _sandboxes(project, "count")[-1] is None
+    assert (project / "pids.txt").read_text().split()[-1] != "2"
+
+
+def test_a_background_run_keeps_its_sandbox(project: Path, home: Path) -> None:
+    (project / ".loops" / "count.yaml").write_text(COUNT)
+    started = llproc.ll_loop(project, "run", "count", "--sandbox", "--background", env=_env(home))
+    assert started.returncode == 0, started.stderr
+    llproc.wait_for(
+        lambda: llproc.state(project, "count").get("status") not in (None, "running"),
+        30,
+        "the background run to end",
+    )
+    assert _sandboxes(project, "count") == [{"backend": "bwrap", "network": True}]
+    assert (project / "pids.txt").read_text().split() == ["2"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("bwarp", "expected bwrap, none or a mapping of sandbox settings, got 'bwarp'"),
+        ("{network: maybe}", "network: expected on or off, got 'maybe'"),
+        ("{writable: ~/x}", "writable: expected a list of paths, got '~/x'"),
+        ("{comand: [x]}", "unknown key 'comand' in sandbox:"),
+        ("{command: []}", "command: expected the wrapper's command line, got an empty list"),
+        ("{command: [podman], backend: bwrap}", "give either backend: or command:, not both"),
+    ],
+)
+def test_a_wrong_sandbox_value_is_one_line_naming_it(
+    project: Path, home: Path, value: str, message: str
+) -> None:
+    _loop(project, "bad", "echo ran > ran.txt", sandbox=value)
+    done = llproc.ll_loop(project, "run", "bad", env=_env(home))
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "loop 'bad' > sandbox" in done.stderr, done.stderr
+    assert message in done.stderr
+    assert not (project / "ran.txt").exists()

@@ -110,3 +110,24 @@ def test_fix_tests_with_codex_inside_the_sandbox(fake_openai: FakeOpenAI, tmp_pa
     assert "return a + b" in second.function_outputs[0]  # its shell tool ran, inside
     sessions = Path(os.environ["CODEX_HOME"]) / "sessions"
     assert list(sessions.rglob("*.jsonl"))  # written through the sandbox to the real $CODEX_HOME
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="Claude Code refuses the flag only as root")
+@pytest.mark.usefixtures("claude_code_env")
+def test_as_root_claude_code_runs_in_the_sandbox_without_is_sandbox(
+    fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bubblewrap is a sandbox Claude Code is told of (CLAUDE_CODE_BUBBLEWRAP=1): as root it
+    runs --dangerously-skip-permissions there, while outside the run is refused up front."""
+    monkeypatch.delenv("IS_SANDBOX", raising=False)
+    root = _project(tmp_path)
+    refused = _run(root)
+    assert refused.returncode == 2
+    assert "as root" in refused.stderr
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    path = root / "calc.py"
+    agent.reply_tool({"file_path": str(path)}, name="Read")
+    edit = {"file_path": str(path), "old_string": "a - b", "new_string": "a + b"}
+    agent.reply_tool(edit, name="Edit")
+    agent.reply_text("add() subtracted; it adds now.")
+    _sandboxed_to_done(root, "claude", _run(root, "--sandbox"))
