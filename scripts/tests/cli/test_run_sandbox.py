@@ -520,3 +520,46 @@ def test_a_wrong_sandbox_value_is_one_line_naming_it(
     assert "loop 'bad' > sandbox" in done.stderr, done.stderr
     assert message in done.stderr
     assert not (project / "ran.txt").exists()
+
+
+@pytest.mark.parametrize("worktree", [False, True])
+def test_a_step_cannot_plant_git_config_or_hooks_for_ll_loops_own_git(
+    project: Path, home: Path, outside: Path, worktree: bool
+) -> None:
+    """ll-loop runs git outside the sandbox (commit:, the stall check, worktree merge): a
+    step that could set core.fsmonitor, add a hook or swap `.git` would run code there."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    env = _env(home)
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=project, check=True, env=env)
+    config = (project / ".git" / "config").read_text()
+    evil = f"touch {outside}/pwned"
+    attacks = [
+        f"git config core.fsmonitor '{evil}'",
+        f"printf '#!/bin/sh\\n{evil}\\n' > .git/hooks/post-commit",
+        "mv .git .git-old",
+        "echo 'gitdir: /tmp' > .git",
+    ]
+    _loop(project, "plant", "; ".join(attacks) + "; echo made > made.txt && git add made.txt")
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "loop"], cwd=project, check=True, env=env)
+    flags = ["--worktree"] if worktree else []
+    done = llproc.ll_loop(project, "run", "plant", *flags, env=env, timeout=60)
+    assert "Loop completed: done" in done.stderr, done.stderr
+    _, complete = _step(project, "plant")
+    said = str(complete["stderr"])
+    assert "config file" in said, said  # git config: could not lock / write it
+    if worktree:  # its `.git` is a file naming the repository: read-only
+        assert ".git: Read-only file system" in said, said
+    else:
+        assert "post-commit: Read-only file system" in said, said
+        assert "Device or resource busy" in said, said  # mv .git: a mount point
+    after = (project / ".git" / "config").read_text()
+    assert after.startswith(config)  # (a worktree run records its branch's base there)
+    assert "fsmonitor" not in after
+    assert not (project / ".git" / "hooks" / "post-commit").exists()
+    assert (project / ".git").is_dir()
+    assert not (project / ".git-old").exists()
+    assert not (outside / "pwned").exists()
+    # git outside (what ll-loop runs) still works on the repository, and sees the step's add.
+    status = subprocess.run(["git", "status", "--short"], cwd=project, capture_output=True)
+    assert status.returncode == 0

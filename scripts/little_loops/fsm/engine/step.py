@@ -182,12 +182,13 @@ class StateWork:
         if chosen is None:
             return None
         work = Path(self.cwd or self.workdir or Path.cwd()).absolute()
+        loops = None if self.loops_dir is None else self.loops_dir.absolute()
         return Confinement(
             chosen,
             work=work,
-            loops=None if self.loops_dir is None else self.loops_dir.absolute(),
+            loops=loops,
             home_paths=kind.home_paths,
-            git_dir=sandbox.repository_of(work),
+            git_dir=sandbox.repository_of(loops),
         )
 
     def _options(
