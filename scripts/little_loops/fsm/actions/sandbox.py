@@ -244,7 +244,7 @@ class Confinement:
     work: Path
     loops: Path | None = None
     home_paths: tuple[str, ...] = ()
-    git_dir: Path | None = None  # a worktree's repository (its commits land there)
+    git_dir: Path | None = None  # the project's `.git`: commits land there (repository_of)
 
     def argv(self, inner: Sequence[str], cwd: Path | None, env: Mapping[str, str]) -> list[str]:
         """The command line that runs *inner* confined: the wrapper's, else bwrap's."""
@@ -276,7 +276,7 @@ class Confinement:
             out += _bind(_expand(path, home), writable=True)
         # Outer folders first: `.loops/` inside the tree is read-only, while a worktree
         # inside `.loops/.worktrees/` is writable again.
-        own = [(self.work, True), (self.git_dir, True), (self.loops, False)]
+        own = [(self.work, True), (self.loops, False), *self._git_guards()]
         for folder, writable in sorted(
             ((p, w) for p, w in own if p is not None), key=lambda item: len(item[0].parts)
         ):
@@ -294,6 +294,19 @@ class Confinement:
         if cwd is not None:
             out += ["--chdir", os.path.abspath(cwd)]
         return out
+
+    def _git_guards(self) -> list[tuple[Path, bool]]:
+        """The repository a step may commit into, but whose config and hooks (which
+        ll-loop's own git commands outside would run) it may not change: `.git` a mount
+        point (it cannot be renamed and replaced), its `config` and `hooks` read-only, and a
+        worktree's `.git` file (which names the repository) read-only."""
+        if self.git_dir is None:
+            return []
+        guards = [(self.git_dir, True), (self.git_dir / "config", False)]
+        guards.append((self.git_dir / "hooks", False))
+        if self.work != self.git_dir.parent:
+            guards.append((self.work / ".git", False))
+        return guards
 
 
 def _bind(path: Path | str, *, writable: bool) -> list[str]:
@@ -328,23 +341,13 @@ def _tool_places(env: Mapping[str, str], home: Path) -> list[Path]:
     return out
 
 
-def repository_of(work: Path) -> Path | None:
-    """The repository a git worktree at *work* commits into (its `.git` is a file naming
-    `<repo>/.git/worktrees/NAME`), so a confined step can commit there; None for a
-    folder that holds its own `.git` (inside the tree already) or none."""
-    try:
-        first = (work / ".git").read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    except (OSError, IndexError):
+def repository_of(loops: Path | None) -> Path | None:
+    """The git folder of the project whose `.loops/` is *loops* (None: none), from where
+    ll-loop keeps its files, never from a `.git` file a step could have rewritten."""
+    if loops is None:
         return None
-    if not first.startswith("gitdir:"):
-        return None
-    gitdir = Path(first.removeprefix("gitdir:").strip())
-    gitdir = gitdir if gitdir.is_absolute() else work / gitdir
-    try:
-        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return gitdir
-    return Path(os.path.normpath(gitdir / common)) if common else gitdir
+    found = loops.parent / ".git"
+    return found if found.is_dir() and not found.is_symlink() else None
 
 
 def refusal_note(output: str, stderr: str, sandbox: Sandbox) -> str | None:
