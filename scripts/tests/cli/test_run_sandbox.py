@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from support import llproc
 
+from little_loops.fsm.actions.registry import AGENTS
+from little_loops.fsm.actions.sandbox import SECRET_PLACES, TOOL_PLACES
+
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
@@ -563,3 +566,39 @@ def test_a_step_cannot_plant_git_config_or_hooks_for_ll_loops_own_git(
     # git outside (what ll-loop runs) still works on the repository, and sees the step's add.
     status = subprocess.run(["git", "status", "--short"], cwd=project, capture_output=True)
     assert status.returncode == 0
+
+
+def test_a_custom_agents_sandbox_confines_its_calls_unless_the_state_says(
+    project: Path, home: Path, outside: Path
+) -> None:
+    """`sandbox:` of an agent of `agents:`: its calls run in it; a state's own wins."""
+    (project / ".loops" / "mine.yaml").write_text(
+        "name: mine\ninitial: a\n"
+        "agents:\n  writer:\n    command: 'cat > " + str(outside) + "/target.txt'\n"
+        "    prompt: stdin\n    sandbox: bwrap\n"
+        "states:\n"
+        "  a:\n    action: confined\n    action_type: prompt\n    agent: writer\n"
+        "    evaluate: {type: exit_code}\n    on_success: b\n    on_failure: b\n"
+        "  b:\n    action: free\n    action_type: prompt\n    agent: writer\n    sandbox: none\n"
+        "    evaluate: {type: exit_code}\n    on_success: done\n    on_failure: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    _run(project, "mine", home)
+    assert _sandboxes(project, "mine") == [{"backend": "bwrap", "network": True}, None]
+    assert (outside / "target.txt").read_text() == "free"  # only the unconfined call wrote
+
+
+def test_without_home_set_the_users_home_is_hidden_all_the_same(project: Path, home: Path) -> None:
+    _loop(project, "nohome", 'ls -a "$(getent passwd $(id -u) | cut -d: -f6)"')
+    env = {k: v for k, v in _env(home).items() if k != "HOME"}
+    done = llproc.ll_loop(project, "run", "nohome", "-v", "--no-color", env=env, timeout=60)
+    assert "Loop completed: done" in done.stderr, done.stderr
+    _, complete = _step(project, "nohome")
+    # An empty tmpfs but for the folders programs are installed in, agents' own, and the
+    # secret places there, masked (an empty file or folder in their place).
+    shown = {".", "..", ".local", ".config", ".cache", *SECRET_PLACES}
+    kept = (*TOOL_PLACES, *(h for kind in AGENTS.values() for h in kind.home_paths))
+    shown |= {Path(p).parts[0] for p in kept if not p.startswith("$")}
+    real = {p.name for p in Path(os.path.expanduser("~")).iterdir()}
+    assert real - shown, "the real home has nothing to hide: the test proves nothing"
+    assert set(str(complete["output"]).split()) <= shown

@@ -253,7 +253,8 @@ class Confinement:
         return [BWRAP, *self._bwrap_options(cwd, env), "--", *inner]
 
     def _bwrap_options(self, cwd: Path | None, env: Mapping[str, str]) -> list[str]:
-        home_text = env.get("HOME") or os.environ.get("HOME") or ""
+        # No $HOME: the user's home from the password database, hidden all the same.
+        home_text = env.get("HOME") or os.environ.get("HOME") or os.path.expanduser("~")
         home = Path(home_text) if home_text.startswith("/") and home_text != "/" else None
         out = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not self.sandbox.network:
