@@ -478,6 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("validation size", lambda: __import__("graphs").bench_graphs()),
         ("long run", lambda: long_run.bench_long_run(100_000 if args.quick else 1_000_000)),
         ("report", lambda: __import__("report").bench_report(1 if args.quick else 3)),
+        ("sandbox", lambda: __import__("sandbox").bench_sandbox(200, 1 if args.quick else 3)),
     ]
     # Bytecode as `pip install` leaves it; an editable install may not have it yet.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(PACKAGE)], env=ENV, check=True)

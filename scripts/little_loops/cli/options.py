@@ -46,6 +46,11 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """The flags that shape a run (run and resume both take them): a row of RunFlags each."""
     for name, row in flags.flag_rows(RunFlags):
         how: dict[str, Any] = {"dest": name, "help": row.help}
+        if row.kind.paired:  # `--no-x` first: the row's own option is the dest's last action
+            both = parser.add_mutually_exclusive_group()
+            both.add_argument(row.negative, dest=name, action="store_const", const=False)
+            both.add_argument(*row.options, action="store_const", const=True, **how)
+            continue
         if not row.kind.takes_value:
             how["action"] = "store_true"
         else:

@@ -80,6 +80,9 @@ def _kind_lines(fsm: FSMLoop, name: str, state: StateConfig, kind: ActionKindSpe
             out.append(f"    {each.options_key}: {each.describe_options(options)}")
     if kind.sessions and state.session == SESSION_CONTINUE:
         out.append(f"    session: continue ({state.session_name(name)})")
+    confined = fsm.sandbox_for(state, kind)
+    if confined is not None:
+        out.append(f"    sandbox: {confined.describe()}")
     return out
 
 

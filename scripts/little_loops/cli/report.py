@@ -218,6 +218,10 @@ def text_report(report: Report) -> str:
         passes.append([str(item["pass"]), path, format_duration(item["duration_ms"])])
     lines.append(text_table(passes))
     lines += _agents_lines(report)
+    if report.sandboxed:
+        confined = sum(report.sandboxed.values())
+        which = ", ".join(f"{name} {count}" for name, count in report.sandboxed.items())
+        lines += ["", f"sandboxed: {confined} of {report.step_count} steps ({which})"]
     slow, costly = report.slowest, report.costliest
     tail = []
     if slow is not None:

@@ -300,6 +300,7 @@ def _steps(report: Report) -> str:
             + (f" · exit {step.exit_code}" if step.exit_code is not None else "")
             + (f" · {_money(step.cost_usd)}" if step.cost_usd else "")
             + (" · resumed" if step.resumed else "")
+            + (f" · sandbox {escape(step.sandbox)}" if step.sandbox else "")
             + (' · <span class="v bad">stall</span>' if step.stall else "")
             + (f" → {escape(step.to)}" if step.to else "")
         )

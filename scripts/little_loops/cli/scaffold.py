@@ -19,6 +19,8 @@ EXAMPLE_LOOP = """\
 #   ll-loop validate {name}    check this file
 #   ll-loop run {name}         run it: it writes hello.txt, then fixes its text
 # Make it yours: replace the checks and fixes with your own (tests, lint, formatting).
+# Unattended agents or commands you do not fully trust: add `sandbox: bwrap` (or run with
+# --sandbox) so each step may write only this project (docs/sandbox.md).
 {schema_hint}
 paradigm: invariants
 name: {name}
@@ -109,6 +111,8 @@ def init_command(root: Path | None = None) -> int:
         f"  ll-loop validate {EXAMPLE_NAME}   check the example loop file\n"
         f"  ll-loop run {EXAMPLE_NAME}        run it (from this folder or any folder below)\n"
         "  ll-loop list               the loops in .loops/\n"
-        "  ll-loop schema             the JSON Schema path, for editor set-up"
+        "  ll-loop schema             the JSON Schema path, for editor set-up\n"
+        f"  ll-loop run {EXAMPLE_NAME} --sandbox  each step confined to this project "
+        "(bubblewrap; docs/sandbox.md)"
     )
     return ExitCode.OK

@@ -149,7 +149,38 @@ def status_rows(
         rows.append(("other runs", f"{more} (ll-loop list --running; name one as NAME@ID)"))
     if state.loop_path:
         rows.append(("file", state.loop_path))
-    values = saved_values(state.context, saved_loop_file(state, project_root(loops_dir)))
+    loop_file = saved_loop_file(state, project_root(loops_dir))
+    values = saved_values(state.context, loop_file)
     if values is not None:
         rows.append(("parameters", values))
+    confined = sandboxes(loop_file, loop_name, loops_dir)
+    if confined is not None:
+        rows.append(("sandbox", confined))
     return rows
+
+
+def sandboxes(loop_file: Path | None, run_key: str, loops_dir: Path) -> str | None:
+    """`bwrap (test, fix); none (report)`: the sandbox each state of the run's loop runs in,
+    with the run's `--sandbox`/`--no-sandbox`; None when no state is confined (or the file
+    is gone or invalid)."""
+    if loop_file is None:
+        return None
+    from little_loops.fsm.facts.errors import LoopDefinitionError
+    from little_loops.fsm.runs.overridden import apply_overrides
+    from little_loops.fsm.runs.overrides import RunFlags, load_overrides
+    from little_loops.fsm.validate.loopfile import load_and_validate
+
+    try:
+        fsm = load_and_validate(loop_file)
+    except (LoopDefinitionError, OSError):
+        return None
+    fsm = apply_overrides(fsm, load_overrides(run_key, loops_dir) or RunFlags())
+    by_sandbox: dict[str, list[str]] = {}
+    for name, each in fsm.states.items():
+        if each.action and not each.is_approval():
+            confined = fsm.sandbox_for(each)
+            how = "none" if confined is None else confined.describe()
+            by_sandbox.setdefault(how, []).append(name)
+    if set(by_sandbox) <= {"none"}:
+        return None
+    return "; ".join(f"{how} ({', '.join(names)})" for how, names in by_sandbox.items())

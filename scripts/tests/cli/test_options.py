@@ -14,7 +14,7 @@ from little_loops.cli.options import RunOptions, options_from_args
 from little_loops.fsm.definition.arguments import Arguments
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.layout import run_files
-from little_loops.fsm.runs.flags import COUNT, DOLLARS, NAME, SWITCH, TEXT, flag_rows
+from little_loops.fsm.runs.flags import COUNT, DOLLARS, NAME, PAIRED, SWITCH, TEXT, flag_rows
 from little_loops.fsm.runs.overridden import apply_overrides
 from little_loops.fsm.runs.overrides import RunFlags, resumed_flags, save_overrides
 
@@ -92,7 +92,7 @@ def test_every_row_is_an_option_of_run_and_resume(command: str) -> None:
 
 def test_each_row_parses_to_its_field_and_back_to_the_same_argv() -> None:
     # One value per row that is not its default: the parser, RunOptions and argv agree.
-    samples = [(COUNT, 7), (DOLLARS, 2.5), (TEXT, "m"), (NAME, "c"), (SWITCH, True)]
+    samples = [(COUNT, 7), (DOLLARS, 2.5), (TEXT, "m"), (NAME, "c"), (SWITCH, True), (PAIRED, True)]
     given = {name: next(v for kind, v in samples if kind is row.kind) for name, row in ROWS}
     options = RunOptions(**given)
     args = build_parser().parse_args(["run", "x", *options.argv()])
@@ -124,3 +124,57 @@ def test_a_flag_given_to_resume_merges_as_its_row_says(tmp_path: Path) -> None:
         want = row.merge(getattr(given, name), saved) if row.resumed else getattr(given, name)
         assert getattr(merged, name) == want, name
     assert (merged.max_iterations, merged.model, merged.verbose) == (3, "again", True)
+
+
+@pytest.mark.parametrize(
+    ("given", "want"), [([], None), (["--sandbox"], True), (["--no-sandbox"], False)]
+)
+def test_sandbox_and_no_sandbox_are_one_row_of_three_values(given: list[str], want: object) -> None:
+    options = options_from_args(build_parser().parse_args(["run", "x", *given]))
+    assert options.sandbox is want
+    assert options.argv() == given  # a background run is started with the same word
+
+
+def test_sandbox_and_no_sandbox_together_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["run", "x", "--sandbox", "--no-sandbox"])
+    assert exited.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("saved", "given", "want"),
+    [(True, None, True), (True, False, False), (False, True, True), (None, None, None)],
+)
+def test_a_resume_keeps_the_saved_sandbox_unless_told(
+    tmp_path: Path, saved: bool | None, given: bool | None, want: bool | None
+) -> None:
+    save_overrides("x", tmp_path, RunFlags(sandbox=saved))
+    assert resumed_flags("x", tmp_path, RunOptions(sandbox=given)).sandbox is want
+
+
+def test_no_sandbox_unconfines_every_state_and_sandbox_confines_them() -> None:
+    fsm = FSMLoop.from_dict(
+        {
+            "name": "x",
+            "initial": "a",
+            "sandbox": {"network": "off"},
+            "states": {
+                "a": {"action": "true", "next": "b"},
+                "b": {"action": "true", "sandbox": "none", "next": "c"},
+                "c": {"terminal": True},
+            },
+        }
+    )
+    assert fsm.sandbox_for(fsm.states["a"]) is not None
+    assert fsm.sandbox_for(fsm.states["b"]) is None
+    off = apply_overrides(fsm, RunFlags(sandbox=False))
+    assert [off.sandbox_for(s) for s in off.states.values()] == [None, None, None]
+    on = apply_overrides(fsm, RunFlags(sandbox=True))
+    confined = on.sandbox_for(on.states["b"])
+    assert confined is not None
+    assert not confined.network
+    bare = apply_overrides(
+        FSMLoop.from_dict({**fsm.to_dict(), "sandbox": None}), RunFlags(sandbox=True)
+    )
+    assert bare.sandbox_for(bare.states["a"]) is not None  # bubblewrap where none is named

@@ -361,6 +361,11 @@ MESSAGES: dict[Key, str] = {
 
 # Blocks checked by a test of their own in test_doc_outputs.py.
 CUSTOM: set[Key] = {
+    # Run under real bubblewrap and compared in docs/test_sandbox_doc.py.
+    ("docs/sandbox.md", "$ ll-loop run offline-checks --dry-run"),
+    ("docs/sandbox.md", "[1/50] tidy →"),
+    ("docs/sandbox.md", "ll-loop: error: state 'test' runs in a sandbox"),
+    ("docs/sandbox.md", "#!/bin/sh\n# .loops/in-podman.sh"),
     # The reuse examples, written into a project and run in docs/test_reuse_doc.py.
     ("docs/reuse.md", ".loops/lib/checks.yaml:7: error:"),
     ("docs/reuse.md", "# .loops/lib/checks.yaml"),

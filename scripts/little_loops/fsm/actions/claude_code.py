@@ -109,6 +109,9 @@ SPEC = ActionKindSpec(
         "Claude Code prints a line only when a message or a tool call is finished, so a long "
         "reply or a long tool call (a test run) is silent for longer"
     ),
+    home_paths=(".claude", ".claude.json", "$CLAUDE_CONFIG_DIR"),
+    # Claude Code runs --dangerously-skip-permissions as root only inside a sandbox it is told of.
+    sandboxed_env={"CLAUDE_CODE_BUBBLEWRAP": "1"},  # its settings, sessions, login
     install_hint=CLAUDE_INSTALL_HINT,
     finish=finish,
     usage_limit=usage_limit,

@@ -160,6 +160,7 @@ SPEC = ActionKindSpec(
         "Codex prints a line only when a message or a command is finished, so a long reply "
         "or a long command (a test run) is silent for longer"
     ),
+    home_paths=(".codex", "$CODEX_HOME"),  # $CODEX_HOME: its login, config and sessions
     install_hint=CODEX_INSTALL_HINT,
     login_hint=CODEX_LOGIN_HINT,
     ready=ready,

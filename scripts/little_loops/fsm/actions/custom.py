@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, PromptInput
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values import regex_limit
@@ -135,6 +136,11 @@ AGENT_KEYS: dict[str, tuple[Check, str]] = {
         "Seconds a call may run when its state gives no timeout: (default "
         f"{DEFAULT_AGENT_TIMEOUT}).",
     ),
+    SANDBOX_KEY: (
+        optional(SANDBOX_CHECK),
+        "The sandbox its calls run in when their state gives none (over the loop's): bwrap, "
+        "none, or a mapping (docs/sandbox.md).",
+    ),
 }
 REQUIRED_AGENT_KEYS: tuple[str, ...] = ("command",)
 
@@ -149,6 +155,7 @@ class AgentDefinition:
     cost_pattern: str | None = None
     timeout: float | None = None
     options_end: str | None = None
+    sandbox: Any = None  # `sandbox:` as written (actions/sandbox.py reads it)
     source: str = "agents"
 
     @classmethod
@@ -161,6 +168,7 @@ class AgentDefinition:
             cost_pattern=data.get("cost_pattern"),
             timeout=data.get("timeout"),
             options_end=data.get("options_end"),
+            sandbox=data.get(SANDBOX_KEY),
             source=source,
         )
 
@@ -168,7 +176,7 @@ class AgentDefinition:
         out: dict[str, Any] = {"command": self.command}
         if self.prompt is not PromptInput.ARGUMENT:
             out["prompt"] = self.prompt.value
-        for key in ("limit_pattern", "cost_pattern", "timeout", "options_end"):
+        for key in ("limit_pattern", "cost_pattern", "timeout", "options_end", SANDBOX_KEY):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

@@ -304,6 +304,7 @@ SPEC = ActionKindSpec(
         "Gemini CLI prints a line when a tool call starts and ends and as the answer streams, "
         "so a long tool call (a test run) or its own retries of a refused call are silent"
     ),
+    home_paths=(".gemini",),  # its settings, login and sessions
     install_hint=GEMINI_INSTALL_HINT,
     login_hint=GEMINI_LOGIN_HINT,
     ready=ready,

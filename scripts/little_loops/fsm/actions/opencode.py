@@ -263,6 +263,13 @@ SPEC = ActionKindSpec(
         "opencode prints an event only when a part is finished, so a long reply or a long "
         "tool call (a test run, up to its bash tool's 2-minute default) is silent for longer"
     ),
+    # Its XDG folders: login (auth.json) and sessions, config, cache, state.
+    home_paths=(
+        ".local/share/opencode",
+        ".config/opencode",
+        ".cache/opencode",
+        ".local/state/opencode",
+    ),
     install_hint=INSTALL_HINT,
     login_hint=LOGIN_HINT,
     ready=ready,

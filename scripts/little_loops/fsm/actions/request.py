@@ -11,6 +11,7 @@ from little_loops.fsm.values.shellquote import env_lines
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from little_loops.fsm.actions.sandbox import Confinement
     from little_loops.fsm.actions.spec import ActionKindSpec
 
 
@@ -26,6 +27,7 @@ class ActionRequest:
     and `resume_session` the id of the session it continues; both are ignored by a kind
     without options or sessions. `spec` is the kind itself, for a runner that may not know
     it by name (a loop's custom agent); None: `kind` names one of the runner's kinds.
+    `confinement`: the sandbox its command runs in (None: none).
     """
 
     action: str
@@ -38,6 +40,7 @@ class ActionRequest:
     options: Mapping[str, Any] | None = None
     resume_session: str | None = None
     spec: ActionKindSpec | None = None
+    confinement: Confinement | None = None
 
     def standalone(self) -> str:
         """The action as one text that needs no environment of its own: each variable of

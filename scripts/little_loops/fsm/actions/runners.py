@@ -12,6 +12,7 @@ from pathlib import Path
 
 from little_loops.fsm.actions.registry import KINDS
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.sandbox import Sandbox, refusal_note
 from little_loops.fsm.actions.spec import ActionKindSpec, PromptInput
 from little_loops.fsm.actions.supervisor import (
     CANNOT_RUN_EXIT_CODE,
@@ -95,6 +96,10 @@ class DefaultActionRunner(ProcessSupervisor):
         argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
         extra = dict(request.env or {})  # laid over our environment (launch.Overlay)
+        if request.confinement is not None:
+            if request.confinement.sandbox.command is None:  # bubblewrap's own
+                extra.update(spec.sandboxed_env)
+            argv = request.confinement.argv(argv, cwd, Overlay(extra))
         folder = None if cwd is None else os.path.abspath(cwd)
         if folder is not None and os.environ.get("PWD") != folder:
             # As a shell does: a program that asks $PWD for its folder (opencode) gets the
@@ -157,7 +162,11 @@ class DefaultActionRunner(ProcessSupervisor):
                     os.close(fd)
             if prompt is not None:
                 prompt.done()
-        return spec.finish(result, request)
+        result = spec.finish(result, request)
+        if request.confinement is not None:
+            written = None if out_path is None else stderr_file(out_path)
+            _note_refusal(result, request.confinement.sandbox, written)
+        return result
 
     def __enter__(self) -> DefaultActionRunner:
         return self
@@ -226,6 +235,21 @@ def _write_prompt(prompt: str, out_path: Path | None) -> _PromptFile:
     finally:
         os.close(fd)
     return made
+
+
+def _note_refusal(result: ActionResult, sandbox: Sandbox, err_path: Path | None) -> None:
+    """Say in a confined step's stderr (its tail and its file) that it hit its sandbox."""
+    note = refusal_note(result.output, result.stderr, sandbox)
+    if note is None:
+        return
+    result.stderr = f"{result.stderr.rstrip()}\n{note}\n".lstrip("\n")
+    if err_path is not None:
+        with contextlib.suppress(OSError, NotOurFile):
+            fd = open_run_file(err_path, os.O_WRONLY | os.O_APPEND, regular_only=False)
+            try:
+                os.write(fd, f"{note}\n".encode())
+            finally:
+                os.close(fd)
 
 
 def _open_output(path: Path) -> int:

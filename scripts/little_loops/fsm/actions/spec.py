@@ -132,6 +132,12 @@ class ActionKindSpec:
     # Shortest `idle_timeout:` that does not cut off a working session (None: any), and why.
     quiet_seconds: float | None = None
     quiet_reason: str = ""
+    # What it needs under $HOME to run and log in (`.claude`, made when missing; a `.json`
+    # file; `$VAR`: the folder a variable names): writable in a sandbox that hides the rest
+    # of $HOME (actions/sandbox.py).
+    home_paths: tuple[str, ...] = ()
+    # What it is told when bubblewrap confines it (Claude Code: it may skip permissions as root).
+    sandboxed_env: Mapping[str, str] = field(default_factory=dict)
     install_hint: str = ""  # said when its program is not on PATH
     login_hint: str = ""  # said when it has no key or login (`run codex login, or set ...`)
     # Why it cannot run here (no key or login, a version we do not support): one line that

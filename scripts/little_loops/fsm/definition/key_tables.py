@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, ENTRIES
+from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.definition import route_keys, runtime_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK
 from little_loops.fsm.definition.agents import AGENT_CHECK
@@ -110,6 +111,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "rate_limit": optional(mapping),
     **runtime_keys.LOOP_RUNTIME_KEYS,
     "commit": COMMIT_MODE,
+    SANDBOX_KEY: optional(SANDBOX_CHECK),
 }
 LOOP_KEYS: dict[str, Check] = {
     "name": pattern(LOOP_NAME_PATTERN, "a name of at most 200 letters, digits, '.', '_' and '-'"),
@@ -155,6 +157,7 @@ STATE_KEYS: dict[str, Check] = {
     **route_keys.STATE_ROUTE_KEYS,
     **REUSE_STATE_CHECKS,
     **RUN_STATE_KEYS,
+    SANDBOX_KEY: optional(SANDBOX_CHECK),
     **MORE_STATE_KEYS,
     **LEARNING_STATE_KEYS,
 }

@@ -9,9 +9,13 @@ from little_loops.fsm.actions.custom import AgentDefinition, custom_kind
 from little_loops.fsm.actions.registry import (
     ACTION_TYPE_NAMES,
     BY_OPTIONS_KEY,
+    KINDS,
     is_agent_action,
     kind_of,
 )
+from little_loops.fsm.actions.sandbox import Sandbox
+from little_loops.fsm.actions.sandbox import chosen as chosen_sandbox
+from little_loops.fsm.actions.sandbox import read as read_sandbox
 from little_loops.fsm.actions.spec import ActionKindSpec, merged
 from little_loops.fsm.definition.agents import agent_kinds, filled_names, kinds_named
 from little_loops.fsm.definition.blocks import (
@@ -154,6 +158,7 @@ class StateConfig:
     tamper_guard: str | None = None  # one of TAMPER_POLICIES (None: the loop's)
     prepatch_check: str | None = None  # one of PREPATCH_POLICIES (None: the loop's)
     params: dict[str, Any] | None = None  # an mcp_tool action's arguments
+    sandbox: Any = None  # `sandbox:` as written (actions/sandbox.py reads it); None: the loop's
     description: str | None = None  # for people (graph --info, the report)
     type: str | None = None  # LEARNING_TYPE; with `learning:` a learning state (learning.py)
     learning: LearningConfig | None = None
@@ -264,6 +269,7 @@ class FSMLoop:
     circuit: CircuitConfig | None = None  # little-loops' repeated-failure breaker
     artifact_versioning: bool = False  # a declaration only (docs/loop-files.md says so)
     commit: str | bool = False  # COMMIT_EACH_PASS: every state's action commits (a worktree run)
+    sandbox: Any = None  # `sandbox:` of every step without its own (actions/sandbox.py)
     # A cap on steps (None: none); where a cap's run goes, once (definition/route_keys.py).
     max_steps: int | None = None
     on_max_steps: str | None = None
@@ -385,6 +391,18 @@ class FSMLoop:
     @claude.setter
     def claude(self, value: dict[str, Any]) -> None:
         self.options["claude"] = value
+
+    def sandbox_for(self, state: StateConfig, kind: ActionKindSpec | None = None) -> Sandbox | None:
+        """The sandbox *state*'s action runs in on *kind* (default: `kind_for(state)`): its
+        own `sandbox:`, else its custom agent's, else the loop's; None: none (or no action)."""
+        if not state.action or state.is_approval():
+            return None
+        kind = self.kind_for(state) if kind is None else kind
+        agents = {**self.project_agents, **self.agents}
+        agent = agents.get(kind.name) if kind.name not in KINDS else None
+        return read_sandbox(
+            chosen_sandbox(state.sandbox, None if agent is None else agent.sandbox, self.sandbox)
+        )
 
     def retry_of(self, state: StateConfig) -> RetryConfig | None:
         """The retry policy of *state*: its own `retry:`, else the loop's (None: no retries)."""

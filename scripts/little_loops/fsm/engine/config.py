@@ -21,6 +21,10 @@ class ExecutorConfig:
     sleep: Callable[[float], None] | None = None  # waits (backoff, retry); None: a stop ends them
     worktree: Path | None = None  # a worktree run's top level: commit:/rollback: work there
     cwd: Path | None = None  # where its actions run (a sub-loop's `worktree:`); None: the runner's
+    # The run's working tree (its worktree in a worktree run) and its `.loops/`: what a
+    # sandboxed step may write and what it may only read (None: the current folder / none).
+    workdir: Path | None = None
+    loops_dir: Path | None = None
     stall_cwd: Path | None = None  # where the stall detector no_change_passes reads git
     wait_approval: bool = False  # wait for an approval's answer in this process
     answers: Answers | None = None  # where an approval's answer is read (runs/approvals.py)

@@ -49,6 +49,7 @@ class ActionStart(_ActionStartKeys, total=False):
     fresh_session: str  # why a `session: continue` state starts afresh (another agent's session)
     script: str  # a shell action as bash runs it (`action` shows the values in place)
     values: dict[str, str]  # the values its ${...} became, by the variable it reads
+    sandbox: dict[str, Any]  # the sandbox it runs in (actions/sandbox.as_event); absent: none
 
 
 class SessionLost(TypedDict):

@@ -258,6 +258,8 @@ class FSMExecutor:
             sleep=self.config.sleep,
             worktree=self.config.worktree,
             cwd=cwd or self.config.cwd,
+            workdir=cwd or self.config.cwd or self.config.workdir,
+            loops_dir=self.config.loops_dir,
             depth=self.config.depth + 1,
         )
         return FSMExecutor(

@@ -81,6 +81,8 @@ class Run:
             output_key=self.config.output_key,
             llm_client=self.config.llm_client,
             cwd=self.config.cwd,
+            workdir=self.config.workdir,
+            loops_dir=self.config.loops_dir,
         )
         self.limits = Limits(fsm.timeout)
         self.budget = Budget(fsm)

@@ -8,10 +8,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.actions import sandbox
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.ratelimit import judge_limit
 from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.sandbox import Confinement
 from little_loops.fsm.actions.spec import ActionKindSpec, filled
 from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
@@ -82,9 +84,13 @@ class StateWork:
         output_key: str | None = None,
         llm_client: Any = None,
         cwd: Path | None = None,
+        workdir: Path | None = None,
+        loops_dir: Path | None = None,
     ) -> None:
         self.fsm = fsm
         self.cwd = cwd  # where its actions run; None: the runner's directory
+        self.workdir = workdir  # the run's working tree: a sandboxed step may write it
+        self.loops_dir = loops_dir  # the run's `.loops/`: a sandboxed step may only read it
         self.runner = runner
         self.emit = emit
         self.output_dir = output_dir
@@ -142,6 +148,9 @@ class StateWork:
         if env:  # what bash really runs: the script and the values it reads
             start["script"] = short(action)
             start["values"] = {key: short(value) for key, value in env.items()}
+        confinement = self._confinement(state, kind)
+        if confinement is not None:
+            start["sandbox"] = sandbox.as_event(confinement.sandbox)
         self.emit(Event.ACTION_START, start)
         options = self._options(state, kind, fill) if kind.options_key else None
         if kind.takes_params:  # an MCP tool's arguments
@@ -150,6 +159,7 @@ class StateWork:
         request = action_request(
             self.fsm, state, action, timeout, output_file, options, resume, env, kind, self.cwd
         )
+        request.confinement = confinement
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):
             spend.add(result.cost_usd, result.usage, f"{kind.name}_")
@@ -164,6 +174,22 @@ class StateWork:
             if session_agents is not None:
                 session_agents[key] = kind.name
         return result
+
+    def _confinement(self, state: StateConfig, kind: ActionKindSpec) -> Confinement | None:
+        """Where *state*'s action on *kind* runs confined (None: it is not): its sandbox,
+        the tree it may write, the `.loops/` it may only read, its agent's home paths."""
+        chosen = self.fsm.sandbox_for(state, kind)
+        if chosen is None:
+            return None
+        work = Path(self.cwd or self.workdir or Path.cwd()).absolute()
+        loops = None if self.loops_dir is None else self.loops_dir.absolute()
+        return Confinement(
+            chosen,
+            work=work,
+            loops=loops,
+            home_paths=kind.home_paths,
+            git_dir=sandbox.repository_of(loops),
+        )
 
     def _options(
         self, state: StateConfig, kind: ActionKindSpec, fill: Callable[[str], str] | None

@@ -47,6 +47,10 @@ def _dollars(value: object) -> float | None:
     return value
 
 
+def _either(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -65,9 +69,12 @@ class Kind:
     check: Callable[[object], object]  # a recorded value, or the default when it is not one
     word: Callable[[Any], str] = str
     takes_value: bool = True
+    paired: bool = False  # a switch with a `--no-` twin: True, False, or None (neither given)
 
 
 SWITCH = Kind(False, None, _switch, takes_value=False)
+# `--x` / `--no-x`: True or False when given, None when neither was (the loop file says).
+PAIRED = Kind(None, None, _either, takes_value=False, paired=True)
 COUNT = Kind(None, positive_int, _count)
 DOLLARS = Kind(None, positive_dollars, _dollars, word=repr)
 TEXT = Kind(None, None, _text)
@@ -77,6 +84,11 @@ NAME = Kind(None, None, _name)  # text, but an empty one in the record is no val
 def given_else_saved(given: object, saved: object) -> object:
     """The merge of most flags on resume: given again, it wins; not given, the saved one."""
     return saved if given is None or given is False or given == "" else given
+
+
+def given_pair_else_saved(given: object, saved: object) -> object:
+    """The merge of a PAIRED flag: `--x` or `--no-x` given again wins, else the saved one."""
+    return saved if given is None else given
 
 
 @dataclass(frozen=True)
@@ -89,6 +101,11 @@ class RunFlag:
     metavar: str | None = None
     resumed: bool = False  # kept in `<name>.options.json`: a resume repeats it
     merge: Callable[[object, object], object] = given_else_saved  # given on resume, saved
+
+    @property
+    def negative(self) -> str:
+        """A PAIRED flag's twin: `--no-sandbox` of `--sandbox`."""
+        return "--no-" + self.options[-1].removeprefix("--")
 
 
 def flag(

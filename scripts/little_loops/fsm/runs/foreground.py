@@ -66,7 +66,13 @@ def run_in_foreground(
             on_note=on_note,
             on_files_lost=lambda: _restore_lock(lock, on_note),
             # no_change_passes looks at the tree the actions run in
-            config=ExecutorConfig(wait_approval=overrides.wait_approval, stall_cwd=workdir),
+            # (a sandboxed step writes that tree and only reads `.loops/`)
+            config=ExecutorConfig(
+                wait_approval=overrides.wait_approval,
+                stall_cwd=workdir,
+                workdir=workdir,
+                loops_dir=loops_dir,
+            ),
         )
         try:
             with ShutdownSignals(executor.request_shutdown):

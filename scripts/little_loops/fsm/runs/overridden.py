@@ -6,6 +6,8 @@ import dataclasses
 from typing import Any
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
+from little_loops.fsm.actions.sandbox import BWRAP
+from little_loops.fsm.actions.sandbox import read as read_sandbox
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.runs.overrides import RunFlags
 
@@ -27,7 +29,31 @@ def apply_overrides(fsm: FSMLoop, flags: RunFlags) -> FSMLoop:
         changes["max_cost_usd"] = flags.max_cost
     if flags.model is not None:
         changes.update(with_model(fsm, flags.model))
+    if flags.sandbox is not None:
+        return with_sandbox(dataclasses.replace(fsm, **changes), on=flags.sandbox)
     return dataclasses.replace(fsm, **changes)
+
+
+def with_sandbox(fsm: FSMLoop, *, on: bool) -> FSMLoop:
+    """*fsm* (and its sub-loops) with `--sandbox` (*on*: every step confined, bubblewrap
+    where the loop names no sandbox; a `none` of a state or agent no longer counts) or
+    `--no-sandbox` (no step confined, whatever the files say) applied."""
+
+    def kept(value: object) -> object:
+        return value if on and read_sandbox(value) is not None else None
+
+    loop_value = (kept(fsm.sandbox) or BWRAP) if on else None
+    return dataclasses.replace(
+        fsm,
+        sandbox=loop_value,
+        states={n: dataclasses.replace(s, sandbox=kept(s.sandbox)) for n, s in fsm.states.items()},
+        agents={n: dataclasses.replace(a, sandbox=kept(a.sandbox)) for n, a in fsm.agents.items()},
+        project_agents={
+            n: dataclasses.replace(a, sandbox=kept(a.sandbox))
+            for n, a in fsm.project_agents.items()
+        },
+        children={name: with_sandbox(child, on=on) for name, child in fsm.children.items()},
+    )
 
 
 def with_model(fsm: FSMLoop, model: str) -> dict[str, Any]:

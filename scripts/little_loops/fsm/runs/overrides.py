@@ -11,7 +11,16 @@ from typing import Any, TypeVar
 from little_loops.fsm.facts.layout import make_running_dir, run_files
 from little_loops.fsm.facts.runfile import read_run_file
 from little_loops.fsm.runs.atomic import json_bytes, remove_leftover_temp_files, write_atomic
-from little_loops.fsm.runs.flags import COUNT, DOLLARS, NAME, TEXT, flag, flag_rows
+from little_loops.fsm.runs.flags import (
+    COUNT,
+    DOLLARS,
+    NAME,
+    PAIRED,
+    TEXT,
+    flag,
+    flag_rows,
+    given_pair_else_saved,
+)
 
 OptionsFile = dict[str, object]  # `<name>.options.json`: a key per row with `resumed=True`
 
@@ -77,6 +86,14 @@ class RunFlags:
         help="show each action's output live under its state line (Claude's as text)",
     )
     as_json: bool = flag("--json", help="print the final result as JSON on stdout")
+    sandbox: bool | None = flag(
+        "--sandbox",
+        kind=PAIRED,
+        resumed=True,
+        merge=given_pair_else_saved,
+        help="run every step in a sandbox (bubblewrap, unless the loop names its own; "
+        "--no-sandbox: none, whatever the loop file says; docs/sandbox.md)",
+    )
     compat: bool = flag(
         "--compat",
         resumed=True,
@@ -94,6 +111,8 @@ class RunFlags:
                 option, word = row.options[-1], row.kind.word(value)
                 # `--opt=-x`: a value starting with `-` would be taken for a flag of its own.
                 out += [f"{option}={word}"] if word.startswith("-") else [option, word]
+            elif row.kind.paired and value is not None:
+                out.append(row.options[-1] if value else row.negative)
             elif not row.kind.takes_value and value:
                 out.append(row.options[-1])
         return out

@@ -10,7 +10,7 @@ of its agents is ready: the others are named in a warning and skipped.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Protocol
 
@@ -20,6 +20,7 @@ from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claud
 from little_loops.fsm.actions.machine import Machine as Machine
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.registry import agent_problem as agent_problem
+from little_loops.fsm.actions.sandbox import SANDBOX_KEY, bwrap_problem, wrapper_problem
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
@@ -40,6 +41,7 @@ class Use:
     # The state's agents when it has a fallback list (one may stand in for another).
     fallback: tuple[str, ...] = field(default=(), compare=False)
     kind: ActionKindSpec | None = field(default=None, compare=False, repr=False)
+    sandboxed: bool = field(default=False, compare=False)  # its state runs under bubblewrap
 
     @property
     def where(self) -> str:
@@ -93,7 +95,9 @@ class ClaudeCode:
                 missing += " (or set ANTHROPIC_API_KEY for the judge, or run with --no-llm)"
             return missing
         if machine.root and not any(machine.env.get(v) == "1" for v in _SANDBOX_VARIABLES):
-            refused = next((use for use in uses if _refused_as_root(use.args)), None)
+            refused = next(
+                (use for use in uses if not use.sandboxed and _refused_as_root(use.args)), None
+            )
             if refused is not None:
                 return f"{refused.where} as root: {CLAUDE_ROOT_ERROR}"
         return None
@@ -136,9 +140,13 @@ def needs(fsm: FSMLoop, start: str | None = None) -> dict[str, list[Use]]:
         subloop = None if loop is fsm else loop.name
         agents = loop.agents_for(state)
         fallback = tuple(spec.name for spec in agents) if len(agents) > 1 else ()
+        confined = loop.sandbox_for(state) if state.action else None
+        bwrapped = confined is not None and confined.command is None
         for check in CHECKS:
             for what, args in check.calls(loop, state):
                 use = Use(name, subloop, what, args, fallback if args != JUDGE_FLAGS else ())
+                if args != JUDGE_FLAGS:  # the judge is ll-loop's own call: never confined
+                    use = replace(use, sandboxed=bwrapped)
                 found.setdefault(check.program, []).append(use)
         for spec in agents:
             if spec is not claude_code.SPEC:
@@ -184,12 +192,34 @@ class Readiness:
     warnings: list[str] = field(default_factory=list)
 
 
+def sandbox_problem(fsm: FSMLoop, start: str | None = None) -> str | None:
+    """Why the sandbox a reachable state runs in cannot start here (bubblewrap missing or
+    refused by the kernel, a wrapper not on PATH), naming the state; None: all can."""
+    checked: dict[object, str | None] = {}
+    for name, loop, state in _states(fsm, start):
+        confined = loop.sandbox_for(state) if state.action else None
+        if confined is None:
+            continue
+        key = confined.command
+        if key not in checked:
+            checked[key] = bwrap_problem() if key is None else wrapper_problem(confined)
+        problem = checked[key]
+        if problem is not None:
+            inside = "" if loop is fsm else f" of sub-loop '{loop.name}'"
+            return f"state '{name}'{inside} runs in a sandbox, but {problem}"
+    return None
+
+
 def readiness(fsm: FSMLoop, start: str | None = None, machine: Machine | None = None) -> Readiness:
-    """Check every agent a run of *fsm* can call (see the module's docstring)."""
+    """Check every agent a run of *fsm* can call (see the module's docstring), and the
+    sandbox its steps run in."""
     machine = Machine.here() if machine is None else machine
     uses = needs(fsm, start)
     unready = {name: _problem(name, calls, machine) for name, calls in uses.items()}
     out = Readiness()
+    confined = sandbox_problem(fsm, start)
+    if confined is not None:
+        out.errors[SANDBOX_KEY] = confined
     for name, problem in unready.items():
         if problem is None:
             continue

@@ -48,6 +48,7 @@ class Step:
     tool_calls: list[str] = field(default_factory=list)  # a Claude session's, as `logs` shows
     stall: str | None = None  # a stall breaker fired on this step: what it says
     resumed: bool = False  # cut short (a stop, a crash) and taken up again by a resume
+    sandbox: str | None = None  # the sandbox it ran in (`bwrap`, a wrapper's program); None: none
 
 
 @dataclass
@@ -88,6 +89,7 @@ class Report:
     # last steps that went on with another agent of their list.
     agents: AgentBook = field(default_factory=AgentBook)
     resumed: int = 0  # how many times the run was resumed
+    sandboxed: dict[str, int] = field(default_factory=dict)  # steps run in each sandbox
     events: int = 0
     definition: dict[str, Any] | None = None  # the loop as data, when known (for its graph)
 
@@ -126,6 +128,7 @@ class Report:
             "agents": self.agents.to_dict(),
             "agent_switches": list(self.agents.switches),
             "resumed": self.resumed,
+            **({"sandboxed_steps": dict(self.sandboxed)} if self.sandboxed else {}),
             "slowest_state": self.slowest,
             "costliest_state": self.costliest,
             "states": {
@@ -216,6 +219,8 @@ class _Builder:
             if step is not None:
                 _STEP_EVENTS[kind](step, event)
                 report.agents.add(kind, event, step.agent)
+                if kind == Event.ACTION_START and step.sandbox is not None:
+                    report.sandboxed[step.sandbox] = report.sandboxed.get(step.sandbox, 0) + 1
         elif kind == Event.AGENT_SWITCH:
             report.agents.add(kind, event, None)
         elif kind == Event.LOOP_START:
@@ -334,6 +339,9 @@ def _action_start(step: Step, event: dict[str, Any]) -> None:
     step.action_type, step.action = _text(event.get("action_type")), _text(event.get("action"))
     step.output_path = _text(event.get("output_path")) or None
     step.agent = agent_of(event)
+    confined = event.get("sandbox")
+    backend = confined.get("backend") if isinstance(confined, dict) else None
+    step.sandbox = backend if isinstance(backend, str) and backend else None
 
 
 def _action_complete(step: Step, event: dict[str, Any]) -> None:

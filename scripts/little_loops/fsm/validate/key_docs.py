@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
+from little_loops.fsm.actions.sandbox import SANDBOX_DOC, SANDBOX_KEY
 from little_loops.fsm.definition.learning import LEARNING_KEY_DOCS
 from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
 from little_loops.fsm.definition.lint_flags import flag_doc
@@ -113,6 +114,7 @@ LOOP_KEYS: dict[str, str] = {
     ),
     **REUSE_LOOP_DOCS,
     **RUN_LOOP_KEY_DOCS,
+    SANDBOX_KEY: f"Every step's sandbox, unless its state or custom agent gives one. {SANDBOX_DOC}",
     **runtime_key_docs.LOOP_RUNTIME_KEYS,
     **METADATA_LOOP_DOCS,
     **{flag: flag_doc(flag) for flag in LINT_FLAGS},
@@ -214,6 +216,7 @@ STATE_KEYS: dict[str, str] = {
     "failure": "true is outcome: failure (false: outcome: success), as little-loops writes it.",
     **REUSE_STATE_DOCS,
     **RUN_STATE_KEY_DOCS,
+    SANDBOX_KEY: f"This state's sandbox, over the loop's (none: run unconfined). {SANDBOX_DOC}",
     **runtime_key_docs.STATE_RUNTIME_KEYS,
     **METADATA_STATE_DOCS,
     **LEARNING_KEY_DOCS,

@@ -31,6 +31,7 @@ def test_the_flags_round_trip(tmp_path: Path) -> None:
         "max_cost": 0.5,
         "wait_approval": False,
         "model": "c",
+        "sandbox": None,
         "compat": False,
     }
     waits = RunFlags(wait_approval=True)

@@ -101,7 +101,7 @@ def test_valid_definition_has_no_problems() -> None:
             + "".join(f"{key}, " for key in BY_OPTIONS_KEY)  # claude, and each agent's
             + "agent, agents, "
             "notify, retry, "
-            "rate_limit, circuit, artifact_versioning, commit, max_steps, on_max_steps, "
+            "rate_limit, circuit, artifact_versioning, commit, sandbox, max_steps, on_max_steps, "
             "on_max_iterations, import, fragments, from, flow, state_defs, "
             + ", ".join(RUN_LOOP_KEYS)
             + ", description, category, labels, visibility, commands, input_key, "

@@ -57,7 +57,9 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
             context = child_context(base, name, state.with_ or {}, run.context())
     except (InterpolationError, LoopError) as exc:
         return error_outcome(run, name, state, f"state '{name}': {exc}")
-    child_fsm = dataclasses.replace(base, context=context)
+    # A child that names no sandbox runs in its parent's: a confined run stays confined.
+    sandbox = base.sandbox if base.sandbox is not None else run.fsm.sandbox
+    child_fsm = dataclasses.replace(base, context=context, sandbox=sandbox)
     limits = [x for x in (base.max_cost_usd, run.fsm.max_cost_usd) if x is not None]
     child_fsm.max_cost_usd = min(limits) if limits else None
     here = run.config.cwd or run.config.stall_cwd or Path.cwd()

@@ -1,0 +1,403 @@
+"""`sandbox:` a step confined by bubblewrap or a wrapper of the user's: the key, its command line.
+
+`sandbox: bwrap` runs the step's command under `bwrap`: the whole file system read-only,
+the run's working tree (its worktree with `--worktree`) writable, `.loops/` read-only (a
+step cannot edit its loop, run state or event log), a private /tmp, $HOME an empty tmpfs but
+for what the step's agent needs (its kind's `home_paths`), well-known secret places masked
+unless `allow:`ed, its own pid namespace (it cannot signal ll-loop) and, with
+`network: off`, no network. `sandbox: {command: [...]}` hands the step's exact command line
+to the user's own wrapper (podman, docker, firejail) as its last arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.values.value_checks import Check, describe, string
+
+SANDBOX_KEY = "sandbox"  # of a loop, a state and a custom agent
+BWRAP = "bwrap"  # the built-in backend, and its program
+NO_SANDBOX = "none"  # `sandbox: none` (or false): this state runs unconfined
+NETWORK_WORDS: dict[object, bool] = {"on": True, "off": False, True: True, False: False}
+# What the preflight says when bubblewrap cannot run, one line each naming the fix.
+INSTALL_BWRAP = (
+    "bwrap (bubblewrap) is not on PATH; install it: apt-get install bubblewrap "
+    "(Debian/Ubuntu) or dnf install bubblewrap (Fedora), or run with --no-sandbox"
+)
+USERNS_HINT = (
+    "user namespaces are off for this user: sudo sysctl -w kernel.unprivileged_userns_clone=1 "
+    "(Debian) or kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04), "
+    "or run with --no-sandbox"
+)
+# Secret places under $HOME, masked even when `readable:`/`writable:` would show them.
+SECRET_PLACES: tuple[str, ...] = (
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".netrc",
+    ".docker",
+    ".gnupg",
+    ".kube",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".password-store",
+    ".vault-token",
+)
+# Where programs live under $HOME (pyenv, nvm, pipx, uv, rustup ...): shown read-only, so a
+# venv whose python links into ~/.pyenv, or an agent installed with npm into ~/.nvm, starts.
+# Never a folder that holds credentials (~/.cargo/credentials.toml: only ~/.cargo/bin).
+TOOL_PLACES: tuple[str, ...] = (
+    ".local/bin",
+    ".local/lib",
+    ".local/share/uv",
+    ".local/pipx",
+    ".pyenv",
+    ".nvm",
+    ".volta",
+    ".asdf",
+    ".cargo/bin",
+    ".rustup",
+    ".bun/bin",
+    ".deno/bin",
+    "go/bin",
+    ".npm-global",
+)
+# What a refused step prints (stdout or stderr): said in its output tail. A step without
+# network has its own loopback, where nothing listens: every connection is refused.
+WRITE_REFUSED = ("Read-only file system",)
+NETWORK_REFUSED = (
+    "Connection refused",
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+)
+NOTE_PREFIX = "ll-loop sandbox: "
+
+
+def _paths(value: object) -> str | None:
+    if not isinstance(value, list):
+        return f"expected a list of paths, got {describe(value)}"
+    for item in value:
+        if string(item) is not None:
+            return f"expected a list of paths, got {describe(item)} in it"
+        if "\0" in item:
+            return "a path cannot hold a NUL byte"
+    return None
+
+
+def _network(value: object) -> str | None:
+    if isinstance(value, bool) or value in ("on", "off"):
+        return None
+    return f"expected on or off, got {describe(value)}"
+
+
+def _command(value: object) -> str | None:
+    problem = _paths(value)
+    if problem is not None:
+        return problem.replace("paths", "words of a command line")
+    if not value:
+        return "expected the wrapper's command line, got an empty list"
+    return None
+
+
+_PATHS = Check(_paths, {"type": "array", "items": {"type": "string", "minLength": 1}})
+# The keys of a `sandbox:` mapping, each with its check and what it means.
+SANDBOX_KEYS: dict[str, tuple[Check, str]] = {
+    "backend": (
+        Check(
+            lambda v: None if v == BWRAP else f"expected {BWRAP}, got {describe(v)}",
+            {"const": BWRAP},
+        ),
+        "The built-in backend: bwrap (bubblewrap), the default when no command: is given.",
+    ),
+    "command": (
+        Check(
+            _command,
+            {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+        ),
+        "A wrapper of your own (podman, docker, firejail): its command line; the step's exact "
+        "command line is added after it as separate arguments.",
+    ),
+    "network": (
+        Check(_network, {"enum": ["on", "off", True, False]}),
+        "on (the default; agents need their API) or off: the step has no network at all, "
+        "not even 127.0.0.1.",
+    ),
+    "allow": (
+        _PATHS,
+        "Secret places to show anyway (read-only), e.g. ~/.ssh for a step that pushes.",
+    ),
+    "writable": (_PATHS, "More paths the step may write (~ is $HOME)."),
+    "readable": (_PATHS, "More paths the step may read under the hidden $HOME (~ is $HOME)."),
+}
+
+
+def _sandbox_value(value: object) -> str | None:
+    if isinstance(value, bool) or value in (NO_SANDBOX, BWRAP):
+        return None
+    if not isinstance(value, Mapping):
+        what = f"expected {BWRAP}, {NO_SANDBOX} or a mapping of sandbox settings"
+        return f"{what}, got {describe(value)}"
+    for key, item in value.items():
+        if key not in SANDBOX_KEYS:
+            return f"unknown key {key!r} in sandbox: (keys: {', '.join(SANDBOX_KEYS)})"
+        problem = SANDBOX_KEYS[key][0](item)
+        if problem is not None:
+            return f"{key}: {problem}"
+    if "command" in value and "backend" in value:
+        return "give either backend: or command:, not both"
+    return None
+
+
+SANDBOX_CHECK = Check(
+    _sandbox_value,
+    {
+        "anyOf": [
+            {"enum": [BWRAP, NO_SANDBOX, True, False]},
+            {
+                "type": "object",
+                "properties": {key: dict(check.json) for key, (check, _) in SANDBOX_KEYS.items()},
+                "additionalProperties": False,
+            },
+        ]
+    },
+)
+SANDBOX_DOC = (
+    "Confine each step: bwrap (bubblewrap: the working tree writable, .loops/ and the rest "
+    "read-only, $HOME hidden but for the agent's own files, secrets masked), none, or a "
+    "mapping of backend/command, network, allow, writable, readable (docs/sandbox.md)."
+)
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A step's sandbox as written: the user's wrapper (None: bubblewrap), network, paths."""
+
+    command: tuple[str, ...] | None = None
+    network: bool = True
+    allow: tuple[str, ...] = ()
+    writable: tuple[str, ...] = ()
+    readable: tuple[str, ...] = ()
+
+    @property
+    def backend(self) -> str:
+        """How it is shown: `bwrap`, or the wrapper's program."""
+        return BWRAP if self.command is None else Path(self.command[0]).name
+
+    def describe(self) -> str:
+        """One line for the plan and status: `bwrap, network off, writable ~/cache`."""
+        parts = [self.backend if self.command is None else f"command {' '.join(self.command)}"]
+        if not self.network:
+            parts.append("network off")
+        for name in ("allow", "writable", "readable"):
+            paths = getattr(self, name)
+            if paths:
+                parts.append(f"{name} {' '.join(paths)}")
+        return ", ".join(parts)
+
+
+def read(value: object) -> Sandbox | None:
+    """The sandbox a checked `sandbox:` value stands for; None: no sandbox (none/false/null)."""
+    if value is None or value is False or value == NO_SANDBOX:
+        return None
+    if not isinstance(value, Mapping):
+        return Sandbox()
+    command = value.get("command")
+
+    def paths(key: str) -> tuple[str, ...]:
+        return tuple(str(p) for p in value.get(key) or ())
+
+    return Sandbox(
+        command=tuple(str(word) for word in command) if command else None,
+        network=NETWORK_WORDS.get(value.get("network", True), True),
+        allow=paths("allow"),
+        writable=paths("writable"),
+        readable=paths("readable"),
+    )
+
+
+def chosen(*values: object) -> object:
+    """The `sandbox:` that applies: the first of *values* given (a state's, a custom
+    agent's, the loop's); None when none is."""
+    return next((value for value in values if value is not None), None)
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """Where one step runs confined: its sandbox, the folder it may write (the run's
+    working tree), the run's `.loops/` folder it may only read, and what its agent needs
+    under $HOME (the kind's `home_paths`)."""
+
+    sandbox: Sandbox
+    work: Path
+    loops: Path | None = None
+    home_paths: tuple[str, ...] = ()
+    git_dir: Path | None = None  # the project's `.git`: commits land there (repository_of)
+
+    def argv(self, inner: Sequence[str], cwd: Path | None, env: Mapping[str, str]) -> list[str]:
+        """The command line that runs *inner* confined: the wrapper's, else bwrap's."""
+        if self.sandbox.command is not None:
+            return [*self.sandbox.command, *inner]
+        return [BWRAP, *self._bwrap_options(cwd, env), "--", *inner]
+
+    def _bwrap_options(self, cwd: Path | None, env: Mapping[str, str]) -> list[str]:
+        # No $HOME: the user's home from the password database, hidden all the same.
+        home_text = env.get("HOME") or os.environ.get("HOME") or os.path.expanduser("~")
+        home = Path(home_text) if home_text.startswith("/") and home_text != "/" else None
+        out = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+        if not self.sandbox.network:
+            out.append("--unshare-net")
+        out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        if home is not None:
+            out += ["--tmpfs", str(home)]
+            for name in self.home_paths:
+                if not name.startswith("$"):
+                    out += _bind(_made(home / name), writable=True)
+            for place in _tool_places(env, home):  # an agent or Python installed in $HOME
+                out += _bind(place, writable=False)
+        for name in self.home_paths:
+            moved = env.get(name[1:]) if name.startswith("$") else None  # `$CODEX_HOME`
+            if moved and moved.startswith("/"):
+                out += _bind(moved, writable=True)
+        for path in self.sandbox.readable:
+            out += _bind(_expand(path, home), writable=False)
+        for path in self.sandbox.writable:
+            out += _bind(_expand(path, home), writable=True)
+        # Outer folders first: `.loops/` inside the tree is read-only, while a worktree
+        # inside `.loops/.worktrees/` is writable again.
+        own = [(self.work, True), (self.loops, False), *self._git_guards()]
+        for folder, writable in sorted(
+            ((p, w) for p, w in own if p is not None), key=lambda item: len(item[0].parts)
+        ):
+            out += _bind(folder, writable=writable)
+        if home is not None:
+            allowed = {os.path.normpath(_expand(p, home)) for p in self.sandbox.allow}
+            for name in SECRET_PLACES:
+                place = home / name
+                if str(place) in allowed:
+                    out += _bind(place, writable=False)
+                elif place.is_dir():
+                    out += ["--tmpfs", str(place)]
+                elif place.exists() or place.is_symlink():
+                    out += ["--ro-bind", os.devnull, str(place)]
+        if cwd is not None:
+            out += ["--chdir", os.path.abspath(cwd)]
+        return out
+
+    def _git_guards(self) -> list[tuple[Path, bool]]:
+        """The repository a step may commit into, but whose config and hooks (which
+        ll-loop's own git commands outside would run) it may not change: `.git` a mount
+        point (it cannot be renamed and replaced), its `config` and `hooks` read-only, and a
+        worktree's `.git` file (which names the repository) read-only."""
+        if self.git_dir is None:
+            return []
+        guards = [(self.git_dir, True), (self.git_dir / "config", False)]
+        guards.append((self.git_dir / "hooks", False))
+        if self.work != self.git_dir.parent:
+            guards.append((self.work / ".git", False))
+        return guards
+
+
+def _bind(path: Path | str, *, writable: bool) -> list[str]:
+    # `-try`: a path that is not there (an agent never logged in) is no error.
+    text = os.path.abspath(path)
+    return ["--bind-try" if writable else "--ro-bind-try", text, text]
+
+
+def _made(path: Path) -> Path:
+    """*path*, an agent's folder, made when missing (as the agent would make it), so what
+    it writes there (its sessions) lands in the real $HOME; a file (`.json`) is left."""
+    if path.suffix != ".json" and not path.exists() and not path.is_symlink():
+        with contextlib.suppress(OSError):
+            path.mkdir(parents=True, mode=0o700)
+    return path
+
+
+def _expand(path: str, home: Path | None) -> str:
+    if home is not None and (path == "~" or path.startswith("~/")):
+        return str(home) + path[1:]
+    return os.path.abspath(path)
+
+
+def _tool_places(env: Mapping[str, str], home: Path) -> list[Path]:
+    """What of $HOME a step reads to start its programs: the PATH entries there and the
+    folders tool managers install into (TOOL_PLACES), read-only."""
+    out = [home / name for name in TOOL_PLACES]
+    for folder in (env.get("PATH") or os.environ.get("PATH") or "").split(os.pathsep):
+        path = Path(folder)
+        if path.is_absolute() and home in path.parents:
+            out.append(path)
+    return out
+
+
+def repository_of(loops: Path | None) -> Path | None:
+    """The git folder of the project whose `.loops/` is *loops* (None: none), from where
+    ll-loop keeps its files, never from a `.git` file a step could have rewritten."""
+    if loops is None:
+        return None
+    found = loops.parent / ".git"
+    return found if found.is_dir() and not found.is_symlink() else None
+
+
+def refusal_note(output: str, stderr: str, sandbox: Sandbox) -> str | None:
+    """What a step that hit its sandbox met (a write refused, no network), for its tail."""
+    said = [(marker, "write refused, read-only here") for marker in WRITE_REFUSED]
+    if not sandbox.network:
+        said += [(marker, "network off for this step") for marker in NETWORK_REFUSED]
+    for marker, meaning in said:
+        if marker in stderr or marker in output:
+            return f"{NOTE_PREFIX}{meaning} ({marker})"
+    return None
+
+
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot confine a step here: not installed, or it cannot start (no
+    user namespaces for this user); one line naming the fix, None when it works."""
+    if shutil.which(BWRAP) is None:
+        return INSTALL_BWRAP
+    try:
+        done = subprocess.run(
+            [BWRAP, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap cannot start: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    why = said[-1] if said else f"exit code {done.returncode}"
+    if "namespace" in why or "Operation not permitted" in why or "setting up uid map" in why:
+        return f"bwrap cannot start ({why}); {USERNS_HINT}"
+    return f"bwrap cannot start ({why})"
+
+
+def wrapper_problem(sandbox: Sandbox) -> str | None:
+    """Why the user's wrapper cannot run here: its program is not on PATH."""
+    if sandbox.command is None:
+        return None
+    program = sandbox.command[0]
+    if os.sep in program:
+        return None if os.access(program, os.X_OK) else f"sandbox command {program} cannot run"
+    return None if shutil.which(program) else f"sandbox command {program} is not on PATH"
+
+
+def as_event(sandbox: Sandbox) -> dict[str, Any]:
+    """How an `action_start` event records the step's sandbox."""
+    out: dict[str, Any] = {"backend": sandbox.backend, "network": sandbox.network}
+    if sandbox.command is not None:
+        out["command"] = list(sandbox.command)
+    return out
