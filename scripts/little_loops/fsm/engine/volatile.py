@@ -1,0 +1,51 @@
+"""Mask what differs between two runs of the same command: durations, clock times, pids, temp paths.
+
+`stall: same_result` compares a state's outputs; a test runner prints its duration
+(`1 failed in 0.33s`), so no two outputs of an unchanged failure would be the same. Each
+rule below is one pattern and the mark it leaves; docs/loop-files.md lists them.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from functools import cache
+
+# A temporary folder's path: a per-run name (`/tmp/pytest-of-root/pytest-12/test_x0`,
+# `/tmp/tmpk3j_x9a2`) is new each run. The whole path is masked, up to a character that
+# cannot be part of it in a tool's message (space, quote, colon, bracket, comma).
+_TEMP_ROOTS: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm", "/var/folders", "/private/var")
+_PATH_TAIL = r"(?:/[^\s'\"`:,;()\[\]<>{}]*)?"
+# Durations: a number with a unit of time (`0.33s`, `12 ms`, `1.2 seconds`, `0m0.004s`).
+_UNITS = r"(?:ns|us|µs|ms|s|sec|secs|second|seconds|min|mins|minute|minutes|hours?)"
+_RULES: tuple[tuple[str, str], ...] = (
+    # ISO 8601 date and time (`2026-12-06T23:07:38.123Z`, `2026-12-06 23:07:38+01:00`).
+    (
+        r"\b\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?",
+        "<time>",
+    ),
+    (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>"),  # a clock time: 23:07:38, 00:00:01.5
+    (r"\b\d+m\d+(?:\.\d+)?s\b", "<duration>"),  # bash's `time`: 0m0.004s
+    (rf"(?<![\w.])\d+(?:\.\d+)?\s?{_UNITS}\b", "<duration>"),
+    (r"(?i)\bpid\b[\s:=#]*\d+", "pid <pid>"),  # `pid 4242`, `PID: 4242`, `pid=4242`
+    (r"\b0x[0-9a-fA-F]{6,}\b", "0x<address>"),  # `<Foo object at 0x7f3a2c1b9d60>`
+)
+# A run of one separator (`=====`, `-----`, spaces) stands for any length: pytest centres
+# its summary line, so its `=` padding changes with the length of the masked duration.
+_SEPARATORS = re.compile(r"([=\-_*#~ \t])\1{2,}")
+
+
+@cache
+def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """The rules, compiled once (not at import: `ll-loop validate` never needs them)."""
+    roots = {*_TEMP_ROOTS, tempfile.gettempdir().rstrip("/") or "/tmp"}
+    alternatives = "|".join(re.escape(root) for root in sorted(roots, key=len, reverse=True))
+    temp = (rf"(?<![\w./-])(?:{alternatives})(?![\w.-]){_PATH_TAIL}", "<tmp>")
+    return tuple((re.compile(pattern), mark) for pattern, mark in (temp, *_RULES))
+
+
+def masked(output: str) -> str:
+    """*output* with each part that differs from run to run replaced by its mark."""
+    for pattern, mark in _patterns():
+        output = pattern.sub(mark, output)
+    return _SEPARATORS.sub(r"\1\1\1", output)
