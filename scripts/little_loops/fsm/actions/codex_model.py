@@ -29,9 +29,12 @@ def codex_home(env: Mapping[str, str]) -> Path:
 
 
 def _toml(path: Path) -> dict[str, Any]:
-    """The TOML file at *path* as data; {} when it is missing or cannot be read."""
+    """The TOML file at *path* as data; {} when it is missing or cannot be read (a FIFO
+    there is not opened: the read would wait for a writer)."""
     import tomllib
 
+    if not path.is_file():
+        return {}
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -89,7 +92,7 @@ def rollout_file(thread: str, env: Mapping[str, str]) -> Path | None:
 def recorded_model(thread: str, env: Mapping[str, str]) -> str | None:
     """The model the last turn of session *thread* ran on, as its rollout file says."""
     path = rollout_file(thread, env)
-    if path is None:
+    if path is None or not path.is_file():
         return None
     model = None
     try:

@@ -27,25 +27,39 @@ _RULES: tuple[tuple[str, str], ...] = (
     (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>"),  # a clock time: 23:07:38, 00:00:01.5
     (r"\b\d+m\d+(?:\.\d+)?s\b", "<duration>"),  # bash's `time`: 0m0.004s
     (rf"(?<![\w.])\d+(?:\.\d+)?\s?{_UNITS}\b", "<duration>"),
-    (r"(?i)\bpid\b[\s:=#]*\d+", "pid <pid>"),  # `pid 4242`, `PID: 4242`, `pid=4242`
+    (r"(?i:\bpid\b)[\s:=#]*\d+", "pid <pid>"),  # `pid 4242`, `PID: 4242`, `pid=4242`
     (r"\b0x[0-9a-fA-F]{6,}\b", "0x<address>"),  # `<Foo object at 0x7f3a2c1b9d60>`
 )
 # A run of one separator (`=====`, `-----`, spaces) stands for any length: pytest centres
 # its summary line, so its `=` padding changes with the length of the masked duration.
-_SEPARATORS = re.compile(r"([=\-_*#~ \t])\1{2,}")
+_SEPARATORS = r"([=\-_*#~ \t])\1{2,}"
 
 
 @cache
-def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """The rules, compiled once (not at import: `ll-loop validate` never needs them)."""
+def _pattern() -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """The rules as one pattern (one pass over an output of megabytes) with a group for
+    each, and the mark of each group; compiled once, when first used (not at import:
+    `ll-loop validate` never needs it). At a place where several match, the first wins."""
     roots = {*_TEMP_ROOTS, tempfile.gettempdir().rstrip("/") or "/tmp"}
     alternatives = "|".join(re.escape(root) for root in sorted(roots, key=len, reverse=True))
     temp = (rf"(?<![\w./-])(?:{alternatives})(?![\w.-]){_PATH_TAIL}", "<tmp>")
-    return tuple((re.compile(pattern), mark) for pattern, mark in (temp, *_RULES))
+    rules = (temp, *_RULES)
+    # The separator rule's back reference is to its own group: the one group it holds.
+    separator = _SEPARATORS.replace("\\1", f"\\{len(rules) + 2}")
+    groups = [f"({pattern})" for pattern, _ in rules] + [f"({separator})"]
+    # Every match starts with one of these: other places are passed at the cost of one test.
+    first = r"(?=[/0-9pP=\-_*#~ \t])"
+    return re.compile(first + "(?:" + "|".join(groups) + ")"), tuple(m for _, m in rules)
 
 
 def masked(output: str) -> str:
     """*output* with each part that differs from run to run replaced by its mark."""
-    for pattern, mark in _patterns():
-        output = pattern.sub(mark, output)
-    return _SEPARATORS.sub(r"\1\1\1", output)
+    pattern, marks = _pattern()
+
+    def mark(found: re.Match[str]) -> str:
+        index = found.lastindex or 0
+        if index > len(marks):  # a separator run: three of its character
+            return found.group(index)[0] * 3
+        return marks[index - 1]
+
+    return pattern.sub(mark, output)

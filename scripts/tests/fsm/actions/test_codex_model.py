@@ -70,3 +70,10 @@ def test_the_record_of_a_session_names_its_last_turns_model(tmp_path: Path) -> N
     env = {"CODEX_HOME": str(tmp_path)}
     assert recorded_model(thread, env) == "gpt-5.1-codex"
     assert recorded_model("another-thread", env) is None
+
+
+def test_a_fifo_as_config_is_not_opened(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "config.toml")
+    assert configured_model({}, {"CODEX_HOME": str(tmp_path)}) is None  # no wait for a writer
