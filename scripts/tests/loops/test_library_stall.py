@@ -4,6 +4,8 @@ on a stand-in's output and on real pytest output (which differs run to run)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -145,3 +147,32 @@ states:
     (root / ".loops" / "exact.yaml").write_text(masked_too)
     again = llproc.console(root, "run", "exact", "--json", timeout=120)
     assert again.returncode == ExitCode.STALL, again.stderr
+
+
+# The idle agent, stuck on its second call until the test kills the run (`sleep MARKER`).
+STUCK_SECOND = """#!/bin/bash
+printf '%s\\n---\\n' "$1" >> prompts.log
+if [ "$(grep -c '^---$' prompts.log)" = 2 ]; then touch stuck; sleep {marker}; fi
+echo 'I looked at it.'
+echo 'cost: $0.01'
+"""
+
+
+def test_a_kill_9_and_resume_keep_the_count_of_the_same_real_failure(
+    tmp_path: Path, marker: str
+) -> None:
+    root = _pytest_project(tmp_path / "project")
+    _tool(root, "idle", STUCK_SECOND.format(marker=marker))
+    proc = llproc.start(root, "run", "library:fix-tests", TEST_COMMAND, "--set", "agent=idle")
+    try:
+        llproc.wait_for((root / "stuck").exists, timeout=120, what="the second fix")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and all it started, as a crash would
+        proc.communicate()
+    assert len(_test_outputs(root)) == 2
+    resumed = llproc.console(root, "resume", "fix-tests", "--json", timeout=120)
+    assert resumed.returncode == ExitCode.STALL, resumed.stderr
+    assert json.loads(resumed.stdout)["stall"]["detector"] == "same_result"
+    outputs = _test_outputs(root)
+    assert len(outputs) == 3  # the third same failure, counted with the two before the kill
+    assert len(set(outputs)) == 3
