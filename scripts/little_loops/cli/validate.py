@@ -73,7 +73,7 @@ def _handler(args: argparse.Namespace) -> int:
     if args.fix:  # `migrate`'s lines first, then the check of the files it wrote
         from little_loops.cli.migrate import migrate_command
 
-        migrate_command(loop_files_of(loops), out=sys.stderr if args.as_json else None)
+        migrate_command(migratable(loops), out=sys.stderr if args.as_json else None)
     return validate_command(
         loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet, compat=args.compat
     )
@@ -93,8 +93,9 @@ def whole_project(loops_dir: Path) -> list[str] | str:
     return [display_path(path) for path in files]
 
 
-def loop_files_of(items: Sequence[str]) -> list[str]:
-    """Those of *items* that are loop files (`--fix` rewrites only loops)."""
+def migratable(items: Sequence[str]) -> list[str]:
+    """Those of *items* `--fix` rewrites as `migrate` does: loops and fragment libraries, not
+    the agents file (it has no states to rewrite)."""
     from little_loops.fsm.validate.project_files import FILE_KINDS, kind_of_file
 
     loops_dir = project_loops_dir()
@@ -105,7 +106,7 @@ def loop_files_of(items: Sequence[str]) -> list[str]:
         except (LoopFileError, LoopDefinitionError):
             out.append(item)  # migrate says what is wrong with it
             continue
-        if kind_of_file(path) is FILE_KINDS["loop"]:
+        if kind_of_file(path) is not FILE_KINDS["agents"]:
             out.append(item)
     return out
 

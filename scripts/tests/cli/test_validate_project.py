@@ -173,3 +173,29 @@ def test_a_linked_folder_in_loops_is_not_followed(tmp_path: Path) -> None:
     done = llproc.console(root, "validate")
     assert done.returncode == ExitCode.OK, done.stdout
     assert done.stdout.splitlines() == ALL_OK
+
+
+def test_fix_with_no_argument_rewrites_loops_and_libraries_not_the_agents_file(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path)
+    loops = root / ".loops"
+    (loops / "old.yaml").write_text(
+        OTHER.replace("name: other", "name: old").replace(
+            "    next: done", "    on_yes: done\n    on_no: done"
+        )
+    )
+    checks = loops / "lib" / "checks.yaml"
+    checks.write_text(
+        checks.read_text().replace(
+            "    evaluate:\n      type: exit_code",
+            "    on_yes: x\n    evaluate:\n      type: exit_code",
+        )
+    )
+    before = (loops / "agents.yaml").read_bytes()
+    done = llproc.console(root, "validate", "--fix")
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    assert "on_success: done" in (loops / "old.yaml").read_text()
+    assert "on_success: x" in checks.read_text()
+    assert (loops / "agents.yaml").read_bytes() == before
+    assert ".loops/agents.yaml: ok" in done.stdout.splitlines()
