@@ -145,3 +145,16 @@ def test_the_model_in_codex_config_is_counted(tmp_path: Path) -> None:
     assert require_counted(fsm, machine=_machine(tmp_path)) == []
     with pytest.raises(LoopSetupError, match=r"^the budget \$1 \(max_cost_usd"):
         require_counted(fsm, machine=_machine(tmp_path, CODEX_HOME=str(tmp_path / "none")))
+
+
+def test_resume_with_a_budget_is_refused_too(tmp_path: Path) -> None:
+    root = _project(tmp_path, cost_pattern=False)
+    first = llproc.ll_loop(root, "run", "fix", "-n", "1", "-q")
+    assert first.returncode == ExitCode.MAX_ITERATIONS, first.stderr
+    calls = (root / "calls.log").read_text()
+    resumed = llproc.ll_loop(root, "resume", "fix", "-n", "3", "--max-cost", "1")
+    assert resumed.returncode == ExitCode.USAGE
+    assert resumed.stderr.splitlines()[-1] == (
+        f"ll-loop: error: the budget $1 (max_cost_usd, --max-cost) cannot be kept: {NO_PATTERN}"
+    )
+    assert (root / "calls.log").read_text() == calls  # nothing ran
