@@ -158,3 +158,16 @@ def test_resume_with_a_budget_is_refused_too(tmp_path: Path) -> None:
         f"ll-loop: error: the budget $1 (max_cost_usd, --max-cost) cannot be kept: {NO_PATTERN}"
     )
     assert (root / "calls.log").read_text() == calls  # nothing ran
+
+
+def test_run_help_names_no_single_agent_for_model_and_max_cost(tmp_path: Path) -> None:
+    shown = llproc.console(tmp_path, "run", "--help")
+    assert shown.returncode == 0
+    text = " ".join(shown.stdout.split())
+    model = text[text.index("--model MODEL the") :].split(" --max-cost USD ")[0]
+    budget = text[text.index("--max-cost USD end") :].split(" --queue ")[0]
+    assert model.startswith("--model MODEL the model of every prompt and slash-command state,")
+    assert "every agent" in model
+    assert "agents' spend" in budget
+    assert "refused when an agent's spend cannot be counted" in budget
+    assert "Claude" not in model + budget
