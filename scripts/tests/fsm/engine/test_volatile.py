@@ -55,6 +55,13 @@ def test_each_example_of_the_doc_becomes_what_it_says(row: tuple[str, str, str])
         assert masked(sample) == mark
 
 
+def test_a_time_cut_short_by_pytest_is_masked_too() -> None:
+    # pytest cuts a summary line at the terminal's width: where depends on the pid's length.
+    cut = "FAILED t.py::test_add - AssertionError: pid {} at 2026-12-06T23:1{}..."
+    assert masked(cut.format(4242, "")) == masked(cut.format(42421, "0:0"))
+    assert masked("on 2026-12-06 only") == "on <time> only"
+
+
 def test_separator_runs_stand_for_any_length() -> None:
     assert masked("==== 1 failed in 0.33s ====") == masked("=== 1 failed in 10.5s ===")
     assert masked("==== 1 failed in 0.33s ====") == "=== 1 failed in <duration> ==="
