@@ -22,7 +22,7 @@ from little_loops.fsm.definition.loop_files import (
     SOURCE_SUFFIXES,
     FolderNames,
 )
-from little_loops.fsm.definition.reuse import FRAGMENTS_KEY, IMPORT_KEY, library_fragments
+from little_loops.fsm.definition.reuse_keys import FRAGMENTS_KEY, IMPORT_KEY
 from little_loops.fsm.facts.errors import LoopFileError, ValidationError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.validate.loopfile import FileReport, check_file, file_problem
@@ -93,6 +93,9 @@ def _check_library(
             if key not in allowed:
                 add((*where, str(key)), f"unknown key{_hint(str(key), allowed)}")
     if not problems:
+        # Here, not at the top: a loop without reuse keys is checked without these modules.
+        from little_loops.fsm.definition.reuse import library_fragments
+
         try:
             library_fragments(path)
         except LoopFileError as exc:
