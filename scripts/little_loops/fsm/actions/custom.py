@@ -32,6 +32,7 @@ from little_loops.fsm.values.value_checks import (
 )
 
 if TYPE_CHECKING:
+    from little_loops.fsm.actions.machine import Machine
     from little_loops.fsm.actions.ratelimit import ClaudeLimit
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
 
@@ -183,6 +184,10 @@ class AgentDefinition:
         return out
 
 
+def _no_cost_pattern(machine: Machine, options: Mapping[str, Any]) -> str | None:
+    return "it has no cost_pattern (add one to its definition: what its output says it spent)"
+
+
 def _name_problem(name: str) -> str | None:
     """Why `agent:` could never choose the custom agent *name* (it splits a value on commas,
     strips blanks, fills in `${...}`), or it would garble a display line; None: usable."""
@@ -329,6 +334,7 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
         agent=name,
         install_hint="bash runs it: check its command in the agent's definition",
         prompt_input=definition.prompt,
+        uncounted=None if definition.cost_pattern else _no_cost_pattern,
         no_judge=f"the custom agent {name} cannot answer with schema-checked JSON",
         finish=finish,
         usage_limit=usage_limit,

@@ -11,9 +11,11 @@ from __future__ import annotations
 from little_loops.fsm.definition.loopdoc import REUSE_STATE_KEY
 from little_loops.fsm.values.value_checks import Check, mapping, optional, string, string_list
 
+IMPORT_KEY = "import"  # the fragment libraries a loop (or a library) uses
+FRAGMENTS_KEY = "fragments"  # the fragments a loop or a fragment library gives
 REUSE_LOOP_CHECKS: dict[str, Check] = {
-    "import": optional(string_list),
-    "fragments": optional(mapping),
+    IMPORT_KEY: optional(string_list),
+    FRAGMENTS_KEY: optional(mapping),
     "from": optional(string),
     "flow": optional(string_list),
     "state_defs": optional(mapping),
