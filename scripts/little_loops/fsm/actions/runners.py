@@ -121,20 +121,10 @@ class DefaultActionRunner(ProcessSupervisor):
             else:
                 extra[PROMPT_FILE_VARIABLE] = str(prompt.path)
         if out_path is not None:
-            err_path = stderr_file(out_path)
-            try:
-                out_fd = _open_output(out_path)
-                err_fd = _open_output(err_path)
-            except OSError as exc:
-                if out_fd >= 0:
-                    os.close(out_fd)
-                where = err_path if out_fd >= 0 else out_path
-                msg = f"cannot write action output to {where}: {exc.strerror}"
-                return failed(CANNOT_RUN_EXIT_CODE, msg, start)
-            except NotOurFile as exc:  # a planted link or FIFO: the action does not run
-                if out_fd >= 0:
-                    os.close(out_fd)
-                return failed(CANNOT_RUN_EXIT_CODE, str(exc), start)
+            opened = _open_outputs(out_path, start)
+            if isinstance(opened, ActionResult):
+                return opened
+            out_fd, err_fd = opened
         try:
             result = self.spawn(
                 argv,
@@ -250,6 +240,27 @@ def _note_refusal(result: ActionResult, sandbox: Sandbox, err_path: Path | None)
                 os.write(fd, f"{note}\n".encode())
             finally:
                 os.close(fd)
+
+
+def _open_outputs(out_path: Path, start: float) -> tuple[int, int] | ActionResult:
+    """The descriptors of the action's stdout and stderr files, or the failed result that
+    says why they cannot be written (a planted link or FIFO: the action does not run)."""
+    out_fd = -1
+    err_path = stderr_file(out_path)
+    try:
+        out_fd = _open_output(out_path)
+        return out_fd, _open_output(err_path)
+    except OSError as exc:
+        if out_fd >= 0:
+            os.close(out_fd)
+        where = err_path if out_fd >= 0 else out_path
+        return failed(
+            CANNOT_RUN_EXIT_CODE, f"cannot write action output to {where}: {exc.strerror}", start
+        )
+    except NotOurFile as exc:
+        if out_fd >= 0:
+            os.close(out_fd)
+        return failed(CANNOT_RUN_EXIT_CODE, str(exc), start)
 
 
 def _open_output(path: Path) -> int:

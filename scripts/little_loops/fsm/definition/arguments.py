@@ -53,30 +53,7 @@ def bind(
     names = list(parameters)
     # key -> (value, where it came from, whether it is text typed on the command line)
     given: dict[str, tuple[object, str, bool]] = {}
-    unpacked = unpacked_value(args.positional, parameters, context) if theirs else None
-    if unpacked is not None:
-        for key, value in unpacked.items():
-            given[key] = (value, "the command line", False)
-        args = Arguments((), args.sets, args.file_values, args.file_name, args.file_path)
-    if not names and input_key is not None and args.positional:
-        if len(args.positional) > 1:
-            raise LoopDefinitionError(
-                f"loop '{loop}' takes one free-form value (context '{input_key}'), got "
-                f"{len(args.positional)}: quote it as one word"
-            )
-        for key, value in free_input(args.positional[0], context, input_key).items():
-            given[key] = (value, "the command line", False)
-        args = Arguments((), args.sets, args.file_values, args.file_name, args.file_path)
-    if len(args.positional) > len(names):
-        takes = (
-            f"takes {len(names)} value{'s' if len(names) != 1 else ''} ({', '.join(names)})"
-            if names
-            else "takes no values (it declares no parameters)"
-        )
-        extra = " ".join(args.positional[len(names) :])
-        raise LoopDefinitionError(
-            f"loop '{loop}' {takes}, got {len(args.positional)}: extra {extra}"
-        )
+    args = _take_whole_values(loop, names, parameters, context, args, given, input_key, theirs)
     source = args.source
     # A loop without parameters also knows its input key (`--set input=...`).
     known = context if names or input_key is None else {input_key: None, **context}
@@ -113,6 +90,46 @@ def bind(
                 f"loop '{loop}': parameter '{name}' ({where}): {exc}"
             ) from None
     return out
+
+
+def _take_whole_values(
+    loop: str,
+    names: list[str],
+    parameters: Mapping[str, ParameterSpec],
+    context: Mapping[str, Any],
+    args: Arguments,
+    given: dict[str, tuple[object, str, bool]],
+    input_key: str | None,
+    theirs: bool,
+) -> Arguments:
+    """Put into *given* what a VALUE that stands for several keys gives (a JSON object under
+    *theirs*, the free-form input of a loop without parameters) and return *args* without
+    it; LoopDefinitionError for more VALUEs than the loop takes."""
+    unpacked = unpacked_value(args.positional, parameters, context) if theirs else None
+    if unpacked is not None:
+        for key, value in unpacked.items():
+            given[key] = (value, "the command line", False)
+        args = Arguments((), args.sets, args.file_values, args.file_name, args.file_path)
+    if not names and input_key is not None and args.positional:
+        if len(args.positional) > 1:
+            raise LoopDefinitionError(
+                f"loop '{loop}' takes one free-form value (context '{input_key}'), got "
+                f"{len(args.positional)}: quote it as one word"
+            )
+        for key, value in free_input(args.positional[0], context, input_key).items():
+            given[key] = (value, "the command line", False)
+        args = Arguments((), args.sets, args.file_values, args.file_name, args.file_path)
+    if len(args.positional) > len(names):
+        takes = (
+            f"takes {len(names)} value{'s' if len(names) != 1 else ''} ({', '.join(names)})"
+            if names
+            else "takes no values (it declares no parameters)"
+        )
+        extra = " ".join(args.positional[len(names) :])
+        raise LoopDefinitionError(
+            f"loop '{loop}' {takes}, got {len(args.positional)}: extra {extra}"
+        )
+    return args
 
 
 def free_input(raw: str, context: Mapping[str, Any], input_key: str) -> dict[str, Any]:

@@ -196,7 +196,7 @@ def sandbox_problem(fsm: FSMLoop, start: str | None = None) -> str | None:
     """Why the sandbox a reachable state runs in cannot start here (bubblewrap missing or
     refused by the kernel, a wrapper not on PATH), naming the state; None: all can."""
     checked: dict[object, str | None] = {}
-    for name, loop, state in _states(fsm, start):
+    for name, loop, state in reachable_states(fsm, start):
         confined = loop.sandbox_for(state) if state.action else None
         if confined is None:
             continue
