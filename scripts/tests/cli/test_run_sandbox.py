@@ -490,7 +490,11 @@ def test_a_resume_goes_on_in_the_sandbox_the_run_started_with(project: Path, hom
 
 
 def test_a_background_run_keeps_its_sandbox(project: Path, home: Path) -> None:
-    (project / ".loops" / "count.yaml").write_text(COUNT)
+    # A run that ends in `done` (exit 0): a stop at max_iterations (exit 3) may come before
+    # `run --background` returns, which then reports it as the background run's failure.
+    (project / ".loops" / "count.yaml").write_text(
+        COUNT.replace("on_success: a", "on_success: done")
+    )
     started = llproc.ll_loop(project, "run", "count", "--sandbox", "--background", env=_env(home))
     assert started.returncode == 0, started.stderr
     llproc.wait_for(

@@ -11,7 +11,9 @@ import little_loops
 
 PACKAGE = Path(little_loops.__file__).parent
 MODULES = sorted(PACKAGE.rglob("*.py"))
-MAX_LINES = 400
+# Modules are split by meaning, not to get under a number (issue 40, item 6): this is a
+# ceiling far above a module of one concept, not a target to split at.
+MAX_LINES = 600
 
 
 def _name(path: Path) -> str:
