@@ -43,7 +43,7 @@ from little_loops.fsm.values.references import (
     checked_references,
     near_misses,
 )
-from little_loops.fsm.values.shellquote import one_word_lists, unquotable
+from little_loops.fsm.values.shellquote import one_word_lists, too_long, unquotable
 
 KeyPath = tuple[str | int, ...]
 
@@ -261,6 +261,10 @@ class _GraphChecker:
             self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
         captures = captured_names(self.fsm)
         for path, text in self.strings():
+            if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
+                problem = too_long(text)
+                if problem:
+                    self.add(path, problem)
             if OPEN not in text:
                 continue  # no reference, and nothing that looks like one
             for miss in near_misses(text):

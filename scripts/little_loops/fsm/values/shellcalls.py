@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.values.shellcommands import SHELLS
+from little_loops.fsm.values.shellcommands import SHELLS, parts
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -51,7 +52,7 @@ def calls(root: Node, start: int, follow: int, place: Place) -> str:
     if node is None or named is None or named.start_byte <= start < named.end_byte:
         return ""
     inner = _script_argument(node, start, follow, place)
-    assigned = [c for c in node.children if c.type == "variable_assignment"]
+    assigned = parts(node).assignments
     if inner or any(c.start_byte <= start < c.end_byte for c in assigned):
         return inner  # `V=${...} f`: an environment variable
     name = _text(named)
@@ -141,11 +142,17 @@ def _names(command: Node, words: list[Node], start: int, shell: int, script: int
     for child in command.children:
         if child.type == "variable_assignment" and child.start_byte <= start < child.end_byte:
             return {_text(child.child_by_field_name("name"))}
-    position = next((i for i, w in enumerate(words) if w.start_byte <= start < w.end_byte), -1)
+    position = _at(words, start)
     if position > script:
         return {str(position - script - 1), "@", "*"}
     assigned = re.match(r"([A-Za-z_]\w*)=", _text(words[position])) if position >= 0 else None
     return {assigned.group(1)} if assigned and position < shell else set()
+
+
+def _at(words: list[Node], start: int) -> int:
+    """The index of the word of *words* holding byte *start*, else -1."""
+    index = bisect_right([w.start_byte for w in words], start) - 1
+    return index if index >= 0 and start < words[index].end_byte else -1
 
 
 def _literal_script(word: Node) -> str | None:

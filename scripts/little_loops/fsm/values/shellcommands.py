@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -87,25 +88,64 @@ def _words(command: Node) -> list[Any]:
     return [w.nodes[0] if len(w.nodes) == 1 else w for w in words]
 
 
+# A word of these names may change what the words after it are (see _words_problem).
+_HEADS = SHELLS | CODE | {"let", "printf", "test", "[", "env", "."}
+
+
+class Parts:
+    """A command's words, assignments and inputs, read once per command (not once per
+    value in it, so that a command of 10,000 values costs 10,000 steps, not 10,000²)."""
+
+    def __init__(self, command: Node) -> None:
+        self.words = _words(command)
+        self.starts = [w.start_byte for w in self.words]
+        children = command.children
+        self.assignments = [c for c in children if c.type == "variable_assignment"]
+        self.inputs = [c for c in children if c.type in ("heredoc_redirect", "herestring_redirect")]
+        literals = [_literal(w) for w in self.words]
+        names = [None if text is None else _name(text) for text in literals]
+        self.shells = tuple(i for i, name in enumerate(names) if name in SHELLS)
+        # The heads _words_problem must look at: the first word, and any word that is not
+        # a plain one or that names something that reads the words after it.
+        self.heads = [i for i, name in enumerate(names) if i == 0 or name is None or name in _HEADS]
+        self.dash_v = [i for i, w in enumerate(self.words) if _text(w) == "-v"]
+
+    def position(self, start: int) -> int:
+        """The index of the word holding byte *start*, else -1."""
+        index = bisect_right(self.starts, start) - 1
+        return index if index >= 0 and start < self.words[index].end_byte else -1
+
+    def dash_v_between(self, low: int, high: int) -> bool:
+        """True when a word `-v` stands at an index from *low* up to (not) *high*."""
+        index = bisect_left(self.dash_v, low)
+        return index < len(self.dash_v) and self.dash_v[index] < high
+
+
+@lru_cache(maxsize=256)
+def parts(command: Node) -> Parts:
+    """*command*'s Parts (a cached node keeps its tree, so it is never another tree's)."""
+    return Parts(command)
+
+
 def command_problem(command: Node, inner: Node, start: int) -> str:
     """Why the reference at byte *start*, in the part *inner* of *command*, would run."""
     if command.type == "unset_command":
         return RUNS.format(name="unset")
     if command.type == "declaration_command":
         return _declaration(command, inner, start)
-    for child in command.children:
-        inside = child.start_byte <= start < child.end_byte
-        if inside and child.type in ("heredoc_redirect", "herestring_redirect"):
+    facts = parts(command)
+    for child in facts.inputs:
+        if child.start_byte <= start < child.end_byte:
             return (
                 "in the input of a shell that reads it as its script" if runs_stdin(command) else ""
             )
-    words = _words(command)
-    assigned = _assignment(command, start)
+    words = facts.words
+    assigned = _assignment(facts, start)
     if assigned:
         return assigned
     if inner.type == "variable_assignment" or not words:
         return ""  # `V=${...} cmd`: an environment variable for cmd
-    position = next((i for i, w in enumerate(words) if w.start_byte <= start < w.end_byte), -1)
+    position = facts.position(start)
     if position == 0 and split_by_bash(words[0], start):
         return SPLIT  # `$(echo ${...}) x`: the value's first word would name the command
     if position <= 0:
@@ -114,14 +154,16 @@ def command_problem(command: Node, inner: Node, start: int) -> str:
     if "=" in _text(words[position]) and _code_variable(variable):
         # `env PS4=... bash -x`, `time -p ! PS4=...`: an assignment all the same
         return _code_variable(variable)
-    return _words_problem(words, position, start)
+    return _words_problem(facts, position, start)
 
 
-def _words_problem(words: list[Any], position: int, start: int) -> str:
-    """Why the word at *position* of a command's *words* would run: the first names the
+def _words_problem(facts: Parts, position: int, start: int) -> str:
+    """Why the word at *position* of a command's words would run: the first names the
     command, and each wrapper (env, sudo, timeout ...) may name another after it."""
-    head = 0
-    while head < position:
+    words = facts.words
+    for head in facts.heads:
+        if head >= position:
+            break
         literal = _literal(words[head])
         if literal is None:
             return "in the arguments of a command whose name is not a plain word"
@@ -134,16 +176,16 @@ def _words_problem(words: list[Any], position: int, start: int) -> str:
             return RUNS.format(name=name)
         if name == "let":
             return ARITH
-        if name in ("printf",) and any(_text(w) == "-v" for w in words[head + 1 : position]):
+        if name in ("printf",) and facts.dash_v_between(head + 1, position):
             return "as printf -v's variable name, whose subscript bash evaluates"
-        if name in ("test", "[") and any(_text(w) == "-v" for w in words[head:]):
+        if name in ("test", "[") and facts.dash_v_between(head, len(words)):
             return "as the name a -v test reads (bash evaluates its subscript)"
         problem = _env_problem(words, head, position) if name == "env" else ""
         if problem:
             return problem
         if name not in WRAPPERS and head == 0:
-            return _hidden_shell(words, position)
-        head += 1  # a wrapper: any later word may name the command it runs
+            return _hidden_shell(facts, position)
+        # a wrapper: any later word may name the command it runs
     if split_by_bash(words[position], start):
         return SPLIT  # `env X=$(echo ${...})`: its words would be what the wrapper runs
     return ""
@@ -188,22 +230,17 @@ def _env_problem(words: list[Node], head: int, position: int) -> str:
     return ""
 
 
-def _hidden_shell(words: list[Node], position: int) -> str:
+def _hidden_shell(facts: Parts, position: int) -> str:
     """Why the word at *position* is the script of a shell's `-c` named by a later word of
     a command ll-loop does not know (`setpriv sh -c ...`, `docker run img sh -c ...`)."""
-    for index in _shells_named(tuple(words)):
+    words = facts.words
+    for index in facts.shells:
         name = _name(_literal(words[index]) or "")
         if 0 < index < position:
             problem = _shell_arguments(words, index, position, name)
             if problem == f"as the script {name} runs":
                 return problem
     return ""
-
-
-@lru_cache(maxsize=256)
-def _shells_named(words: tuple[Node, ...]) -> tuple[int, ...]:
-    """Where a command's *words* name a shell (once per command, not once per value)."""
-    return tuple(i for i, w in enumerate(words) if _name(_literal(w) or "") in SHELLS)
 
 
 def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> str:
@@ -231,9 +268,9 @@ def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> 
     return ""
 
 
-def _assignment(command: Node, start: int) -> str:
-    for child in command.children:
-        if child.type == "variable_assignment" and child.start_byte <= start < child.end_byte:
+def _assignment(facts: Parts, start: int) -> str:
+    for child in facts.assignments:
+        if child.start_byte <= start < child.end_byte:
             return assigned(child, start)
     return ""
 
@@ -284,7 +321,7 @@ def runs_stdin(command: Node) -> bool:
         return any(runs_stdin(child) for child in command.named_children)
     if command.type != "command":
         return False
-    words = _words(command)
+    words = parts(command).words
     for index, word in enumerate(words):
         literal = _literal(word)
         if literal is None:
@@ -334,10 +371,14 @@ def feeds_shell(redirect: Node) -> bool:
 
 def pipeline_problem(pipeline: Node, inner: Node) -> str:
     """Why a value in *inner*, a part of *pipeline*, reaches a shell reading stdin."""
-    after = False
-    for child in pipeline.children:
-        if after and runs_stdin(child):
-            return "in the input of a shell that reads it as its script"
-        if child.id == inner.id:
-            after = True
+    if inner.start_byte < _last_shell(pipeline):
+        return "in the input of a shell that reads it as its script"
     return ""
+
+
+@lru_cache(maxsize=256)
+def _last_shell(pipeline: Node) -> int:
+    """Where the last part of *pipeline* that is a shell reading its input starts (-1:
+    none is), read once per pipeline."""
+    shells = [child.start_byte for child in pipeline.children if runs_stdin(child)]
+    return shells[-1] if shells else -1

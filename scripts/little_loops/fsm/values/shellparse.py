@@ -132,6 +132,10 @@ def _where(root: Node, start: int, end: int) -> Placement:
                 return Placement(form=ARITH)
             return Placement(refused=UNKNOWN)
         chain.append(walk)
+        if walk.type == "list":
+            walk = _list_top(root, walk)  # `a && b && ...`: the lists between say nothing
+            if walk.id != chain[-1].id:
+                continue
         walk = walk.parent
     evaluated = _evaluated(chain, start) or _fed_to_shell(chain, start)
     if evaluated:
@@ -140,6 +144,32 @@ def _where(root: Node, start: int, end: int) -> Placement:
     if placed.words and (node.start_byte, node.end_byte) != (start, end):
         return replace(placed, words=False)  # part of a word: `a${words:...}` is one word
     return placed
+
+
+@lru_cache(maxsize=8)
+def _list_tops(root: Node) -> dict[int, Node]:
+    """For each `list` node of *root*'s tree met so far, the outermost `list` of the run of
+    lists it is in (filled as they are met: tree-sitter nests `a && b && c` one list per
+    operator, and each value walking them all would cost the square of their number)."""
+    return {}
+
+
+def _list_top(root: Node, node: Node) -> Node:
+    """The outermost of the `list` nodes that hold *node* (a list) one inside the next."""
+    tops = _list_tops(root)
+    path: list[Node] = []
+    walk = node
+    while walk.id not in tops:
+        parent = walk.parent
+        if parent is None or parent.type != "list":
+            tops[walk.id] = walk
+            break
+        path.append(walk)
+        walk = parent
+    top = tops[walk.id]
+    for inner in path:
+        tops[inner.id] = top
+    return top
 
 
 def _text(node: Node | None) -> str:

@@ -12,6 +12,7 @@ import re
 import secrets
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from little_loops.fsm.facts.errors import InterpolationError
@@ -41,6 +42,8 @@ FORMS = {
     HEREDOC_QUOTED: "${{{name}}}",  # its here-document is made unquoted (see _unquote)
     COMMENT: "${{{name}}}",
 }
+# The longest script `bash -c` takes (Linux MAX_ARG_STRLEN, 131,072 bytes with its NUL).
+MAX_SCRIPT_BYTES = 131072 - 1
 # A value *lookup* does not know (a dry run's output, time ...): written as the reference.
 UNKNOWN_VALUE = object()
 # One environment string holds at most this many bytes (Linux MAX_ARG_STRLEN), name too.
@@ -107,6 +110,12 @@ class _Template:
         self.where: dict[int, Placement] = dict(zip(wanted, found, strict=True))
 
 
+@lru_cache(maxsize=8)
+def _checked_template(text: str) -> _Template:
+    """*text* parsed once for the checks `validate` makes of it."""
+    return _Template(text)
+
+
 def _quoted(match: re.Match[str], raw_text: Any) -> bool:
     return match.group(0) != ESCAPE and not (match.group("raw") and raw_text is not None)
 
@@ -132,7 +141,7 @@ def unquotable(text: str) -> list[str]:
     (`${raw:...}` is never refused); an integer-only place is checked at run time."""
     if OPEN not in text:
         return []
-    template = _Template(text)
+    template = _checked_template(text)
     found = []
     for index, where in template.where.items():
         message = problem(template.matches[index], where)
@@ -146,7 +155,7 @@ def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
     word where it reads words: a list once made a word per item there."""
     if OPEN not in text:
         return []
-    template = _Template(text)
+    template = _checked_template(text)
     found: list[str] = []
     for index, where in template.where.items():
         match = template.matches[index]
@@ -199,7 +208,7 @@ def render(
     *paste_refused* (`unsafe_context_interpolation_ok`, `--compat`): then it is pasted as
     its text, as `${raw:...}` is and as little-loops pastes every value."""
     if OPEN not in text:
-        return Rendered(text)
+        return Rendered(_fits(text))
     expansion = Expansion(ctx)
 
     def value_of(match: re.Match[str]) -> Any:
@@ -215,19 +224,54 @@ def render(
     env: dict[str, str] = {}
     edits: list[tuple[int, int, str]] = []
     shown: list[tuple[int, int, str]] = []  # the same places, with the values in them
+    numbered = 0  # the references given an LL_V_n so far
     for index, where in template.where.items():
         match = template.matches[index]
         message = problem(match, where)
         if message:
             raise InterpolationError(message)
         start, end = template.spans[index]
-        number = len({name.split("_")[2] for name in env}) + 1  # LL_V_1, LL_V_2 ... in order
-        written, seen = _written(match, where, value_of(match), number, env)
+        held = len(env)
+        written, seen = _written(match, where, value_of(match), numbered + 1, env)
+        numbered += len(env) > held  # LL_V_1, LL_V_2 ... in order
         edits.append((start, end, written))
         shown.append((start, end, seen))
         if where.heredoc is not None:
             edits += _unquote(template.script, where.heredoc)
-    return Rendered(_apply(template.script, edits), env, _apply(template.script, shown))
+    return Rendered(_fits(_apply(template.script, edits)), env, _apply(template.script, shown))
+
+
+def _too_long(script: str) -> str:
+    size = len(script.encode(errors=_BYTES))
+    if size <= MAX_SCRIPT_BYTES:
+        return ""
+    return (
+        f"the script is {size:,} bytes (its values written as ${{{PREFIX}n}}), more than "
+        f"the {MAX_SCRIPT_BYTES:,} bash -c takes as one argument (Argument list too long): "
+        "put the commands in a script file and run it (bash FILE)"
+    )
+
+
+def _fits(script: str) -> str:
+    """*script*, when bash -c can take it as one argument; else InterpolationError."""
+    problem = _too_long(script)
+    if problem:
+        raise InterpolationError(problem)
+    return script
+
+
+def too_long(text: str) -> str:
+    """Why the shell action *text* is too long for `bash -c` once its references are
+    written as variables ("" when it fits): each value is taken as `0` (a `${raw:...}`
+    pasted is checked again with its value at run time)."""
+    # A reference becomes at most this many bytes more than its own text ('"${LL_V_n}"').
+    if len(text.encode(errors=_BYTES)) + 24 * text.count(OPEN) <= MAX_SCRIPT_BYTES:
+        return ""
+    try:
+        script = render(text, InterpolationContext(), lambda match: "0").script
+    except InterpolationError:
+        script = text  # a reference refused where it is: said on its own
+    return _too_long(script)
 
 
 def _written(
