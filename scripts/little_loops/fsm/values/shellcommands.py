@@ -28,6 +28,10 @@ DECLARE = {"declare", "typeset", "local", "export", "readonly"}
 CODE_VARIABLES = {"BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"}
 CODE_VARIABLES |= {"SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
 CODE_VARIABLES |= {"IFS", "PATH", "BASH_LOADABLES_PATH", "EXECIGNORE", "GLOBIGNORE"}
+# Variables whose assigned value bash evaluates as arithmetic (bash 5.2 evaluates RANDOM,
+# SRANDOM, OPTIND and HISTCMD; the others are dynamic too, refused in case a bash does).
+ARITH_VARIABLES = {"RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS", "LINENO"}
+ARITH_VARIABLES |= {"EPOCHSECONDS", "EPOCHREALTIME", "BASHPID", "BASH_SUBSHELL", "OPTERR"}
 # env's option that splits its value into a command line and runs it: -S, -iS, --split-string.
 _SPLIT = r"-[^-]*S|--s"
 _ENV_OPTION_VALUES = {"-u", "-C", "-a", "--unset", "--chdir", "--argv0"}
@@ -127,12 +131,13 @@ def parts(command: Node) -> Parts:
     return Parts(command)
 
 
-def command_problem(command: Node, inner: Node, start: int) -> str:
-    """Why the reference at byte *start*, in the part *inner* of *command*, would run."""
+def command_problem(command: Node, inner: Node, start: int, root: Node | None = None) -> str:
+    """Why the reference at byte *start*, in the part *inner* of *command*, would run
+    (*root*: the script it is in)."""
     if command.type == "unset_command":
         return RUNS.format(name="unset")
     if command.type == "declaration_command":
-        return _declaration(command, inner, start)
+        return _declaration(command, inner, start, root)
     facts = parts(command)
     for child in facts.inputs:
         if child.start_byte <= start < child.end_byte:
@@ -140,7 +145,7 @@ def command_problem(command: Node, inner: Node, start: int) -> str:
                 "in the input of a shell that reads it as its script" if runs_stdin(command) else ""
             )
     words = facts.words
-    assigned = _assignment(facts, start)
+    assigned = _assignment(facts, start, root)
     if assigned:
         return assigned
     if inner.type == "variable_assignment" or not words:
@@ -176,10 +181,19 @@ def _words_problem(facts: Parts, position: int, start: int) -> str:
             return RUNS.format(name=name)
         if name == "let":
             return ARITH
-        if name in ("printf",) and facts.dash_v_between(head + 1, position):
-            return "as printf -v's variable name, whose subscript bash evaluates"
+        if name == "printf" and _in_options(words, head, position):
+            # `printf -v NAME`, `-vNAME`, or a value that starts with -v: a variable name
+            return (
+                "where printf reads its options (a name after -v, or a value starting with "
+                "-v, is a variable whose subscript bash evaluates; write printf -- or a "
+                "format first)"
+            )
         if name in ("test", "[") and facts.dash_v_between(head, len(words)):
             return "as the name a -v test reads (bash evaluates its subscript)"
+        before = words[position - 1] if position > head + 1 else None
+        if name in ("test", "[") and before is not None and _quoted_literal(before) is None:
+            # `[ ${a} ${b} ]`: a value -v makes the next one a name whose subscript runs
+            return "after a value in a test, which may be the operator -v that reads a name"
         problem = _env_problem(words, head, position) if name == "env" else ""
         if problem:
             return problem
@@ -189,6 +203,29 @@ def _words_problem(facts: Parts, position: int, start: int) -> str:
     if split_by_bash(words[position], start):
         return SPLIT  # `env X=$(echo ${...})`: its words would be what the wrapper runs
     return ""
+
+
+def _in_options(words: list[Any], head: int, position: int) -> bool:
+    """True when the word at *position* is where the command at *head* still reads options:
+    every word between is an option (`--` ends them; a value there may start with `-`)."""
+    for index in range(head + 1, position):
+        text = _quoted_literal(words[index])
+        if text is None:
+            return True  # a value or an expansion: it may be an option
+        if text == "--" or not text.startswith("-"):
+            return False
+    return True
+
+
+def _quoted_literal(word: Any) -> str | None:
+    """A word's text as bash reads it when that is fixed: a plain word, '...', or "..."
+    with no expansion in it; else None."""
+    if word.type == "raw_string":
+        return _text(word)[1:-1]
+    if word.type == "string" and all(c.type in ('"', "string_content") for c in word.children):
+        text = _text(word)[1:-1]
+        return None if "\\" in text else text
+    return _literal(word)
 
 
 SPLIT = "in an unquoted $(...) where bash splits its output into the command to run"
@@ -253,7 +290,12 @@ def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> 
         if text in _SHELL_OPTION_VALUES:
             index += 2
             continue
-        if not text.startswith(("-", "+")) or text in ("-", "--"):
+        if text in ("-", "--"):
+            if index == position:
+                return f"in the options of {name}"
+            index += 1  # the end of its options: the next word is its script
+            break
+        if not text.startswith(("-", "+")):
             break
         if text.startswith("-") and not text.startswith("--") and "c" in text:
             command_string = True
@@ -268,21 +310,23 @@ def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> 
     return ""
 
 
-def _assignment(facts: Parts, start: int) -> str:
+def _assignment(facts: Parts, start: int, root: Node | None) -> str:
     for child in facts.assignments:
         if child.start_byte <= start < child.end_byte:
-            return assigned(child, start)
+            return assigned(child, start, root)
     return ""
 
 
-def assigned(assignment: Node, start: int) -> str:
-    """Why a value at byte *start* of *assignment* would run ("" when it is data)."""
+def assigned(assignment: Node, start: int, root: Node | None = None) -> str:
+    """Why a value at byte *start* of *assignment* would run ("" when it is data); *root*:
+    the script, whose `declare -i` names are evaluated as arithmetic."""
     named = assignment.child_by_field_name("name")
     if named is not None and named.start_byte <= start < named.end_byte:
         return "in the name of a variable bash assigns (it evaluates subscripts there)"
     name = _text(named)
-    if _code_variable(name):
-        return _code_variable(name)
+    problem = _code_variable(name, frozenset() if root is None else integer_names(root))
+    if problem:
+        return problem
     value = assignment.child_by_field_name("value")
     if value is not None and value.type == "array" and "[" in _text(value):
         return "in a compound array assignment, whose [subscripts] bash evaluates"
@@ -291,20 +335,50 @@ def assigned(assignment: Node, start: int) -> str:
     return ""
 
 
-def _code_variable(name: str) -> str:
-    """Why a value assigned to the variable *name* would run ("" for most names)."""
+def _code_variable(name: str, integers: frozenset[str] = frozenset()) -> str:
+    """Why a value assigned to the variable *name* would run ("" for most names); the
+    script declares the variables *integers* with -i (all of them when it holds "*")."""
     if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
         return f"as the value of {name}, which bash or the programs it starts read as code"
+    if name in ARITH_VARIABLES or name in integers or "*" in integers:
+        return f"as the value of {name}, which bash evaluates as arithmetic (subscripts run)"
     return ""
 
 
-def _declaration(command: Node, inner: Node, start: int) -> str:
+@lru_cache(maxsize=64)
+def integer_names(root: Node) -> frozenset[str]:
+    """The variables a script declares with -i (declare, typeset, local ... in any spelling
+    of the flags); "*" when it declares one whose name ll-loop cannot read."""
+    found: set[str] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        pending += node.children
+        if node.type != "declaration_command":
+            continue
+        words = [_text(c) for c in node.children[1:]]
+        if not any(w.startswith(("-", "+")) and "i" in w for w in words):
+            continue
+        for child in node.children[1:]:
+            text = _text(child)
+            if text.startswith(("-", "+")):
+                continue
+            assigns = child.type == "variable_assignment"
+            name = child.child_by_field_name("name") if assigns else child
+            plain = None if name is None else _literal(name)
+            if name is not None and name.type == "variable_name":
+                plain = _text(name)
+            found.add(plain if plain and re.fullmatch(r"\w+", plain) else "*")
+    return frozenset(found)
+
+
+def _declaration(command: Node, inner: Node, start: int, root: Node | None) -> str:
     flags = "".join(_text(c) for c in command.children if _text(c).startswith(("-", "+")))
     if any(flag in flags for flag in "inaA"):
         return "in a declare/local/export with -i, -n, -a or -A, which evaluate values"
     if inner.type != "variable_assignment":
         return "as a name declare/local/export reads (bash evaluates subscripts and =(...))"
-    return assigned(inner, start) or (
+    return assigned(inner, start, root) or (
         "in a compound assignment =(...)" if _text(inner).find("=(") >= 0 else ""
     )
 

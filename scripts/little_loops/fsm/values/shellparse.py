@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.values.shellcalls import calls, nodes
+from little_loops.fsm.values.shellcalls import Seen, calls, nodes
 from little_loops.fsm.values.shellcommands import (
     assigned,
     command_problem,
@@ -112,11 +112,17 @@ def _shell_on_a_descriptor(root: Node) -> bool:
     return False
 
 
-def _place(root: Node, start: int, end: int, follow: int = 4) -> Placement:
+def _place(root: Node, start: int, end: int, seen: Seen | None = None) -> Placement:
     """Where the bytes *start*..*end* land; an argument of an alias or a function the script
-    defines is placed where the alias or the function puts it (*follow* calls deep)."""
+    defines is placed where the alias or the function puts it, to any depth (a use already
+    *seen* on the way is not followed again: its other uses decide)."""
+    seen = set() if seen is None else seen
+    key = (root.id, start, end)
+    if key in seen:
+        return Placement(form=WORD)
+    seen.add(key)
     placed = _where(root, start, end)
-    called = calls(root, start, follow, _place) if follow and not placed.refused else ""
+    called = calls(root, start, seen, _place) if not placed.refused else ""
     return Placement(refused=called) if called else placed
 
 
@@ -203,13 +209,13 @@ def _evaluated(chain: list[Node], start: int) -> str:
             if text == "-v":
                 return "as the name a -v test reads (bash evaluates its subscript)"
         elif kind == "variable_assignment":  # `PS4=...; set -x`, or inside one's value
-            problem = assigned(node, start)
+            problem = assigned(node, start, chain[-1])
             if problem and problem != ARITH:  # `a[0]=${...}`: only the subscript is
                 return problem
         elif kind == "array" and b"[" in (inner.text or b""):
             return "in a compound array assignment, whose [subscripts] bash evaluates"
         elif kind in ("command", "declaration_command", "unset_command"):
-            problem = command_problem(node, inner, start)
+            problem = command_problem(node, inner, start, chain[-1])
             if problem:
                 return problem
         elif kind == "file_redirect" and any(c.type in (">&", "<&") for c in node.children):
