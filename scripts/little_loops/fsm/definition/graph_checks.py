@@ -43,7 +43,12 @@ from little_loops.fsm.values.references import (
     checked_references,
     near_misses,
 )
-from little_loops.fsm.values.shellquote import one_word_lists, too_long, unquotable
+from little_loops.fsm.values.shellquote import (
+    interpreted,
+    one_word_lists,
+    too_long,
+    unquotable,
+)
 
 KeyPath = tuple[str | int, ...]
 
@@ -277,7 +282,7 @@ class _GraphChecker:
             if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
                 for problem in unquotable(text):
                     self.add(path, problem, check=UNQUOTABLE_REFERENCE)
-                for note in one_word_lists(text, self.lists):
+                for note in one_word_lists(text, self.lists) + interpreted(text):
                     self.add(path, note, "warning")
             for namespace, ref_path, fallback in checked_references(text):
                 ref = f"${{{namespace}.{ref_path}}}"

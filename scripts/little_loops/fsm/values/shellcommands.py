@@ -113,6 +113,7 @@ class Parts:
         # a plain one or that names something that reads the words after it.
         self.heads = [i for i, name in enumerate(names) if i == 0 or name is None or name in _HEADS]
         self.dash_v = [i for i, w in enumerate(self.words) if _text(w) == "-v"]
+        self.programs = [i for i, name in enumerate(names) if _interpreter(name)]
 
     def position(self, start: int) -> int:
         """The index of the word holding byte *start*, else -1."""
@@ -203,6 +204,90 @@ def _words_problem(facts: Parts, position: int, start: int) -> str:
     if split_by_bash(words[position], start):
         return SPLIT  # `env X=$(echo ${...})`: its words would be what the wrapper runs
     return ""
+
+
+# Programs that run text handed to them as code (beyond bash: a warning, not a refusal):
+# the options whose value is program text, and whether their first operand is one (awk).
+INTERPRETERS: dict[str, tuple[frozenset[str], bool]] = {
+    "python": (frozenset({"-c"}), False),
+    "pypy": (frozenset({"-c"}), False),
+    "node": (frozenset({"-e", "--eval", "-p", "--print"}), False),
+    "nodejs": (frozenset({"-e", "--eval", "-p", "--print"}), False),
+    "perl": (frozenset({"-e", "-E"}), False),
+    "ruby": (frozenset({"-e"}), False),
+    "php": (frozenset({"-r"}), False),
+    "lua": (frozenset({"-e"}), False),
+    "Rscript": (frozenset({"-e"}), False),
+    "osascript": (frozenset({"-e"}), False),
+    "awk": (frozenset({"-e", "--source"}), True),
+    "sed": (frozenset({"-e", "--expression"}), True),
+}
+for _alias, _same in {"gawk": "awk", "mawk": "awk", "nawk": "awk", "gsed": "sed"}.items():
+    INTERPRETERS[_alias] = INTERPRETERS[_same]
+# Their options that take the next word as a value that is not program text.
+_PROGRAM_OPTION_VALUES = {"-F", "-v", "-f", "--file", "-i", "-m", "-W", "-r", "-I", "-M"}
+
+
+def _interpreter(name: str | None) -> str:
+    """The INTERPRETERS key *name* stands for ("python3.11" is python), else ""."""
+    if not name:
+        return ""
+    plain = re.sub(r"[0-9.]+$", "", name)
+    return plain if plain in INTERPRETERS else ""
+
+
+def program_text(command: Node, start: int) -> str:
+    """The interpreter (python3, node, awk ...) that gets the value at byte *start* of
+    *command* as its program text ("" when none does)."""
+    facts = parts(command)
+    position = facts.position(start)
+    words = facts.words
+    for index in facts.programs:
+        if index >= position:
+            break
+        name = _name(_literal(words[index]) or "")
+        options, operand = INTERPRETERS[_interpreter(name)]
+        before = _text(words[position - 1]) if position - 1 > index else ""
+        text = _text(words[position])
+        if before in options or any(len(o) == 2 and text.startswith(o) for o in options):
+            return name
+        if operand and position == _first_operand(words, index, options):
+            return name
+    return ""
+
+
+def stdin_program(command: Node) -> str:
+    """The interpreter that *command* runs with no program text in its words, so that it
+    reads its program from its input (`python3 - <<EOF`, `node <<EOF`), else ""."""
+    facts = parts(command)
+    for index in facts.programs[:1]:
+        name = _name(_literal(facts.words[index]) or "")
+        options, operand = INTERPRETERS[_interpreter(name)]
+        rest = [_text(w) for w in facts.words[index + 1 :]]
+        if operand or any(w in options or w.startswith(tuple(options)) for w in rest):
+            return ""
+        script = next((w for w in rest if not w.startswith("-") or w == "-"), "-")
+        return name if script in ("-", *_STDIN_FILES) else ""
+    return ""
+
+
+def _first_operand(words: list[Any], index: int, options: frozenset[str]) -> int:
+    """Where awk's (sed's) program operand is: the first word after its options; -1 when
+    an option gives the program (`-f FILE`, `-e TEXT`)."""
+    at = index + 1
+    while at < len(words):
+        text = _text(words[at])
+        if text in options or text in ("-f", "--file") or text.startswith("--file="):
+            return -1
+        if text == "--":
+            return at + 1
+        if text in _PROGRAM_OPTION_VALUES:
+            at += 2
+        elif text.startswith("-") and text != "-":
+            at += 1
+        else:
+            return at
+    return -1
 
 
 def _in_options(words: list[Any], head: int, position: int) -> bool:

@@ -13,7 +13,9 @@ from little_loops.fsm.values.shellcommands import (
     command_problem,
     feeds_shell,
     pipeline_problem,
+    program_text,
     runs_stdin,
+    stdin_program,
 )
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ class Placement:
     refused: str = ""
     words: bool = False  # a whole argument word, where a list may become many words
     heredoc: tuple[int, int, int, int] | None = None  # start, end, body start, body end
+    program: str = ""  # the interpreter (python3, awk ...) that gets it as program text
 
 
 @cache
@@ -148,8 +151,25 @@ def _where(root: Node, start: int, end: int) -> Placement:
         return Placement(form=ARITH) if evaluated == ARITH else Placement(refused=evaluated)
     placed = _form(chain)
     if placed.words and (node.start_byte, node.end_byte) != (start, end):
-        return replace(placed, words=False)  # part of a word: `a${words:...}` is one word
-    return placed
+        placed = replace(placed, words=False)  # part of a word: `a${words:...}` is one word
+    program = _program(chain, start)
+    return replace(placed, program=program) if program else placed
+
+
+def _program(chain: list[Node], start: int) -> str:
+    """The interpreter that gets the value at *start* as program text, in its words or in
+    a here-document or here-string it reads its program from ("" when none)."""
+    for inner, node in zip(chain, chain[1:], strict=False):
+        if node.type == "command":
+            fed = inner.type in ("heredoc_redirect", "herestring_redirect")
+            return stdin_program(node) if fed else program_text(node, start)
+        if node.type == "redirected_statement" and "redirect" in inner.type:
+            body = node.child_by_field_name("body")
+            if body is not None and body.type == "command":
+                return stdin_program(body)
+        if node.type in ("command_substitution", "process_substitution", "subshell"):
+            return ""
+    return ""
 
 
 @lru_cache(maxsize=8)

@@ -150,6 +150,25 @@ def unquotable(text: str) -> list[str]:
     return found
 
 
+def interpreted(text: str) -> list[str]:
+    """A warning for each reference that another program gets as its program text
+    (`python3 -c`, `node -e`, `awk`, a here-document `python3` reads): bash keeps it
+    data, but that program may run it."""
+    if OPEN not in text:
+        return []
+    template = _checked_template(text)
+    found = []
+    for index, where in template.where.items():
+        if where.program and not where.refused:
+            ref = template.matches[index].group(0)
+            found.append(
+                f"{ref} is program text for {where.program}: ll-loop keeps bash from running "
+                f"it, but {where.program} may run it as code (pass it as data: an argument or "
+                "an environment variable the program reads)"
+            )
+    return found
+
+
 def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
     """A note for each `${context.NAME}` of a list (NAME in *lists*) that bash gets as one
     word where it reads words: a list once made a word per item there."""

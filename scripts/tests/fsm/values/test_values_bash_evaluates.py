@@ -100,3 +100,42 @@ def test_run_compat_says_on_stderr_what_it_pastes_as_code(tmp_path: Path) -> Non
     line = next(x for x in ran.stderr.splitlines() if "--compat pastes as code" in x)
     assert line.startswith(f"ll-loop: warning: --compat pastes as code: state 'a': {R}: ")
     assert "in the arguments of eval" in line
+
+
+# A value another program gets as its program text: bash keeps it data, so the run goes
+# on, but `validate` warns, naming the program.
+PROGRAM_TEXT = {
+    "python3 -c": ("python3", f"python3 -c {R}"),
+    "python3 -c in quotes": ("python3", f"python3 -c \"print('{R}')\""),
+    "node -e": ("node", f"node -e {R}"),
+    "perl -e attached": ("perl", f"perl -e'{R}'"),
+    "awk program": ("awk", f"awk '{{print \"{R}\"}}' /dev/null"),
+    "behind timeout": ("python3", f"timeout 5 python3 -c {R}"),
+    "here-document": ("python3", f"python3 - <<EOF\nprint('{R}')\nEOF"),
+    "here-string": ("node", f"node <<< {R}"),
+}
+
+
+@pytest.mark.parametrize("case", PROGRAM_TEXT)
+def test_validate_warns_where_another_program_gets_a_value_as_its_code(
+    tmp_path: Path, case: str
+) -> None:
+    program, action = PROGRAM_TEXT[case]
+    (tmp_path / ".loops").mkdir()
+    path = tmp_path / ".loops" / "x.yaml"
+    path.write_text(yaml.safe_dump(_loop("x", action)), encoding="utf-8")
+    checked = ll_loop(tmp_path, "validate", str(path), timeout=60)
+    assert checked.returncode == 0, checked.stdout
+    assert f"warning: loop 'x' > states > a > action: {R} is program text for {program}:" in (
+        checked.stdout
+    )
+
+
+def test_no_warning_where_the_program_gets_the_value_as_data(tmp_path: Path) -> None:
+    action = f"python3 -c 'import sys; print(sys.argv[1])' {R}; awk -v v={R} 'BEGIN{{print v}}'"
+    (tmp_path / ".loops").mkdir()
+    path = tmp_path / ".loops" / "x.yaml"
+    path.write_text(yaml.safe_dump(_loop("x", action)), encoding="utf-8")
+    checked = ll_loop(tmp_path, "validate", str(path), timeout=60)
+    assert checked.returncode == 0
+    assert "program text" not in checked.stdout
