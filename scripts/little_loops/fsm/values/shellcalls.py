@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -43,14 +43,22 @@ def nodes(root: Node) -> list[Node]:
     return found
 
 
-def calls(root: Node, start: int, follow: Seen, place: Place) -> str:
+def calls(root: Node, start: int, commands: Sequence[Node], follow: Seen, place: Place) -> str:
     """Why the value at *start*, handed to an alias, a function the script defines or the
-    script of `sh -c`, would run there ("" when it stays data)."""
-    node = root.descendant_for_byte_range(start, start)
-    while node is not None and node.type != "command":
-        node = node.parent
-    named = None if node is None else node.child_by_field_name("name")
-    if node is None or named is None or named.start_byte <= start < named.end_byte:
+    script of `sh -c` by one of *commands* (those around it, innermost first: a value in
+    `f "$(echo ...)"` reaches f too), would run there ("" when it stays data)."""
+    for command in commands:
+        why = _call(root, command, start, follow, place)
+        if why:
+            return why
+    return ""
+
+
+def _call(root: Node, node: Node, start: int, follow: Seen, place: Place) -> str:
+    """Why the value at *start*, in the words of the command *node*, would run in what
+    that command calls ("" when it stays data)."""
+    named = node.child_by_field_name("name")
+    if named is None or named.start_byte <= start < named.end_byte:
         return ""
     inner = _script_argument(node, start, follow, place)
     assigned = parts(node).assignments

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
@@ -60,6 +60,8 @@ class Placement:
     words: bool = False  # a whole argument word, where a list may become many words
     heredoc: tuple[int, int, int, int] | None = None  # start, end, body start, body end
     program: str = ""  # the interpreter (python3, awk ...) that gets it as program text
+    # The commands around it, innermost first (a value in `f "$(echo ${...})"` reaches f).
+    commands: tuple[Node, ...] = field(default=(), compare=False, repr=False)
 
 
 @cache
@@ -125,8 +127,9 @@ def _place(root: Node, start: int, end: int, seen: Seen | None = None) -> Placem
         return Placement(form=WORD)
     seen.add(key)
     placed = _where(root, start, end)
-    called = calls(root, start, seen, _place) if not placed.refused else ""
-    return Placement(refused=called) if called else placed
+    commands = placed.commands
+    called = calls(root, start, commands, seen, _place) if not placed.refused else ""
+    return Placement(refused=called) if called else replace(placed, commands=())
 
 
 def _where(root: Node, start: int, end: int) -> Placement:
@@ -152,8 +155,8 @@ def _where(root: Node, start: int, end: int) -> Placement:
     placed = _form(chain)
     if placed.words and (node.start_byte, node.end_byte) != (start, end):
         placed = replace(placed, words=False)  # part of a word: `a${words:...}` is one word
-    program = _program(chain, start)
-    return replace(placed, program=program) if program else placed
+    commands = tuple(n for n in chain if n.type == "command")
+    return replace(placed, program=_program(chain, start), commands=commands)
 
 
 def _program(chain: list[Node], start: int) -> str:
