@@ -65,6 +65,9 @@ def _call(root: Node, node: Node, start: int, follow: Seen, place: Place) -> str
     if inner or any(c.start_byte <= start < c.end_byte for c in assigned):
         return inner  # `V=${...} f`: an environment variable
     name = _text(named)
+    if name == "set":  # `set -- ${...}`: the script's own $1, $@ ... from here on
+        why = _used(root, root, {"@", "*", "#"}, follow, place)
+        return f"as a positional parameter set by set, which the script puts {why}" if why else ""
     if name in _aliases(root):
         return f"in the arguments of alias {name}, which ll-loop cannot follow"
     for body in _bodies(root).get(name, []):

@@ -28,6 +28,7 @@ DECLARE = {"declare", "typeset", "local", "export", "readonly"}
 CODE_VARIABLES = {"BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"}
 CODE_VARIABLES |= {"SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
 CODE_VARIABLES |= {"IFS", "PATH", "BASH_LOADABLES_PATH", "EXECIGNORE", "GLOBIGNORE"}
+CODE_VARIABLES |= {"BASH_ALIASES", "BASH_CMDS"}  # an alias's text, a command's program
 # Variables whose assigned value bash evaluates as arithmetic (bash 5.2 evaluates RANDOM,
 # SRANDOM, OPTIND and HISTCMD; the others are dynamic too, refused in case a bash does).
 ARITH_VARIABLES = {"RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS", "LINENO"}
@@ -423,7 +424,7 @@ def assigned(assignment: Node, start: int, root: Node | None = None) -> str:
 def _code_variable(name: str, integers: frozenset[str] = frozenset()) -> str:
     """Why a value assigned to the variable *name* would run ("" for most names); the
     script declares the variables *integers* with -i (all of them when it holds "*")."""
-    if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
+    if name.split("[", 1)[0] in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
         return f"as the value of {name}, which bash or the programs it starts read as code"
     if name in ARITH_VARIABLES or name in integers or "*" in integers:
         return f"as the value of {name}, which bash evaluates as arithmetic (subscripts run)"

@@ -32,6 +32,8 @@ EVALUATED = {
     "function-prompt": f'f() {{ echo "${{1@P}}"; }}; f {R}',
     "mutual-recursion": f'f() {{ g "$@"; }}; g() {{ RANDOM=$1; f "$@"; }}; f {R}',
     "tenth-argument": f'f() {{ echo "${{10}}" | bash; }}; f 1 2 3 4 5 6 7 8 9 {R}',
+    "set-positional": f'set -- {R}; eval "$1"',
+    "bash-aliases": f"BASH_ALIASES[x]={R}; shopt -s expand_aliases",
     # found by the value fuzz: a value inside $(...) or backticks in a function's argument
     "function-substitution": f'f() {{ $1; }}; f "$(echo {R})"',
     "function-backticks": f'f() {{ echo "${{2}}" | bash; }}; f 1 "`echo {R}`"',
