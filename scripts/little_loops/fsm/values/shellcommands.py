@@ -94,7 +94,7 @@ def _words(command: Node) -> list[Any]:
 
 
 # A word of these names may change what the words after it are (see _words_problem).
-_HEADS = SHELLS | CODE | {"let", "printf", "test", "[", "env", "."}
+_HEADS = SHELLS | CODE | DECLARE | {"let", "printf", "test", "[", "env", "."}
 
 
 class Parts:
@@ -157,10 +157,11 @@ def command_problem(command: Node, inner: Node, start: int, root: Node | None = 
         return SPLIT  # `$(echo ${...}) x`: the value's first word would name the command
     if position <= 0:
         return ""  # the command's name: a program named by the value (one word)
-    variable = _text(words[position]).split("=", 1)[0]
-    if "=" in _text(words[position]) and _code_variable(variable):
+    variable = _text(words[position]).split("=", 1)[0].removesuffix("+")
+    integers = frozenset() if root is None else integer_names(root)
+    if "=" in _text(words[position]) and _code_variable(variable, integers):
         # `env PS4=... bash -x`, `time -p ! PS4=...`: an assignment all the same
-        return _code_variable(variable)
+        return _code_variable(variable, integers)
     return _words_problem(facts, position, start)
 
 
@@ -183,6 +184,8 @@ def _words_problem(facts: Parts, position: int, start: int) -> str:
             return RUNS.format(name=name)
         if name == "let":
             return ARITH
+        if name in DECLARE and head > 0:  # `time -p declare -i n=...`, read as words
+            return f"in the arguments of {name} behind {_text(words[0])} (read as plain words)"
         if name == "printf" and _in_options(words, head, position):
             # `printf -v NAME`, `-vNAME`, or a value that starts with -v: a variable name
             return (

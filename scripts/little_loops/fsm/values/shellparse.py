@@ -76,24 +76,49 @@ def _parser() -> Parser:
 def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
     """Where each of *spans* (byte ranges of placeholder words in *script*) lands."""
     root = _parser().parse(script).root_node
-    if root.has_error or _misread(root):  # bash may read it differently from any guess
+    if root.has_error:  # bash may read it differently from any guess
         return [Placement(refused=UNKNOWN) for _ in spans]
     if _shell_on_a_descriptor(root):
         return [Placement(refused=ON_A_DESCRIPTOR) for _ in spans]
+    if _misread(root):
+        return [Placement(refused=UNKNOWN) for _ in spans]
     return [_place(root, start, end) for start, end in spans]
 
 
 def _misread(root: Node) -> bool:
     """True when the tree has a word bash cannot have read as one: an unquoted blank or
     newline not escaped by a backslash inside it (tree-sitter sometimes swallows the next
-    line into a redirect's word)."""
+    line into a redirect's word), or a reserved word read as a command (`! while ...` and
+    `time -p if ...` come out as commands named `while`, `do`, with `if` an argument)."""
     stack = [root]
     while stack:
         node = stack.pop()
         if node.type == "word" and node.text is not None and re.search(_BLANK, node.text):
             return True
+        if node.type == "command" and _reserved_as_command(node):
+            return True
         if node.type not in _NO_WORDS:
             stack.extend(node.children)
+    return False
+
+
+_RESERVED = {b"if", b"then", b"else", b"elif", b"fi", b"do", b"done", b"while", b"until"}
+_RESERVED |= {b"for", b"case", b"esac", b"select", b"function", b"in", b"{", b"}", b"[[", b"]]"}
+# Words after which bash still reads a reserved word as one (`time -p if ...`).
+_BEFORE_RESERVED = {b"time", b"-p", b"!", b"coproc", b"--"}
+
+
+def _reserved_as_command(command: Node) -> bool:
+    """True when *command*'s name is a reserved word, or one follows `time`, `-p`, `!` ...
+    at its start: bash reads a compound command there, tree-sitter did not."""
+    for child in command.children:
+        if child.type in ("variable_assignment", "comment") or "redirect" in child.type:
+            continue
+        text = child.text or b""
+        if text in _RESERVED:
+            return True
+        if text not in _BEFORE_RESERVED:
+            return False
     return False
 
 

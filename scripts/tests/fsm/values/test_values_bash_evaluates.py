@@ -37,6 +37,9 @@ EVALUATED = {
     # found by the value fuzz: a value inside $(...) or backticks in a function's argument
     "function-substitution": f'f() {{ $1; }}; f "$(echo {R})"',
     "function-backticks": f'f() {{ echo "${{2}}" | bash; }}; f 1 "`echo {R}`"',
+    "time-declare-i": f'( time -p declare -i n="`echo {R}`" )',
+    "time-compound": f"time -p if true; then eval {R}; fi",
+    "negated-while": f"! while true; do {{ trap $((1)){R} EXIT; }}; break; done",
 }
 # The same value as data: these must run, and print the value unchanged.
 DATA = {
