@@ -106,6 +106,9 @@ def run_command(
     if not options.quiet:
         for warning in prose_warnings(fsm):
             print(f"ll-loop: warning: {warning}", file=sys.stderr)
+    if options.compat:
+        for pasted in pasted_as_code(fsm):
+            print(f"ll-loop: warning: --compat pastes as code: {pasted}", file=sys.stderr)
     loops_dir = loops_dir.resolve()
     from little_loops.fsm.runs.start import ready_to_start
 
@@ -147,6 +150,20 @@ def print_plan(fsm: FSMLoop, path: Path) -> int:
         stop = "a run would stop before its first step: " if fsm.max_cost_usd is not None else ""
         print(f"ll-loop: note: {stop}{line}", file=sys.stderr)
     return ExitCode.OK
+
+
+def pasted_as_code(fsm: FSMLoop) -> list[str]:
+    """Each reference of a shell action that `--compat` pastes into it as code (where the
+    quoting refuses it, as `validate --compat` warns), by state: said when the run starts."""
+    from little_loops.fsm.actions.spec import Interpolation
+    from little_loops.fsm.values.shellquote import unquotable
+
+    out = []
+    for name, state in fsm.states.items():
+        shell = state.action_kind().interpolation is Interpolation.SHELL
+        if state.action and shell and not state.is_approval():
+            out += [f"state '{name}': {problem}" for problem in unquotable(state.action)]
+    return out
 
 
 def prose_warnings(fsm: FSMLoop) -> list[str]:

@@ -171,7 +171,53 @@ EVAL: list[Make] = [
     lambda g, w: f"coproc {{ eval {w}; }}; wait",
     lambda g, w: f"setsid -w sh -c {w}",
     lambda g, w: f"stdbuf -o0 bash -c {w}",
+    # issue 41 item 10: arithmetic variables, options with the name attached, `--`, code
+    # in a double-quoted -c script, functions to any depth, a value as a function's command
+    lambda g, w: f"RANDOM={w}",
+    lambda g, w: f"SRANDOM={w}; :",
+    lambda g, w: f"OPTIND={w}",
+    lambda g, w: f"HISTCMD={w}",
+    lambda g, w: f"declare -i n; n={w}",
+    lambda g, w: f"typeset -il n; n+={w}",
+    lambda g, w: f"f() {{ n={w}; }}; local_i() {{ local -i n; f; }}; local_i",
+    lambda g, w: f"printf -v{w} x",
+    lambda g, w: f"printf {w} x",
+    lambda g, w: f"builtin printf {w} x",
+    lambda g, w: f"command printf -v {w} x",
+    lambda g, w: f"\\printf {w} x",
+    lambda g, w: f"pr\\intf {w} x",
+    lambda g, w: f"builtin eval {w}",
+    lambda g, w: f"command eval {w}",
+    lambda g, w: f"\\eval {w}",
+    lambda g, w: f"e\\val {w}",
+    lambda g, w: f"'eval' {w}",
+    lambda g, w: f"sh -c -- {w}",
+    lambda g, w: f"bash -c - {w}",
+    lambda g, w: f"bash -e -c -- {w}",
+    lambda g, w: f'bash -c "eval \\"\\$1\\"" _ {w}',
+    lambda g, w: f'V={w} sh -c "eval \\"\\$V\\""',
+    lambda g, w: f"f() {{ $1; }}; f {w}",
+    lambda g, w: f"f() {{ command $1; }}; f {w}",
+    lambda g, w: f'f() {{ echo "${{!1}}"; }}; f {w}',
+    lambda g, w: f'f() {{ echo "${{1@P}}"; }}; f {w}',
+    lambda g, w: f"f() {{ (( $1 )); }}; f {w}",
+    lambda g, w: f'f() {{ printf -v "$1" x; }}; f {w}',
+    lambda g, w: f"f() {{ RANDOM=$1; }}; f {w}",
+    lambda g, w: _chain(g, w),
+    lambda g, w: (
+        f'f() {{ g "$@"; }}; g() {{ [ $# -gt 3 ] && {{ eval "$1"; return; }}; f "$@" x; }}; f {w}'
+    ),
+    lambda g, w: f'f() {{ echo "${{10}}" | bash; }}; f 1 2 3 4 5 6 7 8 9 {w}',
+    lambda g, w: f"[ {w} {w} ]",
 ]
+
+
+def _chain(g: random.Random, w: str) -> str:
+    """A chain of 5 to 40 functions, each calling the one before, the first evals `$1`."""
+    depth = g.randint(5, 40)
+    calls = "\n".join(f'f{i}() {{ f{i - 1} "$@"; }}' for i in range(2, depth + 1))
+    return f'f1() {{ eval "$1"; }}\n{calls}\nf{depth} {w}'
+
 
 # A block around the command `c`.
 BLOCKS: list[Make] = [
@@ -204,6 +250,8 @@ BLOCKS: list[Make] = [
     lambda g, c: f"coproc {{ {c}; }}; wait",
     lambda g, c: f"echo `true` && {c}",
     lambda g, c: f'echo "$( ( {c} ) )"',
+    lambda g, c: f"g1() {{ {c}; }}; g2() {{ g1; }}; g3() {{ g2; }}; g3",
+    lambda g, c: f"f() {{ local -i k=1; {c}; }}; f",
 ]
 
 # Blocks that hand the command to another shell as code: the reference is then in code.
@@ -340,6 +388,9 @@ def hostile_values(marks: str) -> list[str]:
         f"|| {t}",
         f"& {t}",
         f"<(touch {marks}/M$LLFUZZ_T)",
+        f"-va[$({t})]",
+        f"-v a[$({t})]",
+        f"{t} x",
     ]
 
 

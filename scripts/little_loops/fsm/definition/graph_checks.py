@@ -43,7 +43,13 @@ from little_loops.fsm.values.references import (
     checked_references,
     near_misses,
 )
-from little_loops.fsm.values.shellquote import escape_problems, one_word_lists, unquotable
+from little_loops.fsm.values.shellquote import (
+    escape_problems,
+    interpreted,
+    one_word_lists,
+    too_long,
+    unquotable,
+)
 
 KeyPath = tuple[str | int, ...]
 
@@ -261,6 +267,10 @@ class _GraphChecker:
             self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
         captures = captured_names(self.fsm)
         for path, text in self.strings():
+            if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
+                problem = too_long(text)
+                if problem:
+                    self.add(path, problem)
             if OPEN not in text:
                 continue  # no reference, and nothing that looks like one
             for miss in near_misses(text):
@@ -278,7 +288,7 @@ class _GraphChecker:
                     self.add(path, problem, "error" if refs else "warning")
                 for problem in unquotable(text):
                     self.add(path, problem, check=UNQUOTABLE_REFERENCE)
-                for note in one_word_lists(text, self.lists):
+                for note in one_word_lists(text, self.lists) + interpreted(text):
                     self.add(path, note, "warning")
             for namespace, ref_path, fallback in checked_references(text):
                 ref = f"${{{namespace}.{ref_path}}}"

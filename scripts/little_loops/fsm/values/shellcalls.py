@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.values.shellcommands import SHELLS
+from little_loops.fsm.values.shellcommands import SHELLS, WRAPPERS, parts
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-# Where a reference at (root, start, end) lands, followed *follow* calls deep: shellparse's
-# placement, handed in (it calls back here).
-Place = Callable[["Node", int, int, int], Any]
+# Where a reference at (root, start, end) lands, followed through every call not yet in
+# *seen* (so to any depth, each function's use once): shellparse's placement, handed in.
+Seen = set[tuple[int, int, int]]
+Place = Callable[["Node", int, int, Seen], Any]
 ARITH = "arith"  # (shellparse.ARITH)
 _NAMES = {"variable_name", "special_variable_name"}
 
@@ -41,39 +43,86 @@ def nodes(root: Node) -> list[Node]:
     return found
 
 
-def calls(root: Node, start: int, follow: int, place: Place) -> str:
+def calls(root: Node, start: int, commands: Sequence[Node], follow: Seen, place: Place) -> str:
     """Why the value at *start*, handed to an alias, a function the script defines or the
-    script of `sh -c`, would run there ("" when it stays data)."""
-    node = root.descendant_for_byte_range(start, start)
-    while node is not None and node.type != "command":
-        node = node.parent
-    named = None if node is None else node.child_by_field_name("name")
-    if node is None or named is None or named.start_byte <= start < named.end_byte:
+    script of `sh -c` by one of *commands* (those around it, innermost first: a value in
+    `f "$(echo ...)"` reaches f too), would run there ("" when it stays data)."""
+    for command in commands:
+        why = _call(root, command, start, follow, place)
+        if why:
+            return why
+    return ""
+
+
+def _call(root: Node, node: Node, start: int, follow: Seen, place: Place) -> str:
+    """Why the value at *start*, in the words of the command *node*, would run in what
+    that command calls ("" when it stays data)."""
+    named = node.child_by_field_name("name")
+    if named is None or named.start_byte <= start < named.end_byte:
         return ""
     inner = _script_argument(node, start, follow, place)
-    assigned = [c for c in node.children if c.type == "variable_assignment"]
+    assigned = parts(node).assignments
     if inner or any(c.start_byte <= start < c.end_byte for c in assigned):
         return inner  # `V=${...} f`: an environment variable
     name = _text(named)
+    if name == "set":  # `set -- ${...}`: the script's own $1, $@ ... from here on
+        why = _used(root, root, {"@", "*", "#"}, follow, place)
+        return f"as a positional parameter set by set, which the script puts {why}" if why else ""
     if name in _aliases(root):
         return f"in the arguments of alias {name}, which ll-loop cannot follow"
     for body in _bodies(root).get(name, []):
-        why = _used(root, body, {"@", "*", *map(str, range(1, 10))}, follow, place)
+        why = _used(root, body, {"@", "*", "#"}, follow, place)
         if why:
             return f"as an argument of function {name}, which puts it {why}"
     return ""
 
 
-def _used(root: Node, body: Node, names: set[str], follow: int, place: Place) -> str:
-    """Where the variables *names* land in *body* when one of them is not data there."""
+def _used(root: Node, body: Node, names: set[str], follow: Seen, place: Place) -> str:
+    """Where the variables *names* (any positional parameter too, when *names* holds "#")
+    land in *body* when one of them is not data there."""
     for node in nodes(body):
-        if node.type in ("simple_expansion", "expansion"):
-            found = [c for c in node.children if c.type in _NAMES]
-            if found and _text(found[0]) in names:
-                where = place(root, node.start_byte, node.end_byte, follow - 1)
-                if where.refused or where.form == ARITH:
-                    return str(where.refused or "in bash arithmetic")
+        if node.type not in ("simple_expansion", "expansion"):
+            continue
+        found = [c for c in node.children if c.type in _NAMES or c.type == "number"]
+        name = _text(found[0]) if found else ""
+        if not (name in names or ("#" in names and name.isdigit())):
+            continue
+        how = _read_as_code(node)
+        if how:
+            return how
+        if _runs_as_command(node):
+            return "as the command it runs (unquoted: its words name a command and arguments)"
+        where = place(root, node.start_byte, node.end_byte, follow)
+        if where.refused or where.form == ARITH:
+            return str(where.refused or "in bash arithmetic")
     return ""
+
+
+def _read_as_code(expansion: Node) -> str:
+    """Why `${!1}`, `${1@P}` ... read the variable's value as a name or as code."""
+    kinds = [c.type for c in expansion.children]
+    text = _text(expansion)
+    if "!" in kinds[:2] or text.startswith("${!"):
+        return "as a variable name in ${!...} (bash evaluates its subscript)"
+    if text.endswith("@P}"):
+        return "in ${...@...}, which may expand it as a prompt (running $(...) in it)"
+    return ""
+
+
+def _runs_as_command(expansion: Node) -> bool:
+    """True when the unquoted *expansion* is the command's name, or follows only wrappers
+    (`$1`, `sudo $1`): bash splits it, and its first word names the command to run."""
+    word = expansion.parent
+    if word is not None and word.type == "command_name":
+        return True
+    if word is None or word.type != "command":
+        return False
+    facts = parts(word)
+    position = facts.position(expansion.start_byte)
+    before = facts.words[:position] if position > 0 else []
+    return bool(before) and all(
+        (_text(w).rsplit("/", 1)[-1] in WRAPPERS or _text(w).startswith("-")) for w in before
+    )
 
 
 @lru_cache(maxsize=64)
@@ -97,7 +146,7 @@ def _bodies(root: Node) -> dict[str, list[Node]]:
     return found
 
 
-def _script_argument(command: Node, start: int, follow: int, place: Place) -> str:
+def _script_argument(command: Node, start: int, follow: Seen, place: Place) -> str:
     """Why the value at *start* would run in the script of a `sh -c SCRIPT` it is handed
     to: after the script (`$1` ...), or in a variable set for it (`V=... sh -c`)."""
     found = _shell_script(command)
@@ -105,9 +154,14 @@ def _script_argument(command: Node, start: int, follow: int, place: Place) -> st
         return ""
     words, shell, script = found
     names = _names(command, list(words), start, shell, script)
-    text = _literal_script(words[script])
-    if not names or text is None:
+    if not names:
         return ""
+    text = _literal_script(words[script])
+    if text is None:
+        return (
+            f"as an argument of the script {_text(words[shell])} -c runs, which ll-loop "
+            "cannot read (write it in single quotes)"
+        )
     sub = _parsed(text)
     if sub.has_error:
         return f"as an argument of the script {_text(words[shell])} -c runs, unreadable"
@@ -141,11 +195,17 @@ def _names(command: Node, words: list[Node], start: int, shell: int, script: int
     for child in command.children:
         if child.type == "variable_assignment" and child.start_byte <= start < child.end_byte:
             return {_text(child.child_by_field_name("name"))}
-    position = next((i for i, w in enumerate(words) if w.start_byte <= start < w.end_byte), -1)
+    position = _at(words, start)
     if position > script:
         return {str(position - script - 1), "@", "*"}
     assigned = re.match(r"([A-Za-z_]\w*)=", _text(words[position])) if position >= 0 else None
     return {assigned.group(1)} if assigned and position < shell else set()
+
+
+def _at(words: list[Node], start: int) -> int:
+    """The index of the word of *words* holding byte *start*, else -1."""
+    index = bisect_right([w.start_byte for w in words], start) - 1
+    return index if index >= 0 and start < words[index].end_byte else -1
 
 
 def _literal_script(word: Node) -> str | None:

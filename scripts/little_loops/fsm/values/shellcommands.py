@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,11 @@ DECLARE = {"declare", "typeset", "local", "export", "readonly"}
 CODE_VARIABLES = {"BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"}
 CODE_VARIABLES |= {"SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}
 CODE_VARIABLES |= {"IFS", "PATH", "BASH_LOADABLES_PATH", "EXECIGNORE", "GLOBIGNORE"}
+CODE_VARIABLES |= {"BASH_ALIASES", "BASH_CMDS"}  # an alias's text, a command's program
+# Variables whose assigned value bash evaluates as arithmetic (bash 5.2 evaluates RANDOM,
+# SRANDOM, OPTIND and HISTCMD; the others are dynamic too, refused in case a bash does).
+ARITH_VARIABLES = {"RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS", "LINENO"}
+ARITH_VARIABLES |= {"EPOCHSECONDS", "EPOCHREALTIME", "BASHPID", "BASH_SUBSHELL", "OPTERR"}
 # env's option that splits its value into a command line and runs it: -S, -iS, --split-string.
 _SPLIT = r"-[^-]*S|--s"
 _ENV_OPTION_VALUES = {"-u", "-C", "-a", "--unset", "--chdir", "--argv0"}
@@ -87,41 +93,85 @@ def _words(command: Node) -> list[Any]:
     return [w.nodes[0] if len(w.nodes) == 1 else w for w in words]
 
 
-def command_problem(command: Node, inner: Node, start: int) -> str:
-    """Why the reference at byte *start*, in the part *inner* of *command*, would run."""
+# A word of these names may change what the words after it are (see _words_problem).
+_HEADS = SHELLS | CODE | DECLARE | {"let", "printf", "test", "[", "env", "."}
+
+
+class Parts:
+    """A command's words, assignments and inputs, read once per command (not once per
+    value in it, so that a command of 10,000 values costs 10,000 steps, not 10,000²)."""
+
+    def __init__(self, command: Node) -> None:
+        self.words = _words(command)
+        self.starts = [w.start_byte for w in self.words]
+        children = command.children
+        self.assignments = [c for c in children if c.type == "variable_assignment"]
+        self.inputs = [c for c in children if c.type in ("heredoc_redirect", "herestring_redirect")]
+        literals = [_literal(w) for w in self.words]
+        names = [None if text is None else _name(text) for text in literals]
+        self.shells = tuple(i for i, name in enumerate(names) if name in SHELLS)
+        # The heads _words_problem must look at: the first word, and any word that is not
+        # a plain one or that names something that reads the words after it.
+        self.heads = [i for i, name in enumerate(names) if i == 0 or name is None or name in _HEADS]
+        self.dash_v = [i for i, w in enumerate(self.words) if _text(w) == "-v"]
+        self.programs = [i for i, name in enumerate(names) if _interpreter(name)]
+
+    def position(self, start: int) -> int:
+        """The index of the word holding byte *start*, else -1."""
+        index = bisect_right(self.starts, start) - 1
+        return index if index >= 0 and start < self.words[index].end_byte else -1
+
+    def dash_v_between(self, low: int, high: int) -> bool:
+        """True when a word `-v` stands at an index from *low* up to (not) *high*."""
+        index = bisect_left(self.dash_v, low)
+        return index < len(self.dash_v) and self.dash_v[index] < high
+
+
+@lru_cache(maxsize=256)
+def parts(command: Node) -> Parts:
+    """*command*'s Parts (a cached node keeps its tree, so it is never another tree's)."""
+    return Parts(command)
+
+
+def command_problem(command: Node, inner: Node, start: int, root: Node | None = None) -> str:
+    """Why the reference at byte *start*, in the part *inner* of *command*, would run
+    (*root*: the script it is in)."""
     if command.type == "unset_command":
         return RUNS.format(name="unset")
     if command.type == "declaration_command":
-        return _declaration(command, inner, start)
-    for child in command.children:
-        inside = child.start_byte <= start < child.end_byte
-        if inside and child.type in ("heredoc_redirect", "herestring_redirect"):
+        return _declaration(command, inner, start, root)
+    facts = parts(command)
+    for child in facts.inputs:
+        if child.start_byte <= start < child.end_byte:
             return (
                 "in the input of a shell that reads it as its script" if runs_stdin(command) else ""
             )
-    words = _words(command)
-    assigned = _assignment(command, start)
+    words = facts.words
+    assigned = _assignment(facts, start, root)
     if assigned:
         return assigned
     if inner.type == "variable_assignment" or not words:
         return ""  # `V=${...} cmd`: an environment variable for cmd
-    position = next((i for i, w in enumerate(words) if w.start_byte <= start < w.end_byte), -1)
+    position = facts.position(start)
     if position == 0 and split_by_bash(words[0], start):
         return SPLIT  # `$(echo ${...}) x`: the value's first word would name the command
     if position <= 0:
         return ""  # the command's name: a program named by the value (one word)
-    variable = _text(words[position]).split("=", 1)[0]
-    if "=" in _text(words[position]) and _code_variable(variable):
+    variable = _text(words[position]).split("=", 1)[0].removesuffix("+")
+    integers = frozenset() if root is None else integer_names(root)
+    if "=" in _text(words[position]) and _code_variable(variable, integers):
         # `env PS4=... bash -x`, `time -p ! PS4=...`: an assignment all the same
-        return _code_variable(variable)
-    return _words_problem(words, position, start)
+        return _code_variable(variable, integers)
+    return _words_problem(facts, position, start)
 
 
-def _words_problem(words: list[Any], position: int, start: int) -> str:
-    """Why the word at *position* of a command's *words* would run: the first names the
+def _words_problem(facts: Parts, position: int, start: int) -> str:
+    """Why the word at *position* of a command's words would run: the first names the
     command, and each wrapper (env, sudo, timeout ...) may name another after it."""
-    head = 0
-    while head < position:
+    words = facts.words
+    for head in facts.heads:
+        if head >= position:
+            break
         literal = _literal(words[head])
         if literal is None:
             return "in the arguments of a command whose name is not a plain word"
@@ -134,19 +184,137 @@ def _words_problem(words: list[Any], position: int, start: int) -> str:
             return RUNS.format(name=name)
         if name == "let":
             return ARITH
-        if name in ("printf",) and any(_text(w) == "-v" for w in words[head + 1 : position]):
-            return "as printf -v's variable name, whose subscript bash evaluates"
-        if name in ("test", "[") and any(_text(w) == "-v" for w in words[head:]):
+        if name in DECLARE and head > 0:  # `time -p declare -i n=...`, read as words
+            return f"in the arguments of {name} behind {_text(words[0])} (read as plain words)"
+        if name == "printf" and _in_options(words, head, position):
+            # `printf -v NAME`, `-vNAME`, or a value that starts with -v: a variable name
+            return (
+                "where printf reads its options (a name after -v, or a value starting with "
+                "-v, is a variable whose subscript bash evaluates; write printf -- or a "
+                "format first)"
+            )
+        if name in ("test", "[") and facts.dash_v_between(head, len(words)):
             return "as the name a -v test reads (bash evaluates its subscript)"
+        before = words[position - 1] if position > head + 1 else None
+        if name in ("test", "[") and before is not None and _quoted_literal(before) is None:
+            # `[ ${a} ${b} ]`: a value -v makes the next one a name whose subscript runs
+            return "after a value in a test, which may be the operator -v that reads a name"
         problem = _env_problem(words, head, position) if name == "env" else ""
         if problem:
             return problem
         if name not in WRAPPERS and head == 0:
-            return _hidden_shell(words, position)
-        head += 1  # a wrapper: any later word may name the command it runs
+            return _hidden_shell(facts, position)
+        # a wrapper: any later word may name the command it runs
     if split_by_bash(words[position], start):
         return SPLIT  # `env X=$(echo ${...})`: its words would be what the wrapper runs
     return ""
+
+
+# Programs that run text handed to them as code (beyond bash: a warning, not a refusal):
+# the options whose value is program text, and whether their first operand is one (awk).
+INTERPRETERS: dict[str, tuple[frozenset[str], bool]] = {
+    "python": (frozenset({"-c"}), False),
+    "pypy": (frozenset({"-c"}), False),
+    "node": (frozenset({"-e", "--eval", "-p", "--print"}), False),
+    "nodejs": (frozenset({"-e", "--eval", "-p", "--print"}), False),
+    "perl": (frozenset({"-e", "-E"}), False),
+    "ruby": (frozenset({"-e"}), False),
+    "php": (frozenset({"-r"}), False),
+    "lua": (frozenset({"-e"}), False),
+    "Rscript": (frozenset({"-e"}), False),
+    "osascript": (frozenset({"-e"}), False),
+    "awk": (frozenset({"-e", "--source"}), True),
+    "sed": (frozenset({"-e", "--expression"}), True),
+}
+for _alias, _same in {"gawk": "awk", "mawk": "awk", "nawk": "awk", "gsed": "sed"}.items():
+    INTERPRETERS[_alias] = INTERPRETERS[_same]
+# Their options that take the next word as a value that is not program text.
+_PROGRAM_OPTION_VALUES = {"-F", "-v", "-f", "--file", "-i", "-m", "-W", "-r", "-I", "-M"}
+
+
+def _interpreter(name: str | None) -> str:
+    """The INTERPRETERS key *name* stands for ("python3.11" is python), else ""."""
+    if not name:
+        return ""
+    plain = re.sub(r"[0-9.]+$", "", name)
+    return plain if plain in INTERPRETERS else ""
+
+
+def program_text(command: Node, start: int) -> str:
+    """The interpreter (python3, node, awk ...) that gets the value at byte *start* of
+    *command* as its program text ("" when none does)."""
+    facts = parts(command)
+    position = facts.position(start)
+    words = facts.words
+    for index in facts.programs:
+        if index >= position:
+            break
+        name = _name(_literal(words[index]) or "")
+        options, operand = INTERPRETERS[_interpreter(name)]
+        before = _text(words[position - 1]) if position - 1 > index else ""
+        text = _text(words[position])
+        if before in options or any(len(o) == 2 and text.startswith(o) for o in options):
+            return name
+        if operand and position == _first_operand(words, index, options):
+            return name
+    return ""
+
+
+def stdin_program(command: Node) -> str:
+    """The interpreter that *command* runs with no program text in its words, so that it
+    reads its program from its input (`python3 - <<EOF`, `node <<EOF`), else ""."""
+    facts = parts(command)
+    for index in facts.programs[:1]:
+        name = _name(_literal(facts.words[index]) or "")
+        options, operand = INTERPRETERS[_interpreter(name)]
+        rest = [_text(w) for w in facts.words[index + 1 :]]
+        if operand or any(w in options or w.startswith(tuple(options)) for w in rest):
+            return ""
+        script = next((w for w in rest if not w.startswith("-") or w == "-"), "-")
+        return name if script in ("-", *_STDIN_FILES) else ""
+    return ""
+
+
+def _first_operand(words: list[Any], index: int, options: frozenset[str]) -> int:
+    """Where awk's (sed's) program operand is: the first word after its options; -1 when
+    an option gives the program (`-f FILE`, `-e TEXT`)."""
+    at = index + 1
+    while at < len(words):
+        text = _text(words[at])
+        if text in options or text in ("-f", "--file") or text.startswith("--file="):
+            return -1
+        if text == "--":
+            return at + 1
+        if text in _PROGRAM_OPTION_VALUES:
+            at += 2
+        elif text.startswith("-") and text != "-":
+            at += 1
+        else:
+            return at
+    return -1
+
+
+def _in_options(words: list[Any], head: int, position: int) -> bool:
+    """True when the word at *position* is where the command at *head* still reads options:
+    every word between is an option (`--` ends them; a value there may start with `-`)."""
+    for index in range(head + 1, position):
+        text = _quoted_literal(words[index])
+        if text is None:
+            return True  # a value or an expansion: it may be an option
+        if text == "--" or not text.startswith("-"):
+            return False
+    return True
+
+
+def _quoted_literal(word: Any) -> str | None:
+    """A word's text as bash reads it when that is fixed: a plain word, '...', or "..."
+    with no expansion in it; else None."""
+    if word.type == "raw_string":
+        return _text(word)[1:-1]
+    if word.type == "string" and all(c.type in ('"', "string_content") for c in word.children):
+        text = _text(word)[1:-1]
+        return None if "\\" in text else text
+    return _literal(word)
 
 
 SPLIT = "in an unquoted $(...) where bash splits its output into the command to run"
@@ -188,22 +356,17 @@ def _env_problem(words: list[Node], head: int, position: int) -> str:
     return ""
 
 
-def _hidden_shell(words: list[Node], position: int) -> str:
+def _hidden_shell(facts: Parts, position: int) -> str:
     """Why the word at *position* is the script of a shell's `-c` named by a later word of
     a command ll-loop does not know (`setpriv sh -c ...`, `docker run img sh -c ...`)."""
-    for index in _shells_named(tuple(words)):
+    words = facts.words
+    for index in facts.shells:
         name = _name(_literal(words[index]) or "")
         if 0 < index < position:
             problem = _shell_arguments(words, index, position, name)
             if problem == f"as the script {name} runs":
                 return problem
     return ""
-
-
-@lru_cache(maxsize=256)
-def _shells_named(words: tuple[Node, ...]) -> tuple[int, ...]:
-    """Where a command's *words* name a shell (once per command, not once per value)."""
-    return tuple(i for i, w in enumerate(words) if _name(_literal(w) or "") in SHELLS)
 
 
 def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> str:
@@ -216,7 +379,12 @@ def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> 
         if text in _SHELL_OPTION_VALUES:
             index += 2
             continue
-        if not text.startswith(("-", "+")) or text in ("-", "--"):
+        if text in ("-", "--"):
+            if index == position:
+                return f"in the options of {name}"
+            index += 1  # the end of its options: the next word is its script
+            break
+        if not text.startswith(("-", "+")):
             break
         if text.startswith("-") and not text.startswith("--") and "c" in text:
             command_string = True
@@ -231,21 +399,23 @@ def _shell_arguments(words: list[Node], head: int, position: int, name: str) -> 
     return ""
 
 
-def _assignment(command: Node, start: int) -> str:
-    for child in command.children:
-        if child.type == "variable_assignment" and child.start_byte <= start < child.end_byte:
-            return assigned(child, start)
+def _assignment(facts: Parts, start: int, root: Node | None) -> str:
+    for child in facts.assignments:
+        if child.start_byte <= start < child.end_byte:
+            return assigned(child, start, root)
     return ""
 
 
-def assigned(assignment: Node, start: int) -> str:
-    """Why a value at byte *start* of *assignment* would run ("" when it is data)."""
+def assigned(assignment: Node, start: int, root: Node | None = None) -> str:
+    """Why a value at byte *start* of *assignment* would run ("" when it is data); *root*:
+    the script, whose `declare -i` names are evaluated as arithmetic."""
     named = assignment.child_by_field_name("name")
     if named is not None and named.start_byte <= start < named.end_byte:
         return "in the name of a variable bash assigns (it evaluates subscripts there)"
     name = _text(named)
-    if _code_variable(name):
-        return _code_variable(name)
+    problem = _code_variable(name, frozenset() if root is None else integer_names(root))
+    if problem:
+        return problem
     value = assignment.child_by_field_name("value")
     if value is not None and value.type == "array" and "[" in _text(value):
         return "in a compound array assignment, whose [subscripts] bash evaluates"
@@ -254,20 +424,50 @@ def assigned(assignment: Node, start: int) -> str:
     return ""
 
 
-def _code_variable(name: str) -> str:
-    """Why a value assigned to the variable *name* would run ("" for most names)."""
-    if name in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
+def _code_variable(name: str, integers: frozenset[str] = frozenset()) -> str:
+    """Why a value assigned to the variable *name* would run ("" for most names); the
+    script declares the variables *integers* with -i (all of them when it holds "*")."""
+    if name.split("[", 1)[0] in CODE_VARIABLES or name.startswith("BASH_FUNC_"):
         return f"as the value of {name}, which bash or the programs it starts read as code"
+    if name in ARITH_VARIABLES or name in integers or "*" in integers:
+        return f"as the value of {name}, which bash evaluates as arithmetic (subscripts run)"
     return ""
 
 
-def _declaration(command: Node, inner: Node, start: int) -> str:
+@lru_cache(maxsize=64)
+def integer_names(root: Node) -> frozenset[str]:
+    """The variables a script declares with -i (declare, typeset, local ... in any spelling
+    of the flags); "*" when it declares one whose name ll-loop cannot read."""
+    found: set[str] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        pending += node.children
+        if node.type != "declaration_command":
+            continue
+        words = [_text(c) for c in node.children[1:]]
+        if not any(w.startswith(("-", "+")) and "i" in w for w in words):
+            continue
+        for child in node.children[1:]:
+            text = _text(child)
+            if text.startswith(("-", "+")):
+                continue
+            assigns = child.type == "variable_assignment"
+            name = child.child_by_field_name("name") if assigns else child
+            plain = None if name is None else _literal(name)
+            if name is not None and name.type == "variable_name":
+                plain = _text(name)
+            found.add(plain if plain and re.fullmatch(r"\w+", plain) else "*")
+    return frozenset(found)
+
+
+def _declaration(command: Node, inner: Node, start: int, root: Node | None) -> str:
     flags = "".join(_text(c) for c in command.children if _text(c).startswith(("-", "+")))
     if any(flag in flags for flag in "inaA"):
         return "in a declare/local/export with -i, -n, -a or -A, which evaluate values"
     if inner.type != "variable_assignment":
         return "as a name declare/local/export reads (bash evaluates subscripts and =(...))"
-    return assigned(inner, start) or (
+    return assigned(inner, start, root) or (
         "in a compound assignment =(...)" if _text(inner).find("=(") >= 0 else ""
     )
 
@@ -284,7 +484,7 @@ def runs_stdin(command: Node) -> bool:
         return any(runs_stdin(child) for child in command.named_children)
     if command.type != "command":
         return False
-    words = _words(command)
+    words = parts(command).words
     for index, word in enumerate(words):
         literal = _literal(word)
         if literal is None:
@@ -334,10 +534,14 @@ def feeds_shell(redirect: Node) -> bool:
 
 def pipeline_problem(pipeline: Node, inner: Node) -> str:
     """Why a value in *inner*, a part of *pipeline*, reaches a shell reading stdin."""
-    after = False
-    for child in pipeline.children:
-        if after and runs_stdin(child):
-            return "in the input of a shell that reads it as its script"
-        if child.id == inner.id:
-            after = True
+    if inner.start_byte < _last_shell(pipeline):
+        return "in the input of a shell that reads it as its script"
     return ""
+
+
+@lru_cache(maxsize=256)
+def _last_shell(pipeline: Node) -> int:
+    """Where the last part of *pipeline* that is a shell reading its input starts (-1:
+    none is), read once per pipeline."""
+    shells = [child.start_byte for child in pipeline.children if runs_stdin(child)]
+    return shells[-1] if shells else -1

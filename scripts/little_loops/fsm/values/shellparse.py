@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.values.shellcalls import calls, nodes
+from little_loops.fsm.values.shellcalls import Seen, calls, nodes
 from little_loops.fsm.values.shellcommands import (
     assigned,
     command_problem,
     feeds_shell,
     pipeline_problem,
+    program_text,
     runs_stdin,
+    stdin_program,
 )
 
 if TYPE_CHECKING:
@@ -57,6 +59,9 @@ class Placement:
     refused: str = ""
     words: bool = False  # a whole argument word, where a list may become many words
     heredoc: tuple[int, int, int, int] | None = None  # start, end, body start, body end
+    program: str = ""  # the interpreter (python3, awk ...) that gets it as program text
+    # The commands around it, innermost first (a value in `f "$(echo ${...})"` reaches f).
+    commands: tuple[Node, ...] = field(default=(), compare=False, repr=False)
 
 
 @cache
@@ -77,24 +82,49 @@ def unreadable(script: bytes) -> bool:
 def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
     """Where each of *spans* (byte ranges of placeholder words in *script*) lands."""
     root = _parser().parse(script).root_node
-    if root.has_error or _misread(root):  # bash may read it differently from any guess
+    if root.has_error:  # bash may read it differently from any guess
         return [Placement(refused=UNKNOWN) for _ in spans]
     if _shell_on_a_descriptor(root):
         return [Placement(refused=ON_A_DESCRIPTOR) for _ in spans]
+    if _misread(root):
+        return [Placement(refused=UNKNOWN) for _ in spans]
     return [_place(root, start, end) for start, end in spans]
 
 
 def _misread(root: Node) -> bool:
     """True when the tree has a word bash cannot have read as one: an unquoted blank or
     newline not escaped by a backslash inside it (tree-sitter sometimes swallows the next
-    line into a redirect's word)."""
+    line into a redirect's word), or a reserved word read as a command (`! while ...` and
+    `time -p if ...` come out as commands named `while`, `do`, with `if` an argument)."""
     stack = [root]
     while stack:
         node = stack.pop()
         if node.type == "word" and node.text is not None and re.search(_BLANK, node.text):
             return True
+        if node.type == "command" and _reserved_as_command(node):
+            return True
         if node.type not in _NO_WORDS:
             stack.extend(node.children)
+    return False
+
+
+_RESERVED = {b"if", b"then", b"else", b"elif", b"fi", b"do", b"done", b"while", b"until"}
+_RESERVED |= {b"for", b"case", b"esac", b"select", b"function", b"in", b"{", b"}", b"[[", b"]]"}
+# Words after which bash still reads a reserved word as one (`time -p if ...`).
+_BEFORE_RESERVED = {b"time", b"-p", b"!", b"coproc", b"--"}
+
+
+def _reserved_as_command(command: Node) -> bool:
+    """True when *command*'s name is a reserved word, or one follows `time`, `-p`, `!` ...
+    at its start: bash reads a compound command there, tree-sitter did not."""
+    for child in command.children:
+        if child.type in ("variable_assignment", "comment") or "redirect" in child.type:
+            continue
+        text = child.text or b""
+        if text in _RESERVED:
+            return True
+        if text not in _BEFORE_RESERVED:
+            return False
     return False
 
 
@@ -118,12 +148,19 @@ def _shell_on_a_descriptor(root: Node) -> bool:
     return False
 
 
-def _place(root: Node, start: int, end: int, follow: int = 4) -> Placement:
+def _place(root: Node, start: int, end: int, seen: Seen | None = None) -> Placement:
     """Where the bytes *start*..*end* land; an argument of an alias or a function the script
-    defines is placed where the alias or the function puts it (*follow* calls deep)."""
+    defines is placed where the alias or the function puts it, to any depth (a use already
+    *seen* on the way is not followed again: its other uses decide)."""
+    seen = set() if seen is None else seen
+    key = (root.id, start, end)
+    if key in seen:
+        return Placement(form=WORD)
+    seen.add(key)
     placed = _where(root, start, end)
-    called = calls(root, start, follow, _place) if follow and not placed.refused else ""
-    return Placement(refused=called) if called else placed
+    commands = placed.commands
+    called = calls(root, start, commands, seen, _place) if not placed.refused else ""
+    return Placement(refused=called) if called else replace(placed, commands=())
 
 
 def _where(root: Node, start: int, end: int) -> Placement:
@@ -138,14 +175,61 @@ def _where(root: Node, start: int, end: int) -> Placement:
                 return Placement(form=ARITH)
             return Placement(refused=UNKNOWN)
         chain.append(walk)
+        if walk.type == "list":
+            walk = _list_top(root, walk)  # `a && b && ...`: the lists between say nothing
+            if walk.id != chain[-1].id:
+                continue
         walk = walk.parent
     evaluated = _evaluated(chain, start) or _fed_to_shell(chain, start)
     if evaluated:
         return Placement(form=ARITH) if evaluated == ARITH else Placement(refused=evaluated)
     placed = _form(chain)
     if placed.words and (node.start_byte, node.end_byte) != (start, end):
-        return replace(placed, words=False)  # part of a word: `a${words:...}` is one word
-    return placed
+        placed = replace(placed, words=False)  # part of a word: `a${words:...}` is one word
+    commands = tuple(n for n in chain if n.type == "command")
+    return replace(placed, program=_program(chain, start), commands=commands)
+
+
+def _program(chain: list[Node], start: int) -> str:
+    """The interpreter that gets the value at *start* as program text, in its words or in
+    a here-document or here-string it reads its program from ("" when none)."""
+    for inner, node in zip(chain, chain[1:], strict=False):
+        if node.type == "command":
+            fed = inner.type in ("heredoc_redirect", "herestring_redirect")
+            return stdin_program(node) if fed else program_text(node, start)
+        if node.type == "redirected_statement" and "redirect" in inner.type:
+            body = node.child_by_field_name("body")
+            if body is not None and body.type == "command":
+                return stdin_program(body)
+        if node.type in ("command_substitution", "process_substitution", "subshell"):
+            return ""
+    return ""
+
+
+@lru_cache(maxsize=8)
+def _list_tops(root: Node) -> dict[int, Node]:
+    """For each `list` node of *root*'s tree met so far, the outermost `list` of the run of
+    lists it is in (filled as they are met: tree-sitter nests `a && b && c` one list per
+    operator, and each value walking them all would cost the square of their number)."""
+    return {}
+
+
+def _list_top(root: Node, node: Node) -> Node:
+    """The outermost of the `list` nodes that hold *node* (a list) one inside the next."""
+    tops = _list_tops(root)
+    path: list[Node] = []
+    walk = node
+    while walk.id not in tops:
+        parent = walk.parent
+        if parent is None or parent.type != "list":
+            tops[walk.id] = walk
+            break
+        path.append(walk)
+        walk = parent
+    top = tops[walk.id]
+    for inner in path:
+        tops[inner.id] = top
+    return top
 
 
 def _text(node: Node | None) -> str:
@@ -179,13 +263,13 @@ def _evaluated(chain: list[Node], start: int) -> str:
             if text == "-v":
                 return "as the name a -v test reads (bash evaluates its subscript)"
         elif kind == "variable_assignment":  # `PS4=...; set -x`, or inside one's value
-            problem = assigned(node, start)
+            problem = assigned(node, start, chain[-1])
             if problem and problem != ARITH:  # `a[0]=${...}`: only the subscript is
                 return problem
         elif kind == "array" and b"[" in (inner.text or b""):
             return "in a compound array assignment, whose [subscripts] bash evaluates"
         elif kind in ("command", "declaration_command", "unset_command"):
-            problem = command_problem(node, inner, start)
+            problem = command_problem(node, inner, start, chain[-1])
             if problem:
                 return problem
         elif kind == "file_redirect" and any(c.type in (">&", "<&") for c in node.children):

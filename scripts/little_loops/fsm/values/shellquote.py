@@ -43,6 +43,8 @@ FORMS = {
     HEREDOC_QUOTED: "${{{name}}}",  # its here-document is made unquoted (see _unquote)
     COMMENT: "${{{name}}}",
 }
+# The longest script `bash -c` takes (Linux MAX_ARG_STRLEN, 131,072 bytes with its NUL).
+MAX_SCRIPT_BYTES = 131072 - 1
 # A value *lookup* does not know (a dry run's output, time ...): written as the reference.
 UNKNOWN_VALUE = object()
 # One environment string holds at most this many bytes (Linux MAX_ARG_STRLEN), name too.
@@ -221,6 +223,25 @@ def unquotable(text: str) -> list[str]:
     return found
 
 
+def interpreted(text: str) -> list[str]:
+    """A warning for each reference that another program gets as its program text
+    (`python3 -c`, `node -e`, `awk`, a here-document `python3` reads): bash keeps it
+    data, but that program may run it."""
+    if OPEN not in text:
+        return []
+    template = _template(text)
+    found = []
+    for index, where in template.where.items():
+        if where.program and not where.refused:
+            ref = template.matches[index].group(0)
+            found.append(
+                f"{ref} is program text for {where.program}: ll-loop keeps bash from running "
+                f"it, but {where.program} may run it as code (pass it as data: an argument or "
+                "an environment variable the program reads)"
+            )
+    return found
+
+
 def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
     """A note for each `${context.NAME}` of a list (NAME in *lists*) that bash gets as one
     word where it reads words: a list once made a word per item there."""
@@ -279,7 +300,7 @@ def render(
     *paste_refused* (`unsafe_context_interpolation_ok`, `--compat`): then it is pasted as
     its text, as `${raw:...}` is and as little-loops pastes every value."""
     if OPEN not in text:
-        return Rendered(text)
+        return Rendered(_fits(text))
     expansion = Expansion(ctx)
 
     def value_of(match: re.Match[str]) -> Any:
@@ -297,19 +318,54 @@ def render(
     env: dict[str, str] = {}
     edits: list[tuple[int, int, str]] = []
     shown: list[tuple[int, int, str]] = []  # the same places, with the values in them
+    numbered = 0  # the references given an LL_V_n so far
     for index, where in template.where.items():
         match = template.matches[index]
         message = problem(match, where)
         if message:
             raise InterpolationError(message)
         start, end = template.spans[index]
-        number = len({name.split("_")[2] for name in env}) + 1  # LL_V_1, LL_V_2 ... in order
-        written, seen = _written(match, where, value_of(match), number, env)
+        held = len(env)
+        written, seen = _written(match, where, value_of(match), numbered + 1, env)
+        numbered += len(env) > held  # LL_V_1, LL_V_2 ... in order
         edits.append((start, end, written))
         shown.append((start, end, seen))
         if where.heredoc is not None:
             edits += _unquote(template.script, where.heredoc)
-    return Rendered(_apply(template.script, edits), env, _apply(template.script, shown))
+    return Rendered(_fits(_apply(template.script, edits)), env, _apply(template.script, shown))
+
+
+def _too_long(script: str) -> str:
+    size = len(script.encode(errors=_BYTES))
+    if size <= MAX_SCRIPT_BYTES:
+        return ""
+    return (
+        f"the script is {size:,} bytes (its values written as ${{{PREFIX}n}}), more than "
+        f"the {MAX_SCRIPT_BYTES:,} bash -c takes as one argument (Argument list too long): "
+        "put the commands in a script file and run it (bash FILE)"
+    )
+
+
+def _fits(script: str) -> str:
+    """*script*, when bash -c can take it as one argument; else InterpolationError."""
+    problem = _too_long(script)
+    if problem:
+        raise InterpolationError(problem)
+    return script
+
+
+def too_long(text: str) -> str:
+    """Why the shell action *text* is too long for `bash -c` once its references are
+    written as variables ("" when it fits): each value is taken as `0` (a `${raw:...}`
+    pasted is checked again with its value at run time)."""
+    # A reference becomes at most this many bytes more than its own text ('"${LL_V_n}"').
+    if len(text.encode(errors=_BYTES)) + 24 * text.count(OPEN) <= MAX_SCRIPT_BYTES:
+        return ""
+    try:
+        script = render(text, InterpolationContext(), lambda match: "0").script
+    except InterpolationError:
+        script = text  # a reference refused where it is: said on its own
+    return _too_long(script)
 
 
 def _written(

@@ -18,7 +18,7 @@ from little_loops.fsm.values.shellquote import unquotable
         ("find . -exec sh -c ${context.x} \\;", "as the script sh runs"),
         ("ssh host ${context.x}", "in the arguments of ssh"),
         ("$BASH -c ${context.x}", "a command whose name is not a plain word"),
-        ("printf -v ${context.x} x", "as printf -v's variable name"),
+        ("printf -v ${context.x} x", "where printf reads its options"),
         ("test -v ${context.x}", "as the name a -v test reads"),
         ("declare ${context.x}=1", "in the name of a variable bash assigns"),
         ("export PS4=${context.x}", "as the value of PS4"),
