@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -360,39 +358,6 @@ def refusal_note(output: str, stderr: str, sandbox: Sandbox) -> str | None:
         if marker in stderr or marker in output:
             return f"{NOTE_PREFIX}{meaning} ({marker})"
     return None
-
-
-def bwrap_problem() -> str | None:
-    """Why bubblewrap cannot confine a step here: not installed, or it cannot start (no
-    user namespaces for this user); one line naming the fix, None when it works."""
-    if shutil.which(BWRAP) is None:
-        return INSTALL_BWRAP
-    try:
-        done = subprocess.run(
-            [BWRAP, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "true"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bwrap cannot start: {exc}"
-    if done.returncode == 0:
-        return None
-    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    why = said[-1] if said else f"exit code {done.returncode}"
-    if "namespace" in why or "Operation not permitted" in why or "setting up uid map" in why:
-        return f"bwrap cannot start ({why}); {USERNS_HINT}"
-    return f"bwrap cannot start ({why})"
-
-
-def wrapper_problem(sandbox: Sandbox) -> str | None:
-    """Why the user's wrapper cannot run here: its program is not on PATH."""
-    if sandbox.command is None:
-        return None
-    program = sandbox.command[0]
-    if os.sep in program:
-        return None if os.access(program, os.X_OK) else f"sandbox command {program} cannot run"
-    return None if shutil.which(program) else f"sandbox command {program} is not on PATH"
 
 
 def as_event(sandbox: Sandbox) -> dict[str, Any]:

@@ -9,6 +9,9 @@ of its agents is ready: the others are named in a warning and skipped.
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -20,7 +23,13 @@ from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claud
 from little_loops.fsm.actions.machine import Machine as Machine
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.registry import agent_problem as agent_problem
-from little_loops.fsm.actions.sandbox import SANDBOX_KEY, bwrap_problem, wrapper_problem
+from little_loops.fsm.actions.sandbox import (
+    BWRAP,
+    INSTALL_BWRAP,
+    SANDBOX_KEY,
+    USERNS_HINT,
+    Sandbox,
+)
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
@@ -253,3 +262,36 @@ def require(fsm: FSMLoop, start: str | None = None, machine: Machine | None = No
     if found.errors:
         raise LoopSetupError("; and ".join(found.errors.values()))
     return found.warnings
+
+
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot confine a step here: not installed, or it cannot start (no
+    user namespaces for this user); one line naming the fix, None when it works."""
+    if shutil.which(BWRAP) is None:
+        return INSTALL_BWRAP
+    try:
+        done = subprocess.run(
+            [BWRAP, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap cannot start: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    why = said[-1] if said else f"exit code {done.returncode}"
+    if "namespace" in why or "Operation not permitted" in why or "setting up uid map" in why:
+        return f"bwrap cannot start ({why}); {USERNS_HINT}"
+    return f"bwrap cannot start ({why})"
+
+
+def wrapper_problem(sandbox: Sandbox) -> str | None:
+    """Why the user's wrapper cannot run here: its program is not on PATH."""
+    if sandbox.command is None:
+        return None
+    program = sandbox.command[0]
+    if os.sep in program:
+        return None if os.access(program, os.X_OK) else f"sandbox command {program} cannot run"
+    return None if shutil.which(program) else f"sandbox command {program} is not on PATH"

@@ -163,9 +163,7 @@ def problem(match: re.Match[str], where: Placement) -> str:
 
 # What bash expands in `${...}` (a name, a position, a special parameter, then its operator);
 # `$${NAME}` gives bash `${NAME}`, and anything else stops it with "bad substitution".
-_BASH_EXPANSION = re.compile(
-    r"[!#]?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])([^A-Za-z0-9_.].*)?", re.S
-)
+_BASH_EXPANSION = r"[!#]?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])([^A-Za-z0-9_.].*)?"
 
 
 def _unexpandable(text: str) -> list[tuple[int, int]]:
@@ -174,7 +172,11 @@ def _unexpandable(text: str) -> list[tuple[int, int]]:
     for match in reference_pattern().finditer(text):
         close = text.find("}", match.end())
         inside = text[match.end() : close]
-        if match.group(0) == ESCAPE and close >= 0 and not _BASH_EXPANSION.fullmatch(inside):
+        if (
+            match.group(0) == ESCAPE
+            and close >= 0
+            and not re.fullmatch(_BASH_EXPANSION, inside, re.S)
+        ):
             found.append((match.start(), close + 1))
     return found
 

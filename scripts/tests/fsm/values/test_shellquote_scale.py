@@ -13,7 +13,14 @@ import yaml
 from support.llproc import ll_loop
 
 from little_loops.fsm.values.interpolation import InterpolationContext
-from little_loops.fsm.values.shellquote import MAX_SCRIPT_BYTES, render, too_long, unquotable
+from little_loops.fsm.values.shellquote import (
+    MAX_SCRIPT_BYTES,
+    _placed,
+    _plain,
+    render,
+    too_long,
+    unquotable,
+)
 
 REF = "${context.v}"
 # Actions of n references, in the shapes one action may take.
@@ -46,13 +53,20 @@ def _calls(work: Callable[[], Any]) -> int:
     return count
 
 
+def _forget() -> None:
+    _plain.cache_clear()
+    _placed.cache_clear()
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 def test_rendering_and_its_check_grow_linearly_with_the_references(shape: str) -> None:
     ctx = InterpolationContext(context={"v": "a value"})
 
     def work(n: int) -> int:
         text = SHAPES[shape](n)
-        return _calls(lambda: (unquotable(text), render(text, ctx)))
+        # Each call parses anew: a short script's parse is remembered (shellquote._plain,
+        # _placed) and a long one's is not, which would make the two sizes do different work.
+        return _calls(lambda: (_forget(), unquotable(text), _forget(), render(text, ctx)))
 
     small, large = work(500), work(2000)
     # Linear work is 4x for 4x the references; the square of it (as before) was 16x.
