@@ -93,6 +93,10 @@ def _never(result: ActionResult) -> bool:
     return False
 
 
+def _no_reason(result: ActionResult) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class ActionKindSpec:
     """Everything ll-loop knows about one kind of action.
@@ -141,6 +145,10 @@ class ActionKindSpec:
     finish: Callable[[ActionResult, ActionRequest], ActionResult] = _as_is
     usage_limit: Callable[[ActionResult], AgentLimit | None] = _no_limit  # a rate/usage limit
     lost_session: Callable[[ActionResult], bool] = _never  # it could not resume the session
+    # Why its finished result says it cannot run here at all (not logged in, refused as
+    # root, an untrusted folder, no provider): one line naming the fix, or None. A fallback
+    # list goes on with its next agent for the rest of the run (docs/agents/fallback.md).
+    cannot_run: Callable[[ActionResult], str | None] = _no_reason
     # Its output file as a person reads it (one printed line to lines), and its latest step;
     # None: the output is plain text.
     readable: Callable[[str], list[str]] | None = None

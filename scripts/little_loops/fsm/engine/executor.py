@@ -259,6 +259,7 @@ class FSMExecutor:
             worktree=self.config.worktree,
             cwd=cwd or self.config.cwd,
             depth=self.config.depth + 1,
+            unready=self.config.unready,  # the preflight checked the sub-loops' agents too
         )
         return FSMExecutor(
             child_fsm,

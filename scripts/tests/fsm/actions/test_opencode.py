@@ -245,9 +245,22 @@ def test_ready_wants_the_program_a_1x_version_and_a_key_or_login(
 
 
 def test_a_project_config_counts_as_a_provider(tmp_path: Path) -> None:
-    (tmp_path / "opencode.json").write_text("{}")
+    config = '{// ours\n "provider": {"local": {"options": {"baseURL": "http://x//y"}},},}'
+    (tmp_path / "opencode.jsonc").write_text(config)
     assert opencode.logged_in({}, tmp_path / "home", tmp_path)
     assert not opencode.logged_in({}, tmp_path / "home", tmp_path / "elsewhere")
+
+
+def test_a_config_that_declares_no_provider_is_no_login(tmp_path: Path) -> None:
+    # What opencode 1.x writes itself on its first run: it is no provider.
+    written = tmp_path / "home" / ".config" / "opencode" / "opencode.jsonc"
+    written.parent.mkdir(parents=True)
+    written.write_text('{\n  "$schema": "https://opencode.ai/config.json"\n}')
+    (tmp_path / "opencode.json").write_text('{"provider": {}}')
+    assert not opencode.logged_in({}, tmp_path / "home", tmp_path)
+    assert not opencode.logged_in({"OPENCODE_CONFIG_CONTENT": "{}"}, tmp_path / "home", tmp_path)
+    content = '{"provider": {"p": {}}}'
+    assert opencode.logged_in({"OPENCODE_CONFIG_CONTENT": content}, tmp_path / "home", tmp_path)
 
 
 def test_the_spec_is_an_agent_chosen_by_agent_with_its_own_options_block() -> None:
