@@ -14,6 +14,7 @@ from support import llproc
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn
 from support.fake_gemini import gemini_home
 from support.fake_openai import FakeOpenAI
+from support.npm_cli import CODEX as CODEX_CLI
 from support.npm_cli import GEMINI_CLI, OPENCODE, cli_or_skip
 from support.project import LoopProject
 
@@ -237,3 +238,23 @@ def test_opencode_with_only_the_config_it_writes_itself_is_skipped_by_the_prefli
 
     assert "opencode has no key or login" in done.stderr
     _switched(root, done, "opencode", "mine", ["mine"])
+
+
+def test_codex_with_no_key_and_no_login_is_skipped_by_the_preflight(
+    loop_project: LoopProject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codex = cli_or_skip(CODEX_CLI)
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "CODEX_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.codex/auth.json
+    monkeypatch.setenv("PATH", f"{codex.parent}{os.pathsep}{os.environ['PATH']}")
+    root = loop_project.root
+    (root / "calc.sh").write_text("echo $((2+3))\n")
+    (root / "mine.sh").write_text(MINE_SH)
+    loop_project.write("fallback", LOOP.format(first="codex", second="mine", declared=MINE))
+
+    done = llproc.console(root, "run", "fallback", "--json", timeout=180)
+
+    assert "codex has no key and no login" in done.stderr
+    _switched(root, done, "codex", "mine", ["mine"])
