@@ -40,6 +40,9 @@ _LOGIN_VARIABLES = (
     "CLAUDE_CODE_USE_VERTEX",
     "CLAUDE_CODE_USE_FOUNDRY",
 )
+# Claude Code retries a refused API call 10 times with backoff by default (a usage limit's
+# 429 eleven times, minutes with a spinner): two, then our rate-limit handling decides.
+CLAUDE_RETRY_ENV = {"CLAUDE_CODE_MAX_RETRIES": "2"}
 # An idle_timeout below this on a Claude action risks ending a session that is working.
 CLAUDE_QUIET_SECONDS = 120
 
@@ -175,6 +178,7 @@ SPEC = ActionKindSpec(
     install_hint=CLAUDE_INSTALL_HINT,
     login_hint=CLAUDE_LOGIN_HINT,
     ready=ready,
+    retry_env=CLAUDE_RETRY_ENV,
     finish=finish,
     cannot_run=cannot_run,
     usage_limit=usage_limit,

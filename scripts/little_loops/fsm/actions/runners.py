@@ -92,6 +92,9 @@ class DefaultActionRunner(ProcessSupervisor):
         argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
         extra = dict(request.env or {})  # laid over our environment (launch.Overlay)
+        for name, value in spec.retry_env.items():  # its own retries capped, unless set
+            if name not in os.environ and name not in extra:
+                extra[name] = value
         folder = None if cwd is None else os.path.abspath(cwd)
         if folder is not None and os.environ.get("PWD") != folder:
             # As a shell does: a program that asks $PWD for its folder (opencode) gets the

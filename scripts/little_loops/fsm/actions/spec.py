@@ -138,6 +138,10 @@ class ActionKindSpec:
     # names the fix, or None when it is ready. Run before a run's first step (preflight).
     ready: Callable[[Machine], str | None] | None = None
     prompt_input: PromptInput = PromptInput.ARGUMENT
+    # Environment variables that cap the agent CLI's own retries of a refused call (so our
+    # rate-limit handling and fallback decide, not minutes of its backoff), each set unless
+    # ll-loop's own environment sets it.
+    retry_env: Mapping[str, str] = field(default_factory=dict)
     # How it judges (`llm_structured` through this agent); None: it cannot, for `no_judge`.
     judge: JudgeSupport | None = None
     no_judge: str = ""
