@@ -102,8 +102,8 @@ def ready(machine: Machine) -> str | None:
         ((config or machine.home) / ".claude.json", ("primaryApiKey",)),
         (folder / "settings.json", ("apiKeyHelper", "env")),
     ):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+        try:  # a regular file only: a FIFO would hang the preflight
+            data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
         except (OSError, ValueError):
             continue
         if isinstance(data, dict) and any(_given(data.get(key)) for key in keys):

@@ -285,7 +285,7 @@ def _trusted(machine: Machine) -> bool:
     rules_file = env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or ""
     try:
         path = Path(rules_file) if rules_file else machine.home / ".gemini/trustedFolders.json"
-        rules = json.loads(path.read_text(encoding="utf-8"))
+        rules = json.loads(path.read_text(encoding="utf-8") if path.is_file() else "{}")
     except (OSError, ValueError):
         return False
     here = os.path.realpath(machine.cwd)

@@ -227,8 +227,8 @@ def logged_in(env: Mapping[str, str], home: Path, cwd: Path | None = None) -> bo
     if env.get("OPENCODE_CONFIG"):
         files.append(Path(env["OPENCODE_CONFIG"]))
     for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # a regular file only: a FIFO would hang the preflight
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
         except (OSError, ValueError):
             continue
         if _declares_provider(text):

@@ -4,6 +4,7 @@ against the Chat Completions stand-in), its readiness check and its spec."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -279,3 +280,9 @@ def test_the_spec_is_an_agent_chosen_by_agent_with_its_own_options_block() -> No
     assert spec.install_hint == "install opencode: npm install -g opencode-ai"
     assert spec.quiet_seconds == 120
     assert spec.readable is opencode.readable
+
+
+def test_a_config_named_in_the_environment_that_is_a_fifo_is_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)  # reading it would wait for a writer for ever
+    assert not opencode.logged_in({"OPENCODE_CONFIG": str(fifo)}, tmp_path / "home", tmp_path)
