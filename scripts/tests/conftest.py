@@ -22,6 +22,20 @@ def _sandboxed_root(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("IS_SANDBOX", "1")
 
 
+@pytest.fixture(autouse=True)
+def _claude_logged_in(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """`ll-loop run` checks that Claude Code has a key or login before a run's first step:
+    every test runs as on a machine where it is logged in (a credentials file in a
+    CLAUDE_CONFIG_DIR of its own; the e2e tests' real Claude Code does not see it, its
+    fixture removes every CLAUDE* variable). The tests of that check take it away."""
+    folder = tmp_path_factory.getbasetemp() / "claude-logged-in"
+    folder.mkdir(exist_ok=True)
+    (folder / ".credentials.json").write_text("{}")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(folder))
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Before the first test: bytecode written (the test modules' and the package's), the
     machine's slowdown measured (see support/bytecode.py and support/slowdown.py), and the

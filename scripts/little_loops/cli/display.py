@@ -17,6 +17,7 @@ from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
 from little_loops.fsm.definition.prose import cannot_run_hint
 from little_loops.fsm.engine.attempts import waiting_text
+from little_loops.fsm.engine.events import tools_failed_text
 from little_loops.fsm.engine.rules.fallback import switch_text
 from little_loops.fsm.evaluators.exit_code import exit_detail
 from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
@@ -148,7 +149,7 @@ class ProgressDisplay(GateLines):
         self._last_exit: Any = None
         self._action_cost: float | None = None
         self._output_path: str | None = None
-        self._output = self._stderr = ""
+        self._output = self._stderr = self._tools_note = ""
         self._shell_action: str | None = None  # the running action, when it went to bash
         self._bash_failed = False  # bash could not run its command (126/127): always shown
         self._lock = threading.Lock()
@@ -222,6 +223,7 @@ class ProgressDisplay(GateLines):
         self._bash_failed = cannot_run and bool(self._shell_action) and not event.get("error")
         cost = event.get("cost_usd")
         self._action_cost = float(cost) if isinstance(cost, int | float) else None
+        self._tools_note = tools_failed_text(event.get("tools_failed"))  # after the verdict
 
     def _on_evaluate(self, event: dict[str, Any]) -> None:
         if self.quiet:
@@ -242,12 +244,10 @@ class ProgressDisplay(GateLines):
             mark = self._paint("•", _YELLOW)
         detail = verdict_detail(event)
         note = " (LLM off: judged by exit code)" if "llm_skipped" in event else ""
-        text = f"       {mark} {verdict}"
-        if detail:
-            text += f" {detail}"
-        text += note + self._duration_suffix()
-        self._write(text + "\n")
-        self._action_ms = None
+        tools = f" {self._paint(self._tools_note, _YELLOW)}" if self._tools_note else ""
+        text = f"       {mark} {verdict}" + (f" {detail}" if detail else "") + note + tools
+        self._write(text + self._duration_suffix() + "\n")
+        self._action_ms, self._tools_note = None, ""
         if base in ("failure", "error") or self._bash_failed:
             self._show_output()
 

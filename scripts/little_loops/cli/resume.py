@@ -103,7 +103,8 @@ def _resume(
     fsm = dataclasses.replace(fsm, context=resumed_context(fsm, saved.context))
     from little_loops.fsm.runs.preflight import require
 
-    for skipped in require(fsm, start=saved.current_state):  # before its next step, as for `run`
+    found = require(fsm, start=saved.current_state)  # before its next step, as for `run`
+    for skipped in found.warnings:
         print(f"ll-loop: warning: {skipped}", file=sys.stderr)
     from little_loops.fsm.runs.spend_check import require_counted
 
@@ -127,5 +128,12 @@ def _resume(
             root=place.workdir if place.in_worktree else None,
         )
     return run_session(
-        fsm, path, options, loops_dir.resolve(), resume=True, place=place, stop_pending=stop_pending
+        fsm,
+        path,
+        options,
+        loops_dir.resolve(),
+        resume=True,
+        place=place,
+        stop_pending=stop_pending,
+        unready=found.skipped,
     )

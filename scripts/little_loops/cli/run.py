@@ -98,7 +98,8 @@ def run_command(
         return print_plan(fsm, path)
     # A missing agent CLI (or one that refuses to run here) stops it before a step; an agent
     # of a fallback list that is not ready is named and skipped.
-    for skipped in require(fsm):
+    found = require(fsm)
+    for skipped in found.warnings:
         print(f"ll-loop: warning: {skipped}", file=sys.stderr)
     # An agent whose spend cannot be counted: refused under a budget, else said once.
     for uncounted in require_counted(fsm):
@@ -132,7 +133,7 @@ def run_command(
         left = None if options.quiet else where.left_out(loops_dir)
         if left is not None:
             note(left)
-        return run_session(fsm, path, options, loops_dir, place=place)
+        return run_session(fsm, path, options, loops_dir, place=place, unready=found.skipped)
 
 
 def print_plan(fsm: FSMLoop, path: Path) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from little_loops.cli.display import ProgressDisplay, use_color
@@ -31,6 +31,7 @@ def run_session(
     resume: bool = False,
     place: RunPlace | None = None,
     stop_pending: Callable[[], bool] | None = None,
+    unready: Mapping[str, str] | None = None,
 ) -> int:
     """Run (or resume) `fsm` in the foreground (in *place*'s worktree, if it has one);
     returns the exit code of its outcome.
@@ -38,6 +39,7 @@ def run_session(
     The progress display goes to stderr, with a note while `--queue` waits for the scope
     and when a resume begins; the result goes to stdout as JSON with `--json`. A resume
     whose *stop_pending* says a `stop` came while it started ends stopped at once.
+    *unready*: the agents of fallback lists the preflight found unable to run here, and why.
     """
     err = sys.stderr
     isatty = getattr(err, "isatty", None)
@@ -81,6 +83,7 @@ def run_session(
             on_restored=restored,
             place=place,
             stop_pending=stop_pending,
+            unready=unready,
         )
     finally:
         display.close()

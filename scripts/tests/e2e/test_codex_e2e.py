@@ -195,3 +195,40 @@ def test_a_codex_state_is_judged_by_codex_when_no_anthropic_key_is_set(
     assert "Release notes written." in "\n".join(judge.user_texts)
     evaluate = of(llproc.events(loop_project.root, "auto"), "evaluate")[0]
     assert (evaluate["verdict"], evaluate.get("reason")) == ("success", "notes written")
+
+
+FAILED_TOOL_LOOP = """\
+name: claimed
+initial: fix
+agent: codex
+codex: {model: gpt-5-codex}
+states:
+  fix:
+    action_type: prompt
+    action: "Fix calc.py"
+    evaluate: {type: exit_code}
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
+def test_the_step_line_says_when_codex_s_own_command_failed_though_it_claimed_success(
+    fake_openai: FakeOpenAI, loop_project: LoopProject
+) -> None:
+    root = loop_project.root
+    fake_openai.reply_shell("python3 -c 'import sys; sys.exit(3)'")  # its command fails ...
+    fake_openai.reply_shell("true")
+    fake_openai.reply_text("Fixed calc.py.")  # ... and it says it fixed it, exit 0
+    loop_project.write("claimed", FAILED_TOOL_LOOP)
+
+    done = llproc.console(root, "run", "claimed", timeout=180)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "✓ success" in line]
+    assert "(1 of the agent's own tool call failed)" in line
+    (complete,) = [e for e in llproc.events(root, "claimed") if e["event"] == "action_complete"]
+    assert complete["tools_failed"] == 1

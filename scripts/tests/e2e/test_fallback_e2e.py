@@ -231,3 +231,26 @@ def test_with_claude_and_codex_limited_the_run_waits_then_goes_on(
     # Claude is still limited (for an hour): after the wait the step runs on codex again.
     starts = [e.get("agent") for e in _of(events, "action_start")]
     assert starts == ["claude", "codex", "codex", None]
+
+
+def test_claude_s_own_retries_of_a_usage_limit_are_capped_so_the_switch_is_quick(
+    claude_code_env: dict[str, str],
+    fake_anthropic: FakeAnthropic,
+    loop_project: LoopProject,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As on a user's machine: no CLAUDE_CODE_MAX_RETRIES (Claude Code's default is 10).
+    monkeypatch.delenv("CLAUDE_CODE_MAX_RETRIES")
+    root = loop_project.root
+    (root / "calc.sh").write_text("echo $((2+3))\n")
+    (root / "mine.sh").write_text(MINE)
+    _, agent = _claude_limited(fake_anthropic)
+    name, declared = SECOND
+    loop_project.write("fallback", LOOP.format(second=name, declared=declared))
+
+    done = llproc.console(root, "run", "fallback", "--json", timeout=300)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "↪ claude's usage limit" in done.stderr
+    # The first call and at most two retries of it (ll-loop caps them), not eleven.
+    assert 1 <= len(agent.requests) <= 3, len(agent.requests)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS, claude_flags
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 
 if TYPE_CHECKING:
+    from little_loops.fsm.actions.machine import Machine
     from little_loops.fsm.actions.ratelimit import AgentLimit
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
 
@@ -23,6 +25,24 @@ CLAUDE_ROOT_ERROR = (
 # What Claude Code (2.1.x) prints on stderr, exit 1, when run as root without IS_SANDBOX=1:
 # "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
 _CLAUDE_ROOT_REFUSAL = "cannot be used with root/sudo privileges"
+CLAUDE_LOGIN_HINT = "log in to Claude Code: run `claude` and /login, or set ANTHROPIC_API_KEY"
+# What Claude Code (2.1.x) answers, exit 1 and no API call, with no login or key it can use:
+# "Not logged in · Please run /login" (a rejected key: "Invalid API key · Please run /login").
+_NO_LOGIN = ("Not logged in", "Invalid API key")
+_LOGIN_TAIL = "Please run /login"
+# Where Claude Code finds a key or login (besides macOS's keychain, which is not read here):
+# the environment, its OAuth credentials file, a key it stored, or a settings' key helper.
+_LOGIN_VARIABLES = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+)
+# Claude Code retries a refused API call 10 times with backoff by default (a usage limit's
+# 429 eleven times, minutes with a spinner): two, then our rate-limit handling decides.
+CLAUDE_RETRY_ENV = {"CLAUDE_CODE_MAX_RETRIES": "2"}
 # An idle_timeout below this on a Claude action risks ending a session that is working.
 CLAUDE_QUIET_SECONDS = 120
 
@@ -51,6 +71,52 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         result.error = CLAUDE_ROOT_ERROR
     transcript = result.output  # apply_report replaces it with Claude's answer
     return with_tool_calls(apply_report(result), transcript)
+
+
+def cannot_run(result: ActionResult) -> str | None:
+    """Why Claude Code's *result* says it cannot run here: refused as root, or no login."""
+    if result.error == CLAUDE_ROOT_ERROR:
+        return CLAUDE_ROOT_ERROR
+    if result.error is None:
+        return None
+    said = f"{result.output}\n{result.error}"
+    if _LOGIN_TAIL in said and any(words in said for words in _NO_LOGIN):
+        return f"claude is not logged in: {CLAUDE_LOGIN_HINT}"
+    return None
+
+
+def ready(machine: Machine) -> str | None:
+    """Why Claude Code cannot run here (no key and no login it can use), or None. On macOS
+    its login is in the keychain, which is not read: it counts as logged in."""
+    import json  # read only in the preflight: checking a loop file stays light
+    import sys
+
+    env = machine.env
+    if sys.platform == "darwin" or any(env.get(name, "").strip() for name in _LOGIN_VARIABLES):
+        return None
+    config = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else None
+    folder = config or machine.home / ".claude"
+    if (folder / ".credentials.json").is_file():
+        return None
+    for path, keys in (
+        ((config or machine.home) / ".claude.json", ("primaryApiKey",)),
+        (folder / "settings.json", ("apiKeyHelper", "env")),
+    ):
+        try:  # a regular file only: a FIFO would hang the preflight
+            data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and any(_given(data.get(key)) for key in keys):
+            return None
+    return f"claude has no API key and no login: {CLAUDE_LOGIN_HINT}"
+
+
+def _given(value: object) -> bool:
+    """A key's value in Claude Code's files that can log it in: a text, or (`env`) a
+    mapping naming one of its login variables."""
+    if isinstance(value, dict):
+        return any(_given(value.get(name)) for name in _LOGIN_VARIABLES)
+    return isinstance(value, str) and bool(value.strip())
 
 
 def usage_limit(result: ActionResult) -> AgentLimit | None:
@@ -113,7 +179,11 @@ SPEC = ActionKindSpec(
     # Claude Code runs --dangerously-skip-permissions as root only inside a sandbox it is told of.
     sandboxed_env={"CLAUDE_CODE_BUBBLEWRAP": "1"},  # its settings, sessions, login
     install_hint=CLAUDE_INSTALL_HINT,
+    login_hint=CLAUDE_LOGIN_HINT,
+    ready=ready,
+    retry_env=CLAUDE_RETRY_ENV,
     finish=finish,
+    cannot_run=cannot_run,
     usage_limit=usage_limit,
     lost_session=lost_session,
     readable=readable,

@@ -165,6 +165,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         "truncated": False,
         "session_id": thread,
         "tool_calls": tool_lines(lines) or None,
+        "tools_failed": failed_commands(found),
     }
     if cost is not None:
         changes["cost_usd"] = cost
@@ -296,6 +297,26 @@ def _item_lines(item: Mapping[str, Any]) -> list[str]:
 
 
 _TOOL_ITEMS = ("command_execution", "file_change")
+# A command's status when it did not succeed (Codex 0.171: a non-zero exit, a timeout, a
+# command it declined to run).
+_FAILED_STATUSES = ("failed", "declined")
+
+
+def failed_commands(found: Iterable[dict[str, Any]]) -> int:
+    """How many of a session's commands failed: a completed `command_execution` whose
+    status is failed or declined, or whose exit code is not 0."""
+    count = 0
+    for data in found:
+        item = data.get("item")
+        if data["type"] != "item.completed" or not isinstance(item, dict):
+            continue
+        if item.get("type") != "command_execution":
+            continue
+        code = item.get("exit_code")
+        bad_code = isinstance(code, int) and not isinstance(code, bool) and code != 0
+        if item.get("status") in _FAILED_STATUSES or bad_code:
+            count += 1
+    return count
 
 
 def tool_lines(lines: Iterable[str]) -> list[str]:

@@ -12,6 +12,7 @@ import dataclasses
 import re
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOption
@@ -204,6 +205,11 @@ def usage_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit |
     return None
 
 
+def cannot_run(result: ActionResult) -> str | None:
+    """Why Gemini CLI's *result* says it cannot run here: a folder it does not trust."""
+    return UNTRUSTED_ERROR if result.error == UNTRUSTED_ERROR else None
+
+
 def lost_session(result: ActionResult) -> bool:
     """True when Gemini CLI could not resume the session it was asked to (see NO_SESSION)."""
     return result.exit_code != 0 and (NO_SESSION in result.stderr or NO_SESSION in result.output)
@@ -243,10 +249,13 @@ def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
 
 
 def ready(machine: Machine) -> str | None:
-    """Why Gemini CLI cannot run here (no key or login; a version older than MIN_VERSION),
-    or None. Its version is read only when a key or login is there."""
+    """Why Gemini CLI cannot run here (no key or login; a folder it does not trust; a
+    version older than MIN_VERSION), or None. Its version is read only when a key or login
+    is there."""
     if not _has_login(machine):
         return f"gemini has no API key or login: {GEMINI_LOGIN_HINT}"
+    if not _trusted(machine):
+        return UNTRUSTED_ERROR
     from little_loops.fsm.actions.machine import shown_version, version_numbers
 
     version = version_numbers(machine.version("gemini"))
@@ -259,6 +268,46 @@ def ready(machine: Machine) -> str | None:
             "npm install -g @google/gemini-cli@latest"
         )
     return None
+
+
+_SKIP_TRUST = "--skip-trust"
+
+
+def _trusted(machine: Machine) -> bool:
+    """Whether Gemini CLI (0.61), run headless in *machine*'s folder, trusts it: the
+    environment says so, the run passes --skip-trust, its settings turn folder trust off,
+    or the longest rule of its trustedFolders.json that holds the folder trusts it."""
+    import json  # read only in the preflight: checking a loop file stays light
+    import os
+
+    env = machine.env
+    said = env.get("GEMINI_CLI_TRUST_WORKSPACE")
+    if env.get("GEMINI_RESTRICTED_MODE") == "true" or said == "false":
+        return False
+    if said == "true" or _SKIP_TRUST in machine.args:
+        return True
+    try:
+        settings = json.loads((machine.home / ".gemini/settings.json").read_text(encoding="utf-8"))
+        trust = settings["security"]["folderTrust"]["enabled"]
+    except (OSError, ValueError, KeyError, TypeError):
+        trust = None
+    if trust is False:
+        return True
+    rules_file = env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or ""
+    try:
+        path = Path(rules_file) if rules_file else machine.home / ".gemini/trustedFolders.json"
+        rules = json.loads(path.read_text(encoding="utf-8") if path.is_file() else "{}")
+    except (OSError, ValueError):
+        return False
+    here = os.path.realpath(machine.cwd)
+    best, level = -1, None
+    for rule, said in rules.items() if isinstance(rules, dict) else ():
+        folder = os.path.dirname(rule) if said == "TRUST_PARENT" else rule
+        real = os.path.realpath(folder)
+        inside = here == real or here.startswith(real.rstrip(os.sep) + os.sep)
+        if inside and len(rule) > best:
+            best, level = len(rule), said
+    return level in ("TRUST_FOLDER", "TRUST_PARENT")
 
 
 def _has_login(machine: Machine) -> bool:
@@ -327,6 +376,7 @@ SPEC = ActionKindSpec(
     finish=finish,
     usage_limit=usage_limit,
     lost_session=lost_session,
+    cannot_run=cannot_run,
     readable=readable,
     latest_step=latest_step,
     label="Gemini session",

@@ -84,13 +84,17 @@ def shown_version(numbers: tuple[int, ...]) -> str:
 class Machine:
     """What the checks look at: the environment, whether this process is root, how a
     program is found on PATH, the home folder (where CLIs keep their logins) and how a
-    program's version is read. The real ones by default; a test may give its own."""
+    program's version is read; the folder the agent runs in, and the arguments a run adds
+    to its command line (`extra_args`: `--skip-trust` ...). The real ones by default; a
+    test may give its own."""
 
     env: Mapping[str, str]
     root: bool
     which: Callable[[str], str | None]
     home: Path = field(default_factory=Path.home)
     version: Callable[[str], str | None] = _version_of
+    cwd: Path = field(default_factory=Path.cwd)
+    args: tuple[str, ...] = ()
 
     @classmethod
     def here(cls) -> Machine:

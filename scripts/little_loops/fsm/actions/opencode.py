@@ -53,8 +53,6 @@ KEY_VARIABLES: tuple[str, ...] = (
     "MISTRAL_API_KEY",
     "OPENCODE_API_KEY",
     "OPENCODE_AUTH_CONTENT",
-    "OPENCODE_CONFIG",
-    "OPENCODE_CONFIG_CONTENT",
 )
 
 OPENCODE_OPTIONS: dict[str, KindOption] = {
@@ -213,17 +211,48 @@ def ready(machine: Machine) -> str | None:
 
 def logged_in(env: Mapping[str, str], home: Path, cwd: Path | None = None) -> bool:
     """True when opencode has a login (its auth.json), a provider key in *env*, or a
-    config (global, named in *env*, or the project's in *cwd*) that may declare one."""
+    config (global, named in *env*, given in *env*, or the project's in *cwd*) that declares
+    a provider. A config without one does not count: opencode writes one itself."""
     if any(env.get(name) for name in KEY_VARIABLES):
         return True
     data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
     config = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode"
     if _object_file(data / "opencode" / "auth.json"):
         return True
+    if _declares_provider(env.get("OPENCODE_CONFIG_CONTENT") or ""):
+        return True
     here = Path.cwd() if cwd is None else cwd
     files = [config / name for name in ("opencode.json", "opencode.jsonc", "config.json")]
     files += [here / "opencode.json", here / "opencode.jsonc", here / ".opencode" / "opencode.json"]
-    return any(path.is_file() for path in files)
+    if env.get("OPENCODE_CONFIG"):
+        files.append(Path(env["OPENCODE_CONFIG"]))
+    for path in files:
+        try:  # a regular file only: a FIFO would hang the preflight
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        except (OSError, ValueError):
+            continue
+        if _declares_provider(text):
+            return True
+    return False
+
+
+# A string, a `//` comment or a `/* */` comment of JSONC; and a comma before a closing bracket.
+_JSONC_PARTS = r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/'
+_TRAILING_COMMA = r",(\s*[}\]])"
+
+
+def _declares_provider(text: str) -> bool:
+    """True when the opencode config *text* (JSON with comments) declares a provider."""
+    import json  # not at import: checking a loop file stays light
+    import re
+
+    plain = re.sub(_JSONC_PARTS, lambda found: found.group(1) or "", text, flags=re.S)
+    try:
+        data = json.loads(re.sub(_TRAILING_COMMA, r"\1", plain))
+    except ValueError:
+        return False
+    provider = data.get("provider") if isinstance(data, dict) else None
+    return isinstance(provider, dict) and bool(provider)
 
 
 def _object_file(path: Path) -> bool:

@@ -75,3 +75,4 @@ class ActionResult:
     session_id: str | None = None  # the Claude Code session the action ran in
     model_costs: dict[str, float] | None = None  # Claude Code's cost of each model it used
     tool_calls: list[str] | None = None  # a Claude session's tool calls and results, as text
+    tools_failed: int = 0  # how many of the agent's own tool calls failed (a command's exit)

@@ -96,6 +96,9 @@ class DefaultActionRunner(ProcessSupervisor):
         argv = self.argv(request)
         cwd = request.cwd if request.cwd is not None else self.cwd
         extra = dict(request.env or {})  # laid over our environment (launch.Overlay)
+        for name, value in spec.retry_env.items():  # its own retries capped, unless set
+            if name not in os.environ and name not in extra:
+                extra[name] = value
         if request.confinement is not None:
             if request.confinement.sandbox.command is None:  # bubblewrap's own
                 extra.update(spec.sandboxed_env)

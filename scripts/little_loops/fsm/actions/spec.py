@@ -97,6 +97,10 @@ def _takes(request: ActionRequest) -> str | None:
     return None
 
 
+def _no_reason(result: ActionResult) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class ActionKindSpec:
     """Everything ll-loop knows about one kind of action.
@@ -148,6 +152,10 @@ class ActionKindSpec:
     # cannot be counted:", naming the fix), or None. None for the field: it always reports
     # what it spent (Claude Code's `total_cost_usd`) or spends nothing.
     uncounted: Callable[[Machine, Mapping[str, Any]], str | None] | None = None
+    # Environment variables that cap the agent CLI's own retries of a refused call (so our
+    # rate-limit handling and fallback decide, not minutes of its backoff), each set unless
+    # ll-loop's own environment sets it.
+    retry_env: Mapping[str, str] = field(default_factory=dict)
     # How it judges (`llm_structured` through this agent); None: it cannot, for `no_judge`.
     judge: JudgeSupport | None = None
     no_judge: str = ""
@@ -157,6 +165,10 @@ class ActionKindSpec:
     lost_session: Callable[[ActionResult], bool] = _never  # it could not resume the session
     # Why it cannot be given *request* safely (the step fails without running); None: it can.
     refuses: Callable[[ActionRequest], str | None] = _takes
+    # Why its finished result says it cannot run here at all (not logged in, refused as
+    # root, an untrusted folder, no provider): one line naming the fix, or None. A fallback
+    # list goes on with its next agent for the rest of the run (docs/agents/fallback.md).
+    cannot_run: Callable[[ActionResult], str | None] = _no_reason
     # Its output file as a person reads it (one printed line to lines), and its latest step;
     # None: the output is plain text.
     readable: Callable[[str], list[str]] | None = None

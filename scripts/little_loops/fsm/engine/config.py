@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,10 @@ class ExecutorConfig:
     answer_kept: Callable[[], None] | None = None
     before_wait: Callable[[], None] | None = None  # called before the run waits (flush the log)
     depth: int = 0  # 0: the run's own loop; 1: a sub-loop's child; 2: its child ...
+    # The agents of fallback lists that cannot run here (the preflight found), by name, with
+    # the reason of the switch (`not_installed`, `not_ready`):
+    # a step goes on with the next agent of its list and never starts one of them.
+    unready: Mapping[str, str] = field(default_factory=dict)
 
     def child_key(self, parent: str, child: str) -> str | None:
         """The output key of a sub-loop *child* of loop *parent*: a worktree run's files

@@ -90,6 +90,7 @@ class ActionComplete(_ActionCompleteKeys, total=False):
     session_id: str  # the Claude Code session the action ran in
     models: dict[str, float]  # the cost of each model the Claude session used
     tool_calls: list[str]  # the Claude session's tool calls and results, as `logs` shows them
+    tools_failed: int  # how many of the agent's own tool calls failed (none: left out)
 
 
 class _EvaluationKeys(TypedDict):
@@ -295,7 +296,17 @@ def action_complete(name: str, result: ActionResult, spent_usd: float) -> Action
         complete["models"] = {name: round(cost, 6) for name, cost in result.model_costs.items()}
     if result.tool_calls:
         complete["tool_calls"] = result.tool_calls
+    if result.tools_failed:
+        complete["tools_failed"] = result.tools_failed
     return complete
+
+
+def tools_failed_text(count: object) -> str:
+    """An `action_complete`'s `tools_failed` as the step line shows it after the verdict:
+    `(1 of the agent's own tool call failed)`; "" for none (or a value that is no count)."""
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        return ""
+    return f"({count} of the agent's own tool {'call' if count == 1 else 'calls'} failed)"
 
 
 def evaluation(

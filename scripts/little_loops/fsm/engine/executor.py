@@ -261,6 +261,7 @@ class FSMExecutor:
             workdir=cwd or self.config.cwd or self.config.workdir,
             loops_dir=self.config.loops_dir,
             depth=self.config.depth + 1,
+            unready=self.config.unready,  # the preflight checked the sub-loops' agents too
         )
         return FSMExecutor(
             child_fsm,

@@ -88,7 +88,7 @@ class Run:
         self.budget = Budget(fsm)
         self.retries = Retries(fsm, emit)
         self.ratelimits = RateLimits(self.retries)
-        self.fallback = Fallback()
+        self.fallback = Fallback(self.config.unready)
         self.stalls = Stalls(fsm, emit, cwd=self.config.stall_cwd)
         self.approval = Approval(
             self.config.answers, wait=self.config.wait_approval, kept=self.config.answer_kept

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
@@ -32,6 +32,7 @@ def run_in_foreground(
     on_restored: Callable[[LoopState], None] | None = None,
     place: RunPlace | None = None,
     stop_pending: Callable[[], bool] | None = None,
+    unready: Mapping[str, str] | None = None,
 ) -> ExecutionResult:
     """Run (or resume) `fsm` with its state under `loops_dir`; returns how it ended.
 
@@ -41,7 +42,8 @@ def run_in_foreground(
     back however the run ends. `on_restored` hears of the saved run a resume goes on from.
     *place* is the run's id and worktree: the actions run in the worktree, the scope is its.
     A resume asks *stop_pending* once its signal handlers are in place: a `stop` that came
-    while it was starting ends it, stopped, before its next step.
+    while it was starting ends it, stopped, before its next step. *unready*: agents of
+    fallback lists the preflight found unable to run here (never started by this run).
     """
     key = fsm.name if place is None else place.key(fsm.name)
     workdir = project_root(loops_dir) if place is None or place.workdir is None else place.workdir
@@ -72,6 +74,7 @@ def run_in_foreground(
                 stall_cwd=workdir,
                 workdir=workdir,
                 loops_dir=loops_dir,
+                unready=dict(unready or {}),
             ),
         )
         try:

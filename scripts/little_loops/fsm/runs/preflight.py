@@ -35,6 +35,7 @@ from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.subloop_checks import MAX_DEPTH
 from little_loops.fsm.definition.verdicts import judged_by_llm
+from little_loops.fsm.engine.rules.fallback import NOT_INSTALLED, NOT_READY
 from little_loops.fsm.evaluators.judge_claude import CLAUDE_BACKEND, JUDGE_FLAGS, judge_backend
 from little_loops.fsm.facts.errors import LoopSetupError
 
@@ -160,7 +161,9 @@ def needs(fsm: FSMLoop, start: str | None = None) -> dict[str, list[Use]]:
         for spec in agents:
             if spec is not claude_code.SPEC:
                 what = f"runs a prompt on {spec.shown_as}"
-                found.setdefault(spec.name, []).append(Use(name, subloop, what, (), fallback, spec))
+                extra = tuple(map(str, loop.options_for(state, spec).get("extra_args") or ()))
+                use = Use(name, subloop, what, extra, fallback, spec)
+                found.setdefault(spec.name, []).append(use)
         judge = _judging_agent(loop, state)
         if judge is not None:
             what = f"is judged through {judge.shown_as} (llm_structured)"
@@ -188,7 +191,10 @@ def _problem(name: str, uses: Sequence[Use], machine: Machine) -> str | None:
         ready = claude_code.SPEC.ready(machine)
         return None if ready is None else f"{uses[0].where}, but {ready}"
     kind = uses[0].kind
-    problem = None if kind is None else agent_problem(kind, machine)
+    # The arguments every one of its calls is given (`--skip-trust` ...) count.
+    common = set(uses[0].args).intersection(*(use.args for use in uses[1:]))
+    given = replace(machine, args=tuple(arg for arg in uses[0].args if arg in common))
+    problem = None if kind is None else agent_problem(kind, given)
     return None if problem is None else f"{uses[0].where}, but {problem}"
 
 
@@ -199,6 +205,9 @@ class Readiness:
 
     errors: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # The agents of fallback lists that are skipped, by name, with the reason of the
+    # switch (`not_installed`, `not_ready`): the run never starts them (ExecutorConfig.unready).
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def sandbox_problem(fsm: FSMLoop, start: str | None = None) -> str | None:
@@ -240,6 +249,8 @@ def readiness(fsm: FSMLoop, start: str | None = None, machine: Machine | None = 
         ]
         if not blocking:
             out.warnings.append(f"{problem} ({name} is skipped: the next agent of the list runs)")
+            program = AGENTS[name].program[0] if name in AGENTS else name
+            out.skipped[name] = NOT_INSTALLED if machine.which(program) is None else NOT_READY
         elif blocking[0] is uses[name][0]:
             out.errors[name] = problem
         else:
@@ -254,14 +265,15 @@ def problems(
     return readiness(fsm, start, machine).errors
 
 
-def require(fsm: FSMLoop, start: str | None = None, machine: Machine | None = None) -> list[str]:
+def require(fsm: FSMLoop, start: str | None = None, machine: Machine | None = None) -> Readiness:
     """Raise LoopSetupError (one line per problem, joined) when an agent the run needs is
     missing or refuses to run here (nothing has run and no run file is written yet); else
-    the warnings about agents of fallback lists that will be skipped."""
+    what was found: the warnings about agents of fallback lists that will be skipped, and
+    those agents (the run is given them, so that it never starts one)."""
     found = readiness(fsm, start, machine)
     if found.errors:
         raise LoopSetupError("; and ".join(found.errors.values()))
-    return found.warnings
+    return found
 
 
 def bwrap_problem() -> str | None:

@@ -8,6 +8,7 @@ trace lines (`    at ...`) and with the temporary paths shortened.
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -221,8 +222,53 @@ def test_output_that_is_not_stream_json_is_kept_and_a_silent_exit_zero_did_not_f
 # --- readiness ------------------------------------------------------------------------------
 
 
-def machine(tmp_path: Path, env: dict[str, str] | None = None, version: str = "0.61.0") -> Machine:
-    return Machine(env or {}, False, lambda name: f"/bin/{name}", tmp_path, lambda program: version)
+def machine(
+    tmp_path: Path,
+    env: dict[str, str] | None = None,
+    version: str = "0.61.0",
+    *,
+    trusted: bool = True,
+    cwd: Path | None = None,
+    args: tuple[str, ...] = (),
+) -> Machine:
+    """A machine with *tmp_path* as home; the folder trusted by the environment (unless
+    not *trusted*)."""
+    given = {"GEMINI_CLI_TRUST_WORKSPACE": "true"} if trusted else {}
+    return Machine(
+        {**given, **(env or {})},
+        False,
+        lambda name: f"/bin/{name}",
+        tmp_path,
+        lambda program: version,
+        cwd or tmp_path,
+        args,
+    )
+
+
+def test_an_untrusted_folder_is_not_ready_unless_a_rule_or_flag_trusts_it(tmp_path: Path) -> None:
+    project = tmp_path / "work" / "project"
+    project.mkdir(parents=True)
+    key = {"GEMINI_API_KEY": "k"}
+    assert ready(machine(tmp_path, key, trusted=False, cwd=project)) == gemini.UNTRUSTED_ERROR
+    assert "\x1b" not in gemini.UNTRUSTED_ERROR
+    assert ready(machine(tmp_path, key, trusted=False, cwd=project, args=("--skip-trust",))) is None
+    refused = {**key, "GEMINI_CLI_TRUST_WORKSPACE": "false"}
+    assert ready(machine(tmp_path, refused, trusted=False, cwd=project)) == gemini.UNTRUSTED_ERROR
+    rules = tmp_path / ".gemini" / "trustedFolders.json"
+    rules.parent.mkdir(parents=True)
+    rules.write_text(json.dumps({str(project / "x"): "TRUST_PARENT"}))
+    assert ready(machine(tmp_path, key, trusted=False, cwd=project)) is None
+    # The longest rule that holds the folder wins.
+    rules.write_text(
+        json.dumps({str(tmp_path / "work"): "TRUST_FOLDER", str(project): "DO_NOT_TRUST"})
+    )
+    assert ready(machine(tmp_path, key, trusted=False, cwd=project)) == gemini.UNTRUSTED_ERROR
+    rules.write_text(json.dumps({str(tmp_path / "work"): "TRUST_FOLDER"}))
+    assert ready(machine(tmp_path, key, trusted=False, cwd=project)) is None
+    settings = tmp_path / ".gemini" / "settings.json"
+    rules.unlink()
+    settings.write_text('{"security": {"folderTrust": {"enabled": false}}}')
+    assert ready(machine(tmp_path, key, trusted=False, cwd=project)) is None
 
 
 def test_ready_with_a_key_in_the_environment(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ against the Chat Completions stand-in), its readiness check and its spec."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -245,9 +246,22 @@ def test_ready_wants_the_program_a_1x_version_and_a_key_or_login(
 
 
 def test_a_project_config_counts_as_a_provider(tmp_path: Path) -> None:
-    (tmp_path / "opencode.json").write_text("{}")
+    config = '{// ours\n "provider": {"local": {"options": {"baseURL": "http://x//y"}},},}'
+    (tmp_path / "opencode.jsonc").write_text(config)
     assert opencode.logged_in({}, tmp_path / "home", tmp_path)
     assert not opencode.logged_in({}, tmp_path / "home", tmp_path / "elsewhere")
+
+
+def test_a_config_that_declares_no_provider_is_no_login(tmp_path: Path) -> None:
+    # What opencode 1.x writes itself on its first run: it is no provider.
+    written = tmp_path / "home" / ".config" / "opencode" / "opencode.jsonc"
+    written.parent.mkdir(parents=True)
+    written.write_text('{\n  "$schema": "https://opencode.ai/config.json"\n}')
+    (tmp_path / "opencode.json").write_text('{"provider": {}}')
+    assert not opencode.logged_in({}, tmp_path / "home", tmp_path)
+    assert not opencode.logged_in({"OPENCODE_CONFIG_CONTENT": "{}"}, tmp_path / "home", tmp_path)
+    content = '{"provider": {"p": {}}}'
+    assert opencode.logged_in({"OPENCODE_CONFIG_CONTENT": content}, tmp_path / "home", tmp_path)
 
 
 def test_the_spec_is_an_agent_chosen_by_agent_with_its_own_options_block() -> None:
@@ -266,3 +280,9 @@ def test_the_spec_is_an_agent_chosen_by_agent_with_its_own_options_block() -> No
     assert spec.install_hint == "install opencode: npm install -g opencode-ai"
     assert spec.quiet_seconds == 120
     assert spec.readable is opencode.readable
+
+
+def test_a_config_named_in_the_environment_that_is_a_fifo_is_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)  # reading it would wait for a writer for ever
+    assert not opencode.logged_in({"OPENCODE_CONFIG": str(fifo)}, tmp_path / "home", tmp_path)

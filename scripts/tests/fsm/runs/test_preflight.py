@@ -55,6 +55,8 @@ def _loop(tmp_path: Path, text: str, name: str = "loop") -> FSMLoop:
 
 
 def _machine(*, on_path: bool = True, root: bool = False, **env: str) -> Machine:
+    """A machine whose Claude Code is logged in (a key), unless *env* says otherwise."""
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test", **env}
     return Machine(env, root, lambda program: f"/bin/{program}" if on_path else None)
 
 

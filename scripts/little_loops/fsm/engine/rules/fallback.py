@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,11 +72,14 @@ def refusal(
     """Why *kind*'s *result* sends the step to the next agent, or None (it did the step,
     or failed in a way another agent would not mend: a rate limit waits on the same one).
     A usage limit without a reset time lasts *ladder_s* (the `rate_limit:` ladder's wait).
-    A failed agent whose readiness check (on *machine*) now fails, e.g. its login expired,
-    is skipped for the rest of the run, as a missing one."""
+    A failed agent whose output says it cannot run here (`kind.cannot_run`), or whose
+    readiness check (on *machine*) now fails, e.g. its login expired, is skipped for the
+    rest of the run, as a missing one."""
     said = f"{result.error or ''}\n{result.stderr}"
     if result.exit_code == NOT_FOUND_EXIT_CODE and _MISSING.search(said):
         return Refusal(NOT_INSTALLED, None)
+    if kind.cannot_run(result) is not None:  # its own words: no login, root, untrusted ...
+        return Refusal(NOT_READY, None)
     limit: AgentLimit | None = kind.usage_limit(result)
     if limit is None:
         failed = result.error is not None or result.exit_code != 0
@@ -93,9 +96,12 @@ def refusal(
 
 class Fallback:
     """The agents this run found limited or missing (saved as `limited_agents`): a later
-    step skips them until their time has come; a resume keeps them."""
+    step skips them until their time has come; a resume keeps them. The agents the
+    preflight found unable to run here (*unready*: name to the reason, `not_installed` or
+    `not_ready`) are skipped from the start."""
 
-    def __init__(self) -> None:
+    def __init__(self, unready: Mapping[str, str] | None = None) -> None:
+        self.unready = dict(unready or {})
         self.limited: dict[str, dict[str, Any]] = {}
         self.switches: list[dict[str, Any]] = []  # the last KEEP_SWITCHES `agent_switch`
 
@@ -132,6 +138,8 @@ class Fallback:
         moment = time.time() if now is None else now
         out = []
         for kind in agents:
+            if kind.name in self.unready:
+                continue
             entry = self.limited.get(kind.name)
             if entry is not None and _until(entry) <= moment:
                 del self.limited[kind.name]
@@ -142,6 +150,8 @@ class Fallback:
 
     def entry(self, kind: ActionKindSpec) -> dict[str, Any] | None:
         """What the run remembers of *kind*'s refusal, or None."""
+        if kind.name in self.unready and kind.name not in self.limited:
+            return {"reason": self.unready[kind.name], "until": None}
         return self.limited.get(kind.name)
 
     def waiting(self, agents: Sequence[ActionKindSpec]) -> AgentLimit | None:
@@ -149,7 +159,10 @@ class Fallback:
         the earliest reset); None when one is free, or none ever will be (all missing)."""
         if len(agents) < 2 or self.free(agents):
             return None
-        soonest = min((_until(self.limited[kind.name]) for kind in agents), default=math.inf)
+        soonest = min(
+            (_until(self.entry(kind) or {}) for kind in agents if kind.name not in self.unready),
+            default=math.inf,
+        )
         if math.isinf(soonest):
             return None
         names = ", ".join(kind.shown_as for kind in agents)

@@ -53,7 +53,9 @@ def test_a_missing_program_is_a_refusal_for_the_rest_of_the_run() -> None:
 
 
 def _installed() -> Machine:
-    return Machine(env={}, root=False, which=lambda name: f"/bin/{name}")
+    # Claude Code logged in with a key (its readiness check reads the environment).
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test"}
+    return Machine(env=env, root=False, which=lambda name: f"/bin/{name}")
 
 
 def test_a_rate_limit_or_a_failure_is_no_refusal() -> None:
