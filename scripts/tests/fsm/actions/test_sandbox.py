@@ -4,6 +4,7 @@ and what a refused step is told (actions/sandbox.py)."""
 from __future__ import annotations
 
 import os
+import pwd
 import shlex
 import shutil
 import stat
@@ -271,6 +272,18 @@ def test_without_home_in_the_env_the_users_home_is_hidden(
     found = options(Confinement(Sandbox(), work=project).argv(["true"], None, {}))
     assert ("--tmpfs", str(home)) in found
     assert ("--tmpfs", str(home / ".ssh")) in found
+
+
+@pytest.mark.parametrize("said", ["", "relative/home", "/"])
+def test_a_home_that_is_no_absolute_folder_still_hides_the_users_home(
+    project: Path, monkeypatch: pytest.MonkeyPatch, said: str
+) -> None:
+    """HOME empty, relative or `/` names no home to hide: the password database's is hidden."""
+    monkeypatch.setenv("HOME", said)
+    users = pwd.getpwuid(os.getuid()).pw_dir
+    found = options(Confinement(Sandbox(), work=project).argv(["true"], None, {"HOME": said}))
+    assert ("--tmpfs", users) in found
+    assert ("--tmpfs", "/") not in found
 
 
 def test_the_repository_is_a_mount_with_config_and_hooks_read_only(
