@@ -592,9 +592,15 @@ def test_a_custom_agents_sandbox_confines_its_calls_unless_the_state_says(
     assert (outside / "target.txt").read_text() == "free"  # only the unconfined call wrote
 
 
-def test_without_home_set_the_users_home_is_hidden_all_the_same(project: Path, home: Path) -> None:
+@pytest.mark.parametrize("said", [None, "", "relative/home"])
+def test_without_home_set_the_users_home_is_hidden_all_the_same(
+    project: Path, home: Path, said: str | None
+) -> None:
+    """HOME unset, empty or relative: the password database's home is hidden all the same."""
     _loop(project, "nohome", 'ls -a "$(getent passwd $(id -u) | cut -d: -f6)"')
     env = {k: v for k, v in _env(home).items() if k != "HOME"}
+    if said is not None:
+        env["HOME"] = said
     done = llproc.ll_loop(project, "run", "nohome", "-v", "--no-color", env=env, timeout=60)
     assert "Loop completed: done" in done.stderr, done.stderr
     _, complete = _step(project, "nohome")

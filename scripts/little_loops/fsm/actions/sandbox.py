@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,9 +252,7 @@ class Confinement:
         return [BWRAP, *self._bwrap_options(cwd, env), "--", *inner]
 
     def _bwrap_options(self, cwd: Path | None, env: Mapping[str, str]) -> list[str]:
-        # No $HOME: the user's home from the password database, hidden all the same.
-        home_text = env.get("HOME") or os.environ.get("HOME") or os.path.expanduser("~")
-        home = Path(home_text) if home_text.startswith("/") and home_text != "/" else None
+        home = _home(env)
         out = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not self.sandbox.network:
             out.append("--unshare-net")
@@ -306,6 +305,22 @@ class Confinement:
         if self.work != self.git_dir.parent:
             guards.append((self.work / ".git", False))
         return guards
+
+
+def _home(env: Mapping[str, str]) -> Path | None:
+    """The $HOME to hide: the step's, else ll-loop's; when that is unset, empty, relative or
+    `/` (no folder to hide), the user's home from the password database all the same."""
+    for text in (env.get("HOME") or os.environ.get("HOME") or "", _users_home()):
+        if text.startswith("/") and text.rstrip("/"):
+            return Path(text)
+    return None
+
+
+def _users_home() -> str:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:  # a uid with no entry (a container's): no home to hide
+        return ""
 
 
 def _bind(path: Path | str, *, writable: bool) -> list[str]:
