@@ -106,3 +106,50 @@ def test_the_console_script_exits_2_on_an_invalid_file(tmp_path: Path) -> None:
         ".loops/bad.yaml:6: error: loop 'bad' > states > check > on_sucess: unknown key"
         " (did you mean on_success?)",
     ]
+
+
+AGENTS = """\
+agents:
+  mine:
+    command: ./tools/my-agent
+"""
+LIBRARY = """\
+fragments:
+  shell_exit:
+    action_type: shell
+    evaluate:
+      type: exit_code
+"""
+USES_LIBRARY = """\
+name: uses
+import: [lib/checks.yaml]
+initial: check
+states:
+  check:
+    fragment: shell_exit
+    action: "true"
+    on_success: done
+    on_failure: check
+  done:
+    terminal: true
+"""
+
+
+def test_the_entry_passes_agents_file_and_fragment_libraries(tmp_path: Path) -> None:
+    """Every YAML file of `.loops/` the hook selects, as the installed console script runs."""
+    script = Path(sys.executable).parent / "ll-loop"
+    if not script.exists():
+        pytest.skip(f"the ll-loop console script is not installed next to {sys.executable}")
+    (tmp_path / ".loops/lib").mkdir(parents=True)
+    files = {
+        ".loops/agents.yaml": AGENTS,
+        ".loops/lib/checks.yaml": LIBRARY,
+        ".loops/uses.yaml": USES_LIBRARY,
+    }
+    for name, text in files.items():
+        assert selected(name)
+        (tmp_path / name).write_text(text)
+    argv = [str(script), *shlex.split(hook()["entry"])[1:], *files]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=scaled(30))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [f"{name}: ok" for name in files]

@@ -105,6 +105,10 @@ def _resume(
 
     for skipped in require(fsm, start=saved.current_state):  # before its next step, as for `run`
         print(f"ll-loop: warning: {skipped}", file=sys.stderr)
+    from little_loops.fsm.runs.spend_check import require_counted
+
+    for uncounted in require_counted(fsm, start=saved.current_state):
+        print(f"ll-loop: warning: {uncounted}", file=sys.stderr)
     if background:
         from little_loops.cli.background import start_background
         from little_loops.fsm.runs.resumable import resumable_state

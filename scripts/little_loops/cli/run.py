@@ -82,6 +82,7 @@ def run_command(
     from little_loops.cli.session import run_session
     from little_loops.fsm.runs.overridden import apply_overrides
     from little_loops.fsm.runs.preflight import require
+    from little_loops.fsm.runs.spend_check import require_counted
     from little_loops.fsm.validate.loopfile import load_and_validate
 
     path = resolve_loop_path(name_or_path, loops_dir)
@@ -99,6 +100,9 @@ def run_command(
     # of a fallback list that is not ready is named and skipped.
     for skipped in require(fsm):
         print(f"ll-loop: warning: {skipped}", file=sys.stderr)
+    # An agent whose spend cannot be counted: refused under a budget, else said once.
+    for uncounted in require_counted(fsm):
+        print(f"ll-loop: warning: {uncounted}", file=sys.stderr)
     if not options.quiet:
         for warning in prose_warnings(fsm):
             print(f"ll-loop: warning: {warning}", file=sys.stderr)
@@ -134,10 +138,14 @@ def print_plan(fsm: FSMLoop, path: Path) -> int:
     from little_loops.cli.plan import format_plan
     from little_loops.fsm.facts.runfile import display_path
     from little_loops.fsm.runs.preflight import problems
+    from little_loops.fsm.runs.spend_check import uncounted
 
     print(format_plan(fsm, display_path(path.resolve())), end="")
     for problem in problems(fsm).values():
         print(f"ll-loop: note: a run would stop before its first step: {problem}", file=sys.stderr)
+    for line in uncounted(fsm):
+        stop = "a run would stop before its first step: " if fsm.max_cost_usd is not None else ""
+        print(f"ll-loop: note: {stop}{line}", file=sys.stderr)
     return ExitCode.OK
 
 

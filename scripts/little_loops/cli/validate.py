@@ -1,9 +1,11 @@
-"""`ll-loop validate NAME|PATH...`: check loop files without running them.
+"""`ll-loop validate [NAME|PATH...]`: check the files of `.loops/` without running anything.
 
-The list of problems is this command's data, so it goes to stdout: one line per problem,
-`path:line: severity: message` (`path:line:column:` for YAML syntax errors, `path:` when
-there is no line), then `path: ok` for each valid file. Exit 0 when every file is valid
-(warnings allowed unless --strict), 2 when any is not.
+Each file is checked as the kind of file it is (a loop, the agents file, a fragment
+library: `fsm.validate.project_files`); with no argument, every YAML file of the project's
+`.loops/` and its subfolders is. The list of problems is this command's data, so it goes to
+stdout: one line per problem, `path:line: severity: message` (`path:line:column:` for YAML
+syntax errors, `path:` when there is no line), then `path: ok` for each valid file. Exit 0
+when every file is valid (warnings allowed unless --strict), 2 when any is not.
 """
 
 from __future__ import annotations
@@ -29,10 +31,16 @@ def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "validate",
         help=summary,
-        description="Check loop files and list every problem. NAME means .loops/NAME.yaml.",
+        description=(
+            "Check loop files, .loops/agents.yaml and fragment libraries, and list every "
+            "problem. NAME means .loops/NAME.yaml; with none, every file of .loops/ is checked."
+        ),
     )
     parser.add_argument(
-        "loops", nargs="+", metavar="NAME|PATH", help="loop names or loop file paths"
+        "loops",
+        nargs="*",
+        metavar="NAME|PATH",
+        help="loop names or file paths (default: every file of the project's .loops/)",
     )
     parser.add_argument(
         "--json", action="store_true", dest="as_json", help="print a JSON report on stdout"
@@ -55,13 +63,52 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
+    loops: list[str] = list(args.loops)
+    if not loops:
+        found = whole_project(project_loops_dir())
+        if isinstance(found, str):
+            print(f"ll-loop validate: error: {found}", file=sys.stderr)
+            return ExitCode.USAGE
+        loops = found
     if args.fix:  # `migrate`'s lines first, then the check of the files it wrote
         from little_loops.cli.migrate import migrate_command
 
-        migrate_command(args.loops, out=sys.stderr if args.as_json else None)
+        migrate_command(migratable(loops), out=sys.stderr if args.as_json else None)
     return validate_command(
-        args.loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet, compat=args.compat
+        loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet, compat=args.compat
     )
+
+
+def whole_project(loops_dir: Path) -> list[str] | str:
+    """The files `ll-loop validate` with no argument checks (as the paths it shows), or why
+    there are none to check."""
+    from little_loops.fsm.facts.runfile import display_path
+    from little_loops.fsm.validate.project_files import project_files
+
+    if not loops_dir.is_dir():
+        return f"no {loops_dir.name}/ folder here or above: name the files to check"
+    files = project_files(loops_dir)
+    if not files:
+        return f"no .yaml or .yml file in {display_path(loops_dir)}: nothing to check"
+    return [display_path(path) for path in files]
+
+
+def migratable(items: Sequence[str]) -> list[str]:
+    """Those of *items* `--fix` rewrites as `migrate` does: loops and fragment libraries, not
+    the agents file (it has no states to rewrite)."""
+    from little_loops.fsm.validate.project_files import FILE_KINDS, kind_of_file
+
+    loops_dir = project_loops_dir()
+    out = []
+    for item in items:
+        try:
+            path = resolve_loop_path(item, loops_dir)
+        except (LoopFileError, LoopDefinitionError):
+            out.append(item)  # migrate says what is wrong with it
+            continue
+        if kind_of_file(path) is not FILE_KINDS["agents"]:
+            out.append(item)
+    return out
 
 
 def validate_file(
@@ -78,7 +125,8 @@ def validate_file(
     # Imported here so that building the parser (`ll-loop --help`) does not load YAML and
     # the validators: startup time is part of the product.
     from little_loops.fsm.definition.loop_files import FolderNames
-    from little_loops.fsm.validate.loopfile import FileReport, check_file
+    from little_loops.fsm.validate.loopfile import FileReport
+    from little_loops.fsm.validate.project_files import check_project_file
 
     try:
         path = resolve_loop_path(name_or_path, loops_dir)
@@ -86,7 +134,7 @@ def validate_file(
         return FileReport(name_or_path, errors=[ValidationError(exc.detail)])
     except LoopDefinitionError as exc:
         return FileReport(name_or_path, errors=[ValidationError(str(exc))])
-    report = check_file(path, FolderNames() if folder is None else folder, compat)
+    report = check_project_file(path, FolderNames() if folder is None else folder, compat)
     note = stale_compiled_note(path)
     if note is not None:
         report.warnings.append(ValidationError(note, severity="warning"))

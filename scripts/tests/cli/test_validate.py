@@ -221,12 +221,6 @@ def test_names_resolve_to_compiled_fsm_first(loop_project: LoopProject) -> None:
     assert result.out.splitlines() == [".loops/both.fsm.yaml: ok", ".loops/short.yml: ok"]
 
 
-def test_no_arguments_is_a_usage_error(loop_project: LoopProject) -> None:
-    result = loop_project.run("validate")
-    assert result.code == 2
-    assert "the following arguments are required: NAME|PATH" in result.err
-
-
 def _imported(*argv: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "little_loops.cli", *argv],

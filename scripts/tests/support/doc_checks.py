@@ -368,6 +368,8 @@ CUSTOM: set[Key] = {
     # The view itself at 80x24, rendered headless and compared in docs/test_watch_doc.py.
     ("docs/watch.md", " LOOP       RUN"),
     ("docs/watch.md", "fix-types  run k3f9"),
+    # The refusal of a budget that cannot be kept: e2e/test_budget_e2e.py, with real Codex.
+    ("docs/cli.md", "ll-loop: error: the budget $5 (max_cost_usd"),
     # The custom agent example, run for real in docs/test_custom_agent_doc.py.
     ("docs/agents/custom.md", "#!/bin/bash\n# tools/my-agent"),
     ("docs/agents/custom.md", "name: fix-calc"),

@@ -100,6 +100,25 @@ def ready(machine: Machine) -> str | None:
     return f"codex has no key and no login: {CODEX_LOGIN_HINT}"
 
 
+def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
+    """Why a Codex session with *options* cannot be priced: no model named anywhere (Codex
+    then takes its built-in default, which no file names), or one with no known price."""
+    from little_loops.fsm.actions.codex_events import PRICES_PER_MTOK, price_of
+    from little_loops.fsm.actions.codex_model import configured_model
+
+    model = configured_model(options, {"HOME": str(machine.home), **machine.env})
+    if model is None:
+        return (
+            "no model is named, and the price of Codex's built-in default is not known "
+            "(name one: --model MODEL, `codex: {model: MODEL}` in the loop, or "
+            '`model = "MODEL"` in $CODEX_HOME/config.toml)'
+        )
+    if price_of(model) is None:
+        priced = ", ".join(sorted(PRICES_PER_MTOK))
+        return f"its model '{model}' has no known price (priced: {priced})"
+    return None
+
+
 def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """*schema* as the Responses API's strict structured output needs it: every object
     closed (`additionalProperties: false`) with all its properties required."""
@@ -163,6 +182,7 @@ SPEC = ActionKindSpec(
     install_hint=CODEX_INSTALL_HINT,
     login_hint=CODEX_LOGIN_HINT,
     ready=ready,
+    uncounted=uncounted,
     judge=JudgeSupport(
         argv=judge_argv, verdict=judge_verdict, schema=strict_schema, own_model=True
     ),

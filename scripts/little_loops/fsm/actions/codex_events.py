@@ -12,15 +12,19 @@ output_tokens, reasoning_output_tokens: the THREAD's totals so far) or `turn.fai
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import shlex
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.actions.codex_model import (
+    configured_model,
+    recorded_model,
+    rollout_file,
+    session_env,
+)
 from little_loops.fsm.actions.ratelimit import RATE_LIMIT, USAGE_LIMIT, ClaudeLimit
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.transcript import MAX_TOOL_LINES, RESULT_WIDTH, json_object
@@ -103,15 +107,13 @@ def earlier_usage(thread: str, env: Mapping[str, str] | None) -> dict[str, int]:
     """The thread's tokens before its latest turn, from its rollout file under
     $CODEX_HOME/sessions (`turn.completed` counts the whole thread; a resumed step costs
     only its own turn). Empty when the file is not found."""
-    environ = {**os.environ, **(env or {})}
-    home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME", "~")) / ".codex")
-    files = sorted(home.expanduser().glob(f"sessions/*/*/*/rollout-*-{thread}.jsonl"))
-    if not files:
+    path = rollout_file(thread, session_env(env))
+    if path is None:
         return {}
     last: dict[str, Any] = {}
     before: dict[str, Any] = {}
     try:
-        with files[-1].open(encoding="utf-8", errors="replace") as handle:
+        with path.open(encoding="utf-8", errors="replace") as handle:
             for data in events(handle):
                 payload = data.get("payload")
                 kind = payload.get("type") if isinstance(payload, dict) else None
@@ -155,8 +157,8 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     if usage is not None and request.resume_session and thread:
         before = earlier_usage(thread, request.env)
         usage = {key: max(0, usage[key] - before.get(key, 0)) for key in usage}
-    model = (request.options or {}).get("model")
-    cost = cost_of(str(model), usage) if usage is not None and model else None
+    model = _model(thread, request)
+    cost = cost_of(model, usage) if usage is not None and model else None
     changes: dict[str, Any] = {
         "output": answer or "",
         "usage": usage,
@@ -168,6 +170,14 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         changes["cost_usd"] = cost
         changes["model_costs"] = {str(model): cost}
     return _failed(dataclasses.replace(result, **changes), failure)
+
+
+def _model(thread: str | None, request: ActionRequest) -> str | None:
+    """The model the session ran on: as Codex recorded it, else as its options and config
+    name it (codex_model)."""
+    env = session_env(request.env)
+    recorded = recorded_model(thread, env) if thread else None
+    return recorded or configured_model(request.options or {}, env)
 
 
 def _failed(result: ActionResult, failure: str | None) -> ActionResult:

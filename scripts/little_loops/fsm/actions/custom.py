@@ -31,6 +31,7 @@ from little_loops.fsm.values.value_checks import (
 )
 
 if TYPE_CHECKING:
+    from little_loops.fsm.actions.machine import Machine
     from little_loops.fsm.actions.ratelimit import ClaudeLimit
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
 
@@ -173,6 +174,10 @@ class AgentDefinition:
             if value is not None:
                 out[key] = value
         return out
+
+
+def _no_cost_pattern(machine: Machine, options: Mapping[str, Any]) -> str | None:
+    return "it has no cost_pattern (add one to its definition: what its output says it spent)"
 
 
 def _name_problem(name: str) -> str | None:
@@ -321,6 +326,7 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
         agent=name,
         install_hint="bash runs it: check its command in the agent's definition",
         prompt_input=definition.prompt,
+        uncounted=None if definition.cost_pattern else _no_cost_pattern,
         no_judge=f"the custom agent {name} cannot answer with schema-checked JSON",
         finish=finish,
         usage_limit=usage_limit,

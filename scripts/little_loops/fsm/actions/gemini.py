@@ -231,6 +231,17 @@ _LOGIN_FILES = (".gemini/oauth_creds.json", ".gemini/gemini-credentials.json")
 _ENV_FILES = (".gemini/.env", ".env")
 
 
+def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
+    """Why a Gemini session with *options* cannot be priced: a model named with no known
+    price (Gemini CLI names the model it ran on, and its default is a priced family)."""
+    from little_loops.fsm.actions.gemini_stream import price_of
+
+    model = options.get("model")
+    if isinstance(model, str) and model and price_of(model) is None:
+        return f"its model '{model}' has no known price (priced: the gemini-* families)"
+    return None
+
+
 def ready(machine: Machine) -> str | None:
     """Why Gemini CLI cannot run here (no key or login; a version older than MIN_VERSION),
     or None. Its version is read only when a key or login is there."""
@@ -307,6 +318,7 @@ SPEC = ActionKindSpec(
     install_hint=GEMINI_INSTALL_HINT,
     login_hint=GEMINI_LOGIN_HINT,
     ready=ready,
+    uncounted=uncounted,
     no_judge=(
         "Gemini CLI has no option that makes it answer JSON checked against a schema "
         "(no --json-schema or --output-schema), so it cannot be the llm_structured judge"

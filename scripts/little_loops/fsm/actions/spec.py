@@ -138,6 +138,10 @@ class ActionKindSpec:
     # names the fix, or None when it is ready. Run before a run's first step (preflight).
     ready: Callable[[Machine], str | None] | None = None
     prompt_input: PromptInput = PromptInput.ARGUMENT
+    # Why its spend cannot be counted here with these options (the words after "its spend
+    # cannot be counted:", naming the fix), or None. None for the field: it always reports
+    # what it spent (Claude Code's `total_cost_usd`) or spends nothing.
+    uncounted: Callable[[Machine, Mapping[str, Any]], str | None] | None = None
     # How it judges (`llm_structured` through this agent); None: it cannot, for `no_judge`.
     judge: JudgeSupport | None = None
     no_judge: str = ""

@@ -18,7 +18,7 @@ from little_loops.fsm.actions.registry import AGENTS, DEFAULT_AGENT
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.loop_files import AGENTS_FILE_NAME, LOOPS_FOLDER
-from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, ValidationError
 from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
@@ -148,29 +148,42 @@ def project_agents_file(loop_file: Path | None) -> Path:
 def read_project_agents(path: Path) -> tuple[dict[str, AgentDefinition], list[str]]:
     """The custom agents of the project file *path* ({} when there is none), and its
     problems, one line each naming the file (and the line); a file with a problem gives none."""
+    agents, problems = check_project_agents(path)
+    return agents, [_placed(path, problem) for problem in problems]
+
+
+def _placed(path: Path, problem: ValidationError) -> str:
+    where = str(path) + "".join(f":{n}" for n in (problem.line, problem.column) if n is not None)
+    return f"{where}: {problem.message}"
+
+
+def check_project_agents(path: Path) -> tuple[dict[str, AgentDefinition], list[ValidationError]]:
+    """The custom agents of the project file *path* ({} when there is none), and its problems,
+    each at its line; a file with a problem gives none."""
     if not path.exists():
         return {}, []
     if not path.is_file():  # a FIFO would hang the read; /dev/zero would fill it
         what = kind_of(path.stat().st_mode)
-        return {}, [f"{path}: is {what}, not a regular file of agents"]
+        return {}, [ValidationError(f"is {what}, not a regular file of agents")]
     try:
         doc = load_file(path)
     except LoopFileError as exc:
-        return {}, [str(exc).replace("loop settings", "agents")]
-    problems: list[str] = []
+        detail = exc.detail.replace("loop settings", "agents")
+        return {}, [ValidationError(detail, line=exc.line, column=exc.column)]
+    problems: list[ValidationError] = []
     for key in doc.data:
         if key != AGENTS_KEY:
-            problems.append(
-                f"{path}:{doc.line_of((str(key),))}: unknown key {key!r} (expected only agents:)"
-            )
+            said = f"unknown key {key!r} (expected only agents:)"
+            problems.append(ValidationError(said, line=doc.line_of((str(key),))))
     entries = doc.data.get(AGENTS_KEY)
     if not isinstance(entries, Mapping):
-        problems.append(f"{path}: expected agents: with a mapping of agents by name")
+        problems.append(ValidationError("expected agents: with a mapping of agents by name"))
         return {}, problems
     for name, entry in entries.items():
         for at, message in definition_problems(name, entry, tuple(AGENTS)):
             where = (AGENTS_KEY, str(name), *at)
-            problems.append(f"{path}:{doc.line_of(where)}: {' > '.join(where)}: {message}")
+            said = f"{' > '.join(where)}: {message}"
+            problems.append(ValidationError(said, line=doc.line_of(where)))
     if problems:
         return {}, problems
     source = str(path)

@@ -43,6 +43,8 @@ class StallConfig(Block):
     same_result: int | None = None  # the same verdict on the same output N times in a row
     no_change_passes: int | None = None  # no change to the git working tree in N passes
     max_visits: int | None = None  # a state entered more than N times
+    # same_result masks what differs from run to run (engine/volatile.py); None: true
+    ignore_volatile: bool | None = None
     on_stall: str | None = None  # where a stall goes (none: the run ends, terminated_by stall)
 
 

@@ -141,6 +141,7 @@ STALL_KEYS: dict[str, Check] = {
     "same_result": optional(integer(1)),
     "no_change_passes": optional(integer(1)),
     "max_visits": optional(integer(1)),
+    "ignore_volatile": optional(boolean),
     "on_stall": optional(string),
 }
 LOOP_ONLY_STALL_KEYS: tuple[str, ...] = ("no_change_passes",)

@@ -55,6 +55,13 @@ def resolve(doc: LoadedDocument) -> LoadedDocument:
     return unwrap(root, doc.source)
 
 
+def library_fragments(path: Path) -> dict[str, Node]:
+    """The fragments the fragment library at *path* gives, its imports resolved as a loop's
+    are; LoopFileError naming the file and line when one cannot be."""
+    library = wrap(load_file(path))
+    return _Reader(path).fragments_of(library, (_key(path),))
+
+
 def _key(file: str | Path) -> Path:
     return Path(file).resolve()
 

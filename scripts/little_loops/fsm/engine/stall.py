@@ -13,6 +13,7 @@ from little_loops.fsm.definition.blocks import ThrottleConfig
 from little_loops.fsm.definition.circuit import ABORT
 from little_loops.fsm.definition.learning import LEARNING_TYPE
 from little_loops.fsm.definition.model import FSMLoop, StallConfig, StateConfig
+from little_loops.fsm.engine.volatile import masked
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import git_bytes
 
@@ -212,6 +213,15 @@ class StallWatch:
                 return int(value)
         return None
 
+    def exact_output(self, name: str) -> bool:
+        """Whether same_result compares state *name*'s outputs byte for byte
+        (`ignore_volatile: false`, the state's own else the loop's)."""
+        setting = next(
+            (c.ignore_volatile for c in self._configs(name) if c.ignore_volatile is not None),
+            None,
+        )
+        return setting is False
+
     def stall(self, detector: str, name: str, limit: int, count: int) -> Stall:
         if detector == THROTTLE:
             state = self.fsm.states[name]
@@ -252,7 +262,8 @@ def _same_result(watch: StallWatch, seen: Seen) -> Stall | None:
     limit = watch.limit(name, SAME_RESULT)
     if limit is None:
         return None
-    text = f"{seen.verdict}\0{seen.output}"
+    output = seen.output if watch.exact_output(name) else masked(seen.output)
+    text = f"{seen.verdict}\0{output}"
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     last = watch.results.get(name)
     streak = last[1] + 1 if last is not None and last[0] == key else 1

@@ -51,15 +51,17 @@ class RunFlags:
         kind=NAME,
         metavar="MODEL",
         resumed=True,
-        help="the Claude model of every prompt and slash-command state (overrides claude: model)",
+        help="the model of every prompt and slash-command state, on every agent that takes one "
+        "(overrides the model option of each agent's block)",
     )
     max_cost: float | None = flag(
         "--max-cost",
         kind=DOLLARS,
         metavar="USD",
         resumed=True,
-        help="end the run (exit 6) before the next paid step once Claude spend reaches USD "
-        "(overrides max_cost_usd of the loop file)",
+        help="end the run (exit 6) before the next paid step once the agents' spend reaches USD "
+        "(overrides max_cost_usd of the loop file); refused when an agent's spend cannot be "
+        "counted",
     )
     queue: bool = flag(
         "--queue", help="wait for a loop holding an overlapping scope instead of refusing to start"

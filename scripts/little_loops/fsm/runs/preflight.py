@@ -112,7 +112,7 @@ def _refused_as_root(args: Sequence[str]) -> bool:
 CHECKS: tuple[AgentCheck, ...] = (ClaudeCode(),)
 
 
-def _states(
+def reachable_states(
     fsm: FSMLoop, start: str | None, depth: int = 0
 ) -> Iterator[tuple[str, FSMLoop, StateConfig]]:
     """Each state a run can enter, by name, with the loop it is in; the states of the
@@ -124,7 +124,7 @@ def _states(
         yield name, fsm, state
         child = fsm.children.get(name) if state.loop is not None else None
         if child is not None and depth < MAX_DEPTH:
-            yield from _states(child, None, depth + 1)
+            yield from reachable_states(child, None, depth + 1)
 
 
 def needs(fsm: FSMLoop, start: str | None = None) -> dict[str, list[Use]]:
@@ -132,7 +132,7 @@ def needs(fsm: FSMLoop, start: str | None = None) -> dict[str, list[Use]]:
     make, by agent name (`claude` ...); an agent no reachable state calls is left out.
     Raises LoopDefinitionError for a state whose `agent:` names no agent."""
     found: dict[str, list[Use]] = {}
-    for name, loop, state in _states(fsm, start):
+    for name, loop, state in reachable_states(fsm, start):
         subloop = None if loop is fsm else loop.name
         agents = loop.agents_for(state)
         fallback = tuple(spec.name for spec in agents) if len(agents) > 1 else ()

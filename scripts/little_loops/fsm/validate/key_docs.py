@@ -226,6 +226,10 @@ STALL_KEYS: dict[str, str] = {
         "Stall when N passes in a row change nothing in the git working tree (loop level only)."
     ),
     "max_visits": "Stall when a state is entered more than N times.",
+    "ignore_volatile": (
+        "same_result compares outputs with durations, clock times, pids, temp paths and "
+        "addresses masked (default true); false compares them byte for byte."
+    ),
     "on_stall": "The state to go to on a stall; none: the run ends with terminated_by 'stall'.",
 }
 

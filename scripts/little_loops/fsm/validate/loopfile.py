@@ -40,7 +40,7 @@ from little_loops.fsm.definition.key_tables import FSM_PARADIGM
 from little_loops.fsm.definition.lint_flags import as_written
 from little_loops.fsm.definition.loader import LoadedDocument
 from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
-from little_loops.fsm.definition.loopdoc import load_loop
+from little_loops.fsm.definition.loopdoc import load_loop, resolve_document
 from little_loops.fsm.definition.model import (
     EvaluateConfig,
     FSMLoop,
@@ -244,7 +244,7 @@ def located(errors: Sequence[ValidationError], doc: LoadedDocument) -> LoopValid
     return LoopValidationError(sorted(errors, key=lambda p: p.line or 0), source=doc.source)
 
 
-def _file_problem(exc: LoopFileError, path: str | Path) -> ValidationError:
+def file_problem(exc: LoopFileError, path: str | Path) -> ValidationError:
     """A file that cannot be read as a loop (or one it imports): one problem, in its file."""
     file = exc.source if exc.source != str(path) else None
     return ValidationError(exc.detail, line=exc.line, column=exc.column, file=file)
@@ -266,16 +266,19 @@ def _no_cycle_collection() -> Iterator[None]:
 
 
 def check_file(
-    path: str | Path, folder: FolderNames | None = None, compat: bool = False
+    path: str | Path,
+    folder: FolderNames | None = None,
+    compat: bool = False,
+    loaded: LoadedDocument | None = None,
 ) -> FileReport:
     """Validate the loop file at *path*, collecting every problem instead of raising; with
     *folder*, also among the other loop files of its `.loops/` (`loop_files`); with
-    *compat*, our stricter checks are warnings."""
+    *compat*, our stricter checks are warnings; *loaded*: the file, already read."""
     with _no_cycle_collection():
         try:
-            doc = load_loop(path)
+            doc = load_loop(path) if loaded is None else resolve_document(loaded)
         except LoopFileError as exc:
-            return FileReport(str(path), errors=[_file_problem(exc, path)])
+            return FileReport(str(path), errors=[file_problem(exc, path)])
         report = check_document(doc, compat)
         if folder is not None:
             for problem in folder_problems(Path(path), doc.data, folder):

@@ -1,0 +1,51 @@
+"""Whether a run's spend can be counted: each agent it may call reports or prices what it spent.
+
+Before the first step, every agent a reachable state may run on (each of a fallback list)
+or be judged through is asked its kind's `uncounted(machine, options)`. With a budget
+(`max_cost_usd`, `--max-cost`), one whose spend cannot be counted stops the run before it
+starts: the budget could not be kept. Without one, a warning says the run's cost leaves
+it out.
+"""
+
+from __future__ import annotations
+
+from little_loops.fsm.actions.machine import Machine
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.facts.errors import LoopSetupError
+from little_loops.fsm.facts.spend import dollars
+from little_loops.fsm.runs.preflight import needs, reachable_states
+
+
+def uncounted(fsm: FSMLoop, start: str | None = None, machine: Machine | None = None) -> list[str]:
+    """One line for each agent of a run of *fsm* (from *start*) whose spend cannot be
+    counted here, naming the first state that calls it and why (with the fix)."""
+    machine = Machine.here() if machine is None else machine
+    where: dict[tuple[str | None, str], tuple[FSMLoop, StateConfig]] = {
+        (None if loop is fsm else loop.name, name): (loop, state)
+        for name, loop, state in reachable_states(fsm, start)
+    }
+    lines = []
+    for uses in needs(fsm, start).values():
+        for use in uses:
+            kind = use.kind
+            if kind is None or kind.uncounted is None or (use.subloop, use.state) not in where:
+                continue
+            loop, state = where[(use.subloop, use.state)]
+            why = kind.uncounted(machine, loop.options_for(state, kind))
+            if why is not None:
+                lines.append(f"{use.where}, whose spend cannot be counted: {why}")
+                break  # one line an agent: its first state
+    return lines
+
+
+def require_counted(
+    fsm: FSMLoop, start: str | None = None, machine: Machine | None = None
+) -> list[str]:
+    """Raise LoopSetupError when the run has a budget and an agent's spend cannot be counted
+    (one line); else the warnings for such agents (empty when every spend is counted)."""
+    lines = uncounted(fsm, start, machine)
+    if lines and fsm.max_cost_usd is not None:
+        limit = dollars(fsm.max_cost_usd)
+        raise LoopSetupError(f"the budget {limit} (max_cost_usd, --max-cost) cannot be kept: "
+                             + "; and ".join(lines))  # fmt: skip
+    return [f"{line}; the run's cost leaves it out" for line in lines]

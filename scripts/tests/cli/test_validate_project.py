@@ -1,0 +1,201 @@
+"""`ll-loop validate` checks each kind of file of `.loops/` as what it is, and with no
+argument every file of the project: run as the installed console script."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import llproc
+from support.doc_blocks import all_blocks
+
+from little_loops.fsm.facts.outcomes import ExitCode
+
+
+def _reuse_block(first_line: str) -> str:
+    """The block of docs/reuse.md that starts with *first_line* (`# .loops/lib/checks.yaml`)."""
+    return next(
+        b.text for b in all_blocks() if b.doc == "docs/reuse.md" and b.text.startswith(first_line)
+    )
+
+
+AGENTS = """\
+agents:
+  mine:
+    command: ./tools/my-agent --fast
+    prompt: argument
+    cost_pattern: 'cost: \\$([0-9.]+)'
+"""
+OTHER = """\
+name: other
+initial: go
+states:
+  go:
+    action: "true"
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def _project(root: Path) -> Path:
+    """A project whose `.loops/` holds every kind of file, and run files to leave alone."""
+    loops = root / ".loops"
+    (loops / "lib").mkdir(parents=True)
+    (loops / "oracles").mkdir()
+    (loops / "agents.yaml").write_text(AGENTS)
+    (loops / "lib" / "checks.yaml").write_text(_reuse_block("# .loops/lib/checks.yaml"))
+    (loops / "lint.yaml").write_text(_reuse_block("# .loops/lint.yaml"))
+    (loops / "oracles" / "other.yml").write_text(OTHER)
+    for run_folder in (".running", ".history/lint/ab12"):
+        (loops / run_folder).mkdir(parents=True)
+        (loops / run_folder / "scratch.yaml").write_text("not: [a loop")
+    (loops / ".hidden.yaml").write_text("not: [a loop")
+    (loops / "notes.md").write_text("# notes\n")
+    return root
+
+
+ALL_OK = [
+    ".loops/agents.yaml: ok",
+    ".loops/lint.yaml: ok",
+    ".loops/lib/checks.yaml: ok",
+    ".loops/oracles/other.yml: ok",
+]
+
+
+def test_agents_file_and_fragment_library_named_are_checked_as_what_they_are(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path)
+    done = llproc.console(root, "validate", ".loops/agents.yaml", ".loops/lib/checks.yaml")
+    assert done.stdout.splitlines() == [".loops/agents.yaml: ok", ".loops/lib/checks.yaml: ok"]
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+
+
+def test_no_argument_checks_every_file_of_the_project(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    done = llproc.console(root, "validate")
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    assert done.stdout.splitlines() == ALL_OK
+    assert done.stderr == ""
+
+
+def test_no_argument_fails_when_any_file_of_any_kind_fails(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / ".loops" / "oracles" / "other.yml").write_text(OTHER.replace("next:", "nxt:"))
+    failed = llproc.console(root, "validate", "-q")
+    assert failed.returncode == ExitCode.USAGE
+    assert failed.stdout.splitlines() == [
+        ".loops/oracles/other.yml:6: error: loop 'other' > states > go > nxt: unknown key"
+        " (did you mean next?)",
+    ]
+    (root / ".loops" / "oracles" / "other.yml").write_text(OTHER)
+    checks = root / ".loops" / "lib" / "checks.yaml"
+    checks.write_text(checks.read_text().replace("fragments:", "fragmnets:"))
+    assert llproc.console(root, "validate", "-q").stdout.splitlines() == [
+        ".loops/lint.yaml:4: error: import: 'lib/checks.yaml' is no fragment library"
+        " (no fragments:)",
+        ".loops/lib/checks.yaml:2: error: fragmnets: unknown key (did you mean fragments?)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            ("    evaluate:\n      type: exit_code", "    evalute:\n      type: exit_code"),
+            ".loops/lib/checks.yaml:6: error: fragments > shell_exit > evalute: unknown key"
+            " (did you mean evaluate?)",
+        ),
+        (
+            ("fragments:", "import: [lib/none.yaml]\nfragment:"),
+            ".loops/lib/checks.yaml:3: error: fragment: unknown key (did you mean fragments?)",
+        ),
+        (
+            ("fragments:", "import: [none.yaml]\nfragments:"),
+            ".loops/lib/checks.yaml:2: error: import: no file 'none.yaml' (looked for",
+        ),
+        (
+            ("  shell_exit:\n", "  bare: 3\n  shell_exit:\n"),
+            ".loops/lib/checks.yaml:3: error: fragments > bare: expected a mapping of state"
+            " settings",
+        ),
+    ],
+    ids=["fragment key", "library key", "missing import", "fragment not a mapping"],
+)
+def test_a_broken_fragment_library_is_one_line_naming_the_problem(
+    tmp_path: Path, change: tuple[str, str], expected: str
+) -> None:
+    root = _project(tmp_path)
+    checks = root / ".loops" / "lib" / "checks.yaml"
+    old, new = change
+    assert old in checks.read_text()
+    checks.write_text(checks.read_text().replace(old, new, 1))
+    done = llproc.console(root, "validate", "-q", ".loops/lib/checks.yaml")
+    assert done.returncode == ExitCode.USAGE
+    (line,) = done.stdout.splitlines()
+    assert line.startswith(expected), line
+
+
+def test_a_broken_agents_file_is_named_at_its_line(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / ".loops" / "agents.yaml").write_text(AGENTS + "  other: 3\nextra: 1\n")
+    done = llproc.console(root, "validate", "-q", ".loops/agents.yaml")
+    assert done.returncode == ExitCode.USAGE
+    assert done.stdout.splitlines() == [
+        ".loops/agents.yaml:6: error: agents > other: expected a mapping with a command, got 3",
+        ".loops/agents.yaml:7: error: unknown key 'extra' (expected only agents:)",
+    ]
+
+
+def test_no_argument_without_a_loops_folder_is_one_line(tmp_path: Path) -> None:
+    done = llproc.console(tmp_path, "validate")
+    assert done.returncode == ExitCode.USAGE
+    assert done.stdout == ""
+    assert done.stderr == (
+        "ll-loop validate: error: no .loops/ folder here or above: name the files to check\n"
+    )
+    (tmp_path / ".loops").mkdir()
+    empty = llproc.console(tmp_path, "validate")
+    assert empty.returncode == ExitCode.USAGE
+    assert empty.stderr == (
+        "ll-loop validate: error: no .yaml or .yml file in .loops: nothing to check\n"
+    )
+
+
+def test_a_linked_folder_in_loops_is_not_followed(tmp_path: Path) -> None:
+    root = _project(tmp_path / "project")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "broken.yaml").write_text("not: [a loop")
+    (root / ".loops" / "linked").symlink_to(outside)
+    (root / ".loops" / "loop-back").symlink_to(root / ".loops")
+    done = llproc.console(root, "validate")
+    assert done.returncode == ExitCode.OK, done.stdout
+    assert done.stdout.splitlines() == ALL_OK
+
+
+def test_fix_with_no_argument_rewrites_loops_and_libraries_not_the_agents_file(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path)
+    loops = root / ".loops"
+    (loops / "old.yaml").write_text(
+        OTHER.replace("name: other", "name: old").replace(
+            "    next: done", "    on_yes: done\n    on_no: done"
+        )
+    )
+    checks = loops / "lib" / "checks.yaml"
+    checks.write_text(
+        checks.read_text().replace(
+            "    evaluate:\n      type: exit_code",
+            "    on_yes: x\n    evaluate:\n      type: exit_code",
+        )
+    )
+    before = (loops / "agents.yaml").read_bytes()
+    done = llproc.console(root, "validate", "--fix")
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    assert "on_success: done" in (loops / "old.yaml").read_text()
+    assert "on_success: x" in checks.read_text()
+    assert (loops / "agents.yaml").read_bytes() == before
+    assert ".loops/agents.yaml: ok" in done.stdout.splitlines()
