@@ -99,8 +99,10 @@ def test_simulate_compares_the_walks_of_the_loops_valid_in_both(tree: Path, tmp_
     # with no route ends ours at check).
     assert "        all-error: DIFFERENT (theirs check > fix > check > fix; ours check)" in out
     assert "DIFF  fix\n" in out
+    # Ours walks with --compat: the loop valid only with it (odd) is compared too.
+    assert "against ours with --compat" in out
     assert out.rstrip().endswith(
-        "simulate: 0 of 4 loops valid in both walk the same states in all 5 scenarios: -"
+        "simulate: 0 of 5 loops valid in both walk the same states in all 5 scenarios: -"
     )
     assert "all-pass: DIFFERENT" not in out
     assert "first-fail: DIFFERENT" not in out

@@ -208,9 +208,11 @@ def upstream_walk(
     return states, ended.group(1).strip()
 
 
-def our_walk(project: Path, loop: Loop, scenario: str) -> list[str] | str:
-    """The states our simulate walks (the loop's own, not a sub-loop's), or why none."""
+def our_walk(project: Path, loop: Loop, scenario: str, compat: bool) -> list[str] | str:
+    """The states our simulate walks (the loop's own, not a sub-loop's; with *compat*,
+    with little-loops' meanings: `--compat`), or why none."""
     argv = [*OURS, "simulate", str(loop.path.relative_to(project)), "--scenario", scenario]
+    argv += ["--compat"] if compat else []
     done = subprocess.run(
         [*argv, "--json"],
         cwd=project,
@@ -260,17 +262,20 @@ class _Printed(list[str]):
 
 
 def simulate_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) -> None:
-    """Compare both tools' walks of each loop valid in both, for every scenario."""
-    out.append(f"== simulate --scenario, little-loops ({binary}) against ours")
+    """Compare both tools' walks of each loop valid in both, for every scenario (ours with
+    `--compat` when this build has it: the loops valid with it)."""
+    compat = all(loop.compat_errors is not None for loop in loops)
+    label = "ours with --compat" if compat else "ours"
+    out.append(f"== simulate --scenario, little-loops ({binary}) against {label}")
     theirs_valid = [loop for loop in loops if upstream_valid(binary, project, loop)]
     out.append(f"little-loops' own validate: {len(theirs_valid)} of {len(loops)} valid")
-    both = [loop for loop in theirs_valid if not loop.errors]
+    both = [loop for loop in theirs_valid if not (loop.compat_errors if compat else loop.errors)]
     matched: list[str] = []
     for loop in both:
         results = []
         for scenario in SCENARIOS:
             theirs = upstream_walk(binary, project, loop.name, scenario)
-            ours = our_walk(project, loop, scenario)
+            ours = our_walk(project, loop, scenario, compat)
             if isinstance(theirs, str) or isinstance(ours, str):
                 why = theirs if isinstance(theirs, str) else ours
                 results.append(f"{scenario}: not compared ({why})")

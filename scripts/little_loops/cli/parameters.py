@@ -9,7 +9,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.arguments import Arguments, bind, free_input, missing_inputs
+from little_loops.fsm.definition.arguments import (
+    Arguments,
+    bind,
+    free_input,
+    missing_inputs,
+    unpacked_value,
+)
 from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, reads_context
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
@@ -33,6 +39,14 @@ def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="give a parameter (or override a context value) by name; repeatable; "
         "a list is written a,b,c",
+    )
+    parser.add_argument(
+        "--context",
+        action="append",
+        dest="sets",
+        metavar="KEY=VALUE",
+        help="little-loops' spelling of --set (with --compat, a key the loop does not "
+        "declare is added, as there)",
     )
     parser.add_argument(
         "--context-file",
@@ -223,6 +237,7 @@ def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = Fal
         arguments,
         missing_ok=missing_ok,
         input_key=input_key(fsm),
+        theirs=fsm.theirs,
     )
     if not missing_ok:
         missing_inputs(fsm.name, context, fsm.required_inputs, fsm.input_key)
@@ -245,7 +260,11 @@ def with_arguments(fsm: FSMLoop, arguments: Arguments, *, missing_ok: bool = Fal
 def given_keys(fsm: FSMLoop, arguments: Arguments) -> set[str]:
     """The context keys this run's values give (positional, --set, a context file)."""
     keys = {str(key) for key in arguments.file_values}
-    keys |= set(list(fsm.parameters)[: len(arguments.positional)])
+    unpacked = _theirs_unpacked(fsm, arguments)
+    if unpacked is not None:
+        keys |= set(unpacked)
+    else:
+        keys |= set(list(fsm.parameters)[: len(arguments.positional)])
     key = input_key(fsm)
     if key is not None and arguments.positional:
         keys |= set(free_input(arguments.positional[0], fsm.context, key))
@@ -258,11 +277,21 @@ def for_background(fsm: FSMLoop, arguments: Arguments) -> Arguments:
     named = tuple(
         f"{name}={value}" for name, value in zip(fsm.parameters, arguments.positional, strict=False)
     )
+    unpacked = _theirs_unpacked(fsm, arguments)
+    if unpacked is not None:  # the one VALUE goes as it is: the detached run unpacks it
+        return arguments
     key = input_key(fsm)
     if key is not None and arguments.positional:
         free = free_input(arguments.positional[0], fsm.context, key)
         named = tuple(f"{key}={value}" for key, value in free.items())
     return dataclasses.replace(arguments, positional=(), sets=(*named, *arguments.sets))
+
+
+def _theirs_unpacked(fsm: FSMLoop, arguments: Arguments) -> dict[str, Any] | None:
+    """The values one JSON-object VALUE gives under `--compat` (`unpacked_value`), or None."""
+    if not fsm.theirs:
+        return None
+    return unpacked_value(arguments.positional, fsm.parameters, fsm.context)
 
 
 def argv(arguments: Arguments) -> list[str]:

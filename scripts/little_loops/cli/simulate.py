@@ -66,7 +66,8 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument(
         "--compat",
         action="store_true",
-        help="load the loop as written (for little-loops): our stricter checks are warnings",
+        help="load the loop as written (for little-loops): our stricter checks are warnings, "
+        "and the keys it reads otherwise have its meaning",
     )
     parser.set_defaults(handler=_handler)
 

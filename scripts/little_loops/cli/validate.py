@@ -49,7 +49,8 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument(
         "--compat",
         action="store_true",
-        help="check the loop as little-loops does: our stricter checks are warnings",
+        help="check the loop as little-loops does: our stricter checks are warnings, and the "
+        "keys it reads otherwise have its meaning",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print only problems, not 'path: ok'"
@@ -140,7 +141,9 @@ def validate_file(
         report.warnings.append(ValidationError(note, severity="warning"))
     if strict and report.warnings:
         promoted = [replace(w, severity="error") for w in report.warnings]
-        report = FileReport(report.path, None, sorted([*report.errors, *promoted], key=_line), [])
+        report = FileReport(
+            report.path, None, sorted([*report.errors, *promoted], key=_line), [], report.notes
+        )
     return report
 
 
@@ -187,6 +190,7 @@ def report_json(reports: Sequence[FileReport]) -> dict[str, Any]:
                 "loop": loop,
                 "valid": report.valid,
                 "errors": [problem_json(p) for p in problems],
+                "notes": [problem_json(p) for p in report.notes],
             }
         )
     return {"valid": all(r.valid for r in reports), "files": files}
@@ -219,7 +223,7 @@ def validate_command(
         stream.write("\n")
     else:
         for report in reports:
-            for problem in report.problems():
+            for problem in sorted([*report.problems(), *report.notes], key=_line):
                 print(format_problem(report.path, problem), file=stream)
             if report.valid and not quiet:
                 count = len(report.warnings)

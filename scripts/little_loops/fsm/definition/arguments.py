@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from little_loops.fsm.definition.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.parameters import ParameterSpec, check_value
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.suggest import did_you_mean
@@ -36,6 +37,7 @@ def bind(
     *,
     missing_ok: bool = False,
     input_key: str | None = None,
+    theirs: bool = False,
 ) -> dict[str, Any]:
     """The context a run starts with: the loop's `context:` and every parameter's value.
 
@@ -43,11 +45,19 @@ def bind(
     declares no parameters takes one free-form VALUE into context key *input_key* (see
     `free_input`). Raises LoopDefinitionError with one line naming the key for a missing
     required value, an unknown key, a value of the wrong type or not among the choices, or
-    too many values.
+    too many values. With *theirs* (`--compat`) the values are read as little-loops reads
+    them: one VALUE that is a JSON object naming parameters or context keys gives those, a
+    key the loop does not declare is added, and a required `run_dir` parameter not given is
+    left to the run (the run's folder, `runs/scratch.py`).
     """
     names = list(parameters)
     # key -> (value, where it came from, whether it is text typed on the command line)
     given: dict[str, tuple[object, str, bool]] = {}
+    unpacked = unpacked_value(args.positional, parameters, context) if theirs else None
+    if unpacked is not None:
+        for key, value in unpacked.items():
+            given[key] = (value, "the command line", False)
+        args = Arguments((), args.sets, args.file_values, args.file_name, args.file_path)
     if not names and input_key is not None and args.positional:
         if len(args.positional) > 1:
             raise LoopDefinitionError(
@@ -70,6 +80,9 @@ def bind(
     source = args.source
     # A loop without parameters also knows its input key (`--set input=...`).
     known = context if names or input_key is None else {input_key: None, **context}
+    if theirs:  # little-loops adds a key the loop does not declare
+        known = {**known, **dict.fromkeys(map(str, args.file_values))}
+        known.update(dict.fromkeys(pair.partition("=")[0] for pair in args.sets))
     for key, value in args.file_values.items():
         given[_known(loop, str(key), parameters, known, source)] = (value, source, False)
     for name, value in zip(names, args.positional, strict=False):
@@ -85,7 +98,7 @@ def bind(
             out[key] = value  # a plain context value: untyped, as the file's
     for name, spec in parameters.items():
         if name not in given:
-            if spec.required and missing_ok:
+            if spec.required and (missing_ok or (theirs and name == RUN_DIR_KEY)):
                 continue
             if spec.required:
                 raise LoopDefinitionError(_missing(loop, name, names))
@@ -111,13 +124,24 @@ def free_input(raw: str, context: Mapping[str, Any], input_key: str) -> dict[str
 
         try:
             parsed = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
             parsed = None
         if isinstance(parsed, dict):
             matched = {key: value for key, value in parsed.items() if key in context}
             if matched:
                 return matched
     return {input_key: raw}
+
+
+def unpacked_value(
+    positional: Sequence[str], parameters: Mapping[str, Any], context: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The values little-loops reads from one VALUE of a loop with parameters: a JSON object
+    naming some of them (or context keys) gives those; None when it is no such object."""
+    if not parameters or len(positional) != 1:
+        return None
+    free = free_input(positional[0], {**parameters, **context}, "")
+    return None if "" in free else free
 
 
 def missing_inputs(

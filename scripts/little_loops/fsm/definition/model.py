@@ -290,6 +290,8 @@ class FSMLoop:
         default_factory=dict, repr=False, compare=False, metadata={"derived": True}
     )
     source: str | None = field(default=None, repr=False, compare=False, metadata={"derived": True})
+    # Read with little-loops' meaning where the two differ (`--compat`; validate/meanings.py).
+    theirs: bool = field(default=False, repr=False, compare=False, metadata={"derived": True})
 
     def __post_init__(self) -> None:
         for key in BY_OPTIONS_KEY:

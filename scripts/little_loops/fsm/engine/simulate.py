@@ -21,7 +21,7 @@ from little_loops.fsm.definition.model import (
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.definition.routing import resolve_route
+from little_loops.fsm.definition.routing import RouteChoice, error_way, resolve_route
 from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.rules import caps
@@ -116,10 +116,17 @@ class _Walk:
                 continue
             self.passes.ran(self.current)
             self.ran += 1
-            step = self.enter(state)
+            missing = self.missing_input(state)
+            step = self.enter(state, runs=missing is None)
             self.steps.append(step)
             verdict: str | None = None
-            if state.next is None:
+            if missing is not None:  # the action cannot be written out: it does not run
+                step.notes.append(missing)
+                verdict, step.verdict_from = ERROR_VERDICT, "the run would fail here"
+                step.verdict = verdict
+                self.prev = {"state": self.current, "verdict": verdict}
+                self.result = {"verdict": verdict}
+            elif state.next is None:
                 picked = self.next_verdict() or self.child_verdict(state)
                 if picked is None:
                     given = self.script.get(self.current, [])
@@ -134,7 +141,10 @@ class _Walk:
                 self.prev = {"state": self.current, "verdict": verdict}
                 self.result = {"verdict": verdict}
             choice = resolve_route(state, verdict)
-            if state.next is not None and self.scenario is not None:
+            if missing is not None and state.next is not None:
+                way = error_way(state)
+                choice = None if way is None else RouteChoice(way.target, way.reason)
+            elif state.next is not None and self.scenario is not None:
                 choice = self.scenario.error_route(state) or choice
             if choice is None:
                 return self.end(
@@ -213,11 +223,27 @@ class _Walk:
             return self.end(TERMINAL_FAILURE, message)
         return self.end(TERMINAL, f"reached terminal state '{self.current}'")
 
-    def enter(self, state: StateConfig) -> SimulatedStep:
-        """The step for entering the current state: its action, as far as it can be known."""
+    def missing_input(self, state: StateConfig) -> str | None:
+        """Under `--compat`, why *state*'s action cannot run: it reads the loop's input
+        (`${context.input}`, no fallback) and no value is given. little-loops' simulate
+        fails to write such an action out and takes the error route; else None."""
+        key = self.fsm.input_key
+        if not self.fsm.theirs or not state.action or key in self.fsm.context:
+            return None
+        for match in reference_pattern().finditer(state.action):
+            if match.group(0) == ESCAPE or has_fallback(match):
+                continue
+            path = match.group("path")
+            if match.group("ns") == "context" and path.split(".", 1)[0].split("[", 1)[0] == key:
+                return f"${{context.{key}}}: no value is given; the run would fail here"
+        return None
+
+    def enter(self, state: StateConfig, runs: bool = True) -> SimulatedStep:
+        """The step for entering the current state: its action, as far as it can be known
+        (*runs*: whether it runs, as a scenario counts actions)."""
         step = SimulatedStep(self.current, self.passes.iteration)
         if self.scenario is not None:
-            self.scenario.entered(not state.terminal and bool(state.loop or state.action))
+            self.scenario.entered(runs and not state.terminal and bool(state.loop or state.action))
         if state.loop is not None:
             step.action, step.action_type = f"loop {state.loop}", "loop"
             if state.capture:

@@ -192,6 +192,8 @@ class StateWork:
         exit_code = action_result.exit_code if action_result else 0
         runner_error = action_result.error if action_result else None
         config = state.effective_evaluate()
+        if self.fsm.theirs:  # --compat: the evaluators read the result as little-loops does
+            config = dataclasses.replace(config, theirs=True)
         if runner_error:
             # The action could not run properly (timeout, missing executable, ...): no
             # evaluator can judge it, and an LLM call would be paid for nothing.

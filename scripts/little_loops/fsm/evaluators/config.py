@@ -49,15 +49,18 @@ class EvaluateConfig:
     max_stall: int = 1  # the *_stall evaluators: rounds without progress before `failure`
     history_file: str | None = None  # score_stall, open_question_stall: one number a line
     epsilon: float | None = None  # the least change that counts as progress (per evaluator)
+    # Not a loop key: judge as little-loops judges (`--compat`), set by the engine per call.
+    theirs: bool = field(default=False, compare=False, metadata={"derived": True})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvaluateConfig:
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls) if not f.metadata.get("derived")}
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def to_dict(self) -> dict[str, Any]:
         out = {"type": self.type}
         out.update(non_default_items(self))
+        out.pop("theirs", None)
         return out
 
 

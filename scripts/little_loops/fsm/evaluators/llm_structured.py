@@ -13,6 +13,7 @@ import math
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from little_loops.fsm.evaluators.config import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
@@ -27,6 +28,7 @@ from little_loops.fsm.evaluators.judge_rules import (
     verdict_enum,
     verdict_from_answer,
 )
+from little_loops.fsm.evaluators.judge_theirs import evidence_rule, their_question, their_schema
 from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec
 from little_loops.fsm.facts.verdict_words import canonical_verdict
 from little_loops.fsm.values.interpolation import to_text
@@ -248,6 +250,20 @@ def _config_verdicts(config: EvaluateConfig) -> tuple[str, ...] | None:
 def _run(
     config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
 ) -> EvaluationResult:
+    """The judge's verdict; under `--compat` (a judge with no schema of the loop's own)
+    little-loops' judge: judge_theirs.py."""
+    if not config.theirs or config.schema is not None:
+        return _ask(config, output, llm, client)
+    prompt = to_text(config.prompt) if config.prompt is not None else None
+    asked = replace(
+        config,
+        schema=their_schema(DEFAULT_LLM_SCHEMA),
+        prompt=their_question(prompt, DEFAULT_LLM_PROMPT),
+    )
+    return evidence_rule(_ask(asked, output, llm, client))
+
+
+def _ask(config: EvaluateConfig, output: str, llm: LLMConfig, client: Any) -> EvaluationResult:
     # Here, not at the top: `ll-loop validate` reads SPEC only, not the process machinery.
     from little_loops.fsm.actions.registry import AGENTS
     from little_loops.fsm.evaluators.judge_agent import evaluate_with_agent

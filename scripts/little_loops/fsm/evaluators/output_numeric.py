@@ -12,19 +12,25 @@ from little_loops.fsm.evaluators.spec import EvaluationResult, EvaluatorSpec, er
 
 
 def evaluate_output_numeric(
-    output: str, operator: str, target: object, key: str | None = None
+    output: str, operator: str, target: object, key: str | None = None, whole: bool = False
 ) -> EvaluationResult:
     """Compare the number the action printed with *target*: `success` when
     `value <operator> target` holds, `failure` when not, `error` when either is no number.
 
     With *key*, the number is that of the last `key=NUMBER` field in the output (the rest
-    of the output may be anything)."""
+    of the output may be anything); with *whole* (little-loops' reading, `--compat`), the
+    whole output is the number; else its last non-empty line."""
     details: dict[str, Any] = {"value": None, "target": target, "operator": operator}
     try:
         compare = comparison(operator)
         wanted = as_number(target, "target")
         details["target"] = wanted
-        value = output_number(output) if key is None else keyed_number(output, key)
+        if key is not None:
+            value = keyed_number(output, key)
+        elif whole:
+            value = whole_number(output)
+        else:
+            value = output_number(output)
     except ValueError as exc:
         return error_result(str(exc), **details)
     details["value"] = value
@@ -41,12 +47,25 @@ def keyed_number(output: str, key: str) -> int | float:
     return output_number(found[-1], f"field {key}")
 
 
+def whole_number(output: str) -> int | float:
+    """The number that is the whole of *output* (surrounding whitespace allowed): how
+    little-loops reads it, so output of several lines is no number."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    if len(lines) > 1:
+        raise ValueError(
+            f"output is {len(lines)} lines, not one number (little-loops reads the whole output)"
+        )
+    return output_number(output)
+
+
 def _run(
     config: EvaluateConfig, output: str, exit_code: int, llm: LLMConfig, client: Any
 ) -> EvaluationResult:
     if problem := missing(config, "operator", "target"):
         return problem
-    return evaluate_output_numeric(output, str(config.operator), config.target, config.key)
+    return evaluate_output_numeric(
+        output, str(config.operator), config.target, config.key, whole=config.theirs
+    )
 
 
 def value_detail(event: Mapping[str, object]) -> str | None:

@@ -82,7 +82,8 @@ class RunFlags:
     compat: bool = flag(
         "--compat",
         resumed=True,
-        help="run the loop as written (for little-loops): our stricter checks are warnings",
+        help="run the loop as written (for little-loops): our stricter checks are warnings, "
+        "and the keys it reads otherwise have its meaning",
     )
     no_color: bool = flag("--no-color", help="no colours (also when NO_COLOR is set)")
 

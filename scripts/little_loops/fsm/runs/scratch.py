@@ -4,13 +4,15 @@ A new run that reads it (or whose evaluators or sub-loops may) gets
 `.loops/.running/runs/<loop>@<run id>/` (unless a value for `run_dir` is
 given: `--set run_dir=PATH` or the loop's own context), written with a trailing `/` as
 little-loops writes it, so `${context.run_dir}file` and `${context.run_dir}/file` both
-work. The path is kept in the run's context, so a resumed run goes on in the same folder;
-nothing removes it (the run's files under `.running/` are git-ignored).
+work. Under `--compat` every run gets one where little-loops makes it,
+`.loops/runs/<loop>-<time>/`. The path is kept in the run's context, so a resumed run goes
+on in the same folder; nothing removes it (the run's files under `.running/` are git-ignored).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import RUNNING_DIR, make_running_dir, run_key, running_dir
 
 RUN_DIRS = "runs"  # under `.running/`: one folder per run
+THEIR_RUN_DIRS = "runs"  # under `.loops/`: little-loops' run folders (`--compat`)
+THEIR_TIME = "%Y%m%dT%H%M%S"  # the time in the name of one of them
 
 
 def run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
@@ -28,13 +32,31 @@ def run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
     return Path(loops_dir) / RUNNING_DIR / RUN_DIRS / run_key(loop_name, run_id)
 
 
+def their_run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
+    """little-loops' folder for a run started now (`--compat`): `.loops/runs/<loop>-<time>/`
+    (a loop in a folder of `.loops/` as `oracles-gate`); `-<run id>` is added when a run
+    started in the same second has it already, so two runs never share one.
+    LoopRuntimeError when `.loops/runs` is a link (the folder would be outside)."""
+    stem = f"{loop_name.replace('/', '-')}-{datetime.now().strftime(THEIR_TIME)}"
+    if (Path(loops_dir) / THEIR_RUN_DIRS).is_symlink():  # its folders would be elsewhere
+        raise LoopRuntimeError(
+            f"{Path(loops_dir) / THEIR_RUN_DIRS} is a link: a run's folder is made in .loops/ only"
+        )
+    folder = Path(loops_dir) / THEIR_RUN_DIRS / stem
+    return folder.with_name(f"{stem}-{run_id}") if folder.exists() else folder
+
+
 def with_run_dir(fsm: FSMLoop, loops_dir: Path, run_id: str | None) -> FSMLoop:
     """*fsm* with `run_dir` in its context, and the other values a run starts with
-    (metadata.runner_values); a value given already is kept."""
+    (metadata.runner_values); a value given already is kept. Under `--compat` every run
+    gets one, where little-loops makes it."""
     data = fsm.to_dict()
     added = runner_values(fsm.context, fsm.input_key, data)
-    if not fsm.context.get(RUN_DIR_KEY) and run_id is not None and needs_run_dir(fsm, data):
-        added[RUN_DIR_KEY] = f"{run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
+    if not fsm.context.get(RUN_DIR_KEY) and run_id is not None:
+        if fsm.theirs:
+            added[RUN_DIR_KEY] = f"{their_run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
+        elif needs_run_dir(fsm, data):
+            added[RUN_DIR_KEY] = f"{run_dir_path(loops_dir, fsm.name, run_id).resolve()}/"
     return dataclasses.replace(fsm, context={**fsm.context, **added}) if added else fsm
 
 

@@ -59,6 +59,7 @@ from little_loops.fsm.facts.errors import (
     ValidationError,
 )
 from little_loops.fsm.validate.compat import as_claude_subagents, flags_of, relaxed
+from little_loops.fsm.validate.meanings import as_theirs, notes
 from little_loops.fsm.values.value_checks import describe
 
 __all__ = [
@@ -81,6 +82,8 @@ class FileReport:
     fsm: FSMLoop | None = None
     errors: list[ValidationError] = field(default_factory=list)
     warnings: list[ValidationError] = field(default_factory=list)
+    # Where little-loops reads the file otherwise (validate/meanings.py): not problems.
+    notes: list[ValidationError] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -196,10 +199,12 @@ def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
     fsm: FSMLoop | None = None
     # The project's custom agents (`.loops/agents.yaml`): a broken file is one error each.
     project, broken = read_project_agents(project_agents_file(Path(doc.source)))
-    if compat:  # a state's agent that is no agent of ours: Claude Code's, as little-loops has it
+    if compat and isinstance(data, Mapping):  # an agent that is no agent of ours: Claude Code's
         own = data.get("agents")
         names = {*AGENTS, *project, *(own if isinstance(own, Mapping) else ())}
         data = as_claude_subagents(data, names)
+        if paradigm is None or paradigm == FSM_PARADIGM:
+            data = as_theirs(data)
     agent_errors = [ValidationError(message) for message in broken]
     if paradigm is not None and paradigm != FSM_PARADIGM:
         if isinstance(paradigm, str):
@@ -215,6 +220,7 @@ def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
             problems += relaxed(_check_machine(fsm), flags, compat)
             problems += attach_children(fsm, doc.source, partial(check_file, compat=compat))
     if fsm is not None:  # names that would make file names too long for any file system
+        fsm.theirs = compat
         problems += name_length_problems(fsm, run_names(fsm, doc.source))
     for problem in problems:
         if problem.line is None:
@@ -225,6 +231,10 @@ def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
     report.errors = [p for p in problems if p.severity == "error"]
     report.warnings = [p for p in problems if p.severity == "warning"]
     report.fsm = None if report.errors else fsm
+    if not compat and isinstance(data, Mapping):
+        report.notes = notes(data, data.get("name") if isinstance(data.get("name"), str) else None)
+        for note in report.notes:
+            _place(note, doc)
     return report
 
 

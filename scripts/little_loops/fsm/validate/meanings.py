@@ -1,0 +1,153 @@
+"""Keys little-loops reads with another meaning: a note for each, and its meaning for `--compat`.
+
+One row per key (`MEANINGS`): where a loop file's meaning differs there (`differs`, a note
+`validate` prints in one line) and what `--compat` does about it (docs/little-loops.md, the
+table between the `meanings` markers, says the same). A key read when the file is loaded
+is rewritten into little-loops' meaning here (`as_theirs`); one read while the loop runs is
+read as little-loops reads it when the model says so (`FSMLoop.theirs`, the evaluators'
+`EvaluateConfig.theirs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from little_loops.fsm.definition.metadata import RUN_DIR_KEY
+from little_loops.fsm.definition.spellings import ROUTE, STATE, spellings_at
+from little_loops.fsm.facts.errors import ValidationError
+
+# little-loops' step cap of a loop that sets neither max_steps nor max_iterations.
+THEIR_MAX_STEPS = 50
+MAX_STEPS = "max_steps"
+MAX_ITERATIONS = "max_iterations"
+
+Where = tuple[tuple[str, ...], str]  # a key path and what differs there
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """One key little-loops reads otherwise: where a file uses it so, and how it differs."""
+
+    key: str
+    differs: Callable[[Mapping[str, Any]], Iterator[Where]]
+    # Rewrites a file into little-loops' meaning (`--compat`); None: the engine reads it so.
+    as_theirs: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _in_their_spelling(data: Mapping[str, Any]) -> bool:
+    """Whether a state of *data* uses a key in little-loops' spelling (`on_yes`, `failure:`,
+    a route's `yes:`, ...): a file its reader may read with little-loops' meaning."""
+    at_state, at_route = spellings_at(STATE), spellings_at(ROUTE)
+    for _, state in _states(data):
+        route = state.get("route")
+        if any(key in at_state for key in state) or (
+            isinstance(route, Mapping) and any(key in at_route for key in route)
+        ):
+            return True
+    return False
+
+
+def _steps_differ(data: Mapping[str, Any]) -> Iterator[Where]:
+    # Our own safety net, in every loop of ours: noted in a file in their spelling only.
+    if MAX_STEPS not in data and _is_count(data.get(MAX_ITERATIONS)) and _in_their_spelling(data):
+        yield (
+            (MAX_ITERATIONS,),
+            f"little-loops reads max_iterations without max_steps as a cap of "
+            f"{data[MAX_ITERATIONS]} steps; ll-loop, of {data[MAX_ITERATIONS]} passes",
+        )
+
+
+def _steps_as_theirs(data: dict[str, Any]) -> dict[str, Any]:
+    """max_iterations without max_steps is the step cap; neither is a cap of 50 steps. The
+    pass cap stays at the step cap: a pass takes a step at least, so it never ends first."""
+    if MAX_STEPS in data:
+        return data
+    steps = data.get(MAX_ITERATIONS)
+    if not _is_count(steps):
+        return {**data, MAX_STEPS: THEIR_MAX_STEPS} if steps is None else data
+    return {**data, MAX_STEPS: steps}
+
+
+def _states(data: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    states = data.get("states")
+    if isinstance(states, Mapping):
+        for name, state in states.items():
+            if isinstance(state, Mapping):
+                yield str(name), state
+
+
+def _numbers_differ(data: Mapping[str, Any]) -> Iterator[Where]:
+    if not _in_their_spelling(data):  # our own reading, in loops of ours: not noted
+        return
+    for name, state in _states(data):
+        evaluate = state.get("evaluate")
+        if (
+            isinstance(evaluate, Mapping)
+            and evaluate.get("type") == "output_numeric"
+            and evaluate.get("key") is None
+        ):
+            yield (
+                ("states", name, "evaluate", "type"),
+                "little-loops reads the whole output as the number (several lines are an "
+                "error there); ll-loop reads its last non-empty line",
+            )
+
+
+def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    if not _in_their_spelling(data):
+        return
+    for name, state in _states(data):
+        evaluate = state.get("evaluate")
+        if (
+            isinstance(evaluate, Mapping)
+            and evaluate.get("type") == "llm_structured"
+            and evaluate.get("schema") is None
+        ):
+            yield (
+                ("states", name, "evaluate", "type"),
+                "little-loops' judge answers cannot_judge too, and a verdict it gives without "
+                "quoting the output is failure there; ll-loop takes the judge's verdict",
+            )
+
+
+def _run_dir_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    parameters = data.get("parameters")
+    spec = parameters.get(RUN_DIR_KEY) if isinstance(parameters, Mapping) else None
+    if isinstance(spec, Mapping) and spec.get("required") is True:
+        yield (
+            ("parameters", RUN_DIR_KEY),
+            "little-loops fills a required run_dir with the run's folder; ll-loop asks for it",
+        )
+
+
+MEANINGS: tuple[Meaning, ...] = (
+    Meaning(MAX_ITERATIONS, _steps_differ, _steps_as_theirs),
+    Meaning("output_numeric", _numbers_differ),
+    Meaning("llm_structured", _judge_differs),  # the evaluator reads it: judge_theirs.py
+    Meaning(RUN_DIR_KEY, _run_dir_differs),  # the run fills it: definition/arguments.py
+)
+NOTE = "; run with --compat to read it as little-loops does"
+
+
+def notes(data: Mapping[str, Any], loop: str | None = None) -> list[ValidationError]:
+    """One line for each place *data* means something else in little-loops."""
+    return [
+        ValidationError.at(loop, path, f"{text}{NOTE}", severity="note")
+        for meaning in MEANINGS
+        for path, text in meaning.differs(data)
+    ]
+
+
+def as_theirs(data: Mapping[str, Any]) -> dict[str, Any]:
+    """*data* rewritten into little-loops' meaning of each key read at load time."""
+    out = dict(data)
+    for meaning in MEANINGS:
+        if meaning.as_theirs is not None:
+            out = meaning.as_theirs(out)
+    return out
