@@ -19,6 +19,8 @@ busy machine slows both sides alike):
   And `ll-loop watch` drawn on it, headless at 80x24 (watch_open.py): < 1 s.
 
 Usage: scripts/dev bench [--quick] [--json]. Exit 1 when a target is missed.
+`scripts/dev bench --compare REV [--rounds N]`: the headline benchmarks for git revision REV
+and the working tree in alternating rounds, one table (compare.py).
 """
 
 from __future__ import annotations
@@ -452,7 +454,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    parser.add_argument(
+        "--compare",
+        metavar="REV",
+        help="only the headline benchmarks, for REV and the working tree side by side",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --compare (5)")
     args = parser.parse_args(argv)
+    if args.compare:
+        import compare
+
+        return compare.main(args.compare, args.rounds, args.json)
     import long_run  # here: it imports this module's helpers
 
     if not LL_LOOP.exists():

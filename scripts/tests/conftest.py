@@ -28,7 +28,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     variables a pytest-xdist worker gets removed: the processes the tests start (a loop
     running `python -m pytest`) must see the environment a user has."""
     bytecode.write_bytecode()
+    slowdown.take_over()  # a pytest-xdist worker: what the process that started it measured
     slowdown.refresh()
+    if session.config.pluginmanager.has_plugin("dsession"):  # it starts the workers next
+        slowdown.hand_over()
     for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
         del os.environ[name]
 

@@ -166,3 +166,56 @@ def test_a_loop_without_reuse_keys_loads_no_reuse_module(tmp_path: Path) -> None
     code, modules = loaded_by(tmp_path, "validate", str(loop))
     assert code == 0
     assert modules >= REUSE_MODULES
+
+
+# The built-in agent kinds: validate imports one only for a file that uses it.
+AGENT_KINDS = {
+    f"little_loops.fsm.actions.{name}"
+    for name in ("claude_code", "codex", "gemini", "opencode", "mcp_tool")
+}
+SHELL_LOOP = """\
+name: x
+initial: check
+context:
+  marker: flag
+states:
+  check:
+    action: test -f "${context.marker}" && echo present
+    capture: seen
+    evaluate:
+      type: output_contains
+      pattern: present
+    on_success: done
+    on_failure: fix
+  fix:
+    action: touch "${context.marker}" # ${captured.seen.output}
+    next: check
+  done:
+    terminal: true
+"""
+
+
+def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
+    tmp_path: Path,
+) -> None:
+    loop = tmp_path / "x.yaml"
+    loop.write_text(SHELL_LOOP)
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    assert sorted(modules & AGENT_KINDS) == []
+    ours = {m for m in modules if m.startswith("little_loops.fsm.")}
+    assert sorted(m for m in ours if m.split(".")[2] in ("engine", "runs")) == []
+    # The kinds the file names are imported, and only those: `action_type: prompt` is
+    # Claude Code's, and the state runs on Codex.
+    loop.write_text(
+        SHELL_LOOP.replace(
+            "  fix:\n    action:",
+            "  fix:\n    action_type: prompt\n    agent: codex\n    action:",
+        )
+    )
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0, modules
+    assert sorted(modules & AGENT_KINDS) == [
+        "little_loops.fsm.actions.claude_code",
+        "little_loops.fsm.actions.codex",
+    ]

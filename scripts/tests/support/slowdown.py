@@ -6,7 +6,9 @@ longer, so each such deadline is written for an idle machine and multiplied by `
 the wall time of a small fixed workload (start Python, compute) over its time on an idle
 machine. The load changes while the tests run, so it is measured again between tests once
 the last measurement is `MAX_AGE_S` old (`refresh()`), and the factor is the larger of the
-last two. `LL_TEST_SLOWDOWN=3` sets the factor instead.
+last two. `LL_TEST_SLOWDOWN=3` sets the factor instead. The process that starts pytest-xdist
+workers hands its first measurement to them (`hand_over`, `take_over`): a session measures
+once at its start, not once per process.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ ENV = "LL_TEST_SLOWDOWN"
 REFERENCE_S = 0.14
 MAX_AGE_S = 30.0
 _ROUNDS = 8
+# A measurement handed to the workers in their environment: "FACTOR WHEN" (time.monotonic(),
+# one clock for every process of the machine).
+HANDED = "LL_TEST_SLOWDOWN_HANDED"
 
 _measured: list[float] = []  # every measurement of this process, oldest first
 _measured_at = -math.inf
@@ -63,6 +68,25 @@ def refresh(max_age: float = MAX_AGE_S) -> None:
     if given() is None and time.monotonic() - _measured_at > max_age:
         _measured.append(max(1.0, measure()))
         _measured_at = time.monotonic()
+
+
+def hand_over() -> None:
+    """Put the last measurement in the environment the processes started next inherit."""
+    if _measured:
+        os.environ[HANDED] = f"{_measured[-1]!r} {_measured_at!r}"
+
+
+def take_over() -> None:
+    """Start from the measurement handed over, if any, and take it out of the environment
+    (the processes the tests start see the environment a user has)."""
+    global _measured_at
+    try:
+        value, at = map(float, os.environ.pop(HANDED, "").split())
+    except ValueError:
+        return
+    if not _measured and math.isfinite(value) and value >= 1 and at <= time.monotonic():
+        _measured.append(value)
+        _measured_at = at
 
 
 def factor() -> float:

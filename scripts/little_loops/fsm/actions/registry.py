@@ -2,48 +2,120 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from importlib import import_module
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.actions import claude_code, codex, gemini, mcp_tool, opencode, shell
+from little_loops.fsm.actions import shell
 from little_loops.fsm.actions.spec import ActionKindSpec
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.machine import Machine
 
+
+@dataclass(frozen=True)
+class Entry:
+    """A kind as the registry knows it before its module is imported: what validation reads
+    of it to check a file that does not use it (tests hold each equal to the kind's SPEC)."""
+
+    name: str  # its SPEC's name
+    module: str  # its module in this folder, imported on first use of the kind
+    action_types: tuple[str, ...] = ()
+    options_key: str | None = None
+    state_keys: tuple[str, ...] = ()
+    agent: bool = False  # it has an `agent` (a coding agent a prompt state can run on)
+
+
 # In the order the docs and messages list their action types. To add an action kind: write
-# its module (its SPEC) in this folder and add it here.
-KINDS: dict[str, ActionKindSpec] = {
-    spec.name: spec
-    for spec in (
-        claude_code.SPEC,
-        shell.SPEC,
-        codex.SPEC,
-        gemini.SPEC,
-        opencode.SPEC,
-        mcp_tool.SPEC,
+# its module (its SPEC) in this folder and add its entry here.
+ENTRIES: dict[str, Entry] = {
+    entry.name: entry
+    for entry in (
+        Entry(
+            "claude",
+            "claude_code",
+            ("prompt", "slash_command"),
+            "claude",
+            ("claude", "session", "session_key"),
+            agent=True,
+        ),
+        Entry("shell", "shell", ("shell",)),
+        Entry("codex", "codex", (), "codex", ("codex", "session", "session_key"), agent=True),
+        Entry("gemini", "gemini", (), "gemini", ("gemini", "session", "session_key"), agent=True),
+        Entry(
+            "opencode",
+            "opencode",
+            (),
+            "opencode",
+            ("opencode", "session", "session_key"),
+            agent=True,
+        ),
+        Entry("mcp_tool", "mcp_tool", ("mcp_tool",), state_keys=("params",)),
     )
 }
+_LOADED: dict[str, ActionKindSpec] = {shell.SPEC.name: shell.SPEC}
+
+
+def _spec(name: str) -> ActionKindSpec:
+    """The SPEC of the kind called *name*, its module imported the first time."""
+    spec = _LOADED.get(name)
+    if spec is None:
+        module = import_module(f"little_loops.fsm.actions.{ENTRIES[name].module}")
+        spec = _LOADED[name] = module.SPEC
+    return spec
+
+
+class KindTable(Mapping[str, ActionKindSpec]):
+    """Kinds by some key of theirs: the keys are known up front, and a kind's module is
+    imported when its spec is first looked up (`in` and iterating the keys import none), so
+    validating a shell-only loop imports no agent."""
+
+    def __init__(self, keys: Mapping[str, str]) -> None:  # key -> kind name
+        self._keys = dict(keys)
+
+    def __getitem__(self, key: str) -> ActionKindSpec:
+        return _spec(self._keys[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+KINDS = KindTable({name: name for name in ENTRIES})
 # The kind of an action without `action_type:` (unless it is a `/` command, see `kind_of`).
 DEFAULT_KIND = shell.SPEC
-# The kind of an action without `action_type:` that starts with `/`: a slash command.
-SLASH_KIND = claude_code.SPEC
+# The kind (by name) of an action without `action_type:` that starts with `/`: a slash
+# command; and the agent of a prompt state with no `agent:` anywhere (as before agents could
+# be chosen). Both are `SLASH_KIND` and `DEFAULT_AGENT` (see `__getattr__`).
+_CLAUDE = "claude"
 # The coding agents a prompt or slash-command state can run on (`agent:`), by name: the kinds
 # with an `agent`. `claude` serves `action_type: prompt` itself; any other agent kind serves
 # no action type of its own (`action_types=()`): the state's `agent:` picks it.
-AGENTS: dict[str, ActionKindSpec] = {
-    spec.name: spec for spec in KINDS.values() if spec.agent is not None
-}
-# The agent of a prompt state with no `agent:` anywhere (as before agents could be chosen).
-DEFAULT_AGENT = claude_code.SPEC
+AGENTS = KindTable({name: name for name, entry in ENTRIES.items() if entry.agent})
 # Every `action_type:` value some kind serves, and its kind.
-BY_ACTION_TYPE: dict[str, ActionKindSpec] = {
-    name: spec for spec in KINDS.values() for name in spec.action_types
-}
+BY_ACTION_TYPE = KindTable(
+    {action_type: e.name for e in ENTRIES.values() for action_type in e.action_types}
+)
 ACTION_TYPE_NAMES: tuple[str, ...] = tuple(BY_ACTION_TYPE)
 # The kinds with an options block (`claude:` ...), by the loop and state key of the block.
-BY_OPTIONS_KEY: dict[str, ActionKindSpec] = {
-    spec.options_key: spec for spec in KINDS.values() if spec.options_key
-}
+BY_OPTIONS_KEY = KindTable({e.options_key: e.name for e in ENTRIES.values() if e.options_key})
+
+if TYPE_CHECKING:
+    SLASH_KIND: ActionKindSpec
+    DEFAULT_AGENT: ActionKindSpec
+
+
+def __getattr__(name: str) -> ActionKindSpec:
+    """`SLASH_KIND` and `DEFAULT_AGENT`: Claude Code's kind, its module imported on first use."""
+    if name in ("SLASH_KIND", "DEFAULT_AGENT"):
+        return _spec(_CLAUDE)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def kind_of(action_type: object, action: object) -> ActionKindSpec:
@@ -53,7 +125,7 @@ def kind_of(action_type: object, action: object) -> ActionKindSpec:
     if isinstance(action_type, str) and action_type:
         return BY_ACTION_TYPE.get(action_type, DEFAULT_KIND)
     if action_type is None and isinstance(action, str) and action.startswith("/"):
-        return SLASH_KIND
+        return _spec(_CLAUDE)
     return DEFAULT_KIND
 
 
@@ -66,7 +138,7 @@ def is_agent_action(action_type: object, action: object) -> bool:
 def can_judge(spec: ActionKindSpec) -> bool:
     """True when the agent *spec* can be the `llm_structured` judge: its CLI answers with
     schema-checked JSON (`spec.judge`; Claude Code through evaluators/judge_claude.py)."""
-    return spec.judge is not None or spec is DEFAULT_AGENT
+    return spec.judge is not None or spec is _spec(_CLAUDE)
 
 
 def agent_problem(spec: ActionKindSpec, machine: Machine) -> str | None:
@@ -94,7 +166,7 @@ def recorded(action_type: object, agent: object = None) -> ActionKindSpec | None
 def recorded_type(spec: ActionKindSpec) -> str:
     """The `action_type` a step of *spec* is recorded with: its own first action type, or
     `prompt` for an agent kind that serves none itself (codex, a custom agent ...)."""
-    return spec.action_types[0] if spec.action_types else DEFAULT_AGENT.action_types[0]
+    return spec.action_types[0] if spec.action_types else _spec(_CLAUDE).action_types[0]
 
 
 def get(name: str) -> ActionKindSpec:

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from little_loops.fsm.actions.custom import definition_problems
-from little_loops.fsm.actions.registry import AGENTS, can_judge, is_agent_action
+from little_loops.fsm.actions.registry import AGENTS, ENTRIES, can_judge, is_agent_action
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.agents import (
     AGENT_KEY,
@@ -142,8 +142,8 @@ def _unused_blocks(
     data: Mapping[str, Any], path: KeyPath, runs_on: list[str], why: str
 ) -> Iterator[Problem]:
     """A warning for the options block of an agent the state (or no state) runs on."""
-    for name, spec in AGENTS.items():
-        key = spec.options_key
+    for name in AGENTS:
+        key = ENTRIES[name].options_key  # its spec only when its block is there
         if not key or data.get(key) is None or name in runs_on:
             continue
         if path:

@@ -9,12 +9,13 @@ list parameter) is a fallback list too.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.actions import registry
 from little_loops.fsm.actions.custom import AgentDefinition, definition_problems
-from little_loops.fsm.actions.registry import AGENTS, DEFAULT_AGENT
+from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.definition.loop_files import AGENTS_FILE_NAME, LOOPS_FOLDER
@@ -97,9 +98,30 @@ def filled_names(value: object, context: Mapping[str, Any]) -> list[str]:
     return [name for name in dict.fromkeys(out) if name]
 
 
-def agent_kinds(custom: Mapping[str, ActionKindSpec]) -> dict[str, ActionKindSpec]:
-    """Every agent a loop can name: the built-in ones, then its custom ones."""
-    return {**AGENTS, **custom}
+def agent_kinds(custom: Mapping[str, ActionKindSpec]) -> Mapping[str, ActionKindSpec]:
+    """Every agent a loop can name: the built-in ones, then its custom ones (a custom one
+    first when both have a name); a built-in one's module is imported when it is looked up."""
+    return _AgentKinds(custom)
+
+
+class _AgentKinds(Mapping[str, ActionKindSpec]):
+    """The built-in agents then a loop's custom ones, as `{**AGENTS, **custom}` without
+    looking up (importing) a built-in one that is not asked for."""
+
+    def __init__(self, custom: Mapping[str, ActionKindSpec]) -> None:
+        self._custom = dict(custom)
+
+    def __getitem__(self, name: str) -> ActionKindSpec:
+        return self._custom[name] if name in self._custom else AGENTS[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._custom or name in AGENTS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*AGENTS, *self._custom]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*AGENTS, *self._custom]))
 
 
 def kinds_named(
@@ -111,7 +133,7 @@ def kinds_named(
     if not names and written is not None:
         raise LoopDefinitionError(f"{where}: {no_agent(written)}")
     if not names:
-        return [DEFAULT_AGENT]
+        return [registry.DEFAULT_AGENT]
     out = []
     for name in names:
         spec = kinds.get(name)

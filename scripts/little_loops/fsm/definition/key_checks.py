@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from little_loops.fsm.actions.registry import AGENTS, kind_of
+from little_loops.fsm.actions.registry import AGENTS, KINDS, kind_of
 from little_loops.fsm.definition import route_keys
 from little_loops.fsm.definition.agent_checks import agent_problems
 from little_loops.fsm.definition.approval_checks import approval_problems
@@ -107,7 +107,7 @@ class _Checker:
         for key, allowed in _SETTINGS:
             settings = data.get(key)
             if isinstance(settings, Mapping):
-                self.keys(settings, (key,), allowed)
+                self.keys(settings, (key,), OPTION_KEYS[key] if allowed is None else allowed)
         notify = data.get("notify")
         told = ("command", "webhook")
         if isinstance(notify, Mapping) and all(notify.get(key) is None for key in told):
@@ -116,18 +116,18 @@ class _Checker:
     def kind_state(self, state: YAMLMapping, path: KeyPath) -> None:
         """A key only some action kinds use (an options block, `session:` ...) only on a
         state of one of them; a kind's options block holds options of its table."""
-        for key, allowed in OPTION_KEYS.items():
+        for key in OPTION_KEYS:
             block = state.get(key)
             if isinstance(block, Mapping):
-                self.keys(block, (*path, key), allowed)
+                self.keys(block, (*path, key), OPTION_KEYS[key])
         action = state.get("action")
         kind = kind_of(state.get("action_type"), action)
-        own = tuple(AGENTS.values()) if kind.agent is not None else (kind,)  # a prompt: any agent
+        own = tuple(AGENTS) if kind.agent is not None else (kind.name,)  # a prompt: any agent
         for key, kinds in KIND_STATE_KEYS.items():
-            if state.get(key) is None or any(spec in kinds for spec in own):
+            if state.get(key) is None or any(name in kinds for name in own):
                 continue
             why = f"this state's action {kind.runs_as}" if action else "this state has no action"
-            self.add((*path, key), f"only {kinds[0].only_states} ({why})")
+            self.add((*path, key), f"only {KINDS[kinds[0]].only_states} ({why})")
 
     def states(self, states: YAMLMapping) -> None:
         if not states:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, KINDS
-from little_loops.fsm.actions.spec import ActionKindSpec
+from collections.abc import Iterator, Mapping
+
+from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, ENTRIES
 from little_loops.fsm.definition import route_keys, runtime_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK
 from little_loops.fsm.definition.agents import AGENT_CHECK
@@ -54,12 +55,33 @@ _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
+
 # The options block of each action kind that has one (its `options_key`), at the loop and in a
 # state: the keys of each, from the kind's option table; null in a state unsets the loop's.
-OPTION_KEYS: dict[str, dict[str, Check]] = {
-    key: {name: optional(option.check) for name, option in spec.options.items()}
-    for key, spec in BY_OPTIONS_KEY.items()
-}
+class _OptionTables(Mapping[str, dict[str, Check]]):
+    """The key checks of each options block, made from its kind's table when first read (a
+    file with no `codex:` block does not import Codex's kind to be validated)."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, dict[str, Check]] = {}
+
+    def __getitem__(self, key: str) -> dict[str, Check]:
+        if key not in self._made:
+            options = BY_OPTIONS_KEY[key].options
+            self._made[key] = {name: optional(option.check) for name, option in options.items()}
+        return self._made[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in BY_OPTIONS_KEY
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(BY_OPTIONS_KEY)
+
+    def __len__(self) -> int:
+        return len(BY_OPTIONS_KEY)
+
+
+OPTION_KEYS: Mapping[str, dict[str, Check]] = _OptionTables()
 _OPTION_BLOCKS: dict[str, Check] = {key: optional(mapping) for key in OPTION_KEYS}
 
 # The paradigm of a loop written directly as states (and of a file with no `paradigm:`).
@@ -170,11 +192,11 @@ LLM_KEYS: dict[str, Check] = {
     "backend": string,  # one of JUDGE_BACKENDS or an agent's name: agent_checks.py says which
 }
 # State keys that only an action of some kinds can use (an options block, `session:` ...), each
-# with the kinds that can.
-KIND_STATE_KEYS: dict[str, tuple[ActionKindSpec, ...]] = {
-    key: tuple(spec for spec in KINDS.values() if key in spec.state_keys)
-    for spec in KINDS.values()
-    for key in spec.state_keys
+# with the names of the kinds that can.
+KIND_STATE_KEYS: dict[str, tuple[str, ...]] = {
+    key: tuple(name for name, other in ENTRIES.items() if key in other.state_keys)
+    for entry in ENTRIES.values()
+    for key in entry.state_keys
 }
 
 # The run archive (`.loops/.history/`): how many finished runs of the loop to keep, how long.
@@ -191,12 +213,12 @@ NOTIFY_KEYS: dict[str, Check] = {
     "timeout": number(0, 600, above=True, why="ten minutes"),
     "retries": integer(0, 10),
 }
-# The settings mappings of a loop and the keys of each.
-_SETTINGS: tuple[tuple[str, dict[str, Check]], ...] = (
+# The settings mappings of a loop and the keys of each (an options block's: OPTION_KEYS).
+_SETTINGS: tuple[tuple[str, dict[str, Check] | None], ...] = (
     ("llm", LLM_KEYS),
     ("archive", ARCHIVE_KEYS),
     ("stall", STALL_KEYS),
-    *OPTION_KEYS.items(),
+    *((key, None) for key in OPTION_KEYS),
     ("notify", NOTIFY_KEYS),
     ("retry", RETRY_KEYS),
     ("rate_limit", RATE_LIMIT_KEYS),

@@ -41,6 +41,7 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 # octal eight), and `1:30` (not 90), `1_000` and `0b11` stay strings.
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
+_STR_TAG = "tag:yaml.org,2002:str"
 INT_RE = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
 FLOAT_RE = re.compile(
     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
@@ -132,6 +133,8 @@ class _Builder:
         self.count += 1
         if self.count > _MAX_NODES:
             raise self.fail(node, f"document too large (over {_MAX_NODES} nodes after aliases)")
+        if type(node) is yaml.ScalarNode:  # most nodes: no alias can recurse through one
+            return self._value(node)
         if id(node) in self.active:
             raise self.fail(node, "recursive YAML alias")
         if isinstance(node, yaml.CollectionNode) and node.tag not in _COLLECTION_TAGS:
@@ -155,6 +158,9 @@ class _Builder:
                 return items
             finally:
                 self.active.discard(id(node))
+        return self._value(node)
+
+    def _value(self, node: yaml.Node) -> Any:
         value = self._scalar(node)
         if value is not None and not isinstance(value, str | int | float | bool):
             # `!!binary`, `!!timestamp`, ...: not a JSON value, so it could not be saved
@@ -173,6 +179,8 @@ class _Builder:
         return str(key_node.value)
 
     def _scalar(self, node: yaml.Node) -> Any:
+        if node.tag == _STR_TAG and isinstance(node.value, str):
+            return node.value  # what the constructor makes of it, without its bookkeeping
         if node.tag in (_INT_TAG, _FLOAT_TAG) and isinstance(node.value, str):
             try:
                 return _yaml12_number(node.tag, node.value)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from little_loops.fsm.actions.registry import DEFAULT_KIND, SLASH_KIND
+from little_loops.fsm.actions import registry
+from little_loops.fsm.actions.registry import DEFAULT_KIND
 from little_loops.fsm.evaluators.config import (
     EvaluateConfig,
     LLMConfig,
@@ -117,6 +118,6 @@ def default_evaluation(
 ) -> EvaluationResult:
     """The evaluation of a state without `evaluate:`: its action kind's default evaluator
     (`state_is_prompt`: the kind of a `/` action, `llm_structured`; else `exit_code`)."""
-    kind = SLASH_KIND if state_is_prompt else DEFAULT_KIND
+    kind = registry.SLASH_KIND if state_is_prompt else DEFAULT_KIND
     config = EvaluateConfig(type=kind.default_evaluator)
     return evaluate(config, output, exit_code, context, llm=llm, client=client)

@@ -63,6 +63,7 @@ MAX_NAME_BYTES = 200
 # Not kept in the state part of an output file name: a `.` there would make `x` + `a.b` and
 # `x.a` + `b` the same `x.a.b.out`.
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+STATE_NAME_CAP = 80  # characters of a state's name its files keep (then `~` and a hash)
 
 
 def find_loops_dir(start: Path | None = None) -> Path | None:
@@ -300,7 +301,7 @@ def output_file_name(loop_name: str, state_name: str) -> str:
     length is capped, and a changed name gets `~` and a short hash, which no unchanged name
     can have, so two states of two loops never share a file.
     """
-    safe = _UNSAFE.sub("_", state_name)[:80] or "_"
+    safe = _UNSAFE.sub("_", state_name)[:STATE_NAME_CAP] or "_"
     if safe != state_name:
         import hashlib  # only for unsafe state names; keeps `--help` and `validate` lean
 

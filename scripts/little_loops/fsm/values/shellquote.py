@@ -8,10 +8,11 @@ the value. `${raw:...}` is pasted as it is; `${words:...}` makes one word per li
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from little_loops.fsm.facts.errors import InterpolationError
@@ -76,17 +77,31 @@ def refusal(ref: str, why: str) -> str:
 # How text becomes the bytes the parser reads and back: every surrogate passes through as
 # it came (an undecodable byte of the command line, or a lone one the runner then names).
 _BYTES = "surrogatepass"
+# The placeholders' salt: random, so no text written before the process started can hold
+# one, and the same for the whole process, so two actions that differ only in what their
+# references name (and one action on each step of a run) are parsed once.
+_SALT = os.urandom(4).hex().upper()  # as secrets.token_hex, without importing it
+# Only the loop file's own text is remembered, and only this much of it: a script with a
+# value pasted in (`${raw:...}`, a refused reference under --compat) changes at each step.
+_REMEMBERED_BYTES = 16384
+
+
+@lru_cache(maxsize=4096)
+def _placed(script: bytes, spans: tuple[tuple[int, int], ...]) -> tuple[Placement, ...]:
+    """`placements` of a placeholder script, remembered: it depends on nothing else."""
+    return tuple(placements(script, list(spans)))
 
 
 class _Template:
     """A shell action with each reference replaced by a placeholder word, parsed."""
 
     def __init__(self, text: str, raw_text: Any = None, pasted: Collection[int] = ()) -> None:
-        self.salt = secrets.token_hex(4).upper()
+        self.salt = _SALT
         self.matches = list(reference_pattern().finditer(text))
         parts: list[str] = []
         self.spans: list[tuple[int, int]] = []  # placeholder byte spans, by reference
         size = pos = 0
+        values = False  # a value pasted in the script
         for index, match in enumerate(self.matches):
             parts.append(text[pos : match.start()])
             size += len(text[pos : match.start()].encode(errors=_BYTES))
@@ -94,7 +109,7 @@ class _Template:
             if match.group(0) == ESCAPE:
                 piece = OPEN
             elif (match.group("raw") or index in pasted) and raw_text is not None:
-                piece = raw_text(match)
+                piece, values = raw_text(match), True
             else:
                 piece = f"LLREF{index}X{self.salt}"
             parts.append(piece)
@@ -104,8 +119,24 @@ class _Template:
         parts.append(text[pos:])
         self.script = "".join(parts).encode(errors=_BYTES)
         wanted = [i for i, m in enumerate(self.matches) if _quoted(m, raw_text) and i not in pasted]
-        found = placements(self.script, [self.spans[i] for i in wanted])
+        spans = tuple(self.spans[i] for i in wanted)
+        if values or len(self.script) > _REMEMBERED_BYTES:
+            found = tuple(placements(self.script, list(spans)))
+        else:
+            found = _placed(self.script, spans)
         self.where: dict[int, Placement] = dict(zip(wanted, found, strict=True))
+
+
+@lru_cache(maxsize=1024)
+def _plain(text: str) -> _Template:
+    """The template of *text* with every reference a placeholder (as validation reads it),
+    made once per text: nothing changes a template once made."""
+    return _Template(text)
+
+
+def _template(text: str) -> _Template:
+    """`_plain(text)`, remembered unless the text is long."""
+    return _plain(text) if len(text) <= _REMEMBERED_BYTES else _Template(text)
 
 
 def _quoted(match: re.Match[str], raw_text: Any) -> bool:
@@ -157,7 +188,7 @@ def escape_problems(text: str) -> list[str]:
     """A line for each `$${...}` of a shell action that makes bash fail to read it: it gives
     bash a `${...}` bash cannot expand, where bash would expand it (not in single quotes)."""
     escapes = _unexpandable(text) if ESCAPE in text else []
-    if not escapes or not unreadable(_Template(text).script):
+    if not escapes or not unreadable(_template(text).script):
         return []
     if unreadable(_replaced(text, escapes)):
         return []  # something else makes the action unreadable
@@ -181,7 +212,7 @@ def unquotable(text: str) -> list[str]:
         return []
     if escape_problems(text):
         return []  # the escapes are named instead (escape_problems)
-    template = _Template(text)
+    template = _template(text)
     found = []
     for index, where in template.where.items():
         message = problem(template.matches[index], where)
@@ -195,7 +226,7 @@ def one_word_lists(text: str, lists: Collection[str]) -> list[str]:
     word where it reads words: a list once made a word per item there."""
     if OPEN not in text:
         return []
-    template = _Template(text)
+    template = _template(text)
     found: list[str] = []
     for index, where in template.where.items():
         match = template.matches[index]
@@ -257,7 +288,9 @@ def render(
         # Pasted as code, `${raw:x:shell}` is quoted; any other value reaches bash as data.
         return expansion.modified(match, quote=bool(match.group("raw")))
 
-    template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
+    template = _template(text)  # the same template unless a `${raw:...}` is pasted in it
+    if any(match.group("raw") for match in template.matches):
+        template = _Template(text, raw_text=lambda m: to_text(value_of(m)))
     refused = [i for i, where in template.where.items() if problem(template.matches[i], where)]
     if refused and paste_refused:
         template = _Template(text, lambda m: to_text(value_of(m)), refused)

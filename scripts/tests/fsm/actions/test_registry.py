@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -75,26 +76,21 @@ def _doc_block(marker: str) -> str:
     return textwrap.dedent(match.group(1))
 
 
-def _importing(source: str, names: list[str]) -> str:
-    """registry.py's *source* importing the kind modules *names* beside those it imports."""
-    found = re.search(r"^from little_loops\.fsm\.actions import (.+)$", source, re.M)
-    assert found is not None
-    modules = sorted({*found.group(1).split(", "), *names})
-    return source.replace(
-        found.group(0), "from little_loops.fsm.actions import " + ", ".join(modules)
-    )
+SHELL_ENTRY = '        Entry("shell", "shell", ("shell",)),\n'
+
+
+def _with_entry(source: str, entry: str) -> str:
+    """registry.py's *source* with *entry* (one line of ENTRIES) after the shell kind's."""
+    assert SHELL_ENTRY in source
+    return source.replace(SHELL_ENTRY, f"{SHELL_ENTRY}{entry}\n")
 
 
 def _with_echo_kind(copy: Path) -> None:
     """The package at *copy* with the doc's echo module and registry entry, nothing else."""
     actions = copy / "little_loops" / "fsm" / "actions"
     (actions / "echo.py").write_text(_doc_block("echo-kind") + "\n")
-    import_line, entry = (line for line in _doc_block("echo-registry").splitlines() if line)
-    source = _importing(
-        (actions / "registry.py").read_text(), import_line.rsplit(" import ", 1)[1].split(", ")
-    )
-    assert "        shell.SPEC,\n" in source
-    source = source.replace("        shell.SPEC,\n", f"        shell.SPEC,\n{entry}\n")
+    (entry,) = (line for line in _doc_block("echo-registry").splitlines() if line)
+    source = _with_entry((actions / "registry.py").read_text(), "        " + entry.strip())
     (actions / "registry.py").write_text(source)
 
 
@@ -218,10 +214,8 @@ def test_a_kind_with_its_own_options_block_needs_no_edit_outside_the_kinds(
     )
     actions = copy / "little_loops" / "fsm" / "actions"
     (actions / "echoopts.py").write_text(ECHOOPTS)
-    source = _importing((actions / "registry.py").read_text(), ["echoopts"])
-    source = source.replace(
-        "        shell.SPEC,\n", "        shell.SPEC,\n        echoopts.SPEC,\n"
-    )
+    entry = 'Entry("echoopts", "echoopts", ("echoopts",), "echoopts", ("echoopts",)),'
+    source = _with_entry((actions / "registry.py").read_text(), f"        {entry}")
     (actions / "registry.py").write_text(source)
     project = tmp_path / "project"
     (project / ".loops").mkdir(parents=True)
@@ -313,3 +307,35 @@ def test_a_recorded_step_s_kind_is_its_agent_else_its_action_type() -> None:
     assert recorded("prompt") is claude_code.SPEC  # a log from before agents were recorded
     assert recorded("shell") is shell.SPEC
     assert recorded("prompt", "mine") is None  # a loop's own agent: plain text, no reader
+
+
+def test_each_entry_says_of_its_kind_what_the_kinds_spec_says() -> None:
+    # What validation reads before a kind's module is imported must be what its SPEC says.
+    for name, entry in registry.ENTRIES.items():
+        spec = importlib.import_module(f"little_loops.fsm.actions.{entry.module}").SPEC
+        assert spec.name == name
+        assert spec.action_types == entry.action_types
+        assert spec.options_key == entry.options_key
+        assert spec.state_keys == entry.state_keys
+        assert (spec.agent is not None) == entry.agent
+        assert registry.KINDS[name] is spec
+    assert registry.SLASH_KIND is registry.DEFAULT_AGENT is registry.KINDS["claude"]
+
+
+def test_looking_up_one_kind_imports_only_its_module() -> None:
+    probe = (
+        "import sys\n"
+        "from little_loops.fsm.actions import registry\n"
+        "assert 'codex' in registry.AGENTS and list(registry.KINDS)[0] == 'claude'\n"
+        "before = {m for m in sys.modules if m.startswith('little_loops.fsm.actions.')}\n"
+        "registry.AGENTS['codex']\n"
+        "after = {m for m in sys.modules if m.startswith('little_loops.fsm.actions.')}\n"
+        "print(' '.join(sorted(after - before)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "little_loops.fsm.actions.codex" in out
+    assert not {
+        f"little_loops.fsm.actions.{m}" for m in ("claude_code", "gemini", "opencode")
+    } & set(out)

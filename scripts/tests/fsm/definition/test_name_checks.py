@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.definition.name_checks import name_length_problems, run_names
 
@@ -42,3 +44,28 @@ def test_runs_go_by_the_file_name_and_the_loops_own_name() -> None:
     assert run_names(fsm, "/p/.loops/declared.fsm.yaml") == ["declared"]
     assert run_names(fsm, f"/p/{'b' * 201}.yaml") == ["declared"]  # cannot name run files
     assert run_names(fsm, None) == ["declared"]
+
+
+def test_a_loop_whose_longest_possible_state_name_fits_is_not_measured_state_by_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 20,000 states of a short-named loop: one measure of the longest name any state can
+    # make (past the cap, shortened with a hash), not 20,000.
+    from little_loops.fsm.facts import layout
+
+    measured: list[str] = []
+    real = layout.state_file_names
+
+    def counting(loop_name: str, state_name: str) -> list[str]:
+        measured.append(state_name)
+        return real(loop_name, state_name)
+
+    monkeypatch.setattr(layout, "state_file_names", counting)
+    fsm = loop("fix", *(f"s{i}" for i in range(300)), "x" * 500)
+    assert name_length_problems(fsm, ["fix"]) == []
+    assert len(measured) == 1
+    # A loop name long enough that some state names do not fit: each state is measured.
+    measured.clear()
+    (problem,) = name_length_problems(fsm, ["a" * 160])
+    assert problem.path == ("states", "x" * 500)
+    assert len(measured) == 1 + 301

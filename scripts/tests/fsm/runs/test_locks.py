@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -258,30 +259,39 @@ def test_queue_gives_up_after_timeout(loops: Path) -> None:
     )
 
 
+# Each claimer waits at two gates, files the test holds locked (flock) until it opens them:
+# blocked in the kernel, the waiting ones burn no CPU the others need to start, and all of
+# them wake at once when a gate opens.
 STARTER = """
-import sys, time
+import fcntl, sys
 from pathlib import Path
 from little_loops.fsm.facts.errors import ScopeConflictError
 from little_loops.fsm.runs.locks import acquire_scope
 loops, name, scope = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-go, release = loops / "go", loops / "release"
+
+def wait_at(gate):
+    with open(loops / gate, "rb") as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+
 (loops / f"ready-{name}").touch()
-while not go.exists():
-    time.sleep(0.002)
+wait_at("go")
 try:
     handle = acquire_scope(name, [scope], loops)
 except ScopeConflictError as exc:
     print("REFUSED", exc, flush=True)
     sys.exit(0)
 print("ADMITTED", name, flush=True)
-while not release.exists():
-    time.sleep(0.01)
+wait_at("release")
 handle.release()
 """
 
 
 def race(loops: Path, scopes: list[str]) -> list[str]:
     """Start one process per scope, let them all claim at once, return their first lines."""
+    gates = {}
+    for gate in ("go", "release"):
+        gates[gate] = open(loops / gate, "wb")  # noqa: SIM115 (closed below)
+        fcntl.flock(gates[gate], fcntl.LOCK_EX)
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", STARTER, str(loops), f"loop-{i}", scope],
@@ -295,13 +305,14 @@ def race(loops: Path, scopes: list[str]) -> list[str]:
         llproc.wait_for(
             lambda: len(list(loops.glob("ready-*"))) == len(procs), 30, "the claimers to start"
         )
-        (loops / "go").touch()
+        gates["go"].close()  # unlocked: every claimer claims now
         lines = []
         for proc in procs:
             assert proc.stdout is not None
             lines.append(proc.stdout.readline().strip())
     finally:
-        (loops / "release").touch()
+        for gate in gates.values():
+            gate.close()
         for proc in procs:
             proc.wait(scaled(10))
     return lines

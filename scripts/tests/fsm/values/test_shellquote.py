@@ -205,3 +205,45 @@ def test_values_too_big_for_the_environment_or_with_a_nul_are_refused() -> None:
         shell("echo ${context.x}", x="a" * 200_000)
     with pytest.raises(InterpolationError, match="NUL byte"):
         shell("echo ${context.x}", x="a\0b")
+
+
+def test_actions_that_differ_only_in_what_their_references_name_are_parsed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The scaling of validate (2,000 states each reading another capture) and of a run's
+    # steps: the bash parse of a template depends only on its placeholder script.
+    from little_loops.fsm.values import shellquote
+
+    parsed: list[bytes] = []
+    real = shellquote.placements
+
+    def counting(script: bytes, spans: list[tuple[int, int]]) -> Any:
+        parsed.append(script)
+        return real(script, spans)
+
+    monkeypatch.setattr(shellquote, "placements", counting)
+    for cached in (shellquote._placed, shellquote._plain):  # what earlier tests left
+        cached.cache_clear()
+    texts = [f"echo ${{captured.c{i}.exit_code}} | tee out-{i}" for i in range(50)]
+    assert all(unquotable(text) == [] for text in texts)
+    ctx = InterpolationContext(context={"x": "a b"})
+    for _ in range(20):  # one action on every step of a run
+        assert render("printf '%s' ${context.x}", ctx).env == {"LL_V_1": "a b"}
+    assert len(parsed) == 50 + 1  # each `tee out-N` is its own script; the steps share one
+    texts = [f"echo ${{captured.c{i}.exit_code}}" for i in range(50)]
+    parsed.clear()
+    assert all(unquotable(text) == [] for text in texts)
+    assert len(parsed) == 1
+
+
+def test_a_script_with_a_value_pasted_in_is_not_remembered() -> None:
+    # `${raw:...}` pastes a value (up to a 64 KiB capture) into the script at each step: a
+    # long run must not keep thousands of them.
+    from little_loops.fsm.values import shellquote
+
+    before = shellquote._placed.cache_info().currsize
+    for i in range(50):
+        ctx = InterpolationContext(context={"x": f"echo {i}", "y": "v"})
+        rendered = render("${raw:context.x} ${context.y}", ctx)
+        assert rendered.script.startswith(f"echo {i} ")
+    assert shellquote._placed.cache_info().currsize <= before + 1
