@@ -181,6 +181,18 @@ def test_a_test_file_made_a_link_to_an_identical_copy_is_found(tmp_path: Path) -
     assert "tests/test_sum.py (modified)" in _guard_error(root)
 
 
+def test_a_test_file_made_a_fifo_is_found_and_put_back_without_waiting_on_it(
+    tmp_path: Path,
+) -> None:
+    """Opening a FIFO nobody writes to waits forever: the guard compares it by its kind."""
+    action = "'rm tests/test_sum.py && mkfifo tests/test_sum.py'"
+    root = _repo(tmp_path, "revert", action=action)
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert end["final_state"] == "done"
+    assert (root / "tests" / "test_sum.py").read_text() == ORIGINAL
+
+
 def test_a_big_untracked_test_file_is_put_back_and_not_copied_into_the_runs_log(
     tmp_path: Path,
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -55,12 +56,17 @@ def _listed(root: Path, *args: str) -> list[str]:
 
 def _hash(root: Path, path: str) -> str | None:
     """The content hash of *path* (None: not there); a link's is its target's name: it is
-    never read through (a link to a copy of the file outside is no copy of it)."""
+    never read through (a link to a copy of the file outside is no copy of it); a FIFO's,
+    socket's or device's is its kind: opening one could wait forever (or never end)."""
     file = root / path
     try:
-        data = (
-            b"link\0" + os.fsencode(os.readlink(file)) if file.is_symlink() else file.read_bytes()
-        )
+        kind = stat.S_IFMT(file.lstat().st_mode)
+        if kind == stat.S_IFLNK:
+            data = b"link\0" + os.fsencode(os.readlink(file))
+        elif kind != stat.S_IFREG:
+            data = b"special\0" + str(kind).encode()
+        else:
+            data = file.read_bytes()
     except OSError:
         return None
     if path == PYPROJECT:  # only the pytest table: other edits there are not tampering
