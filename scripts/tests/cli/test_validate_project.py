@@ -199,3 +199,31 @@ def test_fix_with_no_argument_rewrites_loops_and_libraries_not_the_agents_file(
     assert "on_success: x" in checks.read_text()
     assert (loops / "agents.yaml").read_bytes() == before
     assert ".loops/agents.yaml: ok" in done.stdout.splitlines()
+
+
+WRITES_YAML = """\
+name: writes
+initial: go
+states:
+  go:
+    action: |
+      printf 'result: 3\\n' > ${context.run_dir}summary.yaml
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_no_argument_leaves_out_the_files_a_compat_run_wrote_in_its_folder(
+    tmp_path: Path,
+) -> None:
+    """A `--compat` run's folder is `.loops/runs/<loop>-<time>/`: what the run wrote there
+    is no file of the project to check (the pre-commit hook would fail on it)."""
+    root = _project(tmp_path)
+    (root / ".loops" / "writes.yaml").write_text(WRITES_YAML)
+    ran = llproc.console(root, "run", "writes", "--compat")
+    assert ran.returncode == ExitCode.OK, ran.stdout + ran.stderr
+    assert list((root / ".loops" / "runs").glob("writes-*/summary.yaml"))
+    done = llproc.console(root, "validate")
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [*ALL_OK[:2], ".loops/writes.yaml: ok", *ALL_OK[2:]]

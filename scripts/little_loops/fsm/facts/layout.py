@@ -14,6 +14,7 @@ LOOPS_DIR_NAME = ".loops"
 RUNNING_DIR = ".running"
 HISTORY_DIR = ".history"  # finished runs: `.history/<loop>/<run id>/`, the run files copied
 WORKTREES_DIR = ".worktrees"  # the git worktrees of `--worktree` runs: `.worktrees/<name>@<id>/`
+THEIR_RUN_DIRS = "runs"  # `.loops/runs/<loop>-<time>/`: little-loops' run folders (`--compat`)
 GITIGNORE = ".gitignore"
 RUNNING_GITIGNORE = "# Run files of ll-loop: never committed.\n*\n"  # inside `.running/`
 # `.loops/.gitignore` as `ll-loop init` writes it: `.running/`, `.history/`, `.worktrees/`.

@@ -20,10 +20,15 @@ from little_loops.fsm.definition.metadata import RUN_DIR_KEY, reads_context, run
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.facts.layout import RUNNING_DIR, make_running_dir, run_key, running_dir
+from little_loops.fsm.facts.layout import (
+    RUNNING_DIR,
+    THEIR_RUN_DIRS,
+    make_running_dir,
+    run_key,
+    running_dir,
+)
 
 RUN_DIRS = "runs"  # under `.running/`: one folder per run
-THEIR_RUN_DIRS = "runs"  # under `.loops/`: little-loops' run folders (`--compat`)
 THEIR_TIME = "%Y%m%dT%H%M%S"  # the time in the name of one of them
 
 
