@@ -227,3 +227,28 @@ def test_no_argument_leaves_out_the_files_a_compat_run_wrote_in_its_folder(
     done = llproc.console(root, "validate")
     assert done.returncode == ExitCode.OK, done.stdout + done.stderr
     assert done.stdout.splitlines() == [*ALL_OK[:2], ".loops/writes.yaml: ok", *ALL_OK[2:]]
+
+
+def test_fix_with_no_argument_checks_a_linked_loop_file_and_rewrites_the_others(
+    tmp_path: Path,
+) -> None:
+    """migrate refuses a link (it would write the file it points to): with no argument,
+    `--fix` leaves a linked loop file as it is and still fixes and checks the rest."""
+    root = _project(tmp_path / "project")
+    loops = root / ".loops"
+    outside = tmp_path / "shared.yaml"
+    outside.write_text(OTHER.replace("name: other", "name: shared"))
+    (loops / "shared.yaml").symlink_to(outside)
+    (loops / "old.yaml").write_text(
+        OTHER.replace("name: other", "name: old").replace(
+            "    next: done", "    on_yes: done\n    on_no: done"
+        )
+    )
+    before = outside.read_bytes()
+    done = llproc.console(root, "validate", "--fix")
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    assert "on_success: done" in (loops / "old.yaml").read_text()
+    assert outside.read_bytes() == before
+    assert (loops / "shared.yaml").is_symlink()
+    assert ".loops/shared.yaml: ok" in done.stdout.splitlines()
+
