@@ -3,6 +3,7 @@ argument every file of the project: run as the installed console script."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,12 @@ def test_fix_with_no_argument_checks_a_linked_loop_file_and_rewrites_the_others(
     assert (loops / "shared.yaml").is_symlink()
     assert ".loops/shared.yaml: ok" in done.stdout.splitlines()
 
+
+def test_no_argument_names_a_fifo_in_loops_for_what_it_is_without_opening_it(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path)
+    os.mkfifo(root / ".loops" / "pipe.yaml")
+    done = llproc.console(root, "validate")
+    assert done.returncode == ExitCode.USAGE
+    assert ".loops/pipe.yaml: error: is a FIFO, not a loop file" in done.stdout.splitlines()
