@@ -60,7 +60,7 @@ _LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 # state: the keys of each, from the kind's option table; null in a state unsets the loop's.
 class _OptionTables(Mapping[str, dict[str, Check]]):
     """The key checks of each options block, made from its kind's table when first read (a
-    file with no `codex:` block does not import Codex's kind to be validated)."""
+    file with no block of an agent's options does not import that agent's kind)."""
 
     def __init__(self) -> None:
         self._made: dict[str, dict[str, Check]] = {}
