@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from support.llproc import ll_loop
 
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
@@ -104,3 +105,25 @@ def test_a_loop_that_never_reads_run_dir_gets_no_folder(tmp_path: Path) -> None:
         }
     )
     assert with_run_dir(reads, tmp_path, "r1").context["run_dir"].endswith("/q@r1/")
+
+
+def test_two_compat_runs_started_in_the_same_second_never_share_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder is claimed as its path is chosen: two runs starting at once (two
+    `--worktree` runs of one loop) each got the same `.loops/runs/<loop>-<time>/`."""
+    from datetime import datetime
+
+    from little_loops.fsm.runs import scratch
+
+    class _Frozen(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> _Frozen:
+            return cls(2026, 12, 7, 0, 33, 11)
+
+    monkeypatch.setattr(scratch, "datetime", _Frozen)
+    first = scratch.their_run_dir_path(tmp_path, "fix", "ab12")
+    second = scratch.their_run_dir_path(tmp_path, "fix", "cd34")
+    assert first == tmp_path / "runs" / "fix-20261207T003311"
+    assert second == tmp_path / "runs" / "fix-20261207T003311-cd34"
+    assert first.is_dir()
