@@ -208,6 +208,35 @@ def test_a_big_untracked_test_file_is_put_back_and_not_copied_into_the_runs_log(
     assert log.stat().st_size < 64 * 1024
 
 
+SPIN = """\
+    name: fix
+    tamper_guard: revert
+    initial: work
+    states:
+      work:
+        action: 'n=$(cat .n 2>/dev/null || echo 0); echo $((n+1)) > .n; [ $n -ge 3 ]'
+        on_success: done
+        on_failure: work
+      done:
+        terminal: true
+"""
+
+
+def test_the_test_files_before_each_action_are_saved_in_gits_store_not_the_runs_log(
+    tmp_path: Path,
+) -> None:
+    """1,000 test files, four guarded steps: each step's picture of the test files (their
+    hashes, 170 kB here) goes to git's object store, the log holds its blob id."""
+    root = tmp_path / "project"
+    tests = {f"tests/test_{i}.py": f"def test_{i}(): pass\n" for i in range(1000)}
+    make_repo(root, {".loops/fix.yaml": textwrap.dedent(SPIN), **tests})
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert end["iterations"] == 4
+    log = root / ".loops" / ".running" / "fix.events.jsonl"
+    assert log.stat().st_size < 64 * 1024
+
+
 def test_the_guards_verdict_is_written_before_it_routes_and_history_shows_it(
     tmp_path: Path,
 ) -> None:

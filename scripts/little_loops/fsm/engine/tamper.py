@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import stat
+import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -130,6 +132,38 @@ def snapshot(root: Path) -> Snapshot:
         with contextlib.suppress(OSError):
             taken.saved[path] = (blob, (root / path).stat().st_mode & 0o7777)
     return taken
+
+
+STORED_KEY = "blob"  # a snapshot as a run saves it: the blob of its JSON in git's store
+
+
+def stored(root: Path, taken: Snapshot) -> dict[str, Any]:
+    """*taken* as a run saves it with each guarded action: its JSON written to git's object
+    store, `{"blob": ID}`, so a project of thousands of test files does not copy all their
+    hashes into the run's log at every step; the snapshot itself when git cannot store it."""
+    data = taken.to_dict()
+    if not data["hashes"]:
+        return data
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
+        json.dump(data, file)
+    try:
+        done = git(root, "hash-object", "-w", "--no-filters", "--", file.name, check=False)
+    finally:
+        os.unlink(file.name)
+    blob = done.out.strip()
+    return {STORED_KEY: blob} if done.ok and blob else data
+
+
+def restored(root: Path, data: dict[str, Any]) -> Snapshot:
+    """The snapshot `stored` saved as *data*; one with no test file when its blob is gone
+    (each test file there now is then found added: a `fail` routes as a failure)."""
+    if STORED_KEY not in data:
+        return Snapshot.from_dict(data)
+    code, raw = git_bytes(root, "cat-file", "blob", str(data[STORED_KEY]))
+    try:
+        return Snapshot.from_dict(json.loads(raw)) if code == 0 else Snapshot()
+    except (ValueError, KeyError, TypeError):
+        return Snapshot()
 
 
 def _stored(root: Path, paths: list[str]) -> dict[str, str]:
