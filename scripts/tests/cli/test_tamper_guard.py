@@ -237,6 +237,62 @@ def test_the_test_files_before_each_action_are_saved_in_gits_store_not_the_runs_
     assert log.stat().st_size < 64 * 1024
 
 
+HANDOFF = """\
+    name: fix
+    tamper_guard: {policy}
+    on_handoff: {on_handoff}
+    agents:
+      mine:
+        command: ./agent.sh
+        cost_pattern: 'cost: \\$([0-9.]+)'
+    initial: work
+    states:
+      work:
+        action: make the tests pass
+        action_type: prompt
+        agent: mine
+        evaluate:
+          type: exit_code
+        on_success: done
+        on_failure: tampered
+      tampered:
+        terminal: true
+        outcome: failure
+      done:
+        terminal: true
+"""
+AGENT = """\
+#!/bin/bash
+echo "def test_sum(): pass" > tests/test_sum.py
+echo "cost: $0.01"
+echo "CONTEXT_HANDOFF: the tests pass now"
+"""
+
+
+@pytest.mark.parametrize("on_handoff", ["terminate", "pause"])
+@pytest.mark.parametrize("policy", ["fail", "revert"])
+def test_an_agent_that_hands_off_after_tampering_is_judged_first(
+    tmp_path: Path, policy: str, on_handoff: str
+) -> None:
+    """A prompt's CONTEXT_HANDOFF ended (or paused) the run before the guards judged its
+    action: the changed test was kept, and the run ended as a handoff."""
+    root = tmp_path / "project"
+    loop = textwrap.dedent(HANDOFF.format(policy=policy, on_handoff=on_handoff))
+    make_repo(root, {".loops/fix.yaml": loop, "tests/test_sum.py": ORIGINAL, "agent.sh": AGENT})
+    (root / "agent.sh").chmod(0o755)
+    code, end, err = _run(root)
+    if policy == "fail":
+        assert code == ExitCode.TERMINAL_FAILURE, err
+        assert end["final_state"] == "tampered"
+    else:
+        assert str(end["terminated_by"]).startswith("handoff"), err
+    assert (root / "tests" / "test_sum.py").read_text() == (
+        ORIGINAL if policy == "revert" else "def test_sum(): pass\n"
+    )
+    (judged,) = [e for e in events(root, "fix") if e.get("event") == "guards"]
+    assert judged["tamper_guard"]["findings"] == [{"path": "tests/test_sum.py", "kind": "modified"}]
+
+
 def test_the_guards_verdict_is_written_before_it_routes_and_history_shows_it(
     tmp_path: Path,
 ) -> None:
