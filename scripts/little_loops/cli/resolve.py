@@ -14,6 +14,7 @@ from little_loops.fsm.definition.loop_files import (
 )
 from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
+from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean
 
 
@@ -102,6 +103,9 @@ def resolve_loop_path(name_or_path: str, loops_dir: Path, *, stale_ok: bool = Fa
             return folder_name
         if given.is_dir():
             raise LoopFileError(name_or_path, "is a directory, not a loop file")
+        if given.exists():  # a FIFO, a socket, a device: never opened (it may never answer)
+            kind = kind_of(given.stat().st_mode)
+            raise LoopFileError(name_or_path, f"is {kind}, not a loop file")
         raise LoopFileError(name_or_path, "no such file")
     candidates = [loops_dir / f"{name_or_path}{suffix}" for suffix in LOOP_SUFFIXES]
     for candidate in candidates:

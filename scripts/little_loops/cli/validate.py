@@ -74,7 +74,9 @@ def _handler(args: argparse.Namespace) -> int:
     if args.fix:  # `migrate`'s lines first, then the check of the files it wrote
         from little_loops.cli.migrate import migrate_command
 
-        migrate_command(migratable(loops), out=sys.stderr if args.as_json else None)
+        fixed = loops if args.loops else [i for i in loops if not Path(i).is_symlink()]
+        # (with no argument, a linked file is checked, not rewritten: migrate refuses one)
+        migrate_command(migratable(fixed), out=sys.stderr if args.as_json else None)
     return validate_command(
         loops, as_json=args.as_json, strict=args.strict, quiet=args.quiet, compat=args.compat
     )

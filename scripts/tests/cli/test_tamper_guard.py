@@ -181,6 +181,18 @@ def test_a_test_file_made_a_link_to_an_identical_copy_is_found(tmp_path: Path) -
     assert "tests/test_sum.py (modified)" in _guard_error(root)
 
 
+def test_a_test_file_made_a_fifo_is_found_and_put_back_without_waiting_on_it(
+    tmp_path: Path,
+) -> None:
+    """Opening a FIFO nobody writes to waits forever: the guard compares it by its kind."""
+    action = "'rm tests/test_sum.py && mkfifo tests/test_sum.py'"
+    root = _repo(tmp_path, "revert", action=action)
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert end["final_state"] == "done"
+    assert (root / "tests" / "test_sum.py").read_text() == ORIGINAL
+
+
 def test_a_big_untracked_test_file_is_put_back_and_not_copied_into_the_runs_log(
     tmp_path: Path,
 ) -> None:
@@ -194,6 +206,91 @@ def test_a_big_untracked_test_file_is_put_back_and_not_copied_into_the_runs_log(
     assert (root / "tests" / "data.bin").read_bytes() == data
     log = root / ".loops" / ".running" / "fix.events.jsonl"
     assert log.stat().st_size < 64 * 1024
+
+
+SPIN = """\
+    name: fix
+    tamper_guard: revert
+    initial: work
+    states:
+      work:
+        action: 'n=$(cat .n 2>/dev/null || echo 0); echo $((n+1)) > .n; [ $n -ge 3 ]'
+        on_success: done
+        on_failure: work
+      done:
+        terminal: true
+"""
+
+
+def test_the_test_files_before_each_action_are_saved_in_gits_store_not_the_runs_log(
+    tmp_path: Path,
+) -> None:
+    """1,000 test files, four guarded steps: each step's picture of the test files (their
+    hashes, 170 kB here) goes to git's object store, the log holds its blob id."""
+    root = tmp_path / "project"
+    tests = {f"tests/test_{i}.py": f"def test_{i}(): pass\n" for i in range(1000)}
+    make_repo(root, {".loops/fix.yaml": textwrap.dedent(SPIN), **tests})
+    code, end, err = _run(root)
+    assert code == ExitCode.OK, err
+    assert end["iterations"] == 4
+    log = root / ".loops" / ".running" / "fix.events.jsonl"
+    assert log.stat().st_size < 64 * 1024
+
+
+HANDOFF = """\
+    name: fix
+    tamper_guard: {policy}
+    on_handoff: {on_handoff}
+    agents:
+      mine:
+        command: ./agent.sh
+        cost_pattern: 'cost: \\$([0-9.]+)'
+    initial: work
+    states:
+      work:
+        action: make the tests pass
+        action_type: prompt
+        agent: mine
+        evaluate:
+          type: exit_code
+        on_success: done
+        on_failure: tampered
+      tampered:
+        terminal: true
+        outcome: failure
+      done:
+        terminal: true
+"""
+AGENT = """\
+#!/bin/bash
+echo "def test_sum(): pass" > tests/test_sum.py
+echo "cost: $0.01"
+echo "CONTEXT_HANDOFF: the tests pass now"
+"""
+
+
+@pytest.mark.parametrize("on_handoff", ["terminate", "pause"])
+@pytest.mark.parametrize("policy", ["fail", "revert"])
+def test_an_agent_that_hands_off_after_tampering_is_judged_first(
+    tmp_path: Path, policy: str, on_handoff: str
+) -> None:
+    """A prompt's CONTEXT_HANDOFF ended (or paused) the run before the guards judged its
+    action: the changed test was kept, and the run ended as a handoff."""
+    root = tmp_path / "project"
+    loop = textwrap.dedent(HANDOFF.format(policy=policy, on_handoff=on_handoff))
+    make_repo(root, {".loops/fix.yaml": loop, "tests/test_sum.py": ORIGINAL, "agent.sh": AGENT})
+    (root / "agent.sh").chmod(0o755)
+    code, end, err = _run(root)
+    if policy == "fail":
+        assert code == ExitCode.TERMINAL_FAILURE, err
+        assert end["final_state"] == "tampered"
+    else:
+        assert str(end["terminated_by"]).startswith("handoff"), err
+    assert (root / "tests" / "test_sum.py").read_text() == (
+        ORIGINAL if policy == "revert" else "def test_sum(): pass\n"
+    )
+    (judged,) = [e for e in events(root, "fix") if e.get("event") == "guards"]
+    assert judged["tamper_guard"]["findings"] == [{"path": "tests/test_sum.py", "kind": "modified"}]
 
 
 def test_the_guards_verdict_is_written_before_it_routes_and_history_shows_it(

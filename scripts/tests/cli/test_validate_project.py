@@ -3,6 +3,7 @@ argument every file of the project: run as the installed console script."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,65 @@ def test_fix_with_no_argument_rewrites_loops_and_libraries_not_the_agents_file(
     assert "on_success: x" in checks.read_text()
     assert (loops / "agents.yaml").read_bytes() == before
     assert ".loops/agents.yaml: ok" in done.stdout.splitlines()
+
+
+WRITES_YAML = """\
+name: writes
+initial: go
+states:
+  go:
+    action: |
+      printf 'result: 3\\n' > ${context.run_dir}summary.yaml
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_no_argument_leaves_out_the_files_a_compat_run_wrote_in_its_folder(
+    tmp_path: Path,
+) -> None:
+    """A `--compat` run's folder is `.loops/runs/<loop>-<time>/`: what the run wrote there
+    is no file of the project to check (the pre-commit hook would fail on it)."""
+    root = _project(tmp_path)
+    (root / ".loops" / "writes.yaml").write_text(WRITES_YAML)
+    ran = llproc.console(root, "run", "writes", "--compat")
+    assert ran.returncode == ExitCode.OK, ran.stdout + ran.stderr
+    assert list((root / ".loops" / "runs").glob("writes-*/summary.yaml"))
+    done = llproc.console(root, "validate")
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [*ALL_OK[:2], ".loops/writes.yaml: ok", *ALL_OK[2:]]
+
+
+def test_fix_with_no_argument_checks_a_linked_loop_file_and_rewrites_the_others(
+    tmp_path: Path,
+) -> None:
+    """migrate refuses a link (it would write the file it points to): with no argument,
+    `--fix` leaves a linked loop file as it is and still fixes and checks the rest."""
+    root = _project(tmp_path / "project")
+    loops = root / ".loops"
+    outside = tmp_path / "shared.yaml"
+    outside.write_text(OTHER.replace("name: other", "name: shared"))
+    (loops / "shared.yaml").symlink_to(outside)
+    (loops / "old.yaml").write_text(
+        OTHER.replace("name: other", "name: old").replace(
+            "    next: done", "    on_yes: done\n    on_no: done"
+        )
+    )
+    before = outside.read_bytes()
+    done = llproc.console(root, "validate", "--fix")
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    assert "on_success: done" in (loops / "old.yaml").read_text()
+    assert outside.read_bytes() == before
+    assert (loops / "shared.yaml").is_symlink()
+    assert ".loops/shared.yaml: ok" in done.stdout.splitlines()
+
+
+def test_no_argument_names_a_fifo_in_loops_for_what_it_is_without_opening_it(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path)
+    os.mkfifo(root / ".loops" / "pipe.yaml")
+    done = llproc.console(root, "validate")
+    assert done.returncode == ExitCode.USAGE
+    assert ".loops/pipe.yaml: error: is a FIFO, not a loop file" in done.stdout.splitlines()

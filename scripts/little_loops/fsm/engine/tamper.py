@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import stat
+import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -55,12 +58,17 @@ def _listed(root: Path, *args: str) -> list[str]:
 
 def _hash(root: Path, path: str) -> str | None:
     """The content hash of *path* (None: not there); a link's is its target's name: it is
-    never read through (a link to a copy of the file outside is no copy of it)."""
+    never read through (a link to a copy of the file outside is no copy of it); a FIFO's,
+    socket's or device's is its kind: opening one could wait forever (or never end)."""
     file = root / path
     try:
-        data = (
-            b"link\0" + os.fsencode(os.readlink(file)) if file.is_symlink() else file.read_bytes()
-        )
+        kind = stat.S_IFMT(file.lstat().st_mode)
+        if kind == stat.S_IFLNK:
+            data = b"link\0" + os.fsencode(os.readlink(file))
+        elif kind != stat.S_IFREG:
+            data = b"special\0" + str(kind).encode()
+        else:
+            data = file.read_bytes()
     except OSError:
         return None
     if path == PYPROJECT:  # only the pytest table: other edits there are not tampering
@@ -124,6 +132,38 @@ def snapshot(root: Path) -> Snapshot:
         with contextlib.suppress(OSError):
             taken.saved[path] = (blob, (root / path).stat().st_mode & 0o7777)
     return taken
+
+
+STORED_KEY = "blob"  # a snapshot as a run saves it: the blob of its JSON in git's store
+
+
+def stored(root: Path, taken: Snapshot) -> dict[str, Any]:
+    """*taken* as a run saves it with each guarded action: its JSON written to git's object
+    store, `{"blob": ID}`, so a project of thousands of test files does not copy all their
+    hashes into the run's log at every step; the snapshot itself when git cannot store it."""
+    data = taken.to_dict()
+    if not data["hashes"]:
+        return data
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
+        json.dump(data, file)
+    try:
+        done = git(root, "hash-object", "-w", "--no-filters", "--", file.name, check=False)
+    finally:
+        os.unlink(file.name)
+    blob = done.out.strip()
+    return {STORED_KEY: blob} if done.ok and blob else data
+
+
+def restored(root: Path, data: dict[str, Any]) -> Snapshot:
+    """The snapshot `stored` saved as *data*; one with no test file when its blob is gone
+    (each test file there now is then found added: a `fail` routes as a failure)."""
+    if STORED_KEY not in data:
+        return Snapshot.from_dict(data)
+    code, raw = git_bytes(root, "cat-file", "blob", str(data[STORED_KEY]))
+    try:
+        return Snapshot.from_dict(json.loads(raw)) if code == 0 else Snapshot()
+    except (ValueError, KeyError, TypeError):
+        return Snapshot()
 
 
 def _stored(root: Path, paths: list[str]) -> dict[str, str]:

@@ -16,6 +16,7 @@ HISTORY_DIR = ".history"  # finished runs: `.history/<loop>/<run id>/`, the run 
 WORKTREES_DIR = ".worktrees"  # the git worktrees of `--worktree` runs: `.worktrees/<name>@<id>/`
 RUN_DIRS = "runs"  # under `.running/`: each run's scratch folder, `${context.run_dir}`
 MEMORY_DIR = "tmp"  # diff_stall's memory of the last diff
+THEIR_RUN_DIRS = "runs"  # `.loops/runs/<loop>-<time>/`: little-loops' run folders (`--compat`)
 GITIGNORE = ".gitignore"
 RUNNING_GITIGNORE = "# Run files of ll-loop: never committed.\n*\n"  # inside `.running/`
 # `.loops/.gitignore` as `ll-loop init` writes it: `.running/`, `.history/`, `.worktrees/`.

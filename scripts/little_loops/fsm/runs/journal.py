@@ -6,8 +6,9 @@ says how far into the log it is (`events_segment`, `events_offset`). The run is 
 snapshot with the changes of every later event applied, in order.
 
 A change is the new value of a field, or, under the field's name plus APPEND_SUFFIX, what
-was added to a list (appended items) or to an object (new or changed keys): a pass of
-20,000 states then records one name per step, not the whole list again.
+was added to a list (appended items) or to an object (new or changed keys, and under a
+key plus APPEND_SUFFIX the items appended to its list): a pass of 20,000 states then
+records one name per step, not the whole list again, and a guard's record one record.
 """
 
 from __future__ import annotations
@@ -61,13 +62,25 @@ class Journal:
 
 
 def _added(old: Any, new: Any) -> list[Any] | dict[str, Any] | None:
-    """What *new* adds to *old* when it only adds (a longer list, more or changed keys)."""
+    """What *new* adds to *old* when it only adds (a longer list, more or changed keys; a
+    key whose list only grew, as a guard's records in the context, by its new items)."""
     if isinstance(old, list) and isinstance(new, list):
         if old and len(new) > len(old) and new[: len(old)] == old:
             return new[len(old) :]
         return None
     if isinstance(old, dict) and isinstance(new, dict) and old and old.keys() <= new.keys():
-        return {key: value for key, value in new.items() if old.get(key, _ABSENT) != value}
+        nested = not any(str(key).endswith(APPEND_SUFFIX) for key in new)  # else ambiguous
+        out: dict[str, Any] = {}
+        for key, value in new.items():
+            before = old.get(key, _ABSENT)
+            if before == value:
+                continue
+            grown = _added(before, value) if nested and isinstance(value, list) else None
+            if grown is not None:
+                out[f"{key}{APPEND_SUFFIX}"] = grown
+            else:
+                out[key] = value
+        return out
     return None
 
 
@@ -82,6 +95,11 @@ def apply(state: dict[str, Any], delta: dict[str, Any]) -> None:
                 continue
             if isinstance(current, dict) and isinstance(value, dict):
                 state[field] = {**current, **value}
+                for inner, items in value.items():  # `key+`: items appended to its list
+                    name = inner[: -len(APPEND_SUFFIX)]
+                    if inner.endswith(APPEND_SUFFIX) and isinstance(current.get(name), list):
+                        del state[field][inner]
+                        state[field][name] = [*current[name], *items]
                 continue
             raise ValueError(f"'{key}' adds to {field!r}, which is not a list or an object")
         state[key] = value

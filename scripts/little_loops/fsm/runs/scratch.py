@@ -23,13 +23,13 @@ from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import (
     RUN_DIRS,
     RUNNING_DIR,
+    THEIR_RUN_DIRS,
     make_running_dir,
     run_key,
     running_dir,
 )
 from little_loops.fsm.facts.owned import make_own_folder, own_parts
 
-THEIR_RUN_DIRS = "runs"  # under `.loops/`: little-loops' run folders (`--compat`)
 THEIR_TIME = "%Y%m%dT%H%M%S"  # the time in the name of one of them
 
 
@@ -40,16 +40,24 @@ def run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
 
 def their_run_dir_path(loops_dir: Path, loop_name: str, run_id: str) -> Path:
     """little-loops' folder for a run started now (`--compat`): `.loops/runs/<loop>-<time>/`
-    (a loop in a folder of `.loops/` as `oracles-gate`); `-<run id>` is added when a run
-    started in the same second has it already, so two runs never share one.
-    LoopRuntimeError when `.loops/runs` is a link (the folder would be outside)."""
+    (a loop in a folder of `.loops/` as `oracles-gate`), made here so that no other run
+    takes it; `-<run id>` is added when a run started in the same second has it already,
+    so two runs never share one (two at once included). LoopRuntimeError when
+    `.loops/runs` is a link (the folder would be outside)."""
     stem = f"{loop_name.replace('/', '-')}-{datetime.now().strftime(THEIR_TIME)}"
     if (Path(loops_dir) / THEIR_RUN_DIRS).is_symlink():  # its folders would be elsewhere
         raise LoopRuntimeError(
             f"{Path(loops_dir) / THEIR_RUN_DIRS} is a link: a run's folder is made in .loops/ only"
         )
     folder = Path(loops_dir) / THEIR_RUN_DIRS / stem
-    return folder.with_name(f"{stem}-{run_id}") if folder.exists() else folder
+    try:
+        folder.parent.mkdir(exist_ok=True)
+        folder.mkdir()
+    except FileExistsError:  # taken (mkdir is the claim: a test of it first is a race)
+        return folder.with_name(f"{stem}-{run_id}")
+    except OSError:
+        pass  # make_run_dir says why it cannot be made
+    return folder
 
 
 def with_run_dir(fsm: FSMLoop, loops_dir: Path, run_id: str | None) -> FSMLoop:

@@ -24,6 +24,7 @@ from little_loops.fsm.definition.loop_files import (
 )
 from little_loops.fsm.definition.reuse_keys import FRAGMENTS_KEY, IMPORT_KEY
 from little_loops.fsm.facts.errors import LoopFileError, ValidationError
+from little_loops.fsm.facts.layout import THEIR_RUN_DIRS
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.validate.loopfile import FileReport, check_file, file_problem
 
@@ -154,11 +155,13 @@ def check_project_file(path: Path, folder: FolderNames, compat: bool = False) ->
 
 def project_files(loops_dir: Path) -> list[Path]:
     """Every YAML file of the project's *loops_dir*, its subfolders too, in name order; not
-    the run files (`.running/`, `.history/`, `.worktrees/`: any dot folder) nor dot files. A
-    linked folder is not followed (it may lead out of the project, or back into it)."""
+    the run files (`.running/`, `.history/`, `.worktrees/`: any dot folder; `runs/`, where a
+    `--compat` run keeps its files) nor dot files. A linked folder is not followed (it may
+    lead out of the project, or back into it)."""
     found: list[Path] = []
     for top, folders, files in os.walk(loops_dir):
-        folders[:] = sorted(name for name in folders if not name.startswith("."))
+        left_out = {THEIR_RUN_DIRS} if Path(top) == Path(loops_dir) else set()
+        folders[:] = sorted(n for n in folders if not n.startswith(".") and n not in left_out)
         found.extend(
             Path(top) / name
             for name in sorted(files)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -72,3 +73,25 @@ def test_users_never_see_the_changes() -> None:
     assert without_changes(event) == {"event": "route", "to": "b"}
     plain = {"event": "route"}
     assert without_changes(plain) is plain
+
+
+def test_a_list_in_an_object_that_only_grew_records_its_new_items_and_replays() -> None:
+    """A guard appends a record to a list in the context at every step: recording the whole
+    list each time made the log grow with the square of the steps."""
+    journal = Journal()
+    state: dict[str, Any] = {"context": {"goal": "x", "_tamper_guard": [{"n": 0}]}}
+    # Each event hands the journal a copy of the context, as the run does (changed in place).
+    events = [{"event": "start", SAVED_KEY: journal.base(copy.deepcopy(state))}]
+    for n in range(1, 4):
+        state["context"]["_tamper_guard"].append({"n": n})
+        events.append({"event": "step", SAVED_KEY: journal.changes(copy.deepcopy(state))})
+    assert events[-1][SAVED_KEY] == {"context+": {"_tamper_guard+": [{"n": 3}]}}
+    rebuilt: dict[str, Any] = {}
+    replay(rebuilt, events)
+    assert rebuilt == state
+    state["context"]["a+"] = [1]  # a key that ends like a change: whole values, as before
+    state["context"]["_tamper_guard"].append({"n": 4})
+    change = journal.changes(copy.deepcopy(state))
+    assert change == {"context+": {"_tamper_guard": state["context"]["_tamper_guard"], "a+": [1]}}
+    replay(rebuilt, [{"event": "step", SAVED_KEY: change}])
+    assert rebuilt == state

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from support.llproc import ll_loop
 
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
@@ -144,3 +145,25 @@ def test_a_run_folder_made_a_link_before_a_resume_is_refused(tmp_path: Path) -> 
     assert "is a symbolic link" in again.stderr
     assert len(again.stderr.splitlines()) == 1, again.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_two_compat_runs_started_in_the_same_second_never_share_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder is claimed as its path is chosen: two runs starting at once (two
+    `--worktree` runs of one loop) each got the same `.loops/runs/<loop>-<time>/`."""
+    from datetime import datetime
+
+    from little_loops.fsm.runs import scratch
+
+    class _Frozen(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> _Frozen:
+            return cls(2026, 12, 7, 0, 33, 11)
+
+    monkeypatch.setattr(scratch, "datetime", _Frozen)
+    first = scratch.their_run_dir_path(tmp_path, "fix", "ab12")
+    second = scratch.their_run_dir_path(tmp_path, "fix", "cd34")
+    assert first == tmp_path / "runs" / "fix-20261207T003311"
+    assert second == tmp_path / "runs" / "fix-20261207T003311-cd34"
+    assert first.is_dir()

@@ -83,6 +83,10 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
             if memory.continuation is not None:
                 memory.acted = None  # a resumed run gives the note to this prompt again
                 memory.continuity = None  # a handoff goes on in a fresh session
+                # The guards judge the action first: ending or pausing on it skipped them.
+                checked = guards.judge(run, name, state, result) if state.action else None
+                if checked is not None:
+                    return checked
                 ends = run.fsm.on_handoff == HANDOFF_TERMINATE
                 return StepOutcome(stop=Outcome.HANDOFF_ENDED if ends else Outcome.HANDOFF)
         checked = guards.judge(run, name, state, result) if state.action else None

@@ -21,7 +21,7 @@ from little_loops.fsm.facts.outcomes import Outcome
 
 RED_PATH = "the state's action did not succeed"  # why no check ran (little-loops' skip)
 # The keys of a state's guard record (Memory.guard): its state, the test files before its
-# action (tamper.Snapshot.to_dict, None without a tamper guard), the guards' verdicts.
+# action (tamper.stored, None without a tamper guard), the guards' verdicts.
 STATE, BEFORE, VERDICTS = "state", "before", "verdicts"
 TAMPER, PREPATCH = "tamper_guard", "prepatch_check"  # the verdicts' keys (the guards' keys)
 AT = "at"  # in a verdict: the place of its record in the context's list
@@ -43,7 +43,7 @@ def begin(run: Run, name: str, state: StateConfig) -> None:
     kept = run.memory.guard
     if kept is not None and kept.get(STATE) == name and VERDICTS not in kept:
         return
-    before = tamper.snapshot(where(run)).to_dict() if policy is not None else None
+    before = tamper.stored(where(run), tamper.snapshot(where(run))) if policy else None
     run.memory.guard = {STATE: name, BEFORE: before}
     run.memory.guard_applied = False
 
@@ -68,7 +68,7 @@ def judge(run: Run, name: str, state: StateConfig, result: ActionResult) -> Step
             verdicts[PREPATCH] = {"state": name, "policy": checks, **evidence.to_dict()}
         policy = tamper.policy_of(run.fsm, state)
         if policy is not None and record.get(BEFORE) is not None:
-            before = tamper.Snapshot.from_dict(record[BEFORE])
+            before = tamper.restored(where(run), record[BEFORE])
             verdicts[TAMPER] = tamper.compare(where(run), before, name, policy).to_dict()
         # Kept in the context now, so the write below records them with the verdicts; the
         # place of each is recorded too, for the revert to fill in what it put back.
@@ -91,7 +91,7 @@ def judge(run: Run, name: str, state: StateConfig, result: ActionResult) -> Step
         checked = _checked(run, name, state, found, fresh=fresh, kept=True)
     if TAMPER in verdicts:
         report = tamper.Report.from_dict(verdicts[TAMPER])
-        tamper.revert(where(run), tamper.Snapshot.from_dict(record[BEFORE]), report)
+        tamper.revert(where(run), tamper.restored(where(run), record[BEFORE]), report)
         kept = run.fsm.context.setdefault(tamper.RECORD_KEY, [])
         at = int(verdicts[TAMPER][AT])
         if at < len(kept):  # what the revert put back
