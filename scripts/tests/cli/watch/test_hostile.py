@@ -206,11 +206,13 @@ def test_a_note_goes_to_the_run_its_question_named_or_to_none(tmp_path: Path, ke
                 pilot, lambda: any("is gone; nothing done" in n for n in notes(app)), "note"
             )
 
-    asyncio.run(drive())
-    assert llproc.state(tmp_path, "aa")["status"] == "running"  # still waits on its question
-    assert not (loops / ".running" / "aa.approval.json").exists()
-    assert not (tmp_path / "aa.txt").exists()
-    assert llproc.console(tmp_path, "stop", "aa").returncode == ExitCode.OK
+    try:
+        asyncio.run(drive())
+        assert llproc.state(tmp_path, "aa")["status"] == "running"  # still waits on its question
+        assert not (loops / ".running" / "aa.approval.json").exists()
+        assert not (tmp_path / "aa.txt").exists()
+    finally:  # `aa` waits on its question for ever: a failed test must not leave it running
+        assert llproc.console(tmp_path, "stop", "aa").returncode == ExitCode.OK
 
 
 def test_o_opens_only_an_output_file_of_the_run(tmp_path: Path) -> None:
