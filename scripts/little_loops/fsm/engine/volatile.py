@@ -21,7 +21,11 @@ _UNITS = r"(?:ns|us|µs|ms|s|sec|secs|second|seconds|min|mins|minute|minutes|hou
 _RULES: tuple[tuple[str, str], ...] = (
     # ISO 8601 date and time (`2026-12-06T23:07:38.123Z`, `2026-12-06 23:07:38+01:00`), also
     # cut short: pytest cuts its summary lines to the terminal's width (`2026-12-06T23:1...`).
-    (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d(?:[\d:.,]*\d)?(?:Z|[+-]\d{2}:?\d{2})?)?", "<time>"),
+    # A date alone is kept: it changes once a day, and a loop's own progress may be dates.
+    (
+        r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d(?:[\d:.,]*\d)?(?:Z|[+-]\d{2}:?\d{2})?|(?=[T ]?\.\.\.))",
+        "<time>",
+    ),
     (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>"),  # a clock time: 23:07:38, 00:00:01.5
     (r"\b\d+m\d+(?:\.\d+)?s\b", "<duration>"),  # bash's `time`: 0m0.004s
     (rf"(?<![\w.])\d+(?:\.\d+)?\s?{_UNITS}\b", "<duration>"),
