@@ -96,6 +96,23 @@ def test_a_write_outside_the_project_is_refused_and_said(
     assert not (outside / "new.txt").exists()
 
 
+def test_a_step_run_by_root_keeps_no_capabilities_to_undo_the_sandbox(
+    project: Path, home: Path, outside: Path
+) -> None:
+    """bwrap started by root keeps root's capabilities unless told: a step could remount
+    `/` read-write (or mknod a disk) and write anywhere. Every step runs with none."""
+    remount = f"mount -o remount,rw / ; mount -o remount,rw,bind {outside} ; "
+    _loop(
+        project,
+        "caps",
+        f"grep CapEff /proc/self/status; {remount}echo pwned > {outside}/target.txt",
+    )
+    _run(project, "caps", home)
+    _, complete = _step(project, "caps")
+    assert "CapEff:\t0000000000000000" in str(complete["output"]), complete
+    assert (outside / "target.txt").read_text() == "original\n"
+
+
 def test_the_same_write_without_a_sandbox_lands(project: Path, home: Path, outside: Path) -> None:
     """The control of the test above: the write is real when nothing confines it."""
     _loop(project, "w", f"echo pwned > {outside}/target.txt", sandbox="none")

@@ -254,6 +254,10 @@ class Confinement:
     def _bwrap_options(self, cwd: Path | None, env: Mapping[str, str]) -> list[str]:
         home = _home(env)
         out = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+        # Started by root, bwrap keeps root's capabilities: a step could remount `/`
+        # read-write. None for any step (no_new_privs keeps a set-uid program from
+        # getting them back).
+        out += ["--cap-drop", "ALL"]
         if not self.sandbox.network:
             out.append("--unshare-net")
         out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
