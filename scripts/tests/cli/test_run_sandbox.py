@@ -629,3 +629,43 @@ def test_without_home_set_the_users_home_is_hidden_all_the_same(
     real = {p.name for p in Path(os.path.expanduser("~")).iterdir()}
     assert real - shown, "the real home has nothing to hide: the test proves nothing"
     assert set(str(complete["output"]).split()) <= shown
+
+
+def test_a_planted_submodule_cannot_run_code_in_ll_loops_own_git(
+    project: Path, home: Path, outside: Path
+) -> None:
+    """The stall check runs `git status`/`git diff` outside the sandbox after each pass: a
+    step that stages a repository of its own as a submodule, dirty, with core.fsmonitor and a
+    clean filter in its config, would have git run them there (a `.gitmodules` asking for
+    `ignore = none` too)."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    env = _env(home)
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=project, check=True, env=env)
+    plant = (
+        "if [ ! -d sub ]; then git init -q sub && cd sub"
+        " && echo '* filter=x' > .gitattributes && echo a > a && git add -A"
+        " && git -c user.name=t -c user.email=t@t commit -qm x"
+        f" && git config core.fsmonitor 'touch {outside}/fsmonitor; false'"
+        f" && git config filter.x.clean 'sh -c \"touch {outside}/filter; cat\"'"
+        " && echo b > a && touch untracked && cd .. && git add sub"
+        " && printf '[submodule \"sub\"]\\n\\tpath = sub\\n\\tignore = none\\n' > .gitmodules"
+        "; fi"
+    )
+    text = (
+        "name: sub\ninitial: step\nsandbox: bwrap\nmax_iterations: 2\n"
+        "stall:\n  no_change_passes: 5\nstates:\n"
+        f"  step:\n    action: {json.dumps(plant)}\n    next: step\n"
+        "  done:\n    terminal: true\n"
+    )
+    (project / ".loops" / "sub.yaml").write_text(text)
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "loop"], cwd=project, check=True, env=env)
+    done = llproc.ll_loop(project, "run", "sub", env=env, timeout=60)
+    assert "max_iterations reached" in done.stderr, done.stderr
+    planted = (project / "sub" / ".git" / "config").read_text()
+    assert "\tfsmonitor = " in planted  # the step did plant them
+    assert "\tclean = " in planted
+    from little_loops.fsm.processes.gitcmd import status_lines
+
+    assert any("sub" in line for line in status_lines(project))  # still seen as changed
+    assert sorted(p.name for p in outside.iterdir()) == ["target.txt"]
