@@ -669,3 +669,44 @@ def test_a_planted_submodule_cannot_run_code_in_ll_loops_own_git(
 
     assert any("sub" in line for line in status_lines(project))  # still seen as changed
     assert sorted(p.name for p in outside.iterdir()) == ["target.txt"]
+
+
+def test_a_worktree_step_cannot_point_its_worktree_at_a_repository_of_its_own(
+    project: Path, home: Path, outside: Path
+) -> None:
+    """A worktree's admin folder (`.git/worktrees/NAME`) names, in `commondir`, the
+    repository whose config git reads there: rewritten (or the folder moved and made again)
+    to a copy with core.fsmonitor set, ll-loop's own git (the stall check) ran it outside."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    env = _env(home)
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=project, check=True, env=env)
+    evil = f"touch {outside}/pwned; false"
+    plant = (
+        "gd=$(git rev-parse --absolute-git-dir); common=$(git rev-parse --git-common-dir); "
+        'if [ ! -d evil ]; then cp -r "$common" evil; '
+        f"git config -f evil/config core.fsmonitor '{evil}'; "
+        'echo "$PWD/evil" > "$gd/commondir"; '
+        'mv "$gd" "$gd.old" && mkdir "$gd" && cp -r "$gd.old/." "$gd/" '
+        '&& echo "$PWD/evil" > "$gd/commondir"; '
+        'mv "$common/worktrees" "$common/worktrees.old"; mkdir "$common/worktrees/other"; fi'
+    )
+    text = (
+        "name: wt\ninitial: step\nsandbox: bwrap\nmax_iterations: 2\n"
+        "stall:\n  no_change_passes: 5\nstates:\n"
+        f"  step:\n    action: {json.dumps(plant)}\n    next: step\n"
+        "  done:\n    terminal: true\n"
+    )
+    (project / ".loops" / "wt.yaml").write_text(text)
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "loop"], cwd=project, check=True, env=env)
+    done = llproc.ll_loop(project, "run", "wt", "--worktree", env=env, timeout=60)
+    assert "max_iterations reached" in done.stderr, done.stderr
+    _, complete = _step(project, "wt")
+    said = str(complete["stderr"])
+    assert "commondir: Read-only file system" in said, said
+    assert "Device or resource busy" in said, said  # the admin folder: a mount point
+    admins = list((project / ".git" / "worktrees").iterdir())
+    assert len(admins) == 1
+    assert (admins[0] / "commondir").read_text().strip() == "../.."
+    assert not (project / ".git" / "worktrees.old").exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["target.txt"]

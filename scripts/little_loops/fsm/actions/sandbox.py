@@ -306,9 +306,31 @@ class Confinement:
             return []
         guards = [(self.git_dir, True), (self.git_dir / "config", False)]
         guards.append((self.git_dir / "hooks", False))
+        # Each worktree's admin folder names the repository (`commondir`) whose config
+        # git reads there: no step may add, move or point one elsewhere; its own stays
+        # writable (its HEAD, index and logs) but a mount point, and `commondir` read-only.
+        guards.append((self.git_dir / "worktrees", False))
         if self.work != self.git_dir.parent:
             guards.append((self.work / ".git", False))
+            admin = self._admin()
+            if admin is not None:
+                guards += [(admin, True), (admin / "commondir", False), (admin / "gitdir", False)]
         return guards
+
+    def _admin(self) -> Path | None:
+        """The worktree's admin folder in the repository (`.git/worktrees/NAME`), from the
+        `.git` file of the working tree (read-only in every sandboxed step)."""
+        if self.git_dir is None:
+            return None
+        try:
+            text = (self.work / ".git").read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        admin = (self.work / text.removeprefix("gitdir:").strip()).resolve()
+        inside = self.git_dir / "worktrees"
+        return inside / admin.name if admin.parent == inside.resolve() else None
 
 
 def _home(env: Mapping[str, str]) -> Path | None:
