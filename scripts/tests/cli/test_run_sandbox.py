@@ -710,3 +710,31 @@ def test_a_worktree_step_cannot_point_its_worktree_at_a_repository_of_its_own(
     assert (admins[0] / "commondir").read_text().strip() == "../.."
     assert not (project / ".git" / "worktrees.old").exists()
     assert sorted(p.name for p in outside.iterdir()) == ["target.txt"]
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_the_ssh_agents_socket_is_hidden_unless_ssh_is_allowed(
+    project: Path, home: Path, outside: Path, allowed: bool
+) -> None:
+    """A read-only mount does not stop a connect() to a socket, nor does `network: off`:
+    with the ssh agent's socket in reach, a step could sign with the keys ~/.ssh hides."""
+    path = outside / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    server.settimeout(0.5)
+    connect = (
+        f"import socket; socket.socket(socket.AF_UNIX).connect({str(path)!r}); print('reached')"
+    )
+    sandbox = "{network: off, allow: [~/.ssh]}" if allowed else "{network: off}"
+    (project / "reach.py").write_text(connect)
+    _loop(project, "sock", f"exec {sys.executable} reach.py", sandbox=sandbox)
+    try:
+        done = llproc.ll_loop(
+            project, "run", "sock", env={**_env(home), "SSH_AUTH_SOCK": str(path)}, timeout=60
+        )
+    finally:
+        server.close()
+    assert "Loop completed: done" in done.stderr, done.stderr
+    _, complete = _step(project, "sock")
+    assert ("reached" in str(complete["output"])) is allowed, complete

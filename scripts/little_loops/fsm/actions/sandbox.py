@@ -53,6 +53,20 @@ SECRET_PLACES: tuple[str, ...] = (
     ".password-store",
     ".vault-token",
 )
+# Sockets on the file system that speak for the user or for root (a read-only mount does not
+# stop a connect(), nor does `network: off`): hidden, a folder by an empty one. The ssh agent's
+# socket ($SSH_AUTH_SOCK) is hidden too unless `allow:` shows ~/.ssh.
+SOCKET_PLACES: tuple[str, ...] = (
+    "/run/user",  # $XDG_RUNTIME_DIR: the session bus, gpg and ssh agents, podman, wayland
+    "/run/dbus",
+    "/run/docker.sock",
+    "/run/docker",
+    "/run/podman",
+    "/run/containerd",
+    "/run/snapd.socket",
+    "/run/systemd/private",
+    "/run/systemd/journal",
+)
 # Where programs live under $HOME (pyenv, nvm, pipx, uv, rustup ...): shown read-only, so a
 # venv whose python links into ~/.pyenv, or an agent installed with npm into ~/.nvm, starts.
 # Never a folder that holds credentials (~/.cargo/credentials.toml: only ~/.cargo/bin).
@@ -261,6 +275,7 @@ class Confinement:
         if not self.sandbox.network:
             out.append("--unshare-net")
         out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        out += _hidden_sockets(env, home, self.sandbox.allow)  # before the tree's own binds
         if home is not None:
             out += ["--tmpfs", str(home)]
             for name in self.home_paths:
@@ -347,6 +362,25 @@ def _users_home() -> str:
         return pwd.getpwuid(os.getuid()).pw_dir
     except KeyError:  # a uid with no entry (a container's): no home to hide
         return ""
+
+
+def _hidden_sockets(env: Mapping[str, str], home: Path | None, allow: Sequence[str]) -> list[str]:
+    """bwrap's options hiding SOCKET_PLACES and the ssh agent's socket (unless ~/.ssh is
+    allowed): a folder under an empty one, a socket under /dev/null."""
+    places = list(SOCKET_PLACES)
+    agent = env.get("SSH_AUTH_SOCK") or ""
+    allowed = home is not None and any(
+        os.path.normpath(_expand(p, home)) == str(home / ".ssh") for p in allow
+    )
+    if agent.startswith("/") and not allowed:
+        places.append(agent)
+    out: list[str] = []
+    for place in dict.fromkeys(os.path.realpath(p) for p in places):
+        if os.path.isdir(place):
+            out += ["--tmpfs", place]
+        elif os.path.lexists(place):
+            out += ["--ro-bind", os.devnull, place]
+    return out
 
 
 def _bind(path: Path | str, *, writable: bool) -> list[str]:
