@@ -738,3 +738,21 @@ def test_the_ssh_agents_socket_is_hidden_unless_ssh_is_allowed(
     assert "Loop completed: done" in done.stderr, done.stderr
     _, complete = _step(project, "sock")
     assert ("reached" in str(complete["output"])) is allowed, complete
+
+
+def test_a_secret_place_reached_through_a_link_is_masked_too(project: Path, tmp_path: Path) -> None:
+    """`~/.ssh` a link into a dotfiles folder shown by `readable:`, or a `readable:` path that
+    is a link to `~/.ssh`: the key showed through either, the mask being on `~/.ssh` only."""
+    home = tmp_path / "linked-home"
+    (home / "dotfiles" / "ssh").mkdir(parents=True)
+    (home / "dotfiles" / "ssh" / "id_rsa").write_text(SECRET + "\n")
+    (home / "dotfiles" / "vimrc").write_text("set nu\n")
+    (home / ".ssh").symlink_to("dotfiles/ssh")
+    (home / "keys").symlink_to(".ssh")
+    reads = "cat ~/dotfiles/vimrc ~/dotfiles/ssh/id_rsa ~/keys/id_rsa ~/.ssh/id_rsa"
+    _loop(project, "links", reads, sandbox="{readable: [~/dotfiles, ~/keys]}")
+    _run(project, "links", home)
+    _, complete = _step(project, "links")
+    assert "set nu" in str(complete["output"])  # the folder shown, but not the key in it
+    assert SECRET not in str(complete["output"])
+    assert str(complete["stderr"]).count("No such file or directory") == 3, complete

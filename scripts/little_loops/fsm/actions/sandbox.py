@@ -300,14 +300,15 @@ class Confinement:
             out += _bind(folder, writable=writable)
         if home is not None:
             allowed = {os.path.normpath(_expand(p, home)) for p in self.sandbox.allow}
+            shown = [_expand(p, home) for p in (*self.sandbox.readable, *self.sandbox.writable)]
             for name in SECRET_PLACES:
                 place = home / name
                 if str(place) in allowed:
                     out += _bind(place, writable=False)
-                elif place.is_dir():
-                    out += ["--tmpfs", str(place)]
-                elif place.exists() or place.is_symlink():
-                    out += ["--ro-bind", os.devnull, str(place)]
+                    continue
+                out += _mask(str(place), str(place))
+                for seen, real in _seen_at(str(place), shown):
+                    out += _mask(seen, real)
         if cwd is not None:
             out += ["--chdir", os.path.abspath(cwd)]
         return out
@@ -381,6 +382,31 @@ def _hidden_sockets(env: Mapping[str, str], home: Path | None, allow: Sequence[s
         elif os.path.lexists(place):
             out += ["--ro-bind", os.devnull, place]
     return out
+
+
+def _seen_at(place: str, shown: Sequence[str]) -> list[tuple[str, str]]:
+    """Where else the secret *place* shows through the `readable:`/`writable:` paths *shown*
+    (through a link either way: `~/.ssh` a link into `~/dotfiles`, or `~/keys` a link to
+    `~/.ssh`), each with the real path there."""
+    real = os.path.realpath(place)
+    out: list[tuple[str, str]] = []
+    for path in shown:
+        bound = os.path.realpath(path)
+        if real == bound or real.startswith(bound.rstrip("/") + "/"):
+            out.append((os.path.join(path, os.path.relpath(real, bound)), real))
+        elif bound.startswith(real + "/"):
+            out.append((path, bound))
+    return [(seen, at) for seen, at in out if os.path.normpath(seen) != place]
+
+
+def _mask(seen: str, real: str) -> list[str]:
+    """bwrap's options hiding what is at *seen* (*real* outside): a folder under an empty
+    one, anything else under /dev/null."""
+    if os.path.isdir(real):
+        return ["--tmpfs", os.path.normpath(seen)]
+    if os.path.lexists(real):
+        return ["--ro-bind", os.devnull, os.path.normpath(seen)]
+    return []
 
 
 def _bind(path: Path | str, *, writable: bool) -> list[str]:
