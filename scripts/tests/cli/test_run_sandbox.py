@@ -631,8 +631,9 @@ def test_without_home_set_the_users_home_is_hidden_all_the_same(
     assert set(str(complete["output"]).split()) <= shown
 
 
+@pytest.mark.parametrize("check", ["stall", "diff_stall"])
 def test_a_planted_submodule_cannot_run_code_in_ll_loops_own_git(
-    project: Path, home: Path, outside: Path
+    project: Path, home: Path, outside: Path, check: str
 ) -> None:
     """The stall check runs `git status`/`git diff` outside the sandbox after each pass: a
     step that stages a repository of its own as a submodule, dirty, with core.fsmonitor and a
@@ -657,6 +658,11 @@ def test_a_planted_submodule_cannot_run_code_in_ll_loops_own_git(
         f"  step:\n    action: {json.dumps(plant)}\n    next: step\n"
         "  done:\n    terminal: true\n"
     )
+    if check == "diff_stall":  # the evaluator's `git diff --stat` after the step
+        evaluate = "    evaluate:\n      type: diff_stall\n      max_stall: 5\n"
+        route = "    on_success: step\n    on_failure: step\n    on_error: step\n"
+        text = text.replace("stall:\n  no_change_passes: 5\n", "")
+        text = text.replace("    next: step\n", evaluate + route)
     (project / ".loops" / "sub.yaml").write_text(text)
     subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
     subprocess.run([*git, "commit", "-qm", "loop"], cwd=project, check=True, env=env)
