@@ -96,6 +96,23 @@ def test_a_write_outside_the_project_is_refused_and_said(
     assert not (outside / "new.txt").exists()
 
 
+def test_a_step_run_by_root_keeps_no_capabilities_to_undo_the_sandbox(
+    project: Path, home: Path, outside: Path
+) -> None:
+    """bwrap started by root keeps root's capabilities unless told: a step could remount
+    `/` read-write (or mknod a disk) and write anywhere. Every step runs with none."""
+    remount = f"mount -o remount,rw / ; mount -o remount,rw,bind {outside} ; "
+    _loop(
+        project,
+        "caps",
+        f"grep CapEff /proc/self/status; {remount}echo pwned > {outside}/target.txt",
+    )
+    _run(project, "caps", home)
+    _, complete = _step(project, "caps")
+    assert "CapEff:\t0000000000000000" in str(complete["output"]), complete
+    assert (outside / "target.txt").read_text() == "original\n"
+
+
 def test_the_same_write_without_a_sandbox_lands(project: Path, home: Path, outside: Path) -> None:
     """The control of the test above: the write is real when nothing confines it."""
     _loop(project, "w", f"echo pwned > {outside}/target.txt", sandbox="none")
@@ -612,3 +629,136 @@ def test_without_home_set_the_users_home_is_hidden_all_the_same(
     real = {p.name for p in Path(os.path.expanduser("~")).iterdir()}
     assert real - shown, "the real home has nothing to hide: the test proves nothing"
     assert set(str(complete["output"]).split()) <= shown
+
+
+@pytest.mark.parametrize("check", ["stall", "diff_stall"])
+def test_a_planted_submodule_cannot_run_code_in_ll_loops_own_git(
+    project: Path, home: Path, outside: Path, check: str
+) -> None:
+    """The stall check runs `git status`/`git diff` outside the sandbox after each pass: a
+    step that stages a repository of its own as a submodule, dirty, with core.fsmonitor and a
+    clean filter in its config, would have git run them there (a `.gitmodules` asking for
+    `ignore = none` too)."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    env = _env(home)
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=project, check=True, env=env)
+    plant = (
+        "if [ ! -d sub ]; then git init -q sub && cd sub"
+        " && echo '* filter=x' > .gitattributes && echo a > a && git add -A"
+        " && git -c user.name=t -c user.email=t@t commit -qm x"
+        f" && git config core.fsmonitor 'touch {outside}/fsmonitor; false'"
+        f" && git config filter.x.clean 'sh -c \"touch {outside}/filter; cat\"'"
+        " && echo b > a && touch untracked && cd .. && git add sub"
+        " && printf '[submodule \"sub\"]\\n\\tpath = sub\\n\\tignore = none\\n' > .gitmodules"
+        "; fi"
+    )
+    text = (
+        "name: sub\ninitial: step\nsandbox: bwrap\nmax_iterations: 2\n"
+        "stall:\n  no_change_passes: 5\nstates:\n"
+        f"  step:\n    action: {json.dumps(plant)}\n    next: step\n"
+        "  done:\n    terminal: true\n"
+    )
+    if check == "diff_stall":  # the evaluator's `git diff --stat` after the step
+        evaluate = "    evaluate:\n      type: diff_stall\n      max_stall: 5\n"
+        route = "    on_success: step\n    on_failure: step\n    on_error: step\n"
+        text = text.replace("stall:\n  no_change_passes: 5\n", "")
+        text = text.replace("    next: step\n", evaluate + route)
+    (project / ".loops" / "sub.yaml").write_text(text)
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "loop"], cwd=project, check=True, env=env)
+    done = llproc.ll_loop(project, "run", "sub", env=env, timeout=60)
+    assert "max_iterations reached" in done.stderr, done.stderr
+    planted = (project / "sub" / ".git" / "config").read_text()
+    assert "\tfsmonitor = " in planted  # the step did plant them
+    assert "\tclean = " in planted
+    from little_loops.fsm.processes.gitcmd import status_lines
+
+    assert any("sub" in line for line in status_lines(project))  # still seen as changed
+    assert sorted(p.name for p in outside.iterdir()) == ["target.txt"]
+
+
+def test_a_worktree_step_cannot_point_its_worktree_at_a_repository_of_its_own(
+    project: Path, home: Path, outside: Path
+) -> None:
+    """A worktree's admin folder (`.git/worktrees/NAME`) names, in `commondir`, the
+    repository whose config git reads there: rewritten (or the folder moved and made again)
+    to a copy with core.fsmonitor set, ll-loop's own git (the stall check) ran it outside."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    env = _env(home)
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=project, check=True, env=env)
+    evil = f"touch {outside}/pwned; false"
+    plant = (
+        "gd=$(git rev-parse --absolute-git-dir); common=$(git rev-parse --git-common-dir); "
+        'if [ ! -d evil ]; then cp -r "$common" evil; '
+        f"git config -f evil/config core.fsmonitor '{evil}'; "
+        'echo "$PWD/evil" > "$gd/commondir"; '
+        'mv "$gd" "$gd.old" && mkdir "$gd" && cp -r "$gd.old/." "$gd/" '
+        '&& echo "$PWD/evil" > "$gd/commondir"; '
+        'mv "$common/worktrees" "$common/worktrees.old"; mkdir "$common/worktrees/other"; fi'
+    )
+    text = (
+        "name: wt\ninitial: step\nsandbox: bwrap\nmax_iterations: 2\n"
+        "stall:\n  no_change_passes: 5\nstates:\n"
+        f"  step:\n    action: {json.dumps(plant)}\n    next: step\n"
+        "  done:\n    terminal: true\n"
+    )
+    (project / ".loops" / "wt.yaml").write_text(text)
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "loop"], cwd=project, check=True, env=env)
+    done = llproc.ll_loop(project, "run", "wt", "--worktree", env=env, timeout=60)
+    assert "max_iterations reached" in done.stderr, done.stderr
+    _, complete = _step(project, "wt")
+    said = str(complete["stderr"])
+    assert "commondir: Read-only file system" in said, said
+    assert "Device or resource busy" in said, said  # the admin folder: a mount point
+    admins = list((project / ".git" / "worktrees").iterdir())
+    assert len(admins) == 1
+    assert (admins[0] / "commondir").read_text().strip() == "../.."
+    assert not (project / ".git" / "worktrees.old").exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["target.txt"]
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_the_ssh_agents_socket_is_hidden_unless_ssh_is_allowed(
+    project: Path, home: Path, outside: Path, allowed: bool
+) -> None:
+    """A read-only mount does not stop a connect() to a socket, nor does `network: off`:
+    with the ssh agent's socket in reach, a step could sign with the keys ~/.ssh hides."""
+    path = outside / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    server.settimeout(0.5)
+    connect = (
+        f"import socket; socket.socket(socket.AF_UNIX).connect({str(path)!r}); print('reached')"
+    )
+    sandbox = "{network: off, allow: [~/.ssh]}" if allowed else "{network: off}"
+    (project / "reach.py").write_text(connect)
+    _loop(project, "sock", f"exec {sys.executable} reach.py", sandbox=sandbox)
+    try:
+        done = llproc.ll_loop(
+            project, "run", "sock", env={**_env(home), "SSH_AUTH_SOCK": str(path)}, timeout=60
+        )
+    finally:
+        server.close()
+    assert "Loop completed: done" in done.stderr, done.stderr
+    _, complete = _step(project, "sock")
+    assert ("reached" in str(complete["output"])) is allowed, complete
+
+
+def test_a_secret_place_reached_through_a_link_is_masked_too(project: Path, tmp_path: Path) -> None:
+    """`~/.ssh` a link into a dotfiles folder shown by `readable:`, or a `readable:` path that
+    is a link to `~/.ssh`: the key showed through either, the mask being on `~/.ssh` only."""
+    home = tmp_path / "linked-home"
+    (home / "dotfiles" / "ssh").mkdir(parents=True)
+    (home / "dotfiles" / "ssh" / "id_rsa").write_text(SECRET + "\n")
+    (home / "dotfiles" / "vimrc").write_text("set nu\n")
+    (home / ".ssh").symlink_to("dotfiles/ssh")
+    (home / "keys").symlink_to(".ssh")
+    reads = "cat ~/dotfiles/vimrc ~/dotfiles/ssh/id_rsa ~/keys/id_rsa ~/.ssh/id_rsa"
+    _loop(project, "links", reads, sandbox="{readable: [~/dotfiles, ~/keys]}")
+    _run(project, "links", home)
+    _, complete = _step(project, "links")
+    assert "set nu" in str(complete["output"])  # the folder shown, but not the key in it
+    assert SECRET not in str(complete["output"])
+    assert str(complete["stderr"]).count("No such file or directory") == 3, complete

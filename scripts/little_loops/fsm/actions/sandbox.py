@@ -53,6 +53,20 @@ SECRET_PLACES: tuple[str, ...] = (
     ".password-store",
     ".vault-token",
 )
+# Sockets on the file system that speak for the user or for root (a read-only mount does not
+# stop a connect(), nor does `network: off`): hidden, a folder by an empty one. The ssh agent's
+# socket ($SSH_AUTH_SOCK) is hidden too unless `allow:` shows ~/.ssh.
+SOCKET_PLACES: tuple[str, ...] = (
+    "/run/user",  # $XDG_RUNTIME_DIR: the session bus, gpg and ssh agents, podman, wayland
+    "/run/dbus",
+    "/run/docker.sock",
+    "/run/docker",
+    "/run/podman",
+    "/run/containerd",
+    "/run/snapd.socket",
+    "/run/systemd/private",
+    "/run/systemd/journal",
+)
 # Where programs live under $HOME (pyenv, nvm, pipx, uv, rustup ...): shown read-only, so a
 # venv whose python links into ~/.pyenv, or an agent installed with npm into ~/.nvm, starts.
 # Never a folder that holds credentials (~/.cargo/credentials.toml: only ~/.cargo/bin).
@@ -254,9 +268,14 @@ class Confinement:
     def _bwrap_options(self, cwd: Path | None, env: Mapping[str, str]) -> list[str]:
         home = _home(env)
         out = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+        # Started by root, bwrap keeps root's capabilities: a step could remount `/`
+        # read-write. None for any step (no_new_privs keeps a set-uid program from
+        # getting them back).
+        out += ["--cap-drop", "ALL"]
         if not self.sandbox.network:
             out.append("--unshare-net")
         out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        out += _hidden_sockets(env, home, self.sandbox.allow)  # before the tree's own binds
         if home is not None:
             out += ["--tmpfs", str(home)]
             for name in self.home_paths:
@@ -281,14 +300,15 @@ class Confinement:
             out += _bind(folder, writable=writable)
         if home is not None:
             allowed = {os.path.normpath(_expand(p, home)) for p in self.sandbox.allow}
+            shown = [_expand(p, home) for p in (*self.sandbox.readable, *self.sandbox.writable)]
             for name in SECRET_PLACES:
                 place = home / name
                 if str(place) in allowed:
                     out += _bind(place, writable=False)
-                elif place.is_dir():
-                    out += ["--tmpfs", str(place)]
-                elif place.exists() or place.is_symlink():
-                    out += ["--ro-bind", os.devnull, str(place)]
+                    continue
+                out += _mask(str(place), str(place))
+                for seen, real in _seen_at(str(place), shown):
+                    out += _mask(seen, real)
         if cwd is not None:
             out += ["--chdir", os.path.abspath(cwd)]
         return out
@@ -302,9 +322,31 @@ class Confinement:
             return []
         guards = [(self.git_dir, True), (self.git_dir / "config", False)]
         guards.append((self.git_dir / "hooks", False))
+        # Each worktree's admin folder names the repository (`commondir`) whose config
+        # git reads there: no step may add, move or point one elsewhere; its own stays
+        # writable (its HEAD, index and logs) but a mount point, and `commondir` read-only.
+        guards.append((self.git_dir / "worktrees", False))
         if self.work != self.git_dir.parent:
             guards.append((self.work / ".git", False))
+            admin = self._admin()
+            if admin is not None:
+                guards += [(admin, True), (admin / "commondir", False), (admin / "gitdir", False)]
         return guards
+
+    def _admin(self) -> Path | None:
+        """The worktree's admin folder in the repository (`.git/worktrees/NAME`), from the
+        `.git` file of the working tree (read-only in every sandboxed step)."""
+        if self.git_dir is None:
+            return None
+        try:
+            text = (self.work / ".git").read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        admin = (self.work / text.removeprefix("gitdir:").strip()).resolve()
+        inside = self.git_dir / "worktrees"
+        return inside / admin.name if admin.parent == inside.resolve() else None
 
 
 def _home(env: Mapping[str, str]) -> Path | None:
@@ -321,6 +363,50 @@ def _users_home() -> str:
         return pwd.getpwuid(os.getuid()).pw_dir
     except KeyError:  # a uid with no entry (a container's): no home to hide
         return ""
+
+
+def _hidden_sockets(env: Mapping[str, str], home: Path | None, allow: Sequence[str]) -> list[str]:
+    """bwrap's options hiding SOCKET_PLACES and the ssh agent's socket (unless ~/.ssh is
+    allowed): a folder under an empty one, a socket under /dev/null."""
+    places = list(SOCKET_PLACES)
+    agent = env.get("SSH_AUTH_SOCK") or ""
+    allowed = home is not None and any(
+        os.path.normpath(_expand(p, home)) == str(home / ".ssh") for p in allow
+    )
+    if agent.startswith("/") and not allowed:
+        places.append(agent)
+    out: list[str] = []
+    for place in dict.fromkeys(os.path.realpath(p) for p in places):
+        if os.path.isdir(place):
+            out += ["--tmpfs", place]
+        elif os.path.lexists(place):
+            out += ["--ro-bind", os.devnull, place]
+    return out
+
+
+def _seen_at(place: str, shown: Sequence[str]) -> list[tuple[str, str]]:
+    """Where else the secret *place* shows through the `readable:`/`writable:` paths *shown*
+    (through a link either way: `~/.ssh` a link into `~/dotfiles`, or `~/keys` a link to
+    `~/.ssh`), each with the real path there."""
+    real = os.path.realpath(place)
+    out: list[tuple[str, str]] = []
+    for path in shown:
+        bound = os.path.realpath(path)
+        if real == bound or real.startswith(bound.rstrip("/") + "/"):
+            out.append((os.path.join(path, os.path.relpath(real, bound)), real))
+        elif bound.startswith(real + "/"):
+            out.append((path, bound))
+    return [(seen, at) for seen, at in out if os.path.normpath(seen) != place]
+
+
+def _mask(seen: str, real: str) -> list[str]:
+    """bwrap's options hiding what is at *seen* (*real* outside): a folder under an empty
+    one, anything else under /dev/null."""
+    if os.path.isdir(real):
+        return ["--tmpfs", os.path.normpath(seen)]
+    if os.path.lexists(real):
+        return ["--ro-bind", os.devnull, os.path.normpath(seen)]
+    return []
 
 
 def _bind(path: Path | str, *, writable: bool) -> list[str]:

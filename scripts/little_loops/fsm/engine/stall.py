@@ -15,7 +15,7 @@ from little_loops.fsm.definition.learning import LEARNING_TYPE
 from little_loops.fsm.definition.model import FSMLoop, StallConfig, StateConfig
 from little_loops.fsm.engine.volatile import masked
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.processes.gitcmd import git_bytes
+from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git_bytes
 
 SAME_RESULT = "same_result"
 NO_CHANGE_PASSES = "no_change_passes"
@@ -49,8 +49,8 @@ def tree_fingerprint(cwd: Path | None) -> str:
     is not in a git repository."""
     digest = hashlib.sha256()
     for argv in (
-        ("status", "--porcelain=v1", "-z", "--untracked-files=all"),
-        ("diff", "HEAD", "--binary", "--no-color", "--no-ext-diff"),
+        ("status", "--porcelain=v1", "-z", "--untracked-files=all", NO_SUBMODULE_RUN),
+        ("diff", "HEAD", "--binary", "--no-color", "--no-ext-diff", NO_SUBMODULE_RUN),
         ("rev-parse", "--verify", "--quiet", "HEAD"),
     ):
         code, out = _git(cwd, argv)

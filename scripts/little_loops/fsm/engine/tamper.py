@@ -18,7 +18,7 @@ from little_loops.fsm.definition.endings import ends_in_failure
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.run_keys import TAMPER_ALLOW, TAMPER_REVERT
 from little_loops.fsm.engine.nofollow import write_below
-from little_loops.fsm.processes.gitcmd import git, git_bytes
+from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git, git_bytes
 
 # What counts as a test file (by name, or by a folder on its path), and the config that
 # chooses which tests run: pytest.ini whole, pyproject.toml's [tool.pytest] table.
@@ -119,7 +119,7 @@ def snapshot(root: Path) -> Snapshot:
     paths = _listed(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     tests = [path for path in paths if is_test_file(path)]
     index = _index(root)
-    unstaged = set(_listed(root, "diff", "--name-only", "-z"))
+    unstaged = set(_listed(root, "diff", "--name-only", "-z", NO_SUBMODULE_RUN))
     taken = Snapshot()
     keep: list[str] = []
     for path in tests:

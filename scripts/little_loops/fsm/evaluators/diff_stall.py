@@ -41,11 +41,13 @@ def evaluate_diff_stall(
     """`success` when `git diff --stat` (of *scope*) changed since the last round or has
     not yet stayed the same *max_stall* rounds in a row; `failure` once it has; `error`
     when git fails. The first round only remembers the diff."""
-    from little_loops.fsm.processes.gitcmd import git  # not at import: validate runs no git
+    # Not at import: validate runs no git.
+    from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git
 
     here = Path.cwd() if where is None else where
+    paths = ["--", *scope] if scope else []
     try:
-        result = git(here, "diff", "--stat", *(["--", *scope] if scope else []), check=False)
+        result = git(here, "diff", "--stat", NO_SUBMODULE_RUN, *paths, check=False)
     except LoopRuntimeError as exc:
         return error_result(str(exc))
     if not result.ok:

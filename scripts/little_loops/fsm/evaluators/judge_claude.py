@@ -34,6 +34,12 @@ JUDGE_FLAGS: tuple[str, ...] = (
     "--no-session-persistence",
     "--tools",
     "",
+    # The judge runs unconfined in the working tree, which a (sandboxed) step may write: no
+    # project or local settings (their hooks, apiKeyHelper, env) and no MCP server from
+    # there or anywhere; the user's own settings (a login's apiKeyHelper) still count.
+    "--setting-sources",
+    "user",
+    "--strict-mcp-config",
 )
 AUTO_BACKEND = "auto"
 API_BACKEND = "api"

@@ -49,6 +49,11 @@ class GitResult:
 
 # Set by git for its hooks: they name one checkout's repository, work tree and index.
 GIT_LOCATION = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+# For every `status`/`diff` ll-loop runs in a working tree: never run git inside a submodule
+# to see whether it is dirty. A step (sandboxed, too) can plant a repository in the tree and
+# stage it as a submodule; its own config (core.fsmonitor, a clean filter) would run outside
+# any sandbox. On the command line, so a `.gitmodules` `ignore = none` cannot undo it.
+NO_SUBMODULE_RUN = "--ignore-submodules=dirty"
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -143,7 +148,8 @@ def status_lines(where: Path, *, untracked: bool = True) -> list[str]:
     """`git status --porcelain` of the checkout *where*, a line per changed path: new files
     too (whatever `status.showUntrackedFiles` says), unless not *untracked*."""
     shown = "normal" if untracked else "no"
-    return git_lines(where, "status", "--porcelain", f"--untracked-files={shown}")
+    argv = ("status", "--porcelain", f"--untracked-files={shown}", NO_SUBMODULE_RUN)
+    return git_lines(where, *argv)
 
 
 @contextlib.contextmanager

@@ -30,7 +30,7 @@ from little_loops.fsm.runs.preflight import bwrap_problem, wrapper_problem
 
 # How many words follow each bwrap option the sandbox writes.
 ARITY = {"--ro-bind": 2, "--bind-try": 2, "--ro-bind-try": 2, "--tmpfs": 1, "--dev": 1}
-ARITY |= {"--proc": 1, "--chdir": 1}
+ARITY |= {"--proc": 1, "--chdir": 1, "--cap-drop": 1}
 
 
 def options(argv: list[str]) -> list[tuple[str, ...]]:
@@ -185,8 +185,9 @@ def test_bwrap_shows_the_root_read_only_and_the_tree_writable(project: Path, hom
     found = options(argv)
     assert found[:4] == [("--die-with-parent",), ("--unshare-pid",), ("--unshare-ipc",),
                          ("--unshare-uts",)]  # fmt: skip
+    assert found[4] == ("--cap-drop", "ALL")  # root's powers would undo the rest
     assert ("--unshare-net",) not in found  # network on: the agents reach their APIs
-    assert found[4:8] == [
+    assert found[5:9] == [
         ("--ro-bind", "/", "/"),
         ("--dev", "/dev"),
         ("--proc", "/proc"),
