@@ -103,7 +103,8 @@ def test_fix_tests_with_codex_inside_the_sandbox(fake_openai: FakeOpenAI, tmp_pa
     root = _project(tmp_path)
     fake_openai.reply_shell("sed -i 's/a - b/a + b/' calc.py && cat calc.py")
     fake_openai.reply_text("add() subtracted; it adds now.")
-    result = _run(root, "--sandbox", "--set", "agent=codex")
+    # A model whose price is known: the library loop's budget refuses an uncounted Codex.
+    result = _run(root, "--sandbox", "--set", "agent=codex", "--model", "gpt-5-codex")
     _sandboxed_to_done(root, "codex", result)
     first, second = fake_openai.requests[:2]
     assert "assert -1 == 5" in first.user_texts[-1]  # the failing output reached Codex
