@@ -155,3 +155,17 @@ def _search(name: str, path: str | None) -> str:
         if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
             return candidate
     return ""
+
+
+def try_once(argv: Sequence[str], timeout: float) -> tuple[int, bytes]:
+    """Run *argv* to its end with no input (a preflight probe: `bwrap ... true`): its exit
+    code and what it wrote to stderr. OSError when it cannot start, subprocess's
+    TimeoutExpired after *timeout* seconds (the probe is ended)."""
+    done = subprocess.run(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=timeout,
+    )
+    return done.returncode, done.stderr

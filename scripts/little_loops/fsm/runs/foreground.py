@@ -67,15 +67,7 @@ def run_in_foreground(
             action_runner=runner,
             on_note=on_note,
             on_files_lost=lambda: _restore_lock(lock, on_note),
-            # no_change_passes looks at the tree the actions run in
-            # (a sandboxed step writes that tree and only reads `.loops/`)
-            config=ExecutorConfig(
-                wait_approval=overrides.wait_approval,
-                stall_cwd=workdir,
-                workdir=workdir,
-                loops_dir=loops_dir,
-                unready=dict(unready or {}),
-            ),
+            config=_config(overrides, workdir, loops_dir, unready),
         )
         try:
             with ShutdownSignals(executor.request_shutdown):
@@ -130,3 +122,18 @@ def _restore_lock(lock: LockHandle, on_note: Callable[[str], None]) -> None:
     problem = lock.restore()
     if problem is not None:
         on_note(problem)
+
+
+def _config(
+    overrides: RunFlags, workdir: Path, loops_dir: Path, unready: Mapping[str, str] | None
+) -> ExecutorConfig:
+    """The executor's options of a run whose actions run in *workdir*: no_change_passes
+    looks at that tree (a sandboxed step writes it and only reads `.loops/`); *unready*
+    agents are never started."""
+    return ExecutorConfig(
+        wait_approval=overrides.wait_approval,
+        stall_cwd=workdir,
+        workdir=workdir,
+        loops_dir=loops_dir,
+        unready=dict(unready or {}),
+    )

@@ -38,6 +38,7 @@ from little_loops.fsm.definition.verdicts import judged_by_llm
 from little_loops.fsm.engine.rules.fallback import NOT_INSTALLED, NOT_READY
 from little_loops.fsm.evaluators.judge_claude import CLAUDE_BACKEND, JUDGE_FLAGS, judge_backend
 from little_loops.fsm.facts.errors import LoopSetupError
+from little_loops.fsm.processes.launch import try_once
 
 
 @dataclass(frozen=True)
@@ -282,18 +283,15 @@ def bwrap_problem() -> str | None:
     if shutil.which(BWRAP) is None:
         return INSTALL_BWRAP
     try:
-        done = subprocess.run(
-            [BWRAP, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "true"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=30,
+        code, stderr = try_once(
+            [BWRAP, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "true"], 30
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap cannot start: {exc}"
-    if done.returncode == 0:
+    if code == 0:
         return None
-    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    why = said[-1] if said else f"exit code {done.returncode}"
+    said = stderr.decode("utf-8", "replace").strip().splitlines()
+    why = said[-1] if said else f"exit code {code}"
     if "namespace" in why or "Operation not permitted" in why or "setting up uid map" in why:
         return f"bwrap cannot start ({why}); {USERNS_HINT}"
     return f"bwrap cannot start ({why})"

@@ -306,14 +306,21 @@ def _in_options(words: list[Any], head: int, position: int) -> bool:
     return True
 
 
+_DOUBLE_QUOTED_ESCAPE = r'\\([$`"\\\n])'  # compiled on first use (re's cache)
+
+
+def _unescaped(found: re.Match[str]) -> str:
+    return "" if found.group(1) == "\n" else found.group(1)
+
+
 def _quoted_literal(word: Any) -> str | None:
     """A word's text as bash reads it when that is fixed: a plain word, '...', or "..."
     with no expansion in it; else None."""
     if word.type == "raw_string":
         return _text(word)[1:-1]
     if word.type == "string" and all(c.type in ('"', "string_content") for c in word.children):
-        text = _text(word)[1:-1]
-        return None if "\\" in text else text
+        # In double quotes a backslash escapes only $ ` " \ and a newline; elsewhere it stays.
+        return re.sub(_DOUBLE_QUOTED_ESCAPE, _unescaped, _text(word)[1:-1])
     return _literal(word)
 
 

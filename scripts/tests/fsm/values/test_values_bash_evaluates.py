@@ -46,6 +46,7 @@ DATA = {
     "echo": f"echo {R}",
     "printf-format-first": f"printf '%s\\n' {R}",
     "printf-dashdash": f"printf -- '%s\\n' {R}",
+    "printf-format-double-quoted": f'printf "%s\\n" {R}',
     "printf-v-name": f"printf -v x '%s' {R}; echo \"$x\"",
     "sh-c-argument": f"sh -c -- 'echo \"$1\"' _ {R}",
     "function-quoted": f'f() {{ echo "$1"; }}; f {R}',
