@@ -85,7 +85,28 @@ def file_to_migrate(name_or_path: str, loops_dir: Path) -> Path:
     path = resolve_loop_path(name_or_path, loops_dir, stale_ok=True)
     if path.is_symlink():
         raise LoopFileError(str(path), "is a symbolic link; migrate the file it points to instead")
+    link = linked_folder(path, loops_dir)
+    if link is not None:  # e.g. a linked `.loops/lib`: the file lies wherever it points
+        raise LoopFileError(
+            str(path), f"is reached through the symbolic link {link}; migrate it where it lies"
+        )
     return path
+
+
+def linked_folder(path: Path, loops_dir: Path) -> Path | None:
+    """The first folder between the project (the folder holding *loops_dir*) and *path* that
+    is a symbolic link, when *path* is written under the project; None otherwise."""
+    root = loops_dir.absolute().parent
+    try:
+        parts = path.absolute().parent.relative_to(root).parts
+    except ValueError:
+        return None  # a path named outside the project is the user's own choice
+    here = root
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
 
 
 def migrate_file(path: Path, *, write: bool) -> Migration:

@@ -143,6 +143,32 @@ def test_a_symbolic_link_or_a_shipped_loop_is_not_rewritten(tmp_path: Path) -> N
     assert "a shipped loop is not rewritten" in shipped.stderr
 
 
+LIBRARY = "fragments:\n  shell_exit:\n    action_type: shell\n    on_yes: done\n"
+
+
+def test_a_file_under_a_linked_library_folder_is_not_rewritten(tmp_path: Path) -> None:
+    # An imported library read through a linked `.loops/lib` lies outside the project:
+    # neither `migrate` nor `validate --fix` writes it there (reading it stays allowed).
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    library = outside / "checks.yaml"
+    library.write_text(LIBRARY)
+    project = tmp_path / "project"
+    (project / ".loops").mkdir(parents=True)
+    (project / ".loops" / "lib").symlink_to(outside)
+    message = (
+        "ll-loop: error: .loops/lib/checks.yaml: is reached through the symbolic link "
+        f"{project / '.loops' / 'lib'}; migrate it where it lies\n"
+    )
+    for args in (("migrate", "lib/checks"), ("validate", "--fix", ".loops/lib/checks.yaml")):
+        result = ll_loop(project, *args)
+        assert (result.returncode, result.stderr) == (2, message), args
+        assert library.read_text() == LIBRARY
+    named = ll_loop(project, "migrate", str(library))  # named where it lies: the user's choice
+    assert named.returncode == 0, named.stderr
+    assert "on_yes -> on_success" in named.stdout
+
+
 def test_a_failed_write_is_exit_1_and_leaves_the_file(loop_project: LoopProject) -> None:
     path = loop_project.write("lint", THEIRS)
     blocker = temp_file(path)  # this process's temp name, taken by a folder that is not empty
