@@ -29,6 +29,7 @@ from little_loops.fsm.actions.ratelimit import RATE_LIMIT, USAGE_LIMIT, ClaudeLi
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.transcript import MAX_TOOL_LINES, RESULT_WIDTH, json_object
 from little_loops.fsm.facts.pricing import CACHE_READ_FACTOR, USAGE_KEYS
+from little_loops.fsm.facts.spend import implausible_tokens
 
 # US dollars per million (input, output) tokens, from OpenAI's published prices; cached
 # input costs CACHE_READ_FACTOR of the input price. A name also matches its dated
@@ -153,6 +154,9 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
             failure = str(message or "the turn failed")
     if not found:
         return _failed(result, None)
+    implausible = implausible_tokens(totals) if totals is not None else None
+    if implausible is not None:  # neither counted nor priced: an error of its output
+        failure, totals = failure or f"it {implausible}", None
     usage = usage_of(totals) if totals is not None else None
     if usage is not None and request.resume_session and thread:
         before = earlier_usage(thread, request.env)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,29 @@ def implausible_cost(cost: object) -> str | None:
         f"reported a cost of {said}, outside any plausible range (at most "
         f"{dollars(MOST_PLAUSIBLE_COST_USD)} for one call)"
     )
+
+
+MOST_PLAUSIBLE_TOKENS = 10**12  # what one agent or judge call may say it used, per kind
+
+
+def implausible_tokens(counts: Mapping[str, object]) -> str | None:
+    """Why token *counts* an agent reported cannot be ones (infinite, NaN, or more than
+    MOST_PLAUSIBLE_TOKENS: priced, `1e400` would not even be a number), to refuse as an error
+    of its output like implausible_cost; None when every number among them is plausible."""
+    for key, value in counts.items():
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        try:
+            fits = float(value) <= MOST_PLAUSIBLE_TOKENS
+        except OverflowError:  # an integer of hundreds of digits
+            fits = False
+        if not fits:  # NaN compares false too
+            said = f"a {len(str(value))}-digit number" if isinstance(value, int) else str(value)
+            return (
+                f"reported {key} of {said}, outside any plausible range (at most "
+                f"{MOST_PLAUSIBLE_TOKENS:,} for one call)"
+            )
+    return None
 
 
 def dollars(amount: float) -> str:

@@ -133,6 +133,20 @@ def test_output_that_is_not_codex_json_is_kept_and_a_failure_is_an_error() -> No
     assert result.error == "codex exited with status 2: boom"
 
 
+@pytest.mark.parametrize("tokens", ["NaN", "Infinity", "1" + "0" * 400])
+def test_token_counts_outside_any_plausible_range_are_an_error_of_the_step(tokens: str) -> None:
+    # They ended the run with an internal error (int() of NaN, a float of 400 digits).
+    text = (
+        '{"type": "thread.started", "thread_id": "t-1"}\n'
+        '{"type": "item.completed", "item": {"type": "agent_message", "text": "done"}}\n'
+        f'{{"type": "turn.completed", "usage": {{"output_tokens": {tokens}}}}}\n'
+    )
+    result = finish(ActionResult(text, "", 0, 10), request())
+    assert result.error is not None
+    assert result.error.startswith("codex failed: it reported output_tokens of ")
+    assert (result.usage, result.cost_usd, result.output) == (None, None, "done")
+
+
 def test_the_transcript_as_a_person_reads_it() -> None:
     lines = (FIXTURES / "fix_with_shell.jsonl").read_text().splitlines()
     shown = [text for line in lines for text in readable(line)]

@@ -99,6 +99,29 @@ def test_no_json_or_a_failed_turn_is_an_error_verdict(calls: Path) -> None:
     assert judge_limit(failed.details) is None
 
 
+@pytest.mark.parametrize(
+    ("tokens", "said"),
+    [("1" + "0" * 400, "a 401-digit number"), ("Infinity", "inf"), ("NaN", "nan")],
+)
+def test_token_counts_outside_any_plausible_range_are_an_error_verdict(
+    calls: Path, tokens: str, said: str
+) -> None:
+    # Priced as they were, these ended the whole run with an internal OverflowError or
+    # ValueError (its error route skipped); they are an error of the judge's output.
+    answer = {"verdict": "success", "confidence": 0.9, "reason": "green"}
+    kept = lines(json.dumps(answer)).splitlines()[:-1]  # all but turn.completed
+    counts = f'{{"input_tokens": {tokens}, "output_tokens": 1}}'
+    usage = f'{{"type": "turn.completed", "usage": {counts}}}'
+    (calls / "reply").write_text("\n".join([*kept, usage]) + "\n")
+    result = judge("gpt-5")
+    assert result.verdict == "error"
+    assert result.details["error"] == (
+        f"codex gave no verdict: codex failed: it reported input_tokens of {said}, outside any "
+        "plausible range (at most 1,000,000,000,000 for one call)"
+    )
+    assert "cost_usd" not in result.details
+
+
 def test_a_usage_limit_of_the_judging_agent_is_a_limit_the_run_waits_out(calls: Path) -> None:
     (calls / "reply").write_text(lines("", failed="You’ve hit your usage limit. Try again later."))
     (calls / "status").write_text("1")
