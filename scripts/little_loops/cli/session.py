@@ -21,6 +21,8 @@ from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.scratch import make_run_dir
 from little_loops.fsm.runs.state import LoopState
 
+EVENTS_PER_HANDOFF = 8  # the events a resumed pass that hands off logs, at most (5 today)
+
 
 def run_session(
     fsm: FSMLoop,
@@ -102,6 +104,15 @@ def spawn_continuation(ref: str, fsm: FSMLoop, loops_dir: Path, place: RunPlace 
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.runs.background import start_detached
 
+    in_a_row = handoffs_in_a_row(ref, loops_dir, fsm.max_iterations)
+    if in_a_row >= fsm.max_iterations:  # an agent that only ever hands off: no runaway chain
+        print(
+            f"ll-loop: context handoff: not continuing by itself: the run handed off "
+            f"{in_a_row} times in a row without leaving its state (max_iterations "
+            f"{fsm.max_iterations}); continue with: ll-loop resume {ref}",
+            file=sys.stderr,
+        )
+        return
     root = None if place is None or not place.in_worktree else place.workdir
     argv = child_argv("resume", ref, RunOptions())
     try:
@@ -116,3 +127,20 @@ def spawn_continuation(ref: str, fsm: FSMLoop, loops_dir: Path, place: RunPlace 
         f" follow: ll-loop status {ref} --follow",
         file=sys.stderr,
     )
+
+
+def handoffs_in_a_row(key: str, loops_dir: Path, limit: int) -> int:
+    """How many times (up to *limit*) the run of *key* has ended on a handoff since it last
+    left a state (its latest `route` event) or was started afresh, read from its log's end."""
+    from little_loops.fsm.runs.store import StatePersistence
+
+    with StatePersistence(key, loops_dir) as store:
+        events = store.tail_events(EVENTS_PER_HANDOFF * limit)
+    count = 0
+    for event in reversed(events):
+        kind = event.get("event")
+        if kind == "route" or (kind == "loop_start" and not event.get("resumed")):
+            break
+        if kind == "loop_complete" and event.get("terminated_by") == Outcome.HANDOFF:
+            count += 1
+    return count

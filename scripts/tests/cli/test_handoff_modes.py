@@ -91,3 +91,38 @@ def test_an_unknown_mode_is_refused_in_one_line(loop_project: LoopProject) -> No
     checked = llproc.console(loop_project.root, "validate", "work")
     assert checked.returncode == ExitCode.USAGE
     assert "on_handoff" in checked.stdout + checked.stderr
+
+
+def test_spawn_does_not_chain_forever_on_an_agent_that_only_hands_off(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each continuation resumes the same state at the same iteration, so max_iterations
+    # never ended a chain whose every session hands off again: it ran (and spent) forever.
+    shell_claude(
+        loop_project.root,
+        monkeypatch,
+        'echo call >> calls.txt; echo "CONTEXT_HANDOFF: keep going"',
+        shell="bash",
+    )
+    loop_project.write(
+        "work", WORK.format(mode="spawn").replace("initial:", "max_iterations: 2\ninitial:")
+    )
+    first = llproc.console(loop_project.root, "run", "work")
+    assert first.returncode == ExitCode.HANDOFF, first.stderr
+    log = loop_project.root / ".loops" / ".running" / "work.log"
+    refused = (
+        "ll-loop: context handoff: not continuing by itself: the run handed off 2 times in a "
+        "row without leaving its state (max_iterations 2); continue with: ll-loop resume work"
+    )
+    llproc.wait_for(
+        lambda: log.exists() and refused in log.read_text(),
+        timeout=30,
+        what="the chain to end",
+    )
+    llproc.wait_for(
+        lambda: llproc.state(loop_project.root, "work").get("status") == "awaiting_continuation",
+        timeout=10,
+        what="the last continuation to save its state",
+    )
+    assert (loop_project.root / "calls.txt").read_text().splitlines() == ["call", "call"]
+    assert llproc.side_effects(loop_project.root) == []  # the work was not skipped either
