@@ -85,26 +85,30 @@ def file_to_migrate(name_or_path: str, loops_dir: Path) -> Path:
     path = resolve_loop_path(name_or_path, loops_dir, stale_ok=True)
     if path.is_symlink():
         raise LoopFileError(str(path), "is a symbolic link; migrate the file it points to instead")
-    link = linked_folder(path, loops_dir)
+    link = link_out_of_project(path, loops_dir)
     if link is not None:  # e.g. a linked `.loops/lib`: the file lies wherever it points
         raise LoopFileError(
-            str(path), f"is reached through the symbolic link {link}; migrate it where it lies"
+            str(path),
+            f"is reached through the symbolic link {link}, which leads outside the project; "
+            "migrate it where it lies",
         )
     return path
 
 
-def linked_folder(path: Path, loops_dir: Path) -> Path | None:
-    """The first folder between the project (the folder holding *loops_dir*) and *path* that
-    is a symbolic link, when *path* is written under the project; None otherwise."""
-    root = loops_dir.absolute().parent
-    try:
-        parts = path.absolute().parent.relative_to(root).parts
-    except ValueError:
-        return None  # a path named outside the project is the user's own choice
-    here = root
-    for part in parts:
+def link_out_of_project(path: Path, loops_dir: Path) -> Path | None:
+    """The first folder on the way to *path* that is a symbolic link kept in the project
+    (the folder holding *loops_dir*) and leading outside it; None when there is none (a
+    path named outside the project, or through links outside it, is the user's own choice)."""
+    root = loops_dir.resolve().parent
+    named = path.absolute()
+    here = Path(named.anchor)
+    for part in named.parts[1:-1]:
         here = here / part
-        if here.is_symlink():
+        if (
+            here.is_symlink()
+            and here.parent.resolve().is_relative_to(root)
+            and not here.resolve().is_relative_to(root)
+        ):
             return here
     return None
 

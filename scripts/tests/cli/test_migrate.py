@@ -158,12 +158,24 @@ def test_a_file_under_a_linked_library_folder_is_not_rewritten(tmp_path: Path) -
     (project / ".loops" / "lib").symlink_to(outside)
     message = (
         "ll-loop: error: .loops/lib/checks.yaml: is reached through the symbolic link "
-        f"{project / '.loops' / 'lib'}; migrate it where it lies\n"
+        f"{project / '.loops' / 'lib'}, which leads outside the project; migrate it where it "
+        "lies\n"
     )
     for args in (("migrate", "lib/checks"), ("validate", "--fix", ".loops/lib/checks.yaml")):
         result = ll_loop(project, *args)
         assert (result.returncode, result.stderr) == (2, message), args
         assert library.read_text() == LIBRARY
+    (tmp_path / "alias").symlink_to(project)  # the project itself named through a link
+    through_alias = ll_loop(project, "migrate", str(tmp_path / "alias/.loops/lib/checks.yaml"))
+    assert through_alias.returncode == 2
+    assert "which leads outside the project" in through_alias.stderr
+    assert library.read_text() == LIBRARY
+    (project / "shared").mkdir()  # a link that stays inside the project is followed
+    (project / "shared" / "more.yaml").write_text(LIBRARY)
+    (project / ".loops" / "more").symlink_to(project / "shared")
+    inside = ll_loop(project, "migrate", "more/more")
+    assert inside.returncode == 0, inside.stderr
+    assert "on_success" in (project / "shared" / "more.yaml").read_text()
     named = ll_loop(project, "migrate", str(library))  # named where it lies: the user's choice
     assert named.returncode == 0, named.stderr
     assert "on_yes -> on_success" in named.stdout
