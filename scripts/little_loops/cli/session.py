@@ -104,7 +104,12 @@ def spawn_continuation(ref: str, fsm: FSMLoop, loops_dir: Path, place: RunPlace 
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.runs.background import start_detached
 
-    in_a_row = handoffs_in_a_row(ref, loops_dir, fsm.max_iterations)
+    try:
+        in_a_row = handoffs_in_a_row(ref, loops_dir, fsm.max_iterations)
+    except (LoopError, OSError) as exc:  # its log unreadable: no unbounded chain on a guess
+        said = one_line(str(exc))
+        print(f"ll-loop: could not continue after the handoff: {said}", file=sys.stderr)
+        return
     if in_a_row >= fsm.max_iterations:  # an agent that only ever hands off: no runaway chain
         print(
             f"ll-loop: context handoff: not continuing by itself: the run handed off "

@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 from support import llproc
 from support.fake_claude import shell_claude
 from support.project import LoopProject
 
+from little_loops.cli.session import spawn_continuation
+from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.outcomes import ExitCode
 
 # The first call hands off; a later one writes the prompt it got and ends well.
@@ -126,3 +130,20 @@ def test_spawn_does_not_chain_forever_on_an_agent_that_only_hands_off(
     )
     assert (loop_project.root / "calls.txt").read_text().splitlines() == ["call", "call"]
     assert llproc.side_effects(loop_project.root) == []  # the work was not skipped either
+
+
+def test_an_unreadable_log_is_no_continuation_on_a_guess(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # How many handoffs came in a row is read from the log; one that cannot be read starts
+    # no continuation (one line), rather than a traceback or a chain with no count.
+    running = tmp_path / ".loops" / ".running"
+    running.mkdir(parents=True)
+    (running / "work.events.jsonl").write_bytes(b"\xff\xfe not an event\n")
+    fsm = FSMLoop.from_dict(yaml.safe_load(WORK.format(mode="spawn")))
+    spawn_continuation("work", fsm, tmp_path / ".loops", None)
+    err = capsys.readouterr().err
+    assert err.startswith("ll-loop: could not continue after the handoff: ")
+    assert "corrupt event line" in err
+    assert err.count("\n") == 1
+    assert not (running / "work.log").exists()  # nothing was started
