@@ -23,6 +23,7 @@ from little_loops.fsm.actions.transcript import (
     json_object,
 )
 from little_loops.fsm.facts.pricing import CACHE_READ_FACTOR
+from little_loops.fsm.facts.spend import implausible_tokens
 
 # US dollars per million (input, output) tokens, Google's published Gemini API prices
 # (standard tier, prompts up to 200k tokens; thinking tokens are output). A name also
@@ -69,7 +70,7 @@ def usage_of(stats: Mapping[str, Any]) -> dict[str, int]:
     def count(key: str) -> int:
         value = stats.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-            return int(value)
+            return int(value) if value != float("inf") else 0  # refused by failure()
         return 0
 
     prompt, cached, total = count("input_tokens"), count("cached"), count("total_tokens")
@@ -135,7 +136,11 @@ class Session:
         return None
 
     def failure(self) -> str | None:
-        """What the CLI said went wrong (the report's error, else an `error` event)."""
+        """What the CLI said went wrong (the report's error, else an `error` event), or
+        token counts outside any plausible range, an error of its output."""
+        implausible = implausible_tokens(self.stats())
+        if implausible is not None:
+            return f"it {implausible}"
         error = self.report.get("error") if self.report else None
         message = error.get("message") if isinstance(error, dict) else None
         if isinstance(message, str):

@@ -462,3 +462,12 @@ def test_a_prompt_starting_with_a_dash_never_reaches_the_agent_as_an_option(
     else:
         assert run.returncode == 0, run.stderr
         assert (root / "prompt.seen").read_text() == DASHED
+
+
+def test_a_cost_outside_any_plausible_range_is_never_counted(tmp_path: Path) -> None:
+    root = _project(tmp_path, "argument")
+    agent = root / "tools" / "agent.sh"
+    agent.write_text(AGENT_SCRIPT.replace("total cost: \\$0.42", "total cost: \\$99999999"))
+    run = ll_loop(root, "run", "fixer", timeout=60)
+    assert "outside any plausible range" in run.stdout + run.stderr
+    assert not _status(root).get("cost_usd")  # neither counted nor priced

@@ -103,3 +103,19 @@ def test_the_latest_step_is_the_last_tool_call_or_words(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
     assert latest_step(str(path)) == "Fixed the constant."
     assert latest_step(str(tmp_path / "missing.out")) is None
+
+
+@pytest.mark.parametrize("count", ["Infinity", "1e300", str(10**400)])
+def test_token_counts_outside_any_plausible_range_are_an_error_not_a_crash(count: str) -> None:
+    lines = TOOL_RUN.read_text().splitlines()
+    report = json.loads(lines[-1])
+    assert report["type"] == "result"
+    line = json.dumps(report).replace(
+        f'"input_tokens": {report["stats"]["input_tokens"]}', f'"input_tokens": {count}'
+    )
+    assert count in line
+    session = read_session([*lines[:-1], line])
+    session.usage()  # int(inf) ended the run with an internal OverflowError
+    failure = session.failure()
+    assert failure is not None
+    assert "outside any plausible range" in failure
