@@ -82,38 +82,37 @@ def _states(data: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
                 yield str(name), state
 
 
-def _numbers_differ(data: Mapping[str, Any]) -> Iterator[Where]:
-    if not _in_their_spelling(data):  # our own reading, in loops of ours: not noted
-        return
-    for name, state in _states(data):
-        evaluate = state.get("evaluate")
-        if (
-            isinstance(evaluate, Mapping)
-            and evaluate.get("type") == "output_numeric"
-            and evaluate.get("key") is None
-        ):
-            yield (
-                ("states", name, "evaluate", "type"),
-                "little-loops reads the whole output as the number (several lines are an "
-                "error there); ll-loop reads its last non-empty line",
-            )
-
-
-def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+def _evaluating(data: Mapping[str, Any], kind: str, without: str) -> Iterator[tuple[str, ...]]:
+    """The key path of each state's `evaluate: {type: KIND}` that has no key *without*, in
+    a file in little-loops' spelling (in loops of ours it keeps our reading: not noted)."""
     if not _in_their_spelling(data):
         return
     for name, state in _states(data):
         evaluate = state.get("evaluate")
         if (
             isinstance(evaluate, Mapping)
-            and evaluate.get("type") == "llm_structured"
-            and evaluate.get("schema") is None
+            and evaluate.get("type") == kind
+            and evaluate.get(without) is None
         ):
-            yield (
-                ("states", name, "evaluate", "type"),
-                "little-loops' judge answers cannot_judge too, and a verdict it gives without "
-                "quoting the output is failure there; ll-loop takes the judge's verdict",
-            )
+            yield ("states", name, "evaluate", "type")
+
+
+def _numbers_differ(data: Mapping[str, Any]) -> Iterator[Where]:
+    for where in _evaluating(data, "output_numeric", without="key"):
+        yield (
+            where,
+            "little-loops reads the whole output as the number (several lines are an "
+            "error there); ll-loop reads its last non-empty line",
+        )
+
+
+def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    for where in _evaluating(data, "llm_structured", without="schema"):
+        yield (
+            where,
+            "little-loops' judge answers cannot_judge too, and a verdict it gives without "
+            "quoting the output is failure there; ll-loop takes the judge's verdict",
+        )
 
 
 def _run_dir_differs(data: Mapping[str, Any]) -> Iterator[Where]:
