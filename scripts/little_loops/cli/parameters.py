@@ -320,18 +320,26 @@ def resumed_context(fsm: FSMLoop, saved: Mapping[str, Any]) -> dict[str, Any]:
     return {**bind(fsm.name, fsm.parameters, fsm.context, arguments), **rest}
 
 
-def saved_values(saved_context: Mapping[str, Any], loop_file: Path | None) -> str | None:
-    """`issue=123, labels=a,b`: a saved run's parameter values, for `ll-loop status` (None
-    when its loop file is gone, invalid or declares no parameters)."""
+def loop_now(loop_file: Path | None) -> FSMLoop | None:
+    """A saved run's loop as its file reads now, for `ll-loop status` (None when the file
+    is gone or invalid)."""
     if loop_file is None:
         return None
-    from little_loops.fsm.definition.parameters import show
     from little_loops.fsm.validate.loopfile import load_and_validate
 
     try:
-        fsm = load_and_validate(loop_file)
+        return load_and_validate(loop_file)
     except (LoopDefinitionError, OSError):
         return None
+
+
+def saved_values(saved_context: Mapping[str, Any], fsm: FSMLoop | None) -> str | None:
+    """`issue=123, labels=a,b`: a saved run's parameter values, for `ll-loop status` (None
+    when its loop (loop_now) is gone, invalid or declares no parameters)."""
+    if fsm is None:
+        return None
+    from little_loops.fsm.definition.parameters import show
+
     shown = [
         f"{name}={show(saved_context[name])}" for name in fsm.parameters if name in saved_context
     ]

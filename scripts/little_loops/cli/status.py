@@ -14,6 +14,7 @@ from little_loops.cli.runref import add_run_argument
 from little_loops.fsm.facts.safetext import one_line, shown
 
 if TYPE_CHECKING:
+    from little_loops.fsm.definition.model import FSMLoop
     from little_loops.fsm.runs.describe import RunDescription
 
 
@@ -100,7 +101,7 @@ def status_rows(
     described: RunDescription, loop_name: str, loops_dir: Path
 ) -> list[tuple[str, str]]:
     """The `key: value` lines of `status` for the run *loop_name* (its key), in order."""
-    from little_loops.cli.parameters import saved_values
+    from little_loops.cli.parameters import loop_now, saved_values
     from little_loops.fsm.facts.outcomes import Status, how_to_go_on
     from little_loops.fsm.facts.runfile import display_path
     from little_loops.fsm.facts.spend import format_cost
@@ -149,31 +150,25 @@ def status_rows(
         rows.append(("other runs", f"{more} (ll-loop list --running; name one as NAME@ID)"))
     if state.loop_path:
         rows.append(("file", state.loop_path))
-    loop_file = saved_loop_file(state, project_root(loops_dir))
-    values = saved_values(state.context, loop_file)
+    fsm = loop_now(saved_loop_file(state, project_root(loops_dir)))  # read once for both
+    values = saved_values(state.context, fsm)
     if values is not None:
         rows.append(("parameters", values))
-    confined = sandboxes(loop_file, loop_name, loops_dir)
+    confined = sandboxes(fsm, loop_name, loops_dir)
     if confined is not None:
         rows.append(("sandbox", confined))
     return rows
 
 
-def sandboxes(loop_file: Path | None, run_key: str, loops_dir: Path) -> str | None:
-    """`bwrap (test, fix); none (report)`: the sandbox each state of the run's loop runs in,
-    with the run's `--sandbox`/`--no-sandbox`; None when no state is confined (or the file
-    is gone or invalid)."""
-    if loop_file is None:
+def sandboxes(fsm: FSMLoop | None, run_key: str, loops_dir: Path) -> str | None:
+    """`bwrap (test, fix); none (report)`: the sandbox each state of the run's loop (as its
+    file reads now) runs in, with the run's `--sandbox`/`--no-sandbox`; None when no state
+    is confined (or the file is gone or invalid)."""
+    if fsm is None:
         return None
-    from little_loops.fsm.facts.errors import LoopDefinitionError
     from little_loops.fsm.runs.overridden import apply_overrides
     from little_loops.fsm.runs.overrides import RunFlags, load_overrides
-    from little_loops.fsm.validate.loopfile import load_and_validate
 
-    try:
-        fsm = load_and_validate(loop_file)
-    except (LoopDefinitionError, OSError):
-        return None
     fsm = apply_overrides(fsm, load_overrides(run_key, loops_dir) or RunFlags())
     by_sandbox: dict[str, list[str]] = {}
     for name, each in fsm.states.items():
