@@ -448,3 +448,22 @@ def test_logs_shows_a_claude_session_as_text_not_json(
     assert '"type"' not in logs.stdout  # not the raw stream-json
     raw = (tmp_path / ".loops" / ".running" / "watch.work.out").read_text()
     assert '"type":"result"' in raw.replace(" ", "")
+
+
+def test_the_step_line_says_when_claude_s_own_tool_call_failed_though_it_claimed_success(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    agent, _judge = _routes(fake_anthropic)
+    # Its command fails (Claude Code marks the result is_error) ... then it says "Fixed".
+    agent.reply_tool({"command": "python3 -c 'import sys; sys.exit(3)'"}, name="Bash")
+    agent.reply_text("Fixed calc.py.")
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "watch.yaml").write_text(WATCH)
+
+    run = llproc.ll_loop(tmp_path, "run", "watch", timeout=120)
+
+    assert run.returncode == 0, run.stderr
+    (line,) = [line for line in run.stderr.splitlines() if "✓ success" in line]
+    assert "(1 of the agent's own tool call failed)" in line
+    (complete,) = [e for e in llproc.events(tmp_path, "watch") if e["event"] == "action_complete"]
+    assert complete["tools_failed"] == 1

@@ -202,3 +202,40 @@ def test_a_quota_and_a_rate_limit_are_waited_out(
     # A limit is never a verdict: the prompt state ran three times, routed once.
     assert [r["to"] for r in of(loop_project, "fix-calc", "route")].count("check") == 1
     assert "usage limit" in stderr
+
+
+CLAIMED = """\
+    name: claimed
+    initial: fix
+    agent: gemini
+    gemini: {model: gemini-2.5-flash}
+    states:
+      fix:
+        action_type: prompt
+        action: "Fix calc.py"
+        evaluate: {type: exit_code}
+        on_success: done
+        on_failure: failed
+      done:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def test_the_step_line_says_when_gemini_s_own_tool_call_failed_though_it_claimed_success(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    # Its shell command fails (Gemini CLI reports `Command exited with code: 3` with status
+    # success) ... and it says it fixed it, exit 0.
+    fake_gemini.reply_call({"command": "python3 -c 'import sys; sys.exit(3)'"})
+    fake_gemini.reply_text("Fixed calc.py.")
+    loop_project.write("claimed", CLAIMED)
+
+    done = llproc.console(loop_project.root, "run", "claimed", timeout=240)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "✓ success" in line]
+    assert "(1 of the agent's own tool call failed)" in line
+    (complete,) = of(loop_project, "claimed", "action_complete")
+    assert complete["tools_failed"] == 1

@@ -304,3 +304,41 @@ def test_without_a_provider_the_run_stops_before_its_first_step(
     assert "opencode has no key or login: run `opencode auth login`" in done.stderr
     assert fake_chat.requests == []
     assert not (root / ".loops" / ".running" / "fix.fix.out").exists()
+
+
+CLAIMED = f"""\
+name: claimed
+initial: fix
+agent: opencode
+opencode: {{model: {PROVIDER}/{MODEL}}}
+states:
+  fix:
+    action_type: prompt
+    action: "Fix calc.py"
+    evaluate: {{type: exit_code}}
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
+def test_the_step_line_says_when_opencode_s_own_tool_call_failed_though_it_claimed_success(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
+) -> None:
+    root, env = project
+    # Its bash command fails (opencode says `completed`, with `exit: 3`) ... then "Fixed".
+    failing = "python3 -c 'import sys; sys.exit(3)'"
+    fake_chat.reply_tool("bash", {"command": failing, "description": "Fix"})
+    fake_chat.reply_text("Fixed calc.py.")
+    (root / ".loops" / "claimed.yaml").write_text(CLAIMED)
+
+    done = llproc.ll_loop(root, "run", "claimed", timeout=180, env=env)
+
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "✓ success" in line]
+    assert "(1 of the agent's own tool call failed)" in line
+    (complete,) = of(llproc.events(root, "claimed"), "action_complete")
+    assert complete["tools_failed"] == 1

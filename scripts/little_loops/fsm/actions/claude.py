@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.actions.transcript import json_object, tool_lines
+from little_loops.fsm.actions.transcript import failed_tools, json_object, tool_lines
 from little_loops.fsm.facts.pricing import USAGE_KEYS, estimate_cost
 from little_loops.fsm.facts.runfile import open_run_stream
 from little_loops.fsm.facts.spend import implausible_cost
@@ -270,11 +270,15 @@ def apply_report(result: ActionResult) -> ActionResult:
 
 
 def with_tool_calls(result: ActionResult, transcript: str) -> ActionResult:
-    """*result* with the tool calls of its session (transcript.tool_lines), read from its
-    output file (all of it), else from the *transcript* it printed (the runner's tail)."""
-    lines = file_lines(result.output_path) if result.output_path else transcript.splitlines()
-    calls = tool_lines(lines)
-    return dataclasses.replace(result, tool_calls=calls) if calls else result
+    """*result* with the tool calls of its session (transcript.tool_lines) and how many of
+    them failed (transcript.failed_tools), read from its output file (all of it), else from
+    the *transcript* it printed (the runner's tail)."""
+
+    def lines() -> Iterable[str]:
+        return file_lines(result.output_path) if result.output_path else transcript.splitlines()
+
+    calls, failed = tool_lines(lines()), failed_tools(lines())
+    return dataclasses.replace(result, tool_calls=calls or result.tool_calls, tools_failed=failed)
 
 
 def _without_report(result: ActionResult, partial: PartialSession, whole: bool) -> ActionResult:

@@ -119,6 +119,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         "usage": session.usage() if session.report else None,
         "model_costs": session.model_costs() or None,
         "tool_calls": tools or None,
+        "tools_failed": session.tools_failed,
     }
     cost = session.cost() if session.report else None
     if cost is not None:

@@ -100,6 +100,7 @@ class Session:
     tools: list[str] = field(default_factory=list)  # tool calls and results, readable
     more_tools: int = 0  # tool lines past MAX_TOOL_LINES
     errors: list[str] = field(default_factory=list)  # `error` events
+    tools_failed: int = 0  # tool results that say the call failed (`failed_call`)
     report: dict[str, Any] | None = None  # the `result` line
     seen: bool = False  # any stream-json line at all
     _open: bool = False  # the last piece takes more deltas
@@ -164,6 +165,7 @@ class Session:
             self._open = data.get("delta") is True
         elif kind in ("tool_use", "tool_result"):
             self._open = False
+            self.tools_failed += kind == "tool_result" and failed_call(data)
             for line in readable_event(data):
                 if len(self.tools) < MAX_TOOL_LINES:
                     cut = len(line) > TOOL_LINE_WIDTH
@@ -239,6 +241,23 @@ def latest_step(path: str) -> str | None:
     from little_loops.fsm.actions.transcript import latest_step as latest
 
     return latest(path, describe_step)
+
+
+# How Gemini CLI 0.61's shell tool reports, as the whole output of a `"status": "success"`
+# tool result, a command that printed nothing and failed. (One that printed something is
+# shown by its output alone: stream-json does not say it failed.)
+_SHELL_FAILED = re.compile(
+    r"Command exited with code: -?[1-9]\d*|Command terminated by signal: .+|Command failed: .+"
+)
+
+
+def failed_call(data: Mapping[str, Any]) -> bool:
+    """True when a `tool_result` says the tool call failed: its status is `error`, or the
+    shell tool's command failed silently (`Command exited with code: 3`)."""
+    if data.get("status") == "error":
+        return True
+    output = data.get("output")
+    return isinstance(output, str) and _SHELL_FAILED.fullmatch(output.strip()) is not None
 
 
 def _tool_result(data: Mapping[str, Any]) -> str:

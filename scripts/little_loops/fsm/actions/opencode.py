@@ -130,6 +130,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         "truncated": False,  # the events were read from the whole file
         "session_id": session.session_id,
         "tool_calls": session.tool_calls() or None,
+        "tools_failed": session.tools_failed,
     }
     model = (request.options or {}).get("model")
     cost = session.cost

@@ -50,6 +50,7 @@ class Session:
     tool_lines: list[str] = field(default_factory=list)
     more_tool_lines: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
+    tools_failed: int = 0  # tool calls that failed (`failed_call`)
     seen: bool = False  # any opencode event at all
 
     @property
@@ -68,6 +69,7 @@ class Session:
             key = str(part.get("messageID") or f"#{len(self.messages)}")
             self.messages.setdefault(key, []).append(str(part.get("text") or ""))
         elif kind == "tool_use":
+            self.tools_failed += failed_call(part)
             for line in tool_call_lines(part):
                 if len(self.tool_lines) < MAX_TOOL_LINES:
                     cut = len(line) > TOOL_LINE_WIDTH
@@ -124,6 +126,17 @@ def error_text(error: dict[str, Any]) -> str:
     status = data.get("statusCode")
     where = f" (HTTP {status})" if isinstance(status, int) else ""
     return f"{error.get('name') or 'Error'}: {message}{where}"
+
+
+def failed_call(part: dict[str, Any]) -> bool:
+    """True when a finished tool call failed: its state is `error`, or its command exited
+    non-zero (`metadata.exit`, the bash tool's; opencode says `completed` for it)."""
+    state = mapping_of(part.get("state"))
+    if state.get("status") == "error":
+        return True
+    code = mapping_of(state.get("metadata")).get("exit")
+    bad_code = isinstance(code, int) and not isinstance(code, bool) and code != 0
+    return state.get("status") == "completed" and bad_code
 
 
 def tool_call_lines(part: dict[str, Any]) -> list[str]:

@@ -73,6 +73,19 @@ def tool_lines(lines: Iterable[str]) -> list[str]:
     return kept
 
 
+def failed_tools(lines: Iterable[str]) -> int:
+    """How many of a Claude session's tool calls failed: the `tool_result` blocks of its
+    transcript *lines* that Claude Code marked `is_error` (a command's non-zero exit, a
+    refused or broken call)."""
+    count = 0
+    for line in lines:
+        data = json_object(line.strip())
+        given = data.get("message") if data is not None and data.get("type") == "user" else None
+        blocks = _blocks(given) if isinstance(given, dict) else []
+        count += sum(b.get("type") == "tool_result" and b.get("is_error") is True for b in blocks)
+    return count
+
+
 def _assistant_block(block: dict[str, Any]) -> list[str]:
     if block.get("type") == "text":
         return str(block.get("text") or "").strip().splitlines()

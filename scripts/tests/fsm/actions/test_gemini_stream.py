@@ -9,6 +9,7 @@ import pytest
 
 from little_loops.fsm.actions.gemini_stream import (
     dollars,
+    failed_call,
     latest_step,
     price_of,
     read_session,
@@ -119,3 +120,27 @@ def test_token_counts_outside_any_plausible_range_are_an_error_not_a_crash(count
     failure = session.failure()
     assert failure is not None
     assert "outside any plausible range" in failure
+
+
+@pytest.mark.parametrize(
+    ("result", "failed"),
+    [
+        ({"status": "error", "error": {"message": "no such tool"}}, True),
+        ({"status": "success", "output": "Command exited with code: 3"}, True),
+        ({"status": "success", "output": "Command terminated by signal: SIGKILL"}, True),
+        ({"status": "success", "output": "Command exited with code: 0"}, False),
+        # a command's own output that says so is its output, not Gemini's report
+        ({"status": "success", "output": "log: Command exited with code: 3"}, False),
+        ({"status": "success", "output": None}, False),
+    ],
+)
+def test_a_failed_tool_result(result: dict[str, object], failed: bool) -> None:
+    assert failed_call({"type": "tool_result", "tool_id": "t1", **result}) is failed
+
+
+def test_the_session_counts_its_failed_tool_calls() -> None:
+    lines = [
+        json.dumps({"type": "tool_result", "status": "error"}),
+        json.dumps({"type": "tool_result", "status": "success", "output": "fine"}),
+    ]
+    assert read_session(lines).tools_failed == 1

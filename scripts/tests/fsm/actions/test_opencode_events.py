@@ -11,6 +11,7 @@ from little_loops.fsm.actions.opencode_events import (
     MAX_TOOL_LINES,
     describe_step,
     error_text,
+    failed_call,
     plain,
     read_session,
     readable,
@@ -118,3 +119,14 @@ def test_describe_step_names_the_tool_and_its_subject() -> None:
     assert describe_step(event("text", text="\nFirst line\nsecond")) == "First line"
     assert describe_step(event("step_finish")) is None
     assert describe_step("nope") is None
+
+
+def test_a_failed_tool_call_is_an_error_state_or_a_command_s_non_zero_exit() -> None:
+    assert failed_call(tool("error", error="no such file"))
+    assert failed_call(tool("completed", output="", metadata={"exit": 3}))
+    assert not failed_call(tool("completed", output="ok", metadata={"exit": 0}))
+    assert not failed_call(tool("completed", output="ok", metadata={"exit": True}))
+    assert not failed_call(tool("running", metadata={"exit": 3}))  # not finished
+    assert not failed_call(tool("completed", output="ok", metadata="junk"))
+    lines = [event("tool_use", **tool("error")), event("tool_use", **tool("completed"))]
+    assert read_session(lines).tools_failed == 1

@@ -9,6 +9,7 @@ from typing import Any
 from little_loops.fsm.actions.transcript import (
     MAX_TOOL_LINES,
     TOOL_LINE_WIDTH,
+    failed_tools,
     readable,
     tool_lines,
 )
@@ -130,3 +131,17 @@ def test_latest_step_is_the_last_line_the_reader_describes(tmp_path: Path) -> No
     out.write_text("step one\n" + "x" * (STEP_WINDOW + 10) + "\n")
     assert latest_step(str(out), describe) is None  # only the file's end is read
     assert latest_step(str(tmp_path / "missing.out"), describe) is None
+
+
+def test_failed_tools_counts_the_tool_results_claude_code_marked_as_errors() -> None:
+    def result(**extra: Any) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": "t", "content": "x", **extra}
+
+    lines = [
+        _line({"type": "user", "message": {"content": [result(is_error=True), result()]}}),
+        _line({"type": "user", "message": {"content": [result(is_error="true")]}}),
+        _line({"type": "assistant", "message": {"content": [result(is_error=True)]}}),
+        "not json",
+        _line({"type": "user", "message": {"content": [result(is_error=True)]}}),
+    ]
+    assert failed_tools(lines) == 2
