@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from support import llproc
 from support.fake_anthropic import FakeAnthropic, error_reply, is_claude_code_turn
-from support.fake_openai import FakeOpenAI
+from support.fake_openai import FakeOpenAI, Reply, usage_limit_body
 from support.project import LoopProject
 from support.slowdown import scaled
 
@@ -254,3 +256,60 @@ def test_claude_s_own_retries_of_a_usage_limit_are_capped_so_the_switch_is_quick
     assert "↪ claude's usage limit" in done.stderr
     # The first call and at most two retries of it (ll-loop caps them), not eleven.
     assert 1 <= len(agent.requests) <= 3, len(agent.requests)
+
+
+# The list the other agents' own-retry tests run: the agent first, then `mine`.
+FIRST_THEN_MINE = """\
+name: fallback
+initial: fix
+agent: [{first}, mine]
+{declared}
+agents: {{mine: {{command: bash ./mine.sh, cost_pattern: 'cost: \\$([0-9.]+)'}}}}
+states:
+  fix:
+    action_type: prompt
+    action: "Fix the planted bug in calc.sh"
+    evaluate: {{type: exit_code}}
+    on_success: check
+    on_failure: failed
+    on_error: failed
+  check:
+    action: "bash calc.sh | grep -qx 4"
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
+def fallback_project(root: Any, first: str, declared: str) -> str:
+    """A project whose `calc.sh` has the planted bug that `mine` fixes, and the loop that
+    runs *first*, then `mine`: the loop's text."""
+    (root / "calc.sh").write_text("echo $((2+3))\n")
+    (root / "mine.sh").write_text(MINE)
+    return FIRST_THEN_MINE.format(first=first, declared=declared)
+
+
+def test_codex_s_usage_limit_gives_way_after_one_request_with_its_own_retry_settings(
+    fake_openai: FakeOpenAI, loop_project: LoopProject
+) -> None:
+    root = loop_project.root
+    # Codex's own defaults, as on a user's machine: no request_max_retries or
+    # stream_max_retries (the suite's config sets both to 0).
+    config = Path(os.environ["CODEX_HOME"]) / "config.toml"
+    kept = [line for line in config.read_text().splitlines() if "_max_retries" not in line]
+    config.write_text("\n".join(kept) + "\n")
+    fake_openai.default_reply = Reply(status=429, body=usage_limit_body())
+    loop_project.write("fallback", fallback_project(root, *CODEX))
+
+    done = llproc.console(root, "run", "fallback", "--json", timeout=180)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "↪ codex's usage limit" in done.stderr
+    assert (root / "calc.sh").read_text() == "echo $((2+2))\n"
+    # Codex 0.171 does not retry a 429 itself: one request, then ll-loop's switch.
+    assert len(fake_openai.requests) == 1, [r.path for r in fake_openai.requests]
+    starts = [e.get("agent") for e in _of(llproc.events(root, "fallback"), "action_start")]
+    assert starts == ["codex", "mine", None]

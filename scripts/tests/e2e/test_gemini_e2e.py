@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 from support import llproc
-from support.fake_gemini import SHELL_TOOL, FakeGemini, gemini_env, gemini_home, usage_metadata
+from support.fake_gemini import (
+    SHELL_TOOL,
+    FakeGemini,
+    Reply,
+    gemini_env,
+    gemini_home,
+    quota_body,
+    usage_metadata,
+)
 from support.npm_cli import GEMINI_CLI, cli_or_skip
 from support.project import LoopProject
 
@@ -239,3 +247,47 @@ def test_the_step_line_says_when_gemini_s_own_tool_call_failed_though_it_claimed
     assert "(1 of the agent's own tool call failed)" in line
     (complete,) = of(loop_project, "claimed", "action_complete")
     assert complete["tools_failed"] == 1
+
+
+FALLBACK = f"""\
+    name: fallback
+    initial: fix
+    agent: [gemini, mine]
+    gemini: {{model: {MODEL}}}
+    agents: {{mine: {{command: bash ./mine.sh}}}}
+    states:
+      fix:
+        action_type: prompt
+        action: "{PROMPT}"
+        evaluate: {{type: exit_code}}
+        on_success: done
+        on_failure: failed
+        on_error: failed
+      done:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def test_a_daily_quota_gives_way_to_the_next_agent_after_one_request_with_gemini_s_own_retries(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    root = loop_project.root
+    # Gemini CLI's own default (general.maxAttempts 10), as on a user's machine.
+    settings = Path(os.environ["HOME"]) / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["general"]["maxAttempts"]
+    settings.write_text(json.dumps(data))
+    fake_gemini.default_reply = Reply(status=429, body=quota_body(daily=True))
+    (root / "mine.sh").write_text("echo 'ANSWER = 42' > calc.py\n")
+
+    outcome, stderr = run(loop_project, "fallback", FALLBACK)
+
+    assert outcome["final_state"] == "done", stderr
+    assert "↪ gemini's usage limit" in stderr
+    assert (root / "calc.py").read_text() == "ANSWER = 42\n"
+    # A daily quota is not retried by Gemini CLI: one turn, then ll-loop's switch.
+    assert len(fake_gemini.turns) == 1, [r.path for r in fake_gemini.requests]
+    starts = [e.get("agent") for e in of(loop_project, "fallback", "action_start")]
+    assert starts == ["gemini", "mine"]

@@ -342,3 +342,51 @@ def test_the_step_line_says_when_opencode_s_own_tool_call_failed_though_it_claim
     assert "(1 of the agent's own tool call failed)" in line
     (complete,) = of(llproc.events(root, "claimed"), "action_complete")
     assert complete["tools_failed"] == 1
+
+
+FALLBACK = f"""\
+name: fallback
+initial: fix
+agent: [opencode, mine]
+opencode: {{model: {PROVIDER}/{MODEL}}}
+agents: {{mine: {{command: bash ./mine.sh}}}}
+states:
+  fix:
+    action_type: prompt
+    action: "Fix calc.py"
+    evaluate: {{type: exit_code}}
+    on_success: done
+    on_failure: failed
+    on_error: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
+def test_a_usage_limit_gives_way_to_the_next_agent_after_opencode_s_own_five_retries(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
+) -> None:
+    root, env = project
+    quota = error_reply(
+        429,
+        "You exceeded your current quota, please check your plan and billing details.",
+        "insufficient_quota",
+        {"retry-after": "0"},  # else its backoff: 2, 4, 8, 16, 30 s
+    )
+    for _ in range(20):
+        fake_chat.reply(quota)
+    (root / "mine.sh").write_text("echo 'ANSWER = 42' > calc.py\n")
+    (root / ".loops" / "fallback.yaml").write_text(FALLBACK)
+
+    done = llproc.ll_loop(root, "run", "fallback", timeout=180, env=env)
+
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    assert "↪ opencode's usage limit" in done.stderr
+    assert (root / "calc.py").read_text() == "ANSWER = 42\n"
+    # opencode 1.18 retries a refused call five times by itself (a fixed cap, no setting):
+    # six requests, then ll-loop's switch.
+    assert len(fake_chat.turns) == 6, len(fake_chat.turns)
+    starts = [e.get("agent") for e in of(llproc.events(root, "fallback"), "action_start")]
+    assert starts == ["opencode", "mine"]

@@ -29,6 +29,11 @@ MIN_VERSION: tuple[int, int, int] = (0, 171, 0)
 JSON_FLAGS: tuple[str, ...] = ("--json", "--skip-git-repo-check")
 # The judge: read-only, no saved session, its answer checked against the schema file.
 JUDGE_FLAGS: tuple[str, ...] = (*JSON_FLAGS, "--ephemeral", "--sandbox", "read-only")
+# Codex's own retries of a refused call, which our fallback and rate-limit handling must not
+# wait behind: none to cap. Codex 0.171 does not retry a 429 (a usage or a rate limit: one
+# request, then ll-loop decides); its request_max_retries / stream_max_retries (a model
+# provider's, in config.toml; no variable or flag) are for 5xx answers and dropped streams.
+CODEX_RETRY_ENV: dict[str, str] = {}
 # Codex prints a line only when an item is done; a long command (a test run) is silent.
 CODEX_QUIET_SECONDS = 120
 # x.y.z in `codex --version` (compiled when asked: `ll-loop validate` compiles no pattern).
@@ -173,6 +178,7 @@ SPEC = ActionKindSpec(
     ),
     state_options_doc="Codex options of this state's session, laid key by key over the loop's.",
     sessions=True,
+    retry_env=CODEX_RETRY_ENV,
     loop_idle_timeout=False,
     quiet_seconds=CODEX_QUIET_SECONDS,
     quiet_reason=(

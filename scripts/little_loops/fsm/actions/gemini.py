@@ -28,6 +28,13 @@ GEMINI_LOGIN_HINT = (
     "set GEMINI_API_KEY (a key from https://aistudio.google.com/apikey), or run gemini once "
     "and choose Login with Google"
 )
+# Gemini CLI's own retries of a refused call: none to cap from here. 0.61 reads them only
+# from its settings files (`general.maxAttempts`, 10 by default; a system file counts only
+# when root owns it and every folder above it), no variable or flag, and ll-loop does not
+# write the user's files. A daily quota (a usage limit) is not retried: one request, then
+# ll-loop decides; a per-minute quota (a rate limit) is retried with its backoff (5 s, 12 s,
+# ...), bounded by the step's `timeout:` (docs/agents/gemini.md).
+GEMINI_RETRY_ENV: dict[str, str] = {}
 # Added to every Gemini action: one JSON object a line, read by gemini_stream.
 GEMINI_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json")
 # The approval mode of an action without `approval_mode:`: every tool call runs without
@@ -349,6 +356,7 @@ SPEC = ActionKindSpec(
     agent="Gemini",
     options_key="gemini",
     options=GEMINI_OPTIONS,
+    retry_env=GEMINI_RETRY_ENV,
     state_keys=("gemini", "session", "session_key"),
     options_doc="Gemini CLI options: each becomes a flag of the `gemini` command line.",
     loop_options_doc=(

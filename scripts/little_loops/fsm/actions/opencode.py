@@ -32,6 +32,11 @@ LOGIN_HINT = (
     "or declare a provider in opencode.json"
 )
 # Flags of every opencode action: its events as JSON lines, one a line.
+# opencode's own retries of a refused call: none to cap from here. 1.18 retries a 429 or
+# 5xx five times (a fixed cap, no setting, variable or flag), waiting what the answer's
+# retry-after says, else 2, 4, 8, 16, 30 s: six requests, then ll-loop decides; a long
+# retry-after is bounded only by the step's `timeout:` (docs/agents/opencode.md).
+OPENCODE_RETRY_ENV: dict[str, str] = {}
 JSON_FLAGS: tuple[str, ...] = ("--format", "json")
 # What opencode 1.18 prints on stderr (exit 1, no event) for `--session ID` it has no
 # record of (another machine, a removed ~/.local/share/opencode/opencode.db).
@@ -277,6 +282,7 @@ SPEC = ActionKindSpec(
     agent="opencode",
     options_key="opencode",
     options=OPENCODE_OPTIONS,
+    retry_env=OPENCODE_RETRY_ENV,
     state_keys=("opencode", "session", "session_key"),
     options_doc="opencode options: each becomes a flag of the `opencode run` command line.",
     loop_options_doc=(
