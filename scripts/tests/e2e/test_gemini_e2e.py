@@ -231,12 +231,20 @@ CLAIMED = """\
 """
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        # silent: stream-json's result says `Command exited with code: 3` (status success)
+        "python3 -c 'import sys; sys.exit(3)'",
+        # with output: stream-json says only `boom`; Gemini's own session record has the exit
+        "echo boom; exit 3",
+    ],
+)
 def test_the_step_line_says_when_gemini_s_own_tool_call_failed_though_it_claimed_success(
-    fake_gemini: FakeGemini, loop_project: LoopProject
+    fake_gemini: FakeGemini, loop_project: LoopProject, command: str
 ) -> None:
-    # Its shell command fails (Gemini CLI reports `Command exited with code: 3` with status
-    # success) ... and it says it fixed it, exit 0.
-    fake_gemini.reply_call({"command": "python3 -c 'import sys; sys.exit(3)'"})
+    # Its shell command fails ... and it says it fixed it, exit 0.
+    fake_gemini.reply_call({"command": command})
     fake_gemini.reply_text("Fixed calc.py.")
     loop_project.write("claimed", CLAIMED)
 

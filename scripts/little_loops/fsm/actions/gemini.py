@@ -109,6 +109,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     """Gemini's answer, tokens, cost, session and tool calls, read from its transcript (the
     output file when there is one: all of it); a failure becomes `error`."""
     from little_loops.fsm.actions.claude import file_lines
+    from little_loops.fsm.actions.gemini_record import failed_calls
     from little_loops.fsm.actions.gemini_stream import read_session
 
     path = result.output_path
@@ -126,7 +127,8 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         "usage": session.usage() if session.report else None,
         "model_costs": session.model_costs() or None,
         "tool_calls": tools or None,
-        "tools_failed": session.tools_failed,
+        # Its record tells of a command that printed something and failed; stream-json not.
+        "tools_failed": len(session.failed_ids | failed_calls(session.session_id, request.env)),
     }
     cost = session.cost() if session.report else None
     if cost is not None:

@@ -143,4 +143,4 @@ def test_the_session_counts_its_failed_tool_calls() -> None:
         json.dumps({"type": "tool_result", "status": "error"}),
         json.dumps({"type": "tool_result", "status": "success", "output": "fine"}),
     ]
-    assert read_session(lines).tools_failed == 1
+    assert len(read_session(lines).failed_ids) == 1
