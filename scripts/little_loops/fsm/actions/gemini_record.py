@@ -6,13 +6,16 @@ something, then exited non-zero.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from little_loops.fsm.actions.transcript import json_object
+from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
 
 # What the shell tool tells the model of a command that exited non-zero: a line of its
 # response (`Output: ...`, `Exit Code: 3`, `Process Group PGID: ...`).
@@ -36,16 +39,28 @@ def record_file(session_id: str, env: Mapping[str, str] | None) -> Path | None:
         return None
     pattern = f"tmp/*/chats/session-*-{session_id[:8]}.jsonl"
     for path in sorted((home / ".gemini").glob(pattern)):
-        try:
-            if not path.is_file() or path.stat().st_size > MAX_RECORD_BYTES:
-                continue
-            with path.open(encoding="utf-8", errors="replace") as handle:
-                first = json_object(handle.readline().strip())
-        except OSError:
-            continue
+        with _opened(path) as handle:
+            first = json_object(handle.readline().strip()) if handle is not None else None
         if first is not None and first.get("sessionId") == session_id:
             return path
     return None
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[TextIO | None]:
+    """*path* opened for reading when it is a regular file of a plausible size (never a
+    link, a FIFO or a device a step may have put in its place), else None."""
+    try:
+        handle = io.TextIOWrapper(open_run_stream(path), encoding="utf-8", errors="replace")
+    except (OSError, NotOurFile):
+        yield None
+        return
+    with handle:
+        try:
+            big = os.fstat(handle.fileno()).st_size > MAX_RECORD_BYTES
+        except OSError:
+            big = True
+        yield None if big else handle
 
 
 def failed_calls(session_id: str | None, env: Mapping[str, str] | None) -> set[str]:
@@ -55,8 +70,8 @@ def failed_calls(session_id: str | None, env: Mapping[str, str] | None) -> set[s
     if path is None:
         return set()
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return _failed(json_object(line.strip()) for line in handle)
+        with _opened(path) as handle:
+            return _failed(json_object(line.strip()) for line in handle) if handle else set()
     except OSError:
         return set()
 

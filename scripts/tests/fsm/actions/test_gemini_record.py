@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,4 +74,15 @@ def test_an_unreadable_record_is_nothing_failed(tmp_path: Path) -> None:
     path = write_record(tmp_path, [shell_call("c1", "Exit Code: 1")])
     lines = path.read_text().splitlines()
     path.write_text("\n".join([lines[0], "{not json", '{"toolCalls": "junk"}', "[1]"]) + "\n")
+    assert failed_calls(SESSION, {"HOME": str(tmp_path)}) == set()
+
+
+def test_a_fifo_or_a_link_in_the_record_s_place_is_not_read(tmp_path: Path) -> None:
+    path = write_record(tmp_path, [shell_call("c1", "Exit Code: 1")])
+    real = path.with_name("real.jsonl")
+    path.rename(real)
+    path.symlink_to(real)  # a link a sandboxed step could plant: not followed
+    assert failed_calls(SESSION, {"HOME": str(tmp_path)}) == set()
+    path.unlink()
+    os.mkfifo(path)  # a FIFO nobody writes: reading it would hang the run
     assert failed_calls(SESSION, {"HOME": str(tmp_path)}) == set()
