@@ -32,7 +32,8 @@ JUDGE_FLAGS: tuple[str, ...] = (*JSON_FLAGS, "--ephemeral", "--sandbox", "read-o
 # Codex's own retries of a refused call, which our fallback and rate-limit handling must not
 # wait behind: none to cap. Codex 0.171 does not retry a 429 (a usage or a rate limit: one
 # request, then ll-loop decides); its request_max_retries / stream_max_retries (a model
-# provider's, in config.toml; no variable or flag) are for 5xx answers and dropped streams.
+# provider's, in config.toml; no variable; refused for the built-in `openai` provider, also
+# from `-c`) are for 5xx answers and dropped streams.
 CODEX_RETRY_ENV: dict[str, str] = {}
 # Codex prints a line only when an item is done; a long command (a test run) is silent.
 CODEX_QUIET_SECONDS = 120
