@@ -299,3 +299,48 @@ def test_a_daily_quota_gives_way_to_the_next_agent_after_one_request_with_gemini
     assert len(fake_gemini.turns) == 1, [r.path for r in fake_gemini.requests]
     starts = [e.get("agent") for e in of(loop_project, "fallback", "action_start")]
     assert starts == ["gemini", "mine"]
+
+
+RESUMED = """\
+    name: resumed
+    initial: fix
+    agent: gemini
+    gemini: {model: gemini-2.5-flash}
+    states:
+      fix:
+        action_type: prompt
+        action: "Fix calc.py"
+        session: continue
+        session_key: shared
+        evaluate: {type: exit_code}
+        next: again
+      again:
+        action_type: prompt
+        action: "Check it again"
+        session: continue
+        session_key: shared
+        evaluate: {type: exit_code}
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_a_resumed_session_s_earlier_failed_call_is_not_counted_again(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    # Gemini CLI's record holds the whole session: the second step resumes it, and only
+    # its own calls are its own.
+    fake_gemini.reply_call({"command": "echo boom; exit 3"})
+    fake_gemini.reply_text("Fixed calc.py.")
+    fake_gemini.reply_call({"command": "echo fine"})
+    fake_gemini.reply_text("Still fixed.")
+    loop_project.write("resumed", RESUMED)
+
+    done = llproc.console(loop_project.root, "run", "resumed", timeout=240)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    starts = of(loop_project, "resumed", "action_start")
+    assert starts[1].get("resume_session")  # the same session, resumed
+    completes = of(loop_project, "resumed", "action_complete")
+    assert [c.get("tools_failed") for c in completes] == [1, None]

@@ -19,6 +19,7 @@ from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOpt
 from little_loops.fsm.values.value_checks import boolean, one_of, string, string_list
 
 if TYPE_CHECKING:
+    from little_loops.fsm.actions.gemini_stream import Session
     from little_loops.fsm.actions.machine import Machine
     from little_loops.fsm.actions.ratelimit import ClaudeLimit
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
@@ -109,7 +110,6 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     """Gemini's answer, tokens, cost, session and tool calls, read from its transcript (the
     output file when there is one: all of it); a failure becomes `error`."""
     from little_loops.fsm.actions.claude import file_lines
-    from little_loops.fsm.actions.gemini_record import failed_calls
     from little_loops.fsm.actions.gemini_stream import read_session
 
     path = result.output_path
@@ -127,8 +127,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         "usage": session.usage() if session.report else None,
         "model_costs": session.model_costs() or None,
         "tool_calls": tools or None,
-        # Its record tells of a command that printed something and failed; stream-json not.
-        "tools_failed": len(session.failed_ids | failed_calls(session.session_id, request.env)),
+        "tools_failed": len(session.failed_ids | _recorded_failures(session, request)),
     }
     cost = session.cost() if session.report else None
     if cost is not None:
@@ -142,6 +141,15 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         changes["error"] = "gemini ended without its final report (the session did not finish)"
         changes["exit_code"] = 1
     return _failed(dataclasses.replace(result, **changes), result.stderr)
+
+
+def _recorded_failures(session: Session, request: ActionRequest) -> set[str]:
+    """The calls of this run that Gemini's own record says failed (a command that printed
+    something, then exited non-zero: stream-json does not say so). The record holds the
+    whole session: a resumed one's earlier calls are not this run's."""
+    from little_loops.fsm.actions.gemini_record import failed_calls
+
+    return failed_calls(session.session_id, request.env) & session.tool_ids
 
 
 def _failed(result: ActionResult, text: str) -> ActionResult:

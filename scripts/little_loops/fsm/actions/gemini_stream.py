@@ -100,7 +100,8 @@ class Session:
     tools: list[str] = field(default_factory=list)  # tool calls and results, readable
     more_tools: int = 0  # tool lines past MAX_TOOL_LINES
     errors: list[str] = field(default_factory=list)  # `error` events
-    # The ids of the tool calls whose result says they failed (`failed_call`).
+    # The ids of this run's tool calls, and of those whose result says they failed.
+    tool_ids: set[str] = field(default_factory=set)
     failed_ids: set[str] = field(default_factory=set)
     report: dict[str, Any] | None = None  # the `result` line
     seen: bool = False  # any stream-json line at all
@@ -166,6 +167,8 @@ class Session:
             self._open = data.get("delta") is True
         elif kind in ("tool_use", "tool_result"):
             self._open = False
+            if isinstance(data.get("tool_id"), str):
+                self.tool_ids.add(data["tool_id"])
             if kind == "tool_result" and failed_call(data):
                 self.failed_ids.add(str(data.get("tool_id") or f"#{len(self.failed_ids)}"))
             for line in readable_event(data):
