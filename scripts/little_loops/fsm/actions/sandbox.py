@@ -3,7 +3,8 @@
 `sandbox: bwrap` runs the step's command under `bwrap`: the whole file system read-only,
 the run's working tree (its worktree with `--worktree`) writable, `.loops/` read-only (a
 step cannot edit its loop, run state or event log), a private /tmp, $HOME an empty tmpfs but
-for what the step's agent needs (its kind's `home_paths`), well-known secret places masked
+for what the step's agent needs (its kind's `home_paths`, read-only but for `home_writes`:
+its sessions, logs and login, never its settings), well-known secret places masked
 unless `allow:`ed, its own pid namespace (it cannot signal ll-loop) and, with
 `network: off`, no network. `sandbox: {command: [...]}` hands the step's exact command line
 to the user's own wrapper (podman, docker, firejail) as its last arguments.
@@ -251,12 +252,14 @@ def chosen(*values: object) -> object:
 class Confinement:
     """Where one step runs confined: its sandbox, the folder it may write (the run's
     working tree), the run's `.loops/` folder it may only read, and what its agent needs
-    under $HOME (the kind's `home_paths`)."""
+    under $HOME (the kind's `home_paths`, read-only, and of them its `home_writes`)."""
 
     sandbox: Sandbox
     work: Path
     loops: Path | None = None
     home_paths: tuple[str, ...] = ()
+    home_writes: tuple[str, ...] = ()
+    home_code: tuple[str, ...] = ()
     git_dir: Path | None = None  # the project's `.git`: commits land there (repository_of)
 
     def argv(self, inner: Sequence[str], cwd: Path | None, env: Mapping[str, str]) -> list[str]:
@@ -278,15 +281,9 @@ class Confinement:
         out += _hidden_sockets(env, home, self.sandbox.allow)  # before the tree's own binds
         if home is not None:
             out += ["--tmpfs", str(home)]
-            for name in self.home_paths:
-                if not name.startswith("$"):
-                    out += _bind(_made(home / name), writable=True)
             for place in _tool_places(env, home):  # an agent or Python installed in $HOME
                 out += _bind(place, writable=False)
-        for name in self.home_paths:
-            moved = env.get(name[1:]) if name.startswith("$") else None  # `$CODEX_HOME`
-            if moved and moved.startswith("/"):
-                out += _bind(moved, writable=True)
+        out += self._agent_home(env, home)
         for path in self.sandbox.readable:
             out += _bind(_expand(path, home), writable=False)
         for path in self.sandbox.writable:
@@ -311,6 +308,37 @@ class Confinement:
                     out += _mask(seen, real)
         if cwd is not None:
             out += ["--chdir", os.path.abspath(cwd)]
+        return out
+
+    def _agent_home(self, env: Mapping[str, str], home: Path | None) -> list[str]:
+        """bwrap's options showing the agent's own files (`home_paths`) so that a step
+        cannot plant settings, hooks, plugins or MCP servers there, which would run
+        unconfined the next time the agent runs outside: each folder a private empty one
+        showing each thing in the real one read-only, but for what the agent writes while
+        it runs (`home_writes`: sessions, logs, login) and, in that again, what it runs code
+        from (`home_code`) read-only. What a step adds there is gone after it."""
+        out: list[str] = []
+        writes = [_home_path(name.rstrip("/"), env, home) for name in self.home_writes]
+        shown: set[Path] = set()
+        for name in self.home_paths:
+            place = _home_path(name, env, home)
+            if place is None or place in shown or place in writes:
+                continue
+            shown.add(place)
+            if not _made(place).is_dir():  # a file (`.claude.json`): shown read-only
+                out += _bind(place, writable=False)
+                continue
+            out += ["--tmpfs", str(place)]
+            for entry in _entries(place):
+                if entry not in writes:
+                    out += _bind(entry, writable=False)
+        for name, place in zip(self.home_writes, writes, strict=True):
+            if place is not None and (name.endswith("/") or place.exists()):
+                out += _bind(_made(place) if name.endswith("/") else place, writable=True)
+        for name in self.home_code:
+            place = _home_path(name.rstrip("/"), env, home)
+            if place is not None:
+                out += _bind(_made(place) if name.endswith("/") else place, writable=False)
         return out
 
     def _git_guards(self) -> list[tuple[Path, bool]]:
@@ -356,6 +384,18 @@ def _home(env: Mapping[str, str]) -> Path | None:
         if text.startswith("/") and text.rstrip("/"):
             return Path(text)
     return None
+
+
+def _home_path(name: str, env: Mapping[str, str], home: Path | None) -> Path | None:
+    """Where an agent's *name* is: under *home* (`.claude`), or under the folder a variable
+    names (`$CODEX_HOME`, `$CODEX_HOME/sessions`; None when unset or relative)."""
+    if not name.startswith("$"):
+        return None if home is None else home / name
+    variable, _, rest = name[1:].partition("/")
+    moved = env.get(variable) or ""
+    if not moved.startswith("/"):
+        return None
+    return Path(moved) / rest if rest else Path(moved)
 
 
 def _users_home() -> str:
@@ -422,6 +462,14 @@ def _made(path: Path) -> Path:
         with contextlib.suppress(OSError):
             path.mkdir(parents=True, mode=0o700)
     return path
+
+
+def _entries(folder: Path) -> list[Path]:
+    """What is in *folder* (none when it cannot be listed)."""
+    try:
+        return sorted(folder / name for name in os.listdir(folder))
+    except OSError:
+        return []
 
 
 def _expand(path: str, home: Path | None) -> str:
