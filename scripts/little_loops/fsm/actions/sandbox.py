@@ -350,6 +350,12 @@ class Confinement:
             return []
         guards = [(self.git_dir, True), (self.git_dir / "config", False)]
         guards.append((self.git_dir / "hooks", False))
+        # With extensions.worktreeConfig, git reads each worktree's `config.worktree` too
+        # (the repository's own, and one in each worktree's admin folder): read-only, made
+        # empty (an empty config) when missing so that a step cannot make one.
+        worktree_config = _worktree_config(self.git_dir)
+        if worktree_config:
+            guards.append((_made_empty(self.git_dir / "config.worktree"), False))
         # Each worktree's admin folder names the repository (`commondir`) whose config
         # git reads there: no step may add, move or point one elsewhere; its own stays
         # writable (its HEAD, index and logs) but a mount point, and `commondir` read-only.
@@ -359,6 +365,8 @@ class Confinement:
             admin = self._admin()
             if admin is not None:
                 guards += [(admin, True), (admin / "commondir", False), (admin / "gitdir", False)]
+                if worktree_config:
+                    guards.append((_made_empty(admin / "config.worktree"), False))
         return guards
 
     def _admin(self) -> Path | None:
@@ -375,6 +383,36 @@ class Confinement:
         admin = (self.work / text.removeprefix("gitdir:").strip()).resolve()
         inside = self.git_dir / "worktrees"
         return inside / admin.name if admin.parent == inside.resolve() else None
+
+
+def _worktree_config(git_dir: Path) -> bool:
+    """Whether the repository's config (read-only to every step) turns on
+    `extensions.worktreeConfig`, so that git reads `config.worktree` files too."""
+    try:
+        text = (git_dir / "config").read_text(errors="replace")
+    except OSError:
+        return False
+    section = ""
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].split(";", 1)[0].strip()
+        if line.startswith("["):
+            section = (line[1:].split("]", 1)[0].split() or [""])[0].lower()
+        elif section == "extensions" and "=" in line:
+            key, value = (part.strip().lower() for part in line.split("=", 1))
+            if key == "worktreeconfig" and value in ("true", "yes", "on", "1"):
+                return True
+        elif section == "extensions" and line.lower() == "worktreeconfig":
+            return True  # a key without a value is true
+    return False
+
+
+def _made_empty(path: Path) -> Path:
+    """*path*, a config file git reads, made empty when missing (so a sandbox can show it
+    read-only: a step cannot make it)."""
+    if not path.exists() and not path.is_symlink():
+        with contextlib.suppress(OSError):
+            path.touch(mode=0o644)
+    return path
 
 
 def _home(env: Mapping[str, str]) -> Path | None:

@@ -440,3 +440,29 @@ def test_bubblewrap_failing_otherwise_says_its_last_line(
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 def test_a_working_bubblewrap_is_no_problem() -> None:
     assert bwrap_problem() is None
+
+
+@pytest.mark.parametrize(
+    ("config", "read"),
+    [
+        ("[core]\n\tbare = false\n", False),
+        ("[extensions]\n\tworktreeConfig = false\n", False),
+        ("[core]\n\tworktreeConfig = true\n", False),
+        ("[extensions]\n\tworktreeConfig = true\n", True),
+        ("[Extensions]\n  WorktreeConfig=yes # on\n", True),
+        ("[extensions]\n\tworktreeConfig\n", True),
+    ],
+)
+def test_a_worktree_config_git_reads_is_read_only_and_made_when_missing(
+    project: Path, config: str, read: bool
+) -> None:
+    git = project / ".git"
+    git.mkdir()
+    (git / "config").write_text(config)
+    confined = Confinement(Sandbox(), work=project, loops=project / ".loops", git_dir=git)
+    found = options(confined.argv(["true"], None, {"HOME": "/nonexistent", "PATH": "/usr/bin"}))
+    place = str(git / "config.worktree")
+    assert (("--ro-bind-try", place, place) in found) is read
+    assert (git / "config.worktree").exists() is read
+    if read:
+        assert (git / "config.worktree").read_text() == ""  # an empty config: nothing set
