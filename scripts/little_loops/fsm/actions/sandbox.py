@@ -433,7 +433,11 @@ def _home_path(name: str, env: Mapping[str, str], home: Path | None) -> Path | N
     moved = env.get(variable) or ""
     if not moved.startswith("/"):
         return None
-    return Path(moved) / rest if rest else Path(moved)
+    folder = Path(os.path.normpath(moved))
+    real = Path(os.path.realpath(folder))
+    if real == Path("/") or (home is not None and real in (home, *home.parents)):
+        return None  # `/` or $HOME itself is no agent's folder: nothing of it shown for it
+    return folder / rest if rest else folder
 
 
 def _users_home() -> str:

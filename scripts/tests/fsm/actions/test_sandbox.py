@@ -466,3 +466,22 @@ def test_a_worktree_config_git_reads_is_read_only_and_made_when_missing(
     assert (git / "config.worktree").exists() is read
     if read:
         assert (git / "config.worktree").read_text() == ""  # an empty config: nothing set
+
+
+@pytest.mark.parametrize("moved", ["/", "HOME", "HOME/..", "//"])
+def test_an_agents_folder_variable_naming_root_or_home_shows_nothing_more(
+    project: Path, home: Path, moved: str
+) -> None:
+    """CODEX_HOME=/ (or $HOME, or above it) is no agent folder: the step does not get all
+    of it, writable (its sessions) or as a view over it."""
+    (home / ".codex").mkdir()
+    where = moved.replace("HOME", str(home))
+    confined = Confinement(
+        Sandbox(), work=project, home_paths=("$CODEX_HOME",), home_writes=("$CODEX_HOME/sessions/",)
+    )
+    env = {"HOME": str(home), "CODEX_HOME": where, "PATH": "/usr/bin"}
+    found = options(confined.argv(["codex"], None, env))
+    assert ("--tmpfs", "/") not in found
+    assert [o for o in found if o[0] == "--tmpfs" and o[1] == str(home)] == [("--tmpfs", str(home))]
+    assert not [o for o in found if o[0] == "--bind-try" and o[1].endswith("/sessions")]
+    assert not (Path(os.path.normpath(where)) / "sessions").exists()
