@@ -78,8 +78,10 @@ def _run(root: Path, agent: str, env: dict[str, str] | None = None) -> list[dict
 def _refused(events: list[dict[str, Any]], before: dict[Path, str | None]) -> None:
     """Each planting was refused inside and said in the step's output tail; nothing changed
     outside."""
-    first = next(e for e in events if e["event"] == "action_complete" and e["state"] == "plant")
+    first, second = [e for e in events if e["event"] == "action_complete" and e["state"] == "plant"]
     assert f"{NOTE_PREFIX}write refused, read-only here" in str(first.get("stderr"))
+    # The second run plants nothing: the agent itself meets no refusal in its own folder.
+    assert NOTE_PREFIX not in str(second.get("stderr")), second
     after = {t: t.read_text() if t.exists() else None for t in before}
     assert after == before
     starts = [e for e in events if e["event"] == "action_start"]
