@@ -116,3 +116,16 @@ def test_the_test_command_says_how_long_it_took(
     assert result.returncode == (0 if mypy_exit == "0" else 1), result.stdout + result.stderr
     assert "1 passed" in result.stdout
     assert re.fullmatch(rf"dev: {last} \d+m \d+s", result.stderr.splitlines()[-1]), result.stderr
+
+
+def test_the_readme_names_each_system_package_the_tests_install() -> None:
+    """The Debian packages `scripts/dev test` installs (its `system_tools`) are the ones the
+    README's paragraph on `.ci/run` names, so a package added there is said here."""
+    script = (REPO / "scripts" / "dev").read_text()
+    installed = re.findall(r"missing\+=\(([\w.-]+)\)", script)
+    assert "bubblewrap" in installed
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("`.ci/run` runs exactly `scripts/dev test`")
+    paragraph = readme[start : readme.index("\n\n", start)]
+    named = re.findall(r"[(;]\s?([\w.-]+), to\s", paragraph)
+    assert named == installed

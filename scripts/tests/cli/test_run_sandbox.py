@@ -589,6 +589,44 @@ def test_a_step_cannot_plant_git_config_or_hooks_for_ll_loops_own_git(
     assert status.returncode == 0
 
 
+@pytest.mark.parametrize("worktree", [False, True])
+def test_a_step_cannot_plant_a_worktree_config_for_ll_loops_own_git(
+    project: Path, home: Path, outside: Path, worktree: bool
+) -> None:
+    """With extensions.worktreeConfig on, git also reads `config.worktree` (the repository's,
+    or the worktree's in its admin folder): a step that could write one would set
+    core.fsmonitor for the git ll-loop runs outside, as with `.git/config`."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    env = _env(home)
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=project, check=True, env=env)
+    subprocess.run(["git", "config", "extensions.worktreeConfig", "true"], cwd=project, check=True)
+    evil = f"touch {outside}/pwned"
+    attacks = [
+        f"git config --worktree core.fsmonitor '{evil}'",
+        f"printf '[core]\\n\\tfsmonitor = {evil}\\n'"
+        ' >> "$(git rev-parse --git-dir)/config.worktree"',
+    ]
+    _loop(project, "plant", "; ".join(attacks) + "; echo made > made.txt")
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "loop"], cwd=project, check=True, env=env)
+    flags = ["--worktree"] if worktree else []
+    done = llproc.ll_loop(project, "run", "plant", *flags, env=env, timeout=60)
+    assert "Loop completed: done" in done.stderr, done.stderr
+    _, complete = _step(project, "plant")
+    said = str(complete.get("stderr", ""))
+    assert "config.worktree: Read-only file system" in said, said
+    assert "ll-loop sandbox: write refused" in said, said
+    planted = [
+        p for p in (project / ".git").rglob("config.worktree") if "fsmonitor" in p.read_text()
+    ]
+    assert planted == []
+    # The git ll-loop runs outside, in the tree the step ran in, runs nothing planted.
+    trees = [project, *(p for p in (project / ".loops" / ".worktrees").glob("*") if p.is_dir())]
+    for tree in trees:
+        subprocess.run(["git", "status", "--short"], cwd=tree, capture_output=True, check=False)
+    assert not (outside / "pwned").exists()
+
+
 def test_a_custom_agents_sandbox_confines_its_calls_unless_the_state_says(
     project: Path, home: Path, outside: Path
 ) -> None:

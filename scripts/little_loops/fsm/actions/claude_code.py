@@ -45,6 +45,22 @@ _LOGIN_VARIABLES = (
 CLAUDE_RETRY_ENV = {"CLAUDE_CODE_MAX_RETRIES": "2"}
 # An idle_timeout below this on a Claude action risks ending a session that is working.
 CLAUDE_QUIET_SECONDS = 120
+# Its folders: ~/.claude, or $CLAUDE_CONFIG_DIR when set (which then holds its .claude.json).
+CLAUDE_FOLDERS = (".claude", "$CLAUDE_CONFIG_DIR")
+# What of them it writes while it runs (a sandbox keeps the rest read-only: settings.json
+# and its hooks, plugins, commands, agents, skills, CLAUDE.md): its sessions and their
+# memory (projects/), todos, file history, plans, debug logs, and a refreshed login.
+CLAUDE_WRITES = (
+    "projects/",
+    "sessions/",
+    "session-env/",
+    "todos/",
+    "file-history/",
+    "plans/",
+    "debug/",
+    "statsig/",
+    ".credentials.json",
+)
 
 
 def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
@@ -175,7 +191,8 @@ SPEC = ActionKindSpec(
         "Claude Code prints a line only when a message or a tool call is finished, so a long "
         "reply or a long tool call (a test run) is silent for longer"
     ),
-    home_paths=(".claude", ".claude.json", "$CLAUDE_CONFIG_DIR"),
+    home_paths=(*CLAUDE_FOLDERS, ".claude.json"),
+    home_writes=tuple(f"{folder}/{name}" for folder in CLAUDE_FOLDERS for name in CLAUDE_WRITES),
     # Claude Code runs --dangerously-skip-permissions as root only inside a sandbox it is told of.
     sandboxed_env={"CLAUDE_CODE_BUBBLEWRAP": "1"},  # its settings, sessions, login
     install_hint=CLAUDE_INSTALL_HINT,

@@ -37,6 +37,21 @@ JUDGE_FLAGS: tuple[str, ...] = (*JSON_FLAGS, "--ephemeral", "--sandbox", "read-o
 CODEX_RETRY_ENV: dict[str, str] = {}
 # Codex prints a line only when an item is done; a long command (a test run) is silent.
 CODEX_QUIET_SECONDS = 120
+CODEX_HOME = (".codex", "$CODEX_HOME")  # its login, config and sessions
+# What of them it writes while it runs (a sandbox keeps the rest read-only: config.toml and
+# its `notify`, hooks and MCP servers, AGENTS.md, rules, skills, agents, prompts): its
+# sessions, logs, history and a refreshed login.
+CODEX_WRITES = (
+    "sessions/",
+    "log/",
+    "thread-writer-locks/",
+    "history.jsonl",
+    "installation_id",
+    "auth.json",
+)
+# Its state databases (SQLite, which makes its journal files next to them) cannot stay in
+# the read-only $CODEX_HOME: inside a sandbox they are the step's own, in its private /tmp.
+CODEX_SANDBOXED_ENV = {"CODEX_SQLITE_HOME": "/tmp/codex-state"}
 # x.y.z in `codex --version` (compiled when asked: `ll-loop validate` compiles no pattern).
 
 
@@ -186,7 +201,9 @@ SPEC = ActionKindSpec(
         "Codex prints a line only when a message or a command is finished, so a long reply "
         "or a long command (a test run) is silent for longer"
     ),
-    home_paths=(".codex", "$CODEX_HOME"),  # $CODEX_HOME: its login, config and sessions
+    home_paths=CODEX_HOME,
+    sandboxed_env=CODEX_SANDBOXED_ENV,
+    home_writes=tuple(f"{folder}/{name}" for folder in CODEX_HOME for name in CODEX_WRITES),
     install_hint=CODEX_INSTALL_HINT,
     login_hint=CODEX_LOGIN_HINT,
     ready=ready,

@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
 
 GEMINI_INSTALL_HINT = "install Gemini CLI: npm install -g @google/gemini-cli"
+# What of ~/.gemini it writes while it runs (a sandbox keeps the rest read-only:
+# settings.json and its hooks and MCP servers, .env, GEMINI.md, extensions, commands,
+# skills, policies, agents): its sessions and logs (tmp/), history, and a refreshed login.
+# Its registry of projects (projects.json, replaced by a rename) is the step's own.
+GEMINI_WRITES = ("tmp/", "history/", "oauth_creds.json", "google_accounts.json")
+GEMINI_CODE = ("tmp/bin/",)  # the programs it downloads (ripgrep) and runs
 GEMINI_LOGIN_HINT = (
     "set GEMINI_API_KEY (a key from https://aistudio.google.com/apikey), or run gemini once "
     "and choose Login with Google"
@@ -384,6 +390,8 @@ SPEC = ActionKindSpec(
         "so a long tool call (a test run) or its own retries of a refused call are silent"
     ),
     home_paths=(".gemini",),  # its settings, login and sessions
+    home_writes=tuple(f".gemini/{name}" for name in GEMINI_WRITES),
+    home_code=tuple(f".gemini/{name}" for name in GEMINI_CODE),
     install_hint=GEMINI_INSTALL_HINT,
     login_hint=GEMINI_LOGIN_HINT,
     ready=ready,

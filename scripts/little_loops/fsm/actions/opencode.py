@@ -306,6 +306,11 @@ SPEC = ActionKindSpec(
         ".cache/opencode",
         ".local/state/opencode",
     ),
+    # What it writes while it runs: its data (login, sessions and their database, logs,
+    # snapshots) and state (recent models, prompt history). Its config (opencode.json,
+    # plugins, agents, commands, MCP servers) and cache (the providers and programs it
+    # installs and runs) stay read-only.
+    home_writes=(".local/share/opencode/", ".local/state/opencode/"),
     install_hint=INSTALL_HINT,
     login_hint=LOGIN_HINT,
     ready=ready,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from little_loops.fsm.actions.registry import KINDS
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.sandbox import Sandbox, refusal_note
+from little_loops.fsm.actions.sandbox import refusal_note
 from little_loops.fsm.actions.spec import ActionKindSpec, PromptInput
 from little_loops.fsm.actions.supervisor import (
     CANNOT_RUN_EXIT_CODE,
@@ -157,14 +157,17 @@ class DefaultActionRunner(ProcessSupervisor):
                     os.close(fd)
             if prompt is not None:
                 prompt.done()
+        # What it printed as it ran (an agent's tool results too), before its kind reads it.
+        note = None
+        if request.confinement is not None:
+            note = refusal_note(result.output, result.stderr, request.confinement.sandbox)
         result = spec.finish(result, request)
         implausible = implausible_cost(result.cost_usd)
         if implausible is not None:  # any agent's: never counted, an error of its output
             error = result.error or f"{spec.name} {implausible}"
             result = dataclasses.replace(result, cost_usd=None, error=error)
-        if request.confinement is not None:
-            written = None if out_path is None else stderr_file(out_path)
-            _note_refusal(result, request.confinement.sandbox, written)
+        if note is not None:
+            _note_refusal(result, note, None if out_path is None else stderr_file(out_path))
         return result
 
     def __enter__(self) -> DefaultActionRunner:
@@ -236,11 +239,8 @@ def _write_prompt(prompt: str, out_path: Path | None) -> _PromptFile:
     return made
 
 
-def _note_refusal(result: ActionResult, sandbox: Sandbox, err_path: Path | None) -> None:
+def _note_refusal(result: ActionResult, note: str, err_path: Path | None) -> None:
     """Say in a confined step's stderr (its tail and its file) that it hit its sandbox."""
-    note = refusal_note(result.output, result.stderr, sandbox)
-    if note is None:
-        return
     result.stderr = f"{result.stderr.rstrip()}\n{note}\n".lstrip("\n")
     if err_path is not None:
         with contextlib.suppress(OSError, NotOurFile):

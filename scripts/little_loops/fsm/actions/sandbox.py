@@ -3,7 +3,8 @@
 `sandbox: bwrap` runs the step's command under `bwrap`: the whole file system read-only,
 the run's working tree (its worktree with `--worktree`) writable, `.loops/` read-only (a
 step cannot edit its loop, run state or event log), a private /tmp, $HOME an empty tmpfs but
-for what the step's agent needs (its kind's `home_paths`), well-known secret places masked
+for what the step's agent needs (its kind's `home_paths`, read-only but for `home_writes`:
+its sessions, logs and login, never its settings), well-known secret places masked
 unless `allow:`ed, its own pid namespace (it cannot signal ll-loop) and, with
 `network: off`, no network. `sandbox: {command: [...]}` hands the step's exact command line
 to the user's own wrapper (podman, docker, firejail) as its last arguments.
@@ -251,12 +252,14 @@ def chosen(*values: object) -> object:
 class Confinement:
     """Where one step runs confined: its sandbox, the folder it may write (the run's
     working tree), the run's `.loops/` folder it may only read, and what its agent needs
-    under $HOME (the kind's `home_paths`)."""
+    under $HOME (the kind's `home_paths`, read-only, and of them its `home_writes`)."""
 
     sandbox: Sandbox
     work: Path
     loops: Path | None = None
     home_paths: tuple[str, ...] = ()
+    home_writes: tuple[str, ...] = ()
+    home_code: tuple[str, ...] = ()
     git_dir: Path | None = None  # the project's `.git`: commits land there (repository_of)
 
     def argv(self, inner: Sequence[str], cwd: Path | None, env: Mapping[str, str]) -> list[str]:
@@ -278,15 +281,9 @@ class Confinement:
         out += _hidden_sockets(env, home, self.sandbox.allow)  # before the tree's own binds
         if home is not None:
             out += ["--tmpfs", str(home)]
-            for name in self.home_paths:
-                if not name.startswith("$"):
-                    out += _bind(_made(home / name), writable=True)
             for place in _tool_places(env, home):  # an agent or Python installed in $HOME
                 out += _bind(place, writable=False)
-        for name in self.home_paths:
-            moved = env.get(name[1:]) if name.startswith("$") else None  # `$CODEX_HOME`
-            if moved and moved.startswith("/"):
-                out += _bind(moved, writable=True)
+        out += self._agent_home(env, home)
         for path in self.sandbox.readable:
             out += _bind(_expand(path, home), writable=False)
         for path in self.sandbox.writable:
@@ -313,6 +310,37 @@ class Confinement:
             out += ["--chdir", os.path.abspath(cwd)]
         return out
 
+    def _agent_home(self, env: Mapping[str, str], home: Path | None) -> list[str]:
+        """bwrap's options showing the agent's own files (`home_paths`) so that a step
+        cannot plant settings, hooks, plugins or MCP servers there, which would run
+        unconfined the next time the agent runs outside: each folder a private empty one
+        showing each thing in the real one read-only, but for what the agent writes while
+        it runs (`home_writes`: sessions, logs, login) and, in that again, what it runs code
+        from (`home_code`) read-only. What a step adds there is gone after it."""
+        out: list[str] = []
+        writes = [_home_path(name.rstrip("/"), env, home) for name in self.home_writes]
+        shown: set[Path] = set()
+        for name in self.home_paths:
+            place = _home_path(name, env, home)
+            if place is None or place in shown or place in writes:
+                continue
+            shown.add(place)
+            if not _made(place).is_dir():  # a file (`.claude.json`): shown read-only
+                out += _bind(place, writable=False)
+                continue
+            out += ["--tmpfs", str(place)]
+            for entry in _entries(place):
+                if entry not in writes:
+                    out += _bind(entry, writable=False)
+        for name, place in zip(self.home_writes, writes, strict=True):
+            if place is not None and (name.endswith("/") or place.exists()):
+                out += _bind(_made(place) if name.endswith("/") else place, writable=True)
+        for name in self.home_code:
+            place = _home_path(name.rstrip("/"), env, home)
+            if place is not None:
+                out += _bind(_made(place) if name.endswith("/") else place, writable=False)
+        return out
+
     def _git_guards(self) -> list[tuple[Path, bool]]:
         """The repository a step may commit into, but whose config and hooks (which
         ll-loop's own git commands outside would run) it may not change: `.git` a mount
@@ -322,6 +350,12 @@ class Confinement:
             return []
         guards = [(self.git_dir, True), (self.git_dir / "config", False)]
         guards.append((self.git_dir / "hooks", False))
+        # With extensions.worktreeConfig, git reads each worktree's `config.worktree` too
+        # (the repository's own, and one in each worktree's admin folder): read-only, made
+        # empty (an empty config) when missing so that a step cannot make one.
+        worktree_config = _worktree_config(self.git_dir)
+        if worktree_config:
+            guards.append((_made_empty(self.git_dir / "config.worktree"), False))
         # Each worktree's admin folder names the repository (`commondir`) whose config
         # git reads there: no step may add, move or point one elsewhere; its own stays
         # writable (its HEAD, index and logs) but a mount point, and `commondir` read-only.
@@ -331,6 +365,8 @@ class Confinement:
             admin = self._admin()
             if admin is not None:
                 guards += [(admin, True), (admin / "commondir", False), (admin / "gitdir", False)]
+                if worktree_config:
+                    guards.append((_made_empty(admin / "config.worktree"), False))
         return guards
 
     def _admin(self) -> Path | None:
@@ -349,6 +385,36 @@ class Confinement:
         return inside / admin.name if admin.parent == inside.resolve() else None
 
 
+def _worktree_config(git_dir: Path) -> bool:
+    """Whether the repository's config (read-only to every step) turns on
+    `extensions.worktreeConfig`, so that git reads `config.worktree` files too."""
+    try:
+        text = (git_dir / "config").read_text(errors="replace")
+    except OSError:
+        return False
+    section = ""
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].split(";", 1)[0].strip()
+        if line.startswith("["):
+            section = (line[1:].split("]", 1)[0].split() or [""])[0].lower()
+        elif section == "extensions" and "=" in line:
+            key, value = (part.strip().lower() for part in line.split("=", 1))
+            if key == "worktreeconfig" and value in ("true", "yes", "on", "1"):
+                return True
+        elif section == "extensions" and line.lower() == "worktreeconfig":
+            return True  # a key without a value is true
+    return False
+
+
+def _made_empty(path: Path) -> Path:
+    """*path*, a config file git reads, made empty when missing (so a sandbox can show it
+    read-only: a step cannot make it)."""
+    if not path.exists() and not path.is_symlink():
+        with contextlib.suppress(OSError):
+            path.touch(mode=0o644)
+    return path
+
+
 def _home(env: Mapping[str, str]) -> Path | None:
     """The $HOME to hide: the step's, else ll-loop's; when that is unset, empty, relative or
     `/` (no folder to hide), the user's home from the password database all the same."""
@@ -356,6 +422,22 @@ def _home(env: Mapping[str, str]) -> Path | None:
         if text.startswith("/") and text.rstrip("/"):
             return Path(text)
     return None
+
+
+def _home_path(name: str, env: Mapping[str, str], home: Path | None) -> Path | None:
+    """Where an agent's *name* is: under *home* (`.claude`), or under the folder a variable
+    names (`$CODEX_HOME`, `$CODEX_HOME/sessions`; None when unset or relative)."""
+    if not name.startswith("$"):
+        return None if home is None else home / name
+    variable, _, rest = name[1:].partition("/")
+    moved = env.get(variable) or ""
+    if not moved.startswith("/"):
+        return None
+    folder = Path(os.path.normpath(moved))
+    real = Path(os.path.realpath(folder))
+    if real == Path("/") or (home is not None and real in (home, *home.parents)):
+        return None  # `/` or $HOME itself is no agent's folder: nothing of it shown for it
+    return folder / rest if rest else folder
 
 
 def _users_home() -> str:
@@ -422,6 +504,14 @@ def _made(path: Path) -> Path:
         with contextlib.suppress(OSError):
             path.mkdir(parents=True, mode=0o700)
     return path
+
+
+def _entries(folder: Path) -> list[Path]:
+    """What is in *folder* (none when it cannot be listed)."""
+    try:
+        return sorted(folder / name for name in os.listdir(folder))
+    except OSError:
+        return []
 
 
 def _expand(path: str, home: Path | None) -> str:

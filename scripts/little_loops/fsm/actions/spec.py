@@ -137,9 +137,18 @@ class ActionKindSpec:
     quiet_seconds: float | None = None
     quiet_reason: str = ""
     # What it needs under $HOME to run and log in (`.claude`, made when missing; a `.json`
-    # file; `$VAR`: the folder a variable names): writable in a sandbox that hides the rest
-    # of $HOME (actions/sandbox.py).
+    # file; `$VAR`: the folder a variable names): shown read-only in a sandbox that hides
+    # the rest of $HOME (actions/sandbox.py), so a step cannot plant settings, hooks or
+    # plugins there that run unconfined the next time the agent runs outside. What a step
+    # adds in such a folder is its own, gone after it.
     home_paths: tuple[str, ...] = ()
+    # Of those, what it writes while it runs, and only that: its sessions (`session:
+    # continue`), logs and login refresh; writable in a sandbox. A folder ends with `/`
+    # (made when missing); a file is writable when it is there. Never a file or folder it
+    # reads code or settings from.
+    home_writes: tuple[str, ...] = ()
+    # In those, what it runs code from all the same (Gemini CLI's tmp/bin): read-only.
+    home_code: tuple[str, ...] = ()
     # What it is told when bubblewrap confines it (Claude Code: it may skip permissions as root).
     sandboxed_env: Mapping[str, str] = field(default_factory=dict)
     install_hint: str = ""  # said when its program is not on PATH

@@ -188,6 +188,8 @@ class StateWork:
             work=work,
             loops=loops,
             home_paths=kind.home_paths,
+            home_writes=kind.home_writes,
+            home_code=kind.home_code,
             git_dir=sandbox.repository_of(loops),
         )
 

@@ -238,20 +238,49 @@ def test_more_paths_written_with_a_tilde_are_under_home(project: Path, home: Pat
     assert ("--ro-bind-try", str(home), str(home)) in found
 
 
-def test_the_agents_home_paths_are_writable_and_its_folder_made(
+def test_the_agents_home_paths_are_read_only_but_for_what_it_writes(
     project: Path, home: Path, tmp_path: Path
 ) -> None:
     moved = tmp_path / "codex-home"
+    moved.mkdir()
+    for folder in (home / ".codex", moved):
+        folder.mkdir(exist_ok=True)
+        (folder / "config.toml").write_text("notify = []\n")
+        (folder / "history.jsonl").write_text("")
     confined = Confinement(
-        Sandbox(), work=project, home_paths=(".codex", ".claude.json", "$CODEX_HOME", "$UNSET")
+        Sandbox(),
+        work=project,
+        home_paths=(".codex", ".claude.json", "$CODEX_HOME", "$UNSET"),
+        home_writes=(
+            ".codex/sessions/",
+            ".codex/history.jsonl",
+            ".codex/auth.json",
+            "$CODEX_HOME/sessions/",
+        ),
+        home_code=(".codex/sessions/bin/",),
     )
     env = {"HOME": str(home), "CODEX_HOME": str(moved), "PATH": "/usr/bin"}
     found = options(confined.argv(["codex"], None, env))
-    assert (home / ".codex").is_dir()  # made, so the agent's sessions land in the real $HOME
-    assert stat.S_IMODE((home / ".codex").stat().st_mode) == 0o700
+    at = {option: index for index, option in enumerate(found)}
+    assert stat.S_IMODE((home / ".codex" / "sessions").stat().st_mode) == 0o700
     assert not (home / ".claude.json").exists()  # a file is left for the agent to make
-    for path in (home / ".codex", home / ".claude.json", moved):
-        assert ("--bind-try", str(path), str(path)) in found
+    assert ("--ro-bind-try", str(home / ".claude.json"), str(home / ".claude.json")) in at
+    for folder in (home / ".codex", moved):
+        # A private empty folder showing what is in the real one read-only: what a step
+        # adds there is gone after it, what is there it cannot change.
+        view = at[("--tmpfs", str(folder))]
+        settings = str(folder / "config.toml")
+        assert at[("--ro-bind-try", settings, settings)] > view
+        sessions = str(folder / "sessions")
+        assert (folder / "sessions").is_dir()  # made, so its sessions land in the real home
+        assert at[("--bind-try", sessions, sessions)] > view
+    history = str(home / ".codex" / "history.jsonl")
+    assert ("--bind-try", history, history) in at
+    assert ("--ro-bind-try", history, history) not in at
+    auth = str(home / ".codex" / "auth.json")  # not there: nothing to keep, nothing made
+    assert not [o for o in found if auth in o]
+    code = str(home / ".codex" / "sessions" / "bin")
+    assert at[("--ro-bind-try", code, code)] > at[("--bind-try", sessions, sessions)]
     assert not [o for o in found if o[0] == "--chdir"]
 
 
@@ -411,3 +440,48 @@ def test_bubblewrap_failing_otherwise_says_its_last_line(
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 def test_a_working_bubblewrap_is_no_problem() -> None:
     assert bwrap_problem() is None
+
+
+@pytest.mark.parametrize(
+    ("config", "read"),
+    [
+        ("[core]\n\tbare = false\n", False),
+        ("[extensions]\n\tworktreeConfig = false\n", False),
+        ("[core]\n\tworktreeConfig = true\n", False),
+        ("[extensions]\n\tworktreeConfig = true\n", True),
+        ("[Extensions]\n  WorktreeConfig=yes # on\n", True),
+        ("[extensions]\n\tworktreeConfig\n", True),
+    ],
+)
+def test_a_worktree_config_git_reads_is_read_only_and_made_when_missing(
+    project: Path, config: str, read: bool
+) -> None:
+    git = project / ".git"
+    git.mkdir()
+    (git / "config").write_text(config)
+    confined = Confinement(Sandbox(), work=project, loops=project / ".loops", git_dir=git)
+    found = options(confined.argv(["true"], None, {"HOME": "/nonexistent", "PATH": "/usr/bin"}))
+    place = str(git / "config.worktree")
+    assert (("--ro-bind-try", place, place) in found) is read
+    assert (git / "config.worktree").exists() is read
+    if read:
+        assert (git / "config.worktree").read_text() == ""  # an empty config: nothing set
+
+
+@pytest.mark.parametrize("moved", ["/", "HOME", "HOME/..", "//"])
+def test_an_agents_folder_variable_naming_root_or_home_shows_nothing_more(
+    project: Path, home: Path, moved: str
+) -> None:
+    """CODEX_HOME=/ (or $HOME, or above it) is no agent folder: the step does not get all
+    of it, writable (its sessions) or as a view over it."""
+    (home / ".codex").mkdir()
+    where = moved.replace("HOME", str(home))
+    confined = Confinement(
+        Sandbox(), work=project, home_paths=("$CODEX_HOME",), home_writes=("$CODEX_HOME/sessions/",)
+    )
+    env = {"HOME": str(home), "CODEX_HOME": where, "PATH": "/usr/bin"}
+    found = options(confined.argv(["codex"], None, env))
+    assert ("--tmpfs", "/") not in found
+    assert [o for o in found if o[0] == "--tmpfs" and o[1] == str(home)] == [("--tmpfs", str(home))]
+    assert not [o for o in found if o[0] == "--bind-try" and o[1].endswith("/sessions")]
+    assert not (Path(os.path.normpath(where)) / "sessions").exists()
