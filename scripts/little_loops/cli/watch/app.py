@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -34,8 +36,11 @@ class BoardScreen(SteeredScreen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[board.BoardRow] = []
+        self.reader: board.BoardReader | None = None  # made on mount (the app knows where)
         self._seen: tuple[tuple[str, int, int], ...] | None = None
         self._read_at = 0.0
+        self._reading = False  # a read is under way in its thread
+        self._again = False  # read again (forced) when it is done
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=False)
@@ -45,6 +50,7 @@ class BoardScreen(SteeredScreen):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns(*board.COLUMNS)
+        self.reader = board.BoardReader(self.viewer.loops_dir)
         self.reload(force=True)
         self.set_interval(REFRESH_SECONDS, self.reload)
 
@@ -56,24 +62,53 @@ class BoardScreen(SteeredScreen):
 
     def reload(self, force: bool = False) -> None:
         """Read the runs again when a file under `.running/` changed, or a live run's
-        clock moved on; else only the folder is looked at."""
-        if not self.query(DataTable):  # not composed (yet, or any more)
+        clock moved on; else only the folder is looked at. The files are looked at and
+        read in a thread of their own: keys and drawing never wait on a folder of 2,000
+        runs (or on a file that will not open); one read at a time."""
+        if not self.query(DataTable) or self.reader is None:  # not composed (or gone)
             return
-        seen = board.signature(self.viewer.loops_dir)
+        if self._reading:
+            self._again = self._again or force
+            return
+        self._reading = True
         live = any(row.status in ("running", "waiting") for row in self.rows)
-        stale = live and time.monotonic() - self._read_at >= CLOCK_SECONDS
-        if not force and seen == self._seen and not stale:
-            return
-        self._seen, self._read_at = seen, time.monotonic()
-        self.show(board.board_rows(self.viewer.loops_dir))
+        self.run_worker(lambda: self._read(force, live), thread=True, group="board")
+
+    def _read(self, force: bool, live: bool) -> None:
+        """In the read's thread: the rows when the runs are to be read again, else None."""
+        rows = None
+        try:
+            seen = board.signature(self.viewer.loops_dir)
+            stale = live and time.monotonic() - self._read_at >= CLOCK_SECONDS
+            if self.reader is not None and (force or seen != self._seen or stale):
+                self._seen, self._read_at = seen, time.monotonic()
+                rows = self.reader.rows()
+        finally:
+            with contextlib.suppress(RuntimeError):  # the app has ended meanwhile
+                self.app.call_from_thread(self._read_done, rows)
+
+    def _read_done(self, rows: list[board.BoardRow] | None) -> None:
+        self._reading = False
+        if rows is not None and self.query(DataTable):
+            self.show(rows)
+        if self._again:
+            self._again = False
+            self.reload(force=True)
 
     def show(self, rows: list[board.BoardRow]) -> None:
+        if rows == self.rows and self.rows:
+            return  # as shown: the table is left as it is
         table = self.query_one(DataTable)
         keep = self.selected()
         self.rows = rows
         table.clear()
-        for row in rows:
-            table.add_row(*(Text(cell) for cell in row.cells()))
+        cells = [row.cells() for row in rows]
+        # Each column as wide as its widest cell, set before the rows are drawn: the table
+        # would measure them only once idle, after drawing (and keeping) them cut short.
+        for number, column in enumerate(table.ordered_columns):
+            column.content_width = max(cell_len(line[number]) for line in [board.COLUMNS, *cells])
+        for line in cells:
+            table.add_row(*(Text(cell) for cell in line))
         keys = [row.key for row in rows if row.depth == 0]
         if keep in keys:
             table.move_cursor(row=[row.key for row in rows].index(keep))

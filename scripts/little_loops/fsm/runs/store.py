@@ -239,16 +239,18 @@ class RunInfo:
 def list_running_loops(loops_dir: Path | None = None) -> list[RunInfo]:
     """Every run with a state file under `<loops_dir>/.running/`, by name; never raises on one."""
     running = running_dir(loops_dir)
-    infos = []
-    for name, path in state_files(running):
-        try:
-            state = StatePersistence(name, running.parent).load_state()
-        except (LoopRuntimeError, LoopDefinitionError) as exc:
-            infos.append(RunInfo(name, path, None, str(exc)))
-            continue
-        if state is not None:  # it may have been cleared since the glob
-            infos.append(RunInfo(name, path, state))
-    return infos
+    found = (running_loop(name, path) for name, path in state_files(running))
+    return [info for info in found if info is not None]
+
+
+def running_loop(name: str, path: Path) -> RunInfo | None:
+    """The run *name* whose state file is *path* (under `.running/`), as the list of runs
+    shows it: None when it has been cleared since it was listed; never raises."""
+    try:
+        state = StatePersistence(name, path.parent.parent).load_state()
+    except (LoopRuntimeError, LoopDefinitionError) as exc:
+        return RunInfo(name, path, None, str(exc))
+    return None if state is None else RunInfo(name, path, state)
 
 
 def get_loop_history(loop_name: str, loops_dir: Path | None = None) -> list[dict[str, Any]]:
