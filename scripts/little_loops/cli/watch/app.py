@@ -13,6 +13,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.notifications import SeverityLevel
 from textual.widgets import DataTable, Footer, Static
 
@@ -96,13 +97,24 @@ class BoardScreen(SteeredScreen):
             self.reload(force=True)
 
     def show(self, rows: list[board.BoardRow]) -> None:
-        if rows == self.rows and self.rows:
-            return  # as shown: the table is left as it is
+        """Show *rows*: the same runs in the same order have their changed cells replaced
+        (a live run's clock: 2 cells, not 2,000 rows laid out again); else the table is
+        filled anew."""
         table = self.query_one(DataTable)
+        cells = [row.cells() for row in rows]
+        shown = [row.cells() for row in self.rows]
+        if rows and [(r.key, r.depth) for r in rows] == [(r.key, r.depth) for r in self.rows]:
+            self.rows = rows
+            columns = table.ordered_columns
+            for y, (line, was) in enumerate(zip(cells, shown, strict=True)):
+                for x, (cell, before) in enumerate(zip(line, was, strict=True)):
+                    if cell != before:  # the column first made wide enough (see below)
+                        columns[x].content_width = max(columns[x].content_width, cell_len(cell))
+                        table.update_cell_at(Coordinate(y, x), Text(cell))
+            return
         keep = self.selected()
         self.rows = rows
         table.clear()
-        cells = [row.cells() for row in rows]
         # Each column as wide as its widest cell, set before the rows are drawn: the table
         # would measure them only once idle, after drawing (and keeping) them cut short.
         for number, column in enumerate(table.ordered_columns):

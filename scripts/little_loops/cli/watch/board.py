@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.facts.errors import LoopError
-from little_loops.fsm.facts.layout import run_files, running_dir, state_files
+from little_loops.fsm.facts.layout import (
+    EVENTS_SUFFIX,
+    OPTIONS_SUFFIX,
+    STATE_SUFFIX,
+    run_files,
+    running_dir,
+    state_files,
+)
 from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.facts.spend import format_cost
@@ -142,11 +150,16 @@ class BoardReader:
         self.loops_dir = loops_dir
         self.reads = 0  # runs read from their files (the tests count them)
         self._known: dict[str, _Read] = {}
+        self._root = project_root(loops_dir)
+        self._listed: dict[str, object] = {}  # a stat of each run file, looked at once a read
+        self._loops: dict[str, object] = {}  # a stat of each loop file, the same
 
     def rows(self) -> list[BoardRow]:
         """The rows now (see `board_rows`)."""
+        running = running_dir(self.loops_dir)
+        self._listed, self._loops = _listing(running), {}
         known: dict[str, _Read] = {}
-        for key, path in state_files(running_dir(self.loops_dir)):
+        for key, path in state_files(running):
             read = self._row(key, path)
             if read is not None:
                 known[key] = read
@@ -155,7 +168,7 @@ class BoardReader:
         return [row for _, read in ordered for row in read.group]
 
     def _row(self, key: str, path: Path) -> _Read | None:
-        files = self._stat(key)
+        files = tuple(self._listed.get(key + suffix) for suffix in _RUN_FILES)
         last = self._known.get(key)
         if last is None or last.files != files + self._loop_stat(last.state):
             return self._read(key, path, files)
@@ -185,16 +198,34 @@ class BoardReader:
         live = described.live.alive and state.status == Status.RUNNING
         return _Read(files, state, described.live, [row, *child_rows(row, state.child)], live)
 
-    def _stat(self, key: str) -> tuple[object, ...]:
-        files = run_files(key, self.loops_dir)
-        return tuple(_stat(path) for path in (files.state, files.events, files.options))
-
     def _loop_stat(self, state: LoopState | None) -> tuple[object, ...]:
-        """The loop file's stat (its iteration limit is shown), where a run's is looked for."""
+        """The loop file's stat (its iteration limit is shown), where a run's is looked for
+        (control.saved_loop_file): from here, and from the project's folder."""
         if state is None or not state.loop_path:
             return ()
-        root = project_root(self.loops_dir)
-        return (_stat(Path(state.loop_path)), _stat(root / state.loop_path))
+        found = []
+        for path in (state.loop_path, os.path.join(self._root, state.loop_path)):
+            if path not in self._loops:
+                self._loops[path] = _stat(path)
+            found.append(self._loops[path])
+        return tuple(found)
+
+
+_RUN_FILES = (STATE_SUFFIX, EVENTS_SUFFIX, OPTIONS_SUFFIX)  # what a row is read from
+
+
+def _listing(running: Path) -> dict[str, object]:
+    """A stat of every file in *running* by name (links not followed), in one pass."""
+    found: dict[str, object] = {}
+    try:
+        entries = list(os.scandir(running))
+    except OSError:
+        return found
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            st = entry.stat(follow_symlinks=False)
+            found[entry.name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return found
 
 
 def _broken(key: str, files: tuple[object, ...]) -> _Read:
@@ -204,7 +235,7 @@ def _broken(key: str, files: tuple[object, ...]) -> _Read:
     )
 
 
-def _stat(path: Path) -> tuple[int, int, int] | None:
+def _stat(path: str) -> tuple[int, int, int] | None:
     """What tells a file changed: its inode, size and time; None when it cannot be looked at."""
     try:
         st = os.stat(path)
