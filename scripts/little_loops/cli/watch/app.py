@@ -52,6 +52,8 @@ class BoardScreen(SteeredScreen):
         table = self.query_one(DataTable)
         table.add_columns(*board.COLUMNS)
         self.reader = board.BoardReader(self.viewer.loops_dir)
+        where = display_path(running_dir(self.viewer.loops_dir))
+        self.query_one("#message", Static).update(Text(f"reading the runs in {where}/…"))
         self.reload(force=True)
         self.set_interval(REFRESH_SECONDS, self.reload)
 
