@@ -244,3 +244,39 @@ def test_a_stop_between_two_processes_of_a_spawn_chain_ends_the_chain(
     again = llproc.console(root, "resume", "work")  # the run goes on when asked, with the note
     assert again.returncode == ExitCode.OK, again.stderr
     assert (root / "prompt.txt").read_text().startswith("Continue from this handoff note: ")
+
+
+@pytest.mark.parametrize("planted", ["state", "marker", "handed-to"])
+def test_a_pid_planted_in_a_run_file_is_never_signalled_by_stop(
+    handing_off: LoopProject, marker: str, planted: str
+) -> None:
+    # The process that ended a run at a handoff, a resume's marker, the resume it was
+    # handed to: stop signals each only when it is an ll-loop process, never one a hand-made
+    # file names (here a `sleep`, with its true start time).
+    from little_loops.fsm.processes.pids import process_start_ticks
+
+    handing_off.write("work", WORK.format(mode="pause"))
+    root = handing_off.root
+    assert llproc.console(root, "run", "work").returncode == ExitCode.HANDOFF
+    victim = subprocess.Popen(["sleep", marker])
+    try:
+        running = root / ".loops" / ".running"
+        ticks = process_start_ticks(victim.pid)
+        if planted == "state":
+            state = json.loads((running / "work.state.json").read_text())
+            state.update(pid=victim.pid, pid_start=ticks)
+            (running / "work.state.json").write_text(json.dumps(state))
+        else:
+            named = {"pid": victim.pid, "pid_start": ticks}
+            if planted == "handed-to":
+                named = {"pid": 999999, "pid_start": 1, "handed_to": [victim.pid, ticks]}
+            (running / "work.starting.json").write_text(
+                json.dumps({**named, "command": "resume", "worktree": {}})
+            )
+        stop = llproc.console(root, "stop", "work")
+        assert stop.returncode == ExitCode.FAILED, stop.stderr
+        assert "is not running (last status: awaiting_continuation)" in stop.stderr
+        assert victim.poll() is None  # not signalled
+    finally:
+        victim.kill()
+        victim.wait()

@@ -58,9 +58,9 @@ class StartMarker:
         the resume it handed the run to; None when neither lives (or it is no resume's)."""
         if self.command != RESUME:
             return None
-        if self.alive:
+        if ll_loop_alive(self.pid, self.pid_start):
             return (self.pid, self.pid_start)
-        if self.handed_to is not None and pid_alive(*self.handed_to):
+        if self.handed_to is not None and ll_loop_alive(*self.handed_to):
             return self.handed_to
         return None
 
@@ -262,11 +262,28 @@ def _resume_processes() -> list[int]:
                 args = source.read().split(b"\0")
         except OSError:
             continue
-        names = [os.path.basename(arg) for arg in args[:2]]
-        ours = b"ll-loop" in names or b"-m\0little_loops.cli" in b"\0".join(args[1:3])
-        if ours and b"resume" in args and int(entry) != os.getpid():
+        if _ll_loop_args(args) and b"resume" in args and int(entry) != os.getpid():
             found.append(int(entry))
     return found
+
+
+def _ll_loop_args(args: list[bytes]) -> bool:
+    """Whether a command line (/proc/PID/cmdline split) is an `ll-loop` one (`ll-loop ...`,
+    `python -m little_loops.cli ...`)."""
+    names = [os.path.basename(arg) for arg in args[:2]]
+    return b"ll-loop" in names or b"-m\0little_loops.cli" in b"\0".join(args[1:3])
+
+
+def ll_loop_alive(pid: int | None, pid_start: int | None) -> bool:
+    """Whether *pid* is the `ll-loop` process that started at *pid_start*: a pid saved in
+    a run file is signalled only then (a planted one may name any process)."""
+    if pid is None or pid_start is None or not pid_alive(pid, pid_start):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as source:
+            return _ll_loop_args(source.read().split(b"\0"))
+    except OSError:
+        return False
 
 
 def withdraw_stop(key: str, loops_dir: Path) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 from little_loops.fsm.facts.layout import split_run_key
 from little_loops.fsm.facts.outcomes import Outcome, Status, can_resume
 from little_loops.fsm.processes.containment import CONTAINMENT
-from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.runs.control import (
     GRACE_SECONDS,
     KILL_WAIT_SECONDS,
@@ -25,6 +24,7 @@ from little_loops.fsm.runs.control import (
 from little_loops.fsm.runs.orphans import kill_orphaned_actions
 from little_loops.fsm.runs.starting import (
     forget_dead_starts,
+    ll_loop_alive,
     read_marker,
     request_stop,
     withdraw_stop,
@@ -125,7 +125,7 @@ def _stop_starting_resume(
     loops_dir = persistence.loops_dir
     if not (can_resume(state.status, state.terminated_by) or state.status == Status.RUNNING):
         return None
-    ended = state.terminated_by == Outcome.HANDOFF and pid_alive(state.pid, state.pid_start)
+    ended = state.terminated_by == Outcome.HANDOFF and ll_loop_alive(state.pid, state.pid_start)
     at_handoff = (state.pid, state.pid_start) if ended and state.pid is not None else None
     # First: a resume writes its marker, then reads this; the process at the handoff reads
     # it before it starts the next.
