@@ -12,6 +12,7 @@ from little_loops.fsm.facts.layout import (
     EVENTS_SUFFIX,
     OPTIONS_SUFFIX,
     STATE_SUFFIX,
+    rotated_parts,
     run_files,
     running_dir,
     state_files,
@@ -153,11 +154,13 @@ class BoardReader:
         self._root = project_root(loops_dir)
         self._listed: dict[str, object] = {}  # a stat of each run file, looked at once a read
         self._loops: dict[str, object] = {}  # a stat of each loop file, the same
+        self._parts: frozenset[str] = frozenset()
 
     def rows(self) -> list[BoardRow]:
         """The rows now (see `board_rows`)."""
         running = running_dir(self.loops_dir)
         self._listed, self._loops = _listing(running), {}
+        self._parts = rotated_parts(self._listed)  # once: each run's are found among them
         known: dict[str, _Read] = {}
         for key, path in state_files(running):
             read = self._row(key, path)
@@ -182,7 +185,7 @@ class BoardReader:
 
     def _read(self, key: str, path: Path, files: tuple[object, ...]) -> _Read | None:
         self.reads += 1
-        info = running_loop(key, path)
+        info = running_loop(key, path, self._parts)
         if info is None:
             return None
         if info.state is None:
