@@ -26,6 +26,8 @@ from little_loops.fsm.facts.runfile import display_path
 
 REFRESH_SECONDS = 0.5  # how often the files are looked at (a stat each)
 CLOCK_SECONDS = 2.0  # a live run's elapsed time moves on: the list is read again this often
+ROWS_AT_ONCE = 100  # rows added to the table in one go (it lays them out when idle)
+ADD_PAUSE_SECONDS = 0.01  # between two goes: the table lays out, keys are handled
 NOTE_CHARS = 1000  # the most of one note shown (a command's error may be long)
 
 
@@ -42,6 +44,9 @@ class BoardScreen(SteeredScreen):
         self._read_at = 0.0
         self._reading = False  # a read is under way in its thread
         self._again = False  # read again (forced) when it is done
+        self._adding: list[tuple[str, ...]] = []  # rows still to add to the table
+        self._keep: int | None = None  # the row to select once it is added
+        self._next: list[board.BoardRow] | None = None  # rows read while adding: shown next
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=False)
@@ -101,7 +106,10 @@ class BoardScreen(SteeredScreen):
     def show(self, rows: list[board.BoardRow]) -> None:
         """Show *rows*: the same runs in the same order have their changed cells replaced
         (a live run's clock: 2 cells, not 2,000 rows laid out again); else the table is
-        filled anew."""
+        filled anew, ROWS_AT_ONCE rows at a time (rows that come meanwhile wait for it)."""
+        if self._adding:
+            self._next = rows
+            return
         table = self.query_one(DataTable)
         cells = [row.cells() for row in rows]
         shown = [row.cells() for row in self.rows]
@@ -121,14 +129,31 @@ class BoardScreen(SteeredScreen):
         # would measure them only once idle, after drawing (and keeping) them cut short.
         for number, column in enumerate(table.ordered_columns):
             column.content_width = max(cell_len(line[number]) for line in [board.COLUMNS, *cells])
-        for line in cells:
-            table.add_row(*(Text(cell) for cell in line))
-        keys = [row.key for row in rows if row.depth == 0]
-        if keep in keys:
-            table.move_cursor(row=[row.key for row in rows].index(keep))
+        keys = [row.key for row in rows]
+        self._keep = keys.index(keep) if keep in keys else None
+        self._adding = cells
+        self._add_rows()
         where = display_path(running_dir(self.viewer.loops_dir))
         empty = f"no runs in {where}/ yet" if not rows else ""
         self.query_one("#message", Static).update(Text(empty))
+
+    def _add_rows(self) -> None:
+        """Add the next ROWS_AT_ONCE rows to the table; the rest once it has laid them out
+        (keys and drawing in between: 2,000 rows at once would hold the screen)."""
+        if not self.query(DataTable):
+            return
+        table = self.query_one(DataTable)
+        lines, self._adding = self._adding[:ROWS_AT_ONCE], self._adding[ROWS_AT_ONCE:]
+        for line in lines:
+            table.add_row(*(Text(cell) for cell in line))
+        if self._keep is not None and self._keep < table.row_count:  # selected as it was
+            table.move_cursor(row=self._keep)
+            self._keep = None
+        if self._adding:
+            self.set_timer(ADD_PAUSE_SECONDS, self._add_rows)
+        elif self._next is not None:
+            rows, self._next = self._next, None
+            self.show(rows)
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
         self.action_open()

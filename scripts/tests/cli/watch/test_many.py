@@ -82,6 +82,9 @@ def test_many_runs_are_read_off_the_screen_keys_go_on_and_only_a_changed_run_is_
         async with app.run_test(size=(100, 30)) as pilot:
             screen_thread = threading.get_ident()
             await until(pilot, lambda: len(board(app).rows) == count + 1, "every run listed")
+            table = app.screen.query_one(DataTable)
+            # Added a hundred at a time, laid out in between: all there in the end.
+            await until(pilot, lambda: table.row_count == count + 1, "every row in the table")
             assert len(reads) == count + 1
             assert screen_thread not in {thread for _, thread in reads}
             before = len(reads)
@@ -89,7 +92,6 @@ def test_many_runs_are_read_off_the_screen_keys_go_on_and_only_a_changed_run_is_
             copy(running, saved, "r5", current_state="moved")
             copy(running, saved, "fresh")
             await until(pilot, inside.is_set, "a read of the changed runs under way")
-            table = app.screen.query_one(DataTable)
             assert table.cursor_row == 0
             await pilot.press("down")  # handled while the read still waits
             assert table.cursor_row == 1
@@ -105,6 +107,7 @@ def test_many_runs_are_read_off_the_screen_keys_go_on_and_only_a_changed_run_is_
                 "the changed run and the new one",
             )
             assert sorted(run for run, _ in reads[before:]) == ["fresh", "r5"]
+            await until(pilot, lambda: table.row_count == count + 2, "the new row in the table")
             assert board(app).selected() == chosen  # the run selected stays selected
             # Drawn whole (not cut to the width the column had): the column grew to fit it.
             await until(pilot, lambda: " fresh " in screen_text(app), "fresh drawn whole")
