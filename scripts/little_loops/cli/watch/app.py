@@ -62,6 +62,10 @@ class BoardScreen(SteeredScreen):
         self.reload(force=True)
         self.set_interval(REFRESH_SECONDS, self.reload)
 
+    def on_unmount(self) -> None:
+        if self.reader is not None:  # `q` during a first read of 2,000 runs: quit at once
+            self.reader.stopped.set()
+
     def selected(self) -> str | None:
         table = self.query_one(DataTable)
         if not self.rows or not 0 <= table.cursor_row < len(self.rows):

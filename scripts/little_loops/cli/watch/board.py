@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,6 +156,7 @@ class BoardReader:
         self._listed: dict[str, object] = {}  # a stat of each run file, looked at once a read
         self._loops: dict[str, object] = {}  # a stat of each loop file, the same
         self._parts: frozenset[str] = frozenset()
+        self.stopped = threading.Event()  # set: the view is gone, a read under way ends now
 
     def rows(self) -> list[BoardRow]:
         """The rows now (see `board_rows`)."""
@@ -163,6 +165,8 @@ class BoardReader:
         self._parts = rotated_parts(self._listed)  # once: each run's are found among them
         known: dict[str, _Read] = {}
         for key, path in state_files(running):
+            if self.stopped.is_set():
+                break
             read = self._row(key, path)
             if read is not None:
                 known[key] = read

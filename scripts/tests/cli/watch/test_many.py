@@ -203,3 +203,34 @@ def test_in_a_real_tmux_pane_600_runs_and_a_live_one_keys_open_and_the_list_foll
     finally:
         _tmux(socket, "kill-server")
         llproc.console(tmp_path, "stop", "live")
+
+
+def test_quitting_during_a_read_of_many_runs_ends_the_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A first read of 2,000 runs takes seconds; `q` meanwhile must not wait for the rest
+    # of it (the read's thread would keep the process after the terminal was given back).
+    loops = many_runs(tmp_path, 100)
+    reads: list[str] = []
+    inside, release = threading.Event(), threading.Event()
+    load_state = StatePersistence.load_state
+
+    def counted(self: StatePersistence) -> object:
+        reads.append(self.loop_name)
+        if len(reads) == 1:
+            inside.set()
+            release.wait(scaled(10))
+        return load_state(self)
+
+    monkeypatch.setattr(StatePersistence, "load_state", counted)
+
+    async def drive() -> None:
+        app = WatchApp(loops)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await until(pilot, inside.is_set, "the first read under way")
+            assert "reading the runs in " in screen_text(app)
+            await pilot.press("q")
+            release.set()
+
+    asyncio.run(drive())  # returns once the read's thread has ended
+    assert reads == ["r0"]  # the rest never read
