@@ -17,6 +17,9 @@ busy machine slows both sides alike):
 * a long run (long_run.py): `status`, `history --tail 5` and `history` after a
   1,000,000-step `maintain` run (100,000 with --quick): < 0.2 s, <= 50 MiB (history: 100 MiB).
   And `ll-loop watch` drawn on it, headless at 80x24 (watch_open.py): < 1 s.
+* `ll-loop watch` over 600 and 2,000 runs, one live (watch_many.py): the longest its screen
+  thread is kept from keys and drawing < 250 ms; a refresh's reading, and the time until
+  every run is listed.
 
 Usage: scripts/dev bench [--quick] [--json]. Exit 1 when a target is missed.
 `scripts/dev bench --compare REV [--rounds N]`: the headline benchmarks for git revision REV
@@ -479,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("long run", lambda: long_run.bench_long_run(100_000 if args.quick else 1_000_000)),
         ("report", lambda: __import__("report").bench_report(1 if args.quick else 3)),
         ("sandbox", lambda: __import__("sandbox").bench_sandbox(200, 1 if args.quick else 3)),
+        ("watch, many runs", lambda: __import__("watch_many").bench_watch_many((600, 2000))),
     ]
     # Bytecode as `pip install` leaves it; an editable install may not have it yet.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(PACKAGE)], env=ENV, check=True)

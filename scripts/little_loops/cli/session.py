@@ -103,6 +103,7 @@ def spawn_continuation(ref: str, fsm: FSMLoop, loops_dir: Path, place: RunPlace 
     from little_loops.cli.background import child_argv
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.runs.background import start_detached
+    from little_loops.fsm.runs.starting import RESUME, starting
 
     try:
         in_a_row = handoffs_in_a_row(ref, loops_dir, fsm.max_iterations)
@@ -120,10 +121,21 @@ def spawn_continuation(ref: str, fsm: FSMLoop, loops_dir: Path, place: RunPlace 
         return
     root = None if place is None or not place.in_worktree else place.workdir
     argv = child_argv("resume", ref, RunOptions())
+    stopped = (
+        f"ll-loop: context handoff: not continuing: the run was stopped; continue with:"
+        f" ll-loop resume {ref}"
+    )
     try:
-        started = start_detached(
-            argv, ref, fsm.effective_scope(), loops_dir, wait=0, command="resume", root=root
-        )
+        # A resume of the run is on its way from here: `stop` finds this process by its
+        # marker (and the next by the marker handed to it) and is honoured, never missed.
+        with starting(ref, loops_dir, RESUME) as claim:
+            if claim.stop_pending():
+                print(stopped, file=sys.stderr)
+                return
+            started = start_detached(
+                argv, ref, fsm.effective_scope(), loops_dir, wait=0, command="resume", root=root
+            )
+            claim.hand_over(started.pid)
     except LoopError as exc:
         print(f"ll-loop: could not continue after the handoff: {exc}", file=sys.stderr)
         return

@@ -94,6 +94,8 @@ def _stop_one(loop_name: str, loops_dir: Path, grace: float | None) -> int:
         print(f"ll-loop: loop '{shown}' is this process; not stopping it", file=sys.stderr)
         return ExitCode.FAILED
     how = f"killed (it did not stop within {report.grace:g}s)" if report.killed else Outcome.STOPPED
+    if report.at_handoff:  # its next process not started, or stopped before it went on
+        how = f"{how} at a context handoff (its on_handoff: spawn chain goes no further)"
     print(
         f"loop '{shown}' {how} in {report.seconds:.1f}s in state "
         f"'{one_line(state.current_state)}'; continue with: ll-loop resume {shown}",

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -78,3 +81,41 @@ def test_without_singleton_two_worktree_runs_go_side_by_side(
     code, err = _two_starts(root, tmp_path)
     assert code == ExitCode.OK, err
     assert (tmp_path / "started.txt").read_text().splitlines() == ["started", "started"]
+
+
+def test_a_queued_run_starts_once_the_singletons_holder_is_killed_9(tmp_path: Path) -> None:
+    # `--queue` waits for the singleton; a holder killed with SIGKILL (no handler ran, its
+    # claim left behind) must not keep it waiting for ever: its claim is found dead.
+    root = _project(tmp_path, "singleton: true")
+    started = tmp_path / "started.txt"
+    runs = [start(root, "run", "waiter", "--worktree", "--run-id", "aa01", env=run_env())]
+    try:
+        wait_for(lambda: started.exists(), timeout=20, what="the first run")
+        runs.append(
+            start(root, "run", "waiter", "--worktree", "--run-id", "bb02", "--queue", env=run_env())
+        )
+        said: list[str] = []
+        assert runs[1].stderr is not None
+        threading.Thread(target=lambda: said.extend(runs[1].stderr), daemon=True).start()
+        wait_for(lambda: any("queued: " in line for line in said), timeout=20, what="the queue")
+        assert started.read_text().splitlines() == ["started"]  # it waits
+        os.kill(runs[0].pid, signal.SIGKILL)  # the runner only: its action lives on
+        runs[0].wait(timeout=30)
+        wait_for(
+            lambda: len(started.read_text().splitlines()) == 2,
+            timeout=30,
+            what="the queued run to start its step",
+        )
+        (tmp_path / "go").write_text("")
+        assert runs[1].wait(timeout=30) == ExitCode.OK
+    finally:
+        (tmp_path / "go").write_text("")
+        for run in runs:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
+    status = subprocess.run(
+        [str(Path(sys.executable).parent / "ll-loop"), "status", "waiter@aa01"],
+        cwd=root, capture_output=True, text=True, env=run_env(),
+    )  # fmt: skip
+    assert "crashed" in status.stdout + status.stderr  # and resumable, as any crashed run

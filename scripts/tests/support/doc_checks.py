@@ -344,6 +344,7 @@ MESSAGES: dict[Key, str] = {
     ("docs/cli.md", "loop:         fix-types"): "",
     ("docs/cli.md", "ll-loop: error: .loops/goal.fsm.yaml is older"): "",
     ("docs/cli.md", "stopping loop 'slow'"): "",
+    ("docs/cli.md", "stopping loop 'work'"): "stopped",
     ("docs/cli.md", "ll-loop: error: scope 'src/api'"): "",
     ("docs/cli.md", "ll-loop: queued: scope"): "",
     ("docs/loop-files.md", ".loops/a.yaml:5:1: error: YAML syntax error"): '"',

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from little_loops.fsm.facts.errors import LoopError
+from little_loops.fsm.facts.layout import (
+    EVENTS_SUFFIX,
+    OPTIONS_SUFFIX,
+    STATE_SUFFIX,
+    rotated_parts,
+    run_files,
+    running_dir,
+    state_files,
+)
 from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.facts.spend import format_cost
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.runs.approvals import pending_question
 from little_loops.fsm.runs.describe import RunDescription, describe
-from little_loops.fsm.runs.store import list_running_loops
+from little_loops.fsm.runs.liveness import LiveStatus, live_status
+from little_loops.fsm.runs.locks import project_root
+from little_loops.fsm.runs.state import LoopState
+from little_loops.fsm.runs.store import running_loop
 
 CELL_CHARS = 200  # the most of one saved value a cell shows (a cell is cut again to fit)
 _CHILD_DEPTH = 20  # a saved file is data: never follow an endless chain of sub-loops
@@ -113,28 +128,131 @@ def board_rows(loops_dir: Path) -> list[BoardRow]:
     """Every run with a state file in *loops_dir* (foreground, background, worktree runs),
     live ones first, then by loop name; each followed by its running sub-loops. Reading
     them changes nothing."""
-    rows: list[tuple[bool, str, list[BoardRow]]] = []
-    for info in list_running_loops(loops_dir):
+    return BoardReader(loops_dir).rows()
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A run as last read: the stat of its files then, and the rows they made."""
+
+    files: tuple[object, ...]
+    state: LoopState | None
+    live: LiveStatus | None
+    group: list[BoardRow]
+    first: bool  # listed with the live runs, first
+
+
+class BoardReader:
+    """The list's rows, each run read again only when its files changed: its state file,
+    event log, options or loop file (a stat each, else nothing is read), or, for a run
+    marked running, when its process lives (its clock moves on) or has just gone. A
+    folder of 2,000 ended runs costs a stat per file, not a read per run."""
+
+    def __init__(self, loops_dir: Path) -> None:
+        self.loops_dir = loops_dir
+        self.reads = 0  # runs read from their files (the tests count them)
+        self._known: dict[str, _Read] = {}
+        self._root = project_root(loops_dir)
+        self._listed: dict[str, object] = {}  # a stat of each run file, looked at once a read
+        self._loops: dict[str, object] = {}  # a stat of each loop file, the same
+        self._parts: frozenset[str] = frozenset()
+        self.stopped = threading.Event()  # set: the view is gone, a read under way ends now
+
+    def rows(self) -> list[BoardRow]:
+        """The rows now (see `board_rows`)."""
+        running = running_dir(self.loops_dir)
+        self._listed, self._loops = _listing(running), {}
+        self._parts = rotated_parts(self._listed)  # once: each run's are found among them
+        known: dict[str, _Read] = {}
+        for key, path in state_files(running):
+            if self.stopped.is_set():
+                break
+            read = self._row(key, path)
+            if read is not None:
+                known[key] = read
+        self._known = known
+        ordered = sorted(known.items(), key=lambda item: (not item[1].first, item[0]))
+        return [row for _, read in ordered for row in read.group]
+
+    def _row(self, key: str, path: Path) -> _Read | None:
+        files = tuple(self._listed.get(key + suffix) for suffix in _RUN_FILES)
+        last = self._known.get(key)
+        if last is None or last.files != files + self._loop_stat(last.state):
+            return self._read(key, path, files)
+        state = last.state
+        if state is None or state.status != Status.RUNNING:
+            return last
+        live = live_status(state, self.loops_dir)  # a pid and its start time: no file read
+        if not live.alive and live == last.live:
+            return last  # crashed, as it was
+        return self._described(key, state, last.files)
+
+    def _read(self, key: str, path: Path, files: tuple[object, ...]) -> _Read | None:
+        self.reads += 1
+        info = running_loop(key, path, self._parts)
+        if info is None:
+            return None
         if info.state is None:
-            broken = BoardRow(
-                info.loop_name, 0, info.loop_name, "-", "corrupt", "-", "-", "", "", ""
-            )
-            rows.append((False, info.loop_name, [broken]))
-            continue
-        described = describe(
-            info.state, info.loop_name, loops_dir, named=info.loop_name, count_others=False
-        )
-        row = row_of(info.loop_name, described)
-        live = described.live.alive and info.state.status == Status.RUNNING
-        rows.append((not live, info.loop_name, [row, *child_rows(row, info.state.child)]))
-    rows.sort(key=lambda item: (item[0], item[1]))
-    return [row for _, _, group in rows for row in group]
+            return _broken(key, files)
+        return self._described(key, info.state, files + self._loop_stat(info.state))
+
+    def _described(self, key: str, state: LoopState, files: tuple[object, ...]) -> _Read:
+        try:
+            described = describe(state, key, self.loops_dir, named=key, count_others=False)
+        except LoopError:  # its options planted as a FIFO, say: its screen says why
+            return _broken(key, files)
+        row = row_of(key, described)
+        live = described.live.alive and state.status == Status.RUNNING
+        return _Read(files, state, described.live, [row, *child_rows(row, state.child)], live)
+
+    def _loop_stat(self, state: LoopState | None) -> tuple[object, ...]:
+        """The loop file's stat (its iteration limit is shown), where a run's is looked for
+        (control.saved_loop_file): from here, and from the project's folder."""
+        if state is None or not state.loop_path:
+            return ()
+        found = []
+        for path in (state.loop_path, os.path.join(self._root, state.loop_path)):
+            if path not in self._loops:
+                self._loops[path] = _stat(path)
+            found.append(self._loops[path])
+        return tuple(found)
+
+
+_RUN_FILES = (STATE_SUFFIX, EVENTS_SUFFIX, OPTIONS_SUFFIX)  # what a row is read from
+
+
+def _listing(running: Path) -> dict[str, object]:
+    """A stat of every file in *running* by name (links not followed), in one pass."""
+    found: dict[str, object] = {}
+    try:
+        entries = list(os.scandir(running))
+    except OSError:
+        return found
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            st = entry.stat(follow_symlinks=False)
+            found[entry.name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return found
+
+
+def _broken(key: str, files: tuple[object, ...]) -> _Read:
+    """The row of a run whose files cannot be read: `corrupt` (its screen says why)."""
+    return _Read(
+        files, None, None, [BoardRow(key, 0, key, "-", "corrupt", "-", "-", "", "", "")], False
+    )
+
+
+def _stat(path: str) -> tuple[int, int, int] | None:
+    """What tells a file changed: its inode, size and time; None when it cannot be looked at."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def read_only(key: str, loops_dir: Path) -> bool:
     """Whether the run's files belong to another user: then `watch` only looks."""
-    from little_loops.fsm.facts.layout import run_files
-
     try:
         owner = os.stat(run_files(key, loops_dir).state).st_uid
     except OSError:
@@ -145,8 +263,6 @@ def read_only(key: str, loops_dir: Path) -> bool:
 def signature(loops_dir: Path) -> tuple[tuple[str, int, int], ...]:
     """Size and time of every file under `.running/`: the list is read again when it
     changes (a stat per file, never a read), or when a live run's clock moves on."""
-    from little_loops.fsm.facts.layout import running_dir
-
     running = running_dir(loops_dir)
     found = []
     try:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from little_loops.fsm.facts.errors import LoopDefinitionError
@@ -160,6 +161,10 @@ class RunFiles:
     loop_name: str
     loops_dir: Path
     folder: Path | None = None
+    # The names of the rotated parts in the folder (`rotated_parts`), listed once by a reader
+    # of many runs (`watch`'s list), so that each run's are not looked for in the whole
+    # folder again; never a writer's (None: look).
+    parts_listed: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def running_dir(self) -> Path:
@@ -184,11 +189,16 @@ class RunFiles:
         """The numbers of the rotated parts of the events that exist, oldest first."""
         head, tail = EVENTS_SEGMENT.split("{n}")
         prefix, found = f"{self.loop_name}{head}", []
-        try:
-            names = [p.name for p in self.running_dir.glob(f"{glob_escape(prefix)}*{tail}")]
+        try:  # one pass over the names, no pattern: a folder of 2,000 runs reads it per run
+            listed: Iterable[str] = (
+                os.listdir(self.running_dir) if self.parts_listed is None else self.parts_listed
+            )
         except OSError:
             return []
+        names = [name for name in listed if name.startswith(prefix)]
         for name in names:
+            if not name.endswith(tail) or len(name) <= len(prefix) + len(tail):
+                continue
             number = name[len(prefix) : -len(tail)]
             if number.isascii() and number.isdigit() and not number.startswith("0"):
                 found.append(int(number))
@@ -225,6 +235,16 @@ class RunFiles:
     @property
     def stop_request(self) -> Path:
         return self._file(STOP_REQUEST_SUFFIX)
+
+
+def rotated_parts(names: Iterable[str]) -> frozenset[str]:
+    """Those of *names* (a folder's) that may be rotated parts of a run's events."""
+    head, tail = EVENTS_SEGMENT.split("{n}")
+    return frozenset(
+        name
+        for name in names
+        if name.endswith(tail) and head in name and name[: -len(tail)].rpartition(".")[2].isdigit()
+    )
 
 
 def glob_escape(text: str) -> str:

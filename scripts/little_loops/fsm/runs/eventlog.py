@@ -103,8 +103,7 @@ class EventLog:
 
     def current_part(self) -> int:
         """The number of the part being written (see Position)."""
-        parts = self.files.events_segments()
-        return parts[-1] + 1 if parts else 1
+        return _current_of(self.files.events_segments())
 
     def rotate(self) -> int:
         """Move the current part aside and start a new one; drop the oldest parts kept too
@@ -178,11 +177,12 @@ class EventLog:
 
     def events(self, since: Position | None = None) -> Iterator[dict[str, Any]]:
         """Every event kept, oldest first, or those after *since*; streamed, part by part."""
-        current = self.current_part()
+        parts = self.files.events_segments()  # once: it looks through the whole folder
+        current = _current_of(parts)
         first, offset = since if since is not None else (1, 0)
         if first > current:  # the log was cleared since: nothing of it comes after *since*
             return
-        rotated = [n for n in self.files.events_segments() if n >= first]
+        rotated = [n for n in parts if n >= first]
         for number in [*rotated, current]:
             path = self.path if number == current else self.files.events_segment(number)
             start = offset if number == first else 0
@@ -324,6 +324,11 @@ def describe(exc: Exception) -> str:
     if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
         return "a number with too many digits"
     return str(exc)
+
+
+def _current_of(parts: list[int]) -> int:
+    """The number of the part being written, after the rotated *parts* (oldest first)."""
+    return parts[-1] + 1 if parts else 1
 
 
 def writer_pids(path: Path) -> set[int] | None:

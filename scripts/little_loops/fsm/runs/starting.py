@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -46,14 +46,30 @@ class StartMarker:
     pid_start: int | None
     command: str  # RUN or RESUME
     worktree: dict[str, str] = field(default_factory=dict)  # path, branch, base; {}: none
+    # The resume it started to go on with the run (`on_handoff: spawn`): pid, start time.
+    handed_to: tuple[int, int | None] | None = None
 
     @property
     def alive(self) -> bool:
         return pid_alive(self.pid, self.pid_start)
 
+    def holder(self) -> tuple[int, int | None] | None:
+        """The live process (pid, start time) this resume marker stands for: its own, else
+        the resume it handed the run to; None when neither lives (or it is no resume's)."""
+        if self.command != RESUME:
+            return None
+        if ll_loop_alive(self.pid, self.pid_start):
+            return (self.pid, self.pid_start)
+        if self.handed_to is not None and ll_loop_alive(*self.handed_to):
+            return self.handed_to
+        return None
+
     def to_json(self) -> str:
         data: dict[str, Any] = {"pid": self.pid, "pid_start": self.pid_start}
-        return json.dumps({**data, "command": self.command, "worktree": self.worktree}) + "\n"
+        data.update(command=self.command, worktree=self.worktree)
+        if self.handed_to is not None:
+            data["handed_to"] = list(self.handed_to)
+        return json.dumps(data) + "\n"
 
 
 def read_marker(key: str, loops_dir: Path) -> StartMarker | None:
@@ -62,14 +78,21 @@ def read_marker(key: str, loops_dir: Path) -> StartMarker | None:
     try:
         data = json.loads(read_run_file(run_files(key, loops_dir).starting))
         worktree = data.get("worktree") or {}
+        handed = data.get("handed_to")
         return StartMarker(
             int(data["pid"]),
-            None if data.get("pid_start") is None else int(data["pid_start"]),
+            _ticks(data.get("pid_start")),
             str(data["command"]),
             {str(k): str(v) for k, v in worktree.items()},
+            None if handed is None else (int(handed[0]), _ticks(handed[1])),
         )
-    except (OSError, LoopError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, LoopError, ValueError, KeyError, TypeError, AttributeError, IndexError):
         return None
+
+
+def _ticks(value: Any) -> int | None:
+    """A process's start time as saved (None: not known)."""
+    return None if value is None else int(value)
 
 
 def first_event_written(key: str, loops_dir: Path) -> bool:
@@ -99,7 +122,7 @@ class Starting:
         self._previous: Any = None
         path = run_files(key, loops_dir).starting
         other = read_marker(key, loops_dir)
-        if other is not None and other.pid != me and other.alive:
+        if other is not None and other.pid != me and other.alive and not _handing_to_me(other):
             raise LoopRuntimeError(
                 f"run {key} is being started by another ll-loop (pid {other.pid}): wait for"
                 " it, or stop it with 'll-loop stop'"
@@ -113,6 +136,13 @@ class Starting:
 
     def _on_term(self, signum: int, frame: FrameType | None) -> None:
         self._signalled = True
+
+    def hand_over(self, pid: int) -> None:
+        """Say that the resume *pid*, started by this process, goes on with the run: it
+        takes the marker over (this one is left for it), and a `stop` before it has written
+        its own finds it there."""
+        self.marker = replace(self.marker, handed_to=(pid, process_start_ticks(pid)))
+        write_atomic(run_files(self.key, self.loops_dir).starting, self.marker.to_json())
 
     def stop_pending(self) -> bool:
         """Whether a `stop` came while this resume was on its way up: its run is to stop."""
@@ -131,7 +161,11 @@ class Starting:
             notes = roll_back(self.key, self.loops_dir, made)
         marker = read_marker(self.key, self.loops_dir)
         path = run_files(self.key, self.loops_dir).starting
-        if marker is not None and marker.pid == self.marker.pid:  # never another's
+        # Never another's; nor ours while the resume it was handed to lives (it takes it over).
+        ours = marker is not None and marker.pid == self.marker.pid
+        if ours and (
+            marker is None or marker.handed_to is None or not pid_alive(*marker.handed_to)
+        ):
             path.unlink(missing_ok=True)
         remove_dead_temp_files(path)
         return notes
@@ -147,6 +181,16 @@ def starting(
         yield claim
     finally:
         claim.close()
+
+
+def _handing_to_me(marker: StartMarker) -> bool:
+    """Whether *marker* is that of the resume that started this one to go on with its run
+    (`on_handoff: spawn`): named in it, or its process this one's parent (which is about to
+    name it)."""
+    me = os.getpid()
+    return marker.command == RESUME and (
+        marker.handed_to == (me, process_start_ticks(me)) or marker.pid == os.getppid()
+    )
 
 
 def roll_back(key: str, loops_dir: Path, marker: StartMarker) -> list[str]:
@@ -175,8 +219,8 @@ def forget_dead_starts(loops_dir: Path, loop_name: str, key: str | None = None) 
         if found != key and not (key is None and found.startswith(loop_name + RUN_KEY_SEPARATOR)):
             continue
         marker = read_marker(found, loops_dir)
-        if marker is not None and marker.alive:
-            continue
+        if marker is not None and (marker.alive or marker.holder() is not None):
+            continue  # starting, or the resume it handed the run to is
         what = f"run {found} was killed while starting, before its first step"
         if marker is not None and not first_event_written(found, loops_dir):
             try:
@@ -190,11 +234,13 @@ def forget_dead_starts(loops_dir: Path, loop_name: str, key: str | None = None) 
     return notes
 
 
-def request_stop(key: str, loops_dir: Path) -> bool:
+def request_stop(key: str, loops_dir: Path, also: Sequence[int] = ()) -> bool:
     """Leave a stop request for the `ll-loop resume` processes there are now that have not
     said yet which run they resume (their marker comes next, then they read this): the one
-    of *key* among them stops its run. False when there is none."""
-    pids = [[pid, process_start_ticks(pid)] for pid in _resume_processes()]
+    of *key* among them stops its run. *also*: processes that may start one (the process
+    that ended the run at a handoff, about to start its continuation: it starts none).
+    False when there is none."""
+    pids = [[pid, process_start_ticks(pid)] for pid in [*_resume_processes(), *also]]
     if not pids:
         return False
     with contextlib.suppress(OSError, LoopError):
@@ -216,11 +262,28 @@ def _resume_processes() -> list[int]:
                 args = source.read().split(b"\0")
         except OSError:
             continue
-        names = [os.path.basename(arg) for arg in args[:2]]
-        ours = b"ll-loop" in names or b"-m\0little_loops.cli" in b"\0".join(args[1:3])
-        if ours and b"resume" in args and int(entry) != os.getpid():
+        if _ll_loop_args(args) and b"resume" in args and int(entry) != os.getpid():
             found.append(int(entry))
     return found
+
+
+def _ll_loop_args(args: list[bytes]) -> bool:
+    """Whether a command line (/proc/PID/cmdline split) is an `ll-loop` one (`ll-loop ...`,
+    `python -m little_loops.cli ...`)."""
+    names = [os.path.basename(arg) for arg in args[:2]]
+    return b"ll-loop" in names or b"-m\0little_loops.cli" in b"\0".join(args[1:3])
+
+
+def ll_loop_alive(pid: int | None, pid_start: int | None) -> bool:
+    """Whether *pid* is the `ll-loop` process that started at *pid_start*: a pid saved in
+    a run file is signalled only then (a planted one may name any process)."""
+    if pid is None or pid_start is None or not pid_alive(pid, pid_start):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as source:
+            return _ll_loop_args(source.read().split(b"\0"))
+    except OSError:
+        return False
 
 
 def withdraw_stop(key: str, loops_dir: Path) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum, auto
 from pathlib import Path
 
+from little_loops.fsm.facts.layout import split_run_key
 from little_loops.fsm.facts.outcomes import Outcome, Status, can_resume
 from little_loops.fsm.processes.containment import CONTAINMENT
 from little_loops.fsm.runs.control import (
@@ -21,10 +22,18 @@ from little_loops.fsm.runs.control import (
     wait_gone,
 )
 from little_loops.fsm.runs.orphans import kill_orphaned_actions
-from little_loops.fsm.runs.starting import RESUME, read_marker, request_stop, withdraw_stop
+from little_loops.fsm.runs.starting import (
+    forget_dead_starts,
+    ll_loop_alive,
+    read_marker,
+    request_stop,
+    withdraw_stop,
+)
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
 from little_loops.fsm.runs.which import SavedRun
+
+CHAIN_HOPS = 4  # the processes of a chain one stop follows, at most (two are expected)
 
 
 class Stop(Enum):
@@ -48,6 +57,7 @@ class StopReport:
     grace: float = GRACE_SECONDS
     seconds: float = 0.0  # how long stopping it took
     pid: int | None = None  # the process that was stopped
+    at_handoff: bool = False  # between two processes of an `on_handoff: spawn` chain
 
 
 def runs_to_stop(runs: Sequence[SavedRun]) -> list[str]:
@@ -106,32 +116,56 @@ def _stop_starting_resume(
     on_stopping: Callable[[int], None] | None,
 ) -> StopReport | None:
     """Stop a resume of *key* on its way up (its marker written, its run not yet marked
-    running): SIGTERM, which it keeps until it can stop its run, ending it stopped. None
-    when there is none; a stop request is left then, for the `ll-loop resume` processes
-    that have not written their marker yet (the one of this run honours it)."""
+    running): SIGTERM, which it keeps until it can stop its run, ending it stopped. Between
+    two processes of an `on_handoff: spawn` chain, the one that ended the run at the
+    handoff is stopped before it starts the next, and the next (its marker names it) before
+    it goes on. None when there is none; a stop request is left then, for the `ll-loop
+    resume` processes that have not written their marker yet (the one of this run honours
+    it)."""
     loops_dir = persistence.loops_dir
     if not (can_resume(state.status, state.terminated_by) or state.status == Status.RUNNING):
         return None
-    request_stop(key, loops_dir)  # first: a resume writes its marker, then reads this
+    ended = state.terminated_by == Outcome.HANDOFF and ll_loop_alive(state.pid, state.pid_start)
+    at_handoff = (state.pid, state.pid_start) if ended and state.pid is not None else None
+    # First: a resume writes its marker, then reads this; the process at the handoff reads
+    # it before it starts the next.
+    request_stop(key, loops_dir, also=[at_handoff[0]] if at_handoff else [])
     marker = read_marker(key, loops_dir)
-    if marker is None or marker.command != RESUME or not marker.alive:
+    holder = (marker.holder() if marker is not None else None) or at_handoff
+    if holder is None:
         return None
     grace = GRACE_SECONDS if grace is None else grace
-    started = time.monotonic()
+    started, killed, first = time.monotonic(), False, holder[0]
     if on_stopping is not None:
-        on_stopping(marker.pid)
-    CONTAINMENT.signal_recorded(marker.pid, signal.SIGTERM)
-    killed = not wait_gone(marker.pid, marker.pid_start, grace)
-    if killed:
-        CONTAINMENT.signal_recorded(marker.pid, signal.SIGKILL, children=True)
-        wait_gone(marker.pid, marker.pid_start, KILL_WAIT_SECONDS)
+        on_stopping(first)
+    stopped: list[int] = []
+    while holder is not None and len(stopped) < CHAIN_HOPS:
+        pid, pid_start = holder
+        stopped.append(pid)
+        CONTAINMENT.signal_recorded(pid, signal.SIGTERM)
+        if not wait_gone(pid, pid_start, grace):
+            killed = True
+            CONTAINMENT.signal_recorded(pid, signal.SIGKILL, children=True)
+            wait_gone(pid, pid_start, KILL_WAIT_SECONDS)
+        marker = read_marker(key, loops_dir)  # the next of a chain, if it was started meanwhile
+        holder = marker.holder() if marker is not None else None
+        if holder is not None and holder[0] in stopped:
+            holder = None
     withdraw_stop(key, loops_dir)
+    # The marker of a chain's process stopped before it wrote its own: no start to roll back.
+    forget_dead_starts(loops_dir, split_run_key(key)[0], key)
     after = persistence.load_state() or state
-    if after.status == Status.RUNNING and after.pid == marker.pid:  # killed: it could not say
+    if after.status == Status.RUNNING and after.pid in stopped:  # killed: it could not say
         after.status = Outcome.STOPPED.status
         after.terminated_by = Outcome.STOPPED
         persistence.save_state(after)
     seconds = time.monotonic() - started
     return StopReport(
-        Stop.STOPPED, after, killed=killed, grace=grace, seconds=seconds, pid=marker.pid
+        Stop.STOPPED,
+        after,
+        killed=killed,
+        grace=grace,
+        seconds=seconds,
+        pid=first,
+        at_handoff=state.terminated_by == Outcome.HANDOFF,
     )

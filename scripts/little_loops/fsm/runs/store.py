@@ -50,12 +50,18 @@ class StatePersistence:
     """
 
     def __init__(
-        self, loop_name: str, loops_dir: Path | None = None, *, folder: Path | None = None
+        self,
+        loop_name: str,
+        loops_dir: Path | None = None,
+        *,
+        folder: Path | None = None,
+        parts_listed: frozenset[str] | None = None,
     ) -> None:
-        """*folder*: read an archived run's files there instead of the current run's."""
+        """*folder*: read an archived run's files there instead of the current run's;
+        *parts_listed*: the rotated parts there, listed by a reader of many runs (RunFiles)."""
         self.loop_name = validate_loop_name(loop_name)
         self.loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
-        files = RunFiles(loop_name, self.loops_dir, folder)
+        files = RunFiles(loop_name, self.loops_dir, folder, parts_listed)
         self.running_dir = files.running_dir
         self.state_file = files.state
         self.events_file = files.events
@@ -239,16 +245,21 @@ class RunInfo:
 def list_running_loops(loops_dir: Path | None = None) -> list[RunInfo]:
     """Every run with a state file under `<loops_dir>/.running/`, by name; never raises on one."""
     running = running_dir(loops_dir)
-    infos = []
-    for name, path in state_files(running):
-        try:
-            state = StatePersistence(name, running.parent).load_state()
-        except (LoopRuntimeError, LoopDefinitionError) as exc:
-            infos.append(RunInfo(name, path, None, str(exc)))
-            continue
-        if state is not None:  # it may have been cleared since the glob
-            infos.append(RunInfo(name, path, state))
-    return infos
+    found = (running_loop(name, path) for name, path in state_files(running))
+    return [info for info in found if info is not None]
+
+
+def running_loop(
+    name: str, path: Path, parts_listed: frozenset[str] | None = None
+) -> RunInfo | None:
+    """The run *name* whose state file is *path* (under `.running/`, whose rotated event
+    parts are *parts_listed* when a reader of many runs listed them), as the list of runs
+    shows it: None when it has been cleared since it was listed; never raises."""
+    try:
+        state = StatePersistence(name, path.parent.parent, parts_listed=parts_listed).load_state()
+    except (LoopRuntimeError, LoopDefinitionError) as exc:
+        return RunInfo(name, path, None, str(exc))
+    return None if state is None else RunInfo(name, path, state)
 
 
 def get_loop_history(loop_name: str, loops_dir: Path | None = None) -> list[dict[str, Any]]:

@@ -107,8 +107,9 @@ def test_the_list_follows_a_background_run_as_it_moves_on(project: Path) -> None
             await until(
                 pilot, lambda: (board_row(app, "steps") or ())[3:4] == ("second",), "second"
             )
+            # Drawn once the table has been laid out again (the rows come from a thread).
+            await until(pilot, lambda: "second" in screen_text(app), "second drawn")
             assert "steps" in screen_text(app)
-            assert "second" in screen_text(app)
 
     asyncio.run(drive())
     assert llproc.console(project, "stop", "steps").returncode == ExitCode.OK

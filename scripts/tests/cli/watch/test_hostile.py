@@ -329,3 +329,48 @@ def test_a_fifo_among_the_run_files_is_said_and_the_view_stays_up(tmp_path: Path
             assert app.is_running
 
     asyncio.run(drive())
+
+
+@pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="needs tmux (scripts/dev test installs it)"
+)
+def test_in_a_real_tmux_pane_stop_acts_on_the_run_its_question_named_or_on_none(
+    tmp_path: Path, marker: str
+) -> None:
+    import os
+    import shlex
+    import subprocess
+    import sys
+    import uuid
+
+    from cli.watch.test_init import _tmux, _until
+    from support.slowdown import scaled
+
+    aa, bb = _two_runs(tmp_path, marker)
+    socket = f"ll-watch-{uuid.uuid4().hex[:8]}"
+    ll_loop = shlex.quote(str(Path(sys.executable).parent / "ll-loop"))
+    script = f"{ll_loop} watch 2>&1; echo watch-exited=$?; sleep 300"
+    subprocess.run(
+        ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30",
+         "-c", str(tmp_path), "sh", "-c", script],
+        check=True, env={**os.environ, "TERM": "xterm-256color"}, timeout=scaled(20),
+    )  # fmt: skip
+    try:
+        pane = lambda: _tmux(socket, "capture-pane", "-p", "-J", "-t", "0")  # noqa: E731
+        rows = lambda: [line.split()[0] for line in pane().splitlines() if line.split()[:1]]  # noqa: E731
+        _until(lambda: {"aa", "bb"} <= set(rows()), "both runs in the list", pane)
+        assert rows()[1:3] == ["aa", "bb"]  # under the header, by name: aa is selected
+        _tmux(socket, "send-keys", "-t", "0", "Down")
+        _tmux(socket, "send-keys", "-t", "0", "s")
+        _until(lambda: "Stop run bb" in pane(), "the question", pane)
+        _forget(tmp_path, "bb")  # bb goes away while the question is open
+        _until(lambda: "bb" not in rows(), "bb gone from the list", pane)
+        _tmux(socket, "send-keys", "-t", "0", "y")
+        _until(lambda: "is gone; nothing done" in pane(), "the note", pane)
+        assert "watch-exited" not in pane()
+    finally:
+        _tmux(socket, "kill-server")
+    assert not pid_alive(bb)
+    assert pid_alive(aa)  # the run selected when the question closed goes on
+    assert llproc.state(tmp_path, "aa")["status"] == "running"
+    assert llproc.console(tmp_path, "stop", "aa").returncode == ExitCode.OK

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from little_loops.fsm.facts.errors import CorruptStateError
-from little_loops.fsm.facts.layout import RunFiles
+from little_loops.fsm.facts.layout import RunFiles, rotated_parts
 from little_loops.fsm.runs import eventlog
 from little_loops.fsm.runs.eventlog import EventLog
 
@@ -118,6 +118,25 @@ def test_parts_of_another_loop_are_not_taken(tmp_path: Path) -> None:
         (tmp_path / ".running" / name).write_text("")
     assert ours.events_segments() == [2]
     assert RunFiles("fi[x]", tmp_path).events_segments() == []
+    # The same from the parts a reader of many runs listed once (watch's list).
+    listed = rotated_parts(os.listdir(tmp_path / ".running"))
+    assert RunFiles("fix", tmp_path, parts_listed=listed).events_segments() == [2]
+    assert RunFiles("fixed", tmp_path, parts_listed=listed).events_segments() == [3]
+    assert RunFiles("fi[x]", tmp_path, parts_listed=listed).events_segments() == []
+
+
+def test_a_run_with_rotated_parts_reads_the_same_from_the_parts_listed(log: EventLog) -> None:
+    fill(log, 3)
+    log.rotate()
+    fill(log, 2)
+    log.rotate()
+    fill(log, 1)
+    listed = rotated_parts(os.listdir(log.path.parent))
+    files = RunFiles(log.files.loop_name, log.files.loops_dir, parts_listed=listed)
+    assert files.events_segments() == log.files.events_segments() == [1, 2]
+    again = EventLog(files, "listed")
+    assert list(again.events()) == list(log.events())
+    assert len(list(again.events())) == 6
 
 
 def test_a_position_in_a_part_that_is_gone_reads_nothing(log: EventLog) -> None:
