@@ -136,6 +136,22 @@ def test_each_built_in_agent(
         assert line.startswith("state 'fix' runs a prompt on ")
 
 
+def test_an_agent_the_preflight_skips_is_left_out(tmp_path: Path) -> None:
+    """It never runs, so its spend is none; the others of its list still count, each."""
+    fsm = _loop("codex,claude")
+    fsm.max_cost_usd = 1.0
+    assert require_counted(fsm, machine=_machine(tmp_path), skipped={"codex": "not_ready"}) == []
+    with pytest.raises(LoopSetupError, match="runs a prompt on Codex, whose spend cannot"):
+        require_counted(fsm, machine=_machine(tmp_path), skipped={"claude": "not_ready"})
+    both = _loop("codex,gemini", "gemini: {model: llama-3}\n")
+    lines = uncounted(both, machine=_machine(tmp_path))
+    assert [line.split(",")[0] for line in lines] == [  # in the list's order
+        "state 'fix' runs a prompt on Codex",
+        "state 'fix' runs a prompt on Gemini",
+    ]
+    assert len(uncounted(both, machine=_machine(tmp_path), skipped={"codex"})) == 1
+
+
 def test_the_model_in_codex_config_is_counted(tmp_path: Path) -> None:
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "config.toml").write_text('model = "gpt-5-codex"\n')
