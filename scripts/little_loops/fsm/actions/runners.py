@@ -29,7 +29,7 @@ from little_loops.fsm.facts.layout import (
     stderr_file,
 )
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_file
-from little_loops.fsm.facts.spend import implausible_cost
+from little_loops.fsm.facts.spend import reported_cost
 from little_loops.fsm.processes.launch import Overlay
 
 # Where an agent that reads its prompt from a file (`prompt_input` FILE) finds it.
@@ -158,10 +158,12 @@ class DefaultActionRunner(ProcessSupervisor):
             if prompt is not None:
                 prompt.done()
         result = spec.finish(result, request)
-        implausible = implausible_cost(result.cost_usd)
+        cost, implausible = reported_cost(result.cost_usd)
         if implausible is not None:  # any agent's: never counted, an error of its output
             error = result.error or f"{spec.name} {implausible}"
             result = dataclasses.replace(result, cost_usd=None, error=error)
+        elif cost != result.cost_usd:  # below nothing: nothing
+            result = dataclasses.replace(result, cost_usd=cost)
         if request.confinement is not None:
             written = None if out_path is None else stderr_file(out_path)
             _note_refusal(result, request.confinement.sandbox, written)
