@@ -29,7 +29,7 @@ from little_loops.fsm.facts.layout import (
     stderr_file,
 )
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_file
-from little_loops.fsm.facts.spend import reported_cost
+from little_loops.fsm.facts.spend import reported_cost, unpriced
 from little_loops.fsm.processes.launch import Overlay
 
 # Where an agent that reads its prompt from a file (`prompt_input` FILE) finds it.
@@ -164,6 +164,11 @@ class DefaultActionRunner(ProcessSupervisor):
             result = dataclasses.replace(result, cost_usd=None, error=error)
         elif cost != result.cost_usd:  # below nothing: nothing
             result = dataclasses.replace(result, cost_usd=cost)
+        if implausible is None and cost is None and spec.agent is not None:
+            # An agent's tokens with no cost said and no price known: spent, not counted.
+            why = result.uncounted or unpriced(result.usage)
+            if why is not None:
+                result = dataclasses.replace(result, uncounted=why)
         if request.confinement is not None:
             written = None if out_path is None else stderr_file(out_path)
             _note_refusal(result, request.confinement.sandbox, written)

@@ -47,6 +47,32 @@ class Spend:
         )
 
 
+_UNKEPT = "the budget {limit} (max_cost_usd, --max-cost) cannot be kept: "
+
+
+def budget_unkept(limit: float, why: str) -> str:
+    """The one line of a budget that cannot be kept (refused before the first step, or
+    stopped after a step whose spend was not counted): names the limit, then *why*."""
+    return _UNKEPT.format(limit=dollars(limit)) + why
+
+
+def is_unkept(error: str | None) -> bool:
+    """Whether a run's *error* is budget_unkept's (not the budget used up)."""
+    head = _UNKEPT.split("{limit}", 1)[0]
+    return error is not None and error.startswith(head) and "cannot be kept: " in error
+
+
+def unpriced(usage: Mapping[str, object] | None) -> str | None:
+    """Why a call that reported *usage* but no cost cannot be counted (it used tokens no
+    price is known for); None when it used none (nothing was spent)."""
+    used = sum(
+        value
+        for value in (usage or {}).values()
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0
+    )
+    return f"it used {used:,} tokens, and no price is known for its model" if used else None
+
+
 MOST_PLAUSIBLE_COST_USD = 10_000.0  # what one agent or judge call may say it cost, at most
 
 

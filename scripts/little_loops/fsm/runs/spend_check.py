@@ -15,7 +15,7 @@ from collections.abc import Collection
 from little_loops.fsm.actions.machine import Machine
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.facts.errors import LoopSetupError
-from little_loops.fsm.facts.spend import dollars
+from little_loops.fsm.facts.spend import budget_unkept
 from little_loops.fsm.runs.preflight import needs, reachable_states
 
 
@@ -60,7 +60,5 @@ def require_counted(
     when every spend is counted)."""
     lines = uncounted(fsm, start, machine, skipped)
     if lines and fsm.max_cost_usd is not None:
-        limit = dollars(fsm.max_cost_usd)
-        raise LoopSetupError(f"the budget {limit} (max_cost_usd, --max-cost) cannot be kept: "
-                             + "; and ".join(lines))  # fmt: skip
+        raise LoopSetupError(budget_unkept(fsm.max_cost_usd, "; and ".join(lines)))
     return [f"{line}; the run's cost leaves it out" for line in lines]

@@ -146,8 +146,17 @@ def test_no_cost_reported_is_priced_from_the_tokens_of_a_known_model() -> None:
     result = ActionResult(json.dumps(line), "", 0, 1)
     done = opencode.finish(result, request(model="openai/gpt-5"))
     assert done.cost_usd == pytest.approx(1.25)
-    unknown = opencode.finish(ActionResult(json.dumps(line), "", 0, 1), request(model="x/y"))
-    assert (unknown.cost_usd, unknown.model_costs) == (0.0, None)
+    assert done.uncounted is None
+    # A model ll-loop has no price for, or none named (opencode's config chose it): opencode
+    # said 0 for tokens it used, which is no price, not a free call: not counted.
+    for options in ({"model": "x/y"}, {}):
+        unknown = opencode.finish(ActionResult(json.dumps(line), "", 0, 1), request(**options))
+        assert (unknown.cost_usd, unknown.model_costs) == (None, None)
+        assert unknown.uncounted == opencode.UNPRICED
+    # No tokens used: nothing spent, counted as nothing.
+    line["part"]["tokens"]["input"] = 0  # type: ignore[index]
+    idle = opencode.finish(ActionResult(json.dumps(line), "", 0, 1), request(model="x/y"))
+    assert (idle.cost_usd, idle.uncounted) == (0.0, None)
 
 
 def test_an_api_error_is_the_error_and_its_limit_is_read_from_the_file(tmp_path: Path) -> None:
