@@ -148,8 +148,11 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     changes["cost_usd"] = cost
     if isinstance(model, str) and cost:
         changes["model_costs"] = {model: cost}
+    if session.implausible is not None:  # neither counted nor priced: an error of its output
+        changes.update(cost_usd=None, model_costs=None, uncounted=None)
+        changes["error"] = result.error or f"opencode {session.implausible}"
     done = dataclasses.replace(result, **changes)
-    if result.error is not None:
+    if result.error is not None or session.implausible is not None:
         return done
     if session.errors:
         done.error = "opencode reported an error: " + error_text(session.errors[-1])
