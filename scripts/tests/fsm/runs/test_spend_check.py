@@ -209,6 +209,11 @@ def test_a_step_whose_output_says_no_cost_stops_a_budgeted_run_after_it(tmp_path
     (closing,) = [line for line in done.stderr.splitlines() if line.startswith("Loop stopped")]
     shown = next(b for b in all_blocks() if b.starts("docs/cli.md", "Loop stopped in fix: "))
     assert re.sub(r"\(1 iteration, [^)]*\)", "(1 iteration, 52ms)", closing) == shown.text.strip()
+    status = llproc.ll_loop(root, "status", "fix")
+    (hint,) = [line for line in status.stdout.splitlines() if line.startswith("to go on:")]
+    assert hint.split(None, 3)[-1] == (
+        "ll-loop resume fix (until the next step whose spend cannot be counted)"
+    )
     # A resume judges the step that ran (never again) and goes on to the next such step.
     resumed = llproc.ll_loop(root, "resume", "fix", "-q")
     assert resumed.returncode == ExitCode.BUDGET, resumed.stderr
