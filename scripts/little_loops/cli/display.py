@@ -27,7 +27,7 @@ from little_loops.fsm.facts.layout import stderr_file
 from little_loops.fsm.facts.outcomes import RAISABLE_LIMITS
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.facts.safetext import one_line, shown
-from little_loops.fsm.facts.spend import format_cost
+from little_loops.fsm.facts.spend import format_cost, is_unkept
 from little_loops.fsm.facts.timefmt import format_duration
 
 ACTION_WIDTH = 60
@@ -95,6 +95,11 @@ def outcome_line(final: dict[str, Any]) -> str:
     if how == "terminal_failure":  # with an error when reached on the verdict error
         what = f": {shown(final['error'])}" if final.get("error") else " outcome"
         return f"Loop ended in {state}, a failure{what} ({stats})"
+    if how == "budget" and is_unkept(final.get("error")):  # a step's spend was not counted
+        return (
+            f"Loop stopped in {state}: {shown(final['error'])} ({stats}); ll-loop resume NAME "
+            "goes on, until the next step whose spend cannot be counted"
+        )
     if how in RAISABLE_LIMITS:
         what = "cost budget" if how == "budget" else how
         return (

@@ -108,7 +108,7 @@ def _resume(
         print(f"ll-loop: warning: {skipped}", file=sys.stderr)
     from little_loops.fsm.runs.spend_check import require_counted
 
-    for uncounted in require_counted(fsm, start=saved.current_state):
+    for uncounted in require_counted(fsm, start=saved.current_state, skipped=found.skipped):
         print(f"ll-loop: warning: {uncounted}", file=sys.stderr)
     if background:
         from little_loops.cli.background import start_background

@@ -102,7 +102,7 @@ def run_command(
     for skipped in found.warnings:
         print(f"ll-loop: warning: {skipped}", file=sys.stderr)
     # An agent whose spend cannot be counted: refused under a budget, else said once.
-    for uncounted in require_counted(fsm):
+    for uncounted in require_counted(fsm, skipped=found.skipped):
         print(f"ll-loop: warning: {uncounted}", file=sys.stderr)
     if not options.quiet:
         for warning in prose_warnings(fsm):
@@ -141,13 +141,14 @@ def print_plan(fsm: FSMLoop, path: Path) -> int:
     it needs, missing here) is a note on stderr, not a failure: the plan is right anyway."""
     from little_loops.cli.plan import format_plan
     from little_loops.fsm.facts.runfile import display_path
-    from little_loops.fsm.runs.preflight import problems
+    from little_loops.fsm.runs.preflight import readiness
     from little_loops.fsm.runs.spend_check import uncounted
 
     print(format_plan(fsm, display_path(path.resolve())), end="")
-    for problem in problems(fsm).values():
+    found = readiness(fsm)
+    for problem in found.errors.values():
         print(f"ll-loop: note: a run would stop before its first step: {problem}", file=sys.stderr)
-    for line in uncounted(fsm):
+    for line in uncounted(fsm, skipped=found.skipped):
         stop = "a run would stop before its first step: " if fsm.max_cost_usd is not None else ""
         print(f"ll-loop: note: {stop}{line}", file=sys.stderr)
     return ExitCode.OK

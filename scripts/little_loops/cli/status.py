@@ -104,7 +104,7 @@ def status_rows(
     from little_loops.cli.parameters import loop_now, saved_values
     from little_loops.fsm.facts.outcomes import Status, how_to_go_on
     from little_loops.fsm.facts.runfile import display_path
-    from little_loops.fsm.facts.spend import format_cost
+    from little_loops.fsm.facts.spend import format_cost, is_unkept
     from little_loops.fsm.facts.timefmt import format_duration
     from little_loops.fsm.runs.approvals import how_to_answer, pending_question
     from little_loops.fsm.runs.control import saved_loop_file
@@ -134,6 +134,8 @@ def status_rows(
     if described.disk:
         rows.append(("disk", described.disk))
     hint = how_to_go_on(state.terminated_by, loop_name)
+    if is_unkept(state.error):  # a step's spend not counted: a higher budget changes nothing
+        hint = f"ll-loop resume {loop_name} (until the next step whose spend cannot be counted)"
     if state.status == Status.FAILED and hint is not None:
         rows.append(("to go on", hint))
     if state.continuation:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from support import llproc
@@ -381,3 +382,68 @@ def test_a_damaged_log_after_the_snapshot_is_reported_and_the_snapshot_used(
         f"ll-loop: warning: {why.replace('showing the last', 'resuming from the last')}\n"
     )
     assert resumed.code == ExitCode.MAX_ITERATIONS
+
+
+# `check` holds (sleeps) once where a `hold` file was put: there the run is killed or stopped.
+CAPPED = """\
+name: capped
+initial: work
+{cap}
+states:
+  work:
+    action: echo work >> ticks
+    next: check
+  check:
+    action: echo check >> ticks; if [ -e hold ]; then rm hold; touch started; sleep {marker}; fi
+    next: work
+  done:
+    terminal: true
+"""
+
+
+def _capped_end(root: Path) -> dict[str, object]:
+    """How a run of `capped` ended: its status and its counts."""
+    state = llproc.state(root, "capped")
+    keys = ("status", "terminated_by", "current_state", "iteration", "caps")
+    return {key: state[key] for key in keys}
+
+
+@pytest.mark.parametrize("how", ["kill -9", "stop"])
+@pytest.mark.parametrize("cap", ["max_steps: 5", "max_iterations: 2"])
+def test_a_step_cut_short_and_resumed_counts_once_toward_the_caps(
+    tmp_path: Path, marker: str, cap: str, how: str
+) -> None:
+    """Killed (or stopped) inside its second step's action and resumed, the run stops at
+    the same step and pass as one never cut short: the step run again is the same step."""
+    ends = []
+    for name, cut in (("whole", False), ("cut", True)):
+        root = tmp_path / name
+        (root / ".loops").mkdir(parents=True)
+        (root / ".loops" / "capped.yaml").write_text(CAPPED.format(cap=cap, marker=marker))
+        if cut:
+            (root / "hold").touch()
+        proc = llproc.start(root, "run", "capped", "-q")
+        if cut:
+            llproc.wait_for(lambda r=root: (r / "started").exists(), what="the held action")
+            llproc.wait_for(
+                lambda r=root: any(
+                    e["event"] == "action_start" and e["state"] == "check"
+                    for e in llproc.events(r, "capped")
+                ),  # fmt: skip
+                what="the held action's start in the log",
+            )
+            if how == "kill -9":
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                assert llproc.ll_loop(root, "stop", "capped").returncode == ExitCode.OK
+            proc.wait(timeout=scaled(10))
+            resumed = llproc.ll_loop(root, "resume", "capped", "-q")
+            code = resumed.returncode
+        else:
+            code = proc.wait(timeout=scaled(20))
+        ends.append((code, _capped_end(root), (root / "ticks").read_text().split()))
+    (whole_code, whole, whole_ticks), (code, cut_end, ticks) = ends
+    assert whole_code in (ExitCode.MAX_STEPS, ExitCode.MAX_ITERATIONS), whole
+    assert (code, cut_end) == (whole_code, whole)
+    # The held `check` ran once more (it was cut short): the only extra side effect.
+    assert ticks == whole_ticks[:2] + ["check"] + whole_ticks[2:]

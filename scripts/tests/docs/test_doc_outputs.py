@@ -207,6 +207,7 @@ def test_run_json_and_the_state_file_have_the_documented_keys(project: LoopProje
     state = json.loads((project.loops / ".running" / "hello.state.json").read_text())
     shown = json.loads(block("docs/persistence.md", '{\n  "schema_version"').text)
     assert set(shown) == set(state)
+    assert set(shown["caps"]) == set(state["caps"])  # the caps' counts too
 
 
 def test_the_readme_run_is_what_ll_loop_prints(

@@ -1,7 +1,9 @@
-"""A budget on Codex: the real Codex CLI (npm @openai/codex) against the scripted Responses
-API on 127.0.0.1, run by the `ll-loop` console script. Its spend is counted with the model
-the loop, `--model` or Codex's own config.toml names, and `--max-cost` stops the run; with
-no model named anywhere the run is refused before a request is made."""
+"""A budget on every agent: the real Codex CLI (npm @openai/codex) against the scripted
+Responses API and the real Claude Code against the scripted Messages API, on 127.0.0.1, run
+by the `ll-loop` console script. Codex's spend is counted with the model the loop, `--model`
+or Codex's own config.toml names, and `--max-cost` stops the run; with no model named
+anywhere the run is refused before a request is made, unless the preflight skips Codex
+anyway (it cannot run here) and the next agent of the list, whose spend is counted, runs."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from pathlib import Path
 import pytest
 from support import llproc
 from support.doc_blocks import all_blocks
+from support.fake_anthropic import FakeAnthropic, is_claude_code_turn
 from support.fake_openai import FakeOpenAI
+from support.npm_cli import CODEX, cli_or_skip
 from support.project import LoopProject
 
 from little_loops.fsm.actions.codex_model import recorded_model
@@ -133,3 +137,77 @@ def test_without_a_budget_an_uncounted_agent_is_one_warning_and_the_run_goes_on(
         " $CODEX_HOME/config.toml); the run's cost leaves it out"
     ]
     assert len(fake_openai.requests) == 1
+
+
+FALLBACK = """\
+name: ask
+initial: ask
+agent: [{agents}]
+states:
+  ask:
+    action: Say hello
+    action_type: prompt
+    evaluate: {{type: exit_code}}
+    next: done
+  done:
+    terminal: true
+"""
+
+
+@pytest.mark.parametrize("cause", ["not logged in", "not installed"])
+def test_an_uncounted_agent_the_preflight_skips_does_not_stop_the_budget(
+    claude_code_env: dict[str, str],
+    fake_anthropic: FakeAnthropic,
+    loop_project: LoopProject,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cause: str,
+) -> None:
+    """The first agent of the list, Codex, names no model (its spend cannot be counted) but
+    cannot run here either: the preflight skips it, the next agent (Claude Code, whose
+    spend is counted) runs, and `--max-cost` holds for it."""
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "CODEX_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex-home"))  # no auth.json
+    folders = [f for f in os.environ["PATH"].split(os.pathsep) if not Path(f, "codex").exists()]
+    if cause == "not logged in":
+        folders.insert(0, str(cli_or_skip(CODEX).parent))
+    monkeypatch.setenv("PATH", os.pathsep.join(folders))
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    agent.reply_text("Hello.")
+    loop_project.write("ask", FALLBACK.format(agents="codex, claude"))
+    done = llproc.console(loop_project.root, "run", "ask", "--max-cost", "1", "--json", timeout=180)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "cannot be counted" not in done.stderr
+    assert "(codex is skipped: the next agent of the list runs)" in done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["final_state"] == "done"
+    assert 0 < outcome["cost_usd"] < 1  # Claude Code's own figure, counted
+    started = [e.get("agent") for e in llproc.events(loop_project.root, "ask")
+               if e["event"] == "action_start"]  # fmt: skip
+    assert started == ["claude"]
+    assert len(agent.requests) == 1
+    # --dry-run says the same: no note that a run would stop.
+    shown = llproc.console(loop_project.root, "run", "ask", "--max-cost", "1", "--dry-run")
+    assert "cannot be counted" not in shown.stderr, shown.stderr
+
+
+def test_an_uncounted_agent_that_can_run_later_in_the_list_is_still_refused(
+    fake_openai: FakeOpenAI,
+    claude_code_env: dict[str, str],
+    fake_anthropic: FakeAnthropic,
+    loop_project: LoopProject,
+) -> None:
+    """Codex is ready (a key) but names no model: it runs when Claude Code is limited, so
+    a budget cannot be kept even though Claude Code comes first in the list."""
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    loop_project.write("ask", FALLBACK.format(agents="claude, codex"))
+    done = llproc.console(loop_project.root, "run", "ask", "--max-cost", "1", timeout=120)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.startswith(
+        "ll-loop: error: the budget $1 (max_cost_usd, --max-cost) cannot be kept: state 'ask'"
+        " runs a prompt on Codex, whose spend cannot be counted: no model is named"
+    ), done.stderr
+    assert agent.requests == []
+    assert fake_openai.requests == []

@@ -326,6 +326,24 @@ RESUMED = """\
 """
 
 
+HELLO = """\
+    name: hello
+    initial: ask
+    agent: gemini
+    states:
+      ask:
+        action_type: prompt
+        action: "Say hello"
+        next: again
+      again:
+        action_type: prompt
+        action: "Say it again"
+        next: done
+      done:
+        terminal: true
+"""
+
+
 def test_a_resumed_session_s_earlier_failed_call_is_not_counted_again(
     fake_gemini: FakeGemini, loop_project: LoopProject
 ) -> None:
@@ -344,3 +362,31 @@ def test_a_resumed_session_s_earlier_failed_call_is_not_counted_again(
     assert starts[1].get("resume_session")  # the same session, resumed
     completes = of(loop_project, "resumed", "action_complete")
     assert [c.get("tools_failed") for c in completes] == [1, None]
+
+
+def test_a_model_of_gemini_s_own_settings_with_no_price_stops_a_budgeted_run(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    """The loop names no model, so the preflight counts on Gemini CLI's default family; but
+    the user's settings.json chose `gemma-3-27b-it`, which has no known price. The first
+    step's tokens cannot be counted: with --max-cost the run stops after it, exit 6."""
+    settings = Path(os.environ["HOME"]) / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "model": {"name": "gemma-3-27b-it"}}))
+    fake_gemini.reply_text("Hello.", usage=usage_metadata(prompt=1000, output=20))
+    fake_gemini.reply_text("Hello again.", usage=usage_metadata(prompt=1000, output=20))
+    loop_project.write("hello", HELLO)
+    done = llproc.console(
+        loop_project.root, "run", "hello", "--json", "--max-cost", "1", timeout=240
+    )
+    assert done.returncode == ExitCode.BUDGET, done.stderr
+    assert "warning" not in done.stderr  # the preflight thought it would be counted
+    assert [turn.model for turn in fake_gemini.turns] == ["gemma-3-27b-it"]  # one step only
+    (step,) = of(loop_project, "hello", "action_complete")
+    assert step["uncounted"] == "it used 1,020 tokens, and no price is known for its model"
+    outcome = json.loads(done.stdout)
+    assert outcome["error"] == (
+        "the budget $1 (max_cost_usd, --max-cost) cannot be kept: state 'ask' ran on gemini,"
+        " whose spend cannot be counted: it used 1,020 tokens, and no price is known for its"
+        " model"
+    )

@@ -325,6 +325,31 @@ states:
 """
 
 
+TWICE = """\
+name: twice
+initial: ask
+agent: opencode
+{model}
+states:
+  ask:
+    action_type: prompt
+    action: "Say hello"
+    evaluate: {{type: exit_code}}
+    on_success: again
+    on_failure: failed
+  again:
+    action_type: prompt
+    action: "Say it again"
+    evaluate: {{type: exit_code}}
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
 def test_the_step_line_says_when_opencode_s_own_tool_call_failed_though_it_claimed_success(
     project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
 ) -> None:
@@ -390,3 +415,75 @@ def test_a_usage_limit_gives_way_to_the_next_agent_after_opencode_s_own_five_ret
     assert len(fake_chat.turns) == 6, len(fake_chat.turns)
     starts = [e.get("agent") for e in of(llproc.events(root, "fallback"), "action_start")]
     assert starts == ["opencode", "mine"]
+
+
+@pytest.mark.parametrize("budget", ["--max-cost", "none"])
+def test_a_session_opencode_has_no_price_for_is_not_counted(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat, budget: str
+) -> None:
+    """The model is opencode's own choice (its config names it, with no `cost`), so
+    opencode prints `"cost":0` for the tokens it used and its events never name the model:
+    the preflight could not tell, the step's spend is not counted. Under a budget the run
+    stops after that step, exit 6, with one line; without one it goes on, the cost `-`."""
+    root, env = project
+    config = json.loads(env["OPENCODE_CONFIG_CONTENT"])
+    del config["provider"][PROVIDER]["models"][MODEL]["cost"]
+    config["model"] = f"{PROVIDER}/{MODEL}"
+    env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
+    fake_chat.reply_text("Hello.", usage=usage(1000, 50))
+    fake_chat.reply_text("Hello again.", usage=usage(1000, 50))
+    (root / ".loops" / "twice.yaml").write_text(TWICE.format(model=""))
+    flags = ["--max-cost", "1"] if budget == "--max-cost" else []
+    done = llproc.ll_loop(root, "run", "twice", "--json", *flags, timeout=180, env=env)
+    assert "warning" not in done.stderr  # the preflight thought it would be counted
+    outcome = json.loads(done.stdout)
+    (first, *rest) = of(llproc.events(root, "twice"), "action_complete")
+    assert first["uncounted"] == opencode.UNPRICED
+    assert "cost_usd" not in first
+    assert first["usage"]["input_tokens"] == 1000
+    assert outcome["cost_usd"] == 0
+    if budget == "--max-cost":
+        assert done.returncode == ExitCode.BUDGET, done.stderr
+        assert len(fake_chat.turns) == 1  # the next step never ran unbudgeted
+        assert rest == []
+        why = (
+            "the budget $1 (max_cost_usd, --max-cost) cannot be kept: state 'ask' ran on "
+            f"opencode, whose spend cannot be counted: {opencode.UNPRICED}"
+        )
+        assert outcome["terminated_by"] == "budget"
+        assert outcome["error"] == why
+        (closing,) = [line for line in done.stderr.splitlines() if "Loop stopped" in line]
+        assert closing.startswith(f"Loop stopped in ask: {why} (1 iteration, ")
+    else:
+        assert done.returncode == ExitCode.OK, done.stderr
+        assert len(fake_chat.turns) == 2
+        assert len(rest) == 1
+        report = llproc.ll_loop(root, "report", "twice", env=env)
+        assert report.returncode == 0, report.stderr
+        rows = [line.split() for line in report.stdout.splitlines() if line.startswith("opencode")]
+        assert rows, report.stdout
+        assert rows[0][-2:] == ["-", "2,100"], report.stdout  # COST, TOKENS: not counted
+
+
+def test_a_model_ll_loop_prices_is_counted_when_opencode_says_0(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
+) -> None:
+    """opencode has no price for `gpt-5` here (no `cost` in its config, no model list) and
+    says 0; the loop names the model, which ll-loop prices: the spend is counted."""
+    root, env = project
+    config = json.loads(env["OPENCODE_CONFIG_CONTENT"])
+    config["provider"][PROVIDER]["models"] = {"gpt-5": {"name": "gpt-5, no price"}}
+    env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
+    fake_chat.reply_text("Hello.", usage=usage(1000, 50))
+    fake_chat.reply_text("Hello again.", usage=usage(1000, 50))
+    (root / ".loops" / "twice.yaml").write_text(
+        TWICE.format(model=f"opencode: {{model: {PROVIDER}/gpt-5}}")
+    )
+    done = llproc.ll_loop(root, "run", "twice", "--json", "--max-cost", "1", timeout=180, env=env)
+    assert done.returncode == ExitCode.OK, done.stderr
+    completes = of(llproc.events(root, "twice"), "action_complete")
+    # gpt-5: $1.25 per million input tokens, $10 per million output.
+    one = (1000 * 1.25 + 50 * 10.0) / 1e6
+    assert [c["cost_usd"] for c in completes] == [pytest.approx(one)] * 2
+    assert not any("uncounted" in c for c in completes)
+    assert json.loads(done.stdout)["cost_usd"] == pytest.approx(2 * one)

@@ -1,6 +1,6 @@
 """SIGKILL at every write of a run's event log, then `ll-loop resume`: the same side effects
 and the same end as the uninterrupted run, for loops with captures, stalls, retries, an
-approval and a sub-loop.
+approval, a sub-loop and a step cap.
 
 Each loop runs once uninterrupted (the reference: its side effects, the lines its actions
 append to effects.txt, and its end: status, outcome, captures, prev, counts, routes). Then
@@ -170,6 +170,26 @@ states:
     terminal: true
 """
 
+# Ends at its step cap, through the cap's route: a step killed and run again is one step.
+MAX_STEPS = """\
+name: shape
+initial: work
+max_steps: 5
+on_max_steps: summary
+states:
+  work:
+    action: 'echo "work ${state.iteration}" >> effects.txt'
+    next: check
+  check:
+    action: "echo check >> effects.txt"
+    next: work
+  summary:
+    action: "echo summary >> effects.txt"
+    next: done
+  done:
+    terminal: true
+"""
+
 SHAPES = {
     "captures": CAPTURES,
     "same_result": SAME_RESULT,
@@ -177,6 +197,7 @@ SHAPES = {
     "retries": RETRIES,
     "approval": APPROVAL,
     "subloop": SUBLOOP,
+    "max_steps": MAX_STEPS,
 }
 
 

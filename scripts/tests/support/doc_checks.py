@@ -376,6 +376,8 @@ CUSTOM: set[Key] = {
     ("docs/watch.md", "fix-types  run k3f9"),
     # The refusal of a budget that cannot be kept: e2e/test_budget_e2e.py, with real Codex.
     ("docs/cli.md", "ll-loop: error: the budget $5 (max_cost_usd"),
+    # A step whose spend was not counted stops a budgeted run: fsm/runs/test_spend_check.py.
+    ("docs/cli.md", "Loop stopped in fix: the budget $1 (max_cost_usd"),
     # The custom agent example, run for real in docs/test_custom_agent_doc.py.
     ("docs/agents/custom.md", "#!/bin/bash\n# tools/my-agent"),
     ("docs/agents/custom.md", "name: fix-calc"),

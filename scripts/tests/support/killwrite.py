@@ -184,6 +184,7 @@ def record(root: Path, name: str) -> dict[str, Any]:
         "last_result": _steady(state.last_result),
         # its counts; the git tree's fingerprint hashes HEAD, a commit of each project's own
         "stall_watch": _steady({k: v for k, v in state.stall_watch.items() if k != "tree"}),
+        "caps": state.caps,  # the steps run (max_steps), the state's repeats, a cap's route
         "routes": routes,
     }
 

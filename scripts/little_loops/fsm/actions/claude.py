@@ -17,7 +17,7 @@ from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.transcript import failed_tools, json_object, tool_lines
 from little_loops.fsm.facts.pricing import USAGE_KEYS, estimate_cost
 from little_loops.fsm.facts.runfile import open_run_stream
-from little_loops.fsm.facts.spend import implausible_cost
+from little_loops.fsm.facts.spend import reported_cost
 from little_loops.fsm.values.value_checks import is_finite
 
 # Flags added to every Claude Code action so its answer arrives with cost and usage
@@ -256,11 +256,11 @@ def apply_report(result: ActionResult) -> ActionResult:
         "session_id": session_of(report),
         "model_costs": model_costs(report) or None,
     }
-    implausible = implausible_cost(cost)
+    counted, implausible = reported_cost(cost)
     if implausible is not None:  # never counted: an error of the agent's output
         changes["error"] = f"claude {implausible}"
-    elif isinstance(cost, int | float) and not isinstance(cost, bool) and is_finite(cost):
-        changes["cost_usd"] = max(0.0, float(cost))
+    elif counted is not None:
+        changes["cost_usd"] = counted
     if report.get("is_error") is True and result.error is None:
         first = (answer if isinstance(answer, str) else "").strip().splitlines()
         changes["error"] = "claude reported an error: " + (first[0] if first else "no detail")

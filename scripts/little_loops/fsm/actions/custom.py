@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, PromptInput
+from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values import regex_limit
 from little_loops.fsm.values.regex_limit import SLOW_HINT, RegexTooSlow, within
@@ -256,6 +257,10 @@ def _last_cost(pattern: re.Pattern[str], result: ActionResult) -> float | None:
     return None
 
 
+# Exit codes of a command bash could not run (not executable, not found): nothing spent.
+_NEVER_RAN = (CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE)
+
+
 def _too_slow(name: str, key: str, result: ActionResult) -> None:
     """Say in *result*'s stderr (shown by `ll-loop logs`) that *key* was abandoned."""
     seconds = regex_limit.REGEX_TIME_LIMIT
@@ -301,6 +306,8 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
                 _too_slow(name, "cost_pattern", result)
             if spent is not None:
                 result.cost_usd = spent
+            elif result.exit_code not in _NEVER_RAN:
+                result.uncounted = "its output did not say what it spent (cost_pattern)"
         return result
 
     def usage_limit(result: ActionResult) -> ClaudeLimit | None:

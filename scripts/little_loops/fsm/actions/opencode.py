@@ -41,6 +41,12 @@ JSON_FLAGS: tuple[str, ...] = ("--format", "json")
 # What opencode 1.18 prints on stderr (exit 1, no event) for `--session ID` it has no
 # record of (another machine, a removed ~/.local/share/opencode/opencode.db).
 NO_SESSION = "Session not found"
+# Why an opencode session that used tokens and said a cost of 0 is not counted.
+UNPRICED = (
+    "opencode said a cost of $0 for the tokens it used: it has no price for its model "
+    "(give the model a `cost` in opencode.json, or name one ll-loop prices: "
+    "`opencode: {model: openai/gpt-5}`)"
+)
 # The oldest major version whose `run --format json` events this module reads.
 SUPPORTED_MAJOR = 1
 # An idle_timeout below this on an opencode action risks ending a session that is working.
@@ -138,14 +144,21 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         "tools_failed": session.tools_failed,
     }
     model = (request.options or {}).get("model")
-    cost = session.cost
-    if cost <= 0 and isinstance(model, str) and session.tokens:
-        cost = priced(model, session.tokens) or 0.0
+    cost: float | None = session.cost
+    if not cost and any(session.tokens.values()):
+        # opencode says 0 for a model it has no price for (its events never name the
+        # model): priced here when the loop names one ll-loop knows, else not counted.
+        cost = priced(model, session.tokens) if isinstance(model, str) else None
+        if cost is None:
+            changes["uncounted"] = UNPRICED
     changes["cost_usd"] = cost
-    if isinstance(model, str) and cost > 0:
+    if isinstance(model, str) and cost:
         changes["model_costs"] = {model: cost}
+    if session.implausible is not None:  # neither counted nor priced: an error of its output
+        changes.update(cost_usd=None, model_costs=None, uncounted=None)
+        changes["error"] = result.error or f"opencode {session.implausible}"
     done = dataclasses.replace(result, **changes)
-    if result.error is not None:
+    if result.error is not None or session.implausible is not None:
         return done
     if session.errors:
         done.error = "opencode reported an error: " + error_text(session.errors[-1])

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from little_loops.fsm.actions.transcript import json_object
-from little_loops.fsm.facts.spend import format_cost
+from little_loops.fsm.facts.spend import format_cost, implausible_tokens, reported_cost
 from little_loops.fsm.values.value_checks import is_finite, is_number
 
 RESULT_WIDTH = 100  # a tool result is shown as its first line, cut to this many characters
@@ -52,6 +52,8 @@ class Session:
     errors: list[dict[str, Any]] = field(default_factory=list)
     tools_failed: int = 0  # tool calls that failed (`failed_call`)
     seen: bool = False  # any opencode event at all
+    # Why a step's tokens or cost cannot be ones (infinite, 400 digits): an error of its output.
+    implausible: str | None = None
 
     @property
     def answer(self) -> str:
@@ -78,6 +80,7 @@ class Session:
                     self.more_tool_lines += 1
         elif kind == "step_finish":
             self.steps += 1
+            self.implausible = self.implausible or _implausible(part)
             for name, count in step_tokens(part).items():
                 self.tokens[name] = self.tokens.get(name, 0) + count
             cost = part.get("cost")
@@ -99,6 +102,15 @@ def read_session(lines: Iterable[str]) -> Session:
         if data is not None and isinstance(data.get("type"), str) and "sessionID" in data:
             session.add(data)
     return session
+
+
+def _implausible(part: dict[str, Any]) -> str | None:
+    """Why a `step_finish` part's tokens or cost cannot be ones (spend.implausible_tokens,
+    reported_cost), or None: such a number is never counted, nor read as none."""
+    tokens = mapping_of(part.get("tokens"))
+    cache = mapping_of(tokens.get("cache"))
+    counts = {**tokens, **{f"cache.{key}": value for key, value in cache.items()}}
+    return implausible_tokens(counts) or reported_cost(part.get("cost"))[1]
 
 
 def step_tokens(part: dict[str, Any]) -> dict[str, int]:

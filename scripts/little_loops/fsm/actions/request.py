@@ -76,3 +76,6 @@ class ActionResult:
     model_costs: dict[str, float] | None = None  # Claude Code's cost of each model it used
     tool_calls: list[str] | None = None  # a Claude session's tool calls and results, as text
     tools_failed: int = 0  # how many of the agent's own tool calls failed (a command's exit)
+    # Why its spend cannot be counted (tokens no price is known for, no cost said): under a
+    # budget the run stops after it (spend.budget_unkept); None: counted, or nothing spent.
+    uncounted: str | None = None

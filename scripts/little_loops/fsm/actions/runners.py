@@ -29,7 +29,7 @@ from little_loops.fsm.facts.layout import (
     stderr_file,
 )
 from little_loops.fsm.facts.runfile import NotOurFile, open_run_file
-from little_loops.fsm.facts.spend import implausible_cost
+from little_loops.fsm.facts.spend import reported_cost, unpriced
 from little_loops.fsm.processes.launch import Overlay
 
 # Where an agent that reads its prompt from a file (`prompt_input` FILE) finds it.
@@ -162,10 +162,17 @@ class DefaultActionRunner(ProcessSupervisor):
         if request.confinement is not None:
             note = refusal_note(result.output, result.stderr, request.confinement.sandbox)
         result = spec.finish(result, request)
-        implausible = implausible_cost(result.cost_usd)
+        cost, implausible = reported_cost(result.cost_usd)
         if implausible is not None:  # any agent's: never counted, an error of its output
             error = result.error or f"{spec.name} {implausible}"
             result = dataclasses.replace(result, cost_usd=None, error=error)
+        elif cost != result.cost_usd:  # below nothing: nothing
+            result = dataclasses.replace(result, cost_usd=cost)
+        if implausible is None and cost is None and spec.agent is not None:
+            # An agent's tokens with no cost said and no price known: spent, not counted.
+            why = result.uncounted or unpriced(result.usage)
+            if why is not None:
+                result = dataclasses.replace(result, uncounted=why)
         if note is not None:
             _note_refusal(result, note, None if out_path is None else stderr_file(out_path))
         return result

@@ -19,7 +19,7 @@ from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutorSnapshot, resumed_mid_action
 from little_loops.fsm.engine.rules import caps
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.facts.outcomes import Outcome, outcome_of
+from little_loops.fsm.facts.outcomes import HANDOFFS, Outcome, outcome_of
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ class Position:
     pass_pending: bool = False  # a maintain restart: a new pass begins before the next state
     arrived_on_error: str | None = None  # see ExecutorSnapshot.arrived_on_error
     steps: int = 0  # states run (max_steps)
+    # The state's entry is among `steps`: a resume that runs it again from its start (after
+    # a crash or a stop inside it) goes on with the same step, never counting it twice.
+    counted: bool = False
     repeats: int = 0  # times the state was entered again in a row (its max_retries)
     capped: str | None = None  # the cap (an Outcome) whose on_max_* route runs
     cap_done: bool = False  # that route's state has run: the next arrival ends the run
@@ -48,6 +51,7 @@ class Position:
             "arrived_on_error": self.arrived_on_error,
             "caps": {
                 "steps": self.steps,
+                "counted": self.counted,
                 "repeats": self.repeats,
                 "capped": self.capped,
                 "cap_done": self.cap_done,
@@ -62,6 +66,11 @@ class Position:
         rerun = resumed_mid_action(snap)
         passes = Passes.resumed(snap, rerun=rerun)
         caps = snap.caps
+        steps = int(caps.get("steps") or 0)
+        # Entered again, it is counted again (_enter): not one more step. A log written
+        # before `counted` was saved had counted every entry.
+        if rerun and caps.get("counted", True) is True and steps > 0:
+            steps -= 1
         return cls(
             state=snap.current_state,
             entered=snap.entered and snap.action_result is not None,
@@ -69,7 +78,7 @@ class Position:
             pass_states=tuple(passes.states),
             pass_pending=passes.pending,
             arrived_on_error=snap.arrived_on_error,
-            steps=int(caps.get("steps") or 0),
+            steps=steps,
             repeats=int(caps.get("repeats") or 0),
             # a run that ended at a cap goes on past it once resumed (the limit was raised)
             capped=None if caps.get("cap_done") else caps.get("capped"),
@@ -228,7 +237,7 @@ def _enter(fsm: FSMLoop, at: Position, read: Readings, *, began: bool) -> tuple[
     if not state.terminal and read.deadline_passed:
         return at, Stop(Outcome.TIMEOUT)
     if not state.terminal:
-        at = replace(at, steps=at.steps + 1)
+        at = replace(at, steps=at.steps + 1, counted=True)
     return at, Enter(kind_of(state), began)
 
 
@@ -238,7 +247,9 @@ def _diverted(fsm: FSMLoop, at: Position, way: caps.Divert | Outcome) -> tuple[P
         return at, Stop(way)
     if way.target not in fsm.states:
         return at, Stop(Outcome.ERROR, illegal_route(at.state, way.target, None, fsm.states))
-    there = replace(at, state=way.target, entered=False, arrived_on_error=None, repeats=0)
+    there = replace(
+        at, state=way.target, entered=False, arrived_on_error=None, repeats=0, counted=False
+    )
     if way.cap is not None:
         there = replace(there, capped=str(way.cap), cap_done=False)
     return there, Move(at.state, None, way.reason)
@@ -247,7 +258,10 @@ def _diverted(fsm: FSMLoop, at: Position, way: caps.Divert | Outcome) -> tuple[P
 def _routed(fsm: FSMLoop, at: Position, routed: Routed) -> tuple[Position, Command]:
     outcome = routed.outcome
     if outcome.stop is not None:
-        return at, Stop(outcome_of(outcome.stop), outcome.error)
+        stop = outcome_of(outcome.stop)
+        if stop in HANDOFFS:  # the step is over: its continuation is a step of its own
+            at = replace(at, counted=False)
+        return at, Stop(stop, outcome.error)
     if outcome.target is None:
         return at, Stop(Outcome.ERROR, no_route(at.state, outcome))
     return _move(fsm, at, outcome.target, outcome.verdict, outcome.reason, routed.error)
@@ -269,7 +283,9 @@ def _move(
         why = f"{why}: {error}" if error else why
     again = at.repeats + 1 if target == at.state else 0
     done = at.cap_done or at.capped is not None  # the cap's route ran: the run ends next
-    there = replace(at, state=target, entered=False, arrived_on_error=why, repeats=again)
+    there = replace(
+        at, state=target, entered=False, arrived_on_error=why, repeats=again, counted=False
+    )
     return replace(there, cap_done=done), Move(at.state, verdict, reason)
 
 

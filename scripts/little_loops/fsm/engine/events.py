@@ -91,6 +91,7 @@ class ActionComplete(_ActionCompleteKeys, total=False):
     models: dict[str, float]  # the cost of each model the Claude session used
     tool_calls: list[str]  # the Claude session's tool calls and results, as `logs` shows them
     tools_failed: int  # how many of the agent's own tool calls failed (none: left out)
+    uncounted: str  # why its spend cannot be counted (ActionResult.uncounted)
 
 
 class _EvaluationKeys(TypedDict):
@@ -298,6 +299,8 @@ def action_complete(name: str, result: ActionResult, spent_usd: float) -> Action
         complete["tool_calls"] = result.tool_calls
     if result.tools_failed:
         complete["tools_failed"] = result.tools_failed
+    if result.uncounted:
+        complete["uncounted"] = result.uncounted
     return complete
 
 

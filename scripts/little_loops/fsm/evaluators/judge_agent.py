@@ -24,7 +24,7 @@ from little_loops.fsm.evaluators.judge_rules import (
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult
-from little_loops.fsm.facts.spend import implausible_cost
+from little_loops.fsm.facts.spend import reported_cost
 
 
 def evaluate_with_agent(
@@ -57,11 +57,11 @@ def evaluate_with_agent(
     request = ActionRequest(question, timeout, spec.name, env=dict(os.environ), options=options)
     result = spec.finish(raw, request)
     details: dict[str, Any] = {"backend": spec.name}
-    implausible = implausible_cost(result.cost_usd)
+    cost, implausible = reported_cost(result.cost_usd)
     if implausible is not None:
         return judge_error(f"{spec.name} {implausible}", shown, **details)
-    if result.cost_usd is not None:
-        details["cost_usd"] = result.cost_usd
+    if cost is not None:
+        details["cost_usd"] = cost
     usage: dict[str, Any] = dict(result.usage or {})
     limit = spec.usage_limit(result)
     if limit is not None:  # waited out like the API judge's 429 (ratelimit.judge_limit)

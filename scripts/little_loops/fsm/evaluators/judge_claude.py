@@ -23,8 +23,7 @@ from little_loops.fsm.evaluators.judge_rules import (
     verdict_from_answer,
 )
 from little_loops.fsm.evaluators.spec import EvaluationResult
-from little_loops.fsm.facts.spend import implausible_cost
-from little_loops.fsm.values.value_checks import is_finite
+from little_loops.fsm.facts.spend import reported_cost
 
 # `--tools ""` offers no tools but the StructuredOutput one `--json-schema` adds; `-p` goes
 # last before the prompt, so the variadic `--tools` cannot take the prompt for a tool name.
@@ -105,12 +104,11 @@ def evaluate_with_claude(
         return judge_error(f"claude exited with status {result.exit_code}: {why}", model)
     usage = usage_of(report)
     details: dict[str, Any] = {"backend": CLAUDE_BACKEND}
-    cost = report.get("total_cost_usd")
-    implausible = implausible_cost(cost)
+    cost, implausible = reported_cost(report.get("total_cost_usd"))
     if implausible is not None:
         return judge_error(f"claude {implausible}", model, **details)
-    if isinstance(cost, int | float) and not isinstance(cost, bool) and is_finite(cost):
-        details["cost_usd"] = max(0.0, float(cost))
+    if cost is not None:
+        details["cost_usd"] = cost
     answer = report.get("structured_output")
     if result.exit_code != 0 or report.get("is_error") is True or answer is None:
         said = report.get("result")

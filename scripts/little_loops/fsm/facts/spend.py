@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,11 +47,37 @@ class Spend:
         )
 
 
+_UNKEPT = "the budget {limit} (max_cost_usd, --max-cost) cannot be kept: "
+
+
+def budget_unkept(limit: float, why: str) -> str:
+    """The one line of a budget that cannot be kept (refused before the first step, or
+    stopped after a step whose spend was not counted): names the limit, then *why*."""
+    return _UNKEPT.format(limit=dollars(limit)) + why
+
+
+def is_unkept(error: str | None) -> bool:
+    """Whether a run's *error* is budget_unkept's (not the budget used up)."""
+    head = _UNKEPT.split("{limit}", 1)[0]
+    return error is not None and error.startswith(head) and "cannot be kept: " in error
+
+
+def unpriced(usage: Mapping[str, object] | None) -> str | None:
+    """Why a call that reported *usage* but no cost cannot be counted (it used tokens no
+    price is known for); None when it used none (nothing was spent)."""
+    used = sum(
+        value
+        for value in (usage or {}).values()
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0
+    )
+    return f"it used {used:,} tokens, and no price is known for its model" if used else None
+
+
 MOST_PLAUSIBLE_COST_USD = 10_000.0  # what one agent or judge call may say it cost, at most
 
 
 def implausible_cost(cost: object) -> str | None:
-    """Why a cost an agent or a judge reported cannot be one (infinite, NaN, or more than
+    """Why a cost an agent or a judge reported cannot be one (not finite, or more than
     MOST_PLAUSIBLE_COST_USD for one call: counted, `1e300` would end every budget and print
     as a 300-digit sum), to refuse as an error of its output; None for a plausible cost or
     no number at all (no cost said)."""
@@ -62,12 +89,24 @@ def implausible_cost(cost: object) -> str | None:
         value, said = float("inf"), f"a {len(str(cost))}-digit number"
     else:
         said = f"${value:.6g}" if value == value else "NaN"
-    if value == value and value <= MOST_PLAUSIBLE_COST_USD:  # NaN is not equal to itself
+    if math.isfinite(value) and value <= MOST_PLAUSIBLE_COST_USD:
         return None
     return (
         f"reported a cost of {said}, outside any plausible range (at most "
         f"{dollars(MOST_PLAUSIBLE_COST_USD)} for one call)"
     )
+
+
+def reported_cost(cost: object) -> tuple[float | None, str | None]:
+    """The cost an agent or a judge reported, as the run counts it: the dollars (at least
+    0; None when it said no number) and None, or None and why the number cannot be a cost
+    (implausible_cost), an error of its output. Every reader of a reported cost asks this."""
+    implausible = implausible_cost(cost)
+    if implausible is not None:
+        return None, implausible
+    if not isinstance(cost, int | float) or isinstance(cost, bool):
+        return None, None  # no number said
+    return max(0.0, float(cost)), None
 
 
 MOST_PLAUSIBLE_TOKENS = 10**12  # what one agent or judge call may say it used, per kind

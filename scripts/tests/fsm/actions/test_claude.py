@@ -352,7 +352,7 @@ def test_a_cost_no_float_can_hold_is_left_out_not_a_crash() -> None:
 def test_a_cost_outside_any_plausible_range_is_an_error_of_the_output() -> None:
     from little_loops.fsm.actions.request import ActionResult
 
-    for cost in ("1e300", "1" + "0" * 400, "NaN", "20000"):
+    for cost in ("1e300", "1" + "0" * 400, "NaN", "20000", "-Infinity", "-1e999"):
         line = f'{{"type": "result", "result": "done", "total_cost_usd": {cost}}}'
         result = apply_report(ActionResult(line, "", 0, 5))
         assert result.cost_usd is None, cost  # never counted

@@ -146,8 +146,17 @@ def test_no_cost_reported_is_priced_from_the_tokens_of_a_known_model() -> None:
     result = ActionResult(json.dumps(line), "", 0, 1)
     done = opencode.finish(result, request(model="openai/gpt-5"))
     assert done.cost_usd == pytest.approx(1.25)
-    unknown = opencode.finish(ActionResult(json.dumps(line), "", 0, 1), request(model="x/y"))
-    assert (unknown.cost_usd, unknown.model_costs) == (0.0, None)
+    assert done.uncounted is None
+    # A model ll-loop has no price for, or none named (opencode's config chose it): opencode
+    # said 0 for tokens it used, which is no price, not a free call: not counted.
+    for options in ({"model": "x/y"}, {}):
+        unknown = opencode.finish(ActionResult(json.dumps(line), "", 0, 1), request(**options))
+        assert (unknown.cost_usd, unknown.model_costs) == (None, None)
+        assert unknown.uncounted == opencode.UNPRICED
+    # No tokens used: nothing spent, counted as nothing.
+    line["part"]["tokens"]["input"] = 0  # type: ignore[index]
+    idle = opencode.finish(ActionResult(json.dumps(line), "", 0, 1), request(model="x/y"))
+    assert (idle.cost_usd, idle.uncounted) == (0.0, None)
 
 
 def test_an_api_error_is_the_error_and_its_limit_is_read_from_the_file(tmp_path: Path) -> None:
@@ -286,3 +295,27 @@ def test_a_config_named_in_the_environment_that_is_a_fifo_is_not_read(tmp_path: 
     fifo = tmp_path / "config.fifo"
     os.mkfifo(fifo)  # reading it would wait for a writer for ever
     assert not opencode.logged_in({"OPENCODE_CONFIG": str(fifo)}, tmp_path / "home", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "cost", "said"),
+    [
+        ({"input": "1" + "0" * 400}, "0", "input of a 401-digit number"),
+        ({"input": "5", "cache": {"read": "Infinity"}}, "0", "cache.read of inf"),
+        ({"input": "5"}, "1" + "0" * 400, "a cost of a 401-digit number"),
+        ({"input": "5"}, "1e300", "a cost of $1e+300"),
+    ],
+)
+def test_tokens_or_a_cost_no_step_can_have_are_an_error_never_counted(
+    tokens: dict[str, object], cost: str, said: str
+) -> None:
+    """Skipped as no number, they read as a free step; priced, an overflow. Neither: an
+    error of opencode's output, its spend neither counted nor said to be uncounted."""
+    part = json.dumps({"tokens": tokens, "cost": "COST"}).replace('"COST"', cost)
+    for value in ("1" + "0" * 400, "Infinity"):
+        part = part.replace(f'"{value}"', value)
+    line = f'{{"type": "step_finish", "sessionID": "s", "part": {part}}}'
+    done = opencode.finish(ActionResult(line, "", 0, 1), request(model="openai/gpt-5"))
+    assert (done.cost_usd, done.model_costs, done.uncounted) == (None, None, None)
+    assert done.error is not None
+    assert done.error.startswith(f"opencode reported {said}, outside any plausible range")

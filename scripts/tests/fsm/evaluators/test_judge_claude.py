@@ -153,7 +153,7 @@ def test_a_bad_schema_is_an_error_before_claude_runs(fake_claude: Path) -> None:
     assert _judge(config).details["error"] == "schema must be a mapping with type: object"
 
 
-@pytest.mark.parametrize("cost", ["1e300", "1" + "0" * 400, "10000.5"])
+@pytest.mark.parametrize("cost", ["1e300", "1" + "0" * 400, "10000.5", "-Infinity"])
 def test_a_cost_outside_any_plausible_range_is_an_error_of_the_judge(
     fake_claude: Path, cost: str
 ) -> None:
@@ -162,7 +162,9 @@ def test_a_cost_outside_any_plausible_range_is_an_error_of_the_judge(
     _stub(fake_claude, body)
     result = _judge()
     assert result.verdict == "error"
-    shown = {"1e300": "$1e+300", "10000.5": "$10000.5"}.get(cost, "a 401-digit number")
+    shown = {"1e300": "$1e+300", "10000.5": "$10000.5", "-Infinity": "$-inf"}.get(
+        cost, "a 401-digit number"
+    )
     assert result.details["error"].startswith(f"claude reported a cost of {shown}, ")
     assert "outside any plausible range (at most $10000 for one call)" in result.details["error"]
     assert "cost_usd" not in result.details

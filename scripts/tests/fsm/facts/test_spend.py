@@ -9,7 +9,7 @@ import pytest
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.executor import FSMExecutor
-from little_loops.fsm.facts.spend import Spend, dollars, format_cost
+from little_loops.fsm.facts.spend import Spend, dollars, format_cost, reported_cost
 
 
 class TestSpend:
@@ -68,3 +68,25 @@ def test_a_cost_is_shown_with_four_decimals_and_a_tiny_one_not_as_zero() -> None
         "$0.0000",
         "$12.5000",
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "counted"),
+    [(0.25, 0.25), (3, 3.0), (0, 0.0), (-1.5, 0.0), (10_000, 10_000.0), (None, None),
+     ("0.25", None), (True, None), ([1], None)],
+)  # fmt: skip
+def test_a_reported_cost_is_counted_as_the_dollars_it_says(said: object, counted: object) -> None:
+    assert reported_cost(said) == (counted, None)
+
+
+@pytest.mark.parametrize(
+    ("said", "shown"),
+    [(float("inf"), "$inf"), (float("-inf"), "$-inf"), (float("nan"), "NaN"),
+     (1e300, "$1e+300"), (10**400, "a 401-digit number"), (10_000.5, "$10000.5")],
+)  # fmt: skip
+def test_a_cost_no_call_can_have_is_an_error_never_counted(said: object, shown: str) -> None:
+    counted, error = reported_cost(said)
+    assert counted is None
+    assert error == (
+        f"reported a cost of {shown}, outside any plausible range (at most $10000 for one call)"
+    )

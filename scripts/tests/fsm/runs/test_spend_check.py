@@ -5,10 +5,12 @@ built-in agents, through the check itself."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from support import llproc
+from support.doc_blocks import all_blocks
 
 from little_loops.fsm.actions.machine import Machine
 from little_loops.fsm.definition.model import FSMLoop
@@ -136,6 +138,22 @@ def test_each_built_in_agent(
         assert line.startswith("state 'fix' runs a prompt on ")
 
 
+def test_an_agent_the_preflight_skips_is_left_out(tmp_path: Path) -> None:
+    """It never runs, so its spend is none; the others of its list still count, each."""
+    fsm = _loop("codex,claude")
+    fsm.max_cost_usd = 1.0
+    assert require_counted(fsm, machine=_machine(tmp_path), skipped={"codex": "not_ready"}) == []
+    with pytest.raises(LoopSetupError, match="runs a prompt on Codex, whose spend cannot"):
+        require_counted(fsm, machine=_machine(tmp_path), skipped={"claude": "not_ready"})
+    both = _loop("codex,gemini", "gemini: {model: llama-3}\n")
+    lines = uncounted(both, machine=_machine(tmp_path))
+    assert [line.split(",")[0] for line in lines] == [  # in the list's order
+        "state 'fix' runs a prompt on Codex",
+        "state 'fix' runs a prompt on Gemini",
+    ]
+    assert len(uncounted(both, machine=_machine(tmp_path), skipped={"codex"})) == 1
+
+
 def test_the_model_in_codex_config_is_counted(tmp_path: Path) -> None:
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "config.toml").write_text('model = "gpt-5-codex"\n')
@@ -171,3 +189,82 @@ def test_run_help_names_no_single_agent_for_model_and_max_cost(tmp_path: Path) -
     assert "agents' spend" in budget
     assert "refused when an agent's spend cannot be counted" in budget
     assert "Claude" not in model + budget
+
+
+def test_a_step_whose_output_says_no_cost_stops_a_budgeted_run_after_it(tmp_path: Path) -> None:
+    """The agent has a cost_pattern (the preflight counts it) but this time printed no
+    cost: under a budget the run stops after the step, exit 6, one line; without one it
+    goes on and the step's spend shows as not counted."""
+    root = _project(tmp_path, cost_pattern=True)
+    (root / "agent.sh").write_text(AGENT.replace("echo 'cost: $0.01'\n", "echo 'all done'\n"))
+    done = llproc.ll_loop(root, "run", "fix", "--max-cost", "1", "-n", "3", "--json")
+    assert done.returncode == ExitCode.BUDGET, done.stderr
+    assert (root / "calls.log").read_text().count("worked on it") == 1
+    why = (
+        "the budget $1 (max_cost_usd, --max-cost) cannot be kept: state 'fix' ran on mine,"
+        " whose spend cannot be counted: its output did not say what it spent (cost_pattern)"
+    )
+    outcome = json.loads(done.stdout)
+    assert (outcome["terminated_by"], outcome["error"]) == ("budget", why)
+    (closing,) = [line for line in done.stderr.splitlines() if line.startswith("Loop stopped")]
+    shown = next(b for b in all_blocks() if b.starts("docs/cli.md", "Loop stopped in fix: "))
+    assert re.sub(r"\(1 iteration, [^)]*\)", "(1 iteration, 52ms)", closing) == shown.text.strip()
+    status = llproc.ll_loop(root, "status", "fix")
+    (hint,) = [line for line in status.stdout.splitlines() if line.startswith("to go on:")]
+    assert hint.split(None, 3)[-1] == (
+        "ll-loop resume fix (until the next step whose spend cannot be counted)"
+    )
+    # A resume judges the step that ran (never again) and goes on to the next such step.
+    resumed = llproc.ll_loop(root, "resume", "fix", "-q")
+    assert resumed.returncode == ExitCode.BUDGET, resumed.stderr
+    assert (root / "calls.log").read_text().count("worked on it") == 2
+    assert resumed.stderr.splitlines()[-1].startswith(f"Loop stopped in fix: {why} (")
+    # Without a budget: on it goes, each step recorded as not counted.
+    (root / "calls.log").unlink()
+    free = llproc.ll_loop(root, "run", "fix", "-n", "2", "-q", "--json")
+    assert free.returncode == ExitCode.MAX_ITERATIONS, free.stderr
+    assert (root / "calls.log").read_text().count("worked on it") == 2
+    steps = [e for e in llproc.events(root, "fix") if e["event"] == "action_complete"]
+    marks = [e.get("uncounted") for e in steps if e["state"] == "fix"]
+    assert marks == ["its output did not say what it spent (cost_pattern)"] * 2
+
+
+def test_an_agent_that_never_ran_spent_nothing(tmp_path: Path) -> None:
+    """Not found (exit 127): no spend to count, so the step takes its error route as before."""
+    root = _project(tmp_path, cost_pattern=True)
+    (root / "agent.sh").unlink()
+    done = llproc.ll_loop(root, "run", "fix", "--max-cost", "1", "-n", "2", "--json")
+    assert done.returncode != ExitCode.BUDGET, done.stderr
+    assert json.loads(done.stdout)["terminated_by"] != "budget"
+    steps = [e for e in llproc.events(root, "fix") if e["event"] == "action_complete"]
+    assert all("uncounted" not in e for e in steps)
+
+
+PARENT = """\
+name: parent
+initial: sub
+max_cost_usd: 1
+states:
+  sub:
+    loop: fix
+    on_success: after
+    on_failure: after
+    on_error: after
+  after:
+    action: "echo after >> calls.log"
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_a_sub_loop_step_not_counted_stops_the_whole_budgeted_tree(tmp_path: Path) -> None:
+    """The parent's budget is the child's too: a child's step whose spend was not counted
+    ends the tree (exit 6), not only the child (whose end would be the parent's verdict)."""
+    root = _project(tmp_path, cost_pattern=True)
+    (root / "agent.sh").write_text(AGENT.replace("echo 'cost: $0.01'\n", "echo 'all done'\n"))
+    (root / ".loops" / "parent.yaml").write_text(PARENT)
+    done = llproc.ll_loop(root, "run", "parent", "--json")
+    assert done.returncode == ExitCode.BUDGET, done.stderr
+    assert (root / "calls.log").read_text().splitlines() == ["worked on it"]  # no `after`
+    assert "whose spend cannot be counted" in json.loads(done.stdout)["error"]

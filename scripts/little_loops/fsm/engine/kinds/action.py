@@ -31,6 +31,7 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.facts.spend import budget_unkept
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 
 
@@ -71,6 +72,8 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
             every = run.fallback.waiting(agents_of(run.fsm, state))
             stop = run.ratelimits.wait_for(name, every, run.memory) if every else None
         stop = stop or run.ratelimits.after_action(name, kind, result, run.memory)
+        if stop is None and done is None:
+            stop = _uncounted(run, name, kind, result)
         if stop is not None:
             return stop
         if state.is_prompt():
@@ -241,6 +244,19 @@ def _switched(
         switch["resets"] = resets
     run.fallback.switched(dict(switch))
     run.emit(Event.AGENT_SWITCH, switch)
+
+
+def _uncounted(
+    run: Run, name: str, kind: ActionKindSpec, result: ActionResult
+) -> StepOutcome | None:
+    """The run's end when it has a budget and the spend of the action that just ran on
+    *kind* cannot be counted: it goes on unbudgeted no further (the result is kept, so a
+    resume judges it). Without a budget the step's cost is shown as not counted (`-`)."""
+    limit = run.fsm.max_cost_usd
+    if limit is None or result.uncounted is None:
+        return None
+    why = f"state '{name}' ran on {kind.name}, whose spend cannot be counted: {result.uncounted}"
+    return StepOutcome(stop=Outcome.BUDGET, error=budget_unkept(limit, why))
 
 
 def stop_after_action(run: Run, result: ActionResult) -> StepOutcome | None:

@@ -32,6 +32,7 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError, LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.facts.spend import is_unkept
 from little_loops.fsm.values.interpolation import interpolate
 
 
@@ -91,7 +92,7 @@ def _run_child(
         result = child.run()
     finally:
         run.children.child = None
-    if stops_tree(run, result.terminated_by):
+    if stops_tree(run, result.terminated_by, result.error):
         # The tree ends here: the run's last snapshot keeps the child where it stopped,
         # so a resume goes on inside it (a finished child's verdict is routed instead).
         run.children.child = child
@@ -102,12 +103,13 @@ def _run_child(
     return _verdict(run, name, state, child_fsm, result, spent_before)
 
 
-def stops_tree(run: Run, how: Outcome) -> bool:
-    """True when the child's end *how* ends this run too: a stop, or a limit of this run
-    (its budget, its deadline); the child's own limits are its verdict `error`."""
+def stops_tree(run: Run, how: Outcome, error: str | None = None) -> bool:
+    """True when the child's end *how* (with *error*) ends this run too: a stop, or a limit
+    of this run (its budget used up or, a child's step not counted, not kept; its
+    deadline); the child's own limits are its verdict `error`."""
     if how == Outcome.BUDGET:
         limit = run.fsm.max_cost_usd
-        return limit is not None and run.budget.spend.reached(limit)
+        return limit is not None and (run.budget.spend.reached(limit) or is_unkept(error))
     if how == Outcome.TIMEOUT:
         return run.limits.clock.deadline_passed()
     return how in TREE_STOPS
