@@ -219,3 +219,23 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
         "little_loops.fsm.actions.claude_code",
         "little_loops.fsm.actions.codex",
     ]
+
+
+def test_validate_imports_only_the_evaluators_the_file_names(tmp_path: Path) -> None:
+    from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
+
+    def evaluators(modules: set[str]) -> list[str]:
+        return [
+            name for name in EVALUATOR_TYPES if f"little_loops.fsm.evaluators.{name}" in modules
+        ]
+
+    loop = tmp_path / "x.yaml"
+    loop.write_text(SHELL_LOOP)
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    # The one it names; classify for the words of its `line:` key, which every file may have.
+    assert evaluators(modules) == ["output_contains", "classify"]
+    loop.write_text(SHELL_LOOP.replace("type: output_contains", "type: diff_stall"))
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    assert evaluators(modules) == ["classify", "diff_stall"]
