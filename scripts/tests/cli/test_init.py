@@ -239,3 +239,28 @@ def test_validate_imports_only_the_evaluators_the_file_names(tmp_path: Path) -> 
     code, modules = loaded_by(tmp_path, "validate", str(loop))
     assert code == 0
     assert evaluators(modules) == ["classify", "diff_stall"]
+
+
+def test_run_of_a_shell_only_loop_imports_no_http_logging_xml_toml_or_metadata(
+    tmp_path: Path,
+) -> None:
+    # Those serve webhooks, telemetry, guards' test reports, pyproject's pytest table and
+    # installed versions: a run of a loop with none of them pays for none of them.
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "x.yaml").write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    code, modules = loaded_by(tmp_path, "run", "x")
+    assert code == 0
+    heavy = {
+        "ssl",
+        "urllib.request",
+        "http.client",
+        "email",
+        "logging",
+        "xml.etree.ElementTree",
+        "tomllib",
+        "importlib.metadata",
+    }
+    assert sorted(modules & heavy) == []
