@@ -264,3 +264,36 @@ def test_run_of_a_shell_only_loop_imports_no_http_logging_xml_toml_or_metadata(
         "importlib.metadata",
     }
     assert sorted(modules & heavy) == []
+
+
+def test_run_imports_only_the_state_kinds_the_loop_reaches(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    loop = tmp_path / ".loops" / "x.yaml"
+    loop.write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    kinds = "little_loops.fsm.engine.kinds."
+    code, modules = loaded_by(tmp_path, "run", "x")
+    assert code == 0
+    assert sorted(m.removeprefix(kinds) for m in modules if m.startswith(kinds)) == [
+        "action",
+        "guards",
+        "names",
+        "registry",
+        "terminal",
+    ]
+    # A sub-loop state is reached: its kind is imported then.
+    (tmp_path / ".loops" / "inner.yaml").write_text(
+        loop.read_text().replace("name: x", "name: inner")
+    )
+    loop.write_text(
+        loop.read_text().replace(
+            "action: 'true'\n    next: done", "loop: inner\n    on_success: done"
+        )
+    )
+    code, modules = loaded_by(tmp_path, "run", "x")
+    assert code == 0
+    assert f"{kinds}subloop" in modules
+    assert f"{kinds}approval" not in modules
+    assert f"{kinds}learning" not in modules
