@@ -132,6 +132,7 @@ def post_json(
     a try still waiting then is left to end in a daemon thread, so the whole post takes at
     most timeout x tries plus the backoffs. Setting *cancelled* ends the waiting at once.
     """
+    _opener()  # the HTTP modules imported here, not in a try's thread against its timeout
     cancelled = cancelled or threading.Event()
     pause = sleep or (lambda seconds, stop: not stop.wait(seconds))
     problem = ""
