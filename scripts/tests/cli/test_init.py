@@ -219,3 +219,81 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
         "little_loops.fsm.actions.claude_code",
         "little_loops.fsm.actions.codex",
     ]
+
+
+def test_validate_imports_only_the_evaluators_the_file_names(tmp_path: Path) -> None:
+    from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
+
+    def evaluators(modules: set[str]) -> list[str]:
+        return [
+            name for name in EVALUATOR_TYPES if f"little_loops.fsm.evaluators.{name}" in modules
+        ]
+
+    loop = tmp_path / "x.yaml"
+    loop.write_text(SHELL_LOOP)
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    # The one it names; classify for the words of its `line:` key, which every file may have.
+    assert evaluators(modules) == ["output_contains", "classify"]
+    loop.write_text(SHELL_LOOP.replace("type: output_contains", "type: diff_stall"))
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    assert evaluators(modules) == ["classify", "diff_stall"]
+
+
+def test_run_of_a_shell_only_loop_imports_no_http_logging_xml_toml_or_metadata(
+    tmp_path: Path,
+) -> None:
+    # Those serve webhooks, telemetry, guards' test reports, pyproject's pytest table and
+    # installed versions: a run of a loop with none of them pays for none of them.
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "x.yaml").write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    code, modules = loaded_by(tmp_path, "run", "x")
+    assert code == 0
+    heavy = {
+        "ssl",
+        "urllib.request",
+        "http.client",
+        "email",
+        "logging",
+        "xml.etree.ElementTree",
+        "tomllib",
+        "importlib.metadata",
+    }
+    assert sorted(modules & heavy) == []
+
+
+def test_run_imports_only_the_state_kinds_the_loop_reaches(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    loop = tmp_path / ".loops" / "x.yaml"
+    loop.write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    kinds = "little_loops.fsm.engine.kinds."
+    code, modules = loaded_by(tmp_path, "run", "x")
+    assert code == 0
+    assert sorted(m.removeprefix(kinds) for m in modules if m.startswith(kinds)) == [
+        "action",
+        "guards",
+        "names",
+        "registry",
+        "terminal",
+    ]
+    # A sub-loop state is reached: its kind is imported then.
+    (tmp_path / ".loops" / "inner.yaml").write_text(
+        loop.read_text().replace("name: x", "name: inner")
+    )
+    loop.write_text(
+        loop.read_text().replace(
+            "action: 'true'\n    next: done", "loop: inner\n    on_success: done"
+        )
+    )
+    code, modules = loaded_by(tmp_path, "run", "x")
+    assert code == 0
+    assert f"{kinds}subloop" in modules
+    assert f"{kinds}approval" not in modules
+    assert f"{kinds}learning" not in modules

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-import anthropic
+from typing import TYPE_CHECKING
+
 import pytest
 
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn, is_judge
 from support.slowdown import scaled
+
+if TYPE_CHECKING:
+    import anthropic
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _anthropic_client_imported() -> None:
+    """The real anthropic client, imported before this module's first test (so that timing
+    assertions do not include the import) but not at collection: a pytest worker that runs
+    none of these tests never pays for it (about a second of CPU)."""
+    global anthropic
+    import anthropic
+
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 EVALUATE = {"name": "evaluate", "input_schema": {"type": "object"}}

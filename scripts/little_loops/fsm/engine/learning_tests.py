@@ -17,7 +17,6 @@ import json
 import re
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +94,8 @@ def installed_version(package: str) -> str | None:
     words = package.split()
     if not words or words[0].lower().split(".")[0] in sys.stdlib_module_names:
         return None
+    from importlib import metadata
+
     try:
         return metadata.version(words[0].lower())
     except (metadata.PackageNotFoundError, ValueError):

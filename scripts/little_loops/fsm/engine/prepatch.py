@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shlex
 import shutil
 import tempfile
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +135,8 @@ def _in_fork(
 ) -> list[TestResult]:
     """Fork a worktree at *base* (detached: no branch is made), give it the test files of
     the patch, run *tests* there (the passing ones again: a pass must hold), remove it."""
+    import secrets
+
     sweep_forks(top)
     pid = os.getpid()
     fork = Path(tempfile.gettempdir()) / (
@@ -214,6 +214,8 @@ def _results(tests: list[Candidate], seen: dict[str, str], ran: ActionResult) ->
 
 def _junit(report: Path, tests: list[Candidate]) -> dict[str, str]:
     """The category of each test case in pytest's junit *report*, by its test id."""
+    import xml.etree.ElementTree as ET
+
     try:
         root = ET.parse(report).getroot()
     except (OSError, ET.ParseError):

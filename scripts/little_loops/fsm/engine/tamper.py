@@ -8,7 +8,6 @@ import json
 import os
 import stat
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
@@ -72,6 +71,8 @@ def _hash(root: Path, path: str) -> str | None:
     except OSError:
         return None
     if path == PYPROJECT:  # only the pytest table: other edits there are not tampering
+        import tomllib
+
         try:
             table: Any = tomllib.loads(data.decode("utf-8")).get("tool", {}).get("pytest")
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):

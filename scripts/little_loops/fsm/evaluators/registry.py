@@ -2,63 +2,102 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.evaluators import (
-    classify,
-    convergence,
-    diff_stall,
-    exit_code,
-    harbor_scorer,
-    llm_structured,
-    mcp_result,
-    open_question_stall,
-    output_contains,
-    output_json,
-    output_numeric,
-    score_stall,
-)
+from collections.abc import Iterator, Mapping
+from functools import cache
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.evaluators.spec import COMMON_KEYS, ERROR_VERDICT, EvaluatorSpec
 
-# In the order the docs and messages list them. To add an evaluator: write its module (its
-# evaluate function and SPEC) in this folder and add it here.
-SPECS: dict[str, EvaluatorSpec] = {
-    spec.name: spec
-    for spec in (
-        exit_code.SPEC,
-        output_numeric.SPEC,
-        output_json.SPEC,
-        output_contains.SPEC,
-        convergence.SPEC,
-        llm_structured.SPEC,
-        mcp_result.SPEC,
-        classify.SPEC,
-        diff_stall.SPEC,
-        score_stall.SPEC,
-        open_question_stall.SPEC,
-        harbor_scorer.SPEC,
-    )
-}
-EVALUATOR_TYPES: tuple[str, ...] = tuple(SPECS)
-# Every `evaluate:` key some evaluator reads, in a stable order.
-EVALUATE_KEY_NAMES: tuple[str, ...] = tuple(
-    dict.fromkeys(key for key in COMMON_KEYS + sum((s.keys for s in SPECS.values()), ()))
+# In the order the docs and messages list them; each is the name of its module in this
+# folder and of that module's SPEC (a test holds them equal). To add an evaluator: write its
+# module (its evaluate function and SPEC) in this folder and add its name here.
+EVALUATOR_TYPES: tuple[str, ...] = (
+    "exit_code",
+    "output_numeric",
+    "output_json",
+    "output_contains",
+    "convergence",
+    "llm_structured",
+    "mcp_result",
+    "classify",
+    "diff_stall",
+    "score_stall",
+    "open_question_stall",
+    "harbor_scorer",
 )
 
-# The verdicts that mean a step went well, and those that mean it did not (`error` too),
-# from each evaluator's spec: the progress display and `simulate` mark them ✓ and ✗.
-GOOD_VERDICTS: frozenset[str] = frozenset(v for s in SPECS.values() for v in s.good)
-BAD_VERDICTS: frozenset[str] = frozenset(
-    {ERROR_VERDICT, *(v for s in SPECS.values() for v in s.bad)}
-)
+
+class _Specs(Mapping[str, EvaluatorSpec]):
+    """The evaluators' SPECs by name: the names are known up front, and an evaluator's module
+    is imported when its spec is first looked up (`in` and iterating the names import none),
+    so validating a loop imports only the evaluators it names."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, EvaluatorSpec] = {}
+
+    def __getitem__(self, name: str) -> EvaluatorSpec:
+        if name not in EVALUATOR_TYPES:  # any object, a list in a hostile file too
+            raise KeyError(name)
+        spec = self._loaded.get(name)
+        if spec is None:
+            spec = self._loaded[name] = import_module(f"little_loops.fsm.evaluators.{name}").SPEC
+        return spec
+
+    def __contains__(self, name: object) -> bool:
+        return name in EVALUATOR_TYPES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(EVALUATOR_TYPES)
+
+    def __len__(self) -> int:
+        return len(EVALUATOR_TYPES)
+
+
+SPECS: Mapping[str, EvaluatorSpec] = _Specs()
+
+
+@cache
+def _every_key() -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys(key for key in COMMON_KEYS + sum((s.keys for s in SPECS.values()), ()))
+    )
+
+
+@cache
+def _verdicts(good: bool) -> frozenset[str]:
+    if good:
+        return frozenset(v for s in SPECS.values() for v in s.good)
+    return frozenset({ERROR_VERDICT, *(v for s in SPECS.values() for v in s.bad)})
+
+
+if TYPE_CHECKING:
+    # Every `evaluate:` key some evaluator reads, in a stable order.
+    EVALUATE_KEY_NAMES: tuple[str, ...]
+    # The verdicts that mean a step went well, and those that mean it did not (`error` too),
+    # from each evaluator's spec: the progress display and `simulate` mark them ✓ and ✗.
+    GOOD_VERDICTS: frozenset[str]
+    BAD_VERDICTS: frozenset[str]
+
+
+def __getattr__(name: str) -> object:
+    """`EVALUATE_KEY_NAMES`, `GOOD_VERDICTS` and `BAD_VERDICTS`: read from every evaluator's
+    spec, so every evaluator's module is imported on first use of one of them."""
+    if name == "EVALUATE_KEY_NAMES":
+        return _every_key()
+    if name in ("GOOD_VERDICTS", "BAD_VERDICTS"):
+        return _verdicts(name == "GOOD_VERDICTS")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def verdict_went_well(verdict: str) -> bool | None:
     """True for a good verdict, False for a bad one, None for any other (a judge's own
     words); a judge's `_uncertain` variant counts as its plain verdict."""
     base = verdict.removesuffix(UNCERTAIN_SUFFIX)
-    if base in GOOD_VERDICTS:
+    if base in _verdicts(True):
         return True
-    return False if base in BAD_VERDICTS else None
+    return False if base in _verdicts(False) else None
 
 
 def interpolated_fields(kind: str) -> tuple[str, ...]:

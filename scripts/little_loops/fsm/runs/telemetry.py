@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -220,6 +219,8 @@ def _configured_exporter(env: Mapping[str, str]) -> SpanExporter:
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
     """Keep the SDK's own log lines (retries, failures) off the terminal: one note says it."""
+    import logging
+
     before = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
     try:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import ssl
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.client import HTTPException
+from functools import cache
 from typing import Any
 
 # Seconds before retry N (1, 2, 4 ... doubling, at most MAX_BACKOFF_S): docs/notifications.md.
@@ -46,14 +43,18 @@ class Delivery:
     cancelled: bool = False
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer, not followed: a POST would become a GET, or change scheme."""
+@cache
+def _opener() -> Any:
+    """The opener every POST goes through: a redirect is an answer, not followed (a POST
+    would become a GET, or change scheme). Built on the first POST: a run without a webhook
+    never imports urllib.request, http.client and ssl."""
+    import urllib.request
 
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+    class NoRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
 
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
+    return urllib.request.build_opener(NoRedirects)
 
 
 def no_answer(timeout: float) -> str:
@@ -63,6 +64,11 @@ def no_answer(timeout: float) -> str:
 
 def _post_once(url: str, body: bytes, timeout: float) -> tuple[str, bool]:
     """One POST: ('', _) when the server took it (2xx), else (what went wrong, retry?)."""
+    import ssl
+    import urllib.error
+    import urllib.request
+    from http.client import HTTPException
+
     request = urllib.request.Request(
         url,
         data=body,
@@ -70,7 +76,7 @@ def _post_once(url: str, body: bytes, timeout: float) -> tuple[str, bool]:
         headers={"Content-Type": "application/json", "User-Agent": _USER_AGENT},
     )
     try:
-        with _OPENER.open(request, timeout=timeout) as answer:
+        with _opener().open(request, timeout=timeout) as answer:
             status = answer.status
             reason = answer.reason
     except urllib.error.HTTPError as exc:
@@ -126,6 +132,7 @@ def post_json(
     a try still waiting then is left to end in a daemon thread, so the whole post takes at
     most timeout x tries plus the backoffs. Setting *cancelled* ends the waiting at once.
     """
+    _opener()  # the HTTP modules imported here, not in a try's thread against its timeout
     cancelled = cancelled or threading.Event()
     pause = sleep or (lambda seconds, stop: not stop.wait(seconds))
     problem = ""

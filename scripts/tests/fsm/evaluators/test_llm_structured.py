@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic  # imported up front so that timing assertions do not include the import
 import pytest
 from support.fake_anthropic import FakeAnthropic, Reply
 from support.slowdown import scaled
@@ -19,6 +18,19 @@ from little_loops.fsm.evaluators.llm_structured import (
     build_message_request,
 )
 from little_loops.fsm.values.interpolation import InterpolationContext
+
+if TYPE_CHECKING:
+    import anthropic
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _anthropic_client_imported() -> None:
+    """The real anthropic client, imported before this module's first test (so that timing
+    assertions do not include the import) but not at collection: a pytest worker that runs
+    none of these tests never pays for it (about a second of CPU)."""
+    global anthropic
+    import anthropic
+
 
 CUSTOM_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from importlib import import_module
 from typing import Protocol
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome
-from little_loops.fsm.engine.kinds import action as kind_action
-from little_loops.fsm.engine.kinds import approval as kind_approval
-from little_loops.fsm.engine.kinds import learning as kind_learning
-from little_loops.fsm.engine.kinds import subloop as kind_subloop
-from little_loops.fsm.engine.kinds import terminal as kind_terminal
 from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
     APPROVAL_KIND,
@@ -31,10 +28,35 @@ class StateKind(Protocol):
     ) -> StepOutcome | None: ...
 
 
-STATE_KINDS: dict[str, StateKind] = {
-    ACTION_KIND: kind_action.run_state,
-    APPROVAL_KIND: kind_approval.run_state,
-    SUBLOOP_KIND: kind_subloop.run_state,
-    LEARNING_KIND: kind_learning.run_state,
-    TERMINAL_KIND: kind_terminal.run_state,
+# Each kind's module in this folder (its `run_state`), imported the first time a run reaches
+# a state of that kind: a run with no approval, sub-loop or learning state loads none of them.
+MODULES: dict[str, str] = {
+    ACTION_KIND: "action",
+    APPROVAL_KIND: "approval",
+    SUBLOOP_KIND: "subloop",
+    LEARNING_KIND: "learning",
+    TERMINAL_KIND: "terminal",
 }
+
+
+class _Kinds(Mapping[str, StateKind]):
+    """The kinds' `run_state` by name, each module imported on the first look-up."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, StateKind] = {}
+
+    def __getitem__(self, kind: str) -> StateKind:
+        found = self._loaded.get(kind)
+        if found is None:
+            module = import_module(f"little_loops.fsm.engine.kinds.{MODULES[kind]}")
+            found = self._loaded[kind] = module.run_state
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MODULES)
+
+    def __len__(self) -> int:
+        return len(MODULES)
+
+
+STATE_KINDS: Mapping[str, StateKind] = _Kinds()
