@@ -268,6 +268,20 @@ def _too_slow(name: str, key: str, result: ActionResult) -> None:
     result.stderr = f"{result.stderr.rstrip()}\n{said}\n".lstrip()
 
 
+def _count(name: str, cost: re.Pattern[str], result: ActionResult) -> None:
+    """Set *result*'s cost from the custom agent *name*'s output (`cost_pattern`), or say
+    it is uncounted: a command that ran and said nothing of its spend."""
+    try:
+        spent = _last_cost(cost, result)
+    except RegexTooSlow:
+        spent = None
+        _too_slow(name, "cost_pattern", result)
+    if spent is not None:
+        result.cost_usd = spent
+    elif result.exit_code not in _NEVER_RAN:
+        result.uncounted = "its output did not say what it spent (cost_pattern)"
+
+
 def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
     """The action kind of the custom agent *name*: bash runs its command; the prompt goes
     in as its definition says; its stdout is the answer."""
@@ -299,15 +313,7 @@ def custom_kind(name: str, definition: AgentDefinition) -> ActionKindSpec:
 
     def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         if cost is not None:
-            try:
-                spent = _last_cost(cost, result)
-            except RegexTooSlow:
-                spent = None
-                _too_slow(name, "cost_pattern", result)
-            if spent is not None:
-                result.cost_usd = spent
-            elif result.exit_code not in _NEVER_RAN:
-                result.uncounted = "its output did not say what it spent (cost_pattern)"
+            _count(name, cost, result)
         return result
 
     def usage_limit(result: ActionResult) -> ClaudeLimit | None:

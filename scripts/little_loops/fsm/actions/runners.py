@@ -36,6 +36,23 @@ from little_loops.fsm.processes.launch import Overlay
 PROMPT_FILE_VARIABLE = "LL_PROMPT_FILE"
 
 
+def _spend_read(result: ActionResult, spec: ActionKindSpec) -> ActionResult:
+    """*result* with its reported cost read once for every kind: an implausible one is an
+    error of its output, and an agent's tokens with no cost and no price are uncounted."""
+    cost, implausible = reported_cost(result.cost_usd)
+    if implausible is not None:  # any agent's: never counted, an error of its output
+        error = result.error or f"{spec.name} {implausible}"
+        return dataclasses.replace(result, cost_usd=None, error=error)
+    if cost != result.cost_usd:  # below nothing: nothing
+        result = dataclasses.replace(result, cost_usd=cost)
+    if cost is None and spec.agent is not None:
+        # An agent's tokens with no cost said and no price known: spent, not counted.
+        why = result.uncounted or unpriced(result.usage)
+        if why is not None:
+            result = dataclasses.replace(result, uncounted=why)
+    return result
+
+
 class DefaultActionRunner(ProcessSupervisor):
     """Run actions as real processes, each started and read as its kind's spec says.
 
@@ -161,18 +178,7 @@ class DefaultActionRunner(ProcessSupervisor):
         note = None
         if request.confinement is not None:
             note = refusal_note(result.output, result.stderr, request.confinement.sandbox)
-        result = spec.finish(result, request)
-        cost, implausible = reported_cost(result.cost_usd)
-        if implausible is not None:  # any agent's: never counted, an error of its output
-            error = result.error or f"{spec.name} {implausible}"
-            result = dataclasses.replace(result, cost_usd=None, error=error)
-        elif cost != result.cost_usd:  # below nothing: nothing
-            result = dataclasses.replace(result, cost_usd=cost)
-        if implausible is None and cost is None and spec.agent is not None:
-            # An agent's tokens with no cost said and no price known: spent, not counted.
-            why = result.uncounted or unpriced(result.usage)
-            if why is not None:
-                result = dataclasses.replace(result, uncounted=why)
+        result = _spend_read(spec.finish(result, request), spec)
         if note is not None:
             _note_refusal(result, note, None if out_path is None else stderr_file(out_path))
         return result
