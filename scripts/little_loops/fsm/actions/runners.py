@@ -141,6 +141,7 @@ class DefaultActionRunner(ProcessSupervisor):
                 start,
                 err_fd,
                 in_fd,
+                spec.own_retry,
             )
         except OSError as exc:
             return self._spawn_failure(exc, argv[0], cwd, spec.install_hint, start)

@@ -46,6 +46,9 @@ def test_the_command_line_has_run_json_options_and_the_session_but_not_the_promp
         "run",
         "--format",
         "json",
+        "--print-logs",  # its log on stderr, errors only: where its own retries show
+        "--log-level",
+        "ERROR",
         "--model",
         "openai/gpt-5",
         "--auto",
