@@ -305,11 +305,12 @@ def _default_attempts() -> None:
     settings.write_text(json.dumps(data))
 
 
-def test_a_per_minute_quota_ends_gemini_s_own_retries_at_its_first_and_ll_loop_waits(
+def test_a_per_minute_quota_ends_gemini_s_own_retries_at_its_second_and_ll_loop_waits(
     fake_gemini: FakeGemini, loop_project: LoopProject
 ) -> None:
     _default_attempts()
-    # A per-minute quota: Gemini CLI would wait 5 s (and up to 10 tries) by itself.
+    # A per-minute quota: Gemini CLI would wait 5 s, 10 s, ... (up to 10 tries) by itself.
+    fake_gemini.reply_quota(daily=False, retry_seconds=0.5)
     fake_gemini.reply_quota(daily=False, retry_seconds=0.5)
     fake_gemini.reply_text("Fixed.")
     (loop_project.root / "mine.sh").write_text("echo 'ANSWER = 42' > calc.py\n")
@@ -320,15 +321,16 @@ def test_a_per_minute_quota_ends_gemini_s_own_retries_at_its_first_and_ll_loop_w
     outcome, stderr = run(loop_project, "fallback", loop)
 
     assert outcome["final_state"] == "done", stderr
-    # Its first "Attempt 1 failed: ... Retrying after 5xxxms..." ended it: ll-loop's own
-    # rate-limit wait ran the step again (a rate limit waits on the same agent).
+    # Its first retry is let through; its "Attempt 2 failed: ... Retrying after 1xxxxms..."
+    # ended it: ll-loop's own rate-limit wait ran the step again (a rate limit waits on
+    # the same agent), whose one request was answered.
     waits = of(loop_project, "fallback", "rate_limit_wait")
     assert [w["limit"] for w in waits] == ["rate_limit"], stderr
     starts = [e.get("agent") for e in of(loop_project, "fallback", "action_start")]
     assert starts == ["gemini", "gemini"]
-    assert len(fake_gemini.turns) == 2, [r.path for r in fake_gemini.requests]
+    assert len(fake_gemini.turns) == 3, [r.path for r in fake_gemini.requests]
     first = of(loop_project, "fallback", "action_complete")[0]
-    assert "retries a rate-limited call itself: Attempt 1 failed" in first["error"]
+    assert "retries a rate-limited call itself: Attempt 2 failed" in first["error"]
     assert not (loop_project.root / "calc.py").exists()  # the next agent was not needed
 
 

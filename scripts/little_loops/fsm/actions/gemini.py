@@ -34,17 +34,19 @@ GEMINI_LOGIN_HINT = (
 # when root owns it and every folder above it), no variable or flag, and ll-loop does not
 # write the user's files. A daily quota (a usage limit) is not retried: one request, then
 # ll-loop decides; a per-minute quota (a rate limit) is retried with its backoff (5 s, 12 s,
-# ...): GEMINI_OWN_RETRY ends it at its first retry (docs/agents/gemini.md).
+# ...): GEMINI_OWN_RETRY ends it at its second retry (docs/agents/gemini.md).
 GEMINI_RETRY_ENV: dict[str, str] = {}
 # What 0.61 prints on stderr (its debugLogger.warn) before it waits to retry a 429 itself:
 # "Attempt 1 failed: <the API's message, several lines>. Retrying after 5186ms..." for a
 # quota with a retry delay, else "Attempt 1 failed with status 429. Retrying with
 # backoff..." or "Attempt 1 failed with 429 error (no Retry-After header). Retrying with
-# backoff...". A 5xx ("with status 503") is not a rate limit and is left to it.
+# backoff...". A 5xx ("with status 503") is not a rate limit and is left to it. Its first
+# retry (5 s or the API's delay) is let through: a session that hits a per-minute quota
+# once goes on as it is; a second refusal ends it (two requests), and ll-loop decides.
 GEMINI_OWN_RETRY = OwnRetry(
     begins=r"^Attempt \d+ failed(?:: | with status 429\b| with 429 error\b)",
     ends=r"\. Retrying (?:after \d+ms|with backoff)\.\.\.",
-    allowed=0,
+    allowed=1,
 )
 # Added to every Gemini action: one JSON object a line, read by gemini_stream.
 GEMINI_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json")

@@ -38,10 +38,12 @@ LOGIN_HINT = (
 # its log is on stderr: OPENCODE_OWN_RETRY ends it at its first retry of a rate or usage
 # limit (docs/agents/opencode.md).
 OPENCODE_RETRY_ENV: dict[str, str] = {}
+JSON_FLAGS: tuple[str, ...] = ("--format", "json")
 # Its log on stderr, errors only: nothing at all in a run without one, and stdout's
-# events are the same (measured with 1.18).
-LOG_FLAGS: tuple[str, ...] = ("--print-logs", "--log-level", "ERROR")
-JSON_FLAGS: tuple[str, ...] = ("--format", "json", *LOG_FLAGS)
+# events are the same (measured with 1.18). A level the state's `extra_args` sets wins
+# (1.18 fails on `--log-level` given twice; every level prints errors).
+LOG_FLAGS: tuple[str, ...] = ("--print-logs",)
+LOG_LEVEL: tuple[str, ...] = ("--log-level", "ERROR")
 # The log line 1.18 prints for each refused call of the session (not of its title's
 # side request, `small=true`), before it waits to retry: `timestamp=... level=ERROR
 # run=... message="stream error" providerID=... small=false agent=build ...
@@ -127,7 +129,10 @@ def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
     the prompt is its stdin."""
     options = request.options or {}
     resume = ["--session", request.resume_session] if request.resume_session else []
-    return [*program, "run", *JSON_FLAGS, *flags(options), *resume]
+    extra = [str(arg) for arg in options.get("extra_args") or []]
+    own_level = any(arg == "--log-level" or arg.startswith("--log-level=") for arg in extra)
+    logs = [*LOG_FLAGS, *([] if own_level else LOG_LEVEL)]
+    return [*program, "run", *JSON_FLAGS, *logs, *flags(options), *resume]
 
 
 def _session(result: ActionResult) -> Session:

@@ -50,11 +50,14 @@ def _heard(own: OwnRetry, text: str, chunk: int = 7) -> RetryWatch:
 
 
 def test_gemini_s_retry_message_is_heard_across_its_lines_and_any_chunking() -> None:
+    assert GEMINI_OWN_RETRY.allowed == 1  # its first retry is let through
+    assert _heard(GEMINI_OWN_RETRY, GEMINI_RETRY).heard is None
     for chunk in (1, 7, 4096):
-        heard = _heard(GEMINI_OWN_RETRY, "YOLO mode is enabled.\n" + GEMINI_RETRY, chunk).heard
+        said = "YOLO mode is enabled.\n" + GEMINI_RETRY * 2
+        heard = _heard(GEMINI_OWN_RETRY, said, chunk).heard
         assert heard is not None
         assert heard.startswith("Attempt 1 failed: You exceeded")
-    backoff = "Attempt 1 failed with status 429. Retrying with backoff... Error: x\n"
+    backoff = "Attempt 1 failed with status 429. Retrying with backoff... Error: x\n" * 2
     assert _heard(GEMINI_OWN_RETRY, backoff).heard is not None
 
 
@@ -74,6 +77,8 @@ def test_a_line_that_merely_looks_like_a_retry_is_not_heard(line: str) -> None:
 
 def test_allowed_retries_are_let_through_before_the_next_is_heard() -> None:
     twice = OwnRetry(GEMINI_OWN_RETRY.begins, GEMINI_OWN_RETRY.ends, allowed=1)
+    once = OwnRetry(GEMINI_OWN_RETRY.begins, GEMINI_OWN_RETRY.ends, allowed=0)
+    assert _heard(once, GEMINI_RETRY).heard is not None
     assert _heard(twice, GEMINI_RETRY).heard is None
     assert _heard(twice, GEMINI_RETRY * 2).heard is not None
 
@@ -100,7 +105,7 @@ def test_the_first_retry_line_ends_the_cli_and_all_it_started(tmp_path: Path) ->
     pidfile = tmp_path / "pid"
     (tmp_path / "said").write_text(GEMINI_RETRY)
     script = f'sleep 1000 & echo $! > {pidfile}; echo \'{{"type":"init"}}\'; '
-    script += f"cat {tmp_path / 'said'} >&2; sleep 1000"
+    script += f"cat {tmp_path / 'said'} {tmp_path / 'said'} >&2; sleep 1000"
     result = _spawn(script, tmp_path / "a.out", GEMINI_OWN_RETRY)
     assert result.exit_code == GAVE_WAY_EXIT_CODE
     assert not result.timed_out
