@@ -282,11 +282,7 @@ def test_a_daily_quota_gives_way_to_the_next_agent_after_one_request_with_gemini
     fake_gemini: FakeGemini, loop_project: LoopProject
 ) -> None:
     root = loop_project.root
-    # Gemini CLI's own default (general.maxAttempts 10), as on a user's machine.
-    settings = Path(os.environ["HOME"]) / ".gemini" / "settings.json"
-    data = json.loads(settings.read_text())
-    del data["general"]["maxAttempts"]
-    settings.write_text(json.dumps(data))
+    _default_attempts()
     fake_gemini.default_reply = Reply(status=429, body=quota_body(daily=True))
     (root / "mine.sh").write_text("echo 'ANSWER = 42' > calc.py\n")
 
@@ -299,6 +295,62 @@ def test_a_daily_quota_gives_way_to_the_next_agent_after_one_request_with_gemini
     assert len(fake_gemini.turns) == 1, [r.path for r in fake_gemini.requests]
     starts = [e.get("agent") for e in of(loop_project, "fallback", "action_start")]
     assert starts == ["gemini", "mine"]
+
+
+def _default_attempts() -> None:
+    """Gemini CLI's own default (general.maxAttempts 10), as on a user's machine."""
+    settings = Path(os.environ["HOME"]) / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["general"]["maxAttempts"]
+    settings.write_text(json.dumps(data))
+
+
+def test_a_per_minute_quota_ends_gemini_s_own_retries_at_its_second_and_ll_loop_waits(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    _default_attempts()
+    # A per-minute quota: Gemini CLI would wait 5 s, 10 s, ... (up to 10 tries) by itself.
+    fake_gemini.reply_quota(daily=False, retry_seconds=0.5)
+    fake_gemini.reply_quota(daily=False, retry_seconds=0.5)
+    fake_gemini.reply_text("Fixed.")
+    (loop_project.root / "mine.sh").write_text("echo 'ANSWER = 42' > calc.py\n")
+    loop = FALLBACK.replace(
+        "    states:", "    rate_limit: {ladder: [0.5, 1], max_wait: 60}\n    states:"
+    )
+
+    outcome, stderr = run(loop_project, "fallback", loop)
+
+    assert outcome["final_state"] == "done", stderr
+    # Its first retry is let through; its "Attempt 2 failed: ... Retrying after 1xxxxms..."
+    # ended it: ll-loop's own rate-limit wait ran the step again (a rate limit waits on
+    # the same agent), whose one request was answered.
+    waits = of(loop_project, "fallback", "rate_limit_wait")
+    assert [w["limit"] for w in waits] == ["rate_limit"], stderr
+    starts = [e.get("agent") for e in of(loop_project, "fallback", "action_start")]
+    assert starts == ["gemini", "gemini"]
+    assert len(fake_gemini.turns) == 3, [r.path for r in fake_gemini.requests]
+    first = of(loop_project, "fallback", "action_complete")[0]
+    assert "retries a rate-limited call itself: Attempt 2 failed" in first["error"]
+    assert not (loop_project.root / "calc.py").exists()  # the next agent was not needed
+
+
+def test_a_line_like_gemini_s_retry_printed_by_the_agent_s_own_command_ends_nothing(
+    fake_gemini: FakeGemini, loop_project: LoopProject
+) -> None:
+    _default_attempts()
+    (loop_project.root / "calc.py").write_text("ANSWER = 41\n")
+    look_alike = "Attempt 1 failed: quota exceeded (429). Retrying after 5000ms..."
+    fake_gemini.reply_call(
+        {"command": f"echo '{look_alike}'; echo '{look_alike}' >&2; sed -i s/41/42/ calc.py"}
+    )
+    fake_gemini.reply_text("Fixed: ANSWER is 42.")
+
+    outcome, stderr = run(loop_project, "fix-calc", FIX_LOOP)
+
+    assert (outcome["terminated_by"], outcome["final_state"]) == ("terminal", "done"), stderr
+    assert of(loop_project, "fix-calc", "rate_limit_wait") == []
+    assert len(fake_gemini.turns) == 2
+    assert (loop_project.root / "calc.py").read_text() == "ANSWER = 42\n"
 
 
 RESUMED = """\

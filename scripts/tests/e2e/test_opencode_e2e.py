@@ -390,15 +390,16 @@ states:
 """
 
 
-def test_a_usage_limit_gives_way_to_the_next_agent_after_opencode_s_own_five_retries(
-    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat
+@pytest.mark.parametrize("retry_after", ["0", "3600"])
+def test_a_usage_limit_gives_way_to_the_next_agent_at_opencode_s_first_own_retry(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat, retry_after: str
 ) -> None:
     root, env = project
     quota = error_reply(
         429,
         "You exceeded your current quota, please check your plan and billing details.",
         "insufficient_quota",
-        {"retry-after": "0"},  # else its backoff: 2, 4, 8, 16, 30 s
+        {"retry-after": retry_after},  # opencode waits that long (no upper bound) itself
     )
     for _ in range(20):
         fake_chat.reply(quota)
@@ -410,9 +411,11 @@ def test_a_usage_limit_gives_way_to_the_next_agent_after_opencode_s_own_five_ret
     assert done.returncode == ExitCode.OK, done.stdout + done.stderr
     assert "↪ opencode's usage limit" in done.stderr
     assert (root / "calc.py").read_text() == "ANSWER = 42\n"
-    # opencode 1.18 retries a refused call five times by itself (a fixed cap, no setting):
-    # six requests, then ll-loop's switch.
-    assert len(fake_chat.turns) == 6, len(fake_chat.turns)
+    # opencode 1.18 would retry it five times by itself (a fixed cap, no setting), each
+    # after the retry-after: its log line of the first refusal ends it, one request.
+    assert len(fake_chat.turns) == 1, len(fake_chat.turns)
+    (first, _) = of(llproc.events(root, "fallback"), "action_complete")
+    assert "retries a rate-limited call itself: AI_APICallError: You exceeded" in first["error"]
     starts = [e.get("agent") for e in of(llproc.events(root, "fallback"), "action_start")]
     assert starts == ["opencode", "mine"]
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOption
+from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOption, OwnRetry
 from little_loops.fsm.values.value_checks import boolean, one_of, string, string_list
 
 if TYPE_CHECKING:
@@ -40,8 +40,20 @@ GEMINI_LOGIN_HINT = (
 # when root owns it and every folder above it), no variable or flag, and ll-loop does not
 # write the user's files. A daily quota (a usage limit) is not retried: one request, then
 # ll-loop decides; a per-minute quota (a rate limit) is retried with its backoff (5 s, 12 s,
-# ...), bounded by the step's `timeout:` (docs/agents/gemini.md).
+# ...): GEMINI_OWN_RETRY ends it at its second retry (docs/agents/gemini.md).
 GEMINI_RETRY_ENV: dict[str, str] = {}
+# What 0.61 prints on stderr (its debugLogger.warn) before it waits to retry a 429 itself:
+# "Attempt 1 failed: <the API's message, several lines>. Retrying after 5186ms..." for a
+# quota with a retry delay, else "Attempt 1 failed with status 429. Retrying with
+# backoff..." or "Attempt 1 failed with 429 error (no Retry-After header). Retrying with
+# backoff...". A 5xx ("with status 503") is not a rate limit and is left to it. Its first
+# retry (5 s or the API's delay) is let through: a session that hits a per-minute quota
+# once goes on as it is; a second refusal ends it (two requests), and ll-loop decides.
+GEMINI_OWN_RETRY = OwnRetry(
+    begins=r"^Attempt \d+ failed(?:: | with status 429\b| with 429 error\b)",
+    ends=r"\. Retrying (?:after \d+ms|with backoff)\.\.\.",
+    allowed=1,
+)
 # Added to every Gemini action: one JSON object a line, read by gemini_stream.
 GEMINI_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json")
 # The approval mode of an action without `approval_mode:`: every tool call runs without
@@ -373,6 +385,7 @@ SPEC = ActionKindSpec(
     options_key="gemini",
     options=GEMINI_OPTIONS,
     retry_env=GEMINI_RETRY_ENV,
+    own_retry=GEMINI_OWN_RETRY,
     state_keys=("gemini", "session", "session_key"),
     options_doc="Gemini CLI options: each becomes a flag of the `gemini` command line.",
     loop_options_doc=(

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.actions.spec import ActionKindSpec, KindOption, PromptInput
+from little_loops.fsm.actions.spec import ActionKindSpec, KindOption, OwnRetry, PromptInput
 from little_loops.fsm.values.value_checks import boolean, pattern, string, string_list
 
 if TYPE_CHECKING:
@@ -34,10 +34,31 @@ LOGIN_HINT = (
 # Flags of every opencode action: its events as JSON lines, one a line.
 # opencode's own retries of a refused call: none to cap from here. 1.18 retries a 429 or
 # 5xx five times (a fixed cap, no setting, variable or flag), waiting what the answer's
-# retry-after says, else 2, 4, 8, 16, 30 s: six requests, then ll-loop decides; a long
-# retry-after is bounded only by the step's `timeout:` (docs/agents/opencode.md).
+# retry-after says (no upper bound), else 2, 4, 8, 16, 30 s, printing nothing of it unless
+# its log is on stderr: OPENCODE_OWN_RETRY ends it at its first retry of a rate or usage
+# limit (docs/agents/opencode.md).
 OPENCODE_RETRY_ENV: dict[str, str] = {}
 JSON_FLAGS: tuple[str, ...] = ("--format", "json")
+# Its log on stderr, errors only: nothing at all in a run without one, and stdout's
+# events are the same (measured with 1.18). A level the state's `extra_args` sets wins
+# (1.18 fails on `--log-level` given twice; every level prints errors).
+LOG_FLAGS: tuple[str, ...] = ("--print-logs",)
+LOG_LEVEL: tuple[str, ...] = ("--log-level", "ERROR")
+# The log line 1.18 prints for each refused call of the session (not of its title's
+# side request, `small=true`), before it waits to retry: `timestamp=... level=ERROR
+# run=... message="stream error" providerID=... small=false agent=build ...
+# error.error="AI_APICallError: You exceeded your current quota, ..."`. Only the words of
+# a rate or usage limit count (a 5xx or a refused key are left to it).
+OPENCODE_OWN_RETRY = OwnRetry(
+    begins=(
+        r"^timestamp=\S+ level=ERROR (?!.*\bsmall=true\b).*\bmessage=\"stream error\" "
+        r"(?i:.*\berror\.error=\"(?P<said>AI_APICallError: (?=.*(?:quota|rate.?limit|"
+        r"too many requests|usage.?limit|resource.?exhausted|\b429\b))[^\"]*))"
+    ),
+    allowed=0,
+)
+# A line of its log (LOG_FLAGS) rather than words of its own on stderr.
+_LOG_LINE = r"^timestamp=\S+ level=[A-Z]+ "
 # What opencode 1.18 prints on stderr (exit 1, no event) for `--session ID` it has no
 # record of (another machine, a removed ~/.local/share/opencode/opencode.db).
 NO_SESSION = "Session not found"
@@ -114,7 +135,10 @@ def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
     the prompt is its stdin."""
     options = request.options or {}
     resume = ["--session", request.resume_session] if request.resume_session else []
-    return [*program, "run", *JSON_FLAGS, *flags(options), *resume]
+    extra = [str(arg) for arg in options.get("extra_args") or []]
+    own_level = any(arg == "--log-level" or arg.startswith("--log-level=") for arg in extra)
+    logs = [*LOG_FLAGS, *([] if own_level else LOG_LEVEL)]
+    return [*program, "run", *JSON_FLAGS, *logs, *flags(options), *resume]
 
 
 def _session(result: ActionResult) -> Session:
@@ -172,9 +196,12 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
 
 
 def _failed(result: ActionResult, text: str) -> ActionResult:
+    import re
+
     if result.error is not None or result.exit_code == 0:
         return result
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if not re.match(_LOG_LINE, line)] or lines
     detail = lines[0] if lines else "no output"
     message = f"opencode exited with status {result.exit_code}: {detail}"
     return dataclasses.replace(result, error=message)
@@ -296,6 +323,7 @@ SPEC = ActionKindSpec(
     options_key="opencode",
     options=OPENCODE_OPTIONS,
     retry_env=OPENCODE_RETRY_ENV,
+    own_retry=OPENCODE_OWN_RETRY,
     state_keys=("opencode", "session", "session_key"),
     options_doc="opencode options: each becomes a flag of the `opencode run` command line.",
     loop_options_doc=(

@@ -124,8 +124,7 @@ class DefaultActionRunner(ProcessSupervisor):
             argv = request.confinement.argv(argv, cwd, Overlay(extra))
         folder = None if cwd is None else os.path.abspath(cwd)
         if folder is not None and os.environ.get("PWD") != folder:
-            # As a shell does: a program that asks $PWD for its folder (opencode) gets the
-            # one it runs in (a worktree), not the folder ll-loop was started from.
+            # As a shell does: a program that asks $PWD (opencode) gets the folder it runs in.
             extra["PWD"] = folder
         out_path = self._output_path(request)
         out_fd = err_fd = in_fd = -1
@@ -158,6 +157,7 @@ class DefaultActionRunner(ProcessSupervisor):
                 start,
                 err_fd,
                 in_fd,
+                spec.own_retry,
             )
         except OSError as exc:
             return self._spawn_failure(exc, argv[0], cwd, spec.install_hint, start)

@@ -70,6 +70,20 @@ class JudgeSupport:
 
 
 @dataclass(frozen=True)
+class OwnRetry:
+    """How an agent CLI says on stderr, while it runs, that it is retrying a rate-limited
+    call itself: a line matching `begins` (re.search) opens its message, the line matching
+    `ends` closes it (None: the same line); a group `said` of `begins` is the part of its
+    line to keep (default: the line). The runner ends the CLI's process tree on the
+    `allowed + 1`-th such message and the step fails with it as its error, which the kind's
+    `usage_limit` reads, so ll-loop's waits or the fallback list decide, not its backoff."""
+
+    begins: str
+    ends: str | None = None
+    allowed: int = 0
+
+
+@dataclass(frozen=True)
 class KindOption:
     """One key of a kind's options mapping: the flag it becomes (None: handled on its own),
     its check, its doc. `joined`: a list value is one comma-separated argument; otherwise
@@ -165,6 +179,9 @@ class ActionKindSpec:
     # rate-limit handling and fallback decide, not minutes of its backoff), each set unless
     # ll-loop's own environment sets it.
     retry_env: Mapping[str, str] = field(default_factory=dict)
+    # What it prints on stderr when it retries a rate-limited call itself, for a CLI whose
+    # retries no variable caps (None: it prints nothing that says so, or needs no cap).
+    own_retry: OwnRetry | None = None
     # How it judges (`llm_structured` through this agent); None: it cannot, for `no_judge`.
     judge: JudgeSupport | None = None
     no_judge: str = ""

@@ -8,18 +8,24 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.retry_watch import HeardTail, RetryWatch
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.processes import launch
 from little_loops.fsm.processes.containment import CONTAINMENT, Contained
 from little_loops.fsm.processes.pipes import Sink, Tail, Watch, drain
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.spec import OwnRetry
 
 TIMEOUT_EXIT_CODE = 124
 CANNOT_RUN_EXIT_CODE = 126
 NOT_FOUND_EXIT_CODE = 127
 INTERRUPTED_EXIT_CODE = 130
 STOPPED_EXIT_CODE = 143
+GAVE_WAY_EXIT_CODE = 1  # ended when it began retrying a rate-limited call itself
 DEFAULT_TAIL_BYTES = 4 * 1024 * 1024
 
 _FINAL_DRAIN_SECONDS = 0.25  # after SIGKILL, how long to read what is left before giving up
@@ -59,10 +65,12 @@ class ProcessSupervisor:
         start: float,
         err_fd: int = -1,
         in_fd: int = -1,
+        own_retry: OwnRetry | None = None,
     ) -> ActionResult:
         """Run *argv* to its end or a limit (`limits`: timeout and idle timeout, seconds);
         its stdin is *in_fd* (a file: nothing to feed, so no pipe to deadlock on), else
-        /dev/null.
+        /dev/null. With *own_retry*, it is ended when its stderr says it retries a
+        rate-limited call itself (more than `allowed` times); the error is what it said.
 
         Raises OSError when it cannot start and ValueError for a NUL byte in *argv*.
         """
@@ -88,7 +96,7 @@ class ProcessSupervisor:
                 os.close(err_w)
             self._child = child
             pipes, fds = (out_r, err_r), (out_fd, err_fd)
-            return self._supervise(child, limits, pipes, fds, out_path, start)
+            return self._supervise(child, limits, pipes, fds, out_path, start, own_retry)
         finally:
             os.close(out_r)
             os.close(err_r)
@@ -148,13 +156,16 @@ class ProcessSupervisor:
         file_fds: tuple[int, int],
         out_path: Path | None,
         start: float,
+        own_retry: OwnRetry | None = None,
     ) -> ActionResult:
         """Read both pipes until the child and all it started are done; enforce the limits."""
-        out, err = Tail(self.tail_bytes), Tail(self.tail_bytes)
+        out = Tail(self.tail_bytes)
+        heard = RetryWatch(own_retry) if own_retry is not None else None
+        err = Tail(self.tail_bytes) if heard is None else HeardTail(self.tail_bytes, heard)
         sinks = (Sink(file_fds[0]), Sink(file_fds[1]))
         watch = Watch(child.process, pipes, ((out, sinks[0]), (err, sinks[1])), self._wake_r)
         try:
-            stop = self._watch(child, watch, limits, start)
+            stop = self._watch(child, watch, limits, start, heard)
         finally:
             # Also on KeyboardInterrupt & co: never wait for a child that may still run.
             self._child = None
@@ -164,6 +175,9 @@ class ProcessSupervisor:
             stop = "cancel"  # it ended while cancel() was already killing it
         if stop == "cancel":
             return self._stopped_result(out, err, start, out_path)
+        if stop == "gave_way" and heard is not None:
+            message = f"the agent retries a rate-limited call itself: {heard.heard}"
+            return _result(out, err, GAVE_WAY_EXIT_CODE, start, out_path, message)
         if stop is not None:
             limit = limits[0] if stop == "timeout" else limits[1]
             span = format_duration((limit or 0) * 1000)
@@ -187,10 +201,12 @@ class ProcessSupervisor:
         watch: Watch,
         limits: tuple[float | None, float | None],
         start: float,
+        heard: RetryWatch | None = None,
     ) -> str | None:
         """Read until the child's pipes close and it has exited, or a limit hits; then
         SIGTERM all of it, SIGKILL it `grace_seconds` later (or when the pipes close).
-        Returns the limit that stopped it ("timeout", "idle" or "cancel"), or None."""
+        Returns the limit that stopped it ("timeout", "idle", "cancel" or "gave_way": it
+        said it retries a rate-limited call itself), or None."""
         timeout, idle = limits
         deadline = start + timeout if timeout is not None else _NEVER
         stop: str | None = None
@@ -199,6 +215,8 @@ class ProcessSupervisor:
             now = time.monotonic()
             if kill_at is None:
                 stop = self._limit_hit(now, deadline, idle, watch.last_output)
+                if stop is None and not watch.exited and heard is not None and heard.heard:
+                    stop = "gave_way"
                 if stop is not None or watch.exited:
                     # On a limit, or when the action is over: whatever it left running
                     # in its group, or detached from it, goes too.

@@ -33,6 +33,14 @@ def recorded(name: str, exit_code: int, tmp_path: Path | None = None) -> ActionR
     return ActionResult(out, err, exit_code, 5, output_path=path)
 
 
+def test_a_log_level_in_extra_args_is_the_only_one_on_the_command_line() -> None:
+    # opencode 1.18 fails ("toUpperCase is not a function") on --log-level given twice.
+    for given in (["--log-level", "DEBUG"], ["--log-level=WARN"]):
+        line = opencode.argv(request(extra_args=given), ("opencode",))
+        assert "--print-logs" in line
+        assert [arg for arg in line if arg.startswith("--log-level")] == given[:1]
+
+
 def request(**options: object) -> ActionRequest:
     return ActionRequest("-fix the bug", 10, "opencode", options=options or None)
 
@@ -46,6 +54,9 @@ def test_the_command_line_has_run_json_options_and_the_session_but_not_the_promp
         "run",
         "--format",
         "json",
+        "--print-logs",  # its log on stderr, errors only: where its own retries show
+        "--log-level",
+        "ERROR",
         "--model",
         "openai/gpt-5",
         "--auto",

@@ -1,0 +1,127 @@
+"""An agent CLI's own retry of a rate-limited call, heard on its live stderr, ends its process
+tree (real bash children under the supervisor); look-alike lines end nothing."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from support.llproc import wait_for
+
+from little_loops.fsm.actions.gemini import GEMINI_OWN_RETRY
+from little_loops.fsm.actions.opencode import OPENCODE_OWN_RETRY
+from little_loops.fsm.actions.retry_watch import RetryWatch
+from little_loops.fsm.actions.spec import OwnRetry
+from little_loops.fsm.actions.supervisor import GAVE_WAY_EXIT_CODE, ProcessSupervisor
+from little_loops.fsm.processes.pids import pid_alive
+
+# As Gemini CLI 0.61 printed them against the scripted API (a per-minute quota).
+GEMINI_RETRY = (
+    "Attempt 1 failed: You exceeded your current quota, please check your plan and billing "
+    "details.\n* Quota exceeded for metric: generate_content_free_tier_requests, limit: 50\n"
+    "Please retry in 1.0s.\nSuggested retry after 1s.. Retrying after 5186ms...\n"
+)
+# As opencode 1.18 printed it with --print-logs --log-level ERROR (retry-after 3600).
+OPENCODE_RETRY = (
+    "timestamp=2026-12-07T03:12:25.380Z level=ERROR run=e8862318 "
+    'message="stream error" providerID=fake modelID=fake-model session.id=ses_x small=false '
+    'agent=build mode=primary error.error="AI_APICallError: You exceeded your current quota, '
+    'please check your plan and billing details."\n'
+)
+LOOK_ALIKES = [
+    "tests/test_retry.py::test_retrying_after_a_failure PASSED\n",
+    "Retrying after 5000ms...\n",  # no "Attempt N failed" before it
+    "  Attempt 1 failed: flaky. Retrying after 5ms...\n",  # not at the line's start
+    "Attempt 1 failed with status 503. Retrying with backoff...\n",  # not a rate limit
+    "Attempt 2 failed: quota. Max attempts reached\n",  # its last try: it ends by itself
+    OPENCODE_RETRY.replace("small=false", "small=true"),  # its title's side request
+    OPENCODE_RETRY.replace("You exceeded your current quota", "Unauthorized, bad key"),
+    OPENCODE_RETRY.replace("level=ERROR", "level=INFO"),
+]
+
+
+def _heard(own: OwnRetry, text: str, chunk: int = 7) -> RetryWatch:
+    watch = RetryWatch(own)
+    data = text.encode()
+    for at in range(0, len(data), chunk):  # pipes hand over any split
+        watch.feed(data[at : at + chunk])
+    return watch
+
+
+def test_gemini_s_retry_message_is_heard_across_its_lines_and_any_chunking() -> None:
+    assert GEMINI_OWN_RETRY.allowed == 1  # its first retry is let through
+    assert _heard(GEMINI_OWN_RETRY, GEMINI_RETRY).heard is None
+    for chunk in (1, 7, 4096):
+        said = "YOLO mode is enabled.\n" + GEMINI_RETRY * 2
+        heard = _heard(GEMINI_OWN_RETRY, said, chunk).heard
+        assert heard is not None
+        assert heard.startswith("Attempt 1 failed: You exceeded")
+    backoff = "Attempt 1 failed with status 429. Retrying with backoff... Error: x\n" * 2
+    assert _heard(GEMINI_OWN_RETRY, backoff).heard is not None
+
+
+def test_opencode_s_log_line_is_heard_as_the_error_it_quotes() -> None:
+    heard = _heard(OPENCODE_OWN_RETRY, OPENCODE_RETRY).heard
+    assert heard == (
+        "AI_APICallError: You exceeded your current quota, please check your plan and "
+        "billing details."
+    )
+
+
+@pytest.mark.parametrize("line", LOOK_ALIKES)
+def test_a_line_that_merely_looks_like_a_retry_is_not_heard(line: str) -> None:
+    for own in (GEMINI_OWN_RETRY, OPENCODE_OWN_RETRY):
+        assert _heard(own, line * 3).heard is None
+
+
+def test_allowed_retries_are_let_through_before_the_next_is_heard() -> None:
+    twice = OwnRetry(GEMINI_OWN_RETRY.begins, GEMINI_OWN_RETRY.ends, allowed=1)
+    once = OwnRetry(GEMINI_OWN_RETRY.begins, GEMINI_OWN_RETRY.ends, allowed=0)
+    assert _heard(once, GEMINI_RETRY).heard is not None
+    assert _heard(twice, GEMINI_RETRY).heard is None
+    assert _heard(twice, GEMINI_RETRY * 2).heard is not None
+
+
+def _spawn(script: str, out: Path, own: OwnRetry | None, timeout: float = 600):
+    supervisor = ProcessSupervisor(grace_seconds=0.5)
+    try:
+        with open(out, "wb") as handle:
+            return supervisor.spawn(
+                ["bash", "-c", script],
+                None,
+                None,
+                (timeout, None),
+                handle.fileno(),
+                out,
+                time.monotonic(),
+                own_retry=own,
+            )
+    finally:
+        supervisor.close()
+
+
+def test_the_first_retry_line_ends_the_cli_and_all_it_started(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    (tmp_path / "said").write_text(GEMINI_RETRY)
+    script = f'sleep 1000 & echo $! > {pidfile}; echo \'{{"type":"init"}}\'; '
+    script += f"cat {tmp_path / 'said'} {tmp_path / 'said'} >&2; sleep 1000"
+    result = _spawn(script, tmp_path / "a.out", GEMINI_OWN_RETRY)
+    assert result.exit_code == GAVE_WAY_EXIT_CODE
+    assert not result.timed_out
+    assert result.error is not None
+    assert result.error.startswith("the agent retries a rate-limited call itself: Attempt 1")
+    assert "Retrying after 5186ms" in result.stderr  # its own words stay in its stderr
+    assert '{"type":"init"}' in result.output
+    grandchild = int(pidfile.read_text())
+    wait_for(lambda: not pid_alive(grandchild), 5, "the CLI's child to be ended")
+
+
+def test_look_alike_lines_and_a_kind_without_own_retry_end_nothing(tmp_path: Path) -> None:
+    said = tmp_path / "said"
+    said.write_text("".join(LOOK_ALIKES))
+    result = _spawn(f"cat {said} >&2; echo done", tmp_path / "b.out", GEMINI_OWN_RETRY)
+    assert (result.exit_code, result.error, result.output) == (0, None, "done\n")
+    said.write_text(GEMINI_RETRY)
+    result = _spawn(f"cat {said} >&2; echo done", tmp_path / "c.out", None)
+    assert (result.exit_code, result.error) == (0, None)
