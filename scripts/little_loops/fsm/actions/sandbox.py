@@ -12,9 +12,13 @@ to the user's own wrapper (podman, docker, firejail) as its last arguments.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pwd
+import re
+import stat
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +101,10 @@ NETWORK_REFUSED = (
     "Could not resolve host",
     "Name or service not known",
 )
+# What a step that reaches a masked secret place meets (it is in its output then), and what
+# one that signals a process outside its own process ids does.
+READ_REFUSED = "Permission denied"
+SIGNAL_REFUSED = "No such process"
 NOTE_PREFIX = "ll-loop sandbox: "
 
 
@@ -295,19 +303,40 @@ class Confinement:
             ((p, w) for p, w in own if p is not None), key=lambda item: len(item[0].parts)
         ):
             out += _bind(folder, writable=writable)
-        if home is not None:
-            allowed = {os.path.normpath(_expand(p, home)) for p in self.sandbox.allow}
-            shown = [_expand(p, home) for p in (*self.sandbox.readable, *self.sandbox.writable)]
-            for name in SECRET_PLACES:
-                place = home / name
-                if str(place) in allowed:
-                    out += _bind(place, writable=False)
-                    continue
-                out += _mask(str(place), str(place))
-                for seen, real in _seen_at(str(place), shown):
-                    out += _mask(seen, real)
+        for place in self._allowed(home):
+            out += _bind(place, writable=False)
+        for seen, real in self._secrets(home):
+            out += _mask(seen, real)
         if cwd is not None:
             out += ["--chdir", os.path.abspath(cwd)]
+        return out
+
+    def hidden(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """The secret places bubblewrap hides from this step (where the step sees them),
+        which refuse it any access: what `refusal_note` looks for."""
+        if self.sandbox.command is not None:
+            return ()
+        return tuple(seen for seen, real in self._secrets(_home(env)) if _mask(seen, real))
+
+    def _allowed(self, home: Path | None) -> list[Path]:
+        """The secret places `allow:` shows (read-only)."""
+        if home is None:
+            return []
+        allowed = {os.path.normpath(_expand(p, home)) for p in self.sandbox.allow}
+        return [home / name for name in SECRET_PLACES if str(home / name) in allowed]
+
+    def _secrets(self, home: Path | None) -> list[tuple[str, str]]:
+        """The secret places to mask: each where the step would see it and where it is,
+        also where a `readable:`/`writable:` path shows it through a link."""
+        if home is None:
+            return []
+        allowed = {str(place) for place in self._allowed(home)}
+        shown = [_expand(p, home) for p in (*self.sandbox.readable, *self.sandbox.writable)]
+        out: list[tuple[str, str]] = []
+        for name in SECRET_PLACES:
+            place = str(home / name)
+            if place not in allowed:
+                out += [(place, place), *_seen_at(place, shown)]
         return out
 
     def _agent_home(self, env: Mapping[str, str], home: Path | None) -> list[str]:
@@ -482,13 +511,46 @@ def _seen_at(place: str, shown: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _mask(seen: str, real: str) -> list[str]:
-    """bwrap's options hiding what is at *seen* (*real* outside): a folder under an empty
-    one, anything else under /dev/null."""
+    """bwrap's options hiding what is at *seen* (*real* outside) so that any access to it is
+    refused (`Permission denied`, which the step's output shows and `refusal_note` says;
+    with no capability even user 0 gets it): a folder under an empty one of mode 000,
+    anything else under an empty file of mode 000."""
     if os.path.isdir(real):
-        return ["--tmpfs", os.path.normpath(seen)]
+        return ["--perms", "000", "--tmpfs", os.path.normpath(seen)]
     if os.path.lexists(real):
-        return ["--ro-bind", os.devnull, os.path.normpath(seen)]
+        return ["--ro-bind", _unreadable(), os.path.normpath(seen)]
     return []
+
+
+_UNREADABLE: list[str] = []  # the empty file of mode 000 this process masks files with
+
+
+def _unreadable() -> str:
+    """An empty file of mode 000 of ll-loop's own (made again if someone removed or
+    changed it), removed when ll-loop exits."""
+    for path in _UNREADABLE:
+        with contextlib.suppress(OSError):
+            found = os.lstat(path)
+            if (
+                stat.S_ISREG(found.st_mode)
+                and stat.S_IMODE(found.st_mode) == 0
+                and found.st_size == 0
+                and found.st_uid == os.getuid()
+            ):
+                return path
+    fd, path = tempfile.mkstemp(prefix="ll-loop-hidden-")
+    os.fchmod(fd, 0)
+    os.close(fd)
+    if not _UNREADABLE:
+        atexit.register(_remove_all)
+    _UNREADABLE.append(path)
+    return path
+
+
+def _remove_all() -> None:
+    for path in _UNREADABLE:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _bind(path: Path | str, *, writable: bool) -> list[str]:
@@ -540,14 +602,65 @@ def repository_of(loops: Path | None) -> Path | None:
     return found if found.is_dir() and not found.is_symlink() else None
 
 
-def refusal_note(output: str, stderr: str, sandbox: Sandbox) -> str | None:
-    """What a step that hit its sandbox met (a write refused, no network), for its tail."""
+def refusal_note(
+    output: str,
+    stderr: str,
+    sandbox: Sandbox,
+    hidden: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    outside: Sequence[int] = (),
+) -> str | None:
+    """What a step that hit its sandbox met, for its tail: a write refused, no network, a
+    secret place it reached (*hidden*: where it sees them; *env*: its environment, whose
+    $HOME gives `~/` and relative names) refusing it, a signal to a process outside its
+    view (*outside*: the pids of ll-loop's own processes)."""
     said = [(marker, "write refused, read-only here") for marker in WRITE_REFUSED]
     if not sandbox.network:
         said += [(marker, "network off for this step") for marker in NETWORK_REFUSED]
     for marker, meaning in said:
         if marker in stderr or marker in output:
             return f"{NOTE_PREFIX}{meaning} ({marker})"
+    lines = [line for text in (stderr, output) for line in text.splitlines()]
+    home = _home(env or {}) if hidden else None
+    place = _hidden_in(lines, hidden, "" if home is None else str(home))
+    if place is not None:
+        return f"{NOTE_PREFIX}read refused, a secret place is hidden ({place}: {READ_REFUSED})"
+    pid = _signalled(lines, outside)
+    if pid is not None:
+        return (
+            f"{NOTE_PREFIX}signal refused, ll-loop's processes are outside this step's view "
+            f"({pid}: {SIGNAL_REFUSED})"
+        )
+    return None
+
+
+def _hidden_in(lines: Sequence[str], hidden: Sequence[str], home: str) -> str | None:
+    """The first of the *hidden* places a line refusing access names (the place itself or
+    under it; absolute, as `~/...`, or relative to *home*)."""
+    names: list[tuple[str, str]] = []
+    for place in hidden:
+        names.append((place, re.escape(place)))
+        rest = os.path.relpath(place, home) if home.startswith("/") else ".."
+        if not rest.startswith(".."):
+            names.append((place, f"(?:~/)?{re.escape(rest)}"))
+    for line in lines:
+        if READ_REFUSED not in line:
+            continue
+        for place, name in names:
+            if re.search(rf"(?<![\w./-]){name}(?![^/\s'\"`:,)\]])", line):
+                return place
+    return None
+
+
+def _signalled(lines: Sequence[str], outside: Sequence[int]) -> int | None:
+    """The first of the pids *outside* a line saying a signal found no such process names
+    (bash's `kill: (PID) - No such process`, procps' `kill: (PID): No such process`)."""
+    for line in lines:
+        if SIGNAL_REFUSED not in line:
+            continue
+        for pid in outside:
+            if re.search(rf"\bkill\b.*\({pid}\)", line):
+                return pid
     return None
 
 

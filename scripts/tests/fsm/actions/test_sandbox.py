@@ -30,7 +30,7 @@ from little_loops.fsm.runs.preflight import bwrap_problem, wrapper_problem
 
 # How many words follow each bwrap option the sandbox writes.
 ARITY = {"--ro-bind": 2, "--bind-try": 2, "--ro-bind-try": 2, "--tmpfs": 1, "--dev": 1}
-ARITY |= {"--proc": 1, "--chdir": 1, "--cap-drop": 1}
+ARITY |= {"--proc": 1, "--chdir": 1, "--cap-drop": 1, "--perms": 1}
 
 
 def options(argv: list[str]) -> list[tuple[str, ...]]:
@@ -45,6 +45,25 @@ def options(argv: list[str]) -> list[tuple[str, ...]]:
         out.append(tuple(argv[at : at + 1 + count]))
         at += 1 + count
     return out
+
+
+def unreadable(found: list[tuple[str, ...]], place: Path) -> tuple[str, ...] | None:
+    """The option masking the file at *place* with an empty one of mode 000, if any."""
+    for option in found:
+        if option[0] == "--ro-bind" and option[2] == str(place):
+            seen = os.stat(option[1])
+            assert (stat.S_IMODE(seen.st_mode), seen.st_size) == (0, 0), option
+            return option
+    return None
+
+
+def unreadable_folder(found: list[tuple[str, ...]], place: Path) -> tuple[str, ...] | None:
+    """The option masking the folder at *place* with an empty one of mode 000, if any."""
+    option = ("--tmpfs", str(place))
+    if option not in found:
+        return None
+    assert found[found.index(option) - 1] == ("--perms", "000"), found
+    return option
 
 
 def command_of(argv: list[str]) -> list[str]:
@@ -212,10 +231,10 @@ def test_network_off_is_its_own_namespace(project: Path, home: Path) -> None:
 def test_the_secret_places_are_masked_after_every_bind(project: Path, home: Path) -> None:
     shown = Sandbox(readable=("~", "~/.ssh"), writable=("~/.aws",))
     found = options(bwrap_argv(project, home, shown))
-    mask_dir = ("--tmpfs", str(home / ".ssh"))
-    mask_file = ("--ro-bind", os.devnull, str(home / ".netrc"))
-    mask_link = ("--ro-bind", os.devnull, str(home / ".aws"))
-    assert {mask_dir, mask_file, mask_link} <= set(found)
+    mask_dir = unreadable_folder(found, home / ".ssh")
+    mask_file = unreadable(found, home / ".netrc")
+    mask_link = unreadable(found, home / ".aws")
+    assert None not in (mask_dir, mask_file, mask_link)
     readable = ("--ro-bind-try", str(home / ".ssh"), str(home / ".ssh"))
     assert found.index(readable) < found.index(mask_dir)  # a later mount hides the earlier
     assert found.index(("--ro-bind-try", str(home), str(home))) < found.index(mask_file)
@@ -228,8 +247,8 @@ def test_an_allowed_secret_place_is_shown_read_only(project: Path, home: Path) -
     assert ("--ro-bind-try", str(home / ".ssh"), str(home / ".ssh")) in found
     assert ("--ro-bind-try", str(home / ".netrc"), str(home / ".netrc")) in found
     assert ("--tmpfs", str(home / ".ssh")) not in found
-    assert ("--ro-bind", os.devnull, str(home / ".netrc")) not in found
-    assert ("--ro-bind", os.devnull, str(home / ".aws")) in found  # not allowed: masked
+    assert unreadable(found, home / ".netrc") is None
+    assert unreadable(found, home / ".aws") is not None  # not allowed: masked
 
 
 def test_more_paths_written_with_a_tilde_are_under_home(project: Path, home: Path) -> None:
@@ -300,7 +319,7 @@ def test_without_home_in_the_env_the_users_home_is_hidden(
     monkeypatch.setenv("HOME", str(home))
     found = options(Confinement(Sandbox(), work=project).argv(["true"], None, {}))
     assert ("--tmpfs", str(home)) in found
-    assert ("--tmpfs", str(home / ".ssh")) in found
+    assert unreadable_folder(found, home / ".ssh") is not None
 
 
 @pytest.mark.parametrize("said", ["", "relative/home", "/"])
@@ -374,6 +393,47 @@ def test_what_a_refused_step_is_told() -> None:
     assert refusal_note(dns, "", off) == (
         "ll-loop sandbox: network off for this step (Could not resolve host)"
     )
+
+
+def test_a_refused_read_is_said_only_for_a_place_the_sandbox_hid() -> None:
+    hidden, env = ["/h/.ssh", "/h/.netrc", "/h/dots/ssh"], {"HOME": "/h"}
+    note = "ll-loop sandbox: read refused, a secret place is hidden ({}: Permission denied)"
+    said = {
+        "cat: /h/.ssh/id_rsa: Permission denied": "/h/.ssh",
+        "ls: cannot open directory '.ssh': Permission denied": "/h/.ssh",
+        "cat: ~/.netrc: Permission denied": "/h/.netrc",
+        "open('/h/dots/ssh/key'): [Errno 13] Permission denied": "/h/dots/ssh",
+        '{"output": "cat: /h/.ssh/config: Permission denied"}': "/h/.ssh",  # an agent's tool
+    }
+    for line, place in said.items():
+        assert refusal_note("", line, Sandbox(), hidden, env) == note.format(place), line
+    for line in [
+        "cat: /root/.ssh/id_rsa: Permission denied",  # not hidden by this step's sandbox
+        "cat: /h/.sshkeys: Permission denied",  # a place whose name only starts the same
+        "cat: sub/.ssh/x: Permission denied",  # a relative name not under $HOME
+        "cat: /h/.ssh/id_rsa: No such file or directory",  # no refusal
+        "bash: /proc/1/environ: Permission denied",
+    ]:
+        assert refusal_note("", line, Sandbox(), hidden, env) is None, line
+    assert refusal_note("", "cat: /h/.ssh/x: Permission denied", Sandbox()) is None
+
+
+def test_a_refused_signal_is_said_only_for_ll_loops_own_pid() -> None:
+    note = (
+        "ll-loop sandbox: signal refused, ll-loop's processes are outside this step's view "
+        "(4242: No such process)"
+    )
+    for line in [
+        "bash: line 1: kill: (4242) - No such process",
+        "/bin/kill: (4242): No such process",
+    ]:
+        assert refusal_note(line, "", Sandbox(), outside=[4242]) == note, line
+    for line in [
+        "bash: line 1: kill: (14242) - No such process",  # another pid
+        "bash: line 1: kill: (4242) - Operation not permitted",
+        "ProcessLookupError: [Errno 3] No such process",  # no pid said: nothing to tell
+    ]:
+        assert refusal_note(line, "", Sandbox(), outside=[4242]) is None, line
 
 
 def test_a_wrapper_that_cannot_run_is_named(
