@@ -610,28 +610,28 @@ def refusal_note(
     env: Mapping[str, str] | None = None,
     outside: Sequence[int] = (),
 ) -> str | None:
-    """What a step that hit its sandbox met, for its tail: a write refused, no network, a
-    secret place it reached (*hidden*: where it sees them; *env*: its environment, whose
-    $HOME gives `~/` and relative names) refusing it, a signal to a process outside its
-    view (*outside*: the pids of ll-loop's own processes)."""
+    """What a step that hit its sandbox met, a line each, for its tail: a write refused, no
+    network, a secret place it reached (*hidden*: where it sees them; *env*: its environment,
+    whose $HOME gives `~/` and relative names) refusing it, a signal to a process outside
+    its view (*outside*: the pids of ll-loop's own processes)."""
     said = [(marker, "write refused, read-only here") for marker in WRITE_REFUSED]
     if not sandbox.network:
         said += [(marker, "network off for this step") for marker in NETWORK_REFUSED]
+    notes: dict[str, str] = {}  # each refusal met, said once (its first marker)
     for marker, meaning in said:
-        if marker in stderr or marker in output:
-            return f"{NOTE_PREFIX}{meaning} ({marker})"
+        if meaning not in notes and (marker in stderr or marker in output):
+            notes[meaning] = f"{NOTE_PREFIX}{meaning} ({marker})"
     lines = [line for text in (stderr, output) for line in text.splitlines()]
     home = _home(env or {}) if hidden else None
     place = _hidden_in(lines, hidden, "" if home is None else str(home))
     if place is not None:
-        return f"{NOTE_PREFIX}read refused, a secret place is hidden ({place}: {READ_REFUSED})"
+        meaning = "read refused, a secret place is hidden"
+        notes[meaning] = f"{NOTE_PREFIX}{meaning} ({place}: {READ_REFUSED})"
     pid = _signalled(lines, outside)
     if pid is not None:
-        return (
-            f"{NOTE_PREFIX}signal refused, ll-loop's processes are outside this step's view "
-            f"({pid}: {SIGNAL_REFUSED})"
-        )
-    return None
+        meaning = "signal refused, ll-loop's processes are outside this step's view"
+        notes[meaning] = f"{NOTE_PREFIX}{meaning} ({pid}: {SIGNAL_REFUSED})"
+    return "\n".join(notes.values()) or None
 
 
 def _hidden_in(lines: Sequence[str], hidden: Sequence[str], home: str) -> str | None:

@@ -418,6 +418,25 @@ def test_a_refused_read_is_said_only_for_a_place_the_sandbox_hid() -> None:
     assert refusal_note("", "cat: /h/.ssh/x: Permission denied", Sandbox()) is None
 
 
+def test_each_refusal_a_step_met_is_said_once() -> None:
+    met = "\n".join(
+        [
+            "touch: cannot touch '/etc/x': Read-only file system",
+            "touch: cannot touch '/usr/y': Read-only file system",
+            "cat: /h/.ssh/id_rsa: Permission denied",
+            "bash: line 1: kill: (4242) - No such process",
+        ]
+    )
+    assert refusal_note(met, "", Sandbox(), ["/h/.ssh"], {"HOME": "/h"}, [4242]) == "\n".join(
+        [
+            "ll-loop sandbox: write refused, read-only here (Read-only file system)",
+            "ll-loop sandbox: read refused, a secret place is hidden (/h/.ssh: Permission denied)",
+            "ll-loop sandbox: signal refused, ll-loop's processes are outside this step's view "
+            "(4242: No such process)",
+        ]
+    )
+
+
 def test_a_refused_signal_is_said_only_for_ll_loops_own_pid() -> None:
     note = (
         "ll-loop sandbox: signal refused, ll-loop's processes are outside this step's view "
