@@ -40,6 +40,10 @@ USERNS_HINT = (
     "(Debian) or kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04), "
     "or run with --no-sandbox"
 )
+OLD_BWRAP = (
+    "bubblewrap 0.5 or later is needed (--perms hides the secret places); upgrade it, "
+    "or run with --no-sandbox"
+)
 # Secret places under $HOME, masked even when `readable:`/`writable:` would show them.
 SECRET_PLACES: tuple[str, ...] = (
     ".ssh",

@@ -14,6 +14,7 @@ import pytest
 
 from little_loops.fsm.actions.sandbox import (
     INSTALL_BWRAP,
+    OLD_BWRAP,
     SANDBOX_CHECK,
     SECRET_PLACES,
     TOOL_PLACES,
@@ -514,6 +515,22 @@ def test_bubblewrap_failing_otherwise_says_its_last_line(
     assert bwrap_problem() == "bwrap cannot start (bwrap: Can't mount proc)"
     (tmp_path / "bwrap").write_text("#!/bin/sh\nexit 3\n")
     assert bwrap_problem() == "bwrap cannot start (exit code 3)"
+
+
+def test_a_bubblewrap_too_old_for_the_mask_names_the_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bubblewrap before 0.5 (Debian 11, Ubuntu 20.04) has no `--perms`, which every
+    sandboxed step's secret masks use: the preflight says so rather than each step fail."""
+    program = tmp_path / "bwrap"
+    program.write_text(
+        '#!/bin/sh\ncase "$*" in *--perms*) echo "bwrap: Unknown option --perms" >&2; '
+        "exit 1;; esac\nexit 0\n"
+    )
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    assert bwrap_problem() == f"bwrap cannot start (bwrap: Unknown option --perms); {OLD_BWRAP}"
+    assert "0.5 or later" in OLD_BWRAP
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
