@@ -531,7 +531,8 @@ _UNREADABLE: list[str] = []  # the empty file of mode 000 this process masks fil
 
 def _unreadable() -> str:
     """An empty file of mode 000 of ll-loop's own (made again if someone removed or
-    changed it), removed when ll-loop exits."""
+    changed it), removed when ll-loop exits; /dev/null (hidden all the same, but read as
+    empty) when none can be made."""
     for path in _UNREADABLE:
         with contextlib.suppress(OSError):
             found = os.lstat(path)
@@ -542,7 +543,10 @@ def _unreadable() -> str:
                 and found.st_uid == os.getuid()
             ):
                 return path
-    fd, path = tempfile.mkstemp(prefix="ll-loop-hidden-")
+    try:
+        fd, path = tempfile.mkstemp(prefix="ll-loop-hidden-")
+    except OSError:
+        return os.devnull
     os.fchmod(fd, 0)
     os.close(fd)
     if not _UNREADABLE:

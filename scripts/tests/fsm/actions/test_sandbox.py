@@ -8,10 +8,12 @@ import pwd
 import shlex
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from little_loops.fsm.actions import sandbox as sandbox_module
 from little_loops.fsm.actions.sandbox import (
     INSTALL_BWRAP,
     OLD_BWRAP,
@@ -241,6 +243,24 @@ def test_the_secret_places_are_masked_after_every_bind(project: Path, home: Path
     assert found.index(("--ro-bind-try", str(home), str(home))) < found.index(mask_file)
     absent = [name for name in SECRET_PLACES if name not in (".ssh", ".netrc", ".aws")]
     assert not [o for o in found if any(o[-1] == str(home / name) for name in absent)]
+
+
+def test_a_removed_or_changed_mask_file_is_made_again(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = unreadable(options(bwrap_argv(project, home, Sandbox())), home / ".netrc")
+    assert first is not None
+    os.chmod(first[1], 0o644)  # a step shown /tmp (`writable: [/tmp]`) could, as its owner
+    again = unreadable(options(bwrap_argv(project, home, Sandbox())), home / ".netrc")
+    assert again is not None
+    assert again[1] != first[1]
+    os.unlink(again[1])
+    assert unreadable(options(bwrap_argv(project, home, Sandbox())), home / ".netrc")
+    # Where no file can be made, /dev/null masks it: hidden all the same.
+    monkeypatch.setattr(sandbox_module, "_UNREADABLE", [])
+    monkeypatch.setattr(tempfile, "tempdir", str(project / "no-such-folder"))
+    found = options(bwrap_argv(project, home, Sandbox()))
+    assert ("--ro-bind", os.devnull, str(home / ".netrc")) in found
 
 
 def test_an_allowed_secret_place_is_shown_read_only(project: Path, home: Path) -> None:
