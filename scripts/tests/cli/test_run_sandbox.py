@@ -857,3 +857,24 @@ def test_a_secret_place_reached_through_a_link_is_masked_too(project: Path, tmp_
     assert SECRET not in str(complete["output"])
     assert str(complete["stderr"]).count("cat: ") == 3, complete  # each read refused
     assert READ_NOTE in str(complete["stderr"]), complete
+
+
+@pytest.mark.skipif(shutil.which("gh") is None, reason="gh not installed")
+def test_a_tool_whose_settings_are_in_a_secret_place_is_told_why_it_stops(
+    project: Path, home: Path
+) -> None:
+    """gh reads its settings in ~/.config/gh, a secret place: refused there (and said), it
+    stops; given a folder of its own (GH_CONFIG_DIR, as docs/sandbox.md says) it runs."""
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text(f"github.com:\n  oauth_token: {SECRET}\n")
+    _loop(project, "gh", "gh config get editor")
+    _run(project, "gh", home)
+    _, complete = _step(project, "gh")
+    assert complete["exit_code"] != 0
+    assert f"{READ_NOTE} ({home}/.config/gh: Permission denied)" in str(complete["stderr"])
+    _loop(project, "gh", 'GH_CONFIG_DIR="$PWD/.gh" gh config get editor')
+    _run(project, "gh", home)
+    _, complete = _step(project, "gh")
+    assert complete["exit_code"] == 0, complete
+    assert "ll-loop sandbox:" not in str(complete["stderr"])
+    assert SECRET not in json.dumps(complete)
