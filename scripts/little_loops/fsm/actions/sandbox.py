@@ -5,7 +5,8 @@ the run's working tree (its worktree with `--worktree`) writable, `.loops/` read
 step cannot edit its loop, run state or event log), a private /tmp, $HOME an empty tmpfs but
 for what the step's agent needs (its kind's `home_paths`, read-only but for `home_writes`:
 its sessions, logs and login, never its settings), well-known secret places masked
-unless `allow:`ed, its own pid namespace (it cannot signal ll-loop) and, with
+(unreadable: a step that reaches one is refused, and told) unless `allow:`ed, its own pid
+namespace (it cannot signal ll-loop; one that tries is told) and, with
 `network: off`, no network. `sandbox: {command: [...]}` hands the step's exact command line
 to the user's own wrapper (podman, docker, firejail) as its last arguments.
 """
