@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from little_loops.fsm.actions.refusals import step_note
 from little_loops.fsm.actions.registry import KINDS
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.sandbox import refusal_note
 from little_loops.fsm.actions.spec import ActionKindSpec, PromptInput
 from little_loops.fsm.actions.supervisor import (
     CANNOT_RUN_EXIT_CODE,
@@ -101,12 +101,10 @@ class DefaultActionRunner(ProcessSupervisor):
         for name, value in spec.retry_env.items():  # its own retries capped, unless set
             if name not in os.environ and name not in extra:
                 extra[name] = value
-        hidden: tuple[str, ...] = ()
         if request.confinement is not None:
             if request.confinement.sandbox.command is None:  # bubblewrap's own
                 extra.update(spec.sandboxed_env)
             argv = request.confinement.argv(argv, cwd, Overlay(extra))
-            hidden = request.confinement.hidden(Overlay(extra))
         folder = None if cwd is None else os.path.abspath(cwd)
         if folder is not None and os.environ.get("PWD") != folder:
             # As a shell does: a program that asks $PWD for its folder (opencode) gets the
@@ -162,15 +160,7 @@ class DefaultActionRunner(ProcessSupervisor):
         # What it printed as it ran (an agent's tool results too), before its kind reads it.
         note = None
         if request.confinement is not None:
-            note = refusal_note(
-                result.output,
-                result.stderr,
-                request.confinement.sandbox,
-                hidden,
-                Overlay(extra),
-                # ll-loop itself, outside the step's process ids (its pid is in the run's lock)
-                (os.getpid(),) if request.confinement.sandbox.command is None else (),
-            )
+            note = step_note(request.confinement, result.output, result.stderr, Overlay(extra))
         result = spec.finish(result, request)
         implausible = implausible_cost(result.cost_usd)
         if implausible is not None:  # any agent's: never counted, an error of its output

@@ -17,7 +17,6 @@ import atexit
 import contextlib
 import os
 import pwd
-import re
 import stat
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -96,21 +95,6 @@ TOOL_PLACES: tuple[str, ...] = (
     "go/bin",
     ".npm-global",
 )
-# What a refused step prints (stdout or stderr): said in its output tail. A step without
-# network has its own loopback, where nothing listens: every connection is refused.
-WRITE_REFUSED = ("Read-only file system",)
-NETWORK_REFUSED = (
-    "Connection refused",
-    "Network is unreachable",
-    "Temporary failure in name resolution",
-    "Could not resolve host",
-    "Name or service not known",
-)
-# What a step that reaches a masked secret place meets (it is in its output then), and what
-# one that signals a process outside its own process ids does.
-READ_REFUSED = "Permission denied"
-SIGNAL_REFUSED = "No such process"
-NOTE_PREFIX = "ll-loop sandbox: "
 
 
 def _paths(value: object) -> str | None:
@@ -282,7 +266,7 @@ class Confinement:
         return [BWRAP, *self._bwrap_options(cwd, env), "--", *inner]
 
     def _bwrap_options(self, cwd: Path | None, env: Mapping[str, str]) -> list[str]:
-        home = _home(env)
+        home = home_of(env)
         out = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         # Started by root, bwrap keeps root's capabilities: a step could remount `/`
         # read-write. None for any step (no_new_privs keeps a set-uid program from
@@ -321,7 +305,7 @@ class Confinement:
         which refuse it any access: what `refusal_note` looks for."""
         if self.sandbox.command is not None:
             return ()
-        return tuple(seen for seen, real in self._secrets(_home(env)) if _mask(seen, real))
+        return tuple(seen for seen, real in self._secrets(home_of(env)) if _mask(seen, real))
 
     def _allowed(self, home: Path | None) -> list[Path]:
         """The secret places `allow:` shows (read-only)."""
@@ -449,7 +433,7 @@ def _made_empty(path: Path) -> Path:
     return path
 
 
-def _home(env: Mapping[str, str]) -> Path | None:
+def home_of(env: Mapping[str, str]) -> Path | None:
     """The $HOME to hide: the step's, else ll-loop's; when that is unset, empty, relative or
     `/` (no folder to hide), the user's home from the password database all the same."""
     for text in (env.get("HOME") or os.environ.get("HOME") or "", _users_home()):
@@ -536,13 +520,8 @@ def _unreadable() -> str:
     empty) when none can be made."""
     for path in _UNREADABLE:
         with contextlib.suppress(OSError):
-            found = os.lstat(path)
-            if (
-                stat.S_ISREG(found.st_mode)
-                and stat.S_IMODE(found.st_mode) == 0
-                and found.st_size == 0
-                and found.st_uid == os.getuid()
-            ):
+            found = os.lstat(path)  # a regular file, mode 000, empty and ours
+            if (found.st_mode, found.st_size, found.st_uid) == (stat.S_IFREG, 0, os.getuid()):
                 return path
     try:
         fd, path = tempfile.mkstemp(prefix="ll-loop-hidden-")
@@ -609,68 +588,6 @@ def repository_of(loops: Path | None) -> Path | None:
         return None
     found = loops.parent / ".git"
     return found if found.is_dir() and not found.is_symlink() else None
-
-
-def refusal_note(
-    output: str,
-    stderr: str,
-    sandbox: Sandbox,
-    hidden: Sequence[str] = (),
-    env: Mapping[str, str] | None = None,
-    outside: Sequence[int] = (),
-) -> str | None:
-    """What a step that hit its sandbox met, a line each, for its tail: a write refused, no
-    network, a secret place it reached (*hidden*: where it sees them; *env*: its environment,
-    whose $HOME gives `~/` and relative names) refusing it, a signal to a process outside
-    its view (*outside*: the pids of ll-loop's own processes)."""
-    said = [(marker, "write refused, read-only here") for marker in WRITE_REFUSED]
-    if not sandbox.network:
-        said += [(marker, "network off for this step") for marker in NETWORK_REFUSED]
-    notes: dict[str, str] = {}  # each refusal met, said once (its first marker)
-    for marker, meaning in said:
-        if meaning not in notes and (marker in stderr or marker in output):
-            notes[meaning] = f"{NOTE_PREFIX}{meaning} ({marker})"
-    lines = [line for text in (stderr, output) for line in text.splitlines()]
-    home = _home(env or {}) if hidden else None
-    place = _hidden_in(lines, hidden, "" if home is None else str(home))
-    if place is not None:
-        meaning = "read refused, a secret place is hidden"
-        notes[meaning] = f"{NOTE_PREFIX}{meaning} ({place}: {READ_REFUSED})"
-    pid = _signalled(lines, outside)
-    if pid is not None:
-        meaning = "signal refused, ll-loop's processes are outside this step's view"
-        notes[meaning] = f"{NOTE_PREFIX}{meaning} ({pid}: {SIGNAL_REFUSED})"
-    return "\n".join(notes.values()) or None
-
-
-def _hidden_in(lines: Sequence[str], hidden: Sequence[str], home: str) -> str | None:
-    """The first of the *hidden* places a line refusing access names (the place itself or
-    under it; absolute, as `~/...`, or relative to *home*)."""
-    names: list[tuple[str, str]] = []
-    for place in hidden:
-        names.append((place, re.escape(place)))
-        rest = os.path.relpath(place, home) if home.startswith("/") else ".."
-        if not rest.startswith(".."):
-            names.append((place, f"(?:~/)?{re.escape(rest)}"))
-    for line in lines:
-        if READ_REFUSED not in line:
-            continue
-        for place, name in names:
-            if re.search(rf"(?<![\w./-]){name}(?![^/\s'\"`:,)\]])", line):
-                return place
-    return None
-
-
-def _signalled(lines: Sequence[str], outside: Sequence[int]) -> int | None:
-    """The first of the pids *outside* a line saying a signal found no such process names
-    (bash's `kill: (PID) - No such process`, procps' `kill: (PID): No such process`)."""
-    for line in lines:
-        if SIGNAL_REFUSED not in line:
-            continue
-        for pid in outside:
-            if re.search(rf"\bkill\b.*\({pid}\)", line):
-                return pid
-    return None
 
 
 def as_event(sandbox: Sandbox) -> dict[str, Any]:

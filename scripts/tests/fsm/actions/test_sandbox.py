@@ -26,7 +26,6 @@ from little_loops.fsm.actions.sandbox import (
     as_event,
     chosen,
     read,
-    refusal_note,
     repository_of,
 )
 from little_loops.fsm.runs.preflight import bwrap_problem, wrapper_problem
@@ -395,85 +394,6 @@ def test_the_repository_is_the_projects_own_git_folder(tmp_path: Path) -> None:
     (tmp_path / "p" / ".git").unlink()
     (tmp_path / "p" / ".git").mkdir()
     assert repository_of(loops) == tmp_path / "p" / ".git"
-
-
-def test_what_a_refused_step_is_told() -> None:
-    on, off = Sandbox(), Sandbox(network=False)
-    written = "touch: cannot touch '/etc/x': Read-only file system"
-    assert refusal_note("", written, on) == (
-        "ll-loop sandbox: write refused, read-only here (Read-only file system)"
-    )
-    assert refusal_note(written, "", off) == refusal_note("", written, on)  # output or stderr
-    curl = "curl: (7) Failed to connect to 127.0.0.1 port 8080: Connection refused"
-    assert refusal_note("", curl, off) == (
-        "ll-loop sandbox: network off for this step (Connection refused)"
-    )
-    assert refusal_note("", curl, on) is None  # with network on it is the server's refusal
-    assert refusal_note("all fine", "", off) is None
-    dns = "curl: (6) Could not resolve host: example.com"
-    assert refusal_note(dns, "", off) == (
-        "ll-loop sandbox: network off for this step (Could not resolve host)"
-    )
-
-
-def test_a_refused_read_is_said_only_for_a_place_the_sandbox_hid() -> None:
-    hidden, env = ["/h/.ssh", "/h/.netrc", "/h/dots/ssh"], {"HOME": "/h"}
-    note = "ll-loop sandbox: read refused, a secret place is hidden ({}: Permission denied)"
-    said = {
-        "cat: /h/.ssh/id_rsa: Permission denied": "/h/.ssh",
-        "ls: cannot open directory '.ssh': Permission denied": "/h/.ssh",
-        "cat: ~/.netrc: Permission denied": "/h/.netrc",
-        "open('/h/dots/ssh/key'): [Errno 13] Permission denied": "/h/dots/ssh",
-        '{"output": "cat: /h/.ssh/config: Permission denied"}': "/h/.ssh",  # an agent's tool
-    }
-    for line, place in said.items():
-        assert refusal_note("", line, Sandbox(), hidden, env) == note.format(place), line
-    for line in [
-        "cat: /root/.ssh/id_rsa: Permission denied",  # not hidden by this step's sandbox
-        "cat: /h/.sshkeys: Permission denied",  # a place whose name only starts the same
-        "cat: sub/.ssh/x: Permission denied",  # a relative name not under $HOME
-        "cat: /h/.ssh/id_rsa: No such file or directory",  # no refusal
-        "bash: /proc/1/environ: Permission denied",
-    ]:
-        assert refusal_note("", line, Sandbox(), hidden, env) is None, line
-    assert refusal_note("", "cat: /h/.ssh/x: Permission denied", Sandbox()) is None
-
-
-def test_each_refusal_a_step_met_is_said_once() -> None:
-    met = "\n".join(
-        [
-            "touch: cannot touch '/etc/x': Read-only file system",
-            "touch: cannot touch '/usr/y': Read-only file system",
-            "cat: /h/.ssh/id_rsa: Permission denied",
-            "bash: line 1: kill: (4242) - No such process",
-        ]
-    )
-    assert refusal_note(met, "", Sandbox(), ["/h/.ssh"], {"HOME": "/h"}, [4242]) == "\n".join(
-        [
-            "ll-loop sandbox: write refused, read-only here (Read-only file system)",
-            "ll-loop sandbox: read refused, a secret place is hidden (/h/.ssh: Permission denied)",
-            "ll-loop sandbox: signal refused, ll-loop's processes are outside this step's view "
-            "(4242: No such process)",
-        ]
-    )
-
-
-def test_a_refused_signal_is_said_only_for_ll_loops_own_pid() -> None:
-    note = (
-        "ll-loop sandbox: signal refused, ll-loop's processes are outside this step's view "
-        "(4242: No such process)"
-    )
-    for line in [
-        "bash: line 1: kill: (4242) - No such process",
-        "/bin/kill: (4242): No such process",
-    ]:
-        assert refusal_note(line, "", Sandbox(), outside=[4242]) == note, line
-    for line in [
-        "bash: line 1: kill: (14242) - No such process",  # another pid
-        "bash: line 1: kill: (4242) - Operation not permitted",
-        "ProcessLookupError: [Errno 3] No such process",  # no pid said: nothing to tell
-    ]:
-        assert refusal_note(line, "", Sandbox(), outside=[4242]) is None, line
 
 
 def test_a_wrapper_that_cannot_run_is_named(
