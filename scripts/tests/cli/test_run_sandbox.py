@@ -876,5 +876,5 @@ def test_a_tool_whose_settings_are_in_a_secret_place_is_told_why_it_stops(
     _run(project, "gh", home)
     _, complete = _step(project, "gh")
     assert complete["exit_code"] == 0, complete
-    assert "ll-loop sandbox:" not in str(complete["stderr"])
+    assert "ll-loop sandbox:" not in str(complete.get("stderr"))
     assert SECRET not in json.dumps(complete)

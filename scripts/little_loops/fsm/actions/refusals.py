@@ -81,7 +81,7 @@ def _hidden_in(lines: Sequence[str], hidden: Sequence[str], home: str) -> str | 
         if not rest.startswith(".."):
             names.append((place, f"(?:~/)?{re.escape(rest)}"))
     for line in lines:
-        if READ_REFUSED not in line:
+        if READ_REFUSED.lower() not in line.lower():  # Go and Node say it in lower case
             continue
         for place, name in names:
             if re.search(rf"(?<![\w./-]){name}(?![^/\s'\"`:,)\]])", line):

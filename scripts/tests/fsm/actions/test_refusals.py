@@ -38,6 +38,8 @@ def test_a_refused_read_is_said_only_for_a_place_the_sandbox_hid() -> None:
         "cat: ~/.netrc: Permission denied": "/h/.netrc",
         "open('/h/dots/ssh/key'): [Errno 13] Permission denied": "/h/dots/ssh",
         '{"output": "cat: /h/.ssh/config: Permission denied"}': "/h/.ssh",  # an agent's tool
+        "failed to read configuration:  open /h/.ssh/x: permission denied": "/h/.ssh",  # Go
+        "Error: EACCES: permission denied, open '/h/.netrc'": "/h/.netrc",  # Node
     }
     for line, place in said.items():
         assert refusal_note("", line, Sandbox(), hidden, env) == note.format(place), line
