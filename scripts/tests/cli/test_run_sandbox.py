@@ -129,13 +129,56 @@ def test_the_working_tree_is_writable_and_tmp_private(project: Path, home: Path)
     assert not Path("/tmp/ll-private-probe").exists()
 
 
+READ_NOTE = "ll-loop sandbox: read refused, a secret place is hidden"
+
+
 def test_a_planted_private_key_cannot_be_read(project: Path, home: Path) -> None:
+    """The masked ~/.ssh refuses the step (not an empty folder, whose 'No such file' is
+    too common to say), and the refusal is recorded in its event, its file and its tail."""
     _loop(project, "key", 'cat "$HOME/.ssh/id_rsa"')
+    shown = _run(project, "key", home)
+    _, complete = _step(project, "key")
+    assert complete["exit_code"] != 0
+    assert "Permission denied" in str(complete["stderr"])
+    note = f"{READ_NOTE} ({home}/.ssh: Permission denied)"
+    assert note in str(complete["stderr"]), complete
+    assert note in (project / ".loops" / ".running" / "key.step.err").read_text()
+    assert READ_NOTE in shown  # the failed step's tail says so
+    assert SECRET not in json.dumps(complete)
+    assert SECRET not in (project / ".loops" / ".running" / "key.step.out").read_text()
+    assert SECRET not in shown
+
+
+@pytest.mark.parametrize(
+    "reach",
+    [
+        "cd ~ && ls .ssh || exit 1",  # a relative name
+        "cat ~/.netrc",  # a masked file
+        "for f in ~/.ssh/*; do cat $f; done; cp -r ~/.ssh keys",
+    ],
+)
+def test_each_way_into_a_secret_place_is_refused_and_said(
+    project: Path, home: Path, reach: str
+) -> None:
+    (home / ".netrc").write_text(f"machine x password {SECRET}\n")
+    _loop(project, "key", reach)
     _run(project, "key", home)
     _, complete = _step(project, "key")
     assert complete["exit_code"] != 0
+    assert READ_NOTE in str(complete["stderr"]), complete
     assert SECRET not in json.dumps(complete)
-    assert SECRET not in (project / ".loops" / ".running" / "key.step.out").read_text()
+    assert not (project / "keys" / "id_rsa").exists()
+
+
+def test_a_permission_denied_elsewhere_is_no_secret_place(project: Path, home: Path) -> None:
+    """Only a refusal naming a place the sandbox hid is said, not any 'Permission denied'
+    (a path that merely ends with a secret place's name neither)."""
+    (project / "sub" / ".ssh").mkdir(parents=True)
+    _loop(project, "denied", "chmod 000 sub/.ssh; cat /proc/1/environ sub/.ssh/x; cat /root/.ssh/x")
+    _run(project, "denied", home)
+    _, complete = _step(project, "denied")
+    assert "Permission denied" in str(complete["stderr"]), complete
+    assert "ll-loop sandbox:" not in str(complete["stderr"]), complete
 
 
 def test_a_readable_home_still_masks_the_secret_places(project: Path, home: Path) -> None:
@@ -258,8 +301,21 @@ def test_a_step_cannot_signal_the_ll_loop_process(project: Path, home: Path) -> 
     _, complete = _step(project, "sig")
     assert complete["exit_code"] != 0
     assert "No such process" in str(complete["stderr"])
+    pid = json.loads((project / ".loops" / ".running" / "sig.state.json").read_text())["pid"]
+    note = "ll-loop sandbox: signal refused, ll-loop's processes are outside this step's view"
+    assert f"{note} ({pid}: No such process)" in str(complete["stderr"]), complete
     state = json.loads((project / ".loops" / ".running" / "sig.state.json").read_text())
     assert state["status"] == "completed"
+
+
+def test_a_signal_to_a_pid_of_its_own_is_no_refusal(project: Path, home: Path) -> None:
+    """A step that signals a process of its own that has ended meets 'No such process'
+    too: not said, the pid being none of ll-loop's."""
+    _loop(project, "sig", "true & p=$!; wait $p; kill $p")
+    _run(project, "sig", home)
+    _, complete = _step(project, "sig")
+    assert "No such process" in str(complete["stderr"]), complete
+    assert "ll-loop sandbox:" not in str(complete["stderr"]), complete
 
 
 SLEEPS = """\
@@ -799,4 +855,26 @@ def test_a_secret_place_reached_through_a_link_is_masked_too(project: Path, tmp_
     _, complete = _step(project, "links")
     assert "set nu" in str(complete["output"])  # the folder shown, but not the key in it
     assert SECRET not in str(complete["output"])
-    assert str(complete["stderr"]).count("No such file or directory") == 3, complete
+    assert str(complete["stderr"]).count("cat: ") == 3, complete  # each read refused
+    assert READ_NOTE in str(complete["stderr"]), complete
+
+
+@pytest.mark.skipif(shutil.which("gh") is None, reason="gh not installed")
+def test_a_tool_whose_settings_are_in_a_secret_place_is_told_why_it_stops(
+    project: Path, home: Path
+) -> None:
+    """gh reads its settings in ~/.config/gh, a secret place: refused there (and said), it
+    stops; given a folder of its own (GH_CONFIG_DIR, as docs/sandbox.md says) it runs."""
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text(f"github.com:\n  oauth_token: {SECRET}\n")
+    _loop(project, "gh", "gh config get editor")
+    _run(project, "gh", home)
+    _, complete = _step(project, "gh")
+    assert complete["exit_code"] != 0
+    assert f"{READ_NOTE} ({home}/.config/gh: Permission denied)" in str(complete["stderr"])
+    _loop(project, "gh", 'GH_CONFIG_DIR="$PWD/.gh" gh config get editor')
+    _run(project, "gh", home)
+    _, complete = _step(project, "gh")
+    assert complete["exit_code"] == 0, complete
+    assert "ll-loop sandbox:" not in str(complete.get("stderr"))
+    assert SECRET not in json.dumps(complete)

@@ -3,6 +3,7 @@ prints, and its podman wrapper hands the step's command line on unchanged."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -115,3 +116,22 @@ def test_the_podman_wrapper_gets_the_steps_command_line(root: Path, tmp_path: Pa
         "-c",
         "python -m pytest -q",
     ]
+
+
+def test_the_refused_read_and_signal_sample_is_what_it_prints(root: Path, tmp_path: Path) -> None:
+    """A step that reads a key under the hidden ~/.ssh and signals ll-loop: both refused,
+    both said (the sample's $HOME is /home/me and ll-loop's pid 4242)."""
+    (root / ".loops" / "peek.yaml").write_text(
+        "name: peek\ninitial: peek\nsandbox: bwrap\nstates:\n"
+        "  peek:\n    action: 'cat ~/.ssh/id_rsa; kill \"${LL_LOOP_RUN#*:}\"'\n"
+        "    on_success: done\n    on_failure: done\n  done:\n    terminal: true\n"
+    )
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    env = {**os.environ, "COLUMNS": "200", "HOME": str(home)}
+    done = llproc.ll_loop(root, "run", "peek", "--no-color", env=env)
+    pid = json.loads((root / ".loops" / ".running" / "peek.state.json").read_text())["pid"]
+    shown = done.stderr.replace(str(home), "/home/me").replace(f"{pid}", "4242")
+    assert same(shown) == same(block("[1/50] peek →"))
+    assert "PRIVATE KEY" not in done.stderr

@@ -21,7 +21,7 @@ from support.fake_openai import FakeOpenAI
 from support.fake_openai_chat import FakeOpenAIChat
 from support.npm_cli import GEMINI_CLI, OPENCODE, cli_or_skip
 
-from little_loops.fsm.actions.sandbox import NOTE_PREFIX
+from little_loops.fsm.actions.refusals import NOTE_PREFIX
 
 pytestmark = [
     pytest.mark.e2e,

@@ -365,6 +365,7 @@ CUSTOM: set[Key] = {
     # Run under real bubblewrap and compared in docs/test_sandbox_doc.py.
     ("docs/sandbox.md", "$ ll-loop run offline-checks --dry-run"),
     ("docs/sandbox.md", "[1/50] tidy →"),
+    ("docs/sandbox.md", "[1/50] peek →"),
     ("docs/sandbox.md", "ll-loop: error: state 'test' runs in a sandbox"),
     ("docs/sandbox.md", "#!/bin/sh\n# .loops/in-podman.sh"),
     # The reuse examples, written into a project and run in docs/test_reuse_doc.py.

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from little_loops.fsm.actions.refusals import step_note
 from little_loops.fsm.actions.registry import KINDS
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.sandbox import refusal_note
 from little_loops.fsm.actions.spec import ActionKindSpec, PromptInput
 from little_loops.fsm.actions.supervisor import (
     CANNOT_RUN_EXIT_CODE,
@@ -177,7 +177,7 @@ class DefaultActionRunner(ProcessSupervisor):
         # What it printed as it ran (an agent's tool results too), before its kind reads it.
         note = None
         if request.confinement is not None:
-            note = refusal_note(result.output, result.stderr, request.confinement.sandbox)
+            note = step_note(request.confinement, result.output, result.stderr, Overlay(extra))
         result = _spend_read(spec.finish(result, request), spec)
         if note is not None:
             _note_refusal(result, note, None if out_path is None else stderr_file(out_path))

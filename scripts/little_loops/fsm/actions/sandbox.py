@@ -5,16 +5,20 @@ the run's working tree (its worktree with `--worktree`) writable, `.loops/` read
 step cannot edit its loop, run state or event log), a private /tmp, $HOME an empty tmpfs but
 for what the step's agent needs (its kind's `home_paths`, read-only but for `home_writes`:
 its sessions, logs and login, never its settings), well-known secret places masked
-unless `allow:`ed, its own pid namespace (it cannot signal ll-loop) and, with
+(unreadable: a step that reaches one is refused, and told) unless `allow:`ed, its own pid
+namespace (it cannot signal ll-loop; one that tries is told) and, with
 `network: off`, no network. `sandbox: {command: [...]}` hands the step's exact command line
 to the user's own wrapper (podman, docker, firejail) as its last arguments.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pwd
+import stat
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +38,10 @@ INSTALL_BWRAP = (
 USERNS_HINT = (
     "user namespaces are off for this user: sudo sysctl -w kernel.unprivileged_userns_clone=1 "
     "(Debian) or kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04), "
+    "or run with --no-sandbox"
+)
+OLD_BWRAP = (
+    "bubblewrap 0.5 or later is needed (--perms hides the secret places); upgrade it, "
     "or run with --no-sandbox"
 )
 # Secret places under $HOME, masked even when `readable:`/`writable:` would show them.
@@ -87,17 +95,6 @@ TOOL_PLACES: tuple[str, ...] = (
     "go/bin",
     ".npm-global",
 )
-# What a refused step prints (stdout or stderr): said in its output tail. A step without
-# network has its own loopback, where nothing listens: every connection is refused.
-WRITE_REFUSED = ("Read-only file system",)
-NETWORK_REFUSED = (
-    "Connection refused",
-    "Network is unreachable",
-    "Temporary failure in name resolution",
-    "Could not resolve host",
-    "Name or service not known",
-)
-NOTE_PREFIX = "ll-loop sandbox: "
 
 
 def _paths(value: object) -> str | None:
@@ -269,7 +266,7 @@ class Confinement:
         return [BWRAP, *self._bwrap_options(cwd, env), "--", *inner]
 
     def _bwrap_options(self, cwd: Path | None, env: Mapping[str, str]) -> list[str]:
-        home = _home(env)
+        home = home_of(env)
         out = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         # Started by root, bwrap keeps root's capabilities: a step could remount `/`
         # read-write. None for any step (no_new_privs keeps a set-uid program from
@@ -295,19 +292,40 @@ class Confinement:
             ((p, w) for p, w in own if p is not None), key=lambda item: len(item[0].parts)
         ):
             out += _bind(folder, writable=writable)
-        if home is not None:
-            allowed = {os.path.normpath(_expand(p, home)) for p in self.sandbox.allow}
-            shown = [_expand(p, home) for p in (*self.sandbox.readable, *self.sandbox.writable)]
-            for name in SECRET_PLACES:
-                place = home / name
-                if str(place) in allowed:
-                    out += _bind(place, writable=False)
-                    continue
-                out += _mask(str(place), str(place))
-                for seen, real in _seen_at(str(place), shown):
-                    out += _mask(seen, real)
+        for place in self._allowed(home):
+            out += _bind(place, writable=False)
+        for seen, real in self._secrets(home):
+            out += _mask(seen, real)
         if cwd is not None:
             out += ["--chdir", os.path.abspath(cwd)]
+        return out
+
+    def hidden(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """The secret places bubblewrap hides from this step (where the step sees them),
+        which refuse it any access: what `refusal_note` looks for."""
+        if self.sandbox.command is not None:
+            return ()
+        return tuple(seen for seen, real in self._secrets(home_of(env)) if _mask(seen, real))
+
+    def _allowed(self, home: Path | None) -> list[Path]:
+        """The secret places `allow:` shows (read-only)."""
+        if home is None:
+            return []
+        allowed = {os.path.normpath(_expand(p, home)) for p in self.sandbox.allow}
+        return [home / name for name in SECRET_PLACES if str(home / name) in allowed]
+
+    def _secrets(self, home: Path | None) -> list[tuple[str, str]]:
+        """The secret places to mask: each where the step would see it and where it is,
+        also where a `readable:`/`writable:` path shows it through a link."""
+        if home is None:
+            return []
+        allowed = {str(place) for place in self._allowed(home)}
+        shown = [_expand(p, home) for p in (*self.sandbox.readable, *self.sandbox.writable)]
+        out: list[tuple[str, str]] = []
+        for name in SECRET_PLACES:
+            place = str(home / name)
+            if place not in allowed:
+                out += [(place, place), *_seen_at(place, shown)]
         return out
 
     def _agent_home(self, env: Mapping[str, str], home: Path | None) -> list[str]:
@@ -415,7 +433,7 @@ def _made_empty(path: Path) -> Path:
     return path
 
 
-def _home(env: Mapping[str, str]) -> Path | None:
+def home_of(env: Mapping[str, str]) -> Path | None:
     """The $HOME to hide: the step's, else ll-loop's; when that is unset, empty, relative or
     `/` (no folder to hide), the user's home from the password database all the same."""
     for text in (env.get("HOME") or os.environ.get("HOME") or "", _users_home()):
@@ -482,13 +500,45 @@ def _seen_at(place: str, shown: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _mask(seen: str, real: str) -> list[str]:
-    """bwrap's options hiding what is at *seen* (*real* outside): a folder under an empty
-    one, anything else under /dev/null."""
+    """bwrap's options hiding what is at *seen* (*real* outside) so that any access to it is
+    refused (`Permission denied`, which the step's output shows and `refusal_note` says;
+    with no capability even user 0 gets it): a folder under an empty one of mode 000,
+    anything else under an empty file of mode 000."""
     if os.path.isdir(real):
-        return ["--tmpfs", os.path.normpath(seen)]
+        return ["--perms", "000", "--tmpfs", os.path.normpath(seen)]
     if os.path.lexists(real):
-        return ["--ro-bind", os.devnull, os.path.normpath(seen)]
+        return ["--ro-bind", _unreadable(), os.path.normpath(seen)]
     return []
+
+
+_UNREADABLE: list[str] = []  # the empty file of mode 000 this process masks files with
+
+
+def _unreadable() -> str:
+    """An empty file of mode 000 of ll-loop's own (made again if someone removed or
+    changed it), removed when ll-loop exits; /dev/null (hidden all the same, but read as
+    empty) when none can be made."""
+    for path in _UNREADABLE:
+        with contextlib.suppress(OSError):
+            found = os.lstat(path)  # a regular file, mode 000, empty and ours
+            if (found.st_mode, found.st_size, found.st_uid) == (stat.S_IFREG, 0, os.getuid()):
+                return path
+    try:
+        fd, path = tempfile.mkstemp(prefix="ll-loop-hidden-")
+    except OSError:
+        return os.devnull
+    os.fchmod(fd, 0)
+    os.close(fd)
+    if not _UNREADABLE:
+        atexit.register(_remove_all)
+    _UNREADABLE.append(path)
+    return path
+
+
+def _remove_all() -> None:
+    for path in _UNREADABLE:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _bind(path: Path | str, *, writable: bool) -> list[str]:
@@ -538,17 +588,6 @@ def repository_of(loops: Path | None) -> Path | None:
         return None
     found = loops.parent / ".git"
     return found if found.is_dir() and not found.is_symlink() else None
-
-
-def refusal_note(output: str, stderr: str, sandbox: Sandbox) -> str | None:
-    """What a step that hit its sandbox met (a write refused, no network), for its tail."""
-    said = [(marker, "write refused, read-only here") for marker in WRITE_REFUSED]
-    if not sandbox.network:
-        said += [(marker, "network off for this step") for marker in NETWORK_REFUSED]
-    for marker, meaning in said:
-        if marker in stderr or marker in output:
-            return f"{NOTE_PREFIX}{meaning} ({marker})"
-    return None
 
 
 def as_event(sandbox: Sandbox) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from little_loops.fsm.actions.registry import agent_problem as agent_problem
 from little_loops.fsm.actions.sandbox import (
     BWRAP,
     INSTALL_BWRAP,
+    OLD_BWRAP,
     SANDBOX_KEY,
     USERNS_HINT,
     Sandbox,
@@ -283,9 +284,9 @@ def bwrap_problem() -> str | None:
     if shutil.which(BWRAP) is None:
         return INSTALL_BWRAP
     try:
-        code, stderr = try_once(
-            [BWRAP, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "true"], 30
-        )
+        # With each option a step's sandbox needs that an old bubblewrap lacks (`--perms`).
+        probe = [BWRAP, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent"]
+        code, stderr = try_once([*probe, "--perms", "000", "--tmpfs", "/tmp", "true"], 30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap cannot start: {exc}"
     if code == 0:
@@ -294,6 +295,8 @@ def bwrap_problem() -> str | None:
     why = said[-1] if said else f"exit code {code}"
     if "namespace" in why or "Operation not permitted" in why or "setting up uid map" in why:
         return f"bwrap cannot start ({why}); {USERNS_HINT}"
+    if "Unknown option" in why:
+        return f"bwrap cannot start ({why}); {OLD_BWRAP}"
     return f"bwrap cannot start ({why})"
 
 

@@ -8,12 +8,15 @@ import pwd
 import shlex
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from little_loops.fsm.actions import sandbox as sandbox_module
 from little_loops.fsm.actions.sandbox import (
     INSTALL_BWRAP,
+    OLD_BWRAP,
     SANDBOX_CHECK,
     SECRET_PLACES,
     TOOL_PLACES,
@@ -23,14 +26,13 @@ from little_loops.fsm.actions.sandbox import (
     as_event,
     chosen,
     read,
-    refusal_note,
     repository_of,
 )
 from little_loops.fsm.runs.preflight import bwrap_problem, wrapper_problem
 
 # How many words follow each bwrap option the sandbox writes.
 ARITY = {"--ro-bind": 2, "--bind-try": 2, "--ro-bind-try": 2, "--tmpfs": 1, "--dev": 1}
-ARITY |= {"--proc": 1, "--chdir": 1, "--cap-drop": 1}
+ARITY |= {"--proc": 1, "--chdir": 1, "--cap-drop": 1, "--perms": 1}
 
 
 def options(argv: list[str]) -> list[tuple[str, ...]]:
@@ -45,6 +47,25 @@ def options(argv: list[str]) -> list[tuple[str, ...]]:
         out.append(tuple(argv[at : at + 1 + count]))
         at += 1 + count
     return out
+
+
+def unreadable(found: list[tuple[str, ...]], place: Path) -> tuple[str, ...] | None:
+    """The option masking the file at *place* with an empty one of mode 000, if any."""
+    for option in found:
+        if option[0] == "--ro-bind" and option[2] == str(place):
+            seen = os.stat(option[1])
+            assert (stat.S_IMODE(seen.st_mode), seen.st_size) == (0, 0), option
+            return option
+    return None
+
+
+def unreadable_folder(found: list[tuple[str, ...]], place: Path) -> tuple[str, ...] | None:
+    """The option masking the folder at *place* with an empty one of mode 000, if any."""
+    option = ("--tmpfs", str(place))
+    if option not in found:
+        return None
+    assert found[found.index(option) - 1] == ("--perms", "000"), found
+    return option
 
 
 def command_of(argv: list[str]) -> list[str]:
@@ -212,10 +233,10 @@ def test_network_off_is_its_own_namespace(project: Path, home: Path) -> None:
 def test_the_secret_places_are_masked_after_every_bind(project: Path, home: Path) -> None:
     shown = Sandbox(readable=("~", "~/.ssh"), writable=("~/.aws",))
     found = options(bwrap_argv(project, home, shown))
-    mask_dir = ("--tmpfs", str(home / ".ssh"))
-    mask_file = ("--ro-bind", os.devnull, str(home / ".netrc"))
-    mask_link = ("--ro-bind", os.devnull, str(home / ".aws"))
-    assert {mask_dir, mask_file, mask_link} <= set(found)
+    mask_dir = unreadable_folder(found, home / ".ssh")
+    mask_file = unreadable(found, home / ".netrc")
+    mask_link = unreadable(found, home / ".aws")
+    assert None not in (mask_dir, mask_file, mask_link)
     readable = ("--ro-bind-try", str(home / ".ssh"), str(home / ".ssh"))
     assert found.index(readable) < found.index(mask_dir)  # a later mount hides the earlier
     assert found.index(("--ro-bind-try", str(home), str(home))) < found.index(mask_file)
@@ -223,13 +244,31 @@ def test_the_secret_places_are_masked_after_every_bind(project: Path, home: Path
     assert not [o for o in found if any(o[-1] == str(home / name) for name in absent)]
 
 
+def test_a_removed_or_changed_mask_file_is_made_again(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = unreadable(options(bwrap_argv(project, home, Sandbox())), home / ".netrc")
+    assert first is not None
+    os.chmod(first[1], 0o644)  # a step shown /tmp (`writable: [/tmp]`) could, as its owner
+    again = unreadable(options(bwrap_argv(project, home, Sandbox())), home / ".netrc")
+    assert again is not None
+    assert again[1] != first[1]
+    os.unlink(again[1])
+    assert unreadable(options(bwrap_argv(project, home, Sandbox())), home / ".netrc")
+    # Where no file can be made, /dev/null masks it: hidden all the same.
+    monkeypatch.setattr(sandbox_module, "_UNREADABLE", [])
+    monkeypatch.setattr(tempfile, "tempdir", str(project / "no-such-folder"))
+    found = options(bwrap_argv(project, home, Sandbox()))
+    assert ("--ro-bind", os.devnull, str(home / ".netrc")) in found
+
+
 def test_an_allowed_secret_place_is_shown_read_only(project: Path, home: Path) -> None:
     found = options(bwrap_argv(project, home, Sandbox(allow=("~/.ssh/", str(home / ".netrc")))))
     assert ("--ro-bind-try", str(home / ".ssh"), str(home / ".ssh")) in found
     assert ("--ro-bind-try", str(home / ".netrc"), str(home / ".netrc")) in found
     assert ("--tmpfs", str(home / ".ssh")) not in found
-    assert ("--ro-bind", os.devnull, str(home / ".netrc")) not in found
-    assert ("--ro-bind", os.devnull, str(home / ".aws")) in found  # not allowed: masked
+    assert unreadable(found, home / ".netrc") is None
+    assert unreadable(found, home / ".aws") is not None  # not allowed: masked
 
 
 def test_more_paths_written_with_a_tilde_are_under_home(project: Path, home: Path) -> None:
@@ -300,7 +339,7 @@ def test_without_home_in_the_env_the_users_home_is_hidden(
     monkeypatch.setenv("HOME", str(home))
     found = options(Confinement(Sandbox(), work=project).argv(["true"], None, {}))
     assert ("--tmpfs", str(home)) in found
-    assert ("--tmpfs", str(home / ".ssh")) in found
+    assert unreadable_folder(found, home / ".ssh") is not None
 
 
 @pytest.mark.parametrize("said", ["", "relative/home", "/"])
@@ -355,25 +394,6 @@ def test_the_repository_is_the_projects_own_git_folder(tmp_path: Path) -> None:
     (tmp_path / "p" / ".git").unlink()
     (tmp_path / "p" / ".git").mkdir()
     assert repository_of(loops) == tmp_path / "p" / ".git"
-
-
-def test_what_a_refused_step_is_told() -> None:
-    on, off = Sandbox(), Sandbox(network=False)
-    written = "touch: cannot touch '/etc/x': Read-only file system"
-    assert refusal_note("", written, on) == (
-        "ll-loop sandbox: write refused, read-only here (Read-only file system)"
-    )
-    assert refusal_note(written, "", off) == refusal_note("", written, on)  # output or stderr
-    curl = "curl: (7) Failed to connect to 127.0.0.1 port 8080: Connection refused"
-    assert refusal_note("", curl, off) == (
-        "ll-loop sandbox: network off for this step (Connection refused)"
-    )
-    assert refusal_note("", curl, on) is None  # with network on it is the server's refusal
-    assert refusal_note("all fine", "", off) is None
-    dns = "curl: (6) Could not resolve host: example.com"
-    assert refusal_note(dns, "", off) == (
-        "ll-loop sandbox: network off for this step (Could not resolve host)"
-    )
 
 
 def test_a_wrapper_that_cannot_run_is_named(
@@ -435,6 +455,22 @@ def test_bubblewrap_failing_otherwise_says_its_last_line(
     assert bwrap_problem() == "bwrap cannot start (bwrap: Can't mount proc)"
     (tmp_path / "bwrap").write_text("#!/bin/sh\nexit 3\n")
     assert bwrap_problem() == "bwrap cannot start (exit code 3)"
+
+
+def test_a_bubblewrap_too_old_for_the_mask_names_the_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bubblewrap before 0.5 (Debian 11, Ubuntu 20.04) has no `--perms`, which every
+    sandboxed step's secret masks use: the preflight says so rather than each step fail."""
+    program = tmp_path / "bwrap"
+    program.write_text(
+        '#!/bin/sh\ncase "$*" in *--perms*) echo "bwrap: Unknown option --perms" >&2; '
+        "exit 1;; esac\nexit 0\n"
+    )
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    assert bwrap_problem() == f"bwrap cannot start (bwrap: Unknown option --perms); {OLD_BWRAP}"
+    assert "0.5 or later" in OLD_BWRAP
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
