@@ -28,6 +28,7 @@ from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.rules import caps
 from little_loops.fsm.engine.scenarios import Scenario
 from little_loops.fsm.engine.simulate_notes import known, limit_notes
+from little_loops.fsm.engine.simulated_output import pure_verdict, simulated
 from little_loops.fsm.engine.simulation import (
     ERROR,
     MAX_ITERATIONS,
@@ -76,6 +77,10 @@ class _Walk:
         self.capped: str | None = None
         self.cap_done = False
         self.captured: set[str] = set()
+        # --compat: the current action's simulated output and exit code, and the captured
+        # ones by name, as little-loops' simulate gives them (engine/simulated_output.py)
+        self.output: tuple[str, int] = ("", 0)
+        self.outputs: dict[str, dict[str, Any]] = {}
         self.prev: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
         self.prompts = 0
@@ -137,6 +142,15 @@ class _Walk:
                         f"no scripted verdict left for '{self.current}'{used} and no --default",
                     )
                 verdict, step.verdict_from = picked
+                if (
+                    self.fsm.theirs
+                    and self.scenario is not None
+                    and state.loop is None  # a sub-loop's verdict is its child's end
+                    and picked[1].startswith("scenario")
+                ):  # little-loops' simulate runs the evaluator on the simulated output
+                    judged = pure_verdict(state, *self.output, self.evaluation_context())
+                    if judged is not None:
+                        verdict, step.verdict_from = judged
                 step.verdict = verdict
                 self.check_verdict(state, step)
                 self.prev = {"state": self.current, "verdict": verdict}
@@ -248,6 +262,11 @@ class _Walk:
         step = SimulatedStep(self.current, self.passes.iteration)
         if self.scenario is not None:
             self.scenario.entered(runs and not state.terminal and bool(state.loop or state.action))
+            if self.fsm.theirs:
+                self.output = simulated(state, self.scenario.verdict()[0])
+                if state.capture and state.action:
+                    out, code = self.output
+                    self.outputs[state.capture] = {"output": out, "exit_code": code}
         if state.loop is not None:
             step.action, step.action_type = f"loop {state.loop}", "loop"
             if state.capture:
@@ -268,6 +287,19 @@ class _Walk:
             if judge and self.fsm.llm.enabled and state.action:
                 self.judged += 1
         return step
+
+    def evaluation_context(self) -> InterpolationContext:
+        """What an evaluator's `${...}` reads in the walk (--compat: the captured outputs)."""
+        return InterpolationContext(
+            context=self.fsm.context,
+            captured=self.outputs,
+            prev=self.prev,
+            result=self.result,
+            state_name=self.current,
+            iteration=self.passes.iteration,
+            loop_name=self.fsm.name,
+            env={},
+        )
 
     def next_verdict(self) -> tuple[str, str] | None:
         items = self.script.get(self.current, [])

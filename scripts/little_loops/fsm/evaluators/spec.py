@@ -76,6 +76,9 @@ class EvaluatorSpec:
     error_causes: str = "a failed evaluation"  # what makes it answer `error`, for messages
     numeric_target: bool = False  # its `target` must be a number (or a reference)
     needs_llm: bool = False  # with `llm.enabled: false` it is judged by exit code instead
+    # Its verdict is computed from the output, the exit code and its own keys alone (no
+    # model, no files, no git): `simulate --compat` runs it on the simulated output.
+    pure: bool = False
     # The parenthesised detail the progress line shows after a verdict, from the event.
     detail: Callable[[Mapping[str, object]], str | None] = _no_detail
     # The verdicts a given config allows, when they depend on it (a judge's schema); None

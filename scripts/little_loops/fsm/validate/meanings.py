@@ -16,6 +16,7 @@ from typing import Any
 
 from little_loops.fsm.definition.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.spellings import ROUTE, STATE, spellings_at
+from little_loops.fsm.evaluators.judge_theirs import CANNOT_JUDGE, HOLD_CAP
 from little_loops.fsm.facts.errors import ValidationError
 
 # little-loops' step cap of a loop that sets neither max_steps nor max_iterations.
@@ -106,12 +107,26 @@ def _numbers_differ(data: Mapping[str, Any]) -> Iterator[Where]:
         )
 
 
+def _routes_cannot_judge(state: Mapping[str, Any]) -> bool:
+    route = state.get("route")
+    return isinstance(route, Mapping) and CANNOT_JUDGE in route
+
+
 def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    states = dict(_states(data))
     for where in _evaluating(data, "llm_structured", without="schema"):
+        held = (
+            ""
+            if _routes_cannot_judge(states[where[1]])
+            else (
+                f" (with no route for cannot_judge the state is judged again, {HOLD_CAP} times "
+                "at most, then takes its error route)"
+            )
+        )
         yield (
             where,
-            "little-loops' judge answers cannot_judge too, and a verdict it gives without "
-            "quoting the output is failure there; ll-loop takes the judge's verdict",
+            f"little-loops' judge answers cannot_judge too{held}, and a verdict it gives "
+            "without quoting the output is failure there; ll-loop takes the judge's verdict",
         )
 
 

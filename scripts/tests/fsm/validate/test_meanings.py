@@ -92,6 +92,17 @@ def test_the_judge_without_a_schema_of_its_own_is_noted_in_their_spelling() -> N
     assert said(loop(evaluate=judge)) == [
         (
             ("states", "check", "evaluate", "type"),
+            "little-loops' judge answers cannot_judge too (with no route for cannot_judge "
+            "the state is judged again, 2 times at most, then takes its error route), and a "
+            "verdict it gives without quoting the output is failure there; ll-loop takes the "
+            "judge's verdict",
+        )
+    ]
+    routed = loop(evaluate=judge)
+    routed["states"]["check"]["route"] = {"yes": "done", "cannot_judge": "done"}
+    assert said(routed) == [
+        (
+            ("states", "check", "evaluate", "type"),
             "little-loops' judge answers cannot_judge too, and a verdict it gives without "
             "quoting the output is failure there; ll-loop takes the judge's verdict",
         )
