@@ -289,6 +289,7 @@ def test_a_fragments_parameters_of_the_wrong_shape_are_refused(
         (error,) = [x for x in done.stdout.splitlines() if ": error: " in x]
         assert error.startswith(f".loops/{where}:{line}: error: fragment 'f' > parameters: ")
         assert "expected a mapping of parameter names to a type or to settings" in error
+        assert error.endswith((", got 5", ", got a list"))
 
 
 IDLE_VOLATILE = """\

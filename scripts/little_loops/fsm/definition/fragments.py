@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from little_loops.fsm.definition.located import Node, deep_merge
 from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values.value_checks import describe
 
 FRAGMENT_KEY = "fragment"
 BINDINGS_KEY = "with"
@@ -124,7 +125,7 @@ def _declared(fragment: str, parameters: Node | None) -> dict[str, Node]:
     if not isinstance(parameters.value, dict):
         raise parameters.fail(
             f"fragment '{fragment}' > parameters: expected a mapping of parameter names to a "
-            f"type or to settings ({', '.join(_SETTINGS)}), got {type(parameters.plain()).__name__}"
+            f"type or to settings ({', '.join(_SETTINGS)}), got {describe(parameters.plain())}"
         )
     out: dict[str, Node] = {}
     for key, spec in parameters.value.items():
