@@ -526,3 +526,42 @@ PARENT = """\
 def walked_loop(root: Path, name: str, *flags: str, scenario: str = "all-pass") -> list[str]:
     done = console(root, "simulate", *flags, name, "--scenario", scenario, "--json")
     return [str(step["state"]) for step in json.loads(done.stdout)["steps"]]
+
+
+# The output says PASS, the exit code says otherwise: little-loops' output_contains gives
+# `error` on a non-zero exit; ours reads the output.
+EXITS = """\
+    name: exits
+    initial: check
+    states:
+      check:
+        action: "echo PASS; exit 1"
+        evaluate:
+          type: output_contains
+          pattern: PASS
+        on_yes: done
+        on_no: other
+        on_error: broken
+      other:
+        terminal: true
+      broken:
+        terminal: true
+      done:
+        terminal: true
+"""
+
+
+def test_an_output_evaluator_after_a_non_zero_exit_is_an_error_with_compat(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"exits": EXITS})
+    (note,) = [x for x in console(root, "validate", "exits").stdout.splitlines() if "note:" in x]
+    assert "exits.yaml:7:" in note
+    assert "output_contains gives error when the action exits non-zero" in note
+    ours = console(root, "run", "exits")
+    assert ours.returncode == 0, ours.stderr
+    assert [e["to"] for e in events(root, "exits") if e.get("event") == "route"] == ["done"]
+    theirs = console(root, "run", "--compat", "exits")
+    assert theirs.returncode == 7, theirs.stderr
+    assert "action exited with code 1" in theirs.stderr
+    assert [e["to"] for e in events(root, "exits") if e.get("event") == "route"] == ["broken"]

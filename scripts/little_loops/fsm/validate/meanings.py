@@ -23,6 +23,7 @@ from little_loops.fsm.facts.errors import ValidationError
 THEIR_MAX_STEPS = 50
 MAX_STEPS = "max_steps"
 MAX_ITERATIONS = "max_iterations"
+EXIT_KEY = "evaluate"  # an evaluator that does not judge the exit code, on a non-zero exit
 
 Where = tuple[tuple[str, ...], str]  # a key path and what differs there
 
@@ -130,6 +131,23 @@ def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
         )
 
 
+def _exit_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    from little_loops.fsm.evaluators.registry import SPECS  # only for a file in their spelling
+
+    if not _in_their_spelling(data):
+        return
+    for name, state in _states(data):
+        evaluate = state.get("evaluate")
+        kind = evaluate.get("type") if isinstance(evaluate, Mapping) else None
+        spec = SPECS.get(kind) if isinstance(kind, str) else None
+        if spec is not None and not spec.reads_exit_code and state.get("action"):
+            yield (
+                ("states", name, "evaluate", "type"),
+                f"little-loops' {kind} gives error when the action exits non-zero; ll-loop "
+                "reads the output whatever the exit code",
+            )
+
+
 def _run_dir_differs(data: Mapping[str, Any]) -> Iterator[Where]:
     parameters = data.get("parameters")
     spec = parameters.get(RUN_DIR_KEY) if isinstance(parameters, Mapping) else None
@@ -145,6 +163,7 @@ MEANINGS: tuple[Meaning, ...] = (
     Meaning("output_numeric", _numbers_differ),
     Meaning("llm_structured", _judge_differs),  # the evaluator reads it: judge_theirs.py
     Meaning(RUN_DIR_KEY, _run_dir_differs),  # the run fills it: definition/arguments.py
+    Meaning(EXIT_KEY, _exit_differs),  # the evaluators read it: evaluators/dispatch.py
 )
 NOTE = "; run with --compat to read it as little-loops does"
 
