@@ -95,10 +95,12 @@ def test_output_numeric_reads_the_whole_output_with_compat(tmp_path: Path) -> No
     root = project(tmp_path, {"count": NUMBER})
     checked = console(root, "validate", "--json", "count")
     assert checked.returncode == 0, checked.stdout
-    (note,) = json.loads(checked.stdout)["files"][0]["notes"]
-    assert note["severity"] == "note"
-    assert note["keys"] == ["states", "measure", "evaluate", "type"]
-    assert "whole output" in note["detail"]
+    numbers, exits = json.loads(checked.stdout)["files"][0]["notes"]
+    for note in (numbers, exits):
+        assert note["severity"] == "note"
+        assert note["keys"] == ["states", "measure", "evaluate", "type"]
+    assert "whole output" in numbers["detail"]
+    assert "exits non-zero" in exits["detail"]
 
     ours = console(root, "run", "count")
     assert ours.returncode == 0, ours.stderr  # the last line, 3: done
