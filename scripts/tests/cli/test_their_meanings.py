@@ -567,3 +567,27 @@ def test_an_output_evaluator_after_a_non_zero_exit_is_an_error_with_compat(
     assert theirs.returncode == 7, theirs.stderr
     assert "action exited with code 1" in theirs.stderr
     assert [e["to"] for e in events(root, "exits") if e.get("event") == "route"] == ["broken"]
+
+
+SPINS = """\
+    name: spins
+    initial: spin
+    max_steps: 40
+    on_max_steps: wrap
+    states:
+      spin:
+        action: "true"
+        on_yes: spin
+        on_no: spin
+      wrap:
+        action: "true"
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_simulate_caps_max_steps_at_20_with_compat(tmp_path: Path) -> None:
+    root = project(tmp_path, {"spins": SPINS})
+    assert walked_loop(root, "spins") == ["spin"] * 40 + ["wrap"]  # ours: the file's
+    assert walked_loop(root, "spins", "--compat") == ["spin"] * 20 + ["wrap"]

@@ -28,7 +28,7 @@ from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.rules import caps
 from little_loops.fsm.engine.scenarios import Scenario
 from little_loops.fsm.engine.simulate_notes import known, limit_notes
-from little_loops.fsm.engine.simulated_output import pure_verdict, simulated
+from little_loops.fsm.engine.simulated_output import capped, pure_verdict, simulated
 from little_loops.fsm.engine.simulation import (
     ERROR,
     MAX_ITERATIONS,
@@ -441,4 +441,6 @@ def simulate(
     ours = {name: [canonical_verdict(v) for v in items] for name, items in verdicts.items()}
     default = None if default is None else canonical_verdict(default)  # `yes` is success
     picked = None if scenario is None else Scenario(scenario)
+    if fsm.theirs:  # little-loops rehearses a loop with its max_steps at most 20
+        fsm = capped(fsm)
     return _Walk(fsm, ours, default, max_steps, picked).run()

@@ -2,9 +2,10 @@
 
 There, `simulate` runs the loop with every action replaced: the output is
 `[simulated output for: ACTION]` and the exit code the scenario's (0 success, 1 failure,
-2 error), and the state's evaluator reads them as in a run. Here an evaluator marked pure
-(`EvaluatorSpec.pure`: output, exit code and its own keys alone) is run on them the same
-way; any other (a judge, git, a file) keeps the scenario's verdict.
+2 error), and the state's evaluator reads them as in a run; the loop's max_steps is at most
+20 there. Here an evaluator marked pure (`EvaluatorSpec.pure`: output, exit code and its
+own keys alone) is run on them the same way; any other (a judge, git, a file) keeps the
+scenario's verdict.
 """
 
 from __future__ import annotations
@@ -12,13 +13,23 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 
 _EXIT_CODES = {SUCCESS: 0, FAILURE: 1, ERROR_VERDICT: 2}
+# There, a rehearsal caps the loop's max_steps at this many steps (its `on_max_steps` route
+# then runs), unless told otherwise.
+SIMULATE_MAX_STEPS = 20
+
+
+def capped(fsm: FSMLoop) -> FSMLoop:
+    """*fsm* with its max_steps at most SIMULATE_MAX_STEPS, as little-loops rehearses it."""
+    if fsm.max_steps is not None and fsm.max_steps <= SIMULATE_MAX_STEPS:
+        return fsm
+    return replace(fsm, max_steps=SIMULATE_MAX_STEPS)
 
 
 def simulated(state: StateConfig, verdict: str | None) -> tuple[str, int]:
