@@ -591,3 +591,39 @@ def test_simulate_caps_max_steps_at_20_with_compat(tmp_path: Path) -> None:
     root = project(tmp_path, {"spins": SPINS})
     assert walked_loop(root, "spins") == ["spin"] * 40 + ["wrap"]  # ours: the file's
     assert walked_loop(root, "spins", "--compat") == ["spin"] * 20 + ["wrap"]
+
+
+# little-loops' rehearsal of a sub-loop captures nothing, and its error takes the failure
+# route when the state has no error route; a shell action reading a capture not made fails.
+COMPOSE = """\
+    name: compose
+    initial: dispatch
+    states:
+      dispatch:
+        loop: gauge
+        capture: step
+        on_yes: write
+        on_no: other
+      write:
+        action: 'echo "${captured.step.output}" > out.txt'
+        on_yes: done
+        on_no: done
+        on_error: broken
+      other:
+        terminal: true
+      broken:
+        terminal: true
+      done:
+        terminal: true
+"""
+
+
+def test_simulate_rehearses_sub_loops_as_little_loops_with_compat(tmp_path: Path) -> None:
+    root = project(tmp_path, {"compose": COMPOSE, "gauge": GAUGE})
+    assert walked_loop(root, "compose") == ["dispatch", "write", "done"]
+    assert walked_loop(root, "compose", "--compat") == ["dispatch", "write", "broken"]
+    shown = console(root, "simulate", "--compat", "compose", "--scenario", "all-pass")
+    assert "${captured.step}: nothing is captured yet; the run would fail here" in shown.stdout
+    assert walked_loop(root, "compose", scenario="all-error") == ["dispatch"]  # no route
+    errored = walked_loop(root, "compose", "--compat", scenario="all-error")
+    assert errored == ["dispatch", "other"]

@@ -46,7 +46,7 @@ from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.outcomes import Outcome, outcome_of
-from little_loops.fsm.facts.verdict_words import canonical_verdict
+from little_loops.fsm.facts.verdict_words import FAILURE, canonical_verdict
 from little_loops.fsm.values.interpolation import Expansion, InterpolationContext, to_text
 from little_loops.fsm.values.modifiers import has_fallback
 from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
@@ -142,6 +142,10 @@ class _Walk:
                         f"no scripted verdict left for '{self.current}'{used} and no --default",
                     )
                 verdict, step.verdict_from = picked
+                if self.fsm.theirs and state.loop is not None and verdict == ERROR_VERDICT:
+                    # little-loops' rehearsal of a sub-loop: an error with no error route
+                    # takes the failure route
+                    verdict = ERROR_VERDICT if error_way(state) is not None else FAILURE
                 if (
                     self.fsm.theirs
                     and self.scenario is not None
@@ -241,19 +245,23 @@ class _Walk:
     def missing_input(self, state: StateConfig) -> str | None:
         """Under `--compat`, why *state*'s action cannot run: it reads the loop's input
         (`${context.input}`) or a required parameter (but `run_dir`, the run's), with no
-        fallback, and no value is given. little-loops' simulate fails to write such an
-        action out and takes the error route; else None."""
+        fallback, and no value is given, or (a shell action) a capture not made yet on this
+        path. little-loops' simulate fails to write such an action out and takes the error
+        route; else None."""
         fsm = self.fsm
         if not fsm.theirs or not state.action:
             return None
+        shell = state.action_kind().interpolation is Interpolation.SHELL  # a script: it fails
         required = {k for k, spec in fsm.parameters.items() if spec.required}
         wanted = ({fsm.input_key} | required) - {RUN_DIR_KEY} - fsm.context.keys()
         for match in reference_pattern().finditer(state.action):
-            if match.group(0) == ESCAPE or has_fallback(match) or match.group("ns") != "context":
+            if match.group(0) == ESCAPE or has_fallback(match):
                 continue
             key = match.group("path").split(".", 1)[0].split("[", 1)[0]
-            if key in wanted:
+            if match.group("ns") == "context" and key in wanted:
                 return f"${{context.{key}}}: no value is given; the run would fail here"
+            if match.group("ns") == "captured" and key not in self.captured and shell:
+                return f"${{captured.{key}}}: nothing is captured yet; the run would fail here"
         return None
 
     def enter(self, state: StateConfig, runs: bool = True) -> SimulatedStep:
@@ -269,7 +277,7 @@ class _Walk:
                     self.outputs[state.capture] = {"output": out, "exit_code": code}
         if state.loop is not None:
             step.action, step.action_type = f"loop {state.loop}", "loop"
-            if state.capture:
+            if state.capture and not self.fsm.theirs:  # little-loops' rehearsal captures none
                 self.captured.add(state.capture)
         if state.action:
             kind = state.action_kind()
