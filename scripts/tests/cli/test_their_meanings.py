@@ -8,11 +8,14 @@ little-loops runs it (docs/little-loops.md, "Keys that mean something else there
 from __future__ import annotations
 
 import json
+import os
+import signal
 import textwrap
 from pathlib import Path
 
 from support.fake_anthropic import FakeAnthropic
-from support.llproc import console, events
+from support.llproc import console, events, start, wait_for
+from support.slowdown import scaled
 
 
 def project(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -92,10 +95,12 @@ def test_output_numeric_reads_the_whole_output_with_compat(tmp_path: Path) -> No
     root = project(tmp_path, {"count": NUMBER})
     checked = console(root, "validate", "--json", "count")
     assert checked.returncode == 0, checked.stdout
-    (note,) = json.loads(checked.stdout)["files"][0]["notes"]
-    assert note["severity"] == "note"
-    assert note["keys"] == ["states", "measure", "evaluate", "type"]
-    assert "whole output" in note["detail"]
+    numbers, exits = json.loads(checked.stdout)["files"][0]["notes"]
+    for note in (numbers, exits):
+        assert note["severity"] == "note"
+        assert note["keys"] == ["states", "measure", "evaluate", "type"]
+    assert "whole output" in numbers["detail"]
+    assert "exits non-zero" in exits["detail"]
 
     ours = console(root, "run", "count")
     assert ours.returncode == 0, ours.stderr  # the last line, 3: done
@@ -315,3 +320,310 @@ def test_simulate_fails_a_state_that_reads_a_required_parameter_not_given_with_c
     root = project(tmp_path, {"task": text})
     assert walked(root) == ["baseline", "plan", "done"]
     assert walked(root, "--compat") == ["baseline", "plan", "diagnose", "failed"]
+
+
+# A judged state with no route for cannot_judge: little-loops holds it (`_` does not take
+# it there); here the verdict is not one of the judge's: an error.
+HELD = """\
+    name: held
+    initial: check
+    states:
+      check:
+        action: "echo run >> runs.txt; echo 3 tests passed"
+        evaluate:
+          type: llm_structured
+          prompt: "Did the tests pass?"
+        route:
+          yes: done
+          no: check
+          _: fix
+          error: failed
+      fix:
+        action: "true"
+        next: done
+      done:
+        terminal: true
+      failed:
+        terminal: true
+"""
+CANNOT = {"verdict": "cannot_judge", "confidence": 0.9, "reason": "nothing shown"}
+PASSED = {"verdict": "success", "confidence": 0.9, "reason": "ok", "evidence": "3 tests passed"}
+FAILED = {"verdict": "failure", "confidence": 0.9, "reason": "no", "evidence": "3 tests passed"}
+
+
+def runs(root: Path) -> int:
+    return len((root / "runs.txt").read_text().splitlines())
+
+
+def routes(root: Path, name: str) -> list[tuple[str, str, str]]:
+    return [
+        (str(e["from"]), str(e["to"]), str(e["reason"]))
+        for e in events(root, name)
+        if e.get("event") == "route"
+    ]
+
+
+def test_an_unrouted_cannot_judge_is_held_then_takes_the_error_route_with_compat(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    root = project(tmp_path, {"held": HELD})
+    checked = console(root, "validate", "held")
+    (note,) = [line for line in checked.stdout.splitlines() if ": note: " in line]
+    assert "held.yaml:7:" in note
+    assert "no route for cannot_judge" in note
+    fake_anthropic.reply_tool(CANNOT)
+    ours = console(root, "run", "held")  # ours: no such verdict, an error at once
+    assert ours.returncode == 7, ours.stderr
+    assert "'cannot_judge', which is not one of" in ours.stderr
+    assert runs(root) == 1
+    assert [to for _, to, _ in routes(root, "held")] == ["failed"]
+    (root / "runs.txt").unlink()
+    for _ in range(3):
+        fake_anthropic.reply_tool(CANNOT)
+    theirs = console(root, "run", "--compat", "held")
+    assert theirs.returncode == 7, theirs.stderr  # judged 3 times, then `error: failed`
+    assert runs(root) == 3
+    taken = routes(root, "held")
+    assert [(f, to) for f, to, _ in taken] == [("check", "check")] * 2 + [("check", "failed")]
+    assert "cannot_judge held (1 of 2)" in taken[0][2]
+    assert "cannot_judge held 2 times" in taken[2][2]
+    assert fake_anthropic.pending == 0
+
+
+def test_another_verdict_starts_the_hold_count_again_with_compat(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    root = project(tmp_path, {"held": HELD})
+    for reply in (CANNOT, CANNOT, FAILED, CANNOT, CANNOT, PASSED):
+        fake_anthropic.reply_tool(reply)
+    ran = console(root, "run", "--compat", "held")
+    assert ran.returncode == 0, ran.stderr
+    assert runs(root) == 6
+    assert [to for _, to, _ in routes(root, "held")] == ["check"] * 5 + ["done"]
+
+
+def test_a_routed_cannot_judge_is_not_held_and_no_error_route_stops_with_compat(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    root = project(tmp_path, {"judged": JUDGED})  # routes cannot_judge: unsure
+    fake_anthropic.reply_tool(CANNOT)
+    assert judged(root, "--compat") == (0, "cannot_judge", "unsure")
+    bare = HELD.replace("          _: fix\n", "").replace("          error: failed\n", "")
+    root = project(tmp_path / "bare", {"held": bare})
+    for _ in range(3):
+        fake_anthropic.reply_tool(CANNOT)
+    ran = console(root, "run", "--compat", "held")
+    assert ran.returncode == 1, ran.stderr  # the loop failed: an error with no route out
+    assert "no valid transition from 'check' for verdict 'cannot_judge'" in ran.stderr
+    assert "held 2 times" in ran.stderr
+    assert runs(root) == 3
+
+
+def test_kill_9_and_resume_keep_the_hold_count_with_compat(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    # The second run of the action waits for `go`: the run is killed there.
+    blocking = HELD.replace(
+        'action: "echo run >> runs.txt; echo 3 tests passed"',
+        "action: 'echo run >> runs.txt; if [ $(wc -l < runs.txt) -eq 2 ]; then touch started;"
+        " while [ ! -f go ]; do sleep 0.05; done; fi; echo 3 tests passed'",
+    )
+    root = project(tmp_path, {"held": blocking})
+    for _ in range(3):
+        fake_anthropic.reply_tool(CANNOT)
+    proc = start(root, "run", "--compat", "held")
+    try:
+        wait_for(lambda: (root / "started").exists(), timeout=scaled(20), what="the 2nd run")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    (root / "go").touch()
+    resumed = console(root, "resume", "held")
+    assert resumed.returncode == 7, resumed.stderr
+    # 1 (held), 2 (killed), 3 after the resume (held: the 2nd), 4 (the 3rd: error route)
+    assert runs(root) == 4
+    assert len(fake_anthropic.requests) == 3
+    assert [to for _, to, _ in routes(root, "held")][-1] == "failed"
+
+
+# little-loops' simulate runs each evaluator on `[simulated output for: ACTION]` and the
+# scenario's exit code; --compat does so for the evaluators marked pure.
+GAUGE = """\
+    name: gauge
+    initial: count
+    states:
+      count:
+        action: "echo 3"
+        capture: n
+        next: seen
+      seen:
+        evaluate:
+          type: output_contains
+          source: "${captured.n.output}"
+          pattern: "for: echo 3]"
+        on_yes: ask
+        on_no: failed
+      ask:
+        action: "Is it fine?"
+        action_type: prompt
+        evaluate:
+          type: llm_structured
+        on_yes: check
+        on_no: failed
+      check:
+        action: "echo checking"
+        evaluate:
+          type: output_numeric
+          operator: le
+          target: 5
+        on_yes: done
+        on_no: done
+        on_error: broken
+      done:
+        terminal: true
+      broken:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def test_simulate_runs_pure_evaluators_on_the_simulated_output_with_compat(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"gauge": GAUGE})
+    ours = ["count", "seen", "ask", "check", "done"]
+    assert walked_loop(root, "gauge") == ours  # ours: the scenario's verdict for each
+    # theirs: `seen` reads the captured simulated output (success), the judge is not run
+    # (the scenario's), `check` finds no number in `[simulated output for: ...]` (error)
+    theirs = ["count", "seen", "ask", "check", "broken"]
+    assert walked_loop(root, "gauge", "--compat") == theirs
+    shown = console(root, "simulate", "--compat", "gauge", "--scenario", "all-pass")
+    assert "error (output_numeric on the simulated output)" in shown.stdout
+    assert "success (output_contains on the simulated output)" in shown.stdout
+    assert "success (scenario all-pass)" in shown.stdout  # the judge's
+    failing = walked_loop(root, "gauge", "--compat", scenario="all-fail")
+    assert failing == ["count", "seen", "ask", "failed"]  # `next:` on exit 1: no error route
+    # A sub-loop state's verdict is its child's end (the scenario's), not an evaluation.
+    project(tmp_path, {"parent": PARENT})
+    assert walked_loop(root, "parent", "--compat", scenario="all-fail") == ["run", "failed"]
+
+
+PARENT = """\
+    name: parent
+    initial: run
+    states:
+      run:
+        loop: gauge
+        on_yes: done
+        on_no: failed
+        on_error: failed
+      done:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def walked_loop(root: Path, name: str, *flags: str, scenario: str = "all-pass") -> list[str]:
+    done = console(root, "simulate", *flags, name, "--scenario", scenario, "--json")
+    return [str(step["state"]) for step in json.loads(done.stdout)["steps"]]
+
+
+# The output says PASS, the exit code says otherwise: little-loops' output_contains gives
+# `error` on a non-zero exit; ours reads the output.
+EXITS = """\
+    name: exits
+    initial: check
+    states:
+      check:
+        action: "echo PASS; exit 1"
+        evaluate:
+          type: output_contains
+          pattern: PASS
+        on_yes: done
+        on_no: other
+        on_error: broken
+      other:
+        terminal: true
+      broken:
+        terminal: true
+      done:
+        terminal: true
+"""
+
+
+def test_an_output_evaluator_after_a_non_zero_exit_is_an_error_with_compat(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"exits": EXITS})
+    (note,) = [x for x in console(root, "validate", "exits").stdout.splitlines() if "note:" in x]
+    assert "exits.yaml:7:" in note
+    assert "output_contains gives error when the action exits non-zero" in note
+    ours = console(root, "run", "exits")
+    assert ours.returncode == 0, ours.stderr
+    assert [e["to"] for e in events(root, "exits") if e.get("event") == "route"] == ["done"]
+    theirs = console(root, "run", "--compat", "exits")
+    assert theirs.returncode == 7, theirs.stderr
+    assert "action exited with code 1" in theirs.stderr
+    assert [e["to"] for e in events(root, "exits") if e.get("event") == "route"] == ["broken"]
+
+
+SPINS = """\
+    name: spins
+    initial: spin
+    max_steps: 40
+    on_max_steps: wrap
+    states:
+      spin:
+        action: "true"
+        on_yes: spin
+        on_no: spin
+      wrap:
+        action: "true"
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_simulate_caps_max_steps_at_20_with_compat(tmp_path: Path) -> None:
+    root = project(tmp_path, {"spins": SPINS})
+    assert walked_loop(root, "spins") == ["spin"] * 40 + ["wrap"]  # ours: the file's
+    assert walked_loop(root, "spins", "--compat") == ["spin"] * 20 + ["wrap"]
+
+
+# little-loops' rehearsal of a sub-loop captures nothing, and its error takes the failure
+# route when the state has no error route; a shell action reading a capture not made fails.
+COMPOSE = """\
+    name: compose
+    initial: dispatch
+    states:
+      dispatch:
+        loop: gauge
+        capture: step
+        on_yes: write
+        on_no: other
+      write:
+        action: 'echo "${captured.step.output}" > out.txt'
+        on_yes: done
+        on_no: done
+        on_error: broken
+      other:
+        terminal: true
+      broken:
+        terminal: true
+      done:
+        terminal: true
+"""
+
+
+def test_simulate_rehearses_sub_loops_as_little_loops_with_compat(tmp_path: Path) -> None:
+    root = project(tmp_path, {"compose": COMPOSE, "gauge": GAUGE})
+    assert walked_loop(root, "compose") == ["dispatch", "write", "done"]
+    assert walked_loop(root, "compose", "--compat") == ["dispatch", "write", "broken"]
+    shown = console(root, "simulate", "--compat", "compose", "--scenario", "all-pass")
+    assert "${captured.step}: nothing is captured yet; the run would fail here" in shown.stdout
+    assert walked_loop(root, "compose", scenario="all-error") == ["dispatch"]  # no route
+    errored = walked_loop(root, "compose", "--compat", scenario="all-error")
+    assert errored == ["dispatch", "other"]

@@ -262,3 +262,72 @@ def test_no_argument_names_a_fifo_in_loops_for_what_it_is_without_opening_it(
     done = llproc.console(root, "validate")
     assert done.returncode == ExitCode.USAGE
     assert ".loops/pipe.yaml: error: is a FIFO, not a loop file" in done.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("where", "text", "line"),
+    [
+        ("lib/bad.yaml", 'fragments:\n  f:\n    action: "true"\n    parameters: 5\n', 4),
+        (
+            "unused.yaml",
+            'name: unused\ninitial: a\nfragments:\n  f:\n    action: "true"\n'
+            '    parameters: [x]\nstates:\n  a:\n    action: "true"\n    next: done\n'
+            "  done:\n    terminal: true\n",
+            6,
+        ),
+    ],
+)
+def test_a_fragments_parameters_of_the_wrong_shape_are_refused(
+    tmp_path: Path, where: str, text: str, line: int
+) -> None:
+    path = tmp_path / ".loops" / where
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    for args in ((f".loops/{where}",), ()):  # the file named, and the whole project
+        done = llproc.console(tmp_path, "validate", *args)
+        assert done.returncode == ExitCode.USAGE, done.stdout
+        (error,) = [x for x in done.stdout.splitlines() if ": error: " in x]
+        assert error.startswith(f".loops/{where}:{line}: error: fragment 'f' > parameters: ")
+        assert "expected a mapping of parameter names to a type or to settings" in error
+        assert error.endswith((", got 5", ", got a list"))
+
+
+IDLE_VOLATILE = """\
+name: idle
+initial: a
+stall:
+  ignore_volatile: false
+states:
+  a:
+    action: "true"
+    stall: {ignore_volatile: true}
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_ignore_volatile_where_no_same_result_applies_is_a_warning(tmp_path: Path) -> None:
+    loops = tmp_path / ".loops"
+    loops.mkdir()
+    (loops / "idle.yaml").write_text(IDLE_VOLATILE)
+    done = llproc.console(tmp_path, "validate", "idle")
+    assert done.returncode == 0, done.stdout
+    warned = [x for x in done.stdout.splitlines() if ": warning: " in x]
+    assert len(warned) == 2, done.stdout
+    assert warned[0].startswith(".loops/idle.yaml:4: warning: loop 'idle' > stall > ignore_")
+    assert warned[1].startswith(".loops/idle.yaml:8: warning: loop 'idle' > states > a > stall")
+    assert all("does nothing" in x and "same_result" in x for x in warned)
+    assert llproc.console(tmp_path, "validate", "--strict", "idle").returncode != 0
+    # With a same_result that applies, both settings are read: nothing to say.
+    counted = IDLE_VOLATILE.replace(
+        "  ignore_volatile: false\n", "  ignore_volatile: false\n  same_result: 3\n", 1
+    )
+    (loops / "idle.yaml").write_text(counted)
+    done = llproc.console(tmp_path, "validate", "idle")
+    assert ": warning: " not in done.stdout, done.stdout
+    # A state's own same_result makes the loop's setting read there, not the other way.
+    (loops / "idle.yaml").write_text(
+        IDLE_VOLATILE.replace("{ignore_volatile: true}", "{ignore_volatile: true, same_result: 2}")
+    )
+    assert ": warning: " not in llproc.console(tmp_path, "validate", "idle").stdout

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from little_loops.fsm.definition.located import Node, deep_merge
 from little_loops.fsm.facts.suggest import did_you_mean
+from little_loops.fsm.values.value_checks import describe
 
 FRAGMENT_KEY = "fragment"
 BINDINGS_KEY = "with"
@@ -110,12 +111,22 @@ def _bind(state: str, ref: Node, body: Node, bindings: Node | None) -> dict[str,
     return values
 
 
+def check_parameters(fragment: str, body: Node) -> None:
+    """Raise LoopFileError when the `parameters:` of the fragment *body* (named *fragment*)
+    cannot be read: a library is checked so before any loop uses the fragment."""
+    if isinstance(body.value, dict):
+        _declared(fragment, body.get(PARAMETERS_KEY))
+
+
 def _declared(fragment: str, parameters: Node | None) -> dict[str, Node]:
     """The fragment's `parameters:`, each as a mapping Node of its settings."""
     if parameters is None:
         return {}
     if not isinstance(parameters.value, dict):
-        raise parameters.fail(f"fragment '{fragment}' > parameters: expected a mapping of names")
+        raise parameters.fail(
+            f"fragment '{fragment}' > parameters: expected a mapping of parameter names to a "
+            f"type or to settings ({', '.join(_SETTINGS)}), got {describe(parameters.plain())}"
+        )
     out: dict[str, Node] = {}
     for key, spec in parameters.value.items():
         if spec.value is None or isinstance(spec.value, str):

@@ -25,6 +25,7 @@ from little_loops.fsm.definition.model import (
 from little_loops.fsm.definition.prose import sentence_warning
 from little_loops.fsm.definition.route_checks import route_problems
 from little_loops.fsm.definition.route_keys import EXTRA_SHORTHANDS
+from little_loops.fsm.definition.stall_checks import stall_problems
 from little_loops.fsm.definition.subloop_checks import captured_names
 from little_loops.fsm.definition.verdicts import StateVerdicts, state_verdicts
 from little_loops.fsm.evaluators.registry import SPECS, interpolated_fields, needs_llm
@@ -122,7 +123,7 @@ class _GraphChecker:
         for name, state in fsm.states.items():
             self.state(name, state)
             self.never_given(name, state)
-        for path, message, severity in route_problems(fsm):
+        for path, message, severity in (*route_problems(fsm), *stall_problems(fsm)):
             self.add(path, message, severity)
         self.reachability()
         self.references()

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from little_loops.fsm.definition.flow import FLOW_KEY, expand_flow
-from little_loops.fsm.definition.fragments import FRAGMENT_KEY, expand_state
+from little_loops.fsm.definition.fragments import FRAGMENT_KEY, check_parameters, expand_state
 from little_loops.fsm.definition.loader import LoadedDocument, load_file
 from little_loops.fsm.definition.located import Node, deep_merge, unwrap, wrap
 from little_loops.fsm.definition.loop_files import LOOPS_FOLDER, SOURCE_SUFFIXES
@@ -143,6 +143,8 @@ class _Reader:
         if own is not None:
             if not isinstance(own.value, dict):
                 raise own.fail("fragments: is a mapping of fragment names to state settings")
+            for name, body in own.value.items():
+                check_parameters(name, body)  # here, used by a state or not
             found.update(own.value)
         return found
 

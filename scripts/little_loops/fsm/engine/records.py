@@ -78,6 +78,8 @@ class ExecutorSnapshot:
     # The question an approval state waits on ({state, question, asked_at, deadline}).
     approval: dict[str, Any] | None = None
     stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
+    # Each state's unrouted `cannot_judge` verdicts in a row (--compat: rules/abstentions.py).
+    abstentions: dict[str, int] = field(default_factory=dict)
     # Claude Code session ids by session_key (a state's name by default), for `session: continue`.
     sessions: dict[str, str] = field(default_factory=dict)
     # The agent that made each session, by session_key (one not named: claude's, as before).

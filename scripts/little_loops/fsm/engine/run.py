@@ -14,6 +14,7 @@ from little_loops.fsm.engine import events
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.core import Position, entered
 from little_loops.fsm.engine.memory import Memory
+from little_loops.fsm.engine.rules.abstentions import Abstentions
 from little_loops.fsm.engine.rules.approval import Approval
 from little_loops.fsm.engine.rules.budget import Budget
 from little_loops.fsm.engine.rules.commits import Commits
@@ -90,6 +91,7 @@ class Run:
         self.ratelimits = RateLimits(self.retries)
         self.fallback = Fallback(self.config.unready)
         self.stalls = Stalls(fsm, emit, cwd=self.config.stall_cwd)
+        self.abstentions = Abstentions(fsm)
         self.approval = Approval(
             self.config.answers, wait=self.config.wait_approval, kept=self.config.answer_kept
         )
@@ -106,6 +108,7 @@ class Run:
             self.ratelimits,
             self.fallback,
             self.stalls,
+            self.abstentions,
             self.approval,
             self.commits,
             self.children,

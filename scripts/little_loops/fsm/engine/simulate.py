@@ -28,6 +28,7 @@ from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.rules import caps
 from little_loops.fsm.engine.scenarios import Scenario
 from little_loops.fsm.engine.simulate_notes import known, limit_notes
+from little_loops.fsm.engine.simulated_output import capped, pure_verdict, simulated
 from little_loops.fsm.engine.simulation import (
     ERROR,
     MAX_ITERATIONS,
@@ -45,7 +46,7 @@ from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.outcomes import Outcome, outcome_of
-from little_loops.fsm.facts.verdict_words import canonical_verdict
+from little_loops.fsm.facts.verdict_words import FAILURE, canonical_verdict
 from little_loops.fsm.values.interpolation import Expansion, InterpolationContext, to_text
 from little_loops.fsm.values.modifiers import has_fallback
 from little_loops.fsm.values.references import ESCAPE, OPEN, reference_pattern
@@ -76,6 +77,10 @@ class _Walk:
         self.capped: str | None = None
         self.cap_done = False
         self.captured: set[str] = set()
+        # --compat: the current action's simulated output and exit code, and the captured
+        # ones by name, as little-loops' simulate gives them (engine/simulated_output.py)
+        self.output: tuple[str, int] = ("", 0)
+        self.outputs: dict[str, dict[str, Any]] = {}
         self.prev: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
         self.prompts = 0
@@ -137,6 +142,19 @@ class _Walk:
                         f"no scripted verdict left for '{self.current}'{used} and no --default",
                     )
                 verdict, step.verdict_from = picked
+                if self.fsm.theirs and state.loop is not None and verdict == ERROR_VERDICT:
+                    # little-loops' rehearsal of a sub-loop: an error with no error route
+                    # takes the failure route
+                    verdict = ERROR_VERDICT if error_way(state) is not None else FAILURE
+                if (
+                    self.fsm.theirs
+                    and self.scenario is not None
+                    and state.loop is None  # a sub-loop's verdict is its child's end
+                    and picked[1].startswith("scenario")
+                ):  # little-loops' simulate runs the evaluator on the simulated output
+                    judged = pure_verdict(state, *self.output, self.evaluation_context())
+                    if judged is not None:
+                        verdict, step.verdict_from = judged
                 step.verdict = verdict
                 self.check_verdict(state, step)
                 self.prev = {"state": self.current, "verdict": verdict}
@@ -227,19 +245,23 @@ class _Walk:
     def missing_input(self, state: StateConfig) -> str | None:
         """Under `--compat`, why *state*'s action cannot run: it reads the loop's input
         (`${context.input}`) or a required parameter (but `run_dir`, the run's), with no
-        fallback, and no value is given. little-loops' simulate fails to write such an
-        action out and takes the error route; else None."""
+        fallback, and no value is given, or (a shell action) a capture not made yet on this
+        path. little-loops' simulate fails to write such an action out and takes the error
+        route; else None."""
         fsm = self.fsm
         if not fsm.theirs or not state.action:
             return None
+        shell = state.action_kind().interpolation is Interpolation.SHELL  # a script: it fails
         required = {k for k, spec in fsm.parameters.items() if spec.required}
         wanted = ({fsm.input_key} | required) - {RUN_DIR_KEY} - fsm.context.keys()
         for match in reference_pattern().finditer(state.action):
-            if match.group(0) == ESCAPE or has_fallback(match) or match.group("ns") != "context":
+            if match.group(0) == ESCAPE or has_fallback(match):
                 continue
             key = match.group("path").split(".", 1)[0].split("[", 1)[0]
-            if key in wanted:
+            if match.group("ns") == "context" and key in wanted:
                 return f"${{context.{key}}}: no value is given; the run would fail here"
+            if match.group("ns") == "captured" and key not in self.captured and shell:
+                return f"${{captured.{key}}}: nothing is captured yet; the run would fail here"
         return None
 
     def enter(self, state: StateConfig, runs: bool = True) -> SimulatedStep:
@@ -248,9 +270,14 @@ class _Walk:
         step = SimulatedStep(self.current, self.passes.iteration)
         if self.scenario is not None:
             self.scenario.entered(runs and not state.terminal and bool(state.loop or state.action))
+            if self.fsm.theirs:
+                self.output = simulated(state, self.scenario.verdict()[0])
+                if state.capture and state.action:
+                    out, code = self.output
+                    self.outputs[state.capture] = {"output": out, "exit_code": code}
         if state.loop is not None:
             step.action, step.action_type = f"loop {state.loop}", "loop"
-            if state.capture:
+            if state.capture and not self.fsm.theirs:  # little-loops' rehearsal captures none
                 self.captured.add(state.capture)
         if state.action:
             kind = state.action_kind()
@@ -268,6 +295,19 @@ class _Walk:
             if judge and self.fsm.llm.enabled and state.action:
                 self.judged += 1
         return step
+
+    def evaluation_context(self) -> InterpolationContext:
+        """What an evaluator's `${...}` reads in the walk (--compat: the captured outputs)."""
+        return InterpolationContext(
+            context=self.fsm.context,
+            captured=self.outputs,
+            prev=self.prev,
+            result=self.result,
+            state_name=self.current,
+            iteration=self.passes.iteration,
+            loop_name=self.fsm.name,
+            env={},
+        )
 
     def next_verdict(self) -> tuple[str, str] | None:
         items = self.script.get(self.current, [])
@@ -409,4 +449,6 @@ def simulate(
     ours = {name: [canonical_verdict(v) for v in items] for name, items in verdicts.items()}
     default = None if default is None else canonical_verdict(default)  # `yes` is success
     picked = None if scenario is None else Scenario(scenario)
+    if fsm.theirs:  # little-loops rehearses a loop with its max_steps at most 20
+        fsm = capped(fsm)
     return _Walk(fsm, ours, default, max_steps, picked).run()

@@ -57,6 +57,7 @@ SPEC = EvaluatorSpec(
     name="classify",
     summary="the last (or `line:`) non-empty output line is the verdict; routes by route:",
     run=_run,
+    pure=True,
     keys=("line",),
     verdicts=(),
     good=(),

@@ -92,6 +92,7 @@ SPEC = EvaluatorSpec(
     name="convergence",
     summary="the number printed reached target (target), moved toward it (progress) or not (stall)",
     run=_run,
+    pure=True,
     keys=("target", "tolerance", "previous", "direction"),
     required=("target",),
     interpolated=("target", "tolerance", "previous"),

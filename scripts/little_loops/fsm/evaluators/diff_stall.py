@@ -93,6 +93,7 @@ SPEC = EvaluatorSpec(
     summary="success while `git diff --stat` (of scope) changes; failure after max_stall "
     "rounds without",
     run=_run,
+    reads_exit_code=True,
     keys=("scope", "max_stall"),
     error_causes="a git failure (not a repository)",
     detail=_detail,

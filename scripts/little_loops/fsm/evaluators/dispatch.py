@@ -93,6 +93,9 @@ def evaluate(
             f"unknown evaluator type {shorten(str(config.type))}"
             f"{did_you_mean(str(config.type), SPECS)}"
         )
+    if config.theirs and exit_code != 0 and not spec.reads_exit_code:
+        # little-loops' rule: an evaluator that does not judge the exit code gives `error`
+        return error_result(f"action exited with code {exit_code}", exit_code=exit_code)
     llm = llm or LLMConfig()
     if spec.needs_llm and not llm.enabled:
         return llm_skipped(exit_code)  # before interpolating: the prompt is not used

@@ -34,6 +34,8 @@ SPEC = EvaluatorSpec(
     name="exit_code",
     summary="exit code 0 is success, 1 failure, 2 or more error",
     run=_run,
+    reads_exit_code=True,
+    pure=True,
     error_causes="exit code 2 or more",
     detail=exit_detail,
 )

@@ -39,6 +39,8 @@ SPEC = EvaluatorSpec(
     summary="a benchmark scorer: exit 0 printing a number (the score) is success, a "
     "non-zero exit failure",
     run=_run,
+    reads_exit_code=True,
+    pure=True,
     error_causes="exit 0 with output that is not a number",
     detail=_detail,
 )

@@ -16,6 +16,10 @@ from little_loops.fsm.evaluators.spec import EvaluationResult
 from little_loops.fsm.facts.verdict_words import FAILURE
 
 CANNOT_JUDGE = "cannot_judge"
+# How many times in a row little-loops runs a state again whose judge answered cannot_judge
+# with no route for it (its `_ABSTENTION_HOLD_CAP`), before its error route: the run's rule
+# is engine/rules/abstentions.py.
+HOLD_CAP = 2
 EVIDENCE = "evidence"
 ERROR = "error"
 # What the question adds: the rule, in our words.
@@ -24,6 +28,11 @@ EVIDENCE_RULE = (
     f"on, in '{EVIDENCE}'. When nothing in the output supports any verdict, answer "
     f"'{CANNOT_JUDGE}' instead of guessing; a verdict given without a quote counts as failure."
 )
+
+
+def is_abstention(verdict: str) -> bool:
+    """Whether *verdict* is little-loops' `cannot_judge`, or it with a confidence suffix."""
+    return verdict == CANNOT_JUDGE or verdict.startswith(f"{CANNOT_JUDGE}_")
 
 
 def their_schema(schema: dict[str, Any]) -> dict[str, Any]:

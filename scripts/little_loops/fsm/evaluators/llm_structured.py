@@ -330,6 +330,7 @@ SPEC = EvaluatorSpec(
     name="llm_structured",
     summary="a model reads the output and answers a verdict from the schema's enum",
     run=_run,
+    reads_exit_code=True,
     keys=("prompt", "schema", "min_confidence", "uncertain_suffix"),
     interpolated=("prompt",),
     verdicts=DEFAULT_LLM_VERDICTS,

@@ -49,6 +49,8 @@ SPEC = EvaluatorSpec(
     summary="an MCP tool call's result: success (exit 0, no isError), tool_error, not_found "
     "(exit 127), timeout (124)",
     run=_run,
+    reads_exit_code=True,
+    pure=True,
     verdicts=("success", "tool_error", "not_found", "timeout"),
     bad=("tool_error", "not_found", "timeout"),
     error_causes="mcp-call crashed (was killed by a signal)",

@@ -88,6 +88,7 @@ SPEC = EvaluatorSpec(
     name="output_contains",
     summary="the output contains pattern (text or regular expression); negate swaps",
     run=_run,
+    pure=True,
     keys=("pattern", "negate", "error_patterns"),
     required=("pattern",),
     interpolated=("pattern",),

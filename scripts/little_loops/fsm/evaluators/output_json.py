@@ -104,6 +104,7 @@ SPEC = EvaluatorSpec(
     name="output_json",
     summary="the value at path in the JSON the action printed, compared with target",
     run=_run,
+    pure=True,
     keys=("path", "operator", "target"),
     required=("path", "operator", "target"),
     interpolated=("path", "target"),

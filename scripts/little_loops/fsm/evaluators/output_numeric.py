@@ -77,6 +77,7 @@ SPEC = EvaluatorSpec(
     name="output_numeric",
     summary="the number the action printed, compared with target",
     run=_run,
+    pure=True,
     keys=("operator", "target", "key"),
     required=("operator", "target"),
     interpolated=("target",),

@@ -97,6 +97,7 @@ def history_spec(
         name=name,
         summary=summary,
         run=run,
+        reads_exit_code=True,  # little-loops' history evaluators judge the exit code too
         keys=HISTORY_KEYS,
         interpolated=("history_file",),
         error_causes="an unset history_file",

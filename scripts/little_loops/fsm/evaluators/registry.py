@@ -110,3 +110,10 @@ def needs_llm(kind: str) -> bool:
     """True when evaluator *kind* asks a model (so costs money and obeys `llm.enabled`)."""
     spec = SPECS.get(kind)
     return spec is not None and spec.needs_llm
+
+
+def is_pure(kind: str) -> bool:
+    """True when evaluator *kind* reads the output, exit code and its keys alone (no model,
+    file or git), so a rehearsal (`simulate --compat`) can run it."""
+    spec = SPECS.get(kind)
+    return spec is not None and spec.pure

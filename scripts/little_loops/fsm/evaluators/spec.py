@@ -76,6 +76,12 @@ class EvaluatorSpec:
     error_causes: str = "a failed evaluation"  # what makes it answer `error`, for messages
     numeric_target: bool = False  # its `target` must be a number (or a reference)
     needs_llm: bool = False  # with `llm.enabled: false` it is judged by exit code instead
+    # Its verdict is computed from the output, the exit code and its own keys alone (no
+    # model, no files, no git): `simulate --compat` runs it on the simulated output.
+    pure: bool = False
+    # It judges the exit code itself. little-loops makes any other evaluator's verdict on a
+    # non-zero exit `error` (`--compat`: evaluators/dispatch.py).
+    reads_exit_code: bool = False
     # The parenthesised detail the progress line shows after a verdict, from the event.
     detail: Callable[[Mapping[str, object]], str | None] = _no_detail
     # The verdicts a given config allows, when they depend on it (a judge's schema); None

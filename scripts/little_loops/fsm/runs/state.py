@@ -95,6 +95,7 @@ class StateFile(TypedDict):
     action_result: dict[str, Any] | None  # the current state's finished action (resume judges it)
     approval: dict[str, Any] | None  # the question an approval state waits on
     stall_watch: dict[str, Any]  # the stall breakers' counts
+    abstentions: dict[str, int]  # unrouted cannot_judge verdicts in a row (--compat)
     sessions: dict[str, str]  # Claude Code session ids by session_key (session: continue)
     session_agents: dict[str, str]  # the agent of each session (absent: claude)
     limited_agents: dict[str, dict[str, Any]]  # agents a fallback list skips, and until when
@@ -139,6 +140,7 @@ class LoopState:
     action_result: dict[str, Any] | None = None  # records.acted_record, awaiting its verdict
     approval: dict[str, Any] | None = None  # the question an approval state waits on
     stall_watch: dict[str, Any] = field(default_factory=dict)  # the stall breakers' counts
+    abstentions: dict[str, int] = field(default_factory=dict)  # see StateFile
     sessions: dict[str, str] = field(default_factory=dict)  # Claude Code sessions by key
     session_agents: dict[str, str] = field(default_factory=dict)  # whose each session is
     limited_agents: dict[str, dict[str, Any]] = field(default_factory=dict)  # engine/rules/fallback
@@ -193,6 +195,7 @@ class LoopState:
             "action_result": self.action_result,
             "approval": self.approval,
             "stall_watch": self.stall_watch,
+            "abstentions": self.abstentions,
             "sessions": self.sessions,
             "session_agents": self.session_agents,
             "limited_agents": self.limited_agents,
@@ -297,6 +300,7 @@ def parse_state(data: Any) -> LoopState:
         action_result=_get(data, "action_result", (dict, type(None)), None),
         approval=_get(data, "approval", (dict, type(None)), None),
         stall_watch=_get(data, "stall_watch", (dict,), dict),
+        abstentions=_get(data, "abstentions", (dict,), dict),
         sessions=sessions,
         session_agents=_strings(_get(data, "session_agents", (dict,), dict), "session_agents"),
         limited_agents=_limited(_get(data, "limited_agents", (dict,), dict)),

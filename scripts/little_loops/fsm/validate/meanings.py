@@ -16,12 +16,14 @@ from typing import Any
 
 from little_loops.fsm.definition.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.spellings import ROUTE, STATE, spellings_at
+from little_loops.fsm.evaluators.judge_theirs import CANNOT_JUDGE, HOLD_CAP
 from little_loops.fsm.facts.errors import ValidationError
 
 # little-loops' step cap of a loop that sets neither max_steps nor max_iterations.
 THEIR_MAX_STEPS = 50
 MAX_STEPS = "max_steps"
 MAX_ITERATIONS = "max_iterations"
+EXIT_KEY = "evaluate"  # an evaluator that does not judge the exit code, on a non-zero exit
 
 Where = tuple[tuple[str, ...], str]  # a key path and what differs there
 
@@ -106,13 +108,44 @@ def _numbers_differ(data: Mapping[str, Any]) -> Iterator[Where]:
         )
 
 
+def _routes_cannot_judge(state: Mapping[str, Any]) -> bool:
+    route = state.get("route")
+    return isinstance(route, Mapping) and CANNOT_JUDGE in route
+
+
 def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    states = dict(_states(data))
     for where in _evaluating(data, "llm_structured", without="schema"):
+        held = (
+            ""
+            if _routes_cannot_judge(states[where[1]])
+            else (
+                f" (with no route for cannot_judge the state is judged again, {HOLD_CAP} times "
+                "at most, then takes its error route)"
+            )
+        )
         yield (
             where,
-            "little-loops' judge answers cannot_judge too, and a verdict it gives without "
-            "quoting the output is failure there; ll-loop takes the judge's verdict",
+            f"little-loops' judge answers cannot_judge too{held}, and a verdict it gives "
+            "without quoting the output is failure there; ll-loop takes the judge's verdict",
         )
+
+
+def _exit_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    from little_loops.fsm.evaluators.registry import SPECS  # only for a file in their spelling
+
+    if not _in_their_spelling(data):
+        return
+    for name, state in _states(data):
+        evaluate = state.get("evaluate")
+        kind = evaluate.get("type") if isinstance(evaluate, Mapping) else None
+        spec = SPECS.get(kind) if isinstance(kind, str) else None
+        if spec is not None and not spec.reads_exit_code and state.get("action"):
+            yield (
+                ("states", name, "evaluate", "type"),
+                f"little-loops' {kind} gives error when the action exits non-zero; ll-loop "
+                "reads the output whatever the exit code",
+            )
 
 
 def _run_dir_differs(data: Mapping[str, Any]) -> Iterator[Where]:
@@ -130,6 +163,7 @@ MEANINGS: tuple[Meaning, ...] = (
     Meaning("output_numeric", _numbers_differ),
     Meaning("llm_structured", _judge_differs),  # the evaluator reads it: judge_theirs.py
     Meaning(RUN_DIR_KEY, _run_dir_differs),  # the run fills it: definition/arguments.py
+    Meaning(EXIT_KEY, _exit_differs),  # the evaluators read it: evaluators/dispatch.py
 )
 NOTE = "; run with --compat to read it as little-loops does"
 

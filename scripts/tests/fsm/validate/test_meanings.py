@@ -45,6 +45,7 @@ def test_one_row_for_each_key_read_otherwise() -> None:
         "output_numeric",
         "llm_structured",
         "run_dir",
+        "evaluate",
     ]
     assert [m.key for m in MEANINGS if m.as_theirs is not None] == ["max_iterations"]
 
@@ -76,20 +77,29 @@ def test_a_route_table_or_failure_key_in_their_spelling_counts_too() -> None:
 
 def test_output_numeric_without_a_key_is_noted_in_their_spelling() -> None:
     numeric = {"type": "output_numeric", "operator": "eq", "target": 0}
-    assert said(loop(evaluate=numeric)) == [
-        (
-            ("states", "check", "evaluate", "type"),
-            "little-loops reads the whole output as the number (several lines are an "
-            "error there); ll-loop reads its last non-empty line",
-        )
-    ]
-    assert said(loop(evaluate={**numeric, "key": "count"})) == []
+    assert said(loop(evaluate=numeric))[0] == (
+        ("states", "check", "evaluate", "type"),
+        "little-loops reads the whole output as the number (several lines are an "
+        "error there); ll-loop reads its last non-empty line",
+    )
+    assert len(said(loop(evaluate={**numeric, "key": "count"}))) == 1  # the exit code's
     assert said(loop(spelling="on_success", evaluate=numeric)) == []
 
 
 def test_the_judge_without_a_schema_of_its_own_is_noted_in_their_spelling() -> None:
     judge = {"type": "llm_structured", "prompt": "Did the tests pass?"}
     assert said(loop(evaluate=judge)) == [
+        (
+            ("states", "check", "evaluate", "type"),
+            "little-loops' judge answers cannot_judge too (with no route for cannot_judge "
+            "the state is judged again, 2 times at most, then takes its error route), and a "
+            "verdict it gives without quoting the output is failure there; ll-loop takes the "
+            "judge's verdict",
+        )
+    ]
+    routed = loop(evaluate=judge)
+    routed["states"]["check"]["route"] = {"yes": "done", "cannot_judge": "done"}
+    assert said(routed) == [
         (
             ("states", "check", "evaluate", "type"),
             "little-loops' judge answers cannot_judge too, and a verdict it gives without "
@@ -127,6 +137,7 @@ def test_every_row_notes_in_one_file_in_the_tables_order() -> None:
         ("states", "check", "evaluate", "type"),
         ("states", "judge", "evaluate", "type"),
         ("parameters", "run_dir"),
+        ("states", "check", "evaluate", "type"),  # output_numeric on a non-zero exit
     ]
 
 
@@ -162,3 +173,20 @@ def test_as_theirs_leaves_a_wrong_max_iterations_for_validation(wrong: object) -
     out = as_theirs(loop(max_iterations=wrong))
     assert "max_steps" not in out
     assert out["max_iterations"] == wrong
+
+
+def test_an_evaluator_that_does_not_judge_the_exit_code_is_noted_in_their_spelling() -> None:
+    contains = {"type": "output_contains", "pattern": "PASS"}
+    assert said(loop(evaluate=contains)) == [
+        (
+            ("states", "check", "evaluate", "type"),
+            "little-loops' output_contains gives error when the action exits non-zero; "
+            "ll-loop reads the output whatever the exit code",
+        )
+    ]
+    assert said(loop(spelling="on_success", evaluate=contains)) == []  # ours
+    assert said(loop(evaluate={"type": "exit_code"})) == []  # it judges the exit code
+    assert said(loop(evaluate={"type": "harbor_scorer"})) == []
+    no_action = loop(evaluate={**contains, "source": "x"})
+    del no_action["states"]["check"]["action"]
+    assert said(no_action) == []  # nothing runs: the exit code is 0

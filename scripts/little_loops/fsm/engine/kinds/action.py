@@ -126,6 +126,9 @@ def _judged(
     stalled = run.stalls.judged(name, judged.verdict, result)
     if stalled is not None:
         return stalled
+    held = run.abstentions.judged(name, state, judged.verdict, run.context())
+    if held is not None:  # --compat: little-loops holds an unrouted cannot_judge
+        return held
     outcome = follow_route(state, judged.verdict, run.context(), name)
     if outcome.target is None and judged.verdict == ERROR_VERDICT:
         outcome.error = str(judged.details.get("error") or "") or None
