@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, PromptInput
-from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values import regex_limit
 from little_loops.fsm.values.regex_limit import SLOW_HINT, RegexTooSlow, within
@@ -257,15 +256,19 @@ def _last_cost(pattern: re.Pattern[str], result: ActionResult) -> float | None:
     return None
 
 
-# Exit codes of a command bash could not run (not executable, not found): nothing spent.
-_NEVER_RAN = (CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE)
-
-
 def _too_slow(name: str, key: str, result: ActionResult) -> None:
     """Say in *result*'s stderr (shown by `ll-loop logs`) that *key* was abandoned."""
     seconds = regex_limit.REGEX_TIME_LIMIT
     said = f"ll-loop: {name}'s {key} took longer than {seconds:g}s to match ({SLOW_HINT})"
     result.stderr = f"{result.stderr.rstrip()}\n{said}\n".lstrip()
+
+
+def _never_ran() -> tuple[int, int]:
+    """Exit codes of a command bash could not run (not executable, not found): nothing
+    spent. Read here, not at the top: `ll-loop validate` stays light (no supervisor)."""
+    from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
+
+    return (CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE)
 
 
 def _count(name: str, cost: re.Pattern[str], result: ActionResult) -> None:
@@ -278,7 +281,7 @@ def _count(name: str, cost: re.Pattern[str], result: ActionResult) -> None:
         _too_slow(name, "cost_pattern", result)
     if spent is not None:
         result.cost_usd = spent
-    elif result.exit_code not in _NEVER_RAN:
+    elif result.exit_code not in _never_ran():
         result.uncounted = "its output did not say what it spent (cost_pattern)"
 
 
