@@ -133,32 +133,10 @@ class _Walk:
                 self.prev = {"state": self.current, "verdict": verdict}
                 self.result = {"verdict": verdict}
             elif state.next is None:
-                picked = self.next_verdict() or self.child_verdict(state)
-                if picked is None:
-                    given = self.script.get(self.current, [])
-                    used = f" (scripted: {', '.join(given)})" if given else ""
-                    return self.end(
-                        SCRIPT_EXHAUSTED,
-                        f"no scripted verdict left for '{self.current}'{used} and no --default",
-                    )
-                verdict, step.verdict_from = picked
-                if self.fsm.theirs and state.loop is not None and verdict == ERROR_VERDICT:
-                    # little-loops' rehearsal of a sub-loop: an error with no error route
-                    # takes the failure route
-                    verdict = ERROR_VERDICT if error_way(state) is not None else FAILURE
-                if (
-                    self.fsm.theirs
-                    and self.scenario is not None
-                    and state.loop is None  # a sub-loop's verdict is its child's end
-                    and picked[1].startswith("scenario")
-                ):  # little-loops' simulate runs the evaluator on the simulated output
-                    judged = pure_verdict(state, *self.output, self.evaluation_context())
-                    if judged is not None:
-                        verdict, step.verdict_from = judged
-                step.verdict = verdict
-                self.check_verdict(state, step)
-                self.prev = {"state": self.current, "verdict": verdict}
-                self.result = {"verdict": verdict}
+                judged = self.verdict_of(state, step)
+                if isinstance(judged, SimulationResult):
+                    return judged
+                verdict = judged
             choice = resolve_route(state, verdict)
             if missing is not None and state.next is not None:
                 way = error_way(state)
@@ -188,6 +166,37 @@ class _Walk:
             self.repeats = self.repeats + 1 if target == self.current else 0
             self.cap_done = self.capped is not None
             self.current = target
+
+    def verdict_of(self, state: StateConfig, step: SimulatedStep) -> SimulationResult | str:
+        """The verdict of *state*'s step, scripted (or its child's end), read as little-loops
+        reads it with --compat; the walk's end when no verdict is left for it."""
+        picked = self.next_verdict() or self.child_verdict(state)
+        if picked is None:
+            given = self.script.get(self.current, [])
+            used = f" (scripted: {', '.join(given)})" if given else ""
+            return self.end(
+                SCRIPT_EXHAUSTED,
+                f"no scripted verdict left for '{self.current}'{used} and no --default",
+            )
+        verdict, step.verdict_from = picked
+        if self.fsm.theirs and state.loop is not None and verdict == ERROR_VERDICT:
+            # little-loops' rehearsal of a sub-loop: an error with no error route
+            # takes the failure route
+            verdict = ERROR_VERDICT if error_way(state) is not None else FAILURE
+        if (
+            self.fsm.theirs
+            and self.scenario is not None
+            and state.loop is None  # a sub-loop's verdict is its child's end
+            and picked[1].startswith("scenario")
+        ):  # little-loops' simulate runs the evaluator on the simulated output
+            judged = pure_verdict(state, *self.output, self.evaluation_context())
+            if judged is not None:
+                verdict, step.verdict_from = judged
+        step.verdict = verdict
+        self.check_verdict(state, step)
+        self.prev = {"state": self.current, "verdict": verdict}
+        self.result = {"verdict": verdict}
+        return verdict
 
     def arrive(self, state: StateConfig) -> SimulationResult | bool:
         """The caps at the arrival at *state*, as the run's (engine/rules/caps.py): the
