@@ -4,14 +4,14 @@ the same steps without and with bubblewrap and gives both per-step costs."""
 from __future__ import annotations
 
 import importlib
-import shutil
 import sys
 from typing import Any
 
 import pytest
 from support.paths import REPO
+from support.programs import needs_bwrap
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+pytestmark = needs_bwrap
 
 
 @pytest.fixture

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 from support import llproc
+from support.programs import needs_bwrap, needs_gh
 
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.sandbox import SECRET_PLACES, TOOL_PLACES
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+pytestmark = needs_bwrap
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
 
@@ -859,7 +860,7 @@ def test_a_secret_place_reached_through_a_link_is_masked_too(project: Path, tmp_
     assert READ_NOTE in str(complete["stderr"]), complete
 
 
-@pytest.mark.skipif(shutil.which("gh") is None, reason="gh not installed")
+@needs_gh
 def test_a_tool_whose_settings_are_in_a_secret_place_is_told_why_it_stops(
     project: Path, home: Path
 ) -> None:

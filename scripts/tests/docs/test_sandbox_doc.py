@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 from support import llproc
 from support.doc_blocks import all_blocks, normalise
+from support.programs import needs_bwrap
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+pytestmark = needs_bwrap
 
 DOC = "docs/sandbox.md"
 TIME = re.compile(r"\d+ms")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,13 @@ from support.fake_gemini import FakeGemini, gemini_env, gemini_home
 from support.fake_openai import FakeOpenAI
 from support.fake_openai_chat import FakeOpenAIChat
 from support.npm_cli import GEMINI_CLI, OPENCODE, cli_or_skip
+from support.programs import needs_bwrap
 
 from little_loops.fsm.actions.refusals import NOTE_PREFIX
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed"),
+    needs_bwrap,
 ]
 
 PLANTED = "Planted, first turn."  # the model's answer the continued session sends back

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +15,11 @@ from support import llproc
 from support.doc_blocks import all_blocks, normalise
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn
 from support.fake_openai import FakeOpenAI
+from support.programs import needs_bwrap
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed"),
+    needs_bwrap,
 ]
 
 BIN = Path(sys.executable).parent  # pytest of the test venv

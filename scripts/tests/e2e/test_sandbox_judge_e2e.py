@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from support import llproc
 from support.fake_anthropic import STRUCTURED_OUTPUT_TOOL, FakeAnthropic, is_claude_judge
+from support.programs import needs_bwrap
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.usefixtures("claude_code_env"),
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed"),
+    needs_bwrap,
 ]
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,11 @@ import pytest
 from support import llproc
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn
 from support.fake_openai import FakeOpenAI
+from support.programs import needs_bwrap
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed"),
+    needs_bwrap,
 ]
 
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- planted for the agent"

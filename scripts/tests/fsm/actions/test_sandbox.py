@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import pwd
 import shlex
-import shutil
 import stat
 import tempfile
 from pathlib import Path
 
 import pytest
+from support.programs import needs_bwrap
 
 from little_loops.fsm.actions import sandbox as sandbox_module
 from little_loops.fsm.actions.sandbox import (
@@ -473,7 +473,7 @@ def test_a_bubblewrap_too_old_for_the_mask_names_the_version(
     assert "0.5 or later" in OLD_BWRAP
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+@needs_bwrap
 def test_a_working_bubblewrap_is_no_problem() -> None:
     assert bwrap_problem() is None
 
