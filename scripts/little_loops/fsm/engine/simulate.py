@@ -307,9 +307,13 @@ class _Walk:
 
     def evaluation_context(self) -> InterpolationContext:
         """What an evaluator's `${...}` reads in the walk (--compat: the captured outputs)."""
+        return self._context(self.outputs)
+
+    def _context(self, captured: dict[str, Any] | None = None) -> InterpolationContext:
+        """What `${...}` reads at this point of the walk: no environment, *captured* if given."""
         return InterpolationContext(
             context=self.fsm.context,
-            captured=self.outputs,
+            captured=captured if captured is not None else {},
             prev=self.prev,
             result=self.result,
             state_name=self.current,
@@ -371,15 +375,7 @@ class _Walk:
     def render(self, text: str, shell: bool = False) -> tuple[str, list[str]]:
         """*text* with the references a simulation knows resolved (quoted as the run would
         quote them when *shell*: it is a shell action); notes on the others."""
-        ctx = InterpolationContext(
-            context=self.fsm.context,
-            prev=self.prev,
-            result=self.result,
-            state_name=self.current,
-            iteration=self.passes.iteration,
-            loop_name=self.fsm.name,
-            env={},
-        )
+        ctx = self._context()
         notes: list[str] = []
         parts: list[str] = []
         pos = 0

@@ -12,20 +12,8 @@ from little_loops.fsm.evaluators.registry import (
 
 
 def test_every_evaluator_is_registered_under_its_own_name() -> None:
-    assert EVALUATOR_TYPES == (
-        "exit_code",
-        "output_numeric",
-        "output_json",
-        "output_contains",
-        "convergence",
-        "llm_structured",
-        "mcp_result",
-        "classify",
-        "diff_stall",
-        "score_stall",
-        "open_question_stall",
-        "harbor_scorer",
-    )
+    # The list itself is checked against the folder's modules by package/test_single_source.
+    assert len(set(EVALUATOR_TYPES)) == len(EVALUATOR_TYPES)
     assert all(SPECS[name].name == name for name in EVALUATOR_TYPES)
 
 
