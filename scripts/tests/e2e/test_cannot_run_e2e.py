@@ -14,6 +14,7 @@ from support import llproc
 from support.fake_anthropic import FakeAnthropic, is_claude_code_turn
 from support.fake_gemini import gemini_home
 from support.fake_openai import FakeOpenAI
+from support.fallback_loop import FIX_CALC_LOOP
 from support.npm_cli import CODEX as CODEX_CLI
 from support.npm_cli import GEMINI_CLI, OPENCODE, cli_or_skip
 from support.project import LoopProject
@@ -22,28 +23,6 @@ from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = pytest.mark.e2e
 
-LOOP = """\
-name: fallback
-initial: fix
-agent: [{first}, {second}]
-{declared}
-states:
-  fix:
-    action_type: prompt
-    action: "Fix the planted bug in calc.sh"
-    evaluate: {{type: exit_code}}
-    on_success: check
-    on_failure: failed
-    on_error: failed
-  check:
-    action: "bash calc.sh | grep -qx 4"
-    on_success: done
-    on_failure: failed
-  done:
-    terminal: true
-  failed:
-    terminal: true
-"""
 CODEX = "codex: {model: gpt-5-codex}"
 # A second agent of our own: it fixes the planted bug (2+3 instead of 2+2).
 MINE = "agents: {mine: {command: bash ./mine.sh}}"
@@ -86,7 +65,9 @@ def test_claude_refused_as_root_is_skipped_by_the_preflight_and_never_started(
     root = loop_project.root
     _fix_with_codex(root, fake_openai)
     agent = fake_anthropic.route("agent", is_claude_code_turn)
-    loop_project.write("fallback", LOOP.format(first="claude", second="codex", declared=CODEX))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="claude", second="codex", declared=CODEX)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -107,7 +88,9 @@ def test_claude_with_no_login_is_skipped_by_the_preflight_and_never_started(
     root = loop_project.root
     _fix_with_codex(root, fake_openai)
     agent = fake_anthropic.route("agent", is_claude_code_turn)
-    loop_project.write("fallback", LOOP.format(first="claude", second="codex", declared=CODEX))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="claude", second="codex", declared=CODEX)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -132,7 +115,9 @@ def test_claude_saying_not_logged_in_at_run_time_gives_way_for_the_rest_of_the_r
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     root = loop_project.root
     _fix_with_codex(root, fake_openai)
-    loop_project.write("fallback", LOOP.format(first="claude", second="codex", declared=CODEX))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="claude", second="codex", declared=CODEX)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -166,7 +151,9 @@ def test_gemini_in_an_untrusted_folder_is_skipped_by_the_preflight(
     root = loop_project.root
     (root / "calc.sh").write_text("echo $((2+3))\n")
     (root / "mine.sh").write_text(MINE_SH)
-    loop_project.write("fallback", LOOP.format(first="gemini", second="mine", declared=MINE))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="gemini", second="mine", declared=MINE)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -179,7 +166,9 @@ def test_gemini_alone_in_an_untrusted_folder_stops_before_the_first_step(
     loop_project: LoopProject,
 ) -> None:
     root = loop_project.root
-    loop_project.write("alone", LOOP.replace("[{first}, {second}]", "gemini").format(declared=""))
+    loop_project.write(
+        "alone", FIX_CALC_LOOP.replace("[{first}, {second}]", "gemini").format(declared="")
+    )
 
     done = llproc.console(root, "run", "alone", timeout=180)
 
@@ -209,7 +198,9 @@ def test_gemini_refusing_the_folder_at_run_time_gives_way_to_the_next_agent(
     monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
     (root / "calc.sh").write_text("echo $((2+3))\n")
     (root / "mine.sh").write_text(MINE_SH)
-    loop_project.write("fallback", LOOP.format(first="gemini", second="mine", declared=MINE))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="gemini", second="mine", declared=MINE)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -232,7 +223,9 @@ def test_opencode_with_only_the_config_it_writes_itself_is_skipped_by_the_prefli
     root = loop_project.root
     (root / "calc.sh").write_text("echo $((2+3))\n")
     (root / "mine.sh").write_text(MINE_SH)
-    loop_project.write("fallback", LOOP.format(first="opencode", second="mine", declared=MINE))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="opencode", second="mine", declared=MINE)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -252,7 +245,9 @@ def test_codex_with_no_key_and_no_login_is_skipped_by_the_preflight(
     root = loop_project.root
     (root / "calc.sh").write_text("echo $((2+3))\n")
     (root / "mine.sh").write_text(MINE_SH)
-    loop_project.write("fallback", LOOP.format(first="codex", second="mine", declared=MINE))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="codex", second="mine", declared=MINE)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 

@@ -16,6 +16,7 @@ import pytest
 from support import llproc
 from support.fake_anthropic import FakeAnthropic, error_reply, is_claude_code_turn
 from support.fake_openai import FakeOpenAI, Reply, usage_limit_body
+from support.fallback_loop import FIX_CALC_LOOP
 from support.project import LoopProject
 from support.slowdown import scaled
 
@@ -27,28 +28,6 @@ pytestmark = pytest.mark.e2e
 # another agent (codex, once its module lands) is this one line.
 SECOND = ("mine", "agents: {mine: {command: bash ./mine.sh, cost_pattern: 'cost: \\$([0-9.]+)'}}")
 
-LOOP = """\
-name: fallback
-initial: fix
-agent: [claude, {second}]
-{declared}
-states:
-  fix:
-    action_type: prompt
-    action: "Fix the planted bug in calc.sh"
-    evaluate: {{type: exit_code}}
-    on_success: check
-    on_failure: failed
-    on_error: failed
-  check:
-    action: "bash calc.sh | grep -qx 4"
-    on_success: done
-    on_failure: failed
-  done:
-    terminal: true
-  failed:
-    terminal: true
-"""
 # The second agent fixes the planted bug (2+3 instead of 2+2) and says what it cost.
 MINE = "sed -i 's/2+3/2+2/' calc.sh && echo 'fixed calc.sh' && echo 'cost: $0.125'\n"
 
@@ -76,7 +55,9 @@ def test_claude_s_usage_limit_sends_the_step_to_the_next_agent_which_completes_t
     (root / "mine.sh").write_text(MINE)
     resets, agent = _claude_limited(fake_anthropic)
     name, declared = SECOND
-    loop_project.write("fallback", LOOP.format(second=name, declared=declared))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="claude", second=name, declared=declared)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -177,7 +158,9 @@ def test_claude_s_usage_limit_sends_the_step_to_codex_which_completes_the_run(
     fake_openai.reply_shell("sed -i 's/2+3/2+2/' calc.sh")
     fake_openai.reply_text("Fixed calc.sh.")
     name, declared = CODEX
-    loop_project.write("fallback", LOOP.format(second=name, declared=declared))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="claude", second=name, declared=declared)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -219,7 +202,9 @@ def test_with_claude_and_codex_limited_the_run_waits_then_goes_on(
     fake_openai.reply_shell("sed -i 's/2+3/2+2/' calc.sh")
     fake_openai.reply_text("Fixed calc.sh.")
     name, declared = CODEX
-    loop_project.write("fallback", LOOP.format(second=name, declared=declared))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="claude", second=name, declared=declared)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=180)
 
@@ -248,7 +233,9 @@ def test_claude_s_own_retries_of_a_usage_limit_are_capped_so_the_switch_is_quick
     (root / "mine.sh").write_text(MINE)
     _, agent = _claude_limited(fake_anthropic)
     name, declared = SECOND
-    loop_project.write("fallback", LOOP.format(second=name, declared=declared))
+    loop_project.write(
+        "fallback", FIX_CALC_LOOP.format(first="claude", second=name, declared=declared)
+    )
 
     done = llproc.console(root, "run", "fallback", "--json", timeout=300)
 
@@ -259,29 +246,6 @@ def test_claude_s_own_retries_of_a_usage_limit_are_capped_so_the_switch_is_quick
 
 
 # The list the other agents' own-retry tests run: the agent first, then `mine`.
-FIRST_THEN_MINE = """\
-name: fallback
-initial: fix
-agent: [{first}, mine]
-{declared}
-agents: {{mine: {{command: bash ./mine.sh, cost_pattern: 'cost: \\$([0-9.]+)'}}}}
-states:
-  fix:
-    action_type: prompt
-    action: "Fix the planted bug in calc.sh"
-    evaluate: {{type: exit_code}}
-    on_success: check
-    on_failure: failed
-    on_error: failed
-  check:
-    action: "bash calc.sh | grep -qx 4"
-    on_success: done
-    on_failure: failed
-  done:
-    terminal: true
-  failed:
-    terminal: true
-"""
 
 
 def fallback_project(root: Any, first: str, declared: str) -> str:
@@ -289,7 +253,7 @@ def fallback_project(root: Any, first: str, declared: str) -> str:
     runs *first*, then `mine`: the loop's text."""
     (root / "calc.sh").write_text("echo $((2+3))\n")
     (root / "mine.sh").write_text(MINE)
-    return FIRST_THEN_MINE.format(first=first, declared=declared)
+    return FIX_CALC_LOOP.format(first=first, second="mine", declared=f"{declared}\n{SECOND[1]}")
 
 
 def test_codex_s_usage_limit_gives_way_after_one_request_with_its_own_retry_settings(
