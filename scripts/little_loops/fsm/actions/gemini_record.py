@@ -95,6 +95,6 @@ def _is_failed(call: Mapping[str, Any]) -> bool:
         response = given.get("response") if isinstance(given, dict) else None
         output = response.get("output") if isinstance(response, dict) else None
         codes = _EXIT_LINE.findall(output) if isinstance(output, str) else []
-        if codes and int(codes[-1]) != 0:
+        if codes and codes[-1].lstrip("-").strip("0"):  # not 0 (no int(): any length)
             return True
     return False

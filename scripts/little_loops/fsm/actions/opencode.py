@@ -51,8 +51,10 @@ LOG_LEVEL: tuple[str, ...] = ("--log-level", "ERROR")
 # a rate or usage limit count (a 5xx or a refused key are left to it).
 OPENCODE_OWN_RETRY = OwnRetry(
     begins=(
-        r"^timestamp=\S+ level=ERROR (?!.*\bsmall=true\b).*\bmessage=\"stream error\" "
-        r"(?i:.*\berror\.error=\"(?P<said>AI_APICallError: (?=.*(?:quota|rate.?limit|"
+        # Atomic groups: each field is looked for once (its last), so a long line of
+        # repeated fields is read in linear time, not with backtracking over each pair.
+        r"^timestamp=\S+ level=ERROR (?!.*\bsmall=true\b)(?>.*\bmessage=\"stream error\" )"
+        r"(?i:(?>.*\berror\.error=\")(?P<said>AI_APICallError: (?=.*(?:quota|rate.?limit|"
         r"too many requests|usage.?limit|resource.?exhausted|\b429\b))[^\"]*))"
     ),
     allowed=0,

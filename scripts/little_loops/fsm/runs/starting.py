@@ -86,7 +86,16 @@ def read_marker(key: str, loops_dir: Path) -> StartMarker | None:
             {str(k): str(v) for k, v in worktree.items()},
             None if handed is None else (int(handed[0]), _ticks(handed[1])),
         )
-    except (OSError, LoopError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+    except (
+        OSError,
+        LoopError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        OverflowError,
+    ):
         return None
 
 

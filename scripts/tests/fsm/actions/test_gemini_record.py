@@ -86,3 +86,17 @@ def test_a_fifo_or_a_link_in_the_record_s_place_is_not_read(tmp_path: Path) -> N
     path.unlink()
     os.mkfifo(path)  # a FIFO nobody writes: reading it would hang the run
     assert failed_calls(SESSION, {"HOME": str(tmp_path)}) == set()
+
+
+def test_an_exit_code_of_thousands_of_digits_is_read_without_converting_it(
+    tmp_path: Path,
+) -> None:
+    # int() refuses more than 4,300 digits (ValueError): the step ended in a traceback.
+    write_record(
+        tmp_path,
+        [
+            shell_call("c1", "Output: x\nExit Code: " + "7" * 5000),
+            shell_call("c2", "Output: x\nExit Code: -" + "0" * 5000),
+        ],
+    )
+    assert failed_calls(SESSION, {"HOME": str(tmp_path)}) == {"c1"}

@@ -125,3 +125,14 @@ def test_look_alike_lines_and_a_kind_without_own_retry_end_nothing(tmp_path: Pat
     said.write_text(GEMINI_RETRY)
     result = _spawn(f"cat {said} >&2; echo done", tmp_path / "c.out", None)
     assert (result.exit_code, result.error) == (0, None)
+
+
+def test_a_long_hostile_log_line_is_looked_at_in_linear_time() -> None:
+    # One line of its stderr is looked at up to 64 KiB in the thread that reads the pipe,
+    # holding the GIL: a pattern that backtracks over repeated fields froze the whole run,
+    # its timeout too (a 26 kB line took over two minutes).
+    field = 'message="stream error" error.error="AI_APICallError: '
+    line = "timestamp=x level=ERROR " + field * 1300 + "\n"
+    started = time.process_time()
+    assert _heard(OPENCODE_OWN_RETRY, line * 2, chunk=65536).heard is None
+    assert time.process_time() - started < 2

@@ -101,3 +101,13 @@ def test_a_marker_save_cut_short_by_a_kill_leaves_no_temp_file(tmp_path: Path) -
     claim.close()
     assert not killed.exists()
     assert writing.exists()
+
+
+def test_a_marker_with_a_number_too_big_for_a_pid_is_no_marker(tmp_path: Path) -> None:
+    # JSON's 1e400 is float('inf'): int() of it raised OverflowError, which `ll-loop resume`
+    # showed as a traceback.
+    base = {"pid": os.getpid(), "pid_start": None, "command": RESUME, "worktree": {}}
+    for hostile in ({"pid": 1e400}, {"pid_start": -1e400}, {"handed_to": [1e400, None]}):
+        (tmp_path / ".running").mkdir(exist_ok=True)
+        run_files("fix", tmp_path).starting.write_text(json.dumps({**base, **hostile}))
+        assert read_marker("fix", tmp_path) is None
