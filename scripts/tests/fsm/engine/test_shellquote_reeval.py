@@ -362,43 +362,59 @@ HIDDEN_SHELLS = [
 ]
 
 
+OTHER_HIDDEN_SHELLS = [
+    "busybox sh -c ${context.v}",  # busybox names the shell after it
+    "env -u X -S ${context.v}",
+]
+NEAR_FORMS = [
+    "env FOO=1 printf %s ${context.v} > out",  # -S of the command env runs is its own
+    "echo ${context.v} | tee >(cat > out2) > out; wait",
+    "cat < <(printf %s ${context.v}) > out",
+]
+NEAR_VALUES = (CODE, "sh -c 'touch PWNED'")
+
+
+@pytest.fixture(scope="module")
+def hidden_validated(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, str], list[str]]:
+    """`validate`'s verdict on the hidden shells and their near forms (one process)."""
+    cases = [*HIDDEN_SHELLS, *((action, "touch PWNED") for action in OTHER_HIDDEN_SHELLS)]
+    cases += [(action, value) for action in NEAR_FORMS for value in NEAR_VALUES]
+    return validate_each(tmp_path_factory.mktemp("hidden"), cases)
+
+
 @pytest.mark.parametrize(("action", "value"), HIDDEN_SHELLS)
 def test_shells_behind_env_s_unknown_wrappers_and_process_substitutions(
-    tmp_path: Path, action: str, value: str
+    tmp_path: Path,
+    action: str,
+    value: str,
+    hidden_validated: dict[tuple[str, str], list[str]],
 ) -> None:
-    proc = ll_loop(tmp_path, "validate", action, value)
-    assert proc.returncode != 0
-    assert "not allowed" in proc.stdout + proc.stderr
+    said = "\n".join(hidden_validated[action, value])
+    assert said  # refused: validate found an error in this file
+    assert "not allowed" in said
     proc = ll_loop(tmp_path, "run", action, value)
     assert proc.returncode != 0
     assert "not allowed" in proc.stdout + proc.stderr
     assert pwned(tmp_path) == []
 
 
-@pytest.mark.parametrize(
-    "action",
-    [
-        "busybox sh -c ${context.v}",  # busybox names the shell after it
-        "env -u X -S ${context.v}",
-    ],
-)
-def test_validate_refuses_other_hidden_shells(tmp_path: Path, action: str) -> None:
-    proc = ll_loop(tmp_path, "validate", action, "touch PWNED")
-    assert proc.returncode != 0
-    assert "not allowed" in proc.stdout + proc.stderr
+@pytest.mark.parametrize("action", OTHER_HIDDEN_SHELLS)
+def test_validate_refuses_other_hidden_shells(
+    action: str, hidden_validated: dict[tuple[str, str], list[str]]
+) -> None:
+    said = "\n".join(hidden_validated[action, "touch PWNED"])
+    assert said  # refused: validate found an error in this file
+    assert "not allowed" in said
 
 
-@pytest.mark.parametrize(
-    "action",
-    [
-        "env FOO=1 printf %s ${context.v} > out",  # -S of the command env runs is its own
-        "echo ${context.v} | tee >(cat > out2) > out; wait",
-        "cat < <(printf %s ${context.v}) > out",
-    ],
-)
-def test_near_forms_stay_data(tmp_path: Path, action: str) -> None:
-    for value in (CODE, "sh -c 'touch PWNED'"):
-        assert ll_loop(tmp_path, "validate", action, value).returncode == 0
+@pytest.mark.parametrize("action", NEAR_FORMS)
+def test_near_forms_stay_data(
+    tmp_path: Path, action: str, hidden_validated: dict[tuple[str, str], list[str]]
+) -> None:
+    for value in NEAR_VALUES:
+        assert hidden_validated[action, value] == []
         proc = ll_loop(tmp_path, "run", action, value)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert (tmp_path / "out").read_text().rstrip("\n") == value
