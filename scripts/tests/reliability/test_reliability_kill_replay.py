@@ -146,10 +146,13 @@ def test_death_right_after_each_event_resumes_exactly(
     roots = {k: project(tmp_path / f"k{k}") for k in range(1, count)}
     argv = [str(part) for k, root in roots.items() for part in (k, root)]
     died = subprocess.run(
-        [sys.executable, "-c", DIE_AT_EVENT, *argv], capture_output=True, text=True
+        [sys.executable, "-c", DIE_AT_EVENT, *argv],
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
     )
     assert died.returncode == 0, died.stderr
-    codes = json.loads(died.stdout)
+    codes = json.loads(died.stdout.splitlines()[-1])
     for k, root in roots.items():
         assert codes[str(k)] == 137, (k, died.stderr)
         resume_to_the_end(root)
