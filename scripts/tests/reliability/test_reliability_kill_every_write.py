@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -223,15 +224,32 @@ def check(root: Path, reference: tuple[list[str], dict[str, object]], done: kill
     return ""
 
 
+Reference = tuple[tuple[list[str], dict[str, object]], killwrite.Drive]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Reference]:
+    """The side effects and end of an uninterrupted drive of *shape*, and the drive: made
+    once per shape in this process, shared by its `once` and `resume-killed-too` cases."""
+    made: dict[str, Reference] = {}
+
+    def reference(shape: str) -> Reference:
+        if shape not in made:
+            whole = project(tmp_path_factory.mktemp(f"whole-{shape}"), shape)
+            ran = killwrite.drive(whole, "shape")
+            made[shape] = (killwrite.effects(whole), killwrite.record(whole, "shape")), ran
+        return made[shape]
+
+    return reference
+
+
 @pytest.mark.parametrize("then", [None, 2], ids=["once", "resume-killed-too"])
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_kill_at_every_write_resumes_to_the_same_end(
-    tmp_path: Path, shape: str, then: int | None
+    tmp_path: Path, shape: str, then: int | None, uninterrupted: Callable[[str], Reference]
 ) -> None:
     began = time.monotonic()
-    whole = project(tmp_path / "whole", shape)
-    ran = killwrite.drive(whole, "shape")
-    reference = killwrite.effects(whole), killwrite.record(whole, "shape")
+    reference, ran = uninterrupted(shape)
     assert reference[0], ran.outputs
 
     def killed_at(k: int) -> str:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -138,15 +139,32 @@ def end_of(root: Path) -> dict[str, Any]:
 SHAPES = ("fail", "revert", "twice", "prepatch")
 
 
+Reference = tuple[tuple[list[str], dict[str, Any]], killwrite.Drive]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Reference]:
+    """The side effects and end of an uninterrupted drive of *shape*, and the drive: made
+    once per shape in this process, shared by its `once` and `resume-killed-too` cases."""
+    made: dict[str, Reference] = {}
+
+    def reference(shape: str) -> Reference:
+        if shape not in made:
+            whole = project(tmp_path_factory.mktemp(f"whole-{shape}"), shape)
+            ran = killwrite.drive(whole, "shape", env=env_of(whole))
+            made[shape] = (killwrite.effects(whole), end_of(whole)), ran
+        return made[shape]
+
+    return reference
+
+
 @pytest.mark.parametrize("then", [None, 2], ids=["once", "resume-killed-too"])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_kill_at_every_write_of_a_guarded_run_resumes_to_the_same_verdict(
-    tmp_path: Path, shape: str, then: int | None
+    tmp_path: Path, shape: str, then: int | None, uninterrupted: Callable[[str], Reference]
 ) -> None:
     began = time.monotonic()
-    whole = project(tmp_path / "whole", shape)
-    ran = killwrite.drive(whole, "shape", env=env_of(whole))
-    reference = killwrite.effects(whole), end_of(whole)
+    reference, ran = uninterrupted(shape)
     expected = {"fail": "tampered", "revert": "done", "twice": "done", "prepatch": "failed"}
     assert reference[1]["current_state"] == expected[shape], ran.outputs
     assert len(reference[1]["guards"]["tamper"]) == (

@@ -3,6 +3,7 @@ never interrupted (same side effects, same final record), and no recorded action
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -48,21 +49,41 @@ states:
 """
 
 # The loop, run by the executor `ll-loop run` uses, dies (os._exit, as SIGKILL would: no
-# cleanup, no flush) right after its K-th event is in the log.
+# cleanup, no flush) right after its K-th event is in the log. One process imports the
+# executor once and forks a fresh child per K (each in its own project, argv: K DIR ...):
+# every death is still a real process of its own; the parent prints each child's exit code.
 DIE_AT_EVENT = """\
-import os, sys
+import json, os, sys, traceback
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.validate.loopfile import load_and_validate
 from little_loops.fsm.runs.resumable import PersistentExecutor
 
-k, seen = int(sys.argv[1]), []
-def die(event):
-    seen.append(event)
-    if len(seen) == k:
-        os._exit(137)
-fsm = load_and_validate(".loops/tally.yaml")
-PersistentExecutor(fsm, loops_dir=".loops", action_runner=DefaultActionRunner(),
-                   loop_path=".loops/tally.yaml", event_callback=die).run()
+def die_at(k):
+    seen = []
+    def die(event):
+        seen.append(event)
+        if len(seen) == k:
+            os._exit(137)
+    fsm = load_and_validate(".loops/tally.yaml")
+    PersistentExecutor(fsm, loops_dir=".loops", action_runner=DefaultActionRunner(),
+                       loop_path=".loops/tally.yaml", event_callback=die).run()
+
+codes = {}
+for k, root in zip(sys.argv[1::2], sys.argv[2::2]):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.chdir(root)
+            die_at(int(k))
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    codes[k] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+print(json.dumps(codes))
 """
 
 
@@ -122,10 +143,18 @@ def test_death_right_after_each_event_resumes_exactly(
     tmp_path: Path, reference: tuple[list[str], dict[str, Any], int]
 ) -> None:
     side, record, count = reference
-    for k in range(1, count):
-        root = project(tmp_path / f"k{k}")
-        died = subprocess.run([sys.executable, "-c", DIE_AT_EVENT, str(k)], cwd=root)
-        assert died.returncode == 137, k
+    roots = {k: project(tmp_path / f"k{k}") for k in range(1, count)}
+    argv = [str(part) for k, root in roots.items() for part in (k, root)]
+    died = subprocess.run(
+        [sys.executable, "-c", DIE_AT_EVENT, *argv],
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+    )
+    assert died.returncode == 0, died.stderr
+    codes = json.loads(died.stdout.splitlines()[-1])
+    for k, root in roots.items():
+        assert codes[str(k)] == 137, (k, died.stderr)
         resume_to_the_end(root)
         assert (root / "side.log").read_text().splitlines() == side, f"died at event {k}"
         assert final_record(root) == record, f"died at event {k}"

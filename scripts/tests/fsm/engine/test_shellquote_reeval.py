@@ -9,6 +9,7 @@ create a file named PWNED) must not run.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -26,14 +27,12 @@ CODE = "; touch PWNED"
 SUBSCRIPT = "x[$(touch PWNED)]"
 
 
-def ll_loop(root: Path, command: str, action: str, value: str) -> subprocess.CompletedProcess[str]:
-    """`ll-loop COMMAND` on a loop whose one shell action is *action*; the value is both
+def write_loop(root: Path, name: str, action: str, value: str) -> None:
+    """.loops/NAME.yaml: a loop whose one shell action is *action*; the value is both
     `${context.v}` and `${captured.v.output}` (command output, unknown to validate)."""
     (root / ".loops").mkdir(exist_ok=True)
-    (root / "value").write_text(value, encoding="utf-8")
-    (root / "script").write_text("cat\n", encoding="utf-8")
     loop = {
-        "name": "reeval",
+        "name": name,
         "initial": "capture",
         "context": {"v": value},
         "states": {
@@ -42,7 +41,14 @@ def ll_loop(root: Path, command: str, action: str, value: str) -> subprocess.Com
             "done": {"terminal": True},
         },
     }
-    (root / ".loops" / "reeval.yaml").write_text(yaml.safe_dump(loop), encoding="utf-8")
+    (root / ".loops" / f"{name}.yaml").write_text(yaml.safe_dump(loop), encoding="utf-8")
+
+
+def ll_loop(root: Path, command: str, action: str, value: str) -> subprocess.CompletedProcess[str]:
+    """`ll-loop COMMAND` on the loop of `write_loop` (its value in the file `value` too)."""
+    (root / "value").write_text(value, encoding="utf-8")
+    (root / "script").write_text("cat\n", encoding="utf-8")
+    write_loop(root, "reeval", action, value)
     return subprocess.run(
         [sys.executable, "-m", "little_loops.cli", command, "reeval"],
         cwd=root,
@@ -55,6 +61,33 @@ def ll_loop(root: Path, command: str, action: str, value: str) -> subprocess.Com
 
 def pwned(root: Path) -> list[str]:
     return sorted(p.name for p in root.rglob("PWNED*"))
+
+
+def validate_each(root: Path, cases: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """One `ll-loop validate --json` process over one loop file per (action, value) case:
+    each case's own verdict, as the problems its file has (empty when it is valid)."""
+    names = {f"case{i}": case for i, case in enumerate(cases)}
+    (root / "script").write_text("cat\n", encoding="utf-8")  # as `ll_loop` leaves them
+    (root / "value").write_text(cases[0][1], encoding="utf-8")
+    for name, (action, value) in names.items():
+        write_loop(root, name, action, value)
+    proc = subprocess.run(
+        [sys.executable, "-m", "little_loops.cli", "validate", "--json", *names],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+    )
+    report = json.loads(proc.stdout)
+    assert proc.returncode == (0 if report["valid"] else 2), proc.stderr
+    verdicts = {}
+    for file in report["files"]:
+        problems = [e["message"] for e in file["errors"] if e["severity"] == "error"]
+        assert file["valid"] == (not problems), file
+        verdicts[names[file["loop"]]] = problems
+    assert len(verdicts) == len(cases), report
+    return verdicts
 
 
 def test_old_arithmetic_is_not_a_here_document(tmp_path: Path) -> None:
@@ -144,14 +177,28 @@ EVALUATING = [
 ]
 
 
+REFS = ("context.v", "captured.v.output")
+
+
+@pytest.fixture(scope="module")
+def evaluating_validated(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, str], list[str]]:
+    """`validate`'s verdict on each EVALUATING template with each reference (one process)."""
+    cases = [(action.replace("REF", ref), CODE) for action in EVALUATING for ref in REFS]
+    return validate_each(tmp_path_factory.mktemp("evaluating"), cases)
+
+
 @pytest.mark.parametrize("action", EVALUATING)
-def test_arguments_run_as_code_are_refused(tmp_path: Path, action: str) -> None:
-    for ref in ("context.v", "captured.v.output"):
+def test_arguments_run_as_code_are_refused(
+    action: str, evaluating_validated: dict[tuple[str, str], list[str]]
+) -> None:
+    for ref in REFS:
         template = action.replace("REF", ref)
-        proc = ll_loop(tmp_path, "validate", template, CODE)
-        assert proc.returncode != 0
-        assert "not allowed" in proc.stdout + proc.stderr
-        assert f"${{raw:{ref}}}" in proc.stdout + proc.stderr
+        said = "\n".join(evaluating_validated[template, CODE])
+        assert said  # refused: validate found an error in this file
+        assert "not allowed" in said
+        assert f"${{raw:{ref}}}" in said
         if ref == "context.v":
             ctx = InterpolationContext(context={"v": CODE}, env={})
             with pytest.raises(InterpolationError, match="not allowed"):
@@ -169,27 +216,43 @@ def test_a_run_refuses_them_too(tmp_path: Path, action: str) -> None:
     assert pwned(tmp_path) == []
 
 
-@pytest.mark.parametrize(
-    "action",
-    [
-        "V=${REF} bash -c 'printf %s \"$V\"' > out",
-        "env V=${REF} sh -c 'printf %s \"$V\"' > out",
-        "bash -c 'printf %s \"$1\"' _ ${REF} > out",
-        "[[ ${REF} == 'x' ]] || printf %s ${REF} > out",
-        '[[ -n ${REF} ]] && printf %s "${REF}" > out',
-        "ls -lt ${REF} 2>/dev/null; printf %s ${REF} > out",
-        'arr[0]=${REF}; printf %s "${arr[0]}" > out',
-        'local_v=${REF}; declare w=${REF}; printf %s "$w" > out',
-        "bash script <<< ${REF} | head -c -1 > out",
-        "cat <<EOF | head -c -1 > out\n${REF}\nEOF",
-        "timeout 5 printf %s ${REF} > out",
-    ],
-)
-def test_data_forms_keep_working(tmp_path: Path, action: str) -> None:
+DATA_FORMS = [
+    "V=${REF} bash -c 'printf %s \"$V\"' > out",
+    "env V=${REF} sh -c 'printf %s \"$V\"' > out",
+    "bash -c 'printf %s \"$1\"' _ ${REF} > out",
+    "[[ ${REF} == 'x' ]] || printf %s ${REF} > out",
+    '[[ -n ${REF} ]] && printf %s "${REF}" > out',
+    "ls -lt ${REF} 2>/dev/null; printf %s ${REF} > out",
+    'arr[0]=${REF}; printf %s "${arr[0]}" > out',
+    'local_v=${REF}; declare w=${REF}; printf %s "$w" > out',
+    "bash script <<< ${REF} | head -c -1 > out",
+    "cat <<EOF | head -c -1 > out\n${REF}\nEOF",
+    "timeout 5 printf %s ${REF} > out",
+]
+
+
+@pytest.fixture(scope="module")
+def data_forms_validated(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, str], list[str]]:
+    """`validate`'s verdict on each DATA_FORMS case (one process)."""
+    cases = [
+        (action.replace("REF", ref), value)
+        for action in DATA_FORMS
+        for value in (CODE, SUBSCRIPT)
+        for ref in REFS
+    ]
+    return validate_each(tmp_path_factory.mktemp("data_forms"), cases)
+
+
+@pytest.mark.parametrize("action", DATA_FORMS)
+def test_data_forms_keep_working(
+    tmp_path: Path, action: str, data_forms_validated: dict[tuple[str, str], list[str]]
+) -> None:
     for value in (CODE, SUBSCRIPT):
-        for ref in ("context.v", "captured.v.output"):
+        for ref in REFS:
             template = action.replace("REF", ref)
-            assert ll_loop(tmp_path, "validate", template, value).returncode == 0
+            assert data_forms_validated[template, value] == []
             proc = ll_loop(tmp_path, "run", template, value)
             assert proc.returncode == 0, proc.stdout + proc.stderr
             assert (tmp_path / "out").read_text() == value
@@ -299,43 +362,59 @@ HIDDEN_SHELLS = [
 ]
 
 
+OTHER_HIDDEN_SHELLS = [
+    "busybox sh -c ${context.v}",  # busybox names the shell after it
+    "env -u X -S ${context.v}",
+]
+NEAR_FORMS = [
+    "env FOO=1 printf %s ${context.v} > out",  # -S of the command env runs is its own
+    "echo ${context.v} | tee >(cat > out2) > out; wait",
+    "cat < <(printf %s ${context.v}) > out",
+]
+NEAR_VALUES = (CODE, "sh -c 'touch PWNED'")
+
+
+@pytest.fixture(scope="module")
+def hidden_validated(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, str], list[str]]:
+    """`validate`'s verdict on the hidden shells and their near forms (one process)."""
+    cases = [*HIDDEN_SHELLS, *((action, "touch PWNED") for action in OTHER_HIDDEN_SHELLS)]
+    cases += [(action, value) for action in NEAR_FORMS for value in NEAR_VALUES]
+    return validate_each(tmp_path_factory.mktemp("hidden"), cases)
+
+
 @pytest.mark.parametrize(("action", "value"), HIDDEN_SHELLS)
 def test_shells_behind_env_s_unknown_wrappers_and_process_substitutions(
-    tmp_path: Path, action: str, value: str
+    tmp_path: Path,
+    action: str,
+    value: str,
+    hidden_validated: dict[tuple[str, str], list[str]],
 ) -> None:
-    proc = ll_loop(tmp_path, "validate", action, value)
-    assert proc.returncode != 0
-    assert "not allowed" in proc.stdout + proc.stderr
+    said = "\n".join(hidden_validated[action, value])
+    assert said  # refused: validate found an error in this file
+    assert "not allowed" in said
     proc = ll_loop(tmp_path, "run", action, value)
     assert proc.returncode != 0
     assert "not allowed" in proc.stdout + proc.stderr
     assert pwned(tmp_path) == []
 
 
-@pytest.mark.parametrize(
-    "action",
-    [
-        "busybox sh -c ${context.v}",  # busybox names the shell after it
-        "env -u X -S ${context.v}",
-    ],
-)
-def test_validate_refuses_other_hidden_shells(tmp_path: Path, action: str) -> None:
-    proc = ll_loop(tmp_path, "validate", action, "touch PWNED")
-    assert proc.returncode != 0
-    assert "not allowed" in proc.stdout + proc.stderr
+@pytest.mark.parametrize("action", OTHER_HIDDEN_SHELLS)
+def test_validate_refuses_other_hidden_shells(
+    action: str, hidden_validated: dict[tuple[str, str], list[str]]
+) -> None:
+    said = "\n".join(hidden_validated[action, "touch PWNED"])
+    assert said  # refused: validate found an error in this file
+    assert "not allowed" in said
 
 
-@pytest.mark.parametrize(
-    "action",
-    [
-        "env FOO=1 printf %s ${context.v} > out",  # -S of the command env runs is its own
-        "echo ${context.v} | tee >(cat > out2) > out; wait",
-        "cat < <(printf %s ${context.v}) > out",
-    ],
-)
-def test_near_forms_stay_data(tmp_path: Path, action: str) -> None:
-    for value in (CODE, "sh -c 'touch PWNED'"):
-        assert ll_loop(tmp_path, "validate", action, value).returncode == 0
+@pytest.mark.parametrize("action", NEAR_FORMS)
+def test_near_forms_stay_data(
+    tmp_path: Path, action: str, hidden_validated: dict[tuple[str, str], list[str]]
+) -> None:
+    for value in NEAR_VALUES:
+        assert hidden_validated[action, value] == []
         proc = ll_loop(tmp_path, "run", action, value)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert (tmp_path / "out").read_text().rstrip("\n") == value
