@@ -46,6 +46,8 @@ def test_one_row_for_each_key_read_otherwise() -> None:
         "llm_structured",
         "run_dir",
         "evaluate",
+        "on_cannot_judge",
+        "_",
     ]
     assert [m.key for m in MEANINGS if m.as_theirs is not None] == ["max_iterations"]
 
