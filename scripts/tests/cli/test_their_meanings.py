@@ -749,3 +749,42 @@ def test_a_tables_default_takes_an_error_verdict_with_compat(tmp_path: Path) -> 
     root = project(tmp_path / "literal", {"fallback": text})
     assert console(root, "run", "--compat", "fallback").returncode == 7
     assert [e["to"] for e in events(root, "fallback") if e.get("event") == "route"] == ["failed"]
+
+
+# A `next:` state whose failed action retries itself, but only on a timeout's exit code.
+RETRIED = """\
+    name: plan
+    initial: plan
+    states:
+      plan:
+        action: "echo x >> runs.txt; exit 1"
+        max_retries: 3
+        retryable_exit_codes: [124]
+        on_retry_exhausted: plan_failed
+        next: done
+        on_error: plan
+      done:
+        terminal: true
+      plan_failed:
+        terminal: true
+        failure: true
+"""
+
+
+def test_simulate_sends_an_unretryable_exit_to_on_retry_exhausted_with_compat(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"plan": RETRIED})
+    ran = console(root, "run", "plan")  # the run: exit 1 is not retried
+    assert ran.returncode == 7, ran.stderr
+    assert runs(root) == 1
+    assert routes(root, "plan") == [("plan", "plan_failed", "on_retry_exhausted (exit 1)")]
+
+    def walk(*flags: str, scenario: str) -> list[str]:
+        done = console(root, "simulate", *flags, "plan", "--scenario", scenario, "--json")
+        return [str(step["state"]) for step in json.loads(done.stdout)["steps"]]
+
+    for scenario in ("all-fail", "all-error", "first-fail"):  # exit 1, 2, 1: as the run
+        assert walk("--compat", scenario=scenario) == ["plan", "plan_failed"], scenario
+    assert walk("--compat", scenario="all-pass") == ["plan", "done"]
+    assert walk(scenario="all-fail") == ["plan"] * 4 + ["plan_failed"]  # no exit code: ours

@@ -143,6 +143,7 @@ class _Walk:
                 choice = None if way is None else RouteChoice(way.target, way.reason)
             elif state.next is not None and self.scenario is not None:
                 choice = self.scenario.error_route(state) or choice
+            choice = self.not_retried(state, verdict) or choice
             if choice is None:
                 return self.end(
                     ERROR, f"no valid transition from '{self.current}' for verdict '{verdict}'"
@@ -166,6 +167,26 @@ class _Walk:
             self.repeats = self.repeats + 1 if target == self.current else 0
             self.cap_done = self.capped is not None
             self.current = target
+
+    def not_retried(self, state: StateConfig, verdict: str | None) -> RouteChoice | None:
+        """With --compat, as a run: an action that failed (an `error`; a `next:` state's
+        failed action) with an exit code `retryable_exit_codes` leaves out goes to
+        `on_retry_exhausted` at once (the exit code is the scenario's, as little-loops')."""
+        code, codes = self.output[1], state.retryable_exit_codes
+        if not self.fsm.theirs or self.scenario is None or state.on_retry_exhausted is None:
+            return None
+        if codes is None or code == 0 or code in codes:
+            return None
+        failed = (
+            verdict == ERROR_VERDICT
+            if state.next is None
+            else self.scenario.error_route(state) is not None
+        )
+        return (
+            RouteChoice(state.on_retry_exhausted, f"on_retry_exhausted (exit {code})")
+            if failed
+            else None
+        )
 
     def verdict_of(self, state: StateConfig, step: SimulatedStep) -> SimulationResult | str:
         """The verdict of *state*'s step, scripted (or its child's end), read as little-loops
