@@ -788,3 +788,53 @@ def test_simulate_sends_an_unretryable_exit_to_on_retry_exhausted_with_compat(
         assert walk("--compat", scenario=scenario) == ["plan", "plan_failed"], scenario
     assert walk("--compat", scenario="all-pass") == ["plan", "done"]
     assert walk(scenario="all-fail") == ["plan"] * 4 + ["plan_failed"]  # no exit code: ours
+
+
+# An action reading `${prev.*}` before any action ran (as rlhf-svg-refine's first states).
+PREV = """\
+    name: prev
+    initial: rank
+    states:
+      rank:
+        action: 'echo "ranked after: ${prev.output}" >> runs.txt'
+        on_yes: review
+        on_no: review
+        on_error: review
+      review:
+        action: 'echo "reviewed: ${prev.output}" >> runs.txt'
+        max_retries: 1
+        on_retry_exhausted: failed
+        on_yes: done
+        on_no: failed
+        on_error: review
+      done:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def test_an_action_reading_prev_before_any_result_fails_with_compat(tmp_path: Path) -> None:
+    root = project(tmp_path, {"prev": PREV})
+    ours = console(root, "run", "prev")  # ours: `${prev.*}` is empty at first
+    assert ours.returncode == 0, ours.stderr
+    assert (root / "runs.txt").read_text().splitlines() == [
+        "ranked after: ",
+        "reviewed: ",  # rank's output (none: it went to the file)
+    ]
+    (root / "runs.txt").unlink()
+    theirs = console(root, "run", "--compat", "prev")  # theirs: neither action can be written
+    assert theirs.returncode == 7, theirs.stderr
+    assert not (root / "runs.txt").exists()
+    assert [(f, to) for f, to, _ in routes(root, "prev")] == [
+        ("rank", "review"),
+        ("review", "review"),
+        ("review", "review"),  # entered 1 + max_retries times: then on_retry_exhausted
+        ("review", "failed"),
+    ]
+    assert "no previous state result yet" in theirs.stderr
+    walked = console(root, "simulate", "--compat", "prev", "--scenario", "all-pass", "--json")
+    steps = json.loads(walked.stdout)["steps"]
+    assert [s["state"] for s in steps] == ["rank", "review", "review", "failed"]
+    walked = console(root, "simulate", "prev", "--scenario", "all-pass", "--json")
+    assert [s["state"] for s in json.loads(walked.stdout)["steps"]] == ["rank", "review", "done"]
