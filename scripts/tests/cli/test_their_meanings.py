@@ -816,6 +816,11 @@ PREV = """\
 
 def test_an_action_reading_prev_before_any_result_fails_with_compat(tmp_path: Path) -> None:
     root = project(tmp_path, {"prev": PREV})
+    checked = console(root, "validate", "prev")
+    assert checked.returncode == 0, checked.stdout
+    (note,) = [line for line in checked.stdout.splitlines() if ": note: " in line]
+    assert "prev.yaml:5: note: " in note
+    assert "${prev...}" in note
     ours = console(root, "run", "prev")  # ours: `${prev.*}` is empty at first
     assert ours.returncode == 0, ours.stderr
     assert (root / "runs.txt").read_text().splitlines() == [

@@ -26,6 +26,7 @@ THEIR_MAX_STEPS = 50
 MAX_STEPS = "max_steps"
 MAX_ITERATIONS = "max_iterations"
 ON_CANNOT_JUDGE = "on_cannot_judge"
+PREV_REFERENCE = "${prev."
 EXIT_KEY = "evaluate"  # an evaluator that does not judge the exit code, on a non-zero exit
 
 Where = tuple[tuple[str, ...], str]  # a key path and what differs there
@@ -158,6 +159,18 @@ def _default_differs(data: Mapping[str, Any]) -> Iterator[Where]:
             )
 
 
+def _prev_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    initial = data.get("initial")
+    state = dict(_states(data)).get(initial) if isinstance(initial, str) else None
+    action = state.get("action") if state is not None else None
+    if isinstance(action, str) and PREV_REFERENCE in action:
+        yield (
+            ("states", str(initial), "action"),
+            "little-loops cannot write out an action reading ${prev...} before any action "
+            "ran (its error route); ll-loop reads it as empty",
+        )
+
+
 def _exit_differs(data: Mapping[str, Any]) -> Iterator[Where]:
     from little_loops.fsm.evaluators.registry import SPECS  # only for a file in their spelling
 
@@ -193,6 +206,7 @@ MEANINGS: tuple[Meaning, ...] = (
     Meaning(EXIT_KEY, _exit_differs),  # the evaluators read it: evaluators/dispatch.py
     Meaning(ON_CANNOT_JUDGE, _on_cannot_judge_differs),  # the run reads it: rules/abstentions
     Meaning(ROUTE_DEFAULT_KEY, _default_differs),  # the run reads it: definition/transitions.py
+    Meaning("${prev.*}", _prev_differs),  # the action's text: engine/kinds/action.py
 )
 NOTE = "; run with --compat to read it as little-loops does"
 

@@ -48,6 +48,7 @@ def test_one_row_for_each_key_read_otherwise() -> None:
         "evaluate",
         "on_cannot_judge",
         "_",
+        "${prev.*}",
     ]
     assert [m.key for m in MEANINGS if m.as_theirs is not None] == ["max_iterations"]
 
