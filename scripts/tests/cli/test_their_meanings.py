@@ -627,3 +627,219 @@ def test_simulate_rehearses_sub_loops_as_little_loops_with_compat(tmp_path: Path
     assert walked_loop(root, "compose", scenario="all-error") == ["dispatch"]  # no route
     errored = walked_loop(root, "compose", "--compat", scenario="all-error")
     assert errored == ["dispatch", "other"]
+
+
+# little-loops' shorthand for the judge's cannot_judge, beside the other shorthands.
+SHORTHAND = """\
+    name: short
+    initial: check
+    states:
+      check:
+        action: "echo run >> runs.txt; echo 3 tests passed"
+        evaluate:
+          type: llm_structured
+          prompt: "Did the tests pass?"
+        on_yes: done
+        on_no: check
+        on_cannot_judge: unsure
+        on_error: failed
+      done:
+        terminal: true
+      unsure:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def test_on_cannot_judge_routes_the_verdict_at_once_with_compat(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    root = project(tmp_path, {"short": SHORTHAND})
+    checked = console(root, "validate", "short")
+    assert checked.returncode == 0, checked.stdout
+    (note,) = [line for line in checked.stdout.splitlines() if "on_cannot_judge" in line]
+    assert "short.yaml:11: note: " in note
+    checked = console(root, "validate", "--compat", "short")
+    assert checked.returncode == 0, checked.stdout
+    assert "on_cannot_judge" not in checked.stdout + checked.stderr  # a key, not ignored
+    fake_anthropic.reply_tool(CANNOT)
+    ours = console(root, "run", "short")  # ours: no such verdict, an error
+    assert ours.returncode == 7, ours.stderr
+    assert [to for _, to, _ in routes(root, "short")] == ["failed"]
+    fake_anthropic.reply_tool(CANNOT)
+    theirs = console(root, "run", "--compat", "short")
+    assert theirs.returncode == 0, theirs.stderr  # routed at once, not held
+    assert routes(root, "short")[-1][:2] == ("check", "unsure")
+    assert "on_cannot_judge" in routes(root, "short")[-1][2]
+    assert runs(root) == 2
+    assert fake_anthropic.pending == 0
+
+
+def test_on_cannot_judge_beside_a_table_is_not_held_with_compat(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    # little-loops: the shorthand declares the verdict (no hold), but a `route:` table
+    # routes alone: with no `cannot_judge:` or `_` in it, no valid transition at once.
+    table = HELD.replace("          _: fix\n", "").replace(
+        "          error: failed\n", "          error: failed\n        on_cannot_judge: fix\n"
+    )
+    root = project(tmp_path, {"held": table})
+    fake_anthropic.reply_tool(CANNOT)
+    ran = console(root, "run", "--compat", "held")
+    assert ran.returncode == 1, ran.stderr
+    assert "no valid transition from 'check' for verdict 'cannot_judge'" in ran.stderr
+    assert runs(root) == 1
+    assert fake_anthropic.pending == 0
+
+
+# A route table whose `_` meets an error verdict (two lines are no number for little-loops).
+DEFAULT = """\
+    name: fallback
+    initial: measure
+    states:
+      measure:
+        action: "echo 'counting files'; echo 3"
+        evaluate:
+          type: output_numeric
+          operator: eq
+          target: 3
+        route:
+          yes: done
+          _: other
+          _error: failed
+      other:
+        terminal: true
+      done:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def test_a_tables_default_takes_an_error_verdict_with_compat(tmp_path: Path) -> None:
+    root = project(tmp_path, {"fallback": DEFAULT})
+    checked = console(root, "validate", "--json", "fallback")
+    assert checked.returncode == 0, checked.stdout
+    (default,) = [
+        n for n in json.loads(checked.stdout)["files"][0]["notes"] if n["keys"][-1] == "_"
+    ]
+    assert "error verdict" in default["detail"]
+    assert "_" not in [
+        n["keys"][-1]
+        for n in json.loads(console(root, "validate", "--json", "--compat", "fallback").stdout)[
+            "files"
+        ][0]["notes"]
+    ]
+    for bad in ("'echo counting; echo 3'", "'echo counting; exit 3'"):
+        text = DEFAULT.replace("\"echo 'counting files'; echo 3\"", bad)
+        root = project(tmp_path / bad[7:13].strip(), {"fallback": text})
+        ours = console(root, "run", "fallback")
+        if "exit" in bad:  # no number in the output: an error for ours as well: `_error`
+            assert ours.returncode == 7, ours.stderr
+            assert "→ failed" in ours.stderr
+        else:  # ours reads the last line: 3
+            assert ours.returncode == 0, ours.stderr
+        theirs = console(root, "run", "--compat", "fallback")
+        tos = [e["to"] for e in events(root, "fallback") if e.get("event") == "route"]
+        assert tos[-1] == "other", theirs.stderr  # `_`, before `_error`
+        assert "→ other" in theirs.stderr
+    # A route `error:` takes it before `_` there too.
+    text = DEFAULT.replace("          _error: failed\n", "          error: failed\n")
+    root = project(tmp_path / "literal", {"fallback": text})
+    assert console(root, "run", "--compat", "fallback").returncode == 7
+    assert [e["to"] for e in events(root, "fallback") if e.get("event") == "route"] == ["failed"]
+
+
+# A `next:` state whose failed action retries itself, but only on a timeout's exit code.
+RETRIED = """\
+    name: plan
+    initial: plan
+    states:
+      plan:
+        action: "echo x >> runs.txt; exit 1"
+        max_retries: 3
+        retryable_exit_codes: [124]
+        on_retry_exhausted: plan_failed
+        next: done
+        on_error: plan
+      done:
+        terminal: true
+      plan_failed:
+        terminal: true
+        failure: true
+"""
+
+
+def test_simulate_sends_an_unretryable_exit_to_on_retry_exhausted_with_compat(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"plan": RETRIED})
+    ran = console(root, "run", "plan")  # the run: exit 1 is not retried
+    assert ran.returncode == 7, ran.stderr
+    assert runs(root) == 1
+    assert routes(root, "plan") == [("plan", "plan_failed", "on_retry_exhausted (exit 1)")]
+
+    def walk(*flags: str, scenario: str) -> list[str]:
+        done = console(root, "simulate", *flags, "plan", "--scenario", scenario, "--json")
+        return [str(step["state"]) for step in json.loads(done.stdout)["steps"]]
+
+    for scenario in ("all-fail", "all-error", "first-fail"):  # exit 1, 2, 1: as the run
+        assert walk("--compat", scenario=scenario) == ["plan", "plan_failed"], scenario
+    assert walk("--compat", scenario="all-pass") == ["plan", "done"]
+    assert walk(scenario="all-fail") == ["plan"] * 4 + ["plan_failed"]  # no exit code: ours
+
+
+# An action reading `${prev.*}` before any action ran (as rlhf-svg-refine's first states).
+PREV = """\
+    name: prev
+    initial: rank
+    states:
+      rank:
+        action: 'echo "ranked after: ${prev.output}" >> runs.txt'
+        on_yes: review
+        on_no: review
+        on_error: review
+      review:
+        action: 'echo "reviewed: ${prev.output}" >> runs.txt'
+        max_retries: 1
+        on_retry_exhausted: failed
+        on_yes: done
+        on_no: failed
+        on_error: review
+      done:
+        terminal: true
+      failed:
+        terminal: true
+"""
+
+
+def test_an_action_reading_prev_before_any_result_fails_with_compat(tmp_path: Path) -> None:
+    root = project(tmp_path, {"prev": PREV})
+    checked = console(root, "validate", "prev")
+    assert checked.returncode == 0, checked.stdout
+    (note,) = [line for line in checked.stdout.splitlines() if ": note: " in line]
+    assert "prev.yaml:5: note: " in note
+    assert "${prev...}" in note
+    ours = console(root, "run", "prev")  # ours: `${prev.*}` is empty at first
+    assert ours.returncode == 0, ours.stderr
+    assert (root / "runs.txt").read_text().splitlines() == [
+        "ranked after: ",
+        "reviewed: ",  # rank's output (none: it went to the file)
+    ]
+    (root / "runs.txt").unlink()
+    theirs = console(root, "run", "--compat", "prev")  # theirs: neither action can be written
+    assert theirs.returncode == 7, theirs.stderr
+    assert not (root / "runs.txt").exists()
+    assert [(f, to) for f, to, _ in routes(root, "prev")] == [
+        ("rank", "review"),
+        ("review", "review"),
+        ("review", "review"),  # entered 1 + max_retries times: then on_retry_exhausted
+        ("review", "failed"),
+    ]
+    assert "no previous state result yet" in theirs.stderr
+    walked = console(root, "simulate", "--compat", "prev", "--scenario", "all-pass", "--json")
+    steps = json.loads(walked.stdout)["steps"]
+    assert [s["state"] for s in steps] == ["rank", "review", "review", "failed"]
+    walked = console(root, "simulate", "prev", "--scenario", "all-pass", "--json")
+    assert [s["state"] for s in json.loads(walked.stdout)["steps"]] == ["rank", "review", "done"]

@@ -150,6 +150,7 @@ class StateConfig:
     # The verdicts partial/blocked's routes; caps on re-entry (definition/route_keys.py).
     on_partial: str | None = None
     on_blocked: str | None = None
+    on_cannot_judge: str | None = None  # little-loops' judge's verdict (--compat only gives it)
     max_retries: int | None = None
     retryable_exit_codes: list[int] | None = None
     context_passthrough: bool = False  # a sub-loop's: the child shares context and captures
@@ -162,6 +163,8 @@ class StateConfig:
     description: str | None = None  # for people (graph --info, the report)
     type: str | None = None  # LEARNING_TYPE; with `learning:` a learning state (learning.py)
     learning: LearningConfig | None = None
+    # Routed as little-loops routes (`--compat`): a table's `_` takes an `error` verdict too.
+    theirs: bool = field(default=False, repr=False, compare=False, metadata={"derived": True})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StateConfig:
@@ -302,6 +305,12 @@ class FSMLoop:
     def __post_init__(self) -> None:
         for key in BY_OPTIONS_KEY:
             self.options.setdefault(key, {})
+
+    def read_as_theirs(self, theirs: bool) -> None:
+        """Read the loop (and how each state routes) with little-loops' meaning or ours."""
+        self.theirs = theirs
+        for state in self.states.values():
+            state.theirs = theirs
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FSMLoop:

@@ -42,6 +42,7 @@ def exit_codes(value: object) -> str | None:
 STATE_ROUTE_KEYS: dict[str, Check] = {
     "on_partial": optional(string),
     "on_blocked": optional(string),
+    "on_cannot_judge": optional(string),
     "max_retries": optional(integer(0)),
     "retryable_exit_codes": optional(exit_codes),
     "on_yes": optional(string),
@@ -58,6 +59,7 @@ LOOP_LIMIT_KEYS: dict[str, Check] = {
 EXTRA_SHORTHANDS: tuple[tuple[str, str], ...] = (
     ("partial", "on_partial"),
     ("blocked", "on_blocked"),
+    ("cannot_judge", "on_cannot_judge"),
 )
 
 

@@ -46,7 +46,8 @@ def resolve_route(
     Order: `next` (unconditional), then the `route:` table (which overrides the
     shorthand), then `on_success`/`on_failure`/`on_error`. In a table, an `error`
     verdict uses `error:` or `_error:`, never `_`: a catch-all must not hide a crashed
-    action or a failed LLM call, which would keep an unattended loop spending. For the
+    action or a failed LLM call, which would keep an unattended loop spending (with
+    `--compat`, `_` takes it, before `_error:`, as little-loops' does). For the
     same reason `next` is not taken when the action could not run (*action_failed*: its
     command could not be built, it timed out, its program is missing): only an error route
     (`on_error`, `error:`/`_error:`) continues from there. A `failure` that no route
@@ -67,9 +68,7 @@ def resolve_route(
 
 def error_way(state: StateConfig) -> Transition | None:
     """*state*'s error route (`on_error`, `error:`/`_error:`), its `next:` aside, or None."""
-    return next(
-        (t for t in transitions(state) if t.key != NEXT_KEY and t.answers(ERROR_VERDICT)), None
-    )
+    return next((t for t in transitions(state) if t.is_error_route), None)
 
 
 def next_fails(state: StateConfig, exit_code: int | None) -> bool:

@@ -54,22 +54,30 @@ class Transition:
     label: str
     target: str
     key: tuple[str, ...]
+    theirs: bool = False  # a `_` read as little-loops reads it (`--compat`): it takes `error`
 
     def answers(self, verdict: str) -> bool:
         """Whether this transition is taken for *verdict* (`next` is taken for any).
 
         `_` catches every verdict but `error`: a catch-all must not hide a crashed action
-        or a failed LLM call, which would keep an unattended loop spending.
+        or a failed LLM call, which would keep an unattended loop spending. little-loops'
+        `_` takes `error` too (before `_error:`, after a route `error:`): so with `--compat`.
         """
         if self.key == NEXT_KEY:
             return True
         if self.key in _EXHAUSTED:
             return False  # taken only by the executor, when retry: or the waits run out
         if self.key == _DEFAULT_KEY:
-            return verdict != ERROR_VERDICT
+            return self.theirs or verdict != ERROR_VERDICT
         if self.key == _ERROR_KEY:
             return verdict == ERROR_VERDICT
         return self.label == verdict
+
+    @property
+    def is_error_route(self) -> bool:
+        """Whether this is an error route (`on_error`, `error:`, `_error:`): not `next`,
+        not a `_` (little-loops' `_` takes an `error` verdict, never a failed action)."""
+        return self.key not in (NEXT_KEY, _DEFAULT_KEY) and self.answers(ERROR_VERDICT)
 
     @property
     def reason(self) -> str:
@@ -89,7 +97,8 @@ def declared(state: StateConfig) -> list[Transition]:
     if state.route is not None:
         out.extend(Transition(v, t, ("route", v)) for v, t in state.route.routes.items())
         if state.route.default is not None:
-            out.append(Transition(ROUTE_DEFAULT_KEY, state.route.default, _DEFAULT_KEY))
+            default = state.route.default
+            out.append(Transition(ROUTE_DEFAULT_KEY, default, _DEFAULT_KEY, state.theirs))
         if state.route.error is not None:
             out.append(Transition(ROUTE_ERROR_KEY, state.route.error, _ERROR_KEY))
     for verdict, key in _SHORTHAND:
@@ -129,7 +138,7 @@ def transitions(state: StateConfig) -> list[Transition]:
         table = [t for t in written if t.key[0].startswith("on_") and t.key not in _OWN_ROUTES]
     if state.next is None:
         return table + exhausted
-    error = next((t for t in table if t.answers(ERROR_VERDICT)), None)
+    error = next((t for t in table if t.is_error_route), None)
     return [written[0], *([] if error is None else [error]), *exhausted]
 
 

@@ -80,6 +80,7 @@ class _Walk:
         # --compat: the current action's simulated output and exit code, and the captured
         # ones by name, as little-loops' simulate gives them (engine/simulated_output.py)
         self.output: tuple[str, int] = ("", 0)
+        self.acted = False  # an action has run on the walk (`${prev.*}` is known)
         self.outputs: dict[str, dict[str, Any]] = {}
         self.prev: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
@@ -124,6 +125,7 @@ class _Walk:
             self.ran += 1
             missing = self.missing_input(state)
             step = self.enter(state, runs=missing is None)
+            self.acted = self.acted or (missing is None and bool(state.action))
             self.steps.append(step)
             verdict: str | None = None
             if missing is not None:  # the action cannot be written out: it does not run
@@ -143,6 +145,7 @@ class _Walk:
                 choice = None if way is None else RouteChoice(way.target, way.reason)
             elif state.next is not None and self.scenario is not None:
                 choice = self.scenario.error_route(state) or choice
+            choice = self.not_retried(state, verdict) or choice
             if choice is None:
                 return self.end(
                     ERROR, f"no valid transition from '{self.current}' for verdict '{verdict}'"
@@ -166,6 +169,26 @@ class _Walk:
             self.repeats = self.repeats + 1 if target == self.current else 0
             self.cap_done = self.capped is not None
             self.current = target
+
+    def not_retried(self, state: StateConfig, verdict: str | None) -> RouteChoice | None:
+        """With --compat, as a run: an action that failed (an `error`; a `next:` state's
+        failed action) with an exit code `retryable_exit_codes` leaves out goes to
+        `on_retry_exhausted` at once (the exit code is the scenario's, as little-loops')."""
+        code, codes = self.output[1], state.retryable_exit_codes
+        if not self.fsm.theirs or self.scenario is None or state.on_retry_exhausted is None:
+            return None
+        if codes is None or code == 0 or code in codes:
+            return None
+        failed = (
+            verdict == ERROR_VERDICT
+            if state.next is None
+            else self.scenario.error_route(state) is not None
+        )
+        return (
+            RouteChoice(state.on_retry_exhausted, f"on_retry_exhausted (exit {code})")
+            if failed
+            else None
+        )
 
     def verdict_of(self, state: StateConfig, step: SimulatedStep) -> SimulationResult | str:
         """The verdict of *state*'s step, scripted (or its child's end), read as little-loops
@@ -255,8 +278,8 @@ class _Walk:
         """Under `--compat`, why *state*'s action cannot run: it reads the loop's input
         (`${context.input}`) or a required parameter (but `run_dir`, the run's), with no
         fallback, and no value is given, or (a shell action) a capture not made yet on this
-        path. little-loops' simulate fails to write such an action out and takes the error
-        route; else None."""
+        path, or `${prev.*}` before any action ran. little-loops' simulate fails to write
+        such an action out and takes the error route; else None."""
         fsm = self.fsm
         if not fsm.theirs or not state.action:
             return None
@@ -271,6 +294,8 @@ class _Walk:
                 return f"${{context.{key}}}: no value is given; the run would fail here"
             if match.group("ns") == "captured" and key not in self.captured and shell:
                 return f"${{captured.{key}}}: nothing is captured yet; the run would fail here"
+            if match.group("ns") == "prev" and not self.acted:
+                return "${prev...}: no action has run yet; the run would fail here"
         return None
 
     def enter(self, state: StateConfig, runs: bool = True) -> SimulatedStep:

@@ -203,6 +203,9 @@ STATE_KEYS: dict[str, str] = {
     ),
     "on_partial": "Next state when the verdict is partial.",
     "on_blocked": "Next state when the verdict is blocked.",
+    "on_cannot_judge": (
+        "Next state when the judge answers cannot_judge (little-loops' judge, with --compat)."
+    ),
     "max_retries": (
         "Enter this state at most 1 + max_retries times in a row; the next time go to "
         "on_retry_exhausted instead of running it."

@@ -216,11 +216,12 @@ def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
         problems = relaxed(validate_definition(data, tuple(project)), flags, compat)
         if not _has_errors(problems):
             fsm = FSMLoop.from_dict(dict(data))
+            fsm.read_as_theirs(compat)  # its checks read routes as the run will
             fsm.project_agents = project
             problems += relaxed(_check_machine(fsm), flags, compat)
             problems += attach_children(fsm, doc.source, partial(check_file, compat=compat))
     if fsm is not None:  # names that would make file names too long for any file system
-        fsm.theirs = compat
+        fsm.read_as_theirs(compat)
         problems += name_length_problems(fsm, run_names(fsm, doc.source))
     for problem in problems:
         if problem.line is None:

@@ -14,15 +14,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from little_loops.fsm.definition.blocks import ROUTE_DEFAULT_KEY
 from little_loops.fsm.definition.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.spellings import ROUTE, STATE, spellings_at
 from little_loops.fsm.evaluators.judge_theirs import CANNOT_JUDGE, HOLD_CAP
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT as ERROR
 from little_loops.fsm.facts.errors import ValidationError
 
 # little-loops' step cap of a loop that sets neither max_steps nor max_iterations.
 THEIR_MAX_STEPS = 50
 MAX_STEPS = "max_steps"
 MAX_ITERATIONS = "max_iterations"
+ON_CANNOT_JUDGE = "on_cannot_judge"
+PREV_REFERENCE = "${prev."
 EXIT_KEY = "evaluate"  # an evaluator that does not judge the exit code, on a non-zero exit
 
 Where = tuple[tuple[str, ...], str]  # a key path and what differs there
@@ -131,6 +135,42 @@ def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
         )
 
 
+def _on_cannot_judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    for name, state in _states(data):
+        if state.get(ON_CANNOT_JUDGE) is not None:
+            yield (
+                ("states", name, ON_CANNOT_JUDGE),
+                "little-loops' judge answers cannot_judge and routes it here; ll-loop's "
+                "judge never does",
+            )
+
+
+def _default_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    # Our own safety net, in every loop of ours: noted in a file in their spelling only.
+    if not _in_their_spelling(data):
+        return
+    for name, state in _states(data):
+        route = state.get("route")
+        if isinstance(route, Mapping) and ROUTE_DEFAULT_KEY in route and ERROR not in route:
+            yield (
+                ("states", name, "route", ROUTE_DEFAULT_KEY),
+                "little-loops' '_' takes an error verdict too (before _error:); ll-loop's "
+                "never does",
+            )
+
+
+def _prev_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+    initial = data.get("initial")
+    state = dict(_states(data)).get(initial) if isinstance(initial, str) else None
+    action = state.get("action") if state is not None else None
+    if isinstance(action, str) and PREV_REFERENCE in action:
+        yield (
+            ("states", str(initial), "action"),
+            "little-loops cannot write out an action reading ${prev...} before any action "
+            "ran (its error route); ll-loop reads it as empty",
+        )
+
+
 def _exit_differs(data: Mapping[str, Any]) -> Iterator[Where]:
     from little_loops.fsm.evaluators.registry import SPECS  # only for a file in their spelling
 
@@ -164,6 +204,9 @@ MEANINGS: tuple[Meaning, ...] = (
     Meaning("llm_structured", _judge_differs),  # the evaluator reads it: judge_theirs.py
     Meaning(RUN_DIR_KEY, _run_dir_differs),  # the run fills it: definition/arguments.py
     Meaning(EXIT_KEY, _exit_differs),  # the evaluators read it: evaluators/dispatch.py
+    Meaning(ON_CANNOT_JUDGE, _on_cannot_judge_differs),  # the run reads it: rules/abstentions
+    Meaning(ROUTE_DEFAULT_KEY, _default_differs),  # the run reads it: definition/transitions.py
+    Meaning("${prev.*}", _prev_differs),  # the action's text: engine/kinds/action.py
 )
 NOTE = "; run with --compat to read it as little-loops does"
 

@@ -51,6 +51,9 @@ class InterpolationContext:
     started_at: str = ""
     elapsed_ms: int = 0
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    # little-loops' reading (`--compat`, an action's text): `${prev.*}` before any previous
+    # result is an error there, not empty.
+    prev_required: bool = False
 
     def namespace(self, name: str) -> Any:
         """The root value of namespace *name*."""
@@ -90,6 +93,8 @@ class InterpolationContext:
         root = self.namespace(namespace)
         segments = parse_path(path, ref)
         if namespace == "prev" and root is None:
+            if self.prev_required:
+                raise InterpolationError(f"{ref}: no previous state result yet")
             # Before any state has finished there is no previous result: every
             # `${prev.*}` is empty (the convergence evaluator treats that as "first run").
             return ""

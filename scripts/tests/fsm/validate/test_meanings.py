@@ -46,6 +46,9 @@ def test_one_row_for_each_key_read_otherwise() -> None:
         "llm_structured",
         "run_dir",
         "evaluate",
+        "on_cannot_judge",
+        "_",
+        "${prev.*}",
     ]
     assert [m.key for m in MEANINGS if m.as_theirs is not None] == ["max_iterations"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
@@ -63,7 +64,10 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
         run.retries.announce(name, state)
         guards.begin(run, name, state)
         try:
-            kind, result = run_action(run, name, state, ctx, agents)
+            # --compat: little-loops cannot write out an action reading ${prev.*} before
+            # any previous result (its error route)
+            written = replace(ctx, prev_required=True) if run.fsm.theirs else ctx
+            kind, result = run_action(run, name, state, written, agents)
         except InterpolationError as exc:
             return error_outcome(run, name, state, f"in action of state '{name}': {exc}")
     if result is not None:

@@ -1,7 +1,8 @@
 """little-loops' hold on a judge's `cannot_judge` that its state does not route (`--compat`).
 
 There, a state whose judge answers `cannot_judge` (or `cannot_judge_uncertain`) with no
-route for that exact verdict (a `route:` key; `_` does not count) is not routed: it runs
+route for that exact verdict (a `route:` key or `on_cannot_judge:`, even beside a table,
+which then routes it; `_` does not count) is not routed: it runs
 again, up to HOLD_CAP times in a row, then takes its error route (`route.error:` in a
 table, else `on_error`), and with none the run stops with "no valid transition". Any other
 verdict of the state starts its count again. Without `--compat` the verdict is routed as
@@ -14,7 +15,7 @@ from typing import Any
 
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, error_way, follow_route
-from little_loops.fsm.definition.transitions import transitions
+from little_loops.fsm.definition.transitions import declared
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.evaluators.judge_theirs import HOLD_CAP, is_abstention
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
@@ -22,8 +23,9 @@ from little_loops.fsm.values.interpolation import InterpolationContext
 
 
 def routes_exactly(state: StateConfig, verdict: str) -> bool:
-    """Whether *state* has a route for *verdict* itself (not `_`, not its error route)."""
-    return any(t.label == verdict for t in transitions(state))
+    """Whether *state* declares a route for *verdict* itself (not `_`, not its error
+    route): as little-loops, its shorthand counts beside a `route:` table too."""
+    return any(t.label == verdict for t in declared(state))
 
 
 class Abstentions:
