@@ -29,5 +29,9 @@ class Event(StrEnum):
     APPROVAL_WAIT = "approval_wait"
     APPROVAL = "approval"
     STALL = "stall"
+    BRANCH_START = "branch_start"  # a fan-out's branch started (fsm/fanout)
+    BRANCH_FINISH = "branch_finish"  # a fan-out's branch ended: outcome, verdict, cost
+    FANOUT_JOIN = "fanout_join"  # a fan-out's branches joined into its verdict
+    FANOUT_MERGE = "fanout_merge"  # a fan-out's branches merged (or refused, kept)
     ROUTE = "route"
     LOOP_COMPLETE = "loop_complete"

@@ -1,0 +1,94 @@
+"""A fan-out's branches: what each child runs, where, and how it ended (its record)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# A branch's verdict: it succeeded, failed, or was stopped before its end (by `join: any`,
+# the shared budget, a stop or Ctrl-C).
+SUCCESS = "success"
+FAILURE = "failure"
+STOPPED = "stopped"
+
+# What the fan-out's own events carry of a branch (the names of `${fanout.STATE.N.*}`).
+RECORD_KEYS = (
+    "index",
+    "item",
+    "loop",
+    "key",
+    "branch",
+    "worktree",
+    "outcome",
+    "verdict",
+    "cost_usd",
+)
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One child of a fan-out: loop *loop* run with *bindings* (`--set KEY=VALUE`); *item*
+    is the map item (or the branch's label) it stands for."""
+
+    index: int
+    loop: str
+    bindings: Mapping[str, str] = field(default_factory=dict)
+    item: str = ""
+
+
+@dataclass
+class BranchRecord:
+    """A branch as it runs and ends: its run (`LOOP@ID`), git branch and worktree (None
+    outside a repository), process, and once ended its outcome, verdict and cost."""
+
+    branch: Branch
+    run_id: str
+    key: str
+    git_branch: str | None
+    worktree: Path | None
+    pid: int | None = None
+    outcome: str | None = None  # the child's `terminated_by` (or its status) once ended
+    verdict: str | None = None  # SUCCESS, FAILURE or STOPPED once ended
+    cost_usd: float = 0.0
+    exit_code: int | None = None
+    started: float | None = None
+    finished: float | None = None
+    score: float | None = None  # `join: best`: what its score command printed
+    merged: str | None = None  # what the merge did with it, one line
+
+    @property
+    def ended(self) -> bool:
+        return self.verdict is not None
+
+    def figures(self) -> dict[str, Any]:
+        """The branch as events and `${fanout.*}` show it."""
+        return {
+            "index": self.branch.index,
+            "item": self.branch.item,
+            "loop": self.branch.loop,
+            "key": self.key,
+            "branch": self.git_branch or "",
+            "worktree": str(self.worktree or ""),
+            "outcome": self.outcome or "",
+            "verdict": self.verdict or "",
+            "cost_usd": round(self.cost_usd, 6),
+        }
+
+
+def ll_loop(*args: str) -> list[str]:
+    """The command line of `ll-loop ARGS...` with this interpreter (a child uses the same
+    package as its parent)."""
+    return [sys.executable, "-m", "little_loops.cli", *args]
+
+
+def run_command(record: BranchRecord, base: str | None) -> list[str]:
+    """`ll-loop run LOOP --run-id ID [--worktree --base SHA] --set KEY=VALUE...`."""
+    argv = ll_loop("run", record.branch.loop, "--run-id", record.run_id)
+    if record.worktree is not None and base:
+        argv += ["--worktree", "--base", base]
+    for key, value in record.branch.bindings.items():
+        argv += ["--set", f"{key}={value}"]
+    return argv

@@ -1,0 +1,78 @@
+"""Joining a fan-out (fsm/fanout/join.py): `all`, `any`, and `best` by a score command run
+in each successful branch's worktree, whatever that command prints or does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.slowdown import scaled
+
+from little_loops.fsm.fanout.branches import Branch, BranchRecord
+from little_loops.fsm.fanout.join import join, run_score
+
+
+def _record(tmp_path: Path, index: int, verdict: str, score: str | None = None) -> BranchRecord:
+    tree = tmp_path / f"tree{index}"
+    tree.mkdir()
+    if score is not None:
+        (tree / "score.txt").write_text(score)
+    record = BranchRecord(Branch(index, "fix"), f"id{index:02d}", f"fix@id{index:02d}", None, tree)
+    record.verdict = verdict
+    return record
+
+
+def test_all_needs_every_branch_and_any_one(tmp_path: Path) -> None:
+    records = [_record(tmp_path, 0, "success"), _record(tmp_path, 1, "failure")]
+    assert join("all", records, None, tmp_path).verdict == "failure"
+    assert join("all", records[:1], None, tmp_path).verdict == "success"
+    assert join("all", [], None, tmp_path).verdict == "failure"
+    anyone = join("any", records, None, tmp_path)
+    assert anyone.verdict == "success"
+    assert anyone.picked == (records[0],)
+    assert join("any", records[1:], None, tmp_path).verdict == "failure"
+
+
+def test_best_picks_the_highest_score_of_the_successful_branches(tmp_path: Path) -> None:
+    records = [
+        _record(tmp_path, 0, "success", "score 3\n"),
+        _record(tmp_path, 1, "success", "7.5"),
+        _record(tmp_path, 2, "failure", "99"),  # failed: not scored
+        _record(tmp_path, 3, "success", "no number"),
+    ]
+    joined = join("best", records, "cat score.txt", tmp_path)
+    assert joined.verdict == "success"
+    assert joined.picked == (records[1],)
+    assert [r.score for r in records] == [3.0, 7.5, None, None]
+    assert join("best", records[3:], "cat score.txt", tmp_path).verdict == "failure"
+
+
+def test_a_tie_goes_to_the_first_branch(tmp_path: Path) -> None:
+    records = [_record(tmp_path, 0, "success", "5"), _record(tmp_path, 1, "success", "5")]
+    assert join("best", records, "cat score.txt", tmp_path).picked == (records[0],)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["exit 3", "echo nan", "echo 1e999", "printf '\\x00\\xff'", "echo 5; exit 1", "rm -rf nothing"],
+)
+def test_a_score_that_fails_or_is_no_finite_number_is_none(tmp_path: Path, command: str) -> None:
+    assert run_score(command, tmp_path) is None
+
+
+def test_a_score_that_runs_too_long_is_none_and_its_group_ended(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    command = f"sleep 300 & echo $! > {pid_file}; wait"
+    assert run_score(command, tmp_path, timeout=scaled(1)) is None
+    from little_loops.fsm.processes.pids import pid_alive
+
+    assert not pid_alive(int(pid_file.read_text()))
+
+
+def test_a_missing_worktree_scores_none(tmp_path: Path) -> None:
+    assert run_score("echo 1", tmp_path / "gone") is None
+
+
+def test_an_unknown_join_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not one of all, any, best"):
+        join("most", [], None, tmp_path)
