@@ -256,6 +256,22 @@ class ProgressDisplay(GateLines):
         if base in ("failure", "error") or self._bash_failed:
             self._show_output()
 
+    def _on_branch_start(self, event: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        if not self._header_printed:
+            self._header("(fan-out)")
+        where = f" in {one_line(event['worktree'])}" if event.get("worktree") else ""
+        item = f" ({one_line(shorten(str(event.get('item') or '')))})" if event.get("item") else ""
+        self._write(f"       ⇉ {one_line(event.get('key'))}{item} started{where}\n")
+
+    def _on_branch_finish(self, event: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        verdict = one_line(event.get("verdict"))
+        outcome = one_line(event.get("outcome"))
+        self._write(f"       ⇇ {one_line(event.get('key'))}: {verdict} ({outcome})\n")
+
     def _on_session_lost(self, event: dict[str, Any]) -> None:
         if not self.quiet:
             self._write(f"         {self._paint(one_line(event.get('note')), _DIM)}\n")

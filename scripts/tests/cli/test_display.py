@@ -393,3 +393,26 @@ def test_an_agent_switch_is_a_line_even_when_quiet() -> None:
     line = "       ↪ claude's usage limit (resets 15:00): on with mine\n"
     assert line in feed([{"event": "state_enter", "state": "fix", "iteration": 1}, switch])
     assert feed([switch], quiet=True) == line
+
+
+def test_a_fan_out_shows_each_branch_start_and_end() -> None:
+    shown = feed(
+        [
+            {"event": "state_enter", "state": "fan", "iteration": 1},
+            {"event": "branch_start", "key": "fix@ab12", "item": "a\x1b[31m", "worktree": "/w"},
+            {
+                "event": "branch_finish",
+                "key": "fix@ab12",
+                "verdict": "success",
+                "outcome": "terminal",
+            },
+            {"event": "evaluate", "type": "fanout", "verdict": "success"},
+        ]
+    )
+    assert shown.splitlines() == [
+        "[1/20] fan → (fan-out)",
+        "       ⇉ fix@ab12 (a\\x1b[31m) started in /w",
+        "       ⇇ fix@ab12: success (terminal)",
+        "       ✓ success",
+    ]
+    assert feed([{"event": "branch_start", "key": "k"}], quiet=True) == ""

@@ -57,9 +57,11 @@ states:
 """
 
 
-def project(tmp_path: Path, git: bool = True) -> Path:
-    """A project with the child loop `fix` (a repository on `main`, or a plain folder)."""
+def project(tmp_path: Path, git: bool = True, **loops: str) -> Path:
+    """A project with the child loop `fix` and *loops* (NAME=TEXT; a repository on `main`,
+    or a plain folder)."""
     files = {".loops/fix.yaml": CHILD, "README.md": "a project\n"}
+    files.update({f".loops/{name}.yaml": text for name, text in loops.items()})
     if git:
         return loops_project(tmp_path, files)
     root = tmp_path / "project"
@@ -67,6 +69,18 @@ def project(tmp_path: Path, git: bool = True) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     return root
+
+
+def map_loop(items: Sequence[str], name: str = "fan", **options: Any) -> str:
+    """A loop whose state `fan` maps *items* over the loop `fix` (with *options*), then says
+    what it merged."""
+    settings = "".join(f"      {key}: {value}\n" for key, value in options.items())
+    return (
+        f"name: {name}\ninitial: fan\nstates:\n  fan:\n    map:\n"
+        f"      items: {json.dumps(list(items))}\n      loop: fix\n{settings}"
+        "    on_success: done\n    on_failure: done\n"
+        "  done:\n    terminal: true\n"
+    )
 
 
 def plan_data(items: Sequence[str], **options: Any) -> dict[str, Any]:

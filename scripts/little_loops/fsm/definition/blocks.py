@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
+from little_loops.fsm.definition.fanout import MapConfig, ParallelConfig
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.definition.state_guards import (
     AUTOMATION_ENV,
@@ -174,6 +175,8 @@ STATE_BLOCKS: dict[str, Any] = {
     "pruning_profile": PruningProfileConfig,
     "throttle": ThrottleConfig,
     "learning": LearningConfig,
+    "parallel": ParallelConfig,
+    "map": MapConfig,
 }
 
 

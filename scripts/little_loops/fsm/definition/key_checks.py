@@ -10,6 +10,7 @@ from little_loops.fsm.definition import route_keys
 from little_loops.fsm.definition.agent_checks import agent_problems
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import checkpoint_key_problems
+from little_loops.fsm.definition.fanout import fanout_key_problems
 from little_loops.fsm.definition.key_tables import (
     _SETTINGS,
     EVALUATE_KEYS,
@@ -156,7 +157,7 @@ class _Checker:
                         self.add((*path, "stall", key), "only at the loop level (it counts passes)")
             for where, problem in approval_problems(state):
                 self.add((*path, *where), problem)
-            for at, why in subloop_key_problems(state):
+            for at, why in (*subloop_key_problems(state), *fanout_key_problems(state)):
                 self.add((*path, *at), why)
             for at, why in (*checkpoint_key_problems(state), *route_keys.spelling_problems(state)):
                 self.add((*path, *at), why)

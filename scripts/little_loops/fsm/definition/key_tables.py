@@ -10,6 +10,7 @@ from little_loops.fsm.definition import route_keys, runtime_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK
 from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.commit_checks import COMMIT_MODE
+from little_loops.fsm.definition.fanout import FANOUT_STATE_KEYS
 from little_loops.fsm.definition.learning import LEARNING_STATE_KEYS
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS, MORE_STATE_KEYS
@@ -160,6 +161,7 @@ STATE_KEYS: dict[str, Check] = {
     SANDBOX_KEY: optional(SANDBOX_CHECK),
     **MORE_STATE_KEYS,
     **LEARNING_STATE_KEYS,
+    **FANOUT_STATE_KEYS,
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {

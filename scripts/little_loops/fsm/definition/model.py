@@ -47,6 +47,7 @@ from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.circuit import CircuitConfig
+from little_loops.fsm.definition.fanout import MapConfig, ParallelConfig
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.definition.metadata import (
     DEFAULT_INPUT_KEY,
@@ -163,6 +164,8 @@ class StateConfig:
     description: str | None = None  # for people (graph --info, the report)
     type: str | None = None  # LEARNING_TYPE; with `learning:` a learning state (learning.py)
     learning: LearningConfig | None = None
+    parallel: ParallelConfig | None = None  # a fan-out state (definition/fanout.py)
+    map: MapConfig | None = None
     # Routed as little-loops routes (`--compat`): a table's `_` takes an `error` verdict too.
     theirs: bool = field(default=False, repr=False, compare=False, metadata={"derived": True})
 

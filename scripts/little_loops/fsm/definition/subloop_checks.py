@@ -7,6 +7,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
+from little_loops.fsm.definition.fanout import fan_out_of
 from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.definition.loop_files import LOOPS_FOLDER, SOURCE_SUFFIXES
 from little_loops.fsm.definition.model import FSMLoop
@@ -75,9 +76,11 @@ def key_problems(state: Mapping[Any, object]) -> Iterator[tuple[KeyPath, str]]:
 def captured_names(fsm: FSMLoop) -> set[str]:
     """The names a `${captured.NAME...}` can read: each `capture:`, and each sub-loop state's
     own name (its child's `terminated_by`; with `with:` or `context_passthrough`, also the
-    child's captures, `${captured.STATE.CAPTURE.output}`)."""
+    child's captures, `${captured.STATE.CAPTURE.output}`), and each fan-out state's name
+    (definition/fanout.py: its verdict, merged branches and each branch's figures)."""
     names = {s.capture for s in fsm.states.values() if s.capture is not None}
-    return names | {name for name, s in fsm.states.items() if s.loop is not None}
+    subloops = {name for name, s in fsm.states.items() if s.loop is not None}
+    return names | subloops | {name for name, s in fsm.states.items() if fan_out_of(s)}
 
 
 def is_dynamic(loop: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from little_loops.fsm.definition.fanout import fan_out_of
 from little_loops.fsm.definition.learning import BLOCKED_VERDICT, LEARNING_TYPE, proves
 from little_loops.fsm.definition.model import (
     DEFAULT_EVALUATOR,
@@ -48,6 +49,9 @@ def state_verdicts(fsm: FSMLoop, state: StateConfig) -> StateVerdicts | None:
     if state.loop is not None:  # the child loop's end (engine/subloop.py)
         causes = "the child loop ended by a limit or an error"
         return StateVerdicts("loop", f"loop {state.loop}", TERMINAL_OUTCOMES, causes)
+    if fan_out_of(state) is not None:  # the join of its branches (fsm/fanout/join.py)
+        causes = "a branch's loop not found, a stop, the budget or the time"
+        return StateVerdicts("fanout", "join", (OUTCOME_SUCCESS, OUTCOME_FAILURE), causes)
     if proves(state):  # all targets proven, else blocked (on_failure without on_blocked)
         blocked = BLOCKED_VERDICT if state.on_blocked is not None else OUTCOME_FAILURE
         causes = "a target not read, or /ll:explore-api not run"

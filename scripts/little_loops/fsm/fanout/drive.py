@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.definition.fanout import JOIN_ALL, MERGE_NONE
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.fanout.branches import Branch, BranchRecord
 from little_loops.fsm.fanout.join import Joined, join
-from little_loops.fsm.fanout.merge import MERGE_NONE, merge, to_merge
+from little_loops.fsm.fanout.merge import merge, tidy, to_merge
 from little_loops.fsm.fanout.pool import (
     BRANCH_FINISH,
     BRANCH_START,
@@ -29,8 +30,8 @@ class Plan:
     """A fan-out as its state declares it: what runs, how it joins and what it merges."""
 
     spec: FanOutSpec
-    join: str = "all"
-    merge: str = "none"
+    join: str = JOIN_ALL
+    merge: str = MERGE_NONE
     score: str | None = None  # `join: best`: the command whose last number is the score
 
 
@@ -122,6 +123,7 @@ def fan_out(
                 "stopped_by": ran.stopped_by or "",
             },
         )
+    project = spec.loops_dir.parent
     merged_before = _last(before, FANOUT_MERGE)
     if merged_before is not None:
         merged = tuple(str(k) for k in merged_before.get("merged") or [])
@@ -130,15 +132,17 @@ def fan_out(
             for r in merged_before.get("refused") or []
             if isinstance(r, dict)
         )
+        tidy(merged, ran.records, project)  # what a kill before it left
         return Ending(
             joined.verdict, tuple(ran.records), merged, refused, ran.stopped_by, ran.cost_usd
         )
-    done = merge(to_merge(plan.merge, ran.records, joined.picked), spec.loops_dir.parent)
+    done = merge(to_merge(plan.merge, ran.records, joined.picked), project, pool.base)
     merged = tuple(r.key for r in done.merged)
     refused = tuple((r.key, why) for r, why in done.refused)
     if plan.merge != MERGE_NONE:
         said = [{"key": key, "reason": why} for key, why in refused]
         emit(FANOUT_MERGE, {"merge": plan.merge, "merged": list(merged), "refused": said})
+    tidy(merged, ran.records, project)
     return Ending(joined.verdict, tuple(ran.records), merged, refused, ran.stopped_by, ran.cost_usd)
 
 

@@ -11,12 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from little_loops.fsm.definition.fanout import JOIN_ALL, JOIN_ANY, JOIN_BEST, JOINS
 from little_loops.fsm.fanout.branches import FAILURE, SUCCESS, BranchRecord
 
-JOIN_ALL = "all"
-JOIN_ANY = "any"
-JOIN_BEST = "best"
-JOINS = (JOIN_ALL, JOIN_ANY, JOIN_BEST)
 SCORE_TIMEOUT = 600.0  # seconds a score command may take in one branch
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -35,7 +32,7 @@ def join(how: str, records: Sequence[BranchRecord], score: str | None, here: Pat
     run in each successful branch's worktree (*here* outside a repository)."""
     green = tuple(r for r in records if r.verdict == SUCCESS)
     if how == JOIN_ALL:
-        whole = bool(records) and len(green) == len(records)
+        whole = len(green) == len(records)  # a map of no items has nothing left to do
         return Joined(SUCCESS if whole else FAILURE, green)
     if how == JOIN_ANY:
         return Joined(SUCCESS if green else FAILURE, green[:1])

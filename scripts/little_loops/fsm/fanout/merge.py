@@ -7,14 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from little_loops.fsm.definition.fanout import MERGE_BEST, MERGE_GREEN, MERGE_NONE, MERGES
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.fanout.branches import SUCCESS, BranchRecord, ll_loop
 from little_loops.fsm.processes.gitcmd import git
 
-MERGE_GREEN = "green"
-MERGE_BEST = "best"
-MERGE_NONE = "none"
-MERGES = (MERGE_GREEN, MERGE_BEST, MERGE_NONE)
 MERGE_TIMEOUT = 600.0
 
 
@@ -40,34 +37,22 @@ def to_merge(
     raise ValueError(f"merge: {how!r} is not one of {', '.join(MERGES)}")
 
 
-def merge(records: Sequence[BranchRecord], project: Path) -> Merged:
-    """Merge each of *records* (in turn) into the branch *project* has checked out."""
+def merge(records: Sequence[BranchRecord], project: Path, base: str | None) -> Merged:
+    """Merge each of *records* (in turn) into the branch *project* has checked out; their
+    worktrees and branches are kept until `tidy` (a resume then sees what was merged)."""
     merged: list[BranchRecord] = []
     refused: list[tuple[BranchRecord, str]] = []
     for record in records:
         if record.git_branch is None:
             continue  # not a repository: the branch worked in the project itself
-        exists = git(
-            project,
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            f"refs/heads/{record.git_branch}",
-            check=False,
-        )
-        if not exists.ok:
-            record.merged = (
-                "nothing to merge: no branch left (merged before, or it changed nothing)"
-            )
+        if not _exists(project, record.git_branch):
+            record.merged = "nothing to merge: no branch left (merged before, or no change)"
             continue
-        done = subprocess.run(
-            ll_loop("worktree", "merge", record.key),
-            cwd=project,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=MERGE_TIMEOUT,
-            check=False,
-        )
+        if _merged_already(record, project, base):
+            record.merged = "merged"
+            merged.append(record)
+            continue
+        done = _ll_loop(project, "worktree", "merge", record.key, "--keep")
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         if done.returncode == 0:
             record.merged = "merged"
@@ -78,3 +63,41 @@ def merge(records: Sequence[BranchRecord], project: Path) -> Merged:
             record.merged = f"not merged: {reason}"
             refused.append((record, reason))
     return Merged(tuple(merged), tuple(refused))
+
+
+def tidy(keys: Sequence[str], records: Sequence[BranchRecord], project: Path) -> None:
+    """Remove the worktree and branch of each merged branch of *keys* (its commits are in
+    the project's branch now); one already gone is no error."""
+    for record in records:
+        if record.key in keys and record.git_branch and _exists(project, record.git_branch):
+            _ll_loop(project, "worktree", "discard", record.key)
+
+
+def _exists(project: Path, branch: str) -> bool:
+    return git(project, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).ok
+
+
+def _merged_already(record: BranchRecord, project: Path, base: str | None) -> bool:
+    """Whether the branch's work is in the project's branch already (merged by a run that
+    was killed before it could say so): nothing left uncommitted in its worktree, and its
+    tip, beyond the base, an ancestor of HEAD."""
+    assert record.git_branch is not None
+    if record.worktree is not None and record.worktree.is_dir():
+        left = git(record.worktree, "status", "--porcelain", check=False)
+        if not left.ok or left.out.strip():
+            return False
+    tip = git(project, "rev-parse", f"refs/heads/{record.git_branch}", check=False).out.strip()
+    if not tip or tip == base:
+        return False
+    return git(project, "merge-base", "--is-ancestor", tip, "HEAD", check=False).ok
+
+
+def _ll_loop(project: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ll_loop(*args),
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=MERGE_TIMEOUT,
+        check=False,
+    )

@@ -183,7 +183,11 @@ class FanOut:
         else:
             argv = ll_loop("resume", record.key)
         record.started = time.time()
-        child = children.start(argv, loops_dir.parent, run_files(record.key, loops_dir).log)
+        try:
+            child = children.start(argv, loops_dir.parent, run_files(record.key, loops_dir).log)
+        except OSError as exc:  # its log is a link, the folder is gone, no process to be had
+            self._finish(record, None, {"status": f"not started: {exc.strerror or exc}"})
+            return
         record.pid = child.pid
         self.running[branch.index] = child
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox import SANDBOX_DOC, SANDBOX_KEY
+from little_loops.fsm.definition.fanout import FANOUT_KEY_DOCS
 from little_loops.fsm.definition.learning import LEARNING_KEY_DOCS
 from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
 from little_loops.fsm.definition.lint_flags import flag_doc
@@ -223,6 +224,7 @@ STATE_KEYS: dict[str, str] = {
     **runtime_key_docs.STATE_RUNTIME_KEYS,
     **METADATA_STATE_DOCS,
     **LEARNING_KEY_DOCS,
+    **FANOUT_KEY_DOCS,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

@@ -26,7 +26,8 @@ def test_all_needs_every_branch_and_any_one(tmp_path: Path) -> None:
     records = [_record(tmp_path, 0, "success"), _record(tmp_path, 1, "failure")]
     assert join("all", records, None, tmp_path).verdict == "failure"
     assert join("all", records[:1], None, tmp_path).verdict == "success"
-    assert join("all", [], None, tmp_path).verdict == "failure"
+    assert join("all", [], None, tmp_path).verdict == "success"  # nothing left to do
+    assert join("any", [], None, tmp_path).verdict == "failure"
     anyone = join("any", records, None, tmp_path)
     assert anyone.verdict == "success"
     assert anyone.picked == (records[0],)

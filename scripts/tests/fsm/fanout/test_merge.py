@@ -10,7 +10,7 @@ from support import fanout
 from support.gitrepo import branches, git
 
 from little_loops.fsm.fanout.branches import Branch, BranchRecord
-from little_loops.fsm.fanout.merge import merge, to_merge
+from little_loops.fsm.fanout.merge import merge, tidy, to_merge
 
 
 def _record(index: int, verdict: str) -> BranchRecord:
@@ -33,11 +33,12 @@ def test_a_refused_merge_and_a_conflict_are_reported_and_the_work_kept(tmp_path:
     root = fanout.project(tmp_path)
     ending, _ = fanout.run_in_process(root, fanout.plan_data(["c", "d", "a"]))
     c, d, a = ending.records
+    base = git(root, "rev-parse", "HEAD").strip()
     assert ending.merged == ()
     assert all(r.verdict == "success" for r in ending.records)
 
     (root / "README.md").write_text("edited by hand, not committed\n")
-    refused = merge([a], root)
+    refused = merge([a], root, base)
     assert refused.merged == ()
     assert refused.refused[0][0] is a
     assert "uncommitted" in refused.refused[0][1]
@@ -45,7 +46,7 @@ def test_a_refused_merge_and_a_conflict_are_reported_and_the_work_kept(tmp_path:
     assert (root / "README.md").read_text() == "edited by hand, not committed\n"
     git(root, "checkout", "README.md")
 
-    done = merge([c, d, a], root)
+    done = merge([c, d, a], root, base)
     assert done.merged == (c, a)
     assert [r for r, _ in done.refused] == [d]
     assert d.merged is not None
@@ -54,10 +55,17 @@ def test_a_refused_merge_and_a_conflict_are_reported_and_the_work_kept(tmp_path:
     assert d.worktree is not None
     assert (d.worktree / "shared.txt").read_text() == "d\n"
     assert d.git_branch in branches(root)
-    assert c.git_branch not in branches(root)
     assert git(root, "status", "--porcelain") == ""
 
-    again = merge([c], root)  # merged already: its branch is gone, nothing to do
+    # Merged, but its worktree and branch kept until tidy: merged again is merged already.
+    assert c.git_branch in branches(root)
+    again = merge([c], root, base)
+    assert again.merged == (c,)
+    tidy([c.key, a.key], [c, d, a], root)
+    assert c.git_branch not in branches(root)
+    assert a.git_branch not in branches(root)
+    assert d.git_branch in branches(root)
+    again = merge([c], root, base)  # its branch is gone: nothing to do
     assert again.merged == ()
     assert again.refused == ()
     assert c.merged is not None
@@ -66,4 +74,4 @@ def test_a_refused_merge_and_a_conflict_are_reported_and_the_work_kept(tmp_path:
 
 def test_outside_a_repository_there_is_nothing_to_merge(tmp_path: Path) -> None:
     record = _record(0, "success")
-    assert merge([record], tmp_path) == merge([], tmp_path)
+    assert merge([record], tmp_path, None) == merge([], tmp_path, None)

@@ -117,3 +117,16 @@ def test_outside_a_repository_branches_of_one_loop_run_one_at_a_time(tmp_path: P
     assert fanout.most_at_once(_spans(seen)) == 1
     assert (root / "item-a.txt").exists()
     assert (root / "item-b.txt").exists()
+
+
+def test_a_branch_that_cannot_start_fails_in_one_line(tmp_path: Path) -> None:
+    root = fanout.project(tmp_path)
+    running = root / ".loops" / ".running"
+    running.write_text("not a folder\n")  # where the children's logs go
+    ending, seen = fanout.run_in_process(root, fanout.plan_data(["a"]))
+    (record,) = ending.records
+    assert record.verdict == "failure"
+    assert record.outcome is not None
+    assert record.outcome.startswith("not started: ")
+    assert [e["event"] for e in seen] == ["branch_start", "branch_finish", "fanout_join"]
+    assert running.read_text() == "not a folder\n"

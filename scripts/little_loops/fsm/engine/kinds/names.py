@@ -1,7 +1,8 @@
-"""The state kinds (action, approval, sub-loop, learning, terminal): names, and a state's kind."""
+"""The state kinds (action, approval, sub-loop, learning, fan-out, terminal): names, a state's."""
 
 from __future__ import annotations
 
+from little_loops.fsm.definition.fanout import fan_out_of
 from little_loops.fsm.definition.learning import proves
 from little_loops.fsm.definition.model import StateConfig
 
@@ -10,6 +11,7 @@ APPROVAL_KIND = "approval"  # `action_type: approval` in a loop file
 SUBLOOP_KIND = "subloop"  # `loop:`
 TERMINAL_KIND = "terminal"
 LEARNING_KIND = "learning"  # `type: learning` with `learning:`
+FANOUT_KIND = "fanout"  # `parallel:` or `map:`
 
 
 def kind_of(state: StateConfig) -> str:
@@ -22,4 +24,6 @@ def kind_of(state: StateConfig) -> str:
         return SUBLOOP_KIND
     if proves(state):
         return LEARNING_KIND
+    if fan_out_of(state) is not None:
+        return FANOUT_KIND
     return ACTION_KIND

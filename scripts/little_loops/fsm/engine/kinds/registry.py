@@ -12,6 +12,7 @@ from little_loops.fsm.definition.routing import StepOutcome
 from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
     APPROVAL_KIND,
+    FANOUT_KIND,
     LEARNING_KIND,
     SUBLOOP_KIND,
     TERMINAL_KIND,
@@ -35,6 +36,7 @@ MODULES: dict[str, str] = {
     APPROVAL_KIND: "approval",
     SUBLOOP_KIND: "subloop",
     LEARNING_KIND: "learning",
+    FANOUT_KIND: "fanout",
     TERMINAL_KIND: "terminal",
 }
 

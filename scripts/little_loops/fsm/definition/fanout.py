@@ -1,0 +1,236 @@
+"""A fan-out state (`parallel:`, `map:`): its keys, their checks and docs, and its settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from little_loops.fsm.definition.block_checks import block_problem
+from little_loops.fsm.values.value_checks import (
+    Check,
+    describe,
+    integer,
+    mapping,
+    number,
+    one_of,
+    optional,
+    string,
+)
+
+# How a fan-out's branches join into its verdict, and which of them are merged after.
+JOIN_ALL, JOIN_ANY, JOIN_BEST = "all", "any", "best"
+JOINS = (JOIN_ALL, JOIN_ANY, JOIN_BEST)
+MERGE_GREEN, MERGE_BEST, MERGE_NONE = "green", "best", "none"
+MERGES = (MERGE_GREEN, MERGE_BEST, MERGE_NONE)
+DEFAULT_ITEM_KEY = "item"  # the context key of a map's child that holds its item (`as:`)
+
+# The keys both blocks take: how many children at once, the join, the merge, the score.
+_COMMON: dict[str, Check] = {
+    "max_concurrency": optional(integer(1)),
+    "join": optional(one_of(JOINS)),
+    "merge": optional(one_of(MERGES)),
+    "score": optional(string),
+    "max_cost_usd": optional(number(0, above=True)),
+}
+BRANCH_KEYS: dict[str, Check] = {"loop": string, "with": optional(mapping)}
+
+
+def _items(value: object) -> str | None:
+    if isinstance(value, str):
+        return None  # `${...}` text: a JSON array or lines, read when the state runs
+    if not isinstance(value, list):
+        return f"expected a list or ${{...}} text, got {describe(value)}"
+    bad = next((item for item in value if isinstance(item, dict | list) or item is None), None)
+    return None if bad is None else f"expected plain values in the list, got {describe(bad)}"
+
+
+MAP_KEYS: dict[str, Check] = {
+    "items": Check(_items, {"type": ["array", "string"]}),
+    "loop": string,
+    "as": optional(string),
+    "with": optional(mapping),
+    **_COMMON,
+}
+
+
+def _branches(value: object) -> str | None:
+    if not isinstance(value, list) or not value:
+        return f"expected a non-empty list of branches, got {describe(value)}"
+    for number_, branch in enumerate(value, 1):
+        problem = block_problem(branch, BRANCH_KEYS, f"branch {number_} > ")
+        if problem is None and "loop" not in branch:
+            problem = f"branch {number_} needs loop:"
+        if problem is not None:
+            return problem
+    return None
+
+
+PARALLEL_KEYS: dict[str, Check] = {
+    "branches": Check(_branches, {"type": "array", "minItems": 1}),
+    **_COMMON,
+}
+
+
+def _block(allowed: dict[str, Check], required: tuple[str, ...]) -> Check:
+    def check(value: object) -> str | None:
+        if value is None:
+            return None
+        problem = block_problem(value, allowed)
+        if problem is None and isinstance(value, Mapping):
+            missing = [key for key in required if key not in value]
+            if missing:
+                return f"needs {' and '.join(missing)}"
+            if value.get("join") == JOIN_BEST and not value.get("score"):
+                return "join: best needs score: (a command printing a number in each branch)"
+            if value.get("merge") == MERGE_BEST and value.get("join") != JOIN_BEST:
+                return "merge: best needs join: best"
+        return problem
+
+    schema = {
+        "type": ["object", "null"],
+        "properties": {key: c.json for key, c in allowed.items()},
+        "additionalProperties": False,
+    }
+    return Check(check, schema)
+
+
+# Spliced into key_tables.STATE_KEYS (their docs into validate/key_docs.STATE_KEYS).
+FANOUT_STATE_KEYS: dict[str, Check] = {
+    "parallel": _block(PARALLEL_KEYS, ("branches",)),
+    "map": _block(MAP_KEYS, ("items", "loop")),
+}
+
+# Keys a fan-out state cannot have: its branches are its work, their join its verdict.
+NOT_WITH_FANOUT: tuple[str, ...] = (
+    "action",
+    "action_type",
+    "evaluate",
+    "next",
+    "idle_timeout",
+    "retry",
+    "on_retry_exhausted",
+    "loop",
+    "terminal",
+)
+
+
+def fanout_key_problems(state: Mapping[Any, object]) -> Iterator[tuple[tuple[str], str]]:
+    """Keys that do not go together with `parallel:` / `map:` in one raw state."""
+    given = [key for key in FANOUT_STATE_KEYS if state.get(key) is not None]
+    if len(given) > 1:
+        yield ("map",), "a state has parallel: or map:, not both"
+    if given:
+        for key in NOT_WITH_FANOUT:
+            if state.get(key) not in (None, False):
+                yield (
+                    (key,),
+                    f"a fan-out state ({given[0]}:) runs its branches: it cannot have {key}",
+                )
+
+
+FANOUT_KEY_DOCS: dict[str, str] = {
+    "parallel": (
+        "Run several sub-loops at once, each in its own git worktree and branch: branches "
+        "(each loop: and with:), max_concurrency, join (all, any, best), merge (green, best, "
+        "none), score (join: best's command), max_cost_usd (shared by the branches). The "
+        "join's verdict routes; ${captured.STATE.*} holds each branch's outcome."
+    ),
+    "map": (
+        "Run one sub-loop per item at once, each in its own git worktree and branch: items (a "
+        "list, or ${...} text: a JSON array or lines), loop, as (the child's context key of "
+        "the item, default item), with, and parallel:'s max_concurrency, join, merge, score, "
+        "max_cost_usd."
+    ),
+}
+
+
+@dataclass
+class FanOutConfig:
+    """A fan-out's settings, as `parallel:` or `map:` writes them."""
+
+    max_concurrency: int | None = None
+    join: str = JOIN_ALL
+    merge: str = MERGE_NONE
+    score: str | None = None
+    max_cost_usd: float | None = None
+
+    def _common(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.max_concurrency is not None:
+            out["max_concurrency"] = self.max_concurrency
+        if self.join != JOIN_ALL:
+            out["join"] = self.join
+        if self.merge != MERGE_NONE:
+            out["merge"] = self.merge
+        if self.score is not None:
+            out["score"] = self.score
+        if self.max_cost_usd is not None:
+            out["max_cost_usd"] = self.max_cost_usd
+        return out
+
+
+def _common_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    cost = data.get("max_cost_usd")
+    return {
+        "max_concurrency": data.get("max_concurrency"),
+        "join": data.get("join") or JOIN_ALL,
+        "merge": data.get("merge") or MERGE_NONE,
+        "score": data.get("score"),
+        "max_cost_usd": None if cost is None else float(cost),
+    }
+
+
+@dataclass
+class ParallelConfig(FanOutConfig):
+    """`parallel:`: its branches, each a loop and its `with:` values."""
+
+    branches: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ParallelConfig:
+        branches = [dict(b) for b in data.get("branches") or [] if isinstance(b, Mapping)]
+        return cls(branches=branches, **_common_of(data))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"branches": [dict(b) for b in self.branches], **self._common()}
+
+
+@dataclass
+class MapConfig(FanOutConfig):
+    """`map:`: the items (a list, or `${...}` text), the child loop, the item's context key
+    in the child (`as:`), and the child's other `with:` values."""
+
+    items: list[Any] | str = field(default_factory=list)
+    loop: str = ""
+    as_: str = DEFAULT_ITEM_KEY
+    with_: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MapConfig:
+        items = data.get("items")
+        return cls(
+            items=list(items) if isinstance(items, list) else str(items or ""),
+            loop=str(data.get("loop") or ""),
+            as_=str(data.get("as") or DEFAULT_ITEM_KEY),
+            with_=dict(data.get("with") or {}),
+            **_common_of(data),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"items": self.items, "loop": self.loop}
+        if self.as_ != DEFAULT_ITEM_KEY:
+            out["as"] = self.as_
+        if self.with_:
+            out["with"] = dict(self.with_)
+        return {**out, **self._common()}
+
+
+class _StateLike(Protocol):
+    parallel: ParallelConfig | None
+    map: MapConfig | None
+
+
+def fan_out_of(state: _StateLike) -> FanOutConfig | None:
+    """The state's fan-out (`parallel:` or `map:`), or None when it is not a fan-out state."""
+    return state.parallel if state.parallel is not None else state.map

@@ -1,0 +1,138 @@
+"""The fan-out state kind (`parallel:`, `map:`): branches run at once (fsm/fanout), routed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.definition.fanout import JOIN_ANY, FanOutConfig, MapConfig, fan_out_of
+from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.routing import StepOutcome, follow_route
+from little_loops.fsm.engine import events
+from little_loops.fsm.engine.kinds.action import error_outcome
+from little_loops.fsm.engine.run import Run
+from little_loops.fsm.facts.errors import InterpolationError, LoopError
+from little_loops.fsm.facts.events import Event
+from little_loops.fsm.facts.outcomes import Outcome
+from little_loops.fsm.fanout.branches import Branch
+from little_loops.fsm.fanout.drive import Plan, fan_out
+from little_loops.fsm.fanout.pool import STOP_BUDGET, FanOutSpec
+from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+
+FANOUT_EVALUATOR = "fanout"  # the `type` of the evaluate event of a fan-out state
+# `${captured.STATE}` while the fan-out runs: its events so far (a resume reads them back).
+PROGRESS_KEY = "fanout_progress"
+
+
+def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
+    """Run fan-out state *name*'s branches, join them into its verdict, merge, and route."""
+    config = fan_out_of(state)
+    assert config is not None
+    try:
+        branches = branches_of(config, run.context())
+    except (InterpolationError, LoopError, ValueError) as exc:
+        return error_outcome(run, name, state, f"state '{name}': {exc}")
+    visit = run.position.iteration
+    before = _progress(run, name, visit)
+    recorded = list(before)
+
+    def emit(kind: str, payload: dict[str, Any]) -> None:
+        event = {"state": name, **payload}
+        recorded.append({"event": str(kind), **event})
+        run.memory.captured[name] = {PROGRESS_KEY: {"visit": visit, "events": list(recorded)}}
+        run.emit(Event(kind), event)
+
+    loops_dir = run.config.loops_dir or (run.config.cwd or Path.cwd()) / ".loops"
+    plan = Plan(
+        FanOutSpec(
+            branches,
+            loops_dir,
+            max_concurrency=config.max_concurrency,
+            stop_on_success=config.join == JOIN_ANY,
+            max_cost_usd=_budget(run, config),
+            timeout_s=_time_left(run, state),
+        ),
+        config.join,
+        config.merge,
+        config.score,
+    )
+    ending = fan_out(plan, emit, run.stopping.flag.is_set, before)
+    run.budget.spend.add(ending.cost_usd, None, "")
+    if ending.verdict is None:  # stopped: a resume goes on with the branches
+        return StepOutcome(stop=run.stopping.asked() or Outcome.INTERRUPTED)
+    if ending.stopped_by == STOP_BUDGET and run.budget.spend.reached(run.fsm.max_cost_usd):
+        return StepOutcome(stop=Outcome.BUDGET)  # the loop's budget, not the state's own
+    figures = ending.figures()
+    run.memory.captured[name] = {"output": ending.verdict, **figures}
+    memory = run.memory
+    memory.last_result = {"verdict": ending.verdict, "details": figures}
+    memory.prev_result = {"state": name, "output": ending.verdict, "verdict": ending.verdict}
+    judged = events.Evaluation(state=name, type=FANOUT_EVALUATOR, verdict=ending.verdict)
+    if ending.cost_usd:
+        judged["cost_usd"] = round(ending.cost_usd, 6)
+    run.emit(Event.EVALUATE, judged)
+    return follow_route(state, ending.verdict, run.context(), name)
+
+
+def branches_of(config: FanOutConfig, ctx: InterpolationContext) -> list[Branch]:
+    """The branches of *config*, their `with:` values and map items filled in from *ctx*."""
+    if isinstance(config, MapConfig):
+        items = items_of(config.items, ctx)
+        shared = _bindings(config.with_, ctx)
+        loop = config.loop
+        return [Branch(i, loop, {**shared, config.as_: item}, item) for i, item in enumerate(items)]
+    out = []
+    for i, branch in enumerate(getattr(config, "branches", [])):
+        loop = interpolate(str(branch.get("loop") or ""), ctx)
+        out.append(Branch(i, loop, _bindings(branch.get("with") or {}, ctx), loop))
+    return out
+
+
+def items_of(items: list[Any] | str, ctx: InterpolationContext) -> list[str]:
+    """A map's items: the list as written, or its `${...}` text filled in and read as a JSON
+    array (plain values) or, failing that, as its non-empty lines."""
+    if isinstance(items, list):
+        return [_text(item) for item in items]
+    text = interpolate(items, ctx).strip()
+    if text.startswith("["):
+        try:
+            found = json.loads(text)
+        except ValueError:
+            found = None
+        if isinstance(found, list):
+            return [_text(item) for item in found]
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _text(item: Any) -> str:
+    return item if isinstance(item, str) else json.dumps(item)
+
+
+def _bindings(values: dict[str, Any], ctx: InterpolationContext) -> dict[str, str]:
+    return {str(k): interpolate(_text(v), ctx) for k, v in values.items()}
+
+
+def _progress(run: Run, name: str, visit: int) -> list[dict[str, Any]]:
+    """The events this visit of the state wrote before a crash or a stop (a resume)."""
+    kept = run.memory.captured.get(name)
+    progress = kept.get(PROGRESS_KEY) if isinstance(kept, dict) else None
+    if not isinstance(progress, dict) or progress.get("visit") != visit:
+        return []
+    found = progress.get("events")
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+def _budget(run: Run, config: FanOutConfig) -> float | None:
+    """What the branches may spend together: the state's max_cost_usd and what is left of
+    the loop's, whichever is less."""
+    limits = [x for x in (config.max_cost_usd,) if x is not None]
+    if run.fsm.max_cost_usd is not None:
+        limits.append(max(0.0, run.fsm.max_cost_usd - run.budget.spend.cost_usd))
+    return min(limits) if limits else None
+
+
+def _time_left(run: Run, state: StateConfig) -> float | None:
+    times = [x for x in (run.limits.clock.remaining_s(), state.timeout) if x is not None]
+    return min(times) if times else None

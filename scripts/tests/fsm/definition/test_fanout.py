@@ -1,0 +1,107 @@
+"""A fan-out state's keys (definition/fanout.py): checked, read into the model, written back,
+and what `ll-loop validate` says of a bad one (one line naming the key, exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.llproc import ll_loop
+
+from little_loops.fsm.definition.fanout import (
+    FANOUT_STATE_KEYS,
+    MapConfig,
+    ParallelConfig,
+    fan_out_of,
+)
+from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.verdicts import state_verdicts
+from little_loops.fsm.engine.kinds.names import FANOUT_KIND, kind_of
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "problem"),
+    [
+        ("map", {"items": ["a", 1], "loop": "fix"}, None),
+        ("map", {"items": "${captured.x.output}", "loop": "fix", "as": "test"}, None),
+        ("map", {"loop": "fix"}, "needs items"),
+        ("map", {"items": ["a"]}, "needs loop"),
+        ("map", {"items": [{"a": 1}], "loop": "fix"}, "expected plain values in the list"),
+        ("map", {"items": 3, "loop": "fix"}, "expected a list or ${...} text"),
+        ("map", {"items": [], "loop": "fix", "join": "most"}, "join: expected one of"),
+        ("map", {"items": [], "loop": "fix", "merge": "all"}, "merge: expected one of"),
+        ("map", {"items": [], "loop": "fix", "max_concurrency": 0}, "max_concurrency"),
+        ("map", {"items": [], "loop": "fix", "join": "best"}, "join: best needs score:"),
+        ("map", {"items": [], "loop": "fix", "merge": "best"}, "merge: best needs join: best"),
+        ("map", {"items": [], "loop": "fix", "itemz": []}, "unknown key itemz (did you mean items"),
+        ("parallel", {"branches": [{"loop": "a", "with": {"x": 1}}]}, None),
+        ("parallel", {"branches": []}, "expected a non-empty list of branches"),
+        ("parallel", {"branches": [{"with": {}}]}, "branch 1 needs loop:"),
+        ("parallel", {"branches": [{"loop": "a", "wth": {}}]}, "unknown key branch 1 > wth"),
+        ("parallel", "fix", "expected a mapping"),
+    ],
+)
+def test_the_blocks_are_checked(key: str, value: object, problem: str | None) -> None:
+    found = FANOUT_STATE_KEYS[key](value)
+    assert (found is None) if problem is None else (problem in str(found)), found
+
+
+def test_read_into_the_model_written_back_and_a_kind_of_its_own() -> None:
+    data = {"map": {"items": ["a"], "loop": "fix", "as": "t", "merge": "green"}, "on_yes": "d"}
+    state = StateConfig.from_dict(data)
+    assert state.map == MapConfig(items=["a"], loop="fix", as_="t", merge="green")
+    assert fan_out_of(state) is state.map
+    assert kind_of(state) == FANOUT_KIND
+    assert state.to_dict()["map"] == {"items": ["a"], "loop": "fix", "as": "t", "merge": "green"}
+    both = StateConfig.from_dict({"parallel": {"branches": [{"loop": "a"}], "join": "any"}})
+    assert both.parallel == ParallelConfig(branches=[{"loop": "a"}], join="any")
+    assert both.to_dict()["parallel"] == {"branches": [{"loop": "a"}], "join": "any"}
+
+
+def test_its_verdicts_are_success_and_failure() -> None:
+    from little_loops.fsm.definition.model import FSMLoop
+
+    state = StateConfig.from_dict({"map": {"items": ["a"], "loop": "fix"}})
+    fsm = FSMLoop.from_dict({"name": "x", "initial": "s", "states": {"s": {"terminal": True}}})
+    found = state_verdicts(fsm, state)
+    assert found is not None
+    assert found.verdicts == ("success", "failure")
+
+
+BAD = """\
+name: fan
+initial: fan
+states:
+  fan:
+    map:
+      items: [a]
+      loop: fix
+      join: best
+    action: echo hi
+    on_success: done
+  done:
+    terminal: true
+"""
+
+
+def test_validate_names_each_problem_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "fan.yaml").write_text(BAD)
+    done = ll_loop(tmp_path, "validate", "fan")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    said = done.stdout + done.stderr
+    assert "fan > map: join: best needs score:" in said
+    assert "fan > action: a fan-out state (map:) runs its branches: it cannot have action" in said
+
+
+def test_a_later_state_may_read_its_results(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    text = BAD.replace("      join: best\n", "").replace("    action: echo hi\n", "")
+    text = text.replace(
+        "    on_success: done\n",
+        "    on_success: say\n  say:\n    action: echo ${captured.fan.merged}\n    next: done\n",
+    )
+    (tmp_path / ".loops" / "fan.yaml").write_text(text)
+    done = ll_loop(tmp_path, "validate", "fan")
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,232 @@
+"""The fan-out state kind (engine/kinds/fanout.py) in real `ll-loop` runs: `map:` and
+`parallel:` children in real git worktrees, joined, merged, stopped, and resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from support import fanout
+from support.gitrepo import branches, git
+from support.llproc import events, finish, ll_loop, start, state, wait_for
+from support.slowdown import scaled
+
+from little_loops.fsm.engine.kinds.fanout import items_of
+from little_loops.fsm.processes.pids import pid_alive
+from little_loops.fsm.values.interpolation import InterpolationContext
+
+
+def _spans(logged: list[dict[str, object]]) -> list[tuple[float, float]]:
+    started = {e["index"]: e["ts"] for e in logged if e["event"] == "branch_start"}
+    ended = {e["index"]: e["ts"] for e in logged if e["event"] == "branch_finish"}
+    return [(fanout.stamp(str(started[i])), fanout.stamp(str(ended[i]))) for i in started]
+
+
+def test_a_six_item_map_state_runs_two_at_a_time_and_merges_the_green_ones(
+    tmp_path: Path,
+) -> None:
+    loop = fanout.map_loop(list("abcdef"), max_concurrency=2, merge="green")
+    loop = loop.replace(
+        "    on_failure: done\n",
+        "    on_failure: report\n  report:\n"
+        '    action: echo "merged ${captured.fan.merged} verdict ${captured.fan.verdict}"\n'
+        "    next: done\n",
+    )
+    root = fanout.project(tmp_path, fan=loop)
+    done = ll_loop(root, "run", "fan", timeout=180)
+    assert done.returncode == 0, done.stderr
+    logged = events(root, "fan")
+    # Never more than two children at once: by the run's own events, and by each child's log.
+    assert fanout.most_at_once(_spans(logged)) == 2
+    starts = [e for e in logged if e["event"] == "branch_start"]
+    assert len(starts) == 6
+    child_spans = []
+    for start_event in starts:
+        own = fanout.child_events(root, str(start_event["key"]))
+        child_spans.append((fanout.stamp(own[0]["ts"]), fanout.stamp(own[-1]["ts"])))
+    assert fanout.most_at_once(child_spans) <= 2
+    # Four green branches merged; `d` conflicts with `c`: undone, reported, kept on its branch.
+    captured = state(root, "fan")["captured"]["fan"]
+    key_of = {e["item"]: e["key"] for e in starts}
+    assert captured["merged"] == [key_of[i] for i in "abcf"]
+    assert [r["key"] for r in captured["refused"]] == [key_of["d"]]
+    assert "conflicts in shared.txt" in captured["refused"][0]["reason"]
+    assert captured["verdict"] == "failure"  # `e` failed: join all
+    verdicts = {b["item"]: b["verdict"] for b in captured["branches"]}
+    assert verdicts == {**dict.fromkeys("abcdf", "success"), "e": "failure"}
+    assert (root / "shared.txt").read_text() == "c\n"
+    assert sorted(p.name for p in root.glob("item-*.txt")) == [
+        "item-a.txt",
+        "item-b.txt",
+        "item-f.txt",
+    ]
+    d_branch = f"ll/fix/{key_of['d'].split('@')[1]}"
+    assert d_branch in branches(root)
+    assert git(root, "show", f"{d_branch}:shared.txt") == "d\n"
+    assert git(root, "status", "--porcelain") == ""
+    # A later state reads the results.
+    said = (root / ".loops" / ".running" / "fan.report.out").read_text()
+    assert said == f"merged {' '.join(captured['merged'])} verdict failure\n"
+    names = [e["event"] for e in logged]
+    assert names.index("fanout_join") < names.index("fanout_merge") < names.index("evaluate")
+
+
+def test_items_from_a_capture_and_a_parallel_state_with_its_own_values(tmp_path: Path) -> None:
+    loop = """\
+name: both
+initial: list
+states:
+  list:
+    action: echo '["x", "y"]'
+    capture: found
+    next: each
+  each:
+    map:
+      items: ${captured.found.output}
+      loop: fix
+      merge: green
+    on_success: two
+    on_failure: failed
+  two:
+    parallel:
+      branches:
+        - loop: fix
+          with: {item: p}
+        - loop: fix
+          with: {item: "${captured.each.verdict}"}
+      merge: green
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+    outcome: failure
+"""
+    root = fanout.project(tmp_path, both=loop)
+    done = ll_loop(root, "run", "both", timeout=180)
+    assert done.returncode == 0, done.stderr
+    found = sorted(p.name for p in root.glob("item-*.txt"))
+    assert found == ["item-p.txt", "item-success.txt", "item-x.txt", "item-y.txt"]
+
+
+def test_ctrl_c_ends_every_branch_tree_and_resume_finishes_without_rerunning(
+    tmp_path: Path,
+) -> None:
+    root = fanout.project(tmp_path, fan=fanout.map_loop(["slow1", "a"]))
+    pids, runs = tmp_path / "pids", tmp_path / "runs"
+    env = {"LL_TEST_PIDS": str(pids), "LL_TEST_RUNS": str(runs)}
+    proc = start(root, "run", "fan", env=env)
+    try:
+        wait_for(lambda: (pids / "slow1").exists(), scaled(60), "the sleeper")
+        wait_for(
+            lambda: any(e["event"] == "branch_finish" for e in _logged(root)),
+            scaled(60),
+            "the quick branch's end",
+        )
+        sleeper = int((pids / "slow1").read_text())
+        os.kill(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the parent only
+        finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert not pid_alive(sleeper)
+    assert state(root, "fan")["status"] == "interrupted"
+    (root / ".loops" / "fix.yaml").write_text(fanout.CHILD.replace("sleep 300 &", "true &"))
+    git(root, "commit", "-qam", "no more sleeping")
+    resumed = ll_loop(root, "resume", "fan", timeout=120, env={**os.environ, **env})
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(runs.read_text().split()) == ["a", "slow1", "slow1"]  # slow1 went on
+    assert state(root, "fan")["captured"]["fan"]["verdict"] == "success"
+    starts = [e for e in events(root, "fan") if e["event"] == "branch_start"]
+    assert [e["item"] for e in starts] == ["slow1", "a"]
+
+
+def _logged(root: Path) -> list[dict[str, object]]:
+    path = root / ".loops" / ".running" / "fan.events.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+@pytest.mark.parametrize(
+    ("text", "items"),
+    [
+        ('["a", 2, {"b": 1}]', ["a", "2", '{"b": 1}']),
+        ("first\n\n  second \n", ["first", "second"]),
+        ("[not json", ["[not json"]),
+        ("", []),
+    ],
+)
+def test_items_of_text_are_a_json_array_else_lines(text: str, items: list[str]) -> None:
+    ctx = InterpolationContext(context={"list": text})
+    assert items_of("${context.list}", ctx) == items
+
+
+def test_a_missing_child_loop_fails_its_branch_with_its_own_words(tmp_path: Path) -> None:
+    loop = fanout.map_loop(["a"]).replace("loop: fix", "loop: nope")
+    root = fanout.project(tmp_path, fan=loop)
+    done = ll_loop(root, "run", "fan", timeout=60)
+    assert done.returncode == 0, done.stderr
+    branch = state(root, "fan")["captured"]["fan"]["branches"][0]
+    assert branch["verdict"] == "failure"
+    assert branch["outcome"] == "exit 2"
+
+
+SPENDER = """\
+#!/bin/bash
+echo $$ >> "$LL_TEST_PIDS/spenders"
+sleep 0.2
+echo "cost: \\$0.25"
+"""
+SPEND = """\
+name: spend
+initial: work
+context:
+  item: ""
+max_iterations: 40
+states:
+  work:
+    action: spend some
+    action_type: prompt
+    agent: spender
+    evaluate:
+      type: exit_code
+    on_success: work
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def test_the_loops_budget_is_shared_by_the_branches_and_stops_them_all(tmp_path: Path) -> None:
+    loop = fanout.map_loop(["1", "2", "3"]).replace("loop: fix", "loop: spend")
+    loop = loop.replace("name: fan\n", "name: fan\nmax_cost_usd: 2\n")
+    root = fanout.project(tmp_path, fan=loop, spend=SPEND)
+    agent = root / "tools" / "spender"
+    agent.parent.mkdir()
+    agent.write_text(SPENDER)
+    agent.chmod(0o755)
+    (root / ".loops" / "agents.yaml").write_text(
+        "agents:\n  spender:\n    command: ./tools/spender\n"
+        "    cost_pattern: 'cost: \\$([0-9.]+)'\n"
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a spender")
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    done = ll_loop(root, "run", "fan", timeout=180, env={**os.environ, "LL_TEST_PIDS": str(pids)})
+    assert done.returncode == 6, done.stderr  # the budget was used up
+    saved = state(root, "fan")
+    assert saved["terminated_by"] == "budget"
+    # Stopped once the three together reached $2: each branch's spend is counted, and none
+    # ran on to its own 40 iterations ($10).
+    assert 2 <= saved["cost_usd"] < 2 + 3 * 0.25 * 2
+    finishes = [e for e in events(root, "fan") if e["event"] == "branch_finish"]
+    assert [e["verdict"] for e in finishes] == ["stopped"] * 3
+    assert sum(e["cost_usd"] for e in finishes) == pytest.approx(saved["cost_usd"])
+    assert not fanout.processes_in(root)

@@ -1,0 +1,61 @@
+"""SIGKILL at every write of a fan-out run's event log (strace), then `ll-loop resume`: the
+same three branches end, none of them runs twice, and the same merge is made.
+
+The reference is the run uninterrupted: the writes it made to its log, each item's action
+run once, the files merged into the checkout. Then for every K up to that count the run is
+killed as its K-th write begins and resumed until it ends (support/killwrite.drive).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from support import fanout, killwrite
+from support.gitrepo import git
+from support.llproc import state
+
+pytestmark = [
+    pytest.mark.reliability,
+    pytest.mark.skipif(killwrite.STRACE is None, reason="needs strace (scripts/dev setup)"),
+]
+
+ITEMS = ["a", "b", "f"]
+# The writes of the uninterrupted run's log: loop_start, 3 branch_start, 3 branch_finish,
+# fanout_join, fanout_merge and loop_complete (the others are held and written with these).
+WRITES = 10
+
+
+def _project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    root = fanout.project(tmp_path, fan=fanout.map_loop(ITEMS, max_concurrency=2, merge="green"))
+    return root, {**os.environ, "LL_TEST_RUNS": str(tmp_path / "runs")}
+
+
+def _check(root: Path, tmp_path: Path) -> None:
+    assert sorted((tmp_path / "runs").read_text().split()) == ITEMS  # each branch ran once
+    saved = state(root, "fan")
+    assert saved["status"] == "completed"
+    result = saved["captured"]["fan"]
+    assert result["verdict"] == "success"
+    assert len(result["merged"]) == 3
+    assert sorted(b["item"] for b in result["branches"]) == ITEMS
+    assert sorted(p.name for p in root.glob("item-*.txt")) == [f"item-{i}.txt" for i in ITEMS]
+    assert git(root, "status", "--porcelain") == ""
+    assert not fanout.processes_in(root)
+
+
+def test_the_reference_run_writes_its_log_so_many_times(tmp_path: Path) -> None:
+    root, env = _project(tmp_path)
+    done = killwrite.drive(root, "fan", env=env)
+    assert done.kills == 0
+    assert done.writes == WRITES
+    _check(root, tmp_path)
+
+
+@pytest.mark.parametrize("kill_at", range(1, WRITES + 1))
+def test_kill_9_at_a_write_then_resume(tmp_path: Path, kill_at: int) -> None:
+    root, env = _project(tmp_path)
+    done = killwrite.drive(root, "fan", kill_at=kill_at, env=env)
+    assert done.kills == 1
+    _check(root, tmp_path)
