@@ -6,6 +6,7 @@ import json
 
 from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.fanout import JOIN_BEST, fan_out_of, fan_out_text
 from little_loops.fsm.definition.metadata import PUBLIC, first_line
 from little_loops.fsm.definition.model import (
     APPROVAL,
@@ -198,6 +199,11 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
             lines.append(f"    loop: {state.loop}" + (f" with {given}" if given else ""))
             if state.capture:
                 lines.append(f"    capture: {state.capture}")
+        fan = fan_out_of(state)
+        if fan is not None:  # its verdict is the join of its branches
+            lines.append(f"    fan-out: {fan_out_text(fan)}")
+            if fan.join == JOIN_BEST:
+                lines.append(f"    score: {fan.score}")
         if state.stall is not None:
             lines.append(f"    stall: {_stall(state.stall)}")
         if state.rollback:
@@ -209,7 +215,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         if policy is not None:
             lines.append(f"    retry: {_retry(policy)}")
         # An answer is no evaluation; a sub-loop's verdict is how its child ended.
-        judged = not (state.terminal or state.is_approval() or state.loop is not None)
+        judged = not (state.terminal or state.is_approval() or state.loop is not None or fan)
         evaluator = _evaluator(state, llm.enabled) if judged else None
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")

@@ -15,6 +15,7 @@ from little_loops.fsm.values.value_checks import (
     number,
     one_of,
     optional,
+    pattern,
     string,
 )
 
@@ -48,7 +49,7 @@ def _items(value: object) -> str | None:
 MAP_KEYS: dict[str, Check] = {
     "items": Check(_items, {"type": ["array", "string"]}),
     "loop": string,
-    "as": optional(string),
+    "as": optional(pattern(r"^[A-Za-z_][A-Za-z0-9_]*$", "a context key (letters, digits, _)")),
     "with": optional(mapping),
     **_COMMON,
 }
@@ -224,6 +225,25 @@ class MapConfig(FanOutConfig):
         if self.with_:
             out["with"] = dict(self.with_)
         return {**out, **self._common()}
+
+
+FANOUT_ACTION_TYPE = "fanout"  # how simulate and the plan name a fan-out state's work
+
+
+def fan_out_text(config: FanOutConfig) -> str:
+    """A fan-out in one line, as `--dry-run` and `simulate` show it."""
+    if isinstance(config, MapConfig):
+        items = config.items
+        count = f"{len(items)} items" if isinstance(items, list) else f"the items of {items}"
+        what = f"map {count} over loop {config.loop} (as {config.as_})"
+    else:
+        loops = [str(b.get("loop")) for b in getattr(config, "branches", [])]
+        what = f"parallel {len(loops)} branches: {', '.join(loops)}"
+    at_once = config.max_concurrency or "all"
+    how = f"{at_once} at once, join {config.join}, merge {config.merge}"
+    if config.max_cost_usd is not None:
+        how += f", max_cost_usd {config.max_cost_usd:g}"
+    return f"{what}; {how}"
 
 
 class _StateLike(Protocol):

@@ -15,6 +15,7 @@ from typing import Any
 
 from little_loops.fsm.actions.spec import Interpolation
 from little_loops.fsm.definition.endings import ends_in_failure
+from little_loops.fsm.definition.fanout import FANOUT_ACTION_TYPE, fan_out_of, fan_out_text
 from little_loops.fsm.definition.lint_flags import PASTE_FLAG
 from little_loops.fsm.definition.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.model import (
@@ -313,6 +314,10 @@ class _Walk:
             step.action, step.action_type = f"loop {state.loop}", "loop"
             if state.capture and not self.fsm.theirs:  # little-loops' rehearsal captures none
                 self.captured.add(state.capture)
+        fan = fan_out_of(state)
+        if fan is not None:  # its branches are not run: its verdict is scripted
+            step.action, step.action_type = fan_out_text(fan), FANOUT_ACTION_TYPE
+            self.captured.add(self.current)  # ${captured.STATE.*}: the fan-out's results
         if state.action:
             kind = state.action_kind()
             shell = kind.interpolation is Interpolation.SHELL and not state.is_approval()

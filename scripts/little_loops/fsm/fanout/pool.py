@@ -185,8 +185,9 @@ class FanOut:
         record.started = time.time()
         try:
             child = children.start(argv, loops_dir.parent, run_files(record.key, loops_dir).log)
-        except OSError as exc:  # its log is a link, the folder is gone, no process to be had
-            self._finish(record, None, {"status": f"not started: {exc.strerror or exc}"})
+        except (OSError, ValueError) as exc:  # its log a link, a NUL in a value, too long
+            why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+            self._finish(record, None, {"status": f"not started: {why}"})
             return
         record.pid = child.pid
         self.running[branch.index] = child

@@ -25,6 +25,7 @@ from little_loops.fsm.engine.kinds.names import FANOUT_KIND, kind_of
         ("map", {"items": ["a", 1], "loop": "fix"}, None),
         ("map", {"items": "${captured.x.output}", "loop": "fix", "as": "test"}, None),
         ("map", {"loop": "fix"}, "needs items"),
+        ("map", {"items": ["a"], "loop": "fix", "as": "a=b"}, "as: expected a context key"),
         ("map", {"items": ["a"]}, "needs loop"),
         ("map", {"items": [{"a": 1}], "loop": "fix"}, "expected plain values in the list"),
         ("map", {"items": 3, "loop": "fix"}, "expected a list or ${...} text"),
@@ -105,3 +106,15 @@ def test_a_later_state_may_read_its_results(tmp_path: Path) -> None:
     (tmp_path / ".loops" / "fan.yaml").write_text(text)
     done = ll_loop(tmp_path, "validate", "fan")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_fan_out_in_one_line() -> None:
+    from little_loops.fsm.definition.fanout import fan_out_text
+
+    mapped = MapConfig(items="${captured.x.output}", loop="fix", max_cost_usd=2.5)
+    assert fan_out_text(mapped) == (
+        "map the items of ${captured.x.output} over loop fix (as item);"
+        " all at once, join all, merge none, max_cost_usd 2.5"
+    )
+    listed = ParallelConfig(branches=[{"loop": "a"}, {"loop": "b"}], join="best", merge="best")
+    assert fan_out_text(listed) == "parallel 2 branches: a, b; all at once, join best, merge best"

@@ -132,3 +132,35 @@ def test_prior_records_take_the_events_as_written_and_skip_strangers(tmp_path: P
     assert (record.key, record.git_branch, record.verdict) == ("fix@aaaa", "ll/fix/aaaa", "failure")
     assert record.cost_usd == 0.0
     assert record.exit_code == 1
+
+
+def test_a_branch_still_running_after_a_kill_is_waited_for_not_run_again(tmp_path: Path) -> None:
+    root = fanout.project(tmp_path)
+    events, runs, go = tmp_path / "events.jsonl", tmp_path / "runs", tmp_path / "go"
+    env = {"LL_TEST_RUNS": str(runs), "LL_TEST_WAIT": f"while [ ! -f {go} ]; do sleep 0.05; done"}
+    data = fanout.plan_data(["a"], merge="green")
+    first = fanout.start_driver(root, data, events, **env)
+    try:
+        wait_for(lambda: runs.exists() and runs.read_text() == "a\n", scaled(60), "a's action")
+        os.kill(first.pid, signal.SIGKILL)  # the parent only: its child runs on
+        first.wait(timeout=scaled(10))
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+    (key,) = [e["key"] for e in fanout.read_events(events)]
+    running = fanout.processes_in(root)
+    assert running  # the child, still waiting for `go`
+    second = fanout.start_driver(root, data, events, **env)
+    try:
+        wait_for(lambda: second.poll() is None, scaled(5), "the resume")
+        go.write_text("")
+        out, err = second.communicate(timeout=scaled(120))
+    finally:
+        if second.poll() is None:
+            os.killpg(second.pid, signal.SIGKILL)
+    assert "Traceback" not in err, err
+    assert runs.read_text() == "a\n"  # waited for, never started again
+    ending = json.loads(out)
+    assert ending["merged"] == [key]
+    assert [e["event"] for e in fanout.read_events(events)].count("branch_start") == 1
+    assert (root / "item-a.txt").read_text() == "a\n"

@@ -130,3 +130,12 @@ def test_a_branch_that_cannot_start_fails_in_one_line(tmp_path: Path) -> None:
     assert record.outcome.startswith("not started: ")
     assert [e["event"] for e in seen] == ["branch_start", "branch_finish", "fanout_join"]
     assert running.read_text() == "not a folder\n"
+
+
+def test_an_item_no_command_line_can_carry_fails_its_branch_only(tmp_path: Path) -> None:
+    root = fanout.project(tmp_path)
+    ending, _ = fanout.run_in_process(root, fanout.plan_data(["a\x00b", "a"]))
+    bad, good = ending.records
+    assert bad.verdict == "failure"
+    assert bad.outcome == "not started: embedded null byte"
+    assert good.verdict == "success"

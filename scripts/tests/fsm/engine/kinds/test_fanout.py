@@ -230,3 +230,27 @@ def test_the_loops_budget_is_shared_by_the_branches_and_stops_them_all(tmp_path:
     assert [e["verdict"] for e in finishes] == ["stopped"] * 3
     assert sum(e["cost_usd"] for e in finishes) == pytest.approx(saved["cost_usd"])
     assert not fanout.processes_in(root)
+
+
+def test_dry_run_and_simulate_show_the_fan_out_and_run_no_branch(tmp_path: Path) -> None:
+    loop = fanout.map_loop(["a", "b"], max_concurrency=1, merge="green")
+    loop = loop.replace(
+        "    on_failure: done\n",
+        "    on_failure: say\n  say:\n    action: echo ${captured.fan.merged}\n    next: done\n",
+    )
+    root = fanout.project(tmp_path, fan=loop)
+    plan = ll_loop(root, "run", "fan", "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    fan_at = lines.index("  fan  [initial]")
+    assert lines[fan_at + 1] == (
+        "    fan-out: map 2 items over loop fix (as item); 1 at once, join all, merge green"
+    )
+    assert not lines[fan_at + 2].startswith("    evaluate:")
+    walked = ll_loop(root, "simulate", "fan", "--verdicts", "fan=failure")
+    assert walked.returncode == 0, walked.stderr
+    said = walked.stdout + walked.stderr
+    assert "fan → map 2 items over loop fix" in said
+    assert "✗ failure (scripted)" in said
+    assert "nothing is captured" not in said
+    assert not list((root / ".loops").glob(".running/fix*"))
