@@ -6,7 +6,7 @@ import json
 
 from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition.fanout import JOIN_BEST, fan_out_of, fan_out_text
+from little_loops.fsm.definition.fanout import JOIN_BEST, FanOutConfig, fan_out_of, fan_out_text
 from little_loops.fsm.definition.metadata import PUBLIC, first_line
 from little_loops.fsm.definition.model import (
     APPROVAL,
@@ -142,6 +142,14 @@ def about_lines(fsm: FSMLoop) -> list[str]:
     return lines
 
 
+def _fan_out_lines(fan: FanOutConfig | None) -> list[str]:
+    """A fan-out state's lines: what its branches run, how many at once, join and merge."""
+    if fan is None:
+        return []
+    score = [f"    score: {fan.score}"] if fan.join == JOIN_BEST else []
+    return [f"    fan-out: {fan_out_text(fan)}", *score]
+
+
 def format_plan(fsm: FSMLoop, source: str) -> str:
     """The plan `ll-loop run NAME --dry-run` prints; nothing is run to make it."""
     llm = fsm.llm
@@ -199,11 +207,8 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
             lines.append(f"    loop: {state.loop}" + (f" with {given}" if given else ""))
             if state.capture:
                 lines.append(f"    capture: {state.capture}")
-        fan = fan_out_of(state)
-        if fan is not None:  # its verdict is the join of its branches
-            lines.append(f"    fan-out: {fan_out_text(fan)}")
-            if fan.join == JOIN_BEST:
-                lines.append(f"    score: {fan.score}")
+        fan = fan_out_of(state)  # its verdict is the join of its branches
+        lines += _fan_out_lines(fan)
         if state.stall is not None:
             lines.append(f"    stall: {_stall(state.stall)}")
         if state.rollback:
