@@ -30,6 +30,13 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
     """Run fan-out state *name*'s branches, join them into its verdict, merge, and route."""
     config = fan_out_of(state)
     assert config is not None
+    if run.config.worktree is not None:  # its branches would start from, and merge into,
+        msg = (  # the project's checkout, not this run's worktree
+            f"state '{name}': a fan-out state does not run in a --worktree run yet (its"
+            " branches would start from and merge into your checkout); run it without"
+            " --worktree: each branch gets a worktree of its own"
+        )
+        return error_outcome(run, name, state, msg)
     try:
         branches = branches_of(config, run.context())
     except (InterpolationError, LoopError, ValueError) as exc:

@@ -254,3 +254,15 @@ def test_dry_run_and_simulate_show_the_fan_out_and_run_no_branch(tmp_path: Path)
     assert "✗ failure (scripted)" in said
     assert "nothing is captured" not in said
     assert not list((root / ".loops").glob(".running/fix*"))
+
+
+def test_a_worktree_run_refuses_a_fan_out_and_leaves_the_checkout_alone(tmp_path: Path) -> None:
+    root = fanout.project(tmp_path, fan=fanout.map_loop(["a"], merge="green"))
+    before = git(root, "rev-parse", "HEAD")
+    done = ll_loop(root, "run", "fan", "--worktree", timeout=60)
+    said = done.stdout + done.stderr
+    assert "a fan-out state does not run in a --worktree run yet" in said
+    assert "Traceback" not in said
+    assert git(root, "rev-parse", "HEAD") == before
+    assert not (root / "item-a.txt").exists()
+    assert not list((root / ".loops").glob(".running/fix*"))
