@@ -72,6 +72,7 @@ PRICES_PER_MTOK: dict[str, Price] = {
     "gpt-5.1-codex-mini": _openai(0.25, 0.025, 2.0),
     "gpt-5.2": _openai(1.75, 0.175, 14.0),
     "gpt-5.2-codex": _openai(1.75, 0.175, 14.0),
+    "gpt-5.2-pro": _openai(21.0, 21.0, 168.0),  # no cached-input price: input's
     "gpt-4.1": _openai(2.0, 0.5, 8.0),
     "gpt-4.1-mini": _openai(0.4, 0.1, 1.6),
     "gpt-4.1-nano": _openai(0.1, 0.025, 0.4),

@@ -77,6 +77,7 @@ MILLION = 1_000_000
         ("gpt-4.1-nano", (0.1, 0.4)),  # not gpt-4.1's price
         ("o3-pro", (20.0, 80.0)),  # not o3's
         ("gpt-5-pro", (15.0, 120.0)),  # not gpt-5's
+        ("gpt-5.2-pro-2025-12-11", (21.0, 168.0)),  # not gpt-5.2's
         ("anthropic/claude-3.5-sonnet", (3.0, 15.0)),
         ("llama-3", None),
         ("my-local-model", None),
