@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from little_loops.fsm.actions.claude import report_from_file
-from little_loops.fsm.actions.spec import ActionResult
+from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import AgentLimit as AgentLimit  # its home: the kind
 
 RATE_LIMIT = "rate_limit"  # HTTP 429: too many requests or tokens for now
