@@ -124,8 +124,8 @@ def ready(machine: Machine) -> str | None:
 def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
     """Why a Codex session with *options* cannot be priced: no model named anywhere (Codex
     then takes its built-in default, which no file names), or one with no known price."""
-    from little_loops.fsm.actions.codex_events import PRICES_PER_MTOK, price_of
     from little_loops.fsm.actions.codex_model import configured_model
+    from little_loops.fsm.facts.pricing import price_of, priced_models
 
     model = configured_model(options, {"HOME": str(machine.home), **machine.env})
     if model is None:
@@ -135,7 +135,7 @@ def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
             '`model = "MODEL"` in $CODEX_HOME/config.toml)'
         )
     if price_of(model) is None:
-        priced = ", ".join(sorted(PRICES_PER_MTOK))
+        priced = ", ".join(priced_models("openai"))
         return f"its model '{model}' has no known price (priced: {priced})"
     return None
 

@@ -276,7 +276,7 @@ _ENV_FILES = (".gemini/.env", ".env")
 def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
     """Why a Gemini session with *options* cannot be priced: a model named with no known
     price (Gemini CLI names the model it ran on, and its default is a priced family)."""
-    from little_loops.fsm.actions.gemini_stream import price_of
+    from little_loops.fsm.facts.pricing import price_of
 
     model = options.get("model")
     if isinstance(model, str) and model and price_of(model) is None:

@@ -156,7 +156,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     """opencode's answer, tokens, cost, session and tool calls, read from its events; an
     error it reported, or its exit status, becomes `error`."""
     from little_loops.fsm.actions.opencode_events import error_text, plain
-    from little_loops.fsm.actions.opencode_limits import priced
+    from little_loops.fsm.facts.pricing import estimate_cost
 
     session = _session(result)
     if not session.seen:
@@ -174,7 +174,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     if not cost and any(session.tokens.values()):
         # opencode says 0 for a model it has no price for (its events never name the
         # model): priced here when the loop names one ll-loop knows, else not counted.
-        cost = priced(model, session.tokens) if isinstance(model, str) else None
+        cost = estimate_cost(model, session.tokens) if isinstance(model, str) else None
         if cost is None:
             changes["uncounted"] = UNPRICED
     changes["cost_usd"] = cost
