@@ -27,7 +27,7 @@ from little_loops.fsm.engine.rules.fallback import (
     refusal,
 )
 from little_loops.fsm.engine.run import Run
-from little_loops.fsm.engine.step import handoff_note
+from little_loops.fsm.engine.step import ActionCall, SessionBook, handoff_note
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.events import Event
@@ -352,19 +352,11 @@ def _act(
     if kind.agent is not None and memory.continuation:
         # Kept until the action has run: a stop mid-action must not lose the note.
         action = f"Continue from this handoff note: {memory.continuation}\n\n{action}"
-    return run.work.act(
-        name,
-        state,
-        action,
-        run.limits.clock.remaining_s(),
-        run.budget.spend,
-        memory.sessions,
-        fill=lambda text: interpolate(text, ctx),
-        env=env,
-        shown=rendered.readable,
-        kind=kind,
-        session_agents=memory.session_agents,
+    call = ActionCall(
+        name, state, action, kind, env, rendered.readable, lambda t: interpolate(t, ctx)
     )
+    book = SessionBook(memory.sessions, memory.session_agents)
+    return run.work.act(call, run.limits.clock.remaining_s(), run.budget.spend, book)
 
 
 def _switched(
