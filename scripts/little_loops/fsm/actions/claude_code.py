@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from little_loops.fsm.actions.agent_kind import key_given, login_file
 from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS, claude_flags
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 
@@ -108,11 +109,11 @@ def ready(machine: Machine) -> str | None:
     import sys
 
     env = machine.env
-    if sys.platform == "darwin" or any(env.get(name, "").strip() for name in _LOGIN_VARIABLES):
+    if sys.platform == "darwin" or key_given(env, _LOGIN_VARIABLES):
         return None
     config = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else None
     folder = config or machine.home / ".claude"
-    if (folder / ".credentials.json").is_file():
+    if login_file([folder / ".credentials.json"]):
         return None
     for path, keys in (
         ((config or machine.home) / ".claude.json", ("primaryApiKey",)),

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.agent_kind import key_given, login_file
 from little_loops.fsm.actions.codex_options import BYPASS_FLAG, CODEX_OPTIONS, codex_flags
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, JudgeSupport
 
@@ -113,10 +114,8 @@ def ready(machine: Machine) -> str | None:
     if version < MIN_VERSION:
         old, wanted = shown_version(version), shown_version(MIN_VERSION)
         return f"codex {old} is older than {wanted}: npm install -g @openai/codex"
-    if any(machine.env.get(name) for name in KEY_VARIABLES):
-        return None
     home = machine.env.get("CODEX_HOME") or str(machine.home / ".codex")
-    if (Path(home) / "auth.json").is_file():
+    if key_given(machine.env, KEY_VARIABLES) or login_file([Path(home) / "auth.json"]):
         return None
     return f"codex has no key and no login: {CODEX_LOGIN_HINT}"
 
