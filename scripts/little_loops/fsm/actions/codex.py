@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.agent_kind import key_given, login_file
 from little_loops.fsm.actions.codex_options import BYPASS_FLAG, CODEX_OPTIONS, codex_flags
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, JudgeSupport
 
 if TYPE_CHECKING:
@@ -200,9 +201,11 @@ SPEC = ActionKindSpec(
         "Codex prints a line only when a message or a command is finished, so a long reply "
         "or a long command (a test run) is silent for longer"
     ),
-    home_paths=CODEX_HOME,
-    sandboxed_env=CODEX_SANDBOXED_ENV,
-    home_writes=tuple(f"{folder}/{name}" for folder in CODEX_HOME for name in CODEX_WRITES),
+    home=AgentHome(
+        paths=CODEX_HOME,
+        writes=tuple(f"{folder}/{name}" for folder in CODEX_HOME for name in CODEX_WRITES),
+        env=CODEX_SANDBOXED_ENV,
+    ),
     install_hint=CODEX_INSTALL_HINT,
     login_hint=CODEX_LOGIN_HINT,
     ready=ready,

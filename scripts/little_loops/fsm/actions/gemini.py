@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.agent_kind import exit_failed, key_given, login_file, said_lines
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOption, OwnRetry
 from little_loops.fsm.values.value_checks import boolean, one_of, string, string_list
 
@@ -400,9 +401,11 @@ SPEC = ActionKindSpec(
         "Gemini CLI prints a line when a tool call starts and ends and as the answer streams, "
         "so a long tool call (a test run) or its own retries of a refused call are silent"
     ),
-    home_paths=(".gemini",),  # its settings, login and sessions
-    home_writes=tuple(f".gemini/{name}" for name in GEMINI_WRITES),
-    home_code=tuple(f".gemini/{name}" for name in GEMINI_CODE),
+    home=AgentHome(
+        paths=(".gemini",),  # its settings, login and sessions
+        writes=tuple(f".gemini/{name}" for name in GEMINI_WRITES),
+        code=tuple(f".gemini/{name}" for name in GEMINI_CODE),
+    ),
     install_hint=GEMINI_INSTALL_HINT,
     login_hint=GEMINI_LOGIN_HINT,
     ready=ready,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.agent_kind import exit_failed, key_given, said_lines
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, KindOption, OwnRetry, PromptInput
 from little_loops.fsm.values.value_checks import boolean, pattern, string, string_list
 
@@ -341,18 +342,20 @@ SPEC = ActionKindSpec(
         "opencode prints an event only when a part is finished, so a long reply or a long "
         "tool call (a test run, up to its bash tool's 2-minute default) is silent for longer"
     ),
-    # Its XDG folders: login (auth.json) and sessions, config, cache, state.
-    home_paths=(
-        ".local/share/opencode",
-        ".config/opencode",
-        ".cache/opencode",
-        ".local/state/opencode",
+    home=AgentHome(
+        # Its XDG folders: login (auth.json) and sessions, config, cache, state.
+        paths=(
+            ".local/share/opencode",
+            ".config/opencode",
+            ".cache/opencode",
+            ".local/state/opencode",
+        ),
+        # What it writes while it runs: its data (login, sessions and their database, logs,
+        # snapshots) and state (recent models, prompt history). Its config (opencode.json,
+        # plugins, agents, commands, MCP servers) and cache (the providers and programs it
+        # installs and runs) stay read-only.
+        writes=(".local/share/opencode/", ".local/state/opencode/"),
     ),
-    # What it writes while it runs: its data (login, sessions and their database, logs,
-    # snapshots) and state (recent models, prompt history). Its config (opencode.json,
-    # plugins, agents, commands, MCP servers) and cache (the providers and programs it
-    # installs and runs) stay read-only.
-    home_writes=(".local/share/opencode/", ".local/state/opencode/"),
     install_hint=INSTALL_HINT,
     login_hint=LOGIN_HINT,
     ready=ready,

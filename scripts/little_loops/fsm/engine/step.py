@@ -197,9 +197,7 @@ class StateWork:
             chosen,
             work=work,
             loops=loops,
-            home_paths=kind.home_paths,
-            home_writes=kind.home_writes,
-            home_code=kind.home_code,
+            home=kind.home,
             git_dir=sandbox.repository_of(loops),
         )
 
