@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.agent_kind import key_given, login_file
 from little_loops.fsm.actions.codex_options import BYPASS_FLAG, CODEX_OPTIONS, codex_flags
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, JudgeSupport
 
 if TYPE_CHECKING:
@@ -113,10 +115,8 @@ def ready(machine: Machine) -> str | None:
     if version < MIN_VERSION:
         old, wanted = shown_version(version), shown_version(MIN_VERSION)
         return f"codex {old} is older than {wanted}: npm install -g @openai/codex"
-    if any(machine.env.get(name) for name in KEY_VARIABLES):
-        return None
     home = machine.env.get("CODEX_HOME") or str(machine.home / ".codex")
-    if (Path(home) / "auth.json").is_file():
+    if key_given(machine.env, KEY_VARIABLES) or login_file([Path(home) / "auth.json"]):
         return None
     return f"codex has no key and no login: {CODEX_LOGIN_HINT}"
 
@@ -201,9 +201,11 @@ SPEC = ActionKindSpec(
         "Codex prints a line only when a message or a command is finished, so a long reply "
         "or a long command (a test run) is silent for longer"
     ),
-    home_paths=CODEX_HOME,
-    sandboxed_env=CODEX_SANDBOXED_ENV,
-    home_writes=tuple(f"{folder}/{name}" for folder in CODEX_HOME for name in CODEX_WRITES),
+    home=AgentHome(
+        paths=CODEX_HOME,
+        writes=tuple(f"{folder}/{name}" for folder in CODEX_HOME for name in CODEX_WRITES),
+        env=CODEX_SANDBOXED_ENV,
+    ),
     install_hint=CODEX_INSTALL_HINT,
     login_hint=CODEX_LOGIN_HINT,
     ready=ready,

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from little_loops.fsm.actions.agent_kind import exit_failed
 from little_loops.fsm.actions.codex_model import (
     configured_model,
     recorded_model,
@@ -151,18 +152,13 @@ def _model(thread: str | None, request: ActionRequest) -> str | None:
 
 
 def _failed(result: ActionResult, failure: str | None) -> ActionResult:
-    if result.error is not None:
-        return result
-    if failure is not None:
+    """*result* with `error` set: the failure Codex reported, else its exit status with the
+    last line it printed."""
+    if result.error is None and failure is not None:
         code = result.exit_code or 1
         return dataclasses.replace(result, error=f"codex failed: {failure}", exit_code=code)
-    if result.exit_code != 0:
-        said = (result.stderr.strip() or result.output.strip()).splitlines()
-        detail = said[-1] if said else "no output"
-        return dataclasses.replace(
-            result, error=f"codex exited with status {result.exit_code}: {detail}"
-        )
-    return result
+    said = (result.stderr.strip() or result.output.strip()).splitlines()
+    return exit_failed(result, "codex", said[-1] if said else None)
 
 
 def usage_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit | None:

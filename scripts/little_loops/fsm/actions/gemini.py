@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.agent_kind import exit_failed, key_given, login_file, said_lines
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOption, OwnRetry
 from little_loops.fsm.values.value_checks import boolean, one_of, string, string_list
 
@@ -177,12 +179,9 @@ def _failed(result: ActionResult, text: str) -> ActionResult:
     plain = re.sub(_ANSI, "", text or result.stderr)
     if _UNTRUSTED in plain:
         return dataclasses.replace(result, error=UNTRUSTED_ERROR)
-    lines = [line.strip() for line in plain.splitlines() if line.strip()]
-    lines = [line for line in lines if not line.startswith(_NOISE)] or ["no output"]
-    detail = next((line for line in lines if line.startswith("Error")), lines[0])
-    return dataclasses.replace(
-        result, error=f"gemini exited with status {result.exit_code}: {detail}"
-    )
+    lines = [line for line in said_lines(plain) if not line.startswith(_NOISE)]
+    detail = next((line for line in lines if line.startswith("Error")), None)
+    return exit_failed(result, "gemini", detail or next(iter(lines), None))
 
 
 # What Gemini CLI prints on stderr before anything of the session's own.
@@ -350,12 +349,12 @@ def _has_login(machine: Machine) -> bool:
     import json  # read only in the preflight: checking a loop file stays light
 
     env = machine.env
-    if any(env.get(name, "").strip() for name in _KEYS):
+    if key_given(env, _KEYS):
         return True
     if any(env.get(name, "").lower() == "true" for name in (*_AUTH_SWITCHES, "CLOUD_SHELL")):
         return True
     home = machine.home
-    if any((home / name).is_file() for name in _LOGIN_FILES):
+    if login_file(home / name for name in _LOGIN_FILES):
         return True
     for name in _ENV_FILES:
         try:
@@ -402,9 +401,11 @@ SPEC = ActionKindSpec(
         "Gemini CLI prints a line when a tool call starts and ends and as the answer streams, "
         "so a long tool call (a test run) or its own retries of a refused call are silent"
     ),
-    home_paths=(".gemini",),  # its settings, login and sessions
-    home_writes=tuple(f".gemini/{name}" for name in GEMINI_WRITES),
-    home_code=tuple(f".gemini/{name}" for name in GEMINI_CODE),
+    home=AgentHome(
+        paths=(".gemini",),  # its settings, login and sessions
+        writes=tuple(f".gemini/{name}" for name in GEMINI_WRITES),
+        code=tuple(f".gemini/{name}" for name in GEMINI_CODE),
+    ),
     install_hint=GEMINI_INSTALL_HINT,
     login_hint=GEMINI_LOGIN_HINT,
     ready=ready,

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.agent_kind import exit_failed, key_given, said_lines
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, KindOption, OwnRetry, PromptInput
 from little_loops.fsm.values.value_checks import boolean, pattern, string, string_list
 
@@ -198,15 +200,13 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
 
 
 def _failed(result: ActionResult, text: str) -> ActionResult:
+    """*result* with `error` set when opencode exited non-zero: the first line of *text*
+    that is not one of its log lines (the first line when every one is)."""
     import re
 
-    if result.error is not None or result.exit_code == 0:
-        return result
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = said_lines(text)
     lines = [line for line in lines if not re.match(_LOG_LINE, line)] or lines
-    detail = lines[0] if lines else "no output"
-    message = f"opencode exited with status {result.exit_code}: {detail}"
-    return dataclasses.replace(result, error=message)
+    return exit_failed(result, "opencode", next(iter(lines), None))
 
 
 def usage_limit(result: ActionResult) -> ClaudeLimit | None:
@@ -261,7 +261,7 @@ def logged_in(env: Mapping[str, str], home: Path, cwd: Path | None = None) -> bo
     """True when opencode has a login (its auth.json), a provider key in *env*, or a
     config (global, named in *env*, given in *env*, or the project's in *cwd*) that declares
     a provider. A config without one does not count: opencode writes one itself."""
-    if any(env.get(name) for name in KEY_VARIABLES):
+    if key_given(env, KEY_VARIABLES):
         return True
     data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
     config = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode"
@@ -342,18 +342,20 @@ SPEC = ActionKindSpec(
         "opencode prints an event only when a part is finished, so a long reply or a long "
         "tool call (a test run, up to its bash tool's 2-minute default) is silent for longer"
     ),
-    # Its XDG folders: login (auth.json) and sessions, config, cache, state.
-    home_paths=(
-        ".local/share/opencode",
-        ".config/opencode",
-        ".cache/opencode",
-        ".local/state/opencode",
+    home=AgentHome(
+        # Its XDG folders: login (auth.json) and sessions, config, cache, state.
+        paths=(
+            ".local/share/opencode",
+            ".config/opencode",
+            ".cache/opencode",
+            ".local/state/opencode",
+        ),
+        # What it writes while it runs: its data (login, sessions and their database, logs,
+        # snapshots) and state (recent models, prompt history). Its config (opencode.json,
+        # plugins, agents, commands, MCP servers) and cache (the providers and programs it
+        # installs and runs) stay read-only.
+        writes=(".local/share/opencode/", ".local/state/opencode/"),
     ),
-    # What it writes while it runs: its data (login, sessions and their database, logs,
-    # snapshots) and state (recent models, prompt history). Its config (opencode.json,
-    # plugins, agents, commands, MCP servers) and cache (the providers and programs it
-    # installs and runs) stay read-only.
-    home_writes=(".local/share/opencode/", ".local/state/opencode/"),
     install_hint=INSTALL_HINT,
     login_hint=LOGIN_HINT,
     ready=ready,

@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.values.shellquote import Rendered, env_lines, render
 
@@ -233,21 +234,7 @@ class ActionKindSpec:
     # Shortest `idle_timeout:` that does not cut off a working session (None: any), and why.
     quiet_seconds: float | None = None
     quiet_reason: str = ""
-    # What it needs under $HOME to run and log in (`.claude`, made when missing; a `.json`
-    # file; `$VAR`: the folder a variable names): shown read-only in a sandbox that hides
-    # the rest of $HOME (actions/sandbox.py), so a step cannot plant settings, hooks or
-    # plugins there that run unconfined the next time the agent runs outside. What a step
-    # adds in such a folder is its own, gone after it.
-    home_paths: tuple[str, ...] = ()
-    # Of those, what it writes while it runs, and only that: its sessions (`session:
-    # continue`), logs and login refresh; writable in a sandbox. A folder ends with `/`
-    # (made when missing); a file is writable when it is there. Never a file or folder it
-    # reads code or settings from.
-    home_writes: tuple[str, ...] = ()
-    # In those, what it runs code from all the same (Gemini CLI's tmp/bin): read-only.
-    home_code: tuple[str, ...] = ()
-    # What it is told when bubblewrap confines it (Claude Code: it may skip permissions as root).
-    sandboxed_env: Mapping[str, str] = field(default_factory=dict)
+    home: AgentHome = AgentHome()  # its files under $HOME, as a sandbox shows them
     install_hint: str = ""  # said when its program is not on PATH
     login_hint: str = ""  # said when it has no key or login (`run codex login, or set ...`)
     # Why it cannot run here (no key or login, a version we do not support): one line that
