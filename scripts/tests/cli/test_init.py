@@ -297,3 +297,23 @@ def test_run_imports_only_the_state_kinds_the_loop_reaches(tmp_path: Path) -> No
     assert f"{kinds}subloop" in modules
     assert f"{kinds}approval" not in modules
     assert f"{kinds}learning" not in modules
+
+
+def test_a_run_of_a_step_judged_by_its_exit_code_imports_no_other_evaluator(tmp_path: Path) -> None:
+    from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
+
+    def evaluators(modules: set[str]) -> list[str]:
+        return [
+            name for name in EVALUATOR_TYPES if f"little_loops.fsm.evaluators.{name}" in modules
+        ]
+
+    (tmp_path / ".loops").mkdir()
+    loop = tmp_path / ".loops" / "x.yaml"
+    loop.write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    action: 'echo 0'\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    code, modules = loaded_by(tmp_path, "run", "x")
+    assert code == 0
+    # exit_code judges the step; classify reads the `line:` words every file may have.
+    assert evaluators(modules) == ["exit_code", "classify"]
