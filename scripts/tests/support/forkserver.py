@@ -9,8 +9,9 @@ The child is a real process of its own: it runs `main_loop` as `python -m little
 would, exits through the interpreter (atexit handlers, flushes), and a timeout kills it.
 
 Use it only where what is tested is the command's behaviour, not how a process starts: the
-modules a command imports, start-up time, and signals sent before the command starts are
-the same in every child here (see `llproc` for those tests).
+modules a command imports, start-up time, signals sent before the command starts, and what
+Python reads of the environment as it starts (`PYTHON*` variables, the locale of its
+streams) are the server's in every child here (see `llproc` for those tests).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ WARM = (
 # One request a line on stdin: {"argv", "cwd", "env", "out", "err"}; two replies a line on
 # stdout: the child's pid, then its exit code as subprocess reports it. EOF ends the server.
 SERVER = """\
-import importlib, json, os, sys, time
+import importlib, json, os, sys, tempfile, time
 for name in sys.argv[1:]:
     importlib.import_module(name)
 from little_loops.cli import main_loop
@@ -77,6 +78,7 @@ for line in sys.stdin:
         os.environ.clear()
         os.environ.update(request["env"])
         time.tzset()
+        tempfile.tempdir = None  # found again from TMPDIR and the like
         sys.argv = [MAIN, *request["argv"]]
         raise SystemExit(main_loop(request["argv"]))
     print(pid, file=reply)
