@@ -17,6 +17,7 @@ streams) are the server's in every child here (see `llproc` for those tests).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import locale
 import os
@@ -99,6 +100,7 @@ class _Server:
                 stderr=log,
                 bufsize=0,
             )
+        self.child: int | None = None  # the pid of the command running now
 
     def _line(self, deadline: float) -> str | None:
         """The server's next reply line; None once *deadline* (monotonic) has passed."""
@@ -125,18 +127,25 @@ class _Server:
         started = self._line(time.monotonic() + scaled(60))
         if started is None:
             raise AssertionError("the fork server did not fork within its deadline")
+        self.child = int(started)
         ended = self._line(time.monotonic() + timeout)
         if ended is None:  # as subprocess.run: kill the child, then raise
-            os.kill(int(started), signal.SIGKILL)
+            os.kill(self.child, signal.SIGKILL)
             self._line(time.monotonic() + scaled(60))
+            self.child = None
             raise subprocess.TimeoutExpired(
                 ["ll-loop", *argv], timeout, _text(out.read_bytes()), _text(err.read_bytes())
             )
+        self.child = None
         return subprocess.CompletedProcess(
             ["ll-loop", *argv], int(ended), _text(out.read_bytes()), _text(err.read_bytes())
         )
 
     def close(self) -> None:
+        """End the server (and the command it runs, if any: a test interrupted)."""
+        if self.child is not None:
+            with contextlib.suppress(OSError):
+                os.kill(self.child, signal.SIGKILL)
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         try:
@@ -170,6 +179,12 @@ def ll_loop(
 ) -> subprocess.CompletedProcess[str]:
     """`ll-loop ARGS...` in *root* to completion, as `llproc.ll_loop` (with *env* instead of
     this process's environment; *timeout* in idle-machine seconds, scaled)."""
+    # What subprocess.run refuses, before any process starts.
+    if not Path(root).is_dir():
+        raise FileNotFoundError(f"no such directory: {root}")
+    given = dict(os.environ if env is None else env)
+    if any("\0" in text for text in (*args, *given, *given.values())):
+        raise ValueError("embedded null byte")
     with _lock:
         server = _idle.pop() if _idle else None
     if server is None or server.proc.poll() is not None:
@@ -177,9 +192,7 @@ def ll_loop(
         with _lock:
             _every.append(server)
     try:
-        done = server.run(
-            list(args), root, dict(os.environ if env is None else env), scaled(timeout)
-        )
+        done = server.run(list(args), root, given, scaled(timeout))
     except BaseException:
         server.close()
         raise

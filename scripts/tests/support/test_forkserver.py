@@ -93,3 +93,20 @@ def test_callers_at_once_each_get_a_server(tmp_path: Path) -> None:
     assert [(r / "seen.txt").read_text() for r in roots] == [
         f"v{i}|{r}|{os.environ.get('HOME', 'unset')}" for i, r in enumerate(roots)
     ]
+
+
+def test_what_subprocess_refuses_is_refused_before_any_process(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    for call in (
+        lambda: llproc.ll_loop(root, "run", "seen\0x"),
+        lambda: forkserver.ll_loop(root, "run", "seen\0x"),
+    ):
+        with pytest.raises(ValueError, match="null byte"):
+            call()
+    for call in (
+        lambda: llproc.ll_loop(root / "gone", "run", "seen"),
+        lambda: forkserver.ll_loop(root / "gone", "run", "seen"),
+    ):
+        with pytest.raises(FileNotFoundError):
+            call()
+    assert not (root / "seen.txt").exists()
