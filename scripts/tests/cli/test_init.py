@@ -204,7 +204,8 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
     assert code == 0
     assert sorted(modules & AGENT_KINDS) == []
     ours = {m for m in modules if m.startswith("little_loops.fsm.")}
-    assert sorted(m for m in ours if m.split(".")[2] in ("engine", "runs")) == []
+    assert sorted(m for m in ours if m.split(".")[2] in ("engine", "runs", "processes")) == []
+    assert "subprocess" not in modules  # nothing is started to validate
     # The kinds the file names are imported, and only those: `action_type: prompt` is
     # Claude Code's, and the state runs on Codex.
     loop.write_text(
