@@ -119,6 +119,7 @@ class StallWatch:
         self.seen_triples: dict[str, int] = {}
         self.marks: dict[str, list[Any]] = {}
         self.stay: list[Any] = [None, 0]  # throttle: [state, entries in a row]
+        self._active: bool | None = None
 
     # -- what the run saves ------------------------------------------------------------
 
@@ -173,12 +174,17 @@ class StallWatch:
     # -- the detectors -----------------------------------------------------------------
 
     def active(self) -> bool:
-        circuit = self.fsm.circuit
-        if circuit is not None and circuit.repeated_failure is not None:
-            return True
-        if any(_throttled(s) for s in self.fsm.states.values()):
-            return True
-        return self.fsm.stall is not None or any(s.stall for s in self.fsm.states.values())
+        """Whether the loop has a stall breaker at all: looked up once, not at every step
+        (each look is a walk over every state)."""
+        if self._active is None:
+            circuit = self.fsm.circuit
+            self._active = (
+                (circuit is not None and circuit.repeated_failure is not None)
+                or any(_throttled(s) for s in self.fsm.states.values())
+                or self.fsm.stall is not None
+                or any(s.stall for s in self.fsm.states.values())
+            )
+        return self._active
 
     def entering(self, name: str, pass_began: bool) -> Stall | None:
         """The run is about to enter state *name* (a new pass began just now: *pass_began*)."""
