@@ -72,12 +72,19 @@ def _run(argv: list[str], work: Path | None = None) -> dict[str, object]:
     return {"code": code, **said}
 
 
+def _canonical_sha(schema: str) -> str:
+    """The schema's digest with the order of each object's keys left out: JSON Schema gives
+    that order no meaning, so two equal digests accept and refuse the same documents."""
+    canonical = json.dumps(json.loads(schema), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def surface() -> dict[str, object]:
     """What users see, by loop file (its path from the repository or the docs' place)."""
     schema_file = REPO / "scripts" / "little_loops" / "fsm" / "fsm-loop-schema.json"
     record: dict[str, object] = {
-        "schema_file_sha256": hashlib.sha256(schema_file.read_bytes()).hexdigest(),
-        "schema_command": _run(["schema", "--content"]),
+        "schema_file_sha256": _canonical_sha(schema_file.read_text(encoding="utf-8")),
+        "schema_command": _canonical_sha(str(_run(["schema", "--content"])["out"])),
     }
     loops: dict[str, object] = {}
     here = Path.cwd()
