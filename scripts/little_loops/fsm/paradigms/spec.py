@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.key_tables import LOOP_SETTING_KEYS, RUN_ACTION_TYPE
+from little_loops.fsm.definition.lint_flags import UNKNOWN_KEY
 from little_loops.fsm.facts.errors import ParadigmSpecError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import (
@@ -65,14 +66,16 @@ class SpecReader:
             parts.append(key)
         return " > ".join(parts)
 
-    def error(self, message: str, key: str | None = None) -> ParadigmSpecError:
+    def error(
+        self, message: str, key: str | None = None, check: str | None = None
+    ) -> ParadigmSpecError:
         path: list[str | int] = []
         for part in (*self.path, *([key] if key is not None else [])):
             name, _, index = part.partition("[")
             path.append(name)
             if index.endswith("]") and index[:-1].isdigit():
                 path.append(int(index[:-1]))
-        return ParadigmSpecError(f"{self.where(key)}: {message}", message, tuple(path))
+        return ParadigmSpecError(f"{self.where(key)}: {message}", message, tuple(path), check)
 
     def check_keys(self, allowed: Iterable[str]) -> None:
         """Reject the first key not in *allowed*, suggesting the closest allowed one."""
@@ -80,7 +83,9 @@ class SpecReader:
         for key in self.data:
             if key not in choices:
                 hint = did_you_mean(str(key), choices)
-                raise self.error(f"unknown key{hint}", str(key))
+                # One of the loop's own keys is the stricter check little-loops lacks.
+                unknown = UNKNOWN_KEY if not self.path else None
+                raise self.error(f"unknown key{hint}", str(key), unknown)
 
     def require(self, key: str) -> Any:
         if key not in self.data:
