@@ -26,6 +26,8 @@ class Key:
     - *where*: the places it may stand (LOOP, STATE, EVALUATE);
     - *check*: what is wrong with a value (and the JSON Schema saying the same);
     - *doc*: one sentence for the schema and editors (*docs*: another at a place);
+    - *checks*: another check at a place (the loop's `commit:` takes a word, a state's a
+      boolean);
     - *default*: the model's value when the file leaves it out;
     - *field*: the model field it fills (None: the key itself; a key with no field of the
       model's is kept in the model's `more` mapping, by key);
@@ -44,6 +46,7 @@ class Key:
     check: Check
     doc: str
     docs: Mapping[str, str] = field(default_factory=dict)
+    checks: Mapping[str, Check] = field(default_factory=dict)
     default: Any = None
     field: str | None = None
     block: Any = None
@@ -59,6 +62,10 @@ class Key:
         """The model field the key fills."""
         return self.field or self.name
 
+    def check_at(self, place: str) -> Check:
+        """The key's check where it stands at *place*."""
+        return self.checks.get(place, self.check)
+
     def doc_at(self, place: str) -> str:
         """The key's doc where it stands at *place*."""
         return self.docs.get(place, self.doc)
@@ -66,7 +73,7 @@ class Key:
 
 def checks_at(place: str, rows: Iterable[Key]) -> dict[str, Check]:
     """The check of each key of *rows* that may stand at *place*, in row order."""
-    return {row.name: row.check for row in rows if place in row.where}
+    return {row.name: row.check_at(place) for row in rows if place in row.where}
 
 
 def docs_at(place: str, rows: Iterable[Key]) -> dict[str, str]:

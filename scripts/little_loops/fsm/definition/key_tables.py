@@ -9,7 +9,7 @@ from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.definition import route_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK
 from little_loops.fsm.definition.agents import AGENT_CHECK
-from little_loops.fsm.definition.commit_checks import COMMIT_MODE
+from little_loops.fsm.definition.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.key_row import EVALUATE, LOOP, STATE, checks_at
 from little_loops.fsm.definition.key_rows import RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.learning import LEARNING_STATE_KEYS
@@ -111,7 +111,7 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "retry": optional(mapping),
     "rate_limit": optional(mapping),
     **checks_at(LOOP, RUNTIME_ROWS),
-    "commit": COMMIT_MODE,
+    **checks_at(LOOP, CHECKPOINT_ROWS),
     SANDBOX_KEY: optional(SANDBOX_CHECK),
 }
 LOOP_KEYS: dict[str, Check] = {
@@ -153,8 +153,7 @@ STATE_KEYS: dict[str, Check] = {
     "loop": optional(string),
     "with": optional(mapping),
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),
-    "commit": optional(boolean),
-    "rollback": boolean,
+    **checks_at(STATE, CHECKPOINT_ROWS),
     **route_keys.STATE_ROUTE_KEYS,
     **REUSE_STATE_CHECKS,
     **checks_at(STATE, RUN_ROWS),

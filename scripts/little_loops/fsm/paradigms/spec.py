@@ -15,6 +15,7 @@ from little_loops.fsm.values.value_checks import (
     describe,
     is_finite,
     quote_hint,
+    type_name,
 )
 from little_loops.fsm.values.value_checks import is_number as any_number
 
@@ -25,25 +26,6 @@ SETTING_KEYS: dict[str, Check] = {
     "action_type": RUN_ACTION_TYPE,
 }
 LOOP_SETTINGS: tuple[str, ...] = tuple(SETTING_KEYS)
-
-
-def type_name(value: Any) -> str:
-    """The YAML word for the type of *value*, as users see it in their file."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "mapping"
-    return type(value).__name__
 
 
 def is_number(value: Any) -> bool:

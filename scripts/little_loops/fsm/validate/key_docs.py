@@ -6,6 +6,7 @@ from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox import SANDBOX_DOC, SANDBOX_KEY
 from little_loops.fsm.definition import key_row
+from little_loops.fsm.definition.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.key_row import docs_at
 from little_loops.fsm.definition.key_rows import RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.learning import LEARNING_KEY_DOCS
@@ -99,10 +100,7 @@ LOOP_KEYS: dict[str, str] = {
         "How long to wait when Claude (Claude Code or the LLM judge) answers with a rate, "
         "overload or usage limit before running the step again."
     ),
-    "commit": (
-        "each_pass: in a worktree run, every state's action is followed by a git commit when "
-        "it changed the worktree (as if each state had commit: true). Default false."
-    ),
+    **docs_at(key_row.LOOP, CHECKPOINT_ROWS),
     "max_steps": (
         "Safety limit on steps (states run, in all passes; default none); the loop stops with "
         "exit code 10 when it is reached."
@@ -194,14 +192,7 @@ STATE_KEYS: dict[str, str] = {
         "For a terminal state: success or failure (the default: failure for a state named "
         "failed, failure, error or aborted, else success), how a run that ends here ends."
     ),
-    "commit": (
-        "In a worktree run: after the action (a state without one: when entered), commit the "
-        "worktree if it changed ('ll-loop NAME: STATE (pass N)'). Default: the loop's commit:."
-    ),
-    "rollback": (
-        "In a worktree run: before the action, discard the worktree's uncommitted changes and "
-        "untracked files (git reset --hard HEAD, git clean -fd); HEAD never moves. Default false."
-    ),
+    **docs_at(key_row.STATE, CHECKPOINT_ROWS),
     "on_partial": "Next state when the verdict is partial.",
     "on_blocked": "Next state when the verdict is blocked.",
     "on_cannot_judge": (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from little_loops.fsm.definition import commit_checks
 from little_loops.fsm.definition.key_row import EVALUATE, LOOP, STATE
 from little_loops.fsm.definition.key_rows import ENV_ROWS, ROUTE_ROWS, ROWS
 from little_loops.fsm.definition.key_tables import EVALUATE_KEYS, LOOP_KEYS, STATE_KEYS
@@ -19,10 +20,10 @@ def test_each_row_is_in_the_table_and_the_docs_of_each_place_it_stands() -> None
         STATE: (STATE_KEYS, key_docs.STATE_KEYS, StateConfig),
         EVALUATE: (EVALUATE_KEYS, key_docs.EVALUATE_KEYS, EvaluateConfig),
     }
-    for row in ROWS:
+    for row in (*ROWS, *commit_checks.KEYS):
         for place in row.where:
             checks, docs, model = tables[place]
-            assert checks[row.name] is row.check
+            assert checks[row.name] is row.check_at(place)
             assert docs[row.name] == row.doc_at(place)
             assert row.field_name in {f.name for f in fields(model)}
 
