@@ -2,20 +2,22 @@
 
 A feature module declares its keys as a tuple of rows (`KEYS`), the way `RunFlags` declares
 run flags; the key tables, the key docs, the JSON Schema, the model, the loop graph,
-`migrate` and the lint flags read the rows (definition/key_rows.py gathers them).
+`migrate` (spellings.py), `--dry-run` and the lint flags read the rows (key_rows.py
+gathers them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from little_loops.fsm.definition.spellings import LOOP, STATE, Spelling
 from little_loops.fsm.values.value_checks import Check
 
 # Where a key may stand: the loop's top level, a state, or a state's `evaluate:` block.
-EVALUATE = "evaluate"
+LOOP: Final = "loop"
+STATE: Final = "state"
+EVALUATE: Final = "evaluate"
 PLACES: tuple[str, ...] = (LOOP, STATE, EVALUATE)
 
 
@@ -38,6 +40,7 @@ class Key:
       route (`stall`, `error` ...): the graph, checks and diagram follow it;
     - *env*: what the key adds to the environment of the state's action (agents only
       when *agents_only*), from its value as the model holds it;
+    - *shown*: how `--dry-run` shows its value on a state (None: not shown);
     - *compat*: what `--compat` does with it ("" : nothing, it means the same).
     """
 
@@ -55,6 +58,7 @@ class Key:
     route: str | None = None
     env: Callable[[Any], Mapping[str, str]] | None = None
     agents_only: bool = False
+    shown: Callable[[Any], str] | None = None
     compat: str = ""
 
     @property
@@ -81,15 +85,4 @@ def docs_at(place: str, rows: Iterable[Key]) -> dict[str, str]:
     return {row.name: row.doc_at(place) for row in rows if place in row.where}
 
 
-def spellings_of(rows: Iterable[Key]) -> tuple[Spelling, ...]:
-    """little-loops' other spellings of the keys of *rows*, at each place each stands."""
-    return tuple(
-        Spelling(place, theirs, row.name)
-        for row in rows
-        for place in row.where
-        if place in (LOOP, STATE)
-        for theirs in row.theirs
-    )
-
-
-__all__ = ["EVALUATE", "LOOP", "PLACES", "STATE", "Key", "checks_at", "docs_at", "spellings_of"]
+__all__ = ["EVALUATE", "LOOP", "PLACES", "STATE", "Key", "checks_at", "docs_at"]

@@ -39,3 +39,5 @@ ROWS: tuple[Key, ...] = (*RUNTIME_ROWS, *RUN_ROWS)
 ROUTE_ROWS: tuple[Key, ...] = tuple(row for row in ROWS if row.route is not None)
 # The rows whose value adds to the environment of a state's action.
 ENV_ROWS: tuple[Key, ...] = tuple(row for row in ROWS if row.env is not None)
+# The rows `--dry-run` shows on a state.
+SHOWN_ROWS: tuple[Key, ...] = tuple(row for row in ROWS if row.shown is not None)

@@ -47,7 +47,7 @@ from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.circuit import CircuitConfig
 from little_loops.fsm.definition.key_row import LOOP, Key
 from little_loops.fsm.definition.key_row import STATE as STATE_PLACE
-from little_loops.fsm.definition.key_rows import ENV_ROWS, ROWS, RUN_ROWS
+from little_loops.fsm.definition.key_rows import ENV_ROWS, ROWS, RUN_ROWS, SHOWN_ROWS
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.definition.metadata import (
     DEFAULT_INPUT_KEY,
@@ -210,6 +210,14 @@ class StateConfig:
             if value is not None and row.env is not None and (agent or not row.agents_only):
                 out.update(row.env(value))
         return out
+
+    def shown(self) -> list[tuple[str, str]]:
+        """How `--dry-run` shows the keys of this state whose rows say how, in row order."""
+        return [
+            (row.name, row.shown(self.value(row)))
+            for row in SHOWN_ROWS
+            if row.shown is not None and self.value(row) is not None
+        ]
 
     def value(self, row: Key) -> Any:
         """The value the state's file gave *row*'s key, as the model holds it (a block read

@@ -1,4 +1,4 @@
-"""A key as one row: where it stands, its check and doc at each place, its other spellings."""
+"""A key as one row: where it stands, its check and doc at each place, its model field."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from little_loops.fsm.definition.key_row import (
     Key,
     checks_at,
     docs_at,
-    spellings_of,
 )
 from little_loops.fsm.values.value_checks import boolean, string
 
 _ROWS = (
-    Key("a", (LOOP, STATE), boolean, "A.", docs={LOOP: "Every state's A."}, theirs=("old_a",)),
+    Key("a", (LOOP, STATE), boolean, "A.", docs={LOOP: "Every state's A."}),
     Key("b", (STATE,), string, "B.", field="b_"),
     Key("c", (EVALUATE,), string, "C."),
 )
@@ -35,8 +34,3 @@ def test_a_doc_can_read_otherwise_at_one_place() -> None:
 def test_the_field_is_the_key_unless_the_row_names_one() -> None:
     assert _ROWS[0].field_name == "a"
     assert _ROWS[1].field_name == "b_"
-
-
-def test_other_spellings_stand_wherever_the_key_does() -> None:
-    found = {(each.level, each.theirs, each.ours) for each in spellings_of(_ROWS)}
-    assert found == {(LOOP, "old_a", "a"), (STATE, "old_a", "a")}
