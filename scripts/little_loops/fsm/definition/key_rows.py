@@ -1,4 +1,4 @@
-"""Every loop-file key declared as a row (key_row.Key), gathered from the features' modules."""
+"""The loop-file keys declared as rows (key_row.Key), gathered from their features' modules."""
 
 from __future__ import annotations
 

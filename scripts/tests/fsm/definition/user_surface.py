@@ -3,8 +3,8 @@ that holds the key-table rebuild (issue 40) to changing none of it.
 
 For each loop file of the repository (`.loops/`, the shipped loops, the test data), each
 YAML example of the docs and each loop a test module writes inline: `ll-loop validate`,
-`validate --compat`, `migrate --diff`, `run --dry-run` and `graph`, their output and exit
-code; and once, `ll-loop schema` and `fsm-loop-schema.json`, with the order of each
+`validate --compat` (and `--json`), `migrate --diff`, `run --dry-run` and `graph`, their
+output and exit code; and once, `ll-loop schema` and `fsm-loop-schema.json`, with the order of each
 object's keys left out (the same schema accepts and refuses the same documents).
 
 Run as a script to write the record (`--write`) or to compare with it:
@@ -130,6 +130,7 @@ def surface() -> dict[str, object]:
                 loops[rel] = {
                     "validate": _run(["validate", rel], work),
                     "validate_compat": _run(["validate", "--compat", rel], work),
+                    "validate_json": _run(["validate", "--json", "--compat", rel], work),
                     "migrate": _run(["migrate", "--diff", rel], work),
                     "dry_run": _run(["run", rel, "--dry-run"], work),
                     "graph": _run(["graph", rel], work),
