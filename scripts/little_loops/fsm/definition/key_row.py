@@ -40,8 +40,10 @@ class Key:
       route (`stall`, `error` ...): the graph, checks and diagram follow it;
     - *env*: what the key adds to the environment of the state's action (agents only
       when *agents_only*), from its value as the model holds it;
-    - *shown*: how `--dry-run` shows its value on a state (None: not shown);
-    - *compat*: what `--compat` does with it ("" : nothing, it means the same).
+    - *shown*: how `--dry-run` shows its value on a state (None: not shown).
+
+    What `--compat` does with a key little-loops reads otherwise is its row of
+    validate/meanings.py (`Meaning`).
     """
 
     name: str
@@ -59,7 +61,6 @@ class Key:
     env: Callable[[Any], Mapping[str, str]] | None = None
     agents_only: bool = False
     shown: Callable[[Any], str] | None = None
-    compat: str = ""
 
     @property
     def field_name(self) -> str:
