@@ -213,6 +213,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         evaluator = _evaluator(state, llm.enabled) if judged else None
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")
+        lines += [f"    {key}: {shown}" for key, shown in state.shown()]  # its keys' rows
         routes = [f"{t.label} → {t.target}" for t in declared(state)]
         if routes:
             lines.append(f"    routes: {', '.join(routes)}")

@@ -62,7 +62,7 @@ def test_every_module_is_in_the_tree() -> None:
 
 def test_the_doc_says_where_to_add_each_kind_of_extension() -> None:
     text = DOC.read_text()
-    for heading in ("an evaluator", "an action kind", "a paradigm", "a CLI command"):
+    for heading in ("an evaluator", "an action kind", "a paradigm", "a loop key", "a CLI command"):
         assert re.search(rf"^### Adding {heading}$", text, re.MULTILINE), heading
 
 

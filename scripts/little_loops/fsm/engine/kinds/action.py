@@ -342,8 +342,9 @@ def _act(
     # Each kind says how values land in its text: quoted for bash, as text for an agent.
     rendered = kind.interpolate(state.action, ctx, bool(run.fsm.lint_ok.get(PASTE_FLAG)))
     env = rendered.env
-    if kind.agent is not None and state.pruning_profile is not None:
-        env = {**(env or {}), **state.pruning_profile.env()}  # read by the agent's hooks
+    added = state.env_of(agent=kind.agent is not None)  # what its keys' rows add
+    if added:
+        env = {**(env or {}), **added}
     action = rendered.script
     memory = run.memory
     chained = continues(run.fsm.session_mode, state.session_mode)
