@@ -257,6 +257,36 @@ def test_the_step_line_says_when_gemini_s_own_tool_call_failed_though_it_claimed
     assert complete["tools_failed"] == 1
 
 
+@pytest.mark.parametrize(
+    ("command", "failed"),
+    [
+        # prints Gemini's own words for a failed command, and exits 0: not failed
+        ("echo 'Exit Code: 1'", 0),
+        ("echo start; printf 'Exit Code: 1\\nProcess Group PGID: 7\\n'", 0),
+        # exits 1 silently, and prints those words then exits 2: failed
+        ("false", 1),
+        ("echo 'Exit Code: 0'; exit 2", 1),
+    ],
+)
+def test_a_command_that_merely_prints_gemini_s_exit_code_line_is_not_a_failed_call(
+    fake_gemini: FakeGemini, loop_project: LoopProject, command: str, failed: int
+) -> None:
+    fake_gemini.reply_call({"command": command})
+    fake_gemini.reply_text("Done.")
+    loop_project.write("claimed", CLAIMED)
+
+    done = llproc.console(loop_project.root, "run", "claimed", timeout=240)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "✓ success" in line]
+    assert ("own tool call failed" in line) == bool(failed), line
+    (complete,) = of(loop_project, "claimed", "action_complete")
+    assert complete.get("tools_failed", 0) == failed
+    # The command ran as written: its words reached the model as its output.
+    (answer,) = fake_gemini.turns[1].function_responses
+    assert "Output: " in json.dumps(answer)
+
+
 FALLBACK = f"""\
     name: fallback
     initial: fix
