@@ -147,6 +147,7 @@ FAKE_UPSTREAM_RUN = """\
 case "$2" in
   ask) states="ask" ;;
   mine) states="check fix fix" ;;
+  odd) states="check" ;;
   *) states="check fix check" ;;
 esac
 mkdir -p .loops/.running
@@ -165,7 +166,7 @@ def test_run_compares_real_runs_with_a_stand_in_claude_answering_the_prompts(
     fake.write_text(FAKE_UPSTREAM_RUN)
     fake.chmod(0o755)
     result = measure(
-        str(tree), "--run", "--upstream-ll-loop", str(fake), "--only", "ask", "fix", "mine"
+        str(tree), "--run", "--upstream-ll-loop", str(fake), "--only", "ask", "fix", "mine", "odd"
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -174,4 +175,6 @@ def test_run_compares_real_runs_with_a_stand_in_claude_answering_the_prompts(
     assert "same  ask (1/1 states)" in out
     assert "same  fix (3/3 states)" in out
     assert "DIFF  mine (3/3 states): theirs check > fix > fix; ours check > fix > check" in out
-    assert out.rstrip().endswith("run: 2 of 3 loops valid in both enter the same states: ask, fix")
+    # Theirs ended by itself after one state where ours went on: not "as far as it went".
+    assert "DIFF  odd (1/3 states): theirs check; ours check > fix > check" in out
+    assert out.rstrip().endswith("run: 2 of 4 loops valid in both enter the same states: ask, fix")

@@ -301,7 +301,7 @@ def simulate_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[s
 
 STAND_IN = Path(__file__).resolve().parent / "stand_in_claude.py"
 RUN_TIMEOUT = 90.0  # seconds of one `ll-loop run` of one loop (a step cap stops most first)
-RUN_STEPS = 20  # theirs: --max-steps; ours with --compat: their step cap too
+RUN_LIMIT = [RUN_TIMEOUT]  # --run-seconds
 INPUT = "stand-in input"  # a loop's `input`, given to both as the positional argument
 
 
@@ -328,7 +328,7 @@ def run_walk(
             cwd=project,
             capture_output=True,
             text=True,
-            timeout=RUN_TIMEOUT,
+            timeout=RUN_LIMIT[0],
             env=env,
             stdin=subprocess.DEVNULL,
         )
@@ -352,7 +352,7 @@ def run_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) 
     stand-in `claude` answering every prompt, each in a fresh copy of the project, and
     compare the states entered (as far as the shorter went when one was cut)."""
     out.append(f"== ll-loop run, little-loops ({binary}) against ours with --compat")
-    out.append(f"   (stand-in claude: {STAND_IN}; each run at most {RUN_TIMEOUT:g} s)")
+    out.append(f"   (stand-in claude: {STAND_IN}; each run at most {RUN_LIMIT[0]:g} s)")
     both = [
         loop for loop in loops if not loop.compat_errors and upstream_valid(binary, project, loop)
     ]
@@ -363,7 +363,8 @@ def run_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) 
         (bin_dir / "claude").symlink_to(STAND_IN)
         for loop in both:
             text = loop.path.read_text(encoding="utf-8", errors="replace")
-            given = [INPUT] if "input" in text else []  # a loop that reads no input gets none
+            reads = re.search(r"\$\{context\.input\b|^input_key:", text, re.MULTILINE)
+            given = [INPUT] if reads else []  # a loop that reads no input gets none
             walks: list[tuple[list[str], bool] | str] = []
             for ours in (False, True):
                 copy = Path(tmp) / ("ours" if ours else "theirs") / loop.name
@@ -375,7 +376,7 @@ def run_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) 
                     argv = [*OURS, "run", name, *given, "--compat", "--no-sandbox"]
                     walks.append(run_walk(argv, copy, env, f".running/{loop.name}.events.jsonl"))
                 else:
-                    argv = [str(binary), "run", loop.name, *given, "--max-steps", str(RUN_STEPS)]
+                    argv = [str(binary), "run", loop.name, *given]  # its own caps, as written
                     walks.append(run_walk(argv, copy, env, f"**/*{loop.name}*events.jsonl"))
                 shutil.rmtree(copy, ignore_errors=True)
             first, second = walks
@@ -384,9 +385,15 @@ def run_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) 
                 out.append(f"NOT   {loop.name}: theirs {why[0]}; ours {why[1]}")
                 continue
             (theirs, cut_theirs), (mine, cut_mine) = first, second
+            # As far as the shorter went only when it was cut (--run-seconds);
+            # a shorter walk that ended by itself where the other went on is a difference.
+            capped = {"theirs": cut_theirs, "ours": cut_mine}
+            shorter = "theirs" if len(theirs) < len(mine) else "ours"
             length = min(len(theirs), len(mine))
-            capped = cut_theirs or cut_mine or RUN_STEPS in (len(theirs), len(mine))
-            same = theirs[:length] == mine[:length] if capped else theirs == mine
+            if len(theirs) != len(mine) and capped[shorter]:
+                same = theirs[:length] == mine[:length]
+            else:
+                same = theirs == mine
             if same:
                 matched.append(loop.name)
             shown = f"theirs {' > '.join(theirs)}; ours {' > '.join(mine)}"
@@ -408,6 +415,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--run", action="store_true", help="compare real runs too (a stand-in claude on PATH)"
     )
+    parser.add_argument(
+        "--run-seconds", type=float, default=RUN_TIMEOUT, help="cut each real run after this"
+    )
     parser.add_argument("--upstream-src", type=Path, help="little-loops' scripts/ to install")
     parser.add_argument("--upstream-ll-loop", type=Path, help="an installed little-loops ll-loop")
     parser.add_argument("--keep", type=Path, help="build the scratch project here and keep it")
@@ -418,6 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--ours-src", type=Path, help="measure the ll-loop of this tree's scripts/ instead"
     )
     args = parser.parse_args(argv)
+    RUN_LIMIT[0] = args.run_seconds
     if args.ours_src is not None:
         path = [str(args.ours_src.resolve()), OURS_ENV.get("PYTHONPATH", "")]
         OURS_ENV["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
