@@ -301,7 +301,6 @@ def simulate_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[s
 
 STAND_IN = Path(__file__).resolve().parent / "stand_in_claude.py"
 RUN_TIMEOUT = 90.0  # seconds of one `ll-loop run` of one loop (a step cap stops most first)
-RUN_LIMIT = [RUN_TIMEOUT]  # --run-seconds
 INPUT = "stand-in input"  # a loop's `input`, given to both as the positional argument
 
 
@@ -316,10 +315,10 @@ def run_env(project: Path, bin_dir: Path, *, ours: bool) -> dict[str, str]:
 
 
 def run_walk(
-    argv: list[str], project: Path, env: dict[str, str], events: str
+    argv: list[str], project: Path, env: dict[str, str], events: str, seconds: float
 ) -> tuple[list[str], bool] | str:
     """The states a real run of *argv* in *project* entered (its `state_enter` events, the
-    loop's own: files matching *events* under .loops) and whether RUN_TIMEOUT cut it, or
+    loop's own: files matching *events* under .loops) and whether *seconds* cut it, or
     why there are none."""
     cut = False
     try:
@@ -328,7 +327,7 @@ def run_walk(
             cwd=project,
             capture_output=True,
             text=True,
-            timeout=RUN_LIMIT[0],
+            timeout=seconds,
             env=env,
             stdin=subprocess.DEVNULL,
         )
@@ -347,12 +346,14 @@ def run_walk(
     return (states, cut) if states else "no state entered"
 
 
-def run_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) -> None:
+def run_all(
+    binary: Path, project: Path, loops: Sequence[Loop], out: list[str], seconds: float
+) -> None:
     """Run each loop valid in both for real with each tool (ours with `--compat`), the
     stand-in `claude` answering every prompt, each in a fresh copy of the project, and
     compare the states entered (as far as the shorter went when one was cut)."""
     out.append(f"== ll-loop run, little-loops ({binary}) against ours with --compat")
-    out.append(f"   (stand-in claude: {STAND_IN}; each run at most {RUN_LIMIT[0]:g} s)")
+    out.append(f"   (stand-in claude: {STAND_IN}; each run at most {seconds:g} s)")
     both = [
         loop for loop in loops if not loop.compat_errors and upstream_valid(binary, project, loop)
     ]
@@ -374,10 +375,14 @@ def run_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[str]) 
                 if ours:
                     name = str(loop.path.relative_to(project))
                     argv = [*OURS, "run", name, *given, "--compat", "--no-sandbox"]
-                    walks.append(run_walk(argv, copy, env, f".running/{loop.name}.events.jsonl"))
+                    walks.append(
+                        run_walk(argv, copy, env, f".running/{loop.name}.events.jsonl", seconds)
+                    )
                 else:
                     argv = [str(binary), "run", loop.name, *given]  # its own caps, as written
-                    walks.append(run_walk(argv, copy, env, f"**/*{loop.name}*events.jsonl"))
+                    walks.append(
+                        run_walk(argv, copy, env, f"**/*{loop.name}*events.jsonl", seconds)
+                    )
                 shutil.rmtree(copy, ignore_errors=True)
             first, second = walks
             if isinstance(first, str) or isinstance(second, str):
@@ -428,7 +433,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--ours-src", type=Path, help="measure the ll-loop of this tree's scripts/ instead"
     )
     args = parser.parse_args(argv)
-    RUN_LIMIT[0] = args.run_seconds
     if args.ours_src is not None:
         path = [str(args.ours_src.resolve()), OURS_ENV.get("PYTHONPATH", "")]
         OURS_ENV["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
@@ -452,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.simulate:
             simulate_all(binary.resolve(), project, chosen, _Printed())
         if args.run:
-            run_all(binary.resolve(), project, chosen, _Printed())
+            run_all(binary.resolve(), project, chosen, _Printed(), args.run_seconds)
     return 0
 
 
