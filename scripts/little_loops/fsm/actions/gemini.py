@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.agent_kind import exit_failed, key_given, login_file, said_lines
 from little_loops.fsm.actions.home import AgentHome
-from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOption, OwnRetry
+from little_loops.fsm.actions.spec import (
+    GAVE_WAY,
+    ActionKindSpec,
+    Interpolation,
+    KindOption,
+    OwnRetry,
+)
 from little_loops.fsm.values.value_checks import boolean, one_of, string, string_list
 
 if TYPE_CHECKING:
@@ -48,13 +54,17 @@ GEMINI_RETRY_ENV: dict[str, str] = {}
 # "Attempt 1 failed: <the API's message, several lines>. Retrying after 5186ms..." for a
 # quota with a retry delay, else "Attempt 1 failed with status 429. Retrying with
 # backoff..." or "Attempt 1 failed with 429 error (no Retry-After header). Retrying with
-# backoff...". A 5xx ("with status 503") is not a rate limit and is left to it. Its first
-# retry (5 s or the API's delay) is let through: a session that hits a per-minute quota
-# once goes on as it is; a second refusal ends it (two requests), and ll-loop decides.
+# backoff...". Its first retry of a 429 (5 s or the API's delay) is let through: a session
+# that hits a per-minute quota once goes on as it is; a second refusal ends it (two
+# requests), and ll-loop decides. A 5xx (an overloaded or failing API: "Attempt 1 failed
+# with status 503. Retrying with backoff...", or "with 5xx error") ends it at its first
+# retry, before its own 5 s backoff: ll-loop's overload wait decides (usage_limit reads it
+# as OVERLOADED, never a usage limit).
 GEMINI_OWN_RETRY = OwnRetry(
-    begins=r"^Attempt \d+ failed(?:: | with status 429\b| with 429 error\b)",
+    begins=r"^Attempt \d+ failed(?:: | with status (?:429|5\d\d)\b| with (?:429|5xx) error\b)",
     ends=r"\. Retrying (?:after \d+ms|with backoff)\.\.\.",
     allowed=1,
+    at_once=r"^Attempt \d+ failed with (?:status 5\d\d\b|5xx error\b)",
 )
 # Added to every Gemini action: one JSON object a line, read by gemini_stream.
 GEMINI_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json")
@@ -211,14 +221,18 @@ _QUOTA = (
     r"(?i)\b429\b|RESOURCE_EXHAUSTED|exceeded your current quota|Quota exceeded|"
     r"exhausted your capacity|rate limit"
 )
-_OVERLOADED = r"\b503\b|model is overloaded|UNAVAILABLE"
+_OVERLOADED = (
+    r"\b503\b|model is overloaded|UNAVAILABLE|"
+    rf"^{re.escape(GAVE_WAY)}Attempt \d+ failed with (?:status 5\d\d|5xx)"
+)
 # "Please retry in 38.3s." / "Suggested retry after 38s." / "retry in 500ms"
 _RETRY_IN = r"(?i)(?:retry in|retry after)\s+([0-9.]+)\s*(ms|s)\b"
 
 
 def usage_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit | None:
     """The quota or rate limit the session ended on: a daily quota is USAGE_LIMIT, other
-    429s RATE_LIMIT (resetting when the API said to retry), a 503 OVERLOADED."""
+    429s RATE_LIMIT (resetting when the API said to retry), a 503 (or any 5xx it was ended
+    retrying) OVERLOADED."""
     from little_loops.fsm.actions.ratelimit import OVERLOADED, RATE_LIMIT, USAGE_LIMIT
     from little_loops.fsm.actions.ratelimit import ClaudeLimit as Limit
 

@@ -50,7 +50,12 @@ LOG_LEVEL: tuple[str, ...] = ("--log-level", "ERROR")
 # side request, `small=true`), before it waits to retry: `timestamp=... level=ERROR
 # run=... message="stream error" providerID=... small=false agent=build ...
 # error.error="AI_APICallError: You exceeded your current quota, ..."`. Only the words of
-# a rate or usage limit count (a 5xx or a refused key are left to it).
+# a rate or usage limit end it at once. The line of any other refusal (a 429 whose words
+# name no limit, a 5xx, a refused key: the line has no status) ends it when it still runs
+# OPENCODE_SETTLE seconds later, or at a second such line: what it does not retry (a
+# refused key, a bad request) it gives up on at once, with its own error event; what it
+# retries, it first waits for (`retry-after`, an hour if it says an hour; else 2 s, 4 s, ...).
+OPENCODE_SETTLE = 5.0
 OPENCODE_OWN_RETRY = OwnRetry(
     begins=(
         # Atomic groups: each field is looked for once (its last), so a long line of
@@ -60,6 +65,11 @@ OPENCODE_OWN_RETRY = OwnRetry(
         r"too many requests|usage.?limit|resource.?exhausted|\b429\b))[^\"]*))"
     ),
     allowed=0,
+    maybe=(
+        r"^timestamp=\S+ level=ERROR (?!.*\bsmall=true\b)(?>.*\bmessage=\"stream error\" )"
+        r"(?>.*\berror\.error=\")(?P<said>AI_APICallError: [^\"]*)"
+    ),
+    settle=OPENCODE_SETTLE,
 )
 # A line of its log (LOG_FLAGS) rather than words of its own on stderr.
 _LOG_LINE = r"^timestamp=\S+ level=[A-Z]+ "

@@ -23,6 +23,7 @@ from little_loops.fsm.actions.ratelimit import (
     ClaudeLimit,
     reset_time,
 )
+from little_loops.fsm.actions.spec import GAVE_WAY
 
 _USAGE_WORDS = re.compile(
     r"insufficient_quota|exceeded your current quota|quota exceeded|usage limit|UsageLimitError",
@@ -53,7 +54,12 @@ def message_limit(message: str, now: float | None = None) -> ClaudeLimit | None:
     are gone (no output file)."""
     status = _HTTP_STATUS.search(message)
     data = {"message": message, "statusCode": int(status.group(1)) if status else None}
-    return error_limit({"data": data}, time.time() if now is None else now, message)
+    found = error_limit({"data": data}, time.time() if now is None else now, message)
+    if found is None and message.startswith(GAVE_WAY):
+        # A refusal it was retrying, whose words name no limit (its log line has no
+        # status: a 429 from a proxy, a 5xx): waited out on the same agent, a rate limit.
+        return ClaudeLimit(RATE_LIMIT, None, message[:200])
+    return found
 
 
 def error_limit(

@@ -153,18 +153,30 @@ class JudgeSupport:
     own_model: bool = False
 
 
+# The start of the error of a step whose CLI was ended as it began retrying a refused call
+# itself (OwnRetry): a kind's `usage_limit` reads the rest, what the CLI said.
+GAVE_WAY = "the agent retries a refused call itself: "
+
+
 @dataclass(frozen=True)
 class OwnRetry:
-    """How an agent CLI says on stderr, while it runs, that it is retrying a rate-limited
-    call itself: a line matching `begins` (re.search) opens its message, the line matching
-    `ends` closes it (None: the same line); a group `said` of `begins` is the part of its
-    line to keep (default: the line). The runner ends the CLI's process tree on the
-    `allowed + 1`-th such message and the step fails with it as its error, which the kind's
-    `usage_limit` reads, so ll-loop's waits or the fallback list decide, not its backoff."""
+    """How an agent CLI says on stderr, while it runs, that it is retrying a refused call
+    (a rate limit, an overloaded API) itself: a line matching `begins` (re.search) opens its
+    message, the line matching `ends` closes it (None: the same line); a group `said` of
+    `begins` is the part of its line to keep (default: the line). The runner ends the CLI's
+    process tree on the `allowed + 1`-th such message, or on the first whose opening line
+    also matches `at_once`, and the step fails with it as its error, which the kind's
+    `usage_limit` reads, so ll-loop's waits or the fallback list decide, not its backoff.
+    A line matching `maybe` (its group `said` kept) is a refusal the CLI may or may not
+    retry: it is heard when the CLI still runs `settle` seconds after it (what it does not
+    retry, it gives up on at once), or at once when a second such line comes."""
 
     begins: str
     ends: str | None = None
     allowed: int = 0
+    at_once: str | None = None
+    maybe: str | None = None
+    settle: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -249,7 +261,7 @@ class ActionKindSpec:
     # rate-limit handling and fallback decide, not minutes of its backoff), each set unless
     # ll-loop's own environment sets it.
     retry_env: Mapping[str, str] = field(default_factory=dict)
-    # What it prints on stderr when it retries a rate-limited call itself, for a CLI whose
+    # What it prints on stderr when it retries a refused call itself, for a CLI whose
     # retries no variable caps (None: it prints nothing that says so, or needs no cap).
     own_retry: OwnRetry | None = None
     # How it judges (`llm_structured` through this agent); None: it cannot, for `no_judge`.
