@@ -43,7 +43,6 @@ WARM = (
     "little_loops.cli.run",
     "little_loops.cli.session",
     "little_loops.cli.validate",
-    "little_loops.fsm.definition.loop_dict",
     "little_loops.fsm.engine.kinds.action",
     "little_loops.fsm.engine.kinds.guards",
     "little_loops.fsm.engine.kinds.terminal",
