@@ -319,6 +319,19 @@ def test_a_signal_to_a_pid_of_its_own_is_no_refusal(project: Path, home: Path) -
     assert "ll-loop sandbox:" not in str(complete["stderr"]), complete
 
 
+def test_a_long_line_of_kills_is_read_in_linear_time(project: Path, home: Path) -> None:
+    """A step (or an agent) printing one long line that says `kill` often and `No such
+    process`, naming no pid of ll-loop's: reading it for a signal refusal takes no longer
+    than reading it (was a regex backtracking over the line from each `kill`: ~25 minutes
+    for this 1 MB line, ll-loop hung after the step had ended)."""
+    script = "import sys; sys.stderr.write('kill ' * 200000 + 'No such process' + chr(10))"
+    _loop(project, "kills", f'python3 -c "{script}"')
+    _run(project, "kills", home)
+    _, complete = _step(project, "kills")
+    assert "No such process" in str(complete["stderr"]), complete
+    assert "ll-loop sandbox:" not in str(complete["stderr"]), complete
+
+
 SLEEPS = """\
 name: slow
 initial: nap

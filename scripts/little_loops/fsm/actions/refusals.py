@@ -26,6 +26,7 @@ NETWORK_REFUSED = (
 # one that signals a process outside its own process ids does.
 READ_REFUSED = "Permission denied"
 SIGNAL_REFUSED = "No such process"
+_KILL = re.compile(r"\bkill\b")  # where a line saying so names what it signalled
 NOTE_PREFIX = "ll-loop sandbox: "
 
 
@@ -98,7 +99,12 @@ def _signalled(lines: Sequence[str], outside: Sequence[int]) -> int | None:
     for line in lines:
         if SIGNAL_REFUSED.lower() not in line.lower():
             continue
+        # the pid after the line's first `kill`: two searches, each linear in the line (one
+        # pattern `kill.*(PID)` backtracks from every `kill` of a hostile line: quadratic)
+        first = _KILL.search(line)
+        if first is None:
+            continue
         for pid in outside:
-            if re.search(rf"\bkill\b.*(?:\({pid}\)|\bkill {pid} failed\b)", line):
+            if re.compile(rf"\({pid}\)|\bkill {pid} failed\b").search(line, first.end()):
                 return pid
     return None

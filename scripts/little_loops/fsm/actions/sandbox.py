@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.home import AgentHome
-from little_loops.fsm.values.value_checks import Check, describe, string
+from little_loops.fsm.values.value_checks import Check, UnknownKey, describe, string
 
 SANDBOX_KEY = "sandbox"  # of a loop, a state and a custom agent
 BWRAP = "bwrap"  # the built-in backend, and its program
@@ -164,7 +164,7 @@ def _sandbox_value(value: object) -> str | None:
         return f"{what}, got {describe(value)}"
     for key, item in value.items():
         if key not in SANDBOX_KEYS:
-            return f"unknown key {key!r} in sandbox: (keys: {', '.join(SANDBOX_KEYS)})"
+            return UnknownKey(f"unknown key {key!r} in sandbox: (keys: {', '.join(SANDBOX_KEYS)})")
         problem = SANDBOX_KEYS[key][0](item)
         if problem is not None:
             return f"{key}: {problem}"

@@ -174,7 +174,8 @@ def plain_keys(cls: type) -> frozenset[str]:
         found = _PLAIN_KEYS[cls] = frozenset(
             yaml_key(f.name)
             for f in fields(cls)
-            if not any(f.metadata.get(kind) for kind in ("blocks", "keys", "rows"))
+            # a derived field (the loaded children, the source file, `theirs`) is no key
+            if not any(f.metadata.get(kind) for kind in ("blocks", "keys", "rows", "derived"))
         )
     return found
 

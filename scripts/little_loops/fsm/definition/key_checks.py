@@ -37,6 +37,7 @@ from little_loops.fsm.facts.errors import Severity, ValidationError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import (
     Check,
+    UnknownKey,
     describe,
     scalar,
     string,
@@ -84,8 +85,8 @@ class _Checker:
                 self.add((*path, word), f"unknown key{hint}", check=unknown)
                 continue
             problem = allowed[key](value)
-            if problem is not None:
-                self.add((*path, key), problem)
+            if problem is not None:  # an unknown key inside its block: *unknown*'s too
+                self.add((*path, key), problem, check=_inner(problem, unknown))
 
     def required(self, data: YAMLMapping, path: KeyPath, keys: tuple[str, ...]) -> None:
         for key in keys:
@@ -217,6 +218,11 @@ class _Checker:
             problem = string(target)
             if problem is not None:
                 self.add((*path, verdict), problem.replace("a string", "a state name", 1))
+
+
+def _inner(problem: str, unknown: str | None) -> str | None:
+    """The check of *problem*: *unknown*'s when it is an unknown key inside the value."""
+    return unknown if isinstance(problem, UnknownKey) else None
 
 
 def check_definition(

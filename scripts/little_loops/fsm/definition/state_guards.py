@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from little_loops.fsm.definition.block_checks import keyed_block
 from little_loops.fsm.definition.blocks import Block
 from little_loops.fsm.definition.key_row import STATE, Key
-from little_loops.fsm.values.value_checks import Check, boolean, integer, optional, string
+from little_loops.fsm.values.value_checks import (
+    Check,
+    boolean,
+    integer,
+    optional,
+    pattern,
+    string,
+)
 
 # What an agent's hooks read to trim what they add to every session (little-loops' names).
 AUTOMATION_ENV = "LL_AUTOMATION"
@@ -57,9 +64,15 @@ class ThrottleConfig(Block):
         return DEFAULT_HARD_MAX if self.hard_max is None else self.hard_max
 
 
+# The value of LL_AUTOMATION_PROFILE: an environment variable holds no NUL byte.
+_NO_NUL = "^[^\\u0000]*$"
+_PROFILE_NAME = Check(
+    pattern(_NO_NUL, "a name without a NUL byte").find,
+    {"type": "string", "minLength": 1, "pattern": _NO_NUL},
+)
 PRUNING_PROFILE_KEYS: dict[str, Check] = {
     "enabled": boolean,
-    "name": string,
+    "name": _PROFILE_NAME,
     "suppress_catalog": boolean,
     "suppress_claude_md": boolean,
 }

@@ -17,6 +17,14 @@ MAX_ACTION_SECONDS = (2**31 - 1) // 1000
 MAX_LOOP_SECONDS = 365 * 24 * 60 * 60
 
 
+class UnknownKey(str):
+    """A check's problem that is an unknown key inside the value (a mapping of settings):
+    of a loop's or a state's key, little-loops ignores it, so `--compat` warns
+    (definition/key_checks.py gives it the check of an unknown key)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Check:
     """A key's value check: what is wrong with a value (None when it is fine), and the
