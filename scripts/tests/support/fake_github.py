@@ -10,6 +10,7 @@ pushes to), so the checks a test scripts belong to the commit that was pushed.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import threading
@@ -30,6 +31,7 @@ CHECK_STATES: dict[str, tuple[str, str | None]] = {
     "cancelled": ("COMPLETED", "CANCELLED"),
     "skipped": ("COMPLETED", "SKIPPED"),
 }
+_GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 _OPERATION = re.compile(r"\b(?:query|mutation)\s+(\w+)")
 
 
@@ -137,6 +139,29 @@ class FakeGitHub:
             ["git", "-C", str(work), "config", f"url.{self.bare}.pushInsteadOf", self.remote_url],
             check=True,
         )
+
+    def checkout(self, root: Path, branch: str = "fix") -> Path:
+        """A repository in *root* with its `main` pushed and a branch *branch* one commit
+        ahead (not pushed), checked out: what a run's worktree is when its work is done."""
+
+        def git(*args: str) -> None:
+            subprocess.run(
+                ["git", "-C", str(root), *args], check=True, capture_output=True, env=_GIT_ENV
+            )
+
+        root.mkdir(parents=True, exist_ok=True)
+        git("init", "-q", "-b", self.default_branch)
+        git("config", "user.name", "Test User")
+        git("config", "user.email", "test@example.com")
+        (root / "README").write_text("hello\n")
+        git("add", "README")
+        git("commit", "-q", "-m", "first")
+        self.connect(root)
+        git("push", "-q", "origin", self.default_branch)
+        git("checkout", "-q", "-b", branch)
+        (root / "README").write_text("fixed\n")
+        git("commit", "-qam", "fix the readme")
+        return root
 
     def start(self) -> Self:
         self._thread = threading.Thread(
