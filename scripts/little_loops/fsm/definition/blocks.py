@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
+from little_loops.fsm.definition import pr_keys
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.definition.state_guards import (
     AUTOMATION_ENV,
@@ -14,6 +15,8 @@ from little_loops.fsm.definition.state_guards import (
     DEFAULT_WARN_MAX,
 )
 from little_loops.fsm.evaluators.config import EvaluateConfig
+from little_loops.fsm.forges import registry as forges
+from little_loops.fsm.forges.forge import MergeMethod
 from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
@@ -165,6 +168,24 @@ class ThrottleConfig(Block):
         return DEFAULT_HARD_MAX if self.hard_max is None else self.hard_max
 
 
+@dataclass
+class PullRequestConfig(Block):
+    """A pull-request state's `pr:` (each key's check, default and doc: pr_keys.py)."""
+
+    title: str = ""
+    body: str | None = None  # None: the run's summary
+    forge: str = forges.DEFAULT
+    remote: str = pr_keys.DEFAULT_REMOTE
+    branch: str | None = None  # None: the checked-out branch
+    base: str | None = None  # None: the repository's default branch
+    checks: str = pr_keys.CHECKS_ALL
+    merge: str = MergeMethod.NONE.value
+    interval: float = pr_keys.DEFAULT_INTERVAL
+    backoff_rate: float = pr_keys.DEFAULT_BACKOFF_RATE
+    max_interval: float = pr_keys.DEFAULT_MAX_INTERVAL
+    max_wait: float = pr_keys.DEFAULT_MAX_WAIT
+
+
 # A state's settings blocks, each read from and written back to its own mapping.
 STATE_BLOCKS: dict[str, Any] = {
     "evaluate": EvaluateConfig,
@@ -174,6 +195,7 @@ STATE_BLOCKS: dict[str, Any] = {
     "pruning_profile": PruningProfileConfig,
     "throttle": ThrottleConfig,
     "learning": LearningConfig,
+    pr_keys.PR_KEY: PullRequestConfig,
 }
 
 

@@ -22,6 +22,7 @@ from little_loops.fsm.definition.blocks import (
     BLOCKS_FIELD,
     STATE_BLOCKS,
     PruningProfileConfig,
+    PullRequestConfig,
     ThrottleConfig,
     field_name,
     option_blocks,
@@ -163,6 +164,7 @@ class StateConfig:
     description: str | None = None  # for people (graph --info, the report)
     type: str | None = None  # LEARNING_TYPE; with `learning:` a learning state (learning.py)
     learning: LearningConfig | None = None
+    pr: PullRequestConfig | None = None  # a pull-request state (definition/pr_keys.py)
     # Routed as little-loops routes (`--compat`): a table's `_` takes an `error` verdict too.
     theirs: bool = field(default=False, repr=False, compare=False, metadata={"derived": True})
 

@@ -1,5 +1,4 @@
-"""A pull request's way through any forge: push and open or update it, look at it, merge it
-only when every check it waits for has passed on the commit pushed and it would merge."""
+"""A pull request's way through any forge: push, open or update, look, merge only when green."""
 
 from __future__ import annotations
 
