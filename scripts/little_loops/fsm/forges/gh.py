@@ -97,7 +97,7 @@ class GhForge:
         self, place: Place, head: str, base: str | None, title: str, body: str
     ) -> PullRequest:
         listed = self._gh(
-            place, "pr", "list", "--head", head, "--state", "open", "--json", "number,url"
+            place, "pr", "list", f"--head={head}", "--state=open", "--json", "number,url"
         )
         found = _json(listed, list)
         if found:
@@ -106,9 +106,9 @@ class GhForge:
                 place, "pr", "edit", str(number), f"--title={title}", "--body-file", "-", stdin=body
             )
             return PullRequest(number, url)
-        args = ["pr", "create", "--head", head, f"--title={title}", "--body-file", "-"]
+        args = ["pr", "create", f"--head={head}", f"--title={title}", "--body-file", "-"]
         if base:
-            args += ["--base", base]
+            args += [f"--base={base}"]
         out = self._gh(place, *args, stdin=body)
         url = out.strip().splitlines()[-1] if out.strip() else ""
         found_number = re.search(r"/pull/(\d+)$", url)

@@ -44,6 +44,9 @@ class Look:
 def push(place: Place, branch: str) -> str:
     """Push the checkout's HEAD to *branch* of the remote; the commit pushed. ForgeError
     when git refuses (the remote has commits the branch lacks, no access)."""
+    named = git(place.where, "check-ref-format", f"refs/heads/{branch}", check=False)
+    if not named.ok or branch.startswith("-"):
+        raise ForgeError(f"{branch!r} is not a branch name git accepts")
     head = git(place.where, "rev-parse", "--verify", "HEAD").out.strip()
     done = git(
         place.where, "push", "--quiet", place.remote, f"HEAD:refs/heads/{branch}", check=False

@@ -13,6 +13,7 @@ from little_loops.fsm.forges import pull
 from little_loops.fsm.forges.forge import (
     Check,
     CheckState,
+    ForgeError,
     Mergeable,
     MergeMethod,
     Place,
@@ -133,3 +134,16 @@ def test_pending_then_failed_then_a_fix_then_green_then_merged_and_never_merged_
     ]
     assert reads[-1] == "PullRequestMerge"
     assert reads.count("PullRequestMerge") == 1
+
+
+@needs_gh
+@pytest.mark.parametrize("branch", ["--force", "a..b", "x y", "-d", "@{-1}"])
+def test_a_branch_name_git_refuses_is_a_forge_error_and_nothing_is_pushed(
+    place: Place, fake: FakeGitHub, branch: str
+) -> None:
+    with pytest.raises(ForgeError, match="is not a branch name git accepts"):
+        pull.publish(FORGE, place, branch, None, "t", "b")
+    assert git(fake.bare, "for-each-ref", "--format=%(refname)", "refs/heads/") == (
+        "refs/heads/main\n"
+    )
+    assert fake.calls == []
