@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+from support.doc_blocks import all_blocks
 from support.gitrepo import GIT_ENV, git
 from support.paths import REPO
 from support.slowdown import scaled
@@ -20,51 +22,55 @@ BIN = Path(sys.executable).parent
 ACT = BIN / "act"
 ACTIONLINT = BIN / "actionlint"
 
-HELLO = """\
-name: hello
-initial: greet
+FIX_ISSUE = """\
+name: fix-issue
+initial: fix
 parameters:
-  who:
-    default: nobody
+  issue:
+    default: "0"
 states:
-  greet:
-    action: 'echo "hello ${context.who}"'
+  fix:
+    action: 'echo "fixing issue ${context.issue}" && echo "${context.issue}" > fixed.txt'
     next: done
   done:
     terminal: true
 """
-WORKFLOW = """\
-name: loops
-on: push
-jobs:
-  run:
-    runs-on: ubuntu-latest
-    strategy:
-      fail-fast: false
-      matrix:
-        item: [alpha, beta]
-    concurrency:
-      group: loop-${{ matrix.item }}
-    steps:
-      - uses: actions/checkout@v5
-      - uses: ./
-        id: loop
-        with:
-          loop: hello
-          set: |
-            who=${{ matrix.item }}
-      - name: Show the outputs
-        env:
-          OUTCOME: ${{ steps.loop.outputs.outcome }}
-          CODE: ${{ steps.loop.outputs.exit-code }}
-          FINAL: ${{ steps.loop.outputs.final-state }}
-          COST: ${{ steps.loop.outputs.cost }}
-          EXPORTED: ${{ steps.loop.outputs.export }}
-          ITEM: ${{ matrix.item }}
-        run: |
-          echo "result $ITEM $OUTCOME $CODE $FINAL $COST"
-          tar -tzf "$EXPORTED" > /dev/null && echo "export $ITEM readable"
-"""
+# The steps the docs' workflow takes from github.com (not reachable here), and what the act
+# run does instead: each job copies its export where the test reads it ($LL_EXPORTS).
+GITHUB_COM = ("actions/upload-artifact@", "actions/download-artifact@")
+COPY_EXPORT = {
+    "name": "Keep the export",
+    "env": {"EXPORTED": "${{ steps.loop.outputs.export }}", "ISSUE": "${{ matrix.issue }}"},
+    "run": 'cp "$EXPORTED" "$LL_EXPORTS/$ISSUE.tar.gz"\n'
+    'echo "outputs $ISSUE ${{ steps.loop.outputs.outcome }} ${{ steps.loop.outputs.exit-code }}'
+    " ${{ steps.loop.outputs.final-state }} ${{ steps.loop.outputs.cost }}"
+    ' ${{ steps.loop.outputs.branch }}"',
+}
+
+
+def docs_workflow() -> str:
+    """The workflow of docs/github-actions.md, as written."""
+    (block,) = [
+        b
+        for b in all_blocks()
+        if b.starts("docs/github-actions.md", "# .github/workflows/fix-issues.yml")
+    ]
+    return block.text
+
+
+def act_workflow() -> str:
+    """The docs' workflow as act runs it here: the action from `./`, on push, without the
+    steps and the job that need github.com's artifact service."""
+    flow = yaml.safe_load(docs_workflow())
+    flow[True] = {"push": None}  # YAML 1.1 reads `on` as true
+    fix = flow["jobs"]["fix"]
+    steps = [s for s in fix["steps"] if not str(s.get("uses", "")).startswith(GITHUB_COM)]
+    for step in steps:
+        if str(step.get("uses", "")).startswith("OWNER/little-loops@"):
+            step["uses"] = "./"
+    fix["steps"] = [*steps, COPY_EXPORT]
+    del flow["jobs"]["report"]
+    return yaml.safe_dump(flow, sort_keys=False).replace("true:", "on:", 1)
 
 
 def _project(root: Path) -> Path:
@@ -81,9 +87,9 @@ def _project(root: Path) -> Path:
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, root / name)
     (root / ".loops").mkdir(exist_ok=True)
-    (root / ".loops" / "hello.yaml").write_text(HELLO)
+    (root / ".loops" / "fix-issue.yaml").write_text(FIX_ISSUE)
     (root / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
-    (root / ".github" / "workflows" / "loops.yml").write_text(WORKFLOW)
+    (root / ".github" / "workflows" / "fix-issues.yml").write_text(act_workflow())
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "project")
@@ -95,9 +101,19 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _project(tmp_path_factory.mktemp("action") / "project")
 
 
-def test_actionlint_finds_nothing_in_the_workflow_and_the_action_it_uses(project: Path) -> None:
+def test_actionlint_finds_nothing_in_the_docs_workflow_nor_in_the_one_act_runs(
+    project: Path, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs-flow"
+    (docs / ".github" / "workflows").mkdir(parents=True)
+    (docs / ".github" / "workflows" / "fix-issues.yml").write_text(docs_workflow())
+    git(docs, "init", "-q")
     done = subprocess.run(
-        [str(ACTIONLINT), ".github/workflows/loops.yml"],
+        [str(ACTIONLINT)], cwd=docs, capture_output=True, text=True, timeout=scaled(60)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run(
+        [str(ACTIONLINT), ".github/workflows/fix-issues.yml"],
         cwd=project,
         capture_output=True,
         text=True,
@@ -111,7 +127,7 @@ def test_actionlint_catches_an_input_the_action_does_not_have(tmp_path: Path) ->
     (root / ".github" / "workflows").mkdir(parents=True)
     shutil.copy2(REPO / "action.yml", root / "action.yml")
     (root / ".github" / "workflows" / "bad.yml").write_text(
-        WORKFLOW.replace("loop: hello", "loops: hello")
+        act_workflow().replace("loop: fix-issue", "loops: fix-issue")
     )
     git(root, "init", "-q")  # actionlint finds `./` actions from the repository's top
     done = subprocess.run(
@@ -125,11 +141,12 @@ def test_actionlint_catches_an_input_the_action_does_not_have(tmp_path: Path) ->
     assert 'input "loops" is not defined in action' in done.stdout
 
 
-def test_act_runs_the_matrix_each_job_with_its_outputs_and_summary(
+def test_act_runs_the_docs_matrix_each_job_with_its_outputs_summary_and_export(
     project: Path, tmp_path: Path
 ) -> None:
-    home = tmp_path / "home"
+    home, exports = tmp_path / "home", tmp_path / "exports"
     home.mkdir()
+    exports.mkdir()
     env = {
         **os.environ,
         **GIT_ENV,
@@ -138,7 +155,8 @@ def test_act_runs_the_matrix_each_job_with_its_outputs_and_summary(
         "XDG_CONFIG_HOME": str(home / ".config"),
     }
     done = subprocess.run(
-        [str(ACT), "push", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"],
+        [str(ACT), "push", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"]
+        + ["--env", f"LL_EXPORTS={exports}"],
         cwd=project,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -148,15 +166,21 @@ def test_act_runs_the_matrix_each_job_with_its_outputs_and_summary(
     )
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-6000:]
-    results = sorted(set(re.findall(r"\| (result \w+ .*)$", log, re.MULTILINE)))
-    assert results == [
-        "result alpha terminal 0 done 0.000000",
-        "result beta terminal 0 done 0.000000",
+    outputs = sorted(set(re.findall(r"\| (outputs \d+ .*)$", log, re.MULTILINE)))
+    assert [line.rsplit(" ", 1)[0] for line in outputs] == [
+        "outputs 101 terminal 0 done 0.000000",
+        "outputs 102 terminal 0 done 0.000000",
     ], log[-6000:]
-    assert sorted(set(re.findall(r"\| (export \w+ readable)$", log, re.MULTILINE))) == [
-        "export alpha readable",
-        "export beta readable",
-    ]
+    assert all(re.search(r" ll/fix-issue/\w+$", line) for line in outputs), outputs
     summaries = re.findall(r"Summary - (.*)$", log, re.MULTILINE)
-    assert any("### ll-loop: hello (exit 0)" in line for line in summaries), summaries
-    assert not (home / ".actrc").exists() or (home / ".actrc").is_file()
+    assert any("### ll-loop: fix-issue (exit 0)" in line for line in summaries), summaries
+    # The combining job's command, on the two jobs' exports: one report of both runs.
+    combined = subprocess.run(
+        [str(BIN / "ll-loop"), "report", "--json", "--from", *map(str, sorted(exports.iterdir()))],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    )
+    assert combined.returncode == 0, combined.stderr
+    assert '"runs": 2' in combined.stdout.replace("\n", "").replace("  ", ""), combined.stdout

@@ -362,6 +362,9 @@ MESSAGES: dict[Key, str] = {
 
 # Blocks checked by a test of their own in test_doc_outputs.py.
 CUSTOM: set[Key] = {
+    # Checked by actionlint and run by act (its github.com steps left out) in
+    # package/test_action.py.
+    ("docs/github-actions.md", "# .github/workflows/fix-issues.yml"),
     # Run under real bubblewrap and compared in docs/test_sandbox_doc.py.
     ("docs/sandbox.md", "$ ll-loop run offline-checks --dry-run"),
     ("docs/sandbox.md", "[1/50] tidy →"),
