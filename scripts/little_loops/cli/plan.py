@@ -153,6 +153,17 @@ def about_lines(fsm: FSMLoop) -> list[str]:
     return lines
 
 
+def _parameters(fsm: FSMLoop) -> list[str]:
+    """The loop's parameters, each with its value and what it takes."""
+    lines = ["parameters:"] if fsm.parameters else []
+    for name, spec in fsm.parameters.items():
+        value = json.dumps(fsm.context[name]) if name in fsm.context else "not given"
+        lines.append(f"  {name} = {value}  ({spec.summary()})")
+        if spec.description:
+            lines.append(f"      {spec.description}")
+    return lines
+
+
 def format_plan(fsm: FSMLoop, source: str) -> str:
     """The plan `ll-loop run NAME --dry-run` prints; nothing is run to make it."""
     llm = fsm.llm
@@ -175,13 +186,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
     context = {k: v for k, v in fsm.context.items() if k not in fsm.parameters}
     if context:
         lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in context.items()))
-    if fsm.parameters:
-        lines.append("parameters:")
-    for name, spec in fsm.parameters.items():
-        value = json.dumps(fsm.context[name]) if name in fsm.context else "not given"
-        lines.append(f"  {name} = {value}  ({spec.summary()})")
-        if spec.description:
-            lines.append(f"      {spec.description}")
+    lines += _parameters(fsm)
     if fsm.notify is not None:
         lines.append(f"notify: {_notify(fsm.notify)}")
     lines.append("states:")
@@ -229,6 +234,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         evaluator = _evaluator(state, llm.enabled) if judged else None
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")
+        lines += [f"    {key}: {shown}" for key, shown in state.shown()]  # its keys' rows
         routes = [f"{t.label} → {t.target}" for t in declared(state)]
         if routes:
             lines.append(f"    routes: {', '.join(routes)}")

@@ -719,7 +719,7 @@ def test_without_home_set_the_users_home_is_hidden_all_the_same(
     # An empty tmpfs but for the folders programs are installed in, agents' own, and the
     # secret places there, masked (an empty file or folder in their place).
     shown = {".", "..", ".local", ".config", ".cache", *SECRET_PLACES}
-    kept = (*TOOL_PLACES, *(h for kind in AGENTS.values() for h in kind.home_paths))
+    kept = (*TOOL_PLACES, *(h for kind in AGENTS.values() for h in kind.home.paths))
     shown |= {Path(p).parts[0] for p in kept if not p.startswith("$")}
     real = {p.name for p in Path(os.path.expanduser("~")).iterdir()}
     assert real - shown, "the real home has nothing to hide: the test proves nothing"

@@ -75,17 +75,7 @@ class Run:
     def __post_init__(self) -> None:
         fsm, emit = self.fsm, self.emit
         self.position = Position(fsm.initial)
-        self.work = StateWork(
-            fsm,
-            self.runner,
-            emit,
-            output_dir=self.config.output_dir,
-            output_key=self.config.output_key,
-            llm_client=self.config.llm_client,
-            cwd=self.config.cwd,
-            workdir=self.config.workdir,
-            loops_dir=self.config.loops_dir,
-        )
+        self.work = StateWork(fsm, self.runner, emit, self.config)
         self.limits = Limits(fsm.timeout)
         self.budget = Budget(fsm)
         self.retries = Retries(fsm, emit)

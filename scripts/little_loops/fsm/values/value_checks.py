@@ -61,6 +61,22 @@ def describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
+def type_name(value: object) -> str:
+    """The YAML word for the type of a wrong value, as a paradigm spec's messages say it
+    (`got integer`); `describe` says the value itself."""
+    words: tuple[tuple[type, str], ...] = (
+        (bool, "boolean"),
+        (int, "integer"),
+        (float, "number"),
+        (str, "string"),
+        (list, "list"),
+        (dict, "mapping"),
+    )
+    if value is None:
+        return "null"
+    return next((word for kind, word in words if isinstance(value, kind)), type(value).__name__)
+
+
 def is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 

@@ -10,9 +10,12 @@ from support.fake_claude import REPORT, shell_claude
 from support.gitrepo import loops_project
 from support.llproc import ll_loop
 
-from little_loops.fsm.definition.blocks import PruningProfileConfig, ThrottleConfig
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.state_guards import DEFAULT_HARD_MAX
+from little_loops.fsm.definition.state_guards import (
+    DEFAULT_HARD_MAX,
+    PruningProfileConfig,
+    ThrottleConfig,
+)
 
 
 def test_the_blocks() -> None:
