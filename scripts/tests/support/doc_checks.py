@@ -399,6 +399,7 @@ CUSTOM: set[Key] = {
     ("docs/library.md", "$ ll-loop run library:coverage-up"),
     ("docs/library.md", "$ ll-loop run library:ralph"),
     ("docs/library.md", "$ ll-loop run library:review-and-fix"),
+    ("docs/library.md", "$ ll-loop run library:fix-ci"),  # loops/test_fix_ci.py
     ("docs/guide.md", "jobs:\n  loop:"),
     ("docs/cli.md", "ll-loop: error: loop 'count' has no run"),  # cli/test_run_ids.py
     ("docs/worktrees.md", "$ ll-loop run fix-issue 7"),  # cli/test_worktree_runs.py
