@@ -94,7 +94,7 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
         return f"{head} {state} → {event.get('verdict')}{note}"
     if kind == Event.ATTEMPT:
         return f"{head} {state} attempt {event.get('attempt')} of {event.get('max_attempts')}"
-    if kind in (Event.RETRY_WAIT, Event.RATE_LIMIT_WAIT):
+    if kind in (Event.RETRY_WAIT, Event.RATE_LIMIT_WAIT, Event.CHECKS_WAIT):
         from little_loops.fsm.engine.attempts import waiting_text
 
         return f"{head} {state} {waiting_text(event)}"

@@ -6,8 +6,11 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
+from little_loops.fsm.definition import pr_keys
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.evaluators.config import EvaluateConfig
+from little_loops.fsm.forges import registry as forges
+from little_loops.fsm.forges.forge import MergeMethod
 from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
@@ -121,6 +124,24 @@ class RouteConfig:
         return out
 
 
+@dataclass
+class PullRequestConfig(Block):
+    """A pull-request state's `pr:` (each key's check, default and doc: pr_keys.py)."""
+
+    title: str = ""
+    body: str | None = None  # None: the run's summary
+    forge: str = forges.DEFAULT
+    remote: str = pr_keys.DEFAULT_REMOTE
+    branch: str | None = None  # None: the checked-out branch
+    base: str | None = None  # None: the repository's default branch
+    checks: str = pr_keys.CHECKS_ALL
+    merge: str = MergeMethod.NONE.value
+    interval: float = pr_keys.DEFAULT_INTERVAL
+    backoff_rate: float = pr_keys.DEFAULT_BACKOFF_RATE
+    max_interval: float = pr_keys.DEFAULT_MAX_INTERVAL
+    max_wait: float = pr_keys.DEFAULT_MAX_WAIT
+
+
 # A state's settings blocks, each read from and written back to its own mapping (a key's
 # row may name one more: key_row.Key.block).
 STATE_BLOCKS: dict[str, Any] = {
@@ -129,6 +150,7 @@ STATE_BLOCKS: dict[str, Any] = {
     "stall": StallConfig,
     "retry": RetryConfig,
     "learning": LearningConfig,
+    pr_keys.PR_KEY: PullRequestConfig,
 }
 
 

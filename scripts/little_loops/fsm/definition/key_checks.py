@@ -29,6 +29,12 @@ from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
 )
 from little_loops.fsm.definition.parameters import parameter_problems
+from little_loops.fsm.definition.pr_keys import (
+    PR_CHECKS,
+    PR_KEY,
+    REQUIRED_PR_KEYS,
+    pr_state_problems,
+)
 from little_loops.fsm.definition.retry_checks import RETRY_KEYS, unknown_verdicts
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import SPECS
@@ -168,6 +174,12 @@ class _Checker:
                 self.add((*path, *at), why)
             for at, why in (*checkpoint_key_problems(state), *route_keys.spelling_problems(state)):
                 self.add((*path, *at), why)
+            pr = state.get(PR_KEY)
+            if isinstance(pr, Mapping):
+                self.keys(pr, (*path, PR_KEY), PR_CHECKS)
+                self.required(pr, (*path, PR_KEY), REQUIRED_PR_KEYS)
+            for key, why in pr_state_problems(state):
+                self.add((*path, key), why)
             retry = state.get("retry")
             if isinstance(retry, Mapping):
                 self.keys(retry, (*path, "retry"), RETRY_KEYS)

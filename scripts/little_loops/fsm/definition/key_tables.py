@@ -24,6 +24,7 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK
+from little_loops.fsm.definition.pr_keys import PR_KEY
 from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
@@ -160,6 +161,7 @@ STATE_KEYS: dict[str, Check] = {
     SANDBOX_KEY: optional(SANDBOX_CHECK),
     **MORE_STATE_KEYS,
     **LEARNING_STATE_KEYS,
+    PR_KEY: optional(mapping),
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {

@@ -21,6 +21,7 @@ from little_loops.fsm.definition.agents import agent_kinds, filled_names, kinds_
 from little_loops.fsm.definition.blocks import (
     BLOCKS_FIELD,
     STATE_BLOCKS,
+    PullRequestConfig,
     field_name,
     option_blocks,
     plain_keys,
@@ -166,6 +167,7 @@ class StateConfig:
     description: str | None = None  # for people (graph --info, the report)
     type: str | None = None  # LEARNING_TYPE; with `learning:` a learning state (learning.py)
     learning: LearningConfig | None = None
+    pr: PullRequestConfig | None = None  # a pull-request state (definition/pr_keys.py)
     # The keys whose rows name no field above, by key (key_row.Key: `value` reads one).
     more: dict[str, Any] = field(
         default_factory=dict, metadata={"rows": lambda: _unfielded(STATE_PLACE)}

@@ -20,6 +20,7 @@ from little_loops.fsm.engine.rules.budget import Budget
 from little_loops.fsm.engine.rules.commits import Commits
 from little_loops.fsm.engine.rules.fallback import Fallback
 from little_loops.fsm.engine.rules.limits import Limits
+from little_loops.fsm.engine.rules.pulls import PullRequests
 from little_loops.fsm.engine.rules.ratelimits import RateLimits
 from little_loops.fsm.engine.rules.retries import Retries
 from little_loops.fsm.engine.rules.rule import Rule
@@ -87,6 +88,7 @@ class Run:
         )
         self.commits = Commits(fsm, emit, self.config.worktree)
         self.children = Children(fsm)
+        self.pulls = PullRequests()
 
     def rules(self) -> tuple[Rule, ...]:
         """The parts that own a slice of the snapshot, in their one order."""
@@ -102,6 +104,7 @@ class Run:
             self.approval,
             self.commits,
             self.children,
+            self.pulls,
         )
 
     def context(self) -> InterpolationContext:

@@ -14,6 +14,7 @@ from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
 from little_loops.fsm.definition.lint_flags import flag_doc
 from little_loops.fsm.definition.metadata import METADATA_LOOP_DOCS, METADATA_STATE_DOCS
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.pr_keys import PR_DOC, PR_KEY
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
 
 FILE = (
@@ -215,6 +216,7 @@ STATE_KEYS: dict[str, str] = {
     **docs_at(key_row.STATE, RUNTIME_ROWS),
     **METADATA_STATE_DOCS,
     **LEARNING_KEY_DOCS,
+    PR_KEY: PR_DOC,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

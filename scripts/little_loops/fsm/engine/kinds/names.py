@@ -1,4 +1,4 @@
-"""The state kinds (action, approval, sub-loop, learning, terminal): names, and a state's kind."""
+"""The state kinds (action, approval, sub-loop, learning, pr, terminal): names, a state's kind."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ APPROVAL_KIND = "approval"  # `action_type: approval` in a loop file
 SUBLOOP_KIND = "subloop"  # `loop:`
 TERMINAL_KIND = "terminal"
 LEARNING_KIND = "learning"  # `type: learning` with `learning:`
+PR_KIND = "pr"  # `pr:`: push, open or update a pull request, wait for its checks, merge
 
 
 def kind_of(state: StateConfig) -> str:
@@ -20,6 +21,8 @@ def kind_of(state: StateConfig) -> str:
         return APPROVAL_KIND
     if state.loop is not None:
         return SUBLOOP_KIND
+    if state.pr is not None:
+        return PR_KIND
     if proves(state):
         return LEARNING_KIND
     return ACTION_KIND

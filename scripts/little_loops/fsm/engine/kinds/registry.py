@@ -13,6 +13,7 @@ from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
     APPROVAL_KIND,
     LEARNING_KIND,
+    PR_KIND,
     SUBLOOP_KIND,
     TERMINAL_KIND,
 )
@@ -35,6 +36,7 @@ MODULES: dict[str, str] = {
     APPROVAL_KIND: "approval",
     SUBLOOP_KIND: "subloop",
     LEARNING_KIND: "learning",
+    PR_KIND: "pr",
     TERMINAL_KIND: "terminal",
 }
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from little_loops.fsm.engine.kinds import action as kind_action
 from little_loops.fsm.engine.kinds import approval as kind_approval
 from little_loops.fsm.engine.kinds import learning as kind_learning
+from little_loops.fsm.engine.kinds import pr as kind_pr
 from little_loops.fsm.engine.kinds import subloop as kind_subloop
 from little_loops.fsm.engine.kinds import terminal as kind_terminal
 from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
     APPROVAL_KIND,
     LEARNING_KIND,
+    PR_KIND,
     SUBLOOP_KIND,
     TERMINAL_KIND,
 )
@@ -23,5 +25,6 @@ def test_every_kind_has_its_module_in_the_registry() -> None:
         APPROVAL_KIND: kind_approval.run_state,
         SUBLOOP_KIND: kind_subloop.run_state,
         LEARNING_KIND: kind_learning.run_state,
+        PR_KIND: kind_pr.run_state,
         TERMINAL_KIND: kind_terminal.run_state,
     } == STATE_KINDS
