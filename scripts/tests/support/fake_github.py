@@ -16,9 +16,11 @@ import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
+
+from support.local_server import LocalServer
 
 HOST = "github.localhost"
 TOKEN = "gho_fakegithubtoken"
@@ -79,7 +81,7 @@ class _Script:
     reads: dict[str, int] = field(default_factory=dict)
 
 
-class FakeGitHub:
+class FakeGitHub(LocalServer[object]):
     """The stand-in: `owner/name` served for *bare* (the remote's bare repository, made
     when missing). Script
     checks with `script_checks`; read `calls` / `operations()` afterwards."""
@@ -96,10 +98,8 @@ class FakeGitHub:
         self.prs: dict[int, PullRequest] = {}
         self.calls: list[Call] = []
         self._scripts: dict[str, _Script] = {}
-        self._lock = threading.RLock()
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._thread: threading.Thread | None = None
+        super().__init__(type("Handler", (_Handler,), {"fake": self}))
+        self._lock = threading.RLock()  # type: ignore[assignment]  # held again inside
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -162,25 +162,6 @@ class FakeGitHub:
         (root / "README").write_text("fixed\n")
         git("commit", "-qam", "fix the readme")
         return root
-
-    def start(self) -> Self:
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-        self._server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- scripting and reading ---------------------------------------------------------------
     def script_checks(self, branch: str, *versions: Sequence[Sequence[Check]]) -> None:
