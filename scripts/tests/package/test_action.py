@@ -141,6 +141,65 @@ def test_actionlint_catches_an_input_the_action_does_not_have(tmp_path: Path) ->
     assert 'input "loops" is not defined in action' in done.stdout
 
 
+def _run_step(tmp_path: Path, inputs: dict[str, str]) -> list[str]:
+    """Run action.yml's "Run the loop" step in real bash (as a composite step runs it) with
+    these inputs, an `ll-loop` on PATH that records its arguments: those of `ll-loop run`."""
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
+    bin_dir, runner = tmp_path / "bin", tmp_path / "runner"
+    bin_dir.mkdir(parents=True)
+    runner.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    fake = bin_dir / "ll-loop"
+    fake.write_text(
+        '#!/bin/bash\nif [ "$1" = run ]; then printf \'%s\\n\' "$@" > "$CALLED"; echo \'{}\'; fi\n'
+    )
+    fake.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "CALLED": str(tmp_path / "called"),
+        "RUNNER_TEMP": str(runner),
+        "GITHUB_OUTPUT": str(runner / "output"),
+        "GITHUB_STEP_SUMMARY": str(runner / "summary"),
+        "GITHUB_JOB": "fix",
+        "GITHUB_RUN_ID": "1",
+    }
+    for name, value in step["env"].items():
+        (key,) = re.findall(r"^\$\{\{ inputs\.([\w-]+) \}\}$", value)
+        env[name] = inputs.get(key, action["inputs"][key].get("default", ""))
+    (tmp_path / "step.sh").write_text(step["run"])
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(tmp_path / "step.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    )
+    assert done.returncode == 0, done.stderr
+    return (tmp_path / "called").read_text().splitlines()
+
+
+def test_the_agent_input_sets_the_loops_agent_parameter_after_set(tmp_path: Path) -> None:
+    called = _run_step(
+        tmp_path / "a", {"loop": "library:fix-ci", "set": "agent=claude\nn=1", "agent": "codex"}
+    )
+    assert called == [
+        "run",
+        "library:fix-ci",
+        "--json",
+        "--set",
+        "agent=claude",
+        "--set",
+        "n=1",
+        "--set",
+        "agent=codex",
+    ]
+    called = _run_step(tmp_path / "b", {"loop": "hello", "agent": ""})
+    assert called == ["run", "hello", "--json"]
+
+
 def test_act_runs_the_docs_matrix_each_job_with_its_outputs_summary_and_export(
     project: Path, tmp_path: Path
 ) -> None:

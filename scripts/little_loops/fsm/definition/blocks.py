@@ -129,7 +129,7 @@ class PullRequestConfig(Block):
     """A pull-request state's `pr:` (each key's check, default and doc: pr_keys.py)."""
 
     title: str = ""
-    body: str | None = None  # None: the run's summary
+    body: str | None = None  # None: the run's summary alone
     forge: str = forges.DEFAULT
     remote: str = pr_keys.DEFAULT_REMOTE
     branch: str | None = None  # None: the checked-out branch

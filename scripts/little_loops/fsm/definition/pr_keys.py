@@ -36,8 +36,8 @@ PR_KEYS: dict[str, tuple[Check, str]] = {
     ),
     "body": (
         optional(text),
-        "Its body (`${...}` filled in); default: the run's summary (loop, passes, states "
-        "run, cost, the states of this pass).",
+        "Its body (`${...}` filled in), followed, under a `---` line, by the run's summary "
+        "(loop, passes, states run, cost, the states of this pass); default: the summary alone.",
     ),
     "forge": (
         one_of(forges.NAMES),

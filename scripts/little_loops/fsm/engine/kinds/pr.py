@@ -81,7 +81,9 @@ def _publish(
     ctx = run.context()
     branch = interpolate(config.branch, ctx) if config.branch else _current_branch(place)
     title = interpolate(config.title, ctx)
-    body = interpolate(config.body, ctx) if config.body is not None else summary(run)
+    body = summary(run)
+    if config.body is not None:  # the summary is always carried, under the body written
+        body = f"{interpolate(config.body, ctx).rstrip()}\n\n---\n\n{body}"
     base = interpolate(config.base, ctx) if config.base else None
     pr, head = pull.publish(forge, place, branch, base, title, body)
     record = run.pulls.record = PullRecord(name, pr.number, pr.url, head)
@@ -102,7 +104,7 @@ def _current_branch(place: Place) -> str:
 
 
 def summary(run: Run) -> str:
-    """The run's summary, a pull request's body by default: loop, passes, cost, states."""
+    """The run's summary, which ends every pull request's body: loop, passes, cost, states."""
     at = run.position
     states = " → ".join(at.pass_states) or at.state
     return (

@@ -248,3 +248,26 @@ def _events(work: Path) -> list[dict[str, object]]:
         return llproc.events(work, "ship")
     except (OSError, ValueError):
         return []
+
+
+def test_a_body_of_ones_own_still_carries_the_runs_summary_under_it(
+    fake: FakeGitHub, work: Path
+) -> None:
+    (work / ".loops" / "ship.yaml").write_text(
+        "name: ship\ninitial: open\ncontext:\n  n: '7'\nstates:\n"
+        "  open:\n    pr:\n      title: t\n      body: 'Closes #${context.n}.'\n"
+        "      interval: 0.1\n      merge: squash\n    on_success: done\n"
+        "    on_failure: done\n    on_error: done\n  done:\n    terminal: true\n"
+    )
+    fake.script_checks("fix", [[Check("test", "passed")]])
+
+    done = llproc.ll_loop(work, "run", "ship", env=_env(fake, work), timeout=120)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert fake.prs[1].state == "MERGED"
+    written, carried = fake.prs[1].body.split("\n\n---\n\n")
+    assert written == "Closes #7."
+    assert carried.startswith("Opened by ll-loop, loop `ship`.\n")
+    assert "- passes: 1\n" in carried
+    assert "- cost: $0.00\n" in carried
+    assert "- states of this pass: open\n" in carried
