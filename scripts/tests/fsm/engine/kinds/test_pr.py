@@ -16,6 +16,9 @@ from support.gitrepo import GIT_ENV
 from support.programs import needs_gh
 from support.slowdown import scaled
 
+from little_loops.cli.watch.board import board_rows
+from little_loops.cli.watch.detail import load_view
+from little_loops.cli.watch.run_screen import render_view
 from little_loops.fsm.facts.outcomes import ExitCode
 
 pytestmark = needs_gh
@@ -178,6 +181,33 @@ def test_stop_ends_the_wait_and_resume_goes_on(fake: FakeGitHub, work: Path) -> 
 
     assert done.returncode == ExitCode.TERMINAL_FAILURE, done.stderr
     assert not fake.merges()
+
+
+def test_watch_shows_the_run_waiting_for_its_checks(fake: FakeGitHub, work: Path) -> None:
+    _write(work, interval=30)
+    fake.script_checks("fix", [[Check("test", "pending")]])
+    env = _env(fake, work)
+    proc = llproc.start(work, "run", "ship", env=env)
+    loops = work / ".loops"
+    try:
+        llproc.wait_for(
+            lambda: bool(_of(_events(work), "checks_wait")), timeout=60, what="the checks wait"
+        )
+        # watch's list: the run's line says what it waits for.
+        (row,) = board_rows(loops)
+        cells = row.cells()
+        assert cells[2:4] == ("running", "open")
+        assert cells[-1].startswith("for the checks of state open's pull request (")
+        # watch's run screen says it too.
+        screen = render_view(load_view(row.key, loops), row.key).plain
+        assert "\nwaiting for the checks of state open's pull request (" in screen
+        stop = llproc.ll_loop(work, "stop", "ship", env=env)
+        assert stop.returncode == 0, stop.stderr
+        assert proc.wait(timeout=scaled(10)) == ExitCode.STOPPED
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def test_a_check_that_never_reports_ends_at_max_wait(fake: FakeGitHub, work: Path) -> None:
