@@ -141,9 +141,15 @@ def test_actionlint_catches_an_input_the_action_does_not_have(tmp_path: Path) ->
     assert 'input "loops" is not defined in action' in done.stdout
 
 
-def _run_step(tmp_path: Path, inputs: dict[str, str]) -> list[str]:
+RECORDS = (
+    '#!/bin/bash\nif [ "$1" = run ]; then printf \'%s\\n\' "$@" > "$CALLED"; echo \'{}\'; fi\n'
+)
+
+
+def _run_step(tmp_path: Path, inputs: dict[str, str], fake_ll_loop: str = RECORDS) -> list[str]:
     """Run action.yml's "Run the loop" step in real bash (as a composite step runs it) with
-    these inputs, an `ll-loop` on PATH that records its arguments: those of `ll-loop run`."""
+    these inputs, an `ll-loop` on PATH that records its arguments: those of `ll-loop run`
+    (or runs *fake_ll_loop*, which records them too)."""
     action = yaml.safe_load((REPO / "action.yml").read_text())
     (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
     bin_dir, runner = tmp_path / "bin", tmp_path / "runner"
@@ -151,9 +157,7 @@ def _run_step(tmp_path: Path, inputs: dict[str, str]) -> list[str]:
     runner.mkdir()
     (bin_dir / "python").symlink_to(sys.executable)
     fake = bin_dir / "ll-loop"
-    fake.write_text(
-        '#!/bin/bash\nif [ "$1" = run ]; then printf \'%s\\n\' "$@" > "$CALLED"; echo \'{}\'; fi\n'
-    )
+    fake.write_text(fake_ll_loop)
     fake.chmod(0o755)
     env = {
         **os.environ,
@@ -198,6 +202,37 @@ def test_the_agent_input_sets_the_loops_agent_parameter_after_set(tmp_path: Path
     ]
     called = _run_step(tmp_path / "b", {"loop": "hello", "agent": ""})
     assert called == ["run", "hello", "--json"]
+
+
+# An `ll-loop run` that leaves what a run of a `pr:` state in a worktree leaves: its result,
+# its state file (the worktree's branch) and its events (the pull request it opened).
+PR_RUN = """\
+#!/bin/bash
+[ "$1" = run ] || exit 0
+printf '%s\\n' "$@" > "$CALLED"
+mkdir -p .loops/.running
+echo '{"worktree": {"branch": "ll/ship/a1"}}' > .loops/.running/ship.state.json
+{
+  echo '{"event": "loop_start", "loop": "ship"}'
+  echo '{"event": "pull_request", "url": "http://github.localhost/o/r/pull/7"}'
+} > .loops/.running/ship.events.jsonl
+echo '{"terminated_by": "terminal", "final_state": "done", "cost_usd": 0.25}'
+"""
+
+
+def test_the_outputs_name_the_runs_pull_request_branch_and_cost(tmp_path: Path) -> None:
+    called = _run_step(tmp_path, {"loop": "ship"}, PR_RUN)
+    assert called == ["run", "ship", "--json"]
+    lines = (tmp_path / "runner" / "output").read_text().splitlines()
+    outputs = dict(line.split("=", 1) for line in lines if not line.startswith("export="))
+    assert outputs == {
+        "exit-code": "0",
+        "outcome": "terminal",
+        "final-state": "done",
+        "cost": "0.250000",
+        "branch": "ll/ship/a1",
+        "pr-url": "http://github.localhost/o/r/pull/7",
+    }
 
 
 def test_act_runs_the_docs_matrix_each_job_with_its_outputs_summary_and_export(
