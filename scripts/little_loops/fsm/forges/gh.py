@@ -134,6 +134,11 @@ class GhForge:
             checks = tuple(
                 self._check(place, line) for line in ran.out.splitlines() if line.strip()
             )
+            # gh exits in error only for a failed (1) or pending (8) check: rows that all
+            # passed with an error exit are gh failing part way, never a green light.
+            unsettled = (CheckState.FAILED, CheckState.PENDING)
+            if ran.code != 0 and not any(c.state in unsettled for c in checks):
+                raise ForgeError(f"`gh {' '.join(args)}` failed: {ran.problem()}")
         mergeable = str(viewed.get("mergeable", "")).lower()
         return Status(
             head=str(viewed.get("headRefOid", "")),

@@ -3,6 +3,7 @@ preflight, opening and updating a pull request, its checks with log tails, mergi
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -153,3 +154,29 @@ def test_a_push_git_refuses_is_a_forge_error(place: Place, tmp_path: Path) -> No
     git(other, "push", "-q", "origin", "fix")
     with pytest.raises(ForgeError, match=r"^`git push origin HEAD:fix` failed: "):
         pull.push(place, "fix")
+
+
+def test_gh_checks_exiting_in_error_with_passing_rows_is_never_green(
+    place: Place, fake: FakeGitHub, tmp_path: Path
+) -> None:
+    """gh exits 1 only for a failed check and 8 only for a pending one: an exit in error
+    whose rows all passed is gh failing, never a green light to merge."""
+    fake.script_checks("fix", [[Scripted("test", "passed")]])
+    pr, head = pull.publish(FORGE, place, "fix", None, "t", "b")
+    real = shutil.which("gh", path=place.env.get("PATH"))
+    assert real is not None
+    bin_dir = tmp_path / "wrapped"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "gh"
+    wrapper.write_text(
+        "#!/bin/bash\n"
+        'if [ "$1 $2" = "pr checks" ]; then\n'
+        '  "' + real + '" "$@"; echo "error: connection reset" >&2; exit 1\n'
+        "fi\n"
+        'exec "' + real + '" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    wrapped = replace(place, env={**place.env, "PATH": f"{bin_dir}:{place.env['PATH']}"})
+    with pytest.raises(ForgeError, match=r"^`gh pr checks 1` failed: "):
+        pull.look(FORGE, wrapped, pr, head, required=False)
+    assert fake.merges() == []
