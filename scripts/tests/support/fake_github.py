@@ -58,6 +58,7 @@ class PullRequest:
     state: str = "OPEN"  # OPEN / MERGED / CLOSED
     mergeable: str = "MERGEABLE"  # MERGEABLE / CONFLICTING / UNKNOWN
     merge_method: str | None = None
+    fork_owner: str | None = None  # a pull request from a fork: its owner's login
 
 
 @dataclass(frozen=True)
@@ -267,7 +268,7 @@ class FakeGitHub(LocalServer[object]):
 
     def _pr_node(self, pr: PullRequest, *, advance: bool = False) -> dict[str, Any]:
         contexts = self._contexts(pr, advance=advance)
-        oid = self.head_oid(pr.head)
+        oid = self.head_oid(pr.head) if pr.fork_owner is None else "f" * 40
         return {
             "id": f"PR_{pr.number}",
             "number": pr.number,
@@ -281,8 +282,8 @@ class FakeGitHub(LocalServer[object]):
             "headRefName": pr.head,
             "headRefOid": oid,
             "baseRefName": pr.base,
-            "isCrossRepository": False,
-            "headRepositoryOwner": {"login": self.owner, "id": "U_1"},
+            "isCrossRepository": pr.fork_owner is not None,
+            "headRepositoryOwner": {"login": pr.fork_owner or self.owner, "id": "U_1"},
             "headRepository": {"id": "R_1", "name": self.name},
             "maintainerCanModify": False,
             "mergeable": pr.mergeable,
@@ -332,7 +333,10 @@ class FakeGitHub(LocalServer[object]):
         if operation == "PullRequestCreate":
             given = variables.get("input", {})
             head = str(given.get("headRefName", ""))
-            if any(p.head == head and p.state == "OPEN" for p in self.prs.values()):
+            if any(
+                p.head == head and p.state == "OPEN" and p.fork_owner is None
+                for p in self.prs.values()
+            ):
                 return _error(f"A pull request already exists for {self.owner}:{head}.")
             number = len(self.prs) + 1
             pr = PullRequest(

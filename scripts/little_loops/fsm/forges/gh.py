@@ -97,9 +97,20 @@ class GhForge:
         self, place: Place, head: str, base: str | None, title: str, body: str
     ) -> PullRequest:
         listed = self._gh(
-            place, "pr", "list", f"--head={head}", "--state=open", "--json", "number,url"
+            place,
+            "pr",
+            "list",
+            f"--head={head}",
+            "--state=open",
+            "--json",
+            "number,url,isCrossRepository",
         )
-        found = _json(listed, list)
+        # GitHub lists by head branch *name* across forks: never take over a fork's.
+        found = [
+            p
+            for p in _json(listed, list)
+            if isinstance(p, dict) and p.get("isCrossRepository") is False
+        ]
         if found:
             number, url = int(found[0]["number"]), str(found[0]["url"])
             self._gh(

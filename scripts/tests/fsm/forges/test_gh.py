@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from support.fake_github import Check as Scripted
 from support.fake_github import FakeGitHub
+from support.fake_github import PullRequest as FakePull
 from support.gitrepo import git
 from support.programs import needs_gh
 
@@ -92,6 +93,22 @@ def test_a_pull_request_is_opened_then_updated_never_twice(place: Place, fake: F
     )
     assert fake.operations().count("PullRequestCreate") == 1
     assert fake.operations().count("PullRequestUpdate") == 1
+
+
+def test_a_forks_pull_request_of_the_same_branch_name_is_never_taken_over(
+    place: Place, fake: FakeGitHub
+) -> None:
+    """GitHub lists pull requests by head branch name across forks: a stranger's `fix`
+    from a fork is neither edited nor waited on; ours is opened beside it."""
+    fake.prs[1] = FakePull(1, "theirs", "their body", "fix", "main", fork_owner="stranger")
+    opened, _ = pull.publish(FORGE, place, "fix", None, "ours", "our body")
+    assert (opened.number, opened.created) == (2, True)
+    assert (fake.prs[1].title, fake.prs[1].body) == ("theirs", "their body")
+    assert "PullRequestUpdate" not in fake.operations()
+    again, _ = pull.publish(FORGE, place, "fix", None, "ours again", "b")
+    assert (again.number, again.created) == (2, False)
+    assert fake.prs[2].title == "ours again"
+    assert fake.prs[1].title == "theirs"
 
 
 def test_checks_are_read_with_names_states_and_the_tail_of_a_failed_jobs_log(
