@@ -54,6 +54,13 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
             if waited is not None:
                 return waited
             continue
+        confirmed = _confirmed(record, seen, config)
+        if not confirmed:
+            said = f"{seen.reason}; looking once more before the merge, for checks still to come"
+            waited = _wait(run, name, config, record, said)
+            if waited is not None:
+                return waited
+            continue
         if seen.verdict is pull.Verdict.FAILED:
             return _routed(run, name, state, record, FAILURE, _failed_text(seen), seen)
         merged = False
@@ -131,6 +138,20 @@ def _wait(
     payload = wait_event(name, wait, run.retries.attempts.of(name), None)
     run.emit(Event.CHECKS_WAIT, {**payload, "number": record.number, "reason": reason})
     return None
+
+
+def _confirmed(record: PullRecord, seen: pull.Look, config: PullRequestConfig) -> bool:
+    """False for a first green look before a merge: a check that has not reported yet
+    (a slow workflow, an app) is in no list, so green merges only when the same checks
+    are green again a wait later."""
+    names = sorted(c.name for c in seen.checks)
+    if seen.verdict is not pull.Verdict.PASSED or config.merge == MergeMethod.NONE:
+        record.green = []
+        return True
+    if record.green == names:
+        return True
+    record.green = names
+    return False
 
 
 def _failed_text(seen: pull.Look) -> str:

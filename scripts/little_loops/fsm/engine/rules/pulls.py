@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from little_loops.fsm.engine.records import ExecutorSnapshot
@@ -11,7 +11,8 @@ from little_loops.fsm.engine.records import ExecutorSnapshot
 @dataclass
 class PullRecord:
     """The pull request of a `pr:` state: opened for the commit *head*, looked at *looks*
-    times, its checks waited for *waited_s* seconds in all."""
+    times, its checks waited for *waited_s* seconds in all, *green* the checks that all
+    passed at the last look (a merge needs the same checks green at two looks in a row)."""
 
     state: str
     number: int
@@ -19,6 +20,7 @@ class PullRecord:
     head: str
     looks: int = 0
     waited_s: float = 0.0
+    green: list[str] = field(default_factory=list)  # the checks all passed at the last look
 
     @classmethod
     def from_dict(cls, data: object) -> PullRecord | None:
@@ -34,6 +36,7 @@ class PullRecord:
                 head=str(data["head"]),
                 looks=int(data.get("looks", 0)),
                 waited_s=float(data.get("waited_s", 0.0)),
+                green=[str(n) for n in data.get("green") or []],
             )
         except (KeyError, TypeError, ValueError, OverflowError):
             return None

@@ -301,3 +301,26 @@ def test_a_body_of_ones_own_still_carries_the_runs_summary_under_it(
     assert "- passes: 1\n" in carried
     assert "- cost: $0.00\n" in carried
     assert "- states of this pass: open\n" in carried
+
+
+def test_a_check_that_reports_late_is_never_merged_past(fake: FakeGitHub, work: Path) -> None:
+    """Green at the first look may be only the checks that reported so far: the merge
+    waits for the same checks green again, and a late failing check stops it."""
+    _write(work)
+    fake.script_checks(
+        "fix",
+        [
+            [Check("lint", "passed")],
+            [Check("lint", "passed"), Check("test", "failed", log="FAILED late")],
+        ],
+        [[Check("lint", "passed"), Check("test", "passed")]],
+    )
+
+    done = llproc.ll_loop(work, "run", "ship", env=_env(fake, work), timeout=120)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    events = llproc.events(work, "ship")
+    assert [e["verdict"] for e in _of(events, "checks")] == ["failure", "success"]
+    (merge,) = fake.merges()
+    assert merge.checks_then == (("lint", "passed"), ("test", "passed"))
+    assert merge.variables["input"]["expectedHeadOid"] == fake.head_oid("fix")
