@@ -44,6 +44,8 @@ class Look:
 def push(place: Place, branch: str) -> str:
     """Push the checkout's HEAD to *branch* of the remote; the commit pushed. ForgeError
     when git refuses (the remote has commits the branch lacks, no access)."""
+    if place.remote.startswith("-") or not place.remote.strip():
+        raise ForgeError(f"{place.remote!r} is not a git remote's name")
     named = git(place.where, "check-ref-format", f"refs/heads/{branch}", check=False)
     if not named.ok or branch.startswith("-"):
         raise ForgeError(f"{branch!r} is not a branch name git accepts")

@@ -197,3 +197,14 @@ def test_gh_checks_exiting_in_error_with_passing_rows_is_never_green(
     with pytest.raises(ForgeError, match=r"^`gh pr checks 1` failed: "):
         pull.look(FORGE, wrapped, pr, head, required=False)
     assert fake.merges() == []
+
+
+def test_a_remote_named_like_an_option_is_refused_before_git_reads_it(
+    place: Place, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere.git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    hostile = replace(place, remote=f"--repo={elsewhere}")
+    with pytest.raises(ForgeError, match=r"^'--repo=.*' is not a git remote's name$"):
+        pull.push(hostile, "fix")
+    assert git(elsewhere, "for-each-ref").strip() == ""
