@@ -55,7 +55,9 @@ LOG_LEVEL: tuple[str, ...] = ("--log-level", "ERROR")
 # OPENCODE_SETTLE seconds later, or at a second such line: what it does not retry (a
 # refused key, a bad request) it gives up on at once, with its own error event; what it
 # retries, it first waits for (`retry-after`, an hour if it says an hour; else 2 s, 4 s, ...).
-OPENCODE_SETTLE = 5.0
+# 15 s: its first wait without a `retry-after` (2 s) and the retried call's answer, with
+# room for a loaded machine (5 s cut a retry answered at once on a 2-core box under load).
+OPENCODE_SETTLE = 15.0
 OPENCODE_OWN_RETRY = OwnRetry(
     begins=(
         # Atomic groups: each field is looked for once (its last), so a long line of
