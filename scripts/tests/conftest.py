@@ -50,10 +50,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         del os.environ[name]
 
 
+# The markers of the longest tests, longest first: those tests run first.
+LONG_FIRST = ("reliability", "e2e")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The long reliability tests first (the order is otherwise kept): spread over workers
-    (`-n`), none of them is left to run alone at the end."""
-    items.sort(key=lambda item: item.get_closest_marker("reliability") is None)
+    """The long reliability tests first, then the end-to-end ones with the real agent CLIs
+    (the order is otherwise kept): spread over workers (`-n`, `--dist worksteal` takes
+    from the end of a worker's queue), none of them is left to run alone at the end."""
+
+    def rank(item: pytest.Item) -> int:
+        marked = (i for i, name in enumerate(LONG_FIRST) if item.get_closest_marker(name))
+        return next(marked, len(LONG_FIRST))
+
+    items.sort(key=rank)
 
 
 @pytest.hookimpl(tryfirst=True)

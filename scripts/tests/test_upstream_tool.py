@@ -119,3 +119,62 @@ def test_scripts_dev_runs_it(tree: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "ll-loop validate: 4 of 5 validate with no error" in result.stdout
+
+
+ASK = """\
+name: ask
+initial: ask
+states:
+  ask:
+    action_type: prompt
+    action: "Say done"
+    evaluate: {type: output_contains, pattern: "stand-in answer"}
+    on_yes: done
+    on_no: again
+    on_error: again
+  again:
+    action: "true"
+    next: done
+  done:
+    terminal: true
+"""
+# little-loops' `ll-loop run NAME` stand-in: the `state_enter` events its run of `fix` and
+# `ask` would write (check fails once; ask's answer passes), into its own events file.
+FAKE_UPSTREAM_RUN = """\
+#!/bin/bash
+[ "$1" = validate ] && exit 0
+[ "$1" = run ] || exit 1
+case "$2" in
+  ask) states="ask" ;;
+  mine) states="check fix fix" ;;
+  odd) states="check" ;;
+  *) states="check fix check" ;;
+esac
+mkdir -p .loops/.running
+log=".loops/.running/$2-1.events.jsonl"
+for s in $states; do
+  echo "{\\"event\\": \\"state_enter\\", \\"state\\": \\"$s\\"}" >> "$log"
+done
+"""
+
+
+def test_run_compares_real_runs_with_a_stand_in_claude_answering_the_prompts(
+    tree: Path, tmp_path: Path
+) -> None:
+    (tree / ".loops" / "ask.yaml").write_text(ASK)
+    fake = tmp_path / "ll-loop"
+    fake.write_text(FAKE_UPSTREAM_RUN)
+    fake.chmod(0o755)
+    result = measure(
+        str(tree), "--run", "--upstream-ll-loop", str(fake), "--only", "ask", "fix", "mine", "odd"
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    # Our real run of `ask` sent its prompt to the stand-in `claude`, whose answer passed
+    # (any other answer, or none, would have gone on to `again`).
+    assert "same  ask (1/1 states)" in out
+    assert "same  fix (3/3 states)" in out
+    assert "DIFF  mine (3/3 states): theirs check > fix > fix; ours check > fix > check" in out
+    # Theirs ended by itself after one state where ours went on: not "as far as it went".
+    assert "DIFF  odd (1/3 states): theirs check; ours check > fix > check" in out
+    assert out.rstrip().endswith("run: 2 of 4 loops valid in both enter the same states: ask, fix")

@@ -1,4 +1,4 @@
-"""Measure how little-loops' shipped loops fare here: `scripts/dev upstream DIR [--simulate]`.
+"""Measure how little-loops' shipped loops fare here: `scripts/dev upstream DIR [--simulate|--run]`.
 
 DIR is a little-loops checkout (or an extracted tree of one). A scratch project is made
 whose `.loops/` holds DIR/scripts/little_loops/loops/* (lib/ and oracles/ included) and
@@ -14,7 +14,9 @@ With --simulate, the original little-loops is installed into its own venv (from
 names an installed `ll-loop` of it) and, for each loop that validates in both, both tools'
 `simulate --scenario S` walks are compared state by state for each scenario: the whole walk
 when theirs ends at a terminal state, else (its simulate stops at 20 steps, or a limit)
-as far as theirs went. --ours-src measures another tree's ll-loop (a merge, say). A dev
+as far as theirs went. With --run, both tools run each such loop for real, a scripted
+stand-in `claude` (stand_in_claude.py) first on PATH, and the states entered are compared.
+--ours-src measures another tree's ll-loop (a merge, say). A dev
 tool: the network is used only to install little-loops' dependencies, and the test suite
 never runs it against it.
 """
@@ -297,10 +299,130 @@ def simulate_all(binary: Path, project: Path, loops: Sequence[Loop], out: list[s
     )
 
 
+STAND_IN = Path(__file__).resolve().parent / "stand_in_claude.py"
+RUN_TIMEOUT = 90.0  # seconds of one `ll-loop run` of one loop (a step cap stops most first)
+INPUT = "stand-in input"  # a loop's `input`, given to both as the positional argument
+
+
+def run_env(project: Path, bin_dir: Path, *, ours: bool) -> dict[str, str]:
+    """The environment of a real run: the stand-in `claude` first on PATH, a key it never
+    sends, root allowed to skip permissions; nothing else of the developer's."""
+    base = OURS_ENV if ours else upstream_env(project / ".home")
+    env: dict[str, str] = {k: base[k] for k in ("PATH", "PYTHONPATH", "LANG") if k in base}
+    env.update(HOME=str(project / ".home"), ANTHROPIC_API_KEY="stand-in", IS_SANDBOX="1")
+    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "/usr/bin:/bin")])
+    return env
+
+
+def run_walk(
+    argv: list[str], project: Path, env: dict[str, str], events: str, seconds: float
+) -> tuple[list[str], bool] | str:
+    """The states a real run of *argv* in *project* entered (its `state_enter` events, the
+    loop's own: files matching *events* under .loops) and whether *seconds* cut it, or
+    why there are none."""
+    cut = False
+    try:
+        subprocess.run(
+            argv,
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        cut = True  # compared as far as it went
+    files = sorted((project / ".loops").glob(events), key=lambda path: path.stat().st_mtime)
+    states: list[str] = []
+    for path in files:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "state_enter" and not event.get("depth"):
+                states.append(str(event.get("state")))
+    return (states, cut) if states else "no state entered"
+
+
+def run_all(
+    binary: Path, project: Path, loops: Sequence[Loop], out: list[str], seconds: float
+) -> None:
+    """Run each loop valid in both for real with each tool (ours with `--compat`), the
+    stand-in `claude` answering every prompt, each in a fresh copy of the project, and
+    compare the states entered (as far as the shorter went when one was cut)."""
+    out.append(f"== ll-loop run, little-loops ({binary}) against ours with --compat")
+    out.append(f"   (stand-in claude: {STAND_IN}; each run at most {seconds:g} s)")
+    both = [
+        loop for loop in loops if not loop.compat_errors and upstream_valid(binary, project, loop)
+    ]
+    matched: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        bin_dir = Path(tmp) / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "claude").symlink_to(STAND_IN)
+        for loop in both:
+            text = loop.path.read_text(encoding="utf-8", errors="replace")
+            reads = re.search(r"\$\{context\.input\b|^input_key:", text, re.MULTILINE)
+            given = [INPUT] if reads else []  # a loop that reads no input gets none
+            walks: list[tuple[list[str], bool] | str] = []
+            for ours in (False, True):
+                copy = Path(tmp) / ("ours" if ours else "theirs") / loop.name
+                shutil.copytree(project, copy, symlinks=True)
+                subprocess.run(["git", "init", "-q"], cwd=copy, check=False)
+                env = run_env(copy, bin_dir, ours=ours)
+                if ours:
+                    name = str(loop.path.relative_to(project))
+                    argv = [*OURS, "run", name, *given, "--compat", "--no-sandbox"]
+                    walks.append(
+                        run_walk(argv, copy, env, f".running/{loop.name}.events.jsonl", seconds)
+                    )
+                else:
+                    argv = [str(binary), "run", loop.name, *given]  # its own caps, as written
+                    walks.append(
+                        run_walk(argv, copy, env, f"**/*{loop.name}*events.jsonl", seconds)
+                    )
+                shutil.rmtree(copy, ignore_errors=True)
+            first, second = walks
+            if isinstance(first, str) or isinstance(second, str):
+                why = [w if isinstance(w, str) else "ran" for w in walks]
+                out.append(f"NOT   {loop.name}: theirs {why[0]}; ours {why[1]}")
+                continue
+            (theirs, cut_theirs), (mine, cut_mine) = first, second
+            # As far as the shorter went only when it was cut (--run-seconds);
+            # a shorter walk that ended by itself where the other went on is a difference.
+            capped = {"theirs": cut_theirs, "ours": cut_mine}
+            shorter = "theirs" if len(theirs) < len(mine) else "ours"
+            length = min(len(theirs), len(mine))
+            if len(theirs) != len(mine) and capped[shorter]:
+                same = theirs[:length] == mine[:length]
+            else:
+                same = theirs == mine
+            if same:
+                matched.append(loop.name)
+            shown = f"theirs {' > '.join(theirs)}; ours {' > '.join(mine)}"
+            out.append(
+                f"{'same ' if same else 'DIFF '} {loop.name} ({len(theirs)}/{len(mine)} states)"
+                + ("" if same else f": {shown}")
+            )
+    out.append("")
+    out.append(
+        f"run: {len(matched)} of {len(both)} loops valid in both enter the same states: "
+        f"{', '.join(matched) or '-'}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/dev upstream", description=__doc__)
     parser.add_argument("dir", type=Path, metavar="DIR", help="a little-loops checkout or tree")
     parser.add_argument("--simulate", action="store_true", help="compare simulate walks too")
+    parser.add_argument(
+        "--run", action="store_true", help="compare real runs too (a stand-in claude on PATH)"
+    )
+    parser.add_argument(
+        "--run-seconds", type=float, default=RUN_TIMEOUT, help="cut each real run after this"
+    )
     parser.add_argument("--upstream-src", type=Path, help="little-loops' scripts/ to install")
     parser.add_argument("--upstream-ll-loop", type=Path, help="an installed little-loops ll-loop")
     parser.add_argument("--keep", type=Path, help="build the scratch project here and keep it")
@@ -328,10 +450,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             out.append("(this build's validate has no --compat)")
             out.append("")
         print("\n".join(out), flush=True)
-        if args.simulate:
+        chosen = [loop for loop in loops if not args.only or loop.name in args.only]
+        if args.simulate or args.run:
             binary = upstream_ll_loop(args.dir, args.upstream_src, args.upstream_ll_loop)
-            chosen = [loop for loop in loops if not args.only or loop.name in args.only]
+        if args.simulate:
             simulate_all(binary.resolve(), project, chosen, _Printed())
+        if args.run:
+            run_all(binary.resolve(), project, chosen, _Printed(), args.run_seconds)
     return 0
 
 

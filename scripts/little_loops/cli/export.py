@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.resolve import project_loops_dir
-from little_loops.cli.runs import add_run_option
+from little_loops.cli.runref import add_run_option
 
 if TYPE_CHECKING:
     from little_loops.fsm.runs.report import Report
@@ -41,7 +41,7 @@ def export_command(
 ) -> int:
     """Write NAME's archived run *run_id* (the last one) to *output*; 0 when written."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
-    from little_loops.cli.runs import archived_name
+    from little_loops.cli.runref import archived_name
     from little_loops.fsm.facts.outcomes import ExitCode
     from little_loops.fsm.runs.archive import find_run
     from little_loops.fsm.runs.atomic import write_user_file

@@ -1,9 +1,10 @@
-"""Progress lines of stall breakers, approval gates and checkpoints (a part of ProgressDisplay)."""
+"""Progress lines of stalls, approvals, pull requests and checkpoints (in ProgressDisplay)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from little_loops.fsm.engine.attempts import waiting_text
 from little_loops.fsm.engine.commits import commit_text
 from little_loops.fsm.facts.safetext import one_line
 
@@ -11,7 +12,8 @@ _YELLOW, _RED = "\033[33m", "\033[31m"
 
 
 class GateLines:
-    """Prints the `stall`, `approval_wait`, `approval`, `checkpoint` and `rollback` events."""
+    """Prints the `stall`, `approval_wait`, `approval`, `pull_request`, `checks_wait`,
+    `checks`, `checkpoint` and `rollback` events."""
 
     quiet: bool
     loop_name: str
@@ -56,6 +58,27 @@ class GateLines:
         note = event.get("note")
         noted = f": {one_line(note)}" if isinstance(note, str) and note else ""
         self._write(f"       • {said} ({verdict}){noted}\n")
+
+    def _on_pull_request(self, event: dict[str, Any]) -> None:
+        if not self._header_printed and not self.quiet:
+            self._header("(pull request)")
+        if self.quiet:
+            return
+        how = "opened" if event.get("created") else "updated"
+        head = one_line(event.get("head"))[:12]
+        url = one_line(event.get("url"))
+        self._write(f"       ⇡ pushed {one_line(event.get('branch'))} ({head}), {how} {url}\n")
+
+    def _on_checks_wait(self, event: dict[str, Any]) -> None:
+        # Shown even with --quiet: a run that waits for CI says so.
+        self._write(f"       ⏳ {one_line(waiting_text(event))}\n")
+
+    def _on_checks(self, event: dict[str, Any]) -> None:
+        # Shown even with --quiet: the checks' verdict decides where the run goes.
+        verdict = one_line(event.get("verdict"))
+        mark = "✓" if verdict == "success" else "✗"
+        merged = " (merged)" if event.get("merged") else ""
+        self._write(f"       {mark} checks: {verdict}{merged}: {one_line(event.get('reason'))}\n")
 
     def _on_checkpoint(self, event: dict[str, Any]) -> None:
         # A failed commit is shown even with --quiet: the run goes on without it.

@@ -10,8 +10,7 @@ from typing import Any
 
 from little_loops.cli.options import positive_int
 from little_loops.cli.resolve import project_loops_dir
-from little_loops.cli.runref import add_run_argument
-from little_loops.cli.runs import add_run_option
+from little_loops.cli.runref import add_run_argument, add_run_option
 from little_loops.fsm.facts.events import Event
 
 
@@ -95,7 +94,7 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
         return f"{head} {state} → {event.get('verdict')}{note}"
     if kind == Event.ATTEMPT:
         return f"{head} {state} attempt {event.get('attempt')} of {event.get('max_attempts')}"
-    if kind in (Event.RETRY_WAIT, Event.RATE_LIMIT_WAIT):
+    if kind in (Event.RETRY_WAIT, Event.RATE_LIMIT_WAIT, Event.CHECKS_WAIT):
         from little_loops.fsm.engine.attempts import waiting_text
 
         return f"{head} {state} {waiting_text(event)}"
@@ -137,17 +136,11 @@ def history_command(
     The events are streamed (a long run's log is never held in memory) and `--tail N`
     reads only the end of the log."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
-    from little_loops.cli.runref import run_name
+    from little_loops.cli.runref import shown_run
     from little_loops.fsm.facts.outcomes import ExitCode
     from little_loops.fsm.runs.store import StatePersistence
 
-    folder = None
-    if run_id is not None:
-        from little_loops.cli.runs import archived_run_folder
-
-        loop_name, folder = archived_run_folder(name, run_id, loops_dir)
-    else:
-        loop_name = run_name(name, loops_dir)
+    loop_name, folder = shown_run(name, run_id, loops_dir)
     store = StatePersistence(loop_name, loops_dir, folder=folder)
     events = store.tail_events(tail) if tail is not None else store.iter_events()
     count = 0

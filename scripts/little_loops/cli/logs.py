@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.resolve import project_loops_dir
-from little_loops.cli.runref import add_run_argument
-from little_loops.cli.runs import add_run_option
+from little_loops.cli.runref import add_run_argument, add_run_option
 from little_loops.fsm.facts.events import Event
 
 FOLLOW_POLL_SECONDS = 0.2
@@ -71,18 +70,12 @@ def logs_command(
     run *run_id*); 1 when there is none."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.outputtail import OutputTail
-    from little_loops.cli.runref import run_name
+    from little_loops.cli.runref import shown_run
     from little_loops.fsm.actions.registry import DEFAULT_KIND, recorded
     from little_loops.fsm.facts.outcomes import ExitCode
     from little_loops.fsm.facts.runfile import display_path, open_run_stream
 
-    folder = None
-    if run_id is not None:
-        from little_loops.cli.runs import archived_run_folder
-
-        loop_name, folder = archived_run_folder(name, run_id, loops_dir)
-    else:
-        loop_name = run_name(name, loops_dir)
+    loop_name, folder = shown_run(name, run_id, loops_dir)
     start = latest_step(loop_name, state, loops_dir, folder)
     path = start.get("output_path") if start is not None else None
     if folder is None:  # an event is data: only an output file of the run is read

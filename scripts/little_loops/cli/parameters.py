@@ -219,11 +219,12 @@ def _depth(value: Any) -> int:
 
 def input_key(fsm: FSMLoop) -> str | None:
     """The context key a free-form VALUE goes to, or None when the loop takes none: one
-    without parameters that names its `input_key:`, requires it, or reads it."""
+    without parameters that names its `input_key:`, requires it, or reads it; under
+    `--compat` any loop without parameters (little-loops keeps the value for it)."""
     if fsm.parameters:
         return None
     key = fsm.input_key
-    if key != DEFAULT_INPUT_KEY or key in fsm.required_inputs:
+    if key != DEFAULT_INPUT_KEY or key in fsm.required_inputs or fsm.theirs:
         return key
     return key if reads_context(fsm.to_dict(), key) else None
 

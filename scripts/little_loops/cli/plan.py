@@ -6,6 +6,7 @@ import json
 
 from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.blocks import PullRequestConfig
 from little_loops.fsm.definition.fanout import JOIN_BEST, FanOutConfig, fan_out_of, fan_out_text
 from little_loops.fsm.definition.metadata import PUBLIC, first_line
 from little_loops.fsm.definition.model import (
@@ -25,6 +26,17 @@ from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.runs.preflight import needs
 from little_loops.fsm.runs.webhook import where
+
+
+def _pull_request(pr: PullRequestConfig) -> str:
+    """What a `pr:` state does, on one line."""
+    merge = "never merged" if pr.merge == "none" else f"merged ({pr.merge}) when green"
+    return (
+        f"push to {pr.remote} and open or update one ({pr.forge}): {first_line(pr.title)!r}; "
+        f"{pr.checks} checks must pass, looked at every {_seconds(pr.interval)} "
+        f"(x{pr.backoff_rate:g}, at most {_seconds(pr.max_interval)}) for up to "
+        f"{_seconds(pr.max_wait)}; {merge}"
+    )
 
 
 def _seconds(value: float | None) -> str:
@@ -142,12 +154,28 @@ def about_lines(fsm: FSMLoop) -> list[str]:
     return lines
 
 
+def _pull_request_lines(pr: PullRequestConfig | None) -> list[str]:
+    """A pull-request state's line: what it pushes, opens, waits for and merges."""
+    return [] if pr is None else [f"    pull request: {_pull_request(pr)}"]
+
+
 def _fan_out_lines(fan: FanOutConfig | None) -> list[str]:
     """A fan-out state's lines: what its branches run, how many at once, join and merge."""
     if fan is None:
         return []
     score = [f"    score: {fan.score}"] if fan.join == JOIN_BEST else []
     return [f"    fan-out: {fan_out_text(fan)}", *score]
+
+
+def _parameters(fsm: FSMLoop) -> list[str]:
+    """The loop's parameters, each with its value and what it takes."""
+    lines = ["parameters:"] if fsm.parameters else []
+    for name, spec in fsm.parameters.items():
+        value = json.dumps(fsm.context[name]) if name in fsm.context else "not given"
+        lines.append(f"  {name} = {value}  ({spec.summary()})")
+        if spec.description:
+            lines.append(f"      {spec.description}")
+    return lines
 
 
 def format_plan(fsm: FSMLoop, source: str) -> str:
@@ -172,13 +200,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
     context = {k: v for k, v in fsm.context.items() if k not in fsm.parameters}
     if context:
         lines.append("context: " + ", ".join(f"{k}={v!r}" for k, v in context.items()))
-    if fsm.parameters:
-        lines.append("parameters:")
-    for name, spec in fsm.parameters.items():
-        value = json.dumps(fsm.context[name]) if name in fsm.context else "not given"
-        lines.append(f"  {name} = {value}  ({spec.summary()})")
-        if spec.description:
-            lines.append(f"      {spec.description}")
+    lines += _parameters(fsm)
     if fsm.notify is not None:
         lines.append(f"notify: {_notify(fsm.notify)}")
     lines.append("states:")
@@ -208,7 +230,7 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
             if state.capture:
                 lines.append(f"    capture: {state.capture}")
         fan = fan_out_of(state)  # its verdict is the join of its branches
-        lines += _fan_out_lines(fan)
+        lines += _fan_out_lines(fan) + _pull_request_lines(state.pr)
         if state.stall is not None:
             lines.append(f"    stall: {_stall(state.stall)}")
         if state.rollback:
@@ -220,10 +242,17 @@ def format_plan(fsm: FSMLoop, source: str) -> str:
         if policy is not None:
             lines.append(f"    retry: {_retry(policy)}")
         # An answer is no evaluation; a sub-loop's verdict is how its child ended.
-        judged = not (state.terminal or state.is_approval() or state.loop is not None or fan)
+        judged = not (
+            state.terminal
+            or state.is_approval()
+            or state.loop is not None
+            or state.pr is not None
+            or fan
+        )
         evaluator = _evaluator(state, llm.enabled) if judged else None
         if evaluator is not None:
             lines.append(f"    evaluate: {evaluator}")
+        lines += [f"    {key}: {shown}" for key, shown in state.shown()]  # its keys' rows
         routes = [f"{t.label} → {t.target}" for t in declared(state)]
         if routes:
             lines.append(f"    routes: {', '.join(routes)}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from little_loops.cli.resolve import project_loops_dir
-from little_loops.cli.runs import add_run_option
+from little_loops.cli.runref import add_run_option
 from little_loops.fsm.facts.spend import format_cost
 
 if TYPE_CHECKING:
@@ -112,8 +112,7 @@ def report_command(
 
 def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
     """The report of NAME's archived run *run_id*, else of its current (or last) run."""
-    from little_loops.cli.runref import run_name
-    from little_loops.cli.runs import archived_name
+    from little_loops.cli.runref import archived_name, run_name
     from little_loops.fsm.facts.layout import RunFiles, split_run_key
     from little_loops.fsm.runs.archive import (
         archived_definition,

@@ -1,4 +1,8 @@
-"""Which run a NAME on the command line means: a run's state file, else a loop file's name."""
+"""Which run a NAME (and `--run ID`) on the command line means: its state file or archive.
+
+A run's state file, else a loop file's name; with `--run ID`, a finished run kept in
+`.loops/.history/`.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,40 @@ def add_run_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "loop", metavar="NAME[@ID]", help="loop name (or loop file path), or NAME@ID for one run"
     )
+
+
+def add_run_option(parser: argparse.ArgumentParser) -> None:
+    """The `--run ID` option of the commands that can show an archived run."""
+    parser.add_argument(
+        "--run",
+        metavar="ID",
+        dest="run_id",
+        help="a finished run kept in .loops/.history/ (an id from `ll-loop runs`, its start, "
+        "or `last`) instead of the current one",
+    )
+
+
+def archived_name(name: str, loops_dir: Path) -> str:
+    """The loop whose archive NAME means: a loop with an archive folder by that name, else
+    the loop a NAME or PATH names as other commands resolve it."""
+    from little_loops.fsm.runs.archive import archived_loops
+
+    if name in archived_loops(loops_dir):
+        return name
+    return split_run_key(run_name(name, loops_dir))[0]  # NAME@ID: NAME's archive
+
+
+def shown_run(name: str, run_ref: str | None, loops_dir: Path) -> tuple[str, Path | None]:
+    """What NAME and `--run` *run_ref* show: (the run key NAME means, None) for the current
+    run; with *run_ref*, (the loop's name, the folder of its archived run), and
+    LoopRuntimeError when it has no such run."""
+    if run_ref is None:
+        return run_name(name, loops_dir), None
+    from little_loops.fsm.runs.archive import find_run
+
+    loop = archived_name(name, loops_dir)
+    _, files = find_run(loops_dir, loop, run_ref)
+    return loop, files.running_dir
 
 
 def has_state(name: str, loops_dir: Path) -> bool:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.cli.resolve import project_loops_dir
+from little_loops.cli.runref import archived_name
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -28,38 +29,6 @@ def register(subparsers: Any, summary: str) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     return runs_command(args.loop, as_json=args.as_json)
-
-
-def archived_name(name: str, loops_dir: Path) -> str:
-    """The loop whose archive NAME means: a loop with an archive folder by that name, else
-    the loop a NAME or PATH names as other commands resolve it."""
-    from little_loops.cli.runref import run_name
-    from little_loops.fsm.facts.layout import split_run_key
-    from little_loops.fsm.runs.archive import archived_loops
-
-    if name in archived_loops(loops_dir):
-        return name
-    return split_run_key(run_name(name, loops_dir))[0]  # NAME@ID: NAME's archive
-
-
-def add_run_option(parser: argparse.ArgumentParser) -> None:
-    """The `--run ID` option of the commands that can show an archived run."""
-    parser.add_argument(
-        "--run",
-        metavar="ID",
-        dest="run_id",
-        help="a finished run kept in .loops/.history/ (an id from `ll-loop runs`, its start, "
-        "or `last`) instead of the current one",
-    )
-
-
-def archived_run_folder(name: str, run_ref: str, loops_dir: Path) -> tuple[str, Path]:
-    """(loop name, folder of its archived run *run_ref*); LoopRuntimeError when none."""
-    from little_loops.fsm.runs.archive import find_run
-
-    loop = archived_name(name, loops_dir)
-    _, files = find_run(loops_dir, loop, run_ref)
-    return loop, files.running_dir
 
 
 def runs_command(name: str | None, *, as_json: bool = False, loops_dir: Path | None = None) -> int:

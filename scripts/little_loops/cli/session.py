@@ -16,7 +16,7 @@ from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.processes.descendants import adopt_orphans
 from little_loops.fsm.runs.atomic import json_bytes
-from little_loops.fsm.runs.foreground import run_in_foreground
+from little_loops.fsm.runs.foreground import ForegroundRun, Told, run_in_foreground
 from little_loops.fsm.runs.place import RunPlace
 from little_loops.fsm.runs.scratch import make_run_dir
 from little_loops.fsm.runs.state import LoopState
@@ -70,23 +70,22 @@ def run_session(
                 file=err,
             )
 
+    def note(message: str) -> None:
+        print(f"ll-loop: {one_line(message)}", file=err, flush=True)
+
     make_run_dir(fsm, loops_dir)  # made before the first step; made again on a resume
     adopt_orphans()  # what an action detaches (setsid, double fork) stays ours to end
     try:
-        result = run_in_foreground(
+        run = ForegroundRun(
             fsm,
             display_path(loop_path.resolve()),
             loops_dir,
-            overrides=options,
-            event_callback=display,
-            on_note=lambda message: print(f"ll-loop: {one_line(message)}", file=err, flush=True),
-            queue=options.queue,
+            options,
             resume=resume,
-            on_restored=restored,
             place=place,
-            stop_pending=stop_pending,
             unready=unready,
         )
+        result = run_in_foreground(run, Told(display, note, restored, stop_pending))
     finally:
         display.close()
     if options.as_json:

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
+import pytest
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 
+from little_loops.cli import background
 from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.processes.pids import pid_alive
+from little_loops.fsm.runs.background import START_WAIT_SECONDS, start_detached
 
 SLOW = """\
     name: slow
@@ -71,7 +76,15 @@ def test_background_json(loop_project: LoopProject) -> None:
     assert "started loop 'quick' in the background" in result.err
 
 
-def test_a_run_that_fails_at_once_is_reported_by_the_parent(loop_project: LoopProject) -> None:
+def test_a_run_that_fails_at_once_is_reported_by_the_parent(
+    loop_project: LoopProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The parent watches the child's start for START_WAIT_SECONDS of an idle machine; on a
+    # loaded one the child takes longer to fail, so the watch is scaled the same way.
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        return start_detached(*args, **{**kwargs, "wait": scaled(START_WAIT_SECONDS)})
+
+    monkeypatch.setattr(background, "start_detached", watched)
     loop_project.write(
         "broken",
         """\

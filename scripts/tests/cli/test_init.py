@@ -204,7 +204,8 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
     assert code == 0
     assert sorted(modules & AGENT_KINDS) == []
     ours = {m for m in modules if m.startswith("little_loops.fsm.")}
-    assert sorted(m for m in ours if m.split(".")[2] in ("engine", "runs")) == []
+    assert sorted(m for m in ours if m.split(".")[2] in ("engine", "runs", "processes")) == []
+    assert "subprocess" not in modules  # nothing is started to validate
     # The kinds the file names are imported, and only those: `action_type: prompt` is
     # Claude Code's, and the state runs on Codex.
     loop.write_text(
@@ -297,3 +298,23 @@ def test_run_imports_only_the_state_kinds_the_loop_reaches(tmp_path: Path) -> No
     assert f"{kinds}subloop" in modules
     assert f"{kinds}approval" not in modules
     assert f"{kinds}learning" not in modules
+
+
+def test_a_run_of_a_step_judged_by_its_exit_code_imports_no_other_evaluator(tmp_path: Path) -> None:
+    from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
+
+    def evaluators(modules: set[str]) -> list[str]:
+        return [
+            name for name in EVALUATOR_TYPES if f"little_loops.fsm.evaluators.{name}" in modules
+        ]
+
+    (tmp_path / ".loops").mkdir()
+    loop = tmp_path / ".loops" / "x.yaml"
+    loop.write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    action: 'echo 0'\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    code, modules = loaded_by(tmp_path, "run", "x")
+    assert code == 0
+    # exit_code judges the step; classify reads the `line:` words every file may have.
+    assert evaluators(modules) == ["exit_code", "classify"]

@@ -162,3 +162,35 @@ def test_the_plan_shows_the_loop_metadata(loop_project: LoopProject) -> None:
         "command: ll-loop run meta x  # run it",
     ]
     assert "    about: does a" in lines
+
+
+PULL_REQUEST = """\
+name: ship
+initial: open
+states:
+  open:
+    pr:
+      title: Fix the readme
+      merge: squash
+      interval: 20
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def test_the_plan_shows_what_a_pr_state_does_and_no_evaluator(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("ship", PULL_REQUEST)
+    result = loop_project.run("run", "ship", "--dry-run")
+    assert result.code == ExitCode.OK, result.err
+    lines = result.out.splitlines()
+    at = lines.index("  open  [initial]")
+    assert lines[at + 1] == (
+        "    pull request: push to origin and open or update one (gh): 'Fix the readme'; all "
+        "checks must pass, looked at every 20.0s (x1.5, at most 5m 0s) for up to 2h 0m 0s; "
+        "merged (squash) when green"
+    )
+    assert lines[at + 2] == "    routes: success → done, failure → done"

@@ -319,6 +319,19 @@ def test_a_signal_to_a_pid_of_its_own_is_no_refusal(project: Path, home: Path) -
     assert "ll-loop sandbox:" not in str(complete["stderr"]), complete
 
 
+def test_a_long_line_of_kills_is_read_in_linear_time(project: Path, home: Path) -> None:
+    """A step (or an agent) printing one long line that says `kill` often and `No such
+    process`, naming no pid of ll-loop's: reading it for a signal refusal takes no longer
+    than reading it (was a regex backtracking over the line from each `kill`: ~25 minutes
+    for this 1 MB line, ll-loop hung after the step had ended)."""
+    script = "import sys; sys.stderr.write('kill ' * 200000 + 'No such process' + chr(10))"
+    _loop(project, "kills", f'python3 -c "{script}"')
+    _run(project, "kills", home)
+    _, complete = _step(project, "kills")
+    assert "No such process" in str(complete["stderr"]), complete
+    assert "ll-loop sandbox:" not in str(complete["stderr"]), complete
+
+
 SLEEPS = """\
 name: slow
 initial: nap
@@ -719,7 +732,7 @@ def test_without_home_set_the_users_home_is_hidden_all_the_same(
     # An empty tmpfs but for the folders programs are installed in, agents' own, and the
     # secret places there, masked (an empty file or folder in their place).
     shown = {".", "..", ".local", ".config", ".cache", *SECRET_PLACES}
-    kept = (*TOOL_PLACES, *(h for kind in AGENTS.values() for h in kind.home_paths))
+    kept = (*TOOL_PLACES, *(h for kind in AGENTS.values() for h in kind.home.paths))
     shown |= {Path(p).parts[0] for p in kept if not p.startswith("$")}
     real = {p.name for p in Path(os.path.expanduser("~")).iterdir()}
     assert real - shown, "the real home has nothing to hide: the test proves nothing"

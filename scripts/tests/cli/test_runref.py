@@ -16,6 +16,7 @@ from little_loops.cli.runref import (
     named_as_run,
     run_name,
     runs_as,
+    shown_run,
 )
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.facts.errors import LoopError
@@ -71,3 +72,19 @@ def test_the_run_argument() -> None:
     parser = argparse.ArgumentParser()
     add_run_argument(parser)
     assert parser.parse_args(["fix@20260101-000000"]).loop == "fix@20260101-000000"
+
+
+def test_what_a_name_and_its_run_option_show(loop_project: LoopProject) -> None:
+    """`history` and `logs` read the same run for NAME and `--run ID`: the current run's
+    files without one, the archived run's folder with one, one error for an unknown id."""
+    path = loop_project.write("copy", LOOP)
+    assert loop_project.run("run", "copy").code == 0
+    assert shown_run("copy", None, loop_project.loops) == ("copy", None)
+    assert shown_run(str(path), None, loop_project.loops) == ("copy", None)
+    loop, folder = shown_run(str(path), "last", loop_project.loops)
+    assert loop == "copy"
+    assert folder is not None
+    assert folder.parent == loop_project.loops / ".history" / "copy"
+    assert (folder / "copy.events.jsonl").is_file()
+    with pytest.raises(LoopError, match="no run '1999'"):
+        shown_run("copy", "1999", loop_project.loops)

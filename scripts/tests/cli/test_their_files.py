@@ -175,6 +175,81 @@ def test_a_key_little_loops_ignores_is_an_error_and_a_warning_with_compat(tmp_pa
     assert console(root, "run", "--compat", "ignored").returncode == 0
 
 
+# Keys no loop file has, spelled as the model's own bookkeeping (the child loops it loaded,
+# the file it came from, whether it reads as little-loops): unknown keys like any other.
+BOOKKEEPING = """\
+    name: kept
+    initial: a
+    children: 5
+    source: /nonexistent/elsewhere.yaml
+    theirs: false
+    states:
+      a:
+        action: "exit 3"
+        theirs: true
+        route:
+          success: done
+          _: done
+      done:
+        terminal: true
+"""
+
+
+def test_keys_named_as_the_models_bookkeeping_are_unknown_keys_with_compat(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"kept": BOOKKEEPING})
+    relaxed = console(root, "validate", "--compat", "kept")
+    assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
+    for key in ("children", "source", "theirs"):
+        assert f"{key}: unknown key" in relaxed.stdout
+    ran = console(root, "run", "--compat", "kept")
+    assert "Traceback" not in ran.stderr, ran.stderr
+    # little-loops routes an error verdict to `_`; a run that ends on one failed (exit 7)
+    assert ran.returncode == 7, ran.stdout + ran.stderr
+    assert visited(root, "kept") == ["a", "done"]
+    refused = console(root, "run", "kept")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "Traceback" not in refused.stderr, refused.stderr
+
+
+# A key little-loops ignores inside a block of the loop or of a state: as any unknown key of
+# theirs, a warning with --compat (as before findings carried their check).
+IN_BLOCKS = """\
+    name: blocks
+    initial: a
+    sandbox: {zzz: 1}
+    commands:
+      - {cmd: x, zzz: 1}
+    circuit: {zzz: 1}
+    states:
+      a:
+        action: "echo hi"
+        sandbox: {zzz: 1}
+        throttle: {zzz: 1}
+        learning: {zzz: 1}
+        pruning_profile: {zzz: 1}
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_an_unknown_key_in_a_block_is_an_error_and_a_warning_with_compat(tmp_path: Path) -> None:
+    root = project(tmp_path, {"blocks": IN_BLOCKS})
+    refused = console(root, "validate", "blocks")
+    assert refused.returncode == 2, refused.stdout
+    assert refused.stdout.count(": error:") == 7, refused.stdout
+    relaxed = console(root, "validate", "--compat", "blocks")
+    assert relaxed.returncode == 0, relaxed.stdout
+    assert relaxed.stdout.count(": warning:") == 7, relaxed.stdout
+    for place in ("sandbox", "commands", "circuit", "throttle", "learning", "pruning_profile"):
+        assert f"{place}: unknown key" in relaxed.stdout, relaxed.stdout
+    ran = console(root, "run", "--compat", "blocks")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert visited(root, "blocks") == ["a", "done"]
+
+
 SUBAGENT = """\
     name: review
     initial: ask

@@ -160,6 +160,35 @@ def test_one_json_object_value_gives_the_keys_it_names_with_compat(tmp_path: Pat
     assert (root / "seen.txt").read_text() == "here/|I-7"
 
 
+QUIET = """\
+    name: quiet
+    initial: work
+    states:
+      work:
+        action: 'echo worked > seen.txt'
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_a_value_for_a_loop_that_does_not_read_it_is_its_input_with_compat(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"quiet": QUIET})
+    refused = console(root, "run", "quiet", "fix the parser")
+    assert refused.returncode == 2
+    assert "takes no values (it declares no parameters)" in refused.stderr
+    ran = console(root, "run", "--compat", "quiet", "fix the parser")
+    assert ran.returncode == 0, ran.stderr
+    assert (root / "seen.txt").read_text() == "worked\n"
+    state = json.loads((root / ".loops" / ".running" / "quiet.state.json").read_text())
+    assert state["context"]["input"] == "fix the parser"
+    two = console(root, "run", "--compat", "quiet", "fix", "the parser")
+    assert two.returncode == 2
+    assert "takes one free-form value (context 'input'), got 2" in two.stderr
+
+
 UNDECLARED = """\
     name: extra
     initial: show

@@ -9,6 +9,7 @@ from pathlib import Path
 from support.paths import REPO
 
 import little_loops
+from little_loops.fsm.engine.kinds.action import POINTS, RULES
 
 DOC = REPO / "docs" / "architecture.md"
 PACKAGE = Path(little_loops.__file__).parent
@@ -61,5 +62,23 @@ def test_every_module_is_in_the_tree() -> None:
 
 def test_the_doc_says_where_to_add_each_kind_of_extension() -> None:
     text = DOC.read_text()
-    for heading in ("an evaluator", "an action kind", "a paradigm", "a CLI command"):
+    for heading in ("an evaluator", "an action kind", "a paradigm", "a loop key", "a CLI command"):
         assert re.search(rf"^### Adding {heading}$", text, re.MULTILINE), heading
+
+
+def test_the_rule_order_in_the_doc_is_the_action_kinds() -> None:
+    """The table of the action kind's rules names each rule of `RULES`, in its order, with
+    the points it acts at."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("### The rules of an action state, in their order", 1)[1]
+    section = section.split("\n#", 1)[0]
+    rows = [line.split("|")[1:5] for line in section.splitlines() if line.startswith("| ")]
+    documented = [
+        (int(order), rule.strip().strip("`"), [p.strip() for p in points.split(",")])
+        for order, rule, points, _ in rows[2:]
+    ]
+    declared = [
+        (n, rule.name, [p for p in POINTS if p in rule.hooks])
+        for n, rule in enumerate(RULES, start=1)
+    ]
+    assert documented == declared

@@ -257,6 +257,36 @@ def test_the_step_line_says_when_gemini_s_own_tool_call_failed_though_it_claimed
     assert complete["tools_failed"] == 1
 
 
+@pytest.mark.parametrize(
+    ("command", "failed"),
+    [
+        # prints Gemini's own words for a failed command, and exits 0: not failed
+        ("echo 'Exit Code: 1'", 0),
+        ("echo start; printf 'Exit Code: 1\\nProcess Group PGID: 7\\n'", 0),
+        # exits 1 silently, and prints those words then exits 2: failed
+        ("false", 1),
+        ("echo 'Exit Code: 0'; exit 2", 1),
+    ],
+)
+def test_a_command_that_merely_prints_gemini_s_exit_code_line_is_not_a_failed_call(
+    fake_gemini: FakeGemini, loop_project: LoopProject, command: str, failed: int
+) -> None:
+    fake_gemini.reply_call({"command": command})
+    fake_gemini.reply_text("Done.")
+    loop_project.write("claimed", CLAIMED)
+
+    done = llproc.console(loop_project.root, "run", "claimed", timeout=240)
+
+    assert done.returncode == ExitCode.OK, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "✓ success" in line]
+    assert ("own tool call failed" in line) == bool(failed), line
+    (complete,) = of(loop_project, "claimed", "action_complete")
+    assert complete.get("tools_failed", 0) == failed
+    # The command ran as written: its words reached the model as its output.
+    (answer,) = fake_gemini.turns[1].function_responses
+    assert "Output: " in json.dumps(answer)
+
+
 FALLBACK = f"""\
     name: fallback
     initial: fix
@@ -330,7 +360,53 @@ def test_a_per_minute_quota_ends_gemini_s_own_retries_at_its_second_and_ll_loop_
     assert starts == ["gemini", "gemini"]
     assert len(fake_gemini.turns) == 3, [r.path for r in fake_gemini.requests]
     first = of(loop_project, "fallback", "action_complete")[0]
-    assert "retries a rate-limited call itself: Attempt 2 failed" in first["error"]
+    assert "retries a refused call itself: Attempt 2 failed" in first["error"]
+    assert not (loop_project.root / "calc.py").exists()  # the next agent was not needed
+
+
+# The API's answers when it cannot serve the call: Gemini CLI retries any 5xx itself (5 s,
+# 10 s, ... up to general.maxAttempts), printing "Attempt N failed with status 5xx".
+OVERLOAD_BODIES = {
+    503: {
+        "error": {
+            "code": 503,
+            "message": "The model is overloaded. Please try again later.",
+            "status": "UNAVAILABLE",
+        }
+    },
+    500: {"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}},
+}
+
+
+@pytest.mark.parametrize("status", sorted(OVERLOAD_BODIES))
+def test_an_overloaded_api_ends_gemini_s_own_retries_at_its_first_and_ll_loop_waits(
+    fake_gemini: FakeGemini, loop_project: LoopProject, status: int
+) -> None:
+    _default_attempts()
+    fake_gemini.reply_error(status, OVERLOAD_BODIES[status])
+    fake_gemini.reply_text("Fixed.")
+    (loop_project.root / "mine.sh").write_text("echo 'ANSWER = 42' > calc.py\n")
+    loop = FALLBACK.replace(
+        "    states:", "    rate_limit: {ladder: [0.5, 1], max_wait: 60}\n    states:"
+    )
+
+    outcome, stderr = run(loop_project, "fallback", loop)
+
+    assert outcome["final_state"] == "done", stderr
+    # Its "Attempt 1 failed with status 5xx. Retrying with backoff..." ended it before its
+    # own 5 s backoff: ll-loop's overload wait (the ladder's 0.5 s) ran the step again on
+    # the same agent (an overload waits; it is no usage limit), whose one request was answered.
+    waits = of(loop_project, "fallback", "rate_limit_wait")
+    assert [w["limit"] for w in waits] == ["overloaded"], stderr
+    assert waits[0]["seconds"] == 0.5, waits
+    starts = [e.get("agent") for e in of(loop_project, "fallback", "action_start")]
+    assert starts == ["gemini", "gemini"]
+    assert len(fake_gemini.turns) == 2, [r.path for r in fake_gemini.requests]
+    first = of(loop_project, "fallback", "action_complete")[0]
+    assert (
+        f"retries a refused call itself: Attempt 1 failed with status {status}" in (first["error"])
+    )
+    assert "usage limit" not in stderr
     assert not (loop_project.root / "calc.py").exists()  # the next agent was not needed
 
 

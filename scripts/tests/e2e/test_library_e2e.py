@@ -18,6 +18,9 @@ import pytest
 from support import llproc
 from support.doc_blocks import all_blocks, normalise
 from support.fake_anthropic import FakeAnthropic, Route, is_claude_code_turn
+from support.fake_github import Check, FakeGitHub
+from support.gitrepo import GIT_ENV
+from support.programs import needs_gh
 
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.paradigms.registry import compile_paradigm
@@ -26,7 +29,15 @@ from little_loops.loops import library_loop_path, library_loops
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]
 
 BIN = Path(sys.executable).parent  # pytest, ruff, mypy and coverage of the test venv
-TESTED = {"fix-tests", "lint-fix", "type-fix", "coverage-up", "ralph", "review-and-fix"}
+TESTED = {
+    "fix-tests",
+    "lint-fix",
+    "type-fix",
+    "coverage-up",
+    "ralph",
+    "review-and-fix",
+    "fix-ci",
+}
 
 
 def _env() -> dict[str, str]:
@@ -267,3 +278,49 @@ def test_review_and_fix(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
         ("fix", "test"),
         ("test", "done"),
     ]
+
+
+@needs_gh
+def test_fix_ci(fake_anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    """The real Claude Code fixes what the failing check's log names; the fix is pushed and
+    merged once its checks are green (real git and gh against the GitHub stand-in)."""
+    failed_log = "test_calc.py::test_add FAILED"
+    with FakeGitHub(tmp_path / "remote.git") as forge:
+        root = forge.checkout(tmp_path / "work")
+        (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+        for args in (["add", "calc.py"], ["commit", "-qm", "add()"]):
+            subprocess.run(["git", "-C", str(root), *args], check=True, env={**_env(), **GIT_ENV})
+        forge.script_checks(
+            "fix", [[Check("test", "failed", log=failed_log)]], [[Check("test", "passed")]]
+        )
+        agent = _agent(fake_anthropic)
+        _edit(agent, root / "calc.py", "a - b", "a + b")
+        agent.reply_text("add() subtracted; it adds now.")
+        # gh reaches the stand-in through its HTTP_PROXY; Claude Code its API directly.
+        env = {**_env(), **GIT_ENV, **forge.env(tmp_path / "gh-config"), "NO_PROXY": "127.0.0.1"}
+
+        run = llproc.ll_loop(
+            root,
+            "run",
+            "library:fix-ci",
+            "--set",
+            "title=Fix add",
+            "--no-color",
+            timeout=300,
+            env=env,
+        )
+
+        assert run.returncode == 0, run.stderr
+        (prompt,) = _prompts(agent)
+        assert "checks failed: test" in json.dumps(prompt.body)
+        assert failed_log in json.dumps(prompt.body)
+        assert forge.prs[1].state == "MERGED"
+        (merge,) = forge.merges()
+        assert merge.checks_then == (("test", "passed"),)
+        pushed = subprocess.run(
+            ["git", "--git-dir", str(tmp_path / "remote.git"), "show", "fix:calc.py"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert "return a + b" in pushed.stdout

@@ -415,9 +415,47 @@ def test_a_usage_limit_gives_way_to_the_next_agent_at_opencode_s_first_own_retry
     # after the retry-after: its log line of the first refusal ends it, one request.
     assert len(fake_chat.turns) == 1, len(fake_chat.turns)
     (first, _) = of(llproc.events(root, "fallback"), "action_complete")
-    assert "retries a rate-limited call itself: AI_APICallError: You exceeded" in first["error"]
+    assert "retries a refused call itself: AI_APICallError: You exceeded" in first["error"]
     starts = [e.get("agent") for e in of(llproc.events(root, "fallback"), "action_start")]
     assert starts == ["opencode", "mine"]
+
+
+@pytest.mark.parametrize(("retry_after", "waited"), [("3600", True), ("0", False)])
+def test_a_429_that_names_no_limit_is_a_rate_limit_waited_when_opencode_waits_to_retry_it(
+    project: tuple[Path, dict[str, str]], fake_chat: FakeOpenAIChat, retry_after: str, waited: bool
+) -> None:
+    """A 429 whose words name no quota or limit (a proxy's "try again later") is a rate
+    limit. opencode's log line of it has no status (a refused key's looks the same), so
+    ll-loop ends opencode when it still runs OPENCODE_SETTLE seconds after it, waiting to
+    retry (an hour here): ll-loop's own ladder waits, and the step runs again on the same
+    agent (a rate limit is no usage limit: no switch). A retry opencode makes at once and
+    that is answered goes on untouched."""
+    root, env = project
+    busy = error_reply(429, "Please try again later.", "server_busy", {"retry-after": retry_after})
+    fake_chat.reply(busy)
+    fake_chat.reply_text("Fixed calc.py.")
+    (root / "mine.sh").write_text("echo 'ANSWER = 42' > calc.py\n")
+    loop = FALLBACK.replace("states:", "rate_limit: {ladder: [0.5, 1], max_wait: 60}\nstates:")
+    (root / ".loops" / "fallback.yaml").write_text(loop)
+
+    done = llproc.ll_loop(root, "run", "fallback", timeout=180, env=env)
+
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    events = llproc.events(root, "fallback")
+    limits = [w["limit"] for w in of(events, "rate_limit_wait")]
+    assert limits == (["rate_limit"] if waited else []), done.stderr
+    starts = [e.get("agent") for e in of(events, "action_start")]
+    assert starts == (["opencode", "opencode"] if waited else ["opencode"])
+    assert len(fake_chat.turns) == 2, len(fake_chat.turns)  # the refused one, then the fix
+    if waited:
+        first = of(events, "action_complete")[0]
+        assert (
+            "retries a refused call itself: AI_APICallError: Please try again later"
+            in (first["error"])
+        )
+        assert first["duration_ms"] < 60_000  # OPENCODE_SETTLE, not the hour
+    assert (root / "calc.py").read_text() == "ANSWER = 41\n"  # the next agent did not run
+    assert "usage limit" not in done.stderr
 
 
 @pytest.mark.parametrize("budget", ["--max-cost", "none"])

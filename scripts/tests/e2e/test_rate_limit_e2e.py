@@ -168,13 +168,15 @@ def test_status_shows_the_wait_stop_ends_it_and_resume_finishes_it(
     claude_code_env: dict[str, str], fake_anthropic: FakeAnthropic, loop_project: LoopProject
 ) -> None:
     agent, judge = routes(fake_anthropic)
-    resets = math.ceil(time.time() + scaled(10))  # Claude Code has started by then
+    wait = scaled(10)  # Claude Code has started by then
+    resets = math.ceil(time.time() + wait)
     message = f"Claude AI usage limit reached|{resets}"
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
     agent.reply_until(resets, error_reply(429, body, headers={"retry-after": "0"}))
     agent.default_reply = Reply("message", [{"type": "text", "text": "Hello."}])
     judge.reply_tool(SUCCESS)
-    loop_project.write("limited", LOOP)
+    # The reset is within max_wait however loaded the machine (it is 10 s on an idle one).
+    loop_project.write("limited", LOOP.replace("max_wait: 60", f"max_wait: {60 + wait:.0f}"))
     log = loop_project.root / ".loops" / ".running" / "limited.events.jsonl"
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "ll-loop"), "run", "limited"],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -101,9 +102,14 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.mark.usefixtures("claude_code_env")
+@pytest.mark.parametrize("shell", ["bash", "zsh"])  # its shell tool runs $SHELL's
 def test_claude_code_cannot_plant_its_settings_from_the_sandbox(
-    fake_anthropic: FakeAnthropic, project: Path
+    fake_anthropic: FakeAnthropic, project: Path, shell: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    found = shutil.which(shell)
+    if found is None:
+        pytest.skip(f"{shell} is not installed")
+    monkeypatch.setenv("SHELL", found)
     home = Path(os.environ["HOME"])
     (home / ".claude").mkdir(exist_ok=True)
     (home / ".claude" / "settings.json").write_text('{"permissions": {}}\n')

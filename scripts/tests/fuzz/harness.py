@@ -8,6 +8,7 @@ output of a first state that prints `$LLFUZZ_X`. Before its template each state 
 name as `LLFUZZ_T` and appends it to the file `$LLFUZZ_RAN`: so the harness knows which
 states ran, and a marker `M<state>` written by a payload names the state that let it run.
 
+The `ll-loop` processes are forked from one that imported it once (support/forkserver.py).
 A state `ll-loop validate` refuses is dropped and the batch validated again; a state the run
 refuses (its action not run) is counted and the run goes on, or, if the run stops there, is
 run again from the state after it. Refused states count as safe: nothing of theirs ran.
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import yaml
 from fuzz import bashgen
-from support.llproc import ll_loop
+from support.forkserver import ll_loop
 
 CORPUS = Path(__file__).with_name("corpus.txt")
 END = "LLFUZZ-END"

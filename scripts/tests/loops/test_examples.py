@@ -28,7 +28,10 @@ EXAMPLES = SHIPPED_LOOPS
 # The loops that run shell commands only: run here. Those that call Claude run end to end in
 # e2e/test_library_e2e.py, with the real Claude Code CLI.
 NEEDS_CLAUDE = {"fix-tests", "lint-fix", "type-fix", "coverage-up", "ralph", "review-and-fix"}
-SHELL_ONLY = [path for path in EXAMPLES if path.stem not in NEEDS_CLAUDE]
+# Asks an agent and a forge: run in loops/test_fix_ci.py, on a custom agent and the GitHub
+# stand-in.
+NEEDS_A_FORGE = {"fix-ci"}
+SHELL_ONLY = [path for path in EXAMPLES if path.stem not in NEEDS_CLAUDE | NEEDS_A_FORGE]
 
 
 @dataclass

@@ -45,8 +45,9 @@ def _project(tmp_path: Path) -> Path:
     return root
 
 
-def test_the_loops_that_ask_an_agent_are_the_six() -> None:
+def test_the_loops_that_ask_an_agent_are_the_seven() -> None:
     assert set(_prompt_loops()) == {
+        "fix-ci",
         "fix-tests",
         "lint-fix",
         "type-fix",

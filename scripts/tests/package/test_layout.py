@@ -24,29 +24,35 @@ def _name(path: Path) -> str:
 NAMES = {_name(path): path for path in MODULES}
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+# Import cycles known and owned by another change, each named by its modules with the
+# change that removes it. Any other cycle fails, and so does an entry whose cycle is gone
+# (remove the entry with the cycle).
+KNOWN_CYCLES: dict[frozenset[str], str] = {}  # none today: a new one is a defect
 
 
 def _imports(path: Path) -> set[str]:
-    """The package modules *path* imports when it runs, at any depth (lazy imports too)."""
-    return _imports_in(path.read_text())
+    """The package modules *path* imports, wherever the import statement is: at the top,
+    inside a function, under TYPE_CHECKING (a type is a dependency too), relative ones."""
+    module = _name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    return _imports_in(path.read_text(), package)
 
 
-def _imports_in(source: str) -> set[str]:
+def _imports_in(source: str, package: str = "little_loops") -> set[str]:
     found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
             for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                found.add(full if full in NAMES else node.module)
+                full = f"{target}.{alias.name}"
+                found.add(full if full in NAMES else target)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -56,41 +62,58 @@ def _imports_in(source: str) -> set[str]:
             and isinstance(node.args[0].value, str)
         ):
             found.add(node.args[0].value)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(ast.parse(source))
     return {name for name in found if name in NAMES}
 
 
-def _cycles() -> list[list[str]]:
-    graph = {name: sorted(_imports(path) - {name}) for name, path in NAMES.items()}
-    cycles: list[list[str]] = []
-    state: dict[str, int] = {}
+def cycles_of(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The modules of each import cycle of *graph* (its strongly connected components of
+    more than one module, or one importing itself), found by Tarjan's algorithm."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
 
-    def walk(node: str) -> None:
-        state[node] = 1
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
         stack.append(node)
-        for nxt in graph[node]:
-            if state.get(nxt) == 1:
-                cycles.append([*stack[stack.index(nxt) :], nxt])
-            elif nxt not in state:
-                walk(nxt)
-        stack.pop()
-        state[node] = 2
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph.get(node, ()):
+                found.append(frozenset(component))
 
-    for name in sorted(graph):
-        if name not in state:
-            walk(name)
-    return cycles
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _cycles() -> list[frozenset[str]]:
+    return cycles_of({name: _imports(path) - {name} for name, path in NAMES.items()})
 
 
 def test_the_import_graph_has_no_cycle() -> None:
-    assert [" -> ".join(cycle) for cycle in _cycles()] == []
+    found = _cycles()
+    unknown = [" <-> ".join(sorted(cycle)) for cycle in found if cycle not in KNOWN_CYCLES]
+    assert unknown == []
+    gone = [why for cycle, why in KNOWN_CYCLES.items() if cycle not in found]
+    assert gone == [], "a known cycle is gone: remove its KNOWN_CYCLES entry"
 
 
-def test_lazy_and_dynamic_imports_count_and_type_checking_ones_do_not() -> None:
+def test_lazy_dynamic_and_type_checking_imports_all_count() -> None:
     source = (
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
@@ -98,8 +121,21 @@ def test_lazy_and_dynamic_imports_count_and_type_checking_ones_do_not() -> None:
         "def f():\n"
         "    from little_loops.cli import main_loop\n"
         "    importlib.import_module('little_loops.fsm.facts.errors')\n"
+        "from . import runref\n"
     )
-    assert _imports_in(source) == {"little_loops.cli", "little_loops.fsm.facts.errors"}
+    assert _imports_in(source, "little_loops.cli") == {
+        "little_loops.fsm.engine.executor",
+        "little_loops.cli",
+        "little_loops.fsm.facts.errors",
+        "little_loops.cli.runref",
+    }
+
+
+def test_a_cycle_through_a_type_checking_import_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "d"}, "e": {"d"}}
+    assert sorted(map(sorted, cycles_of(graph))) == [["a", "b", "c"], ["d"]]
+    typed = "if TYPE_CHECKING:\n    from little_loops.fsm.actions.spec import ActionKindSpec\n"
+    assert _imports_in(typed) == {"little_loops.fsm.actions.spec"}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -18,6 +18,7 @@ ROOT_ENTRIES = {
     ".loops",
     ".pre-commit-hooks.yaml",
     "README.md",
+    "action.yml",  # the GitHub Action (docs/github-actions.md): GitHub reads it at the root
     "commands",
     "docs",
     "pyproject.toml",

@@ -87,3 +87,46 @@ def test_every_evaluator_module_is_in_the_registry() -> None:
         )
     )
     assert with_spec == sorted(EVALUATOR_TYPES)
+
+
+def _numbers_in(node: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Constant) and isinstance(n.value, int | float) and n.value is not True
+        for n in ast.walk(node)
+    )
+
+
+def price_tables(path: Path) -> list[str]:
+    """Where *path* prices a model: a dict literal from a model name (one the price table
+    knows) to numbers, or a function named for looking up prices."""
+    from little_loops.fsm.facts.pricing import price_of
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                named = isinstance(key, ast.Constant) and isinstance(key.value, str)
+                if named and price_of(key.value) is not None and _numbers_in(value):
+                    found.append((node.lineno, f"a price of {key.value!r}"))
+                    break
+        elif isinstance(node, ast.FunctionDef) and node.name in {"price_of", "priced", "cost_of"}:
+            found.append((node.lineno, f"def {node.name}"))
+    return [f"line {line}: {what}" for line, what in sorted(found)]
+
+
+def test_model_prices_are_written_in_one_module() -> None:
+    elsewhere = {
+        str(path.relative_to(PACKAGE)): tables
+        for path in MODULES
+        if path.name != "pricing.py" and (tables := price_tables(path))
+    }
+    assert elsewhere == {}
+    assert price_tables(PACKAGE / "fsm" / "facts" / "pricing.py")  # the scan finds one
+
+
+def test_the_scan_finds_a_price_table_and_a_lookup(tmp_path: Path) -> None:
+    module = tmp_path / "prices.py"
+    module.write_text(
+        'TABLE = {"gpt-5": (1.25, 10.0)}\nOK = {"gpt-5": "a name"}\ndef price_of(m): ...\n'
+    )
+    assert price_tables(module) == ["line 1: a price of 'gpt-5'", "line 3: def price_of"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import llproc
+from support import forkserver, llproc
 from support.slowdown import scaled
 
 from little_loops.fsm.facts.outcomes import ExitCode
@@ -118,12 +118,14 @@ def ended(root: Path) -> bool:
 
 
 def resume_to_the_end(root: Path) -> None:
-    """`ll-loop resume tally` until the run has ended (`run` if it died before it began)."""
+    """`ll-loop resume tally` until the run has ended (`run` if it died before it began),
+    forked from a process that imported ll-loop once (support/forkserver.py): what is tested
+    is what the resume does with the log a death left, not its start-up."""
     for _ in range(3):
         if ended(root):
             return
         command = "run" if store(root).load_state() is None else "resume"
-        resumed = llproc.ll_loop(root, command, "tally", timeout=60)
+        resumed = forkserver.ll_loop(root, command, "tally", timeout=60)
         assert "Traceback" not in resumed.stderr, resumed.stderr
     assert ended(root), resumed.stderr
 

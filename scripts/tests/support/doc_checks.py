@@ -362,6 +362,9 @@ MESSAGES: dict[Key, str] = {
 
 # Blocks checked by a test of their own in test_doc_outputs.py.
 CUSTOM: set[Key] = {
+    # Checked by actionlint and run by act (its github.com steps left out) in
+    # package/test_action.py.
+    ("docs/github-actions.md", "# .github/workflows/fix-issues.yml"),
     # Run under real bubblewrap and compared in docs/test_sandbox_doc.py.
     ("docs/sandbox.md", "$ ll-loop run offline-checks --dry-run"),
     ("docs/sandbox.md", "[1/50] tidy →"),
@@ -396,6 +399,7 @@ CUSTOM: set[Key] = {
     ("docs/library.md", "$ ll-loop run library:coverage-up"),
     ("docs/library.md", "$ ll-loop run library:ralph"),
     ("docs/library.md", "$ ll-loop run library:review-and-fix"),
+    ("docs/library.md", "$ ll-loop run library:fix-ci"),  # loops/test_fix_ci.py
     ("docs/guide.md", "jobs:\n  loop:"),
     ("docs/cli.md", "ll-loop: error: loop 'count' has no run"),  # cli/test_run_ids.py
     ("docs/worktrees.md", "$ ll-loop run fix-issue 7"),  # cli/test_worktree_runs.py

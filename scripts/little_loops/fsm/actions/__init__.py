@@ -1,1 +1,1 @@
-"""Run one action as a request/result pair: a module per kind (shell, Claude Code), a registry."""
+"""Run one action as a request/result pair: a module per kind (shell, agents, MCP), a registry."""

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from little_loops.fsm.actions.agent_kind import exit_failed
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.transcript import failed_tools, json_object, tool_lines
 from little_loops.fsm.facts.pricing import USAGE_KEYS, estimate_cost
@@ -315,10 +316,5 @@ def _flag_failure(result: ActionResult, text: str) -> ActionResult:
             f".claude/commands file for it in the loop's project?)"
         )
         return dataclasses.replace(result, error=message)
-    if result.exit_code != 0:
-        lines = stripped.splitlines() or result.stderr.strip().splitlines()
-        detail = lines[0] if lines else "no output"
-        return dataclasses.replace(
-            result, error=f"claude exited with status {result.exit_code}: {detail}"
-        )
-    return result
+    lines = stripped.splitlines() or result.stderr.strip().splitlines()
+    return exit_failed(result, "claude", lines[0] if lines else None)

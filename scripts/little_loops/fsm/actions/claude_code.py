@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from little_loops.fsm.actions.agent_kind import key_given, login_file
 from little_loops.fsm.actions.claude_options import CLAUDE_OPTIONS, claude_flags
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 
 if TYPE_CHECKING:
@@ -108,11 +110,11 @@ def ready(machine: Machine) -> str | None:
     import sys
 
     env = machine.env
-    if sys.platform == "darwin" or any(env.get(name, "").strip() for name in _LOGIN_VARIABLES):
+    if sys.platform == "darwin" or key_given(env, _LOGIN_VARIABLES):
         return None
     config = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else None
     folder = config or machine.home / ".claude"
-    if (folder / ".credentials.json").is_file():
+    if login_file([folder / ".credentials.json"]):
         return None
     for path, keys in (
         ((config or machine.home) / ".claude.json", ("primaryApiKey",)),
@@ -191,10 +193,12 @@ SPEC = ActionKindSpec(
         "Claude Code prints a line only when a message or a tool call is finished, so a long "
         "reply or a long tool call (a test run) is silent for longer"
     ),
-    home_paths=(*CLAUDE_FOLDERS, ".claude.json"),
-    home_writes=tuple(f"{folder}/{name}" for folder in CLAUDE_FOLDERS for name in CLAUDE_WRITES),
-    # Claude Code runs --dangerously-skip-permissions as root only inside a sandbox it is told of.
-    sandboxed_env={"CLAUDE_CODE_BUBBLEWRAP": "1"},  # its settings, sessions, login
+    home=AgentHome(
+        paths=(*CLAUDE_FOLDERS, ".claude.json"),  # its settings, sessions, login
+        writes=tuple(f"{folder}/{name}" for folder in CLAUDE_FOLDERS for name in CLAUDE_WRITES),
+        # It runs --dangerously-skip-permissions as root only inside a sandbox it is told of.
+        env={"CLAUDE_CODE_BUBBLEWRAP": "1"},
+    ),
     install_hint=CLAUDE_INSTALL_HINT,
     login_hint=CLAUDE_LOGIN_HINT,
     ready=ready,

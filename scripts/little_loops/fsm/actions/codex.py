@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.agent_kind import key_given, login_file
 from little_loops.fsm.actions.codex_options import BYPASS_FLAG, CODEX_OPTIONS, codex_flags
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, JudgeSupport
 
 if TYPE_CHECKING:
@@ -113,10 +115,8 @@ def ready(machine: Machine) -> str | None:
     if version < MIN_VERSION:
         old, wanted = shown_version(version), shown_version(MIN_VERSION)
         return f"codex {old} is older than {wanted}: npm install -g @openai/codex"
-    if any(machine.env.get(name) for name in KEY_VARIABLES):
-        return None
     home = machine.env.get("CODEX_HOME") or str(machine.home / ".codex")
-    if (Path(home) / "auth.json").is_file():
+    if key_given(machine.env, KEY_VARIABLES) or login_file([Path(home) / "auth.json"]):
         return None
     return f"codex has no key and no login: {CODEX_LOGIN_HINT}"
 
@@ -124,8 +124,8 @@ def ready(machine: Machine) -> str | None:
 def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
     """Why a Codex session with *options* cannot be priced: no model named anywhere (Codex
     then takes its built-in default, which no file names), or one with no known price."""
-    from little_loops.fsm.actions.codex_events import PRICES_PER_MTOK, price_of
     from little_loops.fsm.actions.codex_model import configured_model
+    from little_loops.fsm.facts.pricing import price_of, priced_models
 
     model = configured_model(options, {"HOME": str(machine.home), **machine.env})
     if model is None:
@@ -135,7 +135,7 @@ def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
             '`model = "MODEL"` in $CODEX_HOME/config.toml)'
         )
     if price_of(model) is None:
-        priced = ", ".join(sorted(PRICES_PER_MTOK))
+        priced = ", ".join(priced_models("openai"))
         return f"its model '{model}' has no known price (priced: {priced})"
     return None
 
@@ -201,9 +201,11 @@ SPEC = ActionKindSpec(
         "Codex prints a line only when a message or a command is finished, so a long reply "
         "or a long command (a test run) is silent for longer"
     ),
-    home_paths=CODEX_HOME,
-    sandboxed_env=CODEX_SANDBOXED_ENV,
-    home_writes=tuple(f"{folder}/{name}" for folder in CODEX_HOME for name in CODEX_WRITES),
+    home=AgentHome(
+        paths=CODEX_HOME,
+        writes=tuple(f"{folder}/{name}" for folder in CODEX_HOME for name in CODEX_WRITES),
+        env=CODEX_SANDBOXED_ENV,
+    ),
     install_hint=CODEX_INSTALL_HINT,
     login_hint=CODEX_LOGIN_HINT,
     ready=ready,

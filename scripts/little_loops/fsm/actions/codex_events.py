@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from little_loops.fsm.actions.agent_kind import exit_failed
 from little_loops.fsm.actions.codex_model import (
     configured_model,
     recorded_model,
@@ -28,27 +29,9 @@ from little_loops.fsm.actions.codex_model import (
 from little_loops.fsm.actions.ratelimit import RATE_LIMIT, USAGE_LIMIT, ClaudeLimit
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.transcript import MAX_TOOL_LINES, RESULT_WIDTH, json_object
-from little_loops.fsm.facts.pricing import CACHE_READ_FACTOR, USAGE_KEYS
+from little_loops.fsm.facts.pricing import USAGE_KEYS, estimate_cost
 from little_loops.fsm.facts.spend import implausible_tokens
 
-# US dollars per million (input, output) tokens, from OpenAI's published prices; cached
-# input costs CACHE_READ_FACTOR of the input price. A name also matches its dated
-# snapshots (`gpt-5-2025-08-07`); the longest match wins. Others are counted in tokens only.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "gpt-5": (1.25, 10.0),
-    "gpt-5-codex": (1.25, 10.0),
-    "gpt-5-mini": (0.25, 2.0),
-    "gpt-5-nano": (0.05, 0.4),
-    "gpt-5.1": (1.25, 10.0),
-    "gpt-5.1-codex": (1.25, 10.0),
-    "gpt-5.1-codex-mini": (0.25, 2.0),
-    "gpt-5.2": (1.75, 14.0),
-    "gpt-5.2-codex": (1.75, 14.0),
-    "o3": (2.0, 8.0),
-    "o4-mini": (1.1, 4.4),
-    "gpt-4.1": (2.0, 8.0),
-    "gpt-4.1-mini": (0.4, 1.6),
-}
 # What Codex says (stderr, exit 1) when asked to resume a thread it has no file for.
 NO_THREAD = "no rollout found for thread id"
 # "You’ve hit your usage limit. ... try again at 10:15 PM." (local time; a date before it
@@ -67,23 +50,6 @@ def events(lines: Iterable[str]) -> list[dict[str, Any]]:
     """The JSON events among *lines* (other lines are passed over)."""
     found = (json_object(line.strip()) for line in lines)
     return [data for data in found if data is not None and isinstance(data.get("type"), str)]
-
-
-def price_of(model: str) -> tuple[float, float] | None:
-    """(input, output) dollars per million tokens of an OpenAI *model*, or None."""
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    matches = [key for key in PRICES_PER_MTOK if name == key or name.startswith(key + "-")]
-    return PRICES_PER_MTOK[max(matches, key=len)] if matches else None
-
-
-def cost_of(model: str | None, usage: Mapping[str, int]) -> float | None:
-    """Dollars for *usage* (USAGE_KEYS names) on *model*, or None when its price is unknown."""
-    price = price_of(model) if model else None
-    if price is None:
-        return None
-    fresh = usage.get("input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
-    cached = usage.get("cache_read_input_tokens", 0) * CACHE_READ_FACTOR
-    return ((fresh + cached) * price[0] + usage.get("output_tokens", 0) * price[1]) / 1_000_000
 
 
 def usage_of(counts: Mapping[str, Any]) -> dict[str, int]:
@@ -162,7 +128,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
         before = earlier_usage(thread, request.env)
         usage = {key: max(0, usage[key] - before.get(key, 0)) for key in usage}
     model = _model(thread, request)
-    cost = cost_of(model, usage) if usage is not None and model else None
+    cost = estimate_cost(model, usage) if usage is not None and model else None
     changes: dict[str, Any] = {
         "output": answer or "",
         "usage": usage,
@@ -186,18 +152,13 @@ def _model(thread: str | None, request: ActionRequest) -> str | None:
 
 
 def _failed(result: ActionResult, failure: str | None) -> ActionResult:
-    if result.error is not None:
-        return result
-    if failure is not None:
+    """*result* with `error` set: the failure Codex reported, else its exit status with the
+    last line it printed."""
+    if result.error is None and failure is not None:
         code = result.exit_code or 1
         return dataclasses.replace(result, error=f"codex failed: {failure}", exit_code=code)
-    if result.exit_code != 0:
-        said = (result.stderr.strip() or result.output.strip()).splitlines()
-        detail = said[-1] if said else "no output"
-        return dataclasses.replace(
-            result, error=f"codex exited with status {result.exit_code}: {detail}"
-        )
-    return result
+    said = (result.stderr.strip() or result.output.strip()).splitlines()
+    return exit_failed(result, "codex", said[-1] if said else None)
 
 
 def usage_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit | None:

@@ -15,7 +15,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, KindOption, OwnRetry
+from little_loops.fsm.actions.agent_kind import exit_failed, key_given, login_file, said_lines
+from little_loops.fsm.actions.home import AgentHome
+from little_loops.fsm.actions.spec import (
+    GAVE_WAY,
+    ActionKindSpec,
+    Interpolation,
+    KindOption,
+    OwnRetry,
+)
 from little_loops.fsm.values.value_checks import boolean, one_of, string, string_list
 
 if TYPE_CHECKING:
@@ -46,13 +54,17 @@ GEMINI_RETRY_ENV: dict[str, str] = {}
 # "Attempt 1 failed: <the API's message, several lines>. Retrying after 5186ms..." for a
 # quota with a retry delay, else "Attempt 1 failed with status 429. Retrying with
 # backoff..." or "Attempt 1 failed with 429 error (no Retry-After header). Retrying with
-# backoff...". A 5xx ("with status 503") is not a rate limit and is left to it. Its first
-# retry (5 s or the API's delay) is let through: a session that hits a per-minute quota
-# once goes on as it is; a second refusal ends it (two requests), and ll-loop decides.
+# backoff...". Its first retry of a 429 (5 s or the API's delay) is let through: a session
+# that hits a per-minute quota once goes on as it is; a second refusal ends it (two
+# requests), and ll-loop decides. A 5xx (an overloaded or failing API: "Attempt 1 failed
+# with status 503. Retrying with backoff...", or "with 5xx error") ends it at its first
+# retry, before its own 5 s backoff: ll-loop's overload wait decides (usage_limit reads it
+# as OVERLOADED, never a usage limit).
 GEMINI_OWN_RETRY = OwnRetry(
-    begins=r"^Attempt \d+ failed(?:: | with status 429\b| with 429 error\b)",
+    begins=r"^Attempt \d+ failed(?:: | with status (?:429|5\d\d)\b| with (?:429|5xx) error\b)",
     ends=r"\. Retrying (?:after \d+ms|with backoff)\.\.\.",
     allowed=1,
+    at_once=r"^Attempt \d+ failed with (?:status 5\d\d\b|5xx error\b)",
 )
 # Added to every Gemini action: one JSON object a line, read by gemini_stream.
 GEMINI_JSON_FLAGS: tuple[str, ...] = ("--output-format", "stream-json")
@@ -177,12 +189,9 @@ def _failed(result: ActionResult, text: str) -> ActionResult:
     plain = re.sub(_ANSI, "", text or result.stderr)
     if _UNTRUSTED in plain:
         return dataclasses.replace(result, error=UNTRUSTED_ERROR)
-    lines = [line.strip() for line in plain.splitlines() if line.strip()]
-    lines = [line for line in lines if not line.startswith(_NOISE)] or ["no output"]
-    detail = next((line for line in lines if line.startswith("Error")), lines[0])
-    return dataclasses.replace(
-        result, error=f"gemini exited with status {result.exit_code}: {detail}"
-    )
+    lines = [line for line in said_lines(plain) if not line.startswith(_NOISE)]
+    detail = next((line for line in lines if line.startswith("Error")), None)
+    return exit_failed(result, "gemini", detail or next(iter(lines), None))
 
 
 # What Gemini CLI prints on stderr before anything of the session's own.
@@ -212,14 +221,18 @@ _QUOTA = (
     r"(?i)\b429\b|RESOURCE_EXHAUSTED|exceeded your current quota|Quota exceeded|"
     r"exhausted your capacity|rate limit"
 )
-_OVERLOADED = r"\b503\b|model is overloaded|UNAVAILABLE"
+_OVERLOADED = (
+    r"\b503\b|model is overloaded|UNAVAILABLE|"
+    rf"^{re.escape(GAVE_WAY)}Attempt \d+ failed with (?:status 5\d\d|5xx)"
+)
 # "Please retry in 38.3s." / "Suggested retry after 38s." / "retry in 500ms"
 _RETRY_IN = r"(?i)(?:retry in|retry after)\s+([0-9.]+)\s*(ms|s)\b"
 
 
 def usage_limit(result: ActionResult, now: float | None = None) -> ClaudeLimit | None:
     """The quota or rate limit the session ended on: a daily quota is USAGE_LIMIT, other
-    429s RATE_LIMIT (resetting when the API said to retry), a 503 OVERLOADED."""
+    429s RATE_LIMIT (resetting when the API said to retry), a 503 (or any 5xx it was ended
+    retrying) OVERLOADED."""
     from little_loops.fsm.actions.ratelimit import OVERLOADED, RATE_LIMIT, USAGE_LIMIT
     from little_loops.fsm.actions.ratelimit import ClaudeLimit as Limit
 
@@ -276,7 +289,7 @@ _ENV_FILES = (".gemini/.env", ".env")
 def uncounted(machine: Machine, options: Mapping[str, Any]) -> str | None:
     """Why a Gemini session with *options* cannot be priced: a model named with no known
     price (Gemini CLI names the model it ran on, and its default is a priced family)."""
-    from little_loops.fsm.actions.gemini_stream import price_of
+    from little_loops.fsm.facts.pricing import price_of
 
     model = options.get("model")
     if isinstance(model, str) and model and price_of(model) is None:
@@ -350,12 +363,12 @@ def _has_login(machine: Machine) -> bool:
     import json  # read only in the preflight: checking a loop file stays light
 
     env = machine.env
-    if any(env.get(name, "").strip() for name in _KEYS):
+    if key_given(env, _KEYS):
         return True
     if any(env.get(name, "").lower() == "true" for name in (*_AUTH_SWITCHES, "CLOUD_SHELL")):
         return True
     home = machine.home
-    if any((home / name).is_file() for name in _LOGIN_FILES):
+    if login_file(home / name for name in _LOGIN_FILES):
         return True
     for name in _ENV_FILES:
         try:
@@ -402,9 +415,11 @@ SPEC = ActionKindSpec(
         "Gemini CLI prints a line when a tool call starts and ends and as the answer streams, "
         "so a long tool call (a test run) or its own retries of a refused call are silent"
     ),
-    home_paths=(".gemini",),  # its settings, login and sessions
-    home_writes=tuple(f".gemini/{name}" for name in GEMINI_WRITES),
-    home_code=tuple(f".gemini/{name}" for name in GEMINI_CODE),
+    home=AgentHome(
+        paths=(".gemini",),  # its settings, login and sessions
+        writes=tuple(f".gemini/{name}" for name in GEMINI_WRITES),
+        code=tuple(f".gemini/{name}" for name in GEMINI_CODE),
+    ),
     install_hint=GEMINI_INSTALL_HINT,
     login_hint=GEMINI_LOGIN_HINT,
     ready=ready,

@@ -1,7 +1,8 @@
 """Gemini CLI's own record of a session (`~/.gemini/tmp/*/chats/`): which of its tool calls failed.
 
 As the model was told: stream-json does not say so for a shell command that printed
-something, then exited non-zero.
+something, then exited non-zero. The record's `resultDisplay` (the command's output, as
+stream-json's `output`) tells the command's words from the tool's own lines after them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
 # What the shell tool tells the model of a command that exited non-zero: a line of its
 # response (`Output: ...`, `Exit Code: 3`, `Process Group PGID: ...`).
 _EXIT_LINE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
+# How 0.61 wraps a tool's response to the model (its wrapUntrusted).
+_UNTRUSTED = ("<untrusted_context>\n", "\n</untrusted_context>")
 # A record bigger than this is not read (a session's record is a few hundred kB at most).
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 
@@ -94,7 +97,18 @@ def _is_failed(call: Mapping[str, Any]) -> bool:
         given = part.get("functionResponse") if isinstance(part, dict) else None
         response = given.get("response") if isinstance(given, dict) else None
         output = response.get("output") if isinstance(response, dict) else None
-        codes = _EXIT_LINE.findall(output) if isinstance(output, str) else []
+        trailer = _trailer(output, call.get("resultDisplay")) if isinstance(output, str) else ""
+        codes = _EXIT_LINE.findall(trailer)
         if codes and codes[-1].lstrip("-").strip("0"):  # not 0 (no int(): any length)
             return True
     return False
+
+
+def _trailer(response: str, shown: object) -> str:
+    """What the shell tool added after the command's own output in *response* (`Output:
+    <output>`, then its `Exit Code: N`, `Process Group PGID: N`, ... lines): the record's
+    `resultDisplay` is that output as printed, so a command that prints `Exit Code: 1`
+    itself is not read as failed. The whole response when they do not line up."""
+    inner = response.removeprefix(_UNTRUSTED[0]).removesuffix(_UNTRUSTED[1])
+    head = f"Output: {shown}\n" if isinstance(shown, str) and shown else None
+    return inner[len(head) - 1 :] if head is not None and inner.startswith(head) else inner

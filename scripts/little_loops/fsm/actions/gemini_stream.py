@@ -1,11 +1,11 @@
-"""Read Gemini CLI's `--output-format stream-json` lines: the answer, tokens, price, tool calls.
+"""Read Gemini CLI's `--output-format stream-json` lines: the answer, tokens, cost, tool calls.
 
 Gemini CLI (0.61) prints one JSON object a line: `init` (session_id, model), `message`
 (role user: the prompt; role assistant: a piece of the answer, `delta: true`), `tool_use`
 (tool_name, tool_id, parameters), `tool_result` (tool_id, status success|error, output,
 error), `error` (severity, message) and last `result` (status success|error, error, stats:
 input_tokens, output_tokens, cached, input, total_tokens, tool_calls, models by name). It
-reports tokens but no cost: the tokens are priced here, per model.
+reports tokens but no cost: each model's tokens are priced by facts.pricing.
 """
 
 from __future__ import annotations
@@ -22,41 +22,8 @@ from little_loops.fsm.actions.transcript import (
     TOOL_LINE_WIDTH,
     json_object,
 )
-from little_loops.fsm.facts.pricing import CACHE_READ_FACTOR
+from little_loops.fsm.facts.pricing import estimate_cost
 from little_loops.fsm.facts.spend import implausible_tokens
-
-# US dollars per million (input, output) tokens, Google's published Gemini API prices
-# (standard tier, prompts up to 200k tokens; thinking tokens are output). A name also
-# matches its versions (`gemini-2.5-flash-preview-09-2025`); the longest match wins.
-# Reading from the implicit cache costs CACHE_READ_FACTOR of the input price.
-GEMINI_PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "gemini-3.1-pro": (2.0, 12.0),
-    "gemini-3-pro": (2.0, 12.0),
-    "gemini-3-flash": (0.5, 3.0),
-    "gemini-2.5-pro": (1.25, 10.0),
-    "gemini-2.5-flash": (0.30, 2.50),
-    "gemini-2.5-flash-lite": (0.10, 0.40),
-    "gemini-2.0-flash": (0.10, 0.40),
-    "gemini-2.0-flash-lite": (0.075, 0.30),
-}
-# A Gemini model not listed (a newer one) is priced as the newest listed of its family: an
-# estimate, but a budget that counts nothing for it would stop nothing.
-GEMINI_FAMILY_PRICES: dict[str, tuple[float, float]] = {
-    "flash-lite": GEMINI_PRICES_PER_MTOK["gemini-2.5-flash-lite"],
-    "flash": GEMINI_PRICES_PER_MTOK["gemini-3-flash"],
-    "pro": GEMINI_PRICES_PER_MTOK["gemini-3.1-pro"],
-}
-_FAMILY = re.compile(r"^gemini-.*?(flash-lite|flash|pro)\b")
-
-
-def price_of(model: str) -> tuple[float, float] | None:
-    """(input, output) dollars per million tokens of the Gemini *model*, or None."""
-    name = model.strip().lower().removeprefix("models/")
-    matches = [k for k in GEMINI_PRICES_PER_MTOK if name == k or name.startswith(k + "-")]
-    if matches:
-        return GEMINI_PRICES_PER_MTOK[max(matches, key=len)]
-    family = _FAMILY.match(name)
-    return GEMINI_FAMILY_PRICES[family.group(1)] if family else None
 
 
 def usage_of(stats: Mapping[str, Any]) -> dict[str, int]:
@@ -80,14 +47,6 @@ def usage_of(stats: Mapping[str, Any]) -> dict[str, int]:
     if cached:
         usage["cache_read_input_tokens"] = cached
     return usage
-
-
-def dollars(price: tuple[float, float], usage: Mapping[str, int]) -> float:
-    """What *usage* costs at *price* (fresh input, cache reads and output)."""
-    per_in, per_out = price
-    fresh = usage.get("input_tokens", 0) * per_in
-    cached = usage.get("cache_read_input_tokens", 0) * per_in * CACHE_READ_FACTOR
-    return (fresh + cached + usage.get("output_tokens", 0) * per_out) / 1_000_000
 
 
 @dataclass
@@ -123,9 +82,10 @@ class Session:
         models = self.stats().get("models")
         out: dict[str, float] = {}
         for name, stats in (models if isinstance(models, dict) else {}).items():
-            price = price_of(str(name))
-            if price is not None and isinstance(stats, dict):
-                out[str(name)] = dollars(price, usage_of(stats))
+            if isinstance(stats, dict):
+                cost = estimate_cost(str(name), usage_of(stats))
+                if cost is not None:
+                    out[str(name)] = cost
         return out
 
     def cost(self) -> float | None:
@@ -134,8 +94,8 @@ class Session:
         costs = self.model_costs()
         if isinstance(models, dict) and models and len(costs) == len(models):
             return sum(costs.values())
-        if not models and self.model and (price := price_of(self.model)):
-            return dollars(price, self.usage())
+        if not models and self.model:
+            return estimate_cost(self.model, self.usage())
         return None
 
     def failure(self) -> str | None:

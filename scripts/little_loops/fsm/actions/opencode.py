@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.agent_kind import exit_failed, key_given, said_lines
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.spec import ActionKindSpec, KindOption, OwnRetry, PromptInput
 from little_loops.fsm.values.value_checks import boolean, pattern, string, string_list
 
@@ -48,7 +50,14 @@ LOG_LEVEL: tuple[str, ...] = ("--log-level", "ERROR")
 # side request, `small=true`), before it waits to retry: `timestamp=... level=ERROR
 # run=... message="stream error" providerID=... small=false agent=build ...
 # error.error="AI_APICallError: You exceeded your current quota, ..."`. Only the words of
-# a rate or usage limit count (a 5xx or a refused key are left to it).
+# a rate or usage limit end it at once. The line of any other refusal (a 429 whose words
+# name no limit, a 5xx, a refused key: the line has no status) ends it when it still runs
+# OPENCODE_SETTLE seconds later, or at a second such line: what it does not retry (a
+# refused key, a bad request) it gives up on at once, with its own error event; what it
+# retries, it first waits for (`retry-after`, an hour if it says an hour; else 2 s, 4 s, ...).
+# 15 s: its first wait without a `retry-after` (2 s) and the retried call's answer, with
+# room for a loaded machine (5 s cut a retry answered at once on a 2-core box under load).
+OPENCODE_SETTLE = 15.0
 OPENCODE_OWN_RETRY = OwnRetry(
     begins=(
         # Atomic groups: each field is looked for once (its last), so a long line of
@@ -58,6 +67,11 @@ OPENCODE_OWN_RETRY = OwnRetry(
         r"too many requests|usage.?limit|resource.?exhausted|\b429\b))[^\"]*))"
     ),
     allowed=0,
+    maybe=(
+        r"^timestamp=\S+ level=ERROR (?!.*\bsmall=true\b)(?>.*\bmessage=\"stream error\" )"
+        r"(?>.*\berror\.error=\")(?P<said>AI_APICallError: [^\"]*)"
+    ),
+    settle=OPENCODE_SETTLE,
 )
 # A line of its log (LOG_FLAGS) rather than words of its own on stderr.
 _LOG_LINE = r"^timestamp=\S+ level=[A-Z]+ "
@@ -156,7 +170,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     """opencode's answer, tokens, cost, session and tool calls, read from its events; an
     error it reported, or its exit status, becomes `error`."""
     from little_loops.fsm.actions.opencode_events import error_text, plain
-    from little_loops.fsm.actions.opencode_limits import priced
+    from little_loops.fsm.facts.pricing import estimate_cost
 
     session = _session(result)
     if not session.seen:
@@ -174,7 +188,7 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
     if not cost and any(session.tokens.values()):
         # opencode says 0 for a model it has no price for (its events never name the
         # model): priced here when the loop names one ll-loop knows, else not counted.
-        cost = priced(model, session.tokens) if isinstance(model, str) else None
+        cost = estimate_cost(model, session.tokens) if isinstance(model, str) else None
         if cost is None:
             changes["uncounted"] = UNPRICED
     changes["cost_usd"] = cost
@@ -198,15 +212,13 @@ def finish(result: ActionResult, request: ActionRequest) -> ActionResult:
 
 
 def _failed(result: ActionResult, text: str) -> ActionResult:
+    """*result* with `error` set when opencode exited non-zero: the first line of *text*
+    that is not one of its log lines (the first line when every one is)."""
     import re
 
-    if result.error is not None or result.exit_code == 0:
-        return result
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = said_lines(text)
     lines = [line for line in lines if not re.match(_LOG_LINE, line)] or lines
-    detail = lines[0] if lines else "no output"
-    message = f"opencode exited with status {result.exit_code}: {detail}"
-    return dataclasses.replace(result, error=message)
+    return exit_failed(result, "opencode", next(iter(lines), None))
 
 
 def usage_limit(result: ActionResult) -> ClaudeLimit | None:
@@ -261,7 +273,7 @@ def logged_in(env: Mapping[str, str], home: Path, cwd: Path | None = None) -> bo
     """True when opencode has a login (its auth.json), a provider key in *env*, or a
     config (global, named in *env*, given in *env*, or the project's in *cwd*) that declares
     a provider. A config without one does not count: opencode writes one itself."""
-    if any(env.get(name) for name in KEY_VARIABLES):
+    if key_given(env, KEY_VARIABLES):
         return True
     data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
     config = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode"
@@ -342,18 +354,20 @@ SPEC = ActionKindSpec(
         "opencode prints an event only when a part is finished, so a long reply or a long "
         "tool call (a test run, up to its bash tool's 2-minute default) is silent for longer"
     ),
-    # Its XDG folders: login (auth.json) and sessions, config, cache, state.
-    home_paths=(
-        ".local/share/opencode",
-        ".config/opencode",
-        ".cache/opencode",
-        ".local/state/opencode",
+    home=AgentHome(
+        # Its XDG folders: login (auth.json) and sessions, config, cache, state.
+        paths=(
+            ".local/share/opencode",
+            ".config/opencode",
+            ".cache/opencode",
+            ".local/state/opencode",
+        ),
+        # What it writes while it runs: its data (login, sessions and their database, logs,
+        # snapshots) and state (recent models, prompt history). Its config (opencode.json,
+        # plugins, agents, commands, MCP servers) and cache (the providers and programs it
+        # installs and runs) stay read-only.
+        writes=(".local/share/opencode/", ".local/state/opencode/"),
     ),
-    # What it writes while it runs: its data (login, sessions and their database, logs,
-    # snapshots) and state (recent models, prompt history). Its config (opencode.json,
-    # plugins, agents, commands, MCP servers) and cache (the providers and programs it
-    # installs and runs) stay read-only.
-    home_writes=(".local/share/opencode/", ".local/state/opencode/"),
     install_hint=INSTALL_HINT,
     login_hint=LOGIN_HINT,
     ready=ready,

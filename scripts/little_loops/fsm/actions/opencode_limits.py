@@ -1,4 +1,4 @@
-"""opencode's rate, overload and usage limits, and the prices of the models it may run.
+"""opencode's rate, overload and usage limits.
 
 opencode retries a refused request itself (5 times, waiting as `retry-after` says, else
 2 s doubling); when it gives up it prints an `error` event whose `data` has the HTTP
@@ -23,7 +23,7 @@ from little_loops.fsm.actions.ratelimit import (
     ClaudeLimit,
     reset_time,
 )
-from little_loops.fsm.facts.pricing import USAGE_KEYS, estimate_cost
+from little_loops.fsm.actions.spec import GAVE_WAY
 
 _USAGE_WORDS = re.compile(
     r"insufficient_quota|exceeded your current quota|quota exceeded|usage limit|UsageLimitError",
@@ -54,7 +54,12 @@ def message_limit(message: str, now: float | None = None) -> ClaudeLimit | None:
     are gone (no output file)."""
     status = _HTTP_STATUS.search(message)
     data = {"message": message, "statusCode": int(status.group(1)) if status else None}
-    return error_limit({"data": data}, time.time() if now is None else now, message)
+    found = error_limit({"data": data}, time.time() if now is None else now, message)
+    if found is None and message.startswith(GAVE_WAY):
+        # A refusal it was retrying, whose words name no limit (its log line has no
+        # status: a 429 from a proxy, a 5xx): waited out on the same agent, a rate limit.
+        return ClaudeLimit(RATE_LIMIT, None, message[:200])
+    return found
 
 
 def error_limit(
@@ -102,43 +107,3 @@ def _reset_in(text: str, now: float) -> float | None:
         return None
     seconds = sum(int(n) * _SECONDS[unit] for n, unit in _SPAN.findall(found.group(1)))
     return now + seconds if seconds > 0 else None
-
-
-# US dollars per million (input, output, cached input) tokens of models opencode often
-# runs that are not Claude (Claude models are priced by facts.pricing), from the vendors'
-# published prices. Used only when opencode reported no cost (a provider without prices in
-# its model list). A name also matches its dated snapshots; the longest match wins.
-PRICES_PER_MTOK: dict[str, tuple[float, float, float]] = {
-    "gpt-5": (1.25, 10.0, 0.125),
-    "gpt-5-mini": (0.25, 2.0, 0.025),
-    "gpt-5-nano": (0.05, 0.4, 0.005),
-    "gpt-4.1": (2.0, 8.0, 0.5),
-    "gpt-4.1-mini": (0.4, 1.6, 0.1),
-    "gpt-4.1-nano": (0.1, 0.4, 0.025),
-    "gpt-4o": (2.5, 10.0, 1.25),
-    "gpt-4o-mini": (0.15, 0.6, 0.075),
-    "o3": (2.0, 8.0, 0.5),
-    "o3-mini": (1.1, 4.4, 0.55),
-    "o4-mini": (1.1, 4.4, 0.275),
-    "gemini-2.5-pro": (1.25, 10.0, 0.31),
-    "gemini-2.5-flash": (0.3, 2.5, 0.075),
-}
-
-
-def priced(model: str, usage: Mapping[str, int]) -> float | None:
-    """Dollars for *usage* on *model* (`provider/model` or just the model), or None when
-    its price is not known here."""
-    name = model.rsplit("/", 1)[-1].strip().lower()
-    claude = estimate_cost(name, {key: usage.get(key, 0) for key in USAGE_KEYS})
-    if claude is not None:
-        return claude
-    matches = [key for key in PRICES_PER_MTOK if name == key or name.startswith(key + "-")]
-    if not matches:
-        return None
-    per_in, per_out, per_cached = PRICES_PER_MTOK[max(matches, key=len)]
-    dollars = (
-        (usage.get("input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)) * per_in
-        + usage.get("output_tokens", 0) * per_out
-        + usage.get("cache_read_input_tokens", 0) * per_cached
-    )
-    return dollars / 1_000_000

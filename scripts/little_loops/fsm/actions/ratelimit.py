@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from little_loops.fsm.actions.claude import report_from_file
 from little_loops.fsm.actions.request import ActionResult
+from little_loops.fsm.actions.spec import AgentLimit as AgentLimit  # its home: the kind
 
 RATE_LIMIT = "rate_limit"  # HTTP 429: too many requests or tokens for now
 OVERLOADED = "overloaded"  # HTTP 529: the API is overloaded
@@ -39,22 +39,6 @@ _RESETS_AT = re.compile(
 _USAGE_TEXT = re.compile(r"usage limit reached|limit reached\s*[∙·•]\s*resets", re.IGNORECASE)
 # The LLM judge's reason for a refused call (evaluators/llm_structured.py).
 _JUDGE_ERROR = re.compile(r"^API error (429|529)\b")
-
-
-@dataclass(frozen=True)
-class AgentLimit:
-    """An agent (or the judge) refused for now: the kind of limit, when it resets (epoch
-    seconds) if said. Each agent's kind reads its own (`ActionKindSpec.usage_limit`)."""
-
-    kind: str
-    resets_at: float | None = None
-    message: str = ""
-
-    def resets_text(self) -> str | None:
-        """The reset time as a person reads it (`15:00`, local time), or None."""
-        if self.resets_at is None:
-            return None
-        return datetime.fromtimestamp(self.resets_at).strftime("%H:%M")
 
 
 def claude_limit(result: ActionResult, now: float | None = None) -> AgentLimit | None:

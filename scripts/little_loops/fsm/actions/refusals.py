@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from little_loops.fsm.actions.sandbox import Confinement, Sandbox, home_of
 
 # What a refused step prints (stdout or stderr): said in its output tail. A step without
-# network has its own loopback, where nothing listens: every connection is refused.
+# network has its own loopback, where nothing listens: every connection is refused. Matched
+# in any case: zsh says `read-only file system`, `permission denied`, `no such process`.
 WRITE_REFUSED = ("Read-only file system",)
 NETWORK_REFUSED = (
     "Connection refused",
@@ -25,6 +26,7 @@ NETWORK_REFUSED = (
 # one that signals a process outside its own process ids does.
 READ_REFUSED = "Permission denied"
 SIGNAL_REFUSED = "No such process"
+_KILL = re.compile(r"\bkill\b")  # where a line saying so names what it signalled
 NOTE_PREFIX = "ll-loop sandbox: "
 
 
@@ -55,8 +57,9 @@ def refusal_note(
     if not sandbox.network:
         said += [(marker, "network off for this step") for marker in NETWORK_REFUSED]
     notes: dict[str, str] = {}  # each refusal met, said once (its first marker)
+    printed = (stderr.lower(), output.lower())
     for marker, meaning in said:
-        if meaning not in notes and (marker in stderr or marker in output):
+        if meaning not in notes and any(marker.lower() in text for text in printed):
             notes[meaning] = f"{NOTE_PREFIX}{meaning} ({marker})"
     lines = [line for text in (stderr, output) for line in text.splitlines()]
     home = home_of(env or {}) if hidden else None
@@ -81,7 +84,7 @@ def _hidden_in(lines: Sequence[str], hidden: Sequence[str], home: str) -> str | 
         if not rest.startswith(".."):
             names.append((place, f"(?:~/)?{re.escape(rest)}"))
     for line in lines:
-        if READ_REFUSED.lower() not in line.lower():  # Go and Node say it in lower case
+        if READ_REFUSED.lower() not in line.lower():
             continue
         for place, name in names:
             if re.search(rf"(?<![\w./-]){name}(?![^/\s'\"`:,)\]])", line):
@@ -91,11 +94,17 @@ def _hidden_in(lines: Sequence[str], hidden: Sequence[str], home: str) -> str | 
 
 def _signalled(lines: Sequence[str], outside: Sequence[int]) -> int | None:
     """The first of the pids *outside* a line saying a signal found no such process names
-    (bash's `kill: (PID) - No such process`, procps' `kill: (PID): No such process`)."""
+    (bash's `kill: (PID) - No such process`, procps' `kill: (PID): No such process`, zsh's
+    `kill: kill PID failed: no such process`)."""
     for line in lines:
-        if SIGNAL_REFUSED not in line:
+        if SIGNAL_REFUSED.lower() not in line.lower():
+            continue
+        # the pid after the line's first `kill`: two searches, each linear in the line (one
+        # pattern `kill.*(PID)` backtracks from every `kill` of a hostile line: quadratic)
+        first = _KILL.search(line)
+        if first is None:
             continue
         for pid in outside:
-            if re.search(rf"\bkill\b.*\({pid}\)", line):
+            if re.compile(rf"\({pid}\)|\bkill {pid} failed\b").search(line, first.end()):
                 return pid
     return None

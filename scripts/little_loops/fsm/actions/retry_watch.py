@@ -1,8 +1,9 @@
-"""Hear an agent CLI say on stderr that it retries a rate-limited call itself (spec.OwnRetry)."""
+"""Hear an agent CLI say on stderr that it retries a refused call itself (spec.OwnRetry)."""
 
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.processes.pipes import Tail
@@ -18,13 +19,34 @@ _SHOWN = 300  # characters of the message kept for the step's error
 
 class RetryWatch:
     """Reads an agent's stderr line by line; `heard` is its message once it has retried
-    more than `OwnRetry.allowed` times."""
+    more than `OwnRetry.allowed` times, or once a retry `OwnRetry.at_once` names; `due`
+    is when a refusal it may retry (`OwnRetry.maybe`) is heard if it still runs (`expire`)."""
 
-    __slots__ = ("_begins", "_ends", "_lines", "_partial", "allowed", "count", "heard")
+    __slots__ = (
+        "_at_once",
+        "_begins",
+        "_ends",
+        "_lines",
+        "_maybe",
+        "_maybe_said",
+        "_now",
+        "_settle",
+        "_partial",
+        "allowed",
+        "count",
+        "due",
+        "heard",
+    )
 
     def __init__(self, own: OwnRetry) -> None:
         self._begins = re.compile(own.begins)
         self._ends = re.compile(own.ends) if own.ends is not None else None
+        self._at_once = re.compile(own.at_once) if own.at_once is not None else None
+        self._now = False  # the open message is one `at_once` names
+        self._maybe = re.compile(own.maybe) if own.maybe is not None else None
+        self._maybe_said: str | None = None
+        self._settle = own.settle
+        self.due: float | None = None  # time.monotonic() at which `_maybe_said` is heard
         self.allowed = own.allowed
         self.count = 0
         self.heard: str | None = None
@@ -43,10 +65,24 @@ class RetryWatch:
             if self.heard is not None:
                 return
 
+    def progress(self) -> None:
+        """The CLI printed its output (stdout) after a refusal it may retry: it went on."""
+        if self.heard is None:
+            self._maybe_said = self.due = None
+
+    def expire(self, now: float) -> bool:
+        """Hear a refusal it may retry once it still runs at `due`; whether one is heard."""
+        if self.heard is None and self.due is not None and now >= self.due:
+            self.heard = self._maybe_said
+        return self.heard is not None
+
     def _line(self, line: str) -> None:
+        if self._maybe is not None and self._maybe_line(line):
+            return
         begun = self._begins.search(line)
         if begun is not None:
             self._lines = []
+            self._now = self._at_once is not None and self._at_once.search(line) is not None
         if self._lines is None:
             return
         said = begun.groupdict().get("said") if begun is not None else None
@@ -57,19 +93,37 @@ class RetryWatch:
         if begun is not None if self._ends is None else self._ends.search(line):
             said, self._lines = self._lines, None
             self.count += 1
-            if self.count > self.allowed:
+            if self.count > self.allowed or self._now:
                 self.heard = " ".join(part for part in said if part)[:_SHOWN]
+
+    def _maybe_line(self, line: str) -> bool:
+        """Take a line `OwnRetry.maybe` names, if it is one: the first sets `due`, a second
+        (it retried) is heard at once."""
+        found = self._maybe.search(line) if self._maybe is not None else None
+        if found is None or self._begins.search(line) is not None:
+            return False
+        said = (found.groupdict().get("said") or line).strip()[:_SHOWN]
+        if self._maybe_said is not None:
+            self.heard = said
+        else:
+            self._maybe_said = said
+            self.due = time.monotonic() + self._settle
+        return True
 
 
 class HeardTail(Tail):
-    """A stderr `Tail` whose chunks a `RetryWatch` also reads."""
+    """A stderr `Tail` whose chunks a `RetryWatch` also reads (stdout's: that it went on)."""
 
-    __slots__ = ("watch",)
+    __slots__ = ("stdout", "watch")
 
-    def __init__(self, limit: int, watch: RetryWatch) -> None:
+    def __init__(self, limit: int, watch: RetryWatch, *, stdout: bool = False) -> None:
         super().__init__(limit)
         self.watch = watch
+        self.stdout = stdout
 
     def add(self, data: bytes) -> None:
         super().add(data)
-        self.watch.feed(data)
+        if self.stdout:
+            self.watch.progress()
+        else:
+            self.watch.feed(data)

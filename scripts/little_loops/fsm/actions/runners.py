@@ -120,7 +120,7 @@ class DefaultActionRunner(ProcessSupervisor):
                 extra[name] = value
         if request.confinement is not None:
             if request.confinement.sandbox.command is None:  # bubblewrap's own
-                extra.update(spec.sandboxed_env)
+                extra.update(spec.home.env)
             argv = request.confinement.argv(argv, cwd, Overlay(extra))
         folder = None if cwd is None else os.path.abspath(cwd)
         if folder is not None and os.environ.get("PWD") != folder:

@@ -3,7 +3,7 @@
 `sandbox: bwrap` runs the step's command under `bwrap`: the whole file system read-only,
 the run's working tree (its worktree with `--worktree`) writable, `.loops/` read-only (a
 step cannot edit its loop, run state or event log), a private /tmp, $HOME an empty tmpfs but
-for what the step's agent needs (its kind's `home_paths`, read-only but for `home_writes`:
+for what the step's agent needs (its kind's `home.paths`, read-only but for `home.writes`:
 its sessions, logs and login, never its settings), well-known secret places masked
 (unreadable: a step that reaches one is refused, and told) unless `allow:`ed, its own pid
 namespace (it cannot signal ll-loop; one that tries is told) and, with
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.values.value_checks import Check, describe, string
+from little_loops.fsm.actions.home import AgentHome
+from little_loops.fsm.values.value_checks import Check, UnknownKey, describe, string
 
 SANDBOX_KEY = "sandbox"  # of a loop, a state and a custom agent
 BWRAP = "bwrap"  # the built-in backend, and its program
@@ -163,7 +164,7 @@ def _sandbox_value(value: object) -> str | None:
         return f"{what}, got {describe(value)}"
     for key, item in value.items():
         if key not in SANDBOX_KEYS:
-            return f"unknown key {key!r} in sandbox: (keys: {', '.join(SANDBOX_KEYS)})"
+            return UnknownKey(f"unknown key {key!r} in sandbox: (keys: {', '.join(SANDBOX_KEYS)})")
         problem = SANDBOX_KEYS[key][0](item)
         if problem is not None:
             return f"{key}: {problem}"
@@ -249,14 +250,12 @@ def chosen(*values: object) -> object:
 class Confinement:
     """Where one step runs confined: its sandbox, the folder it may write (the run's
     working tree), the run's `.loops/` folder it may only read, and what its agent needs
-    under $HOME (the kind's `home_paths`, read-only, and of them its `home_writes`)."""
+    under $HOME (its kind's `home`: its paths read-only, but for what it writes)."""
 
     sandbox: Sandbox
     work: Path
     loops: Path | None = None
-    home_paths: tuple[str, ...] = ()
-    home_writes: tuple[str, ...] = ()
-    home_code: tuple[str, ...] = ()
+    home: AgentHome = AgentHome()
     git_dir: Path | None = None  # the project's `.git`: commits land there (repository_of)
 
     def argv(self, inner: Sequence[str], cwd: Path | None, env: Mapping[str, str]) -> list[str]:
@@ -329,16 +328,16 @@ class Confinement:
         return out
 
     def _agent_home(self, env: Mapping[str, str], home: Path | None) -> list[str]:
-        """bwrap's options showing the agent's own files (`home_paths`) so that a step
+        """bwrap's options showing the agent's own files (`home.paths`) so that a step
         cannot plant settings, hooks, plugins or MCP servers there, which would run
         unconfined the next time the agent runs outside: each folder a private empty one
         showing each thing in the real one read-only, but for what the agent writes while
-        it runs (`home_writes`: sessions, logs, login) and, in that again, what it runs code
-        from (`home_code`) read-only. What a step adds there is gone after it."""
+        it runs (`home.writes`: sessions, logs, login) and, in that again, what it runs code
+        from (`home.code`) read-only. What a step adds there is gone after it."""
         out: list[str] = []
-        writes = [_home_path(name.rstrip("/"), env, home) for name in self.home_writes]
+        writes = [_home_path(name.rstrip("/"), env, home) for name in self.home.writes]
         shown: set[Path] = set()
-        for name in self.home_paths:
+        for name in self.home.paths:
             place = _home_path(name, env, home)
             if place is None or place in shown or place in writes:
                 continue
@@ -350,10 +349,10 @@ class Confinement:
             for entry in _entries(place):
                 if entry not in writes:
                     out += _bind(entry, writable=False)
-        for name, place in zip(self.home_writes, writes, strict=True):
+        for name, place in zip(self.home.writes, writes, strict=True):
             if place is not None and (name.endswith("/") or place.exists()):
                 out += _bind(_made(place) if name.endswith("/") else place, writable=True)
-        for name in self.home_code:
+        for name in self.home.code:
             place = _home_path(name.rstrip("/"), env, home)
             if place is not None:
                 out += _bind(_made(place) if name.endswith("/") else place, writable=False)

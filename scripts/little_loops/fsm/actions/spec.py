@@ -2,26 +2,110 @@
 
 Each kind's module in this folder (`shell.py`, `claude_code.py`) has a `SPEC`; the one list
 of them is `registry.py`. Validation, the defaults of a state, the runner, the dry-run plan
-and the display read the spec, so nothing else names a kind.
+and the display read the spec, so nothing else names a kind. The request a kind runs (which
+carries its kind), the result it gives and the limit it may end on are declared here with
+it: the kind's functions take them, so they are one concept (`request.py` names the pair).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.values.shellquote import Rendered, render
+from little_loops.fsm.values.shellquote import Rendered, env_lines, render
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from little_loops.fsm.actions.machine import Machine
-    from little_loops.fsm.actions.ratelimit import AgentLimit
-    from little_loops.fsm.actions.request import ActionRequest, ActionResult
+    from little_loops.fsm.actions.sandbox import Confinement
     from little_loops.fsm.values.value_checks import Check
+
+
+@dataclass
+class ActionRequest:
+    """Everything `DefaultActionRunner.execute` can be told about one action.
+
+    `timeout`/`idle_timeout` are seconds (None: no limit); `cwd` overrides the runner's
+    directory; `env` is laid over the current environment; `output_file` receives all of
+    stdout, and `layout.stderr_file(output_file)` all of stderr (instead of the runner's
+    `output_dir` default). `kind` names the action's kind (`registry.KINDS`); `options`
+    holds the options of its kind (`claude:` of a Claude action, see `spec.options_key`)
+    and `resume_session` the id of the session it continues; both are ignored by a kind
+    without options or sessions. `spec` is the kind itself, for a runner that may not know
+    it by name (a loop's custom agent); None: `kind` names one of the runner's kinds.
+    `confinement`: the sandbox its command runs in (None: none).
+    """
+
+    action: str
+    timeout: float | None
+    kind: str
+    idle_timeout: float | None = None
+    cwd: Path | None = None
+    env: Mapping[str, str] | None = None
+    output_file: Path | None = None
+    options: Mapping[str, Any] | None = None
+    resume_session: str | None = None
+    spec: ActionKindSpec | None = None
+    confinement: Confinement | None = None
+
+    def standalone(self) -> str:
+        """The action as one text that needs no environment of its own: each variable of
+        `env` assigned (single-quoted) on a line before it. For a runner that is handed only
+        text (the original design's `run(action, timeout, is_slash_command)`), so a shell
+        script's values still reach it as data."""
+        if not self.env:
+            return self.action
+        return "\n".join([*env_lines(dict(self.env)), self.action])
+
+
+@dataclass
+class ActionResult:
+    """What an action did. The first four fields are the executor's original contract.
+
+    `output`/`stderr` hold at most the runner's tail of each stream; `truncated` says the
+    real output was longer and `output_path` names the file that has all of stdout.
+    `error` is a one-line explanation when the action could not run properly (missing
+    executable, claude refusing root, timeout, idle timeout, stop); it means an error verdict.
+    """
+
+    output: str
+    stderr: str
+    exit_code: int
+    duration_ms: int
+    truncated: bool = False
+    output_path: str | None = None
+    timed_out: bool = False
+    error: str | None = None
+    cost_usd: float | None = None  # Claude Code's total_cost_usd for a prompt action
+    usage: dict[str, int] | None = None  # Claude Code's token counters
+    session_id: str | None = None  # the Claude Code session the action ran in
+    model_costs: dict[str, float] | None = None  # Claude Code's cost of each model it used
+    tool_calls: list[str] | None = None  # a Claude session's tool calls and results, as text
+    tools_failed: int = 0  # how many of the agent's own tool calls failed (a command's exit)
+    # Why its spend cannot be counted (tokens no price is known for, no cost said): under a
+    # budget the run stops after it (spend.budget_unkept); None: counted, or nothing spent.
+    uncounted: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentLimit:
+    """An agent (or the judge) refused for now: the kind of limit, when it resets (epoch
+    seconds) if said. Each agent's kind reads its own (`ActionKindSpec.usage_limit`)."""
+
+    kind: str
+    resets_at: float | None = None
+    message: str = ""
+
+    def resets_text(self) -> str | None:
+        """The reset time as a person reads it (`15:00`, local time), or None."""
+        if self.resets_at is None:
+            return None
+        return datetime.fromtimestamp(self.resets_at).strftime("%H:%M")
 
 
 class Interpolation(StrEnum):
@@ -69,18 +153,30 @@ class JudgeSupport:
     own_model: bool = False
 
 
+# The start of the error of a step whose CLI was ended as it began retrying a refused call
+# itself (OwnRetry): a kind's `usage_limit` reads the rest, what the CLI said.
+GAVE_WAY = "the agent retries a refused call itself: "
+
+
 @dataclass(frozen=True)
 class OwnRetry:
-    """How an agent CLI says on stderr, while it runs, that it is retrying a rate-limited
-    call itself: a line matching `begins` (re.search) opens its message, the line matching
-    `ends` closes it (None: the same line); a group `said` of `begins` is the part of its
-    line to keep (default: the line). The runner ends the CLI's process tree on the
-    `allowed + 1`-th such message and the step fails with it as its error, which the kind's
-    `usage_limit` reads, so ll-loop's waits or the fallback list decide, not its backoff."""
+    """How an agent CLI says on stderr, while it runs, that it is retrying a refused call
+    (a rate limit, an overloaded API) itself: a line matching `begins` (re.search) opens its
+    message, the line matching `ends` closes it (None: the same line); a group `said` of
+    `begins` is the part of its line to keep (default: the line). The runner ends the CLI's
+    process tree on the `allowed + 1`-th such message, or on the first whose opening line
+    also matches `at_once`, and the step fails with it as its error, which the kind's
+    `usage_limit` reads, so ll-loop's waits or the fallback list decide, not its backoff.
+    A line matching `maybe` (its group `said` kept) is a refusal the CLI may or may not
+    retry: it is heard when the CLI still runs `settle` seconds after it (what it does not
+    retry, it gives up on at once), or at once when a second such line comes."""
 
     begins: str
     ends: str | None = None
     allowed: int = 0
+    at_once: str | None = None
+    maybe: str | None = None
+    settle: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -150,21 +246,7 @@ class ActionKindSpec:
     # Shortest `idle_timeout:` that does not cut off a working session (None: any), and why.
     quiet_seconds: float | None = None
     quiet_reason: str = ""
-    # What it needs under $HOME to run and log in (`.claude`, made when missing; a `.json`
-    # file; `$VAR`: the folder a variable names): shown read-only in a sandbox that hides
-    # the rest of $HOME (actions/sandbox.py), so a step cannot plant settings, hooks or
-    # plugins there that run unconfined the next time the agent runs outside. What a step
-    # adds in such a folder is its own, gone after it.
-    home_paths: tuple[str, ...] = ()
-    # Of those, what it writes while it runs, and only that: its sessions (`session:
-    # continue`), logs and login refresh; writable in a sandbox. A folder ends with `/`
-    # (made when missing); a file is writable when it is there. Never a file or folder it
-    # reads code or settings from.
-    home_writes: tuple[str, ...] = ()
-    # In those, what it runs code from all the same (Gemini CLI's tmp/bin): read-only.
-    home_code: tuple[str, ...] = ()
-    # What it is told when bubblewrap confines it (Claude Code: it may skip permissions as root).
-    sandboxed_env: Mapping[str, str] = field(default_factory=dict)
+    home: AgentHome = AgentHome()  # its files under $HOME, as a sandbox shows them
     install_hint: str = ""  # said when its program is not on PATH
     login_hint: str = ""  # said when it has no key or login (`run codex login, or set ...`)
     # Why it cannot run here (no key or login, a version we do not support): one line that
@@ -179,7 +261,7 @@ class ActionKindSpec:
     # rate-limit handling and fallback decide, not minutes of its backoff), each set unless
     # ll-loop's own environment sets it.
     retry_env: Mapping[str, str] = field(default_factory=dict)
-    # What it prints on stderr when it retries a rate-limited call itself, for a CLI whose
+    # What it prints on stderr when it retries a refused call itself, for a CLI whose
     # retries no variable caps (None: it prints nothing that says so, or needs no cap).
     own_retry: OwnRetry | None = None
     # How it judges (`llm_structured` through this agent); None: it cannot, for `no_judge`.

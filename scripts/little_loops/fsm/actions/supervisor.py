@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.retry_watch import HeardTail, RetryWatch
+from little_loops.fsm.actions.spec import GAVE_WAY
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.processes import launch
 from little_loops.fsm.processes.containment import CONTAINMENT, Contained
@@ -25,7 +26,7 @@ CANNOT_RUN_EXIT_CODE = 126
 NOT_FOUND_EXIT_CODE = 127
 INTERRUPTED_EXIT_CODE = 130
 STOPPED_EXIT_CODE = 143
-GAVE_WAY_EXIT_CODE = 1  # ended when it began retrying a rate-limited call itself
+GAVE_WAY_EXIT_CODE = 1  # ended when it began retrying a refused call itself
 DEFAULT_TAIL_BYTES = 4 * 1024 * 1024
 
 _FINAL_DRAIN_SECONDS = 0.25  # after SIGKILL, how long to read what is left before giving up
@@ -70,7 +71,8 @@ class ProcessSupervisor:
         """Run *argv* to its end or a limit (`limits`: timeout and idle timeout, seconds);
         its stdin is *in_fd* (a file: nothing to feed, so no pipe to deadlock on), else
         /dev/null. With *own_retry*, it is ended when its stderr says it retries a
-        rate-limited call itself (more than `allowed` times); the error is what it said.
+        refused call itself (more than `allowed` times, or one `at_once` names); the error is
+        what it said.
 
         Raises OSError when it cannot start and ValueError for a NUL byte in *argv*.
         """
@@ -159,9 +161,11 @@ class ProcessSupervisor:
         own_retry: OwnRetry | None = None,
     ) -> ActionResult:
         """Read both pipes until the child and all it started are done; enforce the limits."""
-        out = Tail(self.tail_bytes)
         heard = RetryWatch(own_retry) if own_retry is not None else None
-        err = Tail(self.tail_bytes) if heard is None else HeardTail(self.tail_bytes, heard)
+        out, err = Tail(self.tail_bytes), Tail(self.tail_bytes)
+        if heard is not None:
+            out = HeardTail(self.tail_bytes, heard, stdout=True)
+            err = HeardTail(self.tail_bytes, heard)
         sinks = (Sink(file_fds[0]), Sink(file_fds[1]))
         watch = Watch(child.process, pipes, ((out, sinks[0]), (err, sinks[1])), self._wake_r)
         try:
@@ -176,7 +180,7 @@ class ProcessSupervisor:
         if stop == "cancel":
             return self._stopped_result(out, err, start, out_path)
         if stop == "gave_way" and heard is not None:
-            message = f"the agent retries a rate-limited call itself: {heard.heard}"
+            message = f"{GAVE_WAY}{heard.heard}"
             return _result(out, err, GAVE_WAY_EXIT_CODE, start, out_path, message)
         if stop is not None:
             limit = limits[0] if stop == "timeout" else limits[1]
@@ -206,7 +210,7 @@ class ProcessSupervisor:
         """Read until the child's pipes close and it has exited, or a limit hits; then
         SIGTERM all of it, SIGKILL it `grace_seconds` later (or when the pipes close).
         Returns the limit that stopped it ("timeout", "idle", "cancel" or "gave_way": it
-        said it retries a rate-limited call itself), or None."""
+        said it retries a refused call itself), or None."""
         timeout, idle = limits
         deadline = start + timeout if timeout is not None else _NEVER
         stop: str | None = None
@@ -215,7 +219,7 @@ class ProcessSupervisor:
             now = time.monotonic()
             if kill_at is None:
                 stop = self._limit_hit(now, deadline, idle, watch.last_output)
-                if stop is None and not watch.exited and heard is not None and heard.heard:
+                if stop is None and not watch.exited and heard is not None and heard.expire(now):
                     stop = "gave_way"
                 if stop is not None or watch.exited:
                     # On a limit, or when the action is over: whatever it left running
@@ -233,6 +237,8 @@ class ProcessSupervisor:
                 wake_at = min(deadline, watch.last_output + idle)
             else:
                 wake_at = deadline
+            if kill_at is None and heard is not None and heard.due is not None:
+                wake_at = min(wake_at, max(heard.due, now))
             wake_at = min(wake_at, child.housekeep())
             wait = None if wake_at == _NEVER else max(0.0, wake_at - now)
             if watch.wait(wait) and kill_at is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from little_loops.fsm.actions.custom import definition_problems
 from little_loops.fsm.actions.registry import AGENTS, ENTRIES, can_judge, is_agent_action
@@ -18,14 +18,26 @@ from little_loops.fsm.definition.agents import (
     unknown_agent,
     written_names,
 )
+from little_loops.fsm.definition.lint_flags import CLAUDE_SUBAGENT
 from little_loops.fsm.definition.model import SESSION_CONTINUE
 from little_loops.fsm.definition.parameters import parse_parameters
 from little_loops.fsm.evaluators.config import JUDGE_BACKENDS
 from little_loops.fsm.facts.errors import InterpolationError, Severity
+from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import Check, mapping, one_of
 
 KeyPath = tuple[str | int, ...]
-Problem = tuple[KeyPath, str, Severity]
+
+
+class Problem(NamedTuple):
+    """One problem of a loop's agents: where, what, how bad, and the stricter check of
+    lint_flags it comes from (None: not one)."""
+
+    path: KeyPath
+    message: str
+    severity: Severity
+    check: str | None = None
+
 
 # The JSON Schema of each entry is json_schema.py's `customAgent`, from custom.AGENT_KEYS.
 AGENTS_CHECK = Check(mapping.find, {"type": "object"})
@@ -77,7 +89,7 @@ def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iter
     if isinstance(custom, Mapping):
         for name, entry in custom.items():
             for at, message in definition_problems(name, entry, tuple(AGENTS)):
-                yield (AGENTS_KEY, str(name), *at), message, "error"
+                yield Problem((AGENTS_KEY, str(name), *at), message, "error")
     yield from _value_problems(names, data.get(AGENT_KEY), (AGENT_KEY,))
     used: set[str] = set()
     states = data.get("states")
@@ -89,7 +101,7 @@ def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iter
             state.get("action_type"), state.get("action")
         )
         if state.get(AGENT_KEY) is not None and not prompt:
-            yield (
+            yield Problem(
                 (*path, AGENT_KEY),
                 "only a prompt or slash-command state runs on an agent",
                 "error",
@@ -116,14 +128,19 @@ def _value_problems(names: _Names, value: object, path: KeyPath) -> Iterator[Pro
     for name in written_names(value):
         problem = reference_problem(name)
         if problem is not None:
-            yield path, problem, "error"
+            yield Problem(path, problem, "error")
             return
     possible = names.possible(value)
     if possible == []:
-        yield path, no_agent(value), "error"
+        yield Problem(path, no_agent(value), "error")
     for name in possible or ():
         if name not in names.known:
-            yield path, unknown_agent(name, dict.fromkeys(names.known)), "error"
+            known = dict.fromkeys(names.known)
+            # At a state, a name close to none of ours is little-loops' Claude subagent.
+            subagent = path[0] == "states" and not did_you_mean(name, known)
+            yield Problem(
+                path, unknown_agent(name, known), "error", CLAUDE_SUBAGENT if subagent else None
+            )
 
 
 def _sessionless(data: Mapping[str, Any], path: KeyPath, runs_on: list[str]) -> Iterator[Problem]:
@@ -135,7 +152,7 @@ def _sessionless(data: Mapping[str, Any], path: KeyPath, runs_on: list[str]) -> 
         return
     shown = ", ".join(runs_on)
     message = f"no session to continue: {shown} keeps none (each visit starts afresh)"
-    yield (*path, "session"), message, "warning"
+    yield Problem((*path, "session"), message, "warning")
 
 
 def _unused_blocks(
@@ -151,7 +168,7 @@ def _unused_blocks(
             message = f"not used: {why} {shown} (add {name} to its agent: to use it)"
         else:
             message = f"not used: {why} {name}"
-        yield (*path, key), message, "warning"
+        yield Problem((*path, key), message, "warning")
 
 
 def _judge_problems(data: Mapping[str, Any], names: _Names) -> Iterator[Problem]:
@@ -162,7 +179,7 @@ def _judge_problems(data: Mapping[str, Any], names: _Names) -> Iterator[Problem]
         return
     spec: ActionKindSpec | None = AGENTS.get(backend)
     if spec is None and backend in names.known:
-        yield (
+        yield Problem(
             ("llm", "backend"),
             f"the custom agent {backend} cannot judge: it answers with no schema-checked JSON",
             "error",
@@ -170,6 +187,6 @@ def _judge_problems(data: Mapping[str, Any], names: _Names) -> Iterator[Problem]
         return
     if spec is None:
         problem = one_of(tuple(dict.fromkeys([*JUDGE_BACKENDS, *AGENTS])))(backend)
-        yield ("llm", "backend"), str(problem), "error"
+        yield Problem(("llm", "backend"), str(problem), "error")
     elif not can_judge(spec):
-        yield ("llm", "backend"), f"{backend} cannot judge: {spec.no_judge}", "error"
+        yield Problem(("llm", "backend"), f"{backend} cannot judge: {spec.no_judge}", "error")

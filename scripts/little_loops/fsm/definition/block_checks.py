@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from little_loops.fsm.facts.suggest import did_you_mean
-from little_loops.fsm.values.value_checks import Check, describe
+from little_loops.fsm.values.value_checks import Check, UnknownKey, describe
 
 
 def block_problem(value: object, allowed: Mapping[str, Check], where: str = "") -> str | None:
@@ -16,7 +16,7 @@ def block_problem(value: object, allowed: Mapping[str, Check], where: str = "") 
     for key, item in value.items():
         if not isinstance(key, str) or key not in allowed:
             hint = did_you_mean(str(key), tuple(allowed)) or f" (allowed: {', '.join(allowed)})"
-            return f"unknown key {where}{key}{hint}"
+            return UnknownKey(f"unknown key {where}{key}{hint}")
         problem = allowed[key](item)
         if problem is not None:
             return f"{where}{key}: {problem}"

@@ -6,15 +6,12 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
+from little_loops.fsm.definition import pr_keys
 from little_loops.fsm.definition.fanout import MapConfig, ParallelConfig
 from little_loops.fsm.definition.learning import LearningConfig
-from little_loops.fsm.definition.state_guards import (
-    AUTOMATION_ENV,
-    AUTOMATION_PROFILE_ENV,
-    DEFAULT_HARD_MAX,
-    DEFAULT_WARN_MAX,
-)
 from little_loops.fsm.evaluators.config import EvaluateConfig
+from little_loops.fsm.forges import registry as forges
+from little_loops.fsm.forges.forge import MergeMethod
 from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
@@ -129,54 +126,34 @@ class RouteConfig:
 
 
 @dataclass
-class PruningProfileConfig(Block):
-    """`pruning_profile:` of a state: its agent's session runs with LL_AUTOMATION=1 and
-    LL_AUTOMATION_PROFILE=name, which automation-aware hooks read to trim their output.
-    The suppress_* flags are declarations only (as in little-loops: nothing reads them)."""
+class PullRequestConfig(Block):
+    """A pull-request state's `pr:` (each key's check, default and doc: pr_keys.py)."""
 
-    enabled: bool = True
-    name: str = "default"
-    suppress_catalog: bool = False
-    suppress_claude_md: bool = False
-
-    def env(self) -> dict[str, str]:
-        """The variables an agent's session gets (none when not enabled)."""
-        if not self.enabled:
-            return {}
-        return {AUTOMATION_ENV: "1", AUTOMATION_PROFILE_ENV: self.name}
-
-
-@dataclass
-class ThrottleConfig(Block):
-    """`throttle:` of a state: the action's runs in one stay at the state (a self-loop)
-    counted; at warn_max a `throttle` event warns, at hard_max the run goes to
-    `on_throttle_hard` (else `on_error`), past it the run ends with an error. normal_max is
-    the count below which nothing is said (kept for little-loops' files; it changes nothing)."""
-
-    normal_max: int | None = None
-    warn_max: int | None = None
-    hard_max: int | None = None
-
-    @property
-    def warn_at(self) -> int:
-        return DEFAULT_WARN_MAX if self.warn_max is None else self.warn_max
-
-    @property
-    def hard_at(self) -> int:
-        return DEFAULT_HARD_MAX if self.hard_max is None else self.hard_max
+    title: str = ""
+    body: str | None = None  # None: the run's summary alone
+    forge: str = forges.DEFAULT
+    remote: str = pr_keys.DEFAULT_REMOTE
+    branch: str | None = None  # None: the checked-out branch
+    base: str | None = None  # None: the repository's default branch
+    checks: str = pr_keys.CHECKS_ALL
+    merge: str = MergeMethod.NONE.value
+    interval: float = pr_keys.DEFAULT_INTERVAL
+    backoff_rate: float = pr_keys.DEFAULT_BACKOFF_RATE
+    max_interval: float = pr_keys.DEFAULT_MAX_INTERVAL
+    max_wait: float = pr_keys.DEFAULT_MAX_WAIT
 
 
-# A state's settings blocks, each read from and written back to its own mapping.
+# A state's settings blocks, each read from and written back to its own mapping (a key's
+# row may name one more: key_row.Key.block).
 STATE_BLOCKS: dict[str, Any] = {
     "evaluate": EvaluateConfig,
     "route": RouteConfig,
     "stall": StallConfig,
     "retry": RetryConfig,
-    "pruning_profile": PruningProfileConfig,
-    "throttle": ThrottleConfig,
     "learning": LearningConfig,
     "parallel": ParallelConfig,
     "map": MapConfig,
+    pr_keys.PR_KEY: PullRequestConfig,
 }
 
 
@@ -204,6 +181,8 @@ def model_keys(cls: type) -> list[str]:
             out += BY_OPTIONS_KEY
         elif f.metadata.get("keys"):
             out += f.metadata["keys"]  # one field for several keys (the lint flags)
+        elif f.metadata.get("rows"):
+            out += f.metadata["rows"]()  # the keys whose rows name no field (`more`)
         elif not f.metadata.get("derived"):
             out.append(yaml_key(f.name))
     return out
@@ -220,7 +199,8 @@ def plain_keys(cls: type) -> frozenset[str]:
         found = _PLAIN_KEYS[cls] = frozenset(
             yaml_key(f.name)
             for f in fields(cls)
-            if not f.metadata.get("blocks") and not f.metadata.get("keys")
+            # a derived field (the loaded children, the source file, `theirs`) is no key
+            if not any(f.metadata.get(kind) for kind in ("blocks", "keys", "rows", "derived"))
         )
     return found
 

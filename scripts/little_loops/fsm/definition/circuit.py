@@ -8,6 +8,7 @@ from typing import Any, Self
 
 from little_loops.fsm.definition.block_checks import block_problem
 from little_loops.fsm.definition.blocks import Block
+from little_loops.fsm.definition.key_row import LOOP, Key
 from little_loops.fsm.values.value_checks import (
     Check,
     check_with,
@@ -85,3 +86,14 @@ def circuit_block(value: object) -> str | None:
 
 
 CIRCUIT_CHECK = optional(circuit_block)
+KEYS: tuple[Key, ...] = (
+    Key(
+        "circuit",
+        (LOOP,),
+        CIRCUIT_CHECK,
+        "Breakers (little-loops'): repeated_failure: {window: N, on_repeated_failure: STATE or "
+        "abort, recurrent_window, progress_paths, exclude_paths}; the same state, exit code and "
+        "verdict N steps in a row goes there (abort: the run ends as a stall).",
+        block=CircuitConfig,
+    ),
+)

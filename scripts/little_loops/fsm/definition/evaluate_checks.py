@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from little_loops.fsm.definition.key_row import EVALUATE, Key, checks_at
 from little_loops.fsm.evaluators.classify import LINE_WORDS
 from little_loops.fsm.values.value_checks import (
     Check,
@@ -24,13 +25,52 @@ def line_choice(value: object) -> str | None:
     return None
 
 
-# Spliced into key_tables.EVALUATE_KEYS; each evaluator's spec says which of them it reads.
-EVALUATE_EXTRA_KEYS: dict[str, Check] = {
-    "key": optional(string),
-    "error_patterns": optional(string_list),
-    "line": optional(line_choice),
-    "scope": optional(string_list),
-    "max_stall": integer(1),
-    "history_file": optional(text),
-    "epsilon": optional(number(0)),
-}
+# The keys each evaluator's spec says it reads (the JSON Schema's doc names the readers).
+KEYS: tuple[Key, ...] = (
+    Key(
+        "key",
+        (EVALUATE,),
+        optional(string),
+        "read the number of the last KEY=NUMBER field of the output instead of all of it.",
+    ),
+    Key(
+        "error_patterns",
+        (EVALUATE,),
+        optional(string_list),
+        "texts that, when the pattern is not found, make the verdict error instead of failure.",
+    ),
+    Key(
+        "line",
+        (EVALUATE,),
+        optional(line_choice),
+        "which non-empty output line is the token: last (the default), first or an index.",
+    ),
+    Key(
+        "scope",
+        (EVALUATE,),
+        optional(string_list),
+        "the paths whose `git diff --stat` counts. Default: the whole working tree.",
+    ),
+    Key(
+        "max_stall",
+        (EVALUATE,),
+        integer(1),
+        "rounds in a row without progress before the verdict is failure. Default 1.",
+    ),
+    Key(
+        "history_file",
+        (EVALUATE,),
+        optional(text),
+        "the file of one number a line the loop appends each round. Default "
+        "${context.run_dir}/.score_history (score_stall), .open_questions_history "
+        "(open_question_stall).",
+    ),
+    Key(
+        "epsilon",
+        (EVALUATE,),
+        optional(number(0)),
+        "the least change over the best so far that counts as progress. Default 0.5 "
+        "(score_stall), 0 (open_question_stall).",
+    ),
+)
+EVALUATE_EXTRA_KEYS: dict[str, Check] = checks_at(EVALUATE, KEYS)

@@ -24,11 +24,18 @@ from little_loops.fsm.definition.key_tables import (
     STALL_KEYS,
     STATE_KEYS,
 )
+from little_loops.fsm.definition.lint_flags import UNKNOWN_EVALUATE_KEY, UNKNOWN_KEY
 from little_loops.fsm.definition.metadata import listed
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
 )
 from little_loops.fsm.definition.parameters import parameter_problems
+from little_loops.fsm.definition.pr_keys import (
+    PR_CHECKS,
+    PR_KEY,
+    REQUIRED_PR_KEYS,
+    pr_state_problems,
+)
 from little_loops.fsm.definition.retry_checks import RETRY_KEYS, unknown_verdicts
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import SPECS
@@ -37,6 +44,7 @@ from little_loops.fsm.facts.errors import Severity, ValidationError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import (
     Check,
+    UnknownKey,
     describe,
     scalar,
     string,
@@ -56,9 +64,14 @@ class _Checker:
         self.problems: list[ValidationError] = []
 
     def add(
-        self, path: KeyPath, message: str, severity: Severity = "error", key: str | None = None
+        self,
+        path: KeyPath,
+        message: str,
+        severity: Severity = "error",
+        key: str | None = None,
+        check: str | None = None,
     ) -> None:
-        self.problems.append(ValidationError.at(self.loop, path, message, severity, key))
+        self.problems.append(ValidationError.at(self.loop, path, message, severity, key, check))
 
     def keys(
         self,
@@ -67,6 +80,7 @@ class _Checker:
         allowed: dict[str, Check],
         suggested: tuple[str, ...] | None = None,
         whose: str = "allowed",
+        unknown: str | None = None,
     ) -> None:
         """Unknown keys and the type of each known one; an unknown key is compared with
         *suggested* (default: every allowed key), listed as `(whose: ...)` when none is close."""
@@ -75,11 +89,11 @@ class _Checker:
             if not isinstance(key, str) or key not in allowed:
                 word = str(key)
                 hint = did_you_mean(word, choices) or f" ({whose}: {', '.join(listed(choices))})"
-                self.add((*path, word), f"unknown key{hint}")
+                self.add((*path, word), f"unknown key{hint}", check=unknown)
                 continue
             problem = allowed[key](value)
-            if problem is not None:
-                self.add((*path, key), problem)
+            if problem is not None:  # an unknown key inside its block: *unknown*'s too
+                self.add((*path, key), problem, check=_inner(problem, unknown))
 
     def required(self, data: YAMLMapping, path: KeyPath, keys: tuple[str, ...]) -> None:
         for key in keys:
@@ -87,15 +101,15 @@ class _Checker:
                 self.add(path, f"missing required key '{key}'", key=key)
 
     def loop_level(self, data: YAMLMapping) -> None:
-        self.keys(data, (), LOOP_KEYS)
+        self.keys(data, (), LOOP_KEYS, unknown=UNKNOWN_KEY)
         self.required(data, (), REQUIRED_LOOP_KEYS)
         states = data.get("states")
         if isinstance(states, Mapping):
             self.states(states)
         self.llm(data)
         self.parameters(data)
-        for path, message, severity in agent_problems(data, self.project_agents):
-            self.add(path, message, severity)
+        for problem in agent_problems(data, self.project_agents):
+            self.add(problem.path, problem.message, problem.severity, check=problem.check)
 
     def parameters(self, data: YAMLMapping) -> None:
         params = data.get("parameters")
@@ -143,7 +157,7 @@ class _Checker:
             if not isinstance(state, Mapping):
                 self.add(path, f"expected a mapping of state settings, got {describe(state)}")
                 continue
-            self.keys(state, path, STATE_KEYS)
+            self.keys(state, path, STATE_KEYS, unknown=UNKNOWN_KEY)
             self.kind_state(state, path)
             if isinstance(state.get("evaluate"), Mapping):
                 self.evaluate(state["evaluate"], (*path, "evaluate"))
@@ -161,6 +175,12 @@ class _Checker:
                 self.add((*path, *at), why)
             for at, why in (*checkpoint_key_problems(state), *route_keys.spelling_problems(state)):
                 self.add((*path, *at), why)
+            pr = state.get(PR_KEY)
+            if isinstance(pr, Mapping):
+                self.keys(pr, (*path, PR_KEY), PR_CHECKS)
+                self.required(pr, (*path, PR_KEY), REQUIRED_PR_KEYS)
+            for key, why in pr_state_problems(state):
+                self.add((*path, key), why)
             retry = state.get("retry")
             if isinstance(retry, Mapping):
                 self.keys(retry, (*path, "retry"), RETRY_KEYS)
@@ -172,11 +192,12 @@ class _Checker:
         # A list or map is not even hashable; a wrong type is reported by keys().
         spec = SPECS.get(kind) if isinstance(kind, str) else None
         if spec is None:
-            self.keys(data, path, EVALUATE_KEYS)
+            self.keys(data, path, EVALUATE_KEYS, unknown=UNKNOWN_EVALUATE_KEY)
             self.required(data, path, ("type",))
             return
         # An unknown key is most likely a misspelling of one this evaluator reads.
-        self.keys(data, path, EVALUATE_KEYS, (*COMMON_KEYS, *spec.keys), f"{kind} reads")
+        reads = (*COMMON_KEYS, *spec.keys)
+        self.keys(data, path, EVALUATE_KEYS, reads, f"{kind} reads", UNKNOWN_EVALUATE_KEY)
         needed = spec.required
         for key in needed:
             if data.get(key) is None:
@@ -210,6 +231,11 @@ class _Checker:
             problem = string(target)
             if problem is not None:
                 self.add((*path, verdict), problem.replace("a string", "a state name", 1))
+
+
+def _inner(problem: str, unknown: str | None) -> str | None:
+    """The check of *problem*: *unknown*'s when it is an unknown key inside the value."""
+    return unknown if isinstance(problem, UnknownKey) else None
 
 
 def check_definition(

@@ -6,11 +6,13 @@ from collections.abc import Iterator, Mapping
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, ENTRIES
 from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
-from little_loops.fsm.definition import route_keys, runtime_keys
+from little_loops.fsm.definition import route_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK
 from little_loops.fsm.definition.agents import AGENT_CHECK
-from little_loops.fsm.definition.commit_checks import COMMIT_MODE
+from little_loops.fsm.definition.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.fanout import FANOUT_STATE_KEYS
+from little_loops.fsm.definition.key_row import EVALUATE, LOOP, STATE, checks_at
+from little_loops.fsm.definition.key_rows import RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.learning import LEARNING_STATE_KEYS
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS, MORE_STATE_KEYS
@@ -23,9 +25,9 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK
+from little_loops.fsm.definition.pr_keys import PR_KEY
 from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
-from little_loops.fsm.definition.run_keys import RUN_LOOP_KEYS, RUN_STATE_KEYS
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES
 from little_loops.fsm.values.value_checks import (
@@ -110,8 +112,8 @@ LOOP_SETTING_KEYS: dict[str, Check] = {
     "notify": optional(mapping),
     "retry": optional(mapping),
     "rate_limit": optional(mapping),
-    **runtime_keys.LOOP_RUNTIME_KEYS,
-    "commit": COMMIT_MODE,
+    **checks_at(LOOP, RUNTIME_ROWS),
+    **checks_at(LOOP, CHECKPOINT_ROWS),
     SANDBOX_KEY: optional(SANDBOX_CHECK),
 }
 LOOP_KEYS: dict[str, Check] = {
@@ -122,7 +124,7 @@ LOOP_KEYS: dict[str, Check] = {
     **LOOP_SETTING_KEYS,
     **route_keys.LOOP_LIMIT_KEYS,
     **REUSE_LOOP_CHECKS,
-    **RUN_LOOP_KEYS,
+    **checks_at(LOOP, RUN_ROWS),
     **MORE_LOOP_KEYS,
 }
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
@@ -149,19 +151,19 @@ STATE_KEYS: dict[str, Check] = {
     "session_key": optional(string),
     "retry": optional(mapping),
     "on_retry_exhausted": optional(string),
-    **runtime_keys.STATE_RUNTIME_KEYS,
+    **checks_at(STATE, RUNTIME_ROWS),
     "loop": optional(string),
     "with": optional(mapping),
     "outcome": optional(one_of(TERMINAL_OUTCOMES)),
-    "commit": optional(boolean),
-    "rollback": boolean,
+    **checks_at(STATE, CHECKPOINT_ROWS),
     **route_keys.STATE_ROUTE_KEYS,
     **REUSE_STATE_CHECKS,
-    **RUN_STATE_KEYS,
+    **checks_at(STATE, RUN_ROWS),
     SANDBOX_KEY: optional(SANDBOX_CHECK),
     **MORE_STATE_KEYS,
     **LEARNING_STATE_KEYS,
     **FANOUT_STATE_KEYS,
+    PR_KEY: optional(mapping),
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {
@@ -187,7 +189,7 @@ EVALUATE_KEYS: dict[str, Check] = {
     "min_confidence": number(0, 1),
     "uncertain_suffix": boolean,
     "source": optional(text),
-    **runtime_keys.EVALUATE_RUNTIME_KEYS,
+    **checks_at(EVALUATE, RUNTIME_ROWS),
 }
 LLM_KEYS: dict[str, Check] = {
     "enabled": boolean,

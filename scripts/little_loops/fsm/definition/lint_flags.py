@@ -8,6 +8,7 @@ nothing (`validate` has no such lint to silence). `ll-loop validate --compat` an
 
 from __future__ import annotations
 
+from little_loops.fsm.definition.key_rows import ROWS
 from little_loops.fsm.values.value_checks import Check, boolean
 
 # Our stricter checks: the ones a loop written for little-loops may fail, each a name that
@@ -57,10 +58,8 @@ CHECKS: dict[str, str | None] = {
     "policy_dims_scored_ok": None,  # a rubric dimension no policy scores
     "terminal_action_ok": None,  # an action on a terminal state
     "abandonment_verdict_ok": None,  # an abandonment nobody reports (MR-13)
-    "tamper_guard_ok": None,  # an unknown tamper_guard value
-    "prepatch_check_ok": None,  # an unknown prepatch_check value
-    "session_mode_ok": None,  # an unknown session_mode value
-    "pruning_profile_ok": None,  # an unknown pruning_profile value
+    # An unknown value of a key whose row names the flag (key_row.Key.lint_flag).
+    **{row.lint_flag: None for row in ROWS if row.lint_flag is not None},
     "haiku_generator_ok": None,  # a generator state on a small model
 }
 # Spliced into key_tables.LOOP_KEYS; FSMLoop keeps them in one field (`lint_ok`).

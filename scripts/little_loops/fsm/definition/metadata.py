@@ -15,6 +15,7 @@ from typing import Any
 from little_loops.fsm.definition.lint_flags import LINT_FLAG_KEYS
 from little_loops.fsm.values.value_checks import (
     Check,
+    UnknownKey,
     check_with,
     describe,
     one_of,
@@ -67,7 +68,8 @@ def command_list(value: object) -> str | None:
             return f"expected a {{cmd, comment}} entry, got {describe(item)} in the list"
         unknown = [str(key) for key in item if key not in COMMAND_KEYS]
         if unknown:
-            return f"unknown key '{unknown[0]}' in a command entry (allowed: cmd, comment)"
+            said = f"unknown key '{unknown[0]}' in a command entry (allowed: cmd, comment)"
+            return UnknownKey(said)
         if string(item.get("cmd")) is not None:
             return "a command entry needs cmd: the command line to show"
         if item.get("comment") is not None and text(item.get("comment")) is not None:

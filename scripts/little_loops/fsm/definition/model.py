@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from little_loops.fsm.actions.custom import AgentDefinition, custom_kind
@@ -21,8 +21,7 @@ from little_loops.fsm.definition.agents import agent_kinds, filled_names, kinds_
 from little_loops.fsm.definition.blocks import (
     BLOCKS_FIELD,
     STATE_BLOCKS,
-    PruningProfileConfig,
-    ThrottleConfig,
+    PullRequestConfig,
     field_name,
     option_blocks,
     plain_keys,
@@ -48,6 +47,9 @@ from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.circuit import CircuitConfig
 from little_loops.fsm.definition.fanout import MapConfig, ParallelConfig
+from little_loops.fsm.definition.key_row import LOOP, Key
+from little_loops.fsm.definition.key_row import STATE as STATE_PLACE
+from little_loops.fsm.definition.key_rows import ENV_ROWS, ROWS, RUN_ROWS, SHOWN_ROWS
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.definition.metadata import (
     DEFAULT_INPUT_KEY,
@@ -55,10 +57,12 @@ from little_loops.fsm.definition.metadata import (
     METADATA_LOOP_KEYS,
     PUBLIC,
     fields_of,
+    kept,
 )
 from little_loops.fsm.definition.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.definition.run_keys import HANDOFF_PAUSE
 from little_loops.fsm.definition.spellings import ROUTE, STATE, in_our_spelling
+from little_loops.fsm.definition.state_guards import PruningProfileConfig, ThrottleConfig
 from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
 )
@@ -166,6 +170,11 @@ class StateConfig:
     learning: LearningConfig | None = None
     parallel: ParallelConfig | None = None  # a fan-out state (definition/fanout.py)
     map: MapConfig | None = None
+    pr: PullRequestConfig | None = None  # a pull-request state (definition/pr_keys.py)
+    # The keys whose rows name no field above, by key (key_row.Key: `value` reads one).
+    more: dict[str, Any] = field(
+        default_factory=dict, metadata={"rows": lambda: _unfielded(STATE_PLACE)}
+    )
     # Routed as little-loops routes (`--compat`): a table's `_` takes an `error` verdict too.
     theirs: bool = field(default=False, repr=False, compare=False, metadata={"derived": True})
 
@@ -175,10 +184,11 @@ class StateConfig:
         known = plain_keys(cls)
         kwargs = {field_name(k): v for k, v in data.items() if k in known}
         kwargs["options"] = option_blocks(data)
-        for key, block in STATE_BLOCKS.items():
+        for key, block in _STATE_BLOCKS.items():
             if isinstance(data.get(key), dict):
                 raw = data[key] if key != "route" else in_our_spelling(ROUTE, data[key])
                 kwargs[key] = block.from_dict(raw)
+        kwargs["more"] = _more_of(data, STATE_PLACE)
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -186,13 +196,40 @@ class StateConfig:
         for name, value in _non_default_items(self).items():
             if name == "options":
                 out.update((key, dict(block)) for key, block in self.options.items())
+            elif name == "more":
+                out.update((key, _plain(item)) for key, item in value.items())
             else:
                 out[yaml_key(name)] = value
-        for key in STATE_BLOCKS:
+        for key in _STATE_BLOCKS:
             block = getattr(self, key)
             if block is not None:
                 out[key] = block.to_dict()
         return out
+
+    def env_of(self, agent: bool) -> dict[str, str]:
+        """What the keys of this state whose rows add to an action's environment add (those
+        for agents only when *agent*), in row order."""
+        out: dict[str, str] = {}
+        for row in ENV_ROWS:
+            value = self.value(row)
+            if value is not None and row.env is not None and (agent or not row.agents_only):
+                out.update(row.env(value))
+        return out
+
+    def shown(self) -> list[tuple[str, str]]:
+        """How `--dry-run` shows the keys of this state whose rows say how, in row order."""
+        return [
+            (row.name, row.shown(self.value(row)))
+            for row in SHOWN_ROWS
+            if row.shown is not None and self.value(row) is not None
+        ]
+
+    def value(self, row: Key) -> Any:
+        """The value the state's file gave *row*'s key, as the model holds it (a block read
+        into its dataclass); its row's default when the file left it out."""
+        found = getattr(self, row.field_name) if row.field_name in _STATE_FIELDS else None
+        found = self.more.get(row.name) if found is None else found
+        return row.default if found is None else found
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any] | None:
         """The state's own options block of *kind* (its `options_key`); None: it has none."""
@@ -295,6 +332,8 @@ class FSMLoop:
     input_key: str = DEFAULT_INPUT_KEY  # where a run's free-form VALUE goes (no parameters)
     required_inputs: list[str] = field(default_factory=list)  # context keys not to be empty
     lint_ok: dict[str, bool] = field(default_factory=dict, metadata={"keys": FLAGS})
+    # The keys whose rows name no field above, by key (key_row.Key: `value` reads one).
+    more: dict[str, Any] = field(default_factory=dict, metadata={"rows": lambda: _unfielded(LOOP)})
     # The loaded child loop of each sub-loop state (`loop:`), by state name; set when the
     # file is validated (definition/subloop_checks.py), never written back to a file; and
     # `source`, the file it was read from (where a `loop: ${...}` finds its child).
@@ -348,14 +387,50 @@ class FSMLoop:
         if kwargs.get("scope") is None:
             kwargs.pop("scope", None)
         kwargs.update(fields_of(data))  # metadata, inputs and flags; null ones left out
+        kwargs["more"] = _more_of(data, LOOP)
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         """The loop as plain data, keys in reading order: name, initial, context, states,
-        then settings; fields left at their defaults are dropped (definition/loop_dict.py)."""
-        from little_loops.fsm.definition.loop_dict import loop_to_dict
+        then settings; fields left at their defaults are dropped."""
+        rest = _non_default_items(self)
+        out: dict[str, Any] = {"name": self.name}
+        if self.paradigm is not None:
+            out["paradigm"] = self.paradigm
+        out["initial"] = self.initial
+        if self.context:
+            out["context"] = self.context
+        if self.parameters:
+            out["parameters"] = {name: p.to_dict() for name, p in self.parameters.items()}
+        out["states"] = {name: state.to_dict() for name, state in self.states.items()}
+        out.update((key, rest[key]) for key in _WRITTEN_SETTINGS if key in rest)
+        out.update((row.name, rest[row.name]) for row in _RUN_LOOP_ROWS if row.name in rest)
+        for key, block in (("llm", self.llm), ("archive", self.archive)):
+            if block.to_dict():
+                out[key] = block.to_dict()
+        if self.stall is not None:
+            out["stall"] = self.stall.to_dict()
+        out.update((key, dict(block)) for key, block in self.options.items() if block)
+        if self.agents:
+            out["agents"] = {name: agent.to_dict() for name, agent in self.agents.items()}
+        if self.notify is not None:
+            out["notify"] = self.notify.to_dict()
+        if self.retry is not None:
+            out["retry"] = self.retry.to_dict()
+        if self.circuit is not None:
+            out["circuit"] = self.circuit.to_dict()
+        if self.rate_limit.to_dict():
+            out["rate_limit"] = self.rate_limit.to_dict()
+        out.update(kept(rest), **self.lint_ok)
+        out.update((key, _plain(item)) for key, item in self.more.items())
+        return out
 
-        return loop_to_dict(self)
+    def value(self, row: Key) -> Any:
+        """The value the file gave *row*'s key at the loop, as the model holds it; its row's
+        default when the file left it out."""
+        found = getattr(self, row.field_name) if row.field_name in _LOOP_FIELDS else None
+        found = self.more.get(row.name) if found is None else found
+        return row.default if found is None else found
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any]:
         """The loop's options block of *kind* (its `options_key`; `{}`: none)."""
@@ -430,3 +505,62 @@ class FSMLoop:
     def effective_scope(self) -> list[str]:
         """The paths this loop claims; no `scope:` means the whole project."""
         return list(self.scope) if self.scope else ["."]
+
+
+# The settings FSMLoop.to_dict writes as they are, after the states (then the rows').
+_WRITTEN_SETTINGS = (
+    "scope",
+    "max_iterations",
+    "backoff",
+    "timeout",
+    "idle_timeout",
+    "max_cost_usd",
+    "maintain",
+    "worktree",
+    "commit",
+    "agent",
+    "max_steps",
+    "on_max_steps",
+    "on_max_iterations",
+    "artifact_versioning",
+)
+_RUN_LOOP_ROWS = tuple(row for row in RUN_ROWS if LOOP in row.where)
+_STATE_FIELDS = frozenset(f.name for f in fields(StateConfig))
+_LOOP_FIELDS = frozenset(f.name for f in fields(FSMLoop))
+# A state's settings blocks: each model's own, then those a key's row names.
+_STATE_BLOCKS: dict[str, Any] = {
+    **STATE_BLOCKS,
+    **{
+        row.name: row.block
+        for row in ROWS
+        if STATE_PLACE in row.where and row.block is not None and row.name in _STATE_FIELDS
+    },
+}
+
+
+def _unfielded(place: str) -> list[str]:
+    """The keys at *place* whose rows name no field of its model (kept in its `more`)."""
+    named = _LOOP_FIELDS if place == LOOP else _STATE_FIELDS
+    return [row.name for row in ROWS if place in row.where and row.field_name not in named]
+
+
+def _more_of(data: dict[str, Any], place: str) -> dict[str, Any]:
+    """The values *data* gives the keys at *place* whose rows name no model field (a
+    mapping read into its row's block)."""
+    out: dict[str, Any] = {}
+    unfielded = _unfielded(place)
+    for row in ROWS:
+        if row.name in unfielded and data.get(row.name) is not None:
+            value = data[row.name]
+            out[row.name] = (
+                row.block.from_dict(value)
+                if row.block is not None and isinstance(value, dict)
+                else value
+            )
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """A value of `more` as plain data (a block written back as its mapping)."""
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if callable(to_dict) else value

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from little_loops.fsm.definition.blocks import RateLimitConfig
+from little_loops.fsm.definition.key_row import STATE, Key
 from little_loops.fsm.definition.retry_checks import wait_ladder
 from little_loops.fsm.values.value_checks import (
     MAX_LOOP_SECONDS,
-    Check,
     integer,
     number,
     optional,
@@ -20,14 +20,44 @@ from little_loops.fsm.values.value_checks import (
 DEFAULT_SHORT_RETRIES = 3
 DEFAULT_BACKOFF_BASE = 30.0
 
-# Spliced into key_tables.STATE_KEYS (the names are little-loops').
-STATE_RATE_LIMIT_KEYS: dict[str, Check] = {
-    "max_rate_limit_retries": optional(integer(0)),
-    "rate_limit_backoff_base_seconds": optional(number(0, MAX_LOOP_SECONDS, why="a year")),
-    "rate_limit_max_wait_seconds": optional(number(0, MAX_LOOP_SECONDS, why="a year")),
-    "rate_limit_long_wait_ladder": optional(wait_ladder),
-    "on_rate_limit_exhausted": optional(string),
-}
+# The label of the loop graph's edge to where a state goes when its waits run out.
+RATE_LIMIT_EXHAUSTED_LABEL = "rate_limit_exhausted"
+# A state's own waits (the names are little-loops').
+KEYS: tuple[Key, ...] = (
+    Key(
+        "max_rate_limit_retries",
+        (STATE,),
+        optional(integer(0)),
+        "Waits of the short tier before the long ladder (default 3 when "
+        "rate_limit_backoff_base_seconds is set).",
+    ),
+    Key(
+        "rate_limit_backoff_base_seconds",
+        (STATE,),
+        optional(number(0, MAX_LOOP_SECONDS, why="a year")),
+        "Seconds of the first short-tier wait; each next one is twice as long. Default 30 when "
+        "max_rate_limit_retries is set.",
+    ),
+    Key(
+        "rate_limit_max_wait_seconds",
+        (STATE,),
+        optional(number(0, MAX_LOOP_SECONDS, why="a year")),
+        "This state's rate_limit.max_wait: its waits in all.",
+    ),
+    Key(
+        "rate_limit_long_wait_ladder",
+        (STATE,),
+        optional(wait_ladder),
+        "This state's rate_limit.ladder, after the short tier.",
+    ),
+    Key(
+        "on_rate_limit_exhausted",
+        (STATE,),
+        optional(string),
+        "The state to go to when the waits reach their max_wait; none: the run ends with an error.",
+        route=RATE_LIMIT_EXHAUSTED_LABEL,
+    ),
+)
 
 
 def short_tier(retries: int | None, base: float | None) -> list[float]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from little_loops.fsm.actions.registry import kind_of
-from little_loops.fsm.definition.model import DEFAULT_EVALUATOR, EvaluateConfig
+from little_loops.fsm.evaluators.config import DEFAULT_EVALUATOR, EvaluateConfig
 from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from little_loops.fsm.definition.key_row import LOOP, STATE
+from little_loops.fsm.definition.key_rows import ROWS
 from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS, VERDICT_SYNONYMS
 
 # Where a key sits: a loop's top level, one state's mapping, or a state's `route:` table.
 Level = Literal["loop", "state", "route"]
-LOOP: Level = "loop"
-STATE: Level = "state"
 ROUTE: Level = "route"
 
 
@@ -48,6 +48,14 @@ SPELLINGS: tuple[Spelling, ...] = (
     # A terminal's `failure: true` (and `false`) says how the run ends, as `outcome:` does.
     Spelling(STATE, "failure", "outcome", {True: FAILURE, False: SUCCESS}),
     *_ROUTE_KEYS,
+    # Each key's other spellings, from its row (key_row.Key.theirs), wherever it stands.
+    *(
+        Spelling(place, theirs, row.name)
+        for row in ROWS
+        for place in (LOOP, STATE)
+        if place in row.where
+        for theirs in row.theirs
+    ),
 )
 
 

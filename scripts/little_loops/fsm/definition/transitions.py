@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from little_loops.fsm.definition.key_rows import ROUTE_ROWS
 from little_loops.fsm.definition.model import (
     ROUTE_DEFAULT_KEY,
     ROUTE_ERROR_KEY,
@@ -25,12 +26,9 @@ STALL_LABEL = "stall"
 TIMEOUT_LABEL = "timeout"
 RETRY_EXHAUSTED_KEY = ("on_retry_exhausted",)
 RETRY_EXHAUSTED_LABEL = "retry_exhausted"
-RATE_LIMIT_EXHAUSTED_KEY = ("on_rate_limit_exhausted",)
-RATE_LIMIT_EXHAUSTED_LABEL = "rate_limit_exhausted"
-THROTTLE_KEY = ("on_throttle_hard",)
-# Taken only by the executor (when retry:, the rate-limit waits or the throttle run out),
-# never by a verdict.
-_EXHAUSTED = (RETRY_EXHAUSTED_KEY, RATE_LIMIT_EXHAUSTED_KEY, THROTTLE_KEY)
+# Taken only by the executor (when retry: runs out, or a key whose row is a route: the
+# rate-limit waits, a guard ...), never by a verdict.
+_EXHAUSTED = (RETRY_EXHAUSTED_KEY, *((row.name,) for row in ROUTE_ROWS))
 _OWN_ROUTES = (("on_maintain",), STALL_KEY, TIMEOUT_KEY, *_EXHAUSTED)
 _DEFAULT_KEY = ("route", ROUTE_DEFAULT_KEY)
 _ERROR_KEY = ("route", ROUTE_ERROR_KEY)
@@ -113,11 +111,10 @@ def declared(state: StateConfig) -> list[Transition]:
         out.append(Transition(TIMEOUT_LABEL, state.on_timeout, TIMEOUT_KEY))
     if state.on_retry_exhausted is not None:
         out.append(Transition(RETRY_EXHAUSTED_LABEL, state.on_retry_exhausted, RETRY_EXHAUSTED_KEY))
-    if state.on_rate_limit_exhausted is not None:
-        limited = state.on_rate_limit_exhausted
-        out.append(Transition(RATE_LIMIT_EXHAUSTED_LABEL, limited, RATE_LIMIT_EXHAUSTED_KEY))
-    if state.on_throttle_hard is not None:
-        out.append(Transition(STALL_LABEL, state.on_throttle_hard, THROTTLE_KEY))
+    for row in ROUTE_ROWS:
+        target = state.value(row)
+        if target is not None and row.route is not None:
+            out.append(Transition(row.route, target, (row.name,)))
     return out
 
 

@@ -15,6 +15,7 @@ from little_loops.fsm.values.value_checks import MAX_LOOP_SECONDS
 
 RETRY_WAIT = "retry"  # a wait between attempts of retry:
 LIMIT_WAIT = "rate_limit"  # a wait for an agent's rate, overload or usage limit
+CHECKS_WAIT = "checks"  # a `pr:` state's wait before it looks at its checks again
 # Whose limit a wait recorded without its agent is: the only agent there was.
 FIRST_AGENT = "Claude"
 
@@ -170,6 +171,12 @@ class Attempts:
         )
         return record.wait
 
+    def plan_checks(self, state: str, seconds: float) -> Wait:
+        """Wait *seconds*, then look again at the checks of *state*'s pull request."""
+        record = self.of(state)
+        record.wait = Wait(CHECKS_WAIT, time.time() + seconds, seconds)
+        return record.wait
+
     def waited(self, kind: str, seconds: float) -> None:
         """Add a finished (or cut short) wait to the run's total."""
         self.waited_ms[kind] = self.waited_ms.get(kind, 0) + int(seconds * 1000)
@@ -203,6 +210,10 @@ def wait_event(
 
 def waiting_text(event: dict[str, Any]) -> str:
     """What a person reads for a wait event: `waiting for Claude's usage limit (resets 15:00)`."""
+    if "number" in event:  # checks_wait
+        why = f": {event['reason']}" if event.get("reason") else ""
+        secs = _secs(event.get("seconds"))
+        return f"waiting for the checks of pull request #{event['number']}{why} ({secs})"
     if "limit" in event:
         words = KIND_WORDS.get(str(event.get("limit")), "limit")
         whose = _whose(bool(event.get("judge")), event.get("agent"))
@@ -239,4 +250,6 @@ def pending_wait(attempt: Mapping[str, Any] | None, now: float | None = None) ->
         whose = _whose(wait.rejudge, wait.agent)
         resets = f", resets {wait.resets}" if wait.resets else ""
         return f"for {whose} {words} in state {record.state}{resets} ({left} left)"
+    if wait.kind == CHECKS_WAIT:
+        return f"for the checks of state {record.state}'s pull request ({left} left)"
     return f"before attempt {record.number} of state {record.state} ({left} left)"

@@ -200,6 +200,38 @@ class RateLimitWait(_WaitKeys, total=False):
     judge: bool
 
 
+class PullRequestOpened(TypedDict):
+    """`pull_request`: a `pr:` state pushed `head` to `branch` and opened (`created`) or
+    updated pull request `number` at `url`."""
+
+    state: str
+    number: int
+    url: str
+    branch: str
+    head: str
+    created: bool
+
+
+class ChecksWait(_WaitKeys):
+    """`checks_wait`: a `pr:` state's checks are not all in (`reason`); it looks again after
+    the wait."""
+
+    number: int
+    reason: str
+
+
+class ChecksSeen(TypedDict, total=False):
+    """`checks`: the verdict on a `pr:` state's pull request (`passed`, `failed`, `merged`,
+    `timeout` or `error`), why, the failed checks' names, and whether it was merged now."""
+
+    state: str
+    number: int
+    verdict: str
+    reason: str
+    failed: list[str]
+    merged: bool
+
+
 # `checkpoint`: a state's action changed the worktree and was committed (`commit:`);
 # `sha` is the new commit, `pass` the executor's pass number. A git failure (no commit
 # made; the run goes on) has `error` instead of `sha`. ("pass" is a keyword, hence this form.)

@@ -219,6 +219,7 @@ class FSMExecutor:
             parts.retries.attempts.left()
             parts.stalls.left()
             parts.approval.left()
+            parts.pulls.left()
             self._emit(Event.ROUTE, route)
             return core.Arrived()
         if command.kind != TERMINAL_KIND:

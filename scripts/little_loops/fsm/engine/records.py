@@ -102,6 +102,9 @@ class ExecutorSnapshot:
     # The guards of the current state's action (engine/kinds/guards.py): the test files as
     # they were before it, then the guards' verdicts; a resume judges with them.
     guard: dict[str, Any] | None = None
+    # The pull request of the current `pr:` state (engine/rules/pulls.py): its number,
+    # address, the commit pushed, and the time waited for its checks.
+    pr: dict[str, Any] | None = None
 
 
 def resumed_mid_action(snap: ExecutorSnapshot) -> bool:

@@ -20,6 +20,7 @@ from little_loops.fsm.engine.rules.budget import Budget
 from little_loops.fsm.engine.rules.commits import Commits
 from little_loops.fsm.engine.rules.fallback import Fallback
 from little_loops.fsm.engine.rules.limits import Limits
+from little_loops.fsm.engine.rules.pulls import PullRequests
 from little_loops.fsm.engine.rules.ratelimits import RateLimits
 from little_loops.fsm.engine.rules.retries import Retries
 from little_loops.fsm.engine.rules.rule import Rule
@@ -74,17 +75,7 @@ class Run:
     def __post_init__(self) -> None:
         fsm, emit = self.fsm, self.emit
         self.position = Position(fsm.initial)
-        self.work = StateWork(
-            fsm,
-            self.runner,
-            emit,
-            output_dir=self.config.output_dir,
-            output_key=self.config.output_key,
-            llm_client=self.config.llm_client,
-            cwd=self.config.cwd,
-            workdir=self.config.workdir,
-            loops_dir=self.config.loops_dir,
-        )
+        self.work = StateWork(fsm, self.runner, emit, self.config)
         self.limits = Limits(fsm.timeout)
         self.budget = Budget(fsm)
         self.retries = Retries(fsm, emit)
@@ -97,6 +88,7 @@ class Run:
         )
         self.commits = Commits(fsm, emit, self.config.worktree)
         self.children = Children(fsm)
+        self.pulls = PullRequests()
 
     def rules(self) -> tuple[Rule, ...]:
         """The parts that own a slice of the snapshot, in their one order."""
@@ -112,6 +104,7 @@ class Run:
             self.approval,
             self.commits,
             self.children,
+            self.pulls,
         )
 
     def context(self) -> InterpolationContext:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.blocks import ThrottleConfig
 from little_loops.fsm.definition.circuit import ABORT
 from little_loops.fsm.definition.learning import LEARNING_TYPE
 from little_loops.fsm.definition.model import FSMLoop, StallConfig, StateConfig
+from little_loops.fsm.definition.state_guards import ThrottleConfig
 from little_loops.fsm.engine.volatile import masked
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git_bytes
@@ -119,6 +119,7 @@ class StallWatch:
         self.seen_triples: dict[str, int] = {}
         self.marks: dict[str, list[Any]] = {}
         self.stay: list[Any] = [None, 0]  # throttle: [state, entries in a row]
+        self._active: bool | None = None
 
     # -- what the run saves ------------------------------------------------------------
 
@@ -173,12 +174,17 @@ class StallWatch:
     # -- the detectors -----------------------------------------------------------------
 
     def active(self) -> bool:
-        circuit = self.fsm.circuit
-        if circuit is not None and circuit.repeated_failure is not None:
-            return True
-        if any(_throttled(s) for s in self.fsm.states.values()):
-            return True
-        return self.fsm.stall is not None or any(s.stall for s in self.fsm.states.values())
+        """Whether the loop has a stall breaker at all: looked up once, not at every step
+        (each look is a walk over every state)."""
+        if self._active is None:
+            circuit = self.fsm.circuit
+            self._active = (
+                (circuit is not None and circuit.repeated_failure is not None)
+                or any(_throttled(s) for s in self.fsm.states.values())
+                or self.fsm.stall is not None
+                or any(s.stall for s in self.fsm.states.values())
+            )
+        return self._active
 
     def entering(self, name: str, pass_began: bool) -> Stall | None:
         """The run is about to enter state *name* (a new pass began just now: *pass_began*)."""

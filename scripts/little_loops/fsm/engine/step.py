@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from little_loops.fsm.actions.sandbox import Confinement
 from little_loops.fsm.actions.spec import ActionKindSpec, filled
 from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
+from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
 from little_loops.fsm.engine.records import short
 from little_loops.fsm.evaluators.dispatch import evaluate
@@ -42,32 +44,59 @@ def handoff_note(output: str) -> str | None:
     return None if found is None else found.group(1).strip()
 
 
-def action_request(
-    fsm: FSMLoop,
-    state: StateConfig,
-    action: str,
-    timeout: float,
-    output_file: Path | None,
-    options: dict[str, Any] | None,
-    resume: str | None,
-    env: dict[str, str] | None = None,
-    kind: ActionKindSpec | None = None,
-    cwd: Path | None = None,
-) -> ActionRequest:
-    """The request that runs *state*'s *action* (already interpolated) on *kind* (its
-    first agent unless told): the one place the engine builds an ActionRequest."""
-    kind = fsm.kind_for(state) if kind is None else kind
+@dataclass(frozen=True)
+class ActionCall:
+    """One run of state *name*'s action, as `StateWork.act` is handed it: *action* is its
+    text with the `${...}` filled in; *env* holds the values a shell script reads
+    (shellquote) and *shown* the script with them in place, for people; *kind* is the agent
+    of the state's list that runs it (its first unless told); *fill* fills in the `${...}`
+    of its options and params."""
+
+    name: str
+    state: StateConfig
+    action: str
+    kind: ActionKindSpec | None = None
+    env: dict[str, str] | None = None
+    shown: str | None = None
+    fill: Callable[[str], str] | None = None
+
+
+@dataclass(frozen=True)
+class SessionBook:
+    """The sessions of a run's agent actions: each one's id by `session_name` (*ids*) and
+    the agent it is of (*agents*); a `session: continue` action resumes from here."""
+
+    ids: dict[str, str]
+    agents: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the runner starts an action: within *timeout*, its output streamed to
+    *output_file*, its kind's *options*, the session it resumes, the directory it runs in."""
+
+    timeout: float
+    output_file: Path | None = None
+    options: dict[str, Any] | None = None
+    resume: str | None = None
+    cwd: Path | None = None
+
+
+def action_request(fsm: FSMLoop, call: ActionCall, launch: Launch) -> ActionRequest:
+    """The request that runs *call* (its action already filled in) on its kind, started as
+    *launch* says: the one place the engine builds an ActionRequest."""
+    kind = fsm.kind_for(call.state) if call.kind is None else call.kind
     return ActionRequest(
-        action=action,
-        timeout=timeout,
+        action=call.action,
+        timeout=launch.timeout,
         kind=kind.name,
-        idle_timeout=idle_timeout(fsm, state, kind),
-        output_file=output_file,
-        options=options,
-        resume_session=resume,
-        env=env or None,
+        idle_timeout=idle_timeout(fsm, call.state, kind),
+        output_file=launch.output_file,
+        options=launch.options,
+        resume_session=launch.resume,
+        env=call.env or None,
         spec=kind,
-        cwd=cwd,
+        cwd=launch.cwd,
     )
 
 
@@ -75,65 +104,47 @@ class StateWork:
     """Runs actions through a runner and evaluates them, for one executor."""
 
     def __init__(
-        self,
-        fsm: FSMLoop,
-        runner: ActionRunner,
-        emit: Emit,
-        *,
-        output_dir: Path | None = None,
-        output_key: str | None = None,
-        llm_client: Any = None,
-        cwd: Path | None = None,
-        workdir: Path | None = None,
-        loops_dir: Path | None = None,
+        self, fsm: FSMLoop, runner: ActionRunner, emit: Emit, config: ExecutorConfig | None = None
     ) -> None:
+        config = ExecutorConfig() if config is None else config
         self.fsm = fsm
-        self.cwd = cwd  # where its actions run; None: the runner's directory
-        self.workdir = workdir  # the run's working tree: a sandboxed step may write it
-        self.loops_dir = loops_dir  # the run's `.loops/`: a sandboxed step may only read it
+        self.cwd = config.cwd  # where its actions run; None: the runner's directory
+        self.workdir = config.workdir  # the run's working tree: a sandboxed step may write it
+        self.loops_dir = config.loops_dir  # the run's `.loops/`: a sandboxed step may only read it
         self.runner = runner
         self.emit = emit
-        self.output_dir = output_dir
-        self.output_key = output_key or fsm.name  # output files are `<key>.<state>.out`
-        self.llm_client = llm_client
+        self.output_dir = config.output_dir
+        self.output_key = config.output_key or fsm.name  # output files are `<key>.<state>.out`
+        self.llm_client = config.llm_client
 
     def act(
         self,
-        name: str,
-        state: StateConfig,
-        action: str,
+        call: ActionCall,
         remaining_s: float | None,
         spend: Spend,
-        sessions: dict[str, str] | None = None,
-        fill: Callable[[str], str] | None = None,
-        env: dict[str, str] | None = None,
-        shown: str | None = None,
-        kind: ActionKindSpec | None = None,
-        session_agents: dict[str, str] | None = None,
+        book: SessionBook | None = None,
     ) -> ActionResult:
-        """Run *action* (already interpolated) of state *name*, within *remaining_s*; the
-        caller reports it with `completed`; *env* holds the values a shell script reads
-        (shellquote), *shown* the script with them in place, for people. A Claude action
-        records its session id in *sessions* (by `session_name`) and its agent in
-        *session_agents*; a `session: continue` one resumes it from there when it is the
-        same agent's (another agent's session starts afresh). *kind*: the agent of the
-        state's list that runs it (its first unless told)."""
-        kind = self.fsm.kind_for(state) if kind is None else kind
+        """Run *call*, within *remaining_s*, its spend added to *spend*; the caller reports
+        it with `completed`. An agent's action records its session id and agent in *book*
+        (by `session_name`); a `session: continue` one resumes it from there when it is the
+        same agent's (another agent's session starts afresh)."""
+        name, state = call.name, call.state
+        kind = self.fsm.kind_for(state) if call.kind is None else call.kind
         key = state.session_name(name)
         resume, fresh = None, None
-        if state.session == SESSION_CONTINUE and sessions and key in sessions:
-            whose = (session_agents or {}).get(key, CLAUDE_SESSIONS)
+        if state.session == SESSION_CONTINUE and book is not None and key in book.ids:
+            whose = (book.agents or {}).get(key, CLAUDE_SESSIONS)
             if whose != kind.name:  # another agent cannot read it: a fresh one, the prompt
                 fresh = f"session '{key}' is {whose}'s: {kind.name} starts a fresh one"
             elif kind.sessions:
-                resume = sessions[key]
+                resume = book.ids[key]
         timeout = action_timeout(state, kind, remaining_s, self.fsm.default_timeout)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:
             output_file = self.output_dir / output_file_name(self.output_key, name)
         start = events.ActionStart(
             state=name,
-            action=short(shown or action),
+            action=short(call.shown or call.action),
             action_type=recorded_type(kind),
             timeout=timeout,
         )
@@ -145,20 +156,19 @@ class StateWork:
             start["resume_session"] = resume
         if fresh is not None:
             start["fresh_session"] = fresh
-        if env:  # what bash really runs: the script and the values it reads
-            start["script"] = short(action)
-            start["values"] = {key: short(value) for key, value in env.items()}
+        if call.env:  # what bash really runs: the script and the values it reads
+            start["script"] = short(call.action)
+            start["values"] = {key: short(value) for key, value in call.env.items()}
         confinement = self._confinement(state, kind)
         if confinement is not None:
             start["sandbox"] = sandbox.as_event(confinement.sandbox)
         self.emit(Event.ACTION_START, start)
-        options = self._options(state, kind, fill) if kind.options_key else None
+        options = self._options(state, kind, call.fill) if kind.options_key else None
         if kind.takes_params:  # an MCP tool's arguments
             params = state.params or {}
-            options = {"params": params if fill is None else filled(params, fill)}
-        request = action_request(
-            self.fsm, state, action, timeout, output_file, options, resume, env, kind, self.cwd
-        )
+            options = {"params": params if call.fill is None else filled(params, call.fill)}
+        launch = Launch(timeout, output_file, options, resume, self.cwd)
+        request = action_request(self.fsm, dataclasses.replace(call, kind=kind), launch)
         request.confinement = confinement
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):
@@ -169,10 +179,10 @@ class StateWork:
             )
             result = self.runner.execute(dataclasses.replace(request, resume_session=None))
         spend.add(result.cost_usd, result.usage, f"{kind.name}_")  # claude_input_tokens ...
-        if kind.sessions and result.session_id and sessions is not None:
-            sessions[key] = result.session_id
-            if session_agents is not None:
-                session_agents[key] = kind.name
+        if kind.sessions and result.session_id and book is not None:
+            book.ids[key] = result.session_id
+            if book.agents is not None:
+                book.agents[key] = kind.name
         return result
 
     def _confinement(self, state: StateConfig, kind: ActionKindSpec) -> Confinement | None:
@@ -187,9 +197,7 @@ class StateWork:
             chosen,
             work=work,
             loops=loops,
-            home_paths=kind.home_paths,
-            home_writes=kind.home_writes,
-            home_code=kind.home_code,
+            home=kind.home,
             git_dir=sandbox.repository_of(loops),
         )
 

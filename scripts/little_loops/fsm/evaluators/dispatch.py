@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -50,8 +51,28 @@ def _guarded(spec: EvaluatorSpec) -> RunEvaluator:
     return run
 
 
+class _Runs(Mapping[str, RunEvaluator]):
+    """Each evaluator's guarded run by name, made when first looked up: like SPECS, a run
+    imports only the evaluators its loop uses."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, RunEvaluator] = {}
+
+    def __getitem__(self, name: str) -> RunEvaluator:
+        run = self._made.get(name)
+        if run is None:
+            run = self._made[name] = _guarded(SPECS[name])
+        return run
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SPECS)
+
+    def __len__(self) -> int:
+        return len(SPECS)
+
+
 # The seed's registry: evaluator name -> run(config, output, exit_code, llm, client).
-EVALUATORS: dict[str, RunEvaluator] = {name: _guarded(spec) for name, spec in SPECS.items()}
+EVALUATORS: Mapping[str, RunEvaluator] = _Runs()
 
 
 def resolve_config(config: EvaluateConfig, context: InterpolationContext) -> EvaluateConfig:

@@ -113,10 +113,17 @@ class LoopValidationError(LoopDefinitionError):
 class ParadigmSpecError(LoopDefinitionError):
     """A paradigm spec is wrong at `key_path` (e.g. `('constraints', 1, 'fix')`)."""
 
-    def __init__(self, message: str, detail: str, key_path: tuple[str | int, ...]) -> None:
+    def __init__(
+        self,
+        message: str,
+        detail: str,
+        key_path: tuple[str | int, ...],
+        check: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.detail = detail
         self.key_path = key_path
+        self.check = check  # the stricter check it comes from (ValidationError.check)
 
 
 class LoopSetupError(LoopError):

@@ -28,6 +28,9 @@ class Event(StrEnum):
     RETRY_WAIT = "retry_wait"
     APPROVAL_WAIT = "approval_wait"
     APPROVAL = "approval"
+    PULL_REQUEST = "pull_request"
+    CHECKS_WAIT = "checks_wait"
+    CHECKS = "checks"
     STALL = "stall"
     BRANCH_START = "branch_start"  # a fan-out's branch started (fsm/fanout)
     BRANCH_FINISH = "branch_finish"  # a fan-out's branch ended: outcome, verdict, cost

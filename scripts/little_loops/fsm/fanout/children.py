@@ -70,7 +70,7 @@ def saved(loops_dir: Path, key: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def cost_of(state: dict[str, Any]) -> float:
+def spent_by(state: dict[str, Any]) -> float:
     """What the child run has spent so far, by its state file."""
     cost = state.get("cost_usd")
     return float(cost) if isinstance(cost, int | float) and cost >= 0 else 0.0

@@ -153,7 +153,7 @@ class FanOut:
         total = 0.0
         for index, record in self.records.items():
             if index in self.running:
-                record.cost_usd = children.cost_of(children.saved(self.spec.loops_dir, record.key))
+                record.cost_usd = children.spent_by(children.saved(self.spec.loops_dir, record.key))
             total += record.cost_usd
         return total
 
@@ -236,7 +236,7 @@ class FanOut:
         record.verdict = SUCCESS if good else FAILURE
         if cut or (status in ("stopped", "interrupted") and not good):
             record.verdict = STOPPED
-        record.cost_usd = children.cost_of(state)
+        record.cost_usd = children.spent_by(state)
         record.finished = time.time()
         self.emit(BRANCH_FINISH, {**record.figures(), "exit_code": record.exit_code})
 

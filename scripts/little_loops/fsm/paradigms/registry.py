@@ -19,7 +19,7 @@ from little_loops.fsm.paradigms.imperative import compile_imperative
 from little_loops.fsm.paradigms.invariants import compile_invariants
 from little_loops.fsm.paradigms.native import compile_fsm
 from little_loops.fsm.paradigms.ralph import compile_ralph
-from little_loops.fsm.paradigms.spec import type_name
+from little_loops.fsm.values.value_checks import type_name
 
 
 class ParadigmCompiler(Protocol):

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from little_loops.fsm.definition.key_tables import LOOP_SETTING_KEYS, RUN_ACTION_TYPE
+from little_loops.fsm.definition.lint_flags import UNKNOWN_KEY
 from little_loops.fsm.facts.errors import ParadigmSpecError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import (
@@ -14,6 +15,7 @@ from little_loops.fsm.values.value_checks import (
     describe,
     is_finite,
     quote_hint,
+    type_name,
 )
 from little_loops.fsm.values.value_checks import is_number as any_number
 
@@ -24,25 +26,6 @@ SETTING_KEYS: dict[str, Check] = {
     "action_type": RUN_ACTION_TYPE,
 }
 LOOP_SETTINGS: tuple[str, ...] = tuple(SETTING_KEYS)
-
-
-def type_name(value: Any) -> str:
-    """The YAML word for the type of *value*, as users see it in their file."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "mapping"
-    return type(value).__name__
 
 
 def is_number(value: Any) -> bool:
@@ -65,14 +48,16 @@ class SpecReader:
             parts.append(key)
         return " > ".join(parts)
 
-    def error(self, message: str, key: str | None = None) -> ParadigmSpecError:
+    def error(
+        self, message: str, key: str | None = None, check: str | None = None
+    ) -> ParadigmSpecError:
         path: list[str | int] = []
         for part in (*self.path, *([key] if key is not None else [])):
             name, _, index = part.partition("[")
             path.append(name)
             if index.endswith("]") and index[:-1].isdigit():
                 path.append(int(index[:-1]))
-        return ParadigmSpecError(f"{self.where(key)}: {message}", message, tuple(path))
+        return ParadigmSpecError(f"{self.where(key)}: {message}", message, tuple(path), check)
 
     def check_keys(self, allowed: Iterable[str]) -> None:
         """Reject the first key not in *allowed*, suggesting the closest allowed one."""
@@ -80,7 +65,9 @@ class SpecReader:
         for key in self.data:
             if key not in choices:
                 hint = did_you_mean(str(key), choices)
-                raise self.error(f"unknown key{hint}", str(key))
+                # One of the loop's own keys is the stricter check little-loops lacks.
+                unknown = UNKNOWN_KEY if not self.path else None
+                raise self.error(f"unknown key{hint}", str(key), unknown)
 
     def require(self, key: str) -> Any:
         if key not in self.data:

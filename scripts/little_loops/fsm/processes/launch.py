@@ -62,7 +62,14 @@ class Overlay(Mapping[str, str]):
         return len(self.extra) + sum(1 for name in os.environ if name not in self.extra)
 
     def as_bytes(self) -> dict[bytes, bytes]:
-        return {**os.environb, **{os_bytes(k): os_bytes(v) for k, v in self.extra.items()}}
+        return {**_environb(), **{os_bytes(k): os_bytes(v) for k, v in self.extra.items()}}
+
+
+def _environb() -> dict[bytes, bytes]:
+    """A copy of our environment's bytes: of the dict behind `os.environb` (a C-level copy),
+    not through its mapping methods (a Python call a variable, ~40x slower, at every step)."""
+    data = getattr(os.environb, "_data", None)
+    return dict(data) if isinstance(data, dict) else dict(os.environb)
 
 
 def _env_bytes(env: Mapping[str, str] | None) -> dict[bytes, bytes] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
@@ -19,32 +20,46 @@ from little_loops.fsm.runs.signals import ShutdownSignals
 from little_loops.fsm.runs.state import LoopState
 
 
-def run_in_foreground(
-    fsm: FSMLoop,
-    loop_path: str,
-    loops_dir: Path,
-    *,
-    overrides: RunFlags,
-    event_callback: EventCallback,
-    on_note: Callable[[str], None],
-    queue: bool = False,
-    resume: bool = False,
-    on_restored: Callable[[LoopState], None] | None = None,
-    place: RunPlace | None = None,
-    stop_pending: Callable[[], bool] | None = None,
-    unready: Mapping[str, str] | None = None,
-) -> ExecutionResult:
-    """Run (or resume) `fsm` with its state under `loops_dir`; returns how it ended.
+@dataclass(frozen=True)
+class ForegroundRun:
+    """A run (or, with *resume*, a resume) of *fsm* in this process: its file, its
+    `.loops/`, the run flags (*overrides*, recorded for a later resume; `queue` waits for
+    the scope), its *place* (id and worktree: its actions run in the worktree, the scope is
+    its), and *unready*: agents of fallback lists the preflight found unable to run here
+    (never started by this run)."""
 
-    Claims the loop's scope first (waiting under `queue`; `on_note` hears of the wait and of
-    stale claims reclaimed), records `overrides` for a later resume, and runs with the
+    fsm: FSMLoop
+    loop_path: str
+    loops_dir: Path
+    overrides: RunFlags
+    resume: bool = False
+    place: RunPlace | None = None
+    unready: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Told:
+    """What the caller of a foreground run hears and is asked: its *events*, its *notes*
+    (the wait for the scope, stale claims reclaimed), the saved run a resume goes on from
+    (*restored*), and *stop_pending*: a resume asks it once its signal handlers are in
+    place, and a `stop` that came while it was starting ends it, stopped, before its next
+    step."""
+
+    events: EventCallback
+    note: Callable[[str], None]
+    restored: Callable[[LoopState], None] | None = None
+    stop_pending: Callable[[], bool] | None = None
+
+
+def run_in_foreground(run: ForegroundRun, told: Told) -> ExecutionResult:
+    """Run (or resume) *run*'s loop with its state under its `.loops/`; returns how it ended.
+
+    Claims the loop's scope first, records the flags for a later resume, and runs with the
     handlers of `ShutdownSignals`. The lock is released and the previous signal handlers are
-    back however the run ends. `on_restored` hears of the saved run a resume goes on from.
-    *place* is the run's id and worktree: the actions run in the worktree, the scope is its.
-    A resume asks *stop_pending* once its signal handlers are in place: a `stop` that came
-    while it was starting ends it, stopped, before its next step. *unready*: agents of
-    fallback lists the preflight found unable to run here (never started by this run).
+    back however the run ends.
     """
+    fsm, loops_dir, place, overrides = run.fsm, run.loops_dir, run.place, run.overrides
+    on_note, on_restored, stop_pending = told.note, told.restored, told.stop_pending
     key = fsm.name if place is None else place.key(fsm.name)
     workdir = project_root(loops_dir) if place is None or place.workdir is None else place.workdir
     root = None if place is None or not place.in_worktree else workdir
@@ -52,7 +67,13 @@ def run_in_foreground(
         forget_git_location()  # worktree read and write the main checkout's repository
     scope = fsm.effective_scope()
     lock = acquire_scope(
-        key, scope, loops_dir, queue=queue, on_wait=on_note, root=root, singleton=fsm.singleton
+        key,
+        scope,
+        loops_dir,
+        queue=overrides.queue,
+        on_wait=on_note,
+        root=root,
+        singleton=fsm.singleton,
     )
     try:
         for note in lock.reclaimed:
@@ -62,16 +83,16 @@ def run_in_foreground(
             fsm,
             loops_dir=loops_dir,
             place=place,  # its files are named by it; commit: and rollback: work in its tree
-            loop_path=loop_path,
-            event_callback=event_callback,
+            loop_path=run.loop_path,
+            event_callback=told.events,
             action_runner=runner,
             on_note=on_note,
             on_files_lost=lambda: _restore_lock(lock, on_note),
-            config=_config(overrides, workdir, loops_dir, unready),
+            config=_config(overrides, workdir, loops_dir, run.unready),
         )
         try:
             with ShutdownSignals(executor.request_shutdown):
-                if not resume:
+                if not run.resume:
                     save_overrides(key, loops_dir, overrides)
                     result = executor.run()
                 else:

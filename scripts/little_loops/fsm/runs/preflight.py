@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
+from pathlib import Path
 from typing import Protocol
 
 from little_loops.fsm.actions import claude_code
@@ -34,11 +35,14 @@ from little_loops.fsm.actions.sandbox import (
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.pr_keys import PR_KEY
 from little_loops.fsm.definition.subloop_checks import MAX_DEPTH
 from little_loops.fsm.definition.verdicts import judged_by_llm
 from little_loops.fsm.engine.rules.fallback import NOT_INSTALLED, NOT_READY
 from little_loops.fsm.evaluators.judge_claude import CLAUDE_BACKEND, JUDGE_FLAGS, judge_backend
 from little_loops.fsm.facts.errors import LoopSetupError
+from little_loops.fsm.forges import registry as forges
+from little_loops.fsm.forges.forge import Place
 from little_loops.fsm.processes.launch import try_once
 
 
@@ -230,6 +234,24 @@ def sandbox_problem(fsm: FSMLoop, start: str | None = None) -> str | None:
     return None
 
 
+def forge_problem(fsm: FSMLoop, machine: Machine, start: str | None = None) -> str | None:
+    """Why a reachable `pr:` state cannot reach its forge from here (its CLI missing, not
+    logged in, a remote it does not host), naming the state; None: each can."""
+    checked: dict[tuple[str, str], str | None] = {}
+    for name, loop, state in reachable_states(fsm, start):
+        if state.pr is None:
+            continue
+        key = (state.pr.forge, state.pr.remote)
+        if key not in checked:
+            place = Place(Path.cwd(), state.pr.remote, dict(machine.env))
+            checked[key] = forges.get(state.pr.forge).problem(place)
+        problem = checked[key]
+        if problem is not None:
+            inside = "" if loop is fsm else f" of sub-loop '{loop.name}'"
+            return f"state '{name}'{inside} opens a pull request, but {problem}"
+    return None
+
+
 def readiness(fsm: FSMLoop, start: str | None = None, machine: Machine | None = None) -> Readiness:
     """Check every agent a run of *fsm* can call (see the module's docstring), and the
     sandbox its steps run in."""
@@ -240,6 +262,9 @@ def readiness(fsm: FSMLoop, start: str | None = None, machine: Machine | None = 
     confined = sandbox_problem(fsm, start)
     if confined is not None:
         out.errors[SANDBOX_KEY] = confined
+    forge = forge_problem(fsm, machine, start)
+    if forge is not None:
+        out.errors[PR_KEY] = forge
     for name, problem in unready.items():
         if problem is None:
             continue

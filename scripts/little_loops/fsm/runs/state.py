@@ -106,6 +106,7 @@ class StateFile(TypedDict):
     run_id: str | None  # the run's short id (None in files of versions before run ids)
     worktree: dict[str, str] | None  # runs/place.RunPlace of a --worktree run (path, branch...)
     guard: dict[str, Any] | None  # the current action's guards: test files before it, verdicts
+    pr: dict[str, Any] | None  # the current `pr:` state's pull request (engine/rules/pulls.py)
 
 
 @dataclass
@@ -151,6 +152,7 @@ class LoopState:
     run_id: str | None = None  # the run's short id; None in a state file from before run ids
     worktree: dict[str, str] | None = None  # where a --worktree run runs (runs/place.py)
     guard: dict[str, Any] | None = None  # engine/kinds/guards.py: what a resume judges with
+    pr: dict[str, Any] | None = None  # engine/rules/pulls.py: a `pr:` state's pull request
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -206,6 +208,7 @@ class LoopState:
             "run_id": self.run_id,
             "worktree": self.worktree,
             "guard": self.guard,
+            "pr": self.pr,
         }
 
     @classmethod
@@ -311,6 +314,7 @@ def parse_state(data: Any) -> LoopState:
         run_id=_run_id(_get(data, "run_id", (str, type(None)), None)),
         worktree=_worktree(_get(data, "worktree", (dict, type(None)), None)),
         guard=_get(data, "guard", (dict, type(None)), None),
+        pr=_get(data, "pr", (dict, type(None)), None),
     )
 
 

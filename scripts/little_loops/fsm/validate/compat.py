@@ -11,37 +11,12 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.lint_flags import (
-    CHECKS,
-    CLAUDE_SUBAGENT,
-    FIX,
-    STRICTER,
-    UNKNOWN_EVALUATE_KEY,
-    UNKNOWN_KEY,
-    silenced,
-)
+from little_loops.fsm.definition.lint_flags import CHECKS, FIX, STRICTER, silenced
 from little_loops.fsm.facts.errors import ValidationError
 from little_loops.fsm.values.references import OPEN
 
-_UNKNOWN_KEY = "unknown key"
-_UNKNOWN_AGENT = "unknown agent '"
 AGENT_KEY = "agent"
 CLAUDE_KEY = "claude"
-
-
-def check_of(problem: ValidationError) -> str | None:
-    """The stricter check *problem* comes from (an unknown key of the loop, of a state or of
-    an `evaluate:` mapping is one: key_checks reports each as any unknown key)."""
-    path = problem.path
-    if problem.check is None and _names_a_subagent(problem):
-        return CLAUDE_SUBAGENT
-    if problem.check is not None or not problem.message.startswith(_UNKNOWN_KEY):
-        return problem.check
-    if len(path) == 4 and path[0] == "states" and path[2] == "evaluate":
-        return UNKNOWN_EVALUATE_KEY
-    if len(path) == 1 or (len(path) == 3 and path[0] == "states"):
-        return UNKNOWN_KEY  # a key of the loop or of one of its states
-    return None
 
 
 def flags_of(data: Mapping[str, Any]) -> dict[str, bool]:
@@ -57,7 +32,7 @@ def relaxed(
     quiet = silenced(dict(flags))
     out: list[ValidationError] = []
     for problem in problems:
-        check = check_of(problem)
+        check = problem.check  # the check that made it says so (ValidationError.check)
         if check is None:
             out.append(problem)
             continue
@@ -66,20 +41,8 @@ def relaxed(
         fix = STRICTER[check]
         message = problem.message + (FIX.format(fix=fix) if fix else "")
         severity = "warning" if compat else problem.severity
-        out.append(dataclasses.replace(problem, message=message, severity=severity, check=check))
+        out.append(dataclasses.replace(problem, message=message, severity=severity))
     return out
-
-
-def _names_a_subagent(problem: ValidationError) -> bool:
-    """An unknown agent on a state, not a near miss of one: little-loops' Claude subagent."""
-    path, message = problem.path, problem.message
-    return (
-        len(path) == 3
-        and path[0] == "states"
-        and path[2] == AGENT_KEY
-        and message.startswith(_UNKNOWN_AGENT)
-        and "did you mean" not in message
-    )
 
 
 def as_claude_subagents(data: Mapping[str, Any], agents: Collection[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from little_loops.fsm.actions.custom import AGENT_KEYS, REQUIRED_AGENT_KEYS
 from little_loops.fsm.definition import key_tables as checks
-from little_loops.fsm.definition import retry_checks
+from little_loops.fsm.definition import pr_keys, retry_checks
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
@@ -99,6 +99,7 @@ def _nullable_ref(name: str, description: str) -> dict[str, Any]:
 def _state() -> dict[str, Any]:
     props = _properties(checks.STATE_KEYS, docs.STATE_KEYS)
     props["retry"] = _nullable_ref("retryConfig", docs.STATE_KEYS["retry"])
+    props[pr_keys.PR_KEY] = _nullable_ref("pullRequestConfig", docs.STATE_KEYS[pr_keys.PR_KEY])
     blocks = (("evaluate", "evaluateConfig"), ("route", "routeConfig"), ("stall", "stallConfig"))
     for key, block in blocks:
         props[key] = {
@@ -247,6 +248,7 @@ def build() -> dict[str, Any]:
                 "additionalProperties": False,
                 "properties": _properties(retry_checks.RETRY_KEYS, docs.RETRY_KEYS),
             },
+            "pullRequestConfig": _pull_request(),
             "rateLimitConfig": {
                 "type": "object",
                 "description": docs.RATE_LIMIT,
@@ -254,6 +256,17 @@ def build() -> dict[str, Any]:
                 "properties": _properties(retry_checks.RATE_LIMIT_KEYS, docs.RATE_LIMIT_KEYS),
             },
         },
+    }
+
+
+def _pull_request() -> dict[str, Any]:
+    """A pull-request state's `pr:` block (definition/pr_keys.py)."""
+    return {
+        "type": "object",
+        "description": pr_keys.PR_DOC,
+        "additionalProperties": False,
+        "required": list(pr_keys.REQUIRED_PR_KEYS),
+        "properties": _properties(pr_keys.PR_CHECKS, pr_keys.PR_DOCS),
     }
 
 

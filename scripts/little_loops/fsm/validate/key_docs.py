@@ -5,15 +5,18 @@ from __future__ import annotations
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox import SANDBOX_DOC, SANDBOX_KEY
+from little_loops.fsm.definition import key_row
+from little_loops.fsm.definition.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.fanout import FANOUT_KEY_DOCS
+from little_loops.fsm.definition.key_row import docs_at
+from little_loops.fsm.definition.key_rows import RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.learning import LEARNING_KEY_DOCS
 from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
 from little_loops.fsm.definition.lint_flags import flag_doc
 from little_loops.fsm.definition.metadata import METADATA_LOOP_DOCS, METADATA_STATE_DOCS
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.pr_keys import PR_DOC, PR_KEY
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
-from little_loops.fsm.definition.run_keys import RUN_LOOP_KEY_DOCS, RUN_STATE_KEY_DOCS
-from little_loops.fsm.validate import runtime_key_docs
 
 FILE = (
     "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "
@@ -99,10 +102,7 @@ LOOP_KEYS: dict[str, str] = {
         "How long to wait when Claude (Claude Code or the LLM judge) answers with a rate, "
         "overload or usage limit before running the step again."
     ),
-    "commit": (
-        "each_pass: in a worktree run, every state's action is followed by a git commit when "
-        "it changed the worktree (as if each state had commit: true). Default false."
-    ),
+    **docs_at(key_row.LOOP, CHECKPOINT_ROWS),
     "max_steps": (
         "Safety limit on steps (states run, in all passes; default none); the loop stops with "
         "exit code 10 when it is reached."
@@ -114,9 +114,9 @@ LOOP_KEYS: dict[str, str] = {
         "When max_iterations is reached: run this state once, then stop (max_iterations)."
     ),
     **REUSE_LOOP_DOCS,
-    **RUN_LOOP_KEY_DOCS,
+    **docs_at(key_row.LOOP, RUN_ROWS),
     SANDBOX_KEY: f"Every step's sandbox, unless its state or custom agent gives one. {SANDBOX_DOC}",
-    **runtime_key_docs.LOOP_RUNTIME_KEYS,
+    **docs_at(key_row.LOOP, RUNTIME_ROWS),
     **METADATA_LOOP_DOCS,
     **{flag: flag_doc(flag) for flag in LINT_FLAGS},
 }
@@ -194,14 +194,7 @@ STATE_KEYS: dict[str, str] = {
         "For a terminal state: success or failure (the default: failure for a state named "
         "failed, failure, error or aborted, else success), how a run that ends here ends."
     ),
-    "commit": (
-        "In a worktree run: after the action (a state without one: when entered), commit the "
-        "worktree if it changed ('ll-loop NAME: STATE (pass N)'). Default: the loop's commit:."
-    ),
-    "rollback": (
-        "In a worktree run: before the action, discard the worktree's uncommitted changes and "
-        "untracked files (git reset --hard HEAD, git clean -fd); HEAD never moves. Default false."
-    ),
+    **docs_at(key_row.STATE, CHECKPOINT_ROWS),
     "on_partial": "Next state when the verdict is partial.",
     "on_blocked": "Next state when the verdict is blocked.",
     "on_cannot_judge": (
@@ -219,12 +212,13 @@ STATE_KEYS: dict[str, str] = {
     "on_no": "on_failure written as little-loops writes it (no is failure).",
     "failure": "true is outcome: failure (false: outcome: success), as little-loops writes it.",
     **REUSE_STATE_DOCS,
-    **RUN_STATE_KEY_DOCS,
+    **docs_at(key_row.STATE, RUN_ROWS),
     SANDBOX_KEY: f"This state's sandbox, over the loop's (none: run unconfined). {SANDBOX_DOC}",
-    **runtime_key_docs.STATE_RUNTIME_KEYS,
+    **docs_at(key_row.STATE, RUNTIME_ROWS),
     **METADATA_STATE_DOCS,
     **LEARNING_KEY_DOCS,
     **FANOUT_KEY_DOCS,
+    PR_KEY: PR_DOC,
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."
@@ -258,7 +252,7 @@ EVALUATE_KEYS: dict[str, str] = {
     "min_confidence": "answers below this confidence are not confident. Default 0.5.",
     "uncertain_suffix": "append _uncertain to the verdict when not confident. Default false.",
     "source": "Evaluate this (usually a ${...} reference) instead of the action's output.",
-    **runtime_key_docs.EVALUATE_EXTRA_KEYS,
+    **docs_at(key_row.EVALUATE, RUNTIME_ROWS),
 }
 
 ROUTE = (

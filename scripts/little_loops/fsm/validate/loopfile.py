@@ -183,7 +183,8 @@ def _compile(
     except LoopValidationError as exc:
         return None, exc.errors
     except ParadigmSpecError as exc:
-        return None, [ValidationError.at(loop, exc.key_path, f"{exc.detail} (paradigm {paradigm})")]
+        said = f"{exc.detail} (paradigm {paradigm})"
+        return None, [ValidationError.at(loop, exc.key_path, said, check=exc.check)]
     except LoopDefinitionError as exc:
         return None, [ValidationError.at(loop, ("paradigm",), str(exc))]
     fsm.project_agents = dict(project)

@@ -17,6 +17,14 @@ MAX_ACTION_SECONDS = (2**31 - 1) // 1000
 MAX_LOOP_SECONDS = 365 * 24 * 60 * 60
 
 
+class UnknownKey(str):
+    """A check's problem that is an unknown key inside the value (a mapping of settings):
+    of a loop's or a state's key, little-loops ignores it, so `--compat` warns
+    (definition/key_checks.py gives it the check of an unknown key)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Check:
     """A key's value check: what is wrong with a value (None when it is fine), and the
@@ -59,6 +67,22 @@ def describe(value: object) -> str:
     if isinstance(value, list | tuple):
         return "a list"
     return f"a {type(value).__name__}"
+
+
+def type_name(value: object) -> str:
+    """The YAML word for the type of a wrong value, as a paradigm spec's messages say it
+    (`got integer`); `describe` says the value itself."""
+    words: tuple[tuple[type, str], ...] = (
+        (bool, "boolean"),
+        (int, "integer"),
+        (float, "number"),
+        (str, "string"),
+        (list, "list"),
+        (dict, "mapping"),
+    )
+    if value is None:
+        return "null"
+    return next((word for kind, word in words if isinstance(value, kind)), type(value).__name__)
 
 
 def is_number(value: object) -> TypeGuard[int | float]:

@@ -9,7 +9,6 @@ import pytest
 
 from little_loops.fsm.actions import codex_events
 from little_loops.fsm.actions.codex_events import (
-    cost_of,
     earlier_usage,
     finish,
     lost_session,
@@ -61,8 +60,6 @@ def test_a_model_without_a_price_is_counted_in_tokens_only() -> None:
     assert result.usage is not None
     assert result.usage["output_tokens"] == 14
     assert result.cost_usd is None
-    assert cost_of("gpt-5-2025-08-07", {"output_tokens": 1_000_000}) == 10.0
-    assert cost_of("openai/gpt-5-mini", {"input_tokens": 1_000_000}) == 0.25
 
 
 def test_a_resumed_session_counts_only_its_own_turn() -> None:

@@ -12,9 +12,14 @@ from little_loops.fsm.actions.gemini_record import failed_calls, record_file
 SESSION = "4916c2c1-bbd3-4fa8-aafb-a0b58ff1bd67"
 
 
-def shell_call(call_id: str, output: str, status: str = "success") -> dict[str, Any]:
+def shell_call(
+    call_id: str, output: str, status: str = "success", shown: str | None = None
+) -> dict[str, Any]:
     response = {"functionResponse": {"id": call_id, "response": {"output": output}}}
-    return {"id": call_id, "name": "run_shell_command", "status": status, "result": [response]}
+    call = {"id": call_id, "name": "run_shell_command", "status": status, "result": [response]}
+    if shown is not None:
+        call["resultDisplay"] = shown
+    return call
 
 
 def write_record(home: Path, calls: list[dict[str, Any]], session: str = SESSION) -> Path:
@@ -47,6 +52,27 @@ def test_a_command_that_printed_and_exited_non_zero_is_failed_once(tmp_path: Pat
         ],
     )
     assert failed_calls(SESSION, {"HOME": str(tmp_path)}) == {"c1", "c4"}
+
+
+def test_a_command_that_prints_the_tool_s_exit_line_itself_is_not_failed(tmp_path: Path) -> None:
+    # As 0.61 records `echo start; printf 'Exit Code: 1\nProcess Group PGID: 7\n'` (exit 0)
+    # and `echo 'Exit Code: 0'; exit 2`: its output is resultDisplay; the tool's lines follow.
+    wrap = "<untrusted_context>\nOutput: {}\n</untrusted_context>"
+    printed = "start\nExit Code: 1\nProcess Group PGID: 7"
+    write_record(
+        tmp_path,
+        [
+            shell_call("c1", wrap.format(printed + "\nProcess Group PGID: 9"), shown=printed),
+            shell_call(
+                "c2",
+                wrap.format("Exit Code: 0\nExit Code: 2\nProcess Group PGID: 9"),
+                shown="Exit Code: 0",
+            ),
+            # No resultDisplay that lines up (a truncated output): the whole response is read.
+            shell_call("c3", wrap.format("x\nExit Code: 4"), shown="something else"),
+        ],
+    )
+    assert failed_calls(SESSION, {"HOME": str(tmp_path)}) == {"c2", "c3"}
 
 
 def test_gemini_cli_home_wins_over_home(tmp_path: Path) -> None:

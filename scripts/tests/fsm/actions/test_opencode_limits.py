@@ -1,16 +1,13 @@
-"""opencode's limits (from its `error` events and messages) and the prices of its models."""
+"""opencode's limits (from its `error` events and messages)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from little_loops.fsm.actions.opencode_events import Session
 from little_loops.fsm.actions.opencode_limits import (
     error_limit,
     message_limit,
-    priced,
     session_limit,
 )
 from little_loops.fsm.actions.ratelimit import OVERLOADED, RATE_LIMIT, USAGE_LIMIT
@@ -75,21 +72,3 @@ def test_a_message_alone_still_tells_the_limit() -> None:
     assert found is not None
     assert (found.kind, found.message) == (RATE_LIMIT, said)
     assert message_limit("opencode reported an error: UnknownError: boom", NOW) is None
-
-
-@pytest.mark.parametrize(
-    ("model", "dollars"),
-    [
-        ("openai/gpt-5", 1.25 + 10.0 + 0.125),
-        ("openai/gpt-5-mini-2025-08-07", 0.25 + 2.0 + 0.025),
-        ("anthropic/claude-sonnet-4-5", 3.0 + 15.0 + 0.3),
-        ("google/gemini-2.5-flash", 0.3 + 2.5 + 0.075),
-    ],
-)
-def test_prices_of_known_models(model: str, dollars: float) -> None:
-    million = {"input_tokens": 10**6, "output_tokens": 10**6, "cache_read_input_tokens": 10**6}
-    assert priced(model, million) == pytest.approx(dollars)
-
-
-def test_an_unknown_model_has_no_price() -> None:
-    assert priced("local/llama-3", {"input_tokens": 5}) is None

@@ -4,7 +4,12 @@ a refused read of a place its sandbox hid or a failed signal to ll-loop's own pi
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
+from support.programs import needs_bwrap
 
 from little_loops.fsm.actions.refusals import refusal_note, step_note
 from little_loops.fsm.actions.sandbox import Confinement, Sandbox
@@ -23,6 +28,8 @@ def test_what_a_refused_step_is_told() -> None:
     )
     assert refusal_note("", curl, on) is None  # with network on it is the server's refusal
     assert refusal_note("all fine", "", off) is None
+    zsh = "zsh:1: read-only file system: /etc/x"  # zsh says it in lower case, as Go and Node
+    assert refusal_note(zsh, "", on) == refusal_note("", written, on)
     dns = "curl: (6) Could not resolve host: example.com"
     assert refusal_note(dns, "", off) == (
         "ll-loop sandbox: network off for this step (Could not resolve host)"
@@ -81,11 +88,14 @@ def test_a_refused_signal_is_said_only_for_ll_loops_own_pid() -> None:
     for line in [
         "bash: line 1: kill: (4242) - No such process",
         "/bin/kill: (4242): No such process",
+        "zsh:kill:1: kill 4242 failed: no such process",
     ]:
         assert refusal_note(line, "", Sandbox(), outside=[4242]) == note, line
     for line in [
         "bash: line 1: kill: (14242) - No such process",  # another pid
         "bash: line 1: kill: (4242) - Operation not permitted",
+        "zsh:kill:1: kill 14242 failed: no such process",
+        "dash: 1: kill: No such process",  # dash names no pid
         "ProcessLookupError: [Errno 3] No such process",  # no pid said: nothing to tell
     ]:
         assert refusal_note(line, "", Sandbox(), outside=[4242]) is None, line
@@ -110,3 +120,22 @@ def test_a_step_is_told_of_its_own_sandbox_only(tmp_path: Path) -> None:
     assert step_note(wrapped, written, "", env) == (
         "ll-loop sandbox: write refused, read-only here (Read-only file system)"
     )
+
+
+@needs_bwrap
+@pytest.mark.parametrize("shell", ["bash", "dash", "zsh"])
+def test_each_shell_s_refusals_are_told(shell: str) -> None:
+    """What bash, dash and zsh themselves print when a sandbox refuses a write (a
+    redirection: the shell's own words, in its own case) and a signal to a pid outside."""
+    path = shutil.which(shell)
+    if path is None:
+        pytest.skip(f"{shell} is not installed")
+    pid = os.getpid()  # outside bubblewrap's own process ids
+    script = f"echo x >> /etc/ll-refused; kill {pid}; true"
+    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid"]
+    ran = subprocess.run([*argv, path, "-c", script], capture_output=True, text=True, timeout=60)
+    note = refusal_note(ran.stdout, ran.stderr, Sandbox(), outside=[pid])
+    assert note is not None, ran.stderr
+    assert "write refused, read-only here" in note, ran.stderr
+    if shell != "dash":  # dash's kill names no pid
+        assert "signal refused" in note, ran.stderr

@@ -33,10 +33,9 @@ LOOK_ALIKES = [
     "tests/test_retry.py::test_retrying_after_a_failure PASSED\n",
     "Retrying after 5000ms...\n",  # no "Attempt N failed" before it
     "  Attempt 1 failed: flaky. Retrying after 5ms...\n",  # not at the line's start
-    "Attempt 1 failed with status 503. Retrying with backoff...\n",  # not a rate limit
+    "Attempt 1 failed with status 404. Retrying with backoff...\n",  # neither 429 nor 5xx
     "Attempt 2 failed: quota. Max attempts reached\n",  # its last try: it ends by itself
     OPENCODE_RETRY.replace("small=false", "small=true"),  # its title's side request
-    OPENCODE_RETRY.replace("You exceeded your current quota", "Unauthorized, bad key"),
     OPENCODE_RETRY.replace("level=ERROR", "level=INFO"),
 ]
 
@@ -61,6 +60,23 @@ def test_gemini_s_retry_message_is_heard_across_its_lines_and_any_chunking() -> 
     assert _heard(GEMINI_OWN_RETRY, backoff).heard is not None
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Attempt 1 failed with status 503. Retrying with backoff... Error: overloaded\n",
+        "Attempt 1 failed with status 500. Retrying with backoff...\n",
+        "Attempt 3 failed with 5xx error. Retrying with backoff...\n",
+    ],
+)
+def test_gemini_s_first_retry_of_a_5xx_is_heard_at_once(line: str) -> None:
+    heard = _heard(GEMINI_OWN_RETRY, "YOLO mode is enabled.\n" + line).heard
+    assert heard is not None
+    assert heard.startswith("Attempt ")
+    # A 429's first retry is still let through; a 5xx after it is heard at once.
+    late = _heard(GEMINI_OWN_RETRY, GEMINI_RETRY + line)
+    assert (late.count, late.heard is not None) == (2, True)
+
+
 def test_opencode_s_log_line_is_heard_as_the_error_it_quotes() -> None:
     heard = _heard(OPENCODE_OWN_RETRY, OPENCODE_RETRY).heard
     assert heard == (
@@ -73,6 +89,30 @@ def test_opencode_s_log_line_is_heard_as_the_error_it_quotes() -> None:
 def test_a_line_that_merely_looks_like_a_retry_is_not_heard(line: str) -> None:
     for own in (GEMINI_OWN_RETRY, OPENCODE_OWN_RETRY):
         assert _heard(own, line * 3).heard is None
+
+
+UNNAMED = OPENCODE_RETRY.replace("You exceeded your current quota", "Please try again later")
+
+
+def test_a_refusal_that_names_no_limit_is_heard_only_if_the_cli_still_runs_after_settle() -> None:
+    # A refused key, a bad request: opencode gives up at once, with its own error event.
+    watch = _heard(OPENCODE_OWN_RETRY, UNNAMED)
+    assert watch.heard is None
+    assert watch.due is not None
+    assert not watch.expire(watch.due - 0.001)
+    assert watch.expire(watch.due)  # still running: it waits to retry it
+    assert watch.heard is not None
+    assert watch.heard.startswith("AI_APICallError: Please try again later")
+    # A second such line: it retried; heard at once.
+    assert _heard(OPENCODE_OWN_RETRY, UNNAMED * 2).heard is not None
+    # Output after it: it went on (its retry was answered); nothing pending.
+    went_on = _heard(OPENCODE_OWN_RETRY, UNNAMED)
+    went_on.progress()
+    assert went_on.due is None
+    assert not went_on.expire(float("inf"))
+    assert _heard(OPENCODE_OWN_RETRY, UNNAMED.replace("small=false", "small=true")).due is None
+    assert OPENCODE_OWN_RETRY.settle > 0
+    assert _heard(GEMINI_OWN_RETRY, UNNAMED * 2).due is None  # Gemini has none
 
 
 def test_allowed_retries_are_let_through_before_the_next_is_heard() -> None:
@@ -110,7 +150,7 @@ def test_the_first_retry_line_ends_the_cli_and_all_it_started(tmp_path: Path) ->
     assert result.exit_code == GAVE_WAY_EXIT_CODE
     assert not result.timed_out
     assert result.error is not None
-    assert result.error.startswith("the agent retries a rate-limited call itself: Attempt 1")
+    assert result.error.startswith("the agent retries a refused call itself: Attempt 1")
     assert "Retrying after 5186ms" in result.stderr  # its own words stay in its stderr
     assert '{"type":"init"}' in result.output
     grandchild = int(pidfile.read_text())
@@ -134,5 +174,7 @@ def test_a_long_hostile_log_line_is_looked_at_in_linear_time() -> None:
     field = 'message="stream error" error.error="AI_APICallError: '
     line = "timestamp=x level=ERROR " + field * 1300 + "\n"
     started = time.process_time()
-    assert _heard(OPENCODE_OWN_RETRY, line * 2, chunk=65536).heard is None
+    assert _heard(OPENCODE_OWN_RETRY, line, chunk=65536).heard is None  # names no limit
+    # Two: a refusal it retried (OwnRetry.maybe), heard as such, in linear time too.
+    assert _heard(OPENCODE_OWN_RETRY, line * 2, chunk=65536).heard is not None
     assert time.process_time() - started < 2

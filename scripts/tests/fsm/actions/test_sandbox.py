@@ -14,6 +14,7 @@ import pytest
 from support.programs import needs_bwrap
 
 from little_loops.fsm.actions import sandbox as sandbox_module
+from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.sandbox import (
     INSTALL_BWRAP,
     OLD_BWRAP,
@@ -289,14 +290,16 @@ def test_the_agents_home_paths_are_read_only_but_for_what_it_writes(
     confined = Confinement(
         Sandbox(),
         work=project,
-        home_paths=(".codex", ".claude.json", "$CODEX_HOME", "$UNSET"),
-        home_writes=(
-            ".codex/sessions/",
-            ".codex/history.jsonl",
-            ".codex/auth.json",
-            "$CODEX_HOME/sessions/",
+        home=AgentHome(
+            paths=(".codex", ".claude.json", "$CODEX_HOME", "$UNSET"),
+            writes=(
+                ".codex/sessions/",
+                ".codex/history.jsonl",
+                ".codex/auth.json",
+                "$CODEX_HOME/sessions/",
+            ),
+            code=(".codex/sessions/bin/",),
         ),
-        home_code=(".codex/sessions/bin/",),
     )
     env = {"HOME": str(home), "CODEX_HOME": str(moved), "PATH": "/usr/bin"}
     found = options(confined.argv(["codex"], None, env))
@@ -513,7 +516,9 @@ def test_an_agents_folder_variable_naming_root_or_home_shows_nothing_more(
     (home / ".codex").mkdir()
     where = moved.replace("HOME", str(home))
     confined = Confinement(
-        Sandbox(), work=project, home_paths=("$CODEX_HOME",), home_writes=("$CODEX_HOME/sessions/",)
+        Sandbox(),
+        work=project,
+        home=AgentHome(paths=("$CODEX_HOME",), writes=("$CODEX_HOME/sessions/",)),
     )
     env = {"HOME": str(home), "CODEX_HOME": where, "PATH": "/usr/bin"}
     found = options(confined.argv(["codex"], None, env))

@@ -166,7 +166,12 @@ def test_a_broken_project_agents_file_is_one_line_naming_it(
 def test_agent_problems_reads_raw_data() -> None:
     data = {"agent": ["claude", "nope"], "states": {}}
     assert list(agent_problems(data, ("mine",))) == [
-        (("agent",), f"unknown agent 'nope' (agents: {', '.join([*AGENTS, 'mine'])})", "error")
+        (
+            ("agent",),
+            f"unknown agent 'nope' (agents: {', '.join([*AGENTS, 'mine'])})",
+            "error",
+            None,
+        )
     ]
     assert list(agent_problems({"agent": "mine", "states": {}}, ("mine",))) == []
 
@@ -189,7 +194,7 @@ def test_an_agent_any_run_may_choose_leaves_every_options_block_in_use() -> None
     assert list(agent_problems(_with_parameter(None))) == []
     # With choices that leave codex out, the block can never be used.
     problems = list(agent_problems(_with_parameter(["claude"])))
-    assert [(path, level) for path, _, level in problems] == [
+    assert [(path, level) for path, _, level, _ in problems] == [
         (("states", "fix", "codex"), "warning")
     ]
 
@@ -203,6 +208,7 @@ def test_session_continue_on_an_agent_that_keeps_no_session_is_a_warning() -> No
             ("states", "fix", "session"),
             "no session to continue: mine keeps none (each visit starts afresh)",
             "warning",
+            None,
         )
     ]
     # On a list with an agent that keeps sessions, the session is that agent's.

@@ -6,17 +6,16 @@ from little_loops.fsm.definition.key_tables import LOOP_KEYS, STATE_KEYS
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.definition.run_keys import (
     HANDOFF_MODES,
-    RUN_LOOP_KEY_DOCS,
     RUN_LOOP_KEYS,
-    RUN_STATE_KEY_DOCS,
     RUN_STATE_KEYS,
     SUBLOOP_STATE_KEYS,
 )
+from little_loops.fsm.validate import key_docs
 
 
 def test_every_key_is_checked_and_documented() -> None:
-    assert list(RUN_LOOP_KEY_DOCS) == list(RUN_LOOP_KEYS)
-    assert list(RUN_STATE_KEY_DOCS) == list(RUN_STATE_KEYS)
+    assert set(RUN_LOOP_KEYS) <= set(key_docs.LOOP_KEYS)
+    assert set(RUN_STATE_KEYS) <= set(key_docs.STATE_KEYS)
     assert set(RUN_LOOP_KEYS) <= set(LOOP_KEYS)
     assert set(RUN_STATE_KEYS) <= set(STATE_KEYS)
     assert set(SUBLOOP_STATE_KEYS) <= set(RUN_STATE_KEYS)

@@ -10,9 +10,12 @@ from support.fake_claude import REPORT, shell_claude
 from support.gitrepo import loops_project
 from support.llproc import ll_loop
 
-from little_loops.fsm.definition.blocks import PruningProfileConfig, ThrottleConfig
 from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.state_guards import DEFAULT_HARD_MAX
+from little_loops.fsm.definition.state_guards import (
+    DEFAULT_HARD_MAX,
+    PruningProfileConfig,
+    ThrottleConfig,
+)
 
 
 def test_the_blocks() -> None:
@@ -82,3 +85,15 @@ def test_bad_blocks_are_one_line_errors(tmp_path: Path) -> None:
     out = checked.stdout + checked.stderr
     assert "throttle: unknown key hard_mx (did you mean hard_max?)" in out
     assert "pruning_profile: enabled: expected true or false" in out
+
+
+def test_a_profile_name_with_a_nul_byte_is_refused_by_validate(tmp_path: Path) -> None:
+    """The name is an environment variable's value, which cannot hold a NUL byte: validate
+    names the key (the run said the action held one, and failed the step)."""
+    bad = LOOP.replace("name: refine-issue-auto", 'name: "refine\\0auto"')
+    root = loops_project(tmp_path, {".loops/guarded.yaml": bad})
+    checked = ll_loop(root, "validate", "guarded")
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    out = checked.stdout + checked.stderr
+    assert "pruning_profile: name: expected a name without a NUL byte" in out, out
+    assert "Traceback" not in out

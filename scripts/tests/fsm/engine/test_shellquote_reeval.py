@@ -4,20 +4,19 @@
 subscripts, `let` and `declare -i` arguments take integers only; a reference in the
 arguments of a command that runs them as code (`eval`, `trap`, `bash -c`, `ssh` ...) is
 refused. Each case runs through a real `ll-loop run` and real bash: the payload (it would
-create a file named PWNED) must not run.
+create a file named PWNED) must not run. The `ll-loop` processes are forked from one that
+imported it once (support/forkserver.py): what bash does with a value, not start-up, is tested.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from support import llproc
-from support.slowdown import scaled
+from support import forkserver, llproc
 
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.values.interpolation import InterpolationContext
@@ -49,14 +48,7 @@ def ll_loop(root: Path, command: str, action: str, value: str) -> subprocess.Com
     (root / "value").write_text(value, encoding="utf-8")
     (root / "script").write_text("cat\n", encoding="utf-8")
     write_loop(root, "reeval", action, value)
-    return subprocess.run(
-        [sys.executable, "-m", "little_loops.cli", command, "reeval"],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=scaled(60),
-    )
+    return forkserver.ll_loop(root, command, "reeval", timeout=60)
 
 
 def pwned(root: Path) -> list[str]:
@@ -71,14 +63,7 @@ def validate_each(root: Path, cases: list[tuple[str, str]]) -> dict[tuple[str, s
     (root / "value").write_text(cases[0][1], encoding="utf-8")
     for name, (action, value) in names.items():
         write_loop(root, name, action, value)
-    proc = subprocess.run(
-        [sys.executable, "-m", "little_loops.cli", "validate", "--json", *names],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=scaled(120),
-    )
+    proc = forkserver.ll_loop(root, "validate", "--json", *names, timeout=120)
     report = json.loads(proc.stdout)
     assert proc.returncode == (0 if report["valid"] else 2), proc.stderr
     verdicts = {}
@@ -271,14 +256,7 @@ def run_with_parameters(root: Path, action: str, *args: str) -> subprocess.Compl
         "states": {"act": {"action": action, "next": "done"}, "done": {"terminal": True}},
     }
     (root / ".loops" / "deploy.yaml").write_text(yaml.safe_dump(loop), encoding="utf-8")
-    return subprocess.run(
-        [sys.executable, "-m", "little_loops.cli", "run", "deploy", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=scaled(60),
-    )
+    return forkserver.ll_loop(root, "run", "deploy", *args, timeout=60)
 
 
 def test_a_list_parameter_in_an_assignment_is_one_word(tmp_path: Path) -> None:

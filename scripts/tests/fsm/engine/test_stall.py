@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine.stall import StallWatch, tree_fingerprint
 from little_loops.fsm.facts.errors import LoopRuntimeError
 
@@ -173,3 +173,21 @@ def test_a_change_to_a_progress_path_starts_the_count_again(tmp_path: Path) -> N
     (tmp_path / "out.txt").write_text("more")
     assert watch.judged("a", "failure", "", 1) is None
     assert watch.judged("a", "failure", "", 1) is not None
+
+
+def test_whether_a_loop_has_stall_breakers_is_looked_up_once_a_run() -> None:
+    # Each look walks every state: at every step, a ring of 20,000 states paid for it.
+    walks = 0
+
+    class Counted(dict[str, StateConfig]):
+        def values(self):  # type: ignore[override]
+            nonlocal walks
+            walks += 1
+            return super().values()
+
+    states = Counted(a=StateConfig(action="true", next="a"))
+    watch = StallWatch(FSMLoop(name="x", initial="a", states=states))
+    for _ in range(50):
+        assert watch.entering("a", pass_began=True) is None
+        assert watch.record() == {}
+    assert walks <= 2

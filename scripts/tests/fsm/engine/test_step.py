@@ -20,7 +20,15 @@ from little_loops.fsm.definition.model import (
     StateConfig,
 )
 from little_loops.fsm.engine import step
-from little_loops.fsm.engine.step import StateWork, action_request, handoff_note
+from little_loops.fsm.engine.config import ExecutorConfig
+from little_loops.fsm.engine.step import (
+    ActionCall,
+    Launch,
+    SessionBook,
+    StateWork,
+    action_request,
+    handoff_note,
+)
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import output_file_name
@@ -78,9 +86,10 @@ def test_a_handoff_note_is_read_from_the_start_of_a_line() -> None:
 
 def test_a_request_takes_the_kind_and_its_idle_timeout() -> None:
     fsm = loop(check=SHELL, fix=CLAUDE)
-    shell = action_request(fsm, SHELL, "make test", 50, None, None, None)
+    shell = action_request(fsm, ActionCall("check", SHELL, "make test"), Launch(50))
     assert (shell.kind, shell.timeout, shell.idle_timeout) == ("shell", 50, 30)
-    claude = action_request(fsm, CLAUDE, "Fix it", 9, Path("x.out"), {"model": "m"}, "s-1")
+    launch = Launch(9, Path("x.out"), {"model": "m"}, "s-1")
+    claude = action_request(fsm, ActionCall("fix", CLAUDE, "Fix it"), launch)
     assert claude.kind == "claude"
     assert claude.idle_timeout is None  # the loop's idle_timeout is not a Claude session's
     assert (claude.output_file, claude.options, claude.resume_session) == (
@@ -94,7 +103,7 @@ def test_a_shell_action_runs_within_the_time_left_and_is_announced() -> None:
     emitted = Recorded()
     runner = Scripted([ActionResult("ok", "", 0, 3)])
     work = StateWork(loop(check=SHELL), runner, emitted)
-    result = work.act("check", SHELL, "make test", 12.5, Spend())
+    result = work.act(ActionCall("check", SHELL, "make test"), 12.5, Spend())
     assert result.output == "ok"
     (request,) = runner.requests
     assert (request.action, request.timeout, request.output_file) == ("make test", 12.5, None)
@@ -113,8 +122,10 @@ def test_a_shell_action_runs_within_the_time_left_and_is_announced() -> None:
 def test_a_streaming_runner_gets_an_output_file_named_by_the_key(tmp_path: Path) -> None:
     emitted = Recorded()
     runner = Scripted([ActionResult("", "", 0, 1)], streams_output=True)
-    work = StateWork(loop(check=SHELL), runner, emitted, output_dir=tmp_path, output_key="fix@ab")
-    work.act("check", SHELL, "make test", None, Spend())
+    work = StateWork(
+        loop(check=SHELL), runner, emitted, ExecutorConfig(output_dir=tmp_path, output_key="fix@ab")
+    )
+    work.act(ActionCall("check", SHELL, "make test"), None, Spend())
     expected = tmp_path / output_file_name("fix@ab", "check")
     assert runner.requests[0].output_file == expected
     assert runner.requests[0].timeout == 50  # the state's own timeout, with no limit left
@@ -126,7 +137,8 @@ def test_a_claude_action_resumes_its_session_records_the_new_one_and_adds_its_co
     runner = Scripted([paid("fixed", 0, 0.5, "s-2")])
     spend = Spend()
     sessions = {"fix": "s-1"}
-    StateWork(loop(fix=CLAUDE), runner, emitted).act("fix", CLAUDE, "Fix it", None, spend, sessions)
+    work = StateWork(loop(fix=CLAUDE), runner, emitted)
+    work.act(ActionCall("fix", CLAUDE, "Fix it"), None, spend, SessionBook(sessions))
     assert runner.requests[0].resume_session == "s-1"
     assert runner.requests[0].options == {}
     assert emitted.seen[0][1]["resume_session"] == "s-1"
@@ -141,7 +153,7 @@ def test_a_session_that_cannot_be_resumed_is_started_fresh() -> None:
     spend = Spend()
     sessions = {"fix": "s-1"}
     result = StateWork(loop(fix=CLAUDE), runner, emitted).act(
-        "fix", CLAUDE, "Fix it", None, spend, sessions
+        ActionCall("fix", CLAUDE, "Fix it"), None, spend, SessionBook(sessions)
     )
     assert result.output == "fixed"
     assert [r.resume_session for r in runner.requests] == ["s-1", None]
@@ -201,8 +213,10 @@ def test_a_judge_cost_is_added_and_a_rate_limited_judge_emits_nothing(
 def test_a_real_bash_action_through_the_default_runner(tmp_path: Path) -> None:
     emitted = Recorded()
     runner = DefaultActionRunner(cwd=tmp_path, output_dir=tmp_path)
-    work = StateWork(loop(check=SHELL), runner, emitted, output_dir=tmp_path)
-    result = work.act("check", SHELL, "echo checked; echo oops >&2; exit 1", None, Spend())
+    work = StateWork(loop(check=SHELL), runner, emitted, ExecutorConfig(output_dir=tmp_path))
+    result = work.act(
+        ActionCall("check", SHELL, "echo checked; echo oops >&2; exit 1"), None, Spend()
+    )
     assert (result.output.strip(), result.stderr.strip(), result.exit_code) == (
         "checked",
         "oops",
@@ -220,7 +234,9 @@ def test_a_session_continued_on_another_agent_starts_fresh_and_is_kept_with_that
     runner = Scripted([paid("fixed", 0, 0.5, "o-1"), paid("again", 0, 0.5, "o-2")])
     sessions, whose = {"fix": "s-1"}, {"fix": "claude"}
     work = StateWork(loop(fix=CLAUDE), runner, emitted)
-    work.act("fix", CLAUDE, "Fix it", None, Spend(), sessions, kind=other, session_agents=whose)
+    work.act(
+        ActionCall("fix", CLAUDE, "Fix it", other), None, Spend(), SessionBook(sessions, whose)
+    )
     assert runner.requests[0].kind == "other"
     assert runner.requests[0].resume_session is None  # claude's session: not other's to resume
     start = emitted.seen[0][1]
@@ -228,6 +244,8 @@ def test_a_session_continued_on_another_agent_starts_fresh_and_is_kept_with_that
     assert start["fresh_session"] == "session 'fix' is claude's: other starts a fresh one"
     assert (sessions, whose) == ({"fix": "o-1"}, {"fix": "other"})
     # Its own session it resumes; a session recorded before agents were (no owner) is claude's.
-    work.act("fix", CLAUDE, "Fix it", None, Spend(), sessions, kind=other, session_agents=whose)
+    work.act(
+        ActionCall("fix", CLAUDE, "Fix it", other), None, Spend(), SessionBook(sessions, whose)
+    )
     assert runner.requests[1].resume_session == "o-1"
     assert "fresh_session" not in emitted.seen[1][1]

@@ -58,11 +58,11 @@ def test_output_goes_to_the_log_and_the_state_file_is_read(tmp_path: Path) -> No
     (running / "fix@ab12.state.json").write_text(
         json.dumps({"status": "completed", "cost_usd": 0.25})
     )
-    assert children.cost_of(children.saved(tmp_path / ".loops", "fix@ab12")) == 0.25
+    assert children.spent_by(children.saved(tmp_path / ".loops", "fix@ab12")) == 0.25
     (running / "fix@ab12.state.json").write_text("[1, 2")
     assert children.saved(tmp_path / ".loops", "fix@ab12") == {}
-    assert children.cost_of({"cost_usd": -1}) == 0.0
-    assert children.cost_of({"cost_usd": "9"}) == 0.0
+    assert children.spent_by({"cost_usd": -1}) == 0.0
+    assert children.spent_by({"cost_usd": "9"}) == 0.0
 
 
 def test_the_log_is_never_written_through_a_link(tmp_path: Path) -> None:

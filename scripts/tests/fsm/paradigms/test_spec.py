@@ -5,23 +5,7 @@ from __future__ import annotations
 import pytest
 
 from little_loops.fsm.facts.errors import ParadigmSpecError
-from little_loops.fsm.paradigms.spec import SpecReader, type_name
-
-
-@pytest.mark.parametrize(
-    ("value", "word"),
-    [
-        (None, "null"),
-        (True, "boolean"),
-        (1, "integer"),
-        (1.5, "number"),
-        ("x", "string"),
-        ([], "list"),
-        ({}, "mapping"),
-    ],
-)
-def test_type_name_uses_the_yaml_word(value: object, word: str) -> None:
-    assert type_name(value) == word
+from little_loops.fsm.paradigms.spec import SpecReader
 
 
 def test_an_error_inside_a_list_item_carries_its_key_path() -> None:

@@ -134,3 +134,10 @@ def test_a_child_sees_our_environment_and_the_overlay(monkeypatch: pytest.Monkey
     )
     out, _ = proc.communicate(timeout=30)
     assert out.decode().splitlines() == ["ours", "new", "é ✓"]
+    # Read at each start: a variable set or removed since is there, or not.
+    monkeypatch.setenv("LL_TEST_LATER", "later")
+    monkeypatch.delenv("LL_TEST_OURS")
+    sent = overlay.as_bytes()
+    assert sent == {**os.environb, b"LL_TEST_REPLACED": b"new", b"LL_TEST_ADDED": "é ✓".encode()}
+    assert sent[b"LL_TEST_LATER"] == b"later"
+    assert b"LL_TEST_OURS" not in sent

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.runs.foreground import run_in_foreground
+from little_loops.fsm.runs.foreground import ForegroundRun, Told, run_in_foreground
 from little_loops.fsm.runs.locks import read_scope_locks
 from little_loops.fsm.runs.overrides import RunFlags, load_overrides
 from little_loops.fsm.runs.state import LoopState
@@ -33,9 +33,8 @@ def test_run_then_resume_with_the_flags_recorded(tmp_path: Path) -> None:
     events: list[dict[str, Any]] = []
     notes: list[str] = []
     flags = RunFlags(max_iterations=1, llm_model="m")
-    first = run_in_foreground(
-        fsm, "once.yaml", loops, overrides=flags, event_callback=events.append, on_note=notes.append
-    )
+    told = Told(events.append, notes.append)
+    first = run_in_foreground(ForegroundRun(fsm, "once.yaml", loops, flags), told)
     assert first.terminated_by == "max_iterations"
     assert load_overrides("once", loops) == flags
     assert read_scope_locks(loops) == []  # given back
@@ -44,14 +43,8 @@ def test_run_then_resume_with_the_flags_recorded(tmp_path: Path) -> None:
     restored: list[LoopState] = []
     more = RunFlags(max_iterations=2, llm_model="m")
     again = run_in_foreground(
-        dataclasses.replace(fsm, max_iterations=2),
-        "once.yaml",
-        loops,
-        overrides=more,
-        event_callback=events.append,
-        on_note=notes.append,
-        resume=True,
-        on_restored=restored.append,
+        ForegroundRun(dataclasses.replace(fsm, max_iterations=2), "once.yaml", loops, more, True),
+        Told(events.append, notes.append, restored.append),
     )
     assert [s.iteration for s in restored] == [1]
     assert again.terminated_by == "max_iterations"

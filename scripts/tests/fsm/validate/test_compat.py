@@ -16,8 +16,8 @@ from little_loops.fsm.definition.lint_flags import (
 )
 from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.facts.errors import ValidationError
-from little_loops.fsm.validate.compat import as_claude_subagents, check_of, relaxed
-from little_loops.fsm.validate.loopfile import check_document
+from little_loops.fsm.validate.compat import as_claude_subagents, relaxed
+from little_loops.fsm.validate.loopfile import check_document, validate_definition
 
 # Written as for little-loops: a value pasted into `eval`, a route key exit_code never
 # gives (to a state a run never reaches), a capture no state makes, a key no context has.
@@ -54,9 +54,9 @@ OTHERS = {UNKNOWN_EVALUATE_KEY, UNKNOWN_KEY, NOTHING_TO_EVALUATE, CLAUDE_SUBAGEN
 
 def test_each_stricter_check_says_its_fix() -> None:
     found = errors(LOOP)
-    assert {check_of(p) for p in found} == set(STRICTER) - OTHERS
+    assert {p.check for p in found} == set(STRICTER) - OTHERS
     for problem in found:
-        check = check_of(problem)
+        check = problem.check
         assert check is not None
         assert str(problem).endswith(f"; {STRICTER[check]}, or run with --compat")
 
@@ -73,21 +73,36 @@ def test_flags_silence_their_checks_and_compat_makes_warnings() -> None:
     assert len([p for p in report.warnings if p.check]) == len(set(STRICTER) - OTHERS)
 
 
+def _made(data: dict[str, object]) -> dict[tuple[str | int, ...], str | None]:
+    """The check each problem of *data* says it was made by, by its path."""
+    return {p.path: p.check for p in validate_definition(data)}
+
+
 def test_unknown_keys_of_a_loop_or_state_and_a_subagent_are_stricter_checks() -> None:
-    state_key = ValidationError.at("x", ("states", "a", "output"), "unknown key (x)")
-    loop_key = ValidationError.at("x", ("color",), "unknown key (x)")
-    deeper = ValidationError.at("x", ("llm", "color"), "unknown key (x)")
-    assert [check_of(p) for p in (state_key, loop_key, deeper)] == [UNKNOWN_KEY, UNKNOWN_KEY, None]
+    states = {
+        "a": {"action": "/x", "output": 1, "agent": "rev", "next": "b"},
+        "b": {"action": "/x", "agent": "claud", "next": "c"},
+        "c": {"terminal": True},
+    }
+    made = _made({"name": "x", "initial": "a", "color": 1, "llm": {"color": 1}, "states": states})
+    assert made[("states", "a", "output")] == UNKNOWN_KEY
+    assert made[("color",)] == UNKNOWN_KEY
+    assert made[("llm", "color")] is None
+    assert made[("states", "a", "agent")] == CLAUDE_SUBAGENT
+    assert made[("states", "b", "agent")] is None  # a near miss is a typo of one of ours
     # its message already says the fix: nothing is added, and --compat makes it a warning
+    state_key = ValidationError.at(
+        "x", ("states", "a", "output"), "unknown key (x)", check=UNKNOWN_KEY
+    )
     (kept,) = relaxed([state_key], {}, compat=True)
     assert kept.message == "unknown key (x)"
     assert kept.severity == "warning"
-    agent = ValidationError.at("x", ("states", "a", "agent"), "unknown agent 'rev' (agents: c)")
-    near = ValidationError.at(
-        "x", ("states", "a", "agent"), "unknown agent 'claud' (did you mean claude?)"
-    )
-    assert check_of(agent) == CLAUDE_SUBAGENT
-    assert check_of(near) is None  # a near miss is a typo of one of ours
+
+
+def test_the_check_is_what_made_the_problem_never_its_words() -> None:
+    # A problem that reads like an unknown key but was made by no stricter check stays one.
+    lookalike = ValidationError.at("x", ("color",), "unknown key (x)")
+    assert relaxed([lookalike], {}, compat=True) == [lookalike]
 
 
 def test_compat_reads_a_state_agent_that_is_no_agent_as_claudes_subagent() -> None:
@@ -109,11 +124,9 @@ def test_an_unknown_evaluate_key_is_that_check() -> None:
         "    action: 'eval", "    evaluate: {type: exit_code, weight: 2}\n    action: 'eval"
     )
     (found,) = errors(odd)
-    assert check_of(found) == UNKNOWN_EVALUATE_KEY
+    assert found.check == UNKNOWN_EVALUATE_KEY
     assert errors(odd.replace("initial: run\n", "initial: run\nevaluate_unknown_keys_ok: true\n"))
-    problem = ValidationError.at("x", ("states", "a", "evaluate", "weight"), "unknown key (x)")
-    assert check_of(problem) == UNKNOWN_EVALUATE_KEY
-    assert relaxed([problem], {"evaluate_unknown_keys_ok": True}) == []
+    assert relaxed([found], {"evaluate_unknown_keys_ok": True}) == []
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from little_loops.fsm.values.value_checks import (
     string,
     string_list,
     text,
+    type_name,
 )
 
 
@@ -58,3 +59,19 @@ def test_a_true_false_or_number_where_text_belongs_says_to_quote_it() -> None:
     assert string_list(["a", True]) == (
         'expected a list of strings, got true in it (write it as a string: "true")'
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "word"),
+    [
+        (None, "null"),
+        (True, "boolean"),
+        (1, "integer"),
+        (1.5, "number"),
+        ("x", "string"),
+        ([], "list"),
+        ({}, "mapping"),
+    ],
+)
+def test_type_name_uses_the_yaml_word(value: object, word: str) -> None:
+    assert type_name(value) == word

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
@@ -27,13 +27,190 @@ from little_loops.fsm.engine.rules.fallback import (
     refusal,
 )
 from little_loops.fsm.engine.run import Run
-from little_loops.fsm.engine.step import handoff_note
-from little_loops.fsm.evaluators.spec import ERROR_VERDICT
+from little_loops.fsm.engine.step import ActionCall, SessionBook, handoff_note
+from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.facts.spend import budget_unkept
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+
+# The points of an attempt where its rules act, in the order they come.
+BEFORE = "before"  # its action is about to run (not one that already ran: a resume, a re-judge)
+AFTER = "after"  # its action ran (or it has none), before it is judged
+JUDGED = "judged"  # a verdict came, before it is taken as the state's
+VERDICT = "verdict"  # the verdict is taken (`${prev.*}`, `${result.*}`), before routing
+ROUTED = "routed"  # its route: a verdict's, or a failed `next:` action's
+POINTS = (BEFORE, AFTER, JUDGED, VERDICT, ROUTED)
+
+
+@dataclass
+class Attempt:
+    """One attempt of an action state, as its rules see it: what is known so far."""
+
+    run: Run
+    name: str
+    state: StateConfig
+    done: ActionResult | None  # its result when the action already ran (not run again)
+    kind: ActionKindSpec
+    ctx: InterpolationContext  # `${...}` as the attempt began
+    result: ActionResult | None = None
+    judged: EvaluationResult | None = None
+    outcome: StepOutcome | None = None  # its route, at ROUTED
+
+    @property
+    def acts(self) -> bool:
+        """Whether its action runs in this attempt (rather than having run already)."""
+        return bool(self.state.action) and self.done is None
+
+
+Hook = Callable[[Attempt], StepOutcome | None]
+
+
+@dataclass(frozen=True)
+class ActionRule:
+    """A rule of the action kind: what it does at some points of an attempt (POINTS). An
+    outcome from a hook ends the attempt there (at ROUTED it replaces the route)."""
+
+    name: str
+    hooks: Mapping[str, Hook]
+
+
+def _stopped(at: Attempt) -> StepOutcome | None:
+    return stop_after_action(at.run, at.result) if at.result is not None else None
+
+
+def _all_limited(at: Attempt) -> StepOutcome | None:
+    """Every agent of the state's list is limited: wait for the first to be free."""
+    every = at.run.fallback.waiting(agents_of(at.run.fsm, at.state))
+    return at.run.ratelimits.wait_for(at.name, every, at.run.memory) if every else None
+
+
+def _all_limited_now(at: Attempt) -> StepOutcome | None:
+    """After an action that ran now: every agent of its list is limited (it was the last)."""
+    return _all_limited(at) if at.result is not None and at.acts else None
+
+
+def _announce(at: Attempt) -> StepOutcome | None:
+    at.run.retries.announce(at.name, at.state)
+    return None
+
+
+def _retried(at: Attempt) -> StepOutcome | None:
+    assert at.outcome is not None
+    return at.run.retries.retry_or(at.name, at.state, at.outcome, at.result, at.run.memory)
+
+
+def _agent_limited(at: Attempt) -> StepOutcome | None:
+    if at.result is None:
+        return None
+    return at.run.ratelimits.after_action(at.name, at.kind, at.result, at.run.memory)
+
+
+def _judge_limited(at: Attempt) -> StepOutcome | None:
+    assert at.judged is not None
+    return at.run.ratelimits.after_judge(at.name, at.judged, at.result, at.run.memory)
+
+
+def _uncounted(at: Attempt) -> StepOutcome | None:
+    """The run's end when it has a budget and the spend of the action that just ran on
+    its kind cannot be counted: it goes on unbudgeted no further (the result is kept, so a
+    resume judges it). Without a budget the step's cost is shown as not counted (`-`)."""
+    limit, result = at.run.fsm.max_cost_usd, at.result
+    if not at.acts or limit is None or result is None or result.uncounted is None:
+        return None
+    why = f"state '{at.name}' ran on {at.kind.name}, whose spend cannot be counted: "
+    return StepOutcome(stop=Outcome.BUDGET, error=budget_unkept(limit, why + result.uncounted))
+
+
+def _handoff(at: Attempt) -> StepOutcome | None:
+    """A prompt's handoff note and its `session_mode: continue` chain; a prompt that hands
+    off ends the run, once the guards judged its action (ending on it skipped them)."""
+    run, result = at.run, at.result
+    if result is None or not at.state.is_prompt():
+        return None
+    memory = run.memory
+    memory.continuation = None  # the note went to this prompt
+    memory.continuation = handoff_note(result.output)
+    # The chain of `session_mode: continue` prompts: this one's result leads the next.
+    chained = continues(run.fsm.session_mode, at.state.session_mode) and result.exit_code == 0
+    memory.continuity = continuity_of(result.output) if chained else None
+    if memory.continuation is None:
+        return None
+    memory.acted = None  # a resumed run gives the note to this prompt again
+    memory.continuity = None  # a handoff goes on in a fresh session
+    checked = _guards_judge(at)
+    if checked is not None:
+        return checked
+    ends = run.fsm.on_handoff == HANDOFF_TERMINATE
+    return StepOutcome(stop=Outcome.HANDOFF_ENDED if ends else Outcome.HANDOFF)
+
+
+def _guards_begin(at: Attempt) -> StepOutcome | None:
+    guards.begin(at.run, at.name, at.state)
+    return None
+
+
+def _guards_judge(at: Attempt) -> StepOutcome | None:
+    if at.result is None or not at.state.action:
+        return None
+    return guards.judge(at.run, at.name, at.state, at.result)
+
+
+def _commit(at: Attempt) -> StepOutcome | None:
+    output = at.result.output if at.result else None
+    at.run.commits.after(at.name, at.state, output, at.run.position.iteration)
+    return None
+
+
+def _stalled(at: Attempt) -> StepOutcome | None:
+    assert at.judged is not None
+    return at.run.stalls.judged(at.name, at.judged.verdict, at.result)
+
+
+def _held(at: Attempt) -> StepOutcome | None:
+    """--compat: little-loops holds an unrouted cannot_judge."""
+    assert at.judged is not None
+    return at.run.abstentions.judged(at.name, at.state, at.judged.verdict, at.run.context())
+
+
+# The rules of the action kind, in the one order they act: at each point of an attempt
+# the rules with a hook there run in this order, and the first outcome ends the attempt.
+# A prompt's handoff asks the guards itself before it ends the run (they come after it).
+RULES: tuple[ActionRule, ...] = (
+    ActionRule("stop", {AFTER: _stopped}),
+    ActionRule("agent_fallback", {BEFORE: _all_limited, AFTER: _all_limited_now}),
+    ActionRule("retry", {BEFORE: _announce, ROUTED: _retried}),
+    ActionRule("rate_limit", {AFTER: _agent_limited, JUDGED: _judge_limited}),
+    ActionRule("budget", {AFTER: _uncounted}),
+    ActionRule("handoff", {AFTER: _handoff}),
+    ActionRule("guards", {BEFORE: _guards_begin, AFTER: _guards_judge}),
+    ActionRule("commit", {AFTER: _commit}),
+    ActionRule("stall", {VERDICT: _stalled}),
+    ActionRule("abstention", {VERDICT: _held}),
+)
+
+
+def _apply(at: Attempt, point: str) -> StepOutcome | None:
+    """Run the hooks of RULES at *point* of the attempt, in their order, up to the first
+    that gives an outcome (that outcome)."""
+    for rule in RULES:
+        hook = rule.hooks.get(point)
+        outcome = hook(at) if hook is not None else None
+        if outcome is not None:
+            return outcome
+    return None
+
+
+def _routed(at: Attempt, outcome: StepOutcome) -> StepOutcome:
+    """*outcome* as the rules at ROUTED leave it (each may replace it)."""
+    for rule in RULES:
+        hook = rule.hooks.get(ROUTED)
+        if hook is not None:
+            at.outcome = outcome
+            replaced = hook(at)
+            outcome = outcome if replaced is None else replaced
+    return outcome
 
 
 def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
@@ -52,91 +229,55 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
 
 
 def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
-    """One attempt: the action (unless it already ran: *done*), its verdict and route."""
-    ctx = run.context()
-    result = done
+    """One attempt: the action (unless it already ran: *done*), its verdict and route, with
+    the rules (RULES) acting at each point in their order."""
     kind = run.fsm.kind_for(state) if state.action else state.action_kind()
-    if state.action and done is None:
-        agents = agents_of(run.fsm, state)
-        every = run.fallback.waiting(agents)
-        if every is not None:  # every agent of the list is limited: wait for the first
-            return run.ratelimits.wait_for(name, every, run.memory)
-        run.retries.announce(name, state)
-        guards.begin(run, name, state)
+    at = Attempt(run, name, state, done, kind, run.context(), result=done)
+    if at.acts:
+        ended = _apply(at, BEFORE)
+        if ended is not None:
+            return ended
         try:
             # --compat: little-loops cannot write out an action reading ${prev.*} before
             # any previous result (its error route)
-            written = replace(ctx, prev_required=True) if run.fsm.theirs else ctx
-            kind, result = run_action(run, name, state, written, agents)
+            ctx = replace(at.ctx, prev_required=True) if run.fsm.theirs else at.ctx
+            at.kind, at.result = run_action(run, name, state, ctx, agents_of(run.fsm, state))
         except InterpolationError as exc:
             return error_outcome(run, name, state, f"in action of state '{name}': {exc}")
-    if result is not None:
-        stop = stop_after_action(run, result)
-        if stop is None and done is None and state.action:
-            every = run.fallback.waiting(agents_of(run.fsm, state))
-            stop = run.ratelimits.wait_for(name, every, run.memory) if every else None
-        stop = stop or run.ratelimits.after_action(name, kind, result, run.memory)
-        if stop is None and done is None:
-            stop = _uncounted(run, name, kind, result)
-        if stop is not None:
-            return stop
-        if state.is_prompt():
-            memory = run.memory
-            memory.continuation = None  # the note went to this prompt
-            memory.continuation = handoff_note(result.output)
-            # The chain of `session_mode: continue` prompts: this one's result leads the next.
-            chained = continues(run.fsm.session_mode, state.session_mode) and result.exit_code == 0
-            memory.continuity = continuity_of(result.output) if chained else None
-            if memory.continuation is not None:
-                memory.acted = None  # a resumed run gives the note to this prompt again
-                memory.continuity = None  # a handoff goes on in a fresh session
-                # The guards judge the action first: ending or pausing on it skipped them.
-                checked = guards.judge(run, name, state, result) if state.action else None
-                if checked is not None:
-                    return checked
-                ends = run.fsm.on_handoff == HANDOFF_TERMINATE
-                return StepOutcome(stop=Outcome.HANDOFF_ENDED if ends else Outcome.HANDOFF)
-        checked = guards.judge(run, name, state, result) if state.action else None
-        if checked is not None:
-            return checked
-    run.commits.after(name, state, result.output if result else None, run.position.iteration)
+    ended = _apply(at, AFTER)
+    if ended is not None:
+        return ended
+    result = at.result
     if state.next is not None:
         code = result.exit_code if result is not None else None
         if result is not None and (result.error or next_fails(state, code)):
             failed = error_outcome(run, name, state, result.error or f"exit code {code}")
-            return run.retries.retry_or(name, state, failed, result, run.memory)
+            return _routed(at, failed)
         return follow_route(state, None, run.context(), name)
-    return _judged(run, name, state, result, ctx)
+    return _judged(at)
 
 
-def _judged(
-    run: Run,
-    name: str,
-    state: StateConfig,
-    result: ActionResult | None,
-    ctx: InterpolationContext,
-) -> StepOutcome:
-    """Evaluate the action's *result*, note it for `${prev.*}`/`${result.*}`, and route."""
+def _judged(at: Attempt) -> StepOutcome:
+    """Evaluate the action's result, note it for `${prev.*}`/`${result.*}`, and route."""
+    run, name, state, result = at.run, at.name, at.state, at.result
     judged = run.memory.take_verdict()  # given before a resume: not asked (or paid) again
     if judged is None:
-        judged = run.work.judge(name, state, result, ctx, run.budget.spend, run.memory.verdict)
-    limited = run.ratelimits.after_judge(name, judged, result, run.memory)
-    if limited is not None:
-        return limited
+        judged = run.work.judge(name, state, result, at.ctx, run.budget.spend, run.memory.verdict)
+    at.judged = judged
+    ended = _apply(at, JUDGED)
+    if ended is not None:
+        return ended
     run.memory.last_result = {"verdict": judged.verdict, "details": judged.details}
     # `prev`: the last state that gave a verdict (`next:` states do not replace it, so
     # `measure → apply → measure` compares measurements).
     run.memory.prev_result = prev_record(name, result, judged.verdict)
-    stalled = run.stalls.judged(name, judged.verdict, result)
-    if stalled is not None:
-        return stalled
-    held = run.abstentions.judged(name, state, judged.verdict, run.context())
-    if held is not None:  # --compat: little-loops holds an unrouted cannot_judge
-        return held
+    ended = _apply(at, VERDICT)
+    if ended is not None:
+        return ended
     outcome = follow_route(state, judged.verdict, run.context(), name)
     if outcome.target is None and judged.verdict == ERROR_VERDICT:
         outcome.error = str(judged.details.get("error") or "") or None
-    return run.retries.retry_or(name, state, outcome, result, run.memory)
+    return _routed(at, outcome)
 
 
 def error_outcome(run: Run, name: str, state: StateConfig, msg: str) -> StepOutcome:
@@ -201,8 +342,9 @@ def _act(
     # Each kind says how values land in its text: quoted for bash, as text for an agent.
     rendered = kind.interpolate(state.action, ctx, bool(run.fsm.lint_ok.get(PASTE_FLAG)))
     env = rendered.env
-    if kind.agent is not None and state.pruning_profile is not None:
-        env = {**(env or {}), **state.pruning_profile.env()}  # read by the agent's hooks
+    added = state.env_of(agent=kind.agent is not None)  # what its keys' rows add
+    if added:
+        env = {**(env or {}), **added}
     action = rendered.script
     memory = run.memory
     chained = continues(run.fsm.session_mode, state.session_mode)
@@ -211,19 +353,11 @@ def _act(
     if kind.agent is not None and memory.continuation:
         # Kept until the action has run: a stop mid-action must not lose the note.
         action = f"Continue from this handoff note: {memory.continuation}\n\n{action}"
-    return run.work.act(
-        name,
-        state,
-        action,
-        run.limits.clock.remaining_s(),
-        run.budget.spend,
-        memory.sessions,
-        fill=lambda text: interpolate(text, ctx),
-        env=env,
-        shown=rendered.readable,
-        kind=kind,
-        session_agents=memory.session_agents,
+    call = ActionCall(
+        name, state, action, kind, env, rendered.readable, lambda t: interpolate(t, ctx)
     )
+    book = SessionBook(memory.sessions, memory.session_agents)
+    return run.work.act(call, run.limits.clock.remaining_s(), run.budget.spend, book)
 
 
 def _switched(
@@ -251,19 +385,6 @@ def _switched(
         switch["resets"] = resets
     run.fallback.switched(dict(switch))
     run.emit(Event.AGENT_SWITCH, switch)
-
-
-def _uncounted(
-    run: Run, name: str, kind: ActionKindSpec, result: ActionResult
-) -> StepOutcome | None:
-    """The run's end when it has a budget and the spend of the action that just ran on
-    *kind* cannot be counted: it goes on unbudgeted no further (the result is kept, so a
-    resume judges it). Without a budget the step's cost is shown as not counted (`-`)."""
-    limit = run.fsm.max_cost_usd
-    if limit is None or result.uncounted is None:
-        return None
-    why = f"state '{name}' ran on {kind.name}, whose spend cannot be counted: {result.uncounted}"
-    return StepOutcome(stop=Outcome.BUDGET, error=budget_unkept(limit, why))
 
 
 def stop_after_action(run: Run, result: ActionResult) -> StepOutcome | None:

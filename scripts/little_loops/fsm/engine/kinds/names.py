@@ -1,4 +1,4 @@
-"""The state kinds (action, approval, sub-loop, learning, fan-out, terminal): names, a state's."""
+"""The state kinds (action, approval, sub-loop, learning, pr, fan-out, terminal): names."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ SUBLOOP_KIND = "subloop"  # `loop:`
 TERMINAL_KIND = "terminal"
 LEARNING_KIND = "learning"  # `type: learning` with `learning:`
 FANOUT_KIND = "fanout"  # `parallel:` or `map:`
+PR_KIND = "pr"  # `pr:`: push, open or update a pull request, wait for its checks, merge
 
 
 def kind_of(state: StateConfig) -> str:
@@ -22,6 +23,8 @@ def kind_of(state: StateConfig) -> str:
         return APPROVAL_KIND
     if state.loop is not None:
         return SUBLOOP_KIND
+    if state.pr is not None:
+        return PR_KIND
     if proves(state):
         return LEARNING_KIND
     if fan_out_of(state) is not None:

@@ -14,6 +14,7 @@ from little_loops.fsm.engine.kinds.names import (
     APPROVAL_KIND,
     FANOUT_KIND,
     LEARNING_KIND,
+    PR_KIND,
     SUBLOOP_KIND,
     TERMINAL_KIND,
 )
@@ -37,6 +38,7 @@ MODULES: dict[str, str] = {
     SUBLOOP_KIND: "subloop",
     LEARNING_KIND: "learning",
     FANOUT_KIND: "fanout",
+    PR_KIND: "pr",
     TERMINAL_KIND: "terminal",
 }
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from little_loops.fsm.definition.blocks import PullRequestConfig
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
     APPROVAL_KIND,
     LEARNING_KIND,
+    PR_KIND,
     SUBLOOP_KIND,
     TERMINAL_KIND,
     kind_of,
@@ -22,4 +24,5 @@ def test_each_state_has_its_kind() -> None:
     assert kind_of(StateConfig(type="learning", learning=learning)) == LEARNING_KIND
     assert kind_of(StateConfig(type="learning", action="make")) == ACTION_KIND  # a marker only
     assert kind_of(StateConfig(action="make")) == ACTION_KIND
+    assert kind_of(StateConfig(pr=PullRequestConfig(title="Fix"))) == PR_KIND
     assert kind_of(StateConfig(action="/fix", action_type="prompt")) == ACTION_KIND

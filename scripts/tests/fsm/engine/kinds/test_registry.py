@@ -6,6 +6,7 @@ from little_loops.fsm.engine.kinds import action as kind_action
 from little_loops.fsm.engine.kinds import approval as kind_approval
 from little_loops.fsm.engine.kinds import fanout as kind_fanout
 from little_loops.fsm.engine.kinds import learning as kind_learning
+from little_loops.fsm.engine.kinds import pr as kind_pr
 from little_loops.fsm.engine.kinds import subloop as kind_subloop
 from little_loops.fsm.engine.kinds import terminal as kind_terminal
 from little_loops.fsm.engine.kinds.names import (
@@ -13,6 +14,7 @@ from little_loops.fsm.engine.kinds.names import (
     APPROVAL_KIND,
     FANOUT_KIND,
     LEARNING_KIND,
+    PR_KIND,
     SUBLOOP_KIND,
     TERMINAL_KIND,
 )
@@ -26,5 +28,6 @@ def test_every_kind_has_its_module_in_the_registry() -> None:
         SUBLOOP_KIND: kind_subloop.run_state,
         LEARNING_KIND: kind_learning.run_state,
         FANOUT_KIND: kind_fanout.run_state,
+        PR_KIND: kind_pr.run_state,
         TERMINAL_KIND: kind_terminal.run_state,
     } == STATE_KINDS
