@@ -20,6 +20,8 @@ busy machine slows both sides alike):
 * `ll-loop watch` over 600 and 2,000 runs, one live (watch_many.py): the longest its screen
   thread is kept from keys and drawing < 250 ms; a refresh's reading, and the time until
   every run is listed.
+* fan-out (fanout.py): a 50-item `map:` of `true` (all at once, and one at a time) against
+  50 sequential sub-loop runs of the same child, and the overhead per branch.
 
 Usage: scripts/dev bench [--quick] [--json]. Exit 1 when a target is missed.
 `scripts/dev bench --compare REV [--rounds N]`: the headline benchmarks for git revision REV
@@ -483,6 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("report", lambda: __import__("report").bench_report(1 if args.quick else 3)),
         ("sandbox", lambda: __import__("sandbox").bench_sandbox(200, 1 if args.quick else 3)),
         ("watch, many runs", lambda: __import__("watch_many").bench_watch_many((600, 2000))),
+        ("fan-out", lambda: __import__("fanout").bench_fanout(50, 1 if args.quick else 3)),
     ]
     # Bytecode as `pip install` leaves it; an editable install may not have it yet.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(PACKAGE)], env=ENV, check=True)

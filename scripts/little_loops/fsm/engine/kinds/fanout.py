@@ -18,11 +18,12 @@ from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.fanout.branches import Branch
 from little_loops.fsm.fanout.drive import Plan, fan_out
-from little_loops.fsm.fanout.pool import STOP_BUDGET, FanOutSpec
+from little_loops.fsm.fanout.pool import STOP_BUDGET, Emit, FanOutSpec
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 
 FANOUT_EVALUATOR = "fanout"  # the `type` of the evaluate event of a fan-out state
-# `${captured.STATE}` while the fan-out runs: its events so far (a resume reads them back).
+# `${captured.STATE}` while the fan-out runs: `[{PROGRESS_KEY: visit}, events so far...]`
+# (a resume reads them back).
 PROGRESS_KEY = "fanout_progress"
 
 
@@ -43,13 +44,7 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         return error_outcome(run, name, state, f"state '{name}': {exc}")
     visit = run.position.iteration
     before = _progress(run, name, visit)
-    recorded = list(before)
-
-    def emit(kind: str, payload: dict[str, Any]) -> None:
-        event = {"state": name, **payload}
-        recorded.append({"event": str(kind), **event})
-        run.memory.captured[name] = {PROGRESS_KEY: {"visit": visit, "events": list(recorded)}}
-        run.emit(Event(kind), event)
+    emit = _recorder(run, name, visit, before)
 
     loops_dir = run.config.loops_dir or (run.config.cwd or Path.cwd()) / ".loops"
     plan = Plan(
@@ -121,13 +116,33 @@ def _bindings(values: dict[str, Any], ctx: InterpolationContext) -> dict[str, st
     return {str(k): interpolate(_text(v), ctx) for k, v in values.items()}
 
 
+def _recorder(
+    run: Run, name: str, visit: int, before: list[dict[str, Any]]
+) -> Emit:
+    """What records each fan-out event: in the log, and in `${captured.STATE}` as a list
+    (`{PROGRESS_KEY: visit}`, then the events) that only grows, so each event's recorded
+    change is that event alone, not every branch again (the log grew with N squared)."""
+    recorded: list[dict[str, Any]] = [{PROGRESS_KEY: visit}, *before]
+
+    def emit(kind: str, payload: dict[str, Any]) -> None:
+        event = {"state": name, **payload}
+        recorded.append({"event": str(kind), **event})
+        run.memory.captured[name] = recorded
+        run.emit(Event(kind), event)
+
+    return emit
+
+
 def _progress(run: Run, name: str, visit: int) -> list[dict[str, Any]]:
     """The events this visit of the state wrote before a crash or a stop (a resume)."""
     kept = run.memory.captured.get(name)
-    progress = kept.get(PROGRESS_KEY) if isinstance(kept, dict) else None
-    if not isinstance(progress, dict) or progress.get("visit") != visit:
-        return []
-    found = progress.get("events")
+    found: Any = None
+    if isinstance(kept, list) and kept and isinstance(kept[0], dict):
+        found = kept[1:] if kept[0].get(PROGRESS_KEY) == visit else None
+    elif isinstance(kept, dict):  # as a run of an earlier version recorded it
+        progress = kept.get(PROGRESS_KEY)
+        if isinstance(progress, dict) and progress.get("visit") == visit:
+            found = progress.get("events")
     return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
 
 

@@ -1,0 +1,41 @@
+"""What a fan-out state records of its progress as it runs (for a resume): each event's
+recorded change is that event, not every branch again (the log grew with N squared)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import fanout
+from support.llproc import events, ll_loop, state
+
+ONE = """\
+name: one
+context:
+  item: ""
+initial: work
+states:
+  work:
+    action: "true"
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_each_branch_event_records_itself_only_and_the_run_still_ends_right(
+    tmp_path: Path,
+) -> None:
+    items = [str(i) for i in range(10)]
+    loop = fanout.map_loop(items, max_concurrency=3).replace("loop: fix", "loop: one")
+    root = fanout.project(tmp_path, fan=loop, one=ONE)
+    done = ll_loop(root, "run", "fan", timeout=180)
+    assert done.returncode == 0, done.stderr
+    logged = [e for e in events(root, "fan") if e["event"] in ("branch_start", "branch_finish")]
+    assert len(logged) == 20
+    sizes = [len(json.dumps(e.get("saved") or {})) for e in logged]
+    # The last branch's events record no more than the first's (give or take its numbers).
+    assert max(sizes[-4:]) < 2 * max(sizes[:4]), sizes
+    captured = state(root, "fan")["captured"]["fan"]
+    assert captured["verdict"] == "success"
+    assert [b["item"] for b in captured["branches"]] == items
