@@ -38,10 +38,23 @@ def _check(root: Path, tmp_path: Path) -> None:
     assert saved["status"] == "completed"
     result = saved["captured"]["fan"]
     assert result["verdict"] == "success"
-    assert len(result["merged"]) == 3
     assert sorted(b["item"] for b in result["branches"]) == ITEMS
+    assert [b["verdict"] for b in result["branches"]] == ["success"] * 3
+    # The same merge: each branch's one commit merged once, in branch order, its worktree
+    # and branch removed after; nothing else merged, nothing left over.
+    keys = [b["key"] for b in result["branches"]]
+    assert result["merged"] == keys
+    assert result["refused"] == []
+    assert [b["merged"] for b in result["branches"]] == ["merged"] * 3
+    made = git(root, "log", "--no-merges", "--format=%s", "HEAD~3..HEAD").splitlines()
+    assert sorted(made) == sorted(
+        f"ll-loop {key}: changes left at the end of the run" for key in keys
+    )
+    assert len(git(root, "log", "--merges", "--format=%h").split()) == 2  # the first: fast-forward
     assert sorted(p.name for p in root.glob("item-*.txt")) == [f"item-{i}.txt" for i in ITEMS]
     assert git(root, "status", "--porcelain") == ""
+    assert git(root, "branch", "--list", "ll/*") == ""
+    assert len(git(root, "worktree", "list").splitlines()) == 1
     assert not fanout.processes_in(root)
 
 
@@ -58,4 +71,29 @@ def test_kill_9_at_a_write_then_resume(tmp_path: Path, kill_at: int) -> None:
     root, env = _project(tmp_path)
     done = killwrite.drive(root, "fan", kill_at=kill_at, env=env)
     assert done.kills == 1
+    _check(root, tmp_path)
+
+
+# Kills the fan-out's parent (the grandparent of git's `merge`: `ll-loop worktree merge` is
+# its parent) right after the first branch is merged, once: between two merges, where the
+# log is not written.
+POST_MERGE = """\
+#!/bin/sh
+[ -e "$LL_TEST_KILLED" ] && exit 0
+touch "$LL_TEST_KILLED"
+merger=$(ps -o ppid= -p $PPID | tr -d ' ')
+kill -9 "$(ps -o ppid= -p "$merger" | tr -d ' ')"
+"""
+
+
+def test_kill_9_between_two_merges_then_resume(tmp_path: Path) -> None:
+    root, env = _project(tmp_path)
+    hook = root / ".git" / "hooks" / "post-merge"
+    hook.write_text(POST_MERGE)
+    hook.chmod(0o755)
+    env["LL_TEST_KILLED"] = str(tmp_path / "killed")
+    done = killwrite.drive(root, "fan", env=env)
+    assert (tmp_path / "killed").exists()
+    assert done.kills == 1  # the hook's (strace was told to kill nothing)
+    assert len(done.outputs) == 2  # the run, killed; the resume, to the end
     _check(root, tmp_path)

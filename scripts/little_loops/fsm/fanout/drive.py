@@ -132,6 +132,9 @@ def fan_out(
             for r in merged_before.get("refused") or []
             if isinstance(r, dict)
         )
+        told = {**dict.fromkeys(merged, "merged"), **{k: f"not merged: {w}" for k, w in refused}}
+        for record in ran.records:  # what the merge did with each, as the run before said
+            record.merged = told.get(record.key, record.merged)
         tidy(merged, ran.records, project)  # what a kill before it left
         return Ending(
             joined.verdict, tuple(ran.records), merged, refused, ran.stopped_by, ran.cost_usd

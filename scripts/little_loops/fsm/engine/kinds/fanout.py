@@ -116,9 +116,7 @@ def _bindings(values: dict[str, Any], ctx: InterpolationContext) -> dict[str, st
     return {str(k): interpolate(_text(v), ctx) for k, v in values.items()}
 
 
-def _recorder(
-    run: Run, name: str, visit: int, before: list[dict[str, Any]]
-) -> Emit:
+def _recorder(run: Run, name: str, visit: int, before: list[dict[str, Any]]) -> Emit:
     """What records each fan-out event: in the log, and in `${captured.STATE}` as a list
     (`{PROGRESS_KEY: visit}`, then the events) that only grows, so each event's recorded
     change is that event alone, not every branch again (the log grew with N squared)."""
