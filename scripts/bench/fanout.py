@@ -111,8 +111,16 @@ def run_map(root: Path, loop: str, n: int) -> tuple[float, int]:
     """Seconds of `ll-loop run LOOP` (checked: n branches, each a success) and its log's bytes."""
     seconds = timed([LL_LOOP, "run", loop, "--quiet"], root)
     finished = [e for e in _events(root, loop) if e.get("event") == "branch_finish"]
-    if len(finished) != n or any(e.get("verdict") != "success" for e in finished):
-        raise SystemExit(f"bench: {loop} ended {len(finished)} of {n} branches, not all green")
+    bad = [e for e in finished if e.get("verdict") != "success"]
+    if len(finished) != n or bad:
+        said = ""
+        if bad:
+            log = root / ".loops" / ".running" / f"{bad[0]['key']}.log"
+            tail = log.read_text(errors="replace")[-500:] if log.exists() else ""
+            said = f"; {bad[0]['key']} ended {bad[0].get('outcome')}: {tail}"
+        raise SystemExit(
+            f"bench: {loop} ended {len(finished)} of {n} branches, {len(bad)} not green{said}"
+        )
     size = _log_bytes(root, loop)
     _forget(root, loop)
     return seconds, size

@@ -10,8 +10,6 @@ from little_loops.fsm.definition import pr_keys
 from little_loops.fsm.definition.fanout import MapConfig, ParallelConfig
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.evaluators.config import EvaluateConfig
-from little_loops.fsm.forges import registry as forges
-from little_loops.fsm.forges.forge import MergeMethod
 from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
@@ -127,20 +125,21 @@ class RouteConfig:
 
 @dataclass
 class PullRequestConfig(Block):
-    """A pull-request state's `pr:` (each key's check, default and doc: pr_keys.py)."""
+    """A pull-request state's `pr:`: a field for each row of pr_keys.BLOCK_KEYS (its default
+    the row's)."""
 
-    title: str = ""
-    body: str | None = None  # None: the run's summary alone
-    forge: str = forges.DEFAULT
-    remote: str = pr_keys.DEFAULT_REMOTE
-    branch: str | None = None  # None: the checked-out branch
-    base: str | None = None  # None: the repository's default branch
-    checks: str = pr_keys.CHECKS_ALL
-    merge: str = MergeMethod.NONE.value
-    interval: float = pr_keys.DEFAULT_INTERVAL
-    backoff_rate: float = pr_keys.DEFAULT_BACKOFF_RATE
-    max_interval: float = pr_keys.DEFAULT_MAX_INTERVAL
-    max_wait: float = pr_keys.DEFAULT_MAX_WAIT
+    title: str = pr_keys.PR_DEFAULTS["title"]
+    body: str | None = pr_keys.PR_DEFAULTS["body"]  # None: the run's summary alone
+    forge: str = pr_keys.PR_DEFAULTS["forge"]
+    remote: str = pr_keys.PR_DEFAULTS["remote"]
+    branch: str | None = pr_keys.PR_DEFAULTS["branch"]  # None: the checked-out branch
+    base: str | None = pr_keys.PR_DEFAULTS["base"]  # None: the repository's default branch
+    checks: str = pr_keys.PR_DEFAULTS["checks"]
+    merge: str = pr_keys.PR_DEFAULTS["merge"]
+    interval: float = pr_keys.PR_DEFAULTS["interval"]
+    backoff_rate: float = pr_keys.PR_DEFAULTS["backoff_rate"]
+    max_interval: float = pr_keys.PR_DEFAULTS["max_interval"]
+    max_wait: float = pr_keys.PR_DEFAULTS["max_wait"]
 
 
 # A state's settings blocks, each read from and written back to its own mapping (a key's

@@ -30,7 +30,7 @@ class Key:
     - *doc*: one sentence for the schema and editors (*docs*: another at a place);
     - *checks*: another check at a place (the loop's `commit:` takes a word, a state's a
       boolean);
-    - *default*: the model's value when the file leaves it out;
+    - *default*: the model's value when the file leaves it out (*required*: it may not);
     - *field*: the model field it fills (None: the key itself; a key with no field of the
       model's is kept in the model's `more` mapping, by key);
     - *block*: the dataclass a mapping value is read into (its `from_dict`/`to_dict`);
@@ -61,6 +61,7 @@ class Key:
     env: Callable[[Any], Mapping[str, str]] | None = None
     agents_only: bool = False
     shown: Callable[[Any], str] | None = None
+    required: bool = False
 
     @property
     def field_name(self) -> str:

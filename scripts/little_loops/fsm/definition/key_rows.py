@@ -5,6 +5,7 @@ from __future__ import annotations
 from little_loops.fsm.definition import (
     circuit,
     evaluate_checks,
+    pr_keys,
     ratelimit_routing,
     run_keys,
     state_guards,
@@ -34,7 +35,10 @@ RUNTIME_ROWS: tuple[Key, ...] = (
 # How a run meets its limits and guards its files.
 RUN_ROWS: tuple[Key, ...] = run_keys.KEYS
 
-ROWS: tuple[Key, ...] = (*RUNTIME_ROWS, *RUN_ROWS)
+# The state key of a pull-request state (its block's keys are rows of pr_keys too).
+PR_ROWS: tuple[Key, ...] = pr_keys.KEYS
+
+ROWS: tuple[Key, ...] = (*RUNTIME_ROWS, *RUN_ROWS, *PR_ROWS)
 # The rows whose value is a state a run goes to (the loop graph follows them).
 ROUTE_ROWS: tuple[Key, ...] = tuple(row for row in ROWS if row.route is not None)
 # The rows whose value adds to the environment of a state's action.

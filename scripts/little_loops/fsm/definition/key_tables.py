@@ -12,7 +12,7 @@ from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.fanout import FANOUT_STATE_KEYS
 from little_loops.fsm.definition.key_row import EVALUATE, LOOP, STATE, checks_at
-from little_loops.fsm.definition.key_rows import RUN_ROWS, RUNTIME_ROWS
+from little_loops.fsm.definition.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.learning import LEARNING_STATE_KEYS
 from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS, MORE_STATE_KEYS
@@ -25,7 +25,6 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK
-from little_loops.fsm.definition.pr_keys import PR_KEY
 from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
@@ -163,7 +162,7 @@ STATE_KEYS: dict[str, Check] = {
     **MORE_STATE_KEYS,
     **LEARNING_STATE_KEYS,
     **FANOUT_STATE_KEYS,
-    PR_KEY: optional(mapping),
+    **checks_at(STATE, PR_ROWS),
 }
 # `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
 STALL_KEYS: dict[str, Check] = {

@@ -9,13 +9,12 @@ from little_loops.fsm.definition import key_row
 from little_loops.fsm.definition.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.fanout import FANOUT_KEY_DOCS
 from little_loops.fsm.definition.key_row import docs_at
-from little_loops.fsm.definition.key_rows import RUN_ROWS, RUNTIME_ROWS
+from little_loops.fsm.definition.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.learning import LEARNING_KEY_DOCS
 from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
 from little_loops.fsm.definition.lint_flags import flag_doc
 from little_loops.fsm.definition.metadata import METADATA_LOOP_DOCS, METADATA_STATE_DOCS
 from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
-from little_loops.fsm.definition.pr_keys import PR_DOC, PR_KEY
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
 
 FILE = (
@@ -218,7 +217,7 @@ STATE_KEYS: dict[str, str] = {
     **METADATA_STATE_DOCS,
     **LEARNING_KEY_DOCS,
     **FANOUT_KEY_DOCS,
-    PR_KEY: PR_DOC,
+    **docs_at(key_row.STATE, PR_ROWS),
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."

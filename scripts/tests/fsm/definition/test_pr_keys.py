@@ -1,5 +1,6 @@
-"""The keys of `pr:` are declared once: their checks, defaults and docs; the docs' table is
-made of them, and a bad `pr:` block is refused with the key it names."""
+"""The keys of `pr:` are rows (key_row.Key), declared once: their checks, defaults and docs;
+the key tables, key docs, schema and model read the rows; the docs' table is made of them, and
+a bad `pr:` block is refused with the key it names."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ import re
 import pytest
 from support.paths import REPO
 
+from little_loops.fsm.definition import key_rows, key_tables
 from little_loops.fsm.definition.blocks import PullRequestConfig
 from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.pr_keys import PR_CHECKS, PR_DOCS, PR_KEYS, REQUIRED_PR_KEYS
+from little_loops.fsm.definition.pr_keys import (
+    BLOCK_KEYS,
+    KEYS,
+    PR_CHECKS,
+    PR_DOCS,
+    PR_KEY,
+    REQUIRED_PR_KEYS,
+)
+from little_loops.fsm.validate import json_schema, key_docs
 from little_loops.fsm.validate.loopfile import check_document
 
 LOOP = """\
@@ -37,11 +47,34 @@ def _table_rows() -> list[str]:
     return found.group(1).splitlines()
 
 
-def test_each_key_is_a_field_with_a_check_and_a_doc() -> None:
+def test_each_key_is_a_row_and_a_field_whose_default_is_the_rows() -> None:
     fields = list(PullRequestConfig.__dataclass_fields__)
-    assert list(PR_KEYS) == fields
+    assert [row.name for row in BLOCK_KEYS] == fields
+    assert all(row.where == (PR_KEY,) for row in BLOCK_KEYS)
     assert list(PR_CHECKS) == list(PR_DOCS) == fields
+    assert {row.name: row.check for row in BLOCK_KEYS} == PR_CHECKS
     assert REQUIRED_PR_KEYS == ("title",)
+    defaults = PullRequestConfig()
+    assert {row.name: row.default for row in BLOCK_KEYS} == {
+        key: getattr(defaults, key) for key in fields
+    }
+
+
+def test_the_state_key_is_a_row_the_tables_docs_and_schema_read() -> None:
+    (row,) = KEYS
+    assert row in key_rows.ROWS
+    assert row.name == PR_KEY
+    assert row.where == ("state",)
+    assert key_tables.STATE_KEYS[PR_KEY] is row.check
+    assert key_docs.STATE_KEYS[PR_KEY] == row.doc
+    schema = json_schema.build()["$defs"]
+    assert schema["stateConfig"]["properties"][PR_KEY]["description"] == row.doc
+    block = schema["pullRequestConfig"]
+    assert block["description"] == row.doc
+    assert block["required"] == ["title"]
+    assert {key: value["description"] for key, value in block["properties"].items()} == {
+        r.name: r.doc for r in BLOCK_KEYS
+    }
 
 
 def test_the_docs_table_is_the_keys_with_their_defaults_and_docs() -> None:
