@@ -6,9 +6,11 @@ the same child, in one git project, alternating; and what a branch costs on top 
 * the same map with `max_concurrency: 1` (one branch after another: the cost of a branch);
 * sub-loops: `ll-loop run` of a loop whose one state runs the child as a sub-loop N times.
 
-The overhead per branch is (map at one at a time - sub-loops) / N. Also checked: every
-branch ran (N `branch_finish` events, each `success`) and what the run's event log weighs
-per branch (it grew with the square of N when each event re-recorded every branch).
+The overhead per branch is (map at one at a time - sub-loops) / N, and where it goes: N
+`ll-loop run child` processes one after another, without and with `--worktree` (a branch's
+own process and its worktree; the rest is the fan-out's own). Also checked: every branch ran
+(N `branch_finish` events, each `success`) and what the run's event log weighs per branch
+(it grew with the square of N when each event re-recorded every branch).
 
 Usage: `python scripts/bench/fanout.py [N] [ROUNDS]` prints the table.
 """
@@ -138,6 +140,15 @@ def run_sequential(root: Path, n: int) -> float:
     return seconds
 
 
+def run_children(root: Path, n: int, worktree: bool) -> float:
+    """Seconds of n `ll-loop run child` processes, one after another (each `--worktree`)."""
+    argv: list[str | Path] = [LL_LOOP, "run", "child", "--quiet"]
+    argv += ["--worktree"] if worktree else []
+    seconds = sum(timed([*argv, "--set", f"item={i}"], root) for i in range(n))
+    _forget(root, "child")
+    return seconds
+
+
 def _forget(root: Path, loop: str) -> None:
     """Remove the run's files and its children's (worktrees, branches), for the next round."""
     subprocess.run(["git", "worktree", "prune"], cwd=root, check=True, env=ENV, capture_output=True)
@@ -162,7 +173,7 @@ def _forget(root: Path, loop: str) -> None:
 def bench_fanout(n: int = 50, rounds: int = 3) -> list[Row]:
     """A map of n `true` children (all at once, and one at a time) against n sequential
     sub-loop runs of the child, alternating *rounds* times."""
-    times: dict[str, list[float]] = {"fan": [], "fan1": [], "seq": []}
+    times: dict[str, list[float]] = {k: [] for k in ("fan", "fan1", "seq", "runs", "worktrees")}
     sizes: list[int] = []
     with tempfile.TemporaryDirectory(prefix="ll-bench-fanout-") as tmp:
         root = git_project(Path(tmp), n)
@@ -172,8 +183,13 @@ def bench_fanout(n: int = 50, rounds: int = 3) -> list[Row]:
             sizes.append(size)
             times["fan1"].append(run_map(root, "fan1", n)[0])
             times["seq"].append(run_sequential(root, n))
-    fan, fan1, seq = (statistics.median(times[k]) for k in ("fan", "fan1", "seq"))
+            times["runs"].append(run_children(root, n, worktree=False))
+            times["worktrees"].append(run_children(root, n, worktree=True))
+    fan, fan1, seq, runs, trees = (
+        statistics.median(times[k]) for k in ("fan", "fan1", "seq", "runs", "worktrees")
+    )
     per_branch = (fan1 - seq) / n
+    parts = [(b - a) / n * 1000 for a, b in ((seq, runs), (runs, trees), (trees, fan1))]
     details: dict[str, object] = {"rounds": rounds, "items": n, "log_bytes": sizes}
     details |= {f"{k}_seconds": v for k, v in times.items()}
     log_kib = statistics.median(sizes) / n / 1024
@@ -190,12 +206,13 @@ def bench_fanout(n: int = 50, rounds: int = 3) -> list[Row]:
         ),
         Row(
             "fan-out: the same map, `max_concurrency: 1`; overhead per branch",
-            f"{fan1:.2f} s ({fan1 / n * 1000:.0f} ms/branch; +{per_branch * 1000:.0f} ms/branch)",
+            f"{fan1:.2f} s ({fan1 / n * 1000:.0f} ms/branch; +{per_branch * 1000:.0f} ms/branch: "
+            f"a process {parts[0]:.0f}, its worktree {parts[1]:.0f}, the fan-out {parts[2]:.0f})",
             sub,
             f"{fan1 / seq:.2f}x",
             "(none)",
             None,
-            {"overhead_seconds_per_branch": per_branch},
+            {"overhead_seconds_per_branch": per_branch, "process_worktree_fanout_ms": parts},
         ),
     ]
 
