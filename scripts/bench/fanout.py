@@ -6,11 +6,12 @@ the same child, in one git project, alternating; and what a branch costs on top 
 * the same map with `max_concurrency: 1` (one branch after another: the cost of a branch);
 * sub-loops: `ll-loop run` of a loop whose one state runs the child as a sub-loop N times.
 
-The overhead per branch is (map at one at a time - sub-loops) / N, and where it goes: N
-`ll-loop run child` processes one after another, without and with `--worktree` (a branch's
-own process and its worktree; the rest is the fan-out's own). Also checked: every branch ran
-(N `branch_finish` events, each `success`) and what the run's event log weighs per branch
-(it grew with the square of N when each event re-recorded every branch).
+The overhead per branch is (map at one at a time - sub-loops) / N, by the wall clock and by
+the CPU time of every process below the bench (which a busy machine blurs least), and where
+it goes: N `ll-loop run child` processes one after another, without and with `--worktree`
+(a branch's own process and its worktree; the rest is the fan-out's own). Also checked:
+every branch ran (N `branch_finish` events, each `success`) and what the run's event log
+weighs per branch (it grew with the square of N when each event re-recorded every branch).
 
 Usage: `python scripts/bench/fanout.py [N] [ROUNDS]` prints the table.
 """
@@ -18,10 +19,12 @@ Usage: `python scripts/bench/fanout.py [N] [ROUNDS]` prints the table.
 from __future__ import annotations
 
 import json
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from run import ENV, LL_LOOP, Row, markdown, project, timed
@@ -109,8 +112,9 @@ def _log_bytes(root: Path, loop: str) -> int:
     return sum(p.stat().st_size for p in running.glob(f"{loop}.events*.jsonl"))
 
 
-def run_map(root: Path, loop: str, n: int) -> tuple[float, int]:
-    """Seconds of `ll-loop run LOOP` (checked: n branches, each a success) and its log's bytes."""
+def run_map(root: Path, loop: str, n: int, sizes: list[int] | None = None) -> float:
+    """Seconds of `ll-loop run LOOP` (checked: n branches, each a success); its log's bytes
+    appended to *sizes*."""
     seconds = timed([LL_LOOP, "run", loop, "--quiet"], root)
     finished = [e for e in _events(root, loop) if e.get("event") == "branch_finish"]
     bad = [e for e in finished if e.get("verdict") != "success"]
@@ -123,9 +127,10 @@ def run_map(root: Path, loop: str, n: int) -> tuple[float, int]:
         raise SystemExit(
             f"bench: {loop} ended {len(finished)} of {n} branches, {len(bad)} not green{said}"
         )
-    size = _log_bytes(root, loop)
+    if sizes is not None:
+        sizes.append(_log_bytes(root, loop))
     _forget(root, loop)
-    return seconds, size
+    return seconds
 
 
 def run_sequential(root: Path, n: int) -> float:
@@ -147,6 +152,12 @@ def run_children(root: Path, n: int, worktree: bool) -> float:
     seconds = sum(timed([*argv, "--set", f"item={i}"], root) for i in range(n))
     _forget(root, "child")
     return seconds
+
+
+def _cpu() -> float:
+    """CPU seconds (user and system) of the processes below this one that have ended."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _forget(root: Path, loop: str) -> None:
@@ -173,25 +184,34 @@ def _forget(root: Path, loop: str) -> None:
 def bench_fanout(n: int = 50, rounds: int = 3) -> list[Row]:
     """A map of n `true` children (all at once, and one at a time) against n sequential
     sub-loop runs of the child, alternating *rounds* times."""
-    times: dict[str, list[float]] = {k: [] for k in ("fan", "fan1", "seq", "runs", "worktrees")}
+    kinds = ("fan", "fan1", "seq", "runs", "worktrees")
+    times: dict[str, list[float]] = {k: [] for k in kinds}
+    cpus: dict[str, list[float]] = {k: [] for k in kinds}  # of every process below ours
     sizes: list[int] = []
     with tempfile.TemporaryDirectory(prefix="ll-bench-fanout-") as tmp:
         root = git_project(Path(tmp), n)
+        steps: dict[str, Callable[[], float]] = {
+            "fan": lambda: run_map(root, "fan", n, sizes),
+            "fan1": lambda: run_map(root, "fan1", n),
+            "seq": lambda: run_sequential(root, n),
+            "runs": lambda: run_children(root, n, worktree=False),
+            "worktrees": lambda: run_children(root, n, worktree=True),
+        }
         for _ in range(rounds):
-            seconds, size = run_map(root, "fan", n)
-            times["fan"].append(seconds)
-            sizes.append(size)
-            times["fan1"].append(run_map(root, "fan1", n)[0])
-            times["seq"].append(run_sequential(root, n))
-            times["runs"].append(run_children(root, n, worktree=False))
-            times["worktrees"].append(run_children(root, n, worktree=True))
-    fan, fan1, seq, runs, trees = (
-        statistics.median(times[k]) for k in ("fan", "fan1", "seq", "runs", "worktrees")
-    )
+            for kind, step in steps.items():
+                before = _cpu()
+                times[kind].append(step())
+                cpus[kind].append(_cpu() - before)
+    fan, fan1, seq, runs, trees = (statistics.median(times[k]) for k in kinds)
+    cpu = {k: statistics.median(v) / n * 1000 for k, v in cpus.items()}
     per_branch = (fan1 - seq) / n
     parts = [(b - a) / n * 1000 for a, b in ((seq, runs), (runs, trees), (trees, fan1))]
+    cpu_parts = [
+        cpu[b] - cpu[a] for a, b in (("seq", "runs"), ("runs", "worktrees"), ("worktrees", "fan1"))
+    ]
     details: dict[str, object] = {"rounds": rounds, "items": n, "log_bytes": sizes}
     details |= {f"{k}_seconds": v for k, v in times.items()}
+    details |= {f"{k}_cpu_seconds": v for k, v in cpus.items()}
     log_kib = statistics.median(sizes) / n / 1024
     sub = f"{seq:.2f} s ({seq / n * 1000:.0f} ms/run, {n} sequential sub-loop runs)"
     return [
@@ -207,12 +227,18 @@ def bench_fanout(n: int = 50, rounds: int = 3) -> list[Row]:
         Row(
             "fan-out: the same map, `max_concurrency: 1`; overhead per branch",
             f"{fan1:.2f} s ({fan1 / n * 1000:.0f} ms/branch; +{per_branch * 1000:.0f} ms/branch: "
-            f"a process {parts[0]:.0f}, its worktree {parts[1]:.0f}, the fan-out {parts[2]:.0f})",
+            f"a process {parts[0]:.0f}, its worktree {parts[1]:.0f}, the fan-out {parts[2]:.0f}); "
+            f"CPU {cpu['fan1']:.0f} ms/branch (a process {cpu_parts[0]:.0f}, its worktree "
+            f"{cpu_parts[1]:.0f}, the fan-out {cpu_parts[2]:.0f})",
             sub,
             f"{fan1 / seq:.2f}x",
             "(none)",
             None,
-            {"overhead_seconds_per_branch": per_branch, "process_worktree_fanout_ms": parts},
+            {
+                "overhead_seconds_per_branch": per_branch,
+                "process_worktree_fanout_ms": parts,
+                "process_worktree_fanout_cpu_ms": cpu_parts,
+            },
         ),
     ]
 
