@@ -102,11 +102,64 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
         return f"{head} {state} → {_guards_text(event)}"
     if kind in (Event.CHECKPOINT, Event.ROLLBACK):
         return f"{head} {state} {commit_text(event)}"
+    if kind in _FANOUT_EVENTS:
+        return f"{head} {state} {_fanout_text(event)}"
     if kind == Event.LOOP_COMPLETE:
         line = outcome_line(event)
         return f"{head} {line.replace('ll-loop resume NAME', f'll-loop resume {loop}')}"
     rest = {k: v for k, v in event.items() if k not in ("ts", "event")}
     return f"{head} {_raw(rest)}"
+
+
+_FANOUT_EVENTS = (Event.BRANCH_START, Event.BRANCH_FINISH, Event.FANOUT_JOIN, Event.FANOUT_MERGE)
+
+
+def _fanout_text(event: dict[str, Any]) -> str:
+    """A fan-out event: `⇉ #0 parser: fix@ab12 on ll/fix/ab12` (a branch started), `⇇ #0
+    parser: fix@ab12 success (terminal) $0.0100` (ended), its join and its merge."""
+    from little_loops.fsm.facts.spend import format_cost
+    from little_loops.fsm.runs.fanned import from_events
+
+    kind = event.get("event")
+    if kind == Event.FANOUT_JOIN:
+        picked = ", ".join(str(k) for k in event.get("picked") or [])
+        why = f", stopped early: {event['stopped_by']}" if event.get("stopped_by") else ""
+        return f"join {event.get('join')} → {event.get('verdict')} (picked: {picked or '-'}{why})"
+    if kind == Event.FANOUT_MERGE:
+        merged = ", ".join(str(k) for k in event.get("merged") or []) or "-"
+        refused = [r for r in event.get("refused") or [] if isinstance(r, dict)]
+        said = "; ".join(f"{r.get('key')} refused: {r.get('reason')}" for r in refused)
+        return f"merge {event.get('merge')}: merged {merged}" + (f"; {said}" if said else "")
+    views = from_events([{**event, "event": Event.BRANCH_START}])
+    if not views:
+        raise ValueError("a branch event without its index and key")
+    view = views[0]
+    if kind == Event.BRANCH_START:
+        on = f" on {view.branch}" if view.branch else ""
+        return f"⇉ {view.label}: {view.key}{on} (its steps: ll-loop history {view.key})"
+    cost = event.get("cost_usd")
+    spent = f" {format_cost(cost)}" if isinstance(cost, int | float) and cost > 0 else ""
+    return f"⇇ {view.label}: {view.key} {event.get('verdict')} ({event.get('outcome')}){spent}"
+
+
+def branch_steps(event: dict[str, Any], loops_dir: Path) -> list[str]:
+    """The lines of the steps a fan-out branch took (its own run's events, indented under
+    its `branch_finish`); none when its files are gone."""
+    from little_loops.cli.nesting import INDENT
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.runs.fanned import from_events
+    from little_loops.fsm.runs.store import StatePersistence
+
+    views = from_events([{**event, "event": Event.BRANCH_START}])
+    if not views:
+        return []
+    key = views[0].key
+    try:
+        return [
+            INDENT + format_event(e, key) for e in StatePersistence(key, loops_dir).iter_events()
+        ]
+    except (LoopError, OSError, ValueError):
+        return []
 
 
 def _guards_text(event: dict[str, Any]) -> str:
@@ -150,6 +203,9 @@ def history_command(
             sys.stdout.write(("[\n  " if count == 0 else ",\n  ") + text)
         else:
             print(format_event(event, loop_name))
+            if event.get("event") == Event.BRANCH_FINISH and tail is None:
+                for line in branch_steps(event, loops_dir):
+                    print(line)
         count += 1
     if as_json:
         print("\n]" if count else "[]")

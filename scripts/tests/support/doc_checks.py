@@ -375,6 +375,9 @@ CUSTOM: set[Key] = {
     ("docs/reuse.md", ".loops/lib/checks.yaml:7: error:"),
     ("docs/reuse.md", "# .loops/lib/checks.yaml"),
     ("docs/reuse.md", "# .loops/greet-moon.yaml"),
+    # A live fan-out's branches and a wrong --branch, in docs/test_fanout_doc.py.
+    ("docs/cli.md", "branches:     3 (ll-loop logs fix-each"),
+    ("docs/cli.md", "ll-loop: error: run 'fix-each' has no branch"),
     # The view itself at 80x24, rendered headless and compared in docs/test_watch_doc.py.
     ("docs/watch.md", " LOOP       RUN"),
     ("docs/watch.md", "fix-types  run k3f9"),

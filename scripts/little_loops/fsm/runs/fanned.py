@@ -1,0 +1,155 @@
+"""A run's fan-out branches, as its events (or saved state) and each branch's own run tell them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from little_loops.fsm.engine.kinds.fanout import PROGRESS_KEY
+from little_loops.fsm.facts.errors import LoopError
+from little_loops.fsm.facts.events import Event
+from little_loops.fsm.facts.layout import validate_loop_name
+
+
+@dataclass
+class BranchView:
+    """One branch of a fan-out state as a viewer shows it: what its parent recorded (item,
+    run key, git branch, worktree; verdict and cost once ended) and where its own run is."""
+
+    state: str  # the parent's fan-out state
+    index: int
+    item: str
+    loop: str
+    key: str  # the branch's run: `LOOP@ID` (its files, `status`, `logs` name it)
+    branch: str  # its git branch ("" outside a repository)
+    worktree: str
+    verdict: str = ""  # success, failure or stopped once ended; "" while it runs
+    outcome: str = ""
+    cost_usd: float = 0.0
+    merged: str = ""  # what the merge did with it, once merged or refused
+    status: str = ""  # its own run's status (running, completed, ...); "" before it wrote one
+    at: str = ""  # the state its own run is at
+    iteration: int = 0
+    started_at: str = ""  # when its parent recorded its start
+    finished_at: str = ""
+
+    @property
+    def label(self) -> str:
+        """`#0 ITEM`: how lists name it."""
+        return f"#{self.index} {self.item}" if self.item else f"#{self.index}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The branch as `--json` outputs show it."""
+        return asdict(self)
+
+
+def from_events(events: Iterable[Mapping[str, Any]]) -> list[BranchView]:
+    """The branches that the parent's events *events* (in order) started, in start order;
+    each visit of a fan-out state starts new ones (their run keys differ)."""
+    by_key: dict[str, BranchView] = {}
+    for event in events:
+        kind = event.get("event")
+        if kind == Event.BRANCH_START:
+            view = _view(event)
+            if view is not None:
+                view.started_at = str(event.get("ts") or "")
+                by_key[view.key] = view
+        elif kind == Event.BRANCH_FINISH:
+            found = by_key.get(str(event.get("key") or ""))
+            if found is not None:
+                found.verdict = str(event.get("verdict") or "")
+                found.outcome = str(event.get("outcome") or "")
+                found.cost_usd = _cost(event.get("cost_usd"))
+                found.finished_at = str(event.get("ts") or "")
+        elif kind == Event.FANOUT_MERGE:
+            _merged(by_key, event)
+    return list(by_key.values())
+
+
+def from_captured(captured: Mapping[str, Any]) -> list[BranchView]:
+    """The branches of the latest visit of each fan-out state, from a saved run's
+    `captured`: its events so far while it runs, its results once it ended."""
+    found: list[BranchView] = []
+    for name, value in captured.items():
+        if not isinstance(value, dict):
+            continue
+        progress = value.get(PROGRESS_KEY)
+        if isinstance(progress, dict) and isinstance(progress.get("events"), list):
+            found += from_events(e for e in progress["events"] if isinstance(e, dict))
+        elif isinstance(value.get("branches"), list) and "stopped_by" in value:
+            for each in value["branches"]:
+                view = _view({"state": name, **each}) if isinstance(each, dict) else None
+                if view is not None:
+                    view.verdict = str(each.get("verdict") or "")
+                    view.outcome = str(each.get("outcome") or "")
+                    view.cost_usd = _cost(each.get("cost_usd"))
+                    view.merged = str(each.get("merged") or "")
+                    found.append(view)
+    return found
+
+
+def read_runs(views: list[BranchView], loops_dir: Path) -> list[BranchView]:
+    """*views* with where each branch's own run is (status, state, pass, and its spend so
+    far while it runs), read from its state file; a branch whose files are gone or
+    unreadable keeps what its parent recorded."""
+    from little_loops.fsm.runs.store import StatePersistence
+
+    for view in views:
+        try:
+            state = StatePersistence(view.key, loops_dir).load_state()
+        except (LoopError, ValueError, OSError):
+            continue
+        if state is None:
+            continue
+        view.status = str(state.status)
+        view.at = state.current_state
+        view.iteration = state.iteration
+        if not view.verdict:
+            view.cost_usd = max(view.cost_usd, state.cost_usd)
+    return views
+
+
+def pick(views: list[BranchView], wanted: str) -> BranchView | None:
+    """The branch *wanted* names: its index, its item, its run key or run id, or its git
+    branch; the latest such when a state ran its fan-out more than once."""
+    for view in reversed(views):
+        run_id = view.key.rpartition("@")[2]
+        names = {str(view.index), view.item, view.key, run_id, view.branch} - {""}
+        if wanted in names:
+            return view
+    return None
+
+
+def _view(event: Mapping[str, Any]) -> BranchView | None:
+    index, key = event.get("index"), str(event.get("key") or "")
+    if not isinstance(index, int) or isinstance(index, bool) or not key:
+        return None
+    try:
+        validate_loop_name(key)  # a planted key never names a file outside .running/
+    except LoopError:
+        return None
+    return BranchView(
+        state=str(event.get("state") or ""),
+        index=index,
+        item=str(event.get("item") or ""),
+        loop=str(event.get("loop") or ""),
+        key=key,
+        branch=str(event.get("branch") or ""),
+        worktree=str(event.get("worktree") or ""),
+    )
+
+
+def _merged(by_key: dict[str, BranchView], event: Mapping[str, Any]) -> None:
+    for key in event.get("merged") or []:
+        if str(key) in by_key:
+            by_key[str(key)].merged = "merged"
+    for refused in event.get("refused") or []:
+        if isinstance(refused, dict) and str(refused.get("key")) in by_key:
+            by_key[str(refused.get("key"))].merged = f"refused: {refused.get('reason', '')}"
+
+
+def _cost(value: object) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+    return float(value) if ok else 0.0  # type: ignore[arg-type]

@@ -1,0 +1,161 @@
+"""A fan-out seen from the commands about a run: `status`, `logs --branch`, `history`,
+`report` (text, JSON, HTML lanes), with real git and real child `ll-loop` processes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import fanout, llproc
+
+from little_loops.fsm.facts.outcomes import ExitCode
+
+# Item `e` fails; `a` and `b` succeed and are merged; each child prints its item.
+ECHO_CHILD = fanout.CHILD.replace(
+    "sleep 0.4\n", "sleep 0.4\n      echo working on ${context.item}\n"
+)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project whose loop `fan` mapped a, b, e over `fix` (2 at once, green merged)."""
+    tmp = tmp_path_factory.mktemp("fanview")
+    fan = fanout.map_loop(["a", "b", "e"], max_concurrency=2, merge="green")
+    root = fanout.project(tmp, fan=fan, fix=ECHO_CHILD)
+    done = llproc.ll_loop(root, "run", "fan", timeout=120)
+    assert done.returncode == ExitCode.OK, done.stderr
+    return root
+
+
+def branches_json(root: Path) -> list[dict[str, Any]]:
+    shown = llproc.ll_loop(root, "status", "fan", "--json")
+    assert shown.returncode == ExitCode.OK, shown.stderr
+    return json.loads(shown.stdout)["branches"]
+
+
+def test_status_lists_each_branch_with_item_verdict_cost_branch_and_worktree(ran: Path) -> None:
+    shown = llproc.ll_loop(ran, "status", "fan")
+    assert shown.returncode == ExitCode.OK, shown.stderr
+    assert "branches:     3 (ll-loop logs fan --branch N)" in shown.stdout
+    lines = [line.strip() for line in shown.stdout.splitlines() if line.startswith("  fan #")]
+    assert len(lines) == 3, shown.stdout
+    keys = {b["item"]: b["key"] for b in branches_json(ran)}
+    for line, item in zip(lines, "abe", strict=True):
+        key = keys[item]
+        run_id = key.split("@")[1]
+        verdict = "failure (terminal_failure)" if item == "e" else "success (terminal, merged)"
+        assert line == (
+            f"fan #{'abe'.index(item)} {item}: {verdict} · {key} · branch ll/fix/{run_id}"
+            f" · worktree .loops/.worktrees/{key} · $0.0000"
+        )
+
+
+def test_status_json_carries_the_branches_and_where_each_own_run_ended(ran: Path) -> None:
+    found = branches_json(ran)
+    assert [(b["index"], b["item"], b["verdict"]) for b in found] == [
+        (0, "a", "success"),
+        (1, "b", "success"),
+        (2, "e", "failure"),
+    ]
+    for b in found:
+        assert b["state"] == "fan"
+        assert b["loop"] == "fix"
+        assert b["cost_usd"] == 0.0
+        assert b["branch"] == "ll/fix/" + b["key"].split("@")[1]
+        assert b["worktree"] == str(ran / ".loops" / ".worktrees" / b["key"])
+        assert b["status"] == ("failed" if b["item"] == "e" else "completed")
+        assert b["at"] == ("failed" if b["item"] == "e" else "done")
+    assert [b["merged"] for b in found] == ["merged", "merged", ""]
+
+
+def test_status_json_of_a_run_without_a_fan_out_has_no_branches(tmp_path: Path) -> None:
+    root = fanout.project(tmp_path, git=False)
+    assert llproc.ll_loop(root, "run", "fix", "--set", "item=a").returncode == ExitCode.OK
+    shown = llproc.ll_loop(root, "status", "fix", "--json")
+    assert "branches" not in json.loads(shown.stdout)
+    assert "branches:" not in llproc.ll_loop(root, "status", "fix").stdout
+
+
+@pytest.mark.parametrize("how", ["index", "item", "key", "run_id", "git_branch"])
+def test_logs_branch_shows_that_branchs_own_step_output(ran: Path, how: str) -> None:
+    b = next(x for x in branches_json(ran) if x["item"] == "b")
+    wanted = {
+        "index": "1",
+        "item": "b",
+        "key": b["key"],
+        "run_id": b["key"].split("@")[1],
+        "git_branch": b["branch"],
+    }[how]
+    shown = llproc.ll_loop(ran, "logs", "fan", "--branch", wanted)
+    assert shown.returncode == ExitCode.OK, shown.stderr
+    assert shown.stdout.splitlines() == [
+        f"==> .loops/.running/{b['key']}.work.out (state work, shell action) <==",
+        "working on b",
+    ]
+    of_state = llproc.ll_loop(ran, "logs", "fan", "work", "--branch", wanted)
+    assert of_state.stdout == shown.stdout
+
+
+@pytest.mark.parametrize("wanted", ["7", "zz", "\x1b[31mred"])
+def test_logs_of_a_branch_that_is_not_there_lists_the_branches_in_one_line(
+    ran: Path, wanted: str
+) -> None:
+    keys = [b["key"] for b in branches_json(ran)]
+    shown = llproc.ll_loop(ran, "logs", "fan", "--branch", wanted)
+    assert shown.returncode == ExitCode.FAILED
+    assert shown.stdout == ""
+    assert "\x1b" not in shown.stderr
+    assert "Traceback" not in shown.stderr
+    assert shown.stderr.count("\n") == 1, shown.stderr
+    said = f"its branches: 0 a ({keys[0]}), 1 b ({keys[1]}), 2 e ({keys[2]})"
+    assert "has no branch" in shown.stderr
+    assert said in shown.stderr
+
+
+def test_logs_branch_of_a_run_that_ran_no_fan_out_says_so(ran: Path) -> None:
+    key = branches_json(ran)[0]["key"]
+    shown = llproc.ll_loop(ran, "logs", key, "--branch", "0")
+    assert shown.returncode == ExitCode.FAILED
+    assert shown.stderr.strip() == (
+        f"ll-loop: error: run '{key}' has no branch '0'; it ran no fan-out state"
+    )
+
+
+def test_history_shows_each_branchs_steps_under_its_end_and_the_join_and_merge(ran: Path) -> None:
+    shown = llproc.ll_loop(ran, "history", "fan")
+    assert shown.returncode == ExitCode.OK, shown.stderr
+    text = re.sub(r"\S+T\S+ ", "", shown.stdout)  # the times
+    keys = {b["item"]: b["key"] for b in branches_json(ran)}
+    for item, key in keys.items():
+        on = f"ll/fix/{key.split('@')[1]}"
+        assert (
+            f"fan ⇉ #{'abe'.index(item)} {item}: {key} on {on} (its steps: ll-loop history {key})"
+            in text
+        )
+    e = keys["e"]
+    ended = text.index(f"fan ⇇ #2 e: {e} failure (terminal_failure)\n")
+    after = text[ended:].splitlines()[1:8]
+    assert [line.split()[0] for line in after] == [
+        "loop_start",
+        "state_enter",
+        "action_start",
+        "action_complete",
+        "evaluate",
+        "route",
+        "loop_complete",
+    ]
+    assert all(line.startswith("    ") for line in text[ended:].splitlines()[1:8])
+    assert "route           work → failed (failure)" in after[5]
+    assert f"fan join all → failure (picked: {keys['a']}, {keys['b']})" in text
+    assert f"fan merge green: merged {keys['a']}, {keys['b']}" in text
+    assert '"index"' not in text  # no raw event left
+
+
+def test_history_json_is_the_events_as_written(ran: Path) -> None:
+    shown = llproc.ll_loop(ran, "history", "fan", "--json")
+    events = json.loads(shown.stdout)
+    assert [e["event"] for e in events].count("branch_start") == 3
+    assert all(e.get("loop") != "fix" or e["event"].startswith("branch") for e in events)
