@@ -141,7 +141,8 @@ class _Read:
     live: LiveStatus | None
     group: list[BoardRow]
     first: bool  # listed with the live runs, first
-    branches: tuple[tuple[str, str], ...] = ()  # its fan-out branches: (run key, label)
+    # its fan-out branches: (run key, label, verdict: "" until it ended)
+    branches: tuple[tuple[str, str, str], ...] = ()
 
 
 class BoardReader:
@@ -173,12 +174,16 @@ class BoardReader:
             if read is not None:
                 known[key] = read
         self._known = known
-        claimed = {key for read in known.values() for key, _ in read.branches}
+        claimed = {key for read in known.values() for key, _, _ in read.branches}
         ordered = sorted(known.items(), key=lambda item: (not item[1].first, item[0]))
         rows: list[BoardRow] = []
+        shown: set[str] = set()
         for key, read in ordered:
             if key not in claimed:
-                rows += _with_branches(read, known, 0, {key})
+                rows += _with_branches(read, known, 0, shown)
+        for key, read in ordered:  # branches of one another (planted files): listed still
+            if key not in shown:
+                rows += _with_branches(read, known, 0, shown)
         return rows
 
     def _row(self, key: str, path: Path) -> _Read | None:
@@ -211,7 +216,9 @@ class BoardReader:
         row = row_of(key, described)
         live = described.live.alive and state.status == Status.RUNNING
         group = [row, *child_rows(row, state.child)]
-        fanned = tuple((v.key, v.label) for v in from_captured(state.captured) if v.key != key)
+        fanned = tuple(
+            (v.key, v.label, v.verdict) for v in from_captured(state.captured) if v.key != key
+        )
         return _Read(files, state, described.live, group, live, fanned)
 
     def _loop_stat(self, state: LoopState | None) -> tuple[object, ...]:
@@ -228,24 +235,36 @@ class BoardReader:
 
 
 def _with_branches(
-    read: _Read, known: dict[str, _Read], depth: int, seen: set[str]
+    read: _Read, known: dict[str, _Read], depth: int, shown: set[str]
 ) -> list[BoardRow]:
     """*read*'s rows *depth* levels in, then each of its fan-out branches' runs (their own
     rows, their own branches) one level further in: `└ fix@ab12 #0 parser`; a branch whose
-    run has no files yet is a `starting` row."""
+    run has no files (yet, or any more) is a row of its verdict, or `starting`."""
     rows = [replace(row, depth=row.depth + depth) for row in read.group]
+    shown.add(read.group[0].key)
     if depth >= _CHILD_DEPTH:
         return rows
-    for key, label in read.branches:
-        if key in seen:  # saved files are data: a branch naming its parent is not followed
+    for key, label, verdict in read.branches:
+        if key in shown:  # saved files are data: no cycle is followed
             continue
         found = known.get(key)
         if found is None:
             rows.append(
-                BoardRow(key, depth + 1, f"{key} {label}", "-", "starting", "-", "-", "", "", "")
+                BoardRow(
+                    key,
+                    depth + 1,
+                    f"{key} {label}",
+                    "-",
+                    verdict or "starting",
+                    "-",
+                    "-",
+                    "",
+                    "",
+                    "",
+                )
             )
             continue
-        own = _with_branches(found, known, depth + 1, seen | {key})
+        own = _with_branches(found, known, depth + 1, shown)
         own[0] = replace(own[0], loop=f"{own[0].loop} {label}")
         rows += own
     return rows
