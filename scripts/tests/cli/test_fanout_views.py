@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import fanout, llproc
+from support import browser, fanout, llproc
+from support.png import bars
+from support.png import pixels as png_pixels
 
 from little_loops.fsm.facts.outcomes import ExitCode
 
@@ -159,3 +161,65 @@ def test_history_json_is_the_events_as_written(ran: Path) -> None:
     events = json.loads(shown.stdout)
     assert [e["event"] for e in events].count("branch_start") == 3
     assert all(e.get("loop") != "fix" or e["event"].startswith("branch") for e in events)
+
+
+def test_report_has_a_lane_per_branch_with_its_states_verdict_time_cost_and_branch(
+    ran: Path,
+) -> None:
+    shown = llproc.ll_loop(ran, "report", "fan")
+    assert shown.returncode == ExitCode.OK, shown.stderr
+    keys = {b["item"]: b["key"] for b in branches_json(ran)}
+    table = shown.stdout[shown.stdout.index("FAN-OUT") :].splitlines()
+    assert table[0].split() == [
+        "FAN-OUT", "BRANCH", "VERDICT", "STATES", "TIME", "COST", "RUN", "GIT", "BRANCH",
+    ]  # fmt: skip
+    for line, item in zip(table[1:], "abe", strict=True):
+        cells = re.sub(r"\d+ms|[\d.]+s", "T", line).split()
+        verdict = ["failure"] if item == "e" else ["success,", "merged"]
+        end = "failed" if item == "e" else "done"
+        run_id = keys[item].split("@")[1]
+        assert cells == [
+            "fan", f"#{'abe'.index(item)}", item, *verdict, "work", "→", end, "T", "-",
+            keys[item], f"ll/fix/{run_id}",
+        ]  # fmt: skip
+
+
+def test_report_json_carries_the_branches_with_the_states_each_went_through(ran: Path) -> None:
+    shown = llproc.ll_loop(ran, "report", "fan", "--json")
+    found = json.loads(shown.stdout)["branches"]
+    assert [(b["item"], b["verdict"], b["states"]) for b in found] == [
+        ("a", "success", ["work", "done"]),
+        ("b", "success", ["work", "done"]),
+        ("e", "failure", ["work", "failed"]),
+    ]
+    assert all(b["duration_ms"] > 0 for b in found)
+    # A run with no fan-out keeps the report it had: no `branches` key.
+    key = found[0]["key"]
+    assert "branches" not in json.loads(llproc.ll_loop(ran, "report", key, "--json").stdout)
+
+
+def test_the_html_report_draws_a_lane_per_branch_in_a_real_chromium(
+    ran: Path, tmp_path: Path
+) -> None:
+    chromium = browser.chromium()
+    page = tmp_path / "report.html"
+    made = llproc.ll_loop(ran, "report", "fan", "--html", str(page))
+    assert made.returncode == ExitCode.OK, made.stderr
+    loaded = browser.load(chromium, page)
+    assert loaded.console == []
+    keys = [b["key"] for b in branches_json(ran)]
+    lanes = re.findall(r'<div class="lane-row (\w+)">(.*?)</div></div>', loaded.dom)
+    assert [colour for colour, _ in lanes] == ["ok", "ok", "bad"]
+    for (_, lane), key, item in zip(lanes, keys, "abe", strict=True):
+        assert f"<b>fan #{'abe'.index(item)} {item}</b><span>{key}</span>" in lane
+        assert '<span class="chip">work</span>' in lane
+        assert f"ll/fix/{key.split('@')[1]}" in lane
+    png = tmp_path / "report.png"
+    browser.screenshot(chromium, page, png, height=1600)
+    rows = png_pixels(png)
+    green, red = bars(rows, (0x2F, 0x9E, 0x44), 5, 30), bars(rows, (0xE0, 0x31, 0x31), 5, 30)
+    # Three lanes, their coloured edges one under another: two successes, then the failure.
+    assert len(green) == 2, (green, red)
+    assert len(red) == 1, (green, red)
+    assert green[0] < green[1] < red[0]
+    assert green[1] - green[0] == red[0] - green[1]  # lanes of one height, evenly spaced

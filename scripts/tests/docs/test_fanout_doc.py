@@ -102,3 +102,10 @@ def test_the_status_and_logs_branch_samples_are_what_a_live_fan_out_prints(
     assert running.returncode == 0, running.stderr
     text = ll_loop(root, "status", "fix-each").stdout
     assert "fix #0 parser: success (terminal, merged) ·" in text
+    (lanes,) = [b for b in all_blocks() if b.starts("docs/cli.md", "FAN-OUT  BRANCH")]
+    report = ll_loop(root, "report", "fix-each").stdout
+    shown = _as_in_the_doc(report[report.index("FAN-OUT") :], keys)
+    timed = re.compile(r"\b\d+(\.\d+)?(ms|s)\b")
+    assert [timed.sub("T", line).split() for line in shown.splitlines()] == [
+        timed.sub("T", line).split() for line in lanes.text.splitlines()
+    ]

@@ -378,6 +378,7 @@ CUSTOM: set[Key] = {
     # A live fan-out's branches and a wrong --branch, in docs/test_fanout_doc.py.
     ("docs/cli.md", "branches:     3 (ll-loop logs fix-each"),
     ("docs/cli.md", "ll-loop: error: run 'fix-each' has no branch"),
+    ("docs/cli.md", "FAN-OUT  BRANCH"),
     # A live fan-out in `watch`, in a real tmux pane: cli/watch/test_fanout.py.
     ("docs/watch.md", " LOOP               RUN"),
     # The view itself at 80x24, rendered headless and compared in docs/test_watch_doc.py.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ class BranchView:
     iteration: int = 0
     started_at: str = ""  # when its parent recorded its start
     finished_at: str = ""
+    states: list[str] = field(default_factory=list)  # the states its own run went through
+    duration_ms: int = 0  # its own run's time (a report fills these two in)
 
     @property
     def label(self) -> str:
