@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import time
 from pathlib import Path
 
 from support.doc_blocks import all_blocks
 from support.gitrepo import loops_project
 from support.llproc import ll_loop, start, state
+from support.paths import REPO
 from support.slowdown import scaled
 
 # The child the example names: it declares the item's key (`as: module`) and `attempts`.
@@ -109,3 +111,32 @@ def test_the_status_and_logs_branch_samples_are_what_a_live_fan_out_prints(
     assert [timed.sub("T", line).split() for line in shown.splitlines()] == [
         timed.sub("T", line).split() for line in lanes.text.splitlines()
     ]
+
+
+def test_the_graph_and_simulate_samples_are_what_ll_loop_prints_for_the_example(
+    tmp_path: Path,
+) -> None:
+    (block,) = [b for b in all_blocks() if b.starts("docs/loop-files.md", "name: fix-each")]
+    (graph,) = [
+        b
+        for b in all_blocks()
+        if b.starts("docs/loop-files.md", "flowchart TD\n    %% loop: fix-each")
+    ]
+    (walk,) = [b for b in all_blocks() if b.starts("docs/cli.md", "$ ll-loop simulate fix-each")]
+    root = loops_project(
+        tmp_path, {".loops/fix-each.yaml": block.text, ".loops/fix-one.yaml": FIX_ONE}
+    )
+    drawn = ll_loop(root, "graph", "fix-each")
+    assert drawn.returncode == 0, drawn.stderr
+    assert drawn.stdout == graph.text
+    command, *printed = walk.text.splitlines()
+    walked = ll_loop(root, *shlex.split(command.removeprefix("$ ll-loop ")))
+    assert walked.returncode == 0, walked.stderr
+    assert walked.stdout.splitlines() == printed
+    said = "ll-loop simulate fix-each --branch-verdicts fix=success,failure,success"
+    loop_files = (REPO / "docs" / "loop-files.md").read_text()
+    assert f"`{said}`" in " ".join(loop_files.split())  # the one it names runs above
+    dry = ll_loop(root, "run", "fix-each", "--dry-run")
+    assert (
+        "map 3 items over loop fix-one (as module); 2 at once, join all, merge green" in dry.stdout
+    )

@@ -379,6 +379,8 @@ CUSTOM: set[Key] = {
     ("docs/cli.md", "branches:     3 (ll-loop logs fix-each"),
     ("docs/cli.md", "ll-loop: error: run 'fix-each' has no branch"),
     ("docs/cli.md", "FAN-OUT  BRANCH"),
+    ("docs/cli.md", "$ ll-loop simulate fix-each"),
+    ("docs/loop-files.md", "flowchart TD\n    %% loop: fix-each"),
     # A live fan-out in `watch`, in a real tmux pane: cli/watch/test_fanout.py.
     ("docs/watch.md", " LOOP               RUN"),
     # The view itself at 80x24, rendered headless and compared in docs/test_watch_doc.py.
