@@ -223,3 +223,14 @@ def test_the_html_report_draws_a_lane_per_branch_in_a_real_chromium(
     assert len(red) == 1, (green, red)
     assert green[0] < green[1] < red[0]
     assert green[1] - green[0] == red[0] - green[1]  # lanes of one height, evenly spaced
+
+
+def test_runs_json_carries_an_archived_fan_outs_branches(ran: Path) -> None:
+    shown = llproc.ll_loop(ran, "runs", "--json")
+    assert shown.returncode == ExitCode.OK, shown.stderr
+    found = json.loads(shown.stdout)
+    (fan,) = [r for r in found if r["loop"] == "fan"]
+    assert [(b["item"], b["verdict"], b["key"]) for b in fan["branches"]] == [
+        (b["item"], b["verdict"], b["key"]) for b in branches_json(ran)
+    ]
+    assert all("branches" not in r for r in found if r["loop"] == "fix")

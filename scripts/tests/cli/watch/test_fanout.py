@@ -87,6 +87,11 @@ def test_watch_in_a_real_tmux_pane_shows_a_live_fan_outs_branches_under_it(
         assert _shape(shown[top[0] - 1 : top[0] + 4]) == _shape(sample.text.splitlines())
         # No branch is listed again on its own among the runs.
         assert sum(1 for line in shown if "fix@" in line) == 3
+        listed = json.loads(llproc.ll_loop(root, "list", "--running", "--json").stdout)
+        (fan,) = [row for row in listed if row["loop"] == "fan"]
+        assert [(b["item"], b["verdict"]) for b in fan["branches"]] == [
+            ("a", ""), ("b", ""), ("f", "")
+        ]  # fmt: skip
         go.touch()
 
         def all_ended() -> bool:
