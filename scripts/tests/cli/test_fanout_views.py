@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,7 @@ import pytest
 from support import browser, fanout, llproc
 from support.png import bars
 from support.png import pixels as png_pixels
+from support.slowdown import scaled
 
 from little_loops.fsm.facts.outcomes import ExitCode
 
@@ -234,3 +239,37 @@ def test_runs_json_carries_an_archived_fan_outs_branches(ran: Path) -> None:
         (b["item"], b["verdict"], b["key"]) for b in branches_json(ran)
     ]
     assert all("branches" not in r for r in found if r["loop"] == "fix")
+
+
+def test_after_a_kill_9_status_says_each_branch_crashed_and_after_resume_how_it_ended(
+    tmp_path: Path,
+) -> None:
+    root = fanout.project(tmp_path, fan=fanout.map_loop(["a", "b"]))
+    go = tmp_path / "go"
+    env = {"LL_TEST_WAIT": f"while [ ! -e {go} ]; do sleep 0.05; done"}
+    running = llproc.start(root, "run", "fan", env=env)
+    try:
+        deadline = time.monotonic() + scaled(60)
+        while [b.get("status") for b in _branches_now(root)] != ["running", "running"]:
+            assert time.monotonic() < deadline, _branches_now(root)
+            time.sleep(0.1)
+    finally:  # the parent, its branches and their actions: killed, as by a crash
+        for pid in fanout.processes_in(root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        running.wait(timeout=scaled(30))
+    assert [b["status"] for b in _branches_now(root)] == ["crashed", "crashed"]
+    text = llproc.ll_loop(root, "status", "fan").stdout
+    assert "  fan #0 a: crashed at work (pass 1) · fix@" in text
+    go.touch()
+    resumed = llproc.ll_loop(root, "resume", "fan", timeout=120, env={**os.environ, **env})
+    assert resumed.returncode == ExitCode.OK, resumed.stderr
+    assert [(b["status"], b["verdict"]) for b in _branches_now(root)] == [
+        ("completed", "success"),
+        ("completed", "success"),
+    ]
+
+
+def _branches_now(root: Path) -> list[dict[str, Any]]:
+    shown = llproc.ll_loop(root, "status", "fan", "--json")
+    return json.loads(shown.stdout).get("branches", []) if shown.returncode == 0 else []

@@ -13,6 +13,9 @@ from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import validate_loop_name
 
 
+CRASHED = "crashed"  # a branch's run marked running whose process is gone
+
+
 @dataclass
 class BranchView:
     """One branch of a fan-out state as a viewer shows it: what its parent recorded (item,
@@ -96,6 +99,8 @@ def read_runs(views: list[BranchView], loops_dir: Path) -> list[BranchView]:
     """*views* with where each branch's own run is (status, state, pass, and its spend so
     far while it runs), read from its state file; a branch whose files are gone or
     unreadable keeps what its parent recorded."""
+    from little_loops.fsm.facts.outcomes import Status
+    from little_loops.fsm.runs.liveness import run_alive
     from little_loops.fsm.runs.store import StatePersistence
 
     for view in views:
@@ -106,6 +111,8 @@ def read_runs(views: list[BranchView], loops_dir: Path) -> list[BranchView]:
         if state is None:
             continue
         view.status = str(state.status)
+        if state.status == Status.RUNNING and not run_alive(state, loops_dir):
+            view.status = CRASHED  # its process is gone (a kill -9): resume goes on with it
         view.at = state.current_state
         view.iteration = state.iteration
         if not view.verdict:
