@@ -12,7 +12,6 @@ from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import validate_loop_name
 
-
 CRASHED = "crashed"  # a branch's run marked running whose process is gone
 
 
