@@ -273,3 +273,27 @@ def test_after_a_kill_9_status_says_each_branch_crashed_and_after_resume_how_it_
 def _branches_now(root: Path) -> list[dict[str, Any]]:
     shown = llproc.ll_loop(root, "status", "fan", "--json")
     return json.loads(shown.stdout).get("branches", []) if shown.returncode == 0 else []
+
+
+def test_logs_branch_follow_prints_a_live_branchs_step_and_ends_with_it(tmp_path: Path) -> None:
+    root = fanout.project(tmp_path, fan=fanout.map_loop(["a", "b"]), fix=ECHO_CHILD)
+    go = tmp_path / "go"
+    env = {"LL_TEST_WAIT": f"while [ ! -e {go} ]; do sleep 0.05; done; echo after the wait"}
+    running = llproc.start(root, "run", "fan", env=env)
+    try:
+        deadline = time.monotonic() + scaled(60)
+        while [b.get("status") for b in _branches_now(root)] != ["running", "running"]:
+            assert time.monotonic() < deadline, _branches_now(root)
+            time.sleep(0.1)
+        follow = llproc.start(root, "logs", "fan", "--branch", "b", "-f")
+        out = root / ".loops" / ".running" / f"{_branches_now(root)[1]['key']}.work.out"
+        while "working on b" not in (out.read_text() if out.exists() else ""):
+            assert time.monotonic() < deadline, "the branch never printed"
+            time.sleep(0.05)
+        go.touch()
+        printed, _ = follow.communicate(timeout=scaled(60))
+    finally:
+        go.touch()
+        running.wait(timeout=scaled(60))
+    assert follow.returncode == ExitCode.OK
+    assert printed.splitlines()[1:] == ["working on b", "after the wait"]
