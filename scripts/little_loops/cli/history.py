@@ -118,18 +118,26 @@ def _fanout_text(event: dict[str, Any]) -> str:
     """A fan-out event: `⇉ #0 parser: fix@ab12 on ll/fix/ab12` (a branch started), `⇇ #0
     parser: fix@ab12 success (terminal) $0.0100` (ended), its join and its merge."""
     from little_loops.fsm.facts.spend import format_cost
-    from little_loops.fsm.runs.fanned import from_events
+    from little_loops.fsm.runs.fanned import from_events, text_of, texts_of
 
     kind = event.get("event")
     if kind == Event.FANOUT_JOIN:
-        picked = ", ".join(str(k) for k in event.get("picked") or [])
-        why = f", stopped early: {event['stopped_by']}" if event.get("stopped_by") else ""
-        return f"join {event.get('join')} → {event.get('verdict')} (picked: {picked or '-'}{why})"
+        picked = ", ".join(texts_of(event.get("picked"))) or "-"
+        why = text_of(event.get("stopped_by"))
+        early = f", stopped early: {why}" if why else ""
+        verdict = text_of(event.get("verdict"))
+        return f"join {text_of(event.get('join'))} → {verdict} (picked: {picked}{early})"
     if kind == Event.FANOUT_MERGE:
-        merged = ", ".join(str(k) for k in event.get("merged") or []) or "-"
-        refused = [r for r in event.get("refused") or [] if isinstance(r, dict)]
-        said = "; ".join(f"{r.get('key')} refused: {r.get('reason')}" for r in refused)
-        return f"merge {event.get('merge')}: merged {merged}" + (f"; {said}" if said else "")
+        merged = ", ".join(texts_of(event.get("merged"))) or "-"
+        refused = event.get("refused")
+        said = "; ".join(
+            f"{text_of(r.get('key'))} refused: {text_of(r.get('reason'))}"
+            for r in (refused if isinstance(refused, list) else [])
+            if isinstance(r, dict)
+        )
+        return f"merge {text_of(event.get('merge'))}: merged {merged}" + (
+            f"; {said}" if said else ""
+        )
     views = from_events([{**event, "event": Event.BRANCH_START}])
     if not views:
         raise ValueError("a branch event without its index and key")
@@ -139,18 +147,19 @@ def _fanout_text(event: dict[str, Any]) -> str:
         return f"⇉ {view.label}: {view.key}{on} (its steps: ll-loop history {view.key})"
     cost = event.get("cost_usd")
     spent = f" {format_cost(cost)}" if isinstance(cost, int | float) and cost > 0 else ""
-    return f"⇇ {view.label}: {view.key} {event.get('verdict')} ({event.get('outcome')}){spent}"
+    ended = f"{text_of(event.get('verdict'))} ({text_of(event.get('outcome'))})"
+    return f"⇇ {view.label}: {view.key} {ended}{spent}"
 
 
-def branch_steps(event: dict[str, Any], loops_dir: Path) -> list[str]:
+def branch_steps(event: dict[str, Any], loops_dir: Path, own: str) -> list[str]:
     """The lines of the steps a fan-out branch took (its own run's events, indented under
-    its `branch_finish`); none when its files are gone."""
+    its `branch_finish`); none when its files are gone, or it names the run *own* itself."""
     from little_loops.cli.nesting import INDENT
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.runs.fanned import from_events
     from little_loops.fsm.runs.store import StatePersistence
 
-    views = from_events([{**event, "event": Event.BRANCH_START}])
+    views = from_events([{**event, "event": Event.BRANCH_START}], own)
     if not views:
         return []
     key = views[0].key
@@ -204,7 +213,7 @@ def history_command(
         else:
             print(format_event(event, loop_name))
             if event.get("event") == Event.BRANCH_FINISH and tail is None:
-                for line in branch_steps(event, loops_dir):
+                for line in branch_steps(event, loops_dir, loop_name):
                     print(line)
         count += 1
     if as_json:

@@ -206,7 +206,7 @@ def run_rows(loops_dir: Path) -> list[RunRow]:
             row["run"] = state.ref
             row["branch"] = state.worktree.get("branch", "")
             row["worktree"] = display_path(state.worktree.get("path", ""))
-        views = [] if state is None else from_captured(state.captured)
+        views = [] if state is None else from_captured(state.captured, state.key)
         if views:
             row["branches"] = [view.to_dict() for view in views]
         rows.append(row)

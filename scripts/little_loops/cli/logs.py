@@ -64,7 +64,9 @@ def branch_run(name: str, wanted: str, loops_dir: Path, run_id: str | None = Non
     from little_loops.fsm.runs.store import StatePersistence
 
     loop_name, folder = shown_run(name, run_id, loops_dir)
-    views = from_events(StatePersistence(loop_name, loops_dir, folder=folder).iter_events())
+    views = from_events(
+        StatePersistence(loop_name, loops_dir, folder=folder).iter_events(), loop_name
+    )
     found = pick(views, wanted)
     if found is not None:
         return found.key

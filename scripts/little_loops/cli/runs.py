@@ -69,7 +69,7 @@ def _branches(run: Any, loops_dir: Path) -> dict[str, Any]:
         state = StatePersistence(run.loop, loops_dir, folder=files.running_dir).load_state()
     except (LoopError, OSError, ValueError):
         return {}
-    views = [] if state is None else from_captured(state.captured)
+    views = [] if state is None else from_captured(state.captured, state.key)
     return {"branches": [view.to_dict() for view in views]} if views else {}
 
 

@@ -88,7 +88,7 @@ def status_command(
             file=sys.stderr,
         )
     described = describe(state, loop_name, loops_dir, named=name)
-    branches = read_runs(from_captured(state.captured), loops_dir)
+    branches = read_runs(from_captured(state.captured, loop_name), loops_dir)
     if as_json:
         data: dict[str, Any] = dict(status_json(state, described.live))
         if branches:

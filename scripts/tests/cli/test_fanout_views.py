@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -297,3 +298,49 @@ def test_logs_branch_follow_prints_a_live_branchs_step_and_ends_with_it(tmp_path
         running.wait(timeout=scaled(60))
     assert follow.returncode == ExitCode.OK
     assert printed.splitlines()[1:] == ["working on b", "after the wait"]
+
+
+PLANTED = [
+    {"event": "branch_start", "state": "fan", "index": True, "key": "fix@zz"},
+    {"event": "branch_start", "state": "fan", "index": 5, "key": "../../etc/passwd"},
+    {"event": "branch_start", "state": "\x1b[31mred", "index": 6, "key": "fan", "item": "\x07"},
+    {"event": "branch_start", "state": "fan", "index": 7, "key": "fix@q1", "item": "\x1b]0;t\x07"},
+    {"event": "branch_finish", "state": "fan", "index": 7, "key": "fix@q1", "verdict": {"a": 1}},
+    {"event": "fanout_merge", "state": "fan", "merged": "fix@q1", "refused": [1, None]},
+    {"event": "fanout_join", "state": "fan", "picked": {"x": 1}, "verdict": ["success"]},
+]
+
+
+def test_planted_fan_out_events_never_break_a_view_nor_reach_outside(
+    ran: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(ran, root, symlinks=True)
+    events = root / ".loops" / ".running" / "fan.events.jsonl"
+    with events.open("a") as out:
+        for planted in PLANTED:
+            out.write(json.dumps({"ts": "2026-01-01T00:00:00+00:00", **planted}) + "\n")
+    for args in (
+        ["history", "fan"],
+        ["report", "fan"],
+        ["report", "fan", "--json"],
+        ["report", "fan", "--html", str(tmp_path / "r.html")],
+        ["logs", "fan", "--branch", "5"],
+        ["logs", "fan", "--branch", "fan"],
+    ):
+        shown = llproc.ll_loop(root, *args)
+        assert "Traceback" not in shown.stderr, args
+        assert "\x1b" not in shown.stdout + shown.stderr, args
+        assert "\x07" not in shown.stdout + shown.stderr, args
+        assert "root:" not in shown.stdout, args  # /etc/passwd never read
+    history = llproc.ll_loop(root, "history", "fan").stdout
+    assert "fan ⇉ #7 \\x1b]0;t\\x07: fix@q1 (its steps: ll-loop history fix@q1)" in history
+    assert "fan ⇇ #7: fix@q1  ()" in history  # a verdict that is not text: none
+    assert history.count("loop_start      fan at fan") == 1  # its own steps never nested
+    lanes = json.loads(llproc.ll_loop(root, "report", "fan", "--json").stdout)["branches"]
+    assert [b["key"] for b in lanes][3:] == ["fix@q1"]  # the run itself, bad keys: left out
+    assert lanes[3]["merged"] == ""  # `merged` not a list: nothing merged
+    wrong = llproc.ll_loop(root, "logs", "fan", "--branch", "5")
+    assert wrong.returncode == ExitCode.FAILED
+    assert "its branches: 0 a" in wrong.stderr
+    assert "../../etc/passwd" not in wrong.stderr

@@ -216,9 +216,7 @@ class BoardReader:
         row = row_of(key, described)
         live = described.live.alive and state.status == Status.RUNNING
         group = [row, *child_rows(row, state.child)]
-        fanned = tuple(
-            (v.key, v.label, v.verdict) for v in from_captured(state.captured) if v.key != key
-        )
+        fanned = tuple((v.key, v.label, v.verdict) for v in from_captured(state.captured, key))
         return _Read(files, state, described.live, group, live, fanned)
 
     def _loop_stat(self, state: LoopState | None) -> tuple[object, ...]:

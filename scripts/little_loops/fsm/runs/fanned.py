@@ -49,47 +49,49 @@ class BranchView:
         return asdict(self)
 
 
-def from_events(events: Iterable[Mapping[str, Any]]) -> list[BranchView]:
+def from_events(events: Iterable[Mapping[str, Any]], own: str = "") -> list[BranchView]:
     """The branches that the parent's events *events* (in order) started, in start order;
-    each visit of a fan-out state starts new ones (their run keys differ)."""
+    each visit of a fan-out state starts new ones (their run keys differ). A branch naming
+    the parent's own run *own* (a planted event) is left out."""
     by_key: dict[str, BranchView] = {}
     for event in events:
         kind = event.get("event")
         if kind == Event.BRANCH_START:
             view = _view(event)
-            if view is not None:
-                view.started_at = str(event.get("ts") or "")
+            if view is not None and view.key != own:
+                view.started_at = text_of(event.get("ts"))
                 by_key[view.key] = view
         elif kind == Event.BRANCH_FINISH:
-            found = by_key.get(str(event.get("key") or ""))
+            found = by_key.get(text_of(event.get("key")))
             if found is not None:
-                found.verdict = str(event.get("verdict") or "")
-                found.outcome = str(event.get("outcome") or "")
+                found.verdict = text_of(event.get("verdict"))
+                found.outcome = text_of(event.get("outcome"))
                 found.cost_usd = _cost(event.get("cost_usd"))
-                found.finished_at = str(event.get("ts") or "")
+                found.finished_at = text_of(event.get("ts"))
         elif kind == Event.FANOUT_MERGE:
             _merged(by_key, event)
     return list(by_key.values())
 
 
-def from_captured(captured: Mapping[str, Any]) -> list[BranchView]:
+def from_captured(captured: Mapping[str, Any], own: str = "") -> list[BranchView]:
     """The branches of the latest visit of each fan-out state, from a saved run's
-    `captured`: its events so far while it runs, its results once it ended."""
+    `captured`: its events so far while it runs, its results once it ended (a branch
+    naming the run's own key *own* left out)."""
     found: list[BranchView] = []
     for name, value in captured.items():
         if not isinstance(value, dict):
             continue
         progress = value.get(PROGRESS_KEY)
         if isinstance(progress, dict) and isinstance(progress.get("events"), list):
-            found += from_events(e for e in progress["events"] if isinstance(e, dict))
+            found += from_events((e for e in progress["events"] if isinstance(e, dict)), own)
         elif isinstance(value.get("branches"), list) and "stopped_by" in value:
             for each in value["branches"]:
                 view = _view({"state": name, **each}) if isinstance(each, dict) else None
-                if view is not None:
-                    view.verdict = str(each.get("verdict") or "")
-                    view.outcome = str(each.get("outcome") or "")
+                if view is not None and view.key != own:
+                    view.verdict = text_of(each.get("verdict"))
+                    view.outcome = text_of(each.get("outcome"))
                     view.cost_usd = _cost(each.get("cost_usd"))
-                    view.merged = str(each.get("merged") or "")
+                    view.merged = text_of(each.get("merged"))
                     found.append(view)
     return found
 
@@ -130,8 +132,18 @@ def pick(views: list[BranchView], wanted: str) -> BranchView | None:
     return None
 
 
+def text_of(value: object) -> str:
+    """A text field of an event (anything else, in a planted or newer file, is "")."""
+    return value if isinstance(value, str) else ""
+
+
+def texts_of(value: object) -> list[str]:
+    """A list-of-texts field of an event (its texts; anything else is [])."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def _view(event: Mapping[str, Any]) -> BranchView | None:
-    index, key = event.get("index"), str(event.get("key") or "")
+    index, key = event.get("index"), text_of(event.get("key"))
     if not isinstance(index, int) or isinstance(index, bool) or not key:
         return None
     try:
@@ -139,23 +151,25 @@ def _view(event: Mapping[str, Any]) -> BranchView | None:
     except LoopError:
         return None
     return BranchView(
-        state=str(event.get("state") or ""),
+        state=text_of(event.get("state")),
         index=index,
-        item=str(event.get("item") or ""),
-        loop=str(event.get("loop") or ""),
+        item=text_of(event.get("item")),
+        loop=text_of(event.get("loop")),
         key=key,
-        branch=str(event.get("branch") or ""),
-        worktree=str(event.get("worktree") or ""),
+        branch=text_of(event.get("branch")),
+        worktree=text_of(event.get("worktree")),
     )
 
 
 def _merged(by_key: dict[str, BranchView], event: Mapping[str, Any]) -> None:
-    for key in event.get("merged") or []:
-        if str(key) in by_key:
-            by_key[str(key)].merged = "merged"
-    for refused in event.get("refused") or []:
-        if isinstance(refused, dict) and str(refused.get("key")) in by_key:
-            by_key[str(refused.get("key"))].merged = f"refused: {refused.get('reason', '')}"
+    for key in texts_of(event.get("merged")):
+        if key in by_key:
+            by_key[key].merged = "merged"
+    refused = event.get("refused")
+    for each in refused if isinstance(refused, list) else []:
+        key = text_of(each.get("key")) if isinstance(each, dict) else ""
+        if key in by_key:
+            by_key[key].merged = f"refused: {text_of(each.get('reason'))}"
 
 
 def _cost(value: object) -> float:

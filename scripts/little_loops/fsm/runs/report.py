@@ -338,7 +338,7 @@ class _Builder:
             report.states[name].median_ms = round(statistics.median(spans))
         if not report.duration_ms and report.started_at:
             report.duration_ms = _ms_between(report.started_at, self.last_ts)
-        report.branches = from_events(self.fanned)
+        report.branches = from_events(self.fanned, report.loop)
         return report
 
 
