@@ -54,6 +54,7 @@ svg.graph{display:block;margin:0 auto;max-width:100%;height:auto}
 .node rect{fill:#f1f3f5;stroke:#ced4da;stroke-width:1.5}
 .node.visited rect{fill:#edf2ff;stroke:var(--accent);stroke-width:2}
 .node.terminal rect{stroke-width:3.5}.node.initial rect{stroke-dasharray:6 3}
+.node.fanout rect{stroke-width:3;stroke:var(--other)}
 .node text{text-anchor:middle}.node .name{font-weight:600}.node .visits{fill:var(--muted)}
 .edge{fill:none;stroke:#ced4da;stroke-width:1.2;stroke-dasharray:4 4}
 .edge.taken{stroke:var(--accent);stroke-width:2.4;stroke-dasharray:none}

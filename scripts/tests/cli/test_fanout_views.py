@@ -216,6 +216,9 @@ def test_the_html_report_draws_a_lane_per_branch_in_a_real_chromium(
     keys = [b["key"] for b in branches_json(ran)]
     lanes = re.findall(r'<div class="lane-row (\w+)">(.*?)</div></div>', loaded.dom)
     assert [colour for colour, _ in lanes] == ["ok", "ok", "bad"]
+    # The state graph marks the fan-out state with its number of branches.
+    assert '<g class="node visited initial fanout"><title>fan: 1 visit(s)</title>' in loaded.dom
+    assert 'class="visits">1× · ⇉ 3 branches</text>' in loaded.dom
     for (_, lane), key, item in zip(lanes, keys, "abe", strict=True):
         assert f"<b>fan #{'abe'.index(item)} {item}</b><span>{key}</span>" in lane
         assert '<span class="chip">work</span>' in lane
