@@ -92,6 +92,17 @@ def test_watch_in_a_real_tmux_pane_shows_a_live_fan_outs_branches_under_it(
         assert [(b["item"], b["verdict"]) for b in fan["branches"]] == [
             ("a", ""), ("b", ""), ("f", "")
         ]  # fmt: skip
+        # Enter on the fan-out's run: its screen has a section of its branches, live.
+        _tmux(socket, "send-keys", "-t", "0", "Enter")
+        _until(lambda: "── branches ──" in pane(), "the fan-out's run screen", pane)
+        screen = [line.strip() for line in pane().splitlines()]
+        at = screen.index("── branches ──")
+        for line, label in zip(screen[at + 1 : at + 4], ("#0 a", "#1 b", "#2 f"), strict=True):
+            assert line.startswith(f"fan {label}  fix@"), screen
+            assert line.endswith("  running at work (pass 1)  $0.0000"), line
+        assert "(a fan-out under way: see branches)" in pane()
+        _tmux(socket, "send-keys", "-t", "0", "Escape")
+        _until(lambda: "LOOP" in pane(), "the list again", pane)
         go.touch()
 
         def all_ended() -> bool:
