@@ -276,9 +276,7 @@ def _lanes_lines(report: Report) -> list[str]:
         return []
     rows = [["FAN-OUT", "BRANCH", "VERDICT", "STATES", "TIME", "COST", "RUN", "GIT BRANCH"]]
     for view in report.branches:
-        said = view.verdict or (f"{view.status} at {view.at}" if view.status else "starting")
-        if view.merged:
-            said += f", {view.merged}"
+        said = view.standing + (f", {view.merged}" if view.merged else "")
         rows.append(
             [
                 view.state,

@@ -214,8 +214,8 @@ def _lanes(report: Report) -> str:
         return ""
     rows = []
     for view in report.branches:
-        said = view.verdict or (f"{view.status} at {view.at}" if view.status else "starting")
-        badge = f'<span class="badge {verdict_class(view.verdict or None)}">{escape(said)}</span>'
+        said = escape(view.standing)
+        badge = f'<span class="badge {verdict_class(view.verdict or None)}">{said}</span>'
         chips = "".join(f'<span class="chip">{escape(s)}</span>' for s in view.states) or "–"
         merged = f"<br>{escape(view.merged)}" if view.merged else ""
         rows.append(

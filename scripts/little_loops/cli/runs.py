@@ -60,13 +60,13 @@ def _branches(run: Any, loops_dir: Path) -> dict[str, Any]:
     """`{"branches": [...]}` of an archived run that ran a fan-out (its saved state's), as
     `status --json` lists them; {} for any other (or an unreadable one)."""
     from little_loops.fsm.facts.errors import LoopError
-    from little_loops.fsm.runs.archive import find_run
+    from little_loops.fsm.facts.layout import archive_dir
     from little_loops.fsm.runs.fanned import from_captured
     from little_loops.fsm.runs.store import StatePersistence
 
+    folder = archive_dir(loops_dir, run.loop) / run.run_id  # as listed: no second listing
     try:
-        _, files = find_run(loops_dir, run.loop, run.run_id)
-        state = StatePersistence(run.loop, loops_dir, folder=files.running_dir).load_state()
+        state = StatePersistence(run.loop, loops_dir, folder=folder).load_state()
     except (LoopError, OSError, ValueError):
         return {}
     views = [] if state is None else from_captured(state.captured, state.key)

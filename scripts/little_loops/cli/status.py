@@ -112,13 +112,12 @@ def branch_line(view: BranchView) -> str:
     from little_loops.fsm.facts.runfile import display_path
     from little_loops.fsm.facts.spend import format_cost
 
+    said = view.standing
     if view.verdict:
         how = ", ".join(x for x in (view.outcome, view.merged) if x)
-        said = f"{view.verdict} ({how})" if how else view.verdict
+        said += f" ({how})" if how else ""
     elif view.status:
-        said = f"{view.status} at {view.at} (pass {view.iteration})"
-    else:
-        said = "starting"
+        said += f" (pass {view.iteration})"
     parts = [f"{view.state} {view.label}: {said}", view.key]
     if view.branch:
         parts.append(f"branch {view.branch}")

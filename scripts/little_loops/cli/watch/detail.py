@@ -179,7 +179,7 @@ def branch_lines(state: LoopState, loops_dir: Path) -> list[str]:
     (Enter on its row in the list opens its own screen)."""
     lines = []
     for view in read_runs(from_captured(state.captured, state.key), loops_dir):
-        said = view.verdict or (f"{view.status} at {view.at}" if view.status else "starting")
+        said = view.standing
         if view.status and not view.verdict:
             said += f" (pass {view.iteration})"
         label = f"{clean(view.state, 40)} {clean(view.label, 60)}"

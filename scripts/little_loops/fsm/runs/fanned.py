@@ -40,6 +40,14 @@ class BranchView:
     duration_ms: int = 0  # its own run's time (a report fills these two in)
 
     @property
+    def standing(self) -> str:
+        """How it stands, in a word or three: its verdict once ended, else where its own
+        run is (`running at fix`, `crashed at fix`), else `starting`."""
+        if self.verdict:
+            return self.verdict
+        return f"{self.status} at {self.at}" if self.status else "starting"
+
+    @property
     def label(self) -> str:
         """`#0 ITEM`: how lists name it."""
         return f"#{self.index} {self.item}" if self.item else f"#{self.index}"
