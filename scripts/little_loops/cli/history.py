@@ -102,11 +102,73 @@ def _format_known(event: dict[str, Any], loop: str) -> str:
         return f"{head} {state} → {_guards_text(event)}"
     if kind in (Event.CHECKPOINT, Event.ROLLBACK):
         return f"{head} {state} {commit_text(event)}"
+    if kind in _FANOUT_EVENTS:
+        return f"{head} {state} {_fanout_text(event)}"
     if kind == Event.LOOP_COMPLETE:
         line = outcome_line(event)
         return f"{head} {line.replace('ll-loop resume NAME', f'll-loop resume {loop}')}"
     rest = {k: v for k, v in event.items() if k not in ("ts", "event")}
     return f"{head} {_raw(rest)}"
+
+
+_FANOUT_EVENTS = (Event.BRANCH_START, Event.BRANCH_FINISH, Event.FANOUT_JOIN, Event.FANOUT_MERGE)
+
+
+def _fanout_text(event: dict[str, Any]) -> str:
+    """A fan-out event: `⇉ #0 parser: fix@ab12 on ll/fix/ab12` (a branch started), `⇇ #0
+    parser: fix@ab12 success (terminal) $0.0100` (ended), its join and its merge."""
+    from little_loops.fsm.facts.spend import format_cost
+    from little_loops.fsm.runs.fanned import from_events, text_of, texts_of
+
+    kind = event.get("event")
+    if kind == Event.FANOUT_JOIN:
+        picked = ", ".join(texts_of(event.get("picked"))) or "-"
+        why = text_of(event.get("stopped_by"))
+        early = f", stopped early: {why}" if why else ""
+        verdict = text_of(event.get("verdict"))
+        return f"join {text_of(event.get('join'))} → {verdict} (picked: {picked}{early})"
+    if kind == Event.FANOUT_MERGE:
+        merged = ", ".join(texts_of(event.get("merged"))) or "-"
+        refused = event.get("refused")
+        said = "; ".join(
+            f"{text_of(r.get('key'))} refused: {text_of(r.get('reason'))}"
+            for r in (refused if isinstance(refused, list) else [])
+            if isinstance(r, dict)
+        )
+        return f"merge {text_of(event.get('merge'))}: merged {merged}" + (
+            f"; {said}" if said else ""
+        )
+    views = from_events([{**event, "event": Event.BRANCH_START}])
+    if not views:
+        raise ValueError("a branch event without its index and key")
+    view = views[0]
+    if kind == Event.BRANCH_START:
+        on = f" on {view.branch}" if view.branch else ""
+        return f"⇉ {view.label}: {view.key}{on} (its steps: ll-loop history {view.key})"
+    cost = event.get("cost_usd")
+    spent = f" {format_cost(cost)}" if isinstance(cost, int | float) and cost > 0 else ""
+    ended = f"{text_of(event.get('verdict'))} ({text_of(event.get('outcome'))})"
+    return f"⇇ {view.label}: {view.key} {ended}{spent}"
+
+
+def branch_steps(event: dict[str, Any], loops_dir: Path, own: str) -> list[str]:
+    """The lines of the steps a fan-out branch took (its own run's events, indented under
+    its `branch_finish`); none when its files are gone, or it names the run *own* itself."""
+    from little_loops.cli.nesting import INDENT
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.runs.fanned import from_events
+    from little_loops.fsm.runs.store import StatePersistence
+
+    views = from_events([{**event, "event": Event.BRANCH_START}], own)
+    if not views:
+        return []
+    key = views[0].key
+    try:
+        return [
+            INDENT + format_event(e, key) for e in StatePersistence(key, loops_dir).iter_events()
+        ]
+    except (LoopError, OSError, ValueError):
+        return []
 
 
 def _guards_text(event: dict[str, Any]) -> str:
@@ -150,6 +212,9 @@ def history_command(
             sys.stdout.write(("[\n  " if count == 0 else ",\n  ") + text)
         else:
             print(format_event(event, loop_name))
+            if event.get("event") == Event.BRANCH_FINISH and tail is None:
+                for line in branch_steps(event, loops_dir, loop_name):
+                    print(line)
         count += 1
     if as_json:
         print("\n]" if count else "[]")

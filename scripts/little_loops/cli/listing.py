@@ -96,6 +96,7 @@ class RunRow(TypedDict):
     run: NotRequired[str]  # a worktree run: NAME@ID, its branch and its worktree folder
     branch: NotRequired[str]
     worktree: NotRequired[str]
+    branches: NotRequired[list[dict[str, Any]]]  # a fan-out's, as `status --json` lists them
 
 
 def loop_rows(loops_dir: Path) -> list[LoopRow]:
@@ -179,6 +180,7 @@ def run_rows(loops_dir: Path) -> list[RunRow]:
     nothing tells it has ended. Ended runs are `list`'s and `runs`'s to show.
     """
     from little_loops.fsm.facts.runfile import display_path
+    from little_loops.fsm.runs.fanned import from_captured
     from little_loops.fsm.runs.store import list_running_loops
 
     rows = []
@@ -204,6 +206,9 @@ def run_rows(loops_dir: Path) -> list[RunRow]:
             row["run"] = state.ref
             row["branch"] = state.worktree.get("branch", "")
             row["worktree"] = display_path(state.worktree.get("path", ""))
+        views = [] if state is None else from_captured(state.captured, state.key)
+        if views:
+            row["branches"] = [view.to_dict() for view in views]
         rows.append(row)
     return rows
 

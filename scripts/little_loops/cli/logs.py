@@ -28,6 +28,12 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument("state", metavar="STATE", nargs="?", help="the state whose step to show")
     add_run_option(parser)
     parser.add_argument(
+        "--branch",
+        metavar="B",
+        help="a fan-out branch of the run (its index, item, run NAME@ID or git branch, as "
+        "`status` lists them): show that branch's own run's step instead",
+    )
+    parser.add_argument(
         "-f",
         "--follow",
         action="store_true",
@@ -41,7 +47,32 @@ def _handler(args: argparse.Namespace) -> int:
         from little_loops.fsm.facts.errors import LoopRuntimeError
 
         raise LoopRuntimeError("--follow shows a live run; an archived run (--run) has ended")
+    if args.branch is not None:
+        loops_dir = project_loops_dir()
+        key = branch_run(args.loop, args.branch, loops_dir, args.run_id)
+        return logs_command(key, args.state, follow=args.follow, loops_dir=loops_dir)
     return logs_command(args.loop, args.state, follow=args.follow, run_id=args.run_id)
+
+
+def branch_run(name: str, wanted: str, loops_dir: Path, run_id: str | None = None) -> str:
+    """The run key of the fan-out branch *wanted* of run NAME (its archived run *run_id*);
+    LoopRuntimeError, listing the branches there are, when none is so named."""
+    from little_loops.cli.runref import shown_run
+    from little_loops.fsm.facts.errors import LoopRuntimeError
+    from little_loops.fsm.facts.safetext import one_line
+    from little_loops.fsm.runs.fanned import from_events, pick
+    from little_loops.fsm.runs.store import StatePersistence
+
+    loop_name, folder = shown_run(name, run_id, loops_dir)
+    views = from_events(
+        StatePersistence(loop_name, loops_dir, folder=folder).iter_events(), loop_name
+    )
+    found = pick(views, wanted)
+    if found is not None:
+        return found.key
+    listed = ", ".join(f"{v.index} {v.item} ({v.key})" if v.item else v.key for v in views)
+    there = f"its branches: {listed}" if views else "it ran no fan-out state"
+    raise LoopRuntimeError(f"run '{loop_name}' has no branch '{one_line(wanted)}'; {there}")
 
 
 def latest_step(

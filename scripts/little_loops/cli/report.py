@@ -129,7 +129,7 @@ def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
         store = StatePersistence(loop, loops_dir, folder=files.running_dir)
         report = build_report(loop, run.run_id, store.log.events())
         report.definition = archived_definition(files.running_dir)
-        return report
+        return with_lanes(report, loops_dir)
     key = run_name(name, loops_dir)
     loop = split_run_key(key)[0]  # a worktree run's files are named NAME@ID
     store = StatePersistence(key, loops_dir)
@@ -143,6 +143,33 @@ def one_report(name: str, run_id: str | None, loops_dir: Path) -> Report | None:
     report.definition = read_definition(RunFiles(key, loops_dir).definition)
     if report.definition is None:
         report.definition = _current_definition(name, loops_dir)
+    return with_lanes(report, loops_dir)
+
+
+MAX_LANE_STATES = 40  # a branch's lane shows the last this many states its run went through
+
+
+def with_lanes(report: Report, loops_dir: Path) -> Report:
+    """*report* with each fan-out branch's lane: where its own run is, the states it went
+    through and its time, from its own files (a branch whose files are gone keeps what
+    its parent recorded)."""
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.runs.fanned import read_runs
+    from little_loops.fsm.runs.report import build_report
+    from little_loops.fsm.runs.store import StatePersistence
+
+    for view in read_runs(report.branches, loops_dir):
+        try:
+            own = build_report(view.loop, None, StatePersistence(view.key, loops_dir).log.events())
+        except (LoopError, OSError, ValueError):
+            continue
+        states = [step.state for step in own.steps]
+        if own.final_state and states[-1:] != [own.final_state]:
+            states.append(own.final_state)  # its terminal state (no step of its own)
+        view.states = states[-MAX_LANE_STATES:]
+        view.duration_ms = own.duration_ms
+        if not view.verdict:
+            view.cost_usd = max(view.cost_usd, own.cost_usd)
     return report
 
 
@@ -231,11 +258,38 @@ def text_report(report: Report) -> str:
         tail.append(f"resumed {report.resumed} time{'s' if report.resumed > 1 else ''}")
     if tail:
         lines += ["", " · ".join(tail)]
+    lines += _lanes_lines(report)
     if report.error:
         from little_loops.fsm.facts import safetext
 
         lines.append(f"why: {safetext.shown(report.error)}")
     return "\n".join(lines)
+
+
+def _lanes_lines(report: Report) -> list[str]:
+    """A row per fan-out branch: its state, label, verdict, the states its run went
+    through, time, cost, run and git branch."""
+    from little_loops.cli.listing import text_table
+    from little_loops.fsm.facts.timefmt import format_duration
+
+    if not report.branches:
+        return []
+    rows = [["FAN-OUT", "BRANCH", "VERDICT", "STATES", "TIME", "COST", "RUN", "GIT BRANCH"]]
+    for view in report.branches:
+        said = view.standing + (f", {view.merged}" if view.merged else "")
+        rows.append(
+            [
+                view.state,
+                view.label,
+                said,
+                " → ".join(view.states) or "-",
+                format_duration(view.duration_ms),
+                _money(view.cost_usd),
+                view.key,
+                view.branch or "-",
+            ]
+        )
+    return ["", text_table(rows)]
 
 
 def _agents_lines(report: Report) -> list[str]:

@@ -54,6 +54,7 @@ svg.graph{display:block;margin:0 auto;max-width:100%;height:auto}
 .node rect{fill:#f1f3f5;stroke:#ced4da;stroke-width:1.5}
 .node.visited rect{fill:#edf2ff;stroke:var(--accent);stroke-width:2}
 .node.terminal rect{stroke-width:3.5}.node.initial rect{stroke-dasharray:6 3}
+.node.fanout rect{stroke-width:3;stroke:var(--other)}
 .node text{text-anchor:middle}.node .name{font-weight:600}.node .visits{fill:var(--muted)}
 .edge{fill:none;stroke:#ced4da;stroke-width:1.2;stroke-dasharray:4 4}
 .edge.taken{stroke:var(--accent);stroke-width:2.4;stroke-dasharray:none}
@@ -74,6 +75,15 @@ font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wra
 word-break:break-word;max-height:420px}
 pre.err{background:#2b1216}
 footer{color:var(--muted);font-size:12px;margin-top:24px}
+.lanes{display:grid;gap:8px}.lanes .lane-row{display:grid;gap:10px;align-items:center;
+grid-template-columns:minmax(120px,1.2fr) 110px minmax(200px,3fr) 70px 70px minmax(120px,1.4fr);
+border-left:5px solid var(--none);padding:6px 10px;background:#fafbfc;border-radius:6px}
+.lane-row.ok{border-left-color:var(--ok)}.lane-row.bad{border-left-color:var(--bad)}
+.lane-row.other{border-left-color:var(--other)}
+.chip{display:inline-block;padding:1px 8px;margin:2px 2px 2px 0;border-radius:6px;
+background:#edf2ff;border:1px solid #bac8ff;font-size:12.5px}
+.lane-row .who b{display:block}.lane-row .who span,.lane-row .git{color:var(--muted);
+font-size:12.5px;word-break:break-all}
 """
 
 _LEGEND = (
@@ -185,11 +195,41 @@ def run_section(report: Report) -> str:
             "<section><h2>Cost per state</h2>",
             cost_bars_svg(report),
             "</section>",
+            _lanes(report),
             _states_table(report),
             _agents_table(report),
             _passes_table(report),
             _steps(report),
         ]
+    )
+
+
+_LANE_CLASS = {"success": "ok", "failure": "bad", "stopped": "other"}
+
+
+def _lanes(report: Report) -> str:
+    """A lane per fan-out branch: its item and run, verdict, the states its own run went
+    through, time, cost, and its git branch with what the merge did."""
+    if not report.branches:
+        return ""
+    rows = []
+    for view in report.branches:
+        said = escape(view.standing)
+        badge = f'<span class="badge {verdict_class(view.verdict or None)}">{said}</span>'
+        chips = "".join(f'<span class="chip">{escape(s)}</span>' for s in view.states) or "–"
+        merged = f"<br>{escape(view.merged)}" if view.merged else ""
+        rows.append(
+            f'<div class="lane-row {_LANE_CLASS.get(view.verdict, "none")}">'
+            f'<div class="who"><b>{escape(view.state)} {escape(view.label)}</b>'
+            f"<span>{escape(view.key)}</span></div><div>{badge}</div><div>{chips}</div>"
+            f"<div class=num>{format_duration(view.duration_ms)}</div>"
+            f"<div class=num>{_money(view.cost_usd)}</div>"
+            f'<div class="git">{escape(view.branch or "no git branch")}{merged}</div></div>'
+        )
+    return (
+        '<section><h2>Branches</h2><p class="muted">A lane per branch of a fan-out state: its'
+        " own run's verdict, the states it went through, its time and cost, its git"
+        f' branch.</p><div class="lanes">{"".join(rows)}</div></section>'
     )
 
 

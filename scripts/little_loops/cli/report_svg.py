@@ -96,18 +96,23 @@ def graph_svg(
     for (_, target), count in report.edges.items():  # a terminal state is reached, not run
         if target not in report.states:
             visits[target] = visits.get(target, 0) + count
+    fanned: dict[str, int] = {}  # a fan-out state's branches (its lanes in the report)
+    for branch in report.branches:
+        fanned[branch.state] = fanned.get(branch.state, 0) + 1
     for state, (x, y) in where.items():
         seen = visits.get(state, 0)
         kind = "node visited" if seen else "node"
         kind += " terminal" if state in terminals else ""
         kind += " initial" if state == initial else ""
+        kind += " fanout" if state in fanned else ""
+        shown = f"{seen}×" + (f" · ⇉ {fanned[state]} branches" if state in fanned else "")
         label = escape(state if len(state) <= 18 else state[:17] + "…")
         parts.append(
             f'<g class="{kind}"><title>{escape(state)}: {seen} visit(s)</title>'
             f'<rect x="{x - _NODE_W / 2:.1f}" y="{y - _NODE_H / 2:.1f}" width="{_NODE_W}" '
             f'height="{_NODE_H}" rx="10"/>'
             f'<text x="{x:.1f}" y="{y - 3:.1f}" class="name">{label}</text>'
-            f'<text x="{x:.1f}" y="{y + 13:.1f}" class="visits">{seen}×</text></g>'
+            f'<text x="{x:.1f}" y="{y + 13:.1f}" class="visits">{shown}</text></g>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -45,7 +45,8 @@ def runs_command(name: str | None, *, as_json: bool = False, loops_dir: Path | N
             print(f"ll-loop: warning: {warning}", file=sys.stderr)
         runs += found
     if as_json:
-        print(json.dumps([run.to_dict() for run in runs], ensure_ascii=False, indent=2))
+        shown = [run.to_dict() | _branches(run, loops_dir) for run in runs]
+        print(json.dumps(shown, ensure_ascii=False, indent=2))
         return ExitCode.OK
     if not runs:
         of = f" of loop '{loops[0]}'" if name is not None else ""
@@ -53,6 +54,23 @@ def runs_command(name: str | None, *, as_json: bool = False, loops_dir: Path | N
         return ExitCode.OK
     print(_table(runs, with_loop=name is None))
     return ExitCode.OK
+
+
+def _branches(run: Any, loops_dir: Path) -> dict[str, Any]:
+    """`{"branches": [...]}` of an archived run that ran a fan-out (its saved state's), as
+    `status --json` lists them; {} for any other (or an unreadable one)."""
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.facts.layout import archive_dir
+    from little_loops.fsm.runs.fanned import from_captured
+    from little_loops.fsm.runs.store import StatePersistence
+
+    folder = archive_dir(loops_dir, run.loop) / run.run_id  # as listed: no second listing
+    try:
+        state = StatePersistence(run.loop, loops_dir, folder=folder).load_state()
+    except (LoopError, OSError, ValueError):
+        return {}
+    views = [] if state is None else from_captured(state.captured, state.key)
+    return {"branches": [view.to_dict() for view in views]} if views else {}
 
 
 def _table(runs: list[Any], *, with_loop: bool) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
+from little_loops.fsm.facts.safetext import one_line
 
 if TYPE_CHECKING:
     from little_loops.fsm.engine.simulation import SimulatedStep, SimulationResult
@@ -47,6 +48,14 @@ def register(subparsers: Any, summary: str) -> None:
         help="verdicts for STATE, used in order (repeat for each state)",
     )
     parser.add_argument(
+        "--branch-verdicts",
+        action="append",
+        default=[],
+        metavar="STATE=V1,V2,...",
+        help="how each branch of fan-out STATE ends (success, failure, stopped), in branch "
+        "order; the state's verdict is their join (repeat for each fan-out state)",
+    )
+    parser.add_argument(
         "--default",
         metavar="VERDICT",
         help="verdict for a state whose scripted verdicts are used up (default: stop there)",
@@ -76,6 +85,7 @@ def _handler(args: argparse.Namespace) -> int:
     return simulate_command(
         args.loop,
         parse_verdicts(args.verdicts),
+        branches=parse_verdicts(args.branch_verdicts, "--branch-verdicts"),
         default=args.default,
         scenario=args.scenario,
         as_json=args.as_json,
@@ -83,7 +93,7 @@ def _handler(args: argparse.Namespace) -> int:
     )
 
 
-def parse_verdicts(items: Sequence[str]) -> dict[str, list[str]]:
+def parse_verdicts(items: Sequence[str], option: str = "--verdicts") -> dict[str, list[str]]:
     """`["check=failure,success", "fix=success"]` -> `{"check": ["failure", "success"], ...}`;
     a state given twice gets both lists, in order."""
     from little_loops.fsm.facts.errors import LoopDefinitionError
@@ -93,7 +103,7 @@ def parse_verdicts(items: Sequence[str]) -> dict[str, list[str]]:
         state, sep, verdicts = item.partition("=")
         if not sep or not state.strip() or not verdicts.strip():
             raise LoopDefinitionError(
-                f"--verdicts {item!r}: expected STATE=VERDICT[,VERDICT...], "
+                f"{option} {item!r}: expected STATE=VERDICT[,VERDICT...], "
                 "e.g. check=failure,success"
             )
         script.setdefault(state.strip(), []).extend(v.strip() for v in verdicts.split(","))
@@ -116,6 +126,9 @@ def step_lines(step: SimulatedStep, max_iterations: int) -> list[str]:
     else:
         lines = [head]
     lines.extend(f"{INDENT}! {note}" for note in step.notes)
+    lines.extend(
+        f"{INDENT}⇉ {one_line(b['branch'])}: {b['verdict']} (scripted)" for b in step.branches
+    )
     if step.verdict is not None:
         lines.append(f"{INDENT}{_mark(step.verdict)} {step.verdict} ({step.verdict_from})")
     if step.reason == "maintain restart":
@@ -156,6 +169,7 @@ def simulate_command(
     name_or_path: str,
     verdicts: dict[str, list[str]],
     *,
+    branches: dict[str, list[str]] | None = None,
     default: str | None = None,
     scenario: str | None = None,
     as_json: bool = False,
@@ -170,7 +184,7 @@ def simulate_command(
     from little_loops.fsm.validate.loopfile import load_and_validate
 
     fsm = load_and_validate(resolve_loop_path(name_or_path, loops_dir), compat=compat)
-    result = simulate(fsm, verdicts, default, scenario=scenario)
+    result = simulate(fsm, verdicts, default, scenario=scenario, branches=branches)
     stream = sys.stdout if out is None else out
     if as_json:
         import json

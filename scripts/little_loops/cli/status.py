@@ -12,6 +12,7 @@ from little_loops.cli.nesting import where_in_children
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument
 from little_loops.fsm.facts.safetext import one_line, shown
+from little_loops.fsm.runs.fanned import BranchView, from_captured, read_runs
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.model import FSMLoop
@@ -87,14 +88,43 @@ def status_command(
             file=sys.stderr,
         )
     described = describe(state, loop_name, loops_dir, named=name)
+    branches = read_runs(from_captured(state.captured, loop_name), loops_dir)
     if as_json:
-        print(json.dumps(status_json(state, described.live), indent=2))
+        data: dict[str, Any] = dict(status_json(state, described.live))
+        if branches:
+            data["branches"] = [view.to_dict() for view in branches]
+        print(json.dumps(data, indent=2))
         return ExitCode.OK
     rows = status_rows(described, loop_name, loops_dir)
+    if branches:
+        rows.append(("branches", f"{len(branches)} (ll-loop logs {loop_name} --branch N)"))
     width = max(len(key) for key, _ in rows) + 1
     for key, value in rows:
         print(f"{key + ':':<{width}} {one_line(value)}")
+    for view in branches:
+        print(f"  {one_line(branch_line(view))}")
     return ExitCode.OK
+
+
+def branch_line(view: BranchView) -> str:
+    """One branch of a fan-out under its run: `fan #0 parser: success (terminal, merged) ·
+    fix@ab12 · branch ll/fix/ab12 · worktree PATH · $0.0100`."""
+    from little_loops.fsm.facts.runfile import display_path
+    from little_loops.fsm.facts.spend import format_cost
+
+    said = view.standing
+    if view.verdict:
+        how = ", ".join(x for x in (view.outcome, view.merged) if x)
+        said += f" ({how})" if how else ""
+    elif view.status:
+        said += f" (pass {view.iteration})"
+    parts = [f"{view.state} {view.label}: {said}", view.key]
+    if view.branch:
+        parts.append(f"branch {view.branch}")
+    if view.worktree:
+        parts.append(f"worktree {display_path(view.worktree)}")
+    parts.append(format_cost(view.cost_usd))
+    return " · ".join(parts)
 
 
 def status_rows(

@@ -375,6 +375,14 @@ CUSTOM: set[Key] = {
     ("docs/reuse.md", ".loops/lib/checks.yaml:7: error:"),
     ("docs/reuse.md", "# .loops/lib/checks.yaml"),
     ("docs/reuse.md", "# .loops/greet-moon.yaml"),
+    # A live fan-out's branches and a wrong --branch, in docs/test_fanout_doc.py.
+    ("docs/cli.md", "branches:     3 (ll-loop logs fix-each"),
+    ("docs/cli.md", "ll-loop: error: run 'fix-each' has no branch"),
+    ("docs/cli.md", "FAN-OUT  BRANCH"),
+    ("docs/cli.md", "$ ll-loop simulate fix-each"),
+    ("docs/loop-files.md", "flowchart TD\n    %% loop: fix-each"),
+    # A live fan-out in `watch`, in a real tmux pane: cli/watch/test_fanout.py.
+    ("docs/watch.md", " LOOP               RUN"),
     # The view itself at 80x24, rendered headless and compared in docs/test_watch_doc.py.
     ("docs/watch.md", " LOOP       RUN"),
     ("docs/watch.md", "fix-types  run k3f9"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from little_loops.fsm.facts.errors import LoopError
@@ -24,6 +24,7 @@ from little_loops.fsm.facts.spend import format_cost
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.runs.approvals import pending_question
 from little_loops.fsm.runs.describe import RunDescription, describe
+from little_loops.fsm.runs.fanned import from_captured
 from little_loops.fsm.runs.liveness import LiveStatus, live_status
 from little_loops.fsm.runs.locks import project_root
 from little_loops.fsm.runs.state import LoopState
@@ -140,6 +141,8 @@ class _Read:
     live: LiveStatus | None
     group: list[BoardRow]
     first: bool  # listed with the live runs, first
+    # its fan-out branches: (run key, label, verdict: "" until it ended)
+    branches: tuple[tuple[str, str, str], ...] = ()
 
 
 class BoardReader:
@@ -171,8 +174,17 @@ class BoardReader:
             if read is not None:
                 known[key] = read
         self._known = known
+        claimed = {key for read in known.values() for key, _, _ in read.branches}
         ordered = sorted(known.items(), key=lambda item: (not item[1].first, item[0]))
-        return [row for _, read in ordered for row in read.group]
+        rows: list[BoardRow] = []
+        shown: set[str] = set()
+        for key, read in ordered:
+            if key not in claimed:
+                rows += _with_branches(read, known, 0, shown)
+        for key, read in ordered:  # branches of one another (planted files): listed still
+            if key not in shown:
+                rows += _with_branches(read, known, 0, shown)
+        return rows
 
     def _row(self, key: str, path: Path) -> _Read | None:
         files = tuple(self._listed.get(key + suffix) for suffix in _RUN_FILES)
@@ -203,7 +215,9 @@ class BoardReader:
             return _broken(key, files)
         row = row_of(key, described)
         live = described.live.alive and state.status == Status.RUNNING
-        return _Read(files, state, described.live, [row, *child_rows(row, state.child)], live)
+        group = [row, *child_rows(row, state.child)]
+        fanned = tuple((v.key, v.label, v.verdict) for v in from_captured(state.captured, key))
+        return _Read(files, state, described.live, group, live, fanned)
 
     def _loop_stat(self, state: LoopState | None) -> tuple[object, ...]:
         """The loop file's stat (its iteration limit is shown), where a run's is looked for
@@ -216,6 +230,42 @@ class BoardReader:
                 self._loops[path] = _stat(path)
             found.append(self._loops[path])
         return tuple(found)
+
+
+def _with_branches(
+    read: _Read, known: dict[str, _Read], depth: int, shown: set[str]
+) -> list[BoardRow]:
+    """*read*'s rows *depth* levels in, then each of its fan-out branches' runs (their own
+    rows, their own branches) one level further in: `└ fix@ab12 #0 parser`; a branch whose
+    run has no files (yet, or any more) is a row of its verdict, or `starting`."""
+    rows = [replace(row, depth=row.depth + depth) for row in read.group]
+    shown.add(read.group[0].key)
+    if depth >= _CHILD_DEPTH:
+        return rows
+    for key, label, verdict in read.branches:
+        if key in shown:  # saved files are data: no cycle is followed
+            continue
+        found = known.get(key)
+        if found is None:
+            rows.append(
+                BoardRow(
+                    key,
+                    depth + 1,
+                    f"{key} {label}",
+                    "-",
+                    verdict or "starting",
+                    "-",
+                    "-",
+                    "",
+                    "",
+                    "",
+                )
+            )
+            continue
+        own = _with_branches(found, known, depth + 1, shown)
+        own[0] = replace(own[0], loop=f"{own[0].loop} {label}")
+        rows += own
+    return rows
 
 
 _RUN_FILES = (STATE_SUFFIX, EVENTS_SUFFIX, OPTIONS_SUFFIX)  # what a row is read from

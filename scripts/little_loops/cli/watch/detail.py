@@ -10,6 +10,7 @@ from pathlib import Path
 
 from little_loops.cli.watch.board import clean
 from little_loops.fsm.actions.registry import recorded
+from little_loops.fsm.engine.kinds.fanout import PROGRESS_KEY
 from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Status
@@ -18,6 +19,7 @@ from little_loops.fsm.facts.runfile import NotOurFile, open_run_stream
 from little_loops.fsm.facts.spend import format_cost
 from little_loops.fsm.facts.timefmt import format_duration
 from little_loops.fsm.runs.describe import RunDescription, describe
+from little_loops.fsm.runs.fanned import from_captured, read_runs
 from little_loops.fsm.runs.report import Report, build_report
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
@@ -51,6 +53,7 @@ class RunView:
     graph: list[GraphLine] = field(default_factory=list)
     live: list[str] = field(default_factory=list)  # the step under way: what runs, its output
     steps: list[str] = field(default_factory=list)
+    branches: list[str] = field(default_factory=list)  # a fan-out's, where each one is
     captured: list[str] = field(default_factory=list)
     costs: list[str] = field(default_factory=list)
     stalls: list[str] = field(default_factory=list)
@@ -81,6 +84,7 @@ def load_view(key: str, loops_dir: Path) -> RunView | None:
         question=_question(state),
         graph=graph_lines(state, report, loops_dir),
         steps=step_lines(report),
+        branches=branch_lines(state, loops_dir),
         captured=captured_lines(state),
         costs=cost_lines(state, report, partial),
         stalls=[f"{clean(k)}: {clean(v)}" for k, v in sorted(state.stall_watch.items())],
@@ -170,10 +174,29 @@ def step_lines(report: Report) -> list[str]:
     return lines
 
 
+def branch_lines(state: LoopState, loops_dir: Path) -> list[str]:
+    """A fan-out's branches: `fan #0 parser  fix@ab12  running at fix (pass 1)  $0.0100`
+    (Enter on its row in the list opens its own screen)."""
+    lines = []
+    for view in read_runs(from_captured(state.captured, state.key), loops_dir):
+        said = view.standing
+        if view.status and not view.verdict:
+            said += f" (pass {view.iteration})"
+        label = f"{clean(view.state, 40)} {clean(view.label, 60)}"
+        lines.append(
+            f"{label}  {clean(view.key, 60)}  {clean(said, 60)}  {format_cost(view.cost_usd)}"
+        )
+    return lines
+
+
 def captured_lines(state: LoopState) -> list[str]:
-    """The values the run captured, one line each, cut."""
+    """The values the run captured, one line each, cut; a fan-out under way is said as
+    such (its branches have their own section)."""
     lines = []
     for name, value in sorted(state.captured.items()):
+        if isinstance(value, dict) and PROGRESS_KEY in value:
+            lines.append(f"{clean(name, 40)} = (a fan-out under way: see branches)")
+            continue
         shown = value.get("output", value) if isinstance(value, dict) else value
         text = shown if isinstance(shown, str) else json.dumps(shown, default=str)
         lines.append(f"{clean(name, 40)} = {clean(text.strip(), 120)}")

@@ -1,4 +1,4 @@
-"""The run screen of `watch`: one run's graph, live step, steps, captures, costs and stalls."""
+"""The run screen of `watch`: a run's graph, live step, steps, branches, captures, cost, stalls."""
 
 from __future__ import annotations
 
@@ -100,6 +100,7 @@ def render_view(view: RunView | None, key: str, problem: str | None = None) -> T
         text.append("\n".join(view.live) + "\n")
     for title, lines in (
         ("recent steps", view.steps),
+        ("branches", view.branches),
         ("captured", view.captured),
         ("cost", view.costs),
         ("stall counters", view.stalls),

@@ -6,14 +6,17 @@ state of a `maintain: true` loop the restart edge. Edges between the same two st
 merged into one with the verdicts joined (`success, failure`). `$current` is a self-loop;
 a target with a `${...}` reference is a dashed edge to a note showing the reference.
 States get generated ids (`s0`, `s1`, ...) so no state name can break the syntax.
+A fan-out state (`map:`, `parallel:`) is drawn as a fork into its branches' child loops,
+their join and their merge; its routes leave from the last of these.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from little_loops.fsm.definition.fanout import MERGE_NONE, MapConfig, fan_out_of
 from little_loops.fsm.definition.graph import RESTART, LoopGraph, loop_graph
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model import FSMLoop, StateConfig
 
 FORMATS: tuple[str, ...] = ("mermaid", "dot")
 
@@ -68,6 +71,56 @@ def _notes(graph: list[Edge]) -> dict[str, str]:
     return notes
 
 
+MAX_BRANCHES_DRAWN = 6  # a map of more items draws this many, then one `N more` node
+
+
+@dataclass
+class FanDrawing:
+    """A fan-out state drawn: its own node's label, a node per branch (or per item of a
+    map, up to MAX_BRANCHES_DRAWN), its join's and merge's labels (None: `merge: none`)."""
+
+    label: str
+    branches: list[str]
+    join: str
+    merge: str | None
+
+    def exit(self, node: str) -> str:
+        """The id the state's routes leave from: its merge, else its join."""
+        return f"{node}_merge" if self.merge is not None else f"{node}_join"
+
+
+def fan_drawing(name: str, state: StateConfig) -> FanDrawing | None:
+    """How fan-out state *name* is drawn, or None when *state* is no fan-out state."""
+    config = fan_out_of(state)
+    if config is None:
+        return None
+    if isinstance(config, MapConfig):
+        items = config.items
+        kind = "map"
+        if isinstance(items, list):
+            shown = [f"loop {config.loop}: {item}" for item in items[:MAX_BRANCHES_DRAWN]]
+            if len(items) > MAX_BRANCHES_DRAWN:
+                shown.append(f"… {len(items) - MAX_BRANCHES_DRAWN} more")
+        else:
+            shown = [f"loop {config.loop}: each item of {items}"]
+    else:
+        kind = "parallel"
+        shown = [f"loop {b.get('loop')}" for b in getattr(config, "branches", [])]
+    at_once = f", {config.max_concurrency} at once" if config.max_concurrency else ""
+    join = f"join {config.join}" + (" by score" if config.score else "")
+    merge = None if config.merge == MERGE_NONE else f"merge {config.merge}"
+    return FanDrawing(f"{name}: {kind}{at_once}", shown, join, merge)
+
+
+def _fans(fsm: FSMLoop) -> dict[str, FanDrawing]:
+    found = {}
+    for name, state in fsm.states.items():
+        drawing = fan_drawing(name, state)
+        if drawing is not None:
+            found[name] = drawing
+    return found
+
+
 # --- Mermaid ----------------------------------------------------------------------------
 
 # Characters that Mermaid could read as syntax even inside quotes, as its `#code;` entities.
@@ -87,8 +140,12 @@ def _mermaid_parts(fsm: FSMLoop, prefix: str, expand: bool) -> tuple[list[str], 
     graph = edges(fsm)
     notes = {target: prefix + note for target, note in _notes(graph).items()}
     nodes: list[str] = []
+    fans = _fans(fsm)
     for name, state in fsm.states.items():
         text = mermaid_text(name)
+        if name in fans:
+            nodes += _mermaid_fan(ids[name], fans[name])
+            continue
         if state.loop is not None:
             shape = f'[["{text}: loop {mermaid_text(state.loop)}"]]'
         else:
@@ -98,7 +155,8 @@ def _mermaid_parts(fsm: FSMLoop, prefix: str, expand: bool) -> tuple[list[str], 
         nodes.append(f'    {note}>"{mermaid_text(target)}"]')
     lines: list[str] = []
     for edge in graph:
-        source = ids[edge.source]
+        fan = fans.get(edge.source)
+        source = ids[edge.source] if fan is None else fan.exit(ids[edge.source])
         label = f'|"{mermaid_text(edge.label)}"|'
         if edge.kind == "dynamic":
             lines.append(f"    {source} -.->{label} {notes[edge.target]}")
@@ -114,6 +172,26 @@ def _mermaid_parts(fsm: FSMLoop, prefix: str, expand: bool) -> tuple[list[str], 
         lines.append("    end")
         lines.append(f"    {ids[name]} -.-> {inner}s{list(child.states).index(child.initial)}")
     return nodes, lines
+
+
+def _mermaid_fan(node: str, fan: FanDrawing) -> list[str]:
+    """A fan-out state as a subgraph: its node forks (`==>`) into a node per branch, each
+    goes to the join, the join to the merge."""
+    lines = [
+        f'    subgraph {node}_fan["fan-out"]',
+        f'    {node}{{{{"{mermaid_text(fan.label)}"}}}}',
+    ]
+    for i, branch in enumerate(fan.branches):
+        lines.append(f'    {node}_b{i}[["{mermaid_text(branch)}"]]')
+    lines.append(f'    {node}_join(("{mermaid_text(fan.join)}"))')
+    if fan.merge is not None:
+        lines.append(f'    {node}_merge[/"{mermaid_text(fan.merge)}"/]')
+    for i in range(len(fan.branches)):
+        lines += [f"    {node} ==> {node}_b{i}", f"    {node}_b{i} --> {node}_join"]
+    if fan.merge is not None:
+        lines.append(f"    {node}_join --> {node}_merge")
+    lines.append("    end")
+    return lines
 
 
 def render_mermaid(fsm: FSMLoop, expand: bool = False) -> str:
@@ -154,7 +232,11 @@ def _dot_parts(fsm: FSMLoop, prefix: str, expand: bool) -> tuple[list[str], list
     graph = edges(fsm)
     notes = {target: prefix + note for target, note in _notes(graph).items()}
     lines: list[str] = []
+    fans = _fans(fsm)
     for name, state in fsm.states.items():
+        if name in fans:
+            lines += _dot_fan(ids[name], fans[name])
+            continue
         if state.loop is not None:
             label = dot_text(f"{name}: loop {state.loop}")
             lines.append(f"    {ids[name]} [label={label}, shape=component];")
@@ -172,7 +254,9 @@ def _dot_parts(fsm: FSMLoop, prefix: str, expand: bool) -> tuple[list[str], list
             target, attrs = ids[edge.target], attrs + ", style=bold"
         else:
             target = ids[edge.target]
-        edge_lines.append(f"    {ids[edge.source]} -> {target} [{attrs}];")
+        fan = fans.get(edge.source)
+        source = ids[edge.source] if fan is None else fan.exit(ids[edge.source])
+        edge_lines.append(f"    {source} -> {target} [{attrs}];")
     for name, child in fsm.children.items() if expand else ():
         inner = f"{ids[name]}_"
         edge_lines.append(f"    subgraph cluster_{inner}loop {{")
@@ -183,6 +267,28 @@ def _dot_parts(fsm: FSMLoop, prefix: str, expand: bool) -> tuple[list[str], list
         first = f"{inner}s{list(child.states).index(child.initial)}"
         edge_lines.append(f"    {ids[name]} -> {first} [style=dotted];")
     return lines, edge_lines
+
+
+def _dot_fan(node: str, fan: FanDrawing) -> list[str]:
+    """A fan-out state as a cluster: its node forks (bold edges) into a node per branch,
+    each goes to the join, the join to the merge."""
+    lines = [
+        f"    subgraph cluster_{node}_fan {{",
+        '        label="fan-out"; style=dashed;',
+        f"        {node} [label={dot_text(fan.label)}, shape=invtrapezium];",
+    ]
+    for i, branch in enumerate(fan.branches):
+        lines.append(f"        {node}_b{i} [label={dot_text(branch)}, shape=component];")
+    lines.append(f"        {node}_join [label={dot_text(fan.join)}, shape=circle];")
+    if fan.merge is not None:
+        lines.append(f"        {node}_merge [label={dot_text(fan.merge)}, shape=parallelogram];")
+    for i in range(len(fan.branches)):
+        lines.append(f"        {node} -> {node}_b{i} [style=bold];")
+        lines.append(f"        {node}_b{i} -> {node}_join;")
+    if fan.merge is not None:
+        lines.append(f"        {node}_join -> {node}_merge;")
+    lines.append("    }")
+    return lines
 
 
 def render_dot(fsm: FSMLoop, expand: bool = False) -> str:

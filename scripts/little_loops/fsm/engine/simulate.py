@@ -28,6 +28,7 @@ from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.rules import caps
 from little_loops.fsm.engine.scenarios import Scenario
+from little_loops.fsm.engine.simulate_branches import branch_labels, check_branch_script, joined
 from little_loops.fsm.engine.simulate_notes import known, limit_notes
 from little_loops.fsm.engine.simulated_output import capped, pure_verdict, simulated
 from little_loops.fsm.engine.simulation import (
@@ -45,7 +46,7 @@ from little_loops.fsm.engine.simulation import (
 )
 from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.facts.errors import InterpolationError
+from little_loops.fsm.facts.errors import InterpolationError, LoopDefinitionError
 from little_loops.fsm.facts.outcomes import Outcome, outcome_of
 from little_loops.fsm.facts.verdict_words import FAILURE, canonical_verdict
 from little_loops.fsm.values.interpolation import Expansion, InterpolationContext, to_text
@@ -62,9 +63,11 @@ class _Walk:
         default: str | None,
         max_steps: int | None,
         scenario: Scenario | None = None,
+        branches: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.fsm = fsm
         self.scenario = scenario
+        self.branch_script = {name: list(items) for name, items in (branches or {}).items()}
         self.script = {name: list(items) for name, items in verdicts.items()}
         self.used = dict.fromkeys(self.script, 0)
         self.default = default
@@ -194,7 +197,7 @@ class _Walk:
     def verdict_of(self, state: StateConfig, step: SimulatedStep) -> SimulationResult | str:
         """The verdict of *state*'s step, scripted (or its child's end), read as little-loops
         reads it with --compat; the walk's end when no verdict is left for it."""
-        picked = self.next_verdict() or self.child_verdict(state)
+        picked = self.fan_verdict(state, step) or self.next_verdict() or self.child_verdict(state)
         if picked is None:
             given = self.script.get(self.current, [])
             used = f" (scripted: {', '.join(given)})" if given else ""
@@ -364,6 +367,20 @@ class _Walk:
             return self.default, "default"
         return None
 
+    def fan_verdict(self, state: StateConfig, step: SimulatedStep) -> tuple[str, str] | None:
+        """A fan-out state given --branch-verdicts: its branches' verdicts (the same at each
+        visit), joined by its `join:` as a run joins them."""
+        given = self.branch_script.get(self.current)
+        config = fan_out_of(state)
+        if given is None or config is None:
+            return None
+        labels = branch_labels(config) or [""] * len(given)
+        step.branches = [
+            {"branch": f"#{i} {label}".rstrip(), "verdict": verdict}
+            for i, (label, verdict) in enumerate(zip(labels, given, strict=True))
+        ]
+        return joined(config, given), f"join {config.join} of the scripted branches"
+
     def child_script(self) -> dict[str, list[str]]:
         """The verdicts left for states of the current sub-loop state's child, by its names."""
         prefix = self.current + SUBLOOP_SEPARATOR
@@ -472,6 +489,7 @@ def simulate(
     default: str | None = None,
     max_steps: int | None = None,
     scenario: str | None = None,
+    branches: Mapping[str, Sequence[str]] | None = None,
 ) -> SimulationResult:
     """Walk *fsm* from its initial state with *verdicts* (state -> verdicts, used in order).
 
@@ -479,11 +497,19 @@ def simulate(
     (`script_exhausted`). Raises LoopDefinitionError when *verdicts* names a state that
     does not exist or takes no verdicts (terminal, or `next:`). *scenario* (a name of
     `scenarios.SCENARIOS`) gives the states with no scripted verdict left theirs.
+    *branches* (fan-out state -> a verdict per branch) gives such a state the verdict its
+    `join:` makes of them, at each visit (simulate_branches.check_branch_script).
     """
     check_script(fsm, verdicts)
+    fans = check_branch_script(fsm, branches or {})
+    both = sorted(set(fans) & set(verdicts))
+    if both:
+        raise LoopDefinitionError(
+            f"--verdicts and --branch-verdicts both script state '{both[0]}': give one"
+        )
     ours = {name: [canonical_verdict(v) for v in items] for name, items in verdicts.items()}
     default = None if default is None else canonical_verdict(default)  # `yes` is success
     picked = None if scenario is None else Scenario(scenario)
     if fsm.theirs:  # little-loops rehearses a loop with its max_steps at most 20
         fsm = capped(fsm)
-    return _Walk(fsm, ours, default, max_steps, picked).run()
+    return _Walk(fsm, ours, default, max_steps, picked, fans).run()

@@ -48,6 +48,7 @@ class SimulatedStep:
     reason: str = ""
     notes: list[str] = field(default_factory=list)
     depth: int = 0  # 1 for a state of a sub-loop's child, named `STATE/CHILD_STATE`
+    branches: list[dict[str, str]] = field(default_factory=list)  # a fan-out's: name, verdict
 
 
 @dataclass
@@ -77,6 +78,8 @@ class SimulationResult:
         for step in out["steps"]:
             if not step["depth"]:
                 del step["depth"]  # only a sub-loop's steps say how deep they are
+            if not step["branches"]:
+                del step["branches"]  # only a fan-out's with scripted branches has them
         out["exit_code"] = self.exit_code
         out["path"] = self.path
         return out

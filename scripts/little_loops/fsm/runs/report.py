@@ -15,6 +15,7 @@ from little_loops.fsm.engine.events import nested
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import succeeded
 from little_loops.fsm.runs.agent_figures import AgentBook, agent_of
+from little_loops.fsm.runs.fanned import BranchView, from_events
 
 KEEP_STEPS = 2000
 KEEP_PASSES = 200
@@ -92,6 +93,7 @@ class Report:
     sandboxed: dict[str, int] = field(default_factory=dict)  # steps run in each sandbox
     events: int = 0
     definition: dict[str, Any] | None = None  # the loop as data, when known (for its graph)
+    branches: list[BranchView] = field(default_factory=list)  # its fan-outs' branches, lanes
 
     @property
     def success(self) -> bool | None:
@@ -147,6 +149,7 @@ class Report:
                 {"from": source, "to": target, "count": count}
                 for (source, target), count in self.edges.items()
             ],
+            **({"branches": [b.to_dict() for b in self.branches]} if self.branches else {}),
         }
 
 
@@ -197,6 +200,7 @@ class _Builder:
         self.pass_number = 0
         self.last_ts = ""
         self.times: dict[str, array[int]] = {}  # every step's time, per state, for medians
+        self.fanned: list[dict[str, Any]] = []  # the fan-out events (a few per branch)
 
     def add(self, event: dict[str, Any]) -> None:
         report, kind, ts = self.report, event.get("event"), event.get("ts")
@@ -223,6 +227,8 @@ class _Builder:
                     report.sandboxed[step.sandbox] = report.sandboxed.get(step.sandbox, 0) + 1
         elif kind == Event.AGENT_SWITCH:
             report.agents.add(kind, event, None)
+        elif kind in _FANOUT_EVENTS:
+            self.fanned.append(event)
         elif kind == Event.LOOP_START:
             if report.started_at is None:
                 report.started_at = ts
@@ -332,6 +338,7 @@ class _Builder:
             report.states[name].median_ms = round(statistics.median(spans))
         if not report.duration_ms and report.started_at:
             report.duration_ms = _ms_between(report.started_at, self.last_ts)
+        report.branches = from_events(self.fanned, report.loop)
         return report
 
 
@@ -369,6 +376,8 @@ def _evaluate(step: Step, event: dict[str, Any]) -> None:
 def _stall(step: Step, event: dict[str, Any]) -> None:
     step.stall = _text(event.get("message")) or _text(event.get("detector")) or "stall"
 
+
+_FANOUT_EVENTS = (Event.BRANCH_START, Event.BRANCH_FINISH, Event.FANOUT_MERGE)
 
 _STEP_EVENTS = {
     Event.ACTION_START: _action_start,

@@ -15,6 +15,7 @@ from support.slowdown import scaled
 from little_loops.fsm.definition.diagram import (
     dot_text,
     edges,
+    fan_drawing,
     mermaid_text,
     render_dot,
     render_mermaid,
@@ -200,7 +201,13 @@ def test_every_state_and_transition_is_drawn(name: str, fsm: FSMLoop) -> None:
     for state_name, state in fsm.states.items():
         sid = ids[state_name]
         label = mermaid_text(state_name)
-        if state.loop is not None:  # a sub-loop state: a subroutine box naming its loop
+        fan = fan_drawing(state_name, state)
+        source = sid
+        if fan is not None:  # a fan-out state: a fork, its branches, join and merge
+            assert f'    {sid}{{{{"{mermaid_text(fan.label)}"}}}}\n' in mermaid
+            assert f"        {sid} [label={dot_text(fan.label)}, shape=invtrapezium];\n" in dot
+            source = fan.exit(sid)
+        elif state.loop is not None:  # a sub-loop state: a subroutine box naming its loop
             shown = f"{state_name}: loop {state.loop}"
             assert f'    {sid}[["{mermaid_text(shown)}"]]\n' in mermaid
             assert f"    {sid} [label={dot_text(shown)}, shape=component];\n" in dot
@@ -215,11 +222,11 @@ def test_every_state_and_transition_is_drawn(name: str, fsm: FSMLoop) -> None:
             target = state_name if raw == CURRENT_STATE_TOKEN else raw
             assert target in ids, (state_name, raw)
             arrow = "==>" if verdict == "maintain" else "-->"
-            edge = re.search(rf'^    {sid} {arrow}\|"([^"]*)"\| {ids[target]}$', mermaid, re.M)
+            edge = re.search(rf'^    {source} {arrow}\|"([^"]*)"\| {ids[target]}$', mermaid, re.M)
             assert edge is not None, (state_name, verdict, target)
             assert verdict in edge.group(1).split(", ")
             assert re.search(
-                rf'^    {sid} -> {ids[target]} \[label="[^"]*\b{re.escape(verdict)}\b', dot, re.M
+                rf'^    {source} -> {ids[target]} \[label="[^"]*\b{re.escape(verdict)}\b', dot, re.M
             )
 
 
@@ -258,3 +265,93 @@ def test_a_sub_loop_is_drawn_inside_its_state_with_expand(tmp_path: Path) -> Non
     assert "    subgraph cluster_s0_loop {\n" in dot
     assert '        s0_s1 [label="b", peripheries=2];\n' in dot
     assert "    s0 -> s0_s0 [style=dotted];\n" in dot
+
+
+FAN_OUT = """\
+    name: fans
+    initial: each
+    states:
+      each:
+        map:
+          items: [a, b, c, d, e, f, g, h]
+          loop: fix
+          max_concurrency: 2
+          merge: green
+        on_success: both
+        on_failure: done
+      both:
+        parallel:
+          branches:
+            - loop: 'say "hi" | end'
+            - loop: ${context.which}
+          join: best
+          score: echo 1
+        route:
+          success: lines
+          _: done
+      lines:
+        map:
+          items: ${captured.each.merged}
+          loop: fix
+        on_success: done
+        on_failure: done
+      done:
+        terminal: true
+    context:
+      which: fix
+"""
+
+
+def test_a_fan_out_state_is_a_fork_into_its_branches_their_join_and_merge_in_mermaid() -> None:
+    mermaid = render_mermaid(loop(FAN_OUT))
+    each = [
+        '    subgraph s0_fan["fan-out"]',
+        '    s0{{"each: map, 2 at once"}}',
+        *(f'    s0_b{i}[["loop fix: {x}"]]' for i, x in enumerate("abcdef")),
+        '    s0_b6[["… 2 more"]]',
+        '    s0_join(("join all"))',
+        '    s0_merge[/"merge green"/]',
+        *(line for i in range(7) for line in (f"    s0 ==> s0_b{i}", f"    s0_b{i} --> s0_join")),
+        "    s0_join --> s0_merge",
+        "    end",
+    ]
+    assert "\n".join(each) + "\n" in mermaid
+    both = [
+        '    subgraph s1_fan["fan-out"]',
+        '    s1{{"both: parallel"}}',
+        '    s1_b0[["loop say #34;hi#34; #124; end"]]',
+        '    s1_b1[["loop ${context.which}"]]',
+        '    s1_join(("join best by score"))',
+    ]
+    assert "\n".join(both) + "\n" in mermaid
+    assert "s1_merge" not in mermaid  # merge: none: the routes leave from the join
+    assert '    s2_b0[["loop fix: each item of ${captured.each.merged}"]]\n' in mermaid
+    assert '    s0_merge -->|"success"| s1\n' in mermaid
+    assert '    s0_merge -->|"failure"| s3\n' in mermaid
+    assert '    s1_join -->|"success"| s2\n' in mermaid
+    assert '    s2_join -->|"success, failure"| s3\n' in mermaid
+    assert re.search(r"^    s[012] -->", mermaid, re.M) is None  # none leaves the fork itself
+
+
+def test_a_fan_out_state_is_a_cluster_in_graphviz_and_graphviz_lays_it_out() -> None:
+    dot = render_dot(loop(FAN_OUT))
+    assert "    subgraph cluster_s0_fan {\n" in dot
+    assert '        s0 [label="each: map, 2 at once", shape=invtrapezium];\n' in dot
+    assert '        s0_b3 [label="loop fix: d", shape=component];\n' in dot
+    assert "        s0 -> s0_b3 [style=bold];\n        s0_b3 -> s0_join;\n" in dot
+    assert '        s1_b0 [label="loop say \\"hi\\" | end", shape=component];\n' in dot
+    assert '        s0_merge [label="merge green", shape=parallelogram];\n' in dot
+    assert '    s0_merge -> s1 [label="success"];\n' in dot
+    assert '    s1_join -> s2 [label="success"];\n' in dot
+    if DOT is None:
+        pytest.skip("Graphviz (dot) is not installed")
+    drawn = subprocess.run(
+        [DOT, "-Tplain"], input=dot, capture_output=True, text=True, timeout=scaled(60)
+    )
+    assert drawn.returncode == 0, drawn.stderr
+    nodes = {line.split()[1]: line for line in drawn.stdout.splitlines() if line.startswith("node")}
+    assert {"s0", "s0_b0", "s0_b6", "s0_join", "s0_merge", "s1_b1", "s1_join"} <= set(nodes)
+    height = {name: float(line.split()[3]) for name, line in nodes.items()}
+    # Top to bottom: the fork, its branches side by side, the join, the merge.
+    assert height["s0"] > height["s0_b0"] == height["s0_b6"] > height["s0_join"]
+    assert height["s0_join"] > height["s0_merge"]
