@@ -16,8 +16,10 @@ from little_loops.fsm.engine.run import Run
 from little_loops.fsm.facts.errors import InterpolationError, LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
-from little_loops.fsm.fanout.branches import Branch
-from little_loops.fsm.fanout.drive import Plan, fan_out
+from little_loops.fsm.fanout.branches import Branch, prompt_branch
+from little_loops.fsm.fanout.drive import Ending, Plan, fan_out
+from little_loops.fsm.fanout.join import Judge
+from little_loops.fsm.fanout.judge import judge_best
 from little_loops.fsm.fanout.pool import STOP_BUDGET, FanOutSpec
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 
@@ -41,6 +43,10 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         branches = branches_of(config, run.context())
     except (InterpolationError, LoopError, ValueError) as exc:
         return error_outcome(run, name, state, f"state '{name}': {exc}")
+    try:
+        judge = _judge(run, config, loops_dir_of(run))
+    except InterpolationError as exc:
+        return error_outcome(run, name, state, f"state '{name}': judge: {exc}")
     visit = run.position.iteration
     before = _progress(run, name, visit)
     recorded = list(before)
@@ -51,7 +57,7 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         run.memory.captured[name] = {PROGRESS_KEY: {"visit": visit, "events": list(recorded)}}
         run.emit(Event(kind), event)
 
-    loops_dir = run.config.loops_dir or (run.config.cwd or Path.cwd()) / ".loops"
+    loops_dir = loops_dir_of(run)
     plan = Plan(
         FanOutSpec(
             branches,
@@ -64,9 +70,11 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         config.join,
         config.merge,
         config.score,
+        judge,
     )
     ending = fan_out(plan, emit, run.stopping.flag.is_set, before)
     run.budget.spend.add(ending.cost_usd, None, "")
+    judged = _judge_spend(run, ending)
     if ending.verdict is None:  # stopped: a resume goes on with the branches
         return StepOutcome(stop=run.stopping.asked() or Outcome.INTERRUPTED)
     if ending.stopped_by == STOP_BUDGET and run.budget.spend.reached(run.fsm.max_cost_usd):
@@ -76,11 +84,38 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
     memory = run.memory
     memory.last_result = {"verdict": ending.verdict, "details": figures}
     memory.prev_result = {"state": name, "output": ending.verdict, "verdict": ending.verdict}
-    judged = events.Evaluation(state=name, type=FANOUT_EVALUATOR, verdict=ending.verdict)
-    if ending.cost_usd:
-        judged["cost_usd"] = round(ending.cost_usd, 6)
-    run.emit(Event.EVALUATE, judged)
+    evaluation = events.Evaluation(state=name, type=FANOUT_EVALUATOR, verdict=ending.verdict)
+    if ending.cost_usd or judged:
+        evaluation["cost_usd"] = round(ending.cost_usd + (judged or 0.0), 6)
+    run.emit(Event.EVALUATE, evaluation)
     return follow_route(state, ending.verdict, run.context(), name)
+
+
+def loops_dir_of(run: Run) -> Path:
+    """The project's `.loops/` folder, where the branches' runs keep their files."""
+    return run.config.loops_dir or (run.config.cwd or Path.cwd()) / ".loops"
+
+
+def _judge(run: Run, config: FanOutConfig, loops_dir: Path) -> Judge | None:
+    """`join: best`'s LLM judge, asked the state's question (filled in now), or None."""
+    question = config.judge_question
+    if question is None:
+        return None
+    asked = interpolate(question, run.context())
+    llm = run.fsm.llm
+    return lambda green, base: judge_best(green, base, loops_dir, asked, llm)
+
+
+def _judge_spend(run: Run, ending: Ending) -> float | None:
+    """What the judge's call cost, added to the run's spend (None: no call was made)."""
+    details = ending.joined.details if ending.joined is not None else {}
+    usage = details.get("usage")
+    reported = details.get("cost_usd")  # the judge via Claude Code reports its cost
+    if isinstance(reported, float):
+        return run.budget.spend.add_judge_cost(reported, usage)
+    if isinstance(usage, dict) and usage:
+        return run.budget.spend.add_judge(str(details.get("model") or run.fsm.llm.model), usage)
+    return None
 
 
 def branches_of(config: FanOutConfig, ctx: InterpolationContext) -> list[Branch]:
@@ -92,6 +127,12 @@ def branches_of(config: FanOutConfig, ctx: InterpolationContext) -> list[Branch]
         return [Branch(i, loop, {**shared, config.as_: item}, item) for i, item in enumerate(items)]
     out = []
     for i, branch in enumerate(getattr(config, "branches", [])):
+        if "loop" not in branch:  # a prompt on a named agent
+            agent = branch.get("agent")
+            names = agent if isinstance(agent, list) else [agent]
+            filled = ",".join(interpolate(str(name), ctx) for name in names)
+            out.append(prompt_branch(i, filled, interpolate(str(branch.get("prompt")), ctx)))
+            continue
         loop = interpolate(str(branch.get("loop") or ""), ctx)
         out.append(Branch(i, loop, _bindings(branch.get("with") or {}, ctx), loop))
     return out
