@@ -87,7 +87,8 @@ def _items(value: object) -> str | None:
 
 MAP_KEYS: dict[str, Check] = {
     "items": Check(_items, {"type": ["array", "string"]}),
-    "loop": string,
+    "loop": optional(string),
+    "prompt": optional(string),  # no loop: each item is an agent given this prompt
     "as": optional(pattern(r"^[A-Za-z_][A-Za-z0-9_]*$", "a context key (letters, digits, _)")),
     "with": optional(mapping),
     **_COMMON,
@@ -121,6 +122,12 @@ def _block(allowed: dict[str, Check], required: tuple[str, ...]) -> Check:
             missing = [key for key in required if key not in value]
             if missing:
                 return f"needs {' and '.join(missing)}"
+            if "items" in value:  # a map: of a loop, or of agents given one prompt
+                if ("loop" in value) == ("prompt" in value):
+                    return "needs loop: (the child loop) or prompt: (each item an agent), one"
+                extra = [key for key in ("as", "with") if key in value]
+                if "prompt" in value and extra:
+                    return f"{extra[0]}: goes with loop:; with prompt: each item is an agent"
             best = value.get("join") == JOIN_BEST
             if best and value.get("score") and value.get("judge"):
                 return "join: best takes score: or judge:, not both"
@@ -146,7 +153,7 @@ def _block(allowed: dict[str, Check], required: tuple[str, ...]) -> Check:
 # Spliced into key_tables.STATE_KEYS (their docs into validate/key_docs.STATE_KEYS).
 FANOUT_STATE_KEYS: dict[str, Check] = {
     "parallel": _block(PARALLEL_KEYS, ("branches",)),
-    "map": _block(MAP_KEYS, ("items", "loop")),
+    "map": _block(MAP_KEYS, ("items",)),
 }
 
 # Keys a fan-out state cannot have: its branches are its work, their join its verdict.
@@ -187,7 +194,8 @@ FANOUT_KEY_DOCS: dict[str, str] = {
     ),
     "map": (
         "Run one sub-loop per item at once, each in its own git worktree and branch: items (a "
-        "list, or ${...} text: a JSON array or lines), loop, as (the child's context key of "
+        "list, or ${...} text: a JSON array or lines), loop, or prompt (each item an agent "
+        "given it: N agents, or one named N times), as (the child's context key of "
         "the item, default item), with, and parallel:'s max_concurrency, join, merge, score, "
         "judge, max_cost_usd."
     ),
@@ -263,6 +271,7 @@ class MapConfig(FanOutConfig):
 
     items: list[Any] | str = field(default_factory=list)
     loop: str = ""
+    prompt: str | None = None  # no loop: each item an agent given this prompt
     as_: str = DEFAULT_ITEM_KEY
     with_: dict[str, Any] = field(default_factory=dict)
 
@@ -272,13 +281,18 @@ class MapConfig(FanOutConfig):
         return cls(
             items=list(items) if isinstance(items, list) else str(items or ""),
             loop=str(data.get("loop") or ""),
+            prompt=None if data.get("prompt") is None else str(data.get("prompt")),
             as_=str(data.get("as") or DEFAULT_ITEM_KEY),
             with_=dict(data.get("with") or {}),
             **_common_of(data),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"items": self.items, "loop": self.loop}
+        out: dict[str, Any] = {"items": self.items}
+        if self.prompt is not None:
+            out["prompt"] = self.prompt
+        else:
+            out["loop"] = self.loop
         if self.as_ != DEFAULT_ITEM_KEY:
             out["as"] = self.as_
         if self.with_:
@@ -295,6 +309,8 @@ def fan_out_text(config: FanOutConfig) -> str:
         items = config.items
         count = f"{len(items)} items" if isinstance(items, list) else f"the items of {items}"
         what = f"map {count} over loop {config.loop} (as {config.as_})"
+        if config.prompt is not None:
+            what = f"map {count} as agents, each given the prompt"
     else:
         loops = [branch_label(b) for b in getattr(config, "branches", [])]
         what = f"parallel {len(loops)} branches: {', '.join(loops)}"

@@ -34,6 +34,7 @@ class Plan:
     merge: str = MERGE_NONE
     score: str | None = None  # `join: best`: the command whose last number is the score
     judge: Judge | None = None  # `join: best` by the LLM judge (fanout/judge.py)
+    score_env: Mapping[str, str] | None = None  # the values the score's `${...}` read
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,13 @@ def fan_out(
         joined = Joined(verdict, picked, str(joined_before.get("reason") or ""))
     else:
         joined = join(
-            plan.join, ran.records, plan.score, spec.loops_dir.parent, plan.judge, pool.base
+            plan.join,
+            ran.records,
+            plan.score,
+            spec.loops_dir.parent,
+            plan.judge,
+            pool.base,
+            plan.score_env,
         )
         emit(
             FANOUT_JOIN,

@@ -8,7 +8,7 @@ import os
 import re
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ def join(
     here: Path,
     judge: Judge | None = None,
     base: str | None = None,
+    score_env: Mapping[str, str] | None = None,
 ) -> Joined:
     """Join *records* by *how* (`all`, `any`, `best`); *score* is `best`'s bash command,
     run in each successful branch's worktree (*here* outside a repository), or *judge* the
@@ -67,7 +68,8 @@ def join(
         return Joined(SUCCESS, (judged.picked,), judged.reason, judged.details)
     scored = []
     for record in green:
-        record.score = None if score is None else run_score(score, record.worktree or here)
+        where = record.worktree or here
+        record.score = None if score is None else run_score(score, where, env=score_env)
         if record.score is not None:
             scored.append(record)
     if not scored:
@@ -80,8 +82,14 @@ def join(
     return Joined(SUCCESS, (best,), reason)
 
 
-def run_score(command: str, where: Path, timeout: float = SCORE_TIMEOUT) -> float | None:
-    """The last number *command* (`bash -c`, in *where*) printed on its standard output;
+def run_score(
+    command: str,
+    where: Path,
+    timeout: float = SCORE_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+) -> float | None:
+    """The last number *command* (`bash -c`, in *where*, with *env* added: the values its
+    `${...}` references read) printed on its standard output;
     None when it failed, printed no number or ran out of time (its process group ended)."""
     if not where.is_dir():
         return None
@@ -92,6 +100,7 @@ def run_score(command: str, where: Path, timeout: float = SCORE_TIMEOUT) -> floa
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        env={**os.environ, **(env or {})},
     )
     try:
         out, _ = process.communicate(timeout=timeout)

@@ -22,6 +22,8 @@ from little_loops.fsm.fanout.join import Judge
 from little_loops.fsm.fanout.judge import judge_best
 from little_loops.fsm.fanout.pool import STOP_BUDGET, FanOutSpec
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.values.shellquote import render
+from little_loops.loops import LIBRARY_PREFIX
 
 FANOUT_EVALUATOR = "fanout"  # the `type` of the evaluate event of a fan-out state
 # `${captured.STATE}` while the fan-out runs: its events so far (a resume reads them back).
@@ -45,8 +47,9 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         return error_outcome(run, name, state, f"state '{name}': {exc}")
     try:
         judge = _judge(run, config, loops_dir_of(run))
+        score = None if config.score is None else render(config.score, run.context())
     except InterpolationError as exc:
-        return error_outcome(run, name, state, f"state '{name}': judge: {exc}")
+        return error_outcome(run, name, state, f"state '{name}': {exc}")
     visit = run.position.iteration
     before = _progress(run, name, visit)
     recorded = list(before)
@@ -69,8 +72,9 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         ),
         config.join,
         config.merge,
-        config.score,
+        None if score is None else score.script,
         judge,
+        None if score is None else score.env,
     )
     ending = fan_out(plan, emit, run.stopping.flag.is_set, before)
     run.budget.spend.add(ending.cost_usd, None, "")
@@ -122,9 +126,15 @@ def branches_of(config: FanOutConfig, ctx: InterpolationContext) -> list[Branch]
     """The branches of *config*, their `with:` values and map items filled in from *ctx*."""
     if isinstance(config, MapConfig):
         items = items_of(config.items, ctx)
+        if config.prompt is not None:  # each item an agent, given the one prompt
+            prompt = interpolate(config.prompt, ctx)
+            return [prompt_branch(i, item, prompt) for i, item in enumerate(items)]
         shared = _bindings(config.with_, ctx)
-        loop = config.loop
-        return [Branch(i, loop, {**shared, config.as_: item}, item) for i, item in enumerate(items)]
+        loop, source = loop_of(config.loop)
+        return [
+            Branch(i, loop, {**shared, config.as_: item}, item, source)
+            for i, item in enumerate(items)
+        ]
     out = []
     for i, branch in enumerate(getattr(config, "branches", [])):
         if "loop" not in branch:  # a prompt on a named agent
@@ -133,9 +143,18 @@ def branches_of(config: FanOutConfig, ctx: InterpolationContext) -> list[Branch]
             filled = ",".join(interpolate(str(name), ctx) for name in names)
             out.append(prompt_branch(i, filled, interpolate(str(branch.get("prompt")), ctx)))
             continue
-        loop = interpolate(str(branch.get("loop") or ""), ctx)
-        out.append(Branch(i, loop, _bindings(branch.get("with") or {}, ctx), loop))
+        loop, source = loop_of(interpolate(str(branch.get("loop") or ""), ctx))
+        out.append(Branch(i, loop, _bindings(branch.get("with") or {}, ctx), loop, source))
     return out
+
+
+def loop_of(written: str) -> tuple[str, str]:
+    """A branch's loop as written: (the name its runs are filed by, what `ll-loop run` is
+    given when that is not the name): `library:fix-tests` is run as itself, filed as
+    fix-tests."""
+    if written.startswith(LIBRARY_PREFIX):
+        return written[len(LIBRARY_PREFIX) :], written
+    return written, ""
 
 
 def items_of(items: list[Any] | str, ctx: InterpolationContext) -> list[str]:
