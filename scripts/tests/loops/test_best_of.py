@@ -12,7 +12,7 @@ from support.gitrepo import branches, git, loops_project
 from support.llproc import events, ll_loop, state
 
 # The task's project: calc.sh must add, subtract and multiply; check.sh counts what works.
-CALC = '#!/bin/bash\ncase $1 in\n  add) echo $(($2 - $3)) ;;\nesac\n'
+CALC = "#!/bin/bash\ncase $1 in\n  add) echo $(($2 - $3)) ;;\nesac\n"
 CHECK = """#!/bin/bash
 n=0
 [ "$(bash calc.sh add 2 3)" = 5 ] && n=$((n+1))
@@ -111,11 +111,13 @@ def test_best_of_three_agents_the_judge_reads_their_diffs_and_its_pick_is_merged
     assert enum == ["branch_1", "branch_2", "branch_3", "cannot_judge"]
     result = state(root, "best-of")["captured"]["by_judge"]
     good_key = result["branches"][2]["key"]
-    assert result["picked"] == [good_key] and result["merged"] == [good_key]
+    assert result["picked"] == [good_key]
+    assert result["merged"] == [good_key]
     assert result["reason"] == "complete"
     assert "mul) echo $(($2 * $3))" in (root / "calc.sh").read_text()
     judged = [e for e in events(root, "best-of") if e["event"] == "evaluate"]
-    assert judged[-1]["type"] == "fanout" and judged[-1]["cost_usd"] > 0  # the judge's call
+    assert judged[-1]["type"] == "fanout"
+    assert judged[-1]["cost_usd"] > 0
 
 
 def test_best_of_when_the_judge_cannot_judge_nothing_is_merged_and_it_ends_undecided(
@@ -129,7 +131,8 @@ def test_best_of_when_the_judge_cannot_judge_nothing_is_merged_and_it_ends_undec
     run = state(root, "best-of")
     assert run["current_state"] == "undecided"
     result = run["captured"]["by_judge"]
-    assert result["verdict"] == "error" and result["merged"] == []
+    assert result["verdict"] == "error"
+    assert result["merged"] == []
     assert result["reason"] == "the judge could not judge (cannot_judge): same"
     assert git(root, "rev-parse", "HEAD") == head
     # Both attempts are kept on their branches, for a look by hand.
