@@ -1,5 +1,4 @@
-"""Join a fan-out's branches into one verdict: `all`, `any`, or the `best` by a score command
-or by the LLM judge (judge.py)."""
+"""Join a fan-out's branches into one verdict: `all`, `any`, or `best` by a score or the judge."""
 
 from __future__ import annotations
 
