@@ -40,6 +40,7 @@ class Branch:
     bindings: Mapping[str, str] = field(default_factory=dict)
     item: str = ""
     source: str = ""
+    options: tuple[str, ...] = ()  # more `ll-loop run` options (`--max-cost` of a prompt's)
 
 
 @dataclass
@@ -86,10 +87,13 @@ PROMPT_LOOP = Path(__file__).with_name("prompt.yaml")
 PROMPT_LOOP_NAME = "prompt"  # its name (a run is named by its file)
 
 
-def prompt_branch(index: int, agent: str, prompt: str) -> Branch:
-    """The branch that gives *prompt* to *agent* (a name, or a comma-separated fallback list)."""
+def prompt_branch(index: int, agent: str, prompt: str, max_cost_usd: float | None) -> Branch:
+    """The branch that gives *prompt* to *agent* (a name, or a comma-separated fallback list),
+    run with the fan-out's budget as its own (a spend it cannot count stops it, as in any
+    budgeted run)."""
     bindings = {"agent": agent, "prompt": prompt}
-    return Branch(index, PROMPT_LOOP_NAME, bindings, f"{agent} prompt", str(PROMPT_LOOP))
+    options = () if max_cost_usd is None else ("--max-cost", repr(max_cost_usd))
+    return Branch(index, PROMPT_LOOP_NAME, bindings, f"{agent} prompt", str(PROMPT_LOOP), options)
 
 
 def ll_loop(*args: str) -> list[str]:
@@ -103,6 +107,7 @@ def run_command(record: BranchRecord, base: str | None) -> list[str]:
     argv = ll_loop("run", record.branch.source or record.branch.loop, "--run-id", record.run_id)
     if record.worktree is not None and base:
         argv += ["--worktree", "--base", base]
+    argv += list(record.branch.options)
     for key, value in record.branch.bindings.items():
         argv += ["--set", f"{key}={value}"]
     return argv

@@ -42,7 +42,7 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         )
         return error_outcome(run, name, state, msg)
     try:
-        branches = branches_of(config, run.context())
+        branches = branches_of(config, run.context(), _static_budget(run, config))
     except (InterpolationError, LoopError, ValueError) as exc:
         return error_outcome(run, name, state, f"state '{name}': {exc}")
     try:
@@ -122,13 +122,16 @@ def _judge_spend(run: Run, ending: Ending) -> float | None:
     return None
 
 
-def branches_of(config: FanOutConfig, ctx: InterpolationContext) -> list[Branch]:
-    """The branches of *config*, their `with:` values and map items filled in from *ctx*."""
+def branches_of(
+    config: FanOutConfig, ctx: InterpolationContext, max_cost_usd: float | None = None
+) -> list[Branch]:
+    """The branches of *config*, their `with:` values and map items filled in from *ctx*; a
+    prompt branch runs with *max_cost_usd* as its own budget."""
     if isinstance(config, MapConfig):
         items = items_of(config.items, ctx)
         if config.prompt is not None:  # each item an agent, given the one prompt
             prompt = interpolate(config.prompt, ctx)
-            return [prompt_branch(i, item, prompt) for i, item in enumerate(items)]
+            return [prompt_branch(i, item, prompt, max_cost_usd) for i, item in enumerate(items)]
         shared = _bindings(config.with_, ctx)
         loop, source = loop_of(config.loop)
         return [
@@ -141,7 +144,8 @@ def branches_of(config: FanOutConfig, ctx: InterpolationContext) -> list[Branch]
             agent = branch.get("agent")
             names = agent if isinstance(agent, list) else [agent]
             filled = ",".join(interpolate(str(name), ctx) for name in names)
-            out.append(prompt_branch(i, filled, interpolate(str(branch.get("prompt")), ctx)))
+            prompt = interpolate(str(branch.get("prompt")), ctx)
+            out.append(prompt_branch(i, filled, prompt, max_cost_usd))
             continue
         loop, source = loop_of(interpolate(str(branch.get("loop") or ""), ctx))
         out.append(Branch(i, loop, _bindings(branch.get("with") or {}, ctx), loop, source))
@@ -197,6 +201,14 @@ def _budget(run: Run, config: FanOutConfig) -> float | None:
     limits = [x for x in (config.max_cost_usd,) if x is not None]
     if run.fsm.max_cost_usd is not None:
         limits.append(max(0.0, run.fsm.max_cost_usd - run.budget.spend.cost_usd))
+    return min(limits) if limits else None
+
+
+def _static_budget(run: Run, config: FanOutConfig) -> float | None:
+    """A prompt branch's own budget: the state's max_cost_usd or the loop's, the lesser (the
+    same on a resume, so the child's command line is found again; the branches' spend
+    together is held to what is left by the fan-out itself)."""
+    limits = [x for x in (config.max_cost_usd, run.fsm.max_cost_usd) if x is not None]
     return min(limits) if limits else None
 
 
