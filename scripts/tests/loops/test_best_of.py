@@ -44,7 +44,9 @@ def _project(tmp_path: Path) -> Path:
     agents = {"bad": BAD, "good": GOOD, "half": HALF}
     files = {"calc.sh": CALC, "check.sh": CHECK}
     for name, body in agents.items():
-        files[f"tools/{name}"] = f'#!/bin/bash\nprintf "%s\\n" "$1" > ../{name}.prompt\n{body}'
+        files[f"tools/{name}"] = (
+            f'#!/bin/bash\nprintf "%s\\n" "$1" > ../{name}.prompt\n{body}echo "cost: \\$0.01"\n'
+        )
     entries = "".join(
         f"  {name}:\n    command: ./tools/{name}\n    cost_pattern: 'cost: \\$([0-9.]+)'\n"
         for name in agents
@@ -76,6 +78,7 @@ def test_best_of_three_agents_the_score_picks_the_good_one_and_merges_it_alone(
     assert done.returncode == 0, done.stdout + done.stderr
     run = state(root, "best-of")
     assert run["current_state"] == "done"
+    assert run["cost_usd"] == 0.03  # the three attempts' spend, each counted
     result = run["captured"]["by_score"]
     starts = {b["index"]: b["key"] for b in result["branches"]}
     assert result["picked"] == [starts[1]]  # good: 3 passing, half: 1, bad: 0
