@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support import fanout
 from support.fake_anthropic import FakeAnthropic
 from support.gitrepo import branches, git, loops_project
 from support.llproc import events, ll_loop, state
@@ -64,18 +65,17 @@ def test_best_of_three_agents_the_score_picks_the_good_one_and_merges_it_alone(
     tmp_path: Path,
 ) -> None:
     root = _project(tmp_path)
-    done = ll_loop(
-        root,
-        "run",
+    args = (
         "library:best-of",
         TASK,
         "--set",
         "agents=bad,good,half",
         "--set",
         "score=bash check.sh",
-        timeout=180,
     )
+    done = ll_loop(root, "run", *args, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
+    fanout.sample_run("docs/library.md", args, done.stderr, root)  # what it printed
     run = state(root, "best-of")
     assert run["current_state"] == "done"
     assert run["cost_usd"] == 0.03  # the three attempts' spend, each counted

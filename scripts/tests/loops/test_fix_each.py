@@ -6,17 +6,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support import fanout
 from support.gitrepo import branches, git, loops_project
 from support.llproc import ll_loop, state
 
 # The project: lib/NAME.sh is what tests/NAME.sh checks; `run-tests` runs the tests given,
-# or every test, saying `FAILED tests/NAME.sh` for each that fails.
+# or every test, saying `FAILED tests/NAME.sh` for each that fails (with --failed, only the
+# failing tests' names).
 RUN_TESTS = """#!/bin/bash
 status=0
 tests=("$@")
+[ "$1" = --failed ] && tests=()
 [ ${#tests[@]} -gt 0 ] || tests=(tests/*.sh)
 for t in "${tests[@]}"; do
-  if bash "$t"; then echo "passed $t"; else echo "FAILED $t"; status=1; fi
+  if bash "$t"; then said="passed $t"; else said="FAILED $t"; status=1; fi
+  [ "$1" = --failed ] || echo "$said"
+  [ "$1" != --failed ] || [ "$status" = 0 ] || [ "${said#FAILED }" = "$said" ] || echo "$t"
 done
 exit $status
 """
@@ -57,19 +62,18 @@ def test_fix_each_fixes_every_failing_test_in_its_own_worktree_and_merges_the_gr
     tmp_path: Path,
 ) -> None:
     root = _project(tmp_path)
-    done = ll_loop(
-        root,
-        "run",
+    args = (
         "library:fix-each",
         "--set",
         "agent=fixer",
         "--set",
         "test_command=./run-tests",
         "--set",
-        "list_command=./run-tests | sed -n 's/^FAILED //p'",
-        timeout=300,
+        "list_command=./run-tests --failed",
     )
+    done = ll_loop(root, "run", *args, timeout=300)
     assert done.returncode == 7, done.stdout + done.stderr  # neg could not be fixed: failed
+    fanout.sample_run("docs/library.md", args, done.stderr, root)  # what it printed
     run = state(root, "fix-each")
     assert run["current_state"] == "failed"
     result = run["captured"]["fix"]
