@@ -1,0 +1,102 @@
+"""`library:best-of` with the real Claude Code and Codex CLIs against scripted vendor APIs on
+127.0.0.1: both attempt the task at the same time, each in its own worktree (their shell
+tool calls wait for each other, and their runs' events overlap), the LLM judge is shown
+both diffs and picks Claude's complete one, which alone is merged."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from support import llproc
+from support.fake_anthropic import FakeAnthropic, is_claude_code_turn, is_judge
+from support.fake_openai import FakeOpenAI
+from support.gitrepo import git, loops_project
+from support.slowdown import scaled
+
+from little_loops.fsm.facts.outcomes import ExitCode
+
+pytestmark = pytest.mark.e2e
+
+TASK = "Make calc.sh add and subtract"
+CALC = "case $1 in\n  add) echo $(($2 - $3)) ;;\nesac\n"
+# What each agent's shell tool runs: it says it is here, waits (a bounded time) until the
+# other is too, then writes its answer. Run one after the other, neither would finish.
+MEET = (
+    "touch ../{me}.here; i=0; until [ -e ../{other}.here ]; do"
+    " i=$((i+1)); [ $i -lt {tries} ] || exit 1; sleep 0.1; done; {work}"
+)
+COMPLETE = (
+    "printf 'case $1 in\\n  add) echo $(($2 + $3)) ;;\\n  sub) echo $(($2 - $3)) ;;\\nesac\\n'"
+    " > calc.sh"
+)
+PARTIAL = "sed -i 's/$2 - $3/$2 + $3/' calc.sh"
+
+
+def _meet(me: str, other: str, work: str) -> str:
+    return MEET.format(me=me, other=other, tries=int(scaled(900)), work=work)
+
+
+def _spans(root: Path, keys: list[str]) -> list[tuple[str, str]]:
+    spans = []
+    for key in keys:
+        path = root / ".loops" / ".running" / f"{key}.events.jsonl"
+        stamps = [json.loads(line)["ts"] for line in path.read_text().splitlines()]
+        spans.append((min(stamps), max(stamps)))
+    return spans
+
+
+def test_best_of_claude_and_codex_at_once_the_judge_s_pick_is_merged(
+    fake_openai: FakeOpenAI,
+    claude_code_env: dict[str, str],
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+) -> None:
+    root = loops_project(tmp_path, {"calc.sh": CALC})
+    # Codex with a model named, so its spend can be counted (best-of has a budget).
+    config = Path(os.environ["CODEX_HOME"]) / "config.toml"
+    config.write_text('model = "gpt-5-codex"\n' + config.read_text())
+    agent = fake_anthropic.route("agent", is_claude_code_turn)
+    agent.reply_tool(
+        {"command": _meet("claude", "codex", COMPLETE), "description": "fix"},
+        name="Bash",
+        text="Fixing calc.sh.",
+    )
+    agent.reply_text("calc.sh adds and subtracts now.")
+    fake_openai.reply_shell(_meet("codex", "claude", PARTIAL))
+    fake_openai.reply_text("Fixed add.")
+    judge = fake_anthropic.route("judge", is_judge)
+    judge.reply_tool({"verdict": "branch_1", "confidence": 0.9, "reason": "adds sub too"})
+
+    done = llproc.console(root, "run", "library:best-of", TASK, timeout=300)
+
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    run = llproc.state(root, "best-of")
+    assert run["current_state"] == "done"
+    result = run["captured"]["by_judge"]
+    claude, codex = result["branches"]
+    assert (claude["item"], codex["item"]) == ("claude prompt", "codex prompt")
+    assert (claude["verdict"], codex["verdict"]) == ("success", "success")
+    # Both ran at once: each one's run began before the other's ended.
+    (first, first_end), (second, second_end) = _spans(root, [claude["key"], codex["key"]])
+    assert first < second_end
+    assert second < first_end
+    # Each was given the task, by its own CLI.
+    assert fake_openai.requests[0].user_texts[-1] == TASK
+    assert any(TASK in json.dumps(r.body) for r in agent.requests)
+    # The judge saw both diffs, each under its branch's name, and picked Claude's.
+    (asked,) = [r.body["messages"][0]["content"] for r in judge.requests]
+    one, two = asked.index('name="branch_1"'), asked.index('name="branch_2"')
+    assert one < asked.index("+  sub) echo $(($2 - $3)) ;;") < two
+    assert asked.index("+  add) echo $(($2 + $3)) ;;", two) > two  # Codex's diff too
+    assert result["picked"] == [claude["key"]]
+    assert result["merged"] == [claude["key"]]
+    assert "sub) echo $(($2 - $3))" in (root / "calc.sh").read_text()
+    assert git(root, "status", "--porcelain") == ""
+    # Codex's attempt is kept in its worktree, for a look by hand.
+    kept = root / ".loops" / ".worktrees" / codex["key"] / "calc.sh"
+    assert kept.read_text() == "case $1 in\n  add) echo $(($2 + $3)) ;;\nesac\n"
+    # The spend of both sessions and the judge's call is the run's.
+    assert run["cost_usd"] > claude["cost_usd"] + codex["cost_usd"] > 0
