@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from support import llproc
-from support.fake_anthropic import FakeAnthropic, is_claude_code_turn, is_judge
+from support.doc_blocks import all_blocks
+from support.fake_anthropic import FakeAnthropic, Route, is_claude_code_turn, is_judge
 from support.fake_openai import FakeOpenAI
 from support.gitrepo import git, loops_project
 from support.slowdown import scaled
@@ -48,16 +49,11 @@ def _spans(root: Path, keys: list[str]) -> list[tuple[str, str]]:
     return spans
 
 
-def test_best_of_claude_and_codex_at_once_the_judge_s_pick_is_merged(
-    fake_openai: FakeOpenAI,
-    claude_code_env: dict[str, str],
-    fake_anthropic: FakeAnthropic,
-    tmp_path: Path,
-) -> None:
-    root = loops_project(tmp_path, {"calc.sh": CALC})
-    # Codex with a model named, so its spend can be counted (best-of has a budget).
-    config = Path(os.environ["CODEX_HOME"]) / "config.toml"
-    config.write_text('model = "gpt-5-codex"\n' + config.read_text())
+def _script(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, pick: str
+) -> tuple[Route, Route]:
+    """Claude Code writes the complete change, Codex the partial one, each once the other is
+    there too; the judge picks *pick*. The routes of Claude Code's turns and the judge."""
     agent = fake_anthropic.route("agent", is_claude_code_turn)
     agent.reply_tool(
         {"command": _meet("claude", "codex", COMPLETE), "description": "fix"},
@@ -68,7 +64,21 @@ def test_best_of_claude_and_codex_at_once_the_judge_s_pick_is_merged(
     fake_openai.reply_shell(_meet("codex", "claude", PARTIAL))
     fake_openai.reply_text("Fixed add.")
     judge = fake_anthropic.route("judge", is_judge)
-    judge.reply_tool({"verdict": "branch_1", "confidence": 0.9, "reason": "adds sub too"})
+    judge.reply_tool({"verdict": pick, "confidence": 0.9, "reason": "adds sub too"})
+    return agent, judge
+
+
+def test_best_of_claude_and_codex_at_once_the_judge_s_pick_is_merged(
+    fake_openai: FakeOpenAI,
+    claude_code_env: dict[str, str],
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+) -> None:
+    root = loops_project(tmp_path, {"calc.sh": CALC})
+    # Codex with a model named, so its spend can be counted (best-of has a budget).
+    config = Path(os.environ["CODEX_HOME"]) / "config.toml"
+    config.write_text('model = "gpt-5-codex"\n' + config.read_text())
+    agent, judge = _script(fake_anthropic, fake_openai, "branch_1")
 
     done = llproc.console(root, "run", "library:best-of", TASK, timeout=300)
 
@@ -100,3 +110,29 @@ def test_best_of_claude_and_codex_at_once_the_judge_s_pick_is_merged(
     assert kept.read_text() == "case $1 in\n  add) echo $(($2 + $3)) ;;\nesac\n"
     # The spend of both sessions and the judge's call is the run's.
     assert run["cost_usd"] > claude["cost_usd"] + codex["cost_usd"] > 0
+
+
+def test_the_docs_side_by_side_example_runs_both_and_merges_the_judge_s_pick(
+    fake_openai: FakeOpenAI,
+    claude_code_env: dict[str, str],
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+) -> None:
+    (block,) = [b for b in all_blocks() if b.starts("docs/loop-files.md", "name: side-by-side")]
+    root = loops_project(tmp_path, {"calc.sh": CALC, ".loops/side-by-side.yaml": block.text})
+    _, judge = _script(fake_anthropic, fake_openai, "branch_2")
+
+    done = llproc.console(root, "run", "side-by-side", timeout=300)
+
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    result = llproc.state(root, "side-by-side")["captured"]["try"]
+    claude, codex = result["branches"]
+    assert result["picked"] == [codex["key"]]
+    assert result["merged"] == [codex["key"]]
+    (request,) = judge.requests
+    asked = request.body["messages"][0]["content"]
+    assert asked.startswith("Which change makes calc.sh add and subtract correctly")
+    assert (root / "calc.sh").read_text() == "case $1 in\n  add) echo $(($2 + $3)) ;;\nesac\n"
+    (first, first_end), (second, second_end) = _spans(root, [claude["key"], codex["key"]])
+    assert first < second_end
+    assert second < first_end
