@@ -51,6 +51,8 @@ def judge_best(
         return Judgement(records[0], "the only successful branch")
     if not llm.enabled:
         return Judgement(None, "the LLM judge is off (--no-llm or llm.enabled: false)")
+    if base is None:  # the branches ran one after another in the project, on one set of files
+        return Judgement(None, "the judge compares the branches' changes: not a git repository")
     names = {label(r): r for r in records}
     schema = {
         "type": "object",

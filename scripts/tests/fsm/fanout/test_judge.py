@@ -86,6 +86,9 @@ def test_each_way_the_judge_cannot_judge_is_an_error_with_its_reason(
     off = judge_best(records, base, tmp_path, QUESTION, LLMConfig(enabled=False))
     assert off.picked is None
     assert off.reason == "the LLM judge is off (--no-llm or llm.enabled: false)"
+    outside = judge_best(records, None, tmp_path, QUESTION, llm)
+    assert outside.picked is None
+    assert outside.reason == "the judge compares the branches' changes: not a git repository"
     assert len(fake_anthropic.requests) == 3
 
 

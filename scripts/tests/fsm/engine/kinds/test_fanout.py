@@ -334,3 +334,33 @@ states:
         (root / ".loops" / ".running" / f"{second['key']}.options.json").read_text()
     )
     assert "3" in json.dumps(options)
+
+
+def test_join_best_s_score_reads_its_references_as_data_not_code(tmp_path: Path) -> None:
+    loop = """\
+name: pick
+initial: fan
+context:
+  word: "x; touch pwned"
+states:
+  fan:
+    parallel:
+      branches:
+        - {loop: fix, with: {item: score1}}
+        - {loop: fix, with: {item: score22}}
+      join: best
+      score: grep -c -F -- ${context.word} score.txt; wc -c < score.txt
+      merge: best
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+    root = fanout.project(tmp_path, pick=loop)
+    done = ll_loop(root, "run", "pick", timeout=180)
+    assert done.returncode == 0, done.stderr
+    captured = state(root, "pick")["captured"]["fan"]
+    assert captured["reason"] == "score 8"  # `score22\n`: the longer file wins
+    assert captured["picked"] == [captured["branches"][1]["key"]]
+    assert (root / "score.txt").read_text() == "score22\n"
+    assert not list(root.rglob("pwned"))
