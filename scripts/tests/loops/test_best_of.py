@@ -140,3 +140,13 @@ def test_best_of_when_the_judge_cannot_judge_nothing_is_merged_and_it_ends_undec
     assert git(root, "rev-parse", "HEAD") == head
     # Both attempts are kept on their branches, for a look by hand.
     assert len([b for b in branches(root) if b.startswith("ll/prompt/")]) == 2
+
+
+def test_best_of_s_dry_run_says_who_picks_and_runs_nothing(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    done = ll_loop(root, "run", "library:best-of", TASK, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "    judge: ${context.question}" in done.stdout
+    assert "    score: ${raw:context.score}" in done.stdout
+    assert "as agents, each given the prompt; all at once, join best, merge best" in done.stdout
+    assert not (root / ".loops" / ".worktrees").exists()
