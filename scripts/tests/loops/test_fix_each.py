@@ -103,3 +103,22 @@ def test_fix_each_fixes_every_failing_test_in_its_own_worktree_and_merges_the_gr
     assert neg["branch"] not in branches(root)  # it changed nothing: nothing kept
     said = (root / ".loops" / ".running" / "fix-each.partly.out").read_text()
     assert said.startswith("fixed and merged: ")
+
+
+def test_fix_each_given_its_tests_fixes_those_and_a_list_command_that_fails_ends_it(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path)
+    given = ("--set", "agent=fixer", "--set", "test_command=./run-tests")
+    done = ll_loop(
+        root, "run", "library:fix-each", *given, "--set", "tests=tests/add.sh tests/one.sh"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    items = [b["item"] for b in state(root, "fix-each")["captured"]["fix"]["branches"]]
+    assert items == ["./run-tests tests/add.sh", "./run-tests tests/one.sh"]
+    assert (root / "lib" / "add.sh").read_text() == "echo $(($1 + $2))\n"
+    # A list command that cannot run is a failed run, not "every test fixed".
+    done = ll_loop(root, "run", "library:fix-each", *given, "--set", "list_command=no-such-lister")
+    assert done.returncode == 7, done.stdout + done.stderr
+    assert "the list command failed (exit 127)" in done.stderr
+    assert state(root, "fix-each")["current_state"] == "failed"
