@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 from support import llproc
 from support.doc_blocks import all_blocks
-from support.fake_anthropic import FakeAnthropic, Route, is_claude_code_turn, is_judge
+from support.fake_anthropic import (
+    STRUCTURED_OUTPUT_TOOL,
+    FakeAnthropic,
+    Route,
+    is_claude_code_turn,
+    is_claude_judge,
+    is_judge,
+)
 from support.fake_openai import FakeOpenAI
 from support.gitrepo import git, loops_project
 from support.slowdown import scaled
@@ -50,10 +57,14 @@ def _spans(root: Path, keys: list[str]) -> list[tuple[str, str]]:
 
 
 def _script(
-    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, pick: str
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, pick: str, via_claude: bool = False
 ) -> tuple[Route, Route]:
     """Claude Code writes the complete change, Codex the partial one, each once the other is
-    there too; the judge picks *pick*. The routes of Claude Code's turns and the judge."""
+    there too; the judge (the API, or *via_claude* Claude Code's `--json-schema` answer)
+    picks *pick*. The routes of Claude Code's turns and the judge."""
+    judge = fake_anthropic.route("judge", is_claude_judge if via_claude else is_judge)
+    answer = {"verdict": pick, "confidence": 0.9, "reason": "adds sub too"}
+    judge.reply_tool(answer, name=STRUCTURED_OUTPUT_TOOL if via_claude else "evaluate")
     agent = fake_anthropic.route("agent", is_claude_code_turn)
     agent.reply_tool(
         {"command": _meet("claude", "codex", COMPLETE), "description": "fix"},
@@ -63,8 +74,6 @@ def _script(
     agent.reply_text("calc.sh adds and subtracts now.")
     fake_openai.reply_shell(_meet("codex", "claude", PARTIAL))
     fake_openai.reply_text("Fixed add.")
-    judge = fake_anthropic.route("judge", is_judge)
-    judge.reply_tool({"verdict": pick, "confidence": 0.9, "reason": "adds sub too"})
     return agent, judge
 
 
@@ -112,15 +121,18 @@ def test_best_of_claude_and_codex_at_once_the_judge_s_pick_is_merged(
     assert run["cost_usd"] > claude["cost_usd"] + codex["cost_usd"] > 0
 
 
+@pytest.mark.parametrize("backend", ["api", "claude"])
 def test_the_docs_side_by_side_example_runs_both_and_merges_the_judge_s_pick(
     fake_openai: FakeOpenAI,
     claude_code_env: dict[str, str],
     fake_anthropic: FakeAnthropic,
     tmp_path: Path,
+    backend: str,
 ) -> None:
     (block,) = [b for b in all_blocks() if b.starts("docs/loop-files.md", "name: side-by-side")]
-    root = loops_project(tmp_path, {"calc.sh": CALC, ".loops/side-by-side.yaml": block.text})
-    _, judge = _script(fake_anthropic, fake_openai, "branch_2")
+    text = block.text.replace("initial: try\n", f"initial: try\nllm: {{backend: {backend}}}\n")
+    root = loops_project(tmp_path, {"calc.sh": CALC, ".loops/side-by-side.yaml": text})
+    _, judge = _script(fake_anthropic, fake_openai, "branch_2", via_claude=backend == "claude")
 
     done = llproc.console(root, "run", "side-by-side", timeout=300)
 
@@ -130,8 +142,10 @@ def test_the_docs_side_by_side_example_runs_both_and_merges_the_judge_s_pick(
     assert result["picked"] == [codex["key"]]
     assert result["merged"] == [codex["key"]]
     (request,) = judge.requests
-    asked = request.body["messages"][0]["content"]
-    assert asked.startswith("Which change makes calc.sh add and subtract correctly")
+    assert "Which change makes calc.sh add and subtract correctly" in request.all_user_text
+    assert '<branch name="branch_2"' in request.all_user_text
+    run = llproc.state(root, "side-by-side")
+    assert run["cost_usd"] > claude["cost_usd"] + codex["cost_usd"]  # the judge's call too
     assert (root / "calc.sh").read_text() == "case $1 in\n  add) echo $(($2 + $3)) ;;\nesac\n"
     (first, first_end), (second, second_end) = _spans(root, [claude["key"], codex["key"]])
     assert first < second_end
