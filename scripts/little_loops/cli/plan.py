@@ -163,8 +163,8 @@ def _fan_out_lines(fan: FanOutConfig | None) -> list[str]:
     """A fan-out state's lines: what its branches run, how many at once, join and merge."""
     if fan is None:
         return []
-    score = [f"    score: {fan.score}"] if fan.join == JOIN_BEST else []
-    return [f"    fan-out: {fan_out_text(fan)}", *score]
+    by = f"judge: {fan.judge_question}" if fan.judge_question else f"score: {fan.score}"
+    return [f"    fan-out: {fan_out_text(fan)}", *([f"    {by}"] if fan.join == JOIN_BEST else [])]
 
 
 def _parameters(fsm: FSMLoop) -> list[str]:

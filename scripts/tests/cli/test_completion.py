@@ -87,7 +87,7 @@ SHIPPED = [f"library:{name}" for name in library_loops()]
         (["ll-loop", "run", "lib"], SHIPPED),
         (["ll-loop", "lib"], SHIPPED),  # the `ll-loop NAME` shorthand
         (["ll-loop", "run", "library", ":"], library_loops()),  # bash puts in what follows `:`
-        (["ll-loop", "run", "library", ":", "fix"], ["fix-ci", "fix-tests"]),
+        (["ll-loop", "run", "library", ":", "fix"], ["fix-ci", "fix-each", "fix-tests"]),
         (["ll-loop", "validate", "library", ":", "hel"], ["hello"]),
         (["ll-loop", "run", ""], ["alpha", "beta", "out.yaml"]),  # not unless asked for
     ],

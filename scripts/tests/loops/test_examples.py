@@ -31,7 +31,10 @@ NEEDS_CLAUDE = {"fix-tests", "lint-fix", "type-fix", "coverage-up", "ralph", "re
 # Asks an agent and a forge: run in loops/test_fix_ci.py, on a custom agent and the GitHub
 # stand-in.
 NEEDS_A_FORGE = {"fix-ci"}
-SHELL_ONLY = [path for path in EXAMPLES if path.stem not in NEEDS_CLAUDE | NEEDS_A_FORGE]
+# Fan out to agents, each child a run of its own: run in loops/test_best_of.py and
+# loops/test_fix_each.py on custom agents, and e2e with the real Claude Code and Codex.
+FANS_OUT = {"best-of", "fix-each"}
+SHELL_ONLY = [p for p in EXAMPLES if p.stem not in NEEDS_CLAUDE | NEEDS_A_FORGE | FANS_OUT]
 
 
 @dataclass

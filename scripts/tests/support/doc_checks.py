@@ -408,6 +408,8 @@ CUSTOM: set[Key] = {
     ("docs/library.md", "$ ll-loop run library:ralph"),
     ("docs/library.md", "$ ll-loop run library:review-and-fix"),
     ("docs/library.md", "$ ll-loop run library:fix-ci"),  # loops/test_fix_ci.py
+    ("docs/library.md", "$ ll-loop run library:best-of"),  # loops/test_best_of.py
+    ("docs/library.md", "$ ll-loop run library:fix-each"),  # loops/test_fix_each.py
     ("docs/guide.md", "jobs:\n  loop:"),
     ("docs/cli.md", "ll-loop: error: loop 'count' has no run"),  # cli/test_run_ids.py
     ("docs/worktrees.md", "$ ll-loop run fix-issue 7"),  # cli/test_worktree_runs.py

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -174,6 +176,28 @@ def processes_in(root: Path) -> list[int]:
         if (cwd == root or root in cwd.parents) and pid_alive(int(entry.name)):
             found.append(int(entry.name))
     return found
+
+
+def sample_run(doc: str, args: Sequence[str], printed: str, root: Path) -> None:
+    """Assert that *printed* (`ll-loop run ARGS` in *root*) is *doc*'s sample of that
+    command: run ids, times and the project's path (the docs' /home/me/calc) aside, and the
+    children's ends in any order."""
+    from support.doc_blocks import all_blocks, normalise
+
+    prefix = f"$ ll-loop run {args[0]} "
+    (block,) = [b for b in all_blocks() if b.starts(doc, prefix)]
+    first, shown = block.text.split("\n", 1)
+    assert shlex.split(first.removeprefix("$ ")) == ["ll-loop", "run", *args]
+
+    def comparable(text: str) -> list[str]:
+        text = re.sub(
+            r"\b([a-z-]+)@[0-9a-z]{4}\b", r"\1@ID", text.replace(str(root), "/home/me/calc")
+        )
+        lines = normalise(text).splitlines()
+        ends = iter(sorted(line for line in lines if "⇇" in line))
+        return [next(ends) if "⇇" in line else line for line in lines]
+
+    assert comparable(printed) == comparable(shown)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -97,6 +97,10 @@ def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iter
         if not isinstance(state, Mapping):
             continue
         path: KeyPath = ("states", str(state_name))
+        for where, value in _branch_agents(state, path):  # `parallel:` prompt branches
+            yield from _value_problems(names, value, where)
+            possible = names.possible(value)
+            used.update(AGENTS if possible is None or names.open_ended(value) else possible)
         prompt = state.get("action") and is_agent_action(
             state.get("action_type"), state.get("action")
         )
@@ -122,6 +126,15 @@ def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iter
     yield from _judge_problems(data, names)
 
 
+def _branch_agents(state: Mapping[Any, Any], path: KeyPath) -> Iterator[tuple[KeyPath, object]]:
+    """The `agent:` of each prompt branch of *state*'s `parallel:`, with its key path."""
+    block = state.get("parallel")
+    branches = block.get("branches") if isinstance(block, Mapping) else None
+    for index, branch in enumerate(branches if isinstance(branches, list) else [], 1):
+        if isinstance(branch, Mapping) and branch.get(AGENT_KEY) is not None:
+            yield (*path, "parallel", f"branch {index}", AGENT_KEY), branch[AGENT_KEY]
+
+
 def _value_problems(names: _Names, value: object, path: KeyPath) -> Iterator[Problem]:
     if value is None:
         return
@@ -137,7 +150,7 @@ def _value_problems(names: _Names, value: object, path: KeyPath) -> Iterator[Pro
         if name not in names.known:
             known = dict.fromkeys(names.known)
             # At a state, a name close to none of ours is little-loops' Claude subagent.
-            subagent = path[0] == "states" and not did_you_mean(name, known)
+            subagent = path[0] == "states" and len(path) == 3 and not did_you_mean(name, known)
             yield Problem(
                 path, unknown_agent(name, known), "error", CLAUDE_SUBAGENT if subagent else None
             )

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.block_checks import block_problem
 from little_loops.fsm.values.value_checks import (
     Check,
@@ -25,6 +26,18 @@ JOINS = (JOIN_ALL, JOIN_ANY, JOIN_BEST)
 MERGE_GREEN, MERGE_BEST, MERGE_NONE = "green", "best", "none"
 MERGES = (MERGE_GREEN, MERGE_BEST, MERGE_NONE)
 DEFAULT_ITEM_KEY = "item"  # the context key of a map's child that holds its item (`as:`)
+# What `join: best`'s judge is asked when `judge: true` gives no question of its own.
+DEFAULT_JUDGE_QUESTION = (
+    "Which branch did the task best? Compare their changes (diffs) and outputs; pick one, or"
+    " answer cannot_judge when none can be told better."
+)
+
+
+def _judge(value: object) -> str | None:
+    if value is True or (isinstance(value, str) and value.strip()):
+        return None
+    return f"expected true or a question (text), got {describe(value)}"
+
 
 # The keys both blocks take: how many children at once, the join, the merge, the score.
 _COMMON: dict[str, Check] = {
@@ -32,9 +45,35 @@ _COMMON: dict[str, Check] = {
     "join": optional(one_of(JOINS)),
     "merge": optional(one_of(MERGES)),
     "score": optional(string),
+    "judge": optional(Check(_judge, {"anyOf": [{"const": True}, {"type": "string"}]})),
     "max_cost_usd": optional(number(0, above=True)),
 }
-BRANCH_KEYS: dict[str, Check] = {"loop": string, "with": optional(mapping)}
+# A branch: a sub-loop (`loop:` and its `with:` values), or a prompt on a named agent
+# (`agent:` and `prompt:`, run as a one-state child: fanout/prompt.yaml).
+BRANCH_KEYS: dict[str, Check] = {
+    "loop": optional(string),
+    "with": optional(mapping),
+    "agent": optional(AGENT_CHECK),
+    "prompt": optional(string),
+}
+
+
+def branch_problem(number_: int, branch: Mapping[Any, object]) -> str | None:
+    """What is wrong with branch *number_*'s keys together (one line), or None."""
+    if "loop" in branch:
+        extra = [key for key in ("agent", "prompt") if key in branch]
+        if extra:
+            return f"branch {number_} has loop: or agent: and prompt:, not both ({extra[0]}:)"
+        return None
+    missing = [key for key in ("agent", "prompt") if key not in branch]
+    if len(missing) == 2:
+        return f"branch {number_} needs loop: (a sub-loop) or agent: and prompt:"
+    if missing:
+        given = "prompt" if missing[0] == "agent" else "agent"
+        return f"branch {number_} needs {missing[0]}: beside {given}:"
+    if "with" in branch:
+        return f"branch {number_}: with: goes with loop:, a prompt branch has none"
+    return None
 
 
 def _items(value: object) -> str | None:
@@ -48,7 +87,8 @@ def _items(value: object) -> str | None:
 
 MAP_KEYS: dict[str, Check] = {
     "items": Check(_items, {"type": ["array", "string"]}),
-    "loop": string,
+    "loop": optional(string),
+    "prompt": optional(string),  # no loop: each item is an agent given this prompt
     "as": optional(pattern(r"^[A-Za-z_][A-Za-z0-9_]*$", "a context key (letters, digits, _)")),
     "with": optional(mapping),
     **_COMMON,
@@ -60,8 +100,8 @@ def _branches(value: object) -> str | None:
         return f"expected a non-empty list of branches, got {describe(value)}"
     for number_, branch in enumerate(value, 1):
         problem = block_problem(branch, BRANCH_KEYS, f"branch {number_} > ")
-        if problem is None and "loop" not in branch:
-            problem = f"branch {number_} needs loop:"
+        if problem is None:
+            problem = branch_problem(number_, branch)
         if problem is not None:
             return problem
     return None
@@ -82,8 +122,22 @@ def _block(allowed: dict[str, Check], required: tuple[str, ...]) -> Check:
             missing = [key for key in required if key not in value]
             if missing:
                 return f"needs {' and '.join(missing)}"
-            if value.get("join") == JOIN_BEST and not value.get("score"):
-                return "join: best needs score: (a command printing a number in each branch)"
+            if "items" in value:  # a map: of a loop, or of agents given one prompt
+                if ("loop" in value) == ("prompt" in value):
+                    return "needs loop: (the child loop) or prompt: (each item an agent), one"
+                extra = [key for key in ("as", "with") if key in value]
+                if "prompt" in value and extra:
+                    return f"{extra[0]}: goes with loop:; with prompt: each item is an agent"
+            best = value.get("join") == JOIN_BEST
+            if best and value.get("score") and value.get("judge"):
+                return "join: best takes score: or judge:, not both"
+            if best and not value.get("score") and not value.get("judge"):
+                return (
+                    "join: best needs score: (a command printing a number in each branch)"
+                    " or judge: (the LLM judge compares the branches)"
+                )
+            if value.get("judge") and not best:
+                return "judge: needs join: best"
             if value.get("merge") == MERGE_BEST and value.get("join") != JOIN_BEST:
                 return "merge: best needs join: best"
         return problem
@@ -99,7 +153,7 @@ def _block(allowed: dict[str, Check], required: tuple[str, ...]) -> Check:
 # Spliced into key_tables.STATE_KEYS (their docs into validate/key_docs.STATE_KEYS).
 FANOUT_STATE_KEYS: dict[str, Check] = {
     "parallel": _block(PARALLEL_KEYS, ("branches",)),
-    "map": _block(MAP_KEYS, ("items", "loop")),
+    "map": _block(MAP_KEYS, ("items",)),
 }
 
 # Keys a fan-out state cannot have: its branches are its work, their join its verdict.
@@ -132,16 +186,18 @@ def fanout_key_problems(state: Mapping[Any, object]) -> Iterator[tuple[tuple[str
 
 FANOUT_KEY_DOCS: dict[str, str] = {
     "parallel": (
-        "Run several sub-loops at once, each in its own git worktree and branch: branches "
-        "(each loop: and with:), max_concurrency, join (all, any, best), merge (green, best, "
-        "none), score (join: best's command), max_cost_usd (shared by the branches). The "
+        "Run several sub-loops or agent prompts at once, each in its own git worktree and "
+        "branch: branches (each loop: and with:, or agent: and prompt:), max_concurrency, join "
+        "(all, any, best), merge (green, best, none), score or judge (join: best's command, or "
+        "true or a question for the LLM judge), max_cost_usd (shared by the branches). The "
         "join's verdict routes; ${captured.STATE.*} holds each branch's outcome."
     ),
     "map": (
         "Run one sub-loop per item at once, each in its own git worktree and branch: items (a "
-        "list, or ${...} text: a JSON array or lines), loop, as (the child's context key of "
+        "list, or ${...} text: a JSON array or lines), loop, or prompt (each item an agent "
+        "given it: N agents, or one named N times), as (the child's context key of "
         "the item, default item), with, and parallel:'s max_concurrency, join, merge, score, "
-        "max_cost_usd."
+        "judge, max_cost_usd."
     ),
 }
 
@@ -154,7 +210,15 @@ class FanOutConfig:
     join: str = JOIN_ALL
     merge: str = MERGE_NONE
     score: str | None = None
+    judge: bool | str | None = None  # `join: best` by the LLM judge: True, or its question
     max_cost_usd: float | None = None
+
+    @property
+    def judge_question(self) -> str | None:
+        """What the judge is asked (None: no judge)."""
+        if not self.judge:
+            return None
+        return self.judge if isinstance(self.judge, str) else DEFAULT_JUDGE_QUESTION
 
     def _common(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -166,6 +230,8 @@ class FanOutConfig:
             out["merge"] = self.merge
         if self.score is not None:
             out["score"] = self.score
+        if self.judge:
+            out["judge"] = self.judge
         if self.max_cost_usd is not None:
             out["max_cost_usd"] = self.max_cost_usd
         return out
@@ -178,6 +244,7 @@ def _common_of(data: Mapping[str, Any]) -> dict[str, Any]:
         "join": data.get("join") or JOIN_ALL,
         "merge": data.get("merge") or MERGE_NONE,
         "score": data.get("score"),
+        "judge": data.get("judge") or None,
         "max_cost_usd": None if cost is None else float(cost),
     }
 
@@ -204,6 +271,7 @@ class MapConfig(FanOutConfig):
 
     items: list[Any] | str = field(default_factory=list)
     loop: str = ""
+    prompt: str | None = None  # no loop: each item an agent given this prompt
     as_: str = DEFAULT_ITEM_KEY
     with_: dict[str, Any] = field(default_factory=dict)
 
@@ -213,13 +281,18 @@ class MapConfig(FanOutConfig):
         return cls(
             items=list(items) if isinstance(items, list) else str(items or ""),
             loop=str(data.get("loop") or ""),
+            prompt=None if data.get("prompt") is None else str(data.get("prompt")),
             as_=str(data.get("as") or DEFAULT_ITEM_KEY),
             with_=dict(data.get("with") or {}),
             **_common_of(data),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"items": self.items, "loop": self.loop}
+        out: dict[str, Any] = {"items": self.items}
+        if self.prompt is not None:
+            out["prompt"] = self.prompt
+        else:
+            out["loop"] = self.loop
         if self.as_ != DEFAULT_ITEM_KEY:
             out["as"] = self.as_
         if self.with_:
@@ -236,14 +309,24 @@ def fan_out_text(config: FanOutConfig) -> str:
         items = config.items
         count = f"{len(items)} items" if isinstance(items, list) else f"the items of {items}"
         what = f"map {count} over loop {config.loop} (as {config.as_})"
+        if config.prompt is not None:
+            what = f"map {count} as agents, each given the prompt"
     else:
-        loops = [str(b.get("loop")) for b in getattr(config, "branches", [])]
+        loops = [branch_label(b) for b in getattr(config, "branches", [])]
         what = f"parallel {len(loops)} branches: {', '.join(loops)}"
     at_once = config.max_concurrency or "all"
     how = f"{at_once} at once, join {config.join}, merge {config.merge}"
     if config.max_cost_usd is not None:
         how += f", max_cost_usd {config.max_cost_usd:g}"
     return f"{what}; {how}"
+
+
+def branch_label(branch: Mapping[str, Any]) -> str:
+    """A `parallel:` branch in a word: its loop, or `agent prompt`."""
+    if "loop" in branch:
+        return str(branch.get("loop"))
+    agent = branch.get("agent")
+    return f"{','.join(agent) if isinstance(agent, list) else agent} prompt"
 
 
 class _StateLike(Protocol):

@@ -50,7 +50,7 @@ def state_verdicts(fsm: FSMLoop, state: StateConfig) -> StateVerdicts | None:
         causes = "the child loop ended by a limit or an error"
         return StateVerdicts("loop", f"loop {state.loop}", TERMINAL_OUTCOMES, causes)
     if fan_out_of(state) is not None:  # the join of its branches (fsm/fanout/join.py)
-        causes = "a branch's loop not found, a stop, the budget or the time"
+        causes = "a branch's loop not found, a stop, the budget or the time, the judge unable"
         return StateVerdicts("fanout", "join", (OUTCOME_SUCCESS, OUTCOME_FAILURE), causes)
     if proves(state):  # all targets proven, else blocked (on_failure without on_blocked)
         blocked = BLOCKED_VERDICT if state.on_blocked is not None else OUTCOME_FAILURE

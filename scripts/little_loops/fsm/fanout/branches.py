@@ -30,13 +30,17 @@ RECORD_KEYS = (
 
 @dataclass(frozen=True)
 class Branch:
-    """One child of a fan-out: loop *loop* run with *bindings* (`--set KEY=VALUE`); *item*
-    is the map item (or the branch's label) it stands for."""
+    """One child of a fan-out: loop *loop* (the loop's name: its runs' files and branches
+    are named by it) run with *bindings* (`--set KEY=VALUE`); *item* is the map item (or
+    the branch's label) it stands for; *source*, what `ll-loop run` is given when it is not
+    *loop* (a shipped loop's file)."""
 
     index: int
     loop: str
     bindings: Mapping[str, str] = field(default_factory=dict)
     item: str = ""
+    source: str = ""
+    options: tuple[str, ...] = ()  # more `ll-loop run` options (`--max-cost` of a prompt's)
 
 
 @dataclass
@@ -78,6 +82,20 @@ class BranchRecord:
         }
 
 
+# The one-state child loop a prompt branch (`{agent: NAME, prompt: TEXT}`) runs as.
+PROMPT_LOOP = Path(__file__).with_name("prompt.yaml")
+PROMPT_LOOP_NAME = "prompt"  # its name (a run is named by its file)
+
+
+def prompt_branch(index: int, agent: str, prompt: str, max_cost_usd: float | None) -> Branch:
+    """The branch that gives *prompt* to *agent* (a name, or a comma-separated fallback list),
+    run with the fan-out's budget as its own (a spend it cannot count stops it, as in any
+    budgeted run)."""
+    bindings = {"agent": agent, "prompt": prompt}
+    options = () if max_cost_usd is None else ("--max-cost", repr(max_cost_usd))
+    return Branch(index, PROMPT_LOOP_NAME, bindings, f"{agent} prompt", str(PROMPT_LOOP), options)
+
+
 def ll_loop(*args: str) -> list[str]:
     """The command line of `ll-loop ARGS...` with this interpreter (a child uses the same
     package as its parent)."""
@@ -86,9 +104,10 @@ def ll_loop(*args: str) -> list[str]:
 
 def run_command(record: BranchRecord, base: str | None) -> list[str]:
     """`ll-loop run LOOP --run-id ID [--worktree --base SHA] --set KEY=VALUE...`."""
-    argv = ll_loop("run", record.branch.loop, "--run-id", record.run_id)
+    argv = ll_loop("run", record.branch.source or record.branch.loop, "--run-id", record.run_id)
     if record.worktree is not None and base:
         argv += ["--worktree", "--base", base]
+    argv += list(record.branch.options)
     for key, value in record.branch.bindings.items():
         argv += ["--set", f"{key}={value}"]
     return argv

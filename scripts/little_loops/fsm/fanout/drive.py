@@ -10,7 +10,7 @@ from typing import Any
 from little_loops.fsm.definition.fanout import JOIN_ALL, MERGE_NONE
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.fanout.branches import Branch, BranchRecord
-from little_loops.fsm.fanout.join import Joined, join
+from little_loops.fsm.fanout.join import Joined, Judge, join
 from little_loops.fsm.fanout.merge import merge, tidy, to_merge
 from little_loops.fsm.fanout.pool import (
     BRANCH_FINISH,
@@ -33,6 +33,8 @@ class Plan:
     join: str = JOIN_ALL
     merge: str = MERGE_NONE
     score: str | None = None  # `join: best`: the command whose last number is the score
+    judge: Judge | None = None  # `join: best` by the LLM judge (fanout/judge.py)
+    score_env: Mapping[str, str] | None = None  # the values the score's `${...}` read
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,14 @@ class Ending:
     refused: tuple[tuple[str, str], ...] = ()
     stopped_by: str | None = None
     cost_usd: float = 0.0
+    joined: Joined | None = None  # the join, when it was made by this run (not before a crash)
 
     def figures(self) -> dict[str, Any]:
         """The fan-out as later states read it (`${fanout.STATE.*}`)."""
         return {
             "verdict": self.verdict or "",
+            "reason": self.joined.reason if self.joined is not None else "",
+            "picked": [r.key for r in self.joined.picked] if self.joined is not None else [],
             "stopped_by": self.stopped_by or "",
             "cost_usd": round(self.cost_usd, 6),
             "merged": list(self.merged),
@@ -108,18 +113,28 @@ def fan_out(
     if ran.stopped_by == STOP_REQUESTED:
         return Ending(None, tuple(ran.records), stopped_by=ran.stopped_by, cost_usd=ran.cost_usd)
     joined_before = _last(before, FANOUT_JOIN)
-    joined = join(plan.join, ran.records, plan.score, spec.loops_dir.parent)
     if joined_before is not None:  # joined before the crash: the same verdict and pick
         keys = joined_before.get("picked") or []
         picked = tuple(r for r in ran.records if r.key in keys)
-        joined = Joined(str(joined_before.get("verdict") or joined.verdict), picked)
+        verdict = str(joined_before.get("verdict") or "")
+        joined = Joined(verdict, picked, str(joined_before.get("reason") or ""))
     else:
+        joined = join(
+            plan.join,
+            ran.records,
+            plan.score,
+            spec.loops_dir.parent,
+            plan.judge,
+            pool.base,
+            plan.score_env,
+        )
         emit(
             FANOUT_JOIN,
             {
                 "join": plan.join,
                 "verdict": joined.verdict,
                 "picked": [r.key for r in joined.picked],
+                "reason": joined.reason,
                 "stopped_by": ran.stopped_by or "",
             },
         )
@@ -137,7 +152,13 @@ def fan_out(
             record.merged = told.get(record.key, record.merged)
         tidy(merged, ran.records, project)  # what a kill before it left
         return Ending(
-            joined.verdict, tuple(ran.records), merged, refused, ran.stopped_by, ran.cost_usd
+            joined.verdict,
+            tuple(ran.records),
+            merged,
+            refused,
+            ran.stopped_by,
+            ran.cost_usd,
+            joined,
         )
     done = merge(to_merge(plan.merge, ran.records, joined.picked), project, pool.base)
     merged = tuple(r.key for r in done.merged)
@@ -146,7 +167,9 @@ def fan_out(
         said = [{"key": key, "reason": why} for key, why in refused]
         emit(FANOUT_MERGE, {"merge": plan.merge, "merged": list(merged), "refused": said})
     tidy(merged, ran.records, project)
-    return Ending(joined.verdict, tuple(ran.records), merged, refused, ran.stopped_by, ran.cost_usd)
+    return Ending(
+        joined.verdict, tuple(ran.records), merged, refused, ran.stopped_by, ran.cost_usd, joined
+    )
 
 
 def _last(events: Iterable[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:

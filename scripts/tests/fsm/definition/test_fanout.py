@@ -40,6 +40,36 @@ from little_loops.fsm.engine.kinds.names import FANOUT_KIND, kind_of
         ("parallel", {"branches": [{"with": {}}]}, "branch 1 needs loop:"),
         ("parallel", {"branches": [{"loop": "a", "wth": {}}]}, "unknown key branch 1 > wth"),
         ("parallel", "fix", "expected a mapping"),
+        # Prompt branches, and a map of agents given one prompt.
+        ("parallel", {"branches": [{"agent": "codex", "prompt": "p"}]}, None),
+        ("parallel", {"branches": [{"agent": ["claude", "codex"], "prompt": "p"}]}, None),
+        ("parallel", {"branches": [{"agent": "codex"}]}, "branch 1 needs prompt: beside agent:"),
+        ("parallel", {"branches": [{"prompt": "p"}]}, "branch 1 needs agent: beside prompt:"),
+        (
+            "parallel",
+            {"branches": [{"loop": "a"}, {"loop": "a", "prompt": "p"}]},
+            "branch 2 has loop: or agent: and prompt:, not both (prompt:)",
+        ),
+        (
+            "parallel",
+            {"branches": [{"agent": "codex", "prompt": "p", "with": {}}]},
+            "branch 1: with: goes with loop:, a prompt branch has none",
+        ),
+        ("parallel", {"branches": [{"agent": [], "prompt": "p"}]}, "at least one agent name"),
+        ("map", {"items": ["claude", "codex"], "prompt": "p"}, None),
+        ("map", {"items": ["a"], "loop": "fix", "prompt": "p"}, "needs loop: (the child loop)"),
+        ("map", {"items": ["a"], "prompt": "p", "as": "x"}, "as: goes with loop:"),
+        # join: best by the judge.
+        ("map", {"items": [], "loop": "fix", "join": "best", "judge": True}, None),
+        ("map", {"items": [], "loop": "fix", "join": "best", "judge": "Which?"}, None),
+        ("map", {"items": [], "loop": "fix", "judge": True}, "judge: needs join: best"),
+        ("map", {"items": [], "loop": "fix", "join": "best", "judge": False}, "judge: expected"),
+        ("map", {"items": [], "loop": "fix", "join": "best", "judge": " "}, "judge: expected"),
+        (
+            "map",
+            {"items": [], "loop": "fix", "join": "best", "judge": True, "score": "x"},
+            "join: best takes score: or judge:, not both",
+        ),
     ],
 )
 def test_the_blocks_are_checked(key: str, value: object, problem: str | None) -> None:
@@ -94,6 +124,22 @@ def test_validate_names_each_problem_in_one_line(tmp_path: Path) -> None:
     said = done.stdout + done.stderr
     assert "fan > map: join: best needs score:" in said
     assert "fan > action: a fan-out state (map:) runs its branches: it cannot have action" in said
+
+
+def test_validate_names_a_prompt_branch_s_unknown_agent_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "fan.yaml").write_text(
+        "name: fan\ninitial: fan\nstates:\n  fan:\n    parallel:\n      branches:\n"
+        "        - {agent: codex, prompt: a}\n        - {agent: [claude, codx], prompt: b}\n"
+        "    on_success: done\n  done:\n    terminal: true\n"
+    )
+    done = ll_loop(tmp_path, "validate", "fan")
+    assert done.returncode == 2
+    (line,) = (done.stdout + done.stderr).splitlines()
+    assert line.endswith(
+        "error: loop 'fan' > states > fan > parallel > branch 2 > agent: unknown agent 'codx'"
+        " (did you mean codex?)"
+    )
 
 
 def test_a_later_state_may_read_its_results(tmp_path: Path) -> None:

@@ -48,9 +48,22 @@ def test_best_picks_the_highest_score_of_the_successful_branches(tmp_path: Path)
     assert join("best", records[3:], "cat score.txt", tmp_path).verdict == "failure"
 
 
-def test_a_tie_goes_to_the_first_branch(tmp_path: Path) -> None:
+def test_a_tie_goes_to_the_first_branch_and_says_so(tmp_path: Path) -> None:
     records = [_record(tmp_path, 0, "success", "5"), _record(tmp_path, 1, "success", "5")]
-    assert join("best", records, "cat score.txt", tmp_path).picked == (records[0],)
+    joined = join("best", records, "cat score.txt", tmp_path)
+    assert joined.picked == (records[0],)
+    assert joined.reason == "score 5, tied with fix@id01: the first wins"
+    records.append(_record(tmp_path, 2, "success", "6"))
+    assert join("best", records, "cat score.txt", tmp_path).reason == "score 6"
+
+
+def test_a_score_reads_its_values_from_the_environment_as_data(tmp_path: Path) -> None:
+    records = [_record(tmp_path, 0, "success", "x; touch pwned\n1 2 3\n")]
+    env = {"LL_V_1": "x; touch pwned"}
+    joined = join("best", records, 'grep -c -F -- "${LL_V_1}" score.txt', tmp_path, score_env=env)
+    assert records[0].score == 1.0
+    assert joined.picked == (records[0],)
+    assert not (tmp_path / "tree0" / "pwned").exists()
 
 
 @pytest.mark.parametrize(

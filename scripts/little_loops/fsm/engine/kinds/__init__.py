@@ -1,1 +1,1 @@
-"""The state kinds (action, approval, sub-loop, learning, pr, fan-out, terminal): a module each, one registry."""
+"""The state kinds (action, approval, sub-loop, learning, pr, fan-out, terminal), one registry."""

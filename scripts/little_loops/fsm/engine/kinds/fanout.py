@@ -16,10 +16,14 @@ from little_loops.fsm.engine.run import Run
 from little_loops.fsm.facts.errors import InterpolationError, LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
-from little_loops.fsm.fanout.branches import Branch
-from little_loops.fsm.fanout.drive import Plan, fan_out
+from little_loops.fsm.fanout.branches import Branch, prompt_branch
+from little_loops.fsm.fanout.drive import Ending, Plan, fan_out
+from little_loops.fsm.fanout.join import Judge
+from little_loops.fsm.fanout.judge import judge_best
 from little_loops.fsm.fanout.pool import STOP_BUDGET, Emit, FanOutSpec
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+from little_loops.fsm.values.shellquote import render
+from little_loops.loops import LIBRARY_PREFIX
 
 FANOUT_EVALUATOR = "fanout"  # the `type` of the evaluate event of a fan-out state
 # `${captured.STATE}` while the fan-out runs: `[{PROGRESS_KEY: visit}, events so far...]`
@@ -39,14 +43,19 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         )
         return error_outcome(run, name, state, msg)
     try:
-        branches = branches_of(config, run.context())
+        branches = branches_of(config, run.context(), _static_budget(run, config))
     except (InterpolationError, LoopError, ValueError) as exc:
+        return error_outcome(run, name, state, f"state '{name}': {exc}")
+    try:
+        judge = _judge(run, config, loops_dir_of(run))
+        score = None if config.score is None else render(config.score, run.context())
+    except InterpolationError as exc:
         return error_outcome(run, name, state, f"state '{name}': {exc}")
     visit = run.position.iteration
     before = _progress(run, name, visit)
     emit = _recorder(run, name, visit, before)
 
-    loops_dir = run.config.loops_dir or (run.config.cwd or Path.cwd()) / ".loops"
+    loops_dir = loops_dir_of(run)
     plan = Plan(
         FanOutSpec(
             branches,
@@ -58,10 +67,13 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         ),
         config.join,
         config.merge,
-        config.score,
+        None if score is None else score.script,
+        judge,
+        None if score is None else score.env,
     )
     ending = fan_out(plan, emit, run.stopping.flag.is_set, before)
     run.budget.spend.add(ending.cost_usd, None, "")
+    judged = _judge_spend(run, ending)
     if ending.verdict is None:  # stopped: a resume goes on with the branches
         return StepOutcome(stop=run.stopping.asked() or Outcome.INTERRUPTED)
     if ending.stopped_by == STOP_BUDGET and run.budget.spend.reached(run.fsm.max_cost_usd):
@@ -71,25 +83,77 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
     memory = run.memory
     memory.last_result = {"verdict": ending.verdict, "details": figures}
     memory.prev_result = {"state": name, "output": ending.verdict, "verdict": ending.verdict}
-    judged = events.Evaluation(state=name, type=FANOUT_EVALUATOR, verdict=ending.verdict)
-    if ending.cost_usd:
-        judged["cost_usd"] = round(ending.cost_usd, 6)
-    run.emit(Event.EVALUATE, judged)
+    evaluation = events.Evaluation(state=name, type=FANOUT_EVALUATOR, verdict=ending.verdict)
+    if ending.cost_usd or judged:
+        evaluation["cost_usd"] = round(ending.cost_usd + (judged or 0.0), 6)
+    run.emit(Event.EVALUATE, evaluation)
     return follow_route(state, ending.verdict, run.context(), name)
 
 
-def branches_of(config: FanOutConfig, ctx: InterpolationContext) -> list[Branch]:
-    """The branches of *config*, their `with:` values and map items filled in from *ctx*."""
+def loops_dir_of(run: Run) -> Path:
+    """The project's `.loops/` folder, where the branches' runs keep their files."""
+    return run.config.loops_dir or (run.config.cwd or Path.cwd()) / ".loops"
+
+
+def _judge(run: Run, config: FanOutConfig, loops_dir: Path) -> Judge | None:
+    """`join: best`'s LLM judge, asked the state's question (filled in now), or None."""
+    question = config.judge_question
+    if question is None:
+        return None
+    asked = interpolate(question, run.context())
+    llm = run.fsm.llm
+    return lambda green, base: judge_best(green, base, loops_dir, asked, llm)
+
+
+def _judge_spend(run: Run, ending: Ending) -> float | None:
+    """What the judge's call cost, added to the run's spend (None: no call was made)."""
+    details = ending.joined.details if ending.joined is not None else {}
+    usage = details.get("usage")
+    reported = details.get("cost_usd")  # the judge via Claude Code reports its cost
+    if isinstance(reported, float):
+        return run.budget.spend.add_judge_cost(reported, usage)
+    if isinstance(usage, dict) and usage:
+        return run.budget.spend.add_judge(str(details.get("model") or run.fsm.llm.model), usage)
+    return None
+
+
+def branches_of(
+    config: FanOutConfig, ctx: InterpolationContext, max_cost_usd: float | None = None
+) -> list[Branch]:
+    """The branches of *config*, their `with:` values and map items filled in from *ctx*; a
+    prompt branch runs with *max_cost_usd* as its own budget."""
     if isinstance(config, MapConfig):
         items = items_of(config.items, ctx)
+        if config.prompt is not None:  # each item an agent, given the one prompt
+            prompt = interpolate(config.prompt, ctx)
+            return [prompt_branch(i, item, prompt, max_cost_usd) for i, item in enumerate(items)]
         shared = _bindings(config.with_, ctx)
-        loop = config.loop
-        return [Branch(i, loop, {**shared, config.as_: item}, item) for i, item in enumerate(items)]
+        loop, source = loop_of(config.loop)
+        return [
+            Branch(i, loop, {**shared, config.as_: item}, item, source)
+            for i, item in enumerate(items)
+        ]
     out = []
     for i, branch in enumerate(getattr(config, "branches", [])):
-        loop = interpolate(str(branch.get("loop") or ""), ctx)
-        out.append(Branch(i, loop, _bindings(branch.get("with") or {}, ctx), loop))
+        if "loop" not in branch:  # a prompt on a named agent
+            agent = branch.get("agent")
+            names = agent if isinstance(agent, list) else [agent]
+            filled = ",".join(interpolate(str(name), ctx) for name in names)
+            prompt = interpolate(str(branch.get("prompt")), ctx)
+            out.append(prompt_branch(i, filled, prompt, max_cost_usd))
+            continue
+        loop, source = loop_of(interpolate(str(branch.get("loop") or ""), ctx))
+        out.append(Branch(i, loop, _bindings(branch.get("with") or {}, ctx), loop, source))
     return out
+
+
+def loop_of(written: str) -> tuple[str, str]:
+    """A branch's loop as written: (the name its runs are filed by, what `ll-loop run` is
+    given when that is not the name): `library:fix-tests` is run as itself, filed as
+    fix-tests."""
+    if written.startswith(LIBRARY_PREFIX):
+        return written[len(LIBRARY_PREFIX) :], written
+    return written, ""
 
 
 def items_of(items: list[Any] | str, ctx: InterpolationContext) -> list[str]:
@@ -150,6 +214,14 @@ def _budget(run: Run, config: FanOutConfig) -> float | None:
     limits = [x for x in (config.max_cost_usd,) if x is not None]
     if run.fsm.max_cost_usd is not None:
         limits.append(max(0.0, run.fsm.max_cost_usd - run.budget.spend.cost_usd))
+    return min(limits) if limits else None
+
+
+def _static_budget(run: Run, config: FanOutConfig) -> float | None:
+    """A prompt branch's own budget: the state's max_cost_usd or the loop's, the lesser (the
+    same on a resume, so the child's command line is found again; the branches' spend
+    together is held to what is left by the fan-out itself)."""
+    limits = [x for x in (config.max_cost_usd, run.fsm.max_cost_usd) if x is not None]
     return min(limits) if limits else None
 
 

@@ -266,3 +266,101 @@ def test_a_worktree_run_refuses_a_fan_out_and_leaves_the_checkout_alone(tmp_path
     assert git(root, "rev-parse", "HEAD") == before
     assert not (root / "item-a.txt").exists()
     assert not list((root / ".loops").glob(".running/fix*"))
+
+
+# Custom agents for prompt branches: `limited` is out of quota, `good` writes the file the
+# prompt names, `uncounted` does too but never says what it spent.
+PROMPT_AGENTS = """\
+agents:
+  limited:
+    command: 'echo "usage limit reached" >&2; exit 1; true'
+    limit_pattern: usage limit reached
+    cost_pattern: 'cost: .([0-9.]+)'
+  good:
+    command: 'echo "$1" > "$(printf %s "$1" | cut -d" " -f2)"; printf "cost: %s\\n" 0.5; true'
+    cost_pattern: 'cost: .([0-9.]+)'
+  uncounted:
+    command: 'echo "$1" > "$(printf %s "$1" | cut -d" " -f2)"; true'
+    cost_pattern: 'cost: .([0-9.]+)'
+"""
+
+
+def test_prompt_branches_run_on_their_agents_with_the_fallback_and_the_budget_of_any_step(
+    tmp_path: Path,
+) -> None:
+    loop = """\
+name: ask
+initial: fan
+max_cost_usd: 3
+context:
+  what: made
+states:
+  fan:
+    parallel:
+      branches:
+        - agent: [limited, good]
+          prompt: "write one.txt ${context.what}"
+        - agent: uncounted
+          prompt: "write two.txt ${context.what}"
+      merge: green
+    on_success: done
+    on_failure: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+    outcome: failure
+"""
+    root = fanout.project(tmp_path, ask=loop)
+    (root / ".loops" / "agents.yaml").write_text(PROMPT_AGENTS)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "agents")
+    done = ll_loop(root, "run", "ask", timeout=180)
+    assert done.returncode == 7, done.stdout + done.stderr
+    captured = state(root, "ask")["captured"]["fan"]
+    first, second = captured["branches"]
+    # The first branch's agent was out of quota: the step went on with the next one.
+    assert first["verdict"] == "success"
+    assert first["cost_usd"] == 0.5
+    switched = [e for e in fanout.child_events(root, first["key"]) if e["event"] == "agent_switch"]
+    assert len(switched) == 1
+    assert (root / "one.txt").read_text() == "write one.txt made\n"
+    assert captured["merged"] == [first["key"]]
+    # The second's spend cannot be counted, in a budgeted run: stopped, as any step is.
+    assert second["verdict"] == "failure"
+    assert second["outcome"] == "budget"
+    assert not (root / "two.txt").exists()
+    options = json.loads(
+        (root / ".loops" / ".running" / f"{second['key']}.options.json").read_text()
+    )
+    assert "3" in json.dumps(options)
+
+
+def test_join_best_s_score_reads_its_references_as_data_not_code(tmp_path: Path) -> None:
+    loop = """\
+name: pick
+initial: fan
+context:
+  word: "x; touch pwned"
+states:
+  fan:
+    parallel:
+      branches:
+        - {loop: fix, with: {item: score1}}
+        - {loop: fix, with: {item: score22}}
+      join: best
+      score: grep -c -F -- ${context.word} score.txt; wc -c < score.txt
+      merge: best
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+    root = fanout.project(tmp_path, pick=loop)
+    done = ll_loop(root, "run", "pick", timeout=180)
+    assert done.returncode == 0, done.stderr
+    captured = state(root, "pick")["captured"]["fan"]
+    assert captured["reason"] == "score 8"  # `score22\n`: the longer file wins
+    assert captured["picked"] == [captured["branches"][1]["key"]]
+    assert (root / "score.txt").read_text() == "score22\n"
+    assert not list(root.rglob("pwned"))
