@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import fanout, killwrite
 from support.gitrepo import git
-from support.llproc import state
+from support.llproc import events, state
 
 pytestmark = [
     pytest.mark.reliability,
@@ -63,6 +63,12 @@ def test_the_reference_run_writes_its_log_so_many_times(tmp_path: Path) -> None:
     done = killwrite.drive(root, "fan", env=env)
     assert done.kills == 0
     assert done.writes == WRITES
+    # Every fan-out event of the parent is among the writes killed at (one write each).
+    names = [e["event"] for e in events(root, "fan")]
+    fanned = [n for n in names if n.startswith(("branch_", "fanout_"))]
+    assert sorted(fanned) == sorted(
+        ["branch_start"] * 3 + ["branch_finish"] * 3 + ["fanout_join", "fanout_merge"]
+    )
     _check(root, tmp_path)
 
 
