@@ -151,9 +151,10 @@ def _fanout_text(event: dict[str, Any]) -> str:
     return f"⇇ {view.label}: {view.key} {ended}{spent}"
 
 
-def branch_steps(event: dict[str, Any], loops_dir: Path, own: str) -> list[str]:
-    """The lines of the steps a fan-out branch took (its own run's events, indented under
-    its `branch_finish`); none when its files are gone, or it names the run *own* itself."""
+def branch_steps(event: dict[str, Any], loops_dir: Path, own: str, since: str) -> list[str]:
+    """The lines of the steps a fan-out branch took (its own run's events from *since*, its
+    start, to its `branch_finish` *event*, indented under it); none when its files are gone
+    (or were replaced by a later run of its loop), or it names the run *own* itself."""
     from little_loops.cli.nesting import INDENT
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.runs.fanned import from_events
@@ -162,10 +163,12 @@ def branch_steps(event: dict[str, Any], loops_dir: Path, own: str) -> list[str]:
     views = from_events([{**event, "event": Event.BRANCH_START}], own)
     if not views:
         return []
-    key = views[0].key
+    key, until = views[0].key, str(event.get("ts") or "")
     try:
         return [
-            INDENT + format_event(e, key) for e in StatePersistence(key, loops_dir).iter_events()
+            INDENT + format_event(e, key)
+            for e in StatePersistence(key, loops_dir).iter_events()
+            if since <= str(e.get("ts") or "") <= until
         ]
     except (LoopError, OSError, ValueError):
         return []
@@ -206,14 +209,18 @@ def history_command(
     store = StatePersistence(loop_name, loops_dir, folder=folder)
     events = store.tail_events(tail) if tail is not None else store.iter_events()
     count = 0
+    started: dict[str, str] = {}  # when each fan-out branch's run key last started
     for event in events:
         if as_json:
             text = json.dumps(event, ensure_ascii=False, indent=2).replace("\n", "\n  ")
             sys.stdout.write(("[\n  " if count == 0 else ",\n  ") + text)
         else:
             print(format_event(event, loop_name))
+            if event.get("event") == Event.BRANCH_START:
+                started[str(event.get("key"))] = str(event.get("ts") or "")
             if event.get("event") == Event.BRANCH_FINISH and tail is None:
-                for line in branch_steps(event, loops_dir, loop_name):
+                since = started.get(str(event.get("key")), "")
+                for line in branch_steps(event, loops_dir, loop_name, since):
                     print(line)
         count += 1
     if as_json:

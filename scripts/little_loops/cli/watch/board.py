@@ -233,20 +233,26 @@ class BoardReader:
 
 
 def _with_branches(
-    read: _Read, known: dict[str, _Read], depth: int, shown: set[str]
+    read: _Read,
+    known: dict[str, _Read],
+    depth: int,
+    shown: set[str],
+    above: frozenset[str] = frozenset(),
 ) -> list[BoardRow]:
     """*read*'s rows *depth* levels in, then each of its fan-out branches' runs (their own
     rows, their own branches) one level further in: `└ fix@ab12 #0 parser`; a branch whose
     run has no files (yet, or any more) is a row of its verdict, or `starting`."""
     rows = [replace(row, depth=row.depth + depth) for row in read.group]
     shown.add(read.group[0].key)
+    above = above | {read.group[0].key}
     if depth >= _CHILD_DEPTH:
         return rows
     for key, label, verdict in read.branches:
-        if key in shown:  # saved files are data: no cycle is followed
-            continue
+        if key in above:
+            continue  # saved files are data: a run is no branch of itself, nor of its own
         found = known.get(key)
-        if found is None:
+        if found is None or key in shown:  # no files, or listed already (a cycle; outside
+            # a repository the branches of one loop share its run, one after another)
             rows.append(
                 BoardRow(
                     key,
@@ -262,7 +268,7 @@ def _with_branches(
                 )
             )
             continue
-        own = _with_branches(found, known, depth + 1, shown)
+        own = _with_branches(found, known, depth + 1, shown, above)
         own[0] = replace(own[0], loop=f"{own[0].loop} {label}")
         rows += own
     return rows

@@ -59,15 +59,18 @@ class BranchView:
 
 def from_events(events: Iterable[Mapping[str, Any]], own: str = "") -> list[BranchView]:
     """The branches that the parent's events *events* (in order) started, in start order;
-    each visit of a fan-out state starts new ones (their run keys differ). A branch naming
-    the parent's own run *own* (a planted event) is left out."""
-    by_key: dict[str, BranchView] = {}
+    each visit of a fan-out state starts new ones. Outside a repository the branches of
+    one loop share its run key, one after another: an end is the latest start's of its key.
+    A branch naming the parent's own run *own* (a planted event) is left out."""
+    started: list[BranchView] = []
+    by_key: dict[str, BranchView] = {}  # the latest start of each run key
     for event in events:
         kind = event.get("event")
         if kind == Event.BRANCH_START:
             view = _view(event)
             if view is not None and view.key != own:
                 view.started_at = text_of(event.get("ts"))
+                started.append(view)
                 by_key[view.key] = view
         elif kind == Event.BRANCH_FINISH:
             found = by_key.get(text_of(event.get("key")))
@@ -78,7 +81,7 @@ def from_events(events: Iterable[Mapping[str, Any]], own: str = "") -> list[Bran
                 found.finished_at = text_of(event.get("ts"))
         elif kind == Event.FANOUT_MERGE:
             _merged(by_key, event)
-    return list(by_key.values())
+    return started
 
 
 def from_captured(captured: Mapping[str, Any], own: str = "") -> list[BranchView]:

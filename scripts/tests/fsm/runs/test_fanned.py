@@ -125,3 +125,19 @@ def test_each_branch_runs_state_is_read_and_a_gone_process_is_crashed(tmp_path: 
         ("crashed", "work", 2, 0.75),
         ("", "", 0, 0.0),  # unreadable: what the parent recorded stays
     ]
+
+
+def test_outside_a_repository_branches_of_one_loop_share_its_key_and_are_all_listed() -> None:
+    shared = [
+        start(0, "fix", "a"),
+        finish(0, "fix", "success"),
+        start(1, "fix", "b"),
+        finish(1, "fix", "failure"),
+        start(2, "fix", "c"),
+    ]
+    views = from_events(shared)
+    assert [(v.index, v.item, v.verdict) for v in views] == [
+        (0, "a", "success"),
+        (1, "b", "failure"),
+        (2, "c", ""),  # each end is the latest start's of its key
+    ]
