@@ -13,6 +13,7 @@ their join and their merge; its routes leave from the last of these.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from little_loops.fsm.definition.fanout import MERGE_NONE, MapConfig, fan_out_of
 from little_loops.fsm.definition.graph import RESTART, LoopGraph, loop_graph
@@ -89,6 +90,13 @@ class FanDrawing:
         return f"{node}_merge" if self.merge is not None else f"{node}_join"
 
 
+def _branch_label(branch: dict[str, Any]) -> str:
+    """A parallel branch's node: the sub-loop it runs, or the agent its prompt goes to."""
+    if "loop" in branch:
+        return f"loop {branch['loop']}"
+    return f"prompt on {branch.get('agent')}"
+
+
 def fan_drawing(name: str, state: StateConfig) -> FanDrawing | None:
     """How fan-out state *name* is drawn, or None when *state* is no fan-out state."""
     config = fan_out_of(state)
@@ -97,17 +105,19 @@ def fan_drawing(name: str, state: StateConfig) -> FanDrawing | None:
     if isinstance(config, MapConfig):
         items = config.items
         kind = "map"
+        each = "prompt on" if config.prompt is not None else f"loop {config.loop}:"
         if isinstance(items, list):
-            shown = [f"loop {config.loop}: {item}" for item in items[:MAX_BRANCHES_DRAWN]]
+            shown = [f"{each} {item}" for item in items[:MAX_BRANCHES_DRAWN]]
             if len(items) > MAX_BRANCHES_DRAWN:
                 shown.append(f"… {len(items) - MAX_BRANCHES_DRAWN} more")
         else:
-            shown = [f"loop {config.loop}: each item of {items}"]
+            shown = [f"{each} each item of {items}"]
     else:
         kind = "parallel"
-        shown = [f"loop {b.get('loop')}" for b in getattr(config, "branches", [])]
+        shown = [_branch_label(b) for b in getattr(config, "branches", [])]
     at_once = f", {config.max_concurrency} at once" if config.max_concurrency else ""
-    join = f"join {config.join}" + (" by score" if config.score else "")
+    by = " by score" if config.score else " by the judge" if config.judge else ""
+    join = f"join {config.join}" + by
     merge = None if config.merge == MERGE_NONE else f"merge {config.merge}"
     return FanDrawing(f"{name}: {kind}{at_once}", shown, join, merge)
 

@@ -355,3 +355,35 @@ def test_a_fan_out_state_is_a_cluster_in_graphviz_and_graphviz_lays_it_out() -> 
     # Top to bottom: the fork, its branches side by side, the join, the merge.
     assert height["s0"] > height["s0_b0"] == height["s0_b6"] > height["s0_join"]
     assert height["s0_join"] > height["s0_merge"]
+
+
+def test_prompt_branches_are_drawn_with_their_agents_and_the_judge_names_the_join() -> None:
+    mermaid = render_mermaid(
+        loop("""\
+    name: agents
+    initial: try
+    states:
+      try:
+        parallel:
+          branches:
+            - {agent: claude, prompt: Fix it}
+            - {agent: codex, prompt: Fix it}
+          join: best
+          judge: true
+        on_success: each
+        on_failure: done
+      each:
+        map:
+          items: [claude, codex]
+          prompt: Fix it
+        on_success: done
+        on_failure: done
+      done:
+        terminal: true
+""")
+    )
+    assert '    s0_b0[["prompt on claude"]]\n' in mermaid
+    assert '    s0_b1[["prompt on codex"]]\n' in mermaid
+    assert '    s0_join(("join best by the judge"))\n' in mermaid
+    assert '    s1_b1[["prompt on codex"]]\n' in mermaid
+    assert "None" not in mermaid
