@@ -213,6 +213,11 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
     assert sorted(m for m in ours if m.split(".")[2] in ("engine", "runs", "processes")) == []
     assert "subprocess" not in modules  # nothing is started to validate
     assert "hashlib" not in modules  # a state name's hash is measured, not computed
+    # Nor a forge: the `pr` state's words are known without one.
+    assert sorted(m for m in ours if m.startswith("little_loops.fsm.forges.")) == [
+        "little_loops.fsm.forges.merge",
+        "little_loops.fsm.forges.registry",
+    ]
     # None of what runs an agent or confines a step either: the custom agents' kind, the
     # sandbox's command line, the request an agent is handed.
     assert sorted(modules & AGENT_MACHINERY) == []

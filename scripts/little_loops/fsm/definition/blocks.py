@@ -10,7 +10,7 @@ from little_loops.fsm.definition import pr_keys
 from little_loops.fsm.definition.learning import LearningConfig
 from little_loops.fsm.evaluators.config import EvaluateConfig
 from little_loops.fsm.forges import registry as forges
-from little_loops.fsm.forges.forge import MergeMethod
+from little_loops.fsm.forges.merge import MergeMethod
 from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from little_loops.fsm.forges import registry as forges
-from little_loops.fsm.forges.forge import MergeMethod
+from little_loops.fsm.forges.merge import MergeMethod
 from little_loops.fsm.values.value_checks import (
     MAX_LOOP_SECONDS,
     Check,
