@@ -173,6 +173,12 @@ AGENT_KINDS = {
     f"little_loops.fsm.actions.{name}"
     for name in ("claude_code", "codex", "gemini", "opencode", "mcp_tool")
 }
+# What runs an agent or confines a step, beside the kinds: none of it is needed to check a
+# file that names no agent.
+AGENT_MACHINERY = {
+    f"little_loops.fsm.actions.{name}"
+    for name in ("custom", "sandbox", "request", "agent_kind", "supervisor", "runners")
+}
 SHELL_LOOP = """\
 name: x
 initial: check
@@ -206,8 +212,21 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
     ours = {m for m in modules if m.startswith("little_loops.fsm.")}
     assert sorted(m for m in ours if m.split(".")[2] in ("engine", "runs", "processes")) == []
     assert "subprocess" not in modules  # nothing is started to validate
-    # The kinds the file names are imported, and only those: `action_type: prompt` is
-    # Claude Code's, and the state runs on Codex.
+    assert "hashlib" not in modules  # a state name's hash is measured, not computed
+    # Nor a forge: the `pr` state's words are known without one.
+    assert sorted(m for m in ours if m.startswith("little_loops.fsm.forges.")) == [
+        "little_loops.fsm.forges.merge",
+        "little_loops.fsm.forges.registry",
+    ]
+    # None of what runs an agent or confines a step either: the custom agents' kind, the
+    # sandbox's command line, the request an agent is handed.
+    assert sorted(modules & AGENT_MACHINERY) == []
+
+
+def test_validate_imports_the_agent_kind_a_loop_names_and_no_other(tmp_path: Path) -> None:
+    loop = tmp_path / "x.yaml"
+    # The kind the file names is imported, and only that one: `action_type: prompt` is
+    # served by Claude Code's module, but the state runs on Codex.
     loop.write_text(
         SHELL_LOOP.replace(
             "  fix:\n    action:",
@@ -216,10 +235,31 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
     )
     code, modules = loaded_by(tmp_path, "validate", str(loop))
     assert code == 0, modules
-    assert sorted(modules & AGENT_KINDS) == [
-        "little_loops.fsm.actions.claude_code",
-        "little_loops.fsm.actions.codex",
-    ]
+    assert sorted(modules & AGENT_KINDS) == ["little_loops.fsm.actions.codex"]
+    # A prompt with no `agent:` runs on Claude Code: its module, and no other agent's.
+    loop.write_text(
+        SHELL_LOOP.replace("  fix:\n    action:", "  fix:\n    action_type: prompt\n    action:")
+    )
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0, modules
+    assert sorted(modules & AGENT_KINDS) == ["little_loops.fsm.actions.claude_code"]
+
+
+def test_validate_imports_the_custom_agents_kind_only_for_a_loop_with_custom_agents(
+    tmp_path: Path,
+) -> None:
+    loop = tmp_path / "x.yaml"
+    loop.write_text(
+        SHELL_LOOP.replace(
+            "  fix:\n    action:",
+            "  fix:\n    action_type: prompt\n    agent: mine\n    action:",
+        )
+        + "agents:\n  mine:\n    command: cat\n    sandbox: none\n"
+    )
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0, modules
+    assert "little_loops.fsm.actions.custom" in modules
+    assert sorted(modules & AGENT_KINDS) == []
 
 
 def test_validate_imports_only_the_evaluators_the_file_names(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
+from little_loops.fsm.actions.sandbox_key import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation, PromptInput
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values import regex_limit

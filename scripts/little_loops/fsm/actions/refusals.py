@@ -9,7 +9,8 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
-from little_loops.fsm.actions.sandbox import Confinement, Sandbox, home_of
+from little_loops.fsm.actions.sandbox import Confinement, home_of
+from little_loops.fsm.actions.sandbox_key import Sandbox
 
 # What a refused step prints (stdout or stderr): said in its output tail. A step without
 # network has its own loopback, where nothing listens: every connection is refused. Matched

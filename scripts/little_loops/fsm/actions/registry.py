@@ -8,7 +8,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.actions import shell
-from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.machine import Machine
@@ -25,8 +25,11 @@ class Entry:
     options_key: str | None = None
     state_keys: tuple[str, ...] = ()
     agent: bool = False  # it has an `agent` (a coding agent a prompt state can run on)
+    interpolation: Interpolation = Interpolation.TEXT  # how `${...}` lands in its action
+    default_evaluator: str = "exit_code"  # the evaluator of its state without `evaluate:`
 
 
+_AGENT_EVALUATOR = "llm_structured"  # a coding agent's answer is judged by default
 # In the order the docs and messages list their action types. To add an action kind: write
 # its module (its SPEC) in this folder and add its entry here.
 ENTRIES: dict[str, Entry] = {
@@ -39,10 +42,27 @@ ENTRIES: dict[str, Entry] = {
             "claude",
             ("claude", "session", "session_key"),
             agent=True,
+            default_evaluator=_AGENT_EVALUATOR,
         ),
-        Entry("shell", "shell", ("shell",)),
-        Entry("codex", "codex", (), "codex", ("codex", "session", "session_key"), agent=True),
-        Entry("gemini", "gemini", (), "gemini", ("gemini", "session", "session_key"), agent=True),
+        Entry("shell", "shell", ("shell",), interpolation=Interpolation.SHELL),
+        Entry(
+            "codex",
+            "codex",
+            (),
+            "codex",
+            ("codex", "session", "session_key"),
+            agent=True,
+            default_evaluator=_AGENT_EVALUATOR,
+        ),
+        Entry(
+            "gemini",
+            "gemini",
+            (),
+            "gemini",
+            ("gemini", "session", "session_key"),
+            agent=True,
+            default_evaluator=_AGENT_EVALUATOR,
+        ),
         Entry(
             "opencode",
             "opencode",
@@ -50,8 +70,15 @@ ENTRIES: dict[str, Entry] = {
             "opencode",
             ("opencode", "session", "session_key"),
             agent=True,
+            default_evaluator=_AGENT_EVALUATOR,
         ),
-        Entry("mcp_tool", "mcp_tool", ("mcp_tool",), state_keys=("params",)),
+        Entry(
+            "mcp_tool",
+            "mcp_tool",
+            ("mcp_tool",),
+            state_keys=("params",),
+            default_evaluator="mcp_result",
+        ),
     )
 }
 _LOADED: dict[str, ActionKindSpec] = {shell.SPEC.name: shell.SPEC}
@@ -73,6 +100,10 @@ class KindTable(Mapping[str, ActionKindSpec]):
 
     def __init__(self, keys: Mapping[str, str]) -> None:  # key -> kind name
         self._keys = dict(keys)
+
+    def name_of(self, key: str, default: str) -> str:
+        """The name of the kind for *key* (*default* when none is), importing none."""
+        return self._keys.get(key, default)
 
     def __getitem__(self, key: str) -> ActionKindSpec:
         return _spec(self._keys[key])
@@ -118,21 +149,27 @@ def __getattr__(name: str) -> ActionKindSpec:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def kind_of(action_type: object, action: object) -> ActionKindSpec:
-    """The kind of an action, from its state's `action_type:` and its text: the kind that
-    serves that action type; without one, a `/` command goes to `SLASH_KIND`, else bash.
-    An action type no kind serves (approval, a typo validation refuses) is `DEFAULT_KIND`."""
+def entry_of(action_type: object, action: object) -> Entry:
+    """The kind of an action, from its state's `action_type:` and its text, as the registry
+    knows it before importing it: the kind that serves that action type; without one, a `/`
+    command goes to `SLASH_KIND`, else bash. An action type no kind serves (approval, a typo
+    validation refuses) is `DEFAULT_KIND`'s."""
     if isinstance(action_type, str) and action_type:
-        return BY_ACTION_TYPE.get(action_type, DEFAULT_KIND)
+        return ENTRIES[BY_ACTION_TYPE.name_of(action_type, DEFAULT_KIND.name)]
     if action_type is None and isinstance(action, str) and action.startswith("/"):
-        return _spec(_CLAUDE)
-    return DEFAULT_KIND
+        return ENTRIES[_CLAUDE]
+    return ENTRIES[DEFAULT_KIND.name]
+
+
+def kind_of(action_type: object, action: object) -> ActionKindSpec:
+    """The kind of an action (see `entry_of`), its module imported the first time."""
+    return _spec(entry_of(action_type, action).name)
 
 
 def is_agent_action(action_type: object, action: object) -> bool:
     """True when an action with this `action_type:` and text goes to a coding agent (a
-    prompt or slash command: the state's `agent:` says which one)."""
-    return kind_of(action_type, action).agent is not None
+    prompt or slash command: the state's `agent:` says which one); imports no agent kind."""
+    return entry_of(action_type, action).agent
 
 
 def can_judge(spec: ActionKindSpec) -> bool:

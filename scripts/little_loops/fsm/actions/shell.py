@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.request import ActionRequest
 
 
 def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:

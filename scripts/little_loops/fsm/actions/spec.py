@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.home import AgentHome
-from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.values.shellquote import Rendered, env_lines, render
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.machine import Machine
     from little_loops.fsm.actions.sandbox import Confinement
+    from little_loops.fsm.values.interpolation import InterpolationContext
+    from little_loops.fsm.values.shellquote import Rendered
     from little_loops.fsm.values.value_checks import Check
 
 
@@ -60,6 +60,8 @@ class ActionRequest:
         script's values still reach it as data."""
         if not self.env:
             return self.action
+        from little_loops.fsm.values.shellquote import env_lines
+
         return "\n".join([*env_lines(dict(self.env)), self.action])
 
 
@@ -117,6 +119,9 @@ class Interpolation(StrEnum):
     def apply(self, text: str, ctx: InterpolationContext, paste_refused: bool = False) -> Rendered:
         """*text* with its references filled in this way (a shell script's values in the
         environment it runs with; *paste_refused*: see shellquote.render)."""
+        from little_loops.fsm.values.interpolation import interpolate
+        from little_loops.fsm.values.shellquote import Rendered, render
+
         if self is Interpolation.SHELL:
             return render(text, ctx, paste_refused=paste_refused)
         return Rendered(interpolate(text, ctx))

@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from little_loops.fsm.actions.custom import definition_problems
 from little_loops.fsm.actions.registry import AGENTS, ENTRIES, can_judge, is_agent_action
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.agents import (
@@ -87,6 +86,8 @@ def agent_problems(data: Mapping[str, Any], project: Sequence[str] = ()) -> Iter
     names = _Names(data, project)
     custom = data.get(AGENTS_KEY)
     if isinstance(custom, Mapping):
+        from little_loops.fsm.actions.custom import definition_problems
+
         for name, entry in custom.items():
             for at, message in definition_problems(name, entry, tuple(AGENTS)):
                 yield Problem((AGENTS_KEY, str(name), *at), message, "error")

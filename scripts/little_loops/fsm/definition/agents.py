@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions import registry
-from little_loops.fsm.actions.custom import AgentDefinition, definition_problems
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.loader import load_file
@@ -24,6 +23,9 @@ from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
 from little_loops.fsm.values.value_checks import Check, describe, string
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.custom import AgentDefinition
 
 AGENT_KEY = "agent"  # of a loop (its prompt states' default) and of a state
 AGENTS_KEY = "agents"  # the loop's custom agents, by name
@@ -201,6 +203,8 @@ def check_project_agents(path: Path) -> tuple[dict[str, AgentDefinition], list[V
     if not isinstance(entries, Mapping):
         problems.append(ValidationError("expected agents: with a mapping of agents by name"))
         return {}, problems
+    from little_loops.fsm.actions.custom import AgentDefinition, definition_problems
+
     for name, entry in entries.items():
         for at, message in definition_problems(name, entry, tuple(AGENTS)):
             where = (AGENTS_KEY, str(name), *at)

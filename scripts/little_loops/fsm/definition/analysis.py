@@ -318,7 +318,7 @@ class _Analyzer:
     def injection(self) -> None:
         verdicts_are_text = free_text_verdicts(self.fsm)
         for name, state in self.fsm.states.items():
-            quoted = state.action_kind().interpolation is Interpolation.SHELL
+            quoted = state.kind_entry().interpolation is Interpolation.SHELL
             shell = quoted and not state.is_approval()
             if not state.action or OPEN not in state.action or not shell:
                 continue

@@ -330,7 +330,7 @@ class _GraphChecker:
         state = self.fsm.states.get(str(name))
         return (
             state is not None
-            and state.action_kind().interpolation is Interpolation.SHELL
+            and state.kind_entry().interpolation is Interpolation.SHELL
             and not state.is_approval()
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from little_loops.fsm.actions.registry import AGENTS, KINDS, kind_of
+from little_loops.fsm.actions.registry import AGENTS, KINDS, entry_of
 from little_loops.fsm.definition import route_keys
 from little_loops.fsm.definition.agent_checks import agent_problems
 from little_loops.fsm.definition.approval_checks import approval_problems
@@ -136,12 +136,13 @@ class _Checker:
             if isinstance(block, Mapping):
                 self.keys(block, (*path, key), OPTION_KEYS[key])
         action = state.get("action")
-        kind = kind_of(state.get("action_type"), action)
-        own = tuple(AGENTS) if kind.agent is not None else (kind.name,)  # a prompt: any agent
+        entry = entry_of(state.get("action_type"), action)
+        own = tuple(AGENTS) if entry.agent else (entry.name,)  # a prompt: any agent
         for key, kinds in KIND_STATE_KEYS.items():
             if state.get(key) is None or any(name in kinds for name in own):
                 continue
-            why = f"this state's action {kind.runs_as}" if action else "this state has no action"
+            runs_as = KINDS[entry.name].runs_as
+            why = f"this state's action {runs_as}" if action else "this state has no action"
             self.add((*path, key), f"only {KINDS[kinds[0]].only_states} ({why})")
 
     def states(self, states: YAMLMapping) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, ENTRIES
-from little_loops.fsm.actions.sandbox import SANDBOX_CHECK, SANDBOX_KEY
+from little_loops.fsm.actions.sandbox_key import SANDBOX_CHECK, SANDBOX_KEY
 from little_loops.fsm.definition import route_keys
 from little_loops.fsm.definition.agent_checks import AGENTS_CHECK
 from little_loops.fsm.definition.agents import AGENT_CHECK

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.actions.custom import AgentDefinition, custom_kind
 from little_loops.fsm.actions.registry import (
     ACTION_TYPE_NAMES,
     BY_OPTIONS_KEY,
     KINDS,
+    Entry,
+    entry_of,
     is_agent_action,
     kind_of,
 )
-from little_loops.fsm.actions.sandbox import Sandbox
-from little_loops.fsm.actions.sandbox import chosen as chosen_sandbox
-from little_loops.fsm.actions.sandbox import read as read_sandbox
+from little_loops.fsm.actions.sandbox_key import Sandbox
+from little_loops.fsm.actions.sandbox_key import chosen as chosen_sandbox
+from little_loops.fsm.actions.sandbox_key import read as read_sandbox
 from little_loops.fsm.actions.spec import ActionKindSpec, merged
 from little_loops.fsm.definition.agents import agent_kinds, filled_names, kinds_named
 from little_loops.fsm.definition.blocks import (
@@ -84,6 +85,9 @@ from little_loops.fsm.evaluators.config import (
 from little_loops.fsm.evaluators.config import EvaluateConfig as EvaluateConfig
 from little_loops.fsm.evaluators.config import LLMConfig as LLMConfig
 from little_loops.fsm.values.fields import non_default_items as _non_default_items
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.custom import AgentDefinition
 
 DEFAULT_MAX_ITERATIONS = 50
 
@@ -256,6 +260,10 @@ class StateConfig:
         and the action's text)."""
         return kind_of(self.action_type, self.action)
 
+    def kind_entry(self) -> Entry:
+        """What the registry knows of `action_kind()` without importing its module."""
+        return entry_of(self.action_type, self.action)
+
     def is_prompt(self) -> bool:
         """True when the action goes to a coding agent (a prompt or slash command: the
         loop's `agents_for` says which), not a command."""
@@ -271,7 +279,7 @@ class StateConfig:
         if self.evaluate is not None:
             return self.evaluate
         if self.action:
-            return EvaluateConfig(type=self.action_kind().default_evaluator)  # same for agents
+            return EvaluateConfig(type=self.kind_entry().default_evaluator)  # same for agents
         return EvaluateConfig(type=DEFAULT_EVALUATOR)
 
 
@@ -380,6 +388,8 @@ class FSMLoop:
             kwargs.pop("context", None)
         kwargs["parameters"] = parse_parameters(data.get("parameters"), data.get("context"))
         agents = data.get("agents")
+        if agents:  # a loop without custom agents loads none of their machinery
+            from little_loops.fsm.actions.custom import AgentDefinition
         kwargs["agents"] = {
             str(name): AgentDefinition.from_dict(entry, "loop")
             for name, entry in (agents.items() if isinstance(agents, dict) else ())
@@ -446,6 +456,10 @@ class FSMLoop:
     def custom_kinds(self) -> dict[str, ActionKindSpec]:
         """The kinds of the custom agents this loop can name: the project's, then its own."""
         agents = {**self.project_agents, **self.agents}
+        if not agents:
+            return {}
+        from little_loops.fsm.actions.custom import custom_kind
+
         return {name: custom_kind(name, agent) for name, agent in agents.items()}
 
     def agents_for(self, state: StateConfig) -> list[ActionKindSpec]:

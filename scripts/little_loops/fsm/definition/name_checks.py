@@ -40,7 +40,6 @@ def name_length_problems(fsm: FSMLoop, loop_names: Iterable[str]) -> list[Valida
     states): every run of it, or every pass through that state, would fail to write it."""
     from little_loops.fsm.facts.layout import (
         FILE_NAME_MAX,
-        STATE_NAME_CAP,
         run_file_names,
         state_file_names,
     )
@@ -58,7 +57,7 @@ def name_length_problems(fsm: FSMLoop, loop_names: Iterable[str]) -> list[Valida
             continue
         # The longest any state's files can be (a name past the cap, changed): when that
         # fits, every state's does, and a 20,000-state loop is not measured name by name.
-        if _longest(state_file_names(loop, "x" * (STATE_NAME_CAP + 1)))[1] <= FILE_NAME_MAX:
+        if _longest(state_file_names(loop))[1] <= FILE_NAME_MAX:
             continue
         for state in fsm.states:
             file, size = _longest(state_file_names(loop, str(state)))

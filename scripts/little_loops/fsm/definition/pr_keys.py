@@ -7,7 +7,7 @@ from typing import Any
 
 from little_loops.fsm.definition.key_row import STATE, Key, checks_at, docs_at
 from little_loops.fsm.forges import registry as forges
-from little_loops.fsm.forges.forge import MergeMethod
+from little_loops.fsm.forges.merge import MergeMethod
 from little_loops.fsm.values.value_checks import (
     MAX_LOOP_SECONDS,
     Check,

@@ -68,6 +68,7 @@ MAX_NAME_BYTES = 200
 # `x.a` + `b` the same `x.a.b.out`.
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 STATE_NAME_CAP = 80  # characters of a state's name its files keep (then `~` and a hash)
+_DIGEST_LENGTH = 8  # hex digits of that hash
 
 
 def find_loops_dir(start: Path | None = None) -> Path | None:
@@ -304,19 +305,23 @@ def output_files(running: Path, loop_name: str) -> list[Path]:
     return found
 
 
-def output_file_name(loop_name: str, state_name: str) -> str:
+def output_file_name(loop_name: str, state_name: str, *, hashed: bool = True) -> str:
     """`<loop>.<state>.out`, with the state name made safe for one file name.
 
     State names are free text (`x/../../y` is a valid name), so anything but letters,
     digits, `_` and `-` becomes `_` (a `.` too: `x` + `a.b` must not meet `x.a` + `b`), the
     length is capped, and a changed name gets `~` and a short hash, which no unchanged name
-    can have, so two states of two loops never share a file.
+    can have, so two states of two loops never share a file. With *hashed* False, the hash
+    is zeros of its length (for measuring a name, without loading hashlib).
     """
     safe = _UNSAFE.sub("_", state_name)[:STATE_NAME_CAP] or "_"
     if safe != state_name:
-        import hashlib  # only for unsafe state names; keeps `--help` and `validate` lean
+        digest = "0" * _DIGEST_LENGTH
+        if hashed:
+            import hashlib  # only for unsafe state names; keeps `--help` and `validate` lean
 
-        digest = hashlib.sha1(state_name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+            text = state_name.encode("utf-8", "surrogatepass")
+            digest = hashlib.sha1(text).hexdigest()[:_DIGEST_LENGTH]
         safe = f"{safe}~{digest}"
     return f"{loop_name}.{safe}{OUTPUT_SUFFIX}"
 
@@ -404,8 +409,11 @@ def run_file_names(loop_name: str) -> list[str]:
     return [*names, *(temp_file(Path(name), 0).name for name in names[1:])]
 
 
-def state_file_names(loop_name: str, state_name: str) -> list[str]:
+def state_file_names(loop_name: str, state_name: str | None = None) -> list[str]:
     """The file names a run of *loop_name* makes of the state *state_name* (its action's
-    stdout and stderr), at their longest: in a worktree, whose runs' keys carry an id."""
-    output = output_file_name(run_key(loop_name, "x" * RUN_ID_LENGTH), state_name)
+    stdout and stderr), at their longest: in a worktree, whose runs' keys carry an id.
+    Without a state name: the longest any state's can be (a name past the cap, changed)."""
+    name = "x" * (STATE_NAME_CAP + 1) if state_name is None else state_name
+    key = run_key(loop_name, "x" * RUN_ID_LENGTH)
+    output = output_file_name(key, name, hashed=state_name is not None)
     return [output, stderr_file(Path(output)).name]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.forges.merge import MergeMethod
 
 
 class ForgeError(LoopRuntimeError):
@@ -22,15 +23,6 @@ class CheckState(StrEnum):
     PASSED = "passed"
     FAILED = "failed"  # failure, error, cancelled, timed out, action required
     SKIPPED = "skipped"  # skipped or neutral: it neither blocks nor passes
-
-
-class MergeMethod(StrEnum):
-    """How a green pull request is merged (`none`: it is left open)."""
-
-    SQUASH = "squash"
-    MERGE = "merge"
-    REBASE = "rebase"
-    NONE = "none"
 
 
 class Mergeable(StrEnum):

@@ -12,11 +12,11 @@ from little_loops.fsm.forges.forge import (
     CheckState,
     ForgeError,
     Mergeable,
-    MergeMethod,
     Place,
     PullRequest,
     Status,
 )
+from little_loops.fsm.forges.merge import MergeMethod
 from little_loops.fsm.forges.program import OUTPUT_BYTES, NotInstalled, Ran, run_program
 from little_loops.fsm.processes.gitcmd import git
 

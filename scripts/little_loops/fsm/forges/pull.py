@@ -11,11 +11,11 @@ from little_loops.fsm.forges.forge import (
     Forge,
     ForgeError,
     Mergeable,
-    MergeMethod,
     Place,
     PullRequest,
     Status,
 )
+from little_loops.fsm.forges.merge import MergeMethod
 from little_loops.fsm.processes.gitcmd import git
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from little_loops.fsm.forges.forge import Forge
+if TYPE_CHECKING:
+    from little_loops.fsm.forges.forge import Forge
 
 # To add a forge kind: write its module in this folder (its `FORGE`) and add a line here.
 MODULES: dict[str, str] = {"gh": "gh"}

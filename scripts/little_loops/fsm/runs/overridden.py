@@ -6,8 +6,8 @@ import dataclasses
 from typing import Any
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
-from little_loops.fsm.actions.sandbox import BWRAP
-from little_loops.fsm.actions.sandbox import read as read_sandbox
+from little_loops.fsm.actions.sandbox_key import BWRAP
+from little_loops.fsm.actions.sandbox_key import read as read_sandbox
 from little_loops.fsm.definition.model import FSMLoop
 from little_loops.fsm.runs.overrides import RunFlags
 

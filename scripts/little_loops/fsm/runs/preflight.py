@@ -24,14 +24,8 @@ from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claud
 from little_loops.fsm.actions.machine import Machine as Machine
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.registry import agent_problem as agent_problem
-from little_loops.fsm.actions.sandbox import (
-    BWRAP,
-    INSTALL_BWRAP,
-    OLD_BWRAP,
-    SANDBOX_KEY,
-    USERNS_HINT,
-    Sandbox,
-)
+from little_loops.fsm.actions.sandbox import INSTALL_BWRAP, OLD_BWRAP, USERNS_HINT
+from little_loops.fsm.actions.sandbox_key import BWRAP, SANDBOX_KEY, Sandbox
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph import loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig

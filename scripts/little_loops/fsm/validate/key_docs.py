@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
-from little_loops.fsm.actions.sandbox import SANDBOX_DOC, SANDBOX_KEY
+from little_loops.fsm.actions.sandbox_key import SANDBOX_DOC, SANDBOX_KEY
 from little_loops.fsm.definition import key_row
 from little_loops.fsm.definition.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.fanout import FANOUT_KEY_DOCS

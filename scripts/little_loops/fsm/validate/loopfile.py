@@ -27,9 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.actions.custom import AgentDefinition
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.definition.agents import project_agents_file, read_project_agents
 from little_loops.fsm.definition.analysis import analyze
@@ -61,6 +60,9 @@ from little_loops.fsm.facts.errors import (
 from little_loops.fsm.validate.compat import as_claude_subagents, flags_of, relaxed
 from little_loops.fsm.validate.meanings import as_theirs, notes
 from little_loops.fsm.values.value_checks import describe
+
+if TYPE_CHECKING:
+    from little_loops.fsm.actions.custom import AgentDefinition
 
 __all__ = [
     "FileReport",

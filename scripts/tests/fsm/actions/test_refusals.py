@@ -12,7 +12,8 @@ import pytest
 from support.programs import needs_bwrap
 
 from little_loops.fsm.actions.refusals import refusal_note, step_note
-from little_loops.fsm.actions.sandbox import Confinement, Sandbox
+from little_loops.fsm.actions.sandbox import Confinement
+from little_loops.fsm.actions.sandbox_key import Sandbox
 
 
 def test_what_a_refused_step_is_told() -> None:

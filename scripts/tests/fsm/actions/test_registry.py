@@ -76,7 +76,7 @@ def _doc_block(marker: str) -> str:
     return textwrap.dedent(match.group(1))
 
 
-SHELL_ENTRY = '        Entry("shell", "shell", ("shell",)),\n'
+SHELL_ENTRY = '        Entry("shell", "shell", ("shell",), interpolation=Interpolation.SHELL),\n'
 
 
 def _with_entry(source: str, entry: str) -> str:
@@ -318,6 +318,8 @@ def test_each_entry_says_of_its_kind_what_the_kinds_spec_says() -> None:
         assert spec.options_key == entry.options_key
         assert spec.state_keys == entry.state_keys
         assert (spec.agent is not None) == entry.agent
+        assert spec.interpolation is entry.interpolation
+        assert spec.default_evaluator == entry.default_evaluator
         assert registry.KINDS[name] is spec
     assert registry.SLASH_KIND is registry.DEFAULT_AGENT is registry.KINDS["claude"]
 

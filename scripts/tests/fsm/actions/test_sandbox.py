@@ -18,17 +18,14 @@ from little_loops.fsm.actions.home import AgentHome
 from little_loops.fsm.actions.sandbox import (
     INSTALL_BWRAP,
     OLD_BWRAP,
-    SANDBOX_CHECK,
     SECRET_PLACES,
     TOOL_PLACES,
     USERNS_HINT,
     Confinement,
-    Sandbox,
     as_event,
-    chosen,
-    read,
     repository_of,
 )
+from little_loops.fsm.actions.sandbox_key import SANDBOX_CHECK, Sandbox, chosen, read
 from little_loops.fsm.runs.preflight import bwrap_problem, wrapper_problem
 
 # How many words follow each bwrap option the sandbox writes.

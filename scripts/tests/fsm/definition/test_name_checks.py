@@ -56,8 +56,8 @@ def test_a_loop_whose_longest_possible_state_name_fits_is_not_measured_state_by_
     measured: list[str] = []
     real = layout.state_file_names
 
-    def counting(loop_name: str, state_name: str) -> list[str]:
-        measured.append(state_name)
+    def counting(loop_name: str, state_name: str | None = None) -> list[str]:
+        measured.append(str(state_name))
         return real(loop_name, state_name)
 
     monkeypatch.setattr(layout, "state_file_names", counting)

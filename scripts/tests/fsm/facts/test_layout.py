@@ -173,3 +173,13 @@ def test_the_output_file_names_of_a_state_are_measured_in_bytes() -> None:
     long_state = layout.state_file_names("a" * 200, "s" * 100)[0]
     assert layout.name_bytes(long_state) == 200 + 5 + 1 + 80 + 9 + 4
     assert layout.name_bytes("é") == 2
+
+
+def test_the_longest_state_file_names_are_measured_without_a_hash_and_are_as_long() -> None:
+    from little_loops.fsm.facts.layout import STATE_NAME_CAP, state_file_names
+
+    long_name = "x" * (STATE_NAME_CAP + 7)
+    measured = state_file_names("loop")
+    real = state_file_names("loop", long_name)
+    assert [len(name.encode()) for name in measured] == [len(name.encode()) for name in real]
+    assert measured != real  # the real ones carry the hash of the name

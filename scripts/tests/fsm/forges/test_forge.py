@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.forges.forge import CheckState, ForgeError, Mergeable, MergeMethod
+from little_loops.fsm.forges.forge import CheckState, ForgeError, Mergeable
+from little_loops.fsm.forges.merge import MergeMethod
 
 
 def test_the_merge_methods_are_the_ones_a_pr_state_names() -> None:

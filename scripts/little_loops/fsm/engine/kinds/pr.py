@@ -20,7 +20,8 @@ from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.forges import pull
 from little_loops.fsm.forges import registry as forges
-from little_loops.fsm.forges.forge import Forge, ForgeError, MergeMethod, Place, PullRequest
+from little_loops.fsm.forges.forge import Forge, ForgeError, Place, PullRequest
+from little_loops.fsm.forges.merge import MergeMethod
 from little_loops.fsm.processes.gitcmd import git
 from little_loops.fsm.values.interpolation import interpolate
 
