@@ -10,7 +10,7 @@ from pathlib import Path
 
 from little_loops.cli.watch.board import clean
 from little_loops.fsm.actions.registry import recorded
-from little_loops.fsm.engine.kinds.fanout import PROGRESS_KEY
+from little_loops.fsm.engine.kinds.fanout import progress_of
 from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Status
@@ -194,7 +194,7 @@ def captured_lines(state: LoopState) -> list[str]:
     such (its branches have their own section)."""
     lines = []
     for name, value in sorted(state.captured.items()):
-        if isinstance(value, dict) and PROGRESS_KEY in value:
+        if progress_of(value) is not None:
             lines.append(f"{clean(name, 40)} = (a fan-out under way: see branches)")
             continue
         shown = value.get("output", value) if isinstance(value, dict) else value

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.engine.kinds.fanout import PROGRESS_KEY
+from little_loops.fsm.engine.kinds.fanout import progress_of
 from little_loops.fsm.facts.errors import LoopError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import validate_loop_name
@@ -90,11 +90,11 @@ def from_captured(captured: Mapping[str, Any], own: str = "") -> list[BranchView
     naming the run's own key *own* left out)."""
     found: list[BranchView] = []
     for name, value in captured.items():
-        if not isinstance(value, dict):
+        progress = progress_of(value)
+        if progress is not None:
+            found += from_events(progress[1], own)
+        elif not isinstance(value, dict):
             continue
-        progress = value.get(PROGRESS_KEY)
-        if isinstance(progress, dict) and isinstance(progress.get("events"), list):
-            found += from_events((e for e in progress["events"] if isinstance(e, dict)), own)
         elif isinstance(value.get("branches"), list) and "stopped_by" in value:
             for each in value["branches"]:
                 view = _view({"state": name, **each}) if isinstance(each, dict) else None

@@ -195,17 +195,26 @@ def _recorder(run: Run, name: str, visit: int, before: list[dict[str, Any]]) -> 
     return emit
 
 
-def _progress(run: Run, name: str, visit: int) -> list[dict[str, Any]]:
-    """The events this visit of the state wrote before a crash or a stop (a resume)."""
-    kept = run.memory.captured.get(name)
-    found: Any = None
+def progress_of(kept: object) -> tuple[int, list[dict[str, Any]]] | None:
+    """A fan-out state's `${captured.STATE}` while it runs (or after a crash): its visit
+    and the events recorded so far; None when *kept* is no such progress (its results)."""
+    visit: object = None
+    found: object = None
     if isinstance(kept, list) and kept and isinstance(kept[0], dict):
-        found = kept[1:] if kept[0].get(PROGRESS_KEY) == visit else None
+        visit, found = kept[0].get(PROGRESS_KEY), kept[1:]
     elif isinstance(kept, dict):  # as a run of an earlier version recorded it
         progress = kept.get(PROGRESS_KEY)
-        if isinstance(progress, dict) and progress.get("visit") == visit:
-            found = progress.get("events")
-    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+        if isinstance(progress, dict):
+            visit, found = progress.get("visit"), progress.get("events")
+    if not isinstance(visit, int) or not isinstance(found, list):
+        return None
+    return visit, [e for e in found if isinstance(e, dict)]
+
+
+def _progress(run: Run, name: str, visit: int) -> list[dict[str, Any]]:
+    """The events this visit of the state wrote before a crash or a stop (a resume)."""
+    found = progress_of(run.memory.captured.get(name))
+    return found[1] if found is not None and found[0] == visit else []
 
 
 def _budget(run: Run, config: FanOutConfig) -> float | None:

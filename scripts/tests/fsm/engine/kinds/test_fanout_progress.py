@@ -39,3 +39,17 @@ def test_each_branch_event_records_itself_only_and_the_run_still_ends_right(
     captured = state(root, "fan")["captured"]["fan"]
     assert captured["verdict"] == "success"
     assert [b["item"] for b in captured["branches"]] == items
+
+
+def test_the_progress_is_read_in_the_one_place_both_ways_it_was_written() -> None:
+    """`progress_of` is the one reader of a running fan-out's `${captured.STATE}`: the
+    resume and the viewers (status, watch, report) read it through it, in the list form
+    and in the mapping form of an earlier version; anything else is no progress."""
+    from little_loops.fsm.engine.kinds.fanout import PROGRESS_KEY, progress_of
+
+    event = {"event": "branch_start", "index": 0}
+    assert progress_of([{PROGRESS_KEY: 2}, event, "junk"]) == (2, [event])
+    assert progress_of({PROGRESS_KEY: {"visit": 1, "events": [event, 3]}}) == (1, [event])
+    for junk in (None, [], ["x"], [{PROGRESS_KEY: "1"}], {PROGRESS_KEY: {"visit": 1}}, {}):
+        assert progress_of(junk) is None
+    assert progress_of({"branches": [], "stopped_by": ""}) is None  # its results, not progress
