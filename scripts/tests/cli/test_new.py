@@ -8,6 +8,7 @@ import pytest
 from support.llproc import ll_loop
 
 from little_loops.cli.scaffold import SCHEMA_HINT
+from little_loops.fsm.definition.fanout import fan_out_of
 from little_loops.fsm.definition.loader import load_file
 from little_loops.fsm.facts.layout import LOOPS_GITIGNORE
 from little_loops.fsm.paradigms.registry import compile_paradigm
@@ -53,8 +54,9 @@ def test_from_copies_a_shipped_loop_that_validates_and_runs(tmp_path: Path, exam
     assert load_and_validate(tmp_path / ".loops" / "mine.yaml").name == "mine"
     assert ll_loop(tmp_path, "validate", "--strict", "mine").returncode == 0
     fsm = compile_paradigm(load_file(tmp_path / ".loops" / "mine.yaml").data)
-    if any(state.is_prompt() for state in fsm.states.values()):
-        # It calls Claude: e2e/test_library_e2e.py runs it; here its plan must come out.
+    if any(state.is_prompt() or fan_out_of(state) for state in fsm.states.values()):
+        # It calls an agent (a prompt state, or a fan-out of them): e2e/test_library_e2e.py,
+        # loops/test_best_of.py and loops/test_fix_each.py run it; here its plan must come out.
         plan = ll_loop(tmp_path, "run", "mine", "--dry-run")
         assert plan.returncode == 0, plan.stderr
         assert plan.stdout.startswith("loop: mine")

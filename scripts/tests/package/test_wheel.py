@@ -52,6 +52,7 @@ def test_the_wheel_holds_the_schema_and_every_shipped_loop(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "little_loops/fsm/fsm-loop-schema.json" in names
     assert "little_loops/loops/__init__.py" in names
+    assert "little_loops/fsm/fanout/prompt.yaml" in names  # the child of a prompt branch
     shipped = {n for n in names if n.startswith("little_loops/loops/") and n.endswith(".yaml")}
     assert shipped == {f"little_loops/loops/{name}.yaml" for name in library_loops()}
 

@@ -28,6 +28,12 @@ LOOPS_GITIGNORE = (
 )
 RUN_KEY_SEPARATOR = "@"  # a run's key: `<name>` in the main checkout, `<name>@<run id>` else
 RUN_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+# The environment variable a run's actions carry (`<loop>:<pid of ll-loop>`): how a resume
+# finds what a crashed run left running (runs/orphans.py).
+RUN_MARKER_ENV = "LL_LOOP_RUN"
+# What a fan-out's child run carries instead: its parent's marker (the child is a run of its
+# own, which a resume of its parent waits for, and a stop of its dead parent ends).
+PARENT_MARKER_ENV = "LL_LOOP_PARENT"
 RUN_ID_LENGTH = 4  # a run's short id: RUN_ID_LENGTH characters of RUN_ID_ALPHABET
 RUN_ID_PATTERN = re.compile(rf"[a-z0-9]{{{RUN_ID_LENGTH}}}")
 RUN_SUMMARY = "run.json"  # an archived run's summary: id, times, outcome, passes, cost

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.facts.layout import run_files
+from little_loops.fsm.facts.layout import PARENT_MARKER_ENV, RUN_MARKER_ENV, run_files
 from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.processes.proctree import live_processes, tree_of
 
@@ -35,12 +35,23 @@ class Child:
 
 def start(argv: list[str], cwd: Path, log: Path) -> Child:
     """Start *argv* in *cwd* in a session of its own (a Ctrl-C at the terminal reaches the
-    parent, which ends it), its output appended to *log*."""
+    parent, which ends it), its output appended to *log*. It is a run of its own, not an
+    action of the parent's: it carries the parent's run marker as its parent's, so a resume
+    of a parent killed meanwhile waits for it, and a stop of that dead parent ends it."""
+    env = {k: v for k, v in os.environ.items() if k != RUN_MARKER_ENV}
+    if RUN_MARKER_ENV in os.environ:
+        env[PARENT_MARKER_ENV] = os.environ[RUN_MARKER_ENV]
     log.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:
         process = subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+            env=env,
         )
     finally:
         os.close(fd)

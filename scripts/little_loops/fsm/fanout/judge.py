@@ -19,6 +19,9 @@ from little_loops.fsm.processes.gitcmd import git
 
 CANNOT_JUDGE = "cannot_judge"  # the judge's answer when no branch can be told better
 _ROOM = MAX_OUTPUT_CHARS - 400  # what the branches' texts may take of what the judge reads
+_LEAST = 160  # the fewest characters a branch is shown in (its tags and a little of its diff)
+MAX_JUDGED = _ROOM // _LEAST  # the most branches one call can show the judge
+CUT = "[cut]"  # where a branch's diff or output was cut to fit
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,10 @@ def judge_best(
         return Judgement(records[0], "the only successful branch")
     if not llm.enabled:
         return Judgement(None, "the LLM judge is off (--no-llm or llm.enabled: false)")
+    if len(records) > MAX_JUDGED:  # it would be shown too little of each, or not all
+        return Judgement(
+            None, f"the judge compares at most {MAX_JUDGED} branches, {len(records)} succeeded"
+        )
     if base is None:  # the branches ran one after another in the project, on one set of files
         return Judgement(None, "the judge compares the branches' changes: not a git repository")
     names = {label(r): r for r in records}
@@ -67,7 +74,7 @@ def judge_best(
         },
         "required": ["verdict", "confidence", "reason"],
     }
-    share = _ROOM // len(records)
+    share = (_ROOM - 2 * len(records)) // len(records)
     text = "\n\n".join(_branch_text(r, base, loops_dir, share) for r in records)
     config = EvaluateConfig(type=LLM_JUDGE.name, prompt=question, schema=schema)
     result = LLM_JUDGE.run(config, text, 0, llm, None)
@@ -83,16 +90,17 @@ def judge_best(
     return Judgement(picked, reason, details)
 
 
-def _branch_text(record: BranchRecord, base: str | None, loops_dir: Path, share: int) -> str:
-    """One branch as the judge reads it: its diff (its start) and its last output (its end)."""
-    diff = _cut(diff_of(record, base), share * 2 // 3, keep_end=False)
+def _branch_text(record: BranchRecord, base: str | None, loops_dir: Path, room: int) -> str:
+    """One branch as the judge reads it, in at most *room* characters: its diff (its start)
+    and its last output (its end)."""
+    head = f'<branch name="{label(record)}" loop="{one_line(record.branch.item)[:40]}">\n<diff>\n'
+    middle, tail = "\n</diff>\n<output>\n", "\n</output>\n</branch>"
+    room -= len(head) + len(middle) + len(tail)
+    diff = _cut(diff_of(record, base), room * 2 // 3, keep_end=False)
     said = children.saved(loops_dir, record.key).get("prev_result")
     output = str(said.get("output") or "") if isinstance(said, dict) else ""
-    output = _cut(output, share - len(diff), keep_end=True)
-    return (
-        f'<branch name="{label(record)}" loop="{record.branch.item}">\n'
-        f"<diff>\n{diff}\n</diff>\n<output>\n{output}\n</output>\n</branch>"
-    )
+    output = _cut(output, room - len(diff), keep_end=True)
+    return f"{head}{diff}{middle}{output}{tail}"
 
 
 def diff_of(record: BranchRecord, base: str | None) -> str:
@@ -115,8 +123,10 @@ def diff_of(record: BranchRecord, base: str | None) -> str:
 
 
 def _cut(text: str, room: int, *, keep_end: bool) -> str:
-    room = max(room, 200)
+    """*text*, or its start (or end) and `[cut]` where the rest was, in *room* characters."""
     if len(text) <= room:
         return text
-    note = f"[... {len(text) - room} characters left out ...]"
-    return f"{note}\n{text[-room:]}" if keep_end else f"{text[:room]}\n{note}"
+    if room < len(CUT) + 1:
+        return ""
+    keep = room - len(CUT) - 1
+    return f"{CUT}\n{text[len(text) - keep :]}" if keep_end else f"{text[:keep]}\n{CUT}"

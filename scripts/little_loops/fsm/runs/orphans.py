@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from little_loops.fsm.facts.layout import PARENT_MARKER_ENV, RUN_MARKER_ENV
 from little_loops.fsm.processes.containment import CONTAINMENT
 
-RUN_MARKER_ENV = "LL_LOOP_RUN"
+__all__ = ["RUN_MARKER_ENV", "kill_orphaned_actions", "marked_processes", "run_marker"]
 
 
 def run_marker(loop_name: str, pid: int) -> str:
@@ -22,9 +23,10 @@ def run_marker(loop_name: str, pid: int) -> str:
     return f"{loop_name}:{pid}"
 
 
-def marked_processes(marker: str) -> list[int]:
-    """The pids whose environment has LL_LOOP_RUN=*marker* (Linux /proc; [] elsewhere)."""
-    wanted = f"{RUN_MARKER_ENV}={marker}".encode()
+def marked_processes(marker: str, variable: str = RUN_MARKER_ENV) -> list[int]:
+    """The pids whose environment has *variable*=*marker* (LL_LOOP_RUN; Linux /proc; []
+    elsewhere)."""
+    wanted = f"{variable}={marker}".encode()
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:
@@ -36,10 +38,17 @@ def marked_processes(marker: str) -> list[int]:
     return sorted(found)
 
 
-def kill_orphaned_actions(loop_name: str, dead_pid: int, grace: float = 2.0) -> list[int]:
-    """End every process left by the actions of the dead run *dead_pid*: SIGTERM to their
-    process groups, SIGKILL to what is left after *grace* seconds. Returns the pids found."""
-    pids = [p for p in marked_processes(run_marker(loop_name, dead_pid)) if p != os.getpid()]
+def kill_orphaned_actions(
+    loop_name: str, dead_pid: int, grace: float = 2.0, *, fan_out: bool = False
+) -> list[int]:
+    """End every process left by the actions of the dead run *dead_pid* (and, *fan_out*,
+    by the child runs its fan-out started): SIGTERM to their process groups, SIGKILL to what
+    is left after *grace* seconds. Returns the pids found."""
+    marker = run_marker(loop_name, dead_pid)
+    found = marked_processes(marker)
+    if fan_out:
+        found = sorted({*found, *marked_processes(marker, PARENT_MARKER_ENV)})
+    pids = [p for p in found if p != os.getpid()]
     if not pids:
         return []
     CONTAINMENT.end_recorded(pids, grace)

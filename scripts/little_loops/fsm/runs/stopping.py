@@ -89,7 +89,7 @@ def stop_run(
         if starting is not None:
             return starting
         dead = stale_pid(state, loops_dir)
-        ended = kill_orphaned_actions(key, dead) if dead is not None else []
+        ended = kill_orphaned_actions(key, dead, fan_out=True) if dead is not None else []
         return StopReport(Stop.NOT_RUNNING, state, stale_pid=dead, orphans_ended=ended)
     if pid == os.getpid():
         return StopReport(Stop.THIS_PROCESS, state)

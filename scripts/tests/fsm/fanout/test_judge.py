@@ -11,7 +11,7 @@ from support.gitrepo import git, make_repo
 from little_loops.fsm.evaluators.config import LLMConfig
 from little_loops.fsm.fanout.branches import Branch, BranchRecord
 from little_loops.fsm.fanout.join import join
-from little_loops.fsm.fanout.judge import judge_best
+from little_loops.fsm.fanout.judge import MAX_JUDGED, judge_best
 
 QUESTION = "Which is best?"
 
@@ -108,3 +108,24 @@ def test_one_successful_branch_needs_no_judge(
     assert joined.picked == (records[1],)
     assert joined.reason == "the only successful branch"
     assert fake_anthropic.requests == []
+
+
+def test_every_branch_is_shown_within_what_the_judge_reads_and_too_many_are_refused(
+    tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    records, base = _branches(tmp_path)
+    for index, record in enumerate(records):
+        assert record.worktree is not None
+        (record.worktree / "big.txt").write_text(f"line {index}\n" * 5000)
+    fake_anthropic.reply_tool({"verdict": "branch_1", "confidence": 0.9, "reason": "ok"})
+    assert judge_best(records, base, tmp_path, QUESTION, LLMConfig()).picked == records[0]
+    asked = fake_anthropic.requests[0].body["messages"][0]["content"]
+    assert "(Output truncated" not in asked  # nothing of it was cut by the judge's own limit
+    assert asked.count("[cut]") == 2  # each branch's diff cut to fit, its name kept
+    assert '<branch name="branch_1"' in asked
+    assert '<branch name="branch_2"' in asked
+    many = [records[0]] * (MAX_JUDGED + 1)
+    refused = judge_best(many, base, tmp_path, QUESTION, LLMConfig())
+    assert refused.picked is None
+    assert refused.reason == f"the judge compares at most {MAX_JUDGED} branches, 23 succeeded"
+    assert len(fake_anthropic.requests) == 1

@@ -364,3 +364,62 @@ states:
     assert captured["picked"] == [captured["branches"][1]["key"]]
     assert (root / "score.txt").read_text() == "score22\n"
     assert not list(root.rglob("pwned"))
+
+
+def test_after_kill_9_of_the_parent_resume_waits_for_the_running_children_not_ends_them(
+    tmp_path: Path,
+) -> None:
+    root = fanout.project(tmp_path, fan=fanout.map_loop(["a", "b"], merge="green"))
+    runs, go = tmp_path / "runs", tmp_path / "go"
+    env = {"LL_TEST_RUNS": str(runs), "LL_TEST_WAIT": f'until [ -e "{go}" ]; do sleep 0.05; done'}
+    proc = start(root, "run", "fan", env=env)
+    try:
+        wait_for(lambda: len(_lines(runs)) == 2, scaled(60), "both children at work")
+        os.kill(proc.pid, signal.SIGKILL)  # the parent only: its children live on
+        finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    resumed = start(root, "resume", "fan", env=env)
+    try:
+        wait_for(
+            lambda: sum(e["event"] == "loop_start" for e in _logged(root)) == 2,
+            scaled(60),
+            "the resume's start",
+        )
+        go.touch()  # the children finish their step only now
+        finish(resumed, timeout=120)
+    finally:
+        if resumed.poll() is None:
+            os.killpg(resumed.pid, signal.SIGKILL)
+    assert resumed.returncode == 0
+    assert sorted(_lines(runs)) == ["a", "b"]  # neither child's step was cut and run again
+    assert not [e for e in _logged(root) if e["event"] == "orphans_killed"]
+    assert state(root, "fan")["captured"]["fan"]["verdict"] == "success"
+    assert sorted(p.name for p in root.glob("item-*.txt")) == ["item-a.txt", "item-b.txt"]
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_after_kill_9_of_the_parent_stop_ends_its_children_runs_and_their_actions(
+    tmp_path: Path,
+) -> None:
+    root = fanout.project(tmp_path, fan=fanout.map_loop(["a", "b"]))
+    runs, go = tmp_path / "runs", tmp_path / "go"
+    env = {"LL_TEST_RUNS": str(runs), "LL_TEST_WAIT": f'until [ -e "{go}" ]; do sleep 0.05; done'}
+    proc = start(root, "run", "fan", env=env)
+    try:
+        wait_for(lambda: len(_lines(runs)) == 2, scaled(60), "both children at work")
+        assert len(fanout.processes_in(root)) >= 4  # the parent, two children, their actions
+        os.kill(proc.pid, signal.SIGKILL)
+        finish(proc, timeout=60)
+        stopped = ll_loop(root, "stop", "fan", timeout=60)
+        assert stopped.returncode == 1, stopped.stderr  # the parent is not running: said so
+        assert "process(es) its action left running" in stopped.stderr
+        wait_for(lambda: not fanout.processes_in(root), scaled(30), "every child ended")
+    finally:
+        for pid in fanout.processes_in(root):
+            os.kill(pid, signal.SIGKILL)
+    assert not list(root.glob("item-*.txt"))
