@@ -230,9 +230,7 @@ def test_queue_waits_until_the_scope_is_free(loops: Path) -> None:
         waiting.set()
 
     def start_b() -> None:
-        result.append(
-            acquire_scope("b", ["src/api"], loops, queue=True, poll=0.02, on_wait=on_wait)
-        )
+        result.append(acquire_scope("b", ["src/api"], loops, queue=True, on_wait=on_wait))
 
     thread = threading.Thread(target=start_b)
     thread.start()
@@ -251,7 +249,7 @@ def test_queue_waits_until_the_scope_is_free(loops: Path) -> None:
 
 def test_queue_gives_up_after_timeout(loops: Path) -> None:
     with acquire_scope("a", ["src"], loops), pytest.raises(ScopeConflictError) as info:
-        acquire_scope("b", ["src"], loops, queue=True, poll=0.02, timeout=0.1)
+        acquire_scope("b", ["src"], loops, queue=True, timeout=0.1)
     message = str(info.value)
     assert message.startswith(
         f"scope 'src' of loop 'b' overlaps 'src' held by loop 'a' (pid {os.getpid()});"
