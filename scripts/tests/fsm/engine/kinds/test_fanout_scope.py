@@ -146,7 +146,12 @@ def test_kill_9_of_the_parent_mid_fan_out_outside_git_then_resume(tmp_path: Path
     # own), ends that branch's orphaned process and resumes it, then runs the other branch.
     resumed_proc = start(root, "resume", "fan", env=env)
     try:
-        wait_for(lambda: _holder(root, "fan") == resumed_proc.pid, scaled(60), "its claim")
+        wait_for(
+            lambda: _holder(root, "fan") == resumed_proc.pid or resumed_proc.poll() is not None,
+            scaled(60),
+            "its claim",
+        )
+        assert resumed_proc.poll() is None, finish(resumed_proc)[1]  # not refused
         # The gate shut, the orphan cannot end first: it is ended, and `a` goes on afresh.
         wait_for(lambda: _started(runs) == ["a", "a"], scaled(60), "`a` resumed")
         gate.touch()
