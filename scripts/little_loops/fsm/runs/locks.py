@@ -4,8 +4,8 @@ Every claim is one record file `.loops/.running/<name>.lock`. Checking the recor
 writing a new one happens under an exclusive `flock` on `.loops/.running/.scopes.lock`, so of
 many simultaneous starts exactly one wins a contested scope. A record whose process is gone
 (crash, kill -9, reboot) is stale: the next start deletes it. A fan-out's branches run under
-their parent's claim: each child `ll-loop run` it starts is let in beside it (and beside its
-siblings), and a resume of the fan-out beside its branches still running.
+their parent's claim: each child `ll-loop run` it starts is let in beside every claim of its
+fan-out's tree, and a resume of the fan-out beside its branches still running.
 """
 
 from __future__ import annotations
