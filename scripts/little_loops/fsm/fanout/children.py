@@ -17,6 +17,9 @@ from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.processes.proctree import live_processes, tree_of
 
 STOP_GRACE = 10.0  # seconds a child has, after SIGTERM, to end its action and save its state
+# Tells a child the pid of the fan-out that started it: it runs under that run's scope lock
+# (runs/locks.py lets it in only when that pid is its parent process and holds a claim).
+PARENT_ENV = "LL_LOOP_FANOUT_PARENT"
 
 
 @dataclass
@@ -35,12 +38,14 @@ class Child:
 
 def start(argv: list[str], cwd: Path, log: Path) -> Child:
     """Start *argv* in *cwd* in a session of its own (a Ctrl-C at the terminal reaches the
-    parent, which ends it), its output appended to *log*. It is a run of its own, not an
-    action of the parent's: it carries the parent's run marker as its parent's, so a resume
-    of a parent killed meanwhile waits for it, and a stop of that dead parent ends it."""
+    parent, which ends it), its output appended to *log*, told it runs under our scope lock.
+    It is a run of its own, not an action of the parent's: it carries the parent's run
+    marker as its parent's, so a resume of a parent killed meanwhile waits for it, and a
+    stop of that dead parent ends it."""
     env = {k: v for k, v in os.environ.items() if k != RUN_MARKER_ENV}
     if RUN_MARKER_ENV in os.environ:
         env[PARENT_MARKER_ENV] = os.environ[RUN_MARKER_ENV]
+    env[PARENT_ENV] = str(os.getpid())
     log.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:

@@ -57,7 +57,8 @@ def start_detached(
     is watched for up to `wait` seconds.
     """
     if not queue and check_scope:
-        acquire_scope(loop_name, scope, loops_dir, root=root).release()
+        own = command == "resume"  # its fan-out's branches may still run
+        acquire_scope(loop_name, scope, loops_dir, root=root, own_branches=own).release()
     log = run_files(loop_name, loops_dir).log
     make_running_dir(log.parent)
     with os.fdopen(open_run_file(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:

@@ -74,6 +74,7 @@ def run_in_foreground(run: ForegroundRun, told: Told) -> ExecutionResult:
         on_wait=on_note,
         root=root,
         singleton=fsm.singleton,
+        own_branches=run.resume,  # a fan-out's branches still running, from before a crash
     )
     try:
         for note in lock.reclaimed:

@@ -3,7 +3,9 @@
 Every claim is one record file `.loops/.running/<name>.lock`. Checking the records and
 writing a new one happens under an exclusive `flock` on `.loops/.running/.scopes.lock`, so of
 many simultaneous starts exactly one wins a contested scope. A record whose process is gone
-(crash, kill -9, reboot) is stale: the next start deletes it.
+(crash, kill -9, reboot) is stale: the next start deletes it. A fan-out's branches run under
+their parent's claim: each child `ll-loop run` it starts is let in beside every claim of its
+fan-out's tree, and a resume of the fan-out beside its branches still running.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,11 +38,13 @@ from little_loops.fsm.facts.layout import (
 )
 from little_loops.fsm.facts.runfile import display_path, open_run_file, read_run_file
 from little_loops.fsm.facts.timefmt import format_duration, iso_now
+from little_loops.fsm.fanout.children import PARENT_ENV
 from little_loops.fsm.processes.pids import pid_alive, process_start_ticks
 from little_loops.fsm.runs.atomic import remove_leftover_temp_files, write_atomic
 from little_loops.fsm.runs.eventlog import describe
 
 DEFAULT_SCOPE: tuple[str, ...] = (".",)
+QUEUE_POLL = 0.2  # seconds between the tries of a queued claim
 
 
 def _hostname() -> str:
@@ -94,6 +98,7 @@ class LockRecord:
     hostname: str
     pid_start: int | None = None
     root: str | None = None  # the folder the scope is relative to (a worktree's); None: project
+    parent: str | None = None  # a fan-out branch's: the key of the run whose claim it is under
 
     def to_dict(self) -> dict[str, Any]:
         """The record file's JSON content."""
@@ -105,7 +110,11 @@ class LockRecord:
             "started_at": self.started_at,
             "hostname": self.hostname,
         }
-        return data if self.root is None else {**data, "root": self.root}
+        if self.root is not None:
+            data["root"] = self.root
+        if self.parent is not None:
+            data["parent"] = self.parent
+        return data
 
     def scope_root(self, project: Path) -> Path:
         """The folder the scope paths are relative to (the *project* root unless a worktree)."""
@@ -135,6 +144,7 @@ def _read_record(path: Path, loop_name: str) -> LockRecord:
             hostname=str(data.get("hostname", "")),
             pid_start=None if data.get("pid_start") is None else int(data["pid_start"]),
             root=None if data.get("root") is None else str(data["root"]),
+            parent=None if data.get("parent") is None else str(data["parent"]),
         )
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CorruptStateError(
@@ -238,7 +248,8 @@ class LockHandle:
         with _mutex(running):
             if self.path.exists():
                 return None
-            conflict = _check(running, self.record, project_root(running.parent), [])
+            project = project_root(running.parent)
+            conflict = _check(running, self.record, project, [], own_branches=True)
             if conflict is not None:
                 return (
                     f"its scope lock was removed, and meanwhile {conflict.overlap(self.loop_name)}"
@@ -253,29 +264,59 @@ class LockHandle:
         self.release()
 
 
+def _fanout_parent(running: Path) -> str | None:
+    """The key of the run whose fan-out started this process, when it holds a live claim: the
+    pid in PARENT_ENV must be our parent process's and that claim's (so a loop started by
+    hand, or by a branch's own actions, is not let in by copying the variable); else None."""
+    told = os.environ.get(PARENT_ENV, "")
+    if not (told.isascii() and told.isdigit()) or int(told) != os.getppid():
+        return None
+    for name, path in lock_files(running):
+        with contextlib.suppress(FileNotFoundError, CorruptStateError):
+            record = _read_record(path, name)
+            if record.pid == int(told) and record.hostname == _hostname() and record.alive:
+                return record.loop
+    return None
+
+
 def _check(
-    running: Path, me: LockRecord, root: Path, reclaimed: list[str], singleton: bool = False
+    running: Path,
+    me: LockRecord,
+    root: Path,
+    reclaimed: list[str],
+    singleton: bool = False,
+    own_branches: bool = False,
 ) -> _Conflict | None:
     """The first live claim that conflicts with `me` (with *singleton*, also any other run of
-    its loop, in any tree); stale records are deleted on the way."""
+    its loop, in any tree); stale records are deleted on the way. A fan-out branch's claim
+    (`parent` set) does not conflict with the claims of its fan-out's tree (its parent, its
+    siblings, their branches, up to the first run); with *own_branches* (a resume) `me`'s
+    claim does not conflict with those of its own tree's branches."""
+    live = []
     for name, path in lock_files(running):
         try:
             other = _read_record(path, name)
         except FileNotFoundError:
             continue
-        if not other.alive:
-            path.unlink(missing_ok=True)
-            reclaimed.append(
-                f"reclaimed the scope lock of loop {other.loop!r}: its process"
-                f" (pid {other.pid}) is gone"
-            )
+        if other.alive:
+            live.append(other)
             continue
+        path.unlink(missing_ok=True)
+        reclaimed.append(
+            f"reclaimed the scope lock of loop {other.loop!r}: its process"
+            f" (pid {other.pid}) is gone"
+        )
+    parents = {record.loop: record.parent for record in live}
+    family = _first_run(me, parents) if me.parent is not None or own_branches else None
+    for other in live:
         mine_root, their_root = me.scope_root(root).resolve(), other.scope_root(root).resolve()
         same_tree = mine_root == their_root
         if other.loop == me.loop and same_tree:
             return _Conflict(other, "", "", same_loop=True)
         if singleton and split_run_key(other.loop)[0] == split_run_key(me.loop)[0]:
             return _Conflict(other, "", "", same_loop=True)
+        if family is not None and _first_run(other, parents) == family:
+            continue  # one fan-out's tree: its branches run under its claim
         for mine in me.scope:
             for theirs in other.scope:
                 # Two trees (the project, a worktree in it) share only paths outside both:
@@ -287,24 +328,38 @@ def _check(
     return None
 
 
+def _first_run(record: LockRecord, parents: dict[str, str | None]) -> str:
+    """The key of the run at the top of *record*'s fan-out tree (by the `parent` links of
+    the live claims; a parent with no live claim is the top): *record*'s own if none."""
+    key, seen = record.loop, {record.loop}
+    parent = record.parent
+    while parent is not None and parent not in seen:
+        key = parent
+        seen.add(parent)
+        parent = parents.get(parent)
+    return key
+
+
 def acquire_scope(
     loop_name: str,
     scope: Sequence[str],
     loops_dir: Path | None = None,
     *,
     queue: bool = False,
-    poll: float = 0.2,
     on_wait: Callable[[str], None] | None = None,
     timeout: float | None = None,
     root: Path | None = None,
     singleton: bool = False,
+    own_branches: bool = False,
 ) -> LockHandle:
     """Claim `scope` for `loop_name` (a run's key), or raise ScopeConflictError naming the
     holder. The scope paths are relative to *root* (a run's worktree), else to the project.
 
     A *singleton* loop's run also conflicts with every other run of the loop (another id,
-    another worktree). With `queue=True`, wait instead: `on_wait(message)` is called once for
-    each loop waited for, then the claim is retried every `poll` seconds until free (or
+    another worktree). A fan-out's child run claims under its parent's claim (see
+    `_fanout_parent`); *own_branches* (a resume) lets the claim in beside the run's own
+    branches still running. With `queue=True`, wait instead: `on_wait(message)` is called once for
+    each loop waited for, then the claim is retried every QUEUE_POLL seconds until free (or
     `timeout` seconds pass).
     """
     validate_loop_name(loop_name)
@@ -327,7 +382,8 @@ def acquire_scope(
     waited_for: set[tuple[str, int]] = set()
     while True:
         with _mutex(running):
-            conflict = _check(running, me, project, reclaimed, singleton)
+            me = replace(me, parent=_fanout_parent(running))
+            conflict = _check(running, me, project, reclaimed, singleton, own_branches)
             if conflict is None:
                 # Under the mutex nobody else writes lock files: a temp file is a leftover.
                 remove_leftover_temp_files(path)
@@ -349,7 +405,8 @@ def acquire_scope(
             waited_for.add(key)
             if on_wait is not None:
                 on_wait(f"queued: {what}; waiting for it to finish")
-        time.sleep(poll if timeout is None else max(0.0, min(poll, timeout - waited)))
+        pause = QUEUE_POLL
+        time.sleep(pause if timeout is None else max(0.0, min(pause, timeout - waited)))
 
 
 def read_lock(path: Path) -> LockRecord:

@@ -230,9 +230,7 @@ def test_queue_waits_until_the_scope_is_free(loops: Path) -> None:
         waiting.set()
 
     def start_b() -> None:
-        result.append(
-            acquire_scope("b", ["src/api"], loops, queue=True, poll=0.02, on_wait=on_wait)
-        )
+        result.append(acquire_scope("b", ["src/api"], loops, queue=True, on_wait=on_wait))
 
     thread = threading.Thread(target=start_b)
     thread.start()
@@ -251,7 +249,7 @@ def test_queue_waits_until_the_scope_is_free(loops: Path) -> None:
 
 def test_queue_gives_up_after_timeout(loops: Path) -> None:
     with acquire_scope("a", ["src"], loops), pytest.raises(ScopeConflictError) as info:
-        acquire_scope("b", ["src"], loops, queue=True, poll=0.02, timeout=0.1)
+        acquire_scope("b", ["src"], loops, queue=True, timeout=0.1)
     message = str(info.value)
     assert message.startswith(
         f"scope 'src' of loop 'b' overlaps 'src' held by loop 'a' (pid {os.getpid()});"
@@ -430,3 +428,33 @@ def test_a_waiting_flock_waits_for_its_holder_then_gives_up_with_the_message(
         assert done.is_set()
     thread.join()
     assert path.exists()  # never deleted
+
+
+def test_parent_links_that_loop_are_followed_once_and_refused(loops: Path) -> None:
+    # Hand-edited records naming each other as parent: the resume's claim is refused, no hang.
+    write_record(loops, "a", os.getpid(), ["."], parent="b")
+    write_record(loops, "b", os.getpid(), ["src"], parent="a")
+    with pytest.raises(ScopeConflictError, match="held by loop 'a'"):
+        acquire_scope("c", ["."], loops, own_branches=True)
+
+
+def test_a_resume_is_let_in_beside_its_own_branches_only(loops: Path) -> None:
+    write_record(loops, "one", os.getpid(), ["."], parent="fan")
+    with pytest.raises(ScopeConflictError, match="held by loop 'one'"):
+        acquire_scope("fan", ["."], loops)  # a new run: its old branch still edits the folder
+    with pytest.raises(ScopeConflictError, match="held by loop 'one'"):
+        acquire_scope("other", ["."], loops, own_branches=True)
+    with acquire_scope("fan", ["."], loops, own_branches=True) as held:
+        assert held.record.parent is None
+
+
+def test_the_fan_out_variable_alone_lets_nothing_in(
+    loops: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_record(loops, "fan", os.getpid(), ["."])  # our own pid: not our parent's
+    monkeypatch.setenv("LL_LOOP_FANOUT_PARENT", str(os.getpid()))
+    with pytest.raises(ScopeConflictError, match="held by loop 'fan'"):
+        acquire_scope("one", ["."], loops)
+    monkeypatch.setenv("LL_LOOP_FANOUT_PARENT", str(os.getppid()))  # a parent with no claim
+    with pytest.raises(ScopeConflictError, match="held by loop 'fan'"):
+        acquire_scope("one", ["."], loops)
