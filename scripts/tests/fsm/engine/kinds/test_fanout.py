@@ -465,3 +465,39 @@ def test_a_merge_refused_by_a_dirty_checkout_is_said_in_the_run_s_output_and_wor
     assert not (root / "a.txt").exists()
     (branch,) = state(root, "fan")["captured"]["fan"]["branches"]
     assert (Path(branch["worktree"]) / "a.txt").read_text() == "mine\n"
+
+
+# Its action puts a folder where its run's state file goes: the run cannot save its end (as
+# on a full disk) but its process still exits 0.
+END_LOST = """\
+name: lost
+context:
+  item: ""
+initial: work
+states:
+  work:
+    action: |
+      echo half > ${context.item}.txt
+      for f in ../../.running/lost@*.state.json; do rm -f "$f"; mkdir "$f"; done
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def test_a_branch_that_could_not_save_its_end_is_no_success_and_is_not_merged(
+    tmp_path: Path,
+) -> None:
+    loop = fanout.map_loop(["a"], merge="green").replace("loop: fix", "loop: lost")
+    root = fanout.project(tmp_path, fan=loop, lost=END_LOST)
+    done = ll_loop(root, "run", "fan", timeout=60)
+    assert done.returncode == 0, done.stderr
+    captured = state(root, "fan")["captured"]["fan"]
+    (branch,) = captured["branches"]
+    assert branch["verdict"] == "failure"
+    assert branch["outcome"] == "exit 0, its end not saved (its state: unreadable)"
+    assert captured["verdict"] == "failure"
+    assert captured["merged"] == []
+    assert not (root / "a.txt").exists()
+    assert (Path(branch["worktree"]) / "a.txt").read_text() == "half\n"
