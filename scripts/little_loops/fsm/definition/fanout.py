@@ -154,6 +154,12 @@ def _block(allowed: dict[str, Check], required: tuple[str, ...]) -> Check:
                 extra = [key for key in ("as", "with") if key in value]
                 if "prompt" in value and extra:
                     return f"{extra[0]}: goes with loop:; with prompt: each item is an agent"
+                item_key = value.get("as") or DEFAULT_ITEM_KEY
+                if isinstance(value.get("with"), Mapping) and item_key in value["with"]:
+                    return (
+                        f"with: {item_key} is the key each child's item is given as (as:);"
+                        " the item would replace it: name one of them differently"
+                    )
             best = value.get("join") == JOIN_BEST
             if best and value.get("score") and value.get("judge"):
                 return "join: best takes score: or judge:, not both"
