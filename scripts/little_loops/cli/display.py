@@ -272,6 +272,17 @@ class ProgressDisplay(GateLines):
         outcome = one_line(event.get("outcome"))
         self._write(f"       ⇇ {one_line(event.get('key'))}: {verdict} ({outcome})\n")
 
+    def _on_fanout_merge(self, event: dict[str, Any]) -> None:
+        # A refused merge is shown even with --quiet: that branch's work is not in the
+        # checkout, whatever the verdict says.
+        if not self.quiet:
+            for key in event.get("merged") or []:
+                self._write(f"       ⇶ merged {one_line(key)}\n")
+        for refused in event.get("refused") or []:
+            if isinstance(refused, dict):
+                key, why = one_line(refused.get("key")), one_line(refused.get("reason"))
+                self._write(f"       {self._paint('⚠', _YELLOW)} not merged {key}: {why}\n")
+
     def _on_session_lost(self, event: dict[str, Any]) -> None:
         if not self.quiet:
             self._write(f"         {self._paint(one_line(event.get('note')), _DIM)}\n")

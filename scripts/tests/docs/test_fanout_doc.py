@@ -16,20 +16,10 @@ from support.llproc import ll_loop, start, state
 from support.paths import REPO
 from support.slowdown import scaled
 
-# The child the example names: it declares the item's key (`as: module`) and `attempts`.
-FIX_ONE = """\
-name: fix-one
-context:
-  module: ""
-  attempts: "1"
-initial: fix
-states:
-  fix:
-    action: echo "${context.module} fixed in ${context.attempts}" > ${context.module}.txt
-    next: done
-  done:
-    terminal: true
-"""
+# The child the example names, as the doc shows it: it declares the item's key (`as: module`)
+# and `attempts`.
+(_CHILD,) = [b for b in all_blocks() if b.starts("docs/loop-files.md", "name: fix-one")]
+FIX_ONE = _CHILD.text
 
 
 def test_the_fix_each_example_maps_its_items_and_merges_them(tmp_path: Path) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.block_checks import block_problem
+from little_loops.fsm.definition.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.values.value_checks import (
     Check,
     describe,
@@ -25,6 +28,9 @@ JOIN_ALL, JOIN_ANY, JOIN_BEST = "all", "any", "best"
 JOINS = (JOIN_ALL, JOIN_ANY, JOIN_BEST)
 MERGE_GREEN, MERGE_BEST, MERGE_NONE = "green", "best", "none"
 MERGES = (MERGE_GREEN, MERGE_BEST, MERGE_NONE)
+# A branch's child loop: a loop's name (its runs' files, worktree and git branch are named
+# by it, so no `/`, `..` or leading `-`), or `library:NAME`; `${...}` is checked when filled.
+CHILD_LOOP_PATTERN = r"^(?:library:)?" + LOOP_NAME_PATTERN.removeprefix("^")
 DEFAULT_ITEM_KEY = "item"  # the context key of a map's child that holds its item (`as:`)
 # What `join: best`'s judge is asked when `judge: true` gives no question of its own.
 DEFAULT_JUDGE_QUESTION = (
@@ -39,6 +45,26 @@ def _judge(value: object) -> str | None:
     return f"expected true or a question (text), got {describe(value)}"
 
 
+def child_loop_problem(value: object, filled_later: bool = True) -> str | None:
+    """What is wrong with a branch's `loop:` (one line), or None; `${...}` text is checked
+    once filled in when *filled_later* (a `parallel:` branch's; a map's is not filled in)."""
+    problem = string(value)
+    if problem is not None or not isinstance(value, str) or ("${" in value and filled_later):
+        return problem
+    if re.fullmatch(CHILD_LOOP_PATTERN, value):
+        return None
+    return (
+        f"expected a loop's name (letters, digits, '.', '_', '-') or library:NAME,"
+        f" got {describe(value)}"
+    )
+
+
+CHILD_LOOP = Check(child_loop_problem, {"type": "string", "minLength": 1})
+MAP_LOOP = Check(
+    partial(child_loop_problem, filled_later=False), {"type": "string", "minLength": 1}
+)
+
+
 # The keys both blocks take: how many children at once, the join, the merge, the score.
 _COMMON: dict[str, Check] = {
     "max_concurrency": optional(integer(1)),
@@ -51,7 +77,7 @@ _COMMON: dict[str, Check] = {
 # A branch: a sub-loop (`loop:` and its `with:` values), or a prompt on a named agent
 # (`agent:` and `prompt:`, run as a one-state child: fanout/prompt.yaml).
 BRANCH_KEYS: dict[str, Check] = {
-    "loop": optional(string),
+    "loop": optional(CHILD_LOOP),
     "with": optional(mapping),
     "agent": optional(AGENT_CHECK),
     "prompt": optional(string),
@@ -87,7 +113,7 @@ def _items(value: object) -> str | None:
 
 MAP_KEYS: dict[str, Check] = {
     "items": Check(_items, {"type": ["array", "string"]}),
-    "loop": optional(string),
+    "loop": optional(MAP_LOOP),
     "prompt": optional(string),  # no loop: each item is an agent given this prompt
     "as": optional(pattern(r"^[A-Za-z_][A-Za-z0-9_]*$", "a context key (letters, digits, _)")),
     "with": optional(mapping),
@@ -128,6 +154,12 @@ def _block(allowed: dict[str, Check], required: tuple[str, ...]) -> Check:
                 extra = [key for key in ("as", "with") if key in value]
                 if "prompt" in value and extra:
                     return f"{extra[0]}: goes with loop:; with prompt: each item is an agent"
+                item_key = value.get("as") or DEFAULT_ITEM_KEY
+                if isinstance(value.get("with"), Mapping) and item_key in value["with"]:
+                    return (
+                        f"with: {item_key} is the key each child's item is given as (as:);"
+                        " the item would replace it: name one of them differently"
+                    )
             best = value.get("join") == JOIN_BEST
             if best and value.get("score") and value.get("judge"):
                 return "join: best takes score: or judge:, not both"

@@ -167,6 +167,40 @@ def attach_children(
     return problems
 
 
+def fanout_child_problems(fsm: FSMLoop, source: str) -> list[ValidationError]:
+    """Each fan-out state's child loop named as written (not `${...}`, not `library:`): a
+    loop of the project that is not *fsm*'s own file (each child is a process of its own,
+    so a loop that fans out to itself would start runs without end)."""
+    from little_loops.loops import LIBRARY_PREFIX
+
+    here = Path(source).resolve()
+    problems: list[ValidationError] = []
+    if not here.is_file():
+        return problems  # text checked on its own: it has no project to look in
+    for name, state in fsm.states.items():
+        config = fan_out_of(state)
+        if config is None:
+            continue
+        written = getattr(config, "loop", "") or ""
+        where: list[tuple[KeyPath, str]] = [(("map", "loop"), written)] if written else []
+        for i, branch in enumerate(getattr(config, "branches", [])):
+            if isinstance(branch.get("loop"), str):
+                where.append((("parallel", "branches", i, "loop"), branch["loop"]))
+        for path, loop in where:
+            if is_dynamic(loop) or loop.startswith(LIBRARY_PREFIX):
+                continue
+            at: KeyPath = ("states", name, *path)
+            try:
+                file = child_path(loop, here).resolve()
+            except (LoopDefinitionError, LoopFileError) as exc:
+                problems.append(ValidationError.at(fsm.name, at, str(exc)))
+                continue
+            if file == here:
+                problem = f"recursion: {file.name} fans out to itself (state {name})"
+                problems.append(ValidationError.at(fsm.name, at, problem))
+    return problems
+
+
 def with_problems(child: FSMLoop, given: Mapping[str, Any]) -> Iterator[tuple[KeyPath, str]]:
     """`with:` against the child's parameters: known keys, literal values of the right
     type (an interpolated value is checked when the state runs), every required one given."""

@@ -46,6 +46,14 @@ def merge(records: Sequence[BranchRecord], project: Path, base: str | None) -> M
         if record.git_branch is None:
             continue  # not a repository: the branch worked in the project itself
         if not _exists(project, record.git_branch):
+            if _work_left(record):  # its child deleted its own branch: say so, keep the folder
+                reason = (
+                    f"its branch {record.git_branch} is gone but its worktree"
+                    f" {record.worktree} still has work in it: look there"
+                )
+                record.merged = f"not merged: {reason}"
+                refused.append((record, reason))
+                continue
             record.merged = "nothing to merge: no branch left (merged before, or no change)"
             continue
         if _merged_already(record, project, base):
@@ -75,6 +83,15 @@ def tidy(keys: Sequence[str], records: Sequence[BranchRecord], project: Path) ->
 
 def _exists(project: Path, branch: str) -> bool:
     return git(project, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).ok
+
+
+def _work_left(record: BranchRecord) -> bool:
+    """Whether the branch's worktree folder is still there with something git would commit
+    (or git cannot tell: its HEAD is gone)."""
+    if record.worktree is None or not record.worktree.is_dir():
+        return False
+    left = git(record.worktree, "status", "--porcelain", check=False)
+    return not left.ok or bool(left.out.strip())
 
 
 def _merged_already(record: BranchRecord, project: Path, base: str | None) -> bool:

@@ -230,7 +230,11 @@ class FanOut:
         record.exit_code = code if code is not None and code >= 0 else None
         record.outcome = str(state.get("terminated_by") or status or f"exit {code}")
         if record.exit_code is not None:
-            good = record.exit_code == 0
+            # Exit 0 is a success only with the end the child saved: one that could not
+            # save it (a full disk) exits 0 too, and its work may be half done.
+            good = record.exit_code == 0 and status == "completed"
+            if record.exit_code == 0 and not good:
+                record.outcome = f"exit 0, its end not saved (its state: {status or 'unreadable'})"
         else:
             good = status == "completed" and state.get("terminated_by") == "terminal"
         record.verdict = SUCCESS if good else FAILURE

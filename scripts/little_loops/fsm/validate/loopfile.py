@@ -49,7 +49,7 @@ from little_loops.fsm.definition.model import (
 )
 from little_loops.fsm.definition.name_checks import name_length_problems, run_names
 from little_loops.fsm.definition.parameters import ParameterSpec
-from little_loops.fsm.definition.subloop_checks import attach_children
+from little_loops.fsm.definition.subloop_checks import attach_children, fanout_child_problems
 from little_loops.fsm.facts.errors import (
     LoopDefinitionError,
     LoopFileError,
@@ -223,6 +223,7 @@ def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
             fsm.project_agents = project
             problems += relaxed(_check_machine(fsm), flags, compat)
             problems += attach_children(fsm, doc.source, partial(check_file, compat=compat))
+            problems += fanout_child_problems(fsm, doc.source)
     if fsm is not None:  # names that would make file names too long for any file system
         fsm.read_as_theirs(compat)
         problems += name_length_problems(fsm, run_names(fsm, doc.source))

@@ -282,7 +282,7 @@ FAN_OUT = """\
       both:
         parallel:
           branches:
-            - loop: 'say "hi" | end'
+            - loop: 'say "hi" | ${context.which}'  # a name filled in: checked then
             - loop: ${context.which}
           join: best
           score: echo 1
@@ -319,7 +319,7 @@ def test_a_fan_out_state_is_a_fork_into_its_branches_their_join_and_merge_in_mer
     both = [
         '    subgraph s1_fan["fan-out"]',
         '    s1{{"both: parallel"}}',
-        '    s1_b0[["loop say #34;hi#34; #124; end"]]',
+        '    s1_b0[["loop say #34;hi#34; #124; ${context.which}"]]',
         '    s1_b1[["loop ${context.which}"]]',
         '    s1_join(("join best by score"))',
     ]
@@ -339,7 +339,7 @@ def test_a_fan_out_state_is_a_cluster_in_graphviz_and_graphviz_lays_it_out() -> 
     assert '        s0 [label="each: map, 2 at once", shape=invtrapezium];\n' in dot
     assert '        s0_b3 [label="loop fix: d", shape=component];\n' in dot
     assert "        s0 -> s0_b3 [style=bold];\n        s0_b3 -> s0_join;\n" in dot
-    assert '        s1_b0 [label="loop say \\"hi\\" | end", shape=component];\n' in dot
+    assert '        s1_b0 [label="loop say \\"hi\\" | ${context.which}", shape=component];\n' in dot
     assert '        s0_merge [label="merge green", shape=parallelogram];\n' in dot
     assert '    s0_merge -> s1 [label="success"];\n' in dot
     assert '    s1_join -> s2 [label="success"];\n' in dot

@@ -26,6 +26,9 @@ from little_loops.fsm.engine.kinds.names import FANOUT_KIND, kind_of
         ("map", {"items": "${captured.x.output}", "loop": "fix", "as": "test"}, None),
         ("map", {"loop": "fix"}, "needs items"),
         ("map", {"items": ["a"], "loop": "fix", "as": "a=b"}, "as: expected a context key"),
+        ("map", {"items": ["a"], "loop": "fix", "with": {"item": "x"}}, "with: item is the key"),
+        ("map", {"items": ["a"], "loop": "fix", "as": "t", "with": {"t": 1}}, "with: t is the key"),
+        ("map", {"items": ["a"], "loop": "fix", "as": "t", "with": {"item": "x"}}, None),
         ("map", {"items": ["a"]}, "needs loop"),
         ("map", {"items": [{"a": 1}], "loop": "fix"}, "expected plain values in the list"),
         ("map", {"items": 3, "loop": "fix"}, "expected a list or ${...} text"),
@@ -41,6 +44,13 @@ from little_loops.fsm.engine.kinds.names import FANOUT_KIND, kind_of
         ("parallel", {"branches": [{"loop": "a", "wth": {}}]}, "unknown key branch 1 > wth"),
         ("parallel", "fix", "expected a mapping"),
         # Prompt branches, and a map of agents given one prompt.
+        # A child loop's name names its runs' files, worktree and branch: no path.
+        ("map", {"items": ["a"], "loop": "../../etc/x"}, "expected a loop's name"),
+        ("map", {"items": ["a"], "loop": "sub/x"}, "expected a loop's name"),
+        ("parallel", {"branches": [{"loop": "--help"}]}, "expected a loop's name"),
+        ("parallel", {"branches": [{"loop": "${context.which}"}]}, None),
+        ("map", {"items": ["a"], "loop": "${context.which}"}, "expected a loop's name"),
+        ("map", {"items": ["a"], "loop": "library:fix-tests"}, None),
         ("parallel", {"branches": [{"agent": "codex", "prompt": "p"}]}, None),
         ("parallel", {"branches": [{"agent": ["claude", "codex"], "prompt": "p"}]}, None),
         ("parallel", {"branches": [{"agent": "codex"}]}, "branch 1 needs prompt: beside agent:"),
@@ -142,8 +152,34 @@ def test_validate_names_a_prompt_branch_s_unknown_agent_in_one_line(tmp_path: Pa
     )
 
 
+CHILD = "name: fix\ncontext:\n  item: ''\ninitial: done\nstates:\n  done:\n    terminal: true\n"
+
+
+@pytest.mark.parametrize(
+    ("loop", "problem"),
+    [
+        ("nosuch", "fan > map > loop: no loop named 'nosuch'"),
+        ("fan", "fan > map > loop: recursion: fan.yaml fans out to itself (state fan)"),
+    ],
+)
+def test_validate_refuses_a_child_loop_that_is_missing_or_the_loop_itself(
+    tmp_path: Path, loop: str, problem: str
+) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "fix.yaml").write_text(CHILD)
+    text = BAD.replace("      join: best\n", "").replace("    action: echo hi\n", "")
+    (tmp_path / ".loops" / "fan.yaml").write_text(text.replace("loop: fix", f"loop: {loop}"))
+    done = ll_loop(tmp_path, "validate", "fan")
+    assert done.returncode == 2
+    (line,) = (done.stdout + done.stderr).splitlines()
+    assert problem in line
+    assert ll_loop(tmp_path, "run", "fan").returncode != 0
+    assert not (tmp_path / ".loops" / ".worktrees").exists()
+
+
 def test_a_later_state_may_read_its_results(tmp_path: Path) -> None:
     (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "fix.yaml").write_text(CHILD)
     text = BAD.replace("      join: best\n", "").replace("    action: echo hi\n", "")
     text = text.replace(
         "    on_success: done\n",

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.fanout import JOIN_ANY, FanOutConfig, MapConfig, fan_out_of
+from little_loops.fsm.definition.fanout import (
+    CHILD_LOOP_PATTERN,
+    JOIN_ANY,
+    FanOutConfig,
+    MapConfig,
+    child_loop_problem,
+    fan_out_of,
+)
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.definition.routing import StepOutcome, follow_route
 from little_loops.fsm.engine import events
@@ -151,6 +159,8 @@ def loop_of(written: str) -> tuple[str, str]:
     """A branch's loop as written: (the name its runs are filed by, what `ll-loop run` is
     given when that is not the name): `library:fix-tests` is run as itself, filed as
     fix-tests."""
+    if not re.fullmatch(CHILD_LOOP_PATTERN, written):  # a `${...}` filled in with a path
+        raise ValueError(f"loop: {child_loop_problem(written) or 'not a loop name'}")
     if written.startswith(LIBRARY_PREFIX):
         return written[len(LIBRARY_PREFIX) :], written
     return written, ""

@@ -167,14 +167,51 @@ def test_items_of_text_are_a_json_array_else_lines(text: str, items: list[str]) 
     assert items_of("${context.list}", ctx) == items
 
 
+PICKED = """\
+name: fan
+context:
+  which: WHICH
+initial: fan
+states:
+  fan:
+    parallel:
+      branches:
+        - loop: ${context.which}
+          with: {item: a}
+    on_success: done
+    on_failure: done
+    on_error: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+    outcome: failure
+"""
+
+
 def test_a_missing_child_loop_fails_its_branch_with_its_own_words(tmp_path: Path) -> None:
-    loop = fanout.map_loop(["a"]).replace("loop: fix", "loop: nope")
-    root = fanout.project(tmp_path, fan=loop)
+    # Named as written, `validate` (so `run`) refuses it; named by `${...}`, its branch fails.
+    root = fanout.project(tmp_path, fan=PICKED.replace("WHICH", "nope"))
     done = ll_loop(root, "run", "fan", timeout=60)
     assert done.returncode == 0, done.stderr
     branch = state(root, "fan")["captured"]["fan"]["branches"][0]
     assert branch["verdict"] == "failure"
     assert branch["outcome"] == "exit 2"
+
+
+@pytest.mark.parametrize("which", ["../../../escaped", "--help", "sub/fix"])
+def test_a_child_loop_filled_in_as_a_path_is_the_verdict_error_and_nothing_is_written(
+    tmp_path: Path, which: str
+) -> None:
+    root = fanout.project(tmp_path, fan=PICKED.replace("WHICH", f"'{which}'"))
+    before = {p for p in tmp_path.rglob("*") if ".git" not in p.parts}
+    done = ll_loop(root, "run", "fan", timeout=60)
+    assert done.returncode == 7, done.stderr  # ended in `failed`, on the verdict error
+    assert "state 'fan': loop: expected a loop's name" in done.stdout + done.stderr
+    assert not any(e["event"] == "branch_start" for e in events(root, "fan"))
+    new = {p for p in tmp_path.rglob("*") if ".git" not in p.parts} - before
+    ours = (root / ".loops" / ".running", root / ".loops" / ".history")
+    assert all(any(p.is_relative_to(place) for place in ours) for p in new), new
 
 
 SPENDER = """\
@@ -423,3 +460,103 @@ def test_after_kill_9_of_the_parent_stop_ends_its_children_runs_and_their_action
         for pid in fanout.processes_in(root):
             os.kill(pid, signal.SIGKILL)
     assert not list(root.glob("item-*.txt"))
+
+
+BRANCH_DELETER = """\
+name: gone
+context:
+  item: ""
+initial: work
+states:
+  work:
+    action: git update-ref -d HEAD && echo kept > work-${context.item}.txt
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def test_a_branch_whose_child_deleted_its_own_branch_is_reported_and_its_work_kept(
+    tmp_path: Path,
+) -> None:
+    loop = fanout.map_loop(["a"], merge="green").replace("loop: fix", "loop: gone")
+    root = fanout.project(tmp_path, fan=loop, gone=BRANCH_DELETER)
+    done = ll_loop(root, "run", "fan", timeout=60)
+    assert done.returncode == 0, done.stderr
+    captured = state(root, "fan")["captured"]["fan"]
+    (refused,) = captured["refused"]
+    assert "is gone but its worktree" in refused["reason"]
+    assert "⚠ not merged " + refused["key"] in done.stdout + done.stderr
+    worktree = Path(captured["branches"][0]["worktree"])
+    assert (worktree / "work-a.txt").read_text() == "kept\n"
+    assert not (root / "work-a.txt").exists()
+
+
+# Edits the project's own checkout (as the user would, while the branch runs), then its own.
+DIRTIER = """\
+name: dirty
+context:
+  item: ""
+initial: work
+states:
+  work:
+    action: echo "user's edit" >> ../../../README.md && echo mine > ${context.item}.txt
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def test_a_merge_refused_by_a_dirty_checkout_is_said_in_the_run_s_output_and_work_kept(
+    tmp_path: Path,
+) -> None:
+    loop = fanout.map_loop(["a"], merge="green").replace("loop: fix", "loop: dirty")
+    root = fanout.project(tmp_path, fan=loop, dirty=DIRTIER)
+    done = ll_loop(root, "run", "fan", timeout=60)
+    assert done.returncode == 0, done.stderr
+    (refused,) = state(root, "fan")["captured"]["fan"]["refused"]
+    said = done.stdout + done.stderr
+    assert f"⚠ not merged {refused['key']}: the main checkout" in said
+    assert "has uncommitted changes (README.md)" in said
+    assert (root / "README.md").read_text() == "a project\nuser's edit\n"
+    assert not (root / "a.txt").exists()
+    (branch,) = state(root, "fan")["captured"]["fan"]["branches"]
+    assert (Path(branch["worktree"]) / "a.txt").read_text() == "mine\n"
+
+
+# Its action puts a folder where its run's state file goes: the run cannot save its end (as
+# on a full disk) but its process still exits 0.
+END_LOST = """\
+name: lost
+context:
+  item: ""
+initial: work
+states:
+  work:
+    action: |
+      echo half > ${context.item}.txt
+      for f in ../../.running/lost@*.state.json; do rm -f "$f"; mkdir "$f"; done
+    on_success: done
+    on_failure: done
+  done:
+    terminal: true
+"""
+
+
+def test_a_branch_that_could_not_save_its_end_is_no_success_and_is_not_merged(
+    tmp_path: Path,
+) -> None:
+    loop = fanout.map_loop(["a"], merge="green").replace("loop: fix", "loop: lost")
+    root = fanout.project(tmp_path, fan=loop, lost=END_LOST)
+    done = ll_loop(root, "run", "fan", timeout=60)
+    assert done.returncode == 0, done.stderr
+    captured = state(root, "fan")["captured"]["fan"]
+    (branch,) = captured["branches"]
+    assert branch["verdict"] == "failure"
+    assert branch["outcome"] == "exit 0, its end not saved (its state: unreadable)"
+    assert captured["verdict"] == "failure"
+    assert captured["merged"] == []
+    assert not (root / "a.txt").exists()
+    assert (Path(branch["worktree"]) / "a.txt").read_text() == "half\n"
