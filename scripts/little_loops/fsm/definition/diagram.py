@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from little_loops.fsm.definition.fanout import MERGE_NONE, MapConfig, fan_out_of
+from little_loops.fsm.definition.fanout import MERGE_NONE, MapConfig, branch_label, fan_out_of
 from little_loops.fsm.definition.graph import RESTART, LoopGraph, loop_graph
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 
@@ -92,9 +92,7 @@ class FanDrawing:
 
 def _branch_label(branch: dict[str, Any]) -> str:
     """A parallel branch's node: the sub-loop it runs, or the agent its prompt goes to."""
-    if "loop" in branch:
-        return f"loop {branch['loop']}"
-    return f"prompt on {branch.get('agent')}"
+    return f"loop {branch['loop']}" if "loop" in branch else branch_label(branch)
 
 
 def fan_drawing(name: str, state: StateConfig) -> FanDrawing | None:

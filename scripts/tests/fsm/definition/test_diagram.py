@@ -382,8 +382,8 @@ def test_prompt_branches_are_drawn_with_their_agents_and_the_judge_names_the_joi
         terminal: true
 """)
     )
-    assert '    s0_b0[["prompt on claude"]]\n' in mermaid
-    assert '    s0_b1[["prompt on codex"]]\n' in mermaid
+    assert '    s0_b0[["claude prompt"]]\n' in mermaid
+    assert '    s0_b1[["codex prompt"]]\n' in mermaid
     assert '    s0_join(("join best by the judge"))\n' in mermaid
     assert '    s1_b1[["prompt on codex"]]\n' in mermaid
     assert "None" not in mermaid
