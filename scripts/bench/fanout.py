@@ -1,8 +1,9 @@
 """Fan-out: a `map:` of N items whose child runs `true`, against N sequential sub-loop runs of
 the same child, in one git project, alternating; and what a branch costs on top of a sub-loop.
 
-* map: `ll-loop run` of a loop whose one state is `map:` over N items (all at once, as a
-  `map:` without `max_concurrency` runs), each child an `ll-loop run` in its own worktree;
+* map: `ll-loop run` of a loop whose one state is `map:` over N items, all at once
+  (`max_concurrency: N`; without it a `map:` runs 8 at once), each child an `ll-loop run`
+  in its own worktree;
 * the same map with `max_concurrency: 1` (one branch after another: the cost of a branch);
 * sub-loops: `ll-loop run` of a loop whose one state runs the child as a sub-loop N times.
 
@@ -84,7 +85,7 @@ def git_project(root: Path, n: int) -> Path:
         root,
         {
             "child": CHILD,
-            "fan": MAP.format(items=items, concurrency=""),
+            "fan": MAP.format(items=items, concurrency=f"\n      max_concurrency: {n}"),
             "fan1": MAP.format(items=items, concurrency="\n      max_concurrency: 1").replace(
                 "name: fan", "name: fan1"
             ),

@@ -148,5 +148,6 @@ def test_best_of_s_dry_run_says_who_picks_and_runs_nothing(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "    judge: ${context.question}" in done.stdout
     assert "    score: ${raw:context.score}" in done.stdout
-    assert "as agents, each given the prompt; all at once, join best, merge best" in done.stdout
+    shown = "as agents, each given the prompt; 8 (the default) at once, join best, merge best"
+    assert shown in done.stdout
     assert not (root / ".loops" / ".worktrees").exists()

@@ -28,6 +28,9 @@ JOIN_ALL, JOIN_ANY, JOIN_BEST = "all", "any", "best"
 JOINS = (JOIN_ALL, JOIN_ANY, JOIN_BEST)
 MERGE_GREEN, MERGE_BEST, MERGE_NONE = "green", "best", "none"
 MERGES = (MERGE_GREEN, MERGE_BEST, MERGE_NONE)
+# Children running at once when `max_concurrency` is not given: a `${...}` list of thousands
+# of lines starts this many processes and worktrees, not thousands.
+DEFAULT_MAX_CONCURRENCY = 8
 # A branch's child loop: a loop's name (its runs' files, worktree and git branch are named
 # by it, so no `/`, `..` or leading `-`), or `library:NAME`; `${...}` is checked when filled.
 CHILD_LOOP_PATTERN = r"^(?:library:)?" + LOOP_NAME_PATTERN.removeprefix("^")
@@ -346,7 +349,7 @@ def fan_out_text(config: FanOutConfig) -> str:
     else:
         loops = [branch_label(b) for b in getattr(config, "branches", [])]
         what = f"parallel {len(loops)} branches: {', '.join(loops)}"
-    at_once = config.max_concurrency or "all"
+    at_once = config.max_concurrency or f"{DEFAULT_MAX_CONCURRENCY} (the default)"
     how = f"{at_once} at once, join {config.join}, merge {config.merge}"
     if config.max_cost_usd is not None:
         how += f", max_cost_usd {config.max_cost_usd:g}"

@@ -196,7 +196,9 @@ def test_a_fan_out_in_one_line() -> None:
     mapped = MapConfig(items="${captured.x.output}", loop="fix", max_cost_usd=2.5)
     assert fan_out_text(mapped) == (
         "map the items of ${captured.x.output} over loop fix (as item);"
-        " all at once, join all, merge none, max_cost_usd 2.5"
+        " 8 (the default) at once, join all, merge none, max_cost_usd 2.5"
     )
     listed = ParallelConfig(branches=[{"loop": "a"}, {"loop": "b"}], join="best", merge="best")
-    assert fan_out_text(listed) == "parallel 2 branches: a, b; all at once, join best, merge best"
+    assert fan_out_text(listed) == (
+        "parallel 2 branches: a, b; 8 (the default) at once, join best, merge best"
+    )

@@ -10,6 +10,7 @@ from typing import Any
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.fanout import (
     CHILD_LOOP_PATTERN,
+    DEFAULT_MAX_CONCURRENCY,
     JOIN_ANY,
     FanOutConfig,
     MapConfig,
@@ -68,7 +69,7 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
         FanOutSpec(
             branches,
             loops_dir,
-            max_concurrency=config.max_concurrency,
+            max_concurrency=config.max_concurrency or DEFAULT_MAX_CONCURRENCY,
             stop_on_success=config.join == JOIN_ANY,
             max_cost_usd=_budget(run, config),
             timeout_s=_time_left(run, state),

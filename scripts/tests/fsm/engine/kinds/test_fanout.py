@@ -14,6 +14,7 @@ from support.gitrepo import branches, git
 from support.llproc import events, finish, ll_loop, start, state, wait_for
 from support.slowdown import scaled
 
+from little_loops.fsm.definition.fanout import DEFAULT_MAX_CONCURRENCY
 from little_loops.fsm.engine.kinds.fanout import items_of
 from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.values.interpolation import InterpolationContext
@@ -144,6 +145,33 @@ def test_ctrl_c_ends_every_branch_tree_and_resume_finishes_without_rerunning(
     assert state(root, "fan")["captured"]["fan"]["verdict"] == "success"
     starts = [e for e in events(root, "fan") if e["event"] == "branch_start"]
     assert [e["item"] for e in starts] == ["slow1", "a"]
+
+
+def test_a_map_without_max_concurrency_runs_the_default_number_at_once(tmp_path: Path) -> None:
+    """Ten items and no `max_concurrency`: the first DEFAULT_MAX_CONCURRENCY start and wait
+    (on a file the test holds), the rest wait their turn: never all ten at once."""
+    items = [f"i{n}" for n in range(DEFAULT_MAX_CONCURRENCY + 2)]
+    root = fanout.project(tmp_path, fan=fanout.map_loop(items))
+    go = tmp_path / "go"
+    env = {"LL_TEST_WAIT": f'until [ -e "{go}" ]; do sleep 0.05; done'}
+    proc = start(root, "run", "fan", env=env)
+    try:
+        wait_for(
+            lambda: (
+                sum(e["event"] == "branch_start" for e in _logged(root)) >= DEFAULT_MAX_CONCURRENCY
+            ),
+            scaled(120),
+            "the first children",
+        )
+        go.touch()
+        finish(proc, timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0
+    logged = events(root, "fan")
+    assert sum(e["event"] == "branch_finish" for e in logged) == len(items)
+    assert fanout.most_at_once(_spans(logged)) == DEFAULT_MAX_CONCURRENCY
 
 
 def _logged(root: Path) -> list[dict[str, object]]:
