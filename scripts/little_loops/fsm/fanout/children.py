@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.facts.layout import PARENT_MARKER_ENV, RUN_MARKER_ENV, run_files
+from little_loops.fsm.processes.containment import CONTAINMENT, Contained
 from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.processes.proctree import live_processes, tree_of
 
@@ -24,15 +22,20 @@ PARENT_ENV = "LL_LOOP_FANOUT_PARENT"
 
 @dataclass
 class Child:
-    """One child `ll-loop` process: ours (*process* set) or one a resume found alive."""
+    """One child `ll-loop` process: ours (*contained* set) or one a resume found alive."""
 
     pid: int
-    process: subprocess.Popen[bytes] | None = None
+    contained: Contained | None = None
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """Our process of it, when we started it."""
+        return None if self.contained is None else self.contained.process
 
     def poll(self) -> int | None:
         """Its exit code once it has ended (-1: ended, code unknown: not our child), else None."""
-        if self.process is not None:
-            return self.process.poll()
+        if self.contained is not None:
+            return self.contained.process.poll()
         return None if pid_alive(self.pid) else -1
 
 
@@ -49,18 +52,12 @@ def start(argv: list[str], cwd: Path, log: Path) -> Child:
     log.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            start_new_session=True,
-            env=env,
+        contained = CONTAINMENT.start(
+            argv, cwd=cwd, env=env, streams=(subprocess.DEVNULL, fd, fd), session=True
         )
     finally:
         os.close(fd)
-    return Child(process.pid, process)
+    return Child(contained.pid, contained)
 
 
 def find_running(commands: list[list[str]]) -> int | None:
@@ -95,19 +92,9 @@ def spent_by(state: dict[str, Any]) -> float:
 def stop(child: Child, grace: float = STOP_GRACE) -> None:
     """End *child* and its whole process tree: SIGTERM (it stops its action and saves its
     state), then after *grace* seconds SIGKILL to every process still below it."""
-    below = set(tree_of({child.pid}, live_processes(), child.pid))
-    with contextlib.suppress(OSError):
-        os.killpg(child.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    below |= set(tree_of({child.pid}, live_processes(), child.pid))
-    for pid in sorted(below):
-        if pid_alive(pid):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(OSError):
-        os.killpg(child.pid, signal.SIGKILL)
-    if child.process is not None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.process.wait(timeout=grace)
+    if child.contained is not None:
+        child.contained.end_leader_first(grace)
+        return
+    # A child a resume found alive: not ours to wait for; its recorded tree is ended.
+    below = tree_of({child.pid}, live_processes(), child.pid)
+    CONTAINMENT.end_recorded([child.pid, *below], grace)

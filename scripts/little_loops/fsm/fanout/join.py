@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +14,7 @@ from little_loops.fsm.definition.fanout import JOIN_ALL, JOIN_ANY, JOIN_BEST, JO
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.fanout.branches import FAILURE, SUCCESS, BranchRecord
 from little_loops.fsm.fanout.judge import Judgement
+from little_loops.fsm.processes.containment import CONTAINMENT
 
 # `join: best` by the judge: the successful branches and the commit they started from in,
 # its pick (or why it has none) out.
@@ -92,20 +91,17 @@ def run_score(
     None when it failed, printed no number or ran out of time (its process group ended)."""
     if not where.is_dir():
         return None
-    process = subprocess.Popen(
+    child = CONTAINMENT.start(
         ["bash", "-c", command],
         cwd=where,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
         env={**os.environ, **(env or {})},
+        streams=(subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL),
     )
+    process = child.process
     try:
         out, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
+        child.reap()  # SIGKILL to its process group and what it left: no score
         process.communicate()
         return None
     if process.returncode != 0:

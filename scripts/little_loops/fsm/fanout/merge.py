@@ -10,6 +10,7 @@ from pathlib import Path
 from little_loops.fsm.definition.fanout import MERGE_BEST, MERGE_GREEN, MERGE_NONE, MERGES
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.fanout.branches import SUCCESS, BranchRecord, ll_loop
+from little_loops.fsm.processes.containment import CONTAINMENT
 from little_loops.fsm.processes.gitcmd import git
 
 MERGE_TIMEOUT = 600.0
@@ -110,11 +111,19 @@ def _merged_already(record: BranchRecord, project: Path, base: str | None) -> bo
 
 
 def _ll_loop(project: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ll_loop(*args),
+    """Run `ll-loop ARGS` in *project* to its end (in our process group: a Ctrl-C at the
+    terminal reaches it too); past MERGE_TIMEOUT it is ended and TimeoutExpired raised."""
+    argv = ll_loop(*args)
+    child = CONTAINMENT.start(
+        argv,
         cwd=project,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=MERGE_TIMEOUT,
-        check=False,
+        streams=(subprocess.DEVNULL, subprocess.PIPE, subprocess.PIPE),
+        session=False,
     )
+    try:
+        out, err = child.process.communicate(timeout=MERGE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        child.reap()
+        child.process.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, child.process.returncode, out, err)

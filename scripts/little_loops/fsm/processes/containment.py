@@ -79,6 +79,11 @@ class Contained(Protocol):
         """End everything: SIGTERM, up to *grace* seconds for it all to exit, SIGKILL, reap."""
         ...
 
+    def end_leader_first(self, grace: float) -> int:
+        """End a child that ends its own work (a run of ours): SIGTERM its group alone, up to
+        *grace* seconds for it to exit, then SIGKILL everything seen below it, reap."""
+        ...
+
 
 class Containment(Protocol):
     """Starts children, and ends them with everything they started."""
@@ -186,6 +191,21 @@ class _Group:
             deadline = time.monotonic() + wait
             while time.monotonic() < deadline and self._note(seen):
                 time.sleep(_POLL_SECONDS)
+        return self.reap()
+
+    def end_leader_first(self, grace: float) -> int:
+        # What is below it is noted before and while it ends: what it leaves behind
+        # (reparented once it is gone) is still ended.
+        seen: dict[int, int | None] = {}
+        self._note(seen)
+        self.signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and not self.exited():
+            self._note(seen)
+            time.sleep(_POLL_SECONDS)
+        self._note(seen)
+        self.signal_detached(signal.SIGKILL, exited=not pid_alive(self.pid))
+        self._signal_each(signal.SIGKILL, [pid for pid, at in seen.items() if pid_alive(pid, at)])
         return self.reap()
 
     def _note(self, seen: dict[int, int | None]) -> bool:

@@ -190,3 +190,26 @@ def test_an_exited_child_is_not_reaped_so_its_group_is_ended_with_it() -> None:
     finally:
         if pid_alive(sleeper):
             os.kill(sleeper, signal.SIGKILL)
+
+
+def test_ending_leader_first_lets_it_end_its_own_work_then_ends_what_it_left(
+    tmp_path: Path,
+) -> None:
+    """A fan-out's child run is told first (SIGTERM to its group alone) and ends its own
+    action, which is still alive when it looks; what it left in a session of its own is
+    SIGKILLed after, though by then it is no longer below it."""
+    said = tmp_path / "said"
+    script = (
+        "setsid sleep 317 & s=$!; echo $s; "
+        f"trap 'if kill -0 $s; then echo alive; else echo gone; fi > \"{said}\"; exit 0' TERM; "
+        "while :; do sleep 0.05; done"
+    )
+    child = CONTAINMENT.start(
+        ["bash", "-c", script], streams=(subprocess.DEVNULL, subprocess.PIPE, None)
+    )
+    assert child.process.stdout is not None
+    sleeper = int(child.process.stdout.readline())
+    assert child.end_leader_first(scaled(10)) == 0
+    assert said.read_text() == "alive\n"  # told first: its own work was still there
+    assert gone([sleeper], within=scaled(2.0))
+    child.process.stdout.close()
