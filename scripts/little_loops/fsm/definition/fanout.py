@@ -191,8 +191,10 @@ FANOUT_STATE_KEYS: dict[str, Check] = {
     "map": _block(MAP_KEYS, ("items",)),
 }
 
-# Keys a fan-out state cannot have: its branches are its work, their join its verdict.
-NOT_WITH_FANOUT: tuple[str, ...] = (
+# Keys a state whose work is a child run (a sub-loop state's child, a fan-out state's
+# branches) cannot have: the child is its action and gives its verdict (`timeout:` bounds
+# the child's time; `retry:` would run it again).
+NOT_WITH_CHILD: tuple[str, ...] = (
     "action",
     "action_type",
     "evaluate",
@@ -200,9 +202,9 @@ NOT_WITH_FANOUT: tuple[str, ...] = (
     "idle_timeout",
     "retry",
     "on_retry_exhausted",
-    "loop",
-    "terminal",
 )
+# A fan-out state is no sub-loop state, nor a terminal one, either.
+NOT_WITH_FANOUT: tuple[str, ...] = (*NOT_WITH_CHILD, "loop", "terminal")
 
 
 def fanout_key_problems(state: Mapping[Any, object]) -> Iterator[tuple[tuple[str], str]]:

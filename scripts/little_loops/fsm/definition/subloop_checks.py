@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
-from little_loops.fsm.definition.fanout import fan_out_of
+from little_loops.fsm.definition.fanout import NOT_WITH_CHILD, fan_out_of
 from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.definition.loop_files import LOOPS_FOLDER, SOURCE_SUFFIXES
 from little_loops.fsm.definition.model import FSMLoop
@@ -16,17 +16,8 @@ from little_loops.fsm.definition.run_keys import SUBLOOP_STATE_KEYS
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, ValidationError
 from little_loops.fsm.facts.suggest import did_you_mean
 
-# The state keys a sub-loop state cannot have: the child is its action and gives its verdict.
-# (`timeout:` bounds the child's time; `retry:` would run it again.)
-NOT_WITH_LOOP: tuple[str, ...] = (
-    "action",
-    "action_type",
-    "evaluate",
-    "next",
-    "idle_timeout",
-    "retry",
-    "on_retry_exhausted",
-)
+# The state keys a sub-loop state cannot have (the child is its action and its verdict).
+NOT_WITH_LOOP = NOT_WITH_CHILD
 INTERPOLATION_START = "${"
 # What validate says of a `loop: ${...}`: its child is known only when the state runs.
 DYNAMIC_NOTE = (
