@@ -52,8 +52,9 @@ def start(argv: list[str], cwd: Path, log: Path) -> Child:
     log.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:
+        # No sweep: its siblings, started while it runs, are no orphans of its.
         contained = CONTAINMENT.start(
-            argv, cwd=cwd, env=env, streams=(subprocess.DEVNULL, fd, fd), session=True
+            argv, cwd=cwd, env=env, streams=(subprocess.DEVNULL, fd, fd), sweep=False
         )
     finally:
         os.close(fd)

@@ -97,10 +97,14 @@ class Containment(Protocol):
         streams: launch.Streams = _NO_STDIN,
         session: bool = True,
         programs: launch.ProgramPaths | None = None,
+        sweep: bool = True,
     ) -> Contained:
         """Start *argv* (`streams`: stdin, stdout, stderr) in a session of its own unless
-        not *session* (git: a Ctrl-C at the terminal reaches it as it reaches us). Raises
-        what Popen raises: OSError when it cannot start, ValueError for a NUL byte."""
+        not *session* (git: a Ctrl-C at the terminal reaches it as it reaches us). With
+        *sweep*, the children this process gains while it runs are taken for orphans it left
+        (ended after it): only right when it is the one child started at a time, so not for
+        a fan-out's children, which start beside each other. Raises what Popen raises:
+        OSError when it cannot start, ValueError for a NUL byte."""
         ...
 
     def signal_recorded(self, pid: int, sig: Signals, *, children: bool = False) -> None:
@@ -236,8 +240,10 @@ class ProcessGroups:
         streams: launch.Streams = _NO_STDIN,
         session: bool = True,
         programs: launch.ProgramPaths | None = None,
+        sweep: bool = True,
     ) -> Contained:
-        strays = Children.now() if session else None  # noted before: the child is not one
+        # Noted before: the child is not one.
+        strays = Children.now() if session and sweep else None
         paths = self._programs if programs is None else programs
         process = launch.start(argv, cwd, env, streams, paths, session=session)
         if strays is not None:

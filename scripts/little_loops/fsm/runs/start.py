@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +115,7 @@ def ready_to_start(
     started from inside a live run's worktree, and earlier runs whose worktree is gone
     forgotten (their ids free again), as are start-ups killed before their first event
     (their worktree rolled back: *on_note* hears it)."""
+    from little_loops.fsm.fanout.children import PARENT_ENV
     from little_loops.fsm.runs.place import refuse_inside_live_worktree
     from little_loops.fsm.runs.starting import forget_dead_starts
     from little_loops.fsm.runs.which import forget_finished
@@ -123,5 +125,8 @@ def ready_to_start(
             on_note(note)
     where = where.for_loop(fsm, loops_dir)
     refuse_inside_live_worktree(loops_dir)
-    forget_finished(loops_dir, fsm.name)  # earlier worktree runs whose worktree is gone
+    # Earlier worktree runs whose worktree is gone, but not by a fan-out's branch: its
+    # siblings that ended are read by the fan-out, then tidied by it.
+    if PARENT_ENV not in os.environ:
+        forget_finished(loops_dir, fsm.name)
     return where

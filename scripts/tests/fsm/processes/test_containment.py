@@ -200,9 +200,9 @@ def test_ending_leader_first_lets_it_end_its_own_work_then_ends_what_it_left(
     SIGKILLed after, though by then it is no longer below it."""
     said = tmp_path / "said"
     script = (
-        "setsid sleep 317 & s=$!; echo $s; "
+        "setsid sleep 317 & s=$!; "
         f"trap 'if kill -0 $s; then echo alive; else echo gone; fi > \"{said}\"; exit 0' TERM; "
-        "while :; do sleep 0.05; done"
+        "echo $s; while :; do sleep 0.05; done"  # said once the trap is set
     )
     child = CONTAINMENT.start(
         ["bash", "-c", script], streams=(subprocess.DEVNULL, subprocess.PIPE, None)

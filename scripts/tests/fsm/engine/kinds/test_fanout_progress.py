@@ -9,6 +9,8 @@ from pathlib import Path
 from support import fanout
 from support.llproc import events, ll_loop, state
 
+from little_loops.fsm.fanout.children import PARENT_ENV
+
 ONE = """\
 name: one
 context:
@@ -37,7 +39,7 @@ def test_each_branch_event_records_itself_only_and_the_run_still_ends_right(
     # The last branch's events record no more than the first's (give or take its numbers).
     assert max(sizes[-4:]) < 2 * max(sizes[:4]), sizes
     captured = state(root, "fan")["captured"]["fan"]
-    assert captured["verdict"] == "success"
+    assert captured["verdict"] == "success", captured["branches"]
     assert [b["item"] for b in captured["branches"]] == items
 
 
@@ -53,3 +55,24 @@ def test_the_progress_is_read_in_the_one_place_both_ways_it_was_written() -> Non
     for junk in (None, [], ["x"], [{PROGRESS_KEY: "1"}], {PROGRESS_KEY: {"visit": 1}}, {}):
         assert progress_of(junk) is None
     assert progress_of({"branches": [], "stopped_by": ""}) is None  # its results, not progress
+
+
+def test_a_branch_s_start_leaves_its_ended_siblings_files_for_the_fan_out_to_read(
+    tmp_path: Path,
+) -> None:
+    """A new worktree run forgets the files of earlier ones whose worktree is gone, but a
+    fan-out's branch does not: a sibling that ended (its worktree removed, as it changed
+    nothing) is read by the fan-out after, which failed it as 'its end not saved' when a
+    slower sibling's start had deleted them first."""
+    root = fanout.project(tmp_path, one=ONE)
+
+    def ended() -> list[str]:
+        return sorted(p.name for p in (root / ".loops" / ".running").glob("one@*.state.json"))
+
+    assert ll_loop(root, "run", "one", "--worktree", timeout=120).returncode == 0
+    (first,) = ended()
+    as_branch = ll_loop(root, "run", "one", "--worktree", timeout=120, env={PARENT_ENV: "1"})
+    assert as_branch.returncode == 0, as_branch.stderr
+    assert first in ended()  # kept for the fan-out
+    assert ll_loop(root, "run", "one", "--worktree", timeout=120).returncode == 0
+    assert first not in ended()  # a run of its own forgets it (the archive keeps it)
