@@ -209,6 +209,10 @@ def test_ending_leader_first_lets_it_end_its_own_work_then_ends_what_it_left(
     )
     assert child.process.stdout is not None
     sleeper = int(child.process.stdout.readline())
+    deadline = time.monotonic() + scaled(10)
+    while os.getsid(sleeper) != sleeper:  # `setsid` has made its session (before: in ours)
+        assert time.monotonic() < deadline, "setsid never made the sleeper's session"
+        time.sleep(0.01)
     assert child.end_leader_first(scaled(10)) == 0
     assert said.read_text() == "alive\n"  # told first: its own work was still there
     assert gone([sleeper], within=scaled(2.0))
