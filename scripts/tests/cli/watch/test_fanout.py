@@ -33,13 +33,21 @@ def _live_fan_out(tmp_path: Path, go: Path) -> tuple[Path, subprocess.Popen[str]
 
 
 def _shape(lines: list[str]) -> list[list[str]]:
-    """*lines* of the list with run ids and times made alike (a doc sample's are made up)."""
-    ids = re.compile(r"^(fix@)?[0-9a-z]{4}$")
+    """*lines* of the list with run ids and times made alike (a doc sample's are made up).
+
+    A run id is told by its column, not its look: a random id can read as a time
+    (``120s``), which once made the shapes differ.
+    """
+    run_columns = {"fan": (1,), "└": (1, 4)}  # the fan-out's RUN; a branch's name@id and RUN
     times = re.compile(r"\b\d+(\.\d+)?(ms|s|m|h)( \d+(\.\d+)?(ms|s|m))?\b")
-    return [
-        ["ID" if ids.match(c) and c != "work" else c for c in times.sub("T", line).split()]
-        for line in lines
-    ]
+
+    def cells(line: str) -> list[str]:
+        cut = line.split()
+        at = run_columns.get(cut[0] if cut else "", ())
+        named = ["ID" if i in at else cell for i, cell in enumerate(cut)]
+        return times.sub("T", " ".join(named)).split()
+
+    return [cells(line) for line in lines]
 
 
 def _branch_lines(text: str) -> list[str]:
