@@ -99,7 +99,7 @@ def synopsis_flags(line: str) -> list[str]:
     return re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", line)
 
 
-DURATION = re.compile(r"\b\d+(\.\d+)?(ms|s)\b")
+DURATION = re.compile(r"(?<!@)\b\d+(\.\d+)?(ms|s)\b")  # not a run id: fix@12ms
 PID = re.compile(r"\b(pid )\d+")
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 RUN_ID = re.compile(r"\b\d{8}-\d{6}(-\d+)?\b")  # an archived run's id (`ll-loop runs`)
