@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from little_loops.cli.resolve import compiled_sources, project_loops_dir, resolve_loop_path
-from little_loops.fsm.definition.loop_files import SOURCE_SUFFIXES
+from little_loops.fsm.definition.reading.loop_files import SOURCE_SUFFIXES
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopRuntimeError, LoopValidationError
 from little_loops.fsm.facts.outcomes import ExitCode
 
@@ -60,8 +60,8 @@ def compile_command(input_name: str, output: str | None) -> int:
 
     Raises LoopDefinitionError (exit 2) when the input is not a valid loop.
     """
-    from little_loops.fsm.definition.loopdoc import load_loop
-    from little_loops.fsm.definition.writer import dump_fsm_yaml
+    from little_loops.fsm.definition.reading.loopdoc import load_loop
+    from little_loops.fsm.definition.writing.writer import dump_fsm_yaml
     from little_loops.fsm.paradigms.registry import compile_paradigm
     from little_loops.fsm.validate.loopfile import located, validate_fsm
     from little_loops.loops import LIBRARY_PREFIX

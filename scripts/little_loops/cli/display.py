@@ -15,7 +15,7 @@ from little_loops.cli.nesting import child_line, depth_of, indented
 from little_loops.cli.outputtail import OutputTail, output_tail, signature
 from little_loops.fsm.actions.registry import recorded
 from little_loops.fsm.actions.supervisor import CANNOT_RUN_EXIT_CODE, NOT_FOUND_EXIT_CODE
-from little_loops.fsm.definition.prose import cannot_run_hint
+from little_loops.fsm.definition.checks.prose import cannot_run_hint
 from little_loops.fsm.engine.attempts import waiting_text
 from little_loops.fsm.engine.events import tools_failed_text
 from little_loops.fsm.engine.rules.fallback import switch_text

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from little_loops.cli.resolve import project_loops_dir, resolve_loop_path
-from little_loops.fsm.definition.diagram import FORMATS, render
+from little_loops.fsm.definition.writing.diagram import FORMATS, render
 from little_loops.fsm.facts.outcomes import ExitCode
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from little_loops.cli.resolve import project_loops_dir
-from little_loops.fsm.definition.metadata import PUBLIC, metadata_of
+from little_loops.fsm.definition.model.metadata import PUBLIC, metadata_of
 from little_loops.fsm.facts.outcomes import ExitCode, Status
 from little_loops.fsm.facts.safetext import one_line
 
@@ -103,7 +103,7 @@ def loop_rows(loops_dir: Path) -> list[LoopRow]:
     """One row per loop file in `loops_dir`: name, path, paradigm, status (or error)."""
     from little_loops.cli.resolve import available_loops, resolve_loop_path
     from little_loops.cli.runref import loop_name_of
-    from little_loops.fsm.definition.loopdoc import load_loop
+    from little_loops.fsm.definition.reading.loopdoc import load_loop
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.facts.runfile import display_path
 

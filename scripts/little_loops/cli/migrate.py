@@ -21,7 +21,7 @@ from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.facts.safetext import one_line
 
 if TYPE_CHECKING:
-    from little_loops.fsm.definition.migrate import Migration
+    from little_loops.fsm.definition.writing.migrate import Migration
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -115,8 +115,8 @@ def link_out_of_project(path: Path, loops_dir: Path) -> Path | None:
 
 def migrate_file(path: Path, *, write: bool) -> Migration:
     """Migrate the loop file at *path*, replacing it atomically when *write* and it changes."""
-    from little_loops.fsm.definition.loader import read_file
-    from little_loops.fsm.definition.migrate import migrate_text
+    from little_loops.fsm.definition.reading.loader import read_file
+    from little_loops.fsm.definition.writing.migrate import migrate_text
     from little_loops.fsm.runs.atomic import write_atomic
 
     migration = migrate_text(read_file(path), str(path))

@@ -98,13 +98,13 @@ def loop_text(name: str, source: str | None = None) -> str:
 
 def _yaml_name(name: str) -> str:
     """*name* as a YAML string: plain unless a loop file would read it as a number (`1e3`)."""
-    from little_loops.fsm.definition.loader import load_text
+    from little_loops.fsm.definition.reading.loader import load_text
 
     return name if load_text(f"name: {name}").data["name"] == name else f"'{name}'"
 
 
 def _check_name(name: str) -> None:
-    from little_loops.fsm.definition.key_tables import LOOP_KEYS
+    from little_loops.fsm.definition.checks.key_tables import LOOP_KEYS
     from little_loops.fsm.facts.errors import LoopDefinitionError
 
     problem = LOOP_KEYS["name"](name)

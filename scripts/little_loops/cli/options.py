@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from little_loops.cli import parameters
-from little_loops.fsm.definition.arguments import Arguments
+from little_loops.fsm.definition.model.arguments import Arguments
 from little_loops.fsm.runs import flags
 from little_loops.fsm.runs.overrides import RunFlags
 

@@ -9,15 +9,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.arguments import (
+from little_loops.fsm.definition.model.arguments import (
     Arguments,
     bind,
     free_input,
     missing_inputs,
     unpacked_value,
 )
-from little_loops.fsm.definition.metadata import DEFAULT_INPUT_KEY, reads_context
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.metadata import DEFAULT_INPUT_KEY, reads_context
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, LoopRuntimeError
 from little_loops.fsm.values.interpolation import literal
 
@@ -123,7 +123,7 @@ def read_context_file(name: str) -> dict[str, Any]:
 
     A `.json` file, or text that parses as a JSON object, is read as JSON (the `\\ud83d\\ude00`
     escapes `json.dumps` writes are one character there, an error in YAML); YAML otherwise."""
-    from little_loops.fsm.definition.loader import load_text, read_file
+    from little_loops.fsm.definition.reading.loader import load_text, read_file
 
     try:
         text = read_file(name)
@@ -173,7 +173,7 @@ def _json_mapping(name: str, text: str) -> dict[str, Any] | None:
     one; None to read it as YAML. LoopFileError for a `.json` file that is not such JSON."""
     import json
 
-    from little_loops.fsm.definition.loader import MAX_NESTING
+    from little_loops.fsm.definition.reading.loader import MAX_NESTING
 
     is_json = name.lower().endswith(".json")
     if not is_json and not text.lstrip().startswith("{"):
@@ -339,7 +339,7 @@ def saved_values(saved_context: Mapping[str, Any], fsm: FSMLoop | None) -> str |
     when its loop (loop_now) is gone, invalid or declares no parameters)."""
     if fsm is None:
         return None
-    from little_loops.fsm.definition.parameters import show
+    from little_loops.fsm.definition.model.parameters import show
 
     shown = [
         f"{name}={show(saved_context[name])}" for name in fsm.parameters if name in saved_context

@@ -6,10 +6,17 @@ import json
 
 from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition.blocks import PullRequestConfig
-from little_loops.fsm.definition.fanout import JOIN_BEST, FanOutConfig, fan_out_of, fan_out_text
-from little_loops.fsm.definition.metadata import PUBLIC, first_line
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.graph.transitions import declared
+from little_loops.fsm.definition.graph.verdicts import judged_by_llm
+from little_loops.fsm.definition.model.blocks import PullRequestConfig
+from little_loops.fsm.definition.model.fanout import (
+    JOIN_BEST,
+    FanOutConfig,
+    fan_out_of,
+    fan_out_text,
+)
+from little_loops.fsm.definition.model.metadata import PUBLIC, first_line
+from little_loops.fsm.definition.model.typed import (
     APPROVAL,
     DEFAULT_EVALUATOR,
     SESSION_CONTINUE,
@@ -19,8 +26,6 @@ from little_loops.fsm.definition.model import (
     StallConfig,
     StateConfig,
 )
-from little_loops.fsm.definition.transitions import declared
-from little_loops.fsm.definition.verdicts import judged_by_llm
 from little_loops.fsm.evaluators.judge_claude import API_BACKEND, CLAUDE_BACKEND, judge_backend
 from little_loops.fsm.evaluators.registry import needs_llm
 from little_loops.fsm.facts.timefmt import format_duration

@@ -194,7 +194,7 @@ def _archived_id(archived: list[ArchivedRun], store: StatePersistence) -> str | 
 def _current_definition(name: str, loops_dir: Path) -> dict[str, Any] | None:
     """The loop file NAME resolves to, compiled, as data; None when it cannot be read."""
     from little_loops.cli.resolve import resolve_loop_path
-    from little_loops.fsm.definition.loopdoc import load_loop
+    from little_loops.fsm.definition.reading.loopdoc import load_loop
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.paradigms.registry import compile_paradigm
 

@@ -136,8 +136,8 @@ def _loop_shape(report: Report) -> tuple[list[str], str | None, set[tuple[str, s
     initial, transitions, terminals = (states[0] if states else None), set(), set()
     definition = report.definition
     if definition is not None:
-        from little_loops.fsm.definition.graph import loop_graph
-        from little_loops.fsm.definition.model import FSMLoop
+        from little_loops.fsm.definition.graph.edges import loop_graph
+        from little_loops.fsm.definition.model.typed import FSMLoop
 
         try:
             fsm = FSMLoop.from_dict(definition)

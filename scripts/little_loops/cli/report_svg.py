@@ -6,7 +6,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from little_loops.fsm.actions.registry import recorded
-from little_loops.fsm.definition.graph import depths
+from little_loops.fsm.definition.graph.edges import depths
 from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.facts.spend import format_cost
 

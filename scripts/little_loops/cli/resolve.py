@@ -6,13 +6,13 @@ import os
 import sys
 from pathlib import Path
 
-from little_loops.fsm.definition.loop_files import (
+from little_loops.fsm.definition.reading.loop_files import (
     COMPILED_SUFFIX,
     SOURCE_SUFFIXES,
     is_loop_file,
     loop_file_stem,
 )
-from little_loops.fsm.definition.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
+from little_loops.fsm.definition.reading.loop_files import LOOP_SUFFIXES as LOOP_SUFFIXES
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
 from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean

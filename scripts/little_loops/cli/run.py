@@ -27,7 +27,7 @@ from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.start import Where
 
 if TYPE_CHECKING:
-    from little_loops.fsm.definition.model import FSMLoop
+    from little_loops.fsm.definition.model.typed import FSMLoop
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -171,7 +171,7 @@ def pasted_as_code(fsm: FSMLoop) -> list[str]:
 def prose_warnings(fsm: FSMLoop) -> list[str]:
     """validate's warning for each action that reads like a sentence for Claude but runs in
     bash: `run` says it once before the first step, where it would fail with exit 127."""
-    from little_loops.fsm.definition.prose import sentence_warning
+    from little_loops.fsm.definition.checks.prose import sentence_warning
     from little_loops.fsm.facts.errors import ValidationError
 
     out = []

@@ -11,12 +11,12 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.definition.loop_files import loop_file_stem
+from little_loops.fsm.definition.reading.loop_files import loop_file_stem
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopError
 from little_loops.fsm.facts.layout import run_files, split_run_key, validate_loop_name
 
 if TYPE_CHECKING:
-    from little_loops.fsm.definition.model import FSMLoop
+    from little_loops.fsm.definition.model.typed import FSMLoop
 
 
 def add_run_argument(parser: argparse.ArgumentParser) -> None:
@@ -138,8 +138,8 @@ def declared_run_name(path: Path, *, fallback: str | None = None) -> str:
     """The name the loop file at *path* declares: its `name:`, else the name its paradigm
     gives it (a `goal` file without `name:` is `goal-<words of the goal>`), else (a file
     that does not compile) *fallback* or its file name without suffixes."""
-    from little_loops.fsm.definition.loop_files import declared_name
-    from little_loops.fsm.definition.loopdoc import load_loop
+    from little_loops.fsm.definition.reading.loop_files import declared_name
+    from little_loops.fsm.definition.reading.loopdoc import load_loop
     from little_loops.fsm.paradigms.registry import compile_paradigm
 
     try:

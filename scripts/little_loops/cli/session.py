@@ -8,8 +8,8 @@ from pathlib import Path
 
 from little_loops.cli.display import ProgressDisplay, use_color
 from little_loops.cli.options import RunOptions
-from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.run_keys import HANDOFF_SPAWN
+from little_loops.fsm.definition.model.run_keys import HANDOFF_SPAWN
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.outcomes import Outcome, outcome_of
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.facts.safetext import one_line

@@ -15,7 +15,7 @@ from little_loops.fsm.facts.safetext import one_line, shown
 from little_loops.fsm.runs.fanned import BranchView, from_captured, read_runs
 
 if TYPE_CHECKING:
-    from little_loops.fsm.definition.model import FSMLoop
+    from little_loops.fsm.definition.model.typed import FSMLoop
     from little_loops.fsm.runs.describe import RunDescription
 
 

@@ -23,7 +23,7 @@ from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.facts.safetext import one_line
 
 if TYPE_CHECKING:
-    from little_loops.fsm.definition.loop_files import FolderNames
+    from little_loops.fsm.definition.reading.loop_files import FolderNames
     from little_loops.fsm.validate.loopfile import FileReport
 
 
@@ -127,7 +127,7 @@ def validate_file(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     # Imported here so that building the parser (`ll-loop --help`) does not load YAML and
     # the validators: startup time is part of the product.
-    from little_loops.fsm.definition.loop_files import FolderNames
+    from little_loops.fsm.definition.reading.loop_files import FolderNames
     from little_loops.fsm.validate.loopfile import FileReport
     from little_loops.fsm.validate.project_files import check_project_file
 
@@ -211,7 +211,7 @@ def validate_command(
     """Validate each of *loops* (names or paths); exit 0 when all are valid, 2 otherwise."""
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     stream = sys.stdout if out is None else out
-    from little_loops.fsm.definition.loop_files import FolderNames
+    from little_loops.fsm.definition.reading.loop_files import FolderNames
 
     folder = FolderNames()
     reports = [

@@ -25,14 +25,16 @@ if TYPE_CHECKING:
     from little_loops.fsm.actions.protocol import ActionRunner
     from little_loops.fsm.actions.request import ActionRequest, ActionResult
     from little_loops.fsm.actions.runners import DefaultActionRunner
-    from little_loops.fsm.definition.analysis import (
+    from little_loops.fsm.definition.checks.analysis import (
         analyze,
     )
-    from little_loops.fsm.definition.diagram import (
-        render_dot,
-        render_mermaid,
+    from little_loops.fsm.definition.graph.verdicts import (
+        state_verdicts,
     )
-    from little_loops.fsm.definition.model import (
+    from little_loops.fsm.definition.model.parameters import (
+        ParameterSpec,
+    )
+    from little_loops.fsm.definition.model.typed import (
         DEFAULT_LLM_MODEL,
         EvaluateConfig,
         FSMLoop,
@@ -40,13 +42,11 @@ if TYPE_CHECKING:
         RouteConfig,
         StateConfig,
     )
-    from little_loops.fsm.definition.parameters import (
-        ParameterSpec,
+    from little_loops.fsm.definition.writing.diagram import (
+        render_dot,
+        render_mermaid,
     )
-    from little_loops.fsm.definition.verdicts import (
-        state_verdicts,
-    )
-    from little_loops.fsm.definition.writer import (
+    from little_loops.fsm.definition.writing.writer import (
         dump_fsm_yaml,
     )
     from little_loops.fsm.engine.executor import (
@@ -139,21 +139,21 @@ _EXPORTS: dict[str, str] = {
     "load_and_validate": "validate.loopfile",
     "validate_definition": "validate.loopfile",
     "validate_fsm": "validate.loopfile",
-    "analyze": "definition.analysis",
-    "state_verdicts": "definition.verdicts",
-    "render_mermaid": "definition.diagram",
-    "render_dot": "definition.diagram",
+    "analyze": "definition.checks.analysis",
+    "state_verdicts": "definition.graph.verdicts",
+    "render_mermaid": "definition.writing.diagram",
+    "render_dot": "definition.writing.diagram",
     "simulate": "engine.simulate",
     "SimulationResult": "engine.simulation",
-    "DEFAULT_LLM_MODEL": "definition.model",
-    "FSMLoop": "definition.model",
-    "StateConfig": "definition.model",
-    "EvaluateConfig": "definition.model",
-    "RouteConfig": "definition.model",
-    "LLMConfig": "definition.model",
-    "ParameterSpec": "definition.parameters",
+    "DEFAULT_LLM_MODEL": "definition.model.typed",
+    "FSMLoop": "definition.model.typed",
+    "StateConfig": "definition.model.typed",
+    "EvaluateConfig": "definition.model.typed",
+    "RouteConfig": "definition.model.typed",
+    "LLMConfig": "definition.model.typed",
+    "ParameterSpec": "definition.model.parameters",
     "compile_paradigm": "paradigms.registry",
-    "dump_fsm_yaml": "definition.writer",
+    "dump_fsm_yaml": "definition.writing.writer",
     "InterpolationContext": "values.interpolation",
     "interpolate": "values.interpolation",
     "interpolate_dict": "values.interpolation",

@@ -1,6 +1,6 @@
-"""The seed path of the loop model: it lives in `little_loops.fsm.definition.model`."""
+"""The seed path of the loop model: it lives in `little_loops.fsm.definition.model.typed`."""
 
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.model.typed import (
     ACTION_TYPES,
     DEFAULT_LLM_MODEL,
     DEFAULT_MAX_ITERATIONS,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from support.paths import REPO
 
-from little_loops.fsm.definition.loopdoc import load_loop
+from little_loops.fsm.definition.reading.loopdoc import load_loop
 
 BENCH = REPO / "scripts" / "bench"
 

@@ -12,7 +12,7 @@ import pytest
 from support.paths import DATA
 
 from little_loops.cli import main_loop
-from little_loops.fsm.definition.loader import load_file, load_text
+from little_loops.fsm.definition.reading.loader import load_file, load_text
 from little_loops.fsm.paradigms.registry import compile_paradigm
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from support.paths import DATA, REPO
 from support.project import LoopProject
 
-from little_loops.fsm.definition.diagram import render_dot, render_mermaid
+from little_loops.fsm.definition.writing.diagram import render_dot, render_mermaid
 from little_loops.fsm.validate.loopfile import load_and_validate
 
 FIX_TYPES = (DATA / "doc_loops" / "fix-types.yaml").read_text()

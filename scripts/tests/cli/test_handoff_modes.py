@@ -17,7 +17,7 @@ from support.project import LoopProject
 from support.slowdown import scaled
 
 from little_loops.cli.session import spawn_continuation
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.processes.pids import pid_alive
 

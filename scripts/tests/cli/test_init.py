@@ -69,7 +69,7 @@ NOT_AT_HELP = {
     "little_loops.fsm.facts.errors",
     "little_loops.fsm.facts.outcomes",
     "little_loops.fsm.facts.layout",
-    "little_loops.fsm.definition.diagram",
+    "little_loops.fsm.definition.writing.diagram",
     "little_loops.fsm.engine.simulate",
     "little_loops.cli.options",
 }
@@ -128,7 +128,7 @@ def test_validate_compiles_no_regex_at_import_but_the_yaml_resolvers() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", REGEX_PROBE], capture_output=True, text=True, check=True
     )
-    assert proc.stdout.split() == ["little_loops.fsm.definition.loader"]
+    assert proc.stdout.split() == ["little_loops.fsm.definition.reading.loader"]
 
 
 def test_the_shorthand_reads_the_run_flags_from_the_run_parser() -> None:
@@ -149,10 +149,10 @@ def test_a_run_flag_with_a_value_before_a_word_is_skipped_with_its_value() -> No
 
 
 REUSE_MODULES = {
-    "little_loops.fsm.definition.reuse",
-    "little_loops.fsm.definition.fragments",
-    "little_loops.fsm.definition.flow",
-    "little_loops.fsm.definition.located",
+    "little_loops.fsm.definition.reading.reuse",
+    "little_loops.fsm.definition.reading.fragments",
+    "little_loops.fsm.definition.reading.flow",
+    "little_loops.fsm.definition.reading.located",
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 from support.paths import REPO
 from support.project import LoopProject
 
-from little_loops.fsm.definition.loader import MAX_NESTING
+from little_loops.fsm.definition.reading.loader import MAX_NESTING
 from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.values.value_checks import MAX_ACTION_SECONDS, MAX_LOOP_SECONDS
 

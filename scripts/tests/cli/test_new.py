@@ -8,8 +8,8 @@ import pytest
 from support.llproc import ll_loop
 
 from little_loops.cli.scaffold import SCHEMA_HINT
-from little_loops.fsm.definition.fanout import fan_out_of
-from little_loops.fsm.definition.loader import load_file
+from little_loops.fsm.definition.model.fanout import fan_out_of
+from little_loops.fsm.definition.reading.loader import load_file
 from little_loops.fsm.facts.layout import LOOPS_GITIGNORE
 from little_loops.fsm.paradigms.registry import compile_paradigm
 from little_loops.fsm.validate.loopfile import load_and_validate

@@ -11,8 +11,8 @@ from support.project import LoopProject
 
 from little_loops.cli import build_parser
 from little_loops.cli.options import RunOptions, options_from_args
-from little_loops.fsm.definition.arguments import Arguments
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.arguments import Arguments
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.runs.flags import COUNT, DOLLARS, NAME, PAIRED, SWITCH, TEXT, flag_rows
 from little_loops.fsm.runs.overridden import apply_overrides

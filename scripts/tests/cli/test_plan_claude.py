@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from support.project import LoopProject
 
-from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.writer import dump_fsm_yaml
+from little_loops.fsm.definition.model.typed import FSMLoop
+from little_loops.fsm.definition.reading.loader import load_text
+from little_loops.fsm.definition.writing.writer import dump_fsm_yaml
 
 LOOP = """\
     name: plan

@@ -18,7 +18,7 @@ from little_loops.cli.runref import (
     runs_as,
     shown_run,
 )
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopError
 
 LOOP = """\

@@ -14,7 +14,7 @@ from little_loops.cli.scaffold import (
     init_files,
     write_new,
 )
-from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.facts.layout import GITIGNORE, LOOPS_GITIGNORE
 from little_loops.fsm.validate.loopfile import check_document
 

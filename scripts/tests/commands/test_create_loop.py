@@ -15,9 +15,9 @@ import pytest
 import yaml
 from support.paths import REPO
 
-from little_loops.fsm.definition.key_tables import LLM_KEYS
-from little_loops.fsm.definition.loader import load_file, load_text
-from little_loops.fsm.definition.model import OPERATORS, StateConfig, model_keys
+from little_loops.fsm.definition.checks.key_tables import LLM_KEYS
+from little_loops.fsm.definition.model.typed import OPERATORS, StateConfig, model_keys
+from little_loops.fsm.definition.reading.loader import load_file, load_text
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.paradigms.convergence import CONVERGENCE_KEYS
 from little_loops.fsm.paradigms.goal import GOAL_KEYS

@@ -36,7 +36,7 @@ from little_loops.cli import (
     build_parser,
     parse_command_line,
 )
-from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.validate.loopfile import FileReport, check_document
 
 BLOCKS = all_blocks()

@@ -19,7 +19,7 @@ from support.doc_checks import COMPARED, HELLO, TYPO, Run, keyed
 from support.paths import DATA, REPO
 from support.slowdown import scaled
 
-from little_loops.fsm.definition.writer import dump_fsm_yaml
+from little_loops.fsm.definition.writing.writer import dump_fsm_yaml
 from little_loops.fsm.evaluators.llm_structured import DEFAULT_LLM_SCHEMA
 from little_loops.fsm.paradigms.registry import PARADIGMS, compile_paradigm
 from little_loops.fsm.runs.notify import RunSummary

@@ -11,8 +11,8 @@ from support.paths import REPO
 from support.subloop_docs import check_with_siblings, has_subloops
 
 from little_loops.fsm.actions import claude_code, shell
-from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.model.typed import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.facts.outcomes import TERMINATION_EXIT_CODE
 from little_loops.fsm.validate.loopfile import check_document
 

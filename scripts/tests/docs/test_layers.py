@@ -71,14 +71,28 @@ def upward_imports(package_root: Path, layers: list[str]) -> list[str]:
 
 
 def test_every_stage_folder_is_a_documented_layer() -> None:
-    # The folders of little_loops/ and little_loops/fsm/; a folder inside one of them (such
-    # as the engine's rules) belongs to that layer.
+    # The folders of little_loops/, little_loops/fsm/ and fsm/definition/ (a layer each: what
+    # happens to a loop file); a folder inside another (such as the engine's rules) belongs
+    # to that layer.
     layers = set(documented_layers())
     for init in PACKAGE.rglob("__init__.py"):
         folder = "/".join(init.parent.relative_to(PACKAGE).parts)
-        if folder.count("/") > 1 or (folder.count("/") == 1 and not folder.startswith("fsm/")):
+        if folder.startswith("fsm/definition/"):
+            assert folder.count("/") == 2, f"{folder}/: definition's sub-folders are one deep"
+        elif folder.count("/") > 1 or (folder.count("/") == 1 and not folder.startswith("fsm/")):
             continue
         assert (folder or "little_loops") in layers, f"{folder}/ is not in the layers of the doc"
+
+
+def test_definition_s_sub_folders_are_layers_in_the_order_a_file_goes_through() -> None:
+    layers = documented_layers()
+    inside = [layer for layer in layers if layer.startswith("fsm/definition/")]
+    assert inside == [
+        f"fsm/definition/{name}" for name in ("reading", "model", "graph", "checks", "writing")
+    ]
+    # and an import from a later one into an earlier one is refused
+    wrong = upward_imports(PACKAGE, [*layers[: layers.index(inside[0])], *reversed(inside)])
+    assert any(line.endswith("(fsm/definition/reading)") for line in wrong)
 
 
 def test_no_folder_imports_a_folder_above_it() -> None:

@@ -6,7 +6,7 @@ import re
 
 from support.paths import REPO
 
-from little_loops.fsm.definition.spellings import ROUTE, SPELLINGS, STATE
+from little_loops.fsm.definition.model.spellings import ROUTE, SPELLINGS, STATE
 
 DOC = REPO / "docs" / "little-loops.md"
 WHERE = {STATE: "a state", ROUTE: "a `route:` table"}

@@ -25,8 +25,8 @@ from support.fake_anthropic import (
 from support.slowdown import scaled
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, FSMLoop
+from little_loops.fsm.definition.model.typed import DEFAULT_LLM_MODEL, FSMLoop
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
 from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.store import get_loop_history

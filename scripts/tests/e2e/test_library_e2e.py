@@ -22,7 +22,7 @@ from support.fake_github import Check, FakeGitHub
 from support.gitrepo import GIT_ENV
 from support.programs import needs_gh
 
-from little_loops.fsm.definition.loader import load_file
+from little_loops.fsm.definition.reading.loader import load_file
 from little_loops.fsm.paradigms.registry import compile_paradigm
 from little_loops.loops import library_loop_path, library_loops
 

@@ -110,7 +110,7 @@ def test_mypy_sees_the_real_signatures(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert any(
         'Revealed type is "def (path: str | pathlib.Path, *, compat: bool =) -> '
-        'little_loops.fsm.definition.model.FSMLoop"' in line
+        'little_loops.fsm.definition.model.typed.FSMLoop"' in line
         for line in lines
     ), done.stdout
     assert any(

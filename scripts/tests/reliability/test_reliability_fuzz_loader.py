@@ -21,7 +21,7 @@ from support.slowdown import scaled
 from support.timelimit import time_limit
 
 from little_loops.cli import main_loop
-from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.validate.loopfile import FileReport, check_document
 

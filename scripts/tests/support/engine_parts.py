@@ -8,7 +8,7 @@ from typing import Any
 
 from little_loops.fsm.actions.protocol import as_action_runner
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.run import Run, Stopping
 from little_loops.fsm.engine.subloop import ChildRun

@@ -7,7 +7,7 @@ from typing import Any
 
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import ActionResult, DefaultActionRunner
-from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
 
 # `work` exits 2 (the verdict error) and routes it to `stuck`, which says nothing of outcome:

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.loopdoc import uses_reuse
+from little_loops.fsm.definition.reading.loader import load_text
+from little_loops.fsm.definition.reading.loopdoc import uses_reuse
 from little_loops.fsm.validate.loopfile import FileReport, check_file
 from support.doc_blocks import Block
 

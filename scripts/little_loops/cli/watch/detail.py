@@ -148,7 +148,7 @@ _GRAPHS: dict[tuple[str, int], tuple[list[str], dict[str, list[tuple[str, str]]]
 def _loop_edges(path: Path | None) -> tuple[list[str], dict[str, list[tuple[str, str]]]]:
     """The states of the loop file at *path* and each one's drawn edges (target, label),
     from the one graph module; kept while the file is unchanged."""
-    from little_loops.fsm.definition.diagram import edges
+    from little_loops.fsm.definition.writing.diagram import edges
     from little_loops.fsm.validate.loopfile import load_and_validate
 
     if path is None:

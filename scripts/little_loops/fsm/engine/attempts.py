@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, AgentLimit
-from little_loops.fsm.definition.model import RateLimitConfig, RetryConfig
+from little_loops.fsm.definition.model.typed import RateLimitConfig, RetryConfig
 from little_loops.fsm.values.value_checks import MAX_LOOP_SECONDS
 
 RETRY_WAIT = "retry"  # a wait between attempts of retry:

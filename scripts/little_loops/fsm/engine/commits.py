@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.model import COMMIT_EACH_PASS, FSMLoop
+from little_loops.fsm.definition.model.typed import COMMIT_EACH_PASS, FSMLoop
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.safetext import one_line

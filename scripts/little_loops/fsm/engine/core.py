@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from little_loops.fsm.definition.endings import ends_in_failure
-from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.routing import StepOutcome, illegal_route, no_route
-from little_loops.fsm.definition.transitions import MAINTAIN_LABEL, restart
+from little_loops.fsm.definition.graph.routing import StepOutcome, illegal_route, no_route
+from little_loops.fsm.definition.graph.transitions import MAINTAIN_LABEL, restart
+from little_loops.fsm.definition.model.endings import ends_in_failure
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine.kinds.names import TERMINAL_KIND, kind_of
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.records import ExecutorSnapshot, resumed_mid_action

@@ -10,8 +10,8 @@ from typing import Any
 from little_loops.fsm.actions.protocol import ActionRunner, RunsActions, as_action_runner
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine import core, events
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.core import Position

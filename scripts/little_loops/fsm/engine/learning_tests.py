@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 
 REGISTRY_DIR = Path(".ll") / "learning-tests"

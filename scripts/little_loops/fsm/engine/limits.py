@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.evaluators.registry import needs_llm
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.definition.metadata import RUN_DIR_KEY
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.definition.run_keys import PREPATCH_FAIL, PREPATCH_WARN
+from little_loops.fsm.definition.model.metadata import RUN_DIR_KEY
+from little_loops.fsm.definition.model.run_keys import PREPATCH_FAIL, PREPATCH_WARN
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.nofollow import write_below
 from little_loops.fsm.engine.prepatch_tests import (
     Candidate,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from little_loops.fsm.actions.protocol import ActionRunner
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.core import Position, entered

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import RouteChoice, error_way
+from little_loops.fsm.definition.graph.routing import RouteChoice, error_way
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS

@@ -14,17 +14,17 @@ from dataclasses import replace
 from typing import Any
 
 from little_loops.fsm.actions.spec import Interpolation
-from little_loops.fsm.definition.endings import ends_in_failure
-from little_loops.fsm.definition.fanout import FANOUT_ACTION_TYPE, fan_out_of, fan_out_text
-from little_loops.fsm.definition.lint_flags import PASTE_FLAG
-from little_loops.fsm.definition.metadata import RUN_DIR_KEY
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.graph.routing import RouteChoice, error_way, resolve_route
+from little_loops.fsm.definition.graph.transitions import restart
+from little_loops.fsm.definition.model.endings import ends_in_failure
+from little_loops.fsm.definition.model.fanout import FANOUT_ACTION_TYPE, fan_out_of, fan_out_text
+from little_loops.fsm.definition.model.lint_flags import PASTE_FLAG
+from little_loops.fsm.definition.model.metadata import RUN_DIR_KEY
+from little_loops.fsm.definition.model.typed import (
     CURRENT_STATE_TOKEN,
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.definition.routing import RouteChoice, error_way, resolve_route
-from little_loops.fsm.definition.transitions import restart
 from little_loops.fsm.engine.passes import Passes
 from little_loops.fsm.engine.rules import caps
 from little_loops.fsm.engine.scenarios import Scenario
@@ -409,7 +409,7 @@ class _Walk:
         return verdict, f"loop {child.name} ended in {ended.final_state}: {ended.terminated_by}"
 
     def check_verdict(self, state: StateConfig, step: SimulatedStep) -> None:
-        from little_loops.fsm.definition.verdicts import state_verdicts  # not at --help
+        from little_loops.fsm.definition.graph.verdicts import state_verdicts  # not at --help
 
         found = state_verdicts(self.fsm, state)
         if found is None or step.verdict is None or found.can_give(step.verdict) is not False:

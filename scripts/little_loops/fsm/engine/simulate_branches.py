@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from little_loops.fsm.definition.fanout import (
+from little_loops.fsm.definition.model.fanout import (
     JOIN_ANY,
     JOIN_BEST,
     FanOutConfig,
     MapConfig,
     fan_out_of,
 )
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.verdict_words import canonical_verdict
 from little_loops.fsm.fanout.branches import FAILURE, STOPPED, SUCCESS, Branch, BranchRecord

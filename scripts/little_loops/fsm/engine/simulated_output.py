@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.facts.verdict_words import FAILURE, SUCCESS

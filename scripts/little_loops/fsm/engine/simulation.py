@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.outcomes import ExitCode, Outcome
 from little_loops.fsm.facts.suggest import did_you_mean

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.circuit import ABORT
-from little_loops.fsm.definition.learning import LEARNING_TYPE
-from little_loops.fsm.definition.model import FSMLoop, StallConfig, StateConfig
-from little_loops.fsm.definition.state_guards import ThrottleConfig
+from little_loops.fsm.definition.model.circuit import ABORT
+from little_loops.fsm.definition.model.learning import LEARNING_TYPE
+from little_loops.fsm.definition.model.state_guards import ThrottleConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StallConfig, StateConfig
 from little_loops.fsm.engine.volatile import masked
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git_bytes

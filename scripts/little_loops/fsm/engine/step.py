@@ -16,7 +16,7 @@ from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.sandbox import Confinement
 from little_loops.fsm.actions.spec import ActionKindSpec, filled
-from little_loops.fsm.definition.model import SESSION_CONTINUE, FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout

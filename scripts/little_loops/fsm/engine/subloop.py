@@ -7,18 +7,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from little_loops.fsm.definition.endings import ends_in_failure
-from little_loops.fsm.definition.metadata import RUN_DIR_KEY, runner_values
-from little_loops.fsm.definition.model import (
-    OUTCOME_FAILURE,
-    OUTCOME_SUCCESS,
-    FSMLoop,
-)
-from little_loops.fsm.definition.parameters import check_value
-from little_loops.fsm.definition.subloop_checks import (
+from little_loops.fsm.definition.checks.subloop_checks import (
     INTERPOLATION_START,
     child_path,
     is_dynamic,
+)
+from little_loops.fsm.definition.model.endings import ends_in_failure
+from little_loops.fsm.definition.model.metadata import RUN_DIR_KEY, runner_values
+from little_loops.fsm.definition.model.parameters import check_value
+from little_loops.fsm.definition.model.typed import (
+    OUTCOME_FAILURE,
+    OUTCOME_SUCCESS,
+    FSMLoop,
 )
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT

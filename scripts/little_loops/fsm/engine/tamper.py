@@ -13,9 +13,9 @@ from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from little_loops.fsm.definition.endings import ends_in_failure
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.definition.run_keys import TAMPER_ALLOW, TAMPER_REVERT
+from little_loops.fsm.definition.model.endings import ends_in_failure
+from little_loops.fsm.definition.model.run_keys import TAMPER_ALLOW, TAMPER_REVERT
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.nofollow import write_below
 from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git, git_bytes
 

@@ -1,6 +1,6 @@
 """How a state's result is judged, as written in the loop file: `evaluate:` and `llm:`.
 
-The evaluators own these settings; definition/model.py reads them into each state.
+The evaluators own these settings; definition/model/typed.py reads them into each state.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ DEFAULT_LLM_MODEL_TOKEN = "${DEFAULT_LLM_MODEL}"
 DEFAULT_EVALUATOR = "exit_code"
 # Who the llm_structured judge asks: auto (the API with ANTHROPIC_API_KEY, else the state's
 # agent when it can judge, else Claude Code); `llm.backend` may also name any agent whose
-# kind can judge (its `spec.judge`; definition/agent_checks.py says which).
+# kind can judge (its `spec.judge`; definition/checks/agent_checks.py says which).
 JUDGE_BACKENDS: tuple[str, ...] = ("auto", "api", "claude")
 OPERATORS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")

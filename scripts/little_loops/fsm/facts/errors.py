@@ -57,7 +57,7 @@ class ValidationError:
     line: int | None = None
     column: int | None = None
     file: str | None = None
-    # The stricter check it comes from (definition/lint_flags.py), which a `*_ok` flag
+    # The stricter check it comes from (definition/model/lint_flags.py), which a `*_ok` flag
     # silences and `--compat` makes a warning; None for every other problem.
     check: str | None = None
 

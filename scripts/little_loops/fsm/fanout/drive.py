@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.fanout import JOIN_ALL, MERGE_NONE
+from little_loops.fsm.definition.model.fanout import JOIN_ALL, MERGE_NONE
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.fanout.branches import Branch, BranchRecord
 from little_loops.fsm.fanout.join import Joined, Judge, join

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.fanout import JOIN_ALL, JOIN_ANY, JOIN_BEST, JOINS
+from little_loops.fsm.definition.model.fanout import JOIN_ALL, JOIN_ANY, JOIN_BEST, JOINS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.fanout.branches import FAILURE, SUCCESS, BranchRecord
 from little_loops.fsm.fanout.judge import Judgement

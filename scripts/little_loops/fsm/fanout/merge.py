@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.definition.fanout import MERGE_BEST, MERGE_GREEN, MERGE_NONE, MERGES
+from little_loops.fsm.definition.model.fanout import MERGE_BEST, MERGE_GREEN, MERGE_NONE, MERGES
 from little_loops.fsm.facts.safetext import one_line
 from little_loops.fsm.fanout.branches import SUCCESS, BranchRecord, ll_loop
 from little_loops.fsm.processes.containment import CONTAINMENT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import LOOP_SETTINGS, SpecReader
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.definition.key_checks import check_definition
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.checks.key_checks import check_definition
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopValidationError
 
 

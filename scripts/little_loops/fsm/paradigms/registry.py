@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from little_loops.fsm.definition.key_tables import FSM_PARADIGM
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.checks.key_tables import FSM_PARADIGM
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.paradigms.convergence import compile_convergence

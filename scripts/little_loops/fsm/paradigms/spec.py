@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.key_tables import LOOP_SETTING_KEYS, RUN_ACTION_TYPE
-from little_loops.fsm.definition.lint_flags import UNKNOWN_KEY
+from little_loops.fsm.definition.checks.key_tables import LOOP_SETTING_KEYS, RUN_ACTION_TYPE
+from little_loops.fsm.definition.model.lint_flags import UNKNOWN_KEY
 from little_loops.fsm.facts.errors import ParadigmSpecError
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import (

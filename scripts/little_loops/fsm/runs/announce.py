@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.runs import telemetry
 from little_loops.fsm.runs.archive import ArchivedRun
 from little_loops.fsm.runs.locks import project_root

@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.definition.loopdoc import load_loop
-from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.model.typed import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.reading.loopdoc import load_loop
 from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.facts.outcomes import Outcome, Status
 from little_loops.fsm.processes.containment import CONTAINMENT

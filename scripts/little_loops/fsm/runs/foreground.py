@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine.executor import EventCallback, ExecutorConfig
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.facts.outcomes import Outcome

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from little_loops.fsm.definition.model import NotifyConfig
+from little_loops.fsm.definition.model.typed import NotifyConfig
 from little_loops.fsm.facts.layout import archive_dir
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES, outcome_of, outcome_word
 from little_loops.fsm.processes.containment import CONTAINMENT, Contained

@@ -8,7 +8,7 @@ from typing import Any
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox_key import BWRAP
 from little_loops.fsm.actions.sandbox_key import read as read_sandbox
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.runs.overrides import RunFlags
 
 # The option `--model` sets, in each kind's option table that has it.

@@ -27,11 +27,11 @@ from little_loops.fsm.actions.registry import agent_problem as agent_problem
 from little_loops.fsm.actions.sandbox import INSTALL_BWRAP, OLD_BWRAP, USERNS_HINT
 from little_loops.fsm.actions.sandbox_key import BWRAP, SANDBOX_KEY, Sandbox
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition.graph import loop_graph
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.definition.pr_keys import PR_KEY
-from little_loops.fsm.definition.subloop_checks import MAX_DEPTH
-from little_loops.fsm.definition.verdicts import judged_by_llm
+from little_loops.fsm.definition.checks.subloop_checks import MAX_DEPTH
+from little_loops.fsm.definition.graph.edges import loop_graph
+from little_loops.fsm.definition.graph.verdicts import judged_by_llm
+from little_loops.fsm.definition.model.pr_keys import PR_KEY
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.rules.fallback import NOT_INSTALLED, NOT_READY
 from little_loops.fsm.evaluators.judge_claude import CLAUDE_BACKEND, JUDGE_FLAGS, judge_backend
 from little_loops.fsm.facts.errors import LoopSetupError

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import TypeVar
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopRuntimeError
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.runs.overridden import apply_overrides

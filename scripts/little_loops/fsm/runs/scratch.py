@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.metadata import RUN_DIR_KEY, reads_context, runner_values
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.metadata import RUN_DIR_KEY, reads_context, runner_values
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import (

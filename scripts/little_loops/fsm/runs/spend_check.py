@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from little_loops.fsm.actions.machine import Machine
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.facts.errors import LoopSetupError
 from little_loops.fsm.facts.spend import budget_unkept
 from little_loops.fsm.runs.preflight import needs, reachable_states

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.lint_flags import CHECKS, FIX, STRICTER, silenced
+from little_loops.fsm.definition.model.lint_flags import CHECKS, FIX, STRICTER, silenced
 from little_loops.fsm.facts.errors import ValidationError
 from little_loops.fsm.values.references import OPEN
 

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.custom import AGENT_KEYS, REQUIRED_AGENT_KEYS
-from little_loops.fsm.definition import key_tables as checks
-from little_loops.fsm.definition import pr_keys, retry_checks
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.checks import key_tables as checks
+from little_loops.fsm.definition.model import pr_keys
+from little_loops.fsm.definition.model import retry_keys as retry_keys
+from little_loops.fsm.definition.model.typed import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
     ROUTE_ERROR_KEY,
@@ -246,21 +247,21 @@ def build() -> dict[str, Any]:
                 "type": "object",
                 "description": docs.RETRY,
                 "additionalProperties": False,
-                "properties": _properties(retry_checks.RETRY_KEYS, docs.RETRY_KEYS),
+                "properties": _properties(retry_keys.RETRY_KEYS, docs.RETRY_KEYS),
             },
             "pullRequestConfig": _pull_request(),
             "rateLimitConfig": {
                 "type": "object",
                 "description": docs.RATE_LIMIT,
                 "additionalProperties": False,
-                "properties": _properties(retry_checks.RATE_LIMIT_KEYS, docs.RATE_LIMIT_KEYS),
+                "properties": _properties(retry_keys.RATE_LIMIT_KEYS, docs.RATE_LIMIT_KEYS),
             },
         },
     }
 
 
 def _pull_request() -> dict[str, Any]:
-    """A pull-request state's `pr:` block (definition/pr_keys.py)."""
+    """A pull-request state's `pr:` block (definition/model/pr_keys.py)."""
     return {
         "type": "object",
         "description": pr_keys.PR_DOC,

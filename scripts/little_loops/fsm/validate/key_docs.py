@@ -5,17 +5,17 @@ from __future__ import annotations
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox_key import SANDBOX_DOC, SANDBOX_KEY
-from little_loops.fsm.definition import key_row
-from little_loops.fsm.definition.commit_checks import KEYS as CHECKPOINT_ROWS
-from little_loops.fsm.definition.fanout import FANOUT_KEY_DOCS
-from little_loops.fsm.definition.key_row import docs_at
-from little_loops.fsm.definition.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
-from little_loops.fsm.definition.learning import LEARNING_KEY_DOCS
-from little_loops.fsm.definition.lint_flags import CHECKS as LINT_FLAGS
-from little_loops.fsm.definition.lint_flags import flag_doc
-from little_loops.fsm.definition.metadata import METADATA_LOOP_DOCS, METADATA_STATE_DOCS
-from little_loops.fsm.definition.model import DEFAULT_MAX_ITERATIONS
-from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
+from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
+from little_loops.fsm.definition.model import key_row
+from little_loops.fsm.definition.model.fanout import FANOUT_KEY_DOCS
+from little_loops.fsm.definition.model.key_row import docs_at
+from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
+from little_loops.fsm.definition.model.learning import LEARNING_KEY_DOCS
+from little_loops.fsm.definition.model.lint_flags import CHECKS as LINT_FLAGS
+from little_loops.fsm.definition.model.lint_flags import flag_doc
+from little_loops.fsm.definition.model.metadata import METADATA_LOOP_DOCS, METADATA_STATE_DOCS
+from little_loops.fsm.definition.model.typed import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
 
 FILE = (
     "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "

@@ -30,26 +30,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.registry import AGENTS
-from little_loops.fsm.definition.agents import project_agents_file, read_project_agents
-from little_loops.fsm.definition.analysis import analyze
-from little_loops.fsm.definition.graph import loop_graph
-from little_loops.fsm.definition.graph_checks import check_graph
-from little_loops.fsm.definition.key_checks import check_definition
-from little_loops.fsm.definition.key_tables import FSM_PARADIGM
-from little_loops.fsm.definition.lint_flags import as_written
-from little_loops.fsm.definition.loader import LoadedDocument
-from little_loops.fsm.definition.loop_files import FolderNames, folder_problems
-from little_loops.fsm.definition.loopdoc import load_loop, resolve_document
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.checks.analysis import analyze
+from little_loops.fsm.definition.checks.graph_checks import check_graph
+from little_loops.fsm.definition.checks.key_checks import check_definition
+from little_loops.fsm.definition.checks.key_tables import FSM_PARADIGM
+from little_loops.fsm.definition.checks.name_checks import name_length_problems, run_names
+from little_loops.fsm.definition.checks.subloop_checks import attach_children, fanout_child_problems
+from little_loops.fsm.definition.graph.edges import loop_graph
+from little_loops.fsm.definition.model.agents import project_agents_file, read_project_agents
+from little_loops.fsm.definition.model.lint_flags import as_written
+from little_loops.fsm.definition.model.parameters import ParameterSpec
+from little_loops.fsm.definition.model.typed import (
     EvaluateConfig,
     FSMLoop,
     LLMConfig,
     RouteConfig,
     StateConfig,
 )
-from little_loops.fsm.definition.name_checks import name_length_problems, run_names
-from little_loops.fsm.definition.parameters import ParameterSpec
-from little_loops.fsm.definition.subloop_checks import attach_children, fanout_child_problems
+from little_loops.fsm.definition.reading.loader import LoadedDocument
+from little_loops.fsm.definition.reading.loop_files import FolderNames, folder_problems
+from little_loops.fsm.definition.reading.loopdoc import load_loop, resolve_document
 from little_loops.fsm.facts.errors import (
     LoopDefinitionError,
     LoopFileError,

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from little_loops.fsm.definition.blocks import ROUTE_DEFAULT_KEY
-from little_loops.fsm.definition.metadata import RUN_DIR_KEY
-from little_loops.fsm.definition.spellings import ROUTE, STATE, spellings_at
+from little_loops.fsm.definition.model.blocks import ROUTE_DEFAULT_KEY
+from little_loops.fsm.definition.model.metadata import RUN_DIR_KEY
+from little_loops.fsm.definition.model.spellings import ROUTE, STATE, spellings_at
 from little_loops.fsm.evaluators.judge_theirs import CANNOT_JUDGE, HOLD_CAP
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT as ERROR
 from little_loops.fsm.facts.errors import ValidationError
@@ -202,10 +202,10 @@ MEANINGS: tuple[Meaning, ...] = (
     Meaning(MAX_ITERATIONS, _steps_differ, _steps_as_theirs),
     Meaning("output_numeric", _numbers_differ),
     Meaning("llm_structured", _judge_differs),  # the evaluator reads it: judge_theirs.py
-    Meaning(RUN_DIR_KEY, _run_dir_differs),  # the run fills it: definition/arguments.py
+    Meaning(RUN_DIR_KEY, _run_dir_differs),  # the run fills it: definition/model/arguments.py
     Meaning(EXIT_KEY, _exit_differs),  # the evaluators read it: evaluators/dispatch.py
     Meaning(ON_CANNOT_JUDGE, _on_cannot_judge_differs),  # the run reads it: rules/abstentions
-    Meaning(ROUTE_DEFAULT_KEY, _default_differs),  # the run reads it: definition/transitions.py
+    Meaning(ROUTE_DEFAULT_KEY, _default_differs),  # the run reads it: graph/transitions.py
     Meaning("${prev.*}", _prev_differs),  # the action's text: engine/kinds/action.py
 )
 NOTE = "; run with --compat to read it as little-loops does"

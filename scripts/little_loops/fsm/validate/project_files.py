@@ -13,16 +13,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.definition.agents import check_project_agents
-from little_loops.fsm.definition.key_tables import STATE_KEYS
-from little_loops.fsm.definition.loader import LoadedDocument, load_file
-from little_loops.fsm.definition.loop_files import (
+from little_loops.fsm.definition.checks.key_tables import STATE_KEYS
+from little_loops.fsm.definition.model.agents import check_project_agents
+from little_loops.fsm.definition.reading.loader import LoadedDocument, load_file
+from little_loops.fsm.definition.reading.loop_files import (
     AGENTS_FILE_NAME,
     LOOPS_FOLDER,
     SOURCE_SUFFIXES,
     FolderNames,
 )
-from little_loops.fsm.definition.reuse_keys import FRAGMENTS_KEY, IMPORT_KEY
+from little_loops.fsm.definition.reading.reuse_keys import FRAGMENTS_KEY, IMPORT_KEY
 from little_loops.fsm.facts.errors import LoopFileError, ValidationError
 from little_loops.fsm.facts.layout import THEIR_RUN_DIRS
 from little_loops.fsm.facts.suggest import did_you_mean
@@ -95,7 +95,7 @@ def _check_library(
                 add((*where, str(key)), f"unknown key{_hint(str(key), allowed)}")
     if not problems:
         # Here, not at the top: a loop without reuse keys is checked without these modules.
-        from little_loops.fsm.definition.reuse import library_fragments
+        from little_loops.fsm.definition.reading.reuse import library_fragments
 
         try:
             library_fragments(path)

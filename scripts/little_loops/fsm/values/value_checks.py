@@ -20,7 +20,7 @@ MAX_LOOP_SECONDS = 365 * 24 * 60 * 60
 class UnknownKey(str):
     """A check's problem that is an unknown key inside the value (a mapping of settings):
     of a loop's or a state's key, little-loops ignores it, so `--compat` warns
-    (definition/key_checks.py gives it the check of an unknown key)."""
+    (definition/checks/key_checks.py gives it the check of an unknown key)."""
 
     __slots__ = ()
 

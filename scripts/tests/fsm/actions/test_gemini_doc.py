@@ -21,7 +21,7 @@ from little_loops.fsm.actions.gemini import (
     gemini_flags,
 )
 from little_loops.fsm.actions.request import ActionRequest
-from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.validate.loopfile import check_document
 
 DOC = REPO / "docs" / "agents" / "gemini.md"
@@ -66,7 +66,7 @@ def test_each_loop_passes_validate_strict(loop: str) -> None:
 
 
 def test_the_loops_states_run_gemini_with_their_options() -> None:
-    from little_loops.fsm.definition.model import FSMLoop
+    from little_loops.fsm.definition.model.typed import FSMLoop
 
     loop = FSMLoop.from_dict(load_text(blocks("yaml")[1], str(DOC)).data)
     assert loop.kind_for(loop.states["review"]) is SPEC

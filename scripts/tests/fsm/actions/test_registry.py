@@ -24,7 +24,7 @@ from little_loops.fsm.actions.registry import (
     kind_of,
     recorded,
 )
-from little_loops.fsm.definition.model import ACTION_TYPES, APPROVAL
+from little_loops.fsm.definition.model.typed import ACTION_TYPES, APPROVAL
 from little_loops.fsm.evaluators.registry import SPECS
 
 DOC = REPO / "docs" / "architecture.md"

@@ -22,7 +22,7 @@ from support.slowdown import scaled
 from little_loops.fsm.actions.claude_code import CLAUDE_ROOT_ERROR
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.executor import FSMExecutor
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")

@@ -16,7 +16,7 @@ from pathlib import Path
 from support.paths import REPO
 
 import little_loops
-from little_loops.fsm.definition.key_tables import STATE_KEYS
+from little_loops.fsm.definition.checks.key_tables import STATE_KEYS
 
 DOC = REPO / "docs" / "architecture.md"
 GUARDS = Path("little_loops") / "fsm" / "definition" / "state_guards.py"

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.project import LoopProject
 
-from little_loops.fsm.definition.analysis import _Analyzer, analyze
-from little_loops.fsm.definition.graph_checks import check_graph
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.checks.analysis import _Analyzer, analyze
+from little_loops.fsm.definition.checks.graph_checks import check_graph
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.validate.loopfile import check_file
 from little_loops.fsm.values.interpolation import MAX_CONTEXT_DEPTH, MAX_CONTEXT_SIZE
 

@@ -8,8 +8,8 @@ from textwrap import dedent
 import pytest
 
 from little_loops.fsm.actions.ratelimit import ClaudeLimit
-from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.model import RateLimitConfig, RetryConfig
+from little_loops.fsm.definition.model.typed import RateLimitConfig, RetryConfig
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.engine.attempts import (
     RETRY_WAIT,
     Attempts,
@@ -143,8 +143,8 @@ def test_on_retry_exhausted_must_name_a_state() -> None:
 
 
 def test_retry_and_rate_limit_survive_writing_the_loop_back() -> None:
-    from little_loops.fsm.definition.model import FSMLoop
-    from little_loops.fsm.definition.writer import dump_fsm_yaml
+    from little_loops.fsm.definition.model.typed import FSMLoop
+    from little_loops.fsm.definition.writing.writer import dump_fsm_yaml
 
     text = """
         name: kept

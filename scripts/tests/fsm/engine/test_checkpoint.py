@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionRequest
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.executor import ActionResult, ExecutorSnapshot, FSMExecutor
 from little_loops.fsm.engine.records import acted_record
 

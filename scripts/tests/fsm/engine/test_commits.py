@@ -12,7 +12,7 @@ import pytest
 from support.gitrepo import git, linked_worktree, make_repo
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine.commits import checkpoint_problem, commit_message, commit_text
 from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
 from little_loops.fsm.runs.resumable import PersistentExecutor

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from support.engine_parts import loop
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.executor import FSMExecutor
 

@@ -6,8 +6,8 @@ from dataclasses import asdict
 
 from support.engine_parts import loop
 
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine import core
 from little_loops.fsm.engine.core import Position, Readings
 from little_loops.fsm.engine.kinds.names import ACTION_KIND, APPROVAL_KIND, TERMINAL_KIND

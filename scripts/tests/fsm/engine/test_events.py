@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.executor import FSMExecutor
 

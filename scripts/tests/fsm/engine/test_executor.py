@@ -18,7 +18,7 @@ from support.slowdown import scaled
 
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.model.typed import (
     EvaluateConfig,
     FSMLoop,
     LLMConfig,

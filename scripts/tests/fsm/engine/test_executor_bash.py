@@ -9,7 +9,7 @@ import pytest
 from support.fake_claude import install_claude
 from support.loops import run_loop
 
-from little_loops.fsm.definition.model import FSMLoop, LLMConfig, RouteConfig, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, LLMConfig, RouteConfig, StateConfig
 
 
 def test_current_retry_with_captures_in_bash(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from little_loops.fsm.actions import claude_code, shell
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.limits import (
     RunClock,
     action_timeout,

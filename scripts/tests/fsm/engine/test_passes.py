@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine import core, passes, simulate
 from little_loops.fsm.engine.passes import Passes
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from support.gitrepo import make_repo
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine import prepatch
 from little_loops.fsm.engine.prepatch_tests import Candidate
 

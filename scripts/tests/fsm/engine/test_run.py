@@ -6,7 +6,7 @@ from dataclasses import fields
 
 from support.engine_parts import Exits, loop, parts
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.engine.run import Stopping

@@ -46,7 +46,7 @@ def test_an_unknown_scenario_is_refused() -> None:
 
 
 def test_the_error_route_of_a_next_state_when_its_action_fails() -> None:
-    from little_loops.fsm.definition.model import StateConfig
+    from little_loops.fsm.definition.model.typed import StateConfig
 
     state = StateConfig(action="make", next="check", on_error="broken")
     scenario = Scenario("first-fail")

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.runs.state import LoopState
 

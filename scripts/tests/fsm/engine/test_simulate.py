@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from support.paths import DATA
 
 from little_loops.fsm.actions.request import ActionRequest
-from little_loops.fsm.definition.loader import load_file, load_text
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
+from little_loops.fsm.definition.reading.loader import load_file, load_text
 from little_loops.fsm.engine.executor import ActionResult, FSMExecutor
 from little_loops.fsm.engine.simulate import SimulationResult, simulate
 from little_loops.fsm.facts.errors import LoopDefinitionError

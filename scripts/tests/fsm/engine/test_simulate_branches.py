@@ -6,8 +6,8 @@ from textwrap import dedent
 
 import pytest
 
-from little_loops.fsm.definition.fanout import MapConfig, ParallelConfig
-from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.model.fanout import MapConfig, ParallelConfig
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.engine.simulate_branches import branch_labels, check_branch_script, joined
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.validate.loopfile import check_document

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from support.engine_parts import loop
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.simulated_output import (
     SIMULATE_MAX_STEPS,
     capped,

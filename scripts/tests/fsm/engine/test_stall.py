@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.stall import StallWatch, tree_fingerprint
 from little_loops.fsm.facts.errors import LoopRuntimeError
 

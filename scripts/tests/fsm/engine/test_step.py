@@ -13,7 +13,7 @@ from support.engine_parts import Recorded
 from little_loops.fsm.actions.claude import NO_SESSION
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.model.typed import (
     SESSION_CONTINUE,
     FSMLoop,
     LLMConfig,

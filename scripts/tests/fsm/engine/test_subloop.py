@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.model.parameters import ParameterSpec
+from little_loops.fsm.definition.model.typed import (
     OUTCOME_FAILURE,
     OUTCOME_SUCCESS,
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.definition.parameters import ParameterSpec
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.engine.subloop import (
     TREE_STOPS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.tamper import Report, failure_target, is_test_file, policy_of
 
 

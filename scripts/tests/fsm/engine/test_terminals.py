@@ -11,8 +11,8 @@ from typing import Any
 from support.loops import ERROR_TO_TERMINAL
 
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.engine.executor import ExecutionResult, ExecutorSnapshot, FSMExecutor
 from little_loops.fsm.engine.subloop import end_verdict
 from little_loops.fsm.facts.outcomes import Outcome

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
+from little_loops.fsm.definition.model.typed import EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.dispatch import (
     EVALUATORS,
     LLM_SKIPPED_NOTE,

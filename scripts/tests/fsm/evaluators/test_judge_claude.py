@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.definition.model import EvaluateConfig, LLMConfig
+from little_loops.fsm.definition.model.typed import EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators.judge_claude import judge_argv, judge_backend
 from little_loops.fsm.evaluators.llm_structured import SPEC
 

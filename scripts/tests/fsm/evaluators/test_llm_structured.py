@@ -9,7 +9,7 @@ import pytest
 from support.fake_anthropic import FakeAnthropic, Reply
 from support.slowdown import scaled
 
-from little_loops.fsm.definition.model import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
+from little_loops.fsm.definition.model.typed import DEFAULT_LLM_MODEL, EvaluateConfig, LLMConfig
 from little_loops.fsm.evaluators import evaluate, evaluate_llm_structured
 from little_loops.fsm.evaluators.llm_structured import (
     DEFAULT_LLM_PROMPT,

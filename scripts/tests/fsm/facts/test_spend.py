@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.facts.spend import Spend, dollars, format_cost, reported_cost
 

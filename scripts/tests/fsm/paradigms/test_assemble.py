@@ -6,12 +6,16 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.definition.key_checks import check_definition
-from little_loops.fsm.definition.key_tables import LOOP_KEYS, LOOP_SETTING_KEYS, RUN_ACTION_TYPE
-from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS
-from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS
-from little_loops.fsm.definition.route_keys import LOOP_LIMIT_KEYS
-from little_loops.fsm.definition.run_keys import RUN_LOOP_KEYS
+from little_loops.fsm.definition.checks.key_checks import check_definition
+from little_loops.fsm.definition.checks.key_tables import (
+    LOOP_KEYS,
+    LOOP_SETTING_KEYS,
+    RUN_ACTION_TYPE,
+)
+from little_loops.fsm.definition.model.metadata import MORE_LOOP_KEYS
+from little_loops.fsm.definition.model.route_keys import LOOP_LIMIT_KEYS
+from little_loops.fsm.definition.model.run_keys import RUN_LOOP_KEYS
+from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_CHECKS
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopValidationError
 from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import SETTING_KEYS, SpecReader

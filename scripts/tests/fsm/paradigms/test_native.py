@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.paradigms.registry import compile_paradigm
 
 

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.paths import DATA, REPO
 
-from little_loops.fsm.definition.loader import load_file, load_text
-from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
-from little_loops.fsm.definition.transitions import declared
-from little_loops.fsm.definition.writer import dump_fsm_yaml
+from little_loops.fsm.definition.graph.transitions import declared
+from little_loops.fsm.definition.model.typed import CURRENT_STATE_TOKEN, FSMLoop, LLMConfig
+from little_loops.fsm.definition.reading.loader import load_file, load_text
+from little_loops.fsm.definition.writing.writer import dump_fsm_yaml
 from little_loops.fsm.engine.executor import FSMExecutor
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.paradigms.convergence import compile_convergence
@@ -84,14 +84,14 @@ def test_golden_example_compiles_to_expected_fsm(name: str) -> None:
         assert declared(compiled.states[state_name]) == declared(state), state_name
     assert compiled == expected
     # No errors; the static analysis's warnings on these examples are asserted in
-    # fsm/definition/test_analysis.py.
+    # fsm/definition/checks/test_analysis.py.
     assert [p for p in validate_fsm(compiled) if p.severity == "error"] == []
 
 
 @pytest.mark.parametrize("name", GOLDEN)
 def test_validating_a_paradigm_file_compiles_it(name: str) -> None:
     report = check_file(PARADIGM_DATA / f"{name}.yaml")
-    assert report.errors == []  # warnings: see fsm/definition/test_analysis.py
+    assert report.errors == []  # warnings: see fsm/definition/checks/test_analysis.py
     assert report.fsm == compile_paradigm(load_file(PARADIGM_DATA / f"{name}.yaml").data)
 
 

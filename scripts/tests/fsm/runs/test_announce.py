@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.definition.model import FSMLoop, NotifyConfig, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, NotifyConfig, StateConfig
 from little_loops.fsm.runs import announce, telemetry
 from little_loops.fsm.runs.announce import Announcer
 from little_loops.fsm.runs.notify import RunSummary

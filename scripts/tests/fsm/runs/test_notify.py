@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.slowdown import scaled
 
-from little_loops.fsm.definition.model import NotifyConfig
+from little_loops.fsm.definition.model.typed import NotifyConfig
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES, Outcome, outcome_word
 from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.runs.notify import Notifier, summarize, wanted

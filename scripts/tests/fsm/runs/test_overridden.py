@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model import FSMLoop, LLMConfig, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.runs.overridden import apply_overrides
 from little_loops.fsm.runs.overrides import RunFlags as RunOptions
 

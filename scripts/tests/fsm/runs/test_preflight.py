@@ -13,7 +13,7 @@ from support.fake_claude import shell_claude
 from support.llproc import ll_loop
 
 from little_loops.fsm.actions.registry import AGENTS
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopSetupError
 from little_loops.fsm.runs.preflight import (
     CHECKS,

@@ -14,7 +14,7 @@ from support.loops import prompt_loop
 
 from little_loops.fsm.actions.request import ActionRequest
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.executor import ActionResult
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.persistence import PersistentExecutor, StatePersistence

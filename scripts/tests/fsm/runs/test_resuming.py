@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopRuntimeError
 from little_loops.fsm.runs.overrides import RunFlags, save_overrides
 from little_loops.fsm.runs.place import RunPlace

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.llproc import ll_loop
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.runs.scratch import make_run_dir, run_dir_path, with_run_dir
 
 LOOP = """\
@@ -82,7 +82,7 @@ def test_a_sub_loop_shares_its_parents_folder(tmp_path: Path) -> None:
 
 
 def test_a_loop_that_never_reads_run_dir_gets_no_folder(tmp_path: Path) -> None:
-    from little_loops.fsm.definition.model import FSMLoop
+    from little_loops.fsm.definition.model.typed import FSMLoop
     from little_loops.fsm.runs.scratch import needs_run_dir, with_run_dir
 
     plain = FSMLoop.from_dict(

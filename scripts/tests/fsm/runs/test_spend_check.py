@@ -13,7 +13,7 @@ from support import llproc
 from support.doc_blocks import all_blocks
 
 from little_loops.fsm.actions.machine import Machine
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopSetupError
 from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.spend_check import require_counted, uncounted
@@ -98,7 +98,7 @@ def test_max_cost_stops_a_custom_agent_that_says_what_it_spent(tmp_path: Path) -
 
 
 def _loop(agent: str, options: str = "") -> FSMLoop:
-    from little_loops.fsm.definition.loader import load_text
+    from little_loops.fsm.definition.reading.loader import load_text
     from little_loops.fsm.validate.loopfile import check_document
 
     text = LOOP.format(agent=agent) + options

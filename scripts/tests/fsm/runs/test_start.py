@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from support.gitrepo import branches, loops_project
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.layout import RUN_ID_PATTERN
 from little_loops.fsm.facts.outcomes import Status

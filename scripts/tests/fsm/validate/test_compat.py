@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from support.llproc import ll_loop
 
-from little_loops.fsm.definition.lint_flags import (
+from little_loops.fsm.definition.model.lint_flags import (
     CLAUDE_SUBAGENT,
     NOTHING_TO_EVALUATE,
     STRICTER,
     UNKNOWN_EVALUATE_KEY,
     UNKNOWN_KEY,
 )
-from little_loops.fsm.definition.loader import load_text
+from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.facts.errors import ValidationError
 from little_loops.fsm.validate.compat import as_claude_subagents, relaxed
 from little_loops.fsm.validate.loopfile import check_document, validate_definition

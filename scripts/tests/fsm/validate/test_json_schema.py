@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from little_loops.fsm.definition import key_tables
+from little_loops.fsm.definition.checks import key_tables
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.validate import json_schema, key_docs
 

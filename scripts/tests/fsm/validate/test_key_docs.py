@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
-from little_loops.fsm.definition import key_tables, retry_checks
-from little_loops.fsm.definition.blocks import (
+from little_loops.fsm.definition.checks import key_tables
+from little_loops.fsm.definition.model import retry_keys as retry_keys
+from little_loops.fsm.definition.model.blocks import (
     DEFAULT_RATE_LIMIT_LADDER,
     DEFAULT_RATE_LIMIT_MAX_WAIT,
 )
@@ -20,8 +21,8 @@ TABLES = [
     (key_docs.NOTIFY_KEYS, key_tables.NOTIFY_KEYS),
     (key_docs.LLM_KEYS, key_tables.LLM_KEYS),
     *((key_docs.OPTION_KEYS[key], table) for key, table in key_tables.OPTION_KEYS.items()),
-    (key_docs.RETRY_KEYS, retry_checks.RETRY_KEYS),
-    (key_docs.RATE_LIMIT_KEYS, retry_checks.RATE_LIMIT_KEYS),
+    (key_docs.RETRY_KEYS, retry_keys.RETRY_KEYS),
+    (key_docs.RATE_LIMIT_KEYS, retry_keys.RATE_LIMIT_KEYS),
 ]
 
 

@@ -9,16 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
-from little_loops.fsm.definition.graph_checks import check_graph
-from little_loops.fsm.definition.key_tables import (
+from little_loops.fsm.definition.checks.graph_checks import check_graph
+from little_loops.fsm.definition.checks.key_tables import (
     EVALUATE_KEYS,
     LLM_KEYS,
     LOOP_KEYS,
     NOTIFY_KEYS,
     STATE_KEYS,
 )
-from little_loops.fsm.definition.loader import load_text
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.model.run_keys import RUN_LOOP_KEYS
+from little_loops.fsm.definition.model.spellings import SPELLINGS, STATE
+from little_loops.fsm.definition.model.typed import (
     DEFAULT_LLM_MODEL,
     EvaluateConfig,
     FSMLoop,
@@ -28,10 +29,9 @@ from little_loops.fsm.definition.model import (
     StateConfig,
     model_keys,
 )
-from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
-from little_loops.fsm.definition.run_keys import RUN_LOOP_KEYS
-from little_loops.fsm.definition.spellings import SPELLINGS, STATE
-from little_loops.fsm.definition.writer import dump_fsm_yaml
+from little_loops.fsm.definition.reading.loader import load_text
+from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
+from little_loops.fsm.definition.writing.writer import dump_fsm_yaml
 from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES, EVALUATOR_TYPES, SPECS
 from little_loops.fsm.facts.errors import (
     LoopDefinitionError,
@@ -410,7 +410,7 @@ def test_loop_name_must_be_a_plain_file_name() -> None:
     ],
 )
 def test_checked_keys_are_the_dataclass_fields(table: dict[str, Any], cls: type) -> None:
-    # ... and the other spellings of keys (definition/spellings.py), read into those fields;
+    # ... and the other spellings of keys (definition/model/spellings.py), read into those fields;
     # the reuse keys are resolved while the file is read: listed, never in the model.
     others = {each.theirs for each in SPELLINGS if each.level == STATE and cls is StateConfig}
     reuse = {FSMLoop: list(REUSE_LOOP_CHECKS), StateConfig: list(REUSE_STATE_CHECKS)}

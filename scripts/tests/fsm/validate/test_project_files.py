@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from little_loops.fsm.definition.loop_files import FolderNames
+from little_loops.fsm.definition.reading.loop_files import FolderNames
 from little_loops.fsm.validate.project_files import (
     FILE_KINDS,
     check_project_file,

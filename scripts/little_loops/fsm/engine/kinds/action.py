@@ -7,15 +7,15 @@ from dataclasses import dataclass, replace
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition.lint_flags import PASTE_FLAG
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome, follow_route, next_fails
-from little_loops.fsm.definition.run_keys import (
+from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route, next_fails
+from little_loops.fsm.definition.model.lint_flags import PASTE_FLAG
+from little_loops.fsm.definition.model.run_keys import (
     CONTINUITY_HEADING,
     HANDOFF_TERMINATE,
     continues,
     continuity_of,
 )
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import ladder_delay
 from little_loops.fsm.engine.kinds import guards

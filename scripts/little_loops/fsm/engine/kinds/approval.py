@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import OUTCOME_SUCCESS, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome, follow_route
-from little_loops.fsm.definition.transitions import TIMEOUT_LABEL
+from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.graph.transitions import TIMEOUT_LABEL
+from little_loops.fsm.definition.model.typed import OUTCOME_SUCCESS, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.rules.approval import ANSWER_COMMANDS, ANSWER_POLL_S
 from little_loops.fsm.engine.run import Run

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.fanout import (
+from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.model.fanout import (
     CHILD_LOOP_PATTERN,
     DEFAULT_MAX_CONCURRENCY,
     JOIN_ANY,
@@ -17,8 +18,7 @@ from little_loops.fsm.definition.fanout import (
     child_loop_problem,
     fan_out_of,
 )
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.kinds.action import error_outcome
 from little_loops.fsm.engine.run import Run

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import OUTCOME_FAILURE, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.model.typed import OUTCOME_FAILURE, StateConfig
 from little_loops.fsm.engine import events, prepatch, tamper
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.facts.events import Event

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.learning import LEARNING_TYPE, LearningConfig
-from little_loops.fsm.definition.model import OUTCOME_SUCCESS, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome, follow_route
-from little_loops.fsm.definition.verdicts import state_verdicts
+from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.graph.verdicts import state_verdicts
+from little_loops.fsm.definition.model.learning import LEARNING_TYPE, LearningConfig
+from little_loops.fsm.definition.model.typed import OUTCOME_SUCCESS, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.kinds.action import error_outcome, run_action, stop_after_action
 from little_loops.fsm.engine.learning_tests import REFUTED, STALE, Staleness, status_of

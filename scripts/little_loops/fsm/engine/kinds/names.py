@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.fanout import fan_out_of
-from little_loops.fsm.definition.learning import proves
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model.fanout import fan_out_of
+from little_loops.fsm.definition.model.learning import proves
+from little_loops.fsm.definition.model.typed import StateConfig
 
 ACTION_KIND = "action"
 APPROVAL_KIND = "approval"  # `action_type: approval` in a loop file

@@ -7,8 +7,8 @@ from importlib import import_module
 from typing import Protocol
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
     APPROVAL_KIND,

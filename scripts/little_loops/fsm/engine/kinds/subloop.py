@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import (
+from little_loops.fsm.definition.checks.subloop_checks import MAX_DEPTH, is_dynamic
+from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.model.typed import (
     CURRENT_STATE_TOKEN,
     OUTCOME_FAILURE,
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.definition.routing import StepOutcome, follow_route
-from little_loops.fsm.definition.subloop_checks import MAX_DEPTH, is_dynamic
 from little_loops.fsm.engine import branch_tree, events
 from little_loops.fsm.engine.kinds.action import error_outcome
 from little_loops.fsm.engine.records import ExecutionResult

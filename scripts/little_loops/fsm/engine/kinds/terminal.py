@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.kinds.action import run_action, stop_after_action
 from little_loops.fsm.engine.rules.fallback import agents_of
 from little_loops.fsm.engine.run import Run

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome, error_way, follow_route
-from little_loops.fsm.definition.transitions import declared
+from little_loops.fsm.definition.graph.routing import StepOutcome, error_way, follow_route
+from little_loops.fsm.definition.graph.transitions import declared
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.evaluators.judge_theirs import HOLD_CAP, is_abstention
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine.limits import spends
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.facts.spend import Spend

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop
+from little_loops.fsm.definition.model.typed import CURRENT_STATE_TOKEN, FSMLoop
 from little_loops.fsm.facts.outcomes import Outcome, outcome_of
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.commits import MAX_LISTED, Git, GitFailed, commit_message
 from little_loops.fsm.engine.records import ExecutorSnapshot

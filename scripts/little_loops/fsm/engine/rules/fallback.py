@@ -15,7 +15,7 @@ from little_loops.fsm.actions.registry import agent_problem
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.actions.supervisor import NOT_FOUND_EXIT_CODE
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.records import KEEP_SWITCHES, ExecutorSnapshot
 
 # Why a step went on with the next agent of its list (`reason` of `agent_switch`).

@@ -7,10 +7,10 @@ from typing import Any
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, AgentLimit, judge_limit
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec
-from little_loops.fsm.definition.blocks import RateLimitConfig
-from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, StateConfig
-from little_loops.fsm.definition.ratelimit_routing import state_rate_limit
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.blocks import RateLimitConfig
+from little_loops.fsm.definition.model.ratelimit_routing import state_rate_limit
+from little_loops.fsm.definition.model.typed import CURRENT_STATE_TOKEN, StateConfig
 from little_loops.fsm.engine.attempts import FIRST_AGENT, wait_event
 from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.records import ExecutorSnapshot

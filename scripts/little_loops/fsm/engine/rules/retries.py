@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import CURRENT_STATE_TOKEN, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.attempts import AttemptRecord, Attempts, retries_on, retry_delay
 from little_loops.fsm.engine.attempts import wait_event as wait_payload

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import FSMLoop
-from little_loops.fsm.definition.routing import StepOutcome
-from little_loops.fsm.definition.transitions import STALL_LABEL
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.graph.transitions import STALL_LABEL
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine import events
 from little_loops.fsm.engine.records import ExecutorSnapshot, resumed_mid_action
 from little_loops.fsm.engine.stall import STALL_DETECTORS, Stall, StallWatch

@@ -9,8 +9,8 @@ import pytest
 from support.engine_parts import Exits, loop, parts
 
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.definition.model import RetryConfig, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import RetryConfig, StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.kinds import action as kind_action
 from little_loops.fsm.engine.kinds.action import run_state

@@ -6,8 +6,8 @@ from typing import Any
 
 from support.engine_parts import loop, parts
 
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.kinds.approval import run_state
 from little_loops.fsm.facts.outcomes import Outcome

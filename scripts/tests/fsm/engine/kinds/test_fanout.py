@@ -14,7 +14,7 @@ from support.gitrepo import branches, git
 from support.llproc import events, finish, ll_loop, start, state, wait_for
 from support.slowdown import scaled
 
-from little_loops.fsm.definition.fanout import DEFAULT_MAX_CONCURRENCY
+from little_loops.fsm.definition.model.fanout import DEFAULT_MAX_CONCURRENCY
 from little_loops.fsm.engine.kinds.fanout import items_of
 from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.values.interpolation import InterpolationContext

@@ -7,8 +7,8 @@ from pathlib import Path
 from support.engine_parts import loop, parts
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.kinds import guards
 from little_loops.fsm.engine.tamper import Report

@@ -10,7 +10,7 @@ import pytest
 from support.gitrepo import loops_project
 from support.llproc import ll_loop
 
-from little_loops.fsm.definition.learning import LearningConfig
+from little_loops.fsm.definition.model.learning import LearningConfig
 from little_loops.fsm.engine.kinds.learning import resolved
 from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.values.interpolation import InterpolationContext

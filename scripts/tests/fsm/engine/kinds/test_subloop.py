@@ -9,7 +9,7 @@ from pathlib import Path
 from support.engine_parts import loop, parts
 from support.llproc import ll_loop
 
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.kinds.subloop import run_state
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
 from little_loops.fsm.facts.outcomes import Outcome

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from support.engine_parts import Exits, loop, parts
 
-from little_loops.fsm.definition.model import StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.kinds.terminal import run_state
 from little_loops.fsm.facts.outcomes import Outcome
 

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from support.engine_parts import loop
 
-from little_loops.fsm.definition.blocks import RouteConfig
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.blocks import RouteConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.engine.rules.abstentions import Abstentions, routes_exactly
 from little_loops.fsm.evaluators.judge_theirs import HOLD_CAP

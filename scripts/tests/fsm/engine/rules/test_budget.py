@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from support.engine_parts import loop
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.engine.rules.budget import Budget
 from little_loops.fsm.facts.spend import Spend

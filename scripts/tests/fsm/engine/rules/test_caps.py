@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from little_loops.fsm.definition.model import FSMLoop
+from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine.rules.caps import Divert, arrived, at_cap
 from little_loops.fsm.facts.outcomes import Outcome
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from support.engine_parts import Recorded, loop
 
-from little_loops.fsm.definition.model import StateConfig
+from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.engine.rules.commits import Commits
 

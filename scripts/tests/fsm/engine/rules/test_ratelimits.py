@@ -5,7 +5,7 @@ from __future__ import annotations
 from support.engine_parts import Recorded, loop
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import RateLimitConfig, StateConfig
+from little_loops.fsm.definition.model.typed import RateLimitConfig, StateConfig
 from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.engine.rules.ratelimits import RateLimits

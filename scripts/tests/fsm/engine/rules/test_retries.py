@@ -5,8 +5,8 @@ from __future__ import annotations
 from support.engine_parts import Recorded, loop
 
 from little_loops.fsm.actions.request import ActionResult
-from little_loops.fsm.definition.model import RetryConfig, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import RetryConfig, StateConfig
 from little_loops.fsm.engine.limits import RunClock
 from little_loops.fsm.engine.memory import Memory
 from little_loops.fsm.engine.records import ExecutorSnapshot

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from support.engine_parts import Recorded, loop
 
-from little_loops.fsm.definition.model import StallConfig, StateConfig
-from little_loops.fsm.definition.routing import StepOutcome
+from little_loops.fsm.definition.graph.routing import StepOutcome
+from little_loops.fsm.definition.model.typed import StallConfig, StateConfig
 from little_loops.fsm.engine.records import ExecutorSnapshot
 from little_loops.fsm.engine.rules.stalls import Stalls
 from little_loops.fsm.facts.outcomes import Outcome

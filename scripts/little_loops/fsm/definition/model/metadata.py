@@ -1,0 +1,202 @@
+"""Keys that describe a loop for people and what a run reads from its command line.
+
+`description`, `category`, `labels`, `visibility` and `commands` are metadata: kept in the
+model and shown by `ll-loop list`, `ll-loop graph --info` and the run report; they change
+nothing a run does. `input_key` names the context key a run's free-form VALUE goes to (a
+loop that declares no parameters), `required_inputs` the context keys that must not be
+empty when a run starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from little_loops.fsm.definition.model.lint_flags import LINT_FLAG_KEYS
+from little_loops.fsm.values.value_checks import (
+    Check,
+    UnknownKey,
+    check_with,
+    describe,
+    one_of,
+    optional,
+    pattern,
+    string,
+    string_list,
+    text,
+)
+
+# `visibility:`: who the loop is for. `ll-loop list` shows public loops (the default);
+# `--all` shows internal ones (run only as another loop's sub-loop) and examples too.
+PUBLIC = "public"
+VISIBILITIES: tuple[str, ...] = (PUBLIC, "internal", "example")
+# The context key a run's free-form VALUE goes to when the loop names none.
+DEFAULT_INPUT_KEY = "input"
+# The context key of the run's own scratch folder, made by the runner before the first step.
+RUN_DIR_KEY = "run_dir"
+# A short hash of the free-form input (`input_hash`): a loop's checkpoint files compare it.
+INPUT_HASH_KEY = "input_hash"
+# Context values a run starts with unless the loop or the run gives them (little-loops seeds
+# them from its project config; these are its defaults: confidence gates, no design tokens).
+RUNNER_DEFAULTS: dict[str, Any] = {
+    "readiness_threshold": 85,
+    "outcome_threshold": 65,
+    "design_tokens_context": "",
+}
+# `commands:` entries: a command line to show, and what it does.
+COMMAND_KEYS: tuple[str, ...] = ("cmd", "comment")
+_KEY_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+
+
+@check_with(
+    {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["cmd"],
+            "properties": {"cmd": {"type": "string"}, "comment": {"type": "string"}},
+            "additionalProperties": False,
+        },
+    }
+)
+def command_list(value: object) -> str | None:
+    """`commands:`: a list of {cmd, comment} mappings."""
+    if not isinstance(value, list):
+        return f"expected a list of {{cmd, comment}} entries, got {describe(value)}"
+    for item in value:
+        if not isinstance(item, Mapping):
+            return f"expected a {{cmd, comment}} entry, got {describe(item)} in the list"
+        unknown = [str(key) for key in item if key not in COMMAND_KEYS]
+        if unknown:
+            said = f"unknown key '{unknown[0]}' in a command entry (allowed: cmd, comment)"
+            return UnknownKey(said)
+        if string(item.get("cmd")) is not None:
+            return "a command entry needs cmd: the command line to show"
+        if item.get("comment") is not None and text(item.get("comment")) is not None:
+            return f"a command's comment must be text, got {describe(item.get('comment'))}"
+    return None
+
+
+# Spliced into key_tables.LOOP_KEYS; the FSMLoop fields of the same names follow its others.
+METADATA_LOOP_KEYS: dict[str, Check] = {
+    "description": optional(text),
+    "category": optional(string),
+    "labels": optional(string_list),
+    "visibility": one_of(VISIBILITIES),
+    "commands": optional(command_list),
+    "input_key": pattern(_KEY_NAME, "a context key name (letters, digits, '_' and '-')"),
+    "required_inputs": optional(string_list),
+}
+# Spliced into key_tables.STATE_KEYS.
+METADATA_STATE_KEYS: dict[str, Check] = {"description": optional(text)}
+# What key_checks splices in: these keys and the lint flags (lint_flags.py).
+MORE_LOOP_KEYS: dict[str, Check] = {**METADATA_LOOP_KEYS, **LINT_FLAG_KEYS}
+MORE_STATE_KEYS: dict[str, Check] = METADATA_STATE_KEYS
+FLAGS: tuple[str, ...] = tuple(LINT_FLAG_KEYS)  # FSMLoop.lint_ok holds these keys
+
+
+def listed(keys: tuple[str, ...]) -> list[str]:
+    """*keys* as an unknown key's message lists them: the lint flags as one `*_ok flags`."""
+    flags = [key for key in keys if key in LINT_FLAG_KEYS]
+    return [key for key in keys if key not in LINT_FLAG_KEYS] + ["*_ok flags"] * bool(flags)
+
+
+def fields_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The FSMLoop fields of these keys and of the `*_ok` flags in a (checked) definition;
+    a key set to null is left out (its field keeps its default)."""
+    fields = {key: data[key] for key in METADATA_LOOP_KEYS if data.get(key) is not None}
+    fields["lint_ok"] = {key: data[key] for key in LINT_FLAG_KEYS if data.get(key) is not None}
+    return fields
+
+
+def kept(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of these fields among a loop's fields not at their defaults (to_dict)."""
+    return {key: fields[key] for key in METADATA_LOOP_KEYS if key in fields}
+
+
+def runner_keys(has_parameters: bool, input_key: str, required: list[str]) -> list[str]:
+    """Context keys a loop may read that a run fills in: its scratch folder, the free-form
+    VALUE's key (a loop without parameters), the required inputs."""
+    free = [] if has_parameters else [input_key, INPUT_HASH_KEY]
+    return [RUN_DIR_KEY, *free, *required, *RUNNER_DEFAULTS]
+
+
+def reads_context(loop: Mapping[str, Any], key: str) -> bool:
+    """Whether the loop (as data, `FSMLoop.to_dict`) has a `${context.KEY...}` reference."""
+    import json
+    import re
+
+    text = json.dumps(loop, ensure_ascii=False, default=str)
+    return re.search(rf"\$\{{(?:[a-z]+:)?context\.{re.escape(key)}\b", text) is not None
+
+
+def runner_values(
+    context: Mapping[str, Any], input_key: str, loop: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The values a run adds to *context* for the keys the *loop* reads (those the
+    context has already are kept): the defaults above, the input's hash when it is text."""
+    import hashlib
+
+    added = {
+        key: value
+        for key, value in RUNNER_DEFAULTS.items()
+        if key not in context and reads_context(loop, key)
+    }
+    text = context.get(input_key)
+    if (
+        INPUT_HASH_KEY not in context
+        and isinstance(text, str)
+        and reads_context(loop, INPUT_HASH_KEY)
+    ):
+        added[INPUT_HASH_KEY] = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return added
+
+
+def first_line(description: str | None) -> str:
+    """The first non-empty line of a description ("" for none): what a listing shows."""
+    for line in (description or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def metadata_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A loop file's metadata as `list --json` and the report show it (raw data: a loop
+    that fails validation is still listed)."""
+    labels = data.get("labels")
+    visibility = data.get("visibility")
+    return {
+        "description": first_line(data.get("description"))
+        if isinstance(data.get("description"), str)
+        else "",
+        "category": data.get("category") if isinstance(data.get("category"), str) else "",
+        "labels": [str(label) for label in labels] if isinstance(labels, list) else [],
+        "visibility": visibility if visibility in VISIBILITIES else PUBLIC,
+    }
+
+
+# What each key means, in one sentence (spliced into validate/key_docs.py).
+METADATA_LOOP_DOCS: dict[str, str] = {
+    "description": "What the loop does, for people: `ll-loop list` shows its first line.",
+    "category": "A topic for `ll-loop list --category`; shown by list and the report.",
+    "labels": "Tags for `ll-loop list --label`; shown by list and the report.",
+    "visibility": (
+        "public (default), internal (run as another loop's sub-loop) or example: "
+        "`ll-loop list` shows public loops, `--all` every loop."
+    ),
+    "commands": (
+        "Command lines worth knowing for this loop ({cmd, comment} each), shown by "
+        "`ll-loop graph --info`."
+    ),
+    "input_key": (
+        "The context key a run's free-form VALUE goes to when the loop declares no "
+        'parameters (`ll-loop run NAME "text"`); default input.'
+    ),
+    "required_inputs": (
+        "Context keys that must not be empty when a run starts (e.g. the input_key); the "
+        "run is refused in one line otherwise."
+    ),
+}
+METADATA_STATE_DOCS: dict[str, str] = {
+    "description": "What the state does, for people: shown by `ll-loop graph --info`."
+}

@@ -1,0 +1,311 @@
+"""Read loop files: YAML text to plain data plus the line of every key (the only YAML reader)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from little_loops.fsm.definition.reading.yaml_hints import explain
+from little_loops.fsm.facts.errors import LoopFileError
+
+KeyPath = tuple[str | int, ...]
+
+# The C parser when PyYAML was built with libyaml; the pure-Python one otherwise (both
+# have the SafeLoader interface, which is what the type checker is told).
+if TYPE_CHECKING:
+    _BaseLoader = yaml.SafeLoader
+else:
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# Guard against YAML 1.1 booleans: `on`, `off`, `yes`, `no`, `y`, `n` stay strings, so a
+# state called `yes` or a key `on` is not silently turned into True. Only true/false are bools.
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+
+# Bound on constructed nodes, so alias bombs ("billion laughs") fail fast instead of
+# exhausting memory.
+_MAX_NODES = 200_000
+MAX_FILE_BYTES = 32 * 1024 * 1024  # a loop or context file, read whole before parsing
+_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+# The deepest nesting of mappings and lists (the top level is 1), so that nothing reading
+# the data (compile, the writer, interpolation) recurses past Python's limit.
+MAX_NESTING = 100
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+# Numbers as YAML 1.2 writes them, not 1.1: `1e3` is a number, while `010` is ten (not
+# octal eight), and `1:30` (not 90), `1_000` and `0b11` stay strings.
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_STR_TAG = "tag:yaml.org,2002:str"
+INT_RE = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+FLOAT_RE = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+
+
+_MAX_INT_BITS = 14_000  # about 4200 decimal digits, under Python's limit of 4300
+
+
+class _LoopYamlLoader(_BaseLoader):
+    """Safe loader with YAML 1.2-style booleans and numbers."""
+
+
+# Dates stay strings too (`released: 2001-12-14`): loop data must be plain JSON values.
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_REPLACED_TAGS = (_BOOL_TAG, _TIMESTAMP_TAG, _INT_TAG, _FLOAT_TAG)
+_LoopYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _REPLACED_TAGS]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+_LoopYamlLoader.add_implicit_resolver(_BOOL_TAG, _BOOL_RE, list("tTfF"))
+# The int pattern is tried first: `12` is an int, `12.0` and `1e3` are floats.
+_LoopYamlLoader.add_implicit_resolver(_INT_TAG, INT_RE, list("-+0123456789"))
+_LoopYamlLoader.add_implicit_resolver(_FLOAT_TAG, FLOAT_RE, list("-+0123456789."))
+
+
+def _yaml12_number(tag: str, text: str) -> int | float:
+    """The value of a scalar tagged int or float, read the YAML 1.2 way (ValueError if bad)."""
+    if not (INT_RE if tag == _INT_TAG else FLOAT_RE).match(text):
+        raise ValueError(text)  # `!!int 1_000`: a tag does not bring back YAML 1.1 forms
+    if tag == _INT_TAG:
+        if text.startswith(("0o", "0x")):
+            value = int(text[2:], 8 if text[1] == "o" else 16)
+            # Python writes no int of over 4300 digits (json.dumps of the state would fail).
+            if value.bit_length() > _MAX_INT_BITS:
+                raise ValueError(text)
+            return value
+        return int(text, 10)
+    lowered = text.lower()
+    if lowered in (".inf", "+.inf", "-.inf"):
+        return float(lowered.replace(".", ""))
+    if lowered == ".nan":
+        return float("nan")
+    return float(text)
+
+
+@dataclass
+class LoadedDocument:
+    """A parsed loop file: its data and the 1-based line of each key path.
+
+    *files* names the file of a key path that came from another file than *source* (a
+    fragment library, a base loop: see `reuse`); a line is a line of that file.
+    """
+
+    data: dict[str, Any]
+    source: str
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+    files: dict[KeyPath, str] = field(default_factory=dict)
+
+    def line_of(self, path: KeyPath) -> int | None:
+        """The line of *path*, or of its nearest ancestor that has one."""
+        return self.where_of(path)[1]
+
+    def where_of(self, path: KeyPath) -> tuple[str, int | None]:
+        """The file and line of *path*, or of its nearest ancestor that has a line."""
+        for end in range(len(path), 0, -1):
+            line = self.lines.get(path[:end])
+            if line is not None:
+                return self.files.get(path[:end], self.source), line
+        return self.source, None
+
+
+class _Builder:
+    """Turns a composed YAML node tree into Python data, recording key lines."""
+
+    def __init__(self, loader: _LoopYamlLoader, source: str) -> None:
+        self.loader = loader
+        self.source = source
+        self.lines: dict[KeyPath, int] = {}
+        self.count = 0
+        self.active: set[int] = set()
+
+    def fail(self, node: yaml.Node, message: str) -> LoopFileError:
+        mark = node.start_mark
+        return LoopFileError(self.source, message, mark.line + 1, mark.column + 1)
+
+    def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        self.count += 1
+        if self.count > _MAX_NODES:
+            raise self.fail(node, f"document too large (over {_MAX_NODES} nodes after aliases)")
+        if type(node) is yaml.ScalarNode:  # most nodes: no alias can recurse through one
+            return self._value(node)
+        if id(node) in self.active:
+            raise self.fail(node, "recursive YAML alias")
+        if isinstance(node, yaml.CollectionNode) and node.tag not in _COLLECTION_TAGS:
+            # Only plain maps and lists; never construct objects from tags like !!python/....
+            raise self.fail(node, f"unsupported YAML tag '{node.tag}'")
+        if isinstance(node, yaml.CollectionNode) and len(path) >= MAX_NESTING:
+            raise self.fail(node, f"mappings and lists nested more than {MAX_NESTING} deep")
+        if isinstance(node, yaml.MappingNode):
+            self.active.add(id(node))
+            try:
+                return self._mapping(node, path)
+            finally:
+                self.active.discard(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            self.active.add(id(node))
+            try:
+                items = []
+                for index, item in enumerate(node.value):
+                    self.lines.setdefault((*path, index), item.start_mark.line + 1)
+                    items.append(self.build(item, (*path, index)))
+                return items
+            finally:
+                self.active.discard(id(node))
+        return self._value(node)
+
+    def _value(self, node: yaml.Node) -> Any:
+        value = self._scalar(node)
+        if value is not None and not isinstance(value, str | int | float | bool):
+            # `!!binary`, `!!timestamp`, ...: not a JSON value, so it could not be saved
+            # in the state file or passed to an action.
+            tag = node.tag.rsplit(":", 1)[-1]
+            raise self.fail(
+                node, f"a value tagged !!{tag} is not supported here; write it as a string"
+            )
+        return value
+
+    def _key(self, key_node: yaml.Node) -> str:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise self.fail(key_node, "a mapping key must be a plain value, not a list or map")
+        # A key is its text: `1e3:`, `010:` and `true:` name `1e3`, `010` and `true`, as in
+        # the JSON state file (whose keys are strings) and in `${context.1e3}`.
+        return str(key_node.value)
+
+    def _scalar(self, node: yaml.Node) -> Any:
+        if node.tag == _STR_TAG and isinstance(node.value, str):
+            return node.value  # what the constructor makes of it, without its bookkeeping
+        if node.tag in (_INT_TAG, _FLOAT_TAG) and isinstance(node.value, str):
+            try:
+                return _yaml12_number(node.tag, node.value)
+            except ValueError:
+                kind = "an integer" if node.tag == _INT_TAG else "a number"
+                shown = node.value if len(node.value) <= 40 else node.value[:40] + "…"
+                if INT_RE.match(node.value):  # digits past Python's limit on int() input
+                    raise self.fail(node, f"'{shown}' has too many digits") from None
+                raise self.fail(node, f"'{shown}' is not {kind}") from None
+        return self.loader.construct_object(node, deep=True)
+
+    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
+        # A key written twice is an error; a key that overrides one brought in by a
+        # `<<:` merge is not, so duplicates are looked for before merging.
+        written: set[str] = set()
+        merges = 0
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                merges += 1
+                if merges > 1:  # a key written twice, as any other; one `<<:` takes a list
+                    raise self.fail(
+                        key_node, f"duplicate key '<<' in {_where(path)} (write <<: [*a, *b])"
+                    )
+                continue
+            key = self._key(key_node)
+            if key in written:
+                raise self.fail(key_node, f"duplicate key '{key}' in {_where(path)}")
+            written.add(key)
+        self.loader.flatten_mapping(node)  # resolves `<<:` merges; later keys win
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self._key(key_node)
+            key_path = (*path, key)
+            self.lines[key_path] = key_node.start_mark.line + 1
+            out[key] = self.build(value_node, key_path)
+        return out
+
+
+def _where(path: KeyPath) -> str:
+    return " > ".join(str(p) for p in path) or "the top level"
+
+
+def _syntax_error(source: str, exc: yaml.YAMLError, text: str) -> LoopFileError:
+    """A one-line error for a YAML exception, with line and column when it has a mark, and
+    the likely cause when it is a common one (a tab, bad indentation, an unclosed quote)."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        hint = explain(text, exc)
+        if hint is not None:
+            cause, line, column = hint
+            return LoopFileError(source, f"YAML syntax error: {cause}", line, column)
+        if mark is not None:
+            return LoopFileError(
+                source, f"YAML syntax error: {problem}", mark.line + 1, mark.column + 1
+            )
+        return LoopFileError(source, f"YAML syntax error: {problem}")
+    detail = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+    return LoopFileError(source, f"YAML error: {detail}")
+
+
+_EMPTY = "the file is empty; a loop needs at least 'name', 'initial' and 'states'"
+
+
+def load_text(text: str, source: str = "<string>") -> LoadedDocument:
+    """Parse loop YAML *text*; *source* names it in messages.
+
+    Raises LoopFileError (a LoopDefinitionError) for syntax errors (with line and
+    column), an empty document, several documents, or a top level that is not a mapping.
+    """
+    loader = _LoopYamlLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                raise LoopFileError(source, _EMPTY)
+            builder = _Builder(loader, source)
+            data = builder.build(node, ())
+        except yaml.YAMLError as exc:
+            raise _syntax_error(source, exc, text) from None
+        except RecursionError:
+            raise LoopFileError(source, "YAML nesting is too deep") from None
+    finally:
+        loader.dispose()
+    if data is None:
+        raise LoopFileError(source, _EMPTY)
+    if not isinstance(data, dict):
+        kind = {list: "a list", str: "a string", bool: "true/false"}.get(type(data), "a scalar")
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            kind = "a number"
+        raise LoopFileError(source, f"the top level must be a mapping of loop settings, got {kind}")
+    return LoadedDocument(data=data, source=source, lines=builder.lines)
+
+
+def compose_text(text: str) -> yaml.Node | None:
+    """The YAML node tree of *text*, with the start and end of every key and value: for
+    editing a loop file in place (`ll-loop migrate`). Check the text with load_text first."""
+    loader = _LoopYamlLoader(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
+
+
+def load_file(path: str | Path) -> LoadedDocument:
+    """Read and parse the loop file at *path*; any failure is a LoopFileError."""
+    return load_text(read_file(path), source=str(path))
+
+
+def read_file(path: str | Path) -> str:
+    """The UTF-8 text of the loop (or context) file at *path*; LoopFileError when it is
+    missing, a directory, larger than MAX_FILE_BYTES or not UTF-8."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as handle:  # capped: `--context-file /dev/zero` must not fill memory
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise LoopFileError(str(p), f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    except FileNotFoundError:
+        raise LoopFileError(str(p), "no such file") from None
+    except IsADirectoryError:
+        raise LoopFileError(str(p), "is a directory, not a loop file") from None
+    except OSError as exc:
+        raise LoopFileError(str(p), f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoopFileError(str(p), f"not UTF-8 text (bad byte at offset {exc.start})") from None
