@@ -19,7 +19,7 @@ import little_loops
 from little_loops.fsm.definition.checks.key_tables import STATE_KEYS
 
 DOC = REPO / "docs" / "architecture.md"
-GUARDS = Path("little_loops") / "fsm" / "definition" / "state_guards.py"
+GUARDS = Path("little_loops") / "fsm" / "definition" / "model" / "state_guards.py"
 
 
 def _row() -> str:

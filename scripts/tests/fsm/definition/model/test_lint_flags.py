@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from support.paths import REPO
 
 from little_loops.fsm.definition.model.lint_flags import CHECKS, LINT_FLAG_KEYS, STRICTER, silenced
 
@@ -42,6 +42,6 @@ def test_each_flag_names_a_stricter_check_or_none() -> None:
 
 
 def test_the_docs_name_every_flag() -> None:
-    docs = (Path(__file__).parents[4] / "docs" / "loop-files.md").read_text()
+    docs = (REPO / "docs" / "loop-files.md").read_text()
     for flag in CHECKS:
         assert f"`{flag}`" in docs, flag
