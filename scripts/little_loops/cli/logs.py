@@ -143,8 +143,13 @@ def logs_command(
 
 
 def _print(lines: list[str]) -> None:
+    """*lines* of a step's output, their controls escaped (colours kept on a terminal)."""
     if lines:
-        sys.stdout.write("".join(f"{line}\n" for line in lines))
+        from little_loops.cli.display import use_color
+        from little_loops.fsm.facts.safetext import output_line
+
+        colors = use_color(sys.stdout)
+        sys.stdout.write("".join(f"{output_line(line, colors)}\n" for line in lines))
         sys.stdout.flush()
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from support import llproc
 from support.project import LoopProject
+from support.tty import run_on_a_tty
 
 from little_loops.cli.logs import latest_step, logs_command
 
@@ -48,3 +50,33 @@ def test_logs_prints_stdout_then_stderr(
     assert out[3] == "oops"
     assert logs_command("two", "done", loops_dir=loop_project.loops) == 1
     assert capsys.readouterr().err == "ll-loop: loop 'two' has no step output of state 'done' yet\n"
+
+
+HOSTILE = r"""
+    name: hostile
+    initial: speak
+    states:
+      speak:
+        action: printf '\033[31mred\033[0m \033]0;owned\007 \033]52;c;ZWNobw==\007 \033[2Jend\n'
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_logs_escapes_what_an_action_printed_to_act_on_a_terminal(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("hostile", HOSTILE)
+    assert loop_project.run("run", "hostile").code == 0
+    piped = llproc.ll_loop(loop_project.root, "logs", "hostile")
+    assert piped.returncode == 0, piped.stderr
+    line = piped.stdout.splitlines()[1]
+    # Piped: no escape byte at all; the title, clipboard and clear-screen codes shown as text.
+    assert line == r"red \x1b]0;owned\x07 \x1b]52;c;ZWNobw==\x07 \x1b[2Jend"
+    code, shown = run_on_a_tty(loop_project, "logs", "hostile", env={"NO_COLOR": ""})
+    assert code == 0, shown
+    # On a terminal the colours stay; nothing else reaches it as a control.
+    assert "\x1b[31mred\x1b[0m \\x1b]0;owned\\x07 \\x1b]52;c;ZWNobw==\\x07 \\x1b[2Jend" in shown
+    assert "\x1b]" not in shown
+    assert "\x1b[2J" not in shown

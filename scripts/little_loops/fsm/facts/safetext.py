@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -33,3 +35,30 @@ def shown(text: object, limit: int = SHOWN_CHARS) -> str:
         return s
     head, tail = limit * 2 // 5, limit // 2
     return f"{s[:head]} … ({len(s) - head - tail} characters left out) … {s[-tail:]}"
+
+
+# A colour or style code (SGR: `ESC [ 1;31 m`): the one escape sequence output may keep.
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+
+
+def output_line(line: str, colors: bool) -> str:
+    """One line of an action's output, safe to print on a terminal: its colour codes kept
+    when *colors* (else dropped); any other control (a cursor move, a window title, a
+    clipboard write, a bell, a carriage return inside the line) shown escaped, so what a run
+    printed cannot act on the terminal of whoever reads it. Tabs and a CRLF's CR are kept
+    and dropped, as a terminal would show them."""
+    line = line.removesuffix("\r")
+    if all(" " <= ch < "\x7f" or ch >= "\xa0" or ch == "\t" for ch in line):
+        return line
+    pieces = []
+    at = 0
+    for code in _SGR.finditer(line):
+        pieces.append(_plain(line[at : code.start()]))
+        pieces.append(code.group() if colors else "")
+        at = code.end()
+    pieces.append(_plain(line[at:]))
+    return "".join(pieces)
+
+
+def _plain(text: str) -> str:
+    return "".join(ch if ch == "\t" else _escape(ch) for ch in text)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.facts.safetext import SHOWN_CHARS, one_line, shown
+from little_loops.fsm.facts.safetext import SHOWN_CHARS, one_line, output_line, shown
 
 
 def test_one_line_escapes_controls_and_keeps_everything_else() -> None:
@@ -21,3 +21,19 @@ def test_shown_leaves_out_the_middle_of_a_long_text() -> None:
     assert "(300 characters left out)" in cut
     assert shown("x" * SHOWN_CHARS) == "x" * SHOWN_CHARS
     assert shown("ab\ncdefghij", limit=5) == "ab … (8 characters left out) … ij"
+
+
+def test_output_line_keeps_colours_on_a_terminal_and_escapes_every_other_control() -> None:
+    hostile = "\x1b[31mred\x1b[0m \x1b]0;owned\x07 \x1b]52;c;ZWNobw==\x07 \x1b[2J\x1b[H\rover"
+    assert output_line(hostile, colors=True) == (
+        "\x1b[31mred\x1b[0m \\x1b]0;owned\\x07 \\x1b]52;c;ZWNobw==\\x07 \\x1b[2J\\x1b[H\\rover"
+    )
+    assert output_line(hostile, colors=False) == (
+        "red \\x1b]0;owned\\x07 \\x1b]52;c;ZWNobw==\\x07 \\x1b[2J\\x1b[H\\rover"
+    )
+
+
+def test_output_line_keeps_tabs_and_text_and_drops_a_crlf_s_cr() -> None:
+    assert output_line("a\tb é 日本", colors=False) == "a\tb é 日本"
+    assert output_line("windows line\r", colors=True) == "windows line"
+    assert output_line("\x00\x7f\x9b", colors=True) == "\\x00\\x7f\\x9b"  # NUL, DEL, C1 CSI
