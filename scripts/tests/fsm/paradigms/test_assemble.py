@@ -8,9 +8,10 @@ import pytest
 
 from little_loops.fsm.definition.key_checks import check_definition
 from little_loops.fsm.definition.key_tables import LOOP_KEYS, LOOP_SETTING_KEYS, RUN_ACTION_TYPE
-from little_loops.fsm.definition.metadata import MORE_LOOP_KEYS
+from little_loops.fsm.definition.lint_flags import LINT_FLAG_KEYS
+from little_loops.fsm.definition.metadata import METADATA_LOOP_KEYS
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS
-from little_loops.fsm.definition.route_keys import LOOP_LIMIT_KEYS
+from little_loops.fsm.definition.route_keys import LOOP_LIMIT_ROWS
 from little_loops.fsm.definition.run_keys import RUN_LOOP_KEYS
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopValidationError
 from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
@@ -72,6 +73,7 @@ def test_the_spec_settings_are_the_fsm_settings_plus_action_type() -> None:
     # The reuse keys (import:, from: ...) are resolved while a file is read: no setting;
     # caps with routes, metadata and little-loops' run keys are an FSM file's own.
     plain = {"name", "initial", "states", "paradigm", *LOOP_SETTING_KEYS}
-    fsm_only = {*REUSE_LOOP_CHECKS, *LOOP_LIMIT_KEYS, *RUN_LOOP_KEYS, *MORE_LOOP_KEYS}
+    caps = {row.name for row in LOOP_LIMIT_ROWS}
+    fsm_only = {*REUSE_LOOP_CHECKS, *caps, *RUN_LOOP_KEYS, *METADATA_LOOP_KEYS, *LINT_FLAG_KEYS}
     assert set(LOOP_KEYS) == plain | fsm_only
     assert all(LOOP_KEYS[key] is check for key, check in LOOP_SETTING_KEYS.items())
