@@ -37,8 +37,9 @@ def shown(text: object, limit: int = SHOWN_CHARS) -> str:
     return f"{s[:head]} … ({len(s) - head - tail} characters left out) … {s[-tail:]}"
 
 
-# A colour or style code (SGR: `ESC [ 1;31 m`): the one escape sequence output may keep.
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+# A colour or style code (SGR: `ESC [ 1;31 m`): the one escape sequence output may keep
+# (compiled on first use, by `re`'s cache: nothing is compiled when this is imported).
+_SGR = r"\x1b\[[0-9;:]*m"
 
 
 def output_line(line: str, colors: bool) -> str:
@@ -52,7 +53,7 @@ def output_line(line: str, colors: bool) -> str:
         return line
     pieces = []
     at = 0
-    for code in _SGR.finditer(line):
+    for code in re.finditer(_SGR, line):
         pieces.append(_plain(line[at : code.start()]))
         pieces.append(code.group() if colors else "")
         at = code.end()

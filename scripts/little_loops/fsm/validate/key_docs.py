@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
-from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
+from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox_key import SANDBOX_DOC, SANDBOX_KEY
 from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
+from little_loops.fsm.definition.checks.key_tables import loop_table
 from little_loops.fsm.definition.model import key_row
 from little_loops.fsm.definition.model.fanout import FANOUT_KEY_DOCS
 from little_loops.fsm.definition.model.key_row import docs_at
@@ -13,9 +14,8 @@ from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIM
 from little_loops.fsm.definition.model.learning import LEARNING_KEY_DOCS
 from little_loops.fsm.definition.model.lint_flags import CHECKS as LINT_FLAGS
 from little_loops.fsm.definition.model.lint_flags import flag_doc
-from little_loops.fsm.definition.model.metadata import METADATA_LOOP_DOCS, METADATA_STATE_DOCS
-from little_loops.fsm.definition.model.typed import DEFAULT_MAX_ITERATIONS
-from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_DOCS, REUSE_STATE_DOCS
+from little_loops.fsm.definition.model.metadata import METADATA_STATE_DOCS
+from little_loops.fsm.definition.model.reuse_keys import REUSE_STATE_DOCS
 
 FILE = (
     "A loop for ll-loop (.loops/*.yaml): named states, each running an action whose result an "
@@ -34,91 +34,12 @@ STATE_NAME = (
 
 # Each level: a description of the mapping, then one per key (the keys are key_checks').
 LOOP = "A loop written directly as states and transitions."
-LOOP_KEYS: dict[str, str] = {
-    "name": (
-        "The loop's identifier; it names the run's state and log files, so at most 200 letters, "
-        "digits, '.', '_' and '-'."
-    ),
-    "initial": "The state the loop starts in.",
-    "states": "The states, by name.",
-    "paradigm": (
-        "The paradigm this file is written in; fsm (the default) for states and transitions."
-    ),
-    "context": "Variables for ${context.NAME} references; values may refer to each other.",
-    "parameters": (
-        "Typed context keys a run gives values to (`ll-loop run NAME VALUE... --set KEY=VALUE`), "
-        "read as ${context.NAME}: each a type, or a mapping of type, default, required, "
-        "description and choices."
-    ),
-    "scope": (
-        "Paths this loop changes; two loops with overlapping scopes do not run at once. "
-        "Default: the whole project."
-    ),
-    "max_iterations": (
-        f"Safety limit on iterations (default {DEFAULT_MAX_ITERATIONS}); the loop stops with "
-        "exit code 3 when it is reached."
-    ),
-    "backoff": "Seconds to wait between iterations.",
-    "timeout": "Maximum wall-clock seconds for the whole loop.",
-    "idle_timeout": (
-        "Default for every state: kill an action that prints nothing for this many seconds "
-        "(exit 124, verdict error)."
-    ),
-    "max_cost_usd": (
-        "Spend budget in US dollars (Claude Code's total_cost_usd plus the LLM judge's "
-        "estimate); the run ends with terminated_by 'budget' before the next paid action once "
-        "it is reached."
-    ),
-    "maintain": (
-        "After reaching a terminal state, start again (from its on_maintain, or the initial "
-        "state). Default false."
-    ),
-    "worktree": (
-        "Run every run of this loop in a new git worktree on a new branch ll/NAME/ID, as "
-        "`ll-loop run --worktree` does; the main checkout is never touched. Default false."
-    ),
-    "llm": "Settings of LLM evaluation (the llm_structured evaluator).",
-    "archive": "How many finished runs of this loop .loops/.history/ keeps, and for how long.",
-    "stall": (
-        "Stall breakers for every state: end a run that spins without progress (same_result, "
-        "no_change_passes, max_visits), at on_stall or with terminated_by 'stall'."
-    ),
-    **{key: spec.loop_options_doc for key, spec in BY_OPTIONS_KEY.items()},
-    "agent": (
-        "The coding agent of every prompt and slash-command state without its own agent: "
-        f"{', '.join(AGENTS)} (the default is claude) or a custom agent's name; a list is the "
-        "fallback order (the next agent runs the step when one is out of quota or not ready). "
-        "May be a ${context.NAME} reference (a parameter)."
-    ),
-    "agents": (
-        "Custom agents by name, each a command of yours that gets the prompt and prints the "
-        "answer; .loops/agents.yaml declares them for every loop of the project (an entry "
-        "here of the same name wins)."
-    ),
-    "notify": "A command and/or a webhook told (with a JSON summary) when a run of this loop ends.",
-    "retry": "The retry policy of every state that has no retry: of its own.",
-    "rate_limit": (
-        "How long to wait when Claude (Claude Code or the LLM judge) answers with a rate, "
-        "overload or usage limit before running the step again."
-    ),
-    **docs_at(key_row.LOOP, CHECKPOINT_ROWS),
-    "max_steps": (
-        "Safety limit on steps (states run, in all passes; default none); the loop stops with "
-        "exit code 10 when it is reached."
-    ),
-    "on_max_steps": (
-        "When max_steps is reached: run this state once (e.g. a summary), then stop (max_steps)."
-    ),
-    "on_max_iterations": (
-        "When max_iterations is reached: run this state once, then stop (max_iterations)."
-    ),
-    **REUSE_LOOP_DOCS,
-    **docs_at(key_row.LOOP, RUN_ROWS),
-    SANDBOX_KEY: f"Every step's sandbox, unless its state or custom agent gives one. {SANDBOX_DOC}",
-    **docs_at(key_row.LOOP, RUNTIME_ROWS),
-    **METADATA_LOOP_DOCS,
-    **{flag: flag_doc(flag) for flag in LINT_FLAGS},
-}
+# The loop's: from the rows (key_tables.loop_table), each options block's from its kind.
+LOOP_KEYS: dict[str, str] = loop_table(
+    docs_at,
+    {key: spec.loop_options_doc for key, spec in BY_OPTIONS_KEY.items()},
+    {flag: flag_doc(flag) for flag in LINT_FLAGS},
+)
 
 STATE = "One state: an optional action, how to evaluate it, and where to go next."
 STATE_KEYS: dict[str, str] = {

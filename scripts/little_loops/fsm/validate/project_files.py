@@ -15,6 +15,7 @@ from pathlib import Path
 
 from little_loops.fsm.definition.checks.key_tables import STATE_KEYS
 from little_loops.fsm.definition.model.agents import check_project_agents
+from little_loops.fsm.definition.model.reuse_keys import FRAGMENTS_KEY, IMPORT_KEY
 from little_loops.fsm.definition.reading.loader import LoadedDocument, load_file
 from little_loops.fsm.definition.reading.loop_files import (
     AGENTS_FILE_NAME,
@@ -22,7 +23,6 @@ from little_loops.fsm.definition.reading.loop_files import (
     SOURCE_SUFFIXES,
     FolderNames,
 )
-from little_loops.fsm.definition.reading.reuse_keys import FRAGMENTS_KEY, IMPORT_KEY
 from little_loops.fsm.facts.errors import LoopFileError, ValidationError
 from little_loops.fsm.facts.layout import THEIR_RUN_DIRS
 from little_loops.fsm.facts.suggest import did_you_mean

@@ -12,10 +12,11 @@ from little_loops.fsm.definition.checks.key_tables import (
     LOOP_SETTING_KEYS,
     RUN_ACTION_TYPE,
 )
-from little_loops.fsm.definition.model.metadata import MORE_LOOP_KEYS
-from little_loops.fsm.definition.model.route_keys import LOOP_LIMIT_KEYS
+from little_loops.fsm.definition.model.lint_flags import LINT_FLAG_KEYS
+from little_loops.fsm.definition.model.metadata import METADATA_LOOP_KEYS
+from little_loops.fsm.definition.model.reuse_keys import REUSE_LOOP_CHECKS
+from little_loops.fsm.definition.model.route_keys import LOOP_LIMIT_ROWS
 from little_loops.fsm.definition.model.run_keys import RUN_LOOP_KEYS
-from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_CHECKS
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopValidationError
 from little_loops.fsm.paradigms.assemble import DONE, build, loop_settings
 from little_loops.fsm.paradigms.spec import SETTING_KEYS, SpecReader
@@ -76,6 +77,7 @@ def test_the_spec_settings_are_the_fsm_settings_plus_action_type() -> None:
     # The reuse keys (import:, from: ...) are resolved while a file is read: no setting;
     # caps with routes, metadata and little-loops' run keys are an FSM file's own.
     plain = {"name", "initial", "states", "paradigm", *LOOP_SETTING_KEYS}
-    fsm_only = {*REUSE_LOOP_CHECKS, *LOOP_LIMIT_KEYS, *RUN_LOOP_KEYS, *MORE_LOOP_KEYS}
+    caps = {row.name for row in LOOP_LIMIT_ROWS}
+    fsm_only = {*REUSE_LOOP_CHECKS, *caps, *RUN_LOOP_KEYS, *METADATA_LOOP_KEYS, *LINT_FLAG_KEYS}
     assert set(LOOP_KEYS) == plain | fsm_only
     assert all(LOOP_KEYS[key] is check for key, check in LOOP_SETTING_KEYS.items())

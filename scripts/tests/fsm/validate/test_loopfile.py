@@ -17,6 +17,7 @@ from little_loops.fsm.definition.checks.key_tables import (
     NOTIFY_KEYS,
     STATE_KEYS,
 )
+from little_loops.fsm.definition.model.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.definition.model.run_keys import RUN_LOOP_KEYS
 from little_loops.fsm.definition.model.spellings import SPELLINGS, STATE
 from little_loops.fsm.definition.model.typed import (
@@ -30,7 +31,6 @@ from little_loops.fsm.definition.model.typed import (
     model_keys,
 )
 from little_loops.fsm.definition.reading.loader import load_text
-from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.definition.writing.writer import dump_fsm_yaml
 from little_loops.fsm.evaluators.registry import EVALUATE_KEY_NAMES, EVALUATOR_TYPES, SPECS
 from little_loops.fsm.facts.errors import (

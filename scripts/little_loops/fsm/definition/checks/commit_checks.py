@@ -30,6 +30,7 @@ COMMIT = Key(
     "In a worktree run: after the action (a state without one: when entered), commit the "
     "worktree if it changed ('ll-loop NAME: STATE (pass N)'). Default: the loop's commit:.",
     checks={LOOP: COMMIT_MODE},
+    defaults={LOOP: False},
     docs={
         LOOP: "each_pass: in a worktree run, every state's action is followed by a git commit "
         "when it changed the worktree (as if each state had commit: true). Default false."

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TypeVar
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, ENTRIES
 from little_loops.fsm.actions.sandbox_key import SANDBOX_CHECK, SANDBOX_KEY
-from little_loops.fsm.definition.checks.agent_checks import AGENTS_CHECK
+from little_loops.fsm.definition.checks import agent_checks
 from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
-from little_loops.fsm.definition.model import route_keys
+from little_loops.fsm.definition.model import (
+    agents,
+    loop_keys,
+    metadata,
+    parameters,
+    reuse_keys,
+    route_keys,
+)
 from little_loops.fsm.definition.model.agents import AGENT_CHECK
 from little_loops.fsm.definition.model.fanout import FANOUT_STATE_KEYS
-from little_loops.fsm.definition.model.key_row import EVALUATE, LOOP, STATE, checks_at
+from little_loops.fsm.definition.model.key_row import EVALUATE, LOOP, STATE, Key, checks_at
 from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.model.learning import LEARNING_STATE_KEYS
-from little_loops.fsm.definition.model.metadata import MORE_LOOP_KEYS, MORE_STATE_KEYS
-from little_loops.fsm.definition.model.parameters import PARAMETERS_CHECK
+from little_loops.fsm.definition.model.lint_flags import LINT_FLAG_KEYS
+from little_loops.fsm.definition.model.metadata import MORE_STATE_KEYS
 from little_loops.fsm.definition.model.retry_keys import RATE_LIMIT_KEYS, RETRY_KEYS
+from little_loops.fsm.definition.model.reuse_keys import REUSE_STATE_CHECKS
 from little_loops.fsm.definition.model.typed import (
     ACTION_TYPES,
     APPROVAL,
@@ -25,8 +34,6 @@ from little_loops.fsm.definition.model.typed import (
     SESSION_MODES,
     TERMINAL_OUTCOMES,
 )
-from little_loops.fsm.definition.reading.loop_files import LOOP_NAME_PATTERN
-from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES
 from little_loops.fsm.values.value_checks import (
@@ -45,7 +52,6 @@ from little_loops.fsm.values.value_checks import (
     pattern,
     scalar,
     string,
-    string_list,
     text,
     words,
 )
@@ -54,7 +60,6 @@ from little_loops.fsm.values.value_checks import (
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 _ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
-_LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
@@ -90,42 +95,62 @@ _OPTION_BLOCKS: dict[str, Check] = {key: optional(mapping) for key in OPTION_KEY
 # The paradigm of a loop written directly as states (and of a file with no `paradigm:`).
 FSM_PARADIGM = "fsm"
 
+# The loop's keys: one row each (key_row.Key), in its feature's module or loop_keys.py. Its
+# settings, FSM files and paradigm specs alike, stand in the table in this order: these rows,
+# each action kind's options block (its registry entry's, not a row: OPTION_KEYS), these rows.
+SETTING_ROWS: tuple[Key, ...] = (
+    loop_keys.CONTEXT,
+    *parameters.KEYS,
+    *loop_keys.LIMITS,
+    *loop_keys.BLOCKS,
+)
+LATER_SETTING_ROWS: tuple[Key, ...] = (
+    *agents.KEYS,
+    *agent_checks.KEYS,
+    *loop_keys.AFTER_AGENTS,
+    *RUNTIME_ROWS,
+    *CHECKPOINT_ROWS,
+    loop_keys.SANDBOX,
+)
+# The keys only an FSM file has, after the settings; then each `*_ok` flag (lint_flags.py).
+FSM_ROWS: tuple[Key, ...] = (
+    *route_keys.LOOP_LIMIT_ROWS,
+    *reuse_keys.LOOP_ROWS,
+    *RUN_ROWS,
+    *metadata.LOOP_ROWS,
+)
+# Every row of a key that may stand at the loop, in the table's order.
+LOOP_ROWS: tuple[Key, ...] = tuple(
+    row
+    for row in (*loop_keys.HEAD, *SETTING_ROWS, *LATER_SETTING_ROWS, *FSM_ROWS)
+    if LOOP in row.where
+)
+
+_Said = TypeVar("_Said")
+
+
+def loop_settings(
+    at: Callable[[str, Iterable[Key]], dict[str, _Said]], options: Mapping[str, _Said]
+) -> dict[str, _Said]:
+    """What *at* (`checks_at`, `docs_at`) says of each loop setting, in the table's order,
+    with what *options* says of each options block after `stall:`."""
+    return {**at(LOOP, SETTING_ROWS), **options, **at(LOOP, LATER_SETTING_ROWS)}
+
+
+def loop_table(
+    at: Callable[[str, Iterable[Key]], dict[str, _Said]],
+    options: Mapping[str, _Said],
+    flags: Mapping[str, _Said],
+) -> dict[str, _Said]:
+    """What *at* says of each loop key, in the table's order (the JSON Schema's): the head,
+    the settings (*options* among them), the FSM file's own, then *flags*' lint flags."""
+    head = at(LOOP, loop_keys.HEAD)
+    return {**head, **loop_settings(at, options), **at(LOOP, FSM_ROWS), **flags}
+
+
 # Loop settings: the one check of each, for FSM files and paradigm specs alike.
-LOOP_SETTING_KEYS: dict[str, Check] = {
-    "context": optional(mapping),
-    "parameters": optional(PARAMETERS_CHECK),
-    "scope": optional(string_list),
-    "max_iterations": integer(1),
-    "backoff": optional(number(0, MAX_LOOP_SECONDS, why="a year")),
-    "timeout": optional(_LOOP_SECONDS),
-    "idle_timeout": optional(_ACTION_SECONDS),
-    "max_cost_usd": optional(number(0, above=True)),
-    "maintain": boolean,
-    "worktree": boolean,
-    "llm": mapping,
-    "archive": mapping,
-    "stall": optional(mapping),
-    **_OPTION_BLOCKS,
-    "agent": optional(AGENT_CHECK),
-    "agents": optional(AGENTS_CHECK),
-    "notify": optional(mapping),
-    "retry": optional(mapping),
-    "rate_limit": optional(mapping),
-    **checks_at(LOOP, RUNTIME_ROWS),
-    **checks_at(LOOP, CHECKPOINT_ROWS),
-    SANDBOX_KEY: optional(SANDBOX_CHECK),
-}
-LOOP_KEYS: dict[str, Check] = {
-    "name": pattern(LOOP_NAME_PATTERN, "a name of at most 200 letters, digits, '.', '_' and '-'"),
-    "initial": string,
-    "states": mapping,
-    "paradigm": optional(string),
-    **LOOP_SETTING_KEYS,
-    **route_keys.LOOP_LIMIT_KEYS,
-    **REUSE_LOOP_CHECKS,
-    **checks_at(LOOP, RUN_ROWS),
-    **MORE_LOOP_KEYS,
-}
+LOOP_SETTING_KEYS: dict[str, Check] = loop_settings(checks_at, _OPTION_BLOCKS)
+LOOP_KEYS: dict[str, Check] = loop_table(checks_at, _OPTION_BLOCKS, LINT_FLAG_KEYS)
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
 RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
 STATE_KEYS: dict[str, Check] = {
@@ -230,6 +255,6 @@ _SETTINGS: tuple[tuple[str, dict[str, Check] | None], ...] = (
     ("rate_limit", RATE_LIMIT_KEYS),
 )
 
-REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")
+REQUIRED_LOOP_KEYS: tuple[str, ...] = tuple(row.name for row in loop_keys.HEAD if row.required)
 # What the target of an evaluator that compares numbers must be.
 NUMERIC_TARGET = number_or_reference()

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 from little_loops.fsm.actions import registry
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.spec import ActionKindSpec
+from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.definition.reading.loader import load_file
 from little_loops.fsm.definition.reading.loop_files import AGENTS_FILE_NAME, LOOPS_FOLDER
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, ValidationError
 from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.values.value_checks import Check, describe, string
+from little_loops.fsm.values.value_checks import Check, describe, optional, string
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.custom import AgentDefinition
@@ -61,6 +62,18 @@ AGENT_CHECK = Check(
             {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
         ]
     },
+)
+# The loop's `agent:`, one row (a state's own is in key_tables.STATE_KEYS).
+KEYS: tuple[Key, ...] = (
+    Key(
+        "agent",
+        (LOOP,),
+        optional(AGENT_CHECK),
+        "The coding agent of every prompt and slash-command state without its own agent: "
+        f"{', '.join(AGENTS)} (the default is claude) or a custom agent's name; a list is the "
+        "fallback order (the next agent runs the step when one is out of quota or not ready). "
+        "May be a ${context.NAME} reference (a parameter).",
+    ),
 )
 
 

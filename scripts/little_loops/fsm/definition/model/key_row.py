@@ -30,7 +30,8 @@ class Key:
     - *doc*: one sentence for the schema and editors (*docs*: another at a place);
     - *checks*: another check at a place (the loop's `commit:` takes a word, a state's a
       boolean);
-    - *default*: the model's value when the file leaves it out (*required*: it may not);
+    - *default*: the model's value when the file leaves it out (*required*: it may not;
+      *defaults*: another at a place, as the loop's `commit:` is false, a state's unset);
     - *field*: the model field it fills (None: the key itself; a key with no field of the
       model's is kept in the model's `more` mapping, by key);
     - *block*: the dataclass a mapping value is read into (its `from_dict`/`to_dict`);
@@ -53,6 +54,7 @@ class Key:
     docs: Mapping[str, str] = field(default_factory=dict)
     checks: Mapping[str, Check] = field(default_factory=dict)
     default: Any = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # before `field` hides field()
     field: str | None = None
     block: Any = None
     theirs: tuple[str, ...] = ()
@@ -75,6 +77,10 @@ class Key:
     def doc_at(self, place: str) -> str:
         """The key's doc where it stands at *place*."""
         return self.docs.get(place, self.doc)
+
+    def default_at(self, place: str) -> Any:
+        """The key's default where it stands at *place*."""
+        return self.defaults.get(place, self.default)
 
 
 def checks_at(place: str, rows: Iterable[Key]) -> dict[str, Check]:

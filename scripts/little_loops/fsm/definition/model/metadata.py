@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from little_loops.fsm.definition.model.key_row import LOOP, Key, checks_at
 from little_loops.fsm.definition.model.lint_flags import LINT_FLAG_KEYS
 from little_loops.fsm.values.value_checks import (
     Check,
@@ -77,20 +78,65 @@ def command_list(value: object) -> str | None:
     return None
 
 
-# Spliced into key_tables.LOOP_KEYS; the FSMLoop fields of the same names follow its others.
-METADATA_LOOP_KEYS: dict[str, Check] = {
-    "description": optional(text),
-    "category": optional(string),
-    "labels": optional(string_list),
-    "visibility": one_of(VISIBILITIES),
-    "commands": optional(command_list),
-    "input_key": pattern(_KEY_NAME, "a context key name (letters, digits, '_' and '-')"),
-    "required_inputs": optional(string_list),
-}
+# The loop's metadata and inputs, one row each (in key_tables.LOOP_KEYS after the run keys);
+# the FSMLoop fields of the same names follow its others.
+LOOP_ROWS: tuple[Key, ...] = (
+    Key(
+        "description",
+        (LOOP,),
+        optional(text),
+        "What the loop does, for people: `ll-loop list` shows its first line.",
+    ),
+    Key(
+        "category",
+        (LOOP,),
+        optional(string),
+        "A topic for `ll-loop list --category`; shown by list and the report.",
+    ),
+    Key(
+        "labels",
+        (LOOP,),
+        optional(string_list),
+        "Tags for `ll-loop list --label`; shown by list and the report.",
+        default=[],
+    ),
+    Key(
+        "visibility",
+        (LOOP,),
+        one_of(VISIBILITIES),
+        "public (default), internal (run as another loop's sub-loop) or example: "
+        "`ll-loop list` shows public loops, `--all` every loop.",
+        default=PUBLIC,
+    ),
+    Key(
+        "commands",
+        (LOOP,),
+        optional(command_list),
+        "Command lines worth knowing for this loop ({cmd, comment} each), shown by "
+        "`ll-loop graph --info`.",
+        default=[],
+    ),
+    Key(
+        "input_key",
+        (LOOP,),
+        pattern(_KEY_NAME, "a context key name (letters, digits, '_' and '-')"),
+        "The context key a run's free-form VALUE goes to when the loop declares no "
+        'parameters (`ll-loop run NAME "text"`); default input.',
+        default=DEFAULT_INPUT_KEY,
+    ),
+    Key(
+        "required_inputs",
+        (LOOP,),
+        optional(string_list),
+        "Context keys that must not be empty when a run starts (e.g. the input_key); the "
+        "run is refused in one line otherwise.",
+        default=[],
+    ),
+)
+METADATA_LOOP_KEYS: dict[str, Check] = checks_at(LOOP, LOOP_ROWS)
 # Spliced into key_tables.STATE_KEYS.
 METADATA_STATE_KEYS: dict[str, Check] = {"description": optional(text)}
-# What key_checks splices in: these keys and the lint flags (lint_flags.py).
-MORE_LOOP_KEYS: dict[str, Check] = {**METADATA_LOOP_KEYS, **LINT_FLAG_KEYS}
+# What key_checks splices in at a state.
 MORE_STATE_KEYS: dict[str, Check] = METADATA_STATE_KEYS
 FLAGS: tuple[str, ...] = tuple(LINT_FLAG_KEYS)  # FSMLoop.lint_ok holds these keys
 
@@ -175,28 +221,7 @@ def metadata_of(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-# What each key means, in one sentence (spliced into validate/key_docs.py).
-METADATA_LOOP_DOCS: dict[str, str] = {
-    "description": "What the loop does, for people: `ll-loop list` shows its first line.",
-    "category": "A topic for `ll-loop list --category`; shown by list and the report.",
-    "labels": "Tags for `ll-loop list --label`; shown by list and the report.",
-    "visibility": (
-        "public (default), internal (run as another loop's sub-loop) or example: "
-        "`ll-loop list` shows public loops, `--all` every loop."
-    ),
-    "commands": (
-        "Command lines worth knowing for this loop ({cmd, comment} each), shown by "
-        "`ll-loop graph --info`."
-    ),
-    "input_key": (
-        "The context key a run's free-form VALUE goes to when the loop declares no "
-        'parameters (`ll-loop run NAME "text"`); default input.'
-    ),
-    "required_inputs": (
-        "Context keys that must not be empty when a run starts (e.g. the input_key); the "
-        "run is refused in one line otherwise."
-    ),
-}
+# What the state's key means, in one sentence (spliced into validate/key_docs.py).
 METADATA_STATE_DOCS: dict[str, str] = {
     "description": "What the state does, for people: shown by `ll-loop graph --info`."
 }

@@ -8,7 +8,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-from little_loops.fsm.values.value_checks import Check, describe
+from little_loops.fsm.definition.model.key_row import LOOP, Key
+from little_loops.fsm.values.value_checks import Check, describe, optional
 
 ParameterType = Literal["string", "integer", "number", "boolean", "path", "list"]
 PARAMETER_TYPES: tuple[str, ...] = get_args(ParameterType)
@@ -246,6 +247,18 @@ PARAMETERS_CHECK = Check(
         "propertyNames": {"pattern": PARAMETER_NAME},
         "additionalProperties": _ENTRY_JSON,
     },
+)
+# The loop's `parameters:`, one row (FSMLoop.parameters holds each one's ParameterSpec).
+KEYS: tuple[Key, ...] = (
+    Key(
+        "parameters",
+        (LOOP,),
+        optional(PARAMETERS_CHECK),
+        "Typed context keys a run gives values to (`ll-loop run NAME VALUE... --set "
+        "KEY=VALUE`), read as ${context.NAME}: each a type, or a mapping of type, default, "
+        "required, description and choices.",
+        default={},
+    ),
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.definition.model.retry_keys import MAX_EXIT_CODE
 from little_loops.fsm.definition.model.spellings import ROUTE, STATE, spellings_at
 from little_loops.fsm.values.value_checks import (
@@ -49,12 +50,29 @@ STATE_ROUTE_KEYS: dict[str, Check] = {
     "on_no": optional(string),
     "failure": boolean,
 }
-# The loop's caps and where each one's run goes (after key_tables.LOOP_KEYS).
-LOOP_LIMIT_KEYS: dict[str, Check] = {
-    "max_steps": optional(integer(1)),
-    "on_max_steps": optional(string),
-    "on_max_iterations": optional(string),
-}
+# The loop's caps and where each one's run goes (after its settings in key_tables.LOOP_KEYS);
+# graph.py follows the two routes out of every state.
+LOOP_LIMIT_ROWS: tuple[Key, ...] = (
+    Key(
+        "max_steps",
+        (LOOP,),
+        optional(integer(1)),
+        "Safety limit on steps (states run, in all passes; default none); the loop stops with "
+        "exit code 10 when it is reached.",
+    ),
+    Key(
+        "on_max_steps",
+        (LOOP,),
+        optional(string),
+        "When max_steps is reached: run this state once (e.g. a summary), then stop (max_steps).",
+    ),
+    Key(
+        "on_max_iterations",
+        (LOOP,),
+        optional(string),
+        "When max_iterations is reached: run this state once, then stop (max_iterations).",
+    ),
+)
 # The verdict each `on_<verdict>` shorthand routes (ours, then these two).
 EXTRA_SHORTHANDS: tuple[tuple[str, str], ...] = (
     ("partial", "on_partial"),

@@ -237,7 +237,7 @@ class StateConfig:
         into its dataclass); its row's default when the file left it out."""
         found = getattr(self, row.field_name) if row.field_name in _STATE_FIELDS else None
         found = self.more.get(row.name) if found is None else found
-        return row.default if found is None else found
+        return row.default_at(STATE_PLACE) if found is None else found
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any] | None:
         """The state's own options block of *kind* (its `options_key`); None: it has none."""
@@ -444,7 +444,7 @@ class FSMLoop:
         default when the file left it out."""
         found = getattr(self, row.field_name) if row.field_name in _LOOP_FIELDS else None
         found = self.more.get(row.name) if found is None else found
-        return row.default if found is None else found
+        return row.default_at(LOOP) if found is None else found
 
     def options_of(self, kind: ActionKindSpec) -> dict[str, Any]:
         """The loop's options block of *kind* (its `options_key`; `{}`: none)."""

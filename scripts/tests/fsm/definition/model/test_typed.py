@@ -13,6 +13,7 @@ import pytest
 from support.paths import REPO, SHIPPED_LOOPS, TESTS
 from support.subloop_docs import check_with_siblings, has_subloops
 
+from little_loops.fsm.definition.model.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.definition.model.spellings import SPELLINGS, STATE
 from little_loops.fsm.definition.model.typed import (
     ACTION_TYPES,
@@ -29,7 +30,6 @@ from little_loops.fsm.definition.model.typed import (
 )
 from little_loops.fsm.definition.reading.loader import load_file, load_text
 from little_loops.fsm.definition.reading.loopdoc import uses_reuse
-from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.validate.json_schema import SCHEMA_FILE
 from little_loops.fsm.validate.loopfile import check_document

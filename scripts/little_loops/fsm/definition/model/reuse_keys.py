@@ -8,39 +8,52 @@ editor knows them.
 
 from __future__ import annotations
 
+from little_loops.fsm.definition.model.key_row import LOOP, Key, checks_at
 from little_loops.fsm.definition.reading.loopdoc import REUSE_STATE_KEY
 from little_loops.fsm.values.value_checks import Check, mapping, optional, string, string_list
 
 IMPORT_KEY = "import"  # the fragment libraries a loop (or a library) uses
 FRAGMENTS_KEY = "fragments"  # the fragments a loop or a fragment library gives
-REUSE_LOOP_CHECKS: dict[str, Check] = {
-    IMPORT_KEY: optional(string_list),
-    FRAGMENTS_KEY: optional(mapping),
-    "from": optional(string),
-    "flow": optional(string_list),
-    "state_defs": optional(mapping),
-}
-REUSE_STATE_CHECKS: dict[str, Check] = {REUSE_STATE_KEY: optional(string)}
-# What each means, for the JSON Schema and editor hovers (`validate/key_docs`).
-REUSE_LOOP_DOCS: dict[str, str] = {
-    "import": (
+# The loop's reuse keys, one row each: no model field (gone before the model is made).
+LOOP_ROWS: tuple[Key, ...] = (
+    Key(
+        IMPORT_KEY,
+        (LOOP,),
+        optional(string_list),
         "Fragment library files (a top-level fragments: mapping) whose fragments the states "
-        "may name, from this file's folder, then the project's .loops/; later ones win."
+        "may name, from this file's folder, then the project's .loops/; later ones win.",
     ),
-    "fragments": (
+    Key(
+        FRAGMENTS_KEY,
+        (LOOP,),
+        optional(mapping),
         "Fragments of this file, by name: partial states that a state names with fragment:; "
-        "they replace imported fragments of the same name."
+        "they replace imported fragments of the same name.",
     ),
-    "from": (
+    Key(
+        "from",
+        (LOOP,),
+        optional(string),
         "A base loop (its name: NAME.yaml from this file's folder, then .loops/) this loop is "
-        "laid over: mappings merge key by key, other values of this file replace the base's."
+        "laid over: mappings merge key by key, other values of this file replace the base's.",
     ),
-    "flow": (
+    Key(
+        "flow",
+        (LOOP,),
+        optional(string_list),
         "States as a chain: each NAME goes on to the next (next:), NAME?YES:NO routes yes/no "
-        "to YES/NO, the last is a terminal; instead of states:."
+        "to YES/NO, the last is a terminal; instead of states:.",
     ),
-    "state_defs": "The settings of the states of flow:, by name, merged over what flow: makes.",
-}
+    Key(
+        "state_defs",
+        (LOOP,),
+        optional(mapping),
+        "The settings of the states of flow:, by name, merged over what flow: makes.",
+    ),
+)
+REUSE_LOOP_CHECKS: dict[str, Check] = checks_at(LOOP, LOOP_ROWS)
+REUSE_STATE_CHECKS: dict[str, Check] = {REUSE_STATE_KEY: optional(string)}
+# What it means, for the JSON Schema and editor hovers (`validate/key_docs`).
 REUSE_STATE_DOCS: dict[str, str] = {
     REUSE_STATE_KEY: (
         "A fragment (imported or from fragments:) whose keys this state takes; its own keys "

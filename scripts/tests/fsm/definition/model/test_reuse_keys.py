@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from little_loops.fsm.definition.checks.key_checks import check_definition
 from little_loops.fsm.definition.checks.key_tables import LOOP_KEYS, STATE_KEYS
-from little_loops.fsm.definition.reading.reuse_keys import REUSE_LOOP_CHECKS, REUSE_LOOP_DOCS
+from little_loops.fsm.definition.model.reuse_keys import REUSE_LOOP_CHECKS
+from little_loops.fsm.definition.reading.loopdoc import REUSE_LOOP_KEYS
 
 
-def test_the_reuse_keys_are_in_the_tables_with_docs() -> None:
+def test_the_reuse_keys_are_in_the_tables_and_are_those_resolved_while_reading() -> None:
     assert set(REUSE_LOOP_CHECKS) <= set(LOOP_KEYS)
-    assert set(REUSE_LOOP_DOCS) == set(REUSE_LOOP_CHECKS)
+    assert tuple(REUSE_LOOP_CHECKS) == REUSE_LOOP_KEYS
     assert "fragment" in STATE_KEYS
 
 
