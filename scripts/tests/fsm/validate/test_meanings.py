@@ -8,9 +8,15 @@ from typing import Any
 
 import pytest
 
+from little_loops.fsm.definition import key_tables
+from little_loops.fsm.definition.blocks import ROUTE_DEFAULT_KEY, ROUTE_ERROR_KEY
+from little_loops.fsm.definition.key_row import LOOP, STATE
+from little_loops.fsm.definition.spellings import ROUTE
 from little_loops.fsm.validate.meanings import (
     MEANINGS,
     NOTE,
+    READS_EXIT_CODE,
+    READS_OUTPUT,
     THEIR_MAX_STEPS,
     as_theirs,
     notes,
@@ -51,6 +57,38 @@ def test_one_row_for_each_key_read_otherwise() -> None:
         "${prev.*}",
     ]
     assert [m.key for m in MEANINGS if m.as_theirs is not None] == ["max_iterations"]
+
+
+def test_a_key_s_meaning_names_the_place_of_its_row() -> None:
+    tables = {
+        LOOP: key_tables.LOOP_KEYS,
+        STATE: key_tables.STATE_KEYS,
+        ROUTE: {ROUTE_DEFAULT_KEY: None, ROUTE_ERROR_KEY: None},
+    }
+    assert {m.key: m.place for m in MEANINGS} == {
+        "max_iterations": LOOP,
+        "output_numeric": None,
+        "llm_structured": None,
+        "run_dir": None,
+        "evaluate": STATE,
+        "on_cannot_judge": STATE,
+        "_": ROUTE,
+        "${prev.*}": None,
+    }
+    for meaning in MEANINGS:
+        if meaning.place is not None:
+            assert meaning.key in tables[meaning.place], meaning.key
+        assert all("\n" not in cell for cell in (meaning.shown, meaning.ours, meaning.theirs))
+        assert meaning.table_row().startswith("| ")
+
+
+def test_the_evaluators_the_exit_code_meaning_names_are_the_registry_s() -> None:
+    from little_loops.fsm.evaluators.registry import SPECS
+
+    judged = {name for name, spec in SPECS.items() if spec.reads_exit_code}
+    assert set(READS_EXIT_CODE) == judged
+    assert set(READS_OUTPUT) == set(SPECS) - judged
+    assert len(READS_EXIT_CODE) + len(READS_OUTPUT) == len(SPECS)
 
 
 def test_max_iterations_without_max_steps_is_noted_in_their_spelling() -> None:
