@@ -32,25 +32,9 @@ PREV_REFERENCE = "${prev."
 EXIT_KEY = "evaluate"  # an evaluator that does not judge the exit code, on a non-zero exit
 
 Where = tuple[tuple[str, ...], str]  # a key path and what differs there
-# The evaluators that read the output whatever the exit code, and those that judge it
-# (evaluators/registry.py's `reads_exit_code`, which a test holds these to; the registry is
-# loaded only for a file in little-loops' spelling).
-READS_OUTPUT: tuple[str, ...] = (
-    "output_numeric",
-    "output_json",
-    "output_contains",
-    "convergence",
-    "classify",
-)
-READS_EXIT_CODE: tuple[str, ...] = (
-    "exit_code",
-    "llm_structured",
-    "mcp_result",
-    "harbor_scorer",
-    "diff_stall",
-    "score_stall",
-    "open_question_stall",
-)
+# A cell of the docs' table of meanings; a function: worked out when the table is written
+# (it reads every evaluator, which validating a loop does not load).
+Cell = str | Callable[[], str]
 
 
 @dataclass(frozen=True)
@@ -67,19 +51,36 @@ class Meaning:
     differs: Callable[[Mapping[str, Any], bool], Iterator[Where]]
     # docs/little-loops.md's table: the key as it names it, what it means in ll-loop, what in
     # little-loops (and with `--compat`).
-    shown: str
-    ours: str
-    theirs: str
+    shown: Cell
+    ours: Cell
+    theirs: Cell
     # Rewrites a file into little-loops' meaning (`--compat`); None: the engine reads it so.
     as_theirs: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def table_row(self) -> str:
         """Its row of docs/little-loops.md's table of meanings."""
-        return f"| {self.shown} | {self.ours} | {self.theirs} |"
+        cells = (c if isinstance(c, str) else c() for c in (self.shown, self.ours, self.theirs))
+        return f"| {' | '.join(cells)} |"
 
 
-def _names(kinds: tuple[str, ...]) -> str:
-    return ", ".join(f"`{kind}`" for kind in kinds)
+def _evaluators(judge_exit_code: bool) -> str:
+    """The evaluators that judge the exit code (or that do not), for the docs' table."""
+    from little_loops.fsm.evaluators.registry import SPECS  # the docs' table alone reads all
+
+    return ", ".join(
+        f"`{name}`" for name, spec in SPECS.items() if spec.reads_exit_code is judge_exit_code
+    )
+
+
+def _exit_shown() -> str:
+    return (
+        f"`{EXIT_KEY}` that does not judge the exit code ({_evaluators(False)}), after a "
+        "non-zero exit"
+    )
+
+
+def _exit_theirs() -> str:
+    return f"`{ERROR}` (the evaluators that judge it: {_evaluators(True)})"
 
 
 def _is_count(value: object) -> bool:
@@ -281,10 +282,9 @@ MEANINGS: tuple[Meaning, ...] = (
         EXIT_KEY,
         STATE,  # the evaluators read it: evaluators/dispatch.py
         _exit_differs,
-        f"`{EXIT_KEY}` that does not judge the exit code ({_names(READS_OUTPUT)}), after a "
-        "non-zero exit",
+        _exit_shown,
         "reads the output as always",
-        f"`{ERROR}` (the evaluators that judge it: {_names(READS_EXIT_CODE)})",
+        _exit_theirs,
     ),
     Meaning(
         ON_CANNOT_JUDGE,

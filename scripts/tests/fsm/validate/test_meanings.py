@@ -15,8 +15,6 @@ from little_loops.fsm.definition.spellings import ROUTE
 from little_loops.fsm.validate.meanings import (
     MEANINGS,
     NOTE,
-    READS_EXIT_CODE,
-    READS_OUTPUT,
     THEIR_MAX_STEPS,
     as_theirs,
     notes,
@@ -78,17 +76,20 @@ def test_a_key_s_meaning_names_the_place_of_its_row() -> None:
     for meaning in MEANINGS:
         if meaning.place is not None:
             assert meaning.key in tables[meaning.place], meaning.key
-        assert all("\n" not in cell for cell in (meaning.shown, meaning.ours, meaning.theirs))
-        assert meaning.table_row().startswith("| ")
+        row = meaning.table_row()
+        assert "\n" not in row, row
+        assert row.startswith("| "), row
+        assert row.count(" | ") == 2, row
 
 
-def test_the_evaluators_the_exit_code_meaning_names_are_the_registry_s() -> None:
+def test_the_exit_code_meaning_names_each_evaluator_by_the_registry() -> None:
     from little_loops.fsm.evaluators.registry import SPECS
 
-    judged = {name for name, spec in SPECS.items() if spec.reads_exit_code}
-    assert set(READS_EXIT_CODE) == judged
-    assert set(READS_OUTPUT) == set(SPECS) - judged
-    assert len(READS_EXIT_CODE) + len(READS_OUTPUT) == len(SPECS)
+    (meaning,) = [m for m in MEANINGS if m.key == "evaluate"]
+    shown, _, theirs = meaning.table_row().strip("| ").split(" | ")
+    for name, spec in SPECS.items():
+        assert (f"`{name}`" in theirs) is spec.reads_exit_code, name
+        assert (f"`{name}`" in shown) is not spec.reads_exit_code, name
 
 
 def test_max_iterations_without_max_steps_is_noted_in_their_spelling() -> None:
