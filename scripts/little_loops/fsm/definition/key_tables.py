@@ -30,7 +30,12 @@ from little_loops.fsm.definition.model import (
     TERMINAL_OUTCOMES,
 )
 from little_loops.fsm.definition.parameters import PARAMETERS_CHECK
-from little_loops.fsm.definition.retry_checks import RATE_LIMIT_KEYS, RETRY_KEYS
+from little_loops.fsm.definition.retry_checks import (
+    RATE_LIMIT_BLOCK,
+    RATE_LIMIT_KEYS,
+    RETRY_BLOCK,
+    RETRY_KEYS,
+)
 from little_loops.fsm.definition.reuse_keys import REUSE_LOOP_CHECKS, REUSE_STATE_CHECKS
 from little_loops.fsm.evaluators.config import DEFAULT_LLM_MODEL
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
@@ -342,13 +347,13 @@ NOTIFY_ROWS: tuple[Key, ...] = (
 NOTIFY_KEYS: dict[str, Check] = checks_at(NOTIFY_BLOCK, NOTIFY_ROWS)
 # The settings mappings of a loop and the keys of each (an options block's: OPTION_KEYS).
 _SETTINGS: tuple[tuple[str, dict[str, Check] | None], ...] = (
-    ("llm", LLM_KEYS),
-    ("archive", ARCHIVE_KEYS),
-    ("stall", STALL_KEYS),
+    (LLM_BLOCK, LLM_KEYS),
+    (ARCHIVE_BLOCK, ARCHIVE_KEYS),
+    (STALL_BLOCK, STALL_KEYS),
     *((key, None) for key in OPTION_KEYS),
-    ("notify", NOTIFY_KEYS),
-    ("retry", RETRY_KEYS),
-    ("rate_limit", RATE_LIMIT_KEYS),
+    (NOTIFY_BLOCK, NOTIFY_KEYS),
+    (RETRY_BLOCK, RETRY_KEYS),
+    (RATE_LIMIT_BLOCK, RATE_LIMIT_KEYS),
 )
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = ("name", "initial", "states")

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from little_loops.fsm.definition import key_tables
+from little_loops.fsm.definition import key_tables, retry_checks
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.validate import json_schema, key_docs
 
@@ -37,6 +37,10 @@ TABLES = {
     "evaluate": key_tables.EVALUATE_KEYS,
     "llm": key_tables.LLM_KEYS,
     "notify": key_tables.NOTIFY_KEYS,
+    "stall": key_tables.STALL_KEYS,
+    "archive": key_tables.ARCHIVE_KEYS,
+    "retry": retry_checks.RETRY_KEYS,
+    "rate_limit": retry_checks.RATE_LIMIT_KEYS,
 }
 
 
