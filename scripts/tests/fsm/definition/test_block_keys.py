@@ -1,12 +1,15 @@
 """The keys of the settings blocks (`stall:`, `llm:`, `archive:`, `notify:`, `retry:`,
 `rate_limit:`) are rows (key_row.Key) whose place is the block: each the field of its
-dataclass, with that field's default; the key tables, key docs and schema read them."""
+dataclass, with that field's default; the key tables, key docs, schema and the user docs'
+tables read them."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from support.paths import REPO
 
 from little_loops.fsm.definition import key_tables, retry_checks
 from little_loops.fsm.definition.blocks import (
@@ -72,3 +75,51 @@ def test_a_key_of_the_loop_s_stall_alone_is_a_stall_row() -> None:
     names = [row.name for row in key_tables.STALL_ROWS]
     assert key_tables.LOOP_ONLY_STALL_KEYS == ("no_change_passes",)
     assert set(key_tables.LOOP_ONLY_STALL_KEYS) <= set(names)
+
+
+# Where docs/loop-files.md's table of each block's keys follows.
+DOC_TABLES = {
+    "llm": "`llm`:\n",
+    "archive": "`archive` (see",
+    "notify": "`notify` (details",
+    "stall": "### Stall breakers\n",
+    "retry": "A state with `retry:`",
+    "rate_limit": "### Claude's limits: `rate_limit`\n",
+}
+
+
+def _doc_table(after: str) -> list[list[str]]:
+    """The cells of each row of the first table after *after* in docs/loop-files.md."""
+    text = (REPO / "docs" / "loop-files.md").read_text()
+    start = text.index(after)
+    found = re.search(r"^\| key \|.*\n\| --- .*\n((?:\|.*\n)+)", text[start:], re.M)
+    assert found is not None, after
+    return [
+        [cell.strip() for cell in line.strip("|").split(" | ")]
+        for line in found.group(1).splitlines()
+    ]
+
+
+def _shown(value: object) -> set[str]:
+    """How the docs may write a default: as Python or YAML writes it."""
+    if isinstance(value, bool):
+        return {str(value).lower()}
+    if isinstance(value, list):
+        return {f"[{', '.join(f'{v:g}' if isinstance(v, float | int) else str(v) for v in value)}]"}
+    if isinstance(value, float):
+        return {f"{value:g}", str(value)}
+    return {str(value)}
+
+
+@pytest.mark.parametrize(("block", "rows", "cls", "docs", "schema"), BLOCKS, ids=IDS)
+def test_the_user_docs_table_of_a_block_lists_its_rows_with_their_defaults(
+    block: str, rows: tuple[Key, ...], cls: type, docs: dict[str, str], schema: str
+) -> None:
+    table = _doc_table(DOC_TABLES[block])
+    assert [cells[0] for cells in table] == [f"`{row.name}`" for row in rows]
+    if len(table[0]) < 4:  # the stall table has no default column: none has one
+        assert all(row.default is None for row in rows)
+        return
+    for cells, row in zip(table, rows, strict=True):
+        if row.default is not None:
+            assert any(f"`{shown}`" in cells[2] for shown in _shown(row.default)), (row, cells)
