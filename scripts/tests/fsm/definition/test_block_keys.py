@@ -1,7 +1,7 @@
 """The keys of the settings blocks (`stall:`, `llm:`, `archive:`, `notify:`, `retry:`,
 `rate_limit:`) are rows (key_row.Key) whose place is the block: each the field of its
-dataclass, with that field's default; the key tables, key docs, schema and the user docs'
-tables read them."""
+dataclass, with that field's default; the key tables, key docs and schema read them, and the
+user docs' table of each block lists them."""
 
 from __future__ import annotations
 
