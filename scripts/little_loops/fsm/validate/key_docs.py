@@ -6,7 +6,17 @@ from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox_key import SANDBOX_DOC, SANDBOX_KEY
 from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
-from little_loops.fsm.definition.checks.key_tables import loop_table
+from little_loops.fsm.definition.checks.key_tables import (
+    ARCHIVE_BLOCK,
+    ARCHIVE_ROWS,
+    LLM_BLOCK,
+    LLM_ROWS,
+    NOTIFY_BLOCK,
+    NOTIFY_ROWS,
+    STALL_BLOCK,
+    STALL_ROWS,
+    loop_table,
+)
 from little_loops.fsm.definition.model import key_row
 from little_loops.fsm.definition.model.fanout import FANOUT_KEY_DOCS
 from little_loops.fsm.definition.model.key_row import docs_at
@@ -15,6 +25,12 @@ from little_loops.fsm.definition.model.learning import LEARNING_KEY_DOCS
 from little_loops.fsm.definition.model.lint_flags import CHECKS as LINT_FLAGS
 from little_loops.fsm.definition.model.lint_flags import flag_doc
 from little_loops.fsm.definition.model.metadata import METADATA_STATE_DOCS
+from little_loops.fsm.definition.model.retry_keys import (
+    RATE_LIMIT_BLOCK,
+    RATE_LIMIT_ROWS,
+    RETRY_BLOCK,
+    RETRY_ROWS,
+)
 from little_loops.fsm.definition.model.reuse_keys import REUSE_STATE_DOCS
 
 FILE = (
@@ -142,18 +158,7 @@ STATE_KEYS: dict[str, str] = {
 }
 
 STALL = "Stall breakers: detectors that end a run spinning without progress."
-STALL_KEYS: dict[str, str] = {
-    "same_result": "Stall when a state gives the same verdict on the same output N times in a row.",
-    "no_change_passes": (
-        "Stall when N passes in a row change nothing in the git working tree (loop level only)."
-    ),
-    "max_visits": "Stall when a state is entered more than N times.",
-    "ignore_volatile": (
-        "same_result compares outputs with durations, clock times, pids, temp paths and "
-        "addresses masked (default true); false compares them byte for byte."
-    ),
-    "on_stall": "The state to go to on a stall; none: the run ends with terminated_by 'stall'.",
-}
+STALL_KEYS: dict[str, str] = docs_at(STALL_BLOCK, STALL_ROWS)
 
 EVALUATE = "An evaluator: turns the action's result into a verdict."
 # The evaluators that read a key are added in front from the registry: `output_json: ...`.
@@ -183,42 +188,13 @@ ROUTE_DEFAULT = "Next state for a verdict with no entry of its own."
 ROUTE_ERROR = "Next state when the action or the evaluation fails with an error."
 
 ARCHIVE = "The run archive: finished runs of the loop kept under .loops/.history/<name>/."
-ARCHIVE_KEYS: dict[str, str] = {
-    "keep": "How many finished runs to keep; the oldest go first; 0 keeps none. Default 50.",
-    "max_age_days": "Also drop runs that ended more than this many days ago. Default: no limit.",
-}
+ARCHIVE_KEYS: dict[str, str] = docs_at(ARCHIVE_BLOCK, ARCHIVE_ROWS)
 
 NOTIFY = "Who hears that a run ended: a command, a webhook, or both; they never change its outcome."
-NOTIFY_KEYS: dict[str, str] = {
-    "command": (
-        "A bash command run in the project folder with the run's JSON summary on stdin and "
-        "LL_LOOP_OUTCOME, LL_LOOP_EXIT_CODE, LL_LOOP_NAME, LL_LOOP_RUN_ID set."
-    ),
-    "webhook": "An http:// or https:// URL the run's JSON summary is POSTed to.",
-    "on": (
-        "The outcomes that notify (done, failed, budget, max_iterations, timeout, handoff, "
-        "interrupted, stopped ...). Default: all."
-    ),
-    "timeout": "Seconds the command, or one webhook try, may take. Default 10.",
-    "retries": "Webhook tries after a failed one, 1 s, 2 s, 4 s ... apart. Default 3.",
-}
+NOTIFY_KEYS: dict[str, str] = docs_at(NOTIFY_BLOCK, NOTIFY_ROWS)
 
 LLM = "Settings of the llm_structured evaluator, the only place ll-loop calls a model itself."
-LLM_KEYS: dict[str, str] = {
-    "enabled": "false turns LLM evaluation off (for CI). Default true.",
-    "model": (
-        'The model for evaluation; the default is DEFAULT_LLM_MODEL ("${DEFAULT_LLM_MODEL}" '
-        "also means the default)."
-    ),
-    "max_tokens": "Maximum tokens of an evaluation answer. Default 256.",
-    "timeout": "Seconds per evaluation call. Default 30.",
-    "backend": (
-        "Who judges: api (the Anthropic API, needs ANTHROPIC_API_KEY), an agent whose CLI "
-        "answers with schema-checked JSON (claude: Claude Code's own login) or auto (the "
-        "default: api when ANTHROPIC_API_KEY is set, else the state's agent when it can judge, "
-        "else claude)."
-    ),
-}
+LLM_KEYS: dict[str, str] = docs_at(LLM_BLOCK, LLM_ROWS)
 
 # Each action kind's options block (by its key): what it is, and each option's doc, from the
 # kind's module.
@@ -235,31 +211,10 @@ CUSTOM_AGENT = (
 AGENT_KEYS: dict[str, str] = {key: doc for key, (_, doc) in CUSTOM_AGENT_KEYS.items()}
 
 RETRY = "When and how to run a state's action again (as AWS Step Functions' Retry)."
-RETRY_KEYS: dict[str, str] = {
-    "on": (
-        "The results that cause a retry: verdicts (success, failure, ...), error, and exit "
-        "codes (whole numbers). Default [error]."
-    ),
-    "max_attempts": "Attempts in all, the first one included. Default 3.",
-    "interval": "Seconds to wait before the second attempt. Default 1.",
-    "backoff_rate": "Each further wait is this many times the one before. Default 2.0.",
-    "max_interval": "No wait between attempts is longer than this many seconds.",
-    "jitter": (
-        "none (the default): wait exactly; full: wait a random time from 0 to the computed wait."
-    ),
-}
+RETRY_KEYS: dict[str, str] = docs_at(RETRY_BLOCK, RETRY_ROWS)
 
 RATE_LIMIT = (
     "Waiting out Claude's rate, overload and usage limits: until the reset time Claude gives, "
     "else the next step of the ladder."
 )
-RATE_LIMIT_KEYS: dict[str, str] = {
-    "ladder": (
-        "Seconds of each successive wait when no reset time is given; the last repeats. "
-        "Default [60, 300, 900, 1800]."
-    ),
-    "max_wait": (
-        "The longest one step waits for Claude's limits in all before the run ends with an "
-        "error. Default 21600 (6 hours)."
-    ),
-}
+RATE_LIMIT_KEYS: dict[str, str] = docs_at(RATE_LIMIT_BLOCK, RATE_LIMIT_ROWS)

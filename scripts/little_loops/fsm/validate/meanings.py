@@ -1,11 +1,12 @@
 """Keys little-loops reads with another meaning: a note for each, and its meaning for `--compat`.
 
-One row per key (`MEANINGS`): where a loop file's meaning differs there (`differs`, a note
-`validate` prints in one line) and what `--compat` does about it (docs/little-loops.md, the
-table between the `meanings` markers, says the same). A key read when the file is loaded
-is rewritten into little-loops' meaning here (`as_theirs`); one read while the loop runs is
-read as little-loops reads it when the model says so (`FSMLoop.theirs`, the evaluators'
-`EvaluateConfig.theirs`).
+One row per key (`MEANINGS`), naming the key's row (its place and name: the key tables
+check it there): where a loop file's meaning differs there (`differs`, a note `validate`
+prints in one line), how each reads it (`ours`, `theirs`: the row of docs/little-loops.md's
+table between the `meanings` markers, which a test holds to these) and what `--compat` does
+about it. A key read when the file is loaded is rewritten into little-loops' meaning here
+(`as_theirs`); one read while the loop runs is read as little-loops reads it when the model
+says so (`FSMLoop.theirs`, the evaluators' `EvaluateConfig.theirs`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from little_loops.fsm.definition.model.blocks import ROUTE_DEFAULT_KEY
+from little_loops.fsm.definition.model.blocks import ROUTE_DEFAULT_KEY, ROUTE_ERROR_KEY
+from little_loops.fsm.definition.model.key_row import LOOP
 from little_loops.fsm.definition.model.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.model.spellings import ROUTE, STATE, spellings_at
 from little_loops.fsm.evaluators.judge_theirs import CANNOT_JUDGE, HOLD_CAP
@@ -30,16 +32,55 @@ PREV_REFERENCE = "${prev."
 EXIT_KEY = "evaluate"  # an evaluator that does not judge the exit code, on a non-zero exit
 
 Where = tuple[tuple[str, ...], str]  # a key path and what differs there
+# A cell of the docs' table of meanings; a function: worked out when the table is written
+# (it reads every evaluator, which validating a loop does not load).
+Cell = str | Callable[[], str]
 
 
 @dataclass(frozen=True)
 class Meaning:
-    """One key little-loops reads otherwise: where a file uses it so, and how it differs."""
+    """One key little-loops reads otherwise: its row, where a file uses it so, how it differs,
+    and what `--compat` does."""
 
     key: str
-    differs: Callable[[Mapping[str, Any]], Iterator[Where]]
+    # The place of the key's row (key_row.LOOP, STATE, or a `route:` table); None: no key of
+    # a loop file but a value read otherwise (an evaluator, a parameter, a reference).
+    place: str | None
+    # Where a file's meaning differs, and how: given the file and whether it is written in
+    # little-loops' spelling (a note per place, in one line).
+    differs: Callable[[Mapping[str, Any], bool], Iterator[Where]]
+    # docs/little-loops.md's table: the key as it names it, what it means in ll-loop, what in
+    # little-loops (and with `--compat`).
+    shown: Cell
+    ours: Cell
+    theirs: Cell
     # Rewrites a file into little-loops' meaning (`--compat`); None: the engine reads it so.
     as_theirs: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def table_row(self) -> str:
+        """Its row of docs/little-loops.md's table of meanings."""
+        cells = (c if isinstance(c, str) else c() for c in (self.shown, self.ours, self.theirs))
+        return f"| {' | '.join(cells)} |"
+
+
+def _evaluators(judge_exit_code: bool) -> str:
+    """The evaluators that judge the exit code (or that do not), for the docs' table."""
+    from little_loops.fsm.evaluators.registry import SPECS  # the docs' table alone reads all
+
+    return ", ".join(
+        f"`{name}`" for name, spec in SPECS.items() if spec.reads_exit_code is judge_exit_code
+    )
+
+
+def _exit_shown() -> str:
+    return (
+        f"`{EXIT_KEY}` that does not judge the exit code ({_evaluators(False)}), after a "
+        "non-zero exit"
+    )
+
+
+def _exit_theirs() -> str:
+    return f"`{ERROR}` (the evaluators that judge it: {_evaluators(True)})"
 
 
 def _is_count(value: object) -> bool:
@@ -59,9 +100,9 @@ def _in_their_spelling(data: Mapping[str, Any]) -> bool:
     return False
 
 
-def _steps_differ(data: Mapping[str, Any]) -> Iterator[Where]:
+def _steps_differ(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
     # Our own safety net, in every loop of ours: noted in a file in their spelling only.
-    if MAX_STEPS not in data and _is_count(data.get(MAX_ITERATIONS)) and _in_their_spelling(data):
+    if MAX_STEPS not in data and _is_count(data.get(MAX_ITERATIONS)) and in_theirs:
         yield (
             (MAX_ITERATIONS,),
             f"little-loops reads max_iterations without max_steps as a cap of "
@@ -88,10 +129,12 @@ def _states(data: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
                 yield str(name), state
 
 
-def _evaluating(data: Mapping[str, Any], kind: str, without: str) -> Iterator[tuple[str, ...]]:
+def _evaluating(
+    data: Mapping[str, Any], in_theirs: bool, kind: str, without: str
+) -> Iterator[tuple[str, ...]]:
     """The key path of each state's `evaluate: {type: KIND}` that has no key *without*, in
     a file in little-loops' spelling (in loops of ours it keeps our reading: not noted)."""
-    if not _in_their_spelling(data):
+    if not in_theirs:
         return
     for name, state in _states(data):
         evaluate = state.get("evaluate")
@@ -103,8 +146,8 @@ def _evaluating(data: Mapping[str, Any], kind: str, without: str) -> Iterator[tu
             yield ("states", name, "evaluate", "type")
 
 
-def _numbers_differ(data: Mapping[str, Any]) -> Iterator[Where]:
-    for where in _evaluating(data, "output_numeric", without="key"):
+def _numbers_differ(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
+    for where in _evaluating(data, in_theirs, "output_numeric", without="key"):
         yield (
             where,
             "little-loops reads the whole output as the number (several lines are an "
@@ -117,9 +160,9 @@ def _routes_cannot_judge(state: Mapping[str, Any]) -> bool:
     return isinstance(route, Mapping) and CANNOT_JUDGE in route
 
 
-def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+def _judge_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
     states = dict(_states(data))
-    for where in _evaluating(data, "llm_structured", without="schema"):
+    for where in _evaluating(data, in_theirs, "llm_structured", without="schema"):
         held = (
             ""
             if _routes_cannot_judge(states[where[1]])
@@ -135,7 +178,7 @@ def _judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
         )
 
 
-def _on_cannot_judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+def _on_cannot_judge_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
     for name, state in _states(data):
         if state.get(ON_CANNOT_JUDGE) is not None:
             yield (
@@ -145,9 +188,9 @@ def _on_cannot_judge_differs(data: Mapping[str, Any]) -> Iterator[Where]:
             )
 
 
-def _default_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+def _default_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
     # Our own safety net, in every loop of ours: noted in a file in their spelling only.
-    if not _in_their_spelling(data):
+    if not in_theirs:
         return
     for name, state in _states(data):
         route = state.get("route")
@@ -159,7 +202,7 @@ def _default_differs(data: Mapping[str, Any]) -> Iterator[Where]:
             )
 
 
-def _prev_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+def _prev_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
     initial = data.get("initial")
     state = dict(_states(data)).get(initial) if isinstance(initial, str) else None
     action = state.get("action") if state is not None else None
@@ -171,10 +214,10 @@ def _prev_differs(data: Mapping[str, Any]) -> Iterator[Where]:
         )
 
 
-def _exit_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+def _exit_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
     from little_loops.fsm.evaluators.registry import SPECS  # only for a file in their spelling
 
-    if not _in_their_spelling(data):
+    if not in_theirs:
         return
     for name, state in _states(data):
         evaluate = state.get("evaluate")
@@ -188,7 +231,7 @@ def _exit_differs(data: Mapping[str, Any]) -> Iterator[Where]:
             )
 
 
-def _run_dir_differs(data: Mapping[str, Any]) -> Iterator[Where]:
+def _run_dir_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
     parameters = data.get("parameters")
     spec = parameters.get(RUN_DIR_KEY) if isinstance(parameters, Mapping) else None
     if isinstance(spec, Mapping) and spec.get("required") is True:
@@ -199,24 +242,87 @@ def _run_dir_differs(data: Mapping[str, Any]) -> Iterator[Where]:
 
 
 MEANINGS: tuple[Meaning, ...] = (
-    Meaning(MAX_ITERATIONS, _steps_differ, _steps_as_theirs),
-    Meaning("output_numeric", _numbers_differ),
-    Meaning("llm_structured", _judge_differs),  # the evaluator reads it: judge_theirs.py
-    Meaning(RUN_DIR_KEY, _run_dir_differs),  # the run fills it: definition/model/arguments.py
-    Meaning(EXIT_KEY, _exit_differs),  # the evaluators read it: evaluators/dispatch.py
-    Meaning(ON_CANNOT_JUDGE, _on_cannot_judge_differs),  # the run reads it: rules/abstentions
-    Meaning(ROUTE_DEFAULT_KEY, _default_differs),  # the run reads it: graph/transitions.py
-    Meaning("${prev.*}", _prev_differs),  # the action's text: engine/kinds/action.py
+    Meaning(
+        MAX_ITERATIONS,
+        LOOP,
+        _steps_differ,
+        f"`{MAX_ITERATIONS}` without `{MAX_STEPS}`",
+        "a cap on passes (back to the initial state)",
+        f"a cap on steps; a loop that sets neither stops at {THEIR_MAX_STEPS} steps",
+        _steps_as_theirs,
+    ),
+    Meaning(
+        "output_numeric",
+        None,  # an evaluator
+        _numbers_differ,
+        "`output_numeric` without `key:`",
+        "the number is the last non-empty line",
+        "the number is the whole output: several lines are an `error` verdict",
+    ),
+    Meaning(
+        "llm_structured",
+        None,  # an evaluator; it reads it so: judge_theirs.py
+        _judge_differs,
+        "`llm_structured` without `schema:`",
+        "the judge's verdict, from `success`, `failure`, `blocked`, `partial`",
+        f"also `{CANNOT_JUDGE}` (route it with `route: {{{CANNOT_JUDGE}: ...}}` or "
+        f"`{ON_CANNOT_JUDGE}:`; a state with no route for it runs again, {HOLD_CAP} times at "
+        "most in a row, then takes its error route); the judge is asked to quote the output "
+        "it rests on, and a verdict without a quote is `failure`",
+    ),
+    Meaning(
+        RUN_DIR_KEY,
+        None,  # a parameter; the run fills it: definition/model/arguments.py
+        _run_dir_differs,
+        f"a required `{RUN_DIR_KEY}` parameter",
+        "must be given",
+        "filled in: the run's folder",
+    ),
+    Meaning(
+        EXIT_KEY,
+        STATE,  # the evaluators read it: evaluators/dispatch.py
+        _exit_differs,
+        _exit_shown,
+        "reads the output as always",
+        _exit_theirs,
+    ),
+    Meaning(
+        ON_CANNOT_JUDGE,
+        STATE,  # the run reads it: rules/abstentions
+        _on_cannot_judge_differs,
+        f"`{ON_CANNOT_JUDGE}`",
+        f"allowed; our judge never answers `{CANNOT_JUDGE}`",
+        f"routes the judge's `{CANNOT_JUDGE}` there at once (not held); beside a `route:` "
+        "table it is not held either, but the table alone routes it (`_` or no valid "
+        "transition)",
+    ),
+    Meaning(
+        ROUTE_DEFAULT_KEY,
+        ROUTE,  # the run reads it: definition/graph/transitions.py
+        _default_differs,
+        f"`{ROUTE_DEFAULT_KEY}` in a `route:` table with no `{ERROR}:`",
+        f"takes any verdict but `{ERROR}` (that goes to `{ROUTE_ERROR_KEY}:`)",
+        f"takes `{ERROR}` too, before `{ROUTE_ERROR_KEY}:` (a route's own `{ERROR}:` comes first)",
+    ),
+    Meaning(
+        "${prev.*}",
+        None,  # the action's text: engine/kinds/action.py
+        _prev_differs,
+        "`${prev.*}` in an action, before any action ran (noted for the initial state's)",
+        "empty",
+        "the action cannot be written out: its error route (in `simulate` too)",
+    ),
 )
 NOTE = "; run with --compat to read it as little-loops does"
 
 
 def notes(data: Mapping[str, Any], loop: str | None = None) -> list[ValidationError]:
     """One line for each place *data* means something else in little-loops."""
+    in_theirs = _in_their_spelling(data)
     return [
         ValidationError.at(loop, path, f"{text}{NOTE}", severity="note")
         for meaning in MEANINGS
-        for path, text in meaning.differs(data)
+        for path, text in meaning.differs(data, in_theirs)
     ]
 
 

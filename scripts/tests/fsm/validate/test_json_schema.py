@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from little_loops.fsm.definition.checks import key_tables
+from little_loops.fsm.definition.model import retry_keys as retry_keys
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.validate import json_schema, key_docs
 
@@ -37,6 +38,10 @@ TABLES = {
     "evaluate": key_tables.EVALUATE_KEYS,
     "llm": key_tables.LLM_KEYS,
     "notify": key_tables.NOTIFY_KEYS,
+    "stall": key_tables.STALL_KEYS,
+    "archive": key_tables.ARCHIVE_KEYS,
+    "retry": retry_keys.RETRY_KEYS,
+    "rate_limit": retry_keys.RATE_LIMIT_KEYS,
 }
 
 

@@ -8,6 +8,10 @@ from typing import Any
 
 import pytest
 
+from little_loops.fsm.definition.checks import key_tables
+from little_loops.fsm.definition.model.blocks import ROUTE_DEFAULT_KEY, ROUTE_ERROR_KEY
+from little_loops.fsm.definition.model.key_row import LOOP, STATE
+from little_loops.fsm.definition.model.spellings import ROUTE
 from little_loops.fsm.validate.meanings import (
     MEANINGS,
     NOTE,
@@ -51,6 +55,41 @@ def test_one_row_for_each_key_read_otherwise() -> None:
         "${prev.*}",
     ]
     assert [m.key for m in MEANINGS if m.as_theirs is not None] == ["max_iterations"]
+
+
+def test_a_key_s_meaning_names_the_place_of_its_row() -> None:
+    tables = {
+        LOOP: key_tables.LOOP_KEYS,
+        STATE: key_tables.STATE_KEYS,
+        ROUTE: {ROUTE_DEFAULT_KEY: None, ROUTE_ERROR_KEY: None},
+    }
+    assert {m.key: m.place for m in MEANINGS} == {
+        "max_iterations": LOOP,
+        "output_numeric": None,
+        "llm_structured": None,
+        "run_dir": None,
+        "evaluate": STATE,
+        "on_cannot_judge": STATE,
+        "_": ROUTE,
+        "${prev.*}": None,
+    }
+    for meaning in MEANINGS:
+        if meaning.place is not None:
+            assert meaning.key in tables[meaning.place], meaning.key
+        row = meaning.table_row()
+        assert "\n" not in row, row
+        assert row.startswith("| "), row
+        assert row.count(" | ") == 2, row
+
+
+def test_the_exit_code_meaning_names_each_evaluator_by_the_registry() -> None:
+    from little_loops.fsm.evaluators.registry import SPECS
+
+    (meaning,) = [m for m in MEANINGS if m.key == "evaluate"]
+    shown, _, theirs = meaning.table_row().strip("| ").split(" | ")
+    for name, spec in SPECS.items():
+        assert (f"`{name}`" in theirs) is spec.reads_exit_code, name
+        assert (f"`{name}`" in shown) is not spec.reads_exit_code, name
 
 
 def test_max_iterations_without_max_steps_is_noted_in_their_spelling() -> None:

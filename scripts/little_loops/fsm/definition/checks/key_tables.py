@@ -18,13 +18,23 @@ from little_loops.fsm.definition.model import (
     route_keys,
 )
 from little_loops.fsm.definition.model.agents import AGENT_CHECK
+from little_loops.fsm.definition.model.blocks import (
+    DEFAULT_KEEP_RUNS,
+    DEFAULT_NOTIFY_RETRIES,
+    DEFAULT_NOTIFY_TIMEOUT,
+)
 from little_loops.fsm.definition.model.fanout import FANOUT_STATE_KEYS
 from little_loops.fsm.definition.model.key_row import EVALUATE, LOOP, STATE, Key, checks_at
 from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.model.learning import LEARNING_STATE_KEYS
 from little_loops.fsm.definition.model.lint_flags import LINT_FLAG_KEYS
 from little_loops.fsm.definition.model.metadata import MORE_STATE_KEYS
-from little_loops.fsm.definition.model.retry_keys import RATE_LIMIT_KEYS, RETRY_KEYS
+from little_loops.fsm.definition.model.retry_keys import (
+    RATE_LIMIT_BLOCK,
+    RATE_LIMIT_KEYS,
+    RETRY_BLOCK,
+    RETRY_KEYS,
+)
 from little_loops.fsm.definition.model.reuse_keys import REUSE_STATE_CHECKS
 from little_loops.fsm.definition.model.typed import (
     ACTION_TYPES,
@@ -34,6 +44,7 @@ from little_loops.fsm.definition.model.typed import (
     SESSION_MODES,
     TERMINAL_OUTCOMES,
 )
+from little_loops.fsm.evaluators.config import DEFAULT_LLM_MODEL
 from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES
 from little_loops.fsm.values.value_checks import (
@@ -189,14 +200,43 @@ STATE_KEYS: dict[str, Check] = {
     **FANOUT_STATE_KEYS,
     **checks_at(STATE, PR_ROWS),
 }
-# `stall:` of the loop and of a state (no_change_passes is the loop's alone: it counts passes).
-STALL_KEYS: dict[str, Check] = {
-    "same_result": optional(integer(1)),
-    "no_change_passes": optional(integer(1)),
-    "max_visits": optional(integer(1)),
-    "ignore_volatile": optional(boolean),
-    "on_stall": optional(string),
-}
+# `stall:` of the loop and of a state, one row each (its place: the block's key; StallConfig
+# in blocks.py holds the rows' defaults: no_change_passes is the loop's alone, it counts passes).
+STALL_BLOCK = "stall"
+STALL_ROWS: tuple[Key, ...] = (
+    Key(
+        "same_result",
+        (STALL_BLOCK,),
+        optional(integer(1)),
+        "Stall when a state gives the same verdict on the same output N times in a row.",
+    ),
+    Key(
+        "no_change_passes",
+        (STALL_BLOCK,),
+        optional(integer(1)),
+        "Stall when N passes in a row change nothing in the git working tree (loop level only).",
+    ),
+    Key(
+        "max_visits",
+        (STALL_BLOCK,),
+        optional(integer(1)),
+        "Stall when a state is entered more than N times.",
+    ),
+    Key(
+        "ignore_volatile",
+        (STALL_BLOCK,),
+        optional(boolean),
+        "same_result compares outputs with durations, clock times, pids, temp paths and "
+        "addresses masked (default true); false compares them byte for byte.",
+    ),
+    Key(
+        "on_stall",
+        (STALL_BLOCK,),
+        optional(string),
+        "The state to go to on a stall; none: the run ends with terminated_by 'stall'.",
+    ),
+)
+STALL_KEYS: dict[str, Check] = checks_at(STALL_BLOCK, STALL_ROWS)
 LOOP_ONLY_STALL_KEYS: tuple[str, ...] = ("no_change_passes",)
 EVALUATE_KEYS: dict[str, Check] = {
     "type": one_of(EVALUATOR_TYPES),
@@ -215,13 +255,51 @@ EVALUATE_KEYS: dict[str, Check] = {
     "source": optional(text),
     **checks_at(EVALUATE, RUNTIME_ROWS),
 }
-LLM_KEYS: dict[str, Check] = {
-    "enabled": boolean,
-    "model": string,
-    "max_tokens": integer(1),
-    "timeout": _ACTION_SECONDS,
-    "backend": string,  # one of JUDGE_BACKENDS or an agent's name: agent_checks.py says which
-}
+# `llm:`, the llm_structured evaluator's settings, one row each (LLMConfig in
+# evaluators/config.py holds the rows' defaults).
+LLM_BLOCK = "llm"
+LLM_ROWS: tuple[Key, ...] = (
+    Key(
+        "enabled",
+        (LLM_BLOCK,),
+        boolean,
+        "false turns LLM evaluation off (for CI). Default true.",
+        default=True,
+    ),
+    Key(
+        "model",
+        (LLM_BLOCK,),
+        string,
+        'The model for evaluation; the default is DEFAULT_LLM_MODEL ("${DEFAULT_LLM_MODEL}" '
+        "also means the default).",
+        default=DEFAULT_LLM_MODEL,
+    ),
+    Key(
+        "max_tokens",
+        (LLM_BLOCK,),
+        integer(1),
+        "Maximum tokens of an evaluation answer. Default 256.",
+        default=256,
+    ),
+    Key(
+        "timeout",
+        (LLM_BLOCK,),
+        _ACTION_SECONDS,
+        "Seconds per evaluation call. Default 30.",
+        default=30,
+    ),
+    Key(
+        "backend",
+        (LLM_BLOCK,),
+        string,  # one of JUDGE_BACKENDS or an agent's name: agent_checks.py says which
+        "Who judges: api (the Anthropic API, needs ANTHROPIC_API_KEY), an agent whose CLI "
+        "answers with schema-checked JSON (claude: Claude Code's own login) or auto (the "
+        "default: api when ANTHROPIC_API_KEY is set, else the state's agent when it can judge, "
+        "else claude).",
+        default="auto",
+    ),
+)
+LLM_KEYS: dict[str, Check] = checks_at(LLM_BLOCK, LLM_ROWS)
 # State keys that only an action of some kinds can use (an options block, `session:` ...), each
 # with the names of the kinds that can.
 KIND_STATE_KEYS: dict[str, tuple[str, ...]] = {
@@ -230,29 +308,77 @@ KIND_STATE_KEYS: dict[str, tuple[str, ...]] = {
     for key in entry.state_keys
 }
 
-# The run archive (`.loops/.history/`): how many finished runs of the loop to keep, how long.
-ARCHIVE_KEYS: dict[str, Check] = {
-    "keep": integer(0),
-    "max_age_days": optional(number(0, MAX_LOOP_SECONDS / 86400, above=True, why="a year")),
-}
+# The run archive (`.loops/.history/`): how many finished runs of the loop to keep, how long
+# (ArchiveConfig in blocks.py holds the rows' defaults).
+ARCHIVE_BLOCK = "archive"
+ARCHIVE_ROWS: tuple[Key, ...] = (
+    Key(
+        "keep",
+        (ARCHIVE_BLOCK,),
+        integer(0),
+        "How many finished runs to keep; the oldest go first; 0 keeps none. "
+        f"Default {DEFAULT_KEEP_RUNS}.",
+        default=DEFAULT_KEEP_RUNS,
+    ),
+    Key(
+        "max_age_days",
+        (ARCHIVE_BLOCK,),
+        optional(number(0, MAX_LOOP_SECONDS / 86400, above=True, why="a year")),
+        "Also drop runs that ended more than this many days ago. Default: no limit.",
+    ),
+)
+ARCHIVE_KEYS: dict[str, Check] = checks_at(ARCHIVE_BLOCK, ARCHIVE_ROWS)
 
-# Who hears that a run ended: a command and/or a webhook, for some outcomes (default: all).
-NOTIFY_KEYS: dict[str, Check] = {
-    "command": optional(string),
-    "webhook": optional(URL),
-    "on": optional(words(tuple(NOTIFY_OUTCOMES))),
-    "timeout": number(0, 600, above=True, why="ten minutes"),
-    "retries": integer(0, 10),
-}
+# Who hears that a run ended: a command and/or a webhook, for some outcomes (default: all);
+# NotifyConfig in blocks.py holds the rows' defaults.
+NOTIFY_BLOCK = "notify"
+NOTIFY_ROWS: tuple[Key, ...] = (
+    Key(
+        "command",
+        (NOTIFY_BLOCK,),
+        optional(string),
+        "A bash command run in the project folder with the run's JSON summary on stdin and "
+        "LL_LOOP_OUTCOME, LL_LOOP_EXIT_CODE, LL_LOOP_NAME, LL_LOOP_RUN_ID set.",
+    ),
+    Key(
+        "webhook",
+        (NOTIFY_BLOCK,),
+        optional(URL),
+        "An http:// or https:// URL the run's JSON summary is POSTed to.",
+    ),
+    Key(
+        "on",
+        (NOTIFY_BLOCK,),
+        optional(words(tuple(NOTIFY_OUTCOMES))),
+        "The outcomes that notify (done, failed, budget, max_iterations, timeout, handoff, "
+        "interrupted, stopped ...). Default: all.",
+    ),
+    Key(
+        "timeout",
+        (NOTIFY_BLOCK,),
+        number(0, 600, above=True, why="ten minutes"),
+        f"Seconds the command, or one webhook try, may take. Default {DEFAULT_NOTIFY_TIMEOUT:g}.",
+        default=DEFAULT_NOTIFY_TIMEOUT,
+    ),
+    Key(
+        "retries",
+        (NOTIFY_BLOCK,),
+        integer(0, 10),
+        "Webhook tries after a failed one, 1 s, 2 s, 4 s ... apart. "
+        f"Default {DEFAULT_NOTIFY_RETRIES}.",
+        default=DEFAULT_NOTIFY_RETRIES,
+    ),
+)
+NOTIFY_KEYS: dict[str, Check] = checks_at(NOTIFY_BLOCK, NOTIFY_ROWS)
 # The settings mappings of a loop and the keys of each (an options block's: OPTION_KEYS).
 _SETTINGS: tuple[tuple[str, dict[str, Check] | None], ...] = (
-    ("llm", LLM_KEYS),
-    ("archive", ARCHIVE_KEYS),
-    ("stall", STALL_KEYS),
+    (LLM_BLOCK, LLM_KEYS),
+    (ARCHIVE_BLOCK, ARCHIVE_KEYS),
+    (STALL_BLOCK, STALL_KEYS),
     *((key, None) for key in OPTION_KEYS),
-    ("notify", NOTIFY_KEYS),
-    ("retry", RETRY_KEYS),
-    ("rate_limit", RATE_LIMIT_KEYS),
+    (NOTIFY_BLOCK, NOTIFY_KEYS),
+    (RETRY_BLOCK, RETRY_KEYS),
+    (RATE_LIMIT_BLOCK, RATE_LIMIT_KEYS),
 )
 
 REQUIRED_LOOP_KEYS: tuple[str, ...] = tuple(row.name for row in loop_keys.HEAD if row.required)

@@ -44,7 +44,8 @@ class Key:
     - *shown*: how `--dry-run` shows its value on a state (None: not shown).
 
     What `--compat` does with a key little-loops reads otherwise is its row of
-    validate/meanings.py (`Meaning`).
+    validate/meanings.py (`Meaning`), which names the key's place and name: the note
+    `validate` prints, the rewrite and docs/little-loops.md's row of it are said there.
     """
 
     name: str

@@ -6,6 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from little_loops.fsm.actions.registry import kind_of
+from little_loops.fsm.definition.model.blocks import (
+    DEFAULT_RATE_LIMIT_LADDER,
+    DEFAULT_RATE_LIMIT_MAX_WAIT,
+)
+from little_loops.fsm.definition.model.key_row import Key, checks_at
 from little_loops.fsm.evaluators.config import DEFAULT_EVALUATOR, EvaluateConfig
 from little_loops.fsm.evaluators.judge_rules import UNCERTAIN_SUFFIX
 from little_loops.fsm.evaluators.registry import SPECS
@@ -62,18 +67,76 @@ def wait_ladder(value: object) -> str | None:
     return None
 
 
-RETRY_KEYS: dict[str, Check] = {
-    "on": retry_on,
-    "max_attempts": integer(1),
-    "interval": _WAIT_SECONDS,
-    "backoff_rate": number(1),
-    "max_interval": optional(_LONGEST_WAIT),
-    "jitter": one_of(JITTER_STRATEGIES),
-}
-RATE_LIMIT_KEYS: dict[str, Check] = {
-    "ladder": wait_ladder,
-    "max_wait": _LONGEST_WAIT,
-}
+# `retry:` of the loop and of a state, one row each (its place: the block's key; RetryConfig
+# in blocks.py holds the rows' defaults).
+RETRY_BLOCK = "retry"
+RETRY_ROWS: tuple[Key, ...] = (
+    Key(
+        "on",
+        (RETRY_BLOCK,),
+        retry_on,
+        "The results that cause a retry: verdicts (success, failure, ...), error, and exit "
+        "codes (whole numbers). Default [error].",
+        default=[ERROR_VERDICT],
+    ),
+    Key(
+        "max_attempts",
+        (RETRY_BLOCK,),
+        integer(1),
+        "Attempts in all, the first one included. Default 3.",
+        default=3,
+    ),
+    Key(
+        "interval",
+        (RETRY_BLOCK,),
+        _WAIT_SECONDS,
+        "Seconds to wait before the second attempt. Default 1.",
+        default=1.0,
+    ),
+    Key(
+        "backoff_rate",
+        (RETRY_BLOCK,),
+        number(1),
+        "Each further wait is this many times the one before. Default 2.0.",
+        default=2.0,
+    ),
+    Key(
+        "max_interval",
+        (RETRY_BLOCK,),
+        optional(_LONGEST_WAIT),
+        "No wait between attempts is longer than this many seconds.",
+    ),
+    Key(
+        "jitter",
+        (RETRY_BLOCK,),
+        one_of(JITTER_STRATEGIES),
+        "none (the default): wait exactly; full: wait a random time from 0 to the computed wait.",
+        default=JITTER_STRATEGIES[0],
+    ),
+)
+RETRY_KEYS: dict[str, Check] = checks_at(RETRY_BLOCK, RETRY_ROWS)
+
+# `rate_limit:` of the loop, one row each (RateLimitConfig in blocks.py holds the rows' defaults).
+RATE_LIMIT_BLOCK = "rate_limit"
+RATE_LIMIT_ROWS: tuple[Key, ...] = (
+    Key(
+        "ladder",
+        (RATE_LIMIT_BLOCK,),
+        wait_ladder,
+        "Seconds of each successive wait when no reset time is given; the last repeats. "
+        f"Default [{', '.join(f'{step:g}' for step in DEFAULT_RATE_LIMIT_LADDER)}].",
+        default=list(DEFAULT_RATE_LIMIT_LADDER),
+    ),
+    Key(
+        "max_wait",
+        (RATE_LIMIT_BLOCK,),
+        _LONGEST_WAIT,
+        "The longest one step waits for Claude's limits in all before the run ends with an "
+        f"error. Default {DEFAULT_RATE_LIMIT_MAX_WAIT:g} (6 hours).",
+        default=DEFAULT_RATE_LIMIT_MAX_WAIT,
+    ),
+)
+RATE_LIMIT_KEYS: dict[str, Check] = checks_at(RATE_LIMIT_BLOCK, RATE_LIMIT_ROWS)
 
 
 def unknown_verdicts(data: Mapping[Any, object], state: Mapping[Any, object]) -> list[str]:
