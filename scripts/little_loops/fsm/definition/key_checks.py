@@ -37,6 +37,7 @@ from little_loops.fsm.definition.pr_keys import (
     pr_state_problems,
 )
 from little_loops.fsm.definition.retry_checks import RETRY_KEYS, unknown_verdicts
+from little_loops.fsm.definition.spellings import written_twice
 from little_loops.fsm.definition.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.evaluators.spec import COMMON_KEYS
@@ -174,7 +175,11 @@ class _Checker:
                 self.add((*path, *where), problem)
             for at, why in (*subloop_key_problems(state), *fanout_key_problems(state)):
                 self.add((*path, *at), why)
-            for at, why in (*checkpoint_key_problems(state), *route_keys.spelling_problems(state)):
+            for at, why in (
+                *checkpoint_key_problems(state),
+                *written_twice(state),
+                *route_keys.route_key_problems(state),
+            ):
                 self.add((*path, *at), why)
             pr = state.get(PR_KEY)
             if isinstance(pr, Mapping):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from little_loops.fsm.definition.key_row import STATE, Key
 from little_loops.fsm.definition.lint_flags import LINT_FLAG_KEYS
 from little_loops.fsm.values.value_checks import (
     Check,
@@ -87,11 +88,18 @@ METADATA_LOOP_KEYS: dict[str, Check] = {
     "input_key": pattern(_KEY_NAME, "a context key name (letters, digits, '_' and '-')"),
     "required_inputs": optional(string_list),
 }
-# Spliced into key_tables.STATE_KEYS.
-METADATA_STATE_KEYS: dict[str, Check] = {"description": optional(text)}
 # What key_checks splices in: these keys and the lint flags (lint_flags.py).
 MORE_LOOP_KEYS: dict[str, Check] = {**METADATA_LOOP_KEYS, **LINT_FLAG_KEYS}
-MORE_STATE_KEYS: dict[str, Check] = METADATA_STATE_KEYS
+# A state's metadata key, one row (key_tables splices it into a state's keys; not in
+# key_rows.ROWS, which lint_flags, imported above, reads).
+STATE_ROWS: tuple[Key, ...] = (
+    Key(
+        "description",
+        (STATE,),
+        optional(text),
+        "What the state does, for people: shown by `ll-loop graph --info`.",
+    ),
+)
 FLAGS: tuple[str, ...] = tuple(LINT_FLAG_KEYS)  # FSMLoop.lint_ok holds these keys
 
 
@@ -196,7 +204,4 @@ METADATA_LOOP_DOCS: dict[str, str] = {
         "Context keys that must not be empty when a run starts (e.g. the input_key); the "
         "run is refused in one line otherwise."
     ),
-}
-METADATA_STATE_DOCS: dict[str, str] = {
-    "description": "What the state does, for people: shown by `ll-loop graph --info`."
 }

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.registry import (
-    ACTION_TYPE_NAMES,
     BY_OPTIONS_KEY,
     KINDS,
     Entry,
@@ -47,6 +46,14 @@ from little_loops.fsm.definition.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.blocks import model_keys as model_keys
 from little_loops.fsm.definition.circuit import CircuitConfig
+from little_loops.fsm.definition.core_keys import ACTION_TYPES as ACTION_TYPES
+from little_loops.fsm.definition.core_keys import APPROVAL as APPROVAL
+from little_loops.fsm.definition.core_keys import OUTCOME_FAILURE as OUTCOME_FAILURE
+from little_loops.fsm.definition.core_keys import OUTCOME_SUCCESS as OUTCOME_SUCCESS
+from little_loops.fsm.definition.core_keys import SESSION_CONTINUE as SESSION_CONTINUE
+from little_loops.fsm.definition.core_keys import SESSION_FRESH as SESSION_FRESH
+from little_loops.fsm.definition.core_keys import SESSION_MODES as SESSION_MODES
+from little_loops.fsm.definition.core_keys import TERMINAL_OUTCOMES as TERMINAL_OUTCOMES
 from little_loops.fsm.definition.fanout import MapConfig, ParallelConfig
 from little_loops.fsm.definition.key_row import LOOP, Key
 from little_loops.fsm.definition.key_row import STATE as STATE_PLACE
@@ -91,26 +98,9 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ITERATIONS = 50
 
-# The action type of a state that asks a person: its action is the question, the answer
-# (`ll-loop approve` / `ll-loop reject`) its verdict. A kind of state, not of action.
-APPROVAL = "approval"
-
-# Every `action_type:` a loop file may give: each action kind's (actions/registry.py),
-# then the state kinds written the same way.
-ACTION_TYPES: tuple[str, ...] = (*ACTION_TYPE_NAMES, APPROVAL)
-# `session:` of a Claude state: a new session each visit, or its previous one resumed.
-SESSION_FRESH = "fresh"
-SESSION_CONTINUE = "continue"
-SESSION_MODES: tuple[str, ...] = (SESSION_FRESH, SESSION_CONTINUE)
-
 # A route target that means "run this state again".
 CURRENT_STATE_TOKEN = "$current"
 
-# A terminal state's `outcome:` (the verdict a parent's sub-loop state gets when the
-# child loop ends there; failure also sets a top-level run's outcome, facts/outcomes.py).
-OUTCOME_SUCCESS = "success"
-OUTCOME_FAILURE = "failure"
-TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
 # The loop's `commit:`: each state's action commits as a `commit: true` state's does.
 COMMIT_EACH_PASS = "each_pass"
 
