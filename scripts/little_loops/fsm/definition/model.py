@@ -542,19 +542,25 @@ _STATE_BLOCKS: dict[str, Any] = {
 }
 
 
+# The rows at each place that name no field of its model (their values are kept in `more`),
+# worked out once (every state of every loop read asks).
+_UNFIELDED: dict[str, tuple[Key, ...]] = {
+    place: tuple(row for row in ROWS if place in row.where and row.field_name not in named)
+    for place, named in ((LOOP, _LOOP_FIELDS), (STATE_PLACE, _STATE_FIELDS))
+}
+
+
 def _unfielded(place: str) -> list[str]:
     """The keys at *place* whose rows name no field of its model (kept in its `more`)."""
-    named = _LOOP_FIELDS if place == LOOP else _STATE_FIELDS
-    return [row.name for row in ROWS if place in row.where and row.field_name not in named]
+    return [row.name for row in _UNFIELDED[place]]
 
 
 def _more_of(data: dict[str, Any], place: str) -> dict[str, Any]:
     """The values *data* gives the keys at *place* whose rows name no model field (a
     mapping read into its row's block)."""
     out: dict[str, Any] = {}
-    unfielded = _unfielded(place)
-    for row in ROWS:
-        if row.name in unfielded and data.get(row.name) is not None:
+    for row in _UNFIELDED[place]:
+        if data.get(row.name) is not None:
             value = data[row.name]
             out[row.name] = (
                 row.block.from_dict(value)
