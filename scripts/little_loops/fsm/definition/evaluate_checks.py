@@ -110,6 +110,8 @@ BASE_KEYS: tuple[Key, ...] = (
         "Evaluate this (usually a ${...} reference) instead of the action's output.",
     ),
 )
+# The keys every `evaluate:` block must have (the key checks and the JSON Schema read it).
+REQUIRED_KEYS: tuple[str, ...] = tuple(row.name for row in BASE_KEYS if row.required)
 
 
 @check_with({"anyOf": [{"type": "string", "enum": list(LINE_WORDS)}, {"type": "integer"}]})

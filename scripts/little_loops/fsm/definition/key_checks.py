@@ -10,6 +10,7 @@ from little_loops.fsm.definition import route_keys
 from little_loops.fsm.definition.agent_checks import agent_problems
 from little_loops.fsm.definition.approval_checks import approval_problems
 from little_loops.fsm.definition.commit_checks import checkpoint_key_problems
+from little_loops.fsm.definition.evaluate_checks import REQUIRED_KEYS as REQUIRED_EVALUATE_KEYS
 from little_loops.fsm.definition.fanout import fanout_key_problems
 from little_loops.fsm.definition.key_tables import (
     _SETTINGS,
@@ -199,7 +200,7 @@ class _Checker:
         spec = SPECS.get(kind) if isinstance(kind, str) else None
         if spec is None:
             self.keys(data, path, EVALUATE_KEYS, unknown=UNKNOWN_EVALUATE_KEY)
-            self.required(data, path, ("type",))
+            self.required(data, path, REQUIRED_EVALUATE_KEYS)
             return
         # An unknown key is most likely a misspelling of one this evaluator reads.
         reads = (*COMMON_KEYS, *spec.keys)

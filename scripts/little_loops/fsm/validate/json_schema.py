@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from little_loops.fsm.actions.custom import AGENT_KEYS, REQUIRED_AGENT_KEYS
+from little_loops.fsm.definition import evaluate_checks, pr_keys, retry_checks
 from little_loops.fsm.definition import key_tables as checks
-from little_loops.fsm.definition import pr_keys, retry_checks
 from little_loops.fsm.definition.model import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
@@ -160,7 +160,7 @@ def _evaluate() -> dict[str, Any]:
     return {
         "type": "object",
         "description": docs.EVALUATE,
-        "required": ["type"],
+        "required": list(evaluate_checks.REQUIRED_KEYS),
         "additionalProperties": False,
         "properties": props,
         "allOf": rules,

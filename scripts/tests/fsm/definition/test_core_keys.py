@@ -19,9 +19,11 @@ from little_loops.fsm.definition import (
     route_keys,
 )
 from little_loops.fsm.definition.key_row import EVALUATE, STATE, Key
+from little_loops.fsm.definition.loader import load_text
 from little_loops.fsm.definition.model import StateConfig
 from little_loops.fsm.evaluators.config import EvaluateConfig
-from little_loops.fsm.validate import key_docs
+from little_loops.fsm.validate import json_schema, key_docs
+from little_loops.fsm.validate.loopfile import check_document
 
 # Every row a state's or an `evaluate:` block's key table is made of.
 ROWS: tuple[Key, ...] = (
@@ -30,6 +32,17 @@ ROWS: tuple[Key, ...] = (
     *metadata.STATE_ROWS,
     *reuse_keys.STATE_ROWS,
 )
+EVALUATE_LOOP = """\
+name: judge
+initial: a
+states:
+  a:
+    action: echo hi
+    evaluate: {pattern: hi}
+    next: done
+  done:
+    terminal: true
+"""
 MODELS: dict[str, type] = {STATE: StateConfig, EVALUATE: EvaluateConfig}
 
 
@@ -59,6 +72,14 @@ def test_the_model_s_defaults_are_the_rows_defaults(place: str) -> None:
         elif row.field_name == row.name:  # another spelling's field is its key's (on_yes)
             assert _default(found) == row.default, row.name
             assert not row.required, row.name
+
+
+def test_the_required_evaluate_key_is_the_row_s_the_checks_and_schema_read() -> None:
+    assert evaluate_checks.REQUIRED_KEYS == ("type",)
+    schema = json_schema.build()["$defs"]["evaluateConfig"]
+    assert schema["required"] == ["type"]
+    report = check_document(load_text(EVALUATE_LOOP, "judge.yaml"), "judge.yaml")
+    assert [e.message for e in report.errors] == ["missing required key 'type'"]
 
 
 def test_a_row_that_fills_another_key_s_field_is_that_key_s_other_spelling() -> None:
