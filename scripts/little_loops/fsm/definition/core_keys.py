@@ -6,10 +6,9 @@ from little_loops.fsm.actions.registry import ACTION_TYPE_NAMES
 from little_loops.fsm.definition.agents import AGENT_CHECK
 from little_loops.fsm.definition.key_row import STATE, Key
 from little_loops.fsm.values.value_checks import (
-    MAX_ACTION_SECONDS,
+    ACTION_SECONDS,
     boolean,
     mapping,
-    number,
     one_of,
     optional,
     pattern,
@@ -37,7 +36,6 @@ TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
 
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
-_ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 
 # The core keys stand in three runs, with other features' keys between them (key_tables
 # splices the action kinds' options blocks after the first, the runtime guards after the
@@ -69,13 +67,13 @@ ACTION_KEYS: tuple[Key, ...] = (
     Key(
         "timeout",
         (STATE,),
-        optional(_ACTION_SECONDS),
+        optional(ACTION_SECONDS),
         "Maximum seconds for this state's action (an approval state: to wait for the answer).",
     ),
     Key(
         "idle_timeout",
         (STATE,),
-        optional(_ACTION_SECONDS),
+        optional(ACTION_SECONDS),
         "Kill this state's action when it prints nothing (stdout or stderr) for this many "
         "seconds (exit 124, verdict error).",
     ),
