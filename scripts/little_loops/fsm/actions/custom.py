@@ -20,11 +20,10 @@ from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values import regex_limit
 from little_loops.fsm.values.regex_limit import SLOW_HINT, RegexTooSlow, within
 from little_loops.fsm.values.value_checks import (
-    MAX_ACTION_SECONDS,
+    ACTION_SECONDS,
     Check,
     describe,
     is_finite,
-    number,
     one_of,
     optional,
     string,
@@ -133,7 +132,7 @@ AGENT_KEYS: dict[str, tuple[Check, str]] = {
         "Without it, such a prompt fails the step without running the command.",
     ),
     "timeout": (
-        optional(number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")),
+        optional(ACTION_SECONDS),
         "Seconds a call may run when its state gives no timeout: (default "
         f"{DEFAULT_AGENT_TIMEOUT}).",
     ),

@@ -13,8 +13,7 @@ from typing import Any
 
 from little_loops.fsm.actions.custom import AGENT_KEYS, REQUIRED_AGENT_KEYS
 from little_loops.fsm.definition.checks import key_tables as checks
-from little_loops.fsm.definition.model import pr_keys
-from little_loops.fsm.definition.model import retry_keys as retry_keys
+from little_loops.fsm.definition.model import evaluate_keys, pr_keys, retry_keys
 from little_loops.fsm.definition.model.typed import (
     CURRENT_STATE_TOKEN,
     ROUTE_DEFAULT_KEY,
@@ -161,7 +160,7 @@ def _evaluate() -> dict[str, Any]:
     return {
         "type": "object",
         "description": docs.EVALUATE,
-        "required": ["type"],
+        "required": list(evaluate_keys.REQUIRED_KEYS),
         "additionalProperties": False,
         "properties": props,
         "allOf": rules,

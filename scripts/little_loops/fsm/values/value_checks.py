@@ -233,6 +233,11 @@ def number(low: float, high: float | None = None, *, above: bool = False, why: s
     return Check(check, json)
 
 
+# Seconds an action may run or stay silent (a state's `timeout:`, the loop's
+# `default_timeout:` ...).
+ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
+
+
 def number_or_reference(low: float | None = None) -> Check:
     """A number, a numeric string, or a string with a `${...}` reference resolved at run time."""
 

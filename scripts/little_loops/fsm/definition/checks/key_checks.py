@@ -24,6 +24,7 @@ from little_loops.fsm.definition.checks.key_tables import (
 )
 from little_loops.fsm.definition.checks.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.definition.model import route_keys
+from little_loops.fsm.definition.model.evaluate_keys import REQUIRED_KEYS as REQUIRED_EVALUATE_KEYS
 from little_loops.fsm.definition.model.fanout import fanout_key_problems
 from little_loops.fsm.definition.model.lint_flags import UNKNOWN_EVALUATE_KEY, UNKNOWN_KEY
 from little_loops.fsm.definition.model.metadata import listed
@@ -35,6 +36,7 @@ from little_loops.fsm.definition.model.pr_keys import (
     pr_state_problems,
 )
 from little_loops.fsm.definition.model.retry_keys import RETRY_KEYS, unknown_verdicts
+from little_loops.fsm.definition.model.spellings import written_twice
 from little_loops.fsm.definition.model.typed import (
     CURRENT_STATE_TOKEN,
 )
@@ -174,7 +176,11 @@ class _Checker:
                 self.add((*path, *where), problem)
             for at, why in (*subloop_key_problems(state), *fanout_key_problems(state)):
                 self.add((*path, *at), why)
-            for at, why in (*checkpoint_key_problems(state), *route_keys.spelling_problems(state)):
+            for at, why in (
+                *checkpoint_key_problems(state),
+                *written_twice(state),
+                *route_keys.route_key_problems(state),
+            ):
                 self.add((*path, *at), why)
             pr = state.get(PR_KEY)
             if isinstance(pr, Mapping):
@@ -194,7 +200,7 @@ class _Checker:
         spec = SPECS.get(kind) if isinstance(kind, str) else None
         if spec is None:
             self.keys(data, path, EVALUATE_KEYS, unknown=UNKNOWN_EVALUATE_KEY)
-            self.required(data, path, ("type",))
+            self.required(data, path, REQUIRED_EVALUATE_KEYS)
             return
         # An unknown key is most likely a misspelling of one this evaluator reads.
         reads = (*COMMON_KEYS, *spec.keys)

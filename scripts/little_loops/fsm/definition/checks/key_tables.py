@@ -11,41 +11,32 @@ from little_loops.fsm.definition.checks import agent_checks
 from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.model import (
     agents,
+    core_keys,
+    evaluate_keys,
+    fanout,
+    learning,
     loop_keys,
     metadata,
     parameters,
     reuse_keys,
     route_keys,
 )
-from little_loops.fsm.definition.model.agents import AGENT_CHECK
 from little_loops.fsm.definition.model.blocks import (
     DEFAULT_KEEP_RUNS,
     DEFAULT_NOTIFY_RETRIES,
     DEFAULT_NOTIFY_TIMEOUT,
 )
-from little_loops.fsm.definition.model.fanout import FANOUT_STATE_KEYS
+from little_loops.fsm.definition.model.core_keys import ACTION_TYPES, APPROVAL
 from little_loops.fsm.definition.model.key_row import EVALUATE, LOOP, STATE, Key, checks_at
 from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
-from little_loops.fsm.definition.model.learning import LEARNING_STATE_KEYS
 from little_loops.fsm.definition.model.lint_flags import LINT_FLAG_KEYS
-from little_loops.fsm.definition.model.metadata import MORE_STATE_KEYS
 from little_loops.fsm.definition.model.retry_keys import (
     RATE_LIMIT_BLOCK,
     RATE_LIMIT_KEYS,
     RETRY_BLOCK,
     RETRY_KEYS,
 )
-from little_loops.fsm.definition.model.reuse_keys import REUSE_STATE_CHECKS
-from little_loops.fsm.definition.model.typed import (
-    ACTION_TYPES,
-    APPROVAL,
-    DIRECTIONS,
-    OPERATORS,
-    SESSION_MODES,
-    TERMINAL_OUTCOMES,
-)
 from little_loops.fsm.evaluators.config import DEFAULT_LLM_MODEL
-from little_loops.fsm.evaluators.registry import EVALUATOR_TYPES
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES
 from little_loops.fsm.values.value_checks import (
     MAX_ACTION_SECONDS,
@@ -54,21 +45,14 @@ from little_loops.fsm.values.value_checks import (
     Check,
     boolean,
     integer,
-    judge_schema,
     mapping,
     number,
     number_or_reference,
     one_of,
     optional,
-    pattern,
-    scalar,
     string,
-    text,
     words,
 )
-
-# A capture name is read back as ${captured.NAME}, so it must be one path segment.
-_CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 _ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 
@@ -164,40 +148,22 @@ LOOP_SETTING_KEYS: dict[str, Check] = loop_settings(checks_at, _OPTION_BLOCKS)
 LOOP_KEYS: dict[str, Check] = loop_table(checks_at, _OPTION_BLOCKS, LINT_FLAG_KEYS)
 # How a paradigm's generated action states run (an approval asks, it does not run anything).
 RUN_ACTION_TYPE = optional(one_of(tuple(t for t in ACTION_TYPES if t != APPROVAL)))
+# A state's keys: the rows of their features' modules; the action kinds' options blocks and
+# `sandbox:` are the registries' (actions/registry.py, actions/sandbox_key.py).
 STATE_KEYS: dict[str, Check] = {
-    "action": optional(text),
-    "action_type": optional(one_of(ACTION_TYPES)),
-    "capture": optional(pattern(_CAPTURE_NAME, "a name of letters, digits, '_' and '-'")),
-    "timeout": optional(_ACTION_SECONDS),
-    "idle_timeout": optional(_ACTION_SECONDS),
-    "evaluate": optional(mapping),
-    "route": optional(mapping),
-    "on_success": optional(string),
-    "on_failure": optional(string),
-    "on_error": optional(string),
-    "next": optional(string),
-    "terminal": boolean,
-    "on_maintain": optional(string),
-    "stall": optional(mapping),
-    "on_timeout": optional(string),
+    **checks_at(STATE, core_keys.ACTION_KEYS),
     **_OPTION_BLOCKS,
-    "agent": optional(AGENT_CHECK),
-    "session": one_of(SESSION_MODES),
-    "session_key": optional(string),
-    "retry": optional(mapping),
-    "on_retry_exhausted": optional(string),
+    **checks_at(STATE, core_keys.SESSION_KEYS),
     **checks_at(STATE, RUNTIME_ROWS),
-    "loop": optional(string),
-    "with": optional(mapping),
-    "outcome": optional(one_of(TERMINAL_OUTCOMES)),
+    **checks_at(STATE, core_keys.SUBLOOP_KEYS),
     **checks_at(STATE, CHECKPOINT_ROWS),
-    **route_keys.STATE_ROUTE_KEYS,
-    **REUSE_STATE_CHECKS,
+    **checks_at(STATE, route_keys.KEYS),
+    **checks_at(STATE, reuse_keys.STATE_ROWS),
     **checks_at(STATE, RUN_ROWS),
     SANDBOX_KEY: optional(SANDBOX_CHECK),
-    **MORE_STATE_KEYS,
-    **LEARNING_STATE_KEYS,
-    **FANOUT_STATE_KEYS,
+    **checks_at(STATE, metadata.STATE_ROWS),
+    **checks_at(STATE, learning.KEYS),
+    **checks_at(STATE, fanout.KEYS),
     **checks_at(STATE, PR_ROWS),
 }
 # `stall:` of the loop and of a state, one row each (its place: the block's key; StallConfig
@@ -239,20 +205,7 @@ STALL_ROWS: tuple[Key, ...] = (
 STALL_KEYS: dict[str, Check] = checks_at(STALL_BLOCK, STALL_ROWS)
 LOOP_ONLY_STALL_KEYS: tuple[str, ...] = ("no_change_passes",)
 EVALUATE_KEYS: dict[str, Check] = {
-    "type": one_of(EVALUATOR_TYPES),
-    "operator": optional(one_of(OPERATORS)),
-    "target": optional(scalar),
-    "tolerance": optional(number_or_reference(0)),
-    "pattern": optional(string),
-    "negate": boolean,
-    "path": optional(string),
-    "previous": optional(text),
-    "direction": one_of(DIRECTIONS),
-    "prompt": optional(text),
-    "schema": optional(judge_schema),
-    "min_confidence": number(0, 1),
-    "uncertain_suffix": boolean,
-    "source": optional(text),
+    **checks_at(EVALUATE, evaluate_keys.BASE_KEYS),
     **checks_at(EVALUATE, RUNTIME_ROWS),
 }
 # `llm:`, the llm_structured evaluator's settings, one row each (LLMConfig in

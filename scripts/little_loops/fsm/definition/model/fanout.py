@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from little_loops.fsm.definition.model.agents import AGENT_CHECK
 from little_loops.fsm.definition.model.block_values import block_problem
+from little_loops.fsm.definition.model.key_row import STATE, Key, checks_at
 from little_loops.fsm.definition.reading.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.values.value_checks import (
     Check,
@@ -185,11 +186,30 @@ def _block(allowed: dict[str, Check], required: tuple[str, ...]) -> Check:
     return Check(check, schema)
 
 
-# Spliced into key_tables.STATE_KEYS (their docs into validate/key_docs.STATE_KEYS).
-FANOUT_STATE_KEYS: dict[str, Check] = {
-    "parallel": _block(PARALLEL_KEYS, ("branches",)),
-    "map": _block(MAP_KEYS, ("items",)),
-}
+# A fan-out state's keys, one row each (key_tables splices them into a state's keys).
+KEYS: tuple[Key, ...] = (
+    Key(
+        "parallel",
+        (STATE,),
+        _block(PARALLEL_KEYS, ("branches",)),
+        "Run several sub-loops or agent prompts at once, each in its own git worktree and "
+        "branch: branches (each loop: and with:, or agent: and prompt:), max_concurrency, join "
+        "(all, any, best), merge (green, best, none), score or judge (join: best's command, or "
+        "true or a question for the LLM judge), max_cost_usd (shared by the branches). The "
+        "join's verdict routes; ${captured.STATE.*} holds each branch's outcome.",
+    ),
+    Key(
+        "map",
+        (STATE,),
+        _block(MAP_KEYS, ("items",)),
+        "Run one sub-loop per item at once, each in its own git worktree and branch: items (a "
+        "list, or ${...} text: a JSON array or lines), loop, or prompt (each item an agent "
+        "given it: N agents, or one named N times), as (the child's context key of "
+        "the item, default item), with, and parallel:'s max_concurrency, join, merge, score, "
+        "judge, max_cost_usd.",
+    ),
+)
+FANOUT_STATE_KEYS: dict[str, Check] = checks_at(STATE, KEYS)
 
 # Keys a state whose work is a child run (a sub-loop state's child, a fan-out state's
 # branches) cannot have: the child is its action and gives its verdict (`timeout:` bounds
@@ -219,24 +239,6 @@ def fanout_key_problems(state: Mapping[Any, object]) -> Iterator[tuple[tuple[str
                     (key,),
                     f"a fan-out state ({given[0]}:) runs its branches: it cannot have {key}",
                 )
-
-
-FANOUT_KEY_DOCS: dict[str, str] = {
-    "parallel": (
-        "Run several sub-loops or agent prompts at once, each in its own git worktree and "
-        "branch: branches (each loop: and with:, or agent: and prompt:), max_concurrency, join "
-        "(all, any, best), merge (green, best, none), score or judge (join: best's command, or "
-        "true or a question for the LLM judge), max_cost_usd (shared by the branches). The "
-        "join's verdict routes; ${captured.STATE.*} holds each branch's outcome."
-    ),
-    "map": (
-        "Run one sub-loop per item at once, each in its own git worktree and branch: items (a "
-        "list, or ${...} text: a JSON array or lines), loop, or prompt (each item an agent "
-        "given it: N agents, or one named N times), as (the child's context key of "
-        "the item, default item), with, and parallel:'s max_concurrency, join, merge, score, "
-        "judge, max_cost_usd."
-    ),
-}
 
 
 @dataclass

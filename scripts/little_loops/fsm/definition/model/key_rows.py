@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from little_loops.fsm.definition.model import (
     circuit,
+    core_keys,
+    evaluate_keys,
+    fanout,
+    learning,
     pr_keys,
     ratelimit_routing,
+    route_keys,
     run_keys,
     state_guards,
 )
-from little_loops.fsm.definition.model import evaluate_keys as evaluate_keys
 from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.values.value_checks import boolean
 
@@ -38,7 +42,19 @@ RUN_ROWS: tuple[Key, ...] = run_keys.KEYS
 # The state key of a pull-request state (its block's keys are rows of pr_keys too).
 PR_ROWS: tuple[Key, ...] = pr_keys.KEYS
 
-ROWS: tuple[Key, ...] = (*RUNTIME_ROWS, *RUN_ROWS, *PR_ROWS)
+# A state's core keys, its other routes and spellings, a learning and a fan-out state's keys,
+# and the `evaluate:` keys of every evaluator (key_tables splices them in its tables; a
+# state's metadata and reuse keys are rows of metadata.py and reuse_keys.py, not gathered
+# here: the one would be an import cycle, the other fills no field of the model's).
+CORE_ROWS: tuple[Key, ...] = (
+    *core_keys.KEYS,
+    *route_keys.KEYS,
+    *learning.KEYS,
+    *fanout.KEYS,
+    *evaluate_keys.BASE_KEYS,
+)
+
+ROWS: tuple[Key, ...] = (*RUNTIME_ROWS, *RUN_ROWS, *PR_ROWS, *CORE_ROWS)
 # The rows whose value is a state a run goes to (the loop graph follows them).
 ROUTE_ROWS: tuple[Key, ...] = tuple(row for row in ROWS if row.route is not None)
 # The rows whose value adds to the environment of a state's action.

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from little_loops.fsm.definition.model.block_values import block_problem
+from little_loops.fsm.definition.model.key_row import STATE, Key, checks_at
 from little_loops.fsm.values.value_checks import (
     Check,
     integer,
@@ -45,33 +46,35 @@ def _learning_problem(value: object) -> str | None:
     return None
 
 
-# Spliced into key_checks.STATE_KEYS (the key docs are in validate/key_docs.py).
-LEARNING_STATE_KEYS: dict[str, Check] = {
-    "type": optional(one_of(STATE_TYPES)),
-    "learning": Check(
-        _learning_problem,
-        {
-            "type": ["object", "null"],
-            "properties": {key: check.json for key, check in LEARNING_KEYS.items()},
-            "additionalProperties": False,
-        },
-    ),
-}
-
-# The docs of those keys, spliced into validate/key_docs.STATE_KEYS.
-LEARNING_KEY_DOCS: dict[str, str] = {
-    "type": (
+_LEARNING_CHECK = Check(
+    _learning_problem,
+    {
+        "type": ["object", "null"],
+        "properties": {key: check.json for key, check in LEARNING_KEYS.items()},
+        "additionalProperties": False,
+    },
+)
+# A learning state's keys, one row each (key_tables splices them into a state's keys).
+KEYS: tuple[Key, ...] = (
+    Key(
+        "type",
+        (STATE,),
+        optional(one_of(STATE_TYPES)),
         "learning: with a learning: block, the state proves its targets from the project's "
         "learning-test registry (.ll/learning-tests/) instead of running an action; alone, it "
-        "only exempts the state from a throttle's hard_max."
+        "only exempts the state from a throttle's hard_max.",
     ),
-    "learning": (
+    Key(
+        "learning",
+        (STATE,),
+        _LEARNING_CHECK,
         "A learning state's targets: targets (a list) or targets_csv (${...} text split at "
         "commas), and max_retries (default 2) or max_retries_expr: the /ll:explore-api runs "
         "per missing or stale target. All proven: success; one refuted or still unproven: "
-        "blocked (on_blocked, else on_failure)."
+        "blocked (on_blocked, else on_failure).",
     ),
-}
+)
+LEARNING_STATE_KEYS: dict[str, Check] = checks_at(STATE, KEYS)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model.key_row import LOOP, Key, checks_at
+from little_loops.fsm.definition.model.key_row import LOOP, STATE, Key, checks_at
 from little_loops.fsm.definition.model.lint_flags import LINT_FLAG_KEYS
 from little_loops.fsm.values.value_checks import (
     Check,
@@ -134,10 +134,16 @@ LOOP_ROWS: tuple[Key, ...] = (
     ),
 )
 METADATA_LOOP_KEYS: dict[str, Check] = checks_at(LOOP, LOOP_ROWS)
-# Spliced into key_tables.STATE_KEYS.
-METADATA_STATE_KEYS: dict[str, Check] = {"description": optional(text)}
-# What key_checks splices in at a state.
-MORE_STATE_KEYS: dict[str, Check] = METADATA_STATE_KEYS
+# A state's metadata key, one row (key_tables splices it into a state's keys; not in
+# key_rows.ROWS, which lint_flags, imported above, reads).
+STATE_ROWS: tuple[Key, ...] = (
+    Key(
+        "description",
+        (STATE,),
+        optional(text),
+        "What the state does, for people: shown by `ll-loop graph --info`.",
+    ),
+)
 FLAGS: tuple[str, ...] = tuple(LINT_FLAG_KEYS)  # FSMLoop.lint_ok holds these keys
 
 
@@ -219,9 +225,3 @@ def metadata_of(data: Mapping[str, Any]) -> dict[str, Any]:
         "labels": [str(label) for label in labels] if isinstance(labels, list) else [],
         "visibility": visibility if visibility in VISIBILITIES else PUBLIC,
     }
-
-
-# What the state's key means, in one sentence (spliced into validate/key_docs.py).
-METADATA_STATE_DOCS: dict[str, str] = {
-    "description": "What the state does, for people: shown by `ll-loop graph --info`."
-}

@@ -8,7 +8,7 @@ editor knows them.
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model.key_row import LOOP, Key, checks_at
+from little_loops.fsm.definition.model.key_row import LOOP, STATE, Key, checks_at
 from little_loops.fsm.definition.reading.loopdoc import REUSE_STATE_KEY
 from little_loops.fsm.values.value_checks import Check, mapping, optional, string, string_list
 
@@ -52,11 +52,15 @@ LOOP_ROWS: tuple[Key, ...] = (
     ),
 )
 REUSE_LOOP_CHECKS: dict[str, Check] = checks_at(LOOP, LOOP_ROWS)
-REUSE_STATE_CHECKS: dict[str, Check] = {REUSE_STATE_KEY: optional(string)}
-# What it means, for the JSON Schema and editor hovers (`validate/key_docs`).
-REUSE_STATE_DOCS: dict[str, str] = {
-    REUSE_STATE_KEY: (
+# A state's reuse key, one row (key_tables splices it into a state's keys; no field of the
+# model's holds it, so it is not in key_rows.ROWS).
+STATE_ROWS: tuple[Key, ...] = (
+    Key(
+        REUSE_STATE_KEY,
+        (STATE,),
+        optional(string),
         "A fragment (imported or from fragments:) whose keys this state takes; its own keys "
-        "win at every level, and with: binds the fragment's parameters (${param.NAME})."
+        "win at every level, and with: binds the fragment's parameters (${param.NAME}).",
     ),
-}
+)
+REUSE_STATE_CHECKS: dict[str, Check] = checks_at(STATE, STATE_ROWS)

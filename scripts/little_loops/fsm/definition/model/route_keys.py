@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from little_loops.fsm.definition.model.key_row import LOOP, Key
+from little_loops.fsm.definition.model.key_row import LOOP, STATE, Key, checks_at
 from little_loops.fsm.definition.model.retry_keys import MAX_EXIT_CODE
-from little_loops.fsm.definition.model.spellings import ROUTE, STATE, spellings_at
 from little_loops.fsm.values.value_checks import (
     Check,
     boolean,
@@ -38,18 +37,55 @@ def exit_codes(value: object) -> str | None:
     return None
 
 
-# A state's keys, after ours (key_tables.STATE_KEYS): the model's fields, then the other
-# spellings of ours (definition/model/spellings.py), read into our fields.
-STATE_ROUTE_KEYS: dict[str, Check] = {
-    "on_partial": optional(string),
-    "on_blocked": optional(string),
-    "on_cannot_judge": optional(string),
-    "max_retries": optional(integer(0)),
-    "retryable_exit_codes": optional(exit_codes),
-    "on_yes": optional(string),
-    "on_no": optional(string),
-    "failure": boolean,
-}
+# A state's: the routes of the verdicts partial, blocked and cannot_judge, a cap on entering
+# it again (model.StateConfig's fields), then little-loops' other spellings of our keys
+# (definition/model/spellings.py), read into our keys' fields.
+KEYS: tuple[Key, ...] = (
+    Key("on_partial", (STATE,), optional(string), "Next state when the verdict is partial."),
+    Key("on_blocked", (STATE,), optional(string), "Next state when the verdict is blocked."),
+    Key(
+        "on_cannot_judge",
+        (STATE,),
+        optional(string),
+        "Next state when the judge answers cannot_judge (little-loops' judge, with --compat).",
+    ),
+    Key(
+        "max_retries",
+        (STATE,),
+        optional(integer(0)),
+        "Enter this state at most 1 + max_retries times in a row; the next time go to "
+        "on_retry_exhausted instead of running it.",
+    ),
+    Key(
+        "retryable_exit_codes",
+        (STATE,),
+        optional(exit_codes),
+        "The exit codes worth retrying: an error with another exit code goes straight to "
+        "on_retry_exhausted (else on_error).",
+    ),
+    Key(
+        "on_yes",
+        (STATE,),
+        optional(string),
+        "on_success written as little-loops writes it (yes is success).",
+        field="on_success",
+    ),
+    Key(
+        "on_no",
+        (STATE,),
+        optional(string),
+        "on_failure written as little-loops writes it (no is failure).",
+        field="on_failure",
+    ),
+    Key(
+        "failure",
+        (STATE,),
+        boolean,
+        "true is outcome: failure (false: outcome: success), as little-loops writes it.",
+        field="outcome",
+    ),
+)
+STATE_ROUTE_KEYS: dict[str, Check] = checks_at(STATE, KEYS)
 # The loop's caps and where each one's run goes (after its settings in key_tables.LOOP_KEYS);
 # graph.py follows the two routes out of every state.
 LOOP_LIMIT_ROWS: tuple[Key, ...] = (
@@ -81,22 +117,8 @@ EXTRA_SHORTHANDS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _twice(data: Mapping[Any, Any], level: str) -> Iterator[tuple[str, str]]:
-    """Each key written in two spellings in *data*: (theirs, ours)."""
-    for theirs, spelling in spellings_at(STATE if level == STATE else ROUTE).items():
-        if theirs in data and spelling.ours in data:
-            yield theirs, spelling.ours
-
-
-def spelling_problems(state: Mapping[Any, Any]) -> Iterator[tuple[KeyPath, str]]:
-    """A key written twice in two spellings in *state* (or its route table), and the keys
-    of this module that need another one; each with its key path in the state."""
-    for theirs, ours in _twice(state, STATE):
-        yield (theirs,), f"{theirs} and {ours} are one key written twice: keep one ({ours})"
-    route = state.get("route")
-    if isinstance(route, Mapping):
-        for theirs, ours in _twice(route, ROUTE):
-            yield ("route", theirs), f"{theirs} and {ours} are one verdict: keep one ({ours})"
+def route_key_problems(state: Mapping[Any, Any]) -> Iterator[tuple[KeyPath, str]]:
+    """The keys of this module in *state* that need another one, each with its key path."""
     if state.get("max_retries") is not None and state.get("on_retry_exhausted") is None:
         yield (
             ("max_retries",),

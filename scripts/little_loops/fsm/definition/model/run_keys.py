@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from little_loops.fsm.definition.model.key_row import LOOP, STATE, Key, checks_at
 from little_loops.fsm.values.value_checks import (
-    MAX_ACTION_SECONDS,
+    ACTION_SECONDS,
     Check,
     boolean,
     mapping,
-    number,
     one_of,
     optional,
     string,
@@ -91,7 +90,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "default_timeout",
         (LOOP,),
-        optional(number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")),
+        optional(ACTION_SECONDS),
         "Seconds every state's action may run when the state sets no timeout: (instead of "
         "its kind's default).",
     ),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -84,6 +84,24 @@ def in_our_spelling(level: Level, data: Mapping[Any, Any]) -> dict[Any, Any]:
     return out
 
 
+def _twice(data: Mapping[Any, Any], level: Level) -> Iterator[tuple[str, str]]:
+    """Each key written in two spellings in *data* (a mapping at *level*): (theirs, ours)."""
+    for theirs, spelling in spellings_at(level).items():
+        if theirs in data and spelling.ours in data:
+            yield theirs, spelling.ours
+
+
+def written_twice(state: Mapping[Any, Any]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """A key written twice in two spellings in *state* (or its route table), each with its
+    key path in the state."""
+    for theirs, ours in _twice(state, STATE):
+        yield (theirs,), f"{theirs} and {ours} are one key written twice: keep one ({ours})"
+    route = state.get("route")
+    if isinstance(route, Mapping):
+        for theirs, ours in _twice(route, ROUTE):
+            yield ("route", theirs), f"{theirs} and {ours} are one verdict: keep one ({ours})"
+
+
 __all__ = [
     "LOOP",
     "ROUTE",
@@ -94,4 +112,5 @@ __all__ = [
     "in_our_spelling",
     "our_key",
     "spellings_at",
+    "written_twice",
 ]

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.registry import (
-    ACTION_TYPE_NAMES,
     BY_OPTIONS_KEY,
     KINDS,
     Entry,
@@ -51,6 +50,14 @@ from little_loops.fsm.definition.model.blocks import RouteConfig as RouteConfig
 from little_loops.fsm.definition.model.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.model.blocks import model_keys as model_keys
 from little_loops.fsm.definition.model.circuit import CircuitConfig
+from little_loops.fsm.definition.model.core_keys import ACTION_TYPES as ACTION_TYPES
+from little_loops.fsm.definition.model.core_keys import APPROVAL as APPROVAL
+from little_loops.fsm.definition.model.core_keys import OUTCOME_FAILURE as OUTCOME_FAILURE
+from little_loops.fsm.definition.model.core_keys import OUTCOME_SUCCESS as OUTCOME_SUCCESS
+from little_loops.fsm.definition.model.core_keys import SESSION_CONTINUE as SESSION_CONTINUE
+from little_loops.fsm.definition.model.core_keys import SESSION_FRESH as SESSION_FRESH
+from little_loops.fsm.definition.model.core_keys import SESSION_MODES as SESSION_MODES
+from little_loops.fsm.definition.model.core_keys import TERMINAL_OUTCOMES as TERMINAL_OUTCOMES
 from little_loops.fsm.definition.model.fanout import MapConfig, ParallelConfig
 from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.definition.model.key_row import STATE as STATE_PLACE
@@ -95,26 +102,9 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ITERATIONS = 50
 
-# The action type of a state that asks a person: its action is the question, the answer
-# (`ll-loop approve` / `ll-loop reject`) its verdict. A kind of state, not of action.
-APPROVAL = "approval"
-
-# Every `action_type:` a loop file may give: each action kind's (actions/registry.py),
-# then the state kinds written the same way.
-ACTION_TYPES: tuple[str, ...] = (*ACTION_TYPE_NAMES, APPROVAL)
-# `session:` of a Claude state: a new session each visit, or its previous one resumed.
-SESSION_FRESH = "fresh"
-SESSION_CONTINUE = "continue"
-SESSION_MODES: tuple[str, ...] = (SESSION_FRESH, SESSION_CONTINUE)
-
 # A route target that means "run this state again".
 CURRENT_STATE_TOKEN = "$current"
 
-# A terminal state's `outcome:` (the verdict a parent's sub-loop state gets when the
-# child loop ends there; failure also sets a top-level run's outcome, facts/outcomes.py).
-OUTCOME_SUCCESS = "success"
-OUTCOME_FAILURE = "failure"
-TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
 # The loop's `commit:`: each state's action commits as a `commit: true` state's does.
 COMMIT_EACH_PASS = "each_pass"
 
@@ -556,19 +546,25 @@ _STATE_BLOCKS: dict[str, Any] = {
 }
 
 
+# The rows at each place that name no field of its model (their values are kept in `more`),
+# worked out once (every state of every loop read asks).
+_UNFIELDED: dict[str, tuple[Key, ...]] = {
+    place: tuple(row for row in ROWS if place in row.where and row.field_name not in named)
+    for place, named in ((LOOP, _LOOP_FIELDS), (STATE_PLACE, _STATE_FIELDS))
+}
+
+
 def _unfielded(place: str) -> list[str]:
     """The keys at *place* whose rows name no field of its model (kept in its `more`)."""
-    named = _LOOP_FIELDS if place == LOOP else _STATE_FIELDS
-    return [row.name for row in ROWS if place in row.where and row.field_name not in named]
+    return [row.name for row in _UNFIELDED[place]]
 
 
 def _more_of(data: dict[str, Any], place: str) -> dict[str, Any]:
     """The values *data* gives the keys at *place* whose rows name no model field (a
     mapping read into its row's block)."""
     out: dict[str, Any] = {}
-    unfielded = _unfielded(place)
-    for row in ROWS:
-        if row.name in unfielded and data.get(row.name) is not None:
+    for row in _UNFIELDED[place]:
+        if data.get(row.name) is not None:
             value = data[row.name]
             out[row.name] = (
                 row.block.from_dict(value)

@@ -5,11 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from little_loops.fsm.definition.checks.key_tables import STATE_KEYS
-from little_loops.fsm.definition.model.route_keys import exit_codes, spelling_problems
+from little_loops.fsm.definition.model.route_keys import (
+    exit_codes,
+    route_key_problems,
+)
+from little_loops.fsm.definition.model.spellings import written_twice
 
 
 def problems(state: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
-    return list(spelling_problems(state))
+    return [*written_twice(state), *route_key_problems(state)]
 
 
 def test_both_spellings_are_state_keys() -> None:
