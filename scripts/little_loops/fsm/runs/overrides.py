@@ -1,4 +1,4 @@
-"""The run flags of `run` and `resume`, one row each; the record resume reads; the loop changed."""
+"""The run flags (one row each): the record a resume reads them from, and the loop they change."""
 
 from __future__ import annotations
 
