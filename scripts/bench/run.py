@@ -214,7 +214,7 @@ import subprocess, sys, tempfile, time
 from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.persistent import PersistentExecutor
 
 n, rounds = int(sys.argv[1]), int(sys.argv[2])
 work = StateConfig(action="true", on_success="$current", on_failure="$current")

@@ -16,7 +16,7 @@ from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model import FSMLoop, StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.persistent import PersistentExecutor
 
 n, rounds = int(sys.argv[1]), int(sys.argv[2])
 root = Path(tempfile.mkdtemp(prefix="ll-bench-sandbox-"))

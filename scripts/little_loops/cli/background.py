@@ -11,7 +11,7 @@ from little_loops.cli.options import RunOptions
 from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.facts.runfile import display_path
 from little_loops.fsm.runs.background import START_WAIT_SECONDS, start_detached
-from little_loops.fsm.runs.start import Where
+from little_loops.fsm.runs.new_run import Where
 
 
 def child_argv(command: str, target: str, options: RunOptions) -> list[str]:

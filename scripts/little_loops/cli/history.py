@@ -11,6 +11,7 @@ from typing import Any
 from little_loops.cli.options import positive_int
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument, add_run_option
+from little_loops.fsm.definition.model.run_keys import PREPATCH_CHECK, TAMPER_GUARD
 from little_loops.fsm.facts.events import Event
 
 
@@ -175,16 +176,17 @@ def branch_steps(event: dict[str, Any], loops_dir: Path, own: str, since: str) -
 
 
 def _guards_text(event: dict[str, Any]) -> str:
-    """`tamper_guard: tests/x.py (modified); prepatch_check: flagged`: the guards' verdicts."""
+    """The guards' verdicts, each after its guard's key: `KEY: tests/x.py (modified)` (the
+    tamper guard's findings), `KEY: flagged` (the pre-patch check's), `; ` between."""
     parts = []
-    tamper = event.get("tamper_guard")
+    tamper = event.get(TAMPER_GUARD.name)
     if isinstance(tamper, dict):
         found = [f for f in tamper.get("findings") or [] if isinstance(f, dict)]
         shown = ", ".join(f"{f.get('path')} ({f.get('kind')})" for f in found) or "no change"
-        parts.append(f"tamper_guard: {shown}")
-    prepatch = event.get("prepatch_check")
+        parts.append(f"{TAMPER_GUARD.name}: {shown}")
+    prepatch = event.get(PREPATCH_CHECK.name)
     if isinstance(prepatch, dict):
-        parts.append(f"prepatch_check: {prepatch.get('verdict')}")
+        parts.append(f"{PREPATCH_CHECK.name}: {prepatch.get('verdict')}")
     return "; ".join(parts) or "-"
 
 

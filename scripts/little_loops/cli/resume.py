@@ -45,7 +45,7 @@ def resume_command(
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
     from little_loops.fsm.facts.layout import split_run_key
-    from little_loops.fsm.runs.starting import forget_dead_starts
+    from little_loops.fsm.runs.start_marker import forget_dead_starts
 
     loop, run_id = split_run_key(name)
     for note in forget_dead_starts(loops_dir, loop, name if run_id is not None else None):
@@ -53,7 +53,7 @@ def resume_command(
     loop_name = run_name(name, loops_dir, active="resume")
     if background:
         return _resume(name, loop_name, options, loops_dir, background=True)
-    from little_loops.fsm.runs.starting import RESUME, starting
+    from little_loops.fsm.runs.start_marker import RESUME, starting
 
     # Before anything else: a `stop` from now on finds this resume, and is honoured.
     with starting(loop_name, loops_dir, RESUME) as claim:
@@ -112,7 +112,7 @@ def _resume(
         print(f"ll-loop: warning: {uncounted}", file=sys.stderr)
     if background:
         from little_loops.cli.background import start_background
-        from little_loops.fsm.runs.resumable import resumable_state
+        from little_loops.fsm.runs.resuming import resumable_state
 
         resumable_state(fsm, store)  # refused here, not in the log, when it cannot go on
 

@@ -24,7 +24,7 @@ from little_loops.cli.parameters import (
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.where import add_worktree_flags, where_from_args
 from little_loops.fsm.facts.outcomes import ExitCode
-from little_loops.fsm.runs.start import Where
+from little_loops.fsm.runs.new_run import Where
 
 if TYPE_CHECKING:
     from little_loops.fsm.definition.model.typed import FSMLoop
@@ -80,7 +80,7 @@ def run_command(
     from little_loops.cli.resolve import resolve_loop_path, stale_compiled_note
     from little_loops.cli.runref import named_as_run
     from little_loops.cli.session import run_session
-    from little_loops.fsm.runs.overridden import apply_overrides
+    from little_loops.fsm.runs.overrides import apply_overrides
     from little_loops.fsm.runs.preflight import require
     from little_loops.fsm.runs.spend_check import require_counted
     from little_loops.fsm.validate.loopfile import load_and_validate
@@ -111,7 +111,7 @@ def run_command(
         for pasted in pasted_as_code(fsm):
             print(f"ll-loop: warning: --compat pastes as code: {pasted}", file=sys.stderr)
     loops_dir = loops_dir.resolve()
-    from little_loops.fsm.runs.start import ready_to_start
+    from little_loops.fsm.runs.new_run import ready_to_start
 
     def note(message: str) -> None:
         print(f"ll-loop: note: {message}", file=sys.stderr)

@@ -102,7 +102,7 @@ def spawn_continuation(ref: str, fsm: FSMLoop, loops_dir: Path, place: RunPlace 
     from little_loops.cli.background import child_argv
     from little_loops.fsm.facts.errors import LoopError
     from little_loops.fsm.runs.background import start_detached
-    from little_loops.fsm.runs.starting import RESUME, starting
+    from little_loops.fsm.runs.start_marker import RESUME, starting
 
     try:
         in_a_row = handoffs_in_a_row(ref, loops_dir, fsm.max_iterations)

@@ -198,8 +198,7 @@ def sandboxes(fsm: FSMLoop | None, run_key: str, loops_dir: Path) -> str | None:
     is confined (or the file is gone or invalid)."""
     if fsm is None:
         return None
-    from little_loops.fsm.runs.overridden import apply_overrides
-    from little_loops.fsm.runs.overrides import RunFlags, load_overrides
+    from little_loops.fsm.runs.overrides import RunFlags, apply_overrides, load_overrides
 
     fsm = apply_overrides(fsm, load_overrides(run_key, loops_dir) or RunFlags())
     by_sandbox: dict[str, list[str]] = {}

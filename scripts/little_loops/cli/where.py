@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from little_loops.fsm.facts.layout import RUN_ID_PATTERN
-from little_loops.fsm.runs.start import Where
+from little_loops.fsm.runs.new_run import Where
 
 
 def add_worktree_flags(parser: argparse.ArgumentParser) -> None:

@@ -98,7 +98,7 @@ if TYPE_CHECKING:
         LockHandle,
         acquire_scope,
     )
-    from little_loops.fsm.runs.resumable import (
+    from little_loops.fsm.runs.persistent import (
         PersistentExecutor,
     )
     from little_loops.fsm.runs.state import (
@@ -169,7 +169,7 @@ _EXPORTS: dict[str, str] = {
     "acquire_scope": "runs.locks",
     "LockHandle": "runs.locks",
     "pid_alive": "processes.pids",
-    "PersistentExecutor": "runs.resumable",
+    "PersistentExecutor": "runs.persistent",
     "FSMExecutor": "engine.executor",
     "ExecutionResult": "engine.records",
     "ActionResult": "actions.request",

@@ -1,6 +1,6 @@
 """The seed path of run persistence: it lives in `little_loops.fsm.runs`."""
 
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.persistent import PersistentExecutor
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import (
     RunInfo,

@@ -13,7 +13,7 @@ from support.llproc import console
 
 from little_loops.cli.display import ProgressDisplay
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.persistent import PersistentExecutor
 from little_loops.fsm.validate.loopfile import load_and_validate
 
 LOOP = """\

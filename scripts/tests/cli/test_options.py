@@ -15,8 +15,7 @@ from little_loops.fsm.definition.model.arguments import Arguments
 from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.runs.flags import COUNT, DOLLARS, NAME, PAIRED, SWITCH, TEXT, flag_rows
-from little_loops.fsm.runs.overridden import apply_overrides
-from little_loops.fsm.runs.overrides import RunFlags, resumed_flags, save_overrides
+from little_loops.fsm.runs.overrides import RunFlags, apply_overrides, resumed_flags, save_overrides
 
 ROWS = flag_rows(RunFlags)
 

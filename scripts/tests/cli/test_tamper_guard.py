@@ -303,3 +303,7 @@ def test_the_guards_verdict_is_written_before_it_routes_and_history_shows_it(
     assert kinds.index("guards") < kinds.index("evaluate") < kinds.index("route")
     shown = ll_loop(root, "history", "fix", env=run_env()).stdout
     assert "work → tamper_guard: tests/test_sum.py (modified)" in shown
+    (failed,) = [e for e in events(root, "fix") if e.get("type") == "tamper_guard"]
+    assert failed["error"] == (
+        "tamper_guard: the action of state 'work' changed test files: tests/test_sum.py (modified)"
+    )

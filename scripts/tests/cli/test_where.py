@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from little_loops.cli.where import add_worktree_flags, where_from_args
-from little_loops.fsm.runs.start import Where
+from little_loops.fsm.runs.new_run import Where
 
 
 def parser() -> argparse.ArgumentParser:

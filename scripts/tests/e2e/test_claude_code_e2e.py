@@ -28,7 +28,7 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model.typed import DEFAULT_LLM_MODEL, FSMLoop
 from little_loops.fsm.definition.reading.loader import load_text
 from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.persistent import PersistentExecutor
 from little_loops.fsm.runs.store import get_loop_history
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("claude_code_env")]

@@ -1,8 +1,9 @@
-"""Each fact is written in one module: the evaluator names, each evaluator's keys and verdicts."""
+"""Each fact is written in one module (evaluator names, keys, verdicts); a key's name in three."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,3 +131,39 @@ def test_the_scan_finds_a_price_table_and_a_lookup(tmp_path: Path) -> None:
         'TABLE = {"gpt-5": (1.25, 10.0)}\nOK = {"gpt-5": "a name"}\ndef price_of(m): ...\n'
     )
     assert price_tables(module) == ["line 1: a price of 'gpt-5'", "line 3: def price_of"]
+
+
+# Keys issue 40 found spread over many modules (`throttle` in 8, `pruning_profile` in 7,
+# `tamper_guard` in 5): each is named in its row, the model's field and the rule that acts on
+# it at most; every other reader goes through the row (`state.value(ROW)`, `ROW.name`).
+ROW_KEYS = ("throttle", "pruning_profile", "tamper_guard")
+MOST_MODULES_NAMING_A_KEY = 3
+
+
+def modules_naming(word: str, modules: list[Path] = MODULES) -> list[str]:
+    """The modules whose text has *word* as a whole word (code, docstrings and comments
+    alike: `grep -lw`), by path in the package."""
+    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+    return [
+        str(path.relative_to(PACKAGE)) if path.is_relative_to(PACKAGE) else path.name
+        for path in modules
+        if pattern.search(path.read_text())
+    ]
+
+
+@pytest.mark.parametrize("key", ROW_KEYS)
+def test_a_keys_name_is_written_in_at_most_three_modules(key: str) -> None:
+    naming = modules_naming(key)
+    assert naming  # the scan finds its row at least
+    assert len(naming) <= MOST_MODULES_NAMING_A_KEY, naming
+
+
+def test_the_scan_finds_a_key_as_a_whole_word_only(tmp_path: Path) -> None:
+    files = {
+        "row.py": 'KEY = Key("throttle")\n',
+        "doc.py": '"""A state\'s throttle: its hard_max."""\n',
+        "other.py": "on_throttle_hard = _throttle(throttled)\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert modules_naming("throttle", sorted(tmp_path.iterdir())) == ["doc.py", "row.py"]

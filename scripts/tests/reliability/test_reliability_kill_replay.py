@@ -56,7 +56,7 @@ DIE_AT_EVENT = """\
 import json, os, sys, traceback
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.validate.loopfile import load_and_validate
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.persistent import PersistentExecutor
 
 def die_at(k):
     seen = []

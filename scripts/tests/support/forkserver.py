@@ -47,11 +47,10 @@ WARM = (
     "little_loops.fsm.engine.kinds.guards",
     "little_loops.fsm.engine.kinds.terminal",
     "little_loops.fsm.runs.foreground",
-    "little_loops.fsm.runs.overridden",
     "little_loops.fsm.runs.preflight",
-    "little_loops.fsm.runs.resumable",
+    "little_loops.fsm.runs.persistent",
     "little_loops.fsm.runs.spend_check",
-    "little_loops.fsm.runs.starting",
+    "little_loops.fsm.runs.start_marker",
     "little_loops.fsm.validate.loopfile",
 )
 

@@ -110,14 +110,13 @@ class Evaluation(_EvaluationKeys, total=False):
     final_state: str  # a sub-loop state's: where its child ended
 
 
-class Guards(TypedDict, total=False):
+class Guards(TypedDict):
     """`guards`: the verdicts of a state's guards on its action, written before they act
-    (a revert) or route: a resumed run goes by them (`tamper_guard`: its findings;
-    `prepatch_check`: the check's record)."""
+    (a revert) or route: a resumed run goes by them. Each verdict follows as a further key,
+    its guard's loop key (definition/model/run_keys.py rows): the tamper guard's findings, the
+    pre-patch check's record."""
 
     state: str
-    tamper_guard: dict[str, object]
-    prepatch_check: dict[str, object]
 
 
 class PrepatchFlagged(TypedDict):

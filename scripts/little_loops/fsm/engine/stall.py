@@ -11,6 +11,7 @@ from typing import Any
 
 from little_loops.fsm.definition.model.circuit import ABORT
 from little_loops.fsm.definition.model.learning import LEARNING_TYPE
+from little_loops.fsm.definition.model.state_guards import THROTTLE as THROTTLE_ROW
 from little_loops.fsm.definition.model.state_guards import ThrottleConfig
 from little_loops.fsm.definition.model.typed import FSMLoop, StallConfig, StateConfig
 from little_loops.fsm.engine.volatile import masked
@@ -21,7 +22,7 @@ SAME_RESULT = "same_result"
 NO_CHANGE_PASSES = "no_change_passes"
 MAX_VISITS = "max_visits"
 REPEATED_FAILURE = "repeated_failure"  # circuit: {repeated_failure: ...} (little-loops')
-THROTTLE = "throttle"  # a state's `throttle:` / `on_throttle_hard:` (little-loops')
+THROTTLE = THROTTLE_ROW.name  # the detector of a state's block of that key and on_throttle_hard:
 # When a detector looks: as a pass begins, as a state is entered, once a state gave a verdict.
 AT_PASS, AT_ENTRY, AT_VERDICT = "pass", "entry", "verdict"
 
@@ -118,7 +119,7 @@ class StallWatch:
         self.repeats: list[list[Any]] = []
         self.seen_triples: dict[str, int] = {}
         self.marks: dict[str, list[Any]] = {}
-        self.stay: list[Any] = [None, 0]  # throttle: [state, entries in a row]
+        self.stay: list[Any] = [None, 0]  # for THROTTLE: [state, entries in a row]
         self._active: bool | None = None
 
     # -- what the run saves ------------------------------------------------------------
@@ -132,7 +133,7 @@ class StallWatch:
             "results": {k: list(v) for k, v in self.results.items()},
             "tree": list(self.tree),
         }
-        # circuit: and throttle: counts, only when a loop has them (older files stay as they were)
+        # circuit: and THROTTLE counts, only when a loop has them (older files stay as they were)
         extra = {
             "repeats": [list(t) for t in self.repeats],
             "seen_triples": dict(self.seen_triples),
@@ -310,7 +311,7 @@ def _progress_mark(watch: StallWatch, paths: list[str], excluded: list[str]) -> 
 
 
 def _throttled(state: StateConfig) -> bool:
-    return state.throttle is not None or state.on_throttle_hard is not None
+    return state.value(THROTTLE_ROW) is not None or state.on_throttle_hard is not None
 
 
 def _throttle(watch: StallWatch, seen: Seen) -> Stall | None:
@@ -322,7 +323,8 @@ def _throttle(watch: StallWatch, seen: Seen) -> Stall | None:
     state = watch.fsm.states.get(name)
     if state is None or not _throttled(state) or state.type == LEARNING_TYPE:
         return None  # a learning state is exempt from hard_max, as in little-loops
-    limit = (state.throttle or ThrottleConfig()).hard_at
+    block: ThrottleConfig = state.value(THROTTLE_ROW) or ThrottleConfig()
+    limit = block.hard_at
     if count > limit:
         watch.stay = [None, 0]
         return watch.stall(THROTTLE, name, limit, count - 1)
@@ -383,7 +385,9 @@ STALL_DETECTORS: dict[str, Detector] = {
         "state '{state}' gave the same verdict on the same output {count} times in a row",
     ),
     THROTTLE: Detector(
-        AT_ENTRY, _throttle, "state '{state}' ran its action {count} times in a row (throttle)"
+        AT_ENTRY,
+        _throttle,
+        f"state '{{state}}' ran its action {{count}} times in a row ({THROTTLE})",
     ),
     REPEATED_FAILURE: Detector(
         AT_VERDICT,

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from little_loops.fsm.definition.model.endings import ends_in_failure
-from little_loops.fsm.definition.model.run_keys import TAMPER_ALLOW, TAMPER_REVERT
+from little_loops.fsm.definition.model.run_keys import TAMPER_ALLOW, TAMPER_GUARD, TAMPER_REVERT
 from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.nofollow import write_below
 from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git, git_bytes
@@ -35,7 +35,9 @@ def policy_of(fsm: FSMLoop, state: StateConfig) -> str | None:
     Only a state with an action is guarded."""
     if not state.action:
         return None
-    return state.tamper_guard if state.tamper_guard is not None else fsm.tamper_guard
+    own = state.value(TAMPER_GUARD)
+    policy = own if own is not None else fsm.value(TAMPER_GUARD)
+    return None if policy is None else str(policy)
 
 
 def is_test_file(path: str) -> bool:

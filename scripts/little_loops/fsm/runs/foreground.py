@@ -14,8 +14,8 @@ from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.processes.gitcmd import forget_git_location
 from little_loops.fsm.runs.locks import LockHandle, acquire_scope, project_root
 from little_loops.fsm.runs.overrides import RunFlags, save_overrides
+from little_loops.fsm.runs.persistent import PersistentExecutor
 from little_loops.fsm.runs.place import RunPlace
-from little_loops.fsm.runs.resumable import PersistentExecutor
 from little_loops.fsm.runs.signals import ShutdownSignals
 from little_loops.fsm.runs.state import LoopState
 

@@ -22,7 +22,7 @@ from little_loops.fsm.runs.control import (
     wait_gone,
 )
 from little_loops.fsm.runs.orphans import kill_orphaned_actions
-from little_loops.fsm.runs.starting import (
+from little_loops.fsm.runs.start_marker import (
     forget_dead_starts,
     ll_loop_alive,
     read_marker,

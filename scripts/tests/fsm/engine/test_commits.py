@@ -15,7 +15,7 @@ from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.engine.commits import checkpoint_problem, commit_message, commit_text
 from little_loops.fsm.engine.executor import ExecutionResult, FSMExecutor
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.persistent import PersistentExecutor
 from little_loops.fsm.validate.loopfile import load_and_validate
 
 
@@ -410,7 +410,7 @@ import os, sys
 from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.validate.loopfile import load_and_validate
-from little_loops.fsm.runs.resumable import PersistentExecutor
+from little_loops.fsm.runs.persistent import PersistentExecutor
 
 loop, loops, worktree = map(Path, sys.argv[1:4])
 

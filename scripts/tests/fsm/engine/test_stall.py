@@ -191,3 +191,25 @@ def test_whether_a_loop_has_stall_breakers_is_looked_up_once_a_run() -> None:
         assert watch.entering("a", pass_began=True) is None
         assert watch.record() == {}
     assert walks <= 2
+
+
+def test_a_throttled_self_loop_stalls_past_hard_max_with_its_words() -> None:
+    states = {
+        "a": StateConfig.from_dict({"action": "x", "next": "a", "throttle": {"hard_max": 2}}),
+        "b": StateConfig.from_dict({"action": "x", "next": "b", "on_throttle_hard": "a"}),
+    }
+    watch = StallWatch(FSMLoop(name="t", initial="a", states=states))
+    assert watch.active()
+    assert watch.entering("a", False) is None
+    assert watch.entering("a", False) is None
+    stall = watch.entering("a", False)
+    assert stall is not None
+    assert (stall.detector, stall.target, stall.limit, stall.count) == ("throttle", None, 2, 2)
+    assert stall.message() == (
+        "stall (throttle: 2): state 'a' ran its action 2 times in a row (throttle)"
+    )
+    # `on_throttle_hard:` alone throttles at the default hard_max, and routes there.
+    found = [watch.entering("b", False) for _ in range(13)]
+    assert found[:12] == [None] * 12
+    assert found[12] is not None
+    assert (found[12].target, found[12].limit) == ("a", 12)

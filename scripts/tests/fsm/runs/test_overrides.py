@@ -1,4 +1,4 @@
-"""The options file: the run flags a run was started with, read back for resume."""
+"""The run flags: the options file a resume reads back, and the loop they change."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from little_loops.fsm.definition.model.typed import FSMLoop, LLMConfig, StateConfig
 from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.runs.flags import flag_rows
 from little_loops.fsm.runs.overrides import (
     RunFlags,
+    apply_overrides,
     load_overrides,
     resumed_over,
     save_overrides,
@@ -94,3 +96,41 @@ def test_a_value_that_looks_like_a_flag_is_passed_on_as_one_argument() -> None:
     # `--llm-model --x`, which argparse refuses ("expected one argument"): the run never ran.
     flags = RunFlags(llm_model="--x", model="-m")
     assert flags.argv() == ["--llm-model=--x", "--model=-m"]
+
+
+def _loop() -> FSMLoop:
+    return FSMLoop(name="x", initial="a", states={"a": StateConfig(terminal=True)})
+
+
+def test_apply_overrides_leaves_the_loop_unchanged() -> None:
+    fsm = _loop()
+    changed = apply_overrides(
+        fsm, RunFlags(max_iterations=3, no_llm=True, llm_model="claude-test-model")
+    )
+    assert (changed.max_iterations, changed.llm) == (
+        3,
+        LLMConfig(enabled=False, model="claude-test-model"),
+    )
+    assert (fsm.max_iterations, fsm.llm) == (50, LLMConfig())
+    assert apply_overrides(fsm, RunFlags()) == fsm
+
+
+def test_model_flag_is_the_model_of_every_claude_state() -> None:
+    fsm = FSMLoop.from_dict(
+        {
+            "name": "x",
+            "initial": "a",
+            "claude": {"model": "loop-model", "tools": ["Read"]},
+            "states": {
+                "a": {"action": "A", "action_type": "prompt", "claude": {"model": "own"}},
+                "b": {"action": "B", "action_type": "prompt", "claude": {"effort": "low"}},
+                "c": {"action": "C", "action_type": "prompt"},
+            },
+        }
+    )
+    changed = apply_overrides(fsm, RunFlags(model="cli-model"))
+    assert changed.claude == {"model": "cli-model", "tools": ["Read"]}
+    assert changed.states["a"].claude == {"model": "cli-model"}
+    assert changed.states["b"].claude == {"effort": "low"}  # the loop's model applies
+    assert changed.states["c"].claude is None
+    assert fsm.states["a"].claude == {"model": "own"}  # the loaded loop is not changed

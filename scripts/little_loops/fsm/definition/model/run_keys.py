@@ -69,6 +69,24 @@ def continuity_of(output: str) -> str | None:
 
 
 _GUARDS = "Every state's default: "  # how a guard's doc reads at the loop
+# The guards' rows: what they read and record goes by these (`state.value(TAMPER_GUARD)`,
+# a verdict recorded under `TAMPER_GUARD.name`), never by the key spelled again.
+TAMPER_GUARD = Key(
+    "tamper_guard",
+    (LOOP, STATE),
+    optional(one_of(TAMPER_POLICIES)),
+    _TAMPER_DOC,
+    docs={LOOP: _GUARDS + _TAMPER_DOC},
+    lint_flag="tamper_guard_ok",
+)
+PREPATCH_CHECK = Key(
+    "prepatch_check",
+    (LOOP, STATE),
+    optional(one_of(PREPATCH_POLICIES)),
+    _PREPATCH_DOC,
+    docs={LOOP: _GUARDS + _PREPATCH_DOC},
+    lint_flag="prepatch_check_ok",
+)
 KEYS: tuple[Key, ...] = (
     Key(
         "on_handoff",
@@ -120,22 +138,8 @@ KEYS: tuple[Key, ...] = (
         docs={LOOP: _GUARDS + _SESSION_MODE_DOC},
         lint_flag="session_mode_ok",
     ),
-    Key(
-        "tamper_guard",
-        (LOOP, STATE),
-        optional(one_of(TAMPER_POLICIES)),
-        _TAMPER_DOC,
-        docs={LOOP: _GUARDS + _TAMPER_DOC},
-        lint_flag="tamper_guard_ok",
-    ),
-    Key(
-        "prepatch_check",
-        (LOOP, STATE),
-        optional(one_of(PREPATCH_POLICIES)),
-        _PREPATCH_DOC,
-        docs={LOOP: _GUARDS + _PREPATCH_DOC},
-        lint_flag="prepatch_check_ok",
-    ),
+    TAMPER_GUARD,
+    PREPATCH_CHECK,
     Key(
         "params",
         (STATE,),

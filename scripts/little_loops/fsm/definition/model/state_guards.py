@@ -87,6 +87,16 @@ def _profile_env(profile: PruningProfileConfig) -> dict[str, str]:
     return profile.env()
 
 
+# The throttle's row: the stall rule reads the key's value and names its detector by it.
+THROTTLE = Key(
+    "throttle",
+    (STATE,),
+    keyed_block(THROTTLE_KEYS),
+    "{hard_max (default 12), warn_max, normal_max}: the action runs at most hard_max times "
+    "in a row in a self-loop, then the run goes to on_throttle_hard (else on_error, else it "
+    "ends as a stall).",
+    block=ThrottleConfig,
+)
 KEYS: tuple[Key, ...] = (
     Key(
         "pruning_profile",
@@ -100,15 +110,7 @@ KEYS: tuple[Key, ...] = (
         agents_only=True,
         lint_flag="pruning_profile_ok",
     ),
-    Key(
-        "throttle",
-        (STATE,),
-        keyed_block(THROTTLE_KEYS),
-        "{hard_max (default 12), warn_max, normal_max}: the action runs at most hard_max times "
-        "in a row in a self-loop, then the run goes to on_throttle_hard (else on_error, else it "
-        "ends as a stall).",
-        block=ThrottleConfig,
-    ),
+    THROTTLE,
     Key(
         "on_throttle_hard",
         (STATE,),

@@ -1,4 +1,4 @@
-"""The guards after a state's action (tamper_guard, prepatch_check): recorded, then routed.
+"""The guards after a state's action (tamper guard, pre-patch check): recorded, then routed.
 
 A crash does not switch them off: the test files as they were before the action are saved
 with the run (`begin`, written with `action_start`), so the guards judge a resumed action
@@ -13,6 +13,7 @@ from typing import Any
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route
+from little_loops.fsm.definition.model.run_keys import PREPATCH_CHECK, TAMPER_GUARD
 from little_loops.fsm.definition.model.typed import OUTCOME_FAILURE, StateConfig
 from little_loops.fsm.engine import events, prepatch, tamper
 from little_loops.fsm.engine.run import Run
@@ -23,7 +24,9 @@ RED_PATH = "the state's action did not succeed"  # why no check ran (little-loop
 # The keys of a state's guard record (Memory.guard): its state, the test files before its
 # action (tamper.stored, None without a tamper guard), the guards' verdicts.
 STATE, BEFORE, VERDICTS = "state", "before", "verdicts"
-TAMPER, PREPATCH = "tamper_guard", "prepatch_check"  # the verdicts' keys (the guards' keys)
+# The verdicts' keys are the guards' keys, in the order the guards act (and `guards` lists them).
+TAMPER, PREPATCH = TAMPER_GUARD.name, PREPATCH_CHECK.name
+ORDER = (PREPATCH, TAMPER)
 AT = "at"  # in a verdict: the place of its record in the context's list
 
 
@@ -79,11 +82,7 @@ def judge(run: Run, name: str, state: StateConfig, result: ActionResult) -> Step
                 kept.append(_shown(verdicts[guard]))
         run.memory.guard = record = {**record, VERDICTS: verdicts}
         shape = events.Guards(state=name)
-        if PREPATCH in verdicts:
-            shape["prepatch_check"] = verdicts[PREPATCH]
-        if TAMPER in verdicts:
-            shape["tamper_guard"] = verdicts[TAMPER]
-        run.emit(Event.GUARDS, shape)
+        run.emit(Event.GUARDS, {**shape, **{g: verdicts[g] for g in ORDER if g in verdicts}})
     run.memory.guard_applied = True
     checked = None
     if PREPATCH in verdicts:
@@ -116,8 +115,8 @@ def tampered(
     if report.passed:
         return None
     shown = ", ".join(f"{f['path']} ({f['kind']})" for f in report.findings)
-    msg = f"tamper_guard: the action of state '{name}' changed test files: {shown}"
-    return _failed(run, name, state, "tamper_guard", msg)
+    msg = f"{TAMPER}: the action of state '{name}' changed test files: {shown}"
+    return _failed(run, name, state, TAMPER, msg)
 
 
 def prepatched(
@@ -172,8 +171,8 @@ def _checked(
         run.emit(Event.PREPATCH_CHECK_FLAGGED, shape)
     if not prepatch.routes(policy, evidence):
         return None
-    msg = f"prepatch_check: new tests of state '{name}' pass without its patch: "
-    return _failed(run, name, state, "prepatch_check", msg + ", ".join(flagged))
+    msg = f"{PREPATCH}: new tests of state '{name}' pass without its patch: "
+    return _failed(run, name, state, PREPATCH, msg + ", ".join(flagged))
 
 
 def _pytest(run: Run, fork: Path, ids: list[str], report: Path) -> ActionResult:

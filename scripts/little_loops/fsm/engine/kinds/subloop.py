@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ from little_loops.fsm.definition.model.typed import (
     FSMLoop,
     StateConfig,
 )
-from little_loops.fsm.engine import branch_tree, events
+from little_loops.fsm.engine import events
 from little_loops.fsm.engine.kinds.action import error_outcome
 from little_loops.fsm.engine.records import ExecutionResult
 from little_loops.fsm.engine.run import Run
@@ -29,10 +32,11 @@ from little_loops.fsm.engine.subloop import (
     shared_context,
 )
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
-from little_loops.fsm.facts.errors import InterpolationError, LoopError
+from little_loops.fsm.facts.errors import InterpolationError, LoopError, LoopRuntimeError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.facts.spend import is_unkept
+from little_loops.fsm.processes.gitcmd import git
 from little_loops.fsm.values.interpolation import interpolate
 
 
@@ -66,14 +70,14 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
     here = run.config.cwd or run.config.stall_cwd or Path.cwd()
     try:
         branch = interpolate(state.worktree, run.context()).strip() if state.worktree else ""
-        tree = branch_tree.attach(here, branch) if branch else None
+        tree = attach(here, branch) if branch else None
     except (InterpolationError, LoopError) as exc:
         return error_outcome(run, name, state, f"state '{name}': {exc}")
     try:
         return _run_child(run, name, state, base, child_fsm, tree)
     finally:
         if tree is not None:
-            branch_tree.detach(here, tree)
+            detach(here, tree)
 
 
 def _run_child(
@@ -157,3 +161,26 @@ def _verdict(
     if outcome.target is None and verdict == ERROR_VERDICT:
         outcome.error = details["error"]
     return outcome
+
+
+# A sub-loop state's `worktree:`: its child runs in a scratch git worktree of that branch.
+_UNSAFE = re.compile(r"[^A-Za-z0-9-]")  # what a branch name gives the scratch folder's name
+
+
+def attach(where: Path, branch: str) -> Path:
+    """A new worktree of the existing *branch* of the repository at *where* (checked out
+    there, as little-loops does), in a scratch folder; LoopRuntimeError in one line when git
+    refuses (no such branch, checked out elsewhere, not a repository)."""
+    top = git(where, "rev-parse", "--show-toplevel").out.strip()
+    if not git(where, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).ok:
+        raise LoopRuntimeError(f"worktree: no branch '{branch}' in {top}")
+    folder = Path(tempfile.mkdtemp(prefix=f"ll-subloop-{_UNSAFE.sub('-', branch)}-"))
+    os.rmdir(folder)  # git makes it
+    git(Path(top), "worktree", "add", str(folder), branch)
+    return folder
+
+
+def detach(where: Path, tree: Path) -> None:
+    """Remove the worktree *tree* (its uncommitted changes with it); its branch stays."""
+    git(where, "worktree", "remove", "--force", str(tree), check=False)
+    git(where, "worktree", "prune", check=False)

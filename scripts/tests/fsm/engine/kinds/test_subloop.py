@@ -6,12 +6,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from support.engine_parts import loop, parts
+from support.gitrepo import git, make_repo
 from support.llproc import ll_loop
 
 from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
-from little_loops.fsm.engine.kinds.subloop import run_state
+from little_loops.fsm.engine.kinds.subloop import attach, detach, run_state
 from little_loops.fsm.engine.records import ExecutionResult, ExecutorSnapshot
+from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.outcomes import Outcome
 from little_loops.fsm.facts.spend import Spend
 
@@ -99,3 +102,23 @@ def test_a_dynamic_sub_loop_that_runs_itself_stops_at_the_depth_limit(tmp_path: 
     assert "internal error" not in out
     assert "sub-loops nested more than 32 deep (does a loop run itself?)" in out
     assert out.count("↳ loop again\n") <= 32
+
+
+def test_attach_and_detach(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    make_repo(root, {"a.txt": "a\n"})
+    git(root, "branch", "topic/x")
+    tree = attach(root, "topic/x")
+    assert git(tree, "rev-parse", "--abbrev-ref", "HEAD").strip() == "topic/x"
+    assert "topic-x" in tree.name
+    (tree / "scratch.txt").write_text("left behind\n")
+    detach(root, tree)
+    assert not tree.exists()
+    assert git(root, "branch", "--list", "topic/x").strip() == "topic/x"
+
+
+def test_a_missing_branch_is_one_line(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    make_repo(root, {"a.txt": "a\n"})
+    with pytest.raises(LoopRuntimeError, match="worktree: no branch 'gone'"):
+        attach(root, "gone")

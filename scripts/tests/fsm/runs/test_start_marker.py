@@ -11,7 +11,7 @@ from pathlib import Path
 
 from little_loops.fsm.facts.layout import run_files
 from little_loops.fsm.processes.pids import process_start_ticks
-from little_loops.fsm.runs.starting import (
+from little_loops.fsm.runs.start_marker import (
     RESUME,
     RUN,
     Starting,

@@ -1,4 +1,4 @@
-"""Starting a run: the loop's own `worktree:` taken in, checks, the run id, the worktree made."""
+"""A new run: the loop's own `worktree:` taken in, checks, the run id, the worktree made."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.layout import RUN_ID_PATTERN
 from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.facts.runfile import display_path
+from little_loops.fsm.runs.new_run import Where, ready_to_start
 from little_loops.fsm.runs.place import RunPlace
-from little_loops.fsm.runs.start import Where, ready_to_start
 from little_loops.fsm.runs.state import LoopState
 from little_loops.fsm.runs.store import StatePersistence
 

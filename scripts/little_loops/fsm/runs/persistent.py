@@ -22,10 +22,8 @@ from little_loops.fsm.engine.executor import (
 from little_loops.fsm.facts.errors import CorruptStateError, LoopRuntimeError, RunLogError
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import RunFiles
-from little_loops.fsm.facts.outcomes import Outcome, Status, can_resume, how_to_go_on, outcome_of
+from little_loops.fsm.facts.outcomes import Outcome, Status, outcome_of
 from little_loops.fsm.facts.runfile import display_path
-from little_loops.fsm.facts.safetext import shown
-from little_loops.fsm.facts.spend import Spend, dollars, format_cost
 from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.announce import Announcer
 from little_loops.fsm.runs.approvals import answers_for, remove_answer
@@ -36,6 +34,7 @@ from little_loops.fsm.runs.journal import SAVED_KEY, Journal
 from little_loops.fsm.runs.liveness import run_alive
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.runs.place import RunPlace, describe
+from little_loops.fsm.runs.resuming import resumable_state
 from little_loops.fsm.runs.snapshots import SnapshotWriter
 from little_loops.fsm.runs.state import LoopState, snapshot_fields
 from little_loops.fsm.runs.store import StatePersistence
@@ -337,64 +336,3 @@ class PersistentExecutor:
 
 def _ignore(note: str) -> None:
     """The note callback of an executor given none."""
-
-
-def resumable_state(fsm: FSMLoop, persistence: StatePersistence) -> LoopState:
-    """The saved run of *fsm*, if it can be resumed now; else LoopRuntimeError says why not."""
-    persistence.initialize()
-    saved = persistence.load_state()
-    name = fsm.name
-    if saved is None:
-        raise LoopRuntimeError(
-            f"loop '{name}' has no saved run to resume; start it with 'll-loop run {name}'"
-        )
-    if not can_resume(saved.status, saved.terminated_by):
-        how = "completed" if saved.status == Status.COMPLETED else f"ended ({saved.status})"
-        why = f": {shown(saved.error)}" if saved.error else ""
-        raise LoopRuntimeError(
-            f"loop '{name}' {how}{why}; nothing to resume, start it again with 'll-loop run {name}'"
-        )
-    if saved.status == Status.FAILED:
-        reached = limit_still_reached(fsm, saved)
-        if reached is not None:
-            raise LoopRuntimeError(reached)
-    if (
-        saved.status == Status.RUNNING
-        and saved.pid != os.getpid()
-        and run_alive(saved, persistence.loops_dir)
-    ):
-        raise LoopRuntimeError(
-            f"loop '{name}' is still running (pid {saved.pid}); stop it first with "
-            f"'ll-loop stop {name}'"
-        )
-    return saved
-
-
-def limit_still_reached(fsm: FSMLoop, saved: LoopState) -> str | None:
-    """Why a run that ended at a limit cannot go on yet, or None once the limit is raised."""
-    name = fsm.name
-    hint = how_to_go_on(saved.terminated_by, name)
-    if saved.terminated_by == Outcome.BUDGET:
-        limit = fsm.max_cost_usd
-        if limit is not None and Spend(cost_usd=saved.cost_usd).reached(limit):
-            return (
-                f"loop '{name}' has spent {format_cost(saved.cost_usd)} of its"
-                f" {dollars(limit)} budget; "
-                f"to go on: {hint}"
-            )
-    elif saved.terminated_by == Outcome.MAX_ITERATIONS:
-        if saved.iteration >= fsm.max_iterations:
-            return (
-                f"loop '{name}' has run {saved.iteration} of its {fsm.max_iterations} "
-                f"iterations; to go on: {hint}"
-            )
-    elif saved.terminated_by == Outcome.MAX_STEPS:
-        steps = int(saved.caps.get("steps") or 0)
-        if fsm.max_steps is not None and steps >= fsm.max_steps:
-            return f"loop '{name}' has run {steps} of its {fsm.max_steps} steps; to go on: {hint}"
-    elif fsm.timeout is not None and saved.elapsed_ms >= fsm.timeout * 1000:
-        return (
-            f"loop '{name}' has run {saved.elapsed_ms / 1000:g}s of its {fsm.timeout:g}s "
-            f"timeout; to go on: {hint}"
-        )
-    return None

@@ -1,4 +1,4 @@
-"""Starting a run: in the main checkout or a new worktree (`--worktree`, `--base`), and its id."""
+"""Where a new run happens: the main checkout or a new worktree (`--worktree`, `--base`), its id."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ class Where:
             return
         from little_loops.fsm.facts.layout import run_key, worktree_branch, worktree_path
         from little_loops.fsm.runs.locks import project_root
-        from little_loops.fsm.runs.starting import RUN, Starting
+        from little_loops.fsm.runs.start_marker import RUN, Starting
         from little_loops.fsm.runs.worktrees import (
             create_worktree,
             main_repo,
@@ -117,7 +117,7 @@ def ready_to_start(
     (their worktree rolled back: *on_note* hears it)."""
     from little_loops.fsm.fanout.children import PARENT_ENV
     from little_loops.fsm.runs.place import refuse_inside_live_worktree
-    from little_loops.fsm.runs.starting import forget_dead_starts
+    from little_loops.fsm.runs.start_marker import forget_dead_starts
     from little_loops.fsm.runs.which import forget_finished
 
     for note in forget_dead_starts(loops_dir, fsm.name):

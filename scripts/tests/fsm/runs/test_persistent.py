@@ -470,9 +470,9 @@ def test_held_events_are_written_before_a_backoff_wait(tmp_path: Path) -> None:
 def test_a_long_run_rotates_its_log_and_resumes_across_the_parts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from little_loops.fsm.runs import eventlog, resumable
+    from little_loops.fsm.runs import eventlog, persistent
 
-    monkeypatch.setattr(resumable, "SEGMENT_BYTES", 4000)
+    monkeypatch.setattr(persistent, "SEGMENT_BYTES", 4000)
     loops = tmp_path / ".loops"
     stopper = StopAtEvent(400)
     first = PersistentExecutor(
@@ -515,9 +515,9 @@ def test_the_log_is_fsynced_at_the_start_the_end_and_at_most_once_a_second(
     PersistentExecutor(spin(50), loops_dir=loops, action_runner=AlwaysRunner()).run()
     log_syncs = [p for p in synced if p.endswith("spin.events.jsonl")]
     assert 2 <= len(log_syncs) <= 3  # 50 quick steps take well under a second
-    from little_loops.fsm.runs import resumable
+    from little_loops.fsm.runs import persistent
 
-    monkeypatch.setattr(resumable, "DURABLE_INTERVAL_S", 0.0)
+    monkeypatch.setattr(persistent, "DURABLE_INTERVAL_S", 0.0)
     synced.clear()
     PersistentExecutor(spin(50), loops_dir=loops, action_runner=AlwaysRunner()).run()
     assert len([p for p in synced if p.endswith("spin.events.jsonl")]) >= 100
