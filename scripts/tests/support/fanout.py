@@ -21,8 +21,10 @@ from little_loops.fsm.fanout.branches import Branch
 from little_loops.fsm.fanout.drive import Ending, Plan, fan_out
 from little_loops.fsm.fanout.pool import FanOutSpec
 from little_loops.fsm.processes.pids import pid_alive
+from support.gitrepo import git as git_in
 from support.gitrepo import loops_project
 from support.paths import TESTS
+from support.slowdown import scaled
 
 KILL_AT = "LL_TEST_KILL_AT_EVENT"
 
@@ -223,3 +225,45 @@ def main(argv: Sequence[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
+
+
+# The child loop `spend`: its state calls the agent `spender` again and again ($10 at most).
+SPEND = """\
+name: spend
+initial: work
+context:
+  item: ""
+max_iterations: 40
+states:
+  work:
+    action: spend some
+    action_type: prompt
+    agent: spender
+    evaluate:
+      type: exit_code
+    on_success: work
+    on_failure: done
+  done:
+    terminal: true
+"""
+SPEND_PER_CALL = 0.25
+
+
+def spender_project(tmp_path: Path, fan: str, first: str) -> Path:
+    """A project whose loop *fan* fans out over `spend`, committed, with the agent `spender`:
+    each call runs the bash line *first*, takes 0.2 s of an idle machine (scaled: a budget
+    stop is seen within one call on a loaded machine too) and costs $0.25."""
+    root = project(tmp_path, fan=fan, spend=SPEND)
+    agent = root / "tools" / "spender"
+    agent.parent.mkdir()
+    agent.write_text(
+        f"#!/bin/bash\n{first}\nsleep {scaled(0.2):.2f}\necho 'cost: $'{SPEND_PER_CALL}\n"
+    )
+    agent.chmod(0o755)
+    (root / ".loops" / "agents.yaml").write_text(
+        "agents:\n  spender:\n    command: ./tools/spender\n"
+        "    cost_pattern: 'cost: \\$([0-9.]+)'\n"
+    )
+    git_in(root, "add", "-A")
+    git_in(root, "commit", "-qm", "a spender")
+    return root

@@ -242,46 +242,10 @@ def test_a_child_loop_filled_in_as_a_path_is_the_verdict_error_and_nothing_is_wr
     assert all(any(p.is_relative_to(place) for place in ours) for p in new), new
 
 
-SPENDER = """\
-#!/bin/bash
-echo $$ >> "$LL_TEST_PIDS/spenders"
-sleep 0.2
-echo "cost: \\$0.25"
-"""
-SPEND = """\
-name: spend
-initial: work
-context:
-  item: ""
-max_iterations: 40
-states:
-  work:
-    action: spend some
-    action_type: prompt
-    agent: spender
-    evaluate:
-      type: exit_code
-    on_success: work
-    on_failure: done
-  done:
-    terminal: true
-"""
-
-
 def test_the_loops_budget_is_shared_by_the_branches_and_stops_them_all(tmp_path: Path) -> None:
     loop = fanout.map_loop(["1", "2", "3"]).replace("loop: fix", "loop: spend")
     loop = loop.replace("name: fan\n", "name: fan\nmax_cost_usd: 2\n")
-    root = fanout.project(tmp_path, fan=loop, spend=SPEND)
-    agent = root / "tools" / "spender"
-    agent.parent.mkdir()
-    agent.write_text(SPENDER)
-    agent.chmod(0o755)
-    (root / ".loops" / "agents.yaml").write_text(
-        "agents:\n  spender:\n    command: ./tools/spender\n"
-        "    cost_pattern: 'cost: \\$([0-9.]+)'\n"
-    )
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "a spender")
+    root = fanout.spender_project(tmp_path, loop, 'echo $$ >> "$LL_TEST_PIDS/spenders"')
     pids = tmp_path / "pids"
     pids.mkdir()
     done = ll_loop(root, "run", "fan", timeout=180, env={**os.environ, "LL_TEST_PIDS": str(pids)})

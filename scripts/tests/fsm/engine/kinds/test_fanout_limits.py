@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from support import fanout
-from support.gitrepo import git
 from support.llproc import events, finish, ll_loop, start, state, wait_for
 from support.slowdown import scaled
 
@@ -165,45 +164,11 @@ def test_the_states_timeout_ends_every_branch_tree(tmp_path: Path) -> None:
 
 
 # An agent that costs $0.25 a call and leaves a sleeper behind each call (its pid told).
-SPENDER = """\
-#!/bin/bash
-( setsid sleep 300 & echo $! >> "$LL_TEST_PIDS/sleepers" )
-sleep 0.2
-echo "cost: \\$0.25"
-"""
-SPEND = """\
-name: spend
-initial: work
-context:
-  item: ""
-max_iterations: 40
-states:
-  work:
-    action: spend some
-    action_type: prompt
-    agent: spender
-    evaluate:
-      type: exit_code
-    on_success: work
-    on_failure: done
-  done:
-    terminal: true
-"""
-
-
 def test_the_states_own_budget_is_shared_and_stops_every_branch(tmp_path: Path) -> None:
     loop = fanout.map_loop(["1", "2", "3"], max_cost_usd=1.5).replace("loop: fix", "loop: spend")
-    root = fanout.project(tmp_path, fan=loop, spend=SPEND)
-    agent = root / "tools" / "spender"
-    agent.parent.mkdir()
-    agent.write_text(SPENDER)
-    agent.chmod(0o755)
-    (root / ".loops" / "agents.yaml").write_text(
-        "agents:\n  spender:\n    command: ./tools/spender\n"
-        "    cost_pattern: 'cost: \\$([0-9.]+)'\n"
+    root = fanout.spender_project(
+        tmp_path, loop, '( setsid sleep 300 & echo $! >> "$LL_TEST_PIDS/sleepers" )'
     )
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "a spender")
     pids = tmp_path / "pids"
     pids.mkdir()
     done = ll_loop(root, "run", "fan", timeout=180, env={**os.environ, "LL_TEST_PIDS": str(pids)})
