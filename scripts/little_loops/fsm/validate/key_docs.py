@@ -5,8 +5,8 @@ from __future__ import annotations
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import AGENTS, BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox_key import SANDBOX_DOC, SANDBOX_KEY
-from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.model import key_row
+from little_loops.fsm.definition.model.commit_keys import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.model.fanout import FANOUT_KEY_DOCS
 from little_loops.fsm.definition.model.key_row import docs_at
 from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS

@@ -23,7 +23,7 @@ from little_loops.fsm.definition.model.typed import SESSION_CONTINUE
 from little_loops.fsm.evaluators.config import JUDGE_BACKENDS
 from little_loops.fsm.facts.errors import InterpolationError, Severity
 from little_loops.fsm.facts.suggest import did_you_mean
-from little_loops.fsm.values.value_checks import Check, mapping, one_of
+from little_loops.fsm.values.value_checks import one_of
 
 KeyPath = tuple[str | int, ...]
 
@@ -36,10 +36,6 @@ class Problem(NamedTuple):
     message: str
     severity: Severity
     check: str | None = None
-
-
-# The JSON Schema of each entry is json_schema.py's `customAgent`, from custom.AGENT_KEYS.
-AGENTS_CHECK = Check(mapping.find, {"type": "object"})
 
 
 class _Names:

@@ -6,10 +6,9 @@ from collections.abc import Iterator, Mapping
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, ENTRIES
 from little_loops.fsm.actions.sandbox_key import SANDBOX_CHECK, SANDBOX_KEY
-from little_loops.fsm.definition.checks.agent_checks import AGENTS_CHECK
-from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.model import route_keys
-from little_loops.fsm.definition.model.agents import AGENT_CHECK
+from little_loops.fsm.definition.model.agents import AGENT_CHECK, AGENTS_CHECK
+from little_loops.fsm.definition.model.commit_keys import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.model.fanout import FANOUT_STATE_KEYS
 from little_loops.fsm.definition.model.key_row import EVALUATE, LOOP, STATE, checks_at
 from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS

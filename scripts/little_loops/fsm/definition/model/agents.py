@@ -22,7 +22,7 @@ from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, Va
 from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.values.value_checks import Check, describe, string
+from little_loops.fsm.values.value_checks import Check, describe, mapping, string
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.custom import AgentDefinition
@@ -62,6 +62,10 @@ AGENT_CHECK = Check(
         ]
     },
 )
+
+# The loop's custom `agents:`; the JSON Schema of each entry is json_schema.py's
+# `customAgent`, from custom.AGENT_KEYS (definition/checks/agent_checks.py checks them).
+AGENTS_CHECK = Check(mapping.find, {"type": "object"})
 
 
 def written_names(value: object) -> list[str]:
