@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import import_module
 from typing import Any
@@ -18,16 +17,30 @@ from little_loops.fsm.definition.model.typed import APPROVAL, FSMLoop
 _PACKAGE = "little_loops.fsm.definition"
 
 
-@dataclass(frozen=True)
 class Feature:
     """A check and the keys it acts on: in a file with none of them it can find nothing, so
     it is not run there and its module is not imported. A key of the model (`at_model`) is
-    read as the field of the same name."""
+    read as the field of the same name. (A plain class: a dataclass's generated methods
+    would cost more to make at start-up than the checks it spares.)"""
 
-    check: str  # "MODULE:FUNCTION", MODULE under little_loops.fsm.definition
-    loop_keys: tuple[str, ...] = ()  # at the loop's top level
-    state_keys: tuple[str, ...] = ()  # in a state
-    state_values: tuple[tuple[str, object], ...] = ()  # a state key with this value
+    __slots__ = ("check", "loop_keys", "state_keys", "state_values")
+
+    def __init__(
+        self,
+        check: str,  # "MODULE:FUNCTION", MODULE under little_loops.fsm.definition
+        loop_keys: tuple[str, ...] = (),  # at the loop's top level
+        state_keys: tuple[str, ...] = (),  # in a state
+        state_values: tuple[tuple[str, object], ...] = (),  # a state key with this value
+    ) -> None:
+        self.check, self.loop_keys = check, loop_keys
+        self.state_keys, self.state_values = state_keys, state_values
+
+    def __repr__(self) -> str:
+        return f"Feature({self.check!r})"
+
+    def function(self) -> Callable[..., Any]:
+        """The check's function, its module imported the first time."""
+        return _function(self.check)
 
     def in_state(self, state: Mapping[Any, object]) -> bool:
         """True when the raw *state* has one of the keys."""
@@ -56,15 +69,15 @@ class Feature:
 
     def at_state(self, state: Mapping[Any, object]) -> list[Any]:
         """The check's problems of the raw *state* (none when it has none of the keys)."""
-        return list(_function(self.check)(state)) if self.in_state(state) else []
+        return list(self.function()(state)) if self.in_state(state) else []
 
     def at_file(self, data: Mapping[Any, object], *args: Any) -> list[Any]:
         """The check's problems of the raw loop *data* (none when it has none of the keys)."""
-        return list(_function(self.check)(data, *args)) if self.in_file(data) else []
+        return list(self.function()(data, *args)) if self.in_file(data) else []
 
     def at_model(self, fsm: FSMLoop, *args: Any) -> list[Any]:
         """The check's problems of the loop model *fsm* (none when it has none of the keys)."""
-        return list(_function(self.check)(fsm, *args)) if self.in_model(fsm) else []
+        return list(self.function()(fsm, *args)) if self.in_model(fsm) else []
 
 
 @cache

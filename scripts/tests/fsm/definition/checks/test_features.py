@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 from fsm.definition import user_surface
 
+from little_loops.fsm.definition.checks import features
 from little_loops.fsm.definition.checks.features import (
     AGENT_CHECKS,
     FANOUT_CHILDREN,
@@ -18,7 +19,6 @@ from little_loops.fsm.definition.checks.features import (
     STATE_CHECKS,
     SUBLOOP_CHILDREN,
     Feature,
-    _function,
 )
 from little_loops.fsm.definition.checks.key_tables import LOOP_KEYS, STATE_KEYS
 from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
@@ -51,7 +51,7 @@ VALUES: tuple[object, ...] = (
 
 def _all_problems(feature: Feature, *args: Any) -> list[Any]:
     """The check's problems, run whatever keys the file has."""
-    return list(_function(feature.check)(*args))
+    return list(feature.function()(*args))
 
 
 def _datas() -> Iterator[Mapping[str, Any]]:
@@ -140,3 +140,13 @@ def test_each_check_runs_on_a_state_or_file_with_its_keys() -> None:
     custom = {"agents": {"mine": {"command": "cat"}}, "agent": "mine"}
     state = {"action_type": "prompt", "action": "x", "session": "continue"}
     assert AGENT_CHECKS.at_file({**custom, "states": {"a": state}}) != []
+
+
+def test_every_check_names_a_function_of_the_checks_or_the_model() -> None:
+    declared = [value for value in vars(features).values() if isinstance(value, Feature)]
+    declared += list(STATE_CHECKS)
+    assert len(declared) == 8
+    for feature in declared:
+        assert feature.check.split(".")[0] in ("checks", "model"), feature
+        assert callable(feature.function()), feature
+        assert feature.loop_keys or feature.state_keys, feature
