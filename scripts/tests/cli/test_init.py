@@ -223,6 +223,70 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
     assert sorted(modules & AGENT_MACHINERY) == []
 
 
+# The check modules of features a loop file may have: validate imports each only for a file
+# with one of the keys it acts on (definition/checks/features.py says which).
+FEATURE_CHECKS = {
+    f"little_loops.fsm.definition.checks.{name}"
+    for name in (
+        "agent_checks",
+        "approval_checks",
+        "commit_checks",
+        "stall_checks",
+        "subloop_checks",
+    )
+}
+
+
+def test_validate_of_a_shell_only_loop_imports_no_check_of_a_feature_it_lacks(
+    tmp_path: Path,
+) -> None:
+    loop = tmp_path / "x.yaml"
+    loop.write_text(SHELL_LOOP)
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0
+    assert sorted(modules & FEATURE_CHECKS) == []
+
+
+def test_validate_imports_the_checks_of_the_features_a_loop_has(tmp_path: Path) -> None:
+    (tmp_path / "inner.yaml").write_text(
+        "name: inner\ninitial: a\nstates:\n  a:\n    terminal: true\n"
+    )
+    loop = tmp_path / "x.yaml"
+    # A sub-loop state: the sub-loop checks, and no other feature's.
+    loop.write_text(
+        SHELL_LOOP.replace(
+            'action: touch "${context.marker}" # ${captured.seen.output}\n    next: check',
+            "loop: inner\n    on_success: check\n    on_failure: done",
+        )
+    )
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0, modules
+    assert sorted(modules & FEATURE_CHECKS) == ["little_loops.fsm.definition.checks.subloop_checks"]
+    # A stall breaker and a checkpoint: theirs.
+    loop.write_text(
+        SHELL_LOOP.replace("    next: check\n", "    next: check\n    rollback: true\n")
+        + "stall:\n  same_result: 3\n"
+    )
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0, modules
+    assert sorted(modules & FEATURE_CHECKS) == [
+        "little_loops.fsm.definition.checks.commit_checks",
+        "little_loops.fsm.definition.checks.stall_checks",
+    ]
+    # An approval state; an agent named.
+    loop.write_text(
+        SHELL_LOOP.replace("  fix:\n    action:", "  fix:\n    action_type: approval\n    action:")
+    )
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert code == 0, modules
+    assert sorted(modules & FEATURE_CHECKS) == [
+        "little_loops.fsm.definition.checks.approval_checks"
+    ]
+    loop.write_text(SHELL_LOOP + "agent: codex\n")
+    code, modules = loaded_by(tmp_path, "validate", str(loop))
+    assert sorted(modules & FEATURE_CHECKS) == ["little_loops.fsm.definition.checks.agent_checks"]
+
+
 def test_validate_imports_the_agent_kind_a_loop_names_and_no_other(tmp_path: Path) -> None:
     loop = tmp_path / "x.yaml"
     # The kind the file names is imported, and only that one: `action_type: prompt` is

@@ -5,7 +5,6 @@ from __future__ import annotations
 from little_loops.fsm.actions.custom import AGENT_KEYS as CUSTOM_AGENT_KEYS
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.actions.sandbox_key import SANDBOX_DOC, SANDBOX_KEY
-from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.checks.key_tables import (
     ARCHIVE_BLOCK,
     ARCHIVE_ROWS,
@@ -27,6 +26,7 @@ from little_loops.fsm.definition.model import (
     route_keys,
 )
 from little_loops.fsm.definition.model import evaluate_keys as evaluate_keys
+from little_loops.fsm.definition.model.commit_keys import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.model.key_row import docs_at
 from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
 from little_loops.fsm.definition.model.lint_flags import CHECKS as LINT_FLAGS

@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.definition.checks.analysis import analyze
+from little_loops.fsm.definition.checks.features import FANOUT_CHILDREN, SUBLOOP_CHILDREN
 from little_loops.fsm.definition.checks.graph_checks import check_graph
 from little_loops.fsm.definition.checks.key_checks import check_definition
 from little_loops.fsm.definition.checks.key_tables import FSM_PARADIGM
 from little_loops.fsm.definition.checks.name_checks import name_length_problems, run_names
-from little_loops.fsm.definition.checks.subloop_checks import attach_children, fanout_child_problems
 from little_loops.fsm.definition.graph.edges import loop_graph
 from little_loops.fsm.definition.model.agents import project_agents_file, read_project_agents
 from little_loops.fsm.definition.model.lint_flags import as_written
@@ -222,8 +222,10 @@ def check_document(doc: LoadedDocument, compat: bool = False) -> FileReport:
             fsm.read_as_theirs(compat)  # its checks read routes as the run will
             fsm.project_agents = project
             problems += relaxed(_check_machine(fsm), flags, compat)
-            problems += attach_children(fsm, doc.source, partial(check_file, compat=compat))
-            problems += fanout_child_problems(fsm, doc.source)
+            fsm.source = doc.source  # where a `loop: ${...}` finds its child at run time
+            check = partial(check_file, compat=compat)
+            problems += SUBLOOP_CHILDREN.at_model(fsm, doc.source, check)
+            problems += FANOUT_CHILDREN.at_model(fsm, doc.source)
     if fsm is not None:  # names that would make file names too long for any file system
         fsm.read_as_theirs(compat)
         problems += name_length_problems(fsm, run_names(fsm, doc.source))

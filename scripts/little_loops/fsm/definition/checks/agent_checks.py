@@ -17,14 +17,13 @@ from little_loops.fsm.definition.model.agents import (
     unknown_agent,
     written_names,
 )
-from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.definition.model.lint_flags import CLAUDE_SUBAGENT
 from little_loops.fsm.definition.model.parameters import parse_parameters
 from little_loops.fsm.definition.model.typed import SESSION_CONTINUE
 from little_loops.fsm.evaluators.config import JUDGE_BACKENDS
 from little_loops.fsm.facts.errors import InterpolationError, Severity
 from little_loops.fsm.facts.suggest import did_you_mean
-from little_loops.fsm.values.value_checks import Check, mapping, one_of, optional
+from little_loops.fsm.values.value_checks import one_of
 
 KeyPath = tuple[str | int, ...]
 
@@ -37,22 +36,6 @@ class Problem(NamedTuple):
     message: str
     severity: Severity
     check: str | None = None
-
-
-# The JSON Schema of each entry is json_schema.py's `customAgent`, from custom.AGENT_KEYS.
-AGENTS_CHECK = Check(mapping.find, {"type": "object"})
-# The loop's `agents:`, one row (FSMLoop.agents holds each one's AgentDefinition).
-KEYS: tuple[Key, ...] = (
-    Key(
-        "agents",
-        (LOOP,),
-        optional(AGENTS_CHECK),
-        "Custom agents by name, each a command of yours that gets the prompt and prints the "
-        "answer; .loops/agents.yaml declares them for every loop of the project (an entry "
-        "here of the same name wins).",
-        default={},
-    ),
-)
 
 
 class _Names:

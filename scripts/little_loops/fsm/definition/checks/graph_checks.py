@@ -6,13 +6,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from little_loops.fsm.actions.spec import ActionKindSpec, Interpolation
+from little_loops.fsm.definition.checks.features import STALL
 from little_loops.fsm.definition.checks.prose import sentence_warning
 from little_loops.fsm.definition.checks.route_checks import route_problems
-from little_loops.fsm.definition.checks.stall_checks import stall_problems
-from little_loops.fsm.definition.checks.subloop_checks import captured_names
 from little_loops.fsm.definition.graph.edges import LoopGraph, closure, loop_graph, reverse
 from little_loops.fsm.definition.graph.verdicts import StateVerdicts, state_verdicts
 from little_loops.fsm.definition.model.circuit import TARGET_KEY as CIRCUIT_KEY
+from little_loops.fsm.definition.model.fanout import fan_out_of
 from little_loops.fsm.definition.model.lint_flags import (
     NOTHING_TO_EVALUATE,
     ROUTE_NEVER_GIVEN,
@@ -64,6 +64,16 @@ _SHORTHAND = ("on_success", "on_failure", "on_error", *(key for _, key in EXTRA_
 # when there are no more than this many.
 _SUGGESTED_NAMES = 20
 _LISTED_STATES = 20
+
+
+def captured_names(fsm: FSMLoop) -> set[str]:
+    """The names a `${captured.NAME...}` can read: each `capture:`, and each sub-loop state's
+    own name (its child's `terminated_by`; with `with:` or `context_passthrough`, also the
+    child's captures, `${captured.STATE.CAPTURE.output}`), and each fan-out state's name
+    (definition/model/fanout.py: its verdict, merged branches and each branch's figures)."""
+    names = {s.capture for s in fsm.states.values() if s.capture is not None}
+    subloops = {name for name, s in fsm.states.items() if s.loop is not None}
+    return names | subloops | {name for name, s in fsm.states.items() if fan_out_of(s)}
 
 
 def _is_dynamic(target: str) -> bool:
@@ -123,7 +133,7 @@ class _GraphChecker:
         for name, state in fsm.states.items():
             self.state(name, state)
             self.never_given(name, state)
-        for path, message, severity in (*route_problems(fsm), *stall_problems(fsm)):
+        for path, message, severity in (*route_problems(fsm), *STALL.at_model(fsm)):
             self.add(path, message, severity)
         self.reachability()
         self.references()

@@ -6,9 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from little_loops.fsm.actions.registry import AGENTS, KINDS, entry_of
-from little_loops.fsm.definition.checks.agent_checks import agent_problems
-from little_loops.fsm.definition.checks.approval_checks import approval_problems
-from little_loops.fsm.definition.checks.commit_checks import checkpoint_key_problems
+from little_loops.fsm.definition.checks.features import AGENT_CHECKS, STATE_CHECKS
 from little_loops.fsm.definition.checks.key_tables import (
     _SETTINGS,
     EVALUATE_KEYS,
@@ -22,10 +20,8 @@ from little_loops.fsm.definition.checks.key_tables import (
     STALL_KEYS,
     STATE_KEYS,
 )
-from little_loops.fsm.definition.checks.subloop_checks import key_problems as subloop_key_problems
 from little_loops.fsm.definition.model import route_keys
 from little_loops.fsm.definition.model.evaluate_keys import REQUIRED_KEYS as REQUIRED_EVALUATE_KEYS
-from little_loops.fsm.definition.model.fanout import fanout_key_problems
 from little_loops.fsm.definition.model.lint_flags import UNKNOWN_EVALUATE_KEY, UNKNOWN_KEY
 from little_loops.fsm.definition.model.metadata import listed
 from little_loops.fsm.definition.model.parameters import parameter_problems
@@ -110,7 +106,7 @@ class _Checker:
             self.states(states)
         self.llm(data)
         self.parameters(data)
-        for problem in agent_problems(data, self.project_agents):
+        for problem in AGENT_CHECKS.at_file(data, self.project_agents):
             self.add(problem.path, problem.message, problem.severity, check=problem.check)
 
     def parameters(self, data: YAMLMapping) -> None:
@@ -172,15 +168,10 @@ class _Checker:
                 for key in LOOP_ONLY_STALL_KEYS:
                     if key in stall:
                         self.add((*path, "stall", key), "only at the loop level (it counts passes)")
-            for where, problem in approval_problems(state):
-                self.add((*path, *where), problem)
-            for at, why in (*subloop_key_problems(state), *fanout_key_problems(state)):
-                self.add((*path, *at), why)
-            for at, why in (
-                *checkpoint_key_problems(state),
-                *written_twice(state),
-                *route_keys.route_key_problems(state),
-            ):
+            for feature in STATE_CHECKS:
+                for at, why in feature.at_state(state):
+                    self.add((*path, *at), why)
+            for at, why in (*written_twice(state), *route_keys.route_key_problems(state)):
                 self.add((*path, *at), why)
             pr = state.get(PR_KEY)
             if isinstance(pr, Mapping):

@@ -7,8 +7,6 @@ from typing import TypeVar
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY, ENTRIES
 from little_loops.fsm.actions.sandbox_key import SANDBOX_CHECK, SANDBOX_KEY
-from little_loops.fsm.definition.checks import agent_checks
-from little_loops.fsm.definition.checks.commit_checks import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.model import (
     agents,
     core_keys,
@@ -26,6 +24,7 @@ from little_loops.fsm.definition.model.blocks import (
     DEFAULT_NOTIFY_RETRIES,
     DEFAULT_NOTIFY_TIMEOUT,
 )
+from little_loops.fsm.definition.model.commit_keys import KEYS as CHECKPOINT_ROWS
 from little_loops.fsm.definition.model.core_keys import ACTION_TYPES, APPROVAL
 from little_loops.fsm.definition.model.key_row import EVALUATE, LOOP, STATE, Key, checks_at
 from little_loops.fsm.definition.model.key_rows import PR_ROWS, RUN_ROWS, RUNTIME_ROWS
@@ -101,7 +100,6 @@ SETTING_ROWS: tuple[Key, ...] = (
 )
 LATER_SETTING_ROWS: tuple[Key, ...] = (
     *agents.KEYS,
-    *agent_checks.KEYS,
     *loop_keys.AFTER_AGENTS,
     *RUNTIME_ROWS,
     *CHECKPOINT_ROWS,

@@ -64,16 +64,6 @@ def key_problems(state: Mapping[Any, object]) -> Iterator[tuple[KeyPath, str]]:
         yield ("outcome",), "only a terminal state has an outcome"
 
 
-def captured_names(fsm: FSMLoop) -> set[str]:
-    """The names a `${captured.NAME...}` can read: each `capture:`, and each sub-loop state's
-    own name (its child's `terminated_by`; with `with:` or `context_passthrough`, also the
-    child's captures, `${captured.STATE.CAPTURE.output}`), and each fan-out state's name
-    (definition/model/fanout.py: its verdict, merged branches and each branch's figures)."""
-    names = {s.capture for s in fsm.states.values() if s.capture is not None}
-    subloops = {name for name, s in fsm.states.items() if s.loop is not None}
-    return names | subloops | {name for name, s in fsm.states.items() if fan_out_of(s)}
-
-
 def is_dynamic(loop: str) -> bool:
     """True when a `loop:` names its child with a `${...}`, filled in when the state runs."""
     return INTERPOLATION_START in loop

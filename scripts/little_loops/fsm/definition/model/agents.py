@@ -23,7 +23,7 @@ from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError, Va
 from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
-from little_loops.fsm.values.value_checks import Check, describe, optional, string
+from little_loops.fsm.values.value_checks import Check, describe, mapping, optional, string
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.custom import AgentDefinition
@@ -63,7 +63,11 @@ AGENT_CHECK = Check(
         ]
     },
 )
-# The loop's `agent:`, one row (a state's own is in key_tables.STATE_KEYS).
+# The loop's custom `agents:`; the JSON Schema of each entry is json_schema.py's
+# `customAgent`, from custom.AGENT_KEYS (definition/checks/agent_checks.py checks them).
+AGENTS_CHECK = Check(mapping.find, {"type": "object"})
+# The loop's `agent:` (a state's own is a row of core_keys.py) and its custom `agents:`
+# (FSMLoop.agents holds each one's AgentDefinition), one row each.
 KEYS: tuple[Key, ...] = (
     Key(
         "agent",
@@ -73,6 +77,15 @@ KEYS: tuple[Key, ...] = (
         f"{', '.join(AGENTS)} (the default is claude) or a custom agent's name; a list is the "
         "fallback order (the next agent runs the step when one is out of quota or not ready). "
         "May be a ${context.NAME} reference (a parameter).",
+    ),
+    Key(
+        "agents",
+        (LOOP,),
+        optional(AGENTS_CHECK),
+        "Custom agents by name, each a command of yours that gets the prompt and prints the "
+        "answer; .loops/agents.yaml declares them for every loop of the project (an entry "
+        "here of the same name wins).",
+        default={},
     ),
 )
 

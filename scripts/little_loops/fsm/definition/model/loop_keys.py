@@ -140,7 +140,7 @@ BLOCKS: tuple[Key, ...] = (
         "no_change_passes, max_visits), at on_stall or with terminated_by 'stall'.",
     ),
 )
-# The settings blocks after `agent:` and `agents:` (agents.py, agent_checks.py).
+# The settings blocks after `agent:` and `agents:` (agents.py).
 AFTER_AGENTS: tuple[Key, ...] = (
     Key(
         "notify",

@@ -1,13 +1,10 @@
-"""Checkpoint keys: the loop's commit mode and where commit/rollback may stand
-(definition/checks/commit_checks.py)."""
+"""Checkpoint keys: where commit/rollback may stand (definition/checks/commit_checks.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from little_loops.fsm.definition.checks.commit_checks import COMMIT_MODE, checkpoint_key_problems
+from little_loops.fsm.definition.checks.commit_checks import checkpoint_key_problems
 
 
 def _problems(state: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
@@ -29,17 +26,3 @@ def test_commit_and_rollback_on_a_state_that_changes_nothing_of_its_own() -> Non
         )
     ]
     assert _problems({"terminal": True, "commit": True}) == []
-
-
-@pytest.mark.parametrize(
-    ("value", "problem"),
-    [
-        ("each_pass", None),
-        (False, None),
-        (True, "expected each_pass or false, got true (commit: true goes on a state)"),
-        ("always", "expected each_pass or false, got 'always'"),
-    ],
-)
-def test_the_loops_commit_mode(value: object, problem: str | None) -> None:
-    assert COMMIT_MODE(value) == problem
-    assert COMMIT_MODE.json == {"enum": ["each_pass", False]}

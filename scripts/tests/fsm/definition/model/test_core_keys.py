@@ -8,8 +8,15 @@ from typing import Any
 
 import pytest
 
-from little_loops.fsm.definition.checks import commit_checks, key_tables
-from little_loops.fsm.definition.model import core_keys, key_rows, metadata, reuse_keys, route_keys
+from little_loops.fsm.definition.checks import key_tables
+from little_loops.fsm.definition.model import (
+    commit_keys,
+    core_keys,
+    key_rows,
+    metadata,
+    reuse_keys,
+    route_keys,
+)
 from little_loops.fsm.definition.model import evaluate_keys as evaluate_keys
 from little_loops.fsm.definition.model.key_row import EVALUATE, STATE, Key
 from little_loops.fsm.definition.model.typed import StateConfig
@@ -21,7 +28,7 @@ from little_loops.fsm.validate.loopfile import check_document
 # Every row a state's or an `evaluate:` block's key table is made of.
 ROWS: tuple[Key, ...] = (
     *key_rows.ROWS,
-    *commit_checks.KEYS,
+    *commit_keys.KEYS,
     *metadata.STATE_ROWS,
     *reuse_keys.STATE_ROWS,
 )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from little_loops.fsm.definition.checks import commit_checks
 from little_loops.fsm.definition.checks.key_tables import EVALUATE_KEYS, LOOP_KEYS, STATE_KEYS
+from little_loops.fsm.definition.model import commit_keys
 from little_loops.fsm.definition.model.key_row import EVALUATE, LOOP, STATE
 from little_loops.fsm.definition.model.key_rows import ENV_ROWS, ROUTE_ROWS, ROWS
 from little_loops.fsm.definition.model.lint_flags import CHECKS
@@ -20,7 +20,7 @@ def test_each_row_is_in_the_table_and_the_docs_of_each_place_it_stands() -> None
         STATE: (STATE_KEYS, key_docs.STATE_KEYS, StateConfig),
         EVALUATE: (EVALUATE_KEYS, key_docs.EVALUATE_KEYS, EvaluateConfig),
     }
-    for row in (*ROWS, *commit_checks.KEYS):
+    for row in (*ROWS, *commit_keys.KEYS):
         for place in row.where:
             checks, docs, model = tables[place]
             assert checks[row.name] is row.check_at(place)
