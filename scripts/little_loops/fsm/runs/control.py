@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.definition.model.typed import DEFAULT_MAX_ITERATIONS
+from little_loops.fsm.definition.model.loop_keys import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.definition.reading.loopdoc import load_loop
 from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.facts.outcomes import Outcome, Status

@@ -236,6 +236,10 @@ def number(low: float, high: float | None = None, *, above: bool = False, why: s
 # Seconds an action may run or stay silent (a state's `timeout:`, the loop's
 # `default_timeout:` ...).
 ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
+# Seconds a loop may run or a wait last, more than none (a loop's `timeout:`, a pr's wait).
+LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
+# Seconds to wait, none allowed (`backoff:`, a rate-limit ladder's step).
+WAIT_SECONDS = number(0, MAX_LOOP_SECONDS, why="a year")
 
 
 def number_or_reference(low: float | None = None) -> Check:

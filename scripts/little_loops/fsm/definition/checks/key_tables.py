@@ -38,7 +38,7 @@ from little_loops.fsm.definition.model.retry_keys import (
 from little_loops.fsm.evaluators.config import DEFAULT_LLM_MODEL
 from little_loops.fsm.facts.outcomes import NOTIFY_OUTCOMES
 from little_loops.fsm.values.value_checks import (
-    MAX_ACTION_SECONDS,
+    ACTION_SECONDS,
     MAX_LOOP_SECONDS,
     URL,
     Check,
@@ -52,8 +52,6 @@ from little_loops.fsm.values.value_checks import (
     string,
     words,
 )
-
-_ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
 
 # --- the keys of each level; tests hold them equal to the dataclass fields -------------
 
@@ -235,7 +233,7 @@ LLM_ROWS: tuple[Key, ...] = (
     Key(
         "timeout",
         (LLM_BLOCK,),
-        _ACTION_SECONDS,
+        ACTION_SECONDS,
         "Seconds per evaluation call. Default 30.",
         default=30,
     ),

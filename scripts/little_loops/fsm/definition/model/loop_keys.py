@@ -9,12 +9,12 @@ from __future__ import annotations
 from little_loops.fsm.actions.sandbox_key import SANDBOX_CHECK, SANDBOX_DOC, SANDBOX_KEY
 from little_loops.fsm.definition.model.blocks import ArchiveConfig, RateLimitConfig
 from little_loops.fsm.definition.model.key_row import LOOP, Key
-from little_loops.fsm.definition.model.typed import DEFAULT_MAX_ITERATIONS
 from little_loops.fsm.definition.reading.loop_files import LOOP_NAME_PATTERN
 from little_loops.fsm.evaluators.config import LLMConfig
 from little_loops.fsm.values.value_checks import (
-    MAX_ACTION_SECONDS,
-    MAX_LOOP_SECONDS,
+    ACTION_SECONDS,
+    LOOP_SECONDS,
+    WAIT_SECONDS,
     boolean,
     integer,
     mapping,
@@ -25,8 +25,8 @@ from little_loops.fsm.values.value_checks import (
     string_list,
 )
 
-_ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days")
-_LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
+# The iterations a loop that sets no `max_iterations:` may run.
+DEFAULT_MAX_ITERATIONS = 50
 
 # What a loop file is: its name, where it starts, its states, and how it is written.
 HEAD: tuple[Key, ...] = (
@@ -75,19 +75,19 @@ LIMITS: tuple[Key, ...] = (
     Key(
         "backoff",
         (LOOP,),
-        optional(number(0, MAX_LOOP_SECONDS, why="a year")),
+        optional(WAIT_SECONDS),
         "Seconds to wait between iterations.",
     ),
     Key(
         "timeout",
         (LOOP,),
-        optional(_LOOP_SECONDS),
+        optional(LOOP_SECONDS),
         "Maximum wall-clock seconds for the whole loop.",
     ),
     Key(
         "idle_timeout",
         (LOOP,),
-        optional(_ACTION_SECONDS),
+        optional(ACTION_SECONDS),
         "Default for every state: kill an action that prints nothing for this many seconds "
         "(exit 124, verdict error).",
     ),

@@ -9,7 +9,7 @@ from little_loops.fsm.definition.model.key_row import STATE, Key, checks_at, doc
 from little_loops.fsm.forges import registry as forges
 from little_loops.fsm.forges.merge import MergeMethod
 from little_loops.fsm.values.value_checks import (
-    MAX_LOOP_SECONDS,
+    LOOP_SECONDS,
     Check,
     mapping,
     number,
@@ -29,7 +29,6 @@ DEFAULT_INTERVAL = 30.0  # seconds before the first look again at pending checks
 DEFAULT_BACKOFF_RATE = 1.5
 DEFAULT_MAX_INTERVAL = 300.0
 DEFAULT_MAX_WAIT = 2 * 60 * 60.0  # for the checks of one pushed commit, in all
-_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 
 PR_DOC = (
     "Make this a pull-request state: push the branch, open or update its pull request, wait "
@@ -101,7 +100,7 @@ BLOCK_KEYS: tuple[Key, ...] = (
     Key(
         "interval",
         (PR_KEY,),
-        _SECONDS,
+        LOOP_SECONDS,
         f"Seconds before looking again at pending checks. Default {DEFAULT_INTERVAL:g}.",
         default=DEFAULT_INTERVAL,
     ),
@@ -115,14 +114,14 @@ BLOCK_KEYS: tuple[Key, ...] = (
     Key(
         "max_interval",
         (PR_KEY,),
-        _SECONDS,
+        LOOP_SECONDS,
         f"No wait is longer than this many seconds. Default {DEFAULT_MAX_INTERVAL:g}.",
         default=DEFAULT_MAX_INTERVAL,
     ),
     Key(
         "max_wait",
         (PR_KEY,),
-        _SECONDS,
+        LOOP_SECONDS,
         "Seconds in all to wait for the checks of one pushed commit; then `on_timeout`, else "
         f"`on_error`. Default {DEFAULT_MAX_WAIT:g}.",
         default=DEFAULT_MAX_WAIT,

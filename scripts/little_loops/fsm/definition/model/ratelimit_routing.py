@@ -8,9 +8,8 @@ from little_loops.fsm.definition.model.blocks import RateLimitConfig
 from little_loops.fsm.definition.model.key_row import STATE, Key
 from little_loops.fsm.definition.model.retry_keys import wait_ladder
 from little_loops.fsm.values.value_checks import (
-    MAX_LOOP_SECONDS,
+    WAIT_SECONDS,
     integer,
-    number,
     optional,
     string,
 )
@@ -34,14 +33,14 @@ KEYS: tuple[Key, ...] = (
     Key(
         "rate_limit_backoff_base_seconds",
         (STATE,),
-        optional(number(0, MAX_LOOP_SECONDS, why="a year")),
+        optional(WAIT_SECONDS),
         "Seconds of the first short-tier wait; each next one is twice as long. Default 30 when "
         "max_rate_limit_retries is set.",
     ),
     Key(
         "rate_limit_max_wait_seconds",
         (STATE,),
-        optional(number(0, MAX_LOOP_SECONDS, why="a year")),
+        optional(WAIT_SECONDS),
         "This state's rate_limit.max_wait: its waits in all.",
     ),
     Key(

@@ -17,7 +17,8 @@ from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import (
-    MAX_LOOP_SECONDS,
+    LOOP_SECONDS,
+    WAIT_SECONDS,
     Check,
     check_with,
     describe,
@@ -27,8 +28,6 @@ from little_loops.fsm.values.value_checks import (
     optional,
 )
 
-_WAIT_SECONDS = number(0, MAX_LOOP_SECONDS, why="a year")
-_LONGEST_WAIT = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 # How `retry: {jitter: ...}` spreads the waits (Step Functions' JitterStrategy FULL|NONE).
 JITTER_STRATEGIES: tuple[str, ...] = ("none", "full")
 MAX_EXIT_CODE = 255  # a process's exit status is one byte
@@ -61,7 +60,7 @@ def wait_ladder(value: object) -> str | None:
     if not isinstance(value, list) or not value:
         return f"expected a list of seconds, got {describe(value)}"
     for item in value:
-        problem = _WAIT_SECONDS(item)
+        problem = WAIT_SECONDS(item)
         if problem is not None:
             return problem
     return None
@@ -89,7 +88,7 @@ RETRY_ROWS: tuple[Key, ...] = (
     Key(
         "interval",
         (RETRY_BLOCK,),
-        _WAIT_SECONDS,
+        WAIT_SECONDS,
         "Seconds to wait before the second attempt. Default 1.",
         default=1.0,
     ),
@@ -103,7 +102,7 @@ RETRY_ROWS: tuple[Key, ...] = (
     Key(
         "max_interval",
         (RETRY_BLOCK,),
-        optional(_LONGEST_WAIT),
+        optional(LOOP_SECONDS),
         "No wait between attempts is longer than this many seconds.",
     ),
     Key(
@@ -130,7 +129,7 @@ RATE_LIMIT_ROWS: tuple[Key, ...] = (
     Key(
         "max_wait",
         (RATE_LIMIT_BLOCK,),
-        _LONGEST_WAIT,
+        LOOP_SECONDS,
         "The longest one step waits for Claude's limits in all before the run ends with an "
         f"error. Default {DEFAULT_RATE_LIMIT_MAX_WAIT:g} (6 hours).",
         default=DEFAULT_RATE_LIMIT_MAX_WAIT,

@@ -63,6 +63,9 @@ from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.definition.model.key_row import STATE as STATE_PLACE
 from little_loops.fsm.definition.model.key_rows import ENV_ROWS, ROWS, RUN_ROWS, SHOWN_ROWS
 from little_loops.fsm.definition.model.learning import LearningConfig
+from little_loops.fsm.definition.model.loop_keys import (
+    DEFAULT_MAX_ITERATIONS as DEFAULT_MAX_ITERATIONS,
+)
 from little_loops.fsm.definition.model.metadata import (
     DEFAULT_INPUT_KEY,
     FLAGS,
@@ -99,8 +102,6 @@ from little_loops.fsm.values.fields import non_default_items as _non_default_ite
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.custom import AgentDefinition
-
-DEFAULT_MAX_ITERATIONS = 50
 
 # A route target that means "run this state again".
 CURRENT_STATE_TOKEN = "$current"
