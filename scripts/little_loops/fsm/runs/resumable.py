@@ -37,7 +37,7 @@ from little_loops.fsm.runs.liveness import run_alive
 from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions, run_marker
 from little_loops.fsm.runs.place import RunPlace, describe
 from little_loops.fsm.runs.snapshots import SnapshotWriter
-from little_loops.fsm.runs.state import LoopState, snapshot_fields
+from little_loops.fsm.runs.state import LoopState, dumped_fields
 from little_loops.fsm.runs.store import StatePersistence
 
 # The events are fsynced (durable across a power cut, not only a crash) at the start and
@@ -276,7 +276,7 @@ class PersistentExecutor:
             fields: dict[str, Any] = dict(self._state(status, ended).to_dict())
             self._full = fields
         else:  # the executor's fields, and the context (the guards add their records)
-            fields = snapshot_fields(self.executor.snapshot())
+            fields = dumped_fields(self.executor.dumped())
             fields["context"] = copy.deepcopy(self.fsm.context)  # a copy: changed in place
             self._full = {**self._full, **fields}
         journal = self._journal
