@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     adopt_orphans()  # as `ll-loop run` does: each action then pays for the sweep of strays
     with tempfile.TemporaryDirectory(prefix="ll-bench-runner-") as tmp:
         root = Path(tmp)
-        request = ActionRequest("true", 60, False, output_file=root / ".running/spin.work.out")
+        request = ActionRequest("true", 60, "shell", output_file=root / ".running/spin.work.out")
         with DefaultActionRunner(cwd=root) as runner:
 
             def action() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import tempfile
 import time
@@ -268,7 +269,7 @@ def _open_outputs(out_path: Path, start: float) -> tuple[int, int] | ActionResul
     """The descriptors of the action's stdout and stderr files, or the failed result that
     says why they cannot be written (a planted link or FIFO: the action does not run)."""
     out_fd = -1
-    err_path = stderr_file(out_path)
+    err_path = _stderr_file(out_path)
     try:
         out_fd = _open_output(out_path)
         return out_fd, _open_output(err_path)
@@ -283,6 +284,12 @@ def _open_outputs(out_path: Path, start: float) -> tuple[int, int] | ActionResul
         if out_fd >= 0:
             os.close(out_fd)
         return failed(CANNOT_RUN_EXIT_CODE, str(exc), start)
+
+
+@functools.lru_cache(maxsize=256)
+def _stderr_file(out_path: Path) -> Path:
+    """`layout.stderr_file`, worked out once per output file (a run's steps reuse theirs)."""
+    return stderr_file(out_path)
 
 
 def _open_output(path: Path) -> int:

@@ -7,7 +7,7 @@ command, and feeds back what happened (as Temporal's workflow activations do).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from little_loops.fsm.definition.graph.routing import StepOutcome, illegal_route, no_route
@@ -89,12 +89,23 @@ class Position:
         return Passes(self.iteration, list(self.pass_states), self.pass_pending)
 
     def with_passes(self, passes: Passes) -> Position:
-        return replace(
+        return _moved(
             self,
             iteration=passes.iteration,
             pass_states=tuple(passes.states),
             pass_pending=passes.pending,
         )
+
+
+def _moved(at: Position, **changes: Any) -> Position:
+    """`dataclasses.replace(at, **changes)` for the position, made at each step: a copy of
+    its fields, not a call of the frozen class's `__init__` (a guarded set per field)."""
+    if not changes.keys() <= at.__dict__.keys():
+        unknown = sorted(changes.keys() - at.__dict__.keys())
+        raise TypeError(f"Position has no field {unknown[0]!r}")
+    there = object.__new__(Position)
+    there.__dict__.update(at.__dict__, **changes)
+    return there
 
 
 # -- what happened (fed in) ------------------------------------------------------------
@@ -194,7 +205,7 @@ def step(
 
 def entered(at: Position) -> Position:
     """*at* once its state is entered (it runs in this pass)."""
-    return replace(at, entered=True, pass_states=(*at.pass_states, at.state))
+    return _moved(at, entered=True, pass_states=(*at.pass_states, at.state))
 
 
 def _arrived(fsm: FSMLoop, at: Position, read: Readings) -> tuple[Position, Command]:
@@ -237,7 +248,7 @@ def _enter(fsm: FSMLoop, at: Position, read: Readings, *, began: bool) -> tuple[
     if not state.terminal and read.deadline_passed:
         return at, Stop(Outcome.TIMEOUT)
     if not state.terminal:
-        at = replace(at, steps=at.steps + 1, counted=True)
+        at = _moved(at, steps=at.steps + 1, counted=True)
     return at, Enter(kind_of(state), began)
 
 
@@ -247,11 +258,11 @@ def _diverted(fsm: FSMLoop, at: Position, way: caps.Divert | Outcome) -> tuple[P
         return at, Stop(way)
     if way.target not in fsm.states:
         return at, Stop(Outcome.ERROR, illegal_route(at.state, way.target, None, fsm.states))
-    there = replace(
+    there = _moved(
         at, state=way.target, entered=False, arrived_on_error=None, repeats=0, counted=False
     )
     if way.cap is not None:
-        there = replace(there, capped=str(way.cap), cap_done=False)
+        there = _moved(there, capped=str(way.cap), cap_done=False)
     return there, Move(at.state, None, way.reason)
 
 
@@ -260,7 +271,7 @@ def _routed(fsm: FSMLoop, at: Position, routed: Routed) -> tuple[Position, Comma
     if outcome.stop is not None:
         stop = outcome_of(outcome.stop)
         if stop in HANDOFFS:  # the step is over: its continuation is a step of its own
-            at = replace(at, counted=False)
+            at = _moved(at, counted=False)
         return at, Stop(stop, outcome.error)
     if outcome.target is None:
         return at, Stop(Outcome.ERROR, no_route(at.state, outcome))
@@ -283,10 +294,10 @@ def _move(
         why = f"{why}: {error}" if error else why
     again = at.repeats + 1 if target == at.state else 0
     done = at.cap_done or at.capped is not None  # the cap's route ran: the run ends next
-    there = replace(
+    there = _moved(
         at, state=target, entered=False, arrived_on_error=why, repeats=again, counted=False
     )
-    return replace(there, cap_done=done), Move(at.state, verdict, reason)
+    return _moved(there, cap_done=done), Move(at.state, verdict, reason)
 
 
 def _leave_terminal(fsm: FSMLoop, at: Position) -> tuple[Position, Command]:
@@ -303,7 +314,7 @@ def _leave_terminal(fsm: FSMLoop, at: Position) -> tuple[Position, Command]:
         return at, Stop(Outcome.TERMINAL)
     if way.target not in fsm.states:
         return at, Stop(Outcome.ERROR, illegal_route(at.state, way.target, None, fsm.states))
-    restarted = replace(at, pass_pending=True)
+    restarted = _moved(at, pass_pending=True)
     return _move(fsm, restarted, way.target, MAINTAIN_LABEL, "maintain restart")
 
 

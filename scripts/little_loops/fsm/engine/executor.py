@@ -127,10 +127,15 @@ class FSMExecutor:
 
     def snapshot(self) -> ExecutorSnapshot:
         """Everything needed to go on later: the core's position and each rule's slice."""
+        return ExecutorSnapshot(**self.dumped())
+
+    def dumped(self) -> dict[str, Any]:
+        """The fields of `snapshot()` by name, without making it (a run saves them at
+        every event that leaves the process)."""
         fields = self.run_parts.position.dump()
         for rule in self.run_parts.rules():
             fields.update(rule.dump())
-        return ExecutorSnapshot(**fields)
+        return fields
 
     def restore(self, snap: ExecutorSnapshot) -> None:
         """Continue from *snap* on the next run(): the saved state runs again from its start."""

@@ -196,6 +196,8 @@ class StallWatch:
 
     def judged(self, name: str, verdict: str, output: str, exit_code: int = 0) -> Stall | None:
         """State *name* gave *verdict* on *output* (its action exited with *exit_code*)."""
+        if not self.active():
+            return None
         return self._look((AT_VERDICT,), Seen(name, verdict, output, exit_code))
 
     def _look(self, moments: tuple[str, ...], seen: Seen) -> Stall | None:

@@ -115,6 +115,7 @@ class StateWork:
         self.emit = emit
         self.output_dir = config.output_dir
         self.output_key = config.output_key or fsm.name  # output files are `<key>.<state>.out`
+        self._output_files: dict[str, Path] = {}  # by state: the same path at every step
         self.llm_client = config.llm_client
 
     def act(
@@ -141,7 +142,10 @@ class StateWork:
         timeout = action_timeout(state, kind, remaining_s, self.fsm.default_timeout)
         output_file = None
         if self.runner.streams_output and self.output_dir is not None:
-            output_file = self.output_dir / output_file_name(self.output_key, name)
+            output_file = self._output_files.get(name)
+            if output_file is None:
+                output_file = self.output_dir / output_file_name(self.output_key, name)
+                self._output_files[name] = output_file
         start = events.ActionStart(
             state=name,
             action=short(call.shown or call.action),
@@ -168,7 +172,8 @@ class StateWork:
             params = state.params or {}
             options = {"params": params if call.fill is None else filled(params, call.fill)}
         launch = Launch(timeout, output_file, options, resume, self.cwd)
-        request = action_request(self.fsm, dataclasses.replace(call, kind=kind), launch)
+        made = call if call.kind is kind else dataclasses.replace(call, kind=kind)
+        request = action_request(self.fsm, made, launch)
         request.confinement = confinement
         result = self.runner.execute(request)
         if resume is not None and kind.lost_session(result):
@@ -221,9 +226,11 @@ class StateWork:
         ctx: InterpolationContext,
         spend: Spend,
         record: Callable[[EvaluationResult], None] | None = None,
+        agent: str | None = None,
     ) -> EvaluationResult:
         """The verdict on state *name*'s action (an error when the action could not run);
-        *record* keeps it before its `evaluate` event is written (a resume replays it)."""
+        *record* keeps it before its `evaluate` event is written (a resume replays it).
+        *agent*: the state's first agent (`fsm.kind_for(state)`) when the caller knows it."""
         output = action_result.output if action_result else ""
         exit_code = action_result.exit_code if action_result else 0
         runner_error = action_result.error if action_result else None
@@ -238,7 +245,8 @@ class StateWork:
             )
         else:
             # `llm.backend: auto` may judge through the state's own agent.
-            llm = self.fsm.llm.for_agent(self.fsm.kind_for(state).name)
+            first = agent if agent is not None else self.fsm.kind_for(state).name
+            llm = self.fsm.llm.for_agent(first)
             result = evaluate(config, output, exit_code, ctx, llm=llm, client=self.llm_client)
         cost = None
         usage = result.details.get("usage")

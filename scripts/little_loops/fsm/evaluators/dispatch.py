@@ -76,7 +76,8 @@ EVALUATORS: Mapping[str, RunEvaluator] = _Runs()
 
 
 def resolve_config(config: EvaluateConfig, context: InterpolationContext) -> EvaluateConfig:
-    """A copy of *config* with `${...}` resolved in the keys its evaluator interpolates.
+    """A copy of *config* with `${...}` resolved in the keys its evaluator interpolates
+    (*config* itself when it has none of them: nothing changes it).
 
     Raises InterpolationError naming the variable. The keys the file leaves out take the
     evaluator's `defaults` first.
@@ -84,13 +85,13 @@ def resolve_config(config: EvaluateConfig, context: InterpolationContext) -> Eva
     spec = SPECS.get(config.type)
     if spec is not None and spec.defaults:
         unset = {k: v for k, v in spec.defaults.items() if getattr(config, k) is None}
-        config = replace(config, **unset)
+        config = replace(config, **unset) if unset else config
     changes = {
         name: interpolate_value(getattr(config, name), context)
         for name in interpolated_fields(config.type)
         if getattr(config, name) is not None
     }
-    return replace(config, **changes)
+    return replace(config, **changes) if changes else config
 
 
 def evaluate(

@@ -36,7 +36,7 @@ from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions,
 from little_loops.fsm.runs.place import RunPlace, describe
 from little_loops.fsm.runs.resuming import resumable_state
 from little_loops.fsm.runs.snapshots import SnapshotWriter
-from little_loops.fsm.runs.state import LoopState, snapshot_fields
+from little_loops.fsm.runs.state import LoopState, dumped_fields
 from little_loops.fsm.runs.store import StatePersistence
 
 # The events are fsynced (durable across a power cut, not only a crash) at the start and
@@ -103,6 +103,7 @@ class PersistentExecutor:
         self._own_start: tuple[int, int | None] | None = None
         self._journal = Journal()
         self._full: dict[str, Any] = {}  # the state file as of the last event (never changed)
+        self._context: dict[str, Any] | None = None  # the context as last saved (_context_copy)
         self._synced_at = 0.0  # time.monotonic() of the last fsync of the log
         self._snapshots = SnapshotWriter(self.persistence)
         self._announcer = Announcer(fsm, self.persistence.loops_dir, self._on_note or _ignore)
@@ -275,11 +276,20 @@ class PersistentExecutor:
             fields: dict[str, Any] = dict(self._state(status, ended).to_dict())
             self._full = fields
         else:  # the executor's fields, and the context (the guards add their records)
-            fields = snapshot_fields(self.executor.snapshot())
-            fields["context"] = copy.deepcopy(self.fsm.context)  # a copy: changed in place
+            fields = dumped_fields(self.executor.dumped())
+            fields["context"] = self._context_copy()
             self._full = {**self._full, **fields}
         journal = self._journal
         return journal.base(fields) if kind == Event.LOOP_START else journal.changes(fields)
+
+    def _context_copy(self) -> dict[str, Any]:
+        """A copy of the loop's context (the guards add to its lists in place), made again
+        only when it changed: comparing is cheaper than copying it at every event. The
+        copy is never changed: the journal and the state file read it."""
+        context = self.fsm.context
+        if self._context is None or self._context != context:
+            self._context = copy.deepcopy(context)
+        return self._context
 
     def _record(self, kind: object, event: dict[str, Any]) -> None:
         """Write *event* (and any held before it) with the changes since the last write."""

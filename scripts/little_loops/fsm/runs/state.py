@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
@@ -234,11 +235,14 @@ class LoopState:
 # The fields a run state shares with the executor's snapshot: the same names in both.
 SNAPSHOT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ExecutorSnapshot))
 _FILE_KEYS = {"continuation": "continuation_prompt"}  # a field saved under an older key
+# Each snapshot field and its key in the state file, in order.
+_FILE_NAMES = tuple((name, _FILE_KEYS.get(name, name)) for name in SNAPSHOT_FIELDS)
 
 
-def snapshot_fields(snap: ExecutorSnapshot) -> dict[str, Any]:
-    """The fields of the state file that the executor's snapshot *snap* gives, by file key."""
-    return {_FILE_KEYS.get(name, name): getattr(snap, name) for name in SNAPSHOT_FIELDS}
+def dumped_fields(dumped: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of the state file that the executor's snapshot gives, by file key, from
+    its fields by name (FSMExecutor.dumped: the snapshot is not made at every event)."""
+    return {key: dumped[name] for name, key in _FILE_NAMES}
 
 
 def parse_state(data: Any) -> LoopState:

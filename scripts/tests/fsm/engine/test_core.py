@@ -115,3 +115,20 @@ def test_a_state_stopped_mid_action_runs_again_within_the_same_pass() -> None:
     snap = ExecutorSnapshot(current_state="work", iteration=2, pass_states=["work"], entered=True)
     assert Position.restored(snap) == Position("work", entered=False, iteration=2)
     assert core.entered(Position("work", iteration=2)).pass_states == ("work",)
+
+
+def test_a_position_moved_at_a_step_is_the_one_dataclasses_replace_makes() -> None:
+    """The core's quick copy of a position (`_moved`) equals `dataclasses.replace`, leaves
+    the original as it was, and refuses a field the position does not have."""
+    import dataclasses
+
+    import pytest
+
+    at = Position("work", entered=True, iteration=2, pass_states=("a",), steps=5)
+    moved = core._moved(at, state="next", entered=False, repeats=1)
+    assert moved == dataclasses.replace(at, state="next", entered=False, repeats=1)
+    assert (at.state, at.entered, at.repeats) == ("work", True, 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        moved.state = "x"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="'stat'"):
+        core._moved(at, stat="next")

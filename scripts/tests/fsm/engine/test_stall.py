@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
+from little_loops.fsm.engine import stall
 from little_loops.fsm.engine.stall import StallWatch, tree_fingerprint
 from little_loops.fsm.facts.errors import LoopRuntimeError
 
@@ -60,6 +62,33 @@ def test_a_loop_without_breakers_records_nothing() -> None:
     watch = StallWatch(fsm)
     assert watch.entering("a", pass_began=True) is None
     assert watch.record() == {}
+
+
+def test_a_loop_without_breakers_asks_no_detector_at_a_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The verdict detectors (same_result, repeated_failure) are asked only by a loop that
+    has a breaker, as the entry ones are: a loop without one pays nothing for them a step."""
+    asked: list[str] = []
+    for name, detector in list(stall.STALL_DETECTORS.items()):
+
+        def look(watch: StallWatch, seen: stall.Seen, name: str = name) -> stall.Stall | None:
+            asked.append(name)
+            return None
+
+        monkeypatch.setitem(stall.STALL_DETECTORS, name, replace(detector, look=look))
+    plain = StallWatch(
+        FSMLoop.from_dict(
+            {"name": "x", "initial": "a", "states": {"a": {"action": "true", "next": "a"}}}
+        )
+    )
+    for _ in range(3):
+        assert plain.entering("a", pass_began=True) is None
+        assert plain.judged("a", "success", "out") is None
+    assert asked == []
+    watched = StallWatch(_loop({"same_result": 3}))
+    assert watched.judged("a", "failure", "out") is None
+    assert "same_result" in asked  # the count is still kept where a breaker is set
 
 
 def _git(root: Path, *args: str) -> None:

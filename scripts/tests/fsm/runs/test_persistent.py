@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from pathlib import Path
@@ -568,3 +569,48 @@ def test_a_killed_write_of_the_kept_loop_leaves_no_temp_file_behind(tmp_path: Pa
     PersistentExecutor(counting_loop(), loops_dir=loops, action_runner=runner).run()
     assert not dead.exists()
     assert json.loads(definition.read_text())["name"] == "count"
+
+
+def test_the_context_is_copied_for_the_log_only_when_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The context is saved with the run's events (the guards add to it in place): it is
+    copied again when it changed, not at each of the 40 events written, and a change made
+    in place mid-run is saved."""
+    fsm = FSMLoop(
+        name="spin",
+        initial="work",
+        states={"work": StateConfig(action="true", on_success="$current", on_failure="$current")},
+        max_iterations=20,
+        context={"big": [{"n": n} for n in range(1000)], "log": []},
+    )
+    copies: list[object] = []
+    real = copy.deepcopy
+
+    def counted(value: Any, memo: Any = None) -> Any:
+        if value is fsm.context:
+            copies.append(value)
+        return real(value, memo)
+
+    class AddsOnce:
+        """A runner whose tenth action adds to the context in place, as a guard does."""
+
+        calls = 0
+
+        def run(self, request: ActionRequest) -> ActionResult:
+            self.calls += 1
+            if self.calls == 10:
+                fsm.context["log"].append("tenth")
+            return ActionResult("", "", 0, 1)
+
+    monkeypatch.setattr(copy, "deepcopy", counted)
+    loops = tmp_path / ".loops"
+    result = PersistentExecutor(fsm, loops_dir=loops, action_runner=AddsOnce()).run()
+    assert result.iterations == 20
+    state = StatePersistence("spin", loops).load_state()
+    assert state is not None
+    assert state.context["log"] == ["tenth"]
+    lines = [json.loads(line) for line in (loops / ".running/spin.events.jsonl").open()]
+    saved = [e["event"] for e in lines if "tenth" in json.dumps(e.get("saved", {}))]
+    assert saved[0] == "action_complete"  # with the tenth action's end, not only the run's
+    assert len(copies) == 4, len(copies)  # the start, the first event, the change, the end

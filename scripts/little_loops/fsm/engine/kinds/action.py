@@ -54,6 +54,9 @@ class Attempt:
     done: ActionResult | None  # its result when the action already ran (not run again)
     kind: ActionKindSpec
     ctx: InterpolationContext  # `${...}` as the attempt began
+    # The kinds its action may run on, in the order it tries them (rules/fallback.agents_of),
+    # worked out once for the attempt; [] for a state without an action.
+    agents: Sequence[ActionKindSpec] = ()
     result: ActionResult | None = None
     judged: EvaluationResult | None = None
     outcome: StepOutcome | None = None  # its route, at ROUTED
@@ -82,7 +85,7 @@ def _stopped(at: Attempt) -> StepOutcome | None:
 
 def _all_limited(at: Attempt) -> StepOutcome | None:
     """Every agent of the state's list is limited: wait for the first to be free."""
-    every = at.run.fallback.waiting(agents_of(at.run.fsm, at.state))
+    every = at.run.fallback.waiting(at.agents)
     return at.run.ratelimits.wait_for(at.name, every, at.run.memory) if every else None
 
 
@@ -191,12 +194,25 @@ RULES: tuple[ActionRule, ...] = (
 )
 
 
+# The hooks of RULES at each point, in their order: made once for the RULES in force (the
+# rules are a table read at every step; a test may put another table in their place).
+_HOOKS: tuple[tuple[ActionRule, ...], dict[str, tuple[Hook, ...]]] | None = None
+
+
+def _hooks(point: str) -> tuple[Hook, ...]:
+    """The hooks of RULES at *point*, in RULES' order."""
+    global _HOOKS
+    if _HOOKS is None or _HOOKS[0] is not RULES:
+        table = {p: tuple(r.hooks[p] for r in RULES if p in r.hooks) for p in POINTS}
+        _HOOKS = (RULES, table)
+    return _HOOKS[1][point]
+
+
 def _apply(at: Attempt, point: str) -> StepOutcome | None:
     """Run the hooks of RULES at *point* of the attempt, in their order, up to the first
     that gives an outcome (that outcome)."""
-    for rule in RULES:
-        hook = rule.hooks.get(point)
-        outcome = hook(at) if hook is not None else None
+    for hook in _hooks(point):
+        outcome = hook(at)
         if outcome is not None:
             return outcome
     return None
@@ -204,12 +220,10 @@ def _apply(at: Attempt, point: str) -> StepOutcome | None:
 
 def _routed(at: Attempt, outcome: StepOutcome) -> StepOutcome:
     """*outcome* as the rules at ROUTED leave it (each may replace it)."""
-    for rule in RULES:
-        hook = rule.hooks.get(ROUTED)
-        if hook is not None:
-            at.outcome = outcome
-            replaced = hook(at)
-            outcome = outcome if replaced is None else replaced
+    for hook in _hooks(ROUTED):
+        at.outcome = outcome
+        replaced = hook(at)
+        outcome = outcome if replaced is None else replaced
     return outcome
 
 
@@ -231,8 +245,9 @@ def run_state(run: Run, name: str, state: StateConfig, done: ActionResult | None
 def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None) -> StepOutcome:
     """One attempt: the action (unless it already ran: *done*), its verdict and route, with
     the rules (RULES) acting at each point in their order."""
-    kind = run.fsm.kind_for(state) if state.action else state.action_kind()
-    at = Attempt(run, name, state, done, kind, run.context(), result=done)
+    agents = agents_of(run.fsm, state) if state.action else []
+    kind = agents[0] if agents else state.action_kind()  # fsm.kind_for(state)
+    at = Attempt(run, name, state, done, kind, run.context(), agents, result=done)
     if at.acts:
         ended = _apply(at, BEFORE)
         if ended is not None:
@@ -241,7 +256,7 @@ def _attempt(run: Run, name: str, state: StateConfig, done: ActionResult | None)
             # --compat: little-loops cannot write out an action reading ${prev.*} before
             # any previous result (its error route)
             ctx = replace(at.ctx, prev_required=True) if run.fsm.theirs else at.ctx
-            at.kind, at.result = run_action(run, name, state, ctx, agents_of(run.fsm, state))
+            at.kind, at.result = run_action(run, name, state, ctx, at.agents)
         except InterpolationError as exc:
             return error_outcome(run, name, state, f"in action of state '{name}': {exc}")
     ended = _apply(at, AFTER)
@@ -262,7 +277,9 @@ def _judged(at: Attempt) -> StepOutcome:
     run, name, state, result = at.run, at.name, at.state, at.result
     judged = run.memory.take_verdict()  # given before a resume: not asked (or paid) again
     if judged is None:
-        judged = run.work.judge(name, state, result, at.ctx, run.budget.spend, run.memory.verdict)
+        first = at.agents[0].name if at.agents else None  # fsm.kind_for(state), known
+        spend, keep = run.budget.spend, run.memory.verdict
+        judged = run.work.judge(name, state, result, at.ctx, spend, keep, first)
     at.judged = judged
     ended = _apply(at, JUDGED)
     if ended is not None:

@@ -9,8 +9,9 @@ import pytest
 from support.engine_parts import Exits, loop, parts
 
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
+from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph.routing import StepOutcome
-from little_loops.fsm.definition.model.typed import RetryConfig, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, RetryConfig, StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.kinds import action as kind_action
 from little_loops.fsm.engine.kinds.action import run_state
@@ -209,3 +210,39 @@ def test_a_state_with_several_rules_emits_their_events_in_the_declared_order(
     monkeypatch.setattr(kind_action, "RULES", tuple(reversed(DECLARED)))
     names = _guarded_run(tmp_path / "b")
     assert names.index("checkpoint") < names.index("guards")
+
+
+@pytest.mark.parametrize(
+    "work",
+    [
+        StateConfig(action="make", on_success="work", on_failure="work"),
+        StateConfig(
+            action="fix it",
+            action_type="prompt",
+            agent="${context.who}",
+            on_success="work",
+            on_failure="work",
+        ),
+    ],
+    ids=["shell", "prompt-on-a-context-agent"],
+)
+def test_a_step_works_out_its_state_s_agents_once(
+    work: StateConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agents of a state (its `agent:` filled in from the context) are worked out once
+    per attempt, for its kind, the fallback rule, the run of its action and the judge
+    alike: not again by each of them at every step."""
+    calls: list[StateConfig] = []
+    real = FSMLoop.agents_for
+
+    def counted(self: FSMLoop, state: StateConfig) -> list[ActionKindSpec]:
+        calls.append(state)
+        return real(self, state)
+
+    monkeypatch.setattr(FSMLoop, "agents_for", counted)
+    fsm = loop({"work": work, "done": DONE}, context={"who": "claude"})
+    run, emitted = parts(fsm)
+    for _ in range(3):
+        assert run_state(run, "work", work, None).target == "work"
+    assert emitted.names().count("action_complete") == 3
+    assert len(calls) == 3
