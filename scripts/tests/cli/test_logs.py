@@ -80,3 +80,31 @@ def test_logs_escapes_what_an_action_printed_to_act_on_a_terminal(
     assert "\x1b[31mred\x1b[0m \\x1b]0;owned\\x07 \\x1b]52;c;ZWNobw==\\x07 \\x1b[2Jend" in shown
     assert "\x1b]" not in shown
     assert "\x1b[2J" not in shown
+
+
+TITLED_STATE = r"""
+    name: titled
+    initial: "a\e]0;owned\a"
+    states:
+      "a\e]0;owned\a":
+        action: echo hi
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_logs_header_escapes_a_state_name_that_would_act_on_a_terminal(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("titled", TITLED_STATE)
+    assert loop_project.run("run", "titled").code == 0
+    shown = llproc.ll_loop(loop_project.root, "logs", "titled")
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout
+    assert "\x07" not in shown.stdout
+    assert r"(state a\x1b]0;owned\x07, shell action) <==" in shown.stdout.splitlines()[0]
+    missing = llproc.ll_loop(loop_project.root, "logs", "titled", "b\x1b]0;x\x07")
+    assert missing.returncode == 1
+    assert "\x1b" not in missing.stderr
+    assert r"state 'b\x1b]0;x\x07'" in missing.stderr
