@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 from support.tty import run_on_a_tty
 
 from little_loops.cli.logs import latest_step, logs_command
@@ -108,3 +112,48 @@ def test_logs_header_escapes_a_state_name_that_would_act_on_a_terminal(
     assert missing.returncode == 1
     assert "\x1b" not in missing.stderr
     assert r"state 'b\x1b]0;x\x07'" in missing.stderr
+
+
+LONG_LINE = 20_000_000  # one line of output with a control in it, 20 MB
+
+
+def test_logs_escapes_a_long_line_in_memory_near_its_size(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "long",
+        f"""\
+        name: long
+        initial: a
+        states:
+          a:
+            action: >-
+              python3 -c "import sys;
+              sys.stdout.write('\\\\x1b]0;t\\\\x07' + 'x' * {LONG_LINE})"
+            next: done
+          done:
+            terminal: true
+        """,
+    )
+    assert loop_project.run("run", "long").code == 0
+    # A parent whose one child is `ll-loop logs`: its children's peak memory is that of logs.
+    measure = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run([sys.executable, '-m', 'little_loops.cli', 'logs', 'long'],"
+        " stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
+        "shown = done.stdout.decode().splitlines()[1]\n"
+        "print(done.returncode, len(shown), shown[:14],"
+        " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", measure],
+        cwd=loop_project.root,
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        check=True,
+    )
+    code, length, start, peak_kb = done.stdout.split()
+    assert (code, start) == ("0", r"\x1b]0;t\x07xx")
+    assert int(length) == LONG_LINE + 12
+    # Escaped in one pass of `re`: the line, its escaped copy and the interpreter; a loop per
+    # character (a list of 20 million one-character strings) took over 300 MB.
+    assert int(peak_kb) * 1024 < 5 * LONG_LINE + 60_000_000, peak_kb
