@@ -157,3 +157,29 @@ def test_logs_escapes_a_long_line_in_memory_near_its_size(loop_project: LoopProj
     # Escaped in one pass of `re`: the line, its escaped copy and the interpreter; a loop per
     # character (a list of 20 million one-character strings) took over 300 MB.
     assert int(peak_kb) * 1024 < 5 * LONG_LINE + 60_000_000, peak_kb
+
+
+CONCEALING = r"""
+    name: concealing
+    initial: speak
+    states:
+      speak:
+        action: printf '\033[8mhidden\nshown\n\033[30;40mdark\n'
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_logs_on_a_terminal_ends_each_coloured_line_with_a_reset(
+    loop_project: LoopProject,
+) -> None:
+    # A style a line leaves on (hidden text, black on black) would hide what follows it.
+    loop_project.write("concealing", CONCEALING)
+    assert loop_project.run("run", "concealing").code == 0
+    code, shown = run_on_a_tty(loop_project, "logs", "concealing", env={"NO_COLOR": ""})
+    assert code == 0, shown
+    lines = shown.splitlines()
+    assert "\x1b[8mhidden\x1b[0m" in lines
+    assert "shown" in lines
+    assert "\x1b[30;40mdark\x1b[0m" in lines

@@ -47,6 +47,7 @@ _SGR = r"\x1b\[[0-9;:]*m"
 # A colour code, else one control but a tab: what `output_line` keeps, drops or escapes, in
 # one pass of `re` (no Python loop per character: a 50 MB line costs little more than its size).
 _OUTPUT_CONTROL = _SGR + r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"
+_RESET = "\x1b[0m"
 
 
 def output_line(line: str, colors: bool) -> str:
@@ -54,11 +55,14 @@ def output_line(line: str, colors: bool) -> str:
     when *colors* (else dropped); any other control (a cursor move, a window title, a
     clipboard write, a bell, a carriage return inside the line) shown escaped, so what a run
     printed cannot act on the terminal of whoever reads it. Tabs and a CRLF's CR are kept
-    and dropped, as a terminal would show them."""
+    and dropped, as a terminal would show them. A line that kept a colour code ends with a
+    reset, so a style it leaves on (hidden text, black on black) ends with it."""
     line = line.removesuffix("\r")
     if re.search(_OUTPUT_CONTROL, line) is None:
         return line
-    return re.sub(_OUTPUT_CONTROL, lambda found: _shown(found.group(), colors), line)
+    shown = re.sub(_OUTPUT_CONTROL, lambda found: _shown(found.group(), colors), line)
+    # Every escape character left is a colour code's: any other is now the text `\x1b`.
+    return f"{shown}{_RESET}" if colors and "\x1b" in shown else shown
 
 
 def _shown(code: str, colors: bool) -> str:
