@@ -113,8 +113,10 @@ def logs_command(
         from little_loops.fsm.facts.owned import run_output
 
         path = run_output(path, loop_name, loops_dir)
+    from little_loops.fsm.facts.safetext import one_line
+
     if start is None or not isinstance(path, str):
-        of = f" of state '{state}'" if state is not None else ""
+        of = f" of state '{one_line(state)}'" if state is not None else ""
         print(f"ll-loop: loop '{loop_name}' has no step output{of} yet", file=sys.stderr)
         return ExitCode.FAILED
     if folder is not None:  # the archive keeps the output under the same file name
@@ -128,12 +130,12 @@ def logs_command(
     # A loop's own agent is no kind of the registry: named as its kind names a call of it.
     label = f"{agent} call" if kind is None and isinstance(agent, str) else None
     step = f"state {start.get('state')}, {label or (kind or DEFAULT_KIND).label}"
-    print(f"==> {display_path(path)} ({step}) <==")
+    print(f"==> {one_line(display_path(path))} ({one_line(step)}) <==")
     if not follow:
         out, err = tail.poll_each(final=True)
         _print(out)
         if err:
-            _print([f"==> {display_path(tail.paths[1])} (stderr) <==", *err])
+            _print([f"==> {one_line(display_path(tail.paths[1]))} (stderr) <==", *err])
         return ExitCode.OK
     while _live(loop_name, loops_dir):
         _print(tail.poll())

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from support import llproc
 from support.project import LoopProject
+from support.slowdown import scaled
 from support.tty import run_on_a_tty
 
 from little_loops.cli.logs import latest_step, logs_command
@@ -80,3 +84,102 @@ def test_logs_escapes_what_an_action_printed_to_act_on_a_terminal(
     assert "\x1b[31mred\x1b[0m \\x1b]0;owned\\x07 \\x1b]52;c;ZWNobw==\\x07 \\x1b[2Jend" in shown
     assert "\x1b]" not in shown
     assert "\x1b[2J" not in shown
+
+
+TITLED_STATE = r"""
+    name: titled
+    initial: "a\e]0;owned\a"
+    states:
+      "a\e]0;owned\a":
+        action: echo hi
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_logs_header_escapes_a_state_name_that_would_act_on_a_terminal(
+    loop_project: LoopProject,
+) -> None:
+    loop_project.write("titled", TITLED_STATE)
+    assert loop_project.run("run", "titled").code == 0
+    shown = llproc.ll_loop(loop_project.root, "logs", "titled")
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout
+    assert "\x07" not in shown.stdout
+    assert r"(state a\x1b]0;owned\x07, shell action) <==" in shown.stdout.splitlines()[0]
+    missing = llproc.ll_loop(loop_project.root, "logs", "titled", "b\x1b]0;x\x07")
+    assert missing.returncode == 1
+    assert "\x1b" not in missing.stderr
+    assert r"state 'b\x1b]0;x\x07'" in missing.stderr
+
+
+LONG_LINE = 20_000_000  # one line of output with a control in it, 20 MB
+
+
+def test_logs_escapes_a_long_line_in_memory_near_its_size(loop_project: LoopProject) -> None:
+    loop_project.write(
+        "long",
+        f"""\
+        name: long
+        initial: a
+        states:
+          a:
+            action: >-
+              python3 -c "import sys;
+              sys.stdout.write('\\\\x1b]0;t\\\\x07' + 'x' * {LONG_LINE})"
+            next: done
+          done:
+            terminal: true
+        """,
+    )
+    assert loop_project.run("run", "long").code == 0
+    # A parent whose one child is `ll-loop logs`: its children's peak memory is that of logs.
+    measure = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run([sys.executable, '-m', 'little_loops.cli', 'logs', 'long'],"
+        " stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
+        "shown = done.stdout.decode().splitlines()[1]\n"
+        "print(done.returncode, len(shown), shown[:14],"
+        " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", measure],
+        cwd=loop_project.root,
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        check=True,
+    )
+    code, length, start, peak_kb = done.stdout.split()
+    assert (code, start) == ("0", r"\x1b]0;t\x07xx")
+    assert int(length) == LONG_LINE + 12
+    # Escaped in one pass of `re`: the line, its escaped copy and the interpreter; a loop per
+    # character (a list of 20 million one-character strings) took over 300 MB.
+    assert int(peak_kb) * 1024 < 5 * LONG_LINE + 60_000_000, peak_kb
+
+
+CONCEALING = r"""
+    name: concealing
+    initial: speak
+    states:
+      speak:
+        action: printf '\033[8mhidden\nshown\n\033[30;40mdark\n'
+        next: done
+      done:
+        terminal: true
+"""
+
+
+def test_logs_on_a_terminal_ends_each_coloured_line_with_a_reset(
+    loop_project: LoopProject,
+) -> None:
+    # A style a line leaves on (hidden text, black on black) would hide what follows it.
+    loop_project.write("concealing", CONCEALING)
+    assert loop_project.run("run", "concealing").code == 0
+    code, shown = run_on_a_tty(loop_project, "logs", "concealing", env={"NO_COLOR": ""})
+    assert code == 0, shown
+    lines = shown.splitlines()
+    assert "\x1b[8mhidden\x1b[0m" in lines
+    assert "shown" in lines
+    assert "\x1b[30;40mdark\x1b[0m" in lines

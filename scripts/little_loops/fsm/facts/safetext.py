@@ -16,12 +16,16 @@ def _escape(ch: str) -> str:
     return ch
 
 
+# A control character: C0, DEL or C1 (compiled on first use, by `re`'s cache).
+_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+
+
 def one_line(text: object) -> str:
     """*text* as a string with C0/C1 controls and DEL escaped (`\\x1b`, `\\n`); all else kept."""
     s = str(text)
-    if all(" " <= ch < "\x7f" or ch >= "\xa0" for ch in s):
+    if re.search(_CONTROL, s) is None:
         return s
-    return "".join(_escape(ch) for ch in s)
+    return re.sub(_CONTROL, lambda found: _escape(found.group()), s)
 
 
 SHOWN_CHARS = 1000  # the most of an error `shown` prints: its start and its end (the hint)
@@ -40,6 +44,10 @@ def shown(text: object, limit: int = SHOWN_CHARS) -> str:
 # A colour or style code (SGR: `ESC [ 1;31 m`): the one escape sequence output may keep
 # (compiled on first use, by `re`'s cache: nothing is compiled when this is imported).
 _SGR = r"\x1b\[[0-9;:]*m"
+# A colour code, else one control but a tab: what `output_line` keeps, drops or escapes, in
+# one pass of `re` (no Python loop per character: a 50 MB line costs little more than its size).
+_OUTPUT_CONTROL = _SGR + r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"
+_RESET = "\x1b[0m"
 
 
 def output_line(line: str, colors: bool) -> str:
@@ -47,19 +55,15 @@ def output_line(line: str, colors: bool) -> str:
     when *colors* (else dropped); any other control (a cursor move, a window title, a
     clipboard write, a bell, a carriage return inside the line) shown escaped, so what a run
     printed cannot act on the terminal of whoever reads it. Tabs and a CRLF's CR are kept
-    and dropped, as a terminal would show them."""
+    and dropped, as a terminal would show them. A line that kept a colour code ends with a
+    reset, so a style it leaves on (hidden text, black on black) ends with it."""
     line = line.removesuffix("\r")
-    if all(" " <= ch < "\x7f" or ch >= "\xa0" or ch == "\t" for ch in line):
+    if re.search(_OUTPUT_CONTROL, line) is None:
         return line
-    pieces = []
-    at = 0
-    for code in re.finditer(_SGR, line):
-        pieces.append(_plain(line[at : code.start()]))
-        pieces.append(code.group() if colors else "")
-        at = code.end()
-    pieces.append(_plain(line[at:]))
-    return "".join(pieces)
+    shown = re.sub(_OUTPUT_CONTROL, lambda found: _shown(found.group(), colors), line)
+    # Every escape character left is a colour code's: any other is now the text `\x1b`.
+    return f"{shown}{_RESET}" if colors and "\x1b" in shown else shown
 
 
-def _plain(text: str) -> str:
-    return "".join(ch if ch == "\t" else _escape(ch) for ch in text)
+def _shown(code: str, colors: bool) -> str:
+    return (code if colors else "") if code.startswith("\x1b[") else _escape(code)

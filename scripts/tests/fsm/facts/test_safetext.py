@@ -27,6 +27,7 @@ def test_output_line_keeps_colours_on_a_terminal_and_escapes_every_other_control
     hostile = "\x1b[31mred\x1b[0m \x1b]0;owned\x07 \x1b]52;c;ZWNobw==\x07 \x1b[2J\x1b[H\rover"
     assert output_line(hostile, colors=True) == (
         "\x1b[31mred\x1b[0m \\x1b]0;owned\\x07 \\x1b]52;c;ZWNobw==\\x07 \\x1b[2J\\x1b[H\\rover"
+        "\x1b[0m"  # the colour reset each coloured line ends with
     )
     assert output_line(hostile, colors=False) == (
         "red \\x1b]0;owned\\x07 \\x1b]52;c;ZWNobw==\\x07 \\x1b[2J\\x1b[H\\rover"

@@ -376,8 +376,10 @@ class FSMLoop:
         kwargs["notify"] = NotifyConfig.from_dict(notify) if isinstance(notify, dict) else None
         if isinstance(data.get("retry"), dict):
             kwargs["retry"] = RetryConfig.from_dict(data["retry"])
-        if isinstance(data.get("rate_limit"), dict):
-            kwargs["rate_limit"] = RateLimitConfig.from_dict(data["rate_limit"])
+        rate_limit = data.get("rate_limit")  # null (validate's "left out") reads as no block
+        kwargs["rate_limit"] = RateLimitConfig.from_dict(
+            rate_limit if isinstance(rate_limit, dict) else {}
+        )
         kwargs["circuit"] = CircuitConfig.read(data.get("circuit"))
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
