@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PROBE = """\
 import contextlib, io, sys
 from little_loops.cli import main_loop
@@ -247,44 +249,43 @@ def test_validate_of_a_shell_only_loop_imports_no_check_of_a_feature_it_lacks(
     assert sorted(modules & FEATURE_CHECKS) == []
 
 
-def test_validate_imports_the_checks_of_the_features_a_loop_has(tmp_path: Path) -> None:
+_SUBLOOP = SHELL_LOOP.replace(
+    'action: touch "${context.marker}" # ${captured.seen.output}\n    next: check',
+    "loop: inner\n    on_success: check\n    on_failure: done",
+)
+_CHECKPOINT_AND_STALL = (
+    SHELL_LOOP.replace("    next: check\n", "    next: check\n    rollback: true\n")
+    + "stall:\n  same_result: 3\n"
+)
+_APPROVAL = SHELL_LOOP.replace(
+    "  fix:\n    action:", "  fix:\n    action_type: approval\n    action:"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "checks"),
+    [
+        (_SUBLOOP, ["subloop_checks"]),
+        (_CHECKPOINT_AND_STALL, ["commit_checks", "stall_checks"]),
+        (_APPROVAL, ["approval_checks"]),
+        (SHELL_LOOP + "agent: codex\n", ["agent_checks"]),
+    ],
+    ids=["sub-loop", "checkpoint-and-stall", "approval", "agent"],
+)
+def test_validate_imports_the_checks_of_the_features_a_loop_has(
+    tmp_path: Path, text: str, checks: list[str]
+) -> None:
     (tmp_path / "inner.yaml").write_text(
         "name: inner\ninitial: a\nstates:\n  a:\n    terminal: true\n"
     )
     loop = tmp_path / "x.yaml"
-    # A sub-loop state: the sub-loop checks, and no other feature's.
-    loop.write_text(
-        SHELL_LOOP.replace(
-            'action: touch "${context.marker}" # ${captured.seen.output}\n    next: check',
-            "loop: inner\n    on_success: check\n    on_failure: done",
-        )
-    )
+    loop.write_text(text)
     code, modules = loaded_by(tmp_path, "validate", str(loop))
     assert code == 0, modules
-    assert sorted(modules & FEATURE_CHECKS) == ["little_loops.fsm.definition.checks.subloop_checks"]
-    # A stall breaker and a checkpoint: theirs.
-    loop.write_text(
-        SHELL_LOOP.replace("    next: check\n", "    next: check\n    rollback: true\n")
-        + "stall:\n  same_result: 3\n"
-    )
-    code, modules = loaded_by(tmp_path, "validate", str(loop))
-    assert code == 0, modules
+    # The checks of the features the file has, and no other feature's.
     assert sorted(modules & FEATURE_CHECKS) == [
-        "little_loops.fsm.definition.checks.commit_checks",
-        "little_loops.fsm.definition.checks.stall_checks",
+        f"little_loops.fsm.definition.checks.{name}" for name in checks
     ]
-    # An approval state; an agent named.
-    loop.write_text(
-        SHELL_LOOP.replace("  fix:\n    action:", "  fix:\n    action_type: approval\n    action:")
-    )
-    code, modules = loaded_by(tmp_path, "validate", str(loop))
-    assert code == 0, modules
-    assert sorted(modules & FEATURE_CHECKS) == [
-        "little_loops.fsm.definition.checks.approval_checks"
-    ]
-    loop.write_text(SHELL_LOOP + "agent: codex\n")
-    code, modules = loaded_by(tmp_path, "validate", str(loop))
-    assert sorted(modules & FEATURE_CHECKS) == ["little_loops.fsm.definition.checks.agent_checks"]
 
 
 def test_validate_imports_the_agent_kind_a_loop_names_and_no_other(tmp_path: Path) -> None:
