@@ -215,7 +215,7 @@ STEPS_IN_PROCESS = """\
 import resource, subprocess, sys, tempfile, time
 from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.runs.persistent import PersistentExecutor
 
 n, rounds = int(sys.argv[1]), int(sys.argv[2])

@@ -14,7 +14,7 @@ STEPS = """\
 import sys, tempfile, time
 from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model import FSMLoop, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.runs.persistent import PersistentExecutor
 
