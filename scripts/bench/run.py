@@ -210,13 +210,14 @@ def spin_run(root: Path, n: int) -> float:
 # One step of `ll-loop run` without its start-up: the executor, the event log and the
 # runner `ll-loop run` uses, in this process, alternating with bare bash calls. Each round
 # prints the wall seconds of both, then the CPU seconds of this process (not of bash) of
-# both: the step's own work, which a busy machine blurs least.
+# both: the step's own work, which a busy machine blurs least. It imports the seed paths
+# (fsm.schema, fsm.persistence), which every revision keeps: `--compare REV` runs it there too.
 STEPS_IN_PROCESS = """\
 import resource, subprocess, sys, tempfile, time
 from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
-from little_loops.fsm.runs.persistent import PersistentExecutor
+from little_loops.fsm.schema import FSMLoop, StateConfig
+from little_loops.fsm.persistence import PersistentExecutor
 
 n, rounds = int(sys.argv[1]), int(sys.argv[2])
 work = StateConfig(action="true", on_success="$current", on_failure="$current")

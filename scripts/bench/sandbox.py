@@ -14,9 +14,9 @@ STEPS = """\
 import sys, tempfile, time
 from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
-from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
+from little_loops.fsm.schema import FSMLoop, StateConfig
 from little_loops.fsm.engine.config import ExecutorConfig
-from little_loops.fsm.runs.persistent import PersistentExecutor
+from little_loops.fsm.persistence import PersistentExecutor
 
 n, rounds = int(sys.argv[1]), int(sys.argv[2])
 root = Path(tempfile.mkdtemp(prefix="ll-bench-sandbox-"))
