@@ -38,7 +38,7 @@ states:
 RUN_LONG = """\
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.validate.loopfile import load_and_validate
-from little_loops.fsm.runs.persistent import PersistentExecutor
+from little_loops.fsm.persistence import PersistentExecutor
 
 class Instant:
     def run(self, action, timeout, is_slash_command):
