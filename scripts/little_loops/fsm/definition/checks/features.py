@@ -44,9 +44,7 @@ class Feature:
 
     def in_state(self, state: Mapping[Any, object]) -> bool:
         """True when the raw *state* has one of the keys."""
-        return any(state.get(key) is not None for key in self.state_keys) or any(
-            state.get(key) == value for key, value in self.state_values
-        )
+        return self._in_a_state(state.get)
 
     def in_file(self, data: Mapping[Any, object]) -> bool:
         """True when the raw loop *data* has one of the keys, at its top or in a state."""
@@ -61,10 +59,13 @@ class Feature:
         """True when the loop model *fsm* has one of the keys, at its top or in a state."""
         if any(getattr(fsm, key, None) is not None for key in self.loop_keys):
             return True
-        return any(
-            any(getattr(state, key, None) is not None for key in self.state_keys)
-            or any(getattr(state, key, None) == value for key, value in self.state_values)
-            for state in fsm.states.values()
+        return any(self._in_a_state(_fields_of(state)) for state in fsm.states.values())
+
+    def _in_a_state(self, value_of: Callable[[str], object]) -> bool:
+        """True when a state whose key's value *value_of* gives has one of the keys (a raw
+        state's or the model's: one test for both)."""
+        return any(value_of(key) is not None for key in self.state_keys) or any(
+            value_of(key) == value for key, value in self.state_values
         )
 
     def at_state(self, state: Mapping[Any, object]) -> list[Any]:
@@ -78,6 +79,11 @@ class Feature:
     def at_model(self, fsm: FSMLoop, *args: Any) -> list[Any]:
         """The check's problems of the loop model *fsm* (none when it has none of the keys)."""
         return list(self.function()(fsm, *args)) if self.in_model(fsm) else []
+
+
+def _fields_of(obj: object) -> Callable[[str], object]:
+    """The value of each field of *obj* by name, None for a field it lacks."""
+    return lambda key: getattr(obj, key, None)
 
 
 @cache
