@@ -8,7 +8,7 @@ from importlib import import_module
 from typing import Any
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
-from little_loops.fsm.definition.model import commit_keys
+from little_loops.fsm.definition.model import commit_keys, core_keys
 from little_loops.fsm.definition.model.agents import AGENT_KEY, AGENTS_KEY
 from little_loops.fsm.definition.model.fanout import FANOUT_STATE_KEYS
 from little_loops.fsm.definition.model.run_keys import SUBLOOP_STATE_KEYS
@@ -94,7 +94,8 @@ def _function(check: str) -> Callable[..., Any]:
     return function
 
 
-_SUBLOOP_KEYS = ("loop", "with", "outcome", *SUBLOOP_STATE_KEYS)
+# A sub-loop state's keys: its core rows (loop, with, outcome) and its run keys.
+_SUBLOOP_KEYS = (*(row.name for row in core_keys.SUBLOOP_KEYS), *SUBLOOP_STATE_KEYS)
 _AGENT_KEYS = (AGENT_KEY, *BY_OPTIONS_KEY)
 
 # A raw loop's agents (`agent:` names, custom `agents:`, options blocks, the judge of
