@@ -22,11 +22,36 @@ _NAMES = {"variable_name", "special_variable_name"}
 
 
 @cache
-def _parser() -> Parser:
+def bash_parser() -> Parser:
+    """The bash parser, made on first use: importing it costs ~15 ms no other command pays."""
     import tree_sitter
-    import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter.Parser(tree_sitter.Language(_bash_grammar()))
+
+
+def _bash_grammar() -> object:
+    """tree-sitter-bash's grammar, from its compiled module alone: the package's `__init__`
+    imports importlib.resources (and with it tempfile, random ...) for query files no
+    parser reads. The package as it installs is the fallback."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    name = "tree_sitter_bash._binding"
+    binding = sys.modules.get(name)
+    if binding is None:
+        package = importlib.util.find_spec("tree_sitter_bash")
+        places = None if package is None else package.submodule_search_locations
+        spec = None if places is None else importlib.machinery.PathFinder.find_spec(name, places)
+        if spec is None or spec.loader is None:
+            import tree_sitter_bash
+
+            return tree_sitter_bash.language()
+        binding = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(binding)
+        sys.modules[name] = binding  # the package, imported later, finds it loaded
+    language: Callable[[], object] = binding.language
+    return language()
 
 
 def _text(node: Node | None) -> str:
@@ -187,7 +212,7 @@ def _shell_script(command: Node) -> tuple[tuple[Node, ...], int, int] | None:
 
 @lru_cache(maxsize=64)
 def _parsed(script: str) -> Node:
-    return _parser().parse(script.encode()).root_node
+    return bash_parser().parse(script.encode()).root_node
 
 
 def _names(command: Node, words: list[Node], start: int, shell: int, script: int) -> set[str]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from little_loops.fsm.values.shellcalls import Seen, calls, nodes
+from little_loops.fsm.values.shellcalls import Seen, bash_parser, calls, nodes
 from little_loops.fsm.values.shellcommands import (
     assigned,
     command_problem,
@@ -19,7 +19,7 @@ from little_loops.fsm.values.shellcommands import (
 )
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node
 
 # Where a reference lands. The first five are quoted as data (see shellquote.FORMS);
 # ARITH takes an integer only; a reference anywhere else is refused with a reason.
@@ -64,24 +64,15 @@ class Placement:
     commands: tuple[Node, ...] = field(default=(), compare=False, repr=False)
 
 
-@cache
-def _parser() -> Parser:
-    """The bash parser, made on first use: importing it costs ~15 ms no other command pays."""
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-
-
 def unreadable(script: bytes) -> bool:
     """Whether ll-loop cannot tell how bash reads *script* (each reference is refused)."""
-    root = _parser().parse(script).root_node
+    root = bash_parser().parse(script).root_node
     return root.has_error or _misread(root)
 
 
 def placements(script: bytes, spans: list[tuple[int, int]]) -> list[Placement]:
     """Where each of *spans* (byte ranges of placeholder words in *script*) lands."""
-    root = _parser().parse(script).root_node
+    root = bash_parser().parse(script).root_node
     if root.has_error:  # bash may read it differently from any guess
         return [Placement(refused=UNKNOWN) for _ in spans]
     if _shell_on_a_descriptor(root):
