@@ -253,6 +253,81 @@ def test_validate_and_help_import_nothing_heavy(argv: list[str]) -> None:
     assert elapsed < 5
 
 
+# A loop of shell actions only, each with a reference (so validate reads it with the bash
+# parser), as `scripts/dev bench` validates it.
+SHELL_ONLY = """\
+name: hello
+initial: check
+context:
+  marker: flag
+states:
+  check:
+    action: test -f "${context.marker}" && echo present || { echo missing; exit 1; }
+    on_success: done
+    on_failure: fix
+  fix:
+    action: touch "${context.marker}"
+    next: check
+  done:
+    terminal: true
+"""
+MODULES_PROBE = """\
+import contextlib, io, sys
+from little_loops.cli import main_loop
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main_loop(sys.argv[1:])
+print(code, " ".join(sorted(sys.modules)))
+"""
+# Standard-library modules validate does not use: tree-sitter-bash's package imports the
+# first three for query files; JSON is for --json only.
+NOT_AT_VALIDATE = {"importlib.resources", "tempfile", "random", "json"}
+
+
+def _package_modules(folder: str) -> set[str]:
+    """Every module of the package folder *folder* (`engine`), read from the folder."""
+    import little_loops.fsm
+
+    root = Path(little_loops.fsm.__file__).parent
+    return {
+        ".".join(
+            ("little_loops", *path.relative_to(root.parent).with_suffix("").parts)
+        ).removesuffix(".__init__")
+        for path in (root / folder).rglob("*.py")
+    }
+
+
+def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs_module(
+    tmp_path: Path,
+) -> None:
+    from little_loops.fsm.actions.custom import custom_kind
+    from little_loops.fsm.actions.registry import ENTRIES, entry_of
+
+    (tmp_path / "hello.yaml").write_text(SHELL_ONLY)
+    proc = subprocess.run(
+        [sys.executable, "-c", MODULES_PROBE, "validate", "hello.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=scaled(30),
+    )
+    code, _, names = proc.stdout.strip().partition(" ")
+    assert code == "0", proc.stdout + proc.stderr
+    loaded = set(names.split())
+    # Every kind the registry knows but the shell's, and the loop's own agents' kind.
+    shell = entry_of(None, "true").name
+    kinds = {f"little_loops.fsm.actions.{e.module}" for e in ENTRIES.values() if e.name != shell}
+    kinds.add(custom_kind.__module__)
+    assert len(kinds) >= 6
+    assert sorted(loaded & kinds) == []
+    engine, runs = _package_modules("engine"), _package_modules("runs")
+    assert "little_loops.fsm.engine.executor" in engine
+    assert "little_loops.fsm.runs.store" in runs
+    assert sorted(loaded & (engine | runs)) == []
+    # The actions were read with the bash parser, without what its package's __init__ loads.
+    assert "tree_sitter" in loaded
+    assert sorted(loaded & NOT_AT_VALIDATE) == []
+
+
 SETTINGS_FSM = """\
 name: same
 initial: check
