@@ -45,6 +45,41 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def terminal_columns() -> int:
+    """The width `shutil.get_terminal_size()` gives argparse, found without importing shutil
+    (and its bz2, lzma, fnmatch): COLUMNS when it is a number above 0, else the width of the
+    terminal stdout is, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    if stdout is None:
+        return 80
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's, handing its formatter the width argparse would find: argparse makes a
+    formatter for each argument it is given (to check its metavar), and finding the width
+    itself imports shutil, so every command would pay for a help it does not print."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        kind = self.formatter_class
+        if not (isinstance(kind, type) and issubclass(kind, argparse.HelpFormatter)):
+            return super()._get_formatter()
+        formatter = kind(prog=self.prog, width=terminal_columns() - 2)
+        set_color = getattr(formatter, "_set_color", None)  # Python 3.14: coloured help
+        if set_color is not None:
+            set_color(getattr(self, "color", False))
+        return formatter
+
+
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's, measuring the command names with the indent they are printed at (it
     counts them 2 columns short, so a name over 8 letters pushed its line down)."""
@@ -68,7 +103,7 @@ def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.
     is given its arguments, so no command module is imported: that is all `ll-loop --help`,
     `--version` and a bare `ll-loop` need.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ll-loop",
         formatter_class=_HelpFormatter,
         description="Run finite-state automation loops defined in .loops/*.yaml.",
@@ -76,7 +111,8 @@ def build_parser(only: str | None = None, *, outline: bool = False) -> argparse.
         "(write `--` before a NAME that is also a command's name).",
     )
     parser.add_argument("--version", action="version", version=f"ll-loop {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # `prog` given: argparse would lay out this parser's usage to find it (it is "ll-loop").
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", prog="ll-loop")
     for name, (module_name, summary) in SUBCOMMANDS.items():
         if only is not None and name != only:
             continue

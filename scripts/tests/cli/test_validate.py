@@ -249,6 +249,9 @@ def test_validate_and_help_import_nothing_heavy(argv: list[str]) -> None:
     if argv[0] == "validate":
         # json is only for --json (and values read at run time): ~2 ms of every hook run.
         assert "json" not in imported
+    else:
+        # argparse finds the terminal's width with shutil (and bz2, lzma): ll-loop does not.
+        assert not imported & {"shutil", "bz2", "lzma"}
     # Generous bound for a loaded 2-core machine; it typically takes ~0.1 s.
     assert elapsed < 5
 
