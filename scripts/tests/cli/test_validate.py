@@ -331,6 +331,41 @@ def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs_modu
     assert sorted(loaded & NOT_AT_VALIDATE) == []
 
 
+# The modules that compile a regular expression as they are imported, over a whole run of
+# the command (imports inside functions too).
+REGEX_AT_IMPORT_PROBE = """\
+import contextlib, io, re, sys
+compiled = set()
+original = re._compile
+def spy(pattern, flags):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "re":
+        frame = frame.f_back
+    if frame is not None and frame.f_code.co_name == "<module>":
+        compiled.add(frame.f_globals.get("__name__"))
+    return original(pattern, flags)
+re._compile = spy
+from little_loops.cli import main_loop
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main_loop(sys.argv[1:])
+print(code, " ".join(sorted(name for name in compiled if name.startswith("little_loops"))))
+"""
+
+
+def test_validate_of_a_shell_only_loop_compiles_no_regex_at_import_but_the_yaml_resolvers(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "hello.yaml").write_text(SHELL_ONLY)
+    proc = subprocess.run(
+        [sys.executable, "-c", REGEX_AT_IMPORT_PROBE, "validate", "hello.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=scaled(30),
+    )
+    assert proc.stdout.split() == ["0", "little_loops.fsm.definition.reading.loader"], proc.stderr
+
+
 SETTINGS_FSM = """\
 name: same
 initial: check

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,6 +106,8 @@ class AgentLimit:
         """The reset time as a person reads it (`15:00`, local time), or None."""
         if self.resets_at is None:
             return None
+        from datetime import datetime  # here: only a limit's message needs it
+
         return datetime.fromtimestamp(self.resets_at).strftime("%H:%M")
 
 

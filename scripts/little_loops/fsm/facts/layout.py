@@ -7,7 +7,9 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from little_loops.fsm.facts.errors import LoopDefinitionError
 
@@ -35,7 +37,7 @@ RUN_MARKER_ENV = "LL_LOOP_RUN"
 # own, which a resume of its parent waits for, and a stop of its dead parent ends).
 PARENT_MARKER_ENV = "LL_LOOP_PARENT"
 RUN_ID_LENGTH = 4  # a run's short id: RUN_ID_LENGTH characters of RUN_ID_ALPHABET
-RUN_ID_PATTERN = re.compile(rf"[a-z0-9]{{{RUN_ID_LENGTH}}}")
+RUN_ID_REGEX = rf"[a-z0-9]{{{RUN_ID_LENGTH}}}"  # RUN_ID_PATTERN, compiled on first use
 RUN_SUMMARY = "run.json"  # an archived run's summary: id, times, outcome, passes, cost
 LOOP_DEFINITION = "loop.json"  # the loop an archived run ran, as data (its report's graph)
 ARCHIVE_PARTIAL = ".partial-"  # an entry being written: `.partial-<run id>.<pid>[.old]`
@@ -72,7 +74,7 @@ MAX_NAME_BYTES = 200
 
 # Not kept in the state part of an output file name: a `.` there would make `x` + `a.b` and
 # `x.a` + `b` the same `x.a.b.out`.
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_UNSAFE = r"[^A-Za-z0-9_-]+"
 STATE_NAME_CAP = 80  # characters of a state's name its files keep (then `~` and a hash)
 _DIGEST_LENGTH = 8  # hex digits of that hash
 
@@ -320,7 +322,7 @@ def output_file_name(loop_name: str, state_name: str, *, hashed: bool = True) ->
     can have, so two states of two loops never share a file. With *hashed* False, the hash
     is zeros of its length (for measuring a name, without loading hashlib).
     """
-    safe = _UNSAFE.sub("_", state_name)[:STATE_NAME_CAP] or "_"
+    safe = re.sub(_UNSAFE, "_", state_name)[:STATE_NAME_CAP] or "_"
     if safe != state_name:
         digest = "0" * _DIGEST_LENGTH
         if hashed:
@@ -374,7 +376,7 @@ def split_run_key(key: str) -> tuple[str, str | None]:
     """(loop name, run id or None) of a run key or a `NAME@ID` typed by a user: the part after
     the last `@` is an id only when it looks like one (a loop may have `@` in its name)."""
     name, separator, run_id = key.rpartition(RUN_KEY_SEPARATOR)
-    if separator and name and RUN_ID_PATTERN.fullmatch(run_id):
+    if separator and name and _run_id_pattern().fullmatch(run_id):
         return name, run_id
     return key, None
 
@@ -423,3 +425,20 @@ def state_file_names(loop_name: str, state_name: str | None = None) -> list[str]
     key = run_key(loop_name, "x" * RUN_ID_LENGTH)
     output = output_file_name(key, name, hashed=state_name is not None)
     return [output, stderr_file(Path(output)).name]
+
+
+if TYPE_CHECKING:
+    RUN_ID_PATTERN: re.Pattern[str]  # a run's short id (RUN_ID_REGEX)
+
+
+@cache
+def _run_id_pattern() -> re.Pattern[str]:
+    return re.compile(RUN_ID_REGEX)
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """`RUN_ID_PATTERN`, compiled on first use: a command that reads no run id (validate)
+    compiles nothing at import."""
+    if name == "RUN_ID_PATTERN":
+        return _run_id_pattern()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
