@@ -423,3 +423,26 @@ def test_a_run_of_a_step_judged_by_its_exit_code_imports_no_other_evaluator(tmp_
     assert code == 0
     # exit_code judges the step; classify reads the `line:` words every file may have.
     assert evaluators(modules) == ["exit_code", "classify"]
+
+
+@pytest.mark.parametrize("columns", [None, "abc", "-5", "0", "57", " 60", "99999"])
+def test_the_help_is_as_wide_as_argparse_would_make_it(
+    monkeypatch: pytest.MonkeyPatch, columns: str | None
+) -> None:
+    import argparse
+    import shutil
+
+    from little_loops.cli import build_parser, terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+    # argparse's own formatter, which finds the width with shutil, lays out the same text.
+    parser = build_parser("validate")
+    ours = parser.format_help()
+    monkeypatch.setattr(
+        parser, "_get_formatter", lambda: argparse.ArgumentParser._get_formatter(parser)
+    )
+    assert parser.format_help() == ours
