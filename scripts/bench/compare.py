@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphs import ring_loop
+from graphs import captures_loop, ring_loop
 from long_run import LONG, RUN_LONG
 from run import BIG, ENV, HELLO, LL_LOOP, RSS_HELPER, SPIN, STEPS_IN_PROCESS, machine
 
@@ -61,22 +61,6 @@ class Side:
 
     def __post_init__(self) -> None:
         self.env = {**ENV, "PYTHONPATH": str(self.scripts)}
-
-
-def captures_loop(n: int) -> str:
-    """s0 -> ... -> s{n-1} -> done; state i captures `c{i}` and reads `c{i-1}`."""
-    states = ["  s0:\n    action: echo 0\n    capture: c0\n    next: s1\n"]
-    for i in range(1, n):
-        after = "done" if i == n - 1 else f"s{i + 1}"
-        states.append(
-            f"  s{i}:\n    action: echo ${{captured.c{i - 1}.exit_code}}\n"
-            f"    capture: c{i}\n    next: {after}\n"
-        )
-    return (
-        "name: captures\ninitial: s0\nmax_iterations: 10\nstates:\n"
-        + "".join(states)
-        + "  done:\n    terminal: true\n"
-    )
 
 
 def children_cpu() -> float:

@@ -9,6 +9,9 @@ Three shapes of a big loop file, each written by a generator below:
   verdict to another state, one in two with `on_success/on_failure/on_error`, the other
   with a `route:` table.
 
+Then a chain of 2,000 states each capturing its output and reading the capture of the one
+before (`captures_loop`, also compare.py's), with its own target of 0.4 s.
+
 And a context whose values each repeat the one before four times (`a2` is
 `${context.a1}` x4, ...): validation must not expand it, and past the size limit it is an
 error. Usage: `python scripts/bench/graphs.py [STATES]` prints the table for one size.
@@ -26,6 +29,10 @@ from run import LL_LOOP, Row, project, timed
 
 STATES = 20_000
 TARGET_SECONDS = 2.0
+# A chain whose every state captures and reads the capture before it, and its target (the
+# issue's: it is where the used-before-set and reference checks scale).
+CAPTURES = 2_000
+CAPTURES_TARGET_SECONDS = 0.4
 # Levels of the nested context: the last value expands to 4**(levels-1) characters.
 NESTED_OK = 10  # 256 KiB: valid
 NESTED_TOO_BIG = 12  # 4 MiB: past the limit, an error
@@ -45,6 +52,18 @@ def ring_loop(n: int) -> str:
         f"  s{n - 1}:\n    action: test -f stop\n    on_success: done\n    on_failure: s0\n"
     )
     return _loop("ring", states)
+
+
+def captures_loop(n: int) -> str:
+    """s0 -> ... -> s{n-1} -> done; state i captures `c{i}` and reads `c{i-1}`."""
+    states = ["  s0:\n    action: echo 0\n    capture: c0\n    next: s1\n"]
+    for i in range(1, n):
+        after = "done" if i == n - 1 else f"s{i + 1}"
+        states.append(
+            f"  s{i}:\n    action: echo ${{captured.c{i - 1}.exit_code}}\n"
+            f"    capture: c{i}\n    next: {after}\n"
+        )
+    return _loop("captures", states)
 
 
 def dense_loop(n: int, captures: bool = False) -> str:
@@ -96,21 +115,26 @@ SHAPES: dict[str, Callable[[int], str]] = {
 }
 
 
-def bench_graphs(states: int = STATES) -> list[Row]:
-    """`ll-loop validate` of each shape at *states* states, and of nested context values."""
-    # (label, loop file, exit code of validate, whether the time has a target)
-    cases: list[tuple[str, str, int, bool]] = [
-        (f"{states:,}-state {shape}", make(states), 0, True) for shape, make in SHAPES.items()
+def bench_graphs(states: int = STATES, captures: int = CAPTURES) -> list[Row]:
+    """`ll-loop validate` of each shape at *states* states, of a chain of *captures*
+    captures, and of nested context values."""
+    # (label, loop file, exit code of validate, the time's target in seconds or None)
+    cases: list[tuple[str, str, int, float | None]] = [
+        (f"{states:,}-state {shape}", make(states), 0, TARGET_SECONDS)
+        for shape, make in SHAPES.items()
     ]
     # Bigger than the dense shape (a capture and a reference per state): no target.
-    cases.append((f"{states:,}-state dense, with captures", dense_loop(states, True), 0, False))
-    cases.append((f"context nested {NESTED_OK} levels", nested_context_loop(NESTED_OK), 0, True))
+    cases.append((f"{states:,}-state dense, with captures", dense_loop(states, True), 0, None))
+    cases.append((f"{captures:,} captures", captures_loop(captures), 0, CAPTURES_TARGET_SECONDS))
+    cases.append(
+        (f"context nested {NESTED_OK} levels", nested_context_loop(NESTED_OK), 0, TARGET_SECONDS)
+    )
     cases.append(
         (
             f"context nested {NESTED_TOO_BIG} levels (an error)",
             nested_context_loop(NESTED_TOO_BIG),
             2,
-            True,
+            TARGET_SECONDS,
         )
     )
     rows = []
@@ -130,8 +154,8 @@ def bench_graphs(states: int = STATES) -> list[Row]:
                     f"{seconds:.2f} s",
                     size,
                     "-",
-                    f"< {TARGET_SECONDS:g} s" if target else "(none)",
-                    seconds < TARGET_SECONDS if target else None,
+                    f"< {target:g} s" if target is not None else "(none)",
+                    seconds < target if target is not None else None,
                     {"seconds": seconds, "exit": expect},
                 )
             )

@@ -8,10 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from little_loops.cli.options import positive_int
 from little_loops.cli.resolve import project_loops_dir
 from little_loops.cli.runref import add_run_argument, add_run_option
-from little_loops.fsm.definition.model.run_keys import PREPATCH_CHECK, TAMPER_GUARD
 from little_loops.fsm.facts.events import Event
 
 
@@ -23,11 +21,22 @@ def register(subparsers: Any, summary: str) -> None:
     )
     add_run_argument(parser)
     add_run_option(parser)
-    parser.add_argument("--tail", type=positive_int, metavar="N", help="only the last N events")
+    parser.add_argument("--tail", type=_count, metavar="N", help="only the last N events")
     parser.add_argument(
         "--json", action="store_true", dest="as_json", help="print the events as a JSON list"
     )
     parser.set_defaults(handler=_handler)
+
+
+def _count(text: str) -> int:
+    """`--tail N`: an integer of at least 1, as every count flag reads one (`runs.flags`),
+    without the run options' module: it imports the loop model, which history needs not."""
+    from little_loops.fsm.runs.flags import positive_int
+
+    try:
+        return positive_int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -178,6 +187,8 @@ def branch_steps(event: dict[str, Any], loops_dir: Path, own: str, since: str) -
 def _guards_text(event: dict[str, Any]) -> str:
     """The guards' verdicts, each after its guard's key: `KEY: tests/x.py (modified)` (the
     tamper guard's findings), `KEY: flagged` (the pre-patch check's), `; ` between."""
+    from little_loops.fsm.definition.model.run_keys import PREPATCH_CHECK, TAMPER_GUARD
+
     parts = []
     tamper = event.get(TAMPER_GUARD.name)
     if isinstance(tamper, dict):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from support.loops import ONE_STEP
@@ -31,3 +34,34 @@ def test_history_of_a_run(loop_project: LoopProject, capsys: pytest.CaptureFixtu
     assert history_command("one", tail=2, as_json=True, loops_dir=loop_project.loops) == 0
     events = json.loads(capsys.readouterr().out)
     assert [e["event"] for e in events] == ["route", "loop_complete"]
+
+
+def test_tail_reads_its_count_without_the_run_options_module(tmp_path: Path) -> None:
+    # `history --tail N` is what a watcher runs again and again: it parses its count as
+    # every count flag does, without importing the run options (and the loop model with them).
+    probe = (
+        "import contextlib, io, sys\n"
+        "from little_loops.cli import main_loop\n"
+        "err = io.StringIO()\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):\n"
+        "    try:\n"
+        "        code = main_loop(sys.argv[1:])\n"
+        "    except SystemExit as exc:\n"
+        "        code = exc.code\n"
+        "print(code, 'little_loops.cli.options' in sys.modules, err.getvalue().splitlines()[-1])\n"
+    )
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops/quiet.yaml").write_text(ONE_STEP.replace("name: one", "name: quiet"))
+
+    def run(count: str) -> str:
+        argv = [sys.executable, "-c", probe, "history", "quiet", "--tail", count]
+        return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+
+    assert run("3") == "1 False ll-loop: loop 'quiet' has no events yet"
+    # Its messages are the run flags' own.
+    assert run("0") == (
+        "2 False ll-loop history: error: argument --tail: must be at least 1, got 0"
+    )
+    assert run("x") == (
+        "2 False ll-loop history: error: argument --tail: expected a whole number, got 'x'"
+    )

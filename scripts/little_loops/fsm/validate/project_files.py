@@ -16,7 +16,11 @@ from pathlib import Path
 from little_loops.fsm.definition.checks.key_tables import STATE_KEYS
 from little_loops.fsm.definition.model.agents import check_project_agents
 from little_loops.fsm.definition.model.reuse_keys import FRAGMENTS_KEY, IMPORT_KEY
-from little_loops.fsm.definition.reading.loader import LoadedDocument, load_file
+from little_loops.fsm.definition.reading.loader import (
+    LoadedDocument,
+    load_file,
+    no_cycle_collection,
+)
 from little_loops.fsm.definition.reading.loop_files import (
     AGENTS_FILE_NAME,
     LOOPS_FOLDER,
@@ -149,8 +153,9 @@ def kind_of_file(path: Path) -> FileKind:
 
 def check_project_file(path: Path, folder: FolderNames, compat: bool = False) -> FileReport:
     """Check the file at *path* as the kind of file of `.loops/` it is."""
-    doc = _read(path)
-    return _kind(path, doc).check(path, doc, folder, compat)
+    with no_cycle_collection():  # from its reading on (see there)
+        doc = _read(path)
+        return _kind(path, doc).check(path, doc, folder, compat)
 
 
 def project_files(loops_dir: Path) -> list[Path]:

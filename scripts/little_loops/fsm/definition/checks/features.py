@@ -23,7 +23,7 @@ class Feature:
     read as the field of the same name. (A plain class: a dataclass's generated methods
     would cost more to make at start-up than the checks it spares.)"""
 
-    __slots__ = ("check", "loop_keys", "state_keys", "state_values")
+    __slots__ = ("check", "loop_keys", "state_keys", "state_values", "_read_in_a_state")
 
     def __init__(
         self,
@@ -34,6 +34,9 @@ class Feature:
     ) -> None:
         self.check, self.loop_keys = check, loop_keys
         self.state_keys, self.state_values = state_keys, state_values
+        # Every key the test of a state reads: a raw state that has none of them is passed
+        # over at once (a big file has thousands of states, most with none of any feature's).
+        self._read_in_a_state = frozenset((*state_keys, *(key for key, _ in state_values)))
 
     def __repr__(self) -> str:
         return f"Feature({self.check!r})"
@@ -44,6 +47,8 @@ class Feature:
 
     def in_state(self, state: Mapping[Any, object]) -> bool:
         """True when the raw *state* has one of the keys."""
+        if self._read_in_a_state.isdisjoint(state):
+            return False
         return self._in_a_state(state.get)
 
     def in_file(self, data: Mapping[Any, object]) -> bool:

@@ -278,7 +278,8 @@ class _GraphChecker:
             self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
         captures = captured_names(self.fsm)
         for path, text in self.strings():
-            if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
+            in_bash = len(path) == 3 and path[2] == "action" and self.shell(path[1])
+            if in_bash:
                 problem = too_long(text)
                 if problem:
                     self.add(path, problem)
@@ -291,7 +292,7 @@ class _GraphChecker:
                     "e.g. ${captured.NAME.output}); it would reach the action unchanged",
                     "warning",
                 )
-            if len(path) == 3 and path[2] == "action" and self.shell(path[1]):
+            if in_bash:
                 # An error where its references are refused for it (as before), else a
                 # warning: a branch bash never runs may hold it and the action still work.
                 refs = any(True for _ in checked_references(text))

@@ -131,7 +131,7 @@ class _Checker:
         state of one of them; a kind's options block holds options of its table."""
         for key in OPTION_KEYS:
             block = state.get(key)
-            if isinstance(block, Mapping):
+            if block is not None and isinstance(block, Mapping):  # (most states have none)
                 self.keys(block, (*path, key), OPTION_KEYS[key])
         action = state.get("action")
         entry = entry_of(state.get("action_type"), action)
@@ -158,12 +158,12 @@ class _Checker:
                 continue
             self.keys(state, path, STATE_KEYS, unknown=UNKNOWN_KEY)
             self.kind_state(state, path)
-            if isinstance(state.get("evaluate"), Mapping):
-                self.evaluate(state["evaluate"], (*path, "evaluate"))
-            if isinstance(state.get("route"), Mapping):
-                self.route(state["route"], (*path, "route"))
-            stall = state.get("stall")
-            if isinstance(stall, Mapping):
+            evaluate, route, stall = state.get("evaluate"), state.get("route"), state.get("stall")
+            if evaluate is not None and isinstance(evaluate, Mapping):
+                self.evaluate(evaluate, (*path, "evaluate"))
+            if route is not None and isinstance(route, Mapping):
+                self.route(route, (*path, "route"))
+            if stall is not None and isinstance(stall, Mapping):
                 self.keys(stall, (*path, "stall"), STALL_KEYS)
                 for key in LOOP_ONLY_STALL_KEYS:
                     if key in stall:
@@ -174,13 +174,13 @@ class _Checker:
             for at, why in (*written_twice(state), *route_keys.route_key_problems(state)):
                 self.add((*path, *at), why)
             pr = state.get(PR_KEY)
-            if isinstance(pr, Mapping):
+            if pr is not None and isinstance(pr, Mapping):
                 self.keys(pr, (*path, PR_KEY), PR_CHECKS)
                 self.required(pr, (*path, PR_KEY), REQUIRED_PR_KEYS)
             for key, why in pr_state_problems(state):
                 self.add((*path, key), why)
             retry = state.get("retry")
-            if isinstance(retry, Mapping):
+            if retry is not None and isinstance(retry, Mapping):
                 self.keys(retry, (*path, "retry"), RETRY_KEYS)
                 for problem in unknown_verdicts(retry, state):
                     self.add((*path, "retry", "on"), problem)

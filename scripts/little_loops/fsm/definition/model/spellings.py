@@ -60,8 +60,15 @@ SPELLINGS: tuple[Spelling, ...] = (
 
 
 def spellings_at(level: Level) -> dict[str, Spelling]:
-    """The other spellings of keys at *level*, by their key."""
-    return {each.theirs: each for each in SPELLINGS if each.level == level}
+    """The other spellings of keys at *level*, by their key (worked out once per level:
+    every state of every file read asks; not to be changed by the caller)."""
+    found = _AT_LEVEL.get(level)
+    if found is None:
+        found = _AT_LEVEL[level] = {each.theirs: each for each in SPELLINGS if each.level == level}
+    return found
+
+
+_AT_LEVEL: dict[Level, dict[str, Spelling]] = {}
 
 
 def our_key(level: Level, key: str) -> str:

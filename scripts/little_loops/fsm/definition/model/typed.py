@@ -183,7 +183,8 @@ class StateConfig:
         known = plain_keys(cls)
         kwargs = {field_name(k): v for k, v in data.items() if k in known}
         kwargs["options"] = option_blocks(data)
-        for key, block in _STATE_BLOCKS.items():
+        blocks = () if _STATE_BLOCKS.keys().isdisjoint(data) else _STATE_BLOCKS.items()
+        for key, block in blocks:  # (most states have no block: passed over at once)
             if isinstance(data.get(key), dict):
                 raw = data[key] if key != "route" else in_our_spelling(ROUTE, data[key])
                 kwargs[key] = block.from_dict(raw)

@@ -150,3 +150,26 @@ def test_every_check_names_a_function_of_the_checks_or_the_model() -> None:
         assert feature.check.split(".")[0] in ("checks", "model"), feature
         assert callable(feature.function()), feature
         assert feature.loop_keys or feature.state_keys, feature
+
+
+class _CountingState(dict[str, object]):
+    """A raw state that counts the values read from it."""
+
+    reads = 0
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        type(self).reads += 1
+        return super().get(key, default)
+
+
+def test_a_state_with_none_of_a_feature_s_keys_has_no_value_read() -> None:
+    # Every state of a big file is asked once per feature: a state with none of its keys
+    # (most of them) must be passed over without reading a value per key (counted).
+    features_ = (*STATE_CHECKS, AGENT_CHECKS, STALL, SUBLOOP_CHILDREN, FANOUT_CHILDREN)
+    plain = _CountingState(action="echo hi", next="done", capture="out")
+    _CountingState.reads = 0
+    assert not any(f.in_state(plain) for f in features_)
+    assert _CountingState.reads == 0
+    # With one of the keys it reads them, as before.
+    assert any(f.in_state(_CountingState(plain, loop="child")) for f in features_)
+    assert _CountingState.reads > 0
