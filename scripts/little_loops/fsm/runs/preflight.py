@@ -36,7 +36,6 @@ from little_loops.fsm.engine.rules.fallback import NOT_INSTALLED, NOT_READY
 from little_loops.fsm.evaluators.judge_claude import CLAUDE_BACKEND, JUDGE_FLAGS, judge_backend
 from little_loops.fsm.facts.errors import LoopSetupError
 from little_loops.fsm.forges import registry as forges
-from little_loops.fsm.forges.forge import Place
 from little_loops.fsm.processes.launch import try_once
 
 
@@ -237,6 +236,8 @@ def forge_problem(fsm: FSMLoop, machine: Machine, start: str | None = None) -> s
             continue
         key = (state.pr.forge, state.pr.remote)
         if key not in checked:
+            from little_loops.fsm.forges.forge import Place  # only a `pr:` state's run
+
             place = Place(Path.cwd(), state.pr.remote, dict(machine.env))
             checked[key] = forges.get(state.pr.forge).problem(place)
         problem = checked[key]
