@@ -46,6 +46,16 @@ FEATURES = {
     },
     "pr": {"little_loops.fsm.forges.forge"},
     "fanout": {"little_loops.fsm.fanout.children"},
+    # A prompt (or an LLM judge) on Claude Code: its kind, its session reading, the judge.
+    "agent": {
+        "little_loops.fsm.actions.claude_code",
+        "little_loops.fsm.actions.claude_options",
+        "little_loops.fsm.actions.claude",
+        "little_loops.fsm.actions.transcript",
+        "little_loops.fsm.evaluators.judge_claude",
+    },
+    # A stall breaker that hashes the tree or the output, a loop that reads its input's hash.
+    "stall": {"hashlib"},
 }
 NOT_FOR_SHELL = set().union(*FEATURES.values())
 
