@@ -56,6 +56,8 @@ FEATURES = {
     },
     # A stall breaker that hashes the tree or the output, a loop that reads its input's hash.
     "stall": {"hashlib"},
+    # A prompt file without an output file, a sandbox's hidden files, a jittered retry.
+    "prompt, sandbox, jitter": {"tempfile", "random"},
 }
 NOT_FOR_SHELL = set().union(*FEATURES.values())
 
