@@ -45,7 +45,9 @@ def _segment() -> re.Pattern[str]:
 
 # A run fills the same few texts in at every step: each is scanned once (up to this size;
 # a longer one, say a context value that holds a file, is scanned each time, not kept).
+# At most _KEPT_TEXTS are kept (16 MiB of text at most), the least recently used dropped.
 _KEPT_CHARS = 64 * 1024
+_KEPT_TEXTS = 256
 
 
 def found(text: str) -> tuple[re.Match[str], ...]:
@@ -55,7 +57,7 @@ def found(text: str) -> tuple[re.Match[str], ...]:
     return _found(text)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=_KEPT_TEXTS)
 def _found(text: str) -> tuple[re.Match[str], ...]:
     return tuple(reference_pattern().finditer(text))
 
@@ -66,7 +68,7 @@ def whole(text: str) -> re.Match[str] | None:
     return None if match is None or match.group(0) == ESCAPE else match
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=_KEPT_TEXTS)
 def _whole(text: str) -> re.Match[str] | None:
     return reference_pattern().fullmatch(text)
 

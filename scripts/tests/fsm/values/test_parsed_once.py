@@ -85,3 +85,14 @@ def test_a_run_scans_its_texts_for_references_once_not_at_every_step(tmp_path: P
     assert few[0] > 0
     assert few[1] > 0
     assert many == few, f"10 more steps scanned again: {few} -> {many}"
+
+
+def test_a_text_too_long_to_keep_is_filled_in_all_the_same() -> None:
+    """A text over the kept size (a context value holding a file) is scanned each time,
+    with the same result as a short one."""
+    from little_loops.fsm.values.interpolation import InterpolationContext, interpolate
+
+    ctx = InterpolationContext(context={"x": "1", "big": "b" * 70_000 + "${context.x}"})
+    long = "a" * 70_000 + "${context.x} $${x}"
+    assert interpolate(long, ctx) == "a" * 70_000 + "1 ${x}"
+    assert interpolate("${context.big}", ctx) == "b" * 70_000 + "1"
