@@ -7,7 +7,6 @@ import time
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from little_loops.fsm.actions.claude import report_from_file
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.actions.spec import AgentLimit as AgentLimit  # its home: the kind
 
@@ -48,6 +47,8 @@ def claude_limit(result: ActionResult, now: float | None = None) -> AgentLimit |
     text = "\n".join(part for part in (result.output, result.error, result.stderr) if part)
     status: int | None = None
     if result.output_path:
+        from little_loops.fsm.actions.claude import report_from_file  # a Claude session's
+
         report = report_from_file(result.output_path)
         code = report.get("api_error_status") if report else None
         if isinstance(code, int) and not isinstance(code, bool):

@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import functools
 import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -235,6 +234,8 @@ class _PromptFile:
 def _write_prompt(prompt: str, out_path: Path | None) -> _PromptFile:
     data = prompt.encode("utf-8")
     if out_path is None:
+        import tempfile  # a prompt run without an output file (a library caller's)
+
         fd, name = tempfile.mkstemp(prefix="ll-loop-", suffix=PROMPT_SUFFIX)
         made = _PromptFile(Path(name), temporary=True)
     else:

@@ -18,7 +18,6 @@ import contextlib
 import os
 import pwd
 import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -371,6 +370,8 @@ def _unreadable() -> str:
             if (found.st_mode, found.st_size, found.st_uid) == (stat.S_IFREG, 0, os.getuid()):
                 return path
     try:
+        import tempfile  # only a sandboxed step hides files
+
         fd, path = tempfile.mkstemp(prefix="ll-loop-hidden-")
     except OSError:
         return os.devnull

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, AgentLimit
 from little_loops.fsm.definition.model.typed import RateLimitConfig, RetryConfig
 from little_loops.fsm.values.value_checks import MAX_LOOP_SECONDS
+
+if TYPE_CHECKING:
+    import random
 
 RETRY_WAIT = "retry"  # a wait between attempts of retry:
 LIMIT_WAIT = "rate_limit"  # a wait for an agent's rate, overload or usage limit
@@ -49,6 +51,8 @@ def retry_delay(policy: RetryConfig, attempt: int, rng: random.Random | None = N
         delay = longest
     delay = min(delay, longest) if interval > 0 else 0.0
     if policy.jitter == "full":
+        import random  # only a jittered retry policy loads it
+
         delay = (rng or random).uniform(0, delay)
     return delay
 

@@ -16,7 +16,7 @@ from typing import Any
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.definition.model.metadata import RUN_DIR_KEY
 from little_loops.fsm.definition.model.run_keys import PREPATCH_FAIL, PREPATCH_WARN
-from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
+from little_loops.fsm.engine.guard_policies import prepatch_policy
 from little_loops.fsm.engine.nofollow import write_below
 from little_loops.fsm.engine.prepatch_tests import (
     Candidate,
@@ -34,6 +34,7 @@ RECORD_KEY = "_prepatch_check"  # where a run's context lists the checks (little
 PYTEST_TIMEOUT = 300.0  # seconds one pytest run in the fork may take (little-loops' default)
 RUN_FOLDER = ".prepatch-run"  # in the fork: pytest's reports and output
 FORK_PREFIX = "ll-prepatch-"  # the fork's folder, in the system's temporary folder
+policy_of = prepatch_policy  # the pre-patch policy of a state (guard_policies.py)
 # The fork's name after the prefix: the pid and start ticks of the process that made it,
 # so a later check (a resumed run's) removes the forks of a process a crash ended.
 _FORK_NAME = re.compile(re.escape(FORK_PREFIX) + r"(\d+)-(\d+)-[0-9a-f]+")
@@ -89,14 +90,6 @@ class Evidence:
             "skipped_reason": self.skipped_reason,
             "tests": [t.to_dict() for t in self.tests],
         }
-
-
-def policy_of(fsm: FSMLoop, state: StateConfig) -> str | None:
-    """The pre-patch policy of *state*: its own `prepatch_check:`, else the loop's (None:
-    none). Only a state with an action is checked."""
-    if not state.action:
-        return None
-    return state.prepatch_check if state.prepatch_check is not None else fsm.prepatch_check
 
 
 def skipped(reason: str, base: str = "", source: str = "") -> Evidence:

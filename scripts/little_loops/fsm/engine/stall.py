@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +47,8 @@ def tree_fingerprint(cwd: Path | None) -> str:
     `git diff HEAD --binary`, the untracked files' contents, and HEAD (a pass that commits
     its changes, `commit:`, leaves a clean tree on a new commit). LoopRuntimeError when *cwd*
     is not in a git repository."""
+    import hashlib  # only a stall breaker that hashes loads it (OpenSSL: start-up time)
+
     digest = hashlib.sha256()
     for argv in (
         ("status", "--porcelain=v1", "-z", "--untracked-files=all", NO_SUBMODULE_RUN),
@@ -273,6 +274,8 @@ def _same_result(watch: StallWatch, seen: Seen) -> Stall | None:
         return None
     output = seen.output if watch.exact_output(name) else masked(seen.output)
     text = f"{seen.verdict}\0{output}"
+    import hashlib
+
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     last = watch.results.get(name)
     streak = last[1] + 1 if last is not None and last[0] == key else 1

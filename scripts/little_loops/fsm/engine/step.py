@@ -21,6 +21,7 @@ from little_loops.fsm.engine import events
 from little_loops.fsm.engine.config import ExecutorConfig
 from little_loops.fsm.engine.limits import action_timeout, idle_timeout
 from little_loops.fsm.engine.records import short
+from little_loops.fsm.evaluators.config import LLMConfig
 from little_loops.fsm.evaluators.dispatch import evaluate
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT, EvaluationResult
 from little_loops.fsm.facts.events import Event
@@ -117,6 +118,9 @@ class StateWork:
         self.output_key = config.output_key or fsm.name  # output files are `<key>.<state>.out`
         self._output_files: dict[str, Path] = {}  # by state: the same path at every step
         self.llm_client = config.llm_client
+        # The judge's settings by agent, made once (not at every step), with the loop's
+        # settings they were made from.
+        self._judges: dict[str | None, tuple[LLMConfig, LLMConfig]] = {}
 
     def act(
         self,
@@ -190,6 +194,14 @@ class StateWork:
                 book.agents[key] = kind.name
         return result
 
+    def _judge_settings(self, agent: str | None) -> LLMConfig:
+        """The loop's `llm:` settings for judging a state on *agent* (`LLMConfig.for_agent`)."""
+        llm = self.fsm.llm
+        made = self._judges.get(agent)
+        if made is None or made[0] is not llm:
+            made = self._judges[agent] = (llm, llm.for_agent(agent))
+        return made[1]
+
     def _confinement(self, state: StateConfig, kind: ActionKindSpec) -> Confinement | None:
         """Where *state*'s action on *kind* runs confined (None: it is not): its sandbox,
         the tree it may write, the `.loops/` it may only read, its agent's home paths."""
@@ -246,7 +258,7 @@ class StateWork:
         else:
             # `llm.backend: auto` may judge through the state's own agent.
             first = agent if agent is not None else self.fsm.kind_for(state).name
-            llm = self.fsm.llm.for_agent(first)
+            llm = self._judge_settings(first)
             result = evaluate(config, output, exit_code, ctx, llm=llm, client=self.llm_client)
         cost = None
         usage = result.details.get("usage")

@@ -14,8 +14,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from little_loops.fsm.definition.model.endings import ends_in_failure
-from little_loops.fsm.definition.model.run_keys import TAMPER_ALLOW, TAMPER_GUARD, TAMPER_REVERT
+from little_loops.fsm.definition.model.run_keys import TAMPER_ALLOW, TAMPER_REVERT
 from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
+from little_loops.fsm.engine.guard_policies import tamper_policy
 from little_loops.fsm.engine.nofollow import write_below
 from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git, git_bytes
 
@@ -28,16 +29,7 @@ PYPROJECT = "pyproject.toml"
 # Where a run's context lists what the guard found (little-loops reads the same name).
 RECORD_KEY = "_tamper_guard"
 _BATCH = 200  # paths given to one `git hash-object` (a command line has a limit)
-
-
-def policy_of(fsm: FSMLoop, state: StateConfig) -> str | None:
-    """The tamper policy of *state*: its own `tamper_guard:`, else the loop's (None: none).
-    Only a state with an action is guarded."""
-    if not state.action:
-        return None
-    own = state.value(TAMPER_GUARD)
-    policy = own if own is not None else fsm.value(TAMPER_GUARD)
-    return None if policy is None else str(policy)
+policy_of = tamper_policy  # the tamper policy of a state (guard_policies.py)
 
 
 def is_test_file(path: str) -> bool:

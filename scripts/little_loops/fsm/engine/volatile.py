@@ -8,7 +8,6 @@ rule below is one pattern and the mark it leaves; docs/loop-files.md lists them.
 from __future__ import annotations
 
 import re
-import tempfile
 from functools import cache
 
 # A temporary folder's path: a per-run name (`/tmp/pytest-of-root/pytest-12/test_x0`,
@@ -42,6 +41,8 @@ def _pattern() -> tuple[re.Pattern[str], tuple[str, ...]]:
     """The rules as one pattern (one pass over an output of megabytes) with a group for
     each, and the mark of each group; compiled once, when first used (not at import:
     `ll-loop validate` never needs it). At a place where several match, the first wins."""
+    import tempfile
+
     roots = {*_TEMP_ROOTS, tempfile.gettempdir().rstrip("/") or "/tmp"}
     alternatives = "|".join(re.escape(root) for root in sorted(roots, key=len, reverse=True))
     temp = (rf"(?<![\w./-])(?:{alternatives})(?![\w.-]){_PATH_TAIL}", "<tmp>")

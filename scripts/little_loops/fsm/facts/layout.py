@@ -36,6 +36,9 @@ RUN_MARKER_ENV = "LL_LOOP_RUN"
 # What a fan-out's child run carries instead: its parent's marker (the child is a run of its
 # own, which a resume of its parent waits for, and a stop of its dead parent ends).
 PARENT_MARKER_ENV = "LL_LOOP_PARENT"
+# Tells a child the pid of the fan-out that started it: it runs under that run's scope lock
+# (runs/locks.py lets it in only when that pid is its parent process and holds a claim).
+PARENT_ENV = "LL_LOOP_FANOUT_PARENT"
 RUN_ID_LENGTH = 4  # a run's short id: RUN_ID_LENGTH characters of RUN_ID_ALPHABET
 RUN_ID_REGEX = rf"[a-z0-9]{{{RUN_ID_LENGTH}}}"  # RUN_ID_PATTERN, compiled on first use
 RUN_SUMMARY = "run.json"  # an archived run's summary: id, times, outcome, passes, cost

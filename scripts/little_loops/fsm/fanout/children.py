@@ -9,15 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.facts.layout import PARENT_ENV as PARENT_ENV
 from little_loops.fsm.facts.layout import PARENT_MARKER_ENV, RUN_MARKER_ENV, run_files
 from little_loops.fsm.processes.containment import CONTAINMENT, Contained
 from little_loops.fsm.processes.pids import pid_alive
 from little_loops.fsm.processes.proctree import live_processes, tree_of
 
 STOP_GRACE = 10.0  # seconds a child has, after SIGTERM, to end its action and save its state
-# Tells a child the pid of the fan-out that started it: it runs under that run's scope lock
-# (runs/locks.py lets it in only when that pid is its parent process and holds a claim).
-PARENT_ENV = "LL_LOOP_FANOUT_PARENT"
 
 
 @dataclass

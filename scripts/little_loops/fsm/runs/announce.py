@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.runs import telemetry
-from little_loops.fsm.runs.archive import ArchivedRun
 from little_loops.fsm.runs.locks import project_root
-from little_loops.fsm.runs.notify import Notifier, summarize
+
+if TYPE_CHECKING:  # notify.py is loaded by a run that notifies or exports a trace
+    from little_loops.fsm.runs.archive import ArchivedRun
+    from little_loops.fsm.runs.notify import Notifier
 
 
 class Announcer:
@@ -42,6 +44,8 @@ class Announcer:
         env = os.environ
         if config is None and not telemetry.wanted(env):
             return
+        from little_loops.fsm.runs.notify import Notifier, summarize
+
         summary = summarize(self.fsm.name, state, archived, self.loops_dir)
         if config is not None:
             self._notifier = Notifier(config, project_root(self.loops_dir), self.on_note)

@@ -27,6 +27,7 @@ from little_loops.fsm.facts.errors import (
     ScopeConflictError,
 )
 from little_loops.fsm.facts.layout import (
+    PARENT_ENV,
     default_loops_dir,
     lock_files,
     make_running_dir,
@@ -38,7 +39,6 @@ from little_loops.fsm.facts.layout import (
 )
 from little_loops.fsm.facts.runfile import display_path, open_run_file, read_run_file
 from little_loops.fsm.facts.timefmt import format_duration, iso_now
-from little_loops.fsm.fanout.children import PARENT_ENV
 from little_loops.fsm.processes.pids import pid_alive, process_start_ticks
 from little_loops.fsm.runs.atomic import remove_leftover_temp_files, write_atomic
 from little_loops.fsm.runs.eventlog import describe

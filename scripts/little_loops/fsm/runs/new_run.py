@@ -115,7 +115,7 @@ def ready_to_start(
     started from inside a live run's worktree, and earlier runs whose worktree is gone
     forgotten (their ids free again), as are start-ups killed before their first event
     (their worktree rolled back: *on_note* hears it)."""
-    from little_loops.fsm.fanout.children import PARENT_ENV
+    from little_loops.fsm.facts.layout import PARENT_ENV
     from little_loops.fsm.runs.place import refuse_inside_live_worktree
     from little_loops.fsm.runs.start_marker import forget_dead_starts
     from little_loops.fsm.runs.which import forget_finished

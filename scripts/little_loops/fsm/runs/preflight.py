@@ -18,13 +18,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Protocol
 
-from little_loops.fsm.actions import claude_code
-from little_loops.fsm.actions.claude_code import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
-from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG, claude_flags
 from little_loops.fsm.actions.machine import Machine as Machine
 from little_loops.fsm.actions.registry import AGENTS
 from little_loops.fsm.actions.registry import agent_problem as agent_problem
-from little_loops.fsm.actions.sandbox import INSTALL_BWRAP, OLD_BWRAP, USERNS_HINT
 from little_loops.fsm.actions.sandbox_key import BWRAP, SANDBOX_KEY, Sandbox
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.checks.subloop_checks import MAX_DEPTH
@@ -33,10 +29,8 @@ from little_loops.fsm.definition.graph.verdicts import judged_by_llm
 from little_loops.fsm.definition.model.pr_keys import PR_KEY
 from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.rules.fallback import NOT_INSTALLED, NOT_READY
-from little_loops.fsm.evaluators.judge_claude import CLAUDE_BACKEND, JUDGE_FLAGS, judge_backend
 from little_loops.fsm.facts.errors import LoopSetupError
 from little_loops.fsm.forges import registry as forges
-from little_loops.fsm.forges.forge import Place
 from little_loops.fsm.processes.launch import try_once
 
 
@@ -63,7 +57,10 @@ class Use:
 class AgentCheck(Protocol):
     """One agent CLI a run may call: the calls a state makes, and what stops it here."""
 
-    program: str
+    @property
+    def program(self) -> str:
+        """The agent CLI's command."""
+        ...
 
     def calls(self, fsm: FSMLoop, state: StateConfig) -> list[tuple[str, tuple[str, ...]]]:
         """What *state* of *fsm* does with the program, and the arguments, per call."""
@@ -74,31 +71,54 @@ class AgentCheck(Protocol):
         ...
 
 
-# Claude Code refuses these as root unless the environment says it runs in a sandbox.
-_ROOT_REFUSED = (SKIP_PERMISSIONS_FLAG, "--allow-dangerously-skip-permissions")
+# Claude Code refuses these as root unless the environment says it runs in a sandbox (with
+# claude_options.SKIP_PERMISSIONS_FLAG).
+_ROOT_REFUSED = ("--allow-dangerously-skip-permissions",)
 _BYPASS_MODE = "bypassPermissions"
 _SANDBOX_VARIABLES = ("IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP")  # each must be "1" (Claude 2.1)
 
 
 class ClaudeCode:
     """`claude`: prompt and slash-command actions, and the llm_structured judge when it asks
-    Claude Code (no API key, or `llm.backend: claude`)."""
+    Claude Code (no API key, or `llm.backend: claude`). Its modules are loaded by a run
+    that has a prompt or an LLM judge."""
 
-    program = claude_code.SPEC.program[0]  # the command the kind's runner starts
+    @property
+    def program(self) -> str:
+        """The command the kind's runner starts."""
+        from little_loops.fsm.actions import claude_code
+
+        return claude_code.SPEC.program[0]
 
     def calls(self, fsm: FSMLoop, state: StateConfig) -> list[tuple[str, tuple[str, ...]]]:
         out = []
-        if claude_code.SPEC in fsm.agents_for(state):
-            flags = claude_flags(fsm.options_for(state, claude_code.SPEC))
-            out.append(("runs a Claude Code prompt", tuple(flags)))
+        agents = fsm.agents_for(state)
+        if agents:
+            from little_loops.fsm.actions import claude_code
+            from little_loops.fsm.actions.claude_options import claude_flags
+
+            if claude_code.SPEC in agents:
+                flags = claude_flags(fsm.options_for(state, claude_code.SPEC))
+                out.append(("runs a Claude Code prompt", tuple(flags)))
         # `llm.backend: auto` judges through the state's own agent when it can.
-        judge = judge_backend(fsm.llm.for_agent(fsm.kind_for(state).name))
-        if fsm.llm.enabled and judged_by_llm(state) and judge == CLAUDE_BACKEND:
-            why = "llm.backend: claude" if fsm.llm.backend == CLAUDE_BACKEND else "no API key"
-            out.append((f"is judged through Claude Code (llm_structured, {why})", JUDGE_FLAGS))
+        if fsm.llm.enabled and judged_by_llm(state):
+            from little_loops.fsm.evaluators.judge_claude import (
+                CLAUDE_BACKEND,
+                JUDGE_FLAGS,
+                judge_backend,
+            )
+
+            judge = judge_backend(fsm.llm.for_agent(fsm.kind_for(state).name))
+            if judge == CLAUDE_BACKEND:
+                backend = fsm.llm.backend
+                why = "llm.backend: claude" if backend == CLAUDE_BACKEND else "no API key"
+                out.append((f"is judged through Claude Code (llm_structured, {why})", JUDGE_FLAGS))
         return out
 
     def problem(self, uses: Sequence[Use], machine: Machine) -> str | None:
+        from little_loops.fsm.actions.claude_code import CLAUDE_INSTALL_HINT, CLAUDE_ROOT_ERROR
+        from little_loops.fsm.evaluators.judge_claude import JUDGE_FLAGS
+
         if machine.which(self.program) is None:
             missing = f"{uses[0].where}, but claude is not on PATH; {CLAUDE_INSTALL_HINT}"
             if all(use.args == JUDGE_FLAGS for use in uses):  # only the judge asks it
@@ -115,8 +135,11 @@ class ClaudeCode:
 
 def _refused_as_root(args: Sequence[str]) -> bool:
     """Whether Claude Code, run as root outside a sandbox, refuses *args*."""
+    from little_loops.fsm.actions.claude_options import SKIP_PERMISSIONS_FLAG
+
     return any(
         arg in _ROOT_REFUSED
+        or arg == SKIP_PERMISSIONS_FLAG
         or arg == f"--permission-mode={_BYPASS_MODE}"
         or (arg == "--permission-mode" and value == _BYPASS_MODE)
         for arg, value in pairwise([*args, ""])
@@ -124,6 +147,13 @@ def _refused_as_root(args: Sequence[str]) -> bool:
 
 
 CHECKS: tuple[AgentCheck, ...] = (ClaudeCode(),)
+
+
+def _claude_spec() -> ActionKindSpec:
+    """Claude Code's kind (its module loaded by a run that has a prompt or a judge)."""
+    from little_loops.fsm.actions import claude_code
+
+    return claude_code.SPEC
 
 
 def reachable_states(
@@ -154,12 +184,14 @@ def needs(fsm: FSMLoop, start: str | None = None) -> dict[str, list[Use]]:
         bwrapped = confined is not None and confined.command is None
         for check in CHECKS:
             for what, args in check.calls(loop, state):
+                from little_loops.fsm.evaluators.judge_claude import JUDGE_FLAGS
+
                 use = Use(name, subloop, what, args, fallback if args != JUDGE_FLAGS else ())
                 if args != JUDGE_FLAGS:  # the judge is ll-loop's own call: never confined
                     use = replace(use, sandboxed=bwrapped)
                 found.setdefault(check.program, []).append(use)
         for spec in agents:
-            if spec is not claude_code.SPEC:
+            if spec is not _claude_spec():
                 what = f"runs a prompt on {spec.shown_as}"
                 extra = tuple(map(str, loop.options_for(state, spec).get("extra_args") or ()))
                 use = Use(name, subloop, what, extra, fallback, spec)
@@ -177,14 +209,18 @@ def _judging_agent(fsm: FSMLoop, state: StateConfig) -> ActionKindSpec | None:
     check is `ClaudeCode.calls`)."""
     if not fsm.llm.enabled or not judged_by_llm(state):
         return None
+    from little_loops.fsm.evaluators.judge_claude import judge_backend
+
     backend = judge_backend(fsm.llm.for_agent(fsm.kind_for(state).name))
     spec = AGENTS.get(backend)
-    return None if spec is None or spec is claude_code.SPEC else spec
+    return None if spec is None or spec is _claude_spec() else spec
 
 
 def _problem(name: str, uses: Sequence[Use], machine: Machine) -> str | None:
     """What stops agent *name* making *uses* here, naming the first use."""
-    if name == ClaudeCode.program:
+    if name == CHECKS[0].program:
+        from little_loops.fsm.actions import claude_code
+
         problem = CHECKS[0].problem(uses, machine)
         if problem is not None or claude_code.SPEC.ready is None:
             return problem
@@ -237,6 +273,8 @@ def forge_problem(fsm: FSMLoop, machine: Machine, start: str | None = None) -> s
             continue
         key = (state.pr.forge, state.pr.remote)
         if key not in checked:
+            from little_loops.fsm.forges.forge import Place  # only a `pr:` state's run
+
             place = Place(Path.cwd(), state.pr.remote, dict(machine.env))
             checked[key] = forges.get(state.pr.forge).problem(place)
         problem = checked[key]
@@ -300,6 +338,8 @@ def require(fsm: FSMLoop, start: str | None = None, machine: Machine | None = No
 def bwrap_problem() -> str | None:
     """Why bubblewrap cannot confine a step here: not installed, or it cannot start (no
     user namespaces for this user); one line naming the fix, None when it works."""
+    from little_loops.fsm.actions.sandbox import INSTALL_BWRAP, OLD_BWRAP, USERNS_HINT
+
     if shutil.which(BWRAP) is None:
         return INSTALL_BWRAP
     try:

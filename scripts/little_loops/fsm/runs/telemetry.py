@@ -14,10 +14,11 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.facts.pricing import USAGE_KEYS
-from little_loops.fsm.runs.notify import RunSummary
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported only when a run is exported
     from opentelemetry.sdk.trace.export import SpanExporter
+
+    from little_loops.fsm.runs.notify import RunSummary
 
 # Any of these set (and the SDK installed) exports each run; OTEL_TRACES_EXPORTER=none or
 # OTEL_SDK_DISABLED=true turns it off again, as in every OpenTelemetry SDK.

@@ -26,8 +26,9 @@ from little_loops.fsm.values.references import (
     ESCAPE,
     NAMESPACES,
     OPEN,
+    found,
     parse_path,
-    reference_pattern,
+    whole,
 )
 
 # Context values may refer to other context values. With its references filled in, one may
@@ -184,7 +185,7 @@ class Expansion:
         `to_text`); a context value's must stay in the limit."""
         parts: list[str] = []
         size = pos = 0
-        for match in reference_pattern().finditer(text):
+        for match in found(text):
             if match.group(0) == ESCAPE:
                 piece = OPEN
             else:
@@ -246,8 +247,8 @@ def interpolate_value(value: Any, ctx: InterpolationContext) -> Any:
     `target: ${context.target}` stays a number.
     """
     if isinstance(value, str):
-        match = reference_pattern().fullmatch(value)
-        if match is not None and match.group(0) != ESCAPE:
+        match = whole(value)
+        if match is not None:
             return Expansion(ctx).modified(match)
         return interpolate(value, ctx)
     if isinstance(value, Mapping):
@@ -306,7 +307,7 @@ class _Measure:
         """The characters *text* has of its own, and the context values it refers to."""
         own = len(text)
         inner: list[tuple[str, str]] = []
-        for match in reference_pattern().finditer(text):
+        for match in found(text):
             own -= len(match.group(0))
             if match.group(0) == ESCAPE:
                 own += len(OPEN)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from little_loops.fsm.facts.errors import InterpolationError
 from little_loops.fsm.values.modifiers import MODIFIER, has_fallback
@@ -43,15 +43,54 @@ def _segment() -> re.Pattern[str]:
     return re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
+# A run fills the same few texts in at every step: each is scanned once (up to this size;
+# a longer one, say a context value that holds a file, is scanned each time, not kept).
+# At most _KEPT_TEXTS are kept (16 MiB of text at most), the least recently used dropped.
+_KEPT_CHARS = 64 * 1024
+_KEPT_TEXTS = 256
+
+
+def found(text: str) -> tuple[re.Match[str], ...]:
+    """Each reference and `$${` escape in *text*, in order."""
+    if len(text) > _KEPT_CHARS:
+        return tuple(reference_pattern().finditer(text))
+    return _found(text)
+
+
+@lru_cache(maxsize=_KEPT_TEXTS)
+def _found(text: str) -> tuple[re.Match[str], ...]:
+    return tuple(reference_pattern().finditer(text))
+
+
+def whole(text: str) -> re.Match[str] | None:
+    """*text* when it is exactly one reference (an escape is not one), else None."""
+    match = _whole(text) if len(text) <= _KEPT_CHARS else reference_pattern().fullmatch(text)
+    return None if match is None or match.group(0) == ESCAPE else match
+
+
+@lru_cache(maxsize=_KEPT_TEXTS)
+def _whole(text: str) -> re.Match[str] | None:
+    return reference_pattern().fullmatch(text)
+
+
 def parse_path(path: str, ref: str) -> list[str | int]:
     """Split `a.b[0].c` into ['a', 'b', 0, 'c']; all-digit names become indices too
     (`items.0`), unless they have a leading zero (`context.010` names the key `010`)."""
+    segments = _segments(path)
+    if segments is None:
+        raise InterpolationError(f"{ref}: malformed path")
+    return list(segments)
+
+
+@lru_cache(maxsize=4096)
+def _segments(path: str) -> tuple[str | int, ...] | None:
+    """The segments of *path* (parsed once per path), or None when it is malformed."""
     segments: list[str | int] = []
     pos = 0
     for match in _segment().finditer(path):
         between = path[pos : match.start()]
         if between not in ("", "."):
-            raise InterpolationError(f"{ref}: malformed path")
+            return None
         name, index = match.group(1), match.group(2)
         if index is not None:
             segments.append(int(index))
@@ -61,8 +100,8 @@ def parse_path(path: str, ref: str) -> list[str | int]:
             segments.append(name)
         pos = match.end()
     if not segments or path[pos:] not in ("",) or path.endswith("."):
-        raise InterpolationError(f"{ref}: malformed path")
-    return segments
+        return None
+    return tuple(segments)
 
 
 def checked_references(text: str) -> list[tuple[str, str, bool]]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from little_loops.fsm.definition.model.typed import FSMLoop, NotifyConfig, StateConfig
-from little_loops.fsm.runs import announce, telemetry
+from little_loops.fsm.runs import notify, telemetry
 from little_loops.fsm.runs.announce import Announcer
 from little_loops.fsm.runs.notify import RunSummary
 
@@ -152,10 +152,10 @@ def test_a_cancel_during_the_notification_skips_the_trace(
     monkeypatch.setattr(telemetry, "export_run", export_run)
     announcer = Announcer(fsm(NotifyConfig(command="true")), loops_dir, print)
 
-    def send_then_ctrl_c(notifier: announce.Notifier, summary: RunSummary) -> None:
+    def send_then_ctrl_c(notifier: notify.Notifier, summary: RunSummary) -> None:
         announcer.cancel()  # the first Ctrl-C, while the command runs
 
-    monkeypatch.setattr(announce.Notifier, "send", send_then_ctrl_c)
+    monkeypatch.setattr(notify.Notifier, "send", send_then_ctrl_c)
     events = Events()
     announcer.announce(STATE, None, events)
     assert exported == []

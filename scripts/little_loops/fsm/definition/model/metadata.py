@@ -187,8 +187,6 @@ def runner_values(
 ) -> dict[str, Any]:
     """The values a run adds to *context* for the keys the *loop* reads (those the
     context has already are kept): the defaults above, the input's hash when it is text."""
-    import hashlib
-
     added = {
         key: value
         for key, value in RUNNER_DEFAULTS.items()
@@ -200,6 +198,8 @@ def runner_values(
         and isinstance(text, str)
         and reads_context(loop, INPUT_HASH_KEY)
     ):
+        import hashlib  # only a loop that reads the hash loads it (OpenSSL: start-up time)
+
         added[INPUT_HASH_KEY] = hashlib.sha256(text.encode()).hexdigest()[:12]
     return added
 

@@ -174,6 +174,8 @@ def _stalled(at: Attempt) -> StepOutcome | None:
 def _held(at: Attempt) -> StepOutcome | None:
     """--compat: little-loops holds an unrouted cannot_judge."""
     assert at.judged is not None
+    if not at.run.fsm.theirs and not at.run.abstentions.held:
+        return None  # nothing is held without --compat: no context made for it at each step
     return at.run.abstentions.judged(at.name, at.state, at.judged.verdict, at.run.context())
 
 

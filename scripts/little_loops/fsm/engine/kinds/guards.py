@@ -9,16 +9,20 @@ before they act on them (a revert) or route, and a resumed run goes by those.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route
 from little_loops.fsm.definition.model.run_keys import PREPATCH_CHECK, TAMPER_GUARD
 from little_loops.fsm.definition.model.typed import OUTCOME_FAILURE, StateConfig
-from little_loops.fsm.engine import events, prepatch, tamper
+from little_loops.fsm.engine import events
+from little_loops.fsm.engine.guard_policies import prepatch_policy, tamper_policy
 from little_loops.fsm.engine.run import Run
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Outcome
+
+if TYPE_CHECKING:  # the guards themselves: loaded by a run whose states have them
+    from little_loops.fsm.engine import prepatch, tamper
 
 RED_PATH = "the state's action did not succeed"  # why no check ran (little-loops' skip)
 # The keys of a state's guard record (Memory.guard): its state, the test files before its
@@ -39,10 +43,12 @@ def begin(run: Run, name: str, state: StateConfig) -> None:
     """Before *state*'s action: its guard record, saved with the run's next write
     (`action_start`). A record with no verdicts yet is kept: its action may already have
     changed files (a crash, a limit's wait, a stop cut it short)."""
-    policy = tamper.policy_of(run.fsm, state)
-    if policy is None and prepatch.policy_of(run.fsm, state) is None:
+    policy = tamper_policy(run.fsm, state)
+    if policy is None and prepatch_policy(run.fsm, state) is None:
         run.memory.guard = None
         return
+    from little_loops.fsm.engine import tamper
+
     kept = run.memory.guard
     if kept is not None and kept.get(STATE) == name and VERDICTS not in kept:
         return
@@ -59,6 +65,8 @@ def judge(run: Run, name: str, state: StateConfig, result: ActionResult) -> Step
     record = run.memory.guard
     if record is None or record.get(STATE) != name or run.memory.guard_applied:
         return None
+    from little_loops.fsm.engine import prepatch, tamper
+
     verdicts = record.get(VERDICTS)
     fresh = verdicts is None
     if verdicts is None:
@@ -110,6 +118,8 @@ def tampered(
     """The tamper guard's finding on *state*'s action: kept in `${context._tamper_guard}`
     (unless *kept* there already); under `fail` (or a `revert` that could not restore
     all) the state routes as a failure."""
+    from little_loops.fsm.engine import tamper
+
     if not kept:
         run.fsm.context.setdefault(tamper.RECORD_KEY, []).append(report.to_dict())
     if report.passed:
@@ -134,6 +144,8 @@ def prepatched(
 def _evidence(run: Run, result: ActionResult) -> prepatch.Evidence | StepOutcome:
     """The pre-patch check of the action's patch (skipped when it did not succeed); the
     run's end when a stop or its timeout cut pytest short."""
+    from little_loops.fsm.engine import prepatch
+
     if result.exit_code != 0 or result.error:
         return prepatch.skipped(RED_PATH)
     evidence = prepatch.examine(where(run), run.prepatched, lambda *a: _pytest(run, *a))
@@ -158,6 +170,8 @@ def _checked(
     """Act on the pre-patch check's *record*: kept in `${context._prepatch_check}` (unless
     *kept* there already) and the evidence file; a `warn` that flags is an event (when
     *fresh*: judged now), a `fail` that flags routes the state as a failure."""
+    from little_loops.fsm.engine import prepatch
+
     policy = str(record["policy"])
     evidence = prepatch.Evidence.from_dict(record)
     if not kept:
@@ -177,6 +191,8 @@ def _checked(
 
 def _pytest(run: Run, fork: Path, ids: list[str], report: Path) -> ActionResult:
     """Run pytest in the fork through the run's runner (a stop ends it as it ends actions)."""
+    from little_loops.fsm.engine import prepatch
+
     remaining = run.limits.clock.remaining_s()
     timeout = prepatch.PYTEST_TIMEOUT if remaining is None else remaining
     timeout = max(min(timeout, prepatch.PYTEST_TIMEOUT), 0.001)
@@ -189,6 +205,8 @@ def _failed(run: Run, name: str, state: StateConfig, guard: str, msg: str) -> St
     run.memory.last_result = {"verdict": OUTCOME_FAILURE, "details": {"error": msg}}
     judged = events.Evaluation(state=name, type=guard, verdict=OUTCOME_FAILURE, error=msg)
     run.emit(Event.EVALUATE, judged)
+    from little_loops.fsm.engine import tamper
+
     target = tamper.failure_target(run.fsm, state)
     if target is not None:
         return StepOutcome(target, OUTCOME_FAILURE, guard)
