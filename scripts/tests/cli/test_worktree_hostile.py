@@ -224,6 +224,10 @@ def test_an_option_like_base_of_a_background_run_is_refused_as_a_ref(repo: Path)
     assert done.stderr.startswith("ll-loop: error: "), done.stderr
     assert "--base '-x': no such commit, branch or tag" in done.stderr, done.stderr
     assert "usage:" not in done.stderr
+    # Refused before a child starts: the refusal does not depend on the child's start-up
+    # being quick enough to be watched (no background log was begun).
+    assert "background run" not in done.stderr, done.stderr
+    assert not list((repo / ".loops").glob(".running/*.log"))
 
 
 NEW_FILE = """\

@@ -38,6 +38,12 @@ class Where:
                 f"loop '{fsm.name}' already has a run or a worktree with id '{self.run_id}'"
                 f" (see ll-loop list --running and ll-loop worktree list)"
             )
+        if worktree and self.base is not None:
+            # Checked before anything starts: a background run's parent refuses a bad REF
+            # itself, not by reading its child's log in time (a loaded machine starts late).
+            from little_loops.fsm.runs.worktrees import main_repo, resolve_commit
+
+            resolve_commit(main_repo(loops_dir), self.base)
         run_id = self.run_id or new_run_id(loops_dir, fsm.name)
         return Where(worktree, self.base, run_id)
 
