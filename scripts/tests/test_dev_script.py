@@ -43,6 +43,7 @@ def demo(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(
     ("args", "loop"),
     [
