@@ -50,22 +50,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         del os.environ[name]
 
 
-# The markers of the longest tests, longest first: those tests run first. `long` marks a test
-# of another kind that takes a minute or more of a loaded machine (seconds when idle).
-LONG_FIRST = ("reliability", "e2e", "long")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "long: a test that takes long (not a reliability or e2e one): it runs first"
-    )
+# The markers of the longest tests, longest first: those tests run first.
+LONG_FIRST = ("reliability", "e2e")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The long reliability tests first, then the end-to-end ones with the real agent CLIs,
-    then the other long ones (the order is otherwise kept): spread over workers (`-n`,
-    `--dist worksteal` takes from the end of a worker's queue), none of them is left to run
-    alone at the end."""
+    """The long reliability tests first, then the end-to-end ones with the real agent CLIs
+    (the order is otherwise kept): spread over workers (`-n`, `--dist worksteal` takes
+    from the end of a worker's queue), none of them is left to run alone at the end."""
 
     def rank(item: pytest.Item) -> int:
         marked = (i for i, name in enumerate(LONG_FIRST) if item.get_closest_marker(name))

@@ -43,7 +43,6 @@ def demo(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.long
 @pytest.mark.parametrize(
     ("args", "loop"),
     [

@@ -87,7 +87,6 @@ def test_every_loop_is_validated_and_the_figures_printed(tree: Path) -> None:
     assert "     1  unknown key 'flavour': odd" in lines
 
 
-@pytest.mark.long
 def test_simulate_compares_the_walks_of_the_loops_valid_in_both(tree: Path, tmp_path: Path) -> None:
     fake = tmp_path / "ll-loop"
     fake.write_text(FAKE_UPSTREAM)

@@ -20,7 +20,7 @@ from support.programs import needs_gh
 
 from little_loops.fsm.facts.outcomes import ExitCode
 
-pytestmark = [needs_gh, pytest.mark.long]
+pytestmark = needs_gh
 
 # A custom agent: writes down the prompt it was given (outside the checkout) and fixes the
 # planted bug, as a real agent CLI would, saying what it spent.

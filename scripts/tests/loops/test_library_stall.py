@@ -17,9 +17,6 @@ from support.gitrepo import make_repo
 from little_loops.fsm.facts.layout import LOOPS_GITIGNORE
 from little_loops.fsm.facts.outcomes import ExitCode
 
-# Real pytest runs, several a test: these run first (conftest.py).
-pytestmark = pytest.mark.long
-
 
 def test_a_fix_that_changes_nothing_stops_fix_tests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -235,7 +235,6 @@ def test_the_outputs_name_the_runs_pull_request_branch_and_cost(tmp_path: Path) 
     }
 
 
-@pytest.mark.long
 def test_act_runs_the_docs_matrix_each_job_with_its_outputs_summary_and_export(
     project: Path, tmp_path: Path
 ) -> None:

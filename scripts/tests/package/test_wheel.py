@@ -96,7 +96,6 @@ def test_an_installed_wheel_lists_and_copies_the_shipped_loops(wheel: Path, tmp_
     assert not list((site / "little_loops" / "loops").glob("*.fsm.yaml"))
 
 
-@pytest.mark.long
 def test_a_fresh_venv_runs_a_library_loop_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
     # A new venv with the wheel installed by its own pip, offline; the dependencies (PyYAML,
     # anthropic) come from this test's environment through a .pth file, not the network.

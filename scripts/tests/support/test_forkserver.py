@@ -61,7 +61,6 @@ def test_each_run_has_its_own_directory_and_environment(tmp_path: Path) -> None:
     assert (second / "seen.txt").read_text() == f"two|{second}|unset"
 
 
-@pytest.mark.long
 def test_a_timeout_kills_the_child_and_the_next_run_still_works(
     tmp_path: Path, marker: str
 ) -> None:

@@ -96,7 +96,6 @@ def _project(tmp_path: Path, name: str, action: str, context: dict[str, str]) ->
     return path
 
 
-@pytest.mark.long
 def test_validate_and_run_refuse_a_script_too_long_for_bash_c(tmp_path: Path) -> None:
     # 10,000 values: each written as "${LL_V_n}" the script is ~300 KB, and bash -c takes
     # one argument of at most 128 KiB; `validate` used to say ok and the run then failed
