@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import browser, fanout, llproc
+from support import browser, fanout, forkserver, llproc
 from support.png import bars
 from support.png import pixels as png_pixels
 from support.slowdown import scaled
@@ -33,19 +33,19 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("fanview")
     fan = fanout.map_loop(["a", "b", "e"], max_concurrency=2, merge="green")
     root = fanout.project(tmp, fan=fan, fix=ECHO_CHILD)
-    done = llproc.ll_loop(root, "run", "fan", timeout=120)
+    done = forkserver.ll_loop(root, "run", "fan", timeout=120)
     assert done.returncode == ExitCode.OK, done.stderr
     return root
 
 
 def branches_json(root: Path) -> list[dict[str, Any]]:
-    shown = llproc.ll_loop(root, "status", "fan", "--json")
+    shown = forkserver.ll_loop(root, "status", "fan", "--json")
     assert shown.returncode == ExitCode.OK, shown.stderr
     return json.loads(shown.stdout)["branches"]
 
 
 def test_status_lists_each_branch_with_item_verdict_cost_branch_and_worktree(ran: Path) -> None:
-    shown = llproc.ll_loop(ran, "status", "fan")
+    shown = forkserver.ll_loop(ran, "status", "fan")
     assert shown.returncode == ExitCode.OK, shown.stderr
     assert "branches:     3 (ll-loop logs fan --branch N)" in shown.stdout
     lines = [line.strip() for line in shown.stdout.splitlines() if line.startswith("  fan #")]
@@ -81,10 +81,10 @@ def test_status_json_carries_the_branches_and_where_each_own_run_ended(ran: Path
 
 def test_status_json_of_a_run_without_a_fan_out_has_no_branches(tmp_path: Path) -> None:
     root = fanout.project(tmp_path, git=False)
-    assert llproc.ll_loop(root, "run", "fix", "--set", "item=a").returncode == ExitCode.OK
-    shown = llproc.ll_loop(root, "status", "fix", "--json")
+    assert forkserver.ll_loop(root, "run", "fix", "--set", "item=a").returncode == ExitCode.OK
+    shown = forkserver.ll_loop(root, "status", "fix", "--json")
     assert "branches" not in json.loads(shown.stdout)
-    assert "branches:" not in llproc.ll_loop(root, "status", "fix").stdout
+    assert "branches:" not in forkserver.ll_loop(root, "status", "fix").stdout
 
 
 @pytest.mark.parametrize("how", ["index", "item", "key", "run_id", "git_branch"])
@@ -97,13 +97,13 @@ def test_logs_branch_shows_that_branchs_own_step_output(ran: Path, how: str) -> 
         "run_id": b["key"].split("@")[1],
         "git_branch": b["branch"],
     }[how]
-    shown = llproc.ll_loop(ran, "logs", "fan", "--branch", wanted)
+    shown = forkserver.ll_loop(ran, "logs", "fan", "--branch", wanted)
     assert shown.returncode == ExitCode.OK, shown.stderr
     assert shown.stdout.splitlines() == [
         f"==> .loops/.running/{b['key']}.work.out (state work, shell action) <==",
         "working on b",
     ]
-    of_state = llproc.ll_loop(ran, "logs", "fan", "work", "--branch", wanted)
+    of_state = forkserver.ll_loop(ran, "logs", "fan", "work", "--branch", wanted)
     assert of_state.stdout == shown.stdout
 
 
@@ -112,7 +112,7 @@ def test_logs_of_a_branch_that_is_not_there_lists_the_branches_in_one_line(
     ran: Path, wanted: str
 ) -> None:
     keys = [b["key"] for b in branches_json(ran)]
-    shown = llproc.ll_loop(ran, "logs", "fan", "--branch", wanted)
+    shown = forkserver.ll_loop(ran, "logs", "fan", "--branch", wanted)
     assert shown.returncode == ExitCode.FAILED
     assert shown.stdout == ""
     assert "\x1b" not in shown.stderr
@@ -125,7 +125,7 @@ def test_logs_of_a_branch_that_is_not_there_lists_the_branches_in_one_line(
 
 def test_logs_branch_of_a_run_that_ran_no_fan_out_says_so(ran: Path) -> None:
     key = branches_json(ran)[0]["key"]
-    shown = llproc.ll_loop(ran, "logs", key, "--branch", "0")
+    shown = forkserver.ll_loop(ran, "logs", key, "--branch", "0")
     assert shown.returncode == ExitCode.FAILED
     assert shown.stderr.strip() == (
         f"ll-loop: error: run '{key}' has no branch '0'; it ran no fan-out state"
@@ -133,7 +133,7 @@ def test_logs_branch_of_a_run_that_ran_no_fan_out_says_so(ran: Path) -> None:
 
 
 def test_history_shows_each_branchs_steps_under_its_end_and_the_join_and_merge(ran: Path) -> None:
-    shown = llproc.ll_loop(ran, "history", "fan")
+    shown = forkserver.ll_loop(ran, "history", "fan")
     assert shown.returncode == ExitCode.OK, shown.stderr
     text = re.sub(r"\S+T\S+ ", "", shown.stdout)  # the times
     keys = {b["item"]: b["key"] for b in branches_json(ran)}
@@ -163,7 +163,7 @@ def test_history_shows_each_branchs_steps_under_its_end_and_the_join_and_merge(r
 
 
 def test_history_json_is_the_events_as_written(ran: Path) -> None:
-    shown = llproc.ll_loop(ran, "history", "fan", "--json")
+    shown = forkserver.ll_loop(ran, "history", "fan", "--json")
     events = json.loads(shown.stdout)
     assert [e["event"] for e in events].count("branch_start") == 3
     assert all(e.get("loop") != "fix" or e["event"].startswith("branch") for e in events)
@@ -172,7 +172,7 @@ def test_history_json_is_the_events_as_written(ran: Path) -> None:
 def test_report_has_a_lane_per_branch_with_its_states_verdict_time_cost_and_branch(
     ran: Path,
 ) -> None:
-    shown = llproc.ll_loop(ran, "report", "fan")
+    shown = forkserver.ll_loop(ran, "report", "fan")
     assert shown.returncode == ExitCode.OK, shown.stderr
     keys = {b["item"]: b["key"] for b in branches_json(ran)}
     table = shown.stdout[shown.stdout.index("FAN-OUT") :].splitlines()
@@ -191,7 +191,7 @@ def test_report_has_a_lane_per_branch_with_its_states_verdict_time_cost_and_bran
 
 
 def test_report_json_carries_the_branches_with_the_states_each_went_through(ran: Path) -> None:
-    shown = llproc.ll_loop(ran, "report", "fan", "--json")
+    shown = forkserver.ll_loop(ran, "report", "fan", "--json")
     found = json.loads(shown.stdout)["branches"]
     assert [(b["item"], b["verdict"], b["states"]) for b in found] == [
         ("a", "success", ["work", "done"]),
@@ -201,7 +201,7 @@ def test_report_json_carries_the_branches_with_the_states_each_went_through(ran:
     assert all(b["duration_ms"] > 0 for b in found)
     # A run with no fan-out keeps the report it had: no `branches` key.
     key = found[0]["key"]
-    assert "branches" not in json.loads(llproc.ll_loop(ran, "report", key, "--json").stdout)
+    assert "branches" not in json.loads(forkserver.ll_loop(ran, "report", key, "--json").stdout)
 
 
 def test_the_html_report_draws_a_lane_per_branch_in_a_real_chromium(
@@ -209,7 +209,7 @@ def test_the_html_report_draws_a_lane_per_branch_in_a_real_chromium(
 ) -> None:
     chromium = browser.chromium()
     page = tmp_path / "report.html"
-    made = llproc.ll_loop(ran, "report", "fan", "--html", str(page))
+    made = forkserver.ll_loop(ran, "report", "fan", "--html", str(page))
     assert made.returncode == ExitCode.OK, made.stderr
     loaded = browser.load(chromium, page)
     assert loaded.console == []
@@ -235,7 +235,7 @@ def test_the_html_report_draws_a_lane_per_branch_in_a_real_chromium(
 
 
 def test_runs_json_carries_an_archived_fan_outs_branches(ran: Path) -> None:
-    shown = llproc.ll_loop(ran, "runs", "--json")
+    shown = forkserver.ll_loop(ran, "runs", "--json")
     assert shown.returncode == ExitCode.OK, shown.stderr
     found = json.loads(shown.stdout)
     (fan,) = [r for r in found if r["loop"] == "fan"]
@@ -263,10 +263,10 @@ def test_after_a_kill_9_status_says_each_branch_crashed_and_after_resume_how_it_
                 os.kill(pid, signal.SIGKILL)
         running.wait(timeout=scaled(30))
     assert [b["status"] for b in _branches_now(root)] == ["crashed", "crashed"]
-    text = llproc.ll_loop(root, "status", "fan").stdout
+    text = forkserver.ll_loop(root, "status", "fan").stdout
     assert "  fan #0 a: crashed at work (pass 1) · fix@" in text
     go.touch()
-    resumed = llproc.ll_loop(root, "resume", "fan", timeout=120, env={**os.environ, **env})
+    resumed = forkserver.ll_loop(root, "resume", "fan", timeout=120, env={**os.environ, **env})
     assert resumed.returncode == ExitCode.OK, resumed.stderr
     assert [(b["status"], b["verdict"]) for b in _branches_now(root)] == [
         ("completed", "success"),
@@ -275,7 +275,7 @@ def test_after_a_kill_9_status_says_each_branch_crashed_and_after_resume_how_it_
 
 
 def _branches_now(root: Path) -> list[dict[str, Any]]:
-    shown = llproc.ll_loop(root, "status", "fan", "--json")
+    shown = forkserver.ll_loop(root, "status", "fan", "--json")
     return json.loads(shown.stdout).get("branches", []) if shown.returncode == 0 else []
 
 
@@ -331,19 +331,19 @@ def test_planted_fan_out_events_never_break_a_view_nor_reach_outside(
         ["logs", "fan", "--branch", "5"],
         ["logs", "fan", "--branch", "fan"],
     ):
-        shown = llproc.ll_loop(root, *args)
+        shown = forkserver.ll_loop(root, *args)
         assert "Traceback" not in shown.stderr, args
         assert "\x1b" not in shown.stdout + shown.stderr, args
         assert "\x07" not in shown.stdout + shown.stderr, args
         assert "root:" not in shown.stdout, args  # /etc/passwd never read
-    history = llproc.ll_loop(root, "history", "fan").stdout
+    history = forkserver.ll_loop(root, "history", "fan").stdout
     assert "fan ⇉ #7 \\x1b]0;t\\x07: fix@q1 (its steps: ll-loop history fix@q1)" in history
     assert "fan ⇇ #7: fix@q1  ()" in history  # a verdict that is not text: none
     assert history.count("loop_start      fan at fan") == 1  # its own steps never nested
-    lanes = json.loads(llproc.ll_loop(root, "report", "fan", "--json").stdout)["branches"]
+    lanes = json.loads(forkserver.ll_loop(root, "report", "fan", "--json").stdout)["branches"]
     assert [b["key"] for b in lanes][3:] == ["fix@q1"]  # the run itself, bad keys: left out
     assert lanes[3]["merged"] == ""  # `merged` not a list: nothing merged
-    wrong = llproc.ll_loop(root, "logs", "fan", "--branch", "5")
+    wrong = forkserver.ll_loop(root, "logs", "fan", "--branch", "5")
     assert wrong.returncode == ExitCode.FAILED
     assert "its branches: 0 a" in wrong.stderr
     assert "../../etc/passwd" not in wrong.stderr

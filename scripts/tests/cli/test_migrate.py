@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.doc_checks import LINT_THEIRS
-from support.llproc import ll_loop
+from support.forkserver import ll_loop
 from support.project import LoopProject
 
 from little_loops.cli.simulate import SCENARIO_NAMES

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.llproc import ll_loop
+from support.forkserver import ll_loop
 
 from little_loops.cli.scaffold import SCHEMA_HINT
 from little_loops.fsm.definition.model.fanout import fan_out_of

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 from support.doc_blocks import all_blocks
+from support.forkserver import ll_loop
 from support.gitrepo import git, make_repo, picture, run_env
-from support.llproc import ll_loop, start, wait_for
+from support.llproc import start, wait_for
 from support.slowdown import scaled
 
 from little_loops.fsm.facts.layout import output_file_name, run_files, split_run_key, stderr_file

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from support.slowdown import scaled
@@ -54,8 +55,10 @@ WARM = (
     "little_loops.fsm.validate.loopfile",
 )
 
-# One request a line on stdin: {"argv", "cwd", "env", "out", "err"}; two replies a line on
-# stdout: the child's pid, then its exit code as subprocess reports it. EOF ends the server.
+# One request a line on stdin: {"argv", "cwd", "env", "out", "err", "hold"}; two replies a
+# line on stdout: the child's pid, then its exit code as subprocess reports it. EOF ends the
+# server. With "hold" (a FIFO's path), the child waits for a byte there before it runs the
+# command: a tracer attaches to it first (see `ll_loop(attach=...)`).
 SERVER = """\
 import importlib, json, os, sys, tempfile, time
 for name in sys.argv[1:]:
@@ -78,6 +81,9 @@ for line in sys.stdin:
         os.environ.update(request["env"])
         time.tzset()
         tempfile.tempdir = None  # found again from TMPDIR and the like
+        if request.get("hold"):
+            with open(request["hold"], "rb") as hold:
+                hold.read(1)
         sys.argv = [MAIN, *request["argv"]]
         raise SystemExit(main_loop(request["argv"]))
     print(pid, file=reply)
@@ -116,16 +122,30 @@ class _Server:
         return seen.decode()
 
     def run(
-        self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        attach: Callable[[int], None] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         assert self.proc.stdin is not None
         out, err = self.folder / "out", self.folder / "err"
         request = {"argv": argv, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err)}
+        hold = self.folder / "hold"
+        if attach is not None:
+            hold.unlink(missing_ok=True)
+            os.mkfifo(hold, 0o600)
+            request["hold"] = str(hold)
         self.proc.stdin.write(json.dumps(request).encode() + b"\n")
         started = self._line(time.monotonic() + scaled(60))
         if started is None:
             raise AssertionError("the fork server did not fork within its deadline")
         self.child = int(started)
+        if attach is not None:
+            attach(self.child)  # the child waits at the FIFO until then (if it raises, the
+            with hold.open("wb") as go:  # caller closes this server, killing the child)
+                go.write(b"x")
         ended = self._line(time.monotonic() + timeout)
         if ended is None:  # as subprocess.run: kill the child, then raise
             os.kill(self.child, signal.SIGKILL)
@@ -173,10 +193,16 @@ def _close_all() -> None:
 
 
 def ll_loop(
-    root: Path, *args: str, timeout: float = 20, env: dict[str, str] | None = None
+    root: Path,
+    *args: str,
+    timeout: float = 20,
+    env: dict[str, str] | None = None,
+    attach: Callable[[int], None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`ll-loop ARGS...` in *root* to completion, as `llproc.ll_loop` (with *env* instead of
-    this process's environment; *timeout* in idle-machine seconds, scaled)."""
+    this process's environment; *timeout* in idle-machine seconds, scaled). With *attach*,
+    the child is held before the command begins until `attach(pid)` has returned (a tracer
+    such as strace attaches to it there: support/killwrite.py)."""
     # What subprocess.run refuses, before any process starts.
     if not Path(root).is_dir():
         raise FileNotFoundError(f"no such directory: {root}")
@@ -190,7 +216,7 @@ def ll_loop(
         with _lock:
             _every.append(server)
     try:
-        done = server.run(list(args), root, given, scaled(timeout))
+        done = server.run(list(args), root, given, scaled(timeout), attach)
     except BaseException:
         server.close()
         raise

@@ -3,7 +3,9 @@
 `strace -e inject=write:signal=KILL:when=K -P EVENTS` delivers SIGKILL as the K-th write to
 that file begins: the write never happens, the log holds the K-1 writes before it, and
 nothing of the process runs after (no handler, no flush), as a power cut or the OOM killer.
-A run's actions run in their own process groups and never write its log.
+A run's actions run in their own process groups and never write its log. Each `ll-loop` is
+forked from a process that imported it once (support/forkserver.py), strace attached to it
+before it begins.
 
 `drive` takes a run to its end as a user would: `run`, then `resume` after each crash,
 `approve` when it waits on a question; with a kill at the K-th write of the whole drive
@@ -17,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from typing import Any
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.runs.store import StatePersistence
+from support import forkserver
 from support.slowdown import scaled
 
 STRACE = shutil.which("strace")
@@ -45,33 +49,87 @@ def ll_loop_traced(
     *args: str,
     timeout: float = 60,
     env: dict[str, str] | None = None,
+    fresh: bool = False,
 ) -> tuple[subprocess.CompletedProcess[str], int]:
     """`ll-loop ARGS...` in *root* under strace (with *env*, else this environment), killed
     as it begins its *kill_at*-th write to *name*'s log (never when None); the result and
-    the writes it made to the log."""
+    the writes it made to the log.
+
+    The process is forked from one that imported ll-loop once (support/forkserver.py) and
+    held until strace has attached to it: what is tested is what a death at a write leaves,
+    not start-up, which a drive would otherwise pay in every process of every kill point.
+    *fresh* starts `python -m little_loops.cli` under strace instead (support/test_killwrite.py
+    shows the two make the same writes)."""
     assert STRACE is not None, "strace is not installed (scripts/dev setup installs it)"
     (root / ".loops" / ".running").mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "trace"
         inject = [] if kill_at is None else ["-e", f"inject=write:signal=KILL:when={kill_at}"]
-        command = [
+        strace = [
             STRACE,
             *("-f", "-qq", "-o", str(trace), "-P", str(events_file(root, name))),
             *("-e", "trace=write", *inject),
-            *(sys.executable, "-m", "little_loops.cli", *args),
         ]
-        done = subprocess.run(
-            command,
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=scaled(timeout),
-            env=env,
-        )
+        if fresh:
+            done = subprocess.run(
+                [*strace, sys.executable, "-m", "little_loops.cli", *args],
+                cwd=root,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=scaled(timeout),
+                env=env,
+            )
+        else:
+            done = _forked_traced(root, strace, args, timeout, env)
         # Each traced write is one line of the trace; the killed one is there too, unfinished.
         writes = trace.read_text(errors="replace").count("write(")
     return done, writes - (1 if done.returncode == KILLED else 0)
+
+
+def _forked_traced(
+    root: Path, strace: list[str], args: tuple[str, ...], timeout: float, env: dict[str, str] | None
+) -> subprocess.CompletedProcess[str]:
+    """`ll-loop ARGS` forked by support/forkserver.py, run once *strace* (`-p` added) traces it;
+    strace has ended (and written its whole trace) when this returns."""
+    tracers: list[subprocess.Popen[bytes]] = []
+
+    def attach(pid: int) -> None:
+        tracer = subprocess.Popen(
+            [*strace, "-p", str(pid)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        tracers.append(tracer)
+        deadline = time.monotonic() + scaled(20)
+        while _tracer_of(pid) != tracer.pid:  # strace has not attached yet
+            if tracer.poll() is not None:
+                said = tracer.stderr.read().decode(errors="replace") if tracer.stderr else ""
+                raise AssertionError(f"strace -p {pid} ended (exit {tracer.returncode}): {said}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"strace did not attach to {pid} within its deadline")
+            time.sleep(0.005)
+
+    try:
+        return forkserver.ll_loop(root, *args, timeout=timeout, env=env, attach=attach)
+    finally:
+        for tracer in tracers:  # it ends with the traced processes (all of them: -f)
+            try:
+                tracer.communicate(timeout=scaled(60))
+            except subprocess.TimeoutExpired:
+                tracer.kill()
+                tracer.communicate()
+
+
+def _tracer_of(pid: int) -> int:
+    """The pid of the process tracing *pid* (0 when none or when it has ended)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    line = next((s for s in status.splitlines() if s.startswith("TracerPid:")), "TracerPid: 0")
+    return int(line.split()[1])
 
 
 @dataclass

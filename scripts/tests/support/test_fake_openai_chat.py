@@ -84,12 +84,13 @@ def test_a_request_without_tools_gets_the_side_text_and_takes_no_reply(
 
 
 def test_errors_repeat_until_their_time_then_the_next_reply(fake: FakeOpenAIChat) -> None:
-    fake.reply_until(time.time() + scaled(1), error_reply(429, "quota", "insufficient_quota"))
+    until = time.time() + scaled(1)
+    fake.reply_until(until, error_reply(429, "quota", "insufficient_quota"))
     fake.reply_text("back")
     status, body, _ = post(fake, turn())
     assert (status, json.loads(body)["error"]["code"]) == (429, "insufficient_quota")
     assert post(fake, turn())[0] == 429
-    time.sleep(scaled(1))
+    time.sleep(max(0.0, until - time.time()) + 0.01)  # until its time is past, no longer
     assert post(fake, turn())[0] == 200
     fake.reply_error(401, headers={"retry-after": "3"})
     status, body, headers = post(fake, turn())

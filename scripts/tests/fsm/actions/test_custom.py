@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support.llproc import ll_loop
+from support.forkserver import ll_loop
 
 from little_loops.fsm.actions.custom import AgentDefinition, custom_kind, definition_problems
 from little_loops.fsm.actions.request import ActionRequest, ActionResult

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support import llproc
+from support import forkserver, llproc
 from support.doc_blocks import all_blocks
 
 from little_loops.fsm.actions.machine import Machine
@@ -62,7 +62,7 @@ NO_PATTERN = (
 
 def test_a_custom_agent_without_cost_pattern_is_refused_under_max_cost(tmp_path: Path) -> None:
     root = _project(tmp_path, cost_pattern=False)
-    done = llproc.ll_loop(root, "run", "fix", "--max-cost", "1", "-n", "3")
+    done = forkserver.ll_loop(root, "run", "fix", "--max-cost", "1", "-n", "3")
     assert done.returncode == ExitCode.USAGE
     assert done.stderr == (
         f"ll-loop: error: the budget $1 (max_cost_usd, --max-cost) cannot be kept: {NO_PATTERN}\n"
@@ -71,26 +71,26 @@ def test_a_custom_agent_without_cost_pattern_is_refused_under_max_cost(tmp_path:
     (root / ".loops" / "fix.yaml").write_text(
         LOOP.format(agent="mine").replace("initial:", "max_cost_usd: 2\ninitial:")
     )
-    refused = llproc.ll_loop(root, "run", "fix", "-n", "3")
+    refused = forkserver.ll_loop(root, "run", "fix", "-n", "3")
     assert refused.returncode == ExitCode.USAGE
     assert refused.stderr.startswith("ll-loop: error: the budget $2 (max_cost_usd, --max-cost)")
 
 
 def test_without_a_budget_it_is_one_warning_and_the_run_goes_on(tmp_path: Path) -> None:
     root = _project(tmp_path, cost_pattern=False)
-    done = llproc.ll_loop(root, "run", "fix", "-n", "2", "-q")
+    done = forkserver.ll_loop(root, "run", "fix", "-n", "2", "-q")
     assert done.returncode == ExitCode.MAX_ITERATIONS, done.stderr
     assert done.stderr.splitlines()[0] == (
         f"ll-loop: warning: {NO_PATTERN}; the run's cost leaves it out"
     )
     assert (root / "calls.log").read_text().count("worked on it") == 2
-    shown = llproc.ll_loop(root, "run", "fix", "--dry-run", "--max-cost", "1")
+    shown = forkserver.ll_loop(root, "run", "fix", "--dry-run", "--max-cost", "1")
     assert f"ll-loop: note: a run would stop before its first step: {NO_PATTERN}" in shown.stderr
 
 
 def test_max_cost_stops_a_custom_agent_that_says_what_it_spent(tmp_path: Path) -> None:
     root = _project(tmp_path, cost_pattern=True)
-    done = llproc.ll_loop(root, "run", "fix", "--max-cost", "0.02", "-n", "10", "--json")
+    done = forkserver.ll_loop(root, "run", "fix", "--max-cost", "0.02", "-n", "10", "--json")
     assert done.returncode == ExitCode.BUDGET, done.stderr
     assert "cannot be counted" not in done.stderr
     assert (root / "calls.log").read_text().count("worked on it") == 2
@@ -167,10 +167,10 @@ def test_the_model_in_codex_config_is_counted(tmp_path: Path) -> None:
 
 def test_resume_with_a_budget_is_refused_too(tmp_path: Path) -> None:
     root = _project(tmp_path, cost_pattern=False)
-    first = llproc.ll_loop(root, "run", "fix", "-n", "1", "-q")
+    first = forkserver.ll_loop(root, "run", "fix", "-n", "1", "-q")
     assert first.returncode == ExitCode.MAX_ITERATIONS, first.stderr
     calls = (root / "calls.log").read_text()
-    resumed = llproc.ll_loop(root, "resume", "fix", "-n", "3", "--max-cost", "1")
+    resumed = forkserver.ll_loop(root, "resume", "fix", "-n", "3", "--max-cost", "1")
     assert resumed.returncode == ExitCode.USAGE
     assert resumed.stderr.splitlines()[-1] == (
         f"ll-loop: error: the budget $1 (max_cost_usd, --max-cost) cannot be kept: {NO_PATTERN}"
@@ -197,7 +197,7 @@ def test_a_step_whose_output_says_no_cost_stops_a_budgeted_run_after_it(tmp_path
     goes on and the step's spend shows as not counted."""
     root = _project(tmp_path, cost_pattern=True)
     (root / "agent.sh").write_text(AGENT.replace("echo 'cost: $0.01'\n", "echo 'all done'\n"))
-    done = llproc.ll_loop(root, "run", "fix", "--max-cost", "1", "-n", "3", "--json")
+    done = forkserver.ll_loop(root, "run", "fix", "--max-cost", "1", "-n", "3", "--json")
     assert done.returncode == ExitCode.BUDGET, done.stderr
     assert (root / "calls.log").read_text().count("worked on it") == 1
     why = (
@@ -209,19 +209,19 @@ def test_a_step_whose_output_says_no_cost_stops_a_budgeted_run_after_it(tmp_path
     (closing,) = [line for line in done.stderr.splitlines() if line.startswith("Loop stopped")]
     shown = next(b for b in all_blocks() if b.starts("docs/cli.md", "Loop stopped in fix: "))
     assert re.sub(r"\(1 iteration, [^)]*\)", "(1 iteration, 52ms)", closing) == shown.text.strip()
-    status = llproc.ll_loop(root, "status", "fix")
+    status = forkserver.ll_loop(root, "status", "fix")
     (hint,) = [line for line in status.stdout.splitlines() if line.startswith("to go on:")]
     assert hint.split(None, 3)[-1] == (
         "ll-loop resume fix (until the next step whose spend cannot be counted)"
     )
     # A resume judges the step that ran (never again) and goes on to the next such step.
-    resumed = llproc.ll_loop(root, "resume", "fix", "-q")
+    resumed = forkserver.ll_loop(root, "resume", "fix", "-q")
     assert resumed.returncode == ExitCode.BUDGET, resumed.stderr
     assert (root / "calls.log").read_text().count("worked on it") == 2
     assert resumed.stderr.splitlines()[-1].startswith(f"Loop stopped in fix: {why} (")
     # Without a budget: on it goes, each step recorded as not counted.
     (root / "calls.log").unlink()
-    free = llproc.ll_loop(root, "run", "fix", "-n", "2", "-q", "--json")
+    free = forkserver.ll_loop(root, "run", "fix", "-n", "2", "-q", "--json")
     assert free.returncode == ExitCode.MAX_ITERATIONS, free.stderr
     assert (root / "calls.log").read_text().count("worked on it") == 2
     steps = [e for e in llproc.events(root, "fix") if e["event"] == "action_complete"]
@@ -233,7 +233,7 @@ def test_an_agent_that_never_ran_spent_nothing(tmp_path: Path) -> None:
     """Not found (exit 127): no spend to count, so the step takes its error route as before."""
     root = _project(tmp_path, cost_pattern=True)
     (root / "agent.sh").unlink()
-    done = llproc.ll_loop(root, "run", "fix", "--max-cost", "1", "-n", "2", "--json")
+    done = forkserver.ll_loop(root, "run", "fix", "--max-cost", "1", "-n", "2", "--json")
     assert done.returncode != ExitCode.BUDGET, done.stderr
     assert json.loads(done.stdout)["terminated_by"] != "budget"
     steps = [e for e in llproc.events(root, "fix") if e["event"] == "action_complete"]
@@ -264,7 +264,7 @@ def test_a_sub_loop_step_not_counted_stops_the_whole_budgeted_tree(tmp_path: Pat
     root = _project(tmp_path, cost_pattern=True)
     (root / "agent.sh").write_text(AGENT.replace("echo 'cost: $0.01'\n", "echo 'all done'\n"))
     (root / ".loops" / "parent.yaml").write_text(PARENT)
-    done = llproc.ll_loop(root, "run", "parent", "--json")
+    done = forkserver.ll_loop(root, "run", "parent", "--json")
     assert done.returncode == ExitCode.BUDGET, done.stderr
     assert (root / "calls.log").read_text().splitlines() == ["worked on it"]  # no `after`
     assert "whose spend cannot be counted" in json.loads(done.stdout)["error"]

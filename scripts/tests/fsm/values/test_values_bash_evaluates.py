@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.llproc import ll_loop
+from support.forkserver import ll_loop
 
 R = "${context.v}"
 # Each: a place where bash evaluates the value (each once missed by the check).
