@@ -49,7 +49,9 @@ def _bash_grammar() -> object:
             return tree_sitter_bash.language()
         binding = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(binding)
-        sys.modules[name] = binding  # the package, imported later, finds it loaded
+        # Not put in sys.modules: the package, imported later, would find it there and never
+        # set it as its attribute (`tree_sitter_bash._binding` an AttributeError); it loads
+        # the module again (multi-phase init: a new module of the same grammar).
     language: Callable[[], object] = binding.language
     return language()
 

@@ -66,3 +66,23 @@ def test_following_costs_once_per_command_not_once_per_reference(
         return walks
 
     assert walked(1000) == walked(10) > 0
+
+
+def test_tree_sitter_bash_imported_later_is_whole() -> None:
+    """ll-loop reads the grammar from tree-sitter-bash's compiled module without its package;
+    a caller that imports the package afterwards still finds the module as an attribute of it
+    (registering it in sys.modules first made `tree_sitter_bash._binding` an AttributeError)."""
+    import subprocess
+    import sys
+
+    script = (
+        "from little_loops.fsm.values.shellcalls import bash_parser\n"
+        "bash_parser()\n"
+        "import tree_sitter_bash._binding\n"
+        "print(tree_sitter_bash._binding.language() is not None, tree_sitter_bash.language)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True ")
