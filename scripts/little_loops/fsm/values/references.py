@@ -45,14 +45,18 @@ def _segment() -> re.Pattern[str]:
 
 # A run fills the same few texts in at every step: each is scanned once (up to this size;
 # a longer one, say a context value that holds a file, is scanned each time, not kept).
-# At most _KEPT_TEXTS are kept (16 MiB of text at most), the least recently used dropped.
+# At most _KEPT_TEXTS are kept (16 Mi characters of text at most), the least recently used
+# dropped. A match object costs hundreds of bytes: a text with more than _KEPT_MATCHES
+# references and escapes (each has a `${`) is scanned each time too, not kept with them.
 _KEPT_CHARS = 64 * 1024
 _KEPT_TEXTS = 256
+_KEPT_MATCHES = 256
+_KEPT_PATH = 1024  # characters of a reference's path parsed once and kept
 
 
 def found(text: str) -> tuple[re.Match[str], ...]:
     """Each reference and `$${` escape in *text*, in order."""
-    if len(text) > _KEPT_CHARS:
+    if len(text) > _KEPT_CHARS or text.count(OPEN) > _KEPT_MATCHES:
         return tuple(reference_pattern().finditer(text))
     return _found(text)
 
@@ -76,7 +80,7 @@ def _whole(text: str) -> re.Match[str] | None:
 def parse_path(path: str, ref: str) -> list[str | int]:
     """Split `a.b[0].c` into ['a', 'b', 0, 'c']; all-digit names become indices too
     (`items.0`), unless they have a leading zero (`context.010` names the key `010`)."""
-    segments = _segments(path)
+    segments = _segments(path) if len(path) <= _KEPT_PATH else _segments.__wrapped__(path)
     if segments is None:
         raise InterpolationError(f"{ref}: malformed path")
     return list(segments)

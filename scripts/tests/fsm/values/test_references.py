@@ -59,3 +59,41 @@ def test_near_misses_are_our_namespaces_written_wrong() -> None:
     text = "${ context.x } ${captured.} ${context.ok} ${state} $${ context.x }"
     assert near_misses(text) == ["${ context.x }", "${captured.}"]
     assert near_misses("${HOME} ${PATH:-x}") == []
+
+
+def test_the_kept_scans_stay_small_for_texts_full_of_references() -> None:
+    """The scans a run keeps (at most 256 texts of 64 Ki characters) hold little more than
+    the texts: a text of thousands of references or `$${` escapes (a context value made
+    literal) is scanned again, not kept with a match object for each (about 5 MiB a text:
+    256 such texts held 1.4 GB)."""
+    import gc
+    import tracemalloc
+
+    from little_loops.fsm.values import references as refs
+
+    refs._found.cache_clear()
+    texts = [("$${" * 21_000) + f"{n:06d}" for n in range(8)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for text in texts:
+            assert len(refs.found(text)) == 21_000
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        refs._found.cache_clear()
+    assert held < len(texts) * 256 * 1024, f"{held / 2**20:.1f} MiB kept for {len(texts)} texts"
+
+
+def test_a_long_path_is_parsed_each_time_not_kept() -> None:
+    """Paths of any length are parsed; only short ones are kept (4,096 kept paths of a
+    megabyte each would be gigabytes)."""
+    from little_loops.fsm.values import references as refs
+
+    refs._segments.cache_clear()
+    long = "a" * 100_000
+    assert parse_path(f"x.{long}", "${context.x}") == ["x", long]
+    assert refs._segments.cache_info().currsize == 0
+    assert parse_path("x.y[1]", "${context.x}") == ["x", "y", 1]
+    assert refs._segments.cache_info().currsize == 1
