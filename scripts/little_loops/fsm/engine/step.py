@@ -118,8 +118,8 @@ class StateWork:
         self.output_key = config.output_key or fsm.name  # output files are `<key>.<state>.out`
         self._output_files: dict[str, Path] = {}  # by state: the same path at every step
         self.llm_client = config.llm_client
-        # The judge's settings by agent, made once (not at every step), with the loop's
-        # settings they were made from.
+        # The judge's settings by agent, made once (not at every step), with a copy of the
+        # loop's settings they were made from (a library caller may change those in place).
         self._judges: dict[str | None, tuple[LLMConfig, LLMConfig]] = {}
 
     def act(
@@ -198,8 +198,8 @@ class StateWork:
         """The loop's `llm:` settings for judging a state on *agent* (`LLMConfig.for_agent`)."""
         llm = self.fsm.llm
         made = self._judges.get(agent)
-        if made is None or made[0] is not llm:
-            made = self._judges[agent] = (llm, llm.for_agent(agent))
+        if made is None or made[0] != llm:  # (a copy kept: settings changed in place count)
+            made = self._judges[agent] = (dataclasses.replace(llm), llm.for_agent(agent))
         return made[1]
 
     def _confinement(self, state: StateConfig, kind: ActionKindSpec) -> Confinement | None:

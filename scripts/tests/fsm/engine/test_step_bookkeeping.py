@@ -60,3 +60,19 @@ def test_a_shell_step_makes_the_judges_settings_and_contexts_only_once(
     assert many["for_agent"] == few["for_agent"]
     # Per step: the action's text and the route read the context; nothing else makes one.
     assert (many["context"] - few["context"]) / 10 == 2
+
+
+def test_the_judges_settings_follow_the_loops_changed_in_place(tmp_path: Path) -> None:
+    """A library caller that changes the loop's `llm:` settings in place between steps has
+    the judge use the new ones (the settings made once per agent are made again)."""
+    from little_loops.fsm.engine.step import StateWork
+
+    fsm = spin(1)
+    work = StateWork(fsm, runner=None, emit=lambda *a: None)  # type: ignore[arg-type]
+    assert work._judge_settings("codex").model == fsm.llm.model
+    fsm.llm.model = "another-model"
+    fsm.llm.max_tokens = 7
+    again = work._judge_settings("codex")
+    assert (again.model, again.max_tokens, again.agent) == ("another-model", 7, "codex")
+    fsm.llm = LLMConfig(model="third")
+    assert work._judge_settings("codex").model == "third"
