@@ -274,8 +274,8 @@ def _no_cycle_collection() -> Iterator[None]:
     them over and over (2 s of 5 for a 20,000-state file). Reference counting still frees
     what is dropped; what is left for the collector is collected after."""
     enabled = gc.isenabled()
-    gc.disable()
     try:
+        gc.disable()  # in the `try`: a Ctrl-C handled as it returns still turns it on again
         yield
     finally:
         if enabled:

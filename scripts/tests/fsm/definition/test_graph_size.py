@@ -335,3 +335,32 @@ def test_validating_a_big_file_runs_no_cyclic_collection(tmp_path: Path) -> None
     # The one collection allowed: once it is on again, at the first allocation after.
     assert len(started) <= 1, started
     assert gc.isenabled()  # and it is on again after
+
+
+@pytest.mark.parametrize("where", ["loader", "loopfile"])
+def test_an_interrupt_as_the_collector_is_turned_off_leaves_it_on(
+    where: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A Ctrl-C delivered as gc.disable() returns (signals are handled between bytecodes)
+    # came before the `try` and left the collector off for good in a library caller that
+    # goes on after a KeyboardInterrupt.
+    from little_loops.fsm.definition.reading import loader
+    from little_loops.fsm.validate import loopfile
+
+    disable = gc.disable
+
+    def disable_then_interrupt() -> None:
+        disable()
+        raise KeyboardInterrupt
+
+    path = tmp_path / "x.yaml"
+    path.write_text("name: x\ninitial: a\nstates:\n  a:\n    terminal: true\n")
+    read = (lambda: loader.load_text(path.read_text())) if where == "loader" else None
+    assert gc.isenabled()
+    monkeypatch.setattr(gc, "disable", disable_then_interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            read() if read is not None else loopfile.check_file(path)
+        assert gc.isenabled()
+    finally:
+        gc.enable()
