@@ -97,15 +97,26 @@ def _segments(path: str) -> tuple[str | int, ...] | None:
             return None
         name, index = match.group(1), match.group(2)
         if index is not None:
-            segments.append(int(index))
-        elif name.isdigit() and str(int(name)) == name:
-            segments.append(int(name))  # `010` stays a name: keys are text (`010:`)
+            number = _number(index)
+            if number is None:  # more digits than int() reads: not an index
+                return None
+            segments.append(number)
+        elif name.isdigit() and (number := _number(name)) is not None and str(number) == name:
+            segments.append(number)  # `010` stays a name: keys are text (`010:`)
         else:
-            segments.append(name)
+            segments.append(name)  # (a name of more digits than int() reads, too)
         pos = match.end()
     if not segments or path[pos:] not in ("",) or path.endswith("."):
         return None
     return tuple(segments)
+
+
+def _number(digits: str) -> int | None:
+    """The number *digits* write, or None past int()'s limit (sys.get_int_max_str_digits)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return None
 
 
 def checked_references(text: str) -> list[tuple[str, str, bool]]:

@@ -97,3 +97,13 @@ def test_a_long_path_is_parsed_each_time_not_kept() -> None:
     assert refs._segments.cache_info().currsize == 0
     assert parse_path("x.y[1]", "${context.x}") == ["x", "y", 1]
     assert refs._segments.cache_info().currsize == 1
+
+
+def test_an_index_of_more_digits_than_int_reads_is_a_malformed_path() -> None:
+    """`${context.x[999…]}` of 5,000 digits: a malformed path (an InterpolationError the run
+    routes as `error`), not int()'s ValueError ending the run as an internal error; a name
+    of as many digits is a key's name."""
+    digits = "9" * 5000
+    with pytest.raises(InterpolationError, match="malformed path"):
+        parse_path(f"x[{digits}]", "${context.x}")
+    assert parse_path(f"x.{digits}", "${context.x}") == ["x", digits]
