@@ -69,14 +69,16 @@ class _Parser(argparse.ArgumentParser):
     formatter for each argument it is given (to check its metavar), and finding the width
     itself imports shutil, so every command would pay for a help it does not print."""
 
-    def _get_formatter(self) -> argparse.HelpFormatter:
+    def _get_formatter(self, *args: object, **kwargs: object) -> argparse.HelpFormatter:
+        # *args*, *kwargs*: what a later argparse hands on to the colour check (3.14's asks
+        # with `file=`, the stream the help goes to); refusing them made --help a TypeError.
         kind = self.formatter_class
         if not (isinstance(kind, type) and issubclass(kind, argparse.HelpFormatter)):
-            return super()._get_formatter()
+            return super()._get_formatter(*args, **kwargs)
         formatter = kind(prog=self.prog, width=terminal_columns() - 2)
         set_color = getattr(formatter, "_set_color", None)  # Python 3.14: coloured help
         if set_color is not None:
-            set_color(getattr(self, "color", False))
+            set_color(getattr(self, "color", False), *args, **kwargs)
         return formatter
 
 

@@ -446,3 +446,20 @@ def test_the_help_is_as_wide_as_argparse_would_make_it(
         parser, "_get_formatter", lambda: argparse.ArgumentParser._get_formatter(parser)
     )
     assert parser.format_help() == ours
+
+
+def test_the_parsers_formatter_takes_what_argparse_may_hand_it() -> None:
+    """Python 3.14's argparse (after python/cpython#156144) asks `_get_formatter(file=...)`
+    for the stream help goes to: ll-loop's parser takes it (a TypeError on `ll-loop --help`
+    else) and lays the help out at the same width."""
+    import argparse
+    import io
+
+    from little_loops.cli import build_parser
+
+    parser = build_parser()
+    plain = parser._get_formatter()
+    assert isinstance(plain, argparse.HelpFormatter)
+    for made in (parser._get_formatter(file=sys.stderr), parser._get_formatter(io.StringIO())):
+        assert isinstance(made, argparse.HelpFormatter)
+        assert made._width == plain._width
