@@ -9,11 +9,9 @@ from little_loops.fsm.definition.model.blocks import (
     DEFAULT_KEEP_RUNS,
     DEFAULT_RATE_LIMIT_LADDER,
     ArchiveConfig,
-    NotifyConfig,
     RateLimitConfig,
-    RetryConfig,
-    StallConfig,
 )
+from little_loops.fsm.definition.model.policy_blocks import NotifyConfig, RetryConfig, StallConfig
 
 
 def test_a_block_reads_its_known_keys_and_writes_what_differs() -> None:

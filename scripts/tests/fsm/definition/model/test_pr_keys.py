@@ -11,7 +11,7 @@ from support.paths import REPO
 
 from little_loops.fsm.definition.checks import key_tables
 from little_loops.fsm.definition.model import key_rows
-from little_loops.fsm.definition.model.blocks import PullRequestConfig
+from little_loops.fsm.definition.model.pr_block import PullRequestConfig
 from little_loops.fsm.definition.model.pr_keys import (
     BLOCK_KEYS,
     KEYS,
