@@ -59,6 +59,7 @@ from little_loops.fsm.definition.model.core_keys import TERMINAL_OUTCOMES as TER
 from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.definition.model.key_row import STATE as STATE_PLACE
 from little_loops.fsm.definition.model.key_rows import ENV_ROWS, ROWS, RUN_ROWS, SHOWN_ROWS
+from little_loops.fsm.definition.model.lean_methods import add_lean_methods
 from little_loops.fsm.definition.model.loop_keys import (
     DEFAULT_MAX_ITERATIONS as DEFAULT_MAX_ITERATIONS,
 )
@@ -113,7 +114,7 @@ CURRENT_STATE_TOKEN = "$current"
 COMMIT_EACH_PASS = "each_pass"
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # the two: lean_methods.py, below
 class StateConfig:
     """One state: an optional action, how to evaluate it, and where to go next."""
 
@@ -281,7 +282,7 @@ class StateConfig:
         return EvaluateConfig(type=DEFAULT_EVALUATOR)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # the two: lean_methods.py, below
 class FSMLoop:
     """A whole loop: named states, where to start, and loop-level limits and settings."""
 
@@ -373,12 +374,10 @@ class FSMLoop:
             kwargs["llm"] = LLMConfig.from_dict(data["llm"])
         if isinstance(data.get("archive"), dict):
             kwargs["archive"] = ArchiveConfig.from_dict(data["archive"])
-        # Each block's class is loaded when the file has it (notify and circuit: None if not).
+        kwargs["notify"] = None  # each block's class is loaded when the file has the block
         for key in ("stall", "notify", "retry"):
             if isinstance(data.get(key), dict):
                 kwargs[key] = block_class(LOOP_BLOCKS[key]).from_dict(data[key])
-        if not isinstance(data.get("notify"), dict):
-            kwargs["notify"] = None
         rate_limit = data.get("rate_limit")  # null (validate's "left out") reads as no block
         kwargs["rate_limit"] = RateLimitConfig.from_dict(
             rate_limit if isinstance(rate_limit, dict) else {}
@@ -523,6 +522,8 @@ class FSMLoop:
         return list(self.scope) if self.scope else ["."]
 
 
+add_lean_methods(StateConfig)
+add_lean_methods(FSMLoop)
 # The settings FSMLoop.to_dict writes as they are, after the states (then the rows').
 _WRITTEN_SETTINGS = (
     "scope",
@@ -590,7 +591,6 @@ def _plain(value: Any) -> Any:
 
 # The blocks this module named before they moved (the engine's imports), loaded when asked.
 _MOVED = {f"{key.title()}Config": LOOP_BLOCKS[key] for key in ("stall", "retry", "notify")}
-
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
