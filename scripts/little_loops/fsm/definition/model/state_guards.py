@@ -1,4 +1,4 @@
-"""A state's `pruning_profile:` and `throttle:` blocks as dataclasses (loaded with one)."""
+"""A state's `pruning_profile:` and self-loop guard blocks as dataclasses (loaded with one)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class PruningProfileConfig(Block):
 
 @dataclass
 class ThrottleConfig(Block):
-    """A state's throttle: the action's runs in one stay at the state (a self-loop)
+    """A state's cap on a self-loop: the action's runs in one stay at the state (a self-loop)
     counted; at warn_max an event warns, at hard_max the run goes to the state's hard route
     (else `on_error`), past it the run ends with an error. normal_max is the count below
     which nothing is said (kept for little-loops' files; it changes nothing)."""
