@@ -8,7 +8,6 @@ from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.spec import ActionKindSpec
 from little_loops.fsm.definition.graph.transitions import declared
 from little_loops.fsm.definition.graph.verdicts import judged_by_llm
-from little_loops.fsm.definition.model.blocks import PullRequestConfig
 from little_loops.fsm.definition.model.fanout import (
     JOIN_BEST,
     FanOutConfig,
@@ -16,6 +15,7 @@ from little_loops.fsm.definition.model.fanout import (
     fan_out_text,
 )
 from little_loops.fsm.definition.model.metadata import PUBLIC, first_line
+from little_loops.fsm.definition.model.pr_block import PullRequestConfig
 from little_loops.fsm.definition.model.typed import (
     APPROVAL,
     DEFAULT_EVALUATOR,

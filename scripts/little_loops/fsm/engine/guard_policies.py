@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def tamper_policy(fsm: FSMLoop, state: StateConfig) -> str | None:
-    """The tamper policy of *state*: its own `tamper_guard:`, else the loop's (None: none).
+    """The tamper policy of *state*: its own TAMPER_GUARD value, else the loop's (None: none).
     Only a state with an action is guarded."""
     if not state.action:
         return None

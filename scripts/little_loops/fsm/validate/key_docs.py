@@ -18,9 +18,9 @@ from little_loops.fsm.definition.checks.key_tables import (
 )
 from little_loops.fsm.definition.model import (
     core_keys,
-    fanout,
+    fanout_keys,
     key_row,
-    learning,
+    learning_keys,
     metadata,
     reuse_keys,
     route_keys,
@@ -77,8 +77,8 @@ STATE_KEYS: dict[str, str] = {
     **docs_at(key_row.STATE, RUN_ROWS),
     SANDBOX_KEY: f"This state's sandbox, over the loop's (none: run unconfined). {SANDBOX_DOC}",
     **docs_at(key_row.STATE, metadata.STATE_ROWS),
-    **docs_at(key_row.STATE, learning.KEYS),
-    **docs_at(key_row.STATE, fanout.KEYS),
+    **docs_at(key_row.STATE, learning_keys.KEYS),
+    **docs_at(key_row.STATE, fanout_keys.KEYS),
     **docs_at(key_row.STATE, PR_ROWS),
 }
 

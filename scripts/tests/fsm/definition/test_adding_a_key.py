@@ -19,7 +19,7 @@ import little_loops
 from little_loops.fsm.definition.checks.key_tables import STATE_KEYS
 
 DOC = REPO / "docs" / "architecture.md"
-GUARDS = Path("little_loops") / "fsm" / "definition" / "model" / "state_guards.py"
+GUARDS = Path("little_loops") / "fsm" / "definition" / "model" / "guard_keys.py"
 
 
 def _row() -> str:
@@ -30,7 +30,7 @@ def _row() -> str:
 
 
 def _with_row(source: str, row: str) -> str:
-    """state_guards.py's *source* with *row* as the last row of its KEYS."""
+    """guard_keys.py's *source* with *row* as the last row of its KEYS."""
     head, tail = source.rsplit("\n)\n", 1)
     assert head.rstrip().endswith("),")
     assert not tail.strip()  # KEYS closes the module

@@ -15,13 +15,11 @@ from little_loops.fsm.definition.checks import key_tables
 from little_loops.fsm.definition.model import retry_keys as retry_keys
 from little_loops.fsm.definition.model.blocks import (
     ArchiveConfig,
-    NotifyConfig,
     RateLimitConfig,
-    RetryConfig,
-    StallConfig,
     model_keys,
 )
 from little_loops.fsm.definition.model.key_row import Key
+from little_loops.fsm.definition.model.policy_blocks import NotifyConfig, RetryConfig, StallConfig
 from little_loops.fsm.evaluators.config import LLMConfig
 from little_loops.fsm.validate import json_schema, key_docs
 

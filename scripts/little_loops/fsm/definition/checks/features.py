@@ -10,7 +10,7 @@ from typing import Any
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import commit_keys, core_keys
 from little_loops.fsm.definition.model.agents import AGENT_KEY, AGENTS_KEY
-from little_loops.fsm.definition.model.fanout import FANOUT_STATE_KEYS
+from little_loops.fsm.definition.model.fanout_keys import FANOUT_STATE_KEYS
 from little_loops.fsm.definition.model.run_keys import SUBLOOP_STATE_KEYS
 from little_loops.fsm.definition.model.typed import APPROVAL, FSMLoop
 
@@ -119,7 +119,7 @@ STATE_CHECKS: tuple[Feature, ...] = (
         state_values=(("action_type", APPROVAL),),
     ),
     Feature("checks.subloop_checks:key_problems", state_keys=_SUBLOOP_KEYS),
-    Feature("model.fanout:fanout_key_problems", state_keys=tuple(FANOUT_STATE_KEYS)),
+    Feature("model.fanout_keys:fanout_key_problems", state_keys=tuple(FANOUT_STATE_KEYS)),
     Feature("checks.commit_checks:checkpoint_key_problems", state_keys=commit_keys.STATE_KEYS),
 )
 # Stall breakers of a loop model: (key path, message, severity).

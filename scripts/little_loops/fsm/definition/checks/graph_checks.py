@@ -11,8 +11,8 @@ from little_loops.fsm.definition.checks.prose import sentence_warning
 from little_loops.fsm.definition.checks.route_checks import route_problems
 from little_loops.fsm.definition.graph.edges import LoopGraph, closure, loop_graph, reverse
 from little_loops.fsm.definition.graph.verdicts import StateVerdicts, state_verdicts
-from little_loops.fsm.definition.model.circuit import TARGET_KEY as CIRCUIT_KEY
-from little_loops.fsm.definition.model.fanout import fan_out_of
+from little_loops.fsm.definition.model.circuit_keys import TARGET_KEY as CIRCUIT_KEY
+from little_loops.fsm.definition.model.fanout_keys import fan_out_of
 from little_loops.fsm.definition.model.lint_flags import (
     NOTHING_TO_EVALUATE,
     ROUTE_NEVER_GIVEN,

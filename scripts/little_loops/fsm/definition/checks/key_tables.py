@@ -11,8 +11,8 @@ from little_loops.fsm.definition.model import (
     agents,
     core_keys,
     evaluate_keys,
-    fanout,
-    learning,
+    fanout_keys,
+    learning_keys,
     loop_keys,
     metadata,
     parameters,
@@ -158,8 +158,8 @@ STATE_KEYS: dict[str, Check] = {
     **checks_at(STATE, RUN_ROWS),
     SANDBOX_KEY: optional(SANDBOX_CHECK),
     **checks_at(STATE, metadata.STATE_ROWS),
-    **checks_at(STATE, learning.KEYS),
-    **checks_at(STATE, fanout.KEYS),
+    **checks_at(STATE, learning_keys.KEYS),
+    **checks_at(STATE, fanout_keys.KEYS),
     **checks_at(STATE, PR_ROWS),
 }
 # `stall:` of the loop and of a state, one row each (its place: the block's key; StallConfig

@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
-from little_loops.fsm.definition.model.fanout import NOT_WITH_CHILD, fan_out_of
+from little_loops.fsm.definition.model.fanout_keys import NOT_WITH_CHILD, fan_out_of
 from little_loops.fsm.definition.model.parameters import check_value
 from little_loops.fsm.definition.model.run_keys import SUBLOOP_STATE_KEYS
 from little_loops.fsm.definition.model.typed import FSMLoop

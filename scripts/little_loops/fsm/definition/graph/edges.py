@@ -25,7 +25,7 @@ from little_loops.fsm.definition.graph.transitions import (
     moves,
     restart,
 )
-from little_loops.fsm.definition.model.circuit import TARGET_KEY as CIRCUIT_KEY
+from little_loops.fsm.definition.model.circuit_keys import TARGET_KEY as CIRCUIT_KEY
 from little_loops.fsm.definition.model.typed import CURRENT_STATE_TOKEN, FSMLoop
 from little_loops.fsm.values.references import OPEN
 

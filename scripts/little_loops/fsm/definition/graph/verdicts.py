@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from little_loops.fsm.definition.model.fanout import fan_out_of
-from little_loops.fsm.definition.model.learning import BLOCKED_VERDICT, LEARNING_TYPE, proves
+from little_loops.fsm.definition.model.fanout_keys import fan_out_of
+from little_loops.fsm.definition.model.learning_keys import BLOCKED_VERDICT, LEARNING_TYPE, proves
 from little_loops.fsm.definition.model.typed import (
     DEFAULT_EVALUATOR,
     OUTCOME_FAILURE,

@@ -1,15 +1,14 @@
-"""The settings blocks of a loop and its states as dataclasses: routes, stall, retry, archive."""
+"""The settings blocks as dataclasses: routes, rate limits, archive; the others by name."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import cache
+from importlib import import_module
 from typing import Any, Self
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import pr_keys
-from little_loops.fsm.definition.model.fanout import MapConfig, ParallelConfig
-from little_loops.fsm.definition.model.learning import LearningConfig
-from little_loops.fsm.evaluators.config import EvaluateConfig
 from little_loops.fsm.values.fields import non_default_items
 
 DEFAULT_KEEP_RUNS = 50  # finished runs of a loop the archive keeps (`archive.keep`)
@@ -32,37 +31,6 @@ class Block:
         return non_default_items(self)
 
 
-@dataclass
-class StallConfig(Block):
-    """Stall breakers (`stall:` of the loop or of a state): end a run that spins in place."""
-
-    same_result: int | None = None  # the same verdict on the same output N times in a row
-    no_change_passes: int | None = None  # no change to the git working tree in N passes
-    max_visits: int | None = None  # a state entered more than N times
-    # same_result masks what differs from run to run (engine/volatile.py); None: true
-    ignore_volatile: bool | None = None
-    on_stall: str | None = None  # where a stall goes (none: the run ends, terminated_by stall)
-
-
-@dataclass
-class RetryConfig(Block):
-    """When and how often to run a state's action again (`retry:`), as in AWS Step Functions."""
-
-    on: list[str | int] = field(default_factory=lambda: ["error"])  # verdicts, error, exit codes
-    max_attempts: int = 3  # attempts in all, the first one included
-    interval: float = 1.0  # seconds before the second attempt
-    backoff_rate: float = 2.0  # each further wait is this many times the one before
-    max_interval: float | None = None  # no wait is longer than this
-    jitter: str = "none"  # "full": each wait is a random time from 0 to its length
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        on = data.get("on")
-        return super().from_dict(
-            {**data, "on": [on]} if "on" in data and not isinstance(on, list) else data
-        )
-
-
 # Seconds to wait for each successive rate limit of Claude with no reset time given.
 DEFAULT_RATE_LIMIT_LADDER: tuple[float, ...] = (60, 300, 900, 1800)
 DEFAULT_RATE_LIMIT_MAX_WAIT = 6 * 60 * 60.0  # a usage limit resets within five hours
@@ -82,17 +50,6 @@ class ArchiveConfig(Block):
 
     keep: int = DEFAULT_KEEP_RUNS
     max_age_days: float | None = None
-
-
-@dataclass
-class NotifyConfig(Block):
-    """Who hears that a run ended (`notify:`): a command, a webhook, for which outcomes."""
-
-    command: str | None = None
-    webhook: str | None = None
-    on: list[str] | None = None  # outcome words (facts/outcomes NOTIFY_OUTCOMES); None: all
-    timeout: float = DEFAULT_NOTIFY_TIMEOUT
-    retries: int = DEFAULT_NOTIFY_RETRIES
 
 
 @dataclass
@@ -123,37 +80,34 @@ class RouteConfig:
         return out
 
 
-@dataclass
-class PullRequestConfig(Block):
-    """A pull-request state's `pr:`: a field for each row of pr_keys.BLOCK_KEYS (its default
-    the row's)."""
-
-    title: str = pr_keys.PR_DEFAULTS["title"]
-    body: str | None = pr_keys.PR_DEFAULTS["body"]  # None: the run's summary alone
-    forge: str = pr_keys.PR_DEFAULTS["forge"]
-    remote: str = pr_keys.PR_DEFAULTS["remote"]
-    branch: str | None = pr_keys.PR_DEFAULTS["branch"]  # None: the checked-out branch
-    base: str | None = pr_keys.PR_DEFAULTS["base"]  # None: the repository's default branch
-    checks: str = pr_keys.PR_DEFAULTS["checks"]
-    merge: str = pr_keys.PR_DEFAULTS["merge"]
-    interval: float = pr_keys.PR_DEFAULTS["interval"]
-    backoff_rate: float = pr_keys.PR_DEFAULTS["backoff_rate"]
-    max_interval: float = pr_keys.PR_DEFAULTS["max_interval"]
-    max_wait: float = pr_keys.PR_DEFAULTS["max_wait"]
-
-
-# A state's settings blocks, each read from and written back to its own mapping (a key's
-# row may name one more: key_row.Key.block).
-STATE_BLOCKS: dict[str, Any] = {
-    "evaluate": EvaluateConfig,
-    "route": RouteConfig,
-    "stall": StallConfig,
-    "retry": RetryConfig,
-    "learning": LearningConfig,
-    "parallel": ParallelConfig,
-    "map": MapConfig,
-    pr_keys.PR_KEY: PullRequestConfig,
+# A state's settings blocks by key, each read from and written back to its own mapping (a
+# key's row may name one more: key_row.Key.block): the dataclass's "MODULE:CLASS" name,
+# MODULE under little_loops.fsm (block_class loads it).
+STATE_BLOCKS: dict[str, str] = {
+    "evaluate": "evaluators.config:EvaluateConfig",
+    "route": "definition.model.blocks:RouteConfig",
+    "stall": "definition.model.policy_blocks:StallConfig",
+    "retry": "definition.model.policy_blocks:RetryConfig",
+    "learning": "definition.model.learning:LearningConfig",
+    "parallel": "definition.model.fanout:ParallelConfig",
+    "map": "definition.model.fanout:MapConfig",
+    pr_keys.PR_KEY: "definition.model.pr_block:PullRequestConfig",
 }
+# The loop's blocks that are None when the file leaves them out, by key, named so.
+LOOP_BLOCKS: dict[str, str] = {
+    "stall": STATE_BLOCKS["stall"],
+    "notify": "definition.model.policy_blocks:NotifyConfig",
+    "retry": STATE_BLOCKS["retry"],
+    "circuit": "definition.model.circuit:CircuitConfig",
+}
+
+
+@cache
+def block_class(name: str) -> Any:
+    """The block dataclass *name* names ("MODULE:CLASS", MODULE under little_loops.fsm), its
+    module imported the first time (a loop without the block never loads it)."""
+    module, _, cls = name.partition(":")
+    return getattr(import_module(f"little_loops.fsm.{module}"), cls)
 
 
 def yaml_key(field_name: str) -> str:

@@ -1,4 +1,4 @@
-"""The loop's `circuit:` block (little-loops'): a breaker for a step failing the same way."""
+"""The loop's `circuit:` block as dataclasses (loaded when a file has one)."""
 
 from __future__ import annotations
 
@@ -6,23 +6,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from little_loops.fsm.definition.model.block_values import block_problem
 from little_loops.fsm.definition.model.blocks import Block
-from little_loops.fsm.definition.model.key_row import LOOP, Key
-from little_loops.fsm.values.value_checks import (
-    Check,
-    check_with,
-    integer,
-    mapping,
-    optional,
-    string,
-    string_list,
-)
 
-# `on_repeated_failure: abort` ends the run (terminated_by stall); any other word names a state.
-ABORT = "abort"
-TARGET_KEY = ("circuit", "repeated_failure", "on_repeated_failure")
-DEFAULT_WINDOW = 3
+# Its keys, their checks and docs (circuit_keys.py, which validate reads without the
+# dataclasses below), named here too.
+from little_loops.fsm.definition.model.circuit_keys import ABORT as ABORT
+from little_loops.fsm.definition.model.circuit_keys import CIRCUIT_CHECK as CIRCUIT_CHECK
+from little_loops.fsm.definition.model.circuit_keys import DEFAULT_WINDOW as DEFAULT_WINDOW
+from little_loops.fsm.definition.model.circuit_keys import KEYS as KEYS
+from little_loops.fsm.definition.model.circuit_keys import (
+    REPEATED_FAILURE_KEYS as REPEATED_FAILURE_KEYS,
+)
+from little_loops.fsm.definition.model.circuit_keys import TARGET_KEY as TARGET_KEY
+from little_loops.fsm.definition.model.circuit_keys import circuit_block as circuit_block
 
 
 @dataclass
@@ -64,36 +60,3 @@ class CircuitConfig(Block):
     def to_dict(self) -> dict[str, Any]:
         failure = self.repeated_failure
         return {} if failure is None else {"repeated_failure": failure.to_dict()}
-
-
-REPEATED_FAILURE_KEYS: dict[str, Check] = {
-    "window": integer(1),
-    "on_repeated_failure": string,
-    "progress_paths": string_list,
-    "exclude_paths": string_list,
-    "recurrent_window": optional(integer(1)),
-}
-
-
-@check_with({"type": "object", "properties": {"repeated_failure": {"type": "object"}}})
-def circuit_block(value: object) -> str | None:
-    """`circuit:`: a mapping with `repeated_failure:` (its keys checked)."""
-    problem = block_problem(value, {"repeated_failure": optional(mapping)})
-    inner = value.get("repeated_failure") if isinstance(value, Mapping) else None
-    if problem is None and isinstance(inner, Mapping):
-        problem = block_problem(inner, REPEATED_FAILURE_KEYS, "repeated_failure > ")
-    return problem
-
-
-CIRCUIT_CHECK = optional(circuit_block)
-KEYS: tuple[Key, ...] = (
-    Key(
-        "circuit",
-        (LOOP,),
-        CIRCUIT_CHECK,
-        "Breakers (little-loops'): repeated_failure: {window: N, on_repeated_failure: STATE or "
-        "abort, recurrent_window, progress_paths, exclude_paths}; the same state, exit code and "
-        "verdict N steps in a row goes there (abort: the run ends as a stall).",
-        block=CircuitConfig,
-    ),
-)

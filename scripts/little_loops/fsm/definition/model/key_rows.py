@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from little_loops.fsm.definition.model import (
-    circuit,
+    circuit_keys,
     core_keys,
     evaluate_keys,
-    fanout,
-    learning,
+    fanout_keys,
+    guard_keys,
+    learning_keys,
     pr_keys,
     ratelimit_routing,
     route_keys,
     run_keys,
-    state_guards,
 )
 from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.values.value_checks import boolean
@@ -30,10 +30,10 @@ ARTIFACT_VERSIONING = Key(
 # little-loops' runtime features: the loop's breakers, a state's waits and guards, and the
 # `evaluate:` keys of the token and stall evaluators (key_tables splices them in its tables).
 RUNTIME_ROWS: tuple[Key, ...] = (
-    *circuit.KEYS,
+    *circuit_keys.KEYS,
     ARTIFACT_VERSIONING,
     *ratelimit_routing.KEYS,
-    *state_guards.KEYS,
+    *guard_keys.KEYS,
     *evaluate_keys.KEYS,
 )
 # How a run meets its limits and guards its files.
@@ -49,8 +49,8 @@ PR_ROWS: tuple[Key, ...] = pr_keys.KEYS
 CORE_ROWS: tuple[Key, ...] = (
     *core_keys.KEYS,
     *route_keys.KEYS,
-    *learning.KEYS,
-    *fanout.KEYS,
+    *learning_keys.KEYS,
+    *fanout_keys.KEYS,
     *evaluate_keys.BASE_KEYS,
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +21,9 @@ from little_loops.fsm.actions.spec import ActionKindSpec, merged
 from little_loops.fsm.definition.model.agents import agent_kinds, filled_names, kinds_named
 from little_loops.fsm.definition.model.blocks import (
     BLOCKS_FIELD,
+    LOOP_BLOCKS,
     STATE_BLOCKS,
-    PullRequestConfig,
+    block_class,
     field_name,
     option_blocks,
     plain_keys,
@@ -43,13 +45,9 @@ from little_loops.fsm.definition.model.blocks import (
 from little_loops.fsm.definition.model.blocks import ROUTE_DEFAULT_KEY as ROUTE_DEFAULT_KEY
 from little_loops.fsm.definition.model.blocks import ROUTE_ERROR_KEY as ROUTE_ERROR_KEY
 from little_loops.fsm.definition.model.blocks import ArchiveConfig as ArchiveConfig
-from little_loops.fsm.definition.model.blocks import NotifyConfig as NotifyConfig
 from little_loops.fsm.definition.model.blocks import RateLimitConfig as RateLimitConfig
-from little_loops.fsm.definition.model.blocks import RetryConfig as RetryConfig
 from little_loops.fsm.definition.model.blocks import RouteConfig as RouteConfig
-from little_loops.fsm.definition.model.blocks import StallConfig as StallConfig
 from little_loops.fsm.definition.model.blocks import model_keys as model_keys
-from little_loops.fsm.definition.model.circuit import CircuitConfig
 from little_loops.fsm.definition.model.core_keys import ACTION_TYPES as ACTION_TYPES
 from little_loops.fsm.definition.model.core_keys import APPROVAL as APPROVAL
 from little_loops.fsm.definition.model.core_keys import OUTCOME_FAILURE as OUTCOME_FAILURE
@@ -58,11 +56,10 @@ from little_loops.fsm.definition.model.core_keys import SESSION_CONTINUE as SESS
 from little_loops.fsm.definition.model.core_keys import SESSION_FRESH as SESSION_FRESH
 from little_loops.fsm.definition.model.core_keys import SESSION_MODES as SESSION_MODES
 from little_loops.fsm.definition.model.core_keys import TERMINAL_OUTCOMES as TERMINAL_OUTCOMES
-from little_loops.fsm.definition.model.fanout import MapConfig, ParallelConfig
 from little_loops.fsm.definition.model.key_row import LOOP, Key
 from little_loops.fsm.definition.model.key_row import STATE as STATE_PLACE
 from little_loops.fsm.definition.model.key_rows import ENV_ROWS, ROWS, RUN_ROWS, SHOWN_ROWS
-from little_loops.fsm.definition.model.learning import LearningConfig
+from little_loops.fsm.definition.model.lean_methods import add_lean_methods
 from little_loops.fsm.definition.model.loop_keys import (
     DEFAULT_MAX_ITERATIONS as DEFAULT_MAX_ITERATIONS,
 )
@@ -77,7 +74,6 @@ from little_loops.fsm.definition.model.metadata import (
 from little_loops.fsm.definition.model.parameters import ParameterSpec, parse_parameters
 from little_loops.fsm.definition.model.run_keys import HANDOFF_PAUSE
 from little_loops.fsm.definition.model.spellings import ROUTE, STATE, in_our_spelling
-from little_loops.fsm.definition.model.state_guards import PruningProfileConfig, ThrottleConfig
 from little_loops.fsm.evaluators.config import (
     DEFAULT_EVALUATOR as DEFAULT_EVALUATOR,
 )
@@ -102,6 +98,14 @@ from little_loops.fsm.values.fields import non_default_items as _non_default_ite
 
 if TYPE_CHECKING:
     from little_loops.fsm.actions.custom import AgentDefinition
+    from little_loops.fsm.definition.model.circuit import CircuitConfig
+    from little_loops.fsm.definition.model.fanout import MapConfig, ParallelConfig
+    from little_loops.fsm.definition.model.learning import LearningConfig
+    from little_loops.fsm.definition.model.policy_blocks import NotifyConfig as NotifyConfig
+    from little_loops.fsm.definition.model.policy_blocks import RetryConfig as RetryConfig
+    from little_loops.fsm.definition.model.policy_blocks import StallConfig as StallConfig
+    from little_loops.fsm.definition.model.pr_block import PullRequestConfig
+    from little_loops.fsm.definition.model.state_guards import PruningProfileConfig, ThrottleConfig
 
 # A route target that means "run this state again".
 CURRENT_STATE_TOKEN = "$current"
@@ -110,7 +114,7 @@ CURRENT_STATE_TOKEN = "$current"
 COMMIT_EACH_PASS = "each_pass"
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # the two: lean_methods.py, below
 class StateConfig:
     """One state: an optional action, how to evaluate it, and where to go next."""
 
@@ -185,9 +189,9 @@ class StateConfig:
         kwargs["options"] = option_blocks(data)
         blocks = () if _STATE_BLOCKS.keys().isdisjoint(data) else _STATE_BLOCKS.items()
         for key, block in blocks:  # (most states have no block: passed over at once)
-            if isinstance(data.get(key), dict):
+            if isinstance(data.get(key), dict):  # a block's class is loaded when a file has it
                 raw = data[key] if key != "route" else in_our_spelling(ROUTE, data[key])
-                kwargs[key] = block.from_dict(raw)
+                kwargs[key] = block_class(block).from_dict(raw)
         kwargs["more"] = _more_of(data, STATE_PLACE)
         return cls(**kwargs)
 
@@ -279,7 +283,7 @@ class StateConfig:
         return EvaluateConfig(type=DEFAULT_EVALUATOR)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # the two: lean_methods.py, below
 class FSMLoop:
     """A whole loop: named states, where to start, and loop-level limits and settings."""
 
@@ -371,17 +375,17 @@ class FSMLoop:
             kwargs["llm"] = LLMConfig.from_dict(data["llm"])
         if isinstance(data.get("archive"), dict):
             kwargs["archive"] = ArchiveConfig.from_dict(data["archive"])
-        if isinstance(data.get("stall"), dict):
-            kwargs["stall"] = StallConfig.from_dict(data["stall"])
-        notify = data.get("notify")
-        kwargs["notify"] = NotifyConfig.from_dict(notify) if isinstance(notify, dict) else None
-        if isinstance(data.get("retry"), dict):
-            kwargs["retry"] = RetryConfig.from_dict(data["retry"])
+        kwargs["notify"] = None  # each block's class is loaded when the file has the block
+        for key in ("stall", "notify", "retry"):
+            if isinstance(data.get(key), dict):
+                kwargs[key] = block_class(LOOP_BLOCKS[key]).from_dict(data[key])
         rate_limit = data.get("rate_limit")  # null (validate's "left out") reads as no block
         kwargs["rate_limit"] = RateLimitConfig.from_dict(
             rate_limit if isinstance(rate_limit, dict) else {}
         )
-        kwargs["circuit"] = CircuitConfig.read(data.get("circuit"))
+        circuit = data.get("circuit")
+        is_block = isinstance(circuit, Mapping)
+        kwargs["circuit"] = block_class(LOOP_BLOCKS["circuit"]).read(circuit) if is_block else None
         if kwargs.get("context") is None:
             kwargs.pop("context", None)
         kwargs["parameters"] = parse_parameters(data.get("parameters"), data.get("context"))
@@ -519,6 +523,8 @@ class FSMLoop:
         return list(self.scope) if self.scope else ["."]
 
 
+add_lean_methods(StateConfig)
+add_lean_methods(FSMLoop)
 # The settings FSMLoop.to_dict writes as they are, after the states (then the rows').
 _WRITTEN_SETTINGS = (
     "scope",
@@ -539,8 +545,8 @@ _WRITTEN_SETTINGS = (
 _RUN_LOOP_ROWS = tuple(row for row in RUN_ROWS if LOOP in row.where)
 _STATE_FIELDS = frozenset(f.name for f in fields(StateConfig))
 _LOOP_FIELDS = frozenset(f.name for f in fields(FSMLoop))
-# A state's settings blocks: each model's own, then those a key's row names.
-_STATE_BLOCKS: dict[str, Any] = {
+# A state's settings blocks: each model's own, then those a key's row names ("MODULE:CLASS").
+_STATE_BLOCKS: dict[str, str] = {
     **STATE_BLOCKS,
     **{
         row.name: row.block
@@ -571,7 +577,7 @@ def _more_of(data: dict[str, Any], place: str) -> dict[str, Any]:
         if data.get(row.name) is not None:
             value = data[row.name]
             out[row.name] = (
-                row.block.from_dict(value)
+                block_class(row.block).from_dict(value)
                 if row.block is not None and isinstance(value, dict)
                 else value
             )
@@ -582,3 +588,13 @@ def _plain(value: Any) -> Any:
     """A value of `more` as plain data (a block written back as its mapping)."""
     to_dict = getattr(value, "to_dict", None)
     return to_dict() if callable(to_dict) else value
+
+
+# The blocks this module named before they moved (the engine's imports), loaded when asked.
+_MOVED = {f"{key.title()}Config": LOOP_BLOCKS[key] for key in ("stall", "retry", "notify")}
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        if name not in _MOVED:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return block_class(_MOVED[name])

@@ -8,7 +8,7 @@ from pathlib import Path
 from little_loops.fsm.actions.request import ActionResult
 from little_loops.fsm.definition.graph.routing import StepOutcome, follow_route
 from little_loops.fsm.definition.graph.transitions import TIMEOUT_LABEL
-from little_loops.fsm.definition.model.blocks import PullRequestConfig
+from little_loops.fsm.definition.model.pr_block import PullRequestConfig
 from little_loops.fsm.definition.model.pr_keys import CHECKS_REQUIRED
 from little_loops.fsm.definition.model.typed import OUTCOME_SUCCESS, StateConfig
 from little_loops.fsm.engine import events

@@ -9,27 +9,13 @@ from little_loops.fsm.definition.model.blocks import (
     DEFAULT_KEEP_RUNS,
     DEFAULT_RATE_LIMIT_LADDER,
     ArchiveConfig,
-    NotifyConfig,
     RateLimitConfig,
-    RetryConfig,
-    StallConfig,
 )
 
 
-def test_a_block_reads_its_known_keys_and_writes_what_differs() -> None:
-    stall = StallConfig.from_dict({"max_visits": 5, "on_stall": "done", "unknown": 1})
-    assert (stall.max_visits, stall.on_stall, stall.same_result) == (5, "done", None)
-    assert stall.to_dict() == {"max_visits": 5, "on_stall": "done"}
+def test_the_archive_block_defaults_to_its_keep() -> None:
     assert ArchiveConfig.from_dict({}).to_dict() == {}
     assert ArchiveConfig().keep == DEFAULT_KEEP_RUNS
-    assert NotifyConfig.from_dict({"command": "say hi"}).to_dict() == {"command": "say hi"}
-
-
-def test_retry_on_takes_one_verdict_or_a_list() -> None:
-    assert RetryConfig.from_dict({"on": "failure"}).on == ["failure"]
-    assert RetryConfig.from_dict({"on": ["error", 3]}).on == ["error", 3]
-    assert RetryConfig.from_dict({}).on == ["error"]
-    assert RetryConfig.from_dict({"max_attempts": 5}).to_dict() == {"max_attempts": 5}
 
 
 def test_rate_limit_defaults_to_its_ladder() -> None:

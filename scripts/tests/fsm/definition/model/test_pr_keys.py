@@ -11,11 +11,10 @@ from support.paths import REPO
 
 from little_loops.fsm.definition.checks import key_tables
 from little_loops.fsm.definition.model import key_rows
-from little_loops.fsm.definition.model.blocks import PullRequestConfig
+from little_loops.fsm.definition.model.pr_block import PullRequestConfig
 from little_loops.fsm.definition.model.pr_keys import (
     BLOCK_KEYS,
     KEYS,
-    PR_CHECKS,
     PR_DOCS,
     PR_KEY,
     REQUIRED_PR_KEYS,
@@ -46,19 +45,6 @@ def _table_rows() -> list[str]:
     found = re.search(r"<!-- pr-keys -->\n(?:.*\n){2}((?:\|.*\n)+)", text)
     assert found is not None, "docs/loop-files.md has no <!-- pr-keys --> table"
     return found.group(1).splitlines()
-
-
-def test_each_key_is_a_row_and_a_field_whose_default_is_the_rows() -> None:
-    fields = list(PullRequestConfig.__dataclass_fields__)
-    assert [row.name for row in BLOCK_KEYS] == fields
-    assert all(row.where == (PR_KEY,) for row in BLOCK_KEYS)
-    assert list(PR_CHECKS) == list(PR_DOCS) == fields
-    assert {row.name: row.check for row in BLOCK_KEYS} == PR_CHECKS
-    assert REQUIRED_PR_KEYS == ("title",)
-    defaults = PullRequestConfig()
-    assert {row.name: row.default for row in BLOCK_KEYS} == {
-        key: getattr(defaults, key) for key in fields
-    }
 
 
 def test_the_state_key_is_a_row_the_tables_docs_and_schema_read() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model.blocks import PullRequestConfig
 from little_loops.fsm.definition.model.learning import LearningConfig
+from little_loops.fsm.definition.model.pr_block import PullRequestConfig
 from little_loops.fsm.definition.model.typed import StateConfig
 from little_loops.fsm.engine.kinds.names import (
     ACTION_KIND,
