@@ -97,3 +97,46 @@ def test_a_block_s_dataclasses_are_loaded_for_a_file_that_has_it(
     assert code == 0, said
     assert f"{_MODEL}.{loaded}" in modules
     assert sorted(modules & BLOCK_MODELS) == [f"{_MODEL}.{loaded}"]
+
+
+# Each block class a library caller could import from these modules before the blocks moved
+# to modules of their own (typed imported them all; blocks was the home of the policies').
+FORMER_HOMES = {
+    "little_loops.fsm.definition.model.typed": (
+        "CircuitConfig",
+        "LearningConfig",
+        "MapConfig",
+        "NotifyConfig",
+        "ParallelConfig",
+        "PruningProfileConfig",
+        "PullRequestConfig",
+        "RetryConfig",
+        "StallConfig",
+        "ThrottleConfig",
+    ),
+    "little_loops.fsm.definition.model.blocks": (
+        "EvaluateConfig",
+        "LearningConfig",
+        "MapConfig",
+        "NotifyConfig",
+        "ParallelConfig",
+        "PullRequestConfig",
+        "RetryConfig",
+        "StallConfig",
+    ),
+}
+
+
+@pytest.mark.parametrize("module", sorted(FORMER_HOMES))
+def test_a_moved_block_is_still_imported_from_where_it_was(module: str) -> None:
+    import importlib
+
+    from little_loops.fsm.definition.model.blocks import block_class
+
+    mod = importlib.import_module(module)
+    for name in FORMER_HOMES[module]:
+        found = getattr(mod, name)  # `from MODULE import NAME` asks the same
+        assert isinstance(found, type)
+        assert found.__name__ == name
+        assert found is getattr(importlib.import_module(found.__module__), name)
+    assert block_class("definition.model.policy_blocks:StallConfig") is mod.StallConfig

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import import_module
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from little_loops.fsm.actions.registry import BY_OPTIONS_KEY
 from little_loops.fsm.definition.model import pr_keys
@@ -161,3 +161,19 @@ def plain_keys(cls: type) -> frozenset[str]:
 def option_blocks(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The options blocks of a loop or state in *data*, by key (a null one is left out)."""
     return {key: data[key] for key in BY_OPTIONS_KEY if data.get(key) is not None}
+
+
+# The block classes this module held or named before they moved to modules of their own
+# (a library caller's `from ...blocks import StallConfig`), loaded when asked.
+_MOVED = {
+    name.rpartition(":")[2]: name
+    for name in (*STATE_BLOCKS.values(), *LOOP_BLOCKS.values())
+    if name.rpartition(":")[2] != "CircuitConfig"
+}
+
+if not TYPE_CHECKING:  # (mypy: each name from its own module)
+
+    def __getattr__(name: str) -> Any:
+        if name not in _MOVED:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return block_class(_MOVED[name])

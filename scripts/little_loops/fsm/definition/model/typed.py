@@ -590,8 +590,18 @@ def _plain(value: Any) -> Any:
     return to_dict() if callable(to_dict) else value
 
 
-# The blocks this module named before they moved (the engine's imports), loaded when asked.
-_MOVED = {f"{key.title()}Config": LOOP_BLOCKS[key] for key in ("stall", "retry", "notify")}
+# The blocks this module named before they moved (the engine's imports, and a library
+# caller's `from ...typed import MapConfig`), loaded when asked.
+_MOVED = {
+    name.rpartition(":")[2]: name
+    for name in (
+        *STATE_BLOCKS.values(),
+        *LOOP_BLOCKS.values(),
+        "definition.model.state_guards:PruningProfileConfig",
+        "definition.model.state_guards:ThrottleConfig",
+    )
+    if not name.startswith(("evaluators.", "definition.model.blocks:"))
+}
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
