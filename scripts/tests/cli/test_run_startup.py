@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.bench_loops import SPIN as BENCH_SPIN
 from support.slowdown import scaled
 
 PROBE = """\
@@ -18,18 +19,7 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 print(code, " ".join(sorted(sys.modules)))
 """
 
-SPIN = """\
-name: spin
-initial: work
-max_iterations: 2
-states:
-  work:
-    action: "true"
-    on_success: $current
-    on_failure: $current
-  done:
-    terminal: true
-"""
+SPIN = BENCH_SPIN.format(n=2)
 
 # Each feature's machinery, by the key of a loop that uses it: a shell-only run loads none.
 FEATURES = {

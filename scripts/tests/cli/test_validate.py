@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support.bench_loops import HELLO
 from support.paths import DATA, REPO
 from support.slowdown import scaled
 
@@ -257,23 +258,8 @@ def test_validate_and_help_import_nothing_heavy(argv: list[str]) -> None:
 
 
 # A loop of shell actions only, each with a reference (so validate reads it with the bash
-# parser), as `scripts/dev bench` validates it.
-SHELL_ONLY = """\
-name: hello
-initial: check
-context:
-  marker: flag
-states:
-  check:
-    action: test -f "${context.marker}" && echo present || { echo missing; exit 1; }
-    on_success: done
-    on_failure: fix
-  fix:
-    action: touch "${context.marker}"
-    next: check
-  done:
-    terminal: true
-"""
+# parser): the loop `scripts/dev bench` validates.
+SHELL_ONLY = HELLO
 MODULES_PROBE = """\
 import contextlib, io, sys
 from little_loops.cli import main_loop

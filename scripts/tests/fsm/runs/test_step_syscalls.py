@@ -12,24 +12,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.bench_loops import SPIN
 from support.slowdown import scaled
 
 from little_loops.fsm.runs.eventlog import RECHECK_S
 
 pytestmark = pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
 
-SPIN = """\
-name: spin
-initial: work
-max_iterations: {n}
-states:
-  work:
-    action: "true"
-    on_success: $current
-    on_failure: $current
-  done:
-    terminal: true
-"""
 # Every call that names a path (the run's own process, not the actions it starts).
 PATH_CALLS = (
     "open,openat,openat2,creat,stat,lstat,newfstatat,statx,access,faccessat,faccessat2,"

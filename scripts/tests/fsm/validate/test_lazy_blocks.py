@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.bench_loops import HELLO
 
 PROBE = """\
 import contextlib, io, sys
@@ -24,25 +25,6 @@ BLOCK_MODELS = {
     f"{_MODEL}.{name}"
     for name in ("fanout", "learning", "circuit", "state_guards", "policy_blocks", "pr_block")
 }
-
-# The HELLO loop of scripts/bench/run.py: two shell states and a terminal.
-HELLO = """\
-name: hello
-initial: check
-context:
-  marker: flag
-states:
-  check:
-    action: test -f "${context.marker}" && echo present || { echo missing; exit 1; }
-    on_success: done
-    on_failure: fix
-  fix:
-    action: touch "${context.marker}"
-    next: check
-  done:
-    terminal: true
-max_iterations: 5
-"""
 
 
 def loaded_by(cwd: Path, *argv: str) -> tuple[int, set[str], str]:
