@@ -21,9 +21,7 @@ analysis needs an initial state that exists, to walk the graph from).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -47,7 +45,7 @@ from little_loops.fsm.definition.model.typed import (
     RouteConfig,
     StateConfig,
 )
-from little_loops.fsm.definition.reading.loader import LoadedDocument
+from little_loops.fsm.definition.reading.loader import LoadedDocument, no_cycle_collection
 from little_loops.fsm.definition.reading.loop_files import FolderNames, folder_problems
 from little_loops.fsm.definition.reading.loopdoc import load_loop, resolve_document
 from little_loops.fsm.facts.errors import (
@@ -267,21 +265,6 @@ def file_problem(exc: LoopFileError, path: str | Path) -> ValidationError:
     return ValidationError(exc.detail, line=exc.line, column=exc.column, file=file)
 
 
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Reading and checking a loop file makes objects that all live until the end (YAML
-    nodes, the data, the model) and hold no garbage cycles; the cyclic collector would walk
-    them over and over (2 s of 5 for a 20,000-state file). Reference counting still frees
-    what is dropped; what is left for the collector is collected after."""
-    enabled = gc.isenabled()
-    try:
-        gc.disable()  # in the `try`: a Ctrl-C handled as it returns still turns it on again
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def check_file(
     path: str | Path,
     folder: FolderNames | None = None,
@@ -291,7 +274,7 @@ def check_file(
     """Validate the loop file at *path*, collecting every problem instead of raising; with
     *folder*, also among the other loop files of its `.loops/` (`loop_files`); with
     *compat*, our stricter checks are warnings; *loaded*: the file, already read."""
-    with _no_cycle_collection():
+    with no_cycle_collection():
         try:
             doc = load_loop(path) if loaded is None else resolve_document(loaded)
         except LoopFileError as exc:
@@ -314,7 +297,7 @@ def load_and_validate(path: str | Path, *, compat: bool = False) -> FSMLoop:
     (both LoopDefinitionError) carrying every error when it is not a valid loop.
     Warnings do not stop a load; with *compat* our stricter checks are warnings.
     """
-    with _no_cycle_collection():
+    with no_cycle_collection():
         report = check_document(load_loop(path), compat)
     if report.errors or report.fsm is None:
         raise LoopValidationError(report.errors, source=report.path)
