@@ -3,22 +3,8 @@ state_guards.py holds (and names these rows too)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from little_loops.fsm.definition.model import guard_keys, key_rows, state_guards
-
-PROBE = "import sys, little_loops.fsm.definition.model.guard_keys; print(sorted(sys.modules))"
+from support.row_modules import check_rows_module
 
 
-def test_its_rows_load_without_the_dataclasses() -> None:
-    loaded = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True
-    ).stdout
-    assert "'little_loops.fsm.definition.model.guard_keys'" in loaded
-    assert "'little_loops.fsm.definition.model.state_guards'" not in loaded
-
-
-def test_the_model_module_names_the_same_rows_that_key_rows_gathers() -> None:
-    assert state_guards.KEYS is guard_keys.KEYS
-    assert all(row in key_rows.ROWS for row in guard_keys.KEYS)
+def test_its_rows_load_without_the_dataclasses_and_are_the_models_rows() -> None:
+    check_rows_module("guard_keys", "state_guards")
