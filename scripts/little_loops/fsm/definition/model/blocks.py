@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import import_module
@@ -163,17 +164,37 @@ def option_blocks(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {key: data[key] for key in BY_OPTIONS_KEY if data.get(key) is not None}
 
 
-# The block classes this module held or named before they moved to modules of their own
-# (a library caller's `from ...blocks import StallConfig`), loaded when asked.
-_MOVED = {
+# The block classes this module and typed.py held or named before they moved to modules of
+# their own (the engine's imports, a library caller's `from ...blocks import StallConfig` or
+# `from ...typed import MapConfig`): each module's `__getattr__` loads them when asked.
+MOVED_FROM_BLOCKS = {
     name.rpartition(":")[2]: name
     for name in (*STATE_BLOCKS.values(), *LOOP_BLOCKS.values())
     if name.rpartition(":")[2] != "CircuitConfig"
 }
+MOVED_FROM_TYPED = {
+    name.rpartition(":")[2]: name
+    for name in (
+        *STATE_BLOCKS.values(),
+        *LOOP_BLOCKS.values(),
+        "definition.model.state_guards:PruningProfileConfig",
+        "definition.model.state_guards:ThrottleConfig",
+    )
+    if not name.startswith(("evaluators.", "definition.model.blocks:"))
+}
+
+
+def loads_moved(module: str, moved: dict[str, str]) -> Callable[[str], Any]:
+    """The `__getattr__` of *module*: each name of *moved* is its block class, loaded when
+    asked; any other name is an AttributeError, as for any module."""
+
+    def moved_class(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return block_class(moved[name])
+
+    return moved_class
+
 
 if not TYPE_CHECKING:  # (mypy: each name from its own module)
-
-    def __getattr__(name: str) -> Any:
-        if name not in _MOVED:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        return block_class(_MOVED[name])
+    __getattr__ = loads_moved(__name__, MOVED_FROM_BLOCKS)

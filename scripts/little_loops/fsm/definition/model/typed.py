@@ -22,9 +22,11 @@ from little_loops.fsm.definition.model.agents import agent_kinds, filled_names, 
 from little_loops.fsm.definition.model.blocks import (
     BLOCKS_FIELD,
     LOOP_BLOCKS,
+    MOVED_FROM_TYPED,
     STATE_BLOCKS,
     block_class,
     field_name,
+    loads_moved,
     option_blocks,
     plain_keys,
     yaml_key,
@@ -590,21 +592,5 @@ def _plain(value: Any) -> Any:
     return to_dict() if callable(to_dict) else value
 
 
-# The blocks this module named before they moved (the engine's imports, and a library
-# caller's `from ...typed import MapConfig`), loaded when asked.
-_MOVED = {
-    name.rpartition(":")[2]: name
-    for name in (
-        *STATE_BLOCKS.values(),
-        *LOOP_BLOCKS.values(),
-        "definition.model.state_guards:PruningProfileConfig",
-        "definition.model.state_guards:ThrottleConfig",
-    )
-    if not name.startswith(("evaluators.", "definition.model.blocks:"))
-}
-if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        if name not in _MOVED:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        return block_class(_MOVED[name])
+if not TYPE_CHECKING:  # the blocks it named before they moved (blocks.MOVED_FROM_TYPED)
+    __getattr__ = loads_moved(__name__, MOVED_FROM_TYPED)
