@@ -27,7 +27,9 @@ _RULES: tuple[tuple[str, str], ...] = (
     ),
     (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>"),  # a clock time: 23:07:38, 00:00:01.5
     (r"\b\d+m\d+(?:\.\d+)?s\b", "<duration>"),  # bash's `time`: 0m0.004s
-    (rf"(?<![\w.])\d+(?:\.\d+)?\s?{_UNITS}\b", "<duration>"),
+    # pytest adds the clock form past a minute (`in 65.00s (0:01:05)`): one duration, so a
+    # suite taking 59 s and then 61 s prints the same masked line.
+    (rf"(?<![\w.])\d+(?:\.\d+)?\s?{_UNITS}\b(?: \(\d+:\d{{2}}:\d{{2}}\))?", "<duration>"),
     (r"(?i:\bpid\b)[\s:=#]*\d+", "pid <pid>"),  # `pid 4242`, `PID: 4242`, `pid=4242`
     (r"\b0x[0-9a-fA-F]{6,}\b", "0x<address>"),  # `<Foo object at 0x7f3a2c1b9d60>`
 )
