@@ -195,16 +195,7 @@ class _GraphChecker:
                         self.add(
                             (*path, key), "ignored: route decides where this state goes", "warning"
                         )
-        idle = state.idle_timeout
-        kind = self.kind_for(state)
-        quiet = kind.quiet_seconds
-        if idle is not None and quiet is not None and idle < quiet and state.action:
-            self.add(
-                (*path, "idle_timeout"),
-                f"{idle:g}s is short for a {kind.shown_as} action: {kind.quiet_reason}; "
-                f"{quiet:g}s or more is safer",
-                "warning",
-            )
+        self.idle_timeout(path, state)
         if state.on_maintain is not None:
             if not state.terminal:
                 self.add((*path, "on_maintain"), "only used by terminal states", "warning")
@@ -231,6 +222,22 @@ class _GraphChecker:
             )
         elif (prose := sentence_warning(state)) is not None:
             self.add((*path, "action"), prose, "warning")
+
+    def idle_timeout(self, path: KeyPath, state: StateConfig) -> None:
+        """An `idle_timeout:` shorter than its action's kind stays quiet for (only a state
+        with one asks its kind: that may import the kind's module)."""
+        idle = state.idle_timeout
+        if idle is None or not state.action:
+            return
+        kind = self.kind_for(state)
+        quiet = kind.quiet_seconds
+        if quiet is not None and idle < quiet:
+            self.add(
+                (*path, "idle_timeout"),
+                f"{idle:g}s is short for a {kind.shown_as} action: {kind.quiet_reason}; "
+                f"{quiet:g}s or more is safer",
+                "warning",
+            )
 
     def never_given(self, name: str, state: StateConfig) -> None:
         """Route keys the state's evaluator can never give: a typo (`sucess:`) or a route
