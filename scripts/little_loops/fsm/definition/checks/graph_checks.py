@@ -285,13 +285,17 @@ class _GraphChecker:
             self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
         captures = captured_names(self.fsm)
         for path, text in self.strings():
-            in_bash = len(path) == 3 and path[2] == "action" and self.shell(path[1])
+            is_action = len(path) == 3 and path[2] == "action"
+            if OPEN not in text:  # no reference, and nothing that looks like one: only
+                # a bash action's length is checked (its kind asked only when too long)
+                if is_action and (problem := too_long(text)) and self.shell(path[1]):
+                    self.add(path, problem)
+                continue
+            in_bash = is_action and self.shell(path[1])
             if in_bash:
                 problem = too_long(text)
                 if problem:
                     self.add(path, problem)
-            if OPEN not in text:
-                continue  # no reference, and nothing that looks like one
             for miss in near_misses(text):
                 self.add(
                     path,
