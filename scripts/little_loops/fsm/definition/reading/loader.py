@@ -238,16 +238,21 @@ class _Builder:
         merges = 0
         flatten = False  # whether flatten_mapping has anything to do
         for key_node, _ in node.value:
-            if key_node.tag in _FLATTENED_TAGS:
+            tag = key_node.tag
+            if tag == _STR_TAG and type(key_node) is yaml.ScalarNode:
+                key = str(key_node.value)  # most keys: what _key gives, in one step
+            elif tag in _FLATTENED_TAGS:
                 flatten = True
-            if key_node.tag == _MERGE_TAG:
-                merges += 1
-                if merges > 1:  # a key written twice, as any other; one `<<:` takes a list
-                    raise self.fail(
-                        key_node, f"duplicate key '<<' in {_where(path)} (write <<: [*a, *b])"
-                    )
-                continue
-            key = self._key(key_node)
+                if tag == _MERGE_TAG:
+                    merges += 1
+                    if merges > 1:  # a key written twice, as any other; one `<<:` takes a list
+                        raise self.fail(
+                            key_node, f"duplicate key '<<' in {_where(path)} (write <<: [*a, *b])"
+                        )
+                    continue
+                key = self._key(key_node)
+            else:
+                key = self._key(key_node)
             if key in written:
                 raise self.fail(key_node, f"duplicate key '{key}' in {_where(path)}")
             written[key] = None
@@ -256,10 +261,11 @@ class _Builder:
             self.loader.flatten_mapping(node)  # resolves `<<:` merges; later keys win
             keys = (self._key(key_node) for key_node, _ in node.value)
         out: dict[str, Any] = {}
+        lines, build = self.lines, self.build
         for (key_node, value_node), key in zip(node.value, keys, strict=True):
             key_path = (*path, key)
-            self.lines[key_path] = key_node.start_mark.line + 1
-            out[key] = self.build(value_node, key_path)
+            lines[key_path] = key_node.start_mark.line + 1
+            out[key] = build(value_node, key_path)
         return out
 
 
