@@ -303,17 +303,17 @@ class _GraphChecker:
                     "e.g. ${captured.NAME.output}); it would reach the action unchanged",
                     "warning",
                 )
+            found = checked_references(text)  # (read once: used twice in bash)
             if in_bash:
                 # An error where its references are refused for it (as before), else a
                 # warning: a branch bash never runs may hold it and the action still work.
-                refs = any(True for _ in checked_references(text))
                 for problem in escape_problems(text):
-                    self.add(path, problem, "error" if refs else "warning")
+                    self.add(path, problem, "error" if found else "warning")
                 for problem in unquotable(text):
                     self.add(path, problem, check=UNQUOTABLE_REFERENCE)
                 for note in one_word_lists(text, self.lists) + interpreted(text):
                     self.add(path, note, "warning")
-            for namespace, ref_path, fallback in checked_references(text):
+            for namespace, ref_path, fallback in found:
                 ref = f"${{{namespace}.{ref_path}}}"
                 first = ref_path.split(".", 1)[0].split("[", 1)[0]
                 if namespace not in NAMESPACES:
