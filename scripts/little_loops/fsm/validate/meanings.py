@@ -93,8 +93,8 @@ def _in_their_spelling(data: Mapping[str, Any]) -> bool:
     at_state, at_route = spellings_at(STATE), spellings_at(ROUTE)
     for _, state in _states(data):
         route = state.get("route")
-        if any(key in at_state for key in state) or (
-            isinstance(route, Mapping) and any(key in at_route for key in route)
+        if not at_state.keys().isdisjoint(state) or (
+            isinstance(route, Mapping) and not at_route.keys().isdisjoint(route)
         ):
             return True
     return False
@@ -161,8 +161,9 @@ def _routes_cannot_judge(state: Mapping[str, Any]) -> bool:
 
 
 def _judge_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
-    states = dict(_states(data))
+    states: dict[str, Mapping[str, Any]] = {}  # read when a state is noted (few are)
     for where in _evaluating(data, in_theirs, "llm_structured", without="schema"):
+        states = states or dict(_states(data))
         held = (
             ""
             if _routes_cannot_judge(states[where[1]])
@@ -204,7 +205,9 @@ def _default_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where
 
 def _prev_differs(data: Mapping[str, Any], in_theirs: bool) -> Iterator[Where]:
     initial = data.get("initial")
-    state = dict(_states(data)).get(initial) if isinstance(initial, str) else None
+    # (the initial state is most often the first: the walk stops at it)
+    found = (s for name, s in _states(data) if name == initial) if isinstance(initial, str) else ()
+    state = next(iter(found), None)
     action = state.get("action") if state is not None else None
     if isinstance(action, str) and PREV_REFERENCE in action:
         yield (

@@ -348,8 +348,10 @@ def pattern(rx: str, why: str) -> Check:
 def optional(check: Check) -> Check:
     """null is the same as leaving the key out (for fields whose default is unset)."""
 
+    find = check.find  # (called directly: a key's check runs for every state of a file)
+
     def optional(value: object) -> str | None:
-        return None if value is None else check(value)
+        return None if value is None else find(value)
 
     return Check(optional, nullable(check.json))
 

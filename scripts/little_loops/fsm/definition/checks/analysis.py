@@ -303,28 +303,31 @@ class _Analyzer:
         """Every reference in the fields of *state* the executor interpolates."""
         path: KeyPath = ("states", name)
         fields: list[tuple[KeyPath, str]] = []
-        if isinstance(state.action, str):
+        # (only a text with a reference is kept: most have none)
+        if isinstance(state.action, str) and OPEN in state.action:
             fields.append(((*path, "action"), state.action))
         if state.evaluate is not None:
             for key in interpolated_fields(state.evaluate.type):
                 value = getattr(state.evaluate, key)
-                if isinstance(value, str):
+                if isinstance(value, str) and OPEN in value:
                     fields.append(((*path, "evaluate", key), value))
         fields.extend(
-            ((*path, *t.key), t.target) for t in self.written[name] if t.key != ("on_maintain",)
+            ((*path, *t.key), t.target)
+            for t in self.written[name]
+            if OPEN in t.target and t.key != ("on_maintain",)
         )
         for where, text in fields:
-            if OPEN in text:
-                yield from expand(where, text, self.fsm.context, self.reached)
+            yield from expand(where, text, self.fsm.context, self.reached)
 
     # -- shell injection ---------------------------------------------------------------
 
     def injection(self) -> None:
         verdicts_are_text = free_text_verdicts(self.fsm)
         for name, state in self.fsm.states.items():
+            if not state.action or OPEN not in state.action:
+                continue  # (most actions: no reference, so no kind to ask)
             quoted = state.kind_entry().interpolation is Interpolation.SHELL
-            shell = quoted and not state.is_approval()
-            if not state.action or OPEN not in state.action or not shell:
+            if not quoted or state.is_approval():
                 continue
             seen: set[str] = set()
             action = ("states", name, "action")

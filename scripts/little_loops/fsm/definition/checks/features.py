@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import cache
 from importlib import import_module
 from typing import Any
@@ -49,7 +49,7 @@ class Feature:
         """True when the raw *state* has one of the keys."""
         if self._read_in_a_state.isdisjoint(state):
             return False
-        return self._in_a_state(state.get)
+        return self._in_states(_key_of, (state,))
 
     def in_file(self, data: Mapping[Any, object]) -> bool:
         """True when the raw loop *data* has one of the keys, at its top or in a state."""
@@ -64,13 +64,16 @@ class Feature:
         """True when the loop model *fsm* has one of the keys, at its top or in a state."""
         if any(getattr(fsm, key, None) is not None for key in self.loop_keys):
             return True
-        return any(self._in_a_state(_fields_of(state)) for state in fsm.states.values())
+        return self._in_states(_field_of, fsm.states.values())
 
-    def _in_a_state(self, value_of: Callable[[str], object]) -> bool:
-        """True when a state whose key's value *value_of* gives has one of the keys (a raw
-        state's or the model's: one test for both)."""
-        return any(value_of(key) is not None for key in self.state_keys) or any(
-            value_of(key) == value for key, value in self.state_values
+    def _in_states(self, value_of: Callable[[Any, str], object], states: Collection[Any]) -> bool:
+        """True when one of *states* has one of the keys, *value_of(state, key)* reading a
+        key's value (a raw state's or the model's: one test for both). Key by key over the
+        states: one pass of a generator for each key, not one call per state."""
+        return any(
+            value_of(state, key) is not None for key in self.state_keys for state in states
+        ) or any(
+            value_of(state, key) == value for key, value in self.state_values for state in states
         )
 
     def at_state(self, state: Mapping[Any, object]) -> list[Any]:
@@ -86,9 +89,14 @@ class Feature:
         return list(self.function()(fsm, *args)) if self.in_model(fsm) else []
 
 
-def _fields_of(obj: object) -> Callable[[str], object]:
-    """The value of each field of *obj* by name, None for a field it lacks."""
-    return lambda key: getattr(obj, key, None)
+def _key_of(state: Mapping[Any, object], key: str) -> object:
+    """The value of *key* in the raw *state*, None when it lacks it."""
+    return state.get(key)
+
+
+def _field_of(obj: object, key: str) -> object:
+    """The value of the field *key* of *obj*, None for a field it lacks."""
+    return getattr(obj, key, None)
 
 
 @cache

@@ -195,16 +195,7 @@ class _GraphChecker:
                         self.add(
                             (*path, key), "ignored: route decides where this state goes", "warning"
                         )
-        idle = state.idle_timeout
-        kind = self.kind_for(state)
-        quiet = kind.quiet_seconds
-        if idle is not None and quiet is not None and idle < quiet and state.action:
-            self.add(
-                (*path, "idle_timeout"),
-                f"{idle:g}s is short for a {kind.shown_as} action: {kind.quiet_reason}; "
-                f"{quiet:g}s or more is safer",
-                "warning",
-            )
+        self.idle_timeout(path, state)
         if state.on_maintain is not None:
             if not state.terminal:
                 self.add((*path, "on_maintain"), "only used by terminal states", "warning")
@@ -231,6 +222,22 @@ class _GraphChecker:
             )
         elif (prose := sentence_warning(state)) is not None:
             self.add((*path, "action"), prose, "warning")
+
+    def idle_timeout(self, path: KeyPath, state: StateConfig) -> None:
+        """An `idle_timeout:` shorter than its action's kind stays quiet for (only a state
+        with one asks its kind: that may import the kind's module)."""
+        idle = state.idle_timeout
+        if idle is None or not state.action:
+            return
+        kind = self.kind_for(state)
+        quiet = kind.quiet_seconds
+        if quiet is not None and idle < quiet:
+            self.add(
+                (*path, "idle_timeout"),
+                f"{idle:g}s is short for a {kind.shown_as} action: {kind.quiet_reason}; "
+                f"{quiet:g}s or more is safer",
+                "warning",
+            )
 
     def never_given(self, name: str, state: StateConfig) -> None:
         """Route keys the state's evaluator can never give: a typo (`sucess:`) or a route
@@ -278,13 +285,17 @@ class _GraphChecker:
             self.add(("context", where.split(".", 1)[0].split("[", 1)[0]), message)
         captures = captured_names(self.fsm)
         for path, text in self.strings():
-            in_bash = len(path) == 3 and path[2] == "action" and self.shell(path[1])
+            is_action = len(path) == 3 and path[2] == "action"
+            if OPEN not in text:  # no reference, and nothing that looks like one: only
+                # a bash action's length is checked (its kind asked only when too long)
+                if is_action and (problem := too_long(text)) and self.shell(path[1]):
+                    self.add(path, problem)
+                continue
+            in_bash = is_action and self.shell(path[1])
             if in_bash:
                 problem = too_long(text)
                 if problem:
                     self.add(path, problem)
-            if OPEN not in text:
-                continue  # no reference, and nothing that looks like one
             for miss in near_misses(text):
                 self.add(
                     path,
@@ -292,17 +303,17 @@ class _GraphChecker:
                     "e.g. ${captured.NAME.output}); it would reach the action unchanged",
                     "warning",
                 )
+            found = checked_references(text)  # (read once: used twice in bash)
             if in_bash:
                 # An error where its references are refused for it (as before), else a
                 # warning: a branch bash never runs may hold it and the action still work.
-                refs = any(True for _ in checked_references(text))
                 for problem in escape_problems(text):
-                    self.add(path, problem, "error" if refs else "warning")
+                    self.add(path, problem, "error" if found else "warning")
                 for problem in unquotable(text):
                     self.add(path, problem, check=UNQUOTABLE_REFERENCE)
                 for note in one_word_lists(text, self.lists) + interpreted(text):
                     self.add(path, note, "warning")
-            for namespace, ref_path, fallback in checked_references(text):
+            for namespace, ref_path, fallback in found:
                 ref = f"${{{namespace}.{ref_path}}}"
                 first = ref_path.split(".", 1)[0].split("[", 1)[0]
                 if namespace not in NAMESPACES:

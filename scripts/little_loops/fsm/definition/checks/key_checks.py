@@ -53,6 +53,10 @@ KeyPath = tuple[str | int, ...]
 YAMLMapping = Mapping[Any, object]
 
 
+# The keys `kind_state` reads in a state: its options blocks and the other keys of some kinds.
+_KIND_KEYS = frozenset((*OPTION_KEYS, *KIND_STATE_KEYS))
+
+
 class _Checker:
     """Walks one definition, collecting problems with their key paths."""
 
@@ -129,9 +133,11 @@ class _Checker:
     def kind_state(self, state: YAMLMapping, path: KeyPath) -> None:
         """A key only some action kinds use (an options block, `session:` ...) only on a
         state of one of them; a kind's options block holds options of its table."""
+        if _KIND_KEYS.isdisjoint(state):
+            return  # (most states have none of these keys: passed over at once)
         for key in OPTION_KEYS:
             block = state.get(key)
-            if block is not None and isinstance(block, Mapping):  # (most states have none)
+            if block is not None and isinstance(block, Mapping):
                 self.keys(block, (*path, key), OPTION_KEYS[key])
         action = state.get("action")
         entry = entry_of(state.get("action_type"), action)

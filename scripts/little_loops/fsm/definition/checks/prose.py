@@ -34,11 +34,12 @@ def reads_like_a_sentence(action: str) -> bool:
     text = action.strip()
     if text.startswith("${"):
         return False  # the command is only known at run time
-    text = re.sub(_REFERENCE, " ", text)
-    if re.search(_SHELL_SYNTAX, text):
-        return False
+    if "${" in text:  # (most actions have no reference: no pattern to run then)
+        text = re.sub(_REFERENCE, " ", text)
     words = text.split()
-    if len(words) < _MIN_WORDS or not re.fullmatch(_FIRST, words[0]):
+    if len(words) < _MIN_WORDS or re.search(_SHELL_SYNTAX, text):
+        return False  # (the cheap test first: most commands are short)
+    if not re.fullmatch(_FIRST, words[0]):
         return False
     first = words[0]
     if first in _BASH_WORDS or shutil.which(first) is not None:

@@ -78,6 +78,7 @@ class LoopGraph:
         self.out: dict[str, list[Edge]] = {}
         loop_stall = fsm.stall.on_stall if fsm.stall is not None else None
         breaker = fsm.circuit.target if fsm.circuit is not None else None
+        caps = cap_routes(fsm)
         for name, state in fsm.states.items():
             written = self.written[name] = declared(state)
             out = [_edge(name, t) for t in written]
@@ -86,7 +87,7 @@ class LoopGraph:
                 out.append(_edge(name, restarted, RESTART))
             if loop_stall is not None and not state.terminal:
                 out.append(Edge(name, STALL_LABEL, loop_stall, LOOP_STALL_KEY, LOOP_STALL))
-            for key, target in cap_routes(fsm) if not state.terminal else ():
+            for key, target in caps if not state.terminal else ():
                 out.append(Edge(name, key.removeprefix("on_"), target, (key,), LOOP_CAP))
             if breaker is not None and not state.terminal:
                 out.append(Edge(name, STALL_LABEL, breaker, CIRCUIT_KEY, LOOP_STALL))

@@ -161,7 +161,12 @@ def plain_keys(cls: type) -> frozenset[str]:
 
 def option_blocks(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The options blocks of a loop or state in *data*, by key (a null one is left out)."""
+    if _OPTIONS_KEYS.isdisjoint(data):
+        return {}  # (most have none: passed over at once)
     return {key: data[key] for key in BY_OPTIONS_KEY if data.get(key) is not None}
+
+
+_OPTIONS_KEYS = frozenset(BY_OPTIONS_KEY)
 
 
 # The block classes this module and typed.py held or named before they moved to modules of

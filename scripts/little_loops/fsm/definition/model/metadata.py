@@ -175,10 +175,20 @@ def runner_keys(has_parameters: bool, input_key: str, required: list[str]) -> li
 
 def reads_context(loop: Mapping[str, Any], key: str) -> bool:
     """Whether the loop (as data, `FSMLoop.to_dict`) has a `${context.KEY...}` reference."""
+    return _reads(_as_text(loop), key)
+
+
+def _as_text(loop: Mapping[str, Any]) -> str:
+    """The loop's data as one text, for `_reads` (a big loop's is big: made once per use)."""
     import json
+
+    return json.dumps(loop, ensure_ascii=False, default=str)
+
+
+def _reads(text: str, key: str) -> bool:
+    """Whether *text* (`_as_text` of a loop) has a `${context.KEY...}` reference."""
     import re
 
-    text = json.dumps(loop, ensure_ascii=False, default=str)
     return re.search(rf"\$\{{(?:[a-z]+:)?context\.{re.escape(key)}\b", text) is not None
 
 
@@ -187,17 +197,14 @@ def runner_values(
 ) -> dict[str, Any]:
     """The values a run adds to *context* for the keys the *loop* reads (those the
     context has already are kept): the defaults above, the input's hash when it is text."""
-    added = {
-        key: value
-        for key, value in RUNNER_DEFAULTS.items()
-        if key not in context and reads_context(loop, key)
-    }
+    wanted = [key for key in RUNNER_DEFAULTS if key not in context]
     text = context.get(input_key)
-    if (
-        INPUT_HASH_KEY not in context
-        and isinstance(text, str)
-        and reads_context(loop, INPUT_HASH_KEY)
-    ):
+    hashed = INPUT_HASH_KEY not in context and isinstance(text, str)
+    if not wanted and not hashed:
+        return {}
+    loop_text = _as_text(loop)  # once for every key looked for
+    added = {key: RUNNER_DEFAULTS[key] for key in wanted if _reads(loop_text, key)}
+    if hashed and isinstance(text, str) and _reads(loop_text, INPUT_HASH_KEY):
         import hashlib  # only a loop that reads the hash loads it (OpenSSL: start-up time)
 
         added[INPUT_HASH_KEY] = hashlib.sha256(text.encode()).hexdigest()[:12]

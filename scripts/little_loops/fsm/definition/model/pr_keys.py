@@ -137,7 +137,8 @@ NOT_WITH_PR: tuple[str, ...] = ("action", "action_type", "evaluate", "next", "lo
 
 def pr_state_problems(state: Mapping[str, object]) -> list[tuple[str, str]]:
     """The keys a state with `pr:` must not have, each with why: (key, message)."""
-    if not isinstance(state.get(PR_KEY), Mapping):
+    pr = state.get(PR_KEY)
+    if pr is None or not isinstance(pr, Mapping):  # (None first: most states, and cheaper)
         return []
     return [
         (key, f"a pull-request state (`{PR_KEY}:`) runs no action: no `{key}` with it")

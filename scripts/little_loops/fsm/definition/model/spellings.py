@@ -81,6 +81,8 @@ def in_our_spelling(level: Level, data: Mapping[Any, Any]) -> dict[Any, Any]:
     """*data* (one mapping at *level*) with each other spelling's key and value written as
     ours, in place; where a file writes both, ours is kept (validation says so)."""
     table = spellings_at(level)
+    if table.keys().isdisjoint(data):
+        return dict(data)  # (most mappings have no other spelling: copied at once)
     out: dict[Any, Any] = {}
     for key, value in data.items():
         found = table.get(key) if isinstance(key, str) else None
@@ -93,7 +95,10 @@ def in_our_spelling(level: Level, data: Mapping[Any, Any]) -> dict[Any, Any]:
 
 def _twice(data: Mapping[Any, Any], level: Level) -> Iterator[tuple[str, str]]:
     """Each key written in two spellings in *data* (a mapping at *level*): (theirs, ours)."""
-    for theirs, spelling in spellings_at(level).items():
+    table = spellings_at(level)
+    if table.keys().isdisjoint(data):
+        return  # (most mappings have no other spelling: passed over at once)
+    for theirs, spelling in table.items():
         if theirs in data and spelling.ours in data:
             yield theirs, spelling.ours
 
@@ -104,7 +109,7 @@ def written_twice(state: Mapping[Any, Any]) -> Iterator[tuple[tuple[str, ...], s
     for theirs, ours in _twice(state, STATE):
         yield (theirs,), f"{theirs} and {ours} are one key written twice: keep one ({ours})"
     route = state.get("route")
-    if isinstance(route, Mapping):
+    if route is not None and isinstance(route, Mapping):  # (None first: cheaper)
         for theirs, ours in _twice(route, ROUTE):
             yield ("route", theirs), f"{theirs} and {ours} are one verdict: keep one ({ours})"
 

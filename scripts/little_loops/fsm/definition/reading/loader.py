@@ -60,6 +60,29 @@ _MAX_INT_BITS = 14_000  # about 4200 decimal digits, under Python's limit of 430
 class _LoopYamlLoader(_BaseLoader):
     """Safe loader with YAML 1.2-style booleans and numbers."""
 
+    # It has no path resolvers (a node's tag never depends on where it stands), so the
+    # composer's steps down and up have nothing to record: PyYAML's return at once too,
+    # after reading the resolvers; these are called twice per node of a big file.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
+        """PyYAML's `BaseResolver.resolve` for a loader with no path resolvers: the tag of a
+        node written with none, with the implicit resolvers of each first character (and the
+        wildcard ones after them) joined once, in `_IMPLICIT`, not on every scalar."""
+        if kind is yaml.ScalarNode:
+            if implicit[0] and value is not None:
+                for tag, regexp in _IMPLICIT.get(value[:1], _IMPLICIT_ANY):
+                    if regexp.match(value):
+                        return tag
+            return self.DEFAULT_SCALAR_TAG
+        if kind is yaml.SequenceNode:
+            return self.DEFAULT_SEQUENCE_TAG
+        return self.DEFAULT_MAPPING_TAG
+
 
 # Dates stay strings too (`released: 2001-12-14`): loop data must be plain JSON values.
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -72,6 +95,15 @@ _LoopYamlLoader.add_implicit_resolver(_BOOL_TAG, _BOOL_RE, list("tTfF"))
 # The int pattern is tried first: `12` is an int, `12.0` and `1e3` are floats.
 _LoopYamlLoader.add_implicit_resolver(_INT_TAG, INT_RE, list("-+0123456789"))
 _LoopYamlLoader.add_implicit_resolver(_FLOAT_TAG, FLOAT_RE, list("-+0123456789."))
+# The resolvers `resolve` tries for a scalar by its first character, in PyYAML's order: that
+# character's, then the wildcard ones (first character None).
+_Resolvers = tuple[tuple[str, re.Pattern[str]], ...]
+_IMPLICIT_ANY: _Resolvers = tuple(_LoopYamlLoader.yaml_implicit_resolvers.get(None, ()))
+_IMPLICIT: dict[str, _Resolvers] = {
+    first: (*resolvers, *_IMPLICIT_ANY)
+    for first, resolvers in _LoopYamlLoader.yaml_implicit_resolvers.items()
+    if first is not None
+}
 
 
 def _yaml12_number(tag: str, text: str) -> int | float:
@@ -206,16 +238,21 @@ class _Builder:
         merges = 0
         flatten = False  # whether flatten_mapping has anything to do
         for key_node, _ in node.value:
-            if key_node.tag in _FLATTENED_TAGS:
+            tag = key_node.tag
+            if tag == _STR_TAG and type(key_node) is yaml.ScalarNode:
+                key = str(key_node.value)  # most keys: what _key gives, in one step
+            elif tag in _FLATTENED_TAGS:
                 flatten = True
-            if key_node.tag == _MERGE_TAG:
-                merges += 1
-                if merges > 1:  # a key written twice, as any other; one `<<:` takes a list
-                    raise self.fail(
-                        key_node, f"duplicate key '<<' in {_where(path)} (write <<: [*a, *b])"
-                    )
-                continue
-            key = self._key(key_node)
+                if tag == _MERGE_TAG:
+                    merges += 1
+                    if merges > 1:  # a key written twice, as any other; one `<<:` takes a list
+                        raise self.fail(
+                            key_node, f"duplicate key '<<' in {_where(path)} (write <<: [*a, *b])"
+                        )
+                    continue
+                key = self._key(key_node)
+            else:
+                key = self._key(key_node)
             if key in written:
                 raise self.fail(key_node, f"duplicate key '{key}' in {_where(path)}")
             written[key] = None
@@ -224,10 +261,11 @@ class _Builder:
             self.loader.flatten_mapping(node)  # resolves `<<:` merges; later keys win
             keys = (self._key(key_node) for key_node, _ in node.value)
         out: dict[str, Any] = {}
+        lines, build = self.lines, self.build
         for (key_node, value_node), key in zip(node.value, keys, strict=True):
             key_path = (*path, key)
-            self.lines[key_path] = key_node.start_mark.line + 1
-            out[key] = self.build(value_node, key_path)
+            lines[key_path] = key_node.start_mark.line + 1
+            out[key] = build(value_node, key_path)
         return out
 
 

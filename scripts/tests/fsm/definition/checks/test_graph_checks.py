@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from little_loops.fsm.definition.checks.graph_checks import check_graph, never_given_keys
 from little_loops.fsm.definition.graph.edges import loop_graph
 from little_loops.fsm.definition.graph.verdicts import state_verdicts
@@ -109,4 +111,36 @@ def test_a_list_written_as_a_whole_argument_is_noted_and_bad_places_refused() ->
         "eval, which bash reads as code (paste it as code with ${raw:context.v} if you mean that)",
         "warning: loop 'x' > states > a > action: ${context.files} is a list: bash gets it as "
         "one word, its items joined by spaces; write ${words:context.files} for one word per item",
+    ]
+
+
+def test_only_a_state_with_an_idle_timeout_asks_its_action_s_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The warning about a short idle_timeout reads the kind of the state's action (its
+    # agent, maybe a custom one): a state without idle_timeout must not pay for that
+    # (a 20,000-state file asked 20,000 times). Counted on the model's kind_for.
+    asked: list[str | None] = []
+    real = FSMLoop.kind_for
+
+    def counting(self: FSMLoop, state: Any) -> Any:
+        asked.append(state.action)
+        return real(self, state)
+
+    monkeypatch.setattr(FSMLoop, "kind_for", counting)
+    states = {
+        "a": {"action": "echo a", "next": "b"},
+        "b": {"action": "/ll:fix", "next": "c"},
+        "c": {"action": "echo c", "idle_timeout": 5, "next": "d"},
+        "d": {"action": "/ll:fix", "idle_timeout": 5, "next": "done"},
+        "done": {"terminal": True},
+    }
+    problems = _problems(states)
+    assert asked == ["echo c", "/ll:fix"]
+    # The warning is still given where it applies (a shell action may have any).
+    assert [p for p in problems if "idle_timeout" in p] == [
+        "warning: loop 'x' > states > d > idle_timeout: 5s is short for a Claude action: "
+        "Claude Code prints a line only when a message or a tool call is finished, so a "
+        "long reply or a long tool call (a test run) is silent for longer; 120s or more is "
+        "safer"
     ]

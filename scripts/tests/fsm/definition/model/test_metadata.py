@@ -109,6 +109,28 @@ def test_a_run_adds_the_values_little_loops_runs_start_with_when_read() -> None:
     assert runner_values({"input": "abc"}, "input", {"states": {}}) == {}
 
 
+def test_a_run_s_values_encode_the_loop_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The loop is looked through for each runner key (three defaults and the input's hash):
+    # a big loop's data is encoded once for all of them, and not at all when the context
+    # has every key already.
+    import json
+
+    encoded: list[object] = []
+    real = json.dumps
+
+    def counting(value: object, **kwargs: object) -> str:
+        encoded.append(value)
+        return real(value, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json, "dumps", counting)
+    loop = {"states": {"a": {"action": "echo ${context.outcome_threshold}"}}}
+    assert runner_values({"input": "abc"}, "input", loop) == {"outcome_threshold": 65}
+    assert encoded == [loop]
+    full = {**dict.fromkeys(("readiness_threshold", "outcome_threshold")), "input_hash": "x"}
+    assert runner_values({**full, "design_tokens_context": ""}, "input", loop) == {}
+    assert encoded == [loop]
+
+
 @pytest.mark.parametrize("key", ["required_inputs", "description", "labels", "category"])
 def test_a_metadata_key_set_to_null_keeps_its_default(tmp_path: Path, key: str) -> None:
     (tmp_path / ".loops").mkdir()

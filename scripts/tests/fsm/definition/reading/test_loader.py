@@ -246,3 +246,35 @@ def test_compose_text_gives_the_nodes_with_where_each_key_is() -> None:
     assert (name_key.value, name_key.start_mark.line, name_key.start_mark.column) == ("name", 0, 0)
     (a_key, _) = states.value[0]
     assert (a_key.value, a_key.start_mark.line, a_key.start_mark.column) == ("a", 2, 2)
+
+
+def test_the_loader_s_resolver_tags_every_scalar_as_pyyaml_s_would() -> None:
+    # The loader answers the composer's `resolve` from a table joined once per first
+    # character and skips the steps down and up (it has no path resolvers): the tag of every
+    # node must stay what PyYAML's own BaseResolver gives with the same implicit resolvers.
+    import yaml
+    from yaml.resolver import BaseResolver
+
+    from little_loops.fsm.definition.reading.loader import _LoopYamlLoader
+
+    assert not _LoopYamlLoader.yaml_path_resolvers
+    loader = _LoopYamlLoader("")
+    try:
+        texts = [
+            *("", "true", "True", "FALSE", "yes", "on", "n", "null", "~", "Null", "NULL"),
+            *("12", "-1", "+7", "010", "0x1f", "0o7", "0b11", "1_000", "1:30", "1.5", ".5"),
+            *("1e3", "-.inf", ".NaN", "2001-12-14", "<<", "=", "!x", "echo 1", "s0", "é"),
+        ]
+        for text in texts:
+            for implicit in ((True, False), (False, True), (False, False), (True, True)):
+                ours = loader.resolve(yaml.ScalarNode, text, implicit)
+                assert ours == BaseResolver.resolve(loader, yaml.ScalarNode, text, implicit), (
+                    text,
+                    implicit,
+                )
+        for kind in (yaml.SequenceNode, yaml.MappingNode):
+            for implicit in (True, False):
+                ours = loader.resolve(kind, None, implicit)
+                assert ours == BaseResolver.resolve(loader, kind, None, implicit), kind
+    finally:
+        loader.dispose()
