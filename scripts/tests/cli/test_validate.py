@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support import llproc
 from support.bench_loops import HELLO
 from support.paths import DATA, REPO
 from support.slowdown import scaled
@@ -581,3 +582,73 @@ def test_a_loop_file_outside_a_loops_folder_is_not_compared_with_its_neighbours(
     (loop_project.root / "b.yaml").write_text(GOOD)
     result = loop_project.run("validate", "a.yaml", "b.yaml")
     assert (result.code, result.out) == (0, "a.yaml: ok\nb.yaml: ok\n")
+
+
+ABSURD = ("retry_backoff_rate_huge", "loop_retry_on_no_verdict", "empty_action")
+
+
+@pytest.mark.parametrize("name", ABSURD)
+def test_an_absurd_value_is_refused_by_validate_and_run_in_one_line(
+    tmp_path: Path, name: str
+) -> None:
+    # Each was accepted: a year's wait between attempts, a retry on a verdict no state
+    # gives, a check state that ran nothing and went on as if it had passed.
+    (tmp_path / ".loops").mkdir()
+    source = DATA / "invalid_loops" / f"{name}.yaml"
+    (tmp_path / source.name).write_text(source.read_text())  # named as it likes outside
+    message = expectation(source)
+    checked = llproc.ll_loop(tmp_path, "validate", source.name)
+    assert checked.returncode == ExitCode.USAGE, checked.stdout
+    [line] = checked.stdout.splitlines()
+    where, _, said = line.partition(": error: ")
+    assert (where.startswith(f"{source.name}:"), said) == (True, message)
+    ran = llproc.ll_loop(tmp_path, "run", source.name)
+    assert ran.returncode == ExitCode.USAGE, ran.stderr
+    [line] = ran.stderr.splitlines()
+    assert line.startswith("ll-loop: error: "), line
+    assert line.endswith(f": {message}"), line
+    assert not (tmp_path / ".loops" / ".running").exists()  # nothing ran
+
+
+SENSIBLE = """\
+name: deploy
+initial: gate
+context:
+  cmd: ./deploy.sh
+retry:
+  on: [failure, 75]
+  backoff_rate: 100
+states:
+  gate:
+    next: push
+  push:
+    action: ${context.cmd}
+    retry:
+      on: failure
+      interval: 2
+      backoff_rate: 100
+      max_interval: 30
+    on_success: judge
+    on_failure: done
+  judge:
+    action: did it deploy?
+    action_type: prompt
+    route:
+      success: done
+      _: done
+      _error: done
+  done:
+    terminal: true
+"""
+
+
+def test_the_values_next_to_the_absurd_ones_stay_valid(tmp_path: Path) -> None:
+    # The largest rate, a loop retry on a verdict one of its states gives (the judge's
+    # `blocked` included) and on an exit code, a state without an action, an action filled
+    # in at run time.
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "deploy.yaml").write_text(
+        SENSIBLE.replace("on: [failure, 75]", "on: [failure, 75, blocked]")
+    )
+    checked = llproc.ll_loop(tmp_path, "validate", "deploy")
+    assert (checked.returncode, checked.stdout) == (ExitCode.OK, ".loops/deploy.yaml: ok\n")
