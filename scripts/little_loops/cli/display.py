@@ -44,11 +44,18 @@ _GREEN, _RED, _YELLOW, _DIM, _BOLD, _RESET = (
 
 
 def use_color(stream: TextIO, no_color_flag: bool = False) -> bool:
-    """Colour only on a terminal, and never with --no-color or NO_COLOR set (any value)."""
+    """Colour only on a terminal that reads escapes (use_live), and never with --no-color or
+    NO_COLOR set (any value)."""
     if no_color_flag or "NO_COLOR" in os.environ:
         return False
+    return use_live(stream)
+
+
+def use_live(stream: TextIO) -> bool:
+    """Whether *stream* is a terminal that reads ANSI escapes, which colours and the live
+    ticker (its line redrawn with one) need: a TTY, but not one whose TERM is `dumb`."""
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
 def shorten(action: str, width: int = ACTION_WIDTH) -> str:

@@ -51,7 +51,7 @@ class _LogReader:
 
 def follow_command(loop_name: str, loops_dir: Path, *, no_color: bool = False) -> int:
     """Show NAME's run as `run` would, until it ends; exit with the run's exit code."""
-    from little_loops.cli.display import ProgressDisplay, use_color
+    from little_loops.cli.display import ProgressDisplay, use_color, use_live
     from little_loops.fsm.facts.outcomes import OUTCOMES, ExitCode, Status
     from little_loops.fsm.runs.liveness import run_alive
     from little_loops.fsm.runs.store import StatePersistence
@@ -59,7 +59,6 @@ def follow_command(loop_name: str, loops_dir: Path, *, no_color: bool = False) -
     store = StatePersistence(loop_name, loops_dir)
     reader = _LogReader(store)
     err = sys.stderr
-    isatty = getattr(err, "isatty", None)
     display: ProgressDisplay | None = None
     ended: int | None = None  # the exit code of the last loop_complete seen
     try:
@@ -78,7 +77,7 @@ def follow_command(loop_name: str, loops_dir: Path, *, no_color: bool = False) -
                         max_iterations=int(event.get("max_iterations") or 0),
                         loop_name=loop_name,
                         color=use_color(err, no_color),
-                        live=bool(isatty and isatty()),
+                        live=use_live(err),
                     )
                     ended = None
                 display(event)

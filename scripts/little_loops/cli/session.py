@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from little_loops.cli.display import ProgressDisplay, use_color
+from little_loops.cli.display import ProgressDisplay, use_color, use_live
 from little_loops.cli.options import RunOptions
 from little_loops.fsm.definition.model.run_keys import HANDOFF_SPAWN
 from little_loops.fsm.definition.model.typed import FSMLoop
@@ -44,7 +44,6 @@ def run_session(
     *unready*: the agents of fallback lists the preflight found unable to run here, and why.
     """
     err = sys.stderr
-    isatty = getattr(err, "isatty", None)
     ref = fsm.name if place is None else place.key(fsm.name)  # NAME@ID in a worktree
     where = ""
     if place is not None and place.in_worktree:
@@ -56,7 +55,7 @@ def run_session(
         max_iterations=fsm.max_iterations,
         loop_name=ref,
         color=use_color(err, options.no_color),
-        live=bool(isatty and isatty()) and not options.quiet,
+        live=use_live(err) and not options.quiet,
         quiet=options.quiet,
         verbose=options.verbose,
     )

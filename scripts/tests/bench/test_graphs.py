@@ -3,22 +3,15 @@ validates with the exit code it expects, so `scripts/dev bench` does not stop ha
 
 from __future__ import annotations
 
-import importlib
-import sys
 from typing import Any
 
 import pytest
-from support.paths import REPO
-
-BENCH = REPO / "scripts" / "bench"
+from support.bench_loops import bench_module
 
 
 @pytest.fixture
 def graphs(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.syspath_prepend(str(BENCH))
-    for name in ("graphs", "run"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    return importlib.import_module("graphs")
+    return bench_module(monkeypatch, "graphs")
 
 
 def test_every_case_validates_with_the_exit_code_it_expects(graphs: Any) -> None:

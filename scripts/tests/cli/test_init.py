@@ -8,26 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-PROBE = """\
-import contextlib, io, sys
-from little_loops.cli import main_loop
-with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    code = main_loop(sys.argv[1:])
-print(code, " ".join(sorted(sys.modules)))
-"""
-
-
-def loaded_by(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    code, _, modules = proc.stdout.strip().partition(" ")
-    return int(code), set(modules.split())
+from support.imports import compiled_at_import, loaded_by, other_kind_modules
 
 
 def test_help_loads_no_yaml_and_no_runner(tmp_path: Path) -> None:
@@ -108,29 +89,13 @@ def test_a_command_loads_only_its_own_module(tmp_path: Path) -> None:
 # Every regular expression the validate path would compile at import, by module. The
 # loader's are the YAML resolver's (every file read uses them); the others are compiled
 # when first used, so importing a module costs nothing it does not need.
-REGEX_PROBE = """\
-import argparse, dataclasses, enum, pathlib, re, sys, typing
-import yaml
-compiled = set()
-original = re._compile
-def spy(pattern, flags):
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "re":
-        frame = frame.f_back
-    compiled.add(frame.f_globals.get("__name__") if frame else None)
-    return original(pattern, flags)
-re._compile = spy
-import little_loops.cli.validate, little_loops.fsm.validate.loopfile
-re._compile = original
-print(" ".join(sorted(compiled)))
-"""
-
-
 def test_validate_compiles_no_regex_at_import_but_the_yaml_resolvers() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", REGEX_PROBE], capture_output=True, text=True, check=True
-    )
-    assert proc.stdout.split() == ["little_loops.fsm.definition.reading.loader"]
+    # The standard library's modules validate needs anyway are imported first: any other
+    # module the validate path imports that compiles one (textwrap, shlex ...) shows up.
+    preload = ("argparse", "dataclasses", "enum", "pathlib", "re", "typing", "yaml")
+    imports = ("little_loops.cli.validate", "little_loops.fsm.validate.loopfile")
+    code, compiled = compiled_at_import(imports=imports, preload=preload)
+    assert (code, compiled) == (0, ["little_loops.fsm.definition.reading.loader"])
 
 
 def test_the_shorthand_reads_the_run_flags_from_the_run_parser() -> None:
@@ -170,17 +135,8 @@ def test_a_loop_without_reuse_keys_loads_no_reuse_module(tmp_path: Path) -> None
     assert modules >= REUSE_MODULES
 
 
-# The built-in agent kinds: validate imports one only for a file that uses it.
-AGENT_KINDS = {
-    f"little_loops.fsm.actions.{name}"
-    for name in ("claude_code", "codex", "gemini", "opencode", "mcp_tool")
-}
-# What runs an agent or confines a step, beside the kinds: none of it is needed to check a
-# file that names no agent.
-AGENT_MACHINERY = {
-    f"little_loops.fsm.actions.{name}"
-    for name in ("custom", "sandbox", "request", "agent_kind", "supervisor", "runners")
-}
+# The built-in agent kinds (and MCP's): validate imports one only for a file that uses it.
+AGENT_KINDS = other_kind_modules()
 SHELL_LOOP = """\
 name: x
 initial: check
@@ -201,28 +157,6 @@ states:
   done:
     terminal: true
 """
-
-
-def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs(
-    tmp_path: Path,
-) -> None:
-    loop = tmp_path / "x.yaml"
-    loop.write_text(SHELL_LOOP)
-    code, modules = loaded_by(tmp_path, "validate", str(loop))
-    assert code == 0
-    assert sorted(modules & AGENT_KINDS) == []
-    ours = {m for m in modules if m.startswith("little_loops.fsm.")}
-    assert sorted(m for m in ours if m.split(".")[2] in ("engine", "runs", "processes")) == []
-    assert "subprocess" not in modules  # nothing is started to validate
-    assert "hashlib" not in modules  # a state name's hash is measured, not computed
-    # Nor a forge: the `pr` state's words are known without one.
-    assert sorted(m for m in ours if m.startswith("little_loops.fsm.forges.")) == [
-        "little_loops.fsm.forges.merge",
-        "little_loops.fsm.forges.registry",
-    ]
-    # None of what runs an agent or confines a step either: the custom agents' kind, the
-    # sandbox's command line, the request an agent is handed.
-    assert sorted(modules & AGENT_MACHINERY) == []
 
 
 # The check modules of features a loop file may have: validate imports each only for a file

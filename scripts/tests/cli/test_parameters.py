@@ -247,10 +247,26 @@ def test_a_context_file_that_is_no_mapping_is_refused(project: Path) -> None:
     assert refused(project, "fix-issue", "--context-file", "bad.yaml").startswith(
         "ll-loop: error: context file bad.yaml:2:1: "
     )
-    # an endless file is not read into memory (it filled memory until killed)
+    # a device is not read at all (/dev/zero filled memory until killed, then was read to
+    # the size cap)
     assert refused(project, "fix-issue", "--context-file", "/dev/zero") == (
-        "ll-loop: error: context file /dev/zero: larger than 32 MiB"
+        "ll-loop: error: context file /dev/zero: is a character device"
     )
+
+
+def test_a_context_file_that_is_a_fifo_is_refused_without_waiting_for_a_writer(
+    project: Path,
+) -> None:
+    # Opening a FIFO nobody writes to blocks for ever: the run hung before its first step.
+    os.mkfifo(project / "values.json")
+    proc = llproc.start(project, "run", "fix-issue", "--context-file", "values.json")
+    out, err = llproc.finish(proc, timeout=10)
+    assert (proc.returncode, out, err) == (
+        ExitCode.USAGE,
+        "",
+        "ll-loop: error: context file values.json: is a FIFO\n",
+    )
+    assert not (project / ".loops" / ".running").exists()  # no run was started
 
 
 def test_help_after_a_name_lists_its_parameters(project: Path) -> None:

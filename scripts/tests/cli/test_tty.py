@@ -1,4 +1,5 @@
-"""A terminal session (a real pty): the live ticker and colours on a TTY, none with NO_COLOR."""
+"""A terminal session (a real pty): the live ticker and colours on a TTY, none with NO_COLOR
+or on a dumb terminal."""
 
 from __future__ import annotations
 
@@ -54,4 +55,16 @@ def test_quiet_on_a_tty_has_no_ticker(sleepy: LoopProject) -> None:
     assert code == 0
     assert "running" not in screen
     assert screen.strip().endswith("\033[0m")
+    assert "Loop completed: done (1 iteration, " in screen
+
+
+def test_a_dumb_terminal_gets_no_escape_sequences(sleepy: LoopProject) -> None:
+    # TERM=dumb (Emacs' shell, some CI logs) shows escapes as text: neither colours nor the
+    # ticker, whose line is redrawn with one; the lines are those NO_COLOR gives.
+    code, screen = run_on_a_tty(sleepy, "run", "sleepy", env={"NO_COLOR": "", "TERM": "dumb"})
+    assert code == 0
+    assert "\033" not in screen, screen
+    assert "running" not in screen
+    assert "[1/50] wait → sleep 0.4" in screen
+    assert "✓ success (exit 0)" in screen
     assert "Loop completed: done (1 iteration, " in screen

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support import llproc
 from support.bench_loops import HELLO
+from support.imports import compiled_at_import, loaded_by, other_kind_modules
 from support.paths import DATA, REPO
 from support.slowdown import scaled
 
@@ -258,18 +260,25 @@ def test_validate_and_help_import_nothing_heavy(argv: list[str]) -> None:
 
 
 # A loop of shell actions only, each with a reference (so validate reads it with the bash
-# parser): the loop `scripts/dev bench` validates.
+# parser): the loop `scripts/dev bench` validates; and the same with a capture read back and
+# an evaluator of its own.
 SHELL_ONLY = HELLO
-MODULES_PROBE = """\
-import contextlib, io, sys
-from little_loops.cli import main_loop
-with contextlib.redirect_stdout(io.StringIO()):
-    code = main_loop(sys.argv[1:])
-print(code, " ".join(sorted(sys.modules)))
-"""
+CAPTURING = HELLO.replace(
+    "    on_success: done\n",
+    "    capture: seen\n    evaluate:\n      type: output_contains\n      pattern: present\n"
+    "    on_success: done\n",
+    1,
+).replace('touch "${context.marker}"\n', 'touch "${context.marker}" # ${captured.seen.output}\n')
 # Standard-library modules validate does not use: tree-sitter-bash's package imports the
-# first three for query files; JSON is for --json only.
-NOT_AT_VALIDATE = {"importlib.resources", "tempfile", "random", "json"}
+# first three for query files; JSON is for --json only; nothing is started (subprocess), a
+# state name's hash is measured, not computed (hashlib).
+NOT_AT_VALIDATE = {"importlib.resources", "tempfile", "random", "json", "subprocess", "hashlib"}
+# What runs an agent or confines a step, beside the kinds: the custom agents' kind, the
+# sandbox's command line, the request an agent is handed ...
+AGENT_MACHINERY = {
+    f"little_loops.fsm.actions.{name}"
+    for name in ("custom", "sandbox", "request", "agent_kind", "supervisor", "runners")
+}
 
 
 def _package_modules(folder: str) -> set[str]:
@@ -285,71 +294,48 @@ def _package_modules(folder: str) -> set[str]:
     }
 
 
+@pytest.mark.parametrize("text", [SHELL_ONLY, CAPTURING], ids=["hello", "capturing"])
 def test_validate_of_a_shell_only_loop_imports_no_agent_kind_engine_or_runs_module(
-    tmp_path: Path,
+    tmp_path: Path, text: str
 ) -> None:
     from little_loops.fsm.actions.custom import custom_kind
-    from little_loops.fsm.actions.registry import ENTRIES, entry_of
 
-    (tmp_path / "hello.yaml").write_text(SHELL_ONLY)
-    proc = subprocess.run(
-        [sys.executable, "-c", MODULES_PROBE, "validate", "hello.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=scaled(30),
-    )
-    code, _, names = proc.stdout.strip().partition(" ")
-    assert code == "0", proc.stdout + proc.stderr
-    loaded = set(names.split())
+    (tmp_path / "hello.yaml").write_text(text)
+    code, loaded = loaded_by(tmp_path, "validate", "hello.yaml")
+    assert code == 0
     # Every kind the registry knows but the shell's, and the loop's own agents' kind.
-    shell = entry_of(None, "true").name
-    kinds = {f"little_loops.fsm.actions.{e.module}" for e in ENTRIES.values() if e.name != shell}
-    kinds.add(custom_kind.__module__)
+    kinds = other_kind_modules() | {custom_kind.__module__}
     assert len(kinds) >= 6
     assert sorted(loaded & kinds) == []
     engine, runs = _package_modules("engine"), _package_modules("runs")
+    processes = _package_modules("processes")
     assert "little_loops.fsm.engine.executor" in engine
     assert "little_loops.fsm.runs.store" in runs
-    assert sorted(loaded & (engine | runs)) == []
+    assert "little_loops.fsm.processes.containment" in processes
+    assert sorted(loaded & (engine | runs | processes)) == []
+    assert sorted(loaded & AGENT_MACHINERY) == []
+    # Nor a forge: the `pr` state's words are known without one.
+    forges = _package_modules("forges")
+    assert sorted(loaded & forges) == [
+        "little_loops.fsm.forges",
+        "little_loops.fsm.forges.merge",
+        "little_loops.fsm.forges.registry",
+    ]
     # The actions were read with the bash parser, without what its package's __init__ loads.
     assert "tree_sitter" in loaded
     assert sorted(loaded & NOT_AT_VALIDATE) == []
 
 
-# The modules that compile a regular expression as they are imported, over a whole run of
-# the command (imports inside functions too).
-REGEX_AT_IMPORT_PROBE = """\
-import contextlib, io, re, sys
-compiled = set()
-original = re._compile
-def spy(pattern, flags):
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "re":
-        frame = frame.f_back
-    if frame is not None and frame.f_code.co_name == "<module>":
-        compiled.add(frame.f_globals.get("__name__"))
-    return original(pattern, flags)
-re._compile = spy
-from little_loops.cli import main_loop
-with contextlib.redirect_stdout(io.StringIO()):
-    code = main_loop(sys.argv[1:])
-print(code, " ".join(sorted(name for name in compiled if name.startswith("little_loops"))))
-"""
-
-
 def test_validate_of_a_shell_only_loop_compiles_no_regex_at_import_but_the_yaml_resolvers(
     tmp_path: Path,
 ) -> None:
+    # Over a whole run of the command (imports inside functions too); the standard library's
+    # own are left to cli/test_init.py's look at the imports of the validate path.
     (tmp_path / "hello.yaml").write_text(SHELL_ONLY)
-    proc = subprocess.run(
-        [sys.executable, "-c", REGEX_AT_IMPORT_PROBE, "validate", "hello.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=scaled(30),
-    )
-    assert proc.stdout.split() == ["0", "little_loops.fsm.definition.reading.loader"], proc.stderr
+    code, compiled = compiled_at_import(argv=["validate", "hello.yaml"], cwd=tmp_path)
+    assert code == 0
+    ours = [name for name in compiled if name.startswith("little_loops")]
+    assert ours == ["little_loops.fsm.definition.reading.loader"], compiled
 
 
 SETTINGS_FSM = """\
@@ -581,3 +567,73 @@ def test_a_loop_file_outside_a_loops_folder_is_not_compared_with_its_neighbours(
     (loop_project.root / "b.yaml").write_text(GOOD)
     result = loop_project.run("validate", "a.yaml", "b.yaml")
     assert (result.code, result.out) == (0, "a.yaml: ok\nb.yaml: ok\n")
+
+
+ABSURD = ("retry_backoff_rate_huge", "loop_retry_on_no_verdict", "empty_action")
+
+
+@pytest.mark.parametrize("name", ABSURD)
+def test_an_absurd_value_is_refused_by_validate_and_run_in_one_line(
+    tmp_path: Path, name: str
+) -> None:
+    # Each was accepted: a year's wait between attempts, a retry on a verdict no state
+    # gives, a check state that ran nothing and went on as if it had passed.
+    (tmp_path / ".loops").mkdir()
+    source = DATA / "invalid_loops" / f"{name}.yaml"
+    (tmp_path / source.name).write_text(source.read_text())  # named as it likes outside
+    message = expectation(source)
+    checked = llproc.ll_loop(tmp_path, "validate", source.name)
+    assert checked.returncode == ExitCode.USAGE, checked.stdout
+    [line] = checked.stdout.splitlines()
+    where, _, said = line.partition(": error: ")
+    assert (where.startswith(f"{source.name}:"), said) == (True, message)
+    ran = llproc.ll_loop(tmp_path, "run", source.name)
+    assert ran.returncode == ExitCode.USAGE, ran.stderr
+    [line] = ran.stderr.splitlines()
+    assert line.startswith("ll-loop: error: "), line
+    assert line.endswith(f": {message}"), line
+    assert not (tmp_path / ".loops" / ".running").exists()  # nothing ran
+
+
+SENSIBLE = """\
+name: deploy
+initial: gate
+context:
+  cmd: ./deploy.sh
+retry:
+  on: [failure, 75]
+  backoff_rate: 100
+states:
+  gate:
+    next: push
+  push:
+    action: ${context.cmd}
+    retry:
+      on: failure
+      interval: 2
+      backoff_rate: 100
+      max_interval: 30
+    on_success: judge
+    on_failure: done
+  judge:
+    action: did it deploy?
+    action_type: prompt
+    route:
+      success: done
+      _: done
+      _error: done
+  done:
+    terminal: true
+"""
+
+
+def test_the_values_next_to_the_absurd_ones_stay_valid(tmp_path: Path) -> None:
+    # The largest rate, a loop retry on a verdict one of its states gives (the judge's
+    # `blocked` included) and on an exit code, a state without an action, an action filled
+    # in at run time.
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "deploy.yaml").write_text(
+        SENSIBLE.replace("on: [failure, 75]", "on: [failure, 75, blocked]")
+    )
+    checked = llproc.ll_loop(tmp_path, "validate", "deploy")
+    assert (checked.returncode, checked.stdout) == (ExitCode.OK, ".loops/deploy.yaml: ok\n")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Any
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.runs.store import StatePersistence
-from support import forkserver
+from support import forkserver, llproc
 from support.slowdown import scaled
 
 STRACE = shutil.which("strace")
@@ -71,15 +70,7 @@ def ll_loop_traced(
             *("-e", "trace=write", *inject),
         ]
         if fresh:
-            done = subprocess.run(
-                [*strace, sys.executable, "-m", "little_loops.cli", *args],
-                cwd=root,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=scaled(timeout),
-                env=env,
-            )
+            done = llproc.ll_loop(root, *args, timeout=timeout, env=env, prefix=strace)
         else:
             done = _forked_traced(root, strace, args, timeout, env)
         # Each traced write is one line of the trace; the killed one is there too, unfinished.

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +33,19 @@ def start(root: Path, *args: str, env: dict[str, str] | None = None) -> subproce
 
 
 def ll_loop(
-    root: Path, *args: str, timeout: float = 20, env: dict[str, str] | None = None
+    root: Path,
+    *args: str,
+    timeout: float = 20,
+    env: dict[str, str] | None = None,
+    prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """Run `ll-loop ARGS...` in `root` to completion (with `env`, instead of this one's).
+    """Run `ll-loop ARGS...` in `root` to completion (with `env`, instead of this one's),
+    under the command *prefix* when given (`strace -f ...`).
 
     `timeout` is in idle-machine seconds, scaled by the machine's slowdown (as everywhere here).
     """
     return subprocess.run(
-        [sys.executable, "-m", "little_loops.cli", *args],
+        [*prefix, sys.executable, "-m", "little_loops.cli", *args],
         cwd=root,
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -125,7 +125,7 @@ def string(value: object) -> str | None:
 
 @check_with({"type": "string"})
 def text(value: object) -> str | None:
-    """A string that may be empty (an action or prompt of '' is odd but well-formed)."""
+    """A string that may be empty (a prompt of '' is odd but well-formed)."""
     return None if isinstance(value, str) else not_a_string(value)
 
 
@@ -240,6 +240,9 @@ ACTION_SECONDS = number(0, MAX_ACTION_SECONDS, above=True, why="about 24.8 days"
 LOOP_SECONDS = number(0, MAX_LOOP_SECONDS, above=True, why="a year")
 # Seconds to wait, none allowed (`backoff:`, a rate-limit ladder's step).
 WAIT_SECONDS = number(0, MAX_LOOP_SECONDS, why="a year")
+# How many times longer each wait is than the one before (`retry:`'s and `pr:`'s
+# `backoff_rate`): more than a hundredfold jumps from the first wait to the longest.
+BACKOFF_RATE = number(1, 100, why="a hundredfold")
 
 
 def number_or_reference(low: float | None = None) -> Check:

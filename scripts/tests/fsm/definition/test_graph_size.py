@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.bench_loops import bench_module
 from support.project import LoopProject
 
 from little_loops.fsm.definition.checks.analysis import _Analyzer, analyze
@@ -296,28 +297,18 @@ def test_used_before_set_reads_each_state_a_few_times_not_once_per_pass(n: int) 
     assert _Counting.reads <= 6 * (n + 1)
 
 
-def _captures_file(n: int) -> str:
-    """s0 -> ... -> done; each state captures its own name and reads the one before's (the
-    file of the 2,000-captures bench, scripts/bench/compare.py)."""
-    states = ["  s0:\n    action: echo 0\n    capture: c0\n    next: s1\n"]
-    for i in range(1, n):
-        after = "done" if i == n - 1 else f"s{i + 1}"
-        states.append(
-            f"  s{i}:\n    action: echo ${{captured.c{i - 1}.exit_code}}\n"
-            f"    capture: c{i}\n    next: {after}\n"
-        )
-    return "name: caps\ninitial: s0\nstates:\n" + "".join(states) + "  done:\n    terminal: true\n"
-
-
-def test_validating_a_big_file_runs_no_cyclic_collection(tmp_path: Path) -> None:
+def test_validating_a_big_file_runs_no_cyclic_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Reading and checking a file makes objects that all live to the end and hold no
     # cycles; the collector walking them again and again as they grew was half the time of
     # a 20,000-state file. Counted through gc.callbacks (not timed).
     from little_loops.fsm.definition.reading.loop_files import FolderNames
     from little_loops.fsm.validate.project_files import check_project_file
 
-    path = tmp_path / "caps.yaml"
-    path.write_text(_captures_file(2_000))
+    path = tmp_path / "captures.yaml"  # the file of the 2,000-captures bench
+    graphs = bench_module(monkeypatch, "graphs")
+    path.write_text(graphs.captures_loop(graphs.CAPTURES))
     started: list[int] = []
 
     def count(phase: str, info: dict[str, int]) -> None:

@@ -31,7 +31,11 @@ from little_loops.fsm.definition.model.pr_keys import (
     REQUIRED_PR_KEYS,
     pr_state_problems,
 )
-from little_loops.fsm.definition.model.retry_keys import RETRY_KEYS, unknown_verdicts
+from little_loops.fsm.definition.model.retry_keys import (
+    RETRY_KEYS,
+    unknown_verdicts,
+    verdicts_no_state_gives,
+)
 from little_loops.fsm.definition.model.spellings import written_twice
 from little_loops.fsm.definition.model.typed import (
     CURRENT_STATE_TOKEN,
@@ -108,6 +112,10 @@ class _Checker:
         states = data.get("states")
         if isinstance(states, Mapping):
             self.states(states)
+            retry = data.get("retry")
+            if retry is not None and isinstance(retry, Mapping):
+                for problem in verdicts_no_state_gives(retry, states):
+                    self.add(("retry", "on"), problem)
         self.llm(data)
         self.parameters(data)
         for problem in AGENT_CHECKS.at_file(data, self.project_agents):

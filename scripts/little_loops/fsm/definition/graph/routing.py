@@ -103,10 +103,25 @@ def follow_route(
 
 
 def no_route(state_name: str, outcome: StepOutcome) -> str:
-    """Why the run ends when no transition of state *state_name* matches *outcome*."""
+    """Why the run ends when no transition of state *state_name* matches *outcome*.
+
+    A sub-loop's error comes with its child's own reason (`no valid transition from ...:`
+    first); a reason already there is not said again, so a loop that runs itself, directly
+    or through another, says each once and not once per level of nesting."""
     shown = outcome.verdict if outcome.verdict is not None else "(none)"
-    detail = f"no valid transition from '{state_name}' for verdict '{shown}'"
-    return f"{detail}: {outcome.error}" if outcome.error else detail
+    detail = f"{_NO_ROUTE}{state_name}' for verdict '{shown}'"
+    if not outcome.error:
+        return detail
+    said, rest = set(), outcome.error
+    while rest.startswith(_NO_ROUTE):  # the reasons that lead the error, one by one
+        reason, found, rest = rest.partition("': ")
+        if not found:
+            break
+        said.add(f"{reason}'")
+    return outcome.error if detail in said else f"{detail}: {outcome.error}"
+
+
+_NO_ROUTE = "no valid transition from '"
 
 
 def illegal_route(

@@ -9,10 +9,10 @@ from little_loops.fsm.definition.model.key_row import STATE, Key, checks_at, doc
 from little_loops.fsm.forges import registry as forges
 from little_loops.fsm.forges.merge import MergeMethod
 from little_loops.fsm.values.value_checks import (
+    BACKOFF_RATE,
     LOOP_SECONDS,
     Check,
     mapping,
-    number,
     one_of,
     optional,
     string,
@@ -107,7 +107,7 @@ BLOCK_KEYS: tuple[Key, ...] = (
     Key(
         "backoff_rate",
         (PR_KEY,),
-        number(1, 100, why="a hundredfold"),
+        BACKOFF_RATE,
         f"Each further wait is this many times the one before. Default {DEFAULT_BACKOFF_RATE:g}.",
         default=DEFAULT_BACKOFF_RATE,
     ),

@@ -17,13 +17,13 @@ from little_loops.fsm.evaluators.registry import SPECS
 from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import (
+    BACKOFF_RATE,
     LOOP_SECONDS,
     WAIT_SECONDS,
     Check,
     check_with,
     describe,
     integer,
-    number,
     one_of,
     optional,
 )
@@ -95,7 +95,7 @@ RETRY_ROWS: tuple[Key, ...] = (
     Key(
         "backoff_rate",
         (RETRY_BLOCK,),
-        number(1),
+        BACKOFF_RATE,
         "Each further wait is this many times the one before. Default 2.0.",
         default=2.0,
     ),
@@ -151,6 +151,34 @@ def unknown_verdicts(data: Mapping[Any, object], state: Mapping[Any, object]) ->
         if isinstance(item, str) and item.removesuffix(UNCERTAIN_SUFFIX) not in known:
             hint = did_you_mean(item, known) or f" (it gives: {', '.join(known)})"
             problems.append(f"'{item}' is not a verdict of this state{hint}")
+    return problems
+
+
+def verdicts_no_state_gives(data: Mapping[Any, object], states: Mapping[Any, object]) -> list[str]:
+    """One problem for each verdict the loop's `retry:` block *data* names in `on:` that no
+    state it applies to can give: those with an action and no `retry:` of their own (none
+    when one of them does not say which verdicts it gives, or none of them has an action)."""
+    on = data.get("on")
+    if retry_on(on) is not None:
+        return []
+    given: dict[str, None] = {ERROR_VERDICT: None}
+    applies = False
+    for state in states.values():
+        if not isinstance(state, Mapping) or state.get("retry") is not None:
+            continue
+        if not state.get("action") or state.get("terminal") is True:
+            continue  # a decision state is not retried (engine/rules/retries.py)
+        verdicts = _verdicts_of(state)
+        if verdicts is None:
+            return []
+        applies = True
+        given.update(dict.fromkeys(verdicts))
+    known = tuple(given)
+    problems = []
+    for item in on if isinstance(on, list) else [on]:
+        if applies and isinstance(item, str) and item.removesuffix(UNCERTAIN_SUFFIX) not in known:
+            hint = did_you_mean(item, known) or f" (they give: {', '.join(known)})"
+            problems.append(f"'{item}' is not a verdict of any state it applies to{hint}")
     return problems
 
 

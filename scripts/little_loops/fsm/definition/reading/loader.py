@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import os
 import re
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -364,20 +366,38 @@ def load_file(path: str | Path) -> LoadedDocument:
 
 def read_file(path: str | Path) -> str:
     """The UTF-8 text of the loop (or context) file at *path*; LoopFileError when it is
-    missing, a directory, larger than MAX_FILE_BYTES or not UTF-8."""
+    missing, not a regular file, larger than MAX_FILE_BYTES or not UTF-8."""
     p = Path(path)
-    try:
-        with open(p, "rb") as handle:  # capped: `--context-file /dev/zero` must not fill memory
-            raw = handle.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:
-            raise LoopFileError(str(p), f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    except FileNotFoundError:
-        raise LoopFileError(str(p), "no such file") from None
-    except IsADirectoryError:
-        raise LoopFileError(str(p), "is a directory, not a loop file") from None
-    except OSError as exc:
-        raise LoopFileError(str(p), f"cannot read: {exc.strerror or exc}") from None
+    raw = _read_regular(p)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LoopFileError(str(p), f"not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
+def _read_regular(path: Path) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of the regular file at *path* (a link to one is
+    fine); LoopFileError when it is missing, cannot be read or is anything else. A FIFO,
+    a device or a folder is never read (a FIFO nobody writes to would hang the command,
+    `/dev/zero` never ends); a device is not even opened."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode):
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            mode = os.fstat(fd).st_mode  # what was opened: the path may have changed since
+            if not stat.S_ISREG(mode):
+                os.close(fd)
+        if not stat.S_ISREG(mode):
+            from little_loops.fsm.facts.runfile import kind_of
+
+            raise LoopFileError(str(path), f"is {kind_of(mode)}, not a loop file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as handle:  # capped: a file of gigabytes is not read whole
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise LoopFileError(str(path), "no such file") from None
+    except OSError as exc:
+        raise LoopFileError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise LoopFileError(str(path), f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    return raw

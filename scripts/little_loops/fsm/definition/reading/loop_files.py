@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from little_loops.fsm.facts.errors import ValidationError
+from little_loops.fsm.facts.errors import LoopFileError, ValidationError
 
 # Looked for in this order: a compiled FSM first, then the file as written.
 COMPILED_SUFFIX = ".fsm.yaml"  # `ll-loop compile X.yaml -o X.fsm.yaml`
@@ -80,17 +80,13 @@ def name_in_file(path: Path) -> str | None:
     cannot be read or parsed: its own validation says what is wrong with it."""
     import yaml
 
-    from little_loops.fsm.definition.reading.loader import MAX_FILE_BYTES
+    from little_loops.fsm.definition.reading.loader import read_file
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:
-            return None
-        events = yaml.parse(raw.decode("utf-8"), Loader=loader)
+        events = yaml.parse(read_file(path), Loader=loader)
         return _top_level_name(events)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    except (LoopFileError, yaml.YAMLError):
         return None
 
 

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import os
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
+from support.slowdown import scaled
 
-from little_loops.fsm.definition.reading.loader import load_file, load_text
+from little_loops.fsm.definition.reading import loader
+from little_loops.fsm.definition.reading.loader import load_file, load_text, read_file
 from little_loops.fsm.facts.errors import LoopDefinitionError, LoopFileError
 
 
@@ -204,6 +208,66 @@ def test_load_file_errors_are_one_line(tmp_path: Path) -> None:
         LoopFileError, match=r"binary\.yaml: not UTF-8 text \(bad byte at offset 6\)$"
     ):
         load_file(binary)
+
+
+def _read_in_time(path: Path) -> str:
+    """The error read_file gives for *path*, which must come without waiting: a read that
+    blocks is ended (a writer opens the FIFO and closes it) and fails the test."""
+    said: list[str] = []
+
+    def read() -> None:
+        try:
+            read_file(path)
+        except LoopFileError as exc:
+            said.append(str(exc))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(scaled(5))
+    if reader.is_alive():
+        os.close(os.open(path, os.O_WRONLY))  # the reader sees an empty file and ends
+        reader.join()
+        raise AssertionError(f"read_file({path.name}) waited for a writer")
+    assert len(said) == 1
+    return said[0]
+
+
+def test_a_file_that_is_not_a_regular_one_is_refused_unread(tmp_path: Path) -> None:
+    # Loop files, their libraries, agents.yaml and --context-file are all read here: a FIFO
+    # nobody writes to must not hang the command, nor a device be read.
+    fifo = tmp_path / "loop.yaml"
+    os.mkfifo(fifo)
+    assert _read_in_time(fifo) == f"{fifo}: is a FIFO, not a loop file"
+    with pytest.raises(LoopFileError) as info:
+        read_file("/dev/zero")
+    assert str(info.value) == "/dev/zero: is a character device, not a loop file"
+    link = tmp_path / "link.yaml"
+    link.symlink_to(fifo)
+    assert _read_in_time(link) == f"{link}: is a FIFO, not a loop file"
+    (tmp_path / "real.yaml").write_text("name: a\n")
+    (tmp_path / "to-real.yaml").symlink_to(tmp_path / "real.yaml")
+    assert read_file(tmp_path / "to-real.yaml") == "name: a\n"  # a link to a file is fine
+    huge = tmp_path / "huge.yaml"
+    with huge.open("wb") as out:
+        out.truncate(loader.MAX_FILE_BYTES + 1)
+    with pytest.raises(LoopFileError, match=r"huge\.yaml: larger than 32 MiB$"):
+        read_file(huge)
+
+
+def test_a_fifo_put_in_a_file_s_place_after_it_was_looked_at_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What is opened is checked too: the path may change between the look and the open.
+    fifo = tmp_path / "loop.yaml"
+    os.mkfifo(fifo)
+    regular = os.stat(__file__)
+
+    class LookedAtBeforeTheSwap:  # the loader's `os`, whose stat saw a regular file
+        def __getattr__(self, name: str) -> object:
+            return (lambda path: regular) if name == "stat" else getattr(os, name)
+
+    monkeypatch.setattr(loader, "os", LookedAtBeforeTheSwap())
+    assert _read_in_time(fifo) == f"{fifo}: is a FIFO, not a loop file"
 
 
 def test_keys_are_their_text() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,44 @@ def test_a_dynamic_sub_loop_that_runs_itself_stops_at_the_depth_limit(tmp_path: 
     assert "internal error" not in out
     assert "sub-loops nested more than 32 deep (does a loop run itself?)" in out
     assert out.count("↳ loop again\n") <= 32
+
+
+NO_ROUTE = "no valid transition from '{}' for verdict 'error': "
+DEPTH_ERROR = (
+    "sub-loop '${context.child}' of state 'call': sub-loops nested more than 32 deep "
+    "(does a loop run itself?)"
+)
+HOPPING = SELF_CALLING.replace("name: again", "name: other").replace("call", "hop")
+
+
+@pytest.mark.parametrize(
+    ("files", "error"),
+    [
+        # directly: each of the 32 levels wrapped its child's message in its own "no valid
+        # transition from 'call' ...", 16 times over on the last line
+        ({"again": SELF_CALLING}, NO_ROUTE.format("call") + DEPTH_ERROR),
+        # through another loop (the 32nd level is again's): each state's words once
+        (
+            {"again": SELF_CALLING.replace("child: again", "child: other"), "other": HOPPING},
+            NO_ROUTE.format("hop") + NO_ROUTE.format("call") + DEPTH_ERROR,
+        ),
+    ],
+    ids=["directly", "through-another"],
+)
+def test_a_loop_that_runs_itself_says_why_it_failed_once(
+    tmp_path: Path, files: dict[str, str], error: str
+) -> None:
+    (tmp_path / ".loops").mkdir()
+    for name, text in files.items():
+        (tmp_path / ".loops" / f"{name}.yaml").write_text(text)
+    result = ll_loop(tmp_path, "run", "again", "--json", timeout=120)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert json.loads(result.stdout)["error"] == error
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(f"Loop failed in call: {error} (1 iteration, "), last
+    for line in result.stderr.splitlines():  # no level's line says a word of it twice
+        assert line.count(NO_ROUTE.format("call")) <= 1, line
+        assert line.count("nested more than") <= 1, line
 
 
 def test_attach_and_detach(tmp_path: Path) -> None:
