@@ -332,6 +332,20 @@ def test_a_fifo_nobody_writes_to_ends_by_the_deadline(project: Path) -> None:
     assert not (project / ".loops" / ".running").exists()  # no run was started
 
 
+def test_a_read_time_that_is_no_number_of_seconds_is_refused(project: Path) -> None:
+    for given in ("abc", "0", "-1", "inf", "nan"):
+        done = in_bash(
+            project,
+            '"$1" run fix-issue --context-file <(echo "issue: 1")',
+            env={READ_SECONDS_ENV: given},
+        )
+        assert (done.returncode, done.stderr) == (
+            ExitCode.FAILED,
+            f"ll-loop: error: {READ_SECONDS_ENV}={given}: expected a number of seconds above 0\n",
+        )
+    assert not (project / ".loops" / ".running").exists()
+
+
 def test_a_pipe_held_open_without_writing_ends_by_the_deadline(project: Path) -> None:
     seconds = round(scaled(1.0), 1)
     # The writer (sleep; its stdout is the pipe, its stderr away from ours) outlives

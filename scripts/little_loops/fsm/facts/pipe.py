@@ -17,6 +17,9 @@ import tempfile
 import time
 from typing import IO
 
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.safetext import one_line
+
 READ_SECONDS = 300.0  # reading what the user named (a report's files, a context file), at most
 READ_SECONDS_ENV = "LL_LOOP_READ_SECONDS"
 _CHUNK = 64 * 1024
@@ -32,13 +35,19 @@ class PipeRefused(Exception):
 
 
 def read_seconds() -> float:
-    """How long a read may take: LL_LOOP_READ_SECONDS when it is a number above 0, else
-    READ_SECONDS."""
-    try:
-        seconds = float(os.environ.get(READ_SECONDS_ENV, ""))
-    except ValueError:
+    """How long a read may take: READ_SECONDS, or LL_LOOP_READ_SECONDS when it is set
+    (LoopRuntimeError when that is not a number of seconds above 0)."""
+    given = os.environ.get(READ_SECONDS_ENV)
+    if given is None:
         return READ_SECONDS
-    return seconds if 0 < seconds < math.inf else READ_SECONDS
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        shown = one_line(given)[:40]
+        raise LoopRuntimeError(f"{READ_SECONDS_ENV}={shown}: expected a number of seconds above 0")
+    return seconds
 
 
 def read_deadline() -> float:
