@@ -392,6 +392,15 @@ def test_a_background_run_refuses_a_pipe_before_it_starts(project: Path) -> None
     )
 
 
+def test_a_loop_file_from_a_pipe_is_still_refused(project: Path) -> None:
+    # Only a context file is read from a pipe: a loop file is read again (resume, status,
+    # a background run), so it must be a file.
+    done = in_bash(project, '"$1" run <(cat .loops/fix-issue.yaml) 1')
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert re.fullmatch(r"ll-loop: error: /dev/fd/\d+: is a FIFO, not a loop file\n", done.stderr)
+    assert not (project / ".loops" / ".running").exists()
+
+
 def test_help_after_a_name_lists_its_parameters(project: Path) -> None:
     done = run(project, "run", "fix-issue", "--help")
     assert done.returncode == 0, done.stderr
