@@ -64,8 +64,9 @@ def read_exports(sources: list[Path]) -> list[Report]:
     """The report of every run in the exported files *sources*, in the order given;
     LoopRuntimeError naming the file when one is not an export ll-loop can read."""
     from little_loops.fsm.facts.errors import LoopRuntimeError
+    from little_loops.fsm.facts.pipe import read_deadline
     from little_loops.fsm.runs.archive import archived_definition
-    from little_loops.fsm.runs.exported import read_deadline, unpack_export
+    from little_loops.fsm.runs.exported import unpack_export
     from little_loops.fsm.runs.report import build_report
     from little_loops.fsm.runs.store import StatePersistence
 

@@ -108,25 +108,39 @@ def parameters_help(fsm: FSMLoop) -> str:
 
 
 def arguments_from(
-    values: Sequence[str], sets: Sequence[str], context_file: str | None
+    values: Sequence[str],
+    sets: Sequence[str],
+    context_file: str | None,
+    *,
+    background: bool = False,
 ) -> Arguments:
-    """The Arguments of a command line; the context file is read here (it must be a mapping)."""
+    """The Arguments of a command line; the context file is read here (it must be a mapping).
+
+    A pipe (`--context-file <(...)`) is read in a run in the foreground; a `--background`
+    run is refused one: the detached run reads the file again, and a pipe is read once."""
     if context_file is None:
         return Arguments(tuple(values), tuple(sets))
-    file_values = read_context_file(context_file)
+    file_values = read_context_file(context_file, pipe_ok=not background)
     path = str(Path(context_file).resolve())
     return Arguments(tuple(values), tuple(sets), file_values, context_file, path)
 
 
-def read_context_file(name: str) -> dict[str, Any]:
-    """The mapping in a JSON or YAML file; LoopDefinitionError when it is not one.
+def read_context_file(name: str, *, pipe_ok: bool = True) -> dict[str, Any]:
+    """The mapping in a JSON or YAML file, or in a pipe when *pipe_ok* (read by the deadline
+    of `pipe.read_deadline`); LoopDefinitionError when it is not one.
 
     A `.json` file, or text that parses as a JSON object, is read as JSON (the `\\ud83d\\ude00`
     escapes `json.dumps` writes are one character there, an error in YAML); YAML otherwise."""
     from little_loops.fsm.definition.reading.loader import load_text, read_file
+    from little_loops.fsm.facts.pipe import read_deadline
 
+    if not pipe_ok and _is_pipe(name):
+        raise LoopDefinitionError(
+            f"context file {name}: is a pipe, which --background cannot read (the detached "
+            "run reads the file again): use a regular file"
+        )
     try:
-        text = read_file(name)
+        text = read_file(name, pipe_deadline=read_deadline() if pipe_ok else None)
         data = _json_mapping(name, text)
         if data is None:
             data = load_text(text, source=name).data
@@ -143,6 +157,17 @@ def read_context_file(name: str) -> dict[str, Any]:
             f"context file {name}: {where} has a NUL byte, which bash cannot hold"
         )
     return dict(data)
+
+
+def _is_pipe(name: str) -> bool:
+    """Whether *name* is a FIFO or a pipe (bash's `<(...)`), without opening it."""
+    import os
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(name).st_mode)
+    except OSError:
+        return False  # read_file says what is wrong with it
 
 
 def _nul_at(data: Any) -> str | None:

@@ -54,7 +54,9 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    arguments = arguments_from(args.values, args.sets, args.context_file)
+    arguments = arguments_from(
+        args.values, args.sets, args.context_file, background=args.background
+    )
     return run_command(
         args.loop,
         dataclasses.replace(options_from_args(args), arguments=arguments),

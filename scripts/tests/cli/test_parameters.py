@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 from support import llproc
+from support.slowdown import scaled
 
 from little_loops.fsm.facts.outcomes import ExitCode
+from little_loops.fsm.facts.pipe import READ_SECONDS_ENV
 
 # `show` prints every value, one bracketed word each, so a list shows as several words.
 FIX_ISSUE = """\
@@ -254,19 +261,144 @@ def test_a_context_file_that_is_no_mapping_is_refused(project: Path) -> None:
     )
 
 
-def test_a_context_file_that_is_a_fifo_is_refused_without_waiting_for_a_writer(
-    project: Path,
-) -> None:
-    # Opening a FIFO nobody writes to blocks for ever: the run hung before its first step.
+def in_bash(root: Path, script: str, env: dict[str, str] | None = None) -> CompletedProcess[str]:
+    """*script* run by real bash in *root*, `$1` the installed `ll-loop` console script: for
+    `--context-file <(...)`, which bash gives as a pipe (`/dev/fd/63`)."""
+    return subprocess.run(
+        ["bash", "-c", script, "bash", str(Path(sys.executable).parent / "ll-loop")],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=scaled(30),
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_a_context_file_from_process_substitution_is_read(project: Path) -> None:
+    # `--context-file <(jq ...)` worked in the foreground on main; refused as a FIFO after.
+    values = "issue: 7\nmode: deep\nlabels: [a, b]\n"
+    done = in_bash(project, f'"$1" run fix-issue --context-file <(printf "{values}") -q')
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert shown(project) == "[7][deep][a][b][0.5][false][notes.md][hello]"
+    done = in_bash(project, """"$1" run fix-issue --context-file <(printf '{"issue": 8}') -q""")
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert shown(project).startswith("[8][quick]")
+
+
+def test_a_fifo_whose_writer_comes_later_is_read(project: Path) -> None:
+    fifo = project / "values.yaml"
+    os.mkfifo(fifo)
+    proc = llproc.start(project, "run", "fix-issue", "--context-file", "values.yaml", "-q")
+    writer: list[int] = []
+
+    def opened() -> bool:  # a writer's open fails (ENXIO) until ll-loop has it open to read
+        try:
+            writer.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            return proc.poll() is not None  # ended without opening it: the test fails below
+        return True
+
+    llproc.wait_for(opened, timeout=20, what="ll-loop to open the FIFO")
+    for fd in writer:
+        os.write(fd, b"issue: 9\n")
+        os.close(fd)
+    out, err = llproc.finish(proc, timeout=20)
+    assert proc.returncode == ExitCode.OK, err
+    assert shown(project).startswith("[9][quick]")
+
+
+def test_a_fifo_nobody_writes_to_ends_by_the_deadline(project: Path) -> None:
+    # Opening a FIFO nobody writes to and reading it blocks for ever: the run hung before its
+    # first step. It is waited on for a writer until the read deadline, then refused.
+    seconds = round(scaled(1.0), 1)
     os.mkfifo(project / "values.json")
-    proc = llproc.start(project, "run", "fix-issue", "--context-file", "values.json")
-    out, err = llproc.finish(proc, timeout=10)
+    began = time.monotonic()
+    proc = llproc.start(
+        project,
+        "run",
+        "fix-issue",
+        "--context-file",
+        "values.json",
+        env={READ_SECONDS_ENV: str(seconds)},
+    )
+    out, err = llproc.finish(proc, timeout=seconds + 20)
     assert (proc.returncode, out, err) == (
         ExitCode.USAGE,
         "",
-        "ll-loop: error: context file values.json: is a FIFO\n",
+        f"ll-loop: error: context file values.json: not read within {seconds:g}s\n",
     )
+    assert time.monotonic() - began >= seconds  # it did wait for a writer
     assert not (project / ".loops" / ".running").exists()  # no run was started
+
+
+def test_a_read_time_that_is_no_number_of_seconds_is_refused(project: Path) -> None:
+    for given in ("abc", "0", "-1", "inf", "nan"):
+        done = in_bash(
+            project,
+            '"$1" run fix-issue --context-file <(echo "issue: 1")',
+            env={READ_SECONDS_ENV: given},
+        )
+        assert (done.returncode, done.stderr) == (
+            ExitCode.FAILED,
+            f"ll-loop: error: {READ_SECONDS_ENV}={given}: expected a number of seconds above 0\n",
+        )
+    assert not (project / ".loops" / ".running").exists()
+
+
+def test_a_pipe_held_open_without_writing_ends_by_the_deadline(project: Path) -> None:
+    seconds = round(scaled(1.0), 1)
+    # The writer (sleep; its stdout is the pipe, its stderr away from ours) outlives
+    # ll-loop: its pid is written first, to end it after.
+    writer = project / "writer.pid"
+    script = (
+        '"$1" run fix-issue --context-file '
+        "<(echo $BASHPID > writer.pid; exec sleep 600 2>/dev/null)"
+    )
+    try:
+        done = in_bash(project, script, env={READ_SECONDS_ENV: str(seconds)})
+    finally:
+        if writer.exists():
+            os.kill(int(writer.read_text()), signal.SIGKILL)
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert re.fullmatch(
+        rf"ll-loop: error: context file /dev/fd/\d+: not read within {seconds:g}s\n", done.stderr
+    ), done.stderr
+
+
+def test_an_endless_pipe_stops_at_the_size_cap(project: Path) -> None:
+    done = in_bash(project, '"$1" run fix-issue --context-file <(yes)')
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert re.fullmatch(
+        r"ll-loop: error: context file /dev/fd/\d+: larger than 32 MiB\n", done.stderr
+    ), done.stderr
+    assert not (project / ".loops" / ".running").exists()
+
+
+def test_a_background_run_refuses_a_pipe_before_it_starts(project: Path) -> None:
+    # The detached run reads the file again by its name: a pipe, read once, would be gone.
+    done = in_bash(project, """"$1" run fix-issue --background --context-file <(echo 'issue: 3')""")
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert re.fullmatch(
+        r"ll-loop: error: context file /dev/fd/\d+: is a pipe, which --background cannot "
+        r"read \(the detached run reads the file again\): use a regular file\n",
+        done.stderr,
+    ), done.stderr
+    assert not (project / ".loops" / ".running").exists()  # no run was started
+    os.mkfifo(project / "values.yaml")  # a named FIFO too, refused without waiting on it
+    assert refused(project, "fix-issue", "--background", "--context-file", "values.yaml") == (
+        "ll-loop: error: context file values.yaml: is a pipe, which --background cannot read "
+        "(the detached run reads the file again): use a regular file"
+    )
+
+
+def test_a_loop_file_from_a_pipe_is_still_refused(project: Path) -> None:
+    # Only a context file is read from a pipe: a loop file is read again (resume, status,
+    # a background run), so it must be a file.
+    done = in_bash(project, '"$1" run <(cat .loops/fix-issue.yaml) 1')
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert re.fullmatch(r"ll-loop: error: /dev/fd/\d+: is a FIFO, not a loop file\n", done.stderr)
+    assert not (project / ".loops" / ".running").exists()
 
 
 def test_help_after_a_name_lists_its_parameters(project: Path) -> None:

@@ -17,10 +17,8 @@ import gzip
 import lzma
 import os
 import re
-import select
 import stat
 import tarfile
-import tempfile
 import time
 import zlib
 from collections.abc import Callable
@@ -28,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.pipe import PipeRefused, read_deadline, read_seconds, spool
 from little_loops.fsm.facts.runfile import kind_of
 
 # What `report --from` reads of a file: members `<loop>/<run id>/<file name>`, regular files
@@ -38,7 +37,6 @@ TOTAL_BYTES = 1024 * 1024 * 1024
 MAX_MEMBERS = 100_000
 HEADER_BYTES = 1024 * 1024  # one extended header (a long name, a pax record set), at most
 ALL_HEADER_BYTES = 16 * 1024 * 1024  # all extended headers of a file together, at most
-READ_SECONDS = 300.0  # reading all the files of one report, at most
 _CHUNK = 64 * 1024
 _PER_MEMBER = 2 * tarfile.BLOCKSIZE  # a member's header and padding, past its data
 
@@ -96,7 +94,7 @@ class _Counted:
 
     def _read(self, size: int) -> bytes:
         if time.monotonic() > self._deadline:
-            raise _Refused(f"not read within {READ_SECONDS:g}s (all the files together)")
+            raise _Refused(_late())
         if self._at + size > TOTAL_BYTES + ALL_HEADER_BYTES + MAX_MEMBERS * _PER_MEMBER:
             raise _Refused(f"more than {MAX_MEMBERS:,} files or 1 GiB unpacked")
         data = self._stream.read(size)
@@ -132,38 +130,17 @@ def open_regular(source: Path, deadline: float | None = None) -> IO[bytes]:
 
 
 def _spooled(source: Path, fd: int, deadline: float) -> IO[bytes]:
-    """What the pipe *fd* gives until its writer ends (nothing when it has none), copied
-    into an unnamed temporary file: at most TOTAL_BYTES, by *deadline*."""
+    """What the pipe *fd* gives until its writer ends, copied (`pipe.spool`): at most
+    TOTAL_BYTES, by *deadline*."""
 
     def bad(why: str) -> LoopRuntimeError:
         return LoopRuntimeError(f"{source}: not a run exported by ll-loop export ({why})")
 
-    copy = tempfile.TemporaryFile()  # noqa: SIM115 (handed back open: the caller closes it)
-    poll = select.poll()
-    poll.register(fd, select.POLLIN)
-    size = 0
     try:
-        while True:
-            try:
-                data = os.read(fd, _CHUNK)
-            except BlockingIOError:  # its writer has written nothing more yet
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise bad(
-                        f"not read within {READ_SECONDS:g}s (all the files together)"
-                    ) from None
-                poll.poll(min(left, 1.0) * 1000)
-                continue
-            if not data:
-                break
-            size += len(data)
-            if size > TOTAL_BYTES:
-                raise bad("more than 1 GiB")
-            copy.write(data)
-    except BaseException:
-        copy.close()
-        raise
-    if size == 0:
+        copy = spool(fd, deadline, TOTAL_BYTES)
+    except PipeRefused as exc:
+        raise bad(_late() if exc.late else "more than 1 GiB") from None
+    if copy.seek(0, os.SEEK_END) == 0:
         copy.close()
         raise bad("nothing was written to it")
     copy.seek(0)
@@ -174,9 +151,8 @@ def _kind(source: Path, mode: int) -> LoopRuntimeError:
     return LoopRuntimeError(f"{source}: is {kind_of(mode)}, not a file ll-loop export wrote")
 
 
-def read_deadline() -> float:
-    """The monotonic time by which the files of one report must have been read."""
-    return time.monotonic() + READ_SECONDS
+def _late() -> str:
+    return f"not read within {read_seconds():g}s (all the files together)"
 
 
 def unpack_export(source: Path, into: Path, deadline: float) -> list[tuple[str, str]]:

@@ -16,8 +16,9 @@ import pytest
 from support.slowdown import scaled
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.pipe import READ_SECONDS_ENV, read_deadline
 from little_loops.fsm.runs import exported
-from little_loops.fsm.runs.exported import read_deadline, unpack_export
+from little_loops.fsm.runs.exported import unpack_export
 
 EVENTS = b'{"event":"loop_start","ts":"2026-01-01T00:00:00+00:00","loop":"one"}\n'
 MEMBER = "one/20260101-000000/one.events.jsonl"
@@ -135,16 +136,38 @@ def test_what_is_not_a_regular_file_is_refused_at_once(
     del keep
 
 
-def test_a_fifo_nobody_writes_to_ends_at_once(tmp_path: Path) -> None:
-    """A pipe is read (`report --from <(...)`); one with no writer gives nothing at once."""
+def test_a_fifo_nobody_writes_to_ends_by_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pipe is read (`report --from <(...)`); a FIFO is waited on for a writer (it said
+    "nothing was written to it" before one could open it), until the read deadline."""
+    seconds = round(scaled(1.0), 1)
+    monkeypatch.setenv(READ_SECONDS_ENV, str(seconds))
     source, _ = _special(tmp_path, "fifo")
     began = time.monotonic()
     done, _ = _report_from(source, tmp_path)
-    assert time.monotonic() - began < scaled(30)
+    assert seconds <= time.monotonic() - began < scaled(30)
     assert (done.returncode, done.stderr) == (
         1,
         f"ll-loop: error: {source}: not a run exported by ll-loop export"
-        " (nothing was written to it)",
+        f" (not read within {seconds:g}s (all the files together))",
+    )
+
+
+def test_a_pipe_whose_writer_wrote_nothing_says_so(tmp_path: Path) -> None:
+    script = '"$1" report --from <(true)'
+    ll_loop = str(Path(sys.executable).parent / "ll-loop")
+    done = subprocess.run(
+        ["bash", "-c", script, "bash", ll_loop],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=scaled(30),
+    )
+    assert done.returncode == 1
+    assert done.stderr.endswith(
+        ": not a run exported by ll-loop export (nothing was written to it)\n"
     )
 
 

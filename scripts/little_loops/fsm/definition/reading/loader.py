@@ -364,36 +364,47 @@ def load_file(path: str | Path) -> LoadedDocument:
     return load_text(read_file(path), source=str(path))
 
 
-def read_file(path: str | Path) -> str:
+def read_file(path: str | Path, *, pipe_deadline: float | None = None) -> str:
     """The UTF-8 text of the loop (or context) file at *path*; LoopFileError when it is
-    missing, not a regular file, larger than MAX_FILE_BYTES or not UTF-8."""
+    missing, not a regular file, larger than MAX_FILE_BYTES or not UTF-8.
+
+    With *pipe_deadline* (a monotonic time, `pipe.read_deadline()`) a pipe is read too (a
+    FIFO, bash's `<(...)`: a context file), until its writer ends, by then (`pipe.spool`)."""
     p = Path(path)
-    raw = _read_regular(p)
+    raw = _read_regular(p, pipe_deadline)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LoopFileError(str(p), f"not UTF-8 text (bad byte at offset {exc.start})") from None
 
 
-def _read_regular(path: Path) -> bytes:
+def _read_regular(path: Path, pipe_deadline: float | None) -> bytes:
     """At most MAX_FILE_BYTES + 1 bytes of the regular file at *path* (a link to one is
-    fine); LoopFileError when it is missing, cannot be read or is anything else. A FIFO,
-    a device or a folder is never read (a FIFO nobody writes to would hang the command,
-    `/dev/zero` never ends); a device is not even opened."""
+    fine), or of the pipe there when *pipe_deadline* is given; LoopFileError when it is
+    missing, cannot be read or is anything else. A device or a folder is never read
+    (`/dev/zero` never ends) nor even opened, a FIFO only with a deadline (one nobody
+    writes to would hang the command)."""
+
+    def readable(mode: int) -> bool:
+        return stat.S_ISREG(mode) or (pipe_deadline is not None and stat.S_ISFIFO(mode))
+
     try:
         mode = os.stat(path).st_mode
-        if stat.S_ISREG(mode):
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) if readable(mode) else -1
+        if fd >= 0:
             mode = os.fstat(fd).st_mode  # what was opened: the path may have changed since
-            if not stat.S_ISREG(mode):
+            if not readable(mode):
                 os.close(fd)
-        if not stat.S_ISREG(mode):
+        if not readable(mode):
             from little_loops.fsm.facts.runfile import kind_of
 
             raise LoopFileError(str(path), f"is {kind_of(mode)}, not a loop file")
-        os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as handle:  # capped: a file of gigabytes is not read whole
-            raw = handle.read(MAX_FILE_BYTES + 1)
+            if pipe_deadline is not None and stat.S_ISFIFO(mode):
+                raw = _from_pipe(path, fd, pipe_deadline)
+            else:
+                os.set_blocking(fd, True)
+                raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise LoopFileError(str(path), "no such file") from None
     except OSError as exc:
@@ -401,3 +412,16 @@ def _read_regular(path: Path) -> bytes:
     if len(raw) > MAX_FILE_BYTES:
         raise LoopFileError(str(path), f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     return raw
+
+
+def _from_pipe(path: Path, fd: int, deadline: float) -> bytes:
+    """What the pipe *fd* at *path* gives (`pipe.spool`), by *deadline*; LoopFileError past
+    it or past MAX_FILE_BYTES."""
+    from little_loops.fsm.facts.pipe import PipeRefused, spool
+
+    try:
+        with spool(fd, deadline, MAX_FILE_BYTES) as copy:
+            return copy.read()
+    except PipeRefused as exc:
+        why = str(exc) if exc.late else f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+        raise LoopFileError(str(path), why) from None

@@ -1,0 +1,89 @@
+"""A pipe (a FIFO, bash's `<(...)`) read whole within a deadline and a size cap, the one way.
+
+Someone else's command writes a pipe: it may write nothing for ever (a FIFO nobody writes
+to, `<(sleep 1000)`) or never end (`<(yes)`). What it gives is copied into an unnamed
+temporary file, a chunk at a time, until its writer ends (a FIFO no writer has opened
+yet is waited on, as `cat` would); never past the deadline (the
+monotonic time `read_deadline()` gives: READ_SECONDS from now, or as many as the
+environment variable LL_LOOP_READ_SECONDS says) and never past the caller's cap.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import tempfile
+import time
+from typing import IO
+
+from little_loops.fsm.facts.errors import LoopRuntimeError
+from little_loops.fsm.facts.safetext import one_line
+
+READ_SECONDS = 300.0  # reading what the user named (a report's files, a context file), at most
+READ_SECONDS_ENV = "LL_LOOP_READ_SECONDS"
+_CHUNK = 64 * 1024
+
+
+class PipeRefused(Exception):
+    """Why a pipe was not read whole (the caller names the pipe): *late* when the deadline
+    passed, else it gave more than the cap."""
+
+    def __init__(self, why: str, *, late: bool) -> None:
+        super().__init__(why)
+        self.late = late
+
+
+def read_seconds() -> float:
+    """How long a read may take: READ_SECONDS, or LL_LOOP_READ_SECONDS when it is set
+    (LoopRuntimeError when that is not a number of seconds above 0)."""
+    given = os.environ.get(READ_SECONDS_ENV)
+    if given is None:
+        return READ_SECONDS
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        shown = one_line(given)[:40]
+        raise LoopRuntimeError(f"{READ_SECONDS_ENV}={shown}: expected a number of seconds above 0")
+    return seconds
+
+
+def read_deadline() -> float:
+    """The monotonic time by which a read begun now must have ended."""
+    return time.monotonic() + read_seconds()
+
+
+def spool(fd: int, deadline: float, cap: int) -> IO[bytes]:
+    """What the pipe *fd* (open, non-blocking) gives until its writer ends (a FIFO no
+    writer has opened yet is waited on), in an unnamed temporary file at its start;
+    PipeRefused past *deadline* or past *cap* bytes. *fd* stays open: the caller closes it."""
+    copy = tempfile.TemporaryFile()  # noqa: SIM115 (handed back open: the caller closes it)
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    size = 0
+    try:
+        while True:
+            left = deadline - time.monotonic()  # also for a writer that never stops
+            if left <= 0:
+                raise PipeRefused(f"not read within {read_seconds():g}s", late=True)
+            # Waited on before each read: read at once, a FIFO no writer has opened yet
+            # says it ended (as one whose writer is done); poll waits for a writer.
+            if not poll.poll(min(left, 1.0) * 1000):
+                continue
+            try:
+                data = os.read(fd, _CHUNK)
+            except BlockingIOError:  # woken with nothing to read after all
+                continue
+            if not data:
+                break
+            size += len(data)
+            if size > cap:
+                raise PipeRefused(f"more than {cap:,} bytes", late=False)
+            copy.write(data)
+    except BaseException:
+        copy.close()
+        raise
+    copy.seek(0)
+    return copy
