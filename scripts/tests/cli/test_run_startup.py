@@ -48,6 +48,8 @@ FEATURES = {
     "stall": {"hashlib"},
     # A prompt file without an output file, a sandbox's hidden files, a jittered retry.
     "prompt, sandbox, jitter": {"tempfile", "random"},
+    # A run's OpenTelemetry trace (OTEL_* set): its model of visits and spans.
+    "telemetry": {"little_loops.fsm.runs.telemetry"},
 }
 NOT_FOR_SHELL = set().union(*FEATURES.values())
 
