@@ -299,7 +299,7 @@ def bench_iterations(n: int, rounds: int) -> list[Row]:
             bare_times.append(bare)
             loop_times.append(loop)
             ratios.append(loop / bare)
-    figures = steps_in_process(n, 2 * rounds + 1, 3, ENV)
+    figures = steps_in_process(n, rounds, 3, ENV)  # each round the median of 3 runs
     extra = [wall / 1000 for wall, _ in figures]
     extra_cpu = [used / 1000 for _, used in figures]
     ratio = statistics.median(ratios)
