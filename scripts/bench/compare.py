@@ -34,9 +34,10 @@ from typing import Any
 
 from graphs import captures_loop, ring_loop
 from long_run import LONG, RUN_LONG
-from run import BIG, ENV, HELLO, LL_LOOP, RSS_HELPER, SPIN, STEPS_IN_PROCESS, machine
+from run import BIG, ENV, HELLO, LL_LOOP, RSS_HELPER, SPIN, machine, steps_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
+STEP_RUNS = 3  # measured runs of the steps per side and round (their median), after a warm-up
 
 
 @dataclass(frozen=True)
@@ -127,18 +128,10 @@ def spin_ratio(side: Side, root: Path, sizes: Sizes) -> tuple[float, float]:
 
 
 def step_overhead(side: Side, root: Path, sizes: Sizes) -> tuple[float, float]:
-    """Milliseconds a step of `true` costs on top of bash, in-process (engine, log, runner):
-    of the wall clock, and of the process's own CPU (on top of what a bare call costs it)."""
-    out = subprocess.run(
-        [sys.executable, "-c", STEPS_IN_PROCESS, str(sizes.steps), "1"],
-        cwd=root,
-        env=side.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    bare, loop, bare_cpu, loop_cpu = map(float, out)
-    return (loop - bare) / sizes.steps * 1000, (loop_cpu - bare_cpu) / sizes.steps * 1000
+    """Milliseconds a step of `true` costs on top of bash, in-process (engine, log, runner),
+    without the run's start-up or its first uses (run.steps_in_process): of the wall clock,
+    and of the process's own CPU (on top of what a bare call costs it)."""
+    return steps_in_process(sizes.steps, 1, STEP_RUNS, side.env, cwd=root)[0]
 
 
 def validate_captures(side: Side, root: Path, sizes: Sizes) -> tuple[float, float]:

@@ -208,36 +208,82 @@ def spin_run(root: Path, n: int) -> float:
 
 
 # One step of `ll-loop run` without its start-up: the executor, the event log and the
-# runner `ll-loop run` uses, in this process, alternating with bare bash calls. Each round
-# prints the wall seconds of both, then the CPU seconds of this process (not of bash) of
-# both: the step's own work, which a busy machine blurs least. It imports the seed paths
-# (fsm.schema, fsm.persistence), which every revision keeps: `--compare REV` runs it there too.
+# runner `ll-loop run` uses, in this process, against bare bash calls from it. A warm-up
+# run (not counted) pays for the imports and first uses a step makes; then each round
+# times RUNS runs of N steps and RUNS of 1 step, each in a fresh folder, alternating with
+# N - 1 bare calls: a run of N steps less a run of 1 is N - 1 steps without the run's start
+# and end (its first and last events, the archive). Each round prints the steps counted,
+# the median wall seconds of the bare calls and of the steps, then the same in CPU seconds
+# of this process (not of bash): the step's own work, which a busy machine blurs least;
+# last, how many modules the counted runs imported (0: no first use was counted). It
+# imports the seed paths (fsm.schema, fsm.persistence), which every revision keeps:
+# `--compare REV` runs it there too.
 STEPS_IN_PROCESS = """\
-import resource, subprocess, sys, tempfile, time
+import resource, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 from little_loops.fsm.actions.runners import DefaultActionRunner
 from little_loops.fsm.schema import FSMLoop, StateConfig
 from little_loops.fsm.persistence import PersistentExecutor
 
-n, rounds = int(sys.argv[1]), int(sys.argv[2])
+n, rounds, runs = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 work = StateConfig(action="true", on_success="$current", on_failure="$current")
-fsm = FSMLoop(name="spin", initial="w", states={"w": work}, max_iterations=n)
 root = Path(tempfile.mkdtemp(prefix="ll-bench-steps-"))
+folders = iter(range(10**9))
 def cpu():
     used = resource.getrusage(resource.RUSAGE_SELF)
     return used.ru_utime + used.ru_stime
-for _ in range(rounds):
+def bare():
     start, used = time.perf_counter(), cpu()
-    for _ in range(n):
+    for _ in range(n - 1):
         subprocess.run(["bash", "-c", "true"], check=False)
-    bare, bare_cpu = time.perf_counter() - start, cpu() - used
+    return time.perf_counter() - start, cpu() - used
+def loop(steps):
+    fsm = FSMLoop(name="spin", initial="w", states={"w": work}, max_iterations=steps)
+    folder = root / str(next(folders))
     start, used = time.perf_counter(), cpu()
-    runner = DefaultActionRunner(cwd=root)
-    result = PersistentExecutor(fsm, loops_dir=root / ".loops", action_runner=runner).run()
-    loop, loop_cpu = time.perf_counter() - start, cpu() - used
-    assert result.iterations == n, result
-    print(bare, loop, bare_cpu, loop_cpu)
+    runner = DefaultActionRunner(cwd=folder)
+    result = PersistentExecutor(fsm, loops_dir=folder / ".loops", action_runner=runner).run()
+    took = time.perf_counter() - start, cpu() - used
+    assert result.iterations == steps, result
+    return took
+bare(), loop(n), loop(1)  # the warm-up
+for _ in range(rounds):
+    modules = len(sys.modules)
+    bares, steps = [], []
+    for _ in range(runs):
+        bares.append(bare())
+        long, short = loop(n), loop(1)
+        steps.append((long[0] - short[0], long[1] - short[1]))
+    median = [statistics.median(t[k] for t in times) for times in (bares, steps) for k in (0, 1)]
+    print(n - 1, *median, len(sys.modules) - modules)
 """
+
+
+def steps_in_process(
+    n: int, rounds: int, runs: int, env: dict[str, str], cwd: Path | None = None
+) -> list[tuple[float, float]]:
+    """Each round's (wall, CPU) milliseconds a step costs on top of bash (STEPS_IN_PROCESS)."""
+    out = subprocess.run(
+        [sys.executable, "-c", STEPS_IN_PROCESS, str(n), str(rounds), str(runs)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    figures = []
+    for line in out:
+        steps, bare, bare_cpu, loop, loop_cpu, imported = line.split()  # the order printed
+        if int(imported):
+            raise SystemExit(f"bench: the counted steps imported {imported} modules")
+        count = int(steps)
+        figures.append(
+            (
+                (float(loop) - float(bare)) / count * 1000,
+                (float(loop_cpu) - float(bare_cpu)) / count * 1000,
+            )
+        )
+    return figures
 
 
 def bench_iterations(n: int, rounds: int) -> list[Row]:
@@ -253,16 +299,9 @@ def bench_iterations(n: int, rounds: int) -> list[Row]:
             bare_times.append(bare)
             loop_times.append(loop)
             ratios.append(loop / bare)
-    pairs = subprocess.run(
-        [sys.executable, "-c", STEPS_IN_PROCESS, str(n), str(2 * rounds + 1)],
-        env=ENV,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split("\n")
-    rounds_seen = [[float(x) for x in p.split()] for p in pairs if p]
-    extra = [(loop - bare) / n for bare, loop, *_ in rounds_seen]
-    extra_cpu = [(loop - bare) / n for _, _, bare, loop in rounds_seen]
+    figures = steps_in_process(n, rounds, 3, ENV)  # each round the median of 3 runs
+    extra = [wall / 1000 for wall, _ in figures]
+    extra_cpu = [used / 1000 for _, used in figures]
     ratio = statistics.median(ratios)
     per_loop = statistics.median(loop_times) / n
     per_bare = statistics.median(bare_times) / n

@@ -48,6 +48,10 @@ FEATURES = {
     "stall": {"hashlib"},
     # A prompt file without an output file, a sandbox's hidden files, a jittered retry.
     "prompt, sandbox, jitter": {"tempfile", "random"},
+    # A `retry:`, `rate_limit:` or stall block: the classes of the policy blocks.
+    "retry, rate_limit, stall": {"little_loops.fsm.definition.model.policy_blocks"},
+    # A run's OpenTelemetry trace (OTEL_* set): its model of visits and spans.
+    "telemetry": {"little_loops.fsm.runs.telemetry"},
 }
 NOT_FOR_SHELL = set().union(*FEATURES.values())
 

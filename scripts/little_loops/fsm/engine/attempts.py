@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.actions.ratelimit import KIND_WORDS, AgentLimit
-from little_loops.fsm.definition.model.typed import RateLimitConfig, RetryConfig
 from little_loops.fsm.values.value_checks import MAX_LOOP_SECONDS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the policy blocks' classes load when a loop has one (model/blocks.py)
     import random
+
+    from little_loops.fsm.definition.model.typed import RateLimitConfig, RetryConfig
 
 RETRY_WAIT = "retry"  # a wait between attempts of retry:
 LIMIT_WAIT = "rate_limit"  # a wait for an agent's rate, overload or usage limit

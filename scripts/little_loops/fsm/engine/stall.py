@@ -6,16 +6,19 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.definition.model.circuit import ABORT
 from little_loops.fsm.definition.model.learning import LEARNING_TYPE
 from little_loops.fsm.definition.model.state_guards import THROTTLE as THROTTLE_ROW
 from little_loops.fsm.definition.model.state_guards import ThrottleConfig
-from little_loops.fsm.definition.model.typed import FSMLoop, StallConfig, StateConfig
+from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.volatile import masked
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git_bytes
+
+if TYPE_CHECKING:  # the policy blocks' classes load when a loop has one (model/blocks.py)
+    from little_loops.fsm.definition.model.typed import StallConfig
 
 SAME_RESULT = "same_result"
 NO_CHANGE_PASSES = "no_change_passes"

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from little_loops.fsm.definition.model.typed import FSMLoop
-from little_loops.fsm.runs import telemetry
 from little_loops.fsm.runs.locks import project_root
+from little_loops.fsm.runs.telemetry_env import wanted
 
 if TYPE_CHECKING:  # notify.py is loaded by a run that notifies or exports a trace
     from little_loops.fsm.runs.archive import ArchivedRun
@@ -42,7 +42,7 @@ class Announcer:
         """Notify and export the run whose final state is *state*; *events* reads its log."""
         config = self.fsm.notify
         env = os.environ
-        if config is None and not telemetry.wanted(env):
+        if config is None and not wanted(env):
             return
         from little_loops.fsm.runs.notify import Notifier, summarize
 
@@ -50,7 +50,9 @@ class Announcer:
         if config is not None:
             self._notifier = Notifier(config, project_root(self.loops_dir), self.on_note)
             self._notifier.send(summary)
-        if telemetry.wanted(env) and not (self._notifier and self._notifier.cancelled.is_set()):
+        if wanted(env) and not (self._notifier and self._notifier.cancelled.is_set()):
+            from little_loops.fsm.runs import telemetry  # its trace model: only when asked
+
             try:
                 problem = telemetry.export_run(events(), summary, env)
             except Exception as exc:  # a third-party exporter: whatever it raises is a note

@@ -118,6 +118,17 @@ def _writer(path: Path, leftover: Path) -> int | None:
 
 # One compact encoder for every event line: json.dumps would build a new one per call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# Its C encoder, made once (JSONEncoder.encode makes one per call, through two Python
+# calls). No check for cycles: a line is made of the run's data (parsed JSON, the
+# executor's fields), which holds none; a cycle would be a RecursionError, not a ValueError.
+_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None without the C module
+_C_COMPACT = (
+    None
+    if _MAKE_ENCODER is None
+    else _MAKE_ENCODER(
+        None, _COMPACT.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+)
 
 
 def json_bytes(value: Any, indent: int | None = None) -> bytes:
@@ -125,7 +136,9 @@ def json_bytes(value: Any, indent: int | None = None) -> bytes:
     separators = None if indent else (",", ":")
     try:
         if not indent:
-            return _COMPACT.encode(value).encode("utf-8")
+            if _C_COMPACT is None:
+                return _COMPACT.encode(value).encode("utf-8")
+            return "".join(_C_COMPACT(value, 0)).encode("utf-8")
         text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
         return text.encode("utf-8")
     except UnicodeEncodeError:

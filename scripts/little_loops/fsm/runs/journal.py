@@ -40,10 +40,8 @@ class Journal:
         recorded = self._recorded
         delta: dict[str, Any] = {}
         for key, value in state.items():
-            if key in FILE_FIELDS:
-                continue
             old = recorded.get(key, _ABSENT)
-            if old == value:
+            if old == value or key in FILE_FIELDS:  # (a file field is never recorded)
                 continue
             added = _added(old, value)
             if added is not None:
@@ -69,13 +67,17 @@ def _added(old: Any, new: Any) -> list[Any] | dict[str, Any] | None:
             return new[len(old) :]
         return None
     if isinstance(old, dict) and isinstance(new, dict) and old and old.keys() <= new.keys():
-        nested = not any(str(key).endswith(APPEND_SUFFIX) for key in new)  # else ambiguous
+        nested: bool | None = None  # no key ends in APPEND_SUFFIX (else ambiguous): found once
         out: dict[str, Any] = {}
         for key, value in new.items():
             before = old.get(key, _ABSENT)
             if before == value:
                 continue
-            grown = _added(before, value) if nested and isinstance(value, list) else None
+            grown = None
+            if isinstance(value, list):
+                if nested is None:
+                    nested = not any(str(k).endswith(APPEND_SUFFIX) for k in new)
+                grown = _added(before, value) if nested else None
             if grown is not None:
                 out[f"{key}{APPEND_SUFFIX}"] = grown
             else:

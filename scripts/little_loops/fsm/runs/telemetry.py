@@ -14,30 +14,19 @@ from little_loops.fsm.evaluators.spec import ERROR_VERDICT
 from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.outcomes import Status
 from little_loops.fsm.facts.pricing import USAGE_KEYS
+from little_loops.fsm.runs.telemetry_env import ENDPOINT_VARS as ENDPOINT_VARS  # its names, kept
+from little_loops.fsm.runs.telemetry_env import EXPORTER_VAR
+from little_loops.fsm.runs.telemetry_env import wanted as wanted
 
 if TYPE_CHECKING:  # the SDK is an optional extra: imported only when a run is exported
     from opentelemetry.sdk.trace.export import SpanExporter
 
     from little_loops.fsm.runs.notify import RunSummary
 
-# Any of these set (and the SDK installed) exports each run; OTEL_TRACES_EXPORTER=none or
-# OTEL_SDK_DISABLED=true turns it off again, as in every OpenTelemetry SDK.
-ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-EXPORTER_VAR = "OTEL_TRACES_EXPORTER"
 PREFIX = "ll_loop."  # every attribute ll-loop sets: ll_loop.verdict, ll_loop.exit_code ...
 INSTALL_HINT = "pip install 'little-loops[otel]'"
 _SERVICE = "ll-loop"  # service.name, unless OTEL_SERVICE_NAME says otherwise
 Attributes = dict[str, str | int | float | bool]
-
-
-def wanted(env: Mapping[str, str]) -> bool:
-    """Whether the environment asks for traces: an OTLP endpoint, or a traces exporter."""
-    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    exporter = env.get(EXPORTER_VAR, "").strip().lower()
-    if exporter == "none":
-        return False
-    return bool(exporter) or any(env.get(name, "").strip() for name in ENDPOINT_VARS)
 
 
 @dataclass
