@@ -271,8 +271,12 @@ CAPTURING = HELLO.replace(
 ).replace('touch "${context.marker}"\n', 'touch "${context.marker}" # ${captured.seen.output}\n')
 # Standard-library modules validate does not use: tree-sitter-bash's package imports the
 # first three for query files; JSON is for --json only; nothing is started (subprocess), a
-# state name's hash is measured, not computed (hashlib).
-NOT_AT_VALIDATE = {"importlib.resources", "tempfile", "random", "json", "subprocess", "hashlib"}
+# state name's hash is measured, not computed (hashlib); shutil (with bz2 and lzma) only
+# to look a sentence-like action's first word up on PATH.
+NOT_AT_VALIDATE = {
+    *("importlib.resources", "tempfile", "random", "json", "subprocess", "hashlib"),
+    *("shutil", "bz2", "lzma"),
+}
 # What runs an agent or confines a step, beside the kinds: the custom agents' kind, the
 # sandbox's command line, the request an agent is handed ...
 AGENT_MACHINERY = {

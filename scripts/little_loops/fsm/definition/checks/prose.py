@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 
 from little_loops.fsm.definition.model.typed import StateConfig
 
@@ -42,7 +41,11 @@ def reads_like_a_sentence(action: str) -> bool:
     if not re.fullmatch(_FIRST, words[0]):
         return False
     first = words[0]
-    if first in _BASH_WORDS or shutil.which(first) is not None:
+    if first in _BASH_WORDS:
+        return False
+    import shutil  # (here: it imports bz2 and lzma, which validate otherwise never needs)
+
+    if shutil.which(first) is not None:
         return False
     plain = sum(1 for word in words if re.fullmatch(_PLAIN, word))
     return plain * 4 >= len(words) * 3
