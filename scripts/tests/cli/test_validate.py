@@ -573,15 +573,14 @@ def test_a_loop_file_outside_a_loops_folder_is_not_compared_with_its_neighbours(
     assert (result.code, result.out) == (0, "a.yaml: ok\nb.yaml: ok\n")
 
 
-ABSURD = ("retry_backoff_rate_huge", "loop_retry_on_no_verdict", "empty_action")
+ABSURD = ("retry_backoff_rate_huge", "loop_retry_on_no_verdict")
 
 
 @pytest.mark.parametrize("name", ABSURD)
 def test_an_absurd_value_is_refused_by_validate_and_run_in_one_line(
     tmp_path: Path, name: str
 ) -> None:
-    # Each was accepted: a year's wait between attempts, a retry on a verdict no state
-    # gives, a check state that ran nothing and went on as if it had passed.
+    # Each was accepted: a year's wait between attempts, a retry on a verdict no state gives.
     (tmp_path / ".loops").mkdir()
     source = DATA / "invalid_loops" / f"{name}.yaml"
     (tmp_path / source.name).write_text(source.read_text())  # named as it likes outside
@@ -609,6 +608,7 @@ retry:
   backoff_rate: 100
 states:
   gate:
+    action: ""
     next: push
   push:
     action: ${context.cmd}
@@ -634,7 +634,8 @@ states:
 def test_the_values_next_to_the_absurd_ones_stay_valid(tmp_path: Path) -> None:
     # The largest rate, a loop retry on a verdict one of its states gives (the judge's
     # `blocked` included) and on an exit code, a state without an action, an action filled
-    # in at run time.
+    # in at run time, and `action: ""`, which the original design runs as a state that
+    # only routes.
     (tmp_path / ".loops").mkdir()
     (tmp_path / ".loops" / "deploy.yaml").write_text(
         SENSIBLE.replace("on: [failure, 75]", "on: [failure, 75, blocked]")

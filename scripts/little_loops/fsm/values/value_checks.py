@@ -125,7 +125,7 @@ def string(value: object) -> str | None:
 
 @check_with({"type": "string"})
 def text(value: object) -> str | None:
-    """A string that may be empty (a prompt of '' is odd but well-formed)."""
+    """A string that may be empty (an action or prompt of '' is odd but well-formed)."""
     return None if isinstance(value, str) else not_a_string(value)
 
 

@@ -8,8 +8,6 @@ from little_loops.fsm.definition.model.key_row import STATE, Key
 from little_loops.fsm.values.value_checks import (
     ACTION_SECONDS,
     boolean,
-    check_with,
-    describe,
     mapping,
     one_of,
     optional,
@@ -39,18 +37,6 @@ TERMINAL_OUTCOMES: tuple[str, ...] = (OUTCOME_SUCCESS, OUTCOME_FAILURE)
 # A capture name is read back as ${captured.NAME}, so it must be one path segment.
 _CAPTURE_NAME = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
-
-@check_with({"type": "string", "pattern": r"\S"})
-def action_text(value: object) -> str | None:
-    """A state's action: a command or a prompt, not blank (bash would run nothing and the
-    state pass as if its check had; a state that only routes leaves `action:` out)."""
-    problem = text(value)
-    if problem is None and isinstance(value, str) and not value.strip():
-        routes = "a state that only routes has no action:"
-        return f"expected a command or a prompt, got {describe(value)} ({routes})"
-    return problem
-
-
 # The core keys stand in three runs, with other features' keys between them (key_tables
 # splices the action kinds' options blocks after the first, the runtime guards after the
 # second): each run in the order of model.StateConfig's fields.
@@ -60,7 +46,7 @@ ACTION_KEYS: tuple[Key, ...] = (
     Key(
         "action",
         (STATE,),
-        optional(action_text),
+        optional(text),
         "A shell command run with bash, or a Claude Code prompt / slash command (an action "
         "starting with '/' goes to Claude unless action_type says otherwise).",
     ),
