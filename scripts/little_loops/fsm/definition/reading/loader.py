@@ -390,9 +390,15 @@ def _read_regular(path: Path, pipe_deadline: float | None) -> bytes:
 
     try:
         mode = os.stat(path).st_mode
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) if readable(mode) else -1
+        # (no controlling terminal even if a tty is swapped into the path's place meanwhile)
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+        fd = os.open(path, flags) if readable(mode) else -1
         if fd >= 0:
-            mode = os.fstat(fd).st_mode  # what was opened: the path may have changed since
+            try:
+                mode = os.fstat(fd).st_mode  # what was opened: the path may have changed since
+            except OSError:
+                os.close(fd)
+                raise
             if not readable(mode):
                 os.close(fd)
         if not readable(mode):
