@@ -224,21 +224,18 @@ def test_validate_imports_the_checks_of_the_features_a_loop_has(
 
 def test_validate_imports_the_agent_kind_a_loop_names_and_no_other(tmp_path: Path) -> None:
     loop = tmp_path / "x.yaml"
-    # The kind the file names is imported, and only that one: `action_type: prompt` is
-    # served by Claude Code's module, but the state runs on Codex.
+    # The kind the file names is imported when validate needs one of its facts (here how
+    # long its agent may be quiet, for `idle_timeout`), and only that one: `action_type:
+    # prompt` is served by Claude Code's module, but the state runs on Codex.
+    quiet = "  fix:\n    idle_timeout: 60\n    action_type: prompt\n"
     loop.write_text(
-        SHELL_LOOP.replace(
-            "  fix:\n    action:",
-            "  fix:\n    action_type: prompt\n    agent: codex\n    action:",
-        )
+        SHELL_LOOP.replace("  fix:\n    action:", f"{quiet}    agent: codex\n    action:")
     )
     code, modules = loaded_by(tmp_path, "validate", str(loop))
     assert code == 0, modules
     assert sorted(modules & AGENT_KINDS) == ["little_loops.fsm.actions.codex"]
     # A prompt with no `agent:` runs on Claude Code: its module, and no other agent's.
-    loop.write_text(
-        SHELL_LOOP.replace("  fix:\n    action:", "  fix:\n    action_type: prompt\n    action:")
-    )
+    loop.write_text(SHELL_LOOP.replace("  fix:\n    action:", f"{quiet}    action:"))
     code, modules = loaded_by(tmp_path, "validate", str(loop))
     assert code == 0, modules
     assert sorted(modules & AGENT_KINDS) == ["little_loops.fsm.actions.claude_code"]

@@ -21,7 +21,7 @@ from support.slowdown import scaled
 from little_loops.fsm.facts.outcomes import ExitCode
 from little_loops.fsm.runs.archive import list_runs
 from little_loops.fsm.runs.notify import RunSummary, summarize
-from little_loops.fsm.runs.telemetry import INSTALL_HINT, export_run, last_part, wanted
+from little_loops.fsm.runs.telemetry import INSTALL_HINT, export_run, last_part
 
 # check fails once, then passes: states check, fix, check, done.
 LOOP = """\
@@ -149,23 +149,6 @@ def test_only_the_last_part_of_a_resumed_run_is_its_trace() -> None:
     part = last_part(events)
     assert [visit.state for visit in part.visits] == ["b"]
     assert (part.began, part.ended, part.resumed) == (events[3]["ts"], events[5]["ts"], True)
-
-
-@pytest.mark.parametrize(
-    ("env", "expected"),
-    [
-        ({}, False),
-        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, True),
-        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, True),
-        ({"OTEL_TRACES_EXPORTER": "console"}, True),
-        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "none"}, False),
-        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "true"}, False),
-    ],
-)
-def test_traces_are_wanted_when_the_environment_says_so(
-    env: dict[str, str], expected: bool
-) -> None:
-    assert wanted(env) is expected
 
 
 @pytest.fixture
