@@ -24,13 +24,19 @@ def _reader(path: Path) -> int:
     return os.open(path, os.O_RDONLY | os.O_NONBLOCK)
 
 
-def _write_later(path: Path, data: bytes, after: float, hold: float = 0.0) -> threading.Thread:
+def _write_later(
+    path: Path, data: bytes, after: float, hold: threading.Event | None = None
+) -> threading.Thread:
+    """A writer of *data* to the FIFO *path* after *after* seconds, which keeps it open
+    until *hold* is set (when given)."""
+
     def write() -> None:
         time.sleep(after)
         with open(path, "wb") as writer:
             writer.write(data)
             writer.flush()
-            time.sleep(hold)
+            if hold is not None:
+                hold.wait(scaled(60))
 
     thread = threading.Thread(target=write, daemon=True)
     thread.start()
@@ -86,14 +92,17 @@ def test_a_writer_that_holds_the_pipe_open_ends_by_the_deadline(
     fifo = tmp_path / "values"
     os.mkfifo(fifo)
     fd = _reader(fifo)
-    writer = _write_later(fifo, b"a: 1\n", after=0.0, hold=scaled(3))
+    held = threading.Event()
+    writer = _write_later(fifo, b"a: 1\n", after=0.0, hold=held)
     started = time.monotonic()
     try:
         with pytest.raises(PipeRefused) as refused:
             spool(fd, started + read_seconds(), cap=1024)
         assert (refused.value.late, str(refused.value)) == (True, "not read within 0.5s")
         assert time.monotonic() - started >= 0.5
+        assert writer.is_alive()  # the writer still held the pipe open
     finally:
+        held.set()
         os.close(fd)
         writer.join()
 
