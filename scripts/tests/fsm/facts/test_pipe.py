@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,11 @@ from little_loops.fsm.facts.pipe import (
 
 def _reader(path: Path) -> int:
     return os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+
+
+def _deadline() -> float:
+    """A deadline no test here should reach: its reads end well before."""
+    return time.monotonic() + scaled(20)
 
 
 def _write_later(
@@ -43,68 +50,55 @@ def _write_later(
     return thread
 
 
-def test_a_pipe_is_read_whole(tmp_path: Path) -> None:
+@contextmanager
+def _fed_fifo(
+    tmp_path: Path, data: bytes, after: float = 0.0, hold: threading.Event | None = None
+) -> Iterator[tuple[int, threading.Thread]]:
+    """A FIFO's read end (open, non-blocking) and the writer of *data* to it (_write_later);
+    the read end closed and the writer waited for afterwards."""
     fifo = tmp_path / "values"
     os.mkfifo(fifo)
     fd = _reader(fifo)
-    data = b"x: 1\n" * 50_000  # more than one read's chunk
-    writer = _write_later(fifo, data, after=0.0)
+    writer = _write_later(fifo, data, after, hold)
     try:
-        with spool(fd, time.monotonic() + scaled(20), cap=len(data)) as copy:
-            assert copy.read() == data
+        yield fd, writer
     finally:
+        if hold is not None:
+            hold.set()
         os.close(fd)
         writer.join()
+
+
+def test_a_pipe_is_read_whole(tmp_path: Path) -> None:
+    data = b"x: 1\n" * 50_000  # more than one read's chunk
+    with _fed_fifo(tmp_path, data) as (fd, _), spool(fd, _deadline(), len(data)) as copy:
+        assert copy.read() == data
 
 
 def test_a_fifo_whose_writer_comes_later_is_waited_for(tmp_path: Path) -> None:
     # Read at once, a FIFO no writer has opened yet says it ended: the reader waits instead.
-    fifo = tmp_path / "values"
-    os.mkfifo(fifo)
-    fd = _reader(fifo)
-    writer = _write_later(fifo, b"late: true\n", after=0.3)
-    try:
-        with spool(fd, time.monotonic() + scaled(20), cap=1024) as copy:
-            assert copy.read() == b"late: true\n"
-    finally:
-        os.close(fd)
-        writer.join()
+    with _fed_fifo(tmp_path, b"late: true\n", 0.3) as (fd, _), spool(fd, _deadline(), 1024) as copy:
+        assert copy.read() == b"late: true\n"
 
 
 def test_more_than_the_cap_is_refused_as_too_big_not_late(tmp_path: Path) -> None:
-    fifo = tmp_path / "values"
-    os.mkfifo(fifo)
-    fd = _reader(fifo)
-    writer = _write_later(fifo, b"y\n" * 4096, after=0.0)
-    try:
+    with _fed_fifo(tmp_path, b"y\n" * 4096) as (fd, _):
         with pytest.raises(PipeRefused) as refused:
-            spool(fd, time.monotonic() + scaled(20), cap=1000)
+            spool(fd, _deadline(), cap=1000)
         assert (refused.value.late, str(refused.value)) == (False, "more than 1,000 bytes")
-    finally:
-        os.close(fd)
-        writer.join()
 
 
 def test_a_writer_that_holds_the_pipe_open_ends_by_the_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(READ_SECONDS_ENV, "0.5")
-    fifo = tmp_path / "values"
-    os.mkfifo(fifo)
-    fd = _reader(fifo)
-    held = threading.Event()
-    writer = _write_later(fifo, b"a: 1\n", after=0.0, hold=held)
-    started = time.monotonic()
-    try:
+    with _fed_fifo(tmp_path, b"a: 1\n", hold=threading.Event()) as (fd, writer):
+        started = time.monotonic()
         with pytest.raises(PipeRefused) as refused:
             spool(fd, started + read_seconds(), cap=1024)
         assert (refused.value.late, str(refused.value)) == (True, "not read within 0.5s")
         assert time.monotonic() - started >= 0.5
         assert writer.is_alive()  # the writer still held the pipe open
-    finally:
-        held.set()
-        os.close(fd)
-        writer.join()
 
 
 @pytest.mark.parametrize("given", ["abc", "0", "-1", "inf", "nan", ""])
