@@ -41,22 +41,26 @@ LOGIN_HINT = (
 # limit (docs/agents/opencode.md).
 OPENCODE_RETRY_ENV: dict[str, str] = {}
 JSON_FLAGS: tuple[str, ...] = ("--format", "json")
-# Its log on stderr, errors only: nothing at all in a run without one, and stdout's
-# events are the same (measured with 1.18). A level the state's `extra_args` sets wins
-# (1.18 fails on `--log-level` given twice; every level prints errors).
+# Its log on stderr at INFO, for the line that says it sent a refused call again
+# (OwnRetry.retried); the step keeps only its ERROR lines (OwnRetry.quiet), as with
+# `--log-level ERROR`: nothing at all in a run without an error, and stdout's events are
+# the same (measured with 1.18). A level the state's `extra_args` sets wins, its lines all
+# kept (1.18 fails on `--log-level` given twice; every level prints errors).
 LOG_FLAGS: tuple[str, ...] = ("--print-logs",)
-LOG_LEVEL: tuple[str, ...] = ("--log-level", "ERROR")
+LOG_LEVEL: tuple[str, ...] = ("--log-level", "INFO")
 # The log line 1.18 prints for each refused call of the session (not of its title's
 # side request, `small=true`), before it waits to retry: `timestamp=... level=ERROR
 # run=... message="stream error" providerID=... small=false agent=build ...
 # error.error="AI_APICallError: You exceeded your current quota, ..."`. Only the words of
 # a rate or usage limit end it at once. The line of any other refusal (a 429 whose words
 # name no limit, a 5xx, a refused key: the line has no status) ends it when it still runs
-# OPENCODE_SETTLE seconds later, or at a second such line: what it does not retry (a
-# refused key, a bad request) it gives up on at once, with its own error event; what it
-# retries, it first waits for (`retry-after`, an hour if it says an hour; else 2 s, 4 s, ...).
-# 15 s: its first wait without a `retry-after` (2 s) and the retried call's answer, with
-# room for a loaded machine (5 s cut a retry answered at once on a 2-core box under load).
+# OPENCODE_SETTLE seconds later without having sent the call again, or at a second such
+# line: what it does not retry (a refused key, a bad request) it gives up on at once, with
+# its own error event; what it retries, it first waits for (`retry-after`, an hour if it
+# says an hour; else 2 s, 4 s, ...), then logs the call's `message=stream` INFO line again
+# (small=false), after which its answer may take as long as any call's. 15 s: its first
+# wait without a `retry-after` (2 s), with room for a loaded machine. Under a level the
+# state sets below INFO that line never comes: the retried call must answer in the 15 s.
 OPENCODE_SETTLE = 15.0
 OPENCODE_OWN_RETRY = OwnRetry(
     begins=(
@@ -72,7 +76,11 @@ OPENCODE_OWN_RETRY = OwnRetry(
         r"(?>.*\berror\.error=\")(?P<said>AI_APICallError: [^\"]*)"
     ),
     settle=OPENCODE_SETTLE,
+    retried=r"^timestamp=\S+ level=INFO (?!.*\bsmall=true\b)(?>.*\bmessage=stream )",
+    quiet=r"timestamp=\S+ level=(?!ERROR )[A-Z]+ ",
 )
+# With a log level of the state's own (`extra_args`), every line it prints is kept.
+OPENCODE_OWN_RETRY_AS_ASKED = dataclasses.replace(OPENCODE_OWN_RETRY, quiet=None)
 # A line of its log (LOG_FLAGS) rather than words of its own on stderr.
 _LOG_LINE = r"^timestamp=\S+ level=[A-Z]+ "
 # What opencode 1.18 prints on stderr (exit 1, no event) for `--session ID` it has no
@@ -151,10 +159,20 @@ def argv(request: ActionRequest, program: Sequence[str]) -> list[str]:
     the prompt is its stdin."""
     options = request.options or {}
     resume = ["--session", request.resume_session] if request.resume_session else []
-    extra = [str(arg) for arg in options.get("extra_args") or []]
-    own_level = any(arg == "--log-level" or arg.startswith("--log-level=") for arg in extra)
-    logs = [*LOG_FLAGS, *([] if own_level else LOG_LEVEL)]
+    logs = [*LOG_FLAGS, *([] if _own_level(options) else LOG_LEVEL)]
     return [*program, "run", *JSON_FLAGS, *logs, *flags(options), *resume]
+
+
+def _own_level(options: Mapping[str, Any]) -> bool:
+    """Whether the state's `extra_args` set opencode's log level."""
+    extra = [str(arg) for arg in options.get("extra_args") or []]
+    return any(arg == "--log-level" or arg.startswith("--log-level=") for arg in extra)
+
+
+def own_retry(request: ActionRequest) -> OwnRetry:
+    """How opencode says it retries, for *request*: its INFO lines kept from the step
+    unless the state asked for a log level itself."""
+    return OPENCODE_OWN_RETRY_AS_ASKED if _own_level(request.options or {}) else OPENCODE_OWN_RETRY
 
 
 def _session(result: ActionResult) -> Session:
@@ -338,6 +356,7 @@ SPEC = ActionKindSpec(
     options=OPENCODE_OPTIONS,
     retry_env=OPENCODE_RETRY_ENV,
     own_retry=OPENCODE_OWN_RETRY,
+    own_retry_for=own_retry,
     state_keys=("opencode", "session", "session_key"),
     options_doc="opencode options: each becomes a flag of the `opencode run` command line.",
     loop_options_doc=(

@@ -32,10 +32,12 @@ class RetryWatch:
         "_now",
         "_settle",
         "_partial",
+        "_retried",
         "allowed",
         "count",
         "due",
         "heard",
+        "quiet",
     )
 
     def __init__(self, own: OwnRetry) -> None:
@@ -46,6 +48,8 @@ class RetryWatch:
         self._maybe = re.compile(own.maybe) if own.maybe is not None else None
         self._maybe_said: str | None = None
         self._settle = own.settle
+        self._retried = re.compile(own.retried) if own.retried is not None else None
+        self.quiet = re.compile(own.quiet.encode()) if own.quiet is not None else None
         self.due: float | None = None  # time.monotonic() at which `_maybe_said` is heard
         self.allowed = own.allowed
         self.count = 0
@@ -78,6 +82,9 @@ class RetryWatch:
 
     def _line(self, line: str) -> None:
         if self._maybe is not None and self._maybe_line(line):
+            return
+        if self.due is not None and self._retried is not None and self._retried.search(line):
+            self.due = None  # it sent the call again: its answer may take any time
             return
         begun = self._begins.search(line)
         if begun is not None:
@@ -112,18 +119,58 @@ class RetryWatch:
 
 
 class HeardTail(Tail):
-    """A stderr `Tail` whose chunks a `RetryWatch` also reads (stdout's: that it went on)."""
+    """A stderr `Tail` whose chunks a `RetryWatch` also reads (stdout's: that it went on).
+    With the watch's `quiet`, stderr's whole lines matching it are read by the watch
+    but neither kept nor passed on to the file; a line longer than _MAX_LINE is kept."""
 
-    __slots__ = ("stdout", "watch")
+    __slots__ = ("_held", "_passing", "quiet", "stdout", "watch")
 
     def __init__(self, limit: int, watch: RetryWatch, *, stdout: bool = False) -> None:
         super().__init__(limit)
         self.watch = watch
         self.stdout = stdout
+        self.quiet = None if stdout else watch.quiet
+        self._held = bytearray()  # the start of a line not yet ended (quiet only)
+        self._passing = False  # the rest of a line too long to hold goes on as it comes
 
-    def add(self, data: bytes) -> None:
-        super().add(data)
+    def add(self, data: bytes) -> bytes:
         if self.stdout:
             self.watch.progress()
         else:
             self.watch.feed(data)
+        if self.quiet is not None:
+            data = self._unquiet(data)
+        return super().add(data)
+
+    def flush(self) -> bytes:
+        """The last line, unended, unless it is quiet."""
+        if not self._held:
+            return b""
+        line, self._held = bytes(self._held), bytearray()
+        assert self.quiet is not None
+        return b"" if self.quiet.match(line) else super().add(line)
+
+    def text(self) -> str:
+        if self._held:  # a pipe still open when the step ended: its last line is kept
+            self.flush()
+        return super().text()
+
+    def _unquiet(self, data: bytes) -> bytes:
+        assert self.quiet is not None
+        if self._passing:
+            end = data.find(b"\n")
+            if end < 0:
+                return data
+            self._passing = False
+            head, data = data[: end + 1], data[end + 1 :]
+        else:
+            head = b""
+        self._held += data
+        *lines, rest = self._held.split(b"\n")
+        quiet = self.quiet.match
+        kept = [bytes(line) + b"\n" for line in lines if len(line) > _MAX_LINE or not quiet(line)]
+        self._held = bytearray(rest)
+        if len(self._held) > _MAX_LINE:
+            kept.append(bytes(self._held))
+            self._held, self._passing = bytearray(), True
+        return head + b"".join(kept)

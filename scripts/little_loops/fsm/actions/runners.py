@@ -157,7 +157,7 @@ class DefaultActionRunner(ProcessSupervisor):
                 start,
                 err_fd,
                 in_fd,
-                spec.own_retry,
+                spec.own_retry if spec.own_retry_for is None else spec.own_retry_for(request),
             )
         except OSError as exc:
             return self._spawn_failure(exc, argv[0], cwd, spec.install_hint, start)

@@ -175,7 +175,11 @@ class OwnRetry:
     `usage_limit` reads, so ll-loop's waits or the fallback list decide, not its backoff.
     A line matching `maybe` (its group `said` kept) is a refusal the CLI may or may not
     retry: it is heard when the CLI still runs `settle` seconds after it (what it does not
-    retry, it gives up on at once), or at once when a second such line comes."""
+    retry, it gives up on at once), or at once when a second such line comes. A line
+    matching `retried` after it says the CLI sent the call again: no longer heard at
+    `settle` (its answer may take any time), still at once on a second refusal. Lines
+    matching `quiet` (a log level asked only for `retried`) are read here and kept from the
+    step's stderr and its file."""
 
     begins: str
     ends: str | None = None
@@ -183,6 +187,8 @@ class OwnRetry:
     at_once: str | None = None
     maybe: str | None = None
     settle: float = 0.0
+    retried: str | None = None
+    quiet: str | None = None
 
 
 @dataclass(frozen=True)
@@ -270,6 +276,8 @@ class ActionKindSpec:
     # What it prints on stderr when it retries a refused call itself, for a CLI whose
     # retries no variable caps (None: it prints nothing that says so, or needs no cap).
     own_retry: OwnRetry | None = None
+    # Its `own_retry` for a request whose options change what it prints (None: `own_retry`).
+    own_retry_for: Callable[[ActionRequest], OwnRetry | None] | None = None
     # How it judges (`llm_structured` through this agent); None: it cannot, for `no_judge`.
     judge: JudgeSupport | None = None
     no_judge: str = ""

@@ -24,12 +24,18 @@ class Tail:
         self.limit = limit
         self.total = 0
 
-    def add(self, data: bytes) -> None:
+    def add(self, data: bytes) -> bytes:
+        """Keep a chunk read; returns what of it goes on to the stream's file (all of it)."""
         self.total += len(data)
         self.buf += data
         # Trimming at twice the limit keeps the copying linear in the output size.
         if len(self.buf) > 2 * self.limit:
             del self.buf[: len(self.buf) - self.limit]
+        return data
+
+    def flush(self) -> bytes:
+        """At end of file: what it held back that goes on to the file (nothing here)."""
+        return b""
 
     @property
     def truncated(self) -> bool:
@@ -81,9 +87,9 @@ def read_ready(poller: select.poll, fd: int, events: int, tail: Tail, sink: Sink
             data = b""
     if not data:
         poller.unregister(fd)
+        sink.write(tail.flush())
         return False
-    tail.add(data)
-    sink.write(data)
+    sink.write(tail.add(data))
     return True
 
 

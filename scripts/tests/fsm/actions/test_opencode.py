@@ -39,6 +39,14 @@ def test_a_log_level_in_extra_args_is_the_only_one_on_the_command_line() -> None
         line = opencode.argv(request(extra_args=given), ("opencode",))
         assert "--print-logs" in line
         assert [arg for arg in line if arg.startswith("--log-level")] == given[:1]
+        # Every line of the level it asked for is kept; its retries are still heard.
+        own = opencode.SPEC.own_retry_for(request(extra_args=given))  # type: ignore[misc]
+        assert own is not None
+        assert own.quiet is None
+        assert own.retried is not None
+    own = opencode.SPEC.own_retry_for(request())  # type: ignore[misc]
+    assert own is opencode.OPENCODE_OWN_RETRY
+    assert own.quiet is not None
 
 
 def request(**options: object) -> ActionRequest:
@@ -54,9 +62,9 @@ def test_the_command_line_has_run_json_options_and_the_session_but_not_the_promp
         "run",
         "--format",
         "json",
-        "--print-logs",  # its log on stderr, errors only: where its own retries show
+        "--print-logs",  # its log on stderr: where its own retries show
         "--log-level",
-        "ERROR",
+        "INFO",  # for the line of a retried call; the step keeps the ERROR lines
         "--model",
         "openai/gpt-5",
         "--auto",

@@ -3,6 +3,8 @@ tree (real bash children under the supervisor); look-alike lines end nothing."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from support.llproc import wait_for
 
 from little_loops.fsm.actions.gemini import GEMINI_OWN_RETRY
 from little_loops.fsm.actions.opencode import OPENCODE_OWN_RETRY
-from little_loops.fsm.actions.retry_watch import RetryWatch
+from little_loops.fsm.actions.retry_watch import HeardTail, RetryWatch
 from little_loops.fsm.actions.spec import OwnRetry
 from little_loops.fsm.actions.supervisor import GAVE_WAY_EXIT_CODE, ProcessSupervisor
 from little_loops.fsm.processes.pids import pid_alive
@@ -178,3 +180,95 @@ def test_a_long_hostile_log_line_is_looked_at_in_linear_time() -> None:
     # Two: a refusal it retried (OwnRetry.maybe), heard as such, in linear time too.
     assert _heard(OPENCODE_OWN_RETRY, line * 2, chunk=65536).heard is not None
     assert time.process_time() - started < 2
+
+
+# As opencode 1.18 printed them with --print-logs --log-level INFO: the call sent again
+# after a refusal (retry-after 0), and lines of its start.
+OPENCODE_SENT = (
+    "timestamp=2026-12-07T23:51:15.505Z level=INFO run=1c7f847a message=stream "
+    "providerID=fake modelID=fake-model session.id=ses_x small=false agent=build mode=primary\n"
+)
+OPENCODE_INFO = (
+    'timestamp=2026-12-07T23:51:07.086Z level=INFO run=1c7f847a message="creating instance" '
+    "directory=/tmp/p\n"
+    'timestamp=2026-12-07T23:51:12.141Z level=INFO run=1c7f847a message="shell tool using '
+    'shell" shell=/bin/bash\n'
+    "timestamp=2026-12-07T23:51:12.141Z level=WARN run=1c7f847a message=slow\n"
+)
+
+
+def test_a_refusal_opencode_sent_again_is_no_longer_heard_at_settle_but_a_second_still_is() -> None:
+    sent = _heard(OPENCODE_OWN_RETRY, UNNAMED + OPENCODE_SENT)
+    assert sent.due is None  # its answer may take any time: nothing pending
+    assert not sent.expire(float("inf"))
+    # The title's side request (small=true) is not the call sent again.
+    title = _heard(OPENCODE_OWN_RETRY, UNNAMED + OPENCODE_SENT.replace("=false", "=true"))
+    assert title.due is not None
+    # Refused again after it: it retries; heard at once, as without the line.
+    again = _heard(OPENCODE_OWN_RETRY, UNNAMED + OPENCODE_SENT + UNNAMED)
+    assert again.heard is not None
+    assert again.heard.startswith("AI_APICallError: Please try")
+    # Before any refusal the line is its first call, nothing to clear.
+    assert _heard(OPENCODE_OWN_RETRY, OPENCODE_SENT + UNNAMED).due is not None
+
+
+def _settling(settle: float) -> OwnRetry:
+    return dataclasses.replace(OPENCODE_OWN_RETRY, settle=settle)
+
+
+def test_a_retry_sent_is_left_to_answer_however_long_it_takes(tmp_path: Path) -> None:
+    """On a loaded machine the retried call's answer came after OPENCODE_SETTLE and the
+    step was cut and run again (a second prompt paid): the line that says the call was
+    sent again ends the settle, whatever the answer then takes."""
+    (tmp_path / "said").write_text(UNNAMED + OPENCODE_SENT)
+    script = f"cat {tmp_path / 'said'} >&2; sleep 1.5; echo answered"
+    result = _spawn(script, tmp_path / "a.out", _settling(0.3))
+    assert (result.exit_code, result.error, result.output) == (0, None, "answered\n")
+    # Without the line, it waits to retry: ended at settle.
+    (tmp_path / "said").write_text(UNNAMED)
+    result = _spawn(script, tmp_path / "b.out", _settling(0.3))
+    assert result.exit_code == GAVE_WAY_EXIT_CODE
+    assert result.error is not None
+    assert "Please try again later" in result.error
+
+
+def test_quiet_lines_are_read_but_kept_from_stderr_and_its_file(tmp_path: Path) -> None:
+    long_info = "timestamp=x level=INFO " + "y" * 70_000 + "\n"  # too long to hold: kept
+    said = OPENCODE_INFO + UNNAMED + OPENCODE_SENT + "plain words\n" + long_info
+    said += "last words"  # its last line, unended
+    (tmp_path / "said").write_text(said)
+    # Written 997 bytes at a time, so lines arrive split across reads.
+    writer = (
+        "import sys\n"
+        "data = open(sys.argv[1], 'rb').read()\n"
+        "for at in range(0, len(data), 997):\n"
+        "    sys.stderr.buffer.write(data[at : at + 997]); sys.stderr.flush()\n"
+    )
+    script = f'python3 -c "$WRITER" {tmp_path / "said"}; echo out'
+    supervisor = ProcessSupervisor(tail_bytes=1 << 20, grace_seconds=0.5)
+    out, err = tmp_path / "c.out", tmp_path / "c.err"
+    try:
+        with open(out, "wb") as stdout, open(err, "wb") as stderr:
+            result = supervisor.spawn(
+                ["bash", "-c", script],
+                None,
+                {**os.environ, "WRITER": writer},
+                (600, None),
+                stdout.fileno(),
+                out,
+                time.monotonic(),
+                stderr.fileno(),
+                own_retry=_settling(600),
+            )
+    finally:
+        supervisor.close()
+    kept = UNNAMED + "plain words\n" + long_info + "last words"
+    assert result.stderr == kept
+    assert err.read_text() == kept
+    assert (result.output, result.exit_code) == ("out\n", 0)
+    # An unended quiet line at the very end is kept from both too.
+    (tmp_path / "said").write_text("plain\n" + OPENCODE_SENT.rstrip("\n"))
+    watch = RetryWatch(OPENCODE_OWN_RETRY)
+    tail = HeardTail(1000, watch)
+    passed = tail.add((tmp_path / "said").read_bytes()) + tail.flush()
+    assert (passed, tail.text()) == (b"plain\n", "plain\n")
