@@ -428,12 +428,13 @@ def test_a_429_that_names_no_limit_is_a_rate_limit_waited_when_opencode_waits_to
     limit. opencode's log line of it has no status (a refused key's looks the same), so
     ll-loop ends opencode when it still runs OPENCODE_SETTLE seconds after it, waiting to
     retry (an hour here): ll-loop's own ladder waits, and the step runs again on the same
-    agent (a rate limit is no usage limit: no switch). A retry opencode makes at once and
-    that is answered goes on untouched."""
+    agent (a rate limit is no usage limit: no switch). A retry opencode makes at once goes
+    on untouched however long its answer takes (here past OPENCODE_SETTLE: its log says the
+    call was sent again; a loaded machine once cut it there and paid a second prompt)."""
     root, env = project
     busy = error_reply(429, "Please try again later.", "server_busy", {"retry-after": retry_after})
     fake_chat.reply(busy)
-    fake_chat.reply_text("Fixed calc.py.")
+    fake_chat.reply_text("Fixed calc.py.", delay=0 if waited else opencode.OPENCODE_SETTLE + 3)
     (root / "mine.sh").write_text("echo 'ANSWER = 42' > calc.py\n")
     loop = FALLBACK.replace("states:", "rate_limit: {ladder: [0.5, 1], max_wait: 60}\nstates:")
     (root / ".loops" / "fallback.yaml").write_text(loop)

@@ -114,6 +114,7 @@ class Reply:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     until: float | None = None  # time.time() until which this reply repeats (reply_until)
+    delay: float = 0.0  # seconds it takes to answer (a slow model)
 
     @property
     def finish_reason(self) -> str:
@@ -155,9 +156,11 @@ class FakeOpenAIChat(LocalServer[Reply]):
 
     # --- scripting -------------------------------------------------------------------
 
-    def reply_text(self, text: str, *, usage: dict[str, Any] | None = None) -> Self:
-        """Answer the next turn with assistant *text*."""
-        return self.reply(Reply("message", text=text, usage=usage))
+    def reply_text(
+        self, text: str, *, usage: dict[str, Any] | None = None, delay: float = 0.0
+    ) -> Self:
+        """Answer the next turn with assistant *text*, *delay* seconds after it came."""
+        return self.reply(Reply("message", text=text, usage=usage, delay=delay))
 
     def reply_tool(
         self,
@@ -264,6 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
         return RecordedRequest(self.command, self.path, headers, body)
 
     def _answer(self, body: dict[str, Any], reply: Reply) -> None:
+        time.sleep(reply.delay)
         if reply.kind == "error":
             self._send_json(reply.status, reply.body, reply.headers)
             return

@@ -121,3 +121,11 @@ def test_the_record_reads_messages_tools_and_results(fake: FakeOpenAIChat) -> No
     assert request.tool("bash")["parameters"] == {"type": "object"}
     with pytest.raises(KeyError):
         request.tool("edit")
+
+
+def test_a_slow_reply_answers_after_its_delay(fake: FakeOpenAIChat) -> None:
+    fake.reply_text("slow", delay=0.5)
+    started = time.monotonic()
+    status, body, _ = post(fake, turn())
+    assert time.monotonic() - started >= 0.5
+    assert (status, json.loads(body)["choices"][0]["message"]["content"]) == (200, "slow")
