@@ -394,3 +394,28 @@ def test_the_parsers_formatter_takes_what_argparse_may_hand_it() -> None:
     for made in (parser._get_formatter(file=sys.stderr), parser._get_formatter(io.StringIO())):
         assert isinstance(made, argparse.HelpFormatter)
         assert made._width == plain._width
+
+
+def test_the_program_freezes_what_it_made_before_exiting_and_a_call_does_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    from little_loops.cli import main_loop
+
+    # A call with an argument list (a test's, a script's) leaves the collector as it was:
+    # its process goes on.
+    before = gc.get_freeze_count()
+    assert main_loop(["--version"]) == 0
+    assert gc.get_freeze_count() == before
+    assert capsys.readouterr().out.startswith("ll-loop ")
+    # The program (argv from sys.argv) freezes its objects: the collections at exit skip them.
+    probe = (
+        "import gc, sys\nsys.argv = ['ll-loop', '--version']\n"
+        "from little_loops.cli import main_loop\n"
+        "code = main_loop()\nprint(code, gc.get_freeze_count() > 1000)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.splitlines()[-1] == "0 True"
