@@ -356,6 +356,49 @@ def test_a_run_of_a_step_judged_by_its_exit_code_imports_no_other_evaluator(tmp_
     assert evaluators(modules) == ["exit_code", "classify"]
 
 
+# What a run of a loop of bash commands does not use: the agent kinds, the sandbox, fan-out,
+# learning, circuit and throttle blocks, reports and the live view. Each loads when a loop
+# has the key (or the command) that needs it.
+NOT_IN_A_SHELL_RUN = {
+    *AGENT_KINDS,
+    "little_loops.fsm.actions.custom",
+    "little_loops.fsm.actions.sandbox",
+    "little_loops.fsm.actions.refusals",
+    "little_loops.fsm.definition.model.fanout",
+    "little_loops.fsm.definition.model.learning",
+    "little_loops.fsm.definition.model.circuit",
+    "little_loops.fsm.definition.model.state_guards",
+    "little_loops.fsm.definition.model.pr_block",
+    "little_loops.fsm.definition.model.policy_blocks",
+}
+NOT_IN_A_SHELL_RUN_UNDER = (
+    "little_loops.fsm.fanout",
+    "little_loops.fsm.paradigms",
+    "little_loops.cli.watch",
+    "little_loops.cli.report",
+    "little_loops.fsm.actions.mcp",
+)
+
+
+def test_a_run_of_a_shell_only_loop_imports_nothing_for_features_it_lacks(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "x.yaml").write_text(SHELL_LOOP)
+    code, modules = loaded_by(tmp_path, "run", "x", "--set", "marker=flag", "-n", "3")
+    assert code in (0, 3), modules  # done, or stopped at max_iterations
+    assert "little_loops.fsm.engine.executor" in modules  # (it did run)
+    assert sorted(modules & NOT_IN_A_SHELL_RUN) == []
+    assert sorted(m for m in modules if m.startswith(NOT_IN_A_SHELL_RUN_UNDER)) == []
+
+
+def test_a_run_imports_the_modules_of_the_features_its_loop_has(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    loop = SHELL_LOOP.replace("  fix:\n", "  fix:\n    throttle:\n      hard_max: 5\n")
+    (tmp_path / ".loops" / "x.yaml").write_text(loop + "sandbox: none\n")
+    code, modules = loaded_by(tmp_path, "run", "x", "-n", "3")
+    assert code in (0, 3), modules
+    assert "little_loops.fsm.definition.model.state_guards" in modules
+
+
 @pytest.mark.parametrize("columns", [None, "abc", "-5", "0", "57", " 60", "99999"])
 def test_the_help_is_as_wide_as_argparse_would_make_it(
     monkeypatch: pytest.MonkeyPatch, columns: str | None

@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.actions.refusals import step_note
 from little_loops.fsm.actions.registry import KINDS
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec, PromptInput
@@ -176,7 +175,9 @@ class DefaultActionRunner(ProcessSupervisor):
                 prompt.done()
         # What it printed as it ran (an agent's tool results too), before its kind reads it.
         note = None
-        if request.confinement is not None:
+        if request.confinement is not None:  # (the sandbox's modules load for a confined step)
+            from little_loops.fsm.actions.refusals import step_note
+
             note = step_note(request.confinement, result.output, result.stderr, Overlay(extra))
         result = _spend_read(spec.finish(result, request), spec)
         if note is not None:
