@@ -12,10 +12,48 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from little_loops.fsm.definition.reading.yaml_hints import explain
 from little_loops.fsm.facts.errors import LoopFileError
+
+# PyYAML's pure-Python reader's check for characters YAML forbids (yaml/reader.py, compiled
+# as that module is imported): a class of characters up to U+10FFFF that `re` builds code
+# point by code point, about 55 M instructions, more than the rest of PyYAML together. The
+# C parser never uses it.
+_YAML_NON_PRINTABLE = "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+
+
+class _CompiledWhenUsed:
+    """A pattern compiled the first time something of it is asked for (`search` ...)."""
+
+    def __init__(self, pattern: str) -> None:
+        self._pattern = pattern
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = re.compile(self._pattern)
+        self.__dict__.update({name: getattr(compiled, name) for name in dir(compiled)})
+        return getattr(compiled, name)
+
+
+@contextmanager
+def _yaml_without_its_reader_pattern() -> Iterator[None]:
+    """While PyYAML is imported, `re.compile` of its reader's pattern gives a pattern that
+    compiles when used (with the C parser, never); any other pattern compiles as always."""
+    compile_now = re.compile
+
+    def compile_or_defer(pattern: Any, flags: int = 0) -> Any:
+        if flags == 0 and pattern == _YAML_NON_PRINTABLE:
+            return _CompiledWhenUsed(pattern)
+        return compile_now(pattern, flags)
+
+    setattr(re, "compile", compile_or_defer)  # noqa: B010 (mypy: not re.compile's type)
+    try:
+        yield
+    finally:
+        setattr(re, "compile", compile_now)  # noqa: B010
+
+
+with _yaml_without_its_reader_pattern():
+    import yaml
 
 KeyPath = tuple[str | int, ...]
 

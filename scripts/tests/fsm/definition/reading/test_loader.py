@@ -342,3 +342,36 @@ def test_the_loader_s_resolver_tags_every_scalar_as_pyyaml_s_would() -> None:
                 assert ours == BaseResolver.resolve(loader, kind, None, implicit), kind
     finally:
         loader.dispose()
+
+
+_READER_PATTERN_PROBE = """\
+import re
+compile_before = re.compile
+from little_loops.fsm.definition.reading import loader
+import yaml
+deferred = type(yaml.reader.Reader.NON_PRINTABLE) is loader._CompiledWhenUsed
+try:
+    yaml.load("a: \\x01", Loader=yaml.SafeLoader)  # the pure-Python reader: it checks
+    refused = False
+except yaml.reader.ReaderError:
+    refused = True
+print(deferred, refused, re.compile is compile_before, loader.load_text("a: 1", "f").data)
+"""
+
+
+def test_pyyaml_is_imported_without_compiling_its_readers_pattern_which_still_works() -> None:
+    import subprocess
+    import sys
+
+    # In a fresh Python (here PyYAML is imported already): the pattern PyYAML's pure-Python
+    # reader compiles at import is deferred (a PyYAML that changes it fails here: the
+    # loader's copy must follow), that reader still refuses a control character, and
+    # `re.compile` is itself again.
+    proc = subprocess.run(
+        [sys.executable, "-c", _READER_PATTERN_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=scaled(30),
+        check=True,
+    )
+    assert proc.stdout.split("\n")[0] == "True True True {'a': 1}"
