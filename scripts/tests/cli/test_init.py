@@ -98,6 +98,43 @@ def test_validate_compiles_no_regex_at_import_but_the_yaml_resolvers() -> None:
     assert (code, compiled) == (0, ["little_loops.fsm.definition.reading.loader"])
 
 
+# The modules of the run path that still compile a pattern as they are imported (or as an
+# import calls them): the YAML resolvers', the engine's step and fallback rule, and the run
+# layout's run-id pattern read at import. Rate limits, prices, an agent's retry lines and
+# git's lock message compile theirs when first used: a run of shell steps never does.
+COMPILED_AT_RUN_IMPORTS = {
+    "little_loops.fsm.definition.reading.loader",
+    "little_loops.fsm.engine.step",
+    "little_loops.fsm.engine.rules.fallback",
+    "little_loops.fsm.facts.layout",
+    "little_loops.fsm.runs.archive",
+}
+
+
+def test_a_shell_run_compiles_no_regex_at_import_of_what_only_agents_and_errors_use(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "x.yaml").write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    preload = (
+        "argparse",
+        "dataclasses",
+        "enum",
+        "json",
+        "locale",
+        "pathlib",
+        "re",
+        "typing",
+        "yaml",
+    )
+    code, compiled = compiled_at_import(argv=["run", "x"], preload=preload, cwd=tmp_path)
+    assert code == 0
+    assert sorted(set(compiled) - COMPILED_AT_RUN_IMPORTS) == []
+
+
 def test_the_shorthand_reads_the_run_flags_from_the_run_parser() -> None:
     from little_loops.cli import run_flags
 
