@@ -31,6 +31,8 @@ class _CompiledWhenUsed:
         self._compiled: re.Pattern[Any] | None = None
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # no pattern has one (and a copy being set up asks)
+            raise AttributeError(name)
         compiled = self._compiled
         if compiled is None:
             compiled = self._compiled = re.compile(self._pattern, self._flags)
