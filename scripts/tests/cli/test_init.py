@@ -98,6 +98,43 @@ def test_validate_compiles_no_regex_at_import_but_the_yaml_resolvers() -> None:
     assert (code, compiled) == (0, ["little_loops.fsm.definition.reading.loader"])
 
 
+# The modules of the run path that still compile a pattern as they are imported (or as an
+# import calls them): the YAML resolvers', the engine's step and fallback rule, and the run
+# layout's run-id pattern read at import. Rate limits, prices, an agent's retry lines and
+# git's lock message compile theirs when first used: a run of shell steps never does.
+COMPILED_AT_RUN_IMPORTS = {
+    "little_loops.fsm.definition.reading.loader",
+    "little_loops.fsm.engine.step",
+    "little_loops.fsm.engine.rules.fallback",
+    "little_loops.fsm.facts.layout",
+    "little_loops.fsm.runs.archive",
+}
+
+
+def test_a_shell_run_compiles_no_regex_at_import_of_what_only_agents_and_errors_use(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "x.yaml").write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: done\n"
+        "  done:\n    terminal: true\n"
+    )
+    preload = (
+        "argparse",
+        "dataclasses",
+        "enum",
+        "json",
+        "locale",
+        "pathlib",
+        "re",
+        "typing",
+        "yaml",
+    )
+    code, compiled = compiled_at_import(argv=["run", "x"], preload=preload, cwd=tmp_path)
+    assert code == 0
+    assert sorted(set(compiled) - COMPILED_AT_RUN_IMPORTS) == []
+
+
 def test_the_shorthand_reads_the_run_flags_from_the_run_parser() -> None:
     from little_loops.cli import run_flags
 
@@ -356,6 +393,49 @@ def test_a_run_of_a_step_judged_by_its_exit_code_imports_no_other_evaluator(tmp_
     assert evaluators(modules) == ["exit_code", "classify"]
 
 
+# What a run of a loop of bash commands does not use: the agent kinds, the sandbox, fan-out,
+# learning, circuit and throttle blocks, reports and the live view. Each loads when a loop
+# has the key (or the command) that needs it.
+NOT_IN_A_SHELL_RUN = {
+    *AGENT_KINDS,
+    "little_loops.fsm.actions.custom",
+    "little_loops.fsm.actions.sandbox",
+    "little_loops.fsm.actions.refusals",
+    "little_loops.fsm.definition.model.fanout",
+    "little_loops.fsm.definition.model.learning",
+    "little_loops.fsm.definition.model.circuit",
+    "little_loops.fsm.definition.model.state_guards",
+    "little_loops.fsm.definition.model.pr_block",
+    "little_loops.fsm.definition.model.policy_blocks",
+}
+NOT_IN_A_SHELL_RUN_UNDER = (
+    "little_loops.fsm.fanout",
+    "little_loops.fsm.paradigms",
+    "little_loops.cli.watch",
+    "little_loops.cli.report",
+    "little_loops.fsm.actions.mcp",
+)
+
+
+def test_a_run_of_a_shell_only_loop_imports_nothing_for_features_it_lacks(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "x.yaml").write_text(SHELL_LOOP)
+    code, modules = loaded_by(tmp_path, "run", "x", "--set", "marker=flag", "-n", "3")
+    assert code in (0, 3), modules  # done, or stopped at max_iterations
+    assert "little_loops.fsm.engine.executor" in modules  # (it did run)
+    assert sorted(modules & NOT_IN_A_SHELL_RUN) == []
+    assert sorted(m for m in modules if m.startswith(NOT_IN_A_SHELL_RUN_UNDER)) == []
+
+
+def test_a_run_imports_the_modules_of_the_features_its_loop_has(tmp_path: Path) -> None:
+    (tmp_path / ".loops").mkdir()
+    loop = SHELL_LOOP.replace("  fix:\n", "  fix:\n    throttle:\n      hard_max: 5\n")
+    (tmp_path / ".loops" / "x.yaml").write_text(loop + "sandbox: none\n")
+    code, modules = loaded_by(tmp_path, "run", "x", "-n", "3")
+    assert code in (0, 3), modules
+    assert "little_loops.fsm.definition.model.state_guards" in modules
+
+
 @pytest.mark.parametrize("columns", [None, "abc", "-5", "0", "57", " 60", "99999"])
 def test_the_help_is_as_wide_as_argparse_would_make_it(
     monkeypatch: pytest.MonkeyPatch, columns: str | None
@@ -394,3 +474,28 @@ def test_the_parsers_formatter_takes_what_argparse_may_hand_it() -> None:
     for made in (parser._get_formatter(file=sys.stderr), parser._get_formatter(io.StringIO())):
         assert isinstance(made, argparse.HelpFormatter)
         assert made._width == plain._width
+
+
+def test_the_program_freezes_what_it_made_before_exiting_and_a_call_does_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    from little_loops.cli import main_loop
+
+    # A call with an argument list (a test's, a script's) leaves the collector as it was:
+    # its process goes on.
+    before = gc.get_freeze_count()
+    assert main_loop(["--version"]) == 0
+    assert gc.get_freeze_count() == before
+    assert capsys.readouterr().out.startswith("ll-loop ")
+    # The program (argv from sys.argv) freezes its objects: the collections at exit skip them.
+    probe = (
+        "import gc, sys\nsys.argv = ['ll-loop', '--version']\n"
+        "from little_loops.cli import main_loop\n"
+        "code = main_loop()\nprint(code, gc.get_freeze_count() > 1000)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.splitlines()[-1] == "0 True"

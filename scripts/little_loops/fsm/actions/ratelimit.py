@@ -24,20 +24,21 @@ KIND_WORDS: dict[str, str] = {
 # Claude Code (2.1.x) ends a session the API refused, after its own retries, with
 # `is_error: true`, `api_error_status: 429|529` and a result such as
 # "API Error: Request rejected (429) · <message>" or "API Error: 529 <message>. ...".
-_API_ERROR = re.compile(r"API Error:\s*(?:Request rejected\s*\()?(429|529)\b")
-_OVERLOADED_TEXT = re.compile(r"\boverloaded_error\b|\bOverloaded\b")
+# The patterns are compiled the first time one is used (by re's cache): a run whose agents
+# hit no limit, and every run of shell steps, compiles none.
+_API_ERROR = r"API Error:\s*(?:Request rejected\s*\()?(429|529)\b"
+_OVERLOADED_TEXT = r"\boverloaded_error\b|\bOverloaded\b"
 # "Claude AI usage limit reached|1732600000": the time it resets, in epoch seconds.
-_USAGE_EPOCH = re.compile(r"usage limit reached\|(\d{9,11})", re.IGNORECASE)
+_USAGE_EPOCH = r"(?i)usage limit reached\|(\d{9,11})"
 # "5-hour limit reached ∙ resets 3pm", "You've hit your limit · resets 15:00",
 # "usage limit reached … resets at 3:30pm": a clock time today or tomorrow.
-_RESETS_AT = re.compile(
-    r"(?:limit reached|hit your [\w -]*limit).*?\bresets(?: at)?\s+"
-    r"(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*([ap]m)?",
-    re.IGNORECASE | re.DOTALL,
+_RESETS_AT = (
+    r"(?is)(?:limit reached|hit your [\w -]*limit).*?\bresets(?: at)?\s+"
+    r"(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*([ap]m)?"
 )
-_USAGE_TEXT = re.compile(r"usage limit reached|limit reached\s*[∙·•]\s*resets", re.IGNORECASE)
+_USAGE_TEXT = r"(?i)usage limit reached|limit reached\s*[∙·•]\s*resets"
 # The LLM judge's reason for a refused call (evaluators/llm_structured.py).
-_JUDGE_ERROR = re.compile(r"^API error (429|529)\b")
+_JUDGE_ERROR = r"^API error (429|529)\b"
 
 
 def claude_limit(result: ActionResult, now: float | None = None) -> AgentLimit | None:
@@ -69,7 +70,7 @@ def judge_limit(details: Mapping[str, object], now: float | None = None) -> Agen
             else None
         )
         return AgentLimit(kind, at, error)
-    found = _JUDGE_ERROR.match(error)
+    found = re.match(_JUDGE_ERROR, error)
     if found is None:
         return None
     return limit_in(error, int(found.group(1)), now)
@@ -78,13 +79,14 @@ def judge_limit(details: Mapping[str, object], now: float | None = None) -> Agen
 def limit_in(text: str, status: int | None = None, now: float | None = None) -> AgentLimit | None:
     """The limit *text* (and the HTTP *status*, when known) tell of, or None."""
     if status is None:
-        found = _API_ERROR.search(text)
+        found = re.search(_API_ERROR, text)
         status = int(found.group(1)) if found else None
     message = _first_line(text)
     resets = reset_time(text, time.time() if now is None else now)
-    if resets is not None or _USAGE_TEXT.search(text):
+    if resets is not None or re.search(_USAGE_TEXT, text):
         return AgentLimit(USAGE_LIMIT, resets, message)
-    if status == 529 or (status is None and _OVERLOADED_TEXT.search(text) and "API Error" in text):
+    overloaded = status is None and re.search(_OVERLOADED_TEXT, text) and "API Error" in text
+    if status == 529 or overloaded:
         return AgentLimit(OVERLOADED, None, message)
     if status == 429:
         return AgentLimit(RATE_LIMIT, None, message)
@@ -93,10 +95,10 @@ def limit_in(text: str, status: int | None = None, now: float | None = None) -> 
 
 def reset_time(text: str, now: float) -> float | None:
     """When a usage limit *text* says it resets (epoch seconds), or None."""
-    epoch = _USAGE_EPOCH.search(text)
+    epoch = re.search(_USAGE_EPOCH, text)
     if epoch is not None:
         return float(epoch.group(1))
-    clock = _RESETS_AT.search(text)
+    clock = re.search(_RESETS_AT, text)
     if clock is None:
         return None
     hour, minute, second = int(clock.group(1)), int(clock.group(2) or 0), int(clock.group(3) or 0)

@@ -11,7 +11,7 @@ from little_loops.fsm.processes.pipes import Tail
 if TYPE_CHECKING:
     from little_loops.fsm.actions.spec import OwnRetry
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = r"\x1b\[[0-9;]*[A-Za-z]"  # (compiled when first used, by re's cache)
 _MAX_LINE = 64 * 1024  # bytes of one stderr line looked at (the start of a longer one)
 _MAX_LINES = 40  # lines of one message of the CLI (an error it quotes); more: not its message
 _SHOWN = 300  # characters of the message kept for the step's error
@@ -65,7 +65,7 @@ class RetryWatch:
         *lines, rest = self._partial.split(b"\n")
         self._partial = bytearray(rest[:_MAX_LINE])
         for raw in lines:
-            self._line(_ANSI.sub("", raw[:_MAX_LINE].decode("utf-8", "replace")).rstrip("\r"))
+            self._line(re.sub(_ANSI, "", raw[:_MAX_LINE].decode("utf-8", "replace")).rstrip("\r"))
             if self.heard is not None:
                 return
 

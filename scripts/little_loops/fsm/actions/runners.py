@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from little_loops.fsm.actions.refusals import step_note
 from little_loops.fsm.actions.registry import KINDS
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
 from little_loops.fsm.actions.spec import ActionKindSpec, PromptInput
@@ -175,9 +174,7 @@ class DefaultActionRunner(ProcessSupervisor):
             if prompt is not None:
                 prompt.done()
         # What it printed as it ran (an agent's tool results too), before its kind reads it.
-        note = None
-        if request.confinement is not None:
-            note = step_note(request.confinement, result.output, result.stderr, Overlay(extra))
+        note = _sandbox_note(request, result, extra)
         result = _spend_read(spec.finish(result, request), spec)
         if note is not None:
             _note_refusal(result, note, None if out_path is None else stderr_file(out_path))
@@ -229,6 +226,19 @@ class _PromptFile:
         if self.temporary:
             with contextlib.suppress(OSError):
                 self.path.unlink()
+
+
+def _sandbox_note(
+    request: ActionRequest, result: ActionResult, extra: Mapping[str, str]
+) -> str | None:
+    """What the confined step of *request* (run with *extra* over our environment) met in
+    its sandbox, for its tail (None: it is not confined, or met nothing). The sandbox's
+    modules load for a confined step only."""
+    if request.confinement is None:
+        return None
+    from little_loops.fsm.actions.refusals import step_note
+
+    return step_note(request.confinement, result.output, result.stderr, Overlay(extra))
 
 
 def _write_prompt(prompt: str, out_path: Path | None) -> _PromptFile:

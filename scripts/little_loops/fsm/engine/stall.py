@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.definition.model.circuit import ABORT
-from little_loops.fsm.definition.model.learning import LEARNING_TYPE
-from little_loops.fsm.definition.model.state_guards import THROTTLE as THROTTLE_ROW
-from little_loops.fsm.definition.model.state_guards import ThrottleConfig
+from little_loops.fsm.definition.model.circuit_keys import ABORT
+from little_loops.fsm.definition.model.guard_keys import THROTTLE as THROTTLE_ROW
+from little_loops.fsm.definition.model.learning_keys import LEARNING_TYPE
 from little_loops.fsm.definition.model.typed import FSMLoop, StateConfig
 from little_loops.fsm.engine.volatile import masked
 from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.processes.gitcmd import NO_SUBMODULE_RUN, git_bytes
 
 if TYPE_CHECKING:  # the policy blocks' classes load when a loop has one (model/blocks.py)
+    from little_loops.fsm.definition.model.state_guards import ThrottleConfig
     from little_loops.fsm.definition.model.typed import StallConfig
 
 SAME_RESULT = "same_result"
@@ -331,7 +331,11 @@ def _throttle(watch: StallWatch, seen: Seen) -> Stall | None:
     state = watch.fsm.states.get(name)
     if state is None or not _throttled(state) or state.type == LEARNING_TYPE:
         return None  # a learning state is exempt from hard_max, as in little-loops
-    block: ThrottleConfig = state.value(THROTTLE_ROW) or ThrottleConfig()
+    block: ThrottleConfig | None = state.value(THROTTLE_ROW)
+    if block is None:  # on_throttle_hard alone: the block's defaults (its class loaded now)
+        from little_loops.fsm.definition.model.state_guards import ThrottleConfig
+
+        block = ThrottleConfig()
     limit = block.hard_at
     if count > limit:
         watch.stay = [None, 0]

@@ -7,14 +7,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from little_loops.fsm.actions import sandbox
 from little_loops.fsm.actions.protocol import ActionRunner
 from little_loops.fsm.actions.ratelimit import judge_limit
 from little_loops.fsm.actions.registry import recorded_type
 from little_loops.fsm.actions.request import ActionRequest, ActionResult
-from little_loops.fsm.actions.sandbox import Confinement
 from little_loops.fsm.actions.spec import ActionKindSpec, filled
 from little_loops.fsm.definition.model.typed import SESSION_CONTINUE, FSMLoop, StateConfig
 from little_loops.fsm.engine import events
@@ -28,6 +26,9 @@ from little_loops.fsm.facts.events import Event
 from little_loops.fsm.facts.layout import output_file_name
 from little_loops.fsm.facts.spend import Spend
 from little_loops.fsm.values.interpolation import InterpolationContext
+
+if TYPE_CHECKING:  # the sandbox's module loads for a confined step (a shell loop has none)
+    from little_loops.fsm.actions.sandbox import Confinement
 
 Emit = Callable[[Event, Mapping[str, object]], None]
 
@@ -169,7 +170,9 @@ class StateWork:
             start["values"] = {key: short(value) for key, value in call.env.items()}
         confinement = self._confinement(state, kind)
         if confinement is not None:
-            start["sandbox"] = sandbox.as_event(confinement.sandbox)
+            from little_loops.fsm.actions.sandbox import as_event
+
+            start["sandbox"] = as_event(confinement.sandbox)
         self.emit(Event.ACTION_START, start)
         options = self._options(state, kind, call.fill) if kind.options_key else None
         if kind.takes_params:  # an MCP tool's arguments
@@ -208,6 +211,9 @@ class StateWork:
         chosen = self.fsm.sandbox_for(state, kind)
         if chosen is None:
             return None
+        from little_loops.fsm.actions import sandbox
+        from little_loops.fsm.actions.sandbox import Confinement
+
         work = Path(self.cwd or self.workdir or Path.cwd()).absolute()
         loops = None if self.loops_dir is None else self.loops_dir.absolute()
         return Confinement(

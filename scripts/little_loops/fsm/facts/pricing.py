@@ -94,14 +94,15 @@ PRICES_PER_MTOK: dict[str, Price] = {
 
 # A Claude or Google model not listed above (a newer version) is priced as the newest
 # listed model of its family: an estimate, but a budget that counts nothing for it would
-# not stop anything. A model of no known family is counted in tokens only.
-_FAMILIES: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
+# not stop anything. A model of no known family is counted in tokens only. (Patterns as
+# text, compiled when first used: a run whose steps spend nothing compiles none.)
+_FAMILIES: tuple[tuple[str, dict[str, str]], ...] = (
     (
-        re.compile(r"^claude-(?:[0-9-]+-)?(opus|sonnet|haiku)(?:-|$)"),
+        r"^claude-(?:[0-9-]+-)?(opus|sonnet|haiku)(?:-|$)",
         {"opus": "claude-opus-4-5", "sonnet": "claude-sonnet-4-5", "haiku": "claude-haiku-4-5"},
     ),
     (
-        re.compile(r"^gemini-.*?(flash-lite|flash|pro)\b"),
+        r"^gemini-.*?(flash-lite|flash|pro)\b",
         {"flash-lite": "gemini-2.5-flash-lite", "flash": "gemini-3-flash", "pro": "gemini-3.1-pro"},
     ),
 )
@@ -113,7 +114,7 @@ ALIASES: dict[str, str] = {
 }
 # The Claude model inside a provider's name for it: `anthropic/claude-3.5-sonnet`,
 # `us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `claude-sonnet-4-5@20250929` (Vertex).
-_CLAUDE_NAME = re.compile(r"(?:^|[/.@ ])(claude-[a-z0-9.-]*[a-z0-9])")
+_CLAUDE_NAME = r"(?:^|[/.@ ])(claude-[a-z0-9.-]*[a-z0-9])"
 
 # The token counters every agent's usage is read into (Claude Code's and the API's
 # names): all four are priced, and summed into the loop's spend.
@@ -130,7 +131,7 @@ def model_id(model: str) -> str:
     inside a provider's name (dots as dashes: `claude-3.5-sonnet` is `claude-3-5-sonnet`),
     else the last part of `provider/model` (`openai/gpt-5`, `models/gemini-2.5-pro`)."""
     name = model.strip().lower()
-    found = _CLAUDE_NAME.search(name)
+    found = re.search(_CLAUDE_NAME, name)
     if found is not None:
         claude = found.group(1).replace(".", "-")
         return ALIASES.get(claude, claude)
@@ -144,7 +145,7 @@ def price_of(model: str) -> Price | None:
     if matches:
         return PRICES_PER_MTOK[max(matches, key=len)]
     for pattern, newest in _FAMILIES:
-        family = pattern.match(name)
+        family = re.match(pattern, name)
         if family is not None:
             return PRICES_PER_MTOK[newest[family.group(1)]]
     return None

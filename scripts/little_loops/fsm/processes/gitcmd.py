@@ -22,7 +22,7 @@ LOCK_WAIT = 10.0  # seconds a git command is tried again while another git holds
 # In the repository's common git dir, never deleted: `ll-loop-worktrees.lock`.
 REPO_LOCK = f"ll-loop-worktrees{LOCK_SUFFIX}"
 _held: set[str] = set()  # the repository locks this process holds (so they nest)
-_LOCKED = re.compile(r"could not lock|Unable to create '[^']*': File exists")
+_LOCKED = r"could not lock|Unable to create '[^']*': File exists"  # compiled if a git fails
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def git(
         result = _run(argv, where, env)
         # Runs started together write the same `.git/config` (or packed-refs): git gives
         # up at once on a lock another git holds, having changed nothing, so try again.
-        if result.ok or not _LOCKED.search(result.err) or time.monotonic() > deadline:
+        if result.ok or not re.search(_LOCKED, result.err) or time.monotonic() > deadline:
             break
         time.sleep(0.05)
     if check and not result.ok:

@@ -6,16 +6,62 @@ import gc
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from little_loops.fsm.definition.reading.yaml_hints import explain
 from little_loops.fsm.facts.errors import LoopFileError
+
+# PyYAML compiles its patterns as it is imported, most of which this loader never uses: the
+# pure-Python reader's check for forbidden characters (a class up to U+10FFFF that `re`
+# builds code point by code point, ~57 M instructions, more than the rest of PyYAML
+# together; the C parser never reads it), the YAML 1.1 bool, int, float and timestamp
+# resolvers this loader replaces. So each is compiled the first time it is used.
+
+
+class _CompiledWhenUsed:
+    """A pattern compiled the first time something of it is asked for (`match` ...)."""
+
+    def __init__(self, pattern: Any, flags: int) -> None:
+        self._pattern, self._flags = pattern, flags
+        self._compiled: re.Pattern[Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # no pattern has one (and a copy being set up asks)
+            raise AttributeError(name)
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self._pattern, self._flags)
+        value = getattr(compiled, name)
+        self.__dict__[name] = value  # found at once the next time (`match`: every scalar)
+        return value
+
+
+@contextmanager
+def _yaml_patterns_compiled_when_used() -> Iterator[None]:
+    """While PyYAML is imported, `re.compile` called by its own modules gives a pattern that
+    compiles when used; a call from anywhere else (another thread) compiles as always."""
+    compile_now = re.compile
+
+    def compile_or_defer(pattern: Any, flags: int = 0) -> Any:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller == "yaml" or caller.startswith("yaml."):
+            return _CompiledWhenUsed(pattern, flags)
+        return compile_now(pattern, flags)
+
+    setattr(re, "compile", compile_or_defer)  # noqa: B010 (mypy: not re.compile's type)
+    try:
+        yield
+    finally:
+        setattr(re, "compile", compile_now)  # noqa: B010
+
+
+with _yaml_patterns_compiled_when_used():
+    import yaml
 
 KeyPath = tuple[str | int, ...]
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-import yaml
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (loader.py imports PyYAML: see _yaml_without_its_reader_pattern there)
+    import yaml
 
 
 def _indent(line: str) -> int:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from little_loops.fsm.definition.model.fanout import fan_out_of
-from little_loops.fsm.definition.model.learning import proves
+from little_loops.fsm.definition.model.fanout_keys import fan_out_of
+from little_loops.fsm.definition.model.learning_keys import proves
 from little_loops.fsm.definition.model.typed import StateConfig
 
 ACTION_KIND = "action"

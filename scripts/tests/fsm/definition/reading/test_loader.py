@@ -342,3 +342,44 @@ def test_the_loader_s_resolver_tags_every_scalar_as_pyyaml_s_would() -> None:
                 assert ours == BaseResolver.resolve(loader, kind, None, implicit), kind
     finally:
         loader.dispose()
+
+
+_READER_PATTERN_PROBE = """\
+import re
+compile_before = re.compile
+from little_loops.fsm.definition.reading import loader
+import yaml
+deferred = type(yaml.reader.Reader.NON_PRINTABLE) is loader._CompiledWhenUsed
+try:
+    yaml.load("a: \\x01", Loader=yaml.SafeLoader)  # the pure-Python reader: it checks
+    refused = False
+except yaml.reader.ReaderError:
+    refused = True
+ours = loader.load_text("a: 1\\nb: yes\\nc: ~", "f").data
+bool_11 = yaml.resolver.Resolver.yaml_implicit_resolvers["y"][0][1]
+unused = bool_11._compiled is None  # PyYAML's YAML 1.1 bool: the loader reads its own
+theirs = yaml.load("b: yes", Loader=yaml.SafeLoader)  # compiled as it is used
+import copy
+copied = bool(copy.deepcopy(yaml.reader.Reader.NON_PRINTABLE).search("\\x01"))
+print(deferred, refused, re.compile is compile_before, ours, unused, theirs, copied)
+"""
+
+
+def test_pyyaml_is_imported_without_compiling_its_patterns_which_still_work() -> None:
+    import subprocess
+    import sys
+
+    # In a fresh Python (here PyYAML is imported already): the patterns PyYAML compiles at
+    # import are compiled when used; its pure-Python reader still refuses a control
+    # character, `re.compile` is itself again, the YAML 1.1 bool pattern this loader does
+    # not use stays uncompiled, PyYAML's own loader still reads `yes` as true with it, and
+    # a copy of a deferred pattern works.
+    proc = subprocess.run(
+        [sys.executable, "-c", _READER_PATTERN_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=scaled(30),
+        check=True,
+    )
+    expected = "True True True {'a': 1, 'b': 'yes', 'c': None} True {'b': True} True"
+    assert proc.stdout.split("\n")[0] == expected
