@@ -237,3 +237,22 @@ def test_a_queued_run_is_stopped_while_it_waits(tmp_path: Path, marker: str) -> 
     )
     assert not (tmp_path / "began").exists()
     assert not list(_running(tmp_path).glob("slow.*.json"))
+
+
+def test_a_background_run_making_its_worktree_is_stopped(tmp_path: Path, marker: str) -> None:
+    root = loops_project(tmp_path, {".loops/slow.yaml": SLOW.format(marker=marker)})
+    with _held_checkout(root) as began:
+        started = llproc.ll_loop(root, "run", "slow", "--worktree", "--background", timeout=30)
+        assert started.returncode == ExitCode.OK, started.stderr
+        child = int(started.stdout)
+        llproc.wait_for(began.exists, 30, "the run to make its worktree")
+        [key] = [p.name.split(".")[0] for p in _running(root).glob("slow@*.starting.json")]
+        stop = llproc.start(root, "stop", "slow")
+        llproc.read_stderr_until(stop, f"stopping loop '{key}' (pid {child})...", 20)
+        (root / "hook-go").touch()
+        _, stop_err = llproc.finish(stop, 30)
+    assert stop.returncode == ExitCode.OK, stop_err
+    assert f"loop '{key}' stopped in " in stop_err
+    state = llproc.state(root, key)
+    assert (state["status"], state["terminated_by"], state["pid"]) == ("stopped", "stopped", child)
+    assert not list(root.rglob("began"))

@@ -118,9 +118,10 @@ class Starting:
 
     It also catches SIGTERM until the run's own handlers are installed, so that a `stop`
     meanwhile is kept for it (`stop_pending`) rather than killing it. A plain `run` (in the
-    main checkout, no worktree) finding the live marker of another process starting the
-    same key leaves it to it: the scope claim refuses (or queues) this one as before, and
-    until then `stop NAME` means the other."""
+    main checkout, no worktree) holds its marker until it ends; one finding the live marker
+    of another process for its key, or a resume finding a plain run's, leaves it to that
+    process: the scope claim refuses (or queues) this one as before, and `stop NAME` means
+    the other."""
 
     def __init__(
         self, key: str, loops_dir: Path, command: str, worktree: dict[str, str] | None = None
@@ -136,8 +137,11 @@ class Starting:
         path = run_files(key, loops_dir).starting
         other = read_marker(key, loops_dir)
         busy = other if other is not None and other.pid != me and other.alive else None
-        held = busy is None
-        if busy is not None and not self.plain and not _handing_to_me(busy):
+        # A plain run's marker stays its own: the scope claim (or a resume's check of the
+        # state) refuses what would clash with it, with the message it always gave.
+        plain_busy = busy is not None and busy.command == RUN and not busy.worktree
+        held = busy is None or not (self.plain or plain_busy)
+        if busy is not None and held and not _handing_to_me(busy):
             raise LoopRuntimeError(
                 f"run {key} is being started by another ll-loop (pid {busy.pid}): wait for"
                 " it, or stop it with 'll-loop stop'"
@@ -145,7 +149,7 @@ class Starting:
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGTERM, self._on_term)
         make_running_dir(running_dir(loops_dir))
-        if held or not self.plain:
+        if held:
             write_atomic(path, self.marker.to_json())
         # After the marker: a stop that looked before it was there left its request.
         self._requested = take_stop_request(key, loops_dir)
