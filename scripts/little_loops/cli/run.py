@@ -131,11 +131,20 @@ def run_command(
     from little_loops.fsm.runs.scratch import with_run_dir
 
     fsm = with_run_dir(fsm, loops_dir, where.run_id)  # ${context.run_dir}: this run's folder
-    with where.make_place(fsm.name, loops_dir, note) as place:
+    with where.claim_place(fsm.name, loops_dir, note) as (place, claim):
         left = None if options.quiet else where.left_out(loops_dir)
         if left is not None:
             note(left)
-        return run_session(fsm, path, options, loops_dir, place=place, unready=found.skipped)
+        return run_session(
+            fsm,
+            path,
+            options,
+            loops_dir,
+            place=place,
+            stop_pending=claim.stop_pending,  # a `stop` while it started: it ends stopped
+            under_way=claim.under_way,
+            unready=found.skipped,
+        )
 
 
 def print_plan(fsm: FSMLoop, path: Path) -> int:

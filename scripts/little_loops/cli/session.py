@@ -33,14 +33,16 @@ def run_session(
     resume: bool = False,
     place: RunPlace | None = None,
     stop_pending: Callable[[], bool] | None = None,
+    under_way: Callable[[], None] | None = None,
     unready: Mapping[str, str] | None = None,
 ) -> int:
     """Run (or resume) `fsm` in the foreground (in *place*'s worktree, if it has one);
     returns the exit code of its outcome.
 
     The progress display goes to stderr, with a note while `--queue` waits for the scope
-    and when a resume begins; the result goes to stdout as JSON with `--json`. A resume
-    whose *stop_pending* says a `stop` came while it started ends stopped at once.
+    and when a resume begins; the result goes to stdout as JSON with `--json`. A run or
+    resume whose *stop_pending* says a `stop` came while it started ends stopped at once;
+    *under_way* is told once its signal handlers are in place.
     *unready*: the agents of fallback lists the preflight found unable to run here, and why.
     """
     err = sys.stderr
@@ -84,7 +86,7 @@ def run_session(
             place=place,
             unready=unready,
         )
-        result = run_in_foreground(run, Told(display, note, restored, stop_pending))
+        result = run_in_foreground(run, Told(display, note, restored, stop_pending, under_way))
     finally:
         display.close()
     if options.as_json:

@@ -46,7 +46,9 @@ def stop_command(
     """
     loops_dir = project_loops_dir() if loops_dir is None else loops_dir
     from little_loops.cli.runref import run_name
-    from little_loops.fsm.runs.stopping import runs_to_stop
+    from little_loops.fsm.facts.errors import LoopError
+    from little_loops.fsm.facts.layout import split_run_key
+    from little_loops.fsm.runs.stopping import runs_to_stop, starting_runs
     from little_loops.fsm.runs.which import AmbiguousRunError
 
     try:
@@ -55,8 +57,46 @@ def stop_command(
         if not every:
             raise AmbiguousRunError(f"{exc} (or --all)", exc.runs) from None
         keys = runs_to_stop(exc.runs)
+    except LoopError:  # no state, nor (for a PATH's run) a loop file: it may be starting
+        loop, run_id = split_run_key(name)
+        starting = starting_runs(loops_dir, loop)
+        if not starting or (run_id is not None and name not in starting):
+            raise
+        keys = [name] if run_id is not None else starting[:1]
+    if split_run_key(name)[1] is None:  # a bare NAME: it may mean a run with no state yet
+        keys = with_starting(keys, loops_dir, every)
     codes = [_stop_one(key, loops_dir, grace) for key in keys]
     return max(codes)
+
+
+def with_starting(keys: list[str], loops_dir: Path, every: bool) -> list[str]:
+    """The runs a bare NAME stops once its runs still starting are counted in (*keys*: what
+    its saved runs say NAME means). A NAME with no run running and one starting means that
+    one; a run running and one starting, or several starting, are several runs going:
+    refused unless *every* (`--all`), which stops them all. A key in both is one run (a new
+    run of `NAME` starting where an ended one's state still is)."""
+    from little_loops.fsm.facts.layout import split_run_key
+    from little_loops.fsm.runs.control import can_stop
+    from little_loops.fsm.runs.stopping import starting_runs
+    from little_loops.fsm.runs.which import AmbiguousRunError, SavedRun, runs_of
+
+    loop = split_run_key(keys[0])[0]
+    starting = starting_runs(loops_dir, loop)
+    if all(key in keys for key in starting):
+        return keys
+    saved = runs_of(loops_dir, loop, [key for key in keys if key not in starting])
+    running = [run for run in saved if run.state and can_stop(run.state, loops_dir)]
+    if every:
+        return [run.key for run in running] + starting
+    if not running and len(starting) == 1:
+        return starting
+    going = [*running, *(SavedRun(key, None) for key in starting)]
+    refs = ", ".join(run.ref for run in going)
+    raise AmbiguousRunError(
+        f"loop '{loop}' has {len(going)} runs going ({refs}); name one,"
+        f" e.g. 'll-loop stop {going[-1].ref}' (or --all)",
+        going,
+    )
 
 
 def _stop_one(loop_name: str, loops_dir: Path, grace: float | None) -> int:
@@ -72,9 +112,18 @@ def _stop_one(loop_name: str, loops_dir: Path, grace: float | None) -> int:
 
     report = stop_run(loop_name, loops_dir, grace, on_stopping=stopping)
     state = report.state
-    if report.what is Stop.NO_RUN or state is None:
+    if report.what is Stop.NO_RUN:
+        # A stop request may be left for an ll-loop starting right now (runs/stopping.py).
         print(f"ll-loop: loop '{shown}' is not running (it has no saved run)", file=sys.stderr)
         return ExitCode.FAILED
+    if state is None:  # stopped (or killed) while starting: it had saved nothing yet
+        how = f"killed (it did not stop within {report.grace:g}s)" if report.killed else "stopped"
+        print(
+            f"loop '{shown}' {how} in {report.seconds:.1f}s while starting, before its first"
+            f" step (nothing to resume; start it again with 'll-loop run {shown}')",
+            file=sys.stderr,
+        )
+        return ExitCode.OK
     if report.what is Stop.NOT_RUNNING:
         pid, running = state.pid, state.status == Status.RUNNING
         stale = f"stale pid {pid}; " if pid is not None and running else ""

@@ -39,6 +39,9 @@ PARENT_MARKER_ENV = "LL_LOOP_PARENT"
 # Tells a child the pid of the fan-out that started it: it runs under that run's scope lock
 # (runs/locks.py lets it in only when that pid is its parent process and holds a claim).
 PARENT_ENV = "LL_LOOP_FANOUT_PARENT"
+# Tells a background run the pid and start time of the `ll-loop` that started it: a stop
+# request naming that process is its own (runs/start_marker.py).
+LAUNCHER_ENV = "LL_LOOP_LAUNCHER"
 RUN_ID_LENGTH = 4  # a run's short id: RUN_ID_LENGTH characters of RUN_ID_ALPHABET
 RUN_ID_REGEX = rf"[a-z0-9]{{{RUN_ID_LENGTH}}}"  # RUN_ID_PATTERN, compiled on first use
 RUN_SUMMARY = "run.json"  # an archived run's summary: id, times, outcome, passes, cost
@@ -61,7 +64,7 @@ DEFINITION_SUFFIX = ".loop.json"
 # A process starting (or resuming) the run, before its first event: its pid, and the worktree
 # a `run --worktree` makes, so that a later command can roll back what a kill left.
 STARTING_SUFFIX = ".starting.json"
-# `ll-loop stop` of a run found not running: a resume that started before it honours it.
+# `ll-loop stop` of a run found not running: a run or resume started before it honours it.
 STOP_REQUEST_SUFFIX = ".stop.json"
 OUTPUT_SUFFIX = ".out"  # the full stdout of a state's action (a Claude session's transcript)
 ERROR_SUFFIX = ".err"  # the full stderr of that action, next to its OUTPUT_SUFFIX file

@@ -14,7 +14,9 @@ from little_loops.fsm.facts.layout import make_running_dir, run_files
 from little_loops.fsm.facts.runfile import open_run_file, open_run_stream
 from little_loops.fsm.facts.timefmt import iso_now
 from little_loops.fsm.processes.containment import CONTAINMENT, Contained
+from little_loops.fsm.processes.launch import Overlay
 from little_loops.fsm.runs.locks import acquire_scope, project_root
+from little_loops.fsm.runs.start_marker import launcher_env
 from little_loops.fsm.runs.store import StatePersistence
 
 START_WAIT_SECONDS = 2.0  # how long the parent watches the child start before reporting
@@ -69,6 +71,7 @@ def start_detached(
         child = CONTAINMENT.start(
             argv,
             cwd=project_root(loops_dir),
+            env=Overlay(launcher_env()),  # a stop that finds neither is this one's
             streams=(subprocess.DEVNULL, out.fileno(), subprocess.STDOUT),
         )
     _STARTED.append(child)

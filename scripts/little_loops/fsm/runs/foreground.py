@@ -41,14 +41,15 @@ class ForegroundRun:
 class Told:
     """What the caller of a foreground run hears and is asked: its *events*, its *notes*
     (the wait for the scope, stale claims reclaimed), the saved run a resume goes on from
-    (*restored*), and *stop_pending*: a resume asks it once its signal handlers are in
-    place, and a `stop` that came while it was starting ends it, stopped, before its next
-    step."""
+    (*restored*), and *stop_pending*: a run or resume asks it once its signal handlers are
+    in place, and a `stop` that came while it was starting ends it, stopped, before its
+    next step."""
 
     events: EventCallback
     note: Callable[[str], None]
     restored: Callable[[LoopState], None] | None = None
     stop_pending: Callable[[], bool] | None = None
+    under_way: Callable[[], None] | None = None  # told once its handlers are in place
 
 
 def run_in_foreground(run: ForegroundRun, told: Told) -> ExecutionResult:
@@ -60,6 +61,7 @@ def run_in_foreground(run: ForegroundRun, told: Told) -> ExecutionResult:
     """
     fsm, loops_dir, place, overrides = run.fsm, run.loops_dir, run.place, run.overrides
     on_note, on_restored, stop_pending = told.note, told.restored, told.stop_pending
+    under_way = told.under_way
     key = fsm.name if place is None else place.key(fsm.name)
     workdir = project_root(loops_dir) if place is None or place.workdir is None else place.workdir
     root = None if place is None or not place.in_worktree else workdir
@@ -93,8 +95,12 @@ def run_in_foreground(run: ForegroundRun, told: Told) -> ExecutionResult:
         )
         try:
             with ShutdownSignals(executor.request_shutdown):
+                if under_way is not None:
+                    under_way()
                 if not run.resume:
                     save_overrides(key, loops_dir, overrides)
+                    if stop_pending is not None and stop_pending():
+                        executor.request_shutdown(Outcome.STOPPED)  # before its first step
                     result = executor.run()
                 else:
 

@@ -7,11 +7,15 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from little_loops.fsm.definition.model.typed import FSMLoop
 from little_loops.fsm.facts.errors import LoopDefinitionError
 from little_loops.fsm.facts.layout import files_key
 from little_loops.fsm.runs.place import RunPlace
+
+if TYPE_CHECKING:
+    from little_loops.fsm.runs.start_marker import Starting
 
 
 @dataclass(frozen=True)
@@ -62,17 +66,32 @@ class Where:
     def make_place(
         self, loop_name: str, loops_dir: Path, on_note: Callable[[str], None] | None = None
     ) -> Iterator[RunPlace]:
-        """The run's place for the block; with `worktree`, the worktree and its branch are
-        made now, all or nothing: a start-up marker is written first (`starting`), and when
-        the block ends before the run's first event (a refusal, an error) they are removed
-        again (*on_note* hears it). A kill meanwhile leaves the marker for the next command
-        to roll back by."""
+        """The run's place for the block (`claim_place` without its claim)."""
+        with self.claim_place(loop_name, loops_dir, on_note) as (place, _):
+            yield place
+
+    @contextlib.contextmanager
+    def claim_place(
+        self, loop_name: str, loops_dir: Path, on_note: Callable[[str], None] | None = None
+    ) -> Iterator[tuple[RunPlace, Starting]]:
+        """The run's place for the block, and its start-up marker (`Starting`: `stop` finds
+        the run by it before its state is saved, and its `stop_pending` says whether a stop
+        came meanwhile). With `worktree`, the worktree and its branch are made now, all or
+        nothing: the marker is written first, and when the block ends before the run's first
+        event (a refusal, an error) they are removed again (*on_note* hears it). A kill
+        meanwhile leaves the marker for the next command to roll back by."""
+        from little_loops.fsm.runs.start_marker import RUN, Starting
+
+        assert self.run_id is not None  # for_loop chose one
         if not self.worktree:
-            yield RunPlace(self.run_id)
+            claim = Starting(self.key(loop_name), loops_dir, RUN)
+            try:
+                yield RunPlace(self.run_id), claim
+            finally:
+                claim.close()
             return
         from little_loops.fsm.facts.layout import run_key, worktree_branch, worktree_path
         from little_loops.fsm.runs.locks import project_root
-        from little_loops.fsm.runs.start_marker import RUN, Starting
         from little_loops.fsm.runs.worktrees import (
             create_worktree,
             main_repo,
@@ -80,7 +99,6 @@ class Where:
             workdir_in,
         )
 
-        assert self.run_id is not None  # for_loop chose one
         sha = resolve_commit(main_repo(loops_dir), self.base)
         path = worktree_path(Path(loops_dir), loop_name, self.run_id)
         branch = worktree_branch(loop_name, self.run_id)
@@ -90,7 +108,10 @@ class Where:
             worktree = create_worktree(loops_dir, loop_name, self.run_id, sha)
             claim.made = True
             workdir = workdir_in(worktree, project_root(loops_dir))
-            yield RunPlace(self.run_id, worktree.path, workdir, worktree.branch, worktree.base_sha)
+            yield (
+                RunPlace(self.run_id, worktree.path, workdir, worktree.branch, worktree.base_sha),
+                claim,
+            )
         finally:
             for note in claim.close():
                 if on_note is not None:

@@ -1,11 +1,12 @@
 """A run on its way up: the marker `stop` finds, rolled back when its process dies too soon.
 
-A `run --worktree` writes `.running/KEY.starting.json` (its pid, and the worktree it is about
-to make) before it makes the worktree, and removes it once the run has ended; a resume writes
-one before anything else. So start-up is all or nothing: a process killed before the run's
-first event leaves a marker whose process is gone, and the next `run` of the loop (or a
-`resume` of it) removes the worktree and branch it made, which hold nothing yet. `stop`
-finds a resume by its marker before the resume has marked its run running.
+A `run` writes `.running/KEY.starting.json` (its pid, and for `--worktree` the worktree it is
+about to make) before it makes its place, and removes it once the run has ended; a resume
+writes one before anything else. So start-up is all or nothing: a process killed before the
+run's first event leaves a marker whose process is gone, and the next `run` of the loop (or a
+`resume` of it) removes the worktree and branch it made, which hold nothing yet. `stop` finds
+a run or a resume by its marker before it has saved its state, and a process that has not
+written its marker yet by the stop request (`request_stop`) it reads right after writing it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from little_loops.fsm.facts.errors import LoopError, LoopRuntimeError
 from little_loops.fsm.facts.layout import (
+    LAUNCHER_ENV,
     RUN_KEY_SEPARATOR,
     make_running_dir,
     run_files,
@@ -54,10 +56,8 @@ class StartMarker:
         return pid_alive(self.pid, self.pid_start)
 
     def holder(self) -> tuple[int, int | None] | None:
-        """The live process (pid, start time) this resume marker stands for: its own, else
-        the resume it handed the run to; None when neither lives (or it is no resume's)."""
-        if self.command != RESUME:
-            return None
+        """The live `ll-loop` process (pid, start time) this marker stands for: its own, else
+        the resume it handed the run to; None when neither lives."""
         if ll_loop_alive(self.pid, self.pid_start):
             return (self.pid, self.pid_start)
         if self.handed_to is not None and ll_loop_alive(*self.handed_to):
@@ -116,8 +116,12 @@ def first_event_written(key: str, loops_dir: Path) -> bool:
 class Starting:
     """The marker of this process starting run *key*, held until `close()`.
 
-    A resume (*command* RESUME) also catches SIGTERM until its own handlers are installed,
-    so that a `stop` meanwhile is kept for it (`stop_pending`) rather than killing it."""
+    It also catches SIGTERM until the run's own handlers are installed, so that a `stop`
+    meanwhile is kept for it (`stop_pending`) rather than killing it. A plain `run` (in the
+    main checkout, no worktree) holds its marker until it ends; one finding the live marker
+    of another process for its key, or a resume finding a plain run's, leaves it to that
+    process: the scope claim refuses (or queues) this one as before, and `stop NAME` means
+    the other."""
 
     def __init__(
         self, key: str, loops_dir: Path, command: str, worktree: dict[str, str] | None = None
@@ -128,23 +132,48 @@ class Starting:
         self.marker = StartMarker(me, process_start_ticks(me), command, dict(worktree or {}))
         self.made = False  # set once the worktree is made: only then is it ours to roll back
         self._signalled = False
+        self._under_way = False
         self._previous: Any = None
         path = run_files(key, loops_dir).starting
         other = read_marker(key, loops_dir)
-        if other is not None and other.pid != me and other.alive and not _handing_to_me(other):
+        busy = other if other is not None and other.pid != me and other.alive else None
+        # A plain run's marker stays its own: the scope claim (or a resume's check of the
+        # state) refuses what would clash with it, with the message it always gave.
+        plain_busy = busy is not None and busy.command == RUN and not busy.worktree
+        held = busy is None or not (self.plain or plain_busy)
+        if busy is not None and held and not _handing_to_me(busy):
             raise LoopRuntimeError(
-                f"run {key} is being started by another ll-loop (pid {other.pid}): wait for"
+                f"run {key} is being started by another ll-loop (pid {busy.pid}): wait for"
                 " it, or stop it with 'll-loop stop'"
             )
-        if command == RESUME and threading.current_thread() is threading.main_thread():
+        if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGTERM, self._on_term)
         make_running_dir(running_dir(loops_dir))
-        write_atomic(path, self.marker.to_json())
+        if held:
+            write_atomic(path, self.marker.to_json())
         # After the marker: a stop that looked before it was there left its request.
         self._requested = take_stop_request(key, loops_dir)
+        os.environ.pop(LAUNCHER_ENV, None)  # taken: not for what this run starts
+
+    @property
+    def plain(self) -> bool:
+        """A `run` in the main checkout: no worktree to make, nothing to roll back."""
+        return self.marker.command == RUN and not self.marker.worktree
 
     def _on_term(self, signum: int, frame: FrameType | None) -> None:
-        self._signalled = True
+        if not self._under_way:
+            self._signalled = True
+            return
+        # The run is over (its own handlers came and went): SIGTERM does what it did before.
+        signal.signal(signal.SIGTERM, self._previous)
+        self._previous = None
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def under_way(self) -> None:
+        """Say that the run's own signal handlers are in place: a SIGTERM that comes once
+        they are gone again (after the run) is not kept, it acts as it did before this."""
+        if self.marker.command == RUN:  # a resume's is kept: its chain reads it (cli/session)
+            self._under_way = True
 
     def hand_over(self, pid: int) -> None:
         """Say that the resume *pid*, started by this process, goes on with the run: it
@@ -154,7 +183,7 @@ class Starting:
         write_atomic(run_files(self.key, self.loops_dir).starting, self.marker.to_json())
 
     def stop_pending(self) -> bool:
-        """Whether a `stop` came while this resume was on its way up: its run is to stop."""
+        """Whether a `stop` came while this run or resume was on its way up: it is to stop."""
         return self._signalled or self._requested or take_stop_request(self.key, self.loops_dir)
 
     def close(self) -> list[str]:
@@ -165,7 +194,9 @@ class Starting:
                 signal.signal(signal.SIGTERM, self._previous)
             self._previous = None
         notes = []
-        if not first_event_written(self.key, self.loops_dir):
+        # A plain run's files before its first event (flags, definition) are the next run's
+        # to replace: another run of the key may be using them right now.
+        if not self.plain and not first_event_written(self.key, self.loops_dir):
             made = self.marker if self.made else replace(self.marker, worktree={})
             notes = roll_back(self.key, self.loops_dir, made)
         marker = read_marker(self.key, self.loops_dir)
@@ -244,22 +275,30 @@ def forget_dead_starts(loops_dir: Path, loop_name: str, key: str | None = None) 
 
 
 def request_stop(key: str, loops_dir: Path, also: Sequence[int] = ()) -> bool:
-    """Leave a stop request for the `ll-loop resume` processes there are now that have not
-    said yet which run they resume (their marker comes next, then they read this): the one
-    of *key* among them stops its run. *also*: processes that may start one (the process
-    that ended the run at a handoff, about to start its continuation: it starts none).
-    False when there is none."""
-    pids = [[pid, process_start_ticks(pid)] for pid in [*_resume_processes(), *also]]
+    """Leave a stop request for the `ll-loop run` and `ll-loop resume` processes there are
+    now, which may not have said yet which run they start (their marker comes next, then
+    they read this): the one of *key* among them (or a background run one of them starts)
+    stops its run. *also*: processes that may start one (the process that ended the run at
+    a handoff, about to start its continuation: it starts none). False when there is none.
+
+    It names processes by pid and start time, so a run started after the stop never takes
+    it for itself (a reused pid neither), and the first start of *key* removes it: it can
+    never stop a later, unrelated run."""
+    project = Path(loops_dir).resolve().parent
+    pids = [[pid, process_start_ticks(pid)] for pid in [*_starting_processes(project), *also]]
     if not pids:
         return False
     with contextlib.suppress(OSError, LoopError):
+        make_running_dir(running_dir(loops_dir))  # a first run may not have made it yet
         write_atomic(run_files(key, loops_dir).stop_request, json.dumps({"pids": pids}) + "\n")
     return True
 
 
-def _resume_processes() -> list[int]:
-    """The pids of `ll-loop resume` processes (`ll-loop resume ...`, `python -m
-    little_loops.cli resume ...`), this one left out; none where /proc cannot be read."""
+def _starting_processes(project: Path) -> list[int]:
+    """The pids of `ll-loop run` and `ll-loop resume` processes (`ll-loop resume ...`,
+    `python -m little_loops.cli run ...`) working in the folder *project* or below it (an
+    ll-loop finds its `.loops/` from there: one elsewhere starts no run of this project's),
+    this one left out; none where /proc cannot be read."""
     found = []
     try:
         entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
@@ -271,8 +310,14 @@ def _resume_processes() -> list[int]:
                 args = source.read().split(b"\0")
         except OSError:
             continue
-        if _ll_loop_args(args) and b"resume" in args and int(entry) != os.getpid():
-            found.append(int(entry))
+        starts = b"run" in args or b"resume" in args
+        if starts and _ll_loop_args(args) and int(entry) != os.getpid():
+            try:
+                here = Path(os.readlink(f"/proc/{entry}/cwd"))
+            except OSError:
+                continue
+            if here == project or project in here.parents:
+                found.append(int(entry))
     return found
 
 
@@ -302,17 +347,28 @@ def withdraw_stop(key: str, loops_dir: Path) -> None:
 
 
 def take_stop_request(key: str, loops_dir: Path) -> bool:
-    """Whether a stop request of *key* names this process (a resume that had not said which
-    run it resumes when the stop came); the request is removed either way (it was for a
-    resume started before it: for nobody after this one)."""
+    """Whether a stop request of *key* names this process, or the process that started it
+    in the background (LAUNCHER_ENV): a run or resume that had not said which run it starts
+    when the stop came. The request is removed either way (it was for a start begun before
+    it: for nobody after this one)."""
     path = run_files(key, loops_dir).stop_request
     try:
         data = json.loads(read_run_file(path))
     except (OSError, LoopError, ValueError):
         return False
     path.unlink(missing_ok=True)
-    me = [os.getpid(), process_start_ticks(os.getpid())]
+    named = [[os.getpid(), process_start_ticks(os.getpid())]]
+    launcher = os.environ.get(LAUNCHER_ENV, "").split(":")
+    if len(launcher) == 2 and all(part.isdigit() for part in launcher):
+        named.append([int(part) for part in launcher])
     try:
-        return me in [list(pair) for pair in data["pids"]]
+        return any(pair in named for pair in [list(pair) for pair in data["pids"]])
     except (TypeError, ValueError, KeyError):
         return False
+
+
+def launcher_env() -> dict[str, str]:
+    """The environment variable that names this process (pid and start time) to a run it
+    starts in the background: a stop request naming this one is that run's (LAUNCHER_ENV)."""
+    me = os.getpid()
+    return {LAUNCHER_ENV: f"{me}:{process_start_ticks(me) or 0}"}

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from little_loops.fsm.facts.layout import run_files
+import pytest
+
+from little_loops.fsm.facts.layout import LAUNCHER_ENV, run_files
 from little_loops.fsm.processes.pids import process_start_ticks
 from little_loops.fsm.runs.start_marker import (
     RESUME,
@@ -56,6 +58,77 @@ def test_a_stop_request_is_for_the_resumes_there_were(tmp_path: Path) -> None:
         run_files("fix", tmp_path).stop_request.write_text(json.dumps({"pids": pids}))
         assert take_stop_request("fix", tmp_path) is mine
         assert not run_files("fix", tmp_path).stop_request.exists()  # taken either way
+
+
+def test_a_request_names_the_starts_in_this_project_and_what_they_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    for folder in (project / ".loops", elsewhere):
+        folder.mkdir(parents=True)
+    stub = {**os.environ, "PYTHONPATH": str(_stub(tmp_path))}
+    starts = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "little_loops.cli", "run", "x"],  # an `ll-loop run`
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            env=stub,
+        )
+        for name, cwd in (("here", project), ("there", elsewhere))
+    }
+    try:
+        assert request_stop("fix", project / ".loops") is True
+        data = json.loads(run_files("fix", project / ".loops").stop_request.read_text())
+        named = [pid for pid, _ in data["pids"]]
+        assert starts["here"].pid in named
+        assert starts["there"].pid not in named  # it runs in another project
+        # A background run of the one named (it says so in its environment) is named too.
+        ticks = process_start_ticks(starts["here"].pid)
+        monkeypatch.setenv(LAUNCHER_ENV, f"{starts['here'].pid}:{ticks}")
+        assert take_stop_request("fix", project / ".loops") is True
+    finally:
+        for proc in starts.values():
+            proc.kill()
+            proc.wait()
+
+
+def _stub(tmp_path: Path) -> Path:
+    """A `little_loops.cli` that waits for its stdin to end: a start that never gets far."""
+    folder = tmp_path / "stub"
+    (folder / "little_loops" / "cli").mkdir(parents=True)
+    (folder / "little_loops" / "__init__.py").write_text("")
+    (folder / "little_loops" / "cli" / "__init__.py").write_text("")
+    (folder / "little_loops" / "cli" / "__main__.py").write_text("import sys\nsys.stdin.read()\n")
+    return folder
+
+
+def test_a_run_keeps_a_sigterm_until_under_way_then_it_acts_as_before(tmp_path: Path) -> None:
+    caught: list[int] = []
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: caught.append(signum))
+    try:
+        claim = Starting("fix", tmp_path, RUN)
+        os.kill(os.getpid(), signal.SIGTERM)  # `ll-loop stop` finding the marker: kept
+        assert (claim.stop_pending(), caught) == (True, [])
+        claim.under_way()
+        os.kill(os.getpid(), signal.SIGTERM)  # after the run: as before it
+        assert caught == [signal.SIGTERM]
+        claim.close()
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_a_plain_run_leaves_the_marker_of_another_start_of_its_key(tmp_path: Path) -> None:
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        theirs = StartMarker(other.pid, process_start_ticks(other.pid), RUN)
+        run_files("fix", tmp_path).running_dir.mkdir(parents=True)
+        run_files("fix", tmp_path).starting.write_text(theirs.to_json())
+        Starting("fix", tmp_path, RUN).close()  # the scope claim decides between them
+        assert read_marker("fix", tmp_path) == theirs
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_a_resume_keeps_a_sigterm_for_its_run_until_it_closes(tmp_path: Path) -> None:
