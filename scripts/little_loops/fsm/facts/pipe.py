@@ -3,9 +3,9 @@
 Someone else's command writes a pipe: it may write nothing for ever (a FIFO nobody writes
 to, `<(sleep 1000)`) or never end (`<(yes)`). What it gives is copied into an unnamed
 temporary file, a chunk at a time, until its writer ends (a FIFO no writer has opened
-yet is waited on, as `cat` would); never past the deadline (the
-monotonic time `read_deadline()` gives: READ_SECONDS from now, or as many as the
-environment variable LL_LOOP_READ_SECONDS says) and never past the caller's cap.
+yet is waited on, as `cat` would); never past the deadline (the Deadline
+`read_deadline()` gives: READ_SECONDS from now, or as many as the environment variable
+LL_LOOP_READ_SECONDS says, read once) and never past the caller's cap.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 import select
 import tempfile
 import time
+from dataclasses import dataclass
 from typing import IO
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
@@ -50,12 +51,31 @@ def read_seconds() -> float:
     return seconds
 
 
-def read_deadline() -> float:
-    """The monotonic time by which a read begun now must have ended."""
-    return time.monotonic() + read_seconds()
+@dataclass(frozen=True)
+class Deadline:
+    """When a read must have ended: the monotonic time *at*, *seconds* after it began (kept
+    for the message, so the environment is read once, when the deadline is made)."""
+
+    at: float
+    seconds: float
+
+    def left(self) -> float:
+        """The seconds until the deadline (0 or less once it passed)."""
+        return self.at - time.monotonic()
+
+    def missed(self) -> str:
+        """What a read that did not end by the deadline is told."""
+        return f"not read within {self.seconds:g}s"
 
 
-def spool(fd: int, deadline: float, cap: int) -> IO[bytes]:
+def read_deadline() -> Deadline:
+    """The deadline of a read begun now (LoopRuntimeError when LL_LOOP_READ_SECONDS is
+    not a number of seconds above 0)."""
+    seconds = read_seconds()
+    return Deadline(time.monotonic() + seconds, seconds)
+
+
+def spool(fd: int, deadline: Deadline, cap: int) -> IO[bytes]:
     """What the pipe *fd* (open, non-blocking) gives until its writer ends (a FIFO no
     writer has opened yet is waited on), in an unnamed temporary file at its start;
     PipeRefused past *deadline* or past *cap* bytes. *fd* stays open: the caller closes it."""
@@ -65,9 +85,9 @@ def spool(fd: int, deadline: float, cap: int) -> IO[bytes]:
     size = 0
     try:
         while True:
-            left = deadline - time.monotonic()  # also for a writer that never stops
+            left = deadline.left()  # also for a writer that never stops
             if left <= 0:
-                raise PipeRefused(f"not read within {read_seconds():g}s", late=True)
+                raise PipeRefused(deadline.missed(), late=True)
             # Waited on before each read: read at once, a FIFO no writer has opened yet
             # says it ended (as one whose writer is done); poll waits for a writer.
             if not poll.poll(min(left, 1.0) * 1000):

@@ -16,7 +16,9 @@ from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.pipe import (
     READ_SECONDS,
     READ_SECONDS_ENV,
+    Deadline,
     PipeRefused,
+    read_deadline,
     read_seconds,
     spool,
 )
@@ -26,9 +28,9 @@ def _reader(path: Path) -> int:
     return os.open(path, os.O_RDONLY | os.O_NONBLOCK)
 
 
-def _deadline() -> float:
+def _deadline() -> Deadline:
     """A deadline no test here should reach: its reads end well before."""
-    return time.monotonic() + scaled(20)
+    return Deadline(time.monotonic() + scaled(20), scaled(20))
 
 
 def _write_later(
@@ -94,8 +96,10 @@ def test_a_writer_that_holds_the_pipe_open_ends_by_the_deadline(
     monkeypatch.setenv(READ_SECONDS_ENV, "0.5")
     with _fed_fifo(tmp_path, b"a: 1\n", hold=threading.Event()) as (fd, writer):
         started = time.monotonic()
+        deadline = read_deadline()
+        monkeypatch.setenv(READ_SECONDS_ENV, "no")  # read once: not again for the message
         with pytest.raises(PipeRefused) as refused:
-            spool(fd, started + read_seconds(), cap=1024)
+            spool(fd, deadline, cap=1024)
         assert (refused.value.late, str(refused.value)) == (True, "not read within 0.5s")
         assert time.monotonic() - started >= 0.5
         assert writer.is_alive()  # the writer still held the pipe open

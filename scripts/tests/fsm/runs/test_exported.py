@@ -16,7 +16,7 @@ import pytest
 from support.slowdown import scaled
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.facts.pipe import READ_SECONDS_ENV, read_deadline
+from little_loops.fsm.facts.pipe import READ_SECONDS_ENV, Deadline, read_deadline
 from little_loops.fsm.runs import exported
 from little_loops.fsm.runs.exported import unpack_export
 
@@ -183,7 +183,7 @@ def test_a_link_to_an_export_is_read(tmp_path: Path) -> None:
     assert found == [("one", "20260101-000000")]
 
 
-def _refusal(tmp_path: Path, data: bytes, deadline: float | None = None) -> str:
+def _refusal(tmp_path: Path, data: bytes, deadline: Deadline | None = None) -> str:
     (tmp_path / "x.tar.gz").write_bytes(gzip.compress(data))
     with pytest.raises(LoopRuntimeError) as refused:
         unpack_export(tmp_path / "x.tar.gz", tmp_path / "into", deadline or read_deadline())
@@ -249,6 +249,7 @@ def test_the_read_has_a_deadline(tmp_path: Path) -> None:
         info = tarfile.TarInfo(MEMBER)
         info.size = len(EVENTS)
         tar.addfile(info, io.BytesIO(EVENTS))
-    assert "(not read within 300s (all the files together))" in _refusal(
-        tmp_path, out.getvalue(), deadline=time.monotonic() - 1
+    # The message gives the seconds the deadline was made with (not LL_LOOP_READ_SECONDS again).
+    assert "(not read within 7s (all the files together))" in _refusal(
+        tmp_path, out.getvalue(), deadline=Deadline(time.monotonic() - 1, 7.0)
     )
