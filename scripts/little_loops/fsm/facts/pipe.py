@@ -15,6 +15,8 @@ import os
 import select
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
@@ -33,6 +35,15 @@ class PipeRefused(Exception):
     def __init__(self, why: str, *, late: bool) -> None:
         super().__init__(why)
         self.late = late
+
+
+class NoTempFile(Exception):
+    """No temporary file could hold the copy (none could be made, or its disk is full); the
+    message says why, the caller names what was copied."""
+
+    def __init__(self, exc: OSError) -> None:
+        why = one_line(exc.strerror or exc)
+        super().__init__(f"no temporary file could hold a copy of it ({why}; TMPDIR sets where)")
 
 
 def read_seconds() -> float:
@@ -78,8 +89,10 @@ def read_deadline() -> Deadline:
 def spool(fd: int, deadline: Deadline, cap: int) -> IO[bytes]:
     """What the pipe *fd* (open, non-blocking) gives until its writer ends (a FIFO no
     writer has opened yet is waited on), in an unnamed temporary file at its start;
-    PipeRefused past *deadline* or past *cap* bytes. *fd* stays open: the caller closes it."""
-    copy = tempfile.TemporaryFile()  # noqa: SIM115 (handed back open: the caller closes it)
+    PipeRefused past *deadline* or past *cap* bytes, NoTempFile when the copy cannot be
+    made or written. *fd* stays open: the caller closes it."""
+    with temp_writes():  # no usable temporary folder
+        copy = tempfile.TemporaryFile()  # noqa: SIM115 (handed back open: the caller closes it)
     poll = select.poll()
     poll.register(fd, select.POLLIN)
     size = 0
@@ -101,9 +114,21 @@ def spool(fd: int, deadline: Deadline, cap: int) -> IO[bytes]:
             size += len(data)
             if size > cap:
                 raise PipeRefused(f"more than {cap:,} bytes", late=False)
-            copy.write(data)
+            with temp_writes():  # a full disk
+                copy.write(data)
+        with temp_writes():
+            copy.seek(0)  # (writes what is buffered first)
     except BaseException:
         copy.close()
         raise
-    copy.seek(0)
     return copy
+
+
+@contextmanager
+def temp_writes() -> Iterator[None]:
+    """A block that makes or writes a temporary copy: its OSError raised as NoTempFile (an
+    error of reading the pipe, outside such a block, stays an OSError)."""
+    try:
+        yield
+    except OSError as exc:
+        raise NoTempFile(exc) from None

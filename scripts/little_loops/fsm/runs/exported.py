@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.facts.pipe import Deadline, PipeRefused, read_deadline, spool
+from little_loops.fsm.facts.pipe import (
+    Deadline,
+    NoTempFile,
+    PipeRefused,
+    read_deadline,
+    spool,
+    temp_writes,
+)
 from little_loops.fsm.facts.runfile import kind_of
 
 # What `report --from` reads of a file: members `<loop>/<run id>/<file name>`, regular files
@@ -139,6 +146,8 @@ def _spooled(source: Path, fd: int, deadline: Deadline) -> IO[bytes]:
         copy = spool(fd, deadline, TOTAL_BYTES)
     except PipeRefused as exc:
         raise bad(_late(deadline) if exc.late else "more than 1 GiB") from None
+    except NoTempFile as exc:  # no fault of the pipe's: not "not a run exported"
+        raise LoopRuntimeError(f"{source}: {exc}") from None
     if copy.seek(0, os.SEEK_END) == 0:
         copy.close()
         raise bad("nothing was written to it")
@@ -171,6 +180,8 @@ def unpack_export(source: Path, into: Path, deadline: Deadline) -> list[tuple[st
             return _unpack(raw, into, deadline, bad)
         except FileExistsError:
             raise bad("a file is in it twice") from None
+        except NoTempFile as exc:
+            raise LoopRuntimeError(f"{source}: {exc}") from None
         except _Refused as exc:
             raise bad(str(exc)) from None
         except RecursionError:
@@ -218,11 +229,25 @@ def _write_member(tar: tarfile.TarFile, counted: _Counted, member: Any, target: 
     reader = tar.extractfile(member)
     if reader is None:
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
     counted.in_member = True
     try:
-        with reader, open(target, "xb") as out:
+        with reader, _new_file(target) as out:
             while chunk := reader.read(_CHUNK):
-                out.write(chunk)
+                with temp_writes():  # (a full disk is no fault of the file)
+                    out.write(chunk)
+            with temp_writes():
+                out.flush()
     finally:
         counted.in_member = False
+
+
+def _new_file(target: Path) -> IO[bytes]:
+    """The new file *target*, open for writing: FileExistsError when it is there already
+    (the export holds a member twice), NoTempFile when it cannot be made."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return open(target, "xb")  # noqa: SIM115 (the caller closes it)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise NoTempFile(exc) from None

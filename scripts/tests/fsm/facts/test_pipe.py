@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from little_loops.fsm.facts.pipe import (
     READ_SECONDS,
     READ_SECONDS_ENV,
     Deadline,
+    NoTempFile,
     PipeRefused,
     read_deadline,
     read_seconds,
@@ -103,6 +105,18 @@ def test_a_writer_that_holds_the_pipe_open_ends_by_the_deadline(
         assert (refused.value.late, str(refused.value)) == (True, "not read within 0.5s")
         assert time.monotonic() - started >= 0.5
         assert writer.is_alive()  # the writer still held the pipe open
+
+
+def test_no_temporary_file_is_not_an_error_of_the_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (its OSError, ENOENT, read as the pipe's own: "no such file")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with _fed_fifo(tmp_path, b"a: 1\n") as (fd, _), pytest.raises(NoTempFile) as refused:
+        spool(fd, _deadline(), cap=1024)
+    assert str(refused.value) == (
+        "no temporary file could hold a copy of it (No such file or directory; TMPDIR sets where)"
+    )
 
 
 @pytest.mark.parametrize("given", ["abc", "0", "-1", "inf", "nan", ""])

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -168,6 +169,51 @@ def test_a_pipe_whose_writer_wrote_nothing_says_so(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.endswith(
         ": not a run exported by ll-loop export (nothing was written to it)\n"
+    )
+
+
+NO_TEMP = "no temporary file could hold a copy of it"
+
+
+def test_a_full_temporary_folder_is_said_in_one_line_naming_the_file(tmp_path: Path) -> None:
+    # A pipe is copied to a temporary file, an export unpacked into a temporary folder: a
+    # full disk (here a file-size limit, EFBIG: Python ignores SIGXFSZ) said "File too
+    # large (errno 27)" naming nothing, or blamed the export ("not a run exported").
+    export = tmp_path / "big.tar.gz"
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        info = tarfile.TarInfo(MEMBER)
+        info.size = MIB
+        tar.addfile(info, io.BytesIO(b"\n" * MIB))
+    export.write_bytes(out.getvalue())
+    ll_loop = str(Path(sys.executable).parent / "ll-loop")
+    for source in ("<(head -c 2000000 /dev/zero)", "big.tar.gz"):
+        done = subprocess.run(
+            ["bash", "-c", f'ulimit -f 256; "$1" report --from {source}', "bash", ll_loop],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=scaled(30),
+        )
+        named = "/dev/fd/63" if source.startswith("<") else "big.tar.gz"
+        assert (done.returncode, done.stderr) == (
+            1,
+            f"ll-loop: error: {named}: {NO_TEMP} (File too large; TMPDIR sets where)\n",
+        )
+
+
+def test_no_usable_temporary_folder_is_said_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from little_loops.cli.export import read_exports
+
+    (tmp_path / "x.tar.gz").write_bytes(b"")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with pytest.raises(LoopRuntimeError) as refused:
+        read_exports([tmp_path / "x.tar.gz"])
+    assert str(refused.value) == (
+        f"{tmp_path}/x.tar.gz: {NO_TEMP} (No such file or directory; TMPDIR sets where)"
     )
 
 

@@ -424,7 +424,7 @@ def _read_regular(path: Path, pipe_ok: bool) -> bytes:
 def _from_pipe(path: Path, fd: int) -> bytes:
     """What the pipe *fd* at *path* gives (`pipe.spool`), by the read deadline from now;
     LoopFileError past it or past MAX_FILE_BYTES."""
-    from little_loops.fsm.facts.pipe import PipeRefused, read_deadline, spool
+    from little_loops.fsm.facts.pipe import NoTempFile, PipeRefused, read_deadline, spool
 
     try:
         with spool(fd, read_deadline(), MAX_FILE_BYTES) as copy:
@@ -432,3 +432,5 @@ def _from_pipe(path: Path, fd: int) -> bytes:
     except PipeRefused as exc:
         why = str(exc) if exc.late else f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
         raise LoopFileError(str(path), why) from None
+    except NoTempFile as exc:  # (an OSError would say "no such file": the pipe is there)
+        raise LoopFileError(str(path), str(exc)) from None
