@@ -112,8 +112,13 @@ def test_no_temporary_file_is_not_an_error_of_the_pipe(
 ) -> None:
     # (its OSError, ENOENT, read as the pipe's own: "no such file")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
-    with _fed_fifo(tmp_path, b"a: 1\n") as (fd, _), pytest.raises(NoTempFile) as refused:
-        spool(fd, _deadline(), cap=1024)
+    os.mkfifo(tmp_path / "values")
+    fd = _reader(tmp_path / "values")  # no writer: the copy is made before the first read
+    try:
+        with pytest.raises(NoTempFile) as refused:
+            spool(fd, _deadline(), cap=1024)
+    finally:
+        os.close(fd)
     assert str(refused.value) == (
         "no temporary file could hold a copy of it (No such file or directory; TMPDIR sets where)"
     )
