@@ -64,7 +64,7 @@ def read_exports(sources: list[Path]) -> list[Report]:
     """The report of every run in the exported files *sources*, in the order given;
     LoopRuntimeError naming the file when one is not an export ll-loop can read."""
     from little_loops.fsm.facts.errors import LoopRuntimeError
-    from little_loops.fsm.facts.pipe import read_deadline
+    from little_loops.fsm.facts.pipe import NoTempFile, read_deadline
     from little_loops.fsm.runs.archive import archived_definition
     from little_loops.fsm.runs.exported import unpack_export
     from little_loops.fsm.runs.report import build_report
@@ -72,7 +72,11 @@ def read_exports(sources: list[Path]) -> list[Report]:
 
     reports, deadline = [], read_deadline()
     for source in sources:
-        with tempfile.TemporaryDirectory(prefix="ll-loop-report-") as unpacked:
+        try:
+            unpacking = tempfile.TemporaryDirectory(prefix="ll-loop-report-")
+        except OSError as exc:  # no usable temporary folder: said as for a pipe's copy
+            raise LoopRuntimeError(f"{source}: {NoTempFile(exc)}") from None
+        with unpacking as unpacked:
             root = Path(unpacked)
             for loop, run_id in unpack_export(source, root, deadline):
                 folder = root / loop / run_id

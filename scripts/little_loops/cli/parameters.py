@@ -127,12 +127,11 @@ def arguments_from(
 
 def read_context_file(name: str, *, pipe_ok: bool = True) -> dict[str, Any]:
     """The mapping in a JSON or YAML file, or in a pipe when *pipe_ok* (read by the deadline
-    of `pipe.read_deadline`); LoopDefinitionError when it is not one.
+    of `pipe.read_deadline`, made only for a pipe); LoopDefinitionError when it is not one.
 
     A `.json` file, or text that parses as a JSON object, is read as JSON (the `\\ud83d\\ude00`
     escapes `json.dumps` writes are one character there, an error in YAML); YAML otherwise."""
     from little_loops.fsm.definition.reading.loader import load_text, read_file
-    from little_loops.fsm.facts.pipe import read_deadline
 
     if not pipe_ok and _is_pipe(name):
         raise LoopDefinitionError(
@@ -140,7 +139,7 @@ def read_context_file(name: str, *, pipe_ok: bool = True) -> dict[str, Any]:
             "run reads the file again): use a regular file"
         )
     try:
-        text = read_file(name, pipe_deadline=read_deadline() if pipe_ok else None)
+        text = read_file(name, pipe_ok=pipe_ok)
         data = _json_mapping(name, text)
         if data is None:
             data = load_text(text, source=name).data

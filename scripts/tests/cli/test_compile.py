@@ -194,6 +194,46 @@ def test_unwritable_output_exits_1(
     )
 
 
+def test_an_output_that_is_not_a_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    # A FIFO nobody reads blocked the write for ever; a socket was replaced by a file.
+    import socket
+
+    from support import llproc
+
+    (tmp_path / ".loops").mkdir()
+    (tmp_path / ".loops" / "greet.yaml").write_text(GREET)
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "sock"))
+        for output, why in (
+            ("fifo", "a FIFO nobody reads (start its reader first)"),
+            ("folder", "is a directory, not a file"),
+            ("sock", "is a socket, not a file"),
+        ):
+            done = llproc.console(tmp_path, "compile", "greet", "-o", output)
+            assert (done.returncode, done.stderr) == (
+                1,
+                f"ll-loop: error: cannot write {output}: {why}\n",
+            )
+    assert (tmp_path / "sock").is_socket()
+
+
+def test_a_fifo_with_a_reader_and_dev_null_are_written_to(
+    project: Callable[[str, str], Path], tmp_path: Path
+) -> None:
+    source = project("types", GOAL)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # (the FSM fits in the pipe's buffer)
+    try:
+        assert main_loop(["compile", str(source), "-o", str(fifo)]) == 0
+        assert os.read(reader, 65536).startswith(b"# Compiled by `ll-loop compile`")
+    finally:
+        os.close(reader)
+    assert main_loop(["compile", str(source), "-o", os.devnull]) == 0
+
+
 def test_name_compiles_the_source_not_its_compiled_output(
     project: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -346,6 +346,17 @@ def test_a_read_time_that_is_no_number_of_seconds_is_refused(project: Path) -> N
     assert not (project / ".loops" / ".running").exists()
 
 
+def test_the_read_time_is_not_read_for_a_regular_context_file(project: Path) -> None:
+    # Only a pipe is read by the deadline: a bad LL_LOOP_READ_SECONDS stopped runs that
+    # read no pipe at all.
+    (project / "values.yaml").write_text("issue: 5\n")
+    done = in_bash(
+        project, '"$1" run fix-issue --context-file values.yaml', env={READ_SECONDS_ENV: "abc"}
+    )
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert shown(project).startswith("[5][quick]")
+
+
 def test_a_pipe_held_open_without_writing_ends_by_the_deadline(project: Path) -> None:
     seconds = round(scaled(1.0), 1)
     # The writer (sleep; its stdout is the pipe, its stderr away from ours) outlives

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
+from support import llproc
 from support.project import LoopProject
 
 from little_loops.cli.display import ProgressDisplay, outcome_line, shorten
@@ -123,3 +125,28 @@ def test_stop_escapes_a_hostile_name_typed_for_it(loop_project: LoopProject) -> 
     assert clean(result.err), repr(result.err)
     assert "'a\\x9bb\\x1b[2J'" in result.err
     assert result.err.count("\n") == 1
+
+
+def test_bidi_controls_in_names_and_values_are_shown_escaped(tmp_path: Path) -> None:
+    # A right-to-left override in a loop name, a file name or a value went to the terminal
+    # raw, and the line read in another order than it was written.
+    loops = tmp_path / ".loops"
+    loops.mkdir()
+    (loops / "bidi.yaml").write_text(
+        'name: bidi\ninitial: a\nstates:\n  a:\n    action: "true"\n    next: "do\u202ene"\n'
+        "  done:\n    terminal: true\n"
+    )
+    (loops / "ok\u2067x.yaml").write_text(
+        "name: x\ninitial: a\nstates:\n  a:\n    terminal: true\n"
+    )
+    checked = llproc.console(tmp_path, "validate", "bidi")
+    assert checked.returncode == ExitCode.USAGE
+    assert "next: 'do\\u202ene' is not a state (did you mean done?)" in checked.stdout
+    missing = llproc.console(tmp_path, "run", "no\u202eloop")
+    assert missing.returncode == ExitCode.USAGE
+    assert missing.stderr.startswith("ll-loop: error: no loop named 'no\\u202eloop'; looked for")
+    assert missing.stderr.rstrip("\n").endswith("available: bidi, ok\\u2067x")
+    for done in (checked, missing):
+        assert (
+            re.search("[\u200e\u200f\u202a-\u202e\u2066-\u2069]", done.stdout + done.stderr) is None
+        )

@@ -573,7 +573,7 @@ def test_a_loop_file_outside_a_loops_folder_is_not_compared_with_its_neighbours(
     assert (result.code, result.out) == (0, "a.yaml: ok\nb.yaml: ok\n")
 
 
-ABSURD = ("retry_backoff_rate_huge", "loop_retry_on_no_verdict")
+ABSURD = ("retry_backoff_rate_huge", "retry_max_attempts_huge", "loop_retry_on_no_verdict")
 
 
 @pytest.mark.parametrize("name", ABSURD)
@@ -606,6 +606,7 @@ context:
 retry:
   on: [failure, 75]
   backoff_rate: 100
+  max_attempts: 10000
 states:
   gate:
     action: ""

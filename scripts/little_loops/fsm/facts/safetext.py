@@ -13,15 +13,22 @@ def _escape(ch: str) -> str:
     code = ord(ch)
     if code < 0x20 or 0x7F <= code < 0xA0:  # C0, DEL, C1
         return f"\\x{code:02x}"
+    if code > 0xFF:  # a bidi control (_BIDI)
+        return f"\\u{code:04x}"
     return ch
 
 
-# A control character: C0, DEL or C1 (compiled on first use, by `re`'s cache).
-_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+# The bidirectional formatting characters (the marks LRM, RLM and ALM, the embeddings and
+# overrides LRE..RLO, the isolates LRI..PDI): printed raw, they can make a name or a value
+# echoed in a message show its characters in another order than they have ("Trojan Source").
+_BIDI = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# A control character: C0, DEL or C1, or a bidi one (compiled on first use, by `re`'s cache).
+_CONTROL = r"[\x00-\x1f\x7f-\x9f" + _BIDI + "]"
 
 
 def one_line(text: object) -> str:
-    """*text* as a string with C0/C1 controls and DEL escaped (`\\x1b`, `\\n`); all else kept."""
+    """*text* as a string with C0/C1 controls, DEL and the bidi controls escaped (`\\x1b`,
+    `\\n`, `\\u202e`); all else kept."""
     s = str(text)
     if re.search(_CONTROL, s) is None:
         return s

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import leftover_temp_files, temp_file
+from little_loops.fsm.facts.runfile import kind_of
 from little_loops.fsm.processes.pids import pid_alive
 
 
@@ -62,23 +65,47 @@ def write_atomic(
 
 def write_user_file(path: Path, data: str | bytes) -> None:
     """Write a file the user named (`--html FILE`, `-o FILE`): replaced atomically like
-    `write_atomic`, except that a device or FIFO there (`/dev/stdout`, `/dev/null`, followed
-    through a link) is written to, never replaced by a file of ours."""
+    `write_atomic`, except that a character device or a FIFO there (`/dev/stdout`,
+    `/dev/null`, followed through a link) is written to, never replaced by a file of ours.
+
+    LoopRuntimeError before anything is written when it is a FIFO nobody reads (the write
+    would wait for ever) or anything else that is not a file: a directory, a socket, a disk."""
     import stat
 
     try:
         kind = os.stat(path).st_mode
     except OSError:
         kind = 0
-    if stat.S_ISCHR(kind) or stat.S_ISFIFO(kind) or stat.S_ISBLK(kind):
-        raw = data.encode("utf-8") if isinstance(data, str) else data
-        try:
-            with open(path, "wb") as handle:
-                handle.write(raw)
-        except OSError as exc:
-            raise _about(exc, path) from None
+    if not (stat.S_ISCHR(kind) or stat.S_ISFIFO(kind)):
+        if kind and not stat.S_ISREG(kind):
+            raise _not_writable(path, kind)
+        write_atomic(path, data, durable=False, private=False)
         return
-    write_atomic(path, data, durable=False, private=False)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    # Non-blocking: a FIFO without a reader says so (ENXIO) rather than wait for one for
+    # ever; and a terminal named here does not become our controlling one.
+    flags = os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO and stat.S_ISFIFO(kind):
+            raise LoopRuntimeError(
+                f"cannot write {path}: a FIFO nobody reads (start its reader first)"
+            ) from None
+        raise _about(exc, path) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            kind = os.fstat(fd).st_mode  # what was opened: the path may have changed since
+            if not (stat.S_ISCHR(kind) or stat.S_ISFIFO(kind)):
+                raise _not_writable(path, kind)
+            os.set_blocking(fd, True)
+            handle.write(raw)
+    except OSError as exc:
+        raise _about(exc, path) from None
+
+
+def _not_writable(path: Path, mode: int) -> LoopRuntimeError:
+    return LoopRuntimeError(f"cannot write {path}: is {kind_of(mode)}, not a file")
 
 
 def _about(exc: OSError, path: Path) -> OSError:

@@ -19,14 +19,20 @@ import os
 import re
 import stat
 import tarfile
-import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.facts.pipe import PipeRefused, read_deadline, read_seconds, spool
+from little_loops.fsm.facts.pipe import (
+    Deadline,
+    NoTempFile,
+    PipeRefused,
+    read_deadline,
+    spool,
+    temp_writes,
+)
 from little_loops.fsm.facts.runfile import kind_of
 
 # What `report --from` reads of a file: members `<loop>/<run id>/<file name>`, regular files
@@ -62,7 +68,7 @@ class _Counted:
     """The decompressed stream as tarfile reads it: forward only, every byte counted, the
     caps and the deadline checked before each read."""
 
-    def __init__(self, stream: _Stream, deadline: float) -> None:
+    def __init__(self, stream: _Stream, deadline: Deadline) -> None:
         self._stream = stream
         self._deadline = deadline
         self._at = 0
@@ -93,8 +99,8 @@ class _Counted:
         return self._read(size)
 
     def _read(self, size: int) -> bytes:
-        if time.monotonic() > self._deadline:
-            raise _Refused(_late())
+        if self._deadline.left() < 0:
+            raise _Refused(_late(self._deadline))
         if self._at + size > TOTAL_BYTES + ALL_HEADER_BYTES + MAX_MEMBERS * _PER_MEMBER:
             raise _Refused(f"more than {MAX_MEMBERS:,} files or 1 GiB unpacked")
         data = self._stream.read(size)
@@ -102,11 +108,11 @@ class _Counted:
         return data
 
 
-def open_regular(source: Path, deadline: float | None = None) -> IO[bytes]:
+def open_regular(source: Path, deadline: Deadline | None = None) -> IO[bytes]:
     """*source* opened for reading if it is a regular file (a link to one is fine), or a
-    copy of what a pipe (a FIFO, `<(...)`) gives until its writer ends, by the monotonic
-    time *deadline*; LoopRuntimeError naming what it is otherwise, before anything is read
-    from it."""
+    copy of what a pipe (a FIFO, `<(...)`) gives until its writer ends, by *deadline*
+    (`read_deadline()` when none is given); LoopRuntimeError naming what it is otherwise,
+    before anything is read from it."""
     try:
         before = os.stat(source)
         if not stat.S_ISREG(before.st_mode) and not stat.S_ISFIFO(before.st_mode):
@@ -129,7 +135,7 @@ def open_regular(source: Path, deadline: float | None = None) -> IO[bytes]:
     return os.fdopen(fd, "rb")
 
 
-def _spooled(source: Path, fd: int, deadline: float) -> IO[bytes]:
+def _spooled(source: Path, fd: int, deadline: Deadline) -> IO[bytes]:
     """What the pipe *fd* gives until its writer ends, copied (`pipe.spool`): at most
     TOTAL_BYTES, by *deadline*."""
 
@@ -139,7 +145,9 @@ def _spooled(source: Path, fd: int, deadline: float) -> IO[bytes]:
     try:
         copy = spool(fd, deadline, TOTAL_BYTES)
     except PipeRefused as exc:
-        raise bad(_late() if exc.late else "more than 1 GiB") from None
+        raise bad(_late(deadline) if exc.late else "more than 1 GiB") from None
+    except NoTempFile as exc:  # no fault of the pipe's: not "not a run exported"
+        raise LoopRuntimeError(f"{source}: {exc}") from None
     if copy.seek(0, os.SEEK_END) == 0:
         copy.close()
         raise bad("nothing was written to it")
@@ -151,14 +159,14 @@ def _kind(source: Path, mode: int) -> LoopRuntimeError:
     return LoopRuntimeError(f"{source}: is {kind_of(mode)}, not a file ll-loop export wrote")
 
 
-def _late() -> str:
-    return f"not read within {read_seconds():g}s (all the files together)"
+def _late(deadline: Deadline) -> str:
+    return f"{deadline.missed()} (all the files together)"
 
 
-def unpack_export(source: Path, into: Path, deadline: float) -> list[tuple[str, str]]:
-    """Unpack the run files in the export *source* under *into*, by the monotonic time
-    *deadline*; the (loop, run id) pairs found. LoopRuntimeError naming *source* when it is
-    not an export ll-loop can read.
+def unpack_export(source: Path, into: Path, deadline: Deadline) -> list[tuple[str, str]]:
+    """Unpack the run files in the export *source* under *into*, by *deadline*; the (loop,
+    run id) pairs found. LoopRuntimeError naming *source* when it is not an export ll-loop
+    can read.
 
     Only members shaped `<loop>/<run id>/<name>` that are regular files are unpacked, by
     our own writes (never tarfile's extraction): no link, device, absolute path or `..`
@@ -172,6 +180,8 @@ def unpack_export(source: Path, into: Path, deadline: float) -> list[tuple[str, 
             return _unpack(raw, into, deadline, bad)
         except FileExistsError:
             raise bad("a file is in it twice") from None
+        except NoTempFile as exc:
+            raise LoopRuntimeError(f"{source}: {exc}") from None
         except _Refused as exc:
             raise bad(str(exc)) from None
         except RecursionError:
@@ -180,7 +190,7 @@ def unpack_export(source: Path, into: Path, deadline: float) -> list[tuple[str, 
             raise bad(str(exc) or type(exc).__name__) from None
 
 
-def _unpack(raw: IO[bytes], into: Path, deadline: float, bad: Any) -> list[tuple[str, str]]:
+def _unpack(raw: IO[bytes], into: Path, deadline: Deadline, bad: Any) -> list[tuple[str, str]]:
     magic = raw.read(6)
     raw.seek(0)
     opener = next((make for prefix, make in _MAGIC if magic.startswith(prefix)), None)
@@ -219,11 +229,25 @@ def _write_member(tar: tarfile.TarFile, counted: _Counted, member: Any, target: 
     reader = tar.extractfile(member)
     if reader is None:
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
     counted.in_member = True
     try:
-        with reader, open(target, "xb") as out:
+        with reader, _new_file(target) as out:
             while chunk := reader.read(_CHUNK):
-                out.write(chunk)
+                with temp_writes():  # (a full disk is no fault of the file)
+                    out.write(chunk)
+            with temp_writes():
+                out.flush()
     finally:
         counted.in_member = False
+
+
+def _new_file(target: Path) -> IO[bytes]:
+    """The new file *target*, open for writing: FileExistsError when it is there already
+    (the export holds a member twice), NoTempFile when it cannot be made."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return open(target, "xb")  # noqa: SIM115 (the caller closes it)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise NoTempFile(exc) from None

@@ -180,12 +180,13 @@ def integer(minimum: int, maximum: int | None = None) -> Check:
     if maximum is not None:
         want = f"a whole number from {minimum} to {maximum}"
 
+    def within(value: float) -> bool:
+        return value >= minimum and (maximum is None or value <= maximum)
+
     def check(value: object) -> str | None:
-        if isinstance(value, float) and value.is_integer() and value >= minimum:
+        if isinstance(value, float) and value.is_integer() and within(value):
             return f"expected {want}, got {value!r} (write it as {int(value)})"
-        if not isinstance(value, int) or isinstance(value, bool):
-            return f"expected {want}, got {describe(value)}"
-        if value < minimum or (maximum is not None and value > maximum):
+        if not isinstance(value, int) or isinstance(value, bool) or not within(value):
             return f"expected {want}, got {describe(value)}"
         return None
 
@@ -243,6 +244,10 @@ WAIT_SECONDS = number(0, MAX_LOOP_SECONDS, why="a year")
 # How many times longer each wait is than the one before (`retry:`'s and `pr:`'s
 # `backoff_rate`): more than a hundredfold jumps from the first wait to the longest.
 BACKOFF_RATE = number(1, 100, why="a hundredfold")
+# Attempts of one state's action in all (`retry:`'s `max_attempts`): ten thousand is hours
+# of retrying even with no wait between; a number past it is a slip of the keyboard.
+MAX_ATTEMPTS = 10_000
+RETRY_ATTEMPTS = integer(1, MAX_ATTEMPTS)
 
 
 def number_or_reference(low: float | None = None) -> Check:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +17,10 @@ from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.pipe import (
     READ_SECONDS,
     READ_SECONDS_ENV,
+    Deadline,
+    NoTempFile,
     PipeRefused,
+    read_deadline,
     read_seconds,
     spool,
 )
@@ -26,9 +30,9 @@ def _reader(path: Path) -> int:
     return os.open(path, os.O_RDONLY | os.O_NONBLOCK)
 
 
-def _deadline() -> float:
+def _deadline() -> Deadline:
     """A deadline no test here should reach: its reads end well before."""
-    return time.monotonic() + scaled(20)
+    return Deadline(time.monotonic() + scaled(20), scaled(20))
 
 
 def _write_later(
@@ -94,11 +98,30 @@ def test_a_writer_that_holds_the_pipe_open_ends_by_the_deadline(
     monkeypatch.setenv(READ_SECONDS_ENV, "0.5")
     with _fed_fifo(tmp_path, b"a: 1\n", hold=threading.Event()) as (fd, writer):
         started = time.monotonic()
+        deadline = read_deadline()
+        monkeypatch.setenv(READ_SECONDS_ENV, "no")  # read once: not again for the message
         with pytest.raises(PipeRefused) as refused:
-            spool(fd, started + read_seconds(), cap=1024)
+            spool(fd, deadline, cap=1024)
         assert (refused.value.late, str(refused.value)) == (True, "not read within 0.5s")
         assert time.monotonic() - started >= 0.5
         assert writer.is_alive()  # the writer still held the pipe open
+
+
+def test_no_temporary_file_is_not_an_error_of_the_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (its OSError, ENOENT, read as the pipe's own: "no such file")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    os.mkfifo(tmp_path / "values")
+    fd = _reader(tmp_path / "values")  # no writer: the copy is made before the first read
+    try:
+        with pytest.raises(NoTempFile) as refused:
+            spool(fd, _deadline(), cap=1024)
+    finally:
+        os.close(fd)
+    assert str(refused.value) == (
+        "no temporary file could hold a copy of it (No such file or directory; TMPDIR sets where)"
+    )
 
 
 @pytest.mark.parametrize("given", ["abc", "0", "-1", "inf", "nan", ""])

@@ -12,6 +12,16 @@ def test_one_line_escapes_controls_and_keeps_everything_else() -> None:
     assert one_line(42) == "42"
 
 
+def test_one_line_escapes_the_bidi_controls_and_keeps_right_to_left_text() -> None:
+    # (printed raw, they reorder what the terminal shows: "Trojan Source")
+    controls = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    assert one_line(f"a{controls}b") == (
+        "a\\u061c\\u200e\\u200f\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069b"
+    )
+    assert one_line("שלום, مرحبا") == "שלום, مرحبا"
+    assert one_line("\u200d\u2060\u202f") == "\u200d\u2060\u202f"  # neighbours, not bidi
+
+
 def test_shown_leaves_out_the_middle_of_a_long_text() -> None:
     assert shown("short") == "short"
     text = "a" * 400 + "b" * 300 + "c" * 500

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.timelimit import time_limit
 
+from little_loops.fsm.facts.errors import LoopRuntimeError
 from little_loops.fsm.facts.layout import temp_file
 from little_loops.fsm.runs import atomic
 from little_loops.fsm.runs.atomic import (
@@ -122,6 +124,22 @@ def test_a_device_named_by_the_user_is_written_to_not_replaced(tmp_path: Path) -
     assert link.is_symlink()
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
     assert names(tmp_path) == ["out"]
+
+
+def test_a_fifo_nobody_reads_or_a_folder_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)  # nobody reads it: opening it to write waited for ever
+    with time_limit(10, "writing a FIFO nobody reads"), pytest.raises(LoopRuntimeError) as refused:
+        write_user_file(fifo, "lost")
+    assert str(refused.value) == (
+        f"cannot write {fifo}: a FIFO nobody reads (start its reader first)"
+    )
+    with pytest.raises(LoopRuntimeError) as refused:
+        write_user_file(tmp_path, "lost")
+    assert str(refused.value) == f"cannot write {tmp_path}: is a directory, not a file"
+    assert names(tmp_path) == ["out.fifo"]
 
 
 def test_leftover_temp_files_of_this_file_only_are_removed(tmp_path: Path) -> None:

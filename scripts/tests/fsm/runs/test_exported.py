@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from support.slowdown import scaled
 
 from little_loops.fsm.facts.errors import LoopRuntimeError
-from little_loops.fsm.facts.pipe import READ_SECONDS_ENV, read_deadline
+from little_loops.fsm.facts.pipe import READ_SECONDS_ENV, Deadline, read_deadline
 from little_loops.fsm.runs import exported
 from little_loops.fsm.runs.exported import unpack_export
 
@@ -171,6 +172,51 @@ def test_a_pipe_whose_writer_wrote_nothing_says_so(tmp_path: Path) -> None:
     )
 
 
+NO_TEMP = "no temporary file could hold a copy of it"
+
+
+def test_a_full_temporary_folder_is_said_in_one_line_naming_the_file(tmp_path: Path) -> None:
+    # A pipe is copied to a temporary file, an export unpacked into a temporary folder: a
+    # full disk (here a file-size limit, EFBIG: Python ignores SIGXFSZ) said "File too
+    # large (errno 27)" naming nothing, or blamed the export ("not a run exported").
+    export = tmp_path / "big.tar.gz"
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        info = tarfile.TarInfo(MEMBER)
+        info.size = MIB
+        tar.addfile(info, io.BytesIO(b"\n" * MIB))
+    export.write_bytes(out.getvalue())
+    ll_loop = str(Path(sys.executable).parent / "ll-loop")
+    for source in ("<(head -c 2000000 /dev/zero)", "big.tar.gz"):
+        done = subprocess.run(
+            ["bash", "-c", f'ulimit -f 256; "$1" report --from {source}', "bash", ll_loop],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=scaled(30),
+        )
+        named = "/dev/fd/63" if source.startswith("<") else "big.tar.gz"
+        assert (done.returncode, done.stderr) == (
+            1,
+            f"ll-loop: error: {named}: {NO_TEMP} (File too large; TMPDIR sets where)\n",
+        )
+
+
+def test_no_usable_temporary_folder_is_said_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from little_loops.cli.export import read_exports
+
+    (tmp_path / "x.tar.gz").write_bytes(b"")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with pytest.raises(LoopRuntimeError) as refused:
+        read_exports([tmp_path / "x.tar.gz"])
+    assert str(refused.value) == (
+        f"{tmp_path}/x.tar.gz: {NO_TEMP} (No such file or directory; TMPDIR sets where)"
+    )
+
+
 def test_a_link_to_an_export_is_read(tmp_path: Path) -> None:
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
@@ -183,7 +229,7 @@ def test_a_link_to_an_export_is_read(tmp_path: Path) -> None:
     assert found == [("one", "20260101-000000")]
 
 
-def _refusal(tmp_path: Path, data: bytes, deadline: float | None = None) -> str:
+def _refusal(tmp_path: Path, data: bytes, deadline: Deadline | None = None) -> str:
     (tmp_path / "x.tar.gz").write_bytes(gzip.compress(data))
     with pytest.raises(LoopRuntimeError) as refused:
         unpack_export(tmp_path / "x.tar.gz", tmp_path / "into", deadline or read_deadline())
@@ -249,6 +295,7 @@ def test_the_read_has_a_deadline(tmp_path: Path) -> None:
         info = tarfile.TarInfo(MEMBER)
         info.size = len(EVENTS)
         tar.addfile(info, io.BytesIO(EVENTS))
-    assert "(not read within 300s (all the files together))" in _refusal(
-        tmp_path, out.getvalue(), deadline=time.monotonic() - 1
+    # The message gives the seconds the deadline was made with (not LL_LOOP_READ_SECONDS again).
+    assert "(not read within 7s (all the files together))" in _refusal(
+        tmp_path, out.getvalue(), deadline=Deadline(time.monotonic() - 1, 7.0)
     )

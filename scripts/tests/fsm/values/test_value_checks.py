@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from little_loops.fsm.values.value_checks import (
+    MAX_ATTEMPTS,
+    RETRY_ATTEMPTS,
     describe,
     integer,
     number,
@@ -42,6 +44,16 @@ def test_optional_accepts_null_in_the_check_and_in_the_schema() -> None:
 def test_a_whole_number_written_as_a_float_is_refused_with_the_fix() -> None:
     assert integer(1)(2.0) == "expected a whole number >= 1, got 2.0 (write it as 2)"
     assert integer(1).json == {"type": "integer", "minimum": 1}
+
+
+def test_a_whole_number_past_its_bound_is_refused_with_the_bound() -> None:
+    # (not told to write 1e10 as 10000000000, which is refused all the same)
+    check = integer(1, MAX_ATTEMPTS)
+    assert check(MAX_ATTEMPTS) is None
+    assert check(10**10) == "expected a whole number from 1 to 10000, got 10000000000"
+    assert check(1e10) == "expected a whole number from 1 to 10000, got 10000000000.0"
+    assert check(2.0) == "expected a whole number from 1 to 10000, got 2.0 (write it as 2)"
+    assert RETRY_ATTEMPTS.json == {"type": "integer", "minimum": 1, "maximum": MAX_ATTEMPTS}
 
 
 def test_one_of_suggests_the_closest_choice() -> None:

@@ -19,11 +19,11 @@ from little_loops.fsm.facts.suggest import did_you_mean
 from little_loops.fsm.values.value_checks import (
     BACKOFF_RATE,
     LOOP_SECONDS,
+    RETRY_ATTEMPTS,
     WAIT_SECONDS,
     Check,
     check_with,
     describe,
-    integer,
     one_of,
     optional,
 )
@@ -81,7 +81,7 @@ RETRY_ROWS: tuple[Key, ...] = (
     Key(
         "max_attempts",
         (RETRY_BLOCK,),
-        integer(1),
+        RETRY_ATTEMPTS,
         "Attempts in all, the first one included. Default 3.",
         default=3,
     ),

@@ -410,29 +410,30 @@ def load_file(path: str | Path) -> LoadedDocument:
     return load_text(read_file(path), source=str(path))
 
 
-def read_file(path: str | Path, *, pipe_deadline: float | None = None) -> str:
+def read_file(path: str | Path, *, pipe_ok: bool = False) -> str:
     """The UTF-8 text of the loop (or context) file at *path*; LoopFileError when it is
     missing, not a regular file, larger than MAX_FILE_BYTES or not UTF-8.
 
-    With *pipe_deadline* (a monotonic time, `pipe.read_deadline()`) a pipe is read too (a
-    FIFO, bash's `<(...)`: a context file), until its writer ends, by then (`pipe.spool`)."""
+    With *pipe_ok* a pipe is read too (a FIFO, bash's `<(...)`: a context file), until its
+    writer ends, by `pipe.read_deadline()` (`pipe.spool`): the time allowed is read (and
+    LL_LOOP_READ_SECONDS checked) only when there is a pipe to read."""
     p = Path(path)
-    raw = _read_regular(p, pipe_deadline)
+    raw = _read_regular(p, pipe_ok)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LoopFileError(str(p), f"not UTF-8 text (bad byte at offset {exc.start})") from None
 
 
-def _read_regular(path: Path, pipe_deadline: float | None) -> bytes:
+def _read_regular(path: Path, pipe_ok: bool) -> bytes:
     """At most MAX_FILE_BYTES + 1 bytes of the regular file at *path* (a link to one is
-    fine), or of the pipe there when *pipe_deadline* is given; LoopFileError when it is
+    fine), or of the pipe there when *pipe_ok*; LoopFileError when it is
     missing, cannot be read or is anything else. A device or a folder is never read
-    (`/dev/zero` never ends) nor even opened, a FIFO only with a deadline (one nobody
-    writes to would hang the command)."""
+    (`/dev/zero` never ends) nor even opened, a FIFO only when *pipe_ok*, with a deadline
+    (one nobody writes to would hang the command)."""
 
     def readable(mode: int) -> bool:
-        return stat.S_ISREG(mode) or (pipe_deadline is not None and stat.S_ISFIFO(mode))
+        return stat.S_ISREG(mode) or (pipe_ok and stat.S_ISFIFO(mode))
 
     try:
         mode = os.stat(path).st_mode
@@ -452,8 +453,8 @@ def _read_regular(path: Path, pipe_deadline: float | None) -> bytes:
 
             raise LoopFileError(str(path), f"is {kind_of(mode)}, not a loop file")
         with os.fdopen(fd, "rb") as handle:  # capped: a file of gigabytes is not read whole
-            if pipe_deadline is not None and stat.S_ISFIFO(mode):
-                raw = _from_pipe(path, fd, pipe_deadline)
+            if stat.S_ISFIFO(mode):
+                raw = _from_pipe(path, fd)
             else:
                 os.set_blocking(fd, True)
                 raw = handle.read(MAX_FILE_BYTES + 1)
@@ -466,14 +467,16 @@ def _read_regular(path: Path, pipe_deadline: float | None) -> bytes:
     return raw
 
 
-def _from_pipe(path: Path, fd: int, deadline: float) -> bytes:
-    """What the pipe *fd* at *path* gives (`pipe.spool`), by *deadline*; LoopFileError past
-    it or past MAX_FILE_BYTES."""
-    from little_loops.fsm.facts.pipe import PipeRefused, spool
+def _from_pipe(path: Path, fd: int) -> bytes:
+    """What the pipe *fd* at *path* gives (`pipe.spool`), by the read deadline from now;
+    LoopFileError past it or past MAX_FILE_BYTES."""
+    from little_loops.fsm.facts.pipe import NoTempFile, PipeRefused, read_deadline, spool
 
     try:
-        with spool(fd, deadline, MAX_FILE_BYTES) as copy:
+        with spool(fd, read_deadline(), MAX_FILE_BYTES) as copy:
             return copy.read()
     except PipeRefused as exc:
         why = str(exc) if exc.late else f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
         raise LoopFileError(str(path), why) from None
+    except NoTempFile as exc:  # (an OSError would say "no such file": the pipe is there)
+        raise LoopFileError(str(path), str(exc)) from None

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import textwrap
 import threading
 from pathlib import Path
@@ -230,6 +231,20 @@ def _read_in_time(path: Path) -> str:
         raise AssertionError(f"read_file({path.name}) waited for a writer")
     assert len(said) == 1
     return said[0]
+
+
+def test_a_pipe_with_no_temporary_file_to_copy_it_to_is_not_called_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = tmp_path / "values.yaml"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with pytest.raises(LoopFileError) as info:
+        read_file(fifo, pipe_ok=True)
+    assert str(info.value) == (
+        f"{fifo}: no temporary file could hold a copy of it (No such file or directory;"
+        " TMPDIR sets where)"
+    )
 
 
 def test_a_file_that_is_not_a_regular_one_is_refused_unread(tmp_path: Path) -> None:
