@@ -264,11 +264,20 @@ def test_a_fifo_or_device_named_as_the_output_is_written_to_not_replaced(
         fifo = tmp_path / f"{argv[0]}.fifo"
         os.mkfifo(fifo)
         got: list[bytes] = []
-        reader = threading.Thread(
-            target=lambda f=fifo, into=got: into.append(f.read_bytes()), daemon=True
-        )
+        # Its reader is there before the command starts (a FIFO nobody reads is refused),
+        # and sees the end of the file only once the command is done: a writer of ours
+        # (opened read-write, which Linux allows without waiting) is closed after it.
+        keeper = os.open(fifo, os.O_RDWR)
+        read_end = os.open(fifo, os.O_RDONLY)
+
+        def read_all(fd: int = read_end, into: list[bytes] = got) -> None:
+            with os.fdopen(fd, "rb") as pipe:
+                into.append(pipe.read())
+
+        reader = threading.Thread(target=read_all, daemon=True)
         reader.start()
         result = llproc.console(paid, *argv, str(fifo))
+        os.close(keeper)
         reader.join(scaled(30))
         assert result.returncode == ExitCode.OK, result.stderr
         assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
