@@ -130,12 +130,18 @@ class FSMExecutor:
         return ExecutorSnapshot(**self.dumped())
 
     def dumped(self) -> dict[str, Any]:
-        """The fields of `snapshot()` by name, without making it (a run saves them at
-        every event that leaves the process)."""
-        fields = self.run_parts.position.dump()
-        for rule in self.run_parts.rules():
-            fields.update(rule.dump())
+        """The fields of `snapshot()` by name, without making it."""
+        fields: dict[str, Any] = {}
+        for part in self.dumps():
+            fields.update(part)
         return fields
+
+    def dumps(self) -> list[dict[str, Any]]:
+        """The fields of `snapshot()` in the slices their owners dump (the position's, then
+        each rule's, in their order): a run saves what changed at every event that leaves
+        the process, and a slice that did not change is passed over whole."""
+        parts = self.run_parts
+        return [parts.position.dump(), *[rule.dump() for rule in parts.rules()]]
 
     def restore(self, snap: ExecutorSnapshot) -> None:
         """Continue from *snap* on the next run(): the saved state runs again from its start."""

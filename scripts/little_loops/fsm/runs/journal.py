@@ -13,7 +13,8 @@ records one name per step, not the whole list again, and a guard's record one re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 SAVED_KEY = "saved"  # the key of an event that holds the changes of the run's state
@@ -22,13 +23,21 @@ APPEND_SUFFIX = "+"  # `pass_states+`: items appended to the list; `captured+`: 
 FILE_FIELDS = frozenset({"updated_at", "events_segment", "events_offset"})
 
 _ABSENT = object()
+_FIRST = itemgetter(0)
 
 
 class Journal:
-    """What the events of a run already say about its state, to record only what changed."""
+    """What the events of a run already say about its state, to record only what changed.
 
-    def __init__(self) -> None:
+    *fields*: the names of the fields `parts_changes` is given, in the order the state has
+    them, each with its key in the state (where the two differ)."""
+
+    def __init__(self, fields: Sequence[tuple[str, str]] = ()) -> None:
         self._recorded: dict[str, Any] = {}
+        self._keys = dict(fields)
+        self._order = {name: index for index, (name, _key) in enumerate(fields)}  # by name
+        # Each part as `parts_changes` last recorded it, by its names: the recorded copies.
+        self._parts: list[dict[str, Any]] = []
 
     def base(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """Every field of *state*, recorded from scratch (the first event of a run or resume)."""
@@ -37,26 +46,62 @@ class Journal:
 
     def changes(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """The fields of *state* that differ from what was recorded last; now recorded."""
-        recorded = self._recorded
+        self._parts = []  # recorded here: the parts are compared field by field again
         delta: dict[str, Any] = {}
         for key, value in state.items():
-            old = recorded.get(key, _ABSENT)
-            if old == value or key in FILE_FIELDS:  # (a file field is never recorded)
-                continue
-            added = _added(old, value)
-            if added is not None:
-                delta[key + APPEND_SUFFIX] = added
-            else:
-                delta[key] = value
-            # A copy: the executor changes its lists and dicts in place.
-            recorded[key] = (
-                list(value)
-                if isinstance(value, list)
-                else dict(value)
-                if isinstance(value, dict)
-                else value
-            )
+            if key not in FILE_FIELDS:  # (a file field is never recorded)
+                self._record(key, value, delta)
         return delta
+
+    def parts_changes(
+        self, parts: Sequence[Mapping[str, Any]]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """`changes` of the fields given in *parts* (the same parts at every call, each a
+        slice of the fields by name, as the executor's rules dump theirs): the delta, in
+        the fields' order, and the changed fields as recorded, by key. A part equal to what
+        was recorded of it is passed over in one comparison, not one per field."""
+        seen = self._parts
+        while len(seen) < len(parts):
+            seen.append({})
+        order = self._order
+        changed: list[tuple[int, str, Any, dict[str, Any]]] = []
+        for part, last in zip(parts, seen, strict=False):
+            if part != last:
+                for name, value in part.items():
+                    if last.get(name, _ABSENT) != value:
+                        changed.append((order.get(name, len(order)), name, value, last))
+        changed.sort(key=_FIRST)  # the fields' order, as `changes` records them
+        delta: dict[str, Any] = {}
+        values: dict[str, Any] = {}
+        keys = self._keys
+        for _index, name, value, last in changed:
+            key = keys.get(name, name)
+            before = len(delta)
+            last[name] = kept = self._record(key, value, delta)
+            if len(delta) > before:
+                values[key] = kept
+        return delta, values
+
+    def _record(self, key: str, value: Any, delta: dict[str, Any]) -> Any:
+        """Record *value* of field *key* (its change into *delta*); what is recorded of it."""
+        recorded = self._recorded
+        old = recorded.get(key, _ABSENT)
+        if old == value:
+            return old
+        added = _added(old, value)
+        if added is not None:
+            delta[key + APPEND_SUFFIX] = added
+        else:
+            delta[key] = value
+        # A copy: the executor changes its lists and dicts in place.
+        kept = recorded[key] = (
+            list(value)
+            if isinstance(value, list)
+            else dict(value)
+            if isinstance(value, dict)
+            else value
+        )
+        return kept
 
 
 def _added(old: Any, new: Any) -> list[Any] | dict[str, Any] | None:

@@ -36,13 +36,14 @@ from little_loops.fsm.runs.orphans import RUN_MARKER_ENV, kill_orphaned_actions,
 from little_loops.fsm.runs.place import RunPlace, describe
 from little_loops.fsm.runs.resuming import resumable_state
 from little_loops.fsm.runs.snapshots import SnapshotWriter
-from little_loops.fsm.runs.state import LoopState, dumped_fields
+from little_loops.fsm.runs.state import FILE_NAMES, LoopState
 from little_loops.fsm.runs.store import StatePersistence
 
 # The events are fsynced (durable across a power cut, not only a crash) at the start and
 # the end of a run and at most this many seconds apart; an fsync costs as much as a quick
 # action. (The state file is a snapshot kept by snapshots.SnapshotWriter.)
 DURABLE_INTERVAL_S = 1.0
+CONTEXT = "context"  # the state file's key of the loop's context (the guards add to it)
 # The first and the last event of a run (or of a resumed part of one).
 _BOUNDARIES = frozenset({Event.LOOP_START, Event.LOOP_COMPLETE})
 # Events after which a run does nothing outside its process before the next event: each
@@ -101,7 +102,7 @@ class PersistentExecutor:
         )
         self._orphans: list[int] = []
         self._own_start: tuple[int, int | None] | None = None
-        self._journal = Journal()
+        self._journal = Journal((*FILE_NAMES, (CONTEXT, CONTEXT)))
         self._full: dict[str, Any] = {}  # the state file as of the last event (never changed)
         self._context: dict[str, Any] | None = None  # the context as last saved (_context_copy)
         self._synced_at = 0.0  # time.monotonic() of the last fsync of the log
@@ -275,12 +276,15 @@ class PersistentExecutor:
             ended = event if kind == Event.LOOP_COMPLETE else None
             fields: dict[str, Any] = dict(self._state(status, ended).to_dict())
             self._full = fields
-        else:  # the executor's fields, and the context (the guards add their records)
-            fields = dumped_fields(self.executor.dumped())
-            fields["context"] = self._context_copy()
-            self._full = {**self._full, **fields}
-        journal = self._journal
-        return journal.base(fields) if kind == Event.LOOP_START else journal.changes(fields)
+            journal = self._journal
+            return journal.base(fields) if kind == Event.LOOP_START else journal.changes(fields)
+        # The executor's fields, slice by slice, and the context (the guards add records).
+        parts = self.executor.dumps()
+        parts.append({CONTEXT: self._context_copy()})
+        delta, changed = self._journal.parts_changes(parts)
+        if changed:
+            self._full = {**self._full, **changed}
+        return delta
 
     def _context_copy(self) -> dict[str, Any]:
         """A copy of the loop's context (the guards add to its lists in place), made again

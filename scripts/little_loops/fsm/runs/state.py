@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
@@ -235,14 +234,9 @@ class LoopState:
 # The fields a run state shares with the executor's snapshot: the same names in both.
 SNAPSHOT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ExecutorSnapshot))
 _FILE_KEYS = {"continuation": "continuation_prompt"}  # a field saved under an older key
-# Each snapshot field and its key in the state file, in order.
-_FILE_NAMES = tuple((name, _FILE_KEYS.get(name, name)) for name in SNAPSHOT_FIELDS)
-
-
-def dumped_fields(dumped: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of the state file that the executor's snapshot gives, by file key, from
-    its fields by name (FSMExecutor.dumped: the snapshot is not made at every event)."""
-    return {key: dumped[name] for name, key in _FILE_NAMES}
+# Each snapshot field and its key in the state file, in order (the journal of a run reads
+# the executor's fields by name: FSMExecutor.dumps).
+FILE_NAMES = tuple((name, _FILE_KEYS.get(name, name)) for name in SNAPSHOT_FIELDS)
 
 
 def parse_state(data: Any) -> LoopState:

@@ -95,3 +95,48 @@ def test_a_list_in_an_object_that_only_grew_records_its_new_items_and_replays() 
     assert change == {"context+": {"_tamper_guard": state["context"]["_tamper_guard"], "a+": [1]}}
     replay(rebuilt, [{"event": "step", SAVED_KEY: change}])
     assert rebuilt == state
+
+
+FIELDS = (("iteration", "iteration"), ("note", "note_prompt"), ("pass_states", "pass_states"))
+
+
+def test_the_changes_of_parts_are_the_changes_of_the_whole_state_in_the_fields_order() -> None:
+    """A run hands the journal its fields in the slices its rules dump (FSMExecutor.dumps):
+    each change is the one `changes` finds in the whole state, in the state's order, under
+    the field's key in the state (`note` is saved as `note_prompt`)."""
+    parts: list[dict[str, Any]] = [{"pass_states": ["a"], "iteration": 1}, {"note": None}]
+    whole = Journal(FIELDS)
+    sliced = Journal(FIELDS)
+
+    def state() -> dict[str, Any]:
+        merged = {name: value for part in parts for name, value in part.items()}
+        return {key: copy.deepcopy(merged[name]) for name, key in FIELDS}
+
+    whole.base(state())
+    sliced.base(state())
+    assert sliced.parts_changes(copy.deepcopy(parts)) == ({}, {})
+    steps = [
+        ("iteration", 2),
+        ("pass_states", ["a", "b"]),  # grown: the new item only
+        ("note", "n"),
+        ("pass_states", ["c"]),  # a new pass: the whole list
+    ]
+    for name, value in steps:
+        part = next(p for p in parts if name in p)
+        part[name] = value
+        if name == "note":  # two slices changed at once: the state's order, not the slices'
+            parts[0]["iteration"] += 1
+        delta, kept = sliced.parts_changes(copy.deepcopy(parts))
+        expected = whole.changes(state())
+        assert list(delta.items()) == list(expected.items())
+        assert kept == {key: state()[key] for key in (k.removesuffix("+") for k in delta)}
+    assert list(delta) == ["pass_states"]
+    # A part changed in place after it was handed over: compared with what was recorded.
+    parts[0]["pass_states"].append("d")
+    assert sliced.parts_changes(parts)[0] == {"pass_states+": ["d"]}
+    parts[0]["pass_states"].append("e")
+    assert sliced.parts_changes(parts)[0] == {"pass_states+": ["e"]}
+    # `changes` of the whole state again (the run's end): the parts are compared anew after.
+    assert sliced.changes({"iteration": 9}) == {"iteration": 9}
+    parts[0]["iteration"] = 9
+    assert sliced.parts_changes(parts)[0] == {}
