@@ -102,6 +102,12 @@ class DefaultActionRunner(ProcessSupervisor):
         spec = self.spec(request)
         return spec.argv(request, self.programs.get(spec.name, spec.program))
 
+    def _sets_pwd(self, request: ActionRequest) -> bool:
+        """Whether *request*'s program sets $PWD itself (bash, unconfined, as its kind runs
+        it): handing it our environment as is spares encoding every variable at each step."""
+        spec = self.spec(request)
+        return spec.sets_pwd and request.confinement is None and spec.name not in self.programs
+
     def execute(self, request: ActionRequest) -> ActionResult:
         """Run one action to completion, timeout, idle timeout or cancellation."""
         start = time.monotonic()
@@ -122,7 +128,7 @@ class DefaultActionRunner(ProcessSupervisor):
                 extra.update(spec.home.env)
             argv = request.confinement.argv(argv, cwd, Overlay(extra))
         folder = None if cwd is None else os.path.abspath(cwd)
-        if folder is not None and os.environ.get("PWD") != folder:
+        if folder is not None and os.environ.get("PWD") != folder and not self._sets_pwd(request):
             # As a shell does: a program that asks $PWD (opencode) gets the folder it runs in.
             extra["PWD"] = folder
         out_path = self._output_path(request)

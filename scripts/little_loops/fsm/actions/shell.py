@@ -27,4 +27,5 @@ SPEC = ActionKindSpec(
     default_timeout=120,  # a check should not take long
     label="shell action",
     runs_as="runs with bash",
+    sets_pwd=True,
 )

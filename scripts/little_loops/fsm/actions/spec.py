@@ -259,6 +259,9 @@ class ActionKindSpec:
     quiet_seconds: float | None = None
     quiet_reason: str = ""
     home: AgentHome = AgentHome()  # its files under $HOME, as a sandbox shows them
+    # Its program sets $PWD itself from the folder it starts in (bash corrects a stale one
+    # and exports it): no PWD laid over our environment, so the child is handed ours as is.
+    sets_pwd: bool = False
     install_hint: str = ""  # said when its program is not on PATH
     login_hint: str = ""  # said when it has no key or login (`run codex login, or set ...`)
     # Why it cannot run here (no key or login, a version we do not support): one line that

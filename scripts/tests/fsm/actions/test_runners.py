@@ -515,3 +515,32 @@ def test_a_program_that_reads_pwd_gets_the_folder_it_runs_in(tmp_path: Path) -> 
         ActionRequest("PWD", timeout=30, kind="shell", cwd=where, env={"LL_V_1": "x"})
     )
     assert values.output.strip() == str(where)
+
+
+def test_bash_sets_pwd_itself_so_it_is_handed_our_environment_as_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Encoding every variable for a child at each step was a fifth of a step's cost: bash
+    corrects a stale $PWD and exports it, so a shell step gets no PWD of ours."""
+    where = tmp_path / "worktree"
+    where.mkdir()
+    monkeypatch.setenv("PWD", str(tmp_path / "elsewhere"))
+    runner = DefaultActionRunner(keep_output=False)
+    handed: list[object] = []
+    spawn = runner.spawn
+
+    def spying(argv, cwd, env, *rest, **named):  # type: ignore[no-untyped-def]
+        handed.append(env)
+        return spawn(argv, cwd, env, *rest, **named)
+
+    monkeypatch.setattr(runner, "spawn", spying)
+    script = 'echo "$PWD"; python3 -c "import os; print(os.environ[\'PWD\'])"'
+    result = runner.execute(ActionRequest(script, timeout=30, kind="shell", cwd=where))
+    assert result.output.split() == [str(where), str(where)]  # bash's, and its child's
+    assert handed == [None]
+    # Values for bash are laid over, still without PWD.
+    result = runner.execute(
+        ActionRequest(script, timeout=30, kind="shell", cwd=where, env={"LL_V_1": "x"})
+    )
+    assert result.output.split() == [str(where), str(where)]
+    assert "PWD" not in dict(handed[1].extra)  # type: ignore[attr-defined]
