@@ -92,6 +92,30 @@ def test_a_request_names_the_starts_in_this_project_and_what_they_launch(
             proc.wait()
 
 
+def test_a_request_names_the_starts_of_a_project_whose_loops_folder_is_a_link(
+    tmp_path: Path,
+) -> None:
+    """`.loops` a symbolic link to a folder elsewhere: the project is where the link is,
+    not where it points (else no start is named, and a stop before the marker is missed)."""
+    project, store = tmp_path / "project", tmp_path / "store"
+    project.mkdir()
+    (store / "loops").mkdir(parents=True)
+    (project / ".loops").symlink_to(store / "loops")
+    start = subprocess.Popen(
+        [sys.executable, "-m", "little_loops.cli", "run", "x"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(_stub(tmp_path))},
+    )
+    try:
+        assert request_stop("fix", project / ".loops") is True
+        data = json.loads(run_files("fix", project / ".loops").stop_request.read_text())
+        assert start.pid in [pid for pid, _ in data["pids"]]
+    finally:
+        start.kill()
+        start.wait()
+
+
 def _stub(tmp_path: Path) -> Path:
     """A `little_loops.cli` that waits for its stdin to end: a start that never gets far."""
     folder = tmp_path / "stub"
