@@ -220,16 +220,23 @@ def test_a_queued_run_is_stopped_while_it_waits(tmp_path: Path, marker: str) -> 
         llproc.wait_for(lambda: llproc.state(tmp_path, "holder").get("pid") == holder.pid, 20)
         queued = llproc.start(tmp_path, "run", "slow", "--queue")
         llproc.read_stderr_until(queued, "queued:", 20)
-        # It keeps the SIGTERM for its run, which has not begun: it is killed after the grace.
+        # It keeps the SIGTERM for its run, which has not begun, and ends its wait at it.
         stop = llproc.ll_loop(tmp_path, "stop", "slow", timeout=30)
         llproc.finish(queued, 20)
+        # So does a SIGTERM of anyone's (`timeout`, a CI cancel): it did wait on, ignoring it.
+        again = llproc.start(tmp_path, "run", "slow", "--queue")
+        llproc.read_stderr_until(again, "queued:", 20)
+        again.terminate()
+        _, said = llproc.finish(again, 3)
+        assert said.endswith(f"held by loop 'holder' (pid {holder.pid}); stopped while queued\n"), (
+            said
+        )
     finally:
         llproc.ll_loop(tmp_path, "stop", "holder")
         llproc.finish(holder, 20)
     assert stop.returncode == ExitCode.OK, stop.stderr
     assert stop.stderr.startswith(
-        f"stopping loop 'slow' (pid {queued.pid})...\nloop 'slow' killed (it did not stop"
-        " within 5s) in "
+        f"stopping loop 'slow' (pid {queued.pid})...\nloop 'slow' stopped in "
     )
     assert stop.stderr.endswith(
         "s while starting, before its first step (nothing to resume; start it again with"

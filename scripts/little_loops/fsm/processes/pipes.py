@@ -163,6 +163,10 @@ class Watch:
             self.wait(left)
 
     def close(self) -> None:
+        """Stop watching; what a tail still holds goes to its file (a pipe still open: a
+        process the child left holds it, so its end of file never came)."""
+        for tail, sink in self.readers.values():
+            sink.write(tail.flush())
         if self.pidfd >= 0:
             os.close(self.pidfd)
             self.pidfd = -1

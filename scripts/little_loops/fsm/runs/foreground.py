@@ -72,7 +72,8 @@ def run_in_foreground(run: ForegroundRun, told: Told) -> ExecutionResult:
         key,
         scope,
         loops_dir,
-        queue=overrides.queue,
+        # Queued, a SIGTERM (a `stop`, `timeout`) ends the wait: it kept it for the run.
+        queue=overrides.queue and (stop_pending or True),
         on_wait=on_note,
         root=root,
         singleton=fsm.singleton,

@@ -345,7 +345,7 @@ def acquire_scope(
     scope: Sequence[str],
     loops_dir: Path | None = None,
     *,
-    queue: bool = False,
+    queue: bool | Callable[[], bool] = False,
     on_wait: Callable[[str], None] | None = None,
     timeout: float | None = None,
     root: Path | None = None,
@@ -360,7 +360,8 @@ def acquire_scope(
     `_fanout_parent`); *own_branches* (a resume) lets the claim in beside the run's own
     branches still running. With `queue=True`, wait instead: `on_wait(message)` is called once for
     each loop waited for, then the claim is retried every QUEUE_POLL seconds until free (or
-    `timeout` seconds pass).
+    `timeout` seconds pass). *queue* a function: wait as with True, until it says the run is
+    to stop (a SIGTERM its start-up kept, a `stop`): then ScopeConflictError too.
     """
     validate_loop_name(loop_name)
     loops_dir = Path(loops_dir) if loops_dir is not None else default_loops_dir()
@@ -395,6 +396,8 @@ def acquire_scope(
             raise ScopeConflictError(
                 f"{what}; wait with --queue or stop it with 'll-loop stop {holder}'"
             )
+        if callable(queue) and queue():
+            raise ScopeConflictError(f"{what}; stopped while queued")
         waited = time.monotonic() - started
         if timeout is not None and waited >= timeout:
             raise ScopeConflictError(

@@ -284,7 +284,8 @@ def request_stop(key: str, loops_dir: Path, also: Sequence[int] = ()) -> bool:
     It names processes by pid and start time, so a run started after the stop never takes
     it for itself (a reused pid neither), and the first start of *key* removes it: it can
     never stop a later, unrelated run."""
-    project = Path(loops_dir).resolve().parent
+    # Where `.loops` is, not where it points when it is a link (cwds are read resolved).
+    project = Path(loops_dir).absolute().parent.resolve()
     pids = [[pid, process_start_ticks(pid)] for pid in [*_starting_processes(project), *also]]
     if not pids:
         return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -272,3 +273,46 @@ def test_quiet_lines_are_read_but_kept_from_stderr_and_its_file(tmp_path: Path) 
     tail = HeardTail(1000, watch)
     passed = tail.add((tmp_path / "said").read_bytes()) + tail.flush()
     assert (passed, tail.text()) == (b"plain\n", "plain\n")
+
+
+def test_the_last_line_of_a_pipe_left_open_goes_to_the_file_too(tmp_path: Path) -> None:
+    """A process outside the step holds its stderr open past its end (here this test,
+    through /proc): no end of file, so the unended last line the tail held was in the
+    step's stderr but never written to its file."""
+    pid_file, ready = tmp_path / "pid", tmp_path / "ready"
+    script = (
+        f"echo $$ > {pid_file}; while [ ! -e {ready} ]; do sleep 0.01; done;"
+        ' printf "plain\\nlast words" >&2'
+    )
+    held: list[int] = []
+
+    def hold() -> None:
+        wait_for(lambda: bool(pid_file.exists() and pid_file.read_text().strip()), 30)
+        held.append(os.open(f"/proc/{pid_file.read_text().strip()}/fd/2", os.O_WRONLY))
+        ready.touch()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    supervisor = ProcessSupervisor(tail_bytes=1 << 20, grace_seconds=0.3)
+    out, err = tmp_path / "c.out", tmp_path / "c.err"
+    try:
+        with open(out, "wb") as stdout, open(err, "wb") as stderr:
+            result = supervisor.spawn(
+                ["bash", "-c", script],
+                None,
+                dict(os.environ),
+                (60, None),
+                stdout.fileno(),
+                out,
+                time.monotonic(),
+                stderr.fileno(),
+                own_retry=_settling(600),
+            )
+    finally:
+        supervisor.close()
+        holder.join()
+        for fd in held:
+            os.close(fd)
+    assert held  # the pipe was held open past the step's end
+    assert result.stderr == "plain\nlast words"
+    assert err.read_text() == "plain\nlast words"

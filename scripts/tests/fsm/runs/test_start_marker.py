@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.llproc import wait_for
 
 from little_loops.fsm.facts.layout import LAUNCHER_ENV, run_files
 from little_loops.fsm.processes.pids import process_start_ticks
@@ -90,6 +91,32 @@ def test_a_request_names_the_starts_in_this_project_and_what_they_launch(
         for proc in starts.values():
             proc.kill()
             proc.wait()
+
+
+def test_a_request_names_the_starts_of_a_project_whose_loops_folder_is_a_link(
+    tmp_path: Path,
+) -> None:
+    """`.loops` a symbolic link to a folder elsewhere: the project is where the link is,
+    not where it points (else no start is named, and a stop before the marker is missed)."""
+    project, store = tmp_path / "project", tmp_path / "store"
+    project.mkdir()
+    (store / "loops").mkdir(parents=True)
+    (project / ".loops").symlink_to(store / "loops")
+    start = subprocess.Popen(
+        [sys.executable, "-m", "little_loops.cli", "run", "x"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(_stub(tmp_path))},
+    )
+    cmdline = Path(f"/proc/{start.pid}/cmdline")
+    try:
+        wait_for(lambda: b"little_loops.cli" in cmdline.read_bytes(), 10, "the start's exec")
+        assert request_stop("fix", project / ".loops") is True
+        data = json.loads(run_files("fix", project / ".loops").stop_request.read_text())
+        assert start.pid in [pid for pid, _ in data["pids"]]
+    finally:
+        start.kill()
+        start.wait()
 
 
 def _stub(tmp_path: Path) -> Path:
