@@ -111,14 +111,19 @@ COMPILED_AT_RUN_IMPORTS = {
 }
 
 
-def test_a_shell_run_compiles_no_regex_at_import_of_what_only_agents_and_errors_use(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / ".loops").mkdir()
-    (tmp_path / ".loops" / "x.yaml").write_text(
+def _two_step_shell_loop(root: Path) -> None:
+    """`.loops/x.yaml` under *root*: a `true` shell state, then a terminal one."""
+    (root / ".loops").mkdir()
+    (root / ".loops" / "x.yaml").write_text(
         "name: x\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: done\n"
         "  done:\n    terminal: true\n"
     )
+
+
+def test_a_shell_run_compiles_no_regex_at_import_of_what_only_agents_and_errors_use(
+    tmp_path: Path,
+) -> None:
+    _two_step_shell_loop(tmp_path)
     preload = (
         "argparse",
         "dataclasses",
@@ -320,11 +325,7 @@ def test_run_of_a_shell_only_loop_imports_no_http_logging_xml_toml_or_metadata(
 ) -> None:
     # Those serve webhooks, telemetry, guards' test reports, pyproject's pytest table and
     # installed versions: a run of a loop with none of them pays for none of them.
-    (tmp_path / ".loops").mkdir()
-    (tmp_path / ".loops" / "x.yaml").write_text(
-        "name: x\ninitial: a\nstates:\n  a:\n    action: 'true'\n    next: done\n"
-        "  done:\n    terminal: true\n"
-    )
+    _two_step_shell_loop(tmp_path)
     code, modules = loaded_by(tmp_path, "run", "x")
     assert code == 0
     heavy = {

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from support import llproc
 from support.gitrepo import loops_project
 from support.slowdown import scaled
@@ -147,8 +148,9 @@ def _held_checkout(root: Path) -> Iterator[Path]:
         go.touch()
 
 
-def test_a_worktree_run_making_its_worktree_is_stopped_by_its_bare_name(
-    tmp_path: Path, marker: str
+@pytest.mark.parametrize("by_key", [False, True], ids=["bare-name", "name-at-id"])
+def test_a_worktree_run_making_its_worktree_is_stopped_by_name_or_by_name_at_id(
+    tmp_path: Path, marker: str, by_key: bool
 ) -> None:
     root = loops_project(tmp_path, {".loops/slow.yaml": SLOW.format(marker=marker)})
     with _held_checkout(root) as began:
@@ -156,7 +158,7 @@ def test_a_worktree_run_making_its_worktree_is_stopped_by_its_bare_name(
         llproc.wait_for(began.exists, 30, "the run to make its worktree")
         [key] = [p.name.split(".")[0] for p in _running(root).glob("slow@*.starting.json")]
         assert not list(_running(root).glob("*.state.json"))
-        stop = llproc.start(root, "stop", "slow")
+        stop = llproc.start(root, "stop", key if by_key else "slow")
         llproc.read_stderr_until(stop, f"stopping loop '{key}' (pid {run.pid})...", 20)
         (root / "hook-go").touch()  # the run goes on: it keeps the SIGTERM for its run
         _, stop_err = llproc.finish(stop, 30)
@@ -167,24 +169,6 @@ def test_a_worktree_run_making_its_worktree_is_stopped_by_its_bare_name(
     state = llproc.state(root, key)
     assert (state["status"], state["terminated_by"]) == ("stopped", "stopped")
     assert not list(root.rglob("began"))  # its first step never ran
-
-
-def test_a_worktree_run_making_its_worktree_is_stopped_by_name_at_id(
-    tmp_path: Path, marker: str
-) -> None:
-    root = loops_project(tmp_path, {".loops/slow.yaml": SLOW.format(marker=marker)})
-    with _held_checkout(root) as began:
-        run = llproc.start(root, "run", "slow", "--worktree")
-        llproc.wait_for(began.exists, 30, "the run to make its worktree")
-        [key] = [p.name.split(".")[0] for p in _running(root).glob("slow@*.starting.json")]
-        stop = llproc.start(root, "stop", key)
-        llproc.read_stderr_until(stop, f"stopping loop '{key}' (pid {run.pid})...", 20)
-        (root / "hook-go").touch()
-        _, stop_err = llproc.finish(stop, 30)
-        _, err = llproc.finish(run, 30)
-    assert stop.returncode == ExitCode.OK, stop_err
-    assert run.returncode == ExitCode.STOPPED, err
-    assert llproc.state(root, key)["status"] == "stopped"
 
 
 def test_two_runs_starting_are_named_not_guessed(tmp_path: Path, marker: str) -> None:

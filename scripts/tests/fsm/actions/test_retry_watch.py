@@ -233,6 +233,28 @@ def test_a_retry_sent_is_left_to_answer_however_long_it_takes(tmp_path: Path) ->
     assert "Please try again later" in result.error
 
 
+def _spawn_to_files(script: str, tmp_path: Path, env: dict[str, str], timeout: float):
+    """*script* under the supervisor as opencode's own retry is watched (a settle that never
+    comes), its stdout and stderr written to c.out and c.err under *tmp_path*."""
+    supervisor = ProcessSupervisor(tail_bytes=1 << 20, grace_seconds=0.3)
+    out, err = tmp_path / "c.out", tmp_path / "c.err"
+    try:
+        with open(out, "wb") as stdout, open(err, "wb") as stderr:
+            return supervisor.spawn(
+                ["bash", "-c", script],
+                None,
+                env,
+                (timeout, None),
+                stdout.fileno(),
+                out,
+                time.monotonic(),
+                stderr.fileno(),
+                own_retry=_settling(600),
+            )
+    finally:
+        supervisor.close()
+
+
 def test_quiet_lines_are_read_but_kept_from_stderr_and_its_file(tmp_path: Path) -> None:
     long_info = "timestamp=x level=INFO " + "y" * 70_000 + "\n"  # too long to hold: kept
     said = OPENCODE_INFO + UNNAMED + OPENCODE_SENT + "plain words\n" + long_info
@@ -246,23 +268,8 @@ def test_quiet_lines_are_read_but_kept_from_stderr_and_its_file(tmp_path: Path) 
         "    sys.stderr.buffer.write(data[at : at + 997]); sys.stderr.flush()\n"
     )
     script = f'python3 -c "$WRITER" {tmp_path / "said"}; echo out'
-    supervisor = ProcessSupervisor(tail_bytes=1 << 20, grace_seconds=0.5)
-    out, err = tmp_path / "c.out", tmp_path / "c.err"
-    try:
-        with open(out, "wb") as stdout, open(err, "wb") as stderr:
-            result = supervisor.spawn(
-                ["bash", "-c", script],
-                None,
-                {**os.environ, "WRITER": writer},
-                (600, None),
-                stdout.fileno(),
-                out,
-                time.monotonic(),
-                stderr.fileno(),
-                own_retry=_settling(600),
-            )
-    finally:
-        supervisor.close()
+    err = tmp_path / "c.err"
+    result = _spawn_to_files(script, tmp_path, {**os.environ, "WRITER": writer}, 600)
     kept = UNNAMED + "plain words\n" + long_info + "last words"
     assert result.stderr == kept
     assert err.read_text() == kept
@@ -293,23 +300,10 @@ def test_the_last_line_of_a_pipe_left_open_goes_to_the_file_too(tmp_path: Path) 
 
     holder = threading.Thread(target=hold)
     holder.start()
-    supervisor = ProcessSupervisor(tail_bytes=1 << 20, grace_seconds=0.3)
-    out, err = tmp_path / "c.out", tmp_path / "c.err"
+    err = tmp_path / "c.err"
     try:
-        with open(out, "wb") as stdout, open(err, "wb") as stderr:
-            result = supervisor.spawn(
-                ["bash", "-c", script],
-                None,
-                dict(os.environ),
-                (60, None),
-                stdout.fileno(),
-                out,
-                time.monotonic(),
-                stderr.fileno(),
-                own_retry=_settling(600),
-            )
+        result = _spawn_to_files(script, tmp_path, dict(os.environ), 60)
     finally:
-        supervisor.close()
         holder.join()
         for fd in held:
             os.close(fd)
