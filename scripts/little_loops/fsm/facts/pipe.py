@@ -16,7 +16,7 @@ import select
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import IO
 
@@ -119,7 +119,10 @@ def spool(fd: int, deadline: Deadline, cap: int) -> IO[bytes]:
         with temp_writes():
             copy.seek(0)  # (writes what is buffered first)
     except BaseException:
-        copy.close()
+        # Closing flushes what a failed write left buffered: it fails the same way, and
+        # must not put its bare OSError in the place of the error being raised.
+        with suppress(OSError):
+            copy.close()
         raise
     return copy
 

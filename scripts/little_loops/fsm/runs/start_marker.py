@@ -167,7 +167,7 @@ class Starting:
         # The run is over (its own handlers came and went): SIGTERM does what it did before.
         signal.signal(signal.SIGTERM, self._previous)
         self._previous = None
-        os.kill(os.getpid(), signal.SIGTERM)
+        signal.raise_signal(signal.SIGTERM)
 
     def under_way(self) -> None:
         """Say that the run's own signal handlers are in place: a SIGTERM that comes once

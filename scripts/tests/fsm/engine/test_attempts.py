@@ -104,7 +104,10 @@ def problems(text: str) -> list[str]:
         ("{on: [256]}", "retry > on: an exit code is a whole number from 0 to 255, got 256"),
         ("{on: [-1]}", "retry > on: an exit code is a whole number from 0 to 255, got -1"),
         ("{jitter: half}", "retry > jitter: expected one of none, full, got 'half'"),
-        ("{max_attempts: 0}", "retry > max_attempts: expected a whole number >= 1, got 0"),
+        (
+            "{max_attempts: 0}",
+            "retry > max_attempts: expected a whole number from 1 to 10000, got 0",
+        ),
     ],
 )
 def test_a_wrong_retry_is_named(retry: str, message: str) -> None:
